@@ -1,0 +1,105 @@
+# wattlas -- DVFS design-space exploration of AI workloads on GPUs.
+# make          build bin/wattlas
+# make run      install missing packages, build, run the default prediction
+# make check    install missing packages, build, run every test
+# make asan     tests under AddressSanitizer + UBSan
+# make bench    speed benchmark
+# make calibrate  refit the A100 PCIe coefficients from ../shared/data
+
+CC ?= cc
+SHARED ?= ../shared
+PKGS = gsl inih
+WARN = -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes
+BASECFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -fopenmp
+OPT ?= -O2 -g
+# pkg-config is only run once the packages are installed (recursive make)
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS = $(shell pkg-config --libs $(PKGS))
+CFLAGS_ALL = $(BASECFLAGS) $(OPT) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+LDLIBS_ALL = $(PKG_LIBS) -lm -fopenmp $(EXTRA_LDFLAGS)
+BUILD ?= build
+BIN ?= bin
+
+CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/eval.c \
+           core/json.c core/trace.c core/builder.c
+PRESET_SRC = presets/preset.c presets/derive.c
+RESULTS_SRC = results/results.c
+CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c
+CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/args.c
+LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC)
+PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini))
+TESTS = test_core test_presets test_results test_calib test_cli
+
+LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/presets_embedded.o
+CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
+
+.PHONY: all deps run check test asan bench calibrate clean presets-vf
+
+all: $(BIN)/wattlas
+
+deps:
+	@sh scripts/deps.sh
+
+$(BUILD)/%.o: %.c $(wildcard */*.h) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD):
+	@mkdir -p $(BUILD)
+
+$(BUILD)/embed: tools/embed.c | $(BUILD)
+	$(CC) -std=c11 -O1 -Wall -Wextra $< -o $@
+
+$(BUILD)/presets_embedded.c: $(BUILD)/embed $(PRESET_FILES)
+	$(BUILD)/embed $@ $(foreach f,$(PRESET_FILES),$(notdir $(patsubst %/,%,$(dir $(f))))=$(f))
+
+$(BUILD)/presets_embedded.o: $(BUILD)/presets_embedded.c
+	$(CC) $(CFLAGS_ALL) -Wno-overlength-strings -c $< -o $@
+
+$(BUILD)/libwattlas.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BIN)/wattlas: $(CLI_OBJ) $(BUILD)/libwattlas.a
+	@mkdir -p $(BIN)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS_ALL)
+
+$(BUILD)/tests/%: tests/%.c tests/test_util.h $(BUILD)/libwattlas.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags cmocka) $< $(BUILD)/libwattlas.a -o $@ \
+	    $(LDLIBS_ALL) $(shell pkg-config --libs cmocka)
+
+# The default job: a prediction table over SM clocks on built-in defaults.
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(BIN)/wattlas predict --gpu a100-pcie-40gb --model gpt3-1.3b --batch 1 --seq 1024 \
+	    --dtype bf16 --attention eager --clock 210:1410:60
+
+test: $(BIN)/wattlas $(TESTS:%=$(BUILD)/tests/%)
+	@sh tests/run.sh $(BUILD)/tests $(TESTS)
+
+check: deps
+	@$(MAKE) --no-print-directory test
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/bin \
+	    OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	    EXTRA_LDFLAGS="-fsanitize=address,undefined" test
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/bench_core
+	$(BUILD)/bench_core
+
+$(BUILD)/bench_core: bench/bench_core.c $(BUILD)/libwattlas.a
+	$(CC) $(CFLAGS_ALL) -O3 $< $(BUILD)/libwattlas.a -o $@ $(LDLIBS_ALL)
+
+calibrate: all
+	$(BIN)/wattlas calibrate --gpu a100-pcie-40gb $(SHARED)/data/measurements/a100-pcie-40gb-dvfs.csv \
+	    --traces $(SHARED)/data/traces -o presets/gpus/a100-pcie-40gb.ini
+
+presets-vf: all
+	$(BIN)/wattlas presets derive-vf $(SHARED)/data/gpu-tables/a100-pcie-40gb-idle.csv --step-mhz 60
+	$(BIN)/wattlas presets derive-vf $(SHARED)/data/gpu-tables/a100-sxm-80gb-idle.csv --step-mhz 60
+
+clean:
+	rm -rf build build-asan bin

@@ -1,0 +1,183 @@
+/* Least-squares fit of the per-GPU coefficients to measured rows.
+ *
+ * Residuals are log ratios ln(pred/meas) of time and power for every row
+ * (energy = power x time follows), so large and small workloads weigh alike.
+ * Coefficients are mapped to unbounded parameters (log for positive values,
+ * logit for fractions) so the fit can never leave the physical range, and a
+ * weak prior pulls each towards its starting value to keep nearly degenerate
+ * directions (e.g. c_tc vs c_active) well-posed. */
+#include "wattlas_calib.h"
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { T_LOG, T_LOGIT } xform;
+
+typedef struct {
+    size_t off; /* in wl_core_coeffs */
+    xform t;
+    double lo, hi; /* logit range */
+    double prior_sd; /* in transformed units */
+} fit_param;
+
+#define P_LOG(m, sd) {offsetof(wl_core_coeffs, m), T_LOG, 0, 0, sd}
+#define P_LOGIT(m, lo, hi, sd) {offsetof(wl_core_coeffs, m), T_LOGIT, lo, hi, sd}
+
+static const fit_param params[] = {
+    P_LOGIT(tc_eff, 0.05, 1.0, 2.0),
+    P_LOGIT(cuda_eff, 0.05, 1.0, 2.0),
+    P_LOGIT(dram_eff, 0.2, 1.0, 2.0),
+    P_LOG(host_launch_us, 2.0),
+    P_LOG(kernel_fixed_us, 2.0),
+    P_LOG(tile_overhead_clk, 2.0),
+    P_LOG(c_active_w, 2.0),
+    P_LOG(c_tc_w, 2.0),
+    P_LOG(c_fp_w, 2.0),
+    P_LOG(c_l2_w, 2.0),
+    P_LOG(e_dram_pj_per_byte, 1.0),
+    P_LOG(dram_background_w, 2.0),
+    P_LOG(leak_w_per_c, 2.0),
+    P_LOGIT(power_cap_frac, 0.8, 1.0, 2.0),
+};
+#define NP (sizeof params / sizeof *params)
+#define PRIOR_W 0.05
+
+static double *coef_at(wl_core_coeffs *c, size_t i)
+{
+    return (double *)(void *)((char *)c + params[i].off);
+}
+
+static double to_x(const fit_param *p, double v)
+{
+    if (p->t == T_LOG)
+        return log(v > 1e-12 ? v : 1e-12);
+    double u = (v - p->lo) / (p->hi - p->lo);
+    if (u < 1e-6) u = 1e-6;
+    if (u > 1 - 1e-6) u = 1 - 1e-6;
+    return log(u / (1 - u));
+}
+
+static double from_x(const fit_param *p, double x)
+{
+    if (p->t == T_LOG)
+        return exp(x);
+    return p->lo + (p->hi - p->lo) / (1.0 + exp(-x));
+}
+
+typedef struct {
+    wl_calib_problem *prob;
+    const unsigned char *mask;
+    const size_t *rows;
+    size_t nrows;
+    wl_core_gpu gpu;
+    double x0[NP];
+    const wl_calib_set *set;
+} fit_ctx;
+
+static int resid(const gsl_vector *x, void *user, gsl_vector *f)
+{
+    fit_ctx *c = user;
+    wl_core_gpu g = c->gpu;
+    for (size_t i = 0; i < NP; i++)
+        *coef_at(&g.coef, i) = from_x(&params[i], gsl_vector_get(x, i));
+    wl_calib_problem_set_gpu(c->prob, &g);
+    for (size_t k = 0; k < c->nrows; k++) {
+        size_t r = c->rows[k];
+        wl_core_result res;
+        const wl_calib_row *row = wl_calib_row_at(c->set, r);
+        double ft = 10, fp = 10; /* a failed prediction is a large residual */
+        if (wl_calib_predict(c->prob, r, &res) == WL_OK && res.time_ms > 0 && res.power_w > 0) {
+            ft = log(res.time_ms / row->time_ms);
+            fp = log(res.power_w / row->power_w);
+        }
+        gsl_vector_set(f, 2 * k, ft);
+        gsl_vector_set(f, 2 * k + 1, fp);
+    }
+    for (size_t i = 0; i < NP; i++)
+        gsl_vector_set(f, 2 * c->nrows + i,
+                       PRIOR_W * (gsl_vector_get(x, i) - c->x0[i]) / params[i].prior_sd);
+    return GSL_SUCCESS;
+}
+
+int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask, wl_core_gpu *out,
+                 wl_calib_fit_info *info)
+{
+    gsl_set_error_handler_off();
+    wl_calib_problem *p = (wl_calib_problem *)cp; /* evaluators are re-pointed, then restored */
+    const wl_core_gpu start = *wl_calib_problem_gpu(p);
+    memset(info, 0, sizeof *info);
+    fit_ctx c;
+    memset(&c, 0, sizeof c);
+    c.prob = p;
+    c.mask = mask;
+    c.gpu = start;
+    c.set = wl_calib_problem_set(p);
+    size_t n = wl_calib_count(c.set);
+    size_t *rows = malloc((n ? n : 1) * sizeof *rows);
+    if (!rows)
+        return WL_ENOMEM;
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((!mask || mask[i]) && wl_calib_row_ok(p, i, NULL) && wl_calib_row_at(c.set, i)->usable)
+            rows[nr++] = i;
+    c.rows = rows;
+    c.nrows = nr;
+    if (nr < NP / 2 + 1) {
+        free(rows);
+        return WL_EINVAL;
+    }
+    wl_core_coeffs sc = start.coef;
+    for (size_t i = 0; i < NP; i++)
+        c.x0[i] = to_x(&params[i], *coef_at(&sc, i));
+
+    gsl_multifit_nlinear_fdf fdf;
+    memset(&fdf, 0, sizeof fdf);
+    fdf.f = resid;
+    fdf.df = NULL;
+    fdf.n = 2 * nr + NP;
+    fdf.p = NP;
+    fdf.params = &c;
+    gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+    gsl_multifit_nlinear_workspace *w =
+        gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, fdf.n, fdf.p);
+    gsl_vector *x = gsl_vector_alloc(NP);
+    if (!w || !x) {
+        if (w) gsl_multifit_nlinear_free(w);
+        if (x) gsl_vector_free(x);
+        free(rows);
+        return WL_ENOMEM;
+    }
+    for (size_t i = 0; i < NP; i++)
+        gsl_vector_set(x, i, c.x0[i]);
+    int rc = gsl_multifit_nlinear_init(x, &fdf, w);
+    if (rc == GSL_SUCCESS) {
+        gsl_vector *f0 = gsl_multifit_nlinear_residual(w);
+        double c0;
+        gsl_blas_ddot(f0, f0, &c0);
+        info->cost_initial = c0;
+        int why = 0;
+        rc = gsl_multifit_nlinear_driver(200, 1e-8, 1e-8, 1e-8, NULL, NULL, &why, w);
+        gsl_vector *f1 = gsl_multifit_nlinear_residual(w);
+        double c1;
+        gsl_blas_ddot(f1, f1, &c1);
+        info->cost_final = c1;
+        info->iterations = (int)gsl_multifit_nlinear_niter(w);
+        const gsl_vector *xf = gsl_multifit_nlinear_position(w);
+        *out = start;
+        for (size_t i = 0; i < NP; i++)
+            *coef_at(&out->coef, i) = from_x(&params[i], gsl_vector_get(xf, i));
+    }
+    info->status = rc;
+    gsl_multifit_nlinear_free(w);
+    gsl_vector_free(x);
+    free(rows);
+    wl_calib_problem_set_gpu(p, &start);
+    /* GSL_EMAXITER still leaves the best point found */
+    return (rc == GSL_SUCCESS || rc == GSL_EMAXITER || rc == GSL_ENOPROG) ? WL_OK : WL_ENOCONV;
+}

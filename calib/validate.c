@@ -1,0 +1,285 @@
+/* Binding measured rows to workloads; prediction and accuracy metrics. */
+#include "wattlas_calib.h"
+#include "../presets/wattlas_presets.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct {
+    char key[160];
+    wl_core_workload *wl;
+    wl_core_evaluator *ev;
+    int traced;
+    const char *reason;
+    char reason_buf[512];
+} wl_calib_wl;
+
+struct wl_calib_problem {
+    wl_core_gpu gpu;
+    const wl_calib_set *set;
+    size_t n;
+    int *wl_of_row;      /* -1: not modelled */
+    const char **reason; /* per row when not modelled */
+    wl_calib_wl *wls;
+    size_t nwl;
+};
+
+static int build_for_row(const wl_calib_row *r, const char *traces_dir, wl_calib_wl *w)
+{
+    wl_dtype dt;
+    wl_attention at;
+    if (wl_dtype_parse(r->dtype, &dt)) {
+        snprintf(w->reason_buf, sizeof w->reason_buf, "unknown dtype '%s'", r->dtype);
+        return -1;
+    }
+    if (wl_attention_parse(r->attention, &at)) {
+        snprintf(w->reason_buf, sizeof w->reason_buf, "unknown attention '%s'", r->attention);
+        return -1;
+    }
+    wl_error err = {0};
+    if (traces_dir) {
+        char path[1024];
+        if (r->seq > 0)
+            snprintf(path, sizeof path, "%s/%s_%s_b%lld_s%lld_%s.json", traces_dir, r->model,
+                     r->dtype, r->batch, r->seq, r->mode);
+        else
+            snprintf(path, sizeof path, "%s/%s_%s_b%lld_%s.json", traces_dir, r->model, r->dtype,
+                     r->batch, r->mode);
+        struct stat st;
+        if (stat(path, &st) == 0) {
+            if (wl_core_trace_load(path, &w->wl, &err)) {
+                char msg[400];
+                wl_error_format(&err, msg, sizeof msg);
+                snprintf(w->reason_buf, sizeof w->reason_buf, "%s", msg);
+                return -1;
+            }
+            w->traced = 1;
+            return 0;
+        }
+    }
+    if (strcmp(r->mode, "prefill") != 0) {
+        snprintf(w->reason_buf, sizeof w->reason_buf,
+                 "mode '%s' needs a trace (only prefill is built natively)", r->mode);
+        return -1;
+    }
+    wl_core_model m;
+    if (wl_preset_model_load(r->model, &m, &err)) {
+        snprintf(w->reason_buf, sizeof w->reason_buf, "unknown model '%s' and no trace",
+                 r->model);
+        return -1;
+    }
+    wl_core_shape sh = {r->batch, r->seq, dt, at};
+    if (r->seq <= 0) {
+        snprintf(w->reason_buf, sizeof w->reason_buf, "model '%s' needs seq", r->model);
+        return -1;
+    }
+    if (wl_core_build(&m, &sh, &w->wl, &err)) {
+        char msg[400];
+        wl_error_format(&err, msg, sizeof msg);
+        snprintf(w->reason_buf, sizeof w->reason_buf, "%s", msg);
+        return -1;
+    }
+    return 0;
+}
+
+int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
+                            const char *traces_dir, wl_calib_problem **out, wl_error *err)
+{
+    (void)err;
+    *out = NULL;
+    wl_calib_problem *p = calloc(1, sizeof *p);
+    if (!p)
+        return WL_ENOMEM;
+    p->gpu = *gpu;
+    p->set = set;
+    p->n = wl_calib_count(set);
+    p->wl_of_row = calloc(p->n, sizeof *p->wl_of_row);
+    p->reason = calloc(p->n, sizeof *p->reason);
+    p->wls = calloc(p->n, sizeof *p->wls);
+    if (!p->wl_of_row || !p->reason || !p->wls) {
+        wl_calib_problem_free(p);
+        return WL_ENOMEM;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        const wl_calib_row *r = wl_calib_row_at(set, i);
+        char key[160];
+        snprintf(key, sizeof key, "%s|%s|%lld|%lld|%s|%s", r->model, r->dtype, r->batch, r->seq,
+                 r->attention, r->mode);
+        size_t w;
+        for (w = 0; w < p->nwl; w++)
+            if (strcmp(p->wls[w].key, key) == 0)
+                break;
+        if (w == p->nwl) {
+            wl_calib_wl *nw = &p->wls[p->nwl++];
+            snprintf(nw->key, sizeof nw->key, "%s", key);
+            if (build_for_row(r, traces_dir, nw) == 0) {
+                if (wl_core_evaluator_create(&p->gpu, nw->wl, NULL, &nw->ev)) {
+                    wl_calib_problem_free(p);
+                    return WL_ENOMEM;
+                }
+            } else {
+                nw->reason = nw->reason_buf;
+            }
+        }
+        if (p->wls[w].reason) {
+            p->wl_of_row[i] = -1;
+            p->reason[i] = p->wls[w].reason;
+        } else if (strcmp(r->gpu, gpu->id) != 0) {
+            p->wl_of_row[i] = -1;
+            p->reason[i] = "row is for another GPU";
+        } else {
+            p->wl_of_row[i] = (int)w;
+        }
+    }
+    *out = p;
+    return WL_OK;
+}
+
+void wl_calib_problem_free(wl_calib_problem *p)
+{
+    if (!p)
+        return;
+    for (size_t w = 0; p->wls && w < p->nwl; w++) {
+        wl_core_evaluator_free(p->wls[w].ev);
+        wl_core_workload_free(p->wls[w].wl);
+    }
+    free(p->wls);
+    free(p->wl_of_row);
+    free(p->reason);
+    free(p);
+}
+
+int wl_calib_row_ok(const wl_calib_problem *p, size_t row, const char **reason)
+{
+    if (row >= p->n)
+        return 0;
+    if (p->wl_of_row[row] < 0) {
+        if (reason)
+            *reason = p->reason[row];
+        return 0;
+    }
+    return 1;
+}
+
+int wl_calib_row_traced(const wl_calib_problem *p, size_t row)
+{
+    return row < p->n && p->wl_of_row[row] >= 0 && p->wls[p->wl_of_row[row]].traced;
+}
+
+void wl_calib_problem_set_gpu(wl_calib_problem *p, const wl_core_gpu *gpu)
+{
+    p->gpu = *gpu;
+    for (size_t w = 0; w < p->nwl; w++)
+        if (p->wls[w].ev)
+            wl_core_evaluator_set_gpu(p->wls[w].ev, gpu);
+}
+
+const wl_core_gpu *wl_calib_problem_gpu(const wl_calib_problem *p) { return &p->gpu; }
+
+int wl_calib_predict(const wl_calib_problem *p, size_t row, wl_core_result *res)
+{
+    if (!wl_calib_row_ok(p, row, NULL))
+        return WL_EUNSUPPORTED;
+    const wl_calib_row *r = wl_calib_row_at(p->set, row);
+    wl_core_op op = {0};
+    op.sm_clock_mhz = r->sm_clock_mhz;
+    return wl_core_evaluator_run(p->wls[p->wl_of_row[row]].ev, &op, res);
+}
+
+static int scored(const wl_calib_problem *p, const unsigned char *mask, size_t i)
+{
+    if (mask && !mask[i])
+        return 0;
+    return wl_calib_row_ok(p, i, NULL) && wl_calib_row_at(p->set, i)->usable;
+}
+
+void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
+                      wl_calib_regret_fn fn, void *user)
+{
+    unsigned char *done = calloc(p->n, 1);
+    if (!done)
+        return;
+    for (size_t i = 0; i < p->n; i++) {
+        if (done[i] || !scored(p, mask, i))
+            continue;
+        int w = p->wl_of_row[i];
+        size_t cnt = 0, best_m = i, best_p = i;
+        double em = INFINITY, ep = INFINITY;
+        for (size_t j = i; j < p->n; j++) {
+            if (p->wl_of_row[j] != w || !scored(p, mask, j))
+                continue;
+            done[j] = 1;
+            cnt++;
+            const wl_calib_row *r = wl_calib_row_at(p->set, j);
+            wl_core_result res;
+            if (wl_calib_predict(p, j, &res))
+                continue;
+            if (r->energy_j < em) {
+                em = r->energy_j;
+                best_m = j;
+            }
+            if (res.energy_j < ep) {
+                ep = res.energy_j;
+                best_p = j;
+            }
+        }
+        if (cnt < 5)
+            continue;
+        char key[160];
+        wl_calib_workload_key(wl_calib_row_at(p->set, i), key, sizeof key);
+        double regret = (wl_calib_row_at(p->set, best_p)->energy_j / em - 1.0) * 100.0;
+        fn(user, key, wl_calib_row_at(p->set, best_m)->sm_clock_mhz,
+           wl_calib_row_at(p->set, best_p)->sm_clock_mhz, regret);
+    }
+    free(done);
+}
+
+typedef struct {
+    wl_calib_metrics *m;
+    double sum;
+} regret_acc;
+
+static void acc_regret(void *user, const char *wl, double bm, double bp, double regret)
+{
+    (void)bm;
+    (void)bp;
+    regret_acc *a = user;
+    a->m->n_regret++;
+    a->sum += regret;
+    if (regret > a->m->worst_regret || a->m->n_regret == 1) {
+        a->m->worst_regret = regret;
+        snprintf(a->m->worst_regret_workload, sizeof a->m->worst_regret_workload, "%s", wl);
+    }
+}
+
+int wl_calib_score(const wl_calib_problem *p, const unsigned char *mask, wl_calib_metrics *m)
+{
+    memset(m, 0, sizeof *m);
+    double st = 0, sp = 0, se = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        if (!scored(p, mask, i))
+            continue;
+        wl_core_result res;
+        if (wl_calib_predict(p, i, &res))
+            continue;
+        const wl_calib_row *r = wl_calib_row_at(p->set, i);
+        st += fabs(res.time_ms / r->time_ms - 1.0);
+        sp += fabs(res.power_w / r->power_w - 1.0);
+        se += fabs(res.energy_j / r->energy_j - 1.0);
+        m->n++;
+    }
+    if (m->n) {
+        m->mape_time = 100.0 * st / (double)m->n;
+        m->mape_power = 100.0 * sp / (double)m->n;
+        m->mape_energy = 100.0 * se / (double)m->n;
+    }
+    regret_acc a = {m, 0};
+    wl_calib_regrets(p, mask, acc_regret, &a);
+    if (m->n_regret)
+        m->mean_regret = a.sum / (double)m->n_regret;
+    return m->n ? WL_OK : WL_EINVAL;
+}
+
+const wl_calib_set *wl_calib_problem_set(const wl_calib_problem *p) { return p->set; }

@@ -1,0 +1,25 @@
+/* Private to cli/: command entry points and argument helpers. */
+#ifndef WATTLAS_CLI_H
+#define WATTLAS_CLI_H
+
+#include "../core/wattlas_core.h"
+
+#define EXIT_USAGE 2
+#define EXIT_RUNTIME 1
+
+int cmd_predict(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_presets(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+
+/* Prints "wattlas CMD: message" to stderr and returns EXIT_USAGE. */
+int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints a wl_error to stderr and returns EXIT_RUNTIME. */
+int runtime_error(const char *cmd, const wl_error *err);
+int parse_int_arg(const char *cmd, const char *opt, const char *s, long long lo, long long hi,
+                  long long *out);
+int parse_double_arg(const char *cmd, const char *opt, const char *s, double *out);
+/* "F" or "MIN:MAX:STEP" into a list of clocks (at most max_n). */
+int parse_clock_list(const char *cmd, const char *s, double *out, int max_n, int *n);
+
+#endif

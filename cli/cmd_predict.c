@@ -1,0 +1,332 @@
+/* wattlas predict */
+#include "cli.h"
+#include "../presets/wattlas_presets.h"
+#include "../results/wattlas_results.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CLOCKS 4096
+
+static void help(FILE *f)
+{
+    fprintf(f,
+"usage: wattlas predict [options]\n\n"
+"Predicts time, average board power and energy of one prefill forward pass.\n\n"
+"  --gpu ID|FILE.ini       GPU preset (default a100-pcie-40gb)\n"
+"  --model ID|FILE.ini     model preset (default gpt2)\n"
+"  --trace FILE.json       use a kernel trace instead of --model\n"
+"  --batch N               sequences per pass (default 1)\n"
+"  --seq N                 tokens per sequence (default 128)\n"
+"  --dtype bf16|fp16|fp32|tf32   precision (default bf16)\n"
+"  --mode prefill          the only mode built natively\n"
+"  --attention eager|flash attention implementation (default eager)\n"
+"  --clock MHZ|LIST|MIN:MAX:STEP  requested SM clock(s) (default: the GPU's maximum)\n"
+"  --voltage-mv MV         fixed core voltage instead of the V-f curve\n"
+"  --voltage-offset-mv MV  shift of the V-f curve\n"
+"  --scope model|layer     whole forward pass or one transformer layer\n"
+"  --latency tiled|roofline  kernel latency model (default tiled)\n"
+"  --no-power-limit        report the unthrottled point\n"
+"  --format table|csv|json output format (default table)\n"
+"  --kernels               add a per-kernel-class breakdown\n"
+"  -o FILE                 write to FILE (atomically) instead of stdout\n"
+"  --help                  this text\n\n"
+"Energy parts: dyn_compute (SM pipes, tensor cores, shared memory, clocks of\n"
+"active SMs), dyn_memory (L2 and DRAM), static (idle power at the clock plus\n"
+"temperature-dependent leakage). Time includes host launch gaps.\n");
+}
+
+typedef struct {
+    const char *gpu_id, *model_id, *trace, *format, *out;
+    long long batch, seq;
+    wl_dtype dtype;
+    wl_attention attention;
+    int kernels, layer_scope;
+} popts;
+
+static const char *const hdr[] = {
+    "gpu", "workload", "batch", "seq", "dtype", "attention", "sm_clock_mhz",
+    "effective_clock_mhz", "voltage_mv", "throttled", "time_ms", "power_w", "energy_j",
+    "energy_dyn_compute_j", "energy_dyn_memory_j", "energy_static_j", "launch_bound_pct"};
+#define NH (sizeof hdr / sizeof *hdr)
+
+static void row_values(const wl_core_result *r, double *v)
+{
+    v[0] = r->requested_clock_mhz;
+    v[1] = r->effective_clock_mhz;
+    v[2] = r->voltage_mv;
+    v[3] = r->throttled;
+    v[4] = r->time_ms;
+    v[5] = r->power_w;
+    v[6] = r->energy_j;
+    v[7] = r->energy_dyn_compute_j;
+    v[8] = r->energy_dyn_memory_j;
+    v[9] = r->energy_static_j;
+    v[10] = 100.0 * r->launch_bound_frac;
+}
+
+static const int decimals[] = {1, 1, 1, 0, 4, 2, 5, 5, 5, 5, 1};
+
+static void write_csv(FILE *f, const popts *o, const char *gpu, const char *wl,
+                      const wl_core_result *res, int n)
+{
+    for (size_t i = 0; i < NH; i++)
+        fprintf(f, "%s%s", i ? "," : "", hdr[i]);
+    fputc('\n', f);
+    for (int i = 0; i < n; i++) {
+        double v[11];
+        row_values(&res[i], v);
+        wl_results_csv_str(f, gpu);
+        fputc(',', f);
+        wl_results_csv_str(f, wl);
+        fprintf(f, ",%lld,%lld,%s,%s", o->batch, o->seq, wl_dtype_name(o->dtype),
+                wl_attention_name(o->attention));
+        for (int j = 0; j < 11; j++) {
+            fputc(',', f);
+            wl_results_num(f, v[j], decimals[j]);
+        }
+        fputc('\n', f);
+    }
+    if (o->kernels) {
+        fprintf(f, "\nsm_clock_mhz,kernel_class,launches,busy_ms,energy_j,tflop,dram_gb\n");
+        for (int i = 0; i < n; i++)
+            for (int c = 0; c < WL_CLASS_COUNT; c++) {
+                const wl_core_class_stats *s = &res[i].cls[c];
+                if (!s->launches)
+                    continue;
+                fprintf(f, "%.1f,%s,%lld,%.4f,%.5f,%.4f,%.4f\n", res[i].requested_clock_mhz,
+                        wl_core_class_name(c), s->launches, s->busy_ms, s->energy_j,
+                        s->flops * 1e-12, s->dram_bytes * 1e-9);
+            }
+    }
+}
+
+static void write_json(FILE *f, const popts *o, const char *gpu, const char *wl,
+                       const wl_core_result *res, int n)
+{
+    fprintf(f, "[\n");
+    for (int i = 0; i < n; i++) {
+        double v[11];
+        row_values(&res[i], v);
+        fprintf(f, "  {\"gpu\": ");
+        wl_results_json_str(f, gpu);
+        fprintf(f, ", \"workload\": ");
+        wl_results_json_str(f, wl);
+        fprintf(f, ", \"batch\": %lld, \"seq\": %lld, \"dtype\": \"%s\", \"attention\": \"%s\"",
+                o->batch, o->seq, wl_dtype_name(o->dtype), wl_attention_name(o->attention));
+        for (int j = 0; j < 11; j++) {
+            fprintf(f, ", \"%s\": ", hdr[6 + j]);
+            if (j == 3)
+                fprintf(f, "%s", res[i].throttled ? "true" : "false");
+            else
+                wl_results_num(f, v[j], decimals[j] + 2);
+        }
+        if (o->kernels) {
+            fprintf(f, ",\n   \"kernels\": [");
+            int first = 1;
+            for (int c = 0; c < WL_CLASS_COUNT; c++) {
+                const wl_core_class_stats *s = &res[i].cls[c];
+                if (!s->launches)
+                    continue;
+                fprintf(f, "%s\n     {\"kernel_class\": \"%s\", \"launches\": %lld, "
+                           "\"busy_ms\": %.6f, \"energy_j\": %.7f, \"tflop\": %.6f, "
+                           "\"dram_gb\": %.6f}",
+                        first ? "" : ",", wl_core_class_name(c), s->launches, s->busy_ms,
+                        s->energy_j, s->flops * 1e-12, s->dram_bytes * 1e-9);
+                first = 0;
+            }
+            fprintf(f, "]");
+        }
+        fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+    }
+    fprintf(f, "]\n");
+}
+
+static void write_table(FILE *f, const popts *o, const char *gpu, const char *wl,
+                        const wl_core_result *res, int n, size_t nk)
+{
+    fprintf(f, "# gpu %s, workload %s (%zu kernels), batch %lld, seq %lld, %s, %s attention\n",
+            gpu, wl, nk, o->batch, o->seq, wl_dtype_name(o->dtype),
+            wl_attention_name(o->attention));
+    fprintf(f, "%12s %12s %10s %10s %9s %10s %12s %12s %12s %7s\n", "sm_clock_mhz",
+            "eff_clock_mhz", "voltage_mv", "time_ms", "power_w", "energy_j", "dyn_comp_j",
+            "dyn_mem_j", "static_j", "launch%");
+    for (int i = 0; i < n; i++) {
+        const wl_core_result *r = &res[i];
+        fprintf(f, "%12.0f %12.1f%s %10.1f %10.3f %9.1f %10.4f %12.4f %12.4f %12.4f %7.1f\n",
+                r->requested_clock_mhz, r->effective_clock_mhz, r->throttled ? "*" : " ",
+                r->voltage_mv, r->time_ms, r->power_w, r->energy_j, r->energy_dyn_compute_j,
+                r->energy_dyn_memory_j, r->energy_static_j, 100.0 * r->launch_bound_frac);
+        if (o->kernels) {
+            for (int c = 0; c < WL_CLASS_COUNT; c++) {
+                const wl_core_class_stats *s = &r->cls[c];
+                if (!s->launches)
+                    continue;
+                fprintf(f, "    %-16s %6lld launches %10.3f ms busy %10.4f J %9.3f TFLOP %9.3f GB DRAM\n",
+                        wl_core_class_name(c), s->launches, s->busy_ms, s->energy_j,
+                        s->flops * 1e-12, s->dram_bytes * 1e-9);
+            }
+        }
+    }
+    int any = 0, best = 0;
+    for (int i = 0; i < n; i++) {
+        any |= res[i].throttled;
+        if (res[i].energy_j < res[best].energy_j)
+            best = i;
+    }
+    if (any)
+        fprintf(f, "* power-limited: the GPU throttles below the requested clock\n");
+    if (n > 1)
+        fprintf(f, "energy-optimal requested clock: %.0f MHz (%.4f J, %.3f ms)\n",
+                res[best].requested_clock_mhz, res[best].energy_j, res[best].time_ms);
+}
+
+int cmd_predict(int argc, char **argv)
+{
+    const char *cmd = "predict";
+    popts o = {"a100-pcie-40gb", "gpt2", NULL, "table", "-", 1, 128, WL_DT_BF16, WL_ATTN_EAGER,
+               0, 0};
+    const char *clock = NULL, *latency = "tiled";
+    double v_mv = 0, v_off = 0;
+    int no_limit = 0;
+    static const struct option lo[] = {
+        {"gpu", required_argument, 0, 'g'},   {"model", required_argument, 0, 'm'},
+        {"trace", required_argument, 0, 't'}, {"batch", required_argument, 0, 'b'},
+        {"seq", required_argument, 0, 's'},   {"dtype", required_argument, 0, 'd'},
+        {"mode", required_argument, 0, 'M'},  {"attention", required_argument, 0, 'a'},
+        {"clock", required_argument, 0, 'c'}, {"voltage-mv", required_argument, 0, 'V'},
+        {"voltage-offset-mv", required_argument, 0, 'O'},
+        {"scope", required_argument, 0, 'S'}, {"latency", required_argument, 0, 'L'},
+        {"no-power-limit", no_argument, 0, 'N'}, {"format", required_argument, 0, 'f'},
+        {"kernels", no_argument, 0, 'k'},     {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
+        switch (c) {
+        case 'g': o.gpu_id = optarg; break;
+        case 'm': o.model_id = optarg; break;
+        case 't': o.trace = optarg; break;
+        case 'b':
+            if (parse_int_arg(cmd, "--batch", optarg, 1, 1000000, &o.batch)) return EXIT_USAGE;
+            break;
+        case 's':
+            if (parse_int_arg(cmd, "--seq", optarg, 1, 10000000, &o.seq)) return EXIT_USAGE;
+            break;
+        case 'd':
+            if (wl_dtype_parse(optarg, &o.dtype) ||
+                (o.dtype != WL_DT_BF16 && o.dtype != WL_DT_FP16 && o.dtype != WL_DT_FP32 &&
+                 o.dtype != WL_DT_TF32))
+                return usage_error(cmd, "--dtype: expected bf16, fp16, fp32 or tf32, got '%s'", optarg);
+            break;
+        case 'M':
+            if (strcmp(optarg, "prefill") != 0)
+                return usage_error(cmd, "--mode: only 'prefill' is supported, got '%s'", optarg);
+            break;
+        case 'a':
+            if (wl_attention_parse(optarg, &o.attention))
+                return usage_error(cmd, "--attention: expected eager or flash, got '%s'", optarg);
+            break;
+        case 'c': clock = optarg; break;
+        case 'V':
+            if (parse_double_arg(cmd, "--voltage-mv", optarg, &v_mv)) return EXIT_USAGE;
+            if (!(v_mv > 0)) return usage_error(cmd, "--voltage-mv must be positive");
+            break;
+        case 'O':
+            if (parse_double_arg(cmd, "--voltage-offset-mv", optarg, &v_off)) return EXIT_USAGE;
+            break;
+        case 'S':
+            if (strcmp(optarg, "model") == 0) o.layer_scope = 0;
+            else if (strcmp(optarg, "layer") == 0) o.layer_scope = 1;
+            else return usage_error(cmd, "--scope: expected model or layer, got '%s'", optarg);
+            break;
+        case 'L':
+            if (!wl_core_latency_lookup(optarg))
+                return usage_error(cmd, "--latency: expected tiled or roofline, got '%s'", optarg);
+            latency = optarg;
+            break;
+        case 'N': no_limit = 1; break;
+        case 'f':
+            if (strcmp(optarg, "table") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
+                return usage_error(cmd, "--format: expected table, csv or json, got '%s'", optarg);
+            o.format = optarg;
+            break;
+        case 'k': o.kernels = 1; break;
+        case 'o': o.out = optarg; break;
+        case 'h': help(stdout); return 0;
+        case ':': return usage_error(cmd, "option %s needs a value", argv[optind - 1]);
+        default: return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (o.trace && o.layer_scope)
+        return usage_error(cmd, "--scope layer needs --model, not --trace");
+
+    wl_error err = {0};
+    wl_core_gpu gpu;
+    if (wl_preset_gpu_load(o.gpu_id, &gpu, &err))
+        return runtime_error(cmd, &err);
+    static double clocks[MAX_CLOCKS];
+    int nclk = 1;
+    clocks[0] = gpu.sm_clock_max_mhz;
+    if (clock && parse_clock_list(cmd, clock, clocks, MAX_CLOCKS, &nclk))
+        return EXIT_USAGE;
+
+    wl_core_workload *wl = NULL;
+    int rc;
+    if (o.trace) {
+        rc = wl_core_trace_load(o.trace, &wl, &err);
+    } else {
+        wl_core_model m;
+        rc = wl_preset_model_load(o.model_id, &m, &err);
+        if (!rc) {
+            wl_core_shape sh = {o.batch, o.seq, o.dtype, o.attention};
+            rc = o.layer_scope ? wl_core_build_layer(&m, &sh, &wl, &err)
+                               : wl_core_build(&m, &sh, &wl, &err);
+        }
+    }
+    if (rc)
+        return runtime_error(cmd, &err);
+
+    wl_core_evaluator *ev = NULL;
+    wl_core_result *res = calloc((size_t)nclk, sizeof *res);
+    if (!res || wl_core_evaluator_create(&gpu, wl, wl_core_latency_lookup(latency), &ev)) {
+        free(res);
+        wl_core_workload_free(wl);
+        fprintf(stderr, "wattlas predict: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    for (int i = 0; i < nclk; i++) {
+        wl_core_op op = {clocks[i], v_mv, v_off, no_limit};
+        if (wl_core_evaluator_run(ev, &op, &res[i])) {
+            fprintf(stderr, "wattlas predict: cannot evaluate at %.1f MHz (voltage %.1f mV)\n",
+                    clocks[i], v_mv > 0 ? v_mv : wl_core_gpu_voltage_mv(&gpu, clocks[i]) + v_off);
+            wl_core_evaluator_free(ev);
+            wl_core_workload_free(wl);
+            free(res);
+            return EXIT_RUNTIME;
+        }
+    }
+    wl_results_out *out = NULL;
+    rc = wl_results_out_open(o.out, &out, &err);
+    if (!rc) {
+        FILE *f = wl_results_out_stream(out);
+        const char *wname = wl_core_workload_name(wl);
+        if (strcmp(o.format, "csv") == 0)
+            write_csv(f, &o, gpu.id, wname, res, nclk);
+        else if (strcmp(o.format, "json") == 0)
+            write_json(f, &o, gpu.id, wname, res, nclk);
+        else
+            write_table(f, &o, gpu.id, wname, res, nclk, wl_core_workload_count(wl));
+        rc = wl_results_out_commit(out, &err);
+    }
+    wl_core_evaluator_free(ev);
+    wl_core_workload_free(wl);
+    free(res);
+    return rc ? runtime_error(cmd, &err) : 0;
+}

@@ -1,0 +1,49 @@
+/* wattlas command-line entry point. */
+#include "cli.h"
+
+#include <gsl/gsl_errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "wattlas %s -- time, power and energy of AI workloads on GPUs at any clock\n\n"
+            "usage: wattlas COMMAND [options]\n\n"
+            "commands:\n"
+            "  predict     predict time, power and energy of a model or trace\n"
+            "  validate    compare predictions with a measurements CSV\n"
+            "  calibrate   fit a GPU's coefficients to measurements\n"
+            "  presets     list, show or derive GPU and model presets\n\n"
+            "'wattlas COMMAND --help' describes each command.\n",
+            WL_VERSION);
+}
+
+int main(int argc, char **argv)
+{
+    gsl_set_error_handler_off();
+    if (argc < 2) {
+        help(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        help(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("wattlas %s\n", WL_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "predict") == 0)
+        return cmd_predict(argc - 1, argv + 1);
+    if (strcmp(cmd, "validate") == 0)
+        return cmd_validate(argc - 1, argv + 1);
+    if (strcmp(cmd, "presets") == 0)
+        return cmd_presets(argc - 1, argv + 1);
+    if (strcmp(cmd, "calibrate") == 0)
+        return cmd_calibrate(argc - 1, argv + 1);
+    fprintf(stderr, "wattlas: unknown command '%s'\n", cmd);
+    help(stderr);
+    return EXIT_USAGE;
+}

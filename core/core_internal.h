@@ -1,0 +1,51 @@
+/* Private to core/: workload internals shared by the evaluator. */
+#ifndef WATTLAS_CORE_INTERNAL_H
+#define WATTLAS_CORE_INTERNAL_H
+
+#include "wattlas_core.h"
+
+struct wl_core_workload {
+    char name[128];
+    wl_kernel *k;        /* launch sequence */
+    size_t *uidx;        /* launch -> index into uniq */
+    size_t n, cap;
+    size_t *uniq;        /* index of first launch of each distinct kernel */
+    long long *ucount;   /* launches per distinct kernel */
+    size_t nu, ucap;
+};
+
+/* Kernel-class used for the per-class breakdown. */
+int wl_core_kernel_class(const wl_kernel *k);
+/* Tensor-/CUDA-core FLOPs of one launch. */
+double wl_core_kernel_flops(const wl_kernel *k);
+
+#endif
+
+/* Clock-independent description of one distinct kernel, prepared once by a
+ * latency model. Times at clock f (GHz):
+ *   t = fixed_us + fixed_clk/f + smax(comp_clk/f, smax(l2_clk/f, dram_us))   */
+typedef struct {
+    double count;       /* launches */
+    int cls;            /* WL_CLASS_* */
+    int is_gap;
+    double gap_us;
+    double fixed_us;
+    double fixed_clk;
+    double comp_clk;    /* critical-path SM cycles of the math */
+    double l2_clk;      /* L2 traffic in L2 cycles (scales with the SM clock) */
+    double dram_us;     /* DRAM traffic time at the fixed memory clock */
+    /* activity for the power model, per launch */
+    double tc_clk;      /* tensor-core busy cycles summed over SMs / sms */
+    double fp_clk;      /* FP/ALU pipe cycles / sms */
+    double sfu_clk;     /* SFU cycles / sms */
+    double smem_clk;    /* shared-memory cycles / sms */
+    double l2_bytes;
+    double dram_bytes;
+    double sm_frac;     /* share of SMs the kernel occupies */
+    double flops;
+} wl_kprep;
+
+struct wl_core_latency_type {
+    const char *name;
+    void (*prepare)(const wl_core_gpu *gpu, const wl_kernel *k, wl_kprep *out);
+};

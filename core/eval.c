@@ -1,0 +1,250 @@
+/* Evaluator: timeline of host issue and GPU execution, per-module power,
+ * temperature-dependent leakage and the board power limit. */
+#include "core_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct wl_core_evaluator {
+    wl_core_gpu gpu;
+    const wl_core_workload *wl;
+    const wl_core_latency_type *lat;
+    wl_kprep *prep;  /* one per distinct kernel */
+    size_t nu;
+};
+
+static void prepare_all(wl_core_evaluator *ev)
+{
+    const wl_core_workload *wl = ev->wl;
+    for (size_t u = 0; u < ev->nu; u++) {
+        const wl_kernel *k = &wl->k[wl->uniq[u]];
+        wl_kprep *p = &ev->prep[u];
+        memset(p, 0, sizeof *p);
+        p->count = (double)wl->ucount[u];
+        p->cls = wl_core_kernel_class(k);
+        ev->lat->prepare(&ev->gpu, k, p);
+        p->count = (double)wl->ucount[u];
+        p->cls = wl_core_kernel_class(k);
+    }
+}
+
+int wl_core_evaluator_create(const wl_core_gpu *gpu, const wl_core_workload *wl,
+                             const wl_core_latency_type *lat, wl_core_evaluator **out)
+{
+    if (!gpu || !wl || !out)
+        return WL_EINVAL;
+    *out = NULL;
+    wl_core_evaluator *ev = calloc(1, sizeof *ev);
+    if (!ev)
+        return WL_ENOMEM;
+    ev->gpu = *gpu;
+    ev->wl = wl;
+    ev->lat = lat ? lat : wl_core_latency_tiled;
+    ev->nu = wl->nu;
+    ev->prep = calloc(ev->nu ? ev->nu : 1, sizeof *ev->prep);
+    if (!ev->prep) {
+        free(ev);
+        return WL_ENOMEM;
+    }
+    prepare_all(ev);
+    *out = ev;
+    return WL_OK;
+}
+
+void wl_core_evaluator_free(wl_core_evaluator *ev)
+{
+    if (!ev)
+        return;
+    free(ev->prep);
+    free(ev);
+}
+
+void wl_core_evaluator_set_gpu(wl_core_evaluator *ev, const wl_core_gpu *gpu)
+{
+    ev->gpu = *gpu;
+    prepare_all(ev);
+}
+
+/* Smooth maximum (a^p + b^p)^(1/p): p -> inf is perfect overlap of memory
+ * and compute, p = 1 is none. */
+static double smax(double a, double b, double p)
+{
+    if (a <= 0)
+        return b;
+    if (b <= 0)
+        return a;
+    double m = a > b ? a : b;
+    double x = a / m, y = b / m;
+    return m * pow(pow(x, p) + pow(y, p), 1.0 / p);
+}
+
+static double kernel_us(const wl_core_gpu *gpu, const wl_kprep *p, double f_ghz)
+{
+    if (p->is_gap)
+        return 0.0;
+    double tc = p->comp_clk / f_ghz * 1e-3;
+    double tl = p->l2_clk / f_ghz * 1e-3;
+    double tm = smax(tl, p->dram_us, 2.0 * gpu->coef.overlap_p);
+    return p->fixed_us + p->fixed_clk / f_ghz * 1e-3 + smax(tc, tm, gpu->coef.overlap_p);
+}
+
+double wl_core_evaluator_kernel_us(const wl_core_evaluator *ev, size_t u, double sm_clock_mhz)
+{
+    if (u >= ev->nu || sm_clock_mhz <= 0)
+        return NAN;
+    return kernel_us(&ev->gpu, &ev->prep[u], sm_clock_mhz * 1e-3);
+}
+
+static double clamp01(double x) { return x < 0 ? 0 : (x > 1 ? 1 : x); }
+
+#define TBUF 512 /* distinct kernels whose times are cached on the stack */
+
+/* Evaluate at one clock and voltage, no power limit. Per-kernel times live in
+ * a stack buffer (no allocation, thread-safe); a workload with more distinct
+ * kernels than that recomputes them in the timeline. */
+static void eval_at(const wl_core_evaluator *ev, double f_mhz, double v_mv, wl_core_result *r)
+{
+    const wl_core_gpu *gpu = &ev->gpu;
+    const wl_core_coeffs *c = &gpu->coef;
+    const wl_core_workload *wl = ev->wl;
+    double f = f_mhz * 1e-3;
+    double v = v_mv * 1e-3;
+    double v2f = v * v * f;
+    double idle_w = wl_core_gpu_idle_w(gpu, f_mhz);
+
+    double tbuf[TBUF];
+    memset(r->cls, 0, sizeof r->cls);
+    double e_comp = 0, e_mem = 0, busy_us = 0;
+    for (size_t u = 0; u < ev->nu; u++) {
+        const wl_kprep *p = &ev->prep[u];
+        wl_core_class_stats *cs = &r->cls[p->cls];
+        cs->launches += (long long)p->count;
+        if (p->is_gap)
+            continue;
+        double t = kernel_us(gpu, p, f);
+        if (u < TBUF)
+            tbuf[u] = t;
+        double cyc = t * f * 1e3; /* SM cycles elapsed */
+        double u_tc = clamp01(p->tc_clk / cyc), u_fp = clamp01(p->fp_clk / cyc);
+        double u_sfu = clamp01(p->sfu_clk / cyc), u_smem = clamp01(p->smem_clk / cyc);
+        double u_l2 = clamp01(p->l2_bytes / gpu->l2_bytes_per_clk / cyc);
+        double pc = v2f * (c->c_active_w * p->sm_frac + c->c_tc_w * u_tc + c->c_fp_w * u_fp +
+                           c->c_sfu_w * u_sfu + c->c_smem_w * u_smem);
+        double pm = v2f * c->c_l2_w * u_l2 + c->dram_background_w +
+                    c->e_dram_pj_per_byte * p->dram_bytes / t * 1e-6; /* pJ/us = uW */
+        double ts = t * 1e-6 * p->count;
+        e_comp += pc * ts;
+        e_mem += pm * ts;
+        busy_us += t * p->count;
+        cs->busy_ms += t * p->count * 1e-3;
+        cs->energy_j += (pc + pm) * ts;
+        cs->flops += p->flops * p->count;
+        cs->dram_bytes += p->dram_bytes * p->count;
+    }
+
+    /* Timeline: the host issues a kernel every host_launch_us; the GPU starts
+     * it when both the launch has arrived and the previous kernel is done. */
+    double h = c->host_launch_us;
+    double issue = 0, end = 0;
+    size_t n = wl->n;
+    const size_t *ui = wl->uidx;
+    for (size_t i = 0; i < n; i++) {
+        const wl_kprep *p = &ev->prep[ui[i]];
+        if (p->is_gap) {
+            issue += p->gap_us;
+            continue;
+        }
+        issue += h;
+        double start = issue > end ? issue : end;
+        end = start + (ui[i] < TBUF ? tbuf[ui[i]] : kernel_us(gpu, p, f));
+    }
+    double total_us = end;
+    if (total_us <= 0)
+        total_us = 1e-9;
+    double T = total_us * 1e-6;
+
+    /* Leakage rises with die temperature, which rises with power:
+     * dT = R (P_dyn + lambda dT)  =>  dT = R P_dyn / (1 - lambda R),
+     * lambda = leak_w_per_c * (V/V_ref)^2. */
+    double p_dyn = (e_comp + e_mem) / T;
+    double vr = v_mv / gpu->v_ref_mv;
+    double lam = c->leak_w_per_c * vr * vr;
+    double denom = 1.0 - lam * c->thermal_c_per_w;
+    if (denom < 0.05)
+        denom = 0.05;
+    double dT = c->thermal_c_per_w * p_dyn / denom;
+    double p_leak = lam * dT;
+
+    r->effective_clock_mhz = f_mhz;
+    r->voltage_mv = v_mv;
+    r->time_ms = total_us * 1e-3;
+    r->busy_ms = busy_us * 1e-3;
+    r->energy_dyn_compute_j = e_comp;
+    r->energy_dyn_memory_j = e_mem;
+    r->energy_static_j = (idle_w + p_leak) * T;
+    r->energy_j = e_comp + e_mem + r->energy_static_j;
+    r->power_w = r->energy_j / T;
+    r->temp_c_rise = dT;
+    double wait = total_us - busy_us;
+    r->launch_bound_frac = wait > 0 ? wait / total_us : 0.0;
+    r->cls[WL_CLASS_GAP].busy_ms = 0;
+}
+
+static double op_voltage(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz)
+{
+    if (op->voltage_mv > 0)
+        return op->voltage_mv;
+    return wl_core_gpu_voltage_mv(gpu, f_mhz) + op->voltage_offset_mv;
+}
+
+int wl_core_evaluator_run(const wl_core_evaluator *ev, const wl_core_op *op, wl_core_result *res)
+{
+    if (!ev || !op || !res || !(op->sm_clock_mhz > 0) || !isfinite(op->sm_clock_mhz))
+        return WL_EINVAL;
+    const wl_core_gpu *gpu = &ev->gpu;
+    double f = op->sm_clock_mhz;
+    double v = op_voltage(gpu, op, f);
+    if (!(v > 0))
+        return WL_EINVAL;
+    eval_at(ev, f, v, res);
+    res->requested_clock_mhz = f;
+    res->throttled = 0;
+    double cap = gpu->power_limit_w * gpu->coef.power_cap_frac;
+    if (op->ignore_power_limit || res->power_w <= cap)
+        return WL_OK;
+
+    /* Power-limited: the governor lowers the clock until average power meets
+     * the cap. Power rises monotonically with clock, so bisect. */
+    double lo = gpu->sm_clock_min_mhz < f ? gpu->sm_clock_min_mhz : f, hi = f;
+    wl_core_result tmp;
+    eval_at(ev, lo, op_voltage(gpu, op, lo), &tmp);
+    if (tmp.power_w > cap) {
+        *res = tmp; /* even the lowest clock exceeds the cap */
+    } else {
+        for (int it = 0; it < 40 && hi - lo > 1e-3; it++) {
+            double mid = 0.5 * (lo + hi);
+            eval_at(ev, mid, op_voltage(gpu, op, mid), &tmp);
+            if (tmp.power_w > cap)
+                hi = mid;
+            else
+                lo = mid;
+        }
+        eval_at(ev, lo, op_voltage(gpu, op, lo), res);
+    }
+    res->requested_clock_mhz = f;
+    res->throttled = 1;
+    return WL_OK;
+}
+
+int wl_core_predict(const wl_core_gpu *gpu, const wl_core_workload *wl, const wl_core_op *op,
+                    wl_core_result *res)
+{
+    wl_core_evaluator *ev = NULL;
+    int rc = wl_core_evaluator_create(gpu, wl, NULL, &ev);
+    if (rc)
+        return rc;
+    rc = wl_core_evaluator_run(ev, op, res);
+    wl_core_evaluator_free(ev);
+    return rc;
+}

@@ -1,0 +1,123 @@
+/* GPU description helpers: V-f and idle interpolation, validation, priors. */
+#include "wattlas_core.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Piecewise-linear interpolation over ascending x, clamped at the ends. */
+static double interp(const double *x, const double *y, int n, double at)
+{
+    if (n <= 0)
+        return 0.0;
+    if (at <= x[0] || n == 1)
+        return y[0];
+    if (at >= x[n - 1])
+        return y[n - 1];
+    int lo = 0, hi = n - 1;
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (x[mid] <= at)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double t = (at - x[lo]) / (x[hi] - x[lo]);
+    return y[lo] + t * (y[hi] - y[lo]);
+}
+
+double wl_core_gpu_voltage_mv(const wl_core_gpu *gpu, double sm_clock_mhz)
+{
+    return interp(gpu->vf.clock_mhz, gpu->vf.voltage_mv, gpu->vf.n, sm_clock_mhz);
+}
+
+double wl_core_gpu_idle_w(const wl_core_gpu *gpu, double sm_clock_mhz)
+{
+    return interp(gpu->vf.clock_mhz, gpu->vf.idle_w, gpu->vf.n, sm_clock_mhz);
+}
+
+/* Uncalibrated priors for an Ampere-class datacenter GPU. They are starting
+ * points for calibration, not results: every shipped preset overrides them. */
+void wl_core_coeffs_default(wl_core_coeffs *c)
+{
+    memset(c, 0, sizeof *c);
+    c->tc_eff = 0.80;           /* CUTLASS-class kernels reach ~80% of peak */
+    c->cuda_eff = 0.70;
+    c->dram_eff = 0.85;         /* STREAM-like copy reaches ~85% of HBM peak */
+    c->l2_eff = 0.70;
+    c->overlap_p = 3.0;
+    c->tile_overhead_clk = 800.0;
+    c->kernel_fixed_us = 2.5;   /* launch latency + drain, a few us on A100 */
+    c->kernel_fixed_clk = 2000.0;
+    c->host_launch_us = 30.0;   /* eager PyTorch op dispatch, ~20-40 us */
+    c->c_active_w = 40.0;
+    c->c_tc_w = 180.0;
+    c->c_fp_w = 100.0;
+    c->c_sfu_w = 20.0;
+    c->c_smem_w = 40.0;
+    c->c_l2_w = 40.0;
+    c->e_dram_pj_per_byte = 31.0; /* HBM2 ~3.9 pJ/bit (O'Connor et al., MICRO'17) */
+    c->dram_background_w = 10.0;
+    c->leak_w_per_c = 0.5;
+    c->thermal_c_per_w = 0.1;
+    c->power_cap_frac = 0.96;
+}
+
+#define CHECK(cond, field, ...)                                                    \
+    do {                                                                           \
+        if (!(cond)) {                                                             \
+            wl_error_set(err, gpu->id, 0, field, __VA_ARGS__);                     \
+            return WL_EINVAL;                                                      \
+        }                                                                          \
+    } while (0)
+
+int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
+{
+    CHECK(gpu->sms > 0, "sms", "must be a positive integer");
+    CHECK(gpu->sm_clock_min_mhz > 0 && gpu->sm_clock_max_mhz >= gpu->sm_clock_min_mhz,
+          "sm_clock_max_mhz", "clock range must satisfy 0 < min <= max");
+    CHECK(gpu->sm_clock_step_mhz > 0, "sm_clock_step_mhz", "must be positive");
+    CHECK(gpu->cuda_flop_per_clk_sm[WL_DT_FP32] > 0, "cuda_fp32_flop_per_clk_sm",
+          "must be positive");
+    for (int i = 0; i < WL_DT_COUNT; i++) {
+        CHECK(gpu->tc_flop_per_clk_sm[i] >= 0 && isfinite(gpu->tc_flop_per_clk_sm[i]),
+              "tensor throughput", "must be >= 0");
+        CHECK(gpu->cuda_flop_per_clk_sm[i] >= 0 && isfinite(gpu->cuda_flop_per_clk_sm[i]),
+              "cuda throughput", "must be >= 0");
+    }
+    CHECK(gpu->sfu_op_per_clk_sm > 0, "sfu_op_per_clk_sm", "must be positive");
+    CHECK(gpu->l2_size_mb > 0, "l2_size_mb", "must be positive");
+    CHECK(gpu->l2_bytes_per_clk > 0, "l2_bw_bytes_per_clk", "must be positive");
+    CHECK(gpu->dram_bw_gbs > 0, "dram_bw_gbs", "must be positive");
+    CHECK(gpu->smem_bytes_per_clk_sm > 0, "smem_bw_bytes_per_clk_sm", "must be positive");
+    CHECK(gpu->smem_per_sm_kb > 0, "smem_per_sm_kb", "must be positive");
+    CHECK(gpu->max_warps_per_sm > 0, "max_warps_per_sm", "must be positive");
+    CHECK(gpu->power_limit_w > 0, "power_limit_w", "must be positive");
+    CHECK(gpu->v_ref_mv > 0, "v_ref_mv", "must be positive");
+    CHECK(gpu->vf.n >= 2, "clock_mhz", "the V-f table needs at least two points");
+    for (int i = 0; i < gpu->vf.n; i++) {
+        CHECK(gpu->vf.voltage_mv[i] > 0, "voltage_mv", "point %d: must be positive", i + 1);
+        CHECK(gpu->vf.idle_w[i] >= 0, "idle_power_w", "point %d: must be >= 0", i + 1);
+        if (i > 0)
+            CHECK(gpu->vf.clock_mhz[i] > gpu->vf.clock_mhz[i - 1], "clock_mhz",
+                  "point %d: clocks must be strictly ascending", i + 1);
+    }
+    const wl_core_coeffs *c = &gpu->coef;
+    CHECK(c->tc_eff > 0 && c->tc_eff <= 1, "tc_eff", "must be in (0, 1]");
+    CHECK(c->cuda_eff > 0 && c->cuda_eff <= 1, "cuda_eff", "must be in (0, 1]");
+    CHECK(c->dram_eff > 0 && c->dram_eff <= 1, "dram_eff", "must be in (0, 1]");
+    CHECK(c->l2_eff > 0 && c->l2_eff <= 1, "l2_eff", "must be in (0, 1]");
+    CHECK(c->overlap_p >= 1, "overlap_p", "must be >= 1");
+    CHECK(c->tile_overhead_clk >= 0 && c->kernel_fixed_us >= 0 && c->kernel_fixed_clk >= 0 &&
+              c->host_launch_us >= 0,
+          "kernel overheads", "must be >= 0");
+    CHECK(c->c_active_w >= 0 && c->c_tc_w >= 0 && c->c_fp_w >= 0 && c->c_sfu_w >= 0 &&
+              c->c_smem_w >= 0 && c->c_l2_w >= 0 && c->e_dram_pj_per_byte >= 0 &&
+              c->dram_background_w >= 0,
+          "power coefficients", "must be >= 0");
+    CHECK(c->leak_w_per_c >= 0 && c->thermal_c_per_w >= 0, "leak_w_per_c", "must be >= 0");
+    CHECK(c->leak_w_per_c * c->thermal_c_per_w < 0.5, "leak_w_per_c",
+          "thermal feedback leak*thermal must stay below 0.5 (runaway)");
+    CHECK(c->power_cap_frac > 0 && c->power_cap_frac <= 1.0, "power_cap_frac",
+          "must be in (0, 1]");
+    return WL_OK;
+}

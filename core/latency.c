@@ -1,0 +1,335 @@
+/* Kernel latency models. Each reduces a kernel to clock-independent cycle and
+ * byte counts (wl_kprep); the evaluator turns them into time at any clock.
+ *
+ * "tiled": threadblock tiles, waves quantised over the SMs, L2/DRAM traffic
+ * from the tiling (blocked-GEMM I/O bound), L2 residency of small tensors.
+ * "roofline": the same traffic with perfect load balance and no tile
+ * overheads -- a lower bound useful for comparison. */
+#include "core_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#define WARP_TILE 64.0 /* warp-level MMA tile edge: sets shared-memory reuse */
+
+typedef struct {
+    double tm, tn;
+} tile_shape;
+
+static const tile_shape tc_tiles[] = {
+    {256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}};
+static const tile_shape simt_tiles[] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}, {32, 64}};
+
+static double l2_capacity_bytes(const wl_core_gpu *gpu)
+{
+    /* Producer->consumer reuse sees about half the L2: A100's L2 is two
+     * partitions and the hashing leaves part of it to other traffic. */
+    return gpu->l2_size_mb * 1048576.0 * 0.5;
+}
+
+/* Fraction of a kernel's traffic served by L2 when its working set ws was just
+ * produced by the previous kernel: all of it when ws fits, none when ws is
+ * twice the capacity (LRU streaming thrashes), linear in between. */
+static double l2_hit(const wl_core_gpu *gpu, double ws)
+{
+    double cap = l2_capacity_bytes(gpu);
+    double h = 2.0 - ws / cap;
+    return h < 0 ? 0 : (h > 1 ? 1 : h);
+}
+
+static double peak_math(const wl_core_gpu *gpu, const wl_kernel *k, int *on_tc)
+{
+    wl_dtype dt = k->in_dtype;
+    if (k->tensor_core) {
+        if (dt == WL_DT_FP32)
+            dt = WL_DT_TF32;
+        if (gpu->tc_flop_per_clk_sm[dt] > 0) {
+            *on_tc = 1;
+            return gpu->tc_flop_per_clk_sm[dt];
+        }
+    }
+    *on_tc = 0;
+    double p = gpu->cuda_flop_per_clk_sm[dt == WL_DT_TF32 ? WL_DT_FP32 : dt];
+    return p > 0 ? p : gpu->cuda_flop_per_clk_sm[WL_DT_FP32];
+}
+
+static double dram_us_of(const wl_core_gpu *gpu, double bytes)
+{
+    return bytes / (gpu->dram_bw_gbs * 1e3 * gpu->coef.dram_eff); /* GB/s -> B/us */
+}
+
+static double l2_clk_of(const wl_core_gpu *gpu, double bytes)
+{
+    return bytes / (gpu->l2_bytes_per_clk * gpu->coef.l2_eff);
+}
+
+/* GEMM with a given tile; fills p and returns the estimated time at the max
+ * clock, which is how the library heuristic picks a tile (it ignores DVFS). */
+static double gemm_with_tile(const wl_core_gpu *gpu, const wl_kernel *k, tile_shape t,
+                             int tiled, wl_kprep *p)
+{
+    int on_tc = 0;
+    double peak = peak_math(gpu, k, &on_tc);
+    double eff = on_tc ? gpu->coef.tc_eff : gpu->coef.cuda_eff;
+    double bin = wl_dtype_bytes(k->in_dtype);
+    double bout = bin;
+    double M = (double)k->m, N = (double)k->n, K = (double)k->k, B = (double)k->batch;
+    double sms = gpu->sms;
+    double flops = 2.0 * M * N * K * B;
+
+    double gm = ceil(M / t.tm), gn = ceil(N / t.tn);
+    double tiles = gm * gn * B;
+    /* resident CTAs per SM, limited by shared memory (3-stage pipeline of
+     * 32-deep K slices) */
+    double smem_cta = (t.tm + t.tn) * 32.0 * bin * 3.0;
+    double ctas = floor(gpu->smem_per_sm_kb * 1024.0 / smem_cta);
+    if (ctas < 1)
+        ctas = 1;
+    if (ctas > 4)
+        ctas = 4;
+    double main_clk = 2.0 * t.tm * t.tn * K / (peak * eff);
+    if (tiled) {
+        /* wave quantisation: the busiest SM runs ceil(tiles/sms) tiles; the
+         * prologue/epilogue of one CTA overlaps the mainloop of another */
+        double per_sm = ceil(tiles / sms);
+        p->comp_clk = per_sm * main_clk + gpu->coef.tile_overhead_clk * ceil(per_sm / ctas);
+    } else {
+        p->comp_clk = flops / (sms * peak * eff);
+    }
+    p->sm_frac = tiles >= sms ? 1.0 : tiles / sms;
+
+    /* traffic: every tile streams its A and B panels through L2 */
+    double a1 = M * K * bin, b1 = K * N * bin, c1 = M * N * bout;
+    double l2b = B * (gm * gn * (t.tm + t.tn) * K * bin + c1);
+    if (!tiled)
+        l2b = B * (a1 + b1 + c1);
+    /* DRAM: blocked-GEMM I/O bound. The smaller operand is held in L2 in
+     * chunks of the L2 capacity; the larger is re-streamed once per chunk. */
+    double cap = l2_capacity_bytes(gpu);
+    double small = a1 < b1 ? a1 : b1, big = a1 < b1 ? b1 : a1;
+    double reads = small + big * ceil(small / cap);
+    double dram = B * (reads + c1);
+    p->l2_clk = l2_clk_of(gpu, l2b);
+    p->dram_us = dram_us_of(gpu, dram);
+    p->l2_bytes = l2b;
+    p->dram_bytes = dram;
+    p->flops = flops;
+    double busy_clk = flops / (sms * peak); /* pipe-busy cycles per SM at 100% */
+    if (on_tc)
+        p->tc_clk = busy_clk;
+    else
+        p->fp_clk = busy_clk;
+    /* warps re-read fragments of A and B from shared memory:
+     * per k, tm*tn/WARP_TILE*2 elements */
+    double smem_bytes = B * gm * gn * K * bin * (t.tm * t.tn / WARP_TILE * 2.0 + t.tm + t.tn);
+    p->smem_clk = smem_bytes / (sms * gpu->smem_bytes_per_clk_sm);
+
+    double f = gpu->sm_clock_max_mhz * 1e-3;
+    double tc = p->comp_clk / f / 1e3, tl = p->l2_clk / f / 1e3, td = p->dram_us;
+    double tm = tl > td ? tl : td;
+    return (tc > tm ? tc : tm);
+}
+
+static void prep_gemm(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_kprep *p)
+{
+    int on_tc = 0;
+    peak_math(gpu, k, &on_tc);
+    const tile_shape *cand = on_tc ? tc_tiles : simt_tiles;
+    size_t nc = on_tc ? sizeof tc_tiles / sizeof *tc_tiles : sizeof simt_tiles / sizeof *simt_tiles;
+    if (!tiled)
+        nc = 1;
+    wl_kprep best, tmp;
+    double best_t = INFINITY;
+    for (size_t i = 0; i < nc; i++) {
+        memset(&tmp, 0, sizeof tmp);
+        double t = gemm_with_tile(gpu, k, cand[i], tiled, &tmp);
+        if (t < best_t * 0.999) { /* prefer the larger tile on ties */
+            best_t = t;
+            best = tmp;
+        }
+    }
+    double count = p->count;
+    int cls = p->cls;
+    *p = best;
+    p->count = count;
+    p->cls = cls;
+}
+
+/* Fused attention (FlashAttention-2 style): one CTA per 128 query rows per
+ * head, K and V streamed through L2, scores never reach DRAM. */
+static void prep_flash(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_kprep *p)
+{
+    int on_tc = 0;
+    double peak = peak_math(gpu, k, &on_tc);
+    double eff = (on_tc ? gpu->coef.tc_eff : gpu->coef.cuda_eff) * 0.75; /* softmax in the loop */
+    double bin = wl_dtype_bytes(k->in_dtype);
+    double BH = (double)k->batch, Sq = (double)k->m, Sk = (double)k->n, D = (double)k->k;
+    double causal = k->causal ? 0.5 : 1.0;
+    double sms = gpu->sms;
+    double flops = 4.0 * BH * Sq * Sk * D * causal;
+    double br = 128.0;
+    double tiles = ceil(Sq / br) * BH;
+    double tile_clk = 4.0 * br * Sk * D * causal / (peak * eff);
+    if (tiled) {
+        double per_sm = ceil(tiles / sms);
+        p->comp_clk = per_sm * tile_clk + gpu->coef.tile_overhead_clk * per_sm;
+    } else {
+        p->comp_clk = flops / (sms * peak * eff);
+    }
+    p->sm_frac = tiles >= sms ? 1.0 : tiles / sms;
+    double qo = 2.0 * BH * Sq * D * bin, kv = 2.0 * BH * Sk * D * bin;
+    double l2b = qo + tiles * kv / BH * causal;
+    p->l2_bytes = l2b;
+    p->dram_bytes = qo + kv;
+    p->l2_clk = l2_clk_of(gpu, l2b);
+    p->dram_us = dram_us_of(gpu, qo + kv);
+    p->flops = flops;
+    p->tc_clk = flops / (sms * peak);
+    double scores = BH * Sq * Sk * causal;
+    p->sfu_clk = scores / (sms * gpu->sfu_op_per_clk_sm);
+    p->fp_clk = 4.0 * scores / (sms * gpu->cuda_flop_per_clk_sm[WL_DT_FP32]);
+    p->smem_clk = tiles * Sk * D * bin * 2.0 * causal * 4.0 / (sms * gpu->smem_bytes_per_clk_sm);
+}
+
+/* Per-element cost of memory-bound kernels: bytes moved, FP/ALU operations
+ * and SFU operations. Half-precision math runs in fp32 after conversion. */
+typedef struct {
+    double bytes_per_elem_in;  /* multiples of the input element size */
+    double extra_out_bytes;    /* output bytes per element when dtype changes */
+    double fp_ops, sfu_ops;
+} ew_cost;
+
+static ew_cost ew_cost_of(const wl_kernel *k)
+{
+    double b = wl_dtype_bytes(k->in_dtype);
+    ew_cost c = {2.0, 0.0, 1.0, 0.0};
+    switch (k->op) {
+    case WL_EW_ADD: case WL_EW_MUL: case WL_EW_UNSPEC_TENSOR:
+        c.bytes_per_elem_in = 3.0; break;
+    case WL_EW_SCALAR_ADD: case WL_EW_SCALAR_MUL: case WL_EW_RELU: break;
+    case WL_EW_GELU: c.fp_ops = 14.0; break;  /* erf by polynomial */
+    case WL_EW_SILU: c.fp_ops = 4.0; c.sfu_ops = 2.0; break; /* exp, rcp */
+    case WL_EW_TANH: c.fp_ops = 2.0; c.sfu_ops = 1.0; break;
+    case WL_EW_UNSPEC_SCALAR: c.fp_ops = 3.0; break;
+    case WL_EW_CAST_FP32: c.bytes_per_elem_in = 1.0; c.extra_out_bytes = 4.0; break;
+    case WL_EW_CAST_BF16: c.bytes_per_elem_in = 1.0; c.extra_out_bytes = 2.0; break;
+    case WL_EW_COPY: c.fp_ops = 0.0; break;
+    default: break;
+    }
+    (void)b;
+    return c;
+}
+
+static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_kprep *p)
+{
+    double b = wl_dtype_bytes(k->in_dtype);
+    double sms = gpu->sms;
+    double elems, bytes, fp_ops, sfu_ops, rows = 1.0;
+    if (k->kind == WL_K_ELEMENTWISE) {
+        ew_cost c = ew_cost_of(k);
+        elems = (double)k->n;
+        bytes = elems * (c.bytes_per_elem_in * b + c.extra_out_bytes);
+        fp_ops = elems * (c.fp_ops + (b < 4 ? 1.0 : 0.0));
+        sfu_ops = elems * c.sfu_ops;
+    } else {
+        rows = (double)k->batch;
+        elems = rows * (double)k->n;
+        switch (k->kind) {
+        case WL_K_SOFTMAX: /* max, exp, sum, scale: one read, one write */
+            bytes = 2.0 * elems * b;
+            fp_ops = 5.0 * elems;
+            sfu_ops = elems + rows;
+            break;
+        case WL_K_LAYERNORM: /* Welford mean/var, normalise, affine */
+            bytes = 2.0 * elems * b + 2.0 * (double)k->n * b;
+            fp_ops = 8.0 * elems;
+            sfu_ops = rows;
+            break;
+        case WL_K_RMSNORM:
+            bytes = 2.0 * elems * b + (double)k->n * b;
+            fp_ops = 5.0 * elems;
+            sfu_ops = rows;
+            break;
+        default: /* WL_K_REDUCE */
+            bytes = elems * b + rows * b;
+            fp_ops = elems;
+            sfu_ops = 0.0;
+            break;
+        }
+    }
+    double hit = tiled ? l2_hit(gpu, bytes) : 0.0;
+    p->l2_bytes = bytes;
+    p->dram_bytes = bytes * (1.0 - hit);
+    p->l2_clk = l2_clk_of(gpu, bytes);
+    p->dram_us = dram_us_of(gpu, p->dram_bytes);
+    /* one element per thread per pass: fp32 pipes at cuda_eff */
+    double fp_peak = gpu->cuda_flop_per_clk_sm[WL_DT_FP32] * 0.5; /* FMA counts 2 */
+    p->fp_clk = fp_ops / (sms * fp_peak);
+    p->sfu_clk = sfu_ops / (sms * gpu->sfu_op_per_clk_sm);
+    p->comp_clk = (p->fp_clk + p->sfu_clk) / gpu->coef.cuda_eff;
+    /* rows map to CTAs; a small grid leaves SMs idle */
+    double ctas = k->kind == WL_K_ELEMENTWISE ? ceil(elems / 2048.0) : rows / 4.0;
+    p->sm_frac = ctas >= sms ? 1.0 : (ctas < 1 ? 1.0 / sms : ctas / sms);
+    if (tiled && p->sm_frac < 1.0) {
+        /* fewer SMs issue memory requests: bandwidth falls with them */
+        p->l2_clk /= p->sm_frac;
+        p->dram_us /= sqrt(p->sm_frac);
+        p->comp_clk /= p->sm_frac;
+    }
+    p->smem_clk = (k->kind == WL_K_ELEMENTWISE ? 0.0 : elems * 4.0) /
+                  (sms * gpu->smem_bytes_per_clk_sm);
+}
+
+static void prepare(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_kprep *p)
+{
+    p->fixed_us = gpu->coef.kernel_fixed_us;
+    p->fixed_clk = gpu->coef.kernel_fixed_clk;
+    switch (k->kind) {
+    case WL_K_GEMM:
+        prep_gemm(gpu, k, tiled, p);
+        break;
+    case WL_K_ATTN_FLASH:
+        prep_flash(gpu, k, tiled, p);
+        break;
+    case WL_K_GAP:
+        p->is_gap = 1;
+        p->gap_us = k->gap_us;
+        p->fixed_us = 0;
+        p->fixed_clk = 0;
+        return;
+    default:
+        prep_memory_bound(gpu, k, tiled, p);
+        break;
+    }
+    p->fixed_us = gpu->coef.kernel_fixed_us;
+    p->fixed_clk = gpu->coef.kernel_fixed_clk;
+}
+
+static void prepare_tiled(const wl_core_gpu *gpu, const wl_kernel *k, wl_kprep *p)
+{
+    prepare(gpu, k, 1, p);
+}
+
+static void prepare_roofline(const wl_core_gpu *gpu, const wl_kernel *k, wl_kprep *p)
+{
+    prepare(gpu, k, 0, p);
+}
+
+static const wl_core_latency_type tiled_type = {"tiled", prepare_tiled};
+static const wl_core_latency_type roofline_type = {"roofline", prepare_roofline};
+const wl_core_latency_type *wl_core_latency_tiled = &tiled_type;
+const wl_core_latency_type *wl_core_latency_roofline = &roofline_type;
+
+const wl_core_latency_type *wl_core_latency_lookup(const char *name)
+{
+    static const wl_core_latency_type *const all[] = {&tiled_type, &roofline_type};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (strcmp(all[i]->name, name) == 0)
+            return all[i];
+    return NULL;
+}
+
+const char *wl_core_latency_name(const wl_core_latency_type *t)
+{
+    return t ? t->name : "?";
+}

@@ -1,0 +1,198 @@
+/* Kernel-trace import, format of shared/data/traces: a JSON list in launch
+ * order of [params, tags] pairs. */
+#include "core_internal.h"
+#include "json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int get_num(const wj_value *obj, const char *key, double *out, const char *src,
+                   int line, wl_error *err)
+{
+    const wj_value *v = wj_get(obj, key);
+    if (!v || (v->type != WJ_NUMBER && v->type != WJ_BOOL)) {
+        wl_error_set(err, src, line, key, "missing or not a number");
+        return WL_EPARSE;
+    }
+    *out = v->num;
+    return WL_OK;
+}
+
+static int get_count(const wj_value *obj, const char *key, long long *out, const char *src,
+                     int line, wl_error *err)
+{
+    double d;
+    if (get_num(obj, key, &d, src, line, err))
+        return WL_EPARSE;
+    if (!(d >= 1) || d > 1e15 || d != floor(d)) {
+        wl_error_set(err, src, line, key, "must be a positive integer, got %g", d);
+        return WL_EPARSE;
+    }
+    *out = (long long)d;
+    return WL_OK;
+}
+
+static int get_dtype(const wj_value *obj, const char *key, wl_dtype *out, const char *src,
+                     int line, wl_error *err)
+{
+    const wj_value *v = wj_get(obj, key);
+    if (!v || v->type != WJ_STRING || wl_dtype_parse(v->str, out)) {
+        wl_error_set(err, src, line, key, "missing or unknown precision (fp32, tf32, fp16, bf16, fp8, int8)");
+        return WL_EPARSE;
+    }
+    return WL_OK;
+}
+
+static int parse_entry(const wj_value *e, const char *src, wl_kernel *k, wl_error *err)
+{
+    int line = e->line;
+    if (e->type != WJ_ARRAY || e->n != 2 || e->items[0].type != WJ_OBJECT ||
+        e->items[1].type != WJ_ARRAY || e->items[1].n < 1 ||
+        e->items[1].items[0].type != WJ_STRING) {
+        wl_error_set(err, src, line, "", "entry must be [params-object, [kind, ...]]");
+        return WL_EPARSE;
+    }
+    const wj_value *prm = &e->items[0];
+    const char *kind = e->items[1].items[0].str;
+    memset(k, 0, sizeof *k);
+    if (strcmp(kind, "gemm") == 0 || strcmp(kind, "conv2d") == 0) {
+        k->kind = WL_K_GEMM;
+        double tc = 0;
+        if (get_count(prm, "batch", &k->batch, src, line, err) ||
+            get_count(prm, "dimM", &k->m, src, line, err) ||
+            get_count(prm, "dimN", &k->n, src, line, err) ||
+            get_count(prm, "dimK", &k->k, src, line, err) ||
+            get_dtype(prm, "precM", &k->in_dtype, src, line, err) ||
+            get_dtype(prm, "precA", &k->acc_dtype, src, line, err) ||
+            get_num(prm, "useTensorCore", &tc, src, line, err))
+            return WL_EPARSE;
+        k->tensor_core = tc != 0;
+    } else if (strcmp(kind, "softmax") == 0 || strcmp(kind, "layernorm") == 0 ||
+               strcmp(kind, "rmsnorm") == 0) {
+        k->kind = kind[0] == 's' ? WL_K_SOFTMAX : (kind[0] == 'l' ? WL_K_LAYERNORM : WL_K_RMSNORM);
+        if (get_count(prm, "batch", &k->batch, src, line, err) ||
+            get_count(prm, "dim", &k->n, src, line, err) ||
+            get_dtype(prm, "prec", &k->in_dtype, src, line, err))
+            return WL_EPARSE;
+        k->acc_dtype = WL_DT_FP32;
+    } else if (strcmp(kind, "elementwise") == 0) {
+        k->kind = WL_K_ELEMENTWISE;
+        const wj_value *op = wj_get(prm, "op");
+        if (!op || op->type != WJ_STRING || wl_ew_op_parse(op->str, &k->op)) {
+            wl_error_set(err, src, line, "op", "missing or unknown elementwise op");
+            return WL_EPARSE;
+        }
+        k->batch = 1;
+        if (get_count(prm, "dim", &k->n, src, line, err) ||
+            get_dtype(prm, "prec", &k->in_dtype, src, line, err))
+            return WL_EPARSE;
+        k->acc_dtype = WL_DT_FP32;
+    } else if (strcmp(kind, "flash_attention") == 0) {
+        k->kind = WL_K_ATTN_FLASH;
+        double causal = 0;
+        if (get_count(prm, "batch", &k->batch, src, line, err) ||
+            get_count(prm, "dimM", &k->m, src, line, err) ||
+            get_count(prm, "dimN", &k->n, src, line, err) ||
+            get_count(prm, "dimK", &k->k, src, line, err) ||
+            get_dtype(prm, "precM", &k->in_dtype, src, line, err) ||
+            get_num(prm, "causal", &causal, src, line, err))
+            return WL_EPARSE;
+        k->tensor_core = 1;
+        k->causal = causal != 0;
+        k->acc_dtype = WL_DT_FP32;
+    } else if (strcmp(kind, "gap") == 0) {
+        k->kind = WL_K_GAP;
+        if (get_num(prm, "us", &k->gap_us, src, line, err))
+            return WL_EPARSE;
+        if (!(k->gap_us >= 0) || !isfinite(k->gap_us)) {
+            wl_error_set(err, src, line, "us", "must be >= 0");
+            return WL_EPARSE;
+        }
+    } else {
+        wl_error_set(err, src, line, "kind", "unsupported kernel kind '%s'", kind);
+        return WL_EUNSUPPORTED;
+    }
+    return WL_OK;
+}
+
+int wl_core_trace_parse(const char *text, size_t len, const char *source,
+                        wl_core_workload **out, wl_error *err)
+{
+    *out = NULL;
+    char msg[200];
+    int line = 0;
+    wj_value *root = wj_parse(text, len, &line, msg, sizeof msg);
+    if (!root) {
+        wl_error_set(err, source, line, "", "%s", msg);
+        return WL_EPARSE;
+    }
+    int rc = WL_OK;
+    if (root->type != WJ_ARRAY) {
+        wl_error_set(err, source, root->line, "", "a trace must be a JSON list of kernels");
+        rc = WL_EPARSE;
+    } else if (root->n == 0) {
+        wl_error_set(err, source, root->line, "", "the trace holds no kernels");
+        rc = WL_EPARSE;
+    }
+    wl_core_workload *wl = NULL;
+    if (!rc) {
+        const char *base = strrchr(source, '/');
+        wl = wl_core_workload_create(base ? base + 1 : source);
+        if (!wl)
+            rc = WL_ENOMEM;
+    }
+    for (size_t i = 0; !rc && i < root->n; i++) {
+        wl_kernel k;
+        rc = parse_entry(&root->items[i], source, &k, err);
+        if (!rc && wl_core_workload_add(wl, &k))
+            rc = WL_ENOMEM;
+    }
+    wj_free(root);
+    if (rc) {
+        wl_core_workload_free(wl);
+        return rc;
+    }
+    *out = wl;
+    return WL_OK;
+}
+
+int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        wl_error_set(err, path, 0, "", "cannot open trace");
+        return WL_EIO;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (n < cap)
+            break;
+        cap *= 2;
+        char *nb = realloc(buf, cap);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+        } else
+            buf = nb;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf) {
+        wl_error_set(err, path, 0, "", "out of memory");
+        return WL_ENOMEM;
+    }
+    if (bad) {
+        free(buf);
+        wl_error_set(err, path, 0, "", "read error");
+        return WL_EIO;
+    }
+    int rc = wl_core_trace_parse(buf, n, path, out, err);
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,158 @@
+/* Errors, enum names and parsers shared by the core. */
+#include "wattlas_core.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *wl_core_strerror(int status)
+{
+    switch (status) {
+    case WL_OK: return "success";
+    case WL_EINVAL: return "invalid argument";
+    case WL_ENOMEM: return "out of memory";
+    case WL_EIO: return "input/output error";
+    case WL_EPARSE: return "parse error";
+    case WL_ENOTFOUND: return "not found";
+    case WL_EUNSUPPORTED: return "unsupported";
+    case WL_ENOCONV: return "did not converge";
+    default: return "unknown error";
+    }
+}
+
+void wl_error_set(wl_error *err, const char *source, int line, const char *field,
+                  const char *fmt, ...)
+{
+    if (!err)
+        return;
+    snprintf(err->source, sizeof err->source, "%s", source ? source : "");
+    err->line = line;
+    snprintf(err->field, sizeof err->field, "%s", field ? field : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->text, sizeof err->text, fmt, ap);
+    va_end(ap);
+}
+
+void wl_error_format(const wl_error *err, char *buf, size_t n)
+{
+    char where[300];
+    if (err->line > 0)
+        snprintf(where, sizeof where, "%s:%d", err->source, err->line);
+    else
+        snprintf(where, sizeof where, "%s", err->source);
+    if (err->field[0])
+        snprintf(buf, n, "%s: %s: %s", where, err->field, err->text);
+    else
+        snprintf(buf, n, "%s: %s", where, err->text);
+}
+
+static const char *const dtype_names[WL_DT_COUNT] = {"fp32", "tf32", "fp16", "bf16", "fp8", "int8"};
+
+const char *wl_dtype_name(wl_dtype dt)
+{
+    return (unsigned)dt < WL_DT_COUNT ? dtype_names[dt] : "?";
+}
+
+int wl_dtype_parse(const char *s, wl_dtype *out)
+{
+    for (int i = 0; i < WL_DT_COUNT; i++)
+        if (strcmp(s, dtype_names[i]) == 0) {
+            *out = (wl_dtype)i;
+            return WL_OK;
+        }
+    return WL_EINVAL;
+}
+
+double wl_dtype_bytes(wl_dtype dt)
+{
+    switch (dt) {
+    case WL_DT_FP32: case WL_DT_TF32: return 4.0; /* tf32 is stored as fp32 */
+    case WL_DT_FP16: case WL_DT_BF16: return 2.0;
+    case WL_DT_FP8: case WL_DT_INT8: return 1.0;
+    default: return 4.0;
+    }
+}
+
+static const char *const kind_names[WL_K_COUNT] = {
+    "gemm", "flash_attention", "softmax", "layernorm", "rmsnorm", "reduce", "elementwise", "gap"};
+
+const char *wl_kernel_kind_name(wl_kernel_kind k)
+{
+    return (unsigned)k < WL_K_COUNT ? kind_names[k] : "?";
+}
+
+/* Names follow the trace format of shared/data/traces (plus "copy"). */
+static const char *const ew_names[WL_EW_COUNT] = {
+    "pointwise_add", "pointwise_mul", "scalar_add", "scalar_mul", "relu", "gelu", "silu",
+    "tanh", "typecast_to_fp32", "typecast_to_bf16", "unspecified_scalar",
+    "unspecified_tensor", "copy"};
+
+const char *wl_ew_op_name(wl_ew_op op)
+{
+    return (unsigned)op < WL_EW_COUNT ? ew_names[op] : "?";
+}
+
+int wl_ew_op_parse(const char *s, wl_ew_op *out)
+{
+    for (int i = 0; i < WL_EW_COUNT; i++)
+        if (strcmp(s, ew_names[i]) == 0) {
+            *out = (wl_ew_op)i;
+            return WL_OK;
+        }
+    return WL_EINVAL;
+}
+
+static const char *const style_names[] = {"gpt2", "bert", "opt", "llama"};
+
+const char *wl_style_name(wl_style s)
+{
+    return (unsigned)s <= WL_STYLE_LLAMA ? style_names[s] : "?";
+}
+
+int wl_style_parse(const char *s, wl_style *out)
+{
+    for (int i = 0; i <= (int)WL_STYLE_LLAMA; i++)
+        if (strcmp(s, style_names[i]) == 0) {
+            *out = (wl_style)i;
+            return WL_OK;
+        }
+    return WL_EINVAL;
+}
+
+static const char *const act_names[] = {"relu", "gelu", "gelu-tanh", "swiglu"};
+
+const char *wl_activation_name(wl_activation a)
+{
+    return (unsigned)a <= WL_ACT_SWIGLU ? act_names[a] : "?";
+}
+
+int wl_activation_parse(const char *s, wl_activation *out)
+{
+    for (int i = 0; i <= (int)WL_ACT_SWIGLU; i++)
+        if (strcmp(s, act_names[i]) == 0) {
+            *out = (wl_activation)i;
+            return WL_OK;
+        }
+    return WL_EINVAL;
+}
+
+int wl_attention_parse(const char *s, wl_attention *out)
+{
+    if (strcmp(s, "eager") == 0) { *out = WL_ATTN_EAGER; return WL_OK; }
+    if (strcmp(s, "flash") == 0) { *out = WL_ATTN_FLASH; return WL_OK; }
+    return WL_EINVAL;
+}
+
+const char *wl_attention_name(wl_attention a)
+{
+    return a == WL_ATTN_FLASH ? "flash" : "eager";
+}
+
+static const char *const class_names[WL_CLASS_COUNT] = {
+    "gemm", "attn_gemm", "flash_attention", "softmax", "norm", "elementwise", "gap"};
+
+const char *wl_core_class_name(int cls)
+{
+    return (cls >= 0 && cls < WL_CLASS_COUNT) ? class_names[cls] : "?";
+}

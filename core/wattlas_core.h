@@ -1,0 +1,325 @@
+/* wattlas evaluation core: GPU + workload + operating point -> time, power, energy.
+ *
+ * Plain data (GPU description, kernels, results) is visible; the workload and
+ * the evaluator own memory and are opaque handles with create/free (free
+ * accepts NULL). Functions return WL_OK or an error code and write results
+ * through out-parameters. */
+#ifndef WATTLAS_CORE_H
+#define WATTLAS_CORE_H
+
+#include <stddef.h>
+
+#define WL_VERSION "0.1.0"
+
+enum {
+    WL_OK = 0,
+    WL_EINVAL = 1,  /* bad argument or input */
+    WL_ENOMEM = 2,
+    WL_EIO = 3,     /* file could not be read or written */
+    WL_EPARSE = 4,  /* malformed input (see the error struct) */
+    WL_ENOTFOUND = 5,
+    WL_EUNSUPPORTED = 6, /* the GPU lacks what the kernel needs */
+    WL_ENOCONV = 7  /* an iteration did not converge */
+};
+
+const char *wl_core_strerror(int status);
+
+/* Parse/validation error, filled by parsers (jansson style). */
+typedef struct {
+    char source[256]; /* file name or "<preset:ID>" */
+    int line;         /* 1-based, 0 when not line-specific */
+    char field[64];   /* key or column, may be empty */
+    char text[256];
+} wl_error;
+
+void wl_error_set(wl_error *err, const char *source, int line, const char *field,
+                  const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* "source:line: field: text" into buf. */
+void wl_error_format(const wl_error *err, char *buf, size_t n);
+
+/* ---- precisions ---------------------------------------------------------- */
+
+typedef enum {
+    WL_DT_FP32 = 0,
+    WL_DT_TF32,
+    WL_DT_FP16,
+    WL_DT_BF16,
+    WL_DT_FP8,
+    WL_DT_INT8,
+    WL_DT_COUNT
+} wl_dtype;
+
+const char *wl_dtype_name(wl_dtype dt);
+int wl_dtype_parse(const char *s, wl_dtype *out); /* WL_OK or WL_EINVAL */
+double wl_dtype_bytes(wl_dtype dt);               /* storage bytes per element */
+
+/* ---- GPU description ----------------------------------------------------- */
+
+#define WL_VF_MAX 128
+
+/* Measured or derived curve: voltage and idle board power vs SM clock,
+ * linearly interpolated, clamped at the ends. */
+typedef struct {
+    int n;
+    double clock_mhz[WL_VF_MAX];
+    double voltage_mv[WL_VF_MAX];
+    double idle_w[WL_VF_MAX];
+} wl_core_vf;
+
+/* Per-GPU model coefficients. Latency ones are dimensionless efficiencies or
+ * times; power ones are effective switched capacitances expressed as watts at
+ * full activity, 1 V and 1 GHz (P = c * u * V^2 * f), or energies per byte. */
+typedef struct {
+    /* latency */
+    double tc_eff;            /* mainloop fraction of tensor-core peak */
+    double cuda_eff;          /* mainloop fraction of CUDA-core peak (SIMT GEMM) */
+    double dram_eff;          /* achievable fraction of DRAM bandwidth */
+    double l2_eff;            /* achievable fraction of L2 bandwidth */
+    double overlap_p;         /* smooth-max exponent for compute/memory overlap */
+    double tile_overhead_clk; /* prologue+epilogue SM cycles per GEMM tile */
+    double kernel_fixed_us;   /* device launch latency + tail, clock independent */
+    double kernel_fixed_clk;  /* block scheduling/ramp cycles, scales with 1/f */
+    double host_launch_us;    /* host time to issue one kernel (eager framework) */
+    /* power */
+    double c_active_w;        /* SM activity baseline (clocks, schedulers, RF) */
+    double c_tc_w;            /* tensor cores at full utilisation */
+    double c_fp_w;            /* FP/ALU pipes at full utilisation */
+    double c_sfu_w;           /* special-function units */
+    double c_smem_w;          /* shared memory / L1 at full bandwidth */
+    double c_l2_w;            /* L2 at full bandwidth */
+    double e_dram_pj_per_byte;/* DRAM access energy (memory clock is fixed) */
+    double dram_background_w; /* DRAM/PHY power while busy, beyond idle */
+    double leak_w_per_c;      /* leakage slope vs die temperature at v_ref */
+    double thermal_c_per_w;   /* die temperature rise per watt above idle */
+    double power_cap_frac;    /* governor target as a fraction of the limit */
+} wl_core_coeffs;
+
+typedef struct {
+    char id[64];
+    char name[128];
+    int sms;
+    double sm_clock_min_mhz, sm_clock_max_mhz, sm_clock_step_mhz;
+    /* dense FLOP (or OP) per SM per clock; 0 = not supported */
+    double tc_flop_per_clk_sm[WL_DT_COUNT];
+    double cuda_flop_per_clk_sm[WL_DT_COUNT];
+    double sfu_op_per_clk_sm;
+    double l2_size_mb;
+    double l2_bytes_per_clk;   /* whole-chip L2 bandwidth, scales with SM clock */
+    char dram_type[16];
+    double dram_bw_gbs;
+    double mem_clock_mhz;
+    double smem_per_sm_kb;
+    double smem_bytes_per_clk_sm;
+    int max_warps_per_sm;
+    double power_limit_w;
+    double tdp_w;
+    double v_ref_mv;           /* voltage at which leakage slope is given */
+    wl_core_vf vf;
+    wl_core_coeffs coef;
+} wl_core_gpu;
+
+/* Interpolated V(f) in mV and idle power in W. */
+double wl_core_gpu_voltage_mv(const wl_core_gpu *gpu, double sm_clock_mhz);
+double wl_core_gpu_idle_w(const wl_core_gpu *gpu, double sm_clock_mhz);
+/* Checks that every field is physically meaningful; WL_EINVAL with err set. */
+int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err);
+/* Default coefficients (uncalibrated priors, documented in core/gpu.c). */
+void wl_core_coeffs_default(wl_core_coeffs *c);
+
+/* ---- kernels and workloads ------------------------------------------------ */
+
+typedef enum {
+    WL_K_GEMM = 0,    /* dense or batched GEMM (also conv as implicit GEMM) */
+    WL_K_ATTN_FLASH,  /* fused attention: QK^T, softmax, PV in one kernel */
+    WL_K_SOFTMAX,
+    WL_K_LAYERNORM,
+    WL_K_RMSNORM,
+    WL_K_REDUCE,      /* row reduction (mean, sum) */
+    WL_K_ELEMENTWISE,
+    WL_K_GAP,         /* explicit host-side gap (sync, data loading) */
+    WL_K_COUNT
+} wl_kernel_kind;
+
+typedef enum {
+    WL_EW_ADD = 0,      /* pointwise_add: two tensor inputs */
+    WL_EW_MUL,          /* pointwise_mul */
+    WL_EW_SCALAR_ADD,   /* one tensor input */
+    WL_EW_SCALAR_MUL,
+    WL_EW_RELU,
+    WL_EW_GELU,         /* erf GELU */
+    WL_EW_SILU,
+    WL_EW_TANH,
+    WL_EW_CAST_FP32,    /* typecast_to_fp32: reads dtype, writes fp32 */
+    WL_EW_CAST_BF16,    /* typecast_to_bf16: reads fp32, writes bf16 */
+    WL_EW_UNSPEC_SCALAR,/* one input, e.g. pow, div by scalar, neg */
+    WL_EW_UNSPEC_TENSOR,/* two inputs, e.g. where(mask, x, y) */
+    WL_EW_COPY,         /* contiguous copy / cat */
+    WL_EW_COUNT
+} wl_ew_op;
+
+const char *wl_kernel_kind_name(wl_kernel_kind k);
+const char *wl_ew_op_name(wl_ew_op op);
+int wl_ew_op_parse(const char *s, wl_ew_op *out);
+
+/* One kernel launch. Field use by kind:
+ *  GEMM:       m, n, k, batch (independent GEMMs), in/acc dtype, tensor_core
+ *  ATTN_FLASH: batch = batch*heads, m = query length, n = key length,
+ *              k = head dim, causal
+ *  SOFTMAX, LAYERNORM, RMSNORM, REDUCE: batch = rows, n = row length
+ *  ELEMENTWISE: n = elements, op
+ *  GAP:        gap_us */
+typedef struct {
+    wl_kernel_kind kind;
+    wl_ew_op op;
+    wl_dtype in_dtype;
+    wl_dtype acc_dtype;
+    int tensor_core;
+    int causal;
+    long long m, n, k, batch;
+    double gap_us;
+} wl_kernel;
+
+typedef struct wl_core_workload wl_core_workload;
+
+wl_core_workload *wl_core_workload_create(const char *name);
+void wl_core_workload_free(wl_core_workload *wl);
+int wl_core_workload_add(wl_core_workload *wl, const wl_kernel *k);
+size_t wl_core_workload_count(const wl_core_workload *wl);
+const wl_kernel *wl_core_workload_kernel(const wl_core_workload *wl, size_t i);
+const char *wl_core_workload_name(const wl_core_workload *wl);
+/* Number of distinct kernels (identical launches are evaluated once). */
+size_t wl_core_workload_unique_count(const wl_core_workload *wl);
+/* Total tensor/CUDA-core FLOPs of the workload. */
+double wl_core_workload_flops(const wl_core_workload *wl);
+/* Two kernels describe the same work. */
+int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b);
+
+/* Import a JSON kernel trace (format of shared/data/traces). */
+int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err);
+int wl_core_trace_parse(const char *text, size_t len, const char *source,
+                        wl_core_workload **out, wl_error *err);
+
+/* ---- model builder --------------------------------------------------------- */
+
+typedef enum { WL_ACT_RELU = 0, WL_ACT_GELU, WL_ACT_GELU_TANH, WL_ACT_SWIGLU } wl_activation;
+typedef enum { WL_NORM_LAYERNORM = 0, WL_NORM_RMSNORM } wl_norm;
+typedef enum { WL_POS_LEARNED = 0, WL_POS_ROTARY } wl_positions;
+/* Which framework implementation's kernel sequence to reproduce. */
+typedef enum { WL_STYLE_GPT2 = 0, WL_STYLE_BERT, WL_STYLE_OPT, WL_STYLE_LLAMA } wl_style;
+typedef enum { WL_ATTN_EAGER = 0, WL_ATTN_FLASH } wl_attention;
+
+typedef struct {
+    char id[64];
+    wl_style style;
+    int layers;
+    int d_model;
+    int heads;
+    int kv_heads;
+    int d_ff;
+    wl_activation activation;
+    wl_norm norm;
+    int pre_norm;      /* 1 = pre-norm, 0 = post-norm */
+    wl_positions positions;
+    int qkv_bias;      /* informational; bias is fused into the GEMM epilogue */
+    int pooler;        /* BERT pooler: dense + tanh on the first token */
+    int final_norm;    /* a norm after the last layer */
+} wl_core_model;
+
+typedef struct {
+    long long batch;
+    long long seq;
+    wl_dtype dtype;
+    wl_attention attention;
+} wl_core_shape;
+
+const char *wl_style_name(wl_style s);
+int wl_style_parse(const char *s, wl_style *out);
+const char *wl_activation_name(wl_activation a);
+int wl_activation_parse(const char *s, wl_activation *out);
+int wl_attention_parse(const char *s, wl_attention *out);
+const char *wl_attention_name(wl_attention a);
+int wl_core_model_check(const wl_core_model *m, wl_error *err);
+
+/* Prefill forward pass as the eager framework launches it. */
+int wl_core_build(const wl_core_model *model, const wl_core_shape *shape,
+                  wl_core_workload **out, wl_error *err);
+/* The kernels of one transformer layer only. */
+int wl_core_build_layer(const wl_core_model *model, const wl_core_shape *shape,
+                        wl_core_workload **out, wl_error *err);
+
+/* ---- evaluation ------------------------------------------------------------ */
+
+typedef struct {
+    double sm_clock_mhz;      /* requested clock */
+    double voltage_mv;        /* 0: from the V-f curve */
+    double voltage_offset_mv; /* added to the curve voltage */
+    int ignore_power_limit;   /* 1: report the unthrottled point */
+} wl_core_op;
+
+/* Per kernel-class totals (for --kernels). */
+typedef struct {
+    long long launches;
+    double busy_ms;
+    double energy_j;
+    double flops;
+    double dram_bytes;
+} wl_core_class_stats;
+
+enum {
+    WL_CLASS_GEMM = 0,
+    WL_CLASS_ATTN_GEMM, /* batched GEMMs of eager attention */
+    WL_CLASS_FLASH,
+    WL_CLASS_SOFTMAX,
+    WL_CLASS_NORM,
+    WL_CLASS_ELEMENTWISE,
+    WL_CLASS_GAP,
+    WL_CLASS_COUNT
+};
+const char *wl_core_class_name(int cls);
+
+typedef struct {
+    double requested_clock_mhz;
+    double effective_clock_mhz; /* below requested when power-limited */
+    double voltage_mv;
+    int throttled;
+    double time_ms;
+    double busy_ms;             /* GPU executing kernels */
+    double power_w;             /* average board power */
+    double energy_j;
+    double energy_dyn_compute_j;
+    double energy_dyn_memory_j;
+    double energy_static_j;     /* idle(f) + temperature-dependent leakage */
+    double temp_c_rise;         /* predicted die temperature rise over idle */
+    double launch_bound_frac;   /* share of runtime the GPU waits on the host */
+    wl_core_class_stats cls[WL_CLASS_COUNT];
+} wl_core_result;
+
+/* Kernel latency model: a const type object looked up by name. */
+typedef struct wl_core_latency_type wl_core_latency_type;
+extern const wl_core_latency_type *wl_core_latency_tiled;    /* default */
+extern const wl_core_latency_type *wl_core_latency_roofline; /* no tiling */
+const wl_core_latency_type *wl_core_latency_lookup(const char *name);
+const char *wl_core_latency_name(const wl_core_latency_type *t);
+
+/* Evaluator: precomputes clock-independent work per distinct kernel once;
+ * wl_core_evaluator_run then allocates nothing. */
+typedef struct wl_core_evaluator wl_core_evaluator;
+
+int wl_core_evaluator_create(const wl_core_gpu *gpu, const wl_core_workload *wl,
+                             const wl_core_latency_type *lat,
+                             wl_core_evaluator **out);
+void wl_core_evaluator_free(wl_core_evaluator *ev);
+/* Re-reads coefficients from gpu (same structure, e.g. while fitting). */
+void wl_core_evaluator_set_gpu(wl_core_evaluator *ev, const wl_core_gpu *gpu);
+int wl_core_evaluator_run(const wl_core_evaluator *ev, const wl_core_op *op,
+                          wl_core_result *res);
+/* Latency of distinct kernel i at a clock, in microseconds (for tests). */
+double wl_core_evaluator_kernel_us(const wl_core_evaluator *ev, size_t unique_index,
+                                   double sm_clock_mhz);
+
+/* One-shot convenience. */
+int wl_core_predict(const wl_core_gpu *gpu, const wl_core_workload *wl,
+                    const wl_core_op *op, wl_core_result *res);
+
+#endif

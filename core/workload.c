@@ -1,0 +1,126 @@
+/* Workload: a kernel launch sequence with its distinct kernels indexed, so that
+ * identical launches are evaluated once and counted. */
+#include "core_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+wl_core_workload *wl_core_workload_create(const char *name)
+{
+    wl_core_workload *wl = calloc(1, sizeof *wl);
+    if (wl)
+        snprintf(wl->name, sizeof wl->name, "%s", name ? name : "");
+    return wl;
+}
+
+void wl_core_workload_free(wl_core_workload *wl)
+{
+    if (!wl)
+        return;
+    free(wl->k);
+    free(wl->uidx);
+    free(wl->uniq);
+    free(wl->ucount);
+    free(wl);
+}
+
+int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b)
+{
+    return a->kind == b->kind && a->op == b->op && a->in_dtype == b->in_dtype &&
+           a->acc_dtype == b->acc_dtype && a->tensor_core == b->tensor_core &&
+           a->causal == b->causal && a->m == b->m && a->n == b->n && a->k == b->k &&
+           a->batch == b->batch && a->gap_us == b->gap_us;
+}
+
+/* Grows two parallel arrays to hold one more element. */
+static int grow2(void **a, size_t ea, void **b, size_t eb, size_t *cap, size_t n)
+{
+    if (n < *cap)
+        return WL_OK;
+    size_t nc = *cap ? *cap * 2 : 64;
+    void *na = realloc(*a, nc * ea);
+    if (!na)
+        return WL_ENOMEM;
+    *a = na;
+    void *nb = realloc(*b, nc * eb);
+    if (!nb)
+        return WL_ENOMEM;
+    *b = nb;
+    *cap = nc;
+    return WL_OK;
+}
+
+int wl_core_workload_add(wl_core_workload *wl, const wl_kernel *k)
+{
+    if (!wl || !k)
+        return WL_EINVAL;
+    if (grow2((void **)&wl->k, sizeof *wl->k, (void **)&wl->uidx, sizeof *wl->uidx, &wl->cap,
+              wl->n))
+        return WL_ENOMEM;
+    /* Distinct kernels are few (tens per model): a linear scan from the most
+     * recent one is cheaper than hashing at this size. */
+    size_t u = wl->nu;
+    for (size_t j = wl->nu; j-- > 0;)
+        if (wl_kernel_equal(&wl->k[wl->uniq[j]], k)) {
+            u = j;
+            break;
+        }
+    if (u == wl->nu) {
+        if (grow2((void **)&wl->uniq, sizeof *wl->uniq, (void **)&wl->ucount,
+                  sizeof *wl->ucount, &wl->ucap, wl->nu))
+            return WL_ENOMEM;
+        wl->uniq[wl->nu] = wl->n;
+        wl->ucount[wl->nu] = 0;
+        wl->nu++;
+    }
+    wl->k[wl->n] = *k;
+    wl->uidx[wl->n] = u;
+    wl->ucount[u]++;
+    wl->n++;
+    return WL_OK;
+}
+
+size_t wl_core_workload_count(const wl_core_workload *wl) { return wl ? wl->n : 0; }
+size_t wl_core_workload_unique_count(const wl_core_workload *wl) { return wl ? wl->nu : 0; }
+const char *wl_core_workload_name(const wl_core_workload *wl) { return wl ? wl->name : ""; }
+
+const wl_kernel *wl_core_workload_kernel(const wl_core_workload *wl, size_t i)
+{
+    return (wl && i < wl->n) ? &wl->k[i] : NULL;
+}
+
+double wl_core_kernel_flops(const wl_kernel *k)
+{
+    double b = (double)k->batch, m = (double)k->m, n = (double)k->n, kk = (double)k->k;
+    switch (k->kind) {
+    case WL_K_GEMM:
+        return 2.0 * b * m * n * kk;
+    case WL_K_ATTN_FLASH:
+        /* QK^T and PV; causal masking skips about half the tiles */
+        return 4.0 * b * m * n * kk * (k->causal ? 0.5 : 1.0);
+    default:
+        return 0.0;
+    }
+}
+
+double wl_core_workload_flops(const wl_core_workload *wl)
+{
+    double s = 0.0;
+    for (size_t u = 0; u < wl->nu; u++)
+        s += (double)wl->ucount[u] * wl_core_kernel_flops(&wl->k[wl->uniq[u]]);
+    return s;
+}
+
+int wl_core_kernel_class(const wl_kernel *k)
+{
+    switch (k->kind) {
+    case WL_K_GEMM: return k->batch > 1 ? WL_CLASS_ATTN_GEMM : WL_CLASS_GEMM;
+    case WL_K_ATTN_FLASH: return WL_CLASS_FLASH;
+    case WL_K_SOFTMAX: return WL_CLASS_SOFTMAX;
+    case WL_K_LAYERNORM: case WL_K_RMSNORM: case WL_K_REDUCE: return WL_CLASS_NORM;
+    case WL_K_ELEMENTWISE: return WL_CLASS_ELEMENTWISE;
+    case WL_K_GAP: return WL_CLASS_GAP;
+    default: return WL_CLASS_ELEMENTWISE;
+    }
+}

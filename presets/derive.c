@@ -1,0 +1,125 @@
+/* Derive a preset's [vf] table from a measured idle table. The output is a
+ * smoothed, resampled curve (local linear least squares), not a copy. */
+#include "wattlas_presets.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXPTS 4096
+
+int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_error *err)
+{
+    if (!(step_mhz > 0)) {
+        wl_error_set(err, csv_path, 0, "step_mhz", "must be positive");
+        return WL_EINVAL;
+    }
+    FILE *f = fopen(csv_path, "r");
+    if (!f) {
+        wl_error_set(err, csv_path, 0, "", "cannot open: %s", strerror(errno));
+        return WL_EIO;
+    }
+    static double fx[MAXPTS], fv[MAXPTS], fp[MAXPTS];
+    int n = 0, line = 0, has_v = 1;
+    char buf[512];
+    while (fgets(buf, sizeof buf, f)) {
+        line++;
+        if (line == 1) {
+            if (strncmp(buf, "sm_clock_mhz,voltage_mv,idle_power_w", 36) != 0) {
+                fclose(f);
+                wl_error_set(err, csv_path, 1, "header",
+                             "expected sm_clock_mhz,voltage_mv,idle_power_w");
+                return WL_EPARSE;
+            }
+            continue;
+        }
+        if (buf[0] == '\n' || buf[0] == 0)
+            continue;
+        char *a = buf, *b = strchr(a, ','), *c = b ? strchr(b + 1, ',') : NULL;
+        if (!b || !c || n >= MAXPTS) {
+            fclose(f);
+            wl_error_set(err, csv_path, line, "", n >= MAXPTS ? "too many rows" : "expected 3 columns");
+            return WL_EPARSE;
+        }
+        *b = *c = 0;
+        char *e;
+        fx[n] = strtod(a, &e);
+        if (e == a) {
+            fclose(f);
+            wl_error_set(err, csv_path, line, "sm_clock_mhz", "not a number");
+            return WL_EPARSE;
+        }
+        if (b[1] == 0 || b[1] == ',') {
+            has_v = 0;
+            fv[n] = NAN;
+        } else {
+            fv[n] = strtod(b + 1, &e);
+            if (e == b + 1) {
+                fclose(f);
+                wl_error_set(err, csv_path, line, "voltage_mv", "not a number");
+                return WL_EPARSE;
+            }
+        }
+        fp[n] = strtod(c + 1, &e);
+        if (e == c + 1 || !(fp[n] > 0)) {
+            fclose(f);
+            wl_error_set(err, csv_path, line, "idle_power_w", "not a positive number");
+            return WL_EPARSE;
+        }
+        n++;
+    }
+    fclose(f);
+    if (n < 3) {
+        wl_error_set(err, csv_path, 0, "", "need at least 3 rows");
+        return WL_EPARSE;
+    }
+    double lo = fx[0], hi = fx[0];
+    for (int i = 1; i < n; i++) {
+        lo = fx[i] < lo ? fx[i] : lo;
+        hi = fx[i] > hi ? fx[i] : hi;
+    }
+    fprintf(out, "[vf]\n; derived by: wattlas presets derive-vf %s --step-mhz %g\n", csv_path,
+            step_mhz);
+    fprintf(out, "; local linear least squares over +-%g MHz around each knot\n", 0.75 * step_mhz);
+    double knots[WL_VF_MAX], vv[WL_VF_MAX], pp[WL_VF_MAX];
+    int nk = 0;
+    for (double x = lo; x <= hi + 1e-9 && nk < WL_VF_MAX; x += step_mhz) {
+        double w = 0.75 * step_mhz;
+        for (int col = 0; col < 2; col++) {
+            double s0 = 0, s1 = 0, s2 = 0, t0 = 0, t1 = 0;
+            for (int i = 0; i < n; i++) {
+                double y = col ? fp[i] : fv[i];
+                if (fabs(fx[i] - x) > w || !isfinite(y))
+                    continue;
+                double dx = fx[i] - x;
+                s0 += 1; s1 += dx; s2 += dx * dx; t0 += y; t1 += y * dx;
+            }
+            double det = s0 * s2 - s1 * s1;
+            double val = s0 > 0 ? (det > 1e-9 ? (t0 * s2 - t1 * s1) / det : t0 / s0) : NAN;
+            if (col)
+                pp[nk] = val;
+            else
+                vv[nk] = val;
+        }
+        knots[nk++] = x;
+    }
+    /* voltage is non-decreasing with clock: enforce after smoothing */
+    for (int i = 1; i < nk; i++)
+        if (vv[i] < vv[i - 1])
+            vv[i] = vv[i - 1];
+    const char *names[3] = {"clock_mhz", "voltage_mv", "idle_power_w"};
+    for (int col = 0; col < 3; col++) {
+        fprintf(out, "%s =", names[col]);
+        for (int i = 0; i < nk; i++) {
+            double v = col == 0 ? knots[i] : (col == 1 ? vv[i] : pp[i]);
+            if (i && i % 8 == 0)
+                fprintf(out, ",\n   ");
+            else if (i)
+                fprintf(out, ",");
+            fprintf(out, " %.2f", col == 1 && !has_v ? NAN : v);
+        }
+        fprintf(out, "\n");
+    }
+    return WL_OK;
+}

@@ -1,0 +1,524 @@
+/* Preset parsing (inih), built-in preset lookup, field access by key. */
+#include "wattlas_presets.h"
+
+#include <ini.h>
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *kind, *id, *text;
+} wl_preset_blob;
+/* generated at build time from presets/gpus/ *.ini and presets/models/ *.ini */
+extern const wl_preset_blob wl_preset_blobs[];
+extern const size_t wl_preset_blob_count;
+
+static const char *kind_dir(wl_preset_kind k) { return k == WL_PRESET_GPU ? "gpus" : "models"; }
+
+size_t wl_preset_count(wl_preset_kind kind)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < wl_preset_blob_count; i++)
+        n += strcmp(wl_preset_blobs[i].kind, kind_dir(kind)) == 0;
+    return n;
+}
+
+const char *wl_preset_id(wl_preset_kind kind, size_t idx)
+{
+    for (size_t i = 0; i < wl_preset_blob_count; i++)
+        if (strcmp(wl_preset_blobs[i].kind, kind_dir(kind)) == 0 && idx-- == 0)
+            return wl_preset_blobs[i].id;
+    return NULL;
+}
+
+const char *wl_preset_text(wl_preset_kind kind, const char *id)
+{
+    for (size_t i = 0; i < wl_preset_blob_count; i++)
+        if (strcmp(wl_preset_blobs[i].kind, kind_dir(kind)) == 0 &&
+            strcmp(wl_preset_blobs[i].id, id) == 0)
+            return wl_preset_blobs[i].text;
+    return NULL;
+}
+
+/* ---- GPU keys ------------------------------------------------------------ */
+
+typedef enum { F_DOUBLE, F_INT, F_STR } ftype;
+
+typedef struct {
+    const char *section, *key;
+    size_t off;
+    ftype type;
+    size_t size;   /* for F_STR */
+    int required;
+} gpu_field;
+
+#define D(sec, key, member, req) {sec, key, offsetof(wl_core_gpu, member), F_DOUBLE, 0, req}
+#define C(key, member) {"calibration", #key, offsetof(wl_core_gpu, coef.member), F_DOUBLE, 0, 0}
+
+static const gpu_field gpu_fields[] = {
+    {"gpu", "id", offsetof(wl_core_gpu, id), F_STR, sizeof(((wl_core_gpu *)0)->id), 1},
+    {"gpu", "name", offsetof(wl_core_gpu, name), F_STR, sizeof(((wl_core_gpu *)0)->name), 0},
+    {"gpu", "sms", offsetof(wl_core_gpu, sms), F_INT, 0, 1},
+    D("gpu", "sm_clock_min_mhz", sm_clock_min_mhz, 1),
+    D("gpu", "sm_clock_max_mhz", sm_clock_max_mhz, 1),
+    D("gpu", "sm_clock_step_mhz", sm_clock_step_mhz, 1),
+    D("gpu", "power_limit_w", power_limit_w, 1),
+    D("gpu", "tdp_w", tdp_w, 0),
+    D("compute", "tc_tf32_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_TF32], 0),
+    D("compute", "tc_fp16_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_FP16], 0),
+    D("compute", "tc_bf16_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_BF16], 0),
+    D("compute", "tc_fp8_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_FP8], 0),
+    D("compute", "tc_int8_op_per_clk_sm", tc_flop_per_clk_sm[WL_DT_INT8], 0),
+    D("compute", "cuda_fp32_flop_per_clk_sm", cuda_flop_per_clk_sm[WL_DT_FP32], 1),
+    D("compute", "cuda_fp16_flop_per_clk_sm", cuda_flop_per_clk_sm[WL_DT_FP16], 0),
+    D("compute", "cuda_bf16_flop_per_clk_sm", cuda_flop_per_clk_sm[WL_DT_BF16], 0),
+    D("compute", "sfu_op_per_clk_sm", sfu_op_per_clk_sm, 1),
+    D("memory", "l2_size_mb", l2_size_mb, 1),
+    D("memory", "l2_bw_bytes_per_clk", l2_bytes_per_clk, 1),
+    {"memory", "dram_type", offsetof(wl_core_gpu, dram_type), F_STR,
+     sizeof(((wl_core_gpu *)0)->dram_type), 1},
+    D("memory", "dram_bw_gbs", dram_bw_gbs, 1),
+    D("memory", "mem_clock_mhz", mem_clock_mhz, 1),
+    D("memory", "smem_per_sm_kb", smem_per_sm_kb, 1),
+    D("memory", "smem_bw_bytes_per_clk_sm", smem_bytes_per_clk_sm, 1),
+    {"memory", "max_warps_per_sm", offsetof(wl_core_gpu, max_warps_per_sm), F_INT, 0, 1},
+    D("vf", "v_ref_mv", v_ref_mv, 1),
+    C(tc_eff, tc_eff),
+    C(cuda_eff, cuda_eff),
+    C(dram_eff, dram_eff),
+    C(l2_eff, l2_eff),
+    C(overlap_p, overlap_p),
+    C(tile_overhead_clk, tile_overhead_clk),
+    C(kernel_fixed_us, kernel_fixed_us),
+    C(kernel_fixed_clk, kernel_fixed_clk),
+    C(host_launch_us, host_launch_us),
+    C(c_active_w, c_active_w),
+    C(c_tc_w, c_tc_w),
+    C(c_fp_w, c_fp_w),
+    C(c_sfu_w, c_sfu_w),
+    C(c_smem_w, c_smem_w),
+    C(c_l2_w, c_l2_w),
+    C(e_dram_pj_per_byte, e_dram_pj_per_byte),
+    C(dram_background_w, dram_background_w),
+    C(leak_w_per_c, leak_w_per_c),
+    C(thermal_c_per_w, thermal_c_per_w),
+    C(power_cap_frac, power_cap_frac),
+};
+#define N_GPU_FIELDS (sizeof gpu_fields / sizeof *gpu_fields)
+
+/* informational keys of [calibration] and [vf], kept as text only */
+static const char *const info_keys[] = {"source", "command", "fitted_rows", "data_hash",
+                                         "fitted_on", "note"};
+
+typedef struct {
+    const char *source;
+    wl_core_gpu *gpu;
+    wl_core_model *model;
+    unsigned char seen[64];
+    int list_seen[3];
+    wl_error *err;
+    int failed;
+} ctx;
+
+static int is_info(const char *name)
+{
+    for (size_t i = 0; i < sizeof info_keys / sizeof *info_keys; i++)
+        if (strcmp(name, info_keys[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int ctx_fail(ctx *c, const char *field, const char *fmt, const char *arg)
+{
+    if (!c->failed) {
+        c->failed = 1;
+        wl_error_set(c->err, c->source, 0, field, fmt, arg);
+    }
+    return 0;
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *e = NULL;
+    errno = 0;
+    double v = strtod(s, &e);
+    if (e == s || errno || !isfinite(v))
+        return -1;
+    while (*e == ' ' || *e == '\t')
+        e++;
+    if (*e)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Appends comma-separated numbers to a table column. */
+static int append_list(ctx *c, const char *name, const char *value, double *arr, int *n)
+{
+    const char *p = value;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        if (!*p)
+            break;
+        char *e = NULL;
+        errno = 0;
+        double v = strtod(p, &e);
+        if (e == p || errno || !isfinite(v))
+            return ctx_fail(c, name, "not a number in list: '%s'", p);
+        if (*n >= WL_VF_MAX)
+            return ctx_fail(c, name, "more than 128 table points%s", "");
+        arr[(*n)++] = v;
+        p = e;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p && *p != ',')
+            return ctx_fail(c, name, "expected ',' in list at '%s'", p);
+    }
+    return 1;
+}
+
+static int gpu_handler(void *user, const char *section, const char *name, const char *value)
+{
+    ctx *c = user;
+    wl_core_gpu *g = c->gpu;
+    if (strcmp(section, "vf") == 0) {
+        if (strcmp(name, "clock_mhz") == 0) {
+            int n = c->list_seen[0];
+            if (!append_list(c, name, value, g->vf.clock_mhz, &n))
+                return 0;
+            c->list_seen[0] = n;
+            return 1;
+        }
+        if (strcmp(name, "voltage_mv") == 0) {
+            int n = c->list_seen[1];
+            if (!append_list(c, name, value, g->vf.voltage_mv, &n))
+                return 0;
+            c->list_seen[1] = n;
+            return 1;
+        }
+        if (strcmp(name, "idle_power_w") == 0) {
+            int n = c->list_seen[2];
+            if (!append_list(c, name, value, g->vf.idle_w, &n))
+                return 0;
+            c->list_seen[2] = n;
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < N_GPU_FIELDS; i++) {
+        const gpu_field *f = &gpu_fields[i];
+        if (strcmp(section, f->section) || strcmp(name, f->key))
+            continue;
+        if (c->seen[i])
+            return ctx_fail(c, name, "duplicate key in [%s]", section);
+        c->seen[i] = 1;
+        char *base = (char *)g + f->off;
+        if (f->type == F_STR) {
+            if (strlen(value) >= f->size || !value[0])
+                return ctx_fail(c, name, "empty or too long: '%s'", value);
+            memcpy(base, value, strlen(value) + 1);
+            return 1;
+        }
+        double v;
+        if (parse_double(value, &v))
+            return ctx_fail(c, name, "not a number: '%s'", value);
+        if (f->type == F_INT) {
+            if (v != floor(v) || v < 0 || v > 1e9)
+                return ctx_fail(c, name, "not a non-negative integer: '%s'", value);
+            *(int *)(void *)base = (int)v;
+        } else {
+            *(double *)(void *)base = v;
+        }
+        return 1;
+    }
+    if ((strcmp(section, "calibration") == 0 || strcmp(section, "vf") == 0 ||
+         strcmp(section, "gpu") == 0) && is_info(name))
+        return 1;
+    if (strcmp(section, "calibration") == 0 && strncmp(name, "stderr_", 7) == 0)
+        return 1; /* standard errors written by calibrate */
+    char what[160];
+    snprintf(what, sizeof what, "[%s] %s", section, name);
+    return ctx_fail(c, name, "unknown key %s", what);
+}
+
+static int finish_ini(int rc, ctx *c, wl_error *err)
+{
+    if (rc == -1) {
+        wl_error_set(err, c->source, 0, "", "cannot open file");
+        return WL_EIO;
+    }
+    if (rc == -2) {
+        wl_error_set(err, c->source, 0, "", "out of memory");
+        return WL_ENOMEM;
+    }
+    if (rc > 0) {
+        if (!c->failed)
+            wl_error_set(err, c->source, rc, "", "malformed line (expected key = value or [section])");
+        else
+            err->line = rc;
+        return WL_EPARSE;
+    }
+    return WL_OK;
+}
+
+int wl_preset_gpu_parse(const char *text, const char *source, wl_core_gpu *out, wl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    wl_core_coeffs_default(&out->coef);
+    ctx c = {0};
+    c.source = source;
+    c.gpu = out;
+    c.err = err;
+    int rc = finish_ini(ini_parse_string(text, gpu_handler, &c), &c, err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < N_GPU_FIELDS; i++)
+        if (gpu_fields[i].required && !c.seen[i]) {
+            wl_error_set(err, source, 0, gpu_fields[i].key, "missing required key in [%s]",
+                         gpu_fields[i].section);
+            return WL_EPARSE;
+        }
+    if (c.list_seen[0] != c.list_seen[1] || c.list_seen[0] != c.list_seen[2]) {
+        wl_error_set(err, source, 0, "clock_mhz",
+                     "[vf] lists differ in length: clock_mhz %d, voltage_mv %d, idle_power_w %d",
+                     c.list_seen[0], c.list_seen[1], c.list_seen[2]);
+        return WL_EPARSE;
+    }
+    out->vf.n = c.list_seen[0];
+    if (wl_core_gpu_check(out, err)) {
+        snprintf(err->source, sizeof err->source, "%s", source);
+        return WL_EPARSE;
+    }
+    return WL_OK;
+}
+
+/* ---- models -------------------------------------------------------------- */
+
+static int model_handler(void *user, const char *section, const char *name, const char *value)
+{
+    ctx *c = user;
+    wl_core_model *m = c->model;
+    if (strcmp(section, "model") != 0)
+        return ctx_fail(c, name, "unknown section [%s]", section);
+    static const char *const ints[] = {"layers", "d_model", "heads", "kv_heads", "d_ff",
+                                       "qkv_bias", "pooler", "final_norm"};
+    int *const iptr[] = {&m->layers, &m->d_model, &m->heads, &m->kv_heads, &m->d_ff,
+                         &m->qkv_bias, &m->pooler, &m->final_norm};
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+        if (strcmp(name, ints[i]))
+            continue;
+        if (c->seen[i])
+            return ctx_fail(c, name, "duplicate key%s", "");
+        c->seen[i] = 1;
+        double v;
+        if (parse_double(value, &v) || v != floor(v) || v < 0 || v > 1e7)
+            return ctx_fail(c, name, "not a non-negative integer: '%s'", value);
+        *iptr[i] = (int)v;
+        return 1;
+    }
+    if (strcmp(name, "id") == 0) {
+        if (!value[0] || strlen(value) >= sizeof m->id)
+            return ctx_fail(c, name, "empty or too long: '%s'", value);
+        strcpy(m->id, value);
+        c->seen[20] = 1;
+    } else if (strcmp(name, "style") == 0) {
+        if (wl_style_parse(value, &m->style))
+            return ctx_fail(c, name, "unknown style '%s' (gpt2, bert, opt, llama)", value);
+        c->seen[21] = 1;
+    } else if (strcmp(name, "activation") == 0) {
+        if (wl_activation_parse(value, &m->activation))
+            return ctx_fail(c, name, "unknown activation '%s' (relu, gelu, gelu-tanh, swiglu)",
+                            value);
+    } else if (strcmp(name, "norm") == 0) {
+        if (strcmp(value, "layernorm") == 0)
+            m->norm = WL_NORM_LAYERNORM;
+        else if (strcmp(value, "rmsnorm") == 0)
+            m->norm = WL_NORM_RMSNORM;
+        else
+            return ctx_fail(c, name, "unknown norm '%s' (layernorm, rmsnorm)", value);
+    } else if (strcmp(name, "norm_placement") == 0) {
+        if (strcmp(value, "pre") == 0)
+            m->pre_norm = 1;
+        else if (strcmp(value, "post") == 0)
+            m->pre_norm = 0;
+        else
+            return ctx_fail(c, name, "unknown placement '%s' (pre, post)", value);
+    } else if (strcmp(name, "positions") == 0) {
+        if (strcmp(value, "learned") == 0)
+            m->positions = WL_POS_LEARNED;
+        else if (strcmp(value, "rotary") == 0)
+            m->positions = WL_POS_ROTARY;
+        else
+            return ctx_fail(c, name, "unknown positions '%s' (learned, rotary)", value);
+    } else if (!is_info(name) && strcmp(name, "name") != 0) {
+        return ctx_fail(c, name, "unknown key '%s' in [model]", name);
+    }
+    return 1;
+}
+
+int wl_preset_model_parse(const char *text, const char *source, wl_core_model *out,
+                          wl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->pre_norm = 1;
+    out->final_norm = -1;
+    out->kv_heads = -1;
+    ctx c = {0};
+    c.source = source;
+    c.model = out;
+    c.err = err;
+    int rc = finish_ini(ini_parse_string(text, model_handler, &c), &c, err);
+    if (rc)
+        return rc;
+    static const char *const req[] = {"layers", "d_model", "heads"};
+    for (int i = 0; i < 3; i++)
+        if (!c.seen[i]) {
+            wl_error_set(err, source, 0, req[i], "missing required key in [model]");
+            return WL_EPARSE;
+        }
+    if (!c.seen[4]) {
+        wl_error_set(err, source, 0, "d_ff", "missing required key in [model]");
+        return WL_EPARSE;
+    }
+    if (!c.seen[20]) {
+        wl_error_set(err, source, 0, "id", "missing required key in [model]");
+        return WL_EPARSE;
+    }
+    if (!c.seen[21]) {
+        wl_error_set(err, source, 0, "style", "missing required key in [model]");
+        return WL_EPARSE;
+    }
+    if (out->kv_heads < 0)
+        out->kv_heads = out->heads;
+    if (out->final_norm < 0)
+        out->final_norm = out->pre_norm;
+    if (wl_core_model_check(out, err)) {
+        snprintf(err->source, sizeof err->source, "%s", source);
+        return WL_EPARSE;
+    }
+    return WL_OK;
+}
+
+/* ---- loading ------------------------------------------------------------- */
+
+static int is_path(const char *s)
+{
+    size_t n = strlen(s);
+    return strchr(s, '/') || (n > 4 && strcmp(s + n - 4, ".ini") == 0);
+}
+
+static char *slurp(const char *path, wl_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        wl_error_set(err, path, 0, "", "cannot open file: %s", strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (n < cap - 1)
+            break;
+        cap *= 2;
+        char *nb = realloc(buf, cap);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+        } else
+            buf = nb;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        wl_error_set(err, path, 0, "", bad ? "read error" : "out of memory");
+        return NULL;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
+static int load(wl_preset_kind kind, const char *id, void *out, wl_error *err)
+{
+    char src[256];
+    if (is_path(id)) {
+        char *text = slurp(id, err);
+        if (!text)
+            return WL_EIO;
+        int rc = kind == WL_PRESET_GPU ? wl_preset_gpu_parse(text, id, out, err)
+                                       : wl_preset_model_parse(text, id, out, err);
+        free(text);
+        return rc;
+    }
+    const char *text = wl_preset_text(kind, id);
+    if (!text) {
+        wl_error_set(err, id, 0, kind == WL_PRESET_GPU ? "gpu" : "model",
+                     "no such preset (see 'wattlas presets list')");
+        return WL_ENOTFOUND;
+    }
+    snprintf(src, sizeof src, "presets/%s/%s.ini", kind_dir(kind), id);
+    return kind == WL_PRESET_GPU ? wl_preset_gpu_parse(text, src, out, err)
+                                 : wl_preset_model_parse(text, src, out, err);
+}
+
+int wl_preset_gpu_load(const char *id_or_path, wl_core_gpu *out, wl_error *err)
+{
+    return load(WL_PRESET_GPU, id_or_path, out, err);
+}
+
+int wl_preset_model_load(const char *id_or_path, wl_core_model *out, wl_error *err)
+{
+    return load(WL_PRESET_MODEL, id_or_path, out, err);
+}
+
+/* ---- field access ---------------------------------------------------------- */
+
+static const gpu_field *find_numeric(const char *key)
+{
+    for (size_t i = 0; i < N_GPU_FIELDS; i++)
+        if (gpu_fields[i].type != F_STR && strcmp(gpu_fields[i].key, key) == 0)
+            return &gpu_fields[i];
+    return NULL;
+}
+
+int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value)
+{
+    const gpu_field *f = find_numeric(key);
+    if (!f)
+        return WL_ENOTFOUND;
+    char *base = (char *)gpu + f->off;
+    if (f->type == F_INT) {
+        if (value != floor(value) || value < 0 || value > 1e9)
+            return WL_EINVAL;
+        *(int *)(void *)base = (int)value;
+    } else {
+        *(double *)(void *)base = value;
+    }
+    return WL_OK;
+}
+
+int wl_preset_gpu_get(const wl_core_gpu *gpu, const char *key, double *value)
+{
+    const gpu_field *f = find_numeric(key);
+    if (!f)
+        return WL_ENOTFOUND;
+    const char *base = (const char *)gpu + f->off;
+    *value = f->type == F_INT ? (double)*(const int *)(const void *)base
+                              : *(const double *)(const void *)base;
+    return WL_OK;
+}
+
+void wl_preset_write_calibration(FILE *out, const wl_core_gpu *gpu)
+{
+    fprintf(out, "[calibration]\n");
+    for (size_t i = 0; i < N_GPU_FIELDS; i++) {
+        if (strcmp(gpu_fields[i].section, "calibration"))
+            continue;
+        double v = 0;
+        wl_preset_gpu_get(gpu, gpu_fields[i].key, &v);
+        fprintf(out, "%s = %.6g\n", gpu_fields[i].key, v);
+    }
+}

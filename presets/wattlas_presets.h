@@ -1,0 +1,37 @@
+/* GPU and model presets: INI files with units in every key, built into the
+ * binary and also loadable from any path. */
+#ifndef WATTLAS_PRESETS_H
+#define WATTLAS_PRESETS_H
+
+#include <stdio.h>
+#include "../core/wattlas_core.h"
+
+typedef enum { WL_PRESET_GPU = 0, WL_PRESET_MODEL = 1 } wl_preset_kind;
+
+/* Built-in presets. */
+size_t wl_preset_count(wl_preset_kind kind);
+const char *wl_preset_id(wl_preset_kind kind, size_t i);
+/* INI text of a built-in preset, or NULL. */
+const char *wl_preset_text(wl_preset_kind kind, const char *id);
+
+/* id_or_path: a built-in id, or a path (contains '/' or ends in .ini). */
+int wl_preset_gpu_load(const char *id_or_path, wl_core_gpu *out, wl_error *err);
+int wl_preset_model_load(const char *id_or_path, wl_core_model *out, wl_error *err);
+int wl_preset_gpu_parse(const char *text, const char *source, wl_core_gpu *out, wl_error *err);
+int wl_preset_model_parse(const char *text, const char *source, wl_core_model *out,
+                          wl_error *err);
+
+/* Set one numeric GPU field by its preset key (e.g. "sms", "dram_bw_gbs",
+ * "c_tc_w"); WL_ENOTFOUND for an unknown key. */
+int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value);
+int wl_preset_gpu_get(const wl_core_gpu *gpu, const char *key, double *value);
+
+/* Writes the [calibration] section for gpu's coefficients. */
+void wl_preset_write_calibration(FILE *out, const wl_core_gpu *gpu);
+
+/* Derive a smoothed [vf] table from an idle-table CSV
+ * (sm_clock_mhz,voltage_mv,idle_power_w) with knots every step_mhz:
+ * local linear least squares over the points within +-0.75 step. */
+int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_error *err);
+
+#endif
