@@ -93,9 +93,17 @@ bench: deps
 $(BUILD)/bench_core: bench/bench_core.c $(BUILD)/libwattlas.a
 	$(CC) $(CFLAGS_ALL) -O3 $< $(BUILD)/libwattlas.a -o $@ $(LDLIBS_ALL)
 
+# Refit the A100 PCIe coefficients from the DVFS measurements (native builder
+# workloads), then carry them to the A100 SXM preset: same GA100 die, so the
+# per-SM coefficients transfer; its own idle table and power limit stay.
 calibrate: all
 	$(BIN)/wattlas calibrate --gpu a100-pcie-40gb $(SHARED)/data/measurements/a100-pcie-40gb-dvfs.csv \
-	    --traces $(SHARED)/data/traces -o presets/gpus/a100-pcie-40gb.ini
+	    -o presets/gpus/a100-pcie-40gb.ini
+	awk '/^\[calibration\]/{exit} {print}' presets/gpus/a100-sxm-80gb.ini > presets/gpus/a100-sxm-80gb.ini.tmp
+	awk '/^\[calibration\]/{on=1} on && !/^(fitted_rows|data_hash|note) =/{print} \
+	    /^\[calibration\]/{print "; transferred from a100-pcie-40gb (same GA100 die) by make calibrate"}' \
+	    presets/gpus/a100-pcie-40gb.ini >> presets/gpus/a100-sxm-80gb.ini.tmp
+	mv presets/gpus/a100-sxm-80gb.ini.tmp presets/gpus/a100-sxm-80gb.ini
 
 presets-vf: all
 	$(BIN)/wattlas presets derive-vf $(SHARED)/data/gpu-tables/a100-pcie-40gb-idle.csv --step-mhz 60

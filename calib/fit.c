@@ -33,9 +33,14 @@ static const fit_param params[] = {
     P_LOGIT(tc_eff, 0.05, 1.0, 2.0),
     P_LOGIT(cuda_eff, 0.05, 1.0, 2.0),
     P_LOGIT(dram_eff, 0.2, 1.0, 2.0),
+    P_LOGIT(l2_eff, 0.05, 1.0, 2.0),
+    P_LOG(mem_bytes_per_clk, 2.0),
+    P_LOG(overlap_p, 1.0),
+    P_LOG(kernel_fixed_clk, 2.0),
     P_LOG(host_launch_us, 2.0),
     P_LOG(kernel_fixed_us, 2.0),
     P_LOG(tile_overhead_clk, 2.0),
+    P_LOGIT(v_exponent, 1.5, 4.5, 2.0),
     P_LOG(c_active_w, 2.0),
     P_LOG(c_tc_w, 2.0),
     P_LOG(c_fp_w, 2.0),
@@ -43,6 +48,8 @@ static const fit_param params[] = {
     P_LOG(e_dram_pj_per_byte, 1.0),
     P_LOG(dram_background_w, 2.0),
     P_LOG(leak_w_per_c, 2.0),
+    P_LOG(thermal_c_per_w, 1.0),
+    P_LOG(idle_temp_c, 1.0),
     P_LOGIT(power_cap_frac, 0.8, 1.0, 2.0),
 };
 #define NP (sizeof params / sizeof *params)
@@ -91,16 +98,20 @@ static int resid(const gsl_vector *x, void *user, gsl_vector *f)
         size_t r = c->rows[k];
         wl_core_result res;
         const wl_calib_row *row = wl_calib_row_at(c->set, r);
-        double ft = 10, fp = 10; /* a failed prediction is a large residual */
+        double ft = 10, fp = 10, fT = 0; /* a failed prediction is a large residual */
         if (wl_calib_predict(c->prob, r, &res) == WL_OK && res.time_ms > 0 && res.power_w > 0) {
             ft = log(res.time_ms / row->time_ms);
             fp = log(res.power_w / row->power_w);
+            /* temperature anchors the thermal model: 3 C weighs like 3% */
+            if (isfinite(row->temp_c))
+                fT = (res.temp_c - row->temp_c) / 100.0;
         }
-        gsl_vector_set(f, 2 * k, ft);
-        gsl_vector_set(f, 2 * k + 1, fp);
+        gsl_vector_set(f, 3 * k, ft);
+        gsl_vector_set(f, 3 * k + 1, fp);
+        gsl_vector_set(f, 3 * k + 2, fT);
     }
     for (size_t i = 0; i < NP; i++)
-        gsl_vector_set(f, 2 * c->nrows + i,
+        gsl_vector_set(f, 3 * c->nrows + i,
                        PRIOR_W * (gsl_vector_get(x, i) - c->x0[i]) / params[i].prior_sd);
     return GSL_SUCCESS;
 }
@@ -140,7 +151,7 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask, wl_core_
     memset(&fdf, 0, sizeof fdf);
     fdf.f = resid;
     fdf.df = NULL;
-    fdf.n = 2 * nr + NP;
+    fdf.n = 3 * nr + NP;
     fdf.p = NP;
     fdf.params = &c;
     gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();

@@ -85,7 +85,10 @@ static double kernel_us(const wl_core_gpu *gpu, const wl_kprep *p, double f_ghz)
         return 0.0;
     double tc = p->comp_clk / f_ghz * 1e-3;
     double tl = p->l2_clk / f_ghz * 1e-3;
-    double tm = smax(tl, p->dram_us, 2.0 * gpu->coef.overlap_p);
+    double td = p->dram_clk / f_ghz * 1e-3;
+    if (td < p->dram_us)
+        td = p->dram_us;
+    double tm = smax(tl, td, 2.0 * gpu->coef.overlap_p);
     return p->fixed_us + p->fixed_clk / f_ghz * 1e-3 + smax(tc, tm, gpu->coef.overlap_p);
 }
 
@@ -110,7 +113,7 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, double v_mv, wl_c
     const wl_core_workload *wl = ev->wl;
     double f = f_mhz * 1e-3;
     double v = v_mv * 1e-3;
-    double v2f = v * v * f;
+    double v2f = pow(v, c->v_exponent) * f;
     double idle_w = wl_core_gpu_idle_w(gpu, f_mhz);
 
     double tbuf[TBUF];
@@ -185,7 +188,7 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, double v_mv, wl_c
     r->energy_static_j = (idle_w + p_leak) * T;
     r->energy_j = e_comp + e_mem + r->energy_static_j;
     r->power_w = r->energy_j / T;
-    r->temp_c_rise = dT;
+    r->temp_c = c->idle_temp_c + dT;
     double wait = total_us - busy_us;
     r->launch_bound_frac = wait > 0 ? wait / total_us : 0.0;
     r->cls[WL_CLASS_GAP].busy_ms = 0;

@@ -44,11 +44,13 @@ void wl_core_coeffs_default(wl_core_coeffs *c)
     c->cuda_eff = 0.70;
     c->dram_eff = 0.85;         /* STREAM-like copy reaches ~85% of HBM peak */
     c->l2_eff = 0.70;
+    c->mem_bytes_per_clk = 1500.0; /* ~ HBM2 bandwidth at ~1 GHz */
     c->overlap_p = 3.0;
     c->tile_overhead_clk = 800.0;
     c->kernel_fixed_us = 2.5;   /* launch latency + drain, a few us on A100 */
     c->kernel_fixed_clk = 2000.0;
     c->host_launch_us = 30.0;   /* eager PyTorch op dispatch, ~20-40 us */
+    c->v_exponent = 2.0;
     c->c_active_w = 40.0;
     c->c_tc_w = 180.0;
     c->c_fp_w = 100.0;
@@ -58,7 +60,8 @@ void wl_core_coeffs_default(wl_core_coeffs *c)
     c->e_dram_pj_per_byte = 31.0; /* HBM2 ~3.9 pJ/bit (O'Connor et al., MICRO'17) */
     c->dram_background_w = 10.0;
     c->leak_w_per_c = 0.5;
-    c->thermal_c_per_w = 0.1;
+    c->thermal_c_per_w = 0.1;   /* ~15 C from 90 to 240 W in shared/data */
+    c->idle_temp_c = 50.0;
     c->power_cap_frac = 0.96;
 }
 
@@ -107,6 +110,7 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
     CHECK(c->dram_eff > 0 && c->dram_eff <= 1, "dram_eff", "must be in (0, 1]");
     CHECK(c->l2_eff > 0 && c->l2_eff <= 1, "l2_eff", "must be in (0, 1]");
     CHECK(c->overlap_p >= 1, "overlap_p", "must be >= 1");
+    CHECK(c->mem_bytes_per_clk > 0, "mem_bytes_per_clk", "must be positive");
     CHECK(c->tile_overhead_clk >= 0 && c->kernel_fixed_us >= 0 && c->kernel_fixed_clk >= 0 &&
               c->host_launch_us >= 0,
           "kernel overheads", "must be >= 0");
@@ -114,6 +118,7 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
               c->c_smem_w >= 0 && c->c_l2_w >= 0 && c->e_dram_pj_per_byte >= 0 &&
               c->dram_background_w >= 0,
           "power coefficients", "must be >= 0");
+    CHECK(c->v_exponent >= 1 && c->v_exponent <= 5, "v_exponent", "must be in [1, 5]");
     CHECK(c->leak_w_per_c >= 0 && c->thermal_c_per_w >= 0, "leak_w_per_c", "must be >= 0");
     CHECK(c->leak_w_per_c * c->thermal_c_per_w < 0.5, "leak_w_per_c",
           "thermal feedback leak*thermal must stay below 0.5 (runaway)");

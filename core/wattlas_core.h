@@ -69,19 +69,24 @@ typedef struct {
 
 /* Per-GPU model coefficients. Latency ones are dimensionless efficiencies or
  * times; power ones are effective switched capacitances expressed as watts at
- * full activity, 1 V and 1 GHz (P = c * u * V^2 * f), or energies per byte. */
+ * full activity, 1 V and 1 GHz (P = c * u * V^a * f, a = v_exponent, 2 for
+ * pure switching; short-circuit current makes it steeper), or energies per byte. */
 typedef struct {
     /* latency */
     double tc_eff;            /* mainloop fraction of tensor-core peak */
     double cuda_eff;          /* mainloop fraction of CUDA-core peak (SIMT GEMM) */
     double dram_eff;          /* achievable fraction of DRAM bandwidth */
     double l2_eff;            /* achievable fraction of L2 bandwidth */
+    double mem_bytes_per_clk; /* DRAM-sourced bytes per SM clock the chip can keep in
+                                 flight (Little's law: outstanding misses / latency in
+                                 SM cycles), so streaming bandwidth falls with clock */
     double overlap_p;         /* smooth-max exponent for compute/memory overlap */
     double tile_overhead_clk; /* prologue+epilogue SM cycles per GEMM tile */
     double kernel_fixed_us;   /* device launch latency + tail, clock independent */
     double kernel_fixed_clk;  /* block scheduling/ramp cycles, scales with 1/f */
     double host_launch_us;    /* host time to issue one kernel (eager framework) */
     /* power */
+    double v_exponent;        /* dynamic power ~ V^v_exponent * f (2 for pure CV^2f) */
     double c_active_w;        /* SM activity baseline (clocks, schedulers, RF) */
     double c_tc_w;            /* tensor cores at full utilisation */
     double c_fp_w;            /* FP/ALU pipes at full utilisation */
@@ -92,6 +97,7 @@ typedef struct {
     double dram_background_w; /* DRAM/PHY power while busy, beyond idle */
     double leak_w_per_c;      /* leakage slope vs die temperature at v_ref */
     double thermal_c_per_w;   /* die temperature rise per watt above idle */
+    double idle_temp_c;       /* die temperature at idle power */
     double power_cap_frac;    /* governor target as a fraction of the limit */
 } wl_core_coeffs;
 
@@ -290,7 +296,7 @@ typedef struct {
     double energy_dyn_compute_j;
     double energy_dyn_memory_j;
     double energy_static_j;     /* idle(f) + temperature-dependent leakage */
-    double temp_c_rise;         /* predicted die temperature rise over idle */
+    double temp_c;              /* predicted mean die temperature */
     double launch_bound_frac;   /* share of runtime the GPU waits on the host */
     wl_core_class_stats cls[WL_CLASS_COUNT];
 } wl_core_result;

@@ -89,11 +89,13 @@ static const gpu_field gpu_fields[] = {
     C(cuda_eff, cuda_eff),
     C(dram_eff, dram_eff),
     C(l2_eff, l2_eff),
+    C(mem_bytes_per_clk, mem_bytes_per_clk),
     C(overlap_p, overlap_p),
     C(tile_overhead_clk, tile_overhead_clk),
     C(kernel_fixed_us, kernel_fixed_us),
     C(kernel_fixed_clk, kernel_fixed_clk),
     C(host_launch_us, host_launch_us),
+    C(v_exponent, v_exponent),
     C(c_active_w, c_active_w),
     C(c_tc_w, c_tc_w),
     C(c_fp_w, c_fp_w),
@@ -104,6 +106,7 @@ static const gpu_field gpu_fields[] = {
     C(dram_background_w, dram_background_w),
     C(leak_w_per_c, leak_w_per_c),
     C(thermal_c_per_w, thermal_c_per_w),
+    C(idle_temp_c, idle_temp_c),
     C(power_cap_frac, power_cap_frac),
 };
 #define N_GPU_FIELDS (sizeof gpu_fields / sizeof *gpu_fields)
