@@ -1,0 +1,392 @@
+/* Tests of core/: interpolation, latency physics, power limit, builder. */
+#include "test_util.h"
+#include "../presets/wattlas_presets.h"
+
+static double one_kernel_us(const wl_core_gpu *g, const wl_kernel *k, double mhz,
+                            const wl_core_latency_type *lat)
+{
+    wl_core_workload *wl = wl_core_workload_create("one");
+    assert_non_null(wl);
+    assert_int_equal(wl_core_workload_add(wl, k), WL_OK);
+    wl_core_evaluator *ev = NULL;
+    assert_int_equal(wl_core_evaluator_create(g, wl, lat, &ev), WL_OK);
+    double t = wl_core_evaluator_kernel_us(ev, 0, mhz);
+    wl_core_evaluator_free(ev);
+    wl_core_workload_free(wl);
+    return t;
+}
+
+static void test_vf_interpolation(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    test_gpu(&g);
+    /* at knots, between knots (linear), clamped outside */
+    assert_close(wl_core_gpu_voltage_mv(&g, 1000), 700, 1e-9);
+    assert_close(wl_core_gpu_voltage_mv(&g, 1205), 802.5, 1e-9);
+    assert_close(wl_core_gpu_voltage_mv(&g, 100), 700, 1e-9);
+    assert_close(wl_core_gpu_voltage_mv(&g, 2000), 905, 1e-9);
+    assert_close(wl_core_gpu_idle_w(&g, 605), 52.1, 1e-9);
+    assert_close(wl_core_gpu_idle_w(&g, 1410), 68.2, 1e-9);
+    assert_close(wl_core_gpu_idle_w(&g, 5000), 68.2, 1e-9);
+}
+
+static wl_kernel flash(long long bh, long long sq, long long sk, long long d)
+{
+    wl_kernel k;
+    memset(&k, 0, sizeof k);
+    k.kind = WL_K_ATTN_FLASH;
+    k.in_dtype = WL_DT_BF16;
+    k.acc_dtype = WL_DT_FP32;
+    k.tensor_core = 1;
+    k.batch = bh;
+    k.m = sq;
+    k.n = sk;
+    k.k = d;
+    return k;
+}
+
+/* Fused attention has fixed 128-row tiles: 4 per head at 512 queries. Time
+ * is flat while the tiles fit in one wave over the 108 SMs (27 heads), steps
+ * at 28 heads, stays flat to 54, steps again at 55. */
+static void test_wave_quantization(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    test_gpu(&g);
+    wl_kernel k = flash(1, 512, 4096, 128);
+    double base = one_kernel_us(&g, &k, 1410, NULL);
+    for (long long bh = 2; bh <= 27; bh++) {
+        k.batch = bh;
+        assert_close(one_kernel_us(&g, &k, 1410, NULL), base, base * 0.02);
+    }
+    k.batch = 28;
+    double two = one_kernel_us(&g, &k, 1410, NULL);
+    assert_close(two / base, 2.0, 0.1);
+    for (long long bh = 29; bh <= 54; bh++) {
+        k.batch = bh;
+        assert_close(one_kernel_us(&g, &k, 1410, NULL), two, two * 0.03);
+    }
+    k.batch = 55;
+    assert_close(one_kernel_us(&g, &k, 1410, NULL) / base, 3.0, 0.15);
+    /* GEMMs: 108 vs 109 tiles of 128x128. The tile heuristic softens the
+     * second wave with smaller tiles, but a step remains. */
+    wl_kernel gm = test_gemm(128 * 108, 128, 8192, 1);
+    double full = one_kernel_us(&g, &gm, 1410, NULL);
+    gm.m = 128 * 109;
+    assert_true(one_kernel_us(&g, &gm, 1410, NULL) > full * 1.15);
+    /* roofline has no quantisation: the same change costs ~1% */
+    gm.m = 128 * 108;
+    double r108 = one_kernel_us(&g, &gm, 1410, wl_core_latency_roofline);
+    gm.m = 128 * 109;
+    double r109 = one_kernel_us(&g, &gm, 1410, wl_core_latency_roofline);
+    assert_true(r109 / r108 < 1.02);
+}
+
+/* Golden value derived by hand (roofline, default coefficients): 1e9-element
+ * fp32 add moves 12e9 B. DRAM: 12e9 / (1555e3 B/us * 0.85) = 9078.8 us;
+ * L2 2391 us and math 146.6 us overlap under the smooth max (+0.5 us);
+ * fixed 2.5 us + 2000 clk / 1410 MHz = 1.418 us. Total 9083.2 us. */
+static void test_golden_elementwise(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    test_gpu(&g);
+    wl_kernel k = test_ew(WL_EW_ADD, 1000000000LL, WL_DT_FP32);
+    double t = one_kernel_us(&g, &k, 1410, wl_core_latency_roofline);
+    assert_close(t, 9083.2, 9083.2 * 1e-3);
+}
+
+/* Memory-bound kernels do not care about the SM clock (HBM clock fixed)
+ * while the miss path keeps up; compute-bound ones scale with 1/f. */
+static void test_memory_bound_flat_compute_scales(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    test_gpu(&g);
+    g.coef.mem_bytes_per_clk = 1e6; /* miss path never binding */
+    wl_kernel ew = test_ew(WL_EW_ADD, 500000000LL, WL_DT_BF16);
+    double lo = one_kernel_us(&g, &ew, 600, NULL), hi = one_kernel_us(&g, &ew, 1410, NULL);
+    assert_close(lo / hi, 1.0, 0.02);
+    wl_kernel gm = test_gemm(8192, 8192, 8192, 1);
+    double glo = one_kernel_us(&g, &gm, 600, NULL), ghi = one_kernel_us(&g, &gm, 1200, NULL);
+    assert_close(glo / ghi, 2.0, 0.05);
+}
+
+static wl_core_workload *build(const char *model, long long b, long long s, wl_dtype dt)
+{
+    wl_core_model m;
+    wl_error err;
+    assert_int_equal(wl_preset_model_load(model, &m, &err), WL_OK);
+    wl_core_shape sh = {b, s, dt, WL_ATTN_EAGER};
+    wl_core_workload *wl = NULL;
+    assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
+    return wl;
+}
+
+/* Whole-model time never rises with clock (power limit off). */
+static void test_time_nonincreasing(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &g, &err), WL_OK);
+    const char *models[] = {"gpt2", "opt-1.3b", "llama-3-8b", "bert-large"};
+    const long long shapes[][2] = {{1, 128}, {8, 512}, {2, 2048}};
+    for (size_t mi = 0; mi < 4; mi++)
+        for (size_t si = 0; si < 3; si++) {
+            wl_core_workload *wl = build(models[mi], shapes[si][0], shapes[si][1], WL_DT_BF16);
+            wl_core_evaluator *ev;
+            assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &ev), WL_OK);
+            double prev = INFINITY;
+            for (double f = 210; f <= 1410; f += 15) {
+                wl_core_op op = {f, 0, 0, 1};
+                wl_core_result r;
+                assert_int_equal(wl_core_evaluator_run(ev, &op, &r), WL_OK);
+                assert_true(r.time_ms <= prev * (1 + 1e-9));
+                prev = r.time_ms;
+                /* energy parts add up; energy = power x time */
+                assert_close(r.energy_dyn_compute_j + r.energy_dyn_memory_j +
+                                       r.energy_static_j, r.energy_j, r.energy_j * 1e-9);
+                assert_close(r.power_w * r.time_ms * 1e-3, r.energy_j, r.energy_j * 1e-9);
+            }
+            wl_core_evaluator_free(ev);
+            wl_core_workload_free(wl);
+        }
+}
+
+/* Small workloads are launch-bound: time is set by the host and flat. */
+static void test_launch_bound(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    test_gpu(&g);
+    g.coef.host_launch_us = 30;
+    wl_core_workload *wl = wl_core_workload_create("tiny");
+    wl_kernel k = test_ew(WL_EW_ADD, 4096, WL_DT_BF16);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(wl_core_workload_add(wl, &k), WL_OK);
+    assert_int_equal(wl_core_workload_unique_count(wl), 1);
+    wl_core_evaluator *ev;
+    assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &ev), WL_OK);
+    double tk = wl_core_evaluator_kernel_us(ev, 0, 510);
+    assert_true(tk < 30);
+    wl_core_op op = {510, 0, 0, 1};
+    wl_core_result r;
+    assert_int_equal(wl_core_evaluator_run(ev, &op, &r), WL_OK);
+    /* the host issues 100 kernels 30 us apart; the last one then runs */
+    assert_close(r.time_ms, (100 * 30 + tk) * 1e-3, 1e-9);
+    assert_true(r.launch_bound_frac > 0.5);
+    op.sm_clock_mhz = 1410;
+    wl_core_result r2;
+    assert_int_equal(wl_core_evaluator_run(ev, &op, &r2), WL_OK);
+    assert_close(r2.time_ms, r.time_ms, r.time_ms * 0.01);
+    wl_core_evaluator_free(ev);
+    wl_core_workload_free(wl);
+}
+
+/* Above the board limit the clock throttles until power meets the cap. */
+static void test_power_limit(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    test_gpu(&g);
+    g.power_limit_w = 150;
+    g.coef.power_cap_frac = 1.0;
+    wl_core_workload *wl = wl_core_workload_create("gemms");
+    wl_kernel k = test_gemm(8192, 8192, 8192, 1);
+    for (int i = 0; i < 20; i++)
+        wl_core_workload_add(wl, &k);
+    wl_core_evaluator *ev;
+    assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &ev), WL_OK);
+    wl_core_op free_op = {1410, 0, 0, 1}, op = {1410, 0, 0, 0};
+    wl_core_result unl, r;
+    assert_int_equal(wl_core_evaluator_run(ev, &free_op, &unl), WL_OK);
+    assert_true(unl.power_w > 150);
+    assert_int_equal(wl_core_evaluator_run(ev, &op, &r), WL_OK);
+    assert_true(r.throttled);
+    assert_true(r.effective_clock_mhz < 1410 && r.effective_clock_mhz > 210);
+    assert_close(r.power_w, 150, 0.5);
+    assert_true(r.time_ms > unl.time_ms);
+    assert_close(r.requested_clock_mhz, 1410, 1e-9);
+    /* a clock below the throttle point is not affected */
+    wl_core_op low = {r.effective_clock_mhz - 50, 0, 0, 0};
+    wl_core_result rl;
+    assert_int_equal(wl_core_evaluator_run(ev, &low, &rl), WL_OK);
+    assert_false(rl.throttled);
+    assert_true(rl.power_w < 150);
+    wl_core_evaluator_free(ev);
+    wl_core_workload_free(wl);
+}
+
+/* Dynamic power ~ V^a f: at a fixed clock, raising the voltage raises power
+ * and leaves time alone. */
+static void test_voltage_override(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    test_gpu(&g);
+    wl_core_workload *wl = wl_core_workload_create("g");
+    wl_kernel k = test_gemm(4096, 4096, 4096, 1);
+    wl_core_workload_add(wl, &k);
+    wl_core_evaluator *ev;
+    assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &ev), WL_OK);
+    wl_core_op a = {900, 0, 0, 1}, b = {900, 0, 100, 1};
+    wl_core_result ra, rb;
+    assert_int_equal(wl_core_evaluator_run(ev, &a, &ra), WL_OK);
+    assert_int_equal(wl_core_evaluator_run(ev, &b, &rb), WL_OK);
+    assert_close(ra.voltage_mv, 700, 1e-9);
+    assert_close(rb.voltage_mv, 800, 1e-9);
+    assert_close(ra.time_ms, rb.time_ms, 1e-12);
+    double ratio = rb.energy_dyn_compute_j / ra.energy_dyn_compute_j;
+    assert_close(ratio, pow(800.0 / 700.0, g.coef.v_exponent), 1e-6);
+    wl_core_op bad = {-5, 0, 0, 0};
+    assert_int_equal(wl_core_evaluator_run(ev, &bad, &ra), WL_EINVAL);
+    wl_core_evaluator_free(ev);
+    wl_core_workload_free(wl);
+}
+
+static void compare_with_trace(const char *dir, const char *model, long long b, long long s)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/traces/%s_bf16_b%lld_s%lld_prefill.json", dir, model, b, s);
+    wl_core_workload *tr = NULL;
+    wl_error err;
+    assert_int_equal(wl_core_trace_load(path, &tr, &err), WL_OK);
+    wl_core_workload *wl = build(model, b, s, WL_DT_BF16);
+    assert_int_equal(wl_core_workload_count(wl), wl_core_workload_count(tr));
+    for (size_t i = 0; i < wl_core_workload_count(tr); i++) {
+        const wl_kernel *a = wl_core_workload_kernel(wl, i), *t = wl_core_workload_kernel(tr, i);
+        if (!wl_kernel_equal(a, t))
+            fail_msg("%s b%lld s%lld kernel %zu differs: built %s %lldx%lldx%lld b%lld op %d, "
+                     "trace %s %lldx%lldx%lld b%lld op %d", model, b, s, i,
+                     wl_kernel_kind_name(a->kind), a->m, a->n, a->k, a->batch, a->op,
+                     wl_kernel_kind_name(t->kind), t->m, t->n, t->k, t->batch, t->op);
+    }
+    wl_core_workload_free(wl);
+    wl_core_workload_free(tr);
+}
+
+/* The native builder reproduces the launched kernel sequence exactly. */
+static void test_builder_matches_traces(void **state)
+{
+    (void)state;
+    REQUIRE_SHARED(dir);
+    compare_with_trace(dir, "gpt2", 8, 128);
+    compare_with_trace(dir, "gpt2", 2, 4096);
+    compare_with_trace(dir, "bert-large", 8, 128);
+    compare_with_trace(dir, "bert-large", 32, 512);
+    compare_with_trace(dir, "opt-1.3b", 2, 128);
+    compare_with_trace(dir, "opt-1.3b", 8, 2048);
+}
+
+/* gpt2 by hand: 12 layers x 20 kernels + embedding add + final LayerNorm. */
+static void test_builder_counts(void **state)
+{
+    (void)state;
+    wl_core_workload *wl = build("gpt2", 8, 128, WL_DT_BF16);
+    assert_int_equal(wl_core_workload_count(wl), 242);
+    /* identical layers: the distinct kernels are few */
+    assert_true(wl_core_workload_unique_count(wl) <= 20);
+    /* GEMM FLOPs: 2 T (4 d^2 + 2 d ff) per layer + attention 4 b h s^2 hd */
+    double T = 1024, d = 768, ff = 3072;
+    double expect = 12 * (2 * T * (4 * d * d + 2 * d * ff) + 4.0 * 8 * 12 * 128 * 128 * 64);
+    assert_close(wl_core_workload_flops(wl), expect, 1);
+    wl_core_workload_free(wl);
+    /* GQA llama: K/V projections are kv_heads wide, repeat_kv copies */
+    wl = build("llama-3-8b", 1, 256, WL_DT_BF16);
+    int kv_proj = 0;
+    for (size_t i = 0; i < wl_core_workload_count(wl); i++) {
+        const wl_kernel *k = wl_core_workload_kernel(wl, i);
+        if (k->kind == WL_K_GEMM && k->m == 1024 && k->k == 4096)
+            kv_proj++;
+    }
+    assert_int_equal(kv_proj, 2 * 32);
+    wl_core_workload_free(wl);
+    /* fp32 runs GEMMs on CUDA cores and drops the half-precision casts */
+    wl = build("opt-1.3b", 2, 128, WL_DT_FP32);
+    for (size_t i = 0; i < wl_core_workload_count(wl); i++) {
+        const wl_kernel *k = wl_core_workload_kernel(wl, i);
+        assert_false(k->kind == WL_K_GEMM && k->tensor_core);
+        assert_false(k->kind == WL_K_ELEMENTWISE && k->op == WL_EW_CAST_BF16);
+    }
+    assert_int_equal(wl_core_workload_count(wl), 436 - 48);
+    wl_core_workload_free(wl);
+}
+
+static void test_trace_errors(void **state)
+{
+    (void)state;
+    wl_core_workload *wl = NULL;
+    wl_error err;
+    const char *bad_json = "[\n [{\"dim\": 5, \"op\": \"relu\", \"prec\": \"bf16\"}, [\"elementwise\"]],\n [{\"dim\": }]\n]";
+    assert_int_equal(wl_core_trace_parse(bad_json, strlen(bad_json), "t.json", &wl, &err),
+                     WL_EPARSE);
+    assert_int_equal(err.line, 3);
+    assert_null(wl);
+    const char *bad_kind = "[[{\"x\": 1}, [\"mystery\"]]]";
+    assert_int_equal(wl_core_trace_parse(bad_kind, strlen(bad_kind), "t.json", &wl, &err),
+                     WL_EUNSUPPORTED);
+    assert_non_null(strstr(err.text, "mystery"));
+    const char *bad_dim = "[\n[{\"dim\": -4, \"op\": \"relu\", \"prec\": \"bf16\"}, [\"elementwise\"]]]";
+    assert_int_equal(wl_core_trace_parse(bad_dim, strlen(bad_dim), "t.json", &wl, &err),
+                     WL_EPARSE);
+    assert_string_equal(err.field, "dim");
+    assert_int_equal(err.line, 2);
+    const char *ok = "[[{\"dim\": 8, \"op\": \"gelu\", \"prec\": \"bf16\"}, [\"elementwise\"]],"
+                     "[{\"batch\": 2, \"dim\": 8, \"prec\": \"fp32\"}, [\"softmax\", \"fp32\"]]]";
+    assert_int_equal(wl_core_trace_parse(ok, strlen(ok), "t.json", &wl, &err), WL_OK);
+    assert_int_equal(wl_core_workload_count(wl), 2);
+    assert_int_equal(wl_core_workload_kernel(wl, 0)->op, WL_EW_GELU);
+    assert_int_equal(wl_core_workload_kernel(wl, 1)->kind, WL_K_SOFTMAX);
+    wl_core_workload_free(wl);
+    assert_int_equal(wl_core_trace_load("/nonexistent/x.json", &wl, &err), WL_EIO);
+}
+
+/* Energy vs clock is U-shaped for a compute-heavy workload: the optimum is
+ * inside the range, not at an end. */
+static void test_energy_u_shape(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &g, &err), WL_OK);
+    wl_core_workload *wl = build("opt-1.3b", 8, 512, WL_DT_BF16);
+    wl_core_evaluator *ev;
+    assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &ev), WL_OK);
+    double best = INFINITY, best_f = 0, e_lo = 0, e_hi = 0;
+    for (double f = 210; f <= 1410; f += 30) {
+        wl_core_op op = {f, 0, 0, 0};
+        wl_core_result r;
+        assert_int_equal(wl_core_evaluator_run(ev, &op, &r), WL_OK);
+        if (f == 210) e_lo = r.energy_j;
+        e_hi = r.energy_j;
+        if (r.energy_j < best) {
+            best = r.energy_j;
+            best_f = f;
+        }
+    }
+    assert_true(best_f > 500 && best_f < 1300);
+    assert_true(e_lo > best * 1.05 && e_hi > best * 1.05);
+    wl_core_evaluator_free(ev);
+    wl_core_workload_free(wl);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vf_interpolation),
+        cmocka_unit_test(test_wave_quantization),
+        cmocka_unit_test(test_golden_elementwise),
+        cmocka_unit_test(test_memory_bound_flat_compute_scales),
+        cmocka_unit_test(test_time_nonincreasing),
+        cmocka_unit_test(test_launch_bound),
+        cmocka_unit_test(test_power_limit),
+        cmocka_unit_test(test_voltage_override),
+        cmocka_unit_test(test_builder_matches_traces),
+        cmocka_unit_test(test_builder_counts),
+        cmocka_unit_test(test_trace_errors),
+        cmocka_unit_test(test_energy_u_shape),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
