@@ -28,7 +28,7 @@ CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c
 CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/args.c
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini))
-TESTS = test_core test_presets test_results
+TESTS = test_core test_presets test_results test_calib test_cli
 
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/presets_embedded.o
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)

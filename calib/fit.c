@@ -42,6 +42,7 @@ static const fit_param params[] = {
     P_LOG(tile_overhead_clk, 2.0),
     P_LOGIT(v_exponent, 1.5, 4.5, 2.0),
     P_LOG(c_active_w, 2.0),
+    P_LOG(c_gap_w, 2.0),
     P_LOG(c_tc_w, 2.0),
     P_LOG(c_fp_w, 2.0),
     P_LOG(c_l2_w, 2.0),
@@ -54,6 +55,8 @@ static const fit_param params[] = {
 };
 #define NP (sizeof params / sizeof *params)
 #define PRIOR_W 0.05
+#define HUBER_K 0.05
+#define IRLS_ROUNDS 4
 
 static double *coef_at(wl_core_coeffs *c, size_t i)
 {
@@ -85,6 +88,7 @@ typedef struct {
     wl_core_gpu gpu;
     double x0[NP];
     const wl_calib_set *set;
+    double *w; /* robust weights: 3 per row (time, power, temperature) */
 } fit_ctx;
 
 static int resid(const gsl_vector *x, void *user, gsl_vector *f)
@@ -106,9 +110,9 @@ static int resid(const gsl_vector *x, void *user, gsl_vector *f)
             if (isfinite(row->temp_c))
                 fT = (res.temp_c - row->temp_c) / 100.0;
         }
-        gsl_vector_set(f, 3 * k, ft);
-        gsl_vector_set(f, 3 * k + 1, fp);
-        gsl_vector_set(f, 3 * k + 2, fT);
+        gsl_vector_set(f, 3 * k, ft * c->w[3 * k]);
+        gsl_vector_set(f, 3 * k + 1, fp * c->w[3 * k + 1]);
+        gsl_vector_set(f, 3 * k + 2, fT * c->w[3 * k + 2]);
     }
     for (size_t i = 0; i < NP; i++)
         gsl_vector_set(f, 3 * c->nrows + i,
@@ -147,6 +151,14 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask, wl_core_
     for (size_t i = 0; i < NP; i++)
         c.x0[i] = to_x(&params[i], *coef_at(&sc, i));
 
+    c.w = malloc(3 * nr * sizeof *c.w);
+    if (!c.w) {
+        free(rows);
+        return WL_ENOMEM;
+    }
+    for (size_t i = 0; i < 3 * nr; i++)
+        c.w[i] = 1.0;
+
     gsl_multifit_nlinear_fdf fdf;
     memset(&fdf, 0, sizeof fdf);
     fdf.f = resid;
@@ -158,37 +170,59 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask, wl_core_
     gsl_multifit_nlinear_workspace *w =
         gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, fdf.n, fdf.p);
     gsl_vector *x = gsl_vector_alloc(NP);
-    if (!w || !x) {
+    gsl_vector *r = gsl_vector_alloc(fdf.n);
+    if (!w || !x || !r) {
         if (w) gsl_multifit_nlinear_free(w);
         if (x) gsl_vector_free(x);
+        if (r) gsl_vector_free(r);
+        free(c.w);
         free(rows);
         return WL_ENOMEM;
     }
     for (size_t i = 0; i < NP; i++)
         gsl_vector_set(x, i, c.x0[i]);
-    int rc = gsl_multifit_nlinear_init(x, &fdf, w);
-    if (rc == GSL_SUCCESS) {
-        gsl_vector *f0 = gsl_multifit_nlinear_residual(w);
-        double c0;
-        gsl_blas_ddot(f0, f0, &c0);
-        info->cost_initial = c0;
+    int rc = GSL_SUCCESS;
+    /* Iteratively reweighted least squares with Huber weights: residuals
+     * beyond HUBER_K (in log ratio, ~5%) count linearly, not quadratically,
+     * so noisy launch-bound rows (25% run-to-run, shared/data README) and
+     * outliers do not pull the coefficients. */
+    for (int round = 0; round < IRLS_ROUNDS && rc == GSL_SUCCESS; round++) {
+        rc = gsl_multifit_nlinear_init(x, &fdf, w);
+        if (rc != GSL_SUCCESS)
+            break;
+        if (round == 0) {
+            gsl_vector *f0 = gsl_multifit_nlinear_residual(w);
+            gsl_blas_ddot(f0, f0, &info->cost_initial);
+        }
         int why = 0;
         rc = gsl_multifit_nlinear_driver(200, 1e-8, 1e-8, 1e-8, NULL, NULL, &why, w);
-        gsl_vector *f1 = gsl_multifit_nlinear_residual(w);
-        double c1;
-        gsl_blas_ddot(f1, f1, &c1);
-        info->cost_final = c1;
-        info->iterations = (int)gsl_multifit_nlinear_niter(w);
-        const gsl_vector *xf = gsl_multifit_nlinear_position(w);
+        if (rc == GSL_EMAXITER || rc == GSL_ENOPROG)
+            rc = GSL_SUCCESS;
+        info->iterations += (int)gsl_multifit_nlinear_niter(w);
+        gsl_vector_memcpy(x, gsl_multifit_nlinear_position(w));
+        /* new weights from unweighted residuals at the current point */
+        for (size_t i = 0; i < 3 * nr; i++)
+            c.w[i] = 1.0;
+        resid(x, &c, r);
+        for (size_t i = 0; i < 3 * nr; i++) {
+            double a = fabs(gsl_vector_get(r, i));
+            c.w[i] = a > HUBER_K ? sqrt(HUBER_K / a) : 1.0;
+        }
+    }
+    if (rc == GSL_SUCCESS) {
+        resid(x, &c, r);
+        gsl_blas_ddot(r, r, &info->cost_final);
         *out = start;
         for (size_t i = 0; i < NP; i++)
-            *coef_at(&out->coef, i) = from_x(&params[i], gsl_vector_get(xf, i));
+            *coef_at(&out->coef, i) = from_x(&params[i], gsl_vector_get(x, i));
     }
     info->status = rc;
     gsl_multifit_nlinear_free(w);
     gsl_vector_free(x);
+    gsl_vector_free(r);
+    free(c.w);
     free(rows);
     wl_calib_problem_set_gpu(p, &start);
     /* GSL_EMAXITER still leaves the best point found */
-    return (rc == GSL_SUCCESS || rc == GSL_EMAXITER || rc == GSL_ENOPROG) ? WL_OK : WL_ENOCONV;
+    return rc == GSL_SUCCESS ? WL_OK : WL_ENOCONV;
 }

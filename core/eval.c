@@ -118,7 +118,7 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, double v_mv, wl_c
 
     double tbuf[TBUF];
     memset(r->cls, 0, sizeof r->cls);
-    double e_comp = 0, e_mem = 0, busy_us = 0;
+    double e_comp = 0, e_mem = 0, busy_us = 0, latency_us = 0;
     for (size_t u = 0; u < ev->nu; u++) {
         const wl_kprep *p = &ev->prep[u];
         wl_core_class_stats *cs = &r->cls[p->cls];
@@ -132,13 +132,17 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, double v_mv, wl_c
         double u_tc = clamp01(p->tc_clk / cyc), u_fp = clamp01(p->fp_clk / cyc);
         double u_sfu = clamp01(p->sfu_clk / cyc), u_smem = clamp01(p->smem_clk / cyc);
         double u_l2 = clamp01(p->l2_bytes / gpu->l2_bytes_per_clk / cyc);
-        double pc = v2f * (c->c_active_w * p->sm_frac + c->c_tc_w * u_tc + c->c_fp_w * u_fp +
-                           c->c_sfu_w * u_sfu + c->c_smem_w * u_smem);
-        double pm = v2f * c->c_l2_w * u_l2 + c->dram_background_w +
+        /* SMs are active only after the clock-independent launch latency;
+         * that latency is spent like a gap between kernels */
+        double active = (t - p->fixed_us) / t;
+        double pc = v2f * (c->c_active_w * p->sm_frac * active + c->c_tc_w * u_tc +
+                           c->c_fp_w * u_fp + c->c_sfu_w * u_sfu + c->c_smem_w * u_smem);
+        double pm = v2f * c->c_l2_w * u_l2 + c->dram_background_w * active +
                     c->e_dram_pj_per_byte * p->dram_bytes / t * 1e-6; /* pJ/us = uW */
         double ts = t * 1e-6 * p->count;
         e_comp += pc * ts;
         e_mem += pm * ts;
+        latency_us += p->fixed_us * p->count;
         busy_us += t * p->count;
         cs->busy_ms += t * p->count * 1e-3;
         cs->energy_j += (pc + pm) * ts;
@@ -166,6 +170,12 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, double v_mv, wl_c
     if (total_us <= 0)
         total_us = 1e-9;
     double T = total_us * 1e-6;
+
+    /* Gaps between kernels: idle power (in the static part below) plus clock
+     * power that is not gated at microsecond scale. */
+    double gap_s = (total_us - busy_us + latency_us) * 1e-6;
+    if (gap_s > 0)
+        e_comp += v2f * c->c_gap_w * gap_s;
 
     /* Leakage rises with die temperature, which rises with power:
      * dT = R (P_dyn + lambda dT)  =>  dT = R P_dyn / (1 - lambda R),

@@ -52,6 +52,7 @@ void wl_core_coeffs_default(wl_core_coeffs *c)
     c->host_launch_us = 30.0;   /* eager PyTorch op dispatch, ~20-40 us */
     c->v_exponent = 2.0;
     c->c_active_w = 40.0;
+    c->c_gap_w = 10.0;
     c->c_tc_w = 180.0;
     c->c_fp_w = 100.0;
     c->c_sfu_w = 20.0;
@@ -114,7 +115,7 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
     CHECK(c->tile_overhead_clk >= 0 && c->kernel_fixed_us >= 0 && c->kernel_fixed_clk >= 0 &&
               c->host_launch_us >= 0,
           "kernel overheads", "must be >= 0");
-    CHECK(c->c_active_w >= 0 && c->c_tc_w >= 0 && c->c_fp_w >= 0 && c->c_sfu_w >= 0 &&
+    CHECK(c->c_active_w >= 0 && c->c_gap_w >= 0 && c->c_tc_w >= 0 && c->c_fp_w >= 0 && c->c_sfu_w >= 0 &&
               c->c_smem_w >= 0 && c->c_l2_w >= 0 && c->e_dram_pj_per_byte >= 0 &&
               c->dram_background_w >= 0,
           "power coefficients", "must be >= 0");

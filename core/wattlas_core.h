@@ -88,6 +88,9 @@ typedef struct {
     /* power */
     double v_exponent;        /* dynamic power ~ V^v_exponent * f (2 for pure CV^2f) */
     double c_active_w;        /* SM activity baseline (clocks, schedulers, RF) */
+    double c_gap_w;           /* between kernels: clocks keep toggling for the
+                                 microsecond gaps, which the idle table (GPU idle
+                                 for seconds) does not include */
     double c_tc_w;            /* tensor cores at full utilisation */
     double c_fp_w;            /* FP/ALU pipes at full utilisation */
     double c_sfu_w;           /* special-function units */

@@ -97,6 +97,7 @@ static const gpu_field gpu_fields[] = {
     C(host_launch_us, host_launch_us),
     C(v_exponent, v_exponent),
     C(c_active_w, c_active_w),
+    C(c_gap_w, c_gap_w),
     C(c_tc_w, c_tc_w),
     C(c_fp_w, c_fp_w),
     C(c_sfu_w, c_sfu_w),

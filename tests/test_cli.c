@@ -1,0 +1,154 @@
+/* Tests of cli/: the wattlas binary's commands, exit codes and outputs. */
+#include "test_util.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BIN "bin/wattlas"
+
+static char out_buf[1 << 16], err_buf[1 << 16];
+
+static void slurp(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    size_t k = f ? fread(buf, 1, n - 1, f) : 0;
+    buf[k] = 0;
+    if (f)
+        fclose(f);
+}
+
+/* Runs BIN with args; captures stdout and stderr; returns the exit code. */
+static int run(const char *args)
+{
+    const char *bin = getenv("WATTLAS_BIN") ? getenv("WATTLAS_BIN") : BIN;
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s >/tmp/wattlas-cli.out 2>/tmp/wattlas-cli.err </dev/null", bin,
+             args);
+    int st = system(cmd);
+    slurp("/tmp/wattlas-cli.out", out_buf, sizeof out_buf);
+    slurp("/tmp/wattlas-cli.err", err_buf, sizeof err_buf);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void test_usage_errors(void **state)
+{
+    (void)state;
+    assert_int_equal(run(""), 2);
+    assert_int_equal(run("frobnicate"), 2);
+    assert_int_equal(run("predict --bogus"), 2);
+    assert_non_null(strstr(err_buf, "--bogus"));
+    assert_int_equal(run("predict --batch 0"), 2);
+    assert_non_null(strstr(err_buf, "--batch"));
+    assert_int_equal(run("predict --dtype fp64"), 2);
+    assert_int_equal(run("predict --clock 900:100:10"), 2);
+    assert_int_equal(run("predict --format xml"), 2);
+    assert_int_equal(run("validate"), 2);
+    assert_int_equal(run("presets"), 2);
+    assert_int_equal(run("calibrate --gpu a100-pcie-40gb x.csv"), 2); /* no -o */
+    const char *cmds[] = {"predict", "validate", "calibrate", "presets"};
+    for (int i = 0; i < 4; i++) {
+        char a[64];
+        snprintf(a, sizeof a, "%s --help", cmds[i]);
+        assert_int_equal(run(a), 0);
+        assert_non_null(strstr(out_buf, "usage: wattlas"));
+    }
+    assert_int_equal(run("--help"), 0);
+    assert_int_equal(run("--version"), 0);
+}
+
+static void test_runtime_errors(void **state)
+{
+    (void)state;
+    assert_int_equal(run("predict --gpu no-such-gpu"), 1);
+    assert_non_null(strstr(err_buf, "no such preset"));
+    assert_int_equal(run("predict --trace /nonexistent/t.json"), 1);
+    assert_non_null(strstr(err_buf, "/nonexistent/t.json"));
+    FILE *f = fopen("/tmp/wattlas-cli-bad.csv", "w");
+    fputs("gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,time_ms,energy_j,power_w\n"
+          "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,8,0.7,90\n"
+          "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,eight,0.7,90\n", f);
+    fclose(f);
+    assert_int_equal(run("validate /tmp/wattlas-cli-bad.csv"), 1);
+    assert_non_null(strstr(err_buf, "/tmp/wattlas-cli-bad.csv:3: time_ms"));
+    unlink("/tmp/wattlas-cli-bad.csv");
+}
+
+static void test_predict_outputs(void **state)
+{
+    (void)state;
+    assert_int_equal(run("predict --model gpt2 --batch 8 --seq 128 --clock 510:1410:90 --format csv"), 0);
+    assert_int_equal(count_lines(out_buf), 12); /* header + 11 clocks */
+    assert_non_null(strstr(out_buf, "sm_clock_mhz,effective_clock_mhz,voltage_mv"));
+    assert_non_null(strstr(out_buf, "time_ms,power_w,energy_j"));
+    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2_bf16_b8_s128_prefill,8,128,bf16,eager,510.0,"));
+    assert_int_equal(run("predict --model opt-1.3b --batch 8 --seq 512 --format json --kernels"), 0);
+    assert_non_null(strstr(out_buf, "\"effective_clock_mhz\": "));
+    assert_non_null(strstr(out_buf, "\"kernel_class\": \"gemm\""));
+    assert_int_equal(run("predict --model llama-3-8b --seq 2048 --attention flash --kernels"), 0);
+    assert_non_null(strstr(out_buf, "flash_attention"));
+    /* the power limit throttles the top of the curve on the 250 W board */
+    assert_int_equal(run("predict --model opt-1.3b --batch 8 --seq 2048 --clock 1410 --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",1410.0,12")); /* effective clock 12xx MHz */
+    /* atomic file output */
+    unlink("/tmp/wattlas-cli-out.csv");
+    assert_int_equal(run("predict --format csv -o /tmp/wattlas-cli-out.csv"), 0);
+    assert_int_equal(access("/tmp/wattlas-cli-out.csv", F_OK), 0);
+    unlink("/tmp/wattlas-cli-out.csv");
+    assert_int_equal(run("predict -o /nonexistent/dir/x.csv"), 1);
+}
+
+static void test_validate_rows(void **state)
+{
+    (void)state;
+    FILE *f = fopen("/tmp/wattlas-cli-meas.csv", "w");
+    fputs("gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,energy_j,power_w,temp_c\n"
+          "a100-pcie-40gb,gpt2,8,512,bf16,prefill,eager,960,960,20.2544,3.33507,164.66,67.2\n"
+          "a100-pcie-40gb,mystery-net,8,512,bf16,prefill,eager,960,960,20.0,3.0,150.0,67.2\n", f);
+    fclose(f);
+    assert_int_equal(run("validate /tmp/wattlas-cli-meas.csv --no-lomo"), 0);
+    assert_non_null(strstr(out_buf, "temp_c,predicted_clock_mhz,predicted_time_ms,predicted_power_w,predicted_energy_j\n"));
+    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,8,512,bf16,prefill,eager,960,960,20.2544,3.33507,164.66,67.2,960.0,"));
+    assert_non_null(strstr(out_buf, "150.0,67.2,,,,\n"));
+    assert_non_null(strstr(err_buf, "/tmp/wattlas-cli-meas.csv:3: not modelled: unknown model 'mystery-net'"));
+    assert_non_null(strstr(err_buf, "MAPE"));
+    unlink("/tmp/wattlas-cli-meas.csv");
+}
+
+static void test_presets_cmd(void **state)
+{
+    (void)state;
+    assert_int_equal(run("presets list"), 0);
+    assert_non_null(strstr(out_buf, "a100-pcie-40gb"));
+    assert_non_null(strstr(out_buf, "llama-3-8b"));
+    assert_int_equal(run("presets show gpt3-175b"), 0);
+    assert_non_null(strstr(out_buf, "d_model = 12288"));
+    assert_int_equal(run("presets show nope"), 1);
+}
+
+static void test_trace_predict(void **state)
+{
+    (void)state;
+    REQUIRE_SHARED(dir);
+    char a[2048];
+    snprintf(a, sizeof a, "predict --trace %s/traces/gpt2_bf16_b8_s128_prefill.json --format csv", dir);
+    assert_int_equal(run(a), 0);
+    assert_non_null(strstr(out_buf, "gpt2_bf16_b8_s128_prefill.json"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_usage_errors),   cmocka_unit_test(test_runtime_errors),
+        cmocka_unit_test(test_predict_outputs), cmocka_unit_test(test_validate_rows),
+        cmocka_unit_test(test_presets_cmd),    cmocka_unit_test(test_trace_predict),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
