@@ -66,7 +66,8 @@ $(BIN)/wattlas: $(CLI_OBJ) $(BUILD)/libwattlas.a
 
 $(BUILD)/tests/%: tests/%.c tests/test_util.h $(BUILD)/libwattlas.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags cmocka) $< $(BUILD)/libwattlas.a -o $@ \
+	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags cmocka) -DWATTLAS_BIN_PATH='"$(BIN)/wattlas"' \
+	    $< $(BUILD)/libwattlas.a -o $@ \
 	    $(LDLIBS_ALL) $(shell pkg-config --libs cmocka)
 
 # The default job: a prediction table over SM clocks on built-in defaults.

@@ -38,6 +38,7 @@ static const fit_param params[] = {
     P_LOG(overlap_p, 1.0),
     P_LOG(kernel_fixed_clk, 2.0),
     P_LOG(host_launch_us, 2.0),
+    P_LOG(launch_clk, 2.0),
     P_LOG(kernel_fixed_us, 2.0),
     P_LOG(tile_overhead_clk, 2.0),
     P_LOGIT(v_exponent, 1.5, 4.5, 2.0),

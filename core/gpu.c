@@ -50,6 +50,7 @@ void wl_core_coeffs_default(wl_core_coeffs *c)
     c->kernel_fixed_us = 2.5;   /* launch latency + drain, a few us on A100 */
     c->kernel_fixed_clk = 2000.0;
     c->host_launch_us = 30.0;   /* eager PyTorch op dispatch, ~20-40 us */
+    c->launch_clk = 500.0;
     c->v_exponent = 2.0;
     c->c_active_w = 40.0;
     c->c_gap_w = 10.0;
@@ -113,7 +114,7 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
     CHECK(c->overlap_p >= 1, "overlap_p", "must be >= 1");
     CHECK(c->mem_bytes_per_clk > 0, "mem_bytes_per_clk", "must be positive");
     CHECK(c->tile_overhead_clk >= 0 && c->kernel_fixed_us >= 0 && c->kernel_fixed_clk >= 0 &&
-              c->host_launch_us >= 0,
+              c->host_launch_us >= 0 && c->launch_clk >= 0,
           "kernel overheads", "must be >= 0");
     CHECK(c->c_active_w >= 0 && c->c_gap_w >= 0 && c->c_tc_w >= 0 && c->c_fp_w >= 0 && c->c_sfu_w >= 0 &&
               c->c_smem_w >= 0 && c->c_l2_w >= 0 && c->e_dram_pj_per_byte >= 0 &&

@@ -85,6 +85,8 @@ typedef struct {
     double kernel_fixed_us;   /* device launch latency + tail, clock independent */
     double kernel_fixed_clk;  /* block scheduling/ramp cycles, scales with 1/f */
     double host_launch_us;    /* host time to issue one kernel (eager framework) */
+    double launch_clk;        /* GPU front-end cycles per launch that serialise with
+                                 the host when the queue is empty */
     /* power */
     double v_exponent;        /* dynamic power ~ V^v_exponent * f (2 for pure CV^2f) */
     double c_active_w;        /* SM activity baseline (clocks, schedulers, RF) */

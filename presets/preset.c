@@ -95,6 +95,7 @@ static const gpu_field gpu_fields[] = {
     C(kernel_fixed_us, kernel_fixed_us),
     C(kernel_fixed_clk, kernel_fixed_clk),
     C(host_launch_us, host_launch_us),
+    C(launch_clk, launch_clk),
     C(v_exponent, v_exponent),
     C(c_active_w, c_active_w),
     C(c_gap_w, c_gap_w),

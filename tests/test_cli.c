@@ -4,7 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define BIN "bin/wattlas"
+#ifndef WATTLAS_BIN_PATH
+#define WATTLAS_BIN_PATH "bin/wattlas"
+#endif
 
 static char out_buf[1 << 16], err_buf[1 << 16];
 
@@ -20,7 +22,7 @@ static void slurp(const char *path, char *buf, size_t n)
 /* Runs BIN with args; captures stdout and stderr; returns the exit code. */
 static int run(const char *args)
 {
-    const char *bin = getenv("WATTLAS_BIN") ? getenv("WATTLAS_BIN") : BIN;
+    const char *bin = getenv("WATTLAS_BIN") ? getenv("WATTLAS_BIN") : WATTLAS_BIN_PATH;
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "%s %s >/tmp/wattlas-cli.out 2>/tmp/wattlas-cli.err </dev/null", bin,
              args);

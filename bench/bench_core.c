@@ -1,0 +1,76 @@
+/* make bench: speed of whole-model predictions (no allocation in the loop).
+ * Prints microseconds per evaluator run at one clock, unthrottled and at the
+ * power limit (which bisects on the clock), and the one-off build cost. */
+#include "../core/wattlas_core.h"
+#include "../presets/wattlas_presets.h"
+
+#include <stdio.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int main(void)
+{
+    wl_core_gpu gpu;
+    wl_error err;
+    if (wl_preset_gpu_load("a100-pcie-40gb", &gpu, &err)) {
+        fprintf(stderr, "bench: %s\n", err.text);
+        return 1;
+    }
+    const struct {
+        const char *model;
+        long long b, s;
+    } cases[] = {{"gpt2", 8, 128}, {"gpt3-1.3b", 1, 1024}, {"llama-3-8b", 1, 2048},
+                 {"gpt3-175b", 1, 2048}};
+    printf("%-12s %6s %6s %8s %8s %14s %14s %12s\n", "model", "batch", "seq", "kernels", "unique",
+           "run_us", "throttled_us", "build_us");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        wl_core_model m;
+        if (wl_preset_model_load(cases[i].model, &m, &err))
+            return 1;
+        wl_core_shape sh = {cases[i].b, cases[i].s, WL_DT_BF16, WL_ATTN_EAGER};
+        double t0 = now_s();
+        wl_core_workload *wl = NULL;
+        wl_core_evaluator *ev = NULL;
+        int reps_build = 20;
+        for (int r = 0; r < reps_build; r++) {
+            wl_core_evaluator_free(ev);
+            wl_core_workload_free(wl);
+            if (wl_core_build(&m, &sh, &wl, &err) ||
+                wl_core_evaluator_create(&gpu, wl, NULL, &ev))
+                return 1;
+        }
+        double build_us = (now_s() - t0) / reps_build * 1e6;
+        wl_core_result res;
+        double sink = 0;
+        double t_run[2];
+        for (int lim = 0; lim < 2; lim++) {
+            /* 900 MHz is below the limit; 1410 MHz throttles this board */
+            wl_core_op op = {lim ? 1410.0 : 900.0, 0, 0, 0};
+            int reps = 0;
+            double start = now_s(), el;
+            do {
+                for (int k = 0; k < 100; k++) {
+                    wl_core_evaluator_run(ev, &op, &res);
+                    sink += res.energy_j;
+                }
+                reps += 100;
+                el = now_s() - start;
+            } while (el < 0.5);
+            t_run[lim] = el / reps * 1e6;
+        }
+        printf("%-12s %6lld %6lld %8zu %8zu %14.2f %14.2f %12.1f\n", cases[i].model, cases[i].b,
+               cases[i].s, wl_core_workload_count(wl), wl_core_workload_unique_count(wl),
+               t_run[0], t_run[1], build_us);
+        if (sink < 0)
+            printf("%g\n", sink);
+        wl_core_evaluator_free(ev);
+        wl_core_workload_free(wl);
+    }
+    return 0;
+}
