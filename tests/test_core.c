@@ -162,6 +162,7 @@ static void test_launch_bound(void **state)
     wl_core_gpu g;
     test_gpu(&g);
     g.coef.host_launch_us = 30;
+    g.coef.launch_clk = 0;
     wl_core_workload *wl = wl_core_workload_create("tiny");
     wl_kernel k = test_ew(WL_EW_ADD, 4096, WL_DT_BF16);
     for (int i = 0; i < 100; i++)
@@ -181,6 +182,13 @@ static void test_launch_bound(void **state)
     wl_core_result r2;
     assert_int_equal(wl_core_evaluator_run(ev, &op, &r2), WL_OK);
     assert_close(r2.time_ms, r.time_ms, r.time_ms * 0.01);
+    /* front-end cycles per launch stretch the issue interval at low clocks:
+     * 30 us + 510 cycles / 510 MHz = 31 us */
+    g.coef.launch_clk = 510;
+    wl_core_evaluator_set_gpu(ev, &g);
+    op.sm_clock_mhz = 510;
+    assert_int_equal(wl_core_evaluator_run(ev, &op, &r2), WL_OK);
+    assert_close(r2.time_ms, (100 * 31 + tk) * 1e-3, 1e-9);
     wl_core_evaluator_free(ev);
     wl_core_workload_free(wl);
 }
