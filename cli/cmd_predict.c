@@ -31,7 +31,8 @@ static void help(FILE *f)
 "  --latency tiled|roofline  kernel latency model (default tiled)\n"
 "  --no-power-limit        report the unthrottled point\n"
 "  --format table|csv|json output format (default table)\n"
-"  --kernels               add a per-kernel-class breakdown\n"
+"  --kernels               add a per-kernel-class breakdown: launches, busy time,\n"
+"                          dynamic energy (kernels only), TFLOP, DRAM traffic\n"
 "  -o FILE                 write to FILE (atomically) instead of stdout\n"
 "  --help                  this text\n\n"
 "Energy parts: dyn_compute (SM pipes, tensor cores, shared memory, clocks of\n"
@@ -70,37 +71,55 @@ static void row_values(const wl_core_result *r, double *v)
 
 static const int decimals[] = {1, 1, 1, 0, 4, 2, 5, 5, 5, 5, 1};
 
+/* One CSV table. With --kernels it is in long form: each clock's row is
+ * followed by one row per kernel class (the totals row has class "all"). */
+static void csv_row_prefix(FILE *f, const popts *o, const char *gpu, const char *wl,
+                           const wl_core_result *r)
+{
+    double v[11];
+    row_values(r, v);
+    wl_results_csv_str(f, gpu);
+    fputc(',', f);
+    wl_results_csv_str(f, wl);
+    fprintf(f, ",%lld,%lld,%s,%s", o->batch, o->seq, wl_dtype_name(o->dtype),
+            wl_attention_name(o->attention));
+    for (int j = 0; j < 11; j++) {
+        fputc(',', f);
+        wl_results_num(f, v[j], decimals[j]);
+    }
+}
+
 static void write_csv(FILE *f, const popts *o, const char *gpu, const char *wl,
                       const wl_core_result *res, int n)
 {
     for (size_t i = 0; i < NH; i++)
         fprintf(f, "%s%s", i ? "," : "", hdr[i]);
+    if (o->kernels)
+        fprintf(f, ",kernel_class,launches,busy_ms,dyn_energy_j,tflop,dram_gb");
     fputc('\n', f);
     for (int i = 0; i < n; i++) {
-        double v[11];
-        row_values(&res[i], v);
-        wl_results_csv_str(f, gpu);
-        fputc(',', f);
-        wl_results_csv_str(f, wl);
-        fprintf(f, ",%lld,%lld,%s,%s", o->batch, o->seq, wl_dtype_name(o->dtype),
-                wl_attention_name(o->attention));
-        for (int j = 0; j < 11; j++) {
-            fputc(',', f);
-            wl_results_num(f, v[j], decimals[j]);
+        csv_row_prefix(f, o, gpu, wl, &res[i]);
+        if (o->kernels) {
+            wl_core_class_stats t = {0};
+            for (int c = 0; c < WL_CLASS_COUNT; c++) {
+                t.launches += res[i].cls[c].launches;
+                t.busy_ms += res[i].cls[c].busy_ms;
+                t.flops += res[i].cls[c].flops;
+                t.dram_bytes += res[i].cls[c].dram_bytes;
+                t.energy_j += res[i].cls[c].energy_j;
+            }
+            fprintf(f, ",all,%lld,%.4f,%.5f,%.4f,%.4f", t.launches, t.busy_ms, t.energy_j,
+                    t.flops * 1e-12, t.dram_bytes * 1e-9);
         }
         fputc('\n', f);
-    }
-    if (o->kernels) {
-        fprintf(f, "\nsm_clock_mhz,kernel_class,launches,busy_ms,energy_j,tflop,dram_gb\n");
-        for (int i = 0; i < n; i++)
-            for (int c = 0; c < WL_CLASS_COUNT; c++) {
-                const wl_core_class_stats *s = &res[i].cls[c];
-                if (!s->launches)
-                    continue;
-                fprintf(f, "%.1f,%s,%lld,%.4f,%.5f,%.4f,%.4f\n", res[i].requested_clock_mhz,
-                        wl_core_class_name(c), s->launches, s->busy_ms, s->energy_j,
-                        s->flops * 1e-12, s->dram_bytes * 1e-9);
-            }
+        for (int c = 0; o->kernels && c < WL_CLASS_COUNT; c++) {
+            const wl_core_class_stats *s = &res[i].cls[c];
+            if (!s->launches)
+                continue;
+            csv_row_prefix(f, o, gpu, wl, &res[i]);
+            fprintf(f, ",%s,%lld,%.4f,%.5f,%.4f,%.4f\n", wl_core_class_name(c), s->launches,
+                    s->busy_ms, s->energy_j, s->flops * 1e-12, s->dram_bytes * 1e-9);
+        }
     }
 }
 
@@ -132,7 +151,7 @@ static void write_json(FILE *f, const popts *o, const char *gpu, const char *wl,
                 if (!s->launches)
                     continue;
                 fprintf(f, "%s\n     {\"kernel_class\": \"%s\", \"launches\": %lld, "
-                           "\"busy_ms\": %.6f, \"energy_j\": %.7f, \"tflop\": %.6f, "
+                           "\"busy_ms\": %.6f, \"dyn_energy_j\": %.7f, \"tflop\": %.6f, "
                            "\"dram_gb\": %.6f}",
                         first ? "" : ",", wl_core_class_name(c), s->launches, s->busy_ms,
                         s->energy_j, s->flops * 1e-12, s->dram_bytes * 1e-9);
@@ -165,7 +184,7 @@ static void write_table(FILE *f, const popts *o, const char *gpu, const char *wl
                 const wl_core_class_stats *s = &r->cls[c];
                 if (!s->launches)
                     continue;
-                fprintf(f, "    %-16s %6lld launches %10.3f ms busy %10.4f J %9.3f TFLOP %9.3f GB DRAM\n",
+                fprintf(f, "    %-16s %6lld launches %10.3f ms busy %10.4f J dyn %9.3f TFLOP %9.3f GB DRAM\n",
                         wl_core_class_name(c), s->launches, s->busy_ms, s->energy_j,
                         s->flops * 1e-12, s->dram_bytes * 1e-9);
             }
@@ -276,6 +295,11 @@ int cmd_predict(int argc, char **argv)
     clocks[0] = gpu.sm_clock_max_mhz;
     if (clock && parse_clock_list(cmd, clock, clocks, MAX_CLOCKS, &nclk))
         return EXIT_USAGE;
+    for (int i = 0; i < nclk && v_mv <= 0; i++)
+        if (clocks[i] < gpu.sm_clock_min_mhz - 1e-9 || clocks[i] > gpu.sm_clock_max_mhz + 1e-9)
+            return usage_error(cmd, "--clock %.1f MHz is outside %s's range %.0f-%.0f MHz "
+                               "(its V-f curve is not defined there; give --voltage-mv to force)",
+                               clocks[i], gpu.id, gpu.sm_clock_min_mhz, gpu.sm_clock_max_mhz);
 
     wl_core_workload *wl = NULL;
     int rc;

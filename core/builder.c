@@ -354,6 +354,15 @@ static int setup(bld *B, const wl_core_model *model, const wl_core_shape *shape,
                      "batch and seq must be positive");
         return WL_EINVAL;
     }
+    /* the largest tensor (attention scores or the MLP activation) must stay
+     * far below 2^63 elements, and below what any GPU could hold */
+    double scores = (double)shape->batch * model->heads * (double)shape->seq * (double)shape->seq;
+    double mlp = (double)shape->batch * (double)shape->seq * (double)model->d_ff;
+    if (scores > 1e15 || mlp > 1e15) {
+        wl_error_set(err, model->id, 0, "seq", "batch x seq is too large for this model "
+                     "(a single tensor would exceed 1e15 elements)");
+        return WL_EINVAL;
+    }
     B->m = model;
     B->dt = shape->dtype == WL_DT_TF32 ? WL_DT_FP32 : shape->dtype;
     B->gemm_dt = shape->dtype;

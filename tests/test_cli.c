@@ -94,6 +94,14 @@ static void test_predict_outputs(void **state)
     assert_int_equal(run("predict --model opt-1.3b --batch 8 --seq 512 --format json --kernels"), 0);
     assert_non_null(strstr(out_buf, "\"effective_clock_mhz\": "));
     assert_non_null(strstr(out_buf, "\"kernel_class\": \"gemm\""));
+    assert_int_equal(run("predict --clock 2000"), 2); /* outside the V-f curve */
+    assert_int_equal(run("predict --clock 2000 --voltage-mv 950"), 0);
+    assert_int_equal(run("predict --batch 1000000 --seq 10000000"), 1);
+    /* --kernels in CSV is one long table: totals row "all", then classes */
+    assert_int_equal(run("predict --model gpt2 --clock 900 --format csv --kernels"), 0);
+    assert_non_null(strstr(out_buf, ",kernel_class,launches,busy_ms,dyn_energy_j,tflop,dram_gb\n"));
+    assert_non_null(strstr(out_buf, ",all,242,"));
+    assert_non_null(strstr(out_buf, ",elementwise,133,"));
     assert_int_equal(run("predict --model llama-3-8b --seq 2048 --attention flash --kernels"), 0);
     assert_non_null(strstr(out_buf, "flash_attention"));
     /* the power limit throttles the top of the curve on the 250 W board */
