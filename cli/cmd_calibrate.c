@@ -86,21 +86,8 @@ int cmd_calibrate(int argc, char **argv)
     /* the preset text to carry over */
     char *file_text = NULL;
     const char *text = wl_preset_text(WL_PRESET_GPU, gpu_id);
-    if (!text) {
-        FILE *f = fopen(gpu_id, "rb");
-        if (f) {
-            fseek(f, 0, SEEK_END);
-            long sz = ftell(f);
-            fseek(f, 0, SEEK_SET);
-            file_text = calloc((size_t)(sz > 0 ? sz : 0) + 1, 1);
-            if (file_text && sz > 0 && fread(file_text, 1, (size_t)sz, f) != (size_t)sz) {
-                free(file_text);
-                file_text = NULL;
-            }
-            fclose(f);
-        }
+    if (!text && wl_core_read_file(gpu_id, &file_text, NULL, &err) == WL_OK)
         text = file_text;
-    }
     if (!text) {
         fprintf(stderr, "wattlas calibrate: cannot read preset %s\n", gpu_id);
         return EXIT_RUNTIME;

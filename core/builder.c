@@ -387,22 +387,27 @@ static void name_of(char *buf, size_t n, const wl_core_model *m, const wl_core_s
              s->attention == WL_ATTN_FLASH ? "flash_" : "", what);
 }
 
-int wl_core_build(const wl_core_model *model, const wl_core_shape *shape, wl_core_workload **out,
-                  wl_error *err)
+/* The whole forward pass, or one layer only. */
+static int build(const wl_core_model *model, const wl_core_shape *shape, int layer_only,
+                 wl_core_workload **out, wl_error *err)
 {
     *out = NULL;
     bld B;
     if (setup(&B, model, shape, err))
         return WL_EINVAL;
     char name[128];
-    name_of(name, sizeof name, model, shape, "prefill");
+    name_of(name, sizeof name, model, shape, layer_only ? "layer" : "prefill");
     B.wl = wl_core_workload_create(name);
     if (!B.wl)
         return WL_ENOMEM;
-    prefix(&B);
-    for (int l = 0; l < model->layers; l++)
+    if (layer_only) {
         layer(&B);
-    suffix(&B);
+    } else {
+        prefix(&B);
+        for (int l = 0; l < model->layers; l++)
+            layer(&B);
+        suffix(&B);
+    }
     if (B.rc) {
         wl_core_workload_free(B.wl);
         return B.rc;
@@ -411,23 +416,14 @@ int wl_core_build(const wl_core_model *model, const wl_core_shape *shape, wl_cor
     return WL_OK;
 }
 
+int wl_core_build(const wl_core_model *model, const wl_core_shape *shape, wl_core_workload **out,
+                  wl_error *err)
+{
+    return build(model, shape, 0, out, err);
+}
+
 int wl_core_build_layer(const wl_core_model *model, const wl_core_shape *shape,
                         wl_core_workload **out, wl_error *err)
 {
-    *out = NULL;
-    bld B;
-    if (setup(&B, model, shape, err))
-        return WL_EINVAL;
-    char name[128];
-    name_of(name, sizeof name, model, shape, "layer");
-    B.wl = wl_core_workload_create(name);
-    if (!B.wl)
-        return WL_ENOMEM;
-    layer(&B);
-    if (B.rc) {
-        wl_core_workload_free(B.wl);
-        return B.rc;
-    }
-    *out = B.wl;
-    return WL_OK;
+    return build(model, shape, 1, out, err);
 }

@@ -161,38 +161,12 @@ int wl_core_trace_parse(const char *text, size_t len, const char *source,
 int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        wl_error_set(err, path, 0, "", "cannot open trace");
-        return WL_EIO;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (n < cap)
-            break;
-        cap *= 2;
-        char *nb = realloc(buf, cap);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-        } else
-            buf = nb;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf) {
-        wl_error_set(err, path, 0, "", "out of memory");
-        return WL_ENOMEM;
-    }
-    if (bad) {
-        free(buf);
-        wl_error_set(err, path, 0, "", "read error");
-        return WL_EIO;
-    }
-    int rc = wl_core_trace_parse(buf, n, path, out, err);
+    char *buf = NULL;
+    size_t n = 0;
+    int rc = wl_core_read_file(path, &buf, &n, err);
+    if (rc)
+        return rc;
+    rc = wl_core_trace_parse(buf, n, path, out, err);
     free(buf);
     return rc;
 }

@@ -1,7 +1,9 @@
 /* Errors, enum names and parsers shared by the core. */
 #include "wattlas_core.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -155,4 +157,41 @@ static const char *const class_names[WL_CLASS_COUNT] = {
 const char *wl_core_class_name(int cls)
 {
     return (cls >= 0 && cls < WL_CLASS_COUNT) ? class_names[cls] : "?";
+}
+
+int wl_core_read_file(const char *path, char **out, size_t *len, wl_error *err)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        wl_error_set(err, path, 0, "", "cannot open: %s", strerror(errno));
+        return WL_EIO;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (n < cap - 1)
+            break;
+        cap *= 2;
+        char *nb = realloc(buf, cap);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+        } else {
+            buf = nb;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        wl_error_set(err, path, 0, "", bad ? "read error" : "out of memory");
+        return bad ? WL_EIO : WL_ENOMEM;
+    }
+    buf[n] = 0;
+    *out = buf;
+    if (len)
+        *len = n;
+    return WL_OK;
 }

@@ -38,6 +38,9 @@ void wl_error_set(wl_error *err, const char *source, int line, const char *field
 /* "source:line: field: text" into buf. */
 void wl_error_format(const wl_error *err, char *buf, size_t n);
 
+/* Reads a whole file into a NUL-terminated buffer (free with free()). */
+int wl_core_read_file(const char *path, char **out, size_t *len, wl_error *err);
+
 /* ---- precisions ---------------------------------------------------------- */
 
 typedef enum {

@@ -414,45 +414,14 @@ static int is_path(const char *s)
     return strchr(s, '/') || (n > 4 && strcmp(s + n - 4, ".ini") == 0);
 }
 
-static char *slurp(const char *path, wl_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        wl_error_set(err, path, 0, "", "cannot open file: %s", strerror(errno));
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1)
-            break;
-        cap *= 2;
-        char *nb = realloc(buf, cap);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-        } else
-            buf = nb;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
-        wl_error_set(err, path, 0, "", bad ? "read error" : "out of memory");
-        return NULL;
-    }
-    buf[n] = 0;
-    return buf;
-}
-
 static int load(wl_preset_kind kind, const char *id, void *out, wl_error *err)
 {
     char src[256];
     if (is_path(id)) {
-        char *text = slurp(id, err);
-        if (!text)
-            return WL_EIO;
+        char *text = NULL;
+        int rc0 = wl_core_read_file(id, &text, NULL, err);
+        if (rc0)
+            return rc0;
         int rc = kind == WL_PRESET_GPU ? wl_preset_gpu_parse(text, id, out, err)
                                        : wl_preset_model_parse(text, id, out, err);
         free(text);
