@@ -35,6 +35,7 @@ static const fit_param params[] = {
     P_LOGIT(dram_eff, 0.2, 1.0, 2.0),
     P_LOGIT(l2_eff, 0.05, 1.0, 2.0),
     P_LOG(mem_bytes_per_clk, 2.0),
+    P_LOG(mem_path_gbs, 2.0),
     P_LOG(overlap_p, 1.0),
     P_LOG(kernel_fixed_clk, 2.0),
     P_LOG(host_launch_us, 2.0),

@@ -24,7 +24,7 @@ double wl_core_kernel_flops(const wl_kernel *k);
 /* Clock-independent description of one distinct kernel, prepared once by a
  * latency model. Times at clock f (GHz):
  *   t = fixed_us + fixed_clk/f
- *       + smax(comp_clk/f, smax(l2_clk/f, max(dram_us, dram_clk/f)))           */
+ *       + smax(comp_clk/f, smax(l2_clk/f, max(dram_us, dram_clk/f + path_us))) */
 typedef struct {
     double count;       /* launches */
     int cls;            /* WL_CLASS_* */
@@ -35,7 +35,8 @@ typedef struct {
     double comp_clk;    /* critical-path SM cycles of the math */
     double l2_clk;      /* L2 traffic in L2 cycles (scales with the SM clock) */
     double dram_us;     /* DRAM traffic time at the fixed memory clock */
-    double dram_clk;    /* the same traffic through the clock-bound miss path */
+    double dram_clk;    /* the same traffic through the miss path: cycles ... */
+    double path_us;     /* ... plus its clock-independent latency share */
     /* activity for the power model, per launch */
     double tc_clk;      /* tensor-core busy cycles summed over SMs / sms */
     double fp_clk;      /* FP/ALU pipe cycles / sms */

@@ -85,7 +85,7 @@ static double kernel_us(const wl_core_gpu *gpu, const wl_kprep *p, double f_ghz)
         return 0.0;
     double tc = p->comp_clk / f_ghz * 1e-3;
     double tl = p->l2_clk / f_ghz * 1e-3;
-    double td = p->dram_clk / f_ghz * 1e-3;
+    double td = p->dram_clk / f_ghz * 1e-3 + p->path_us;
     if (td < p->dram_us)
         td = p->dram_us;
     double tm = smax(tl, td, 2.0 * gpu->coef.overlap_p);

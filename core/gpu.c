@@ -45,6 +45,7 @@ void wl_core_coeffs_default(wl_core_coeffs *c)
     c->dram_eff = 0.85;         /* STREAM-like copy reaches ~85% of HBM peak */
     c->l2_eff = 0.70;
     c->mem_bytes_per_clk = 1500.0; /* ~ HBM2 bandwidth at ~1 GHz */
+    c->mem_path_gbs = 10000.0;
     c->overlap_p = 3.0;
     c->tile_overhead_clk = 800.0;
     c->kernel_fixed_us = 2.5;   /* launch latency + drain, a few us on A100 */
@@ -113,6 +114,7 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
     CHECK(c->l2_eff > 0 && c->l2_eff <= 1, "l2_eff", "must be in (0, 1]");
     CHECK(c->overlap_p >= 1, "overlap_p", "must be >= 1");
     CHECK(c->mem_bytes_per_clk > 0, "mem_bytes_per_clk", "must be positive");
+    CHECK(c->mem_path_gbs > 0, "mem_path_gbs", "must be positive");
     CHECK(c->tile_overhead_clk >= 0 && c->kernel_fixed_us >= 0 && c->kernel_fixed_clk >= 0 &&
               c->host_launch_us >= 0 && c->launch_clk >= 0,
           "kernel overheads", "must be >= 0");

@@ -112,6 +112,7 @@ static double gemm_with_tile(const wl_core_gpu *gpu, const wl_kernel *k, tile_sh
     p->l2_clk = l2_clk_of(gpu, l2b);
     p->dram_us = dram_us_of(gpu, dram);
     p->dram_clk = dram / gpu->coef.mem_bytes_per_clk;
+    p->path_us = dram / (gpu->coef.mem_path_gbs * 1e3);
     p->l2_bytes = l2b;
     p->dram_bytes = dram;
     p->flops = flops;
@@ -185,6 +186,7 @@ static void prep_flash(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl
     p->l2_clk = l2_clk_of(gpu, l2b);
     p->dram_us = dram_us_of(gpu, qo + kv);
     p->dram_clk = (qo + kv) / gpu->coef.mem_bytes_per_clk;
+    p->path_us = (qo + kv) / (gpu->coef.mem_path_gbs * 1e3);
     p->flops = flops;
     p->tc_clk = flops / (sms * peak);
     double scores = BH * Sq * Sk * causal;
@@ -265,6 +267,7 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
     p->l2_clk = l2_clk_of(gpu, bytes);
     p->dram_us = dram_us_of(gpu, p->dram_bytes);
     p->dram_clk = p->dram_bytes / gpu->coef.mem_bytes_per_clk;
+    p->path_us = p->dram_bytes / (gpu->coef.mem_path_gbs * 1e3);
     /* one element per thread per pass: fp32 pipes at cuda_eff */
     double fp_peak = gpu->cuda_flop_per_clk_sm[WL_DT_FP32] * 0.5; /* FMA counts 2 */
     p->fp_clk = fp_ops / (sms * fp_peak);
@@ -278,6 +281,7 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
         p->l2_clk /= p->sm_frac;
         p->dram_us /= sqrt(p->sm_frac);
         p->dram_clk /= p->sm_frac;
+        p->path_us /= p->sm_frac;
         p->comp_clk /= p->sm_frac;
     }
     p->smem_clk = (k->kind == WL_K_ELEMENTWISE ? 0.0 : elems * 4.0) /

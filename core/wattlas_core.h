@@ -83,6 +83,9 @@ typedef struct {
     double mem_bytes_per_clk; /* DRAM-sourced bytes per SM clock the chip can keep in
                                  flight (Little's law: outstanding misses / latency in
                                  SM cycles), so streaming bandwidth falls with clock */
+    double mem_path_gbs;      /* the clock-independent part of that path (DRAM
+                                 latency in ns) as a bandwidth: the miss path takes
+                                 bytes/(mem_bytes_per_clk f) + bytes/mem_path_gbs */
     double overlap_p;         /* smooth-max exponent for compute/memory overlap */
     double tile_overhead_clk; /* prologue+epilogue SM cycles per GEMM tile */
     double kernel_fixed_us;   /* device launch latency + tail, clock independent */

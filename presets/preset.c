@@ -90,6 +90,7 @@ static const gpu_field gpu_fields[] = {
     C(dram_eff, dram_eff),
     C(l2_eff, l2_eff),
     C(mem_bytes_per_clk, mem_bytes_per_clk),
+    C(mem_path_gbs, mem_path_gbs),
     C(overlap_p, overlap_p),
     C(tile_overhead_clk, tile_overhead_clk),
     C(kernel_fixed_us, kernel_fixed_us),
