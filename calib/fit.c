@@ -4,8 +4,8 @@
  * (energy = power x time follows), so large and small workloads weigh alike.
  * Coefficients are mapped to unbounded parameters (log for positive values,
  * logit for fractions) so the fit can never leave the physical range, and a
- * weak prior pulls each towards its starting value to keep nearly degenerate
- * directions (e.g. c_tc vs c_active) well-posed. */
+ * weak prior pulls each towards its physical default (wl_core_coeffs_default)
+ * to keep nearly degenerate directions (e.g. c_tc vs c_active) well-posed. */
 #include "wattlas_calib.h"
 
 #include <gsl/gsl_blas.h>
@@ -32,6 +32,7 @@ typedef struct {
 static const fit_param params[] = {
     P_LOGIT(tc_eff, 0.05, 1.0, 2.0),
     P_LOGIT(cuda_eff, 0.05, 1.0, 2.0),
+    P_LOGIT(alu_eff, 0.01, 1.0, 2.0),
     P_LOGIT(dram_eff, 0.2, 1.0, 2.0),
     P_LOGIT(l2_eff, 0.05, 1.0, 2.0),
     P_LOG(mem_bytes_per_clk, 2.0),
@@ -47,6 +48,7 @@ static const fit_param params[] = {
     P_LOG(c_gap_w, 2.0),
     P_LOG(c_tc_w, 2.0),
     P_LOG(c_fp_w, 2.0),
+    P_LOG(c_smem_w, 2.0),
     P_LOG(c_l2_w, 2.0),
     P_LOG(e_dram_pj_per_byte, 1.0),
     P_LOG(dram_background_w, 2.0),
@@ -56,7 +58,7 @@ static const fit_param params[] = {
     P_LOGIT(power_cap_frac, 0.8, 1.0, 2.0),
 };
 #define NP (sizeof params / sizeof *params)
-#define PRIOR_W 0.05
+#define PRIOR_W 0.01
 #define HUBER_K 0.05
 #define IRLS_ROUNDS 4
 
@@ -149,9 +151,13 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask, wl_core_
         free(rows);
         return WL_EINVAL;
     }
+    /* the prior is centred on the physical defaults, not on the start, so
+     * refitting from a fitted preset converges to the same point */
+    wl_core_coeffs prior;
+    wl_core_coeffs_default(&prior);
     wl_core_coeffs sc = start.coef;
     for (size_t i = 0; i < NP; i++)
-        c.x0[i] = to_x(&params[i], *coef_at(&sc, i));
+        c.x0[i] = to_x(&params[i], *coef_at(&prior, i));
 
     c.w = malloc(3 * nr * sizeof *c.w);
     if (!c.w) {
@@ -182,7 +188,7 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask, wl_core_
         return WL_ENOMEM;
     }
     for (size_t i = 0; i < NP; i++)
-        gsl_vector_set(x, i, c.x0[i]);
+        gsl_vector_set(x, i, to_x(&params[i], *coef_at(&sc, i)));
     int rc = GSL_SUCCESS;
     /* Iteratively reweighted least squares with Huber weights: residuals
      * beyond HUBER_K (in log ratio, ~5%) count linearly, not quadratically,

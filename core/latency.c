@@ -140,19 +140,26 @@ static void prep_gemm(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_
     size_t nc = on_tc ? sizeof tc_tiles / sizeof *tc_tiles : sizeof simt_tiles / sizeof *simt_tiles;
     if (!tiled)
         nc = 1;
-    wl_kprep best, tmp;
+    /* The library heuristic knows the architecture, not our fitted
+     * efficiencies: rank tiles with the default coefficients, so that
+     * calibration never flips a tile choice (a discontinuity). */
+    wl_core_gpu sel = *gpu;
+    wl_core_coeffs_default(&sel.coef);
+    wl_kprep tmp;
+    size_t best = 0;
     double best_t = INFINITY;
     for (size_t i = 0; i < nc; i++) {
         memset(&tmp, 0, sizeof tmp);
-        double t = gemm_with_tile(gpu, k, cand[i], tiled, &tmp);
+        double t = gemm_with_tile(&sel, k, cand[i], tiled, &tmp);
         if (t < best_t * 0.999) { /* prefer the larger tile on ties */
             best_t = t;
-            best = tmp;
+            best = i;
         }
     }
     double count = p->count;
     int cls = p->cls;
-    *p = best;
+    memset(p, 0, sizeof *p);
+    gemm_with_tile(gpu, k, cand[best], tiled, p);
     p->count = count;
     p->cls = cls;
 }
@@ -268,11 +275,14 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
     p->dram_us = dram_us_of(gpu, p->dram_bytes);
     p->dram_clk = p->dram_bytes / gpu->coef.mem_bytes_per_clk;
     p->path_us = p->dram_bytes / (gpu->coef.mem_path_gbs * 1e3);
-    /* one element per thread per pass: fp32 pipes at cuda_eff */
+    /* one element per thread per pass: fp32 pipes at alu_eff */
     double fp_peak = gpu->cuda_flop_per_clk_sm[WL_DT_FP32] * 0.5; /* FMA counts 2 */
-    p->fp_clk = fp_ops / (sms * fp_peak);
+    /* issue slots: each useful op costs 1/alu_eff instructions (index math,
+     * loads, stores, converts); the pipes and register file burn energy per
+     * issued instruction, so the power model sees the issued count too */
+    p->fp_clk = fp_ops / (sms * fp_peak) / gpu->coef.alu_eff;
     p->sfu_clk = sfu_ops / (sms * gpu->sfu_op_per_clk_sm);
-    p->comp_clk = (p->fp_clk + p->sfu_clk) / gpu->coef.cuda_eff;
+    p->comp_clk = p->fp_clk + p->sfu_clk / gpu->coef.alu_eff;
     /* rows map to CTAs; a small grid leaves SMs idle */
     double ctas = k->kind == WL_K_ELEMENTWISE ? ceil(elems / 2048.0) : rows / 4.0;
     p->sm_frac = ctas >= sms ? 1.0 : (ctas < 1 ? 1.0 / sms : ctas / sms);
@@ -284,7 +294,9 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
         p->path_us /= p->sm_frac;
         p->comp_clk /= p->sm_frac;
     }
-    p->smem_clk = (k->kind == WL_K_ELEMENTWISE ? 0.0 : elems * 4.0) /
+    /* every byte passes the SM's load/store path (L1); reductions also
+     * exchange partial sums through shared memory */
+    p->smem_clk = (bytes + (k->kind == WL_K_ELEMENTWISE ? 0.0 : elems * 4.0)) /
                   (sms * gpu->smem_bytes_per_clk_sm);
 }
 

@@ -78,6 +78,8 @@ typedef struct {
     /* latency */
     double tc_eff;            /* mainloop fraction of tensor-core peak */
     double cuda_eff;          /* mainloop fraction of CUDA-core peak (SIMT GEMM) */
+    double alu_eff;           /* memory-bound kernels: useful FP ops per issued
+                                 instruction slot (index math, loads, converts) */
     double dram_eff;          /* achievable fraction of DRAM bandwidth */
     double l2_eff;            /* achievable fraction of L2 bandwidth */
     double mem_bytes_per_clk; /* DRAM-sourced bytes per SM clock the chip can keep in

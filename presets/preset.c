@@ -87,6 +87,7 @@ static const gpu_field gpu_fields[] = {
     D("vf", "v_ref_mv", v_ref_mv, 1),
     C(tc_eff, tc_eff),
     C(cuda_eff, cuda_eff),
+    C(alu_eff, alu_eff),
     C(dram_eff, dram_eff),
     C(l2_eff, l2_eff),
     C(mem_bytes_per_clk, mem_bytes_per_clk),
@@ -494,6 +495,6 @@ void wl_preset_write_calibration(FILE *out, const wl_core_gpu *gpu)
             continue;
         double v = 0;
         wl_preset_gpu_get(gpu, gpu_fields[i].key, &v);
-        fprintf(out, "%s = %.6g\n", gpu_fields[i].key, v);
+        fprintf(out, "%s = %.10g\n", gpu_fields[i].key, v);
     }
 }
