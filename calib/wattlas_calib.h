@@ -67,8 +67,19 @@ typedef struct {
     int status; /* GSL status */
 } wl_calib_fit_info;
 
-int wl_calib_fit(const wl_calib_problem *p, const unsigned char *mask, wl_core_gpu *out,
-                 wl_calib_fit_info *info);
+typedef struct {
+    double prior_weight; /* pull towards the physical defaults (0: none) */
+    double huber_k;      /* robust loss threshold on log ratios (0: plain LS) */
+    int irls_rounds;     /* reweighting rounds */
+} wl_calib_fit_options;
+
+/* Defaults: prior weight 0.3 (chosen by leave-one-model-out cross-validation),
+ * Huber threshold 0.05, 4 rounds. */
+void wl_calib_fit_options_default(wl_calib_fit_options *o);
+
+/* opts NULL: defaults. */
+int wl_calib_fit(const wl_calib_problem *p, const unsigned char *mask,
+                 const wl_calib_fit_options *opts, wl_core_gpu *out, wl_calib_fit_info *info);
 
 /* Workload key "model b8 s128 bf16 eager" of a row. */
 void wl_calib_workload_key(const wl_calib_row *r, char *buf, size_t n);

@@ -66,7 +66,7 @@ static int lomo(wl_calib_problem *p, const wl_calib_set *set)
         }
         wl_core_gpu fitted;
         wl_calib_fit_info info;
-        if (ntrain < 20 || wl_calib_fit(p, train, &fitted, &info)) {
+        if (ntrain < 20 || wl_calib_fit(p, train, NULL, &fitted, &info)) {
             fprintf(stderr, "  %-12s skipped: too few rows of other models to refit\n", ri->model);
             continue;
         }
