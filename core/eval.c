@@ -118,13 +118,17 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, double v_mv, wl_c
 
     double tbuf[TBUF];
     memset(r->cls, 0, sizeof r->cls);
-    double e_comp = 0, e_mem = 0, busy_us = 0, latency_us = 0;
+    double e_comp = 0, e_mem = 0, busy_us = 0, latency_us = 0, gap_total_us = 0;
+    double n_kernels = 0;
     for (size_t u = 0; u < ev->nu; u++) {
         const wl_kprep *p = &ev->prep[u];
         wl_core_class_stats *cs = &r->cls[p->cls];
         cs->launches += (long long)p->count;
-        if (p->is_gap)
+        if (p->is_gap) {
+            gap_total_us += p->gap_us * p->count;
             continue;
+        }
+        n_kernels += p->count;
         double t = kernel_us(gpu, p, f);
         if (u < TBUF)
             tbuf[u] = t;
@@ -151,20 +155,33 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, double v_mv, wl_c
     }
 
     /* Timeline: the host issues a kernel every host_launch_us; the GPU starts
-     * it when both the launch has arrived and the previous kernel is done. */
+     * it when both the launch has arrived and the previous kernel is done.
+     * Once the GPU lags the host by more than all the host time still to
+     * come, the host can never catch up: the rest is the remaining busy
+     * time, and the walk stops early (GPU-bound workloads end in a few
+     * hundred steps whatever their length). */
     double h = c->host_launch_us + c->launch_clk / f * 1e-3;
-    double issue = 0, end = 0;
+    double issue = 0, end = 0, done_busy = 0;
+    double host_left = (double)n_kernels * h + gap_total_us;
     size_t n = wl->n;
     const size_t *ui = wl->uidx;
     for (size_t i = 0; i < n; i++) {
         const wl_kprep *p = &ev->prep[ui[i]];
         if (p->is_gap) {
             issue += p->gap_us;
+            host_left -= p->gap_us;
             continue;
         }
         issue += h;
+        host_left -= h;
         double start = issue > end ? issue : end;
-        end = start + (ui[i] < TBUF ? tbuf[ui[i]] : kernel_us(gpu, p, f));
+        double t = ui[i] < TBUF ? tbuf[ui[i]] : kernel_us(gpu, p, f);
+        end = start + t;
+        done_busy += t;
+        if (end - issue > host_left) {
+            end += busy_us - done_busy;
+            break;
+        }
     }
     double total_us = end;
     if (total_us <= 0)

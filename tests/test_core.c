@@ -194,6 +194,59 @@ static void test_launch_bound(void **state)
     wl_core_workload_free(wl);
 }
 
+/* The timeline (with its early exit once the host cannot catch up) equals a
+ * plain queue simulation: start_i = max(issue_i, end_{i-1}). */
+static void test_timeline_matches_simulation(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    test_gpu(&g);
+    g.coef.host_launch_us = 20;
+    g.coef.launch_clk = 1000;
+    wl_core_workload *wl = wl_core_workload_create("mix");
+    const wl_kernel kinds[] = {test_ew(WL_EW_ADD, 4096, WL_DT_BF16),
+                               test_ew(WL_EW_GELU, 1 << 22, WL_DT_BF16),
+                               test_gemm(2048, 2048, 2048, 1), test_gemm(128, 128, 64, 64)};
+    unsigned seed = 12345;
+    size_t seq[600];
+    for (size_t i = 0; i < 600; i++) {
+        seed = seed * 1103515245u + 12345u;
+        /* GEMM-heavy start, launch-bound tail */
+        seq[i] = i < 300 ? (seed >> 16) % 4 : (seed >> 16) % 2;
+        assert_int_equal(wl_core_workload_add(wl, &kinds[seq[i]]), WL_OK);
+    }
+    wl_core_evaluator *ev;
+    assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &ev), WL_OK);
+    for (double f = 300; f <= 1410; f += 370) {
+        double tk[4];
+        for (size_t u = 0; u < 4; u++) {
+            /* distinct kernels are indexed in order of first appearance */
+            size_t first = 0;
+            while (seq[first] != u)
+                first++;
+            size_t uidx = 0;
+            for (size_t j = 0; j < first; j++) {
+                int seen = 0;
+                for (size_t q = 0; q < j; q++)
+                    seen |= seq[q] == seq[j];
+                uidx += !seen;
+            }
+            tk[u] = wl_core_evaluator_kernel_us(ev, uidx, f);
+        }
+        double h = 20 + 1000 / f, issue = 0, end = 0;
+        for (size_t i = 0; i < 600; i++) {
+            issue += h;
+            end = (issue > end ? issue : end) + tk[seq[i]];
+        }
+        wl_core_op op = {f, 0, 0, 1};
+        wl_core_result r;
+        assert_int_equal(wl_core_evaluator_run(ev, &op, &r), WL_OK);
+        assert_close(r.time_ms, end * 1e-3, end * 1e-12);
+    }
+    wl_core_evaluator_free(ev);
+    wl_core_workload_free(wl);
+}
+
 /* Above the board limit the clock throttles until power meets the cap. */
 static void test_power_limit(void **state)
 {
@@ -390,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_memory_bound_flat_compute_scales),
         cmocka_unit_test(test_time_nonincreasing),
         cmocka_unit_test(test_launch_bound),
+        cmocka_unit_test(test_timeline_matches_simulation),
         cmocka_unit_test(test_power_limit),
         cmocka_unit_test(test_voltage_override),
         cmocka_unit_test(test_builder_matches_traces),
