@@ -152,7 +152,7 @@ const char *wl_attention_name(wl_attention a)
 }
 
 static const char *const class_names[WL_CLASS_COUNT] = {
-    "gemm", "attn_gemm", "flash_attention", "softmax", "norm", "elementwise", "gap"};
+    "gemm", "batched_gemm", "flash_attention", "softmax", "norm", "elementwise", "gap"};
 
 const char *wl_core_class_name(int cls)
 {

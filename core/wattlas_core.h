@@ -287,7 +287,7 @@ typedef struct {
 
 enum {
     WL_CLASS_GEMM = 0,
-    WL_CLASS_ATTN_GEMM, /* batched GEMMs of eager attention */
+    WL_CLASS_BATCHED_GEMM, /* batched GEMMs (eager attention QK^T, PV) */
     WL_CLASS_FLASH,
     WL_CLASS_SOFTMAX,
     WL_CLASS_NORM,

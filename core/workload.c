@@ -115,7 +115,7 @@ double wl_core_workload_flops(const wl_core_workload *wl)
 int wl_core_kernel_class(const wl_kernel *k)
 {
     switch (k->kind) {
-    case WL_K_GEMM: return k->batch > 1 ? WL_CLASS_ATTN_GEMM : WL_CLASS_GEMM;
+    case WL_K_GEMM: return k->batch > 1 ? WL_CLASS_BATCHED_GEMM : WL_CLASS_GEMM;
     case WL_K_ATTN_FLASH: return WL_CLASS_FLASH;
     case WL_K_SOFTMAX: return WL_CLASS_SOFTMAX;
     case WL_K_LAYERNORM: case WL_K_RMSNORM: case WL_K_REDUCE: return WL_CLASS_NORM;
