@@ -48,6 +48,7 @@ typedef struct {
     double flops;
 } wl_kprep;
 
+/* A latency model fills everything but count and cls in a zeroed wl_kprep. */
 struct wl_core_latency_type {
     const char *name;
     void (*prepare)(const wl_core_gpu *gpu, const wl_kernel *k, wl_kprep *out);

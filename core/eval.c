@@ -21,8 +21,6 @@ static void prepare_all(wl_core_evaluator *ev)
         const wl_kernel *k = &wl->k[wl->uniq[u]];
         wl_kprep *p = &ev->prep[u];
         memset(p, 0, sizeof *p);
-        p->count = (double)wl->ucount[u];
-        p->cls = wl_core_kernel_class(k);
         ev->lat->prepare(&ev->gpu, k, p);
         p->count = (double)wl->ucount[u];
         p->cls = wl_core_kernel_class(k);
@@ -218,7 +216,6 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, double v_mv, wl_c
     r->temp_c = c->idle_temp_c + dT;
     double wait = total_us - busy_us;
     r->launch_bound_frac = wait > 0 ? wait / total_us : 0.0;
-    r->cls[WL_CLASS_GAP].busy_ms = 0;
 }
 
 static double op_voltage(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz)

@@ -156,12 +156,7 @@ static void prep_gemm(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_
             best = i;
         }
     }
-    double count = p->count;
-    int cls = p->cls;
-    memset(p, 0, sizeof *p);
     gemm_with_tile(gpu, k, cand[best], tiled, p);
-    p->count = count;
-    p->cls = cls;
 }
 
 /* Fused attention (FlashAttention-2 style): one CTA per 128 query rows per
@@ -212,7 +207,6 @@ typedef struct {
 
 static ew_cost ew_cost_of(const wl_kernel *k)
 {
-    double b = wl_dtype_bytes(k->in_dtype);
     ew_cost c = {2.0, 0.0, 1.0, 0.0};
     switch (k->op) {
     case WL_EW_ADD: case WL_EW_MUL: case WL_EW_UNSPEC_TENSOR:
@@ -227,7 +221,6 @@ static ew_cost ew_cost_of(const wl_kernel *k)
     case WL_EW_COPY: c.fp_ops = 0.0; break;
     default: break;
     }
-    (void)b;
     return c;
 }
 
@@ -302,8 +295,6 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
 
 static void prepare(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_kprep *p)
 {
-    p->fixed_us = gpu->coef.kernel_fixed_us;
-    p->fixed_clk = gpu->coef.kernel_fixed_clk;
     switch (k->kind) {
     case WL_K_GEMM:
         prep_gemm(gpu, k, tiled, p);
@@ -314,8 +305,6 @@ static void prepare(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_kp
     case WL_K_GAP:
         p->is_gap = 1;
         p->gap_us = k->gap_us;
-        p->fixed_us = 0;
-        p->fixed_clk = 0;
         return;
     default:
         prep_memory_bound(gpu, k, tiled, p);

@@ -322,7 +322,8 @@ const wl_core_latency_type *wl_core_latency_lookup(const char *name);
 const char *wl_core_latency_name(const wl_core_latency_type *t);
 
 /* Evaluator: precomputes clock-independent work per distinct kernel once;
- * wl_core_evaluator_run then allocates nothing. */
+ * wl_core_evaluator_run then allocates nothing and may be called from many
+ * threads at once. The workload must outlive the evaluator. */
 typedef struct wl_core_evaluator wl_core_evaluator;
 
 int wl_core_evaluator_create(const wl_core_gpu *gpu, const wl_core_workload *wl,
