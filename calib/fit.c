@@ -7,8 +7,13 @@
  * weak prior pulls each towards its physical default (wl_core_coeffs_default)
  * to keep nearly degenerate directions (e.g. c_tc vs c_active) well-posed. */
 #include "wattlas_calib.h"
+#include "../presets/wattlas_presets.h"
+
+#include <ini.h>
+#include <stdio.h>
 
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
@@ -20,14 +25,15 @@
 typedef enum { T_LOG, T_LOGIT } xform;
 
 typedef struct {
+    const char *name;
     size_t off; /* in wl_core_coeffs */
     xform t;
     double lo, hi; /* logit range */
     double prior_sd; /* in transformed units */
 } fit_param;
 
-#define P_LOG(m, sd) {offsetof(wl_core_coeffs, m), T_LOG, 0, 0, sd}
-#define P_LOGIT(m, lo, hi, sd) {offsetof(wl_core_coeffs, m), T_LOGIT, lo, hi, sd}
+#define P_LOG(m, sd) {#m, offsetof(wl_core_coeffs, m), T_LOG, 0, 0, sd}
+#define P_LOGIT(m, lo, hi, sd) {#m, offsetof(wl_core_coeffs, m), T_LOGIT, lo, hi, sd}
 
 static const fit_param params[] = {
     P_LOGIT(tc_eff, 0.05, 1.0, 2.0),
@@ -66,6 +72,13 @@ void wl_calib_fit_options_default(wl_calib_fit_options *o)
     o->prior_weight = 0.3;
     o->huber_k = 0.05;
     o->irls_rounds = 4;
+}
+
+int wl_calib_param_count(void) { return (int)NP; }
+
+const char *wl_calib_param_name(int i)
+{
+    return (i >= 0 && (size_t)i < NP) ? params[i].name : NULL;
 }
 
 static double *coef_at(wl_core_coeffs *c, size_t i)
@@ -131,6 +144,76 @@ static int resid(const gsl_vector *x, void *user, gsl_vector *f)
     return GSL_SUCCESS;
 }
 
+/* Covariance of the parameters from the Jacobian at the solution,
+ * C = s^2 (J^T J)^-1 with s^2 the residual variance of the data rows
+ * (ln ratios carry no known measurement error, so it is estimated), and the
+ * residual spreads that prediction intervals add on top. */
+static void uncertainty(gsl_multifit_nlinear_workspace *w, const gsl_vector *x, fit_ctx *c,
+                        gsl_vector *r, wl_calib_uncertainty *u)
+{
+    memset(u, 0, sizeof *u);
+    u->np = (int)NP;
+    for (size_t i = 0; i < NP; i++) {
+        snprintf(u->names[i], sizeof u->names[i], "%s", params[i].name);
+        u->x[i] = gsl_vector_get(x, i);
+    }
+    /* unweighted data residuals at the solution */
+    double *wsave = malloc(3 * c->nrows * sizeof *wsave);
+    if (!wsave)
+        return;
+    memcpy(wsave, c->w, 3 * c->nrows * sizeof *wsave);
+    for (size_t i = 0; i < 3 * c->nrows; i++)
+        c->w[i] = 1.0;
+    resid(x, c, r);
+    double st = 0, sp = 0, se = 0, sw = 0;
+    for (size_t k = 0; k < c->nrows; k++) {
+        double a = gsl_vector_get(r, 3 * k), b = gsl_vector_get(r, 3 * k + 1);
+        st += a * a;
+        sp += b * b;
+        se += (a + b) * (a + b);
+    }
+    memcpy(c->w, wsave, 3 * c->nrows * sizeof *wsave);
+    resid(x, c, r);
+    for (size_t k = 0; k < 3 * c->nrows; k++)
+        sw += gsl_vector_get(r, k) * gsl_vector_get(r, k);
+    free(wsave);
+    double dof = (double)(2 * c->nrows) - (double)NP;
+    if (dof < 1)
+        return;
+    u->sigma_time = sqrt(st / (double)c->nrows);
+    u->sigma_power = sqrt(sp / (double)c->nrows);
+    u->sigma_energy = sqrt(se / (double)c->nrows);
+    gsl_matrix *cov = gsl_matrix_alloc(NP, NP);
+    if (!cov)
+        return;
+    const gsl_matrix *J = gsl_multifit_nlinear_jac(w);
+    if (gsl_multifit_nlinear_covar(J, 0.0, cov) == GSL_SUCCESS) {
+        double s2 = sw / dof;
+        for (size_t i = 0; i < NP; i++)
+            for (size_t j = 0; j < NP; j++)
+                u->cov[i * NP + j] = gsl_matrix_get(cov, i, j) * s2;
+        u->valid = 1;
+    }
+    gsl_matrix_free(cov);
+}
+
+void wl_calib_stderr(const wl_calib_uncertainty *u, double *se)
+{
+    for (int i = 0; i < u->np && i < (int)NP; i++) {
+        const fit_param *p = &params[i];
+        double sx = sqrt(u->cov[i * u->np + i] > 0 ? u->cov[i * u->np + i] : 0);
+        double v = from_x(p, u->x[i]);
+        double dv; /* d value / d x */
+        if (p->t == T_LOG) {
+            dv = v;
+        } else {
+            double q = (v - p->lo) / (p->hi - p->lo);
+            dv = (p->hi - p->lo) * q * (1 - q);
+        }
+        se[i] = fabs(dv) * sx;
+    }
+}
+
 int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
                  const wl_calib_fit_options *opts, wl_core_gpu *out, wl_calib_fit_info *info)
 {
@@ -158,11 +241,32 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
         return WL_ENOMEM;
     size_t nr = 0;
     for (size_t i = 0; i < n; i++)
-        if ((!mask || mask[i]) && wl_calib_row_ok(p, i, NULL) && wl_calib_row_at(c.set, i)->usable)
+        if ((!mask || mask[i]) && wl_calib_row_scored(p, i, NULL))
             rows[nr++] = i;
     c.rows = rows;
     c.nrows = nr;
     if (nr < NP / 2 + 1) {
+        snprintf(info->message, sizeof info->message,
+                 "%zu usable rows; at least %zu are needed to fit %zu coefficients", nr,
+                 NP / 2 + 1, NP);
+        free(rows);
+        return WL_EINVAL;
+    }
+    /* clock-dependent terms need the clock to vary */
+    double clk[3];
+    int nclk = 0;
+    for (size_t k = 0; k < nr && nclk < 3; k++) {
+        double f = wl_calib_row_at(c.set, rows[k])->sm_clock_mhz;
+        int seen = 0;
+        for (int j = 0; j < nclk; j++)
+            seen |= fabs(clk[j] - f) < 1e-9;
+        if (!seen)
+            clk[nclk++] = f;
+    }
+    if (nclk < 3) {
+        snprintf(info->message, sizeof info->message,
+                 "the rows cover %d SM clock(s); at least 3 are needed to separate "
+                 "clock-dependent from fixed costs", nclk);
         free(rows);
         return WL_EINVAL;
     }
@@ -238,6 +342,7 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
         *out = start;
         for (size_t i = 0; i < NP; i++)
             *coef_at(&out->coef, i) = from_x(&params[i], gsl_vector_get(x, i));
+        uncertainty(w, x, &c, r, &info->unc);
     }
     info->status = rc;
     gsl_multifit_nlinear_free(w);
@@ -248,4 +353,178 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
     wl_calib_problem_set_gpu(p, &start);
     /* GSL_EMAXITER still leaves the best point found */
     return rc == GSL_SUCCESS ? WL_OK : WL_ENOCONV;
+}
+
+/* ---- uncertainty: storage and propagation ------------------------------- */
+
+void wl_calib_uncertainty_write(FILE *f, const wl_calib_uncertainty *u)
+{
+    fprintf(f, "[covariance]\n; of the fitted parameters in the fit's internal scale (ln for\n"
+               "; positive coefficients, logit for bounded ones); used by --interval\n");
+    fprintf(f, "sigma_time_log = %.10g\nsigma_power_log = %.10g\nsigma_energy_log = %.10g\n",
+            u->sigma_time, u->sigma_power, u->sigma_energy);
+    for (int i = 0; i < u->np; i++) {
+        fprintf(f, "cov_%s =", u->names[i]);
+        for (int j = 0; j < u->np; j++)
+            fprintf(f, "%s %.10g", j ? (j % 6 == 0 ? ",\n   " : ",") : "", u->cov[i * u->np + j]);
+        fprintf(f, "\n");
+    }
+}
+
+typedef struct {
+    wl_calib_uncertainty *u;
+    int n_in_row[WL_CALIB_MAXP];
+    int seen_section, bad;
+    char badkey[64];
+} cov_ctx;
+
+static int cov_handler(void *user, const char *section, const char *name, const char *value)
+{
+    cov_ctx *c = user;
+    if (strcmp(section, "covariance") != 0)
+        return 1;
+    c->seen_section = 1;
+    wl_calib_uncertainty *u = c->u;
+    double *dst = NULL;
+    if (strcmp(name, "sigma_time_log") == 0)
+        dst = &u->sigma_time;
+    else if (strcmp(name, "sigma_power_log") == 0)
+        dst = &u->sigma_power;
+    else if (strcmp(name, "sigma_energy_log") == 0)
+        dst = &u->sigma_energy;
+    if (dst) {
+        char *e;
+        *dst = strtod(value, &e);
+        if (e == value) {
+            snprintf(c->badkey, sizeof c->badkey, "%s", name);
+            c->bad = 1;
+            return 0;
+        }
+        return 1;
+    }
+    if (strncmp(name, "cov_", 4) != 0)
+        return 1;
+    int i;
+    for (i = 0; i < (int)NP; i++)
+        if (strcmp(params[i].name, name + 4) == 0)
+            break;
+    if (i == (int)NP) {
+        snprintf(c->badkey, sizeof c->badkey, "%s", name);
+        c->bad = 1;
+        return 0;
+    }
+    const char *p = value;
+    while (*p) {
+        while (*p == ' ' || *p == ',' || *p == '\t')
+            p++;
+        if (!*p)
+            break;
+        char *e;
+        double v = strtod(p, &e);
+        if (e == p || c->n_in_row[i] >= (int)NP) {
+            snprintf(c->badkey, sizeof c->badkey, "%s", name);
+            c->bad = 1;
+            return 0;
+        }
+        u->cov[i * (int)NP + c->n_in_row[i]++] = v;
+        p = e;
+    }
+    return 1;
+}
+
+int wl_calib_uncertainty_parse(const char *text, const char *source, wl_calib_uncertainty *u,
+                               wl_error *err)
+{
+    memset(u, 0, sizeof *u);
+    cov_ctx c;
+    memset(&c, 0, sizeof c);
+    c.u = u;
+    int rc = ini_parse_string(text, cov_handler, &c);
+    if (rc != 0 || c.bad) {
+        wl_error_set(err, source, rc > 0 ? rc : 0, c.badkey, "malformed [covariance] entry");
+        return WL_EPARSE;
+    }
+    if (!c.seen_section) {
+        wl_error_set(err, source, 0, "covariance",
+                     "the preset has no [covariance] section (recalibrate it with "
+                     "'wattlas calibrate')");
+        return WL_ENOTFOUND;
+    }
+    u->np = (int)NP;
+    for (int i = 0; i < (int)NP; i++) {
+        snprintf(u->names[i], sizeof u->names[i], "%s", params[i].name);
+        if (c.n_in_row[i] != (int)NP) {
+            wl_error_set(err, source, 0, params[i].name,
+                         "[covariance] needs a row of %zu values for each fitted coefficient", NP);
+            return WL_EPARSE;
+        }
+    }
+    u->valid = 1;
+    return WL_OK;
+}
+
+int wl_calib_uncertainty_load(const char *gpu_id_or_path, wl_calib_uncertainty *u, wl_error *err)
+{
+    const char *text = wl_preset_text(WL_PRESET_GPU, gpu_id_or_path);
+    if (text)
+        return wl_calib_uncertainty_parse(text, gpu_id_or_path, u, err);
+    char *buf = NULL;
+    int rc = wl_core_read_file(gpu_id_or_path, &buf, NULL, err);
+    if (rc)
+        return rc;
+    rc = wl_calib_uncertainty_parse(buf, gpu_id_or_path, u, err);
+    free(buf);
+    return rc;
+}
+
+int wl_calib_interval(wl_core_evaluator *ev, const wl_core_gpu *gpu,
+                      const wl_calib_uncertainty *u, const wl_core_op *op, double level,
+                      const wl_core_result *center, wl_calib_iv *iv)
+{
+    if (!u->valid || u->np != (int)NP || !(level > 0 && level < 1))
+        return WL_EINVAL;
+    double gt[WL_CALIB_MAXP], gp[WL_CALIB_MAXP], ge[WL_CALIB_MAXP];
+    const double hstep = 1e-3;
+    int rc = WL_OK;
+    for (size_t i = 0; i < NP && rc == WL_OK; i++) {
+        wl_core_gpu g = *gpu;
+        double x = to_x(&params[i], *coef_at(&g.coef, i));
+        *coef_at(&g.coef, i) = from_x(&params[i], x + hstep);
+        wl_core_evaluator_set_gpu(ev, &g);
+        wl_core_result r;
+        rc = wl_core_evaluator_run(ev, op, &r);
+        gt[i] = (log(r.time_ms) - log(center->time_ms)) / hstep;
+        gp[i] = (log(r.power_w) - log(center->power_w)) / hstep;
+        ge[i] = (log(r.energy_j) - log(center->energy_j)) / hstep;
+    }
+    wl_core_evaluator_set_gpu(ev, gpu);
+    if (rc)
+        return rc;
+    double vt = 0, vp = 0, ve = 0;
+    for (size_t i = 0; i < NP; i++)
+        for (size_t j = 0; j < NP; j++) {
+            double c = u->cov[i * NP + j];
+            vt += gt[i] * c * gt[j];
+            vp += gp[i] * c * gp[j];
+            ve += ge[i] * c * ge[j];
+        }
+    double z = gsl_cdf_ugaussian_Pinv(0.5 + 0.5 * level);
+    double ct = z * sqrt(vt > 0 ? vt : 0), cp = z * sqrt(vp > 0 ? vp : 0),
+           ce = z * sqrt(ve > 0 ? ve : 0);
+    double pt = z * sqrt((vt > 0 ? vt : 0) + u->sigma_time * u->sigma_time);
+    double pp = z * sqrt((vp > 0 ? vp : 0) + u->sigma_power * u->sigma_power);
+    double pe = z * sqrt((ve > 0 ? ve : 0) + u->sigma_energy * u->sigma_energy);
+    iv->conf_time_lo_ms = center->time_ms * exp(-ct);
+    iv->conf_time_hi_ms = center->time_ms * exp(ct);
+    iv->conf_power_lo_w = center->power_w * exp(-cp);
+    iv->conf_power_hi_w = center->power_w * exp(cp);
+    iv->conf_energy_lo_j = center->energy_j * exp(-ce);
+    iv->conf_energy_hi_j = center->energy_j * exp(ce);
+    iv->time_lo_ms = center->time_ms * exp(-pt);
+    iv->time_hi_ms = center->time_ms * exp(pt);
+    iv->power_lo_w = center->power_w * exp(-pp);
+    iv->power_hi_w = center->power_w * exp(pp);
+    iv->energy_lo_j = center->energy_j * exp(-pe);
+    iv->energy_hi_j = center->energy_j * exp(pe);
+    return WL_OK;
 }

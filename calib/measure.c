@@ -165,7 +165,6 @@ int wl_calib_load(const char *path, wl_calib_set **out, wl_error *err)
             }
         }
 #undef FIELD
-        row->usable = row->time_ms > 0 && row->energy_j > 0 && row->power_w > 0;
         s->raw[s->n] = strdup(wl_results_csv_raw(csv));
         if (!s->raw[s->n]) {
             rc = WL_ENOMEM;

@@ -22,6 +22,8 @@ struct wl_calib_problem {
     size_t n;
     int *wl_of_row;      /* -1: not modelled */
     const char **reason; /* per row when not modelled */
+    const char **bad;    /* per row when its measurement is impossible */
+    char *bad_buf;       /* storage for bad[] texts, 160 bytes per row */
     wl_calib_wl *wls;
     size_t nwl;
 };
@@ -97,8 +99,10 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
     p->n = wl_calib_count(set);
     p->wl_of_row = calloc(p->n, sizeof *p->wl_of_row);
     p->reason = calloc(p->n, sizeof *p->reason);
+    p->bad = calloc(p->n, sizeof *p->bad);
+    p->bad_buf = calloc(p->n, 160);
     p->wls = calloc(p->n, sizeof *p->wls);
-    if (!p->wl_of_row || !p->reason || !p->wls) {
+    if (!p->wl_of_row || !p->reason || !p->bad || !p->bad_buf || !p->wls) {
         wl_calib_problem_free(p);
         return WL_ENOMEM;
     }
@@ -132,6 +136,23 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
         } else {
             p->wl_of_row[i] = (int)w;
         }
+        /* measurements that cannot be physical are reported and excluded */
+        char *b = p->bad_buf + 160 * i;
+        double idle = wl_core_gpu_idle_w(gpu, r->measured_clock_mhz);
+        double implied = r->time_ms > 0 ? r->energy_j / r->time_ms * 1e3 : 0;
+        if (!(r->time_ms > 0 && r->energy_j > 0 && r->power_w > 0))
+            snprintf(b, 160, "time, energy or power is not positive");
+        else if (r->power_w < 0.9 * idle)
+            snprintf(b, 160, "power %.1f W is below the GPU's idle power %.1f W at %.0f MHz",
+                     r->power_w, idle, r->measured_clock_mhz);
+        else if (fabs(implied / r->power_w - 1) > 0.05)
+            snprintf(b, 160, "power %.2f W disagrees with energy/time = %.2f W", r->power_w,
+                     implied);
+        else if (r->measured_clock_mhz > r->sm_clock_mhz * 1.02 || !(r->measured_clock_mhz > 0))
+            snprintf(b, 160, "measured clock %.0f MHz is above the requested %.0f MHz",
+                     r->measured_clock_mhz, r->sm_clock_mhz);
+        if (b[0])
+            p->bad[i] = b;
     }
     *out = p;
     return WL_OK;
@@ -148,6 +169,8 @@ void wl_calib_problem_free(wl_calib_problem *p)
     free(p->wls);
     free(p->wl_of_row);
     free(p->reason);
+    free(p->bad);
+    free(p->bad_buf);
     free(p);
 }
 
@@ -158,6 +181,18 @@ int wl_calib_row_ok(const wl_calib_problem *p, size_t row, const char **reason)
     if (p->wl_of_row[row] < 0) {
         if (reason)
             *reason = p->reason[row];
+        return 0;
+    }
+    return 1;
+}
+
+int wl_calib_row_scored(const wl_calib_problem *p, size_t row, const char **why)
+{
+    if (!wl_calib_row_ok(p, row, why))
+        return 0;
+    if (p->bad[row]) {
+        if (why)
+            *why = p->bad[row];
         return 0;
     }
     return 1;
@@ -192,7 +227,7 @@ static int scored(const wl_calib_problem *p, const unsigned char *mask, size_t i
 {
     if (mask && !mask[i])
         return 0;
-    return wl_calib_row_ok(p, i, NULL) && wl_calib_row_at(p->set, i)->usable;
+    return wl_calib_row_scored(p, i, NULL);
 }
 
 void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
@@ -283,3 +318,14 @@ int wl_calib_score(const wl_calib_problem *p, const unsigned char *mask, wl_cali
 }
 
 const wl_calib_set *wl_calib_problem_set(const wl_calib_problem *p) { return p->set; }
+
+int wl_calib_row_interval(wl_calib_problem *p, size_t row, const wl_calib_uncertainty *u,
+                          double level, const wl_core_result *center, wl_calib_iv *iv)
+{
+    if (!wl_calib_row_ok(p, row, NULL))
+        return WL_EUNSUPPORTED;
+    const wl_calib_row *r = wl_calib_row_at(p->set, row);
+    wl_core_op op = {0};
+    op.sm_clock_mhz = r->sm_clock_mhz;
+    return wl_calib_interval(p->wls[p->wl_of_row[row]].ev, &p->gpu, u, &op, level, center, iv);
+}

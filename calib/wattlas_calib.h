@@ -12,7 +12,6 @@ typedef struct {
     long long batch, seq; /* seq 0: not applicable (vision) */
     double sm_clock_mhz, measured_clock_mhz, time_ms, energy_j, power_w, temp_c;
     int line;
-    int usable; /* measured values are physically possible */
 } wl_calib_row;
 
 typedef struct wl_calib_set wl_calib_set;
@@ -34,6 +33,10 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
 void wl_calib_problem_free(wl_calib_problem *p);
 /* Row modelled? If not, reason is set. */
 int wl_calib_row_ok(const wl_calib_problem *p, size_t row, const char **reason);
+/* Row modelled and its measurement physically possible (positive, not below
+ * idle power, power consistent with energy/time, clock not above the
+ * request)? If not, why is set. Only such rows are fitted and scored. */
+int wl_calib_row_scored(const wl_calib_problem *p, size_t row, const char **why);
 /* Whether the row's workload came from a trace. */
 int wl_calib_row_traced(const wl_calib_problem *p, size_t row);
 /* Replace the GPU (e.g. new coefficients). */
@@ -59,12 +62,59 @@ typedef void (*wl_calib_regret_fn)(void *user, const char *workload, double best
 void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
                       wl_calib_regret_fn fn, void *user);
 
+/* Uncertainty of fitted coefficients: covariance in the fit's internal
+ * scale (log for positive coefficients, logit for bounded ones) and the
+ * spread of the residual ln(pred/meas), for prediction intervals. */
+#define WL_CALIB_MAXP 40
+typedef struct {
+    int np;
+    char names[WL_CALIB_MAXP][32];
+    double x[WL_CALIB_MAXP];
+    double cov[WL_CALIB_MAXP * WL_CALIB_MAXP]; /* np x np, row-major */
+    double sigma_time, sigma_power, sigma_energy;
+    int valid;
+} wl_calib_uncertainty;
+
+/* Fitted coefficients, in the order of wl_calib_param_name. */
+int wl_calib_param_count(void);
+const char *wl_calib_param_name(int i);
+/* Standard errors of the coefficients themselves (delta method). */
+void wl_calib_stderr(const wl_calib_uncertainty *u, double *se);
+
+/* [covariance] section of a calibrated preset. */
+void wl_calib_uncertainty_write(FILE *f, const wl_calib_uncertainty *u);
+/* Reads it from preset text; WL_ENOTFOUND when the preset has none. */
+int wl_calib_uncertainty_parse(const char *text, const char *source, wl_calib_uncertainty *u,
+                               wl_error *err);
+/* From a built-in preset id or a preset file. */
+int wl_calib_uncertainty_load(const char *gpu_id_or_path, wl_calib_uncertainty *u,
+                              wl_error *err);
+
+/* Prediction and confidence intervals at a level (e.g. 0.95), from the
+ * coefficient covariance by first-order propagation of ln time, ln power and
+ * ln energy; the prediction interval adds the residual spread. The
+ * evaluator is re-pointed at perturbed coefficients and restored. */
+typedef struct {
+    double time_lo_ms, time_hi_ms, power_lo_w, power_hi_w, energy_lo_j, energy_hi_j;
+    double conf_time_lo_ms, conf_time_hi_ms, conf_power_lo_w, conf_power_hi_w;
+    double conf_energy_lo_j, conf_energy_hi_j;
+} wl_calib_iv;
+int wl_calib_interval(wl_core_evaluator *ev, const wl_core_gpu *gpu,
+                      const wl_calib_uncertainty *u, const wl_core_op *op, double level,
+                      const wl_core_result *center, wl_calib_iv *iv);
+
+/* The interval for a measured row (its workload's evaluator). */
+int wl_calib_row_interval(wl_calib_problem *p, size_t row, const wl_calib_uncertainty *u,
+                          double level, const wl_core_result *center, wl_calib_iv *iv);
+
 /* Fits the coefficients to rows with mask[i] != 0, starting from the
  * problem's GPU; writes the fitted GPU to out. */
 typedef struct {
     int iterations;
     double cost_initial, cost_final;
     int status; /* GSL status */
+    char message[200]; /* why the fit was refused or failed */
+    wl_calib_uncertainty unc;
 } wl_calib_fit_info;
 
 typedef struct {
@@ -80,6 +130,33 @@ void wl_calib_fit_options_default(wl_calib_fit_options *o);
 /* opts NULL: defaults. */
 int wl_calib_fit(const wl_calib_problem *p, const unsigned char *mask,
                  const wl_calib_fit_options *opts, wl_core_gpu *out, wl_calib_fit_info *info);
+
+/* Cross-validation: fold[i] in [0, nfolds) holds row i out in that fold;
+ * -1 keeps it in every training set; -2 leaves it out of everything. Each fold is fitted on the other rows
+ * (from the problem's GPU) and scored on its own; pooled gets the held-out
+ * metrics over all folds (MAPE weighted by rows, worst and mean regret over
+ * the folds' workloads), per_fold (nfolds entries, may be NULL) each fold's.
+ * A fold whose training set is too small is skipped (its n stays 0). */
+int wl_calib_crossval(const wl_calib_problem *p, const int *fold, int nfolds,
+                      const wl_calib_fit_options *opts, wl_calib_metrics *pooled,
+                      wl_calib_metrics *per_fold);
+/* Folds: one per model (leave-one-model-out), or K folds of whole workloads
+ * (all clocks of a workload stay together), assigned round-robin in order
+ * of first appearance. Fill fold (one per row); return the number of folds;
+ * names (may be NULL) gets each fold's model for by-model folds. */
+int wl_calib_folds_by_model(const wl_calib_problem *p, int *fold, char names[][64], int max);
+int wl_calib_folds_kfold(const wl_calib_problem *p, int k, int *fold);
+
+/* Per-workload residuals of the scored rows with mask[i] != 0. */
+typedef struct {
+    char key[160];
+    size_t n;
+    double mape_time, mape_power, mape_energy;  /* percent */
+    double bias_time, bias_power, bias_energy;  /* mean signed error, percent */
+} wl_calib_wl_stats;
+typedef void (*wl_calib_wl_fn)(void *user, const wl_calib_wl_stats *s);
+void wl_calib_per_workload(const wl_calib_problem *p, const unsigned char *mask,
+                           wl_calib_wl_fn fn, void *user);
 
 /* Workload key "model b8 s128 bf16 eager" of a row. */
 void wl_calib_workload_key(const wl_calib_row *r, char *buf, size_t n);

@@ -1,5 +1,6 @@
 /* wattlas predict */
 #include "cli.h"
+#include "../calib/wattlas_calib.h"
 #include "../presets/wattlas_presets.h"
 #include "../results/wattlas_results.h"
 
@@ -31,6 +32,8 @@ static void help(FILE *f)
 "  --latency tiled|roofline  kernel latency model (default tiled)\n"
 "  --no-power-limit        report the unthrottled point\n"
 "  --format table|csv|json output format (default table)\n"
+"  --interval LEVEL        prediction interval at LEVEL (0.95 or 95) from the\n"
+"                          preset's coefficient covariance and residual spread\n"
 "  --kernels               add a per-kernel-class breakdown: launches, busy time,\n"
 "                          dynamic energy (kernels only), TFLOP, DRAM traffic\n"
 "  -o FILE                 write to FILE (atomically) instead of stdout\n"
@@ -46,7 +49,23 @@ typedef struct {
     wl_dtype dtype;
     wl_attention attention;
     int kernels, layer_scope;
+    double level;           /* prediction-interval level, 0 = none */
+    const wl_calib_iv *iv;  /* one per clock when level > 0 */
 } popts;
+
+static const char *const iv_hdr[] = {"time_lo_ms", "time_hi_ms", "power_lo_w", "power_hi_w",
+                                     "energy_lo_j", "energy_hi_j"};
+
+static void iv_values(const wl_calib_iv *iv, double *v)
+{
+    v[0] = iv->time_lo_ms;
+    v[1] = iv->time_hi_ms;
+    v[2] = iv->power_lo_w;
+    v[3] = iv->power_hi_w;
+    v[4] = iv->energy_lo_j;
+    v[5] = iv->energy_hi_j;
+}
+static const int iv_decimals[] = {4, 4, 2, 2, 5, 5};
 
 static const char *const hdr[] = {
     "gpu", "workload", "batch", "seq", "dtype", "attention", "sm_clock_mhz",
@@ -74,7 +93,7 @@ static const int decimals[] = {1, 1, 1, 0, 4, 2, 5, 5, 5, 5, 1};
 /* One CSV table. With --kernels it is in long form: each clock's row is
  * followed by one row per kernel class (the totals row has class "all"). */
 static void csv_row_prefix(FILE *f, const popts *o, const char *gpu, const char *wl,
-                           const wl_core_result *r)
+                           const wl_core_result *r, int i)
 {
     double v[11];
     row_values(r, v);
@@ -87,6 +106,14 @@ static void csv_row_prefix(FILE *f, const popts *o, const char *gpu, const char 
         fputc(',', f);
         wl_results_num(f, v[j], decimals[j]);
     }
+    if (o->level > 0) {
+        double w[6];
+        iv_values(&o->iv[i], w);
+        for (int j = 0; j < 6; j++) {
+            fputc(',', f);
+            wl_results_num(f, w[j], iv_decimals[j]);
+        }
+    }
 }
 
 static void write_csv(FILE *f, const popts *o, const char *gpu, const char *wl,
@@ -94,11 +121,13 @@ static void write_csv(FILE *f, const popts *o, const char *gpu, const char *wl,
 {
     for (size_t i = 0; i < NH; i++)
         fprintf(f, "%s%s", i ? "," : "", hdr[i]);
+    for (size_t i = 0; o->level > 0 && i < 6; i++)
+        fprintf(f, ",%s", iv_hdr[i]);
     if (o->kernels)
         fprintf(f, ",kernel_class,launches,busy_ms,dyn_energy_j,tflop,dram_gb");
     fputc('\n', f);
     for (int i = 0; i < n; i++) {
-        csv_row_prefix(f, o, gpu, wl, &res[i]);
+        csv_row_prefix(f, o, gpu, wl, &res[i], i);
         if (o->kernels) {
             wl_core_class_stats t = {0};
             for (int c = 0; c < WL_CLASS_COUNT; c++) {
@@ -116,7 +145,7 @@ static void write_csv(FILE *f, const popts *o, const char *gpu, const char *wl,
             const wl_core_class_stats *s = &res[i].cls[c];
             if (!s->launches)
                 continue;
-            csv_row_prefix(f, o, gpu, wl, &res[i]);
+            csv_row_prefix(f, o, gpu, wl, &res[i], i);
             fprintf(f, ",%s,%lld,%.4f,%.5f,%.4f,%.4f\n", wl_core_class_name(c), s->launches,
                     s->busy_ms, s->energy_j, s->flops * 1e-12, s->dram_bytes * 1e-9);
         }
@@ -142,6 +171,15 @@ static void write_json(FILE *f, const popts *o, const char *gpu, const char *wl,
                 fprintf(f, "%s", res[i].throttled ? "true" : "false");
             else
                 wl_results_num(f, v[j], decimals[j] + 2);
+        }
+        if (o->level > 0) {
+            double w[6];
+            iv_values(&o->iv[i], w);
+            fprintf(f, ", \"interval_level\": %.4g", o->level);
+            for (int j = 0; j < 6; j++) {
+                fprintf(f, ", \"%s\": ", iv_hdr[j]);
+                wl_results_num(f, w[j], iv_decimals[j] + 2);
+            }
         }
         if (o->kernels) {
             fprintf(f, ",\n   \"kernels\": [");
@@ -179,6 +217,12 @@ static void write_table(FILE *f, const popts *o, const char *gpu, const char *wl
                 r->requested_clock_mhz, r->effective_clock_mhz, r->throttled ? "*" : " ",
                 r->voltage_mv, r->time_ms, r->power_w, r->energy_j, r->energy_dyn_compute_j,
                 r->energy_dyn_memory_j, r->energy_static_j, 100.0 * r->launch_bound_frac);
+        if (o->level > 0) {
+            const wl_calib_iv *v = &o->iv[i];
+            fprintf(f, "%26s %.0f%% interval: time %.3f-%.3f ms, power %.1f-%.1f W, "
+                       "energy %.4f-%.4f J\n", "", 100 * o->level, v->time_lo_ms, v->time_hi_ms,
+                    v->power_lo_w, v->power_hi_w, v->energy_lo_j, v->energy_hi_j);
+        }
         if (o->kernels) {
             for (int c = 0; c < WL_CLASS_COUNT; c++) {
                 const wl_core_class_stats *s = &r->cls[c];
@@ -207,7 +251,7 @@ int cmd_predict(int argc, char **argv)
 {
     const char *cmd = "predict";
     popts o = {"a100-pcie-40gb", "gpt2", NULL, "table", "-", 1, 128, WL_DT_BF16, WL_ATTN_EAGER,
-               0, 0};
+               0, 0, 0, NULL};
     const char *clock = NULL, *latency = "tiled";
     double v_mv = 0, v_off = 0;
     int no_limit = 0;
@@ -221,6 +265,7 @@ int cmd_predict(int argc, char **argv)
         {"scope", required_argument, 0, 'S'}, {"latency", required_argument, 0, 'L'},
         {"no-power-limit", no_argument, 0, 'N'}, {"format", required_argument, 0, 'f'},
         {"kernels", no_argument, 0, 'k'},     {"help", no_argument, 0, 'h'},
+        {"interval", required_argument, 0, 'I'},
         {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -275,6 +320,15 @@ int cmd_predict(int argc, char **argv)
             o.format = optarg;
             break;
         case 'k': o.kernels = 1; break;
+        case 'I':
+            if (parse_double_arg(cmd, "--interval", optarg, &o.level))
+                return EXIT_USAGE;
+            if (o.level > 1)
+                o.level /= 100.0; /* 95 means 95% */
+            if (!(o.level > 0 && o.level < 1))
+                return usage_error(cmd, "--interval: a level in (0, 1) or a percentage, got '%s'",
+                                   optarg);
+            break;
         case 'o': o.out = optarg; break;
         case 'h': help(stdout); return 0;
         case ':': return usage_error(cmd, "option %s needs a value", argv[optind - 1]);
@@ -336,6 +390,26 @@ int cmd_predict(int argc, char **argv)
             return EXIT_RUNTIME;
         }
     }
+    wl_calib_iv *ivs = NULL;
+    if (o.level > 0) {
+        wl_calib_uncertainty unc;
+        ivs = calloc((size_t)nclk, sizeof *ivs);
+        rc = ivs ? wl_calib_uncertainty_load(o.gpu_id, &unc, &err) : WL_ENOMEM;
+        for (int i = 0; !rc && i < nclk; i++) {
+            wl_core_op op = {clocks[i], v_mv, v_off, no_limit};
+            rc = wl_calib_interval(ev, &gpu, &unc, &op, o.level, &res[i], &ivs[i]);
+        }
+        if (rc) {
+            if (!err.text[0])
+                wl_error_set(&err, o.gpu_id, 0, "interval", "cannot compute the interval");
+            wl_core_evaluator_free(ev);
+            wl_core_workload_free(wl);
+            free(res);
+            free(ivs);
+            return runtime_error(cmd, &err);
+        }
+        o.iv = ivs;
+    }
     wl_results_out *out = NULL;
     rc = wl_results_out_open(o.out, &out, &err);
     if (!rc) {
@@ -352,5 +426,6 @@ int cmd_predict(int argc, char **argv)
     wl_core_evaluator_free(ev);
     wl_core_workload_free(wl);
     free(res);
+    free(ivs);
     return rc ? runtime_error(cmd, &err) : 0;
 }

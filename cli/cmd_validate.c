@@ -26,6 +26,8 @@ static void help(FILE *f)
 "                when that trace exists\n"
 "  --gpu ID      GPU preset (default: the gpu column of the first row)\n"
 "  --no-lomo     skip the leave-one-model-out refits\n"
+"  --interval L  add predicted_*_lo/hi columns: the prediction interval at level\n"
+"                L (0.95 or 95), and report how often it covers the measurement\n"
 "  -o FILE       write the CSV to FILE (atomically) instead of stdout\n");
 }
 
@@ -39,54 +41,33 @@ static void print_regret(void *user, const char *wl, double bm, double bp, doubl
 static int lomo(wl_calib_problem *p, const wl_calib_set *set)
 {
     size_t n = wl_calib_count(set);
-    unsigned char *train = calloc(n, 1), *test = calloc(n, 1), *done = calloc(n, 1);
-    if (!train || !test || !done) {
-        free(train); free(test); free(done);
+    int *fold = malloc((n ? n : 1) * sizeof *fold);
+    char names[64][64];
+    wl_calib_metrics per[64], pooled;
+    if (!fold)
         return WL_ENOMEM;
-    }
-    const wl_core_gpu base = *wl_calib_problem_gpu(p);
-    double st = 0, sp = 0, se = 0;
-    size_t cnt = 0;
+    int nf = wl_calib_folds_by_model(p, fold, names, 64);
     fprintf(stderr, "leave-one-model-out (refit without the model, score it; held-out):\n");
-    for (size_t i = 0; i < n; i++) {
-        const wl_calib_row *ri = wl_calib_row_at(set, i);
-        if (done[i] || !wl_calib_row_ok(p, i, NULL) || !ri->usable)
-            continue;
-        size_t ntest = 0, ntrain = 0;
-        for (size_t j = 0; j < n; j++) {
-            const wl_calib_row *rj = wl_calib_row_at(set, j);
-            int ok = wl_calib_row_ok(p, j, NULL) && rj->usable;
-            int same = strcmp(rj->model, ri->model) == 0;
-            test[j] = (unsigned char)(ok && same);
-            train[j] = (unsigned char)(ok && !same);
-            if (same)
-                done[j] = 1;
-            ntest += test[j];
-            ntrain += train[j];
-        }
-        wl_core_gpu fitted;
-        wl_calib_fit_info info;
-        if (ntrain < 20 || wl_calib_fit(p, train, NULL, &fitted, &info)) {
-            fprintf(stderr, "  %-12s skipped: too few rows of other models to refit\n", ri->model);
-            continue;
-        }
-        wl_calib_problem_set_gpu(p, &fitted);
-        wl_calib_metrics m;
-        wl_calib_score(p, test, &m);
-        fprintf(stderr, "  without %-12s (%3zu rows): time %5.1f%%  power %5.1f%%  energy %5.1f%%\n",
-                ri->model, m.n, m.mape_time, m.mape_power, m.mape_energy);
-        st += m.mape_time * (double)m.n;
-        sp += m.mape_power * (double)m.n;
-        se += m.mape_energy * (double)m.n;
-        cnt += m.n;
-        wl_calib_problem_set_gpu(p, &base);
+    if (nf < 2) {
+        fprintf(stderr, "  needs at least two models\n");
+        free(fold);
+        return WL_OK;
     }
-    if (cnt)
-        fprintf(stderr, "  pooled held-out MAPE (%zu rows): time %.1f%%  power %.1f%%  energy %.1f%%\n",
-                cnt, st / (double)cnt, sp / (double)cnt, se / (double)cnt);
-    free(train);
-    free(test);
-    free(done);
+    int rc = wl_calib_crossval(p, fold, nf, NULL, &pooled, per);
+    for (int f = 0; f < nf; f++) {
+        if (!per[f].n)
+            fprintf(stderr, "  without %-12s skipped: too few rows of other models to refit\n",
+                    names[f]);
+        else
+            fprintf(stderr, "  without %-12s (%3zu rows): time %5.1f%%  power %5.1f%%  energy %5.1f%%\n",
+                    names[f], per[f].n, per[f].mape_time, per[f].mape_power, per[f].mape_energy);
+    }
+    if (rc == WL_OK)
+        fprintf(stderr, "  pooled held-out MAPE (%zu rows): time %.1f%%  power %.1f%%  energy %.1f%%"
+                        "; held-out regret worst %.1f%%, mean %.2f%%\n",
+                pooled.n, pooled.mape_time, pooled.mape_power, pooled.mape_energy,
+                pooled.worst_regret, pooled.mean_regret);
+    free(fold);
     return WL_OK;
 }
 
@@ -95,7 +76,9 @@ int cmd_validate(int argc, char **argv)
     const char *cmd = "validate";
     const char *traces = NULL, *gpu_id = NULL, *out_path = "-";
     int no_lomo = 0;
+    double level = 0;
     static const struct option lo[] = {{"traces", required_argument, 0, 't'},
+                                       {"interval", required_argument, 0, 'I'},
                                        {"gpu", required_argument, 0, 'g'},
                                        {"no-lomo", no_argument, 0, 'n'},
                                        {"help", no_argument, 0, 'h'},
@@ -108,6 +91,15 @@ int cmd_validate(int argc, char **argv)
         case 't': traces = optarg; break;
         case 'g': gpu_id = optarg; break;
         case 'n': no_lomo = 1; break;
+        case 'I':
+            if (parse_double_arg(cmd, "--interval", optarg, &level))
+                return EXIT_USAGE;
+            if (level > 1)
+                level /= 100.0;
+            if (!(level > 0 && level < 1))
+                return usage_error(cmd, "--interval: a level in (0, 1) or a percentage, got '%s'",
+                                   optarg);
+            break;
         case 'o': out_path = optarg; break;
         case 'h': help(stdout); return 0;
         case ':': return usage_error(cmd, "option %s needs a value", argv[optind - 1]);
@@ -133,6 +125,12 @@ int cmd_validate(int argc, char **argv)
         wl_calib_free(set);
         return runtime_error(cmd, &err);
     }
+    wl_calib_uncertainty unc;
+    if (level > 0 && wl_calib_uncertainty_load(gpu_id, &unc, &err)) {
+        wl_calib_problem_free(p);
+        wl_calib_free(set);
+        return runtime_error(cmd, &err);
+    }
     wl_results_out *out = NULL;
     if (wl_results_out_open(out_path, &out, &err)) {
         wl_calib_problem_free(p);
@@ -140,8 +138,12 @@ int cmd_validate(int argc, char **argv)
         return runtime_error(cmd, &err);
     }
     FILE *f = wl_results_out_stream(out);
-    fprintf(f, "%s,predicted_clock_mhz,predicted_time_ms,predicted_power_w,predicted_energy_j\n",
-            wl_calib_header(set));
+    fprintf(f, "%s,predicted_clock_mhz,predicted_time_ms,predicted_power_w,predicted_energy_j%s\n",
+            wl_calib_header(set),
+            level > 0 ? ",predicted_time_lo_ms,predicted_time_hi_ms,predicted_power_lo_w,"
+                        "predicted_power_hi_w,predicted_energy_lo_j,predicted_energy_hi_j" : "");
+    const char *empty = level > 0 ? ",,,,,,,,,,\n" : ",,,,\n";
+    size_t cover[3] = {0, 0, 0}, ncover = 0;
     size_t n = wl_calib_count(set), nbad = 0, ntraced = 0;
     for (size_t i = 0; i < n; i++) {
         const wl_calib_row *r = wl_calib_row_at(set, i);
@@ -150,22 +152,36 @@ int cmd_validate(int argc, char **argv)
         wl_core_result res;
         if (!wl_calib_row_ok(p, i, &reason)) {
             fprintf(stderr, "%s:%d: not modelled: %s\n", path, r->line, reason);
-            fputs(",,,,\n", f);
+            fputs(empty, f);
             nbad++;
             continue;
         }
         if (wl_calib_predict(p, i, &res)) {
             fprintf(stderr, "%s:%d: prediction failed\n", path, r->line);
-            fputs(",,,,\n", f);
+            fputs(empty, f);
             nbad++;
             continue;
         }
         ntraced += (size_t)wl_calib_row_traced(p, i);
-        if (!r->usable)
-            fprintf(stderr, "%s:%d: measured time, energy or power is not positive: "
-                            "predicted but not scored\n", path, r->line);
-        fprintf(f, ",%.1f,%.4f,%.2f,%.5f\n", res.effective_clock_mhz, res.time_ms, res.power_w,
+        const char *why = NULL;
+        if (!wl_calib_row_scored(p, i, &why))
+            fprintf(stderr, "%s:%d: predicted but not scored: %s\n", path, r->line, why);
+        fprintf(f, ",%.1f,%.4f,%.2f,%.5f", res.effective_clock_mhz, res.time_ms, res.power_w,
                 res.energy_j);
+        wl_calib_iv iv;
+        if (level > 0 && wl_calib_row_interval(p, i, &unc, level, &res, &iv) == WL_OK) {
+            fprintf(f, ",%.4f,%.4f,%.2f,%.2f,%.5f,%.5f", iv.time_lo_ms, iv.time_hi_ms,
+                    iv.power_lo_w, iv.power_hi_w, iv.energy_lo_j, iv.energy_hi_j);
+            if (wl_calib_row_scored(p, i, NULL)) {
+                ncover++;
+                cover[0] += r->time_ms >= iv.time_lo_ms && r->time_ms <= iv.time_hi_ms;
+                cover[1] += r->power_w >= iv.power_lo_w && r->power_w <= iv.power_hi_w;
+                cover[2] += r->energy_j >= iv.energy_lo_j && r->energy_j <= iv.energy_hi_j;
+            }
+        } else if (level > 0) {
+            fputs(",,,,,,", f);
+        }
+        fputc('\n', f);
     }
     if (wl_results_out_commit(out, &err)) {
         wl_calib_problem_free(p);
@@ -184,6 +200,12 @@ int cmd_validate(int argc, char **argv)
                     m.n_regret, m.worst_regret, m.worst_regret_workload, m.mean_regret);
             wl_calib_regrets(p, NULL, print_regret, NULL);
         }
+        if (ncover)
+            fprintf(stderr, "%.0f%% prediction intervals cover the measurement: time %.1f%%, "
+                            "power %.1f%%, energy %.1f%% of %zu rows\n", 100 * level,
+                    100.0 * (double)cover[0] / (double)ncover,
+                    100.0 * (double)cover[1] / (double)ncover,
+                    100.0 * (double)cover[2] / (double)ncover, ncover);
         if (!no_lomo && lomo(p, set))
             fprintf(stderr, "wattlas validate: out of memory in leave-one-model-out\n");
     } else {

@@ -191,6 +191,8 @@ static int gpu_handler(void *user, const char *section, const char *name, const 
 {
     ctx *c = user;
     wl_core_gpu *g = c->gpu;
+    if (strcmp(section, "covariance") == 0)
+        return 1; /* read by calib/ (wl_calib_uncertainty_parse) */
     if (strcmp(section, "vf") == 0) {
         if (strcmp(name, "clock_mhz") == 0) {
             int n = c->list_seen[0];
