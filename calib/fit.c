@@ -72,6 +72,7 @@ void wl_calib_fit_options_default(wl_calib_fit_options *o)
     o->prior_weight = 0.3;
     o->huber_k = 0.05;
     o->irls_rounds = 4;
+    o->from_defaults = 1;
 }
 
 int wl_calib_param_count(void) { return (int)NP; }
@@ -127,7 +128,8 @@ static int resid(const gsl_vector *x, void *user, gsl_vector *f)
         wl_core_result res;
         const wl_calib_row *row = wl_calib_row_at(c->set, r);
         double ft = 10, fp = 10, fT = 0; /* a failed prediction is a large residual */
-        if (wl_calib_predict(c->prob, r, &res) == WL_OK && res.time_ms > 0 && res.power_w > 0) {
+        if (wl_calib_predict(c->prob, r, &res) == WL_OK && res.time_ms > 0 && res.power_w > 0 &&
+            isfinite(res.time_ms) && isfinite(res.power_w) && isfinite(res.temp_c)) {
             ft = log(res.time_ms / row->time_ms);
             fp = log(res.power_w / row->power_w);
             /* temperature anchors the thermal model: 3 C weighs like 3% */
@@ -275,6 +277,8 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
     wl_core_coeffs prior;
     wl_core_coeffs_default(&prior);
     wl_core_coeffs sc = start.coef;
+    if (o.from_defaults)
+        sc = prior;
     for (size_t i = 0; i < NP; i++)
         c.x0[i] = to_x(&params[i], *coef_at(&prior, i));
 

@@ -121,10 +121,13 @@ typedef struct {
     double prior_weight; /* pull towards the physical defaults (0: none) */
     double huber_k;      /* robust loss threshold on log ratios (0: plain LS) */
     int irls_rounds;     /* reweighting rounds */
+    int from_defaults;   /* start from the physical defaults, not from the
+                            problem's GPU: results then never depend on an
+                            earlier calibration (held-out fits stay honest) */
 } wl_calib_fit_options;
 
 /* Defaults: prior weight 0.3 (chosen by leave-one-model-out cross-validation),
- * Huber threshold 0.05, 4 rounds. */
+ * Huber threshold 0.05, 4 rounds, start from the physical defaults. */
 void wl_calib_fit_options_default(wl_calib_fit_options *o);
 
 /* opts NULL: defaults. */

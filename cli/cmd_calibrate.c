@@ -31,6 +31,8 @@ static void help(FILE *f)
 "  --kfold K             also report K-fold cross-validated error (whole\n"
 "                        workloads per fold)\n"
 "  --lomo                also report leave-one-model-out error\n"
+"  --from-preset         start from the preset's coefficients instead of the\n"
+"                        physical defaults (the result may then depend on them)\n"
 "  --prior-weight W      pull towards the physical defaults (default 0.3,\n"
 "                        chosen by leave-one-model-out cross-validation)\n");
 }
@@ -120,6 +122,7 @@ int cmd_calibrate(int argc, char **argv)
                                        {"holdout", required_argument, 0, 'H'},
                                        {"kfold", required_argument, 0, 'k'},
                                        {"lomo", no_argument, 0, 'L'},
+                                       {"from-preset", no_argument, 0, 'F'},
                                        {"prior-weight", required_argument, 0, 'p'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
@@ -133,6 +136,7 @@ int cmd_calibrate(int argc, char **argv)
         case 'i': idle = optarg; break;
         case 'H': holdout = optarg; break;
         case 'L': want_lomo = 1; break;
+        case 'F': fopt.from_defaults = 0; break;
         case 'k':
             if (parse_int_arg(cmd, "--kfold", optarg, 2, 1000, &kfold))
                 return EXIT_USAGE;

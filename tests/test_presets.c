@@ -73,7 +73,7 @@ static void test_gpu_errors(void **state)
     (void)state;
     const char *base = wl_preset_text(WL_PRESET_GPU, "a100-pcie-40gb");
     assert_non_null(base);
-    char buf[16384];
+    static char buf[1 << 17];
     /* an unknown key on line 2 */
     snprintf(buf, sizeof buf, "[gpu]\nsmz = 3\n");
     expect_gpu_error(buf, 2, "smz", "unknown key");
