@@ -59,6 +59,7 @@ static const fit_param params[] = {
     P_LOG(e_dram_pj_per_byte, 1.0),
     P_LOG(dram_background_w, 2.0),
     P_LOG(leak_w_per_c, 2.0),
+    P_LOG(vf_temp_mhz_per_c, 1.0),
     P_LOG(thermal_c_per_w, 1.0),
     P_LOG(idle_temp_c, 1.0),
     P_LOGIT(power_cap_frac, 0.8, 1.0, 2.0),

@@ -101,22 +101,28 @@ static double clamp01(double x) { return x < 0 ? 0 : (x > 1 ? 1 : x); }
 
 #define TBUF 512 /* distinct kernels whose times are cached on the stack */
 
-/* Evaluate at one clock and voltage, no power limit. Per-kernel times live in
- * a stack buffer (no allocation, thread-safe); a workload with more distinct
- * kernels than that recomputes them in the timeline. */
-static void eval_at(const wl_core_evaluator *ev, double f_mhz, double v_mv, wl_core_result *r)
+/* Evaluate at one clock, no power limit. Per-kernel times live in a stack
+ * buffer (no allocation, thread-safe); a workload with more distinct kernels
+ * than that recomputes them in the timeline.
+ *
+ * Time does not depend on voltage, so energies are first summed without the
+ * V^a factor (compute and L2: e_v; DRAM: e_0) and the voltage is solved
+ * afterwards with the die temperature in a few scalar steps: under load the
+ * V-f curve shifts by vf_temp_mhz_per_c per degree above idle (GPU Boost
+ * temperature bins), and leakage rises with temperature. */
+static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op *op,
+                    wl_core_result *r)
 {
     const wl_core_gpu *gpu = &ev->gpu;
     const wl_core_coeffs *c = &gpu->coef;
     const wl_core_workload *wl = ev->wl;
     double f = f_mhz * 1e-3;
-    double v = v_mv * 1e-3;
-    double v2f = pow(v, c->v_exponent) * f;
     double idle_w = wl_core_gpu_idle_w(gpu, f_mhz);
+    double cls_v[WL_CLASS_COUNT] = {0}, cls_0[WL_CLASS_COUNT] = {0};
 
     double tbuf[TBUF];
     memset(r->cls, 0, sizeof r->cls);
-    double e_comp = 0, e_mem = 0, busy_us = 0, latency_us = 0, gap_total_us = 0;
+    double ec_v = 0, em_v = 0, em_0 = 0, busy_us = 0, latency_us = 0, gap_total_us = 0;
     double n_kernels = 0;
     for (size_t u = 0; u < ev->nu; u++) {
         const wl_kprep *p = &ev->prep[u];
@@ -137,17 +143,21 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, double v_mv, wl_c
         /* SMs are active only after the clock-independent launch latency;
          * that latency is spent like a gap between kernels */
         double active = (t - p->fixed_us) / t;
-        double pc = v2f * (c->c_active_w * p->sm_frac * active + c->c_tc_w * u_tc +
-                           c->c_fp_w * u_fp + c->c_sfu_w * u_sfu + c->c_smem_w * u_smem);
-        double pm = v2f * c->c_l2_w * u_l2 + c->dram_background_w * active +
+        /* P = c * u * V^a * f: the V^a factor is applied once V is known */
+        double pc = f * (c->c_active_w * p->sm_frac * active + c->c_tc_w * u_tc +
+                         c->c_fp_w * u_fp + c->c_sfu_w * u_sfu + c->c_smem_w * u_smem);
+        double pm = f * c->c_l2_w * u_l2;
+        double p0 = c->dram_background_w * active +
                     c->e_dram_pj_per_byte * p->dram_bytes / t * 1e-6; /* pJ/us = uW */
         double ts = t * 1e-6 * p->count;
-        e_comp += pc * ts;
-        e_mem += pm * ts;
+        ec_v += pc * ts;
+        em_v += pm * ts;
+        em_0 += p0 * ts;
         latency_us += p->fixed_us * p->count;
         busy_us += t * p->count;
         cs->busy_ms += t * p->count * 1e-3;
-        cs->energy_j += (pc + pm) * ts;
+        cls_v[p->cls] += (pc + pm) * ts;
+        cls_0[p->cls] += p0 * ts;
         cs->flops += p->flops * p->count;
         cs->dram_bytes += p->dram_bytes * p->count;
     }
@@ -190,32 +200,46 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, double v_mv, wl_c
      * power that is not gated at microsecond scale. */
     double gap_s = (total_us - busy_us + latency_us) * 1e-6;
     if (gap_s > 0)
-        e_comp += v2f * c->c_gap_w * gap_s;
+        ec_v += f * c->c_gap_w * gap_s;
 
-    /* Leakage rises with die temperature, which rises with power:
-     * dT = R (P_dyn + lambda dT)  =>  dT = R P_dyn / (1 - lambda R),
-     * lambda = leak_w_per_c * (V/V_ref)^2. */
-    double p_dyn = (e_comp + e_mem) / T;
-    double vr = v_mv / gpu->v_ref_mv;
-    double lam = c->leak_w_per_c * vr * vr;
-    double denom = 1.0 - lam * c->thermal_c_per_w;
-    if (denom < 0.05)
-        denom = 0.05;
-    double dT = c->thermal_c_per_w * p_dyn / denom;
+    /* Voltage and temperature: dT = R (P_dyn(V) + lambda(V) dT), so
+     * dT = R P_dyn / (1 - lambda R) with lambda = leak_w_per_c (V/V_ref)^2;
+     * V = V_table(f + k dT) + offset unless the voltage is fixed. A few
+     * fixed-point steps converge (k dT moves V by millivolts). */
+    double v_mv = op->voltage_mv > 0 ? op->voltage_mv
+                                     : wl_core_gpu_voltage_mv(gpu, f_mhz) + op->voltage_offset_mv;
+    double va = 1, dT = 0, lam = 0;
+    for (int it = 0; it < 4; it++) {
+        double v = v_mv * 1e-3;
+        va = pow(v > 0 ? v : 0, c->v_exponent);
+        double p_dyn = ((ec_v + em_v) * va + em_0) / T;
+        double vr = v_mv / gpu->v_ref_mv;
+        lam = c->leak_w_per_c * vr * vr;
+        double denom = 1.0 - lam * c->thermal_c_per_w;
+        if (denom < 0.05)
+            denom = 0.05;
+        dT = c->thermal_c_per_w * p_dyn / denom;
+        if (op->voltage_mv > 0 || c->vf_temp_mhz_per_c <= 0)
+            break;
+        v_mv = wl_core_gpu_voltage_mv(gpu, f_mhz + c->vf_temp_mhz_per_c * dT) +
+               op->voltage_offset_mv;
+    }
     double p_leak = lam * dT;
 
     r->effective_clock_mhz = f_mhz;
     r->voltage_mv = v_mv;
     r->time_ms = total_us * 1e-3;
     r->busy_ms = busy_us * 1e-3;
-    r->energy_dyn_compute_j = e_comp;
-    r->energy_dyn_memory_j = e_mem;
+    r->energy_dyn_compute_j = ec_v * va;
+    r->energy_dyn_memory_j = em_v * va + em_0;
     r->energy_static_j = (idle_w + p_leak) * T;
-    r->energy_j = e_comp + e_mem + r->energy_static_j;
+    r->energy_j = r->energy_dyn_compute_j + r->energy_dyn_memory_j + r->energy_static_j;
     r->power_w = r->energy_j / T;
     r->temp_c = c->idle_temp_c + dT;
     double wait = total_us - busy_us;
     r->launch_bound_frac = wait > 0 ? wait / total_us : 0.0;
+    for (int k = 0; k < WL_CLASS_COUNT; k++)
+        r->cls[k].energy_j = cls_v[k] * va + cls_0[k];
 }
 
 static double op_voltage(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz)
@@ -231,10 +255,9 @@ int wl_core_evaluator_run(const wl_core_evaluator *ev, const wl_core_op *op, wl_
         return WL_EINVAL;
     const wl_core_gpu *gpu = &ev->gpu;
     double f = op->sm_clock_mhz;
-    double v = op_voltage(gpu, op, f);
-    if (!(v > 0))
+    if (!(op_voltage(gpu, op, f) > 0))
         return WL_EINVAL;
-    eval_at(ev, f, v, res);
+    eval_at(ev, f, op, res);
     res->requested_clock_mhz = f;
     res->throttled = 0;
     double cap = gpu->power_limit_w * gpu->coef.power_cap_frac;
@@ -247,7 +270,7 @@ int wl_core_evaluator_run(const wl_core_evaluator *ev, const wl_core_op *op, wl_
      * evaluations where bisection needs ~25. */
     double lo = gpu->sm_clock_min_mhz < f ? gpu->sm_clock_min_mhz : f, hi = f;
     wl_core_result tmp;
-    eval_at(ev, lo, op_voltage(gpu, op, lo), &tmp);
+    eval_at(ev, lo, op, &tmp);
     double glo = tmp.power_w - cap, ghi = res->power_w - cap;
     if (glo > 0) {
         *res = tmp; /* even the lowest clock exceeds the cap */
@@ -258,7 +281,7 @@ int wl_core_evaluator_run(const wl_core_evaluator *ev, const wl_core_op *op, wl_
             x = (lo * ghi - hi * glo) / (ghi - glo);
             if (!(x > lo && x < hi))
                 x = 0.5 * (lo + hi);
-            eval_at(ev, x, op_voltage(gpu, op, x), &tmp);
+            eval_at(ev, x, op, &tmp);
             double gx = tmp.power_w - cap;
             if (fabs(gx) < 1e-4 * cap)
                 break;

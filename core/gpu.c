@@ -68,6 +68,7 @@ void wl_core_coeffs_default(wl_core_coeffs *c)
     c->e_dram_pj_per_byte = 31.0; /* HBM2 ~3.9 pJ/bit (O'Connor et al., MICRO'17) */
     c->dram_background_w = 10.0;
     c->leak_w_per_c = 0.5;
+    c->vf_temp_mhz_per_c = 3.0; /* GPU Boost: ~15 MHz bin per ~5 C */
     c->thermal_c_per_w = 0.1;   /* ~15 C from 90 to 240 W in shared/data */
     c->idle_temp_c = 50.0;
     c->power_cap_frac = 0.96;
@@ -130,6 +131,8 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
           "power coefficients", "must be >= 0");
     CHECK(c->v_exponent >= 1 && c->v_exponent <= 5, "v_exponent", "must be in [1, 5]");
     CHECK(c->leak_w_per_c >= 0 && c->thermal_c_per_w >= 0, "leak_w_per_c", "must be >= 0");
+    CHECK(c->vf_temp_mhz_per_c >= 0 && c->vf_temp_mhz_per_c < 100, "vf_temp_mhz_per_c",
+          "must be in [0, 100)");
     CHECK(c->leak_w_per_c * c->thermal_c_per_w < 0.5, "leak_w_per_c",
           "thermal feedback leak*thermal must stay below 0.5 (runaway)");
     CHECK(c->power_cap_frac > 0 && c->power_cap_frac <= 1.0, "power_cap_frac",

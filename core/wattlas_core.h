@@ -109,6 +109,8 @@ typedef struct {
     double e_dram_pj_per_byte;/* DRAM access energy (memory clock is fixed) */
     double dram_background_w; /* DRAM/PHY power while busy, beyond idle */
     double leak_w_per_c;      /* leakage slope vs die temperature at v_ref */
+    double vf_temp_mhz_per_c; /* V-f curve shift under load: the voltage at clock f
+                                 is the idle table's at f + k (T - T_idle) */
     double thermal_c_per_w;   /* die temperature rise per watt above idle */
     double idle_temp_c;       /* die temperature at idle power */
     double power_cap_frac;    /* governor target as a fraction of the limit */

@@ -109,6 +109,7 @@ static const gpu_field gpu_fields[] = {
     C(e_dram_pj_per_byte, e_dram_pj_per_byte),
     C(dram_background_w, dram_background_w),
     C(leak_w_per_c, leak_w_per_c),
+    C(vf_temp_mhz_per_c, vf_temp_mhz_per_c),
     C(thermal_c_per_w, thermal_c_per_w),
     C(idle_temp_c, idle_temp_c),
     C(power_cap_frac, power_cap_frac),
