@@ -410,11 +410,7 @@ static void log_regret(void *user, const char *wl, double bm, double bp, double 
     size_t len = strlen(l->report);
     snprintf(l->report + len, sizeof l->report - len, "  %s: best %.0f, predicted %.0f, %.2f%%\n",
              wl, bm, bp, regret);
-    if (noisy(wl)) {
-        if (regret > l->worst_noisy)
-            l->worst_noisy = regret;
-    }
-    else if (regret > l->worst)
+    if (regret > l->worst)
         l->worst = regret;
 }
 
