@@ -153,12 +153,44 @@ static void test_trace_predict(void **state)
     assert_non_null(strstr(out_buf, "gpt2_bf16_b8_s128_prefill.json"));
 }
 
+static void test_calibrate_cmd(void **state)
+{
+    (void)state;
+    REQUIRE_SHARED(dir);
+    char a[4096];
+    unlink("/tmp/wattlas-cli-cal.ini");
+    snprintf(a, sizeof a, "calibrate --gpu a100-pcie-40gb %s/measurements/a100-pcie-40gb-dvfs.csv "
+                          "--holdout gpt2 -o /tmp/wattlas-cli-cal.ini", dir);
+    assert_int_equal(run(a), 0);
+    assert_non_null(strstr(err_buf, "held-out ("));
+    assert_non_null(strstr(err_buf, "residuals per workload"));
+    slurp("/tmp/wattlas-cli-cal.ini", out_buf, sizeof out_buf);
+    assert_non_null(strstr(out_buf, "[calibration]"));
+    assert_non_null(strstr(out_buf, "stderr_c_tc_w = "));
+    assert_non_null(strstr(out_buf, "fitted_rows = 88")); /* gpt2's 88 rows held out */
+    assert_non_null(strstr(out_buf, "command = wattlas calibrate"));
+    assert_non_null(strstr(out_buf, "[covariance]"));
+    /* the written preset is usable, intervals included */
+    assert_int_equal(run("predict --gpu /tmp/wattlas-cli-cal.ini --clock 900 --interval 95 --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",time_lo_ms,time_hi_ms,power_lo_w,power_hi_w,energy_lo_j,energy_hi_j"));
+    unlink("/tmp/wattlas-cli-cal.ini");
+    snprintf(a, sizeof a, "calibrate --gpu a100-pcie-40gb %s/measurements/a100-pcie-40gb-dvfs.csv "
+                          "--holdout no-such-model -o /tmp/wattlas-cli-cal.ini", dir);
+    assert_int_equal(run(a), 2);
+    assert_int_not_equal(access("/tmp/wattlas-cli-cal.ini", F_OK), 0);
+    snprintf(a, sizeof a, "validate %s/measurements/a100-pcie-40gb-dvfs.csv --no-lomo --interval 90", dir);
+    assert_int_equal(run(a), 0);
+    assert_non_null(strstr(err_buf, "90% prediction intervals cover the measurement"));
+    assert_non_null(strstr(out_buf, ",predicted_energy_lo_j,predicted_energy_hi_j\n"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_usage_errors),   cmocka_unit_test(test_runtime_errors),
         cmocka_unit_test(test_predict_outputs), cmocka_unit_test(test_validate_rows),
         cmocka_unit_test(test_presets_cmd),    cmocka_unit_test(test_trace_predict),
+        cmocka_unit_test(test_calibrate_cmd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
