@@ -90,21 +90,28 @@ static void print_wl(void *user, const wl_calib_wl_stats *s)
             s->bias_energy);
 }
 
-/* A [vf] section derived from an idle table, as text. */
-static char *derive_vf_text(const char *idle_path, wl_error *err)
+/* A [vf] section derived from an idle table, as text; the preset's
+ * leakage reference voltage is kept. */
+static char *derive_vf_text(const char *idle_path, double v_ref_mv, wl_error *err)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
+    char *buf = NULL, *table = NULL;
+    size_t len = 0, tlen = 0;
+    FILE *m = open_memstream(&table, &tlen);
     if (!m)
         return NULL;
-    fprintf(m, "; V-f curve and idle board power derived by wattlas calibrate --idle\n");
     int rc = wl_preset_derive_vf(idle_path, 60, m, err);
     fclose(m);
-    if (rc) {
-        free(buf);
+    if (rc || strncmp(table, "[vf]\n", 5) != 0) {
+        free(table);
         return NULL;
     }
+    m = open_memstream(&buf, &len);
+    if (m) {
+        fprintf(m, "; V-f curve and idle board power derived by wattlas calibrate --idle\n"
+                   "[vf]\nv_ref_mv = %g\n%s", v_ref_mv, table + 5);
+        fclose(m);
+    }
+    free(table);
     return buf;
 }
 
@@ -174,7 +181,7 @@ int cmd_calibrate(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     if (idle) {
-        vf_text = derive_vf_text(idle, &err);
+        vf_text = derive_vf_text(idle, gpu.v_ref_mv, &err);
         wl_core_gpu g2;
         if (!vf_text) {
             free(file_text);

@@ -178,6 +178,17 @@ static void test_calibrate_cmd(void **state)
                           "--holdout no-such-model -o /tmp/wattlas-cli-cal.ini", dir);
     assert_int_equal(run(a), 2);
     assert_int_not_equal(access("/tmp/wattlas-cli-cal.ini", F_OK), 0);
+    /* --idle replaces the V-f table; --kfold reports cross-validated error */
+    snprintf(a, sizeof a, "calibrate --gpu a100-pcie-40gb %s/measurements/a100-pcie-40gb-dvfs.csv "
+                          "--idle %s/gpu-tables/a100-sxm-80gb-idle.csv --kfold 3 "
+                          "-o /tmp/wattlas-cli-cal.ini", dir, dir);
+    assert_int_equal(run(a), 0);
+    assert_non_null(strstr(err_buf, "3-fold cross-validated (176 rows)"));
+    slurp("/tmp/wattlas-cli-cal.ini", out_buf, sizeof out_buf);
+    assert_non_null(strstr(out_buf, "derived by wattlas calibrate --idle"));
+    assert_non_null(strstr(out_buf, "743.75"));   /* the SXM board's voltage floor */
+    assert_null(strstr(out_buf, "693.75"));       /* the PCIe table is gone */
+    unlink("/tmp/wattlas-cli-cal.ini");
     snprintf(a, sizeof a, "validate %s/measurements/a100-pcie-40gb-dvfs.csv --no-lomo --interval 90", dir);
     assert_int_equal(run(a), 0);
     assert_non_null(strstr(err_buf, "90% prediction intervals cover the measurement"));
