@@ -273,6 +273,7 @@ static void test_interval_coverage(void **state)
     wl_calib_fit_options fo;
     wl_calib_fit_options_default(&fo);
     fo.huber_k = 0; /* Gaussian noise: plain least squares */
+    fo.prior_weight = 0.01; /* nearly unregularised, so the truth is recoverable */
     fo.from_defaults = 0;
     wl_core_gpu fitted;
     wl_calib_fit_info info;
@@ -299,6 +300,22 @@ static void test_interval_coverage(void **state)
             cnt, ct, cp);
     assert_true(ct >= 0.8 && ct <= 0.99);
     assert_true(cp >= 0.8 && cp <= 0.99);
+    /* with noise the well-determined coefficients come back within three
+     * of their standard errors */
+    double se[WL_CALIB_MAXP];
+    wl_calib_stderr(&info.unc, se);
+    static const char *const firm[] = {"host_launch_us", "c_tc_w", "c_fp_w", "e_dram_pj_per_byte",
+                                       "tc_eff"};
+    for (int i = 0; i < wl_calib_param_count(); i++)
+        for (size_t j = 0; j < sizeof firm / sizeof *firm; j++) {
+            if (strcmp(wl_calib_param_name(i), firm[j]) != 0)
+                continue;
+            double vt, vf;
+            wl_preset_gpu_get(&truth, firm[j], &vt);
+            wl_preset_gpu_get(&fitted, firm[j], &vf);
+            if (!(fabs(vf - vt) <= 3 * se[i]))
+                fail_msg("%s: fitted %g, truth %g, standard error %g", firm[j], vf, vt, se[i]);
+        }
     /* the covariance survives the preset round trip */
     char *buf = NULL;
     size_t len = 0;
