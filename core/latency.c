@@ -233,7 +233,11 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
         ew_cost c = ew_cost_of(k);
         elems = (double)k->n;
         bytes = elems * (c.bytes_per_elem_in * b + c.extra_out_bytes);
-        fp_ops = elems * (c.fp_ops + (b < 4 ? 1.0 : 0.0));
+        /* half precision converts each input to fp32 and the result back */
+        double conv = b < 4 ? (c.bytes_per_elem_in >= 3.0 ? 3.0 : 2.0) : 0.0;
+        if (k->op == WL_EW_CAST_FP32 || k->op == WL_EW_CAST_BF16)
+            conv = 1.0;
+        fp_ops = elems * (c.fp_ops + conv);
         sfu_ops = elems * c.sfu_ops;
     } else {
         rows = (double)k->batch;

@@ -106,7 +106,7 @@ static void test_memory_bound_flat_compute_scales(void **state)
     test_gpu(&g);
     g.coef.mem_bytes_per_clk = 1e6; /* miss path never binding */
     g.coef.mem_path_gbs = 1e6;
-    wl_kernel ew = test_ew(WL_EW_ADD, 500000000LL, WL_DT_BF16);
+    wl_kernel ew = test_ew(WL_EW_ADD, 500000000LL, WL_DT_FP32);
     double lo = one_kernel_us(&g, &ew, 800, NULL), hi = one_kernel_us(&g, &ew, 1410, NULL);
     assert_close(lo / hi, 1.0, 0.01);
     wl_kernel gm = test_gemm(8192, 8192, 8192, 1);
