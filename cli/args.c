@@ -83,3 +83,14 @@ int parse_clock_list(const char *cmd, const char *s, double *out, int max_n, int
         return usage_error(cmd, "--clock: empty");
     return 0;
 }
+
+int parse_level_arg(const char *cmd, const char *opt, const char *s, double *out)
+{
+    if (parse_double_arg(cmd, opt, s, out))
+        return EXIT_USAGE;
+    if (*out > 1)
+        *out /= 100.0; /* 95 means 95% */
+    if (!(*out > 0 && *out < 1))
+        return usage_error(cmd, "%s: a level in (0, 1) or a percentage, got '%s'", opt, s);
+    return 0;
+}

@@ -19,6 +19,8 @@ int runtime_error(const char *cmd, const wl_error *err);
 int parse_int_arg(const char *cmd, const char *opt, const char *s, long long lo, long long hi,
                   long long *out);
 int parse_double_arg(const char *cmd, const char *opt, const char *s, double *out);
+/* A confidence level: 0.95 or 95 (percent). */
+int parse_level_arg(const char *cmd, const char *opt, const char *s, double *out);
 /* "F" or "MIN:MAX:STEP" into a list of clocks (at most max_n). */
 int parse_clock_list(const char *cmd, const char *s, double *out, int max_n, int *n);
 

@@ -321,13 +321,8 @@ int cmd_predict(int argc, char **argv)
             break;
         case 'k': o.kernels = 1; break;
         case 'I':
-            if (parse_double_arg(cmd, "--interval", optarg, &o.level))
+            if (parse_level_arg(cmd, "--interval", optarg, &o.level))
                 return EXIT_USAGE;
-            if (o.level > 1)
-                o.level /= 100.0; /* 95 means 95% */
-            if (!(o.level > 0 && o.level < 1))
-                return usage_error(cmd, "--interval: a level in (0, 1) or a percentage, got '%s'",
-                                   optarg);
             break;
         case 'o': o.out = optarg; break;
         case 'h': help(stdout); return 0;

@@ -92,13 +92,8 @@ int cmd_validate(int argc, char **argv)
         case 'g': gpu_id = optarg; break;
         case 'n': no_lomo = 1; break;
         case 'I':
-            if (parse_double_arg(cmd, "--interval", optarg, &level))
+            if (parse_level_arg(cmd, "--interval", optarg, &level))
                 return EXIT_USAGE;
-            if (level > 1)
-                level /= 100.0;
-            if (!(level > 0 && level < 1))
-                return usage_error(cmd, "--interval: a level in (0, 1) or a percentage, got '%s'",
-                                   optarg);
             break;
         case 'o': out_path = optarg; break;
         case 'h': help(stdout); return 0;
