@@ -14,6 +14,8 @@ static void help(FILE *f)
             "  predict     predict time, power and energy of a model or trace\n"
             "  validate    compare predictions with a measurements CSV\n"
             "  calibrate   fit a GPU's coefficients to measurements\n"
+            "  sweep       evaluate grids of clocks, voltages, GPUs and workloads\n"
+            "  merge       join sharded sweep outputs\n"
             "  presets     list, show or derive GPU and model presets\n\n"
             "'wattlas COMMAND --help' describes each command.\n",
             WL_VERSION);
@@ -43,6 +45,10 @@ int main(int argc, char **argv)
         return cmd_presets(argc - 1, argv + 1);
     if (strcmp(cmd, "calibrate") == 0)
         return cmd_calibrate(argc - 1, argv + 1);
+    if (strcmp(cmd, "sweep") == 0)
+        return cmd_sweep(argc - 1, argv + 1);
+    if (strcmp(cmd, "merge") == 0)
+        return cmd_merge(argc - 1, argv + 1);
     fprintf(stderr, "wattlas: unknown command '%s'\n", cmd);
     help(stderr);
     return EXIT_USAGE;

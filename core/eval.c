@@ -225,6 +225,12 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
                op->voltage_offset_mv;
     }
     double p_leak = lam * dT;
+    /* the idle table holds at the table's voltage; off the curve (fixed
+     * voltage or an offset) idle power, mostly leakage and clock power,
+     * scales as V^2 */
+    double v_tab = wl_core_gpu_voltage_mv(gpu, f_mhz);
+    if ((op->voltage_mv > 0 || op->voltage_offset_mv != 0) && v_tab > 0)
+        idle_w *= (v_mv / v_tab) * (v_mv / v_tab);
 
     r->effective_clock_mhz = f_mhz;
     r->voltage_mv = v_mv;

@@ -35,6 +35,28 @@ double wl_core_gpu_idle_w(const wl_core_gpu *gpu, double sm_clock_mhz)
     return interp(gpu->vf.clock_mhz, gpu->vf.idle_w, gpu->vf.n, sm_clock_mhz);
 }
 
+/* Alpha-power law: gate delay ~ V / (V - Vth)^alpha, so f_max ~ (V - Vth)^alpha / V.
+ * The top of the vendor V-f curve, less its guardband, is on the critical
+ * line; everything else scales from there. */
+static double alpha_g(const wl_core_gpu *gpu, double v_mv)
+{
+    double d = v_mv - gpu->vth_mv;
+    return d > 0 ? pow(d, gpu->alpha_power) / v_mv : 0.0;
+}
+
+double wl_core_gpu_fmax_mhz(const wl_core_gpu *gpu, double voltage_mv)
+{
+    double f_top = gpu->vf.n ? gpu->vf.clock_mhz[gpu->vf.n - 1] : gpu->sm_clock_max_mhz;
+    double v_top = wl_core_gpu_voltage_mv(gpu, f_top) - gpu->vf_guardband_mv;
+    double g_top = alpha_g(gpu, v_top);
+    return g_top > 0 ? f_top * alpha_g(gpu, voltage_mv) / g_top : 0.0;
+}
+
+int wl_core_gpu_feasible(const wl_core_gpu *gpu, double sm_clock_mhz, double voltage_mv)
+{
+    return sm_clock_mhz <= wl_core_gpu_fmax_mhz(gpu, voltage_mv) * (1 + 1e-9);
+}
+
 /* Uncalibrated priors for an Ampere-class datacenter GPU. They are starting
  * points for calibration, not results: every shipped preset overrides them. */
 void wl_core_coeffs_default(wl_core_coeffs *c)
@@ -105,6 +127,9 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
     CHECK(gpu->max_warps_per_sm > 0, "max_warps_per_sm", "must be positive");
     CHECK(gpu->power_limit_w > 0, "power_limit_w", "must be positive");
     CHECK(gpu->v_ref_mv > 0, "v_ref_mv", "must be positive");
+    CHECK(gpu->vth_mv >= 0 && gpu->alpha_power >= 1 && gpu->alpha_power <= 2 &&
+              gpu->vf_guardband_mv >= 0,
+          "alpha_power", "needs vth_mv >= 0, alpha_power in [1, 2], vf_guardband_mv >= 0");
     CHECK(gpu->vf.n >= 2, "clock_mhz", "the V-f table needs at least two points");
     for (int i = 0; i < gpu->vf.n; i++) {
         CHECK(gpu->vf.voltage_mv[i] > 0, "voltage_mv", "point %d: must be positive", i + 1);

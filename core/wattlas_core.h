@@ -136,6 +136,12 @@ typedef struct {
     double power_limit_w;
     double tdp_w;
     double v_ref_mv;           /* voltage at which leakage slope is given */
+    /* timing feasibility (alpha-power law, Sakurai-Newton 1990):
+     * f_max(V) ~ (V - vth)^alpha / V, anchored at the top of the V-f curve
+     * less the guardband */
+    double vth_mv;
+    double alpha_power;
+    double vf_guardband_mv;
     wl_core_vf vf;
     wl_core_coeffs coef;
 } wl_core_gpu;
@@ -143,6 +149,10 @@ typedef struct {
 /* Interpolated V(f) in mV and idle power in W. */
 double wl_core_gpu_voltage_mv(const wl_core_gpu *gpu, double sm_clock_mhz);
 double wl_core_gpu_idle_w(const wl_core_gpu *gpu, double sm_clock_mhz);
+/* Highest clock the silicon sustains at a voltage (alpha-power law), and
+ * whether (clock, voltage) is feasible. */
+double wl_core_gpu_fmax_mhz(const wl_core_gpu *gpu, double voltage_mv);
+int wl_core_gpu_feasible(const wl_core_gpu *gpu, double sm_clock_mhz, double voltage_mv);
 /* Checks that every field is physically meaningful; WL_EINVAL with err set. */
 int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err);
 /* Default coefficients (uncalibrated priors, documented in core/gpu.c). */

@@ -85,6 +85,9 @@ static const gpu_field gpu_fields[] = {
     D("memory", "smem_bw_bytes_per_clk_sm", smem_bytes_per_clk_sm, 1),
     {"memory", "max_warps_per_sm", offsetof(wl_core_gpu, max_warps_per_sm), F_INT, 0, 1},
     D("vf", "v_ref_mv", v_ref_mv, 1),
+    D("vf", "vth_mv", vth_mv, 0),
+    D("vf", "alpha_power", alpha_power, 0),
+    D("vf", "vf_guardband_mv", vf_guardband_mv, 0),
     C(tc_eff, tc_eff),
     C(cuda_eff, cuda_eff),
     C(alu_eff, alu_eff),
@@ -277,6 +280,11 @@ int wl_preset_gpu_parse(const char *text, const char *source, wl_core_gpu *out, 
 {
     memset(out, 0, sizeof *out);
     wl_core_coeffs_default(&out->coef);
+    /* 7 nm-class defaults: Vth ~ 0.35 V, velocity-saturated alpha ~ 1.3,
+     * vendor guardband ~ 50 mV */
+    out->vth_mv = 350;
+    out->alpha_power = 1.3;
+    out->vf_guardband_mv = 50;
     ctx c = {0};
     c.source = source;
     c.gpu = out;

@@ -297,3 +297,42 @@ void wl_results_num(FILE *f, double v, int decimals)
         return;
     fprintf(f, "%.*f", decimals, v);
 }
+
+int wl_results_fmt(char *buf, double v, int decimals)
+{
+    if (!isfinite(v)) {
+        buf[0] = 0;
+        return 0;
+    }
+    if (decimals < 0)
+        decimals = 0;
+    if (decimals > 9)
+        decimals = 9;
+    static const double pow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+    double a = fabs(v);
+    if (a * pow10[decimals] >= 9e15)
+        return sprintf(buf, "%.*f", decimals, v);
+    unsigned long long q = (unsigned long long)(a * pow10[decimals] + 0.5);
+    char tmp[32];
+    int n = 0;
+    for (int i = 0; i < decimals; i++) {
+        tmp[n++] = (char)('0' + q % 10);
+        q /= 10;
+    }
+    if (decimals)
+        tmp[n++] = '.';
+    do {
+        tmp[n++] = (char)('0' + q % 10);
+        q /= 10;
+    } while (q);
+    int len = 0;
+    int nonzero = 0;
+    for (int i = 0; i < n; i++)
+        nonzero |= tmp[i] != '0' && tmp[i] != '.';
+    if (v < 0 && nonzero)
+        buf[len++] = '-';
+    while (n)
+        buf[len++] = tmp[--n];
+    buf[len] = 0;
+    return len;
+}

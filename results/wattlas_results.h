@@ -33,5 +33,9 @@ const char *wl_results_csv_raw(const wl_results_csv *c);
 void wl_results_csv_str(FILE *f, const char *s);       /* quoted when needed */
 void wl_results_json_str(FILE *f, const char *s);      /* "..." with escapes */
 void wl_results_num(FILE *f, double v, int decimals);  /* empty/null-free: NaN -> "" */
+/* Fixed-point formatting without printf (hot path of sweeps): writes v with
+ * `decimals` (0..9) digits after the point, rounded half away from zero, as
+ * "%.*f" does for values below 1e15; NaN/inf write nothing. Returns length. */
+int wl_results_fmt(char *buf, double v, int decimals);
 
 #endif
