@@ -16,6 +16,8 @@ static void help(FILE *f)
             "  calibrate   fit a GPU's coefficients to measurements\n"
             "  sweep       evaluate grids of clocks, voltages, GPUs and workloads\n"
             "  merge       join sharded sweep outputs\n"
+            "  pareto      energy-runtime Pareto fronts of a sweep\n"
+            "  optimize    one operating point per workload, with the savings table\n"
             "  presets     list, show or derive GPU and model presets\n\n"
             "'wattlas COMMAND --help' describes each command.\n",
             WL_VERSION);
@@ -49,6 +51,10 @@ int main(int argc, char **argv)
         return cmd_sweep(argc - 1, argv + 1);
     if (strcmp(cmd, "merge") == 0)
         return cmd_merge(argc - 1, argv + 1);
+    if (strcmp(cmd, "pareto") == 0)
+        return cmd_pareto(argc - 1, argv + 1);
+    if (strcmp(cmd, "optimize") == 0)
+        return cmd_optimize(argc - 1, argv + 1);
     fprintf(stderr, "wattlas: unknown command '%s'\n", cmd);
     help(stderr);
     return EXIT_USAGE;
