@@ -1,0 +1,138 @@
+/* Tests of pareto/: fronts against brute force, order invariance, analytic
+ * optima of the objectives. */
+#include "test_util.h"
+#include "../pareto/wattlas_pareto.h"
+
+static unsigned long long rng = 88172645463325252ULL;
+static double urand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static int dominates(const double *a, const double *b, int k)
+{
+    int strict = 0;
+    for (int d = 0; d < k; d++) {
+        if (a[d] > b[d])
+            return 0;
+        strict |= a[d] < b[d];
+    }
+    return strict;
+}
+
+/* nothing on the front is dominated; everything off it is */
+static void check_brute(const double *p, size_t n, int k, const unsigned char *on)
+{
+    for (size_t i = 0; i < n; i++) {
+        int dom = 0;
+        for (size_t j = 0; j < n && !dom; j++)
+            dom = j != i && dominates(p + j * (size_t)k, p + i * (size_t)k, k);
+        if (dom == on[i])
+            fail_msg("k=%d point %zu: on_front=%d but dominated=%d", k, i, on[i], dom);
+    }
+}
+
+static void test_front_brute_force(void **state)
+{
+    (void)state;
+    enum { N = 400 };
+    static double p[N * 5];
+    unsigned char on[N];
+    for (int k = 1; k <= 5; k++)
+        for (int rep = 0; rep < 5; rep++) {
+            for (size_t i = 0; i < (size_t)N * (size_t)k; i++)
+                /* coarse values make ties and duplicates common */
+                p[i] = rep % 2 ? floor(urand() * 12) : urand();
+            assert_int_equal(wl_pareto_front(p, N, k, on), WL_OK);
+            check_brute(p, N, k, on);
+        }
+}
+
+static void test_front_order_invariant(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    static double p[N * 3], q[N * 3];
+    unsigned char on[N], on2[N];
+    size_t perm[N];
+    for (int k = 2; k <= 3; k++) {
+        for (size_t i = 0; i < (size_t)N * (size_t)k; i++)
+            p[i] = floor(urand() * 50);
+        for (size_t i = 0; i < N; i++)
+            perm[i] = i;
+        for (size_t i = N - 1; i > 0; i--) {
+            size_t j = (size_t)(urand() * (double)(i + 1));
+            size_t t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        for (size_t i = 0; i < N; i++)
+            memcpy(q + i * (size_t)k, p + perm[i] * (size_t)k, (size_t)k * sizeof *p);
+        assert_int_equal(wl_pareto_front(p, N, k, on), WL_OK);
+        assert_int_equal(wl_pareto_front(q, N, k, on2), WL_OK);
+        for (size_t i = 0; i < N; i++)
+            assert_int_equal(on2[i], on[perm[i]]);
+    }
+    /* NaN never makes the front; an empty input is fine */
+    double r[6] = {1, NAN, 2, 2, 3, 1};
+    assert_int_equal(wl_pareto_front(r, 3, 2, on), WL_OK);
+    assert_int_equal(on[0], 0);
+    assert_int_equal(on[1], 1);
+    assert_int_equal(on[2], 1);
+    assert_int_equal(wl_pareto_front(NULL, 0, 2, NULL), WL_OK);
+}
+
+/* E(f) = a/f + b f^2 with t = c/f: energy is least at f = (a / 2b)^(1/3),
+ * EDP at (2a / b)^(1/3); power P = a/c + b f^3 / c. */
+static void test_optimize_analytic(void **state)
+{
+    (void)state;
+    enum { N = 1901 };
+    static double t[N], pw[N], e[N], f[N];
+    const double a = 4e5, b = 1e-4, c = 1e4;
+    for (int i = 0; i < N; i++) {
+        f[i] = 100 + i; /* 100 .. 2000 MHz in 1 MHz steps */
+        t[i] = c / f[i];
+        e[i] = a / f[i] + b * f[i] * f[i];
+        pw[i] = e[i] / t[i];
+    }
+    wl_pareto_objective o;
+    wl_error err;
+    assert_int_equal(wl_pareto_objective_parse("energy", &o, &err), WL_OK);
+    assert_close(f[wl_pareto_choose(&o, t, pw, e, N)], cbrt(a / (2 * b)), 1.0);
+    assert_int_equal(wl_pareto_objective_parse("edp", &o, &err), WL_OK);
+    assert_close(f[wl_pareto_choose(&o, t, pw, e, N)], cbrt(2 * a / b), 1.0);
+    assert_int_equal(wl_pareto_objective_parse("ed2p", &o, &err), WL_OK);
+    assert_close(f[wl_pareto_choose(&o, t, pw, e, N)], 2000, 0); /* monotone here */
+    /* within 10% of the fastest (2000 MHz): f >= 2000/1.1 = 1818.2, above the
+     * energy optimum (1260 MHz), so the slowest allowed clock wins */
+    assert_int_equal(wl_pareto_objective_parse("energy-within-slowdown=10", &o, &err), WL_OK);
+    assert_close(f[wl_pareto_choose(&o, t, pw, e, N)], 1819, 0);
+    /* a generous slowdown reaches the unconstrained optimum */
+    assert_int_equal(wl_pareto_objective_parse("energy-within-slowdown=500", &o, &err), WL_OK);
+    assert_close(f[wl_pareto_choose(&o, t, pw, e, N)], cbrt(a / (2 * b)), 1.0);
+    /* P <= 70 W: f <= ((70 - a/c) c / b)^(1/3) = 1442 MHz */
+    assert_int_equal(wl_pareto_objective_parse("time-within-power=70", &o, &err), WL_OK);
+    double fcap = cbrt((70 - a / c) * c / b);
+    long ic = wl_pareto_choose(&o, t, pw, e, N);
+    assert_true(f[ic] <= fcap && f[ic] > fcap - 1);
+    assert_int_equal(wl_pareto_objective_parse("time-within-power=1", &o, &err), WL_OK);
+    assert_int_equal(wl_pareto_choose(&o, t, pw, e, N), -1); /* nothing qualifies */
+    assert_int_equal(wl_pareto_objective_parse("edp=3", &o, &err), WL_EINVAL);
+    assert_int_equal(wl_pareto_objective_parse("energy-within-slowdown", &o, &err), WL_EINVAL);
+    assert_int_equal(wl_pareto_objective_parse("energy-within-slowdown=-1", &o, &err), WL_EINVAL);
+    assert_int_equal(wl_pareto_objective_parse("speed", &o, &err), WL_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_front_brute_force),
+        cmocka_unit_test(test_front_order_invariant),
+        cmocka_unit_test(test_optimize_analytic),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
