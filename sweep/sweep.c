@@ -439,9 +439,10 @@ int wl_sweep_spec_finish(wl_sweep_spec *s, wl_error *err)
                 }
             }
             if (wl_core_gpu_check(&g, err)) {
-                char msg[300];
+                char msg[300], field[64];
                 snprintf(msg, sizeof msg, "%s", err->text);
-                wl_error_set(err, "sweep", 0, err->field, "%s with the --set values: %s",
+                snprintf(field, sizeof field, "%s", err->field);
+                wl_error_set(err, "sweep", 0, field, "%s with the --set values: %s",
                              s->gpus.v[gi], msg);
                 return WL_EINVAL;
             }

@@ -1,0 +1,255 @@
+/* Tests of sweep/: determinism across threads and shards, feasibility
+ * marking, spec files, bad specs, interruption. */
+#include "test_util.h"
+#include "../sweep/wattlas_sweep.h"
+
+#include <unistd.h>
+
+static wl_sweep_spec *spec_of(const char *const *kv, size_t n)
+{
+    wl_sweep_spec *s = wl_sweep_spec_create();
+    wl_error err;
+    for (size_t i = 0; i < n; i += 2)
+        if (wl_sweep_spec_set(s, kv[i], kv[i + 1], "test", 0, &err))
+            fail_msg("%s=%s: %s", kv[i], kv[i + 1], err.text);
+    if (wl_sweep_spec_finish(s, &err))
+        fail_msg("finish: %s", err.text);
+    return s;
+}
+
+static char *run_to_string(const wl_sweep_spec *s, int threads, unsigned shard, unsigned nshard,
+                           wl_sweep_format fmt, wl_sweep_stats *st)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    wl_sweep_options o = {fmt, threads, shard, nshard, 0};
+    wl_error err;
+    wl_sweep_stats tmp;
+    assert_int_equal(wl_sweep_run(s, &o, f, NULL, st ? st : &tmp, &err), WL_OK);
+    fclose(f);
+    return buf;
+}
+
+static const char *const GRID[] = {"model", "gpt2,opt-1.3b", "batch", "1,8", "seq", "128,512",
+                                   "dtype", "bf16,fp32", "clock", "510:1410:90",
+                                   "set", "sms=84,108", "voltage_offset_mv", "-50,0"};
+
+static void test_threads_identical(void **state)
+{
+    (void)state;
+    wl_sweep_spec *s = spec_of(GRID, sizeof GRID / sizeof *GRID);
+    /* 2 models x 2 x 2 x 2 dtypes x 11 clocks x 2 sms x 2 offsets */
+    assert_int_equal(wl_sweep_spec_points(s), 2ULL * 2 * 2 * 2 * 11 * 2 * 2);
+    wl_sweep_stats st;
+    char *a = run_to_string(s, 1, 0, 1, WL_SWEEP_CSV, &st);
+    char *b = run_to_string(s, 2, 0, 1, WL_SWEEP_CSV, NULL);
+    char *c = run_to_string(s, 7, 0, 1, WL_SWEEP_CSV, NULL);
+    assert_string_equal(a, b);
+    assert_string_equal(a, c);
+    assert_int_equal(st.points, wl_sweep_spec_points(s));
+    assert_int_equal(st.rows, st.points);
+    /* header with units, every row complete */
+    assert_non_null(strstr(a, "gpu,sms,model,batch,seq,dtype,attention,voltage_offset_mv,"
+                              "sm_clock_mhz,effective_clock_mhz,voltage_mv,feasible,throttled,"
+                              "time_ms,power_w,energy_j,"));
+    free(a);
+    free(b);
+    free(c);
+    char *j1 = run_to_string(s, 1, 0, 1, WL_SWEEP_NDJSON, NULL);
+    char *j2 = run_to_string(s, 2, 0, 1, WL_SWEEP_NDJSON, NULL);
+    assert_string_equal(j1, j2);
+    assert_non_null(strstr(j1, "{\"gpu\":\"a100-pcie-40gb\",\"sms\":84,\"model\":\"gpt2\""));
+    free(j1);
+    free(j2);
+    wl_sweep_spec_free(s);
+}
+
+static void test_shards_merge(void **state)
+{
+    (void)state;
+    wl_sweep_spec *s = spec_of(GRID, sizeof GRID / sizeof *GRID);
+    char *full = run_to_string(s, 2, 0, 1, WL_SWEEP_CSV, NULL);
+    const char *paths[5] = {"/tmp/wl-shard0.csv", "/tmp/wl-shard1.csv", "/tmp/wl-shard2.csv",
+                            "/tmp/wl-shard3.csv", "/tmp/wl-shard4.csv"};
+    /* 5 shards: slice boundaries fall inside outer combinations */
+    for (unsigned i = 0; i < 5; i++) {
+        char *part = run_to_string(s, 2, i, 5, WL_SWEEP_CSV, NULL);
+        FILE *f = fopen(paths[i], "w");
+        fputs(part, f);
+        fclose(f);
+        free(part);
+    }
+    char *merged = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&merged, &len);
+    wl_error err;
+    assert_int_equal(wl_sweep_merge(paths, 5, m, &err), WL_OK);
+    fclose(m);
+    assert_string_equal(merged, full);
+    free(merged);
+    /* a truncated shard is refused */
+    FILE *f = fopen(paths[4], "a");
+    fputs("a100-pcie-40gb,84,gpt2", f);
+    fclose(f);
+    m = open_memstream(&merged, &len);
+    assert_int_equal(wl_sweep_merge(paths, 5, m, &err), WL_EPARSE);
+    fclose(m);
+    free(merged);
+    for (int i = 0; i < 5; i++)
+        unlink(paths[i]);
+    free(full);
+    wl_sweep_spec_free(s);
+}
+
+/* An undervolt below the alpha-power-law critical voltage is marked, not
+ * dropped; the nominal curve is always feasible. */
+static void test_infeasible_marking(void **state)
+{
+    (void)state;
+    const char *kv[] = {"clock", "510:1410:90", "voltage_offset_mv", "-200,-20,0"};
+    wl_sweep_spec *s = spec_of(kv, 4);
+    char *out = run_to_string(s, 1, 0, 1, WL_SWEEP_CSV, NULL);
+    int rows = 0, infeasible = 0, nominal_infeasible = 0;
+    for (char *line = strchr(out, '\n') + 1; *line; line = strchr(line, '\n') + 1) {
+        rows++;
+        /* gpu,model,batch,seq,dtype,attention,voltage_offset_mv,sm_clock,eff,volt,feasible */
+        char *p = line;
+        for (int c = 0; c < 10; c++)
+            p = strchr(p, ',') + 1;
+        int feas = *p == '1';
+        double off = strtod(strchr(strchr(strchr(strchr(strchr(strchr(line, ',') + 1, ',') + 1, ',') + 1, ',') + 1, ',') + 1, ',') + 1, NULL);
+        infeasible += !feas;
+        nominal_infeasible += !feas && off == 0;
+    }
+    assert_int_equal(rows, 33);
+    assert_int_equal(nominal_infeasible, 0);
+    assert_true(infeasible >= 5); /* -200 mV cannot hold the upper clocks */
+    free(out);
+    wl_sweep_spec_free(s);
+    /* the law itself: f_max rises with voltage, and the curve's top less the
+     * guardband is exactly on it */
+    wl_core_gpu g;
+    test_gpu(&g);
+    g.vth_mv = 350;
+    g.alpha_power = 1.3;
+    g.vf_guardband_mv = 50;
+    assert_close(wl_core_gpu_fmax_mhz(&g, 905 - 50), 1410, 1e-9);
+    assert_true(wl_core_gpu_fmax_mhz(&g, 700) < wl_core_gpu_fmax_mhz(&g, 800));
+    assert_true(wl_core_gpu_feasible(&g, 1410, 905));
+    assert_false(wl_core_gpu_feasible(&g, 1410, 800));
+    assert_close(wl_core_gpu_fmax_mhz(&g, 300), 0, 0); /* below threshold */
+}
+
+static void test_spec_file_and_errors(void **state)
+{
+    (void)state;
+    const char *p = "/tmp/wattlas-test-spec.ini";
+    FILE *f = fopen(p, "w");
+    fputs("; a study\n[sweep]\nmodel = gpt2, opt-1.3b\nbatch = 1, 8\nseq = 128, 512\n"
+          "dtype = bf16, fp32\nclock = 510:1410:90\nvoltage_offset_mv = -50, 0\n"
+          "[set]\nsms = 84, 108\n", f);
+    fclose(f);
+    wl_sweep_spec *a = wl_sweep_spec_create();
+    wl_error err;
+    assert_int_equal(wl_sweep_spec_load(a, p, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_finish(a, &err), WL_OK);
+    wl_sweep_spec *b = spec_of(GRID, sizeof GRID / sizeof *GRID);
+    char *x = run_to_string(a, 2, 0, 1, WL_SWEEP_CSV, NULL);
+    char *y = run_to_string(b, 2, 0, 1, WL_SWEEP_CSV, NULL);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+    wl_sweep_spec_free(a);
+    wl_sweep_spec_free(b);
+    /* errors name the file, line and field */
+    f = fopen(p, "w");
+    fputs("[sweep]\nmodel = gpt2\nclock = 900:100:10\n", f);
+    fclose(f);
+    a = wl_sweep_spec_create();
+    assert_int_not_equal(wl_sweep_spec_load(a, p, &err), WL_OK);
+    assert_string_equal(err.source, p);
+    assert_int_equal(err.line, 3);
+    assert_string_equal(err.field, "clock");
+    wl_sweep_spec_free(a);
+    f = fopen(p, "w");
+    fputs("[sweep]\nmodel = gpt2\n[set]\nwarp_drive = 1\n", f);
+    fclose(f);
+    a = wl_sweep_spec_create();
+    assert_int_not_equal(wl_sweep_spec_load(a, p, &err), WL_OK);
+    assert_int_equal(err.line, 4);
+    assert_string_equal(err.field, "warp_drive");
+    wl_sweep_spec_free(a);
+    f = fopen(p, "w");
+    fputs("[sweep]\nflavour = mint\n", f);
+    fclose(f);
+    a = wl_sweep_spec_create();
+    assert_int_not_equal(wl_sweep_spec_load(a, p, &err), WL_OK);
+    assert_int_equal(err.line, 2);
+    wl_sweep_spec_free(a);
+    unlink(p);
+    /* a --set value that makes the GPU meaningless, an unknown model */
+    a = wl_sweep_spec_create();
+    assert_int_equal(wl_sweep_spec_set(a, "set", "sms=0,108", "cli", 0, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_finish(a, &err), WL_EINVAL);
+    assert_string_equal(err.field, "sms");
+    wl_sweep_spec_free(a);
+    a = wl_sweep_spec_create();
+    assert_int_equal(wl_sweep_spec_set(a, "model", "gpt9000", "cli", 0, &err), WL_OK);
+    assert_int_not_equal(wl_sweep_spec_finish(a, &err), WL_OK);
+    wl_sweep_spec_free(a);
+    a = wl_sweep_spec_create();
+    assert_int_equal(wl_sweep_spec_set(a, "dtype", "int4", "cli", 0, &err), WL_OK);
+    assert_int_not_equal(wl_sweep_spec_finish(a, &err), WL_OK);
+    assert_int_not_equal(wl_sweep_spec_set(a, "clock", "fast", "cli", 0, &err), WL_OK);
+    wl_sweep_spec_free(a);
+}
+
+/* A stop request leaves whole rows only. */
+static void test_interrupt(void **state)
+{
+    (void)state;
+    wl_sweep_spec *s = spec_of(GRID, sizeof GRID / sizeof *GRID);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    volatile sig_atomic_t stop = 1;
+    wl_sweep_options o = {WL_SWEEP_CSV, 2, 0, 1, 0};
+    wl_sweep_stats st;
+    wl_error err;
+    assert_int_equal(wl_sweep_run(s, &o, f, &stop, &st, &err), WL_OK);
+    fclose(f);
+    assert_true(st.interrupted);
+    assert_int_equal(st.rows, 0);
+    assert_int_equal(buf[len - 1], '\n'); /* the header alone, whole */
+    assert_null(strchr(buf, '\n') + 1 < buf + len ? strchr(strchr(buf, '\n') + 1, '\n') : NULL);
+    free(buf);
+    wl_sweep_spec_free(s);
+}
+
+/* Kernel scope: one row per kernel class and point; their busy times add
+ * up to the GPU busy time. */
+static void test_kernel_scope(void **state)
+{
+    (void)state;
+    const char *kv[] = {"model", "gpt2", "clock", "900", "scope", "kernel"};
+    wl_sweep_spec *s = spec_of(kv, 6);
+    wl_sweep_stats st;
+    char *out = run_to_string(s, 1, 0, 1, WL_SWEEP_CSV, &st);
+    assert_int_equal(st.points, 1);
+    assert_int_equal(st.rows, 5); /* gemm, batched_gemm, softmax, norm, elementwise */
+    assert_non_null(strstr(out, ",kernel_class,class_launches,class_time_ms,class_energy_j\n"));
+    assert_non_null(strstr(out, ",elementwise,133,"));
+    free(out);
+    wl_sweep_spec_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_threads_identical),  cmocka_unit_test(test_shards_merge),
+        cmocka_unit_test(test_infeasible_marking), cmocka_unit_test(test_spec_file_and_errors),
+        cmocka_unit_test(test_interrupt),          cmocka_unit_test(test_kernel_scope),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
