@@ -140,7 +140,8 @@ int wl_pareto_front(const double *pts, size_t n, int k, unsigned char *on_front)
 {
     if (k < 1 || (n && (!pts || !on_front)))
         return WL_EINVAL;
-    memset(on_front, 0, n);
+    if (n)
+        memset(on_front, 0, n);
     size_t *idx = malloc((n ? n : 1) * sizeof *idx);
     if (!idx)
         return WL_ENOMEM;
