@@ -90,8 +90,12 @@ asan: deps
 	    EXTRA_LDFLAGS="-fsanitize=address,undefined" test
 
 bench: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/bench_core
+	@$(MAKE) --no-print-directory all $(BUILD)/bench_core $(BUILD)/bench_sweep
 	$(BUILD)/bench_core
+	$(BUILD)/bench_sweep
+
+$(BUILD)/bench_sweep: bench/bench_sweep.c $(BUILD)/libwattlas.a
+	$(CC) $(CFLAGS_ALL) -O3 $< $(BUILD)/libwattlas.a -o $@ $(LDLIBS_ALL)
 
 $(BUILD)/bench_core: bench/bench_core.c $(BUILD)/libwattlas.a
 	$(CC) $(CFLAGS_ALL) -O3 $< $(BUILD)/libwattlas.a -o $@ $(LDLIBS_ALL)
