@@ -195,6 +195,63 @@ static void test_calibrate_cmd(void **state)
     assert_non_null(strstr(out_buf, ",predicted_energy_lo_j,predicted_energy_hi_j\n"));
 }
 
+static void test_sweep_pareto_optimize_cmds(void **state)
+{
+    (void)state;
+    assert_int_equal(run("sweep --model gpt2,opt-1.3b --batch 8 --seq 128,512 --clock 510:1410:30 "
+                         "--quiet -o /tmp/wattlas-cli-sweep.csv"), 0);
+    assert_int_equal(run("pareto --in /tmp/wattlas-cli-sweep.csv"), 0);
+    assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,voltage_offset_mv,"));
+    int front = count_lines(out_buf) - 1;
+    assert_true(front >= 4 && front < 4 * 31); /* some per workload, not all */
+    assert_int_equal(run("optimize --in /tmp/wattlas-cli-sweep.csv --objective energy"), 0);
+    assert_int_equal(count_lines(out_buf), 5); /* header + 4 workloads */
+    assert_non_null(strstr(out_buf, "energy_saving_vs_fastest_pct,runtime_penalty_vs_fastest_pct"));
+    assert_int_equal(run("optimize --in /tmp/wattlas-cli-sweep.csv --objective speed"), 2);
+    assert_int_equal(run("optimize --in /tmp/wattlas-cli-sweep.csv"), 2);
+    assert_int_equal(run("pareto --in /tmp/wattlas-cli-sweep.csv --x no_such_col"), 1);
+    assert_non_null(strstr(err_buf, "no_such_col"));
+    assert_int_equal(run("sweep --clock 900:100:10"), 2);
+    assert_int_equal(run("sweep --set warp=1"), 2);
+    assert_int_equal(run("sweep --shard 3/2"), 2);
+    assert_int_equal(run("sweep --spec /nonexistent.ini"), 1);
+    /* shards merge to the unsharded file */
+    assert_int_equal(run("sweep --model gpt2 --seq 128,512 --clock 510:1410:90 --shard 0/2 --quiet -o /tmp/wattlas-cli-s0.csv"), 0);
+    assert_int_equal(run("sweep --model gpt2 --seq 128,512 --clock 510:1410:90 --shard 1/2 --quiet -o /tmp/wattlas-cli-s1.csv"), 0);
+    assert_int_equal(run("merge /tmp/wattlas-cli-s0.csv /tmp/wattlas-cli-s1.csv -o /tmp/wattlas-cli-m.csv"), 0);
+    assert_int_equal(run("sweep --model gpt2 --seq 128,512 --clock 510:1410:90 --quiet -o /tmp/wattlas-cli-full.csv"), 0);
+    assert_int_equal(system("cmp -s /tmp/wattlas-cli-m.csv /tmp/wattlas-cli-full.csv"), 0);
+    unlink("/tmp/wattlas-cli-s0.csv");
+    unlink("/tmp/wattlas-cli-s1.csv");
+    unlink("/tmp/wattlas-cli-m.csv");
+    unlink("/tmp/wattlas-cli-full.csv");
+    unlink("/tmp/wattlas-cli-sweep.csv");
+}
+
+/* Ctrl-C: the file holds whole rows, the exit status says interrupted. */
+static void test_sweep_sigint(void **state)
+{
+    (void)state;
+    const char *bin = getenv("WATTLAS_BIN") ? getenv("WATTLAS_BIN") : WATTLAS_BIN_PATH;
+    char cmd[1024];
+    unlink("/tmp/wattlas-cli-int.csv");
+    snprintf(cmd, sizeof cmd,
+             "%s sweep --model gpt3-13b,llama-3-8b --batch 1,2,4,8,16 --seq 512,1024,2048,4096 "
+             "--set sms=80:140:1 --quiet -o /tmp/wattlas-cli-int.csv & pid=$!; sleep 0.5; "
+             "kill -INT $pid; wait $pid", bin);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 130);
+    slurp("/tmp/wattlas-cli-int.csv", out_buf, sizeof out_buf);
+    assert_non_null(strstr(out_buf, "gpu,sms,model,"));
+    FILE *f = fopen("/tmp/wattlas-cli-int.csv", "r");
+    assert_non_null(f);
+    fseek(f, -1, SEEK_END);
+    assert_int_equal(fgetc(f), '\n'); /* the last row is whole */
+    fclose(f);
+    unlink("/tmp/wattlas-cli-int.csv");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +259,8 @@ int main(void)
         cmocka_unit_test(test_predict_outputs), cmocka_unit_test(test_validate_rows),
         cmocka_unit_test(test_presets_cmd),    cmocka_unit_test(test_trace_predict),
         cmocka_unit_test(test_calibrate_cmd),
+        cmocka_unit_test(test_sweep_pareto_optimize_cmds),
+        cmocka_unit_test(test_sweep_sigint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
