@@ -12,6 +12,9 @@
 
 #define MAXCOLS 16
 
+int cmd_schedule(const char *in, const char *out_path, const wl_pareto_objective *obj,
+                 double switch_us, int keep_infeasible);
+
 /* The rows we keep: raw text (for output), group id, numeric columns. */
 typedef struct {
     char *text;         /* all raw rows, NUL-separated */
@@ -346,21 +349,27 @@ static void optimize_help(FILE *f)
 "  ed2p                        least energy x delay^2\n"
 "  energy-within-slowdown=P    least energy with time <= (1 + P/100) x fastest\n"
 "  time-within-power=W         least time with average power <= W watts\n"
-"Defaults: time_ms, power_w, energy_j; groups as in 'wattlas pareto'. For\n"
-"--scope kernel sweeps use --time class_time_ms --energy class_energy_j.\n");
+"Defaults: time_ms, power_w, energy_j; groups as in 'wattlas pareto'.\n\n"
+"--schedule [--switch-us US]  with a --scope kernel sweep: one clock per kernel\n"
+"        class (energy or energy-within-slowdown=P objectives), counting a clock\n"
+"        switch of US microseconds (default 20) twice per launch of a class that\n"
+"        runs off the schedule's base clock; prints the best fixed clock, the\n"
+"        schedule and its extra saving. Class times are GPU busy times.\n");
 }
 
 int cmd_optimize(int argc, char **argv)
 {
     const char *cmd = "optimize";
     const char *in = "-", *out_path = "-", *obj_text = NULL, *group_by = NULL;
-    const char *tcol = "time_ms", *pcol = "power_w", *ecol = "energy_j";
-    int all = 0;
+    const char *tcol = "time_ms", *pcol = "power_w", *ecol = "energy_j", *switch_text = NULL;
+    int all = 0, schedule = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char **dst = NULL;
         if (strcmp(a, "--help") == 0) { optimize_help(stdout); return 0; }
         else if (strcmp(a, "--all") == 0) { all = 1; continue; }
+        else if (strcmp(a, "--schedule") == 0) { schedule = 1; continue; }
+        else if (strcmp(a, "--switch-us") == 0) dst = &switch_text;
         else if (strcmp(a, "--in") == 0) dst = &in;
         else if (strcmp(a, "-o") == 0) dst = &out_path;
         else if (strcmp(a, "--objective") == 0) dst = &obj_text;
@@ -381,6 +390,12 @@ int cmd_optimize(int argc, char **argv)
         char msg[400];
         wl_error_format(&err, msg, sizeof msg);
         return usage_error(cmd, "%s", msg);
+    }
+    if (schedule) {
+        double sw = 20;
+        if (switch_text && (parse_double_arg(cmd, "--switch-us", switch_text, &sw) || sw < 0))
+            return sw < 0 ? usage_error(cmd, "--switch-us must be >= 0") : EXIT_USAGE;
+        return cmd_schedule(in, out_path, &obj, sw, all);
     }
     char names[4][64];
     snprintf(names[0], 64, "%s", tcol);
@@ -455,4 +470,206 @@ int cmd_optimize(int argc, char **argv)
     free(ee);
     table_free(&t);
     return rc;
+}
+
+/* ---- per-kernel-class clock schedules ------------------------------------- */
+
+#define SCH_MAXC 16
+#define SCH_MAXK 512
+
+typedef struct {
+    char key[1024];
+    int nc, nk;
+    char cls[SCH_MAXC][32];
+    double clk[SCH_MAXK];
+    double t[SCH_MAXC * SCH_MAXK], e[SCH_MAXC * SCH_MAXK], launches[SCH_MAXC];
+    double static_w_sum;
+    int static_n;
+} sch_group;
+
+static int sch_index(double *arr, int *n, int max, double v)
+{
+    for (int i = 0; i < *n; i++)
+        if (arr[i] == v)
+            return i;
+    if (*n >= max)
+        return -1;
+    arr[*n] = v;
+    return (*n)++;
+}
+
+static void sch_emit(FILE *f, sch_group *g, const wl_pareto_objective *obj, double switch_us)
+{
+    /* clocks ascending, so the output reads naturally */
+    int order[SCH_MAXK];
+    for (int k = 0; k < g->nk; k++)
+        order[k] = k;
+    for (int a = 1; a < g->nk; a++)
+        for (int b = a; b > 0 && g->clk[order[b]] < g->clk[order[b - 1]]; b--) {
+            int tmp = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = tmp;
+        }
+    static double t[SCH_MAXC * SCH_MAXK], e[SCH_MAXC * SCH_MAXK];
+    double tf[SCH_MAXK], ef[SCH_MAXK], tmin = INFINITY;
+    for (int k = 0; k < g->nk; k++) {
+        tf[k] = ef[k] = 0;
+        for (int c = 0; c < g->nc; c++) {
+            t[c * g->nk + k] = g->t[c * SCH_MAXK + order[k]];
+            e[c * g->nk + k] = g->e[c * SCH_MAXK + order[k]];
+            tf[k] += t[c * g->nk + k];
+            ef[k] += e[c * g->nk + k];
+        }
+        if (tf[k] < tmin)
+            tmin = tf[k];
+    }
+    double budget = obj->type && strcmp(wl_pareto_objective_name(obj), "energy") == 0
+                        ? INFINITY
+                        : tmin * (1 + obj->param / 100.0);
+    int kf = -1;
+    for (int k = 0; k < g->nk; k++)
+        if (!isnan(ef[k]) && tf[k] <= budget * (1 + 1e-12) && (kf < 0 || ef[k] < ef[kf]))
+            kf = k;
+    for (char *q = g->key; *q; q++)
+        if (*q == '\x1f')
+            *q = '/';
+    size_t kl = strlen(g->key);
+    if (kl && g->key[kl - 1] == '/')
+        g->key[kl - 1] = 0;
+    wl_results_csv_str(f, g->key);
+    fprintf(f, ",%s,", obj->text);
+    int choice[SCH_MAXC];
+    wl_pareto_schedule_result r;
+    double sw = g->static_n ? g->static_w_sum / g->static_n : 0;
+    if (kf < 0 || wl_pareto_schedule(g->nc, g->nk, t, e, g->launches, switch_us, sw, budget,
+                                     choice, &r) != WL_OK) {
+        fprintf(f, ",,,,,,,\n");
+        return;
+    }
+    fprintf(f, "%.1f,%.5f,%.6f,", g->clk[order[kf]], tf[kf], ef[kf]);
+    char sched[1024];
+    size_t sl = 0;
+    for (int c = 0; c < g->nc && sl < sizeof sched - 64; c++)
+        sl += (size_t)snprintf(sched + sl, sizeof sched - sl, "%s%s=%.0f", c ? ";" : "", g->cls[c],
+                               g->clk[order[choice[c]]]);
+    fprintf(f, "%s,%.5f,%.6f,%.0f,%.2f\n", sched, r.time_ms, r.energy_j, r.switches,
+            100 * (1 - r.energy_j / ef[kf]));
+}
+
+/* optimize --schedule: rows of a --scope kernel sweep */
+int cmd_schedule(const char *in, const char *out_path, const wl_pareto_objective *obj,
+                 double switch_us, int keep_infeasible)
+{
+    const char *cmd = "optimize";
+    const char *name = wl_pareto_objective_name(obj);
+    if (strcmp(name, "energy") != 0 && strcmp(name, "energy-within-slowdown") != 0)
+        return usage_error(cmd, "--schedule supports the energy and energy-within-slowdown=P objectives");
+    wl_error err = {0};
+    wl_results_csv *csv = NULL;
+    if (wl_results_csv_open(in, &csv, &err))
+        return runtime_error(cmd, &err);
+    static const char *const need[] = {"kernel_class", "class_time_ms", "class_energy_j",
+                                       "class_launches", "sm_clock_mhz", "energy_static_j",
+                                       "time_ms"};
+    int col[7];
+    for (int i = 0; i < 7; i++)
+        if ((col[i] = wl_results_csv_col(csv, need[i])) < 0) {
+            wl_error_set(&err, in, 1, need[i], "no such column (--schedule needs a --scope kernel sweep)");
+            wl_results_csv_close(csv);
+            return runtime_error(cmd, &err);
+        }
+    int fcol = keep_infeasible ? -1 : wl_results_csv_col(csv, "feasible");
+    wl_results_out *out = NULL;
+    if (wl_results_out_open(out_path, &out, &err)) {
+        wl_results_csv_close(csv);
+        return runtime_error(cmd, &err);
+    }
+    FILE *f = wl_results_out_stream(out);
+    fprintf(f, "group,objective,fixed_clock_mhz,fixed_time_ms,fixed_energy_j,schedule_mhz,"
+               "schedule_time_ms,schedule_energy_j,clock_switches,extra_saving_pct\n");
+    sch_group *g = calloc(1, sizeof *g);
+    int r, rc = 0, have = 0;
+    while (g && (r = wl_results_csv_next(csv, &err)) == 1) {
+        if (fcol >= 0 && strcmp(wl_results_csv_field(csv, (size_t)fcol), "0") == 0)
+            continue;
+        char key[1024];
+        size_t kl = 0;
+        for (int i = 0; i < col[4] && kl < sizeof key - 2; i++)
+            kl += (size_t)snprintf(key + kl, sizeof key - kl, "%s\x1f", wl_results_csv_field(csv, (size_t)i));
+        key[kl] = 0;
+        if (have && strcmp(key, g->key) != 0) {
+            sch_emit(f, g, obj, switch_us);
+            memset(g, 0, sizeof *g);
+            have = 0;
+        }
+        if (!have) {
+            snprintf(g->key, sizeof g->key, "%s", key);
+            have = 1;
+        }
+        double v[6];
+        for (int i = 1; i < 7; i++) {
+            char *e;
+            const char *s = wl_results_csv_field(csv, (size_t)col[i]);
+            v[i - 1] = strtod(s, &e);
+            if (e == s || *e) {
+                wl_error_set(&err, in, wl_results_csv_line(csv), need[i], "not a number: '%s'", s);
+                rc = runtime_error(cmd, &err);
+                break;
+            }
+        }
+        if (rc)
+            break;
+        const char *cls = wl_results_csv_field(csv, (size_t)col[0]);
+        int c;
+        for (c = 0; c < g->nc; c++)
+            if (strcmp(g->cls[c], cls) == 0)
+                break;
+        if (c == g->nc) {
+            if (g->nc >= SCH_MAXC) {
+                wl_error_set(&err, in, wl_results_csv_line(csv), "kernel_class", "too many classes");
+                rc = runtime_error(cmd, &err);
+                break;
+            }
+            snprintf(g->cls[c], sizeof g->cls[c], "%s", cls);
+            for (int k = 0; k < SCH_MAXK; k++)
+                g->t[c * SCH_MAXK + k] = g->e[c * SCH_MAXK + k] = NAN;
+            g->nc++;
+        }
+        int k = sch_index(g->clk, &g->nk, SCH_MAXK, v[3]);
+        if (k < 0) {
+            wl_error_set(&err, in, wl_results_csv_line(csv), "sm_clock_mhz", "more than %d clocks", SCH_MAXK);
+            rc = runtime_error(cmd, &err);
+            break;
+        }
+        g->t[c * SCH_MAXK + k] = v[0];
+        g->e[c * SCH_MAXK + k] = v[1];
+        g->launches[c] = v[2];
+        if (v[5] > 0) {
+            g->static_w_sum += v[4] / (v[5] * 1e-3);
+            g->static_n++;
+        }
+    }
+    if (!g) {
+        fprintf(stderr, "wattlas optimize: out of memory\n");
+        rc = EXIT_RUNTIME;
+    }
+    if (!rc && r < 0)
+        rc = runtime_error(cmd, &err);
+    if (!rc && have) {
+        /* classes missing at some clock would make a fixed clock incomparable */
+        for (int c = 0; c < g->nc; c++)
+            for (int k = 0; k < g->nk; k++)
+                if (isnan(g->t[c * SCH_MAXK + k]))
+                    g->t[c * SCH_MAXK + k] = INFINITY;
+        sch_emit(f, g, obj, switch_us);
+    }
+    free(g);
+    wl_results_csv_close(csv);
+    if (rc) {
+        wl_results_out_abort(out);
+        return rc;
+    }
+    if (wl_results_out_commit(out, &err))
+        return runtime_error(cmd, &err);
+    return 0;
 }

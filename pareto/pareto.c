@@ -280,3 +280,90 @@ long wl_pareto_choose(const wl_pareto_objective *o, const double *t, const doubl
     }
     return best;
 }
+
+/* ---- per-class clock schedules -------------------------------------------- */
+
+static void schedule_cost(int nc, int nk, const double *t, const double *e, const double *launches,
+                          double switch_us, double switch_w, const int *choice,
+                          wl_pareto_schedule_result *r)
+{
+    int base = 0;
+    for (int c = 1; c < nc; c++)
+        if (t[c * nk + choice[c]] > t[base * nk + choice[base]])
+            base = c;
+    r->time_ms = r->energy_j = r->switches = 0;
+    for (int c = 0; c < nc; c++) {
+        r->time_ms += t[c * nk + choice[c]];
+        r->energy_j += e[c * nk + choice[c]];
+        if (choice[c] != choice[base])
+            r->switches += 2 * launches[c];
+    }
+    r->time_ms += r->switches * switch_us * 1e-3;
+    r->energy_j += r->switches * switch_us * 1e-6 * switch_w;
+}
+
+int wl_pareto_schedule(int nc, int nk, const double *t, const double *e, const double *launches,
+                       double switch_us, double switch_w, double budget_ms, int *choice,
+                       wl_pareto_schedule_result *res)
+{
+    if (nc < 1 || nk < 1 || nc > 64)
+        return WL_EINVAL;
+    int cur[64], best[64];
+    int found = 0;
+    wl_pareto_schedule_result r, br = {0, INFINITY, 0};
+    /* lambda is the price of a millisecond in joules; sweep it on a log
+     * grid: each class then picks its clock independently */
+    for (int it = -1; it <= 240; it++) {
+        double lam = it < 0 ? 0 : pow(10, -6 + it * 0.05);
+        for (int c = 0; c < nc; c++) {
+            int bk = -1;
+            double bs = INFINITY;
+            for (int k = 0; k < nk; k++) {
+                double tv = t[c * nk + k], ev = e[c * nk + k];
+                if (isnan(tv) || isnan(ev))
+                    continue;
+                double s = ev + lam * tv;
+                if (s < bs) {
+                    bs = s;
+                    bk = k;
+                }
+            }
+            if (bk < 0)
+                return WL_EINVAL;
+            cur[c] = bk;
+        }
+        /* one clock for all, if it helps (no switches) */
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 1) {
+                int base = 0;
+                for (int c = 1; c < nc; c++)
+                    if (t[c * nk + cur[c]] > t[base * nk + cur[base]])
+                        base = c;
+                for (int c = 0; c < nc; c++)
+                    cur[c] = cur[base];
+            }
+            schedule_cost(nc, nk, t, e, launches, switch_us, switch_w, cur, &r);
+            if (r.time_ms <= budget_ms * (1 + 1e-12) && r.energy_j < br.energy_j) {
+                br = r;
+                memcpy(best, cur, (size_t)nc * sizeof *cur);
+                found = 1;
+            }
+        }
+    }
+    /* every fixed clock too: the schedule never loses to one */
+    for (int k = 0; k < nk; k++) {
+        for (int c = 0; c < nc; c++)
+            cur[c] = k;
+        schedule_cost(nc, nk, t, e, launches, switch_us, switch_w, cur, &r);
+        if (!isnan(r.energy_j) && r.time_ms <= budget_ms * (1 + 1e-12) && r.energy_j < br.energy_j) {
+            br = r;
+            memcpy(best, cur, (size_t)nc * sizeof *cur);
+            found = 1;
+        }
+    }
+    if (!found)
+        return WL_ENOTFOUND;
+    memcpy(choice, best, (size_t)nc * sizeof *best);
+    *res = br;
+    return WL_OK;
+}

@@ -33,4 +33,21 @@ const char *wl_pareto_objective_name(const wl_pareto_objective *o);
 long wl_pareto_choose(const wl_pareto_objective *o, const double *time_ms,
                       const double *power_w, const double *energy_j, size_t n);
 
+/* Per-kernel-class clock schedule: nc classes, nk candidate clocks each,
+ * class c at clock k takes t[c*nk+k] ms and e[c*nk+k] J. Switching the
+ * clock costs switch_us (at switch_w watts) each time a launch runs at a
+ * clock other than the schedule's base clock (the clock of the class with
+ * the most time), twice per launch (there and back) -- a conservative count.
+ * Minimises energy with total time <= budget_ms (Lagrangian relaxation over
+ * the time constraint, each class then independent). choice gets the clock
+ * index per class. Returns WL_ENOTFOUND when no schedule meets the budget. */
+typedef struct {
+    double time_ms, energy_j;
+    double switches;
+} wl_pareto_schedule_result;
+
+int wl_pareto_schedule(int nc, int nk, const double *t, const double *e, const double *launches,
+                       double switch_us, double switch_w, double budget_ms, int *choice,
+                       wl_pareto_schedule_result *res);
+
 #endif

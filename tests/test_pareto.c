@@ -127,12 +127,45 @@ static void test_optimize_analytic(void **state)
     assert_int_equal(wl_pareto_objective_parse("speed", &o, &err), WL_EINVAL);
 }
 
+/* Two classes that want different clocks: free switching gives each its
+ * own; expensive switching forces one clock; a time budget moves the
+ * schedule to faster clocks. */
+static void test_schedule(void **state)
+{
+    (void)state;
+    /* clocks: 0 slow, 1 mid, 2 fast; times (ms) and energies (J) */
+    const double t[] = {10, 8, 6,     /* class 0: compute-bound */
+                        5, 5, 5};     /* class 1: memory-bound, flat time */
+    const double e[] = {3.0, 2.5, 2.8, /* class 0 best at mid */
+                        1.0, 1.2, 1.5}; /* class 1 best at slow */
+    const double launches[] = {10, 10};
+    int ch[2];
+    wl_pareto_schedule_result r;
+    assert_int_equal(wl_pareto_schedule(2, 3, t, e, launches, 0, 0, INFINITY, ch, &r), WL_OK);
+    assert_int_equal(ch[0], 1);
+    assert_int_equal(ch[1], 0);
+    assert_close(r.energy_j, 3.5, 1e-12);
+    assert_close(r.time_ms, 13, 1e-12);
+    assert_close(r.switches, 20, 0); /* class 1's launches, there and back */
+    /* 1 ms per switch: switching costs more than it saves */
+    assert_int_equal(wl_pareto_schedule(2, 3, t, e, launches, 1000, 50, INFINITY, ch, &r), WL_OK);
+    assert_int_equal(ch[0], ch[1]);
+    assert_close(r.energy_j, 3.7, 1e-12); /* both at mid: 2.5 + 1.2 */
+    /* a budget of 11 ms forces class 0 to the fast clock */
+    assert_int_equal(wl_pareto_schedule(2, 3, t, e, launches, 0, 0, 11, ch, &r), WL_OK);
+    assert_int_equal(ch[0], 2);
+    assert_int_equal(ch[1], 0);
+    assert_close(r.energy_j, 3.8, 1e-12);
+    assert_int_equal(wl_pareto_schedule(2, 3, t, e, launches, 0, 0, 10, ch, &r), WL_ENOTFOUND);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_front_brute_force),
         cmocka_unit_test(test_front_order_invariant),
         cmocka_unit_test(test_optimize_analytic),
+        cmocka_unit_test(test_schedule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
