@@ -8,7 +8,7 @@
 
 CC ?= cc
 SHARED ?= ../shared
-PKGS = gsl inih
+PKGS = gsl inih cairo libpng
 WARN = -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes
 BASECFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -fopenmp
 OPT ?= -O2 -g
@@ -27,8 +27,9 @@ RESULTS_SRC = results/results.c
 CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c calib/crossval.c
 SWEEP_SRC = sweep/sweep.c
 PARETO_SRC = pareto/pareto.c
-CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/args.c
-LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(SWEEP_SRC) $(PARETO_SRC)
+PLOT_SRC = plot/plot.c plot/kinds.c
+CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/args.c
+LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini))
 TESTS = test_core test_presets test_results test_calib test_cli test_pareto test_sweep
 

@@ -2,7 +2,7 @@
 # Install the Debian 12 packages wattlas needs, only those missing.
 # Run as root on a fresh machine; as another user it only reports what is missing.
 set -eu
-pkgs="gcc make pkg-config libgsl-dev libinih-dev libcmocka-dev libcairo2-dev libpng-dev poppler-utils"
+pkgs="gcc make pkg-config libgsl-dev libinih-dev libcmocka-dev libcairo2-dev libpng-dev poppler-utils fonts-dejavu-core"
 missing=""
 for p in $pkgs; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

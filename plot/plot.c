@@ -1,0 +1,676 @@
+/* Figure surfaces, axes, ticks, units and the shared style. */
+#include "plot_internal.h"
+#include "../results/wattlas_results.h"
+
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+#include <errno.h>
+#include <math.h>
+#include <png.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void wl_plot_options_default(wl_plot_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->width_in = 3.5;
+    o->height_in = 2.6;
+    o->dpi = 300;
+    o->palette = "viridis";
+}
+
+/* ---- figures ---------------------------------------------------------------- */
+
+typedef enum { F_PNG, F_PDF, F_SVG } ftype;
+
+struct fig {
+    ftype type;
+    cairo_surface_t *s;
+    cairo_t *cr;
+    double w, h, dpi;
+    FILE *fp; /* PDF/SVG stream target */
+    char path[1024], tmp[1100];
+};
+
+static cairo_status_t write_file(void *closure, const unsigned char *data, unsigned int len)
+{
+    return fwrite(data, 1, len, closure) == len ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
+}
+
+int fig_open(const char *path, const wl_plot_options *o, fig **out, wl_error *err)
+{
+    *out = NULL;
+    const char *ext = strrchr(path, '.');
+    ftype t;
+    if (ext && strcmp(ext, ".png") == 0) t = F_PNG;
+    else if (ext && strcmp(ext, ".pdf") == 0) t = F_PDF;
+    else if (ext && strcmp(ext, ".svg") == 0) t = F_SVG;
+    else {
+        wl_error_set(err, path, 0, "", "the output must end in .png, .pdf or .svg");
+        return WL_EINVAL;
+    }
+    if (!(o->width_in > 0.5 && o->width_in < 100 && o->height_in > 0.5 && o->height_in < 100) ||
+        !(o->dpi >= 10 && o->dpi <= 2400)) {
+        wl_error_set(err, path, 0, "size", "size must be 0.5-100 in and DPI 10-2400");
+        return WL_EINVAL;
+    }
+    fig *f = calloc(1, sizeof *f);
+    if (!f)
+        return WL_ENOMEM;
+    f->type = t;
+    f->w = o->width_in * 72;
+    f->h = o->height_in * 72;
+    f->dpi = o->dpi;
+    snprintf(f->path, sizeof f->path, "%s", path);
+    snprintf(f->tmp, sizeof f->tmp, "%s.tmp.%ld", path, (long)getpid());
+    if (t == F_PNG) {
+        int pw = (int)lround(o->width_in * o->dpi), ph = (int)lround(o->height_in * o->dpi);
+        f->s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, pw, ph);
+    } else {
+        FILE *fp = fopen(f->tmp, "wb");
+        if (!fp) {
+            wl_error_set(err, path, 0, "", "cannot create: %s", strerror(errno));
+            free(f);
+            return WL_EIO;
+        }
+        /* the stream callbacks write straight into the temporary file */
+        f->fp = fp;
+        if (t == F_PDF) {
+            f->s = cairo_pdf_surface_create_for_stream(write_file, fp, f->w, f->h);
+            /* fixed metadata: the same input gives byte-identical files */
+            cairo_pdf_surface_set_metadata(f->s, CAIRO_PDF_METADATA_CREATOR, "wattlas");
+            cairo_pdf_surface_set_metadata(f->s, CAIRO_PDF_METADATA_CREATE_DATE,
+                                           "2000-01-01T00:00:00Z");
+            cairo_pdf_surface_set_metadata(f->s, CAIRO_PDF_METADATA_MOD_DATE,
+                                           "2000-01-01T00:00:00Z");
+        } else {
+            f->s = cairo_svg_surface_create_for_stream(write_file, fp, f->w, f->h);
+            cairo_svg_surface_set_document_unit(f->s, CAIRO_SVG_UNIT_PT);
+        }
+    }
+    if (cairo_surface_status(f->s) != CAIRO_STATUS_SUCCESS) {
+        wl_error_set(err, path, 0, "", "cannot create the cairo surface");
+        fig_abort(f);
+        return WL_EIO;
+    }
+    f->cr = cairo_create(f->s);
+    if (t == F_PNG)
+        cairo_scale(f->cr, o->dpi / 72.0, o->dpi / 72.0);
+    cairo_set_source_rgb(f->cr, 1, 1, 1);
+    cairo_paint(f->cr);
+    cairo_set_line_join(f->cr, CAIRO_LINE_JOIN_ROUND);
+    *out = f;
+    return WL_OK;
+}
+
+cairo_t *fig_cr(fig *f) { return f->cr; }
+double fig_w(const fig *f) { return f->w; }
+double fig_h(const fig *f) { return f->h; }
+
+/* PNG through libpng, so the resolution (pHYs) is recorded and no
+ * timestamp is, keeping files reproducible. */
+static int write_png(fig *f, wl_error *err)
+{
+    cairo_surface_flush(f->s);
+    int w = cairo_image_surface_get_width(f->s), h = cairo_image_surface_get_height(f->s);
+    int stride = cairo_image_surface_get_stride(f->s);
+    const unsigned char *data = cairo_image_surface_get_data(f->s);
+    FILE *fp = fopen(f->tmp, "wb");
+    if (!fp) {
+        wl_error_set(err, f->path, 0, "", "cannot create: %s", strerror(errno));
+        return WL_EIO;
+    }
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    unsigned char *rowbuf = malloc((size_t)w * 3);
+    if (!png || !info || !rowbuf) {
+        png_destroy_write_struct(&png, &info);
+        free(rowbuf);
+        fclose(fp);
+        return WL_ENOMEM;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        free(rowbuf);
+        fclose(fp);
+        wl_error_set(err, f->path, 0, "", "PNG write error");
+        return WL_EIO;
+    }
+    png_init_io(png, fp);
+    png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGB,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_uint_32 ppm = (png_uint_32)lround(f->dpi / 0.0254);
+    png_set_pHYs(png, info, ppm, ppm, PNG_RESOLUTION_METER);
+    png_write_info(png, info);
+    for (int y = 0; y < h; y++) {
+        const uint32_t *src = (const uint32_t *)(const void *)(data + (size_t)y * (size_t)stride);
+        for (int x = 0; x < w; x++) {
+            uint32_t px = src[x]; /* opaque: white background painted first */
+            rowbuf[3 * x] = (unsigned char)((px >> 16) & 0xff);
+            rowbuf[3 * x + 1] = (unsigned char)((px >> 8) & 0xff);
+            rowbuf[3 * x + 2] = (unsigned char)(px & 0xff);
+        }
+        png_write_row(png, rowbuf);
+    }
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    free(rowbuf);
+    if (fclose(fp) != 0) {
+        wl_error_set(err, f->path, 0, "", "write error");
+        return WL_EIO;
+    }
+    return WL_OK;
+}
+
+int fig_close(fig *f, wl_error *err)
+{
+    int rc = WL_OK;
+    cairo_destroy(f->cr);
+    f->cr = NULL;
+    if (f->type == F_PNG) {
+        rc = write_png(f, err);
+        cairo_surface_destroy(f->s);
+    } else {
+        cairo_surface_finish(f->s);
+        if (cairo_surface_status(f->s) != CAIRO_STATUS_SUCCESS) {
+            wl_error_set(err, f->path, 0, "", "cairo could not write the figure");
+            rc = WL_EIO;
+        }
+        cairo_surface_destroy(f->s);
+        if (f->fp && fclose(f->fp) != 0 && !rc) {
+            wl_error_set(err, f->path, 0, "", "write error");
+            rc = WL_EIO;
+        }
+        f->fp = NULL;
+    }
+    if (!rc && rename(f->tmp, f->path) != 0) {
+        wl_error_set(err, f->path, 0, "", "cannot rename into place: %s", strerror(errno));
+        rc = WL_EIO;
+    }
+    if (rc)
+        remove(f->tmp);
+    free(f);
+    return rc;
+}
+
+void fig_abort(fig *f)
+{
+    if (!f)
+        return;
+    if (f->cr)
+        cairo_destroy(f->cr);
+    if (f->s) {
+        if (f->type != F_PNG)
+            cairo_surface_finish(f->s);
+        cairo_surface_destroy(f->s);
+    }
+    if (f->fp)
+        fclose(f->fp);
+    remove(f->tmp);
+    free(f);
+}
+
+/* ---- ticks and units -------------------------------------------------------- */
+
+int wl_plot_ticks(double lo, double hi, int max_ticks, double *ticks)
+{
+    if (!(hi > lo) || max_ticks < 2)
+        return 0;
+    double span = hi - lo, raw = span / (max_ticks - 1);
+    double mag = pow(10, floor(log10(raw)));
+    double step = mag;
+    static const double mult[] = {1, 2, 2.5, 5, 10};
+    for (int i = 0; i < 5; i++)
+        if (mult[i] * mag >= raw) {
+            step = mult[i] * mag;
+            break;
+        }
+    int n = 0;
+    for (double v = ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9 && n < max_ticks + 2; v += step)
+        ticks[n++] = fabs(v) < step * 1e-9 ? 0.0 : v;
+    return n;
+}
+
+double wl_plot_si(double vmax, const char **prefix)
+{
+    static const struct {
+        double f;
+        const char *p;
+    } si[] = {{1e-9, "G"}, {1e-6, "M"}, {1e-3, "k"}, {1, ""}, {1e3, "m"}, {1e6, "\xc2\xb5"}, {1e9, "n"}};
+    double a = fabs(vmax);
+    for (size_t i = 0; i < sizeof si / sizeof *si; i++)
+        if (a * si[i].f >= 1 || i + 1 == sizeof si / sizeof *si) {
+            *prefix = si[i].p;
+            return si[i].f;
+        }
+    *prefix = "";
+    return 1;
+}
+
+/* ---- axes ---------------------------------------------------------------------- */
+
+double ax_x(const axes *a, double v)
+{
+    double t = a->logx ? (log10(v) - log10(a->xmin)) / (log10(a->xmax) - log10(a->xmin))
+                       : (v - a->xmin) / (a->xmax - a->xmin);
+    return a->x0 + t * a->w;
+}
+
+double ax_y(const axes *a, double v)
+{
+    double t = a->logy ? (log10(v) - log10(a->ymin)) / (log10(a->ymax) - log10(a->ymin))
+                       : (v - a->ymin) / (a->ymax - a->ymin);
+    return a->y0 + a->h - t * a->h;
+}
+
+void ax_range(double *lo, double *hi, int log)
+{
+    if (!(*hi > *lo)) {
+        double c = isfinite(*lo) ? *lo : 1;
+        *lo = c - (c ? fabs(c) * 0.1 : 1);
+        *hi = c + (c ? fabs(c) * 0.1 : 1);
+    }
+    if (log) {
+        if (*lo <= 0)
+            *lo = *hi * 1e-3;
+        *lo = pow(10, floor(log10(*lo) * 10) / 10);
+        *hi = pow(10, ceil(log10(*hi) * 10) / 10);
+        return;
+    }
+    double pad = (*hi - *lo) * 0.05;
+    *lo -= pad;
+    *hi += pad;
+}
+
+/* As many decimals as the tick step needs (0.25 -> 2, 0.5 -> 1, 5 -> 0). */
+static void fmt_tick(char *buf, size_t n, double v, double step)
+{
+    int dec = 0;
+    while (dec < 6 && fabs(step * pow(10, dec) - round(step * pow(10, dec))) > 1e-6)
+        dec++;
+    snprintf(buf, n, "%.*f", dec, v);
+}
+
+void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const char *yq,
+             const char *yu, int show_x_labels)
+{
+    double ticks[32];
+    char buf[128];
+    const char *px, *py;
+    double fx = wl_plot_si(fmax(fabs(a->xmin), fabs(a->xmax)), &px);
+    double fy = wl_plot_si(fmax(fabs(a->ymin), fabs(a->ymax)), &py);
+    if (!xu || !*xu) { fx = 1; px = ""; }
+    if (!yu || !*yu) { fy = 1; py = ""; }
+    style_font(cr, 7.5, 0);
+    cairo_set_line_width(cr, 0.4);
+    /* x grid and ticks (none for a categorical axis: no x quantity) */
+    int nx;
+    if (!xq) {
+        nx = 0;
+    } else if (a->logx) {
+        nx = 0;
+        for (double v = pow(10, ceil(log10(a->xmin))); v <= a->xmax * 1.0001 && nx < 32; v *= 10)
+            ticks[nx++] = v;
+    } else {
+        nx = wl_plot_ticks(a->xmin * fx, a->xmax * fx, 6, ticks);
+        for (int i = 0; i < nx; i++)
+            ticks[i] /= fx;
+    }
+    for (int i = 0; i < nx; i++) {
+        double x = ax_x(a, ticks[i]);
+        if (x < a->x0 - 0.01 || x > a->x0 + a->w + 0.01)
+            continue;
+        cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+        cairo_move_to(cr, x, a->y0);
+        cairo_line_to(cr, x, a->y0 + a->h);
+        cairo_stroke(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        cairo_move_to(cr, x, a->y0 + a->h);
+        cairo_line_to(cr, x, a->y0 + a->h + 2.5);
+        cairo_stroke(cr);
+        if (show_x_labels) {
+            double step = nx > 1 ? (ticks[1] - ticks[0]) * fx : 1;
+            fmt_tick(buf, sizeof buf, ticks[i] * fx, a->logx ? 1 : step);
+            if (a->logx)
+                snprintf(buf, sizeof buf, "%g", ticks[i] * fx);
+            style_text(cr, x, a->y0 + a->h + 4, buf, 0.5, 0);
+        }
+    }
+    int ny;
+    if (a->logy) {
+        ny = 0;
+        for (double v = pow(10, ceil(log10(a->ymin))); v <= a->ymax * 1.0001 && ny < 32; v *= 10)
+            ticks[ny++] = v;
+    } else {
+        ny = wl_plot_ticks(a->ymin * fy, a->ymax * fy, 5, ticks);
+        for (int i = 0; i < ny; i++)
+            ticks[i] /= fy;
+    }
+    for (int i = 0; i < ny; i++) {
+        double y = ax_y(a, ticks[i]);
+        if (y < a->y0 - 0.01 || y > a->y0 + a->h + 0.01)
+            continue;
+        cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+        cairo_move_to(cr, a->x0, y);
+        cairo_line_to(cr, a->x0 + a->w, y);
+        cairo_stroke(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        cairo_move_to(cr, a->x0 - 2.5, y);
+        cairo_line_to(cr, a->x0, y);
+        cairo_stroke(cr);
+        double step = ny > 1 ? (ticks[1] - ticks[0]) * fy : 1;
+        fmt_tick(buf, sizeof buf, ticks[i] * fy, a->logy ? 1 : step);
+        if (a->logy)
+            snprintf(buf, sizeof buf, "%g", ticks[i] * fy);
+        style_text(cr, a->x0 - 4, y, buf, 1, 0.5);
+    }
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_set_line_width(cr, 0.6);
+    cairo_rectangle(cr, a->x0, a->y0, a->w, a->h);
+    cairo_stroke(cr);
+    style_font(cr, 8.5, 0);
+    if (show_x_labels && xq) {
+        if (xu && *xu)
+            snprintf(buf, sizeof buf, "%s (%s%s)", xq, px, xu);
+        else
+            snprintf(buf, sizeof buf, "%s", xq);
+        style_text(cr, a->x0 + a->w / 2, a->y0 + a->h + 13, buf, 0.5, 0);
+    }
+    if (yq) {
+        if (yu && *yu)
+            snprintf(buf, sizeof buf, "%s (%s%s)", yq, py, yu);
+        else
+            snprintf(buf, sizeof buf, "%s", yq);
+        cairo_save(cr);
+        cairo_translate(cr, a->x0 - 27, a->y0 + a->h / 2);
+        cairo_rotate(cr, -M_PI / 2);
+        style_text(cr, 0, 0, buf, 0.5, 0.5);
+        cairo_restore(cr);
+    }
+}
+
+/* ---- style ---------------------------------------------------------------------- */
+
+/* Okabe & Ito (2008), "Color Universal Design": distinguishable with every
+ * common colour-vision deficiency. */
+const double okabe_ito[8][3] = {
+    {0.000, 0.447, 0.698}, /* blue */
+    {0.835, 0.369, 0.000}, /* vermillion */
+    {0.000, 0.620, 0.451}, /* bluish green */
+    {0.800, 0.475, 0.655}, /* reddish purple */
+    {0.902, 0.624, 0.000}, /* orange */
+    {0.337, 0.706, 0.914}, /* sky blue */
+    {0.941, 0.894, 0.259}, /* yellow */
+    {0.000, 0.000, 0.000}, /* black */
+};
+
+void style_color(cairo_t *cr, int i, double alpha)
+{
+    const double *c = okabe_ito[((i % 8) + 8) % 8];
+    cairo_set_source_rgba(cr, c[0], c[1], c[2], alpha);
+}
+
+void style_dash(cairo_t *cr, int i)
+{
+    static const double d1[] = {3, 1.5}, d2[] = {1, 1.2}, d3[] = {4, 1.5, 1, 1.5};
+    switch (i % 4) {
+    case 0: cairo_set_dash(cr, NULL, 0, 0); break;
+    case 1: cairo_set_dash(cr, d1, 2, 0); break;
+    case 2: cairo_set_dash(cr, d2, 2, 0); break;
+    default: cairo_set_dash(cr, d3, 4, 0); break;
+    }
+}
+
+void style_marker(cairo_t *cr, int i, double x, double y, double s, int filled)
+{
+    double r = s / 2;
+    cairo_new_path(cr);
+    switch (i % 6) {
+    case 0: cairo_arc(cr, x, y, r, 0, 2 * M_PI); break;
+    case 1: cairo_rectangle(cr, x - r * 0.9, y - r * 0.9, 1.8 * r, 1.8 * r); break;
+    case 2:
+        cairo_move_to(cr, x, y - r * 1.1);
+        cairo_line_to(cr, x + r, y + r * 0.8);
+        cairo_line_to(cr, x - r, y + r * 0.8);
+        cairo_close_path(cr);
+        break;
+    case 3:
+        cairo_move_to(cr, x, y - r * 1.2);
+        cairo_line_to(cr, x + r, y);
+        cairo_line_to(cr, x, y + r * 1.2);
+        cairo_line_to(cr, x - r, y);
+        cairo_close_path(cr);
+        break;
+    case 4:
+        cairo_move_to(cr, x, y + r * 1.1);
+        cairo_line_to(cr, x + r, y - r * 0.8);
+        cairo_line_to(cr, x - r, y - r * 0.8);
+        cairo_close_path(cr);
+        break;
+    default:
+        cairo_move_to(cr, x - r, y - r);
+        cairo_line_to(cr, x + r, y + r);
+        cairo_move_to(cr, x + r, y - r);
+        cairo_line_to(cr, x - r, y + r);
+        cairo_set_dash(cr, NULL, 0, 0);
+        cairo_stroke(cr);
+        return;
+    }
+    cairo_set_dash(cr, NULL, 0, 0);
+    if (filled) {
+        cairo_fill_preserve(cr);
+    }
+    cairo_stroke(cr);
+}
+
+void style_font(cairo_t *cr, double pt, int bold)
+{
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, pt);
+}
+
+void style_text(cairo_t *cr, double x, double y, const char *s, double halign, double valign)
+{
+    cairo_text_extents_t te;
+    cairo_font_extents_t fe;
+    cairo_text_extents(cr, s, &te);
+    cairo_font_extents(cr, &fe);
+    double h = fe.ascent;
+    cairo_move_to(cr, x - te.x_advance * halign, y + h * (1 - valign) - (valign > 0.99 ? 0 : 0));
+    cairo_show_text(cr, s);
+}
+
+/* Perceptually uniform maps, piecewise-linear over published anchors:
+ * viridis (van der Walt & Smith 2015), cividis (Nunez et al. 2018). */
+void colormap(const char *name, double t, double rgb[3])
+{
+    static const double vir[9][3] = {
+        {0.267, 0.005, 0.329}, {0.278, 0.175, 0.483}, {0.231, 0.322, 0.545},
+        {0.173, 0.449, 0.558}, {0.128, 0.567, 0.551}, {0.153, 0.680, 0.510},
+        {0.362, 0.786, 0.388}, {0.678, 0.864, 0.190}, {0.993, 0.906, 0.144}};
+    static const double civ[9][3] = {
+        {0.000, 0.135, 0.304}, {0.109, 0.209, 0.425}, {0.247, 0.282, 0.424},
+        {0.362, 0.359, 0.433}, {0.471, 0.441, 0.453}, {0.590, 0.524, 0.452},
+        {0.718, 0.612, 0.424}, {0.855, 0.705, 0.362}, {0.995, 0.803, 0.254}};
+    const double (*m)[3] = name && strcmp(name, "cividis") == 0 ? civ : vir;
+    if (!(t >= 0)) t = 0;
+    if (t > 1) t = 1;
+    double p = t * 8;
+    int i = (int)p;
+    if (i >= 8) i = 7;
+    double u = p - i;
+    for (int c = 0; c < 3; c++)
+        rgb[c] = m[i][c] + u * (m[i + 1][c] - m[i][c]);
+}
+
+void colorbar(cairo_t *cr, const char *palette, double x, double y, double w, double h,
+              double lo, double hi, const char *q, const char *u)
+{
+    int n = 64;
+    for (int i = 0; i < n; i++) {
+        double rgb[3];
+        colormap(palette, (i + 0.5) / n, rgb);
+        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+        cairo_rectangle(cr, x, y + h - (i + 1) * h / n, w, h / n + 0.3);
+        cairo_fill(cr);
+    }
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_set_line_width(cr, 0.4);
+    cairo_rectangle(cr, x, y, w, h);
+    cairo_stroke(cr);
+    axes a = {x, y, w, h, 0, 1, lo, hi, 0, 0};
+    double ticks[32];
+    const char *p;
+    double fy = u && *u ? wl_plot_si(fmax(fabs(lo), fabs(hi)), &p) : 1;
+    if (!(u && *u))
+        p = "";
+    int nt = wl_plot_ticks(lo * fy, hi * fy, 4, ticks);
+    style_font(cr, 7, 0);
+    char buf[64];
+    for (int i = 0; i < nt; i++) {
+        double yy = ax_y(&a, ticks[i] / fy);
+        if (yy < y - 0.01 || yy > y + h + 0.01)
+            continue;
+        cairo_move_to(cr, x + w, yy);
+        cairo_line_to(cr, x + w + 2, yy);
+        cairo_stroke(cr);
+        fmt_tick(buf, sizeof buf, ticks[i], nt > 1 ? ticks[1] - ticks[0] : 1);
+        style_text(cr, x + w + 3, yy, buf, 0, 0.5);
+    }
+    if (q) {
+        if (u && *u)
+            snprintf(buf, sizeof buf, "%s (%s%s)", q, p, u);
+        else
+            snprintf(buf, sizeof buf, "%s", q);
+        cairo_save(cr);
+        cairo_translate(cr, x + w + 24, y + h / 2);
+        cairo_rotate(cr, -M_PI / 2);
+        style_font(cr, 7.5, 0);
+        style_text(cr, 0, 0, buf, 0.5, 0.5);
+        cairo_restore(cr);
+    }
+}
+
+/* ---- tables ------------------------------------------------------------------ */
+
+struct wl_plot_table {
+    char path[512];
+    char **head;
+    size_t ncols;
+    char **cells; /* rows x ncols */
+    int *lines;
+    size_t nrows, cap;
+};
+
+int wl_plot_table_load(const char *path, wl_plot_table **out, wl_error *err)
+{
+    *out = NULL;
+    wl_results_csv *csv = NULL;
+    int rc = wl_results_csv_open(path, &csv, err);
+    if (rc)
+        return rc;
+    wl_plot_table *t = calloc(1, sizeof *t);
+    if (!t) {
+        wl_results_csv_close(csv);
+        return WL_ENOMEM;
+    }
+    snprintf(t->path, sizeof t->path, "%s", path);
+    t->ncols = wl_results_csv_ncols(csv);
+    t->head = calloc(t->ncols, sizeof *t->head);
+    for (size_t i = 0; t->head && i < t->ncols; i++)
+        t->head[i] = strdup(wl_results_csv_header(csv, i));
+    int r;
+    while ((r = wl_results_csv_next(csv, err)) == 1) {
+        if (t->nrows == t->cap) {
+            size_t nc = t->cap ? t->cap * 2 : 256;
+            char **ncl = realloc(t->cells, nc * t->ncols * sizeof *ncl);
+            int *nl = ncl ? realloc(t->lines, nc * sizeof *nl) : NULL;
+            if (ncl)
+                t->cells = ncl;
+            if (!nl) {
+                rc = WL_ENOMEM;
+                break;
+            }
+            t->lines = nl;
+            t->cap = nc;
+        }
+        for (size_t c = 0; c < t->ncols; c++)
+            t->cells[t->nrows * t->ncols + c] = strdup(wl_results_csv_field(csv, c));
+        t->lines[t->nrows++] = wl_results_csv_line(csv);
+    }
+    if (!rc && r < 0)
+        rc = WL_EPARSE;
+    wl_results_csv_close(csv);
+    if (!rc && t->nrows == 0) {
+        wl_error_set(err, path, 1, "", "no data rows");
+        rc = WL_EPARSE;
+    }
+    if (rc) {
+        wl_plot_table_free(t);
+        return rc;
+    }
+    *out = t;
+    return WL_OK;
+}
+
+void wl_plot_table_free(wl_plot_table *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; t->head && i < t->ncols; i++)
+        free(t->head[i]);
+    for (size_t i = 0; i < t->nrows * t->ncols; i++)
+        free(t->cells[i]);
+    free(t->head);
+    free(t->cells);
+    free(t->lines);
+    free(t);
+}
+
+size_t wl_plot_table_rows(const wl_plot_table *t) { return t->nrows; }
+
+int wl_plot_table_col(const wl_plot_table *t, const char *name)
+{
+    for (size_t i = 0; i < t->ncols; i++)
+        if (t->head[i] && strcmp(t->head[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+const char *wl_plot_table_cell(const wl_plot_table *t, size_t row, int col)
+{
+    if (row >= t->nrows || col < 0 || (size_t)col >= t->ncols)
+        return "";
+    const char *c = t->cells[row * t->ncols + (size_t)col];
+    return c ? c : "";
+}
+
+const char *table_path(const wl_plot_table *t) { return t->path; }
+
+int need_col(const wl_plot_table *t, const char *name, wl_error *err)
+{
+    int c = wl_plot_table_col(t, name);
+    if (c < 0)
+        wl_error_set(err, t->path, 1, name, "missing column");
+    return c;
+}
+
+int num_cell(const wl_plot_table *t, size_t row, int col, double *v, wl_error *err)
+{
+    const char *s = wl_plot_table_cell(t, row, col);
+    if (!*s) {
+        *v = NAN;
+        return WL_OK;
+    }
+    char *e;
+    errno = 0;
+    *v = strtod(s, &e);
+    if (e == s || *e || errno) {
+        wl_error_set(err, t->path, t->lines[row], t->head[col], "not a number: '%s'", s);
+        return WL_EPARSE;
+    }
+    return WL_OK;
+}

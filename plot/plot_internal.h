@@ -1,0 +1,56 @@
+/* Private to plot/: figures, axes and the shared style. */
+#ifndef WATTLAS_PLOT_INTERNAL_H
+#define WATTLAS_PLOT_INTERNAL_H
+
+#include <cairo.h>
+#include <stdint.h>
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+#include "wattlas_plot.h"
+
+typedef struct fig fig;
+
+/* Drawing is in points (1/72 in) on every surface. */
+int fig_open(const char *path, const wl_plot_options *o, fig **out, wl_error *err);
+cairo_t *fig_cr(fig *f);
+double fig_w(const fig *f);
+double fig_h(const fig *f);
+int fig_close(fig *f, wl_error *err); /* writes and frees */
+void fig_abort(fig *f);
+
+typedef struct {
+    double x0, y0, w, h;            /* plot area, points */
+    double xmin, xmax, ymin, ymax;
+    int logx, logy;
+} axes;
+
+double ax_x(const axes *a, double v);
+double ax_y(const axes *a, double v);
+/* Pads the data range and rounds it out to ticks. */
+void ax_range(double *lo, double *hi, int log);
+/* Frame, light grid, ticks and labels; quantity and base unit of each axis
+ * ("Energy", "J"); values are shown with an SI prefix chosen from the range. */
+void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const char *yq,
+             const char *yu, int show_x_labels);
+
+/* Style. */
+extern const double okabe_ito[8][3];
+void style_color(cairo_t *cr, int i, double alpha);
+void style_dash(cairo_t *cr, int i);
+void style_marker(cairo_t *cr, int i, double x, double y, double size, int filled);
+void style_font(cairo_t *cr, double pt, int bold);
+void style_text(cairo_t *cr, double x, double y, const char *s, double halign, double valign);
+void colormap(const char *name, double t, double rgb[3]);
+/* Vertical colour bar at (x, y, w, h) for [lo, hi] with a label. */
+void colorbar(cairo_t *cr, const char *palette, double x, double y, double w, double h,
+              double lo, double hi, const char *q, const char *u);
+
+/* Table helpers: column index or an error naming file/column. */
+int need_col(const wl_plot_table *t, const char *name, wl_error *err);
+/* Numeric cell; NAN for empty; WL_EPARSE with file/line/column otherwise. */
+int num_cell(const wl_plot_table *t, size_t row, int col, double *v, wl_error *err);
+const char *table_path(const wl_plot_table *t);
+
+#endif

@@ -1,0 +1,64 @@
+/* Publication figures with cairo: PNG (with its DPI recorded), PDF and SVG,
+ * chosen by the output file's extension. One shared style: DejaVu Sans,
+ * 8-9 pt at 3.5 x 2.6 in, ticks on round numbers, SI-prefixed units, the
+ * Okabe-Ito palette with distinct markers and dashes, a light grid. */
+#ifndef WATTLAS_PLOT_H
+#define WATTLAS_PLOT_H
+
+#include "../core/wattlas_core.h"
+
+typedef struct {
+    double width_in, height_in; /* default 3.5 x 2.6 (one paper column) */
+    double dpi;                 /* PNG only, default 300 */
+    const char *title;          /* NULL: none */
+    int log_x, log_y;
+    const char *palette;        /* heatmaps: "viridis" (default) or "cividis" */
+} wl_plot_options;
+
+void wl_plot_options_default(wl_plot_options *o);
+
+/* An in-memory CSV table: every cell as text, numeric access by column. */
+typedef struct wl_plot_table wl_plot_table;
+int wl_plot_table_load(const char *path, wl_plot_table **out, wl_error *err);
+void wl_plot_table_free(wl_plot_table *t);
+size_t wl_plot_table_rows(const wl_plot_table *t);
+int wl_plot_table_col(const wl_plot_table *t, const char *name); /* -1 if absent */
+const char *wl_plot_table_cell(const wl_plot_table *t, size_t row, int col);
+
+/* Figure kinds. Each reads the columns it needs from the table, writes
+ * path atomically, and reports a missing column or a non-numeric value with
+ * the table's file, line and column. */
+typedef struct {
+    const char *panels;  /* energy-freq: "energy" (default) or e.g. "power,time,energy" */
+    int stack;           /* energy-freq: energy parts as stacked areas */
+    const char *facet;   /* pareto: small multiples by this column */
+    const char *x, *y, *z; /* heatmap axes and value; pareto x/y */
+    int normalize;       /* heatmap: divide z by the minimum of its row */
+    const char *metric;  /* validation: time, power or energy (default) */
+    const char *against; /* savings: "max-clock" (default) or "fastest" */
+} wl_plot_kind_options;
+
+int wl_plot_energy_freq(const wl_plot_table *t, const wl_plot_kind_options *k,
+                        const wl_plot_options *o, const char *path, wl_error *err);
+int wl_plot_pareto(const wl_plot_table *t, const wl_plot_kind_options *k,
+                   const wl_plot_options *o, const char *path, wl_error *err);
+int wl_plot_heatmap(const wl_plot_table *t, const wl_plot_kind_options *k,
+                    const wl_plot_options *o, const char *path, wl_error *err);
+int wl_plot_savings(const wl_plot_table *t, const wl_plot_kind_options *k,
+                    const wl_plot_options *o, const char *path, wl_error *err);
+int wl_plot_validation(const wl_plot_table *t, const wl_plot_kind_options *k,
+                       const wl_plot_options *o, const char *path, wl_error *err);
+
+/* Looked up by name: energy-freq, pareto, heatmap, savings, validation. */
+typedef int (*wl_plot_kind_fn)(const wl_plot_table *, const wl_plot_kind_options *,
+                               const wl_plot_options *, const char *, wl_error *);
+wl_plot_kind_fn wl_plot_kind_lookup(const char *name);
+
+/* Round tick positions: at most max_ticks multiples of 1, 2 or 5 x 10^n
+ * covering [lo, hi]; returns their count. */
+int wl_plot_ticks(double lo, double hi, int max_ticks, double *ticks);
+/* SI prefix for values up to vmax: writes the prefix ("m", "k", "", ...)
+ * and returns the factor to multiply values by. */
+double wl_plot_si(double vmax, const char **prefix);
+
+#endif
