@@ -31,7 +31,7 @@ PLOT_SRC = plot/plot.c plot/kinds.c
 CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/args.c
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini))
-TESTS = test_core test_presets test_results test_calib test_cli test_pareto test_sweep
+TESTS = test_core test_presets test_results test_calib test_cli test_pareto test_sweep test_plot
 
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/presets_embedded.o
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)

@@ -92,7 +92,19 @@ static void title(cairo_t *cr, const wl_plot_options *o, double w)
     style_text(cr, w / 2, 3, o->title, 0.5, 0);
 }
 
+/* Legend in the corner of the area (a) that covers the fewest of the n
+ * device points (px, py); a NULL a puts it at the top right of (x_right,
+ * y_top). */
+static void legend_at(cairo_t *cr, const series_set *ss, const axes *a, const double *px,
+                      const double *py, size_t np, double x_right, double y_top, int markers);
+
 static void legend(cairo_t *cr, const series_set *ss, double x_right, double y_top, int markers)
+{
+    legend_at(cr, ss, NULL, NULL, NULL, 0, x_right, y_top, markers);
+}
+
+static void legend_at(cairo_t *cr, const series_set *ss, const axes *a, const double *px,
+                      const double *py, size_t np, double x_right, double y_top, int markers)
 {
     style_font(cr, 6.5, 0);
     double wmax = 0;
@@ -102,6 +114,22 @@ static void legend(cairo_t *cr, const series_set *ss, double x_right, double y_t
         wmax = fmax(wmax, te.x_advance);
     }
     double bw = wmax + 20, bh = ss->n * 8.5 + 3, x = x_right - bw - 3, y = y_top + 3;
+    if (a) {
+        double cx[4] = {a->x0 + a->w - bw - 3, a->x0 + 3, a->x0 + a->w - bw - 3, a->x0 + 3};
+        double cy[4] = {a->y0 + 3, a->y0 + 3, a->y0 + a->h - bh - 3, a->y0 + a->h - bh - 3};
+        size_t best = (size_t)-1;
+        for (int c = 0; c < 4; c++) {
+            size_t hits = 0;
+            for (size_t i = 0; i < np; i++)
+                hits += px[i] >= cx[c] - 3 && px[i] <= cx[c] + bw + 3 && py[i] >= cy[c] - 3 &&
+                        py[i] <= cy[c] + bh + 3;
+            if (hits < best) {
+                best = hits;
+                x = cx[c];
+                y = cy[c];
+            }
+        }
+    }
     cairo_set_source_rgba(cr, 1, 1, 1, 0.85);
     cairo_rectangle(cr, x, y, bw, bh);
     cairo_fill(cr);
@@ -341,7 +369,16 @@ int wl_plot_energy_freq(const wl_plot_table *t, const wl_plot_kind_options *k,
                     style_text(cr, lx + 11, ly + i * 8 + 2.5, part_names[2 - i], 0, 0.5);
                 }
             }
-            legend(cr, &ss, a.x0 + a.w, a.y0, 1);
+            double *lx = malloc(n * sizeof *lx), *ly = malloc(n * sizeof *ly);
+            size_t lp = 0;
+            for (size_t r = 0; lx && ly && r < n; r++)
+                if (isfinite(v[r * 3]) && isfinite(x[r])) {
+                    lx[lp] = ax_x(&a, x[r]);
+                    ly[lp++] = ax_y(&a, v[r * 3]);
+                }
+            legend_at(cr, &ss, partcol[0] >= 0 ? NULL : &a, lx, ly, lp, a.x0 + a.w, a.y0, 1);
+            free(lx);
+            free(ly);
         }
     }
     title(cr, o, W);
