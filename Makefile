@@ -86,7 +86,7 @@ check: deps
 	@$(MAKE) --no-print-directory test
 
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/bin \
+	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/bin \
 	    OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
 	    EXTRA_LDFLAGS="-fsanitize=address,undefined" test
 
