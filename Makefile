@@ -28,7 +28,7 @@ CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c calib/crossval.c
 SWEEP_SRC = sweep/sweep.c
 PARETO_SRC = pareto/pareto.c
 PLOT_SRC = plot/plot.c plot/kinds.c
-CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/args.c
+CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/args.c
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini))
 TESTS = test_core test_presets test_results test_calib test_cli test_pareto test_sweep test_plot
@@ -73,11 +73,14 @@ $(BUILD)/tests/%: tests/%.c tests/test_util.h $(BUILD)/libwattlas.a
 	    $< $(BUILD)/libwattlas.a -o $@ \
 	    $(LDLIBS_ALL) $(shell pkg-config --libs cmocka)
 
-# The default job: a prediction table over SM clocks on built-in defaults.
+# The default job: the default study (GPT-3 decoder layers on the A100
+# presets) as figures, CSVs and index.html in results/default-study/, then
+# its energy-optimal clocks.
 run: deps
 	@$(MAKE) --no-print-directory all
-	$(BIN)/wattlas predict --gpu a100-pcie-40gb --model gpt3-1.3b --batch 1 --seq 1024 \
-	    --dtype bf16 --attention eager --clock 210:1410:60
+	$(BIN)/wattlas report --spec studies/default.ini -o results/default-study
+	@sed -n '/^## Energy-optimal/,/^## Savings/p' results/default-study/index.md | head -n -1
+	@echo "open results/default-study/index.html for the figures"
 
 test: $(BIN)/wattlas $(TESTS:%=$(BUILD)/tests/%)
 	@sh tests/run.sh $(BUILD)/tests $(TESTS)

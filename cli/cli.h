@@ -16,6 +16,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_pareto(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* Prints "wattlas CMD: message" to stderr and returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -19,6 +19,7 @@ static void help(FILE *f)
             "  pareto      energy-runtime Pareto fronts of a sweep\n"
             "  optimize    one operating point per workload, with the savings table\n"
             "  plot        figures: energy-freq, pareto, heatmap, savings, validation\n"
+            "  report      a whole study: sweep, fronts, savings, figures, index.html\n"
             "  presets     list, show or derive GPU and model presets\n\n"
             "'wattlas COMMAND --help' describes each command.\n",
             WL_VERSION);
@@ -58,6 +59,8 @@ int main(int argc, char **argv)
         return cmd_optimize(argc - 1, argv + 1);
     if (strcmp(cmd, "plot") == 0)
         return cmd_plot(argc - 1, argv + 1);
+    if (strcmp(cmd, "report") == 0)
+        return cmd_report(argc - 1, argv + 1);
     fprintf(stderr, "wattlas: unknown command '%s'\n", cmd);
     help(stderr);
     return EXIT_USAGE;

@@ -318,20 +318,27 @@ int wl_plot_energy_freq(const wl_plot_table *t, const wl_plot_kind_options *k,
             cairo_set_line_width(cr, 0.6);
             /* energy-optimal and maximum clocks of the series */
             long best = -1, maxc = -1;
+            size_t pe = 0; /* the energy panel decides the optimum */
+            for (int q = 0; q < np; q++)
+                if (pan[q] == &metrics[0])
+                    pe = (size_t)q;
             for (size_t j = 0; j < s->n; j++) {
                 size_t r = s->rows[j];
-                if (isfinite(v[r * 3]) && (best < 0 || v[r * 3] < v[(size_t)best * 3]))
+                if (isfinite(v[r * 3 + pe]) && (best < 0 || v[r * 3 + pe] < v[(size_t)best * 3 + pe]))
                     best = (long)r;
                 if (maxc < 0 || x[r] > x[maxc])
                     maxc = (long)r;
             }
+            /* markers on at most ~12 points per series, so dense clock grids
+             * stay legible; throttled points hollow (the clock ran below
+             * the request) */
+            size_t every = s->n > 14 ? (s->n + 11) / 12 : 1;
             for (size_t j = 0; j < s->n; j++) {
                 size_t r = s->rows[j];
                 double yv = v[r * 3 + (size_t)p];
-                if (!isfinite(yv))
+                if (!isfinite(yv) || (j % every != 0 && j + 1 != s->n))
                     continue;
                 style_color(cr, i, 1);
-                /* throttled points hollow: the clock ran below the request */
                 style_marker(cr, i, ax_x(&a, x[r]), ax_y(&a, yv), 2.8, !th[r]);
             }
             if (best >= 0 && isfinite(v[(size_t)best * 3 + (size_t)p])) {

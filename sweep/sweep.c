@@ -289,6 +289,8 @@ static int spec_handler(void *user, const char *section, const char *name, const
     if (c->failed)
         return 0;
     char key[80];
+    if (strcmp(section, "report") == 0)
+        return 1; /* read by 'wattlas report' */
     if (strcmp(section, "sweep") == 0)
         snprintf(key, sizeof key, "%s", name);
     else if (strcmp(section, "set") == 0)
