@@ -36,7 +36,7 @@ TESTS = test_core test_presets test_results test_calib test_cli test_pareto test
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/presets_embedded.o
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps run check test asan bench calibrate clean presets-vf
+.PHONY: all deps run check test asan bench calibrate clean presets-vf docs-figures
 
 all: $(BIN)/wattlas
 
@@ -119,6 +119,11 @@ calibrate: all
 presets-vf: all
 	$(BIN)/wattlas presets derive-vf $(SHARED)/data/gpu-tables/a100-pcie-40gb-idle.csv --step-mhz 60
 	$(BIN)/wattlas presets derive-vf $(SHARED)/data/gpu-tables/a100-sxm-80gb-idle.csv --step-mhz 60
+
+docs-figures: run
+	cp results/default-study/energy-a100-pcie-40gb-bf16.png docs/figures/energy-vs-clock.png
+	cp results/default-study/pareto-a100-pcie-40gb-bf16.png docs/figures/pareto.png
+	cp results/default-study/parts-gpt3-13b.png docs/figures/energy-parts.png
 
 clean:
 	rm -rf build build-asan bin

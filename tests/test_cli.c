@@ -252,6 +252,45 @@ static void test_sweep_sigint(void **state)
     unlink("/tmp/wattlas-cli-int.csv");
 }
 
+static void test_report_and_plot_cmds(void **state)
+{
+    (void)state;
+    FILE *f = fopen("/tmp/wattlas-cli-study.ini", "w");
+    fputs("[report]\ntitle = Tiny study\nobjective = energy\n[sweep]\nmodel = gpt3-125m, gpt2\n"
+          "seq = 128, 512\nscope = layer\nclock = 510:1410:90\n", f);
+    fclose(f);
+    assert_int_equal(system("rm -rf /tmp/wattlas-cli-report"), 0);
+    assert_int_equal(run("report --spec /tmp/wattlas-cli-study.ini -o /tmp/wattlas-cli-report --quiet"), 0);
+    slurp("/tmp/wattlas-cli-report/index.md", out_buf, sizeof out_buf);
+    assert_non_null(strstr(out_buf, "# Tiny study"));
+    assert_non_null(strstr(out_buf, "| workload | clock (MHz) |"));
+    assert_non_null(strstr(out_buf, "![Energy vs SM clock"));
+    const char *files[] = {"index.html", "sweep.csv", "pareto.csv", "optimal.csv", "savings.csv",
+                           "energy-a100-pcie-40gb-bf16.png", "energy-a100-pcie-40gb-bf16.pdf",
+                           "pareto-a100-pcie-40gb-bf16.png", "heatmap-gpt2.png",
+                           "parts-gpt2.pdf", "savings-a100-pcie-40gb-bf16.png"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char p[256];
+        snprintf(p, sizeof p, "/tmp/wattlas-cli-report/%s", files[i]);
+        if (access(p, F_OK) != 0)
+            fail_msg("report did not write %s", files[i]);
+    }
+    /* plot from the report's CSVs, and its errors */
+    assert_int_equal(run("plot energy-freq --in /tmp/wattlas-cli-report/sweep.csv -o /tmp/wattlas-cli-x.svg --size 4x3in --title T --panels time,energy"), 0);
+    assert_int_equal(run("plot energy-freq --in /tmp/wattlas-cli-report/sweep.csv -o /tmp/wattlas-cli-x.svg --size 4x3"), 0);
+    assert_int_equal(run("plot energy-freq --in /tmp/wattlas-cli-report/sweep.csv -o /tmp/wattlas-cli-x.svg --size big"), 2);
+    assert_int_equal(run("plot energy-freq --in /tmp/wattlas-cli-report/sweep.csv -o /tmp/wattlas-cli-x.svg --stack"), 1);
+    assert_non_null(strstr(err_buf, "single series"));
+    assert_int_equal(run("plot pareto --in /tmp/wattlas-cli-report/sweep.csv -o /tmp/wattlas-cli-x.svg --facet model"), 0);
+    assert_int_equal(run("plot pie --in x.csv -o y.png"), 2);
+    assert_int_equal(run("plot pareto --in /tmp/wattlas-cli-report/sweep.csv -o /tmp/x.gif"), 1);
+    assert_int_equal(run("plot pareto -o /tmp/x.png"), 2);
+    assert_int_equal(run("report --spec /nonexistent.ini -o /tmp/x"), 1);
+    assert_int_equal(run("report -o /tmp/x"), 2);
+    assert_int_equal(system("rm -rf /tmp/wattlas-cli-report /tmp/wattlas-cli-x.svg"), 0);
+    unlink("/tmp/wattlas-cli-study.ini");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_calibrate_cmd),
         cmocka_unit_test(test_sweep_pareto_optimize_cmds),
         cmocka_unit_test(test_sweep_sigint),
+        cmocka_unit_test(test_report_and_plot_cmds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
