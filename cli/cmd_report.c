@@ -120,7 +120,8 @@ static int figure(const char *kind, const char *csv, const char *base, const cha
         return rc;
     wl_plot_options o;
     wl_plot_options_default(&o);
-    o.log_y = log_y;
+    o.log_y = log_y != 0;
+    o.log_x = log_y == 2; /* 2: log-log */
     if (k && k->facet)
         o.width_in = 7;
     if (k && k->panels)
@@ -270,9 +271,9 @@ int cmd_report(int argc, char **argv)
         if (filter_csv(p_sweep, tmp, cols, vals, 2, &err) > 0) {
             k.facet = "model";
             snprintf(figs[nf], sizeof figs[0], "pareto-%s-%s", gpus[0], dts[0]);
-            snprintf(caps[nf], sizeof caps[0], "Energy-runtime Pareto fronts, %s, %s (faded: dominated)",
-                     gpus[0], dts[0]);
-            rc = figure("pareto", tmp, figs[nf++], dir, &k, 0, &err);
+            snprintf(caps[nf], sizeof caps[0], "Energy-runtime Pareto fronts per layer and "
+                     "sequence length (log-log), %s, %s (faded: dominated)", gpus[0], dts[0]);
+            rc = figure("pareto", tmp, figs[nf++], dir, &k, 2, &err);
         }
         const char *c3[3] = {"gpu", "dtype", "model"}, *v3[3] = {gpus[0], dts[0], models[nm - 1]};
         snprintf(tmp, sizeof tmp, "%s/heatmap-%s.csv", dir, models[nm - 1]);

@@ -579,7 +579,7 @@ int wl_plot_pareto(const wl_plot_table *t, const wl_plot_kind_options *k,
     ax_range(&ylo, &yhi, o->log_y);
     cairo_t *cr = fig_cr(f);
     double W = fig_w(f), H = fig_h(f);
-    int cols = (int)ceil(sqrt((double)nfac)), rws = (nfac + cols - 1) / cols;
+    int cols = nfac <= 4 ? nfac : (int)ceil(sqrt((double)nfac)), rws = (nfac + cols - 1) / cols;
     double top = (o->title ? 14 : 6) + (fc >= 0 ? 9 : 0), bottom = 26, left = 42, right = 50;
     double cw = (W - left - right - (cols - 1) * 30) / cols;
     double chh = (H - top - bottom - (rws - 1) * 34) / rws;
