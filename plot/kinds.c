@@ -609,6 +609,20 @@ int wl_plot_pareto(const wl_plot_table *t, const wl_plot_kind_options *k,
 
 /* ---- heatmap --------------------------------------------------------------------- */
 
+/* Readable axis names for the columns wattlas writes. */
+static const char *pretty(const char *col)
+{
+    static const char *const map[][2] = {
+        {"sm_clock_mhz", "SM clock (MHz)"}, {"effective_clock_mhz", "Effective clock (MHz)"},
+        {"seq", "Sequence length"}, {"batch", "Batch"}, {"voltage_offset_mv", "Voltage offset (mV)"},
+        {"energy_j", "Energy (J)"}, {"time_ms", "Time (ms)"}, {"power_w", "Power (W)"},
+        {"sms", "SMs"}, {"dram_bw_gbs", "DRAM bandwidth (GB/s)"}, {"power_limit_w", "Power limit (W)"}};
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (strcmp(map[i][0], col) == 0)
+            return map[i][1];
+    return col;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -750,14 +764,24 @@ int wl_plot_heatmap(const wl_plot_table *t, const wl_plot_kind_options *k,
             style_text(cr, a.x0 - 3, ax_y(&a, (double)j), b, 1, 0.5);
         }
         style_font(cr, 8.5, 0);
-        style_text(cr, a.x0 + a.w / 2, a.y0 + a.h + 13, xn, 0.5, 0);
+        style_text(cr, a.x0 + a.w / 2, a.y0 + a.h + 13, pretty(xn), 0.5, 0);
         cairo_save(cr);
         cairo_translate(cr, a.x0 - 30, a.y0 + a.h / 2);
         cairo_rotate(cr, -M_PI / 2);
-        style_text(cr, 0, 0, yn, 0.5, 0.5);
+        style_text(cr, 0, 0, pretty(yn), 0.5, 0.5);
         cairo_restore(cr);
         char zl[96];
-        snprintf(zl, sizeof zl, "%s%s", zn, k && k->normalize ? " / row minimum" : "");
+        if (k && k->normalize) {
+            /* a ratio: the quantity without its unit */
+            char q[64];
+            snprintf(q, sizeof q, "%s", pretty(zn));
+            char *paren = strstr(q, " (");
+            if (paren)
+                *paren = 0;
+            snprintf(zl, sizeof zl, "%s / row minimum", q);
+        } else {
+            snprintf(zl, sizeof zl, "%s", pretty(zn));
+        }
         colorbar(cr, o->palette, W - right + 8, top, 6, H - top - bottom, lo, hi, zl, "");
         title(cr, o, W);
         rc = fig_close(f, err);
