@@ -119,6 +119,7 @@ calibrate: all
 presets-vf: all
 	$(BIN)/wattlas presets derive-vf $(SHARED)/data/gpu-tables/a100-pcie-40gb-idle.csv --step-mhz 60
 	$(BIN)/wattlas presets derive-vf $(SHARED)/data/gpu-tables/a100-sxm-80gb-idle.csv --step-mhz 60
+	$(BIN)/wattlas presets derive-vf $(SHARED)/data/gpu-tables/h100-sxm-80gb-idle.csv --step-mhz 90
 
 docs-figures: run
 	cp results/default-study/energy-a100-pcie-40gb-bf16.png docs/figures/energy-vs-clock.png

@@ -104,6 +104,97 @@ void wl_core_coeffs_default(wl_core_coeffs *c)
         }                                                                          \
     } while (0)
 
+void wl_core_gpu_vf_rule_from_table(wl_core_gpu *gpu)
+{
+    const wl_core_vf *t = &gpu->vf;
+    if (t->n < 2)
+        return;
+    if (!(gpu->vf_vmin_mv > 0))
+        gpu->vf_vmin_mv = t->voltage_mv[0];
+    if (!(gpu->vf_vmax_mv > 0))
+        gpu->vf_vmax_mv = t->voltage_mv[t->n - 1];
+    if (!(gpu->vf_knee_mhz > 0)) {
+        int k = 0;
+        while (k + 1 < t->n && t->voltage_mv[k + 1] <= t->voltage_mv[0] + 1.0)
+            k++;
+        gpu->vf_knee_mhz = t->clock_mhz[k];
+    }
+    if (!(gpu->idle_min_w > 0))
+        gpu->idle_min_w = t->idle_w[0];
+    if (!(gpu->idle_max_w > 0))
+        gpu->idle_max_w = t->idle_w[t->n - 1];
+}
+
+int wl_core_gpu_vf_rule(wl_core_gpu *gpu, wl_error *err)
+{
+    wl_core_vf *t = &gpu->vf;
+    double f_lo = gpu->sm_clock_min_mhz, f_hi = gpu->sm_clock_max_mhz;
+    if (!(f_hi > f_lo && f_lo > 0)) {
+        wl_error_set(err, gpu->id, 0, "sm_clock_max_mhz", "the rule needs a clock range");
+        return WL_EINVAL;
+    }
+    if (gpu->vf_rule & WL_VF_RULE_VOLTAGE) {
+        if (!(gpu->vf_vmin_mv > 0 && gpu->vf_vmax_mv >= gpu->vf_vmin_mv)) {
+            wl_error_set(err, gpu->id, 0, "vmin_mv", "needs 0 < vmin_mv <= vmax_mv");
+            return WL_EINVAL;
+        }
+        if (!(gpu->vf_knee_mhz >= f_lo && gpu->vf_knee_mhz <= f_hi)) {
+            wl_error_set(err, gpu->id, 0, "vf_knee_mhz", "must lie within the clock range");
+            return WL_EINVAL;
+        }
+    }
+    if ((gpu->vf_rule & WL_VF_RULE_IDLE) &&
+        !(gpu->idle_min_w > 0 && gpu->idle_max_w >= gpu->idle_min_w &&
+          gpu->idle_clock_slope >= 0)) {
+        wl_error_set(err, gpu->id, 0, "idle_power_min_w",
+                     "needs 0 < idle_power_min_w <= idle_power_max_w, idle_clock_slope >= 0");
+        return WL_EINVAL;
+    }
+    if (t->n < 2) {
+        /* knots on the clock grid, at most 64 of them */
+        double step = gpu->sm_clock_step_mhz > 0 ? gpu->sm_clock_step_mhz : 15.0;
+        while ((f_hi - f_lo) / step > 63.0)
+            step *= 2.0;
+        int n = 0;
+        for (double f = f_lo; f < f_hi - 1e-9 && n < WL_VF_MAX - 1; f += step)
+            t->clock_mhz[n++] = f;
+        t->clock_mhz[n++] = f_hi;
+        /* the knee itself is a knot, so the corner is exact */
+        if (gpu->vf_rule & WL_VF_RULE_VOLTAGE && n < WL_VF_MAX) {
+            double kf = gpu->vf_knee_mhz;
+            int at = 0;
+            while (at < n && t->clock_mhz[at] < kf)
+                at++;
+            if (at < n && fabs(t->clock_mhz[at] - kf) > 1e-9) {
+                memmove(&t->clock_mhz[at + 1], &t->clock_mhz[at], (size_t)(n - at) * sizeof(double));
+                t->clock_mhz[at] = kf;
+                n++;
+            }
+        }
+        t->n = n;
+    }
+    double vmin = gpu->vf_vmin_mv, vmax = gpu->vf_vmax_mv, knee = gpu->vf_knee_mhz;
+    for (int i = 0; i < t->n; i++) {
+        double f = t->clock_mhz[i];
+        if (gpu->vf_rule & WL_VF_RULE_VOLTAGE)
+            t->voltage_mv[i] = f <= knee || f_hi <= knee
+                                   ? vmin
+                                   : vmin + (vmax - vmin) * (fmin(f, f_hi) - knee) / (f_hi - knee);
+    }
+    if (gpu->vf_rule & WL_VF_RULE_IDLE) {
+        double s = gpu->idle_clock_slope;
+        double v_lo = t->voltage_mv[0], v_hi = wl_core_gpu_voltage_mv(gpu, f_hi);
+        double clk_top = gpu->idle_min_w * (1.0 + s * (f_hi - f_lo) / f_hi);
+        double d = gpu->idle_max_w - clk_top;
+        for (int i = 0; i < t->n; i++) {
+            double f = t->clock_mhz[i];
+            double u = v_hi > v_lo ? (t->voltage_mv[i] - v_lo) / (v_hi - v_lo) : (f - f_lo) / (f_hi - f_lo);
+            t->idle_w[i] = gpu->idle_min_w * (1.0 + s * (f - f_lo) / f_hi) + d * u;
+        }
+    }
+    return WL_OK;
+}
+
 int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
 {
     CHECK(gpu->sms > 0, "sms", "must be a positive integer");

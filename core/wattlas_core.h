@@ -142,6 +142,12 @@ typedef struct {
     double vth_mv;
     double alpha_power;
     double vf_guardband_mv;
+    /* Rule-based curves for GPUs without a measured table ([vf] vmin_mv,
+     * vmax_mv, vf_knee_mhz, idle_power_min_w, idle_power_max_w): see
+     * wl_core_gpu_vf_rule. vf_rule says which columns the rule owns. */
+    double vf_vmin_mv, vf_vmax_mv, vf_knee_mhz;
+    double idle_min_w, idle_max_w, idle_clock_slope;
+    unsigned vf_rule;
     wl_core_vf vf;
     wl_core_coeffs coef;
 } wl_core_gpu;
@@ -153,6 +159,21 @@ double wl_core_gpu_idle_w(const wl_core_gpu *gpu, double sm_clock_mhz);
  * whether (clock, voltage) is feasible. */
 double wl_core_gpu_fmax_mhz(const wl_core_gpu *gpu, double voltage_mv);
 int wl_core_gpu_feasible(const wl_core_gpu *gpu, double sm_clock_mhz, double voltage_mv);
+/* Rule-based V-f and idle curves (written into gpu->vf):
+ *  V(f) = vmin for f <= knee, then linear to vmax at sm_clock_max_mhz
+ *         (the DVFS shape of the measured A100 tables: flat floor, then a rise);
+ *  idle(f) = idle_min (1 + s (f - fmin) / fmax)            clock tree, linear in f
+ *          + D (V(f) - vmin) / (vmax - vmin)                leakage, rises with V
+ *  with s = idle_clock_slope and D chosen so idle(fmax) = idle_max.
+ * Missing knots are generated over the clock range; only the columns named
+ * in gpu->vf_rule are rewritten. */
+#define WL_VF_RULE_VOLTAGE 1u
+#define WL_VF_RULE_IDLE 2u
+int wl_core_gpu_vf_rule(wl_core_gpu *gpu, wl_error *err);
+/* Fills rule parameters that are unset (0) from the current table, so a rule
+ * can take over a measured column (vmin, vmax at the ends, knee = last clock
+ * within 1 mV of the floor, idle at the ends). */
+void wl_core_gpu_vf_rule_from_table(wl_core_gpu *gpu);
 /* Checks that every field is physically meaningful; WL_EINVAL with err set. */
 int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err);
 /* Default coefficients (uncalibrated priors, documented in core/gpu.c). */

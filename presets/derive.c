@@ -74,13 +74,43 @@ int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_err
         wl_error_set(err, csv_path, 0, "", "need at least 3 rows");
         return WL_EPARSE;
     }
+    fprintf(out, "[vf]\n; derived by: wattlas presets derive-vf %s --step-mhz %g\n", csv_path,
+            step_mhz);
+    /* Hampel-style screen: a row whose idle power is more than 20% off the
+     * median of its 6 nearest rows is a transient (the H100 table's 345 MHz
+     * row reads 117 W among 72 W neighbours); drop it and say so. */
+    {
+        static double keep_x[MAXPTS], keep_v[MAXPTS], keep_p[MAXPTS];
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            double nb[6];
+            int k = 0;
+            for (int j = i - 3; j <= i + 3; j++)
+                if (j >= 0 && j < n && j != i && k < 6)
+                    nb[k++] = fp[j];
+            for (int a = 1; a < k; a++)
+                for (int b = a; b > 0 && nb[b] < nb[b - 1]; b--) {
+                    double t = nb[b]; nb[b] = nb[b - 1]; nb[b - 1] = t;
+                }
+            double med = k ? (k % 2 ? nb[k / 2] : 0.5 * (nb[k / 2 - 1] + nb[k / 2])) : fp[i];
+            if (k >= 3 && fabs(fp[i] - med) > 0.2 * med) {
+                fprintf(out, "; dropped outlier row %.0f MHz: %.2f W against a neighbour median of %.2f W\n",
+                        fx[i], fp[i], med);
+                continue;
+            }
+            keep_x[m] = fx[i]; keep_v[m] = fv[i]; keep_p[m] = fp[i];
+            m++;
+        }
+        memcpy(fx, keep_x, (size_t)m * sizeof(double));
+        memcpy(fv, keep_v, (size_t)m * sizeof(double));
+        memcpy(fp, keep_p, (size_t)m * sizeof(double));
+        n = m;
+    }
     double lo = fx[0], hi = fx[0];
     for (int i = 1; i < n; i++) {
         lo = fx[i] < lo ? fx[i] : lo;
         hi = fx[i] > hi ? fx[i] : hi;
     }
-    fprintf(out, "[vf]\n; derived by: wattlas presets derive-vf %s --step-mhz %g\n", csv_path,
-            step_mhz);
     fprintf(out, "; local linear least squares over +-%g MHz around each knot\n", 0.75 * step_mhz);
     double knots[WL_VF_MAX], vv[WL_VF_MAX], pp[WL_VF_MAX];
     int nk = 0;
@@ -109,7 +139,11 @@ int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_err
         if (vv[i] < vv[i - 1])
             vv[i] = vv[i - 1];
     const char *names[3] = {"clock_mhz", "voltage_mv", "idle_power_w"};
+    if (!has_v)
+        fprintf(out, "; no voltage column: give the voltage rule (vmin_mv, vmax_mv, vf_knee_mhz)\n");
     for (int col = 0; col < 3; col++) {
+        if (col == 1 && !has_v)
+            continue;
         fprintf(out, "%s =", names[col]);
         for (int i = 0; i < nk; i++) {
             double v = col == 0 ? knots[i] : (col == 1 ? vv[i] : pp[i]);
@@ -117,7 +151,7 @@ int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_err
                 fprintf(out, ",\n   ");
             else if (i)
                 fprintf(out, ",");
-            fprintf(out, " %.2f", col == 1 && !has_v ? NAN : v);
+            fprintf(out, " %.2f", v);
         }
         fprintf(out, "\n");
     }

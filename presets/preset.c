@@ -88,6 +88,12 @@ static const gpu_field gpu_fields[] = {
     D("vf", "vth_mv", vth_mv, 0),
     D("vf", "alpha_power", alpha_power, 0),
     D("vf", "vf_guardband_mv", vf_guardband_mv, 0),
+    D("vf", "vmin_mv", vf_vmin_mv, 0),
+    D("vf", "vmax_mv", vf_vmax_mv, 0),
+    D("vf", "vf_knee_mhz", vf_knee_mhz, 0),
+    D("vf", "idle_power_min_w", idle_min_w, 0),
+    D("vf", "idle_power_max_w", idle_max_w, 0),
+    D("vf", "idle_clock_slope", idle_clock_slope, 0),
     C(tc_eff, tc_eff),
     C(cuda_eff, cuda_eff),
     C(alu_eff, alu_eff),
@@ -276,6 +282,76 @@ static int finish_ini(int rc, ctx *c, wl_error *err)
     return WL_OK;
 }
 
+static int seen_key(const ctx *c, const char *key)
+{
+    for (size_t i = 0; i < N_GPU_FIELDS; i++)
+        if (strcmp(gpu_fields[i].key, key) == 0)
+            return c->seen[i];
+    return 0;
+}
+
+/* Measured [vf] tables, or the documented rule (wl_core_gpu_vf_rule) for a
+ * column that has no table: voltage from vmin_mv/vmax_mv/vf_knee_mhz, idle
+ * from idle_power_min_w/idle_power_max_w. */
+static int vf_tables(const ctx *c, wl_core_gpu *out, const char *source, wl_error *err)
+{
+    static const char *const vkeys[] = {"vmin_mv", "vmax_mv", "vf_knee_mhz"};
+    static const char *const ikeys[] = {"idle_power_min_w", "idle_power_max_w"};
+    int nc = c->list_seen[0], nv = c->list_seen[1], ni = c->list_seen[2];
+    int vrule = 0, irule = 0;
+    for (int i = 0; i < 3; i++)
+        vrule |= seen_key(c, vkeys[i]);
+    for (int i = 0; i < 2; i++)
+        irule |= seen_key(c, ikeys[i]);
+    if (vrule && nv) {
+        wl_error_set(err, source, 0, "voltage_mv",
+                     "[vf] has both a voltage_mv table and vmin_mv/vmax_mv/vf_knee_mhz; keep one");
+        return WL_EPARSE;
+    }
+    if (irule && ni) {
+        wl_error_set(err, source, 0, "idle_power_w",
+                     "[vf] has both an idle_power_w table and idle_power_min_w/idle_power_max_w; keep one");
+        return WL_EPARSE;
+    }
+    for (int i = 0; vrule && i < 3; i++)
+        if (!seen_key(c, vkeys[i])) {
+            wl_error_set(err, source, 0, vkeys[i], "the [vf] voltage rule needs vmin_mv, vmax_mv and vf_knee_mhz");
+            return WL_EPARSE;
+        }
+    for (int i = 0; irule && i < 2; i++)
+        if (!seen_key(c, ikeys[i])) {
+            wl_error_set(err, source, 0, ikeys[i], "the [vf] idle rule needs idle_power_min_w and idle_power_max_w");
+            return WL_EPARSE;
+        }
+    if (!nv && !vrule) {
+        wl_error_set(err, source, 0, "voltage_mv",
+                     "[vf] needs a voltage_mv table or the rule keys vmin_mv, vmax_mv, vf_knee_mhz");
+        return WL_EPARSE;
+    }
+    if (!ni && !irule) {
+        wl_error_set(err, source, 0, "idle_power_w",
+                     "[vf] needs an idle_power_w table or the rule keys idle_power_min_w, idle_power_max_w");
+        return WL_EPARSE;
+    }
+    if ((nv && nv != nc) || (ni && ni != nc)) {
+        wl_error_set(err, source, 0, "clock_mhz",
+                     "[vf] lists differ in length: clock_mhz %d, voltage_mv %d, idle_power_w %d",
+                     nc, nv, ni);
+        return WL_EPARSE;
+    }
+    if (nc && (!nv || !ni) && nc < 2) {
+        wl_error_set(err, source, 0, "clock_mhz", "the [vf] table needs at least two points");
+        return WL_EPARSE;
+    }
+    out->vf.n = nc;
+    out->vf_rule = (vrule ? WL_VF_RULE_VOLTAGE : 0u) | (irule ? WL_VF_RULE_IDLE : 0u);
+    if (out->vf_rule && wl_core_gpu_vf_rule(out, err)) {
+        snprintf(err->source, sizeof err->source, "%s", source);
+        return WL_EPARSE;
+    }
+    return WL_OK;
+}
+
 int wl_preset_gpu_parse(const char *text, const char *source, wl_core_gpu *out, wl_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -285,6 +361,10 @@ int wl_preset_gpu_parse(const char *text, const char *source, wl_core_gpu *out, 
     out->vth_mv = 350;
     out->alpha_power = 1.3;
     out->vf_guardband_mv = 50;
+    /* idle power's linear clock term below the knee: +7% from 210 to
+     * 1050 MHz in ../shared/data/gpu-tables/a100-sxm-80gb-idle.csv,
+     * i.e. 0.12 per f_max of clock */
+    out->idle_clock_slope = 0.12;
     ctx c = {0};
     c.source = source;
     c.gpu = out;
@@ -298,13 +378,8 @@ int wl_preset_gpu_parse(const char *text, const char *source, wl_core_gpu *out, 
                          gpu_fields[i].section);
             return WL_EPARSE;
         }
-    if (c.list_seen[0] != c.list_seen[1] || c.list_seen[0] != c.list_seen[2]) {
-        wl_error_set(err, source, 0, "clock_mhz",
-                     "[vf] lists differ in length: clock_mhz %d, voltage_mv %d, idle_power_w %d",
-                     c.list_seen[0], c.list_seen[1], c.list_seen[2]);
-        return WL_EPARSE;
-    }
-    out->vf.n = c.list_seen[0];
+    if ((rc = vf_tables(&c, out, source, err)))
+        return rc;
     if (wl_core_gpu_check(out, err)) {
         snprintf(err->source, sizeof err->source, "%s", source);
         return WL_EPARSE;
@@ -483,6 +558,20 @@ int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value)
         *(int *)(void *)base = (int)value;
     } else {
         *(double *)(void *)base = value;
+    }
+    /* a rule key takes its column over from a measured table */
+    unsigned col = 0;
+    if (!strcmp(key, "vmin_mv") || !strcmp(key, "vmax_mv") || !strcmp(key, "vf_knee_mhz"))
+        col = WL_VF_RULE_VOLTAGE;
+    else if (!strcmp(key, "idle_power_min_w") || !strcmp(key, "idle_power_max_w") ||
+             !strcmp(key, "idle_clock_slope"))
+        col = WL_VF_RULE_IDLE;
+    if (col) {
+        wl_core_gpu_vf_rule_from_table(gpu);
+        gpu->vf_rule |= col;
+        wl_error e;
+        if (wl_core_gpu_vf_rule(gpu, &e))
+            return WL_EINVAL;
     }
     return WL_OK;
 }

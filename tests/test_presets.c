@@ -165,12 +165,130 @@ static void test_derive_vf(void **state)
     assert_int_equal(wl_preset_derive_vf("/nonexistent.csv", 60, stdout, &err), WL_EIO);
 }
 
+/* Every library preset's per-SM rates reproduce its cited datasheet peaks
+ * (TFLOPS or TOPS, dense) at the clock the datasheet uses. */
+static void test_library_peaks(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *id;
+        double tc_mhz, bf16, fp16, tf32, fp8, int8; /* tensor peaks at tc_mhz */
+        double fp32;                                /* CUDA FP32 at the max clock */
+        double bw_gbs, limit_w, tol;                /* tol: relative */
+    } spec[] = {
+        {"h100-sxm-80gb", 1830, 989.4, 989.4, 494.7, 1978.9, 1978.9, 67.0, 3350, 700, 0.005},
+        {"h100-pcie-80gb", 1620, 756.0, 756.0, 378.0, 1513.0, 1513.0, 51.2, 2000, 350, 0.005},
+        {"h200-sxm-141gb", 1830, 989.4, 989.4, 494.7, 1978.9, 1978.9, 67.0, 4800, 700, 0.005},
+        {"a10-24gb", 1695, 125.0, 125.0, 62.5, 0, 250.0, 31.2, 600, 150, 0.005},
+        {"a30-24gb", 1440, 165.0, 165.0, 82.0, 0, 330.0, 10.3, 933, 165, 0.01},
+        /* the L40S datasheet's 362 is 1.2% below its own FP8/2 */
+        {"l40s-48gb", 2520, 362.05, 362.05, 183.0, 733.0, 733.0, 91.6, 864, 350, 0.015},
+        {"v100-sxm2-32gb", 1530, 0, 125.0, 0, 0, 0, 15.7, 900, 300, 0.005},
+        {"b200", 1855, 2250, 2250, 1100, 4500, 4500, 75.0, 8000, 1000, 0.025},
+    };
+    for (size_t i = 0; i < sizeof spec / sizeof *spec; i++) {
+        wl_core_gpu g;
+        wl_error err;
+        if (wl_preset_gpu_load(spec[i].id, &g, &err) != WL_OK)
+            fail_msg("%s: %s", spec[i].id, err.text);
+        double tc = g.sms * spec[i].tc_mhz * 1e-6, mx = g.sms * g.sm_clock_max_mhz * 1e-6;
+        const double want[6] = {spec[i].bf16, spec[i].fp16, spec[i].tf32, spec[i].fp8,
+                                spec[i].int8, spec[i].fp32};
+        const double got[6] = {g.tc_flop_per_clk_sm[WL_DT_BF16] * tc,
+                               g.tc_flop_per_clk_sm[WL_DT_FP16] * tc,
+                               g.tc_flop_per_clk_sm[WL_DT_TF32] * tc,
+                               g.tc_flop_per_clk_sm[WL_DT_FP8] * tc,
+                               g.tc_flop_per_clk_sm[WL_DT_INT8] * tc,
+                               g.cuda_flop_per_clk_sm[WL_DT_FP32] * mx};
+        for (int k = 0; k < 6; k++)
+            if (fabs(got[k] - want[k]) > spec[i].tol * want[k] + 1e-9)
+                fail_msg("%s peak %d: %.1f, datasheet %.1f", spec[i].id, k, got[k], want[k]);
+        assert_close(g.dram_bw_gbs, spec[i].bw_gbs, 0);
+        assert_close(g.power_limit_w, spec[i].limit_w, 0);
+        /* every curve is flat at the bottom and rises to the top */
+        double lo = g.sm_clock_min_mhz, hi = g.sm_clock_max_mhz;
+        assert_true(wl_core_gpu_voltage_mv(&g, hi) > wl_core_gpu_voltage_mv(&g, lo) + 100);
+        assert_true(wl_core_gpu_idle_w(&g, hi) > wl_core_gpu_idle_w(&g, lo));
+    }
+}
+
+/* The documented rule, checked at hand-computed points. */
+static void test_vf_rule(void **state)
+{
+    (void)state;
+    static char buf[1 << 17];
+    const char *base = wl_preset_text(WL_PRESET_GPU, "a10-24gb");
+    assert_non_null(base);
+    wl_core_gpu g;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_parse(base, "a10.ini", &g, &err), WL_OK);
+    assert_int_equal(g.vf_rule, WL_VF_RULE_VOLTAGE | WL_VF_RULE_IDLE);
+    /* floor 720 to the 1275 MHz knee, then linear to 907 at 1695:
+     * V(1485) = 720 + 187 * 210/420 = 813.5 */
+    assert_close(wl_core_gpu_voltage_mv(&g, 300), 720, 1e-9);
+    assert_close(wl_core_gpu_voltage_mv(&g, 1275), 720, 1e-9);
+    assert_close(wl_core_gpu_voltage_mv(&g, 1695), 907, 1e-9);
+    assert_close(wl_core_gpu_voltage_mv(&g, 1485), 813.5, 0.5); /* 15-MHz knot grid */
+    /* idle: 35.1 (1 + 0.12 (f - 210)/1695) below the knee;
+     * at 1695: 52.6 by construction */
+    assert_close(wl_core_gpu_idle_w(&g, 210), 35.1, 1e-9);
+    assert_close(wl_core_gpu_idle_w(&g, 1695), 52.6, 1e-9);
+    assert_close(wl_core_gpu_idle_w(&g, 1050), 35.1 * (1 + 0.12 * 840.0 / 1695.0), 0.05);
+    /* a rule key taking over a measured column: knee and floor come from the
+     * A100 table, the new vmax replaces its top */
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &g, &err), WL_OK);
+    assert_int_equal(g.vf_rule, 0);
+    double idle_1200 = wl_core_gpu_idle_w(&g, 1200);
+    assert_int_equal(wl_preset_gpu_set(&g, "vmax_mv", 1000), WL_OK);
+    assert_close(wl_core_gpu_voltage_mv(&g, 1410), 1000, 1e-9);
+    assert_close(wl_core_gpu_voltage_mv(&g, 600), 693.75, 1e-9);
+    assert_close(g.vf_knee_mhz, 990, 1e-9);
+    assert_close(wl_core_gpu_idle_w(&g, 1200), idle_1200, 1e-9); /* idle stays measured */
+    assert_int_equal(wl_preset_gpu_set(&g, "vf_knee_mhz", 5000), WL_EINVAL);
+    /* rule errors name the field */
+    const char *q = strstr(base, "vf_knee_mhz = ");
+    assert_non_null(q);
+    snprintf(buf, sizeof buf, "%.*s%s", (int)(q - base), base, strchr(q, '\n') + 1);
+    expect_gpu_error(buf, 0, "vf_knee_mhz", "needs vmin_mv, vmax_mv and vf_knee_mhz");
+    snprintf(buf, sizeof buf, "%s\nvoltage_mv = 700, 800\n", base);
+    expect_gpu_error(buf, 0, "voltage_mv", "keep one");
+    q = strstr(base, "vmin_mv = ");
+    snprintf(buf, sizeof buf, "%.*svmin_mv = 950%s", (int)(q - base), base, strchr(q, '\n'));
+    expect_gpu_error(buf, 0, "vmin_mv", "vmin_mv <= vmax_mv");
+}
+
+/* derive-vf drops a transient row and leaves the voltage column out when the
+ * table has none. */
+static void test_derive_vf_outlier(void **state)
+{
+    (void)state;
+    char tmpl[] = "/tmp/wattlas-idle-XXXXXX";
+    int fd = mkstemp(tmpl);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "sm_clock_mhz,voltage_mv,idle_power_w\n");
+    for (int mhz = 300; mhz <= 900; mhz += 15)
+        fprintf(f, "%d,,%g\n", mhz, mhz == 345 ? 117.0 : 70.0 + 0.01 * mhz);
+    fclose(f);
+    char out[8192];
+    FILE *o = fmemopen(out, sizeof out, "w");
+    wl_error err;
+    assert_int_equal(wl_preset_derive_vf(tmpl, 60, o, &err), WL_OK);
+    fclose(o);
+    unlink(tmpl);
+    assert_non_null(strstr(out, "dropped outlier row 345 MHz"));
+    assert_null(strstr(out, "voltage_mv ="));
+    assert_non_null(strstr(out, "idle_power_w = 73.00, 73.60")); /* 70 + 0.01 f, exact */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builtins_parse), cmocka_unit_test(test_a100_peaks),
         cmocka_unit_test(test_gpu_errors),     cmocka_unit_test(test_model_errors),
         cmocka_unit_test(test_set_get),        cmocka_unit_test(test_derive_vf),
+        cmocka_unit_test(test_library_peaks),  cmocka_unit_test(test_vf_rule),
+        cmocka_unit_test(test_derive_vf_outlier),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
