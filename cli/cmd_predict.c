@@ -414,8 +414,12 @@ int cmd_predict(int argc, char **argv)
             write_csv(f, &o, gpu.id, wname, res, nclk);
         else if (strcmp(o.format, "json") == 0)
             write_json(f, &o, gpu.id, wname, res, nclk);
-        else
+        else {
             write_table(f, &o, gpu.id, wname, res, nclk, wl_core_workload_count(wl));
+            if (gpu.coef_source[0])
+                fprintf(f, "# coefficients %s by the transfer rules (not measured)\n",
+                        gpu.coef_source);
+        }
         rc = wl_results_out_commit(out, &err);
     }
     wl_core_evaluator_free(ev);

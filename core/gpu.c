@@ -195,6 +195,104 @@ int wl_core_gpu_vf_rule(wl_core_gpu *gpu, wl_error *err)
     return WL_OK;
 }
 
+/* Device + PHY energy per bit moved. Sources: HBM2 3.9 and GDDR5 14 pJ/bit,
+ * O'Connor et al., "Fine-grained DRAM", MICRO 2017; GDDR6 7.5 pJ/bit, Micron
+ * TN-ED-04 GDDR6 design guide (2x better than GDDR5 per bit is the usual
+ * quote); HBM2e 3.6 (lower I/O voltage, 1.2 V core as HBM2: assumed -8%);
+ * HBM3 3.0 and HBM3e 2.6: JEDEC JESD238 lowers the I/O swing to 0.4 V and
+ * VDDQ to 1.1 V; SK hynix quotes ~10-15% per generation. The HBM2e-to-HBM3e
+ * figures are the least certain entries. */
+double wl_core_dram_pj_per_bit(const char *dram_type)
+{
+    static const struct {
+        const char *name;
+        double pj;
+    } tab[] = {{"HBM2", 3.9}, {"HBM2e", 3.6}, {"HBM3", 3.0}, {"HBM3e", 2.6},
+               {"GDDR6", 7.5}, {"GDDR6X", 7.25}, {"GDDR5", 14.0}};
+    for (size_t i = 0; dram_type && i < sizeof tab / sizeof *tab; i++) {
+        const char *a = tab[i].name, *b = dram_type;
+        while (*a && *b && ((*a | 32) == (*b | 32)))
+            a++, b++;
+        if (!*a && !*b)
+            return tab[i].pj;
+    }
+    return 0.0;
+}
+
+static double tc_rate(const wl_core_gpu *g, wl_dtype *dt)
+{
+    if (g->tc_flop_per_clk_sm[WL_DT_BF16] > 0) {
+        *dt = WL_DT_BF16;
+        return g->tc_flop_per_clk_sm[WL_DT_BF16];
+    }
+    *dt = WL_DT_FP16;
+    return g->tc_flop_per_clk_sm[WL_DT_FP16];
+}
+
+/* Transfer rules. A coefficient c in P = c u V^a f is a switched
+ * capacitance of the whole chip at full activity, so it scales with the
+ * number of units that switch (SMs x per-SM rate) and with the capacitance
+ * per unit, which goes with the feature size (C ~ L: Dennard scaling; TSMC
+ * quotes -30% power iso-speed from N7 to N5, 5/7 = 0.71). Latency
+ * efficiencies, per-kernel and host costs are properties of the software
+ * stack and the SM design and stay. The DRAM energy per byte is split into
+ * the device + PHY part (technology table) and the on-die part (controller,
+ * NoC: the rest of the fitted value), which scales with the node. The miss
+ * path keeps the same balance to the DRAM bandwidth at f_max (designers size
+ * in-flight capacity for their bandwidth: Little's law). Leakage scales with
+ * the idle power at the lowest clock (static-dominated), thermal resistance
+ * with 1/TDP (the cooler is sized to the TDP). */
+int wl_core_gpu_transfer(const wl_core_gpu *src, wl_core_gpu *dst, wl_error *err)
+{
+    if (!(src->process_nm > 0) || !(dst->process_nm > 0)) {
+        wl_error_set(err, src->process_nm > 0 ? dst->id : src->id, 0, "process_nm",
+                     "needed to transfer coefficients");
+        return WL_EINVAL;
+    }
+    double pj_s = wl_core_dram_pj_per_bit(src->dram_type), pj_d = wl_core_dram_pj_per_bit(dst->dram_type);
+    if (!(pj_s > 0) || !(pj_d > 0)) {
+        wl_error_set(err, pj_s > 0 ? dst->id : src->id, 0, "dram_type",
+                     "unknown memory technology '%s' (HBM2, HBM2e, HBM3, HBM3e, GDDR6, GDDR6X, GDDR5)",
+                     pj_s > 0 ? dst->dram_type : src->dram_type);
+        return WL_EINVAL;
+    }
+    wl_dtype dts, dtd;
+    double tcs = tc_rate(src, &dts), tcd = tc_rate(dst, &dtd);
+    const wl_core_coeffs *a = &src->coef;
+    wl_core_coeffs c = *a;
+    double node = dst->process_nm / src->process_nm;
+    double n_sm = (double)dst->sms / src->sms;
+    double tc_ratio = tcs > 0 && tcd > 0 ? (dst->sms * tcd) / (src->sms * tcs) : n_sm;
+    double fp_ratio = (dst->sms * dst->cuda_flop_per_clk_sm[WL_DT_FP32]) /
+                      (src->sms * src->cuda_flop_per_clk_sm[WL_DT_FP32]);
+    double smem_ratio = (dst->sms * dst->smem_bytes_per_clk_sm) / (src->sms * src->smem_bytes_per_clk_sm);
+    double sfu_ratio = (dst->sms * dst->sfu_op_per_clk_sm) / (src->sms * src->sfu_op_per_clk_sm);
+    c.c_active_w = a->c_active_w * n_sm * node;
+    c.c_gap_w = a->c_gap_w * n_sm * node;
+    c.c_tc_w = a->c_tc_w * tc_ratio * node;
+    c.c_fp_w = a->c_fp_w * fp_ratio * node;
+    c.c_sfu_w = a->c_sfu_w * sfu_ratio * node;
+    c.c_smem_w = a->c_smem_w * smem_ratio * node;
+    c.c_l2_w = a->c_l2_w * (dst->l2_bytes_per_clk / src->l2_bytes_per_clk) * node;
+    double dev_s = 8.0 * pj_s, dev_d = 8.0 * pj_d;
+    double ondie = a->e_dram_pj_per_byte > dev_s ? a->e_dram_pj_per_byte - dev_s : 0.0;
+    c.e_dram_pj_per_byte = (a->e_dram_pj_per_byte > dev_s ? dev_d : a->e_dram_pj_per_byte * pj_d / pj_s) +
+                           ondie * node;
+    double bw = dst->dram_bw_gbs / src->dram_bw_gbs;
+    c.dram_background_w = a->dram_background_w * bw * pj_d / pj_s;
+    c.mem_bytes_per_clk = a->mem_bytes_per_clk * bw * (src->sm_clock_max_mhz / dst->sm_clock_max_mhz);
+    c.mem_path_gbs = a->mem_path_gbs * bw;
+    double idle_s = wl_core_gpu_idle_w(src, src->sm_clock_min_mhz);
+    double idle_d = wl_core_gpu_idle_w(dst, dst->sm_clock_min_mhz);
+    if (idle_s > 0 && idle_d > 0)
+        c.leak_w_per_c = a->leak_w_per_c * idle_d / idle_s;
+    double tdp_s = src->tdp_w > 0 ? src->tdp_w : src->power_limit_w;
+    double tdp_d = dst->tdp_w > 0 ? dst->tdp_w : dst->power_limit_w;
+    c.thermal_c_per_w = a->thermal_c_per_w * tdp_s / tdp_d;
+    dst->coef = c;
+    return WL_OK;
+}
+
 int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
 {
     CHECK(gpu->sms > 0, "sms", "must be a positive integer");

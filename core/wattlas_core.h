@@ -135,6 +135,7 @@ typedef struct {
     int max_warps_per_sm;
     double power_limit_w;
     double tdp_w;
+    double process_nm;         /* effective feature size (0 = unknown), for transfer */
     double v_ref_mv;           /* voltage at which leakage slope is given */
     /* timing feasibility (alpha-power law, Sakurai-Newton 1990):
      * f_max(V) ~ (V - vth)^alpha / V, anchored at the top of the V-f curve
@@ -150,6 +151,7 @@ typedef struct {
     unsigned vf_rule;
     wl_core_vf vf;
     wl_core_coeffs coef;
+    char coef_source[96];      /* "" (own), or "transferred from ID" */
 } wl_core_gpu;
 
 /* Interpolated V(f) in mV and idle power in W. */
@@ -174,6 +176,17 @@ int wl_core_gpu_vf_rule(wl_core_gpu *gpu, wl_error *err);
  * can take over a measured column (vmin, vmax at the ends, knee = last clock
  * within 1 mV of the floor, idle at the ends). */
 void wl_core_gpu_vf_rule_from_table(wl_core_gpu *gpu);
+/* DRAM device + PHY access energy in pJ/bit by technology (HBM2, HBM2e,
+ * HBM3, HBM3e, GDDR6, GDDR6X; case-insensitive), or 0 when unknown. */
+double wl_core_dram_pj_per_bit(const char *dram_type);
+/* Carries calibrated coefficients from src to dst by explicit scaling rules
+ * (documented at the definition in core/gpu.c): architecture efficiencies
+ * and host costs stay, switched capacitances scale with the unit count and
+ * the process node, DRAM energy with the memory technology, leakage with
+ * the idle power, thermal resistance with the TDP. dst's spec sheet is
+ * unchanged; only dst->coef is written. Identity when src and dst agree.
+ * WL_EINVAL (err names the field) when a rule lacks an input. */
+int wl_core_gpu_transfer(const wl_core_gpu *src, wl_core_gpu *dst, wl_error *err);
 /* Checks that every field is physically meaningful; WL_EINVAL with err set. */
 int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err);
 /* Default coefficients (uncalibrated priors, documented in core/gpu.c). */

@@ -66,6 +66,7 @@ static const gpu_field gpu_fields[] = {
     D("gpu", "sm_clock_step_mhz", sm_clock_step_mhz, 1),
     D("gpu", "power_limit_w", power_limit_w, 1),
     D("gpu", "tdp_w", tdp_w, 0),
+    D("gpu", "process_nm", process_nm, 0),
     D("compute", "tc_tf32_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_TF32], 0),
     D("compute", "tc_fp16_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_FP16], 0),
     D("compute", "tc_bf16_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_BF16], 0),
@@ -137,6 +138,9 @@ typedef struct {
     int list_seen[3];
     wl_error *err;
     int failed;
+    int n_cal;               /* fitted [calibration] values seen */
+    char transfer_from[128]; /* [calibration] transfer_from */
+    int transfer_line;
 } ctx;
 
 static int is_info(const char *name)
@@ -203,6 +207,14 @@ static int gpu_handler(void *user, const char *section, const char *name, const 
     wl_core_gpu *g = c->gpu;
     if (strcmp(section, "covariance") == 0)
         return 1; /* read by calib/ (wl_calib_uncertainty_parse) */
+    if (strcmp(section, "calibration") == 0 && strcmp(name, "transfer_from") == 0) {
+        if (c->transfer_from[0])
+            return ctx_fail(c, name, "duplicate key in [%s]", section);
+        if (!value[0] || strlen(value) >= sizeof c->transfer_from)
+            return ctx_fail(c, name, "empty or too long: '%s'", value);
+        memcpy(c->transfer_from, value, strlen(value) + 1);
+        return 1;
+    }
     if (strcmp(section, "vf") == 0) {
         if (strcmp(name, "clock_mhz") == 0) {
             int n = c->list_seen[0];
@@ -233,6 +245,7 @@ static int gpu_handler(void *user, const char *section, const char *name, const 
         if (c->seen[i])
             return ctx_fail(c, name, "duplicate key in [%s]", section);
         c->seen[i] = 1;
+        c->n_cal += strcmp(f->section, "calibration") == 0;
         char *base = (char *)g + f->off;
         if (f->type == F_STR) {
             if (strlen(value) >= f->size || !value[0])
@@ -352,6 +365,39 @@ static int vf_tables(const ctx *c, wl_core_gpu *out, const char *source, wl_erro
     return WL_OK;
 }
 
+/* [calibration] transfer_from = ID|PATH: the coefficients come from a
+ * calibrated GPU through wl_core_gpu_transfer. */
+static int transfer(const ctx *c, wl_core_gpu *out, const char *source, wl_error *err)
+{
+    static _Thread_local int depth;
+    if (c->n_cal) {
+        wl_error_set(err, source, 0, "transfer_from",
+                     "[calibration] has both transfer_from and fitted values; keep one");
+        return WL_EPARSE;
+    }
+    if (depth >= 4) {
+        wl_error_set(err, source, 0, "transfer_from", "transfer_from chain longer than 4 (a cycle?)");
+        return WL_EPARSE;
+    }
+    wl_core_gpu src;
+    wl_error e2;
+    depth++;
+    int rc = wl_preset_gpu_load(c->transfer_from, &src, &e2);
+    depth--;
+    if (rc) {
+        char msg[512];
+        wl_error_format(&e2, msg, sizeof msg);
+        wl_error_set(err, source, 0, "transfer_from", "cannot load '%s': %s", c->transfer_from, msg);
+        return WL_EPARSE;
+    }
+    if (wl_core_gpu_transfer(&src, out, &e2)) {
+        wl_error_set(err, source, 0, e2.field, "transfer from %s: %s", c->transfer_from, e2.text);
+        return WL_EPARSE;
+    }
+    snprintf(out->coef_source, sizeof out->coef_source, "transferred from %s", src.id);
+    return WL_OK;
+}
+
 int wl_preset_gpu_parse(const char *text, const char *source, wl_core_gpu *out, wl_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -379,6 +425,8 @@ int wl_preset_gpu_parse(const char *text, const char *source, wl_core_gpu *out, 
             return WL_EPARSE;
         }
     if ((rc = vf_tables(&c, out, source, err)))
+        return rc;
+    if (c.transfer_from[0] && (rc = transfer(&c, out, source, err)))
         return rc;
     if (wl_core_gpu_check(out, err)) {
         snprintf(err->source, sizeof err->source, "%s", source);

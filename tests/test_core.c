@@ -434,6 +434,56 @@ static void test_energy_u_shape(void **state)
     wl_core_workload_free(wl);
 }
 
+/* Transfer rules: identity on the same GPU; hand-computed ratios otherwise. */
+static void test_transfer(void **state)
+{
+    (void)state;
+    wl_core_gpu a, b;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &a, &err), WL_OK);
+    b = a;
+    memset(&b.coef, 0, sizeof b.coef);
+    assert_int_equal(wl_core_gpu_transfer(&a, &b, &err), WL_OK);
+    assert_memory_equal(&a.coef, &b.coef, sizeof a.coef);
+    /* twice the SMs on a node of half the feature size: the same switched
+     * capacitance per chip for compute; HBM2 -> GDDR6 on the DRAM side */
+    b = a;
+    b.sms = 2 * a.sms;
+    b.process_nm = 3.5;
+    snprintf(b.dram_type, sizeof b.dram_type, "gddr6");
+    b.dram_bw_gbs = 2 * a.dram_bw_gbs;
+    b.sm_clock_max_mhz = 2 * a.sm_clock_max_mhz;
+    b.tdp_w = 500;
+    assert_int_equal(wl_core_gpu_transfer(&a, &b, &err), WL_OK);
+    assert_close(b.coef.c_tc_w, a.coef.c_tc_w, 1e-9);
+    assert_close(b.coef.c_fp_w, a.coef.c_fp_w, 1e-9);
+    assert_close(b.coef.c_active_w, a.coef.c_active_w, 1e-9);
+    assert_close(b.coef.c_l2_w, a.coef.c_l2_w * 0.5, 1e-9); /* same L2 width */
+    /* 8 x 7.5 pJ/B device + (fitted - 8 x 3.9) on-die x 0.5 */
+    assert_close(b.coef.e_dram_pj_per_byte, 60.0 + (a.coef.e_dram_pj_per_byte - 31.2) * 0.5, 1e-9);
+    assert_close(b.coef.dram_background_w, a.coef.dram_background_w * 2 * 7.5 / 3.9, 1e-9);
+    assert_close(b.coef.mem_bytes_per_clk, a.coef.mem_bytes_per_clk, 1e-9); /* 2x bw at 2x clock */
+    assert_close(b.coef.mem_path_gbs, 2 * a.coef.mem_path_gbs, 1e-9);
+    assert_close(b.coef.thermal_c_per_w, a.coef.thermal_c_per_w * 0.5, 1e-12);
+    assert_close(b.coef.leak_w_per_c, a.coef.leak_w_per_c, 1e-12); /* same idle table */
+    assert_close(b.coef.tc_eff, a.coef.tc_eff, 0);
+    assert_close(b.coef.host_launch_us, a.coef.host_launch_us, 0);
+    assert_close(wl_core_dram_pj_per_bit("HBM3e"), 2.6, 0);
+    assert_close(wl_core_dram_pj_per_bit("DDR4"), 0, 0);
+    /* missing inputs are named */
+    b.process_nm = 0;
+    assert_int_equal(wl_core_gpu_transfer(&a, &b, &err), WL_EINVAL);
+    assert_string_equal(err.field, "process_nm");
+    b.process_nm = 5;
+    snprintf(b.dram_type, sizeof b.dram_type, "LPDDR5");
+    assert_int_equal(wl_core_gpu_transfer(&a, &b, &err), WL_EINVAL);
+    assert_string_equal(err.field, "dram_type");
+    /* a library preset carries the transferred coefficients */
+    assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &b, &err), WL_OK);
+    assert_string_equal(b.coef_source, "transferred from a100-pcie-40gb");
+    assert_close(b.coef.c_tc_w, a.coef.c_tc_w * (132.0 * 4096) / (108.0 * 2048) * 5.0 / 7.0, 1e-6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_builder_counts),
         cmocka_unit_test(test_trace_errors),
         cmocka_unit_test(test_energy_u_shape),
+        cmocka_unit_test(test_transfer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -250,11 +250,18 @@ static void test_vf_rule(void **state)
     assert_non_null(q);
     snprintf(buf, sizeof buf, "%.*s%s", (int)(q - base), base, strchr(q, '\n') + 1);
     expect_gpu_error(buf, 0, "vf_knee_mhz", "needs vmin_mv, vmax_mv and vf_knee_mhz");
-    snprintf(buf, sizeof buf, "%s\nvoltage_mv = 700, 800\n", base);
+    snprintf(buf, sizeof buf, "%s\n[vf]\nvoltage_mv = 700, 800\n", base);
     expect_gpu_error(buf, 0, "voltage_mv", "keep one");
     q = strstr(base, "vmin_mv = ");
     snprintf(buf, sizeof buf, "%.*svmin_mv = 950%s", (int)(q - base), base, strchr(q, '\n'));
     expect_gpu_error(buf, 0, "vmin_mv", "vmin_mv <= vmax_mv");
+    /* transfer_from: an unknown source, and fitted values beside it */
+    q = strstr(base, "transfer_from = ");
+    assert_non_null(q);
+    snprintf(buf, sizeof buf, "%.*stransfer_from = no-such-gpu%s", (int)(q - base), base, strchr(q, '\n'));
+    expect_gpu_error(buf, 0, "transfer_from", "cannot load 'no-such-gpu'");
+    snprintf(buf, sizeof buf, "%s\ntc_eff = 0.5\n", base);
+    expect_gpu_error(buf, 0, "transfer_from", "keep one");
 }
 
 /* derive-vf drops a transient row and leaves the voltage column out when the
