@@ -8,6 +8,7 @@
 #define EXIT_RUNTIME 1
 
 int cmd_predict(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_presets(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);

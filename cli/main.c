@@ -12,6 +12,7 @@ static void help(FILE *f)
             "usage: wattlas COMMAND [options]\n\n"
             "commands:\n"
             "  predict     predict time, power and energy of a model or trace\n"
+            "  compare     one workload on several GPUs, with energy-optimal clocks\n"
             "  validate    compare predictions with a measurements CSV\n"
             "  calibrate   fit a GPU's coefficients to measurements\n"
             "  sweep       evaluate grids of clocks, voltages, GPUs and workloads\n"
@@ -43,6 +44,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "predict") == 0)
         return cmd_predict(argc - 1, argv + 1);
+    if (strcmp(cmd, "compare") == 0)
+        return cmd_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "validate") == 0)
         return cmd_validate(argc - 1, argv + 1);
     if (strcmp(cmd, "presets") == 0)

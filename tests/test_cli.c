@@ -291,6 +291,53 @@ static void test_report_and_plot_cmds(void **state)
     unlink("/tmp/wattlas-cli-study.ini");
 }
 
+/* compare: the optimum agrees with a clock scan through predict, and is no
+ * worse than the maximum clock; transferred GPUs are marked. */
+static void test_compare_cmd(void **state)
+{
+    (void)state;
+    assert_int_equal(run("compare --model gpt2"), 2);
+    assert_non_null(strstr(err_buf, "--gpu"));
+    assert_int_equal(run("compare --gpu v100-sxm2-32gb --dtype bf16"), 2);
+    assert_non_null(strstr(err_buf, "no bf16"));
+    assert_int_equal(run("compare --gpu a100-pcie-40gb,no-such-gpu"), 1);
+    assert_int_equal(run("compare --gpu a100-pcie-40gb,h100-sxm-80gb --model gpt2 --batch 8 "
+                         "--seq 512 --format csv"), 0);
+    assert_int_equal(count_lines(out_buf), 3);
+    assert_non_null(strstr(out_buf, "opt_clock_mhz"));
+    assert_non_null(strstr(out_buf, ",transferred from a100-pcie-40gb\n"));
+    const char *row = strstr(out_buf, "\na100-pcie-40gb,");
+    assert_non_null(row);
+    double v[22];
+    const char *p = row + 1;
+    for (int k = 0; k < 21; k++) {
+        p = strchr(p, ',') + 1;
+        v[k] = atof(p);
+    }
+    /* v[5] sm_clock, v[9] energy, v[10] opt clock, v[14] opt energy, v[17] max energy */
+    double opt_mhz = v[10], opt_j = v[14], max_j = v[17];
+    assert_true(opt_j <= max_j);
+    assert_true(opt_j <= v[9]);
+    assert_int_equal(run("predict --model gpt2 --batch 8 --seq 512 --clock 210:1410:15 --format csv"), 0);
+    double best_j = 1e300, best_mhz = 0;
+    for (const char *q = strstr(out_buf, "\na100"); q; q = strstr(q + 1, "\na100")) {
+        const char *c = q + 1;
+        double col[17];
+        for (int k = 0; k < 16; k++) {
+            c = strchr(c, ',') + 1;
+            col[k] = atof(c);
+        }
+        if (col[11] < best_j * (1 - 1e-12) || fabs(col[11] - best_j) <= 1e-12 * best_j) {
+            best_j = col[11];
+            best_mhz = col[5];
+        }
+    }
+    assert_close(opt_mhz, best_mhz, 0);
+    assert_close(opt_j, best_j, 1e-5);
+    assert_int_equal(run("compare --gpu a100-pcie-40gb,l40s-48gb --model bert-large"), 0);
+    assert_non_null(strstr(out_buf, "l40s-48gb      +"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_sweep_pareto_optimize_cmds),
         cmocka_unit_test(test_sweep_sigint),
         cmocka_unit_test(test_report_and_plot_cmds),
+        cmocka_unit_test(test_compare_cmd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
