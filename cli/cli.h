@@ -9,6 +9,7 @@
 
 int cmd_predict(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_energy_check(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_presets(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);

@@ -13,6 +13,7 @@ static void help(FILE *f)
             "commands:\n"
             "  predict     predict time, power and energy of a model or trace\n"
             "  compare     one workload on several GPUs, with energy-optimal clocks\n"
+            "  energy-check  board pJ/op at peak against the arithmetic's first-principles energy\n"
             "  validate    compare predictions with a measurements CSV\n"
             "  calibrate   fit a GPU's coefficients to measurements\n"
             "  sweep       evaluate grids of clocks, voltages, GPUs and workloads\n"
@@ -46,6 +47,8 @@ int main(int argc, char **argv)
         return cmd_predict(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0)
         return cmd_compare(argc - 1, argv + 1);
+    if (strcmp(cmd, "energy-check") == 0)
+        return cmd_energy_check(argc - 1, argv + 1);
     if (strcmp(cmd, "validate") == 0)
         return cmd_validate(argc - 1, argv + 1);
     if (strcmp(cmd, "presets") == 0)

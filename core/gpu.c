@@ -202,6 +202,17 @@ int wl_core_gpu_vf_rule(wl_core_gpu *gpu, wl_error *err)
  * HBM3 3.0 and HBM3e 2.6: JEDEC JESD238 lowers the I/O swing to 0.4 V and
  * VDDQ to 1.1 V; SK hynix quotes ~10-15% per generation. The HBM2e-to-HBM3e
  * figures are the least certain entries. */
+/* Energy per operation vs feature size, E ~ L^0.57: the exponent is the
+ * mean log ratio of the eight arithmetic energies (int8/int32/fp16/fp32 add
+ * and multiply) tabulated at 45 nm (Horowitz, ISSCC 2014) and at 7 nm
+ * (Jouppi et al., ISCA 2021): 0.348 for 45/7 = 6.4x in L. It also matches
+ * TSMC's N7 -> N5 quote (-30% power iso-speed, some of it from voltage):
+ * (5/7)^0.57 = 0.83 at fixed voltage. */
+double wl_core_node_energy_scale(double from_nm, double to_nm)
+{
+    return from_nm > 0 && to_nm > 0 ? pow(to_nm / from_nm, WL_NODE_ENERGY_EXP) : 1.0;
+}
+
 double wl_core_dram_pj_per_bit(const char *dram_type)
 {
     static const struct {
@@ -231,9 +242,8 @@ static double tc_rate(const wl_core_gpu *g, wl_dtype *dt)
 
 /* Transfer rules. A coefficient c in P = c u V^a f is a switched
  * capacitance of the whole chip at full activity, so it scales with the
- * number of units that switch (SMs x per-SM rate) and with the capacitance
- * per unit, which goes with the feature size (C ~ L: Dennard scaling; TSMC
- * quotes -30% power iso-speed from N7 to N5, 5/7 = 0.71). Latency
+ * number of units that switch (SMs x per-SM rate) and with the energy per
+ * operation of the node (wl_core_node_energy_scale). Latency
  * efficiencies, per-kernel and host costs are properties of the software
  * stack and the SM design and stay. The DRAM energy per byte is split into
  * the device + PHY part (technology table) and the on-die part (controller,
@@ -260,7 +270,7 @@ int wl_core_gpu_transfer(const wl_core_gpu *src, wl_core_gpu *dst, wl_error *err
     double tcs = tc_rate(src, &dts), tcd = tc_rate(dst, &dtd);
     const wl_core_coeffs *a = &src->coef;
     wl_core_coeffs c = *a;
-    double node = dst->process_nm / src->process_nm;
+    double node = wl_core_node_energy_scale(src->process_nm, dst->process_nm);
     double n_sm = (double)dst->sms / src->sms;
     double tc_ratio = tcs > 0 && tcd > 0 ? (dst->sms * tcd) / (src->sms * tcs) : n_sm;
     double fp_ratio = (dst->sms * dst->cuda_flop_per_clk_sm[WL_DT_FP32]) /

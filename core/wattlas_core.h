@@ -176,6 +176,10 @@ int wl_core_gpu_vf_rule(wl_core_gpu *gpu, wl_error *err);
  * can take over a measured column (vmin, vmax at the ends, knee = last clock
  * within 1 mV of the floor, idle at the ends). */
 void wl_core_gpu_vf_rule_from_table(wl_core_gpu *gpu);
+/* Energy per operation scales with feature size as L^WL_NODE_ENERGY_EXP
+ * (fit between the 45 nm and 7 nm tables, see core/gpu.c). */
+#define WL_NODE_ENERGY_EXP 0.567
+double wl_core_node_energy_scale(double from_nm, double to_nm);
 /* DRAM device + PHY access energy in pJ/bit by technology (HBM2, HBM2e,
  * HBM3, HBM3e, GDDR6, GDDR6X; case-insensitive), or 0 when unknown. */
 double wl_core_dram_pj_per_bit(const char *dram_type);
@@ -387,5 +391,31 @@ double wl_core_evaluator_kernel_us(const wl_core_evaluator *ev, size_t unique_in
 /* One-shot convenience. */
 int wl_core_predict(const wl_core_gpu *gpu, const wl_core_workload *wl,
                     const wl_core_op *op, wl_core_result *res);
+
+/* ---- first-principles energy ---------------------------------------------- */
+
+/* Energy of one multiply and one accumulate-add at a precision, in pJ,
+ * from the 7 nm table (core/tech.c, Jouppi et al. ISCA 2021) scaled to
+ * process_nm. WL_EINVAL for an unknown node or precision. */
+int wl_core_mac_energy_pj(wl_dtype dt, double process_nm, double *mult_pj, double *add_pj);
+
+/* Board-level energy per operation at peak against the arithmetic alone. */
+typedef struct {
+    wl_dtype dtype;
+    int tensor_core;
+    double clock_mhz, peak_tflops, board_w;
+    double board_pj_per_flop;    /* board_w / peak */
+    double mult_pj, add_pj;      /* per MAC at the node */
+    double arith_pj_per_flop;    /* (mult + add) / 2 */
+    double residual_pj_per_flop; /* board - arithmetic: operand delivery,
+                                    control, clocks, static and idle */
+    /* the model at an n^3 GEMM at the maximum clock, unthrottled (0: n/a) */
+    long long gemm_mnk;
+    double model_power_w, model_tflops, model_pj_per_flop;
+    double model_compute_pj, model_memory_pj, model_static_pj;
+} wl_core_energy_check;
+
+int wl_core_energy_check_run(const wl_core_gpu *gpu, wl_dtype dt, wl_core_energy_check *out,
+                             wl_error *err);
 
 #endif

@@ -449,7 +449,7 @@ static void test_transfer(void **state)
      * capacitance per chip for compute; HBM2 -> GDDR6 on the DRAM side */
     b = a;
     b.sms = 2 * a.sms;
-    b.process_nm = 3.5;
+    b.process_nm = 7.0 * pow(0.5, 1.0 / WL_NODE_ENERGY_EXP); /* half the energy per op */
     snprintf(b.dram_type, sizeof b.dram_type, "gddr6");
     b.dram_bw_gbs = 2 * a.dram_bw_gbs;
     b.sm_clock_max_mhz = 2 * a.sm_clock_max_mhz;
@@ -481,7 +481,42 @@ static void test_transfer(void **state)
     /* a library preset carries the transferred coefficients */
     assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &b, &err), WL_OK);
     assert_string_equal(b.coef_source, "transferred from a100-pcie-40gb");
-    assert_close(b.coef.c_tc_w, a.coef.c_tc_w * (132.0 * 4096) / (108.0 * 2048) * 5.0 / 7.0, 1e-6);
+    assert_close(b.coef.c_tc_w, a.coef.c_tc_w * (132.0 * 4096) / (108.0 * 2048) * pow(5.0 / 7.0, 0.567), 1e-6);
+}
+
+/* energy-check arithmetic against hand-computed values. */
+static void test_energy_check(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    wl_error err;
+    wl_core_energy_check e;
+    assert_int_equal(wl_preset_gpu_load("a100-sxm-80gb", &g, &err), WL_OK);
+    assert_int_equal(wl_core_energy_check_run(&g, WL_DT_BF16, &e, &err), WL_OK);
+    /* 108 SMs x 2048 FLOP/clk x 1410 MHz = 311.869 TFLOP/s; 400 W / that */
+    assert_close(e.peak_tflops, 311.86944, 1e-3);
+    assert_close(e.board_pj_per_flop, 400.0 / 311.86944, 1e-5);
+    /* 7 nm: bf16 multiply 0.21 + fp32 add 0.38 per MAC, 2 FLOP per MAC */
+    assert_close(e.arith_pj_per_flop, 0.295, 1e-12);
+    assert_close(e.residual_pj_per_flop, 400.0 / 311.86944 - 0.295, 1e-5);
+    /* the model's parts add up, and its throughput is below peak */
+    assert_true(e.gemm_mnk == 8192);
+    assert_close(e.model_compute_pj + e.model_memory_pj + e.model_static_pj, e.model_pj_per_flop, 1e-9);
+    assert_true(e.model_tflops < e.peak_tflops && e.model_tflops > 0.5 * e.peak_tflops);
+    assert_close(e.model_power_w, e.model_pj_per_flop * e.model_tflops, 1e-6 * e.model_power_w);
+    /* int8 accumulates in int32: 0.07 + 0.03 per MAC */
+    assert_int_equal(wl_core_energy_check_run(&g, WL_DT_INT8, &e, &err), WL_OK);
+    assert_close(e.arith_pj_per_flop, 0.05, 1e-12);
+    /* node scaling: 5 nm = (5/7)^0.567 of 7 nm */
+    double m, a;
+    assert_int_equal(wl_core_mac_energy_pj(WL_DT_FP32, 5.0, &m, &a), WL_OK);
+    assert_close(m, 1.31 * pow(5.0 / 7.0, 0.567), 1e-12);
+    assert_close(wl_core_node_energy_scale(45.0, 7.0), pow(7.0 / 45.0, 0.567), 1e-12);
+    /* no FP8 on Ampere; no node -> error */
+    assert_int_equal(wl_core_energy_check_run(&g, WL_DT_FP8, &e, &err), WL_EUNSUPPORTED);
+    g.process_nm = 0;
+    assert_int_equal(wl_core_energy_check_run(&g, WL_DT_BF16, &e, &err), WL_EINVAL);
+    assert_string_equal(err.field, "process_nm");
 }
 
 int main(void)
@@ -501,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_trace_errors),
         cmocka_unit_test(test_energy_u_shape),
         cmocka_unit_test(test_transfer),
+        cmocka_unit_test(test_energy_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,87 @@
+/* First-principles energy per operation, and the board-level check. */
+#include "wattlas_core.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Per-operation energies in pJ at 7 nm, Jouppi et al., "Ten lessons from
+ * three generations shaped Google's TPUv4i", ISCA 2021, table of operation
+ * energies (45 nm column from Horowitz, ISSCC 2014). A multiply-accumulate
+ * is one multiply at the input precision plus one add at the accumulator's:
+ * fp32 add 0.38, int32 add 0.03. TF32 has FP16's 10-bit mantissa, so it
+ * takes FP16's multiplier; FP8's 3-bit mantissa product is taken at INT8's
+ * 8x8 multiplier, an upper bound. */
+static const struct {
+    wl_dtype dt;
+    double mult_pj, add_pj;
+} mac7[] = {
+    {WL_DT_FP32, 1.31, 0.38}, {WL_DT_TF32, 0.34, 0.38}, {WL_DT_FP16, 0.34, 0.38},
+    {WL_DT_BF16, 0.21, 0.38}, {WL_DT_FP8, 0.07, 0.38},  {WL_DT_INT8, 0.07, 0.03},
+};
+
+int wl_core_mac_energy_pj(wl_dtype dt, double process_nm, double *mult_pj, double *add_pj)
+{
+    if (!(process_nm > 0))
+        return WL_EINVAL;
+    double s = wl_core_node_energy_scale(7.0, process_nm);
+    for (size_t i = 0; i < sizeof mac7 / sizeof *mac7; i++)
+        if (mac7[i].dt == dt) {
+            *mult_pj = mac7[i].mult_pj * s;
+            *add_pj = mac7[i].add_pj * s;
+            return WL_OK;
+        }
+    return WL_EINVAL;
+}
+
+int wl_core_energy_check_run(const wl_core_gpu *g, wl_dtype dt, wl_core_energy_check *out,
+                             wl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->dtype = dt;
+    out->tensor_core = g->tc_flop_per_clk_sm[dt] > 0;
+    double rate = out->tensor_core ? g->tc_flop_per_clk_sm[dt] : g->cuda_flop_per_clk_sm[dt];
+    if (!(rate > 0)) {
+        wl_error_set(err, g->id, 0, "dtype", "%s has no %s throughput", g->id, wl_dtype_name(dt));
+        return WL_EUNSUPPORTED;
+    }
+    if (wl_core_mac_energy_pj(dt, g->process_nm, &out->mult_pj, &out->add_pj)) {
+        wl_error_set(err, g->id, 0, "process_nm", "needed for the first-principles energy");
+        return WL_EINVAL;
+    }
+    out->clock_mhz = g->sm_clock_max_mhz;
+    out->peak_tflops = g->sms * rate * out->clock_mhz * 1e-6;
+    out->board_w = g->tdp_w > 0 ? g->tdp_w : g->power_limit_w;
+    out->board_pj_per_flop = out->board_w / out->peak_tflops; /* W / (TFLOP/s) = pJ */
+    out->arith_pj_per_flop = 0.5 * (out->mult_pj + out->add_pj); /* a MAC is 2 FLOP */
+    out->residual_pj_per_flop = out->board_pj_per_flop - out->arith_pj_per_flop;
+
+    /* the model's own account at a large, compute-bound GEMM */
+    const long long n = 8192;
+    wl_core_workload *wl = wl_core_workload_create("energy-check-gemm");
+    if (!wl)
+        return WL_ENOMEM;
+    wl_kernel k = {0};
+    k.kind = WL_K_GEMM;
+    k.in_dtype = dt;
+    k.acc_dtype = dt == WL_DT_INT8 ? WL_DT_INT8 : WL_DT_FP32;
+    k.tensor_core = out->tensor_core;
+    k.m = k.n = k.k = n;
+    k.batch = 1;
+    wl_core_result r;
+    wl_core_op op = {out->clock_mhz, 0, 0, 1};
+    int rc = wl_core_workload_add(wl, &k);
+    if (!rc)
+        rc = wl_core_predict(g, wl, &op, &r);
+    wl_core_workload_free(wl);
+    if (rc == WL_OK) {
+        double dn = (double)n, flop = 2.0 * dn * dn * dn;
+        out->gemm_mnk = n;
+        out->model_power_w = r.power_w;
+        out->model_tflops = flop / (r.time_ms * 1e-3) * 1e-12;
+        out->model_pj_per_flop = r.energy_j / flop * 1e12;
+        out->model_compute_pj = r.energy_dyn_compute_j / flop * 1e12;
+        out->model_memory_pj = r.energy_dyn_memory_j / flop * 1e12;
+        out->model_static_pj = r.energy_static_j / flop * 1e12;
+    }
+    return WL_OK;
+}
