@@ -133,6 +133,8 @@ typedef struct {
     double smem_per_sm_kb;
     double smem_bytes_per_clk_sm;
     int max_warps_per_sm;
+    int cluster_multicast;     /* CTAs of a cluster sharing operand loads via
+                                  TMA multicast (Hopper+: 2); 0 or 1 = none */
     double power_limit_w;
     double tdp_w;
     double process_nm;         /* effective feature size (0 = unknown), for transfer */

@@ -85,6 +85,7 @@ static const gpu_field gpu_fields[] = {
     D("memory", "smem_per_sm_kb", smem_per_sm_kb, 1),
     D("memory", "smem_bw_bytes_per_clk_sm", smem_bytes_per_clk_sm, 1),
     {"memory", "max_warps_per_sm", offsetof(wl_core_gpu, max_warps_per_sm), F_INT, 0, 1},
+    {"compute", "cluster_multicast", offsetof(wl_core_gpu, cluster_multicast), F_INT, 0, 0},
     D("vf", "v_ref_mv", v_ref_mv, 1),
     D("vf", "vth_mv", vth_mv, 0),
     D("vf", "alpha_power", alpha_power, 0),
@@ -125,6 +126,7 @@ static const gpu_field gpu_fields[] = {
     C(power_cap_frac, power_cap_frac),
 };
 #define N_GPU_FIELDS (sizeof gpu_fields / sizeof *gpu_fields)
+_Static_assert(N_GPU_FIELDS <= 128, "ctx.seen is too small for the GPU keys");
 
 /* informational keys of [calibration] and [vf], kept as text only */
 static const char *const info_keys[] = {"source", "command", "fitted_rows", "data_hash",
@@ -134,7 +136,7 @@ typedef struct {
     const char *source;
     wl_core_gpu *gpu;
     wl_core_model *model;
-    unsigned char seen[64];
+    unsigned char seen[128];
     int list_seen[3];
     wl_error *err;
     int failed;

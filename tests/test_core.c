@@ -512,6 +512,15 @@ static void test_energy_check(void **state)
     assert_int_equal(wl_core_mac_energy_pj(WL_DT_FP32, 5.0, &m, &a), WL_OK);
     assert_close(m, 1.31 * pow(5.0 / 7.0, 0.567), 1e-12);
     assert_close(wl_core_node_energy_scale(45.0, 7.0), pow(7.0 / 45.0, 0.567), 1e-12);
+    /* TMA multicast on Hopper cuts the GEMM's L2 traffic: faster */
+    wl_core_gpu h;
+    wl_core_energy_check e1, e2;
+    assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &h, &err), WL_OK);
+    assert_int_equal(h.cluster_multicast, 2);
+    assert_int_equal(wl_core_energy_check_run(&h, WL_DT_BF16, &e2, &err), WL_OK);
+    h.cluster_multicast = 1;
+    assert_int_equal(wl_core_energy_check_run(&h, WL_DT_BF16, &e1, &err), WL_OK);
+    assert_true(e2.model_tflops > 1.1 * e1.model_tflops);
     /* no FP8 on Ampere; no node -> error */
     assert_int_equal(wl_core_energy_check_run(&g, WL_DT_FP8, &e, &err), WL_EUNSUPPORTED);
     g.process_nm = 0;
