@@ -23,6 +23,8 @@ static void help(FILE *f)
 "               [--against max-clock|fastest]\n"
 "  validation   predicted vs measured with y = x and a +-10%% band, and error vs\n"
 "               clock (validate output) [--metric time|power|energy]\n"
+"  compare      energy at the maximum clock and at the energy-optimal clock per\n"
+"               GPU, the optimal clock above its bar (compare --format csv)\n"
 "style:\n"
 "  --size WxHin (default 3.5x2.6in)  --dpi N (PNG, default 300)  --title TEXT\n"
 "  --log-x  --log-y  --palette viridis|cividis\n"
@@ -41,7 +43,7 @@ int cmd_plot(int argc, char **argv)
     }
     wl_plot_kind_fn fn = wl_plot_kind_lookup(argv[1]);
     if (!fn)
-        return usage_error(cmd, "unknown kind '%s' (energy-freq, pareto, heatmap, savings, validation)",
+        return usage_error(cmd, "unknown kind '%s' (energy-freq, pareto, heatmap, savings, validation, compare)",
                            argv[1]);
     wl_plot_options o;
     wl_plot_options_default(&o);

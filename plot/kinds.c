@@ -1046,6 +1046,94 @@ int wl_plot_validation(const wl_plot_table *t, const wl_plot_kind_options *k,
     return rc;
 }
 
+/* ---- compare ------------------------------------------------------------------------ */
+
+/* Per GPU: energy at the maximum clock and at the energy-optimal clock (the
+ * optimum's clock written above its bar); reads `wattlas compare --format csv`. */
+int wl_plot_compare(const wl_plot_table *t, const wl_plot_kind_options *k,
+                    const wl_plot_options *o, const char *path, wl_error *err)
+{
+    (void)k;
+    int gc = need_col(t, "gpu", err);
+    int mc = gc >= 0 ? need_col(t, "max_energy_j", err) : -1;
+    int ec = mc >= 0 ? need_col(t, "opt_energy_j", err) : -1;
+    int fc = ec >= 0 ? need_col(t, "opt_clock_mhz", err) : -1;
+    int xc = wl_plot_table_col(t, "coefficients");
+    if (fc < 0)
+        return WL_EPARSE;
+    size_t n = wl_plot_table_rows(t);
+    double *mx = malloc((n + 1) * sizeof *mx), *op = malloc((n + 1) * sizeof *op),
+           *fo = malloc((n + 1) * sizeof *fo);
+    int rc = (!mx || !op || !fo) ? WL_ENOMEM : WL_OK;
+    double hi = 0;
+    for (size_t r = 0; !rc && r < n; r++) {
+        rc = num_cell(t, r, mc, &mx[r], err);
+        if (!rc)
+            rc = num_cell(t, r, ec, &op[r], err);
+        if (!rc)
+            rc = num_cell(t, r, fc, &fo[r], err);
+        if (!rc && isfinite(mx[r]))
+            hi = fmax(hi, fmax(mx[r], op[r]));
+    }
+    fig *f = NULL;
+    if (!rc)
+        rc = fig_open(path, o, &f, err);
+    if (!rc) {
+        cairo_t *cr = fig_cr(f);
+        double W = fig_w(f), H = fig_h(f);
+        double top = o->title ? 14 : 6, bottom = 46, left = 36, right = 8;
+        double lo = 0;
+        hi *= 1.12; /* room for the clock labels */
+        ax_range(&lo, &hi, 0);
+        lo = 0;
+        axes a = {left, top, W - left - right, H - top - bottom, 0, (double)(n ? n : 1), lo, hi, 0, 0};
+        ax_draw(cr, &a, NULL, NULL, "Energy (J)", "", 0);
+        double bw = a.w / (double)(n ? n : 1) / 3;
+        for (size_t r = 0; r < n; r++) {
+            double cx = ax_x(&a, (double)r + 0.5);
+            double vals[2] = {mx[r], op[r]};
+            for (int b = 0; b < 2; b++) {
+                if (!isfinite(vals[b]))
+                    continue;
+                double x0 = cx - bw + b * bw, y0 = ax_y(&a, vals[b]), y1 = ax_y(&a, 0);
+                style_color(cr, b == 0 ? 1 : 2, 1);
+                cairo_rectangle(cr, x0, y0, bw * 0.92, y1 - y0);
+                cairo_fill(cr);
+            }
+            char lab[32];
+            snprintf(lab, sizeof lab, "%.0f", fo[r]);
+            style_font(cr, 5.5, 0);
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            style_text(cr, cx + bw * 0.46, ax_y(&a, op[r]) - 2.5, lab, 0.5, 1);
+            const char *g = wl_plot_table_cell(t, r, gc);
+            int transferred = xc >= 0 && strncmp(wl_plot_table_cell(t, r, xc), "transferred", 11) == 0;
+            char gl[160];
+            snprintf(gl, sizeof gl, "%s%s", g, transferred ? "+" : "");
+            cairo_save(cr);
+            cairo_translate(cr, cx, a.y0 + a.h + 3);
+            cairo_rotate(cr, M_PI / 6);
+            style_font(cr, 6, 0);
+            style_text(cr, 0, 0, gl, 0, 0);
+            cairo_restore(cr);
+        }
+        style_font(cr, 6.5, 0);
+        const char *ln[2] = {"at max clock", "at optimum (MHz above)"};
+        for (int b = 0; b < 2; b++) {
+            style_color(cr, b == 0 ? 1 : 2, 1);
+            cairo_rectangle(cr, a.x0 + a.w - 92, a.y0 + 4 + b * 8, 7, 5);
+            cairo_fill(cr);
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            style_text(cr, a.x0 + a.w - 82, a.y0 + 6.5 + b * 8, ln[b], 0, 0.5);
+        }
+        title(cr, o, W);
+        rc = fig_close(f, err);
+    }
+    free(mx);
+    free(op);
+    free(fo);
+    return rc;
+}
+
 wl_plot_kind_fn wl_plot_kind_lookup(const char *name)
 {
     static const struct {
@@ -1053,7 +1141,7 @@ wl_plot_kind_fn wl_plot_kind_lookup(const char *name)
         wl_plot_kind_fn fn;
     } kinds[] = {{"energy-freq", wl_plot_energy_freq}, {"pareto", wl_plot_pareto},
                  {"heatmap", wl_plot_heatmap},         {"savings", wl_plot_savings},
-                 {"validation", wl_plot_validation}};
+                 {"validation", wl_plot_validation},   {"compare", wl_plot_compare}};
     for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
         if (strcmp(kinds[i].name, name) == 0)
             return kinds[i].fn;

@@ -44,6 +44,8 @@ int wl_plot_pareto(const wl_plot_table *t, const wl_plot_kind_options *k,
                    const wl_plot_options *o, const char *path, wl_error *err);
 int wl_plot_heatmap(const wl_plot_table *t, const wl_plot_kind_options *k,
                     const wl_plot_options *o, const char *path, wl_error *err);
+int wl_plot_compare(const wl_plot_table *t, const wl_plot_kind_options *k,
+                    const wl_plot_options *o, const char *path, wl_error *err);
 int wl_plot_savings(const wl_plot_table *t, const wl_plot_kind_options *k,
                     const wl_plot_options *o, const char *path, wl_error *err);
 int wl_plot_validation(const wl_plot_table *t, const wl_plot_kind_options *k,

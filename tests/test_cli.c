@@ -336,6 +336,16 @@ static void test_compare_cmd(void **state)
     assert_close(opt_j, best_j, 1e-5);
     assert_int_equal(run("compare --gpu a100-pcie-40gb,l40s-48gb --model bert-large"), 0);
     assert_non_null(strstr(out_buf, "l40s-48gb      +"));
+    /* plot compare reads compare's CSV */
+    assert_int_equal(run("compare --gpu a100-pcie-40gb,h100-sxm-80gb,a10-24gb --model gpt2 --format csv "
+                         "-o /tmp/wattlas-cmp.csv"), 0);
+    unlink("/tmp/wattlas-cmp.svg");
+    assert_int_equal(run("plot compare --in /tmp/wattlas-cmp.csv -o /tmp/wattlas-cmp.svg"), 0);
+    slurp("/tmp/wattlas-cmp.svg", out_buf, sizeof out_buf);
+    assert_non_null(strstr(out_buf, "<svg"));
+    assert_int_equal(run("plot compare --in /tmp/wattlas-cli-nonexistent.csv -o /tmp/x.svg"), 1);
+    unlink("/tmp/wattlas-cmp.csv");
+    unlink("/tmp/wattlas-cmp.svg");
     /* energy-check */
     assert_int_equal(run("energy-check --gpu a100-sxm-80gb --dtype bf16 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 2);
