@@ -46,8 +46,14 @@ static double alpha_g(const wl_core_gpu *gpu, double v_mv)
 
 double wl_core_gpu_fmax_mhz(const wl_core_gpu *gpu, double voltage_mv)
 {
-    double f_top = gpu->vf.n ? gpu->vf.clock_mhz[gpu->vf.n - 1] : gpu->sm_clock_max_mhz;
-    double v_top = wl_core_gpu_voltage_mv(gpu, f_top) - gpu->vf_guardband_mv;
+    double f_top, v_top;
+    if (gpu->vf_anchor_mhz > 0 && gpu->vf_anchor_mv > 0) {
+        f_top = gpu->vf_anchor_mhz;
+        v_top = gpu->vf_anchor_mv - gpu->vf_guardband_mv;
+    } else {
+        f_top = gpu->vf.n ? gpu->vf.clock_mhz[gpu->vf.n - 1] : gpu->sm_clock_max_mhz;
+        v_top = wl_core_gpu_voltage_mv(gpu, f_top) - gpu->vf_guardband_mv;
+    }
     double g_top = alpha_g(gpu, v_top);
     return g_top > 0 ? f_top * alpha_g(gpu, voltage_mv) / g_top : 0.0;
 }

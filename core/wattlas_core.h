@@ -145,6 +145,10 @@ typedef struct {
     double vth_mv;
     double alpha_power;
     double vf_guardband_mv;
+    /* the silicon's critical point: the top of the preset's own V-f curve,
+     * fixed when the preset is read, so that a design change of the curve
+     * (--set vmin_mv=...) is judged against the chip, not against itself */
+    double vf_anchor_mhz, vf_anchor_mv;
     /* Rule-based curves for GPUs without a measured table ([vf] vmin_mv,
      * vmax_mv, vf_knee_mhz, idle_power_min_w, idle_power_max_w): see
      * wl_core_gpu_vf_rule. vf_rule says which columns the rule owns. */

@@ -430,6 +430,8 @@ int wl_preset_gpu_parse(const char *text, const char *source, wl_core_gpu *out, 
         return rc;
     if (c.transfer_from[0] && (rc = transfer(&c, out, source, err)))
         return rc;
+    out->vf_anchor_mhz = out->vf.clock_mhz[out->vf.n > 0 ? out->vf.n - 1 : 0];
+    out->vf_anchor_mv = out->vf.n > 0 ? out->vf.voltage_mv[out->vf.n - 1] : 0;
     if (wl_core_gpu_check(out, err)) {
         snprintf(err->source, sizeof err->source, "%s", source);
         return WL_EPARSE;

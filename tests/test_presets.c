@@ -234,6 +234,18 @@ static void test_vf_rule(void **state)
     assert_close(wl_core_gpu_idle_w(&g, 210), 35.1, 1e-9);
     assert_close(wl_core_gpu_idle_w(&g, 1695), 52.6, 1e-9);
     assert_close(wl_core_gpu_idle_w(&g, 1050), 35.1 * (1 + 0.12 * 840.0 / 1695.0), 0.05);
+    /* voltage as a design parameter: the nominal curve is feasible at every
+     * knot; lowering the floor to 600 mV makes clocks above
+     * f_max(600) = 1695 g(600) / g(907 - 50) infeasible, with the
+     * alpha-power law g(V) = (V - 350)^1.3 / V */
+    for (int i = 0; i < g.vf.n; i++)
+        assert_true(wl_core_gpu_feasible(&g, g.vf.clock_mhz[i], g.vf.voltage_mv[i]));
+    double fmax600 = 1695.0 * (pow(250.0, 1.3) / 600.0) / (pow(507.0, 1.3) / 857.0);
+    assert_int_equal(wl_preset_gpu_set(&g, "vmin_mv", 600), WL_OK);
+    assert_close(wl_core_gpu_fmax_mhz(&g, 600), fmax600, 1e-6);
+    assert_close(fmax600, 966.0, 2.0);
+    assert_true(wl_core_gpu_feasible(&g, 900, wl_core_gpu_voltage_mv(&g, 900)));
+    assert_false(wl_core_gpu_feasible(&g, 1000, wl_core_gpu_voltage_mv(&g, 1000)));
     /* a rule key taking over a measured column: knee and floor come from the
      * A100 table, the new vmax replaces its top */
     assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &g, &err), WL_OK);
