@@ -61,19 +61,21 @@ static int build_for_row(const wl_calib_row *r, const char *traces_dir, wl_calib
             return 0;
         }
     }
-    if (strcmp(r->mode, "prefill") != 0) {
-        snprintf(w->reason_buf, sizeof w->reason_buf,
-                 "mode '%s' needs a trace (only prefill is built natively)", r->mode);
-        return -1;
-    }
     wl_core_model m;
     if (wl_preset_model_load(r->model, &m, &err)) {
         snprintf(w->reason_buf, sizeof w->reason_buf, "unknown model '%s' and no trace",
                  r->model);
         return -1;
     }
-    wl_core_shape sh = {r->batch, r->seq, dt, at};
-    if (r->seq <= 0) {
+    int vision = wl_core_model_is_vision(&m);
+    if (strcmp(r->mode, vision ? "inference" : "prefill") != 0) {
+        snprintf(w->reason_buf, sizeof w->reason_buf,
+                 "mode '%s' needs a trace (%s is built natively for %s only)", r->mode, r->model,
+                 vision ? "inference" : "prefill");
+        return -1;
+    }
+    wl_core_shape sh = {r->batch, vision ? 1 : r->seq, dt, at};
+    if (r->seq <= 0 && !vision) {
         snprintf(w->reason_buf, sizeof w->reason_buf, "model '%s' needs seq", r->model);
         return -1;
     }

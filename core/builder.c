@@ -20,6 +20,8 @@ typedef struct {
     int tc;
     long long b, s, T, d, h, kvh, hd, ff;
     wl_attention attn;
+    wl_dtype conv_dt; /* cuDNN convolutions: TF32 tensor cores for fp32 (PyTorch's
+                         default allow_tf32 for cuDNN), else the dtype */
     int rc;
 } bld;
 
@@ -155,7 +157,7 @@ static void attention(bld *B)
         k.m = B->s;
         k.n = B->s;
         k.k = B->hd;
-        k.causal = st != WL_STYLE_BERT;
+        k.causal = st != WL_STYLE_BERT && st != WL_STYLE_VIT;
         add(B, &k);
     } else {
         if (B->kvh < B->h && st == WL_STYLE_LLAMA) {
@@ -180,6 +182,17 @@ static void attention(bld *B)
                 ew(B, WL_EW_CAST_BF16, ss, WL_DT_FP32);
             }
             rowop(B, WL_K_SOFTMAX, bh * B->s, B->s, half(B) ? WL_DT_FP32 : B->dt);
+            break;
+        case WL_STYLE_VIT:
+        case WL_STYLE_RESNET:
+            /* / sqrt(d_head), then softmax(dtype=fp32) and the casts as the
+             * vit-large traces record them */
+            ew(B, WL_EW_SCALAR_MUL, ss, B->dt);
+            rowop(B, WL_K_SOFTMAX, bh * B->s, B->s, half(B) ? WL_DT_FP32 : B->dt);
+            if (half(B)) {
+                ew(B, WL_EW_CAST_FP32, ss, B->dt);
+                ew(B, WL_EW_CAST_BF16, ss, WL_DT_FP32);
+            }
             break;
         case WL_STYLE_LLAMA:
             ew(B, WL_EW_SCALAR_MUL, ss, B->dt); /* * scaling */
@@ -276,6 +289,27 @@ static void prefix(bld *B)
         if (m->positions == WL_POS_LEARNED)
             ew(B, WL_EW_ADD, n, B->dt);
         break;
+    case WL_STYLE_VIT: {
+        /* patch embedding: a patch x patch, stride-patch conv as an implicit
+         * GEMM (M = patches, N = d, K = C p^2), then + position embeddings */
+        long long np = B->s - 1, p = m->patch_size;
+        wl_kernel k = {0};
+        k.kind = WL_K_GEMM;
+        k.in_dtype = B->conv_dt;
+        k.acc_dtype = B->conv_dt;
+        k.tensor_core = 1;
+        k.batch = 1;
+        k.m = B->b * np;
+        k.n = B->d;
+        k.k = m->channels * p * p;
+        k.conv_taps = (int)(p * p);
+        k.conv_stride = (int)p;
+        add(B, &k);
+        ew(B, WL_EW_SCALAR_ADD, n, B->dt);
+        break;
+    }
+    case WL_STYLE_RESNET:
+        break;
     case WL_STYLE_LLAMA:
         ew(B, WL_EW_UNSPEC_SCALAR, B->s * B->s, WL_DT_FP32);      /* triu of min */
         ew(B, WL_EW_MUL, B->s * B->s, WL_DT_FP32);                /* *= arange > */
@@ -318,18 +352,55 @@ static void suffix(bld *B)
         k.in_dtype = B->gemm_dt;
         k.acc_dtype = B->tc ? B->gemm_dt : WL_DT_FP32;
         k.tensor_core = B->tc;
+        long long pd = m->pooler_dim > 0 ? m->pooler_dim : B->d;
         k.batch = 1;
-        k.m = B->d;
+        k.m = pd;
         k.n = B->b;
         k.k = B->d;
         add(B, &k);
-        ew(B, WL_EW_TANH, B->b * B->d, B->dt);
+        ew(B, WL_EW_TANH, B->b * pd, B->dt);
     }
+}
+
+int wl_core_model_is_vision(const wl_core_model *m)
+{
+    return m->style == WL_STYLE_VIT || m->style == WL_STYLE_RESNET;
 }
 
 int wl_core_model_check(const wl_core_model *m, wl_error *err)
 {
     const char *src = m->id[0] ? m->id : "model";
+    if (wl_core_model_is_vision(m)) {
+        if (m->image_size < 8 || m->image_size > 16384) {
+            wl_error_set(err, src, 0, "image_size", "must be in [8, 16384]");
+            return WL_EINVAL;
+        }
+        if (m->channels < 1) { wl_error_set(err, src, 0, "channels", "must be >= 1"); return WL_EINVAL; }
+    }
+    if (m->style == WL_STYLE_VIT && (m->patch_size < 1 || m->image_size % m->patch_size)) {
+        wl_error_set(err, src, 0, "patch_size", "must be >= 1 and divide image_size (%d)", m->image_size);
+        return WL_EINVAL;
+    }
+    if (m->style == WL_STYLE_RESNET) {
+        if (m->stages < 1 || m->stages > WL_MAX_STAGES) {
+            wl_error_set(err, src, 0, "blocks", "needs 1 to %d stages", WL_MAX_STAGES);
+            return WL_EINVAL;
+        }
+        for (int i = 0; i < m->stages; i++)
+            if (m->blocks[i] < 1) {
+                wl_error_set(err, src, 0, "blocks", "stage %d: must be >= 1", i + 1);
+                return WL_EINVAL;
+            }
+        if (m->base_width < 1 || m->classes < 1) {
+            wl_error_set(err, src, 0, m->base_width < 1 ? "base_width" : "classes", "must be >= 1");
+            return WL_EINVAL;
+        }
+        if (m->image_size >> (m->stages + 1) < 1) {
+            wl_error_set(err, src, 0, "image_size", "too small for %d stages", m->stages);
+            return WL_EINVAL;
+        }
+        return WL_OK; /* the transformer fields do not apply */
+    }
     if (m->layers < 1) { wl_error_set(err, src, 0, "layers", "must be >= 1"); return WL_EINVAL; }
     if (m->d_model < 1) { wl_error_set(err, src, 0, "d_model", "must be >= 1"); return WL_EINVAL; }
     if (m->heads < 1 || m->d_model % m->heads) {
@@ -374,17 +445,96 @@ static int setup(bld *B, const wl_core_model *model, const wl_core_shape *shape,
     B->d = model->d_model;
     B->h = model->heads;
     B->kvh = model->kv_heads;
-    B->hd = B->d / B->h;
+    B->hd = B->h > 0 ? B->d / B->h : 0;
     B->ff = model->d_ff;
     B->attn = shape->attention;
+    B->conv_dt = shape->dtype == WL_DT_FP32 ? WL_DT_TF32 : shape->dtype;
+    if (model->style == WL_STYLE_VIT) {
+        long long g = model->image_size / model->patch_size;
+        B->s = g * g + 1; /* patches + [CLS] */
+        B->T = B->b * B->s;
+    } else if (model->style == WL_STYLE_RESNET) {
+        B->s = 1;
+        B->T = B->b;
+    }
     return WL_OK;
+}
+
+/* ---- ResNet (torchvision v1.5, eval mode, eager) ----------------------------------- */
+
+/* Convolution as implicit GEMM: M = b oh ow, N = cout, K = cin r r. Returns
+ * the output edge. cuDNN's eager call is one kernel; BatchNorm in eval mode
+ * is a separate per-channel scale-and-shift kernel (one read, one write). */
+static long long conv_bn(bld *B, long long cin, long long cout, long long hw, int r, int stride)
+{
+    long long pad = r / 2, oh = (hw + 2 * pad - r) / stride + 1;
+    wl_kernel k = {0};
+    k.kind = WL_K_GEMM;
+    k.in_dtype = B->conv_dt;
+    k.acc_dtype = B->conv_dt;
+    k.tensor_core = 1;
+    k.batch = 1;
+    k.m = B->b * oh * oh;
+    k.n = cout;
+    k.k = cin * r * r;
+    k.conv_taps = r * r;
+    k.conv_stride = stride;
+    add(B, &k);
+    ew(B, WL_EW_UNSPEC_SCALAR, B->b * cout * oh * oh, B->dt); /* BatchNorm */
+    return oh;
+}
+
+static void resnet(bld *B)
+{
+    const wl_core_model *m = B->m;
+    long long b = B->b, w0 = m->base_width;
+    /* stem: 7x7/2 conv, BN, ReLU, 3x3/2 max-pool (a 4:1 reduction per output) */
+    long long hw = conv_bn(B, m->channels, w0, m->image_size, 7, 2);
+    ew(B, WL_EW_RELU, b * w0 * hw * hw, B->dt);
+    hw = (hw + 2 - 3) / 2 + 1;
+    rowop(B, WL_K_REDUCE, b * w0 * hw * hw, 4, B->dt);
+    long long cin = w0;
+    for (int st = 0; st < m->stages; st++) {
+        long long w = w0 << st, cout = 4 * w;
+        for (int blk = 0; blk < m->blocks[st]; blk++) {
+            int stride = blk == 0 && st > 0 ? 2 : 1;
+            long long h1 = conv_bn(B, cin, w, hw, 1, 1);
+            ew(B, WL_EW_RELU, b * w * h1 * h1, B->dt);
+            long long h2 = conv_bn(B, w, w, h1, 3, stride); /* v1.5: stride on the 3x3 */
+            ew(B, WL_EW_RELU, b * w * h2 * h2, B->dt);
+            conv_bn(B, w, cout, h2, 1, 1);
+            if (blk == 0)
+                conv_bn(B, cin, cout, hw, 1, stride); /* downsample */
+            ew(B, WL_EW_ADD, b * cout * h2 * h2, B->dt);
+            ew(B, WL_EW_RELU, b * cout * h2 * h2, B->dt);
+            cin = cout;
+            hw = h2;
+        }
+    }
+    rowop(B, WL_K_REDUCE, b * cin, hw * hw, B->dt); /* adaptive average pool */
+    /* fc: nn.Linear puts the classes in M; fp32 matmuls stay on CUDA cores */
+    wl_kernel k = {0};
+    k.kind = WL_K_GEMM;
+    k.in_dtype = B->gemm_dt;
+    k.acc_dtype = B->tc ? B->gemm_dt : WL_DT_FP32;
+    k.tensor_core = B->tc;
+    k.batch = 1;
+    k.m = m->classes;
+    k.n = b;
+    k.k = cin;
+    add(B, &k);
 }
 
 static void name_of(char *buf, size_t n, const wl_core_model *m, const wl_core_shape *s,
                     const char *what)
 {
-    snprintf(buf, n, "%s_%s_b%lld_s%lld_%s%s", m->id, wl_dtype_name(s->dtype), s->batch, s->seq,
-             s->attention == WL_ATTN_FLASH ? "flash_" : "", what);
+    if (wl_core_model_is_vision(m))
+        snprintf(buf, n, "%s_%s_b%lld_%s%s", m->id, wl_dtype_name(s->dtype), s->batch,
+                 s->attention == WL_ATTN_FLASH && m->style == WL_STYLE_VIT ? "flash_" : "",
+                 strcmp(what, "prefill") == 0 ? "inference" : what);
+    else
+        snprintf(buf, n, "%s_%s_b%lld_s%lld_%s%s", m->id, wl_dtype_name(s->dtype), s->batch,
+                 s->seq, s->attention == WL_ATTN_FLASH ? "flash_" : "", what);
 }
 
 /* The whole forward pass, or one layer only. */
@@ -400,7 +550,14 @@ static int build(const wl_core_model *model, const wl_core_shape *shape, int lay
     B.wl = wl_core_workload_create(name);
     if (!B.wl)
         return WL_ENOMEM;
-    if (layer_only) {
+    if (model->style == WL_STYLE_RESNET) {
+        if (layer_only) {
+            wl_core_workload_free(B.wl);
+            wl_error_set(err, model->id, 0, "scope", "a ResNet has no transformer layer");
+            return WL_EINVAL;
+        }
+        resnet(&B);
+    } else if (layer_only) {
         layer(&B);
     } else {
         prefix(&B);

@@ -111,6 +111,10 @@ static double gemm_with_tile(const wl_core_gpu *gpu, const wl_kernel *k, tile_sh
     /* DRAM: blocked-GEMM I/O bound. The smaller operand is held in L2 in
      * chunks of the L2 capacity; the larger is re-streamed once per chunk. */
     double cap = l2_capacity_bytes(gpu);
+    if (k->conv_taps > 0) {
+        double s2 = (double)k->conv_stride * k->conv_stride, taps = k->conv_taps;
+        a1 *= s2 < taps ? s2 / taps : 1.0;
+    }
     double small = a1 < b1 ? a1 : b1, big = a1 < b1 ? b1 : a1;
     double reads = small + big * ceil(small / cap);
     double dram = B * (reads + c1);

@@ -69,6 +69,18 @@ static int parse_entry(const wj_value *e, const char *src, wl_kernel *k, wl_erro
             get_num(prm, "useTensorCore", &tc, src, line, err))
             return WL_EPARSE;
         k->tensor_core = tc != 0;
+        if (kind[0] == 'c') {
+            double rs = 0, stride = 0;
+            if (get_num(prm, "rs", &rs, src, line, err) ||
+                get_num(prm, "stride", &stride, src, line, err))
+                return WL_EPARSE;
+            if (!(rs >= 1 && rs <= 64 && stride >= 1 && stride <= 64)) {
+                wl_error_set(err, src, line, "rs", "conv2d needs 1 <= rs, stride <= 64");
+                return WL_EPARSE;
+            }
+            k->conv_taps = (int)(rs * rs);
+            k->conv_stride = (int)stride;
+        }
     } else if (strcmp(kind, "softmax") == 0 || strcmp(kind, "layernorm") == 0 ||
                strcmp(kind, "rmsnorm") == 0) {
         k->kind = kind[0] == 's' ? WL_K_SOFTMAX : (kind[0] == 'l' ? WL_K_LAYERNORM : WL_K_RMSNORM);

@@ -105,16 +105,16 @@ int wl_ew_op_parse(const char *s, wl_ew_op *out)
     return WL_EINVAL;
 }
 
-static const char *const style_names[] = {"gpt2", "bert", "opt", "llama"};
+static const char *const style_names[] = {"gpt2", "bert", "opt", "llama", "vit", "resnet"};
 
 const char *wl_style_name(wl_style s)
 {
-    return (unsigned)s <= WL_STYLE_LLAMA ? style_names[s] : "?";
+    return (unsigned)s <= WL_STYLE_RESNET ? style_names[s] : "?";
 }
 
 int wl_style_parse(const char *s, wl_style *out)
 {
-    for (int i = 0; i <= (int)WL_STYLE_LLAMA; i++)
+    for (int i = 0; i <= (int)WL_STYLE_RESNET; i++)
         if (strcmp(s, style_names[i]) == 0) {
             *out = (wl_style)i;
             return WL_OK;

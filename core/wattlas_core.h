@@ -253,6 +253,10 @@ typedef struct {
     int causal;
     long long m, n, k, batch;
     double gap_us;
+    /* GEMM from an implicit-GEMM convolution (0 = a plain GEMM): filter taps
+     * r*s and stride. The A operand is the im2col view of the input, which
+     * DRAM holds only once: its bytes are M K stride^2 / taps (at most M K). */
+    int conv_taps, conv_stride;
 } wl_kernel;
 
 typedef struct wl_core_workload wl_core_workload;
@@ -281,7 +285,15 @@ typedef enum { WL_ACT_RELU = 0, WL_ACT_GELU, WL_ACT_GELU_TANH, WL_ACT_SWIGLU } w
 typedef enum { WL_NORM_LAYERNORM = 0, WL_NORM_RMSNORM } wl_norm;
 typedef enum { WL_POS_LEARNED = 0, WL_POS_ROTARY } wl_positions;
 /* Which framework implementation's kernel sequence to reproduce. */
-typedef enum { WL_STYLE_GPT2 = 0, WL_STYLE_BERT, WL_STYLE_OPT, WL_STYLE_LLAMA } wl_style;
+typedef enum {
+    WL_STYLE_GPT2 = 0,
+    WL_STYLE_BERT,
+    WL_STYLE_OPT,
+    WL_STYLE_LLAMA,
+    WL_STYLE_VIT,    /* HF ViT: patch-embedding conv, pre-norm BERT-like encoder */
+    WL_STYLE_RESNET  /* torchvision ResNet v1.5 bottlenecks, eval mode */
+} wl_style;
+#define WL_MAX_STAGES 8
 typedef enum { WL_ATTN_EAGER = 0, WL_ATTN_FLASH } wl_attention;
 
 typedef struct {
@@ -299,7 +311,18 @@ typedef struct {
     int qkv_bias;      /* informational; bias is fused into the GEMM epilogue */
     int pooler;        /* BERT pooler: dense + tanh on the first token */
     int final_norm;    /* a norm after the last layer */
+    /* vision */
+    int image_size;    /* input edge in pixels (square) */
+    int patch_size;    /* ViT patch edge */
+    int channels;      /* input channels (3) */
+    int classes;       /* classifier outputs (ResNet fc) */
+    int pooler_dim;    /* pooler output width (0 = d_model) */
+    int base_width;    /* ResNet: bottleneck width of the first stage */
+    int stages;        /* ResNet: number of stages */
+    int blocks[WL_MAX_STAGES]; /* ResNet: bottlenecks per stage */
 } wl_core_model;
+/* Whether the model is a vision model (its input is images, not tokens). */
+int wl_core_model_is_vision(const wl_core_model *m);
 
 typedef struct {
     long long batch;

@@ -30,7 +30,8 @@ int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b)
     return a->kind == b->kind && a->op == b->op && a->in_dtype == b->in_dtype &&
            a->acc_dtype == b->acc_dtype && a->tensor_core == b->tensor_core &&
            a->causal == b->causal && a->m == b->m && a->n == b->n && a->k == b->k &&
-           a->batch == b->batch && a->gap_us == b->gap_us;
+           a->batch == b->batch && a->gap_us == b->gap_us && a->conv_taps == b->conv_taps &&
+           a->conv_stride == b->conv_stride;
 }
 
 /* Grows two parallel arrays to hold one more element. */

@@ -448,9 +448,31 @@ static int model_handler(void *user, const char *section, const char *name, cons
     if (strcmp(section, "model") != 0)
         return ctx_fail(c, name, "unknown section [%s]", section);
     static const char *const ints[] = {"layers", "d_model", "heads", "kv_heads", "d_ff",
-                                       "qkv_bias", "pooler", "final_norm"};
+                                       "qkv_bias", "pooler", "final_norm", "image_size_px",
+                                       "patch_size_px", "channels", "classes", "pooler_dim",
+                                       "base_width"};
     int *const iptr[] = {&m->layers, &m->d_model, &m->heads, &m->kv_heads, &m->d_ff,
-                         &m->qkv_bias, &m->pooler, &m->final_norm};
+                         &m->qkv_bias, &m->pooler, &m->final_norm, &m->image_size,
+                         &m->patch_size, &m->channels, &m->classes, &m->pooler_dim,
+                         &m->base_width};
+    if (strcmp(name, "blocks") == 0) {
+        if (c->seen[22])
+            return ctx_fail(c, name, "duplicate key%s", "");
+        c->seen[22] = 1;
+        double v[WL_VF_MAX];
+        int n = 0;
+        if (!append_list(c, name, value, v, &n))
+            return 0;
+        if (n < 1 || n > WL_MAX_STAGES)
+            return ctx_fail(c, name, "needs 1 to 8 stages: '%s'", value);
+        for (int i = 0; i < n; i++) {
+            if (v[i] != floor(v[i]) || v[i] < 1 || v[i] > 1000)
+                return ctx_fail(c, name, "not a positive integer list: '%s'", value);
+            m->blocks[i] = (int)v[i];
+        }
+        m->stages = n;
+        return 1;
+    }
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
         if (strcmp(name, ints[i]))
             continue;
@@ -470,7 +492,7 @@ static int model_handler(void *user, const char *section, const char *name, cons
         c->seen[20] = 1;
     } else if (strcmp(name, "style") == 0) {
         if (wl_style_parse(value, &m->style))
-            return ctx_fail(c, name, "unknown style '%s' (gpt2, bert, opt, llama)", value);
+            return ctx_fail(c, name, "unknown style '%s' (gpt2, bert, opt, llama, vit, resnet)", value);
         c->seen[21] = 1;
     } else if (strcmp(name, "activation") == 0) {
         if (wl_activation_parse(value, &m->activation))
@@ -517,13 +539,26 @@ int wl_preset_model_parse(const char *text, const char *source, wl_core_model *o
     int rc = finish_ini(ini_parse_string(text, model_handler, &c), &c, err);
     if (rc)
         return rc;
+    int cnn = c.seen[21] && out->style == WL_STYLE_RESNET;
+    if (cnn && !c.seen[22]) {
+        wl_error_set(err, source, 0, "blocks", "missing required key in [model] for style resnet");
+        return WL_EPARSE;
+    }
+    if (out->style == WL_STYLE_VIT || cnn) {
+        static const char *const vreq[] = {"image_size_px", "channels"};
+        for (int i = 0; i < 2; i++)
+            if (!c.seen[8 + 2 * i]) {
+                wl_error_set(err, source, 0, vreq[i], "missing required key in [model] for a vision style");
+                return WL_EPARSE;
+            }
+    }
     static const char *const req[] = {"layers", "d_model", "heads"};
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3 && !cnn; i++)
         if (!c.seen[i]) {
             wl_error_set(err, source, 0, req[i], "missing required key in [model]");
             return WL_EPARSE;
         }
-    if (!c.seen[4]) {
+    if (!c.seen[4] && !cnn) {
         wl_error_set(err, source, 0, "d_ff", "missing required key in [model]");
         return WL_EPARSE;
     }

@@ -342,6 +342,94 @@ static void test_builder_matches_traces(void **state)
     compare_with_trace(dir, "opt-1.3b", 8, 2048);
 }
 
+/* ViT-Large: the whole sequence equals the traces; ResNet-101: every
+ * convolution's implicit-GEMM shape (M = b oh ow, N = cout, K = cin r^2,
+ * filter taps, stride) and the fc equal the traces' GEMMs in order. The
+ * traces leave out BatchNorm, the residual add and the pools, which eager
+ * PyTorch launches and the builder keeps. */
+static void test_vision_builders(void **state)
+{
+    (void)state;
+    REQUIRE_SHARED(dir);
+    wl_error err;
+    const long long vb[] = {8, 16, 32};
+    for (int i = 0; i < 3; i++) {
+        char path[2048];
+        snprintf(path, sizeof path, "%s/traces/vit-large_bf16_b%lld_inference.json", dir, vb[i]);
+        wl_core_workload *tr = NULL;
+        assert_int_equal(wl_core_trace_load(path, &tr, &err), WL_OK);
+        wl_core_workload *wl = build("vit-large", vb[i], 1, WL_DT_BF16);
+        char want[64];
+        snprintf(want, sizeof want, "vit-large_bf16_b%lld_inference", vb[i]);
+        assert_string_equal(wl_core_workload_name(wl), want); /* the trace's own name */
+        assert_int_equal(wl_core_workload_count(wl), wl_core_workload_count(tr));
+        for (size_t j = 0; j < wl_core_workload_count(tr); j++)
+            if (!wl_kernel_equal(wl_core_workload_kernel(wl, j), wl_core_workload_kernel(tr, j)))
+                fail_msg("vit-large b%lld kernel %zu differs from the trace", vb[i], j);
+        wl_core_workload_free(wl);
+        wl_core_workload_free(tr);
+    }
+    const long long rb[] = {8, 16, 32, 64};
+    for (int i = 0; i < 4; i++) {
+        char path[2048];
+        snprintf(path, sizeof path, "%s/traces/resnet-101_bf16_b%lld_inference.json", dir, rb[i]);
+        wl_core_workload *tr = NULL;
+        assert_int_equal(wl_core_trace_load(path, &tr, &err), WL_OK);
+        wl_core_workload *wl = build("resnet-101", rb[i], 1, WL_DT_BF16);
+        size_t a = 0, t = 0, na = wl_core_workload_count(wl), nt = wl_core_workload_count(tr);
+        int gemms = 0;
+        for (;;) {
+            while (a < na && wl_core_workload_kernel(wl, a)->kind != WL_K_GEMM)
+                a++;
+            while (t < nt && wl_core_workload_kernel(tr, t)->kind != WL_K_GEMM)
+                t++;
+            if (a == na || t == nt)
+                break;
+            const wl_kernel *x = wl_core_workload_kernel(wl, a), *y = wl_core_workload_kernel(tr, t);
+            if (!wl_kernel_equal(x, y))
+                fail_msg("resnet-101 b%lld GEMM %d: built %lldx%lldx%lld taps %d/%d, trace "
+                         "%lldx%lldx%lld taps %d/%d", rb[i], gemms, x->m, x->n, x->k, x->conv_taps,
+                         x->conv_stride, y->m, y->n, y->k, y->conv_taps, y->conv_stride);
+            gemms++;
+            a++;
+            t++;
+        }
+        assert_int_equal(a, na);
+        assert_int_equal(t, nt);
+        assert_int_equal(gemms, 104 + 1); /* 104 convolutions + fc */
+        /* by hand: stem 4 + 33 blocks x 10 + 4 downsamples x 2 + pool + fc */
+        assert_int_equal(na, 4 + 33 * 10 + 4 * 2 + 2);
+        wl_core_workload_free(wl);
+        wl_core_workload_free(tr);
+    }
+    /* conv A-operand traffic: a 3x3 stride-1 conv reads its input once, not 9x */
+    wl_core_gpu g;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &g, &err), WL_OK);
+    wl_kernel k = {0};
+    k.kind = WL_K_GEMM;
+    k.in_dtype = k.acc_dtype = WL_DT_BF16;
+    k.tensor_core = 1;
+    k.batch = 1;
+    k.m = 64 * 56 * 56;
+    k.n = 64;
+    k.k = 576;
+    wl_core_result r1, r2;
+    wl_core_op op = {1410, 0, 0, 1};
+    wl_core_workload *w1 = wl_core_workload_create("gemm"), *w2 = wl_core_workload_create("conv");
+    assert_int_equal(wl_core_workload_add(w1, &k), WL_OK);
+    k.conv_taps = 9;
+    k.conv_stride = 1;
+    assert_int_equal(wl_core_workload_add(w2, &k), WL_OK);
+    assert_int_equal(wl_core_predict(&g, w1, &op, &r1), WL_OK);
+    assert_int_equal(wl_core_predict(&g, w2, &op, &r2), WL_OK);
+    /* DRAM: A 200704x576 bf16 (231 MB) -> its input, 1/9 of that */
+    double a_bytes = 200704.0 * 576 * 2;
+    assert_close(r1.cls[WL_CLASS_GEMM].dram_bytes - r2.cls[WL_CLASS_GEMM].dram_bytes,
+                 a_bytes * 8.0 / 9.0, 1e-6 * a_bytes);
+    wl_core_workload_free(w1);
+    wl_core_workload_free(w2);
+}
+
 /* gpt2 by hand: 12 layers x 20 kernels + embedding add + final LayerNorm. */
 static void test_builder_counts(void **state)
 {
@@ -545,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_trace_errors),
         cmocka_unit_test(test_energy_u_shape),
         cmocka_unit_test(test_transfer),
+        cmocka_unit_test(test_vision_builders),
         cmocka_unit_test(test_energy_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
