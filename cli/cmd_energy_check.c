@@ -125,7 +125,8 @@ int cmd_energy_check(int argc, char **argv)
                     e->model_memory_pj, e->model_static_pj);
         }
         fprintf(f, "board_pj = TDP / peak; mac_pj = multiply + accumulate-add (Jouppi et al. ISCA 2021,\n"
-                   "7 nm, scaled by node^0.567); arith_pj = mac_pj / 2; residual = board - arith.\n"
+                   "7 nm, scaled by node^0.567), or the preset's [technology] figure (shown +0.000);\n"
+                   "arith_pj = mac_pj / 2; residual = board - arith.\n"
                    "model: an 8192^3 GEMM at the maximum clock, unthrottled, and its energy parts.\n");
     }
     if (wl_results_out_commit(o, &err))

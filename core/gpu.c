@@ -265,7 +265,7 @@ int wl_core_gpu_transfer(const wl_core_gpu *src, wl_core_gpu *dst, wl_error *err
                      "needed to transfer coefficients");
         return WL_EINVAL;
     }
-    double pj_s = wl_core_dram_pj_per_bit(src->dram_type), pj_d = wl_core_dram_pj_per_bit(dst->dram_type);
+    double pj_s = wl_core_gpu_dram_pj_per_bit(src), pj_d = wl_core_gpu_dram_pj_per_bit(dst);
     if (!(pj_s > 0) || !(pj_d > 0)) {
         wl_error_set(err, pj_s > 0 ? dst->id : src->id, 0, "dram_type",
                      "unknown memory technology '%s' (HBM2, HBM2e, HBM3, HBM3e, GDDR6, GDDR6X, GDDR5)",
@@ -285,11 +285,19 @@ int wl_core_gpu_transfer(const wl_core_gpu *src, wl_core_gpu *dst, wl_error *err
     double sfu_ratio = (dst->sms * dst->sfu_op_per_clk_sm) / (src->sms * src->sfu_op_per_clk_sm);
     c.c_active_w = a->c_active_w * n_sm * node;
     c.c_gap_w = a->c_gap_w * n_sm * node;
-    c.c_tc_w = a->c_tc_w * tc_ratio * node;
-    c.c_fp_w = a->c_fp_w * fp_ratio * node;
+    /* energy per operation or byte: the [technology] figures where given,
+     * else the node law; defaults on both sides reduce to `node` */
+    double e_tc = wl_core_gpu_mac_pj(dst, dtd) / wl_core_gpu_mac_pj(src, dts);
+    double e_fp = wl_core_gpu_mac_pj(dst, WL_DT_FP32) / wl_core_gpu_mac_pj(src, WL_DT_FP32);
+    double e_sm = wl_core_gpu_smem_pj_per_byte(dst) / wl_core_gpu_smem_pj_per_byte(src);
+    double e_l2 = wl_core_gpu_l2_pj_per_byte(dst) / wl_core_gpu_l2_pj_per_byte(src);
+    if (!(tcs > 0 && tcd > 0) || !isfinite(e_tc) || !(e_tc > 0))
+        e_tc = node;
+    c.c_tc_w = a->c_tc_w * tc_ratio * e_tc;
+    c.c_fp_w = a->c_fp_w * fp_ratio * e_fp;
     c.c_sfu_w = a->c_sfu_w * sfu_ratio * node;
-    c.c_smem_w = a->c_smem_w * smem_ratio * node;
-    c.c_l2_w = a->c_l2_w * (dst->l2_bytes_per_clk / src->l2_bytes_per_clk) * node;
+    c.c_smem_w = a->c_smem_w * smem_ratio * e_sm;
+    c.c_l2_w = a->c_l2_w * (dst->l2_bytes_per_clk / src->l2_bytes_per_clk) * e_l2;
     double dev_s = 8.0 * pj_s, dev_d = 8.0 * pj_d;
     double ondie = a->e_dram_pj_per_byte > dev_s ? a->e_dram_pj_per_byte - dev_s : 0.0;
     c.e_dram_pj_per_byte = (a->e_dram_pj_per_byte > dev_s ? dev_d : a->e_dram_pj_per_byte * pj_d / pj_s) +
@@ -331,6 +339,13 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
     CHECK(gpu->smem_per_sm_kb > 0, "smem_per_sm_kb", "must be positive");
     CHECK(gpu->max_warps_per_sm > 0, "max_warps_per_sm", "must be positive");
     CHECK(gpu->power_limit_w > 0, "power_limit_w", "must be positive");
+    CHECK(gpu->process_nm >= 0 && gpu->process_nm < 1000, "process_nm", "must be in [0, 1000) nm");
+    for (int i = 0; i < WL_DT_COUNT; i++)
+        CHECK(gpu->tech_mac_pj[i] >= 0 && gpu->tech_mac_pj[i] < 1e4, "e_mac_*_pj",
+              "[technology] energies must be >= 0 pJ");
+    CHECK(gpu->tech_smem_pj_per_byte >= 0 && gpu->tech_l2_pj_per_byte >= 0 &&
+              gpu->tech_dram_pj_per_bit >= 0,
+          "e_*_pj_per_*", "[technology] energies must be >= 0 pJ");
     CHECK(gpu->v_ref_mv > 0, "v_ref_mv", "must be positive");
     CHECK(gpu->vth_mv >= 0 && gpu->alpha_power >= 1 && gpu->alpha_power <= 2 &&
               gpu->vf_guardband_mv >= 0,

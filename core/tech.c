@@ -33,6 +33,33 @@ int wl_core_mac_energy_pj(wl_dtype dt, double process_nm, double *mult_pj, doubl
     return WL_EINVAL;
 }
 
+double wl_core_gpu_mac_pj(const wl_core_gpu *g, wl_dtype dt)
+{
+    if ((unsigned)dt < WL_DT_COUNT && g->tech_mac_pj[dt] > 0)
+        return g->tech_mac_pj[dt];
+    double m, a;
+    return wl_core_mac_energy_pj(dt, g->process_nm, &m, &a) ? 0.0 : m + a;
+}
+
+double wl_core_gpu_smem_pj_per_byte(const wl_core_gpu *g)
+{
+    if (g->tech_smem_pj_per_byte > 0)
+        return g->tech_smem_pj_per_byte;
+    return g->process_nm > 0 ? 2.5 * wl_core_node_energy_scale(45.0, g->process_nm) : 0.0;
+}
+
+double wl_core_gpu_l2_pj_per_byte(const wl_core_gpu *g)
+{
+    if (g->tech_l2_pj_per_byte > 0)
+        return g->tech_l2_pj_per_byte;
+    return g->process_nm > 0 ? 12.5 * wl_core_node_energy_scale(45.0, g->process_nm) : 0.0;
+}
+
+double wl_core_gpu_dram_pj_per_bit(const wl_core_gpu *g)
+{
+    return g->tech_dram_pj_per_bit > 0 ? g->tech_dram_pj_per_bit : wl_core_dram_pj_per_bit(g->dram_type);
+}
+
 int wl_core_energy_check_run(const wl_core_gpu *g, wl_dtype dt, wl_core_energy_check *out,
                              wl_error *err)
 {
@@ -44,7 +71,10 @@ int wl_core_energy_check_run(const wl_core_gpu *g, wl_dtype dt, wl_core_energy_c
         wl_error_set(err, g->id, 0, "dtype", "%s has no %s throughput", g->id, wl_dtype_name(dt));
         return WL_EUNSUPPORTED;
     }
-    if (wl_core_mac_energy_pj(dt, g->process_nm, &out->mult_pj, &out->add_pj)) {
+    if (g->tech_mac_pj[dt] > 0) {
+        out->mult_pj = g->tech_mac_pj[dt]; /* given whole by [technology] */
+        out->add_pj = 0;
+    } else if (wl_core_mac_energy_pj(dt, g->process_nm, &out->mult_pj, &out->add_pj)) {
         wl_error_set(err, g->id, 0, "process_nm", "needed for the first-principles energy");
         return WL_EINVAL;
     }

@@ -138,6 +138,11 @@ typedef struct {
     double power_limit_w;
     double tdp_w;
     double process_nm;         /* effective feature size (0 = unknown), for transfer */
+    /* [technology]: energies that override the node-scaled tables (0 = from
+     * the table): per MAC (FMA for fp32) by precision, per byte of shared
+     * memory and of L2, DRAM device + PHY per bit */
+    double tech_mac_pj[WL_DT_COUNT];
+    double tech_smem_pj_per_byte, tech_l2_pj_per_byte, tech_dram_pj_per_bit;
     double v_ref_mv;           /* voltage at which leakage slope is given */
     /* timing feasibility (alpha-power law, Sakurai-Newton 1990):
      * f_max(V) ~ (V - vth)^alpha / V, anchored at the top of the V-f curve
@@ -427,6 +432,13 @@ int wl_core_predict(const wl_core_gpu *gpu, const wl_core_workload *wl,
  * from the 7 nm table (core/tech.c, Jouppi et al. ISCA 2021) scaled to
  * process_nm. WL_EINVAL for an unknown node or precision. */
 int wl_core_mac_energy_pj(wl_dtype dt, double process_nm, double *mult_pj, double *add_pj);
+/* A GPU's energies: its [technology] value where given, else the table at its
+ * node (SRAM: Horowitz's 45 nm 32 KB and 1 MB figures, 2.5 and 12.5 pJ/B,
+ * scaled by the node law; DRAM: wl_core_dram_pj_per_bit). 0 when unknown. */
+double wl_core_gpu_mac_pj(const wl_core_gpu *gpu, wl_dtype dt);
+double wl_core_gpu_smem_pj_per_byte(const wl_core_gpu *gpu);
+double wl_core_gpu_l2_pj_per_byte(const wl_core_gpu *gpu);
+double wl_core_gpu_dram_pj_per_bit(const wl_core_gpu *gpu);
 
 /* Board-level energy per operation at peak against the arithmetic alone. */
 typedef struct {

@@ -566,6 +566,20 @@ static void test_transfer(void **state)
     snprintf(b.dram_type, sizeof b.dram_type, "LPDDR5");
     assert_int_equal(wl_core_gpu_transfer(&a, &b, &err), WL_EINVAL);
     assert_string_equal(err.field, "dram_type");
+    /* [technology] figures replace the tables: an explicit DRAM energy makes
+     * any memory transferable; twice the MAC energy, twice c_tc */
+    b = a;
+    snprintf(b.dram_type, sizeof b.dram_type, "LPDDR5");
+    b.tech_dram_pj_per_bit = 3.9;
+    b.tech_mac_pj[WL_DT_BF16] = 2.0 * wl_core_gpu_mac_pj(&a, WL_DT_BF16);
+    b.tech_l2_pj_per_byte = 0.5 * wl_core_gpu_l2_pj_per_byte(&a);
+    assert_int_equal(wl_core_gpu_transfer(&a, &b, &err), WL_OK);
+    assert_close(b.coef.c_tc_w, 2.0 * a.coef.c_tc_w, 1e-9);
+    assert_close(b.coef.c_l2_w, 0.5 * a.coef.c_l2_w, 1e-9);
+    assert_close(b.coef.e_dram_pj_per_byte, a.coef.e_dram_pj_per_byte, 1e-9);
+    assert_close(b.coef.c_fp_w, a.coef.c_fp_w, 1e-9);
+    assert_close(wl_core_gpu_mac_pj(&a, WL_DT_BF16), 0.59, 1e-12);
+    assert_close(wl_core_gpu_smem_pj_per_byte(&a), 2.5 * pow(7.0 / 45.0, 0.567), 1e-12);
     /* a library preset carries the transferred coefficients */
     assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &b, &err), WL_OK);
     assert_string_equal(b.coef_source, "transferred from a100-pcie-40gb");
