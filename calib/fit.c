@@ -472,18 +472,42 @@ int wl_calib_uncertainty_parse(const char *text, const char *source, wl_calib_un
     return WL_OK;
 }
 
-int wl_calib_uncertainty_load(const char *gpu_id_or_path, wl_calib_uncertainty *u, wl_error *err)
+static int uncertainty_load(const char *gpu_id_or_path, wl_calib_uncertainty *u, wl_error *err,
+                            int depth)
 {
     const char *text = wl_preset_text(WL_PRESET_GPU, gpu_id_or_path);
-    if (text)
-        return wl_calib_uncertainty_parse(text, gpu_id_or_path, u, err);
     char *buf = NULL;
-    int rc = wl_core_read_file(gpu_id_or_path, &buf, NULL, err);
-    if (rc)
-        return rc;
-    rc = wl_calib_uncertainty_parse(buf, gpu_id_or_path, u, err);
+    int rc = WL_OK;
+    if (!text) {
+        rc = wl_core_read_file(gpu_id_or_path, &buf, NULL, err);
+        if (rc)
+            return rc;
+        text = buf;
+    }
+    /* a transferred preset has no [covariance] of its own: its coefficients
+     * are the source's times constants, so in the fit's scale (ln for
+     * positive coefficients, logit for efficiencies, which transfer
+     * unchanged) the covariance is the source's. The interval then carries
+     * the source's calibration uncertainty, not the transfer's own error. */
+    int has_cov = strstr(text, "[covariance]") != NULL;
+    if (has_cov || depth >= 4) {
+        rc = wl_calib_uncertainty_parse(text, gpu_id_or_path, u, err);
+    } else {
+        wl_core_gpu g;
+        rc = wl_preset_gpu_parse(text, gpu_id_or_path, &g, err);
+        const char *pre = "transferred from ";
+        if (!rc && strncmp(g.coef_source, pre, strlen(pre)) == 0)
+            rc = uncertainty_load(g.coef_source + strlen(pre), u, err, depth + 1);
+        else if (!rc)
+            rc = wl_calib_uncertainty_parse(text, gpu_id_or_path, u, err);
+    }
     free(buf);
     return rc;
+}
+
+int wl_calib_uncertainty_load(const char *gpu_id_or_path, wl_calib_uncertainty *u, wl_error *err)
+{
+    return uncertainty_load(gpu_id_or_path, u, err, 0);
 }
 
 int wl_calib_interval(wl_core_evaluator *ev, const wl_core_gpu *gpu,

@@ -417,8 +417,10 @@ int cmd_predict(int argc, char **argv)
         else {
             write_table(f, &o, gpu.id, wname, res, nclk, wl_core_workload_count(wl));
             if (gpu.coef_source[0])
-                fprintf(f, "# coefficients %s by the transfer rules (not measured)\n",
-                        gpu.coef_source);
+                fprintf(f, "# coefficients %s by the transfer rules (not measured)%s\n",
+                        gpu.coef_source,
+                        o.level > 0 ? "; the interval is the source's calibration uncertainty, "
+                                      "without the transfer's own error" : "");
         }
         rc = wl_results_out_commit(out, &err);
     }

@@ -24,7 +24,8 @@ static void help(FILE *f)
 "and leave-one-model-out MAPE (refit without each model, score it).\n\n"
 "  --traces DIR  predict a row from DIR/<model>_<dtype>_b<batch>[_s<seq>]_<mode>.json\n"
 "                when that trace exists\n"
-"  --gpu ID      GPU preset (default: the gpu column of the first row)\n"
+"  --gpu ID      score only that GPU's rows on this preset (default: every GPU\n"
+"                named in the gpu column, each on its own preset, then pooled)\n"
 "  --no-lomo     skip the leave-one-model-out refits\n"
 "  --interval L  add predicted_*_lo/hi columns: the prediction interval at level\n"
 "                L (0.95 or 95), and report how often it covers the measurement\n"
@@ -108,27 +109,44 @@ int cmd_validate(int argc, char **argv)
     wl_calib_set *set = NULL;
     if (wl_calib_load(path, &set, &err))
         return runtime_error(cmd, &err);
-    if (!gpu_id)
-        gpu_id = wl_calib_row_at(set, 0)->gpu;
-    wl_core_gpu gpu;
-    if (wl_preset_gpu_load(gpu_id, &gpu, &err)) {
-        wl_calib_free(set);
-        return runtime_error(cmd, &err);
+    /* one preset per GPU named in the rows (or just --gpu) */
+    enum { MAXG = 16 };
+    static wl_core_gpu gpus[MAXG];
+    static wl_calib_uncertainty unc[MAXG];
+    wl_calib_problem *P[MAXG] = {0};
+    const char *ids[MAXG];
+    int ng = 0, rc = 0;
+    size_t n = wl_calib_count(set);
+    if (gpu_id) {
+        ids[ng++] = gpu_id;
+    } else {
+        for (size_t i = 0; i < n && !rc; i++) {
+            const char *g = wl_calib_row_at(set, i)->gpu;
+            int k = 0;
+            while (k < ng && strcmp(ids[k], g) != 0)
+                k++;
+            if (k == ng) {
+                if (ng == MAXG) {
+                    wl_error_set(&err, path, wl_calib_row_at(set, i)->line, "gpu",
+                                 "more than %d GPUs in one file", MAXG);
+                    rc = 1;
+                    break;
+                }
+                ids[ng++] = g;
+            }
+        }
     }
-    wl_calib_problem *p = NULL;
-    if (wl_calib_problem_create(&gpu, set, traces, &p, &err)) {
-        wl_calib_free(set);
-        return runtime_error(cmd, &err);
-    }
-    wl_calib_uncertainty unc;
-    if (level > 0 && wl_calib_uncertainty_load(gpu_id, &unc, &err)) {
-        wl_calib_problem_free(p);
-        wl_calib_free(set);
-        return runtime_error(cmd, &err);
+    for (int k = 0; k < ng && !rc; k++) {
+        rc = wl_preset_gpu_load(ids[k], &gpus[k], &err) ||
+             wl_calib_problem_create(&gpus[k], set, traces, &P[k], &err) ||
+             (level > 0 && wl_calib_uncertainty_load(ids[k], &unc[k], &err));
     }
     wl_results_out *out = NULL;
-    if (wl_results_out_open(out_path, &out, &err)) {
-        wl_calib_problem_free(p);
+    if (!rc && wl_results_out_open(out_path, &out, &err))
+        rc = 1;
+    if (rc) {
+        for (int k = 0; k < ng; k++)
+            wl_calib_problem_free(P[k]);
         wl_calib_free(set);
         return runtime_error(cmd, &err);
     }
@@ -139,12 +157,16 @@ int cmd_validate(int argc, char **argv)
                         "predicted_power_hi_w,predicted_energy_lo_j,predicted_energy_hi_j" : "");
     const char *empty = level > 0 ? ",,,,,,,,,,\n" : ",,,,\n";
     size_t cover[3] = {0, 0, 0}, ncover = 0;
-    size_t n = wl_calib_count(set), nbad = 0, ntraced = 0;
+    size_t nbad = 0, ntraced = 0;
     for (size_t i = 0; i < n; i++) {
         const wl_calib_row *r = wl_calib_row_at(set, i);
         fputs(wl_calib_raw(set, i), f);
         const char *reason = NULL;
         wl_core_result res;
+        int k = 0;
+        while (k + 1 < ng && strcmp(ids[k], r->gpu) != 0)
+            k++;
+        wl_calib_problem *p = P[k];
         if (!wl_calib_row_ok(p, i, &reason)) {
             fprintf(stderr, "%s:%d: not modelled: %s\n", path, r->line, reason);
             fputs(empty, f);
@@ -164,7 +186,7 @@ int cmd_validate(int argc, char **argv)
         fprintf(f, ",%.1f,%.4f,%.2f,%.5f", res.effective_clock_mhz, res.time_ms, res.power_w,
                 res.energy_j);
         wl_calib_iv iv;
-        if (level > 0 && wl_calib_row_interval(p, i, &unc, level, &res, &iv) == WL_OK) {
+        if (level > 0 && wl_calib_row_interval(p, i, &unc[k], level, &res, &iv) == WL_OK) {
             fprintf(f, ",%.4f,%.4f,%.2f,%.2f,%.5f,%.5f", iv.time_lo_ms, iv.time_hi_ms,
                     iv.power_lo_w, iv.power_hi_w, iv.energy_lo_j, iv.energy_hi_j);
             if (wl_calib_row_scored(p, i, NULL)) {
@@ -179,34 +201,51 @@ int cmd_validate(int argc, char **argv)
         fputc('\n', f);
     }
     if (wl_results_out_commit(out, &err)) {
-        wl_calib_problem_free(p);
+        for (int k = 0; k < ng; k++)
+            wl_calib_problem_free(P[k]);
         wl_calib_free(set);
         return runtime_error(cmd, &err);
     }
-    wl_calib_metrics m;
-    if (wl_calib_score(p, NULL, &m) == WL_OK) {
-        fprintf(stderr, "\nwattlas validate: %s on %s (%zu rows scored, %zu from traces, %zu not modelled)\n",
-                path, gpu.id, m.n, ntraced, nbad);
+    /* per GPU, then pooled: MAPE is a mean, so the pool weighs by rows */
+    double pool[3] = {0, 0, 0};
+    size_t pooled_n = 0;
+    for (int k = 0; k < ng; k++) {
+        wl_calib_metrics m;
+        if (wl_calib_score(P[k], NULL, &m) != WL_OK || !m.n)
+            continue;
+        fprintf(stderr, "\nwattlas validate: %s on %s%s (%zu rows scored, %zu from traces, %zu not modelled)\n",
+                path, gpus[k].id, gpus[k].coef_source[0] ? ", coefficients transferred" : "", m.n,
+                ng == 1 ? ntraced : (size_t)0, ng == 1 ? nbad : (size_t)0);
         fprintf(stderr, "MAPE with the preset's coefficients: time %.2f%%  power %.2f%%  energy %.2f%%\n",
                 m.mape_time, m.mape_power, m.mape_energy);
+        pool[0] += m.mape_time * (double)m.n;
+        pool[1] += m.mape_power * (double)m.n;
+        pool[2] += m.mape_energy * (double)m.n;
+        pooled_n += m.n;
         if (m.n_regret) {
             fprintf(stderr, "energy-optimal clock regret (%zu workloads with >= 5 clocks): "
                             "worst %.2f%% (%s), mean %.2f%%\n",
                     m.n_regret, m.worst_regret, m.worst_regret_workload, m.mean_regret);
-            wl_calib_regrets(p, NULL, print_regret, NULL);
+            wl_calib_regrets(P[k], NULL, print_regret, NULL);
         }
-        if (ncover)
-            fprintf(stderr, "%.0f%% prediction intervals cover the measurement: time %.1f%%, "
-                            "power %.1f%%, energy %.1f%% of %zu rows\n", 100 * level,
-                    100.0 * (double)cover[0] / (double)ncover,
-                    100.0 * (double)cover[1] / (double)ncover,
-                    100.0 * (double)cover[2] / (double)ncover, ncover);
-        if (!no_lomo && lomo(p, set))
+        if (!no_lomo && !gpus[k].coef_source[0] && lomo(P[k], set))
             fprintf(stderr, "wattlas validate: out of memory in leave-one-model-out\n");
-    } else {
-        fprintf(stderr, "\nwattlas validate: no row could be scored\n");
     }
-    wl_calib_problem_free(p);
+    if (!pooled_n)
+        fprintf(stderr, "\nwattlas validate: no row could be scored\n");
+    else if (ng > 1)
+        fprintf(stderr, "\nall GPUs (%zu rows scored, %zu from traces, %zu not modelled): "
+                        "MAPE time %.2f%%  power %.2f%%  energy %.2f%%\n",
+                pooled_n, ntraced, nbad, pool[0] / (double)pooled_n, pool[1] / (double)pooled_n,
+                pool[2] / (double)pooled_n);
+    if (ncover)
+        fprintf(stderr, "%.0f%% prediction intervals cover the measurement: time %.1f%%, "
+                        "power %.1f%%, energy %.1f%% of %zu rows\n", 100 * level,
+                100.0 * (double)cover[0] / (double)ncover,
+                100.0 * (double)cover[1] / (double)ncover,
+                100.0 * (double)cover[2] / (double)ncover, ncover);
+    for (int k = 0; k < ng; k++)
+        wl_calib_problem_free(P[k]);
     wl_calib_free(set);
     return 0;
 }

@@ -346,6 +346,20 @@ static void test_compare_cmd(void **state)
     assert_int_equal(run("plot compare --in /tmp/wattlas-cli-nonexistent.csv -o /tmp/x.svg"), 1);
     unlink("/tmp/wattlas-cmp.csv");
     unlink("/tmp/wattlas-cmp.svg");
+    /* validate scores each GPU's rows on its own preset, transferred or not */
+    FILE *f = fopen("/tmp/wattlas-cli-2gpu.csv", "w");
+    fputs("gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,energy_j,power_w,temp_c\n"
+          "h100-sxm-80gb,gpt2,8,512,bf16,prefill,eager,1830,1830,10.0,3.0,300,60\n"
+          "a100-pcie-40gb,gpt2,8,512,bf16,prefill,eager,900,900,19.0,3.0,158,60\n", f);
+    fclose(f);
+    assert_int_equal(run("validate /tmp/wattlas-cli-2gpu.csv --no-lomo --interval 95"), 0);
+    assert_non_null(strstr(err_buf, "on h100-sxm-80gb, coefficients transferred (1 rows scored"));
+    assert_non_null(strstr(err_buf, "on a100-pcie-40gb (1 rows scored"));
+    assert_non_null(strstr(err_buf, "all GPUs (2 rows scored"));
+    assert_null(strstr(out_buf, ",,,,")); /* both predicted, with intervals */
+    unlink("/tmp/wattlas-cli-2gpu.csv");
+    assert_int_equal(run("predict --gpu l40s-48gb --interval 95"), 0);
+    assert_non_null(strstr(out_buf, "95% interval"));
     /* energy-check */
     assert_int_equal(run("energy-check --gpu a100-sxm-80gb --dtype bf16 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 2);
