@@ -100,8 +100,10 @@ static void csv_row_prefix(FILE *f, const popts *o, const char *gpu, const char 
     wl_results_csv_str(f, gpu);
     fputc(',', f);
     wl_results_csv_str(f, wl);
-    fprintf(f, ",%lld,%lld,%s,%s", o->batch, o->seq, wl_dtype_name(o->dtype),
-            wl_attention_name(o->attention));
+    fprintf(f, ",%lld,", o->batch);
+    if (o->seq > 0) /* empty for vision models, as in the measurement files */
+        fprintf(f, "%lld", o->seq);
+    fprintf(f, ",%s,%s", wl_dtype_name(o->dtype), wl_attention_name(o->attention));
     for (int j = 0; j < 11; j++) {
         fputc(',', f);
         wl_results_num(f, v[j], decimals[j]);
@@ -163,8 +165,13 @@ static void write_json(FILE *f, const popts *o, const char *gpu, const char *wl,
         wl_results_json_str(f, gpu);
         fprintf(f, ", \"workload\": ");
         wl_results_json_str(f, wl);
-        fprintf(f, ", \"batch\": %lld, \"seq\": %lld, \"dtype\": \"%s\", \"attention\": \"%s\"",
-                o->batch, o->seq, wl_dtype_name(o->dtype), wl_attention_name(o->attention));
+        fprintf(f, ", \"batch\": %lld, \"seq\": ", o->batch);
+        if (o->seq > 0)
+            fprintf(f, "%lld", o->seq);
+        else
+            fputs("null", f);
+        fprintf(f, ", \"dtype\": \"%s\", \"attention\": \"%s\"", wl_dtype_name(o->dtype),
+                wl_attention_name(o->attention));
         for (int j = 0; j < 11; j++) {
             fprintf(f, ", \"%s\": ", hdr[6 + j]);
             if (j == 3)
@@ -205,9 +212,11 @@ static void write_json(FILE *f, const popts *o, const char *gpu, const char *wl,
 static void write_table(FILE *f, const popts *o, const char *gpu, const char *wl,
                         const wl_core_result *res, int n, size_t nk)
 {
-    fprintf(f, "# gpu %s, workload %s (%zu kernels), batch %lld, seq %lld, %s, %s attention\n",
-            gpu, wl, nk, o->batch, o->seq, wl_dtype_name(o->dtype),
-            wl_attention_name(o->attention));
+    char seq[32] = "";
+    if (o->seq > 0)
+        snprintf(seq, sizeof seq, ", seq %lld", o->seq);
+    fprintf(f, "# gpu %s, workload %s (%zu kernels), batch %lld%s, %s, %s attention\n", gpu, wl,
+            nk, o->batch, seq, wl_dtype_name(o->dtype), wl_attention_name(o->attention));
     fprintf(f, "%12s %12s %10s %10s %9s %10s %12s %12s %12s %7s\n", "sm_clock_mhz",
             "eff_clock_mhz", "voltage_mv", "time_ms", "power_w", "energy_j", "dyn_comp_j",
             "dyn_mem_j", "static_j", "launch%");
@@ -361,6 +370,8 @@ int cmd_predict(int argc, char **argv)
             wl_core_shape sh = {o.batch, o.seq, o.dtype, o.attention};
             rc = o.layer_scope ? wl_core_build_layer(&m, &sh, &wl, &err)
                                : wl_core_build(&m, &sh, &wl, &err);
+            if (wl_core_model_is_vision(&m))
+                o.seq = 0; /* images: --seq does not apply */
         }
     }
     if (rc)

@@ -360,6 +360,11 @@ static void test_compare_cmd(void **state)
     unlink("/tmp/wattlas-cli-2gpu.csv");
     assert_int_equal(run("predict --gpu l40s-48gb --interval 95"), 0);
     assert_non_null(strstr(out_buf, "95% interval"));
+    /* vision models: no seq */
+    assert_int_equal(run("predict --model resnet-101 --batch 16 --clock 900 --format csv"), 0);
+    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,resnet-101_bf16_b16_inference,16,,bf16,"));
+    assert_int_equal(run("predict --model vit-large --batch 8 --clock 900"), 0);
+    assert_non_null(strstr(out_buf, "(413 kernels), batch 8, bf16"));
     /* energy-check */
     assert_int_equal(run("energy-check --gpu a100-sxm-80gb --dtype bf16 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 2);
