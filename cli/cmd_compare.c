@@ -182,6 +182,8 @@ int cmd_compare(int argc, char **argv)
         if (!rc) {
             wl_core_shape sh = {batch, seq, dtype, attn};
             rc = wl_core_build(&m, &sh, &wl, &err);
+            if (wl_core_model_is_vision(&m))
+                seq = 0;
         }
     }
     if (rc)
@@ -206,9 +208,12 @@ int cmd_compare(int argc, char **argv)
             fprintf(f, "%s%s", hdr[k], k + 1 < NH ? "," : "\n");
         for (int i = 0; i < ng; i++) {
             const cmp_row *r = &rows[i];
-            fprintf(f, "%s,%s,%lld,%lld,%s,%s,%.1f,%.1f,%.5f,%.2f,%.6f,%.1f,%.1f,%.5f,%.2f,%.6f,"
+            char sq[24] = "";
+            if (!trace && seq > 0)
+                snprintf(sq, sizeof sq, "%lld", seq);
+            fprintf(f, "%s,%s,%lld,%s,%s,%s,%.1f,%.1f,%.5f,%.2f,%.6f,%.1f,%.1f,%.5f,%.2f,%.6f,"
                        "%.1f,%.5f,%.6f,%.2f,%.2f,%s\n",
-                    r->gpu, wname, batch, trace ? 0 : seq, wl_dtype_name(dtype), wl_attention_name(attn),
+                    r->gpu, wname, batch, sq, wl_dtype_name(dtype), wl_attention_name(attn),
                     r->clock_mhz, r->at.effective_clock_mhz, r->at.time_ms, r->at.power_w,
                     r->at.energy_j, r->opt.requested_clock_mhz, r->opt.effective_clock_mhz,
                     r->opt.time_ms, r->opt.power_w, r->opt.energy_j, r->max.requested_clock_mhz,
