@@ -365,6 +365,12 @@ static void test_compare_cmd(void **state)
     assert_non_null(strstr(out_buf, "\na100-pcie-40gb,resnet-101_bf16_b16_inference,16,,bf16,"));
     assert_int_equal(run("predict --model vit-large --batch 8 --clock 900"), 0);
     assert_non_null(strstr(out_buf, "(413 kernels), batch 8, bf16"));
+    /* voltage as a design parameter in a sweep: at a 600 mV floor the A10
+     * cannot run 1000 MHz (alpha-power f_max 966 MHz), at 720 mV it can */
+    assert_int_equal(run("sweep --gpu a10-24gb --model gpt2 --clock 900,1000 --set vmin_mv=600,720 --quiet"), 0);
+    assert_non_null(strstr(out_buf, "\na10-24gb,600,gpt2,1,128,bf16,eager,0.0,900.0,900.0,600.0,1,"));
+    assert_non_null(strstr(out_buf, "\na10-24gb,600,gpt2,1,128,bf16,eager,0.0,1000.0,1000.0,600.0,0,"));
+    assert_non_null(strstr(out_buf, "\na10-24gb,720,gpt2,1,128,bf16,eager,0.0,1000.0,1000.0,720.0,1,"));
     /* energy-check */
     assert_int_equal(run("energy-check --gpu a100-sxm-80gb --dtype bf16 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 2);
