@@ -810,6 +810,48 @@ static int field_at(const char *s, int fi, char *out, size_t n)
     return 1;
 }
 
+/* Two bars side by side in category slot r (values may be negative; a
+ * non-finite one is skipped). */
+static void bar_pair(cairo_t *cr, const axes *a, size_t r, double bw, const double v[2],
+                     const int color[2])
+{
+    double cx = ax_x(a, (double)r + 0.5);
+    for (int b = 0; b < 2; b++) {
+        if (!isfinite(v[b]))
+            continue;
+        double x0 = cx - bw + b * bw, y0 = ax_y(a, fmax(v[b], 0)), y1 = ax_y(a, fmin(v[b], 0));
+        style_color(cr, color[b], 1);
+        cairo_rectangle(cr, x0, y0, bw * 0.92, y1 - y0);
+        cairo_fill(cr);
+    }
+}
+
+/* A category label under the axis at x = cx, slanted 30 degrees. */
+static void slanted_label(cairo_t *cr, const axes *a, double cx, const char *text)
+{
+    cairo_save(cr);
+    cairo_translate(cr, cx, a->y0 + a->h + 3);
+    cairo_rotate(cr, M_PI / 6);
+    style_font(cr, 6, 0);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    style_text(cr, 0, 0, text, 0, 0);
+    cairo_restore(cr);
+}
+
+/* Legend of the two bar colours in the top-right corner, `width` pt wide. */
+static void legend_pair(cairo_t *cr, const axes *a, const char *const label[2],
+                        const int color[2], double width)
+{
+    style_font(cr, 6.5, 0);
+    for (int b = 0; b < 2; b++) {
+        style_color(cr, color[b], 1);
+        cairo_rectangle(cr, a->x0 + a->w - width, a->y0 + 4 + b * 8, 7, 5);
+        cairo_fill(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        style_text(cr, a->x0 + a->w - width + 10, a->y0 + 6.5 + b * 8, label[b], 0, 0.5);
+    }
+}
+
 int wl_plot_savings(const wl_plot_table *t, const wl_plot_kind_options *k,
                     const wl_plot_options *o, const char *path, wl_error *err)
 {
@@ -850,18 +892,11 @@ int wl_plot_savings(const wl_plot_table *t, const wl_plot_kind_options *k,
         axes a = {left, top, W - left - right, H - top - bottom, 0, (double)n, lo, hi, 0, 0};
         ax_draw(cr, &a, NULL, NULL, "Change (%)", "", 0);
         double bw = a.w / (double)n / 3;
+        static const int colors[2] = {2, 1};
         for (size_t r = 0; r < n; r++) {
             double cx = ax_x(&a, (double)r + 0.5);
             double vals[2] = {s[r], pn[r]};
-            for (int b = 0; b < 2; b++) {
-                if (!isfinite(vals[b]))
-                    continue;
-                double x0 = cx - bw + b * bw, y0 = ax_y(&a, fmax(vals[b], 0)),
-                       y1 = ax_y(&a, fmin(vals[b], 0));
-                style_color(cr, b == 0 ? 2 : 1, 1);
-                cairo_rectangle(cr, x0, y0, bw * 0.92, y1 - y0);
-                cairo_fill(cr);
-            }
+            bar_pair(cr, &a, r, bw, vals, colors);
             /* group labels, slanted: only the fields that differ */
             char lab[256] = "";
             const char *g = wl_plot_table_cell(t, r, gc);
@@ -880,24 +915,10 @@ int wl_plot_savings(const wl_plot_table *t, const wl_plot_kind_options *k,
                     snprintf(lab + l, sizeof lab - l, "%s%s", l ? " " : "", fld);
                 }
             }
-            cairo_save(cr);
-            cairo_translate(cr, cx, a.y0 + a.h + 3);
-            cairo_rotate(cr, M_PI / 6);
-            style_font(cr, 6, 0);
-            cairo_set_source_rgb(cr, 0, 0, 0);
-            style_text(cr, 0, 0, lab, 0, 0);
-            cairo_restore(cr);
+            slanted_label(cr, &a, cx, lab);
         }
-        /* legend */
-        style_font(cr, 6.5, 0);
-        const char *ln[2] = {"energy saved", "runtime penalty"};
-        for (int b = 0; b < 2; b++) {
-            style_color(cr, b == 0 ? 2 : 1, 1);
-            cairo_rectangle(cr, a.x0 + a.w - 62, a.y0 + 4 + b * 8, 7, 5);
-            cairo_fill(cr);
-            cairo_set_source_rgb(cr, 0, 0, 0);
-            style_text(cr, a.x0 + a.w - 52, a.y0 + 6.5 + b * 8, ln[b], 0, 0.5);
-        }
+        static const char *const ln[2] = {"energy saved", "runtime penalty"};
+        legend_pair(cr, &a, ln, colors, 62);
         title(cr, o, W);
         rc = fig_close(f, err);
     }
@@ -1089,17 +1110,11 @@ int wl_plot_compare(const wl_plot_table *t, const wl_plot_kind_options *k,
         axes a = {left, top, W - left - right, H - top - bottom, 0, (double)(n ? n : 1), lo, hi, 0, 0};
         ax_draw(cr, &a, NULL, NULL, "Energy (J)", "", 0);
         double bw = a.w / (double)(n ? n : 1) / 3;
+        static const int colors[2] = {1, 2};
         for (size_t r = 0; r < n; r++) {
             double cx = ax_x(&a, (double)r + 0.5);
             double vals[2] = {mx[r], op[r]};
-            for (int b = 0; b < 2; b++) {
-                if (!isfinite(vals[b]))
-                    continue;
-                double x0 = cx - bw + b * bw, y0 = ax_y(&a, vals[b]), y1 = ax_y(&a, 0);
-                style_color(cr, b == 0 ? 1 : 2, 1);
-                cairo_rectangle(cr, x0, y0, bw * 0.92, y1 - y0);
-                cairo_fill(cr);
-            }
+            bar_pair(cr, &a, r, bw, vals, colors);
             char lab[32];
             snprintf(lab, sizeof lab, "%.0f", fo[r]);
             style_font(cr, 5.5, 0);
@@ -1109,22 +1124,10 @@ int wl_plot_compare(const wl_plot_table *t, const wl_plot_kind_options *k,
             int transferred = xc >= 0 && strncmp(wl_plot_table_cell(t, r, xc), "transferred", 11) == 0;
             char gl[160];
             snprintf(gl, sizeof gl, "%s%s", g, transferred ? "+" : "");
-            cairo_save(cr);
-            cairo_translate(cr, cx, a.y0 + a.h + 3);
-            cairo_rotate(cr, M_PI / 6);
-            style_font(cr, 6, 0);
-            style_text(cr, 0, 0, gl, 0, 0);
-            cairo_restore(cr);
+            slanted_label(cr, &a, cx, gl);
         }
-        style_font(cr, 6.5, 0);
-        const char *ln[2] = {"at max clock", "at optimum (MHz above)"};
-        for (int b = 0; b < 2; b++) {
-            style_color(cr, b == 0 ? 1 : 2, 1);
-            cairo_rectangle(cr, a.x0 + a.w - 92, a.y0 + 4 + b * 8, 7, 5);
-            cairo_fill(cr);
-            cairo_set_source_rgb(cr, 0, 0, 0);
-            style_text(cr, a.x0 + a.w - 82, a.y0 + 6.5 + b * 8, ln[b], 0, 0.5);
-        }
+        static const char *const ln[2] = {"at max clock", "at optimum (MHz above)"};
+        legend_pair(cr, &a, ln, colors, 92);
         title(cr, o, W);
         rc = fig_close(f, err);
     }
