@@ -672,6 +672,38 @@ int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value)
     return WL_OK;
 }
 
+int wl_preset_gpu_apply(wl_core_gpu *gpu, const char *const *keys, const double *values,
+                        size_t n, const char **failed_key)
+{
+    wl_core_gpu base = *gpu;
+    int spec = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            const gpu_field *f = find_numeric(keys[i]);
+            if (!f) {
+                *failed_key = keys[i];
+                return WL_ENOTFOUND;
+            }
+            int is_spec = strcmp(f->section, "vf") != 0 && strcmp(f->section, "calibration") != 0;
+            if (is_spec != (pass == 0))
+                continue;
+            int rc = wl_preset_gpu_set(gpu, keys[i], values[i]);
+            if (rc) {
+                *failed_key = keys[i];
+                return rc;
+            }
+            spec |= is_spec;
+        }
+        if (pass == 0 && spec) {
+            wl_error e;
+            wl_core_gpu changed = *gpu;
+            if (wl_core_gpu_transfer(&base, &changed, &e) == WL_OK)
+                gpu->coef = changed.coef;
+        }
+    }
+    return WL_OK;
+}
+
 int wl_preset_gpu_get(const wl_core_gpu *gpu, const char *key, double *value)
 {
     const gpu_field *f = find_numeric(key);

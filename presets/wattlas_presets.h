@@ -25,6 +25,17 @@ int wl_preset_model_parse(const char *text, const char *source, wl_core_model *o
  * "c_tc_w"); WL_ENOTFOUND for an unknown key. */
 int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value);
 int wl_preset_gpu_get(const wl_core_gpu *gpu, const char *key, double *value);
+/* Applies n key = value settings to gpu as a design change: spec-sheet keys
+ * ([gpu], [compute], [memory], [technology]) first, then, if any was given,
+ * the coefficients are carried from the unchanged GPU to the changed one by
+ * wl_core_gpu_transfer (so 132 SMs switch 132/108 the capacitance, HBM3
+ * costs HBM3's energy, a faster memory path really is faster), then [vf] and
+ * coefficient keys, which stay exactly as given. When the GPU lacks what the
+ * transfer needs (process_nm, a known DRAM type) the coefficients stay.
+ * WL_ENOTFOUND for an unknown key, WL_EINVAL for a bad value; *failed_key
+ * names it. */
+int wl_preset_gpu_apply(wl_core_gpu *gpu, const char *const *keys, const double *values,
+                        size_t n, const char **failed_key);
 
 /* Writes the [calibration] section for gpu's coefficients. */
 void wl_preset_write_calibration(FILE *out, const wl_core_gpu *gpu);

@@ -432,13 +432,20 @@ int wl_sweep_spec_finish(wl_sweep_spec *s, wl_error *err)
         for (unsigned long long v = 0; v < nvar; v++) {
             wl_core_gpu g = s->gpu[gi];
             unsigned long long r = v;
+            const char *keys[MAX_SET];
+            double x[MAX_SET];
             for (size_t k = s->nset; k-- > 0;) {
-                double x = s->set[k].vals.v[r % s->set[k].vals.n];
+                keys[k] = s->set[k].key;
+                x[k] = s->set[k].vals.v[r % s->set[k].vals.n];
                 r /= s->set[k].vals.n;
-                if (wl_preset_gpu_set(&g, s->set[k].key, x)) {
-                    wl_error_set(err, "sweep", 0, s->set[k].key, "invalid value %g", x);
-                    return WL_EINVAL;
-                }
+            }
+            const char *bad = NULL;
+            if (wl_preset_gpu_apply(&g, keys, x, s->nset, &bad)) {
+                size_t k = 0;
+                while (k + 1 < s->nset && s->set[k].key != bad)
+                    k++;
+                wl_error_set(err, "sweep", 0, bad, "invalid value %g", x[k]);
+                return WL_EINVAL;
             }
             if (wl_core_gpu_check(&g, err)) {
                 char msg[300], field[64];
@@ -744,8 +751,13 @@ static int run_combo(const wl_sweep_spec *s, const wl_sweep_options *o, unsigned
     combo c;
     decode(s, oi, &c);
     wl_core_gpu g = s->gpu[c.gpu];
-    for (size_t k = 0; k < s->nset; k++)
-        wl_preset_gpu_set(&g, s->set[k].key, s->set[k].vals.v[c.setidx[k]]);
+    const char *keys[MAX_SET], *bad = NULL;
+    double x[MAX_SET];
+    for (size_t k = 0; k < s->nset; k++) {
+        keys[k] = s->set[k].key;
+        x[k] = s->set[k].vals.v[c.setidx[k]];
+    }
+    wl_preset_gpu_apply(&g, keys, x, s->nset, &bad); /* validated when the spec was read */
     wl_core_workload *wl = NULL;
     int own = 0, rc = WL_OK;
     if (s->traces.n) {

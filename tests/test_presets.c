@@ -141,6 +141,40 @@ static void test_set_get(void **state)
     assert_int_equal(wl_preset_gpu_set(&g, "sms", 1.5), WL_EINVAL);
 }
 
+/* A design change through --set rescales the coefficients by the transfer
+ * rules; explicit coefficient and V-f settings are kept as given. */
+static void test_apply_design_change(void **state)
+{
+    (void)state;
+    wl_core_gpu a, g;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_load("a100-sxm-80gb", &a, &err), WL_OK);
+    const char *bad = NULL;
+    g = a;
+    const char *k1[] = {"sms"};
+    const double v1[] = {216};
+    assert_int_equal(wl_preset_gpu_apply(&g, k1, v1, 1, &bad), WL_OK);
+    assert_close(g.coef.c_tc_w, 2 * a.coef.c_tc_w, 1e-9);
+    assert_close(g.coef.c_active_w, 2 * a.coef.c_active_w, 1e-9);
+    assert_close(g.coef.tc_eff, a.coef.tc_eff, 0);
+    /* an explicit coefficient wins, whatever its place in the list */
+    g = a;
+    const char *k2[] = {"c_tc_w", "sms", "vmax_mv"};
+    const double v2[] = {123, 216, 1000};
+    assert_int_equal(wl_preset_gpu_apply(&g, k2, v2, 3, &bad), WL_OK);
+    assert_close(g.coef.c_tc_w, 123, 0);
+    assert_close(g.coef.c_fp_w, 2 * a.coef.c_fp_w, 1e-9);
+    assert_close(wl_core_gpu_voltage_mv(&g, g.sm_clock_max_mhz), 1000, 1e-9);
+    /* V-f keys alone change no coefficient */
+    g = a;
+    assert_int_equal(wl_preset_gpu_apply(&g, k2 + 2, v2 + 2, 1, &bad), WL_OK);
+    assert_memory_equal(&g.coef, &a.coef, sizeof a.coef);
+    const char *k3[] = {"sms", "warp_drive"};
+    const double v3[] = {108, 1};
+    assert_int_equal(wl_preset_gpu_apply(&g, k3, v3, 2, &bad), WL_ENOTFOUND);
+    assert_string_equal(bad, "warp_drive");
+}
+
 /* The derived V-f table reproduces the measured one where it is linear. */
 static void test_derive_vf(void **state)
 {
@@ -310,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_set_get),        cmocka_unit_test(test_derive_vf),
         cmocka_unit_test(test_library_peaks),  cmocka_unit_test(test_vf_rule),
         cmocka_unit_test(test_derive_vf_outlier),
+        cmocka_unit_test(test_apply_design_change),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
