@@ -386,6 +386,10 @@ static int transfer(const ctx *c, wl_core_gpu *out, const char *source, wl_error
                      "[calibration] has both transfer_from and fitted values; keep one");
         return WL_EPARSE;
     }
+    if (strcmp(c->transfer_from, source) == 0 || strcmp(c->transfer_from, out->id) == 0) {
+        wl_error_set(err, source, 0, "transfer_from", "a GPU cannot transfer from itself");
+        return WL_EPARSE;
+    }
     if (depth >= 4) {
         wl_error_set(err, source, 0, "transfer_from", "transfer_from chain longer than 4 (a cycle?)");
         return WL_EPARSE;

@@ -310,6 +310,8 @@ static void test_vf_rule(void **state)
     expect_gpu_error(buf, 0, "transfer_from", "cannot load 'no-such-gpu'");
     snprintf(buf, sizeof buf, "%s\ntc_eff = 0.5\n", base);
     expect_gpu_error(buf, 0, "transfer_from", "keep one");
+    snprintf(buf, sizeof buf, "%.*stransfer_from = a10-24gb%s", (int)(q - base), base, strchr(q, '\n'));
+    expect_gpu_error(buf, 0, "transfer_from", "cannot transfer from itself");
 }
 
 /* derive-vf drops a transient row and leaves the voltage column out when the
