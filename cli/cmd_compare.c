@@ -1,6 +1,7 @@
 /* wattlas compare: one workload on several GPUs, with each GPU's
  * energy-optimal clock. */
 #include "cli.h"
+#include "../pareto/wattlas_pareto.h"
 #include "../presets/wattlas_presets.h"
 #include "../results/wattlas_results.h"
 
@@ -48,10 +49,10 @@ static const char *const hdr[] = {
 static double saving_pct(const cmp_row *r) { return 100.0 * (1.0 - r->opt.energy_j / r->max.energy_j); }
 static double slowdown_pct(const cmp_row *r) { return 100.0 * (r->opt.time_ms / r->max.time_ms - 1.0); }
 
-/* Scans the GPU's clock grid for the minimum energy; a flat minimum keeps
- * the faster clock (ties within 1e-9 relative). */
-static int eval_gpu(const wl_core_gpu *g, const wl_core_workload *wl, double clock, cmp_row *row,
-                    wl_error *err)
+/* Scans the GPU's clock grid; the optimum is wl_pareto_choose's "energy"
+ * objective (ties go to the faster point). */
+static int eval_gpu(const wl_core_gpu *g, const wl_core_workload *wl, double clock,
+                    const wl_pareto_objective *energy, cmp_row *row, wl_error *err)
 {
     wl_core_evaluator *ev = NULL;
     int rc = wl_core_evaluator_create(g, wl, wl_core_latency_lookup("tiled"), &ev);
@@ -67,18 +68,26 @@ static int eval_gpu(const wl_core_gpu *g, const wl_core_workload *wl, double clo
     op.sm_clock_mhz = g->sm_clock_max_mhz;
     if (!rc)
         rc = wl_core_evaluator_run(ev, &op, &row->max);
-    int first = 1;
-    for (double f = g->sm_clock_min_mhz; !rc && f <= g->sm_clock_max_mhz + 1e-9; f += g->sm_clock_step_mhz) {
+    size_t n = (size_t)floor((g->sm_clock_max_mhz - g->sm_clock_min_mhz) / g->sm_clock_step_mhz + 1e-9) + 1;
+    double *tpe = malloc(3 * n * sizeof *tpe);
+    if (!rc && !tpe)
+        rc = WL_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) {
         wl_core_result r;
-        op.sm_clock_mhz = f;
+        op.sm_clock_mhz = g->sm_clock_min_mhz + (double)i * g->sm_clock_step_mhz;
         rc = wl_core_evaluator_run(ev, &op, &r);
-        if (!rc && (first || r.energy_j <= row->opt.energy_j * (1 + 1e-9))) {
-            row->opt = r;
-            first = 0;
-        }
+        tpe[i] = r.time_ms;
+        tpe[n + i] = r.power_w;
+        tpe[2 * n + i] = r.energy_j;
+    }
+    if (!rc) {
+        long best = wl_pareto_choose(energy, tpe, tpe + n, tpe + 2 * n, n);
+        op.sm_clock_mhz = g->sm_clock_min_mhz + (double)(best < 0 ? 0 : best) * g->sm_clock_step_mhz;
+        rc = wl_core_evaluator_run(ev, &op, &row->opt);
     }
     if (rc)
         wl_error_set(err, g->id, 0, "gpu", "evaluation failed: %s", wl_core_strerror(rc));
+    free(tpe);
     wl_core_evaluator_free(ev);
     return rc;
 }
@@ -189,8 +198,13 @@ int cmd_compare(int argc, char **argv)
     if (rc)
         return runtime_error(cmd, &err);
     static cmp_row rows[MAX_GPUS];
+    wl_pareto_objective energy;
+    if (wl_pareto_objective_parse("energy", &energy, &err)) {
+        wl_core_workload_free(wl);
+        return runtime_error(cmd, &err);
+    }
     for (int i = 0; i < ng; i++)
-        if ((rc = eval_gpu(&g[i], wl, clock, &rows[i], &err))) {
+        if ((rc = eval_gpu(&g[i], wl, clock, &energy, &rows[i], &err))) {
             wl_core_workload_free(wl);
             return runtime_error(cmd, &err);
         }
