@@ -929,6 +929,16 @@ int wl_plot_savings(const wl_plot_table *t, const wl_plot_kind_options *k,
 
 /* ---- validation -------------------------------------------------------------------- */
 
+/* Index of row r's model among the nm distinct models (0 without a column). */
+static int model_of(const wl_plot_table *t, size_t r, int modc, char models[][64], int nm)
+{
+    int mi = 0;
+    for (int i = 0; modc >= 0 && i < nm; i++)
+        if (strcmp(models[i], wl_plot_table_cell(t, r, modc)) == 0)
+            mi = i;
+    return mi;
+}
+
 int wl_plot_validation(const wl_plot_table *t, const wl_plot_kind_options *k,
                        const wl_plot_options *o, const char *path, wl_error *err)
 {
@@ -1018,10 +1028,7 @@ int wl_plot_validation(const wl_plot_table *t, const wl_plot_kind_options *k,
         for (size_t r = 0; r < n; r++) {
             if (!isfinite(mv[r]) || !isfinite(pv[r]))
                 continue;
-            int mi = 0;
-            for (int i = 0; modc >= 0 && i < nm; i++)
-                if (strcmp(models[i], wl_plot_table_cell(t, r, modc)) == 0)
-                    mi = i;
+            int mi = model_of(t, r, modc, models, nm);
             style_color(cr, mi, 0.85);
             cairo_set_line_width(cr, 0.5);
             style_marker(cr, mi, ax_x(&a, mv[r]), ax_y(&a, pv[r]), 2.6, 1);
@@ -1042,10 +1049,7 @@ int wl_plot_validation(const wl_plot_table *t, const wl_plot_kind_options *k,
         for (size_t r = 0; r < n; r++) {
             if (!isfinite(mv[r]) || !isfinite(pv[r]))
                 continue;
-            int mi = 0;
-            for (int i = 0; modc >= 0 && i < nm; i++)
-                if (strcmp(models[i], wl_plot_table_cell(t, r, modc)) == 0)
-                    mi = i;
+            int mi = model_of(t, r, modc, models, nm);
             style_color(cr, mi, 0.85);
             cairo_set_line_width(cr, 0.5);
             style_marker(cr, mi, ax_x(&b, cv[r]), ax_y(&b, 100 * (pv[r] / mv[r] - 1)), 2.6, 1);
