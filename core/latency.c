@@ -100,12 +100,11 @@ static double gemm_with_tile(const wl_core_gpu *gpu, const wl_kernel *k, tile_sh
 
     /* traffic: every tile streams its A and B panels through L2 */
     double a1 = M * K * bin, b1 = K * N * bin, c1 = M * N * bout;
-    double l2b = B * (gm * gn * (t.tm + t.tn) * K * bin + c1);
     /* Hopper+ clusters: the CTAs of a cluster along one edge load the shared
      * operand panel once by TMA multicast, so that panel's L2 reads divide
      * by the cluster size (CUTLASS 3 default 2x1 clusters) */
-    if (gpu->cluster_multicast > 1)
-        l2b = B * (gm * gn * (t.tm + t.tn / gpu->cluster_multicast) * K * bin + c1);
+    double mc = gpu->cluster_multicast > 1 ? gpu->cluster_multicast : 1.0;
+    double l2b = B * (gm * gn * (t.tm + t.tn / mc) * K * bin + c1);
     if (!tiled)
         l2b = B * (a1 + b1 + c1);
     /* DRAM: blocked-GEMM I/O bound. The smaller operand is held in L2 in
