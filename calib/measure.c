@@ -12,7 +12,18 @@ struct wl_calib_set {
     char **raw;
     size_t n, cap;
     char *header;
+    char fallback_traces[1024];
 };
+
+void wl_calib_set_fallback_traces(wl_calib_set *s, const char *dir)
+{
+    snprintf(s->fallback_traces, sizeof s->fallback_traces, "%s", dir ? dir : "");
+}
+
+const char *wl_calib_fallback_traces(const wl_calib_set *s)
+{
+    return s->fallback_traces[0] ? s->fallback_traces : NULL;
+}
 
 static const char *const required[] = {"gpu", "model", "batch", "seq", "dtype", "mode",
                                        "attention", "sm_clock_mhz", "time_ms", "energy_j",

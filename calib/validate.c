@@ -28,7 +28,72 @@ struct wl_calib_problem {
     size_t nwl;
 };
 
-static int build_for_row(const wl_calib_row *r, const char *traces_dir, wl_calib_wl *w)
+/* Loads DIR/<model>_<dtype>_b<batch>[_s<seq>]_<mode>.json: 1 found and
+ * loaded, 0 absent, -1 present but unreadable (reason set). */
+static int try_trace(const char *dir, const wl_calib_row *r, const char *dtype,
+                     wl_calib_wl *w)
+{
+    if (!dir)
+        return 0;
+    char path[1024];
+    if (r->seq > 0)
+        snprintf(path, sizeof path, "%s/%s_%s_b%lld_s%lld_%s.json", dir, r->model, dtype,
+                 r->batch, r->seq, r->mode);
+    else
+        snprintf(path, sizeof path, "%s/%s_%s_b%lld_%s.json", dir, r->model, dtype, r->batch,
+                 r->mode);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    wl_error err = {0};
+    if (wl_core_trace_load(path, &w->wl, &err)) {
+        char msg[400];
+        wl_error_format(&err, msg, sizeof msg);
+        snprintf(w->reason_buf, sizeof w->reason_buf, "%s", msg);
+        return -1;
+    }
+    w->traced = 1;
+    return 1;
+}
+
+/* An fp32 row from a half-precision trace of the same shape, retyped as
+ * eager PyTorch runs the model in fp32 (wl_core_workload_retype). */
+static int try_retyped_trace(const char *dir, const wl_calib_row *r, wl_calib_wl *w)
+{
+    static const char *const halves[] = {"bf16", "fp16"};
+    if (!dir || strcmp(r->dtype, "fp32") != 0)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        int got = try_trace(dir, r, halves[i], w);
+        if (got <= 0) {
+            if (got < 0)
+                return -1;
+            continue;
+        }
+        wl_core_workload *f32 = NULL;
+        wl_error err = {0};
+        int rc = wl_core_workload_retype(w->wl, WL_DT_FP32, &f32, &err);
+        wl_core_workload_free(w->wl);
+        w->wl = f32;
+        if (rc) {
+            char msg[400];
+            wl_error_format(&err, msg, sizeof msg);
+            snprintf(w->reason_buf, sizeof w->reason_buf, "%s", msg);
+            w->traced = 0;
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* Where a row's kernels come from, first match wins: an exact trace in
+ * traces_dir (--traces: traces over builders); the native builder; an fp32
+ * row from a bf16/fp16 trace in traces_dir or fallback_dir, retyped; an
+ * exact trace in fallback_dir (the traces recorded beside the
+ * measurements, for models with no builder). */
+static int build_for_row(const wl_calib_row *r, const char *traces_dir, const char *fallback_dir,
+                         wl_calib_wl *w)
 {
     wl_dtype dt;
     wl_attention at;
@@ -40,29 +105,19 @@ static int build_for_row(const wl_calib_row *r, const char *traces_dir, wl_calib
         snprintf(w->reason_buf, sizeof w->reason_buf, "unknown attention '%s'", r->attention);
         return -1;
     }
+    int got = try_trace(traces_dir, r, r->dtype, w);
+    if (got)
+        return got > 0 ? 0 : -1;
     wl_error err = {0};
-    if (traces_dir) {
-        char path[1024];
-        if (r->seq > 0)
-            snprintf(path, sizeof path, "%s/%s_%s_b%lld_s%lld_%s.json", traces_dir, r->model,
-                     r->dtype, r->batch, r->seq, r->mode);
-        else
-            snprintf(path, sizeof path, "%s/%s_%s_b%lld_%s.json", traces_dir, r->model, r->dtype,
-                     r->batch, r->mode);
-        struct stat st;
-        if (stat(path, &st) == 0) {
-            if (wl_core_trace_load(path, &w->wl, &err)) {
-                char msg[400];
-                wl_error_format(&err, msg, sizeof msg);
-                snprintf(w->reason_buf, sizeof w->reason_buf, "%s", msg);
-                return -1;
-            }
-            w->traced = 1;
-            return 0;
-        }
-    }
     wl_core_model m;
     if (wl_preset_model_load(r->model, &m, &err)) {
+        const char *dirs[2] = {traces_dir, fallback_dir};
+        for (int i = 0; i < 2; i++) {
+            if ((got = try_retyped_trace(dirs[i], r, w)) != 0)
+                return got > 0 ? 0 : -1;
+        }
+        if ((got = try_trace(fallback_dir, r, r->dtype, w)) != 0)
+            return got > 0 ? 0 : -1;
         snprintf(w->reason_buf, sizeof w->reason_buf, "unknown model '%s' and no trace",
                  r->model);
         return -1;
@@ -86,6 +141,14 @@ static int build_for_row(const wl_calib_row *r, const char *traces_dir, wl_calib
         return -1;
     }
     return 0;
+}
+
+int wl_calib_same_gpu(const char *row_gpu, const char *gpu_id)
+{
+    if (strcmp(row_gpu, gpu_id) == 0)
+        return 1;
+    const char *id = wl_preset_gpu_resolve(row_gpu);
+    return id && strcmp(id, gpu_id) == 0;
 }
 
 int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
@@ -120,7 +183,7 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
         if (w == p->nwl) {
             wl_calib_wl *nw = &p->wls[p->nwl++];
             snprintf(nw->key, sizeof nw->key, "%s", key);
-            if (build_for_row(r, traces_dir, nw) == 0) {
+            if (build_for_row(r, traces_dir, wl_calib_fallback_traces(set), nw) == 0) {
                 if (wl_core_evaluator_create(&p->gpu, nw->wl, NULL, &nw->ev)) {
                     wl_calib_problem_free(p);
                     return WL_ENOMEM;
@@ -132,7 +195,7 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
         if (p->wls[w].reason) {
             p->wl_of_row[i] = -1;
             p->reason[i] = p->wls[w].reason;
-        } else if (strcmp(r->gpu, gpu->id) != 0) {
+        } else if (!wl_calib_same_gpu(r->gpu, gpu->id)) {
             p->wl_of_row[i] = -1;
             p->reason[i] = "row is for another GPU";
         } else {
@@ -144,7 +207,9 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
         double implied = r->time_ms > 0 ? r->energy_j / r->time_ms * 1e3 : 0;
         if (!(r->time_ms > 0 && r->energy_j > 0 && r->power_w > 0))
             snprintf(b, 160, "time, energy or power is not positive");
-        else if (r->power_w < 0.9 * idle)
+        /* only a measured idle table can rule a row out: below a rule-based
+         * idle curve it is the rule that is wrong, and the row must count */
+        else if (!(gpu->vf_rule & WL_VF_RULE_IDLE) && r->power_w < 0.9 * idle)
             snprintf(b, 160, "power %.1f W is below the GPU's idle power %.1f W at %.0f MHz",
                      r->power_w, idle, r->measured_clock_mhz);
         else if (fabs(implied / r->power_w - 1) > 0.05)

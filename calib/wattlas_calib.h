@@ -22,12 +22,20 @@ size_t wl_calib_count(const wl_calib_set *s);
 const wl_calib_row *wl_calib_row_at(const wl_calib_set *s, size_t i);
 const char *wl_calib_raw(const wl_calib_set *s, size_t i);  /* input line text */
 const char *wl_calib_header(const wl_calib_set *s);         /* input header text */
+/* Traces consulted only for rows the native builders cannot build (a model
+ * without a builder, or an fp32 row with only a bf16/fp16 trace); NULL or
+ * "" for none. */
+void wl_calib_set_fallback_traces(wl_calib_set *s, const char *dir);
+const char *wl_calib_fallback_traces(const wl_calib_set *s);
 
 /* A set of rows bound to a GPU: each row's workload is built once (from a
  * trace in traces_dir when one exists, else from the model preset). Rows that
  * cannot be modelled get a reason. */
 typedef struct wl_calib_problem wl_calib_problem;
 
+/* Whether a row's gpu column names this GPU: its id, or a name that
+ * wl_preset_gpu_resolve maps to it ("NVIDIA A10" for a10-24gb). */
+int wl_calib_same_gpu(const char *row_gpu, const char *gpu_id);
 int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
                             const char *traces_dir, wl_calib_problem **out, wl_error *err);
 void wl_calib_problem_free(wl_calib_problem *p);

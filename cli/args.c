@@ -1,5 +1,6 @@
 /* Argument helpers shared by the commands. */
 #include "cli.h"
+#include "../presets/wattlas_presets.h"
 
 #include <errno.h>
 #include <math.h>
@@ -92,5 +93,38 @@ int parse_level_arg(const char *cmd, const char *opt, const char *s, double *out
         *out /= 100.0; /* 95 means 95% */
     if (!(*out > 0 && *out < 1))
         return usage_error(cmd, "%s: a level in (0, 1) or a percentage, got '%s'", opt, s);
+    return 0;
+}
+
+int idle_spec_for(const char *const *specs, int n, const char *gpu_id, int single,
+                  const char **path)
+{
+    *path = NULL;
+    for (int i = 0; i < n; i++) {
+        const char *eq = strchr(specs[i], '=');
+        if (!eq) {
+            if (!single)
+                return -1;
+            *path = specs[i];
+            continue;
+        }
+        size_t len = (size_t)(eq - specs[i]);
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1),
+                 specs[i]);
+        const char *canon = wl_preset_gpu_resolve(name);
+        if (strcmp(name, gpu_id) == 0 || (canon && strcmp(canon, gpu_id) == 0))
+            *path = eq + 1;
+    }
+    return 0;
+}
+
+int apply_idle_table(const char *cmd, wl_core_gpu *gpu, const char *path, int quiet)
+{
+    wl_error err = {0};
+    if (wl_preset_gpu_idle_table(gpu, path, &err))
+        return runtime_error(cmd, &err);
+    if (!quiet)
+        fprintf(stderr, "wattlas %s: %s uses the measured idle table %s\n", cmd, gpu->id, path);
     return 0;
 }

@@ -32,4 +32,13 @@ int parse_level_arg(const char *cmd, const char *opt, const char *s, double *out
 /* "F" or "MIN:MAX:STEP" into a list of clocks (at most max_n). */
 int parse_clock_list(const char *cmd, const char *s, double *out, int max_n, int *n);
 
+/* --idle values: FILE (only when one GPU is in play: single) or ID=FILE.
+ * Sets *path to the table for gpu_id, or NULL; -1 for a bare FILE with
+ * several GPUs. */
+int idle_spec_for(const char *const *specs, int n, const char *gpu_id, int single,
+                  const char **path);
+/* Replaces gpu's idle power (and voltage) by a measured idle table, with a
+ * note on stderr unless quiet; EXIT_RUNTIME with the error printed. */
+int apply_idle_table(const char *cmd, wl_core_gpu *gpu, const char *path, int quiet);
+
 #endif

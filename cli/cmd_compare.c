@@ -24,6 +24,8 @@ static void help(FILE *f)
 "  --gpu LIST              comma-separated GPU presets or INI paths (required)\n"
 "  --model ID|FILE.ini     model preset (default gpt2)\n"
 "  --trace FILE.json       use a kernel trace instead of --model\n"
+"  --idle [ID=]TABLE.csv   measured idle table for that GPU instead of its preset's\n"
+"                          idle curve (repeatable; a bare TABLE only with one GPU)\n"
 "  --batch N  --seq N      shape (defaults 1 and 128)\n"
 "  --dtype bf16|fp16|fp32|tf32   precision (default bf16)\n"
 "  --mode prefill          the only mode built natively\n"
@@ -100,7 +102,10 @@ int cmd_compare(int argc, char **argv)
     wl_dtype dtype = WL_DT_BF16;
     wl_attention attn = WL_ATTN_EAGER;
     double clock = 0;
+    const char *idle_specs[16];
+    int nidle = 0;
     static const struct option lo[] = {
+        {"idle", required_argument, 0, 'i'},
         {"gpu", required_argument, 0, 'g'},   {"model", required_argument, 0, 'm'},
         {"trace", required_argument, 0, 't'}, {"batch", required_argument, 0, 'b'},
         {"seq", required_argument, 0, 's'},   {"dtype", required_argument, 0, 'd'},
@@ -115,6 +120,11 @@ int cmd_compare(int argc, char **argv)
         case 'g': gpus = optarg; break;
         case 'm': model = optarg; break;
         case 't': trace = optarg; break;
+        case 'i':
+            if (nidle == 16)
+                return usage_error(cmd, "--idle: at most 16 tables");
+            idle_specs[nidle++] = optarg;
+            break;
         case 'b':
             if (parse_int_arg(cmd, "--batch", optarg, 1, 1000000, &batch)) return EXIT_USAGE;
             break;
@@ -174,6 +184,11 @@ int cmd_compare(int argc, char **argv)
     for (int i = 0; i < ng; i++) {
         if (wl_preset_gpu_load(names[i], &g[i], &err))
             return runtime_error(cmd, &err);
+        const char *idle = NULL;
+        if (idle_spec_for(idle_specs, nidle, g[i].id, ng == 1, &idle))
+            return usage_error(cmd, "--idle: name the GPU (ID=TABLE.csv) when comparing several");
+        if (idle && apply_idle_table(cmd, &g[i], idle, 0))
+            return EXIT_RUNTIME;
         if (clock > 0 && (clock < g[i].sm_clock_min_mhz - 1e-9 || clock > g[i].sm_clock_max_mhz + 1e-9))
             return usage_error(cmd, "--clock %.1f MHz is outside %s's range %.0f-%.0f MHz", clock,
                                g[i].id, g[i].sm_clock_min_mhz, g[i].sm_clock_max_mhz);

@@ -19,7 +19,10 @@ static void help(FILE *f)
 "Predicts time, average board power and energy of one prefill forward pass.\n\n"
 "  --gpu ID|FILE.ini       GPU preset (default a100-pcie-40gb)\n"
 "  --model ID|FILE.ini     model preset (default gpt2)\n"
-"  --trace FILE.json       use a kernel trace instead of --model\n"
+"  --trace FILE.json       use a kernel trace instead of --model (with --dtype fp32,\n"
+"                          a bf16/fp16 trace is retyped as eager PyTorch runs fp32)\n"
+"  --idle TABLE.csv        measured idle table (sm_clock_mhz,voltage_mv,idle_power_w;\n"
+"                          voltage may be empty) instead of the preset's idle curve\n"
 "  --batch N               sequences per pass (default 1)\n"
 "  --seq N                 tokens per sequence (default 128)\n"
 "  --dtype bf16|fp16|fp32|tf32   precision (default bf16)\n"
@@ -263,8 +266,10 @@ int cmd_predict(int argc, char **argv)
                0, 0, 0, NULL};
     const char *clock = NULL, *latency = "tiled";
     double v_mv = 0, v_off = 0;
-    int no_limit = 0;
+    int no_limit = 0, dtype_given = 0;
+    const char *idle = NULL;
     static const struct option lo[] = {
+        {"idle", required_argument, 0, 'i'},
         {"gpu", required_argument, 0, 'g'},   {"model", required_argument, 0, 'm'},
         {"trace", required_argument, 0, 't'}, {"batch", required_argument, 0, 'b'},
         {"seq", required_argument, 0, 's'},   {"dtype", required_argument, 0, 'd'},
@@ -290,7 +295,9 @@ int cmd_predict(int argc, char **argv)
         case 's':
             if (parse_int_arg(cmd, "--seq", optarg, 1, 10000000, &o.seq)) return EXIT_USAGE;
             break;
+        case 'i': idle = optarg; break;
         case 'd':
+            dtype_given = 1;
             if (wl_dtype_parse(optarg, &o.dtype) ||
                 (o.dtype != WL_DT_BF16 && o.dtype != WL_DT_FP16 && o.dtype != WL_DT_FP32 &&
                  o.dtype != WL_DT_TF32))
@@ -348,6 +355,8 @@ int cmd_predict(int argc, char **argv)
     wl_core_gpu gpu;
     if (wl_preset_gpu_load(o.gpu_id, &gpu, &err))
         return runtime_error(cmd, &err);
+    if (idle && apply_idle_table(cmd, &gpu, idle, 0))
+        return EXIT_RUNTIME;
     static double clocks[MAX_CLOCKS];
     int nclk = 1;
     clocks[0] = gpu.sm_clock_max_mhz;
@@ -363,6 +372,12 @@ int cmd_predict(int argc, char **argv)
     int rc;
     if (o.trace) {
         rc = wl_core_trace_load(o.trace, &wl, &err);
+        if (!rc && dtype_given && o.dtype == WL_DT_FP32) {
+            wl_core_workload *f32 = NULL;
+            rc = wl_core_workload_retype(wl, WL_DT_FP32, &f32, &err);
+            wl_core_workload_free(wl);
+            wl = f32;
+        }
     } else {
         wl_core_model m;
         rc = wl_preset_model_load(o.model_id, &m, &err);

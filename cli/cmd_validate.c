@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void help(FILE *f)
 {
@@ -24,12 +25,23 @@ static void help(FILE *f)
 "and leave-one-model-out MAPE (refit without each model, score it).\n\n"
 "  --traces DIR  predict a row from DIR/<model>_<dtype>_b<batch>[_s<seq>]_<mode>.json\n"
 "                when that trace exists\n"
+"  --idle [ID=]TABLE.csv  measured idle table (sm_clock_mhz,voltage_mv,idle_power_w;\n"
+"                voltage may be empty) for that GPU instead of its preset's curve;\n"
+"                repeat for several GPUs\n"
+"  --no-beside   do not look beside the measurements (see below)\n"
+
 "  --gpu ID      score only that GPU's rows on this preset (default: every GPU\n"
 "                named in the gpu column, each on its own preset, then pooled)\n"
 "  --no-lomo     skip the leave-one-model-out refits\n"
 "  --interval L  add predicted_*_lo/hi columns: the prediction interval at level\n"
 "                L (0.95 or 95), and report how often it covers the measurement\n"
-"  -o FILE       write the CSV to FILE (atomically) instead of stdout\n");
+"  -o FILE       write the CSV to FILE (atomically) instead of stdout\n\n"
+"Beside the measurements: with DATA/measurements/X.csv, a GPU whose preset\n"
+"idle curve comes from the board-class rule uses DATA/gpu-tables/<id>-idle.csv\n"
+"when it exists, and rows no native builder covers (a model without one, an\n"
+"fp32 row with only a bf16 trace, retyped) come from DATA/traces/. Each use is\n"
+"noted on stderr. The GPU column may name a preset by id or alias\n"
+"(\"NVIDIA A10\", \"H100-SXM5-80GB\").\n");
 }
 
 static void print_regret(void *user, const char *wl, double bm, double bp, double regret)
@@ -76,9 +88,12 @@ int cmd_validate(int argc, char **argv)
 {
     const char *cmd = "validate";
     const char *traces = NULL, *gpu_id = NULL, *out_path = "-";
-    int no_lomo = 0;
+    int no_lomo = 0, beside = 1, nidle = 0;
+    const char *idle_specs[16];
     double level = 0;
     static const struct option lo[] = {{"traces", required_argument, 0, 't'},
+                                       {"idle", required_argument, 0, 'i'},
+                                       {"no-beside", no_argument, 0, 'B'},
                                        {"interval", required_argument, 0, 'I'},
                                        {"gpu", required_argument, 0, 'g'},
                                        {"no-lomo", no_argument, 0, 'n'},
@@ -92,6 +107,12 @@ int cmd_validate(int argc, char **argv)
         case 't': traces = optarg; break;
         case 'g': gpu_id = optarg; break;
         case 'n': no_lomo = 1; break;
+        case 'B': beside = 0; break;
+        case 'i':
+            if (nidle == 16)
+                return usage_error(cmd, "--idle: at most 16 tables");
+            idle_specs[nidle++] = optarg;
+            break;
         case 'I':
             if (parse_level_arg(cmd, "--interval", optarg, &level))
                 return EXIT_USAGE;
@@ -109,6 +130,23 @@ int cmd_validate(int argc, char **argv)
     wl_calib_set *set = NULL;
     if (wl_calib_load(path, &set, &err))
         return runtime_error(cmd, &err);
+    /* DATA/measurements/X.csv -> DATA (the shared data layout) */
+    char data_dir[1024] = "";
+    if (beside) {
+        const char *sl = strrchr(path, '/');
+        int dl = sl ? (int)(sl - path) : 0;
+        if (dl > 1000)
+            dl = 0; /* a path this deep has no data folder we would find */
+        snprintf(data_dir, sizeof data_dir, "%.*s%s..", dl, path, sl ? "/" : "");
+        char tdir[1100];
+        struct stat st;
+        snprintf(tdir, sizeof tdir, "%s/traces", data_dir);
+        if (!traces && stat(tdir, &st) == 0 && S_ISDIR(st.st_mode)) {
+            wl_calib_set_fallback_traces(set, tdir);
+            fprintf(stderr, "wattlas validate: rows no native builder covers use traces from %s\n",
+                    tdir);
+        }
+    }
     /* one preset per GPU named in the rows (or just --gpu) */
     enum { MAXG = 16 };
     static wl_core_gpu gpus[MAXG];
@@ -122,6 +160,9 @@ int cmd_validate(int argc, char **argv)
     } else {
         for (size_t i = 0; i < n && !rc; i++) {
             const char *g = wl_calib_row_at(set, i)->gpu;
+            const char *canon = wl_preset_gpu_resolve(g);
+            if (canon)
+                g = canon;
             int k = 0;
             while (k < ng && strcmp(ids[k], g) != 0)
                 k++;
@@ -137,8 +178,29 @@ int cmd_validate(int argc, char **argv)
         }
     }
     for (int k = 0; k < ng && !rc; k++) {
-        rc = wl_preset_gpu_load(ids[k], &gpus[k], &err) ||
-             wl_calib_problem_create(&gpus[k], set, traces, &P[k], &err) ||
+        if ((rc = wl_preset_gpu_load(ids[k], &gpus[k], &err)))
+            break;
+        const char *idle = NULL;
+        if (idle_spec_for(idle_specs, nidle, gpus[k].id, ng == 1, &idle)) {
+            for (int j = 0; j < ng; j++)
+                wl_calib_problem_free(P[j]);
+            wl_calib_free(set);
+            return usage_error(cmd, "--idle: name the GPU (ID=TABLE.csv) when the file has several");
+        }
+        char auto_idle[1200 + sizeof gpus[k].id];
+        struct stat st;
+        if (!idle && data_dir[0] && (gpus[k].vf_rule & WL_VF_RULE_IDLE)) {
+            snprintf(auto_idle, sizeof auto_idle, "%s/gpu-tables/%.63s-idle.csv", data_dir, gpus[k].id);
+            if (stat(auto_idle, &st) == 0)
+                idle = auto_idle;
+        }
+        if (idle && apply_idle_table(cmd, &gpus[k], idle, 0)) {
+            for (int j = 0; j < ng; j++)
+                wl_calib_problem_free(P[j]);
+            wl_calib_free(set);
+            return EXIT_RUNTIME;
+        }
+        rc = wl_calib_problem_create(&gpus[k], set, traces, &P[k], &err) ||
              (level > 0 && wl_calib_uncertainty_load(ids[k], &unc[k], &err));
     }
     wl_results_out *out = NULL;
@@ -164,7 +226,7 @@ int cmd_validate(int argc, char **argv)
         const char *reason = NULL;
         wl_core_result res;
         int k = 0;
-        while (k + 1 < ng && strcmp(ids[k], r->gpu) != 0)
+        while (k + 1 < ng && !wl_calib_same_gpu(r->gpu, gpus[k].id))
             k++;
         wl_calib_problem *p = P[k];
         if (!wl_calib_row_ok(p, i, &reason)) {

@@ -182,3 +182,49 @@ int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err)
     free(buf);
     return rc;
 }
+
+/* A half-precision trace run again in fp32, as eager PyTorch would launch
+ * it: the casts to and from fp32 vanish (.float() of an fp32 tensor is the
+ * tensor itself), matmuls run on CUDA cores (torch's default
+ * allow_tf32 = False for matmul), convolutions on TF32 tensor cores
+ * (cuDNN's default allow_tf32 = True), and every other kernel reads and
+ * writes fp32. Shapes do not change. */
+int wl_core_workload_retype(const wl_core_workload *src, wl_dtype to, wl_core_workload **out,
+                            wl_error *err)
+{
+    *out = NULL;
+    if (to != WL_DT_FP32) {
+        wl_error_set(err, wl_core_workload_name(src), 0, "dtype",
+                     "a trace can only be retyped to fp32, not to %s", wl_dtype_name(to));
+        return WL_EUNSUPPORTED;
+    }
+    char name[160];
+    snprintf(name, sizeof name, "%s@fp32", wl_core_workload_name(src));
+    wl_core_workload *w = wl_core_workload_create(name);
+    if (!w)
+        return WL_ENOMEM;
+    for (size_t i = 0; i < wl_core_workload_count(src); i++) {
+        wl_kernel k = *wl_core_workload_kernel(src, i);
+        if (k.kind == WL_K_ELEMENTWISE && (k.op == WL_EW_CAST_FP32 || k.op == WL_EW_CAST_BF16))
+            continue;
+        if (k.kind == WL_K_ATTN_FLASH) {
+            wl_core_workload_free(w);
+            wl_error_set(err, wl_core_workload_name(src), 0, "dtype",
+                         "fused (flash) attention has no fp32 kernel");
+            return WL_EUNSUPPORTED;
+        }
+        if (k.kind == WL_K_GEMM) {
+            int conv = k.conv_taps > 0;
+            k.in_dtype = k.acc_dtype = conv ? WL_DT_TF32 : WL_DT_FP32;
+            k.tensor_core = conv;
+        } else if (k.kind != WL_K_GAP) {
+            k.in_dtype = k.acc_dtype = WL_DT_FP32;
+        }
+        if (wl_core_workload_add(w, &k)) {
+            wl_core_workload_free(w);
+            return WL_ENOMEM;
+        }
+    }
+    *out = w;
+    return WL_OK;
+}

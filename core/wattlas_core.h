@@ -284,6 +284,13 @@ int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err);
 int wl_core_trace_parse(const char *text, size_t len, const char *source,
                         wl_core_workload **out, wl_error *err);
 
+/* The same launches in fp32, as eager PyTorch runs a half-precision model
+ * in fp32: casts dropped, matmuls on CUDA cores, convolutions (conv_taps > 0)
+ * on TF32 tensor cores. Only to == WL_DT_FP32 (WL_EUNSUPPORTED otherwise, or
+ * for fused attention). */
+int wl_core_workload_retype(const wl_core_workload *src, wl_dtype to, wl_core_workload **out,
+                            wl_error *err);
+
 /* ---- model builder --------------------------------------------------------- */
 
 typedef enum { WL_ACT_RELU = 0, WL_ACT_GELU, WL_ACT_GELU_TANH, WL_ACT_SWIGLU } wl_activation;

@@ -9,7 +9,10 @@
 
 #define MAXPTS 4096
 
-int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_error *err)
+/* Reads and smooths an idle table into nk knots (clock, voltage or NAN,
+ * idle power); notes (dropped rows) go to out when not NULL. */
+static int smooth_table(const char *csv_path, double step_mhz, FILE *out, double *knots,
+                        double *vv, double *pp, int *nk_out, int *has_v_out, wl_error *err)
 {
     if (!(step_mhz > 0)) {
         wl_error_set(err, csv_path, 0, "step_mhz", "must be positive");
@@ -74,8 +77,6 @@ int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_err
         wl_error_set(err, csv_path, 0, "", "need at least 3 rows");
         return WL_EPARSE;
     }
-    fprintf(out, "[vf]\n; derived by: wattlas presets derive-vf %s --step-mhz %g\n", csv_path,
-            step_mhz);
     /* Hampel-style screen: a row whose idle power is more than 20% off the
      * median of its 6 nearest rows is a transient (the H100 table's 345 MHz
      * row reads 117 W among 72 W neighbours); drop it and say so. */
@@ -94,8 +95,9 @@ int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_err
                 }
             double med = k ? (k % 2 ? nb[k / 2] : 0.5 * (nb[k / 2 - 1] + nb[k / 2])) : fp[i];
             if (k >= 3 && fabs(fp[i] - med) > 0.2 * med) {
-                fprintf(out, "; dropped outlier row %.0f MHz: %.2f W against a neighbour median of %.2f W\n",
-                        fx[i], fp[i], med);
+                if (out)
+                    fprintf(out, "; dropped outlier row %.0f MHz: %.2f W against a neighbour median of %.2f W\n",
+                            fx[i], fp[i], med);
                 continue;
             }
             keep_x[m] = fx[i]; keep_v[m] = fv[i]; keep_p[m] = fp[i];
@@ -111,10 +113,12 @@ int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_err
         lo = fx[i] < lo ? fx[i] : lo;
         hi = fx[i] > hi ? fx[i] : hi;
     }
-    fprintf(out, "; local linear least squares over +-%g MHz around each knot\n", 0.75 * step_mhz);
-    double knots[WL_VF_MAX], vv[WL_VF_MAX], pp[WL_VF_MAX];
     int nk = 0;
-    for (double x = lo; x <= hi + 1e-9 && nk < WL_VF_MAX; x += step_mhz) {
+    /* knots every step from the lowest clock, and the highest clock itself,
+     * so the curve reaches the top of the table */
+    for (double x = lo; nk < WL_VF_MAX; x = x + step_mhz > hi + 1e-9 && x < hi - 1e-9 ? hi : x + step_mhz) {
+        if (x > hi + 1e-9)
+            break;
         double w = 0.75 * step_mhz;
         for (int col = 0; col < 2; col++) {
             double s0 = 0, s1 = 0, s2 = 0, t0 = 0, t1 = 0;
@@ -138,6 +142,30 @@ int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_err
     for (int i = 1; i < nk; i++)
         if (vv[i] < vv[i - 1])
             vv[i] = vv[i - 1];
+    *nk_out = nk;
+    *has_v_out = has_v;
+    return WL_OK;
+}
+
+int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_error *err)
+{
+    double knots[WL_VF_MAX], vv[WL_VF_MAX], pp[WL_VF_MAX];
+    int nk = 0, has_v = 0;
+    char *notes = NULL;
+    size_t nlen = 0;
+    FILE *m = open_memstream(&notes, &nlen);
+    if (!m)
+        return WL_ENOMEM;
+    int rc = smooth_table(csv_path, step_mhz, m, knots, vv, pp, &nk, &has_v, err);
+    fclose(m);
+    if (rc) {
+        free(notes);
+        return rc;
+    }
+    fprintf(out, "[vf]\n; derived by: wattlas presets derive-vf %s --step-mhz %g\n%s", csv_path,
+            step_mhz, notes ? notes : "");
+    free(notes);
+    fprintf(out, "; local linear least squares over +-%g MHz around each knot\n", 0.75 * step_mhz);
     const char *names[3] = {"clock_mhz", "voltage_mv", "idle_power_w"};
     if (!has_v)
         fprintf(out, "; no voltage column: give the voltage rule (vmin_mv, vmax_mv, vf_knee_mhz)\n");
@@ -154,6 +182,56 @@ int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_err
             fprintf(out, " %.2f", v);
         }
         fprintf(out, "\n");
+    }
+    return WL_OK;
+}
+
+int wl_preset_gpu_idle_table(wl_core_gpu *gpu, const char *csv_path, wl_error *err)
+{
+    double knots[WL_VF_MAX], vv[WL_VF_MAX], pp[WL_VF_MAX];
+    int nk = 0, has_v = 0;
+    int rc = smooth_table(csv_path, 60, NULL, knots, vv, pp, &nk, &has_v, err);
+    if (rc)
+        return rc;
+    if (nk < 2) {
+        wl_error_set(err, csv_path, 0, "sm_clock_mhz", "needs rows spanning at least 60 MHz");
+        return WL_EPARSE;
+    }
+    wl_core_gpu before = *gpu;
+    wl_core_vf vf;
+    vf.n = nk;
+    for (int i = 0; i < nk; i++) {
+        vf.clock_mhz[i] = knots[i];
+        /* a table without voltage keeps the GPU's own V-f curve */
+        vf.voltage_mv[i] = has_v && isfinite(vv[i]) ? vv[i] : wl_core_gpu_voltage_mv(&before, knots[i]);
+        vf.idle_w[i] = pp[i];
+        if (!isfinite(vf.idle_w[i]) || !(vf.voltage_mv[i] > 0)) {
+            wl_error_set(err, csv_path, 0, "idle_power_w", "no rows near %.0f MHz", knots[i]);
+            return WL_EPARSE;
+        }
+    }
+    gpu->vf = vf;
+    gpu->vf_rule &= has_v ? 0u : WL_VF_RULE_VOLTAGE;
+    gpu->vf_rule &= ~WL_VF_RULE_IDLE;
+    if (gpu->vf_rule & WL_VF_RULE_VOLTAGE) {
+        /* the voltage rule regenerates its column on the new knots */
+        wl_error e;
+        if (wl_core_gpu_vf_rule(gpu, &e) != WL_OK) {
+            *gpu = before;
+            *err = e;
+            return WL_EINVAL;
+        }
+    }
+    /* idle power stands for leakage in the transfer rules: carry the
+     * coefficients from the GPU as it was to the GPU with this table */
+    wl_error e;
+    wl_core_gpu changed = *gpu;
+    if (wl_core_gpu_transfer(&before, &changed, &e) == WL_OK)
+        gpu->coef = changed.coef;
+    if (wl_core_gpu_check(gpu, &e) != WL_OK) {
+        *gpu = before;
+        wl_error_set(err, csv_path, 0, e.field, "%s", e.text);
+        return WL_EINVAL;
     }
     return WL_OK;
 }

@@ -42,6 +42,71 @@ const char *wl_preset_text(wl_preset_kind kind, const char *id)
     return NULL;
 }
 
+/* GPU names as tools write them: lower case, '-' for blanks and '_', no
+ * vendor prefix ("NVIDIA A100-SXM4-80GB" -> "a100-sxm4-80gb"). */
+static void normalize_gpu_name(const char *in, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = in; *p && n + 1 < cap; p++) {
+        char ch = *p;
+        if (ch >= 'A' && ch <= 'Z')
+            ch = (char)(ch - 'A' + 'a');
+        if (ch == ' ' || ch == '_' || ch == '\t')
+            ch = '-';
+        if (ch == '-' && (n == 0 || out[n - 1] == '-'))
+            continue;
+        out[n++] = ch;
+    }
+    while (n && out[n - 1] == '-')
+        n--;
+    out[n] = 0;
+    if (strncmp(out, "nvidia-", 7) == 0)
+        memmove(out, out + 7, strlen(out + 7) + 1);
+}
+
+/* The [gpu] aliases list of a preset text ("aliases = a, b, c"), matched
+ * after normalisation. */
+static int text_has_alias(const char *text, const char *norm)
+{
+    const char *p = strstr(text, "\naliases");
+    if (!p)
+        return 0;
+    p = strchr(p, '=');
+    if (!p)
+        return 0;
+    p++;
+    const char *end = p + strcspn(p, ";\n");
+    while (p < end) {
+        size_t len = strcspn(p, ",;\n");
+        if (p + len > end)
+            len = (size_t)(end - p);
+        char one[128], nn[128];
+        size_t k = len < sizeof one - 1 ? len : sizeof one - 1;
+        memcpy(one, p, k);
+        one[k] = 0;
+        normalize_gpu_name(one, nn, sizeof nn);
+        if (nn[0] && strcmp(nn, norm) == 0)
+            return 1;
+        p += len + 1;
+    }
+    return 0;
+}
+
+const char *wl_preset_gpu_resolve(const char *name)
+{
+    char norm[128];
+    normalize_gpu_name(name, norm, sizeof norm);
+    for (size_t i = 0; i < wl_preset_blob_count; i++)
+        if (strcmp(wl_preset_blobs[i].kind, "gpus") == 0 &&
+            strcmp(wl_preset_blobs[i].id, norm) == 0)
+            return wl_preset_blobs[i].id;
+    for (size_t i = 0; i < wl_preset_blob_count; i++)
+        if (strcmp(wl_preset_blobs[i].kind, "gpus") == 0 &&
+            text_has_alias(wl_preset_blobs[i].text, norm))
+            return wl_preset_blobs[i].id;
+    return NULL;
+}
+
 /* ---- GPU keys ------------------------------------------------------------ */
 
 typedef enum { F_DOUBLE, F_INT, F_STR } ftype;
@@ -139,7 +204,7 @@ _Static_assert(N_GPU_FIELDS <= 128, "ctx.seen is too small for the GPU keys");
 
 /* informational keys of [calibration] and [vf], kept as text only */
 static const char *const info_keys[] = {"source", "command", "fitted_rows", "data_hash",
-                                         "fitted_on", "note"};
+                                         "fitted_on", "note", "aliases"};
 
 typedef struct {
     const char *source;
@@ -616,6 +681,8 @@ static int load(wl_preset_kind kind, const char *id, void *out, wl_error *err)
         return rc;
     }
     const char *text = wl_preset_text(kind, id);
+    if (!text && kind == WL_PRESET_GPU && (id = wl_preset_gpu_resolve(id)) != NULL)
+        text = wl_preset_text(kind, id);
     if (!text) {
         wl_error_set(err, id, 0, kind == WL_PRESET_GPU ? "gpu" : "model",
                      "no such preset (see 'wattlas presets list')");

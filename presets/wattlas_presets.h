@@ -14,6 +14,12 @@ const char *wl_preset_id(wl_preset_kind kind, size_t i);
 /* INI text of a built-in preset, or NULL. */
 const char *wl_preset_text(wl_preset_kind kind, const char *id);
 
+/* The built-in GPU id for a name as tools print it: the id itself, or one
+ * of the preset's [gpu] aliases, compared in lower case with blanks and '_'
+ * as '-' and without an "NVIDIA " prefix ("NVIDIA A10", "H100-SXM5-80GB").
+ * NULL when none matches. */
+const char *wl_preset_gpu_resolve(const char *name);
+
 /* id_or_path: a built-in id, or a path (contains '/' or ends in .ini). */
 int wl_preset_gpu_load(const char *id_or_path, wl_core_gpu *out, wl_error *err);
 int wl_preset_model_load(const char *id_or_path, wl_core_model *out, wl_error *err);
@@ -44,5 +50,12 @@ void wl_preset_write_calibration(FILE *out, const wl_core_gpu *gpu);
  * (sm_clock_mhz,voltage_mv,idle_power_w) with knots every step_mhz:
  * local linear least squares over the points within +-0.75 step. */
 int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_error *err);
+
+/* Replaces the GPU's idle power (and its voltage, when the table has a
+ * voltage_mv column) by a measured idle table, smoothed as derive_vf does at
+ * 60 MHz; without voltages the GPU's V-f curve stays. Transferred
+ * coefficients follow the new idle power (leakage scales with it). The V-f
+ * feasibility anchor is kept. */
+int wl_preset_gpu_idle_table(wl_core_gpu *gpu, const char *csv_path, wl_error *err);
 
 #endif

@@ -374,6 +374,20 @@ static void test_one_clock_and_bad_rows(void **state)
     assert_non_null(strstr(why, "above the requested"));
     wl_calib_problem_free(prob);
     wl_calib_free(set);
+    /* Below a rule-based idle curve (no measured table) the row still counts,
+     * and the gpu column may name the preset by alias. */
+    wl_core_gpu a10;
+    assert_int_equal(wl_preset_gpu_load("a10-24gb", &a10, &err), WL_OK);
+    assert_true(wl_core_gpu_idle_w(&a10, 900) > 25.0);
+    snprintf(buf, sizeof buf, "%s"
+             "NVIDIA A10,gpt2,1,128,bf16,prefill,eager,900,900,8.0,0.16,20.0,40\n", HDR);
+    write_file(p, buf);
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    assert_int_equal(wl_calib_problem_create(&a10, set, NULL, &prob, &err), WL_OK);
+    assert_true(wl_calib_row_ok(prob, 0, &why));
+    assert_true(wl_calib_row_scored(prob, 0, &why));
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
     unlink(p);
 }
 

@@ -380,6 +380,80 @@ static void test_compare_cmd(void **state)
     assert_non_null(strstr(out_buf, "fp16   tensor"));
 }
 
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The predicted power of the row that starts with prefix, or -1. */
+static double predicted_power(const char *prefix)
+{
+    const char *row = strstr(out_buf, prefix);
+    if (!row)
+        return -1;
+    const char *p = row;
+    for (int k = 0; k < 15; k++) { /* 13 input columns, clock, time */
+        p = strchr(p, ',');
+        if (!p)
+            return -1;
+        p++;
+    }
+    return *p == ',' ? -1 : atof(p);
+}
+
+/* validate looks beside the measurements: DATA/gpu-tables/<id>-idle.csv for
+ * a GPU whose idle curve is the rule, DATA/traces/ for rows no builder
+ * covers (an fp32 row from a bf16 trace, retyped); the gpu column may be
+ * an alias. */
+static void test_validate_beside(void **state)
+{
+    (void)state;
+    assert_int_equal(system("rm -rf /tmp/wattlas-beside && mkdir -p /tmp/wattlas-beside/measurements "
+                            "/tmp/wattlas-beside/gpu-tables /tmp/wattlas-beside/traces"), 0);
+    put("/tmp/wattlas-beside/measurements/a10.csv",
+        "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,energy_j,power_w,temp_c\n"
+        "NVIDIA A10,gpt2,1,128,bf16,prefill,eager,900,900,8.0,0.2,25.0,40\n"
+        "a10-24gb,tiny-net,8,,fp32,inference,eager,900,900,1.0,0.03,30.0,40\n");
+    char buf[8192];
+    size_t n = (size_t)snprintf(buf, sizeof buf, "sm_clock_mhz,voltage_mv,idle_power_w\n");
+    for (int f = 210; f <= 1695; f += 15)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%d,,%.2f\n", f, 15.0 + 0.005 * f);
+    put("/tmp/wattlas-beside/gpu-tables/a10-24gb-idle.csv", buf);
+    put("/tmp/wattlas-beside/traces/tiny-net_bf16_b8_inference.json",
+        "[[{\"batch\":1,\"dimM\":4096,\"dimN\":1024,\"dimK\":1024,\"precM\":\"bf16\",\"precA\":\"bf16\","
+        "\"useTensorCore\":true},[\"gemm\",\"tc\",\"bf16_bf16\"]],"
+        "[{\"dim\":4194304,\"op\":\"typecast_to_fp32\",\"prec\":\"bf16\"},[\"elementwise\"]]]");
+    assert_int_equal(run("validate /tmp/wattlas-beside/measurements/a10.csv --no-lomo"), 0);
+    assert_non_null(strstr(err_buf, "a10-24gb uses the measured idle table"));
+    assert_non_null(strstr(err_buf, "use traces from /tmp/wattlas-beside/measurements/../traces"));
+    assert_non_null(strstr(err_buf, "2 rows scored"));
+    double p_table = predicted_power("\nNVIDIA A10,gpt2,");
+    assert_true(predicted_power("\na10-24gb,tiny-net,") > 0);
+    assert_int_equal(run("validate /tmp/wattlas-beside/measurements/a10.csv --no-lomo --no-beside"), 0);
+    assert_null(strstr(err_buf, "idle table"));
+    assert_non_null(strstr(err_buf, "unknown model 'tiny-net' and no trace"));
+    double p_rule = predicted_power("\nNVIDIA A10,gpt2,");
+    assert_true(p_table > 0 && p_rule > 0);
+    /* the table's idle at 900 MHz is 19.5 W, the rule's about 40 W */
+    assert_true(p_rule - p_table > 10.0);
+    /* --idle names the GPU when the file has several */
+    put("/tmp/wattlas-beside/measurements/two.csv",
+        "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,energy_j,power_w,temp_c\n"
+        "a10-24gb,gpt2,1,128,bf16,prefill,eager,900,900,8.0,0.4,50.0,40\n"
+        "l4-24gb,gpt2,1,128,bf16,prefill,eager,900,900,8.0,0.3,37.5,40\n");
+    assert_int_equal(run("validate /tmp/wattlas-beside/measurements/two.csv --no-lomo "
+                         "--idle /tmp/wattlas-beside/gpu-tables/a10-24gb-idle.csv"), 2);
+    assert_non_null(strstr(err_buf, "ID=TABLE.csv"));
+    assert_int_equal(run("validate /tmp/wattlas-beside/measurements/two.csv --no-lomo --no-beside "
+                         "--idle l4=/tmp/wattlas-beside/gpu-tables/a10-24gb-idle.csv"), 0);
+    assert_non_null(strstr(err_buf, "l4-24gb uses the measured idle table"));
+    assert_null(strstr(err_buf, "a10-24gb uses"));
+    assert_int_equal(system("rm -rf /tmp/wattlas-beside"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -391,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_sweep_sigint),
         cmocka_unit_test(test_report_and_plot_cmds),
         cmocka_unit_test(test_compare_cmd),
+        cmocka_unit_test(test_validate_beside),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -630,6 +630,44 @@ static void test_energy_check(void **state)
     assert_string_equal(err.field, "process_nm");
 }
 
+/* A half-precision workload retyped to fp32 is what the native builders
+ * produce for fp32, launch for launch: casts gone, matmuls on CUDA cores,
+ * convolutions on TF32 tensor cores. */
+static void test_retype_fp32(void **state)
+{
+    (void)state;
+    static const struct { const char *model; long long b, s; } cases[] = {
+        {"gpt2", 2, 128}, {"bert-large", 1, 256}, {"opt-1.3b", 1, 128},
+        {"vit-large", 8, 1}, {"resnet-101", 8, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        wl_core_workload *h = build(cases[c].model, cases[c].b, cases[c].s, WL_DT_BF16);
+        wl_core_workload *f = build(cases[c].model, cases[c].b, cases[c].s, WL_DT_FP32);
+        wl_core_workload *r = NULL;
+        wl_error err;
+        assert_int_equal(wl_core_workload_retype(h, WL_DT_FP32, &r, &err), WL_OK);
+        assert_int_equal(wl_core_workload_count(r), wl_core_workload_count(f));
+        for (size_t i = 0; i < wl_core_workload_count(f); i++) {
+            const wl_kernel *a = wl_core_workload_kernel(r, i), *b = wl_core_workload_kernel(f, i);
+            if (!wl_kernel_equal(a, b))
+                fail_msg("%s: launch %zu differs: %s %s vs %s %s", cases[c].model, i,
+                         wl_kernel_kind_name(a->kind), wl_dtype_name(a->in_dtype),
+                         wl_kernel_kind_name(b->kind), wl_dtype_name(b->in_dtype));
+        }
+        assert_true(wl_core_workload_count(r) <= wl_core_workload_count(h));
+        wl_core_workload_free(h);
+        wl_core_workload_free(f);
+        wl_core_workload_free(r);
+    }
+    /* only to fp32 */
+    wl_core_workload *h = build("gpt2", 1, 128, WL_DT_BF16), *r = NULL;
+    wl_error err;
+    assert_int_equal(wl_core_workload_retype(h, WL_DT_BF16, &r, &err), WL_EUNSUPPORTED);
+    assert_null(r);
+    assert_string_equal(err.field, "dtype");
+    wl_core_workload_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -649,6 +687,7 @@ int main(void)
         cmocka_unit_test(test_transfer),
         cmocka_unit_test(test_vision_builders),
         cmocka_unit_test(test_energy_check),
+        cmocka_unit_test(test_retype_fp32),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

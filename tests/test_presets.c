@@ -338,6 +338,105 @@ static void test_derive_vf_outlier(void **state)
     assert_non_null(strstr(out, "idle_power_w = 73.00, 73.60")); /* 70 + 0.01 f, exact */
 }
 
+/* GPU names as tools print them resolve to presets; every alias of every
+ * preset resolves to that preset and to no other. */
+static void test_gpu_aliases(void **state)
+{
+    (void)state;
+    static const char *const names[][2] = {
+        {"NVIDIA A10", "a10-24gb"},
+        {"H100-SXM5-80GB", "h100-sxm-80gb"},
+        {"NVIDIA  H100 80GB HBM3", "h100-sxm-80gb"},
+        {"NVIDIA A100-PCIE-40GB", "a100-pcie-40gb"},
+        {"NVIDIA A100-SXM4-80GB", "a100-sxm-80gb"},
+        {"nvidia_l40s", "l40s-48gb"},
+        {"h100-sxm-80gb", "h100-sxm-80gb"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        const char *id = wl_preset_gpu_resolve(names[i][0]);
+        assert_non_null(id);
+        assert_string_equal(id, names[i][1]);
+    }
+    assert_null(wl_preset_gpu_resolve("a100"));  /* ambiguous: no alias */
+    assert_null(wl_preset_gpu_resolve("h100"));
+    assert_null(wl_preset_gpu_resolve(""));
+    wl_core_gpu g;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_load("NVIDIA A10", &g, &err), WL_OK);
+    assert_string_equal(g.id, "a10-24gb");
+    for (size_t p = 0; p < wl_preset_count(WL_PRESET_GPU); p++) {
+        const char *id = wl_preset_id(WL_PRESET_GPU, p);
+        const char *text = wl_preset_text(WL_PRESET_GPU, id);
+        const char *a = strstr(text, "\naliases = ");
+        if (!a)
+            continue;
+        a += strlen("\naliases = ");
+        char list[512];
+        size_t len = strcspn(a, ";\n");
+        snprintf(list, sizeof list, "%.*s", (int)len, a);
+        for (char *tok = strtok(list, ", "); tok; tok = strtok(NULL, ", ")) {
+            const char *got = wl_preset_gpu_resolve(tok);
+            if (!got || strcmp(got, id) != 0)
+                fail_msg("alias '%s' of %s resolves to %s", tok, id, got ? got : "nothing");
+        }
+    }
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A measured idle table replaces a rule-based idle curve: idle power
+ * follows the table (linear, so the smoothing is exact), the rule's
+ * voltage stays when the table has none, and leakage scales with idle. */
+static void test_idle_table(void **state)
+{
+    (void)state;
+    const char *p = "/tmp/wattlas-test-idle.csv";
+    char buf[16384];
+    size_t n = (size_t)snprintf(buf, sizeof buf, "sm_clock_mhz,voltage_mv,idle_power_w\n");
+    for (int f = 210; f <= 1695; f += 15)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%d,,%.3f\n", f, 20.0 + 0.01 * f);
+    write_text(p, buf);
+    wl_core_gpu before, g;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_load("a10-24gb", &before, &err), WL_OK);
+    assert_true(before.vf_rule & WL_VF_RULE_IDLE);
+    g = before;
+    assert_int_equal(wl_preset_gpu_idle_table(&g, p, &err), WL_OK);
+    assert_close(wl_core_gpu_idle_w(&g, 900), 29.0, 1e-6);
+    assert_close(wl_core_gpu_idle_w(&g, 1695), 36.95, 1e-6);
+    assert_false(g.vf_rule & WL_VF_RULE_IDLE);
+    assert_true(g.vf_rule & WL_VF_RULE_VOLTAGE);
+    for (double f = 300; f <= 1695; f += 100)
+        assert_close(wl_core_gpu_voltage_mv(&g, f), wl_core_gpu_voltage_mv(&before, f), 0.01);
+    double ratio = wl_core_gpu_idle_w(&g, g.sm_clock_min_mhz) /
+                   wl_core_gpu_idle_w(&before, before.sm_clock_min_mhz);
+    assert_close(g.coef.leak_w_per_c / before.coef.leak_w_per_c, ratio, 1e-9);
+    assert_close(g.coef.c_tc_w, before.coef.c_tc_w, 1e-12);
+    /* with voltages, the table's voltages are used */
+    n = (size_t)snprintf(buf, sizeof buf, "sm_clock_mhz,voltage_mv,idle_power_w\n");
+    for (int f = 210; f <= 1695; f += 15)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%d,%.3f,30\n", f, 650.0 + 0.1 * f);
+    write_text(p, buf);
+    g = before;
+    assert_int_equal(wl_preset_gpu_idle_table(&g, p, &err), WL_OK);
+    assert_close(wl_core_gpu_voltage_mv(&g, 1000), 750.0, 1e-6);
+    assert_int_equal(g.vf_rule, 0u);
+    /* errors name the file, the line and the field, and leave the GPU alone */
+    write_text(p, "sm_clock_mhz,voltage_mv,idle_power_w\n210,700,40\n225,700,forty\n240,700,40\n");
+    g = before;
+    assert_int_equal(wl_preset_gpu_idle_table(&g, p, &err), WL_EPARSE);
+    assert_int_equal(err.line, 3);
+    assert_string_equal(err.field, "idle_power_w");
+    assert_memory_equal(&g, &before, sizeof g);
+    unlink(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +446,8 @@ int main(void)
         cmocka_unit_test(test_library_peaks),  cmocka_unit_test(test_vf_rule),
         cmocka_unit_test(test_derive_vf_outlier),
         cmocka_unit_test(test_apply_design_change),
+        cmocka_unit_test(test_gpu_aliases),
+        cmocka_unit_test(test_idle_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
