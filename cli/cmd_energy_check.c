@@ -91,25 +91,28 @@ int cmd_energy_check(int argc, char **argv)
     FILE *f = wl_results_out_stream(o);
     if (strcmp(format, "csv") == 0) {
         fprintf(f, "gpu,dtype,unit,process_nm,clock_mhz,peak_tflops,board_w,board_pj_per_flop,"
-                   "mult_pj,add_pj,arith_pj_per_flop,residual_pj_per_flop,model_gemm_mnk,"
+                   "mult_pj,add_pj,arith_pj_per_flop,reg_pj_per_byte,operand_pj_per_flop,"
+                   "residual_pj_per_flop,model_gemm_mnk,"
                    "model_power_w,model_tflops,model_pj_per_flop,model_compute_pj_per_flop,"
                    "model_memory_pj_per_flop,model_static_pj_per_flop\n");
         for (int d = 0; d < WL_DT_COUNT; d++) {
             if (!want[d])
                 continue;
             const wl_core_energy_check *e = &ec[d];
-            fprintf(f, "%s,%s,%s,%g,%.0f,%.2f,%.0f,%.4f,%.4f,%.4f,%.4f,%.4f,%lld,%.1f,%.2f,%.4f,%.4f,%.4f,%.4f\n",
+            fprintf(f, "%s,%s,%s,%g,%.0f,%.2f,%.0f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%lld,%.1f,%.2f,%.4f,%.4f,%.4f,%.4f\n",
                     g.id, wl_dtype_name(e->dtype), e->tensor_core ? "tensor" : "cuda", g.process_nm,
                     e->clock_mhz, e->peak_tflops, e->board_w, e->board_pj_per_flop, e->mult_pj,
-                    e->add_pj, e->arith_pj_per_flop, e->residual_pj_per_flop, e->gemm_mnk,
+                    e->add_pj, e->arith_pj_per_flop, e->reg_pj_per_byte, e->operand_pj_per_flop,
+                    e->residual_pj_per_flop, e->gemm_mnk,
                     e->model_power_w, e->model_tflops, e->model_pj_per_flop, e->model_compute_pj,
                     e->model_memory_pj, e->model_static_pj);
         }
     } else {
         fprintf(f, "# %s, %g nm, %.0f W TDP, peak at %.0f MHz; pJ per FLOP (per OP for int8)\n",
                 g.id, g.process_nm, g.tdp_w > 0 ? g.tdp_w : g.power_limit_w, g.sm_clock_max_mhz);
-        fprintf(f, "%-6s %-6s %10s %9s %11s %8s %10s %9s | %9s %8s %9s %9s %9s %9s\n", "dtype",
-                "unit", "peak_tflops", "board_pj", "mac_pj", "arith_pj", "residual_pj", "arith%",
+        fprintf(f, "%-6s %-6s %10s %9s %11s %8s %8s %10s %7s | %9s %8s %9s %9s %9s %9s\n", "dtype",
+                "unit", "peak_tflops", "board_pj", "mac_pj", "arith_pj", "reg_pj", "residual_pj",
+                "first%",
                 "model_tf", "model_w", "model_pj", "compute", "memory", "static");
         for (int d = 0; d < WL_DT_COUNT; d++) {
             if (!want[d])
@@ -117,16 +120,22 @@ int cmd_energy_check(int argc, char **argv)
             const wl_core_energy_check *e = &ec[d];
             char mac[32];
             snprintf(mac, sizeof mac, "%.3f+%.3f", e->mult_pj, e->add_pj);
-            fprintf(f, "%-6s %-6s %10.1f %9.3f %11s %8.3f %10.3f %9.1f | %9.1f %8.1f %9.3f %9.3f %9.3f %9.3f\n",
+            fprintf(f, "%-6s %-6s %10.1f %9.3f %11s %8.3f %8.3f %10.3f %7.1f | %9.1f %8.1f %9.3f %9.3f %9.3f %9.3f\n",
                     wl_dtype_name(e->dtype), e->tensor_core ? "tensor" : "cuda", e->peak_tflops,
-                    e->board_pj_per_flop, mac, e->arith_pj_per_flop, e->residual_pj_per_flop,
-                    100.0 * e->arith_pj_per_flop / e->board_pj_per_flop, e->model_tflops,
+                    e->board_pj_per_flop, mac, e->arith_pj_per_flop, e->operand_pj_per_flop,
+                    e->residual_pj_per_flop,
+                    100.0 * (e->arith_pj_per_flop + e->operand_pj_per_flop) / e->board_pj_per_flop,
+                    e->model_tflops,
                     e->model_power_w, e->model_pj_per_flop, e->model_compute_pj,
                     e->model_memory_pj, e->model_static_pj);
         }
         fprintf(f, "board_pj = TDP / peak; mac_pj = multiply + accumulate-add (Jouppi et al. ISCA 2021,\n"
                    "7 nm, scaled by node^0.567), or the preset's [technology] figure (shown +0.000);\n"
-                   "arith_pj = mac_pj / 2; residual = board - arith.\n"
+                   "arith_pj = mac_pj / 2; reg_pj = register operands per MAC / 2 (16 B per FFMA,\n"
+                   "0.4375 B x element size per tensor-core MAC, mma m16n8k*) x register-file pJ/B (Horowitz ISSCC 2014\n"
+                   "8 KB SRAM, 1.25 pJ/B at 45 nm, node-scaled, or [technology] e_reg_pj_per_byte);\n"
+                   "first%% = (arith + reg) / board; residual = board - arith - reg: shared memory,\n"
+                   "L2, DRAM, control, clocks, static and idle.\n"
                    "model: an 8192^3 GEMM at the maximum clock, unthrottled, and its energy parts.\n");
     }
     if (wl_results_out_commit(o, &err))

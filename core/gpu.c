@@ -287,8 +287,8 @@ int wl_core_gpu_transfer(const wl_core_gpu *src, wl_core_gpu *dst, wl_error *err
     c.c_gap_w = a->c_gap_w * n_sm * node;
     /* energy per operation or byte: the [technology] figures where given,
      * else the node law; defaults on both sides reduce to `node` */
-    double e_tc = wl_core_gpu_mac_pj(dst, dtd) / wl_core_gpu_mac_pj(src, dts);
-    double e_fp = wl_core_gpu_mac_pj(dst, WL_DT_FP32) / wl_core_gpu_mac_pj(src, WL_DT_FP32);
+    double e_tc = wl_core_gpu_op_pj(dst, dtd, 1) / wl_core_gpu_op_pj(src, dts, 1);
+    double e_fp = wl_core_gpu_op_pj(dst, WL_DT_FP32, 0) / wl_core_gpu_op_pj(src, WL_DT_FP32, 0);
     double e_sm = wl_core_gpu_smem_pj_per_byte(dst) / wl_core_gpu_smem_pj_per_byte(src);
     double e_l2 = wl_core_gpu_l2_pj_per_byte(dst) / wl_core_gpu_l2_pj_per_byte(src);
     if (!(tcs > 0 && tcd > 0) || !isfinite(e_tc) || !(e_tc > 0))
@@ -343,7 +343,8 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
     for (int i = 0; i < WL_DT_COUNT; i++)
         CHECK(gpu->tech_mac_pj[i] >= 0 && gpu->tech_mac_pj[i] < 1e4, "e_mac_*_pj",
               "[technology] energies must be >= 0 pJ");
-    CHECK(gpu->tech_smem_pj_per_byte >= 0 && gpu->tech_l2_pj_per_byte >= 0 &&
+    CHECK(gpu->tech_reg_pj_per_byte >= 0 && gpu->tech_smem_pj_per_byte >= 0 &&
+              gpu->tech_l2_pj_per_byte >= 0 &&
               gpu->tech_dram_pj_per_bit >= 0,
           "e_*_pj_per_*", "[technology] energies must be >= 0 pJ");
     CHECK(gpu->v_ref_mv > 0, "v_ref_mv", "must be positive");

@@ -41,6 +41,37 @@ double wl_core_gpu_mac_pj(const wl_core_gpu *g, wl_dtype dt)
     return wl_core_mac_energy_pj(dt, g->process_nm, &m, &a) ? 0.0 : m + a;
 }
 
+/* Register file: a small SRAM, Horowitz ISSCC 2014's 8 KB array, 10 pJ per
+ * 64-bit read at 45 nm = 1.25 pJ/B, scaled by the node law. */
+double wl_core_gpu_reg_pj_per_byte(const wl_core_gpu *g)
+{
+    if (g->tech_reg_pj_per_byte > 0)
+        return g->tech_reg_pj_per_byte;
+    return g->process_nm > 0 ? 1.25 * wl_core_node_energy_scale(45.0, g->process_nm) : 0.0;
+}
+
+/* Register-file bytes per MAC. A CUDA-core FFMA reads three 4-byte operands
+ * and writes one: 16 B (an upper bound: operand reuse caches save some). A
+ * tensor-core mma.sync m16n8kK (PTX ISA; K x element size = 32 B: k8 tf32,
+ * k16 fp16/bf16, k32 fp8/int8) reads the A 16xK and B Kx8 tiles and the
+ * 16x8 32-bit accumulator and writes it back: 512 + 256 + 512 + 512 B per
+ * 128 K MACs = 0.4375 B x element size (0.875 B for bf16). */
+double wl_core_operand_bytes_per_mac(int tensor_core, wl_dtype dt)
+{
+    if (!tensor_core)
+        return 16.0;
+    double eb = dt == WL_DT_TF32 ? 4.0 : wl_dtype_bytes(dt);
+    return 1792.0 / (128.0 * 32.0 / eb);
+}
+
+/* Energy of one MAC with its register operands: what the transfer scales
+ * a pipe's capacitance by. */
+double wl_core_gpu_op_pj(const wl_core_gpu *g, wl_dtype dt, int tensor_core)
+{
+    double mac = wl_core_gpu_mac_pj(g, dt), reg = wl_core_gpu_reg_pj_per_byte(g);
+    return mac > 0 && reg > 0 ? mac + wl_core_operand_bytes_per_mac(tensor_core, dt) * reg : 0.0;
+}
+
 double wl_core_gpu_smem_pj_per_byte(const wl_core_gpu *g)
 {
     if (g->tech_smem_pj_per_byte > 0)
@@ -83,7 +114,11 @@ int wl_core_energy_check_run(const wl_core_gpu *g, wl_dtype dt, wl_core_energy_c
     out->board_w = g->tdp_w > 0 ? g->tdp_w : g->power_limit_w;
     out->board_pj_per_flop = out->board_w / out->peak_tflops; /* W / (TFLOP/s) = pJ */
     out->arith_pj_per_flop = 0.5 * (out->mult_pj + out->add_pj); /* a MAC is 2 FLOP */
-    out->residual_pj_per_flop = out->board_pj_per_flop - out->arith_pj_per_flop;
+    out->reg_pj_per_byte = wl_core_gpu_reg_pj_per_byte(g);
+    out->operand_pj_per_flop =
+        0.5 * wl_core_operand_bytes_per_mac(out->tensor_core, dt) * out->reg_pj_per_byte;
+    out->residual_pj_per_flop =
+        out->board_pj_per_flop - out->arith_pj_per_flop - out->operand_pj_per_flop;
 
     /* the model's own account at a large, compute-bound GEMM */
     const long long n = 8192;

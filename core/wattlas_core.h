@@ -142,6 +142,7 @@ typedef struct {
      * the table): per MAC (FMA for fp32) by precision, per byte of shared
      * memory and of L2, DRAM device + PHY per bit */
     double tech_mac_pj[WL_DT_COUNT];
+    double tech_reg_pj_per_byte;
     double tech_smem_pj_per_byte, tech_l2_pj_per_byte, tech_dram_pj_per_bit;
     double v_ref_mv;           /* voltage at which leakage slope is given */
     /* timing feasibility (alpha-power law, Sakurai-Newton 1990):
@@ -455,14 +456,24 @@ typedef struct {
     double board_pj_per_flop;    /* board_w / peak */
     double mult_pj, add_pj;      /* per MAC at the node */
     double arith_pj_per_flop;    /* (mult + add) / 2 */
-    double residual_pj_per_flop; /* board - arithmetic: operand delivery,
-                                    control, clocks, static and idle */
+    double reg_pj_per_byte;      /* register file access */
+    double operand_pj_per_flop;  /* register operands of a MAC / 2 */
+    double residual_pj_per_flop; /* board - arithmetic - register operands:
+                                    shared memory, L2, DRAM, control, clocks,
+                                    static and idle */
     /* the model at an n^3 GEMM at the maximum clock, unthrottled (0: n/a) */
     long long gemm_mnk;
     double model_power_w, model_tflops, model_pj_per_flop;
     double model_compute_pj, model_memory_pj, model_static_pj;
 } wl_core_energy_check;
 
+/* Register-file energy in pJ/B ([technology] e_reg_pj_per_byte, else the
+ * 45 nm 8 KB SRAM figure by the node law), register bytes per MAC (16 for
+ * an FFMA, 0.4375 x element bytes for a tensor-core MAC), and a MAC with
+ * its operands. */
+double wl_core_gpu_reg_pj_per_byte(const wl_core_gpu *g);
+double wl_core_operand_bytes_per_mac(int tensor_core, wl_dtype dt);
+double wl_core_gpu_op_pj(const wl_core_gpu *g, wl_dtype dt, int tensor_core);
 int wl_core_energy_check_run(const wl_core_gpu *gpu, wl_dtype dt, wl_core_energy_check *out,
                              wl_error *err);
 

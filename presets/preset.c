@@ -138,6 +138,7 @@ static const gpu_field gpu_fields[] = {
     D("technology", "e_mac_bf16_pj", tech_mac_pj[WL_DT_BF16], 0),
     D("technology", "e_mac_fp8_pj", tech_mac_pj[WL_DT_FP8], 0),
     D("technology", "e_mac_int8_pj", tech_mac_pj[WL_DT_INT8], 0),
+    D("technology", "e_reg_pj_per_byte", tech_reg_pj_per_byte, 0),
     D("technology", "e_smem_pj_per_byte", tech_smem_pj_per_byte, 0),
     D("technology", "e_l2_pj_per_byte", tech_l2_pj_per_byte, 0),
     D("technology", "e_dram_pj_per_bit", tech_dram_pj_per_bit, 0),

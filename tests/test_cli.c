@@ -374,7 +374,7 @@ static void test_compare_cmd(void **state)
     /* energy-check */
     assert_int_equal(run("energy-check --gpu a100-sxm-80gb --dtype bf16 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 2);
-    assert_non_null(strstr(out_buf, "\na100-sxm-80gb,bf16,tensor,7,1410,311.87,400,1.2826,0.2100,0.3800,0.2950,0.9876,8192,"));
+    assert_non_null(strstr(out_buf, "\na100-sxm-80gb,bf16,tensor,7,1410,311.87,400,1.2826,0.2100,0.3800,0.2950,0.4352,0.1904,0.7972,8192,"));
     assert_int_equal(run("energy-check --gpu a100-sxm-80gb --dtype fp8"), 2);
     assert_int_equal(run("energy-check --gpu v100-sxm2-32gb"), 0);
     assert_non_null(strstr(out_buf, "fp16   tensor"));

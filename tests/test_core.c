@@ -567,17 +567,34 @@ static void test_transfer(void **state)
     assert_int_equal(wl_core_gpu_transfer(&a, &b, &err), WL_EINVAL);
     assert_string_equal(err.field, "dram_type");
     /* [technology] figures replace the tables: an explicit DRAM energy makes
-     * any memory transferable; twice the MAC energy, twice c_tc */
+     * any memory transferable; twice the MAC and register energy, twice c_tc */
     b = a;
     snprintf(b.dram_type, sizeof b.dram_type, "LPDDR5");
     b.tech_dram_pj_per_bit = 3.9;
     b.tech_mac_pj[WL_DT_BF16] = 2.0 * wl_core_gpu_mac_pj(&a, WL_DT_BF16);
+    b.tech_reg_pj_per_byte = 2.0 * wl_core_gpu_reg_pj_per_byte(&a);
     b.tech_l2_pj_per_byte = 0.5 * wl_core_gpu_l2_pj_per_byte(&a);
     assert_int_equal(wl_core_gpu_transfer(&a, &b, &err), WL_OK);
     assert_close(b.coef.c_tc_w, 2.0 * a.coef.c_tc_w, 1e-9);
+    /* register energy alone: c_tc scales by (mac + 0.875 x 2r) / (mac + 0.875 r),
+     * c_fp by (mac32 + 16 x 2r) / (mac32 + 16 r) */
+    {
+        wl_core_gpu c = a;
+        double r = wl_core_gpu_reg_pj_per_byte(&a);
+        double m16 = wl_core_gpu_mac_pj(&a, WL_DT_BF16), m32 = wl_core_gpu_mac_pj(&a, WL_DT_FP32);
+        c.tech_reg_pj_per_byte = 2.0 * r;
+        assert_int_equal(wl_core_gpu_transfer(&a, &c, &err), WL_OK);
+        assert_close(c.coef.c_tc_w / a.coef.c_tc_w, (m16 + 1.75 * r) / (m16 + 0.875 * r), 1e-9);
+        assert_close(c.coef.c_fp_w / a.coef.c_fp_w, (m32 + 32.0 * r) / (m32 + 16.0 * r), 1e-9);
+        assert_close(wl_core_operand_bytes_per_mac(1, WL_DT_INT8), 0.4375, 1e-12);
+        assert_close(wl_core_operand_bytes_per_mac(1, WL_DT_TF32), 1.75, 1e-12);
+    }
     assert_close(b.coef.c_l2_w, 0.5 * a.coef.c_l2_w, 1e-9);
     assert_close(b.coef.e_dram_pj_per_byte, a.coef.e_dram_pj_per_byte, 1e-9);
-    assert_close(b.coef.c_fp_w, a.coef.c_fp_w, 1e-9);
+    { /* fp32 MACs unchanged, registers doubled */
+        double r = wl_core_gpu_reg_pj_per_byte(&a), m32 = wl_core_gpu_mac_pj(&a, WL_DT_FP32);
+        assert_close(b.coef.c_fp_w / a.coef.c_fp_w, (m32 + 32.0 * r) / (m32 + 16.0 * r), 1e-9);
+    }
     assert_close(wl_core_gpu_mac_pj(&a, WL_DT_BF16), 0.59, 1e-12);
     assert_close(wl_core_gpu_smem_pj_per_byte(&a), 2.5 * pow(7.0 / 45.0, 0.567), 1e-12);
     /* a library preset carries the transferred coefficients */
@@ -600,7 +617,11 @@ static void test_energy_check(void **state)
     assert_close(e.board_pj_per_flop, 400.0 / 311.86944, 1e-5);
     /* 7 nm: bf16 multiply 0.21 + fp32 add 0.38 per MAC, 2 FLOP per MAC */
     assert_close(e.arith_pj_per_flop, 0.295, 1e-12);
-    assert_close(e.residual_pj_per_flop, 400.0 / 311.86944 - 0.295, 1e-5);
+    /* register operands: 0.875 B per tensor MAC x 1.25 pJ/B x (7/45)^0.567, per 2 FLOP */
+    double reg7 = 1.25 * pow(7.0 / 45.0, 0.567);
+    assert_close(e.reg_pj_per_byte, reg7, 1e-12);
+    assert_close(e.operand_pj_per_flop, 0.5 * 0.875 * reg7, 1e-12);
+    assert_close(e.residual_pj_per_flop, 400.0 / 311.86944 - 0.295 - 0.5 * 0.875 * reg7, 1e-5);
     /* the model's parts add up, and its throughput is below peak */
     assert_true(e.gemm_mnk == 8192);
     assert_close(e.model_compute_pj + e.model_memory_pj + e.model_static_pj, e.model_pj_per_flop, 1e-9);
@@ -609,6 +630,10 @@ static void test_energy_check(void **state)
     /* int8 accumulates in int32: 0.07 + 0.03 per MAC */
     assert_int_equal(wl_core_energy_check_run(&g, WL_DT_INT8, &e, &err), WL_OK);
     assert_close(e.arith_pj_per_flop, 0.05, 1e-12);
+    /* fp32 on CUDA cores: an FFMA moves 16 B of registers */
+    assert_int_equal(wl_core_energy_check_run(&g, WL_DT_FP32, &e, &err), WL_OK);
+    assert_false(e.tensor_core);
+    assert_close(e.operand_pj_per_flop, 0.5 * 16.0 * reg7, 1e-12);
     /* node scaling: 5 nm = (5/7)^0.567 of 7 nm */
     double m, a;
     assert_int_equal(wl_core_mac_energy_pj(WL_DT_FP32, 5.0, &m, &a), WL_OK);
