@@ -58,10 +58,11 @@ static int try_trace(const char *dir, const wl_calib_row *r, const char *dtype,
 
 /* An fp32 row from a half-precision trace of the same shape, retyped as
  * eager PyTorch runs the model in fp32 (wl_core_workload_retype). */
-static int try_retyped_trace(const char *dir, const wl_calib_row *r, wl_calib_wl *w)
+static int try_retyped_trace(const char *dir, const wl_calib_row *r, wl_dtype dt,
+                             wl_calib_wl *w)
 {
     static const char *const halves[] = {"bf16", "fp16"};
-    if (!dir || strcmp(r->dtype, "fp32") != 0)
+    if (!dir || dt != WL_DT_FP32)
         return 0;
     for (int i = 0; i < 2; i++) {
         int got = try_trace(dir, r, halves[i], w);
@@ -101,11 +102,16 @@ static int build_for_row(const wl_calib_row *r, const char *traces_dir, const ch
         snprintf(w->reason_buf, sizeof w->reason_buf, "unknown dtype '%s'", r->dtype);
         return -1;
     }
-    if (wl_attention_parse(r->attention, &at)) {
+    /* an empty attention column is the eager path (the shared data's
+     * untagged rows ran it); sdpa's fused kernels are modelled as flash */
+    if (!r->attention[0] || strcmp(r->attention, "sdpa") == 0)
+        at = r->attention[0] ? WL_ATTN_FLASH : WL_ATTN_EAGER;
+    else if (wl_attention_parse(r->attention, &at)) {
         snprintf(w->reason_buf, sizeof w->reason_buf, "unknown attention '%s'", r->attention);
         return -1;
     }
-    int got = try_trace(traces_dir, r, r->dtype, w);
+    const char *dn = wl_dtype_name(dt); /* traces are named by the canonical dtype */
+    int got = try_trace(traces_dir, r, dn, w);
     if (got)
         return got > 0 ? 0 : -1;
     wl_error err = {0};
@@ -113,20 +119,22 @@ static int build_for_row(const wl_calib_row *r, const char *traces_dir, const ch
     if (wl_preset_model_load(r->model, &m, &err)) {
         const char *dirs[2] = {traces_dir, fallback_dir};
         for (int i = 0; i < 2; i++) {
-            if ((got = try_retyped_trace(dirs[i], r, w)) != 0)
+            if ((got = try_retyped_trace(dirs[i], r, dt, w)) != 0)
                 return got > 0 ? 0 : -1;
         }
-        if ((got = try_trace(fallback_dir, r, r->dtype, w)) != 0)
+        if ((got = try_trace(fallback_dir, r, dn, w)) != 0)
             return got > 0 ? 0 : -1;
         snprintf(w->reason_buf, sizeof w->reason_buf, "unknown model '%s' and no trace",
                  r->model);
         return -1;
     }
     int vision = wl_core_model_is_vision(&m);
-    if (strcmp(r->mode, vision ? "inference" : "prefill") != 0) {
+    /* one forward pass, however the file names it */
+    if (strcmp(r->mode, "prefill") != 0 && strcmp(r->mode, "inference") != 0 &&
+        strcmp(r->mode, "forward") != 0) {
         snprintf(w->reason_buf, sizeof w->reason_buf,
-                 "mode '%s' needs a trace (%s is built natively for %s only)", r->mode, r->model,
-                 vision ? "inference" : "prefill");
+                 "mode '%s' needs a trace (%s is built natively for one forward pass: "
+                 "prefill, inference or forward)", r->mode, r->model);
         return -1;
     }
     wl_core_shape sh = {r->batch, vision ? 1 : r->seq, dt, at};

@@ -58,9 +58,28 @@ const char *wl_dtype_name(wl_dtype dt)
 
 int wl_dtype_parse(const char *s, wl_dtype *out)
 {
+    /* framework spellings too: torch.bfloat16, float16, half, float32, float */
+    static const struct { const char *name; wl_dtype dt; } alias[] = {
+        {"bfloat16", WL_DT_BF16}, {"float16", WL_DT_FP16}, {"half", WL_DT_FP16},
+        {"float32", WL_DT_FP32},  {"float", WL_DT_FP32},   {"int8", WL_DT_INT8},
+    };
+    char low[32];
+    size_t n = 0;
+    if (strncmp(s, "torch.", 6) == 0)
+        s += 6;
+    for (; s[n] && n + 1 < sizeof low; n++)
+        low[n] = (char)(s[n] >= 'A' && s[n] <= 'Z' ? s[n] - 'A' + 'a' : s[n]);
+    low[n] = 0;
+    if (s[n])
+        return WL_EINVAL;
     for (int i = 0; i < WL_DT_COUNT; i++)
-        if (strcmp(s, dtype_names[i]) == 0) {
+        if (strcmp(low, dtype_names[i]) == 0) {
             *out = (wl_dtype)i;
+            return WL_OK;
+        }
+    for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
+        if (strcmp(low, alias[i].name) == 0) {
+            *out = alias[i].dt;
             return WL_OK;
         }
     return WL_EINVAL;

@@ -84,7 +84,8 @@ static int text_has_alias(const char *text, const char *norm)
         size_t k = len < sizeof one - 1 ? len : sizeof one - 1;
         memcpy(one, p, k);
         one[k] = 0;
-        normalize_gpu_name(one, nn, sizeof nn);
+        const char *slash = strrchr(one, '/'); /* hub ids match by their name */
+        normalize_gpu_name(slash ? slash + 1 : one, nn, sizeof nn);
         if (nn[0] && strcmp(nn, norm) == 0)
             return 1;
         p += len + 1;
@@ -92,19 +93,32 @@ static int text_has_alias(const char *text, const char *norm)
     return 0;
 }
 
+static const char *resolve(const char *kind, const char *norm)
+{
+    for (size_t i = 0; i < wl_preset_blob_count; i++)
+        if (strcmp(wl_preset_blobs[i].kind, kind) == 0 && strcmp(wl_preset_blobs[i].id, norm) == 0)
+            return wl_preset_blobs[i].id;
+    for (size_t i = 0; i < wl_preset_blob_count; i++)
+        if (strcmp(wl_preset_blobs[i].kind, kind) == 0 &&
+            text_has_alias(wl_preset_blobs[i].text, norm))
+            return wl_preset_blobs[i].id;
+    return NULL;
+}
+
 const char *wl_preset_gpu_resolve(const char *name)
 {
     char norm[128];
     normalize_gpu_name(name, norm, sizeof norm);
-    for (size_t i = 0; i < wl_preset_blob_count; i++)
-        if (strcmp(wl_preset_blobs[i].kind, "gpus") == 0 &&
-            strcmp(wl_preset_blobs[i].id, norm) == 0)
-            return wl_preset_blobs[i].id;
-    for (size_t i = 0; i < wl_preset_blob_count; i++)
-        if (strcmp(wl_preset_blobs[i].kind, "gpus") == 0 &&
-            text_has_alias(wl_preset_blobs[i].text, norm))
-            return wl_preset_blobs[i].id;
-    return NULL;
+    return resolve("gpus", norm);
+}
+
+const char *wl_preset_model_resolve(const char *name)
+{
+    /* a hub id names the model after its organisation: google/vit-large-... */
+    const char *slash = strrchr(name, '/');
+    char norm[128];
+    normalize_gpu_name(slash ? slash + 1 : name, norm, sizeof norm);
+    return resolve("models", norm);
 }
 
 /* ---- GPU keys ------------------------------------------------------------ */
@@ -671,7 +685,22 @@ static int is_path(const char *s)
 static int load(wl_preset_kind kind, const char *id, void *out, wl_error *err)
 {
     char src[256];
-    if (is_path(id)) {
+    const char *hub = NULL;
+    size_t idlen = strlen(id);
+    /* "org/name" that is no file and no .ini: a model hub id */
+    if (kind == WL_PRESET_MODEL && is_path(id) && !(idlen > 4 && strcmp(id + idlen - 4, ".ini") == 0)) {
+        FILE *probe = fopen(id, "r");
+        if (probe) {
+            fclose(probe);
+        } else if (!(hub = wl_preset_model_resolve(id))) {
+            wl_error_set(err, id, 0, "model",
+                         "neither a file nor a model preset or alias (see 'wattlas presets list')");
+            return WL_ENOTFOUND;
+        }
+    }
+    if (hub)
+        id = hub;
+    else if (is_path(id)) {
         char *text = NULL;
         int rc0 = wl_core_read_file(id, &text, NULL, err);
         if (rc0)
@@ -682,8 +711,13 @@ static int load(wl_preset_kind kind, const char *id, void *out, wl_error *err)
         return rc;
     }
     const char *text = wl_preset_text(kind, id);
-    if (!text && kind == WL_PRESET_GPU && (id = wl_preset_gpu_resolve(id)) != NULL)
-        text = wl_preset_text(kind, id);
+    if (!text) {
+        const char *canon = kind == WL_PRESET_GPU ? wl_preset_gpu_resolve(id) : wl_preset_model_resolve(id);
+        if (canon) {
+            id = canon;
+            text = wl_preset_text(kind, id);
+        }
+    }
     if (!text) {
         wl_error_set(err, id, 0, kind == WL_PRESET_GPU ? "gpu" : "model",
                      "no such preset (see 'wattlas presets list')");

@@ -19,6 +19,10 @@ const char *wl_preset_text(wl_preset_kind kind, const char *id);
  * as '-' and without an "NVIDIA " prefix ("NVIDIA A10", "H100-SXM5-80GB").
  * NULL when none matches. */
 const char *wl_preset_gpu_resolve(const char *name);
+/* The built-in model id for a name: the id, or a [model] alias, compared as
+ * for GPUs after dropping a hub organisation ("google/vit-large-patch16-224",
+ * "facebook/opt-1.3b"). NULL when none matches. */
+const char *wl_preset_model_resolve(const char *name);
 
 /* id_or_path: a built-in id, or a path (contains '/' or ends in .ini). */
 int wl_preset_gpu_load(const char *id_or_path, wl_core_gpu *out, wl_error *err);

@@ -416,7 +416,8 @@ static void test_validate_beside(void **state)
     put("/tmp/wattlas-beside/measurements/a10.csv",
         "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,energy_j,power_w,temp_c\n"
         "NVIDIA A10,gpt2,1,128,bf16,prefill,eager,900,900,8.0,0.2,25.0,40\n"
-        "a10-24gb,tiny-net,8,,fp32,inference,eager,900,900,1.0,0.03,30.0,40\n");
+        "a10-24gb,tiny-net,8,,fp32,inference,eager,900,900,1.0,0.03,30.0,40\n"
+        "NVIDIA A10,google/vit-large-patch16-224,8,,bfloat16,forward,,900,900,50.0,4.0,80.0,40\n");
     char buf[8192];
     size_t n = (size_t)snprintf(buf, sizeof buf, "sm_clock_mhz,voltage_mv,idle_power_w\n");
     for (int f = 210; f <= 1695; f += 15)
@@ -429,7 +430,9 @@ static void test_validate_beside(void **state)
     assert_int_equal(run("validate /tmp/wattlas-beside/measurements/a10.csv --no-lomo"), 0);
     assert_non_null(strstr(err_buf, "a10-24gb uses the measured idle table"));
     assert_non_null(strstr(err_buf, "use traces from /tmp/wattlas-beside/measurements/../traces"));
-    assert_non_null(strstr(err_buf, "2 rows scored"));
+    assert_non_null(strstr(err_buf, "3 rows scored"));
+    /* a hub model id, a framework dtype, "forward", an empty attention */
+    assert_true(predicted_power("\nNVIDIA A10,google/vit-large-patch16-224,") > 0);
     double p_table = predicted_power("\nNVIDIA A10,gpt2,");
     assert_true(predicted_power("\na10-24gb,tiny-net,") > 0);
     assert_int_equal(run("validate /tmp/wattlas-beside/measurements/a10.csv --no-lomo --no-beside"), 0);

@@ -693,6 +693,26 @@ static void test_retype_fp32(void **state)
     wl_core_workload_free(h);
 }
 
+/* Precisions by their own names and by framework spellings. */
+static void test_dtype_names(void **state)
+{
+    (void)state;
+    static const struct { const char *s; wl_dtype dt; } ok[] = {
+        {"bf16", WL_DT_BF16},   {"torch.bfloat16", WL_DT_BF16}, {"BF16", WL_DT_BF16},
+        {"float16", WL_DT_FP16}, {"half", WL_DT_FP16},          {"float32", WL_DT_FP32},
+        {"float", WL_DT_FP32},   {"tf32", WL_DT_TF32},          {"int8", WL_DT_INT8},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        wl_dtype dt;
+        assert_int_equal(wl_dtype_parse(ok[i].s, &dt), WL_OK);
+        assert_int_equal(dt, ok[i].dt);
+    }
+    wl_dtype dt;
+    assert_int_equal(wl_dtype_parse("fp64", &dt), WL_EINVAL);
+    assert_int_equal(wl_dtype_parse("", &dt), WL_EINVAL);
+    assert_int_equal(wl_dtype_parse("bfloat16-and-a-very-long-suffix-beyond", &dt), WL_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -713,6 +733,7 @@ int main(void)
         cmocka_unit_test(test_vision_builders),
         cmocka_unit_test(test_energy_check),
         cmocka_unit_test(test_retype_fp32),
+        cmocka_unit_test(test_dtype_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

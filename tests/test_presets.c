@@ -364,20 +364,42 @@ static void test_gpu_aliases(void **state)
     wl_error err;
     assert_int_equal(wl_preset_gpu_load("NVIDIA A10", &g, &err), WL_OK);
     assert_string_equal(g.id, "a10-24gb");
-    for (size_t p = 0; p < wl_preset_count(WL_PRESET_GPU); p++) {
-        const char *id = wl_preset_id(WL_PRESET_GPU, p);
-        const char *text = wl_preset_text(WL_PRESET_GPU, id);
-        const char *a = strstr(text, "\naliases = ");
-        if (!a)
-            continue;
-        a += strlen("\naliases = ");
-        char list[512];
-        size_t len = strcspn(a, ";\n");
-        snprintf(list, sizeof list, "%.*s", (int)len, a);
-        for (char *tok = strtok(list, ", "); tok; tok = strtok(NULL, ", ")) {
-            const char *got = wl_preset_gpu_resolve(tok);
-            if (!got || strcmp(got, id) != 0)
-                fail_msg("alias '%s' of %s resolves to %s", tok, id, got ? got : "nothing");
+    /* models: hub ids by their name part */
+    static const char *const models[][2] = {
+        {"google/vit-large-patch16-224", "vit-large"},
+        {"facebook/opt-1.3b", "opt-1.3b"},
+        {"bert-large-uncased", "bert-large"},
+        {"microsoft/resnet-101", "resnet-101"},
+        {"Qwen/Qwen2-1.5B", "qwen2-1.5b"},
+        {"meta-llama/Meta-Llama-3-8B", "llama-3-8b"},
+    };
+    for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
+        const char *id = wl_preset_model_resolve(models[i][0]);
+        assert_non_null(id);
+        assert_string_equal(id, models[i][1]);
+        wl_core_model m;
+        assert_int_equal(wl_preset_model_load(models[i][0], &m, &err), WL_OK);
+        assert_string_equal(m.id, models[i][1]);
+    }
+    assert_int_equal(wl_preset_model_load("nosuch/model", &(wl_core_model){0}, &err), WL_ENOTFOUND);
+    assert_non_null(strstr(err.text, "neither a file nor a model preset"));
+    for (int kind = 0; kind < 2; kind++) {
+        for (size_t p = 0; p < wl_preset_count((wl_preset_kind)kind); p++) {
+            const char *id = wl_preset_id((wl_preset_kind)kind, p);
+            const char *text = wl_preset_text((wl_preset_kind)kind, id);
+            const char *a = strstr(text, "\naliases = ");
+            if (!a)
+                continue;
+            a += strlen("\naliases = ");
+            char list[512];
+            size_t len = strcspn(a, ";\n");
+            snprintf(list, sizeof list, "%.*s", (int)len, a);
+            for (char *tok = strtok(list, ", "); tok; tok = strtok(NULL, ", ")) {
+                const char *got = kind == WL_PRESET_GPU ? wl_preset_gpu_resolve(tok)
+                                                        : wl_preset_model_resolve(tok);
+                if (!got || strcmp(got, id) != 0)
+                    fail_msg("alias '%s' of %s resolves to %s", tok, id, got ? got : "nothing");
+            }
         }
     }
 }
