@@ -29,6 +29,8 @@ static void help(FILE *f)
 "  --set KEY=LIST                  any numeric GPU preset field, e.g.\n"
 "                                  --set sms=84,108,132 --set dram_bw_gbs=1555,2039\n"
 "  --scope model|layer|kernel      forward pass, one layer, or one row per kernel class\n"
+"  --idle [ID=]TABLE.csv           measured idle table (sm_clock_mhz,voltage_mv,\n"
+"                                  idle_power_w) in place of that GPU's idle curve\n"
 "options:\n"
 "  --spec FILE.ini    the axes from a file: [sweep] key = list, [set] FIELD = list\n"
 "  --format csv|ndjson  --threads N  --shard I/N  --quiet  -o FILE\n\n"
@@ -58,6 +60,7 @@ int cmd_sweep(int argc, char **argv)
         {"spec", required_argument, 0, 'p'},      {"format", required_argument, 0, 'f'},
         {"threads", required_argument, 0, 'T'},   {"shard", required_argument, 0, 'H'},
         {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
+        {"idle", required_argument, 0, 'i'},
         {0, 0, 0, 0}};
     wl_sweep_spec *spec = wl_sweep_spec_create();
     if (!spec) {
@@ -85,6 +88,7 @@ int cmd_sweep(int argc, char **argv)
         case 'V': key = "voltage_offset_mv"; break;
         case 'S': key = "set"; break;
         case 'C': key = "scope"; break;
+        case 'i': key = "idle"; break;
         case 'p':
             if (wl_sweep_spec_load(spec, optarg, &err))
                 status = runtime_error(cmd, &err);

@@ -27,6 +27,7 @@ typedef struct {
 
 struct wl_sweep_spec {
     strlist gpus, models, traces, batch_s, seq_s, dtype_s, attn_s;
+    strlist idle; /* [ID=]TABLE.csv: measured idle tables */
     numlist clocks, voff;
     int clocks_set;
     wl_sweep_scope scope;
@@ -172,6 +173,7 @@ void wl_sweep_spec_free(wl_sweep_spec *s)
     if (!s)
         return;
     strlist_free(&s->gpus);
+    strlist_free(&s->idle);
     strlist_free(&s->models);
     strlist_free(&s->traces);
     strlist_free(&s->batch_s);
@@ -209,6 +211,7 @@ int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, cons
     else if (strcmp(key, "seq") == 0) sl = &s->seq_s;
     else if (strcmp(key, "dtype") == 0) sl = &s->dtype_s;
     else if (strcmp(key, "attention") == 0) sl = &s->attn_s;
+    else if (strcmp(key, "idle") == 0) sl = &s->idle;
     if (sl) {
         size_t before = sl->n;
         if (split_into(sl, value))
@@ -396,6 +399,34 @@ int wl_sweep_spec_finish(wl_sweep_spec *s, wl_error *err)
     for (size_t i = 0; i < s->gpus.n; i++)
         if ((rc = wl_preset_gpu_load(s->gpus.v[i], &s->gpu[i], err)))
             return rc;
+    /* measured idle tables replace the presets' idle curves before any --set */
+    for (size_t k = 0; k < s->idle.n; k++) {
+        const char *spec = s->idle.v[k], *eq = strchr(spec, '=');
+        const char *path = eq ? eq + 1 : spec;
+        int used = 0;
+        if (!eq && s->gpus.n != 1) {
+            wl_error_set(err, "sweep", 0, "idle", "name the GPU (ID=TABLE.csv) when sweeping several: '%s'",
+                         spec);
+            return WL_EINVAL;
+        }
+        for (size_t i = 0; i < s->gpus.n; i++) {
+            if (eq) {
+                char name[128];
+                size_t len = (size_t)(eq - spec);
+                snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), spec);
+                const char *canon = wl_preset_gpu_resolve(name);
+                if (strcmp(name, s->gpu[i].id) != 0 && !(canon && strcmp(canon, s->gpu[i].id) == 0))
+                    continue;
+            }
+            if ((rc = wl_preset_gpu_idle_table(&s->gpu[i], path, err)))
+                return rc;
+            used = 1;
+        }
+        if (!used) {
+            wl_error_set(err, "sweep", 0, "idle", "'%s' names no GPU of the sweep", spec);
+            return WL_EINVAL;
+        }
+    }
     if (!s->clocks.n) {
         const wl_core_gpu *g = &s->gpu[0];
         for (double f = g->sm_clock_min_mhz; f <= g->sm_clock_max_mhz + 1e-9; f += g->sm_clock_step_mhz)

@@ -244,9 +244,69 @@ static void test_kernel_scope(void **state)
     wl_sweep_spec_free(s);
 }
 
+/* A measured idle table replaces one GPU's idle curve and leaves the
+ * others alone; a bare table with several GPUs, or one naming no GPU of
+ * the sweep, is an error. */
+static void test_idle_tables(void **state)
+{
+    (void)state;
+    const char *p = "/tmp/wattlas-test-sweep-idle.csv";
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("sm_clock_mhz,voltage_mv,idle_power_w\n", f);
+    for (int mhz = 210; mhz <= 2040; mhz += 15)
+        fprintf(f, "%d,,10\n", mhz);
+    fclose(f);
+    char idle[128];
+    snprintf(idle, sizeof idle, "NVIDIA A10=%s", p);
+    const char *const base[] = {"gpu", "a10-24gb,l4-24gb", "model", "gpt2", "clock", "900"};
+    const char *const with[] = {"gpu", "a10-24gb,l4-24gb", "model", "gpt2", "clock", "900",
+                                "idle", idle};
+    wl_sweep_spec *a = spec_of(base, 6), *b = spec_of(with, 8);
+    char *ta = run_to_string(a, 1, 0, 1, WL_SWEEP_CSV, NULL);
+    char *tb = run_to_string(b, 1, 0, 1, WL_SWEEP_CSV, NULL);
+    const char *a10a = strstr(ta, "\na10-24gb,"), *a10b = strstr(tb, "\na10-24gb,");
+    const char *l4a = strstr(ta, "\nl4-24gb,"), *l4b = strstr(tb, "\nl4-24gb,");
+    assert_non_null(a10a);
+    assert_non_null(a10b);
+    assert_non_null(l4a);
+    assert_non_null(l4b);
+    assert_string_equal(l4a, l4b); /* the L4 row is last and unchanged */
+    /* power_w is the 14th column */
+    double pw[2];
+    const char *rows[2] = {a10a + 1, a10b + 1};
+    for (int r = 0; r < 2; r++) {
+        const char *q = rows[r];
+        for (int k = 0; k < 13; k++)
+            q = strchr(q, ',') + 1;
+        pw[r] = atof(q);
+    }
+    assert_true(pw[0] - pw[1] > 20.0); /* rule ~37 W at 900 MHz, table 10 W */
+    free(ta);
+    free(tb);
+    wl_sweep_spec_free(a);
+    wl_sweep_spec_free(b);
+    wl_error err;
+    a = wl_sweep_spec_create();
+    assert_int_equal(wl_sweep_spec_set(a, "gpu", "a10-24gb,l4-24gb", "cli", 0, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_set(a, "idle", p, "cli", 0, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_finish(a, &err), WL_EINVAL);
+    assert_string_equal(err.field, "idle");
+    wl_sweep_spec_free(a);
+    a = wl_sweep_spec_create();
+    snprintf(idle, sizeof idle, "h100-sxm-80gb=%s", p);
+    assert_int_equal(wl_sweep_spec_set(a, "gpu", "a10-24gb", "cli", 0, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_set(a, "idle", idle, "cli", 0, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_finish(a, &err), WL_EINVAL);
+    assert_non_null(strstr(err.text, "names no GPU"));
+    wl_sweep_spec_free(a);
+    unlink(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_idle_tables),
         cmocka_unit_test(test_threads_identical),  cmocka_unit_test(test_shards_merge),
         cmocka_unit_test(test_infeasible_marking), cmocka_unit_test(test_spec_file_and_errors),
         cmocka_unit_test(test_interrupt),          cmocka_unit_test(test_kernel_scope),
