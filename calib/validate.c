@@ -151,14 +151,6 @@ static int build_for_row(const wl_calib_row *r, const char *traces_dir, const ch
     return 0;
 }
 
-int wl_calib_same_gpu(const char *row_gpu, const char *gpu_id)
-{
-    if (strcmp(row_gpu, gpu_id) == 0)
-        return 1;
-    const char *id = wl_preset_gpu_resolve(row_gpu);
-    return id && strcmp(id, gpu_id) == 0;
-}
-
 int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
                             const char *traces_dir, wl_calib_problem **out, wl_error *err)
 {
@@ -203,7 +195,7 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
         if (p->wls[w].reason) {
             p->wl_of_row[i] = -1;
             p->reason[i] = p->wls[w].reason;
-        } else if (!wl_calib_same_gpu(r->gpu, gpu->id)) {
+        } else if (!wl_preset_gpu_names(r->gpu, gpu->id)) {
             p->wl_of_row[i] = -1;
             p->reason[i] = "row is for another GPU";
         } else {

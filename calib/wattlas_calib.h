@@ -33,9 +33,6 @@ const char *wl_calib_fallback_traces(const wl_calib_set *s);
  * cannot be modelled get a reason. */
 typedef struct wl_calib_problem wl_calib_problem;
 
-/* Whether a row's gpu column names this GPU: its id, or a name that
- * wl_preset_gpu_resolve maps to it ("NVIDIA A10" for a10-24gb). */
-int wl_calib_same_gpu(const char *row_gpu, const char *gpu_id);
 int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
                             const char *traces_dir, wl_calib_problem **out, wl_error *err);
 void wl_calib_problem_free(wl_calib_problem *p);

@@ -112,8 +112,7 @@ int idle_spec_for(const char *const *specs, int n, const char *gpu_id, int singl
         char name[128];
         snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1),
                  specs[i]);
-        const char *canon = wl_preset_gpu_resolve(name);
-        if (strcmp(name, gpu_id) == 0 || (canon && strcmp(canon, gpu_id) == 0))
+        if (wl_preset_gpu_names(name, gpu_id))
             *path = eq + 1;
     }
     return 0;

@@ -226,7 +226,7 @@ int cmd_validate(int argc, char **argv)
         const char *reason = NULL;
         wl_core_result res;
         int k = 0;
-        while (k + 1 < ng && !wl_calib_same_gpu(r->gpu, gpus[k].id))
+        while (k + 1 < ng && !wl_preset_gpu_names(r->gpu, gpus[k].id))
             k++;
         wl_calib_problem *p = P[k];
         if (!wl_calib_row_ok(p, i, &reason)) {

@@ -112,6 +112,14 @@ const char *wl_preset_gpu_resolve(const char *name)
     return resolve("gpus", norm);
 }
 
+int wl_preset_gpu_names(const char *name, const char *gpu_id)
+{
+    if (strcmp(name, gpu_id) == 0)
+        return 1;
+    const char *id = wl_preset_gpu_resolve(name);
+    return id && strcmp(id, gpu_id) == 0;
+}
+
 const char *wl_preset_model_resolve(const char *name)
 {
     /* a hub id names the model after its organisation: google/vit-large-... */

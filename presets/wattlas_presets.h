@@ -19,6 +19,8 @@ const char *wl_preset_text(wl_preset_kind kind, const char *id);
  * as '-' and without an "NVIDIA " prefix ("NVIDIA A10", "H100-SXM5-80GB").
  * NULL when none matches. */
 const char *wl_preset_gpu_resolve(const char *name);
+/* Whether name (an id, alias or tool spelling) names the GPU gpu_id. */
+int wl_preset_gpu_names(const char *name, const char *gpu_id);
 /* The built-in model id for a name: the id, or a [model] alias, compared as
  * for GPUs after dropping a hub organisation ("google/vit-large-patch16-224",
  * "facebook/opt-1.3b"). NULL when none matches. */

@@ -414,8 +414,7 @@ int wl_sweep_spec_finish(wl_sweep_spec *s, wl_error *err)
                 char name[128];
                 size_t len = (size_t)(eq - spec);
                 snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), spec);
-                const char *canon = wl_preset_gpu_resolve(name);
-                if (strcmp(name, s->gpu[i].id) != 0 && !(canon && strcmp(canon, s->gpu[i].id) == 0))
+                if (!wl_preset_gpu_names(name, s->gpu[i].id))
                     continue;
             }
             if ((rc = wl_preset_gpu_idle_table(&s->gpu[i], path, err)))
