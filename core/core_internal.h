@@ -46,6 +46,9 @@ typedef struct {
     double dram_bytes;
     double sm_frac;     /* share of SMs the kernel occupies */
     double flops;
+    /* a serial streaming phase after the math (layout transforms a library
+     * runs around the kernel): L2 cycles, DRAM time, miss path, launches */
+    double xfer_l2_clk, xfer_dram_us, xfer_dram_clk, xfer_path_us, xfer_fixed_us;
 } wl_kprep;
 
 /* A latency model fills everything but count and cls in a zeroed wl_kprep. */

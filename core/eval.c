@@ -87,7 +87,15 @@ static double kernel_us(const wl_core_gpu *gpu, const wl_kprep *p, double f_ghz)
     if (td < p->dram_us)
         td = p->dram_us;
     double tm = smax(tl, td, 2.0 * gpu->coef.overlap_p);
-    return p->fixed_us + p->fixed_clk / f_ghz * 1e-3 + smax(tc, tm, gpu->coef.overlap_p);
+    double t = p->fixed_us + p->fixed_clk / f_ghz * 1e-3 + smax(tc, tm, gpu->coef.overlap_p);
+    if (p->xfer_fixed_us > 0) {
+        double xl = p->xfer_l2_clk / f_ghz * 1e-3;
+        double xd = p->xfer_dram_clk / f_ghz * 1e-3 + p->xfer_path_us;
+        if (xd < p->xfer_dram_us)
+            xd = p->xfer_dram_us;
+        t += p->xfer_fixed_us + smax(xl, xd, 2.0 * gpu->coef.overlap_p);
+    }
+    return t;
 }
 
 double wl_core_evaluator_kernel_us(const wl_core_evaluator *ev, size_t u, double sm_clock_mhz)

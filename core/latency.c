@@ -305,11 +305,37 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
                   (sms * gpu->smem_bytes_per_clk_sm);
 }
 
+/* cuDNN's half-precision tensor-core convolutions work in NHWC; given
+ * PyTorch's default NCHW tensors they transpose the input to NHWC and the
+ * output back (cuDNN Developer Guide, "Tensor Transformations"; the reason
+ * channels_last speeds fp16 convolutions up). Two streaming kernels after
+ * the math: each reads and writes its tensor once, through shared memory.
+ * TF32 convolutions read NCHW directly and pay nothing. */
+static void add_layout_transforms(const wl_core_gpu *gpu, const wl_kernel *k, wl_kprep *p)
+{
+    if (k->conv_taps <= 0 || !(k->in_dtype == WL_DT_FP16 || k->in_dtype == WL_DT_BF16))
+        return;
+    double b = wl_dtype_bytes(k->in_dtype);
+    double s2 = (double)k->conv_stride * k->conv_stride, taps = k->conv_taps;
+    double in = (double)k->m * (double)k->k * b * (s2 < taps ? s2 / taps : 1.0);
+    double out = (double)k->m * (double)k->n * b;
+    double bytes = 2.0 * (in + out) * (double)k->batch;
+    p->xfer_l2_clk = l2_clk_of(gpu, bytes);
+    p->xfer_dram_us = dram_us_of(gpu, bytes);
+    p->xfer_dram_clk = bytes / gpu->coef.mem_bytes_per_clk;
+    p->xfer_path_us = bytes / (gpu->coef.mem_path_gbs * 1e3);
+    p->xfer_fixed_us = 2.0 * gpu->coef.kernel_fixed_us;
+    p->l2_bytes += bytes;
+    p->dram_bytes += bytes;
+    p->smem_clk += bytes / (gpu->sms * gpu->smem_bytes_per_clk_sm);
+}
+
 static void prepare(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_kprep *p)
 {
     switch (k->kind) {
     case WL_K_GEMM:
         prep_gemm(gpu, k, tiled, p);
+        add_layout_transforms(gpu, k, p);
         break;
     case WL_K_ATTN_FLASH:
         prep_flash(gpu, k, tiled, p);
