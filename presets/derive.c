@@ -116,9 +116,7 @@ static int smooth_table(const char *csv_path, double step_mhz, FILE *out, double
     int nk = 0;
     /* knots every step from the lowest clock, and the highest clock itself,
      * so the curve reaches the top of the table */
-    for (double x = lo; nk < WL_VF_MAX; x = x + step_mhz > hi + 1e-9 && x < hi - 1e-9 ? hi : x + step_mhz) {
-        if (x > hi + 1e-9)
-            break;
+    for (double x = lo; nk < WL_VF_MAX; x = x + step_mhz < hi ? x + step_mhz : hi) {
         double w = 0.75 * step_mhz;
         for (int col = 0; col < 2; col++) {
             double s0 = 0, s1 = 0, s2 = 0, t0 = 0, t1 = 0;
@@ -137,6 +135,8 @@ static int smooth_table(const char *csv_path, double step_mhz, FILE *out, double
                 vv[nk] = val;
         }
         knots[nk++] = x;
+        if (x >= hi - 1e-9)
+            break;
     }
     /* voltage is non-decreasing with clock: enforce after smoothing */
     for (int i = 1; i < nk; i++)
