@@ -14,7 +14,8 @@
 static void help(FILE *f)
 {
     fprintf(f,
-"usage: wattlas validate MEASUREMENTS.csv [--traces DIR] [--gpu ID] [--no-lomo] [-o FILE]\n\n"
+"usage: wattlas validate MEASUREMENTS.csv [--traces DIR] [--idle [ID=]TABLE.csv] [--gpu ID]\n"
+"                        [--no-beside] [--no-lomo] [--interval L] [-o FILE]\n\n"
 "Predicts every measured row (schema of shared/data/measurements) and writes\n"
 "the input columns followed by predicted_clock_mhz, predicted_time_ms,\n"
 "predicted_power_w and predicted_energy_j, in input order. Rows that cannot\n"
@@ -29,7 +30,6 @@ static void help(FILE *f)
 "                voltage may be empty) for that GPU instead of its preset's curve;\n"
 "                repeat for several GPUs\n"
 "  --no-beside   do not look beside the measurements (see below)\n"
-
 "  --gpu ID      score only that GPU's rows on this preset (default: every GPU\n"
 "                named in the gpu column, each on its own preset, then pooled)\n"
 "  --no-lomo     skip the leave-one-model-out refits\n"
