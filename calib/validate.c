@@ -47,9 +47,7 @@ static int try_trace(const char *dir, const wl_calib_row *r, const char *dtype,
         return 0;
     wl_error err = {0};
     if (wl_core_trace_load(path, &w->wl, &err)) {
-        char msg[400];
-        wl_error_format(&err, msg, sizeof msg);
-        snprintf(w->reason_buf, sizeof w->reason_buf, "%s", msg);
+        wl_error_format(&err, w->reason_buf, sizeof w->reason_buf);
         return -1;
     }
     w->traced = 1;
@@ -77,9 +75,7 @@ static int try_retyped_trace(const char *dir, const wl_calib_row *r, wl_dtype dt
         wl_core_workload_free(w->wl);
         w->wl = f32;
         if (rc) {
-            char msg[400];
-            wl_error_format(&err, msg, sizeof msg);
-            snprintf(w->reason_buf, sizeof w->reason_buf, "%s", msg);
+            wl_error_format(&err, w->reason_buf, sizeof w->reason_buf);
             w->traced = 0;
             return -1;
         }
@@ -143,9 +139,7 @@ static int build_for_row(const wl_calib_row *r, const char *traces_dir, const ch
         return -1;
     }
     if (wl_core_build(&m, &sh, &w->wl, &err)) {
-        char msg[400];
-        wl_error_format(&err, msg, sizeof msg);
-        snprintf(w->reason_buf, sizeof w->reason_buf, "%s", msg);
+        wl_error_format(&err, w->reason_buf, sizeof w->reason_buf);
         return -1;
     }
     return 0;

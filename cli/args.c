@@ -96,34 +96,27 @@ int parse_level_arg(const char *cmd, const char *opt, const char *s, double *out
     return 0;
 }
 
-int idle_spec_for(const char *const *specs, int n, const char *gpu_id, int single,
-                  const char **path)
+int apply_idle_specs(const char *cmd, wl_core_gpu *gpus, size_t n_gpus,
+                     const char *const *specs, size_t n_specs, const char **applied)
 {
-    *path = NULL;
-    for (int i = 0; i < n; i++) {
-        const char *eq = strchr(specs[i], '=');
-        if (!eq) {
-            if (!single)
-                return -1;
-            *path = specs[i];
-            continue;
-        }
-        size_t len = (size_t)(eq - specs[i]);
-        char name[128];
-        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1),
-                 specs[i]);
-        if (wl_preset_gpu_names(name, gpu_id))
-            *path = eq + 1;
-    }
+    wl_error err = {0};
+    int rc = wl_preset_apply_idle_specs(gpus, n_gpus, specs, n_specs, applied, &err);
+    if (rc == WL_EINVAL && strcmp(err.field, "idle") == 0)
+        return usage_error(cmd, "--idle %s: %s", err.source, err.text);
+    if (rc)
+        return runtime_error(cmd, &err);
+    for (size_t i = 0; applied && i < n_gpus; i++)
+        if (applied[i])
+            fprintf(stderr, "wattlas %s: %s uses the measured idle table %s\n", cmd, gpus[i].id,
+                    applied[i]);
     return 0;
 }
 
-int apply_idle_table(const char *cmd, wl_core_gpu *gpu, const char *path, int quiet)
+int apply_idle_table(const char *cmd, wl_core_gpu *gpu, const char *path)
 {
     wl_error err = {0};
     if (wl_preset_gpu_idle_table(gpu, path, &err))
         return runtime_error(cmd, &err);
-    if (!quiet)
-        fprintf(stderr, "wattlas %s: %s uses the measured idle table %s\n", cmd, gpu->id, path);
+    fprintf(stderr, "wattlas %s: %s uses the measured idle table %s\n", cmd, gpu->id, path);
     return 0;
 }

@@ -32,13 +32,14 @@ int parse_level_arg(const char *cmd, const char *opt, const char *s, double *out
 /* "F" or "MIN:MAX:STEP" into a list of clocks (at most max_n). */
 int parse_clock_list(const char *cmd, const char *s, double *out, int max_n, int *n);
 
-/* --idle values: FILE (only when one GPU is in play: single) or ID=FILE.
- * Sets *path to the table for gpu_id, or NULL; -1 for a bare FILE with
- * several GPUs. */
-int idle_spec_for(const char *const *specs, int n, const char *gpu_id, int single,
-                  const char **path);
+/* --idle values ([ID=]TABLE.csv) applied to gpus by
+ * wl_preset_apply_idle_specs, with a note on stderr per GPU; a bad spec is a
+ * usage error (EXIT_USAGE), an unreadable table a runtime one. applied[i]
+ * gets gpus[i]'s table or NULL; may be NULL (then no notes). */
+int apply_idle_specs(const char *cmd, wl_core_gpu *gpus, size_t n_gpus,
+                     const char *const *specs, size_t n_specs, const char **applied);
 /* Replaces gpu's idle power (and voltage) by a measured idle table, with a
- * note on stderr unless quiet; EXIT_RUNTIME with the error printed. */
-int apply_idle_table(const char *cmd, wl_core_gpu *gpu, const char *path, int quiet);
+ * note on stderr; EXIT_RUNTIME with the error printed. */
+int apply_idle_table(const char *cmd, wl_core_gpu *gpu, const char *path);
 
 #endif

@@ -181,14 +181,14 @@ int cmd_compare(int argc, char **argv)
 
     wl_error err = {0};
     static wl_core_gpu g[MAX_GPUS];
-    for (int i = 0; i < ng; i++) {
+    for (int i = 0; i < ng; i++)
         if (wl_preset_gpu_load(names[i], &g[i], &err))
             return runtime_error(cmd, &err);
-        const char *idle = NULL;
-        if (idle_spec_for(idle_specs, nidle, g[i].id, ng == 1, &idle))
-            return usage_error(cmd, "--idle: name the GPU (ID=TABLE.csv) when comparing several");
-        if (idle && apply_idle_table(cmd, &g[i], idle, 0))
-            return EXIT_RUNTIME;
+    const char *idle_used[MAX_GPUS];
+    int irc = apply_idle_specs(cmd, g, (size_t)ng, idle_specs, (size_t)nidle, idle_used);
+    if (irc)
+        return irc;
+    for (int i = 0; i < ng; i++) {
         if (clock > 0 && (clock < g[i].sm_clock_min_mhz - 1e-9 || clock > g[i].sm_clock_max_mhz + 1e-9))
             return usage_error(cmd, "--clock %.1f MHz is outside %s's range %.0f-%.0f MHz", clock,
                                g[i].id, g[i].sm_clock_min_mhz, g[i].sm_clock_max_mhz);

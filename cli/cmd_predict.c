@@ -355,7 +355,7 @@ int cmd_predict(int argc, char **argv)
     wl_core_gpu gpu;
     if (wl_preset_gpu_load(o.gpu_id, &gpu, &err))
         return runtime_error(cmd, &err);
-    if (idle && apply_idle_table(cmd, &gpu, idle, 0))
+    if (idle && apply_idle_table(cmd, &gpu, idle))
         return EXIT_RUNTIME;
     static double clocks[MAX_CLOCKS];
     int nclk = 1;

@@ -177,29 +177,25 @@ int cmd_validate(int argc, char **argv)
             }
         }
     }
-    for (int k = 0; k < ng && !rc; k++) {
-        if ((rc = wl_preset_gpu_load(ids[k], &gpus[k], &err)))
-            break;
-        const char *idle = NULL;
-        if (idle_spec_for(idle_specs, nidle, gpus[k].id, ng == 1, &idle)) {
-            for (int j = 0; j < ng; j++)
-                wl_calib_problem_free(P[j]);
-            wl_calib_free(set);
-            return usage_error(cmd, "--idle: name the GPU (ID=TABLE.csv) when the file has several");
-        }
+    for (int k = 0; k < ng && !rc; k++)
+        rc = wl_preset_gpu_load(ids[k], &gpus[k], &err);
+    /* --idle tables, then a table beside the data for a rule-based curve */
+    const char *idle_used[MAXG];
+    int irc = rc ? 0 : apply_idle_specs(cmd, gpus, (size_t)ng, idle_specs, (size_t)nidle, idle_used);
+    for (int k = 0; k < ng && !rc && !irc; k++) {
         char auto_idle[1200 + sizeof gpus[k].id];
         struct stat st;
-        if (!idle && data_dir[0] && (gpus[k].vf_rule & WL_VF_RULE_IDLE)) {
+        if (!idle_used[k] && data_dir[0] && (gpus[k].vf_rule & WL_VF_RULE_IDLE)) {
             snprintf(auto_idle, sizeof auto_idle, "%s/gpu-tables/%.63s-idle.csv", data_dir, gpus[k].id);
             if (stat(auto_idle, &st) == 0)
-                idle = auto_idle;
+                irc = apply_idle_table(cmd, &gpus[k], auto_idle);
         }
-        if (idle && apply_idle_table(cmd, &gpus[k], idle, 0)) {
-            for (int j = 0; j < ng; j++)
-                wl_calib_problem_free(P[j]);
-            wl_calib_free(set);
-            return EXIT_RUNTIME;
-        }
+    }
+    if (irc) {
+        wl_calib_free(set);
+        return irc;
+    }
+    for (int k = 0; k < ng && !rc; k++) {
         rc = wl_calib_problem_create(&gpus[k], set, traces, &P[k], &err) ||
              (level > 0 && wl_calib_uncertainty_load(ids[k], &unc[k], &err));
     }

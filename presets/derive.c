@@ -235,3 +235,38 @@ int wl_preset_gpu_idle_table(wl_core_gpu *gpu, const char *csv_path, wl_error *e
     }
     return WL_OK;
 }
+
+int wl_preset_apply_idle_specs(wl_core_gpu *gpus, size_t n_gpus, const char *const *specs,
+                               size_t n_specs, const char **applied, wl_error *err)
+{
+    for (size_t i = 0; applied && i < n_gpus; i++)
+        applied[i] = NULL;
+    for (size_t k = 0; k < n_specs; k++) {
+        const char *spec = specs[k], *eq = strchr(spec, '=');
+        const char *path = eq ? eq + 1 : spec;
+        char name[128] = "";
+        if (eq) {
+            size_t len = (size_t)(eq - spec);
+            snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), spec);
+        } else if (n_gpus != 1) {
+            wl_error_set(err, spec, 0, "idle", "name the GPU (ID=TABLE.csv) when there are several");
+            return WL_EINVAL;
+        }
+        int used = 0;
+        for (size_t i = 0; i < n_gpus; i++) {
+            if (eq && !wl_preset_gpu_names(name, gpus[i].id))
+                continue;
+            int rc = wl_preset_gpu_idle_table(&gpus[i], path, err);
+            if (rc)
+                return rc;
+            if (applied)
+                applied[i] = path;
+            used = 1;
+        }
+        if (!used) {
+            wl_error_set(err, spec, 0, "idle", "'%s' names no GPU in play", name);
+            return WL_EINVAL;
+        }
+    }
+    return WL_OK;
+}

@@ -63,5 +63,11 @@ int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_err
  * coefficients follow the new idle power (leakage scales with it). The V-f
  * feasibility anchor is kept. */
 int wl_preset_gpu_idle_table(wl_core_gpu *gpu, const char *csv_path, wl_error *err);
+/* Applies idle-table specs "[ID=]TABLE.csv" to gpus (ID by id or alias; a
+ * bare TABLE only when there is one GPU); applied[i] (may be NULL) gets the
+ * table gpus[i] took, or NULL. WL_EINVAL, field "idle", for a bare TABLE with
+ * several GPUs or an ID that names no GPU in play. */
+int wl_preset_apply_idle_specs(wl_core_gpu *gpus, size_t n_gpus, const char *const *specs,
+                               size_t n_specs, const char **applied, wl_error *err);
 
 #endif

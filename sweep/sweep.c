@@ -400,32 +400,9 @@ int wl_sweep_spec_finish(wl_sweep_spec *s, wl_error *err)
         if ((rc = wl_preset_gpu_load(s->gpus.v[i], &s->gpu[i], err)))
             return rc;
     /* measured idle tables replace the presets' idle curves before any --set */
-    for (size_t k = 0; k < s->idle.n; k++) {
-        const char *spec = s->idle.v[k], *eq = strchr(spec, '=');
-        const char *path = eq ? eq + 1 : spec;
-        int used = 0;
-        if (!eq && s->gpus.n != 1) {
-            wl_error_set(err, "sweep", 0, "idle", "name the GPU (ID=TABLE.csv) when sweeping several: '%s'",
-                         spec);
-            return WL_EINVAL;
-        }
-        for (size_t i = 0; i < s->gpus.n; i++) {
-            if (eq) {
-                char name[128];
-                size_t len = (size_t)(eq - spec);
-                snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), spec);
-                if (!wl_preset_gpu_names(name, s->gpu[i].id))
-                    continue;
-            }
-            if ((rc = wl_preset_gpu_idle_table(&s->gpu[i], path, err)))
-                return rc;
-            used = 1;
-        }
-        if (!used) {
-            wl_error_set(err, "sweep", 0, "idle", "'%s' names no GPU of the sweep", spec);
-            return WL_EINVAL;
-        }
-    }
+    if ((rc = wl_preset_apply_idle_specs(s->gpu, s->gpus.n, (const char *const *)s->idle.v,
+                                         s->idle.n, NULL, err)))
+        return rc;
     if (!s->clocks.n) {
         const wl_core_gpu *g = &s->gpu[0];
         for (double f = g->sm_clock_min_mhz; f <= g->sm_clock_max_mhz + 1e-9; f += g->sm_clock_step_mhz)

@@ -10,18 +10,10 @@ static const char *HDR =
     "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,energy_j,"
     "power_w,temp_c\n";
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static void expect_load_error(const char *body, int line, const char *field)
 {
     const char *p = "/tmp/wattlas-test-meas.csv";
-    write_file(p, body);
+    test_write_file(p, body);
     wl_calib_set *s = NULL;
     wl_error err;
     memset(&err, 0, sizeof err);
@@ -160,7 +152,7 @@ static void test_synthetic_recovery(void **state)
         strcat(all, line);
     }
     fclose(in);
-    write_file(p, all);
+    test_write_file(p, all);
     free(all);
     assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
     assert_int_equal(wl_calib_problem_create(&start, set, NULL, &prob, &err), WL_OK);
@@ -178,7 +170,7 @@ static void test_degenerate_fit(void **state)
     const char *p = "/tmp/wattlas-test-few.csv";
     char buf[1024];
     snprintf(buf, sizeof buf, "%sa100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8,0.7,90,60\n", HDR);
-    write_file(p, buf);
+    test_write_file(p, buf);
     wl_calib_set *set;
     wl_error err;
     assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
@@ -193,7 +185,7 @@ static void test_degenerate_fit(void **state)
     wl_calib_problem_free(prob);
     wl_calib_free(set);
     snprintf(buf, sizeof buf, "%sa100-pcie-40gb,mystery,8,128,bf16,prefill,eager,900,900,8,0.7,90,60\n", HDR);
-    write_file(p, buf);
+    test_write_file(p, buf);
     assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
     assert_int_equal(wl_calib_problem_create(&g, set, NULL, &prob, &err), WL_OK);
     const char *reason = NULL;
@@ -361,7 +353,7 @@ static void test_one_clock_and_bad_rows(void **state)
              "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8.0,0.70,120.0,60\n"
              "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8.0,0.72,90.0,60\n"
              "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,1300,8.0,0.72,90.0,60\n", HDR);
-    write_file(p, buf);
+    test_write_file(p, buf);
     assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
     assert_int_equal(wl_calib_problem_create(&truth, set, NULL, &prob, &err), WL_OK);
     const char *why = NULL;
@@ -381,7 +373,7 @@ static void test_one_clock_and_bad_rows(void **state)
     assert_true(wl_core_gpu_idle_w(&a10, 900) > 25.0);
     snprintf(buf, sizeof buf, "%s"
              "NVIDIA A10,gpt2,1,128,bf16,prefill,eager,900,900,8.0,0.16,20.0,40\n", HDR);
-    write_file(p, buf);
+    test_write_file(p, buf);
     assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
     assert_int_equal(wl_calib_problem_create(&a10, set, NULL, &prob, &err), WL_OK);
     assert_true(wl_calib_row_ok(prob, 0, &why));

@@ -380,14 +380,6 @@ static void test_compare_cmd(void **state)
     assert_non_null(strstr(out_buf, "fp16   tensor"));
 }
 
-static void put(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* The predicted power of the row that starts with prefix, or -1. */
 static double predicted_power(const char *prefix)
 {
@@ -413,7 +405,7 @@ static void test_validate_beside(void **state)
     (void)state;
     assert_int_equal(system("rm -rf /tmp/wattlas-beside && mkdir -p /tmp/wattlas-beside/measurements "
                             "/tmp/wattlas-beside/gpu-tables /tmp/wattlas-beside/traces"), 0);
-    put("/tmp/wattlas-beside/measurements/a10.csv",
+    test_write_file("/tmp/wattlas-beside/measurements/a10.csv",
         "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,energy_j,power_w,temp_c\n"
         "NVIDIA A10,gpt2,1,128,bf16,prefill,eager,900,900,8.0,0.2,25.0,40\n"
         "a10-24gb,tiny-net,8,,fp32,inference,eager,900,900,1.0,0.03,30.0,40\n"
@@ -422,8 +414,8 @@ static void test_validate_beside(void **state)
     size_t n = (size_t)snprintf(buf, sizeof buf, "sm_clock_mhz,voltage_mv,idle_power_w\n");
     for (int f = 210; f <= 1695; f += 15)
         n += (size_t)snprintf(buf + n, sizeof buf - n, "%d,,%.2f\n", f, 15.0 + 0.005 * f);
-    put("/tmp/wattlas-beside/gpu-tables/a10-24gb-idle.csv", buf);
-    put("/tmp/wattlas-beside/traces/tiny-net_bf16_b8_inference.json",
+    test_write_file("/tmp/wattlas-beside/gpu-tables/a10-24gb-idle.csv", buf);
+    test_write_file("/tmp/wattlas-beside/traces/tiny-net_bf16_b8_inference.json",
         "[[{\"batch\":1,\"dimM\":4096,\"dimN\":1024,\"dimK\":1024,\"precM\":\"bf16\",\"precA\":\"bf16\","
         "\"useTensorCore\":true},[\"gemm\",\"tc\",\"bf16_bf16\"]],"
         "[{\"dim\":4194304,\"op\":\"typecast_to_fp32\",\"prec\":\"bf16\"},[\"elementwise\"]]]");
@@ -443,7 +435,7 @@ static void test_validate_beside(void **state)
     /* the table's idle at 900 MHz is 19.5 W, the rule's about 40 W */
     assert_true(p_rule - p_table > 10.0);
     /* --idle names the GPU when the file has several */
-    put("/tmp/wattlas-beside/measurements/two.csv",
+    test_write_file("/tmp/wattlas-beside/measurements/two.csv",
         "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,energy_j,power_w,temp_c\n"
         "a10-24gb,gpt2,1,128,bf16,prefill,eager,900,900,8.0,0.4,50.0,40\n"
         "l4-24gb,gpt2,1,128,bf16,prefill,eager,900,900,8.0,0.3,37.5,40\n");

@@ -10,14 +10,6 @@
 #define WATTLAS_BIN_PATH "bin/wattlas"
 #endif
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 typedef struct {
     png_uint_32 w, h, xppm, yppm;
     unsigned char *rgb;
@@ -74,7 +66,7 @@ static void test_png_pixels(void **state)
 {
     (void)state;
     const char *csv = "/tmp/wattlas-plot-curve.csv", *png = "/tmp/wattlas-plot-curve.png";
-    write_file(csv, CURVE);
+    test_write_file(csv, CURVE);
     wl_plot_table *t;
     wl_error err;
     assert_int_equal(wl_plot_table_load(csv, &t, &err), WL_OK);
@@ -153,7 +145,7 @@ static void test_kinds_render(void **state)
 {
     (void)state;
     const char *csv = "/tmp/wattlas-plot-curve.csv";
-    write_file(csv, CURVE);
+    test_write_file(csv, CURVE);
     wl_plot_table *t;
     wl_error err;
     assert_int_equal(wl_plot_table_load(csv, &t, &err), WL_OK);
@@ -197,17 +189,17 @@ static void test_errors(void **state)
     wl_plot_options o;
     wl_plot_options_default(&o);
     unlink(out);
-    write_file(csv, "");
+    test_write_file(csv, "");
     assert_int_not_equal(wl_plot_table_load(csv, &t, &err), WL_OK);
-    write_file(csv, "sm_clock_mhz,energy_j\n");
+    test_write_file(csv, "sm_clock_mhz,energy_j\n");
     assert_int_not_equal(wl_plot_table_load(csv, &t, &err), WL_OK);
     assert_non_null(strstr(err.text, "no data"));
-    write_file(csv, "sm_clock_mhz,power_w\n900,100\n");
+    test_write_file(csv, "sm_clock_mhz,power_w\n900,100\n");
     assert_int_equal(wl_plot_table_load(csv, &t, &err), WL_OK);
     assert_int_equal(wl_plot_energy_freq(t, NULL, &o, out, &err), WL_EPARSE);
     assert_string_equal(err.field, "energy_j");
     wl_plot_table_free(t);
-    write_file(csv, "sm_clock_mhz,energy_j\n900,1\n1000,lots\n");
+    test_write_file(csv, "sm_clock_mhz,energy_j\n900,1\n1000,lots\n");
     assert_int_equal(wl_plot_table_load(csv, &t, &err), WL_OK);
     assert_int_equal(wl_plot_energy_freq(t, NULL, &o, out, &err), WL_EPARSE);
     assert_int_equal(err.line, 3);

@@ -404,14 +404,6 @@ static void test_gpu_aliases(void **state)
     }
 }
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* A measured idle table replaces a rule-based idle curve: idle power
  * follows the table (linear, so the smoothing is exact), the rule's
  * voltage stays when the table has none, and leakage scales with idle. */
@@ -423,7 +415,7 @@ static void test_idle_table(void **state)
     size_t n = (size_t)snprintf(buf, sizeof buf, "sm_clock_mhz,voltage_mv,idle_power_w\n");
     for (int f = 210; f <= 1695; f += 15)
         n += (size_t)snprintf(buf + n, sizeof buf - n, "%d,,%.3f\n", f, 20.0 + 0.01 * f);
-    write_text(p, buf);
+    test_write_file(p, buf);
     wl_core_gpu before, g;
     wl_error err;
     assert_int_equal(wl_preset_gpu_load("a10-24gb", &before, &err), WL_OK);
@@ -444,13 +436,13 @@ static void test_idle_table(void **state)
     n = (size_t)snprintf(buf, sizeof buf, "sm_clock_mhz,voltage_mv,idle_power_w\n");
     for (int f = 210; f <= 1695; f += 15)
         n += (size_t)snprintf(buf + n, sizeof buf - n, "%d,%.3f,30\n", f, 650.0 + 0.1 * f);
-    write_text(p, buf);
+    test_write_file(p, buf);
     g = before;
     assert_int_equal(wl_preset_gpu_idle_table(&g, p, &err), WL_OK);
     assert_close(wl_core_gpu_voltage_mv(&g, 1000), 750.0, 1e-6);
     assert_int_equal(g.vf_rule, 0u);
     /* errors name the file, the line and the field, and leave the GPU alone */
-    write_text(p, "sm_clock_mhz,voltage_mv,idle_power_w\n210,700,40\n225,700,forty\n240,700,40\n");
+    test_write_file(p, "sm_clock_mhz,voltage_mv,idle_power_w\n210,700,40\n225,700,forty\n240,700,40\n");
     g = before;
     assert_int_equal(wl_preset_gpu_idle_table(&g, p, &err), WL_EPARSE);
     assert_int_equal(err.line, 3);

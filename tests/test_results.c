@@ -4,19 +4,11 @@
 
 #include <unistd.h>
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static void test_csv_read(void **state)
 {
     (void)state;
     const char *p = "/tmp/wattlas-test-read.csv";
-    write_file(p, "a,b,c\n1,\"x, y\",3\n\n4,\"say \"\"hi\"\"\",6\r\n");
+    test_write_file(p, "a,b,c\n1,\"x, y\",3\n\n4,\"say \"\"hi\"\"\",6\r\n");
     wl_results_csv *c = NULL;
     wl_error err;
     assert_int_equal(wl_results_csv_open(p, &c, &err), WL_OK);
@@ -41,7 +33,7 @@ static void test_csv_errors(void **state)
     const char *p = "/tmp/wattlas-test-bad.csv";
     wl_results_csv *c = NULL;
     wl_error err;
-    write_file(p, "a,b\n1,2\n3\n");
+    test_write_file(p, "a,b\n1,2\n3\n");
     assert_int_equal(wl_results_csv_open(p, &c, &err), WL_OK);
     assert_int_equal(wl_results_csv_next(c, &err), 1);
     assert_int_equal(wl_results_csv_next(c, &err), -WL_EPARSE);
@@ -49,12 +41,12 @@ static void test_csv_errors(void **state)
     assert_string_equal(err.source, p);
     assert_non_null(strstr(err.text, "expected 2 columns"));
     wl_results_csv_close(c);
-    write_file(p, "a,b\n\"open,2\n");
+    test_write_file(p, "a,b\n\"open,2\n");
     assert_int_equal(wl_results_csv_open(p, &c, &err), WL_OK);
     assert_int_equal(wl_results_csv_next(c, &err), -WL_EPARSE);
     assert_non_null(strstr(err.text, "unterminated"));
     wl_results_csv_close(c);
-    write_file(p, "");
+    test_write_file(p, "");
     assert_int_equal(wl_results_csv_open(p, &c, &err), WL_EPARSE);
     assert_int_equal(wl_results_csv_open("/nonexistent/x.csv", &c, &err), WL_EIO);
     unlink(p);

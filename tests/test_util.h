@@ -26,6 +26,15 @@ static inline const char *test_shared_data(void)
     return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? buf : NULL;
 }
 
+/* Writes text to path (test fixtures). */
+static inline void test_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
 /* Skips the current test with a visible reason when shared data is absent. */
 #define REQUIRE_SHARED(dir)                                                          \
     const char *dir = test_shared_data();                                            \
