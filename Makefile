@@ -21,13 +21,13 @@ BUILD ?= build
 BIN ?= bin
 
 CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/eval.c \
-           core/json.c core/trace.c core/builder.c core/tech.c
-PRESET_SRC = presets/preset.c presets/derive.c
+           core/json.c core/trace.c core/builder.c core/tech.c core/grammar.c
+PRESET_SRC = presets/preset.c presets/derive.c presets/ini.c
 RESULTS_SRC = results/results.c
-CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c calib/crossval.c
+CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c calib/crossval.c calib/validation.c calib/preset_out.c
 SWEEP_SRC = sweep/sweep.c
-PARETO_SRC = pareto/pareto.c
-PLOT_SRC = plot/plot.c plot/kinds.c
+PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/compare.c
+PLOT_SRC = plot/plot.c plot/kinds.c plot/report.c
 CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/args.c
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini))

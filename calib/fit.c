@@ -9,7 +9,6 @@
 #include "wattlas_calib.h"
 #include "../presets/wattlas_presets.h"
 
-#include <ini.h>
 #include <stdio.h>
 
 #include <gsl/gsl_blas.h>
@@ -380,14 +379,20 @@ void wl_calib_uncertainty_write(FILE *f, const wl_calib_uncertainty *u)
     }
 }
 
+/* [covariance]: sigma_*_log values and one cov_NAME row per fitted
+ * coefficient, a list that may go on over indented lines (joined as the
+ * preset lists are, so that a trailing empty item is an error). */
 typedef struct {
     wl_calib_uncertainty *u;
-    int n_in_row[WL_CALIB_MAXP];
-    int seen_section, bad;
-    char badkey[64];
+    char *row[WL_CALIB_MAXP];
+    int row_line[WL_CALIB_MAXP];
+    int seen_section;
+    const char *source;
+    wl_error *err;
 } cov_ctx;
 
-static int cov_handler(void *user, const char *section, const char *name, const char *value)
+static int cov_handler(void *user, const char *section, const char *name, const char *value,
+                       int line)
 {
     cov_ctx *c = user;
     if (strcmp(section, "covariance") != 0)
@@ -401,75 +406,79 @@ static int cov_handler(void *user, const char *section, const char *name, const 
         dst = &u->sigma_power;
     else if (strcmp(name, "sigma_energy_log") == 0)
         dst = &u->sigma_energy;
-    if (dst) {
-        char *e;
-        *dst = strtod(value, &e);
-        if (e == value) {
-            snprintf(c->badkey, sizeof c->badkey, "%s", name);
-            c->bad = 1;
-            return 0;
-        }
-        return 1;
+    if (dst)
+        return wl_core_parse_real(value, 0, 100, c->source, line, name, dst, c->err) == WL_OK;
+    if (strncmp(name, "cov_", 4) != 0) {
+        wl_error_set(c->err, c->source, line, name, "unknown key in [covariance]");
+        return 0;
     }
-    if (strncmp(name, "cov_", 4) != 0)
-        return 1;
     int i;
     for (i = 0; i < (int)NP; i++)
         if (strcmp(params[i].name, name + 4) == 0)
             break;
     if (i == (int)NP) {
-        snprintf(c->badkey, sizeof c->badkey, "%s", name);
-        c->bad = 1;
+        wl_error_set(c->err, c->source, line, name, "not a fitted coefficient");
         return 0;
     }
-    const char *p = value;
-    while (*p) {
-        while (*p == ' ' || *p == ',' || *p == '\t')
-            p++;
-        if (!*p)
-            break;
-        char *e;
-        double v = strtod(p, &e);
-        if (e == p || c->n_in_row[i] >= (int)NP) {
-            snprintf(c->badkey, sizeof c->badkey, "%s", name);
-            c->bad = 1;
-            return 0;
-        }
-        u->cov[i * (int)NP + c->n_in_row[i]++] = v;
-        p = e;
+    size_t old = c->row[i] ? strlen(c->row[i]) : 0, add = strlen(value);
+    char *nr = realloc(c->row[i], old + add + 2);
+    if (!nr) {
+        wl_error_set(c->err, c->source, line, name, "out of memory");
+        return 0;
     }
+    if (!old)
+        c->row_line[i] = line;
+    else if (nr[old - 1] != ',')
+        nr[old++] = ',';
+    memcpy(nr + old, value, add + 1);
+    c->row[i] = nr;
     return 1;
+}
+
+static int cov_rows(cov_ctx *c, const char *source, wl_error *err)
+{
+    wl_calib_uncertainty *u = c->u;
+    for (int i = 0; i < (int)NP; i++) {
+        snprintf(u->names[i], sizeof u->names[i], "%s", params[i].name);
+        wl_core_numlist l = {0};
+        int rc = c->row[i] ? wl_core_parse_list(c->row[i], -1e6, 1e6, 0, source, c->row_line[i],
+                                                u->names[i], &l, err)
+                           : WL_EPARSE;
+        if (!rc && l.n != NP)
+            rc = WL_EPARSE;
+        for (size_t j = 0; !rc && j < NP; j++)
+            u->cov[(size_t)i * NP + j] = l.v[j];
+        wl_core_numlist_free(&l);
+        if (rc) {
+            if (rc != WL_EINVAL)
+                wl_error_set(err, source, c->row_line[i], params[i].name,
+                             "[covariance] needs a row of %zu values for each fitted coefficient",
+                             NP);
+            return WL_EPARSE;
+        }
+    }
+    return WL_OK;
 }
 
 int wl_calib_uncertainty_parse(const char *text, const char *source, wl_calib_uncertainty *u,
                                wl_error *err)
 {
     memset(u, 0, sizeof *u);
-    cov_ctx c;
-    memset(&c, 0, sizeof c);
-    c.u = u;
-    int rc = ini_parse_string(text, cov_handler, &c);
-    if (rc != 0 || c.bad) {
-        wl_error_set(err, source, rc > 0 ? rc : 0, c.badkey, "malformed [covariance] entry");
-        return WL_EPARSE;
-    }
-    if (!c.seen_section) {
+    cov_ctx c = {.u = u, .source = source, .err = err};
+    int rc = wl_preset_ini_parse(text, strlen(text), source, cov_handler, &c, err);
+    if (!rc && !c.seen_section) {
         wl_error_set(err, source, 0, "covariance",
                      "the preset has no [covariance] section (recalibrate it with "
                      "'wattlas calibrate')");
-        return WL_ENOTFOUND;
+        rc = WL_ENOTFOUND;
     }
-    u->np = (int)NP;
-    for (int i = 0; i < (int)NP; i++) {
-        snprintf(u->names[i], sizeof u->names[i], "%s", params[i].name);
-        if (c.n_in_row[i] != (int)NP) {
-            wl_error_set(err, source, 0, params[i].name,
-                         "[covariance] needs a row of %zu values for each fitted coefficient", NP);
-            return WL_EPARSE;
-        }
+    if (!rc && (rc = cov_rows(&c, source, err)) == WL_OK) {
+        u->np = (int)NP;
+        u->valid = 1;
     }
-    u->valid = 1;
-    return WL_OK;
+    for (int i = 0; i < (int)NP; i++)
+        free(c.row[i]);
+    return rc;
 }
 
 static int uncertainty_load(const char *gpu_id_or_path, wl_calib_uncertainty *u, wl_error *err,

@@ -9,9 +9,11 @@
 
 struct wl_calib_set {
     wl_calib_row *rows;
-    char **raw;
+    char **raw;       /* per row: its fields, NUL-separated */
     size_t n, cap;
-    char *header;
+    char **cols;      /* header */
+    size_t ncols;
+    char *header;     /* header text */
     char fallback_traces[1024];
 };
 
@@ -29,24 +31,6 @@ static const char *const required[] = {"gpu", "model", "batch", "seq", "dtype", 
                                        "attention", "sm_clock_mhz", "time_ms", "energy_j",
                                        "power_w"};
 
-static int num(const char *s, double *out, int allow_empty)
-{
-    if (!*s) {
-        if (allow_empty) {
-            *out = NAN;
-            return 0;
-        }
-        return -1;
-    }
-    char *e;
-    errno = 0;
-    double v = strtod(s, &e);
-    if (e == s || *e || errno || isnan(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int copy_str(char *dst, size_t n, const char *src)
 {
     if (strlen(src) >= n)
@@ -55,150 +39,188 @@ static int copy_str(char *dst, size_t n, const char *src)
     return 0;
 }
 
-int wl_calib_load(const char *path, wl_calib_set **out, wl_error *err)
+/* A measured number: finite and within [lo, hi] (what an instrument could
+ * report); empty allowed where optional (NaN). */
+static int measured(const wl_results_csv *csv, int col, const char *name, double lo, double hi,
+                    int optional, double *v, wl_error *err)
 {
-    *out = NULL;
-    wl_results_csv *csv = NULL;
-    int rc = wl_results_csv_open(path, &csv, err);
+    int rc = wl_results_csv_num(csv, (size_t)col, v, err);
+    if (rc == WL_ENOTFOUND && optional)
+        return WL_OK;
+    if (rc == WL_ENOTFOUND) {
+        wl_error_set(err, wl_results_csv_path(csv), wl_results_csv_line(csv), name, "empty");
+        return WL_EPARSE;
+    }
     if (rc)
-        return rc;
+        return WL_EPARSE;
+    if (!(*v >= lo && *v <= hi)) {
+        char a[WL_CORE_NUM_TEXT], b[WL_CORE_NUM_TEXT];
+        wl_core_num_text(a, sizeof a, lo);
+        wl_core_num_text(b, sizeof b, hi);
+        wl_error_set(err, wl_results_csv_path(csv), wl_results_csv_line(csv), name,
+                     "expected a number in [%s, %s], got '%.40s'", a, b,
+                     wl_results_csv_field(csv, (size_t)col));
+        return WL_EPARSE;
+    }
+    return WL_OK;
+}
+
+static int store_fields(wl_calib_set *s, const wl_results_csv *csv)
+{
+    size_t len = 0, nc = wl_results_csv_ncols(csv);
+    for (size_t i = 0; i < nc; i++)
+        len += strlen(wl_results_csv_field(csv, i)) + 1;
+    char *p = malloc(len ? len : 1);
+    if (!p)
+        return WL_ENOMEM;
+    s->raw[s->n] = p;
+    for (size_t i = 0; i < nc; i++) {
+        const char *f = wl_results_csv_field(csv, i);
+        size_t l = strlen(f) + 1;
+        memcpy(p, f, l);
+        p += l;
+    }
+    return WL_OK;
+}
+
+static int read_rows(wl_results_csv *csv, wl_calib_set *s, wl_error *err)
+{
+    const char *path = wl_results_csv_path(csv);
     int col[11];
     for (int i = 0; i < 11; i++) {
         col[i] = wl_results_csv_col(csv, required[i]);
         if (col[i] < 0) {
             wl_error_set(err, path, 1, required[i], "missing required column");
-            wl_results_csv_close(csv);
             return WL_EPARSE;
         }
     }
     int c_meas = wl_results_csv_col(csv, "measured_clock_mhz");
     int c_temp = wl_results_csv_col(csv, "temp_c");
-    wl_calib_set *s = calloc(1, sizeof *s);
-    if (!s) {
-        wl_results_csv_close(csv);
+    size_t nc = wl_results_csv_ncols(csv), hl = 0;
+    s->cols = calloc(nc, sizeof *s->cols);
+    if (!s->cols)
         return WL_ENOMEM;
+    for (size_t i = 0; i < nc; i++) {
+        if (!(s->cols[s->ncols++] = strdup(wl_results_csv_header(csv, i))))
+            return WL_ENOMEM;
+        hl += strlen(s->cols[i]) + 1;
     }
-    /* header text */
-    size_t hl = 0;
-    for (size_t i = 0; i < wl_results_csv_ncols(csv); i++)
-        hl += strlen(wl_results_csv_header(csv, i)) + 1;
     s->header = calloc(hl + 1, 1);
-    if (!s->header) {
-        rc = WL_ENOMEM;
-        goto fail;
-    }
-    for (size_t i = 0; i < wl_results_csv_ncols(csv); i++) {
+    if (!s->header)
+        return WL_ENOMEM;
+    for (size_t i = 0, o = 0; i < nc; i++) {
+        size_t l = strlen(s->cols[i]);
         if (i)
-            strcat(s->header, ",");
-        strcat(s->header, wl_results_csv_header(csv, i));
+            s->header[o++] = ',';
+        memcpy(s->header + o, s->cols[i], l);
+        o += l;
     }
     int r;
     while ((r = wl_results_csv_next(csv, err)) == 1) {
         if (s->n == s->cap) {
-            size_t nc = s->cap ? 2 * s->cap : 256;
-            wl_calib_row *nr = realloc(s->rows, nc * sizeof *nr);
-            if (!nr) { rc = WL_ENOMEM; goto fail; }
+            size_t ncap = s->cap ? 2 * s->cap : 256;
+            wl_calib_row *nr = realloc(s->rows, ncap * sizeof *nr);
+            if (!nr)
+                return WL_ENOMEM;
             s->rows = nr;
-            char **nraw = realloc(s->raw, nc * sizeof *nraw);
-            if (!nraw) { rc = WL_ENOMEM; goto fail; }
+            char **nraw = realloc(s->raw, ncap * sizeof *nraw);
+            if (!nraw)
+                return WL_ENOMEM;
             s->raw = nraw;
-            s->cap = nc;
+            s->cap = ncap;
         }
         wl_calib_row *row = &s->rows[s->n];
         memset(row, 0, sizeof *row);
         row->line = wl_results_csv_line(csv);
         int line = row->line;
-        const char *f;
 #define FIELD(i) wl_results_csv_field(csv, (size_t)col[i])
-        if (copy_str(row->gpu, sizeof row->gpu, FIELD(0)) ||
-            copy_str(row->model, sizeof row->model, FIELD(1)) ||
-            copy_str(row->dtype, sizeof row->dtype, FIELD(4)) ||
-            copy_str(row->mode, sizeof row->mode, FIELD(5)) ||
-            copy_str(row->attention, sizeof row->attention, FIELD(6))) {
-            wl_error_set(err, path, line, "", "a text field is too long");
-            rc = WL_EPARSE;
-            goto fail;
-        }
+        static const char *const names[5] = {"gpu", "model", "dtype", "mode", "attention"};
+        char *dst[5] = {row->gpu, row->model, row->dtype, row->mode, row->attention};
+        size_t cap[5] = {sizeof row->gpu, sizeof row->model, sizeof row->dtype, sizeof row->mode,
+                         sizeof row->attention};
+        const int idx[5] = {0, 1, 4, 5, 6};
+        for (int i = 0; i < 5; i++)
+            if (copy_str(dst[i], cap[i], FIELD(idx[i]))) {
+                wl_error_set(err, path, line, names[i], "longer than %zu characters", cap[i] - 1);
+                return WL_EPARSE;
+            }
+#undef FIELD
         if (!row->model[0]) {
             wl_error_set(err, path, line, "model", "empty");
-            rc = WL_EPARSE;
-            goto fail;
+            return WL_EPARSE;
         }
-        double b, sq, v;
-        f = FIELD(2);
-        if (num(f, &b, 0) || b < 1 || b != floor(b)) {
-            wl_error_set(err, path, line, "batch", "not a positive integer: '%s'", f);
-            rc = WL_EPARSE;
-            goto fail;
-        }
-        f = FIELD(3);
-        if (num(f, &sq, 1) || (!isnan(sq) && (sq < 1 || sq != floor(sq)))) {
-            wl_error_set(err, path, line, "seq", "not a positive integer or empty: '%s'", f);
-            rc = WL_EPARSE;
-            goto fail;
+        double b, sq = NAN;
+        /* a shape too large to build is a reason per row, not a broken file */
+        if (measured(csv, col[2], "batch", 1, 1e15, 0, &b, err) ||
+            measured(csv, col[3], "seq", 1, 1e15, 1, &sq, err))
+            return WL_EPARSE;
+        if (b != floor(b) || (!isnan(sq) && sq != floor(sq))) {
+            wl_error_set(err, path, line, b != floor(b) ? "batch" : "seq", "not an integer");
+            return WL_EPARSE;
         }
         row->batch = (long long)b;
         row->seq = isnan(sq) ? 0 : (long long)sq;
-        static const char *const numcols[] = {"sm_clock_mhz", "time_ms", "energy_j", "power_w"};
-        double *dst[] = {&row->sm_clock_mhz, &row->time_ms, &row->energy_j, &row->power_w};
-        for (int i = 0; i < 4; i++) {
-            f = FIELD(7 + i);
-            if (num(f, &v, 0) || !isfinite(v)) {
-                wl_error_set(err, path, line, numcols[i], "not a number: '%s'", f);
-                rc = WL_EPARSE;
-                goto fail;
-            }
-            *dst[i] = v;
-        }
-        if (!(row->sm_clock_mhz > 0)) {
-            wl_error_set(err, path, line, "sm_clock_mhz", "must be positive");
-            rc = WL_EPARSE;
-            goto fail;
-        }
-        row->measured_clock_mhz = row->sm_clock_mhz;
-        if (c_meas >= 0) {
-            f = wl_results_csv_field(csv, (size_t)c_meas);
-            if (num(f, &v, 1)) {
-                wl_error_set(err, path, line, "measured_clock_mhz", "not a number: '%s'", f);
-                rc = WL_EPARSE;
-                goto fail;
-            }
-            if (!isnan(v))
-                row->measured_clock_mhz = v;
-        }
+        /* physically impossible but finite values (negative, below idle)
+         * are the fit's business: it reports and excludes them */
+        if (measured(csv, col[7], "sm_clock_mhz", 1e-3, 1e5, 0, &row->sm_clock_mhz, err) ||
+            measured(csv, col[8], "time_ms", -1e12, 1e12, 0, &row->time_ms, err) ||
+            measured(csv, col[9], "energy_j", -1e12, 1e12, 0, &row->energy_j, err) ||
+            measured(csv, col[10], "power_w", -1e6, 1e6, 0, &row->power_w, err))
+            return WL_EPARSE;
+        row->measured_clock_mhz = NAN;
+        if (c_meas >= 0 && measured(csv, c_meas, "measured_clock_mhz", 0, 1e5, 1,
+                                    &row->measured_clock_mhz, err))
+            return WL_EPARSE;
+        if (isnan(row->measured_clock_mhz))
+            row->measured_clock_mhz = row->sm_clock_mhz;
         row->temp_c = NAN;
-        if (c_temp >= 0) {
-            f = wl_results_csv_field(csv, (size_t)c_temp);
-            if (num(f, &row->temp_c, 1)) {
-                wl_error_set(err, path, line, "temp_c", "not a number: '%s'", f);
-                rc = WL_EPARSE;
-                goto fail;
-            }
-        }
-#undef FIELD
-        s->raw[s->n] = strdup(wl_results_csv_raw(csv));
-        if (!s->raw[s->n]) {
-            rc = WL_ENOMEM;
-            goto fail;
-        }
+        if (c_temp >= 0 && measured(csv, c_temp, "temp_c", -100, 300, 1, &row->temp_c, err))
+            return WL_EPARSE;
+        if (store_fields(s, csv))
+            return WL_ENOMEM;
         s->n++;
     }
-    if (r < 0) {
-        rc = WL_EPARSE;
-        goto fail;
-    }
-    wl_results_csv_close(csv);
+    if (r < 0)
+        return WL_EPARSE;
     if (s->n == 0) {
         wl_error_set(err, path, 0, "", "no data rows");
-        wl_calib_free(s);
         return WL_EPARSE;
+    }
+    return WL_OK;
+}
+
+static int load_from(wl_results_csv *csv, int rc, wl_calib_set **out, wl_error *err)
+{
+    if (rc)
+        return rc;
+    wl_calib_set *s = calloc(1, sizeof *s);
+    rc = s ? read_rows(csv, s, err) : WL_ENOMEM;
+    if (rc == WL_ENOMEM)
+        wl_error_set(err, wl_results_csv_path(csv), 0, "", "out of memory");
+    wl_results_csv_close(csv);
+    if (rc) {
+        wl_calib_free(s);
+        return rc;
     }
     *out = s;
     return WL_OK;
-fail:
-    wl_results_csv_close(csv);
-    wl_calib_free(s);
-    return rc;
+}
+
+int wl_calib_load(const char *path, wl_calib_set **out, wl_error *err)
+{
+    *out = NULL;
+    wl_results_csv *csv = NULL;
+    int rc = wl_results_csv_open(path, &csv, err);
+    return load_from(csv, rc, out, err);
+}
+
+int wl_calib_load_mem(const char *data, size_t len, const char *source, wl_calib_set **out,
+                      wl_error *err)
+{
+    *out = NULL;
+    wl_results_csv *csv = NULL;
+    int rc = wl_results_csv_open_mem(data, len, source, &csv, err);
+    return load_from(csv, rc, out, err);
 }
 
 void wl_calib_free(wl_calib_set *s)
@@ -207,6 +229,9 @@ void wl_calib_free(wl_calib_set *s)
         return;
     for (size_t i = 0; i < s->n; i++)
         free(s->raw[i]);
+    for (size_t i = 0; i < s->ncols; i++)
+        free(s->cols[i]);
+    free(s->cols);
     free(s->raw);
     free(s->rows);
     free(s->header);
@@ -218,8 +243,21 @@ const wl_calib_row *wl_calib_row_at(const wl_calib_set *s, size_t i)
 {
     return i < s->n ? &s->rows[i] : NULL;
 }
-const char *wl_calib_raw(const wl_calib_set *s, size_t i) { return i < s->n ? s->raw[i] : ""; }
 const char *wl_calib_header(const wl_calib_set *s) { return s->header; }
+size_t wl_calib_ncols(const wl_calib_set *s) { return s->ncols; }
+const char *wl_calib_col(const wl_calib_set *s, size_t i) { return i < s->ncols ? s->cols[i] : ""; }
+
+size_t wl_calib_fields(const wl_calib_set *s, size_t row, const char **fields)
+{
+    if (row >= s->n)
+        return 0;
+    const char *p = s->raw[row];
+    for (size_t i = 0; i < s->ncols; i++) {
+        fields[i] = p;
+        p += strlen(p) + 1;
+    }
+    return s->ncols;
+}
 
 void wl_calib_workload_key(const wl_calib_row *r, char *buf, size_t n)
 {

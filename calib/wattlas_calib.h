@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include "../core/wattlas_core.h"
+#include "../results/wattlas_results.h"
 
 /* One measured row, schema of shared/data/measurements. */
 typedef struct {
@@ -16,12 +17,19 @@ typedef struct {
 
 typedef struct wl_calib_set wl_calib_set;
 
+/* Reads a measurements CSV. Every number is checked (finite, within what
+ * an instrument could report); errors name the file, line and column. */
 int wl_calib_load(const char *path, wl_calib_set **out, wl_error *err);
+int wl_calib_load_mem(const char *data, size_t len, const char *source, wl_calib_set **out,
+                      wl_error *err);
 void wl_calib_free(wl_calib_set *s);
 size_t wl_calib_count(const wl_calib_set *s);
 const wl_calib_row *wl_calib_row_at(const wl_calib_set *s, size_t i);
-const char *wl_calib_raw(const wl_calib_set *s, size_t i);  /* input line text */
 const char *wl_calib_header(const wl_calib_set *s);         /* input header text */
+size_t wl_calib_ncols(const wl_calib_set *s);
+const char *wl_calib_col(const wl_calib_set *s, size_t i);
+/* A row's input fields (wl_calib_ncols of them). */
+size_t wl_calib_fields(const wl_calib_set *s, size_t row, const char **fields);
 /* Traces consulted only for rows the native builders cannot build (a model
  * without a builder, or an fp32 row with only a bf16/fp16 trace); NULL or
  * "" for none. */
@@ -165,6 +173,69 @@ typedef struct {
 typedef void (*wl_calib_wl_fn)(void *user, const wl_calib_wl_stats *s);
 void wl_calib_per_workload(const wl_calib_problem *p, const unsigned char *mask,
                            wl_calib_wl_fn fn, void *user);
+
+/* ---- validation of a measurements file ------------------------------------- */
+
+typedef struct {
+    const char *traces_dir;         /* predict rows from traces there when one exists */
+    const char *gpu;                /* only this GPU's rows, on this preset (NULL: each
+                                       GPU named in the rows on its own preset) */
+    const char *const *idle_specs;  /* [ID=]TABLE.csv measured idle tables */
+    size_t n_idle;
+    int beside;                     /* look beside DATA/measurements/X.csv: DATA/traces
+                                       for rows no builder covers, DATA/gpu-tables/
+                                       <id>-idle.csv for rule-based idle curves */
+    double level;                   /* prediction intervals (0: none) */
+    void (*note)(void *user, const char *text); /* what was found beside, tables used */
+    void *note_user;
+} wl_calib_validation_options;
+
+typedef struct wl_calib_validation wl_calib_validation;
+int wl_calib_validation_create(const char *path, const wl_calib_validation_options *o,
+                               wl_calib_validation **out, wl_error *err);
+void wl_calib_validation_free(wl_calib_validation *v);
+const wl_calib_set *wl_calib_validation_set(const wl_calib_validation *v);
+size_t wl_calib_validation_gpus(const wl_calib_validation *v);
+const wl_core_gpu *wl_calib_validation_gpu(const wl_calib_validation *v, size_t k);
+wl_calib_problem *wl_calib_validation_problem(wl_calib_validation *v, size_t k);
+/* The output columns: the input's, then predicted_effective_clock_mhz,
+ * predicted_time_ms, predicted_power_w, predicted_energy_j (and the
+ * interval bounds predicted_*_lo/hi with a level). */
+const wl_results_col *wl_calib_validation_cols(const wl_calib_validation *v, size_t *n);
+/* Row i as cells: WL_OK when predicted (*why says why it is not scored, or
+ * NULL), WL_ENOTFOUND when it cannot be modelled (*why says why; the
+ * prediction cells are empty). Rows are taken in order, once each. */
+int wl_calib_validation_row(wl_calib_validation *v, size_t i, wl_results_cell *cells,
+                            const char **why);
+typedef struct {
+    size_t scored, not_modelled, traced, covered;
+    double mape_time, mape_power, mape_energy; /* pooled over GPUs, by rows */
+    double coverage_pct[3];                   /* time, power, energy */
+} wl_calib_validation_summary;
+/* After the rows: the pooled figures. */
+void wl_calib_validation_counts(const wl_calib_validation *v, wl_calib_validation_summary *s);
+
+/* ---- calibrated presets -------------------------------------------------------- */
+
+/* A [vf] section from a measured idle table (60 MHz knots), keeping the
+ * preset's leakage reference voltage: malloc'd text in *out. */
+int wl_calib_vf_section(const char *idle_path, double v_ref_mv, char **out, wl_error *err);
+typedef struct {
+    const char *preset_text; /* the GPU preset as given */
+    const char *vf_text;     /* a [vf] section replacing the preset's, or NULL */
+    const char *data_path;   /* the measurements (fingerprinted) */
+    const char *command;     /* the command that made it */
+    size_t fitted_rows;
+    const wl_calib_metrics *in_sample;
+} wl_calib_preset_info;
+/* The preset's text without the sections calibration rewrites, then
+ * [calibration] with the fitted values, their standard errors, the rows, the
+ * data's fingerprint and the command, and [covariance]. */
+void wl_calib_write_preset(FILE *f, const wl_core_gpu *fitted, const wl_calib_fit_info *info,
+                           const wl_calib_preset_info *pi);
+/* The spec-sheet part of a preset text with vf_text (may be NULL) in place
+ * of its [vf] section, for checking that it parses. */
+char *wl_calib_preset_spec(const char *preset_text, const char *vf_text);
 
 /* Workload key "model b8 s128 bf16 eager" of a row. */
 void wl_calib_workload_key(const wl_calib_row *r, char *buf, size_t n);

@@ -1,15 +1,13 @@
-/* Argument helpers shared by the commands. */
+/* Helpers shared by the commands: messages, option values, outputs. */
 #include "cli.h"
-#include "../presets/wattlas_presets.h"
 
-#include <errno.h>
-#include <math.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int usage_error(const char *cmd, const char *fmt, ...)
+int cli_usage(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -20,103 +18,125 @@ int usage_error(const char *cmd, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
-int runtime_error(const char *cmd, const wl_error *err)
+/* "--voltage-offset-mv" names the field "voltage_offset_mv": do not repeat it. */
+static int same_name(const char *opt, const char *field)
 {
-    char buf[700];
+    while (*opt == '-')
+        opt++;
+    for (; *opt && *field; opt++, field++)
+        if (*opt != *field && !(*opt == '-' && *field == '_'))
+            return 0;
+    return *opt == *field;
+}
+
+int cli_fail(const char *cmd, const wl_error *err)
+{
+    if (err->source[0] == '-' && err->source[1]) {
+        if (err->field[0] && !same_name(err->source, err->field))
+            return cli_usage(cmd, "%s: %s: %s", err->source, err->field, err->text);
+        return cli_usage(cmd, "%s: %s", err->source, err->text);
+    }
+    char buf[800];
     wl_error_format(err, buf, sizeof buf);
-    fprintf(stderr, "wattlas %s: %s\n", cmd, buf);
+    fprintf(stderr, "wattlas %s: %s\n", cmd, buf[0] ? buf : "failed");
     return EXIT_RUNTIME;
 }
 
-int parse_int_arg(const char *cmd, const char *opt, const char *s, long long lo, long long hi,
-                  long long *out)
-{
-    char *e;
-    errno = 0;
-    long long v = strtoll(s, &e, 10);
-    if (e == s || *e || errno || v < lo || v > hi)
-        return usage_error(cmd, "%s: expected an integer in [%lld, %lld], got '%s'", opt, lo, hi,
-                           s);
-    *out = v;
-    return 0;
-}
-
-int parse_double_arg(const char *cmd, const char *opt, const char *s, double *out)
-{
-    char *e;
-    errno = 0;
-    double v = strtod(s, &e);
-    if (e == s || *e || errno || !isfinite(v))
-        return usage_error(cmd, "%s: expected a number, got '%s'", opt, s);
-    *out = v;
-    return 0;
-}
-
-int parse_clock_list(const char *cmd, const char *s, double *out, int max_n, int *n)
-{
-    *n = 0;
-    if (strchr(s, ':')) {
-        double a, b, st;
-        char extra;
-        if (sscanf(s, "%lf:%lf:%lf%c", &a, &b, &st, &extra) != 3 || !(a > 0) || !(b >= a) ||
-            !(st > 0))
-            return usage_error(cmd, "--clock: expected MIN:MAX:STEP with 0 < MIN <= MAX, STEP > 0, got '%s'", s);
-        for (double f = a; f <= b + 1e-9; f += st) {
-            if (*n >= max_n)
-                return usage_error(cmd, "--clock: more than %d clocks", max_n);
-            out[(*n)++] = f;
-        }
-        return 0;
-    }
-    const char *p = s;
-    while (*p) {
-        char *e;
-        errno = 0;
-        double v = strtod(p, &e);
-        if (e == p || errno || !(v > 0) || !isfinite(v) || (*e && *e != ','))
-            return usage_error(cmd, "--clock: expected MHz, a list or MIN:MAX:STEP, got '%s'", s);
-        if (*n >= max_n)
-            return usage_error(cmd, "--clock: more than %d clocks", max_n);
-        out[(*n)++] = v;
-        p = *e ? e + 1 : e;
-    }
-    if (*n == 0)
-        return usage_error(cmd, "--clock: empty");
-    return 0;
-}
-
-int parse_level_arg(const char *cmd, const char *opt, const char *s, double *out)
-{
-    if (parse_double_arg(cmd, opt, s, out))
-        return EXIT_USAGE;
-    if (*out > 1)
-        *out /= 100.0; /* 95 means 95% */
-    if (!(*out > 0 && *out < 1))
-        return usage_error(cmd, "%s: a level in (0, 1) or a percentage, got '%s'", opt, s);
-    return 0;
-}
-
-int apply_idle_specs(const char *cmd, wl_core_gpu *gpus, size_t n_gpus,
-                     const char *const *specs, size_t n_specs, const char **applied)
+int cli_real(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out)
 {
     wl_error err = {0};
-    int rc = wl_preset_apply_idle_specs(gpus, n_gpus, specs, n_specs, applied, &err);
-    if (rc == WL_EINVAL && strcmp(err.field, "idle") == 0)
-        return usage_error(cmd, "--idle %s: %s", err.source, err.text);
-    if (rc)
-        return runtime_error(cmd, &err);
-    for (size_t i = 0; applied && i < n_gpus; i++)
-        if (applied[i])
-            fprintf(stderr, "wattlas %s: %s uses the measured idle table %s\n", cmd, gpus[i].id,
-                    applied[i]);
+    if (wl_core_parse_real(s, lo, hi, opt, 0, "", out, &err))
+        return cli_fail(cmd, &err);
     return 0;
 }
 
-int apply_idle_table(const char *cmd, wl_core_gpu *gpu, const char *path)
+int cli_int(const char *cmd, const char *opt, const char *s, long long lo, long long hi,
+            long long *out)
 {
     wl_error err = {0};
-    if (wl_preset_gpu_idle_table(gpu, path, &err))
-        return runtime_error(cmd, &err);
-    fprintf(stderr, "wattlas %s: %s uses the measured idle table %s\n", cmd, gpu->id, path);
+    if (wl_core_parse_int(s, lo, hi, opt, 0, "", out, &err))
+        return cli_fail(cmd, &err);
     return 0;
+}
+
+int cli_format(const char *cmd, const char *s, wl_results_format *out)
+{
+    if (wl_results_format_parse(s, out))
+        return cli_usage(cmd, "--format: expected table, csv, ndjson or json, got '%.60s'", s);
+    return 0;
+}
+
+int cli_shard(const char *cmd, const char *s, unsigned *i, unsigned *n)
+{
+    const char *slash = strchr(s, '/');
+    long long a, b;
+    char left[32];
+    if (!slash || (size_t)(slash - s) >= sizeof left)
+        return cli_usage(cmd, "--shard: expected I/N with 1 <= I <= N, got '%.60s'", s);
+    memcpy(left, s, (size_t)(slash - s));
+    left[slash - s] = 0;
+    wl_error err = {0};
+    if (wl_core_parse_int(slash + 1, 1, 1000000, "--shard", 0, "", &b, &err) ||
+        wl_core_parse_int(left, 1, b, "--shard", 0, "", &a, &err))
+        return cli_usage(cmd, "--shard: expected I/N with 1 <= I <= N <= 1000000, got '%.60s'", s);
+    *i = (unsigned)a;
+    *n = (unsigned)b;
+    return 0;
+}
+
+int cli_input(const char *cmd, const char *in_opt, int argc, char **argv, int first,
+              const char **path)
+{
+    int npos = argc - first;
+    if (in_opt && npos > 0)
+        return cli_usage(cmd, "give the input once: --in %s or %s", in_opt, argv[first]);
+    if (npos > 1)
+        return cli_usage(cmd, "expected one input file, got '%s' and '%s'", argv[first],
+                         argv[first + 1]);
+    *path = in_opt ? in_opt : npos ? argv[first] : NULL;
+    return 0;
+}
+
+int cli_rows_open(const char *cmd, const char *path, wl_results_format fmt,
+                  const wl_results_col *cols, size_t n, cli_rows *r)
+{
+    wl_error err = {0};
+    memset(r, 0, sizeof *r);
+    if (wl_results_out_open(path, &r->out, &err))
+        return cli_fail(cmd, &err);
+    if (wl_results_writer_create(wl_results_out_stream(r->out), fmt, cols, n, &r->w)) {
+        wl_results_out_abort(r->out);
+        r->out = NULL;
+        fprintf(stderr, "wattlas %s: out of memory\n", cmd);
+        return EXIT_RUNTIME;
+    }
+    return 0;
+}
+
+int cli_rows_close(const char *cmd, cli_rows *r, int ok)
+{
+    wl_error err = {0};
+    int rc = 0;
+    if (ok) {
+        wl_results_writer_finish(r->w);
+        if (wl_results_out_commit(r->out, &err))
+            rc = cli_fail(cmd, &err);
+    } else {
+        wl_results_writer_free(r->w);
+        wl_results_out_abort(r->out);
+    }
+    memset(r, 0, sizeof *r);
+    return rc;
+}
+
+void cli_note(void *cmd, const char *text)
+{
+    fprintf(stderr, "wattlas %s: %s\n", (const char *)cmd, text);
+}
+
+int cli_bad_option(const char *cmd, int c, char **argv)
+{
+    if (c == ':')
+        return cli_usage(cmd, "option %s needs a value", argv[optind - 1]);
+    return cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
 }

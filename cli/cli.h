@@ -1,11 +1,21 @@
-/* Private to cli/: command entry points and argument helpers. */
+/* Private to cli/: the command table's entries and the helpers every
+ * command uses to parse options and print. Application logic lives in the
+ * library; a command parses its options into a struct (X_parse), runs them
+ * (X_run) and prints. */
 #ifndef WATTLAS_CLI_H
 #define WATTLAS_CLI_H
 
 #include "../core/wattlas_core.h"
+#include "../results/wattlas_results.h"
 
 #define EXIT_USAGE 2
 #define EXIT_RUNTIME 1
+#define CLI_HELP (-1) /* X_parse printed the help: exit 0 */
+
+typedef struct {
+    const char *name, *summary;
+    int (*main)(int argc, char **argv); /* argv[0] is the command's name */
+} cli_command;
 
 int cmd_predict(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
@@ -20,26 +30,38 @@ int cmd_optimize(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
-/* Prints "wattlas CMD: message" to stderr and returns EXIT_USAGE. */
-int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Prints a wl_error to stderr and returns EXIT_RUNTIME. */
-int runtime_error(const char *cmd, const wl_error *err);
-int parse_int_arg(const char *cmd, const char *opt, const char *s, long long lo, long long hi,
-                  long long *out);
-int parse_double_arg(const char *cmd, const char *opt, const char *s, double *out);
-/* A confidence level: 0.95 or 95 (percent). */
-int parse_level_arg(const char *cmd, const char *opt, const char *s, double *out);
-/* "F" or "MIN:MAX:STEP" into a list of clocks (at most max_n). */
-int parse_clock_list(const char *cmd, const char *s, double *out, int max_n, int *n);
+/* Prints "wattlas CMD: message" and a pointer to --help; returns EXIT_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reports a library error and returns the exit status: EXIT_USAGE when the
+ * error is about an option's value (its source is the option, "--clock"),
+ * else EXIT_RUNTIME (files, data, memory). */
+int cli_fail(const char *cmd, const wl_error *err);
+/* Numbers and lists from option values, in the one grammar, with the
+ * option named in the message; EXIT_USAGE on error. */
+int cli_real(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out);
+int cli_int(const char *cmd, const char *opt, const char *s, long long lo, long long hi,
+            long long *out);
+int cli_format(const char *cmd, const char *s, wl_results_format *out);
+/* "I/N" with 1 <= I <= N. */
+int cli_shard(const char *cmd, const char *s, unsigned *i, unsigned *n);
+/* The single input file: --in or the one positional argument. */
+int cli_input(const char *cmd, const char *in_opt, int argc, char **argv, int first,
+              const char **path);
 
-/* --idle values ([ID=]TABLE.csv) applied to gpus by
- * wl_preset_apply_idle_specs, with a note on stderr per GPU; a bad spec is a
- * usage error (EXIT_USAGE), an unreadable table a runtime one. applied[i]
- * gets gpus[i]'s table or NULL; may be NULL (then no notes). */
-int apply_idle_specs(const char *cmd, wl_core_gpu *gpus, size_t n_gpus,
-                     const char *const *specs, size_t n_specs, const char **applied);
-/* Replaces gpu's idle power (and voltage) by a measured idle table, with a
- * note on stderr; EXIT_RUNTIME with the error printed. */
-int apply_idle_table(const char *cmd, wl_core_gpu *gpu, const char *path);
+/* Rows to an output file or stdout through the one writer. */
+typedef struct {
+    wl_results_out *out;
+    wl_results_writer *w;
+} cli_rows;
+int cli_rows_open(const char *cmd, const char *path, wl_results_format fmt,
+                  const wl_results_col *cols, size_t n, cli_rows *r);
+/* Finishes and commits (ok) or discards the output; returns the status. */
+int cli_rows_close(const char *cmd, cli_rows *r, int ok);
+
+/* Notes on stderr ("wattlas CMD: text"), unless quiet. */
+void cli_note(void *cmd, const char *text);
+
+/* getopt_long's "unknown option"/"needs a value" as usage errors. */
+int cli_bad_option(const char *cmd, int c, char **argv);
 
 #endif

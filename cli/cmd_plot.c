@@ -2,29 +2,25 @@
 #include "cli.h"
 #include "../plot/wattlas_plot.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 static void help(FILE *f)
 {
+    fprintf(f, "usage: wattlas plot KIND [TABLE.csv | --in TABLE.csv] -o FIG.png|pdf|svg [options]\n\n"
+               "kinds:\n");
+    for (size_t i = 0; i < wl_plot_kind_count(); i++)
+        fprintf(f, "  %-12s %s\n", wl_plot_kind_at(i)->name, wl_plot_kind_at(i)->summary);
     fprintf(f,
-"usage: wattlas plot KIND --in FILE.csv -o FIG.png|pdf|svg [options]\n\n"
-"kinds (the CSV each reads):\n"
-"  energy-freq  energy vs SM clock per workload (sweep or predict --format csv);\n"
-"               marks the energy-optimal clock (large marker) and the maximum\n"
-"               clock (square); throttled points are hollow\n"
-"      --panels power,time,energy   aligned panels over one clock axis\n"
-"      --stack                      energy parts as stacked areas (one series)\n"
-"  pareto       energy vs time, coloured by SM clock; dominated points faded,\n"
-"               the front as a step line   [--facet COL] [--x COL --y COL]\n"
-"  heatmap      --x COL --y COL --z COL [--normalize] over two swept parameters;\n"
-"               infeasible cells hatched (defaults: sm_clock_mhz, seq, energy_j)\n"
-"  savings      energy saved and runtime penalty per workload (optimize output)\n"
-"               [--against max-clock|fastest]\n"
-"  validation   predicted vs measured with y = x and a +-10%% band, and error vs\n"
-"               clock (validate output) [--metric time|power|energy]\n"
-"  compare      energy at the maximum clock and at the energy-optimal clock per\n"
-"               GPU, the optimal clock above its bar (compare --format csv)\n"
+"kind options:\n"
+"  energy-freq  --panels power,time,energy (aligned panels over one clock axis),\n"
+"               --stack (energy parts as stacked areas, one series)\n"
+"  pareto       --facet COL (small multiples), --x COL --y COL\n"
+"  heatmap      --x COL --y COL --z COL [--normalize] (defaults: sm_clock_mhz,\n"
+"               seq, energy_j)\n"
+"  savings      --against max-clock|fastest\n"
+"  validation   --metric time|power|energy\n"
 "style:\n"
 "  --size WxHin (default 3.5x2.6in)  --dpi N (PNG, default 300)  --title TEXT\n"
 "  --log-x  --log-y  --palette viridis|cividis\n"
@@ -32,74 +28,110 @@ static void help(FILE *f)
 "same input gives byte-identical files.\n");
 }
 
-int cmd_plot(int argc, char **argv)
+typedef struct {
+    wl_plot_kind_fn fn;
+    wl_plot_options o;
+    wl_plot_kind_options k;
+    const char *in, *out;
+} plot_opts;
+
+static int size_arg(const char *cmd, const char *v, wl_plot_options *o)
+{
+    /* WxH or WxHin */
+    char w[32], h[32];
+    const char *x = strchr(v, 'x');
+    size_t lw = x ? (size_t)(x - v) : 0, lh = x ? strlen(x + 1) : 0;
+    if (x && lh >= 2 && !strcmp(x + 1 + lh - 2, "in"))
+        lh -= 2;
+    if (!x || !lw || !lh || lw >= sizeof w || lh >= sizeof h)
+        return cli_usage(cmd, "--size: expected WxHin, e.g. 3.5x2.6in, got '%.60s'", v);
+    memcpy(w, v, lw);
+    w[lw] = 0;
+    memcpy(h, x + 1, lh);
+    h[lh] = 0;
+    if (cli_real(cmd, "--size", w, 0.5, 100, &o->width_in) ||
+        cli_real(cmd, "--size", h, 0.5, 100, &o->height_in))
+        return EXIT_USAGE;
+    return 0;
+}
+
+static int plot_parse(int argc, char **argv, plot_opts *p)
 {
     const char *cmd = "plot";
     if (argc < 2)
-        return usage_error(cmd, "missing KIND");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        return cli_usage(cmd, "missing KIND");
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         help(stdout);
-        return 0;
+        return CLI_HELP;
     }
-    wl_plot_kind_fn fn = wl_plot_kind_lookup(argv[1]);
-    if (!fn)
-        return usage_error(cmd, "unknown kind '%s' (energy-freq, pareto, heatmap, savings, validation, compare)",
-                           argv[1]);
-    wl_plot_options o;
-    wl_plot_options_default(&o);
-    wl_plot_kind_options k;
-    memset(&k, 0, sizeof k);
-    const char *in = NULL, *out = NULL;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        const char **dst = NULL;
-        if (strcmp(a, "--help") == 0) { help(stdout); return 0; }
-        else if (strcmp(a, "--log-x") == 0) { o.log_x = 1; continue; }
-        else if (strcmp(a, "--log-y") == 0) { o.log_y = 1; continue; }
-        else if (strcmp(a, "--stack") == 0) { k.stack = 1; continue; }
-        else if (strcmp(a, "--normalize") == 0) { k.normalize = 1; continue; }
-        else if (strcmp(a, "--in") == 0) dst = &in;
-        else if (strcmp(a, "-o") == 0) dst = &out;
-        else if (strcmp(a, "--title") == 0) dst = &o.title;
-        else if (strcmp(a, "--panels") == 0) dst = &k.panels;
-        else if (strcmp(a, "--facet") == 0) dst = &k.facet;
-        else if (strcmp(a, "--x") == 0) dst = &k.x;
-        else if (strcmp(a, "--y") == 0) dst = &k.y;
-        else if (strcmp(a, "--z") == 0) dst = &k.z;
-        else if (strcmp(a, "--metric") == 0) dst = &k.metric;
-        else if (strcmp(a, "--against") == 0) dst = &k.against;
-        else if (strcmp(a, "--palette") == 0) dst = &o.palette;
-        else if (strcmp(a, "--size") == 0 || strcmp(a, "--dpi") == 0) {
-            if (i + 1 >= argc)
-                return usage_error(cmd, "%s needs a value", a);
-            const char *v = argv[++i];
-            if (a[2] == 's') {
-                char extra[8] = "";
-                if (sscanf(v, "%lfx%lf%7s", &o.width_in, &o.height_in, extra) < 2 ||
-                    (extra[0] && strcmp(extra, "in") != 0))
-                    return usage_error(cmd, "--size: expected WxHin, e.g. 3.5x2.6in, got '%s'", v);
-            } else if (parse_double_arg(cmd, "--dpi", v, &o.dpi)) {
-                return EXIT_USAGE;
-            }
-            continue;
-        } else
-            return usage_error(cmd, "unknown option '%s'", a);
-        if (i + 1 >= argc)
-            return usage_error(cmd, "%s needs a value", a);
-        *dst = argv[++i];
+    if (!(p->fn = wl_plot_kind_lookup(argv[1]))) {
+        char kinds[256] = "";
+        for (size_t i = 0; i < wl_plot_kind_count(); i++) {
+            size_t l = strlen(kinds);
+            snprintf(kinds + l, sizeof kinds - l, "%s%s", i ? ", " : "", wl_plot_kind_at(i)->name);
+        }
+        return cli_usage(cmd, "unknown kind '%.60s' (%s)", argv[1], kinds);
     }
-    if (!in || !out)
-        return usage_error(cmd, "--in FILE.csv and -o FIG are required");
-    if (strcmp(o.palette, "viridis") && strcmp(o.palette, "cividis"))
-        return usage_error(cmd, "--palette: expected viridis or cividis");
-    wl_error err = {0};
-    wl_plot_table *t = NULL;
-    if (wl_plot_table_load(in, &t, &err))
-        return runtime_error(cmd, &err);
-    int rc = fn(t, &k, &o, out, &err);
-    wl_plot_table_free(t);
+    static const struct option lo[] = {
+        {"in", required_argument, 0, 'i'},      {"title", required_argument, 0, 't'},
+        {"panels", required_argument, 0, 'P'},  {"facet", required_argument, 0, 'F'},
+        {"x", required_argument, 0, 'x'},       {"y", required_argument, 0, 'y'},
+        {"z", required_argument, 0, 'z'},       {"metric", required_argument, 0, 'm'},
+        {"against", required_argument, 0, 'a'}, {"palette", required_argument, 0, 'p'},
+        {"size", required_argument, 0, 's'},    {"dpi", required_argument, 0, 'd'},
+        {"log-x", no_argument, 0, 'X'},         {"log-y", no_argument, 0, 'Y'},
+        {"stack", no_argument, 0, 'S'},         {"normalize", no_argument, 0, 'N'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    const char *in = NULL;
+    optind = 2; /* after KIND */
+    opterr = 0;
+    int c, rc = 0;
+    while (!rc && (c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
+        switch (c) {
+        case 'i': in = optarg; break;
+        case 'o': p->out = optarg; break;
+        case 't': p->o.title = optarg; break;
+        case 'P': p->k.panels = optarg; break;
+        case 'F': p->k.facet = optarg; break;
+        case 'x': p->k.x = optarg; break;
+        case 'y': p->k.y = optarg; break;
+        case 'z': p->k.z = optarg; break;
+        case 'm': p->k.metric = optarg; break;
+        case 'a': p->k.against = optarg; break;
+        case 'p': p->o.palette = optarg; break;
+        case 's': rc = size_arg(cmd, optarg, &p->o); break;
+        case 'd': rc = cli_real(cmd, "--dpi", optarg, 10, 2400, &p->o.dpi); break;
+        case 'X': p->o.log_x = 1; break;
+        case 'Y': p->o.log_y = 1; break;
+        case 'S': p->k.stack = 1; break;
+        case 'N': p->k.normalize = 1; break;
+        case 'h': help(stdout); return CLI_HELP;
+        default: rc = cli_bad_option(cmd, c, argv); break;
+        }
+    }
+    if (!rc)
+        rc = cli_input(cmd, in, argc, argv, optind, &p->in);
     if (rc)
-        return rc == WL_EINVAL && !err.line && !strcmp(err.source, "panels") ? runtime_error(cmd, &err)
-                                                                              : runtime_error(cmd, &err);
+        return rc;
+    if (!p->in || !p->out)
+        return cli_usage(cmd, "an input table (--in FILE.csv) and -o FIG are required");
+    if (strcmp(p->o.palette, "viridis") && strcmp(p->o.palette, "cividis"))
+        return cli_usage(cmd, "--palette: expected viridis or cividis, got '%.60s'", p->o.palette);
     return 0;
+}
+
+int cmd_plot(int argc, char **argv)
+{
+    plot_opts p = {0};
+    wl_plot_options_default(&p.o);
+    int rc = plot_parse(argc, argv, &p);
+    if (rc)
+        return rc == CLI_HELP ? 0 : rc;
+    wl_error err = {0};
+    wl_results_table *t = NULL;
+    if (wl_results_table_load(p.in, &t, &err))
+        return cli_fail("plot", &err);
+    rc = p.fn(t, &p.k, &p.o, p.out, &err);
+    wl_results_table_free(t);
+    return rc ? cli_fail("plot", &err) : 0;
 }

@@ -2,100 +2,160 @@
 #include "cli.h"
 #include "../presets/wattlas_presets.h"
 
+#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 static void help(FILE *f)
 {
     fprintf(f,
-"usage: wattlas presets list\n"
-"       wattlas presets show ID\n"
-"       wattlas presets derive-vf IDLE.csv [--step-mhz N]\n\n"
-"list       the built-in GPU and model presets\n"
-"show ID    print a preset's INI text (GPU or model)\n"
-"derive-vf  print a smoothed [vf] section from a measured idle table\n"
+"usage: wattlas presets list [--format FMT] [-o FILE]\n"
+"       wattlas presets show ID [-o FILE]\n"
+"       wattlas presets derive-vf IDLE.csv [--step-mhz N] [-o FILE]\n\n"
+"list       the built-in GPU and model presets (table, csv, ndjson or json)\n"
+"show ID    a preset's INI text (GPU or model, by id or alias)\n"
+"derive-vf  a smoothed [vf] section from a measured idle table\n"
 "           (columns sm_clock_mhz,voltage_mv,idle_power_w; default step 60 MHz)\n");
+}
+
+typedef struct {
+    const char *sub, *arg, *out;
+    double step;
+    wl_results_format format;
+} presets_opts;
+
+static int presets_parse(int argc, char **argv, presets_opts *o)
+{
+    const char *cmd = "presets";
+    static const struct option lo[] = {{"format", required_argument, 0, 'f'},
+                                       {"step-mhz", required_argument, 0, 's'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int c, rc = 0;
+    while (!rc && (c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
+        switch (c) {
+        case 'f': rc = cli_format(cmd, optarg, &o->format); break;
+        case 's': rc = cli_real(cmd, "--step-mhz", optarg, 1e-3, 100000, &o->step); break;
+        case 'o': o->out = optarg; break;
+        case 'h': help(stdout); return CLI_HELP;
+        default: rc = cli_bad_option(cmd, c, argv); break;
+        }
+    }
+    if (rc)
+        return rc;
+    if (optind >= argc)
+        return cli_usage(cmd, "missing subcommand (list, show, derive-vf)");
+    o->sub = argv[optind++];
+    int want = !strcmp(o->sub, "list") ? 0 : !strcmp(o->sub, "show") || !strcmp(o->sub, "derive-vf")
+                                                 ? 1 : -1;
+    if (want < 0)
+        return cli_usage(cmd, "unknown subcommand '%.60s' (list, show, derive-vf)", o->sub);
+    if (argc - optind != want)
+        return cli_usage(cmd, want ? "%s takes one argument" : "%s takes no arguments", o->sub);
+    o->arg = want ? argv[optind] : NULL;
+    return 0;
+}
+
+static const wl_results_col list_cols[] = {
+    WL_RESULTS_COL("kind", WL_COL_TEXT, 0, 5),
+    WL_RESULTS_COL("id", WL_COL_TEXT, 0, 18),
+    WL_RESULTS_COL("name", WL_COL_TEXT, 0, 30),
+    WL_RESULTS_COL("sms", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("sm_clock_min_mhz", WL_COL_NUM, 0, 0),
+    WL_RESULTS_COL("sm_clock_max_mhz", WL_COL_NUM, 0, 0),
+    WL_RESULTS_COL("dram_bw_gbs", WL_COL_NUM, 0, 0),
+    WL_RESULTS_COL("dram_type", WL_COL_TEXT, 0, 6),
+    WL_RESULTS_COL("power_limit_w", WL_COL_NUM, 0, 0),
+    WL_RESULTS_COL("style", WL_COL_TEXT, 0, 6),
+    WL_RESULTS_COL("layers", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("d_model", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("heads", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("kv_heads", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("d_ff", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("activation", WL_COL_TEXT, 0, 0),
+};
+#define NLIST (sizeof list_cols / sizeof *list_cols)
+
+static int list(const presets_opts *o)
+{
+    cli_rows rows;
+    int rc = cli_rows_open("presets", o->out, o->format, list_cols, NLIST, &rows);
+    if (rc)
+        return rc;
+    wl_results_cell cells[NLIST];
+    for (int kind = 0; kind < 2 && !rc; kind++) {
+        wl_preset_kind k = kind ? WL_PRESET_MODEL : WL_PRESET_GPU;
+        for (size_t i = 0; i < wl_preset_count(k) && !rc; i++) {
+            for (size_t c = 0; c < NLIST; c++)
+                cells[c] = (wl_results_cell){NULL, NAN};
+            const char *id = wl_preset_id(k, i);
+            cells[0].s = kind ? "model" : "gpu";
+            cells[1].s = id;
+            wl_error err;
+            wl_core_gpu g;
+            wl_core_model m;
+            if (!kind && wl_preset_gpu_load(id, &g, &err) == WL_OK) {
+                cells[2].s = g.name;
+                const double v[6] = {g.sms, g.sm_clock_min_mhz, g.sm_clock_max_mhz,
+                                     g.dram_bw_gbs, NAN, g.power_limit_w};
+                for (int j = 0; j < 6; j++)
+                    cells[3 + j].v = v[j];
+                cells[7].s = g.dram_type;
+            } else if (kind && wl_preset_model_load(id, &m, &err) == WL_OK) {
+                cells[9].s = wl_style_name(m.style);
+                const double v[5] = {m.layers, m.d_model, m.heads, m.kv_heads, m.d_ff};
+                for (int j = 0; j < 5 && !wl_core_model_is_vision(&m); j++)
+                    cells[10 + j].v = v[j];
+                cells[15].s = wl_activation_name(m.activation);
+            } else {
+                cells[2].s = "(invalid preset)";
+            }
+            if (wl_results_writer_row(rows.w, cells))
+                rc = EXIT_RUNTIME;
+        }
+    }
+    int crc = cli_rows_close("presets", &rows, !rc);
+    return rc ? rc : crc;
+}
+
+static int presets_run(const presets_opts *o)
+{
+    const char *cmd = "presets";
+    wl_error err = {0};
+    if (!strcmp(o->sub, "list"))
+        return list(o);
+    wl_results_out *out = NULL;
+    const char *t = NULL;
+    if (!strcmp(o->sub, "show")) {
+        const char *g = wl_preset_gpu_resolve(o->arg), *m = wl_preset_model_resolve(o->arg);
+        t = g ? wl_preset_text(WL_PRESET_GPU, g) : m ? wl_preset_text(WL_PRESET_MODEL, m) : NULL;
+        if (!t)
+            return cli_usage(cmd, "no preset '%.60s' (see 'wattlas presets list')", o->arg);
+    }
+    if (wl_results_out_open(o->out, &out, &err))
+        return cli_fail(cmd, &err);
+    int rc = 0;
+    if (t)
+        fputs(t, wl_results_out_stream(out));
+    else
+        rc = wl_preset_derive_vf(o->arg, o->step, wl_results_out_stream(out), &err);
+    if (rc) {
+        wl_results_out_abort(out);
+        return cli_fail(cmd, &err);
+    }
+    if (wl_results_out_commit(out, &err))
+        return cli_fail(cmd, &err);
+    return 0;
 }
 
 int cmd_presets(int argc, char **argv)
 {
-    const char *cmd = "presets";
-    if (argc < 2)
-        return usage_error(cmd, "missing subcommand (list, show, derive-vf)");
-    const char *sub = argv[1];
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
-        help(stdout);
+    presets_opts o = {.out = "-", .step = 60, .format = WL_FMT_TABLE};
+    int rc = presets_parse(argc, argv, &o);
+    if (rc == CLI_HELP)
         return 0;
-    }
-    if (strcmp(sub, "list") == 0) {
-        if (argc > 2 && strcmp(argv[2], "--help") == 0) { help(stdout); return 0; }
-        if (argc > 2)
-            return usage_error(cmd, "list takes no arguments");
-        printf("gpus:\n");
-        for (size_t i = 0; i < wl_preset_count(WL_PRESET_GPU); i++) {
-            wl_core_gpu g;
-            wl_error err;
-            const char *id = wl_preset_id(WL_PRESET_GPU, i);
-            if (wl_preset_gpu_load(id, &g, &err) == WL_OK)
-                printf("  %-18s %s, %d SMs, %.0f-%.0f MHz, %.0f GB/s %s, %.0f W\n", id, g.name,
-                       g.sms, g.sm_clock_min_mhz, g.sm_clock_max_mhz, g.dram_bw_gbs, g.dram_type,
-                       g.power_limit_w);
-            else
-                printf("  %-18s (invalid preset)\n", id);
-        }
-        printf("models:\n");
-        for (size_t i = 0; i < wl_preset_count(WL_PRESET_MODEL); i++) {
-            wl_core_model m;
-            wl_error err;
-            const char *id = wl_preset_id(WL_PRESET_MODEL, i);
-            if (wl_preset_model_load(id, &m, &err) == WL_OK)
-                printf("  %-18s %s style, %d layers, d_model %d, %d heads (%d kv), d_ff %d, %s\n",
-                       id, wl_style_name(m.style), m.layers, m.d_model, m.heads, m.kv_heads,
-                       m.d_ff, wl_activation_name(m.activation));
-            else
-                printf("  %-18s (invalid preset)\n", id);
-        }
-        return 0;
-    }
-    if (strcmp(sub, "show") == 0) {
-        if (argc > 2 && strcmp(argv[2], "--help") == 0) { help(stdout); return 0; }
-        if (argc != 3)
-            return usage_error(cmd, "show takes one preset ID");
-        const char *t = wl_preset_text(WL_PRESET_GPU, argv[2]);
-        if (!t)
-            t = wl_preset_text(WL_PRESET_MODEL, argv[2]);
-        if (!t) {
-            fprintf(stderr, "wattlas presets: no preset '%s' (see 'wattlas presets list')\n",
-                    argv[2]);
-            return EXIT_RUNTIME;
-        }
-        fputs(t, stdout);
-        return 0;
-    }
-    if (strcmp(sub, "derive-vf") == 0) {
-        const char *path = NULL;
-        double step = 60;
-        for (int i = 2; i < argc; i++) {
-            if (strcmp(argv[i], "--help") == 0) { help(stdout); return 0; }
-            if (strcmp(argv[i], "--step-mhz") == 0) {
-                if (i + 1 >= argc)
-                    return usage_error(cmd, "--step-mhz needs a value");
-                if (parse_double_arg(cmd, "--step-mhz", argv[++i], &step))
-                    return EXIT_USAGE;
-                if (!(step > 0))
-                    return usage_error(cmd, "--step-mhz must be positive");
-            } else if (!path) {
-                path = argv[i];
-            } else {
-                return usage_error(cmd, "unexpected argument '%s'", argv[i]);
-            }
-        }
-        if (!path)
-            return usage_error(cmd, "derive-vf needs an idle-table CSV");
-        wl_error err = {0};
-        if (wl_preset_derive_vf(path, step, stdout, &err))
-            return runtime_error(cmd, &err);
-        return 0;
-    }
-    return usage_error(cmd, "unknown subcommand '%s'", sub);
+    return rc ? rc : presets_run(&o);
 }

@@ -1,204 +1,308 @@
 /* wattlas sweep, wattlas merge */
 #include "cli.h"
 #include "../sweep/wattlas_sweep.h"
-#include "../results/wattlas_results.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-static void help(FILE *f)
+static void sweep_help(FILE *f)
 {
     fprintf(f,
 "usage: wattlas sweep [axes] [--spec FILE.ini] [-o FILE] [options]\n\n"
 "Evaluates the cartesian product of the axes in parallel and streams one row\n"
-"per point (CSV, or NDJSON with --format ndjson): every swept parameter, the\n"
-"effective clock, voltage, feasibility and throttling flags, time_ms, power_w,\n"
-"energy_j and its parts. Row order is fixed and the output is byte-identical\n"
-"for any thread count.\n\n"
-"axes (comma-separated lists):\n"
-"  --gpu LIST  --model LIST | --trace FILE  --batch LIST  --seq LIST\n"
+"per point: every swept parameter, the effective clock, voltage, feasibility\n"
+"and throttling flags, time_ms, power_w, energy_j and its parts. Row order is\n"
+"fixed and the output is byte-identical for any thread count.\n\n"
+"axes (lists: comma-separated values and MIN:MAX:STEP ranges):\n"
+"  --gpu LIST  --model LIST | --trace LIST  --batch LIST  --seq LIST\n"
 "  --dtype LIST  --attention LIST\n"
-"  --clock MIN:MAX:STEP|LIST       SM clocks (default: the first GPU's range)\n"
+"  --clock LIST                    SM clocks in MHz (default: the first GPU's grid)\n"
 "  --voltage-offset-mv LIST        shifts the V-f curve; points below the\n"
 "                                  alpha-power-law critical voltage are marked\n"
 "                                  feasible=0, not dropped (as are clocks\n"
 "                                  outside a GPU's range)\n"
-"  --set KEY=LIST                  any numeric GPU preset field, e.g.\n"
+"  --voltage-mv LIST               a fixed core voltage instead of the V-f curve\n"
+"  --set KEY=LIST                  any numeric GPU preset key, e.g.\n"
 "                                  --set sms=84,108,132 --set dram_bw_gbs=1555,2039\n"
-"  --scope model|layer|kernel      forward pass, one layer, or one row per kernel class\n"
+"  --scope model|layer|kernel      forward pass, one layer, or a pass with a row\n"
+"                                  per kernel class (as --kernels)\n"
 "  --idle [ID=]TABLE.csv           measured idle table (sm_clock_mhz,voltage_mv,\n"
 "                                  idle_power_w) in place of that GPU's idle curve\n"
 "options:\n"
-"  --spec FILE.ini    the axes from a file: [sweep] key = list, [set] FIELD = list\n"
-"  --format csv|ndjson  --threads N  --shard I/N  --quiet  -o FILE\n\n"
-"Ctrl-C stops between rows and keeps a valid file of the rows done so far.\n"
-"A progress bar goes to stderr when it is a terminal (--quiet turns it off).\n"
-"'wattlas merge SHARD...' joins --shard outputs into the unsharded result.\n");
+"  --spec FILE.ini    the axes from a file: [sweep] key = list, [set] KEY = list;\n"
+"                     options on the command line replace the file's axes\n"
+"  --kernels          a row per kernel class (class_* columns)\n"
+"  --interval LEVEL   prediction-interval columns (0.95 or 95)\n"
+"  --latency tiled|roofline  --no-power-limit\n"
+"  --format csv|ndjson|json|table  --threads N  --quiet  -o FILE\n"
+"  --shard I/N        the I-th of N contiguous slices (1 <= I <= N), csv or\n"
+"                     ndjson; 'wattlas merge' joins the N files\n\n"
+"Ctrl-C stops between rows and keeps a valid file of the rows done so far\n"
+"(exit status 130). A progress bar goes to stderr when it is a terminal.\n");
+}
+
+typedef struct {
+    wl_sweep_spec *spec;
+    wl_sweep_options run;
+    const char *out;
+    int quiet;
+} sweep_opts;
+
+/* Option -> sweep key (the source of its values is the option itself). */
+static const struct {
+    const char *opt, *key;
+} axis_opts[] = {
+    {"gpu", "gpu"},         {"model", "model"},
+    {"trace", "trace"},     {"batch", "batch"},
+    {"seq", "seq"},         {"dtype", "dtype"},
+    {"attention", "attention"}, {"clock", "clock"},
+    {"voltage-offset-mv", "voltage_offset_mv"}, {"voltage-mv", "voltage_mv"},
+    {"set", "set"},         {"scope", "scope"},
+    {"idle", "idle"},       {"latency", "latency"},
+    {"interval", "interval"},
+};
+#define NAXIS (sizeof axis_opts / sizeof *axis_opts)
+
+static int sweep_parse(int argc, char **argv, sweep_opts *o)
+{
+    const char *cmd = "sweep";
+    enum { O_SPEC = 256, O_FORMAT, O_THREADS, O_SHARD, O_QUIET, O_HELP, O_KERNELS, O_NOLIMIT };
+    struct option lo[NAXIS + 9];
+    size_t n = 0;
+    for (size_t i = 0; i < NAXIS; i++)
+        lo[n++] = (struct option){axis_opts[i].opt, required_argument, 0, (int)(512 + i)};
+    lo[n++] = (struct option){"spec", required_argument, 0, O_SPEC};
+    lo[n++] = (struct option){"format", required_argument, 0, O_FORMAT};
+    lo[n++] = (struct option){"threads", required_argument, 0, O_THREADS};
+    lo[n++] = (struct option){"shard", required_argument, 0, O_SHARD};
+    lo[n++] = (struct option){"quiet", no_argument, 0, O_QUIET};
+    lo[n++] = (struct option){"help", no_argument, 0, O_HELP};
+    lo[n++] = (struct option){"kernels", no_argument, 0, O_KERNELS};
+    lo[n++] = (struct option){"no-power-limit", no_argument, 0, O_NOLIMIT};
+    lo[n] = (struct option){0, 0, 0, 0};
+    wl_error err = {0};
+    /* spec files first: the command line replaces what they say */
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
+        if (c == O_HELP) {
+            sweep_help(stdout);
+            return CLI_HELP;
+        }
+        if (c == O_SPEC && wl_sweep_spec_load(o->spec, optarg, &err))
+            return cli_fail(cmd, &err);
+        if (c == ':' || c == '?')
+            return cli_bad_option(cmd, c, argv);
+    }
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
+        char opt[40];
+        int rc = 0;
+        if (c >= 512 && c < 512 + (int)NAXIS) {
+            snprintf(opt, sizeof opt, "--%s", axis_opts[c - 512].opt);
+            if (wl_sweep_spec_set(o->spec, axis_opts[c - 512].key, optarg, opt, 0, &err))
+                rc = cli_fail(cmd, &err);
+        } else if (c == O_FORMAT) {
+            rc = cli_format(cmd, optarg, &o->run.format);
+        } else if (c == O_THREADS) {
+            long long t;
+            rc = cli_int(cmd, "--threads", optarg, 1, 1024, &t);
+            o->run.threads = (int)t;
+        } else if (c == O_SHARD) {
+            rc = cli_shard(cmd, optarg, &o->run.shard_index, &o->run.shard_count);
+        } else if (c == O_QUIET) {
+            o->quiet = 1;
+        } else if (c == O_KERNELS) {
+            if (wl_sweep_spec_set(o->spec, "classes", "on", "--kernels", 0, &err))
+                rc = cli_fail(cmd, &err);
+        } else if (c == O_NOLIMIT) {
+            if (wl_sweep_spec_set(o->spec, "power_limit", "off", "--no-power-limit", 0, &err))
+                rc = cli_fail(cmd, &err);
+        } else if (c == 'o') {
+            o->out = optarg;
+        }
+        if (rc)
+            return rc;
+    }
+    if (optind < argc)
+        return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    if (o->run.shard_count &&
+        (o->run.format == WL_FMT_JSON || o->run.format == WL_FMT_TABLE))
+        return cli_usage(cmd, "--shard writes csv or ndjson (merge joins the shards)");
+    if (wl_sweep_spec_finish(o->spec, &err))
+        return cli_fail(cmd, &err);
+    return 0;
 }
 
 static volatile sig_atomic_t stop_flag;
 
-static void on_sigint(int sig)
+static void on_signal(int sig)
 {
     (void)sig;
     stop_flag = 1;
 }
 
-int cmd_sweep(int argc, char **argv)
+typedef struct {
+    double t0, last;
+} bar;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void draw_bar(void *user, unsigned long long done, unsigned long long total)
+{
+    bar *b = user;
+    double t = now_s();
+    if (t - b->last < 0.2 && done < total)
+        return;
+    b->last = t;
+    double el = t - b->t0, rate = el > 0 ? (double)done / el : 0;
+    double frac = total ? (double)done / (double)total : 1;
+    char line[40];
+    int fill = (int)(frac * 30);
+    for (int i = 0; i < 30; i++)
+        line[i] = i < fill ? '#' : '.';
+    line[30] = 0;
+    double eta = rate > 0 ? (double)(total - done) / rate : 0;
+    fprintf(stderr, "\r[%s] %5.1f%% %llu/%llu points, %.0f points/s, ETA %02d:%02d ", line,
+            100 * frac, done, total, rate, (int)(eta / 60), (int)fmod(eta, 60));
+    fflush(stderr);
+}
+
+static int sweep_run(sweep_opts *o)
 {
     const char *cmd = "sweep";
-    static const struct option lo[] = {
-        {"gpu", required_argument, 0, 'g'},       {"model", required_argument, 0, 'm'},
-        {"trace", required_argument, 0, 't'},     {"batch", required_argument, 0, 'b'},
-        {"seq", required_argument, 0, 's'},       {"dtype", required_argument, 0, 'd'},
-        {"attention", required_argument, 0, 'a'}, {"clock", required_argument, 0, 'c'},
-        {"voltage-offset-mv", required_argument, 0, 'V'},
-        {"set", required_argument, 0, 'S'},       {"scope", required_argument, 0, 'C'},
-        {"spec", required_argument, 0, 'p'},      {"format", required_argument, 0, 'f'},
-        {"threads", required_argument, 0, 'T'},   {"shard", required_argument, 0, 'H'},
-        {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
-        {"idle", required_argument, 0, 'i'},
-        {0, 0, 0, 0}};
-    wl_sweep_spec *spec = wl_sweep_spec_create();
-    if (!spec) {
+    wl_error err = {0};
+    wl_results_out *out = NULL;
+    if (wl_results_out_open(o->out, &out, &err))
+        return cli_fail(cmd, &err);
+    bar b = {now_s(), 0};
+    if (!o->quiet && isatty(STDERR_FILENO)) {
+        o->run.progress = draw_bar;
+        o->run.progress_user = &b;
+    }
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    wl_sweep_stats st;
+    int rc = wl_sweep_run(o->spec, &o->run, wl_results_out_stream(out), &stop_flag, &st, &err);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (o->run.progress)
+        fputc('\n', stderr);
+    if (rc) {
+        wl_results_out_abort(out);
+        return cli_fail(cmd, &err);
+    }
+    /* an interrupted run still commits its whole rows */
+    if (wl_results_out_commit(out, &err))
+        return cli_fail(cmd, &err);
+    if (!o->quiet) {
+        fprintf(stderr, "wattlas sweep: %llu points, %llu rows in %.2f s (%.0f points/s)", st.points,
+                st.rows, st.seconds, st.seconds > 0 ? (double)st.points / st.seconds : 0);
+        if (st.interrupted)
+            fprintf(stderr, ", interrupted: the file holds the rows done so far");
+        fputc('\n', stderr);
+    }
+    return st.interrupted ? 130 : 0;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    sweep_opts o = {.spec = wl_sweep_spec_create(), .run = {.format = WL_FMT_CSV}, .out = "-"};
+    if (!o.spec) {
         fprintf(stderr, "wattlas sweep: out of memory\n");
         return EXIT_RUNTIME;
     }
-    wl_sweep_options o = {WL_SWEEP_CSV, 0, 0, 1, 0};
-    const char *out_path = "-";
-    int quiet = 0;
-    wl_error err = {0};
+    int rc = sweep_parse(argc, argv, &o);
+    if (rc == CLI_HELP)
+        rc = 0;
+    else if (!rc)
+        rc = sweep_run(&o);
+    wl_sweep_spec_free(o.spec);
+    return rc;
+}
+
+/* ---- merge -------------------------------------------------------------------------- */
+
+static void merge_help(FILE *f)
+{
+    fprintf(f, "usage: wattlas merge SHARD... [--in SHARD]... [-o FILE]\n\n"
+               "Joins the outputs of 'wattlas sweep --shard I/N' (in any order) into the file\n"
+               "the unsharded run writes. Every shard of one sweep must be given exactly once\n"
+               "and be complete (an interrupted shard is refused).\n");
+}
+
+typedef struct {
+    const char **paths;
+    int n;
+    const char *out;
+} merge_opts;
+
+static int merge_parse(int argc, char **argv, merge_opts *o)
+{
+    const char *cmd = "merge";
+    static const struct option lo[] = {{"in", required_argument, 0, 'i'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
-    int c, status = 0;
-    while (!status && (c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
-        const char *key = NULL;
-        switch (c) {
-        case 'g': key = "gpu"; break;
-        case 'm': key = "model"; break;
-        case 't': key = "trace"; break;
-        case 'b': key = "batch"; break;
-        case 's': key = "seq"; break;
-        case 'd': key = "dtype"; break;
-        case 'a': key = "attention"; break;
-        case 'c': key = "clock"; break;
-        case 'V': key = "voltage_offset_mv"; break;
-        case 'S': key = "set"; break;
-        case 'C': key = "scope"; break;
-        case 'i': key = "idle"; break;
-        case 'p':
-            if (wl_sweep_spec_load(spec, optarg, &err))
-                status = runtime_error(cmd, &err);
-            break;
-        case 'f':
-            if (strcmp(optarg, "csv") == 0) o.format = WL_SWEEP_CSV;
-            else if (strcmp(optarg, "ndjson") == 0) o.format = WL_SWEEP_NDJSON;
-            else status = usage_error(cmd, "--format: expected csv or ndjson, got '%s'", optarg);
-            break;
-        case 'T': {
-            long long t;
-            if (parse_int_arg(cmd, "--threads", optarg, 1, 1024, &t))
-                status = EXIT_USAGE;
-            o.threads = (int)t;
-            break;
+    int c;
+    while ((c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
+        if (c == 'h') {
+            merge_help(stdout);
+            return CLI_HELP;
         }
-        case 'H': {
-            unsigned i, n;
-            char extra;
-            if (sscanf(optarg, "%u/%u%c", &i, &n, &extra) != 2 || n == 0 || i >= n)
-                status = usage_error(cmd, "--shard: expected I/N with 0 <= I < N, got '%s'", optarg);
-            o.shard_index = i;
-            o.shard_count = n;
-            break;
-        }
-        case 'q': quiet = 1; break;
-        case 'o': out_path = optarg; break;
-        case 'h': help(stdout); wl_sweep_spec_free(spec); return 0;
-        case ':': status = usage_error(cmd, "option %s needs a value", argv[optind - 1]); break;
-        default: status = usage_error(cmd, "unknown option '%s'", argv[optind - 1]); break;
-        }
-        if (key && wl_sweep_spec_set(spec, key, optarg, "command line", 0, &err)) {
-            char msg[600];
-            wl_error_format(&err, msg, sizeof msg);
-            status = usage_error(cmd, "%s", msg);
-        }
+        if (c == 'o')
+            o->out = optarg;
+        else if (c == 'i')
+            o->paths[o->n++] = optarg;
+        else
+            return cli_bad_option(cmd, c, argv);
     }
-    if (!status && optind < argc)
-        status = usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!status && wl_sweep_spec_finish(spec, &err))
-        status = runtime_error(cmd, &err);
-    wl_results_out *out = NULL;
-    if (!status && wl_results_out_open(out_path, &out, &err))
-        status = runtime_error(cmd, &err);
-    if (status) {
-        wl_sweep_spec_free(spec);
-        return status;
-    }
-    o.progress = !quiet && isatty(STDERR_FILENO);
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
-    sigaction(SIGTERM, &sa, NULL);
-    wl_sweep_stats st;
-    int rc = wl_sweep_run(spec, &o, wl_results_out_stream(out), &stop_flag, &st, &err);
-    sigaction(SIGINT, &old, NULL);
-    if (rc) {
-        wl_results_out_abort(out);
-        wl_sweep_spec_free(spec);
-        return runtime_error(cmd, &err);
-    }
-    /* an interrupted run still commits its whole rows */
-    if (wl_results_out_commit(out, &err)) {
-        wl_sweep_spec_free(spec);
-        return runtime_error(cmd, &err);
-    }
-    if (!quiet)
-        fprintf(stderr, "wattlas sweep: %llu points, %llu rows in %.2f s (%.0f points/s)%s\n",
-                st.points, st.rows, st.seconds, st.seconds > 0 ? (double)st.points / st.seconds : 0,
-                st.interrupted ? ", interrupted: the file holds the rows done so far" : "");
-    wl_sweep_spec_free(spec);
-    return st.interrupted ? 130 : 0;
+    for (int i = optind; i < argc; i++)
+        o->paths[o->n++] = argv[i];
+    if (!o->n)
+        return cli_usage(cmd, "expected shard files");
+    return 0;
 }
 
 int cmd_merge(int argc, char **argv)
 {
-    const char *cmd = "merge";
-    const char *out_path = "-";
-    const char *paths[4096];
-    int n = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0) {
-            printf("usage: wattlas merge SHARD... [-o FILE]\n\n"
-                   "Joins the outputs of 'wattlas sweep --shard I/N' (given in shard order)\n"
-                   "into a file identical to the unsharded run.\n");
-            return 0;
-        }
-        if (strcmp(argv[i], "-o") == 0) {
-            if (i + 1 >= argc)
-                return usage_error(cmd, "-o needs a value");
-            out_path = argv[++i];
-        } else if (n < 4096) {
-            paths[n++] = argv[i];
-        } else {
-            return usage_error(cmd, "too many files");
+    merge_opts o = {.paths = calloc((size_t)argc + 1, sizeof(char *)), .out = "-"};
+    if (!o.paths) {
+        fprintf(stderr, "wattlas merge: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    int rc = merge_parse(argc, argv, &o);
+    if (rc == CLI_HELP) {
+        rc = 0;
+    } else if (!rc) {
+        wl_error err = {0};
+        wl_results_out *out = NULL;
+        if (wl_results_out_open(o.out, &out, &err)) {
+            rc = cli_fail("merge", &err);
+        } else if (wl_sweep_merge(o.paths, o.n, wl_results_out_stream(out), &err)) {
+            wl_results_out_abort(out);
+            rc = cli_fail("merge", &err);
+        } else if (wl_results_out_commit(out, &err)) {
+            rc = cli_fail("merge", &err);
         }
     }
-    if (!n)
-        return usage_error(cmd, "expected shard files");
-    wl_error err = {0};
-    wl_results_out *out = NULL;
-    if (wl_results_out_open(out_path, &out, &err))
-        return runtime_error(cmd, &err);
-    if (wl_sweep_merge(paths, n, wl_results_out_stream(out), &err)) {
-        wl_results_out_abort(out);
-        return runtime_error(cmd, &err);
-    }
-    if (wl_results_out_commit(out, &err))
-        return runtime_error(cmd, &err);
-    return 0;
+    free(o.paths);
+    return rc;
 }

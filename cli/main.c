@@ -1,30 +1,55 @@
-/* wattlas command-line entry point. */
+/* wattlas command-line entry point: one table gives dispatch and help. */
 #include "cli.h"
 
+#include <errno.h>
 #include <gsl/gsl_errno.h>
 #include <stdio.h>
 #include <string.h>
 
+static const cli_command commands[] = {
+    {"predict", "time, power and energy of a model or trace at clocks", cmd_predict},
+    {"compare", "one workload on several GPUs, with energy-optimal clocks", cmd_compare},
+    {"energy-check", "board pJ/op at peak against the arithmetic's first-principles energy",
+     cmd_energy_check},
+    {"validate", "predictions against a measurements CSV, with MAPE and regret", cmd_validate},
+    {"calibrate", "fit a GPU's coefficients to measurements", cmd_calibrate},
+    {"sweep", "grids of clocks, voltages, GPUs and workloads", cmd_sweep},
+    {"merge", "join the shards of a sweep", cmd_merge},
+    {"pareto", "energy-runtime Pareto fronts of a sweep", cmd_pareto},
+    {"optimize", "one operating point per workload, with the savings table", cmd_optimize},
+    {"plot", "figures of sweeps, savings, validations and comparisons", cmd_plot},
+    {"report", "a whole study: sweep, fronts, savings, figures, index.html", cmd_report},
+    {"presets", "list, show or derive GPU and model presets", cmd_presets},
+};
+#define NCOMMANDS (sizeof commands / sizeof *commands)
+
 static void help(FILE *f)
 {
-    fprintf(f,
-            "wattlas %s -- time, power and energy of AI workloads on GPUs at any clock\n\n"
-            "usage: wattlas COMMAND [options]\n\n"
-            "commands:\n"
-            "  predict     predict time, power and energy of a model or trace\n"
-            "  compare     one workload on several GPUs, with energy-optimal clocks\n"
-            "  energy-check  board pJ/op at peak against the arithmetic's first-principles energy\n"
-            "  validate    compare predictions with a measurements CSV\n"
-            "  calibrate   fit a GPU's coefficients to measurements\n"
-            "  sweep       evaluate grids of clocks, voltages, GPUs and workloads\n"
-            "  merge       join sharded sweep outputs\n"
-            "  pareto      energy-runtime Pareto fronts of a sweep\n"
-            "  optimize    one operating point per workload, with the savings table\n"
-            "  plot        figures: energy-freq, pareto, heatmap, savings, validation\n"
-            "  report      a whole study: sweep, fronts, savings, figures, index.html\n"
-            "  presets     list, show or derive GPU and model presets\n\n"
-            "'wattlas COMMAND --help' describes each command.\n",
-            WL_VERSION);
+    fprintf(f, "wattlas %s -- time, power and energy of AI workloads on GPUs at any clock\n\n"
+               "usage: wattlas COMMAND [options]\n\ncommands:\n", WL_VERSION);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'wattlas COMMAND --help' describes each command. Exit status: 0 success,\n"
+               "1 runtime error (files, data), 2 usage error (options and their values).\n");
+}
+
+/* Everything written to stdout must have arrived: a full disk or device
+ * (> /dev/full) is an error, not a success with the output lost. */
+static int close_stdout(int rc)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno;
+    if (fclose(stdout) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad) {
+        fprintf(stderr, "wattlas: write error on standard output: %s\n",
+                strerror(e ? e : EIO));
+        return rc ? rc : EXIT_RUNTIME;
+    }
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -35,39 +60,21 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    int rc;
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         help(stdout);
-        return 0;
+        return close_stdout(0);
     }
-    if (strcmp(cmd, "--version") == 0) {
+    if (!strcmp(cmd, "--version")) {
         printf("wattlas %s\n", WL_VERSION);
-        return 0;
+        return close_stdout(0);
     }
-    if (strcmp(cmd, "predict") == 0)
-        return cmd_predict(argc - 1, argv + 1);
-    if (strcmp(cmd, "compare") == 0)
-        return cmd_compare(argc - 1, argv + 1);
-    if (strcmp(cmd, "energy-check") == 0)
-        return cmd_energy_check(argc - 1, argv + 1);
-    if (strcmp(cmd, "validate") == 0)
-        return cmd_validate(argc - 1, argv + 1);
-    if (strcmp(cmd, "presets") == 0)
-        return cmd_presets(argc - 1, argv + 1);
-    if (strcmp(cmd, "calibrate") == 0)
-        return cmd_calibrate(argc - 1, argv + 1);
-    if (strcmp(cmd, "sweep") == 0)
-        return cmd_sweep(argc - 1, argv + 1);
-    if (strcmp(cmd, "merge") == 0)
-        return cmd_merge(argc - 1, argv + 1);
-    if (strcmp(cmd, "pareto") == 0)
-        return cmd_pareto(argc - 1, argv + 1);
-    if (strcmp(cmd, "optimize") == 0)
-        return cmd_optimize(argc - 1, argv + 1);
-    if (strcmp(cmd, "plot") == 0)
-        return cmd_plot(argc - 1, argv + 1);
-    if (strcmp(cmd, "report") == 0)
-        return cmd_report(argc - 1, argv + 1);
-    fprintf(stderr, "wattlas: unknown command '%s'\n", cmd);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(cmd, commands[i].name)) {
+            rc = commands[i].main(argc - 1, argv + 1);
+            return close_stdout(rc);
+        }
+    fprintf(stderr, "wattlas: unknown command '%s'\n\n", cmd);
     help(stderr);
     return EXIT_USAGE;
 }

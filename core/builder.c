@@ -23,11 +23,19 @@ typedef struct {
     wl_dtype conv_dt; /* cuDNN convolutions: TF32 tensor cores for fp32 (PyTorch's
                          default allow_tf32 for cuDNN), else the dtype */
     int rc;
+    wl_error *err;
 } bld;
 
+/* Every kernel is checked as a trace's would be: a shape that passes the
+ * model-level limits can still make one tensor absurd (a vision input at a
+ * huge batch). */
 static void add(bld *B, const wl_kernel *k)
 {
-    if (!B->rc && wl_core_workload_add(B->wl, k))
+    if (B->rc)
+        return;
+    if (wl_kernel_check(k, B->m->id, 0, B->err))
+        B->rc = WL_EINVAL;
+    else if (wl_core_workload_add(B->wl, k))
         B->rc = WL_ENOMEM;
 }
 
@@ -420,21 +428,27 @@ static int setup(bld *B, const wl_core_model *model, const wl_core_shape *shape,
     memset(B, 0, sizeof *B);
     if (wl_core_model_check(model, err))
         return WL_EINVAL;
-    if (shape->batch < 1 || shape->seq < 1 || shape->batch > 1000000 || shape->seq > 10000000) {
-        wl_error_set(err, model->id, 0, shape->batch < 1 ? "batch" : "seq",
-                     "batch and seq must be positive");
+    if (shape->batch < 1 || shape->batch > WL_MAX_BATCH) {
+        wl_error_set(err, model->id, 0, "batch", "expected an integer in [1, %lld], got %lld",
+                     WL_MAX_BATCH, shape->batch);
+        return WL_EINVAL;
+    }
+    if (!wl_core_model_is_vision(model) && (shape->seq < 1 || shape->seq > WL_MAX_SEQ)) {
+        wl_error_set(err, model->id, 0, "seq", "expected an integer in [1, %lld], got %lld",
+                     WL_MAX_SEQ, shape->seq);
         return WL_EINVAL;
     }
     /* the largest tensor (attention scores or the MLP activation) must stay
      * far below 2^63 elements, and below what any GPU could hold */
     double scores = (double)shape->batch * model->heads * (double)shape->seq * (double)shape->seq;
     double mlp = (double)shape->batch * (double)shape->seq * (double)model->d_ff;
-    if (scores > 1e15 || mlp > 1e15) {
+    if (scores > WL_MAX_TENSOR_ELEMENTS || mlp > WL_MAX_TENSOR_ELEMENTS) {
         wl_error_set(err, model->id, 0, "seq", "batch x seq is too large for this model "
-                     "(a single tensor would exceed 1e15 elements)");
+                     "(a single tensor would exceed %g elements)", WL_MAX_TENSOR_ELEMENTS);
         return WL_EINVAL;
     }
     B->m = model;
+    B->err = err;
     B->dt = shape->dtype == WL_DT_TF32 ? WL_DT_FP32 : shape->dtype;
     B->gemm_dt = shape->dtype;
     /* PyTorch runs fp32 matmuls on CUDA cores unless TF32 is allowed */

@@ -14,8 +14,6 @@ struct wl_core_workload {
     size_t nu, ucap;
 };
 
-/* Kernel-class used for the per-class breakdown. */
-int wl_core_kernel_class(const wl_kernel *k);
 /* Tensor-/CUDA-core FLOPs of one launch. */
 double wl_core_kernel_flops(const wl_kernel *k);
 

@@ -263,7 +263,58 @@ static double op_voltage(const wl_core_gpu *gpu, const wl_core_op *op, double f_
     return wl_core_gpu_voltage_mv(gpu, f_mhz) + op->voltage_offset_mv;
 }
 
-int wl_core_evaluator_run(const wl_core_evaluator *ev, const wl_core_op *op, wl_core_result *res)
+/* Power-limited: the governor lowers the clock until average power meets
+ * the cap. Power rises with clock, so the root is bracketed by [min clock,
+ * top], with the top the GPU's maximum clock (or the request, above it):
+ * the same bracket for every requested clock, so the cap clock does not
+ * depend on which clock was asked for, and a scan can reuse it. Illinois
+ * false position converges in a few evaluations where bisection needs ~25. */
+static void solve_cap(const wl_core_evaluator *ev, const wl_core_op *op, double f, double cap,
+                      const wl_core_result *at_f, wl_core_result *res)
+{
+    const wl_core_gpu *gpu = &ev->gpu;
+    double top = f > gpu->sm_clock_max_mhz ? f : gpu->sm_clock_max_mhz;
+    double lo = gpu->sm_clock_min_mhz < f ? gpu->sm_clock_min_mhz : f, hi = top;
+    wl_core_result tmp, hi_r;
+    if (hi == f)
+        hi_r = *at_f;
+    else
+        eval_at(ev, hi, op, &hi_r);
+    eval_at(ev, lo, op, &tmp);
+    double glo = tmp.power_w - cap, ghi = hi_r.power_w - cap;
+    if (glo > 0) {
+        *res = tmp; /* even the lowest clock exceeds the cap */
+        return;
+    }
+    int side = 0;
+    double x = lo;
+    for (int it = 0; it < 60 && hi - lo > 1e-3; it++) {
+        x = (lo * ghi - hi * glo) / (ghi - glo);
+        if (!(x > lo && x < hi))
+            x = 0.5 * (lo + hi);
+        eval_at(ev, x, op, &tmp);
+        double gx = tmp.power_w - cap;
+        if (fabs(gx) < 1e-4 * cap)
+            break;
+        if (gx > 0) {
+            hi = x;
+            ghi = gx;
+            if (side == 1)
+                glo *= 0.5;
+            side = 1;
+        } else {
+            lo = x;
+            glo = gx;
+            if (side == -1)
+                ghi *= 0.5;
+            side = -1;
+        }
+    }
+    *res = tmp;
+}
+
+static int run(const wl_core_evaluator *ev, const wl_core_op *op, wl_core_throttle_cache *cache,
+               wl_core_result *res)
 {
     if (!ev || !op || !res || !(op->sm_clock_mhz > 0) || !isfinite(op->sm_clock_mhz))
         return WL_EINVAL;
@@ -271,53 +322,48 @@ int wl_core_evaluator_run(const wl_core_evaluator *ev, const wl_core_op *op, wl_
     double f = op->sm_clock_mhz;
     if (!(op_voltage(gpu, op, f) > 0))
         return WL_EINVAL;
+    double cap = gpu->power_limit_w * gpu->coef.power_cap_frac;
+    /* A clock at or above one seen throttled throttles too (power rises
+     * with clock) and settles at the same cap clock: the cached result is
+     * what solving again would give, bit for bit. */
+    int same = cache && cache->valid && !op->ignore_power_limit &&
+               cache->voltage_mv == op->voltage_mv &&
+               cache->voltage_offset_mv == op->voltage_offset_mv &&
+               f <= gpu->sm_clock_max_mhz && f >= cache->throttled_from_mhz;
+    if (same) {
+        *res = cache->at;
+        res->requested_clock_mhz = f;
+        res->throttled = 1;
+        return WL_OK;
+    }
     eval_at(ev, f, op, res);
     res->requested_clock_mhz = f;
     res->throttled = 0;
-    double cap = gpu->power_limit_w * gpu->coef.power_cap_frac;
     if (op->ignore_power_limit || res->power_w <= cap)
         return WL_OK;
-
-    /* Power-limited: the governor lowers the clock until average power meets
-     * the cap. Power rises with clock, so the root is bracketed by
-     * [min clock, requested]; Illinois false position converges in a few
-     * evaluations where bisection needs ~25. */
-    double lo = gpu->sm_clock_min_mhz < f ? gpu->sm_clock_min_mhz : f, hi = f;
-    wl_core_result tmp;
-    eval_at(ev, lo, op, &tmp);
-    double glo = tmp.power_w - cap, ghi = res->power_w - cap;
-    if (glo > 0) {
-        *res = tmp; /* even the lowest clock exceeds the cap */
-    } else {
-        int side = 0;
-        double x = lo;
-        for (int it = 0; it < 60 && hi - lo > 1e-3; it++) {
-            x = (lo * ghi - hi * glo) / (ghi - glo);
-            if (!(x > lo && x < hi))
-                x = 0.5 * (lo + hi);
-            eval_at(ev, x, op, &tmp);
-            double gx = tmp.power_w - cap;
-            if (fabs(gx) < 1e-4 * cap)
-                break;
-            if (gx > 0) {
-                hi = x;
-                ghi = gx;
-                if (side == 1)
-                    glo *= 0.5;
-                side = 1;
-            } else {
-                lo = x;
-                glo = gx;
-                if (side == -1)
-                    ghi *= 0.5;
-                side = -1;
-            }
-        }
-        *res = tmp;
-    }
+    wl_core_result at_f = *res;
+    solve_cap(ev, op, f, cap, &at_f, res);
     res->requested_clock_mhz = f;
     res->throttled = 1;
+    if (cache && f <= gpu->sm_clock_max_mhz) {
+        cache->valid = 1;
+        cache->voltage_mv = op->voltage_mv;
+        cache->voltage_offset_mv = op->voltage_offset_mv;
+        cache->throttled_from_mhz = f;
+        cache->at = *res;
+    }
     return WL_OK;
+}
+
+int wl_core_evaluator_run(const wl_core_evaluator *ev, const wl_core_op *op, wl_core_result *res)
+{
+    return run(ev, op, NULL, res);
+}
+
+int wl_core_evaluator_run_cached(const wl_core_evaluator *ev, const wl_core_op *op,
+                                 wl_core_throttle_cache *cache, wl_core_result *res)
+{
+    return run(ev, op, cache, res);
 }
 
 int wl_core_predict(const wl_core_gpu *gpu, const wl_core_workload *wl, const wl_core_op *op,

@@ -63,6 +63,49 @@ int wl_core_gpu_feasible(const wl_core_gpu *gpu, double sm_clock_mhz, double vol
     return sm_clock_mhz <= wl_core_gpu_fmax_mhz(gpu, voltage_mv) * (1 + 1e-9);
 }
 
+/* ---- clock grid ------------------------------------------------------------
+ * The clocks a GPU is locked to in practice (nvidia-smi -lgc takes any clock
+ * and snaps it to the driver's table, which steps sm_clock_step_mhz from the
+ * minimum): min, min + step, ..., and the maximum itself, so a scan always
+ * reaches the top clock. */
+
+size_t wl_core_gpu_clock_count(const wl_core_gpu *g)
+{
+    if (!(g->sm_clock_step_mhz > 0) || !(g->sm_clock_max_mhz >= g->sm_clock_min_mhz))
+        return 1;
+    double span = (g->sm_clock_max_mhz - g->sm_clock_min_mhz) / g->sm_clock_step_mhz;
+    if (!(span < (double)WL_LIST_MAX))
+        span = (double)WL_LIST_MAX;
+    size_t n = (size_t)floor(span + 1e-9) + 1;
+    double last = g->sm_clock_min_mhz + (double)(n - 1) * g->sm_clock_step_mhz;
+    return last < g->sm_clock_max_mhz - 1e-6 ? n + 1 : n;
+}
+
+double wl_core_gpu_clock(const wl_core_gpu *g, size_t i)
+{
+    double f = g->sm_clock_min_mhz + (double)i * g->sm_clock_step_mhz;
+    return f > g->sm_clock_max_mhz || i + 1 >= wl_core_gpu_clock_count(g) ? g->sm_clock_max_mhz : f;
+}
+
+int wl_core_gpu_clock_in_range(const wl_core_gpu *g, double mhz)
+{
+    return mhz >= g->sm_clock_min_mhz - 1e-9 && mhz <= g->sm_clock_max_mhz + 1e-9;
+}
+
+int wl_core_gpu_clock_check(const wl_core_gpu *g, double mhz, const char *source, int line,
+                            wl_error *err)
+{
+    if (wl_core_gpu_clock_in_range(g, mhz))
+        return WL_OK;
+    char t[WL_CORE_NUM_TEXT];
+    wl_core_num_text(t, sizeof t, mhz);
+    wl_error_set(err, source, line, "clock",
+                 "%s MHz is outside %s's range %.0f-%.0f MHz (its V-f curve is not defined "
+                 "there; give a fixed voltage to force it)",
+                 t, g->id, g->sm_clock_min_mhz, g->sm_clock_max_mhz);
+    return WL_EINVAL;
+}
+
 /* Uncalibrated priors for an Ampere-class datacenter GPU. They are starting
  * points for calibration, not results: every shipped preset overrides them. */
 void wl_core_coeffs_default(wl_core_coeffs *c)

@@ -26,7 +26,7 @@ static int get_count(const wj_value *obj, const char *key, long long *out, const
     double d;
     if (get_num(obj, key, &d, src, line, err))
         return WL_EPARSE;
-    if (!(d >= 1) || d > 1e15 || d != floor(d)) {
+    if (!(d >= 1) || d > WL_MAX_TENSOR_ELEMENTS || d != floor(d)) {
         wl_error_set(err, src, line, key, "must be a positive integer, got %g", d);
         return WL_EPARSE;
     }
@@ -123,10 +123,11 @@ static int parse_entry(const wj_value *e, const char *src, wl_kernel *k, wl_erro
             return WL_EPARSE;
         }
     } else {
-        wl_error_set(err, src, line, "kind", "unsupported kernel kind '%s'", kind);
+        wl_error_set(err, src, line, "kind", "unsupported kernel kind '%.60s'", kind);
         return WL_EUNSUPPORTED;
     }
-    return WL_OK;
+    /* the size limits of native models apply to traces too */
+    return wl_kernel_check(k, src, line, err) ? WL_EPARSE : WL_OK;
 }
 
 int wl_core_trace_parse(const char *text, size_t len, const char *source,

@@ -36,17 +36,25 @@ void wl_error_set(wl_error *err, const char *source, int line, const char *field
     va_end(ap);
 }
 
+void wl_error_locate(wl_error *err, const char *source, int line)
+{
+    if (!err)
+        return;
+    snprintf(err->source, sizeof err->source, "%s", source ? source : "");
+    err->line = line;
+}
+
 void wl_error_format(const wl_error *err, char *buf, size_t n)
 {
-    char where[300];
-    if (err->line > 0)
-        snprintf(where, sizeof where, "%s:%d", err->source, err->line);
-    else
-        snprintf(where, sizeof where, "%s", err->source);
+    char where[300] = "";
+    if (err->source[0] && err->line > 0)
+        snprintf(where, sizeof where, "%s:%d: ", err->source, err->line);
+    else if (err->source[0])
+        snprintf(where, sizeof where, "%s: ", err->source);
     if (err->field[0])
-        snprintf(buf, n, "%s: %s: %s", where, err->field, err->text);
+        snprintf(buf, n, "%s%s: %s", where, err->field, err->text);
     else
-        snprintf(buf, n, "%s: %s", where, err->text);
+        snprintf(buf, n, "%s%s", where, err->text);
 }
 
 static const char *const dtype_names[WL_DT_COUNT] = {"fp32", "tf32", "fp16", "bf16", "fp8", "int8"};

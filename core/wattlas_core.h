@@ -35,8 +35,55 @@ typedef struct {
 void wl_error_set(wl_error *err, const char *source, int line, const char *field,
                   const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* Names where an error came from when its finder could not (a value
+ * checked away from the file or option that gave it): sets source and line. */
+void wl_error_locate(wl_error *err, const char *source, int line);
 /* "source:line: field: text" into buf. */
 void wl_error_format(const wl_error *err, char *buf, size_t n);
+
+/* ---- the one grammar of numbers, lists and ranges ------------------------
+ * Used for command-line values, spec files, preset keys and data cells.
+ *  number: the whole text as strtod reads it in the C locale, blanks around
+ *          it allowed; finite (no NaN, inf or overflow).
+ *  list:   items separated by commas, blanks around them ignored; an item is
+ *          a number or a range MIN:MAX:STEP (MIN, MIN + STEP, ... up to MAX,
+ *          STEP > 0, MIN <= MAX). An empty item (",,", a trailing comma) or
+ *          an empty list is an error.
+ * Errors go to err with the given source, line and field and say what was
+ * expected ("expected a number in [1, 1e+06], got 'abc'"). */
+#define WL_LIST_MAX 10000000 /* values in one list or range */
+/* A number for a message: integers without exponent, else %g (bounded). */
+#define WL_CORE_NUM_TEXT 40
+void wl_core_num_text(char *buf, size_t n, double v);
+int wl_core_parse_number(const char *s, double *out); /* WL_OK or WL_EINVAL */
+int wl_core_parse_real(const char *s, double lo, double hi, const char *source, int line,
+                       const char *field, double *out, wl_error *err);
+int wl_core_parse_int(const char *s, long long lo, long long hi, const char *source, int line,
+                      const char *field, long long *out, wl_error *err);
+
+typedef struct {
+    double *v;
+    size_t n, cap;
+} wl_core_numlist;
+/* Appends the values of a list in [lo, hi] (whole numbers when integers). */
+int wl_core_parse_list(const char *s, double lo, double hi, int integers, const char *source,
+                       int line, const char *field, wl_core_numlist *out, wl_error *err);
+void wl_core_numlist_free(wl_core_numlist *l);
+
+typedef struct {
+    char **v;
+    size_t n;
+} wl_core_strlist;
+/* Appends the items of a comma-separated list of names (blanks trimmed). */
+int wl_core_parse_names(const char *s, const char *source, int line, const char *field,
+                        wl_core_strlist *out, wl_error *err);
+void wl_core_strlist_free(wl_core_strlist *l);
+
+/* Shape limits shared by the builders, traces and every input that gives
+ * them: one tensor of a kernel holds at most WL_MAX_TENSOR_ELEMENTS. */
+#define WL_MAX_BATCH 1000000LL
+#define WL_MAX_SEQ 10000000LL
+#define WL_MAX_TENSOR_ELEMENTS 1e15
 
 /* Reads a whole file into a NUL-terminated buffer (free with free()). */
 int wl_core_read_file(const char *path, char **out, size_t *len, wl_error *err);
@@ -173,6 +220,14 @@ double wl_core_gpu_idle_w(const wl_core_gpu *gpu, double sm_clock_mhz);
  * whether (clock, voltage) is feasible. */
 double wl_core_gpu_fmax_mhz(const wl_core_gpu *gpu, double voltage_mv);
 int wl_core_gpu_feasible(const wl_core_gpu *gpu, double sm_clock_mhz, double voltage_mv);
+/* The GPU's clock grid: min, min + step, ..., and max (always included). */
+size_t wl_core_gpu_clock_count(const wl_core_gpu *gpu);
+double wl_core_gpu_clock(const wl_core_gpu *gpu, size_t i);
+/* Whether a requested clock lies in the GPU's range (where its V-f curve is
+ * defined); the check names the clock and the range in err (field "clock"). */
+int wl_core_gpu_clock_in_range(const wl_core_gpu *gpu, double sm_clock_mhz);
+int wl_core_gpu_clock_check(const wl_core_gpu *gpu, double sm_clock_mhz, const char *source,
+                            int line, wl_error *err);
 /* Rule-based V-f and idle curves (written into gpu->vf):
  *  V(f) = vmin for f <= knee, then linear to vmax at sm_clock_max_mhz
  *         (the DVFS shape of the measured A100 tables: flat floor, then a rise);
@@ -279,6 +334,10 @@ size_t wl_core_workload_unique_count(const wl_core_workload *wl);
 double wl_core_workload_flops(const wl_core_workload *wl);
 /* Two kernels describe the same work. */
 int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b);
+/* Whether a kernel describes possible work: positive dimensions, no tensor
+ * above WL_MAX_TENSOR_ELEMENTS, a gap of at most an hour, known enums.
+ * WL_EINVAL with the offending field in err (source and line as given). */
+int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *err);
 
 /* Import a JSON kernel trace (format of shared/data/traces). */
 int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err);
@@ -388,6 +447,8 @@ enum {
     WL_CLASS_COUNT
 };
 const char *wl_core_class_name(int cls);
+/* The class a kernel's launches are counted in. */
+int wl_core_kernel_class(const wl_kernel *k);
 
 typedef struct {
     double requested_clock_mhz;
@@ -426,6 +487,18 @@ void wl_core_evaluator_free(wl_core_evaluator *ev);
 void wl_core_evaluator_set_gpu(wl_core_evaluator *ev, const wl_core_gpu *gpu);
 int wl_core_evaluator_run(const wl_core_evaluator *ev, const wl_core_op *op,
                           wl_core_result *res);
+/* For scans over clocks: once a clock throttles, every higher clock (up to
+ * the GPU's maximum) settles at the same cap clock, which the cache keeps,
+ * so a scan solves for it once. Results equal wl_core_evaluator_run's. A
+ * cache serves one voltage setting at a time and starts zeroed. */
+typedef struct {
+    int valid;
+    double voltage_mv, voltage_offset_mv;
+    double throttled_from_mhz;
+    wl_core_result at;
+} wl_core_throttle_cache;
+int wl_core_evaluator_run_cached(const wl_core_evaluator *ev, const wl_core_op *op,
+                                 wl_core_throttle_cache *cache, wl_core_result *res);
 /* Latency of distinct kernel i at a clock, in microseconds (for tests). */
 double wl_core_evaluator_kernel_us(const wl_core_evaluator *ev, size_t unique_index,
                                    double sm_clock_mhz);

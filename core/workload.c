@@ -34,6 +34,49 @@ int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b)
            a->conv_stride == b->conv_stride;
 }
 
+int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *err)
+{
+    if ((unsigned)k->kind >= WL_K_COUNT || (unsigned)k->in_dtype >= WL_DT_COUNT ||
+        (unsigned)k->acc_dtype >= WL_DT_COUNT || (unsigned)k->op >= WL_EW_COUNT) {
+        wl_error_set(err, source, line, "kind", "unknown kernel kind, op or precision");
+        return WL_EINVAL;
+    }
+    if (k->kind == WL_K_GAP) {
+        if (!(k->gap_us >= 0 && k->gap_us <= 3.6e9)) {
+            wl_error_set(err, source, line, "us", "a gap must be 0 to 3.6e9 us (an hour)");
+            return WL_EINVAL;
+        }
+        return WL_OK;
+    }
+    int mnk = k->kind == WL_K_GEMM || k->kind == WL_K_ATTN_FLASH;
+    const char *bad = k->batch < 1 ? "batch" : k->n < 1 ? "n"
+                    : mnk && k->m < 1 ? "m" : mnk && k->k < 1 ? "k" : NULL;
+    if (bad) {
+        wl_error_set(err, source, line, bad, "kernel dimensions must be positive");
+        return WL_EINVAL;
+    }
+    if (k->conv_taps < 0 || k->conv_taps > 4096 || k->conv_stride < 0 || k->conv_stride > 64) {
+        wl_error_set(err, source, line, "rs", "convolution taps must be 0-4096 and stride 0-64");
+        return WL_EINVAL;
+    }
+    /* the largest tensor the kernel reads or writes */
+    double b = (double)k->batch, m = (double)k->m, n = (double)k->n, kk = (double)k->k;
+    double big = b * n;
+    if (mnk) {
+        big = b * m * kk;
+        if (b * kk * n > big)
+            big = b * kk * n;
+        if (b * m * n > big)
+            big = b * m * n;
+    }
+    if (!(big <= WL_MAX_TENSOR_ELEMENTS)) {
+        wl_error_set(err, source, line, mnk ? "dimM" : "dim",
+                     "a tensor of %g elements (the limit is %g)", big, WL_MAX_TENSOR_ELEMENTS);
+        return WL_EINVAL;
+    }
+    return WL_OK;
+}
+
 /* Grows two parallel arrays to hold one more element. */
 static int grow2(void **a, size_t ea, void **b, size_t eb, size_t *cap, size_t n)
 {

@@ -238,19 +238,12 @@ int wl_pareto_objective_parse(const char *text, wl_pareto_objective *out, wl_err
             wl_error_set(err, "objective", 0, t->name, t->has_param ? "needs =VALUE" : "takes no value");
             return WL_EINVAL;
         }
-        if (eq) {
-            char *e;
-            out->param = strtod(eq + 1, &e);
-            if (e == eq + 1 || *e || !(out->param >= 0) || !isfinite(out->param)) {
-                wl_error_set(err, "objective", 0, t->name, "needs a non-negative number, got '%s'",
-                             eq + 1);
-                return WL_EINVAL;
-            }
-        }
+        if (eq && wl_core_parse_real(eq + 1, 0, 1e6, "objective", 0, t->name, &out->param, err))
+            return WL_EINVAL;
         out->type = t;
         return WL_OK;
     }
-    wl_error_set(err, "objective", 0, "", "unknown objective '%s' (energy, edp, ed2p, "
+    wl_error_set(err, "objective", 0, "", "unknown objective '%.60s' (energy, edp, ed2p, "
                  "energy-within-slowdown=P, time-within-power=W)", text);
     return WL_EINVAL;
 }

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "../core/wattlas_core.h"
+#include "../results/wattlas_results.h"
 
 /* Non-dominated points of n points with k objectives (all minimised), given
  * row-major in pts (n x k). on_front[i] = 1 for points no other point
@@ -49,5 +50,97 @@ typedef struct {
 int wl_pareto_schedule(int nc, int nk, const double *t, const double *e, const double *launches,
                        double switch_us, double switch_w, double budget_ms, int *choice,
                        wl_pareto_schedule_result *res);
+
+/* ---- sets of operating points from sweep tables ------------------------------- */
+
+/* Rows of a sweep CSV grouped by their parameter columns, with numeric value
+ * columns read as checked numbers (an empty cell is NaN: not evaluated,
+ * never chosen; text, NaN, infinity, a magnitude beyond 1e15 or a negative
+ * time, energy, power or clock is an error naming file, line and column). */
+typedef struct wl_pareto_set wl_pareto_set;
+typedef struct {
+    const char *const *values; /* value columns, all required */
+    size_t nvalues;
+    const char *group_by;      /* comma-separated columns; NULL: the sweep's
+                                  parameter columns (those before the voltage
+                                  and clock columns) plus kernel_class */
+    int through_voltage;       /* default groups end at sm_clock_mhz instead */
+    int keep_infeasible;       /* rows with feasible = 0 too */
+    int keep_fields;           /* keep every row's fields (to write them again) */
+    const char *label;         /* a text column kept per row (kernel_class), or NULL */
+} wl_pareto_load_options;
+
+int wl_pareto_set_load(const char *path, const wl_pareto_load_options *o, wl_pareto_set **out,
+                       wl_error *err);
+/* Reads the remaining rows of an open CSV reader. */
+int wl_pareto_set_read(wl_results_csv *csv, const wl_pareto_load_options *o,
+                       wl_pareto_set **out, wl_error *err);
+/* The rows of an in-memory table. */
+int wl_pareto_set_from_table(const wl_results_table *t, const wl_pareto_load_options *o,
+                             wl_pareto_set **out, wl_error *err);
+void wl_pareto_set_free(wl_pareto_set *s);
+size_t wl_pareto_set_rows(const wl_pareto_set *s);
+size_t wl_pareto_set_groups(const wl_pareto_set *s);
+size_t wl_pareto_set_group_of(const wl_pareto_set *s, size_t row);
+/* The group's parameter values joined by '/' ("gpt2/1/128/bf16/eager"). */
+const char *wl_pareto_set_group_key(const wl_pareto_set *s, size_t g);
+const double *wl_pareto_set_values(const wl_pareto_set *s, size_t row);
+int wl_pareto_set_line(const wl_pareto_set *s, size_t row);
+/* The row's index among its input's data rows (from 0; skipped rows count). */
+size_t wl_pareto_set_source_row(const wl_pareto_set *s, size_t row);
+size_t wl_pareto_set_ncols(const wl_pareto_set *s);
+const char *wl_pareto_set_col(const wl_pareto_set *s, size_t i);
+/* A kept row's fields (ncols of them) into fields; 0 when not kept. */
+size_t wl_pareto_set_fields(const wl_pareto_set *s, size_t row, const char **fields);
+const char *wl_pareto_set_label(const wl_pareto_set *s, size_t row);
+/* on_front[row] = 1 for rows no row of their group dominates in the value
+ * columns (all minimised). */
+int wl_pareto_set_fronts(const wl_pareto_set *s, unsigned char *on_front);
+
+/* The savings table: per group the point an objective chooses, the fastest
+ * point and the maximum-clock point. The set's values must be (time, power,
+ * energy, clock), in that order. Rows are indices into the set, -1 when no
+ * point qualifies. */
+typedef struct {
+    size_t group;
+    long chosen, fastest, max_clock;
+} wl_pareto_saving;
+int wl_pareto_savings(const wl_pareto_set *s, const wl_pareto_objective *obj,
+                      wl_pareto_saving *out /* one per group */);
+const wl_results_col *wl_pareto_savings_cols(size_t *n);
+void wl_pareto_saving_cells(const wl_pareto_set *s, const wl_pareto_objective *obj,
+                            const wl_pareto_saving *sv, wl_results_cell *cells);
+
+/* Per-kernel-class schedules of a kernel-scope sweep: load the set with
+ * these value columns (in this order), label "kernel_class" and
+ * through_voltage; then one row per group is written to w (columns from
+ * wl_pareto_schedule_cols): the best fixed clock, the schedule, its extra
+ * saving. Objectives: energy, energy-within-slowdown=P. */
+#define WL_PARETO_SCHEDULE_NV 6
+extern const char *const wl_pareto_schedule_values[WL_PARETO_SCHEDULE_NV];
+const wl_results_col *wl_pareto_schedule_cols(size_t *n);
+int wl_pareto_schedules(const wl_pareto_set *s, const wl_pareto_objective *obj, double switch_us,
+                        wl_results_writer *w, wl_error *err);
+
+/* ---- one workload on several GPUs --------------------------------------------------- */
+
+typedef struct {
+    double clock_mhz;          /* the requested clock (0 given: the maximum) */
+    wl_core_result at, opt, max;
+    int found;                 /* the objective found a point on the grid */
+} wl_pareto_gpu_choice;
+/* Evaluates at the requested clock, and over the GPU's clock grid (the
+ * maximum included) for the point the objective chooses. */
+int wl_pareto_gpu_optimum(const wl_core_gpu *g, const wl_core_workload *wl,
+                          const wl_core_latency_type *lat, double clock_mhz,
+                          const wl_pareto_objective *obj, wl_pareto_gpu_choice *out,
+                          wl_error *err);
+typedef struct {
+    const char *model, *dtype, *attention;
+    long long batch, seq; /* 0: not applicable (traces, vision seq) */
+} wl_pareto_workload_id;
+const wl_results_col *wl_pareto_compare_cols(size_t *n);
+void wl_pareto_compare_cells(const wl_core_gpu *g, const wl_pareto_workload_id *w,
+                             const wl_pareto_gpu_choice *c, wl_results_cell *cells);
 
 #endif

@@ -1,4 +1,4 @@
-/* Figure kinds: energy-freq, pareto, heatmap, savings, validation. */
+/* Figure kinds: energy-freq, pareto, heatmap, savings, validation, compare. */
 #include "plot_internal.h"
 #include "../pareto/wattlas_pareto.h"
 
@@ -28,18 +28,18 @@ static void series_free(series_set *ss)
         free(ss->s[i].rows);
 }
 
-static int build_series(const wl_plot_table *t, int xcol, series_set *ss, wl_error *err)
+static int build_series(const wl_results_table *t, int xcol, series_set *ss, wl_error *err)
 {
     memset(ss, 0, sizeof *ss);
-    size_t n = wl_plot_table_rows(t);
+    size_t n = wl_results_table_rows(t);
     int first_param = 0, last_param = xcol; /* columns [0, xcol) name a series */
-    int vcol = wl_plot_table_col(t, "voltage_offset_mv");
+    int vcol = wl_results_table_col(t, "voltage_offset_mv");
     (void)vcol;
     for (size_t r = 0; r < n; r++) {
         char key[512];
         size_t kl = 0;
         for (int c = first_param; c < last_param && kl < sizeof key - 2; c++)
-            kl += (size_t)snprintf(key + kl, sizeof key - kl, "%s\x1f", wl_plot_table_cell(t, r, c));
+            kl += (size_t)snprintf(key + kl, sizeof key - kl, "%s\x1f", wl_results_table_cell(t, r, c));
         int i;
         for (i = 0; i < ss->n; i++)
             if (strcmp(ss->s[i].key, key) == 0)
@@ -65,20 +65,20 @@ static int build_series(const wl_plot_table *t, int xcol, series_set *ss, wl_err
     for (int c = first_param; c < last_param; c++) {
         int varies = 0;
         for (int i = 1; i < ss->n && !varies; i++)
-            varies = strcmp(wl_plot_table_cell(t, ss->s[i].rows[0], c),
-                            wl_plot_table_cell(t, ss->s[0].rows[0], c)) != 0;
+            varies = strcmp(wl_results_table_cell(t, ss->s[i].rows[0], c),
+                            wl_results_table_cell(t, ss->s[0].rows[0], c)) != 0;
         if (!varies)
             continue;
         for (int i = 0; i < ss->n; i++) {
             size_t l = strlen(ss->s[i].label);
             snprintf(ss->s[i].label + l, sizeof ss->s[i].label - l, "%s%s", l ? " " : "",
-                     wl_plot_table_cell(t, ss->s[i].rows[0], c));
+                     wl_results_table_cell(t, ss->s[i].rows[0], c));
         }
     }
     if (ss->n == 1 && !ss->s[0].label[0])
         snprintf(ss->s[0].label, sizeof ss->s[0].label, "%s",
-                 wl_plot_table_cell(t, ss->s[0].rows[0], wl_plot_table_col(t, "model") >= 0
-                                                             ? wl_plot_table_col(t, "model")
+                 wl_results_table_cell(t, ss->s[0].rows[0], wl_results_table_col(t, "model") >= 0
+                                                             ? wl_results_table_col(t, "model")
                                                              : 0));
     return WL_OK;
 }
@@ -161,14 +161,14 @@ static const metric metrics[] = {{"energy_j", "Energy", "J"},
                                  {"power_w", "Power", "W"},
                                  {"time_ms", "Time", "s"}};
 
-int wl_plot_energy_freq(const wl_plot_table *t, const wl_plot_kind_options *k,
+int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k,
                         const wl_plot_options *o, const char *path, wl_error *err)
 {
     int xcol = need_col(t, "sm_clock_mhz", err);
     if (xcol < 0)
         return WL_EPARSE;
-    int ecol = wl_plot_table_col(t, "effective_clock_mhz");
-    int thr = wl_plot_table_col(t, "throttled");
+    int ecol = wl_results_table_col(t, "effective_clock_mhz");
+    int thr = wl_results_table_col(t, "throttled");
     /* panels, top to bottom */
     const metric *pan[3];
     int np = 0;
@@ -209,7 +209,7 @@ int wl_plot_energy_freq(const wl_plot_table *t, const wl_plot_kind_options *k,
         return WL_EINVAL;
     }
     /* data */
-    size_t n = wl_plot_table_rows(t);
+    size_t n = wl_results_table_rows(t);
     double *x = malloc(n * sizeof *x), *eff = malloc(n * sizeof *eff), *th = malloc(n * sizeof *th);
     double *v = malloc(n * 3 * sizeof *v), *pv = malloc(n * 3 * sizeof *pv);
     if (!x || !eff || !th || !v || !pv)
@@ -397,7 +397,7 @@ int wl_plot_energy_freq(const wl_plot_table *t, const wl_plot_kind_options *k,
 
 /* ---- Pareto --------------------------------------------------------------------- */
 
-static int pareto_panel(cairo_t *cr, const wl_plot_table *t, const size_t *rows, size_t m,
+static int pareto_panel(cairo_t *cr, const wl_results_table *t, const size_t *rows, size_t m,
                         int xc, int yc, int cc, const axes *a_in, double clo, double chi,
                         const wl_plot_options *o, int xlabels, const char *ptitle, wl_error *err)
 {
@@ -414,7 +414,7 @@ static int pareto_panel(cairo_t *cr, const wl_plot_table *t, const size_t *rows,
     }
     /* a front per workload: rows sharing the parameter columns before the
      * decision variables (voltage offset, clock) */
-    int stop = wl_plot_table_col(t, "voltage_offset_mv");
+    int stop = wl_results_table_col(t, "voltage_offset_mv");
     if (stop < 0)
         stop = cc;
     size_t *grp = malloc((m ? m : 1) * sizeof *grp);
@@ -429,7 +429,7 @@ static int pareto_panel(cairo_t *cr, const wl_plot_table *t, const size_t *rows,
         for (size_t j = i; j < m; j++) {
             int same = 1;
             for (int col = 0; col < stop && same; col++)
-                same = strcmp(wl_plot_table_cell(t, rows[i], col), wl_plot_table_cell(t, rows[j], col)) == 0;
+                same = strcmp(wl_results_table_cell(t, rows[i], col), wl_results_table_cell(t, rows[j], col)) == 0;
             if (!same)
                 continue;
             done[j] = 1;
@@ -484,7 +484,7 @@ static int pareto_panel(cairo_t *cr, const wl_plot_table *t, const size_t *rows,
         for (size_t j = i; j < m; j++) {
             int same = 1;
             for (int col = 0; col < stop && same; col++)
-                same = strcmp(wl_plot_table_cell(t, rows[i], col), wl_plot_table_cell(t, rows[j], col)) == 0;
+                same = strcmp(wl_results_table_cell(t, rows[i], col), wl_results_table_cell(t, rows[j], col)) == 0;
             if (same) {
                 seen[j] = 1;
                 if (on[j])
@@ -518,7 +518,7 @@ static int pareto_panel(cairo_t *cr, const wl_plot_table *t, const size_t *rows,
     return WL_OK;
 }
 
-int wl_plot_pareto(const wl_plot_table *t, const wl_plot_kind_options *k,
+int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
                    const wl_plot_options *o, const char *path, wl_error *err)
 {
     const char *xn = k && k->x ? k->x : "time_ms", *yn = k && k->y ? k->y : "energy_j";
@@ -529,7 +529,7 @@ int wl_plot_pareto(const wl_plot_table *t, const wl_plot_kind_options *k,
     int fc = -1;
     if (k && k->facet && (fc = need_col(t, k->facet, err)) < 0)
         return WL_EPARSE;
-    size_t n = wl_plot_table_rows(t);
+    size_t n = wl_results_table_rows(t);
     /* facets in order of appearance */
     char fac[16][128];
     int nfac = 0;
@@ -537,7 +537,7 @@ int wl_plot_pareto(const wl_plot_table *t, const wl_plot_kind_options *k,
     if (!rows)
         return WL_ENOMEM;
     for (size_t r = 0; r < n && fc >= 0; r++) {
-        const char *v = wl_plot_table_cell(t, r, fc);
+        const char *v = wl_results_table_cell(t, r, fc);
         int i;
         for (i = 0; i < nfac; i++)
             if (strcmp(fac[i], v) == 0)
@@ -586,7 +586,7 @@ int wl_plot_pareto(const wl_plot_table *t, const wl_plot_kind_options *k,
     for (int fi = 0; fi < nfac && !rc; fi++) {
         size_t m = 0;
         for (size_t r = 0; r < n; r++)
-            if (fc < 0 || strcmp(wl_plot_table_cell(t, r, fc), fac[fi]) == 0)
+            if (fc < 0 || strcmp(wl_results_table_cell(t, r, fc), fac[fi]) == 0)
                 rows[m++] = r;
         int cx = fi % cols, cy = fi / cols;
         axes a = {left + cx * (cw + 30), top + cy * (chh + 34), cw, chh, xlo, xhi, ylo, yhi,
@@ -647,7 +647,7 @@ static size_t find(const double *v, size_t n, double x)
     return n;
 }
 
-int wl_plot_heatmap(const wl_plot_table *t, const wl_plot_kind_options *k,
+int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
                     const wl_plot_options *o, const char *path, wl_error *err)
 {
     const char *xn = k && k->x ? k->x : "sm_clock_mhz", *yn = k && k->y ? k->y : "seq",
@@ -656,8 +656,8 @@ int wl_plot_heatmap(const wl_plot_table *t, const wl_plot_kind_options *k,
         zc = yc >= 0 ? need_col(t, zn, err) : -1;
     if (zc < 0)
         return WL_EPARSE;
-    int fcol = wl_plot_table_col(t, "feasible");
-    size_t n = wl_plot_table_rows(t);
+    int fcol = wl_results_table_col(t, "feasible");
+    size_t n = wl_results_table_rows(t);
     double *xs = malloc(n * sizeof *xs), *ys = malloc(n * sizeof *ys), *xv = malloc(n * sizeof *xv),
            *yv = malloc(n * sizeof *yv), *zv = malloc(n * sizeof *zv), *fv = malloc(n * sizeof *fv);
     int rc = (!xs || !ys || !xv || !yv || !zv || !fv) ? WL_ENOMEM : WL_OK;
@@ -852,7 +852,7 @@ static void legend_pair(cairo_t *cr, const axes *a, const char *const label[2],
     }
 }
 
-int wl_plot_savings(const wl_plot_table *t, const wl_plot_kind_options *k,
+int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
                     const wl_plot_options *o, const char *path, wl_error *err)
 {
     int fastest = k && k->against && strcmp(k->against, "fastest") == 0;
@@ -867,7 +867,7 @@ int wl_plot_savings(const wl_plot_table *t, const wl_plot_kind_options *k,
                                           : "runtime_penalty_vs_max_clock_pct", err) : -1;
     if (pc < 0)
         return WL_EPARSE;
-    size_t n = wl_plot_table_rows(t);
+    size_t n = wl_results_table_rows(t);
     double *s = malloc(n * sizeof *s), *pn = malloc(n * sizeof *pn);
     int rc = (!s || !pn) ? WL_ENOMEM : WL_OK;
     double lo = 0, hi = 0;
@@ -899,7 +899,7 @@ int wl_plot_savings(const wl_plot_table *t, const wl_plot_kind_options *k,
             bar_pair(cr, &a, r, bw, vals, colors);
             /* group labels, slanted: only the fields that differ */
             char lab[256] = "";
-            const char *g = wl_plot_table_cell(t, r, gc);
+            const char *g = wl_results_table_cell(t, r, gc);
             for (int fi = 0;; fi++) {
                 char fld[128];
                 if (!field_at(g, fi, fld, sizeof fld))
@@ -907,7 +907,7 @@ int wl_plot_savings(const wl_plot_table *t, const wl_plot_kind_options *k,
                 int same = 1;
                 for (size_t q = 0; q < n && same; q++) {
                     char o2[128];
-                    same = field_at(wl_plot_table_cell(t, q, gc), fi, o2, sizeof o2) &&
+                    same = field_at(wl_results_table_cell(t, q, gc), fi, o2, sizeof o2) &&
                            strcmp(o2, fld) == 0;
                 }
                 if (!same || n == 1) {
@@ -930,16 +930,16 @@ int wl_plot_savings(const wl_plot_table *t, const wl_plot_kind_options *k,
 /* ---- validation -------------------------------------------------------------------- */
 
 /* Index of row r's model among the nm distinct models (0 without a column). */
-static int model_of(const wl_plot_table *t, size_t r, int modc, char models[][64], int nm)
+static int model_of(const wl_results_table *t, size_t r, int modc, char models[][64], int nm)
 {
     int mi = 0;
     for (int i = 0; modc >= 0 && i < nm; i++)
-        if (strcmp(models[i], wl_plot_table_cell(t, r, modc)) == 0)
+        if (strcmp(models[i], wl_results_table_cell(t, r, modc)) == 0)
             mi = i;
     return mi;
 }
 
-int wl_plot_validation(const wl_plot_table *t, const wl_plot_kind_options *k,
+int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
                        const wl_plot_options *o, const char *path, wl_error *err)
 {
     const char *m = k && k->metric ? k->metric : "energy";
@@ -956,8 +956,8 @@ int wl_plot_validation(const wl_plot_table *t, const wl_plot_kind_options *k,
     int cc = pcol >= 0 ? need_col(t, "sm_clock_mhz", err) : -1;
     if (cc < 0)
         return WL_EPARSE;
-    int modc = wl_plot_table_col(t, "model");
-    size_t n = wl_plot_table_rows(t);
+    int modc = wl_results_table_col(t, "model");
+    size_t n = wl_results_table_rows(t);
     double *mv = malloc(n * sizeof *mv), *pv = malloc(n * sizeof *pv), *cv = malloc(n * sizeof *cv);
     int rc = (!mv || !pv || !cv) ? WL_ENOMEM : WL_OK;
     double lo = INFINITY, hi = -INFINITY, elo = 0, ehi = 0, clo = INFINITY, chi = -INFINITY;
@@ -983,7 +983,7 @@ int wl_plot_validation(const wl_plot_table *t, const wl_plot_kind_options *k,
     char models[8][64];
     int nm = 0;
     for (size_t r = 0; modc >= 0 && r < n; r++) {
-        const char *s = wl_plot_table_cell(t, r, modc);
+        const char *s = wl_results_table_cell(t, r, modc);
         int i;
         for (i = 0; i < nm; i++)
             if (strcmp(models[i], s) == 0)
@@ -1075,7 +1075,7 @@ int wl_plot_validation(const wl_plot_table *t, const wl_plot_kind_options *k,
 
 /* Per GPU: energy at the maximum clock and at the energy-optimal clock (the
  * optimum's clock written above its bar); reads `wattlas compare --format csv`. */
-int wl_plot_compare(const wl_plot_table *t, const wl_plot_kind_options *k,
+int wl_plot_compare(const wl_results_table *t, const wl_plot_kind_options *k,
                     const wl_plot_options *o, const char *path, wl_error *err)
 {
     (void)k;
@@ -1083,10 +1083,10 @@ int wl_plot_compare(const wl_plot_table *t, const wl_plot_kind_options *k,
     int mc = gc >= 0 ? need_col(t, "max_energy_j", err) : -1;
     int ec = mc >= 0 ? need_col(t, "opt_energy_j", err) : -1;
     int fc = ec >= 0 ? need_col(t, "opt_clock_mhz", err) : -1;
-    int xc = wl_plot_table_col(t, "coefficients");
+    int xc = wl_results_table_col(t, "coefficients");
     if (fc < 0)
         return WL_EPARSE;
-    size_t n = wl_plot_table_rows(t);
+    size_t n = wl_results_table_rows(t);
     double *mx = malloc((n + 1) * sizeof *mx), *op = malloc((n + 1) * sizeof *op),
            *fo = malloc((n + 1) * sizeof *fo);
     int rc = (!mx || !op || !fo) ? WL_ENOMEM : WL_OK;
@@ -1124,8 +1124,8 @@ int wl_plot_compare(const wl_plot_table *t, const wl_plot_kind_options *k,
             style_font(cr, 5.5, 0);
             cairo_set_source_rgb(cr, 0, 0, 0);
             style_text(cr, cx + bw * 0.46, ax_y(&a, op[r]) - 2.5, lab, 0.5, 1);
-            const char *g = wl_plot_table_cell(t, r, gc);
-            int transferred = xc >= 0 && strncmp(wl_plot_table_cell(t, r, xc), "transferred", 11) == 0;
+            const char *g = wl_results_table_cell(t, r, gc);
+            int transferred = xc >= 0 && strncmp(wl_results_table_cell(t, r, xc), "transferred", 11) == 0;
             char gl[160];
             snprintf(gl, sizeof gl, "%s%s", g, transferred ? "+" : "");
             slanted_label(cr, &a, cx, gl);
@@ -1141,15 +1141,32 @@ int wl_plot_compare(const wl_plot_table *t, const wl_plot_kind_options *k,
     return rc;
 }
 
+/* The kinds, looked up by name; their names and summaries make the help. */
+static const wl_plot_kind kinds[] = {
+    {"energy-freq", "energy vs SM clock per workload (sweep or predict output); the energy-optimal "
+                    "clock (large marker), the maximum clock (square), throttled points hollow",
+     wl_plot_energy_freq},
+    {"pareto", "energy vs time coloured by SM clock, dominated points faded, fronts as steps",
+     wl_plot_pareto},
+    {"heatmap", "a value over two swept parameters, infeasible cells hatched", wl_plot_heatmap},
+    {"savings", "energy saved and runtime penalty per workload (optimize output)",
+     wl_plot_savings},
+    {"validation", "predicted vs measured with y = x and a +-10% band, and error vs clock "
+                   "(validate output)", wl_plot_validation},
+    {"compare", "energy at the maximum and at the optimal clock per GPU (compare output)",
+     wl_plot_compare},
+};
+
+size_t wl_plot_kind_count(void) { return sizeof kinds / sizeof *kinds; }
+
+const wl_plot_kind *wl_plot_kind_at(size_t i)
+{
+    return i < wl_plot_kind_count() ? &kinds[i] : NULL;
+}
+
 wl_plot_kind_fn wl_plot_kind_lookup(const char *name)
 {
-    static const struct {
-        const char *name;
-        wl_plot_kind_fn fn;
-    } kinds[] = {{"energy-freq", wl_plot_energy_freq}, {"pareto", wl_plot_pareto},
-                 {"heatmap", wl_plot_heatmap},         {"savings", wl_plot_savings},
-                 {"validation", wl_plot_validation},   {"compare", wl_plot_compare}};
-    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    for (size_t i = 0; i < wl_plot_kind_count(); i++)
         if (strcmp(kinds[i].name, name) == 0)
             return kinds[i].fn;
     return NULL;

@@ -30,8 +30,8 @@ struct fig {
     cairo_surface_t *s;
     cairo_t *cr;
     double w, h, dpi;
-    FILE *fp; /* PDF/SVG stream target */
-    char path[1024], tmp[1100];
+    wl_results_out *out; /* the file, written atomically (PDF/SVG stream into it) */
+    char path[1024];
 };
 
 static cairo_status_t write_file(void *closure, const unsigned char *data, unsigned int len)
@@ -64,19 +64,17 @@ int fig_open(const char *path, const wl_plot_options *o, fig **out, wl_error *er
     f->h = o->height_in * 72;
     f->dpi = o->dpi;
     snprintf(f->path, sizeof f->path, "%s", path);
-    snprintf(f->tmp, sizeof f->tmp, "%s.tmp.%ld", path, (long)getpid());
+    int rc = wl_results_out_open(path, &f->out, err);
+    if (rc) {
+        free(f);
+        return rc;
+    }
     if (t == F_PNG) {
         int pw = (int)lround(o->width_in * o->dpi), ph = (int)lround(o->height_in * o->dpi);
         f->s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, pw, ph);
     } else {
-        FILE *fp = fopen(f->tmp, "wb");
-        if (!fp) {
-            wl_error_set(err, path, 0, "", "cannot create: %s", strerror(errno));
-            free(f);
-            return WL_EIO;
-        }
-        /* the stream callbacks write straight into the temporary file */
-        f->fp = fp;
+        /* the stream callbacks write straight into the output */
+        FILE *fp = wl_results_out_stream(f->out);
         if (t == F_PDF) {
             f->s = cairo_pdf_surface_create_for_stream(write_file, fp, f->w, f->h);
             /* fixed metadata: the same input gives byte-identical files */
@@ -117,24 +115,18 @@ static int write_png(fig *f, wl_error *err)
     int w = cairo_image_surface_get_width(f->s), h = cairo_image_surface_get_height(f->s);
     int stride = cairo_image_surface_get_stride(f->s);
     const unsigned char *data = cairo_image_surface_get_data(f->s);
-    FILE *fp = fopen(f->tmp, "wb");
-    if (!fp) {
-        wl_error_set(err, f->path, 0, "", "cannot create: %s", strerror(errno));
-        return WL_EIO;
-    }
+    FILE *fp = wl_results_out_stream(f->out);
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     unsigned char *rowbuf = malloc((size_t)w * 3);
     if (!png || !info || !rowbuf) {
         png_destroy_write_struct(&png, &info);
         free(rowbuf);
-        fclose(fp);
         return WL_ENOMEM;
     }
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
         free(rowbuf);
-        fclose(fp);
         wl_error_set(err, f->path, 0, "", "PNG write error");
         return WL_EIO;
     }
@@ -157,10 +149,6 @@ static int write_png(fig *f, wl_error *err)
     png_write_end(png, NULL);
     png_destroy_write_struct(&png, &info);
     free(rowbuf);
-    if (fclose(fp) != 0) {
-        wl_error_set(err, f->path, 0, "", "write error");
-        return WL_EIO;
-    }
     return WL_OK;
 }
 
@@ -179,18 +167,11 @@ int fig_close(fig *f, wl_error *err)
             rc = WL_EIO;
         }
         cairo_surface_destroy(f->s);
-        if (f->fp && fclose(f->fp) != 0 && !rc) {
-            wl_error_set(err, f->path, 0, "", "write error");
-            rc = WL_EIO;
-        }
-        f->fp = NULL;
-    }
-    if (!rc && rename(f->tmp, f->path) != 0) {
-        wl_error_set(err, f->path, 0, "", "cannot rename into place: %s", strerror(errno));
-        rc = WL_EIO;
     }
     if (rc)
-        remove(f->tmp);
+        wl_results_out_abort(f->out);
+    else
+        rc = wl_results_out_commit(f->out, err);
     free(f);
     return rc;
 }
@@ -206,9 +187,7 @@ void fig_abort(fig *f)
             cairo_surface_finish(f->s);
         cairo_surface_destroy(f->s);
     }
-    if (f->fp)
-        fclose(f->fp);
-    remove(f->tmp);
+    wl_results_out_abort(f->out);
     free(f);
 }
 
@@ -556,121 +535,15 @@ void colorbar(cairo_t *cr, const char *palette, double x, double y, double w, do
 
 /* ---- tables ------------------------------------------------------------------ */
 
-struct wl_plot_table {
-    char path[512];
-    char **head;
-    size_t ncols;
-    char **cells; /* rows x ncols */
-    int *lines;
-    size_t nrows, cap;
-};
+const char *table_path(const wl_results_table *t) { return wl_results_table_source(t); }
 
-int wl_plot_table_load(const char *path, wl_plot_table **out, wl_error *err)
+int need_col(const wl_results_table *t, const char *name, wl_error *err)
 {
-    *out = NULL;
-    wl_results_csv *csv = NULL;
-    int rc = wl_results_csv_open(path, &csv, err);
-    if (rc)
-        return rc;
-    wl_plot_table *t = calloc(1, sizeof *t);
-    if (!t) {
-        wl_results_csv_close(csv);
-        return WL_ENOMEM;
-    }
-    snprintf(t->path, sizeof t->path, "%s", path);
-    t->ncols = wl_results_csv_ncols(csv);
-    t->head = calloc(t->ncols, sizeof *t->head);
-    for (size_t i = 0; t->head && i < t->ncols; i++)
-        t->head[i] = strdup(wl_results_csv_header(csv, i));
-    int r;
-    while ((r = wl_results_csv_next(csv, err)) == 1) {
-        if (t->nrows == t->cap) {
-            size_t nc = t->cap ? t->cap * 2 : 256;
-            char **ncl = realloc(t->cells, nc * t->ncols * sizeof *ncl);
-            int *nl = ncl ? realloc(t->lines, nc * sizeof *nl) : NULL;
-            if (ncl)
-                t->cells = ncl;
-            if (!nl) {
-                rc = WL_ENOMEM;
-                break;
-            }
-            t->lines = nl;
-            t->cap = nc;
-        }
-        for (size_t c = 0; c < t->ncols; c++)
-            t->cells[t->nrows * t->ncols + c] = strdup(wl_results_csv_field(csv, c));
-        t->lines[t->nrows++] = wl_results_csv_line(csv);
-    }
-    if (!rc && r < 0)
-        rc = WL_EPARSE;
-    wl_results_csv_close(csv);
-    if (!rc && t->nrows == 0) {
-        wl_error_set(err, path, 1, "", "no data rows");
-        rc = WL_EPARSE;
-    }
-    if (rc) {
-        wl_plot_table_free(t);
-        return rc;
-    }
-    *out = t;
-    return WL_OK;
+    return wl_results_table_need(t, name, err);
 }
 
-void wl_plot_table_free(wl_plot_table *t)
+int num_cell(const wl_results_table *t, size_t row, int col, double *v, wl_error *err)
 {
-    if (!t)
-        return;
-    for (size_t i = 0; t->head && i < t->ncols; i++)
-        free(t->head[i]);
-    for (size_t i = 0; i < t->nrows * t->ncols; i++)
-        free(t->cells[i]);
-    free(t->head);
-    free(t->cells);
-    free(t->lines);
-    free(t);
-}
-
-size_t wl_plot_table_rows(const wl_plot_table *t) { return t->nrows; }
-
-int wl_plot_table_col(const wl_plot_table *t, const char *name)
-{
-    for (size_t i = 0; i < t->ncols; i++)
-        if (t->head[i] && strcmp(t->head[i], name) == 0)
-            return (int)i;
-    return -1;
-}
-
-const char *wl_plot_table_cell(const wl_plot_table *t, size_t row, int col)
-{
-    if (row >= t->nrows || col < 0 || (size_t)col >= t->ncols)
-        return "";
-    const char *c = t->cells[row * t->ncols + (size_t)col];
-    return c ? c : "";
-}
-
-const char *table_path(const wl_plot_table *t) { return t->path; }
-
-int need_col(const wl_plot_table *t, const char *name, wl_error *err)
-{
-    int c = wl_plot_table_col(t, name);
-    if (c < 0)
-        wl_error_set(err, t->path, 1, name, "missing column");
-    return c;
-}
-
-int num_cell(const wl_plot_table *t, size_t row, int col, double *v, wl_error *err)
-{
-    const char *s = wl_plot_table_cell(t, row, col);
-    if (!*s) {
-        *v = NAN;
-        return WL_OK;
-    }
-    char *e;
-    errno = 0;
-    *v = strtod(s, &e);
-    if (e == s || *e || errno) {
-        wl_error_set(err, t->path, t->lines[row], t->head[col], "not a number: '%s'", s);
-        return WL_EPARSE;
-    }
-    return WL_OK;
+    int rc = wl_results_table_num(t, row, col, v, err);
+    return rc == WL_ENOTFOUND ? WL_OK : rc;
 }

@@ -48,9 +48,9 @@ void colorbar(cairo_t *cr, const char *palette, double x, double y, double w, do
               double lo, double hi, const char *q, const char *u);
 
 /* Table helpers: column index or an error naming file/column. */
-int need_col(const wl_plot_table *t, const char *name, wl_error *err);
+int need_col(const wl_results_table *t, const char *name, wl_error *err);
 /* Numeric cell; NAN for empty; WL_EPARSE with file/line/column otherwise. */
-int num_cell(const wl_plot_table *t, size_t row, int col, double *v, wl_error *err);
-const char *table_path(const wl_plot_table *t);
+int num_cell(const wl_results_table *t, size_t row, int col, double *v, wl_error *err);
+const char *table_path(const wl_results_table *t);
 
 #endif

@@ -6,6 +6,8 @@
 #define WATTLAS_PLOT_H
 
 #include "../core/wattlas_core.h"
+#include "../results/wattlas_results.h"
+#include "../sweep/wattlas_sweep.h"
 
 typedef struct {
     double width_in, height_in; /* default 3.5 x 2.6 (one paper column) */
@@ -17,13 +19,6 @@ typedef struct {
 
 void wl_plot_options_default(wl_plot_options *o);
 
-/* An in-memory CSV table: every cell as text, numeric access by column. */
-typedef struct wl_plot_table wl_plot_table;
-int wl_plot_table_load(const char *path, wl_plot_table **out, wl_error *err);
-void wl_plot_table_free(wl_plot_table *t);
-size_t wl_plot_table_rows(const wl_plot_table *t);
-int wl_plot_table_col(const wl_plot_table *t, const char *name); /* -1 if absent */
-const char *wl_plot_table_cell(const wl_plot_table *t, size_t row, int col);
 
 /* Figure kinds. Each reads the columns it needs from the table, writes
  * path atomically, and reports a missing column or a non-numeric value with
@@ -38,23 +33,49 @@ typedef struct {
     const char *against; /* savings: "max-clock" (default) or "fastest" */
 } wl_plot_kind_options;
 
-int wl_plot_energy_freq(const wl_plot_table *t, const wl_plot_kind_options *k,
+int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k,
                         const wl_plot_options *o, const char *path, wl_error *err);
-int wl_plot_pareto(const wl_plot_table *t, const wl_plot_kind_options *k,
+int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
                    const wl_plot_options *o, const char *path, wl_error *err);
-int wl_plot_heatmap(const wl_plot_table *t, const wl_plot_kind_options *k,
+int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
                     const wl_plot_options *o, const char *path, wl_error *err);
-int wl_plot_compare(const wl_plot_table *t, const wl_plot_kind_options *k,
+int wl_plot_compare(const wl_results_table *t, const wl_plot_kind_options *k,
                     const wl_plot_options *o, const char *path, wl_error *err);
-int wl_plot_savings(const wl_plot_table *t, const wl_plot_kind_options *k,
+int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
                     const wl_plot_options *o, const char *path, wl_error *err);
-int wl_plot_validation(const wl_plot_table *t, const wl_plot_kind_options *k,
+int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
                        const wl_plot_options *o, const char *path, wl_error *err);
 
-/* Looked up by name: energy-freq, pareto, heatmap, savings, validation. */
-typedef int (*wl_plot_kind_fn)(const wl_plot_table *, const wl_plot_kind_options *,
+/* Looked up by name (wl_plot_kind_at lists them). */
+typedef int (*wl_plot_kind_fn)(const wl_results_table *, const wl_plot_kind_options *,
                                const wl_plot_options *, const char *, wl_error *);
 wl_plot_kind_fn wl_plot_kind_lookup(const char *name);
+typedef struct {
+    const char *name, *summary;
+    wl_plot_kind_fn fn;
+} wl_plot_kind;
+size_t wl_plot_kind_count(void);
+const wl_plot_kind *wl_plot_kind_at(size_t i);
+
+/* A whole study from a finished sweep spec (its [report] title and
+ * objective): dir gets sweep.csv, pareto.csv, optimal.csv, savings.csv,
+ * every figure as PNG and PDF with its CSV, and index.md/index.html. It is
+ * built in a directory beside dir and moved in only when complete: a
+ * failure leaves dir as it was. */
+typedef struct {
+    const char *command;   /* how the report was made, for the index */
+    const char *spec_path; /* the study file, for the index */
+    int threads;           /* sweep threads (0: OpenMP default) */
+    void (*step)(void *user, const char *text);
+    void (*progress)(void *user, unsigned long long done, unsigned long long total);
+    void *user;
+} wl_plot_report_options;
+typedef struct {
+    unsigned long long points;
+    size_t figures;
+} wl_plot_report_stats;
+int wl_plot_report(const wl_sweep_spec *spec, const char *dir, const wl_plot_report_options *o,
+                   wl_plot_report_stats *stats, wl_error *err);
 
 /* Round tick positions: at most max_ticks multiples of 1, 2 or 5 x 10^n
  * covering [lo, hi]; returns their count. */

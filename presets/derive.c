@@ -1,88 +1,122 @@
 /* Derive a preset's [vf] table from a measured idle table. The output is a
  * smoothed, resampled curve (local linear least squares), not a copy. */
 #include "wattlas_presets.h"
+#include "../results/wattlas_results.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXPTS 4096
+#define MAXPTS 100000
+
+typedef struct {
+    double *x, *v, *p; /* clock, voltage (NaN: none), idle power */
+    int n;
+} idle_rows;
+
+static void idle_rows_free(idle_rows *r)
+{
+    free(r->x);
+    free(r->v);
+    free(r->p);
+}
+
+/* Rows of an idle table: sm_clock_mhz, voltage_mv (may be empty),
+ * idle_power_w, every number checked with the file, line and column. */
+static int read_idle(wl_results_csv *csv, idle_rows *r, int *has_v, wl_error *err)
+{
+    static const char *const need[3] = {"sm_clock_mhz", "voltage_mv", "idle_power_w"};
+    static const double lo[3] = {1, 1, 0}, hi[3] = {100000, 5000, 100000};
+    const char *path = wl_results_csv_path(csv);
+    int col[3];
+    for (int i = 0; i < 3; i++)
+        if ((col[i] = wl_results_csv_col(csv, need[i])) < 0) {
+            wl_error_set(err, path, 1, need[i],
+                         "missing column (expected sm_clock_mhz,voltage_mv,idle_power_w)");
+            return WL_EPARSE;
+        }
+    size_t cap = 0;
+    *has_v = 1;
+    int rc;
+    while ((rc = wl_results_csv_next(csv, err)) == 1) {
+        if (r->n >= MAXPTS) {
+            wl_error_set(err, path, wl_results_csv_line(csv), "", "more than %d rows", MAXPTS);
+            return WL_EPARSE;
+        }
+        if ((size_t)r->n == cap) {
+            cap = cap ? cap * 2 : 256;
+            double *nx = realloc(r->x, cap * sizeof *nx);
+            if (nx)
+                r->x = nx;
+            double *nv = nx ? realloc(r->v, cap * sizeof *nv) : NULL;
+            if (nv)
+                r->v = nv;
+            double *np = nv ? realloc(r->p, cap * sizeof *np) : NULL;
+            if (!np)
+                return WL_ENOMEM;
+            r->p = np;
+        }
+        double v[3];
+        for (int i = 0; i < 3; i++) {
+            int nrc = wl_results_csv_num(csv, (size_t)col[i], &v[i], err);
+            if (nrc == WL_ENOTFOUND && i == 1) {
+                *has_v = 0; /* no voltage (H100: not readable) */
+                continue;
+            }
+            if (nrc == WL_ENOTFOUND)
+                wl_error_set(err, path, wl_results_csv_line(csv), need[i], "empty");
+            if (nrc == WL_OK && !(v[i] > lo[i] - 1e-12 && v[i] <= hi[i] && (i != 2 || v[i] > 0))) {
+                wl_error_set(err, path, wl_results_csv_line(csv), need[i],
+                             "expected a %s number up to %.0f, got %g",
+                             i == 2 ? "positive" : "positive", hi[i], v[i]);
+                nrc = WL_EPARSE;
+            }
+            if (nrc)
+                return WL_EPARSE;
+        }
+        r->x[r->n] = v[0];
+        r->v[r->n] = v[1];
+        r->p[r->n] = v[2];
+        r->n++;
+    }
+    return rc < 0 ? WL_EPARSE : WL_OK;
+}
 
 /* Reads and smooths an idle table into nk knots (clock, voltage or NAN,
  * idle power); notes (dropped rows) go to out when not NULL. */
-static int smooth_table(const char *csv_path, double step_mhz, FILE *out, double *knots,
+static int smooth_table(wl_results_csv *csv, double step_mhz, FILE *out, double *knots,
                         double *vv, double *pp, int *nk_out, int *has_v_out, wl_error *err)
 {
-    if (!(step_mhz > 0)) {
-        wl_error_set(err, csv_path, 0, "step_mhz", "must be positive");
+    const char *csv_path = wl_results_csv_path(csv);
+    if (!(step_mhz > 0 && step_mhz <= 100000)) {
+        wl_error_set(err, csv_path, 0, "step_mhz", "must be in (0, 100000] MHz");
         return WL_EINVAL;
     }
-    FILE *f = fopen(csv_path, "r");
-    if (!f) {
-        wl_error_set(err, csv_path, 0, "", "cannot open: %s", strerror(errno));
-        return WL_EIO;
-    }
-    static double fx[MAXPTS], fv[MAXPTS], fp[MAXPTS];
-    int n = 0, line = 0, has_v = 1;
-    char buf[512];
-    while (fgets(buf, sizeof buf, f)) {
-        line++;
-        if (line == 1) {
-            if (strncmp(buf, "sm_clock_mhz,voltage_mv,idle_power_w", 36) != 0) {
-                fclose(f);
-                wl_error_set(err, csv_path, 1, "header",
-                             "expected sm_clock_mhz,voltage_mv,idle_power_w");
-                return WL_EPARSE;
-            }
-            continue;
-        }
-        if (buf[0] == '\n' || buf[0] == 0)
-            continue;
-        char *a = buf, *b = strchr(a, ','), *c = b ? strchr(b + 1, ',') : NULL;
-        if (!b || !c || n >= MAXPTS) {
-            fclose(f);
-            wl_error_set(err, csv_path, line, "", n >= MAXPTS ? "too many rows" : "expected 3 columns");
-            return WL_EPARSE;
-        }
-        *b = *c = 0;
-        char *e;
-        fx[n] = strtod(a, &e);
-        if (e == a) {
-            fclose(f);
-            wl_error_set(err, csv_path, line, "sm_clock_mhz", "not a number");
-            return WL_EPARSE;
-        }
-        if (b[1] == 0 || b[1] == ',') {
-            has_v = 0;
-            fv[n] = NAN;
-        } else {
-            fv[n] = strtod(b + 1, &e);
-            if (e == b + 1) {
-                fclose(f);
-                wl_error_set(err, csv_path, line, "voltage_mv", "not a number");
-                return WL_EPARSE;
-            }
-        }
-        fp[n] = strtod(c + 1, &e);
-        if (e == c + 1 || !(fp[n] > 0)) {
-            fclose(f);
-            wl_error_set(err, csv_path, line, "idle_power_w", "not a positive number");
-            return WL_EPARSE;
-        }
-        n++;
-    }
-    fclose(f);
-    if (n < 3) {
+    idle_rows rows = {0};
+    int has_v = 1;
+    int rc = read_idle(csv, &rows, &has_v, err);
+    if (!rc && rows.n < 3) {
         wl_error_set(err, csv_path, 0, "", "need at least 3 rows");
-        return WL_EPARSE;
+        rc = WL_EPARSE;
     }
+    if (rc) {
+        idle_rows_free(&rows);
+        return rc;
+    }
+    double *fx = rows.x, *fv = rows.v, *fp = rows.p;
+    int n = rows.n;
     /* Hampel-style screen: a row whose idle power is more than 20% off the
      * median of its 6 nearest rows is a transient (the H100 table's 345 MHz
-     * row reads 117 W among 72 W neighbours); drop it and say so. */
+     * row reads 117 W among 72 W neighbours); drop it and say so. The
+     * survivors are compacted in place (m <= i). */
     {
-        static double keep_x[MAXPTS], keep_v[MAXPTS], keep_p[MAXPTS];
         int m = 0;
+        unsigned char *drop = calloc((size_t)n, 1);
+        if (!drop) {
+            idle_rows_free(&rows);
+            return WL_ENOMEM;
+        }
         for (int i = 0; i < n; i++) {
             double nb[6];
             int k = 0;
@@ -95,23 +129,30 @@ static int smooth_table(const char *csv_path, double step_mhz, FILE *out, double
                 }
             double med = k ? (k % 2 ? nb[k / 2] : 0.5 * (nb[k / 2 - 1] + nb[k / 2])) : fp[i];
             if (k >= 3 && fabs(fp[i] - med) > 0.2 * med) {
+                drop[i] = 1;
                 if (out)
                     fprintf(out, "; dropped outlier row %.0f MHz: %.2f W against a neighbour median of %.2f W\n",
                             fx[i], fp[i], med);
-                continue;
             }
-            keep_x[m] = fx[i]; keep_v[m] = fv[i]; keep_p[m] = fp[i];
-            m++;
         }
-        memcpy(fx, keep_x, (size_t)m * sizeof(double));
-        memcpy(fv, keep_v, (size_t)m * sizeof(double));
-        memcpy(fp, keep_p, (size_t)m * sizeof(double));
+        for (int i = 0; i < n; i++)
+            if (!drop[i]) {
+                fx[m] = fx[i]; fv[m] = fv[i]; fp[m] = fp[i];
+                m++;
+            }
+        free(drop);
         n = m;
     }
     double lo = fx[0], hi = fx[0];
     for (int i = 1; i < n; i++) {
         lo = fx[i] < lo ? fx[i] : lo;
         hi = fx[i] > hi ? fx[i] : hi;
+    }
+    if ((hi - lo) / step_mhz + 1 > WL_VF_MAX) {
+        wl_error_set(err, csv_path, 0, "step_mhz", "%.0f-%.0f MHz at %g MHz steps needs more than "
+                     "%d knots: take a larger step", lo, hi, step_mhz, WL_VF_MAX);
+        idle_rows_free(&rows);
+        return WL_EINVAL;
     }
     int nk = 0;
     /* knots every step from the lowest clock, and the highest clock itself,
@@ -144,7 +185,27 @@ static int smooth_table(const char *csv_path, double step_mhz, FILE *out, double
             vv[i] = vv[i - 1];
     *nk_out = nk;
     *has_v_out = has_v;
+    idle_rows_free(&rows);
     return WL_OK;
+}
+
+static int smooth_file(const char *path, double step_mhz, FILE *out, double *knots, double *vv,
+                       double *pp, int *nk, int *has_v, wl_error *err)
+{
+    wl_results_csv *csv = NULL;
+    int rc = wl_results_csv_open(path, &csv, err);
+    if (!rc)
+        rc = smooth_table(csv, step_mhz, out, knots, vv, pp, nk, has_v, err);
+    wl_results_csv_close(csv);
+    return rc;
+}
+
+/* A path in a comment line: no control characters (a newline would start
+ * an INI line of its own). */
+static void put_path(FILE *out, const char *p)
+{
+    for (; *p; p++)
+        fputc((unsigned char)*p < 0x20 ? '?' : *p, out);
 }
 
 int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_error *err)
@@ -156,14 +217,15 @@ int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_err
     FILE *m = open_memstream(&notes, &nlen);
     if (!m)
         return WL_ENOMEM;
-    int rc = smooth_table(csv_path, step_mhz, m, knots, vv, pp, &nk, &has_v, err);
+    int rc = smooth_file(csv_path, step_mhz, m, knots, vv, pp, &nk, &has_v, err);
     fclose(m);
     if (rc) {
         free(notes);
         return rc;
     }
-    fprintf(out, "[vf]\n; derived by: wattlas presets derive-vf %s --step-mhz %g\n%s", csv_path,
-            step_mhz, notes ? notes : "");
+    fputs("[vf]\n; derived by: wattlas presets derive-vf ", out);
+    put_path(out, csv_path);
+    fprintf(out, " --step-mhz %g\n%s", step_mhz, notes ? notes : "");
     free(notes);
     fprintf(out, "; local linear least squares over +-%g MHz around each knot\n", 0.75 * step_mhz);
     const char *names[3] = {"clock_mhz", "voltage_mv", "idle_power_w"};
@@ -186,11 +248,12 @@ int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_err
     return WL_OK;
 }
 
-int wl_preset_gpu_idle_table(wl_core_gpu *gpu, const char *csv_path, wl_error *err)
+static int idle_table(wl_core_gpu *gpu, wl_results_csv *csv, wl_error *err)
 {
+    const char *csv_path = wl_results_csv_path(csv);
     double knots[WL_VF_MAX], vv[WL_VF_MAX], pp[WL_VF_MAX];
     int nk = 0, has_v = 0;
-    int rc = smooth_table(csv_path, 60, NULL, knots, vv, pp, &nk, &has_v, err);
+    int rc = smooth_table(csv, 60, NULL, knots, vv, pp, &nk, &has_v, err);
     if (rc)
         return rc;
     if (nk < 2) {
@@ -234,6 +297,27 @@ int wl_preset_gpu_idle_table(wl_core_gpu *gpu, const char *csv_path, wl_error *e
         return WL_EINVAL;
     }
     return WL_OK;
+}
+
+int wl_preset_gpu_idle_table(wl_core_gpu *gpu, const char *csv_path, wl_error *err)
+{
+    wl_results_csv *csv = NULL;
+    int rc = wl_results_csv_open(csv_path, &csv, err);
+    if (!rc)
+        rc = idle_table(gpu, csv, err);
+    wl_results_csv_close(csv);
+    return rc;
+}
+
+int wl_preset_gpu_idle_table_mem(wl_core_gpu *gpu, const char *data, size_t len,
+                                 const char *source, wl_error *err)
+{
+    wl_results_csv *csv = NULL;
+    int rc = wl_results_csv_open_mem(data, len, source, &csv, err);
+    if (!rc)
+        rc = idle_table(gpu, csv, err);
+    wl_results_csv_close(csv);
+    return rc;
 }
 
 int wl_preset_apply_idle_specs(wl_core_gpu *gpus, size_t n_gpus, const char *const *specs,

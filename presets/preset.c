@@ -1,9 +1,9 @@
 /* Preset parsing (inih), built-in preset lookup, field access by key. */
 #include "wattlas_presets.h"
 
-#include <ini.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +129,12 @@ const char *wl_preset_model_resolve(const char *name)
     return resolve("models", norm);
 }
 
-/* ---- GPU keys ------------------------------------------------------------ */
+/* ---- GPU keys ------------------------------------------------------------
+ * One table drives parsing, --set, printing and the range of every key. The
+ * ranges are not physics (wl_core_gpu_check has the relations); they reject
+ * what no GPU could have -- a 1e30 W power limit, 1e-300 GB/s of DRAM -- so
+ * that an absurd number is an error naming its key, not a result printed
+ * with 300 digits. */
 
 typedef enum { F_DOUBLE, F_INT, F_STR } ftype;
 
@@ -139,104 +144,143 @@ typedef struct {
     ftype type;
     size_t size;   /* for F_STR */
     int required;
+    double lo, hi; /* allowed range; lo excluded when lo_open */
+    int lo_open;
 } gpu_field;
 
-#define D(sec, key, member, req) {sec, key, offsetof(wl_core_gpu, member), F_DOUBLE, 0, req}
-#define C(key, member) {"calibration", #key, offsetof(wl_core_gpu, coef.member), F_DOUBLE, 0, 0}
+#define BIG 1e9
+#define D(sec, key, member, req, lo, hi, open) \
+    {sec, key, offsetof(wl_core_gpu, member), F_DOUBLE, 0, req, lo, hi, open}
+#define I(sec, key, member, req, lo, hi) \
+    {sec, key, offsetof(wl_core_gpu, member), F_INT, 0, req, lo, hi, 0}
+#define S(sec, key, member, req) \
+    {sec, key, offsetof(wl_core_gpu, member), F_STR, sizeof(((wl_core_gpu *)0)->member), req, 0, 0, 0}
+#define C(key, lo, hi, open) \
+    {"calibration", #key, offsetof(wl_core_gpu, coef.key), F_DOUBLE, 0, 0, lo, hi, open}
+#define POS 1 /* lower bound excluded */
 
 static const gpu_field gpu_fields[] = {
-    {"gpu", "id", offsetof(wl_core_gpu, id), F_STR, sizeof(((wl_core_gpu *)0)->id), 1},
-    {"gpu", "name", offsetof(wl_core_gpu, name), F_STR, sizeof(((wl_core_gpu *)0)->name), 0},
-    {"gpu", "sms", offsetof(wl_core_gpu, sms), F_INT, 0, 1},
-    D("gpu", "sm_clock_min_mhz", sm_clock_min_mhz, 1),
-    D("gpu", "sm_clock_max_mhz", sm_clock_max_mhz, 1),
-    D("gpu", "sm_clock_step_mhz", sm_clock_step_mhz, 1),
-    D("gpu", "power_limit_w", power_limit_w, 1),
-    D("gpu", "tdp_w", tdp_w, 0),
-    D("gpu", "process_nm", process_nm, 0),
-    D("technology", "e_mac_fp32_pj", tech_mac_pj[WL_DT_FP32], 0),
-    D("technology", "e_mac_tf32_pj", tech_mac_pj[WL_DT_TF32], 0),
-    D("technology", "e_mac_fp16_pj", tech_mac_pj[WL_DT_FP16], 0),
-    D("technology", "e_mac_bf16_pj", tech_mac_pj[WL_DT_BF16], 0),
-    D("technology", "e_mac_fp8_pj", tech_mac_pj[WL_DT_FP8], 0),
-    D("technology", "e_mac_int8_pj", tech_mac_pj[WL_DT_INT8], 0),
-    D("technology", "e_reg_pj_per_byte", tech_reg_pj_per_byte, 0),
-    D("technology", "e_smem_pj_per_byte", tech_smem_pj_per_byte, 0),
-    D("technology", "e_l2_pj_per_byte", tech_l2_pj_per_byte, 0),
-    D("technology", "e_dram_pj_per_bit", tech_dram_pj_per_bit, 0),
-    D("compute", "tc_tf32_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_TF32], 0),
-    D("compute", "tc_fp16_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_FP16], 0),
-    D("compute", "tc_bf16_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_BF16], 0),
-    D("compute", "tc_fp8_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_FP8], 0),
-    D("compute", "tc_int8_op_per_clk_sm", tc_flop_per_clk_sm[WL_DT_INT8], 0),
-    D("compute", "cuda_fp32_flop_per_clk_sm", cuda_flop_per_clk_sm[WL_DT_FP32], 1),
-    D("compute", "cuda_fp16_flop_per_clk_sm", cuda_flop_per_clk_sm[WL_DT_FP16], 0),
-    D("compute", "cuda_bf16_flop_per_clk_sm", cuda_flop_per_clk_sm[WL_DT_BF16], 0),
-    D("compute", "sfu_op_per_clk_sm", sfu_op_per_clk_sm, 1),
-    D("memory", "l2_size_mb", l2_size_mb, 1),
-    D("memory", "l2_bw_bytes_per_clk", l2_bytes_per_clk, 1),
-    {"memory", "dram_type", offsetof(wl_core_gpu, dram_type), F_STR,
-     sizeof(((wl_core_gpu *)0)->dram_type), 1},
-    D("memory", "dram_bw_gbs", dram_bw_gbs, 1),
-    D("memory", "mem_clock_mhz", mem_clock_mhz, 1),
-    D("memory", "smem_per_sm_kb", smem_per_sm_kb, 1),
-    D("memory", "smem_bw_bytes_per_clk_sm", smem_bytes_per_clk_sm, 1),
-    {"memory", "max_warps_per_sm", offsetof(wl_core_gpu, max_warps_per_sm), F_INT, 0, 1},
-    {"compute", "cluster_multicast", offsetof(wl_core_gpu, cluster_multicast), F_INT, 0, 0},
-    D("vf", "v_ref_mv", v_ref_mv, 1),
-    D("vf", "vth_mv", vth_mv, 0),
-    D("vf", "alpha_power", alpha_power, 0),
-    D("vf", "vf_guardband_mv", vf_guardband_mv, 0),
-    D("vf", "vmin_mv", vf_vmin_mv, 0),
-    D("vf", "vmax_mv", vf_vmax_mv, 0),
-    D("vf", "vf_knee_mhz", vf_knee_mhz, 0),
-    D("vf", "idle_power_min_w", idle_min_w, 0),
-    D("vf", "idle_power_max_w", idle_max_w, 0),
-    D("vf", "idle_clock_slope", idle_clock_slope, 0),
-    C(tc_eff, tc_eff),
-    C(cuda_eff, cuda_eff),
-    C(alu_eff, alu_eff),
-    C(dram_eff, dram_eff),
-    C(l2_eff, l2_eff),
-    C(mem_bytes_per_clk, mem_bytes_per_clk),
-    C(mem_path_gbs, mem_path_gbs),
-    C(overlap_p, overlap_p),
-    C(tile_overhead_clk, tile_overhead_clk),
-    C(kernel_fixed_us, kernel_fixed_us),
-    C(kernel_fixed_clk, kernel_fixed_clk),
-    C(host_launch_us, host_launch_us),
-    C(launch_clk, launch_clk),
-    C(v_exponent, v_exponent),
-    C(c_active_w, c_active_w),
-    C(c_gap_w, c_gap_w),
-    C(c_tc_w, c_tc_w),
-    C(c_fp_w, c_fp_w),
-    C(c_sfu_w, c_sfu_w),
-    C(c_smem_w, c_smem_w),
-    C(c_l2_w, c_l2_w),
-    C(e_dram_pj_per_byte, e_dram_pj_per_byte),
-    C(dram_background_w, dram_background_w),
-    C(leak_w_per_c, leak_w_per_c),
-    C(vf_temp_mhz_per_c, vf_temp_mhz_per_c),
-    C(thermal_c_per_w, thermal_c_per_w),
-    C(idle_temp_c, idle_temp_c),
-    C(power_cap_frac, power_cap_frac),
+    S("gpu", "id", id, 1),
+    S("gpu", "name", name, 0),
+    I("gpu", "sms", sms, 1, 1, 100000),
+    D("gpu", "sm_clock_min_mhz", sm_clock_min_mhz, 1, 0, 100000, POS),
+    D("gpu", "sm_clock_max_mhz", sm_clock_max_mhz, 1, 0, 100000, POS),
+    D("gpu", "sm_clock_step_mhz", sm_clock_step_mhz, 1, 0, 100000, POS),
+    D("gpu", "power_limit_w", power_limit_w, 1, 0, 100000, POS),
+    D("gpu", "tdp_w", tdp_w, 0, 0, 100000, 0),
+    D("gpu", "process_nm", process_nm, 0, 0, 1000, 0),
+    D("technology", "e_mac_fp32_pj", tech_mac_pj[WL_DT_FP32], 0, 0, 10000, 0),
+    D("technology", "e_mac_tf32_pj", tech_mac_pj[WL_DT_TF32], 0, 0, 10000, 0),
+    D("technology", "e_mac_fp16_pj", tech_mac_pj[WL_DT_FP16], 0, 0, 10000, 0),
+    D("technology", "e_mac_bf16_pj", tech_mac_pj[WL_DT_BF16], 0, 0, 10000, 0),
+    D("technology", "e_mac_fp8_pj", tech_mac_pj[WL_DT_FP8], 0, 0, 10000, 0),
+    D("technology", "e_mac_int8_pj", tech_mac_pj[WL_DT_INT8], 0, 0, 10000, 0),
+    D("technology", "e_reg_pj_per_byte", tech_reg_pj_per_byte, 0, 0, 10000, 0),
+    D("technology", "e_smem_pj_per_byte", tech_smem_pj_per_byte, 0, 0, 10000, 0),
+    D("technology", "e_l2_pj_per_byte", tech_l2_pj_per_byte, 0, 0, 10000, 0),
+    D("technology", "e_dram_pj_per_bit", tech_dram_pj_per_bit, 0, 0, 10000, 0),
+    D("compute", "tc_tf32_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_TF32], 0, 0, 1e7, 0),
+    D("compute", "tc_fp16_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_FP16], 0, 0, 1e7, 0),
+    D("compute", "tc_bf16_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_BF16], 0, 0, 1e7, 0),
+    D("compute", "tc_fp8_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_FP8], 0, 0, 1e7, 0),
+    D("compute", "tc_int8_op_per_clk_sm", tc_flop_per_clk_sm[WL_DT_INT8], 0, 0, 1e7, 0),
+    D("compute", "cuda_fp32_flop_per_clk_sm", cuda_flop_per_clk_sm[WL_DT_FP32], 1, 0, 1e7, POS),
+    D("compute", "cuda_fp16_flop_per_clk_sm", cuda_flop_per_clk_sm[WL_DT_FP16], 0, 0, 1e7, 0),
+    D("compute", "cuda_bf16_flop_per_clk_sm", cuda_flop_per_clk_sm[WL_DT_BF16], 0, 0, 1e7, 0),
+    D("compute", "sfu_op_per_clk_sm", sfu_op_per_clk_sm, 1, 0, 1e6, POS),
+    I("compute", "cluster_multicast", cluster_multicast, 0, 0, 64),
+    D("memory", "l2_size_mb", l2_size_mb, 1, 0, 1e6, POS),
+    D("memory", "l2_bw_bytes_per_clk", l2_bytes_per_clk, 1, 0, 1e8, POS),
+    S("memory", "dram_type", dram_type, 1),
+    D("memory", "dram_bw_gbs", dram_bw_gbs, 1, 1, 1e7, 0),
+    D("memory", "mem_clock_mhz", mem_clock_mhz, 1, 1, 1e6, 0),
+    D("memory", "smem_per_sm_kb", smem_per_sm_kb, 1, 0, 1e6, POS),
+    D("memory", "smem_bw_bytes_per_clk_sm", smem_bytes_per_clk_sm, 1, 0, 1e6, POS),
+    I("memory", "max_warps_per_sm", max_warps_per_sm, 1, 1, 100000),
+    D("vf", "v_ref_mv", v_ref_mv, 1, 100, 5000, 0),
+    D("vf", "vth_mv", vth_mv, 0, 0, 5000, 0),
+    D("vf", "alpha_power", alpha_power, 0, 1, 2, 0),
+    D("vf", "vf_guardband_mv", vf_guardband_mv, 0, 0, 1000, 0),
+    D("vf", "vmin_mv", vf_vmin_mv, 0, 100, 5000, 0),
+    D("vf", "vmax_mv", vf_vmax_mv, 0, 100, 5000, 0),
+    D("vf", "vf_knee_mhz", vf_knee_mhz, 0, 0, 100000, POS),
+    D("vf", "idle_power_min_w", idle_min_w, 0, 0, 100000, 0),
+    D("vf", "idle_power_max_w", idle_max_w, 0, 0, 100000, 0),
+    D("vf", "idle_clock_slope", idle_clock_slope, 0, 0, 100, 0),
+    C(tc_eff, 0, 1, POS),
+    C(cuda_eff, 0, 1, POS),
+    C(alu_eff, 0, 1, POS),
+    C(dram_eff, 0, 1, POS),
+    C(l2_eff, 0, 1, POS),
+    C(mem_bytes_per_clk, 0, BIG, POS),
+    C(mem_path_gbs, 0, BIG, POS),
+    C(overlap_p, 1, 100, 0),
+    C(tile_overhead_clk, 0, BIG, 0),
+    C(kernel_fixed_us, 0, 1e6, 0),
+    C(kernel_fixed_clk, 0, BIG, 0),
+    C(host_launch_us, 0, 1e6, 0),
+    C(launch_clk, 0, BIG, 0),
+    C(v_exponent, 1, 5, 0),
+    C(c_active_w, 0, 1e6, 0),
+    C(c_gap_w, 0, 1e6, 0),
+    C(c_tc_w, 0, 1e6, 0),
+    C(c_fp_w, 0, 1e6, 0),
+    C(c_sfu_w, 0, 1e6, 0),
+    C(c_smem_w, 0, 1e6, 0),
+    C(c_l2_w, 0, 1e6, 0),
+    C(e_dram_pj_per_byte, 0, 1e5, 0),
+    C(dram_background_w, 0, 1e5, 0),
+    C(leak_w_per_c, 0, 1e4, 0),
+    C(vf_temp_mhz_per_c, 0, 100, 0),
+    C(thermal_c_per_w, 0, 100, 0),
+    C(idle_temp_c, -50, 150, 0),
+    C(power_cap_frac, 0, 1, POS),
 };
 #define N_GPU_FIELDS (sizeof gpu_fields / sizeof *gpu_fields)
 _Static_assert(N_GPU_FIELDS <= 128, "ctx.seen is too small for the GPU keys");
 
+/* The [vf] table columns: lists, with their ranges. */
+static const struct {
+    const char *key;
+    double lo, hi;
+} vf_lists[3] = {{"clock_mhz", 1, 100000}, {"voltage_mv", 1, 5000}, {"idle_power_w", 0, 100000}};
+
+/* Checks v against a field's range; err names the key and the range. */
+static int field_in_range(const gpu_field *f, double v, wl_error *err)
+{
+    int ok = (f->lo_open ? v > f->lo : v >= f->lo) && v <= f->hi &&
+             (f->type != F_INT || v == floor(v));
+    if (ok)
+        return WL_OK;
+    char lo[WL_CORE_NUM_TEXT], hi[WL_CORE_NUM_TEXT], got[WL_CORE_NUM_TEXT];
+    wl_core_num_text(lo, sizeof lo, f->lo);
+    wl_core_num_text(hi, sizeof hi, f->hi);
+    wl_core_num_text(got, sizeof got, v);
+    wl_error_set(err, "", 0, f->key, "expected %s in %s%s, %s], got %s",
+                 f->type == F_INT ? "an integer" : "a number", f->lo_open ? "(" : "[", lo, hi, got);
+    return WL_EINVAL;
+}
+
 /* informational keys of [calibration] and [vf], kept as text only */
 static const char *const info_keys[] = {"source", "command", "fitted_rows", "data_hash",
                                          "fitted_on", "note", "aliases"};
+
+/* A list value, joined from the lines it spans ("a, b,\n    c" is a, b, c;
+ * lines that end without a comma are joined with one), parsed when the file
+ * has been read so that a trailing empty item is an error. */
+typedef struct {
+    char *text;
+    int line; /* of the key */
+} list_text;
 
 typedef struct {
     const char *source;
     wl_core_gpu *gpu;
     wl_core_model *model;
     unsigned char seen[128];
-    int list_seen[3];
+    int seen_line[128];
+    list_text list[3]; /* GPU: clock_mhz, voltage_mv, idle_power_w; model: blocks */
     wl_error *err;
-    int failed;
     int n_cal;               /* fitted [calibration] values seen */
     char transfer_from[128]; /* [calibration] transfer_from */
     int transfer_line;
@@ -250,57 +294,43 @@ static int is_info(const char *name)
     return 0;
 }
 
-static int ctx_fail(ctx *c, const char *field, const char *fmt, const char *arg)
+static int ctx_fail(ctx *c, int line, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int ctx_fail(ctx *c, int line, const char *field, const char *fmt, ...)
 {
-    if (!c->failed) {
-        c->failed = 1;
-        wl_error_set(c->err, c->source, 0, field, fmt, arg);
-    }
+    char text[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    wl_error_set(c->err, c->source, line, field, "%s", text);
     return 0;
 }
 
-static int parse_double(const char *s, double *out)
+static int list_append(ctx *c, int which, const char *value, int line)
 {
-    char *e = NULL;
-    errno = 0;
-    double v = strtod(s, &e);
-    if (e == s || errno || !isfinite(v))
-        return -1;
-    while (*e == ' ' || *e == '\t')
-        e++;
-    if (*e)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* Appends comma-separated numbers to a table column. */
-static int append_list(ctx *c, const char *name, const char *value, double *arr, int *n)
-{
-    const char *p = value;
-    while (*p) {
-        while (*p == ' ' || *p == '\t' || *p == ',')
-            p++;
-        if (!*p)
-            break;
-        char *e = NULL;
-        errno = 0;
-        double v = strtod(p, &e);
-        if (e == p || errno || !isfinite(v))
-            return ctx_fail(c, name, "not a number in list: '%s'", p);
-        if (*n >= WL_VF_MAX)
-            return ctx_fail(c, name, "more than 128 table points%s", "");
-        arr[(*n)++] = v;
-        p = e;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p && *p != ',')
-            return ctx_fail(c, name, "expected ',' in list at '%s'", p);
-    }
+    list_text *l = &c->list[which];
+    size_t old = l->text ? strlen(l->text) : 0, add = strlen(value);
+    char *nt = realloc(l->text, old + add + 2);
+    if (!nt)
+        return ctx_fail(c, line, "", "out of memory");
+    l->text = nt;
+    if (!old)
+        l->line = line;
+    else if (nt[old - 1] != ',')
+        nt[old++] = ','; /* a continuation line without a separator before it */
+    memcpy(nt + old, value, add + 1);
     return 1;
 }
 
-static int gpu_handler(void *user, const char *section, const char *name, const char *value)
+static void lists_free(ctx *c)
+{
+    for (int i = 0; i < 3; i++)
+        free(c->list[i].text);
+}
+
+static int gpu_handler(void *user, const char *section, const char *name, const char *value,
+                       int line)
 {
     ctx *c = user;
     wl_core_gpu *g = c->gpu;
@@ -308,60 +338,46 @@ static int gpu_handler(void *user, const char *section, const char *name, const 
         return 1; /* read by calib/ (wl_calib_uncertainty_parse) */
     if (strcmp(section, "calibration") == 0 && strcmp(name, "transfer_from") == 0) {
         if (c->transfer_from[0])
-            return ctx_fail(c, name, "duplicate key in [%s]", section);
+            return ctx_fail(c, line, name, "duplicate key in [%s]", section);
         if (!value[0] || strlen(value) >= sizeof c->transfer_from)
-            return ctx_fail(c, name, "empty or too long: '%s'", value);
+            return ctx_fail(c, line, name, "empty or longer than %zu characters",
+                            sizeof c->transfer_from - 1);
         memcpy(c->transfer_from, value, strlen(value) + 1);
+        c->transfer_line = line;
         return 1;
     }
-    if (strcmp(section, "vf") == 0) {
-        if (strcmp(name, "clock_mhz") == 0) {
-            int n = c->list_seen[0];
-            if (!append_list(c, name, value, g->vf.clock_mhz, &n))
-                return 0;
-            c->list_seen[0] = n;
-            return 1;
-        }
-        if (strcmp(name, "voltage_mv") == 0) {
-            int n = c->list_seen[1];
-            if (!append_list(c, name, value, g->vf.voltage_mv, &n))
-                return 0;
-            c->list_seen[1] = n;
-            return 1;
-        }
-        if (strcmp(name, "idle_power_w") == 0) {
-            int n = c->list_seen[2];
-            if (!append_list(c, name, value, g->vf.idle_w, &n))
-                return 0;
-            c->list_seen[2] = n;
-            return 1;
-        }
-    }
+    if (strcmp(section, "vf") == 0)
+        for (int i = 0; i < 3; i++)
+            if (strcmp(name, vf_lists[i].key) == 0)
+                return list_append(c, i, value, line);
     for (size_t i = 0; i < N_GPU_FIELDS; i++) {
         const gpu_field *f = &gpu_fields[i];
         if (strcmp(section, f->section) || strcmp(name, f->key))
             continue;
         if (c->seen[i])
-            return ctx_fail(c, name, "duplicate key in [%s]", section);
+            return ctx_fail(c, line, name, "duplicate key in [%s] (first on line %d)", section,
+                            c->seen_line[i]);
         c->seen[i] = 1;
+        c->seen_line[i] = line;
         c->n_cal += strcmp(f->section, "calibration") == 0;
         char *base = (char *)g + f->off;
         if (f->type == F_STR) {
             if (strlen(value) >= f->size || !value[0])
-                return ctx_fail(c, name, "empty or too long: '%s'", value);
+                return ctx_fail(c, line, name, "empty or longer than %zu characters", f->size - 1);
             memcpy(base, value, strlen(value) + 1);
             return 1;
         }
         double v;
-        if (parse_double(value, &v))
-            return ctx_fail(c, name, "not a number: '%s'", value);
-        if (f->type == F_INT) {
-            if (v != floor(v) || v < 0 || v > 1e9)
-                return ctx_fail(c, name, "not a non-negative integer: '%s'", value);
-            *(int *)(void *)base = (int)v;
-        } else {
-            *(double *)(void *)base = v;
+        if (wl_core_parse_number(value, &v))
+            return ctx_fail(c, line, name, "expected a number, got '%.80s'", value);
+        if (field_in_range(f, v, c->err)) {
+            wl_error_locate(c->err, c->source, line);
+            return 0;
         }
+        if (f->type == F_INT)
+            *(int *)(void *)base = (int)v;
+        else
+            *(double *)(void *)base = v;
         return 1;
     }
     if ((strcmp(section, "calibration") == 0 || strcmp(section, "vf") == 0 ||
@@ -369,59 +385,79 @@ static int gpu_handler(void *user, const char *section, const char *name, const 
         return 1;
     if (strcmp(section, "calibration") == 0 && strncmp(name, "stderr_", 7) == 0)
         return 1; /* standard errors written by calibrate */
-    char what[160];
-    snprintf(what, sizeof what, "[%s] %s", section, name);
-    return ctx_fail(c, name, "unknown key %s", what);
+    return ctx_fail(c, line, name, "unknown key in [%.60s]", section);
 }
 
-static int finish_ini(int rc, ctx *c, wl_error *err)
+/* The line of a key's first appearance, for errors found after reading. */
+static int key_line(const ctx *c, const char *key)
 {
-    if (rc == -1) {
-        wl_error_set(err, c->source, 0, "", "cannot open file");
-        return WL_EIO;
-    }
-    if (rc == -2) {
-        wl_error_set(err, c->source, 0, "", "out of memory");
-        return WL_ENOMEM;
-    }
-    if (rc > 0) {
-        if (!c->failed)
-            wl_error_set(err, c->source, rc, "", "malformed line (expected key = value or [section])");
-        else
-            err->line = rc;
-        return WL_EPARSE;
-    }
-    return WL_OK;
+    for (size_t i = 0; i < N_GPU_FIELDS; i++)
+        if (strcmp(gpu_fields[i].key, key) == 0)
+            return c->seen_line[i];
+    for (int i = 0; i < 3; i++)
+        if (c->gpu && strcmp(vf_lists[i].key, key) == 0)
+            return c->list[i].line;
+    if (strcmp(key, "transfer_from") == 0)
+        return c->transfer_line;
+    return 0;
 }
 
 static int seen_key(const ctx *c, const char *key)
 {
-    for (size_t i = 0; i < N_GPU_FIELDS; i++)
-        if (strcmp(gpu_fields[i].key, key) == 0)
-            return c->seen[i];
-    return 0;
+    return key_line(c, key) > 0;
+}
+
+/* Parses the [vf] lists into the table columns; returns the counts. */
+static int vf_lists_parse(ctx *c, int n[3])
+{
+    for (int i = 0; i < 3; i++) {
+        n[i] = 0;
+        if (!c->list[i].text)
+            continue;
+        wl_core_numlist l = {0};
+        int rc = wl_core_parse_list(c->list[i].text, vf_lists[i].lo, vf_lists[i].hi, 0, c->source,
+                                    c->list[i].line, vf_lists[i].key, &l, c->err);
+        if (!rc && l.n > WL_VF_MAX) {
+            wl_error_set(c->err, c->source, c->list[i].line, vf_lists[i].key,
+                         "more than %d table points", WL_VF_MAX);
+            rc = WL_EPARSE;
+        }
+        double *dst = i == 0 ? c->gpu->vf.clock_mhz : i == 1 ? c->gpu->vf.voltage_mv
+                                                              : c->gpu->vf.idle_w;
+        for (size_t k = 0; !rc && k < l.n; k++)
+            dst[k] = l.v[k];
+        n[i] = (int)l.n;
+        wl_core_numlist_free(&l);
+        if (rc)
+            return WL_EPARSE;
+    }
+    return WL_OK;
 }
 
 /* Measured [vf] tables, or the documented rule (wl_core_gpu_vf_rule) for a
  * column that has no table: voltage from vmin_mv/vmax_mv/vf_knee_mhz, idle
  * from idle_power_min_w/idle_power_max_w. */
-static int vf_tables(const ctx *c, wl_core_gpu *out, const char *source, wl_error *err)
+static int vf_tables(ctx *c, wl_core_gpu *out, const char *source, wl_error *err)
 {
     static const char *const vkeys[] = {"vmin_mv", "vmax_mv", "vf_knee_mhz"};
     static const char *const ikeys[] = {"idle_power_min_w", "idle_power_max_w"};
-    int nc = c->list_seen[0], nv = c->list_seen[1], ni = c->list_seen[2];
+    int counts[3];
+    if (vf_lists_parse(c, counts))
+        return WL_EPARSE;
+    int nc = counts[0], nv = counts[1], ni = counts[2];
     int vrule = 0, irule = 0;
     for (int i = 0; i < 3; i++)
         vrule |= seen_key(c, vkeys[i]);
     for (int i = 0; i < 2; i++)
         irule |= seen_key(c, ikeys[i]);
+    int l_v = c->list[1].line, l_i = c->list[2].line, l_c = c->list[0].line;
     if (vrule && nv) {
-        wl_error_set(err, source, 0, "voltage_mv",
+        wl_error_set(err, source, l_v, "voltage_mv",
                      "[vf] has both a voltage_mv table and vmin_mv/vmax_mv/vf_knee_mhz; keep one");
         return WL_EPARSE;
     }
     if (irule && ni) {
-        wl_error_set(err, source, 0, "idle_power_w",
+        wl_error_set(err, source, l_i, "idle_power_w",
                      "[vf] has both an idle_power_w table and idle_power_min_w/idle_power_max_w; keep one");
         return WL_EPARSE;
     }
@@ -446,19 +482,19 @@ static int vf_tables(const ctx *c, wl_core_gpu *out, const char *source, wl_erro
         return WL_EPARSE;
     }
     if ((nv && nv != nc) || (ni && ni != nc)) {
-        wl_error_set(err, source, 0, "clock_mhz",
+        wl_error_set(err, source, l_c, "clock_mhz",
                      "[vf] lists differ in length: clock_mhz %d, voltage_mv %d, idle_power_w %d",
                      nc, nv, ni);
         return WL_EPARSE;
     }
     if (nc && (!nv || !ni) && nc < 2) {
-        wl_error_set(err, source, 0, "clock_mhz", "the [vf] table needs at least two points");
+        wl_error_set(err, source, l_c, "clock_mhz", "the [vf] table needs at least two points");
         return WL_EPARSE;
     }
     out->vf.n = nc;
     out->vf_rule = (vrule ? WL_VF_RULE_VOLTAGE : 0u) | (irule ? WL_VF_RULE_IDLE : 0u);
     if (out->vf_rule && wl_core_gpu_vf_rule(out, err)) {
-        snprintf(err->source, sizeof err->source, "%s", source);
+        wl_error_locate(err, source, key_line(c, err->field));
         return WL_EPARSE;
     }
     return WL_OK;
@@ -469,35 +505,62 @@ static int vf_tables(const ctx *c, wl_core_gpu *out, const char *source, wl_erro
 static int transfer(const ctx *c, wl_core_gpu *out, const char *source, wl_error *err)
 {
     static _Thread_local int depth;
+    int line = c->transfer_line;
     if (c->n_cal) {
-        wl_error_set(err, source, 0, "transfer_from",
+        wl_error_set(err, source, line, "transfer_from",
                      "[calibration] has both transfer_from and fitted values; keep one");
         return WL_EPARSE;
     }
     if (strcmp(c->transfer_from, source) == 0 || strcmp(c->transfer_from, out->id) == 0) {
-        wl_error_set(err, source, 0, "transfer_from", "a GPU cannot transfer from itself");
+        wl_error_set(err, source, line, "transfer_from", "a GPU cannot transfer from itself");
         return WL_EPARSE;
     }
     if (depth >= 4) {
-        wl_error_set(err, source, 0, "transfer_from", "transfer_from chain longer than 4 (a cycle?)");
+        wl_error_set(err, source, line, "transfer_from", "transfer_from chain longer than 4 (a cycle?)");
         return WL_EPARSE;
     }
     wl_core_gpu src;
-    wl_error e2;
+    wl_error e2 = {0};
     depth++;
     int rc = wl_preset_gpu_load(c->transfer_from, &src, &e2);
     depth--;
     if (rc) {
         char msg[512];
         wl_error_format(&e2, msg, sizeof msg);
-        wl_error_set(err, source, 0, "transfer_from", "cannot load '%s': %s", c->transfer_from, msg);
+        wl_error_set(err, source, line, "transfer_from", "cannot load '%s': %.180s",
+                     c->transfer_from, msg);
         return WL_EPARSE;
     }
     if (wl_core_gpu_transfer(&src, out, &e2)) {
-        wl_error_set(err, source, 0, e2.field, "transfer from %s: %s", c->transfer_from, e2.text);
+        wl_error_set(err, source, line, e2.field, "transfer from %s: %s", c->transfer_from, e2.text);
         return WL_EPARSE;
     }
     snprintf(out->coef_source, sizeof out->coef_source, "transferred from %s", src.id);
+    return WL_OK;
+}
+
+static int gpu_parse(ctx *c, const char *text, const char *source, wl_core_gpu *out,
+                     wl_error *err)
+{
+    int rc = wl_preset_ini_parse(text, strlen(text), source, gpu_handler, c, err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < N_GPU_FIELDS; i++)
+        if (gpu_fields[i].required && !c->seen[i]) {
+            wl_error_set(err, source, 0, gpu_fields[i].key, "missing required key in [%s]",
+                         gpu_fields[i].section);
+            return WL_EPARSE;
+        }
+    if ((rc = vf_tables(c, out, source, err)))
+        return rc;
+    if (c->transfer_from[0] && (rc = transfer(c, out, source, err)))
+        return rc;
+    out->vf_anchor_mhz = out->vf.clock_mhz[out->vf.n > 0 ? out->vf.n - 1 : 0];
+    out->vf_anchor_mv = out->vf.n > 0 ? out->vf.voltage_mv[out->vf.n - 1] : 0;
+    if (wl_core_gpu_check(out, err)) {
+        wl_error_locate(err, source, key_line(c, err->field));
+        return WL_EPARSE;
+    }
     return WL_OK;
 }
 
@@ -514,90 +577,58 @@ int wl_preset_gpu_parse(const char *text, const char *source, wl_core_gpu *out, 
      * 1050 MHz in ../shared/data/gpu-tables/a100-sxm-80gb-idle.csv,
      * i.e. 0.12 per f_max of clock */
     out->idle_clock_slope = 0.12;
-    ctx c = {0};
-    c.source = source;
-    c.gpu = out;
-    c.err = err;
-    int rc = finish_ini(ini_parse_string(text, gpu_handler, &c), &c, err);
-    if (rc)
-        return rc;
-    for (size_t i = 0; i < N_GPU_FIELDS; i++)
-        if (gpu_fields[i].required && !c.seen[i]) {
-            wl_error_set(err, source, 0, gpu_fields[i].key, "missing required key in [%s]",
-                         gpu_fields[i].section);
-            return WL_EPARSE;
-        }
-    if ((rc = vf_tables(&c, out, source, err)))
-        return rc;
-    if (c.transfer_from[0] && (rc = transfer(&c, out, source, err)))
-        return rc;
-    out->vf_anchor_mhz = out->vf.clock_mhz[out->vf.n > 0 ? out->vf.n - 1 : 0];
-    out->vf_anchor_mv = out->vf.n > 0 ? out->vf.voltage_mv[out->vf.n - 1] : 0;
-    if (wl_core_gpu_check(out, err)) {
-        snprintf(err->source, sizeof err->source, "%s", source);
-        return WL_EPARSE;
-    }
-    return WL_OK;
+    ctx c = {.source = source, .gpu = out, .err = err};
+    int rc = gpu_parse(&c, text, source, out, err);
+    lists_free(&c);
+    return rc;
 }
 
 /* ---- models -------------------------------------------------------------- */
 
-static int model_handler(void *user, const char *section, const char *name, const char *value)
+static const char *const model_ints[] = {"layers", "d_model", "heads", "kv_heads", "d_ff",
+                                         "qkv_bias", "pooler", "final_norm", "image_size_px",
+                                         "patch_size_px", "channels", "classes", "pooler_dim",
+                                         "base_width"};
+enum { M_ID = 20, M_STYLE = 21 }; /* seen[] slots past the integers */
+
+static int model_handler(void *user, const char *section, const char *name, const char *value,
+                         int line)
 {
     ctx *c = user;
     wl_core_model *m = c->model;
     if (strcmp(section, "model") != 0)
-        return ctx_fail(c, name, "unknown section [%s]", section);
-    static const char *const ints[] = {"layers", "d_model", "heads", "kv_heads", "d_ff",
-                                       "qkv_bias", "pooler", "final_norm", "image_size_px",
-                                       "patch_size_px", "channels", "classes", "pooler_dim",
-                                       "base_width"};
+        return ctx_fail(c, line, name, "unknown section [%.60s] (expected [model])", section);
     int *const iptr[] = {&m->layers, &m->d_model, &m->heads, &m->kv_heads, &m->d_ff,
                          &m->qkv_bias, &m->pooler, &m->final_norm, &m->image_size,
                          &m->patch_size, &m->channels, &m->classes, &m->pooler_dim,
                          &m->base_width};
-    if (strcmp(name, "blocks") == 0) {
-        if (c->seen[22])
-            return ctx_fail(c, name, "duplicate key%s", "");
-        c->seen[22] = 1;
-        double v[WL_VF_MAX];
-        int n = 0;
-        if (!append_list(c, name, value, v, &n))
-            return 0;
-        if (n < 1 || n > WL_MAX_STAGES)
-            return ctx_fail(c, name, "needs 1 to 8 stages: '%s'", value);
-        for (int i = 0; i < n; i++) {
-            if (v[i] != floor(v[i]) || v[i] < 1 || v[i] > 1000)
-                return ctx_fail(c, name, "not a positive integer list: '%s'", value);
-            m->blocks[i] = (int)v[i];
-        }
-        m->stages = n;
-        return 1;
-    }
-    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
-        if (strcmp(name, ints[i]))
+    if (strcmp(name, "blocks") == 0)
+        return list_append(c, 0, value, line);
+    for (size_t i = 0; i < sizeof model_ints / sizeof *model_ints; i++) {
+        if (strcmp(name, model_ints[i]))
             continue;
         if (c->seen[i])
-            return ctx_fail(c, name, "duplicate key%s", "");
+            return ctx_fail(c, line, name, "duplicate key (first on line %d)", c->seen_line[i]);
         c->seen[i] = 1;
-        double v;
-        if (parse_double(value, &v) || v != floor(v) || v < 0 || v > 1e7)
-            return ctx_fail(c, name, "not a non-negative integer: '%s'", value);
+        c->seen_line[i] = line;
+        long long v;
+        if (wl_core_parse_int(value, 0, 10000000, c->source, line, name, &v, c->err))
+            return 0;
         *iptr[i] = (int)v;
         return 1;
     }
     if (strcmp(name, "id") == 0) {
         if (!value[0] || strlen(value) >= sizeof m->id)
-            return ctx_fail(c, name, "empty or too long: '%s'", value);
-        strcpy(m->id, value);
-        c->seen[20] = 1;
+            return ctx_fail(c, line, name, "empty or longer than %zu characters", sizeof m->id - 1);
+        memcpy(m->id, value, strlen(value) + 1);
+        c->seen[M_ID] = 1;
     } else if (strcmp(name, "style") == 0) {
         if (wl_style_parse(value, &m->style))
-            return ctx_fail(c, name, "unknown style '%s' (gpt2, bert, opt, llama, vit, resnet)", value);
-        c->seen[21] = 1;
+            return ctx_fail(c, line, name, "unknown style '%.60s' (gpt2, bert, opt, llama, vit, resnet)", value);
+        c->seen[M_STYLE] = 1;
     } else if (strcmp(name, "activation") == 0) {
         if (wl_activation_parse(value, &m->activation))
-            return ctx_fail(c, name, "unknown activation '%s' (relu, gelu, gelu-tanh, swiglu)",
+            return ctx_fail(c, line, name, "unknown activation '%.60s' (relu, gelu, gelu-tanh, swiglu)",
                             value);
     } else if (strcmp(name, "norm") == 0) {
         if (strcmp(value, "layernorm") == 0)
@@ -605,25 +636,99 @@ static int model_handler(void *user, const char *section, const char *name, cons
         else if (strcmp(value, "rmsnorm") == 0)
             m->norm = WL_NORM_RMSNORM;
         else
-            return ctx_fail(c, name, "unknown norm '%s' (layernorm, rmsnorm)", value);
+            return ctx_fail(c, line, name, "unknown norm '%.60s' (layernorm, rmsnorm)", value);
     } else if (strcmp(name, "norm_placement") == 0) {
         if (strcmp(value, "pre") == 0)
             m->pre_norm = 1;
         else if (strcmp(value, "post") == 0)
             m->pre_norm = 0;
         else
-            return ctx_fail(c, name, "unknown placement '%s' (pre, post)", value);
+            return ctx_fail(c, line, name, "unknown placement '%.60s' (pre, post)", value);
     } else if (strcmp(name, "positions") == 0) {
         if (strcmp(value, "learned") == 0)
             m->positions = WL_POS_LEARNED;
         else if (strcmp(value, "rotary") == 0)
             m->positions = WL_POS_ROTARY;
         else
-            return ctx_fail(c, name, "unknown positions '%s' (learned, rotary)", value);
+            return ctx_fail(c, line, name, "unknown positions '%.60s' (learned, rotary)", value);
     } else if (!is_info(name) && strcmp(name, "name") != 0) {
-        return ctx_fail(c, name, "unknown key '%s' in [model]", name);
+        return ctx_fail(c, line, name, "unknown key in [model]");
     }
     return 1;
+}
+
+static int model_line(const ctx *c, const char *field)
+{
+    for (size_t i = 0; i < sizeof model_ints / sizeof *model_ints; i++)
+        if (strcmp(model_ints[i], field) == 0 ||
+            (strncmp(model_ints[i], field, strlen(field)) == 0 &&
+             strcmp(model_ints[i] + strlen(field), "_px") == 0))
+            return c->seen_line[i];
+    return strcmp(field, "blocks") == 0 ? c->list[0].line : 0;
+}
+
+static int model_parse(ctx *c, const char *text, const char *source, wl_core_model *out,
+                       wl_error *err)
+{
+    int rc = wl_preset_ini_parse(text, strlen(text), source, model_handler, c, err);
+    if (rc)
+        return rc;
+    if (c->list[0].text) {
+        wl_core_numlist l = {0};
+        rc = wl_core_parse_list(c->list[0].text, 1, 1000, 1, source, c->list[0].line, "blocks",
+                                &l, err);
+        if (!rc && (l.n < 1 || l.n > WL_MAX_STAGES)) {
+            wl_error_set(err, source, c->list[0].line, "blocks", "needs 1 to %d stages, got %zu",
+                         WL_MAX_STAGES, l.n);
+            rc = WL_EPARSE;
+        }
+        for (size_t i = 0; !rc && i < l.n; i++)
+            out->blocks[i] = (int)l.v[i];
+        out->stages = (int)l.n;
+        wl_core_numlist_free(&l);
+        if (rc)
+            return WL_EPARSE;
+    }
+    int cnn = c->seen[M_STYLE] && out->style == WL_STYLE_RESNET;
+    if (cnn && !c->list[0].text) {
+        wl_error_set(err, source, 0, "blocks", "missing required key in [model] for style resnet");
+        return WL_EPARSE;
+    }
+    if (out->style == WL_STYLE_VIT || cnn) {
+        static const char *const vreq[] = {"image_size_px", "channels"};
+        for (int i = 0; i < 2; i++)
+            if (!c->seen[8 + 2 * i]) {
+                wl_error_set(err, source, 0, vreq[i], "missing required key in [model] for a vision style");
+                return WL_EPARSE;
+            }
+    }
+    static const char *const req[] = {"layers", "d_model", "heads"};
+    for (int i = 0; i < 3 && !cnn; i++)
+        if (!c->seen[i]) {
+            wl_error_set(err, source, 0, req[i], "missing required key in [model]");
+            return WL_EPARSE;
+        }
+    if (!c->seen[4] && !cnn) {
+        wl_error_set(err, source, 0, "d_ff", "missing required key in [model]");
+        return WL_EPARSE;
+    }
+    if (!c->seen[M_ID]) {
+        wl_error_set(err, source, 0, "id", "missing required key in [model]");
+        return WL_EPARSE;
+    }
+    if (!c->seen[M_STYLE]) {
+        wl_error_set(err, source, 0, "style", "missing required key in [model]");
+        return WL_EPARSE;
+    }
+    if (out->kv_heads < 0)
+        out->kv_heads = out->heads;
+    if (out->final_norm < 0)
+        out->final_norm = out->pre_norm;
+    if (wl_core_model_check(out, err)) {
+        wl_error_locate(err, source, model_line(c, err->field));
+        return WL_EPARSE;
+    }
+    return WL_OK;
 }
 
 int wl_preset_model_parse(const char *text, const char *source, wl_core_model *out,
@@ -633,53 +738,10 @@ int wl_preset_model_parse(const char *text, const char *source, wl_core_model *o
     out->pre_norm = 1;
     out->final_norm = -1;
     out->kv_heads = -1;
-    ctx c = {0};
-    c.source = source;
-    c.model = out;
-    c.err = err;
-    int rc = finish_ini(ini_parse_string(text, model_handler, &c), &c, err);
-    if (rc)
-        return rc;
-    int cnn = c.seen[21] && out->style == WL_STYLE_RESNET;
-    if (cnn && !c.seen[22]) {
-        wl_error_set(err, source, 0, "blocks", "missing required key in [model] for style resnet");
-        return WL_EPARSE;
-    }
-    if (out->style == WL_STYLE_VIT || cnn) {
-        static const char *const vreq[] = {"image_size_px", "channels"};
-        for (int i = 0; i < 2; i++)
-            if (!c.seen[8 + 2 * i]) {
-                wl_error_set(err, source, 0, vreq[i], "missing required key in [model] for a vision style");
-                return WL_EPARSE;
-            }
-    }
-    static const char *const req[] = {"layers", "d_model", "heads"};
-    for (int i = 0; i < 3 && !cnn; i++)
-        if (!c.seen[i]) {
-            wl_error_set(err, source, 0, req[i], "missing required key in [model]");
-            return WL_EPARSE;
-        }
-    if (!c.seen[4] && !cnn) {
-        wl_error_set(err, source, 0, "d_ff", "missing required key in [model]");
-        return WL_EPARSE;
-    }
-    if (!c.seen[20]) {
-        wl_error_set(err, source, 0, "id", "missing required key in [model]");
-        return WL_EPARSE;
-    }
-    if (!c.seen[21]) {
-        wl_error_set(err, source, 0, "style", "missing required key in [model]");
-        return WL_EPARSE;
-    }
-    if (out->kv_heads < 0)
-        out->kv_heads = out->heads;
-    if (out->final_norm < 0)
-        out->final_norm = out->pre_norm;
-    if (wl_core_model_check(out, err)) {
-        snprintf(err->source, sizeof err->source, "%s", source);
-        return WL_EPARSE;
-    }
-    return WL_OK;
+    ctx c = {.source = source, .model = out, .err = err};
+    int rc = model_parse(&c, text, source, out, err);
+    lists_free(&c);
+    return rc;
 }
 
 /* ---- loading ------------------------------------------------------------- */
@@ -756,19 +818,20 @@ static const gpu_field *find_numeric(const char *key)
     return NULL;
 }
 
-int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value)
+int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value, wl_error *err)
 {
     const gpu_field *f = find_numeric(key);
-    if (!f)
+    if (!f) {
+        wl_error_set(err, "", 0, key, "not a numeric GPU preset key (see 'presets show')");
         return WL_ENOTFOUND;
-    char *base = (char *)gpu + f->off;
-    if (f->type == F_INT) {
-        if (value != floor(value) || value < 0 || value > 1e9)
-            return WL_EINVAL;
-        *(int *)(void *)base = (int)value;
-    } else {
-        *(double *)(void *)base = value;
     }
+    if (field_in_range(f, value, err))
+        return WL_EINVAL;
+    char *base = (char *)gpu + f->off;
+    if (f->type == F_INT)
+        *(int *)(void *)base = (int)value;
+    else
+        *(double *)(void *)base = value;
     /* a rule key takes its column over from a measured table */
     unsigned col = 0;
     if (!strcmp(key, "vmin_mv") || !strcmp(key, "vmax_mv") || !strcmp(key, "vf_knee_mhz"))
@@ -779,31 +842,29 @@ int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value)
     if (col) {
         wl_core_gpu_vf_rule_from_table(gpu);
         gpu->vf_rule |= col;
-        wl_error e;
-        if (wl_core_gpu_vf_rule(gpu, &e))
+        if (wl_core_gpu_vf_rule(gpu, err)) {
+            wl_error_locate(err, "", 0);
             return WL_EINVAL;
+        }
     }
     return WL_OK;
 }
 
 int wl_preset_gpu_apply(wl_core_gpu *gpu, const char *const *keys, const double *values,
-                        size_t n, const char **failed_key)
+                        size_t n, size_t *failed, wl_error *err)
 {
     wl_core_gpu base = *gpu;
     int spec = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < n; i++) {
             const gpu_field *f = find_numeric(keys[i]);
-            if (!f) {
-                *failed_key = keys[i];
-                return WL_ENOTFOUND;
-            }
-            int is_spec = strcmp(f->section, "vf") != 0 && strcmp(f->section, "calibration") != 0;
-            if (is_spec != (pass == 0))
+            int is_spec = f && strcmp(f->section, "vf") != 0 && strcmp(f->section, "calibration") != 0;
+            if (f && is_spec != (pass == 0))
                 continue;
-            int rc = wl_preset_gpu_set(gpu, keys[i], values[i]);
+            int rc = wl_preset_gpu_set(gpu, keys[i], values[i], err);
             if (rc) {
-                *failed_key = keys[i];
+                if (failed)
+                    *failed = i;
                 return rc;
             }
             spec |= is_spec;

@@ -34,8 +34,10 @@ int wl_preset_model_parse(const char *text, const char *source, wl_core_model *o
                           wl_error *err);
 
 /* Set one numeric GPU field by its preset key (e.g. "sms", "dram_bw_gbs",
- * "c_tc_w"); WL_ENOTFOUND for an unknown key. */
-int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value);
+ * "c_tc_w") within the key's range; WL_ENOTFOUND for an unknown key,
+ * WL_EINVAL for a value outside its range (err names the key and the
+ * range; its source is left for the caller to name). */
+int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value, wl_error *err);
 int wl_preset_gpu_get(const wl_core_gpu *gpu, const char *key, double *value);
 /* Applies n key = value settings to gpu as a design change: spec-sheet keys
  * ([gpu], [compute], [memory], [technology]) first, then, if any was given,
@@ -44,10 +46,20 @@ int wl_preset_gpu_get(const wl_core_gpu *gpu, const char *key, double *value);
  * costs HBM3's energy, a faster memory path really is faster), then [vf] and
  * coefficient keys, which stay exactly as given. When the GPU lacks what the
  * transfer needs (process_nm, a known DRAM type) the coefficients stay.
- * WL_ENOTFOUND for an unknown key, WL_EINVAL for a bad value; *failed_key
- * names it. */
+ * On error *failed (may be NULL) is the index of the setting and err says
+ * why, as wl_preset_gpu_set. */
 int wl_preset_gpu_apply(wl_core_gpu *gpu, const char *const *keys, const double *values,
-                        size_t n, const char **failed_key);
+                        size_t n, size_t *failed, wl_error *err);
+
+/* INI text of presets, study specs and sections: inih with a line reader
+ * that gives each handler call its line and refuses lines inih would cut
+ * (over 198 characters), NUL bytes and a byte-order mark. The handler
+ * returns 1 to go on, or 0 after setting err (its source may be left
+ * empty: it is filled in). */
+typedef int (*wl_preset_ini_handler)(void *user, const char *section, const char *name,
+                                     const char *value, int line);
+int wl_preset_ini_parse(const char *text, size_t len, const char *source,
+                        wl_preset_ini_handler fn, void *user, wl_error *err);
 
 /* Writes the [calibration] section for gpu's coefficients. */
 void wl_preset_write_calibration(FILE *out, const wl_core_gpu *gpu);
@@ -63,6 +75,8 @@ int wl_preset_derive_vf(const char *csv_path, double step_mhz, FILE *out, wl_err
  * coefficients follow the new idle power (leakage scales with it). The V-f
  * feasibility anchor is kept. */
 int wl_preset_gpu_idle_table(wl_core_gpu *gpu, const char *csv_path, wl_error *err);
+int wl_preset_gpu_idle_table_mem(wl_core_gpu *gpu, const char *data, size_t len,
+                                 const char *source, wl_error *err);
 /* Applies idle-table specs "[ID=]TABLE.csv" to gpus (ID by id or alias; a
  * bare TABLE only when there is one GPU); applied[i] (may be NULL) gets the
  * table gpus[i] took, or NULL. WL_EINVAL, field "idle", for a bare TABLE with

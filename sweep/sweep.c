@@ -1,11 +1,12 @@
-/* Sweep grids: parsing, enumeration, parallel evaluation, streaming output. */
+/* Sweep grids: axes with their origins, enumeration, parallel evaluation,
+ * streaming output, shards and merging. */
 #include "wattlas_sweep.h"
+#include "../calib/wattlas_calib.h"
 #include "../presets/wattlas_presets.h"
-#include "../results/wattlas_results.h"
 
 #include <errno.h>
-#include <ini.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,185 +16,208 @@
 
 #define MAX_SET 16
 
+/* Where an axis's values came from: errors about them name it. */
 typedef struct {
-    char **v;
-    size_t n;
-} strlist;
+    char source[256];
+    int line;
+    int given;
+} origin;
 
 typedef struct {
-    double *v;
-    size_t n;
-} numlist;
+    char key[64];
+    wl_core_numlist vals;
+    origin o;
+} set_axis;
 
 struct wl_sweep_spec {
-    strlist gpus, models, traces, batch_s, seq_s, dtype_s, attn_s;
-    strlist idle; /* [ID=]TABLE.csv: measured idle tables */
-    numlist clocks, voff;
-    int clocks_set;
-    wl_sweep_scope scope;
-    struct {
-        char key[64];
-        numlist vals;
-    } set[MAX_SET];
-    size_t nset;
-    /* resolved by finish */
-    int finished;
-    long long *batch, *seq;
-    size_t nbatch, nseq;
+    wl_core_strlist gpus, models, traces, idle;
+    wl_core_numlist batch, seq, clocks, voff, vfix;
     wl_dtype *dtypes;
     size_t ndt;
     wl_attention *attn;
     size_t nattn;
-    wl_core_gpu *gpu;       /* one per gpus entry */
-    wl_core_model *model;   /* one per models entry */
-    wl_core_workload **trace_wl;
-    size_t n_workloads;     /* models or traces */
+    origin o_gpu, o_model, o_trace, o_idle, o_batch, o_seq, o_dtype, o_attn, o_clock, o_voff,
+        o_vfix;
+    set_axis set[MAX_SET];
+    size_t nset;
+    wl_sweep_scope scope;
+    int classes; /* a row per kernel class */
+    int clock_max; /* clock = max */
+    const wl_core_latency_type *lat;
+    int no_power_limit;
+    double level; /* prediction intervals, 0: none */
+    origin o_level;
+    char report_title[256], report_objective[64];
+    /* resolved by finish */
+    int finished;
+    wl_core_gpu *gpu;            /* one per gpus entry */
+    wl_calib_uncertainty *unc;   /* one per gpus entry when level > 0 */
+    wl_core_model *model;        /* one per models entry */
+    wl_core_workload **trace_wl; /* one per traces entry, as recorded */
+    wl_dtype *trace_dt;          /* their recorded precision */
+    size_t n_workloads;          /* models or traces */
 };
 
-/* ---- lists ---------------------------------------------------------------- */
-
-static void strlist_free(strlist *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i]);
-    free(l->v);
-    l->v = NULL;
-    l->n = 0;
-}
-
-static int strlist_add(strlist *l, const char *s, size_t len)
-{
-    char **nv = realloc(l->v, (l->n + 1) * sizeof *nv);
-    if (!nv)
-        return WL_ENOMEM;
-    l->v = nv;
-    char *c = malloc(len + 1);
-    if (!c)
-        return WL_ENOMEM;
-    memcpy(c, s, len);
-    c[len] = 0;
-    l->v[l->n++] = c;
-    return WL_OK;
-}
-
-static int numlist_add(numlist *l, double x)
-{
-    double *nv = realloc(l->v, (l->n + 1) * sizeof *nv);
-    if (!nv)
-        return WL_ENOMEM;
-    l->v = nv;
-    l->v[l->n++] = x;
-    return WL_OK;
-}
-
-/* Comma-separated tokens, blanks trimmed, appended to l. */
-static int split_into(strlist *l, const char *value)
-{
-    const char *p = value;
-    while (*p) {
-        while (*p == ' ' || *p == '\t' || *p == ',')
-            p++;
-        if (!*p)
-            break;
-        const char *e = p;
-        while (*e && *e != ',')
-            e++;
-        const char *t = e;
-        while (t > p && (t[-1] == ' ' || t[-1] == '\t'))
-            t--;
-        if (strlist_add(l, p, (size_t)(t - p)))
-            return WL_ENOMEM;
-        p = e;
-    }
-    return WL_OK;
-}
-
-static int parse_num(const char *s, double *out)
-{
-    char *e;
-    errno = 0;
-    double v = strtod(s, &e);
-    if (e == s || *e || errno || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* "MIN:MAX:STEP" or a list, into l. */
-static int parse_numbers(numlist *l, const char *value, int allow_range, const char *what,
-                         const char *source, int line, wl_error *err)
-{
-    if (allow_range && strchr(value, ':')) {
-        double a, b, st;
-        char extra;
-        if (sscanf(value, "%lf:%lf:%lf%c", &a, &b, &st, &extra) != 3 || !(st > 0) || !(b >= a)) {
-            wl_error_set(err, source, line, what, "expected MIN:MAX:STEP with MIN <= MAX, STEP > 0, got '%s'",
-                         value);
-            return WL_EINVAL;
-        }
-        if ((b - a) / st > 1e7) {
-            wl_error_set(err, source, line, what, "range '%s' has more than 1e7 values", value);
-            return WL_EINVAL;
-        }
-        for (double x = a; x <= b + 1e-9 * (fabs(b) + 1); x += st)
-            if (numlist_add(l, x))
-                return WL_ENOMEM;
-        return WL_OK;
-    }
-    strlist tmp = {0};
-    if (split_into(&tmp, value))
-        return WL_ENOMEM;
-    int rc = WL_OK;
-    for (size_t i = 0; i < tmp.n && !rc; i++) {
-        double x;
-        if (parse_num(tmp.v[i], &x)) {
-            wl_error_set(err, source, line, what, "not a number: '%s'", tmp.v[i]);
-            rc = WL_EINVAL;
-        } else if (numlist_add(l, x)) {
-            rc = WL_ENOMEM;
-        }
-    }
-    if (!rc && tmp.n == 0) {
-        wl_error_set(err, source, line, what, "empty list");
-        rc = WL_EINVAL;
-    }
-    strlist_free(&tmp);
-    return rc;
-}
-
-/* ---- spec ------------------------------------------------------------------- */
+/* ---- setting axes ---------------------------------------------------------- */
 
 wl_sweep_spec *wl_sweep_spec_create(void)
 {
-    return calloc(1, sizeof(wl_sweep_spec));
+    wl_sweep_spec *s = calloc(1, sizeof *s);
+    if (s)
+        s->lat = wl_core_latency_tiled;
+    return s;
 }
 
 void wl_sweep_spec_free(wl_sweep_spec *s)
 {
     if (!s)
         return;
-    strlist_free(&s->gpus);
-    strlist_free(&s->idle);
-    strlist_free(&s->models);
-    strlist_free(&s->traces);
-    strlist_free(&s->batch_s);
-    strlist_free(&s->seq_s);
-    strlist_free(&s->dtype_s);
-    strlist_free(&s->attn_s);
-    free(s->clocks.v);
-    free(s->voff.v);
+    wl_core_strlist_free(&s->gpus);
+    wl_core_strlist_free(&s->models);
+    wl_core_strlist_free(&s->traces);
+    wl_core_strlist_free(&s->idle);
+    wl_core_numlist_free(&s->batch);
+    wl_core_numlist_free(&s->seq);
+    wl_core_numlist_free(&s->clocks);
+    wl_core_numlist_free(&s->voff);
+    wl_core_numlist_free(&s->vfix);
     for (size_t i = 0; i < s->nset; i++)
-        free(s->set[i].vals.v);
-    free(s->batch);
-    free(s->seq);
+        wl_core_numlist_free(&s->set[i].vals);
     free(s->dtypes);
     free(s->attn);
     free(s->gpu);
+    free(s->unc);
     free(s->model);
     for (size_t i = 0; s->trace_wl && i < s->traces.n; i++)
         wl_core_workload_free(s->trace_wl[i]);
     free(s->trace_wl);
+    free(s->trace_dt);
     free(s);
+}
+
+/* Values from a new origin replace the axis; from the same one they add to
+ * it. Returns 1 when the axis must be cleared first. */
+static int take_origin(origin *o, const char *source, int line)
+{
+    int replace = o->given && strcmp(o->source, source) != 0;
+    snprintf(o->source, sizeof o->source, "%s", source);
+    o->line = line;
+    o->given = 1;
+    return replace;
+}
+
+static int set_names(wl_core_strlist *l, origin *o, const char *value, const char *source,
+                     int line, const char *field, wl_error *err)
+{
+    if (take_origin(o, source, line))
+        wl_core_strlist_free(l);
+    return wl_core_parse_names(value, source, line, field, l, err);
+}
+
+static int set_numbers(wl_core_numlist *l, origin *o, const char *value, double lo, double hi,
+                       int integers, const char *source, int line, const char *field,
+                       wl_error *err)
+{
+    if (take_origin(o, source, line))
+        l->n = 0;
+    return wl_core_parse_list(value, lo, hi, integers, source, line, field, l, err);
+}
+
+static int set_dtypes(wl_sweep_spec *s, const char *value, const char *source, int line,
+                      wl_error *err)
+{
+    wl_core_strlist l = {0};
+    int rc = wl_core_parse_names(value, source, line, "dtype", &l, err);
+    if (take_origin(&s->o_dtype, source, line))
+        s->ndt = 0;
+    wl_dtype *nd = rc ? NULL : realloc(s->dtypes, (s->ndt + l.n) * sizeof *nd);
+    if (!rc && !nd)
+        rc = WL_ENOMEM;
+    if (nd)
+        s->dtypes = nd;
+    for (size_t i = 0; !rc && i < l.n; i++) {
+        wl_dtype dt;
+        if (wl_dtype_parse(l.v[i], &dt) ||
+            (dt != WL_DT_BF16 && dt != WL_DT_FP16 && dt != WL_DT_FP32 && dt != WL_DT_TF32)) {
+            wl_error_set(err, source, line, "dtype", "expected bf16, fp16, fp32 or tf32, got '%.60s'",
+                         l.v[i]);
+            rc = WL_EINVAL;
+        } else {
+            s->dtypes[s->ndt++] = dt;
+        }
+    }
+    wl_core_strlist_free(&l);
+    return rc;
+}
+
+static int set_attention(wl_sweep_spec *s, const char *value, const char *source, int line,
+                         wl_error *err)
+{
+    wl_core_strlist l = {0};
+    int rc = wl_core_parse_names(value, source, line, "attention", &l, err);
+    if (take_origin(&s->o_attn, source, line))
+        s->nattn = 0;
+    wl_attention *na = rc ? NULL : realloc(s->attn, (s->nattn + l.n) * sizeof *na);
+    if (!rc && !na)
+        rc = WL_ENOMEM;
+    if (na)
+        s->attn = na;
+    for (size_t i = 0; !rc && i < l.n; i++) {
+        if (wl_attention_parse(l.v[i], &s->attn[s->nattn])) {
+            wl_error_set(err, source, line, "attention", "expected eager or flash, got '%.60s'",
+                         l.v[i]);
+            rc = WL_EINVAL;
+        } else {
+            s->nattn++;
+        }
+    }
+    wl_core_strlist_free(&l);
+    return rc;
+}
+
+/* set.KEY = LIST: every value must be one the preset key accepts. */
+static int set_field(wl_sweep_spec *s, const char *field, const char *list, const char *source,
+                     int line, wl_error *err)
+{
+    wl_core_gpu probe;
+    memset(&probe, 0, sizeof probe);
+    double dummy;
+    if (wl_preset_gpu_get(&probe, field, &dummy) != WL_OK) {
+        wl_error_set(err, source, line, field, "not a numeric GPU preset key");
+        return WL_EINVAL;
+    }
+    size_t i;
+    for (i = 0; i < s->nset; i++)
+        if (strcmp(s->set[i].key, field) == 0)
+            break;
+    if (i == s->nset) {
+        if (s->nset >= MAX_SET) {
+            wl_error_set(err, source, line, field, "at most %d set axes", MAX_SET);
+            return WL_EINVAL;
+        }
+        if (strlen(field) >= sizeof s->set[i].key) {
+            wl_error_set(err, source, line, "set", "key too long");
+            return WL_EINVAL;
+        }
+        memset(&s->set[i], 0, sizeof s->set[i]);
+        snprintf(s->set[i].key, sizeof s->set[i].key, "%s", field);
+        s->nset++;
+    }
+    set_axis *a = &s->set[i];
+    size_t before = take_origin(&a->o, source, line) ? 0 : a->vals.n;
+    a->vals.n = before;
+    int rc = wl_core_parse_list(list, -1e300, 1e300, 0, source, line, field, &a->vals, err);
+    /* each value within the key's range, checked on a scratch GPU */
+    for (size_t k = before; !rc && k < a->vals.n; k++) {
+        wl_core_gpu g;
+        memset(&g, 0, sizeof g);
+        rc = wl_preset_gpu_set(&g, field, a->vals.v[k], err);
+        if (rc == WL_EINVAL && strncmp(err->text, "expected", 8) != 0)
+            rc = WL_OK; /* a rule key's relation to the table is checked in finish */
+        if (rc)
+            wl_error_locate(err, source, line);
+    }
+    return rc;
 }
 
 int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, const char *source,
@@ -203,274 +227,237 @@ int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, cons
         wl_error_set(err, source, line, key, "the spec is already finished");
         return WL_EINVAL;
     }
-    strlist *sl = NULL;
-    if (strcmp(key, "gpu") == 0) sl = &s->gpus;
-    else if (strcmp(key, "model") == 0) sl = &s->models;
-    else if (strcmp(key, "trace") == 0) sl = &s->traces;
-    else if (strcmp(key, "batch") == 0) sl = &s->batch_s;
-    else if (strcmp(key, "seq") == 0) sl = &s->seq_s;
-    else if (strcmp(key, "dtype") == 0) sl = &s->dtype_s;
-    else if (strcmp(key, "attention") == 0) sl = &s->attn_s;
-    else if (strcmp(key, "idle") == 0) sl = &s->idle;
-    if (sl) {
-        size_t before = sl->n;
-        if (split_into(sl, value))
-            return WL_ENOMEM;
-        if (sl->n == before) {
-            wl_error_set(err, source, line, key, "empty list");
-            return WL_EINVAL;
+    if (!strcmp(key, "gpu")) return set_names(&s->gpus, &s->o_gpu, value, source, line, key, err);
+    if (!strcmp(key, "model")) return set_names(&s->models, &s->o_model, value, source, line, key, err);
+    if (!strcmp(key, "trace")) return set_names(&s->traces, &s->o_trace, value, source, line, key, err);
+    if (!strcmp(key, "idle")) return set_names(&s->idle, &s->o_idle, value, source, line, key, err);
+    if (!strcmp(key, "batch"))
+        return set_numbers(&s->batch, &s->o_batch, value, 1, (double)WL_MAX_BATCH, 1, source,
+                           line, key, err);
+    if (!strcmp(key, "seq"))
+        return set_numbers(&s->seq, &s->o_seq, value, 1, (double)WL_MAX_SEQ, 1, source, line, key,
+                           err);
+    if (!strcmp(key, "clock")) {
+        if (!strcmp(value, "max")) { /* the first GPU's maximum, known in finish */
+            if (take_origin(&s->o_clock, source, line))
+                s->clocks.n = 0;
+            s->clock_max = 1;
+            return WL_OK;
         }
-        return WL_OK;
+        return set_numbers(&s->clocks, &s->o_clock, value, 1, 100000, 0, source, line, key, err);
     }
-    if (strcmp(key, "clock") == 0) {
-        s->clocks_set = 1;
-        return parse_numbers(&s->clocks, value, 1, key, source, line, err);
-    }
-    if (strcmp(key, "voltage_offset_mv") == 0)
-        return parse_numbers(&s->voff, value, 1, key, source, line, err);
-    if (strcmp(key, "scope") == 0) {
-        if (strcmp(value, "model") == 0) s->scope = WL_SWEEP_MODEL;
-        else if (strcmp(value, "layer") == 0) s->scope = WL_SWEEP_LAYER;
-        else if (strcmp(value, "kernel") == 0) s->scope = WL_SWEEP_KERNEL;
+    if (!strcmp(key, "voltage_offset_mv"))
+        return set_numbers(&s->voff, &s->o_voff, value, -2000, 2000, 0, source, line, key, err);
+    if (!strcmp(key, "voltage_mv"))
+        return set_numbers(&s->vfix, &s->o_vfix, value, 1, 5000, 0, source, line, key, err);
+    if (!strcmp(key, "dtype"))
+        return set_dtypes(s, value, source, line, err);
+    if (!strcmp(key, "attention"))
+        return set_attention(s, value, source, line, err);
+    if (!strcmp(key, "scope")) {
+        if (!strcmp(value, "model")) s->scope = WL_SWEEP_MODEL;
+        else if (!strcmp(value, "layer")) s->scope = WL_SWEEP_LAYER;
+        else if (!strcmp(value, "kernel")) s->scope = WL_SWEEP_MODEL, s->classes = 1;
         else {
-            wl_error_set(err, source, line, key, "expected model, layer or kernel, got '%s'", value);
+            wl_error_set(err, source, line, key, "expected model, layer or kernel, got '%.60s'", value);
             return WL_EINVAL;
         }
         return WL_OK;
     }
-    /* set.KEY = LIST, or set = KEY=LIST */
-    char field[64];
-    const char *list = value;
-    if (strncmp(key, "set.", 4) == 0) {
-        snprintf(field, sizeof field, "%s", key + 4);
-    } else if (strcmp(key, "set") == 0) {
+    if (!strcmp(key, "classes")) {
+        if (strcmp(value, "on") && strcmp(value, "off")) {
+            wl_error_set(err, source, line, key, "expected on or off, got '%.60s'", value);
+            return WL_EINVAL;
+        }
+        s->classes = strcmp(value, "on") == 0;
+        return WL_OK;
+    }
+    if (!strcmp(key, "latency")) {
+        const wl_core_latency_type *t = wl_core_latency_lookup(value);
+        if (!t) {
+            wl_error_set(err, source, line, key, "expected tiled or roofline, got '%.60s'", value);
+            return WL_EINVAL;
+        }
+        s->lat = t;
+        return WL_OK;
+    }
+    if (!strcmp(key, "power_limit")) {
+        if (strcmp(value, "on") && strcmp(value, "off")) {
+            wl_error_set(err, source, line, key, "expected on or off, got '%.60s'", value);
+            return WL_EINVAL;
+        }
+        s->no_power_limit = strcmp(value, "off") == 0;
+        return WL_OK;
+    }
+    if (!strcmp(key, "interval")) {
+        double l;
+        if (wl_core_parse_real(value, 0, 100, source, line, key, &l, err))
+            return WL_EINVAL;
+        if (l >= 1)
+            l /= 100; /* 95 means 95% */
+        if (!(l > 0 && l < 1)) {
+            wl_error_set(err, source, line, key, "a level in (0, 1) or a percentage, got '%.60s'",
+                         value);
+            return WL_EINVAL;
+        }
+        s->level = l;
+        take_origin(&s->o_level, source, line);
+        return WL_OK;
+    }
+    if (!strncmp(key, "set.", 4))
+        return set_field(s, key + 4, value, source, line, err);
+    if (!strcmp(key, "set")) {
         const char *eq = strchr(value, '=');
+        char field[64];
         if (!eq || eq == value || (size_t)(eq - value) >= sizeof field) {
-            wl_error_set(err, source, line, key, "expected KEY=LIST, got '%s'", value);
+            wl_error_set(err, source, line, key, "expected KEY=LIST, got '%.60s'", value);
             return WL_EINVAL;
         }
         memcpy(field, value, (size_t)(eq - value));
         field[eq - value] = 0;
-        list = eq + 1;
-    } else {
-        wl_error_set(err, source, line, key, "unknown sweep axis '%s'", key);
-        return WL_EINVAL;
+        return set_field(s, field, eq + 1, source, line, err);
     }
-    wl_core_gpu probe;
-    memset(&probe, 0, sizeof probe);
-    double dummy;
-    if (wl_preset_gpu_get(&probe, field, &dummy) != WL_OK) {
-        wl_error_set(err, source, line, field, "not a numeric GPU preset field");
-        return WL_EINVAL;
-    }
-    size_t i;
-    for (i = 0; i < s->nset; i++)
-        if (strcmp(s->set[i].key, field) == 0)
-            break;
-    if (i == s->nset) {
-        if (s->nset >= MAX_SET) {
-            wl_error_set(err, source, line, field, "at most %d --set axes", MAX_SET);
-            return WL_EINVAL;
-        }
-        snprintf(s->set[i].key, sizeof s->set[i].key, "%s", field);
-        s->nset++;
-    }
-    return parse_numbers(&s->set[i].vals, list, 1, field, source, line, err);
+    wl_error_set(err, source, line, key, "unknown sweep key");
+    return WL_EINVAL;
 }
 
 typedef struct {
     wl_sweep_spec *s;
-    const char *path;
+    const char *source;
     wl_error *err;
-    int failed;
-    char last_key[80];
 } ini_ctx;
 
-static int spec_handler(void *user, const char *section, const char *name, const char *value)
+static int spec_handler(void *user, const char *section, const char *name, const char *value,
+                        int line)
 {
     ini_ctx *c = user;
-    if (c->failed)
-        return 0;
+    if (strcmp(section, "report") == 0) {
+        char *dst = NULL;
+        size_t cap = 0;
+        if (!strcmp(name, "title"))
+            dst = c->s->report_title, cap = sizeof c->s->report_title;
+        else if (!strcmp(name, "objective"))
+            dst = c->s->report_objective, cap = sizeof c->s->report_objective;
+        if (!dst) {
+            wl_error_set(c->err, c->source, line, name, "unknown key in [report] (title, objective)");
+            return 0;
+        }
+        if (strlen(value) >= cap) {
+            wl_error_set(c->err, c->source, line, name, "longer than %zu characters", cap - 1);
+            return 0;
+        }
+        memcpy(dst, value, strlen(value) + 1);
+        return 1;
+    }
     char key[80];
-    if (strcmp(section, "report") == 0)
-        return 1; /* read by 'wattlas report' */
     if (strcmp(section, "sweep") == 0)
         snprintf(key, sizeof key, "%s", name);
     else if (strcmp(section, "set") == 0)
-        snprintf(key, sizeof key, "set.%s", name);
+        snprintf(key, sizeof key, "set.%.70s", name);
     else {
-        wl_error_set(c->err, c->path, 0, name, "unknown section [%s] (expected [sweep] or [set])",
-                     section);
-        c->failed = 1;
+        wl_error_set(c->err, c->source, line, name,
+                     "unknown section [%.60s] (expected [sweep], [set] or [report])", section);
         return 0;
     }
-    if (wl_sweep_spec_set(c->s, key, value, c->path, 0, c->err)) {
-        c->failed = 1;
-        return 0;
-    }
-    return 1;
+    return wl_sweep_spec_set(c->s, key, value, c->source, line, c->err) == WL_OK;
+}
+
+int wl_sweep_spec_parse(wl_sweep_spec *s, const char *text, size_t len, const char *source,
+                        wl_error *err)
+{
+    ini_ctx c = {s, source, err};
+    return wl_preset_ini_parse(text, len, source, spec_handler, &c, err);
 }
 
 int wl_sweep_spec_load(wl_sweep_spec *s, const char *path, wl_error *err)
 {
     char *text = NULL;
-    int rc = wl_core_read_file(path, &text, NULL, err);
-    if (rc)
-        return rc;
-    ini_ctx c = {s, path, err, 0, ""};
-    int line = ini_parse_string(text, spec_handler, &c);
+    size_t len = 0;
+    int rc = wl_core_read_file(path, &text, &len, err);
+    if (!rc)
+        rc = wl_sweep_spec_parse(s, text, len, path, err);
     free(text);
-    if (line > 0 || c.failed) {
-        if (!c.failed)
-            wl_error_set(err, path, line, "", "malformed line (expected key = value or [section])");
-        else
-            err->line = line > 0 ? line : err->line;
-        return WL_EPARSE;
-    }
-    return WL_OK;
+    return rc;
 }
 
-static int resolve_ints(const strlist *l, long long **out, size_t *n, const char *what,
-                        long long lo, long long hi, wl_error *err)
+const char *wl_sweep_spec_report(const wl_sweep_spec *s, const char *key)
 {
-    *out = calloc(l->n ? l->n : 1, sizeof **out);
-    if (!*out)
-        return WL_ENOMEM;
-    for (size_t i = 0; i < l->n; i++) {
-        double x;
-        if (parse_num(l->v[i], &x) || x != floor(x) || x < (double)lo || x > (double)hi) {
-            wl_error_set(err, "sweep", 0, what, "expected an integer in [%lld, %lld], got '%s'", lo,
-                         hi, l->v[i]);
-            return WL_EINVAL;
-        }
-        (*out)[i] = (long long)x;
-    }
-    *n = l->n;
-    return WL_OK;
+    const char *v = !strcmp(key, "title") ? s->report_title
+                    : !strcmp(key, "objective") ? s->report_objective : NULL;
+    return v && v[0] ? v : NULL;
 }
 
-int wl_sweep_spec_finish(wl_sweep_spec *s, wl_error *err)
+/* ---- finishing -------------------------------------------------------------- */
+
+static int add_default(wl_core_strlist *l, const char *v)
 {
-    if (s->finished)
+    wl_error e;
+    return l->n ? WL_OK : wl_core_parse_names(v, "", 0, "", l, &e);
+}
+
+static int add_default_num(wl_core_numlist *l, double v)
+{
+    if (l->n)
         return WL_OK;
-    if (s->traces.n && (s->models.n || s->batch_s.n || s->seq_s.n || s->dtype_s.n || s->attn_s.n)) {
-        wl_error_set(err, "sweep", 0, "trace",
-                     "a trace fixes its model and shape: drop model, batch, seq, dtype, attention");
+    wl_error e;
+    char t[WL_CORE_NUM_TEXT];
+    wl_core_num_text(t, sizeof t, v);
+    return wl_core_parse_list(t, -1e300, 1e300, 0, "", 0, "", l, &e);
+}
+
+/* The precision a trace was recorded in: that of its first tensor-core
+ * GEMM, else of its first GEMM. */
+static wl_dtype trace_dtype(const wl_core_workload *wl)
+{
+    wl_dtype first = WL_DT_FP32;
+    int seen = 0;
+    for (size_t i = 0; i < wl_core_workload_count(wl); i++) {
+        const wl_kernel *k = wl_core_workload_kernel(wl, i);
+        if (k->kind != WL_K_GEMM)
+            continue;
+        if (k->tensor_core && k->in_dtype != WL_DT_TF32)
+            return k->in_dtype;
+        if (!seen)
+            first = k->in_dtype, seen = 1;
+    }
+    return first == WL_DT_TF32 ? WL_DT_FP32 : first;
+}
+
+/* The GPU of variant v of GPU gi, with the set values applied; err names
+ * the set axis whose value failed. */
+static int variant_gpu(const wl_sweep_spec *s, size_t gi, unsigned long long v, wl_core_gpu *g,
+                       wl_error *err)
+{
+    *g = s->gpu[gi];
+    if (!s->nset)
+        return WL_OK;
+    const char *keys[MAX_SET];
+    double x[MAX_SET];
+    for (size_t k = s->nset; k-- > 0;) {
+        keys[k] = s->set[k].key;
+        x[k] = s->set[k].vals.v[v % s->set[k].vals.n];
+        v /= s->set[k].vals.n;
+    }
+    size_t bad = 0;
+    int rc = wl_preset_gpu_apply(g, keys, x, s->nset, &bad, err);
+    if (rc) {
+        wl_error_locate(err, s->set[bad].o.source, s->set[bad].o.line);
         return WL_EINVAL;
     }
-    if (s->traces.n && s->scope == WL_SWEEP_LAYER) {
-        wl_error_set(err, "sweep", 0, "scope", "scope layer needs models, not traces");
+    if (wl_core_gpu_check(g, err)) {
+        /* the relation that broke: name the set axis of its field, else the first */
+        size_t k = 0;
+        while (k + 1 < s->nset && strcmp(s->set[k].key, err->field) != 0)
+            k++;
+        char text[256];
+        snprintf(text, sizeof text, "%s", err->text);
+        wl_error_set(err, s->set[k].o.source, s->set[k].o.line, err->field,
+                     "%s with these set values: %s", s->gpus.v[gi], text);
         return WL_EINVAL;
     }
-    int rc = WL_OK;
-    if (!s->gpus.n) rc = split_into(&s->gpus, "a100-pcie-40gb");
-    if (!rc && !s->traces.n && !s->models.n) rc = split_into(&s->models, "gpt2");
-    if (!rc && !s->batch_s.n) rc = split_into(&s->batch_s, "1");
-    if (!rc && !s->seq_s.n) rc = split_into(&s->seq_s, "128");
-    if (!rc && !s->dtype_s.n) rc = split_into(&s->dtype_s, "bf16");
-    if (!rc && !s->attn_s.n) rc = split_into(&s->attn_s, "eager");
-    if (!rc && !s->voff.n) rc = numlist_add(&s->voff, 0.0);
-    if (rc)
-        return rc;
-    if ((rc = resolve_ints(&s->batch_s, &s->batch, &s->nbatch, "batch", 1, 1000000, err)) ||
-        (rc = resolve_ints(&s->seq_s, &s->seq, &s->nseq, "seq", 1, 10000000, err)))
-        return rc;
-    s->dtypes = calloc(s->dtype_s.n, sizeof *s->dtypes);
-    s->attn = calloc(s->attn_s.n, sizeof *s->attn);
-    s->gpu = calloc(s->gpus.n, sizeof *s->gpu);
-    if (!s->dtypes || !s->attn || !s->gpu)
-        return WL_ENOMEM;
-    for (size_t i = 0; i < s->dtype_s.n; i++)
-        if (wl_dtype_parse(s->dtype_s.v[i], &s->dtypes[i]) ||
-            (s->dtypes[i] != WL_DT_BF16 && s->dtypes[i] != WL_DT_FP16 &&
-             s->dtypes[i] != WL_DT_FP32 && s->dtypes[i] != WL_DT_TF32)) {
-            wl_error_set(err, "sweep", 0, "dtype", "expected bf16, fp16, fp32 or tf32, got '%s'",
-                         s->dtype_s.v[i]);
-            return WL_EINVAL;
-        }
-    s->ndt = s->dtype_s.n;
-    for (size_t i = 0; i < s->attn_s.n; i++)
-        if (wl_attention_parse(s->attn_s.v[i], &s->attn[i])) {
-            wl_error_set(err, "sweep", 0, "attention", "expected eager or flash, got '%s'",
-                         s->attn_s.v[i]);
-            return WL_EINVAL;
-        }
-    s->nattn = s->attn_s.n;
-    for (size_t i = 0; i < s->gpus.n; i++)
-        if ((rc = wl_preset_gpu_load(s->gpus.v[i], &s->gpu[i], err)))
-            return rc;
-    /* measured idle tables replace the presets' idle curves before any --set */
-    if ((rc = wl_preset_apply_idle_specs(s->gpu, s->gpus.n, (const char *const *)s->idle.v,
-                                         s->idle.n, NULL, err)))
-        return rc;
-    if (!s->clocks.n) {
-        const wl_core_gpu *g = &s->gpu[0];
-        for (double f = g->sm_clock_min_mhz; f <= g->sm_clock_max_mhz + 1e-9; f += g->sm_clock_step_mhz)
-            if (numlist_add(&s->clocks, f))
-                return WL_ENOMEM;
-    }
-    for (size_t i = 0; i < s->clocks.n; i++)
-        if (!(s->clocks.v[i] > 0)) {
-            wl_error_set(err, "sweep", 0, "clock", "clocks must be positive, got %g", s->clocks.v[i]);
-            return WL_EINVAL;
-        }
-    if (s->traces.n) {
-        s->trace_wl = calloc(s->traces.n, sizeof *s->trace_wl);
-        if (!s->trace_wl)
-            return WL_ENOMEM;
-        for (size_t i = 0; i < s->traces.n; i++)
-            if ((rc = wl_core_trace_load(s->traces.v[i], &s->trace_wl[i], err)))
-                return rc;
-        s->n_workloads = s->traces.n;
-    } else {
-        s->model = calloc(s->models.n, sizeof *s->model);
-        if (!s->model)
-            return WL_ENOMEM;
-        for (size_t i = 0; i < s->models.n; i++)
-            if ((rc = wl_preset_model_load(s->models.v[i], &s->model[i], err)))
-                return rc;
-        s->n_workloads = s->models.n;
-    }
-    /* every GPU variant must be valid: check each combination of set values */
-    unsigned long long nvar = 1;
-    for (size_t k = 0; k < s->nset; k++)
-        nvar *= s->set[k].vals.n;
-    for (size_t gi = 0; gi < s->gpus.n; gi++)
-        for (unsigned long long v = 0; v < nvar; v++) {
-            wl_core_gpu g = s->gpu[gi];
-            unsigned long long r = v;
-            const char *keys[MAX_SET];
-            double x[MAX_SET];
-            for (size_t k = s->nset; k-- > 0;) {
-                keys[k] = s->set[k].key;
-                x[k] = s->set[k].vals.v[r % s->set[k].vals.n];
-                r /= s->set[k].vals.n;
-            }
-            const char *bad = NULL;
-            if (wl_preset_gpu_apply(&g, keys, x, s->nset, &bad)) {
-                size_t k = 0;
-                while (k + 1 < s->nset && s->set[k].key != bad)
-                    k++;
-                wl_error_set(err, "sweep", 0, bad, "invalid value %g", x[k]);
-                return WL_EINVAL;
-            }
-            if (wl_core_gpu_check(&g, err)) {
-                char msg[300], field[64];
-                snprintf(msg, sizeof msg, "%s", err->text);
-                snprintf(field, sizeof field, "%s", err->field);
-                wl_error_set(err, "sweep", 0, field, "%s with the --set values: %s",
-                             s->gpus.v[gi], msg);
-                return WL_EINVAL;
-            }
-        }
-    s->finished = 1;
     return WL_OK;
 }
 
-/* ---- enumeration ------------------------------------------------------------ */
-
-/* Outer combinations: gpu, set values (first key outermost), workload,
- * batch, seq, dtype, attention; inner points: voltage offset, clock. */
 static unsigned long long n_variants(const wl_sweep_spec *s)
 {
     unsigned long long n = 1;
@@ -479,9 +466,165 @@ static unsigned long long n_variants(const wl_sweep_spec *s)
     return n;
 }
 
+static int finish(wl_sweep_spec *s, wl_error *err)
+{
+    if (s->traces.n && (s->models.n || s->batch.n || s->seq.n || s->nattn)) {
+        wl_error_set(err, s->o_trace.source, s->o_trace.line, "trace",
+                     "a trace fixes its model and shape: give no model, batch, seq or attention");
+        return WL_EINVAL;
+    }
+    if (s->traces.n && s->scope == WL_SWEEP_LAYER) {
+        wl_error_set(err, s->o_trace.source, s->o_trace.line, "scope",
+                     "scope layer needs models, not traces");
+        return WL_EINVAL;
+    }
+    if (s->vfix.n && s->voff.n) {
+        wl_error_set(err, s->o_vfix.source, s->o_vfix.line, "voltage_mv",
+                     "a fixed voltage and a voltage offset exclude each other");
+        return WL_EINVAL;
+    }
+    int rc = WL_OK;
+    if ((rc = add_default(&s->gpus, "a100-pcie-40gb")) ||
+        (!s->traces.n && (rc = add_default(&s->models, "gpt2"))) ||
+        (rc = add_default_num(&s->batch, 1)) || (rc = add_default_num(&s->seq, 128)))
+        return rc;
+    if (!s->vfix.n && (rc = add_default_num(&s->voff, 0)))
+        return rc;
+    if (!s->nattn) {
+        s->attn = calloc(1, sizeof *s->attn);
+        if (!s->attn)
+            return WL_ENOMEM;
+        s->nattn = 1;
+    }
+    size_t ng = s->gpus.n;
+    s->gpu = calloc(ng, sizeof *s->gpu);
+    if (!s->gpu)
+        return WL_ENOMEM;
+    for (size_t i = 0; i < ng; i++)
+        if ((rc = wl_preset_gpu_load(s->gpus.v[i], &s->gpu[i], err))) {
+            if (rc == WL_ENOTFOUND)
+                wl_error_locate(err, s->o_gpu.source, s->o_gpu.line);
+            return rc;
+        }
+    /* measured idle tables replace the presets' idle curves before any set */
+    if ((rc = wl_preset_apply_idle_specs(s->gpu, ng, (const char *const *)s->idle.v, s->idle.n,
+                                         NULL, err))) {
+        if (!strcmp(err->field, "idle"))
+            wl_error_locate(err, s->o_idle.source, s->o_idle.line);
+        return rc;
+    }
+    if (s->level > 0) {
+        s->unc = calloc(ng, sizeof *s->unc);
+        if (!s->unc)
+            return WL_ENOMEM;
+        for (size_t i = 0; i < ng; i++)
+            if ((rc = wl_calib_uncertainty_load(s->gpus.v[i], &s->unc[i], err)))
+                return rc;
+    }
+    if (s->clock_max) {
+        char t[WL_CORE_NUM_TEXT];
+        wl_core_num_text(t, sizeof t, s->gpu[0].sm_clock_max_mhz);
+        if ((rc = wl_core_parse_list(t, 0, 1e6, 0, "", 0, "clock", &s->clocks, err)))
+            return rc;
+    }
+    if (!s->clocks.n) {
+        const wl_core_gpu *g = &s->gpu[0];
+        size_t n = wl_core_gpu_clock_count(g);
+        s->clocks.v = malloc(n * sizeof *s->clocks.v);
+        if (!s->clocks.v)
+            return WL_ENOMEM;
+        s->clocks.cap = n;
+        for (size_t i = 0; i < n; i++)
+            s->clocks.v[s->clocks.n++] = wl_core_gpu_clock(g, i);
+    }
+    if (s->traces.n) {
+        s->trace_wl = calloc(s->traces.n, sizeof *s->trace_wl);
+        s->trace_dt = calloc(s->traces.n, sizeof *s->trace_dt);
+        if (!s->trace_wl || !s->trace_dt)
+            return WL_ENOMEM;
+        for (size_t i = 0; i < s->traces.n; i++) {
+            if ((rc = wl_core_trace_load(s->traces.v[i], &s->trace_wl[i], err)))
+                return rc;
+            s->trace_dt[i] = trace_dtype(s->trace_wl[i]);
+            /* a trace runs as recorded, or retyped to fp32 as eager PyTorch would */
+            for (size_t d = 0; d < s->ndt; d++)
+                if (s->dtypes[d] != s->trace_dt[i] && s->dtypes[d] != WL_DT_FP32) {
+                    wl_error_set(err, s->o_dtype.source, s->o_dtype.line, "dtype",
+                                 "%s was recorded in %s: it runs as %s or retyped to fp32, "
+                                 "not as %s", s->traces.v[i], wl_dtype_name(s->trace_dt[i]),
+                                 wl_dtype_name(s->trace_dt[i]), wl_dtype_name(s->dtypes[d]));
+                    return WL_EINVAL;
+                }
+        }
+        s->n_workloads = s->traces.n;
+    } else {
+        if (!s->ndt) {
+            s->dtypes = calloc(1, sizeof *s->dtypes);
+            if (!s->dtypes)
+                return WL_ENOMEM;
+            s->dtypes[0] = WL_DT_BF16;
+            s->ndt = 1;
+        }
+        s->model = calloc(s->models.n, sizeof *s->model);
+        if (!s->model)
+            return WL_ENOMEM;
+        for (size_t i = 0; i < s->models.n; i++)
+            if ((rc = wl_preset_model_load(s->models.v[i], &s->model[i], err))) {
+                if (rc == WL_ENOTFOUND)
+                    wl_error_locate(err, s->o_model.source, s->o_model.line);
+                return rc;
+            }
+        s->n_workloads = s->models.n;
+        /* every shape must build: errors name the batch and seq origins */
+        for (size_t m = 0; m < s->models.n; m++)
+            for (size_t b = 0; b < s->batch.n; b++)
+                for (size_t q = 0; q < s->seq.n; q++) {
+                    wl_core_shape sh = {(long long)s->batch.v[b], (long long)s->seq.v[q],
+                                        s->dtypes[0], s->attn[0]};
+                    wl_core_workload *w = NULL;
+                    rc = s->scope == WL_SWEEP_LAYER && s->model[m].style != WL_STYLE_RESNET
+                             ? wl_core_build_layer(&s->model[m], &sh, &w, err)
+                             : wl_core_build(&s->model[m], &sh, &w, err);
+                    wl_core_workload_free(w);
+                    if (rc) {
+                        const origin *o = !strcmp(err->field, "batch") ? &s->o_batch
+                                          : !strcmp(err->field, "seq") ? &s->o_seq : &s->o_model;
+                        wl_error_locate(err, o->source, o->line);
+                        return rc;
+                    }
+                }
+    }
+    /* every GPU variant must be valid: check each combination of set values */
+    unsigned long long nvar = n_variants(s);
+    for (size_t gi = 0; gi < ng; gi++)
+        for (unsigned long long v = 0; v < nvar; v++) {
+            wl_core_gpu g;
+            if ((rc = variant_gpu(s, gi, v, &g, err)))
+                return rc;
+        }
+    return WL_OK;
+}
+
+int wl_sweep_spec_finish(wl_sweep_spec *s, wl_error *err)
+{
+    if (s->finished)
+        return WL_OK;
+    int rc = finish(s, err);
+    if (rc == WL_ENOMEM)
+        wl_error_set(err, "sweep", 0, "", "out of memory");
+    if (!rc)
+        s->finished = 1;
+    return rc;
+}
+
+/* ---- enumeration -------------------------------------------------------------
+ * Outer combinations: gpu, set values (first key outermost), workload,
+ * batch, seq, dtype, attention; inner points: voltage, clock. */
+
 static unsigned long long n_shapes(const wl_sweep_spec *s)
 {
-    return s->traces.n ? 1 : (unsigned long long)(s->nbatch * s->nseq * s->ndt * s->nattn);
+    return s->traces.n ? (unsigned long long)s->ndt + (s->ndt == 0)
+                       : (unsigned long long)(s->batch.n * s->seq.n * s->ndt * s->nattn);
 }
 
 static unsigned long long n_outer(const wl_sweep_spec *s)
@@ -489,9 +632,11 @@ static unsigned long long n_outer(const wl_sweep_spec *s)
     return (unsigned long long)s->gpus.n * n_variants(s) * s->n_workloads * n_shapes(s);
 }
 
+static const wl_core_numlist *volts(const wl_sweep_spec *s) { return s->vfix.n ? &s->vfix : &s->voff; }
+
 static unsigned long long n_inner(const wl_sweep_spec *s)
 {
-    return (unsigned long long)(s->voff.n * s->clocks.n);
+    return (unsigned long long)(volts(s)->n * s->clocks.n);
 }
 
 unsigned long long wl_sweep_spec_points(const wl_sweep_spec *s)
@@ -499,125 +644,330 @@ unsigned long long wl_sweep_spec_points(const wl_sweep_spec *s)
     return s->finished ? n_outer(s) * n_inner(s) : 0;
 }
 
+size_t wl_sweep_spec_axis_count(const wl_sweep_spec *s, const char *axis)
+{
+    if (!s->finished)
+        return 0;
+    if (!strcmp(axis, "gpu")) return s->gpus.n;
+    if (!strcmp(axis, "model")) return s->n_workloads;
+    if (!strcmp(axis, "batch")) return s->traces.n ? 1 : s->batch.n;
+    if (!strcmp(axis, "seq")) return s->traces.n ? 1 : s->seq.n;
+    if (!strcmp(axis, "dtype")) return s->ndt ? s->ndt : 1;
+    if (!strcmp(axis, "attention")) return s->traces.n ? 1 : s->nattn;
+    if (!strcmp(axis, "voltage")) return volts(s)->n;
+    if (!strcmp(axis, "clock")) return s->clocks.n;
+    for (size_t k = 0; k < s->nset; k++)
+        if (!strncmp(axis, "set.", 4) && !strcmp(axis + 4, s->set[k].key))
+            return s->set[k].vals.n;
+    return 0;
+}
+
+const double *wl_sweep_spec_clocks(const wl_sweep_spec *s, size_t *n)
+{
+    *n = s->finished ? s->clocks.n : 0;
+    return s->clocks.v;
+}
+
+const wl_core_gpu *wl_sweep_spec_gpu(const wl_sweep_spec *s, size_t i)
+{
+    return s->finished && i < s->gpus.n ? &s->gpu[i] : NULL;
+}
+
+int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_sweep_shape_id *id,
+                           wl_error *err);
+
 typedef struct {
     size_t gpu, wl, b, sq, dt, at;
+    unsigned long long variant;
     size_t setidx[MAX_SET];
 } combo;
 
 static void decode(const wl_sweep_spec *s, unsigned long long o, combo *c)
 {
+    memset(c, 0, sizeof *c);
     if (!s->traces.n) {
         c->at = o % s->nattn; o /= s->nattn;
         c->dt = o % s->ndt; o /= s->ndt;
-        c->sq = o % s->nseq; o /= s->nseq;
-        c->b = o % s->nbatch; o /= s->nbatch;
+        c->sq = o % s->seq.n; o /= s->seq.n;
+        c->b = o % s->batch.n; o /= s->batch.n;
     } else {
-        c->at = c->dt = c->sq = c->b = 0;
+        unsigned long long nd = n_shapes(s);
+        c->dt = o % nd; o /= nd;
     }
     c->wl = o % s->n_workloads;
     o /= s->n_workloads;
+    unsigned long long nv = n_variants(s);
+    c->variant = o % nv;
+    unsigned long long v = c->variant;
     for (size_t k = s->nset; k-- > 0;) {
-        c->setidx[k] = o % s->set[k].vals.n;
-        o /= s->set[k].vals.n;
+        c->setidx[k] = v % s->set[k].vals.n;
+        v /= s->set[k].vals.n;
     }
-    c->gpu = o;
+    c->gpu = o / nv;
 }
 
-/* ---- output --------------------------------------------------------------------- */
+/* ---- columns ------------------------------------------------------------------- */
 
-typedef struct {
-    char *p;
-    size_t n, cap;
-    int oom;
-} buf;
+/* Parameter columns, then the results: one vocabulary for predict, sweep
+ * and everything that reads them. */
+enum { R_CLOCK, R_EFF, R_VOLT, R_FEAS, R_THR, R_TIME, R_POWER, R_ENERGY, R_DYNC, R_DYNM,
+       R_STATIC, R_LAUNCH, R_COUNT };
+static const wl_results_col result_cols[R_COUNT] = {
+    WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 1, 0),        WL_RESULTS_COL("effective_clock_mhz", WL_COL_NUM, 1, 0),
+    WL_RESULTS_COL("voltage_mv", WL_COL_NUM, 1, 0),          WL_RESULTS_COL("feasible", WL_COL_BOOL, 0, 0),
+    WL_RESULTS_COL("throttled", WL_COL_BOOL, 0, 0),          WL_RESULTS_COL("time_ms", WL_COL_NUM, 5, 0),
+    WL_RESULTS_COL("power_w", WL_COL_NUM, 3, 0),             WL_RESULTS_COL("energy_j", WL_COL_NUM, 6, 0),
+    WL_RESULTS_COL("energy_dyn_compute_j", WL_COL_NUM, 6, 0), WL_RESULTS_COL("energy_dyn_memory_j", WL_COL_NUM, 6, 0),
+    WL_RESULTS_COL("energy_static_j", WL_COL_NUM, 6, 0),     WL_RESULTS_COL("launch_bound_pct", WL_COL_NUM, 2, 0)};
+static const wl_results_col iv_cols[6] = {
+    WL_RESULTS_COL("time_lo_ms", WL_COL_NUM, 5, 0),  WL_RESULTS_COL("time_hi_ms", WL_COL_NUM, 5, 0),
+    WL_RESULTS_COL("power_lo_w", WL_COL_NUM, 3, 0),  WL_RESULTS_COL("power_hi_w", WL_COL_NUM, 3, 0),
+    WL_RESULTS_COL("energy_lo_j", WL_COL_NUM, 6, 0), WL_RESULTS_COL("energy_hi_j", WL_COL_NUM, 6, 0)};
+static const wl_results_col class_cols[7] = {
+    WL_RESULTS_COL("kernel_class", WL_COL_TEXT, 0, 15),    WL_RESULTS_COL("class_launches", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("class_time_ms", WL_COL_NUM, 6, 0),     WL_RESULTS_COL("class_dyn_energy_j", WL_COL_NUM, 7, 0),
+    WL_RESULTS_COL("class_energy_j", WL_COL_NUM, 7, 0),    WL_RESULTS_COL("class_tflop", WL_COL_NUM, 6, 0),
+    WL_RESULTS_COL("class_dram_gb", WL_COL_NUM, 6, 0)};
 
-static void put(buf *b, const char *s, size_t len)
+/* ---- plans ----------------------------------------------------------------------- */
+
+struct wl_sweep_plan {
+    const wl_sweep_spec *s;
+    wl_sweep_options o;
+    wl_results_col *cols;
+    size_t ncols, nparam;  /* columns before sm_clock_mhz */
+    wl_results_writer *w;
+    unsigned long long lo, hi;     /* points of this slice */
+    unsigned long long o_lo, o_hi; /* outer combinations touching it */
+    unsigned long long rows;       /* rows this slice writes */
+    uint64_t fingerprint;
+};
+
+static uint64_t fnv(uint64_t h, const void *data, size_t n)
 {
-    if (b->oom)
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static uint64_t fnv_str(uint64_t h, const char *s) { return fnv(h, s, strlen(s) + 1); }
+
+static uint64_t fnv_nums(uint64_t h, const wl_core_numlist *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        char t[40];
+        snprintf(t, sizeof t, "%.17g", l->v[i]);
+        h = fnv_str(h, t);
+    }
+    return fnv_str(h, "|");
+}
+
+/* Everything that decides the output, so that shards of different sweeps
+ * are never merged. */
+static uint64_t fingerprint(const wl_sweep_plan *p)
+{
+    const wl_sweep_spec *s = p->s;
+    uint64_t h = fnv_str(1469598103934665603ULL, "wattlas " WL_VERSION);
+    for (size_t i = 0; i < p->ncols; i++)
+        h = fnv_str(h, p->cols[i].name);
+    const wl_core_strlist *names[4] = {&s->gpus, &s->models, &s->traces, &s->idle};
+    for (int k = 0; k < 4; k++) {
+        for (size_t i = 0; i < names[k]->n; i++)
+            h = fnv_str(h, names[k]->v[i]);
+        h = fnv_str(h, "|");
+    }
+    const wl_core_numlist *nums[5] = {&s->batch, &s->seq, &s->clocks, &s->voff, &s->vfix};
+    for (int k = 0; k < 5; k++)
+        h = fnv_nums(h, nums[k]);
+    for (size_t k = 0; k < s->nset; k++)
+        h = fnv_nums(fnv_str(h, s->set[k].key), &s->set[k].vals);
+    h = fnv(h, s->dtypes, s->ndt * sizeof *s->dtypes);
+    h = fnv(h, s->attn, s->nattn * sizeof *s->attn);
+    int opts[5] = {(int)s->scope, s->classes, s->no_power_limit, (int)p->o.format,
+                   (int)lround(s->level * 1e6)};
+    h = fnv(h, opts, sizeof opts);
+    return fnv_str(h, wl_core_latency_name(s->lat));
+}
+
+static int make_columns(wl_sweep_plan *p)
+{
+    const wl_sweep_spec *s = p->s;
+    size_t n = 1 + s->nset + 6 + 1 + R_COUNT + (s->level > 0 ? 6 : 0) +
+               (s->classes ? 7 : 0);
+    p->cols = calloc(n, sizeof *p->cols);
+    if (!p->cols)
+        return WL_ENOMEM;
+    size_t k = 0;
+    p->cols[k++] = (wl_results_col)WL_RESULTS_COL("gpu", WL_COL_TEXT, 0, 14);
+    for (size_t i = 0; i < s->nset; i++)
+        p->cols[k++] = (wl_results_col)WL_RESULTS_COL(s->set[i].key, WL_COL_NUM, -1, 0);
+    p->cols[k++] = (wl_results_col)WL_RESULTS_COL("model", WL_COL_TEXT, 0, 10);
+    p->cols[k++] = (wl_results_col)WL_RESULTS_COL("batch", WL_COL_INT, 0, 0);
+    p->cols[k++] = (wl_results_col)WL_RESULTS_COL("seq", WL_COL_INT, 0, 0);
+    p->cols[k++] = (wl_results_col)WL_RESULTS_COL("dtype", WL_COL_TEXT, 0, 5);
+    p->cols[k++] = (wl_results_col)WL_RESULTS_COL("attention", WL_COL_TEXT, 0, 0);
+    p->cols[k++] = s->vfix.n ? (wl_results_col)WL_RESULTS_COL("fixed_voltage_mv", WL_COL_NUM, 1, 0)
+                             : (wl_results_col)WL_RESULTS_COL("voltage_offset_mv", WL_COL_NUM, 1, 0);
+    p->nparam = k;
+    for (size_t i = 0; i < R_COUNT; i++)
+        p->cols[k++] = result_cols[i];
+    for (size_t i = 0; s->level > 0 && i < 6; i++)
+        p->cols[k++] = iv_cols[i];
+    for (size_t i = 0; s->classes && i < 7; i++)
+        p->cols[k++] = class_cols[i];
+    p->ncols = k;
+    /* a table shows only the parameters that vary (a title names the rest) */
+    if (p->o.format == WL_FMT_TABLE) {
+        static const char *const axis[6] = {"model", "batch", "seq", "dtype", "attention", "voltage"};
+        size_t j = 0;
+        p->cols[j++].table_hide = s->gpus.n == 1;
+        for (size_t i = 0; i < s->nset; i++)
+            p->cols[j++].table_hide = s->set[i].vals.n == 1;
+        for (int i = 0; i < 6; i++)
+            p->cols[j++].table_hide = wl_sweep_spec_axis_count(s, axis[i]) <= 1;
+    }
+    return WL_OK;
+}
+
+/* Kernel classes present in a workload (rows per point at kernel scope). */
+static int classes_present(const wl_core_workload *wl, int *present)
+{
+    int n = 0;
+    memset(present, 0, WL_CLASS_COUNT * sizeof *present);
+    for (size_t i = 0; i < wl_core_workload_count(wl); i++) {
+        int c = wl_core_kernel_class(wl_core_workload_kernel(wl, i));
+        if (!present[c])
+            present[c] = 1, n++;
+    }
+    return n;
+}
+
+static int shape_workload(const wl_sweep_spec *s, const combo *c, wl_core_workload **wl,
+                          int *own, wl_error *err);
+
+/* Rows the slice writes: points, or points x classes at kernel scope. */
+static int count_rows(wl_sweep_plan *p, wl_error *err)
+{
+    const wl_sweep_spec *s = p->s;
+    unsigned long long ni = n_inner(s);
+    p->rows = p->hi - p->lo;
+    if (!s->classes)
+        return WL_OK;
+    p->rows = 0;
+    for (unsigned long long oi = p->o_lo; oi < p->o_hi; oi++) {
+        combo c;
+        decode(s, oi, &c);
+        wl_core_workload *wl = NULL;
+        int own = 0, present[WL_CLASS_COUNT];
+        int rc = shape_workload(s, &c, &wl, &own, err);
+        if (rc)
+            return rc;
+        unsigned long long a = oi * ni > p->lo ? oi * ni : p->lo;
+        unsigned long long b = (oi + 1) * ni < p->hi ? (oi + 1) * ni : p->hi;
+        p->rows += (b - a) * (unsigned long long)classes_present(wl, present);
+        if (own)
+            wl_core_workload_free(wl);
+    }
+    return WL_OK;
+}
+
+int wl_sweep_plan_create(const wl_sweep_spec *s, const wl_sweep_options *o,
+                         wl_sweep_plan **out, wl_error *err)
+{
+    *out = NULL;
+    if (!s->finished) {
+        wl_error_set(err, "sweep", 0, "", "the spec is not finished");
+        return WL_EINVAL;
+    }
+    unsigned sc = o->shard_count ? o->shard_count : 1;
+    if (o->shard_index > sc || (o->shard_count && !o->shard_index)) {
+        wl_error_set(err, "sweep", 0, "shard", "shard %u/%u: expected 1 <= I <= N", o->shard_index,
+                     o->shard_count);
+        return WL_EINVAL;
+    }
+    if (o->shard_count && (o->format == WL_FMT_JSON || o->format == WL_FMT_TABLE)) {
+        wl_error_set(err, "sweep", 0, "shard", "shards are written as csv or ndjson, not %s",
+                     wl_results_format_name(o->format));
+        return WL_EINVAL;
+    }
+    wl_sweep_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return WL_ENOMEM;
+    p->s = s;
+    p->o = *o;
+    int rc = make_columns(p);
+    if (!rc)
+        rc = wl_results_writer_create(NULL, o->format, p->cols, p->ncols, &p->w);
+    if (rc) {
+        wl_sweep_plan_free(p);
+        return rc;
+    }
+    unsigned long long total = wl_sweep_spec_points(s), ni = n_inner(s);
+    unsigned idx = o->shard_count ? o->shard_index - 1 : 0;
+    /* contiguous slices, so shard outputs concatenate to the full run */
+    p->lo = (unsigned long long)((long double)total * idx / sc);
+    p->hi = (unsigned long long)((long double)total * (idx + 1) / sc);
+    p->o_lo = p->lo / ni;
+    p->o_hi = p->hi > p->lo ? (p->hi - 1) / ni + 1 : p->o_lo;
+    p->fingerprint = fingerprint(p);
+    if ((rc = count_rows(p, err))) {
+        wl_sweep_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return WL_OK;
+}
+
+void wl_sweep_plan_free(wl_sweep_plan *p)
+{
+    if (!p)
         return;
-    if (b->n + len + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 4096;
-        while (nc < b->n + len + 1)
-            nc *= 2;
-        char *np = realloc(b->p, nc);
-        if (!np) {
-            b->oom = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->n, s, len);
-    b->n += len;
+    wl_results_writer_free(p->w);
+    free(p->cols);
+    free(p);
 }
 
-static void puts_(buf *b, const char *s) { put(b, s, strlen(s)); }
+unsigned long long wl_sweep_plan_chunks(const wl_sweep_plan *p) { return p->o_hi - p->o_lo; }
+unsigned long long wl_sweep_plan_points(const wl_sweep_plan *p) { return p->hi - p->lo; }
+wl_results_writer *wl_sweep_plan_writer(wl_sweep_plan *p) { return p->w; }
 
-static void putnum(buf *b, double v, int dec)
+#define SHARD_TAG "# wattlas-shard"
+
+void wl_sweep_plan_begin(wl_sweep_plan *p, FILE *out)
 {
-    char t[64];
-    int l = wl_results_fmt(t, v, dec);
-    put(b, t, (size_t)l);
+    wl_results_writer_set_stream(p->w, out);
+    if (p->o.shard_count)
+        fprintf(out, SHARD_TAG " %u/%u sweep=%016llx points=%llu-%llu/%llu rows=%llu format=%s\n",
+                p->o.shard_index, p->o.shard_count, (unsigned long long)p->fingerprint, p->lo,
+                p->hi, wl_sweep_spec_points(p->s), p->rows, wl_results_format_name(p->o.format));
+    wl_results_writer_header(p->w);
 }
 
-/* A swept parameter value: as short as it can be written exactly. */
-static void putparam(buf *b, double v)
+/* ---- tallies -------------------------------------------------------------------------- */
+
+void wl_sweep_tally_init(wl_sweep_tally *t)
 {
-    char t[64];
-    int l = snprintf(t, sizeof t, "%.10g", v);
-    put(b, t, (size_t)l);
+    memset(t, 0, sizeof *t);
+    t->best_energy_j = t->best_time_ms = t->best_clock_mhz = NAN;
 }
 
-static void putjs(buf *b, const char *s)
+void wl_sweep_tally_add(wl_sweep_tally *t, const wl_sweep_tally *part)
 {
-    /* identifiers and paths: escape quotes and backslashes */
-    put(b, "\"", 1);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            put(b, "\\", 1);
-        if ((unsigned char)*s >= 0x20)
-            put(b, s, 1);
+    t->points += part->points;
+    t->throttled += part->throttled;
+    /* the first point of least energy: later ties do not replace it */
+    if (!isnan(part->best_energy_j) &&
+        (isnan(t->best_energy_j) || part->best_energy_j < t->best_energy_j)) {
+        t->best_energy_j = part->best_energy_j;
+        t->best_time_ms = part->best_time_ms;
+        t->best_clock_mhz = part->best_clock_mhz;
     }
-    put(b, "\"", 1);
 }
 
-static void putcsvs(buf *b, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        puts_(b, s);
-        return;
-    }
-    put(b, "\"", 1);
-    for (; *s; s++) {
-        if (*s == '"')
-            put(b, "\"", 1);
-        put(b, s, 1);
-    }
-    put(b, "\"", 1);
-}
-
-static const char *const result_cols[] = {
-    "sm_clock_mhz", "effective_clock_mhz", "voltage_mv", "feasible", "throttled", "time_ms",
-    "power_w", "energy_j", "energy_dyn_compute_j", "energy_dyn_memory_j", "energy_static_j"};
-static const int result_dec[] = {1, 1, 1, 0, 0, 5, 3, 6, 6, 6, 6};
-#define NRES (sizeof result_cols / sizeof *result_cols)
-
-static void header(const wl_sweep_spec *s, buf *b)
-{
-    puts_(b, "gpu");
-    for (size_t k = 0; k < s->nset; k++) {
-        puts_(b, ",");
-        puts_(b, s->set[k].key);
-    }
-    puts_(b, ",model,batch,seq,dtype,attention,voltage_offset_mv");
-    for (size_t i = 0; i < NRES; i++) {
-        puts_(b, ",");
-        puts_(b, result_cols[i]);
-    }
-    if (s->scope == WL_SWEEP_KERNEL)
-        puts_(b, ",kernel_class,class_launches,class_time_ms,class_energy_j");
-    puts_(b, "\n");
-}
+/* ---- evaluating a chunk ------------------------------------------------------------ */
 
 static const char *wl_name(const wl_sweep_spec *s, const combo *c)
 {
@@ -628,102 +978,225 @@ static const char *wl_name(const wl_sweep_spec *s, const combo *c)
     return s->models.v[c->wl];
 }
 
-/* One output row (without the newline for CSV kernel rows handled by caller). */
-static void row(const wl_sweep_spec *s, const wl_sweep_options *o, const combo *c,
-                const wl_core_gpu *g, double voff, const wl_core_result *r, int feasible,
-                int cls, buf *b)
+static wl_dtype combo_dtype(const wl_sweep_spec *s, const combo *c)
 {
-    double vals[NRES] = {r->requested_clock_mhz, r->effective_clock_mhz, r->voltage_mv,
-                         feasible, r->throttled, r->time_ms, r->power_w, r->energy_j,
-                         r->energy_dyn_compute_j, r->energy_dyn_memory_j, r->energy_static_j};
-    int traced = s->traces.n > 0;
-    double static_w = r->time_ms > 0 ? r->energy_static_j / (r->time_ms * 1e-3) : 0;
-    if (o->format == WL_SWEEP_NDJSON) {
-        puts_(b, "{\"gpu\":");
-        putjs(b, g->id);
-        for (size_t k = 0; k < s->nset; k++) {
-            puts_(b, ",\"");
-            puts_(b, s->set[k].key);
-            puts_(b, "\":");
-            putparam(b, s->set[k].vals.v[c->setidx[k]]);
-        }
-        puts_(b, ",\"model\":");
-        putjs(b, wl_name(s, c));
-        if (!traced) {
-            puts_(b, ",\"batch\":");
-            putnum(b, (double)s->batch[c->b], 0);
-            puts_(b, ",\"seq\":");
-            putnum(b, (double)s->seq[c->sq], 0);
-            puts_(b, ",\"dtype\":");
-            putjs(b, wl_dtype_name(s->dtypes[c->dt]));
-            puts_(b, ",\"attention\":");
-            putjs(b, wl_attention_name(s->attn[c->at]));
-        }
-        puts_(b, ",\"voltage_offset_mv\":");
-        putnum(b, voff, 1);
-        for (size_t i = 0; i < NRES; i++) {
-            puts_(b, ",\"");
-            puts_(b, result_cols[i]);
-            puts_(b, "\":");
-            if (i == 3 || i == 4)
-                puts_(b, vals[i] != 0 ? "true" : "false");
-            else
-                putnum(b, vals[i], result_dec[i]);
-        }
-        if (cls >= 0) {
-            const wl_core_class_stats *cs = &r->cls[cls];
-            puts_(b, ",\"kernel_class\":");
-            putjs(b, wl_core_class_name(cls));
-            puts_(b, ",\"class_launches\":");
-            putnum(b, (double)cs->launches, 0);
-            puts_(b, ",\"class_time_ms\":");
-            putnum(b, cs->busy_ms, 6);
-            puts_(b, ",\"class_energy_j\":");
-            putnum(b, cs->energy_j + static_w * cs->busy_ms * 1e-3, 7);
-        }
-        puts_(b, "}\n");
-        return;
-    }
-    putcsvs(b, g->id);
-    for (size_t k = 0; k < s->nset; k++) {
-        puts_(b, ",");
-        putparam(b, s->set[k].vals.v[c->setidx[k]]);
-    }
-    puts_(b, ",");
-    putcsvs(b, wl_name(s, c));
-    puts_(b, ",");
-    if (!traced) {
-        putnum(b, (double)s->batch[c->b], 0);
-        puts_(b, ",");
-        putnum(b, (double)s->seq[c->sq], 0);
-        puts_(b, ",");
-        puts_(b, wl_dtype_name(s->dtypes[c->dt]));
-        puts_(b, ",");
-        puts_(b, wl_attention_name(s->attn[c->at]));
-    } else {
-        puts_(b, ",,,");
-    }
-    puts_(b, ",");
-    putnum(b, voff, 1);
-    for (size_t i = 0; i < NRES; i++) {
-        puts_(b, ",");
-        putnum(b, vals[i], result_dec[i]);
-    }
-    if (cls >= 0) {
-        const wl_core_class_stats *cs = &r->cls[cls];
-        puts_(b, ",");
-        puts_(b, wl_core_class_name(cls));
-        puts_(b, ",");
-        putnum(b, (double)cs->launches, 0);
-        puts_(b, ",");
-        putnum(b, cs->busy_ms, 6);
-        puts_(b, ",");
-        putnum(b, cs->energy_j + static_w * cs->busy_ms * 1e-3, 7);
-    }
-    puts_(b, "\n");
+    if (s->traces.n)
+        return s->ndt ? s->dtypes[c->dt] : s->trace_dt[c->wl];
+    return s->dtypes[c->dt];
 }
 
-/* ---- running ------------------------------------------------------------------ */
+static int shape_workload(const wl_sweep_spec *s, const combo *c, wl_core_workload **wl,
+                          int *own, wl_error *err)
+{
+    *own = 0;
+    if (s->traces.n) {
+        *wl = s->trace_wl[c->wl];
+        if (combo_dtype(s, c) == s->trace_dt[c->wl])
+            return WL_OK;
+        *own = 1;
+        return wl_core_workload_retype(s->trace_wl[c->wl], WL_DT_FP32, wl, err);
+    }
+    wl_core_shape sh = {(long long)s->batch.v[c->b], (long long)s->seq.v[c->sq], s->dtypes[c->dt],
+                        s->attn[c->at]};
+    const wl_core_model *m = &s->model[c->wl];
+    *own = 1;
+    return s->scope == WL_SWEEP_LAYER && m->style != WL_STYLE_RESNET
+               ? wl_core_build_layer(m, &sh, wl, err)
+               : wl_core_build(m, &sh, wl, err);
+}
+
+int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_sweep_shape_id *id,
+                           wl_error *err)
+{
+    *wl = NULL;
+    memset(id, 0, sizeof *id);
+    if (!s->finished) {
+        wl_error_set(err, "sweep", 0, "", "the spec is not finished");
+        return WL_EINVAL;
+    }
+    combo c;
+    decode(s, 0, &c);
+    int own = 0;
+    wl_core_workload *w = NULL;
+    int rc = shape_workload(s, &c, &w, &own, err);
+    if (rc)
+        return rc;
+    if (!own) {
+        /* a trace as recorded: the caller owns a copy */
+        wl_core_workload *copy = wl_core_workload_create(wl_core_workload_name(w));
+        for (size_t i = 0; copy && i < wl_core_workload_count(w); i++)
+            if (wl_core_workload_add(copy, wl_core_workload_kernel(w, i))) {
+                wl_core_workload_free(copy);
+                copy = NULL;
+            }
+        if (!copy)
+            return WL_ENOMEM;
+        w = copy;
+    }
+    snprintf(id->model, sizeof id->model, "%s", wl_name(s, &c));
+    id->traced = s->traces.n > 0;
+    id->dtype = combo_dtype(s, &c);
+    if (!id->traced) {
+        id->batch = (long long)s->batch.v[c.b];
+        id->seq = wl_core_model_is_vision(&s->model[c.wl]) ? 0 : (long long)s->seq.v[c.sq];
+        id->attention = s->attn[c.at];
+    }
+    *wl = w;
+    return WL_OK;
+}
+
+/* The parameter cells of a combination (the first p->nparam columns, less
+ * the voltage, which the caller fills). */
+static void param_cells(const wl_sweep_plan *p, const combo *c, const wl_core_gpu *g,
+                        wl_results_cell *cells)
+{
+    const wl_sweep_spec *s = p->s;
+    size_t k = 0;
+    cells[k++] = (wl_results_cell){g->id, NAN};
+    for (size_t i = 0; i < s->nset; i++)
+        cells[k++] = (wl_results_cell){NULL, s->set[i].vals.v[c->setidx[i]]};
+    cells[k++] = (wl_results_cell){wl_name(s, c), NAN};
+    int traced = s->traces.n > 0;
+    int vision = !traced && wl_core_model_is_vision(&s->model[c->wl]);
+    cells[k++] = (wl_results_cell){NULL, traced ? NAN : s->batch.v[c->b]};
+    cells[k++] = (wl_results_cell){NULL, traced || vision ? NAN : s->seq.v[c->sq]};
+    cells[k++] = (wl_results_cell){wl_dtype_name(combo_dtype(s, c)), NAN};
+    cells[k++] = (wl_results_cell){traced ? NULL : wl_attention_name(s->attn[c->at]), NAN};
+}
+
+static void result_cells(const wl_core_result *r, int feasible, wl_results_cell *cells)
+{
+    const double v[R_COUNT] = {r->requested_clock_mhz, r->effective_clock_mhz, r->voltage_mv,
+                               feasible, r->throttled, r->time_ms, r->power_w, r->energy_j,
+                               r->energy_dyn_compute_j, r->energy_dyn_memory_j,
+                               r->energy_static_j, 100.0 * r->launch_bound_frac};
+    for (int i = 0; i < R_COUNT; i++)
+        cells[i] = (wl_results_cell){NULL, v[i]};
+}
+
+static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_results_buf *b,
+                 wl_sweep_tally *tally, wl_error *err)
+{
+    const wl_sweep_spec *s = p->s;
+    combo c;
+    decode(s, oi, &c);
+    wl_core_gpu g;
+    int rc = variant_gpu(s, c.gpu, c.variant, &g, err); /* validated in finish */
+    if (rc)
+        return rc;
+    wl_core_workload *wl = NULL;
+    int own = 0;
+    if ((rc = shape_workload(s, &c, &wl, &own, err)))
+        return rc;
+    wl_core_evaluator *ev = NULL;
+    if ((rc = wl_core_evaluator_create(&g, wl, s->lat, &ev))) {
+        if (own)
+            wl_core_workload_free(wl);
+        return rc;
+    }
+    wl_results_cell cells[64 + MAX_SET];
+    param_cells(p, &c, &g, cells);
+    const wl_core_numlist *vl = volts(s);
+    unsigned long long ni = n_inner(s), base = oi * ni;
+    size_t vi0 = base >= p->lo ? 0 : (size_t)((p->lo - base) / s->clocks.n);
+    for (size_t vi = vi0; vi < vl->n; vi++) {
+        double vv = vl->v[vi];
+        cells[p->nparam - 1] = (wl_results_cell){NULL, vv};
+        /* the parameter cells are the same for every clock: format once */
+        wl_results_buf prefix = {0};
+        wl_results_writer_format_cols(p->w, cells, 0, p->nparam, &prefix);
+        wl_core_throttle_cache tc = {0};
+        for (size_t ci = 0; ci < s->clocks.n; ci++) {
+            unsigned long long pi = base + vi * s->clocks.n + ci;
+            if (pi < p->lo || pi >= p->hi)
+                continue;
+            double f = s->clocks.v[ci];
+            wl_core_op op = {.sm_clock_mhz = f,
+                             .voltage_mv = s->vfix.n ? vv : 0,
+                             .voltage_offset_mv = s->vfix.n ? 0 : vv,
+                             .ignore_power_limit = s->no_power_limit};
+            wl_core_result r;
+            if (wl_core_evaluator_run_cached(ev, &op, &tc, &r) != WL_OK) {
+                /* a voltage at or below zero: nothing runs */
+                memset(&r, 0, sizeof r);
+                r.requested_clock_mhz = r.effective_clock_mhz = f;
+                r.time_ms = r.power_w = r.energy_j = NAN;
+                r.energy_dyn_compute_j = r.energy_dyn_memory_j = r.energy_static_j = NAN;
+                r.launch_bound_frac = NAN;
+                r.voltage_mv = s->vfix.n ? vv : wl_core_gpu_voltage_mv(&g, f) + vv;
+            }
+            int feasible = isfinite(r.time_ms) &&
+                           (s->vfix.n || wl_core_gpu_clock_in_range(&g, f)) &&
+                           wl_core_gpu_feasible(&g, r.effective_clock_mhz, r.voltage_mv);
+            size_t k = p->nparam;
+            result_cells(&r, feasible, cells + k);
+            k += R_COUNT;
+            if (s->level > 0) {
+                wl_calib_iv iv = {0};
+                int ok = isfinite(r.time_ms) &&
+                         wl_calib_interval(ev, &g, &s->unc[c.gpu], &op, s->level, &r, &iv) == WL_OK;
+                const double w[6] = {iv.time_lo_ms, iv.time_hi_ms, iv.power_lo_w, iv.power_hi_w,
+                                     iv.energy_lo_j, iv.energy_hi_j};
+                for (int i = 0; i < 6; i++)
+                    cells[k++] = (wl_results_cell){NULL, ok ? w[i] : NAN};
+            }
+            tally->points++;
+            tally->throttled += (unsigned long long)r.throttled;
+            if (feasible && isfinite(r.energy_j) &&
+                (isnan(tally->best_energy_j) || r.energy_j < tally->best_energy_j)) {
+                tally->best_energy_j = r.energy_j;
+                tally->best_time_ms = r.time_ms;
+                tally->best_clock_mhz = r.requested_clock_mhz;
+            }
+            if (!s->classes) {
+                wl_results_buf_put(b, prefix.p, prefix.n);
+                wl_results_writer_format_cols(p->w, cells, p->nparam, p->ncols, b);
+                continue;
+            }
+            double static_w = r.time_ms > 0 ? r.energy_static_j / (r.time_ms * 1e-3) : 0;
+            for (int cl = 0; cl < WL_CLASS_COUNT; cl++) {
+                const wl_core_class_stats *cs = &r.cls[cl];
+                if (!cs->launches)
+                    continue;
+                size_t j = k;
+                cells[j++] = (wl_results_cell){wl_core_class_name(cl), NAN};
+                cells[j++] = (wl_results_cell){NULL, (double)cs->launches};
+                cells[j++] = (wl_results_cell){NULL, cs->busy_ms};
+                cells[j++] = (wl_results_cell){NULL, cs->energy_j};
+                cells[j++] = (wl_results_cell){NULL, cs->energy_j + static_w * cs->busy_ms * 1e-3};
+                cells[j++] = (wl_results_cell){NULL, cs->flops * 1e-12};
+                cells[j++] = (wl_results_cell){NULL, cs->dram_bytes * 1e-9};
+                wl_results_buf_put(b, prefix.p, prefix.n);
+                wl_results_writer_format_cols(p->w, cells, p->nparam, p->ncols, b);
+            }
+        }
+        int oom = prefix.oom;
+        wl_results_buf_free(&prefix);
+        if (oom)
+            b->oom = 1;
+    }
+    wl_core_evaluator_free(ev);
+    if (own)
+        wl_core_workload_free(wl);
+    if (b->oom) {
+        wl_error_set(err, "sweep", 0, "", "out of memory");
+        return WL_ENOMEM;
+    }
+    return WL_OK;
+}
+
+int wl_sweep_plan_chunk(const wl_sweep_plan *p, unsigned long long i, wl_results_buf *b,
+                        wl_sweep_tally *tally, wl_error *err)
+{
+    wl_sweep_tally_init(tally);
+    if (i >= wl_sweep_plan_chunks(p)) {
+        wl_error_set(err, "sweep", 0, "", "no chunk %llu", i);
+        return WL_EINVAL;
+    }
+    return chunk(p, p->o_lo + i, b, tally, err);
+}
+
+/* ---- running ------------------------------------------------------------------------ */
 
 static double now_s(void)
 {
@@ -732,127 +1205,30 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void progress(double t0, unsigned long long done, unsigned long long total, int final)
+static unsigned long long count_lines(const char *p, size_t n)
 {
-    double el = now_s() - t0;
-    double rate = el > 0 ? (double)done / el : 0;
-    double frac = total ? (double)done / (double)total : 1;
-    int w = 30, fill = (int)(frac * w);
-    char bar[40];
-    for (int i = 0; i < w; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[w] = 0;
-    double eta = rate > 0 ? (double)(total - done) / rate : 0;
-    fprintf(stderr, "\r[%s] %5.1f%% %llu/%llu points, %.0f points/s, ETA %02d:%02d ", bar,
-            100 * frac, done, total, rate, (int)(eta / 60), (int)eta % 60);
-    if (final)
-        fputc('\n', stderr);
-    fflush(stderr);
-}
-
-/* Evaluates outer combination oi, restricted to points [lo, hi); rows to b. */
-static int run_combo(const wl_sweep_spec *s, const wl_sweep_options *o, unsigned long long oi,
-                     unsigned long long lo, unsigned long long hi, buf *b,
-                     unsigned long long *points, wl_error *err)
-{
-    combo c;
-    decode(s, oi, &c);
-    wl_core_gpu g = s->gpu[c.gpu];
-    const char *keys[MAX_SET], *bad = NULL;
-    double x[MAX_SET];
-    for (size_t k = 0; k < s->nset; k++) {
-        keys[k] = s->set[k].key;
-        x[k] = s->set[k].vals.v[c.setidx[k]];
-    }
-    wl_preset_gpu_apply(&g, keys, x, s->nset, &bad); /* validated when the spec was read */
-    wl_core_workload *wl = NULL;
-    int own = 0, rc = WL_OK;
-    if (s->traces.n) {
-        wl = s->trace_wl[c.wl];
-    } else {
-        wl_core_shape sh = {s->batch[c.b], s->seq[c.sq], s->dtypes[c.dt], s->attn[c.at]};
-        rc = s->scope == WL_SWEEP_LAYER ? wl_core_build_layer(&s->model[c.wl], &sh, &wl, err)
-                                        : wl_core_build(&s->model[c.wl], &sh, &wl, err);
-        own = 1;
-        if (rc)
-            return rc;
-    }
-    wl_core_evaluator *ev = NULL;
-    rc = wl_core_evaluator_create(&g, wl, NULL, &ev);
-    unsigned long long base = oi * n_inner(s);
-    for (size_t vi = 0; !rc && vi < s->voff.n; vi++)
-        for (size_t ci = 0; ci < s->clocks.n; ci++) {
-            unsigned long long pi = base + vi * s->clocks.n + ci;
-            if (pi < lo || pi >= hi)
-                continue;
-            wl_core_op op = {s->clocks.v[ci], 0, s->voff.v[vi], 0};
-            wl_core_result r;
-            if (wl_core_evaluator_run(ev, &op, &r) != WL_OK) {
-                /* a voltage at or below zero: nothing runs */
-                memset(&r, 0, sizeof r);
-                r.requested_clock_mhz = r.effective_clock_mhz = s->clocks.v[ci];
-                r.time_ms = r.power_w = r.energy_j = NAN;
-                r.voltage_mv = wl_core_gpu_voltage_mv(&g, s->clocks.v[ci]) + s->voff.v[vi];
-            }
-            int feasible = isfinite(r.time_ms) &&
-                           s->clocks.v[ci] >= g.sm_clock_min_mhz - 1e-9 &&
-                           s->clocks.v[ci] <= g.sm_clock_max_mhz + 1e-9 &&
-                           wl_core_gpu_feasible(&g, r.effective_clock_mhz, r.voltage_mv);
-            (*points)++;
-            if (s->scope == WL_SWEEP_KERNEL) {
-                for (int k = 0; k < WL_CLASS_COUNT; k++)
-                    if (r.cls[k].launches)
-                        row(s, o, &c, &g, s->voff.v[vi], &r, feasible, k, b);
-            } else {
-                row(s, o, &c, &g, s->voff.v[vi], &r, feasible, -1, b);
-            }
-        }
-    wl_core_evaluator_free(ev);
-    if (own)
-        wl_core_workload_free(wl);
-    if (!rc && b->oom)
-        rc = WL_ENOMEM;
-    return rc;
+    unsigned long long k = 0;
+    for (const char *q = p; (q = memchr(q, '\n', (size_t)(p + n - q))) != NULL; q++)
+        k++;
+    return k;
 }
 
 int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
                  volatile sig_atomic_t *stop, wl_sweep_stats *stats, wl_error *err)
 {
     memset(stats, 0, sizeof *stats);
-    if (!s->finished) {
-        wl_error_set(err, "sweep", 0, "", "spec not finished");
-        return WL_EINVAL;
-    }
-    unsigned sc = o->shard_count ? o->shard_count : 1;
-    if (o->shard_index >= sc) {
-        wl_error_set(err, "sweep", 0, "shard", "shard index %u must be below the count %u",
-                     o->shard_index, sc);
-        return WL_EINVAL;
-    }
-    unsigned long long total = wl_sweep_spec_points(s), ni = n_inner(s);
-    /* contiguous slices, so shard outputs concatenate to the full run */
-    unsigned long long lo = (unsigned long long)((long double)total * o->shard_index / sc);
-    unsigned long long hi = (unsigned long long)((long double)total * (o->shard_index + 1) / sc);
-    unsigned long long o_lo = lo / ni, o_hi = hi ? (hi - 1) / ni + 1 : 0;
-    if (hi <= lo)
-        o_hi = o_lo;
-    if (o->format == WL_SWEEP_CSV) {
-        buf h = {0};
-        header(s, &h);
-        if (h.oom) {
-            free(h.p);
-            return WL_ENOMEM;
-        }
-        fwrite(h.p, 1, h.n, out);
-        free(h.p);
-    }
-    double t0 = now_s(), last = t0;
-    int rc = WL_OK;
+    wl_sweep_tally_init(&stats->tally);
+    wl_sweep_plan *p = NULL;
+    int rc = wl_sweep_plan_create(s, o, &p, err);
+    if (rc)
+        return rc;
+    wl_sweep_plan_begin(p, out);
+    double t0 = now_s();
     volatile int failed = 0;
-    unsigned long long done = 0, rows = 0;
+    unsigned long long done = 0, rows = 0, total = wl_sweep_plan_points(p);
     wl_error first_err;
     memset(&first_err, 0, sizeof first_err);
-    long long n_o = (long long)(o_hi - o_lo);
+    long long n_o = (long long)wl_sweep_plan_chunks(p);
     int threads = o->threads > 0 ? o->threads : 1;
 #ifdef _OPENMP
     if (o->threads <= 0)
@@ -860,13 +1236,14 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
 #endif
 #pragma omp parallel for ordered schedule(dynamic, 1) num_threads(threads)
     for (long long k = 0; k < n_o; k++) {
-        buf b = {0};
-        unsigned long long pts = 0;
+        wl_results_buf b = {0};
+        wl_sweep_tally part;
+        wl_sweep_tally_init(&part);
         int my_rc = WL_OK;
         wl_error my_err;
         memset(&my_err, 0, sizeof my_err);
         if (!failed && !(stop && *stop))
-            my_rc = run_combo(s, o, o_lo + (unsigned long long)k, lo, hi, &b, &pts, &my_err);
+            my_rc = wl_sweep_plan_chunk(p, (unsigned long long)k, &b, &part, &my_err);
 #pragma omp ordered
         {
             if (my_rc && !failed) {
@@ -875,77 +1252,168 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
                 first_err = my_err;
             }
             if (!failed && !(stop && *stop) && b.n) {
-                fwrite(b.p, 1, b.n, out);
-                done += pts;
-                for (size_t i = 0; i < b.n; i++)
-                    rows += b.p[i] == '\n';
+                wl_results_writer_emit(p->w, b.p, b.n);
+                done += part.points;
+                wl_sweep_tally_add(&stats->tally, &part);
+                /* a JSON row is ",\n  {...}": one newline each */
+                rows += count_lines(b.p, b.n);
             }
-            if (o->progress) {
-                double t = now_s();
-                if (t - last > 0.2) {
-                    progress(t0, done, hi - lo, 0);
-                    last = t;
-                }
-            }
+            if (!failed && o->progress)
+                o->progress(o->progress_user, done, total);
         }
-        free(b.p);
+        wl_results_buf_free(&b);
     }
-    if (o->progress)
-        progress(t0, done, hi - lo, 1);
     stats->points = done;
     stats->rows = rows;
     stats->seconds = now_s() - t0;
     stats->interrupted = stop && *stop;
-    if (rc && err)
+    if (!rc)
+        wl_results_writer_finish(p->w);
+    else
         *err = first_err;
+    p->w = NULL;
+    wl_sweep_plan_free(p);
     return rc;
 }
 
-/* ---- merge -------------------------------------------------------------------- */
+/* ---- merge ---------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *path;
+    unsigned idx, count;
+    unsigned long long fp, lo, hi, total, rows;
+    char format[16];
+} shard_meta;
+
+static int read_meta(FILE *f, const char *path, shard_meta *m, wl_error *err)
+{
+    char line[512];
+    if (!fgets(line, sizeof line, f) || strncmp(line, SHARD_TAG " ", strlen(SHARD_TAG) + 1) != 0) {
+        wl_error_set(err, path, 1, "", "not a sweep shard (no '" SHARD_TAG "' line: was it "
+                     "written by 'sweep --shard I/N'?)");
+        return WL_EPARSE;
+    }
+    char extra;
+    int n = sscanf(line + strlen(SHARD_TAG), " %u/%u sweep=%16llx points=%llu-%llu/%llu rows=%llu "
+                   "format=%15s %c", &m->idx, &m->count, &m->fp, &m->lo, &m->hi, &m->total,
+                   &m->rows, m->format, &extra);
+    if (n != 8 || m->idx < 1 || m->idx > m->count || m->lo > m->hi || m->hi > m->total) {
+        wl_error_set(err, path, 1, "", "malformed shard line");
+        return WL_EPARSE;
+    }
+    m->path = path;
+    return WL_OK;
+}
+
+/* Copies a shard's rows to out (the CSV header once), counting them. */
+static int copy_rows(FILE *f, const shard_meta *m, int first, int csv, char **header,
+                     FILE *out, wl_error *err)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int lineno = 1, rc = WL_OK;
+    unsigned long long rows = 0;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        if (line[len - 1] != '\n') {
+            wl_error_set(err, m->path, lineno, "", "truncated last row (no newline)");
+            rc = WL_EPARSE;
+            break;
+        }
+        if (csv && lineno == 2) {
+            if (first) {
+                if (!(*header = strdup(line))) {
+                    rc = WL_ENOMEM;
+                    break;
+                }
+                fwrite(line, 1, (size_t)len, out);
+            } else if (strcmp(*header, line) != 0) {
+                wl_error_set(err, m->path, 2, "", "its header differs from the first shard's");
+                rc = WL_EPARSE;
+                break;
+            }
+            continue;
+        }
+        fwrite(line, 1, (size_t)len, out);
+        rows++;
+    }
+    free(line);
+    if (!rc && ferror(f)) {
+        wl_error_set(err, m->path, lineno, "", "read error");
+        rc = WL_EIO;
+    }
+    if (!rc && rows != m->rows) {
+        wl_error_set(err, m->path, 0, "", "shard %u/%u is incomplete: %llu of %llu rows (was it "
+                     "interrupted?)", m->idx, m->count, rows, m->rows);
+        rc = WL_EPARSE;
+    }
+    return rc;
+}
 
 int wl_sweep_merge(const char *const *paths, int n, FILE *out, wl_error *err)
 {
-    char *first_header = NULL;
-    int rc = WL_OK;
-    for (int i = 0; i < n && !rc; i++) {
+    if (n < 1) {
+        wl_error_set(err, "merge", 0, "", "no shards");
+        return WL_EINVAL;
+    }
+    shard_meta *m = calloc((size_t)n, sizeof *m);
+    int *order = calloc((size_t)n, sizeof *order);
+    int rc = m && order ? WL_OK : WL_ENOMEM;
+    for (int i = 0; !rc && i < n; i++) {
         FILE *f = fopen(paths[i], "r");
         if (!f) {
             wl_error_set(err, paths[i], 0, "", "cannot open: %s", strerror(errno));
             rc = WL_EIO;
             break;
         }
-        char *line = NULL;
-        size_t cap = 0;
-        ssize_t len;
-        int lineno = 0;
-        while ((len = getline(&line, &cap, f)) > 0) {
-            lineno++;
-            if (line[len - 1] != '\n') {
-                wl_error_set(err, paths[i], lineno, "", "truncated last row (no newline)");
-                rc = WL_EPARSE;
-                break;
-            }
-            if (lineno == 1 && line[0] != '{') {
-                /* CSV header: keep the first, check the others */
-                if (!first_header) {
-                    first_header = strdup(line);
-                    if (!first_header) {
-                        rc = WL_ENOMEM;
-                        break;
-                    }
-                } else if (strcmp(first_header, line) != 0) {
-                    wl_error_set(err, paths[i], 1, "", "header differs from %s's", paths[0]);
-                    rc = WL_EPARSE;
-                    break;
-                } else {
-                    continue;
-                }
-            }
-            fwrite(line, 1, (size_t)len, out);
-        }
-        free(line);
+        rc = read_meta(f, paths[i], &m[i], err);
         fclose(f);
     }
-    free(first_header);
+    /* one sweep, every shard once */
+    for (int i = 0; !rc && i < n; i++) {
+        if (m[i].count != (unsigned)n || m[i].fp != m[0].fp || m[i].total != m[0].total ||
+            strcmp(m[i].format, m[0].format) != 0) {
+            if (m[i].fp != m[0].fp || m[i].total != m[0].total)
+                wl_error_set(err, paths[i], 1, "", "a shard of another sweep than %s", paths[0]);
+            else if (m[i].count != (unsigned)n)
+                wl_error_set(err, paths[i], 1, "", "shard %u of %u, but %d shards were given",
+                             m[i].idx, m[i].count, n);
+            else
+                wl_error_set(err, paths[i], 1, "", "format %s differs from %s's", m[i].format,
+                             paths[0]);
+            rc = WL_EINVAL;
+            break;
+        }
+        if (order[m[i].idx - 1]) {
+            wl_error_set(err, paths[i], 1, "", "shard %u/%u given twice (also %s)", m[i].idx,
+                         m[i].count, paths[order[m[i].idx - 1] - 1]);
+            rc = WL_EINVAL;
+            break;
+        }
+        order[m[i].idx - 1] = i + 1;
+    }
+    char *header = NULL;
+    int csv = !rc && strcmp(m[0].format, "csv") == 0;
+    for (int k = 0; !rc && k < n; k++) {
+        const shard_meta *sm = &m[order[k] - 1];
+        FILE *f = fopen(sm->path, "r");
+        if (!f) {
+            wl_error_set(err, sm->path, 0, "", "cannot open: %s", strerror(errno));
+            rc = WL_EIO;
+            break;
+        }
+        char skip[512];
+        if (!fgets(skip, sizeof skip, f)) /* the shard line, read above */
+            rc = WL_EIO;
+        if (!rc)
+            rc = copy_rows(f, sm, k == 0, csv, &header, out, err);
+        fclose(f);
+    }
+    if (rc == WL_ENOMEM)
+        wl_error_set(err, "merge", 0, "", "out of memory");
+    free(header);
+    free(m);
+    free(order);
     return rc;
 }

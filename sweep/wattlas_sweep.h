@@ -1,59 +1,128 @@
 /* Sweeps: the evaluation core over cartesian grids of GPUs, hypothetical GPU
- * variants (--set), models, shapes, precisions, clocks and voltage offsets,
- * evaluated in parallel and streamed in a deterministic order. */
+ * variants (set axes), models or traces, shapes, precisions, voltages and
+ * clocks, evaluated in parallel and streamed in a deterministic order. A
+ * single prediction (wattlas predict) is the smallest sweep: one code path
+ * and one set of columns for both. */
 #ifndef WATTLAS_SWEEP_H
 #define WATTLAS_SWEEP_H
 
 #include <signal.h>
 #include <stdio.h>
 #include "../core/wattlas_core.h"
+#include "../results/wattlas_results.h"
 
+/* Whole forward passes, one transformer layer, or (kernel) whole passes
+ * with one row per kernel class (as classes = on gives for any scope). */
 typedef enum { WL_SWEEP_MODEL = 0, WL_SWEEP_LAYER, WL_SWEEP_KERNEL } wl_sweep_scope;
-typedef enum { WL_SWEEP_CSV = 0, WL_SWEEP_NDJSON } wl_sweep_format;
 
 /* A grid: every axis is a list. Owns its memory. */
 typedef struct wl_sweep_spec wl_sweep_spec;
 
 wl_sweep_spec *wl_sweep_spec_create(void);
 void wl_sweep_spec_free(wl_sweep_spec *s);
-/* Sets one axis from text, as on the command line or in a spec file:
- *   gpu, model, trace, batch, seq, dtype, attention: comma-separated lists
- *   clock: MIN:MAX:STEP or a list (MHz); voltage_offset_mv: a list
- *   scope: model|layer|kernel
- *   set.KEY (or "set" with KEY=LIST): a numeric GPU preset field
- * source/line name the origin for errors. */
+/* Sets one axis or option from text, as a command line or a spec file gives
+ * it (the grammar of wattlas_core.h; source and line name the origin, which
+ * every later error about these values names too):
+ *   gpu, model, trace, idle ([ID=]TABLE.csv): lists of names or paths
+ *   batch, seq: integer lists; dtype, attention: lists of names
+ *   clock (MHz; "max": the first GPU's maximum), voltage_offset_mv,
+ *     voltage_mv (a fixed voltage instead of the V-f curve): lists, ranges
+ *   set.KEY: a numeric GPU preset field (or key "set" with value KEY=LIST)
+ *   scope: model|layer|kernel; classes: on|off (a row per kernel class:
+ *     launches, busy time and energy of each); latency: tiled|roofline;
+ *   power_limit: on|off; interval: a level (0.95 or 95), adds the
+ *     prediction-interval columns
+ * Values given again from the same origin are appended to the axis; from
+ * another origin they replace it (command-line options after --spec win). */
 int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, const char *source,
                       int line, wl_error *err);
-/* Reads an INI spec: [sweep] with the keys above, [set] with FIELD = LIST. */
+/* Reads an INI spec: [sweep] with the keys above, [set] with FIELD = LIST,
+ * and [report] (title, objective) kept for wl_sweep_spec_report. */
 int wl_sweep_spec_load(wl_sweep_spec *s, const char *path, wl_error *err);
+int wl_sweep_spec_parse(wl_sweep_spec *s, const char *text, size_t len, const char *source,
+                        wl_error *err);
+/* A [report] value of the spec ("title", "objective"), or NULL. */
+const char *wl_sweep_spec_report(const wl_sweep_spec *s, const char *key);
 /* Fills defaults for unset axes, resolves presets, checks every GPU variant;
- * must be called before running. */
+ * must be called before running. Errors name the origin of the values. */
 int wl_sweep_spec_finish(wl_sweep_spec *s, wl_error *err);
 /* Points in the grid (rows for scopes model/layer). */
 unsigned long long wl_sweep_spec_points(const wl_sweep_spec *s);
+/* Distinct values of a parameter axis after finish ("gpu", "model", "seq",
+ * "set.KEY", ...): 0 for an unknown axis. */
+size_t wl_sweep_spec_axis_count(const wl_sweep_spec *s, const char *axis);
+/* The clock axis after finish. */
+const double *wl_sweep_spec_clocks(const wl_sweep_spec *s, size_t *n);
+/* The i-th GPU of the gpu axis as resolved (idle tables applied, no set
+ * values), or NULL. */
+const wl_core_gpu *wl_sweep_spec_gpu(const wl_sweep_spec *s, size_t i);
+/* The workload of the first shape (first model or trace, batch, seq,
+ * dtype, attention) and what names it. The caller frees *wl. */
+typedef struct {
+    char model[256];
+    long long batch, seq; /* 0: not applicable (traces; seq of vision models) */
+    wl_dtype dtype;
+    wl_attention attention;
+    int traced;
+} wl_sweep_shape_id;
+int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_sweep_shape_id *id,
+                           wl_error *err);
 
 typedef struct {
-    wl_sweep_format format;
+    wl_results_format format;
     int threads;          /* 0: OpenMP default */
-    unsigned shard_index; /* evaluate slice shard_index of shard_count */
-    unsigned shard_count; /* 1: everything */
-    int progress;         /* draw a progress bar on stderr */
+    unsigned shard_index; /* 1..shard_count: this slice; 0: not sharded */
+    unsigned shard_count;
+    /* called in output order after each chunk of rows (progress bars,
+     * interruption by callers); may be NULL */
+    void (*progress)(void *user, unsigned long long done, unsigned long long total);
+    void *progress_user;
 } wl_sweep_options;
 
+/* What a run (or a chunk of it) evaluated: its points, how many of them
+ * the power limit throttled, and the first point of least energy. */
 typedef struct {
-    unsigned long long points; /* evaluated */
+    unsigned long long points, throttled;
+    double best_energy_j, best_time_ms, best_clock_mhz; /* NaN: none */
+} wl_sweep_tally;
+void wl_sweep_tally_init(wl_sweep_tally *t);
+void wl_sweep_tally_add(wl_sweep_tally *t, const wl_sweep_tally *part);
+
+typedef struct {
+    unsigned long long points; /* evaluated and written */
     unsigned long long rows;   /* written */
     double seconds;
     int interrupted;
+    wl_sweep_tally tally;
 } wl_sweep_stats;
 
-/* Writes the header and rows to out. Stops cleanly between rows when *stop
- * becomes nonzero (rows written so far stay whole). */
+/* Writes the header and rows to out. Stops cleanly between chunks of rows
+ * when *stop becomes nonzero (rows written so far stay whole). A sharded
+ * run (csv or ndjson only) starts with a '#' line that wl_sweep_merge
+ * checks: the sweep's fingerprint, the shard, its points and rows. */
 int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
                  volatile sig_atomic_t *stop, wl_sweep_stats *stats, wl_error *err);
 
-/* Joins shard outputs (CSV or NDJSON, in shard order) into out; the result
- * is byte-identical to the unsharded run. */
+/* The pieces of a run, for drivers that distribute chunks (wattlas-mpi):
+ * chunk i (0 <= i < count) formats its rows into b, from any thread. The
+ * rows of all chunks in order, after the header, are the run's output. */
+typedef struct wl_sweep_plan wl_sweep_plan;
+int wl_sweep_plan_create(const wl_sweep_spec *s, const wl_sweep_options *o,
+                         wl_sweep_plan **out, wl_error *err);
+void wl_sweep_plan_free(wl_sweep_plan *p);
+unsigned long long wl_sweep_plan_chunks(const wl_sweep_plan *p);
+unsigned long long wl_sweep_plan_points(const wl_sweep_plan *p);
+int wl_sweep_plan_chunk(const wl_sweep_plan *p, unsigned long long i, wl_results_buf *b,
+                        wl_sweep_tally *tally, wl_error *err);
+/* The writer the plan formats with (header, emit, finish). */
+wl_results_writer *wl_sweep_plan_writer(wl_sweep_plan *p);
+/* Writes the plan's preamble (a shard's '#' line) and header to out. */
+void wl_sweep_plan_begin(wl_sweep_plan *p, FILE *out);
+
+/* Joins shard outputs (given in any order) into out: the result is
+ * byte-identical to the unsharded run. Every shard of one sweep must be
+ * there exactly once and complete; anything else is an error naming the
+ * file. */
 int wl_sweep_merge(const char *const *paths, int n, FILE *out, wl_error *err);
 
 #endif

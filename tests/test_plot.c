@@ -67,9 +67,9 @@ static void test_png_pixels(void **state)
     (void)state;
     const char *csv = "/tmp/wattlas-plot-curve.csv", *png = "/tmp/wattlas-plot-curve.png";
     test_write_file(csv, CURVE);
-    wl_plot_table *t;
+    wl_results_table *t;
     wl_error err;
-    assert_int_equal(wl_plot_table_load(csv, &t, &err), WL_OK);
+    assert_int_equal(wl_results_table_load(csv, &t, &err), WL_OK);
     wl_plot_options o;
     wl_plot_options_default(&o);
     assert_int_equal(wl_plot_energy_freq(t, NULL, &o, png, &err), WL_OK);
@@ -136,7 +136,7 @@ static void test_png_pixels(void **state)
     }
     for (int f = 0; f < 3; f++)
         unlink(outs[f]);
-    wl_plot_table_free(t);
+    wl_results_table_free(t);
     unlink(csv);
     unlink(png);
 }
@@ -146,9 +146,9 @@ static void test_kinds_render(void **state)
     (void)state;
     const char *csv = "/tmp/wattlas-plot-curve.csv";
     test_write_file(csv, CURVE);
-    wl_plot_table *t;
+    wl_results_table *t;
     wl_error err;
-    assert_int_equal(wl_plot_table_load(csv, &t, &err), WL_OK);
+    assert_int_equal(wl_results_table_load(csv, &t, &err), WL_OK);
     wl_plot_options o;
     wl_plot_options_default(&o);
     wl_plot_kind_options k;
@@ -175,7 +175,7 @@ static void test_kinds_render(void **state)
         assert_int_equal(access(rm[i], F_OK), 0);
         unlink(rm[i]);
     }
-    wl_plot_table_free(t);
+    wl_results_table_free(t);
     unlink(csv);
 }
 
@@ -184,28 +184,28 @@ static void test_errors(void **state)
 {
     (void)state;
     const char *csv = "/tmp/wattlas-plot-bad.csv", *out = "/tmp/wattlas-plot-bad.png";
-    wl_plot_table *t = NULL;
+    wl_results_table *t = NULL;
     wl_error err;
     wl_plot_options o;
     wl_plot_options_default(&o);
     unlink(out);
     test_write_file(csv, "");
-    assert_int_not_equal(wl_plot_table_load(csv, &t, &err), WL_OK);
+    assert_int_not_equal(wl_results_table_load(csv, &t, &err), WL_OK);
     test_write_file(csv, "sm_clock_mhz,energy_j\n");
-    assert_int_not_equal(wl_plot_table_load(csv, &t, &err), WL_OK);
+    assert_int_not_equal(wl_results_table_load(csv, &t, &err), WL_OK);
     assert_non_null(strstr(err.text, "no data"));
     test_write_file(csv, "sm_clock_mhz,power_w\n900,100\n");
-    assert_int_equal(wl_plot_table_load(csv, &t, &err), WL_OK);
+    assert_int_equal(wl_results_table_load(csv, &t, &err), WL_OK);
     assert_int_equal(wl_plot_energy_freq(t, NULL, &o, out, &err), WL_EPARSE);
     assert_string_equal(err.field, "energy_j");
-    wl_plot_table_free(t);
+    wl_results_table_free(t);
     test_write_file(csv, "sm_clock_mhz,energy_j\n900,1\n1000,lots\n");
-    assert_int_equal(wl_plot_table_load(csv, &t, &err), WL_OK);
+    assert_int_equal(wl_results_table_load(csv, &t, &err), WL_OK);
     assert_int_equal(wl_plot_energy_freq(t, NULL, &o, out, &err), WL_EPARSE);
     assert_int_equal(err.line, 3);
     assert_string_equal(err.field, "energy_j");
     assert_int_not_equal(wl_plot_energy_freq(t, NULL, &o, "/tmp/x.jpeg", &err), WL_OK);
-    wl_plot_table_free(t);
+    wl_results_table_free(t);
     assert_int_not_equal(access(out, F_OK), 0);
     unlink(csv);
     /* ticks land on round numbers; prefixes follow the magnitude */

@@ -1,0 +1,153 @@
+/* Calibrated presets: the spec-sheet part of the preset as given, the
+ * fitted coefficients with their uncertainty, and where they came from. */
+#include "wattlas_calib.h"
+#include "../presets/wattlas_presets.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t fnv1a_file(const char *path)
+{
+    uint64_t h = 1469598103934665603ULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    int c;
+    while ((c = fgetc(f)) != EOF) {
+        h ^= (uint64_t)(unsigned char)c;
+        h *= 1099511628211ULL;
+    }
+    fclose(f);
+    return h;
+}
+
+/* The preset text without the sections calibration rewrites. */
+static void write_spec_part(FILE *out, const char *text, const char *vf_text)
+{
+    int skip = 0;
+    const char *p = text;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len > 0 && p[0] == '[')
+            skip = strncmp(p, "[calibration]", 13) == 0 || strncmp(p, "[covariance]", 12) == 0 ||
+                   (vf_text && strncmp(p, "[vf]", 4) == 0);
+        if (!skip) {
+            fwrite(p, 1, len, out);
+            fputc('\n', out);
+        }
+        p += len + (e ? 1 : 0);
+    }
+    if (vf_text)
+        fputs(vf_text, out);
+}
+
+char *wl_calib_preset_spec(const char *preset_text, const char *vf_text)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return NULL;
+    write_spec_part(m, preset_text, vf_text);
+    if (fclose(m) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+int wl_calib_vf_section(const char *idle_path, double v_ref_mv, char **out, wl_error *err)
+{
+    *out = NULL;
+    char *table = NULL, *buf = NULL;
+    size_t tlen = 0, len = 0;
+    FILE *m = open_memstream(&table, &tlen);
+    if (!m)
+        return WL_ENOMEM;
+    int rc = wl_preset_derive_vf(idle_path, 60, m, err);
+    if (fclose(m) != 0 && !rc)
+        rc = WL_ENOMEM;
+    if (!rc && strncmp(table, "[vf]\n", 5) != 0)
+        rc = WL_EINVAL;
+    if (!rc) {
+        m = open_memstream(&buf, &len);
+        if (!m) {
+            rc = WL_ENOMEM;
+        } else {
+            fprintf(m, "; V-f curve and idle board power derived by wattlas calibrate --idle\n"
+                       "[vf]\nv_ref_mv = %g\n%s", v_ref_mv, table + 5);
+            if (fclose(m) != 0)
+                rc = WL_ENOMEM;
+        }
+    }
+    free(table);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *out = buf;
+    return WL_OK;
+}
+
+/* An informational value as INI: control characters blanked, and long
+ * text wrapped over indented continuation lines (the INI reader refuses
+ * lines inih would cut). */
+static void put_info(FILE *f, const char *key, const char *value)
+{
+    size_t col = (size_t)fprintf(f, "%s =", key);
+    const char *p = value;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        size_t w = strcspn(p, " ");
+        if (!w)
+            break;
+        if (col + 1 + w > 150 && col > 8) {
+            fputs("\n   ", f);
+            col = 3;
+        }
+        fputc(' ', f);
+        for (size_t i = 0; i < w && i < 150; i++)
+            fputc((unsigned char)p[i] < 0x20 ? '?' : p[i], f);
+        col += 1 + (w < 150 ? w : 150);
+        p += w;
+    }
+    fputc('\n', f);
+}
+
+void wl_calib_write_preset(FILE *f, const wl_core_gpu *fitted, const wl_calib_fit_info *info,
+                           const wl_calib_preset_info *pi)
+{
+    write_spec_part(f, pi->preset_text, pi->vf_text);
+    wl_preset_write_calibration(f, fitted);
+    if (info->unc.valid) {
+        double se[WL_CALIB_MAXP];
+        wl_calib_stderr(&info->unc, se);
+        for (int i = 0; i < wl_calib_param_count(); i++)
+            fprintf(f, "stderr_%s = %.4g\n", wl_calib_param_name(i), se[i]);
+    }
+    const char *base = strrchr(pi->data_path, '/');
+    fprintf(f, "fitted_rows = %zu\n", pi->fitted_rows);
+    char *hash = NULL;
+    size_t hl = 0;
+    FILE *m = open_memstream(&hash, &hl);
+    if (m) {
+        fprintf(m, "fnv1a64:%016llx (%s)", (unsigned long long)fnv1a_file(pi->data_path),
+                base ? base + 1 : pi->data_path);
+        fclose(m);
+    }
+    put_info(f, "data_hash", hash ? hash : "");
+    free(hash);
+    put_info(f, "command", pi->command);
+    if (pi->in_sample) {
+        char t[3][WL_RESULTS_NUM_MAX];
+        wl_results_fmt(t[0], sizeof t[0], pi->in_sample->mape_time, 2);
+        wl_results_fmt(t[1], sizeof t[1], pi->in_sample->mape_power, 2);
+        wl_results_fmt(t[2], sizeof t[2], pi->in_sample->mape_energy, 2);
+        fprintf(f, "note = in-sample MAPE time %s%% power %s%% energy %s%%\n", t[0], t[1], t[2]);
+    }
+    if (info->unc.valid)
+        wl_calib_uncertainty_write(f, &info->unc);
+}

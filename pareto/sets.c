@@ -1,0 +1,757 @@
+/* Sets of operating points read from sweep tables: grouping by parameter
+ * columns, fronts per group, the savings table and per-class clock
+ * schedules. Everything is sized from the input: no field, key or group
+ * count is bounded by a fixed buffer. */
+#include "wattlas_pareto.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct wl_pareto_set {
+    char *source;
+    char **cols;          /* header */
+    size_t ncols;
+    size_t nv;            /* value columns */
+    char **vnames;
+    size_t n, cap;
+    double *val;          /* n x nv */
+    uint32_t *group;
+    int *line;
+    size_t *src;          /* n: the row's index in its input (data rows from 0) */
+    size_t *fields;       /* n: offset of the row's fields in text (keep_fields) */
+    size_t *label;        /* n: offset of the label in text */
+    char *text;
+    size_t text_n, text_cap;
+    char **gkeys;         /* group -> key, fields joined by '/' */
+    size_t ngroups, gcap;
+    size_t *hash;         /* open addressing: group + 1, 0 = empty */
+    size_t hcap;
+};
+
+void wl_pareto_set_free(wl_pareto_set *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->ncols; i++)
+        free(s->cols[i]);
+    free(s->cols);
+    for (size_t i = 0; i < s->nv; i++)
+        free(s->vnames[i]);
+    free(s->vnames);
+    for (size_t g = 0; g < s->ngroups; g++)
+        free(s->gkeys[g]);
+    free(s->gkeys);
+    free(s->hash);
+    free(s->val);
+    free(s->group);
+    free(s->line);
+    free(s->src);
+    free(s->fields);
+    free(s->label);
+    free(s->text);
+    free(s->source);
+    free(s);
+}
+
+static uint64_t fnv(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+/* The group of a key (created when new); -1 when out of memory. */
+static long group_of(wl_pareto_set *s, const char *key, size_t kl)
+{
+    if (s->ngroups * 2 >= s->hcap) {
+        size_t nc = s->hcap ? s->hcap * 2 : 1024;
+        size_t *nh = calloc(nc, sizeof *nh);
+        if (!nh)
+            return -1;
+        for (size_t g = 0; g < s->ngroups; g++) {
+            size_t h = (size_t)fnv(s->gkeys[g], strlen(s->gkeys[g])) & (nc - 1);
+            while (nh[h])
+                h = (h + 1) & (nc - 1);
+            nh[h] = g + 1;
+        }
+        free(s->hash);
+        s->hash = nh;
+        s->hcap = nc;
+    }
+    size_t h = (size_t)fnv(key, kl) & (s->hcap - 1);
+    while (s->hash[h]) {
+        const char *k = s->gkeys[s->hash[h] - 1];
+        if (strlen(k) == kl && memcmp(k, key, kl) == 0)
+            return (long)(s->hash[h] - 1);
+        h = (h + 1) & (s->hcap - 1);
+    }
+    if (s->ngroups == s->gcap) {
+        size_t nc = s->gcap ? s->gcap * 2 : 256;
+        char **ng = realloc(s->gkeys, nc * sizeof *ng);
+        if (!ng)
+            return -1;
+        s->gkeys = ng;
+        s->gcap = nc;
+    }
+    char *copy = malloc(kl + 1);
+    if (!copy)
+        return -1;
+    memcpy(copy, key, kl);
+    copy[kl] = 0;
+    s->gkeys[s->ngroups] = copy;
+    s->hash[h] = s->ngroups + 1;
+    return (long)s->ngroups++;
+}
+
+static int text_add(wl_pareto_set *s, const char *p, size_t len, size_t *off)
+{
+    if (len + 1 > SIZE_MAX / 4 - s->text_n)
+        return WL_ENOMEM;
+    if (s->text_n + len + 1 > s->text_cap) {
+        size_t nc = s->text_cap ? s->text_cap : (1u << 16);
+        while (nc < s->text_n + len + 1)
+            nc *= 2;
+        char *nt = realloc(s->text, nc);
+        if (!nt)
+            return WL_ENOMEM;
+        s->text = nt;
+        s->text_cap = nc;
+    }
+    memcpy(s->text + s->text_n, p, len);
+    s->text[s->text_n + len] = 0;
+    *off = s->text_n;
+    s->text_n += len + 1;
+    return WL_OK;
+}
+
+static int grow_rows(wl_pareto_set *s, int fields, int label)
+{
+    if (s->n < s->cap)
+        return WL_OK;
+    size_t nc = s->cap ? s->cap * 2 : 4096;
+    double *nv = realloc(s->val, nc * (s->nv ? s->nv : 1) * sizeof *nv);
+    if (!nv)
+        return WL_ENOMEM;
+    s->val = nv;
+    uint32_t *ng = realloc(s->group, nc * sizeof *ng);
+    if (!ng)
+        return WL_ENOMEM;
+    s->group = ng;
+    int *nl = realloc(s->line, nc * sizeof *nl);
+    if (!nl)
+        return WL_ENOMEM;
+    s->line = nl;
+    size_t *ns = realloc(s->src, nc * sizeof *ns);
+    if (!ns)
+        return WL_ENOMEM;
+    s->src = ns;
+    if (fields) {
+        size_t *nf = realloc(s->fields, nc * sizeof *nf);
+        if (!nf)
+            return WL_ENOMEM;
+        s->fields = nf;
+    }
+    if (label) {
+        size_t *nb = realloc(s->label, nc * sizeof *nb);
+        if (!nb)
+            return WL_ENOMEM;
+        s->label = nb;
+    }
+    s->cap = nc;
+    return WL_OK;
+}
+
+/* Rows from a CSV reader or an in-memory table, read the same way. */
+typedef struct {
+    wl_results_csv *csv;
+    const wl_results_table *t;
+    size_t row; /* table: the next row */
+} row_source;
+
+static const char *rs_source(const row_source *r)
+{
+    return r->csv ? wl_results_csv_path(r->csv) : wl_results_table_source(r->t);
+}
+static size_t rs_ncols(const row_source *r)
+{
+    return r->csv ? wl_results_csv_ncols(r->csv) : wl_results_table_ncols(r->t);
+}
+static const char *rs_header(const row_source *r, size_t i)
+{
+    return r->csv ? wl_results_csv_header(r->csv, i) : wl_results_table_header(r->t, i);
+}
+static int rs_col(const row_source *r, const char *name)
+{
+    return r->csv ? wl_results_csv_col(r->csv, name) : wl_results_table_col(r->t, name);
+}
+static int rs_next(row_source *r, wl_error *err)
+{
+    if (r->csv)
+        return wl_results_csv_next(r->csv, err);
+    return ++r->row <= wl_results_table_rows(r->t);
+}
+static const char *rs_field(const row_source *r, size_t i)
+{
+    return r->csv ? wl_results_csv_field(r->csv, i) : wl_results_table_cell(r->t, r->row - 1, (int)i);
+}
+static int rs_num(const row_source *r, size_t i, double *v, wl_error *err)
+{
+    return r->csv ? wl_results_csv_num(r->csv, i, v, err)
+                  : wl_results_table_num(r->t, r->row - 1, (int)i, v, err);
+}
+static int rs_line(const row_source *r)
+{
+    return r->csv ? wl_results_csv_line(r->csv) : wl_results_table_line(r->t, r->row - 1);
+}
+
+/* Physical quantities by their unit suffix are not negative; nothing in a
+ * sweep table is beyond 1e15 in magnitude (1e15 J, ms, W): larger is not a
+ * measurement but a broken file. */
+static int value_ok(const char *name, double v)
+{
+    if (!(fabs(v) <= 1e15))
+        return 0;
+    static const char *const nonneg[] = {"_ms", "_j", "_w", "_mhz", "_s"};
+    size_t l = strlen(name);
+    for (size_t i = 0; i < sizeof nonneg / sizeof *nonneg; i++) {
+        size_t sl = strlen(nonneg[i]);
+        if (l > sl && strcmp(name + l - sl, nonneg[i]) == 0)
+            return v >= 0;
+    }
+    return 1;
+}
+
+/* The parameter columns of a sweep table: those before the voltage and
+ * clock columns (the decision variables), plus kernel_class; or all before
+ * sm_clock_mhz (through_voltage). */
+static size_t default_groups(const row_source *csv, int through_voltage, int *gcol,
+                             size_t max)
+{
+    int stop = rs_col(csv, "sm_clock_mhz");
+    if (!through_voltage) {
+        int v = rs_col(csv, "voltage_offset_mv");
+        int f = rs_col(csv, "fixed_voltage_mv");
+        if (v >= 0 && (stop < 0 || v < stop))
+            stop = v;
+        if (f >= 0 && (stop < 0 || f < stop))
+            stop = f;
+    }
+    size_t n = 0;
+    for (int i = 0; i < stop && n < max; i++)
+        gcol[n++] = i;
+    int kc = rs_col(csv, "kernel_class");
+    if (!through_voltage && kc >= 0 && n < max)
+        gcol[n++] = kc;
+    return n;
+}
+
+static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_set **out,
+                    wl_error *err)
+{
+    *out = NULL;
+    const char *src = rs_source(csv);
+    size_t nc = rs_ncols(csv);
+    wl_pareto_set *s = calloc(1, sizeof *s);
+    int *vcol = calloc(o->nvalues ? o->nvalues : 1, sizeof *vcol);
+    int *gcol = calloc(nc ? nc : 1, sizeof *gcol);
+    int rc = s && vcol && gcol ? WL_OK : WL_ENOMEM;
+    if (!rc) {
+        s->source = strdup(src);
+        s->cols = calloc(nc ? nc : 1, sizeof *s->cols);
+        s->vnames = calloc(o->nvalues ? o->nvalues : 1, sizeof *s->vnames);
+        if (!s->source || !s->cols || !s->vnames)
+            rc = WL_ENOMEM;
+    }
+    for (size_t i = 0; !rc && i < nc; i++)
+        if (!(s->cols[s->ncols++] = strdup(rs_header(csv, i))))
+            rc = WL_ENOMEM;
+    for (size_t i = 0; !rc && i < o->nvalues; i++) {
+        if (!(s->vnames[s->nv++] = strdup(o->values[i]))) {
+            rc = WL_ENOMEM;
+            break;
+        }
+        vcol[i] = rs_col(csv, o->values[i]);
+        if (vcol[i] < 0) {
+            wl_error_set(err, src, 1, o->values[i], "no such column");
+            rc = WL_EINVAL;
+        }
+    }
+    size_t ng = 0;
+    if (!rc && o->group_by) {
+        wl_core_strlist names = {0};
+        rc = wl_core_parse_names(o->group_by, src, 0, "group_by", &names, err);
+        for (size_t i = 0; !rc && i < names.n; i++) {
+            gcol[ng] = rs_col(csv, names.v[i]);
+            if (gcol[ng] < 0) {
+                wl_error_set(err, src, 1, names.v[i], "no such column to group by");
+                rc = WL_EINVAL;
+            } else if (ng < nc) {
+                ng++;
+            }
+        }
+        wl_core_strlist_free(&names);
+    } else if (!rc) {
+        ng = default_groups(csv, o->through_voltage, gcol, nc);
+    }
+    int lcol = -1;
+    if (!rc && o->label) {
+        lcol = rs_col(csv, o->label);
+        if (lcol < 0) {
+            wl_error_set(err, src, 1, o->label, "no such column");
+            rc = WL_EINVAL;
+        }
+    }
+    int fcol = o->keep_infeasible ? -1 : rs_col(csv, "feasible");
+    wl_results_buf key = {0}, row = {0};
+    int r = 1;
+    size_t src_row = (size_t)-1;
+    while (!rc && (r = rs_next(csv, err)) == 1) {
+        src_row++;
+        if (fcol >= 0) {
+            const char *fv = rs_field(csv, (size_t)fcol);
+            if (!strcmp(fv, "0") || !strcmp(fv, "false"))
+                continue;
+        }
+        if ((rc = grow_rows(s, o->keep_fields, lcol >= 0)))
+            break;
+        double *v = s->val + s->n * s->nv;
+        for (size_t i = 0; !rc && i < s->nv; i++) {
+            int nrc = rs_num(csv, (size_t)vcol[i], &v[i], err);
+            if (nrc == WL_ENOTFOUND)
+                continue; /* empty: not evaluated, never chosen */
+            if (nrc) {
+                rc = WL_EPARSE;
+            } else if (!value_ok(s->vnames[i], v[i])) {
+                wl_error_set(err, src, rs_line(csv), s->vnames[i],
+                             "%g is not a possible value", v[i]);
+                rc = WL_EPARSE;
+            }
+        }
+        if (rc)
+            break;
+        key.n = 0;
+        for (size_t i = 0; i < ng; i++) {
+            if (i)
+                wl_results_buf_put(&key, "/", 1);
+            wl_results_buf_puts(&key, rs_field(csv, (size_t)gcol[i]));
+        }
+        wl_results_buf_put(&key, "", 0);
+        long g = key.oom ? -1 : group_of(s, key.p ? key.p : "", key.n);
+        if (g < 0 || (size_t)g > UINT32_MAX) {
+            rc = WL_ENOMEM;
+            break;
+        }
+        if (o->keep_fields) {
+            row.n = 0;
+            for (size_t i = 0; i < nc; i++) {
+                const char *f = rs_field(csv, i);
+                wl_results_buf_put(&row, f, strlen(f) + 1);
+            }
+            if (row.oom || (rc = text_add(s, row.p, row.n ? row.n - 1 : 0, &s->fields[s->n])))
+                rc = WL_ENOMEM;
+        }
+        if (!rc && lcol >= 0) {
+            const char *l = rs_field(csv, (size_t)lcol);
+            rc = text_add(s, l, strlen(l), &s->label[s->n]);
+        }
+        if (rc)
+            break;
+        s->group[s->n] = (uint32_t)g;
+        s->line[s->n] = rs_line(csv);
+        s->src[s->n] = src_row;
+        s->n++;
+    }
+    if (!rc && r < 0)
+        rc = WL_EPARSE;
+    if (rc == WL_ENOMEM)
+        wl_error_set(err, src, 0, "", "out of memory");
+    wl_results_buf_free(&key);
+    wl_results_buf_free(&row);
+    free(vcol);
+    free(gcol);
+    if (rc) {
+        wl_pareto_set_free(s);
+        return rc;
+    }
+    *out = s;
+    return WL_OK;
+}
+
+int wl_pareto_set_read(wl_results_csv *csv, const wl_pareto_load_options *o, wl_pareto_set **out,
+                       wl_error *err)
+{
+    row_source r = {.csv = csv};
+    return set_read(&r, o, out, err);
+}
+
+int wl_pareto_set_from_table(const wl_results_table *t, const wl_pareto_load_options *o,
+                             wl_pareto_set **out, wl_error *err)
+{
+    row_source r = {.t = t};
+    return set_read(&r, o, out, err);
+}
+
+int wl_pareto_set_load(const char *path, const wl_pareto_load_options *o, wl_pareto_set **out,
+                       wl_error *err)
+{
+    *out = NULL;
+    wl_results_csv *csv = NULL;
+    int rc = wl_results_csv_open(path, &csv, err);
+    if (!rc)
+        rc = wl_pareto_set_read(csv, o, out, err);
+    wl_results_csv_close(csv);
+    return rc;
+}
+
+size_t wl_pareto_set_rows(const wl_pareto_set *s) { return s->n; }
+size_t wl_pareto_set_groups(const wl_pareto_set *s) { return s->ngroups; }
+size_t wl_pareto_set_group_of(const wl_pareto_set *s, size_t row) { return s->group[row]; }
+const char *wl_pareto_set_group_key(const wl_pareto_set *s, size_t g)
+{
+    return g < s->ngroups ? s->gkeys[g] : "";
+}
+const double *wl_pareto_set_values(const wl_pareto_set *s, size_t row)
+{
+    return s->val + row * s->nv;
+}
+int wl_pareto_set_line(const wl_pareto_set *s, size_t row) { return s->line[row]; }
+size_t wl_pareto_set_source_row(const wl_pareto_set *s, size_t row) { return s->src[row]; }
+size_t wl_pareto_set_ncols(const wl_pareto_set *s) { return s->ncols; }
+const char *wl_pareto_set_col(const wl_pareto_set *s, size_t i)
+{
+    return i < s->ncols ? s->cols[i] : "";
+}
+const char *wl_pareto_set_label(const wl_pareto_set *s, size_t row)
+{
+    return s->label ? s->text + s->label[row] : "";
+}
+
+size_t wl_pareto_set_fields(const wl_pareto_set *s, size_t row, const char **fields)
+{
+    if (!s->fields)
+        return 0;
+    const char *p = s->text + s->fields[row];
+    for (size_t i = 0; i < s->ncols; i++) {
+        fields[i] = p;
+        p += strlen(p) + 1;
+    }
+    return s->ncols;
+}
+
+/* Rows of each group, contiguous: order[start[g] .. start[g + 1]). */
+static int by_group(const wl_pareto_set *s, size_t **order, size_t **start)
+{
+    *order = malloc((s->n ? s->n : 1) * sizeof **order);
+    *start = calloc(s->ngroups + 2, sizeof **start);
+    size_t *fill = malloc((s->ngroups + 1) * sizeof *fill);
+    if (!*order || !*start || !fill) {
+        free(fill);
+        return WL_ENOMEM;
+    }
+    for (size_t i = 0; i < s->n; i++)
+        (*start)[s->group[i] + 1]++;
+    for (size_t g = 0; g < s->ngroups; g++)
+        (*start)[g + 1] += (*start)[g];
+    memcpy(fill, *start, (s->ngroups + 1) * sizeof *fill);
+    for (size_t i = 0; i < s->n; i++)
+        (*order)[fill[s->group[i]]++] = i;
+    free(fill);
+    return WL_OK;
+}
+
+int wl_pareto_set_fronts(const wl_pareto_set *s, unsigned char *on_front)
+{
+    size_t *order = NULL, *start = NULL;
+    size_t k = s->nv;
+    unsigned char *tmp = malloc(s->n ? s->n : 1);
+    double *pts = malloc((s->n ? s->n : 1) * (k ? k : 1) * sizeof *pts);
+    int rc = tmp && pts ? by_group(s, &order, &start) : WL_ENOMEM;
+    memset(on_front, 0, s->n);
+    for (size_t g = 0; !rc && g < s->ngroups; g++) {
+        size_t m = start[g + 1] - start[g];
+        for (size_t r = 0; r < m; r++)
+            memcpy(pts + r * k, s->val + order[start[g] + r] * k, k * sizeof *pts);
+        if ((rc = wl_pareto_front(pts, m, (int)k, tmp)))
+            break;
+        for (size_t r = 0; r < m; r++)
+            on_front[order[start[g] + r]] = tmp[r];
+    }
+    free(order);
+    free(start);
+    free(tmp);
+    free(pts);
+    return rc;
+}
+
+/* ---- savings ---------------------------------------------------------------------------- */
+
+static const wl_results_col savings_cols[] = {
+    WL_RESULTS_COL("group", WL_COL_TEXT, 0, 24),
+    WL_RESULTS_COL("objective", WL_COL_TEXT, 0, 0),
+    WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 1, 0),
+    WL_RESULTS_COL("time_ms", WL_COL_NUM, 5, 0),
+    WL_RESULTS_COL("power_w", WL_COL_NUM, 3, 0),
+    WL_RESULTS_COL("energy_j", WL_COL_NUM, 6, 0),
+    WL_RESULTS_COL("fastest_sm_clock_mhz", WL_COL_NUM, 1, 0),
+    WL_RESULTS_COL("fastest_time_ms", WL_COL_NUM, 5, 0),
+    WL_RESULTS_COL("fastest_energy_j", WL_COL_NUM, 6, 0),
+    WL_RESULTS_COL("max_sm_clock_mhz", WL_COL_NUM, 1, 0),
+    WL_RESULTS_COL("max_time_ms", WL_COL_NUM, 5, 0),
+    WL_RESULTS_COL("max_energy_j", WL_COL_NUM, 6, 0),
+    WL_RESULTS_COL("energy_saving_vs_fastest_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("runtime_penalty_vs_fastest_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("energy_saving_vs_max_clock_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("runtime_penalty_vs_max_clock_pct", WL_COL_NUM, 2, 0),
+};
+
+const wl_results_col *wl_pareto_savings_cols(size_t *n)
+{
+    *n = sizeof savings_cols / sizeof *savings_cols;
+    return savings_cols;
+}
+
+int wl_pareto_savings(const wl_pareto_set *s, const wl_pareto_objective *obj,
+                      wl_pareto_saving *out)
+{
+    if (s->nv < 4)
+        return WL_EINVAL;
+    size_t *order = NULL, *start = NULL;
+    double *t = malloc((s->n ? s->n : 1) * 3 * sizeof *t);
+    int rc = t ? by_group(s, &order, &start) : WL_ENOMEM;
+    for (size_t g = 0; !rc && g < s->ngroups; g++) {
+        size_t m = start[g + 1] - start[g];
+        double *pp = t + m, *ee = t + 2 * m;
+        long fast = -1, maxc = -1;
+        for (size_t r = 0; r < m; r++) {
+            const double *v = s->val + order[start[g] + r] * s->nv;
+            t[r] = v[0];
+            pp[r] = v[1];
+            ee[r] = v[2];
+            if (!isnan(v[0]) && (fast < 0 || v[0] < t[fast]))
+                fast = (long)r;
+            const double *vm = maxc >= 0 ? s->val + order[start[g] + (size_t)maxc] * s->nv : NULL;
+            if (!isnan(v[0]) && !isnan(v[3]) && (!vm || v[3] > vm[3]))
+                maxc = (long)r;
+        }
+        long c = wl_pareto_choose(obj, t, pp, ee, m);
+        wl_pareto_saving *sv = &out[g];
+        sv->group = g;
+        sv->chosen = c < 0 || fast < 0 ? -1 : (long)order[start[g] + (size_t)c];
+        sv->fastest = fast < 0 ? -1 : (long)order[start[g] + (size_t)fast];
+        sv->max_clock = maxc < 0 ? -1 : (long)order[start[g] + (size_t)maxc];
+    }
+    free(t);
+    free(order);
+    free(start);
+    return rc;
+}
+
+void wl_pareto_saving_cells(const wl_pareto_set *s, const wl_pareto_objective *obj,
+                            const wl_pareto_saving *sv, wl_results_cell *cells)
+{
+    size_t n;
+    wl_pareto_savings_cols(&n);
+    for (size_t i = 0; i < n; i++)
+        cells[i] = (wl_results_cell){NULL, NAN};
+    cells[0].s = wl_pareto_set_group_key(s, sv->group);
+    cells[1].s = obj->text;
+    if (sv->chosen < 0)
+        return; /* nothing qualifies */
+    const double *c = s->val + (size_t)sv->chosen * s->nv;
+    const double *f = s->val + (size_t)sv->fastest * s->nv;
+    const double *m = s->val + (size_t)sv->max_clock * s->nv;
+    const double v[14] = {c[3], c[0], c[1], c[2], f[3], f[0], f[2], m[3], m[0], m[2],
+                          100 * (1 - c[2] / f[2]), 100 * (c[0] / f[0] - 1),
+                          100 * (1 - c[2] / m[2]), 100 * (c[0] / m[0] - 1)};
+    for (size_t i = 0; i < 14; i++)
+        cells[2 + i].v = v[i];
+}
+
+/* ---- per-class schedules --------------------------------------------------------------- */
+
+static const wl_results_col schedule_cols[] = {
+    WL_RESULTS_COL("group", WL_COL_TEXT, 0, 24),
+    WL_RESULTS_COL("objective", WL_COL_TEXT, 0, 0),
+    WL_RESULTS_COL("fixed_sm_clock_mhz", WL_COL_NUM, 1, 0),
+    WL_RESULTS_COL("fixed_time_ms", WL_COL_NUM, 5, 0),
+    WL_RESULTS_COL("fixed_energy_j", WL_COL_NUM, 6, 0),
+    WL_RESULTS_COL("schedule_mhz", WL_COL_TEXT, 0, 0),
+    WL_RESULTS_COL("schedule_time_ms", WL_COL_NUM, 5, 0),
+    WL_RESULTS_COL("schedule_energy_j", WL_COL_NUM, 6, 0),
+    WL_RESULTS_COL("clock_switches", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("extra_saving_pct", WL_COL_NUM, 2, 0),
+};
+
+const wl_results_col *wl_pareto_schedule_cols(size_t *n)
+{
+    *n = sizeof schedule_cols / sizeof *schedule_cols;
+    return schedule_cols;
+}
+
+const char *const wl_pareto_schedule_values[WL_PARETO_SCHEDULE_NV] = {
+    "class_time_ms", "class_energy_j", "class_launches", "sm_clock_mhz", "energy_static_j",
+    "time_ms"};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One group's schedule into cells (text kept in sched). */
+static int schedule_group(const wl_pareto_set *s, const size_t *rows, size_t m,
+                          const wl_pareto_objective *obj, double switch_us, wl_results_buf *sched,
+                          wl_results_cell *cells, wl_error *err)
+{
+    enum { MAXC = 64 };
+    const char *cls[MAXC];
+    int nc = 0;
+    double *clk = malloc((m ? m : 1) * sizeof *clk);
+    if (!clk)
+        return WL_ENOMEM;
+    size_t nk = 0;
+    for (size_t r = 0; r < m; r++)
+        if (!isnan(s->val[rows[r] * s->nv + 3]))
+            clk[nk++] = s->val[rows[r] * s->nv + 3];
+    qsort(clk, nk, sizeof *clk, cmp_double);
+    size_t u = 0;
+    for (size_t i = 0; i < nk; i++)
+        if (!u || clk[i] != clk[u - 1])
+            clk[u++] = clk[i];
+    nk = u;
+    for (size_t r = 0; r < m; r++) {
+        const char *l = wl_pareto_set_label(s, rows[r]);
+        int c = 0;
+        while (c < nc && strcmp(cls[c], l) != 0)
+            c++;
+        if (c == nc) {
+            if (nc == MAXC) {
+                free(clk);
+                wl_error_set(err, s->source, s->line[rows[r]], "kernel_class",
+                             "more than %d kernel classes in one group", MAXC);
+                return WL_EINVAL;
+            }
+            cls[nc++] = l;
+        }
+    }
+    size_t cells_n = (size_t)nc * nk;
+    double *t = malloc((cells_n ? cells_n : 1) * 2 * sizeof *t);
+    double launches[MAXC] = {0}, static_sum = 0;
+    int static_n = 0, choice[MAXC];
+    if (!t) {
+        free(clk);
+        return WL_ENOMEM;
+    }
+    double *e = t + cells_n;
+    for (size_t i = 0; i < cells_n; i++)
+        t[i] = e[i] = NAN;
+    for (size_t r = 0; r < m; r++) {
+        const double *v = s->val + rows[r] * s->nv;
+        if (isnan(v[3]))
+            continue; /* not evaluated */
+        const char *l = wl_pareto_set_label(s, rows[r]);
+        int c = 0;
+        while (strcmp(cls[c], l) != 0)
+            c++;
+        size_t k = (size_t)((const double *)bsearch(&v[3], clk, nk, sizeof *clk, cmp_double) - clk);
+        t[(size_t)c * nk + k] = v[0];
+        e[(size_t)c * nk + k] = v[1];
+        launches[c] = v[2];
+        if (v[5] > 0) {
+            static_sum += v[4] / (v[5] * 1e-3);
+            static_n++;
+        }
+    }
+    /* a class missing at some clock makes that fixed clock incomparable */
+    double tmin = INFINITY;
+    long kf = -1;
+    for (size_t k = 0; k < nk; k++) {
+        double tf = 0;
+        for (int c = 0; c < nc; c++)
+            tf += isnan(t[(size_t)c * nk + k]) ? INFINITY : t[(size_t)c * nk + k];
+        if (tf < tmin)
+            tmin = tf;
+    }
+    double budget = strcmp(wl_pareto_objective_name(obj), "energy") == 0
+                        ? INFINITY : tmin * (1 + obj->param / 100.0);
+    double tf_best = NAN, ef_best = NAN;
+    for (size_t k = 0; k < nk; k++) {
+        double tf = 0, ef = 0;
+        for (int c = 0; c < nc; c++) {
+            tf += isnan(t[(size_t)c * nk + k]) ? INFINITY : t[(size_t)c * nk + k];
+            ef += e[(size_t)c * nk + k];
+        }
+        if (!isnan(ef) && tf <= budget * (1 + 1e-12) && (kf < 0 || ef < ef_best)) {
+            kf = (long)k;
+            tf_best = tf;
+            ef_best = ef;
+        }
+    }
+    wl_pareto_schedule_result res;
+    double sw = static_n ? static_sum / static_n : 0;
+    int rc = kf < 0 ? WL_ENOTFOUND
+                    : wl_pareto_schedule(nc, (int)nk, t, e, launches, switch_us, sw, budget,
+                                         choice, &res);
+    if (rc == WL_OK) {
+        cells[2].v = clk[kf];
+        cells[3].v = tf_best;
+        cells[4].v = ef_best;
+        for (int c = 0; c < nc; c++) {
+            char num[WL_RESULTS_NUM_MAX];
+            if (c)
+                wl_results_buf_put(sched, ";", 1);
+            wl_results_buf_puts(sched, cls[c]);
+            wl_results_buf_put(sched, "=", 1);
+            wl_results_buf_put(sched, num, wl_results_fmt(num, sizeof num, clk[choice[c]], 0));
+        }
+        wl_results_buf_put(sched, "", 0);
+        cells[5].s = sched->oom ? NULL : sched->p;
+        cells[6].v = res.time_ms;
+        cells[7].v = res.energy_j;
+        cells[8].v = res.switches;
+        cells[9].v = 100 * (1 - res.energy_j / ef_best);
+    }
+    free(t);
+    free(clk);
+    return rc == WL_ENOTFOUND || rc == WL_EINVAL ? WL_OK : rc; /* no schedule: empty cells */
+}
+
+int wl_pareto_schedules(const wl_pareto_set *s, const wl_pareto_objective *obj, double switch_us,
+                        wl_results_writer *w, wl_error *err)
+{
+    const char *name = wl_pareto_objective_name(obj);
+    if (strcmp(name, "energy") != 0 && strcmp(name, "energy-within-slowdown") != 0) {
+        wl_error_set(err, "objective", 0, name,
+                     "a schedule supports the energy and energy-within-slowdown=P objectives");
+        return WL_EINVAL;
+    }
+    if (s->nv < WL_PARETO_SCHEDULE_NV || !s->label)
+        return WL_EINVAL;
+    size_t *order = NULL, *start = NULL;
+    int rc = by_group(s, &order, &start);
+    size_t ncols;
+    wl_pareto_schedule_cols(&ncols);
+    wl_results_cell cells[sizeof schedule_cols / sizeof *schedule_cols];
+    for (size_t g = 0; !rc && g < s->ngroups; g++) {
+        for (size_t i = 0; i < ncols; i++)
+            cells[i] = (wl_results_cell){NULL, NAN};
+        cells[0].s = s->gkeys[g];
+        cells[1].s = obj->text;
+        wl_results_buf sched = {0};
+        rc = schedule_group(s, order + start[g], start[g + 1] - start[g], obj, switch_us, &sched,
+                            cells, err);
+        if (!rc)
+            rc = wl_results_writer_row(w, cells);
+        wl_results_buf_free(&sched);
+    }
+    if (rc == WL_ENOMEM)
+        wl_error_set(err, s->source, 0, "", "out of memory");
+    free(order);
+    free(start);
+    return rc;
+}

@@ -1,0 +1,903 @@
+/* A whole study: the sweep, its Pareto fronts, the energy-optimal and the
+ * chosen operating points, figures, and index.md/index.html, built in a
+ * temporary directory beside the target and moved into it only when all of
+ * it succeeded. The sweep is run once and read once. */
+#include "plot_internal.h"
+#include "../pareto/wattlas_pareto.h"
+#include "../sweep/wattlas_sweep.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_ENERGY_FIGS 24 /* energy-vs-clock figures; the rest is in sweep.csv */
+#define SERIES_MAX 8       /* series per energy-vs-clock figure */
+
+typedef struct {
+    char *base, *caption;
+} figure_rec;
+
+typedef struct {
+    const wl_plot_report_options *o;
+    char *tmp;        /* the temporary directory */
+    figure_rec *figs;
+    size_t nfigs, figcap;
+    size_t omitted;   /* energy-vs-clock figures left out */
+    wl_results_table *t;      /* the sweep */
+    wl_results_table *base;   /* the sweep, one row per point (kernel scope: first class) */
+    int *param;       /* parameter columns of base (before sm_clock_mhz) */
+    size_t nparam;
+} report;
+
+static void step(const report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void step(const report *r, const char *fmt, ...)
+{
+    if (!r->o->step)
+        return;
+    char text[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    r->o->step(r->o->user, text);
+}
+
+static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *str_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    char *p = malloc((size_t)n + 1);
+    if (!p)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+/* A value as part of a file name: letters, digits, '.', '-', '_' only. */
+static void name_part(wl_results_buf *b, const char *v)
+{
+    if (!*v)
+        wl_results_buf_puts(b, "none");
+    for (size_t i = 0; v[i] && i < 48; i++) {
+        char c = v[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '-' || c == '_';
+        wl_results_buf_put(b, ok ? &c : "_", 1);
+    }
+}
+
+static char *in_tmp(const report *r, const char *name)
+{
+    return str_printf("%s/%s", r->tmp, name);
+}
+
+/* ---- the temporary directory ------------------------------------------------------- */
+
+static int make_tmp(report *r, const char *dir, wl_error *err)
+{
+    size_t l = strlen(dir);
+    while (l > 1 && dir[l - 1] == '/')
+        l--;
+    for (int k = 0; k < 1000; k++) {
+        free(r->tmp);
+        r->tmp = str_printf("%.*s.tmp.%ld.%d", (int)l, dir, (long)getpid(), k);
+        if (!r->tmp)
+            return WL_ENOMEM;
+        if (mkdir(r->tmp, 0777) == 0)
+            return WL_OK;
+        if (errno != EEXIST)
+            break;
+    }
+    wl_error_set(err, dir, 0, "", "cannot create a directory beside it: %s", strerror(errno));
+    free(r->tmp);
+    r->tmp = NULL;
+    return WL_EIO;
+}
+
+/* Removes the temporary directory and the files in it (only we wrote there). */
+static void remove_tmp(report *r)
+{
+    if (!r->tmp)
+        return;
+    DIR *d = opendir(r->tmp);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *p = in_tmp(r, e->d_name);
+        if (p)
+            unlink(p);
+        free(p);
+    }
+    if (d)
+        closedir(d);
+    rmdir(r->tmp);
+}
+
+/* Moves the finished report into dir: the whole directory when dir does
+ * not exist, else file by file (each rename replaces its old file). */
+static int commit_tmp(report *r, const char *dir, wl_error *err)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        if (rename(r->tmp, dir) == 0) {
+            free(r->tmp);
+            r->tmp = NULL;
+            return WL_OK;
+        }
+        wl_error_set(err, dir, 0, "", "cannot move the report into place: %s", strerror(errno));
+        return WL_EIO;
+    }
+    DIR *d = opendir(r->tmp);
+    if (!d) {
+        wl_error_set(err, r->tmp, 0, "", "cannot read: %s", strerror(errno));
+        return WL_EIO;
+    }
+    struct dirent *e;
+    int rc = WL_OK;
+    while (!rc && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *from = in_tmp(r, e->d_name), *to = str_printf("%s/%s", dir, e->d_name);
+        if (!from || !to)
+            rc = WL_ENOMEM;
+        else if (rename(from, to) != 0) {
+            wl_error_set(err, to, 0, "", "cannot move into place: %s", strerror(errno));
+            rc = WL_EIO;
+        }
+        free(from);
+        free(to);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* ---- tables and figures -------------------------------------------------------------------- */
+
+static int write_table(const report *r, const wl_results_table *t, const char *name,
+                       wl_error *err)
+{
+    char *p = in_tmp(r, name);
+    if (!p)
+        return WL_ENOMEM;
+    wl_results_out *o = NULL;
+    int rc = wl_results_out_open(p, &o, err);
+    if (!rc) {
+        wl_results_table_write_csv(t, wl_results_out_stream(o));
+        rc = wl_results_out_commit(o, err);
+    }
+    free(p);
+    return rc;
+}
+
+static int add_figure(report *r, char *base, char *caption)
+{
+    if (!base || !caption) {
+        free(base);
+        free(caption);
+        return WL_ENOMEM;
+    }
+    if (r->nfigs == r->figcap) {
+        size_t nc = r->figcap ? r->figcap * 2 : 16;
+        figure_rec *nf = realloc(r->figs, nc * sizeof *nf);
+        if (!nf) {
+            free(base);
+            free(caption);
+            return WL_ENOMEM;
+        }
+        r->figs = nf;
+        r->figcap = nc;
+    }
+    r->figs[r->nfigs++] = (figure_rec){base, caption};
+    return WL_OK;
+}
+
+/* The figure of a subset as PNG and PDF beside its CSV (base.csv). */
+static int figure(report *r, const char *kind, const wl_results_table *t, const char *base,
+                  const char *caption, const wl_plot_kind_options *k, int log, wl_error *err)
+{
+    char *csv = str_printf("%s.csv", base);
+    int rc = csv ? write_table(r, t, csv, err) : WL_ENOMEM;
+    free(csv);
+    wl_plot_options o;
+    wl_plot_options_default(&o);
+    o.log_y = log != 0;
+    o.log_x = log == 2;
+    if (k && k->facet)
+        o.width_in = 7;
+    if (k && k->panels)
+        o.height_in = 4.2;
+    for (int i = 0; i < 2 && !rc; i++) {
+        char *p = str_printf("%s/%s.%s", r->tmp, base, i ? "pdf" : "png");
+        rc = p ? wl_plot_kind_lookup(kind)(t, k, &o, p, err) : WL_ENOMEM;
+        free(p);
+    }
+    if (!rc)
+        rc = add_figure(r, str_printf("%s", base), str_printf("%s", caption));
+    return rc;
+}
+
+/* Distinct values of a column in a table: their count (first rows in idx,
+ * at most max). */
+static size_t distinct(const wl_results_table *t, int col, size_t *idx, size_t max)
+{
+    return wl_results_table_distinct(t, col, idx, max);
+}
+
+/* A key of the given columns of row r. */
+static void row_key(const wl_results_table *t, size_t r, const int *cols, size_t n,
+                    wl_results_buf *b)
+{
+    b->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        wl_results_buf_puts(b, wl_results_table_cell(t, r, cols[i]));
+        wl_results_buf_put(b, "\x1f", 1);
+    }
+    wl_results_buf_put(b, "", 0);
+}
+
+/* The most series one energy-vs-clock figure would hold when figures are
+ * split by the key columns: distinct (key, other parameters) pairs per key. */
+static size_t max_series(const report *r, const int *key, size_t nk)
+{
+    const wl_results_table *t = r->base;
+    size_t n = wl_results_table_rows(t), best = 0;
+    char **seen = calloc(n ? n : 1, sizeof *seen);
+    char **keys = calloc(n ? n : 1, sizeof *keys);
+    size_t ns = 0;
+    wl_results_buf kb = {0}, sb = {0};
+    for (size_t row = 0; seen && keys && row < n; row++) {
+        row_key(t, row, key, nk, &kb);
+        row_key(t, row, r->param, r->nparam, &sb);
+        if (kb.oom || sb.oom)
+            break;
+        size_t i = 0;
+        while (i < ns && strcmp(seen[i], sb.p) != 0)
+            i++;
+        if (i < ns)
+            continue;
+        seen[ns] = strdup(sb.p);
+        keys[ns] = strdup(kb.p);
+        if (!seen[ns] || !keys[ns])
+            break;
+        ns++;
+        size_t same = 0;
+        for (size_t j = 0; j < ns; j++)
+            same += strcmp(keys[j], kb.p) == 0;
+        if (same > best)
+            best = same;
+    }
+    for (size_t i = 0; i < ns; i++) {
+        free(seen[i]);
+        free(keys[i]);
+    }
+    free(seen);
+    free(keys);
+    wl_results_buf_free(&kb);
+    wl_results_buf_free(&sb);
+    return best;
+}
+
+static int varies(const wl_results_table *t, int col)
+{
+    size_t idx[2];
+    return col >= 0 && distinct(t, col, idx, 2) > 1;
+}
+
+/* Energy vs clock: one figure per GPU and precision, split further by the
+ * outermost varying parameters while a figure would hold too many series. */
+static int energy_figures(report *r, int *key, size_t *nk, wl_error *err)
+{
+    const wl_results_table *t = r->base;
+    int gcol = wl_results_table_col(t, "gpu"), dcol = wl_results_table_col(t, "dtype");
+    *nk = 0;
+    if (gcol >= 0)
+        key[(*nk)++] = gcol;
+    if (dcol >= 0)
+        key[(*nk)++] = dcol;
+    for (size_t i = 0; i < r->nparam && max_series(r, key, *nk) > SERIES_MAX; i++) {
+        int c = r->param[i], in = 0;
+        for (size_t j = 0; j < *nk; j++)
+            in |= key[j] == c;
+        if (!in && varies(t, c))
+            key[(*nk)++] = c;
+    }
+    size_t n = wl_results_table_rows(t);
+    size_t *first = malloc((n ? n : 1) * sizeof *first);
+    if (!first)
+        return WL_ENOMEM;
+    /* figure keys in order of appearance */
+    size_t nf = 0;
+    wl_results_buf kb = {0}, ob = {0};
+    int rc = WL_OK;
+    for (size_t row = 0; row < n && !rc; row++) {
+        row_key(t, row, key, *nk, &kb);
+        size_t i = 0;
+        for (; i < nf; i++) {
+            row_key(t, first[i], key, *nk, &ob);
+            if (!strcmp(ob.p, kb.p))
+                break;
+        }
+        if (i == nf)
+            first[nf++] = row;
+    }
+    for (size_t f = 0; f < nf && !rc; f++) {
+        if (f >= MAX_ENERGY_FIGS) {
+            r->omitted = nf - f;
+            break;
+        }
+        const char *vals[WL_RESULTS_CSV_MAXCOLS];
+        for (size_t j = 0; j < *nk; j++)
+            vals[j] = wl_results_table_cell(t, first[f], key[j]);
+        wl_results_table *sub = NULL;
+        rc = wl_results_table_filter(t, key, vals, *nk, &sub);
+        wl_results_buf nb = {0}, cb = {0};
+        wl_results_buf_puts(&nb, "energy");
+        for (size_t j = 0; j < *nk; j++) {
+            wl_results_buf_put(&nb, "-", 1);
+            name_part(&nb, vals[j]);
+            wl_results_buf_puts(&cb, j ? ", " : "");
+            if (j >= 2) {
+                wl_results_buf_puts(&cb, wl_results_table_header(t, (size_t)key[j]));
+                wl_results_buf_put(&cb, " ", 1);
+            }
+            wl_results_buf_puts(&cb, vals[j]);
+        }
+        wl_results_buf_put(&nb, "", 0);
+        wl_results_buf_put(&cb, "", 0);
+        char *cap = str_printf("Energy vs SM clock (log scale), %s (large marker: energy-optimal "
+                               "clock; square: maximum clock; hollow: power-limited)",
+                               cb.p ? cb.p : "");
+        if (!rc && (nb.oom || cb.oom || !cap))
+            rc = WL_ENOMEM;
+        if (!rc)
+            rc = figure(r, "energy-freq", sub, nb.p, cap, NULL, 1, err);
+        free(cap);
+        wl_results_buf_free(&nb);
+        wl_results_buf_free(&cb);
+        wl_results_table_free(sub);
+    }
+    wl_results_buf_free(&kb);
+    wl_results_buf_free(&ob);
+    free(first);
+    return rc;
+}
+
+/* The rows of the first figure's subset with the varying parameter columns
+ * other than `keep` fixed: model to its last value, seq to its middle one,
+ * the rest to their first. */
+static int fixed_subset(const wl_results_table *t, const report *r, const int *keep, size_t nkeep,
+                        wl_results_table **out)
+{
+    int cols[WL_RESULTS_CSV_MAXCOLS];
+    const char *vals[WL_RESULTS_CSV_MAXCOLS];
+    size_t n = 0, nr = wl_results_table_rows(t);
+    size_t *idx = malloc((nr ? nr : 1) * sizeof *idx);
+    if (!idx)
+        return WL_ENOMEM;
+    for (size_t i = 0; i < r->nparam; i++) {
+        int c = r->param[i], kept = 0;
+        for (size_t j = 0; j < nkeep; j++)
+            kept |= keep[j] == c;
+        size_t nd = kept ? 0 : distinct(t, c, idx, nr);
+        if (nd <= 1)
+            continue;
+        const char *h = wl_results_table_header(t, (size_t)c);
+        size_t pick = !strcmp(h, "model") ? nd - 1 : !strcmp(h, "seq") ? nd / 2 : 0;
+        cols[n] = c;
+        vals[n++] = wl_results_table_cell(t, idx[pick], c);
+    }
+    int rc = wl_results_table_filter(t, cols, vals, n, out);
+    free(idx);
+    return rc;
+}
+
+/* ---- optimisation tables ---------------------------------------------------------------- */
+
+static const char *const opt_values[4] = {"time_ms", "power_w", "energy_j", "sm_clock_mhz"};
+
+typedef struct {
+    wl_pareto_set *set;
+    wl_pareto_saving *sv;
+    wl_pareto_objective obj;
+} choice_table;
+
+static void choice_free(choice_table *c)
+{
+    wl_pareto_set_free(c->set);
+    free(c->sv);
+}
+
+static int choose(const report *r, const wl_results_table *t, const char *objective,
+                  const char *name, choice_table *c, wl_error *err)
+{
+    memset(c, 0, sizeof *c);
+    int rc = wl_pareto_objective_parse(objective, &c->obj, err);
+    wl_pareto_load_options lo = {.values = opt_values, .nvalues = 4};
+    if (!rc)
+        rc = wl_pareto_set_from_table(t, &lo, &c->set, err);
+    if (!rc) {
+        c->sv = calloc(wl_pareto_set_groups(c->set) + 1, sizeof *c->sv);
+        rc = c->sv ? wl_pareto_savings(c->set, &c->obj, c->sv) : WL_ENOMEM;
+    }
+    char *p = rc ? NULL : in_tmp(r, name);
+    wl_results_out *o = NULL;
+    if (!rc && !p)
+        rc = WL_ENOMEM;
+    if (!rc)
+        rc = wl_results_out_open(p, &o, err);
+    if (!rc) {
+        size_t nc;
+        const wl_results_col *cols = wl_pareto_savings_cols(&nc);
+        wl_results_writer *w = NULL;
+        rc = wl_results_writer_create(wl_results_out_stream(o), WL_FMT_CSV, cols, nc, &w);
+        wl_results_cell cells[32];
+        for (size_t g = 0; !rc && g < wl_pareto_set_groups(c->set); g++) {
+            wl_pareto_saving_cells(c->set, &c->obj, &c->sv[g], cells);
+            rc = wl_results_writer_row(w, cells);
+        }
+        wl_results_writer_finish(w);
+        if (rc)
+            wl_results_out_abort(o);
+        else
+            rc = wl_results_out_commit(o, err);
+    }
+    free(p);
+    return rc;
+}
+
+/* ---- index ------------------------------------------------------------------------------ */
+
+static void html_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+static void md_text(FILE *f, const char *s, int cell)
+{
+    for (; *s; s++) {
+        if (cell && *s == '/')
+            fputc(' ', f);
+        else if (*s == '|' || *s == '*' || *s == '_' || *s == '[' || *s == ']' || *s == '`')
+            fprintf(f, "\\%c", *s);
+        else if (*s == '\n')
+            fputc(' ', f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static void both(FILE *md, FILE *html, const char *s, int cell)
+{
+    md_text(md, s, cell);
+    html_text(html, s);
+}
+
+static void choice_html_md(FILE *md, FILE *html, const choice_table *c)
+{
+    static const char *const heads[7] = {"workload", "clock (MHz)", "time (ms)", "power (W)",
+                                         "energy (J)", "energy saved vs max clock (%)",
+                                         "runtime penalty vs max clock (%)"};
+    static const int pick[7] = {0, 2, 3, 4, 5, 14, 15};
+    size_t nc;
+    const wl_results_col *cols = wl_pareto_savings_cols(&nc);
+    fputs("|", md);
+    fputs("<table>\n<tr>", html);
+    for (int i = 0; i < 7; i++) {
+        fprintf(md, " %s |", heads[i]);
+        fprintf(html, "<th>%s</th>", heads[i]);
+    }
+    fputs("\n|", md);
+    for (int i = 0; i < 7; i++)
+        fputs("---|", md);
+    fputs("\n", md);
+    fputs("</tr>\n", html);
+    wl_results_cell cells[32];
+    for (size_t g = 0; g < wl_pareto_set_groups(c->set); g++) {
+        wl_pareto_saving_cells(c->set, &c->obj, &c->sv[g], cells);
+        fputs("|", md);
+        fputs("<tr>", html);
+        for (int i = 0; i < 7; i++) {
+            char t[WL_RESULTS_NUM_MAX];
+            const char *v = cells[pick[i]].s;
+            if (!v) {
+                wl_results_fmt(t, sizeof t, cells[pick[i]].v, cols[pick[i]].decimals);
+                v = t;
+            }
+            fputs(" ", md);
+            fputs("<td>", html);
+            both(md, html, v, 1);
+            fputs(" |", md);
+            fputs("</td>", html);
+        }
+        fputs("\n", md);
+        fputs("</tr>\n", html);
+    }
+    fputs("</table>\n", html);
+}
+
+static int write_index(report *r, const char *title, const char *objective,
+                       unsigned long long points, const choice_table *opt,
+                       const choice_table *sav, wl_error *err)
+{
+    char *pm = in_tmp(r, "index.md"), *ph = in_tmp(r, "index.html");
+    wl_results_out *omd = NULL, *oh = NULL;
+    int rc = pm && ph ? wl_results_out_open(pm, &omd, err) : WL_ENOMEM;
+    if (!rc)
+        rc = wl_results_out_open(ph, &oh, err);
+    if (!rc) {
+        FILE *md = wl_results_out_stream(omd), *html = wl_results_out_stream(oh);
+        const char *cmd = r->o->command ? r->o->command : "wattlas report";
+        const char *spec = r->o->spec_path ? r->o->spec_path : "";
+        fputs("# ", md);
+        md_text(md, title, 0);
+        fprintf(md, "\n\nGenerated by wattlas %s with `%s` from `%s`: %llu points (sweep.csv).\n\n",
+                WL_VERSION, cmd, spec, points);
+        fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>", html);
+        html_text(html, title);
+        fputs("</title>\n<style>body{font-family:'DejaVu Sans',sans-serif;max-width:60em;"
+              "margin:2em auto}table{border-collapse:collapse;font-size:90%}td,th{border:1px "
+              "solid #ccc;padding:2px 6px;text-align:right}img{max-width:100%}</style></head>"
+              "<body>\n<h1>", html);
+        html_text(html, title);
+        fprintf(html, "</h1>\n<p>Generated by wattlas %s with <code>", WL_VERSION);
+        html_text(html, cmd);
+        fputs("</code> from <code>", html);
+        html_text(html, spec);
+        fprintf(html, "</code>: %llu points (<a href=\"sweep.csv\">sweep.csv</a>).</p>\n", points);
+        fputs("## Energy-optimal SM clock per workload\n\n", md);
+        fputs("<h2>Energy-optimal SM clock per workload</h2>\n", html);
+        choice_html_md(md, html, opt);
+        fputs("\n## Savings at the chosen clock (", md);
+        md_text(md, objective, 0);
+        fputs(")\n\n", md);
+        fputs("<h2>Savings at the chosen clock (", html);
+        html_text(html, objective);
+        fputs(")</h2>\n", html);
+        choice_html_md(md, html, sav);
+        fputs("\n## Figures\n\n", md);
+        fputs("<h2>Figures</h2>\n", html);
+        for (size_t i = 0; i < r->nfigs; i++) {
+            const figure_rec *f = &r->figs[i];
+            fprintf(md, "![%s](%s.png)\n\n*", f->caption, f->base);
+            md_text(md, f->caption, 0);
+            fprintf(md, "* ([PDF](%s.pdf), [data](%s.csv))\n\n", f->base, f->base);
+            fprintf(html, "<figure><img src=\"%s.png\" alt=\"", f->base);
+            html_text(html, f->caption);
+            fputs("\"><figcaption>", html);
+            html_text(html, f->caption);
+            fprintf(html, " (<a href=\"%s.pdf\">PDF</a>, <a href=\"%s.csv\">data</a>)"
+                          "</figcaption></figure>\n", f->base, f->base);
+        }
+        if (r->omitted) {
+            fprintf(md, "%zu more energy-vs-clock figures were left out; sweep.csv has every "
+                        "point.\n\n", r->omitted);
+            fprintf(html, "<p>%zu more energy-vs-clock figures were left out; sweep.csv has every "
+                          "point.</p>\n", r->omitted);
+        }
+        fputs("Data: sweep.csv (every point), pareto.csv (non-dominated points), optimal.csv "
+              "(least energy), savings.csv (chosen clock), and the CSV beside each figure.\n", md);
+        fputs("<p>Data: <a href=\"sweep.csv\">sweep.csv</a>, <a href=\"pareto.csv\">pareto.csv</a>, "
+              "<a href=\"optimal.csv\">optimal.csv</a>, <a href=\"savings.csv\">savings.csv</a>."
+              "</p>\n</body></html>\n", html);
+        rc = wl_results_out_commit(omd, err);
+        omd = NULL;
+        if (!rc)
+            rc = wl_results_out_commit(oh, err);
+        oh = NULL;
+    }
+    wl_results_out_abort(omd);
+    wl_results_out_abort(oh);
+    free(pm);
+    free(ph);
+    return rc;
+}
+
+/* ---- the study ------------------------------------------------------------------------------ */
+
+static int run_sweep(report *r, const wl_sweep_spec *spec, wl_sweep_stats *st, wl_error *err)
+{
+    char *p = in_tmp(r, "sweep.csv");
+    if (!p)
+        return WL_ENOMEM;
+    wl_results_out *o = NULL;
+    int rc = wl_results_out_open(p, &o, err);
+    if (!rc) {
+        wl_sweep_options so = {.format = WL_FMT_CSV, .threads = r->o->threads,
+                               .progress = r->o->progress, .progress_user = r->o->user};
+        rc = wl_sweep_run(spec, &so, wl_results_out_stream(o), NULL, st, err);
+        if (rc)
+            wl_results_out_abort(o);
+        else
+            rc = wl_results_out_commit(o, err);
+    }
+    if (!rc)
+        rc = wl_results_table_load(p, &r->t, err);
+    free(p);
+    return rc;
+}
+
+static int pareto_table(report *r, wl_error *err)
+{
+    static const char *const v[2] = {"time_ms", "energy_j"};
+    wl_pareto_load_options lo = {.values = v, .nvalues = 2};
+    wl_pareto_set *s = NULL;
+    int rc = wl_pareto_set_from_table(r->t, &lo, &s, err);
+    size_t n = rc ? 0 : wl_pareto_set_rows(s);
+    unsigned char *on = rc ? NULL : malloc(n ? n : 1);
+    int *keep = rc ? NULL : calloc(wl_results_table_rows(r->t) + 1, sizeof *keep);
+    if (!rc && (!on || !keep))
+        rc = WL_ENOMEM;
+    if (!rc)
+        rc = wl_pareto_set_fronts(s, on);
+    for (size_t i = 0; !rc && i < n; i++)
+        if (on[i])
+            keep[wl_pareto_set_source_row(s, i)] = 1;
+    char *p = rc ? NULL : in_tmp(r, "pareto.csv");
+    wl_results_out *o = NULL;
+    if (!rc && !p)
+        rc = WL_ENOMEM;
+    if (!rc && !(rc = wl_results_out_open(p, &o, err))) {
+        FILE *f = wl_results_out_stream(o);
+        size_t nc = wl_results_table_ncols(r->t);
+        for (size_t c = 0; c < nc; c++) {
+            if (c)
+                fputc(',', f);
+            wl_results_csv_str(f, wl_results_table_header(r->t, c));
+        }
+        fputc('\n', f);
+        for (size_t row = 0; row < wl_results_table_rows(r->t); row++) {
+            if (!keep[row])
+                continue;
+            for (size_t c = 0; c < nc; c++) {
+                if (c)
+                    fputc(',', f);
+                wl_results_csv_str(f, wl_results_table_cell(r->t, row, (int)c));
+            }
+            fputc('\n', f);
+        }
+        rc = wl_results_out_commit(o, err);
+    }
+    free(p);
+    free(on);
+    free(keep);
+    wl_pareto_set_free(s);
+    return rc;
+}
+
+static int summary_figures(report *r, const int *key, size_t nk, const char *objective,
+                           wl_error *err)
+{
+    const wl_results_table *t = r->base;
+    /* the first figure's subset: the first value of every figure key */
+    const char *vals[WL_RESULTS_CSV_MAXCOLS];
+    for (size_t j = 0; j < nk; j++)
+        vals[j] = wl_results_table_cell(t, 0, key[j]);
+    wl_results_table *sub = NULL, *heat = NULL, *one = NULL;
+    int rc = wl_results_table_filter(t, key, vals, nk, &sub);
+    wl_results_buf sfx = {0}, what = {0};
+    for (size_t j = 0; j < nk; j++) {
+        wl_results_buf_put(&sfx, "-", 1);
+        name_part(&sfx, vals[j]);
+        wl_results_buf_puts(&what, j ? ", " : "");
+        wl_results_buf_puts(&what, vals[j]);
+    }
+    wl_results_buf_put(&sfx, "", 0);
+    wl_results_buf_put(&what, "", 0);
+    if (!rc && (sfx.oom || what.oom))
+        rc = WL_ENOMEM;
+    char *base = NULL, *cap = NULL;
+    wl_plot_kind_options k;
+    /* Pareto fronts, faceted by model when it varies */
+    int mcol = wl_results_table_col(sub ? sub : t, "model");
+    size_t idx[17];
+    if (!rc) {
+        memset(&k, 0, sizeof k);
+        size_t nm = mcol >= 0 ? distinct(sub, mcol, idx, 17) : 0;
+        if (nm > 1 && nm <= 16)
+            k.facet = "model";
+        base = str_printf("pareto%s", sfx.p);
+        cap = str_printf("Energy-runtime Pareto fronts (log-log), %s (faded: dominated)", what.p);
+        rc = base && cap ? figure(r, "pareto", sub, base, cap, &k, 2, err) : WL_ENOMEM;
+        free(base);
+        free(cap);
+    }
+    /* energy over clock and sequence length (or batch) */
+    int ycol = -1;
+    if (!rc) {
+        int sc = wl_results_table_col(sub, "seq"), bc = wl_results_table_col(sub, "batch");
+        ycol = varies(sub, sc) ? sc : varies(sub, bc) ? bc : -1;
+    }
+    if (!rc && ycol >= 0) {
+        rc = fixed_subset(sub, r, &ycol, 1, &heat);
+        const char *yname = wl_results_table_header(sub, (size_t)ycol);
+        const char *model = heat && mcol >= 0 ? wl_results_table_cell(heat, 0, mcol) : "";
+        memset(&k, 0, sizeof k);
+        k.x = "sm_clock_mhz";
+        k.y = yname;
+        k.z = "energy_j";
+        k.normalize = 1;
+        wl_results_buf nb = {0};
+        wl_results_buf_puts(&nb, "heatmap-");
+        name_part(&nb, model);
+        wl_results_buf_put(&nb, "", 0);
+        cap = str_printf("Energy over SM clock and %s, %s, %s, normalised to each row's minimum",
+                         !strcmp(yname, "seq") ? "sequence length" : yname, model, what.p);
+        if (!rc)
+            rc = !nb.oom && cap ? figure(r, "heatmap", heat, nb.p, cap, &k, 0, err) : WL_ENOMEM;
+        free(cap);
+        wl_results_buf_free(&nb);
+    }
+    /* one workload: power, time and energy panels, and where the energy goes */
+    if (!rc)
+        rc = fixed_subset(sub, r, NULL, 0, &one);
+    if (!rc && wl_results_table_rows(one) > 0) {
+        const char *model = mcol >= 0 ? wl_results_table_cell(one, 0, mcol) : "";
+        int sc = wl_results_table_col(one, "seq");
+        const char *seq = sc >= 0 ? wl_results_table_cell(one, 0, sc) : "";
+        char wl[200];
+        snprintf(wl, sizeof wl, "%.80s%s%.20s", model, seq[0] ? " seq " : "", seq);
+        wl_results_buf nb = {0};
+        name_part(&nb, model);
+        wl_results_buf_put(&nb, "", 0);
+        memset(&k, 0, sizeof k);
+        k.panels = "power,time,energy";
+        base = str_printf("panels-%s", nb.p ? nb.p : "");
+        cap = str_printf("Power, time and energy vs SM clock, %s, %s", wl, what.p);
+        rc = base && cap ? figure(r, "energy-freq", one, base, cap, &k, 0, err) : WL_ENOMEM;
+        free(base);
+        free(cap);
+        if (!rc) {
+            memset(&k, 0, sizeof k);
+            k.stack = 1;
+            base = str_printf("parts-%s", nb.p ? nb.p : "");
+            cap = str_printf("Where the energy goes: dynamic compute, dynamic memory and static "
+                             "power, %s, %s", wl, what.p);
+            rc = base && cap ? figure(r, "energy-freq", one, base, cap, &k, 0, err) : WL_ENOMEM;
+            free(base);
+            free(cap);
+        }
+        wl_results_buf_free(&nb);
+    }
+    /* savings of the subset's workloads at the chosen clock */
+    if (!rc) {
+        choice_table c = {0};
+        base = str_printf("savings%s", sfx.p);
+        char *csv = base ? str_printf("%s.csv", base) : NULL;
+        rc = csv ? choose(r, sub, objective, csv, &c, err) : WL_ENOMEM;
+        wl_results_table *st = NULL;
+        char *p = csv ? in_tmp(r, csv) : NULL;
+        if (!rc)
+            rc = p ? wl_results_table_load(p, &st, err) : WL_ENOMEM;
+        cap = str_printf("Energy saved and runtime penalty at the chosen clock (%s) against the "
+                         "maximum clock, %s", objective, what.p);
+        memset(&k, 0, sizeof k);
+        for (int i = 0; !rc && i < 2; i++) {
+            char *fp = str_printf("%s/%s.%s", r->tmp, base, i ? "pdf" : "png");
+            wl_plot_options o;
+            wl_plot_options_default(&o);
+            rc = fp ? wl_plot_savings(st, &k, &o, fp, err) : WL_ENOMEM;
+            free(fp);
+        }
+        if (!rc)
+            rc = add_figure(r, str_printf("%s", base), str_printf("%s", cap));
+        choice_free(&c);
+        wl_results_table_free(st);
+        free(p);
+        free(csv);
+        free(base);
+        free(cap);
+    }
+    wl_results_table_free(sub);
+    wl_results_table_free(heat);
+    wl_results_table_free(one);
+    wl_results_buf_free(&sfx);
+    wl_results_buf_free(&what);
+    return rc;
+}
+
+static int study(report *r, const wl_sweep_spec *spec, const char *dir,
+                 wl_plot_report_stats *stats, wl_error *err)
+{
+    const char *title = wl_sweep_spec_report(spec, "title");
+    const char *objective = wl_sweep_spec_report(spec, "objective");
+    if (!title)
+        title = "wattlas study";
+    if (!objective)
+        objective = "energy-within-slowdown=10";
+    wl_pareto_objective check;
+    int rc = wl_pareto_objective_parse(objective, &check, err);
+    if (rc)
+        return rc;
+    step(r, "[1/4] sweep: %llu points", wl_sweep_spec_points(spec));
+    wl_sweep_stats st;
+    if ((rc = run_sweep(r, spec, &st, err)))
+        return rc;
+    stats->points = st.points;
+    /* one row per point: at kernel scope, the first class's rows */
+    int kc = wl_results_table_col(r->t, "kernel_class");
+    if (kc >= 0) {
+        const char *first = wl_results_table_cell(r->t, 0, kc);
+        rc = wl_results_table_filter(r->t, &kc, &first, 1, &r->base);
+    } else {
+        rc = wl_results_table_filter(r->t, NULL, NULL, 0, &r->base);
+    }
+    if (rc)
+        return rc;
+    int clock = wl_results_table_col(r->base, "sm_clock_mhz");
+    r->param = malloc((size_t)(clock > 0 ? clock : 1) * sizeof *r->param);
+    if (!r->param)
+        return WL_ENOMEM;
+    for (int c = 0; c < clock; c++)
+        r->param[r->nparam++] = c;
+    step(r, "[2/4] Pareto fronts and optimisation (%s)", objective);
+    choice_table opt, sav;
+    memset(&opt, 0, sizeof opt);
+    memset(&sav, 0, sizeof sav);
+    if (!(rc = pareto_table(r, err)) && !(rc = choose(r, r->t, "energy", "optimal.csv", &opt, err)))
+        rc = choose(r, r->t, objective, "savings.csv", &sav, err);
+    step(r, "[3/4] figures");
+    int key[WL_RESULTS_CSV_MAXCOLS];
+    size_t nk = 0;
+    if (!rc)
+        rc = energy_figures(r, key, &nk, err);
+    if (!rc && wl_results_table_rows(r->base) > 0)
+        rc = summary_figures(r, key, nk, objective, err);
+    step(r, "[4/4] index.md, index.html");
+    if (!rc)
+        rc = write_index(r, title, objective, st.points, &opt, &sav, err);
+    choice_free(&opt);
+    choice_free(&sav);
+    if (!rc)
+        rc = commit_tmp(r, dir, err);
+    stats->figures = r->nfigs;
+    return rc;
+}
+
+int wl_plot_report(const wl_sweep_spec *spec, const char *dir, const wl_plot_report_options *o,
+                   wl_plot_report_stats *stats, wl_error *err)
+{
+    memset(stats, 0, sizeof *stats);
+    struct stat st;
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        wl_error_set(err, dir, 0, "", "exists and is not a directory");
+        return WL_EIO;
+    }
+    report r = {.o = o};
+    int rc = make_tmp(&r, dir, err);
+    if (!rc)
+        rc = study(&r, spec, dir, stats, err);
+    if (rc == WL_ENOMEM)
+        wl_error_set(err, dir, 0, "", "out of memory");
+    remove_tmp(&r); /* nothing when it was moved into place */
+    for (size_t i = 0; i < r.nfigs; i++) {
+        free(r.figs[i].base);
+        free(r.figs[i].caption);
+    }
+    free(r.figs);
+    free(r.tmp);
+    free(r.param);
+    wl_results_table_free(r.t);
+    wl_results_table_free(r.base);
+    return rc;
+}
