@@ -44,11 +44,10 @@ static int close_stdout(int rc)
         bad = 1;
         e = errno;
     }
-    if (bad) {
-        fprintf(stderr, "wattlas: write error on standard output: %s\n",
-                strerror(e ? e : EIO));
+    if (bad && !rc) /* a command that failed has said why */
+        fprintf(stderr, "wattlas: write error on standard output: %s\n", strerror(e ? e : EIO));
+    if (bad)
         return rc ? rc : EXIT_RUNTIME;
-    }
     return rc;
 }
 

@@ -1082,7 +1082,7 @@ int wl_plot_compare(const wl_results_table *t, const wl_plot_kind_options *k,
     int gc = need_col(t, "gpu", err);
     int mc = gc >= 0 ? need_col(t, "max_energy_j", err) : -1;
     int ec = mc >= 0 ? need_col(t, "opt_energy_j", err) : -1;
-    int fc = ec >= 0 ? need_col(t, "opt_clock_mhz", err) : -1;
+    int fc = ec >= 0 ? need_col(t, "opt_sm_clock_mhz", err) : -1;
     int xc = wl_results_table_col(t, "coefficients");
     if (fc < 0)
         return WL_EPARSE;

@@ -790,7 +790,8 @@ static int load(wl_preset_kind kind, const char *id, void *out, wl_error *err)
     }
     if (!text) {
         wl_error_set(err, id, 0, kind == WL_PRESET_GPU ? "gpu" : "model",
-                     "no such preset (see 'wattlas presets list')");
+                     "no %s preset '%.60s' (see 'wattlas presets list')",
+                     kind == WL_PRESET_GPU ? "GPU" : "model", id);
         return WL_ENOTFOUND;
     }
     snprintf(src, sizeof src, "presets/%s/%s.ini", kind_dir(kind), id);

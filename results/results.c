@@ -267,14 +267,10 @@ int wl_results_out_open(const char *path, wl_results_out **out, wl_error *err)
         free(o);
         return WL_ENOMEM;
     }
-    struct stat st;
+    struct stat st, tgt;
     int exists = lstat(path, &st) == 0;
-    if (exists && S_ISLNK(st.st_mode) && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        wl_error_set(err, path, 0, "", "is a directory");
-        out_free(o);
-        return WL_EIO;
-    }
-    if (exists && S_ISDIR(st.st_mode)) {
+    if (exists && (S_ISDIR(st.st_mode) ||
+                   (S_ISLNK(st.st_mode) && stat(path, &tgt) == 0 && S_ISDIR(tgt.st_mode)))) {
         wl_error_set(err, path, 0, "", "is a directory");
         out_free(o);
         return WL_EIO;

@@ -12,7 +12,7 @@ static const char *HDR =
 
 static void expect_load_error(const char *body, int line, const char *field)
 {
-    const char *p = "/tmp/wattlas-test-meas.csv";
+    const char *p = test_path("wattlas-test-meas.csv");
     test_write_file(p, body);
     wl_calib_set *s = NULL;
     wl_error err;
@@ -59,9 +59,9 @@ static void test_synthetic_recovery(void **state)
         double v;
         assert_int_equal(wl_preset_gpu_get(&truth, keys[i], &v), WL_OK);
         v *= (i % 2) ? 1.25 : 0.8;
-        assert_int_equal(wl_preset_gpu_set(&start, keys[i], v), WL_OK);
+        assert_int_equal(wl_preset_gpu_set(&start, keys[i], v, NULL), WL_OK);
     }
-    const char *p = "/tmp/wattlas-test-synth.csv";
+    const char *p = test_path("wattlas-test-synth.csv");
     FILE *f = fopen(p, "w");
     assert_non_null(f);
     fputs(HDR, f);
@@ -167,7 +167,7 @@ static void test_synthetic_recovery(void **state)
 static void test_degenerate_fit(void **state)
 {
     (void)state;
-    const char *p = "/tmp/wattlas-test-few.csv";
+    const char *p = test_path("wattlas-test-few.csv");
     char buf[1024];
     snprintf(buf, sizeof buf, "%sa100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8,0.7,90,60\n", HDR);
     test_write_file(p, buf);
@@ -255,7 +255,7 @@ static void test_interval_coverage(void **state)
     wl_core_gpu truth;
     wl_error err;
     assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &truth, &err), WL_OK);
-    const char *p = "/tmp/wattlas-test-noisy.csv";
+    const char *p = test_path("wattlas-test-noisy.csv");
     const double clocks[] = {510, 690, 870, 1050, 1230, 1410};
     write_synthetic(p, &truth, 0.04, clocks, 6);
     wl_calib_set *set;
@@ -334,7 +334,7 @@ static void test_one_clock_and_bad_rows(void **state)
     wl_core_gpu truth;
     wl_error err;
     assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &truth, &err), WL_OK);
-    const char *p = "/tmp/wattlas-test-oneclock.csv";
+    const char *p = test_path("wattlas-test-oneclock.csv");
     const double one[] = {900};
     write_synthetic(p, &truth, 0, one, 1);
     wl_calib_set *set;

@@ -1,6 +1,8 @@
-/* Tests of cli/: the wattlas binary's commands, exit codes and outputs. */
+/* Tests of cli/: the wattlas binary's commands, exit codes, vocabulary and
+ * outputs. Every command runs in this test's own temporary directory. */
 #include "test_util.h"
 
+#include <stdarg.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,7 +10,8 @@
 #define WATTLAS_BIN_PATH "bin/wattlas"
 #endif
 
-static char out_buf[1 << 16], err_buf[1 << 16];
+static char bin[4096];
+static char out_buf[1 << 20], err_buf[1 << 16];
 
 static void slurp(const char *path, char *buf, size_t n)
 {
@@ -19,16 +22,34 @@ static void slurp(const char *path, char *buf, size_t n)
         fclose(f);
 }
 
-/* Runs BIN with args; captures stdout and stderr; returns the exit code. */
-static int run(const char *args)
+/* Runs wattlas with the formatted arguments in the test directory;
+ * captures stdout and stderr; returns the exit status. */
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...)
 {
-    const char *bin = getenv("WATTLAS_BIN") ? getenv("WATTLAS_BIN") : WATTLAS_BIN_PATH;
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s %s >/tmp/wattlas-cli.out 2>/tmp/wattlas-cli.err </dev/null", bin,
-             args);
+    char args[8192], cmd[16384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "%s %s >cli.out 2>cli.err </dev/null", bin, args);
     int st = system(cmd);
-    slurp("/tmp/wattlas-cli.out", out_buf, sizeof out_buf);
-    slurp("/tmp/wattlas-cli.err", err_buf, sizeof err_buf);
+    slurp("cli.out", out_buf, sizeof out_buf);
+    slurp("cli.err", err_buf, sizeof err_buf);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A shell line with $W for the binary. */
+static int shell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int shell(const char *fmt, ...)
+{
+    char line[8192], cmd[16384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "W=%s; %s", bin, line);
+    int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -40,47 +61,135 @@ static int count_lines(const char *s)
     return n;
 }
 
+static const char *const MEAS_HEADER =
+    "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,energy_j,"
+    "power_w,temp_c\n";
+
 static void test_usage_errors(void **state)
 {
     (void)state;
-    assert_int_equal(run(""), 2);
+    assert_int_equal(run("%s", ""), 2);
     assert_int_equal(run("frobnicate"), 2);
     assert_int_equal(run("predict --bogus"), 2);
     assert_non_null(strstr(err_buf, "--bogus"));
-    assert_int_equal(run("predict --batch 0"), 2);
-    assert_non_null(strstr(err_buf, "--batch"));
     assert_int_equal(run("predict --dtype fp64"), 2);
     assert_int_equal(run("predict --clock 900:100:10"), 2);
     assert_int_equal(run("predict --format xml"), 2);
     assert_int_equal(run("validate"), 2);
     assert_int_equal(run("presets"), 2);
     assert_int_equal(run("calibrate --gpu a100-pcie-40gb x.csv"), 2); /* no -o */
-    const char *cmds[] = {"predict", "validate", "calibrate", "presets"};
-    for (int i = 0; i < 4; i++) {
-        char a[64];
-        snprintf(a, sizeof a, "%s --help", cmds[i]);
-        assert_int_equal(run(a), 0);
-        assert_non_null(strstr(out_buf, "usage: wattlas"));
+    /* every invalid option value is a usage error, in every command */
+    const char *const bad[] = {
+        "predict --batch 0", "sweep --batch 0", "predict --batch 99999999999",
+        "sweep --set sms=abc", "sweep --set sms=0", "sweep --set dram_bw_gbs=1e-300",
+        "sweep --voltage-offset-mv 1e308", "predict --voltage-offset-mv 1e308",
+        "predict --clock 2000", "sweep --clock 900,", "predict --gpu no-such-gpu",
+        "sweep --gpu no-such-gpu", "compare --gpu a100-pcie-40gb,no-such-gpu",
+        "sweep --shard 0/2", "sweep --shard 3/2", "sweep --shard 1/2 --format json",
+        "sweep --set warp=1", "compare --model gpt2", "compare --gpu a100-pcie-40gb --clock 3000",
+        "energy-check --gpu a100-sxm-80gb --dtype fp8", "optimize --objective speed",
+        "sweep --threads 0", "predict --interval 0", "presets show nope",
+        "predict --model gpt9000", "sweep --dtype bf17", "plot pie --in x.csv -o y.png",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int rc = run("%s", bad[i]);
+        if (rc != 2)
+            fail_msg("'%s' exited %d, want 2 (stderr: %s)", bad[i], rc, err_buf);
+        if (!strstr(err_buf, "wattlas "))
+            fail_msg("'%s' said nothing", bad[i]);
     }
+    assert_int_equal(run("predict --batch 99999999999"), 2);
+    assert_non_null(strstr(err_buf, "--batch: expected integers in [1, 1000000]"));
+    assert_int_equal(run("sweep --set sms=0"), 2);
+    assert_non_null(strstr(err_buf, "--set: sms: expected an integer in [1, 100000], got 0"));
+    /* help for every command from the one table */
     assert_int_equal(run("--help"), 0);
+    const char *cmds[] = {"predict", "compare", "energy-check", "validate", "calibrate", "sweep",
+                          "merge", "pareto", "optimize", "plot", "report", "presets"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "  %s ", cmds[i]);
+        assert_non_null(strstr(out_buf, want));
+    }
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        if (run("%s --help", cmds[i]) != 0 || !strstr(out_buf, "usage: wattlas"))
+            fail_msg("%s --help", cmds[i]);
+    }
+    assert_int_equal(run("plot --help"), 0);
+    assert_non_null(strstr(out_buf, "  compare "));
     assert_int_equal(run("--version"), 0);
 }
 
 static void test_runtime_errors(void **state)
 {
     (void)state;
-    assert_int_equal(run("predict --gpu no-such-gpu"), 1);
-    assert_non_null(strstr(err_buf, "no such preset"));
     assert_int_equal(run("predict --trace /nonexistent/t.json"), 1);
     assert_non_null(strstr(err_buf, "/nonexistent/t.json"));
-    FILE *f = fopen("/tmp/wattlas-cli-bad.csv", "w");
-    fputs("gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,time_ms,energy_j,power_w\n"
-          "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,8,0.7,90\n"
-          "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,eight,0.7,90\n", f);
-    fclose(f);
-    assert_int_equal(run("validate /tmp/wattlas-cli-bad.csv"), 1);
-    assert_non_null(strstr(err_buf, "/tmp/wattlas-cli-bad.csv:3: time_ms"));
-    unlink("/tmp/wattlas-cli-bad.csv");
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s%s%s", MEAS_HEADER,
+             "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8,0.7,90,50\n",
+             "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,eight,0.7,90,50\n");
+    test_write_file("bad.csv", buf);
+    assert_int_equal(run("validate bad.csv"), 1);
+    assert_non_null(strstr(err_buf, "bad.csv:3: time_ms"));
+    /* a directory is not a CSV; a byte-order mark is not part of a column */
+    assert_int_equal(shell("mkdir -p adir"), 0);
+    assert_int_equal(run("validate adir"), 1);
+    assert_non_null(strstr(err_buf, "adir: is a directory"));
+    snprintf(buf, sizeof buf, "\xEF\xBB\xBF%s%s", MEAS_HEADER,
+             "a100-pcie-40gb,gpt2,8,512,bf16,prefill,eager,960,960,20.2544,3.33507,164.66,67.2\n");
+    test_write_file("bom.csv", buf);
+    assert_int_equal(run("validate bom.csv --no-lomo"), 0);
+    /* no row could be scored: exit 1 */
+    snprintf(buf, sizeof buf, "%s%s", MEAS_HEADER,
+             "a100-pcie-40gb,mystery,8,512,bf16,prefill,eager,960,960,20,3,150,67\n");
+    test_write_file("none.csv", buf);
+    assert_int_equal(run("validate none.csv --no-lomo"), 1);
+    assert_non_null(strstr(err_buf, "no row of none.csv could be scored"));
+    /* a batch no builder can take is a reason naming batch */
+    snprintf(buf, sizeof buf, "%s%s%s", MEAS_HEADER,
+             "a100-pcie-40gb,gpt2,99999999999,512,bf16,prefill,eager,960,960,20,3,150,67\n",
+             "a100-pcie-40gb,gpt2,8,512,bf16,prefill,eager,960,960,20.2544,3.33507,164.66,67.2\n");
+    test_write_file("bigbatch.csv", buf);
+    assert_int_equal(run("validate bigbatch.csv --no-lomo"), 0);
+    assert_non_null(strstr(err_buf, "batch: expected an integer in [1, 1000000], got 99999999999"));
+}
+
+/* Output files: regular files atomically, anything else in place; every
+ * write checked. */
+static void test_outputs(void **state)
+{
+    (void)state;
+    assert_int_equal(run("predict --format csv -o out.csv"), 0);
+    assert_int_equal(access("out.csv", F_OK), 0);
+    assert_int_equal(run("predict -o /nonexistent/dir/x.csv"), 1);
+    assert_int_equal(run("predict -o adir2/"), 1);
+    /* devices are written, not replaced */
+    assert_int_equal(run("predict --format csv -o /dev/null"), 0);
+    assert_int_equal(shell("test -c /dev/null"), 0);
+    assert_int_equal(run("predict --format csv -o /dev/full"), 1);
+    assert_non_null(strstr(err_buf, "/dev/full: write error"));
+    assert_int_equal(shell("test -c /dev/full"), 0);
+    /* a symlink keeps pointing at its target, which gets the output */
+    assert_int_equal(shell("echo old > target.csv && ln -sf target.csv link.csv"), 0);
+    assert_int_equal(run("predict --format csv -o link.csv"), 0);
+    assert_int_equal(shell("test -L link.csv && grep -q '^gpu,model' target.csv"), 0);
+    /* a FIFO is written into */
+    assert_int_equal(shell("rm -f fifo && mkfifo fifo && (cat fifo > fifo.out &) && "
+                           "$W predict --format csv -o fifo && sleep 0.2 && test -p fifo && "
+                           "grep -q '^gpu,model' fifo.out"), 0);
+    /* a full stdout is an error, never a success with the output lost */
+    const char *const full[] = {"sweep --clock 900 --quiet", "presets list", "--help",
+                                "presets show gpt2", "predict", "sweep --help",
+                                "presets derive-vf --help"};
+    for (size_t i = 0; i < sizeof full / sizeof *full; i++)
+        if (shell("$W %s > /dev/full 2>/dev/null", full[i]) != 1)
+            fail_msg("'%s > /dev/full' did not fail with 1", full[i]);
+    /* a failed run leaves the old file */
+    assert_int_equal(shell("echo keep > kept.csv"), 0);
+    assert_int_equal(run("validate bad-nonexistent.csv -o kept.csv"), 1);
+    slurp("kept.csv", out_buf, sizeof out_buf);
+    assert_string_equal(out_buf, "keep\n");
 }
 
 static void test_predict_outputs(void **state)
@@ -88,48 +197,65 @@ static void test_predict_outputs(void **state)
     (void)state;
     assert_int_equal(run("predict --model gpt2 --batch 8 --seq 128 --clock 510:1410:90 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 12); /* header + 11 clocks */
-    assert_non_null(strstr(out_buf, "sm_clock_mhz,effective_clock_mhz,voltage_mv"));
-    assert_non_null(strstr(out_buf, "time_ms,power_w,energy_j"));
-    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2_bf16_b8_s128_prefill,8,128,bf16,eager,510.0,"));
+    assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,voltage_offset_mv,"
+                                    "sm_clock_mhz,effective_clock_mhz,voltage_mv,feasible,throttled,"
+                                    "time_ms,power_w,energy_j,energy_dyn_compute_j,"
+                                    "energy_dyn_memory_j,energy_static_j,launch_bound_pct\n"));
+    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,8,128,bf16,eager,0.0,510.0,"));
+    /* the same columns as a sweep of the same points */
+    static char csv[sizeof out_buf];
+    memcpy(csv, out_buf, sizeof csv);
+    assert_int_equal(run("sweep --model gpt2 --batch 8 --seq 128 --clock 510:1410:90 --quiet"), 0);
+    assert_string_equal(out_buf, csv);
     assert_int_equal(run("predict --model opt-1.3b --batch 8 --seq 512 --format json --kernels"), 0);
     assert_non_null(strstr(out_buf, "\"effective_clock_mhz\": "));
     assert_non_null(strstr(out_buf, "\"kernel_class\": \"gemm\""));
-    assert_int_equal(run("predict --clock 2000"), 2); /* outside the V-f curve */
+    assert_int_equal(run("predict --model gpt2 --clock 900,1000 --format ndjson"), 0);
+    assert_int_equal(count_lines(out_buf), 2);
+    assert_non_null(strstr(out_buf, "{\"gpu\":\"a100-pcie-40gb\",\"model\":\"gpt2\","));
     assert_int_equal(run("predict --clock 2000 --voltage-mv 950"), 0);
-    assert_int_equal(run("predict --batch 1000000 --seq 10000000"), 1);
-    /* --kernels in CSV is one long table: totals row "all", then classes */
+    assert_int_equal(run("predict --batch 1000000 --seq 10000000"), 2);
     assert_int_equal(run("predict --model gpt2 --clock 900 --format csv --kernels"), 0);
-    assert_non_null(strstr(out_buf, ",kernel_class,launches,busy_ms,dyn_energy_j,tflop,dram_gb\n"));
-    assert_non_null(strstr(out_buf, ",all,242,"));
+    assert_non_null(strstr(out_buf, ",kernel_class,class_launches,class_time_ms,"
+                                    "class_dyn_energy_j,class_energy_j,class_tflop,class_dram_gb\n"));
     assert_non_null(strstr(out_buf, ",elementwise,133,"));
     assert_int_equal(run("predict --model llama-3-8b --seq 2048 --attention flash --kernels"), 0);
     assert_non_null(strstr(out_buf, "flash_attention"));
     /* the power limit throttles the top of the curve on the 250 W board */
     assert_int_equal(run("predict --model opt-1.3b --batch 8 --seq 2048 --clock 1410 --format csv"), 0);
-    assert_non_null(strstr(out_buf, ",1410.0,12")); /* effective clock 12xx MHz */
-    /* atomic file output */
-    unlink("/tmp/wattlas-cli-out.csv");
-    assert_int_equal(run("predict --format csv -o /tmp/wattlas-cli-out.csv"), 0);
-    assert_int_equal(access("/tmp/wattlas-cli-out.csv", F_OK), 0);
-    unlink("/tmp/wattlas-cli-out.csv");
-    assert_int_equal(run("predict -o /nonexistent/dir/x.csv"), 1);
+    assert_non_null(strstr(out_buf, ",0.0,1410.0,12")); /* effective clock 12xx MHz */
+    assert_int_equal(run("predict --model opt-1.3b --batch 8 --seq 2048 --clock 1200:1410:30"), 0);
+    assert_non_null(strstr(out_buf, "# throttled = 1"));
+    assert_non_null(strstr(out_buf, "# energy-optimal requested clock: "));
+    /* vision models: no seq */
+    assert_int_equal(run("predict --model resnet-101 --batch 16 --clock 900 --format csv"), 0);
+    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,resnet-101,16,,bf16,"));
+    assert_int_equal(run("predict --model vit-large --batch 8 --clock 900"), 0);
+    assert_non_null(strstr(out_buf, "(413 kernels), batch 8, bf16"));
+    assert_int_equal(run("predict --gpu l40s-48gb --interval 95 --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",time_lo_ms,time_hi_ms,power_lo_w,power_hi_w,energy_lo_j,energy_hi_j"));
 }
 
 static void test_validate_rows(void **state)
 {
     (void)state;
-    FILE *f = fopen("/tmp/wattlas-cli-meas.csv", "w");
-    fputs("gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,energy_j,power_w,temp_c\n"
-          "a100-pcie-40gb,gpt2,8,512,bf16,prefill,eager,960,960,20.2544,3.33507,164.66,67.2\n"
-          "a100-pcie-40gb,mystery-net,8,512,bf16,prefill,eager,960,960,20.0,3.0,150.0,67.2\n", f);
-    fclose(f);
-    assert_int_equal(run("validate /tmp/wattlas-cli-meas.csv --no-lomo"), 0);
-    assert_non_null(strstr(out_buf, "temp_c,predicted_clock_mhz,predicted_time_ms,predicted_power_w,predicted_energy_j\n"));
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s%s%s", MEAS_HEADER,
+             "a100-pcie-40gb,gpt2,8,512,bf16,prefill,eager,960,960,20.2544,3.33507,164.66,67.2\n",
+             "a100-pcie-40gb,mystery-net,8,512,bf16,prefill,eager,960,960,20.0,3.0,150.0,67.2\n");
+    test_write_file("meas.csv", buf);
+    assert_int_equal(run("validate meas.csv --no-lomo"), 0);
+    assert_non_null(strstr(out_buf, "temp_c,predicted_effective_clock_mhz,predicted_time_ms,"
+                                    "predicted_power_w,predicted_energy_j\n"));
     assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,8,512,bf16,prefill,eager,960,960,20.2544,3.33507,164.66,67.2,960.0,"));
     assert_non_null(strstr(out_buf, "150.0,67.2,,,,\n"));
-    assert_non_null(strstr(err_buf, "/tmp/wattlas-cli-meas.csv:3: not modelled: unknown model 'mystery-net'"));
+    assert_non_null(strstr(err_buf, "meas.csv:3: not modelled: unknown model 'mystery-net'"));
     assert_non_null(strstr(err_buf, "MAPE"));
-    unlink("/tmp/wattlas-cli-meas.csv");
+    /* --in, and the other formats: numbers stay numbers in JSON */
+    assert_int_equal(run("validate --in meas.csv --no-lomo --format json"), 0);
+    assert_non_null(strstr(out_buf, "\"batch\": 8, \"seq\": 512, \"dtype\": \"bf16\""));
+    assert_non_null(strstr(out_buf, "\"predicted_time_ms\": null"));
+    assert_int_equal(run("validate --in meas.csv meas.csv"), 2);
 }
 
 static void test_presets_cmd(void **state)
@@ -138,59 +264,59 @@ static void test_presets_cmd(void **state)
     assert_int_equal(run("presets list"), 0);
     assert_non_null(strstr(out_buf, "a100-pcie-40gb"));
     assert_non_null(strstr(out_buf, "llama-3-8b"));
+    assert_int_equal(run("presets list --format csv"), 0);
+    assert_non_null(strstr(out_buf, "kind,id,name,sms,sm_clock_min_mhz,sm_clock_max_mhz,"));
     assert_int_equal(run("presets show gpt3-175b"), 0);
     assert_non_null(strstr(out_buf, "d_model = 12288"));
-    assert_int_equal(run("presets show nope"), 1);
+    assert_int_equal(run("presets show \"NVIDIA A10\""), 0);
+    assert_non_null(strstr(out_buf, "id = a10-24gb"));
 }
 
 static void test_trace_predict(void **state)
 {
     (void)state;
     REQUIRE_SHARED(dir);
-    char a[2048];
-    snprintf(a, sizeof a, "predict --trace %s/traces/gpt2_bf16_b8_s128_prefill.json --format csv", dir);
-    assert_int_equal(run(a), 0);
+    assert_int_equal(run("predict --trace %s/traces/gpt2_bf16_b8_s128_prefill.json --format csv", dir), 0);
     assert_non_null(strstr(out_buf, "gpt2_bf16_b8_s128_prefill.json"));
+    assert_int_equal(run("predict --trace %s/traces/gpt2_bf16_b8_s128_prefill.json --dtype fp32 "
+                         "--format csv", dir), 0);
+    assert_non_null(strstr(out_buf, ",fp32,"));
+    assert_int_equal(run("predict --trace %s/traces/gpt2_bf16_b8_s128_prefill.json --dtype fp16",
+                         dir), 2);
 }
 
 static void test_calibrate_cmd(void **state)
 {
     (void)state;
     REQUIRE_SHARED(dir);
-    char a[4096];
-    unlink("/tmp/wattlas-cli-cal.ini");
-    snprintf(a, sizeof a, "calibrate --gpu a100-pcie-40gb %s/measurements/a100-pcie-40gb-dvfs.csv "
-                          "--holdout gpt2 -o /tmp/wattlas-cli-cal.ini", dir);
-    assert_int_equal(run(a), 0);
+    assert_int_equal(run("calibrate --gpu a100-pcie-40gb %s/measurements/a100-pcie-40gb-dvfs.csv "
+                         "--holdout gpt2 -o cal.ini", dir), 0);
     assert_non_null(strstr(err_buf, "held-out ("));
     assert_non_null(strstr(err_buf, "residuals per workload"));
-    slurp("/tmp/wattlas-cli-cal.ini", out_buf, sizeof out_buf);
+    slurp("cal.ini", out_buf, sizeof out_buf);
     assert_non_null(strstr(out_buf, "[calibration]"));
     assert_non_null(strstr(out_buf, "stderr_c_tc_w = "));
     assert_non_null(strstr(out_buf, "fitted_rows = 88")); /* gpt2's 88 rows held out */
     assert_non_null(strstr(out_buf, "command = wattlas calibrate"));
     assert_non_null(strstr(out_buf, "[covariance]"));
     /* the written preset is usable, intervals included */
-    assert_int_equal(run("predict --gpu /tmp/wattlas-cli-cal.ini --clock 900 --interval 95 --format csv"), 0);
+    assert_int_equal(run("predict --gpu cal.ini --clock 900 --interval 95 --format csv"), 0);
     assert_non_null(strstr(out_buf, ",time_lo_ms,time_hi_ms,power_lo_w,power_hi_w,energy_lo_j,energy_hi_j"));
-    unlink("/tmp/wattlas-cli-cal.ini");
-    snprintf(a, sizeof a, "calibrate --gpu a100-pcie-40gb %s/measurements/a100-pcie-40gb-dvfs.csv "
-                          "--holdout no-such-model -o /tmp/wattlas-cli-cal.ini", dir);
-    assert_int_equal(run(a), 2);
-    assert_int_not_equal(access("/tmp/wattlas-cli-cal.ini", F_OK), 0);
+    assert_int_equal(shell("rm -f cal.ini"), 0);
+    assert_int_equal(run("calibrate --gpu a100-pcie-40gb --in %s/measurements/a100-pcie-40gb-dvfs.csv "
+                         "--holdout no-such-model -o cal.ini", dir), 2);
+    assert_int_not_equal(access("cal.ini", F_OK), 0);
     /* --idle replaces the V-f table; --kfold reports cross-validated error */
-    snprintf(a, sizeof a, "calibrate --gpu a100-pcie-40gb %s/measurements/a100-pcie-40gb-dvfs.csv "
-                          "--idle %s/gpu-tables/a100-sxm-80gb-idle.csv --kfold 3 "
-                          "-o /tmp/wattlas-cli-cal.ini", dir, dir);
-    assert_int_equal(run(a), 0);
+    assert_int_equal(run("calibrate --gpu a100-pcie-40gb %s/measurements/a100-pcie-40gb-dvfs.csv "
+                         "--idle %s/gpu-tables/a100-sxm-80gb-idle.csv --kfold 3 --quiet -o cal.ini",
+                         dir, dir), 0);
     assert_non_null(strstr(err_buf, "3-fold cross-validated (176 rows)"));
-    slurp("/tmp/wattlas-cli-cal.ini", out_buf, sizeof out_buf);
+    slurp("cal.ini", out_buf, sizeof out_buf);
     assert_non_null(strstr(out_buf, "derived by wattlas calibrate --idle"));
     assert_non_null(strstr(out_buf, "743.75"));   /* the SXM board's voltage floor */
     assert_null(strstr(out_buf, "693.75"));       /* the PCIe table is gone */
-    unlink("/tmp/wattlas-cli-cal.ini");
-    snprintf(a, sizeof a, "validate %s/measurements/a100-pcie-40gb-dvfs.csv --no-lomo --interval 90", dir);
-    assert_int_equal(run(a), 0);
+    assert_int_equal(run("validate %s/measurements/a100-pcie-40gb-dvfs.csv --no-lomo --interval 90",
+                         dir), 0);
     assert_non_null(strstr(err_buf, "90% prediction intervals cover the measurement"));
     assert_non_null(strstr(out_buf, ",predicted_energy_lo_j,predicted_energy_hi_j\n"));
 }
@@ -199,96 +325,158 @@ static void test_sweep_pareto_optimize_cmds(void **state)
 {
     (void)state;
     assert_int_equal(run("sweep --model gpt2,opt-1.3b --batch 8 --seq 128,512 --clock 510:1410:30 "
-                         "--quiet -o /tmp/wattlas-cli-sweep.csv"), 0);
-    assert_int_equal(run("pareto --in /tmp/wattlas-cli-sweep.csv"), 0);
+                         "--quiet -o sweep.csv"), 0);
+    assert_int_equal(run("pareto --in sweep.csv"), 0);
     assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,voltage_offset_mv,"));
     int front = count_lines(out_buf) - 1;
     assert_true(front >= 4 && front < 4 * 31); /* some per workload, not all */
-    assert_int_equal(run("optimize --in /tmp/wattlas-cli-sweep.csv --objective energy"), 0);
+    static char front_csv[sizeof out_buf];
+    memcpy(front_csv, out_buf, sizeof front_csv);
+    assert_int_equal(run("pareto sweep.csv"), 0); /* positional input */
+    assert_string_equal(out_buf, front_csv);
+    assert_int_equal(run("pareto sweep.csv --format ndjson"), 0);
+    assert_int_equal(count_lines(out_buf), front);
+    assert_non_null(strstr(out_buf, "\"batch\":8,"));
+    assert_int_equal(run("optimize --in sweep.csv --objective energy"), 0);
     assert_int_equal(count_lines(out_buf), 5); /* header + 4 workloads */
-    assert_non_null(strstr(out_buf, "energy_saving_vs_fastest_pct,runtime_penalty_vs_fastest_pct"));
-    assert_int_equal(run("optimize --in /tmp/wattlas-cli-sweep.csv --objective speed"), 2);
-    assert_int_equal(run("optimize --in /tmp/wattlas-cli-sweep.csv"), 2);
-    assert_int_equal(run("pareto --in /tmp/wattlas-cli-sweep.csv --x no_such_col"), 1);
+    assert_non_null(strstr(out_buf, "group,objective,sm_clock_mhz,time_ms,power_w,energy_j,"
+                                    "fastest_sm_clock_mhz,fastest_time_ms,fastest_energy_j,"
+                                    "max_sm_clock_mhz,max_time_ms,max_energy_j,"
+                                    "energy_saving_vs_fastest_pct,runtime_penalty_vs_fastest_pct,"
+                                    "energy_saving_vs_max_clock_pct,runtime_penalty_vs_max_clock_pct\n"));
+    assert_int_equal(run("optimize sweep.csv --objective edp --format table"), 0);
+    assert_int_equal(run("optimize --in sweep.csv"), 2);
+    assert_int_equal(run("pareto --in sweep.csv --x no_such_col"), 2);
     assert_non_null(strstr(err_buf, "no_such_col"));
-    assert_int_equal(run("sweep --clock 900:100:10"), 2);
-    assert_int_equal(run("sweep --set warp=1"), 2);
-    assert_int_equal(run("sweep --shard 3/2"), 2);
     assert_int_equal(run("sweep --spec /nonexistent.ini"), 1);
-    /* shards merge to the unsharded file */
-    assert_int_equal(run("sweep --model gpt2 --seq 128,512 --clock 510:1410:90 --shard 0/2 --quiet -o /tmp/wattlas-cli-s0.csv"), 0);
-    assert_int_equal(run("sweep --model gpt2 --seq 128,512 --clock 510:1410:90 --shard 1/2 --quiet -o /tmp/wattlas-cli-s1.csv"), 0);
-    assert_int_equal(run("merge /tmp/wattlas-cli-s0.csv /tmp/wattlas-cli-s1.csv -o /tmp/wattlas-cli-m.csv"), 0);
-    assert_int_equal(run("sweep --model gpt2 --seq 128,512 --clock 510:1410:90 --quiet -o /tmp/wattlas-cli-full.csv"), 0);
-    assert_int_equal(system("cmp -s /tmp/wattlas-cli-m.csv /tmp/wattlas-cli-full.csv"), 0);
-    unlink("/tmp/wattlas-cli-s0.csv");
-    unlink("/tmp/wattlas-cli-s1.csv");
-    unlink("/tmp/wattlas-cli-m.csv");
-    unlink("/tmp/wattlas-cli-full.csv");
-    unlink("/tmp/wattlas-cli-sweep.csv");
+    /* shards (counted from 1) merge in any order to the unsharded file */
+    assert_int_equal(run("sweep --model gpt2 --seq 128,512 --clock 510:1410:90 --shard 1/2 --quiet -o s1.csv"), 0);
+    assert_int_equal(run("sweep --model gpt2 --seq 128,512 --clock 510:1410:90 --shard 2/2 --quiet -o s2.csv"), 0);
+    assert_int_equal(run("merge s2.csv --in s1.csv -o m.csv"), 0);
+    assert_int_equal(run("sweep --model gpt2 --seq 128,512 --clock 510:1410:90 --quiet -o full.csv"), 0);
+    assert_int_equal(shell("cmp -s m.csv full.csv"), 0);
+    assert_int_equal(run("merge s1.csv"), 1);
+    assert_non_null(strstr(err_buf, "2 shards were given") ? strstr(err_buf, "2 shards")
+                                                           : strstr(err_buf, "shard"));
+    assert_int_equal(run("merge full.csv"), 1);
+    /* every format */
+    const char *const fmts[] = {"csv", "ndjson", "json", "table"};
+    for (int i = 0; i < 4; i++)
+        if (run("sweep --model gpt2 --clock 900,1000 --quiet --format %s", fmts[i]) != 0)
+            fail_msg("sweep --format %s", fmts[i]);
+    assert_non_null(strstr(out_buf, "sm_clock_mhz effective_clock_mhz"));
+    assert_int_equal(run("sweep --model gpt2 --clock 900,1000 --quiet --format json"), 0);
+    assert_memory_equal(out_buf, "[\n  {\"gpu\": \"a100-pcie-40gb\"", 28);
+    assert_non_null(strstr(out_buf, "}\n]\n"));
+}
+
+/* The unsafe inputs of the issue: a huge grouping field, a long field in a
+ * kernel-scope schedule, non-finite and absurd numbers. */
+static void test_hostile_tables(void **state)
+{
+    (void)state;
+    assert_int_equal(run("sweep --model gpt2 --clock 510:1410:90 --quiet -o s.csv"), 0);
+    /* a 100 KB model name in a grouping column */
+    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"; s=\"m\"; for(i=0;i<17;i++) s=s s} "
+                           "NR==1{print;next} {$2=s; print}' s.csv > long.csv"), 0);
+    assert_int_equal(run("optimize --in long.csv --objective energy"), 0);
+    assert_int_equal(count_lines(out_buf), 2);
+    assert_true(strlen(out_buf) > 100000);
+    assert_int_equal(run("pareto --in long.csv"), 0);
+    /* a kernel-scope sweep with a long field, scheduled */
+    assert_int_equal(run("sweep --model gpt2 --clock 510:1410:90 --kernels --quiet -o k.csv"), 0);
+    assert_int_equal(run("optimize --in k.csv --schedule --objective energy"), 0);
+    assert_int_equal(count_lines(out_buf), 2);
+    assert_non_null(strstr(out_buf, "gemm="));
+    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"; s=\"m\"; for(i=0;i<12;i++) s=s s} "
+                           "NR==1{print;next} {$2=s; print}' k.csv > klong.csv"), 0);
+    assert_int_equal(run("optimize --in klong.csv --schedule --objective energy"), 0);
+    assert_int_equal(count_lines(out_buf), 2);
+    assert_int_equal(run("optimize --in s.csv --schedule --objective energy"), 1);
+    assert_non_null(strstr(err_buf, "--kernels"));
+    /* NaN and 1e308 are errors naming the line and column */
+    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==3{$15=\"nan\"} {print}' s.csv > nan.csv"), 0);
+    assert_int_equal(run("optimize --in nan.csv --objective energy"), 1);
+    assert_non_null(strstr(err_buf, "nan.csv:3: energy_j"));
+    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==4{$15=\"-1e308\"} {print}' s.csv > big.csv"), 0);
+    assert_int_equal(run("optimize --in big.csv --objective energy"), 1);
+    assert_non_null(strstr(err_buf, "big.csv:4: energy_j"));
+    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==4{$15=\"1e308\"} {print}' s.csv > big2.csv"), 0);
+    assert_int_equal(run("pareto --in big2.csv"), 1);
+    /* outputs that once overflowed a 64-byte buffer are now refused at the input */
+    test_write_file("thin.ini", "[gpu]\nid = thin\nsms = 108\n");
+    assert_int_equal(run("sweep --model gpt2 --clock 900 --quiet --set dram_bw_gbs=1e-300"), 2);
 }
 
 /* Ctrl-C: the file holds whole rows, the exit status says interrupted. */
 static void test_sweep_sigint(void **state)
 {
     (void)state;
-    const char *bin = getenv("WATTLAS_BIN") ? getenv("WATTLAS_BIN") : WATTLAS_BIN_PATH;
-    char cmd[1024];
-    unlink("/tmp/wattlas-cli-int.csv");
-    snprintf(cmd, sizeof cmd,
-             "%s sweep --model gpt3-13b,llama-3-8b --batch 1,2,4,8,16 --seq 512,1024,2048,4096 "
-             "--set sms=80:140:1 --quiet -o /tmp/wattlas-cli-int.csv & pid=$!; sleep 0.5; "
-             "kill -INT $pid; wait $pid", bin);
-    int st = system(cmd);
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 130);
-    slurp("/tmp/wattlas-cli-int.csv", out_buf, sizeof out_buf);
+    assert_int_equal(shell("rm -f int.csv; $W sweep --model gpt3-13b,llama-3-8b --batch 1,2,4,8,16 "
+                           "--seq 512,1024,2048,4096 --set sms=80:140:1 --quiet -o int.csv & "
+                           "pid=$!; sleep 0.5; kill -INT $pid; wait $pid; test $? = 130"), 0);
+    slurp("int.csv", out_buf, sizeof out_buf);
     assert_non_null(strstr(out_buf, "gpu,sms,model,"));
-    FILE *f = fopen("/tmp/wattlas-cli-int.csv", "r");
+    FILE *f = fopen("int.csv", "r");
     assert_non_null(f);
     fseek(f, -1, SEEK_END);
     assert_int_equal(fgetc(f), '\n'); /* the last row is whole */
     fclose(f);
-    unlink("/tmp/wattlas-cli-int.csv");
 }
 
 static void test_report_and_plot_cmds(void **state)
 {
     (void)state;
-    FILE *f = fopen("/tmp/wattlas-cli-study.ini", "w");
-    fputs("[report]\ntitle = Tiny study\nobjective = energy\n[sweep]\nmodel = gpt3-125m, gpt2\n"
-          "seq = 128, 512\nscope = layer\nclock = 510:1410:90\n", f);
-    fclose(f);
-    assert_int_equal(system("rm -rf /tmp/wattlas-cli-report"), 0);
-    assert_int_equal(run("report --spec /tmp/wattlas-cli-study.ini -o /tmp/wattlas-cli-report --quiet"), 0);
-    slurp("/tmp/wattlas-cli-report/index.md", out_buf, sizeof out_buf);
-    assert_non_null(strstr(out_buf, "# Tiny study"));
+    test_write_file("study.ini", "[report]\ntitle = Tiny <study>\nobjective = energy\n[sweep]\n"
+                                 "model = gpt3-125m, gpt2\nseq = 128, 512\nscope = layer\n"
+                                 "clock = 510:1410:90\n");
+    assert_int_equal(run("report --spec study.ini -o report --quiet"), 0);
+    slurp("report/index.md", out_buf, sizeof out_buf);
+    assert_non_null(strstr(out_buf, "# Tiny <study>"));
     assert_non_null(strstr(out_buf, "| workload | clock (MHz) |"));
     assert_non_null(strstr(out_buf, "![Energy vs SM clock"));
+    slurp("report/index.html", out_buf, sizeof out_buf);
+    assert_non_null(strstr(out_buf, "<h1>Tiny &lt;study&gt;</h1>"));
     const char *files[] = {"index.html", "sweep.csv", "pareto.csv", "optimal.csv", "savings.csv",
                            "energy-a100-pcie-40gb-bf16.png", "energy-a100-pcie-40gb-bf16.pdf",
+                           "energy-a100-pcie-40gb-bf16.csv",
                            "pareto-a100-pcie-40gb-bf16.png", "heatmap-gpt2.png",
                            "parts-gpt2.pdf", "savings-a100-pcie-40gb-bf16.png"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char p[256];
-        snprintf(p, sizeof p, "/tmp/wattlas-cli-report/%s", files[i]);
+        snprintf(p, sizeof p, "report/%s", files[i]);
         if (access(p, F_OK) != 0)
             fail_msg("report did not write %s", files[i]);
     }
+    /* studies with set axes, several GPUs, a fixed voltage or kernel classes work too */
+    test_write_file("set.ini", "[sweep]\ngpu = a100-pcie-40gb, a10-24gb\nmodel = gpt2, opt-1.3b\n"
+                               "seq = 128, 512\nclock = 510:1410:150\n[set]\nsms = 84, 108, 132\n"
+                               "power_limit_w = 200, 250\n");
+    assert_int_equal(run("report set.ini -o rset --quiet"), 0);
+    assert_int_equal(access("rset/parts-opt-1.3b.png", F_OK), 0);
+    test_write_file("kern.ini", "[sweep]\nmodel = gpt2\nclock = 510:1410:300\nscope = kernel\n"
+                                "voltage_mv = 800, 850\n");
+    assert_int_equal(run("report kern.ini -o rkern --quiet"), 0);
+    /* a failing report leaves the directory as it was */
+    test_write_file("bad.ini", "[report]\nobjective = speed\n[sweep]\nmodel = gpt2\n");
+    assert_int_equal(shell("mkdir -p kept && echo mine > kept/note.txt"), 0);
+    assert_int_equal(run("report bad.ini -o kept --quiet"), 1);
+    assert_int_equal(shell("test \"$(ls kept)\" = note.txt"), 0);
+    assert_int_equal(shell("ls -d kept.tmp.* 2>/dev/null | wc -l | grep -qx 0"), 0);
+    assert_int_equal(run("report study.ini -o kept --quiet"), 0); /* adds, keeps note.txt */
+    assert_int_equal(shell("test -f kept/note.txt && test -f kept/index.html"), 0);
+    assert_int_equal(run("report study.ini -o kept/note.txt --quiet"), 1);
     /* plot from the report's CSVs, and its errors */
-    assert_int_equal(run("plot energy-freq --in /tmp/wattlas-cli-report/sweep.csv -o /tmp/wattlas-cli-x.svg --size 4x3in --title T --panels time,energy"), 0);
-    assert_int_equal(run("plot energy-freq --in /tmp/wattlas-cli-report/sweep.csv -o /tmp/wattlas-cli-x.svg --size 4x3"), 0);
-    assert_int_equal(run("plot energy-freq --in /tmp/wattlas-cli-report/sweep.csv -o /tmp/wattlas-cli-x.svg --size big"), 2);
-    assert_int_equal(run("plot energy-freq --in /tmp/wattlas-cli-report/sweep.csv -o /tmp/wattlas-cli-x.svg --stack"), 1);
+    assert_int_equal(run("plot energy-freq --in report/sweep.csv -o x.svg --size 4x3in --title T --panels time,energy"), 0);
+    assert_int_equal(run("plot energy-freq report/sweep.csv -o x.svg --size 4x3"), 0);
+    assert_int_equal(run("plot energy-freq --in report/sweep.csv -o x.svg --size big"), 2);
+    assert_int_equal(run("plot energy-freq --in report/sweep.csv -o x.svg --stack"), 1);
     assert_non_null(strstr(err_buf, "single series"));
-    assert_int_equal(run("plot pareto --in /tmp/wattlas-cli-report/sweep.csv -o /tmp/wattlas-cli-x.svg --facet model"), 0);
-    assert_int_equal(run("plot pie --in x.csv -o y.png"), 2);
-    assert_int_equal(run("plot pareto --in /tmp/wattlas-cli-report/sweep.csv -o /tmp/x.gif"), 1);
-    assert_int_equal(run("plot pareto -o /tmp/x.png"), 2);
-    assert_int_equal(run("report --spec /nonexistent.ini -o /tmp/x"), 1);
-    assert_int_equal(run("report -o /tmp/x"), 2);
-    assert_int_equal(system("rm -rf /tmp/wattlas-cli-report /tmp/wattlas-cli-x.svg"), 0);
-    unlink("/tmp/wattlas-cli-study.ini");
+    assert_int_equal(run("plot pareto --in report/sweep.csv -o x.svg --facet model"), 0);
+    assert_int_equal(run("plot pareto --in report/sweep.csv -o x.gif"), 1);
+    assert_int_equal(run("plot pareto -o x.png"), 2);
+    assert_int_equal(run("report --spec /nonexistent.ini -o x"), 1);
+    assert_int_equal(run("report -o x"), 2);
 }
 
 /* compare: the optimum agrees with a clock scan through predict, and is no
@@ -296,15 +484,11 @@ static void test_report_and_plot_cmds(void **state)
 static void test_compare_cmd(void **state)
 {
     (void)state;
-    assert_int_equal(run("compare --model gpt2"), 2);
-    assert_non_null(strstr(err_buf, "--gpu"));
-    assert_int_equal(run("compare --gpu v100-sxm2-32gb --dtype bf16"), 2);
-    assert_non_null(strstr(err_buf, "no bf16"));
-    assert_int_equal(run("compare --gpu a100-pcie-40gb,no-such-gpu"), 1);
     assert_int_equal(run("compare --gpu a100-pcie-40gb,h100-sxm-80gb --model gpt2 --batch 8 "
                          "--seq 512 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 3);
-    assert_non_null(strstr(out_buf, "opt_clock_mhz"));
+    assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,sm_clock_mhz,"
+                                    "effective_clock_mhz,time_ms,power_w,energy_j,opt_sm_clock_mhz,"));
     assert_non_null(strstr(out_buf, ",transferred from a100-pcie-40gb\n"));
     const char *row = strstr(out_buf, "\na100-pcie-40gb,");
     assert_non_null(row);
@@ -322,49 +506,42 @@ static void test_compare_cmd(void **state)
     double best_j = 1e300, best_mhz = 0;
     for (const char *q = strstr(out_buf, "\na100"); q; q = strstr(q + 1, "\na100")) {
         const char *c = q + 1;
-        double col[17];
-        for (int k = 0; k < 16; k++) {
+        double col[19];
+        for (int k = 0; k < 18; k++) {
             c = strchr(c, ',') + 1;
             col[k] = atof(c);
         }
-        if (col[11] < best_j * (1 - 1e-12) || fabs(col[11] - best_j) <= 1e-12 * best_j) {
-            best_j = col[11];
-            best_mhz = col[5];
+        /* col[6] sm_clock_mhz, col[13] energy_j */
+        if (col[13] < best_j * (1 - 1e-12)) {
+            best_j = col[13];
+            best_mhz = col[6];
         }
     }
     assert_close(opt_mhz, best_mhz, 0);
     assert_close(opt_j, best_j, 1e-5);
     assert_int_equal(run("compare --gpu a100-pcie-40gb,l40s-48gb --model bert-large"), 0);
-    assert_non_null(strstr(out_buf, "l40s-48gb      +"));
+    assert_non_null(strstr(out_buf, "transferred from a100-pcie-40gb"));
+    assert_int_equal(run("compare --gpu a100-pcie-40gb,l40s-48gb --objective "
+                         "energy-within-slowdown=5 --format json"), 0);
+    assert_non_null(strstr(out_buf, "\"opt_sm_clock_mhz\": "));
     /* plot compare reads compare's CSV */
     assert_int_equal(run("compare --gpu a100-pcie-40gb,h100-sxm-80gb,a10-24gb --model gpt2 --format csv "
-                         "-o /tmp/wattlas-cmp.csv"), 0);
-    unlink("/tmp/wattlas-cmp.svg");
-    assert_int_equal(run("plot compare --in /tmp/wattlas-cmp.csv -o /tmp/wattlas-cmp.svg"), 0);
-    slurp("/tmp/wattlas-cmp.svg", out_buf, sizeof out_buf);
+                         "-o cmp.csv"), 0);
+    assert_int_equal(run("plot compare --in cmp.csv -o cmp.svg"), 0);
+    slurp("cmp.svg", out_buf, sizeof out_buf);
     assert_non_null(strstr(out_buf, "<svg"));
-    assert_int_equal(run("plot compare --in /tmp/wattlas-cli-nonexistent.csv -o /tmp/x.svg"), 1);
-    unlink("/tmp/wattlas-cmp.csv");
-    unlink("/tmp/wattlas-cmp.svg");
+    assert_int_equal(run("plot compare --in nonexistent.csv -o x.svg"), 1);
     /* validate scores each GPU's rows on its own preset, transferred or not */
-    FILE *f = fopen("/tmp/wattlas-cli-2gpu.csv", "w");
-    fputs("gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,energy_j,power_w,temp_c\n"
-          "h100-sxm-80gb,gpt2,8,512,bf16,prefill,eager,1830,1830,10.0,3.0,300,60\n"
-          "a100-pcie-40gb,gpt2,8,512,bf16,prefill,eager,900,900,19.0,3.0,158,60\n", f);
-    fclose(f);
-    assert_int_equal(run("validate /tmp/wattlas-cli-2gpu.csv --no-lomo --interval 95"), 0);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s%s%s", MEAS_HEADER,
+             "h100-sxm-80gb,gpt2,8,512,bf16,prefill,eager,1830,1830,10.0,3.0,300,60\n",
+             "a100-pcie-40gb,gpt2,8,512,bf16,prefill,eager,900,900,19.0,3.0,158,60\n");
+    test_write_file("2gpu.csv", buf);
+    assert_int_equal(run("validate 2gpu.csv --no-lomo --interval 95"), 0);
     assert_non_null(strstr(err_buf, "on h100-sxm-80gb, coefficients transferred (1 rows scored"));
     assert_non_null(strstr(err_buf, "on a100-pcie-40gb (1 rows scored"));
     assert_non_null(strstr(err_buf, "all GPUs (2 rows scored"));
     assert_null(strstr(out_buf, ",,,,")); /* both predicted, with intervals */
-    unlink("/tmp/wattlas-cli-2gpu.csv");
-    assert_int_equal(run("predict --gpu l40s-48gb --interval 95"), 0);
-    assert_non_null(strstr(out_buf, "95% interval"));
-    /* vision models: no seq */
-    assert_int_equal(run("predict --model resnet-101 --batch 16 --clock 900 --format csv"), 0);
-    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,resnet-101_bf16_b16_inference,16,,bf16,"));
-    assert_int_equal(run("predict --model vit-large --batch 8 --clock 900"), 0);
-    assert_non_null(strstr(out_buf, "(413 kernels), batch 8, bf16"));
     /* voltage as a design parameter in a sweep: at a 600 mV floor the A10
      * cannot run 1000 MHz (alpha-power f_max 966 MHz), at 720 mV it can */
     assert_int_equal(run("sweep --gpu a10-24gb --model gpt2 --clock 900,1000 --set vmin_mv=600,720 --quiet"), 0);
@@ -374,10 +551,10 @@ static void test_compare_cmd(void **state)
     /* energy-check */
     assert_int_equal(run("energy-check --gpu a100-sxm-80gb --dtype bf16 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 2);
-    assert_non_null(strstr(out_buf, "\na100-sxm-80gb,bf16,tensor,7,1410,311.87,400,1.2826,0.2100,0.3800,0.2950,0.4352,0.1904,0.7972,8192,"));
-    assert_int_equal(run("energy-check --gpu a100-sxm-80gb --dtype fp8"), 2);
+    assert_non_null(strstr(out_buf, "\na100-sxm-80gb,bf16,tensor,7,1410,311.87,400,1.2826,0.2100,"
+                                    "0.3800,0.2950,0.4352,0.1904,0.7972,37.8,8192,"));
     assert_int_equal(run("energy-check --gpu v100-sxm2-32gb"), 0);
-    assert_non_null(strstr(out_buf, "fp16   tensor"));
+    assert_non_null(strstr(out_buf, "fp16"));
 }
 
 /* The predicted power of the row that starts with prefix, or -1. */
@@ -403,31 +580,30 @@ static double predicted_power(const char *prefix)
 static void test_validate_beside(void **state)
 {
     (void)state;
-    assert_int_equal(system("rm -rf /tmp/wattlas-beside && mkdir -p /tmp/wattlas-beside/measurements "
-                            "/tmp/wattlas-beside/gpu-tables /tmp/wattlas-beside/traces"), 0);
-    test_write_file("/tmp/wattlas-beside/measurements/a10.csv",
-        "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,energy_j,power_w,temp_c\n"
-        "NVIDIA A10,gpt2,1,128,bf16,prefill,eager,900,900,8.0,0.2,25.0,40\n"
-        "a10-24gb,tiny-net,8,,fp32,inference,eager,900,900,1.0,0.03,30.0,40\n"
-        "NVIDIA A10,google/vit-large-patch16-224,8,,bfloat16,forward,,900,900,50.0,4.0,80.0,40\n");
+    assert_int_equal(shell("mkdir -p beside/measurements beside/gpu-tables beside/traces"), 0);
     char buf[8192];
+    snprintf(buf, sizeof buf, "%s%s%s%s", MEAS_HEADER,
+             "NVIDIA A10,gpt2,1,128,bf16,prefill,eager,900,900,8.0,0.2,25.0,40\n",
+             "a10-24gb,tiny-net,8,,fp32,inference,eager,900,900,1.0,0.03,30.0,40\n",
+             "NVIDIA A10,google/vit-large-patch16-224,8,,bfloat16,forward,,900,900,50.0,4.0,80.0,40\n");
+    test_write_file("beside/measurements/a10.csv", buf);
     size_t n = (size_t)snprintf(buf, sizeof buf, "sm_clock_mhz,voltage_mv,idle_power_w\n");
     for (int f = 210; f <= 1695; f += 15)
         n += (size_t)snprintf(buf + n, sizeof buf - n, "%d,,%.2f\n", f, 15.0 + 0.005 * f);
-    test_write_file("/tmp/wattlas-beside/gpu-tables/a10-24gb-idle.csv", buf);
-    test_write_file("/tmp/wattlas-beside/traces/tiny-net_bf16_b8_inference.json",
+    test_write_file("beside/gpu-tables/a10-24gb-idle.csv", buf);
+    test_write_file("beside/traces/tiny-net_bf16_b8_inference.json",
         "[[{\"batch\":1,\"dimM\":4096,\"dimN\":1024,\"dimK\":1024,\"precM\":\"bf16\",\"precA\":\"bf16\","
         "\"useTensorCore\":true},[\"gemm\",\"tc\",\"bf16_bf16\"]],"
         "[{\"dim\":4194304,\"op\":\"typecast_to_fp32\",\"prec\":\"bf16\"},[\"elementwise\"]]]");
-    assert_int_equal(run("validate /tmp/wattlas-beside/measurements/a10.csv --no-lomo"), 0);
+    assert_int_equal(run("validate beside/measurements/a10.csv --no-lomo"), 0);
     assert_non_null(strstr(err_buf, "a10-24gb uses the measured idle table"));
-    assert_non_null(strstr(err_buf, "use traces from /tmp/wattlas-beside/measurements/../traces"));
+    assert_non_null(strstr(err_buf, "use traces from beside/measurements/../traces"));
     assert_non_null(strstr(err_buf, "3 rows scored"));
     /* a hub model id, a framework dtype, "forward", an empty attention */
     assert_true(predicted_power("\nNVIDIA A10,google/vit-large-patch16-224,") > 0);
     double p_table = predicted_power("\nNVIDIA A10,gpt2,");
     assert_true(predicted_power("\na10-24gb,tiny-net,") > 0);
-    assert_int_equal(run("validate /tmp/wattlas-beside/measurements/a10.csv --no-lomo --no-beside"), 0);
+    assert_int_equal(run("validate beside/measurements/a10.csv --no-lomo --no-beside"), 0);
     assert_null(strstr(err_buf, "idle table"));
     assert_non_null(strstr(err_buf, "unknown model 'tiny-net' and no trace"));
     double p_rule = predicted_power("\nNVIDIA A10,gpt2,");
@@ -435,32 +611,38 @@ static void test_validate_beside(void **state)
     /* the table's idle at 900 MHz is 19.5 W, the rule's about 40 W */
     assert_true(p_rule - p_table > 10.0);
     /* --idle names the GPU when the file has several */
-    test_write_file("/tmp/wattlas-beside/measurements/two.csv",
-        "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,energy_j,power_w,temp_c\n"
-        "a10-24gb,gpt2,1,128,bf16,prefill,eager,900,900,8.0,0.4,50.0,40\n"
-        "l4-24gb,gpt2,1,128,bf16,prefill,eager,900,900,8.0,0.3,37.5,40\n");
-    assert_int_equal(run("validate /tmp/wattlas-beside/measurements/two.csv --no-lomo "
-                         "--idle /tmp/wattlas-beside/gpu-tables/a10-24gb-idle.csv"), 2);
+    snprintf(buf, sizeof buf, "%s%s%s", MEAS_HEADER,
+             "a10-24gb,gpt2,1,128,bf16,prefill,eager,900,900,8.0,0.4,50.0,40\n",
+             "l4-24gb,gpt2,1,128,bf16,prefill,eager,900,900,8.0,0.3,37.5,40\n");
+    test_write_file("beside/measurements/two.csv", buf);
+    assert_int_equal(run("validate beside/measurements/two.csv --no-lomo "
+                         "--idle beside/gpu-tables/a10-24gb-idle.csv"), 2);
     assert_non_null(strstr(err_buf, "ID=TABLE.csv"));
-    assert_int_equal(run("validate /tmp/wattlas-beside/measurements/two.csv --no-lomo --no-beside "
-                         "--idle l4=/tmp/wattlas-beside/gpu-tables/a10-24gb-idle.csv"), 0);
+    assert_int_equal(run("validate beside/measurements/two.csv --no-lomo --no-beside "
+                         "--idle l4=beside/gpu-tables/a10-24gb-idle.csv"), 0);
     assert_non_null(strstr(err_buf, "l4-24gb uses the measured idle table"));
     assert_null(strstr(err_buf, "a10-24gb uses"));
-    assert_int_equal(system("rm -rf /tmp/wattlas-beside"), 0);
 }
 
 int main(void)
 {
+    const char *rel = getenv("WATTLAS_BIN") ? getenv("WATTLAS_BIN") : WATTLAS_BIN_PATH;
+    if (!realpath(rel, bin)) {
+        fprintf(stderr, "test_cli: no binary at %s\n", rel);
+        return 1;
+    }
+    test_shared_data(); /* resolved before leaving the source tree */
+    if (chdir(test_dir()) != 0)
+        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_usage_errors),   cmocka_unit_test(test_runtime_errors),
-        cmocka_unit_test(test_predict_outputs), cmocka_unit_test(test_validate_rows),
-        cmocka_unit_test(test_presets_cmd),    cmocka_unit_test(test_trace_predict),
-        cmocka_unit_test(test_calibrate_cmd),
+        cmocka_unit_test(test_outputs),        cmocka_unit_test(test_predict_outputs),
+        cmocka_unit_test(test_validate_rows),  cmocka_unit_test(test_presets_cmd),
+        cmocka_unit_test(test_trace_predict),  cmocka_unit_test(test_calibrate_cmd),
         cmocka_unit_test(test_sweep_pareto_optimize_cmds),
-        cmocka_unit_test(test_sweep_sigint),
+        cmocka_unit_test(test_hostile_tables), cmocka_unit_test(test_sweep_sigint),
         cmocka_unit_test(test_report_and_plot_cmds),
-        cmocka_unit_test(test_compare_cmd),
-        cmocka_unit_test(test_validate_beside),
+        cmocka_unit_test(test_compare_cmd),    cmocka_unit_test(test_validate_beside),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,8 @@ typedef struct {
     unsigned char *rgb;
 } png_img;
 
+static char bin_path[4096];
+
 static void read_png(const char *path, png_img *img)
 {
     FILE *f = fopen(path, "rb");
@@ -65,7 +67,7 @@ static const char *CURVE =
 static void test_png_pixels(void **state)
 {
     (void)state;
-    const char *csv = "/tmp/wattlas-plot-curve.csv", *png = "/tmp/wattlas-plot-curve.png";
+    const char *csv = "curve.csv", *png = "curve.png";
     test_write_file(csv, CURVE);
     wl_results_table *t;
     wl_error err;
@@ -100,13 +102,12 @@ static void test_png_pixels(void **state)
     free(img.rgb);
     /* determinism: the same input gives the same bytes, in every format,
      * run after run (cairo numbers fonts per process, so compare runs) */
-    const char *outs[3] = {"/tmp/wattlas-plot-a.png", "/tmp/wattlas-plot-a.pdf",
-                           "/tmp/wattlas-plot-a.svg"};
+    const char *outs[3] = {"a.png", "a.pdf",
+                           "a.svg"};
     for (int f = 0; f < 3; f++) {
         size_t l1, l2;
-        char cmd[512];
-        snprintf(cmd, sizeof cmd, "%s plot energy-freq --in %s -o %s", WATTLAS_BIN_PATH, csv,
-                 outs[f]);
+        char cmd[sizeof bin_path + 256];
+        snprintf(cmd, sizeof cmd, "%s plot energy-freq --in %s -o %s", bin_path, csv, outs[f]);
         assert_int_equal(system(cmd), 0);
         char *b1 = slurp_bytes(outs[f], &l1);
         assert_int_equal(system(cmd), 0);
@@ -117,17 +118,17 @@ static void test_png_pixels(void **state)
         free(b2);
     }
     /* a PDF page of 3.5 x 2.6 in, checked by poppler */
-    int st = system("pdfinfo /tmp/wattlas-plot-a.pdf > /tmp/wattlas-plot-info.txt 2>/dev/null");
+    int st = system("pdfinfo a.pdf > info.txt 2>/dev/null");
     if (st == 0) {
         size_t l;
-        char *info = slurp_bytes("/tmp/wattlas-plot-info.txt", &l);
+        char *info = slurp_bytes("info.txt", &l);
         info[l] = 0;
         assert_non_null(strstr(info, "252 x 187.2 pts"));
         free(info);
-        assert_int_equal(system("pdftoppm -r 72 -png -singlefile /tmp/wattlas-plot-a.pdf "
-                                "/tmp/wattlas-plot-ppm"), 0);
+        assert_int_equal(system("pdftoppm -r 72 -png -singlefile a.pdf "
+                                "ppm"), 0);
         png_img pi;
-        read_png("/tmp/wattlas-plot-ppm.png", &pi);
+        read_png("ppm.png", &pi);
         assert_int_equal(pi.w, 252);
         assert_true(pi.h == 187 || pi.h == 188);
         free(pi.rgb);
@@ -144,7 +145,7 @@ static void test_png_pixels(void **state)
 static void test_kinds_render(void **state)
 {
     (void)state;
-    const char *csv = "/tmp/wattlas-plot-curve.csv";
+    const char *csv = "curve.csv";
     test_write_file(csv, CURVE);
     wl_results_table *t;
     wl_error err;
@@ -154,23 +155,23 @@ static void test_kinds_render(void **state)
     wl_plot_kind_options k;
     memset(&k, 0, sizeof k);
     k.panels = "power,time,energy";
-    assert_int_equal(wl_plot_energy_freq(t, &k, &o, "/tmp/wattlas-plot-p.svg", &err), WL_OK);
+    assert_int_equal(wl_plot_energy_freq(t, &k, &o, "p.svg", &err), WL_OK);
     k.panels = NULL;
     k.stack = 1;
-    assert_int_equal(wl_plot_energy_freq(t, &k, &o, "/tmp/wattlas-plot-s.pdf", &err), WL_OK);
+    assert_int_equal(wl_plot_energy_freq(t, &k, &o, "s.pdf", &err), WL_OK);
     k.stack = 0;
-    assert_int_equal(wl_plot_pareto(t, &k, &o, "/tmp/wattlas-plot-f.png", &err), WL_OK);
+    assert_int_equal(wl_plot_pareto(t, &k, &o, "f.png", &err), WL_OK);
     k.x = "sm_clock_mhz";
     k.y = "power_w";
     k.z = "energy_j";
-    assert_int_equal(wl_plot_heatmap(t, &k, &o, "/tmp/wattlas-plot-h.png", &err), WL_OK);
+    assert_int_equal(wl_plot_heatmap(t, &k, &o, "h.png", &err), WL_OK);
     k.panels = "energy,speed";
-    assert_int_not_equal(wl_plot_energy_freq(t, &k, &o, "/tmp/wattlas-plot-x.png", &err), WL_OK);
-    assert_int_not_equal(access("/tmp/wattlas-plot-x.png", F_OK), 0);
+    assert_int_not_equal(wl_plot_energy_freq(t, &k, &o, "x.png", &err), WL_OK);
+    assert_int_not_equal(access("x.png", F_OK), 0);
     assert_non_null(wl_plot_kind_lookup("savings"));
     assert_null(wl_plot_kind_lookup("pie"));
-    const char *rm[] = {"/tmp/wattlas-plot-p.svg", "/tmp/wattlas-plot-s.pdf",
-                        "/tmp/wattlas-plot-f.png", "/tmp/wattlas-plot-h.png"};
+    const char *rm[] = {"p.svg", "s.pdf",
+                        "f.png", "h.png"};
     for (int i = 0; i < 4; i++) {
         assert_int_equal(access(rm[i], F_OK), 0);
         unlink(rm[i]);
@@ -183,7 +184,7 @@ static void test_kinds_render(void **state)
 static void test_errors(void **state)
 {
     (void)state;
-    const char *csv = "/tmp/wattlas-plot-bad.csv", *out = "/tmp/wattlas-plot-bad.png";
+    const char *csv = "bad.csv", *out = "bad.png";
     wl_results_table *t = NULL;
     wl_error err;
     wl_plot_options o;
@@ -204,7 +205,7 @@ static void test_errors(void **state)
     assert_int_equal(wl_plot_energy_freq(t, NULL, &o, out, &err), WL_EPARSE);
     assert_int_equal(err.line, 3);
     assert_string_equal(err.field, "energy_j");
-    assert_int_not_equal(wl_plot_energy_freq(t, NULL, &o, "/tmp/x.jpeg", &err), WL_OK);
+    assert_int_not_equal(wl_plot_energy_freq(t, NULL, &o, "x.jpeg", &err), WL_OK);
     wl_results_table_free(t);
     assert_int_not_equal(access(out, F_OK), 0);
     unlink(csv);
@@ -225,6 +226,11 @@ static void test_errors(void **state)
 
 int main(void)
 {
+    if (!realpath(WATTLAS_BIN_PATH, bin_path))
+        return 1;
+    test_shared_data();
+    if (chdir(test_dir()) != 0)
+        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_png_pixels),
         cmocka_unit_test(test_kinds_render),

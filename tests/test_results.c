@@ -7,7 +7,7 @@
 static void test_csv_read(void **state)
 {
     (void)state;
-    const char *p = "/tmp/wattlas-test-read.csv";
+    const char *p = test_path("wattlas-test-read.csv");
     test_write_file(p, "a,b,c\n1,\"x, y\",3\n\n4,\"say \"\"hi\"\"\",6\r\n");
     wl_results_csv *c = NULL;
     wl_error err;
@@ -30,7 +30,7 @@ static void test_csv_read(void **state)
 static void test_csv_errors(void **state)
 {
     (void)state;
-    const char *p = "/tmp/wattlas-test-bad.csv";
+    const char *p = test_path("wattlas-test-bad.csv");
     wl_results_csv *c = NULL;
     wl_error err;
     test_write_file(p, "a,b\n1,2\n3\n");
@@ -56,7 +56,7 @@ static void test_csv_errors(void **state)
 static void test_atomic_output(void **state)
 {
     (void)state;
-    const char *p = "/tmp/wattlas-test-out.csv";
+    const char *p = test_path("wattlas-test-out.csv");
     unlink(p);
     wl_results_out *o = NULL;
     wl_error err;

@@ -18,12 +18,13 @@ static wl_sweep_spec *spec_of(const char *const *kv, size_t n)
 }
 
 static char *run_to_string(const wl_sweep_spec *s, int threads, unsigned shard, unsigned nshard,
-                           wl_sweep_format fmt, wl_sweep_stats *st)
+                           wl_results_format fmt, wl_sweep_stats *st)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    wl_sweep_options o = {fmt, threads, shard, nshard, 0};
+    wl_sweep_options o = {.format = fmt, .threads = threads, .shard_index = shard,
+                          .shard_count = nshard};
     wl_error err;
     wl_sweep_stats tmp;
     assert_int_equal(wl_sweep_run(s, &o, f, NULL, st ? st : &tmp, &err), WL_OK);
@@ -42,9 +43,9 @@ static void test_threads_identical(void **state)
     /* 2 models x 2 x 2 x 2 dtypes x 11 clocks x 2 sms x 2 offsets */
     assert_int_equal(wl_sweep_spec_points(s), 2ULL * 2 * 2 * 2 * 11 * 2 * 2);
     wl_sweep_stats st;
-    char *a = run_to_string(s, 1, 0, 1, WL_SWEEP_CSV, &st);
-    char *b = run_to_string(s, 2, 0, 1, WL_SWEEP_CSV, NULL);
-    char *c = run_to_string(s, 7, 0, 1, WL_SWEEP_CSV, NULL);
+    char *a = run_to_string(s, 1, 0, 0, WL_FMT_CSV, &st);
+    char *b = run_to_string(s, 2, 0, 0, WL_FMT_CSV, NULL);
+    char *c = run_to_string(s, 7, 0, 0, WL_FMT_CSV, NULL);
     assert_string_equal(a, b);
     assert_string_equal(a, c);
     assert_int_equal(st.points, wl_sweep_spec_points(s));
@@ -56,8 +57,8 @@ static void test_threads_identical(void **state)
     free(a);
     free(b);
     free(c);
-    char *j1 = run_to_string(s, 1, 0, 1, WL_SWEEP_NDJSON, NULL);
-    char *j2 = run_to_string(s, 2, 0, 1, WL_SWEEP_NDJSON, NULL);
+    char *j1 = run_to_string(s, 1, 0, 0, WL_FMT_NDJSON, NULL);
+    char *j2 = run_to_string(s, 2, 0, 0, WL_FMT_NDJSON, NULL);
     assert_string_equal(j1, j2);
     assert_non_null(strstr(j1, "{\"gpu\":\"a100-pcie-40gb\",\"sms\":84,\"model\":\"gpt2\""));
     free(j1);
@@ -69,17 +70,26 @@ static void test_shards_merge(void **state)
 {
     (void)state;
     wl_sweep_spec *s = spec_of(GRID, sizeof GRID / sizeof *GRID);
-    char *full = run_to_string(s, 2, 0, 1, WL_SWEEP_CSV, NULL);
-    const char *paths[5] = {"/tmp/wl-shard0.csv", "/tmp/wl-shard1.csv", "/tmp/wl-shard2.csv",
-                            "/tmp/wl-shard3.csv", "/tmp/wl-shard4.csv"};
-    /* 5 shards: slice boundaries fall inside outer combinations */
-    for (unsigned i = 0; i < 5; i++) {
-        char *part = run_to_string(s, 2, i, 5, WL_SWEEP_CSV, NULL);
-        FILE *f = fopen(paths[i], "w");
-        fputs(part, f);
-        fclose(f);
+    char *full = run_to_string(s, 2, 0, 0, WL_FMT_CSV, NULL);
+    const char *paths[5];
+    char names[5][600];
+    /* 5 shards (counted from 1): slice boundaries fall inside outer
+     * combinations; each starts with its '#' line */
+    for (unsigned i = 1; i <= 5; i++) {
+        char *part = run_to_string(s, 2, i, 5, WL_FMT_CSV, NULL);
+        char want[64];
+        snprintf(want, sizeof want, "# wattlas-shard %u/5 sweep=", i);
+        assert_memory_equal(part, want, strlen(want));
+        snprintf(names[i - 1], sizeof names[0], "%s", test_path(i == 1 ? "s1.csv" : i == 2 ? "s2.csv"
+                                                               : i == 3 ? "s3.csv" : i == 4 ? "s4.csv"
+                                                                        : "s5.csv"));
+        test_write_file(names[i - 1], part);
         free(part);
     }
+    /* any order */
+    const int order[5] = {3, 0, 4, 1, 2};
+    for (int i = 0; i < 5; i++)
+        paths[i] = names[order[i]];
     char *merged = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&merged, &len);
@@ -88,16 +98,47 @@ static void test_shards_merge(void **state)
     fclose(m);
     assert_string_equal(merged, full);
     free(merged);
-    /* a truncated shard is refused */
-    FILE *f = fopen(paths[4], "a");
+    /* a shard missing, given twice, or of another sweep is refused */
+    m = open_memstream(&merged, &len);
+    assert_int_not_equal(wl_sweep_merge(paths, 4, m, &err), WL_OK);
+    assert_non_null(strstr(err.text, "shards were given"));
+    const char *twice[5] = {names[0], names[1], names[2], names[3], names[3]};
+    assert_int_not_equal(wl_sweep_merge(twice, 5, m, &err), WL_OK);
+    assert_non_null(strstr(err.text, "twice"));
+    fclose(m);
+    free(merged);
+    const char *kv[] = {"model", "gpt2", "clock", "900,1000"};
+    wl_sweep_spec *other = spec_of(kv, 4);
+    char *o2 = run_to_string(other, 1, 2, 5, WL_FMT_CSV, NULL);
+    test_write_file(test_path("other.csv"), o2);
+    free(o2);
+    wl_sweep_spec_free(other);
+    const char *mixed[5] = {names[0], test_path("other.csv"), names[2], names[3], names[4]};
+    m = open_memstream(&merged, &len);
+    assert_int_not_equal(wl_sweep_merge(mixed, 5, m, &err), WL_OK);
+    assert_non_null(strstr(err.text, "another sweep"));
+    fclose(m);
+    free(merged);
+    /* a truncated or incomplete shard is refused */
+    FILE *f = fopen(names[4], "a");
     fputs("a100-pcie-40gb,84,gpt2", f);
     fclose(f);
     m = open_memstream(&merged, &len);
     assert_int_equal(wl_sweep_merge(paths, 5, m, &err), WL_EPARSE);
     fclose(m);
     free(merged);
-    for (int i = 0; i < 5; i++)
-        unlink(paths[i]);
+    char *part = run_to_string(s, 1, 5, 5, WL_FMT_CSV, NULL);
+    char *cut = strrchr(part, '\n');
+    *cut = 0;
+    cut = strrchr(part, '\n'); /* drop the last whole row */
+    cut[1] = 0;
+    test_write_file(names[4], part);
+    free(part);
+    m = open_memstream(&merged, &len);
+    assert_int_equal(wl_sweep_merge(paths, 5, m, &err), WL_EPARSE);
+    assert_non_null(strstr(err.text, "incomplete"));
+    fclose(m);
+    free(merged);
     free(full);
     wl_sweep_spec_free(s);
 }
@@ -109,7 +150,7 @@ static void test_infeasible_marking(void **state)
     (void)state;
     const char *kv[] = {"clock", "510:1410:90", "voltage_offset_mv", "-200,-20,0"};
     wl_sweep_spec *s = spec_of(kv, 4);
-    char *out = run_to_string(s, 1, 0, 1, WL_SWEEP_CSV, NULL);
+    char *out = run_to_string(s, 1, 0, 0, WL_FMT_CSV, NULL);
     int rows = 0, infeasible = 0, nominal_infeasible = 0;
     for (char *line = strchr(out, '\n') + 1; *line; line = strchr(line, '\n') + 1) {
         rows++;
@@ -144,7 +185,7 @@ static void test_infeasible_marking(void **state)
 static void test_spec_file_and_errors(void **state)
 {
     (void)state;
-    const char *p = "/tmp/wattlas-test-spec.ini";
+    const char *p = test_path("wattlas-test-spec.ini");
     FILE *f = fopen(p, "w");
     fputs("; a study\n[sweep]\nmodel = gpt2, opt-1.3b\nbatch = 1, 8\nseq = 128, 512\n"
           "dtype = bf16, fp32\nclock = 510:1410:90\nvoltage_offset_mv = -50, 0\n"
@@ -155,8 +196,8 @@ static void test_spec_file_and_errors(void **state)
     assert_int_equal(wl_sweep_spec_load(a, p, &err), WL_OK);
     assert_int_equal(wl_sweep_spec_finish(a, &err), WL_OK);
     wl_sweep_spec *b = spec_of(GRID, sizeof GRID / sizeof *GRID);
-    char *x = run_to_string(a, 2, 0, 1, WL_SWEEP_CSV, NULL);
-    char *y = run_to_string(b, 2, 0, 1, WL_SWEEP_CSV, NULL);
+    char *x = run_to_string(a, 2, 0, 0, WL_FMT_CSV, NULL);
+    char *y = run_to_string(b, 2, 0, 0, WL_FMT_CSV, NULL);
     assert_string_equal(x, y);
     free(x);
     free(y);
@@ -188,24 +229,76 @@ static void test_spec_file_and_errors(void **state)
     assert_int_equal(err.line, 2);
     wl_sweep_spec_free(a);
     unlink(p);
-    /* a --set value that makes the GPU meaningless, an unknown model */
+    /* values are checked when they are set, with their origin */
     a = wl_sweep_spec_create();
-    assert_int_equal(wl_sweep_spec_set(a, "set", "sms=0,108", "cli", 0, &err), WL_OK);
-    assert_int_equal(wl_sweep_spec_finish(a, &err), WL_EINVAL);
+    assert_int_equal(wl_sweep_spec_set(a, "set", "sms=0,108", "--set", 0, &err), WL_EINVAL);
+    assert_string_equal(err.source, "--set");
     assert_string_equal(err.field, "sms");
+    assert_int_equal(wl_sweep_spec_set(a, "dtype", "int4", "--dtype", 0, &err), WL_EINVAL);
+    assert_int_not_equal(wl_sweep_spec_set(a, "clock", "fast", "--clock", 0, &err), WL_OK);
+    assert_int_not_equal(wl_sweep_spec_set(a, "batch", "99999999999", "--batch", 0, &err), WL_OK);
+    assert_non_null(strstr(err.text, "[1, 1000000]"));
+    assert_int_not_equal(wl_sweep_spec_set(a, "clock", "900,", "--clock", 0, &err), WL_OK);
+    assert_non_null(strstr(err.text, "empty item"));
     wl_sweep_spec_free(a);
+    /* errors found in finish name where the values came from: an unknown
+     * model, a set value that breaks a relation, in a spec file */
     a = wl_sweep_spec_create();
-    assert_int_equal(wl_sweep_spec_set(a, "model", "gpt9000", "cli", 0, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_set(a, "model", "gpt9000", "--model", 0, &err), WL_OK);
     assert_int_not_equal(wl_sweep_spec_finish(a, &err), WL_OK);
+    assert_string_equal(err.source, "--model");
     wl_sweep_spec_free(a);
+    test_write_file(p, "[sweep]\nmodel = gpt2\ndtype = bf17\n");
     a = wl_sweep_spec_create();
-    assert_int_equal(wl_sweep_spec_set(a, "dtype", "int4", "cli", 0, &err), WL_OK);
+    assert_int_not_equal(wl_sweep_spec_load(a, p, &err), WL_OK);
+    assert_string_equal(err.source, p);
+    assert_int_equal(err.line, 3);
+    assert_string_equal(err.field, "dtype");
+    wl_sweep_spec_free(a);
+    test_write_file(p, "[sweep]\nmodel = gpt2\n\n[set]\nsm_clock_min_mhz = 1500\n");
+    a = wl_sweep_spec_create();
+    assert_int_equal(wl_sweep_spec_load(a, p, &err), WL_OK);
     assert_int_not_equal(wl_sweep_spec_finish(a, &err), WL_OK);
-    assert_int_not_equal(wl_sweep_spec_set(a, "clock", "fast", "cli", 0, &err), WL_OK);
+    assert_string_equal(err.source, p);
+    assert_int_equal(err.line, 5);
+    wl_sweep_spec_free(a);
+    test_write_file(p, "[sweep]\nmodel = gpt9000\n");
+    a = wl_sweep_spec_create();
+    assert_int_equal(wl_sweep_spec_load(a, p, &err), WL_OK);
+    assert_int_not_equal(wl_sweep_spec_finish(a, &err), WL_OK);
+    assert_string_equal(err.source, p);
+    assert_int_equal(err.line, 2);
+    wl_sweep_spec_free(a);
+    /* the command line replaces a spec file's axis, repeated options add */
+    test_write_file(p, "[sweep]\nmodel = gpt2\nclock = 510, 600\n");
+    a = wl_sweep_spec_create();
+    assert_int_equal(wl_sweep_spec_load(a, p, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_set(a, "clock", "900", "--clock", 0, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_set(a, "clock", "1000", "--clock", 0, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_finish(a, &err), WL_OK);
+    size_t nclk;
+    const double *clk = wl_sweep_spec_clocks(a, &nclk);
+    assert_int_equal(nclk, 2);
+    assert_close(clk[0], 900, 0);
+    assert_close(clk[1], 1000, 0);
     wl_sweep_spec_free(a);
 }
 
-/* A stop request leaves whole rows only. */
+/* A stop request in the middle of a run leaves whole rows only, and fewer
+ * than the whole grid. */
+typedef struct {
+    volatile sig_atomic_t *stop;
+    int calls;
+} stop_after;
+
+static void stop_on_third(void *user, unsigned long long done, unsigned long long total)
+{
+    stop_after *s = user;
+    (void)total;
+    if (done > 0 && ++s->calls == 3)
+        *s->stop = 1;
+}
+
 static void test_interrupt(void **state)
 {
     (void)state;
@@ -213,16 +306,23 @@ static void test_interrupt(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    volatile sig_atomic_t stop = 1;
-    wl_sweep_options o = {WL_SWEEP_CSV, 2, 0, 1, 0};
+    volatile sig_atomic_t stop = 0;
+    stop_after sa = {&stop, 0};
+    wl_sweep_options o = {.format = WL_FMT_CSV, .threads = 2, .progress = stop_on_third,
+                          .progress_user = &sa};
     wl_sweep_stats st;
     wl_error err;
     assert_int_equal(wl_sweep_run(s, &o, f, &stop, &st, &err), WL_OK);
     fclose(f);
     assert_true(st.interrupted);
-    assert_int_equal(st.rows, 0);
-    assert_int_equal(buf[len - 1], '\n'); /* the header alone, whole */
-    assert_null(strchr(buf, '\n') + 1 < buf + len ? strchr(strchr(buf, '\n') + 1, '\n') : NULL);
+    /* three chunks of 2 offsets x 11 clocks were written, then nothing */
+    assert_int_equal(st.rows, 3 * 22);
+    assert_true(st.rows < wl_sweep_spec_points(s));
+    assert_int_equal(buf[len - 1], '\n');
+    size_t lines = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += buf[i] == '\n';
+    assert_int_equal(lines, st.rows + 1); /* the header and whole rows */
     free(buf);
     wl_sweep_spec_free(s);
 }
@@ -235,10 +335,11 @@ static void test_kernel_scope(void **state)
     const char *kv[] = {"model", "gpt2", "clock", "900", "scope", "kernel"};
     wl_sweep_spec *s = spec_of(kv, 6);
     wl_sweep_stats st;
-    char *out = run_to_string(s, 1, 0, 1, WL_SWEEP_CSV, &st);
+    char *out = run_to_string(s, 1, 0, 0, WL_FMT_CSV, &st);
     assert_int_equal(st.points, 1);
     assert_int_equal(st.rows, 5); /* gemm, batched_gemm, softmax, norm, elementwise */
-    assert_non_null(strstr(out, ",kernel_class,class_launches,class_time_ms,class_energy_j\n"));
+    assert_non_null(strstr(out, ",kernel_class,class_launches,class_time_ms,class_dyn_energy_j,"
+                                "class_energy_j,class_tflop,class_dram_gb\n"));
     assert_non_null(strstr(out, ",elementwise,133,"));
     free(out);
     wl_sweep_spec_free(s);
@@ -250,7 +351,7 @@ static void test_kernel_scope(void **state)
 static void test_idle_tables(void **state)
 {
     (void)state;
-    const char *p = "/tmp/wattlas-test-sweep-idle.csv";
+    const char *p = test_path("wattlas-test-sweep-idle.csv");
     FILE *f = fopen(p, "w");
     assert_non_null(f);
     fputs("sm_clock_mhz,voltage_mv,idle_power_w\n", f);
@@ -263,8 +364,8 @@ static void test_idle_tables(void **state)
     const char *const with[] = {"gpu", "a10-24gb,l4-24gb", "model", "gpt2", "clock", "900",
                                 "idle", idle};
     wl_sweep_spec *a = spec_of(base, 6), *b = spec_of(with, 8);
-    char *ta = run_to_string(a, 1, 0, 1, WL_SWEEP_CSV, NULL);
-    char *tb = run_to_string(b, 1, 0, 1, WL_SWEEP_CSV, NULL);
+    char *ta = run_to_string(a, 1, 0, 0, WL_FMT_CSV, NULL);
+    char *tb = run_to_string(b, 1, 0, 0, WL_FMT_CSV, NULL);
     const char *a10a = strstr(ta, "\na10-24gb,"), *a10b = strstr(tb, "\na10-24gb,");
     const char *l4a = strstr(ta, "\nl4-24gb,"), *l4b = strstr(tb, "\nl4-24gb,");
     assert_non_null(a10a);

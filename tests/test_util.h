@@ -2,6 +2,7 @@
 #ifndef WATTLAS_TEST_UTIL_H
 #define WATTLAS_TEST_UTIL_H
 
+#define _XOPEN_SOURCE 700 /* realpath, mkdtemp */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,14 +17,61 @@
 
 #include "../core/wattlas_core.h"
 
-/* ../shared/data, or $WATTLAS_SHARED/data; NULL when absent. */
+/* ../shared/data, or $WATTLAS_SHARED/data, as an absolute path (resolved
+ * on the first call, so a test may chdir afterwards); NULL when absent. */
 static inline const char *test_shared_data(void)
 {
-    static char buf[1024];
-    const char *env = getenv("WATTLAS_SHARED");
-    snprintf(buf, sizeof buf, "%s/data", env && *env ? env : "../shared");
-    struct stat st;
-    return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? buf : NULL;
+    static char buf[4096];
+    static int done;
+    if (!done) {
+        char rel[1024];
+        const char *env = getenv("WATTLAS_SHARED");
+        snprintf(rel, sizeof rel, "%s/data", env && *env ? env : "../shared");
+        struct stat st;
+        if (!(stat(rel, &st) == 0 && S_ISDIR(st.st_mode) && realpath(rel, buf)))
+            buf[0] = 0;
+        done = 1;
+    }
+    return buf[0] ? buf : NULL;
+}
+
+/* A directory of this test binary's own (mkdtemp), removed at exit, so
+ * that make check and make asan can run side by side. */
+static char test_dir_buf[512];
+
+static inline void test_dir_cleanup(void)
+{
+    if (!test_dir_buf[0] || getenv("WATTLAS_KEEP_TEST_DIR"))
+        return;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", test_dir_buf);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", test_dir_buf);
+}
+
+static inline const char *test_dir(void)
+{
+    if (!test_dir_buf[0]) {
+        const char *base = getenv("TMPDIR");
+        snprintf(test_dir_buf, sizeof test_dir_buf, "%s/wattlas-test-XXXXXX",
+                 base && *base ? base : "/tmp");
+        if (!mkdtemp(test_dir_buf)) {
+            perror("mkdtemp");
+            exit(1);
+        }
+        atexit(test_dir_cleanup);
+    }
+    return test_dir_buf;
+}
+
+/* NAME inside test_dir() (eight rotating buffers). */
+static inline const char *test_path(const char *name)
+{
+    static char buf[8][600];
+    static int k;
+    char *p = buf[k++ % 8];
+    snprintf(p, sizeof buf[0], "%s/%s", test_dir(), name);
+    return p;
 }
 
 /* Writes text to path (test fixtures). */
