@@ -948,8 +948,8 @@ int wl_results_writer_create(FILE *f, wl_results_format fmt, const wl_results_co
     w->ncols = ncols;
     for (size_t i = 0; i < ncols; i++) {
         int wd = (int)strlen(cols[i].name);
-        int by_type = cols[i].type == WL_COL_NUM ? cols[i].decimals + 6
-                      : cols[i].type == WL_COL_TEXT ? 8 : 1;
+        int by_type = cols[i].type == WL_COL_NUM ? (cols[i].decimals < 0 ? 6 : cols[i].decimals + 6)
+                      : cols[i].type == WL_COL_INT ? 6 : cols[i].type == WL_COL_BOOL ? 1 : 8;
         if (by_type > wd)
             wd = by_type;
         if (cols[i].width > wd)

@@ -72,6 +72,8 @@ void wl_sweep_spec_free(wl_sweep_spec *s)
 {
     if (!s)
         return;
+    for (size_t i = 0; s->trace_wl && i < s->traces.n; i++)
+        wl_core_workload_free(s->trace_wl[i]);
     wl_core_strlist_free(&s->gpus);
     wl_core_strlist_free(&s->models);
     wl_core_strlist_free(&s->traces);
@@ -88,8 +90,6 @@ void wl_sweep_spec_free(wl_sweep_spec *s)
     free(s->gpu);
     free(s->unc);
     free(s->model);
-    for (size_t i = 0; s->trace_wl && i < s->traces.n; i++)
-        wl_core_workload_free(s->trace_wl[i]);
     free(s->trace_wl);
     free(s->trace_dt);
     free(s);

@@ -508,6 +508,79 @@ static void test_trace_errors(void **state)
     assert_int_equal(wl_core_workload_kernel(wl, 1)->kind, WL_K_SOFTMAX);
     wl_core_workload_free(wl);
     assert_int_equal(wl_core_trace_load("/nonexistent/x.json", &wl, &err), WL_EIO);
+    /* the size limits of native models hold for traces: a layernorm of
+     * 2^40 x 2^40 elements is refused, naming the field */
+    const char *huge = "[[{\"batch\": 1099511627776, \"dim\": 1099511627776, \"prec\": \"bf16\"},"
+                       " [\"layernorm\", \"bf16\"]]]";
+    assert_int_equal(wl_core_trace_parse(huge, strlen(huge), "t.json", &wl, &err), WL_EPARSE);
+    assert_string_equal(err.field, "dim");
+    assert_non_null(strstr(err.text, "elements"));
+    assert_null(wl);
+}
+
+/* One grammar for numbers, lists and ranges. */
+static void test_grammar(void **state)
+{
+    (void)state;
+    wl_error err;
+    wl_core_numlist l = {0};
+    assert_int_equal(wl_core_parse_list("510:1410:90, 1500", 1, 2000, 0, "x", 0, "clock", &l, &err),
+                     WL_OK);
+    assert_int_equal(l.n, 12);
+    assert_close(l.v[10], 1410, 0);
+    assert_close(l.v[11], 1500, 0);
+    wl_core_numlist_free(&l);
+    /* no drift from repeated addition */
+    assert_int_equal(wl_core_parse_list("0:1:0.1", -1, 2, 0, "x", 0, "f", &l, &err), WL_OK);
+    assert_int_equal(l.n, 11);
+    assert_close(l.v[10], 1.0, 1e-15);
+    wl_core_numlist_free(&l);
+    const char *const bad[] = {"", "1,", ",1", "1,,2", "1:2", "2:1:1", "1:2:0", "nan", "inf",
+                               "1e999", "abc", "1:1e12:1", "0x10", "5 6"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        if (wl_core_parse_list(bad[i], -1e9, 1e9, 0, "src", 7, "fld", &l, &err) == WL_OK &&
+            strcmp(bad[i], "0x10") != 0)
+            fail_msg("'%s' was accepted", bad[i]);
+        wl_core_numlist_free(&l);
+    }
+    assert_int_equal(wl_core_parse_list("1,,2", 0, 9, 0, "src", 7, "fld", &l, &err), WL_EINVAL);
+    assert_string_equal(err.source, "src");
+    assert_int_equal(err.line, 7);
+    assert_string_equal(err.field, "fld");
+    assert_non_null(strstr(err.text, "empty item"));
+    assert_int_equal(wl_core_parse_list("1.5", 0, 9, 1, "s", 0, "batch", &l, &err), WL_EINVAL);
+    assert_int_equal(wl_core_parse_list("10", 0, 9, 1, "s", 0, "batch", &l, &err), WL_EINVAL);
+    assert_non_null(strstr(err.text, "[0, 9]"));
+    long long v;
+    assert_int_equal(wl_core_parse_int(" 42 ", 1, 100, "s", 0, "n", &v, &err), WL_OK);
+    assert_int_equal(v, 42);
+    assert_int_equal(wl_core_parse_int("99999999999", 1, 1000000, "s", 0, "batch", &v, &err),
+                     WL_EINVAL);
+    assert_string_equal(err.text, "expected an integer in [1, 1000000], got '99999999999'");
+    wl_core_strlist names = {0};
+    assert_int_equal(wl_core_parse_names(" a , b ", "s", 0, "gpu", &names, &err), WL_OK);
+    assert_int_equal(names.n, 2);
+    assert_string_equal(names.v[1], "b");
+    assert_int_equal(wl_core_parse_names("a,", "s", 0, "gpu", &names, &err), WL_EINVAL);
+    wl_core_strlist_free(&names);
+}
+
+/* The clock grid reaches the top clock even off the step. */
+static void test_clock_grid(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    test_gpu(&g);
+    assert_int_equal(wl_core_gpu_clock_count(&g), 81);
+    assert_close(wl_core_gpu_clock(&g, 80), 1410, 0);
+    g.sm_clock_max_mhz = 1400;
+    assert_int_equal(wl_core_gpu_clock_count(&g), 81);
+    assert_close(wl_core_gpu_clock(&g, 79), 1395, 0);
+    assert_close(wl_core_gpu_clock(&g, 80), 1400, 0);
+    wl_error err;
+    assert_int_equal(wl_core_gpu_clock_check(&g, 1500, "--clock", 0, &err), WL_EINVAL);
+    assert_string_equal(err.source, "--clock");
+    assert_non_null(strstr(err.text, "210-1400"));
 }
 
 /* Energy vs clock is U-shaped for a compute-heavy workload: the optimum is
@@ -745,6 +818,8 @@ int main(void)
         cmocka_unit_test(test_builder_matches_traces),
         cmocka_unit_test(test_builder_counts),
         cmocka_unit_test(test_trace_errors),
+        cmocka_unit_test(test_grammar),
+        cmocka_unit_test(test_clock_grid),
         cmocka_unit_test(test_energy_u_shape),
         cmocka_unit_test(test_transfer),
         cmocka_unit_test(test_vision_builders),

@@ -103,6 +103,48 @@ static void test_gpu_errors(void **state)
     expect_gpu_error(buf, -1, "tc_eff", "(0, 1]");
 }
 
+/* Absurd numbers, empty list items, over-long lines, a byte-order mark:
+ * errors with the file, line and key, or (BOM) accepted. */
+static void test_gpu_hostile(void **state)
+{
+    (void)state;
+    const char *base = wl_preset_text(WL_PRESET_GPU, "a100-pcie-40gb");
+    char buf[32768];
+    static const struct {
+        const char *from, *to, *field, *what;
+    } cases[] = {
+        {"power_limit_w = 250", "power_limit_w = 1e30", "power_limit_w", "(0, 100000]"},
+        {"dram_bw_gbs = 1555", "dram_bw_gbs = 1e-300", "dram_bw_gbs", "[1, 10000000]"},
+        {"sm_clock_step_mhz = 15", "sm_clock_step_mhz = 0", "sm_clock_step_mhz", "(0, 100000]"},
+        {"sms = 108", "sms = nan", "sms", "expected a number"},
+        {"sms = 108", "sms = inf", "sms", "expected a number"},
+        {"1350.00, 1410.00\n", "1350.00, 1410.00,\n", "clock_mhz", "empty item"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *at = strstr(base, cases[i].from);
+        assert_non_null(at);
+        snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - base), base, cases[i].to,
+                 at + strlen(cases[i].from));
+        expect_gpu_error(buf, -1, cases[i].field, cases[i].what);
+    }
+    /* a line longer than inih reads is refused, a long comment is not */
+    char longv[400];
+    memset(longv, '7', sizeof longv - 1);
+    longv[sizeof longv - 1] = 0;
+    snprintf(buf, sizeof buf, "%s\n[gpu]\nname = %s\n", base, longv);
+    expect_gpu_error(buf, -1, "", "longer than");
+    snprintf(buf, sizeof buf, "; %s\n%s", longv, base);
+    wl_core_gpu g;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_parse(buf, "c.ini", &g, &err), WL_OK);
+    snprintf(buf, sizeof buf, "\xEF\xBB\xBF%s", base);
+    assert_int_equal(wl_preset_gpu_parse(buf, "bom.ini", &g, &err), WL_OK);
+    /* --set uses the same ranges */
+    assert_int_equal(wl_preset_gpu_set(&g, "power_limit_w", 1e30, &err), WL_EINVAL);
+    assert_string_equal(err.field, "power_limit_w");
+    assert_int_equal(wl_preset_gpu_set(&g, "sm_clock_step_mhz", 0, &err), WL_EINVAL);
+}
+
 static void test_model_errors(void **state)
 {
     (void)state;
@@ -462,6 +504,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builtins_parse), cmocka_unit_test(test_a100_peaks),
         cmocka_unit_test(test_gpu_errors),     cmocka_unit_test(test_model_errors),
+        cmocka_unit_test(test_gpu_hostile),
         cmocka_unit_test(test_set_get),        cmocka_unit_test(test_derive_vf),
         cmocka_unit_test(test_library_peaks),  cmocka_unit_test(test_vf_rule),
         cmocka_unit_test(test_derive_vf_outlier),

@@ -98,6 +98,192 @@ static void test_writers(void **state)
     free(buf);
 }
 
+/* The one number formatter gives printf's digits: correctly rounded from
+ * the binary value, exact halves to even; never a partial number. */
+static void test_number_format(void **state)
+{
+    (void)state;
+    char a[WL_RESULTS_NUM_MAX], b[WL_RESULTS_NUM_MAX];
+    /* exact halves: 1412.25 is exactly representable, printf rounds to even */
+    assert_int_equal(wl_results_fmt(a, sizeof a, 1412.25, 1), 6);
+    assert_string_equal(a, "1412.2");
+    wl_results_fmt(a, sizeof a, 1412.75, 1);
+    assert_string_equal(a, "1412.8");
+    wl_results_fmt(a, sizeof a, 0.125, 2);
+    assert_string_equal(a, "0.12");
+    wl_results_fmt(a, sizeof a, 2.5, 0);
+    assert_string_equal(a, "2");
+    /* no "-0.00" */
+    wl_results_fmt(a, sizeof a, -0.001, 2);
+    assert_string_equal(a, "0.00");
+    wl_results_fmt(a, sizeof a, -1.5, 1);
+    assert_string_equal(a, "-1.5");
+    /* huge values: every digit, bounded */
+    assert_int_equal(wl_results_fmt(a, sizeof a, 1e308, 9), 309 + 1 + 9);
+    snprintf(b, sizeof b, "%.9f", 1e308);
+    assert_string_equal(a, b);
+    assert_int_equal(wl_results_fmt(a, sizeof a, -1.7976931348623157e308, 17), 310 + 18);
+    /* too small a buffer: nothing rather than part of a number */
+    char small[8];
+    assert_int_equal(wl_results_fmt(small, sizeof small, 123456789.0, 2), 0);
+    assert_string_equal(small, "");
+    assert_int_equal(wl_results_fmt(a, sizeof a, NAN, 3), 0);
+    assert_int_equal(wl_results_fmt(a, sizeof a, INFINITY, 3), 0);
+    /* agreement with printf over a million values of every magnitude */
+    unsigned long long x = 88172645463325252ULL;
+    for (int i = 0; i < 1000000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        int dec = (int)(x % 10);
+        double v;
+        if (i % 4 == 0) /* exact binary fractions: halves at every scale */
+            v = (double)(long long)(x >> 20) / (double)(1LL << (x % 20));
+        else
+            v = ((double)(x >> 11) / 9007199254740992.0 - 0.5) * pow(10.0, (double)(x % 24) - 6);
+        wl_results_fmt(a, sizeof a, v, dec);
+        snprintf(b, sizeof b, "%.*f", dec, v);
+        const char *want = b;
+        if (b[0] == '-' && strspn(b + 1, "0.") == strlen(b + 1))
+            want = b + 1;
+        if (strcmp(a, want) != 0)
+            fail_msg("%.17g with %d decimals: got %s, printf %s", v, dec, a, b);
+    }
+}
+
+/* BOM, comment lines, NUL bytes, directories; numbers checked by the one
+ * grammar. */
+static void test_csv_hostile(void **state)
+{
+    (void)state;
+    wl_results_csv *c = NULL;
+    wl_error err;
+    const char bom[] = "\xEF\xBB\xBF" "a,b\n1,2\n";
+    assert_int_equal(wl_results_csv_open_mem(bom, strlen(bom), "bom.csv", &c, &err), WL_OK);
+    assert_int_equal(wl_results_csv_col(c, "a"), 0);
+    wl_results_csv_close(c);
+    const char com[] = "# wattlas-shard 1/2\n# more\nx_ms\n1\n";
+    assert_int_equal(wl_results_csv_open_mem(com, strlen(com), "c.csv", &c, &err), WL_OK);
+    assert_string_equal(wl_results_csv_comments(c), "# wattlas-shard 1/2\n# more");
+    assert_int_equal(wl_results_csv_next(c, &err), 1);
+    assert_int_equal(wl_results_csv_line(c), 4);
+    wl_results_csv_close(c);
+    const char nul[] = "a,b\n1,\0002\n";
+    assert_int_equal(wl_results_csv_open_mem(nul, sizeof nul - 1, "nul.csv", &c, &err), WL_OK);
+    assert_int_equal(wl_results_csv_next(c, &err), -WL_EPARSE);
+    assert_non_null(strstr(err.text, "NUL"));
+    assert_int_equal(err.line, 2);
+    wl_results_csv_close(c);
+    assert_int_equal(wl_results_csv_open(test_dir(), &c, &err), WL_EIO);
+    assert_non_null(strstr(err.text, "is a directory"));
+    const char nums[] = "v\n1.5\n\nnan\n1e999\n-inf\n 2 \nabc\n";
+    assert_int_equal(wl_results_csv_open_mem(nums, strlen(nums), "n.csv", &c, &err), WL_OK);
+    double v;
+    int want[] = {WL_OK, WL_EPARSE, WL_EPARSE, WL_EPARSE, WL_OK, WL_EPARSE};
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(wl_results_csv_next(c, &err), 1);
+        assert_int_equal(wl_results_csv_num(c, 0, &v, &err), want[i]);
+    }
+    assert_string_equal(err.field, "v");
+    assert_int_equal(err.line, 8);
+    wl_results_csv_close(c);
+}
+
+/* One writer for every format; tables hide constant columns. */
+static void test_row_writer(void **state)
+{
+    (void)state;
+    static const wl_results_col cols[] = {
+        WL_RESULTS_COL("gpu", WL_COL_TEXT, 0, 0), WL_RESULTS_COL("time_ms", WL_COL_NUM, 3, 0),
+        WL_RESULTS_COL("feasible", WL_COL_BOOL, 0, 0), WL_RESULTS_COL("n", WL_COL_INT, 0, 0),
+        WL_RESULTS_COL("raw", WL_COL_AUTO, 0, 0)};
+    const wl_results_cell rows[2][5] = {
+        {{"a,b", NAN}, {NULL, 1.23456}, {NULL, 1}, {NULL, 42}, {"7.5", NAN}},
+        {{"c", NAN}, {NULL, NAN}, {NULL, 0}, {NULL, 3}, {"x\"y", NAN}}};
+    const char *want[4] = {
+        "gpu,time_ms,feasible,n,raw\n\"a,b\",1.235,1,42,7.5\nc,,0,3,\"x\"\"y\"\n",
+        "{\"gpu\":\"a,b\",\"time_ms\":1.235,\"feasible\":true,\"n\":42,\"raw\":7.5}\n"
+        "{\"gpu\":\"c\",\"time_ms\":null,\"feasible\":false,\"n\":3,\"raw\":\"x\\\"y\"}\n",
+        "[\n  {\"gpu\": \"a,b\", \"time_ms\": 1.235, \"feasible\": true, \"n\": 42, \"raw\": 7.5},\n"
+        "  {\"gpu\": \"c\", \"time_ms\": null, \"feasible\": false, \"n\": 3, \"raw\": \"x\\\"y\"}\n]\n",
+        NULL};
+    const wl_results_format fmt[4] = {WL_FMT_CSV, WL_FMT_NDJSON, WL_FMT_JSON, WL_FMT_TABLE};
+    for (int k = 0; k < 4; k++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        wl_results_writer *w = NULL;
+        assert_int_equal(wl_results_writer_create(f, fmt[k], cols, 5, &w), WL_OK);
+        wl_results_writer_note(w, "a note");
+        for (int r = 0; r < 2; r++)
+            assert_int_equal(wl_results_writer_row(w, rows[r]), WL_OK);
+        wl_results_writer_finish(w);
+        fclose(f);
+        if (want[k])
+            assert_string_equal(buf, want[k]);
+        else
+            assert_string_equal(buf, "# a note\n"
+                                     "gpu        time_ms feasible      n raw\n"
+                                     "a,b          1.235        1     42 7.5\n"
+                                     "c                         0      3 x\"y\n");
+        free(buf);
+    }
+    /* an empty JSON table is an empty array */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    wl_results_writer *w = NULL;
+    assert_int_equal(wl_results_writer_create(f, WL_FMT_JSON, cols, 5, &w), WL_OK);
+    wl_results_writer_finish(w);
+    fclose(f);
+    assert_string_equal(buf, "[]\n");
+    free(buf);
+}
+
+/* Outputs that are not regular files are written in place, never replaced. */
+static void test_special_outputs(void **state)
+{
+    (void)state;
+    wl_results_out *o = NULL;
+    wl_error err;
+    assert_int_equal(wl_results_out_open("/dev/null", &o, &err), WL_OK);
+    fputs("x\n", wl_results_out_stream(o));
+    assert_int_equal(wl_results_out_commit(o, &err), WL_OK);
+    struct stat st;
+    assert_int_equal(stat("/dev/null", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+    assert_int_equal(wl_results_out_open("/dev/full", &o, &err), WL_OK);
+    fputs("x\n", wl_results_out_stream(o));
+    assert_int_equal(wl_results_out_commit(o, &err), WL_EIO);
+    assert_int_equal(stat("/dev/full", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+    /* a symlink stays a symlink; its target gets the text */
+    const char *t = test_path("target.txt"), *l = test_path("link.txt");
+    test_write_file(t, "old\n");
+    unlink(l);
+    assert_int_equal(symlink(t, l), 0);
+    assert_int_equal(wl_results_out_open(l, &o, &err), WL_OK);
+    fputs("new\n", wl_results_out_stream(o));
+    assert_int_equal(wl_results_out_commit(o, &err), WL_OK);
+    assert_int_equal(lstat(l, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    FILE *f = fopen(t, "r");
+    char line[16] = "";
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    assert_string_equal(line, "new\n");
+    /* a directory is refused */
+    assert_int_equal(wl_results_out_open(test_dir(), &o, &err), WL_EIO);
+    /* a regular file keeps its permissions */
+    const char *m = test_path("mode.txt");
+    test_write_file(m, "x\n");
+    chmod(m, 0600);
+    assert_int_equal(wl_results_out_open(m, &o, &err), WL_OK);
+    assert_int_equal(wl_results_out_commit(o, &err), WL_OK);
+    assert_int_equal(stat(m, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -105,6 +291,10 @@ int main(void)
         cmocka_unit_test(test_csv_errors),
         cmocka_unit_test(test_atomic_output),
         cmocka_unit_test(test_writers),
+        cmocka_unit_test(test_number_format),
+        cmocka_unit_test(test_csv_hostile),
+        cmocka_unit_test(test_row_writer),
+        cmocka_unit_test(test_special_outputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
