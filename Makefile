@@ -10,13 +10,14 @@ CC ?= cc
 SHARED ?= ../shared
 PKGS = gsl inih cairo libpng
 WARN = -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes
-BASECFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -fopenmp
+OMPFLAGS ?= -fopenmp
+BASECFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OMPFLAGS)
 OPT ?= -O2 -g
 # pkg-config is only run once the packages are installed (recursive make)
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS = $(shell pkg-config --libs $(PKGS))
 CFLAGS_ALL = $(BASECFLAGS) $(OPT) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
-LDLIBS_ALL = $(PKG_LIBS) -lm -fopenmp $(EXTRA_LDFLAGS)
+LDLIBS_ALL = $(PKG_LIBS) -lm $(OMPFLAGS) $(EXTRA_LDFLAGS)
 BUILD ?= build
 BIN ?= bin
 
@@ -31,12 +32,15 @@ PLOT_SRC = plot/plot.c plot/kinds.c plot/report.c
 CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/args.c
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini))
-TESTS = test_core test_presets test_results test_calib test_cli test_pareto test_sweep test_plot
+TESTS = test_core test_presets test_results test_calib test_cli test_pareto test_sweep test_plot \
+        test_fuzz_replay
+FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot
+FUZZ_SECONDS ?= 60
 
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/presets_embedded.o
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps run check test asan bench calibrate clean presets-vf docs-figures
+.PHONY: all deps run check test asan bench calibrate clean presets-vf docs-figures fuzz fuzz-build
 
 all: $(BIN)/wattlas
 
@@ -66,6 +70,11 @@ $(BUILD)/libwattlas.a: $(LIB_OBJ)
 $(BIN)/wattlas: $(CLI_OBJ) $(BUILD)/libwattlas.a
 	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS_ALL)
+
+$(BUILD)/tests/test_fuzz_replay: tests/test_fuzz_replay.c $(wildcard tests/fuzz/*.c tests/fuzz/*.h) tests/test_util.h $(BUILD)/libwattlas.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags cmocka) $< $(BUILD)/libwattlas.a -o $@ \
+	    $(LDLIBS_ALL) $(shell pkg-config --libs cmocka)
 
 $(BUILD)/tests/%: tests/%.c tests/test_util.h $(BUILD)/libwattlas.a
 	@mkdir -p $(dir $@)
@@ -126,5 +135,22 @@ docs-figures: run
 	cp results/default-study/pareto-a100-pcie-40gb-bf16.png docs/figures/pareto.png
 	cp results/default-study/parts-gpt3-13b.png docs/figures/energy-parts.png
 
+# libFuzzer harnesses (clang, ASan, UBSan): each runs FUZZ_SECONDS on a copy
+# of its seed corpus; a crash is kept in tests/fuzz/regress/NAME, which make
+# check replays. OpenMP is left out (Debian's clang has no libomp by default).
+FUZZ_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
+fuzz:
+	@sh scripts/deps.sh fuzz
+	@$(MAKE) --no-print-directory fuzz-build
+	@sh tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-build:
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OMPFLAGS= \
+	    OPT="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" EXTRA_CFLAGS=-Wno-unknown-pragmas \
+	    build-fuzz/libwattlas.a $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
+
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h build-fuzz/libwattlas.a
+	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer $< build-fuzz/libwattlas.a -o $@ $(LDLIBS_ALL)
+
 clean:
-	rm -rf build build-asan bin
+	rm -rf build build-asan build-fuzz bin

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *wl_core_strerror(int status)
 {
@@ -194,12 +195,24 @@ int wl_core_read_file(const char *path, char **out, size_t *len, wl_error *err)
         wl_error_set(err, path, 0, "", "cannot open: %s", strerror(errno));
         return WL_EIO;
     }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        wl_error_set(err, path, 0, "", "is a directory, not a file");
+        return WL_EIO;
+    }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
+    int too_big = 0;
     while (buf) {
         n += fread(buf + n, 1, cap - n - 1, f);
         if (n < cap - 1)
             break;
+        /* no input of ours is this large; a device (/dev/zero) never ends */
+        if (cap >= WL_MAX_FILE_BYTES) {
+            too_big = 1;
+            break;
+        }
         cap *= 2;
         char *nb = realloc(buf, cap);
         if (!nb) {
@@ -211,6 +224,11 @@ int wl_core_read_file(const char *path, char **out, size_t *len, wl_error *err)
     }
     int bad = ferror(f);
     fclose(f);
+    if (too_big) {
+        free(buf);
+        wl_error_set(err, path, 0, "", "larger than %d MiB", WL_MAX_FILE_BYTES >> 20);
+        return WL_EIO;
+    }
     if (!buf || bad) {
         free(buf);
         wl_error_set(err, path, 0, "", bad ? "read error" : "out of memory");

@@ -51,7 +51,7 @@ void wl_error_format(const wl_error *err, char *buf, size_t n);
  *          an empty list is an error.
  * Errors go to err with the given source, line and field and say what was
  * expected ("expected a number in [1, 1e+06], got 'abc'"). */
-#define WL_LIST_MAX 10000000 /* values in one list or range */
+#define WL_LIST_MAX 1000000 /* values in one list or range */
 /* A number for a message: integers without exponent, else %g (bounded). */
 #define WL_CORE_NUM_TEXT 40
 void wl_core_num_text(char *buf, size_t n, double v);
@@ -85,7 +85,9 @@ void wl_core_strlist_free(wl_core_strlist *l);
 #define WL_MAX_SEQ 10000000LL
 #define WL_MAX_TENSOR_ELEMENTS 1e15
 
-/* Reads a whole file into a NUL-terminated buffer (free with free()). */
+/* Reads a whole file into a NUL-terminated buffer (free with free()); at
+ * most WL_MAX_FILE_BYTES (an endless device is an error, not all memory). */
+#define WL_MAX_FILE_BYTES (1 << 30)
 int wl_core_read_file(const char *path, char **out, size_t *len, wl_error *err);
 
 /* ---- precisions ---------------------------------------------------------- */

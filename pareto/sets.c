@@ -69,7 +69,7 @@ static uint64_t fnv(const char *p, size_t n)
 static long group_of(wl_pareto_set *s, const char *key, size_t kl)
 {
     if (s->ngroups * 2 >= s->hcap) {
-        size_t nc = s->hcap ? s->hcap * 2 : 1024;
+        size_t nc = s->hcap ? s->hcap * 2 : 64;
         size_t *nh = calloc(nc, sizeof *nh);
         if (!nh)
             return -1;
@@ -91,7 +91,7 @@ static long group_of(wl_pareto_set *s, const char *key, size_t kl)
         h = (h + 1) & (s->hcap - 1);
     }
     if (s->ngroups == s->gcap) {
-        size_t nc = s->gcap ? s->gcap * 2 : 256;
+        size_t nc = s->gcap ? s->gcap * 2 : 32;
         char **ng = realloc(s->gkeys, nc * sizeof *ng);
         if (!ng)
             return -1;
@@ -113,7 +113,7 @@ static int text_add(wl_pareto_set *s, const char *p, size_t len, size_t *off)
     if (len + 1 > SIZE_MAX / 4 - s->text_n)
         return WL_ENOMEM;
     if (s->text_n + len + 1 > s->text_cap) {
-        size_t nc = s->text_cap ? s->text_cap : (1u << 16);
+        size_t nc = s->text_cap ? s->text_cap : 4096;
         while (nc < s->text_n + len + 1)
             nc *= 2;
         char *nt = realloc(s->text, nc);
@@ -133,7 +133,7 @@ static int grow_rows(wl_pareto_set *s, int fields, int label)
 {
     if (s->n < s->cap)
         return WL_OK;
-    size_t nc = s->cap ? s->cap * 2 : 4096;
+    size_t nc = s->cap ? s->cap * 2 : 64;
     double *nv = realloc(s->val, nc * (s->nv ? s->nv : 1) * sizeof *nv);
     if (!nv)
         return WL_ENOMEM;
@@ -562,9 +562,11 @@ void wl_pareto_saving_cells(const wl_pareto_set *s, const wl_pareto_objective *o
     cells[1].s = obj->text;
     if (sv->chosen < 0)
         return; /* nothing qualifies */
+    /* no clock column value: no maximum-clock point, those cells stay empty */
+    static const double none[4] = {NAN, NAN, NAN, NAN};
     const double *c = s->val + (size_t)sv->chosen * s->nv;
     const double *f = s->val + (size_t)sv->fastest * s->nv;
-    const double *m = s->val + (size_t)sv->max_clock * s->nv;
+    const double *m = sv->max_clock >= 0 ? s->val + (size_t)sv->max_clock * s->nv : none;
     const double v[14] = {c[3], c[0], c[1], c[2], f[3], f[0], f[2], m[3], m[0], m[2],
                           100 * (1 - c[2] / f[2]), 100 * (c[0] / f[0] - 1),
                           100 * (1 - c[2] / m[2]), 100 * (c[0] / m[0] - 1)};

@@ -339,7 +339,7 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
                 if (!isfinite(yv) || (j % every != 0 && j + 1 != s->n))
                     continue;
                 style_color(cr, i, 1);
-                style_marker(cr, i, ax_x(&a, x[r]), ax_y(&a, yv), 2.8, !th[r]);
+                style_marker(cr, i, ax_x(&a, x[r]), ax_y(&a, yv), 2.8, th[r] == 0);
             }
             if (best >= 0 && isfinite(v[(size_t)best * 3 + (size_t)p])) {
                 double bx = ax_x(&a, x[best]), by = ax_y(&a, v[(size_t)best * 3 + (size_t)p]);
@@ -686,7 +686,7 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
              * feasible ones; hatched only when none is feasible */
             size_t c = j * nx + i;
             int feas = fv[r] != 0;
-            if (isnan(grid[c]) || (feas && !gfeas[c]) || (feas == (gfeas[c] != 0) && zv[r] < grid[c])) {
+            if (isnan(grid[c]) || (feas && gfeas[c] == 0) || (feas == (gfeas[c] != 0) && zv[r] < grid[c])) {
                 grid[c] = zv[r];
                 gfeas[c] = feas;
             }
@@ -696,7 +696,7 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
         for (size_t j = 0; j < ny; j++) {
             double mn = INFINITY;
             for (size_t i = 0; i < nx; i++)
-                if (isfinite(grid[j * nx + i]) && gfeas[j * nx + i])
+                if (isfinite(grid[j * nx + i]) && gfeas[j * nx + i] != 0)
                     mn = fmin(mn, grid[j * nx + i]);
             for (size_t i = 0; i < nx; i++)
                 grid[j * nx + i] /= mn;
@@ -732,7 +732,7 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
                 cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
                 cairo_rectangle(cr, x0, y0, x1 - x0 + 0.2, y1 - y0 + 0.2);
                 cairo_fill(cr);
-                if (!gfeas[j * nx + i]) {
+                if (gfeas[j * nx + i] == 0) {
                     /* infeasible: hatched */
                     cairo_save(cr);
                     cairo_rectangle(cr, x0, y0, x1 - x0, y1 - y0);

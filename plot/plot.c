@@ -248,8 +248,8 @@ void ax_range(double *lo, double *hi, int log)
 {
     if (!(*hi > *lo)) {
         double c = isfinite(*lo) ? *lo : 1;
-        *lo = c - (c ? fabs(c) * 0.1 : 1);
-        *hi = c + (c ? fabs(c) * 0.1 : 1);
+        *lo = c - (c != 0 ? fabs(c) * 0.1 : 1);
+        *hi = c + (c != 0 ? fabs(c) * 0.1 : 1);
     }
     if (log) {
         if (*lo <= 0)

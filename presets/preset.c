@@ -589,6 +589,9 @@ static const char *const model_ints[] = {"layers", "d_model", "heads", "kv_heads
                                          "qkv_bias", "pooler", "final_norm", "image_size_px",
                                          "patch_size_px", "channels", "classes", "pooler_dim",
                                          "base_width"};
+/* what no model has: beyond these a preset is a typo, not a design */
+static const long long model_max[] = {10000, 1000000, 100000, 100000, 10000000, 1, 1, 1, 16384,
+                                      16384, 100000, 10000000, 1000000, 1000000};
 enum { M_ID = 20, M_STYLE = 21 }; /* seen[] slots past the integers */
 
 static int model_handler(void *user, const char *section, const char *name, const char *value,
@@ -612,7 +615,7 @@ static int model_handler(void *user, const char *section, const char *name, cons
         c->seen[i] = 1;
         c->seen_line[i] = line;
         long long v;
-        if (wl_core_parse_int(value, 0, 10000000, c->source, line, name, &v, c->err))
+        if (wl_core_parse_int(value, 0, model_max[i], c->source, line, name, &v, c->err))
             return 0;
         *iptr[i] = (int)v;
         return 1;
@@ -817,6 +820,16 @@ static const gpu_field *find_numeric(const char *key)
         if (gpu_fields[i].type != F_STR && strcmp(gpu_fields[i].key, key) == 0)
             return &gpu_fields[i];
     return NULL;
+}
+
+int wl_preset_gpu_value_ok(const char *key, double value, wl_error *err)
+{
+    const gpu_field *f = find_numeric(key);
+    if (!f) {
+        wl_error_set(err, "", 0, key, "not a numeric GPU preset key (see 'presets show')");
+        return WL_ENOTFOUND;
+    }
+    return field_in_range(f, value, err);
 }
 
 int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value, wl_error *err)

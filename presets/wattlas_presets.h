@@ -39,6 +39,9 @@ int wl_preset_model_parse(const char *text, const char *source, wl_core_model *o
  * range; its source is left for the caller to name). */
 int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value, wl_error *err);
 int wl_preset_gpu_get(const wl_core_gpu *gpu, const char *key, double *value);
+/* Whether a value is within a numeric key's range (as wl_preset_gpu_set
+ * checks it, without a GPU). */
+int wl_preset_gpu_value_ok(const char *key, double value, wl_error *err);
 /* Applies n key = value settings to gpu as a design change: spec-sheet keys
  * ([gpu], [compute], [memory], [technology]) first, then, if any was given,
  * the coefficients are carried from the unchanged GPU to the changed one by

@@ -391,21 +391,43 @@ struct wl_results_csv {
     int lineno;
 };
 
-/* 1: a line; 0: end of file; -1: error (err set). */
+#define CSV_MAX_LINE (64u << 20) /* a row of 64 MiB is no row of ours */
+
+/* 1: a line; 0: end of file; -1: error (err set). A line is read byte by
+ * byte up to its newline, so that a NUL byte is seen and a line without
+ * end (/dev/zero) stops at CSV_MAX_LINE instead of taking all memory. */
 static int read_line(wl_results_csv *c, wl_error *err)
 {
+    size_t n = 0;
+    int ch, nul = 0;
     errno = 0;
-    ssize_t n = getline(&c->line, &c->linecap, c->f);
-    if (n < 0) {
-        if (ferror(c->f)) {
-            wl_error_set(err, c->path, c->lineno + 1, "", "read error: %s",
-                         strerror(errno ? errno : EIO));
-            return -1;
+    while ((ch = getc_unlocked(c->f)) != EOF) {
+        if (n + 2 > c->linecap) {
+            size_t nc = c->linecap ? c->linecap * 2 : 4096;
+            char *nl = n + 2 > CSV_MAX_LINE ? NULL : realloc(c->line, nc);
+            if (!nl) {
+                wl_error_set(err, c->path, c->lineno + 1, "", n + 2 > CSV_MAX_LINE
+                             ? "line longer than 64 MiB" : "out of memory");
+                return -1;
+            }
+            c->line = nl;
+            c->linecap = nc;
         }
-        return 0;
+        nul |= ch == 0;
+        c->line[n++] = (char)ch;
+        if (ch == '\n')
+            break;
     }
+    if (ch == EOF && ferror(c->f)) {
+        wl_error_set(err, c->path, c->lineno + 1, "", "read error: %s",
+                     strerror(errno ? errno : EIO));
+        return -1;
+    }
+    if (n == 0)
+        return 0;
+    c->line[n] = 0;
     c->lineno++;
-    if (strlen(c->line) != (size_t)n) {
+    if (nul) {
         wl_error_set(err, c->path, c->lineno, "", "NUL byte in a text file");
         return -1;
     }
@@ -413,7 +435,7 @@ static int read_line(wl_results_csv *c, wl_error *err)
         c->line[--n] = 0;
     if (c->lineno == 1 && (unsigned char)c->line[0] == 0xEF &&
         (unsigned char)c->line[1] == 0xBB && (unsigned char)c->line[2] == 0xBF)
-        memmove(c->line, c->line + 3, (size_t)n - 2); /* UTF-8 byte-order mark */
+        memmove(c->line, c->line + 3, n - 2); /* UTF-8 byte-order mark */
     return 1;
 }
 

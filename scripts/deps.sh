@@ -1,8 +1,18 @@
 #!/bin/sh
 # Install the Debian 12 packages wattlas needs, only those missing.
+# usage: deps.sh [fuzz]
+#   (none)  building, testing and the MPI build: compiler, libraries, Open MPI
+#   fuzz    also clang and its runtimes (libFuzzer, sanitizers) for make fuzz
 # Run as root on a fresh machine; as another user it only reports what is missing.
 set -eu
-pkgs="gcc make pkg-config libgsl-dev libinih-dev libcmocka-dev libcairo2-dev libpng-dev poppler-utils fonts-dejavu-core"
+pkgs="gcc make pkg-config libgsl-dev libinih-dev libcmocka-dev libcairo2-dev libpng-dev
+      poppler-utils fonts-dejavu-core libopenmpi-dev openmpi-bin"
+for group in "$@"; do
+    case $group in
+    fuzz) pkgs="$pkgs clang libclang-rt-14-dev" ;;
+    *) echo "deps.sh: unknown group '$group'" >&2; exit 2 ;;
+    esac
+done
 missing=""
 for p in $pkgs; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
