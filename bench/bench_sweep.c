@@ -1,5 +1,6 @@
 /* make bench: sweep throughput (CSV written to a file), memory growth with
  * the grid, and Pareto-front time on 10 million points. */
+#define _XOPEN_SOURCE 700 /* mkstemp */
 #include "../sweep/wattlas_sweep.h"
 #include "../pareto/wattlas_pareto.h"
 
@@ -40,14 +41,17 @@ static int sweep_once(const char *sms, const char *bw, const char *pl, int threa
         fprintf(stderr, "bench: %s\n", err.text);
         return 1;
     }
-    FILE *f = fopen("/tmp/wattlas-bench-sweep.csv", "w");
+    /* CSV to a real file (not /dev/null): the cost of writing counts */
+    char path[] = "/tmp/wattlas-bench-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f)
         return 1;
-    wl_sweep_options o = {WL_SWEEP_CSV, threads, 0, 1, 0};
+    wl_sweep_options o = {.format = WL_FMT_CSV, .threads = threads};
     wl_sweep_stats st;
     int rc = wl_sweep_run(s, &o, f, NULL, &st, &err);
     fclose(f);
-    remove("/tmp/wattlas-bench-sweep.csv");
+    remove(path);
     wl_sweep_spec_free(s);
     *points = st.points;
     *secs = st.seconds;
@@ -64,11 +68,17 @@ int main(void)
     unsigned long long pts;
     double secs;
     printf("sweep: gpt3-1.3b prefill b1 s1024, 81 clocks x 3 dtypes x 1000 GPUs (--set), CSV to a file\n");
+    /* a shared machine is noisy: the best of three runs, and all three */
     for (int threads = 1; threads <= 2; threads++) {
-        if (sweep_once(sms, bw, pl, threads, &pts, &secs))
-            return 1;
-        printf("  %d thread%s: %llu points in %.2f s = %.0f points/s\n", threads,
-               threads > 1 ? "s" : "", pts, secs, (double)pts / secs);
+        double best = 0, rates[3];
+        for (int k = 0; k < 3; k++) {
+            if (sweep_once(sms, bw, pl, threads, &pts, &secs))
+                return 1;
+            rates[k] = (double)pts / secs;
+            best = rates[k] > best ? rates[k] : best;
+        }
+        printf("  %d thread%s: %llu points, best %.0f points/s (runs: %.0f, %.0f, %.0f)\n",
+               threads, threads > 1 ? "s" : "", pts, best, rates[0], rates[1], rates[2]);
     }
     long rss0 = max_rss_kb();
     /* 10x the grid: memory must not grow with it (rows are streamed) */

@@ -12,7 +12,19 @@ struct wl_core_evaluator {
     const wl_core_latency_type *lat;
     wl_kprep *prep;  /* one per distinct kernel */
     size_t nu;
+    /* smooth-max ratios below which the smaller term cannot change the sum
+     * (see smax), for the exponents p and 2p */
+    double tiny_p, tiny_2p;
 };
+
+/* r^p <= 2^-53 makes 1 + r^p round to 1: below r = 2^(-53/p), less a
+ * margin far wider than pow's error, the smooth maximum is the maximum. */
+static void set_tiny(wl_core_evaluator *ev)
+{
+    double p = ev->gpu.coef.overlap_p;
+    ev->tiny_p = p > 0 ? pow(2.0, -53.0 / p) * (1 - 1e-9) : 0;
+    ev->tiny_2p = p > 0 ? pow(2.0, -53.0 / (2 * p)) * (1 - 1e-9) : 0;
+}
 
 static void prepare_all(wl_core_evaluator *ev)
 {
@@ -46,6 +58,7 @@ int wl_core_evaluator_create(const wl_core_gpu *gpu, const wl_core_workload *wl,
         return WL_ENOMEM;
     }
     prepare_all(ev);
+    set_tiny(ev);
     *out = ev;
     return WL_OK;
 }
@@ -62,23 +75,29 @@ void wl_core_evaluator_set_gpu(wl_core_evaluator *ev, const wl_core_gpu *gpu)
 {
     ev->gpu = *gpu;
     prepare_all(ev);
+    set_tiny(ev);
 }
 
 /* Smooth maximum (a^p + b^p)^(1/p): p -> inf is perfect overlap of memory
- * and compute, p = 1 is none. */
-static double smax(double a, double b, double p)
+ * and compute, p = 1 is none. Computed as m (1 + r^p)^(1/p) with m the
+ * larger and r = smaller / m (the larger's own term is exactly 1); when r is
+ * below `tiny` the result is m exactly, with no pow at all. */
+static double smax(double a, double b, double p, double tiny)
 {
     if (a <= 0)
         return b;
     if (b <= 0)
         return a;
     double m = a > b ? a : b;
-    double x = a / m, y = b / m;
-    return m * pow(pow(x, p) + pow(y, p), 1.0 / p);
+    double r = (a > b ? b : a) / m;
+    if (r < tiny)
+        return m;
+    return m * pow(1.0 + pow(r, p), 1.0 / p);
 }
 
-static double kernel_us(const wl_core_gpu *gpu, const wl_kprep *p, double f_ghz)
+static double kernel_us(const wl_core_evaluator *ev, const wl_kprep *p, double f_ghz)
 {
+    const wl_core_gpu *gpu = &ev->gpu;
     if (p->is_gap)
         return 0.0;
     double tc = p->comp_clk / f_ghz * 1e-3;
@@ -86,14 +105,15 @@ static double kernel_us(const wl_core_gpu *gpu, const wl_kprep *p, double f_ghz)
     double td = p->dram_clk / f_ghz * 1e-3 + p->path_us;
     if (td < p->dram_us)
         td = p->dram_us;
-    double tm = smax(tl, td, 2.0 * gpu->coef.overlap_p);
-    double t = p->fixed_us + p->fixed_clk / f_ghz * 1e-3 + smax(tc, tm, gpu->coef.overlap_p);
+    double tm = smax(tl, td, 2.0 * gpu->coef.overlap_p, ev->tiny_2p);
+    double t = p->fixed_us + p->fixed_clk / f_ghz * 1e-3 +
+               smax(tc, tm, gpu->coef.overlap_p, ev->tiny_p);
     if (p->xfer_fixed_us > 0) {
         double xl = p->xfer_l2_clk / f_ghz * 1e-3;
         double xd = p->xfer_dram_clk / f_ghz * 1e-3 + p->xfer_path_us;
         if (xd < p->xfer_dram_us)
             xd = p->xfer_dram_us;
-        t += p->xfer_fixed_us + smax(xl, xd, 2.0 * gpu->coef.overlap_p);
+        t += p->xfer_fixed_us + smax(xl, xd, 2.0 * gpu->coef.overlap_p, ev->tiny_2p);
     }
     return t;
 }
@@ -102,7 +122,7 @@ double wl_core_evaluator_kernel_us(const wl_core_evaluator *ev, size_t u, double
 {
     if (u >= ev->nu || sm_clock_mhz <= 0)
         return NAN;
-    return kernel_us(&ev->gpu, &ev->prep[u], sm_clock_mhz * 1e-3);
+    return kernel_us(ev, &ev->prep[u], sm_clock_mhz * 1e-3);
 }
 
 static double clamp01(double x) { return x < 0 ? 0 : (x > 1 ? 1 : x); }
@@ -141,7 +161,7 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
             continue;
         }
         n_kernels += p->count;
-        double t = kernel_us(gpu, p, f);
+        double t = kernel_us(ev, p, f);
         if (u < TBUF)
             tbuf[u] = t;
         double cyc = t * f * 1e3; /* SM cycles elapsed */
@@ -191,7 +211,7 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
         issue += h;
         host_left -= h;
         double start = issue > end ? issue : end;
-        double t = ui[i] < TBUF ? tbuf[ui[i]] : kernel_us(gpu, p, f);
+        double t = ui[i] < TBUF ? tbuf[ui[i]] : kernel_us(ev, p, f);
         end = start + t;
         done_busy += t;
         if (end - issue > host_left) {
@@ -229,8 +249,11 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
         dT = c->thermal_c_per_w * p_dyn / denom;
         if (op->voltage_mv > 0 || c->vf_temp_mhz_per_c <= 0)
             break;
-        v_mv = wl_core_gpu_voltage_mv(gpu, f_mhz + c->vf_temp_mhz_per_c * dT) +
-               op->voltage_offset_mv;
+        double next = wl_core_gpu_voltage_mv(gpu, f_mhz + c->vf_temp_mhz_per_c * dT) +
+                      op->voltage_offset_mv;
+        if (next == v_mv)
+            break; /* a fixed point: another step would repeat this one */
+        v_mv = next;
     }
     double p_leak = lam * dT;
     /* the idle table holds at the table's voltage; off the curve (fixed
@@ -313,8 +336,20 @@ static void solve_cap(const wl_core_evaluator *ev, const wl_core_op *op, double 
     *res = tmp;
 }
 
-static int run(const wl_core_evaluator *ev, const wl_core_op *op, wl_core_throttle_cache *cache,
-               wl_core_result *res)
+int wl_core_throttle_cache_covers(const wl_core_evaluator *ev, const wl_core_throttle_cache *cache,
+                                  const wl_core_op *op)
+{
+    return cache && cache->valid && !op->ignore_power_limit &&
+           cache->voltage_mv == op->voltage_mv &&
+           cache->voltage_offset_mv == op->voltage_offset_mv &&
+           op->sm_clock_mhz <= ev->gpu.sm_clock_max_mhz &&
+           op->sm_clock_mhz >= cache->throttled_from_mhz;
+}
+
+/* unlimited: the result at op's clock without the power limit, when the
+ * caller has it (a sweep reusing a curve); NULL: evaluate it. */
+static int run(const wl_core_evaluator *ev, const wl_core_op *op, const wl_core_result *unlimited,
+               wl_core_throttle_cache *cache, wl_core_result *res)
 {
     if (!ev || !op || !res || !(op->sm_clock_mhz > 0) || !isfinite(op->sm_clock_mhz))
         return WL_EINVAL;
@@ -326,17 +361,16 @@ static int run(const wl_core_evaluator *ev, const wl_core_op *op, wl_core_thrott
     /* A clock at or above one seen throttled throttles too (power rises
      * with clock) and settles at the same cap clock: the cached result is
      * what solving again would give, bit for bit. */
-    int same = cache && cache->valid && !op->ignore_power_limit &&
-               cache->voltage_mv == op->voltage_mv &&
-               cache->voltage_offset_mv == op->voltage_offset_mv &&
-               f <= gpu->sm_clock_max_mhz && f >= cache->throttled_from_mhz;
-    if (same) {
+    if (wl_core_throttle_cache_covers(ev, cache, op)) {
         *res = cache->at;
         res->requested_clock_mhz = f;
         res->throttled = 1;
         return WL_OK;
     }
-    eval_at(ev, f, op, res);
+    if (unlimited)
+        *res = *unlimited;
+    else
+        eval_at(ev, f, op, res);
     res->requested_clock_mhz = f;
     res->throttled = 0;
     if (op->ignore_power_limit || res->power_w <= cap)
@@ -357,13 +391,20 @@ static int run(const wl_core_evaluator *ev, const wl_core_op *op, wl_core_thrott
 
 int wl_core_evaluator_run(const wl_core_evaluator *ev, const wl_core_op *op, wl_core_result *res)
 {
-    return run(ev, op, NULL, res);
+    return run(ev, op, NULL, NULL, res);
 }
 
 int wl_core_evaluator_run_cached(const wl_core_evaluator *ev, const wl_core_op *op,
                                  wl_core_throttle_cache *cache, wl_core_result *res)
 {
-    return run(ev, op, cache, res);
+    return run(ev, op, NULL, cache, res);
+}
+
+int wl_core_evaluator_limit(const wl_core_evaluator *ev, const wl_core_op *op,
+                            const wl_core_result *unlimited, wl_core_throttle_cache *cache,
+                            wl_core_result *res)
+{
+    return run(ev, op, unlimited, cache, res);
 }
 
 int wl_core_predict(const wl_core_gpu *gpu, const wl_core_workload *wl, const wl_core_op *op,

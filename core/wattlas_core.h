@@ -501,6 +501,17 @@ typedef struct {
 } wl_core_throttle_cache;
 int wl_core_evaluator_run_cached(const wl_core_evaluator *ev, const wl_core_op *op,
                                  wl_core_throttle_cache *cache, wl_core_result *res);
+/* Whether the cache answers op without any evaluation. */
+int wl_core_throttle_cache_covers(const wl_core_evaluator *ev, const wl_core_throttle_cache *cache,
+                                  const wl_core_op *op);
+/* The power limit applied to a result evaluated without it at op's clock
+ * (wl_core_evaluator_run with ignore_power_limit): the same as evaluating
+ * with the limit, without evaluating that clock again. Two GPUs that differ
+ * only in their power limit share unlimited results, so a sweep of power
+ * limits evaluates each clock once. */
+int wl_core_evaluator_limit(const wl_core_evaluator *ev, const wl_core_op *op,
+                            const wl_core_result *unlimited, wl_core_throttle_cache *cache,
+                            wl_core_result *res);
 /* Latency of distinct kernel i at a clock, in microseconds (for tests). */
 double wl_core_evaluator_kernel_us(const wl_core_evaluator *ev, size_t unique_index,
                                    double sm_clock_mhz);

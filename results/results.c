@@ -48,36 +48,42 @@ size_t wl_results_fmt(char *buf, size_t n, double v, int decimals)
         decimals = WL_RESULTS_MAX_DECIMALS;
     char tmp[WL_RESULTS_NUM_MAX];
     double a = fabs(v);
-    /* Fast path: s = |v| 10^d is one correctly rounded product (10^d is
-     * exact), so |s - exact| <= ulp(s)/2 <= s 2^-53. Below 2^50 the
-     * fraction of s is exact and the rounding decision is certain unless the
-     * fraction lies within 2 ulp of one half; those (exact halves among
-     * them, where printf rounds to even) and large values go to snprintf. */
+    /* Fast path, exact: s = |v| 10^d is one rounded product (10^d is exact)
+     * and fma gives its rounding error e exactly, so the true value is
+     * s + e. Below 2^50 the fraction of s is exact; the digits round up
+     * when (frac - 1/2) + e > 0, down when < 0, and to even on an exact tie
+     * -- printf's rule for the binary value (near an integer either way
+     * gives that integer). Larger values go to snprintf. */
     double s = a * pow10_exact[decimals];
     if (s < 0x1p50) {
-        double q = floor(s), frac = s - q, tol = s * 0x1p-51 + 0x1p-60;
-        if (fabs(frac - 0.5) > tol) {
-            uint64_t u = (uint64_t)q + (frac > 0.5);
-            char rev[40];
-            int k = 0;
-            for (int i = 0; i < decimals; i++) {
-                rev[k++] = (char)('0' + u % 10);
-                u /= 10;
-            }
-            if (decimals)
-                rev[k++] = '.';
-            do {
-                rev[k++] = (char)('0' + u % 10);
-                u /= 10;
-            } while (u);
-            size_t len = 0;
-            if (signbit(v))
-                tmp[len++] = '-';
-            while (k)
-                tmp[len++] = rev[--k];
-            tmp[len] = 0;
-            return finish_num(buf, n, tmp, len);
+        double e = fma(a, pow10_exact[decimals], -s);
+        double q = floor(s), frac = s - q;
+        uint64_t u = (uint64_t)q;
+        /* frac - 1/2 is exact for frac >= 1/4 (Sterbenz); below, |e| is far
+         * smaller than it and cannot change the sign of the sum, whose sign
+         * rounding keeps */
+        double side = (frac - 0.5) + e;
+        if (side > 0 || (side == 0 && (u & 1)))
+            u++;
+        char rev[40];
+        int k = 0;
+        for (int i = 0; i < decimals; i++) {
+            rev[k++] = (char)('0' + u % 10);
+            u /= 10;
         }
+        if (decimals)
+            rev[k++] = '.';
+        do {
+            rev[k++] = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        size_t len = 0;
+        if (signbit(v))
+            tmp[len++] = '-';
+        while (k)
+            tmp[len++] = rev[--k];
+        tmp[len] = 0;
+        return finish_num(buf, n, tmp, len);
     }
     int l = snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
     if (l < 0 || (size_t)l >= sizeof tmp)
@@ -1040,25 +1046,24 @@ static int auto_numeric(const char *s)
     return s[-1] >= '0' && s[-1] <= '9';
 }
 
-static void cell_text(const wl_results_col *c, const wl_results_cell *v, wl_results_format fmt,
-                      char *t, size_t n)
+static size_t cell_text(const wl_results_col *c, const wl_results_cell *v, wl_results_format fmt,
+                        char *t, size_t n)
 {
     t[0] = 0;
     switch (c->type) {
     case WL_COL_NUM:
-        if (c->decimals < 0)
-            wl_results_fmt_param(t, n, v->v);
-        else
-            wl_results_fmt(t, n, v->v, c->decimals);
-        break;
-    case WL_COL_INT: wl_results_fmt(t, n, v->v, 0); break;
+        return c->decimals < 0 ? wl_results_fmt_param(t, n, v->v)
+                               : wl_results_fmt(t, n, v->v, c->decimals);
+    case WL_COL_INT: return wl_results_fmt(t, n, v->v, 0);
     case WL_COL_BOOL:
-        if (!isnan(v->v))
-            snprintf(t, n, "%s", fmt == WL_FMT_JSON || fmt == WL_FMT_NDJSON
-                                    ? (v->v != 0 ? "true" : "false")
-                                    : (v->v != 0 ? "1" : "0"));
-        break;
-    default: break;
+        if (isnan(v->v))
+            return 0;
+        if (fmt == WL_FMT_JSON || fmt == WL_FMT_NDJSON)
+            return (size_t)snprintf(t, n, "%s", v->v != 0 ? "true" : "false");
+        t[0] = v->v != 0 ? '1' : '0';
+        t[1] = 0;
+        return 1;
+    default: return 0;
     }
 }
 
@@ -1091,8 +1096,11 @@ void wl_results_writer_format_cols(const wl_results_writer *w, const wl_results_
             } else if (c->type == WL_COL_AUTO) {
                 wl_results_buf_puts(b, v->s);
             } else {
-                cell_text(c, v, w->fmt, t, sizeof t);
-                wl_results_buf_puts(b, t[0] ? t : "null");
+                size_t l = cell_text(c, v, w->fmt, t, sizeof t);
+                if (l)
+                    wl_results_buf_put(b, t, l);
+                else
+                    wl_results_buf_put(b, "null", 4);
             }
             continue;
         }
@@ -1112,7 +1120,7 @@ void wl_results_writer_format_cols(const wl_results_writer *w, const wl_results_
             }
             continue;
         }
-        size_t l = (cell_text(c, v, w->fmt, t, sizeof t), strlen(t));
+        size_t l = cell_text(c, v, w->fmt, t, sizeof t);
         for (size_t k = l; w->fmt == WL_FMT_TABLE && k < (size_t)w->width[i]; k++)
             wl_results_buf_put(b, " ", 1);
         wl_results_buf_put(b, t, l);

@@ -960,6 +960,105 @@ void wl_sweep_tally_add(wl_sweep_tally *t, const wl_sweep_tally *part)
     }
 }
 
+/* ---- per-thread curves ------------------------------------------------------------------
+ * GPU variants that differ only in their governor (power limit, cap
+ * fraction) compute the same unlimited results at every clock: the power
+ * limit only decides where the clock settles. A thread keeps the curves of
+ * its last chunks and applies each variant's limit to them (results are the
+ * same bit for bit whether a curve was kept or not, so the output does not
+ * depend on which thread ran which chunk). */
+
+#define CURVES 8
+
+typedef struct {
+    int used;
+    unsigned long long stamp;
+    wl_core_gpu key;          /* the variant with its governor fields zeroed */
+    size_t wl, b, sq, dt, at; /* the shape */
+    size_t n;                 /* voltages x clocks */
+    wl_core_result *res;
+    unsigned char *have;
+} curve;
+
+/* Workloads of recent shapes: the builder's output does not depend on the
+ * GPU, so the variants of one shape share it. */
+#define SHAPES 4
+
+typedef struct {
+    unsigned long long stamp;
+    size_t wl, b, sq, dt, at;
+    wl_core_workload *w;
+} shape_slot;
+
+struct wl_sweep_scratch {
+    curve c[CURVES];
+    shape_slot shapes[SHAPES];
+    unsigned long long tick;
+};
+
+wl_sweep_scratch *wl_sweep_scratch_create(void) { return calloc(1, sizeof(wl_sweep_scratch)); }
+
+void wl_sweep_scratch_free(wl_sweep_scratch *sc)
+{
+    if (!sc)
+        return;
+    for (int i = 0; i < CURVES; i++) {
+        free(sc->c[i].res);
+        free(sc->c[i].have);
+    }
+    for (int i = 0; i < SHAPES; i++)
+        wl_core_workload_free(sc->shapes[i].w);
+    free(sc);
+}
+
+static void governor_free_key(const wl_core_gpu *g, wl_core_gpu *key)
+{
+    *key = *g;
+    key->power_limit_w = 0;
+    key->coef.power_cap_frac = 0;
+}
+
+/* The curve of this variant and shape: a kept one, or the least recently
+ * used slot made ready for it; NULL without scratch or memory. */
+static curve *curve_for(wl_sweep_scratch *sc, const wl_core_gpu *g, size_t wl, size_t b,
+                        size_t sq, size_t dt, size_t at, size_t n)
+{
+    if (!sc)
+        return NULL;
+    wl_core_gpu key;
+    governor_free_key(g, &key);
+    sc->tick++;
+    curve *lru = &sc->c[0];
+    for (int i = 0; i < CURVES; i++) {
+        curve *c = &sc->c[i];
+        if (c->used && c->n == n && c->wl == wl && c->b == b && c->sq == sq && c->dt == dt &&
+            c->at == at && memcmp(&c->key, &key, sizeof key) == 0) {
+            c->stamp = sc->tick;
+            return c;
+        }
+        if (!c->used || c->stamp < lru->stamp)
+            lru = c;
+    }
+    if (lru->n < n || !lru->res) {
+        wl_core_result *r = realloc(lru->res, n * sizeof *r);
+        if (r)
+            lru->res = r;
+        unsigned char *h = r ? realloc(lru->have, n) : NULL;
+        if (!h) {
+            lru->used = 0;
+            return NULL;
+        }
+        lru->have = h;
+    }
+    memset(lru->have, 0, n);
+    lru->used = 1;
+    lru->stamp = sc->tick;
+    lru->key = key;
+    lru->wl = wl, lru->b = b, lru->sq = sq, lru->dt = dt, lru->at = at;
+    lru->n = n;
+    return lru;
+}
+
 /* ---- evaluating a chunk ------------------------------------------------------------ */
 
 static const char *wl_name(const wl_sweep_spec *s, const combo *c)
@@ -1067,8 +1166,8 @@ static void result_cells(const wl_core_result *r, int feasible, wl_results_cell 
         cells[i] = (wl_results_cell){NULL, v[i]};
 }
 
-static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_results_buf *b,
-                 wl_sweep_tally *tally, wl_error *err)
+static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch *sc,
+                 wl_results_buf *b, wl_sweep_tally *tally, wl_error *err)
 {
     const wl_sweep_spec *s = p->s;
     combo c;
@@ -1079,8 +1178,27 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_results_buf *
         return rc;
     wl_core_workload *wl = NULL;
     int own = 0;
-    if ((rc = shape_workload(s, &c, &wl, &own, err)))
+    shape_slot *slot = NULL;
+    for (int i = 0; sc && i < SHAPES && !slot; i++) {
+        shape_slot *q = &sc->shapes[i];
+        if (q->w && q->wl == c.wl && q->b == c.b && q->sq == c.sq && q->dt == c.dt && q->at == c.at)
+            slot = q;
+    }
+    if (slot) {
+        wl = slot->w;
+        slot->stamp = ++sc->tick;
+    } else if ((rc = shape_workload(s, &c, &wl, &own, err))) {
         return rc;
+    } else if (own && sc) {
+        /* kept for the next variants of this shape */
+        slot = &sc->shapes[0];
+        for (int i = 1; i < SHAPES; i++)
+            if (sc->shapes[i].stamp < slot->stamp)
+                slot = &sc->shapes[i];
+        wl_core_workload_free(slot->w);
+        *slot = (shape_slot){++sc->tick, c.wl, c.b, c.sq, c.dt, c.at, wl};
+        own = 0;
+    }
     wl_core_evaluator *ev = NULL;
     if ((rc = wl_core_evaluator_create(&g, wl, s->lat, &ev))) {
         if (own)
@@ -1090,6 +1208,7 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_results_buf *
     wl_results_cell cells[64 + MAX_SET];
     param_cells(p, &c, &g, cells);
     const wl_core_numlist *vl = volts(s);
+    curve *cv = curve_for(sc, &g, c.wl, c.b, c.sq, c.dt, c.at, vl->n * s->clocks.n);
     unsigned long long ni = n_inner(s), base = oi * ni;
     size_t vi0 = base >= p->lo ? 0 : (size_t)((p->lo - base) / s->clocks.n);
     for (size_t vi = vi0; vi < vl->n; vi++) {
@@ -1109,7 +1228,21 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_results_buf *
                              .voltage_offset_mv = s->vfix.n ? 0 : vv,
                              .ignore_power_limit = s->no_power_limit};
             wl_core_result r;
-            if (wl_core_evaluator_run_cached(ev, &op, &tc, &r) != WL_OK) {
+            size_t idx = vi * s->clocks.n + ci;
+            int erc;
+            if (cv && !wl_core_throttle_cache_covers(ev, &tc, &op)) {
+                if (!cv->have[idx]) {
+                    wl_core_op free_op = op;
+                    free_op.ignore_power_limit = 1;
+                    if (wl_core_evaluator_run(ev, &free_op, &cv->res[idx]) == WL_OK)
+                        cv->have[idx] = 1;
+                }
+                erc = cv->have[idx] ? wl_core_evaluator_limit(ev, &op, &cv->res[idx], &tc, &r)
+                                    : WL_EINVAL;
+            } else {
+                erc = wl_core_evaluator_run_cached(ev, &op, &tc, &r);
+            }
+            if (erc != WL_OK) {
                 /* a voltage at or below zero: nothing runs */
                 memset(&r, 0, sizeof r);
                 r.requested_clock_mhz = r.effective_clock_mhz = f;
@@ -1178,15 +1311,15 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_results_buf *
     return WL_OK;
 }
 
-int wl_sweep_plan_chunk(const wl_sweep_plan *p, unsigned long long i, wl_results_buf *b,
-                        wl_sweep_tally *tally, wl_error *err)
+int wl_sweep_plan_chunk(const wl_sweep_plan *p, unsigned long long i, wl_sweep_scratch *sc,
+                        wl_results_buf *b, wl_sweep_tally *tally, wl_error *err)
 {
     wl_sweep_tally_init(tally);
     if (i >= wl_sweep_plan_chunks(p)) {
         wl_error_set(err, "sweep", 0, "", "no chunk %llu", i);
         return WL_EINVAL;
     }
-    return chunk(p, p->o_lo + i, b, tally, err);
+    return chunk(p, p->o_lo + i, sc, b, tally, err);
 }
 
 /* ---- running ------------------------------------------------------------------------ */
@@ -1224,9 +1357,23 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
     long long n_o = (long long)wl_sweep_plan_chunks(p);
 #ifdef _OPENMP
     int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+#else
+    int threads = 1;
+#endif
+    /* one scratch per thread (none when out of memory: only slower) */
+    wl_sweep_scratch **scratch = calloc((size_t)threads, sizeof *scratch);
+    for (int t = 0; scratch && t < threads; t++)
+        scratch[t] = wl_sweep_scratch_create();
+#ifdef _OPENMP
 #pragma omp parallel for ordered schedule(dynamic, 1) num_threads(threads)
 #endif
     for (long long k = 0; k < n_o; k++) {
+#ifdef _OPENMP
+        int me = omp_get_thread_num();
+#else
+        int me = 0;
+#endif
+        wl_sweep_scratch *sc = scratch && me < threads ? scratch[me] : NULL;
         wl_results_buf b = {0};
         wl_sweep_tally part;
         wl_sweep_tally_init(&part);
@@ -1234,7 +1381,7 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
         wl_error my_err;
         memset(&my_err, 0, sizeof my_err);
         if (!failed && !(stop && *stop))
-            my_rc = wl_sweep_plan_chunk(p, (unsigned long long)k, &b, &part, &my_err);
+            my_rc = wl_sweep_plan_chunk(p, (unsigned long long)k, sc, &b, &part, &my_err);
 #pragma omp ordered
         {
             if (my_rc && !failed) {
@@ -1254,6 +1401,9 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
         }
         wl_results_buf_free(&b);
     }
+    for (int t = 0; scratch && t < threads; t++)
+        wl_sweep_scratch_free(scratch[t]);
+    free(scratch);
     stats->points = done;
     stats->rows = rows;
     stats->seconds = now_s() - t0;

@@ -112,8 +112,13 @@ int wl_sweep_plan_create(const wl_sweep_spec *s, const wl_sweep_options *o,
 void wl_sweep_plan_free(wl_sweep_plan *p);
 unsigned long long wl_sweep_plan_chunks(const wl_sweep_plan *p);
 unsigned long long wl_sweep_plan_points(const wl_sweep_plan *p);
-int wl_sweep_plan_chunk(const wl_sweep_plan *p, unsigned long long i, wl_results_buf *b,
-                        wl_sweep_tally *tally, wl_error *err);
+/* Memory a thread keeps between its chunks (curves shared by GPU variants
+ * that differ only in their power limit); a chunk works without it too. */
+typedef struct wl_sweep_scratch wl_sweep_scratch;
+wl_sweep_scratch *wl_sweep_scratch_create(void);
+void wl_sweep_scratch_free(wl_sweep_scratch *sc);
+int wl_sweep_plan_chunk(const wl_sweep_plan *p, unsigned long long i, wl_sweep_scratch *sc,
+                        wl_results_buf *b, wl_sweep_tally *tally, wl_error *err);
 /* The writer the plan formats with (header, emit, finish). */
 wl_results_writer *wl_sweep_plan_writer(wl_sweep_plan *p);
 /* Writes the plan's preamble (a shard's '#' line) and header to out. */

@@ -139,7 +139,10 @@ static void test_number_format(void **state)
         double v;
         if (i % 4 == 0) /* exact binary fractions: halves at every scale */
             v = (double)(long long)(x >> 20) / (double)(1LL << (x % 20));
-        else
+        else if (i % 4 == 1) { /* next to a decimal half, on either side */
+            v = ((double)(x % 10000000) + 0.5) / pow(10.0, dec);
+            v = (x >> 40) & 1 ? nextafter(v, 1e300) : (x >> 41) & 1 ? nextafter(v, -1e300) : v;
+        } else
             v = ((double)(x >> 11) / 9007199254740992.0 - 0.5) * pow(10.0, (double)(x % 24) - 6);
         wl_results_fmt(a, sizeof a, v, dec);
         snprintf(b, sizeof b, "%.*f", dec, v);
