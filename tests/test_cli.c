@@ -413,7 +413,7 @@ static void test_sweep_sigint(void **state)
 {
     (void)state;
     assert_int_equal(shell("rm -f int.csv; $W sweep --model gpt3-13b,llama-3-8b --batch 1,2,4,8,16 "
-                           "--seq 512,1024,2048,4096 --set sms=80:140:1 --quiet -o int.csv & "
+                           "--seq 512,1024,2048,4096 --set sms=80:140:1 --set l2_size_mb=10:80:1 --quiet -o int.csv & "
                            "pid=$!; sleep 0.5; kill -INT $pid; wait $pid; test $? = 130"), 0);
     slurp("int.csv", out_buf, sizeof out_buf);
     assert_non_null(strstr(out_buf, "gpu,sms,model,"));
