@@ -416,7 +416,7 @@ static void test_sweep_sigint(void **state)
                            "--seq 512,1024,2048,4096 --set sms=80:140:1 --set l2_size_mb=10:80:1 --quiet -o int.csv & "
                            "pid=$!; sleep 0.5; kill -INT $pid; wait $pid; test $? = 130"), 0);
     slurp("int.csv", out_buf, sizeof out_buf);
-    assert_non_null(strstr(out_buf, "gpu,sms,model,"));
+    assert_non_null(strstr(out_buf, "gpu,sms,l2_size_mb,model,"));
     FILE *f = fopen("int.csv", "r");
     assert_non_null(f);
     fseek(f, -1, SEEK_END);
