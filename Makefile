@@ -20,6 +20,7 @@ CFLAGS_ALL = $(BASECFLAGS) $(OPT) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lm $(OMPFLAGS) $(EXTRA_LDFLAGS)
 BUILD ?= build
 BIN ?= bin
+MPICC ?= mpicc
 
 CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/eval.c \
            core/json.c core/trace.c core/builder.c core/tech.c core/grammar.c
@@ -40,7 +41,7 @@ FUZZ_SECONDS ?= 60
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/presets_embedded.o
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps run check test asan bench calibrate clean presets-vf docs-figures fuzz fuzz-build
+.PHONY: all deps run check test asan bench calibrate clean presets-vf docs-figures fuzz fuzz-build mpi
 
 all: $(BIN)/wattlas
 
@@ -79,6 +80,7 @@ $(BUILD)/tests/test_fuzz_replay: tests/test_fuzz_replay.c $(wildcard tests/fuzz/
 $(BUILD)/tests/%: tests/%.c tests/test_util.h $(BUILD)/libwattlas.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags cmocka) -DWATTLAS_BIN_PATH='"$(BIN)/wattlas"' \
+	    -DWATTLAS_MPI_BIN_PATH='"$(BIN)/wattlas-mpi"' \
 	    $< $(BUILD)/libwattlas.a -o $@ \
 	    $(LDLIBS_ALL) $(shell pkg-config --libs cmocka)
 
@@ -91,7 +93,9 @@ run: deps
 	@sed -n '/^## Energy-optimal/,/^## Savings/p' results/default-study/index.md | head -n -1
 	@echo "open results/default-study/index.html for the figures"
 
-test: $(BIN)/wattlas $(TESTS:%=$(BUILD)/tests/%)
+# the MPI build is tested when Open MPI is installed (scripts/deps.sh installs it)
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1 && echo yes)
+test: $(BIN)/wattlas $(if $(HAVE_MPI),$(BIN)/wattlas-mpi) $(TESTS:%=$(BUILD)/tests/%)
 	@sh tests/run.sh $(BUILD)/tests $(TESTS)
 
 check: deps
@@ -134,6 +138,20 @@ docs-figures: run
 	cp results/default-study/energy-a100-pcie-40gb-bf16.png docs/figures/energy-vs-clock.png
 	cp results/default-study/pareto-a100-pcie-40gb-bf16.png docs/figures/pareto.png
 	cp results/default-study/parts-gpt3-13b.png docs/figures/energy-parts.png
+
+# bin/wattlas-mpi: the same command with sweep spread over MPI ranks
+# (mpirun -np N bin/wattlas-mpi sweep ...); Open MPI from Debian.
+MPI_OBJ = $(BUILD)/mpi/cli/main.o $(BUILD)/mpi/cli/cmd_sweep.o $(BUILD)/mpi/sweep/mpi.o
+mpi: deps
+	@$(MAKE) --no-print-directory $(BIN)/wattlas-mpi
+
+$(BUILD)/mpi/%.o: %.c $(wildcard */*.h) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS_ALL) -DWL_MPI -c $< -o $@
+
+$(BIN)/wattlas-mpi: $(MPI_OBJ) $(filter-out $(BUILD)/cli/main.o $(BUILD)/cli/cmd_sweep.o,$(CLI_OBJ)) $(BUILD)/libwattlas.a
+	@mkdir -p $(BIN)
+	$(MPICC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS_ALL)
 
 # libFuzzer harnesses (clang, ASan, UBSan): each runs FUZZ_SECONDS on a copy
 # of its seed corpus; a crash is kept in tests/fuzz/regress/NAME, which make

@@ -2,6 +2,10 @@
 #include "cli.h"
 #include "../sweep/wattlas_sweep.h"
 
+#ifdef WL_MPI
+#include <mpi.h>
+#endif
+
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -185,10 +189,20 @@ static int sweep_run(sweep_opts *o)
     const char *cmd = "sweep";
     wl_error err = {0};
     wl_results_out *out = NULL;
+    int rank = 0;
+#ifdef WL_MPI
+    /* rank 0 writes; every rank evaluates */
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int opened = rank != 0 || wl_results_out_open(o->out, &out, &err) == WL_OK;
+    MPI_Bcast(&opened, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!opened)
+        return rank == 0 ? cli_fail(cmd, &err) : EXIT_RUNTIME;
+#else
     if (wl_results_out_open(o->out, &out, &err))
         return cli_fail(cmd, &err);
+#endif
     bar b = {now_s(), 0};
-    if (!o->quiet && isatty(STDERR_FILENO)) {
+    if (rank == 0 && !o->quiet && isatty(STDERR_FILENO)) {
         o->run.progress = draw_bar;
         o->run.progress_user = &b;
     }
@@ -199,7 +213,14 @@ static int sweep_run(sweep_opts *o)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     wl_sweep_stats st;
+#ifdef WL_MPI
+    int rc = wl_sweep_run_mpi(o->spec, &o->run, MPI_COMM_WORLD, out ? wl_results_out_stream(out) : NULL,
+                              &stop_flag, &st, &err);
+    if (rank != 0)
+        return rc ? EXIT_RUNTIME : 0; /* rank 0 reports */
+#else
     int rc = wl_sweep_run(o->spec, &o->run, wl_results_out_stream(out), &stop_flag, &st, &err);
+#endif
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (o->run.progress)

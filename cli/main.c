@@ -1,6 +1,10 @@
 /* wattlas command-line entry point: one table gives dispatch and help. */
 #include "cli.h"
 
+#ifdef WL_MPI
+#include <mpi.h>
+#endif
+
 #include <errno.h>
 #include <gsl/gsl_errno.h>
 #include <stdio.h>
@@ -51,7 +55,33 @@ static int close_stdout(int rc)
     return rc;
 }
 
+#ifdef WL_MPI
+/* wattlas-mpi: sweep runs on every rank (rank 0 writes); every other
+ * command runs on rank 0 alone. Ranks other than 0 are silent. */
+static int run_command(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    int provided, rank = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int rc;
+    if (rank != 0 && !freopen("/dev/null", "w", stderr))
+        rc = EXIT_RUNTIME;
+    else if (rank != 0 && !(argc >= 2 && !strcmp(argv[1], "sweep")))
+        rc = 0;
+    else if (rank != 0 && !freopen("/dev/null", "w", stdout))
+        rc = EXIT_RUNTIME;
+    else
+        rc = run_command(argc, argv);
+    MPI_Finalize();
+    return rc;
+}
+
+static int run_command(int argc, char **argv)
+#else
+int main(int argc, char **argv)
+#endif
 {
     gsl_set_error_handler_off();
     if (argc < 2) {

@@ -927,6 +927,12 @@ unsigned long long wl_sweep_plan_chunks(const wl_sweep_plan *p) { return p->o_hi
 unsigned long long wl_sweep_plan_points(const wl_sweep_plan *p) { return p->hi - p->lo; }
 wl_results_writer *wl_sweep_plan_writer(wl_sweep_plan *p) { return p->w; }
 
+void wl_sweep_plan_finish(wl_sweep_plan *p)
+{
+    wl_results_writer_finish(p->w);
+    p->w = NULL;
+}
+
 #define SHARD_TAG "# wattlas-shard"
 
 void wl_sweep_plan_begin(wl_sweep_plan *p, FILE *out)
@@ -1409,10 +1415,9 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
     stats->seconds = now_s() - t0;
     stats->interrupted = stop && *stop;
     if (!rc)
-        wl_results_writer_finish(p->w);
+        wl_sweep_plan_finish(p);
     else
         *err = first_err;
-    p->w = NULL;
     wl_sweep_plan_free(p);
     return rc;
 }

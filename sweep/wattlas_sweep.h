@@ -123,6 +123,19 @@ int wl_sweep_plan_chunk(const wl_sweep_plan *p, unsigned long long i, wl_sweep_s
 wl_results_writer *wl_sweep_plan_writer(wl_sweep_plan *p);
 /* Writes the plan's preamble (a shard's '#' line) and header to out. */
 void wl_sweep_plan_begin(wl_sweep_plan *p, FILE *out);
+/* Closes the output (a JSON array's bracket) after the last rows. */
+void wl_sweep_plan_finish(wl_sweep_plan *p);
+
+#ifdef WL_MPI
+#include <mpi.h>
+/* wl_sweep_run over the ranks of comm (every rank calls it with the same
+ * spec and options; only rank 0's out is written): chunks are dealt in
+ * blocks, round robin, evaluated with each rank's threads and written by
+ * rank 0 in order, so the output is the one-process run's byte for byte.
+ * stop is read on rank 0; stats are rank 0's. Built by make mpi. */
+int wl_sweep_run_mpi(const wl_sweep_spec *s, const wl_sweep_options *o, MPI_Comm comm, FILE *out,
+                     volatile sig_atomic_t *stop, wl_sweep_stats *stats, wl_error *err);
+#endif
 
 /* Joins shard outputs (given in any order) into out: the result is
  * byte-identical to the unsharded run. Every shard of one sweep must be

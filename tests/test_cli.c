@@ -11,6 +11,11 @@
 #endif
 
 static char bin[4096];
+
+static int realpath_in(const char *rel, char *out)
+{
+    return realpath(rel, out) != NULL && access(out, X_OK) == 0;
+}
 static char out_buf[1 << 20], err_buf[1 << 16];
 
 static void slurp(const char *path, char *buf, size_t n)
@@ -624,9 +629,50 @@ static void test_validate_beside(void **state)
     assert_null(strstr(err_buf, "a10-24gb uses"));
 }
 
+/* mpirun -np 2 bin/wattlas-mpi sweep writes what bin/wattlas sweep writes,
+ * byte for byte, in every format and for a shard. */
+static void test_mpi(void **state)
+{
+    (void)state;
+#ifdef WATTLAS_MPI_BIN_PATH
+    char mpi[4096];
+    const char *rel = getenv("WATTLAS_MPI_BIN") ? getenv("WATTLAS_MPI_BIN") : WATTLAS_MPI_BIN_PATH;
+    if (shell("command -v mpirun >/dev/null 2>&1") != 0 || !realpath_in(rel, mpi)) {
+        fprintf(stderr, "SKIP test_mpi: Open MPI or bin/wattlas-mpi not found (make mpi)\n");
+        skip();
+    }
+    const char *grid = "sweep --model gpt2,opt-1.3b --batch 1,8 --seq 128,512 --dtype bf16,fp32 "
+                       "--clock 510:1410:90 --set sms=84,108 --set power_limit_w=150,250 "
+                       "--voltage-offset-mv -50,0 --quiet";
+    const char *fmts[3] = {"csv", "ndjson", "json"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(shell("$W %s --format %s > one.out", grid, fmts[i]), 0);
+        for (int np = 2; np <= 3; np++)
+            if (shell("mpirun --allow-run-as-root --oversubscribe -np %d %s %s --format %s "
+                      "> many.out 2>mpi.err && cmp -s one.out many.out", np, mpi, grid, fmts[i]))
+                fail_msg("mpirun -np %d: --format %s differs from the one-process run", np,
+                         fmts[i]);
+    }
+    assert_int_equal(shell("$W %s --shard 2/3 -o one.csv && mpirun --allow-run-as-root "
+                           "--oversubscribe -np 2 %s %s --shard 2/3 -o many.csv 2>mpi.err && "
+                           "cmp -s one.csv many.csv", grid, mpi, grid), 0);
+    /* a usage error is one */
+    assert_int_equal(shell("mpirun --allow-run-as-root --oversubscribe -np 2 %s sweep --batch 0 "
+                           ">/dev/null 2>&1", mpi) != 0, 1);
+#else
+    skip();
+#endif
+}
+
 int main(void)
 {
     const char *rel = getenv("WATTLAS_BIN") ? getenv("WATTLAS_BIN") : WATTLAS_BIN_PATH;
+#ifdef WATTLAS_MPI_BIN_PATH
+    static char mpi_abs[4096];
+    const char *mrel = getenv("WATTLAS_MPI_BIN") ? getenv("WATTLAS_MPI_BIN") : WATTLAS_MPI_BIN_PATH;
+    if (realpath(mrel, mpi_abs))
+        setenv("WATTLAS_MPI_BIN", mpi_abs, 1); /* absolute before leaving the tree */
+#endif
     if (!realpath(rel, bin)) {
         fprintf(stderr, "test_cli: no binary at %s\n", rel);
         return 1;
@@ -643,6 +689,7 @@ int main(void)
         cmocka_unit_test(test_hostile_tables), cmocka_unit_test(test_sweep_sigint),
         cmocka_unit_test(test_report_and_plot_cmds),
         cmocka_unit_test(test_compare_cmd),    cmocka_unit_test(test_validate_beside),
+        cmocka_unit_test(test_mpi),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
