@@ -103,7 +103,7 @@ check: deps
 
 asan: deps
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/bin \
-	    OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	    OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
 	    EXTRA_LDFLAGS="-fsanitize=address,undefined" test
 
 bench: deps

@@ -129,7 +129,8 @@ void wl_results_buf_put(wl_results_buf *b, const char *s, size_t len)
         b->p = np;
         b->cap = nc;
     }
-    memcpy(b->p + b->n, s, len);
+    if (len)
+        memcpy(b->p + b->n, s, len);
     b->n += len;
     b->p[b->n] = 0;
 }

@@ -551,6 +551,7 @@ static void test_grammar(void **state)
     assert_int_equal(wl_core_parse_list("1.5", 0, 9, 1, "s", 0, "batch", &l, &err), WL_EINVAL);
     assert_int_equal(wl_core_parse_list("10", 0, 9, 1, "s", 0, "batch", &l, &err), WL_EINVAL);
     assert_non_null(strstr(err.text, "[0, 9]"));
+    wl_core_numlist_free(&l);
     long long v;
     assert_int_equal(wl_core_parse_int(" 42 ", 1, 100, "s", 0, "n", &v, &err), WL_OK);
     assert_int_equal(v, 42);
