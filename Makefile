@@ -41,7 +41,7 @@ FUZZ_SECONDS ?= 60
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/presets_embedded.o
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps run check test asan bench calibrate clean presets-vf docs-figures fuzz fuzz-build mpi
+.PHONY: all deps run check test asan bench calibrate clean presets-vf docs-figures fuzz fuzz-build mpi install
 
 all: $(BIN)/wattlas
 
@@ -80,7 +80,7 @@ $(BUILD)/tests/test_fuzz_replay: tests/test_fuzz_replay.c $(wildcard tests/fuzz/
 $(BUILD)/tests/%: tests/%.c tests/test_util.h $(BUILD)/libwattlas.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags cmocka) -DWATTLAS_BIN_PATH='"$(BIN)/wattlas"' \
-	    -DWATTLAS_MPI_BIN_PATH='"$(BIN)/wattlas-mpi"' \
+	    -DWATTLAS_MPI_BIN_PATH='"$(BIN)/wattlas-mpi"' -DWATTLAS_BUILD_DIR='"$(BUILD)"' \
 	    $< $(BUILD)/libwattlas.a -o $@ \
 	    $(LDLIBS_ALL) $(shell pkg-config --libs cmocka)
 
@@ -138,6 +138,22 @@ docs-figures: run
 	cp results/default-study/energy-a100-pcie-40gb-bf16.png docs/figures/energy-vs-clock.png
 	cp results/default-study/pareto-a100-pcie-40gb-bf16.png docs/figures/pareto.png
 	cp results/default-study/parts-gpt3-13b.png docs/figures/energy-parts.png
+
+# make install PREFIX=...: the command, the library, its headers (one per
+# module under include/wattlas/, include/wattlas.h for all) and wattlas.pc.
+PREFIX ?= /usr/local
+HEADERS = core/wattlas_core.h presets/wattlas_presets.h results/wattlas_results.h \
+          calib/wattlas_calib.h sweep/wattlas_sweep.h pareto/wattlas_pareto.h plot/wattlas_plot.h
+install: all $(BUILD)/libwattlas.a
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/wattlas
+	install -m 755 $(BIN)/wattlas $(DESTDIR)$(PREFIX)/bin/
+	if [ -x $(BIN)/wattlas-mpi ]; then install -m 755 $(BIN)/wattlas-mpi $(DESTDIR)$(PREFIX)/bin/; fi
+	install -m 644 $(BUILD)/libwattlas.a $(DESTDIR)$(PREFIX)/lib/
+	for h in $(HEADERS); do install -d $(DESTDIR)$(PREFIX)/include/wattlas/$$(dirname $$h) && \
+	    install -m 644 $$h $(DESTDIR)$(PREFIX)/include/wattlas/$$h; done
+	sed 's#"\.\./\([a-z]*\)/#"wattlas/\1/#' include/wattlas.h > $(DESTDIR)$(PREFIX)/include/wattlas.h
+	sed -e 's#@PREFIX@#$(PREFIX)#' -e 's#@VERSION@#$(shell sed -n 's/^#define WL_VERSION "\(.*\)"/\1/p' core/wattlas_core.h)#' \
+	    wattlas.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/wattlas.pc
 
 # bin/wattlas-mpi: the same command with sweep spread over MPI ranks
 # (mpirun -np N bin/wattlas-mpi sweep ...); Open MPI from Debian.

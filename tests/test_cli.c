@@ -10,7 +10,7 @@
 #define WATTLAS_BIN_PATH "bin/wattlas"
 #endif
 
-static char bin[4096];
+static char bin[4096], root[4096];
 
 static int realpath_in(const char *rel, char *out)
 {
@@ -629,6 +629,35 @@ static void test_validate_beside(void **state)
     assert_null(strstr(err_buf, "a10-24gb uses"));
 }
 
+/* make install gives a library other programs link through pkg-config:
+ * examples/predict.c finds the clock predict finds. */
+static void test_install(void **state)
+{
+    (void)state;
+#ifdef WATTLAS_BUILD_DIR
+    if (strcmp(WATTLAS_BUILD_DIR, "build") != 0) {
+        fprintf(stderr, "SKIP test_install: an instrumented build (%s)\n", WATTLAS_BUILD_DIR);
+        skip();
+    }
+#endif
+    assert_int_equal(shell("make -s -C '%s' install PREFIX=\"$PWD/prefix\" >install.log 2>&1", root), 0);
+    assert_int_equal(shell("test -f prefix/lib/libwattlas.a && test -f prefix/include/wattlas.h && "
+                           "test -f prefix/include/wattlas/core/wattlas_core.h && "
+                           "test -x prefix/bin/wattlas"), 0);
+    assert_int_equal(shell("export PKG_CONFIG_PATH=$PWD/prefix/lib/pkgconfig; "
+                           "cc -std=c11 -Wall -Wextra -Werror '%s/examples/predict.c' "
+                           "$(pkg-config --cflags --libs wattlas) -o predict-example && "
+                           "./predict-example > example.out", root), 0);
+    slurp("example.out", out_buf, sizeof out_buf);
+    assert_non_null(strstr(out_buf, "gpt2_bf16_b8_s512_prefill: energy-optimal SM clock "));
+    char want[200];
+    const char *at = strstr(out_buf, "clock ");
+    double mhz = atof(at + 6);
+    snprintf(want, sizeof want, "energy-optimal requested clock: %.0f MHz", mhz);
+    assert_int_equal(run("predict --model gpt2 --batch 8 --seq 512 --clock 210:1410:15"), 0);
+    assert_non_null(strstr(out_buf, want));
+}
+
 /* mpirun -np 2 bin/wattlas-mpi sweep writes what bin/wattlas sweep writes,
  * byte for byte, in every format and for a shard. */
 static void test_mpi(void **state)
@@ -685,6 +714,8 @@ int main(void)
         return 1;
     }
     test_shared_data(); /* resolved before leaving the source tree */
+    if (!getcwd(root, sizeof root))
+        return 1;
     if (chdir(test_dir()) != 0)
         return 1;
     const struct CMUnitTest tests[] = {
@@ -696,7 +727,7 @@ int main(void)
         cmocka_unit_test(test_hostile_tables), cmocka_unit_test(test_sweep_sigint),
         cmocka_unit_test(test_report_and_plot_cmds),
         cmocka_unit_test(test_compare_cmd),    cmocka_unit_test(test_validate_beside),
-        cmocka_unit_test(test_mpi),
+        cmocka_unit_test(test_mpi),            cmocka_unit_test(test_install),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
