@@ -33,7 +33,7 @@ int main(void)
         wl_core_model m;
         if (wl_preset_model_load(cases[i].model, &m, &err))
             return 1;
-        wl_core_shape sh = {cases[i].b, cases[i].s, WL_DT_BF16, WL_ATTN_EAGER};
+        wl_core_shape sh = {.batch = cases[i].b, .seq = cases[i].s, .dtype = WL_DT_BF16, .attention = WL_ATTN_EAGER};
         double t0 = now_s();
         wl_core_workload *wl = NULL;
         wl_core_evaluator *ev = NULL;
@@ -51,7 +51,7 @@ int main(void)
         double t_run[2];
         for (int lim = 0; lim < 2; lim++) {
             /* 900 MHz is below the limit; 1410 MHz throttles this board */
-            wl_core_op op = {lim ? 1410.0 : 900.0, 0, 0, 0};
+            wl_core_op op = {.sm_clock_mhz = lim ? 1410.0 : 900.0};
             int reps = 0;
             double start = now_s(), el;
             do {

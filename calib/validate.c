@@ -133,7 +133,7 @@ static int build_for_row(const wl_calib_row *r, const char *traces_dir, const ch
                  "prefill, inference or forward)", r->mode, r->model);
         return -1;
     }
-    wl_core_shape sh = {r->batch, vision ? 1 : r->seq, dt, at};
+    wl_core_shape sh = {.batch = r->batch, .seq = vision ? 1 : r->seq, .dtype = dt, .attention = at};
     if (r->seq <= 0 && !vision) {
         snprintf(w->reason_buf, sizeof w->reason_buf, "model '%s' needs seq", r->model);
         return -1;

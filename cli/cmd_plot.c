@@ -117,7 +117,23 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
         return cli_usage(cmd, "an input table (--in FILE.csv) and -o FIG are required");
     if (strcmp(p->o.palette, "viridis") && strcmp(p->o.palette, "cividis"))
         return cli_usage(cmd, "--palette: expected viridis or cividis, got '%.60s'", p->o.palette);
-    return 0;
+    if (p->k.metric && strcmp(p->k.metric, "time") && strcmp(p->k.metric, "power") &&
+        strcmp(p->k.metric, "energy"))
+        return cli_usage(cmd, "--metric: expected time, power or energy, got '%.60s'", p->k.metric);
+    if (p->k.against && strcmp(p->k.against, "max-clock") && strcmp(p->k.against, "fastest"))
+        return cli_usage(cmd, "--against: expected max-clock or fastest, got '%.60s'", p->k.against);
+    if (p->k.panels) {
+        wl_core_strlist l = {0};
+        wl_error err;
+        rc = wl_core_parse_names(p->k.panels, "--panels", 0, "", &l, &err) ? cli_fail(cmd, &err) : 0;
+        for (size_t i = 0; !rc && i < l.n; i++)
+            if (strcmp(l.v[i], "power") && strcmp(l.v[i], "time") && strcmp(l.v[i], "energy"))
+                rc = cli_usage(cmd, "--panels: expected power, time and energy, got '%.60s'", l.v[i]);
+        if (!rc && l.n > 3)
+            rc = cli_usage(cmd, "--panels: at most three panels");
+        wl_core_strlist_free(&l);
+    }
+    return rc;
 }
 
 int cmd_plot(int argc, char **argv)

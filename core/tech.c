@@ -133,7 +133,7 @@ int wl_core_energy_check_run(const wl_core_gpu *g, wl_dtype dt, wl_core_energy_c
     k.m = k.n = k.k = n;
     k.batch = 1;
     wl_core_result r;
-    wl_core_op op = {out->clock_mhz, 0, 0, 1};
+    wl_core_op op = {.sm_clock_mhz = out->clock_mhz, .ignore_power_limit = 1};
     int rc = wl_core_workload_add(wl, &k);
     if (!rc)
         rc = wl_core_predict(g, wl, &op, &r);

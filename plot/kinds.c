@@ -205,7 +205,7 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
         return rc;
     if (k && k->stack && ss.n != 1) {
         series_free(&ss);
-        wl_error_set(err, table_path(t), 0, "stack", "--stack needs a single series, found %d", ss.n);
+        wl_error_set(err, table_path(t), 0, "stack", "stacked energy parts need a single series, found %d (filter the table)", ss.n);
         return WL_EINVAL;
     }
     /* data */

@@ -572,8 +572,9 @@ static int finish(wl_sweep_spec *s, wl_error *err)
         for (size_t m = 0; m < s->models.n; m++)
             for (size_t b = 0; b < s->batch.n; b++)
                 for (size_t q = 0; q < s->seq.n; q++) {
-                    wl_core_shape sh = {(long long)s->batch.v[b], (long long)s->seq.v[q],
-                                        s->dtypes[0], s->attn[0]};
+                    wl_core_shape sh = {.batch = (long long)s->batch.v[b],
+                                        .seq = (long long)s->seq.v[q], .dtype = s->dtypes[0],
+                                        .attention = s->attn[0]};
                     wl_core_workload *w = NULL;
                     rc = s->scope == WL_SWEEP_LAYER && s->model[m].style != WL_STYLE_RESNET
                              ? wl_core_build_layer(&s->model[m], &sh, &w, err)
@@ -1094,8 +1095,8 @@ static int shape_workload(const wl_sweep_spec *s, const combo *c, wl_core_worklo
         *own = 1;
         return wl_core_workload_retype(s->trace_wl[c->wl], WL_DT_FP32, wl, err);
     }
-    wl_core_shape sh = {(long long)s->batch.v[c->b], (long long)s->seq.v[c->sq], s->dtypes[c->dt],
-                        s->attn[c->at]};
+    wl_core_shape sh = {.batch = (long long)s->batch.v[c->b], .seq = (long long)s->seq.v[c->sq],
+                        .dtype = s->dtypes[c->dt], .attention = s->attn[c->at]};
     const wl_core_model *m = &s->model[c->wl];
     *own = 1;
     return s->scope == WL_SWEEP_LAYER && m->style != WL_STYLE_RESNET
@@ -1435,8 +1436,8 @@ static int read_meta(FILE *f, const char *path, shard_meta *m, wl_error *err)
 {
     char line[512];
     if (!fgets(line, sizeof line, f) || strncmp(line, SHARD_TAG " ", strlen(SHARD_TAG) + 1) != 0) {
-        wl_error_set(err, path, 1, "", "not a sweep shard (no '" SHARD_TAG "' line: was it "
-                     "written by 'sweep --shard I/N'?)");
+        wl_error_set(err, path, 1, "", "not a sweep shard (no '" SHARD_TAG "' line: it was not "
+                     "written as a shard of a sweep)");
         return WL_EPARSE;
     }
     char extra;

@@ -77,11 +77,11 @@ static void test_synthetic_recovery(void **state)
                 assert_int_equal(wl_preset_model_load(models[mi], &m, &err), WL_OK);
                 wl_dtype dt;
                 wl_dtype_parse(dts[di], &dt);
-                wl_core_shape sh = {shapes[si][0], shapes[si][1], dt, WL_ATTN_EAGER};
+                wl_core_shape sh = {.batch = shapes[si][0], .seq = shapes[si][1], .dtype = dt, .attention = WL_ATTN_EAGER};
                 wl_core_workload *wl;
                 assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
                 for (double clk = 510; clk <= 1410; clk += 180) {
-                    wl_core_op op = {clk, 0, 0, 0};
+                    wl_core_op op = {.sm_clock_mhz = clk};
                     wl_core_result r;
                     assert_int_equal(wl_core_predict(&truth, wl, &op, &r), WL_OK);
                     fprintf(f, "a100-pcie-40gb,%s,%d,%d,%s,prefill,eager,%.0f,%.1f,%.6f,%.7f,%.4f,%.2f\n",
@@ -219,11 +219,11 @@ static void write_synthetic(const char *path, const wl_core_gpu *truth, double n
                 assert_int_equal(wl_preset_model_load(models[mi], &m, &err), WL_OK);
                 wl_dtype dt;
                 wl_dtype_parse(dts[di], &dt);
-                wl_core_shape sh = {shapes[si][0], shapes[si][1], dt, WL_ATTN_EAGER};
+                wl_core_shape sh = {.batch = shapes[si][0], .seq = shapes[si][1], .dtype = dt, .attention = WL_ATTN_EAGER};
                 wl_core_workload *wl;
                 assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
                 for (int ci = 0; ci < nclk; ci++) {
-                    wl_core_op op = {clocks[ci], 0, 0, 0};
+                    wl_core_op op = {.sm_clock_mhz = clocks[ci]};
                     wl_core_result r;
                     assert_int_equal(wl_core_predict(truth, wl, &op, &r), WL_OK);
                     double nt = 1, np = 1;

@@ -119,7 +119,7 @@ static wl_core_workload *build(const char *model, long long b, long long s, wl_d
     wl_core_model m;
     wl_error err;
     assert_int_equal(wl_preset_model_load(model, &m, &err), WL_OK);
-    wl_core_shape sh = {b, s, dt, WL_ATTN_EAGER};
+    wl_core_shape sh = {.batch = b, .seq = s, .dtype = dt, .attention = WL_ATTN_EAGER};
     wl_core_workload *wl = NULL;
     assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
     return wl;
@@ -141,7 +141,7 @@ static void test_time_nonincreasing(void **state)
             assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &ev), WL_OK);
             double prev = INFINITY;
             for (double f = 210; f <= 1410; f += 15) {
-                wl_core_op op = {f, 0, 0, 1};
+                wl_core_op op = {.sm_clock_mhz = f, .ignore_power_limit = 1};
                 wl_core_result r;
                 assert_int_equal(wl_core_evaluator_run(ev, &op, &r), WL_OK);
                 assert_true(r.time_ms <= prev * (1 + 1e-9));
@@ -173,7 +173,7 @@ static void test_launch_bound(void **state)
     assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &ev), WL_OK);
     double tk = wl_core_evaluator_kernel_us(ev, 0, 510);
     assert_true(tk < 30);
-    wl_core_op op = {510, 0, 0, 1};
+    wl_core_op op = {.sm_clock_mhz = 510, .ignore_power_limit = 1};
     wl_core_result r;
     assert_int_equal(wl_core_evaluator_run(ev, &op, &r), WL_OK);
     /* the host issues 100 kernels 30 us apart; the last one then runs */
@@ -238,7 +238,7 @@ static void test_timeline_matches_simulation(void **state)
             issue += h;
             end = (issue > end ? issue : end) + tk[seq[i]];
         }
-        wl_core_op op = {f, 0, 0, 1};
+        wl_core_op op = {.sm_clock_mhz = f, .ignore_power_limit = 1};
         wl_core_result r;
         assert_int_equal(wl_core_evaluator_run(ev, &op, &r), WL_OK);
         assert_close(r.time_ms, end * 1e-3, end * 1e-12);
@@ -414,7 +414,7 @@ static void test_vision_builders(void **state)
     k.n = 64;
     k.k = 576;
     wl_core_result r1, r2;
-    wl_core_op op = {1410, 0, 0, 1};
+    wl_core_op op = {.sm_clock_mhz = 1410, .ignore_power_limit = 1};
     wl_core_workload *w1 = wl_core_workload_create("gemm"), *w2 = wl_core_workload_create("conv");
     assert_int_equal(wl_core_workload_add(w1, &k), WL_OK);
     k.conv_taps = 9;
@@ -597,7 +597,7 @@ static void test_energy_u_shape(void **state)
     assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &ev), WL_OK);
     double best = INFINITY, best_f = 0, e_lo = 0, e_hi = 0;
     for (double f = 210; f <= 1410; f += 30) {
-        wl_core_op op = {f, 0, 0, 0};
+        wl_core_op op = {.sm_clock_mhz = f};
         wl_core_result r;
         assert_int_equal(wl_core_evaluator_run(ev, &op, &r), WL_OK);
         if (f == 210) e_lo = r.energy_j;
