@@ -1,5 +1,6 @@
 /* Helpers shared by the commands: messages, option values, outputs. */
 #include "cli.h"
+#include "../sweep/wattlas_sweep.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -139,4 +140,43 @@ int cli_bad_option(const char *cmd, int c, char **argv)
     if (c == ':')
         return cli_usage(cmd, "option %s needs a value", argv[optind - 1]);
     return cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+}
+
+char *cli_command_line(int argc, char **argv)
+{
+    size_t len = sizeof "wattlas";
+    for (int i = 0; i < argc; i++)
+        len += strlen(argv[i]) + 1;
+    char *p = malloc(len);
+    if (!p)
+        return NULL;
+    size_t at = 7;
+    memcpy(p, "wattlas", at);
+    for (int i = 0; i < argc; i++) {
+        size_t l = strlen(argv[i]);
+        p[at++] = ' ';
+        memcpy(p + at, argv[i], l);
+        at += l;
+    }
+    p[at] = 0;
+    return p;
+}
+
+void cli_axis_options(const cli_axis *axes, size_t naxes, struct option *lo, size_t *n)
+{
+    for (size_t i = 0; i < naxes; i++)
+        lo[(*n)++] = (struct option){axes[i].opt, required_argument, 0, (int)(CLI_AXIS + i)};
+}
+
+const cli_axis *cli_axis_of(const cli_axis *axes, size_t naxes, int c)
+{
+    return c >= CLI_AXIS && c < CLI_AXIS + (int)naxes ? &axes[c - CLI_AXIS] : NULL;
+}
+
+int cli_axis_set(const char *cmd, struct wl_sweep_spec *spec, const cli_axis *a, const char *value)
+{
+    char opt[48];
+    wl_error err = {0};
+    snprintf(opt, sizeof opt, "--%s", a->opt);
+    return wl_sweep_spec_set(spec, a->key, value, opt, 0, &err) ? cli_fail(cmd, &err) : 0;
 }

@@ -5,6 +5,8 @@
 #ifndef WATTLAS_CLI_H
 #define WATTLAS_CLI_H
 
+#include <getopt.h>
+
 #include "../core/wattlas_core.h"
 #include "../results/wattlas_results.h"
 
@@ -63,5 +65,23 @@ void cli_note(void *cmd, const char *text);
 
 /* getopt_long's "unknown option"/"needs a value" as usage errors. */
 int cli_bad_option(const char *cmd, int c, char **argv);
+
+/* "wattlas ARGS..." for a file's record of how it was made (malloc'd). */
+char *cli_command_line(int argc, char **argv);
+
+/* Options that set sweep keys (--voltage-offset-mv sets voltage_offset_mv):
+ * a command lists the ones it takes; they get getopt codes CLI_AXIS + i
+ * and set the key with the option as the values' origin. */
+#define CLI_AXIS 512
+typedef struct {
+    const char *opt, *key;
+} cli_axis;
+/* Appends the axes to a getopt table at *n. */
+void cli_axis_options(const cli_axis *axes, size_t naxes, struct option *lo, size_t *n);
+/* The axis of getopt code c, or NULL. */
+const cli_axis *cli_axis_of(const cli_axis *axes, size_t naxes, int c);
+/* Sets the axis's key from optarg; a usage error names the option. */
+struct wl_sweep_spec;
+int cli_axis_set(const char *cmd, struct wl_sweep_spec *spec, const cli_axis *a, const char *value);
 
 #endif

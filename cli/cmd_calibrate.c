@@ -91,25 +91,10 @@ static int cal_parse(int argc, char **argv, cal_opts *o)
         return cli_usage(cmd, "-o FILE.ini is required");
     if (!o->path)
         return cli_usage(cmd, "expected one MEASUREMENTS.csv");
-    /* the command, for the preset's record */
-    size_t len = strlen("wattlas") + 1;
-    for (int i = 0; i < argc; i++)
-        len += strlen(argv[i]) + 1;
-    o->command = malloc(len);
-    if (!o->command) {
-        fprintf(stderr, "wattlas calibrate: out of memory\n");
+    if (!(o->command = cli_command_line(argc, argv))) {
+        fprintf(stderr, "wattlas %s: out of memory\n", cmd);
         return EXIT_RUNTIME;
     }
-    size_t at = 0;
-    memcpy(o->command, "wattlas", 7);
-    at = 7;
-    for (int i = 0; i < argc; i++) {
-        size_t l = strlen(argv[i]);
-        o->command[at++] = ' ';
-        memcpy(o->command + at, argv[i], l);
-        at += l;
-    }
-    o->command[at] = 0;
     return 0;
 }
 

@@ -43,9 +43,7 @@ typedef struct {
     const char *out;
 } compare_opts;
 
-static const struct {
-    const char *opt, *key;
-} axis_opts[] = {
+static const cli_axis axis_opts[] = {
     {"gpu", "gpu"},   {"model", "model"}, {"trace", "trace"},         {"batch", "batch"},
     {"seq", "seq"},   {"dtype", "dtype"}, {"attention", "attention"}, {"idle", "idle"},
     {"latency", "latency"},
@@ -58,8 +56,7 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
     enum { O_MODE = 256, O_CLOCK, O_OBJ, O_FORMAT, O_HELP };
     struct option lo[NAXIS + 6];
     size_t n = 0;
-    for (size_t i = 0; i < NAXIS; i++)
-        lo[n++] = (struct option){axis_opts[i].opt, required_argument, 0, (int)(512 + i)};
+    cli_axis_options(axis_opts, NAXIS, lo, &n);
     lo[n++] = (struct option){"mode", required_argument, 0, O_MODE};
     lo[n++] = (struct option){"clock", required_argument, 0, O_CLOCK};
     lo[n++] = (struct option){"objective", required_argument, 0, O_OBJ};
@@ -71,16 +68,13 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
     opterr = 0;
     int c, rc = 0, gpus = 0;
     while (!rc && (c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
-        if (c >= 512 && c < 512 + (int)NAXIS) {
-            char opt[40];
-            snprintf(opt, sizeof opt, "--%s", axis_opts[c - 512].opt);
-            gpus |= c == 512;
-            const char *key = axis_opts[c - 512].key;
-            if ((!strcmp(key, "batch") || !strcmp(key, "seq") || !strcmp(key, "dtype") ||
-                 !strcmp(key, "attention") || !strcmp(key, "model")) && strchr(optarg, ','))
-                return cli_usage(cmd, "%s: one workload, one value (see 'wattlas sweep')", opt);
-            if (wl_sweep_spec_set(o->spec, key, optarg, opt, 0, &err))
-                rc = cli_fail(cmd, &err);
+        const cli_axis *ax = cli_axis_of(axis_opts, NAXIS, c);
+        if (ax) {
+            gpus |= !strcmp(ax->key, "gpu");
+            if (strcmp(ax->key, "gpu") && strcmp(ax->key, "idle") && strchr(optarg, ','))
+                return cli_usage(cmd, "--%s: one workload, one value (see 'wattlas sweep')",
+                                 ax->opt);
+            rc = cli_axis_set(cmd, o->spec, ax, optarg);
             continue;
         }
         switch (c) {

@@ -52,9 +52,7 @@ typedef struct {
     int fixed_voltage, clock_given, interval;
 } predict_opts;
 
-static const struct {
-    const char *opt, *key;
-} axis_opts[] = {
+static const cli_axis axis_opts[] = {
     {"gpu", "gpu"},     {"model", "model"},   {"trace", "trace"},     {"batch", "batch"},
     {"seq", "seq"},     {"dtype", "dtype"},   {"attention", "attention"}, {"clock", "clock"},
     {"voltage-mv", "voltage_mv"}, {"voltage-offset-mv", "voltage_offset_mv"},
@@ -68,8 +66,7 @@ static int predict_parse(int argc, char **argv, predict_opts *o)
     enum { O_MODE = 256, O_NOLIMIT, O_KERNELS, O_FORMAT, O_HELP };
     struct option lo[NAXIS + 6];
     size_t n = 0;
-    for (size_t i = 0; i < NAXIS; i++)
-        lo[n++] = (struct option){axis_opts[i].opt, required_argument, 0, (int)(512 + i)};
+    cli_axis_options(axis_opts, NAXIS, lo, &n);
     lo[n++] = (struct option){"mode", required_argument, 0, O_MODE};
     lo[n++] = (struct option){"no-power-limit", no_argument, 0, O_NOLIMIT};
     lo[n++] = (struct option){"kernels", no_argument, 0, O_KERNELS};
@@ -81,10 +78,9 @@ static int predict_parse(int argc, char **argv, predict_opts *o)
     opterr = 0;
     int c, rc = 0, ngpu = 0, nidle = 0;
     while (!rc && (c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
-        if (c >= 512 && c < 512 + (int)NAXIS) {
-            const char *key = axis_opts[c - 512].key;
-            char opt[40];
-            snprintf(opt, sizeof opt, "--%s", axis_opts[c - 512].opt);
+        const cli_axis *ax = cli_axis_of(axis_opts, NAXIS, c);
+        if (ax) {
+            const char *key = ax->key;
             if (!strcmp(key, "gpu") && (ngpu++ || strchr(optarg, ',')))
                 return cli_usage(cmd, "--gpu: predict takes one GPU (see 'wattlas compare')");
             if (!strcmp(key, "idle") && nidle++)
@@ -94,8 +90,7 @@ static int predict_parse(int argc, char **argv, predict_opts *o)
             o->fixed_voltage |= !strcmp(key, "voltage_mv");
             o->clock_given |= !strcmp(key, "clock");
             o->interval |= !strcmp(key, "interval");
-            if (wl_sweep_spec_set(o->spec, key, optarg, opt, 0, &err))
-                rc = cli_fail(cmd, &err);
+            rc = cli_axis_set(cmd, o->spec, ax, optarg);
             continue;
         }
         switch (c) {

@@ -60,21 +60,10 @@ static int report_parse(int argc, char **argv, report_opts *o)
         rc = cli_usage(cmd, "--spec STUDY.ini and -o DIR are required");
     if (rc)
         return rc;
-    size_t len = 16;
-    for (int i = 0; i < argc; i++)
-        len += strlen(argv[i]) + 1;
-    if (!(o->command = malloc(len)))
+    if (!(o->command = cli_command_line(argc, argv))) {
+        fprintf(stderr, "wattlas %s: out of memory\n", cmd);
         return EXIT_RUNTIME;
-    size_t at = 0;
-    memcpy(o->command, "wattlas", 7);
-    at = 7;
-    for (int i = 0; i < argc; i++) {
-        size_t l = strlen(argv[i]);
-        o->command[at++] = ' ';
-        memcpy(o->command + at, argv[i], l);
-        at += l;
     }
-    o->command[at] = 0;
     return 0;
 }
 

@@ -59,9 +59,7 @@ typedef struct {
 } sweep_opts;
 
 /* Option -> sweep key (the source of its values is the option itself). */
-static const struct {
-    const char *opt, *key;
-} axis_opts[] = {
+static const cli_axis axis_opts[] = {
     {"gpu", "gpu"},         {"model", "model"},
     {"trace", "trace"},     {"batch", "batch"},
     {"seq", "seq"},         {"dtype", "dtype"},
@@ -79,8 +77,7 @@ static int sweep_parse(int argc, char **argv, sweep_opts *o)
     enum { O_SPEC = 256, O_FORMAT, O_THREADS, O_SHARD, O_QUIET, O_HELP, O_KERNELS, O_NOLIMIT };
     struct option lo[NAXIS + 9];
     size_t n = 0;
-    for (size_t i = 0; i < NAXIS; i++)
-        lo[n++] = (struct option){axis_opts[i].opt, required_argument, 0, (int)(512 + i)};
+    cli_axis_options(axis_opts, NAXIS, lo, &n);
     lo[n++] = (struct option){"spec", required_argument, 0, O_SPEC};
     lo[n++] = (struct option){"format", required_argument, 0, O_FORMAT};
     lo[n++] = (struct option){"threads", required_argument, 0, O_THREADS};
@@ -107,12 +104,10 @@ static int sweep_parse(int argc, char **argv, sweep_opts *o)
     }
     optind = 1;
     while ((c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
-        char opt[40];
         int rc = 0;
-        if (c >= 512 && c < 512 + (int)NAXIS) {
-            snprintf(opt, sizeof opt, "--%s", axis_opts[c - 512].opt);
-            if (wl_sweep_spec_set(o->spec, axis_opts[c - 512].key, optarg, opt, 0, &err))
-                rc = cli_fail(cmd, &err);
+        const cli_axis *ax = cli_axis_of(axis_opts, NAXIS, c);
+        if (ax) {
+            rc = cli_axis_set(cmd, o->spec, ax, optarg);
         } else if (c == O_FORMAT) {
             rc = cli_format(cmd, optarg, &o->run.format);
         } else if (c == O_THREADS) {
