@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #define MAX_ENERGY_FIGS 24 /* energy-vs-clock figures; the rest is in sweep.csv */
-#define SERIES_MAX 8       /* series per energy-vs-clock figure */
+#define SERIES_MAX 12      /* series per energy-vs-clock figure */
 
 typedef struct {
     char *base, *caption;
