@@ -169,8 +169,8 @@ $(BIN)/wattlas-mpi: $(MPI_OBJ) $(filter-out $(BUILD)/cli/main.o $(BUILD)/cli/cmd
 	@mkdir -p $(BIN)
 	$(MPICC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS_ALL)
 
-# libFuzzer harnesses (clang, ASan, UBSan): each runs FUZZ_SECONDS on a copy
-# of its seed corpus; a crash is kept in tests/fuzz/regress/NAME, which make
+# libFuzzer harnesses (clang, ASan, UBSan): each runs FUZZ_SECONDS (or until
+# FUZZ_RUNS executions) on a copy of its seed corpus; a crash is kept in tests/fuzz/regress/NAME, which make
 # check replays. OpenMP is left out (Debian's clang has no libomp by default).
 FUZZ_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
 fuzz:

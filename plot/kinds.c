@@ -11,7 +11,6 @@
 /* ---- series: rows grouped by the parameter columns before the clock ------- */
 
 typedef struct {
-    char key[512];
     char label[256];
     size_t *rows; /* ascending clock */
     size_t n;
@@ -28,21 +27,24 @@ static void series_free(series_set *ss)
         free(ss->s[i].rows);
 }
 
+/* Whether rows a and b agree in columns [0, ncols): the same series. */
+static int same_params(const wl_results_table *t, size_t a, size_t b, int ncols)
+{
+    for (int c = 0; c < ncols; c++)
+        if (strcmp(wl_results_table_cell(t, a, c), wl_results_table_cell(t, b, c)) != 0)
+            return 0;
+    return 1;
+}
+
 static int build_series(const wl_results_table *t, int xcol, series_set *ss, wl_error *err)
 {
     memset(ss, 0, sizeof *ss);
     size_t n = wl_results_table_rows(t);
     int first_param = 0, last_param = xcol; /* columns [0, xcol) name a series */
-    int vcol = wl_results_table_col(t, "voltage_offset_mv");
-    (void)vcol;
     for (size_t r = 0; r < n; r++) {
-        char key[512];
-        size_t kl = 0;
-        for (int c = first_param; c < last_param && kl < sizeof key - 2; c++)
-            kl += (size_t)snprintf(key + kl, sizeof key - kl, "%s\x1f", wl_results_table_cell(t, r, c));
         int i;
         for (i = 0; i < ss->n; i++)
-            if (strcmp(ss->s[i].key, key) == 0)
+            if (same_params(t, ss->s[i].rows[0], r, last_param))
                 break;
         if (i == ss->n) {
             if (ss->n >= MAXSERIES) {
@@ -51,7 +53,6 @@ static int build_series(const wl_results_table *t, int xcol, series_set *ss, wl_
                 series_free(ss);
                 return WL_EINVAL;
             }
-            snprintf(ss->s[i].key, sizeof ss->s[i].key, "%s", key);
             ss->s[i].rows = malloc(n * sizeof(size_t));
             if (!ss->s[i].rows) {
                 series_free(ss);
@@ -530,27 +531,19 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
     if (k && k->facet && (fc = need_col(t, k->facet, err)) < 0)
         return WL_EPARSE;
     size_t n = wl_results_table_rows(t);
-    /* facets in order of appearance */
-    char fac[16][128];
+    /* facets in order of appearance, named by their first rows */
+    size_t fac[17];
     int nfac = 0;
-    size_t *rows = malloc(n * sizeof *rows);
-    if (!rows)
-        return WL_ENOMEM;
-    for (size_t r = 0; r < n && fc >= 0; r++) {
-        const char *v = wl_results_table_cell(t, r, fc);
-        int i;
-        for (i = 0; i < nfac; i++)
-            if (strcmp(fac[i], v) == 0)
-                break;
-        if (i == nfac) {
-            if (nfac >= 16) {
-                free(rows);
-                wl_error_set(err, table_path(t), 0, k->facet, "more than 16 facets");
-                return WL_EINVAL;
-            }
-            snprintf(fac[nfac++], sizeof fac[0], "%s", v);
+    if (fc >= 0) {
+        nfac = (int)wl_results_table_distinct(t, fc, fac, 17);
+        if (nfac > 16) {
+            wl_error_set(err, table_path(t), 0, k->facet, "more than 16 facets");
+            return WL_EINVAL;
         }
     }
+    size_t *rows = malloc((n ? n : 1) * sizeof *rows);
+    if (!rows)
+        return WL_ENOMEM;
     if (fc < 0)
         nfac = 1;
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY, clo = INFINITY,
@@ -586,13 +579,13 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
     for (int fi = 0; fi < nfac && !rc; fi++) {
         size_t m = 0;
         for (size_t r = 0; r < n; r++)
-            if (fc < 0 || strcmp(wl_results_table_cell(t, r, fc), fac[fi]) == 0)
+            if (fc < 0 || strcmp(wl_results_table_cell(t, r, fc), wl_results_table_cell(t, fac[fi], fc)) == 0)
                 rows[m++] = r;
         int cx = fi % cols, cy = fi / cols;
         axes a = {left + cx * (cw + 30), top + cy * (chh + 34), cw, chh, xlo, xhi, ylo, yhi,
                   o->log_x, o->log_y};
         rc = pareto_panel(cr, t, rows, m, xc, yc, cc, &a, clo, chi, o,
-                          cy == rws - 1 || fi + cols >= nfac, fc >= 0 ? fac[fi] : NULL, err);
+                          cy == rws - 1 || fi + cols >= nfac, fc >= 0 ? wl_results_table_cell(t, fac[fi], fc) : NULL, err);
     }
     if (!rc)
         colorbar(cr, o->palette, W - right + 8, top, 6, H - top - bottom, clo * 1e6, chi * 1e6,
@@ -929,12 +922,13 @@ int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
 
 /* ---- validation -------------------------------------------------------------------- */
 
-/* Index of row r's model among the nm distinct models (0 without a column). */
-static int model_of(const wl_results_table *t, size_t r, int modc, char models[][64], int nm)
+/* Index of row r's model among the nm distinct models, named by the first
+ * row of each (0 without a column). */
+static int model_of(const wl_results_table *t, size_t r, int modc, const size_t *models, int nm)
 {
     int mi = 0;
     for (int i = 0; modc >= 0 && i < nm; i++)
-        if (strcmp(models[i], wl_results_table_cell(t, r, modc)) == 0)
+        if (strcmp(wl_results_table_cell(t, models[i], modc), wl_results_table_cell(t, r, modc)) == 0)
             mi = i;
     return mi;
 }
@@ -979,18 +973,9 @@ int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
         clo = fmin(clo, cv[r]);
         chi = fmax(chi, cv[r]);
     }
-    /* models in order of appearance: colour and marker */
-    char models[8][64];
-    int nm = 0;
-    for (size_t r = 0; modc >= 0 && r < n; r++) {
-        const char *s = wl_results_table_cell(t, r, modc);
-        int i;
-        for (i = 0; i < nm; i++)
-            if (strcmp(models[i], s) == 0)
-                break;
-        if (i == nm && nm < 8)
-            snprintf(models[nm++], sizeof models[0], "%s", s);
-    }
+    /* models in order of appearance (their first rows): colour and marker */
+    size_t models[8];
+    int nm = modc >= 0 ? (int)wl_results_table_distinct(t, modc, models, 8) : 0;
     fig *f = NULL;
     if (!rc && !isfinite(lo)) {
         wl_error_set(err, table_path(t), 0, pred, "no row has both a measurement and a prediction");
@@ -1059,7 +1044,8 @@ int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
         memset(&ss, 0, sizeof ss);
         ss.n = nm;
         for (int i = 0; i < nm; i++)
-            snprintf(ss.s[i].label, sizeof ss.s[i].label, "%.63s", models[i]);
+            snprintf(ss.s[i].label, sizeof ss.s[i].label, "%.63s",
+                     wl_results_table_cell(t, models[i], modc));
         if (nm > 1)
             legend(cr, &ss, a.x0 + a.w, a.y0 + a.h - (nm * 8.5 + 9), 1);
         title(cr, o, W);

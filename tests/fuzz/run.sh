@@ -4,6 +4,7 @@
 # input that crashes is copied to tests/fuzz/regress/NAME (make check
 # replays it from then on) and the run fails.
 # usage: run.sh BUILD_DIR SECONDS NAME...
+# FUZZ_RUNS=N stops a harness after N executions (when SECONDS allow).
 set -u
 dir=$1; secs=$2; shift 2
 status=0
@@ -15,7 +16,8 @@ for t in "$@"; do
     [ -d tests/fuzz/regress/"$t" ] && cp -n tests/fuzz/regress/"$t"/* "$work"/ 2>/dev/null
     log=$dir/fuzz_$t.log
     LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
-        "$dir/fuzz_$t" "$work" -max_total_time="$secs" -print_final_stats=1 -timeout=20 \
+        "$dir/fuzz_$t" "$work" -max_total_time="$secs" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} \
+        -print_final_stats=1 -timeout=20 \
         -rss_limit_mb=2560 -max_len=8192 -artifact_prefix="$crashes/" >"$log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
