@@ -14,17 +14,25 @@ struct wl_calib_set {
     char **cols;      /* header */
     size_t ncols;
     char *header;     /* header text */
-    char fallback_traces[1024];
+    char *fallback_traces; /* NULL: none */
 };
 
-void wl_calib_set_fallback_traces(wl_calib_set *s, const char *dir)
+int wl_calib_set_fallback_traces(wl_calib_set *s, const char *dir)
 {
-    snprintf(s->fallback_traces, sizeof s->fallback_traces, "%s", dir ? dir : "");
+    free(s->fallback_traces);
+    s->fallback_traces = NULL;
+    if (!dir || !dir[0])
+        return WL_OK;
+    size_t n = strlen(dir) + 1;
+    if (!(s->fallback_traces = malloc(n)))
+        return WL_ENOMEM;
+    memcpy(s->fallback_traces, dir, n);
+    return WL_OK;
 }
 
 const char *wl_calib_fallback_traces(const wl_calib_set *s)
 {
-    return s->fallback_traces[0] ? s->fallback_traces : NULL;
+    return s->fallback_traces;
 }
 
 static const char *const required[] = {"gpu", "model", "batch", "seq", "dtype", "mode",
@@ -235,6 +243,7 @@ void wl_calib_free(wl_calib_set *s)
     free(s->raw);
     free(s->rows);
     free(s->header);
+    free(s->fallback_traces);
     free(s);
 }
 

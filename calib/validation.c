@@ -175,8 +175,9 @@ static int create(wl_calib_validation *v, const char *path, const wl_calib_valid
     if (o->beside && (!data_dir || !tdir))
         rc = WL_ENOMEM;
     if (!rc && tdir && !o->traces_dir && is_dir(tdir)) {
-        wl_calib_set_fallback_traces(v->set, tdir);
-        note(o, "rows no native builder covers use traces from %s", tdir);
+        rc = wl_calib_set_fallback_traces(v->set, tdir);
+        if (!rc)
+            note(o, "rows no native builder covers use traces from %s", tdir);
     }
     if (!rc)
         rc = setup_gpus(v, o, path, err);

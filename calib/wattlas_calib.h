@@ -32,8 +32,8 @@ const char *wl_calib_col(const wl_calib_set *s, size_t i);
 size_t wl_calib_fields(const wl_calib_set *s, size_t row, const char **fields);
 /* Traces consulted only for rows the native builders cannot build (a model
  * without a builder, or an fp32 row with only a bf16/fp16 trace); NULL or
- * "" for none. */
-void wl_calib_set_fallback_traces(wl_calib_set *s, const char *dir);
+ * "" for none. WL_ENOMEM when the name cannot be kept. */
+int wl_calib_set_fallback_traces(wl_calib_set *s, const char *dir);
 const char *wl_calib_fallback_traces(const wl_calib_set *s);
 
 /* A set of rows bound to a GPU: each row's workload is built once (from a

@@ -274,12 +274,11 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
         cairo_clip(cr);
         if (partcol[0] >= 0 && pan[p] == &metrics[0]) {
             const series *s = &ss.s[0];
-            double base_prev[1024];
-            for (size_t j = 0; j < s->n && j < 1024; j++)
-                base_prev[j] = 0;
-            for (int i = 0; i < 3; i++) {
+            /* the parts stacked: each band from the running sum up */
+            double *base_prev = calloc(s->n ? s->n : 1, sizeof *base_prev);
+            for (int i = 0; i < 3 && base_prev; i++) {
                 cairo_new_path(cr);
-                for (size_t j = 0; j < s->n && j < 1024; j++) {
+                for (size_t j = 0; j < s->n; j++) {
                     size_t r = s->rows[j];
                     double top_v = base_prev[j] + pv[r * 3 + (size_t)i];
                     if (j == 0)
@@ -287,16 +286,19 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
                     else
                         cairo_line_to(cr, ax_x(&a, x[r]), ax_y(&a, top_v));
                 }
-                for (size_t j = s->n < 1024 ? s->n : 1024; j-- > 0;) {
+                for (size_t j = s->n; j-- > 0;) {
                     size_t r = s->rows[j];
                     cairo_line_to(cr, ax_x(&a, x[r]), ax_y(&a, base_prev[j]));
                 }
                 cairo_close_path(cr);
                 style_color(cr, i + 4, 0.55);
                 cairo_fill(cr);
-                for (size_t j = 0; j < s->n && j < 1024; j++)
+                for (size_t j = 0; j < s->n; j++)
                     base_prev[j] += pv[s->rows[j] * 3 + (size_t)i];
             }
+            if (!base_prev)
+                rc = WL_ENOMEM;
+            free(base_prev);
         }
         for (int i = 0; i < ss.n; i++) {
             const series *s = &ss.s[i];
@@ -390,7 +392,11 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
         }
     }
     title(cr, o, W);
-    rc = fig_close(f, err);
+    if (rc) {
+        fig_abort(f);
+        wl_error_set(err, path, 0, "", "out of memory drawing the figure");
+    } else
+        rc = fig_close(f, err);
     free(x); free(eff); free(th); free(v); free(pv);
     series_free(&ss);
     return rc;
