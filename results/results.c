@@ -1,5 +1,6 @@
 /* Results I/O: numbers, buffers, atomic outputs, CSV reading, tables and
  * row writers. */
+#define _GNU_SOURCE /* fopencookie: the errno of a failed write outlives the buffer */
 #include "wattlas_results.h"
 
 #include <errno.h>
@@ -243,7 +244,48 @@ struct wl_results_out {
     FILE *f;
     int mode;
     char *path, *tmp;
+    int fd;        /* under f */
+    int write_err; /* errno of the first failed write, 0 if none */
 };
+
+/* stdio keeps only an error flag when a buffered write fails, and drops the
+ * buffer, so a full disk would read "Input/output error" at commit. Writing
+ * through this cookie keeps the first errno (ENOSPC, EFBIG, EDQUOT). */
+static ssize_t out_cookie_write(void *c, const char *buf, size_t n)
+{
+    wl_results_out *o = c;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(o->fd, buf + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (!o->write_err)
+                o->write_err = w < 0 ? errno : ENOSPC;
+            return done ? (ssize_t)done : -1;
+        }
+        done += (size_t)w;
+    }
+    return (ssize_t)done;
+}
+
+static int out_cookie_close(void *c)
+{
+    wl_results_out *o = c;
+    int rc = close(o->fd);
+    if (rc != 0 && !o->write_err)
+        o->write_err = errno;
+    o->fd = -1;
+    return rc;
+}
+
+/* Wraps an open descriptor in a stream that records write errors. */
+static FILE *out_stream(wl_results_out *o, int fd)
+{
+    o->fd = fd;
+    cookie_io_functions_t io = {.write = out_cookie_write, .close = out_cookie_close};
+    return fopencookie(o, "w", io);
+}
 
 static void out_free(wl_results_out *o)
 {
@@ -284,9 +326,11 @@ int wl_results_out_open(const char *path, wl_results_out **out, wl_error *err)
     }
     if (exists && !S_ISREG(st.st_mode)) {
         /* a device, FIFO or symlink: write into it, never replace it */
-        o->f = fopen(path, "w");
-        if (!o->f) {
+        int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        if (fd < 0 || !(o->f = out_stream(o, fd))) {
             wl_error_set(err, path, 0, "", "cannot open output: %s", strerror(errno));
+            if (fd >= 0)
+                close(fd);
             out_free(o);
             return WL_EIO;
         }
@@ -315,7 +359,7 @@ int wl_results_out_open(const char *path, wl_results_out **out, wl_error *err)
     }
     if (exists)
         (void)fchmod(fd, mode); /* the old file's permissions, umask aside */
-    o->f = fdopen(fd, "w");
+    o->f = out_stream(o, fd);
     if (!o->f) {
         wl_error_set(err, path, 0, "", "cannot create output: %s", strerror(errno));
         close(fd);
@@ -348,13 +392,9 @@ int wl_results_out_commit(wl_results_out *o, wl_error *err)
         out_free(o);
         return rc;
     }
-    errno = 0;
     int bad = fflush(o->f) != 0 || ferror(o->f);
-    int saved = errno;
-    if (fclose(o->f) != 0 && !bad) {
-        bad = 1;
-        saved = errno;
-    }
+    bad |= fclose(o->f) != 0;
+    int saved = o->write_err;
     if (bad) {
         wl_error_set(err, name, 0, "", "write error: %s", strerror(saved ? saved : EIO));
         rc = WL_EIO;

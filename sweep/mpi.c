@@ -137,8 +137,9 @@ int wl_sweep_run_mpi(const wl_sweep_spec *s, const wl_sweep_options *o, MPI_Comm
                 rc = h.status;
                 *err = h.err;
             }
-            if (!rc && !(stop && *stop)) {
+            if (!rc && !(stop && *stop) && !stats->write_failed) {
                 wl_results_writer_emit(w, b.p, b.n);
+                stats->write_failed = ferror(out) != 0;
                 done += h.tally.points;
                 stats->rows += h.rows;
                 wl_sweep_tally_add(&stats->tally, &h.tally);
@@ -150,7 +151,7 @@ int wl_sweep_run_mpi(const wl_sweep_spec *s, const wl_sweep_options *o, MPI_Comm
         /* after each round (a block per rank), rank 0 says whether to go on;
          * within a round every block it waits for is sent */
         if ((k + 1) % (unsigned long long)size == 0 || k + 1 == nblocks) {
-            go = rank == 0 ? (!rc && !(stop && *stop)) : 1;
+            go = rank == 0 ? (!rc && !(stop && *stop) && !stats->write_failed) : 1;
             MPI_Bcast(&go, 1, MPI_INT, 0, comm);
         }
     }
@@ -158,7 +159,7 @@ int wl_sweep_run_mpi(const wl_sweep_spec *s, const wl_sweep_options *o, MPI_Comm
     stats->points = done;
     stats->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     stats->interrupted = stop && *stop;
-    if (rank == 0 && !rc)
+    if (rank == 0 && !rc && !stats->write_failed)
         wl_sweep_plan_finish(p);
     wl_sweep_plan_free(p);
     for (int t = 0; scratch && t < threads; t++)

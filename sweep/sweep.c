@@ -1357,7 +1357,7 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
         return rc;
     wl_sweep_plan_begin(p, out);
     double t0 = now_s();
-    volatile int failed = 0;
+    volatile int failed = 0, wfail = 0;
     unsigned long long done = 0, rows = 0, total = wl_sweep_plan_points(p);
     wl_error first_err;
     memset(&first_err, 0, sizeof first_err);
@@ -1387,7 +1387,7 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
         int my_rc = WL_OK;
         wl_error my_err;
         memset(&my_err, 0, sizeof my_err);
-        if (!failed && !(stop && *stop))
+        if (!failed && !(stop && *stop) && !wfail)
             my_rc = wl_sweep_plan_chunk(p, (unsigned long long)k, sc, &b, &part, &my_err);
 #pragma omp ordered
         {
@@ -1396,8 +1396,9 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
                 rc = my_rc;
                 first_err = my_err;
             }
-            if (!failed && !(stop && *stop) && b.n) {
+            if (!failed && !(stop && *stop) && !wfail && b.n) {
                 wl_results_writer_emit(p->w, b.p, b.n);
+                wfail = ferror(out) != 0;
                 done += part.points;
                 wl_sweep_tally_add(&stats->tally, &part);
                 /* a JSON row is ",\n  {...}": one newline each */
@@ -1415,7 +1416,8 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
     stats->rows = rows;
     stats->seconds = now_s() - t0;
     stats->interrupted = stop && *stop;
-    if (!rc)
+    stats->write_failed = wfail;
+    if (!rc && !wfail)
         wl_sweep_plan_finish(p);
     else
         *err = first_err;

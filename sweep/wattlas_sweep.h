@@ -93,11 +93,14 @@ typedef struct {
     unsigned long long rows;   /* written */
     double seconds;
     int interrupted;
+    int write_failed; /* out reported an error (ferror): the run stopped
+                         there; the caller's fclose or commit says why */
     wl_sweep_tally tally;
 } wl_sweep_stats;
 
 /* Writes the header and rows to out. Stops cleanly between chunks of rows
- * when *stop becomes nonzero (rows written so far stay whole). A sharded
+ * when *stop becomes nonzero (rows written so far stay whole), and when out
+ * reports a write error (a full disk costs no more evaluation). A sharded
  * run (csv or ndjson only) starts with a '#' line that wl_sweep_merge
  * checks: the sweep's fingerprint, the shard, its points and rows. */
 int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
