@@ -31,6 +31,10 @@ static void help(FILE *f)
 "  --objective OBJ         energy (default), edp, ed2p, energy-within-slowdown=P,\n"
 "                          time-within-power=W (see 'wattlas optimize')\n"
 "  --latency tiled|roofline\n"
+"  --interval LEVEL        prediction intervals at LEVEL (0.95 or 95) at the\n"
+"                          requested clock (time_lo_ms ... energy_hi_j) and at\n"
+"                          the chosen one (opt_time_lo_ms ...), from each GPU's\n"
+"                          calibration uncertainty\n"
 "  --format table|csv|ndjson|json  output format (default table)\n"
 "  -o FILE                 write to FILE (atomically) instead of stdout\n");
 }
@@ -46,7 +50,7 @@ typedef struct {
 static const cli_axis axis_opts[] = {
     {"gpu", "gpu"},   {"model", "model"}, {"trace", "trace"},         {"batch", "batch"},
     {"seq", "seq"},   {"dtype", "dtype"}, {"attention", "attention"}, {"idle", "idle"},
-    {"latency", "latency"},
+    {"latency", "latency"}, {"interval", "interval"},
 };
 #define NAXIS (sizeof axis_opts / sizeof *axis_opts)
 
@@ -71,7 +75,8 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
         const cli_axis *ax = cli_axis_of(axis_opts, NAXIS, c);
         if (ax) {
             gpus |= !strcmp(ax->key, "gpu");
-            if (strcmp(ax->key, "gpu") && strcmp(ax->key, "idle") && strchr(optarg, ','))
+            if (strcmp(ax->key, "gpu") && strcmp(ax->key, "idle") && strcmp(ax->key, "interval") &&
+                strchr(optarg, ','))
                 return cli_usage(cmd, "--%s: one workload, one value (see 'wattlas sweep')",
                                  ax->opt);
             rc = cli_axis_set(cmd, o->spec, ax, optarg);
@@ -119,8 +124,9 @@ static int compare_run(const compare_opts *o)
     wl_sweep_shape_id id;
     if (wl_sweep_spec_workload(o->spec, &wl, &id, &err))
         return cli_fail(cmd, &err);
-    size_t nc;
-    const wl_results_col *cols = wl_pareto_compare_cols(&nc);
+    int iv = wl_sweep_spec_level(o->spec) > 0;
+    wl_results_col cols[WL_PARETO_COMPARE_COLS];
+    size_t nc = wl_pareto_compare_cols(iv, cols);
     cli_rows rows;
     int rc = cli_rows_open(cmd, o->out, o->format, cols, nc, &rows);
     if (rc) {
@@ -132,15 +138,17 @@ static int compare_run(const compare_opts *o)
     wl_pareto_workload_id wid = {id.model, wl_dtype_name(id.dtype),
                                  id.traced ? NULL : wl_attention_name(id.attention), id.batch,
                                  id.seq};
-    wl_results_cell cells[32];
+    wl_results_cell cells[WL_PARETO_COMPARE_COLS];
     for (size_t i = 0; !rc && i < wl_sweep_spec_axis_count(o->spec, "gpu"); i++) {
         const wl_core_gpu *g = wl_sweep_spec_gpu(o->spec, i);
         wl_pareto_gpu_choice ch;
-        if (wl_pareto_gpu_optimum(g, wl, NULL, o->clock, &o->obj, &ch, &err)) {
+        if (wl_pareto_gpu_optimum(g, wl, NULL, o->clock, &o->obj,
+                                  wl_sweep_spec_uncertainty(o->spec, i), wl_sweep_spec_level(o->spec),
+                                  &ch, &err)) {
             rc = cli_fail(cmd, &err);
             break;
         }
-        wl_pareto_compare_cells(g, &wid, &ch, cells);
+        wl_pareto_compare_cells(g, &wid, &ch, iv, cells);
         if (wl_results_writer_row(rows.w, cells)) {
             fprintf(stderr, "wattlas compare: out of memory\n");
             rc = EXIT_RUNTIME;

@@ -8,8 +8,8 @@
 
 int wl_pareto_gpu_optimum(const wl_core_gpu *g, const wl_core_workload *wl,
                           const wl_core_latency_type *lat, double clock_mhz,
-                          const wl_pareto_objective *obj, wl_pareto_gpu_choice *out,
-                          wl_error *err)
+                          const wl_pareto_objective *obj, const wl_calib_uncertainty *unc,
+                          double level, wl_pareto_gpu_choice *out, wl_error *err)
 {
     memset(out, 0, sizeof *out);
     wl_core_evaluator *ev = NULL;
@@ -40,6 +40,15 @@ int wl_pareto_gpu_optimum(const wl_core_gpu *g, const wl_core_workload *wl,
         out->max = all[n - 1];
         out->found = best >= 0;
     }
+    /* intervals from the calibration's covariance, at both points */
+    if (!rc && unc && level > 0 && level < 1) {
+        wl_core_op at_op = {.sm_clock_mhz = out->clock_mhz};
+        wl_core_op opt_op = {.sm_clock_mhz = out->opt.requested_clock_mhz};
+        rc = wl_calib_interval(ev, g, unc, &at_op, level, &out->at, &out->at_iv);
+        if (!rc)
+            rc = wl_calib_interval(ev, g, unc, &opt_op, level, &out->opt, &out->opt_iv);
+        out->has_iv = !rc;
+    }
     if (rc == WL_ENOMEM)
         wl_error_set(err, g->id, 0, "", "out of memory");
     else if (rc)
@@ -50,54 +59,105 @@ int wl_pareto_gpu_optimum(const wl_core_gpu *g, const wl_core_workload *wl,
     return rc;
 }
 
-static const wl_results_col compare_cols[] = {
-    WL_RESULTS_COL("gpu", WL_COL_TEXT, 0, 14),
-    WL_RESULTS_COL("model", WL_COL_TEXT, 0, 10),
-    WL_RESULTS_COL("batch", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("seq", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("dtype", WL_COL_TEXT, 0, 5),
-    WL_RESULTS_COL("attention", WL_COL_TEXT, 0, 0),
-    WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 1, 0),
-    WL_RESULTS_COL("effective_clock_mhz", WL_COL_NUM, 1, 0),
-    WL_RESULTS_COL("time_ms", WL_COL_NUM, 5, 0),
-    WL_RESULTS_COL("power_w", WL_COL_NUM, 3, 0),
-    WL_RESULTS_COL("energy_j", WL_COL_NUM, 6, 0),
-    WL_RESULTS_COL("opt_sm_clock_mhz", WL_COL_NUM, 1, 0),
-    WL_RESULTS_COL("opt_effective_clock_mhz", WL_COL_NUM, 1, 0),
-    WL_RESULTS_COL("opt_time_ms", WL_COL_NUM, 5, 0),
-    WL_RESULTS_COL("opt_power_w", WL_COL_NUM, 3, 0),
-    WL_RESULTS_COL("opt_energy_j", WL_COL_NUM, 6, 0),
-    WL_RESULTS_COL("max_sm_clock_mhz", WL_COL_NUM, 1, 0),
-    WL_RESULTS_COL("max_time_ms", WL_COL_NUM, 5, 0),
-    WL_RESULTS_COL("max_energy_j", WL_COL_NUM, 6, 0),
-    WL_RESULTS_COL("energy_saving_vs_max_clock_pct", WL_COL_NUM, 2, 0),
-    WL_RESULTS_COL("runtime_penalty_vs_max_clock_pct", WL_COL_NUM, 2, 0),
-    WL_RESULTS_COL("coefficients", WL_COL_TEXT, 0, 0),
+/* The columns, in order; iv marks those written only with intervals. */
+static const struct {
+    wl_results_col col;
+    int iv;
+} compare_cols[] = {
+    {WL_RESULTS_COL("gpu", WL_COL_TEXT, 0, 14), 0},
+    {WL_RESULTS_COL("model", WL_COL_TEXT, 0, 10), 0},
+    {WL_RESULTS_COL("batch", WL_COL_INT, 0, 0), 0},
+    {WL_RESULTS_COL("seq", WL_COL_INT, 0, 0), 0},
+    {WL_RESULTS_COL("dtype", WL_COL_TEXT, 0, 5), 0},
+    {WL_RESULTS_COL("attention", WL_COL_TEXT, 0, 0), 0},
+    {WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 1, 0), 0},
+    {WL_RESULTS_COL("effective_clock_mhz", WL_COL_NUM, 1, 0), 0},
+    {WL_RESULTS_COL("time_ms", WL_COL_NUM, 5, 0), 0},
+    {WL_RESULTS_COL("power_w", WL_COL_NUM, 3, 0), 0},
+    {WL_RESULTS_COL("energy_j", WL_COL_NUM, 6, 0), 0},
+    {WL_RESULTS_COL("time_lo_ms", WL_COL_NUM, 5, 0), 1},
+    {WL_RESULTS_COL("time_hi_ms", WL_COL_NUM, 5, 0), 1},
+    {WL_RESULTS_COL("power_lo_w", WL_COL_NUM, 3, 0), 1},
+    {WL_RESULTS_COL("power_hi_w", WL_COL_NUM, 3, 0), 1},
+    {WL_RESULTS_COL("energy_lo_j", WL_COL_NUM, 6, 0), 1},
+    {WL_RESULTS_COL("energy_hi_j", WL_COL_NUM, 6, 0), 1},
+    {WL_RESULTS_COL("opt_sm_clock_mhz", WL_COL_NUM, 1, 0), 0},
+    {WL_RESULTS_COL("opt_effective_clock_mhz", WL_COL_NUM, 1, 0), 0},
+    {WL_RESULTS_COL("opt_time_ms", WL_COL_NUM, 5, 0), 0},
+    {WL_RESULTS_COL("opt_power_w", WL_COL_NUM, 3, 0), 0},
+    {WL_RESULTS_COL("opt_energy_j", WL_COL_NUM, 6, 0), 0},
+    {WL_RESULTS_COL("opt_time_lo_ms", WL_COL_NUM, 5, 0), 1},
+    {WL_RESULTS_COL("opt_time_hi_ms", WL_COL_NUM, 5, 0), 1},
+    {WL_RESULTS_COL("opt_power_lo_w", WL_COL_NUM, 3, 0), 1},
+    {WL_RESULTS_COL("opt_power_hi_w", WL_COL_NUM, 3, 0), 1},
+    {WL_RESULTS_COL("opt_energy_lo_j", WL_COL_NUM, 6, 0), 1},
+    {WL_RESULTS_COL("opt_energy_hi_j", WL_COL_NUM, 6, 0), 1},
+    {WL_RESULTS_COL("max_sm_clock_mhz", WL_COL_NUM, 1, 0), 0},
+    {WL_RESULTS_COL("max_time_ms", WL_COL_NUM, 5, 0), 0},
+    {WL_RESULTS_COL("max_energy_j", WL_COL_NUM, 6, 0), 0},
+    {WL_RESULTS_COL("energy_saving_vs_max_clock_pct", WL_COL_NUM, 2, 0), 0},
+    {WL_RESULTS_COL("runtime_penalty_vs_max_clock_pct", WL_COL_NUM, 2, 0), 0},
+    {WL_RESULTS_COL("coefficients", WL_COL_TEXT, 0, 0), 0},
 };
+#define NCOLS (sizeof compare_cols / sizeof *compare_cols)
+_Static_assert(NCOLS <= WL_PARETO_COMPARE_COLS, "WL_PARETO_COMPARE_COLS too small");
 
-const wl_results_col *wl_pareto_compare_cols(size_t *n)
+size_t wl_pareto_compare_cols(int interval, wl_results_col *cols)
 {
-    *n = sizeof compare_cols / sizeof *compare_cols;
-    return compare_cols;
+    size_t n = 0;
+    for (size_t i = 0; i < NCOLS; i++)
+        if (interval || !compare_cols[i].iv)
+            cols[n++] = compare_cols[i].col;
+    return n;
 }
 
 void wl_pareto_compare_cells(const wl_core_gpu *g, const wl_pareto_workload_id *w,
-                             const wl_pareto_gpu_choice *c, wl_results_cell *cells)
+                             const wl_pareto_gpu_choice *c, int interval,
+                             wl_results_cell *cells)
 {
     const wl_core_result *at = &c->at, *o = &c->opt, *m = &c->max;
+    const wl_calib_iv *ai = &c->at_iv, *oi = &c->opt_iv;
+    double x = NAN; /* an interval not computed: empty cells */
+    int h = c->has_iv;
+    /* every cell of the full column list, in its order */
+    const wl_results_cell all[NCOLS] = {
+        {g->id, NAN},
+        {w->model, NAN},
+        {NULL, w->batch > 0 ? (double)w->batch : NAN},
+        {NULL, w->seq > 0 ? (double)w->seq : NAN},
+        {w->dtype, NAN},
+        {w->attention, NAN},
+        {NULL, c->clock_mhz},
+        {NULL, at->effective_clock_mhz},
+        {NULL, at->time_ms},
+        {NULL, at->power_w},
+        {NULL, at->energy_j},
+        {NULL, h ? ai->time_lo_ms : x},
+        {NULL, h ? ai->time_hi_ms : x},
+        {NULL, h ? ai->power_lo_w : x},
+        {NULL, h ? ai->power_hi_w : x},
+        {NULL, h ? ai->energy_lo_j : x},
+        {NULL, h ? ai->energy_hi_j : x},
+        {NULL, o->requested_clock_mhz},
+        {NULL, o->effective_clock_mhz},
+        {NULL, o->time_ms},
+        {NULL, o->power_w},
+        {NULL, o->energy_j},
+        {NULL, h ? oi->time_lo_ms : x},
+        {NULL, h ? oi->time_hi_ms : x},
+        {NULL, h ? oi->power_lo_w : x},
+        {NULL, h ? oi->power_hi_w : x},
+        {NULL, h ? oi->energy_lo_j : x},
+        {NULL, h ? oi->energy_hi_j : x},
+        {NULL, m->requested_clock_mhz},
+        {NULL, m->time_ms},
+        {NULL, m->energy_j},
+        {NULL, 100.0 * (1.0 - o->energy_j / m->energy_j)},
+        {NULL, 100.0 * (o->time_ms / m->time_ms - 1.0)},
+        {g->coef_source[0] ? g->coef_source : "own", NAN},
+    };
     size_t k = 0;
-    cells[k++] = (wl_results_cell){g->id, NAN};
-    cells[k++] = (wl_results_cell){w->model, NAN};
-    cells[k++] = (wl_results_cell){NULL, w->batch > 0 ? (double)w->batch : NAN};
-    cells[k++] = (wl_results_cell){NULL, w->seq > 0 ? (double)w->seq : NAN};
-    cells[k++] = (wl_results_cell){w->dtype, NAN};
-    cells[k++] = (wl_results_cell){w->attention, NAN};
-    const double v[15] = {c->clock_mhz, at->effective_clock_mhz, at->time_ms, at->power_w,
-                          at->energy_j, o->requested_clock_mhz, o->effective_clock_mhz,
-                          o->time_ms, o->power_w, o->energy_j, m->requested_clock_mhz,
-                          m->time_ms, m->energy_j, 100.0 * (1.0 - o->energy_j / m->energy_j),
-                          100.0 * (o->time_ms / m->time_ms - 1.0)};
-    for (int i = 0; i < 15; i++)
-        cells[k++] = (wl_results_cell){NULL, v[i]};
-    cells[k++] = (wl_results_cell){g->coef_source[0] ? g->coef_source : "own", NAN};
+    for (size_t i = 0; i < NCOLS; i++)
+        if (interval || !compare_cols[i].iv)
+            cells[k++] = all[i];
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include "../core/wattlas_core.h"
 #include "../results/wattlas_results.h"
+#include "../calib/wattlas_calib.h"
 
 /* Non-dominated points of n points with k objectives (all minimised), given
  * row-major in pts (n x k). on_front[i] = 1 for points no other point
@@ -128,19 +129,27 @@ typedef struct {
     double clock_mhz;          /* the requested clock (0 given: the maximum) */
     wl_core_result at, opt, max;
     int found;                 /* the objective found a point on the grid */
+    int has_iv;                /* at_iv and opt_iv hold intervals */
+    wl_calib_iv at_iv, opt_iv; /* at the requested clock and at the choice */
 } wl_pareto_gpu_choice;
 /* Evaluates at the requested clock, and over the GPU's clock grid (the
- * maximum included) for the point the objective chooses. */
+ * maximum included) for the point the objective chooses; with unc and a
+ * level in (0, 1), the prediction intervals of both points. */
 int wl_pareto_gpu_optimum(const wl_core_gpu *g, const wl_core_workload *wl,
                           const wl_core_latency_type *lat, double clock_mhz,
-                          const wl_pareto_objective *obj, wl_pareto_gpu_choice *out,
-                          wl_error *err);
+                          const wl_pareto_objective *obj, const wl_calib_uncertainty *unc,
+                          double level, wl_pareto_gpu_choice *out, wl_error *err);
 typedef struct {
     const char *model, *dtype, *attention;
     long long batch, seq; /* 0: not applicable (traces, vision seq) */
 } wl_pareto_workload_id;
-const wl_results_col *wl_pareto_compare_cols(size_t *n);
+/* The compare columns, the interval ones (time_lo_ms ... energy_hi_j at the
+ * requested clock, opt_time_lo_ms ... at the choice) only with interval;
+ * at most WL_PARETO_COMPARE_COLS. The cells follow the same columns. */
+#define WL_PARETO_COMPARE_COLS 40
+size_t wl_pareto_compare_cols(int interval, wl_results_col *cols);
 void wl_pareto_compare_cells(const wl_core_gpu *g, const wl_pareto_workload_id *w,
-                             const wl_pareto_gpu_choice *c, wl_results_cell *cells);
+                             const wl_pareto_gpu_choice *c, int interval,
+                             wl_results_cell *cells);
 
 #endif

@@ -667,6 +667,16 @@ const wl_core_gpu *wl_sweep_spec_gpu(const wl_sweep_spec *s, size_t i)
     return s->finished && i < s->gpus.n ? &s->gpu[i] : NULL;
 }
 
+double wl_sweep_spec_level(const wl_sweep_spec *s)
+{
+    return s->level;
+}
+
+const wl_calib_uncertainty *wl_sweep_spec_uncertainty(const wl_sweep_spec *s, size_t i)
+{
+    return s->finished && s->unc && i < s->gpus.n ? &s->unc[i] : NULL;
+}
+
 int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_sweep_shape_id *id,
                            wl_error *err);
 

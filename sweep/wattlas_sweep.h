@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include "../core/wattlas_core.h"
 #include "../results/wattlas_results.h"
+#include "../calib/wattlas_calib.h"
 
 /* Whole forward passes, one transformer layer, or (kernel) whole passes
  * with one row per kernel class (as classes = on gives for any scope). */
@@ -56,6 +57,10 @@ const double *wl_sweep_spec_clocks(const wl_sweep_spec *s, size_t *n);
 /* The i-th GPU of the gpu axis as resolved (idle tables applied, no set
  * values), or NULL. */
 const wl_core_gpu *wl_sweep_spec_gpu(const wl_sweep_spec *s, size_t i);
+/* The interval level (0: none) and the i-th GPU's calibration uncertainty
+ * behind it (NULL without an interval). */
+double wl_sweep_spec_level(const wl_sweep_spec *s);
+const wl_calib_uncertainty *wl_sweep_spec_uncertainty(const wl_sweep_spec *s, size_t i);
 /* The workload of the first shape (first model or trace, batch, seq,
  * dtype, attention) and what names it. The caller frees *wl. */
 typedef struct {

@@ -533,6 +533,29 @@ static void test_compare_cmd(void **state)
     }
     assert_close(opt_mhz, best_mhz, 0);
     assert_close(opt_j, best_j, 1e-5);
+    /* with --interval, each point lies inside its interval, the requested
+     * point's and the chosen one's, and the other columns are unchanged */
+    assert_int_equal(run("compare --gpu a100-pcie-40gb --model gpt2 --batch 8 --seq 512 "
+                         "--interval 95 --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",energy_j,time_lo_ms,time_hi_ms,power_lo_w,power_hi_w,"
+                                    "energy_lo_j,energy_hi_j,opt_sm_clock_mhz,"));
+    assert_non_null(strstr(out_buf, ",opt_energy_j,opt_time_lo_ms,opt_time_hi_ms,opt_power_lo_w,"
+                                    "opt_power_hi_w,opt_energy_lo_j,opt_energy_hi_j,max_sm_clock_mhz,"));
+    p = strchr(out_buf, '\n') + 1;
+    double w[34];
+    for (int k = 0; k < 33; k++) {
+        p = strchr(p, ',') + 1;
+        w[k] = atof(p);
+    }
+    /* w[7] time_ms, w[9] energy_j, w[10..15] its interval; w[16] opt clock,
+     * w[18] opt time, w[20] opt energy, w[21..26] its interval */
+    assert_close(w[9], v[9], 1e-9);
+    assert_close(w[16], opt_mhz, 0);
+    assert_true(w[10] < w[7] && w[7] < w[11]);
+    assert_true(w[14] < w[9] && w[9] < w[15]);
+    assert_true(w[21] < w[18] && w[18] < w[22]);
+    assert_true(w[25] < w[20] && w[20] < w[26]);
+    assert_int_equal(run("compare --gpu a100-pcie-40gb --interval 0"), 2);
     assert_int_equal(run("compare --gpu a100-pcie-40gb,l40s-48gb --model bert-large"), 0);
     assert_non_null(strstr(out_buf, "transferred from a100-pcie-40gb"));
     assert_int_equal(run("compare --gpu a100-pcie-40gb,l40s-48gb --objective "
