@@ -568,13 +568,27 @@ static int finish(wl_sweep_spec *s, wl_error *err)
                 return rc;
             }
         s->n_workloads = s->models.n;
-        /* every shape must build: errors name the batch and seq origins */
+        /* every shape must build: errors name the batch and seq origins.
+         * The builders' limits (positive dimensions, the tensor-size caps)
+         * bound quantities that grow with batch and with seq, so the corners
+         * of the batch x seq grid decide for the shapes between them; a
+         * sweep of 10^5 batches no longer builds 10^5 models to start. */
+        double bx[2] = {INFINITY, -INFINITY}, qx[2] = {INFINITY, -INFINITY};
+        for (size_t b = 0; b < s->batch.n; b++) {
+            bx[0] = fmin(bx[0], s->batch.v[b]);
+            bx[1] = fmax(bx[1], s->batch.v[b]);
+        }
+        for (size_t q = 0; q < s->seq.n; q++) {
+            qx[0] = fmin(qx[0], s->seq.v[q]);
+            qx[1] = fmax(qx[1], s->seq.v[q]);
+        }
+        size_t nb = s->batch.n ? (bx[0] < bx[1] ? 2 : 1) : 0;
+        size_t nq = s->seq.n ? (qx[0] < qx[1] ? 2 : 1) : 0;
         for (size_t m = 0; m < s->models.n; m++)
-            for (size_t b = 0; b < s->batch.n; b++)
-                for (size_t q = 0; q < s->seq.n; q++) {
-                    wl_core_shape sh = {.batch = (long long)s->batch.v[b],
-                                        .seq = (long long)s->seq.v[q], .dtype = s->dtypes[0],
-                                        .attention = s->attn[0]};
+            for (size_t b = 0; b < nb; b++)
+                for (size_t q = 0; q < nq; q++) {
+                    wl_core_shape sh = {.batch = (long long)bx[b], .seq = (long long)qx[q],
+                                        .dtype = s->dtypes[0], .attention = s->attn[0]};
                     wl_core_workload *w = NULL;
                     rc = s->scope == WL_SWEEP_LAYER && s->model[m].style != WL_STYLE_RESNET
                              ? wl_core_build_layer(&s->model[m], &sh, &w, err)

@@ -1,14 +1,16 @@
 #!/bin/sh
 # make fuzz: runs each libFuzzer harness for SECONDS on a working copy of its
-# seed corpus and prints executions, coverage and crashes per harness. An
-# input that crashes is copied to tests/fuzz/regress/NAME (make check
-# replays it from then on) and the run fails.
+# seed corpus and prints executions, coverage and findings per harness
+# (crashes, sanitizer reports, leaks, timeouts and units slower than 10 s,
+# each an artifact libFuzzer writes). Every finding is copied to
+# tests/fuzz/regress/NAME (make check replays it from then on) and the run
+# fails.
 # usage: run.sh BUILD_DIR SECONDS NAME...
 # FUZZ_RUNS=N stops a harness after N executions (when SECONDS allow).
 set -u
 dir=$1; secs=$2; shift 2
 status=0
-printf '%-14s %12s %10s %8s %s\n' harness executions exec/s cov crashes
+printf '%-14s %12s %10s %8s %s\n' harness executions exec/s cov findings
 for t in "$@"; do
     work=$dir/corpus/$t; crashes=$dir/crashes/$t
     mkdir -p "$work" "$crashes"
