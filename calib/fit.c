@@ -484,15 +484,11 @@ int wl_calib_uncertainty_parse(const char *text, const char *source, wl_calib_un
 static int uncertainty_load(const char *gpu_id_or_path, wl_calib_uncertainty *u, wl_error *err,
                             int depth)
 {
-    const char *text = wl_preset_text(WL_PRESET_GPU, gpu_id_or_path);
-    char *buf = NULL;
-    int rc = WL_OK;
-    if (!text) {
-        rc = wl_core_read_file(gpu_id_or_path, &buf, NULL, err);
-        if (rc)
-            return rc;
-        text = buf;
-    }
+    const char *text;
+    char *buf;
+    int rc = wl_preset_find(WL_PRESET_GPU, gpu_id_or_path, &text, &buf, NULL, 0, err);
+    if (rc)
+        return rc;
     /* a transferred preset has no [covariance] of its own: its coefficients
      * are the source's times constants, so in the fit's scale (ln for
      * positive coefficients, logit for efficiencies, which transfer

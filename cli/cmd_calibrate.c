@@ -39,6 +39,7 @@ static void help(FILE *f)
 
 typedef struct {
     const char *traces, *gpu_id, *out, *holdout, *idle, *path;
+    wl_core_strlist held_out; /* --holdout's models */
     long long kfold;
     int lomo, quiet;
     wl_calib_fit_options fit;
@@ -69,7 +70,14 @@ static int cal_parse(int argc, char **argv, cal_opts *o)
         case 't': o->traces = optarg; break;
         case 'g': o->gpu_id = optarg; break;
         case 'i': o->idle = optarg; break;
-        case 'H': o->holdout = optarg; break;
+        case 'H': {
+            wl_error err = {0};
+            o->holdout = optarg;
+            wl_core_strlist_free(&o->held_out);
+            if (wl_core_parse_names(optarg, "--holdout", 0, "", &o->held_out, &err))
+                rc = cli_fail(cmd, &err);
+            break;
+        }
         case 'L': o->lomo = 1; break;
         case 'F': o->fit.from_defaults = 0; break;
         case 'N': in = optarg; break;
@@ -116,17 +124,12 @@ static void print_wl(void *user, const wl_calib_wl_stats *s)
             s->bias_energy);
 }
 
-/* Whether a model is in the comma-separated list. */
-static int listed(const char *list, const char *model)
+/* Whether a model is in the list. */
+static int listed(const wl_core_strlist *list, const char *model)
 {
-    size_t ml = strlen(model);
-    for (const char *q = list; *q;) {
-        const char *e = strchr(q, ',');
-        size_t l = e ? (size_t)(e - q) : strlen(q);
-        if (l == ml && strncmp(q, model, l) == 0)
+    for (size_t i = 0; i < list->n; i++)
+        if (strcmp(list->v[i], model) == 0)
             return 1;
-        q += l + (e ? 1 : 0);
-    }
     return 0;
 }
 
@@ -185,18 +188,10 @@ static int cal_run(const cal_opts *o)
         goto done;
     }
     /* the preset text to carry over */
-    const char *text = wl_preset_text(WL_PRESET_GPU, gpu.id);
-    if (!text || strcmp(gpu.id, o->gpu_id) != 0) {
-        text = wl_preset_text(WL_PRESET_GPU, o->gpu_id);
-        if (!text && wl_preset_gpu_resolve(o->gpu_id))
-            text = wl_preset_text(WL_PRESET_GPU, wl_preset_gpu_resolve(o->gpu_id));
-    }
-    if (!text) {
-        if (wl_core_read_file(o->gpu_id, &file_text, NULL, &err)) {
-            status = cli_fail(cmd, &err);
-            goto done;
-        }
-        text = file_text;
+    const char *text;
+    if (wl_preset_find(WL_PRESET_GPU, o->gpu_id, &text, &file_text, NULL, 0, &err)) {
+        status = cli_fail(cmd, &err);
+        goto done;
     }
     if (o->idle) {
         wl_core_gpu g2;
@@ -231,7 +226,7 @@ static int cal_run(const cal_opts *o)
                 fprintf(stderr, "%s:%d: excluded: %s\n", o->path, r->line, reason);
             continue;
         }
-        int out_of_fit = o->holdout && listed(o->holdout, r->model);
+        int out_of_fit = o->holdout && listed(&o->held_out, r->model);
         test[i] = (unsigned char)out_of_fit;
         train[i] = (unsigned char)!out_of_fit;
         used += !out_of_fit;
@@ -306,5 +301,6 @@ int cmd_calibrate(int argc, char **argv)
     else if (!rc)
         rc = cal_run(&o);
     free(o.command);
+    wl_core_strlist_free(&o.held_out);
     return rc;
 }

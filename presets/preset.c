@@ -755,9 +755,13 @@ static int is_path(const char *s)
     return strchr(s, '/') || (n > 4 && strcmp(s + n - 4, ".ini") == 0);
 }
 
-static int load(wl_preset_kind kind, const char *id, void *out, wl_error *err)
+int wl_preset_find(wl_preset_kind kind, const char *id, const char **text, char **owned,
+                   char *src, size_t cap, wl_error *err)
 {
-    char src[256];
+    *text = NULL;
+    *owned = NULL;
+    if (cap)
+        src[0] = 0;
     const char *hub = NULL;
     size_t idlen = strlen(id);
     /* "org/name" that is no file and no .ini: a model hub id */
@@ -774,32 +778,42 @@ static int load(wl_preset_kind kind, const char *id, void *out, wl_error *err)
     if (hub)
         id = hub;
     else if (is_path(id)) {
-        char *text = NULL;
-        int rc0 = wl_core_read_file(id, &text, NULL, err);
-        if (rc0)
-            return rc0;
-        int rc = kind == WL_PRESET_GPU ? wl_preset_gpu_parse(text, id, out, err)
-                                       : wl_preset_model_parse(text, id, out, err);
-        free(text);
-        return rc;
+        int rc = wl_core_read_file(id, owned, NULL, err);
+        if (rc)
+            return rc;
+        *text = *owned;
+        snprintf(src, cap, "%s", id);
+        return WL_OK;
     }
-    const char *text = wl_preset_text(kind, id);
-    if (!text) {
+    *text = wl_preset_text(kind, id);
+    if (!*text) {
         const char *canon = kind == WL_PRESET_GPU ? wl_preset_gpu_resolve(id) : wl_preset_model_resolve(id);
         if (canon) {
             id = canon;
-            text = wl_preset_text(kind, id);
+            *text = wl_preset_text(kind, id);
         }
     }
-    if (!text) {
+    if (!*text) {
         wl_error_set(err, id, 0, kind == WL_PRESET_GPU ? "gpu" : "model",
                      "no %s preset '%.60s' (see 'wattlas presets list')",
                      kind == WL_PRESET_GPU ? "GPU" : "model", id);
         return WL_ENOTFOUND;
     }
-    snprintf(src, sizeof src, "presets/%s/%s.ini", kind_dir(kind), id);
-    return kind == WL_PRESET_GPU ? wl_preset_gpu_parse(text, src, out, err)
-                                 : wl_preset_model_parse(text, src, out, err);
+    snprintf(src, cap, "presets/%s/%s.ini", kind_dir(kind), id);
+    return WL_OK;
+}
+
+static int load(wl_preset_kind kind, const char *id, void *out, wl_error *err)
+{
+    char src[256];
+    const char *text;
+    char *owned;
+    int rc = wl_preset_find(kind, id, &text, &owned, src, sizeof src, err);
+    if (!rc)
+        rc = kind == WL_PRESET_GPU ? wl_preset_gpu_parse(text, owned ? id : src, out, err)
+                                   : wl_preset_model_parse(text, owned ? id : src, out, err);
+    free(owned);
+    return rc;
 }
 
 int wl_preset_gpu_load(const char *id_or_path, wl_core_gpu *out, wl_error *err)

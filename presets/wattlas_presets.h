@@ -26,6 +26,13 @@ int wl_preset_gpu_names(const char *name, const char *gpu_id);
  * "facebook/opt-1.3b"). NULL when none matches. */
 const char *wl_preset_model_resolve(const char *name);
 
+/* The INI text a preset name stands for: a built-in id or alias (*text is
+ * the built-in text, *owned NULL), a model hub id, or a file (a path: it
+ * contains '/' or ends in .ini; *owned holds what was read and the caller
+ * frees it). src (cap bytes; NULL with cap 0) gets the name the text's
+ * errors should give. */
+int wl_preset_find(wl_preset_kind kind, const char *id_or_path, const char **text, char **owned,
+                   char *src, size_t cap, wl_error *err);
 /* id_or_path: a built-in id, or a path (contains '/' or ends in .ini). */
 int wl_preset_gpu_load(const char *id_or_path, wl_core_gpu *out, wl_error *err);
 int wl_preset_model_load(const char *id_or_path, wl_core_model *out, wl_error *err);

@@ -248,6 +248,9 @@ static void test_predict_outputs(void **state)
     assert_non_null(strstr(out_buf, "(413 kernels), batch 8, bf16"));
     assert_int_equal(run("predict --gpu l40s-48gb --interval 95 --format csv"), 0);
     assert_non_null(strstr(out_buf, ",time_lo_ms,time_hi_ms,power_lo_w,power_hi_w,energy_lo_j,energy_hi_j"));
+    /* an alias names the same preset for the interval as for the model */
+    assert_int_equal(run("predict --gpu a100-pcie --interval 95 --format csv"), 0);
+    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,1,128,bf16,eager,"));
 }
 
 static void test_validate_rows(void **state)
