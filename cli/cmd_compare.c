@@ -83,11 +83,7 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
             continue;
         }
         switch (c) {
-        case O_MODE:
-            if (strcmp(optarg, "prefill") && strcmp(optarg, "inference") && strcmp(optarg, "forward"))
-                rc = cli_usage(cmd, "--mode: only one forward pass is built natively, got '%.60s'",
-                               optarg);
-            break;
+        case O_MODE: rc = cli_mode(cmd, optarg); break;
         case O_CLOCK: rc = cli_real(cmd, "--clock", optarg, 1, 100000, &o->clock); break;
         case O_OBJ:
             if (wl_pareto_objective_parse(optarg, &o->obj, &err))

@@ -94,11 +94,7 @@ static int predict_parse(int argc, char **argv, predict_opts *o)
             continue;
         }
         switch (c) {
-        case O_MODE:
-            if (strcmp(optarg, "prefill") && strcmp(optarg, "inference") && strcmp(optarg, "forward"))
-                rc = cli_usage(cmd, "--mode: only one forward pass is built natively (prefill, "
-                                    "inference, forward), got '%.60s'", optarg);
-            break;
+        case O_MODE: rc = cli_mode(cmd, optarg); break;
         case O_NOLIMIT:
             if (wl_sweep_spec_set(o->spec, "power_limit", "off", "--no-power-limit", 0, &err))
                 rc = cli_fail(cmd, &err);

@@ -144,40 +144,59 @@ void wl_results_buf_num(wl_results_buf *b, double v, int decimals)
     wl_results_buf_put(b, t, wl_results_fmt(t, sizeof t, v, decimals));
 }
 
-void wl_results_buf_csv(wl_results_buf *b, const char *s)
+/* CSV and JSON string escaping, written once for both sinks: a buffer
+ * (rows formatted ahead) and a stream (tables written directly). */
+typedef void (*sink_fn)(void *to, const char *p, size_t n);
+
+static void sink_buf(void *to, const char *p, size_t n) { wl_results_buf_put(to, p, n); }
+
+static void sink_file(void *to, const char *p, size_t n)
 {
-    if (!strpbrk(s, ",\"\n\r")) {
-        wl_results_buf_puts(b, s);
-        return;
-    }
-    wl_results_buf_put(b, "\"", 1);
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            wl_results_buf_put(b, "\"", 1);
-        wl_results_buf_put(b, p, 1);
-    }
-    wl_results_buf_put(b, "\"", 1);
+    if (n)
+        fwrite(p, 1, n, to);
 }
 
-void wl_results_buf_json(wl_results_buf *b, const char *s)
+static void csv_escape(sink_fn put, void *to, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        put(to, s, strlen(s));
+        return;
+    }
+    put(to, "\"", 1);
+    for (const char *p = s; *p; p++) {
+        size_t run = strcspn(p, "\"");
+        put(to, p, run);
+        p += run;
+        if (!*p)
+            break;
+        put(to, "\"\"", 2); /* a quote doubled */
+    }
+    put(to, "\"", 1);
+}
+
+static void json_escape(sink_fn put, void *to, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
-    wl_results_buf_put(b, "\"", 1);
+    put(to, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\') {
             char e[2] = {'\\', (char)*p};
-            wl_results_buf_put(b, e, 2);
+            put(to, e, 2);
         } else if (*p == '\n') {
-            wl_results_buf_put(b, "\\n", 2);
+            put(to, "\\n", 2);
         } else if (*p < 0x20) {
             char e[6] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15]};
-            wl_results_buf_put(b, e, 6);
+            put(to, e, 6);
         } else {
-            wl_results_buf_put(b, (const char *)p, 1);
+            put(to, (const char *)p, 1);
         }
     }
-    wl_results_buf_put(b, "\"", 1);
+    put(to, "\"", 1);
 }
+
+void wl_results_buf_csv(wl_results_buf *b, const char *s) { csv_escape(sink_buf, b, s); }
+
+void wl_results_buf_json(wl_results_buf *b, const char *s) { json_escape(sink_buf, b, s); }
 
 void wl_results_buf_free(wl_results_buf *b)
 {
@@ -192,41 +211,9 @@ static void put_buf(FILE *f, wl_results_buf *b)
     wl_results_buf_free(b);
 }
 
-void wl_results_csv_str(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
+void wl_results_csv_str(FILE *f, const char *s) { csv_escape(sink_file, f, s); }
 
-void wl_results_json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            fputc('\\', f);
-            fputc(*p, f);
-        } else if (*p == '\n') {
-            fputs("\\n", f);
-        } else if (*p < 0x20) {
-            static const char hex[] = "0123456789abcdef";
-            fputs("\\u00", f);
-            fputc(hex[*p >> 4], f);
-            fputc(hex[*p & 15], f);
-        } else {
-            fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
+void wl_results_json_str(FILE *f, const char *s) { json_escape(sink_file, f, s); }
 
 void wl_results_num(FILE *f, double v, int decimals)
 {

@@ -89,14 +89,8 @@ int wl_sweep_run_mpi(const wl_sweep_spec *s, const wl_sweep_options *o, MPI_Comm
     int rc = wl_sweep_plan_create(s, o, &p, err); /* the same on every rank */
     if (rc)
         return rc;
-#ifdef _OPENMP
-    int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
-#else
-    int threads = 1;
-#endif
-    wl_sweep_scratch **scratch = calloc((size_t)threads, sizeof *scratch);
-    for (int t = 0; scratch && t < threads; t++)
-        scratch[t] = wl_sweep_scratch_create();
+    int threads;
+    wl_sweep_scratch **scratch = wl_sweep_scratch_pool(o, &threads);
     unsigned long long nblocks = (wl_sweep_plan_chunks(p) + BLOCK - 1) / BLOCK;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -162,8 +156,6 @@ int wl_sweep_run_mpi(const wl_sweep_spec *s, const wl_sweep_options *o, MPI_Comm
     if (rank == 0 && !rc && !stats->write_failed)
         wl_sweep_plan_finish(p);
     wl_sweep_plan_free(p);
-    for (int t = 0; scratch && t < threads; t++)
-        wl_sweep_scratch_free(scratch[t]);
-    free(scratch);
+    wl_sweep_scratch_pool_free(scratch, threads);
     return rc;
 }

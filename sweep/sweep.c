@@ -1029,6 +1029,27 @@ struct wl_sweep_scratch {
 
 wl_sweep_scratch *wl_sweep_scratch_create(void) { return calloc(1, sizeof(wl_sweep_scratch)); }
 
+wl_sweep_scratch **wl_sweep_scratch_pool(const wl_sweep_options *o, int *threads)
+{
+#ifdef _OPENMP
+    *threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+#else
+    (void)o;
+    *threads = 1;
+#endif
+    wl_sweep_scratch **pool = calloc((size_t)*threads, sizeof *pool);
+    for (int t = 0; pool && t < *threads; t++)
+        pool[t] = wl_sweep_scratch_create();
+    return pool;
+}
+
+void wl_sweep_scratch_pool_free(wl_sweep_scratch **pool, int threads)
+{
+    for (int t = 0; pool && t < threads; t++)
+        wl_sweep_scratch_free(pool[t]);
+    free(pool);
+}
+
 void wl_sweep_scratch_free(wl_sweep_scratch *sc)
 {
     if (!sc)
@@ -1386,15 +1407,8 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
     wl_error first_err;
     memset(&first_err, 0, sizeof first_err);
     long long n_o = (long long)wl_sweep_plan_chunks(p);
-#ifdef _OPENMP
-    int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
-#else
-    int threads = 1;
-#endif
-    /* one scratch per thread (none when out of memory: only slower) */
-    wl_sweep_scratch **scratch = calloc((size_t)threads, sizeof *scratch);
-    for (int t = 0; scratch && t < threads; t++)
-        scratch[t] = wl_sweep_scratch_create();
+    int threads;
+    wl_sweep_scratch **scratch = wl_sweep_scratch_pool(o, &threads);
 #ifdef _OPENMP
 #pragma omp parallel for ordered schedule(dynamic, 1) num_threads(threads)
 #endif
@@ -1433,9 +1447,7 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
         }
         wl_results_buf_free(&b);
     }
-    for (int t = 0; scratch && t < threads; t++)
-        wl_sweep_scratch_free(scratch[t]);
-    free(scratch);
+    wl_sweep_scratch_pool_free(scratch, threads);
     stats->points = done;
     stats->rows = rows;
     stats->seconds = now_s() - t0;

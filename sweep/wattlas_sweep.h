@@ -125,6 +125,11 @@ unsigned long long wl_sweep_plan_points(const wl_sweep_plan *p);
 typedef struct wl_sweep_scratch wl_sweep_scratch;
 wl_sweep_scratch *wl_sweep_scratch_create(void);
 void wl_sweep_scratch_free(wl_sweep_scratch *sc);
+/* One scratch per thread the options ask for (OpenMP's default when
+ * threads is 0; 1 without OpenMP), counted in *threads. NULL, or NULL
+ * entries, when out of memory: chunks are then only slower. */
+wl_sweep_scratch **wl_sweep_scratch_pool(const wl_sweep_options *o, int *threads);
+void wl_sweep_scratch_pool_free(wl_sweep_scratch **pool, int threads);
 int wl_sweep_plan_chunk(const wl_sweep_plan *p, unsigned long long i, wl_sweep_scratch *sc,
                         wl_results_buf *b, wl_sweep_tally *tally, wl_error *err);
 /* The writer the plan formats with (header, emit, finish). */
