@@ -27,15 +27,6 @@ static void series_free(series_set *ss)
         free(ss->s[i].rows);
 }
 
-/* Whether rows a and b agree in columns [0, ncols): the same series. */
-static int same_params(const wl_results_table *t, size_t a, size_t b, int ncols)
-{
-    for (int c = 0; c < ncols; c++)
-        if (strcmp(wl_results_table_cell(t, a, c), wl_results_table_cell(t, b, c)) != 0)
-            return 0;
-    return 1;
-}
-
 static int build_series(const wl_results_table *t, int xcol, series_set *ss, wl_error *err)
 {
     memset(ss, 0, sizeof *ss);
@@ -44,7 +35,7 @@ static int build_series(const wl_results_table *t, int xcol, series_set *ss, wl_
     for (size_t r = 0; r < n; r++) {
         int i;
         for (i = 0; i < ss->n; i++)
-            if (same_params(t, ss->s[i].rows[0], r, last_param))
+            if (wl_results_table_same(t, ss->s[i].rows[0], r, NULL, (size_t)last_param))
                 break;
         if (i == ss->n) {
             if (ss->n >= MAXSERIES) {

@@ -229,71 +229,35 @@ static int figure(report *r, const char *kind, const wl_results_table *t, const 
     return rc;
 }
 
-/* Distinct values of a column in a table: their count (first rows in idx,
- * at most max). */
-static size_t distinct(const wl_results_table *t, int col, size_t *idx, size_t max)
-{
-    return wl_results_table_distinct(t, col, idx, max);
-}
-
-/* A key of the given columns of row r. */
-static void row_key(const wl_results_table *t, size_t r, const int *cols, size_t n,
-                    wl_results_buf *b)
-{
-    b->n = 0;
-    for (size_t i = 0; i < n; i++) {
-        wl_results_buf_puts(b, wl_results_table_cell(t, r, cols[i]));
-        wl_results_buf_put(b, "\x1f", 1);
-    }
-    wl_results_buf_put(b, "", 0);
-}
 
 /* The most series one energy-vs-clock figure would hold when figures are
  * split by the key columns: distinct (key, other parameters) pairs per key. */
 static size_t max_series(const report *r, const int *key, size_t nk)
 {
     const wl_results_table *t = r->base;
-    size_t n = wl_results_table_rows(t), best = 0;
-    char **seen = calloc(n ? n : 1, sizeof *seen);
-    char **keys = calloc(n ? n : 1, sizeof *keys);
-    size_t ns = 0;
-    wl_results_buf kb = {0}, sb = {0};
-    for (size_t row = 0; seen && keys && row < n; row++) {
-        row_key(t, row, key, nk, &kb);
-        row_key(t, row, r->param, r->nparam, &sb);
-        if (kb.oom || sb.oom)
-            break;
+    size_t n = wl_results_table_rows(t), best = 0, ns = 0;
+    size_t *seen = malloc((n ? n : 1) * sizeof *seen); /* first row of each series */
+    for (size_t row = 0; seen && row < n; row++) {
         size_t i = 0;
-        while (i < ns && strcmp(seen[i], sb.p) != 0)
+        while (i < ns && !wl_results_table_same(t, seen[i], row, r->param, r->nparam))
             i++;
         if (i < ns)
             continue;
-        seen[ns] = strdup(sb.p);
-        keys[ns] = strdup(kb.p);
-        if (!seen[ns] || !keys[ns])
-            break;
-        ns++;
+        seen[ns++] = row;
         size_t same = 0;
         for (size_t j = 0; j < ns; j++)
-            same += strcmp(keys[j], kb.p) == 0;
+            same += (size_t)wl_results_table_same(t, seen[j], row, key, nk);
         if (same > best)
             best = same;
     }
-    for (size_t i = 0; i < ns; i++) {
-        free(seen[i]);
-        free(keys[i]);
-    }
     free(seen);
-    free(keys);
-    wl_results_buf_free(&kb);
-    wl_results_buf_free(&sb);
     return best;
 }
 
 static int varies(const wl_results_table *t, int col)
 {
     size_t idx[2];
-    return col >= 0 && distinct(t, col, idx, 2) > 1;
+    return col >= 0 && wl_results_table_distinct(t, col, idx, 2) > 1;
 }
 
 /* Energy vs clock: one figure per GPU and precision, split further by the
@@ -320,16 +284,11 @@ static int energy_figures(report *r, int *key, size_t *nk, wl_error *err)
         return WL_ENOMEM;
     /* figure keys in order of appearance */
     size_t nf = 0;
-    wl_results_buf kb = {0}, ob = {0};
     int rc = WL_OK;
-    for (size_t row = 0; row < n && !rc; row++) {
-        row_key(t, row, key, *nk, &kb);
+    for (size_t row = 0; row < n; row++) {
         size_t i = 0;
-        for (; i < nf; i++) {
-            row_key(t, first[i], key, *nk, &ob);
-            if (!strcmp(ob.p, kb.p))
-                break;
-        }
+        while (i < nf && !wl_results_table_same(t, first[i], row, key, *nk))
+            i++;
         if (i == nf)
             first[nf++] = row;
     }
@@ -369,8 +328,6 @@ static int energy_figures(report *r, int *key, size_t *nk, wl_error *err)
         wl_results_buf_free(&cb);
         wl_results_table_free(sub);
     }
-    wl_results_buf_free(&kb);
-    wl_results_buf_free(&ob);
     free(first);
     return rc;
 }
@@ -391,7 +348,7 @@ static int fixed_subset(const wl_results_table *t, const report *r, const int *k
         int c = r->param[i], kept = 0;
         for (size_t j = 0; j < nkeep; j++)
             kept |= keep[j] == c;
-        size_t nd = kept ? 0 : distinct(t, c, idx, nr);
+        size_t nd = kept ? 0 : wl_results_table_distinct(t, c, idx, nr);
         if (nd <= 1)
             continue;
         const char *h = wl_results_table_header(t, (size_t)c);
@@ -645,7 +602,7 @@ static int pareto_table(report *r, wl_error *err)
     int rc = wl_pareto_set_from_table(r->t, &lo, &s, err);
     size_t n = rc ? 0 : wl_pareto_set_rows(s);
     unsigned char *on = rc ? NULL : malloc(n ? n : 1);
-    int *keep = rc ? NULL : calloc(wl_results_table_rows(r->t) + 1, sizeof *keep);
+    unsigned char *keep = rc ? NULL : calloc(wl_results_table_rows(r->t) + 1, 1);
     if (!rc && (!on || !keep))
         rc = WL_ENOMEM;
     if (!rc)
@@ -658,24 +615,7 @@ static int pareto_table(report *r, wl_error *err)
     if (!rc && !p)
         rc = WL_ENOMEM;
     if (!rc && !(rc = wl_results_out_open(p, &o, err))) {
-        FILE *f = wl_results_out_stream(o);
-        size_t nc = wl_results_table_ncols(r->t);
-        for (size_t c = 0; c < nc; c++) {
-            if (c)
-                fputc(',', f);
-            wl_results_csv_str(f, wl_results_table_header(r->t, c));
-        }
-        fputc('\n', f);
-        for (size_t row = 0; row < wl_results_table_rows(r->t); row++) {
-            if (!keep[row])
-                continue;
-            for (size_t c = 0; c < nc; c++) {
-                if (c)
-                    fputc(',', f);
-                wl_results_csv_str(f, wl_results_table_cell(r->t, row, (int)c));
-            }
-            fputc('\n', f);
-        }
+        wl_results_table_write_csv_rows(r->t, keep, wl_results_out_stream(o));
         rc = wl_results_out_commit(o, err);
     }
     free(p);
@@ -713,7 +653,7 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
     size_t idx[17];
     if (!rc) {
         memset(&k, 0, sizeof k);
-        size_t nm = mcol >= 0 ? distinct(sub, mcol, idx, 17) : 0;
+        size_t nm = mcol >= 0 ? wl_results_table_distinct(sub, mcol, idx, 17) : 0;
         if (nm > 1 && nm <= 16)
             k.facet = "model";
         base = str_printf("pareto%s", sfx.p);

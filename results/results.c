@@ -934,7 +934,19 @@ size_t wl_results_table_distinct(const wl_results_table *t, int col, size_t *fir
     return n;
 }
 
-void wl_results_table_write_csv(const wl_results_table *t, FILE *f)
+int wl_results_table_same(const wl_results_table *t, size_t a, size_t b, const int *cols,
+                          size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int c = cols ? cols[i] : (int)i;
+        if (strcmp(wl_results_table_cell(t, a, c), wl_results_table_cell(t, b, c)) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+void wl_results_table_write_csv_rows(const wl_results_table *t, const unsigned char *keep,
+                                     FILE *f)
 {
     for (size_t c = 0; c < t->ncols; c++) {
         if (c)
@@ -943,6 +955,8 @@ void wl_results_table_write_csv(const wl_results_table *t, FILE *f)
     }
     fputc('\n', f);
     for (size_t r = 0; r < t->nrows; r++) {
+        if (keep && !keep[r])
+            continue;
         for (size_t c = 0; c < t->ncols; c++) {
             if (c)
                 fputc(',', f);
@@ -950,6 +964,11 @@ void wl_results_table_write_csv(const wl_results_table *t, FILE *f)
         }
         fputc('\n', f);
     }
+}
+
+void wl_results_table_write_csv(const wl_results_table *t, FILE *f)
+{
+    wl_results_table_write_csv_rows(t, NULL, f);
 }
 
 /* ---- row writers ------------------------------------------------------------------------ */

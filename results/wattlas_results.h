@@ -127,8 +127,15 @@ int wl_results_table_filter(const wl_results_table *t, const int *cols, const ch
  * (first row of each value, at most max) and returns their count. */
 size_t wl_results_table_distinct(const wl_results_table *t, int col, size_t *first_row,
                                  size_t max);
+/* Whether rows a and b hold the same text in the n columns cols (the first
+ * n columns when cols is NULL). */
+int wl_results_table_same(const wl_results_table *t, size_t a, size_t b, const int *cols,
+                          size_t n);
 /* The table as CSV (header and rows). */
 void wl_results_table_write_csv(const wl_results_table *t, FILE *f);
+/* The header and the rows with keep[row] set, as CSV. */
+void wl_results_table_write_csv_rows(const wl_results_table *t, const unsigned char *keep,
+                                     FILE *f);
 
 /* ---- row writers ------------------------------------------------------------------- */
 
