@@ -36,18 +36,14 @@ static int try_trace(const char *dir, const wl_calib_row *r, const char *dtype,
     if (!dir)
         return 0;
     /* the name is as long as the directory and the row's fields make it */
-    const char *fmt = r->seq > 0 ? "%s/%s_%s_b%lld_s%lld_%s.json" : "%s/%s_%s_b%lld_%s.json";
-    int len = r->seq > 0 ? snprintf(NULL, 0, fmt, dir, r->model, dtype, r->batch, r->seq, r->mode)
-                         : snprintf(NULL, 0, fmt, dir, r->model, dtype, r->batch, r->mode);
-    char *path = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    char *path = r->seq > 0 ? wl_core_strprintf("%s/%s_%s_b%lld_s%lld_%s.json", dir, r->model,
+                                                dtype, r->batch, r->seq, r->mode)
+                            : wl_core_strprintf("%s/%s_%s_b%lld_%s.json", dir, r->model, dtype,
+                                                r->batch, r->mode);
     if (!path) {
         snprintf(w->reason_buf, sizeof w->reason_buf, "out of memory");
         return -1;
     }
-    if (r->seq > 0)
-        snprintf(path, (size_t)len + 1, fmt, dir, r->model, dtype, r->batch, r->seq, r->mode);
-    else
-        snprintf(path, (size_t)len + 1, fmt, dir, r->model, dtype, r->batch, r->mode);
     struct stat st;
     if (stat(path, &st) != 0) {
         free(path);

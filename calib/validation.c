@@ -57,21 +57,8 @@ static int is_file(const char *p)
 static char *data_dir_of(const char *path)
 {
     const char *sl = strrchr(path, '/');
-    size_t dl = sl ? (size_t)(sl - path) : 0;
-    size_t n = dl + 8;
-    char *d = malloc(n);
-    if (d)
-        snprintf(d, n, "%.*s%s..", (int)dl, path, sl ? "/" : "");
-    return d;
-}
-
-static char *join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s", a, b);
-    return p;
+    int dl = sl ? (int)(sl - path) : 0;
+    return wl_core_strprintf("%.*s%s..", dl, path, sl ? "/" : "");
 }
 
 static int setup_gpus(wl_calib_validation *v, const wl_calib_validation_options *o,
@@ -124,11 +111,9 @@ static int idle_tables(wl_calib_validation *v, const wl_calib_validation_options
         }
         if (!data_dir || !(v->gpus[k].vf_rule & WL_VF_RULE_IDLE))
             continue;
-        size_t nl = strlen(data_dir) + strlen(v->gpus[k].id) + 32;
-        char *t = malloc(nl);
+        char *t = wl_core_strprintf("%s/gpu-tables/%s-idle.csv", data_dir, v->gpus[k].id);
         if (!t)
             return WL_ENOMEM;
-        snprintf(t, nl, "%s/gpu-tables/%s-idle.csv", data_dir, v->gpus[k].id);
         if (is_file(t)) {
             rc = wl_preset_gpu_idle_table(&v->gpus[k], t, err);
             if (!rc)
@@ -171,7 +156,7 @@ static int create(wl_calib_validation *v, const char *path, const wl_calib_valid
         return rc;
     v->level = o->level;
     char *data_dir = o->beside ? data_dir_of(path) : NULL;
-    char *tdir = data_dir ? join(data_dir, "traces") : NULL;
+    char *tdir = data_dir ? wl_core_strprintf("%s/traces", data_dir) : NULL;
     if (o->beside && (!data_dir || !tdir))
         rc = WL_ENOMEM;
     if (!rc && tdir && !o->traces_dir && is_dir(tdir)) {

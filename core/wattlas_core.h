@@ -95,6 +95,9 @@ void wl_core_strlist_free(wl_core_strlist *l);
  * most WL_MAX_FILE_BYTES (an endless device is an error, not all memory). */
 #define WL_MAX_FILE_BYTES (1 << 30)
 int wl_core_read_file(const char *path, char **out, size_t *len, wl_error *err);
+/* printf into a new string of the length it needs (free with free()); NULL
+ * when out of memory. */
+char *wl_core_strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- precisions ---------------------------------------------------------- */
 

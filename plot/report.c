@@ -47,24 +47,6 @@ static void step(const report *r, const char *fmt, ...)
     r->o->step(r->o->user, text);
 }
 
-static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *str_printf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return NULL;
-    char *p = malloc((size_t)n + 1);
-    if (!p)
-        return NULL;
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return p;
-}
-
 /* A value as part of a file name: letters, digits, '.', '-', '_' only. */
 static void name_part(wl_results_buf *b, const char *v)
 {
@@ -80,7 +62,7 @@ static void name_part(wl_results_buf *b, const char *v)
 
 static char *in_tmp(const report *r, const char *name)
 {
-    return str_printf("%s/%s", r->tmp, name);
+    return wl_core_strprintf("%s/%s", r->tmp, name);
 }
 
 /* ---- the temporary directory ------------------------------------------------------- */
@@ -92,7 +74,7 @@ static int make_tmp(report *r, const char *dir, wl_error *err)
         l--;
     for (int k = 0; k < 1000; k++) {
         free(r->tmp);
-        r->tmp = str_printf("%.*s.tmp.%ld.%d", (int)l, dir, (long)getpid(), k);
+        r->tmp = wl_core_strprintf("%.*s.tmp.%ld.%d", (int)l, dir, (long)getpid(), k);
         if (!r->tmp)
             return WL_ENOMEM;
         if (mkdir(r->tmp, 0777) == 0)
@@ -150,7 +132,7 @@ static int commit_tmp(report *r, const char *dir, wl_error *err)
     while (!rc && (e = readdir(d)) != NULL) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
-        char *from = in_tmp(r, e->d_name), *to = str_printf("%s/%s", dir, e->d_name);
+        char *from = in_tmp(r, e->d_name), *to = wl_core_strprintf("%s/%s", dir, e->d_name);
         if (!from || !to)
             rc = WL_ENOMEM;
         else if (rename(from, to) != 0) {
@@ -208,7 +190,7 @@ static int add_figure(report *r, char *base, char *caption)
 static int figure(report *r, const char *kind, const wl_results_table *t, const char *base,
                   const char *caption, const wl_plot_kind_options *k, int log, wl_error *err)
 {
-    char *csv = str_printf("%s.csv", base);
+    char *csv = wl_core_strprintf("%s.csv", base);
     int rc = csv ? write_table(r, t, csv, err) : WL_ENOMEM;
     free(csv);
     wl_plot_options o;
@@ -220,12 +202,12 @@ static int figure(report *r, const char *kind, const wl_results_table *t, const 
     if (k && k->panels)
         o.height_in = 4.2;
     for (int i = 0; i < 2 && !rc; i++) {
-        char *p = str_printf("%s/%s.%s", r->tmp, base, i ? "pdf" : "png");
+        char *p = wl_core_strprintf("%s/%s.%s", r->tmp, base, i ? "pdf" : "png");
         rc = p ? wl_plot_kind_lookup(kind)(t, k, &o, p, err) : WL_ENOMEM;
         free(p);
     }
     if (!rc)
-        rc = add_figure(r, str_printf("%s", base), str_printf("%s", caption));
+        rc = add_figure(r, wl_core_strprintf("%s", base), wl_core_strprintf("%s", caption));
     return rc;
 }
 
@@ -316,7 +298,7 @@ static int energy_figures(report *r, int *key, size_t *nk, wl_error *err)
         }
         wl_results_buf_put(&nb, "", 0);
         wl_results_buf_put(&cb, "", 0);
-        char *cap = str_printf("Energy vs SM clock (log scale), %s (large marker: energy-optimal "
+        char *cap = wl_core_strprintf("Energy vs SM clock (log scale), %s (large marker: energy-optimal "
                                "clock; square: maximum clock; hollow: power-limited)",
                                cb.p ? cb.p : "");
         if (!rc && (nb.oom || cb.oom || !cap))
@@ -656,8 +638,8 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
         size_t nm = mcol >= 0 ? wl_results_table_distinct(sub, mcol, idx, 17) : 0;
         if (nm > 1 && nm <= 16)
             k.facet = "model";
-        base = str_printf("pareto%s", sfx.p);
-        cap = str_printf("Energy-runtime Pareto fronts (log-log), %s (faded: dominated)", what.p);
+        base = wl_core_strprintf("pareto%s", sfx.p);
+        cap = wl_core_strprintf("Energy-runtime Pareto fronts (log-log), %s (faded: dominated)", what.p);
         rc = base && cap ? figure(r, "pareto", sub, base, cap, &k, 2, err) : WL_ENOMEM;
         free(base);
         free(cap);
@@ -681,7 +663,7 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
         wl_results_buf_puts(&nb, "heatmap-");
         name_part(&nb, model);
         wl_results_buf_put(&nb, "", 0);
-        cap = str_printf("Energy over SM clock and %s, %s, %s, normalised to each row's minimum",
+        cap = wl_core_strprintf("Energy over SM clock and %s, %s, %s, normalised to each row's minimum",
                          !strcmp(yname, "seq") ? "sequence length" : yname, model, what.p);
         if (!rc)
             rc = !nb.oom && cap ? figure(r, "heatmap", heat, nb.p, cap, &k, 0, err) : WL_ENOMEM;
@@ -702,16 +684,16 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
         wl_results_buf_put(&nb, "", 0);
         memset(&k, 0, sizeof k);
         k.panels = "power,time,energy";
-        base = str_printf("panels-%s", nb.p ? nb.p : "");
-        cap = str_printf("Power, time and energy vs SM clock, %s, %s", wl, what.p);
+        base = wl_core_strprintf("panels-%s", nb.p ? nb.p : "");
+        cap = wl_core_strprintf("Power, time and energy vs SM clock, %s, %s", wl, what.p);
         rc = base && cap ? figure(r, "energy-freq", one, base, cap, &k, 0, err) : WL_ENOMEM;
         free(base);
         free(cap);
         if (!rc) {
             memset(&k, 0, sizeof k);
             k.stack = 1;
-            base = str_printf("parts-%s", nb.p ? nb.p : "");
-            cap = str_printf("Where the energy goes: dynamic compute, dynamic memory and static "
+            base = wl_core_strprintf("parts-%s", nb.p ? nb.p : "");
+            cap = wl_core_strprintf("Where the energy goes: dynamic compute, dynamic memory and static "
                              "power, %s, %s", wl, what.p);
             rc = base && cap ? figure(r, "energy-freq", one, base, cap, &k, 0, err) : WL_ENOMEM;
             free(base);
@@ -722,25 +704,25 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
     /* savings of the subset's workloads at the chosen clock */
     if (!rc) {
         choice_table c = {0};
-        base = str_printf("savings%s", sfx.p);
-        char *csv = base ? str_printf("%s.csv", base) : NULL;
+        base = wl_core_strprintf("savings%s", sfx.p);
+        char *csv = base ? wl_core_strprintf("%s.csv", base) : NULL;
         rc = csv ? choose(r, sub, objective, csv, &c, err) : WL_ENOMEM;
         wl_results_table *st = NULL;
         char *p = csv ? in_tmp(r, csv) : NULL;
         if (!rc)
             rc = p ? wl_results_table_load(p, &st, err) : WL_ENOMEM;
-        cap = str_printf("Energy saved and runtime penalty at the chosen clock (%s) against the "
+        cap = wl_core_strprintf("Energy saved and runtime penalty at the chosen clock (%s) against the "
                          "maximum clock, %s", objective, what.p);
         memset(&k, 0, sizeof k);
         for (int i = 0; !rc && i < 2; i++) {
-            char *fp = str_printf("%s/%s.%s", r->tmp, base, i ? "pdf" : "png");
+            char *fp = wl_core_strprintf("%s/%s.%s", r->tmp, base, i ? "pdf" : "png");
             wl_plot_options o;
             wl_plot_options_default(&o);
             rc = fp ? wl_plot_savings(st, &k, &o, fp, err) : WL_ENOMEM;
             free(fp);
         }
         if (!rc)
-            rc = add_figure(r, str_printf("%s", base), str_printf("%s", cap));
+            rc = add_figure(r, wl_core_strprintf("%s", base), wl_core_strprintf("%s", cap));
         choice_free(&c);
         wl_results_table_free(st);
         free(p);
