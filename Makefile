@@ -32,7 +32,7 @@ PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/compare.c
 PLOT_SRC = plot/plot.c plot/kinds.c plot/report.c
 CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/args.c
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC)
-PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini))
+PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini))
 TESTS = test_core test_presets test_results test_calib test_cli test_pareto test_sweep test_plot \
         test_fuzz_replay
 FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot
@@ -118,11 +118,15 @@ $(BUILD)/bench_core: bench/bench_core.c $(BUILD)/libwattlas.a
 	$(CC) $(CFLAGS_ALL) -O3 $< $(BUILD)/libwattlas.a -o $@ $(LDLIBS_ALL)
 
 # Refit the A100 PCIe coefficients from the DVFS measurements (native builder
-# workloads), then carry them to the A100 SXM preset: same GA100 die, so the
+# workloads) together with its host's issue cost (into the hand-written
+# presets/hosts/a100-calib-host.ini), then carry them to the A100 SXM preset: same GA100 die, so the
 # per-SM coefficients transfer; its own idle table and power limit stay.
 calibrate: all
 	$(BIN)/wattlas calibrate --gpu a100-pcie-40gb $(SHARED)/data/measurements/a100-pcie-40gb-dvfs.csv \
-	    -o presets/gpus/a100-pcie-40gb.ini
+	    --fit gpu,host -o presets/gpus/a100-pcie-40gb.ini --host-out $(BUILD)/a100-calib-host.ini
+	sed -i -e "s/^launch_us = .*/$$(grep '^launch_us =' $(BUILD)/a100-calib-host.ini)/" \
+	    -e "s/^launch_us_stderr = .*/$$(grep '^launch_us_stderr =' $(BUILD)/a100-calib-host.ini)/" \
+	    presets/hosts/a100-calib-host.ini
 	awk '/^\[calibration\]/{exit} {print}' presets/gpus/a100-sxm-80gb.ini > presets/gpus/a100-sxm-80gb.ini.tmp
 	awk '/^\[calibration\]/{on=1} on && !/^(fitted_rows|data_hash|note) =/{print} \
 	    /^\[calibration\]/{print "; transferred from a100-pcie-40gb (same GA100 die) by make calibrate"}' \

@@ -77,6 +77,8 @@ void wl_calib_fit_options_default(wl_calib_fit_options *o)
     o->huber_k = 0.05;
     o->irls_rounds = 4;
     o->from_defaults = 1;
+    o->free_mask = 0;
+    o->prior_at_start = 0;
 }
 
 int wl_calib_param_count(void) { return (int)NP; }
@@ -84,6 +86,14 @@ int wl_calib_param_count(void) { return (int)NP; }
 const char *wl_calib_param_name(int i)
 {
     return (i >= 0 && (size_t)i < NP) ? params[i].name : NULL;
+}
+
+int wl_calib_param_index(const char *name)
+{
+    for (size_t i = 0; i < NP; i++)
+        if (!strcmp(params[i].name, name))
+            return (int)i;
+    return -1;
 }
 
 static double *coef_at(wl_core_coeffs *c, size_t i)
@@ -115,6 +125,8 @@ typedef struct {
     size_t nrows;
     wl_core_gpu gpu;
     double x0[NP];
+    size_t idx[NP]; /* the fitted coefficients: x[j] is params[idx[j]] */
+    size_t nfree;
     const wl_calib_set *set;
     double *w; /* robust weights: 3 per row (time, power, temperature) */
     double prior_w;
@@ -123,9 +135,9 @@ typedef struct {
 static int resid(const gsl_vector *x, void *user, gsl_vector *f)
 {
     fit_ctx *c = user;
-    wl_core_gpu g = c->gpu;
-    for (size_t i = 0; i < NP; i++)
-        *coef_at(&g.coef, i) = from_x(&params[i], gsl_vector_get(x, i));
+    wl_core_gpu g = c->gpu; /* the coefficients not fitted stay at the start's */
+    for (size_t j = 0; j < c->nfree; j++)
+        *coef_at(&g.coef, c->idx[j]) = from_x(&params[c->idx[j]], gsl_vector_get(x, j));
     wl_calib_problem_set_gpu(c->prob, &g);
     for (size_t k = 0; k < c->nrows; k++) {
         size_t r = c->rows[k];
@@ -144,9 +156,11 @@ static int resid(const gsl_vector *x, void *user, gsl_vector *f)
         gsl_vector_set(f, 3 * k + 1, fp * c->w[3 * k + 1]);
         gsl_vector_set(f, 3 * k + 2, fT * c->w[3 * k + 2]);
     }
-    for (size_t i = 0; i < NP; i++)
-        gsl_vector_set(f, 3 * c->nrows + i,
-                       c->prior_w * (gsl_vector_get(x, i) - c->x0[i]) / params[i].prior_sd);
+    for (size_t j = 0; j < c->nfree; j++) {
+        size_t i = c->idx[j];
+        gsl_vector_set(f, 3 * c->nrows + j,
+                       c->prior_w * (gsl_vector_get(x, j) - c->x0[i]) / params[i].prior_sd);
+    }
     return GSL_SUCCESS;
 }
 
@@ -161,8 +175,10 @@ static void uncertainty(gsl_multifit_nlinear_workspace *w, const gsl_vector *x, 
     u->np = (int)NP;
     for (size_t i = 0; i < NP; i++) {
         snprintf(u->names[i], sizeof u->names[i], "%s", params[i].name);
-        u->x[i] = gsl_vector_get(x, i);
+        u->x[i] = to_x(&params[i], *coef_at(&c->gpu.coef, i));
     }
+    for (size_t j = 0; j < c->nfree; j++)
+        u->x[c->idx[j]] = gsl_vector_get(x, j);
     /* unweighted data residuals at the solution */
     double *wsave = malloc(3 * c->nrows * sizeof *wsave);
     if (!wsave)
@@ -183,21 +199,23 @@ static void uncertainty(gsl_multifit_nlinear_workspace *w, const gsl_vector *x, 
     for (size_t k = 0; k < 3 * c->nrows; k++)
         sw += gsl_vector_get(r, k) * gsl_vector_get(r, k);
     free(wsave);
-    double dof = (double)(2 * c->nrows) - (double)NP;
+    size_t nf = c->nfree;
+    double dof = (double)(2 * c->nrows) - (double)nf;
     if (dof < 1)
         return;
     u->sigma_time = sqrt(st / (double)c->nrows);
     u->sigma_power = sqrt(sp / (double)c->nrows);
     u->sigma_energy = sqrt(se / (double)c->nrows);
-    gsl_matrix *cov = gsl_matrix_alloc(NP, NP);
+    gsl_matrix *cov = gsl_matrix_alloc(nf, nf);
     if (!cov)
         return;
+    /* coefficients held fixed have no variance from this fit */
     const gsl_matrix *J = gsl_multifit_nlinear_jac(w);
     if (gsl_multifit_nlinear_covar(J, 0.0, cov) == GSL_SUCCESS) {
         double s2 = sw / dof;
-        for (size_t i = 0; i < NP; i++)
-            for (size_t j = 0; j < NP; j++)
-                u->cov[i * NP + j] = gsl_matrix_get(cov, i, j) * s2;
+        for (size_t i = 0; i < nf; i++)
+            for (size_t j = 0; j < nf; j++)
+                u->cov[c->idx[i] * NP + c->idx[j]] = gsl_matrix_get(cov, i, j) * s2;
         u->valid = 1;
     }
     gsl_matrix_free(cov);
@@ -251,10 +269,22 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
             rows[nr++] = i;
     c.rows = rows;
     c.nrows = nr;
-    if (nr < NP / 2 + 1) {
+    int clock_terms = 0; /* a fitted coefficient other than the host's issue cost */
+    for (size_t i = 0; i < NP; i++)
+        if (!o.free_mask || (o.free_mask >> i & 1ull)) {
+            c.idx[c.nfree++] = i;
+            clock_terms |= strcmp(params[i].name, "host_launch_us") != 0;
+        }
+    size_t nfree = c.nfree;
+    if (!nfree || o.free_mask >> NP) {
+        snprintf(info->message, sizeof info->message, "no coefficient to fit");
+        free(rows);
+        return WL_EINVAL;
+    }
+    if (nr < nfree / 2 + 1) {
         snprintf(info->message, sizeof info->message,
                  "%zu usable rows; at least %zu are needed to fit %zu coefficients", nr,
-                 NP / 2 + 1, NP);
+                 nfree / 2 + 1, nfree);
         free(rows);
         return WL_EINVAL;
     }
@@ -269,7 +299,7 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
         if (!seen)
             clk[nclk++] = f;
     }
-    if (nclk < 3) {
+    if (nclk < 3 && clock_terms) {
         snprintf(info->message, sizeof info->message,
                  "the rows cover %d SM clock(s); at least 3 are needed to separate "
                  "clock-dependent from fixed costs", nclk);
@@ -280,11 +310,11 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
      * refitting from a fitted preset converges to the same point */
     wl_core_coeffs prior;
     wl_core_coeffs_default(&prior);
-    wl_core_coeffs sc = start.coef;
+    wl_core_coeffs sc = start.coef, sc0 = start.coef;
     if (o.from_defaults)
         sc = prior;
     for (size_t i = 0; i < NP; i++)
-        c.x0[i] = to_x(&params[i], *coef_at(&prior, i));
+        c.x0[i] = to_x(&params[i], *coef_at(o.prior_at_start ? &sc0 : &prior, i));
 
     c.w = malloc(3 * nr * sizeof *c.w);
     if (!c.w) {
@@ -298,13 +328,13 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
     memset(&fdf, 0, sizeof fdf);
     fdf.f = resid;
     fdf.df = NULL;
-    fdf.n = 3 * nr + NP;
-    fdf.p = NP;
+    fdf.n = 3 * nr + nfree;
+    fdf.p = nfree;
     fdf.params = &c;
     gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
     gsl_multifit_nlinear_workspace *w =
         gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, fdf.n, fdf.p);
-    gsl_vector *x = gsl_vector_alloc(NP);
+    gsl_vector *x = gsl_vector_alloc(nfree);
     gsl_vector *r = gsl_vector_alloc(fdf.n);
     if (!w || !x || !r) {
         if (w) gsl_multifit_nlinear_free(w);
@@ -314,8 +344,8 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
         free(rows);
         return WL_ENOMEM;
     }
-    for (size_t i = 0; i < NP; i++)
-        gsl_vector_set(x, i, to_x(&params[i], *coef_at(&sc, i)));
+    for (size_t j = 0; j < nfree; j++)
+        gsl_vector_set(x, j, to_x(&params[c.idx[j]], *coef_at(&sc, c.idx[j])));
     int rc = GSL_SUCCESS;
     /* Iteratively reweighted least squares with Huber weights: residuals
      * beyond huber_k (in log ratio, ~5%) count linearly, not quadratically,
@@ -348,8 +378,8 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
         resid(x, &c, r);
         gsl_blas_ddot(r, r, &info->cost_final);
         *out = start;
-        for (size_t i = 0; i < NP; i++)
-            *coef_at(&out->coef, i) = from_x(&params[i], gsl_vector_get(x, i));
+        for (size_t j = 0; j < nfree; j++)
+            *coef_at(&out->coef, c.idx[j]) = from_x(&params[c.idx[j]], gsl_vector_get(x, j));
         uncertainty(w, x, &c, r, &info->unc);
     }
     info->status = rc;

@@ -94,7 +94,7 @@ int wl_calib_vf_section(const char *idle_path, double v_ref_mv, char **out, wl_e
 /* An informational value as INI: control characters blanked, and long
  * text wrapped over indented continuation lines (the INI reader refuses
  * lines inih would cut). */
-static void put_info(FILE *f, const char *key, const char *value)
+void wl_calib_write_info(FILE *f, const char *key, const char *value)
 {
     size_t col = (size_t)fprintf(f, "%s =", key);
     const char *p = value;
@@ -126,7 +126,8 @@ void wl_calib_write_preset(FILE *f, const wl_core_gpu *fitted, const wl_calib_fi
         double se[WL_CALIB_MAXP];
         wl_calib_stderr(&info->unc, se);
         for (int i = 0; i < wl_calib_param_count(); i++)
-            fprintf(f, "stderr_%s = %.4g\n", wl_calib_param_name(i), se[i]);
+            if (!fitted->host_id[0] || strcmp(wl_calib_param_name(i), "host_launch_us"))
+                fprintf(f, "stderr_%s = %.4g\n", wl_calib_param_name(i), se[i]);
     }
     const char *base = strrchr(pi->data_path, '/');
     fprintf(f, "fitted_rows = %zu\n", pi->fitted_rows);
@@ -138,9 +139,9 @@ void wl_calib_write_preset(FILE *f, const wl_core_gpu *fitted, const wl_calib_fi
                 base ? base + 1 : pi->data_path);
         fclose(m);
     }
-    put_info(f, "data_hash", hash ? hash : "");
+    wl_calib_write_info(f, "data_hash", hash ? hash : "");
     free(hash);
-    put_info(f, "command", pi->command);
+    wl_calib_write_info(f, "command", pi->command);
     if (pi->in_sample) {
         char t[3][WL_RESULTS_NUM_MAX];
         wl_results_fmt(t[0], sizeof t[0], pi->in_sample->mape_time, 2);

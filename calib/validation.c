@@ -93,6 +93,17 @@ static int setup_gpus(wl_calib_validation *v, const wl_calib_validation_options 
         if (rc)
             return rc;
     }
+    if (o->host) {
+        wl_core_host h;
+        int rc = wl_preset_host_load(o->host, &h, err);
+        if (rc) {
+            if (rc == WL_ENOTFOUND)
+                wl_error_locate(err, "--host", 0);
+            return rc;
+        }
+        for (size_t k = 0; k < v->ng; k++)
+            wl_core_gpu_set_host(&v->gpus[k], &h);
+    }
     return WL_OK;
 }
 

@@ -91,8 +91,14 @@ typedef struct {
 /* Fitted coefficients, in the order of wl_calib_param_name. */
 int wl_calib_param_count(void);
 const char *wl_calib_param_name(int i);
+/* Index of a coefficient by name, or -1. */
+int wl_calib_param_index(const char *name);
 /* Standard errors of the coefficients themselves (delta method). */
 void wl_calib_stderr(const wl_calib_uncertainty *u, double *se);
+
+/* An informational "key = value" line, wrapped onto indented continuation
+ * lines so that no line exceeds what the preset reader takes. */
+void wl_calib_write_info(FILE *f, const char *key, const char *value);
 
 /* [covariance] section of a calibrated preset. */
 void wl_calib_uncertainty_write(FILE *f, const wl_calib_uncertainty *u);
@@ -137,6 +143,12 @@ typedef struct {
     int from_defaults;   /* start from the physical defaults, not from the
                             problem's GPU: results then never depend on an
                             earlier calibration (held-out fits stay honest) */
+    unsigned long long free_mask; /* bit i: coefficient i (wl_calib_param_name)
+                                     is fitted, the others stay at the problem
+                                     GPU's values; 0: all are fitted */
+    int prior_at_start;  /* centre the prior on the problem GPU's values (a
+                            transfer or an earlier fit) instead of the
+                            physical defaults */
 } wl_calib_fit_options;
 
 /* Defaults: prior weight 0.3 (chosen by leave-one-model-out cross-validation),
@@ -180,6 +192,7 @@ typedef struct {
     const char *traces_dir;         /* predict rows from traces there when one exists */
     const char *gpu;                /* only this GPU's rows, on this preset (NULL: each
                                        GPU named in the rows on its own preset) */
+    const char *host;               /* host preset for every GPU (NULL: each preset's) */
     const char *const *idle_specs;  /* [ID=]TABLE.csv measured idle tables */
     size_t n_idle;
     int beside;                     /* look beside DATA/measurements/X.csv: DATA/traces

@@ -22,6 +22,14 @@ static void help(FILE *f)
 "positive, below idle power, power != energy/time) are reported and\n"
 "excluded. Residuals per workload and in-sample figures go to stderr. The\n"
 "input may also be given as --in FILE.\n\n"
+"  --fit WHAT            what the rows move: gpu (every GPU coefficient, the\n"
+"                        default), host (only the host's per-kernel issue cost,\n"
+"                        from a few launch-bound rows; -o then writes a host\n"
+"                        preset), gpu,host (both; the host preset goes to\n"
+"                        --host-out), or a list of coefficient names\n"
+"  --host ID|FILE.ini    the host the rows were measured on (default: the GPU\n"
+"                        preset's host class, presets/hosts/)\n"
+"  --host-out FILE.ini   where --fit gpu,host writes the fitted host preset\n"
 "  --traces DIR          predict rows from traces where DIR has one\n"
 "  --idle TABLE.csv      replace the preset's V-f/idle table by one derived\n"
 "                        from this idle measurement (sm_clock_mhz,voltage_mv,\n"
@@ -38,13 +46,53 @@ static void help(FILE *f)
 }
 
 typedef struct {
-    const char *traces, *gpu_id, *out, *holdout, *idle, *path;
+    const char *traces, *gpu_id, *out, *holdout, *idle, *path, *host, *host_out;
+    int fit_gpu, fit_host; /* --fit: the GPU's coefficients, the host's issue cost */
     wl_core_strlist held_out; /* --holdout's models */
     long long kfold;
     int lomo, quiet;
     wl_calib_fit_options fit;
     char *command;
 } cal_opts;
+
+/* Every coefficient but the host's issue cost. */
+static unsigned long long gpu_mask(void)
+{
+    unsigned long long m = 0;
+    for (int i = 0; i < wl_calib_param_count(); i++)
+        if (strcmp(wl_calib_param_name(i), "host_launch_us"))
+            m |= 1ull << i;
+    return m;
+}
+
+/* --fit gpu|host|gpu,host|NAME,...: which coefficients the rows move. */
+static int fit_option(cal_opts *o, const char *value)
+{
+    wl_core_strlist l = {0};
+    wl_error err = {0};
+    int rc = 0;
+    if (wl_core_parse_names(value, "--fit", 0, "fit", &l, &err))
+        return cli_fail("calibrate", &err);
+    o->fit.free_mask = 0;
+    o->fit_gpu = o->fit_host = 0;
+    int host = wl_calib_param_index("host_launch_us");
+    for (size_t i = 0; i < l.n && !rc; i++) {
+        int k;
+        if (!strcmp(l.v[i], "gpu"))
+            o->fit.free_mask |= gpu_mask();
+        else if (!strcmp(l.v[i], "host"))
+            o->fit.free_mask |= 1ull << host;
+        else if ((k = wl_calib_param_index(l.v[i])) >= 0)
+            o->fit.free_mask |= 1ull << k;
+        else
+            rc = cli_usage("calibrate", "--fit: expected gpu, host or coefficient names "
+                           "(as in [calibration]), got '%.60s'", l.v[i]);
+    }
+    wl_core_strlist_free(&l);
+    o->fit_host = (int)(o->fit.free_mask >> host & 1ull);
+    o->fit_gpu = (o->fit.free_mask & ~(1ull << host)) != 0;
+    return rc;
+}
 
 static int cal_parse(int argc, char **argv, cal_opts *o)
 {
@@ -59,6 +107,9 @@ static int cal_parse(int argc, char **argv, cal_opts *o)
                                        {"prior-weight", required_argument, 0, 'p'},
                                        {"in", required_argument, 0, 'N'},
                                        {"quiet", no_argument, 0, 'q'},
+                                       {"fit", required_argument, 0, 'W'},
+                                       {"host", required_argument, 0, 'O'},
+                                       {"host-out", required_argument, 0, 'U'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     const char *in = NULL;
@@ -85,6 +136,9 @@ static int cal_parse(int argc, char **argv, cal_opts *o)
         case 'k': rc = cli_int(cmd, "--kfold", optarg, 2, 1000, &o->kfold); break;
         case 'p': rc = cli_real(cmd, "--prior-weight", optarg, 0, 1e6, &o->fit.prior_weight); break;
         case 'o': o->out = optarg; break;
+        case 'O': o->host = optarg; break;
+        case 'U': o->host_out = optarg; break;
+        case 'W': rc = fit_option(o, optarg); break;
         case 'h': help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argv); break;
         }
@@ -95,6 +149,14 @@ static int cal_parse(int argc, char **argv, cal_opts *o)
         return rc;
     if (!o->gpu_id)
         return cli_usage(cmd, "--gpu is required");
+    if (!o->fit_gpu && !o->fit_host) {
+        o->fit_gpu = 1; /* the default: every GPU coefficient, the host held */
+        o->fit.free_mask = gpu_mask();
+    }
+    if (o->fit_host && o->fit_gpu && !o->host_out)
+        return cli_usage(cmd, "--fit with the host and GPU coefficients needs --host-out FILE.ini");
+    if (o->host_out && !(o->fit_host && o->fit_gpu))
+        return cli_usage(cmd, "--host-out: only with --fit gpu,host (--fit host writes -o)");
     if (!o->out)
         return cli_usage(cmd, "-o FILE.ini is required");
     if (!o->path)
@@ -168,6 +230,56 @@ static void crossval(const cal_opts *o, wl_calib_problem *p, const unsigned char
     }
 }
 
+/* The host's issue cost before and after, with its standard error. */
+static void report_host(const wl_core_gpu *before, const wl_core_gpu *after,
+                        const wl_calib_fit_info *info)
+{
+    double se[WL_CALIB_MAXP] = {0};
+    if (info->unc.valid)
+        wl_calib_stderr(&info->unc, se);
+    int k = wl_calib_param_index("host_launch_us");
+    fprintf(stderr, "host %s: issue cost %.2f us per kernel -> %.2f +- %.2f us\n",
+            before->host_id[0] ? before->host_id : "(the preset's own)",
+            before->coef.host_launch_us, after->coef.host_launch_us, se[k]);
+}
+
+/* The fitted host as a preset named after its file. */
+static int write_host(const cal_opts *o, const char *path, const wl_core_gpu *fitted,
+                      const wl_calib_fit_info *info, size_t rows, wl_error *err)
+{
+    wl_core_host h = {.launch_us = fitted->coef.host_launch_us};
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t bl = strlen(base);
+    if (bl > 4 && !strcmp(base + bl - 4, ".ini"))
+        bl -= 4;
+    snprintf(h.id, sizeof h.id, "%.*s", (int)(bl && bl < sizeof h.id ? bl : 4),
+             bl && bl < sizeof h.id ? base : "host");
+    snprintf(h.name, sizeof h.name, "host fitted to %.100s", o->path);
+    double se[WL_CALIB_MAXP] = {0};
+    if (info->unc.valid) {
+        wl_calib_stderr(&info->unc, se);
+        h.launch_us_stderr = se[wl_calib_param_index("host_launch_us")];
+    }
+    char *src = wl_core_strprintf("fitted by wattlas calibrate to %zu rows of %s (GPU %s)", rows,
+                                  o->path, fitted->id);
+    if (!src) {
+        wl_error_set(err, path, 0, "", "out of memory");
+        return WL_ENOMEM;
+    }
+    wl_results_out *out = NULL;
+    int rc = wl_results_out_open(path, &out, err);
+    if (!rc) {
+        FILE *f = wl_results_out_stream(out);
+        wl_preset_write_host(f, &h);
+        wl_calib_write_info(f, "source", src);
+        wl_calib_write_info(f, "command", o->command);
+        rc = wl_results_out_commit(out, err);
+    }
+    free(src);
+    return rc;
+}
+
 static int cal_run(const cal_opts *o)
 {
     const char *cmd = "calibrate";
@@ -186,6 +298,16 @@ static int cal_run(const cal_opts *o)
             wl_error_locate(&err, "--gpu", 0);
         status = cli_fail(cmd, &err);
         goto done;
+    }
+    if (o->host) {
+        wl_core_host h;
+        if ((rc = wl_preset_host_load(o->host, &h, &err))) {
+            if (rc == WL_ENOTFOUND && !err.line)
+                wl_error_locate(&err, "--host", 0);
+            status = cli_fail(cmd, &err);
+            goto done;
+        }
+        wl_core_gpu_set_host(&gpu, &h);
     }
     /* the preset text to carry over */
     const char *text;
@@ -267,18 +389,35 @@ static int cal_run(const cal_opts *o)
         if (wl_calib_score(p, test, &hm) == WL_OK)
             print_metrics("held-out", &hm);
     }
+    if (o->fit_host)
+        report_host(&gpu, &fitted, &info);
     wl_calib_problem_set_gpu(p, &gpu);
     crossval(o, p, train, n, fold);
-    if (wl_results_out_open(o->out, &out, &err)) {
+    if (o->fit_host && (rc = write_host(o, o->fit_gpu ? o->host_out : o->out, &fitted, &info, used,
+                                        &err))) {
         status = cli_fail(cmd, &err);
         goto done;
     }
-    wl_calib_preset_info pi = {.preset_text = text, .vf_text = vf_text, .data_path = o->path,
-                               .command = o->command, .fitted_rows = used, .in_sample = &after};
-    wl_calib_write_preset(wl_results_out_stream(out), &fitted, &info, &pi);
-    rc = wl_results_out_commit(out, &err);
-    out = NULL;
-    status = rc ? cli_fail(cmd, &err) : 0;
+    if (o->fit_gpu) {
+        if (wl_results_out_open(o->out, &out, &err)) {
+            status = cli_fail(cmd, &err);
+            goto done;
+        }
+        wl_calib_preset_info pi = {.preset_text = text, .vf_text = vf_text, .data_path = o->path,
+                                   .command = o->command, .fitted_rows = used, .in_sample = &after};
+        wl_calib_write_preset(wl_results_out_stream(out), &fitted, &info, &pi);
+        rc = wl_results_out_commit(out, &err);
+        out = NULL;
+        if (rc) {
+            status = cli_fail(cmd, &err);
+            goto done;
+        }
+        if (o->host && !o->fit_host)
+            fprintf(stderr, "note: fitted with host %s; the preset names its own host class "
+                            "(predict with --host %s for the machine these rows came from)\n",
+                    gpu.host_id, o->host);
+    }
+    status = 0;
 done:
     wl_results_out_abort(out);
     free(train);

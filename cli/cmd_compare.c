@@ -21,6 +21,7 @@ static void help(FILE *f)
 "  --gpu LIST              GPU presets or INI paths (required)\n"
 "  --model ID|FILE.ini     model preset or hub id (default gpt2)\n"
 "  --trace FILE.json       a kernel trace instead of --model\n"
+"  --host ID|FILE.ini      one host for every GPU (default: each preset's host class)\n"
 "  --idle [ID=]TABLE.csv   measured idle table for that GPU instead of its preset's\n"
 "                          idle curve (repeatable; a bare TABLE only with one GPU)\n"
 "  --batch N  --seq N      shape (defaults 1 and 128)\n"
@@ -50,6 +51,7 @@ typedef struct {
 static const cli_axis axis_opts[] = {
     {"gpu", "gpu"},   {"model", "model"}, {"trace", "trace"},         {"batch", "batch"},
     {"seq", "seq"},   {"dtype", "dtype"}, {"attention", "attention"}, {"idle", "idle"},
+    {"host", "host"},
     {"latency", "latency"}, {"interval", "interval"},
 };
 #define NAXIS (sizeof axis_opts / sizeof *axis_opts)

@@ -17,6 +17,8 @@ static void help(FILE *f)
 "  --model ID|FILE.ini     model preset or hub id (default gpt2)\n"
 "  --trace FILE.json       a kernel trace instead of --model (with --dtype fp32, a\n"
 "                          bf16/fp16 trace is retyped as eager PyTorch runs fp32)\n"
+"  --host ID|FILE.ini      the host that issues the kernels (presets/hosts/; default:\n"
+"                          the host class named by the GPU preset)\n"
 "  --idle TABLE.csv        measured idle table (sm_clock_mhz,voltage_mv,idle_power_w;\n"
 "                          voltage may be empty) instead of the preset's idle curve\n"
 "  --batch N               sequences (or images) per pass (default 1)\n"
@@ -57,6 +59,7 @@ static const cli_axis axis_opts[] = {
     {"seq", "seq"},     {"dtype", "dtype"},   {"attention", "attention"}, {"clock", "clock"},
     {"voltage-mv", "voltage_mv"}, {"voltage-offset-mv", "voltage_offset_mv"},
     {"scope", "scope"}, {"latency", "latency"}, {"idle", "idle"},      {"interval", "interval"},
+    {"host", "host"},
 };
 #define NAXIS (sizeof axis_opts / sizeof *axis_opts)
 

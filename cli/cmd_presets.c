@@ -13,8 +13,9 @@ static void help(FILE *f)
 "usage: wattlas presets list [--format FMT] [-o FILE]\n"
 "       wattlas presets show ID [-o FILE]\n"
 "       wattlas presets derive-vf IDLE.csv [--step-mhz N] [-o FILE]\n\n"
-"list       the built-in GPU and model presets (table, csv, ndjson or json)\n"
-"show ID    a preset's INI text (GPU or model, by id or alias)\n"
+"list       the built-in GPU, model and host presets (table, csv, ndjson or\n"
+"           json); a GPU's row names its host class and issue cost\n"
+"show ID    a preset's INI text (GPU, model or host, by id or alias)\n"
 "derive-vf  a smoothed [vf] section from a measured idle table\n"
 "           (columns sm_clock_mhz,voltage_mv,idle_power_w; default step 60 MHz)\n");
 }
@@ -76,6 +77,8 @@ static const wl_results_col list_cols[] = {
     WL_RESULTS_COL("kv_heads", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("d_ff", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("activation", WL_COL_TEXT, 0, 0),
+    WL_RESULTS_COL("host", WL_COL_TEXT, 0, 0),
+    WL_RESULTS_COL("launch_us", WL_COL_NUM, 2, 0),
 };
 #define NLIST (sizeof list_cols / sizeof *list_cols)
 
@@ -86,25 +89,31 @@ static int list(const presets_opts *o)
     if (rc)
         return rc;
     wl_results_cell cells[NLIST];
-    for (int kind = 0; kind < 2 && !rc; kind++) {
-        wl_preset_kind k = kind ? WL_PRESET_MODEL : WL_PRESET_GPU;
+    for (int kind = 0; kind < 3 && !rc; kind++) {
+        wl_preset_kind k = kind == 0 ? WL_PRESET_GPU : kind == 1 ? WL_PRESET_MODEL : WL_PRESET_HOST;
         for (size_t i = 0; i < wl_preset_count(k) && !rc; i++) {
             for (size_t c = 0; c < NLIST; c++)
                 cells[c] = (wl_results_cell){NULL, NAN};
             const char *id = wl_preset_id(k, i);
-            cells[0].s = kind ? "model" : "gpu";
+            cells[0].s = kind == 0 ? "gpu" : kind == 1 ? "model" : "host";
             cells[1].s = id;
             wl_error err;
             wl_core_gpu g;
             wl_core_model m;
-            if (!kind && wl_preset_gpu_load(id, &g, &err) == WL_OK) {
+            wl_core_host h;
+            if (kind == 2 && wl_preset_host_load(id, &h, &err) == WL_OK) {
+                cells[2].s = h.name;
+                cells[17].v = h.launch_us;
+            } else if (!kind && wl_preset_gpu_load(id, &g, &err) == WL_OK) {
                 cells[2].s = g.name;
                 const double v[6] = {g.sms, g.sm_clock_min_mhz, g.sm_clock_max_mhz,
                                      g.dram_bw_gbs, NAN, g.power_limit_w};
                 for (int j = 0; j < 6; j++)
                     cells[3 + j].v = v[j];
                 cells[7].s = g.dram_type;
-            } else if (kind && wl_preset_model_load(id, &m, &err) == WL_OK) {
+                cells[16].s = g.host_id[0] ? g.host_id : NULL;
+                cells[17].v = g.coef.host_launch_us;
+            } else if (kind == 1 && wl_preset_model_load(id, &m, &err) == WL_OK) {
                 cells[9].s = wl_style_name(m.style);
                 const double v[5] = {m.layers, m.d_model, m.heads, m.kv_heads, m.d_ff};
                 for (int j = 0; j < 5 && !wl_core_model_is_vision(&m); j++)
@@ -130,8 +139,10 @@ static int presets_run(const presets_opts *o)
     wl_results_out *out = NULL;
     const char *t = NULL;
     if (!strcmp(o->sub, "show")) {
-        const char *g = wl_preset_gpu_resolve(o->arg), *m = wl_preset_model_resolve(o->arg);
-        t = g ? wl_preset_text(WL_PRESET_GPU, g) : m ? wl_preset_text(WL_PRESET_MODEL, m) : NULL;
+        const char *g = wl_preset_gpu_resolve(o->arg), *m = wl_preset_model_resolve(o->arg),
+                   *h = wl_preset_host_resolve(o->arg);
+        t = g ? wl_preset_text(WL_PRESET_GPU, g) : m ? wl_preset_text(WL_PRESET_MODEL, m)
+              : h ? wl_preset_text(WL_PRESET_HOST, h) : NULL;
         if (!t)
             return cli_usage(cmd, "no preset '%.60s' (see 'wattlas presets list')", o->arg);
     }

@@ -36,6 +36,8 @@ static void sweep_help(FILE *f)
 "                                  --set sms=84,108,132 --set dram_bw_gbs=1555,2039\n"
 "  --scope model|layer|kernel      forward pass, one layer, or a pass with a row\n"
 "                                  per kernel class (as --kernels)\n"
+"  --host ID|FILE.ini              the host that issues the kernels, for every GPU\n"
+"                                  (default: each GPU preset's host class)\n"
 "  --idle [ID=]TABLE.csv           measured idle table (sm_clock_mhz,voltage_mv,\n"
 "                                  idle_power_w) in place of that GPU's idle curve\n"
 "options:\n"
@@ -66,7 +68,7 @@ static const cli_axis axis_opts[] = {
     {"attention", "attention"}, {"clock", "clock"},
     {"voltage-offset-mv", "voltage_offset_mv"}, {"voltage-mv", "voltage_mv"},
     {"set", "set"},         {"scope", "scope"},
-    {"idle", "idle"},       {"latency", "latency"},
+    {"idle", "idle"},       {"latency", "latency"},     {"host", "host"},
     {"interval", "interval"},
 };
 #define NAXIS (sizeof axis_opts / sizeof *axis_opts)

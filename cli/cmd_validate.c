@@ -12,7 +12,7 @@ static void help(FILE *f)
 {
     fprintf(f,
 "usage: wattlas validate MEASUREMENTS.csv [--traces DIR] [--idle [ID=]TABLE.csv] [--gpu ID]\n"
-"                        [--no-beside] [--no-lomo] [--interval L] [--format FMT] [-o FILE]\n\n"
+"                        [--host ID] [--no-beside] [--no-lomo] [--interval L] [--format FMT] [-o FILE]\n\n"
 "Predicts every measured row (schema of shared/data/measurements) and writes\n"
 "the input columns followed by predicted_effective_clock_mhz,\n"
 "predicted_time_ms, predicted_power_w and predicted_energy_j, in input order.\n"
@@ -31,6 +31,8 @@ static void help(FILE *f)
 "  --no-beside   do not look beside the measurements (see below)\n"
 "  --gpu ID      score only that GPU's rows on this preset (default: every GPU\n"
 "                named in the gpu column, each on its own preset, then pooled)\n"
+"  --host ID|FILE.ini  the host that issued the kernels, for every GPU (default:\n"
+"                each GPU preset's host class, presets/hosts/)\n"
 "  --no-lomo     skip the leave-one-model-out refits\n"
 "  --interval L  add predicted_*_lo/hi columns: the prediction interval at level\n"
 "                L (0.95 or 95), and report how often it covers the measurement\n"
@@ -62,6 +64,7 @@ static int validate_parse(int argc, char **argv, validate_opts *o)
                                        {"no-beside", no_argument, 0, 'B'},
                                        {"interval", required_argument, 0, 'I'},
                                        {"gpu", required_argument, 0, 'g'},
+                                       {"host", required_argument, 0, 'H'},
                                        {"no-lomo", no_argument, 0, 'n'},
                                        {"in", required_argument, 0, 'N'},
                                        {"format", required_argument, 0, 'f'},
@@ -76,6 +79,7 @@ static int validate_parse(int argc, char **argv, validate_opts *o)
         switch (c) {
         case 't': o->v.traces_dir = optarg; break;
         case 'g': o->v.gpu = optarg; break;
+        case 'H': o->v.host = optarg; break;
         case 'n': o->no_lomo = 1; break;
         case 'B': o->v.beside = 0; break;
         case 'N': in = optarg; break;

@@ -2,6 +2,7 @@
 #include "wattlas_core.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Piecewise-linear interpolation over ascending x, clamped at the ends. */
@@ -104,6 +105,26 @@ int wl_core_gpu_clock_check(const wl_core_gpu *g, double mhz, const char *source
                  "there; give a fixed voltage to force it)",
                  t, g->id, g->sm_clock_min_mhz, g->sm_clock_max_mhz);
     return WL_EINVAL;
+}
+
+int wl_core_host_check(const wl_core_host *host, wl_error *err)
+{
+    const char *src = host->id[0] ? host->id : "host";
+    if (!(host->launch_us > 0 && host->launch_us <= 10000)) {
+        wl_error_set(err, src, 0, "launch_us", "must be in (0, 10000] us");
+        return WL_EINVAL;
+    }
+    if (!(host->launch_us_stderr >= 0 && host->launch_us_stderr <= 10000)) {
+        wl_error_set(err, src, 0, "launch_us_stderr", "must be in [0, 10000] us");
+        return WL_EINVAL;
+    }
+    return WL_OK;
+}
+
+void wl_core_gpu_set_host(wl_core_gpu *gpu, const wl_core_host *host)
+{
+    gpu->coef.host_launch_us = host->launch_us;
+    snprintf(gpu->host_id, sizeof gpu->host_id, "%s", host->id);
 }
 
 /* Uncalibrated priors for an Ampere-class datacenter GPU. They are starting

@@ -222,7 +222,29 @@ typedef struct {
     wl_core_vf vf;
     wl_core_coeffs coef;
     char coef_source[96];      /* "" (own), or "transferred from ID" */
+    char host_id[64];          /* the host whose issue cost coef.host_launch_us is
+                                  (wl_core_gpu_set_host); "" when the preset's
+                                  [calibration] gives host_launch_us itself */
 } wl_core_gpu;
+
+/* ---- hosts ----------------------------------------------------------------
+ * The machine that issues the kernels: CPU, driver and framework. Eager
+ * PyTorch spends a fixed host time on every kernel (Python, the ATen
+ * dispatcher, the CUDA launch call); a workload whose kernels are shorter
+ * than that runs at the host's pace whatever the GPU, so a faster CPU or a
+ * newer framework speeds up small workloads and leaves large ones alone. */
+typedef struct {
+    char id[64];
+    char name[128];
+    double launch_us;        /* host time to issue one kernel, eager PyTorch */
+    double launch_us_stderr; /* its standard error (0: not stated) */
+} wl_core_host;
+
+/* WL_EINVAL (err names the field) unless launch_us is in (0, 10000]. */
+int wl_core_host_check(const wl_core_host *host, wl_error *err);
+/* Puts the host's issue cost into gpu->coef and its id into gpu->host_id;
+ * nothing else of the GPU changes. */
+void wl_core_gpu_set_host(wl_core_gpu *gpu, const wl_core_host *host);
 
 /* Interpolated V(f) in mV and idle power in W. */
 double wl_core_gpu_voltage_mv(const wl_core_gpu *gpu, double sm_clock_mhz);

@@ -15,7 +15,15 @@ typedef struct {
 extern const wl_preset_blob wl_preset_blobs[];
 extern const size_t wl_preset_blob_count;
 
-static const char *kind_dir(wl_preset_kind k) { return k == WL_PRESET_GPU ? "gpus" : "models"; }
+static const char *kind_dir(wl_preset_kind k)
+{
+    return k == WL_PRESET_GPU ? "gpus" : k == WL_PRESET_MODEL ? "models" : "hosts";
+}
+
+static const char *kind_word(wl_preset_kind k)
+{
+    return k == WL_PRESET_GPU ? "GPU" : k == WL_PRESET_MODEL ? "model" : "host";
+}
 
 size_t wl_preset_count(wl_preset_kind kind)
 {
@@ -129,6 +137,13 @@ const char *wl_preset_model_resolve(const char *name)
     return resolve("models", norm);
 }
 
+const char *wl_preset_host_resolve(const char *name)
+{
+    char norm[128];
+    normalize_gpu_name(name, norm, sizeof norm);
+    return resolve("hosts", norm);
+}
+
 /* ---- GPU keys ------------------------------------------------------------
  * One table drives parsing, --set, printing and the range of every key. The
  * ranges are not physics (wl_core_gpu_check has the relations); they reject
@@ -162,6 +177,7 @@ typedef struct {
 static const gpu_field gpu_fields[] = {
     S("gpu", "id", id, 1),
     S("gpu", "name", name, 0),
+    S("gpu", "host", host_id, 0),
     I("gpu", "sms", sms, 1, 1, 100000),
     D("gpu", "sm_clock_min_mhz", sm_clock_min_mhz, 1, 0, 100000, POS),
     D("gpu", "sm_clock_max_mhz", sm_clock_max_mhz, 1, 0, 100000, POS),
@@ -539,6 +555,34 @@ static int transfer(const ctx *c, wl_core_gpu *out, const char *source, wl_error
     return WL_OK;
 }
 
+/* [gpu] host = ID|PATH: the host class the GPU usually comes in owns the
+ * per-kernel issue cost. A file whose [calibration] states host_launch_us
+ * keeps its own; a file with neither takes the calibration host. */
+static int gpu_host(const ctx *c, wl_core_gpu *out, const char *source, wl_error *err)
+{
+    int own = seen_key(c, "host_launch_us");
+    if (own && out->host_id[0]) {
+        wl_error_set(err, source, key_line(c, "host"), "host",
+                     "both [gpu] host and [calibration] host_launch_us; the host preset sets "
+                     "the issue cost, keep one");
+        return WL_EPARSE;
+    }
+    if (own)
+        return WL_OK;
+    const char *id = out->host_id[0] ? out->host_id : WL_PRESET_DEFAULT_HOST;
+    wl_core_host h;
+    wl_error e2 = {0};
+    if (wl_preset_host_load(id, &h, &e2)) {
+        char msg[512];
+        wl_error_format(&e2, msg, sizeof msg);
+        wl_error_set(err, source, key_line(c, "host"), "host", "cannot load host '%.60s': %.300s",
+                     id, msg);
+        return WL_EPARSE;
+    }
+    wl_core_gpu_set_host(out, &h);
+    return WL_OK;
+}
+
 static int gpu_parse(ctx *c, const char *text, const char *source, wl_core_gpu *out,
                      wl_error *err)
 {
@@ -554,6 +598,8 @@ static int gpu_parse(ctx *c, const char *text, const char *source, wl_core_gpu *
     if ((rc = vf_tables(c, out, source, err)))
         return rc;
     if (c->transfer_from[0] && (rc = transfer(c, out, source, err)))
+        return rc;
+    if ((rc = gpu_host(c, out, source, err)))
         return rc;
     out->vf_anchor_mhz = out->vf.clock_mhz[out->vf.n > 0 ? out->vf.n - 1 : 0];
     out->vf_anchor_mv = out->vf.n > 0 ? out->vf.voltage_mv[out->vf.n - 1] : 0;
@@ -787,16 +833,17 @@ int wl_preset_find(wl_preset_kind kind, const char *id, const char **text, char 
     }
     *text = wl_preset_text(kind, id);
     if (!*text) {
-        const char *canon = kind == WL_PRESET_GPU ? wl_preset_gpu_resolve(id) : wl_preset_model_resolve(id);
+        const char *canon = kind == WL_PRESET_GPU     ? wl_preset_gpu_resolve(id)
+                            : kind == WL_PRESET_MODEL ? wl_preset_model_resolve(id)
+                                                      : wl_preset_host_resolve(id);
         if (canon) {
             id = canon;
             *text = wl_preset_text(kind, id);
         }
     }
     if (!*text) {
-        wl_error_set(err, id, 0, kind == WL_PRESET_GPU ? "gpu" : "model",
-                     "no %s preset '%.60s' (see 'wattlas presets list')",
-                     kind == WL_PRESET_GPU ? "GPU" : "model", id);
+        wl_error_set(err, id, 0, kind == WL_PRESET_GPU ? "gpu" : kind == WL_PRESET_MODEL ? "model" : "host",
+                     "no %s preset '%.60s' (see 'wattlas presets list')", kind_word(kind), id);
         return WL_ENOTFOUND;
     }
     snprintf(src, cap, "presets/%s/%s.ini", kind_dir(kind), id);
@@ -810,8 +857,9 @@ static int load(wl_preset_kind kind, const char *id, void *out, wl_error *err)
     char *owned;
     int rc = wl_preset_find(kind, id, &text, &owned, src, sizeof src, err);
     if (!rc)
-        rc = kind == WL_PRESET_GPU ? wl_preset_gpu_parse(text, owned ? id : src, out, err)
-                                   : wl_preset_model_parse(text, owned ? id : src, out, err);
+        rc = kind == WL_PRESET_GPU     ? wl_preset_gpu_parse(text, owned ? id : src, out, err)
+             : kind == WL_PRESET_MODEL ? wl_preset_model_parse(text, owned ? id : src, out, err)
+                                       : wl_preset_host_parse(text, owned ? id : src, out, err);
     free(owned);
     return rc;
 }
@@ -824,6 +872,91 @@ int wl_preset_gpu_load(const char *id_or_path, wl_core_gpu *out, wl_error *err)
 int wl_preset_model_load(const char *id_or_path, wl_core_model *out, wl_error *err)
 {
     return load(WL_PRESET_MODEL, id_or_path, out, err);
+}
+
+int wl_preset_host_load(const char *id_or_path, wl_core_host *out, wl_error *err)
+{
+    return load(WL_PRESET_HOST, id_or_path, out, err);
+}
+
+/* ---- hosts ----------------------------------------------------------------- */
+
+static const char *const host_info[] = {"source", "command", "cpu", "framework", "aliases",
+                                        "note", "fitted_rows", "data_hash", "fitted_on"};
+
+typedef struct {
+    wl_core_host *h;
+    const char *source;
+    wl_error *err;
+    int line[4]; /* id, name, launch_us, launch_us_stderr */
+} host_ctx;
+
+static int host_handler(void *user, const char *section, const char *name, const char *value,
+                        int line)
+{
+    host_ctx *c = user;
+    static const char *const keys[4] = {"id", "name", "launch_us", "launch_us_stderr"};
+    if (strcmp(section, "host")) {
+        wl_error_set(c->err, c->source, line, name, "unknown section [%.60s] (a host preset has [host])",
+                     section);
+        return 0;
+    }
+    int k;
+    for (k = 0; k < 4 && strcmp(name, keys[k]); k++)
+        ;
+    if (k == 4) {
+        for (size_t i = 0; i < sizeof host_info / sizeof *host_info; i++)
+            if (!strcmp(name, host_info[i]))
+                return 1;
+        wl_error_set(c->err, c->source, line, name, "unknown key in [host]");
+        return 0;
+    }
+    if (c->line[k]) {
+        wl_error_set(c->err, c->source, line, name, "duplicate key in [host] (first on line %d)",
+                     c->line[k]);
+        return 0;
+    }
+    c->line[k] = line;
+    if (k < 2) {
+        char *dst = k ? c->h->name : c->h->id;
+        size_t cap = k ? sizeof c->h->name : sizeof c->h->id;
+        if (!value[0] || strlen(value) >= cap) {
+            wl_error_set(c->err, c->source, line, name, "empty or longer than %zu characters", cap - 1);
+            return 0;
+        }
+        memcpy(dst, value, strlen(value) + 1);
+        return 1;
+    }
+    double *dst = k == 2 ? &c->h->launch_us : &c->h->launch_us_stderr;
+    return wl_core_parse_real(value, 0, 10000, c->source, line, name, dst, c->err) == WL_OK;
+}
+
+int wl_preset_host_parse(const char *text, const char *source, wl_core_host *out, wl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    host_ctx c = {.h = out, .source = source, .err = err};
+    int rc = wl_preset_ini_parse(text, strlen(text), source, host_handler, &c, err);
+    if (rc)
+        return rc;
+    if (!c.line[0] || !c.line[2]) {
+        wl_error_set(err, source, 0, c.line[0] ? "launch_us" : "id", "missing required key in [host]");
+        return WL_EPARSE;
+    }
+    if (wl_core_host_check(out, err)) {
+        wl_error_locate(err, source, !strcmp(err->field, "launch_us") ? c.line[2] : c.line[3]);
+        return WL_EPARSE;
+    }
+    return WL_OK;
+}
+
+void wl_preset_write_host(FILE *out, const wl_core_host *host)
+{
+    fprintf(out, "[host]\nid = %s\n", host->id);
+    if (host->name[0])
+        fprintf(out, "name = %s\n", host->name);
+    fprintf(out, "launch_us = %.10g\n", host->launch_us);
+    if (host->launch_us_stderr > 0)
+        fprintf(out, "launch_us_stderr = %.4g\n", host->launch_us_stderr);
 }
 
 /* ---- field access ---------------------------------------------------------- */
@@ -860,6 +993,8 @@ int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value, wl_error 
         *(int *)(void *)base = (int)value;
     else
         *(double *)(void *)base = value;
+    if (!strcmp(key, "host_launch_us"))
+        gpu->host_id[0] = 0; /* the issue cost is now the GPU's own, not a host's */
     /* a rule key takes its column over from a measured table */
     unsigned col = 0;
     if (!strcmp(key, "vmin_mv") || !strcmp(key, "vmax_mv") || !strcmp(key, "vf_knee_mhz"))
@@ -923,6 +1058,9 @@ void wl_preset_write_calibration(FILE *out, const wl_core_gpu *gpu)
     fprintf(out, "[calibration]\n");
     for (size_t i = 0; i < N_GPU_FIELDS; i++) {
         if (strcmp(gpu_fields[i].section, "calibration"))
+            continue;
+        /* a named host owns the issue cost (see gpu_host) */
+        if (gpu->host_id[0] && !strcmp(gpu_fields[i].key, "host_launch_us"))
             continue;
         double v = 0;
         wl_preset_gpu_get(gpu, gpu_fields[i].key, &v);

@@ -6,7 +6,11 @@
 #include <stdio.h>
 #include "../core/wattlas_core.h"
 
-typedef enum { WL_PRESET_GPU = 0, WL_PRESET_MODEL = 1 } wl_preset_kind;
+typedef enum { WL_PRESET_GPU = 0, WL_PRESET_MODEL = 1, WL_PRESET_HOST = 2 } wl_preset_kind;
+
+/* The host a GPU preset without a [gpu] host key comes with: the machine the
+ * A100 PCIe coefficients were calibrated on. */
+#define WL_PRESET_DEFAULT_HOST "a100-calib-host"
 
 /* Built-in presets. */
 size_t wl_preset_count(wl_preset_kind kind);
@@ -25,6 +29,8 @@ int wl_preset_gpu_names(const char *name, const char *gpu_id);
  * for GPUs after dropping a hub organisation ("google/vit-large-patch16-224",
  * "facebook/opt-1.3b"). NULL when none matches. */
 const char *wl_preset_model_resolve(const char *name);
+/* The built-in host id for a name: the id or a [host] alias. */
+const char *wl_preset_host_resolve(const char *name);
 
 /* The INI text a preset name stands for: a built-in id or alias (*text is
  * the built-in text, *owned NULL), a model hub id, or a file (a path: it
@@ -37,6 +43,13 @@ int wl_preset_find(wl_preset_kind kind, const char *id_or_path, const char **tex
 int wl_preset_gpu_load(const char *id_or_path, wl_core_gpu *out, wl_error *err);
 int wl_preset_model_load(const char *id_or_path, wl_core_model *out, wl_error *err);
 int wl_preset_gpu_parse(const char *text, const char *source, wl_core_gpu *out, wl_error *err);
+/* Host presets ([host]: id, name, launch_us, launch_us_stderr; cpu,
+ * framework, source, command, aliases as text). */
+int wl_preset_host_load(const char *id_or_path, wl_core_host *out, wl_error *err);
+int wl_preset_host_parse(const char *text, const char *source, wl_core_host *out, wl_error *err);
+/* Writes a host preset's [host] section: id, name, the issue cost and its
+ * standard error (informational keys may follow). */
+void wl_preset_write_host(FILE *out, const wl_core_host *host);
 int wl_preset_model_parse(const char *text, const char *source, wl_core_model *out,
                           wl_error *err);
 

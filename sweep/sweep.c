@@ -30,13 +30,13 @@ typedef struct {
 } set_axis;
 
 struct wl_sweep_spec {
-    wl_core_strlist gpus, models, traces, idle;
+    wl_core_strlist gpus, models, traces, idle, host;
     wl_core_numlist batch, seq, clocks, voff, vfix;
     wl_dtype *dtypes;
     size_t ndt;
     wl_attention *attn;
     size_t nattn;
-    origin o_gpu, o_model, o_trace, o_idle, o_batch, o_seq, o_dtype, o_attn, o_clock, o_voff,
+    origin o_gpu, o_model, o_trace, o_idle, o_host, o_batch, o_seq, o_dtype, o_attn, o_clock, o_voff,
         o_vfix;
     set_axis set[MAX_SET];
     size_t nset;
@@ -78,6 +78,7 @@ void wl_sweep_spec_free(wl_sweep_spec *s)
     wl_core_strlist_free(&s->models);
     wl_core_strlist_free(&s->traces);
     wl_core_strlist_free(&s->idle);
+    wl_core_strlist_free(&s->host);
     wl_core_numlist_free(&s->batch);
     wl_core_numlist_free(&s->seq);
     wl_core_numlist_free(&s->clocks);
@@ -224,6 +225,7 @@ int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, cons
     if (!strcmp(key, "model")) return set_names(&s->models, &s->o_model, value, source, line, key, err);
     if (!strcmp(key, "trace")) return set_names(&s->traces, &s->o_trace, value, source, line, key, err);
     if (!strcmp(key, "idle")) return set_names(&s->idle, &s->o_idle, value, source, line, key, err);
+    if (!strcmp(key, "host")) return set_names(&s->host, &s->o_host, value, source, line, key, err);
     if (!strcmp(key, "batch"))
         return set_numbers(&s->batch, &s->o_batch, value, 1, (double)WL_MAX_BATCH, 1, source,
                            line, key, err);
@@ -505,6 +507,22 @@ static int finish(wl_sweep_spec *s, wl_error *err)
         if (!strcmp(err->field, "idle"))
             wl_error_locate(err, s->o_idle.source, s->o_idle.line);
         return rc;
+    }
+    /* the host issues every GPU's kernels: it replaces each preset's host */
+    if (s->host.n > 1) {
+        wl_error_set(err, s->o_host.source, s->o_host.line, "host",
+                     "one host per run (got %zu); run once per host", s->host.n);
+        return WL_EINVAL;
+    }
+    if (s->host.n) {
+        wl_core_host h;
+        if ((rc = wl_preset_host_load(s->host.v[0], &h, err))) {
+            if (rc == WL_ENOTFOUND)
+                wl_error_locate(err, s->o_host.source, s->o_host.line);
+            return rc;
+        }
+        for (size_t i = 0; i < ng; i++)
+            wl_core_gpu_set_host(&s->gpu[i], &h);
     }
     if (s->level > 0) {
         s->unc = calloc(ng, sizeof *s->unc);
@@ -791,8 +809,8 @@ static uint64_t fingerprint(const wl_sweep_plan *p)
     uint64_t h = fnv_str(1469598103934665603ULL, "wattlas " WL_VERSION);
     for (size_t i = 0; i < p->ncols; i++)
         h = fnv_str(h, p->cols[i].name);
-    const wl_core_strlist *names[4] = {&s->gpus, &s->models, &s->traces, &s->idle};
-    for (int k = 0; k < 4; k++) {
+    const wl_core_strlist *names[5] = {&s->gpus, &s->models, &s->traces, &s->idle, &s->host};
+    for (int k = 0; k < 5; k++) {
         for (size_t i = 0; i < names[k]->n; i++)
             h = fnv_str(h, names[k]->v[i]);
         h = fnv_str(h, "|");

@@ -25,6 +25,7 @@ void wl_sweep_spec_free(wl_sweep_spec *s);
  * it (the grammar of wattlas_core.h; source and line name the origin, which
  * every later error about these values names too):
  *   gpu, model, trace, idle ([ID=]TABLE.csv): lists of names or paths
+ *   host: one host preset (id or file) for every GPU, in place of theirs
  *   batch, seq: integer lists; dtype, attention: lists of names
  *   clock (MHz; "max": the first GPU's maximum), voltage_offset_mv,
  *     voltage_mv (a fixed voltage instead of the V-f curve): lists, ranges

@@ -254,6 +254,74 @@ static void write_synthetic(const char *path, const wl_core_gpu *truth, double n
     fclose(f);
 }
 
+/* Fitting just the host: four launch-bound rows made with a 12 us host move
+ * the issue cost from the preset's 32 us to 12 us, within its standard
+ * error, and leave every other coefficient exactly where it was. */
+static void test_host_fit(void **state)
+{
+    (void)state;
+    wl_error err;
+    wl_core_gpu truth, start;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &start, &err), WL_OK);
+    truth = start;
+    wl_core_host fast = {.id = "fast", .launch_us = 12};
+    wl_core_gpu_set_host(&truth, &fast);
+    const char *p = test_path("wattlas-test-host.csv");
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(HDR, f);
+    const char *models[] = {"gpt2", "opt-1.3b"};
+    const double clocks[] = {900, 1410};
+    /* +-2% alternating "noise", so the fit has a residual to estimate */
+    int row = 0;
+    for (int mi = 0; mi < 2; mi++) {
+        wl_core_model m;
+        assert_int_equal(wl_preset_model_load(models[mi], &m, &err), WL_OK);
+        wl_core_shape sh = {.batch = 1, .seq = 128, .dtype = WL_DT_BF16, .attention = WL_ATTN_EAGER};
+        wl_core_workload *wl;
+        assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
+        for (int ci = 0; ci < 2; ci++, row++) {
+            wl_core_op op = {.sm_clock_mhz = clocks[ci]};
+            wl_core_result r;
+            assert_int_equal(wl_core_predict(&truth, wl, &op, &r), WL_OK);
+            double t = r.time_ms * (row % 2 ? 1.02 : 0.98);
+            fprintf(f, "a100-pcie-40gb,%s,1,128,bf16,prefill,eager,%.0f,%.1f,%.6f,%.7f,%.4f,%.2f\n",
+                    models[mi], clocks[ci], r.effective_clock_mhz, t, r.power_w * t * 1e-3,
+                    r.power_w, r.temp_c);
+        }
+        wl_core_workload_free(wl);
+    }
+    fclose(f);
+    wl_calib_set *set;
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    wl_calib_problem *prob;
+    assert_int_equal(wl_calib_problem_create(&start, set, NULL, &prob, &err), WL_OK);
+    wl_calib_fit_options fo;
+    wl_calib_fit_options_default(&fo);
+    int k = wl_calib_param_index("host_launch_us");
+    assert_true(k >= 0);
+    fo.free_mask = 1ull << k;
+    wl_core_gpu fitted;
+    wl_calib_fit_info info;
+    assert_int_equal(wl_calib_fit(prob, NULL, &fo, &fitted, &info), WL_OK);
+    double se[WL_CALIB_MAXP];
+    assert_true(info.unc.valid);
+    wl_calib_stderr(&info.unc, se);
+    if (!(fabs(fitted.coef.host_launch_us - 12) < 2 * se[k] + 0.3 && se[k] > 0 && se[k] < 2))
+        fail_msg("host fit: %.3f +- %.3f us, truth 12", fitted.coef.host_launch_us, se[k]);
+    fitted.coef.host_launch_us = start.coef.host_launch_us;
+    assert_memory_equal(&fitted.coef, &start.coef, sizeof start.coef);
+    for (int i = 0; i < wl_calib_param_count(); i++)
+        if (i != k)
+            assert_true(se[i] == 0); /* held, not estimated */
+    /* an empty set of coefficients is refused */
+    fo.free_mask = 1ull << 63;
+    assert_int_equal(wl_calib_fit(prob, NULL, &fo, &fitted, &info), WL_EINVAL);
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
+    unlink(p);
+}
+
 /* 90% prediction intervals from a fit to noisy synthetic data cover the
  * noisy measurements about 90% of the time. */
 static void test_interval_coverage(void **state)
@@ -532,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_synthetic_recovery),
         cmocka_unit_test(test_degenerate_fit),
+        cmocka_unit_test(test_host_fit),
         cmocka_unit_test(test_interval_coverage),
         cmocka_unit_test(test_one_clock_and_bad_rows),
         cmocka_unit_test(test_refit_reproduces_shipped),

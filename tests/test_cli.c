@@ -496,6 +496,77 @@ static void test_report_and_plot_cmds(void **state)
     assert_int_equal(run("report -o x"), 2);
 }
 
+/* Field col (0-based) of data row `row` (1 = the first after the header). */
+static double csv_num(const char *buf, int row, int col)
+{
+    const char *p = buf;
+    for (int r = 0; r < row && p; r++)
+        if ((p = strchr(p, '\n')))
+            p++;
+    for (int c = 0; c < col && p; c++)
+        if ((p = strchr(p, ',')))
+            p++;
+    return p ? atof(p) : NAN;
+}
+
+/* --host: a launch-bound prediction follows the host's issue cost, a
+ * compute-bound one barely moves; presets list names hosts; calibrate fits
+ * just the host from launch-bound rows and the written preset loads. */
+static void test_host_cmds(void **state)
+{
+    (void)state;
+    const char *small = "predict --model gpt2 --batch 1 --seq 128 --clock 1410 --format csv";
+    const char *big = "predict --model opt-1.3b --batch 8 --seq 2048 --clock 1410 --format csv";
+    assert_int_equal(run("%s", small), 0);
+    double t_small = csv_num(out_buf, 1, 12);
+    assert_int_equal(run("%s --host server-2023", small), 0);
+    double t_small_fast = csv_num(out_buf, 1, 12);
+    assert_int_equal(run("%s", big), 0);
+    double t_big = csv_num(out_buf, 1, 12);
+    assert_int_equal(run("%s --host hgx-h100", big), 0);
+    double t_big_fast = csv_num(out_buf, 1, 12);
+    if (!(t_small_fast < 0.75 * t_small && fabs(t_big_fast / t_big - 1) < 0.005))
+        fail_msg("launch-bound %.3f -> %.3f ms, compute-bound %.3f -> %.3f ms", t_small,
+                 t_small_fast, t_big, t_big_fast);
+    assert_int_equal(run("predict --host nosuch"), 2);
+    assert_non_null(strstr(err_buf, "--host: no host preset 'nosuch'"));
+    assert_int_equal(run("sweep --host a100-calib-host,server-2023"), 2);
+    assert_int_equal(run("presets list --format csv"), 0);
+    assert_non_null(strstr(out_buf, "\nhost,server-2023,"));
+    assert_non_null(strstr(out_buf, "\ngpu,h100-sxm-80gb,"));
+    assert_int_equal(run("presets show hgx-h100"), 0);
+    assert_non_null(strstr(out_buf, "launch_us = "));
+    /* four launch-bound rows measured on a host slower than server-2023
+     * claims (made by the model itself with --set host_launch_us=20) */
+    FILE *f = fopen("few.csv", "w");
+    assert_non_null(f);
+    fputs(MEAS_HEADER, f);
+    const char *models[] = {"gpt2", "opt-1.3b"};
+    for (int m = 0; m < 2; m++)
+        for (int c = 0; c < 2; c++) {
+            double mhz = c ? 1830 : 1200;
+            assert_int_equal(run("sweep --gpu h100-sxm-80gb --model %s --batch 1 --seq 128 "
+                                 "--clock %.0f --set host_launch_us=20 --format csv",
+                                 models[m], mhz), 0);
+            /* after the set column: effective clock 9, time 13, power 14 */
+            double eff = csv_num(out_buf, 1, 9), t = csv_num(out_buf, 1, 13);
+            double pw = csv_num(out_buf, 1, 14);
+            fprintf(f, "h100-sxm-80gb,%s,1,128,bf16,prefill,eager,%.0f,%.1f,%.6f,%.6f,%.4f,\n",
+                    models[m], mhz, eff, t, t * pw * 1e-3, pw);
+        }
+    fclose(f);
+    assert_int_equal(run("calibrate --gpu h100-sxm-80gb --fit host few.csv -o fast.ini --quiet"), 0);
+    assert_non_null(strstr(err_buf, "host server-2023: issue cost 15.00 us per kernel -> 20.0"));
+    assert_int_equal(run("presets list"), 0); /* the file is no built-in */
+    assert_int_equal(run("%s --host fast.ini", small), 0);
+    assert_int_equal(shell("grep -q '^id = fast$' fast.ini && grep -q '^launch_us = 20' fast.ini"), 0);
+    /* --host-out only with a joint fit; a joint fit needs it */
+    assert_int_equal(run("calibrate --gpu h100-sxm-80gb --fit gpu,host few.csv -o g.ini"), 2);
+    assert_int_equal(run("calibrate --gpu h100-sxm-80gb --fit host --host-out h.ini few.csv -o g.ini"), 2);
+    assert_int_equal(run("calibrate --gpu h100-sxm-80gb --fit warp_speed few.csv -o g.ini"), 2);
+    assert_non_null(strstr(err_buf, "warp_speed"));
+}
+
 /* compare: the optimum agrees with a clock scan through predict, and is no
  * worse than the maximum clock; transferred GPUs are marked. */
 static void test_compare_cmd(void **state)
@@ -761,7 +832,7 @@ int main(void)
         cmocka_unit_test(test_sweep_pareto_optimize_cmds),
         cmocka_unit_test(test_hostile_tables), cmocka_unit_test(test_sweep_sigint),
         cmocka_unit_test(test_report_and_plot_cmds),
-        cmocka_unit_test(test_compare_cmd),    cmocka_unit_test(test_validate_beside),
+        cmocka_unit_test(test_compare_cmd),    cmocka_unit_test(test_host_cmds),    cmocka_unit_test(test_validate_beside),
         cmocka_unit_test(test_mpi),            cmocka_unit_test(test_install),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

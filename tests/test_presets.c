@@ -455,6 +455,80 @@ static void test_gpu_aliases(void **state)
 /* A measured idle table replaces a rule-based idle curve: idle power
  * follows the table (linear, so the smoothing is exact), the rule's
  * voltage stays when the table has none, and leakage scales with idle. */
+/* Host presets: every built-in parses; a GPU preset's host class sets the
+ * issue cost and nothing else; a file may not name a host and state its own
+ * cost; --set of the cost makes it the GPU's own. */
+static void test_hosts(void **state)
+{
+    (void)state;
+    wl_error err;
+    assert_true(wl_preset_count(WL_PRESET_HOST) >= 2);
+    for (size_t i = 0; i < wl_preset_count(WL_PRESET_HOST); i++) {
+        wl_core_host h;
+        assert_int_equal(wl_preset_host_load(wl_preset_id(WL_PRESET_HOST, i), &h, &err), WL_OK);
+        assert_true(h.launch_us > 0 && h.name[0]);
+    }
+    wl_core_host calib, server;
+    assert_int_equal(wl_preset_host_load("a100-calib-host", &calib, &err), WL_OK);
+    assert_int_equal(wl_preset_host_load("hgx-h100", &server, &err), WL_OK); /* an alias */
+    assert_string_equal(server.id, "server-2023");
+    assert_true(server.launch_us < calib.launch_us);
+    wl_core_gpu a100, h100, a10;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &a100, &err), WL_OK);
+    assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &h100, &err), WL_OK);
+    assert_int_equal(wl_preset_gpu_load("a10-24gb", &a10, &err), WL_OK);
+    assert_string_equal(a100.host_id, "a100-calib-host");
+    assert_string_equal(h100.host_id, "server-2023");
+    assert_close(a100.coef.host_launch_us, calib.launch_us, 0);
+    assert_close(h100.coef.host_launch_us, server.launch_us, 0);
+    assert_close(a10.coef.host_launch_us, calib.launch_us, 0);
+    /* set_host changes the issue cost only */
+    wl_core_gpu b = a100;
+    wl_core_gpu_set_host(&b, &server);
+    assert_close(b.coef.host_launch_us, server.launch_us, 0);
+    b.coef.host_launch_us = a100.coef.host_launch_us;
+    memcpy(b.host_id, a100.host_id, sizeof b.host_id);
+    assert_memory_equal(&b, &a100, sizeof b);
+    assert_int_equal(wl_preset_gpu_set(&b, "host_launch_us", 20, &err), WL_OK);
+    assert_string_equal(b.host_id, "");
+
+    static const char *const bad[][2] = {
+        {"[host]\nid = x\n", "launch_us"},
+        {"[host]\nlaunch_us = 5\n", "id"},
+        {"[host]\nid = x\nlaunch_us = 0\n", "launch_us"},
+        {"[host]\nid = x\nlaunch_us = nan\n", "launch_us"},
+        {"[host]\nid = x\nlaunch_us = 5\nlaunch_us = 6\n", "launch_us"},
+        {"[host]\nid = x\nlaunch_us = 5\nspeed = 6\n", "speed"},
+        {"[cpu]\nid = x\n", "id"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        wl_core_host h;
+        if (wl_preset_host_parse(bad[0 + i][0], "h.ini", &h, &err) == WL_OK)
+            fail_msg("host text %zu accepted", i);
+        assert_string_equal(err.field, bad[i][1]);
+        assert_string_equal(err.source, "h.ini");
+    }
+    /* a GPU file naming a host and stating its own issue cost */
+    const char *t = wl_preset_text(WL_PRESET_GPU, "a100-pcie-40gb");
+    const char *cal = strstr(t, "[calibration]\n");
+    assert_non_null(cal);
+    char *both = wl_core_strprintf("%.*s[calibration]\nhost_launch_us = 9.5\n%s", (int)(cal - t), t,
+                                   cal + 14);
+    assert_non_null(both);
+    wl_core_gpu g;
+    assert_int_not_equal(wl_preset_gpu_parse(both, "both.ini", &g, &err), WL_OK);
+    assert_string_equal(err.field, "host");
+    assert_true(err.line > 0);
+    /* without the host line the file's own cost holds */
+    char *h = strstr(both, "\nhost = ");
+    assert_non_null(h);
+    h[1] = ';';
+    assert_int_equal(wl_preset_gpu_parse(both, "own.ini", &g, &err), WL_OK);
+    assert_close(g.coef.host_launch_us, 9.5, 0);
+    assert_string_equal(g.host_id, "");
+    free(both);
+}
+
 static void test_idle_table(void **state)
 {
     (void)state;
@@ -511,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_apply_design_change),
         cmocka_unit_test(test_gpu_aliases),
         cmocka_unit_test(test_idle_table),
+        cmocka_unit_test(test_hosts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
