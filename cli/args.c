@@ -130,6 +130,18 @@ int cli_rows_close(const char *cmd, cli_rows *r, int ok)
     return rc;
 }
 
+void cli_clock_notes(const char *cmd, const struct wl_sweep_spec *spec)
+{
+    for (size_t i = 0; wl_sweep_spec_gpu(spec, i); i++) {
+        const wl_core_gpu *g = wl_sweep_spec_gpu(spec, i);
+        size_t n = wl_sweep_spec_clipped(spec, i);
+        if (n)
+            fprintf(stderr, "wattlas %s: note: %s sweeps the requested clocks within its range "
+                            "%.0f-%.0f MHz; %zu outside it are left out\n",
+                    cmd, g->id, g->sm_clock_min_mhz, g->sm_clock_max_mhz, n);
+    }
+}
+
 void cli_note(void *cmd, const char *text)
 {
     fprintf(stderr, "wattlas %s: %s\n", (const char *)cmd, text);

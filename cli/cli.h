@@ -66,6 +66,7 @@ int cli_rows_close(const char *cmd, cli_rows *r, int ok);
 /* Notes on stderr ("wattlas CMD: text"), unless quiet. */
 void cli_note(void *cmd, const char *text);
 
+
 /* getopt_long's "unknown option"/"needs a value" as usage errors. */
 int cli_bad_option(const char *cmd, int c, char **argv);
 
@@ -86,5 +87,7 @@ const cli_axis *cli_axis_of(const cli_axis *axes, size_t naxes, int c);
 /* Sets the axis's key from optarg; a usage error names the option. */
 struct wl_sweep_spec;
 int cli_axis_set(const char *cmd, struct wl_sweep_spec *spec, const cli_axis *a, const char *value);
+/* Notes on stderr for GPUs that leave requested clocks out (outside their range). */
+void cli_clock_notes(const char *cmd, const struct wl_sweep_spec *spec);
 
 #endif

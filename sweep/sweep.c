@@ -52,6 +52,10 @@ struct wl_sweep_spec {
     int finished;
     wl_core_gpu *gpu;            /* one per gpus entry */
     wl_calib_uncertainty *unc;   /* one per gpus entry when level > 0 */
+    wl_core_numlist *gclk;       /* each GPU's clocks: its own grid, its own
+                                    maximum, or the requested ones in its range */
+    size_t *clipped;             /* requested clocks outside each GPU's range */
+    size_t maxclk;               /* the longest of them: the clock axis stride */
     wl_core_model *model;        /* one per models entry */
     wl_core_workload **trace_wl; /* one per traces entry, as recorded */
     wl_dtype *trace_dt;          /* their recorded precision */
@@ -82,6 +86,10 @@ void wl_sweep_spec_free(wl_sweep_spec *s)
     wl_core_numlist_free(&s->batch);
     wl_core_numlist_free(&s->seq);
     wl_core_numlist_free(&s->clocks);
+    for (size_t i = 0; s->gclk && i < s->gpus.n; i++)
+        wl_core_numlist_free(&s->gclk[i]);
+    free(s->gclk);
+    free(s->clipped);
     wl_core_numlist_free(&s->voff);
     wl_core_numlist_free(&s->vfix);
     for (size_t i = 0; i < s->nset; i++)
@@ -461,6 +469,45 @@ static unsigned long long n_variants(const wl_sweep_spec *s)
     return n;
 }
 
+/* Each GPU sweeps its own clocks: its whole grid, its own maximum, or the
+ * requested clocks that lie in its range (where its V-f curve is defined;
+ * any clock with a fixed voltage). Clipped ones are counted for a note. */
+static int gpu_clocks(wl_sweep_spec *s, int requested, wl_error *err)
+{
+    size_t ng = s->gpus.n;
+    s->gclk = calloc(ng, sizeof *s->gclk);
+    s->clipped = calloc(ng, sizeof *s->clipped);
+    if (!s->gclk || !s->clipped)
+        return WL_ENOMEM;
+    s->maxclk = 0;
+    for (size_t i = 0; i < ng; i++) {
+        const wl_core_gpu *g = &s->gpu[i];
+        wl_core_numlist *l = &s->gclk[i];
+        size_t n = s->clock_max ? 1 : requested ? s->clocks.n : wl_core_gpu_clock_count(g);
+        if (!(l->v = malloc(n * sizeof *l->v)))
+            return WL_ENOMEM;
+        l->cap = n;
+        for (size_t k = 0; k < n; k++) {
+            double f = s->clock_max ? g->sm_clock_max_mhz
+                       : requested  ? s->clocks.v[k]
+                                    : wl_core_gpu_clock(g, k);
+            if (requested && !s->vfix.n && !wl_core_gpu_clock_in_range(g, f))
+                s->clipped[i]++;
+            else
+                l->v[l->n++] = f;
+        }
+        if (!l->n) {
+            wl_error_set(err, s->o_clock.source, s->o_clock.line, "clock",
+                         "no requested clock lies in %s's range %.0f-%.0f MHz", g->id,
+                         g->sm_clock_min_mhz, g->sm_clock_max_mhz);
+            return WL_EINVAL;
+        }
+        if (l->n > s->maxclk)
+            s->maxclk = l->n;
+    }
+    return WL_OK;
+}
+
 static int finish(wl_sweep_spec *s, wl_error *err)
 {
     if (s->traces.n && (s->models.n || s->batch.n || s->seq.n || s->nattn)) {
@@ -532,6 +579,7 @@ static int finish(wl_sweep_spec *s, wl_error *err)
             if ((rc = wl_calib_uncertainty_load(s->gpus.v[i], &s->unc[i], err)))
                 return rc;
     }
+    int requested = s->clocks.n > 0 && !s->clock_max;
     if (s->clock_max) {
         char t[WL_CORE_NUM_TEXT];
         wl_core_num_text(t, sizeof t, s->gpu[0].sm_clock_max_mhz);
@@ -548,6 +596,8 @@ static int finish(wl_sweep_spec *s, wl_error *err)
         for (size_t i = 0; i < n; i++)
             s->clocks.v[s->clocks.n++] = wl_core_gpu_clock(g, i);
     }
+    if ((rc = gpu_clocks(s, requested, err)))
+        return rc;
     if (s->traces.n) {
         s->trace_wl = calloc(s->traces.n, sizeof *s->trace_wl);
         s->trace_dt = calloc(s->traces.n, sizeof *s->trace_dt);
@@ -631,6 +681,11 @@ static int finish(wl_sweep_spec *s, wl_error *err)
     return WL_OK;
 }
 
+size_t wl_sweep_spec_clipped(const wl_sweep_spec *s, size_t gpu)
+{
+    return s->finished && gpu < s->gpus.n ? s->clipped[gpu] : 0;
+}
+
 int wl_sweep_spec_finish(wl_sweep_spec *s, wl_error *err)
 {
     if (s->finished)
@@ -660,9 +715,11 @@ static unsigned long long n_outer(const wl_sweep_spec *s)
 
 static const wl_core_numlist *volts(const wl_sweep_spec *s) { return s->vfix.n ? &s->vfix : &s->voff; }
 
+/* Points per outer combination: voltages x the longest GPU clock list; a
+ * GPU with fewer clocks leaves the rest of its stride empty. */
 static unsigned long long n_inner(const wl_sweep_spec *s)
 {
-    return (unsigned long long)(volts(s)->n * s->clocks.n);
+    return (unsigned long long)(volts(s)->n * s->maxclk);
 }
 
 unsigned long long wl_sweep_spec_points(const wl_sweep_spec *s)
@@ -884,26 +941,42 @@ static int classes_present(const wl_core_workload *wl, int *present)
 static int shape_workload(const wl_sweep_spec *s, const combo *c, wl_core_workload **wl,
                           int *own, wl_error *err);
 
+/* Points of outer combination oi with an index in [lo, hi) that exist: the
+ * first gclk[gpu].n of each voltage's stride of maxclk. */
+static unsigned long long present_points(const wl_sweep_spec *s, unsigned long long oi,
+                                         size_t gpu, unsigned long long lo, unsigned long long hi)
+{
+    unsigned long long n = 0, base = oi * n_inner(s);
+    for (size_t vi = 0; vi < volts(s)->n; vi++) {
+        unsigned long long a = base + vi * s->maxclk, b = a + s->gclk[gpu].n;
+        if (a < lo)
+            a = lo;
+        if (b > hi)
+            b = hi;
+        n += b > a ? b - a : 0;
+    }
+    return n;
+}
+
 /* Rows the slice writes: points, or points x classes at kernel scope. */
 static int count_rows(wl_sweep_plan *p, wl_error *err)
 {
     const wl_sweep_spec *s = p->s;
-    unsigned long long ni = n_inner(s);
-    p->rows = p->hi - p->lo;
-    if (!s->classes)
-        return WL_OK;
     p->rows = 0;
     for (unsigned long long oi = p->o_lo; oi < p->o_hi; oi++) {
         combo c;
         decode(s, oi, &c);
+        unsigned long long pts = present_points(s, oi, c.gpu, p->lo, p->hi);
+        if (!s->classes) {
+            p->rows += pts;
+            continue;
+        }
         wl_core_workload *wl = NULL;
         int own = 0, present[WL_CLASS_COUNT];
         int rc = shape_workload(s, &c, &wl, &own, err);
         if (rc)
             return rc;
-        unsigned long long a = oi * ni > p->lo ? oi * ni : p->lo;
-        unsigned long long b = (oi + 1) * ni < p->hi ? (oi + 1) * ni : p->hi;
-        p->rows += (b - a) * (unsigned long long)classes_present(wl, present);
+        p->rows += pts * (unsigned long long)classes_present(wl, present);
         if (own)
             wl_core_workload_free(wl);
     }
@@ -1278,9 +1351,11 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
     wl_results_cell cells[64 + MAX_SET];
     param_cells(p, &c, &g, cells);
     const wl_core_numlist *vl = volts(s);
-    curve *cv = curve_for(sc, &g, c.wl, c.b, c.sq, c.dt, c.at, vl->n * s->clocks.n);
+    const wl_core_numlist *clk = &s->gclk[c.gpu];
+    size_t m = s->maxclk;
+    curve *cv = curve_for(sc, &g, c.wl, c.b, c.sq, c.dt, c.at, vl->n * m);
     unsigned long long ni = n_inner(s), base = oi * ni;
-    size_t vi0 = base >= p->lo ? 0 : (size_t)((p->lo - base) / s->clocks.n);
+    size_t vi0 = base >= p->lo ? 0 : (size_t)((p->lo - base) / m);
     for (size_t vi = vi0; vi < vl->n; vi++) {
         double vv = vl->v[vi];
         cells[p->nparam - 1] = (wl_results_cell){NULL, vv};
@@ -1288,17 +1363,17 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
         wl_results_buf prefix = {0};
         wl_results_writer_format_cols(p->w, cells, 0, p->nparam, &prefix);
         wl_core_throttle_cache tc = {0};
-        for (size_t ci = 0; ci < s->clocks.n; ci++) {
-            unsigned long long pi = base + vi * s->clocks.n + ci;
+        for (size_t ci = 0; ci < clk->n; ci++) {
+            unsigned long long pi = base + vi * m + ci;
             if (pi < p->lo || pi >= p->hi)
                 continue;
-            double f = s->clocks.v[ci];
+            double f = clk->v[ci];
             wl_core_op op = {.sm_clock_mhz = f,
                              .voltage_mv = s->vfix.n ? vv : 0,
                              .voltage_offset_mv = s->vfix.n ? 0 : vv,
                              .ignore_power_limit = s->no_power_limit};
             wl_core_result r;
-            size_t idx = vi * s->clocks.n + ci;
+            size_t idx = vi * m + ci;
             int erc;
             if (cv && !wl_core_throttle_cache_covers(ev, &tc, &op)) {
                 if (!cv->have[idx]) {

@@ -53,7 +53,11 @@ unsigned long long wl_sweep_spec_points(const wl_sweep_spec *s);
 /* Distinct values of a parameter axis after finish ("gpu", "model", "seq",
  * "set.KEY", ...): 0 for an unknown axis. */
 size_t wl_sweep_spec_axis_count(const wl_sweep_spec *s, const char *axis);
-/* The clock axis after finish. */
+/* How many requested clocks the i-th GPU leaves out, being outside its
+ * range (each GPU sweeps the requested clocks within its own range; without
+ * a request, its own grid). */
+size_t wl_sweep_spec_clipped(const wl_sweep_spec *s, size_t i);
+/* The clock axis after finish (the requested clocks, or the first GPU's). */
 const double *wl_sweep_spec_clocks(const wl_sweep_spec *s, size_t *n);
 /* The i-th GPU of the gpu axis as resolved (idle tables applied, no set
  * values), or NULL. */

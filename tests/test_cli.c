@@ -567,6 +567,37 @@ static void test_host_cmds(void **state)
     assert_non_null(strstr(err_buf, "warp_speed"));
 }
 
+/* Several GPUs in one sweep: each sweeps its own clock grid (the H100 up to
+ * 1980 MHz whichever GPU is listed first), a --clock list is clipped to each
+ * GPU's range with a note, and shards of the uneven grid merge to the whole. */
+static void test_multi_gpu_clocks(void **state)
+{
+    (void)state;
+    for (int order = 0; order < 2; order++) {
+        assert_int_equal(run("sweep --gpu %s --model gpt2 --format csv",
+                             order ? "h100-sxm-80gb,a100-sxm-80gb" : "a100-sxm-80gb,h100-sxm-80gb"), 0);
+        assert_non_null(strstr(out_buf, "\nh100-sxm-80gb,gpt2,1,128,bf16,eager,0.0,1980.0,"));
+        assert_non_null(strstr(out_buf, "\na100-sxm-80gb,gpt2,1,128,bf16,eager,0.0,1410.0,"));
+        assert_null(strstr(out_buf, "\na100-sxm-80gb,gpt2,1,128,bf16,eager,0.0,1425.0,"));
+        /* 81 A100 clocks (210-1410 by 15) and 110 H100 clocks (345-1980 by 15) */
+        assert_int_equal(count_lines(out_buf), 1 + 81 + 110);
+    }
+    assert_int_equal(run("sweep --gpu a100-sxm-80gb,h100-sxm-80gb --model gpt2 --clock 1200:1980:60 "
+                         "--format csv"), 0);
+    assert_int_equal(count_lines(out_buf), 1 + 4 + 14);
+    assert_non_null(strstr(err_buf, "a100-sxm-80gb sweeps the requested clocks within its range "
+                                    "210-1410 MHz; 10 outside it are left out"));
+    assert_null(strstr(err_buf, "h100-sxm-80gb sweeps"));
+    assert_int_equal(run("sweep --gpu a100-sxm-80gb --model gpt2 --clock 1500:1980:60"), 2);
+    assert_non_null(strstr(err_buf, "no requested clock lies in a100-sxm-80gb's range"));
+    const char *g = "sweep --gpu a100-sxm-80gb,h100-sxm-80gb --model gpt2,bert-large --batch 1,8";
+    assert_int_equal(run("%s -o full.csv", g), 0);
+    for (int i = 1; i <= 3; i++)
+        assert_int_equal(run("%s --shard %d/3 -o s%d.csv", g, i, i), 0);
+    assert_int_equal(run("merge s1.csv s2.csv s3.csv -o merged.csv"), 0);
+    assert_int_equal(shell("cmp -s full.csv merged.csv"), 0);
+}
+
 /* compare: the optimum agrees with a clock scan through predict, and is no
  * worse than the maximum clock; transferred GPUs are marked. */
 static void test_compare_cmd(void **state)
@@ -832,7 +863,8 @@ int main(void)
         cmocka_unit_test(test_sweep_pareto_optimize_cmds),
         cmocka_unit_test(test_hostile_tables), cmocka_unit_test(test_sweep_sigint),
         cmocka_unit_test(test_report_and_plot_cmds),
-        cmocka_unit_test(test_compare_cmd),    cmocka_unit_test(test_host_cmds),    cmocka_unit_test(test_validate_beside),
+        cmocka_unit_test(test_compare_cmd),    cmocka_unit_test(test_host_cmds),
+        cmocka_unit_test(test_multi_gpu_clocks),    cmocka_unit_test(test_validate_beside),
         cmocka_unit_test(test_mpi),            cmocka_unit_test(test_install),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
