@@ -142,6 +142,16 @@ static int load(const char *cmd, const sel_opts *o, const wl_pareto_load_options
     return cli_fail(cmd, &err);
 }
 
+static void collapse_note(const char *cmd, const wl_pareto_set *s)
+{
+    size_t n = wl_pareto_set_collapsed(s);
+    if (n)
+        fprintf(stderr, "wattlas %s: note: %zu throttled request%s reach%s the operating point of "
+                        "a lower request and %s folded into it (one point per effective clock; "
+                        "--all keeps every request)\n",
+                cmd, n, n == 1 ? "" : "s", n == 1 ? "es" : "", n == 1 ? "is" : "are");
+}
+
 static int pareto_run(const sel_opts *o)
 {
     const char *cmd = "pareto";
@@ -156,7 +166,7 @@ static int pareto_run(const sel_opts *o)
     }
     wl_pareto_load_options lo = {.values = (const char *const *)names.v, .nvalues = names.n,
                                  .group_by = o->group_by, .keep_infeasible = o->all,
-                                 .keep_fields = 1};
+                                 .keep_fields = 1, .collapse = !o->all};
     wl_pareto_set *s = NULL;
     unsigned char *on = NULL;
     wl_results_col *cols = NULL;
@@ -165,8 +175,11 @@ static int pareto_run(const sel_opts *o)
     if ((rc = load(cmd, o, &lo, &s)))
         goto done;
     size_t n = wl_pareto_set_rows(s), nc = wl_pareto_set_ncols(s);
+    collapse_note(cmd, s);
+    /* with collapsed requests, each point says up to which request it holds */
+    int upto = n && !o->all && !isnan(wl_pareto_set_request_upto(s, 0));
     on = malloc(n ? n : 1);
-    cols = calloc(nc ? nc : 1, sizeof *cols);
+    cols = calloc(nc + 1, sizeof *cols);
     fields = calloc(nc ? nc : 1, sizeof *fields);
     if (!on || !cols || !fields || wl_pareto_set_fronts(s, on)) {
         fprintf(stderr, "wattlas pareto: out of memory\n");
@@ -175,15 +188,18 @@ static int pareto_run(const sel_opts *o)
     }
     for (size_t i = 0; i < nc; i++)
         cols[i] = (wl_results_col)WL_RESULTS_COL(wl_pareto_set_col(s, i), WL_COL_AUTO, 0, 0);
-    if ((rc = cli_rows_open(cmd, o->out, o->format, cols, nc, &rows)))
+    if (upto)
+        cols[nc] = (wl_results_col)WL_RESULTS_COL("same_point_up_to_mhz", WL_COL_NUM, 1, 0);
+    if ((rc = cli_rows_open(cmd, o->out, o->format, cols, nc + (size_t)upto, &rows)))
         goto done;
-    wl_results_cell cells[WL_RESULTS_CSV_MAXCOLS];
+    wl_results_cell cells[WL_RESULTS_CSV_MAXCOLS + 1];
     for (size_t r = 0; r < n && !rc; r++) {
         if (!on[r])
             continue;
         wl_pareto_set_fields(s, r, fields);
         for (size_t i = 0; i < nc; i++)
             cells[i] = (wl_results_cell){fields[i], NAN};
+        cells[nc] = (wl_results_cell){NULL, wl_pareto_set_request_upto(s, r)};
         if (wl_results_writer_row(rows.w, cells))
             rc = EXIT_RUNTIME;
     }
@@ -231,9 +247,10 @@ static int optimize_run(const sel_opts *o)
     }
     const char *values[4] = {o->tcol, o->pcol, o->ecol, "sm_clock_mhz"};
     wl_pareto_load_options lo = {.values = values, .nvalues = 4, .group_by = o->group_by,
-                                 .keep_infeasible = o->all};
+                                 .keep_infeasible = o->all, .collapse = !o->all};
     if ((rc = load(cmd, o, &lo, &s)))
         return rc;
+    collapse_note(cmd, s);
     size_t ng = wl_pareto_set_groups(s), nc;
     sv = calloc(ng + 1, sizeof *sv);
     if (!sv || wl_pareto_savings(s, &o->obj, sv)) {

@@ -28,6 +28,9 @@ struct wl_pareto_set {
     size_t ngroups, gcap;
     size_t *hash;         /* open addressing: group + 1, 0 = empty */
     size_t hcap;
+    double *pt;           /* collapse: n x 4 (effective clock, voltage, request,
+                             throttled), then the highest request folded in */
+    size_t collapsed;
 };
 
 void wl_pareto_set_free(wl_pareto_set *s)
@@ -50,6 +53,7 @@ void wl_pareto_set_free(wl_pareto_set *s)
     free(s->src);
     free(s->fields);
     free(s->label);
+    free(s->pt);
     free(s->text);
     free(s->source);
     free(s);
@@ -162,6 +166,10 @@ static int grow_rows(wl_pareto_set *s, int fields, int label)
             return WL_ENOMEM;
         s->label = nb;
     }
+    double *np = realloc(s->pt, nc * 4 * sizeof *np);
+    if (!np)
+        return WL_ENOMEM;
+    s->pt = np;
     s->cap = nc;
     return WL_OK;
 }
@@ -250,6 +258,89 @@ static size_t default_groups(const row_source *csv, int through_voltage, int *gc
     return n;
 }
 
+/* Sort order of collapse: group, effective clock, voltage, request. */
+typedef struct {
+    const double *pt;
+    uint32_t group;
+    size_t row;
+} pt_key;
+
+static int cmp_pt(const void *a, const void *b)
+{
+    const pt_key *x = a, *y = b;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    for (int k = 0; k < 3; k++) {
+        double u = x->pt[k], v = y->pt[k];
+        int un = isnan(u), vn = isnan(v);
+        if (un != vn)
+            return un - vn;
+        if (!un && u != v)
+            return u < v ? -1 : 1;
+    }
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* Folds throttled requests into the lowest request that reaches the same
+ * effective clock and voltage in the same group: the governor gives them
+ * all one operating point, so a front or an optimum lists it once. The
+ * kept row remembers the highest request folded in (pt[4 r + 2] is reused
+ * afterwards as that highest request). */
+static int collapse_rows(wl_pareto_set *s)
+{
+    size_t n = s->n;
+    pt_key *k = malloc((n ? n : 1) * sizeof *k);
+    unsigned char *drop = calloc(n ? n : 1, 1);
+    double *upto = malloc((n ? n : 1) * sizeof *upto);
+    if (!k || !drop || !upto) {
+        free(k);
+        free(drop);
+        free(upto);
+        return WL_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        k[i] = (pt_key){s->pt + 4 * i, s->group[i], i};
+        upto[i] = s->pt[4 * i + 2];
+    }
+    qsort(k, n, sizeof *k, cmp_pt);
+    for (size_t a = 0; a < n;) {
+        size_t b = a + 1;
+        /* same group and point: printed clocks and voltages agree exactly */
+        while (b < n && k[b].group == k[a].group && k[b].pt[0] == k[a].pt[0] &&
+               (k[b].pt[1] == k[a].pt[1] || (isnan(k[b].pt[1]) && isnan(k[a].pt[1]))))
+            b++;
+        for (size_t j = a + 1; j < b && !isnan(k[a].pt[0]); j++)
+            if (k[j].pt[3] == 1 && k[j].pt[2] > k[a].pt[2]) {
+                drop[k[j].row] = 1;
+                if (k[j].pt[2] > upto[k[a].row])
+                    upto[k[a].row] = k[j].pt[2];
+            }
+        a = b;
+    }
+    free(k);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (drop[i]) {
+            s->collapsed++;
+            continue;
+        }
+        memmove(s->val + m * s->nv, s->val + i * s->nv, s->nv * sizeof *s->val);
+        s->group[m] = s->group[i];
+        s->line[m] = s->line[i];
+        s->src[m] = s->src[i];
+        if (s->fields)
+            s->fields[m] = s->fields[i];
+        if (s->label)
+            s->label[m] = s->label[i];
+        s->pt[4 * m + 2] = upto[i];
+        m++;
+    }
+    s->n = m;
+    free(drop);
+    free(upto);
+    return WL_OK;
+}
+
 static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_set **out,
                     wl_error *err)
 {
@@ -307,6 +398,10 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
         }
     }
     int fcol = o->keep_infeasible ? -1 : rs_col(csv, "feasible");
+    /* the columns a collapse compares (a voltage column is optional) */
+    int pcol[4] = {rs_col(csv, "effective_clock_mhz"), rs_col(csv, "voltage_mv"),
+                   rs_col(csv, "sm_clock_mhz"), rs_col(csv, "throttled")};
+    int collapse = o->collapse && pcol[0] >= 0 && pcol[2] >= 0 && pcol[3] >= 0;
     wl_results_buf key = {0}, row = {0};
     int r = 1;
     size_t src_row = (size_t)-1;
@@ -361,6 +456,16 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
         }
         if (rc)
             break;
+        double *pt = s->pt + 4 * s->n;
+        for (int k = 0; k < 4; k++) {
+            pt[k] = NAN;
+            if (collapse && pcol[k] >= 0 && rs_num(csv, (size_t)pcol[k], &pt[k], err) == WL_EPARSE) {
+                rc = WL_EPARSE;
+                break;
+            }
+        }
+        if (rc)
+            break;
         s->group[s->n] = (uint32_t)g;
         s->line[s->n] = rs_line(csv);
         s->src[s->n] = src_row;
@@ -368,6 +473,8 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
     }
     if (!rc && r < 0)
         rc = WL_EPARSE;
+    if (!rc && collapse)
+        rc = collapse_rows(s);
     if (rc == WL_ENOMEM)
         wl_error_set(err, src, 0, "", "out of memory");
     wl_results_buf_free(&key);
@@ -409,6 +516,11 @@ int wl_pareto_set_load(const char *path, const wl_pareto_load_options *o, wl_par
 }
 
 size_t wl_pareto_set_rows(const wl_pareto_set *s) { return s->n; }
+size_t wl_pareto_set_collapsed(const wl_pareto_set *s) { return s->collapsed; }
+double wl_pareto_set_request_upto(const wl_pareto_set *s, size_t row)
+{
+    return row < s->n ? s->pt[4 * row + 2] : NAN;
+}
 size_t wl_pareto_set_groups(const wl_pareto_set *s) { return s->ngroups; }
 size_t wl_pareto_set_group_of(const wl_pareto_set *s, size_t row) { return s->group[row]; }
 const char *wl_pareto_set_group_key(const wl_pareto_set *s, size_t g)

@@ -69,6 +69,10 @@ typedef struct {
     int keep_infeasible;       /* rows with feasible = 0 too */
     int keep_fields;           /* keep every row's fields (to write them again) */
     const char *label;         /* a text column kept per row (kernel_class), or NULL */
+    int collapse;              /* one row per effective operating point: requests
+                                  the power limit throttles onto the point a lower
+                                  request reaches (same group, effective clock and
+                                  voltage) fold into that lowest request */
 } wl_pareto_load_options;
 
 int wl_pareto_set_load(const char *path, const wl_pareto_load_options *o, wl_pareto_set **out,
@@ -81,6 +85,11 @@ int wl_pareto_set_from_table(const wl_results_table *t, const wl_pareto_load_opt
                              wl_pareto_set **out, wl_error *err);
 void wl_pareto_set_free(wl_pareto_set *s);
 size_t wl_pareto_set_rows(const wl_pareto_set *s);
+/* Requests folded away by collapse, and the highest request that reaches a
+ * kept row's point (its own sm_clock_mhz when none was folded; NaN without
+ * the columns collapse needs). */
+size_t wl_pareto_set_collapsed(const wl_pareto_set *s);
+double wl_pareto_set_request_upto(const wl_pareto_set *s, size_t row);
 size_t wl_pareto_set_groups(const wl_pareto_set *s);
 size_t wl_pareto_set_group_of(const wl_pareto_set *s, size_t row);
 /* The group's parameter values joined by '/' ("gpt2/1/128/bf16/eager"). */

@@ -364,7 +364,7 @@ static int choose(const report *r, const wl_results_table *t, const char *object
 {
     memset(c, 0, sizeof *c);
     int rc = wl_pareto_objective_parse(objective, &c->obj, err);
-    wl_pareto_load_options lo = {.values = opt_values, .nvalues = 4};
+    wl_pareto_load_options lo = {.values = opt_values, .nvalues = 4, .collapse = 1};
     if (!rc)
         rc = wl_pareto_set_from_table(t, &lo, &c->set, err);
     if (!rc) {
@@ -579,7 +579,7 @@ static int run_sweep(report *r, const wl_sweep_spec *spec, wl_sweep_stats *st, w
 static int pareto_table(report *r, wl_error *err)
 {
     static const char *const v[2] = {"time_ms", "energy_j"};
-    wl_pareto_load_options lo = {.values = v, .nvalues = 2};
+    wl_pareto_load_options lo = {.values = v, .nvalues = 2, .collapse = 1};
     wl_pareto_set *s = NULL;
     int rc = wl_pareto_set_from_table(r->t, &lo, &s, err);
     size_t n = rc ? 0 : wl_pareto_set_rows(s);

@@ -567,6 +567,36 @@ static void test_host_cmds(void **state)
     assert_non_null(strstr(err_buf, "warp_speed"));
 }
 
+/* Requests the power limit throttles onto one effective clock are one
+ * point: pareto and optimize keep the lowest request that reaches it (the
+ * front says up to which request it holds), --all keeps them all. */
+static void test_throttle_collapse(void **state)
+{
+    (void)state;
+    assert_int_equal(run("sweep --model opt-1.3b --batch 8 --seq 1024 -o t.csv"), 0);
+    assert_int_equal(shell("awk -F, 'NR>1 && $12==1' t.csv | wc -l > nthr.txt"), 0);
+    slurp("nthr.txt", out_buf, sizeof out_buf);
+    int thr = atoi(out_buf);
+    assert_true(thr >= 5); /* the A100 PCIe throttles this workload near the top */
+    assert_int_equal(run("optimize --in t.csv --objective energy --format csv"), 0);
+    char note[128];
+    snprintf(note, sizeof note, "note: %d throttled requests reach the operating point", thr - 1);
+    assert_non_null(strstr(err_buf, note));
+    /* fastest = max clock = the lowest throttled request, not 1410 */
+    double fastest = csv_num(out_buf, 1, 6), maxclk = csv_num(out_buf, 1, 9);
+    assert_close(fastest, maxclk, 0);
+    assert_true(fastest < 1410);
+    assert_int_equal(run("pareto --in t.csv --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",same_point_up_to_mhz\n"));
+    assert_non_null(strstr(out_buf, ",1410.0\n")); /* the last point holds up to 1410 */
+    /* one row per effective clock (column 8) */
+    assert_int_equal(shell("%s pareto --in t.csv --format csv 2>/dev/null | awk -F, 'NR>1{print $9}' | sort | "
+                           "uniq -d | wc -l | grep -qx 0", bin), 0);
+    assert_int_equal(run("pareto --in t.csv --all --format csv"), 0);
+    assert_null(strstr(out_buf, "same_point_up_to_mhz"));
+    assert_null(strstr(err_buf, "throttled requests"));
+}
+
 /* Several GPUs in one sweep: each sweeps its own clock grid (the H100 up to
  * 1980 MHz whichever GPU is listed first), a --clock list is clipped to each
  * GPU's range with a note, and shards of the uneven grid merge to the whole. */
@@ -864,7 +894,8 @@ int main(void)
         cmocka_unit_test(test_hostile_tables), cmocka_unit_test(test_sweep_sigint),
         cmocka_unit_test(test_report_and_plot_cmds),
         cmocka_unit_test(test_compare_cmd),    cmocka_unit_test(test_host_cmds),
-        cmocka_unit_test(test_multi_gpu_clocks),    cmocka_unit_test(test_validate_beside),
+        cmocka_unit_test(test_multi_gpu_clocks),
+        cmocka_unit_test(test_throttle_collapse),    cmocka_unit_test(test_validate_beside),
         cmocka_unit_test(test_mpi),            cmocka_unit_test(test_install),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
