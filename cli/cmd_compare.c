@@ -106,12 +106,29 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
     if (wl_sweep_spec_set(o->spec, "clock", "max", "--clock", 0, &err) ||
         wl_sweep_spec_finish(o->spec, &err))
         return cli_fail(cmd, &err);
-    for (size_t i = 0; i < wl_sweep_spec_axis_count(o->spec, "gpu"); i++) {
-        const wl_core_gpu *g = wl_sweep_spec_gpu(o->spec, i);
-        if (o->clock > 0 && wl_core_gpu_clock_check(g, o->clock, "--clock", 0, &err))
-            return cli_fail(cmd, &err);
-    }
+    /* a clock no GPU has is a usage error; one some GPUs lack gives their
+     * rows as not runnable */
+    size_t ng = wl_sweep_spec_axis_count(o->spec, "gpu"), in = 0;
+    wl_error first = {0};
+    for (size_t i = 0; o->clock > 0 && i < ng; i++)
+        in += wl_core_gpu_clock_check(wl_sweep_spec_gpu(o->spec, i), o->clock, "--clock", 0,
+                                      in || i ? &err : &first) == WL_OK;
+    if (o->clock > 0 && !in)
+        return cli_fail(cmd, &first);
     return 0;
+}
+
+/* A choice whose numbers are all NaN, with the reason. */
+static void not_runnable(wl_pareto_gpu_choice *ch, const char *why)
+{
+    memset(ch, 0, sizeof *ch);
+    wl_core_result *r[3] = {&ch->at, &ch->opt, &ch->max};
+    ch->clock_mhz = NAN;
+    for (int k = 0; k < 3; k++) {
+        r[k]->requested_clock_mhz = r[k]->effective_clock_mhz = NAN;
+        r[k]->time_ms = r[k]->power_w = r[k]->energy_j = NAN;
+    }
+    snprintf(ch->not_runnable, sizeof ch->not_runnable, "%.199s", why);
 }
 
 static int compare_run(const compare_opts *o)
@@ -137,12 +154,19 @@ static int compare_run(const compare_opts *o)
                                  id.traced ? NULL : wl_attention_name(id.attention), id.batch,
                                  id.seq};
     wl_results_cell cells[WL_PARETO_COMPARE_COLS];
+    long runnable = (long)wl_sweep_spec_axis_count(o->spec, "gpu");
     for (size_t i = 0; !rc && i < wl_sweep_spec_axis_count(o->spec, "gpu"); i++) {
         const wl_core_gpu *g = wl_sweep_spec_gpu(o->spec, i);
         wl_pareto_gpu_choice ch;
-        if (wl_pareto_gpu_optimum(g, wl, NULL, o->clock, &o->obj,
-                                  wl_sweep_spec_uncertainty(o->spec, i), wl_sweep_spec_level(o->spec),
-                                  &ch, &err)) {
+        /* a GPU that cannot run the case gets a row saying why; the others go on */
+        if ((o->clock > 0 && wl_core_gpu_clock_check(g, o->clock, "--clock", 0, &err)) ||
+            wl_core_gpu_runs(g, wl, &err)) {
+            not_runnable(&ch, err.text);
+            fprintf(stderr, "wattlas compare: note: %s cannot run this case: %s\n", g->id, err.text);
+            runnable--;
+        } else if (wl_pareto_gpu_optimum(g, wl, NULL, o->clock, &o->obj,
+                                         wl_sweep_spec_uncertainty(o->spec, i),
+                                         wl_sweep_spec_level(o->spec), &ch, &err)) {
             rc = cli_fail(cmd, &err);
             break;
         }
@@ -154,6 +178,10 @@ static int compare_run(const compare_opts *o)
     }
     wl_core_workload_free(wl);
     int crc = cli_rows_close(cmd, &rows, !rc);
+    if (!rc && !crc && runnable <= 0) {
+        fprintf(stderr, "wattlas compare: no GPU can run this case\n");
+        return EXIT_RUNTIME;
+    }
     return rc ? rc : crc;
 }
 

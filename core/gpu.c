@@ -107,6 +107,25 @@ int wl_core_gpu_clock_check(const wl_core_gpu *g, double mhz, const char *source
     return WL_EINVAL;
 }
 
+int wl_core_gpu_runs(const wl_core_gpu *gpu, const wl_core_workload *wl, wl_error *err)
+{
+    for (size_t i = 0; i < wl_core_workload_count(wl); i++) {
+        const wl_kernel *k = wl_core_workload_kernel(wl, i);
+        if (k->kind != WL_K_GEMM && k->kind != WL_K_ATTN_FLASH)
+            continue;
+        wl_dtype dt = k->in_dtype;
+        if (dt == WL_DT_TF32 && !(gpu->tc_flop_per_clk_sm[dt] > 0))
+            dt = WL_DT_FP32;
+        int tc = k->tensor_core && gpu->tc_flop_per_clk_sm[dt] > 0;
+        if (!tc && !(gpu->cuda_flop_per_clk_sm[dt] > 0)) {
+            wl_error_set(err, gpu->id, 0, "dtype", "%s has no %s math (neither tensor cores nor "
+                         "CUDA cores)", gpu->id, wl_dtype_name(k->in_dtype));
+            return WL_EINVAL;
+        }
+    }
+    return WL_OK;
+}
+
 int wl_core_host_check(const wl_core_host *host, wl_error *err)
 {
     const char *src = host->id[0] ? host->id : "host";

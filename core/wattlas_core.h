@@ -363,6 +363,13 @@ const wl_kernel *wl_core_workload_kernel(const wl_core_workload *wl, size_t i);
 const char *wl_core_workload_name(const wl_core_workload *wl);
 /* Number of distinct kernels (identical launches are evaluated once). */
 size_t wl_core_workload_unique_count(const wl_core_workload *wl);
+
+/* Whether the GPU can run every matrix kernel of wl: a precision needs a
+ * tensor-core or CUDA-core rate (tf32 runs as fp32 where there are no TF32
+ * tensor cores, as PyTorch does). WL_EINVAL with err (field "dtype")
+ * naming the precision otherwise. */
+int wl_core_gpu_runs(const wl_core_gpu *gpu, const wl_core_workload *wl, wl_error *err);
+
 /* Total tensor/CUDA-core FLOPs of the workload. */
 double wl_core_workload_flops(const wl_core_workload *wl);
 /* Two kernels describe the same work. */

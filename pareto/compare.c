@@ -98,6 +98,7 @@ static const struct {
     {WL_RESULTS_COL("energy_saving_vs_max_clock_pct", WL_COL_NUM, 2, 0), 0},
     {WL_RESULTS_COL("runtime_penalty_vs_max_clock_pct", WL_COL_NUM, 2, 0), 0},
     {WL_RESULTS_COL("coefficients", WL_COL_TEXT, 0, 0), 0},
+    {WL_RESULTS_COL("not_runnable", WL_COL_TEXT, 0, 0), 0},
 };
 #define NCOLS (sizeof compare_cols / sizeof *compare_cols)
 _Static_assert(NCOLS <= WL_PARETO_COMPARE_COLS, "WL_PARETO_COMPARE_COLS too small");
@@ -155,6 +156,7 @@ void wl_pareto_compare_cells(const wl_core_gpu *g, const wl_pareto_workload_id *
         {NULL, 100.0 * (1.0 - o->energy_j / m->energy_j)},
         {NULL, 100.0 * (o->time_ms / m->time_ms - 1.0)},
         {g->coef_source[0] ? g->coef_source : "own", NAN},
+        {c->not_runnable[0] ? c->not_runnable : NULL, NAN},
     };
     size_t k = 0;
     for (size_t i = 0; i < NCOLS; i++)

@@ -140,6 +140,8 @@ typedef struct {
     int found;                 /* the objective found a point on the grid */
     int has_iv;                /* at_iv and opt_iv hold intervals */
     wl_calib_iv at_iv, opt_iv; /* at the requested clock and at the choice */
+    char not_runnable[200]; /* why this GPU cannot run the case ("": it can);
+                               the numbers are then NaN */
 } wl_pareto_gpu_choice;
 /* Evaluates at the requested clock, and over the GPU's clock grid (the
  * maximum included) for the point the objective chooses; with unc and a

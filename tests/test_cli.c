@@ -628,6 +628,26 @@ static void test_multi_gpu_clocks(void **state)
     assert_int_equal(shell("cmp -s full.csv merged.csv"), 0);
 }
 
+/* compare goes on when one GPU cannot run the case: its row says why */
+static void test_compare_not_runnable(void **state)
+{
+    (void)state;
+    assert_int_equal(run("compare --gpu a100-pcie-40gb,v100-sxm2-32gb,h100-sxm-80gb --model gpt2 "
+                         "--clock 1500 --format csv"), 0);
+    assert_int_equal(count_lines(out_buf), 4);
+    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,1,128,bf16,eager,,,,,,,,,,,,,,,,own,"
+                                    "1500 MHz is outside a100-pcie-40gb's range 210-1410 MHz"));
+    assert_non_null(strstr(out_buf, "v100-sxm2-32gb has no bf16 math"));
+    assert_non_null(strstr(out_buf, "\nh100-sxm-80gb,gpt2,1,128,bf16,eager,1500.0,1500.0,"));
+    assert_non_null(strstr(err_buf, "note: v100-sxm2-32gb cannot run this case"));
+    /* fp16 runs on the V100 */
+    assert_int_equal(run("compare --gpu v100-sxm2-32gb --model gpt2 --dtype fp16 --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",transferred from a100-pcie-40gb,\n"));
+    assert_int_equal(run("compare --gpu v100-sxm2-32gb --model gpt2 --format csv"), 1);
+    assert_non_null(strstr(err_buf, "no GPU can run this case"));
+    assert_int_equal(run("compare --gpu a100-pcie-40gb,v100-sxm2-32gb --model gpt2 --clock 3000"), 2);
+}
+
 /* compare: the optimum agrees with a clock scan through predict, and is no
  * worse than the maximum clock; transferred GPUs are marked. */
 static void test_compare_cmd(void **state)
@@ -638,7 +658,7 @@ static void test_compare_cmd(void **state)
     assert_int_equal(count_lines(out_buf), 3);
     assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,sm_clock_mhz,"
                                     "effective_clock_mhz,time_ms,power_w,energy_j,opt_sm_clock_mhz,"));
-    assert_non_null(strstr(out_buf, ",transferred from a100-pcie-40gb\n"));
+    assert_non_null(strstr(out_buf, ",transferred from a100-pcie-40gb,\n"));
     const char *row = strstr(out_buf, "\na100-pcie-40gb,");
     assert_non_null(row);
     double v[22];
@@ -895,7 +915,8 @@ int main(void)
         cmocka_unit_test(test_report_and_plot_cmds),
         cmocka_unit_test(test_compare_cmd),    cmocka_unit_test(test_host_cmds),
         cmocka_unit_test(test_multi_gpu_clocks),
-        cmocka_unit_test(test_throttle_collapse),    cmocka_unit_test(test_validate_beside),
+        cmocka_unit_test(test_throttle_collapse),
+        cmocka_unit_test(test_compare_not_runnable),    cmocka_unit_test(test_validate_beside),
         cmocka_unit_test(test_mpi),            cmocka_unit_test(test_install),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
