@@ -27,7 +27,8 @@ void wl_sweep_spec_free(wl_sweep_spec *s);
  *   gpu, model, trace, idle ([ID=]TABLE.csv): lists of names or paths
  *   host: one host preset (id or file) for every GPU, in place of theirs
  *   batch, seq: integer lists; dtype, attention: lists of names
- *   clock (MHz; "max": the first GPU's maximum), voltage_offset_mv,
+ *   clock (MHz; "max": each GPU's maximum; each GPU sweeps the clocks
+ *     within its own range, by default its own grid), voltage_offset_mv,
  *     voltage_mv (a fixed voltage instead of the V-f curve): lists, ranges
  *   set.KEY: a numeric GPU preset field (or key "set" with value KEY=LIST)
  *   scope: model|layer|kernel; classes: on|off (a row per kernel class:
