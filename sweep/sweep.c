@@ -78,6 +78,10 @@ void wl_sweep_spec_free(wl_sweep_spec *s)
         return;
     for (size_t i = 0; s->trace_wl && i < s->traces.n; i++)
         wl_core_workload_free(s->trace_wl[i]);
+    for (size_t i = 0; s->gclk && i < s->gpus.n; i++) /* before gpus is cleared */
+        wl_core_numlist_free(&s->gclk[i]);
+    free(s->gclk);
+    free(s->clipped);
     wl_core_strlist_free(&s->gpus);
     wl_core_strlist_free(&s->models);
     wl_core_strlist_free(&s->traces);
@@ -86,10 +90,6 @@ void wl_sweep_spec_free(wl_sweep_spec *s)
     wl_core_numlist_free(&s->batch);
     wl_core_numlist_free(&s->seq);
     wl_core_numlist_free(&s->clocks);
-    for (size_t i = 0; s->gclk && i < s->gpus.n; i++)
-        wl_core_numlist_free(&s->gclk[i]);
-    free(s->gclk);
-    free(s->clipped);
     wl_core_numlist_free(&s->voff);
     wl_core_numlist_free(&s->vfix);
     for (size_t i = 0; i < s->nset; i++)
