@@ -93,18 +93,10 @@ static int setup_gpus(wl_calib_validation *v, const wl_calib_validation_options 
         if (rc)
             return rc;
     }
-    if (o->host) {
-        wl_core_host h;
-        int rc = wl_preset_host_load(o->host, &h, err);
-        if (rc) {
-            if (rc == WL_ENOTFOUND)
-                wl_error_locate(err, "--host", 0);
-            return rc;
-        }
-        for (size_t k = 0; k < v->ng; k++)
-            wl_core_gpu_set_host(&v->gpus[k], &h);
-    }
-    return WL_OK;
+    int rc = o->host ? wl_preset_gpus_set_host(o->host, v->gpus, v->ng, err) : WL_OK;
+    if (rc == WL_ENOTFOUND)
+        wl_error_locate(err, "--host", 0);
+    return rc;
 }
 
 /* --idle tables, then a table beside the data for a rule-based idle curve. */

@@ -253,8 +253,9 @@ static int write_host(const cal_opts *o, const char *path, const wl_core_gpu *fi
     size_t bl = strlen(base);
     if (bl > 4 && !strcmp(base + bl - 4, ".ini"))
         bl -= 4;
-    snprintf(h.id, sizeof h.id, "%.*s", (int)(bl && bl < sizeof h.id ? bl : 4),
-             bl && bl < sizeof h.id ? base : "host");
+    if (!bl || bl >= sizeof h.id)
+        base = "host", bl = 4; /* no usable name in the path */
+    snprintf(h.id, sizeof h.id, "%.*s", (int)bl, base);
     snprintf(h.name, sizeof h.name, "host fitted to %.100s", o->path);
     double se[WL_CALIB_MAXP] = {0};
     if (info->unc.valid) {
@@ -299,15 +300,11 @@ static int cal_run(const cal_opts *o)
         status = cli_fail(cmd, &err);
         goto done;
     }
-    if (o->host) {
-        wl_core_host h;
-        if ((rc = wl_preset_host_load(o->host, &h, &err))) {
-            if (rc == WL_ENOTFOUND && !err.line)
-                wl_error_locate(&err, "--host", 0);
-            status = cli_fail(cmd, &err);
-            goto done;
-        }
-        wl_core_gpu_set_host(&gpu, &h);
+    if (o->host && (rc = wl_preset_gpus_set_host(o->host, &gpu, 1, &err))) {
+        if (rc == WL_ENOTFOUND && !err.line)
+            wl_error_locate(&err, "--host", 0);
+        status = cli_fail(cmd, &err);
+        goto done;
     }
     /* the preset text to carry over */
     const char *text;

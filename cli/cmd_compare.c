@@ -110,9 +110,13 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
      * rows as not runnable */
     size_t ng = wl_sweep_spec_axis_count(o->spec, "gpu"), in = 0;
     wl_error first = {0};
-    for (size_t i = 0; o->clock > 0 && i < ng; i++)
-        in += wl_core_gpu_clock_check(wl_sweep_spec_gpu(o->spec, i), o->clock, "--clock", 0,
-                                      in || i ? &err : &first) == WL_OK;
+    for (size_t i = 0; o->clock > 0 && i < ng; i++) {
+        wl_error e = {0};
+        if (wl_core_gpu_clock_check(wl_sweep_spec_gpu(o->spec, i), o->clock, "--clock", 0, &e) == WL_OK)
+            in++;
+        else if (!first.text[0])
+            first = e;
+    }
     if (o->clock > 0 && !in)
         return cli_fail(cmd, &first);
     return 0;

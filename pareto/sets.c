@@ -133,7 +133,7 @@ static int text_add(wl_pareto_set *s, const char *p, size_t len, size_t *off)
     return WL_OK;
 }
 
-static int grow_rows(wl_pareto_set *s, int fields, int label)
+static int grow_rows(wl_pareto_set *s, int fields, int label, int points)
 {
     if (s->n < s->cap)
         return WL_OK;
@@ -166,10 +166,12 @@ static int grow_rows(wl_pareto_set *s, int fields, int label)
             return WL_ENOMEM;
         s->label = nb;
     }
-    double *np = realloc(s->pt, nc * 4 * sizeof *np);
-    if (!np)
-        return WL_ENOMEM;
-    s->pt = np;
+    if (points) {
+        double *np = realloc(s->pt, nc * 4 * sizeof *np);
+        if (!np)
+            return WL_ENOMEM;
+        s->pt = np;
+    }
     s->cap = nc;
     return WL_OK;
 }
@@ -412,7 +414,7 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
             if (!strcmp(fv, "0") || !strcmp(fv, "false"))
                 continue;
         }
-        if ((rc = grow_rows(s, o->keep_fields, lcol >= 0)))
+        if ((rc = grow_rows(s, o->keep_fields, lcol >= 0, collapse)))
             break;
         double *v = s->val + s->n * s->nv;
         for (size_t i = 0; !rc && i < s->nv; i++) {
@@ -456,10 +458,10 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
         }
         if (rc)
             break;
-        double *pt = s->pt + 4 * s->n;
-        for (int k = 0; k < 4; k++) {
-            pt[k] = NAN;
-            if (collapse && pcol[k] >= 0 && rs_num(csv, (size_t)pcol[k], &pt[k], err) == WL_EPARSE) {
+        for (int k = 0; collapse && k < 4; k++) {
+            double *pt = s->pt + 4 * s->n + k;
+            *pt = NAN;
+            if (pcol[k] >= 0 && rs_num(csv, (size_t)pcol[k], pt, err) == WL_EPARSE) {
                 rc = WL_EPARSE;
                 break;
             }
@@ -519,7 +521,7 @@ size_t wl_pareto_set_rows(const wl_pareto_set *s) { return s->n; }
 size_t wl_pareto_set_collapsed(const wl_pareto_set *s) { return s->collapsed; }
 double wl_pareto_set_request_upto(const wl_pareto_set *s, size_t row)
 {
-    return row < s->n ? s->pt[4 * row + 2] : NAN;
+    return s->pt && row < s->n ? s->pt[4 * row + 2] : NAN;
 }
 size_t wl_pareto_set_groups(const wl_pareto_set *s) { return s->ngroups; }
 size_t wl_pareto_set_group_of(const wl_pareto_set *s, size_t row) { return s->group[row]; }

@@ -881,6 +881,15 @@ int wl_preset_host_load(const char *id_or_path, wl_core_host *out, wl_error *err
 
 /* ---- hosts ----------------------------------------------------------------- */
 
+int wl_preset_gpus_set_host(const char *id_or_path, wl_core_gpu *gpus, size_t n, wl_error *err)
+{
+    wl_core_host h;
+    int rc = wl_preset_host_load(id_or_path, &h, err);
+    for (size_t i = 0; !rc && i < n; i++)
+        wl_core_gpu_set_host(&gpus[i], &h);
+    return rc;
+}
+
 static const char *const host_info[] = {"source", "command", "cpu", "framework", "aliases",
                                         "note", "fitted_rows", "data_hash", "fitted_on"};
 

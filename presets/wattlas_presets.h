@@ -47,6 +47,8 @@ int wl_preset_gpu_parse(const char *text, const char *source, wl_core_gpu *out, 
  * framework, source, command, aliases as text). */
 int wl_preset_host_load(const char *id_or_path, wl_core_host *out, wl_error *err);
 int wl_preset_host_parse(const char *text, const char *source, wl_core_host *out, wl_error *err);
+/* Loads a host preset and makes it the host of n GPUs (wl_core_gpu_set_host). */
+int wl_preset_gpus_set_host(const char *id_or_path, wl_core_gpu *gpus, size_t n, wl_error *err);
 /* Writes a host preset's [host] section: id, name, the issue cost and its
  * standard error (informational keys may follow). */
 void wl_preset_write_host(FILE *out, const wl_core_host *host);

@@ -561,15 +561,10 @@ static int finish(wl_sweep_spec *s, wl_error *err)
                      "one host per run (got %zu); run once per host", s->host.n);
         return WL_EINVAL;
     }
-    if (s->host.n) {
-        wl_core_host h;
-        if ((rc = wl_preset_host_load(s->host.v[0], &h, err))) {
-            if (rc == WL_ENOTFOUND)
-                wl_error_locate(err, s->o_host.source, s->o_host.line);
-            return rc;
-        }
-        for (size_t i = 0; i < ng; i++)
-            wl_core_gpu_set_host(&s->gpu[i], &h);
+    if (s->host.n && (rc = wl_preset_gpus_set_host(s->host.v[0], s->gpu, ng, err))) {
+        if (rc == WL_ENOTFOUND)
+            wl_error_locate(err, s->o_host.source, s->o_host.line);
+        return rc;
     }
     if (s->level > 0) {
         s->unc = calloc(ng, sizeof *s->unc);
