@@ -156,7 +156,7 @@ static int compare_run(const compare_opts *o)
                            wl_core_workload_count(wl), o->obj.text);
     wl_pareto_workload_id wid = {id.model, wl_dtype_name(id.dtype),
                                  id.traced ? NULL : wl_attention_name(id.attention), id.batch,
-                                 id.seq};
+                                 id.seq, id.memory.total_gb};
     wl_results_cell cells[WL_PARETO_COMPARE_COLS];
     long runnable = (long)wl_sweep_spec_axis_count(o->spec, "gpu");
     for (size_t i = 0; !rc && i < wl_sweep_spec_axis_count(o->spec, "gpu"); i++) {
@@ -174,6 +174,10 @@ static int compare_run(const compare_opts *o)
             rc = cli_fail(cmd, &err);
             break;
         }
+        if (!ch.not_runnable[0] && wl_core_memory_fits(g, &id.memory) == 0)
+            fprintf(stderr, "wattlas compare: warning: %s does not fit %s: it needs %.1f GB, "
+                    "the GPU has %.1f GB (fits = 0)\n", wl_core_workload_name(wl), g->id,
+                    id.memory.total_gb, g->mem_capacity_gb);
         wl_pareto_compare_cells(g, &wid, &ch, iv, cells);
         if (wl_results_writer_row(rows.w, cells)) {
             fprintf(stderr, "wattlas compare: out of memory\n");

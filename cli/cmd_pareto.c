@@ -18,8 +18,8 @@ static void pareto_help(FILE *f)
 "input order, with the input's columns. Default objectives: --x time_ms\n"
 "--y energy_j; --minimize adds more (fronts of three or more objectives).\n"
 "Default groups: the sweep's parameter columns before the voltage and clock\n"
-"columns, plus kernel_class. Rows with feasible = 0 are left out unless\n"
-"--all. O(n log n) for two and three objectives. Formats: csv (default),\n"
+"columns, plus kernel_class. Rows with feasible = 0 and points that do not\n"
+"fit their GPU's memory (fits = 0) are left out unless --all. O(n log n) for two and three objectives. Formats: csv (default),\n"
 "ndjson, json, table. Every value must be a finite number (an empty cell\n"
 "is a point that was not evaluated).\n");
 }
@@ -39,7 +39,9 @@ static void optimize_help(FILE *f)
 "  ed2p                        least energy x delay^2\n"
 "  energy-within-slowdown=P    least energy with time <= (1 + P/100) x fastest\n"
 "  time-within-power=W         least time with average power <= W watts\n"
-"Defaults: time_ms, power_w, energy_j; groups as in 'wattlas pareto'.\n\n"
+"Defaults: time_ms, power_w, energy_j; groups as in 'wattlas pareto'. Rows\n"
+"with feasible = 0 and points that do not fit their GPU's memory (fits = 0)\n"
+"are left out unless --all.\n\n"
 "--schedule [--switch-us US]  with a sweep of kernel classes (--kernels): one\n"
 "        clock per kernel class (energy or energy-within-slowdown=P), counting\n"
 "        a clock switch of US microseconds (default 20) twice per launch of a\n"
@@ -144,6 +146,12 @@ static int load(const char *cmd, const sel_opts *o, const wl_pareto_load_options
 
 static void collapse_note(const char *cmd, const wl_pareto_set *s)
 {
+    size_t u = wl_pareto_set_unfit(s);
+    if (u)
+        fprintf(stderr, "wattlas %s: note: %zu point%s need%s more memory than %s GPU has "
+                        "(fits = 0) and %s left out (--all keeps them)\n",
+                cmd, u, u == 1 ? "" : "s", u == 1 ? "s" : "", u == 1 ? "its" : "their",
+                u == 1 ? "is" : "are");
     size_t n = wl_pareto_set_collapsed(s);
     if (n)
         fprintf(stderr, "wattlas %s: note: %zu throttled request%s reach%s the operating point of "

@@ -157,6 +157,17 @@ static int predict_run(const predict_opts *o)
         fprintf(f, ", %s%s%s\n", wl_dtype_name(id.dtype), id.traced ? "" : ", attention ",
                 id.traced ? "" : wl_attention_name(id.attention));
     }
+    /* a prediction for a case that cannot run is still made, but said so */
+    if (id.fits == 0) {
+        const wl_core_memory *m = &id.memory;
+        fprintf(stderr, "wattlas predict: warning: %s does not fit %s: it needs %.1f GB (weights "
+                "%.1f, activations %.1f, KV cache %.1f, context and workspace %.1f), the GPU has "
+                "%.1f GB\n", wl_core_workload_name(wl), g->id, m->total_gb, m->weights_gb,
+                m->activations_gb, m->kv_cache_gb, m->workspace_gb, g->mem_capacity_gb);
+    } else if (id.fits < 0 && !id.traced) {
+        fprintf(stderr, "wattlas predict: note: %s gives no mem_capacity_gb: whether %.1f GB fits "
+                "is unknown\n", g->id, id.memory.total_gb);
+    }
     wl_core_workload_free(wl);
     wl_sweep_options so = {.format = o->format, .threads = 1};
     wl_sweep_stats st;

@@ -79,6 +79,8 @@ static const wl_results_col list_cols[] = {
     WL_RESULTS_COL("activation", WL_COL_TEXT, 0, 0),
     WL_RESULTS_COL("host", WL_COL_TEXT, 0, 0),
     WL_RESULTS_COL("launch_us", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("mem_capacity_gb", WL_COL_NUM, 1, 0),
+    WL_RESULTS_COL("params_m", WL_COL_NUM, 1, 0),
 };
 #define NLIST (sizeof list_cols / sizeof *list_cols)
 
@@ -113,8 +115,12 @@ static int list(const presets_opts *o)
                 cells[7].s = g.dram_type;
                 cells[16].s = g.host_id[0] ? g.host_id : NULL;
                 cells[17].v = g.coef.host_launch_us;
+                cells[18].v = g.mem_capacity_gb > 0 ? g.mem_capacity_gb : NAN;
             } else if (kind == 1 && wl_preset_model_load(id, &m, &err) == WL_OK) {
                 cells[9].s = wl_style_name(m.style);
+                double np = 0;
+                wl_core_model_params(&m, &np);
+                cells[19].v = np / 1e6;
                 const double v[5] = {m.layers, m.d_model, m.heads, m.kv_heads, m.d_ff};
                 for (int j = 0; j < 5 && !wl_core_model_is_vision(&m); j++)
                     cells[10 + j].v = v[j];

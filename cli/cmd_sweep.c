@@ -236,6 +236,10 @@ static int sweep_run(sweep_opts *o)
         if (st.interrupted)
             fprintf(stderr, ", interrupted: the file holds the rows done so far");
         fputc('\n', stderr);
+        if (st.tally.unfit)
+            fprintf(stderr, "wattlas sweep: note: %llu points need more memory than their GPU has "
+                    "(fits = 0); optimize, pareto and report leave them out unless --all\n",
+                    st.tally.unfit);
     }
     return st.interrupted ? 130 : 0;
 }

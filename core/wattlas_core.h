@@ -193,6 +193,7 @@ typedef struct {
     int max_warps_per_sm;
     int cluster_multicast;     /* CTAs of a cluster sharing operand loads via
                                   TMA multicast (Hopper+: 2); 0 or 1 = none */
+    double mem_capacity_gb;    /* device memory in GB (1e9 B), 0 = unknown */
     double power_limit_w;
     double tdp_w;
     double process_nm;         /* effective feature size (0 = unknown), for transfer */
@@ -432,6 +433,11 @@ typedef struct {
     int base_width;    /* ResNet: bottleneck width of the first stage */
     int stages;        /* ResNet: number of stages */
     int blocks[WL_MAX_STAGES]; /* ResNet: bottlenecks per stage */
+    /* embedding tables (weights only; the builders record no gathers):
+     * 0 = not given, not counted */
+    int vocab_size;
+    int max_positions;   /* learned position table rows (OPT: 2048 + 2) */
+    int type_vocab_size; /* BERT token types */
 } wl_core_model;
 /* Whether the model is a vision model (its input is images, not tokens). */
 int wl_core_model_is_vision(const wl_core_model *m);
@@ -457,6 +463,25 @@ int wl_core_build(const wl_core_model *model, const wl_core_shape *shape,
 /* The kernels of one transformer layer only. */
 int wl_core_build_layer(const wl_core_model *model, const wl_core_shape *shape,
                         wl_core_workload **out, wl_error *err);
+
+/* ---- memory footprint -----------------------------------------------------
+ * What a prefill forward pass holds on the GPU in eager PyTorch (core/memory.c
+ * gives the lifetimes it follows), in GB (1e9 bytes). */
+typedef struct {
+    double params;         /* parameter count (weights and biases) */
+    double weights_gb;     /* parameters and buffers in the pass's dtype */
+    double activations_gb; /* peak live activations (one layer's worst moment) */
+    double kv_cache_gb;    /* keys and values a decoder's forward returns */
+    double workspace_gb;   /* CUDA context and cuBLAS workspace */
+    double total_gb;
+} wl_core_memory;
+/* Parameter count from the architecture (embedding tables as given). */
+int wl_core_model_params(const wl_core_model *m, double *params);
+int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *shape,
+                            wl_core_memory *out, wl_error *err);
+/* 1: total_gb fits the GPU's memory, 0: it does not, -1: unknown (no
+ * capacity given or no footprint). */
+int wl_core_memory_fits(const wl_core_gpu *gpu, const wl_core_memory *mem);
 
 /* ---- evaluation ------------------------------------------------------------ */
 

@@ -97,6 +97,8 @@ static const struct {
     {WL_RESULTS_COL("max_energy_j", WL_COL_NUM, 6, 0), 0},
     {WL_RESULTS_COL("energy_saving_vs_max_clock_pct", WL_COL_NUM, 2, 0), 0},
     {WL_RESULTS_COL("runtime_penalty_vs_max_clock_pct", WL_COL_NUM, 2, 0), 0},
+    {WL_RESULTS_COL("memory_gb", WL_COL_NUM, 3, 0), 0},
+    {WL_RESULTS_COL("fits", WL_COL_BOOL, 0, 0), 0},
     {WL_RESULTS_COL("coefficients", WL_COL_TEXT, 0, 0), 0},
     {WL_RESULTS_COL("not_runnable", WL_COL_TEXT, 0, 0), 0},
 };
@@ -120,6 +122,8 @@ void wl_pareto_compare_cells(const wl_core_gpu *g, const wl_pareto_workload_id *
     const wl_calib_iv *ai = &c->at_iv, *oi = &c->opt_iv;
     double x = NAN; /* an interval not computed: empty cells */
     int h = c->has_iv;
+    wl_core_memory mem = {.total_gb = w->memory_gb};
+    int fits = wl_core_memory_fits(g, &mem);
     /* every cell of the full column list, in its order */
     const wl_results_cell all[NCOLS] = {
         {g->id, NAN},
@@ -155,6 +159,8 @@ void wl_pareto_compare_cells(const wl_core_gpu *g, const wl_pareto_workload_id *
         {NULL, m->energy_j},
         {NULL, 100.0 * (1.0 - o->energy_j / m->energy_j)},
         {NULL, 100.0 * (o->time_ms / m->time_ms - 1.0)},
+        {NULL, w->memory_gb},
+        {NULL, fits < 0 ? NAN : (double)fits},
         {g->coef_source[0] ? g->coef_source : "own", NAN},
         {c->not_runnable[0] ? c->not_runnable : NULL, NAN},
     };

@@ -31,6 +31,7 @@ struct wl_pareto_set {
     double *pt;           /* collapse: n x 4 (effective clock, voltage, request,
                              throttled), then the highest request folded in */
     size_t collapsed;
+    size_t unfit;         /* rows left out with fits = 0 */
 };
 
 void wl_pareto_set_free(wl_pareto_set *s)
@@ -400,6 +401,8 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
         }
     }
     int fcol = o->keep_infeasible ? -1 : rs_col(csv, "feasible");
+    /* a point that needs more memory than its GPU has cannot run either */
+    int mcol = o->keep_infeasible ? -1 : rs_col(csv, "fits");
     /* the columns a collapse compares (a voltage column is optional) */
     int pcol[4] = {rs_col(csv, "effective_clock_mhz"), rs_col(csv, "voltage_mv"),
                    rs_col(csv, "sm_clock_mhz"), rs_col(csv, "throttled")};
@@ -413,6 +416,13 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
             const char *fv = rs_field(csv, (size_t)fcol);
             if (!strcmp(fv, "0") || !strcmp(fv, "false"))
                 continue;
+        }
+        if (mcol >= 0) {
+            const char *fv = rs_field(csv, (size_t)mcol);
+            if (!strcmp(fv, "0") || !strcmp(fv, "false")) {
+                s->unfit++;
+                continue;
+            }
         }
         if ((rc = grow_rows(s, o->keep_fields, lcol >= 0, collapse)))
             break;
@@ -519,6 +529,7 @@ int wl_pareto_set_load(const char *path, const wl_pareto_load_options *o, wl_par
 
 size_t wl_pareto_set_rows(const wl_pareto_set *s) { return s->n; }
 size_t wl_pareto_set_collapsed(const wl_pareto_set *s) { return s->collapsed; }
+size_t wl_pareto_set_unfit(const wl_pareto_set *s) { return s->unfit; }
 double wl_pareto_set_request_upto(const wl_pareto_set *s, size_t row)
 {
     return s->pt && row < s->n ? s->pt[4 * row + 2] : NAN;

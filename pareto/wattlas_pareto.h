@@ -66,7 +66,8 @@ typedef struct {
                                   parameter columns (those before the voltage
                                   and clock columns) plus kernel_class */
     int through_voltage;       /* default groups end at sm_clock_mhz instead */
-    int keep_infeasible;       /* rows with feasible = 0 too */
+    int keep_infeasible;       /* rows with feasible = 0 or fits = 0 too (else
+                                  left out: they cannot run) */
     int keep_fields;           /* keep every row's fields (to write them again) */
     const char *label;         /* a text column kept per row (kernel_class), or NULL */
     int collapse;              /* one row per effective operating point: requests
@@ -89,6 +90,8 @@ size_t wl_pareto_set_rows(const wl_pareto_set *s);
  * kept row's point (its own sm_clock_mhz when none was folded; NaN without
  * the columns collapse needs). */
 size_t wl_pareto_set_collapsed(const wl_pareto_set *s);
+/* Rows left out because the point does not fit its GPU's memory (fits = 0). */
+size_t wl_pareto_set_unfit(const wl_pareto_set *s);
 double wl_pareto_set_request_upto(const wl_pareto_set *s, size_t row);
 size_t wl_pareto_set_groups(const wl_pareto_set *s);
 size_t wl_pareto_set_group_of(const wl_pareto_set *s, size_t row);
@@ -153,6 +156,7 @@ int wl_pareto_gpu_optimum(const wl_core_gpu *g, const wl_core_workload *wl,
 typedef struct {
     const char *model, *dtype, *attention;
     long long batch, seq; /* 0: not applicable (traces, vision seq) */
+    double memory_gb;     /* footprint (NaN: unknown, as for a trace) */
 } wl_pareto_workload_id;
 /* The compare columns, the interval ones (time_lo_ms ... energy_hi_j at the
  * requested clock, opt_time_lo_ms ... at the choice) only with interval;

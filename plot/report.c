@@ -504,6 +504,14 @@ static int write_index(report *r, const char *title, const char *objective,
         fputs("</code> from <code>", html);
         html_text(html, spec);
         fprintf(html, "</code>: %llu points (<a href=\"sweep.csv\">sweep.csv</a>).</p>\n", points);
+        size_t unfit = wl_pareto_set_unfit(opt->set);
+        if (unfit) {
+            /* the tables below choose among points that can run */
+            fprintf(md, "%zu points need more memory than their GPU has (`fits` = 0 in "
+                        "sweep.csv) and are left out of the tables below.\n\n", unfit);
+            fprintf(html, "<p>%zu points need more memory than their GPU has (<code>fits</code> = 0 "
+                          "in sweep.csv) and are left out of the tables below.</p>\n", unfit);
+        }
         fputs("## Energy-optimal SM clock per workload\n\n", md);
         fputs("<h2>Energy-optimal SM clock per workload</h2>\n", html);
         choice_html_md(md, html, opt);

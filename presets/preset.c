@@ -209,6 +209,7 @@ static const gpu_field gpu_fields[] = {
     D("memory", "l2_bw_bytes_per_clk", l2_bytes_per_clk, 1, 0, 1e8, POS),
     S("memory", "dram_type", dram_type, 1),
     D("memory", "dram_bw_gbs", dram_bw_gbs, 1, 1, 1e7, 0),
+    D("memory", "mem_capacity_gb", mem_capacity_gb, 0, 0, 1e6, 0),
     D("memory", "mem_clock_mhz", mem_clock_mhz, 1, 1, 1e6, 0),
     D("memory", "smem_per_sm_kb", smem_per_sm_kb, 1, 0, 1e6, POS),
     D("memory", "smem_bw_bytes_per_clk_sm", smem_bytes_per_clk_sm, 1, 0, 1e6, POS),
@@ -634,10 +635,12 @@ int wl_preset_gpu_parse(const char *text, const char *source, wl_core_gpu *out, 
 static const char *const model_ints[] = {"layers", "d_model", "heads", "kv_heads", "d_ff",
                                          "qkv_bias", "pooler", "final_norm", "image_size_px",
                                          "patch_size_px", "channels", "classes", "pooler_dim",
-                                         "base_width"};
+                                         "base_width", "vocab_size", "max_position_embeddings",
+                                         "type_vocab_size"};
 /* what no model has: beyond these a preset is a typo, not a design */
 static const long long model_max[] = {10000, 1000000, 100000, 100000, 10000000, 1, 1, 1, 16384,
-                                      16384, 100000, 10000000, 1000000, 1000000};
+                                      16384, 100000, 10000000, 1000000, 1000000,
+                                      100000000, 100000000, 1000000};
 enum { M_ID = 20, M_STYLE = 21 }; /* seen[] slots past the integers */
 
 static int model_handler(void *user, const char *section, const char *name, const char *value,
@@ -650,7 +653,8 @@ static int model_handler(void *user, const char *section, const char *name, cons
     int *const iptr[] = {&m->layers, &m->d_model, &m->heads, &m->kv_heads, &m->d_ff,
                          &m->qkv_bias, &m->pooler, &m->final_norm, &m->image_size,
                          &m->patch_size, &m->channels, &m->classes, &m->pooler_dim,
-                         &m->base_width};
+                         &m->base_width, &m->vocab_size, &m->max_positions,
+                         &m->type_vocab_size};
     if (strcmp(name, "blocks") == 0)
         return list_append(c, 0, value, line);
     for (size_t i = 0; i < sizeof model_ints / sizeof *model_ints; i++) {

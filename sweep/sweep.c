@@ -799,14 +799,15 @@ static void decode(const wl_sweep_spec *s, unsigned long long o, combo *c)
 /* Parameter columns, then the results: one vocabulary for predict, sweep
  * and everything that reads them. */
 enum { R_CLOCK, R_EFF, R_VOLT, R_FEAS, R_THR, R_TIME, R_POWER, R_ENERGY, R_DYNC, R_DYNM,
-       R_STATIC, R_LAUNCH, R_COUNT };
+       R_STATIC, R_LAUNCH, R_MEM, R_FITS, R_COUNT };
 static const wl_results_col result_cols[R_COUNT] = {
     WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 1, 0),        WL_RESULTS_COL("effective_clock_mhz", WL_COL_NUM, 1, 0),
     WL_RESULTS_COL("voltage_mv", WL_COL_NUM, 1, 0),          WL_RESULTS_COL("feasible", WL_COL_BOOL, 0, 0),
     WL_RESULTS_COL("throttled", WL_COL_BOOL, 0, 0),          WL_RESULTS_COL("time_ms", WL_COL_NUM, 5, 0),
     WL_RESULTS_COL("power_w", WL_COL_NUM, 3, 0),             WL_RESULTS_COL("energy_j", WL_COL_NUM, 6, 0),
     WL_RESULTS_COL("energy_dyn_compute_j", WL_COL_NUM, 6, 0), WL_RESULTS_COL("energy_dyn_memory_j", WL_COL_NUM, 6, 0),
-    WL_RESULTS_COL("energy_static_j", WL_COL_NUM, 6, 0),     WL_RESULTS_COL("launch_bound_pct", WL_COL_NUM, 2, 0)};
+    WL_RESULTS_COL("energy_static_j", WL_COL_NUM, 6, 0),     WL_RESULTS_COL("launch_bound_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("memory_gb", WL_COL_NUM, 3, 0),           WL_RESULTS_COL("fits", WL_COL_BOOL, 0, 0)};
 static const wl_results_col iv_cols[6] = {
     WL_RESULTS_COL("time_lo_ms", WL_COL_NUM, 5, 0),  WL_RESULTS_COL("time_hi_ms", WL_COL_NUM, 5, 0),
     WL_RESULTS_COL("power_lo_w", WL_COL_NUM, 3, 0),  WL_RESULTS_COL("power_hi_w", WL_COL_NUM, 3, 0),
@@ -1068,6 +1069,7 @@ void wl_sweep_tally_add(wl_sweep_tally *t, const wl_sweep_tally *part)
 {
     t->points += part->points;
     t->throttled += part->throttled;
+    t->unfit += part->unfit;
     /* the first point of least energy: later ties do not replace it */
     if (!isnan(part->best_energy_j) &&
         (isnan(t->best_energy_j) || part->best_energy_j < t->best_energy_j)) {
@@ -1235,6 +1237,27 @@ static int shape_workload(const wl_sweep_spec *s, const combo *c, wl_core_worklo
                : wl_core_build(m, &sh, wl, err);
 }
 
+/* The footprint of a combination on its GPU variant: a model's from its
+ * architecture and shape; a trace records kernels, not tensors, so its
+ * footprint is unknown (NaN, fits -1). A layer-scope point needs the whole
+ * model in memory all the same. */
+static void combo_memory(const wl_sweep_spec *s, const combo *c, const wl_core_gpu *g,
+                         wl_core_memory *mem, int *fits)
+{
+    memset(mem, 0, sizeof *mem);
+    mem->total_gb = NAN;
+    *fits = -1;
+    if (s->traces.n)
+        return;
+    wl_core_shape sh = {.batch = (long long)s->batch.v[c->b], .seq = (long long)s->seq.v[c->sq],
+                        .dtype = s->dtypes[c->dt], .attention = s->attn[c->at]};
+    wl_error e = {0};
+    if (wl_core_memory_estimate(&s->model[c->wl], &sh, mem, &e))
+        mem->total_gb = NAN;
+    else
+        *fits = wl_core_memory_fits(g, mem);
+}
+
 int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_sweep_shape_id *id,
                            wl_error *err)
 {
@@ -1264,6 +1287,12 @@ int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_swe
         w = copy;
     }
     snprintf(id->model, sizeof id->model, "%s", wl_name(s, &c));
+    wl_core_gpu g;
+    if ((rc = variant_gpu(s, c.gpu, c.variant, &g, err))) {
+        wl_core_workload_free(w);
+        return rc;
+    }
+    combo_memory(s, &c, &g, &id->memory, &id->fits);
     id->traced = s->traces.n > 0;
     id->dtype = combo_dtype(s, &c);
     if (!id->traced) {
@@ -1294,12 +1323,14 @@ static void param_cells(const wl_sweep_plan *p, const combo *c, const wl_core_gp
     cells[k++] = (wl_results_cell){traced ? NULL : wl_attention_name(s->attn[c->at]), NAN};
 }
 
-static void result_cells(const wl_core_result *r, int feasible, wl_results_cell *cells)
+static void result_cells(const wl_core_result *r, int feasible, double memory_gb, int fits,
+                         wl_results_cell *cells)
 {
     const double v[R_COUNT] = {r->requested_clock_mhz, r->effective_clock_mhz, r->voltage_mv,
                                feasible, r->throttled, r->time_ms, r->power_w, r->energy_j,
                                r->energy_dyn_compute_j, r->energy_dyn_memory_j,
-                               r->energy_static_j, 100.0 * r->launch_bound_frac};
+                               r->energy_static_j, 100.0 * r->launch_bound_frac,
+                               memory_gb, fits < 0 ? NAN : (double)fits};
     for (int i = 0; i < R_COUNT; i++)
         cells[i] = (wl_results_cell){NULL, v[i]};
 }
@@ -1345,6 +1376,9 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
     }
     wl_results_cell cells[64 + MAX_SET];
     param_cells(p, &c, &g, cells);
+    wl_core_memory mem;
+    int fits;
+    combo_memory(s, &c, &g, &mem, &fits);
     const wl_core_numlist *vl = volts(s);
     const wl_core_numlist *clk = &s->gclk[c.gpu];
     size_t m = s->maxclk;
@@ -1395,7 +1429,7 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
                            (s->vfix.n || wl_core_gpu_clock_in_range(&g, f)) &&
                            wl_core_gpu_feasible(&g, r.effective_clock_mhz, r.voltage_mv);
             size_t k = p->nparam;
-            result_cells(&r, feasible, cells + k);
+            result_cells(&r, feasible, mem.total_gb, fits, cells + k);
             k += R_COUNT;
             if (s->level > 0) {
                 wl_calib_iv iv = {0};
@@ -1408,7 +1442,8 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
             }
             tally->points++;
             tally->throttled += (unsigned long long)r.throttled;
-            if (feasible && isfinite(r.energy_j) &&
+            tally->unfit += fits == 0;
+            if (feasible && fits != 0 && isfinite(r.energy_j) &&
                 (isnan(tally->best_energy_j) || r.energy_j < tally->best_energy_j)) {
                 tally->best_energy_j = r.energy_j;
                 tally->best_time_ms = r.time_ms;

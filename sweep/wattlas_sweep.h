@@ -75,6 +75,8 @@ typedef struct {
     wl_dtype dtype;
     wl_attention attention;
     int traced;
+    wl_core_memory memory; /* its footprint (total_gb NaN for a trace) */
+    int fits;              /* on the first GPU: 1, 0, or -1 unknown */
 } wl_sweep_shape_id;
 int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_sweep_shape_id *id,
                            wl_error *err);
@@ -91,9 +93,10 @@ typedef struct {
 } wl_sweep_options;
 
 /* What a run (or a chunk of it) evaluated: its points, how many of them
- * the power limit throttled, and the first point of least energy. */
+ * the power limit throttled, how many need more memory than their GPU has,
+ * and the first point of least energy among those that fit. */
 typedef struct {
-    unsigned long long points, throttled;
+    unsigned long long points, throttled, unfit;
     double best_energy_j, best_time_ms, best_clock_mhz; /* NaN: none */
 } wl_sweep_tally;
 void wl_sweep_tally_init(wl_sweep_tally *t);

@@ -214,7 +214,7 @@ static void test_predict_outputs(void **state)
     assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,voltage_offset_mv,"
                                     "sm_clock_mhz,effective_clock_mhz,voltage_mv,feasible,throttled,"
                                     "time_ms,power_w,energy_j,energy_dyn_compute_j,"
-                                    "energy_dyn_memory_j,energy_static_j,launch_bound_pct\n"));
+                                    "energy_dyn_memory_j,energy_static_j,launch_bound_pct,memory_gb,fits\n"));
     assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,8,128,bf16,eager,0.0,510.0,"));
     /* the same columns as a sweep of the same points */
     static char csv[sizeof out_buf];
@@ -597,6 +597,46 @@ static void test_throttle_collapse(void **state)
     assert_null(strstr(err_buf, "throttled requests"));
 }
 
+/* Memory: predict warns when the case does not fit its GPU, the outputs
+ * carry memory_gb and fits, and optimize and pareto leave a point that
+ * cannot run out unless --all. GPT-3 175B at batch 8 needs ~355 GB. */
+static void test_memory_fits(void **state)
+{
+    (void)state;
+    assert_int_equal(run("predict --gpu a30 --model gpt3-175b --batch 8 --format csv"), 0);
+    assert_non_null(strstr(err_buf, "warning: gpt3-175b_bf16_b8_s128_prefill does not fit a30-24gb"));
+    assert_non_null(strstr(out_buf, ",memory_gb,fits\n"));
+    double gb = csv_num(out_buf, 1, 19);
+    assert_true(gb > 354 && gb < 356);
+    assert_non_null(strstr(out_buf, ",0\n"));
+    assert_int_equal(run("predict --gpu a100-sxm-80gb --model gpt2 --format json"), 0);
+    assert_null(strstr(err_buf, "does not fit"));
+    assert_non_null(strstr(out_buf, "\"fits\": true"));
+    /* llama-3-8b at b16 s2048 (~38 GB) fits an 80 GB A100, not a 24 GB A30 */
+    assert_int_equal(run("sweep --gpu a30,a100-sxm-80gb --model llama-3-8b --batch 1,16 --seq 2048 "
+                         "--clock 900:1400:100 -o m.csv"), 0);
+    assert_non_null(strstr(err_buf, "note: 6 points need more memory than their GPU has"));
+    assert_int_equal(run("optimize --in m.csv --objective energy --format csv"), 0);
+    assert_non_null(strstr(err_buf, "note: 6 points need more memory"));
+    assert_int_equal(count_lines(out_buf), 1 + 3);
+    assert_null(strstr(out_buf, "a30-24gb/llama-3-8b/16/"));
+    assert_int_equal(run("optimize --in m.csv --objective energy --all --format csv"), 0);
+    assert_int_equal(count_lines(out_buf), 1 + 4);
+    assert_int_equal(run("pareto --in m.csv --format csv"), 0);
+    assert_null(strstr(out_buf, "\na30-24gb,llama-3-8b,16,"));
+    assert_int_equal(run("pareto --in m.csv --all --format csv"), 0);
+    assert_non_null(strstr(out_buf, "\na30-24gb,llama-3-8b,16,"));
+    /* compare says which GPU it does not fit */
+    assert_int_equal(run("compare --gpu a30,a100-sxm-80gb --model llama-3-8b --batch 16 --seq 2048 "
+                         "--format csv"), 0);
+    assert_non_null(strstr(err_buf, "does not fit a30-24gb"));
+    assert_null(strstr(err_buf, "does not fit a100-sxm-80gb"));
+    /* a GPU written without a capacity: unknown, said so, cells empty */
+    assert_int_equal(run("sweep --model gpt2 --clock 1410 --set mem_capacity_gb=0,1 --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",0.789,\na100-pcie-40gb,1,gpt2,"));
+    assert_non_null(strstr(out_buf, ",0.789,1\n"));
+}
+
 /* Several GPUs in one sweep: each sweeps its own clock grid (the H100 up to
  * 1980 MHz whichever GPU is listed first), a --clock list is clipped to each
  * GPU's range with a note, and shards of the uneven grid merge to the whole. */
@@ -635,7 +675,7 @@ static void test_compare_not_runnable(void **state)
     assert_int_equal(run("compare --gpu a100-pcie-40gb,v100-sxm2-32gb,h100-sxm-80gb --model gpt2 "
                          "--clock 1500 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 4);
-    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,1,128,bf16,eager,,,,,,,,,,,,,,,,own,"
+    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,1,128,bf16,eager,,,,,,,,,,,,,,,,0.789,1,own,"
                                     "1500 MHz is outside a100-pcie-40gb's range 210-1410 MHz"));
     assert_non_null(strstr(out_buf, "v100-sxm2-32gb has no bf16 math"));
     assert_non_null(strstr(out_buf, "\nh100-sxm-80gb,gpt2,1,128,bf16,eager,1500.0,1500.0,"));
@@ -915,7 +955,7 @@ int main(void)
         cmocka_unit_test(test_report_and_plot_cmds),
         cmocka_unit_test(test_compare_cmd),    cmocka_unit_test(test_host_cmds),
         cmocka_unit_test(test_multi_gpu_clocks),
-        cmocka_unit_test(test_throttle_collapse),
+        cmocka_unit_test(test_throttle_collapse),  cmocka_unit_test(test_memory_fits),
         cmocka_unit_test(test_compare_not_runnable),    cmocka_unit_test(test_validate_beside),
         cmocka_unit_test(test_mpi),            cmocka_unit_test(test_install),
     };

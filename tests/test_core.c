@@ -364,6 +364,90 @@ static void compare_gemms(const char *name, const wl_core_workload *wl, const wl
  * kernel (count, kind, op, shape, precision, order), so that no family can
  * drift from what eager PyTorch launched. ResNet is compared GEMM for GEMM
  * (see compare_gemms); a traced family without a model preset is named. */
+/* Footprints against hand counts. Parameters: the HF models' published
+ * totals (GPT2Model 124,439,808; Qwen2-1.5B 1,543,714,304 with tied
+ * embeddings; BertModel large 335,141,888; OPT-1.3B 1,315,758,080;
+ * torchvision resnet101 44,549,160). Activations of one eager layer, by hand:
+ *  GPT-2 b1 s1024: T = 1024, S = h s^2 = 12,582,912 scores; residual and
+ *   normed input 2 T d = 1,572,864; c_attn output 3 T d = 2,359,296; scale,
+ *   mask and softmax hold two score matrices, 2 S = 25,165,824; MLP 2 T ff =
+ *   6,291,456 is smaller: 29,097,984 elements x 2 B = 58,195,968 B.
+ *  Qwen2-1.5B b1 s2048: T = 2048, S = 12 x 2048^2 = 50,331,648; 2 T d =
+ *   6,291,456; q, k, v = T (1536 + 2 x 256) = 4,194,304 plus repeat_kv's k, v
+ *   copies 2 T d = 6,291,456; masked scores (bf16) + fp32 softmax + bf16 copy
+ *   = S (1 + 2 + 1) = 201,326,592; MLP 3 T ff = 55,050,240 is smaller:
+ *   218,103,808 x 2 B = 436,207,616 B. KV cache 2 x 28 x 2048 x 2 x 128 x 2 B
+ *   = 58,720,256 B. */
+static void test_memory_footprint(void **state)
+{
+    (void)state;
+    wl_error err = {0};
+    static const struct {
+        const char *id;
+        double params;
+    } counts[] = {{"gpt2", 124439808.0},      {"qwen2-1.5b", 1543714304.0},
+                  {"bert-large", 335141888.0}, {"opt-1.3b", 1315758080.0},
+                  {"resnet-101", 44549160.0}};
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
+        wl_core_model m;
+        assert_int_equal(wl_preset_model_load(counts[i].id, &m, &err), WL_OK);
+        double p = 0;
+        assert_int_equal(wl_core_model_params(&m, &p), WL_OK);
+        if (p != counts[i].params)
+            fail_msg("%s: %.0f parameters, expected %.0f", counts[i].id, p, counts[i].params);
+    }
+    wl_core_model gpt2, qwen;
+    assert_int_equal(wl_preset_model_load("gpt2", &gpt2, &err), WL_OK);
+    assert_int_equal(wl_preset_model_load("qwen2-1.5b", &qwen, &err), WL_OK);
+    wl_core_memory mem;
+    wl_core_shape sh = {.batch = 1, .seq = 1024, .dtype = WL_DT_BF16, .attention = WL_ATTN_EAGER};
+    assert_int_equal(wl_core_memory_estimate(&gpt2, &sh, &mem, &err), WL_OK);
+    assert_close(mem.weights_gb, 124439808.0 * 2 / 1e9, 1e-12);
+    assert_close(mem.activations_gb, 58195968.0 / 1e9, 1e-12);
+    assert_close(mem.kv_cache_gb, 2.0 * 12 * 1024 * 768 * 2 / 1e9, 1e-12);
+    assert_close(mem.total_gb,
+                        mem.weights_gb + mem.activations_gb + mem.kv_cache_gb + mem.workspace_gb,
+                        1e-12);
+    /* fp32 doubles every byte; flash attention has no score matrices */
+    wl_core_memory m32, mfl;
+    sh.dtype = WL_DT_FP32;
+    assert_int_equal(wl_core_memory_estimate(&gpt2, &sh, &m32, &err), WL_OK);
+    assert_close(m32.weights_gb, 2 * mem.weights_gb, 1e-12);
+    assert_close(m32.activations_gb, 2 * mem.activations_gb, 1e-12);
+    sh.dtype = WL_DT_BF16;
+    sh.attention = WL_ATTN_FLASH;
+    assert_int_equal(wl_core_memory_estimate(&gpt2, &sh, &mfl, &err), WL_OK);
+    /* 2 T d + max(3 T d + T d, 2 T ff) = 1,572,864 + 6,291,456 elements */
+    assert_close(mfl.activations_gb, (1572864.0 + 6291456.0) * 2 / 1e9, 1e-12);
+
+    sh = (wl_core_shape){.batch = 1, .seq = 2048, .dtype = WL_DT_BF16, .attention = WL_ATTN_EAGER};
+    assert_int_equal(wl_core_memory_estimate(&qwen, &sh, &mem, &err), WL_OK);
+    assert_close(mem.weights_gb, 1543714304.0 * 2 / 1e9, 1e-12);
+    assert_close(mem.activations_gb, 436207616.0 / 1e9, 1e-12);
+    assert_close(mem.kv_cache_gb, 58720256.0 / 1e9, 1e-12);
+
+    /* fits: GPT-3 175B at batch 8 is 350 GB of weights alone, not an A30 */
+    wl_core_gpu a30, a100;
+    assert_int_equal(wl_preset_gpu_load("a30-24gb", &a30, &err), WL_OK);
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &a100, &err), WL_OK);
+    assert_int_equal(wl_core_memory_fits(&a100, &mem), 1);
+    wl_core_model g3;
+    assert_int_equal(wl_preset_model_load("gpt3-175b", &g3, &err), WL_OK);
+    sh = (wl_core_shape){.batch = 8, .seq = 128, .dtype = WL_DT_BF16, .attention = WL_ATTN_EAGER};
+    assert_int_equal(wl_core_memory_estimate(&g3, &sh, &mem, &err), WL_OK);
+    assert_true(mem.weights_gb > 349 && mem.weights_gb < 351);
+    assert_int_equal(wl_core_memory_fits(&a30, &mem), 0);
+    a30.mem_capacity_gb = 0; /* not given: unknown */
+    assert_int_equal(wl_core_memory_fits(&a30, &mem), -1);
+    /* a vision model has no KV cache; buffers (BN running stats) count */
+    wl_core_model rn;
+    assert_int_equal(wl_preset_model_load("resnet-101", &rn, &err), WL_OK);
+    sh = (wl_core_shape){.batch = 1, .dtype = WL_DT_BF16};
+    assert_int_equal(wl_core_memory_estimate(&rn, &sh, &mem, &err), WL_OK);
+    assert_close(mem.kv_cache_gb, 0, 0);
+    assert_true(mem.weights_gb > 44549160.0 * 2 / 1e9);
+}
+
 static void test_builder_matches_every_trace(void **state)
 {
     (void)state;
@@ -869,6 +953,7 @@ int main(void)
         cmocka_unit_test(test_energy_check),
         cmocka_unit_test(test_retype_fp32),
         cmocka_unit_test(test_dtype_names),
+        cmocka_unit_test(test_memory_footprint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,206 @@
+/* Memory footprint of a prefill forward pass in eager PyTorch: the model's
+ * parameters and buffers, the activations alive at the worst moment of the
+ * pass, the key/value cache a decoder's forward returns, and what the CUDA
+ * context and the libraries hold.
+ *
+ * Weights are counted from the architecture (HF modeling code of the same
+ * generation as the builders, torchvision for ResNet): every nn.Linear,
+ * embedding, norm and convolution, so the count is exact where the preset
+ * gives the embedding tables (vocab_size, max_position_embeddings).
+ *
+ * Activations follow the eager code's tensor lifetimes under no_grad: a
+ * Python name keeps its tensor until it is rebound, so `x = f(x)` holds the
+ * old and the new tensor at once while f runs; a temporary of an expression
+ * dies when the call that took it returns. The peak is in one layer's
+ * attention (the b h s^2 score matrices) or its MLP (the d_ff-wide
+ * intermediates), on top of the residual stream and the normed input. */
+#include "core_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* CUDA context, the kernels PyTorch loads (lazily since CUDA 11.7) and the
+ * cuBLAS/cuDNN handles: 0.3-0.5 GB in nvidia-smi after torch.cuda.init() on
+ * A100/H100 with CUDA 12 (PyTorch "CUDA semantics: memory management" notes
+ * that this is held outside the caching allocator). Plus cuBLAS's workspace,
+ * which PyTorch sizes by CUBLAS_WORKSPACE_CONFIG ":4096:8" (32 MiB) on
+ * Hopper and later and ~8 MiB before; 32 MiB is used for all. */
+#define CONTEXT_GB 0.5
+#define CUBLAS_WORKSPACE_GB (32.0 * 1048576 / 1e9)
+
+/* Parameters of a norm over d features. */
+static double norm_params(const wl_core_model *m, double d)
+{
+    return m->norm == WL_NORM_RMSNORM ? d : 2 * d;
+}
+
+/* ResNet (torchvision v1.5): conv weights without bias; BatchNorm has a
+ * weight and a bias per channel (parameters) and a running mean and
+ * variance (buffers, also on the GPU). *bn_channels sums the channels. */
+static double resnet_params(const wl_core_model *m, double *bn_channels)
+{
+    double c0 = m->base_width, p = m->channels * c0 * 49, bn = c0, cin = c0;
+    for (int st = 0; st < m->stages; st++) {
+        double w = c0 * (double)(1LL << st), cout = 4 * w;
+        for (int blk = 0; blk < m->blocks[st]; blk++) {
+            p += cin * w + w * w * 9 + w * cout;
+            bn += w + w + cout;
+            if (blk == 0) {
+                p += cin * cout; /* downsample 1x1 conv + BN */
+                bn += cout;
+            }
+            cin = cout;
+        }
+    }
+    p += 2 * bn;                      /* BN weight and bias */
+    p += cin * m->classes + m->classes; /* fc */
+    *bn_channels = bn;
+    return p;
+}
+
+/* Peak live activations of a ResNet forward in elements: the stem's conv and
+ * BN outputs side by side, or a bottleneck's input with its conv3 and BN3
+ * outputs (and the downsample's conv and BN outputs in the first block of a
+ * stage); ReLU is in place in torchvision. */
+static double resnet_peak(const wl_core_model *m, double b)
+{
+    double hw = m->image_size, img = b * m->channels * hw * hw;
+    double c0 = m->base_width;
+    hw = floor((hw + 6 - 7) / 2) + 1;
+    double peak = img + 2 * b * c0 * hw * hw;
+    hw = floor((hw + 2 - 3) / 2) + 1;
+    double cin = c0;
+    for (int st = 0; st < m->stages; st++) {
+        double w = c0 * (double)(1LL << st), cout = 4 * w;
+        for (int blk = 0; blk < m->blocks[st]; blk++) {
+            double ho = blk == 0 && st > 0 ? floor((hw + 2 - 3) / 2) + 1 : hw;
+            double x = b * cin * hw * hw;
+            double inner = 2 * b * w * hw * hw; /* conv1 and BN1 outputs */
+            double out = (blk == 0 ? 3 : 2) * b * cout * ho * ho;
+            peak = fmax(peak, x + fmax(inner, out));
+            cin = cout;
+            hw = ho;
+        }
+    }
+    return peak;
+}
+
+int wl_core_model_params(const wl_core_model *m, double *params)
+{
+    *params = 0;
+    if (m->style == WL_STYLE_RESNET) {
+        double bn;
+        *params = resnet_params(m, &bn);
+        return WL_OK;
+    }
+    double d = m->d_model, h = m->heads, kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
+    double hd = d / h, kv = kvh * hd, ff = m->d_ff, p = 0;
+    /* embeddings */
+    p += (double)m->vocab_size * d;
+    if (m->style == WL_STYLE_VIT) {
+        double g = (double)(m->image_size / m->patch_size);
+        p += m->channels * (double)m->patch_size * m->patch_size * d + d; /* patch conv */
+        p += d + (g * g + 1) * d;                                          /* [CLS], positions */
+    } else if (m->positions == WL_POS_LEARNED) {
+        p += (double)m->max_positions * d;
+    }
+    if (m->style == WL_STYLE_BERT)
+        p += (double)m->type_vocab_size * d + norm_params(m, d); /* token types, embedding LN */
+    /* one layer: attention, MLP, two norms */
+    double layer = d * d + 2 * d * kv + d * d;
+    if (m->style == WL_STYLE_LLAMA)
+        layer += m->qkv_bias ? d + 2 * kv : 0; /* o_proj has no bias */
+    else
+        layer += d + 2 * kv + d;
+    if (m->activation == WL_ACT_SWIGLU)
+        layer += 3 * d * ff + (m->style == WL_STYLE_LLAMA ? 0 : 2 * ff + d);
+    else
+        layer += 2 * d * ff + ff + d;
+    layer += 2 * norm_params(m, d);
+    p += m->layers * layer;
+    if (m->final_norm && m->pre_norm)
+        p += norm_params(m, d);
+    if (m->pooler) {
+        double pd = m->pooler_dim > 0 ? m->pooler_dim : d;
+        p += pd * d + pd;
+    }
+    *params = p;
+    return WL_OK;
+}
+
+static int decoder(const wl_core_model *m)
+{
+    return m->style == WL_STYLE_GPT2 || m->style == WL_STYLE_OPT || m->style == WL_STYLE_LLAMA;
+}
+
+int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *sh, wl_core_memory *out,
+                            wl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (wl_core_model_check(m, err))
+        return WL_EINVAL;
+    if (sh->batch < 1 || sh->batch > WL_MAX_BATCH ||
+        (!wl_core_model_is_vision(m) && (sh->seq < 1 || sh->seq > WL_MAX_SEQ))) {
+        wl_error_set(err, m->id, 0, sh->batch < 1 || sh->batch > WL_MAX_BATCH ? "batch" : "seq",
+                     "out of range");
+        return WL_EINVAL;
+    }
+    /* tf32 keeps fp32 storage */
+    double e = wl_dtype_bytes(sh->dtype == WL_DT_TF32 ? WL_DT_FP32 : sh->dtype);
+    double b = (double)sh->batch, params = 0, buffers = 0, act = 0;
+    wl_core_model_params(m, &params);
+    if (m->style == WL_STYLE_RESNET) {
+        double bn;
+        resnet_params(m, &bn);
+        buffers = 2 * bn; /* running mean and variance */
+        act = resnet_peak(m, b);
+    } else {
+        double s = (double)sh->seq;
+        if (m->style == WL_STYLE_VIT) {
+            double g = (double)(m->image_size / m->patch_size);
+            s = g * g + 1;
+        }
+        double d = m->d_model, h = m->heads, kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
+        double hd = d / h, T = b * s, S = b * h * s * s;
+        /* the residual stream and the normed input (pre-norm: the block
+         * keeps `residual`; post-norm: the sublayer input and its output) */
+        double base = 2 * T * d;
+        /* q, k, v (GPT-2's fused c_attn output is the same 3 T d); GQA's
+         * repeat_kv expands k and v to every head by a copy */
+        double qkv = T * (d + 2 * kvh * hd) + (kvh < h ? 2 * T * d : 0);
+        double attn;
+        if (sh->attention == WL_ATTN_FLASH) {
+            attn = qkv + T * d; /* the fused kernel's output; no score matrix */
+        } else if (m->style == WL_STYLE_LLAMA) {
+            /* attn_weights = softmax(w + mask, dtype=float32).to(dtype): the
+             * masked scores, their fp32 softmax and the copy back coexist */
+            attn = qkv + S + S * 4 / e + (e == 4 ? 0 : S);
+        } else {
+            /* scale, mask and softmax each make a new s x s tensor while the
+             * old one is still bound: two at a time */
+            attn = qkv + 2 * S;
+        }
+        /* MLP: fc output and activation output (SwiGLU: silu(gate) and up,
+         * then their product) */
+        double ff = m->d_ff;
+        double mlp = m->activation == WL_ACT_SWIGLU ? 3 * T * ff : 2 * T * ff;
+        act = base + fmax(attn, mlp);
+        if (m->style == WL_STYLE_VIT) /* the image the patch conv reads */
+            act = fmax(act, b * m->channels * (double)m->image_size * m->image_size + T * d);
+        if (decoder(m)) /* use_cache=True (HF's default): every layer's k, v */
+            out->kv_cache_gb = 2.0 * m->layers * T * kvh * hd * e / 1e9;
+    }
+    out->params = params;
+    out->weights_gb = (params + buffers) * e / 1e9;
+    out->activations_gb = act * e / 1e9;
+    out->workspace_gb = CONTEXT_GB + CUBLAS_WORKSPACE_GB;
+    out->total_gb = out->weights_gb + out->activations_gb + out->kv_cache_gb + out->workspace_gb;
+    return WL_OK;
+}
+
+int wl_core_memory_fits(const wl_core_gpu *gpu, const wl_core_memory *mem)
+{
+    if (!(gpu->mem_capacity_gb > 0) || !isfinite(mem->total_gb) || !(mem->total_gb > 0))
+        return -1;
+    return mem->total_gb <= gpu->mem_capacity_gb;
+}
