@@ -22,22 +22,57 @@ static uint64_t fnv1a_file(const char *path)
     return h;
 }
 
-/* The preset text without the sections calibration rewrites. */
-static void write_spec_part(FILE *out, const char *text, const char *vf_text)
+/* Whether a line is the [gpu] key "host". */
+static int host_line(const char *p, size_t len)
 {
-    int skip = 0;
-    const char *p = text;
+    size_t i = 0;
+    while (i < len && (p[i] == ' ' || p[i] == '\t'))
+        i++;
+    if (len - i < 4 || strncmp(p + i, "host", 4))
+        return 0;
+    i += 4;
+    while (i < len && (p[i] == ' ' || p[i] == '\t'))
+        i++;
+    return i < len && (p[i] == '=' || p[i] == ':');
+}
+
+/* The preset text without the sections calibration rewrites (with the
+ * comment block just above each, which describes it), and without the host
+ * key when drop_host (the [calibration] then holds the cost). */
+static void write_spec_part(FILE *out, const char *text, const char *vf_text, int drop_host)
+{
+    int skip = 0, in_gpu = 0;
+    const char *p = text, *held = NULL; /* comment lines not yet written */
     while (*p) {
         const char *e = strchr(p, '\n');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len > 0 && p[0] == '[')
+        const char *next = p + len + (e ? 1 : 0);
+        if (len > 0 && p[0] == '[') {
             skip = strncmp(p, "[calibration]", 13) == 0 || strncmp(p, "[covariance]", 12) == 0 ||
                    (vf_text && strncmp(p, "[vf]", 4) == 0);
-        if (!skip) {
+            in_gpu = strncmp(p, "[gpu]", 5) == 0;
+            if (held && !skip)
+                fwrite(held, 1, (size_t)(p - held), out);
+            held = NULL;
+        } else if (len > 0 && p[0] == ';' && !skip) {
+            if (!held)
+                held = p;
+            p = next;
+            continue;
+        } else if (held) {
+            fwrite(held, 1, (size_t)(p - held), out);
+            held = NULL;
+        }
+        if (!skip && !(drop_host && in_gpu && host_line(p, len))) {
             fwrite(p, 1, len, out);
             fputc('\n', out);
         }
-        p += len + (e ? 1 : 0);
+        p = next;
+    }
+    if (held) {
+        fputs(held, out);
+        if (held[strlen(held) - 1] != '\n')
+            fputc('\n', out);
     }
     if (vf_text)
         fputs(vf_text, out);
@@ -50,7 +85,7 @@ char *wl_calib_preset_spec(const char *preset_text, const char *vf_text)
     FILE *m = open_memstream(&buf, &len);
     if (!m)
         return NULL;
-    write_spec_part(m, preset_text, vf_text);
+    write_spec_part(m, preset_text, vf_text, 0);
     if (fclose(m) != 0) {
         free(buf);
         return NULL;
@@ -120,8 +155,10 @@ void wl_calib_write_info(FILE *f, const char *key, const char *value)
 void wl_calib_write_preset(FILE *f, const wl_core_gpu *fitted, const wl_calib_fit_info *info,
                            const wl_calib_preset_info *pi)
 {
-    write_spec_part(f, pi->preset_text, pi->vf_text);
+    write_spec_part(f, pi->preset_text, pi->vf_text, !fitted->host_id[0]);
     wl_preset_write_calibration(f, fitted);
+    if (pi->few_shot)
+        wl_calib_write_info(f, "few_shot", pi->few_shot);
     if (info->unc.valid) {
         double se[WL_CALIB_MAXP];
         wl_calib_stderr(&info->unc, se);

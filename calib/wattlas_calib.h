@@ -134,6 +134,13 @@ typedef struct {
     int status; /* GSL status */
     char message[200]; /* why the fit was refused or failed */
     wl_calib_uncertainty unc;
+    /* auto_select: the coefficients fitted (bit i: wl_calib_param_name(i)),
+     * most informed first, with the information the rows carry on each
+     * alone (1 = as much as the prior's) */
+    unsigned long long identified;
+    int n_chosen;
+    int chosen[WL_CALIB_MAXP];
+    double gain[WL_CALIB_MAXP];
 } wl_calib_fit_info;
 
 typedef struct {
@@ -149,6 +156,23 @@ typedef struct {
     int prior_at_start;  /* centre the prior on the problem GPU's values (a
                             transfer or an earlier fit) instead of the
                             physical defaults */
+    /* Few-shot (a handful of rows of a GPU whose coefficients are a
+     * transfer): the problem GPU's coefficients are the prior, each with a
+     * standard deviation of transfer_rel of its value (plus prior_unc's
+     * variance, the source calibration's, when given); rows count with the
+     * residual spread sigma_time, sigma_power (prior_unc's when given). Only
+     * the coefficients among free_mask (0: all) that the rows identify are
+     * fitted: those on which the rows carry at least the prior's Fisher
+     * information (alone they would halve its variance), jointly by MAP with
+     * the prior, so coefficients the rows see only together share what the
+     * rows say and their covariance shows it. The others stay exactly at
+     * the prior and keep its variance in the covariance. No Huber rounds, no
+     * minimum row or clock count; the noise is taken as known (no s^2 from
+     * few degrees of freedom). */
+    int auto_select;
+    double transfer_rel;              /* default 0.3 */
+    double sigma_time, sigma_power;   /* default 0.06, 0.045 */
+    const wl_calib_uncertainty *prior_unc; /* may be NULL */
 } wl_calib_fit_options;
 
 /* Defaults: prior weight 0.3 (chosen by leave-one-model-out cross-validation),
@@ -240,9 +264,11 @@ typedef struct {
     const char *command;     /* the command that made it */
     size_t fitted_rows;
     const wl_calib_metrics *in_sample;
+    const char *few_shot;    /* what a few-shot fit moved and kept, or NULL */
 } wl_calib_preset_info;
-/* The preset's text without the sections calibration rewrites, then
- * [calibration] with the fitted values, their standard errors, the rows, the
+/* The preset's text without the sections calibration rewrites (and without
+ * its [gpu] host key when the fitted GPU owns its issue cost: host_id ""),
+ * then [calibration] with the fitted values, their standard errors, the rows, the
  * data's fingerprint and the command, and [covariance]. */
 void wl_calib_write_preset(FILE *f, const wl_core_gpu *fitted, const wl_calib_fit_info *info,
                            const wl_calib_preset_info *pi);

@@ -23,10 +23,15 @@ static void help(FILE *f)
 "excluded. Residuals per workload and in-sample figures go to stderr. The\n"
 "input may also be given as --in FILE.\n\n"
 "  --fit WHAT            what the rows move: gpu (every GPU coefficient, the\n"
-"                        default), host (only the host's per-kernel issue cost,\n"
-"                        from a few launch-bound rows; -o then writes a host\n"
-"                        preset), gpu,host (both; the host preset goes to\n"
-"                        --host-out), or a list of coefficient names\n"
+"                        default for a GPU with fitted coefficients), host (only\n"
+"                        the host's per-kernel issue cost, from a few launch-bound\n"
+"                        rows; -o then writes a host preset), gpu,host (both; the\n"
+"                        host preset goes to --host-out), a list of coefficient\n"
+"                        names, or auto (few-shot, the default for a GPU whose\n"
+"                        coefficients are transferred: the preset's coefficients\n"
+"                        are the prior, each +-REL; only those the rows identify\n"
+"                        move, and the output says which; works from 3-5 rows)\n"
+"  --transfer-sd REL     the prior's relative spread for --fit auto (default 0.3)\n"
 "  --host ID|FILE.ini    the host the rows were measured on (default: the GPU\n"
 "                        preset's host class, presets/hosts/)\n"
 "  --host-out FILE.ini   where --fit gpu,host writes the fitted host preset\n"
@@ -48,6 +53,7 @@ static void help(FILE *f)
 typedef struct {
     const char *traces, *gpu_id, *out, *holdout, *idle, *path, *host, *host_out;
     int fit_gpu, fit_host; /* --fit: the GPU's coefficients, the host's issue cost */
+    int fit_given;         /* --fit was given (else chosen by the GPU's coefficients) */
     wl_core_strlist held_out; /* --holdout's models */
     long long kfold;
     int lomo, quiet;
@@ -75,10 +81,20 @@ static int fit_option(cal_opts *o, const char *value)
         return cli_fail("calibrate", &err);
     o->fit.free_mask = 0;
     o->fit_gpu = o->fit_host = 0;
+    o->fit.auto_select = 0;
+    o->fit_given = 1;
     int host = wl_calib_param_index("host_launch_us");
+    if (l.n == 1 && !strcmp(l.v[0], "auto")) {
+        wl_core_strlist_free(&l);
+        o->fit.auto_select = 1;
+        o->fit_gpu = 1;
+        return 0;
+    }
     for (size_t i = 0; i < l.n && !rc; i++) {
         int k;
-        if (!strcmp(l.v[i], "gpu"))
+        if (!strcmp(l.v[i], "auto"))
+            rc = cli_usage("calibrate", "--fit auto: alone, not in a list");
+        else if (!strcmp(l.v[i], "gpu"))
             o->fit.free_mask |= gpu_mask();
         else if (!strcmp(l.v[i], "host"))
             o->fit.free_mask |= 1ull << host;
@@ -110,6 +126,7 @@ static int cal_parse(int argc, char **argv, cal_opts *o)
                                        {"fit", required_argument, 0, 'W'},
                                        {"host", required_argument, 0, 'O'},
                                        {"host-out", required_argument, 0, 'U'},
+                                       {"transfer-sd", required_argument, 0, 'T'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     const char *in = NULL;
@@ -139,6 +156,7 @@ static int cal_parse(int argc, char **argv, cal_opts *o)
         case 'O': o->host = optarg; break;
         case 'U': o->host_out = optarg; break;
         case 'W': rc = fit_option(o, optarg); break;
+        case 'T': rc = cli_real(cmd, "--transfer-sd", optarg, 0.01, 10, &o->fit.transfer_rel); break;
         case 'h': help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argv); break;
         }
@@ -149,14 +167,14 @@ static int cal_parse(int argc, char **argv, cal_opts *o)
         return rc;
     if (!o->gpu_id)
         return cli_usage(cmd, "--gpu is required");
-    if (!o->fit_gpu && !o->fit_host) {
-        o->fit_gpu = 1; /* the default: every GPU coefficient, the host held */
+    if (!o->fit_given) {
+        o->fit_gpu = 1; /* every GPU coefficient, the host held (or auto: cal_run) */
         o->fit.free_mask = gpu_mask();
     }
     if (o->fit_host && o->fit_gpu && !o->host_out)
         return cli_usage(cmd, "--fit with the host and GPU coefficients needs --host-out FILE.ini");
-    if (o->host_out && !(o->fit_host && o->fit_gpu))
-        return cli_usage(cmd, "--host-out: only with --fit gpu,host (--fit host writes -o)");
+    if (o->host_out && o->fit_given && !(o->fit_host && o->fit_gpu) && !o->fit.auto_select)
+        return cli_usage(cmd, "--host-out: only with --fit gpu,host or auto (--fit host writes -o)");
     if (!o->out)
         return cli_usage(cmd, "-o FILE.ini is required");
     if (!o->path)
@@ -281,13 +299,54 @@ static int write_host(const cal_opts *o, const char *path, const wl_core_gpu *fi
     return rc;
 }
 
+/* What a few-shot fit moved (prior -> fitted +- se, and the information the
+ * rows gave it in units of the prior's) and what it held; *note gets the
+ * one-line summary for the preset. */
+static void report_few_shot(const wl_core_gpu *before, const wl_core_gpu *after,
+                            const wl_calib_fit_info *info, const wl_calib_fit_options *fo,
+                            size_t rows, char **note)
+{
+    double se[WL_CALIB_MAXP] = {0};
+    if (info->unc.valid)
+        wl_calib_stderr(&info->unc, se);
+    const char *prior = before->coef_source[0] ? before->coef_source : "the preset's calibration";
+    fprintf(stderr, "few-shot: prior %s, each coefficient +-%.0f%%; %zu rows identify %d of %d "
+                    "coefficients:\n", prior, 100 * fo->transfer_rel, rows, info->n_chosen,
+            wl_calib_param_count());
+    char *list = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&list, &len);
+    for (int j = 0; j < info->n_chosen; j++) {
+        int i = info->chosen[j];
+        const char *name = wl_calib_param_name(i);
+        double v0 = 0, v1 = 0;
+        wl_preset_gpu_get(before, name, &v0);
+        wl_preset_gpu_get(after, name, &v1);
+        fprintf(stderr, "  %-20s %12.6g -> %12.6g +- %-10.4g (information %.1fx the prior's)\n",
+                name, v0, v1, se[i], info->gain[j]);
+        if (m)
+            fprintf(m, "%s%s", j ? ", " : "", name);
+    }
+    if (!info->n_chosen)
+        fprintf(stderr, "  none: the rows add less than the prior knows; the transfer stands\n");
+    fprintf(stderr, "  the other %d stay at the prior (their standard errors are its spread)\n",
+            wl_calib_param_count() - info->n_chosen);
+    if (m && fclose(m) == 0)
+        *note = wl_core_strprintf("prior %s (+-%g each); fitted to %zu rows: %s; the others "
+                                  "held at the prior", prior, fo->transfer_rel, rows,
+                                  info->n_chosen ? list : "none");
+    free(list);
+}
+
 static int cal_run(const cal_opts *o)
 {
     const char *cmd = "calibrate";
     wl_error err = {0};
     wl_core_gpu gpu;
     int status = EXIT_RUNTIME;
-    char *file_text = NULL, *vf_text = NULL;
+    char *file_text = NULL, *vf_text = NULL, *few_note = NULL;
+    wl_calib_fit_options fo = o->fit;
+    wl_calib_uncertainty pu;
     wl_calib_set *set = NULL;
     wl_calib_problem *p = NULL;
     unsigned char *train = NULL, *test = NULL;
@@ -304,6 +363,22 @@ static int cal_run(const cal_opts *o)
         if (rc == WL_ENOTFOUND && !err.line)
             wl_error_locate(&err, "--host", 0);
         status = cli_fail(cmd, &err);
+        goto done;
+    }
+    /* a GPU that has only transferred coefficients is calibrated few-shot
+     * unless --fit says otherwise; the transfer (and the source's own
+     * uncertainty) is the prior */
+    if (!o->fit_given && gpu.coef_source[0]) {
+        fo.auto_select = 1;
+        fo.free_mask = 0;
+    }
+    if (fo.auto_select) {
+        wl_error e2 = {0};
+        if (wl_calib_uncertainty_load(o->gpu_id, &pu, &e2) == WL_OK && pu.valid)
+            fo.prior_unc = &pu;
+        fo.free_mask = 0; /* every coefficient, the host's issue cost included */
+    } else if (o->host_out && !(o->fit_host && o->fit_gpu)) {
+        status = cli_usage(cmd, "--host-out: only with --fit gpu,host or auto (--fit host writes -o)");
         goto done;
     }
     /* the preset text to carry over */
@@ -359,7 +434,7 @@ static int cal_run(const cal_opts *o)
     wl_calib_score(p, train, &before);
     wl_core_gpu fitted;
     wl_calib_fit_info info;
-    rc = wl_calib_fit(p, train, &o->fit, &fitted, &info);
+    rc = wl_calib_fit(p, train, &fo, &fitted, &info);
     if (rc) {
         fprintf(stderr, "wattlas calibrate: %s: cannot fit: %s\n", o->path,
                 info.message[0] ? info.message : wl_core_strerror(rc));
@@ -386,12 +461,26 @@ static int cal_run(const cal_opts *o)
         if (wl_calib_score(p, test, &hm) == WL_OK)
             print_metrics("held-out", &hm);
     }
-    if (o->fit_host)
+    int host_k = wl_calib_param_index("host_launch_us");
+    int host_fitted = fo.auto_select ? (int)(info.identified >> host_k & 1ull) : o->fit_host;
+    if (fo.auto_select)
+        report_few_shot(&gpu, &fitted, &info, &fo, used, &few_note);
+    if (host_fitted)
         report_host(&gpu, &fitted, &info);
+    if (fo.auto_select && host_fitted && fitted.host_id[0]) {
+        /* the issue cost of the machine these rows came from now belongs
+         * to the written preset */
+        fprintf(stderr, "note: the host's issue cost was fitted with these rows: %s holds it as "
+                        "host_launch_us in place of host = %s\n", o->out, fitted.host_id);
+        fitted.host_id[0] = 0;
+    }
     wl_calib_problem_set_gpu(p, &gpu);
     crossval(o, p, train, n, fold);
-    if (o->fit_host && (rc = write_host(o, o->fit_gpu ? o->host_out : o->out, &fitted, &info, used,
-                                        &err))) {
+    if (fo.auto_select && o->host_out && !host_fitted)
+        fprintf(stderr, "note: the rows do not identify the host's issue cost: %s not written\n",
+                o->host_out);
+    if (host_fitted && (o->fit_host || o->host_out) &&
+        (rc = write_host(o, o->fit_gpu ? o->host_out : o->out, &fitted, &info, used, &err))) {
         status = cli_fail(cmd, &err);
         goto done;
     }
@@ -401,7 +490,8 @@ static int cal_run(const cal_opts *o)
             goto done;
         }
         wl_calib_preset_info pi = {.preset_text = text, .vf_text = vf_text, .data_path = o->path,
-                                   .command = o->command, .fitted_rows = used, .in_sample = &after};
+                                   .command = o->command, .fitted_rows = used, .in_sample = &after,
+                                   .few_shot = few_note};
         wl_calib_write_preset(wl_results_out_stream(out), &fitted, &info, &pi);
         rc = wl_results_out_commit(out, &err);
         out = NULL;
@@ -409,7 +499,7 @@ static int cal_run(const cal_opts *o)
             status = cli_fail(cmd, &err);
             goto done;
         }
-        if (o->host && !o->fit_host)
+        if (o->host && !host_fitted)
             fprintf(stderr, "note: fitted with host %s; the preset names its own host class "
                             "(predict with --host %s for the machine these rows came from)\n",
                     gpu.host_id, o->host);
@@ -422,6 +512,7 @@ done:
     free(fold);
     free(file_text);
     free(vf_text);
+    free(few_note);
     wl_calib_problem_free(p);
     wl_calib_free(set);
     return status;

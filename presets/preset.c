@@ -280,7 +280,7 @@ static int field_in_range(const gpu_field *f, double v, wl_error *err)
 
 /* informational keys of [calibration] and [vf], kept as text only */
 static const char *const info_keys[] = {"source", "command", "fitted_rows", "data_hash",
-                                         "fitted_on", "note", "aliases"};
+                                         "fitted_on", "note", "aliases", "few_shot"};
 
 /* A list value, joined from the lines it spans ("a, b,\n    c" is a, b, c;
  * lines that end without a comma are joined with one), parsed when the file

@@ -322,6 +322,132 @@ static void test_host_fit(void **state)
     unlink(p);
 }
 
+/* Rows predicted by a GPU with known coefficients, into a measurements file
+ * (with +-noise alternating on time). */
+static void synth_rows(const char *path, const wl_core_gpu *truth, const char *const *models,
+                       const long long *batch, const double *clocks, int n, double noise)
+{
+    wl_error err;
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(HDR, f);
+    for (int i = 0; i < n; i++) {
+        wl_core_model m;
+        assert_int_equal(wl_preset_model_load(models[i], &m, &err), WL_OK);
+        wl_core_shape sh = {.batch = batch[i], .seq = 512, .dtype = WL_DT_BF16,
+                            .attention = WL_ATTN_EAGER};
+        wl_core_workload *wl;
+        assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
+        wl_core_op op = {.sm_clock_mhz = clocks[i]};
+        wl_core_result r;
+        assert_int_equal(wl_core_predict(truth, wl, &op, &r), WL_OK);
+        double t = r.time_ms * (i % 2 ? 1 + noise : 1 - noise);
+        fprintf(f, "a100-pcie-40gb,%s,%lld,512,bf16,prefill,eager,%.0f,%.1f,%.6f,%.7f,%.4f,%.2f\n",
+                models[i], batch[i], clocks[i], r.effective_clock_mhz, t, r.power_w * t * 1e-3,
+                r.power_w, r.temp_c);
+        wl_core_workload_free(wl);
+    }
+    fclose(f);
+}
+
+/* Few-shot calibration (auto_select): rows generated from known
+ * coefficients, a prior that is off in three of them. With a dozen rows
+ * the three are among those fitted and recovered within two standard
+ * errors; with three rows at one clock, every coefficient the rows cannot
+ * identify stays exactly at the prior with the prior's spread as its
+ * standard error, and no more coefficients move than the rows have
+ * residuals. */
+static void test_few_shot(void **state)
+{
+    (void)state;
+    wl_error err;
+    wl_core_gpu truth, prior;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &truth, &err), WL_OK);
+    prior = truth;
+    prior.coef.tc_eff *= 0.8;
+    prior.coef.c_active_w *= 1.3;
+    prior.coef.host_launch_us *= 1.3;
+    static const char *const models[12] = {"gpt2", "opt-1.3b", "bert-large", "gpt2",
+                                            "opt-1.3b", "bert-large", "gpt2", "opt-1.3b",
+                                            "bert-large", "opt-1.3b", "gpt2", "bert-large"};
+    static const long long batch[12] = {1, 8, 16, 16, 1, 2, 4, 32, 8, 4, 64, 32};
+    static const double clocks[12] = {1410, 900, 1200, 600, 1410, 900, 1200, 1410,
+                                      600, 1200, 900, 1410};
+    const char *p = test_path("wattlas-test-few.csv");
+    synth_rows(p, &truth, models, batch, clocks, 12, 0.005);
+    wl_calib_set *set;
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    wl_calib_problem *prob;
+    assert_int_equal(wl_calib_problem_create(&prior, set, NULL, &prob, &err), WL_OK);
+    wl_calib_fit_options fo;
+    wl_calib_fit_options_default(&fo);
+    fo.auto_select = 1;
+    wl_core_gpu fitted;
+    wl_calib_fit_info info;
+    assert_int_equal(wl_calib_fit(prob, NULL, &fo, &fitted, &info), WL_OK);
+    assert_true(info.unc.valid);
+    double se[WL_CALIB_MAXP];
+    wl_calib_stderr(&info.unc, se);
+    static const char *const moved[3] = {"tc_eff", "c_active_w", "host_launch_us"};
+    for (int j = 0; j < 3; j++) {
+        int k = wl_calib_param_index(moved[j]);
+        double v = 0, t = 0;
+        wl_preset_gpu_get(&fitted, moved[j], &v);
+        wl_preset_gpu_get(&truth, moved[j], &t);
+        if (!(info.identified >> k & 1ull))
+            fail_msg("%s: not identified by 12 rows", moved[j]);
+        if (!(fabs(v - t) <= 2 * se[k]) || !(se[k] > 0))
+            fail_msg("%s: %.6g +- %.3g, truth %.6g", moved[j], v, se[k], t);
+    }
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
+
+    /* three rows at one clock */
+    synth_rows(p, &truth, models, batch, (const double[]){1410, 1410, 1410}, 3, 0);
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    assert_int_equal(wl_calib_problem_create(&prior, set, NULL, &prob, &err), WL_OK);
+    assert_int_equal(wl_calib_fit(prob, NULL, &fo, &fitted, &info), WL_OK);
+    assert_true(info.n_chosen >= 1);
+    wl_calib_stderr(&info.unc, se);
+    int held = 0;
+    for (int i = 0; i < wl_calib_param_count(); i++) {
+        const char *name = wl_calib_param_name(i);
+        double v = 0, v0 = 0;
+        wl_preset_gpu_get(&fitted, name, &v);
+        wl_preset_gpu_get(&prior, name, &v0);
+        if (info.identified >> i & 1ull)
+            continue;
+        held++;
+        if (v != v0)
+            fail_msg("%s moved (%.6g -> %.6g) though the rows do not identify it", name, v0, v);
+        /* the prior's spread: 30% of the value for a log-scaled one */
+        if (!(se[i] > 0.2 * fabs(v0) || se[i] > 0.01))
+            fail_msg("%s: standard error %.3g is not the prior's spread", name, se[i]);
+    }
+    assert_true(held >= wl_calib_param_count() / 2);
+    /* the clock-dependent and the fixed part of a kernel's fixed cost look
+     * alike at one clock: if both move, the covariance says they move
+     * together (strongly anti-correlated), not that each is known */
+    int kc = wl_calib_param_index("kernel_fixed_clk"), ku = wl_calib_param_index("kernel_fixed_us");
+    if ((info.identified >> kc & 1ull) && (info.identified >> ku & 1ull)) {
+        int np = info.unc.np;
+        double r = info.unc.cov[kc * np + ku] /
+                   sqrt(info.unc.cov[kc * np + kc] * info.unc.cov[ku * np + ku]);
+        if (!(r < -0.5))
+            fail_msg("kernel_fixed_clk and kernel_fixed_us from one clock: correlation %.2f", r);
+    }
+    /* rows far noisier than the prior is wide identify nothing: the prior
+     * stands, with its spread */
+    fo.sigma_time = fo.sigma_power = 1000;
+    assert_int_equal(wl_calib_fit(prob, NULL, &fo, &fitted, &info), WL_OK);
+    assert_int_equal(info.n_chosen, 0);
+    assert_memory_equal(&fitted.coef, &prior.coef, sizeof prior.coef);
+    assert_true(info.unc.valid);
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
+    unlink(p);
+}
+
 /* 90% prediction intervals from a fit to noisy synthetic data cover the
  * noisy measurements about 90% of the time. */
 static void test_interval_coverage(void **state)
@@ -601,6 +727,7 @@ int main(void)
         cmocka_unit_test(test_synthetic_recovery),
         cmocka_unit_test(test_degenerate_fit),
         cmocka_unit_test(test_host_fit),
+        cmocka_unit_test(test_few_shot),
         cmocka_unit_test(test_interval_coverage),
         cmocka_unit_test(test_one_clock_and_bad_rows),
         cmocka_unit_test(test_refit_reproduces_shipped),

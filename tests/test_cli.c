@@ -637,6 +637,34 @@ static void test_memory_fits(void **state)
     assert_non_null(strstr(out_buf, ",0.789,1\n"));
 }
 
+/* Few-shot: four rows of a GPU with only transferred coefficients (A100
+ * rows relabelled as an A30) calibrate by default with the transfer as the
+ * prior, say which coefficients moved, write a preset that loads and names
+ * its prior; validate --gpu FILE.ini then scores that GPU's rows only. */
+static void test_few_shot_cmd(void **state)
+{
+    (void)state;
+    REQUIRE_SHARED(dir);
+    const char *m = "measurements/a100-pcie-40gb-900mhz.csv";
+    assert_int_equal(shell("(head -1 %s/%s; sed -n '2p;30p;60p;90p' %s/%s | sed 's/^a100-pcie-40gb,/a30-24gb,/') "
+                           "> few.csv", dir, m, dir, m), 0);
+    assert_int_equal(shell("(head -1 %s/%s; sed -n '3,20p' %s/%s | sed 's/^a100-pcie-40gb,/a30-24gb,/'; "
+                           "sed -n '21,25p' %s/%s) > rest.csv", dir, m, dir, m, dir, m), 0);
+    assert_int_equal(run("calibrate --gpu a30-24gb few.csv -o a30-few.ini --quiet"), 0);
+    assert_non_null(strstr(err_buf, "few-shot: prior transferred from a100-pcie-40gb"));
+    assert_non_null(strstr(err_buf, "stay at the prior"));
+    assert_int_equal(shell("grep -q '^few_shot = prior transferred from a100-pcie-40gb' a30-few.ini"), 0);
+    assert_int_equal(shell("grep -q '^stderr_tc_eff = ' a30-few.ini"), 0);
+    assert_int_equal(run("predict --gpu a30-few.ini --model gpt2 --interval 95 --format csv"), 0);
+    assert_null(strstr(out_buf, "transferred"));
+    assert_int_equal(run("validate rest.csv --gpu a30-few.ini --no-lomo -o v.csv"), 0);
+    assert_non_null(strstr(err_buf, "on a30-24gb (18 rows scored"));
+    assert_non_null(strstr(err_buf, "5 not modelled"));
+    /* --fit gpu refuses four rows at one clock: every coefficient cannot come from them */
+    assert_int_equal(run("calibrate --gpu a30-24gb --fit gpu few.csv -o x.ini --quiet"), 1);
+    assert_non_null(strstr(err_buf, "cannot fit"));
+}
+
 /* Several GPUs in one sweep: each sweeps its own clock grid (the H100 up to
  * 1980 MHz whichever GPU is listed first), a --clock list is clipped to each
  * GPU's range with a note, and shards of the uneven grid merge to the whole. */
@@ -956,6 +984,7 @@ int main(void)
         cmocka_unit_test(test_compare_cmd),    cmocka_unit_test(test_host_cmds),
         cmocka_unit_test(test_multi_gpu_clocks),
         cmocka_unit_test(test_throttle_collapse),  cmocka_unit_test(test_memory_fits),
+        cmocka_unit_test(test_few_shot_cmd),
         cmocka_unit_test(test_compare_not_runnable),    cmocka_unit_test(test_validate_beside),
         cmocka_unit_test(test_mpi),            cmocka_unit_test(test_install),
     };
