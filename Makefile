@@ -129,7 +129,8 @@ calibrate: all
 	    -e "s/^launch_us_stderr = .*/$$(grep '^launch_us_stderr =' $(BUILD)/a100-calib-host.ini)/" \
 	    presets/hosts/a100-calib-host.ini
 	awk '/^\[calibration\]/{exit} {print}' presets/gpus/a100-sxm-80gb.ini > presets/gpus/a100-sxm-80gb.ini.tmp
-	awk '/^\[calibration\]/{on=1} on && !/^(fitted_rows|data_hash|note) =/{print} \
+	awk '/^\[calibrated_spec\]/{cs=1; next} /^\[/{cs=0} /^\[calibration\]/{on=1} \
+	    on && !cs && !/^(fitted_rows|data_hash|note) =/{print} \
 	    /^\[calibration\]/{print "; transferred from a100-pcie-40gb (same GA100 die) by make calibrate"}' \
 	    presets/gpus/a100-pcie-40gb.ini >> presets/gpus/a100-sxm-80gb.ini.tmp
 	mv presets/gpus/a100-sxm-80gb.ini.tmp presets/gpus/a100-sxm-80gb.ini

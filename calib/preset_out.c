@@ -49,6 +49,7 @@ static void write_spec_part(FILE *out, const char *text, const char *vf_text, in
         const char *next = p + len + (e ? 1 : 0);
         if (len > 0 && p[0] == '[') {
             skip = strncmp(p, "[calibration]", 13) == 0 || strncmp(p, "[covariance]", 12) == 0 ||
+                   strncmp(p, "[calibrated_spec]", 17) == 0 ||
                    (vf_text && strncmp(p, "[vf]", 4) == 0);
             in_gpu = strncmp(p, "[gpu]", 5) == 0;
             if (held && !skip)
@@ -186,6 +187,7 @@ void wl_calib_write_preset(FILE *f, const wl_core_gpu *fitted, const wl_calib_fi
         wl_results_fmt(t[2], sizeof t[2], pi->in_sample->mape_energy, 2);
         fprintf(f, "note = in-sample MAPE time %s%% power %s%% energy %s%%\n", t[0], t[1], t[2]);
     }
+    wl_preset_write_calibrated_spec(f, fitted);
     if (info->unc.valid)
         wl_calib_uncertainty_write(f, &info->unc);
 }

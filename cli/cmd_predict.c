@@ -157,6 +157,9 @@ static int predict_run(const predict_opts *o)
         fprintf(f, ", %s%s%s\n", wl_dtype_name(id.dtype), id.traced ? "" : ", attention ",
                 id.traced ? "" : wl_attention_name(id.attention));
     }
+    /* coefficients that are not this GPU's own fit are said to be so */
+    if (g->coef_source[0] && strncmp(g->coef_source, "transferred", 11))
+        fprintf(stderr, "wattlas predict: note: %s: coefficients %s\n", g->id, g->coef_source);
     /* a prediction for a case that cannot run is still made, but said so */
     if (id.fits == 0) {
         const wl_core_memory *m = &id.memory;
@@ -186,9 +189,11 @@ static int predict_run(const predict_opts *o)
             wl_results_fmt(t, sizeof t, st.tally.best_time_ms, 5);
             fprintf(f, "# energy-optimal requested clock: %s MHz (%s J, %s ms)\n", k, e, t);
         }
-        if (g->coef_source[0])
+        if (!strncmp(g->coef_source, "transferred", 11))
             fprintf(f, "# coefficients %s by the transfer rules (not measured)%s\n", g->coef_source,
                     o->interval ? "; the interval is the source's calibration uncertainty" : "");
+        else if (g->coef_source[0])
+            fprintf(f, "# coefficients: %s\n", g->coef_source);
     }
     if (wl_results_out_commit(out, &err))
         return cli_fail(cmd, &err);

@@ -155,9 +155,19 @@ static int presets_run(const presets_opts *o)
     if (wl_results_out_open(o->out, &out, &err))
         return cli_fail(cmd, &err);
     int rc = 0;
-    if (t)
-        fputs(t, wl_results_out_stream(out));
-    else
+    if (t) {
+        FILE *f = wl_results_out_stream(out);
+        fputs(t, f);
+        /* a calibrated GPU's text says which spec its coefficients belong
+         * to, so that an edited copy goes through the transfer rules */
+        wl_core_gpu g;
+        wl_error e2;
+        if (!strstr(t, "\n[calibrated_spec]") && wl_preset_gpu_resolve(o->arg) &&
+            wl_preset_gpu_load(o->arg, &g, &e2) == WL_OK && !g.coef_source[0]) {
+            fputc('\n', f);
+            wl_preset_write_calibrated_spec(f, &g);
+        }
+    } else
         rc = wl_preset_derive_vf(o->arg, o->step, wl_results_out_stream(out), &err);
     if (rc) {
         wl_results_out_abort(out);

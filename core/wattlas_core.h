@@ -222,7 +222,8 @@ typedef struct {
     unsigned vf_rule;
     wl_core_vf vf;
     wl_core_coeffs coef;
-    char coef_source[96];      /* "" (own), or "transferred from ID" */
+    char coef_source[256];     /* "" (own), "transferred from ID", how an edited
+                                  spec got them, or that they are defaults */
     char host_id[64];          /* the host whose issue cost coef.host_launch_us is
                                   (wl_core_gpu_set_host); "" when the preset's
                                   [calibration] gives host_launch_us itself */

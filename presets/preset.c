@@ -301,6 +301,15 @@ typedef struct {
     int n_cal;               /* fitted [calibration] values seen */
     char transfer_from[128]; /* [calibration] transfer_from */
     int transfer_line;
+    /* [calibrated_spec]: the spec the coefficients belong to */
+    struct {
+        size_t field;
+        double v;
+        int line;
+    } cs[128];
+    size_t ncs;
+    char cs_dram[16];
+    int cs_line; /* first key's line (0: no section) */
 } ctx;
 
 static int is_info(const char *name)
@@ -346,6 +355,57 @@ static void lists_free(ctx *c)
         free(c->list[i].text);
 }
 
+/* Spec-sheet keys: what a design change (--set, an edited preset) moves
+ * and the transfer rules read; not [vf] and not [calibration]. */
+static int spec_field(const gpu_field *f)
+{
+    return strcmp(f->section, "vf") != 0 && strcmp(f->section, "calibration") != 0 &&
+           (f->type != F_STR || strcmp(f->key, "dram_type") == 0);
+}
+
+/* A [calibrated_spec] key: a spec key's value as it was when the
+ * coefficients were fitted (checked as the key itself is). */
+static int calibrated_spec_key(ctx *c, const char *name, const char *value, int line)
+{
+    if (is_info(name))
+        return 1;
+    for (size_t i = 0; i < N_GPU_FIELDS; i++) {
+        const gpu_field *f = &gpu_fields[i];
+        if (strcmp(name, f->key) || !spec_field(f))
+            continue;
+        for (size_t k = 0; k < c->ncs; k++)
+            if (c->cs[k].field == i)
+                return ctx_fail(c, line, name, "duplicate key in [calibrated_spec] (first on line %d)",
+                                c->cs[k].line);
+        if (f->type == F_STR) {
+            if (c->cs_dram[0])
+                return ctx_fail(c, line, name, "duplicate key in [calibrated_spec]");
+            if (!value[0] || strlen(value) >= sizeof c->cs_dram)
+                return ctx_fail(c, line, name, "empty or longer than %zu characters",
+                                sizeof c->cs_dram - 1);
+            memcpy(c->cs_dram, value, strlen(value) + 1);
+        } else {
+            double v;
+            if (wl_core_parse_number(value, &v))
+                return ctx_fail(c, line, name, "expected a number, got '%.80s'", value);
+            if (field_in_range(f, v, c->err)) {
+                wl_error_locate(c->err, c->source, line);
+                return 0;
+            }
+            if (c->ncs == sizeof c->cs / sizeof *c->cs)
+                return ctx_fail(c, line, name, "too many keys in [calibrated_spec]");
+            c->cs[c->ncs].field = i;
+            c->cs[c->ncs].v = v;
+            c->cs[c->ncs++].line = line;
+        }
+        if (!c->cs_line)
+            c->cs_line = line;
+        return 1;
+    }
+    return ctx_fail(c, line, name, "not a spec-sheet key ([gpu], [compute], [memory], "
+                    "[technology]) for [calibrated_spec]");
+}
+
 static int gpu_handler(void *user, const char *section, const char *name, const char *value,
                        int line)
 {
@@ -367,6 +427,8 @@ static int gpu_handler(void *user, const char *section, const char *name, const 
         for (int i = 0; i < 3; i++)
             if (strcmp(name, vf_lists[i].key) == 0)
                 return list_append(c, i, value, line);
+    if (strcmp(section, "calibrated_spec") == 0)
+        return calibrated_spec_key(c, name, value, line);
     for (size_t i = 0; i < N_GPU_FIELDS; i++) {
         const gpu_field *f = &gpu_fields[i];
         if (strcmp(section, f->section) || strcmp(name, f->key))
@@ -584,6 +646,74 @@ static int gpu_host(const ctx *c, wl_core_gpu *out, const char *source, wl_error
     return WL_OK;
 }
 
+/* Coefficients belong to the spec they were fitted on. A preset whose
+ * [calibrated_spec] differs from its own spec (a copy of a calibrated preset
+ * with more SMs, faster DRAM, a higher limit) gets them through the transfer
+ * rules from the GPU as calibrated, exactly as --set with the same changes;
+ * coef_source says what changed. A preset with no [calibration] at all runs
+ * on the physical defaults, and coef_source says that too. */
+static int edited_spec(const ctx *c, wl_core_gpu *out, const char *source, wl_error *err)
+{
+    if (!c->n_cal && !c->transfer_from[0]) {
+        if (c->cs_line) {
+            wl_error_set(err, source, c->cs_line, "calibrated_spec",
+                         "[calibrated_spec] without fitted [calibration] values");
+            return WL_EPARSE;
+        }
+        snprintf(out->coef_source, sizeof out->coef_source,
+                 "physical defaults (the preset has no [calibration]: uncalibrated)");
+        return WL_OK;
+    }
+    if (!c->cs_line)
+        return WL_OK; /* fitted for this spec as written */
+    if (c->transfer_from[0]) {
+        wl_error_set(err, source, c->cs_line, "calibrated_spec",
+                     "[calibrated_spec] with transfer_from: the transfer already follows the spec");
+        return WL_EPARSE;
+    }
+    wl_core_gpu src = *out;
+    char what[sizeof out->coef_source] = "";
+    size_t n = 0;
+    for (size_t k = 0; k < c->ncs; k++) {
+        const gpu_field *f = &gpu_fields[c->cs[k].field];
+        char *base = (char *)&src + f->off;
+        double now;
+        wl_preset_gpu_get(out, f->key, &now);
+        if (f->type == F_INT)
+            *(int *)(void *)base = (int)c->cs[k].v;
+        else
+            *(double *)(void *)base = c->cs[k].v;
+        /* as written in the file, to 10 digits */
+        if (fabs(now - c->cs[k].v) > 1e-9 * fmax(fabs(now), fabs(c->cs[k].v)) && n < sizeof what - 1) {
+            char a[WL_CORE_NUM_TEXT], b[WL_CORE_NUM_TEXT];
+            wl_core_num_text(a, sizeof a, c->cs[k].v);
+            wl_core_num_text(b, sizeof b, now);
+            int w = snprintf(what + n, sizeof what - n, "%s%s %s -> %s", n ? ", " : "", f->key, a, b);
+            n = w > 0 ? n + (size_t)w : n;
+        }
+    }
+    if (c->cs_dram[0] && strcmp(c->cs_dram, out->dram_type)) {
+        snprintf(src.dram_type, sizeof src.dram_type, "%s", c->cs_dram);
+        if (n < sizeof what - 1) {
+            int w = snprintf(what + n, sizeof what - n, "%sdram_type %s -> %s", n ? ", " : "",
+                             c->cs_dram, out->dram_type);
+            n = w > 0 ? n + (size_t)w : n;
+        }
+    }
+    if (!n)
+        return WL_OK;
+    wl_error e2 = {0};
+    if (wl_core_gpu_transfer(&src, out, &e2)) {
+        wl_error_set(err, source, c->cs_line, e2.field,
+                     "the spec differs from [calibrated_spec] (%.120s) and the transfer rules "
+                     "cannot carry the coefficients over: %.100s", what, e2.text);
+        return WL_EPARSE;
+    }
+    snprintf(out->coef_source, sizeof out->coef_source,
+             "carried to the edited spec by the transfer rules (%s)", what);
+    return WL_OK;
+}
+
 static int gpu_parse(ctx *c, const char *text, const char *source, wl_core_gpu *out,
                      wl_error *err)
 {
@@ -601,6 +731,8 @@ static int gpu_parse(ctx *c, const char *text, const char *source, wl_core_gpu *
     if (c->transfer_from[0] && (rc = transfer(c, out, source, err)))
         return rc;
     if ((rc = gpu_host(c, out, source, err)))
+        return rc;
+    if ((rc = edited_spec(c, out, source, err)))
         return rc;
     out->vf_anchor_mhz = out->vf.clock_mhz[out->vf.n > 0 ? out->vf.n - 1 : 0];
     out->vf_anchor_mv = out->vf.n > 0 ? out->vf.voltage_mv[out->vf.n - 1] : 0;
@@ -1064,6 +1196,24 @@ int wl_preset_gpu_get(const wl_core_gpu *gpu, const char *key, double *value)
     *value = f->type == F_INT ? (double)*(const int *)(const void *)base
                               : *(const double *)(const void *)base;
     return WL_OK;
+}
+
+void wl_preset_write_calibrated_spec(FILE *out, const wl_core_gpu *gpu)
+{
+    fprintf(out, "[calibrated_spec]\n; the spec the [calibration] belongs to: a spec edited away from it gets\n"
+                 "; the coefficients through the transfer rules, as --set does\n");
+    for (size_t i = 0; i < N_GPU_FIELDS; i++) {
+        const gpu_field *f = &gpu_fields[i];
+        if (!spec_field(f))
+            continue;
+        if (f->type == F_STR) {
+            fprintf(out, "%s = %s\n", f->key, gpu->dram_type);
+            continue;
+        }
+        double v = 0;
+        wl_preset_gpu_get(gpu, f->key, &v);
+        fprintf(out, "%s = %.10g\n", f->key, v);
+    }
 }
 
 void wl_preset_write_calibration(FILE *out, const wl_core_gpu *gpu)

@@ -87,6 +87,9 @@ int wl_preset_ini_parse(const char *text, size_t len, const char *source,
                         wl_preset_ini_handler fn, void *user, wl_error *err);
 
 /* Writes the [calibration] section for gpu's coefficients. */
+/* [calibrated_spec]: every spec-sheet key's value, so that a copy of the
+ * preset edited later is recognised as a design change. */
+void wl_preset_write_calibrated_spec(FILE *out, const wl_core_gpu *gpu);
 void wl_preset_write_calibration(FILE *out, const wl_core_gpu *gpu);
 
 /* Derive a smoothed [vf] table from an idle-table CSV

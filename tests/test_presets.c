@@ -458,6 +458,71 @@ static void test_gpu_aliases(void **state)
 /* Host presets: every built-in parses; a GPU preset's host class sets the
  * issue cost and nothing else; a file may not name a host and state its own
  * cost; --set of the cost makes it the GPU's own. */
+/* Replaces the first line starting with key (up to its end) by repl. */
+static char *replace_line(const char *text, const char *key, const char *repl)
+{
+    const char *p = strstr(text, key);
+    assert_non_null(p);
+    const char *e = strchr(p, '\n');
+    assert_non_null(e);
+    return wl_core_strprintf("%.*s%s%s", (int)(p - text), text, repl, e);
+}
+
+/* A calibrated preset copied and edited (more SMs, faster DRAM, a higher
+ * limit) gets its coefficients through the transfer rules from the spec it
+ * was calibrated on, exactly as --set with the same changes, and says so;
+ * one with no [calibration] says it runs on the defaults. */
+static void test_edited_preset(void **state)
+{
+    (void)state;
+    wl_error err = {0};
+    wl_core_gpu orig, ed, set;
+    assert_int_equal(wl_preset_gpu_load("a100-sxm-80gb", &orig, &err), WL_OK);
+    char *spec = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&spec, &len);
+    assert_non_null(m);
+    fputs(wl_preset_text(WL_PRESET_GPU, "a100-sxm-80gb"), m);
+    wl_preset_write_calibrated_spec(m, &orig);
+    fclose(m);
+    /* unedited: the same GPU */
+    assert_int_equal(wl_preset_gpu_parse(spec, "copy.ini", &ed, &err), WL_OK);
+    assert_string_equal(ed.coef_source, "");
+    assert_memory_equal(&ed.coef, &orig.coef, sizeof orig.coef);
+    char *t1 = replace_line(spec, "sms = 108 ", "sms = 132");
+    char *t2 = replace_line(t1, "dram_bw_gbs = 2039 ", "dram_bw_gbs = 3000");
+    char *t3 = replace_line(t2, "power_limit_w = 400 ", "power_limit_w = 500");
+    assert_int_equal(wl_preset_gpu_parse(t3, "edited.ini", &ed, &err), WL_OK);
+    set = orig;
+    const char *keys[3] = {"sms", "dram_bw_gbs", "power_limit_w"};
+    const double vals[3] = {132, 3000, 500};
+    assert_int_equal(wl_preset_gpu_apply(&set, keys, vals, 3, NULL, &err), WL_OK);
+    assert_memory_equal(&ed.coef, &set.coef, sizeof set.coef);
+    assert_true(ed.coef.c_active_w != orig.coef.c_active_w); /* 132/108 the capacitance */
+    assert_non_null(strstr(ed.coef_source, "sms 108 -> 132"));
+    assert_non_null(strstr(ed.coef_source, "dram_bw_gbs 2039 -> 3000"));
+    /* no [calibration]: the defaults, said */
+    char *nocal = wl_core_strprintf("%.*s", (int)(strstr(spec, "[calibration]") - spec), spec);
+    assert_int_equal(wl_preset_gpu_parse(nocal, "nocal.ini", &ed, &err), WL_OK);
+    assert_non_null(strstr(ed.coef_source, "physical defaults"));
+    /* a key that is not a spec key, or the section with transfer_from */
+    char *bad = wl_core_strprintf("%s\n[calibrated_spec]\nc_tc_w = 3\n", nocal);
+    assert_int_equal(wl_preset_gpu_parse(bad, "bad.ini", &ed, &err), WL_EPARSE);
+    assert_string_equal(err.field, "c_tc_w");
+    assert_true(err.line > 0);
+    char *bad2 = wl_core_strprintf("%s\n[calibration]\ntransfer_from = a100-pcie-40gb\n"
+                                   "[calibrated_spec]\nsms = 100\n", nocal);
+    assert_int_equal(wl_preset_gpu_parse(bad2, "bad2.ini", &ed, &err), WL_EPARSE);
+    assert_string_equal(err.field, "calibrated_spec");
+    free(bad2);
+    free(bad);
+    free(nocal);
+    free(t1);
+    free(t2);
+    free(t3);
+    free(spec);
+}
+
 static void test_hosts(void **state)
 {
     (void)state;
@@ -586,6 +651,7 @@ int main(void)
         cmocka_unit_test(test_gpu_aliases),
         cmocka_unit_test(test_idle_table),
         cmocka_unit_test(test_hosts),
+        cmocka_unit_test(test_edited_preset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
