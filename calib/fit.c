@@ -311,47 +311,34 @@ static int select_identified(fit_ctx *c, wl_calib_fit_info *info)
     size_t nc = c->nfree, m = 3 * c->nrows, n = m + nc;
     size_t cand[NP];
     memcpy(cand, c->idx, nc * sizeof *cand);
-    double *A = malloc(m * nc * sizeof *A);
     double *w = malloc(m * sizeof *w);
     gsl_vector *x = gsl_vector_alloc(nc), *f0 = gsl_vector_alloc(n), *f1 = gsl_vector_alloc(n);
-    int rc = A && w && x && f0 && f1 ? WL_OK : WL_ENOMEM;
+    int rc = w && x && f0 && f1 ? WL_OK : WL_ENOMEM;
     if (!rc) {
         for (size_t i = 0; i < m; i++)
             w[i] = 1;
         c->w = w;
         for (size_t j = 0; j < nc; j++)
             gsl_vector_set(x, j, to_x(&params[cand[j]], *coef_at(&c->gpu.coef, cand[j])));
-        for (size_t j = 0; j < nc; j++)
-            c->x0[cand[j]] = gsl_vector_get(x, j);
-        resid(x, c, f0);
+        resid(x, c, f0); /* only the rows' residuals are read, not the prior's */
+        /* each coefficient's information alone: its whitened column's
+         * squared norm */
         const double h = 1e-4;
+        double g[NP];
         for (size_t j = 0; j < nc; j++) {
             double xj = gsl_vector_get(x, j);
             gsl_vector_set(x, j, xj + h);
             resid(x, c, f1);
             gsl_vector_set(x, j, xj);
-            for (size_t r = 0; r < m; r++)
-                A[r * nc + j] = (gsl_vector_get(f1, r) - gsl_vector_get(f0, r)) / h * c->psd[cand[j]];
-        }
-        /* rows that carry information: a temperature residual is 0 where
-         * the row has none */
-        size_t live = 0;
-        for (size_t r = 0; r < m; r++) {
-            int any = 0;
-            for (size_t j = 0; j < nc && !any; j++)
-                any = A[r * nc + j] != 0;
-            live += (size_t)any;
-        }
-        /* each coefficient's information alone, largest first */
-        double g[NP];
-        for (size_t j = 0; j < nc; j++) {
             g[j] = 0;
-            for (size_t r = 0; r < m; r++)
-                g[j] += A[r * nc + j] * A[r * nc + j];
+            for (size_t r = 0; r < m; r++) {
+                double a = (gsl_vector_get(f1, r) - gsl_vector_get(f0, r)) / h * c->psd[cand[j]];
+                g[j] += a * a;
+            }
         }
+        /* the informed ones, largest first */
         c->nfree = 0;
         info->n_chosen = 0;
-        (void)live;
         for (;;) {
             size_t best = nc;
             double bn = 1.0; /* at least the prior's information */
@@ -367,7 +354,6 @@ static int select_identified(fit_ctx *c, wl_calib_fit_info *info)
         }
     }
     c->w = NULL;
-    free(A);
     free(w);
     if (x) gsl_vector_free(x);
     if (f0) gsl_vector_free(f0);

@@ -368,10 +368,8 @@ static int cal_run(const cal_opts *o)
     /* a GPU that has only transferred coefficients is calibrated few-shot
      * unless --fit says otherwise; the transfer (and the source's own
      * uncertainty) is the prior */
-    if (!o->fit_given && gpu.coef_source[0]) {
+    if (!o->fit_given && gpu.coef_source[0])
         fo.auto_select = 1;
-        fo.free_mask = 0;
-    }
     if (fo.auto_select) {
         wl_error e2 = {0};
         if (wl_calib_uncertainty_load(o->gpu_id, &pu, &e2) == WL_OK && pu.valid)

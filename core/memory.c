@@ -148,13 +148,13 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *sh, wl_
     /* tf32 keeps fp32 storage */
     double e = wl_dtype_bytes(sh->dtype == WL_DT_TF32 ? WL_DT_FP32 : sh->dtype);
     double b = (double)sh->batch, params = 0, buffers = 0, act = 0;
-    wl_core_model_params(m, &params);
     if (m->style == WL_STYLE_RESNET) {
         double bn;
-        resnet_params(m, &bn);
+        params = resnet_params(m, &bn);
         buffers = 2 * bn; /* running mean and variance */
         act = resnet_peak(m, b);
     } else {
+        wl_core_model_params(m, &params);
         double s = (double)sh->seq;
         if (m->style == WL_STYLE_VIT) {
             double g = (double)(m->image_size / m->patch_size);

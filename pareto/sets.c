@@ -344,6 +344,12 @@ static int collapse_rows(wl_pareto_set *s)
     return WL_OK;
 }
 
+/* A boolean cell that says no (CSV 0, JSON false); empty is unknown. */
+static int cell_false(const char *v)
+{
+    return !strcmp(v, "0") || !strcmp(v, "false");
+}
+
 static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_set **out,
                     wl_error *err)
 {
@@ -412,17 +418,11 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
     size_t src_row = (size_t)-1;
     while (!rc && (r = rs_next(csv, err)) == 1) {
         src_row++;
-        if (fcol >= 0) {
-            const char *fv = rs_field(csv, (size_t)fcol);
-            if (!strcmp(fv, "0") || !strcmp(fv, "false"))
-                continue;
-        }
-        if (mcol >= 0) {
-            const char *fv = rs_field(csv, (size_t)mcol);
-            if (!strcmp(fv, "0") || !strcmp(fv, "false")) {
-                s->unfit++;
-                continue;
-            }
+        if (fcol >= 0 && cell_false(rs_field(csv, (size_t)fcol)))
+            continue;
+        if (mcol >= 0 && cell_false(rs_field(csv, (size_t)mcol))) {
+            s->unfit++;
+            continue;
         }
         if ((rc = grow_rows(s, o->keep_fields, lcol >= 0, collapse)))
             break;

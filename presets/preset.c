@@ -676,13 +676,9 @@ static int edited_spec(const ctx *c, wl_core_gpu *out, const char *source, wl_er
     size_t n = 0;
     for (size_t k = 0; k < c->ncs; k++) {
         const gpu_field *f = &gpu_fields[c->cs[k].field];
-        char *base = (char *)&src + f->off;
         double now;
         wl_preset_gpu_get(out, f->key, &now);
-        if (f->type == F_INT)
-            *(int *)(void *)base = (int)c->cs[k].v;
-        else
-            *(double *)(void *)base = c->cs[k].v;
+        wl_preset_gpu_set(&src, f->key, c->cs[k].v, err); /* in range: checked when read */
         /* as written in the file, to 10 digits */
         if (fabs(now - c->cs[k].v) > 1e-9 * fmax(fabs(now), fabs(c->cs[k].v)) && n < sizeof what - 1) {
             char a[WL_CORE_NUM_TEXT], b[WL_CORE_NUM_TEXT];
