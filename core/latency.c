@@ -116,6 +116,23 @@ static double gemm_with_tile(const wl_core_gpu *gpu, const wl_kernel *k, tile_sh
     }
     double small = a1 < b1 ? a1 : b1, big = a1 < b1 ? b1 : a1;
     double reads = small + big * ceil(small / cap);
+    /* ...but the tiles in flight at once share their panels through L2
+     * whatever its size: cuBLAS and CUTLASS rasterise the grid in swizzled
+     * blocks (CUTLASS GemmIdentityThreadblockSwizzle), so a wave of W
+     * resident CTAs covers a near-square block of C, wm x wn tiles with
+     * wm tm = wn tn, and reads wm tm rows of A and wn tn columns of B once.
+     * Only K slices of those panels need to live in L2 (the accumulators
+     * are in the SMs' registers), so on a small-L2 part (A10: 6 MB) this,
+     * not the capacity blocking, is the traffic. */
+    double wave = fmin(sms * ctas, gm * gn);
+    double wm = fmin(gm, fmax(1.0, floor(sqrt(wave * t.tn / t.tm))));
+    double wn = fmin(gn, ceil(wave / wm));
+    double waves = ceil(gm * gn / (wm * wn));
+    double a_wave = fmin(wm * t.tm, M) * K * bin * (a1 / (M * K * bin));
+    double b_wave = fmin(wn * t.tn, N) * K * bin;
+    double reads_wave = waves * (a_wave + b_wave);
+    if (tiled && reads_wave < reads)
+        reads = reads_wave > a1 + b1 ? reads_wave : a1 + b1;
     double dram = B * (reads + c1);
     p->l2_clk = l2_clk_of(gpu, l2b);
     p->dram_us = dram_us_of(gpu, dram);

@@ -519,6 +519,41 @@ static void test_builder_matches_every_trace(void **state)
     assert_true(exact > 0);
 }
 
+/* GEMM DRAM traffic on a small L2 (A10: 6 MB) follows the wave footprint,
+ * not the capacity blocking. 8192^3 bf16 on 72 SMs: the 128x128 tile wins
+ * (8192 tiles / 72 SMs quantise to 114 per SM, 256x128 tiles to 29 of
+ * 28.4), two CTAs per SM fit 100 KB of shared memory (3 x 32 x 256 x 2 B
+ * = 48 KB each), so a wave is 144 tiles, a 12 x 12 block of C: 29 waves
+ * each read 12 x 128 rows of A and as many columns of B over K = 8192,
+ * 29 x 2 x 1536 x 8192 x 2 B = 1,459,617,792 B, plus C once (134,217,728 B).
+ * Holding a 3 MB chunk of B in L2 and re-streaming A for each chunk
+ * would read 44 x 134 MB = 5.9 GB. */
+static void test_gemm_wave_traffic(void **state)
+{
+    (void)state;
+    wl_error err;
+    wl_core_gpu g;
+    assert_int_equal(wl_preset_gpu_load("a10-24gb", &g, &err), WL_OK);
+    wl_kernel k = {.kind = WL_K_GEMM, .in_dtype = WL_DT_BF16, .acc_dtype = WL_DT_BF16,
+                   .tensor_core = 1, .batch = 1, .m = 8192, .n = 8192, .k = 8192};
+    wl_core_op op = {.sm_clock_mhz = 900, .ignore_power_limit = 1};
+    wl_core_result r;
+    wl_core_workload *w = wl_core_workload_create("gemm");
+    assert_int_equal(wl_core_workload_add(w, &k), WL_OK);
+    assert_int_equal(wl_core_predict(&g, w, &op, &r), WL_OK);
+    assert_close(r.cls[WL_CLASS_GEMM].dram_bytes, 1459617792.0 + 134217728.0, 1.0);
+    wl_core_workload_free(w);
+    /* an operand that fits in L2 is read once: 4096 x 1024 weights (8 MB)
+     * against the A100's 20 MB, so the traffic is compulsory */
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &g, &err), WL_OK);
+    k.m = 16384, k.n = 4096, k.k = 1024;
+    w = wl_core_workload_create("gemm");
+    assert_int_equal(wl_core_workload_add(w, &k), WL_OK);
+    assert_int_equal(wl_core_predict(&g, w, &op, &r), WL_OK);
+    assert_close(r.cls[WL_CLASS_GEMM].dram_bytes, 2.0 * (16384.0 * 1024 + 1024.0 * 4096 + 16384.0 * 4096), 1.0);
+    wl_core_workload_free(w);
+}
+
 static void test_conv_traffic(void **state)
 {
     (void)state;
@@ -817,7 +852,11 @@ static void test_transfer(void **state)
     /* a library preset carries the transferred coefficients */
     assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &b, &err), WL_OK);
     assert_string_equal(b.coef_source, "transferred from a100-pcie-40gb");
-    assert_close(b.coef.c_tc_w, a.coef.c_tc_w * (132.0 * 4096) / (108.0 * 2048) * pow(5.0 / 7.0, 0.567), 1e-6);
+    /* GH100's effective node from die density: 80B transistors on 814 mm2
+     * against GA100's 54.2B on 826 mm2 at 7 nm: 7 sqrt(65.62 / 98.28) = 5.72 */
+    assert_close(7.0 * sqrt((54.2 / 826.0) / (80.0 / 814.0)), 5.72, 0.005);
+    assert_close(b.process_nm, 5.72, 1e-12);
+    assert_close(b.coef.c_tc_w, a.coef.c_tc_w * (132.0 * 4096) / (108.0 * 2048) * pow(5.72 / 7.0, 0.567), 1e-6);
 }
 
 /* energy-check arithmetic against hand-computed values. */
@@ -949,6 +988,7 @@ int main(void)
         cmocka_unit_test(test_clock_grid),
         cmocka_unit_test(test_energy_u_shape),
         cmocka_unit_test(test_transfer),
+        cmocka_unit_test(test_gemm_wave_traffic),
         cmocka_unit_test(test_conv_traffic),
         cmocka_unit_test(test_energy_check),
         cmocka_unit_test(test_retype_fp32),
