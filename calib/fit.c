@@ -181,12 +181,8 @@ static int resid(const gsl_vector *x, void *user, gsl_vector *f)
     return GSL_SUCCESS;
 }
 
-/* Covariance of the parameters from the Jacobian at the solution,
- * C = s^2 (J^T J)^-1 with s^2 the residual variance of the data rows
- * (ln ratios carry no known measurement error, so it is estimated), and the
- * residual spreads that prediction intervals add on top. */
-static void uncertainty(gsl_multifit_nlinear_workspace *w, const gsl_vector *x, fit_ctx *c,
-                        gsl_vector *r, wl_calib_uncertainty *u)
+/* u emptied, with every coefficient's name and its value at c->gpu (x space) */
+static void unc_start(fit_ctx *c, wl_calib_uncertainty *u)
 {
     memset(u, 0, sizeof *u);
     u->np = (int)NP;
@@ -194,6 +190,33 @@ static void uncertainty(gsl_multifit_nlinear_workspace *w, const gsl_vector *x, 
         snprintf(u->names[i], sizeof u->names[i], "%s", params[i].name);
         u->x[i] = to_x(&params[i], *coef_at(&c->gpu.coef, i));
     }
+}
+
+/* Residual spreads from sums of squared ln ratios over n rows (time, power,
+ * their sum for energy); with known noise, a handful of rows says little
+ * about the spread: no less than the spread assumed for them. */
+static void unc_spreads(const fit_ctx *c, wl_calib_uncertainty *u, double st, double sp,
+                        double se, size_t n)
+{
+    u->sigma_time = n ? sqrt(st / (double)n) : 0;
+    u->sigma_power = n ? sqrt(sp / (double)n) : 0;
+    u->sigma_energy = n ? sqrt(se / (double)n) : 0;
+    if (c->known_noise) {
+        double s_t = 1 / c->scale[0], s_p = 1 / c->scale[1];
+        u->sigma_time = fmax(u->sigma_time, s_t);
+        u->sigma_power = fmax(u->sigma_power, s_p);
+        u->sigma_energy = fmax(u->sigma_energy, sqrt(s_t * s_t + s_p * s_p));
+    }
+}
+
+/* Covariance of the parameters from the Jacobian at the solution,
+ * C = s^2 (J^T J)^-1 with s^2 the residual variance of the data rows
+ * (ln ratios carry no known measurement error, so it is estimated), and the
+ * residual spreads that prediction intervals add on top. */
+static void uncertainty(gsl_multifit_nlinear_workspace *w, const gsl_vector *x, fit_ctx *c,
+                        gsl_vector *r, wl_calib_uncertainty *u)
+{
+    unc_start(c, u);
     for (size_t j = 0; j < c->nfree; j++)
         u->x[c->idx[j]] = gsl_vector_get(x, j);
     /* unweighted data residuals at the solution */
@@ -221,17 +244,7 @@ static void uncertainty(gsl_multifit_nlinear_workspace *w, const gsl_vector *x, 
     double dof = (double)(2 * c->nrows) - (double)nf;
     if (dof < 1 && !c->known_noise)
         return;
-    u->sigma_time = sqrt(st / (double)c->nrows);
-    u->sigma_power = sqrt(sp / (double)c->nrows);
-    u->sigma_energy = sqrt(se / (double)c->nrows);
-    if (c->known_noise) {
-        /* a handful of rows says little about the spread: no less than the
-         * spread assumed for them */
-        double s_t = 1 / c->scale[0], s_p = 1 / c->scale[1];
-        u->sigma_time = fmax(u->sigma_time, s_t);
-        u->sigma_power = fmax(u->sigma_power, s_p);
-        u->sigma_energy = fmax(u->sigma_energy, sqrt(s_t * s_t + s_p * s_p));
-    }
+    unc_spreads(c, u, st, sp, se, c->nrows);
     for (size_t i = 0; c->fixed_var && i < NP; i++)
         u->cov[i * NP + i] = c->psd[i] * c->psd[i];
     gsl_matrix *cov = gsl_matrix_alloc(nf, nf);
@@ -271,13 +284,9 @@ void wl_calib_stderr(const wl_calib_uncertainty *u, double *se)
  * spread assumed). */
 static void prior_only(fit_ctx *c, wl_calib_uncertainty *u)
 {
-    memset(u, 0, sizeof *u);
-    u->np = (int)NP;
-    for (size_t i = 0; i < NP; i++) {
-        snprintf(u->names[i], sizeof u->names[i], "%s", params[i].name);
-        u->x[i] = to_x(&params[i], *coef_at(&c->gpu.coef, i));
+    unc_start(c, u);
+    for (size_t i = 0; i < NP; i++)
         u->cov[i * NP + i] = c->psd[i] * c->psd[i];
-    }
     double st = 0, sp = 0, se = 0;
     size_t n = 0;
     wl_calib_problem_set_gpu(c->prob, &c->gpu);
@@ -289,10 +298,7 @@ static void prior_only(fit_ctx *c, wl_calib_uncertainty *u)
         double a = log(res.time_ms / row->time_ms), b = log(res.power_w / row->power_w);
         st += a * a, sp += b * b, se += (a + b) * (a + b), n++;
     }
-    double s_t = 1 / c->scale[0], s_p = 1 / c->scale[1];
-    u->sigma_time = fmax(n ? sqrt(st / (double)n) : 0, s_t);
-    u->sigma_power = fmax(n ? sqrt(sp / (double)n) : 0, s_p);
-    u->sigma_energy = fmax(n ? sqrt(se / (double)n) : 0, sqrt(s_t * s_t + s_p * s_p));
+    unc_spreads(c, u, st, sp, se, n); /* auto selection: known noise */
     u->valid = 1;
 }
 

@@ -124,15 +124,16 @@ static double gemm_with_tile(const wl_core_gpu *gpu, const wl_kernel *k, tile_sh
      * Only K slices of those panels need to live in L2 (the accumulators
      * are in the SMs' registers), so on a small-L2 part (A10: 6 MB) this,
      * not the capacity blocking, is the traffic. */
-    double wave = fmin(sms * ctas, gm * gn);
-    double wm = fmin(gm, fmax(1.0, floor(sqrt(wave * t.tn / t.tm))));
-    double wn = fmin(gn, ceil(wave / wm));
-    double waves = ceil(gm * gn / (wm * wn));
-    double a_wave = fmin(wm * t.tm, M) * K * bin * (a1 / (M * K * bin));
-    double b_wave = fmin(wn * t.tn, N) * K * bin;
-    double reads_wave = waves * (a_wave + b_wave);
-    if (tiled && reads_wave < reads)
-        reads = reads_wave > a1 + b1 ? reads_wave : a1 + b1;
+    if (tiled) {
+        double wave = fmin(sms * ctas, gm * gn);
+        double wm = fmin(gm, fmax(1.0, floor(sqrt(wave * t.tn / t.tm))));
+        double wn = fmin(gn, ceil(wave / wm));
+        double waves = ceil(gm * gn / (wm * wn));
+        /* a1 already carries the convolution's input saving */
+        double reads_wave = waves * (fmin(wm * t.tm, M) / M * a1 + fmin(wn * t.tn, N) * K * bin);
+        if (reads_wave < reads)
+            reads = fmax(reads_wave, a1 + b1);
+    }
     double dram = B * (reads + c1);
     p->l2_clk = l2_clk_of(gpu, l2b);
     p->dram_us = dram_us_of(gpu, dram);
