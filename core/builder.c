@@ -9,8 +9,31 @@
  * architecture (activation, norm, positions, GQA). */
 #include "core_internal.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* ---- the backward tape ------------------------------------------------------
+ * A training forward records, for every op it launches, the kernels that
+ * op's backward launches (PyTorch's derivatives.yaml formulas as the CUDA
+ * backends implement them) and the parameters whose gradients they
+ * produce. The backward pass walks the tape in reverse, as the autograd
+ * engine does for a chain of ops. A tensor used by several ops gets one
+ * gradient accumulation (an add) per extra use (a "fan-out" entry). Marks
+ * bracket the ranges a recompute runs again. */
+#define TP_MAXK 6
+enum { MARK_NONE = 0, MARK_LAYER_BEGIN, MARK_LAYER_END, MARK_CORE_BEGIN, MARK_CORE_END };
+
+typedef struct {
+    int nk;
+    wl_kernel k[TP_MAXK]; /* backward kernels in launch order */
+    int np;
+    double param[2];      /* numels of the parameters whose gradients they give */
+    int mark;
+    size_t at;            /* marks: index of the next forward kernel */
+    size_t from;          /* end marks: the opening mark's index */
+} tp_ent;
 
 typedef struct {
     wl_core_workload *wl;
@@ -19,29 +42,143 @@ typedef struct {
     wl_dtype gemm_dt; /* GEMM inputs: tf32 keeps fp32 storage on tensor cores */
     int tc;
     long long b, s, T, d, h, kvh, hd, ff;
+    long long sk;     /* key length: s, or the cache's length in a decode step */
+    int gen;          /* 0: no cache; 1: a generation's prefill; 2: a decode step */
+    int graphing;     /* kernels go into a CUDA graph ... */
+    size_t graph_n;   /* ... of which this many are already in */
     wl_attention attn;
     wl_dtype conv_dt; /* cuDNN convolutions: TF32 tensor cores for fp32 (PyTorch's
                          default allow_tf32 for cuDNN), else the dtype */
     int rc;
     wl_error *err;
+    /* training */
+    const wl_core_shape *sh;
+    int train;          /* record the tape (a training forward) */
+    int in_core;        /* inside the attention core (selective recompute) */
+    wl_phase phase;     /* of the kernels added now */
+    tp_ent *tape;
+    size_t ntape, captape;
+    int micro;          /* micro-batch index */
+    int master;         /* fp32 master weights and main gradients */
+    double saved_layer, saved_core, saved_other; /* bytes kept for backward */
+    double saved_peak;  /* the largest layer a full recompute rebuilds */
+    double saved_peak_step; /* saved activations at their peak */
+    double *plist;      /* parameter numels in model.parameters() order */
+    size_t np, capp;
 } bld;
 
 /* Every kernel is checked as a trace's would be: a shape that passes the
  * model-level limits can still make one tensor absurd (a vision input at a
  * huge batch). */
-static void add(bld *B, const wl_kernel *k)
+static void add(bld *B, const wl_kernel *k0)
 {
     if (B->rc)
         return;
-    if (wl_kernel_check(k, B->m->id, 0, B->err))
+    wl_kernel k = *k0;
+    k.phase = (int)B->phase;
+    k.graphed = B->graphing && B->graph_n++ > 0;
+    if (wl_kernel_check(&k, B->m->id, 0, B->err))
         B->rc = WL_EINVAL;
-    else if (wl_core_workload_add(B->wl, k))
+    else if (wl_core_workload_add(B->wl, &k))
         B->rc = WL_ENOMEM;
 }
 
+/* A new tape entry (zeroed), or NULL when not training or out of memory. */
+static tp_ent *tp_new(bld *B)
+{
+    if (!B->train || B->rc)
+        return NULL;
+    if (B->ntape == B->captape) {
+        size_t nc = B->captape ? 2 * B->captape : 256;
+        tp_ent *t = realloc(B->tape, nc * sizeof *t);
+        if (!t) {
+            B->rc = WL_ENOMEM;
+            return NULL;
+        }
+        B->tape = t;
+        B->captape = nc;
+    }
+    tp_ent *e = &B->tape[B->ntape++];
+    memset(e, 0, sizeof *e);
+    return e;
+}
+
+static void tp_k(tp_ent *e, const wl_kernel *k)
+{
+    if (e && e->nk < TP_MAXK)
+        e->k[e->nk++] = *k;
+}
+
+static wl_kernel ewk(wl_ew_op op, long long n, wl_dtype dt)
+{
+    wl_kernel k = {0};
+    k.kind = WL_K_ELEMENTWISE;
+    k.op = op;
+    k.n = n;
+    k.batch = 1;
+    k.in_dtype = dt;
+    k.acc_dtype = WL_DT_FP32;
+    return k;
+}
+
+static wl_kernel rowk(wl_kernel_kind kind, long long rows, long long dim, wl_dtype dt)
+{
+    wl_kernel k = {0};
+    k.kind = kind;
+    k.batch = rows;
+    k.n = dim;
+    k.in_dtype = dt;
+    k.acc_dtype = WL_DT_FP32;
+    return k;
+}
+
+/* Bytes a training forward keeps for its backward (PyTorch's saved
+ * tensors): counted per layer, and apart inside the attention core, which
+ * selective recompute does not keep. */
+static void save(bld *B, double elems, double bytes_per_elem)
+{
+    if (!B->train)
+        return;
+    if (B->in_core)
+        B->saved_core += elems * bytes_per_elem;
+    else
+        B->saved_layer += elems * bytes_per_elem;
+}
+
+/* A tensor of n elements used `uses` times: its gradient is the sum of one
+ * gradient per use, an add per extra use (the engine's input buffer). */
+static void fanout(bld *B, long long n, wl_dtype dt, int uses)
+{
+    tp_ent *e = tp_new(B);
+    for (int i = 1; e && i < uses; i++) {
+        wl_kernel k = ewk(WL_EW_ADD, n, dt);
+        tp_k(e, &k);
+    }
+}
+
+static void mark(bld *B, int what)
+{
+    tp_ent *e = tp_new(B);
+    if (!e)
+        return;
+    e->mark = what;
+    e->at = B->wl->n;
+    e->from = e->at;
+    if (what == MARK_LAYER_END || what == MARK_CORE_END)
+        for (size_t i = B->ntape - 1; i-- > 0;)
+            if (B->tape[i].mark == what - 1) {
+                e->from = B->tape[i].at;
+                break;
+            }
+}
+
 /* Linear layer y = x W^T + b with bias fused (addmm). GPT-2's Conv1D puts
- * tokens in M; nn.Linear's cuBLAS call puts output features in M. */
-static void linear(bld *B, long long in, long long out)
+ * tokens in M; nn.Linear's cuBLAS call puts output features in M.
+ * Backward (addmm's formulas): the input gradient grad_y W (dgrad), the
+ * weight gradient grad_y^T x (wgrad, K = tokens) and, with a bias, the sum
+ * of grad_y over tokens (autograd's sum_to of the broadcast bias: a
+ * reduction kernel). */
+static void linear_x(bld *B, long long in, long long out, int bias, int conv1d)
 {
     wl_kernel k = {0};
     k.kind = WL_K_GEMM;
@@ -50,7 +187,7 @@ static void linear(bld *B, long long in, long long out)
     k.tensor_core = B->tc;
     k.batch = 1;
     k.k = in;
-    if (B->m->style == WL_STYLE_GPT2) {
+    if (conv1d) {
         k.m = B->T;
         k.n = out;
     } else {
@@ -58,8 +195,33 @@ static void linear(bld *B, long long in, long long out)
         k.n = B->T;
     }
     add(B, &k);
+    tp_ent *e = tp_new(B);
+    if (!e)
+        return;
+    wl_kernel g = k;
+    g.m = conv1d ? B->T : in;
+    g.n = conv1d ? in : B->T;
+    g.k = out;
+    tp_k(e, &g);
+    g.m = in;
+    g.n = out;
+    g.k = B->T;
+    tp_k(e, &g);
+    e->param[e->np++] = (double)in * (double)out;
+    if (bias) {
+        wl_kernel r = rowk(WL_K_REDUCE, out, B->T, B->dt);
+        tp_k(e, &r);
+        e->param[e->np++] = (double)out;
+    }
 }
 
+static void linear(bld *B, long long in, long long out, int bias)
+{
+    linear_x(B, in, out, bias, B->m->style == WL_STYLE_GPT2);
+}
+
+/* Batched C = A B (A: m x k, B: k x n). Backward (bmm's formulas):
+ * grad_A = grad_C B^T (m x k over n) and grad_B = A^T grad_C (k x n over m). */
 static void bgemm(bld *B, long long batch, long long m, long long n, long long kk)
 {
     wl_kernel k = {0};
@@ -72,32 +234,107 @@ static void bgemm(bld *B, long long batch, long long m, long long n, long long k
     k.n = n;
     k.k = kk;
     add(B, &k);
+    tp_ent *e = tp_new(B);
+    if (!e)
+        return;
+    wl_kernel g = k;
+    g.m = m, g.n = kk, g.k = n;
+    tp_k(e, &g);
+    g.m = kk, g.n = n, g.k = m;
+    tp_k(e, &g);
 }
 
+/* An elementwise op on tensors that need no gradient (masks, positions,
+ * rotary tables): no backward. */
+static void ewc(bld *B, wl_ew_op op, long long n, wl_dtype dt)
+{
+    wl_kernel k = ewk(op, n, dt);
+    add(B, &k);
+}
+
+/* An elementwise op whose backward is given: nb kernels. */
+static void ewb(bld *B, wl_ew_op op, long long n, wl_dtype dt, const wl_kernel *bk, int nb)
+{
+    ewc(B, op, n, dt);
+    tp_ent *e = tp_new(B);
+    for (int i = 0; e && i < nb; i++)
+        tp_k(e, &bk[i]);
+}
+
+/* An elementwise op on tensors that need gradients, with the backward of
+ * derivatives.yaml: add passes the gradient through (no kernel); mul
+ * multiplies it by the other input, once per input; a scalar multiply
+ * scales it; relu, gelu, silu and tanh launch their *_backward kernel
+ * (reading the gradient and the saved tensor); a cast casts back; where
+ * selects the gradient; dropout applies its mask. */
 static void ew(bld *B, wl_ew_op op, long long n, wl_dtype dt)
 {
-    wl_kernel k = {0};
-    k.kind = WL_K_ELEMENTWISE;
-    k.op = op;
-    k.n = n;
-    k.batch = 1;
-    k.in_dtype = dt;
-    k.acc_dtype = WL_DT_FP32;
-    add(B, &k);
+    wl_kernel bk[2] = {{0}, {0}};
+    int nb = 0;
+    switch (op) {
+    case WL_EW_MUL:
+        bk[nb++] = ewk(WL_EW_MUL, n, dt);
+        bk[nb++] = ewk(WL_EW_MUL, n, dt);
+        break;
+    case WL_EW_SCALAR_MUL: case WL_EW_UNSPEC_SCALAR: case WL_EW_UNSPEC_TENSOR:
+        bk[nb++] = ewk(op, n, dt);
+        break;
+    case WL_EW_RELU: case WL_EW_GELU: case WL_EW_SILU: case WL_EW_TANH:
+        bk[nb] = ewk(op, n, dt);
+        bk[nb++].bwd = 1;
+        break;
+    case WL_EW_CAST_FP32:
+        bk[nb++] = ewk(WL_EW_CAST_BF16, n, WL_DT_FP32);
+        break;
+    case WL_EW_CAST_BF16:
+        bk[nb++] = ewk(WL_EW_CAST_FP32, n, B->dt);
+        break;
+    case WL_EW_DROPOUT:
+        bk[nb++] = ewk(WL_EW_DROPOUT_BWD, n, dt);
+        break;
+    default: /* add, scalar add, copy: the gradient passes through */
+        break;
+    }
+    ewb(B, op, n, dt, bk, nb);
 }
 
+/* Dropout in training (HF: nn.functional.dropout / nn.Dropout): one
+ * native_dropout kernel writing the output and a one-byte mask, which it
+ * keeps; nothing at p = 0, where ATen returns the input. */
+static void dropout(bld *B, long long n, double p)
+{
+    if (!B->train || !(p > 0))
+        return;
+    ew(B, WL_EW_DROPOUT, n, B->dt);
+    save(B, (double)n, 1.0);
+}
+
+/* Row operations. Backward: softmax_backward_data (one kernel reading the
+ * gradient and the saved output); layer_norm's two kernels (the input
+ * gradient, then the weight and bias gradients as column sums over the
+ * rows of grad and normalised input); likewise RMSNorm with one weight. */
 static void rowop(bld *B, wl_kernel_kind kind, long long rows, long long dim, wl_dtype dt)
 {
-    wl_kernel k = {0};
-    k.kind = kind;
-    k.batch = rows;
-    k.n = dim;
-    k.in_dtype = dt;
-    k.acc_dtype = WL_DT_FP32;
+    wl_kernel k = rowk(kind, rows, dim, dt);
     add(B, &k);
+    tp_ent *e = tp_new(B);
+    if (!e || (kind != WL_K_SOFTMAX && kind != WL_K_LAYERNORM && kind != WL_K_RMSNORM))
+        return;
+    wl_kernel g = k;
+    g.bwd = 1;
+    tp_k(e, &g);
+    if (kind == WL_K_SOFTMAX)
+        return;
+    wl_kernel r = rowk(WL_K_REDUCE, dim, 2 * rows, dt);
+    tp_k(e, &r);
+    e->param[e->np++] = (double)dim;
+    if (kind == WL_K_LAYERNORM)
+        e->param[e->np++] = (double)dim;
 }
 
 static int half(const bld *B) { return B->dt != WL_DT_FP32 && B->dt != WL_DT_TF32; }
+
+static double eb(const bld *B) { return wl_dtype_bytes(B->dt); }
 
 /* HF LlamaRMSNorm / Qwen2RMSNorm in eager mode is not one kernel:
  *   x = x.to(fp32); v = x.pow(2).mean(-1); x = x * rsqrt(v + eps);
@@ -106,93 +343,177 @@ static int half(const bld *B) { return B->dt != WL_DT_FP32 && B->dt != WL_DT_TF3
  * the T row statistics), the fp32 product, and the weight product in the
  * activation dtype. The .to() casts and the mean are not recorded, and the
  * time and power coefficients were fitted on trace sequences that leave
- * them out, so the builder leaves them out too. */
+ * them out, so the builder leaves them out too -- and their backward.
+ * Backward of the recorded five, from derivatives.yaml: weight * y gives
+ * grad * w and sum_tokens(grad * y) (a mul and a column sum); x * r gives
+ * grad * r and sum_row(grad * x); rsqrt gives -0.5 grad r^3 (pow, scale,
+ * mul on the T statistics); pow(x, 2) gives grad * 2 x^1 (pow with
+ * exponent 1 is a copy, then a scale and a mul); x feeds pow and the
+ * product, so its two gradients are added. */
 static void norm(bld *B)
 {
     if (B->m->norm == WL_NORM_LAYERNORM) {
         rowop(B, WL_K_LAYERNORM, B->T, B->d, B->dt);
+        save(B, (double)(B->T * B->d), eb(B)); /* input; mean and rstd below */
+        save(B, 2.0 * (double)B->T, 4.0);
         return;
     }
     if (B->m->style != WL_STYLE_LLAMA) {
         rowop(B, WL_K_RMSNORM, B->T, B->d, B->dt);
+        save(B, (double)(B->T * B->d), eb(B));
+        save(B, (double)B->T, 4.0);
         return;
     }
-    long long n = B->T * B->d;
-    ew(B, WL_EW_UNSPEC_SCALAR, n, WL_DT_FP32); /* pow(2) */
-    ew(B, WL_EW_SCALAR_ADD, B->T, WL_DT_FP32); /* + eps */
-    ew(B, WL_EW_UNSPEC_SCALAR, B->T, WL_DT_FP32); /* rsqrt */
-    ew(B, WL_EW_MUL, n, WL_DT_FP32);           /* x * rsqrt */
-    ew(B, WL_EW_SCALAR_MUL, n, B->dt);         /* weight * x.to(dtype) */
+    long long n = B->T * B->d, T = B->T;
+    const wl_dtype F = WL_DT_FP32;
+    fanout(B, n, F, 2);
+    wl_kernel pw[3] = {ewk(WL_EW_COPY, n, F), ewk(WL_EW_SCALAR_MUL, n, F), ewk(WL_EW_MUL, n, F)};
+    ewb(B, WL_EW_UNSPEC_SCALAR, n, F, pw, 3);  /* pow(2) */
+    ewb(B, WL_EW_SCALAR_ADD, T, F, NULL, 0);    /* + eps */
+    wl_kernel rs[3] = {ewk(WL_EW_UNSPEC_SCALAR, T, F), ewk(WL_EW_SCALAR_MUL, T, F), ewk(WL_EW_MUL, T, F)};
+    ewb(B, WL_EW_UNSPEC_SCALAR, T, F, rs, 3);   /* rsqrt */
+    wl_kernel xr[3] = {ewk(WL_EW_MUL, n, F), ewk(WL_EW_MUL, n, F), rowk(WL_K_REDUCE, T, B->d, F)};
+    ewb(B, WL_EW_MUL, n, F, xr, 3);             /* x * rsqrt */
+    wl_kernel wy[3] = {ewk(WL_EW_MUL, n, B->dt), rowk(WL_K_REDUCE, B->d, T, B->dt),
+                       ewk(WL_EW_MUL, n, B->dt)};
+    ewb(B, WL_EW_SCALAR_MUL, n, B->dt, wy, 3);  /* weight * x.to(dtype) */
+    if (B->train) {
+        B->tape[B->ntape - 1].param[B->tape[B->ntape - 1].np++] = (double)B->d;
+        save(B, (double)n, 4.0 + eb(B)); /* x in fp32 and the cast product */
+        save(B, (double)T, 4.0);         /* rsqrt */
+    }
 }
 
 /* apply_rotary_pos_emb: x*cos + rotate_half(x)*sin. rotate_half's neg and
- * cat are views and a small copy the traces do not record. */
+ * cat are views and a small copy the traces do not record. Backward: one
+ * mul per product (cos and sin need no gradient) and the sum of x's two
+ * gradients. */
 static void rotary(bld *B, long long heads)
 {
     long long n = B->b * heads * B->s * B->hd;
-    ew(B, WL_EW_MUL, n, B->dt);
-    ew(B, WL_EW_MUL, n, B->dt);
+    wl_kernel mb = ewk(WL_EW_MUL, n, B->dt);
+    fanout(B, n, B->dt, 2);
+    ewb(B, WL_EW_MUL, n, B->dt, &mb, 1);
+    ewb(B, WL_EW_MUL, n, B->dt, &mb, 1);
     ew(B, WL_EW_ADD, n, B->dt);
+}
+
+/* The KV cache of a generation. Eager HF generate keeps a DynamicCache:
+ * the prefill stores its k and v tensors as they are, and every decode
+ * step appends by torch.cat, which copies the whole cache (k and v, one
+ * kernel each). CUDA graphs need fixed addresses, so graph-replaying
+ * engines write each new token in place into a preallocated cache (vLLM's
+ * reshape_and_cache, HF's StaticCache index_copy_): one kernel for k and
+ * v of the new tokens, in the prefill too. */
+static void cache_update(bld *B)
+{
+    if (!B->gen)
+        return;
+    long long row = B->b * B->kvh * B->hd;
+    if (B->sh->launch == WL_LAUNCH_GRAPHS) {
+        ewc(B, WL_EW_COPY, 2 * row * B->s, B->dt);
+    } else if (B->gen == 2) {
+        ewc(B, WL_EW_COPY, row * B->sk, B->dt);
+        ewc(B, WL_EW_COPY, row * B->sk, B->dt);
+    }
+}
+
+static void flash(bld *B, long long bh)
+{
+    const wl_core_model *m = B->m;
+    wl_style st = m->style;
+    wl_kernel k = {0};
+    k.kind = WL_K_ATTN_FLASH;
+    k.in_dtype = B->gemm_dt;
+    k.acc_dtype = WL_DT_FP32;
+    k.tensor_core = B->tc;
+    k.batch = bh;
+    k.m = B->s;
+    k.n = B->sk;
+    k.k = B->hd;
+    /* a decode step's one query sees the whole cache: no mask */
+    k.causal = st != WL_STYLE_BERT && st != WL_STYLE_VIT && B->s > 1;
+    add(B, &k);
+    /* FlashAttention-2's backward as PyTorch's SDPA launches it: the row
+     * sums of dO * O, the fused dQ/dK/dV kernel (which recomputes the
+     * scores), and the conversion of its fp32 dQ accumulator */
+    tp_ent *e = tp_new(B);
+    if (!e)
+        return;
+    wl_kernel d = rowk(WL_K_REDUCE, bh * B->s, 2 * B->hd, B->dt);
+    tp_k(e, &d);
+    wl_kernel g = k;
+    g.bwd = 1;
+    tp_k(e, &g);
+    if (half(B)) {
+        wl_kernel c = ewk(WL_EW_CAST_BF16, B->T * B->h * B->hd, WL_DT_FP32);
+        tp_k(e, &c);
+    }
+    /* q, k, v, the output and the log-sum-exp per row */
+    save(B, (double)B->T * (double)((2 * B->h + 2 * B->kvh) * B->hd), eb(B));
+    save(B, (double)(bh * B->s), 4.0);
 }
 
 static void attention(bld *B)
 {
     const wl_core_model *m = B->m;
-    long long bh = B->b * B->h, ss = bh * B->s * B->s;
+    long long bh = B->b * B->h, ss = bh * B->s * B->sk;
     long long dq = B->h * B->hd, dkv = B->kvh * B->hd;
     wl_style st = m->style;
+    int qkv_bias = st != WL_STYLE_LLAMA || m->qkv_bias;
 
+    save(B, (double)(B->T * B->d), eb(B)); /* the projections' input */
     if (st == WL_STYLE_GPT2) {
-        linear(B, B->d, dq + 2 * dkv); /* fused c_attn */
+        linear(B, B->d, dq + 2 * dkv, 1); /* fused c_attn */
     } else {
-        linear(B, B->d, dq);
+        fanout(B, B->T * B->d, B->dt, 3);
+        linear(B, B->d, dq, qkv_bias);
         if (st == WL_STYLE_OPT)
             ew(B, WL_EW_SCALAR_MUL, B->T * dq, B->dt); /* q * scaling */
-        linear(B, B->d, dkv);
-        linear(B, B->d, dkv);
+        linear(B, B->d, dkv, qkv_bias);
+        linear(B, B->d, dkv, qkv_bias);
     }
     if (m->positions == WL_POS_ROTARY) {
         rotary(B, B->h);
         rotary(B, B->kvh);
     }
+    cache_update(B);
     if (B->attn == WL_ATTN_FLASH) {
-        wl_kernel k = {0};
-        k.kind = WL_K_ATTN_FLASH;
-        k.in_dtype = B->gemm_dt;
-        k.acc_dtype = WL_DT_FP32;
-        k.tensor_core = B->tc;
-        k.batch = bh;
-        k.m = B->s;
-        k.n = B->s;
-        k.k = B->hd;
-        k.causal = st != WL_STYLE_BERT && st != WL_STYLE_VIT;
-        add(B, &k);
+        flash(B, bh);
     } else {
-        bgemm(B, bh, B->s, B->s, B->hd);
+        /* the attention core: what selective recompute runs again */
+        mark(B, MARK_CORE_BEGIN);
+        B->in_core = B->train;
+        save(B, 2.0 * (double)(B->T * dq), eb(B)); /* q and k (k repeated over groups) */
+        bgemm(B, bh, B->s, B->sk, B->hd);
+        wl_dtype sdt = B->dt; /* the softmax's precision */
         switch (st) {
         case WL_STYLE_GPT2:
             ew(B, WL_EW_UNSPEC_TENSOR, ss, B->dt); /* where(causal, w, min) */
-            rowop(B, WL_K_SOFTMAX, bh * B->s, B->s, B->dt);
+            rowop(B, WL_K_SOFTMAX, bh * B->s, B->sk, B->dt);
             break;
         case WL_STYLE_BERT:
             ew(B, WL_EW_UNSPEC_SCALAR, ss, B->dt); /* / sqrt(d_head) */
             ew(B, WL_EW_ADD, ss, B->dt);           /* + extended mask */
-            rowop(B, WL_K_SOFTMAX, bh * B->s, B->s, B->dt);
+            rowop(B, WL_K_SOFTMAX, bh * B->s, B->sk, B->dt);
             break;
         case WL_STYLE_OPT:
             ew(B, WL_EW_ADD, ss, B->dt); /* + causal mask */
             if (half(B)) {               /* softmax(dtype=fp32).to(dtype) */
                 ew(B, WL_EW_CAST_FP32, ss, B->dt);
                 ew(B, WL_EW_CAST_BF16, ss, WL_DT_FP32);
+                sdt = WL_DT_FP32;
             }
-            rowop(B, WL_K_SOFTMAX, bh * B->s, B->s, half(B) ? WL_DT_FP32 : B->dt);
+            rowop(B, WL_K_SOFTMAX, bh * B->s, B->sk, sdt);
             break;
         case WL_STYLE_VIT:
         case WL_STYLE_RESNET:
             /* / sqrt(d_head), then softmax(dtype=fp32) and the casts as the
              * vit-large traces record them */
             ew(B, WL_EW_SCALAR_MUL, ss, B->dt);
-            rowop(B, WL_K_SOFTMAX, bh * B->s, B->s, half(B) ? WL_DT_FP32 : B->dt);
+            if (half(B))
+                sdt = WL_DT_FP32;
+            rowop(B, WL_K_SOFTMAX, bh * B->s, B->sk, sdt);
             if (half(B)) {
                 ew(B, WL_EW_CAST_FP32, ss, B->dt);
                 ew(B, WL_EW_CAST_BF16, ss, WL_DT_FP32);
@@ -207,72 +528,172 @@ static void attention(bld *B)
             if (half(B)) {
                 ew(B, WL_EW_CAST_FP32, ss, B->dt);
                 ew(B, WL_EW_CAST_BF16, ss, WL_DT_FP32);
+                sdt = WL_DT_FP32;
             }
-            rowop(B, WL_K_SOFTMAX, bh * B->s, B->s, half(B) ? WL_DT_FP32 : B->dt);
+            rowop(B, WL_K_SOFTMAX, bh * B->s, B->sk, sdt);
             break;
         }
-        bgemm(B, bh, B->s, B->hd, B->s);
+        save(B, (double)ss, wl_dtype_bytes(sdt)); /* the softmax output */
+        int drop = B->train && m->attention_dropout > 0;
+        dropout(B, ss, m->attention_dropout);
+        /* PV keeps its probabilities (a new tensor after a dropout or a
+         * cast back from fp32) and v */
+        if (drop || sdt != B->dt)
+            save(B, (double)ss, eb(B));
+        save(B, (double)(B->T * dq), eb(B));
+        bgemm(B, bh, B->s, B->hd, B->sk);
+        B->in_core = 0;
+        mark(B, MARK_CORE_END);
     }
-    linear(B, dq, B->d);
+    save(B, (double)(B->T * dq), eb(B)); /* the output projection's input */
+    linear(B, dq, B->d, st != WL_STYLE_LLAMA);
+}
+
+/* GPT-2's NewGELU, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as the
+ * eight kernels the traces record. Backward by derivatives.yaml: the final
+ * product's two muls, tanh_backward, the scalar products' scales, pow's
+ * grad * 3 x^2 (pow, scale, mul), nothing for the additions, and the sum of
+ * x's three gradients. Kept: x, tanh's output and both factors. */
+static void new_gelu(bld *B, long long n)
+{
+    wl_dtype dt = B->dt;
+    wl_kernel sc = ewk(WL_EW_SCALAR_MUL, n, dt);
+    wl_kernel pw[3] = {ewk(WL_EW_UNSPEC_SCALAR, n, dt), ewk(WL_EW_SCALAR_MUL, n, dt),
+                       ewk(WL_EW_MUL, n, dt)};
+    fanout(B, n, dt, 3);
+    ewb(B, WL_EW_SCALAR_MUL, n, dt, &sc, 1);   /* 0.5 x */
+    ewb(B, WL_EW_UNSPEC_SCALAR, n, dt, pw, 3); /* x^3 */
+    ewb(B, WL_EW_SCALAR_MUL, n, dt, &sc, 1);   /* 0.044715 x^3 */
+    ew(B, WL_EW_ADD, n, dt);                   /* x + ... */
+    ewb(B, WL_EW_SCALAR_MUL, n, dt, &sc, 1);   /* sqrt(2/pi) (...) */
+    ew(B, WL_EW_TANH, n, dt);
+    ewb(B, WL_EW_SCALAR_MUL, n, dt, NULL, 0);  /* 1 + tanh: no backward kernel */
+    ew(B, WL_EW_MUL, n, dt);
+    save(B, 4.0 * (double)n, eb(B));
 }
 
 static void mlp(bld *B)
 {
     long long n = B->T * B->ff;
+    int bias = B->m->style != WL_STYLE_LLAMA;
+    save(B, (double)(B->T * B->d), eb(B)); /* the first projection's input */
     switch (B->m->activation) {
     case WL_ACT_SWIGLU:
         /* down(act(gate(x)) * up(x)): Python evaluates act(gate(x)) first */
-        linear(B, B->d, B->ff); /* gate */
+        fanout(B, B->T * B->d, B->dt, 2);
+        linear(B, B->d, B->ff, bias); /* gate */
         ew(B, WL_EW_SILU, n, B->dt);
-        linear(B, B->d, B->ff); /* up */
+        linear(B, B->d, B->ff, bias); /* up */
         ew(B, WL_EW_MUL, n, B->dt);
+        save(B, 3.0 * (double)n, eb(B)); /* gate, silu(gate), up */
         break;
     case WL_ACT_GELU_TANH:
-        linear(B, B->d, B->ff);
+        linear(B, B->d, B->ff, bias);
         if (B->m->style == WL_STYLE_GPT2) {
-            /* NewGELU: 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))) as 8 kernels */
-            ew(B, WL_EW_SCALAR_MUL, n, B->dt);
-            ew(B, WL_EW_UNSPEC_SCALAR, n, B->dt);
-            ew(B, WL_EW_SCALAR_MUL, n, B->dt);
-            ew(B, WL_EW_ADD, n, B->dt);
-            ew(B, WL_EW_SCALAR_MUL, n, B->dt);
-            ew(B, WL_EW_TANH, n, B->dt);
-            ew(B, WL_EW_SCALAR_MUL, n, B->dt);
-            ew(B, WL_EW_MUL, n, B->dt);
+            new_gelu(B, n);
         } else {
             ew(B, WL_EW_GELU, n, B->dt);
+            save(B, (double)n, eb(B));
         }
         break;
     case WL_ACT_GELU:
-        linear(B, B->d, B->ff);
+        linear(B, B->d, B->ff, bias);
         ew(B, WL_EW_GELU, n, B->dt);
+        save(B, (double)n, eb(B));
         break;
     case WL_ACT_RELU:
-        linear(B, B->d, B->ff);
+        linear(B, B->d, B->ff, bias);
         ew(B, WL_EW_RELU, n, B->dt);
         break;
     }
-    linear(B, B->ff, B->d);
+    save(B, (double)n, eb(B)); /* the second projection's input */
+    linear(B, B->ff, B->d, bias);
 }
 
+/* Per layer, what stays saved for the backward pass: everything (no
+ * recompute), all but the attention core's tensors, whose inputs q, k, v
+ * the checkpoint keeps (selective, Korthikanti et al. 2022), or only the
+ * layer's input (full); a full recompute rebuilds one layer's tensors at a
+ * time in the backward pass. */
+static void layer_saved(bld *B)
+{
+    if (!B->train)
+        return;
+    double all = B->saved_layer + B->saved_core;
+    switch (B->sh->recompute) {
+    case WL_RECOMPUTE_NONE:
+        B->saved_other += all;
+        break;
+    case WL_RECOMPUTE_SELECTIVE:
+        B->saved_other += B->saved_layer +
+                          (B->saved_core > 0 ? (double)B->T * (double)((B->h + 2 * B->kvh) * B->hd) * eb(B)
+                                             : 0.0);
+        break;
+    case WL_RECOMPUTE_FULL:
+        B->saved_other += (double)(B->T * B->d) * eb(B);
+        if (all > B->saved_peak)
+            B->saved_peak = all;
+        break;
+    }
+    B->saved_layer = B->saved_core = 0;
+}
+
+/* A transformer layer. In training its input feeds the sublayer and the
+ * residual (post-norm BERT: the attention's three projections and the
+ * residual), so its gradient is a sum; dropout follows each sublayer. */
 static void layer(bld *B)
 {
     long long n = B->T * B->d;
+    double p = B->m->hidden_dropout;
+    mark(B, MARK_LAYER_BEGIN);
     if (B->m->pre_norm) {
+        fanout(B, n, B->dt, 2);
         norm(B);
         attention(B);
+        dropout(B, n, p);
         ew(B, WL_EW_ADD, n, B->dt);
+        fanout(B, n, B->dt, 2);
         norm(B);
         mlp(B);
+        dropout(B, n, p);
         ew(B, WL_EW_ADD, n, B->dt);
     } else {
+        fanout(B, n, B->dt, 2);
         attention(B);
+        dropout(B, n, p);
         ew(B, WL_EW_ADD, n, B->dt);
         norm(B);
+        fanout(B, n, B->dt, 2);
         mlp(B);
+        dropout(B, n, p);
         ew(B, WL_EW_ADD, n, B->dt);
         norm(B);
     }
+    mark(B, MARK_LAYER_END);
+    layer_saved(B);
+}
+
+/* The gradient of an embedding table (embedding_dense_backward_cuda): the
+ * table's gradient zeroed, the T indices sorted, then each row's gradients
+ * summed into it. The sort's radix passes and the segment bookkeeping run
+ * on the T indices and are counted as one kernel. A table tied to the LM
+ * head adds the head's gradient to its own. */
+static void embed_bwd(bld *B, long long rows, int tied)
+{
+    tp_ent *e = tp_new(B);
+    if (!e)
+        return;
+    wl_kernel f = ewk(WL_EW_FILL, rows * B->d, B->dt);
+    wl_kernel so = ewk(WL_EW_COPY, 2 * B->T, WL_DT_FP32);
+    wl_kernel sum = ewk(WL_EW_ADD, B->T * B->d, B->dt);
+    tp_k(e, &f);
+    tp_k(e, &so);
+    tp_k(e, &sum);
+    if (tied) {
+        wl_kernel acc = ewk(WL_EW_ADD, rows * B->d, B->dt);
+        tp_k(e, &acc);
+    }
+    e->param[e->np++] = (double)rows * (double)B->d;
 }
 
 static void prefix(bld *B)
@@ -281,23 +702,37 @@ static void prefix(bld *B)
     long long n = B->T * B->d;
     switch (m->style) {
     case WL_STYLE_GPT2:
-        if (m->positions == WL_POS_LEARNED)
+        embed_bwd(B, m->vocab_size, !m->untied_head);
+        if (m->positions == WL_POS_LEARNED) {
+            embed_bwd(B, m->max_positions, 0);
             ew(B, WL_EW_ADD, n, B->dt); /* wte + wpe */
+        }
+        dropout(B, n, m->hidden_dropout);
         break;
     case WL_STYLE_BERT:
+        embed_bwd(B, m->vocab_size, !m->untied_head);
+        embed_bwd(B, m->max_positions, 0);
+        embed_bwd(B, m->type_vocab_size, 0);
         ew(B, WL_EW_ADD, n, B->dt);            /* word + token type + position */
         norm(B);                               /* embedding LayerNorm */
-        ew(B, WL_EW_SCALAR_MUL, B->T, B->dt);  /* (1 - mask) * min */
+        dropout(B, n, m->hidden_dropout);
+        ewc(B, WL_EW_SCALAR_MUL, B->T, B->dt); /* (1 - mask) * min */
         break;
     case WL_STYLE_OPT:
-        ew(B, WL_EW_ADD, B->b * B->s * B->s, WL_DT_FP32); /* causal + padding mask */
-        ew(B, WL_EW_MUL, B->T, WL_DT_FP32);              /* positions = cumsum * mask */
-        if (m->positions == WL_POS_LEARNED)
+        ewc(B, WL_EW_ADD, B->b * B->s * B->sk, WL_DT_FP32); /* causal + padding mask */
+        ewc(B, WL_EW_MUL, B->b * B->sk, WL_DT_FP32);        /* positions = cumsum * mask */
+        embed_bwd(B, m->vocab_size, !m->untied_head);
+        if (m->positions == WL_POS_LEARNED) {
+            embed_bwd(B, m->max_positions, 0);
             ew(B, WL_EW_ADD, n, B->dt);
+        }
         break;
     case WL_STYLE_VIT: {
         /* patch embedding: a patch x patch, stride-patch conv as an implicit
-         * GEMM (M = patches, N = d, K = C p^2), then + position embeddings */
+         * GEMM (M = patches, N = d, K = C p^2), then + position embeddings.
+         * Backward: the images need no gradient, so only the weight
+         * gradient (K = patches) and the bias sum; the position table's and
+         * the [CLS] token's gradients are sums over the batch. */
         long long np = B->s - 1, p = m->patch_size;
         wl_kernel k = {0};
         k.kind = WL_K_GEMM;
@@ -311,7 +746,26 @@ static void prefix(bld *B)
         k.conv_taps = (int)(p * p);
         k.conv_stride = (int)p;
         add(B, &k);
-        ew(B, WL_EW_SCALAR_ADD, n, B->dt);
+        tp_ent *e = tp_new(B);
+        if (e) {
+            wl_kernel wg = k;
+            wg.m = m->channels * p * p;
+            wg.n = B->d;
+            wg.k = B->b * np;
+            wl_kernel bs = rowk(WL_K_REDUCE, B->d, B->b * np, B->dt);
+            tp_k(e, &wg);
+            tp_k(e, &bs);
+            e->param[e->np++] = (double)wg.m * (double)B->d;
+            e->param[e->np++] = (double)B->d;
+        }
+        wl_kernel pos[2] = {rowk(WL_K_REDUCE, B->s * B->d, B->b, B->dt),
+                            rowk(WL_K_REDUCE, B->d, B->b, B->dt)};
+        ewb(B, WL_EW_SCALAR_ADD, n, B->dt, pos, 2);
+        if (B->train) {
+            B->tape[B->ntape - 1].param[B->tape[B->ntape - 1].np++] = (double)(B->s * B->d);
+            B->tape[B->ntape - 1].param[B->tape[B->ntape - 1].np++] = (double)B->d;
+        }
+        dropout(B, n, m->hidden_dropout);
         break;
     }
     case WL_STYLE_RESNET:
@@ -319,6 +773,7 @@ static void prefix(bld *B)
     case WL_STYLE_LLAMA:
         /* the causal mask is built without a recorded kernel in this
          * generation of transformers (masking_utils) */
+        embed_bwd(B, m->vocab_size, !m->untied_head);
         break;
     }
     if (m->positions == WL_POS_ROTARY) {
@@ -337,9 +792,11 @@ static void prefix(bld *B)
         k.k = 1;
         add(B, &k);
         long long cs = B->s * B->hd;
-        ew(B, WL_EW_SCALAR_MUL, cs, WL_DT_FP32);
-        ew(B, WL_EW_SCALAR_MUL, cs, WL_DT_FP32);
+        ewc(B, WL_EW_SCALAR_MUL, cs, WL_DT_FP32);
+        ewc(B, WL_EW_SCALAR_MUL, cs, WL_DT_FP32);
     }
+    B->saved_other += B->saved_layer;
+    B->saved_layer = 0;
 }
 
 static void suffix(bld *B)
@@ -457,15 +914,498 @@ static int setup(bld *B, const wl_core_model *model, const wl_core_shape *shape,
     B->ff = model->d_ff;
     B->attn = shape->attention;
     B->conv_dt = shape->dtype == WL_DT_FP32 ? WL_DT_TF32 : shape->dtype;
+    B->sh = shape;
+    B->sk = B->s;
+    B->master = shape->mode == WL_MODE_TRAIN && !shape->master_none && half(B);
+    if (shape->mode == WL_MODE_TRAIN) {
+        const char *why = NULL, *field = "mode";
+        if (model->style == WL_STYLE_RESNET)
+            why = "training is built for the transformer families (gpt2, bert, opt, llama, "
+                  "vit), not ResNet";
+        else if (model->style == WL_STYLE_VIT && model->classes < 1)
+            why = "training a ViT needs its classifier's width", field = "classes";
+        else if (!wl_core_model_is_vision(model) && model->vocab_size < 1)
+            why = "training needs the vocabulary of the LM head", field = "vocab";
+        else if (shape->grad_accum < 0 || shape->grad_accum > WL_MAX_GRAD_ACCUM)
+            why = "grad_accum must be 1 to 4096", field = "grad_accum";
+        else if ((unsigned)shape->optimizer > WL_OPTIM_SGD || (unsigned)shape->recompute > WL_RECOMPUTE_FULL)
+            why = "unknown optimizer or recompute";
+        if (why) {
+            wl_error_set(err, model->id, 0, field, "%s", why);
+            return WL_EINVAL;
+        }
+    } else if (shape->mode == WL_MODE_DECODE) {
+        const char *why = NULL, *field = "mode";
+        if (wl_core_model_is_vision(model) || model->style == WL_STYLE_BERT)
+            why = "decode needs a decoder (gpt2, opt, llama styles)";
+        else if (model->vocab_size < 1)
+            why = "decode needs the vocabulary of the LM head", field = "vocab";
+        else if (shape->gen < 1 || shape->gen > WL_MAX_GEN)
+            why = "gen must be 1 to 1000000 tokens", field = "gen";
+        else if (shape->seq + shape->gen - 1 > WL_MAX_SEQ)
+            why = "seq + gen is too long", field = "gen";
+        else if ((unsigned)shape->launch > WL_LAUNCH_GRAPHS)
+            why = "unknown launch mode", field = "launch";
+        if (why) {
+            wl_error_set(err, model->id, 0, field, "%s", why);
+            return WL_EINVAL;
+        }
+    } else if ((unsigned)shape->mode >= WL_MODE_COUNT) {
+        wl_error_set(err, model->id, 0, "mode", "unknown mode");
+        return WL_EINVAL;
+    }
     if (model->style == WL_STYLE_VIT) {
         long long g = model->image_size / model->patch_size;
         B->s = g * g + 1; /* patches + [CLS] */
         B->T = B->b * B->s;
+        B->sk = B->s;
     } else if (model->style == WL_STYLE_RESNET) {
         B->s = 1;
         B->T = B->b;
+        B->sk = 1;
     }
     return WL_OK;
+}
+
+/* ---- training ------------------------------------------------------------------
+ * One optimizer step as eager PyTorch runs it, mixed precision the way
+ * Megatron-LM (Float16OptimizerWithFloat16Params) and apex O2 run it: the
+ * model computes in bf16/fp16 with its own half-precision weights; every
+ * parameter gradient is added into an fp32 main gradient as it is produced
+ * (main_grad.add_(grad)); the optimizer steps fp32 master weights with fp32
+ * state and copies them back to the model. Without a master (--master-dtype
+ * none, or fp32 training) weights, gradients and state are in dtype and a
+ * micro-batch after the first adds into .grad (AccumulateGrad). fp16 adds
+ * loss scaling: the loss times the scale, the gradients unscaled and
+ * checked for inf/NaN with a host sync on the result, the scale updated. */
+
+/* Cross-entropy over rows x classes logits, as HF computes it: a causal LM
+ * upcasts its logits (ForCausalLMLoss: logits.float()) and shifts the
+ * labels (a pad and a contiguous copy of the T int64 labels); then
+ * log_softmax, which keeps its output, and nll_loss. Backward:
+ * nll_loss_backward (the zeroed input gradient and the scatter of -1/n at
+ * the targets), log_softmax_backward_data and the cast back. The backward
+ * starts from ones_like(loss). */
+static void loss(bld *B, long long rows, long long classes, int causal)
+{
+    wl_dtype ldt = B->dt;
+    long long n = rows * classes;
+    if (causal && half(B)) {
+        ew(B, WL_EW_CAST_FP32, n, B->dt);
+        ldt = WL_DT_FP32;
+    }
+    if (causal) {
+        ewc(B, WL_EW_COPY, 2 * rows, WL_DT_FP32); /* pad(labels, (0, 1), -100) */
+        ewc(B, WL_EW_COPY, 2 * rows, WL_DT_FP32); /* labels[..., 1:].contiguous() */
+    }
+    rowop(B, WL_K_SOFTMAX, rows, classes, ldt); /* log_softmax */
+    save(B, (double)n, wl_dtype_bytes(ldt));
+    wl_kernel nll = rowk(WL_K_REDUCE, 1, rows, ldt);
+    wl_kernel nb[2] = {ewk(WL_EW_FILL, n, ldt), ewk(WL_EW_COPY, rows, ldt)};
+    add(B, &nll);
+    tp_ent *e = tp_new(B);
+    for (int i = 0; e && i < 2; i++)
+        tp_k(e, &nb[i]);
+    wl_kernel one = ewk(WL_EW_SCALAR_MUL, 1, WL_DT_FP32);
+    if (B->dt == WL_DT_FP16) /* GradScaler.scale(loss) */
+        ewb(B, WL_EW_SCALAR_MUL, 1, WL_DT_FP32, &one, 1);
+    e = tp_new(B);
+    wl_kernel seed = ewk(WL_EW_FILL, 1, WL_DT_FP32);
+    tp_k(e, &seed);
+}
+
+/* The LM head (or classifier) and the loss a training step ends with:
+ * GPT-2, OPT and Llama-style models a causal LM over every token
+ * (*ForCausalLM); BERT the masked-LM head (BertForMaskedLM: dense, GELU,
+ * LayerNorm, then the decoder tied to the word embeddings, with a bias);
+ * ViT a linear classifier on the [CLS] token (ViTForImageClassification),
+ * whose gradient reaches the sequence through select_backward (a zeroed
+ * tensor and a copy into it). No pooler: these heads do not use one. */
+static void head(bld *B)
+{
+    const wl_core_model *m = B->m;
+    long long V = m->vocab_size;
+    if (m->final_norm && m->pre_norm)
+        norm(B);
+    switch (m->style) {
+    case WL_STYLE_VIT: {
+        tp_ent *e = tp_new(B);
+        wl_kernel sel[2] = {ewk(WL_EW_FILL, B->T * B->d, B->dt), ewk(WL_EW_COPY, B->b * B->d, B->dt)};
+        for (int i = 0; e && i < 2; i++)
+            tp_k(e, &sel[i]);
+        save(B, (double)(B->b * B->d), eb(B));
+        long long T = B->T;
+        B->T = B->b; /* one row per image */
+        linear_x(B, B->d, m->classes, 1, 0);
+        B->T = T;
+        loss(B, B->b, m->classes, 0);
+        break;
+    }
+    case WL_STYLE_BERT:
+        save(B, (double)(B->T * B->d), eb(B));
+        linear_x(B, B->d, B->d, 1, 0); /* transform.dense */
+        ew(B, WL_EW_GELU, B->T * B->d, B->dt);
+        save(B, (double)(B->T * B->d), eb(B));
+        norm(B);
+        save(B, (double)(B->T * B->d), eb(B));
+        linear_x(B, B->d, V, 1, 0);    /* decoder, tied, with its own bias */
+        if (B->train && !m->untied_head) {
+            tp_ent *e = &B->tape[B->ntape - 1];
+            e->param[0] = e->param[1];
+            e->np = 1;
+        }
+        loss(B, B->T, V, 0);
+        break;
+    default:
+        save(B, (double)(B->T * B->d), eb(B));
+        linear_x(B, B->d, V, 0, 0);    /* lm_head: nn.Linear, no bias */
+        if (B->train && !m->untied_head)
+            B->tape[B->ntape - 1].np = 0; /* the embedding's gradient, summed there */
+        loss(B, B->T, V, 1);
+        break;
+    }
+    B->saved_other += B->saved_layer;
+    B->saved_layer = 0;
+}
+
+/* A parameter's gradient as it is produced: added into its fp32 main
+ * gradient (with a master), or into .grad after the first micro-batch. */
+static void param_grad(bld *B, double numel)
+{
+    long long n = (long long)numel;
+    if (B->master)
+        ewc(B, WL_EW_ADD, n, WL_DT_FP32);
+    else if (B->micro > 0)
+        ewc(B, WL_EW_ADD, n, B->dt);
+}
+
+/* Kernels from forward index a to b again (a recompute). */
+static void replay(bld *B, size_t a, size_t b)
+{
+    for (size_t i = a; i < b && !B->rc; i++) {
+        wl_kernel k = B->wl->k[i];
+        add(B, &k);
+    }
+}
+
+/* The backward pass: the tape in reverse. A full recompute runs a layer's
+ * forward again before its backward; a selective one the attention core. */
+static void backward(bld *B)
+{
+    B->phase = WL_PHASE_BACKWARD;
+    B->train = 0;
+    wl_recompute rc = B->sh->recompute;
+    for (size_t i = B->ntape; i-- > 0 && !B->rc;) {
+        const tp_ent *e = &B->tape[i];
+        if ((e->mark == MARK_LAYER_END && rc == WL_RECOMPUTE_FULL) ||
+            (e->mark == MARK_CORE_END && rc == WL_RECOMPUTE_SELECTIVE))
+            replay(B, e->from, e->at);
+        for (int j = 0; j < e->nk; j++)
+            add(B, &e->k[j]);
+        for (int j = 0; j < e->np; j++)
+            param_grad(B, e->param[j]);
+    }
+    B->ntape = 0;
+}
+
+/* ---- parameters, in model.parameters() order (HF registration order) ---- */
+
+static void pl(bld *B, double numel)
+{
+    if (B->rc || numel <= 0)
+        return;
+    if (B->np == B->capp) {
+        size_t nc = B->capp ? 2 * B->capp : 128;
+        double *p = realloc(B->plist, nc * sizeof *p);
+        if (!p) {
+            B->rc = WL_ENOMEM;
+            return;
+        }
+        B->plist = p;
+        B->capp = nc;
+    }
+    B->plist[B->np++] = numel;
+}
+
+static void pl_norm(bld *B)
+{
+    double d = (double)B->d;
+    pl(B, d);
+    if (B->m->norm == WL_NORM_LAYERNORM)
+        pl(B, d);
+}
+
+static void pl_linear(bld *B, double in, double out, int bias)
+{
+    pl(B, in * out);
+    if (bias)
+        pl(B, out);
+}
+
+/* One layer's parameters in registration order: GPT-2 ln_1, c_attn,
+ * c_proj, ln_2, mlp; OPT and BERT the projections, the attention's norm,
+ * the MLP, the last norm; Llama the projections, the MLP, both norms; ViT
+ * the projections, the MLP, layernorm_before and _after. */
+static void pl_layer(bld *B)
+{
+    const wl_core_model *m = B->m;
+    double d = (double)B->d, dq = (double)(B->h * B->hd), dkv = (double)(B->kvh * B->hd);
+    double ff = (double)B->ff;
+    int llama = m->style == WL_STYLE_LLAMA, qb = !llama || m->qkv_bias;
+    int gpt2 = m->style == WL_STYLE_GPT2, mid_norm = m->style == WL_STYLE_OPT || m->style == WL_STYLE_BERT;
+    if (gpt2) {
+        pl_norm(B);
+        pl_linear(B, d, dq + 2 * dkv, 1);
+    } else {
+        pl_linear(B, d, dq, qb);
+        pl_linear(B, d, dkv, qb);
+        pl_linear(B, d, dkv, qb);
+    }
+    pl_linear(B, dq, d, !llama);
+    if (gpt2 || mid_norm)
+        pl_norm(B);
+    pl_linear(B, d, ff, !llama);
+    if (m->activation == WL_ACT_SWIGLU)
+        pl_linear(B, d, ff, !llama);
+    pl_linear(B, ff, d, !llama);
+    if (!gpt2)
+        pl_norm(B);
+    if (!gpt2 && !mid_norm)
+        pl_norm(B);
+}
+
+/* The trained model's parameters: the base model, then the head (a tied
+ * head adds none). */
+static void pl_model(bld *B, int layer_only)
+{
+    const wl_core_model *m = B->m;
+    double d = (double)B->d;
+    if (layer_only) {
+        pl_layer(B);
+        return;
+    }
+    switch (m->style) {
+    case WL_STYLE_VIT: {
+        long long p = m->patch_size;
+        pl(B, d);                      /* [CLS] */
+        pl(B, (double)B->s * d);       /* positions */
+        pl_linear(B, (double)(m->channels * p * p), d, 1);
+        break;
+    }
+    case WL_STYLE_BERT:
+        pl(B, (double)m->vocab_size * d);
+        pl(B, (double)m->max_positions * d);
+        pl(B, (double)m->type_vocab_size * d);
+        pl_norm(B);
+        break;
+    default:
+        pl(B, (double)m->vocab_size * d);
+        if (m->positions == WL_POS_LEARNED)
+            pl(B, (double)m->max_positions * d);
+        break;
+    }
+    for (int l = 0; l < m->layers; l++)
+        pl_layer(B);
+    if (m->final_norm && m->pre_norm)
+        pl_norm(B);
+    switch (m->style) {
+    case WL_STYLE_VIT:
+        pl_linear(B, d, (double)m->classes, 1);
+        break;
+    case WL_STYLE_BERT:
+        pl(B, (double)m->vocab_size); /* cls.predictions.bias */
+        pl_linear(B, d, d, 1);
+        pl_norm(B);
+        if (m->untied_head)
+            pl(B, (double)m->vocab_size * d);
+        break;
+    default:
+        if (m->untied_head)
+            pl(B, (double)m->vocab_size * d);
+        break;
+    }
+}
+
+/* One torch._foreach_* op over the parameter list: multi_tensor_apply
+ * (ATen/native/cuda/MultiTensorApply.cuh) cuts every tensor into chunks of
+ * 65536 elements, one CTA each, and launches a kernel whenever it holds 320
+ * chunks or the most tensors its 4 KB argument block takes at this depth
+ * (tensor lists: 110, 64, 48, 36, 30 for depth 1-5; 96, 64, ... with a
+ * scalar list), and after the last chunk. */
+static void foreach(bld *B, wl_ew_op op, int depth, int scalarlist, wl_dtype dt)
+{
+    static const int max_tensors[5] = {110, 64, 48, 36, 30};
+    static const int max_tensors_sl[5] = {96, 64, 48, 36, 30};
+    const long long chunk = 65536;
+    int tmax = (scalarlist ? max_tensors_sl : max_tensors)[depth - 1];
+    int blocks = 0, tensors = 0;
+    long long elems = 0;
+    for (size_t t = 0; t < B->np && !B->rc; t++) {
+        long long numel = (long long)B->plist[t];
+        long long chunks = (numel + chunk - 1) / chunk;
+        tensors++;
+        for (long long c = 0; c < chunks; c++) {
+            blocks++;
+            elems += c == chunks - 1 ? numel - c * chunk : chunk;
+            int last = t == B->np - 1 && c == chunks - 1;
+            if ((tensors == tmax && c == chunks - 1) || blocks == 320 || last) {
+                ewc(B, op, elems, dt);
+                blocks = 0;
+                elems = 0;
+                tensors = c == chunks - 1 ? 0 : 1;
+            }
+        }
+    }
+}
+
+/* The optimizer step (torch.optim, foreach=True, the default on CUDA):
+ * AdamW (_multi_tensor_adamw, weight decay 0.01, step counters on the CPU):
+ *   params *= 1 - lr wd; lerp_(m, g, 1 - b1); v *= b2; addcmul_(v, g, g);
+ *   d = sqrt(v); d /= sqrt(bias_corr2) (a scalar list); d += eps;
+ *   addcdiv_(params, m, d, step_sizes);
+ * SGD with momentum 0.9 (_multi_tensor_sgd): buf *= 0.9; buf += g;
+ * params += -lr buf. With a master the fp32 masters are copied back to the
+ * model's half-precision weights (one foreach copy) and the contiguous fp32
+ * main-gradient buffer is zeroed for the next step. */
+static void optimizer(bld *B)
+{
+    B->phase = WL_PHASE_OPTIMIZER;
+    wl_dtype pdt = B->master ? WL_DT_FP32 : B->dt;
+    if (B->dt == WL_DT_FP16) {
+        /* _amp_foreach_non_finite_check_and_unscale_, then found_inf.item() */
+        foreach(B, WL_EW_SCALAR_MUL, 1, 0, pdt);
+        wl_kernel sy = {0};
+        sy.kind = WL_K_GAP;
+        sy.sync = 1;
+        add(B, &sy);
+    }
+    if (B->sh->optimizer == WL_OPTIM_ADAMW) {
+        foreach(B, WL_EW_SCALAR_MUL, 1, 0, pdt);
+        foreach(B, WL_EW_ADD, 2, 0, pdt);
+        foreach(B, WL_EW_SCALAR_MUL, 1, 0, pdt);
+        foreach(B, WL_EW_TERNARY, 3, 0, pdt);
+        foreach(B, WL_EW_UNSPEC_SCALAR, 2, 0, pdt);
+        foreach(B, WL_EW_SCALAR_MUL, 1, 1, pdt);
+        foreach(B, WL_EW_SCALAR_ADD, 1, 0, pdt);
+        foreach(B, WL_EW_TERNARY, 3, 1, pdt);
+    } else {
+        foreach(B, WL_EW_SCALAR_MUL, 1, 0, pdt);
+        foreach(B, WL_EW_ADD, 2, 0, pdt);
+        foreach(B, WL_EW_ADD, 2, 0, pdt);
+    }
+    if (B->master)
+        foreach(B, WL_EW_CAST_BF16, 2, 0, WL_DT_FP32);
+    if (B->dt == WL_DT_FP16)
+        ewc(B, WL_EW_SCALAR_MUL, 1, WL_DT_FP32); /* _amp_update_scale_ */
+    if (B->master) {
+        double n = 0;
+        for (size_t i = 0; i < B->np; i++)
+            n += B->plist[i];
+        ewc(B, WL_EW_FILL, (long long)n, WL_DT_FP32);
+    }
+}
+
+/* grad_accum micro-batches of forward and backward, then the optimizer. */
+static void train_step(bld *B, int layer_only)
+{
+    int n = B->sh->grad_accum > 0 ? B->sh->grad_accum : 1;
+    pl_model(B, layer_only);
+    for (int mb = 0; mb < n && !B->rc; mb++) {
+        B->micro = mb;
+        B->phase = WL_PHASE_FORWARD;
+        B->train = 1;
+        B->saved_other = 0;
+        if (layer_only) {
+            layer(B);
+        } else {
+            prefix(B);
+            for (int l = 0; l < B->m->layers; l++)
+                layer(B);
+            head(B);
+        }
+        if (B->saved_other + B->saved_peak > B->saved_peak_step)
+            B->saved_peak_step = B->saved_other + B->saved_peak;
+        backward(B);
+    }
+    optimizer(B);
+}
+
+/* ---- generation -------------------------------------------------------------------
+ * HF generate with greedy search: a prefill over the prompt (the LM head on
+ * the last position only, logits_to_keep = 1), then one decode step per
+ * further token over one new position per sequence with the cache grown
+ * by one: the same layers at T = batch, attention of one query over
+ * seq + i keys. After each forward the sampler reads the last logits in
+ * fp32 (.float()), takes the argmax, appends the token to the ids (a cat
+ * of the b x length int64 ids), evaluates the stopping criteria (a few
+ * kernels on b flags) and reads "all finished" back to the host: a sync
+ * per token. With --launch graphs each decode step's forward is replayed
+ * from a CUDA graph, as serving engines do: one launch call issues the
+ * whole graph (its first kernel carries the host cost) and the kernels keep
+ * their device cost; the prefill and the sampler stay eager. */
+static void sample(bld *B, long long len)
+{
+    long long V = B->m->vocab_size;
+    ewc(B, WL_EW_CAST_FP32, B->b * V, B->dt);          /* logits[:, -1].float() */
+    wl_kernel am = rowk(WL_K_REDUCE, B->b, V, WL_DT_FP32); /* argmax */
+    add(B, &am);
+    ewc(B, WL_EW_COPY, 2 * B->b * len, WL_DT_FP32);     /* cat(input_ids, next) */
+    ewc(B, WL_EW_FILL, B->b, WL_DT_FP32);               /* max-length criterion */
+    ewc(B, WL_EW_UNSPEC_TENSOR, B->b, WL_DT_FP32);      /* isin(last, eos) */
+    ewc(B, WL_EW_UNSPEC_TENSOR, B->b, WL_DT_FP32);      /* unfinished & ~done */
+    wl_kernel mx = rowk(WL_K_REDUCE, 1, B->b, WL_DT_FP32); /* .max() == 0 */
+    add(B, &mx);
+    wl_kernel sy = {0};
+    sy.kind = WL_K_GAP;
+    sy.sync = 1;
+    add(B, &sy);
+}
+
+/* One forward of a generation over B->s new positions with B->sk keys. */
+static void gen_forward(bld *B, int layer_only)
+{
+    B->T = B->b * B->s;
+    if (layer_only) {
+        layer(B);
+        return;
+    }
+    prefix(B);
+    for (int l = 0; l < B->m->layers && !B->rc; l++)
+        layer(B);
+    if (B->m->final_norm && B->m->pre_norm)
+        norm(B);
+    long long T = B->T;
+    B->T = B->b; /* the last position's hidden state */
+    linear_x(B, B->d, B->m->vocab_size, 0, 0);
+    B->T = T;
+}
+
+static void generate(bld *B, int layer_only)
+{
+    long long prompt = B->s, gen = B->sh->gen;
+    B->phase = WL_PHASE_FORWARD;
+    B->gen = 1;
+    B->sk = prompt;
+    gen_forward(B, layer_only);
+    if (!layer_only)
+        sample(B, prompt + 1);
+    B->phase = WL_PHASE_DECODE;
+    B->gen = 2;
+    B->s = 1;
+    int graphs = B->sh->launch == WL_LAUNCH_GRAPHS;
+    for (long long i = 1; i < gen && !B->rc; i++) {
+        B->sk = prompt + i;
+        /* replayed kernels: the graph's launch call is the first one's */
+        B->graphing = graphs;
+        B->graph_n = 0;
+        gen_forward(B, layer_only);
+        B->graphing = 0;
+        if (!layer_only)
+            sample(B, prompt + i + 1);
+    }
+    B->s = prompt;
+    B->sk = prompt;
+    B->T = B->b * prompt;
 }
 
 /* ---- ResNet (torchvision v1.5, eval mode, eager) ----------------------------------- */
@@ -545,50 +1485,137 @@ static void name_of(char *buf, size_t n, const wl_core_model *m, const wl_core_s
                  s->seq, s->attention == WL_ATTN_FLASH ? "flash_" : "", what);
 }
 
-/* The whole forward pass, or one layer only. */
+static void bld_free(bld *B)
+{
+    free(B->tape);
+    free(B->plist);
+    B->tape = NULL;
+    B->plist = NULL;
+}
+
+/* The whole step, or one layer only. */
 static int build(const wl_core_model *model, const wl_core_shape *shape, int layer_only,
-                 wl_core_workload **out, wl_error *err)
+                 wl_core_workload **out, bld *B, wl_error *err)
 {
     *out = NULL;
-    bld B;
-    if (setup(&B, model, shape, err))
+    if (setup(B, model, shape, err))
         return WL_EINVAL;
-    char name[128];
-    name_of(name, sizeof name, model, shape, layer_only ? "layer" : "prefill");
-    B.wl = wl_core_workload_create(name);
-    if (!B.wl)
+    char name[160];
+    const char *what = shape->mode == WL_MODE_TRAIN ? (layer_only ? "train_layer" : "train")
+                       : shape->mode == WL_MODE_DECODE ? (layer_only ? "decode_layer" : "decode")
+                       : layer_only ? "layer" : "prefill";
+    name_of(name, sizeof name, model, shape, what);
+    B->wl = wl_core_workload_create(name);
+    if (!B->wl)
         return WL_ENOMEM;
-    if (model->style == WL_STYLE_RESNET) {
-        if (layer_only) {
-            wl_core_workload_free(B.wl);
-            wl_error_set(err, model->id, 0, "scope", "a ResNet has no transformer layer");
-            return WL_EINVAL;
-        }
-        resnet(&B);
+    if (model->style == WL_STYLE_RESNET && layer_only) {
+        wl_error_set(err, model->id, 0, "scope", "a ResNet has no transformer layer");
+        B->rc = WL_EINVAL;
+    } else if (shape->mode == WL_MODE_TRAIN) {
+        train_step(B, layer_only);
+    } else if (shape->mode == WL_MODE_DECODE) {
+        generate(B, layer_only);
+    } else if (model->style == WL_STYLE_RESNET) {
+        resnet(B);
     } else if (layer_only) {
-        layer(&B);
+        layer(B);
     } else {
-        prefix(&B);
+        prefix(B);
         for (int l = 0; l < model->layers; l++)
-            layer(&B);
-        suffix(&B);
+            layer(B);
+        suffix(B);
     }
-    if (B.rc) {
-        wl_core_workload_free(B.wl);
-        return B.rc;
+    bld_free(B);
+    if (B->rc) {
+        wl_core_workload_free(B->wl);
+        return B->rc;
     }
-    *out = B.wl;
+    *out = B->wl;
     return WL_OK;
 }
 
 int wl_core_build(const wl_core_model *model, const wl_core_shape *shape, wl_core_workload **out,
                   wl_error *err)
 {
-    return build(model, shape, 0, out, err);
+    bld B;
+    return build(model, shape, 0, out, &B, err);
 }
 
 int wl_core_build_layer(const wl_core_model *model, const wl_core_shape *shape,
                         wl_core_workload **out, wl_error *err)
 {
-    return build(model, shape, 1, out, err);
+    bld B;
+    return build(model, shape, 1, out, &B, err);
+}
+
+/* Parameters whose matmuls the 6N rule counts: all but the tables only
+ * looked up (positions, token types, [CLS], an untied input embedding). */
+static double matmul_params(const bld *B, double params)
+{
+    const wl_core_model *m = B->m;
+    double d = (double)B->d;
+    switch (m->style) {
+    case WL_STYLE_VIT:
+        return params - d - (double)B->s * d;
+    case WL_STYLE_BERT:
+        return params - ((double)m->max_positions + m->type_vocab_size) * d -
+               (m->untied_head ? (double)m->vocab_size * d : 0);
+    default:
+        return params - (m->positions == WL_POS_LEARNED ? (double)m->max_positions * d : 0) -
+               (m->untied_head ? (double)m->vocab_size * d : 0);
+    }
+}
+
+int wl_core_build_info_of(const wl_core_model *model, const wl_core_shape *shape, int layer_only,
+                          wl_core_build_info *out, wl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    bld B;
+    wl_core_workload *wl = NULL;
+    int rc = build(model, shape, layer_only, &wl, &B, err);
+    if (rc)
+        return rc;
+    wl_core_workload_free(wl);
+    /* the parameter list of the mode's model (the prefill's base model has
+     * no head: its list is built here for the count only) */
+    bld P;
+    memset(&P, 0, sizeof P);
+    P.m = model;
+    P.d = B.d, P.h = B.h, P.kvh = B.kvh, P.hd = B.hd, P.ff = B.ff, P.s = B.s;
+    pl_model(&P, layer_only);
+    double params = 0;
+    for (size_t i = 0; i < P.np; i++)
+        params += P.plist[i];
+    rc = P.rc;
+    free(P.plist);
+    if (rc)
+        return rc;
+    out->params = params;
+    out->matmul_params = layer_only ? params : matmul_params(&B, params);
+    double L = layer_only ? 1 : model->layers, d = model->d_model;
+    double s = (double)B.s, tok = (double)B.T;
+    switch (shape->mode) {
+    case WL_MODE_TRAIN:
+        tok *= shape->grad_accum > 0 ? shape->grad_accum : 1;
+        out->tokens = tok;
+        out->model_flop = (6.0 * out->matmul_params + 12.0 * L * d * s) * tok;
+        out->saved_gb = B.saved_peak_step / 1e9;
+        break;
+    case WL_MODE_DECODE: {
+        /* the prompt, then token i attends to seq + i positions */
+        double b = (double)B.b, g = (double)shape->gen;
+        out->tokens = b * (s + g - 1);
+        out->model_flop = (2.0 * out->matmul_params + 4.0 * L * d * s) * b * s;
+        for (long long i = 1; i < shape->gen; i++)
+            out->model_flop += (2.0 * out->matmul_params + 4.0 * L * d * (s + (double)i)) * b;
+        out->kv_cache_gb = 2.0 * L * b * (s + g - 1) * (double)(B.kvh * B.hd) *
+                           wl_dtype_bytes(B.dt) / 1e9;
+        break;
+    }
+    default:
+        out->tokens = tok;
+        out->model_flop = (2.0 * out->matmul_params + 4.0 * L * d * s) * tok;
+        break;
+    }
+    return WL_OK;
 }

@@ -12,6 +12,8 @@ struct wl_core_workload {
     size_t *uniq;        /* index of first launch of each distinct kernel */
     long long *ucount;   /* launches per distinct kernel */
     size_t nu, ucap;
+    size_t *hslot;       /* index of distinct kernels (see workload.c) */
+    size_t hcap;
 };
 
 /* Tensor-/CUDA-core FLOPs of one launch. */
@@ -26,6 +28,9 @@ double wl_core_kernel_flops(const wl_kernel *k);
 typedef struct {
     double count;       /* launches */
     int cls;            /* WL_CLASS_* */
+    int phase;          /* wl_phase */
+    int graphed;        /* no host issue cost */
+    int sync;           /* a gap that first waits for the GPU */
     int is_gap;
     double gap_us;
     double fixed_us;

@@ -12,6 +12,7 @@ struct wl_core_evaluator {
     const wl_core_latency_type *lat;
     wl_kprep *prep;  /* one per distinct kernel */
     size_t nu;
+    size_t after_sync; /* launches from here on have no host sync after them */
     /* smooth-max ratios below which the smaller term cannot change the sum
      * (see smax), for the exponents p and 2p */
     double tiny_p, tiny_2p;
@@ -36,7 +37,16 @@ static void prepare_all(wl_core_evaluator *ev)
         ev->lat->prepare(&ev->gpu, k, p);
         p->count = (double)wl->ucount[u];
         p->cls = wl_core_kernel_class(k);
+        p->phase = k->phase;
+        p->graphed = k->graphed;
+        p->sync = k->sync;
     }
+    ev->after_sync = 0;
+    for (size_t i = wl->n; i-- > 0;)
+        if (wl->k[i].kind == WL_K_GAP && wl->k[i].sync) {
+            ev->after_sync = i + 1;
+            break;
+        }
 }
 
 int wl_core_evaluator_create(const wl_core_gpu *gpu, const wl_core_workload *wl,
@@ -127,7 +137,7 @@ double wl_core_evaluator_kernel_us(const wl_core_evaluator *ev, size_t u, double
 
 static double clamp01(double x) { return x < 0 ? 0 : (x > 1 ? 1 : x); }
 
-#define TBUF 512 /* distinct kernels whose times are cached on the stack */
+#define TBUF 2048 /* distinct kernels whose times are cached on the stack */
 
 /* Evaluate at one clock, no power limit. Per-kernel times live in a stack
  * buffer (no allocation, thread-safe); a workload with more distinct kernels
@@ -147,20 +157,26 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
     double f = f_mhz * 1e-3;
     double idle_w = wl_core_gpu_idle_w(gpu, f_mhz);
     double cls_v[WL_CLASS_COUNT] = {0}, cls_0[WL_CLASS_COUNT] = {0};
+    double ph_v[WL_PHASE_COUNT] = {0}, ph_0[WL_PHASE_COUNT] = {0};
+    double ph_busy[WL_PHASE_COUNT] = {0}, ph_lat[WL_PHASE_COUNT] = {0};
+    double ph_time[WL_PHASE_COUNT] = {0}, ph_done[WL_PHASE_COUNT] = {0};
 
     double tbuf[TBUF];
     memset(r->cls, 0, sizeof r->cls);
+    memset(r->phase, 0, sizeof r->phase);
     double ec_v = 0, em_v = 0, em_0 = 0, busy_us = 0, latency_us = 0, gap_total_us = 0;
-    double n_kernels = 0;
+    double n_issued = 0; /* kernels the host issues one by one */
     for (size_t u = 0; u < ev->nu; u++) {
         const wl_kprep *p = &ev->prep[u];
         wl_core_class_stats *cs = &r->cls[p->cls];
         cs->launches += (long long)p->count;
+        r->phase[p->phase].launches += (long long)p->count;
         if (p->is_gap) {
             gap_total_us += p->gap_us * p->count;
             continue;
         }
-        n_kernels += p->count;
+        if (!p->graphed)
+            n_issued += p->count;
         double t = kernel_us(ev, p, f);
         if (u < TBUF)
             tbuf[u] = t;
@@ -186,36 +202,51 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
         cs->busy_ms += t * p->count * 1e-3;
         cls_v[p->cls] += (pc + pm) * ts;
         cls_0[p->cls] += p0 * ts;
+        ph_v[p->phase] += (pc + pm) * ts;
+        ph_0[p->phase] += p0 * ts;
+        ph_busy[p->phase] += t * p->count;
+        ph_lat[p->phase] += p->fixed_us * p->count;
+        r->phase[p->phase].flops += p->flops * p->count;
         cs->flops += p->flops * p->count;
         cs->dram_bytes += p->dram_bytes * p->count;
     }
 
-    /* Timeline: the host issues a kernel every host_launch_us; the GPU starts
-     * it when both the launch has arrived and the previous kernel is done.
-     * Once the GPU lags the host by more than all the host time still to
-     * come, the host can never catch up: the rest is the remaining busy
-     * time, and the walk stops early (GPU-bound workloads end in a few
-     * hundred steps whatever their length). */
+    /* Timeline: the host issues a kernel every host_launch_us (none for a
+     * kernel replayed from a CUDA graph); the GPU starts it when both the
+     * launch has arrived and the previous kernel is done; a sync gap makes
+     * the host wait for the GPU first. Once the GPU lags the host by more
+     * than all the host time still to come, and no sync is left, the host
+     * can never catch up: the rest is the remaining busy time, and the walk
+     * stops early (GPU-bound workloads end in a few hundred steps whatever
+     * their length). Each kernel's advance of the end is its phase's time. */
     double h = c->host_launch_us + c->launch_clk / f * 1e-3;
     double issue = 0, end = 0, done_busy = 0;
-    double host_left = (double)n_kernels * h + gap_total_us;
+    double host_left = n_issued * h + gap_total_us;
     size_t n = wl->n;
     const size_t *ui = wl->uidx;
     for (size_t i = 0; i < n; i++) {
         const wl_kprep *p = &ev->prep[ui[i]];
         if (p->is_gap) {
+            if (p->sync && end > issue)
+                issue = end;
             issue += p->gap_us;
             host_left -= p->gap_us;
             continue;
         }
-        issue += h;
-        host_left -= h;
+        if (!p->graphed) {
+            issue += h;
+            host_left -= h;
+        }
         double start = issue > end ? issue : end;
         double t = ui[i] < TBUF ? tbuf[ui[i]] : kernel_us(ev, p, f);
+        ph_time[p->phase] += start + t - end;
         end = start + t;
         done_busy += t;
-        if (end - issue > host_left) {
+        ph_done[p->phase] += t;
+        if (i >= ev->after_sync && end - issue > host_left) {
             end += busy_us - done_busy;
+            for (int k = 0; k < WL_PHASE_COUNT; k++)
+                ph_time[k] += ph_busy[k] - ph_done[k];
             break;
         }
     }
@@ -277,6 +308,17 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
     r->launch_bound_frac = wait > 0 ? wait / total_us : 0.0;
     for (int k = 0; k < WL_CLASS_COUNT; k++)
         r->cls[k].energy_j = cls_v[k] * va + cls_0[k];
+    /* phases: their kernels' dynamic energy, their gaps' clock power and
+     * the static power over their time */
+    double p_static = idle_w + p_leak;
+    for (int k = 0; k < WL_PHASE_COUNT; k++) {
+        wl_core_phase_stats *ps = &r->phase[k];
+        double gk = (ph_time[k] - ph_busy[k] + ph_lat[k]) * 1e-6;
+        ps->time_ms = ph_time[k] * 1e-3;
+        ps->busy_ms = ph_busy[k] * 1e-3;
+        ps->energy_j = ph_v[k] * va + ph_0[k] + (gk > 0 ? f * c->c_gap_w * gk * va : 0) +
+                       p_static * ph_time[k] * 1e-6;
+    }
 }
 
 static double op_voltage(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz)

@@ -196,10 +196,22 @@ static void prep_flash(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl
     double BH = (double)k->batch, Sq = (double)k->m, Sk = (double)k->n, D = (double)k->k;
     double causal = k->causal ? 0.5 : 1.0;
     double sms = gpu->sms;
-    double flops = 4.0 * BH * Sq * Sk * D * causal;
+    /* the backward (FlashAttention-2, Dao 2023): five matmuls to the
+     * forward's two (S = QK^T again, dP = dO V^T, dV, dQ, dK), one CTA per
+     * 128 keys streaming the queries, at ~85% of the forward's throughput
+     * (the paper's A100 figures); it reads q, k, v, o, dO, writes dk, dv
+     * and accumulates dq in fp32 */
+    double work = k->bwd ? 2.5 : 1.0;
+    if (k->bwd) {
+        eff *= 0.85;
+        double t = Sq;
+        Sq = Sk;
+        Sk = t; /* tiles over the keys, the queries streamed */
+    }
+    double flops = 4.0 * work * BH * Sq * Sk * D * causal;
     double br = 128.0;
     double tiles = ceil(Sq / br) * BH;
-    double tile_clk = 4.0 * br * Sk * D * causal / (peak * eff);
+    double tile_clk = 4.0 * work * br * Sk * D * causal / (peak * eff);
     if (tiled) {
         double per_sm = ceil(tiles / sms);
         p->comp_clk = per_sm * tile_clk + gpu->coef.tile_overhead_clk * per_sm;
@@ -208,6 +220,10 @@ static void prep_flash(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl
     }
     p->sm_frac = tiles >= sms ? 1.0 : tiles / sms;
     double qo = 2.0 * BH * Sq * D * bin, kv = 2.0 * BH * Sk * D * bin;
+    if (k->bwd) { /* here Sq is the keys: k, v, dk, dv; the queries: q, o, dO, dq */
+        qo *= 2.0;
+        kv = BH * Sk * D * (3.0 * bin + 8.0);
+    }
     double l2b = qo + tiles * kv / BH * causal;
     p->l2_bytes = l2b;
     p->dram_bytes = qo + kv;
@@ -219,8 +235,9 @@ static void prep_flash(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl
     p->tc_clk = flops / (sms * peak);
     double scores = BH * Sq * Sk * causal;
     p->sfu_clk = scores / (sms * gpu->sfu_op_per_clk_sm);
-    p->fp_clk = 4.0 * scores / (sms * gpu->cuda_flop_per_clk_sm[WL_DT_FP32]);
-    p->smem_clk = tiles * Sk * D * bin * 2.0 * causal * 4.0 / (sms * gpu->smem_bytes_per_clk_sm);
+    p->fp_clk = 4.0 * work * scores / (sms * gpu->cuda_flop_per_clk_sm[WL_DT_FP32]);
+    p->smem_clk = tiles * Sk * D * bin * 2.0 * causal * 4.0 * work /
+                  (sms * gpu->smem_bytes_per_clk_sm);
 }
 
 /* Per-element cost of memory-bound kernels: bytes moved, FP/ALU operations
@@ -245,7 +262,22 @@ static ew_cost ew_cost_of(const wl_kernel *k)
     case WL_EW_CAST_FP32: c.bytes_per_elem_in = 1.0; c.extra_out_bytes = 4.0; break;
     case WL_EW_CAST_BF16: c.bytes_per_elem_in = 1.0; c.extra_out_bytes = 2.0; break;
     case WL_EW_COPY: c.fp_ops = 0.0; break;
+    case WL_EW_TERNARY: c.bytes_per_elem_in = 4.0; c.fp_ops = 2.0; break;
+    /* native_dropout: x in, y and a one-byte mask out. Philox-4x32-10 is
+     * ~20 integer instructions per element (10 rounds of two 32-bit
+     * mul.hi/lo pairs and ~4 xor/adds per four outputs); one op of this
+     * model costs 1/alu_eff issue slots, which on the calibrated A100
+     * (alu_eff 0.27) makes them ~5 ops */
+    case WL_EW_DROPOUT: c.extra_out_bytes = 1.0; c.fp_ops = 6.0; break;
+    case WL_EW_DROPOUT_BWD: c.extra_out_bytes = 1.0; c.fp_ops = 2.0; break;
+    case WL_EW_FILL: c.bytes_per_elem_in = 1.0; c.fp_ops = 0.0; break;
     default: break;
+    }
+    /* *_backward of a unary op: reads the gradient and the saved tensor,
+     * writes the input's gradient, with the derivative's arithmetic */
+    if (k->bwd) {
+        c.bytes_per_elem_in = 3.0;
+        c.fp_ops += 2.0;
     }
     return c;
 }
@@ -273,16 +305,31 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
             bytes = 2.0 * elems * b;
             fp_ops = 5.0 * elems;
             sfu_ops = elems + rows;
+            if (k->bwd) { /* dx = y (dy - sum(dy y)): reads dy and y */
+                bytes = 3.0 * elems * b;
+                fp_ops = 4.0 * elems;
+                sfu_ops = 0.0;
+            }
             break;
         case WL_K_LAYERNORM: /* Welford mean/var, normalise, affine */
             bytes = 2.0 * elems * b + 2.0 * (double)k->n * b;
             fp_ops = 8.0 * elems;
             sfu_ops = rows;
+            if (k->bwd) { /* reads dy and x (mean, rstd per row), writes dx */
+                bytes = 3.0 * elems * b + (double)k->n * b + rows * 8.0;
+                fp_ops = 10.0 * elems;
+                sfu_ops = 0.0;
+            }
             break;
         case WL_K_RMSNORM:
             bytes = 2.0 * elems * b + (double)k->n * b;
             fp_ops = 5.0 * elems;
             sfu_ops = rows;
+            if (k->bwd) {
+                bytes = 3.0 * elems * b + (double)k->n * b + rows * 4.0;
+                fp_ops = 7.0 * elems;
+                sfu_ops = 0.0;
+            }
             break;
         default: /* WL_K_REDUCE */
             bytes = elems * b + rows * b;

@@ -116,7 +116,7 @@ const char *wl_kernel_kind_name(wl_kernel_kind k)
 static const char *const ew_names[WL_EW_COUNT] = {
     "pointwise_add", "pointwise_mul", "scalar_add", "scalar_mul", "relu", "gelu", "silu",
     "tanh", "typecast_to_fp32", "typecast_to_bf16", "unspecified_scalar",
-    "unspecified_tensor", "copy"};
+    "unspecified_tensor", "copy", "ternary", "dropout", "dropout_backward", "fill"};
 
 const char *wl_ew_op_name(wl_ew_op op)
 {
@@ -177,6 +177,89 @@ int wl_attention_parse(const char *s, wl_attention *out)
 const char *wl_attention_name(wl_attention a)
 {
     return a == WL_ATTN_FLASH ? "flash" : "eager";
+}
+
+/* A name table and its lookup: names[i] for enum value i. */
+static int name_find(const char *const *names, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static const char *const phase_names[WL_PHASE_COUNT] = {"forward", "backward", "optimizer",
+                                                        "decode"};
+const char *wl_phase_name(wl_phase p)
+{
+    return (unsigned)p < WL_PHASE_COUNT ? phase_names[p] : "?";
+}
+
+static const char *const mode_names[WL_MODE_COUNT] = {"prefill", "train", "decode"};
+const char *wl_mode_name(wl_mode m)
+{
+    return (unsigned)m < WL_MODE_COUNT ? mode_names[m] : "?";
+}
+
+int wl_mode_parse(const char *s, wl_mode *out)
+{
+    int i = name_find(mode_names, WL_MODE_COUNT, s);
+    /* the spellings of measurement files and of other tools */
+    if (i < 0 && (!strcmp(s, "inference") || !strcmp(s, "forward")))
+        i = WL_MODE_PREFILL;
+    if (i < 0 && (!strcmp(s, "training") || !strcmp(s, "train_step")))
+        i = WL_MODE_TRAIN;
+    if (i < 0 && (!strcmp(s, "generate") || !strcmp(s, "generation")))
+        i = WL_MODE_DECODE;
+    if (i < 0)
+        return WL_EINVAL;
+    *out = (wl_mode)i;
+    return WL_OK;
+}
+
+static const char *const optim_names[] = {"adamw", "sgd"};
+const char *wl_optimizer_name(wl_optimizer o)
+{
+    return (unsigned)o <= WL_OPTIM_SGD ? optim_names[o] : "?";
+}
+
+int wl_optimizer_parse(const char *s, wl_optimizer *out)
+{
+    int i = name_find(optim_names, 2, s);
+    if (i < 0)
+        return WL_EINVAL;
+    *out = (wl_optimizer)i;
+    return WL_OK;
+}
+
+static const char *const recompute_names[] = {"none", "selective", "full"};
+const char *wl_recompute_name(wl_recompute r)
+{
+    return (unsigned)r <= WL_RECOMPUTE_FULL ? recompute_names[r] : "?";
+}
+
+int wl_recompute_parse(const char *s, wl_recompute *out)
+{
+    int i = name_find(recompute_names, 3, s);
+    if (i < 0)
+        return WL_EINVAL;
+    *out = (wl_recompute)i;
+    return WL_OK;
+}
+
+static const char *const launch_names[] = {"eager", "graphs"};
+const char *wl_launch_name(wl_launch l)
+{
+    return (unsigned)l <= WL_LAUNCH_GRAPHS ? launch_names[l] : "?";
+}
+
+int wl_launch_parse(const char *s, wl_launch *out)
+{
+    int i = name_find(launch_names, 2, s);
+    if (i < 0)
+        return WL_EINVAL;
+    *out = (wl_launch)i;
+    return WL_OK;
 }
 
 static const char *const class_names[WL_CLASS_COUNT] = {

@@ -326,12 +326,30 @@ typedef enum {
     WL_EW_UNSPEC_SCALAR,/* one input, e.g. pow, div by scalar, neg */
     WL_EW_UNSPEC_TENSOR,/* two inputs, e.g. where(mask, x, y) */
     WL_EW_COPY,         /* contiguous copy / cat */
+    WL_EW_TERNARY,      /* three tensor inputs: addcmul, addcdiv, where */
+    WL_EW_DROPOUT,      /* native_dropout: Philox draws, writes output and
+                           a one-byte mask */
+    WL_EW_DROPOUT_BWD,  /* native_dropout_backward: grad x mask x scale */
+    WL_EW_FILL,         /* write-only: zero_(), fill_(), ones_like */
     WL_EW_COUNT
 } wl_ew_op;
 
 const char *wl_kernel_kind_name(wl_kernel_kind k);
 const char *wl_ew_op_name(wl_ew_op op);
 int wl_ew_op_parse(const char *s, wl_ew_op *out);
+
+/* The phase of a step a kernel belongs to: a prefill (or any forward-only
+ * pass) is all WL_PHASE_FORWARD; a training step adds the backward pass
+ * (recomputed forwards included) and the optimizer step; a generation is a
+ * prefill (time to first token) and its decode steps. */
+typedef enum {
+    WL_PHASE_FORWARD = 0,
+    WL_PHASE_BACKWARD,
+    WL_PHASE_OPTIMIZER,
+    WL_PHASE_DECODE,
+    WL_PHASE_COUNT
+} wl_phase;
+const char *wl_phase_name(wl_phase p); /* forward, backward, optimizer, decode */
 
 /* One kernel launch. Field use by kind:
  *  GEMM:       m, n, k, batch (independent GEMMs), in/acc dtype, tensor_core
@@ -353,6 +371,13 @@ typedef struct {
      * r*s and stride. The A operand is the im2col view of the input, which
      * DRAM holds only once: its bytes are M K stride^2 / taps (at most M K). */
     int conv_taps, conv_stride;
+    int phase;     /* wl_phase */
+    int bwd;       /* the backward kernel of the kind (softmax, norms, flash
+                      attention, unary elementwise ops): reads the incoming
+                      gradient beside the saved tensor */
+    int graphed;   /* replayed from a CUDA graph: no host issue cost */
+    int sync;      /* GAP only: the host first waits for the GPU to finish
+                      (.item(), a sampled token read back) */
 } wl_kernel;
 
 typedef struct wl_core_workload wl_core_workload;
@@ -439,16 +464,51 @@ typedef struct {
     int vocab_size;
     int max_positions;   /* learned position table rows (OPT: 2048 + 2) */
     int type_vocab_size; /* BERT token types */
+    /* training */
+    int untied_head;          /* the LM head has its own weight (Llama-3);
+                                 0: tied to the token embedding (HF default) */
+    double hidden_dropout;    /* dropout after embeddings and each sublayer */
+    double attention_dropout; /* dropout on the attention probabilities */
 } wl_core_model;
 /* Whether the model is a vision model (its input is images, not tokens). */
 int wl_core_model_is_vision(const wl_core_model *m);
 
+/* What a workload does with the model: one forward pass over the prompt,
+ * one optimizer step of training, or the generation of new tokens. */
+typedef enum { WL_MODE_PREFILL = 0, WL_MODE_TRAIN, WL_MODE_DECODE, WL_MODE_COUNT } wl_mode;
+typedef enum { WL_OPTIM_ADAMW = 0, WL_OPTIM_SGD } wl_optimizer;
+typedef enum { WL_RECOMPUTE_NONE = 0, WL_RECOMPUTE_SELECTIVE, WL_RECOMPUTE_FULL } wl_recompute;
+typedef enum { WL_LAUNCH_EAGER = 0, WL_LAUNCH_GRAPHS } wl_launch;
+
+/* Zero-initialised, a shape is an eager prefill; the training and decode
+ * fields only apply in their modes. */
 typedef struct {
-    long long batch;
-    long long seq;
+    long long batch;     /* sequences (train: the micro-batch) */
+    long long seq;       /* tokens per sequence (decode: the prompt) */
     wl_dtype dtype;
     wl_attention attention;
+    wl_mode mode;
+    /* train */
+    wl_optimizer optimizer;
+    int master_none;     /* 1: no fp32 master copy: weights, gradients and
+                            optimizer state all in dtype ("--master-dtype none") */
+    wl_recompute recompute;
+    int grad_accum;      /* micro-batches per optimizer step (0 counts as 1) */
+    /* decode */
+    long long gen;       /* tokens generated (>= 1) */
+    wl_launch launch;
 } wl_core_shape;
+
+const char *wl_mode_name(wl_mode m);
+int wl_mode_parse(const char *s, wl_mode *out); /* also inference/forward, training */
+const char *wl_optimizer_name(wl_optimizer o);
+int wl_optimizer_parse(const char *s, wl_optimizer *out);
+const char *wl_recompute_name(wl_recompute r);
+int wl_recompute_parse(const char *s, wl_recompute *out);
+const char *wl_launch_name(wl_launch l);
+int wl_launch_parse(const char *s, wl_launch *out);
+#define WL_MAX_GRAD_ACCUM 4096
+#define WL_MAX_GEN 1000000LL
 
 const char *wl_style_name(wl_style s);
 int wl_style_parse(const char *s, wl_style *out);
@@ -458,12 +518,36 @@ int wl_attention_parse(const char *s, wl_attention *out);
 const char *wl_attention_name(wl_attention a);
 int wl_core_model_check(const wl_core_model *m, wl_error *err);
 
-/* Prefill forward pass as the eager framework launches it. */
+/* The workload of a shape as the eager framework launches it: a prefill
+ * forward pass, a training step (forward, loss, backward, optimizer; see
+ * core/builder.c for the kernel sequences and their sources) or a
+ * generation (prefill, then one decode step per further token). */
 int wl_core_build(const wl_core_model *model, const wl_core_shape *shape,
                   wl_core_workload **out, wl_error *err);
-/* The kernels of one transformer layer only. */
+/* The kernels of one transformer layer only (train: its forward, backward
+ * and its share of the optimizer step; decode: its share of every step). */
 int wl_core_build_layer(const wl_core_model *model, const wl_core_shape *shape,
                         wl_core_workload **out, wl_error *err);
+
+/* What a step does beside its kernels. */
+typedef struct {
+    double params;          /* parameters of the model the mode runs (train:
+                               with its LM head or classifier) */
+    double matmul_params;   /* N of the 6N rule: the parameters that multiply
+                               activations (input embedding tables left out; a
+                               tied LM head counted once) */
+    double tokens;          /* tokens a step processes (train: batch x seq x
+                               grad_accum; decode: batch x (seq + gen - 1)) */
+    double model_flop;      /* train: (6 N + 12 layers d_model seq) tokens
+                               (PaLM, Chowdhery et al. 2022, app. B); a forward
+                               pass a third of that; decode: the forward's
+                               rule at each step's context length */
+    double saved_gb;        /* train: activations kept for the backward pass at
+                               their peak */
+    double kv_cache_gb;     /* decode: the cache at the last token */
+} wl_core_build_info;
+int wl_core_build_info_of(const wl_core_model *model, const wl_core_shape *shape, int layer_only,
+                          wl_core_build_info *out, wl_error *err);
 
 /* ---- memory footprint -----------------------------------------------------
  * What a prefill forward pass holds on the GPU in eager PyTorch (core/memory.c
@@ -472,8 +556,13 @@ typedef struct {
     double params;         /* parameter count (weights and biases) */
     double weights_gb;     /* parameters and buffers in the pass's dtype */
     double activations_gb; /* peak live activations (one layer's worst moment) */
-    double kv_cache_gb;    /* keys and values a decoder's forward returns */
+    double kv_cache_gb;    /* keys and values a decoder's forward returns
+                              (decode: the cache at the last token) */
     double workspace_gb;   /* CUDA context and cuBLAS workspace */
+    /* train */
+    double master_gb;      /* fp32 master weights (mixed precision) */
+    double grads_gb;       /* gradients (fp32 main gradients with a master) */
+    double optimizer_gb;   /* AdamW moments / SGD momentum */
     double total_gb;
 } wl_core_memory;
 /* Parameter count from the architecture (embedding tables as given). */
@@ -516,6 +605,17 @@ const char *wl_core_class_name(int cls);
 /* The class a kernel's launches are counted in. */
 int wl_core_kernel_class(const wl_kernel *k);
 
+/* Per phase: wall time from the end of the previous phase's last kernel to
+ * the end of its own (host waits included), energy with its share of
+ * static power and inter-kernel gaps; the phases sum to the totals. */
+typedef struct {
+    long long launches;
+    double time_ms;
+    double busy_ms;
+    double energy_j;
+    double flops;
+} wl_core_phase_stats;
+
 typedef struct {
     double requested_clock_mhz;
     double effective_clock_mhz; /* below requested when power-limited */
@@ -531,6 +631,7 @@ typedef struct {
     double temp_c;              /* predicted mean die temperature */
     double launch_bound_frac;   /* share of runtime the GPU waits on the host */
     wl_core_class_stats cls[WL_CLASS_COUNT];
+    wl_core_phase_stats phase[WL_PHASE_COUNT];
 } wl_core_result;
 
 /* Kernel latency model: a const type object looked up by name. */

@@ -22,6 +22,7 @@ void wl_core_workload_free(wl_core_workload *wl)
     free(wl->uidx);
     free(wl->uniq);
     free(wl->ucount);
+    free(wl->hslot);
     free(wl);
 }
 
@@ -31,13 +32,15 @@ int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b)
            a->acc_dtype == b->acc_dtype && a->tensor_core == b->tensor_core &&
            a->causal == b->causal && a->m == b->m && a->n == b->n && a->k == b->k &&
            a->batch == b->batch && a->gap_us == b->gap_us && a->conv_taps == b->conv_taps &&
-           a->conv_stride == b->conv_stride;
+           a->conv_stride == b->conv_stride && a->phase == b->phase && a->bwd == b->bwd &&
+           a->graphed == b->graphed && a->sync == b->sync;
 }
 
 int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *err)
 {
     if ((unsigned)k->kind >= WL_K_COUNT || (unsigned)k->in_dtype >= WL_DT_COUNT ||
-        (unsigned)k->acc_dtype >= WL_DT_COUNT || (unsigned)k->op >= WL_EW_COUNT) {
+        (unsigned)k->acc_dtype >= WL_DT_COUNT || (unsigned)k->op >= WL_EW_COUNT ||
+        (unsigned)k->phase >= WL_PHASE_COUNT) {
         wl_error_set(err, source, line, "kind", "unknown kernel kind, op or precision");
         return WL_EINVAL;
     }
@@ -95,6 +98,45 @@ static int grow2(void **a, size_t ea, void **b, size_t eb, size_t *cap, size_t n
     return WL_OK;
 }
 
+/* FNV-1a over the fields wl_kernel_equal compares. */
+static size_t kernel_hash(const wl_kernel *k)
+{
+    long long v[16] = {k->kind, k->op, k->in_dtype, k->acc_dtype, k->tensor_core, k->causal,
+                       k->m, k->n, k->k, k->batch, k->conv_taps, k->conv_stride, k->phase,
+                       k->bwd, k->graphed, k->sync};
+    unsigned long long h = 1469598103934665603ULL;
+    const unsigned char *p = (const unsigned char *)v;
+    for (size_t i = 0; i < sizeof v; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    double g = k->gap_us;
+    p = (const unsigned char *)&g;
+    for (size_t i = 0; i < sizeof g; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* The open-addressing index of distinct kernels (slots hold u + 1, 0 is
+ * empty), kept at most half full. A generation has thousands of distinct
+ * kernels (attention at every cache length), where a linear scan per
+ * launch would take seconds. */
+static int index_grow(wl_core_workload *wl)
+{
+    size_t nc = wl->hcap ? 2 * wl->hcap : 256;
+    size_t *h = calloc(nc, sizeof *h);
+    if (!h)
+        return WL_ENOMEM;
+    for (size_t u = 0; u < wl->nu; u++) {
+        size_t i = kernel_hash(&wl->k[wl->uniq[u]]) & (nc - 1);
+        while (h[i])
+            i = (i + 1) & (nc - 1);
+        h[i] = u + 1;
+    }
+    free(wl->hslot);
+    wl->hslot = h;
+    wl->hcap = nc;
+    return WL_OK;
+}
+
 int wl_core_workload_add(wl_core_workload *wl, const wl_kernel *k)
 {
     if (!wl || !k)
@@ -102,12 +144,12 @@ int wl_core_workload_add(wl_core_workload *wl, const wl_kernel *k)
     if (grow2((void **)&wl->k, sizeof *wl->k, (void **)&wl->uidx, sizeof *wl->uidx, &wl->cap,
               wl->n))
         return WL_ENOMEM;
-    /* Distinct kernels are few (tens per model): a linear scan from the most
-     * recent one is cheaper than hashing at this size. */
-    size_t u = wl->nu;
-    for (size_t j = wl->nu; j-- > 0;)
-        if (wl_kernel_equal(&wl->k[wl->uniq[j]], k)) {
-            u = j;
+    if (2 * (wl->nu + 1) > wl->hcap && index_grow(wl))
+        return WL_ENOMEM;
+    size_t u = wl->nu, i = kernel_hash(k) & (wl->hcap - 1);
+    for (; wl->hslot[i]; i = (i + 1) & (wl->hcap - 1))
+        if (wl_kernel_equal(&wl->k[wl->uniq[wl->hslot[i] - 1]], k)) {
+            u = wl->hslot[i] - 1;
             break;
         }
     if (u == wl->nu) {
@@ -116,6 +158,7 @@ int wl_core_workload_add(wl_core_workload *wl, const wl_kernel *k)
             return WL_ENOMEM;
         wl->uniq[wl->nu] = wl->n;
         wl->ucount[wl->nu] = 0;
+        wl->hslot[i] = wl->nu + 1;
         wl->nu++;
     }
     wl->k[wl->n] = *k;
@@ -141,8 +184,9 @@ double wl_core_kernel_flops(const wl_kernel *k)
     case WL_K_GEMM:
         return 2.0 * b * m * n * kk;
     case WL_K_ATTN_FLASH:
-        /* QK^T and PV; causal masking skips about half the tiles */
-        return 4.0 * b * m * n * kk * (k->causal ? 0.5 : 1.0);
+        /* QK^T and PV; causal masking skips about half the tiles; the
+         * backward's five matmuls (QK^T recomputed) */
+        return 4.0 * b * m * n * kk * (k->causal ? 0.5 : 1.0) * (k->bwd ? 2.5 : 1.0);
     default:
         return 0.0;
     }
