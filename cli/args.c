@@ -192,11 +192,3 @@ int cli_axis_set(const char *cmd, struct wl_sweep_spec *spec, const cli_axis *a,
     snprintf(opt, sizeof opt, "--%s", a->opt);
     return wl_sweep_spec_set(spec, a->key, value, opt, 0, &err) ? cli_fail(cmd, &err) : 0;
 }
-
-int cli_mode(const char *cmd, const char *value)
-{
-    if (!strcmp(value, "prefill") || !strcmp(value, "inference") || !strcmp(value, "forward"))
-        return 0;
-    return cli_usage(cmd, "--mode: only one forward pass is built natively (prefill, inference, "
-                          "forward), got '%.60s'", value);
-}

@@ -44,9 +44,6 @@ int cli_real(const char *cmd, const char *opt, const char *s, double lo, double 
 int cli_int(const char *cmd, const char *opt, const char *s, long long lo, long long hi,
             long long *out);
 int cli_format(const char *cmd, const char *s, wl_results_format *out);
-/* --mode: only one forward pass is built natively (prefill, inference,
- * forward name it); 0, or the usage error. */
-int cli_mode(const char *cmd, const char *value);
 /* "I/N" with 1 <= I <= N. */
 int cli_shard(const char *cmd, const char *s, unsigned *i, unsigned *n);
 /* The single input file: --in or the one positional argument. */

@@ -26,7 +26,17 @@ static void help(FILE *f)
 "                          idle curve (repeatable; a bare TABLE only with one GPU)\n"
 "  --batch N  --seq N      shape (defaults 1 and 128)\n"
 "  --dtype bf16|fp16|fp32|tf32   precision (default bf16)\n"
-"  --mode prefill          the only mode built natively\n"
+"  --mode prefill|train|decode   what runs (default prefill: one forward pass;\n"
+"                          also inference, forward): train is one optimizer step\n"
+"                          (forward, loss, backward, optimizer), decode a generation\n"
+"  --optimizer adamw|sgd   train: the optimizer (default adamw, PyTorch foreach)\n"
+"  --master-dtype fp32|none  train: fp32 master weights, main gradients and state\n"
+"                          with bf16/fp16 compute (default fp32), or all in dtype\n"
+"  --recompute none|selective|full  train: activation recomputation (default none)\n"
+"  --grad-accum N          train: micro-batches of --batch per step (default 1)\n"
+"  --gen N                 decode: tokens generated after the --seq prompt (default 128)\n"
+"  --launch eager|graphs   decode: kernels issued one by one, or decode steps\n"
+"                          replayed from CUDA graphs (default eager)\n"
 "  --attention eager|flash attention implementation (default eager)\n"
 "  --clock MHZ             requested clock for the first columns (default: max)\n"
 "  --objective OBJ         energy (default), edp, ed2p, energy-within-slowdown=P,\n"
@@ -53,17 +63,19 @@ static const cli_axis axis_opts[] = {
     {"seq", "seq"},   {"dtype", "dtype"}, {"attention", "attention"}, {"idle", "idle"},
     {"host", "host"},
     {"latency", "latency"}, {"interval", "interval"},
+    {"mode", "mode"}, {"optimizer", "optimizer"}, {"master-dtype", "master_dtype"},
+    {"recompute", "recompute"}, {"grad-accum", "grad_accum"}, {"gen", "gen"},
+    {"launch", "launch"},
 };
 #define NAXIS (sizeof axis_opts / sizeof *axis_opts)
 
 static int compare_parse(int argc, char **argv, compare_opts *o)
 {
     const char *cmd = "compare";
-    enum { O_MODE = 256, O_CLOCK, O_OBJ, O_FORMAT, O_HELP };
+    enum { O_CLOCK = 256, O_OBJ, O_FORMAT, O_HELP };
     struct option lo[NAXIS + 6];
     size_t n = 0;
     cli_axis_options(axis_opts, NAXIS, lo, &n);
-    lo[n++] = (struct option){"mode", required_argument, 0, O_MODE};
     lo[n++] = (struct option){"clock", required_argument, 0, O_CLOCK};
     lo[n++] = (struct option){"objective", required_argument, 0, O_OBJ};
     lo[n++] = (struct option){"format", required_argument, 0, O_FORMAT};
@@ -85,7 +97,6 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
             continue;
         }
         switch (c) {
-        case O_MODE: rc = cli_mode(cmd, optarg); break;
         case O_CLOCK: rc = cli_real(cmd, "--clock", optarg, 1, 100000, &o->clock); break;
         case O_OBJ:
             if (wl_pareto_objective_parse(optarg, &o->obj, &err))

@@ -12,7 +12,8 @@ static void help(FILE *f)
 {
     fprintf(f,
 "usage: wattlas predict [options]\n\n"
-"Predicts time, average board power and energy of one prefill forward pass.\n\n"
+"Predicts time, average board power and energy of one prefill forward pass, a\n"
+"training step or a generation.\n\n"
 "  --gpu ID|FILE.ini       GPU preset (default a100-pcie-40gb)\n"
 "  --model ID|FILE.ini     model preset or hub id (default gpt2)\n"
 "  --trace FILE.json       a kernel trace instead of --model (with --dtype fp32, a\n"
@@ -24,7 +25,17 @@ static void help(FILE *f)
 "  --batch N               sequences (or images) per pass (default 1)\n"
 "  --seq N                 tokens per sequence (default 128)\n"
 "  --dtype bf16|fp16|fp32|tf32   precision (default bf16)\n"
-"  --mode prefill          the only mode built natively (also inference, forward)\n"
+"  --mode prefill|train|decode   what runs (default prefill: one forward pass;\n"
+"                          also inference, forward): train is one optimizer step\n"
+"                          (forward, loss, backward, optimizer), decode a generation\n"
+"  --optimizer adamw|sgd   train: the optimizer (default adamw, PyTorch foreach)\n"
+"  --master-dtype fp32|none  train: fp32 master weights, main gradients and state\n"
+"                          with bf16/fp16 compute (default fp32), or all in dtype\n"
+"  --recompute none|selective|full  train: activation recomputation (default none)\n"
+"  --grad-accum N          train: micro-batches of --batch per step (default 1)\n"
+"  --gen N                 decode: tokens generated after the --seq prompt (default 128)\n"
+"  --launch eager|graphs   decode: kernels issued one by one, or decode steps\n"
+"                          replayed from CUDA graphs (default eager)\n"
 "  --attention eager|flash attention implementation (default eager)\n"
 "  --clock LIST            requested SM clocks in MHz: a value, a list, MIN:MAX:STEP\n"
 "                          (default: the GPU's maximum)\n"
@@ -60,17 +71,19 @@ static const cli_axis axis_opts[] = {
     {"voltage-mv", "voltage_mv"}, {"voltage-offset-mv", "voltage_offset_mv"},
     {"scope", "scope"}, {"latency", "latency"}, {"idle", "idle"},      {"interval", "interval"},
     {"host", "host"},
+    {"mode", "mode"}, {"optimizer", "optimizer"}, {"master-dtype", "master_dtype"},
+    {"recompute", "recompute"}, {"grad-accum", "grad_accum"}, {"gen", "gen"},
+    {"launch", "launch"},
 };
 #define NAXIS (sizeof axis_opts / sizeof *axis_opts)
 
 static int predict_parse(int argc, char **argv, predict_opts *o)
 {
     const char *cmd = "predict";
-    enum { O_MODE = 256, O_NOLIMIT, O_KERNELS, O_FORMAT, O_HELP };
+    enum { O_NOLIMIT = 256, O_KERNELS, O_FORMAT, O_HELP };
     struct option lo[NAXIS + 6];
     size_t n = 0;
     cli_axis_options(axis_opts, NAXIS, lo, &n);
-    lo[n++] = (struct option){"mode", required_argument, 0, O_MODE};
     lo[n++] = (struct option){"no-power-limit", no_argument, 0, O_NOLIMIT};
     lo[n++] = (struct option){"kernels", no_argument, 0, O_KERNELS};
     lo[n++] = (struct option){"format", required_argument, 0, O_FORMAT};
@@ -97,7 +110,6 @@ static int predict_parse(int argc, char **argv, predict_opts *o)
             continue;
         }
         switch (c) {
-        case O_MODE: rc = cli_mode(cmd, optarg); break;
         case O_NOLIMIT:
             if (wl_sweep_spec_set(o->spec, "power_limit", "off", "--no-power-limit", 0, &err))
                 rc = cli_fail(cmd, &err);

@@ -25,7 +25,7 @@ static void sweep_help(FILE *f)
 "fixed and the output is byte-identical for any thread count.\n\n"
 "axes (lists: comma-separated values and MIN:MAX:STEP ranges):\n"
 "  --gpu LIST  --model LIST | --trace LIST  --batch LIST  --seq LIST\n"
-"  --dtype LIST  --attention LIST\n"
+"  --dtype LIST  --attention LIST  --mode LIST (prefill, train, decode)\n"
 "  --clock LIST                    SM clocks in MHz (default: the first GPU's grid)\n"
 "  --voltage-offset-mv LIST        shifts the V-f curve; points below the\n"
 "                                  alpha-power-law critical voltage are marked\n"
@@ -40,6 +40,9 @@ static void sweep_help(FILE *f)
 "                                  (default: each GPU preset's host class)\n"
 "  --idle [ID=]TABLE.csv           measured idle table (sm_clock_mhz,voltage_mv,\n"
 "                                  idle_power_w) in place of that GPU's idle curve\n"
+"training and decode (see 'wattlas predict --help'): --optimizer adamw|sgd\n"
+"  --master-dtype fp32|none  --recompute none|selective|full  --grad-accum N\n"
+"  --gen N  --launch eager|graphs\n"
 "options:\n"
 "  --spec FILE.ini    the axes from a file: [sweep] key = list, [set] KEY = list;\n"
 "                     options on the command line replace the file's axes\n"
@@ -70,6 +73,9 @@ static const cli_axis axis_opts[] = {
     {"set", "set"},         {"scope", "scope"},
     {"idle", "idle"},       {"latency", "latency"},     {"host", "host"},
     {"interval", "interval"},
+    {"mode", "mode"}, {"optimizer", "optimizer"}, {"master-dtype", "master_dtype"},
+    {"recompute", "recompute"}, {"grad-accum", "grad_accum"}, {"gen", "gen"},
+    {"launch", "launch"},
 };
 #define NAXIS (sizeof axis_opts / sizeof *axis_opts)
 

@@ -398,24 +398,15 @@ static void rotary(bld *B, long long heads)
     ew(B, WL_EW_ADD, n, B->dt);
 }
 
-/* The KV cache of a generation. Eager HF generate keeps a DynamicCache:
- * the prefill stores its k and v tensors as they are, and every decode
- * step appends by torch.cat, which copies the whole cache (k and v, one
- * kernel each). CUDA graphs need fixed addresses, so graph-replaying
- * engines write each new token in place into a preallocated cache (vLLM's
- * reshape_and_cache, HF's StaticCache index_copy_): one kernel for k and
- * v of the new tokens, in the prefill too. */
+/* The KV cache of a generation: each forward writes its new tokens' k and v
+ * into a preallocated cache in place (one kernel for both, as vLLM's
+ * reshape_and_cache and HF's StaticCache index_copy_ do; CUDA graphs need
+ * these fixed addresses). HF's default DynamicCache instead appends by
+ * torch.cat, which copies the whole cache every step; that is not built. */
 static void cache_update(bld *B)
 {
-    if (!B->gen)
-        return;
-    long long row = B->b * B->kvh * B->hd;
-    if (B->sh->launch == WL_LAUNCH_GRAPHS) {
-        ewc(B, WL_EW_COPY, 2 * row * B->s, B->dt);
-    } else if (B->gen == 2) {
-        ewc(B, WL_EW_COPY, row * B->sk, B->dt);
-        ewc(B, WL_EW_COPY, row * B->sk, B->dt);
-    }
+    if (B->gen)
+        ewc(B, WL_EW_COPY, 2 * B->b * B->kvh * B->hd * B->s, B->dt);
 }
 
 static void flash(bld *B, long long bh)
@@ -1571,11 +1562,34 @@ int wl_core_build_info_of(const wl_core_model *model, const wl_core_shape *shape
 {
     memset(out, 0, sizeof *out);
     bld B;
-    wl_core_workload *wl = NULL;
-    int rc = build(model, shape, layer_only, &wl, &B, err);
+    int rc = setup(&B, model, shape, err);
     if (rc)
         return rc;
-    wl_core_workload_free(wl);
+    if (model->style == WL_STYLE_RESNET && layer_only) {
+        wl_error_set(err, model->id, 0, "scope", "a ResNet has no transformer layer");
+        return WL_EINVAL;
+    }
+    if (shape->mode == WL_MODE_TRAIN) {
+        /* the saved tensors: one micro-batch's forward is enough */
+        B.wl = wl_core_workload_create("");
+        if (!B.wl)
+            return WL_ENOMEM;
+        B.train = 1;
+        if (layer_only) {
+            layer(&B);
+        } else {
+            prefix(&B);
+            for (int l = 0; l < model->layers; l++)
+                layer(&B);
+            head(&B);
+        }
+        B.saved_peak_step = B.saved_other + B.saved_peak;
+        rc = B.rc;
+        bld_free(&B);
+        wl_core_workload_free(B.wl);
+        if (rc)
+            return rc;
+    }
     /* the parameter list of the mode's model (the prefill's base model has
      * no head: its list is built here for the count only) */
     bld P;

@@ -468,3 +468,13 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
           "must be in (0, 1]");
     return WL_OK;
 }
+
+double wl_core_gpu_peak_flops(const wl_core_gpu *gpu, wl_dtype dt, double sm_clock_mhz)
+{
+    if ((unsigned)dt >= WL_DT_COUNT)
+        return 0;
+    double rate = dt == WL_DT_FP32 ? 0 : gpu->tc_flop_per_clk_sm[dt];
+    if (!(rate > 0))
+        rate = gpu->cuda_flop_per_clk_sm[dt == WL_DT_TF32 ? WL_DT_FP32 : dt];
+    return gpu->sms * rate * sm_clock_mhz * 1e6;
+}

@@ -194,7 +194,33 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *sh, wl_
     out->weights_gb = (params + buffers) * e / 1e9;
     out->activations_gb = act * e / 1e9;
     out->workspace_gb = CONTEXT_GB + CUBLAS_WORKSPACE_GB;
-    out->total_gb = out->weights_gb + out->activations_gb + out->kv_cache_gb + out->workspace_gb;
+    if (sh->mode == WL_MODE_TRAIN || sh->mode == WL_MODE_DECODE) {
+        /* the model with its head (an untied LM head, a classifier) */
+        wl_core_build_info info;
+        int rc = wl_core_build_info_of(m, sh, 0, &info, err);
+        if (rc)
+            return rc;
+        out->params = info.params;
+        out->weights_gb = info.params * e / 1e9;
+        if (sh->mode == WL_MODE_DECODE) {
+            out->kv_cache_gb = info.kv_cache_gb;
+        } else {
+            /* Mixed precision with a master (Megatron-LM's 18 bytes per
+             * parameter, its distributed-optimizer docs): half-precision
+             * weights 2, fp32 main gradients 4, fp32 masters 4, AdamW's two
+             * fp32 moments 8 (SGD's momentum 4). Without a master the
+             * gradients and the state are in dtype (fp32 training: 16). */
+            int master = !sh->master_none && e < 4;
+            double se = master ? 4 : e;
+            out->kv_cache_gb = 0;
+            out->master_gb = master ? 4 * info.params / 1e9 : 0;
+            out->grads_gb = se * info.params / 1e9;
+            out->optimizer_gb = (sh->optimizer == WL_OPTIM_SGD ? 1 : 2) * se * info.params / 1e9;
+            out->activations_gb = info.saved_gb;
+        }
+    }
+    out->total_gb = out->weights_gb + out->activations_gb + out->kv_cache_gb + out->workspace_gb +
+                    out->master_gb + out->grads_gb + out->optimizer_gb;
     return WL_OK;
 }
 

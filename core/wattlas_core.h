@@ -257,6 +257,10 @@ double wl_core_gpu_fmax_mhz(const wl_core_gpu *gpu, double voltage_mv);
 int wl_core_gpu_feasible(const wl_core_gpu *gpu, double sm_clock_mhz, double voltage_mv);
 /* The GPU's clock grid: min, min + step, ..., and max (always included). */
 size_t wl_core_gpu_clock_count(const wl_core_gpu *gpu);
+/* Dense peak FLOP/s of the precision's matrix math at a clock, as PyTorch
+ * runs it: tensor cores for half precision and tf32, CUDA cores for fp32
+ * (matmuls do not use TF32 by default); 0 when the GPU has neither. */
+double wl_core_gpu_peak_flops(const wl_core_gpu *gpu, wl_dtype dt, double sm_clock_mhz);
 double wl_core_gpu_clock(const wl_core_gpu *gpu, size_t i);
 /* Whether a requested clock lies in the GPU's range (where its V-f curve is
  * defined); the check names the clock and the range in err (field "clock"). */

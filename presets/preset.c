@@ -785,6 +785,22 @@ static int model_handler(void *user, const char *section, const char *name, cons
                          &m->type_vocab_size};
     if (strcmp(name, "blocks") == 0)
         return list_append(c, 0, value, line);
+    if (strcmp(name, "vocab") == 0) /* the spelling of HF's vocab_size */
+        name = "vocab_size";
+    if (strcmp(name, "tie_word_embeddings") == 0) {
+        long long v;
+        if (wl_core_parse_int(value, 0, 1, c->source, line, name, &v, c->err))
+            return 0;
+        m->untied_head = v == 0;
+        return 1;
+    }
+    if (strcmp(name, "hidden_dropout") == 0 || strcmp(name, "attention_dropout") == 0) {
+        double v;
+        if (wl_core_parse_real(value, 0, 0.99, c->source, line, name, &v, c->err))
+            return 0;
+        *(name[0] == 'h' ? &m->hidden_dropout : &m->attention_dropout) = v;
+        return 1;
+    }
     for (size_t i = 0; i < sizeof model_ints / sizeof *model_ints; i++) {
         if (strcmp(name, model_ints[i]))
             continue;

@@ -36,6 +36,10 @@ struct wl_sweep_spec {
     size_t ndt;
     wl_attention *attn;
     size_t nattn;
+    wl_mode *modes;
+    size_t nmode;
+    origin o_mode, o_train;
+    wl_core_shape opts;     /* the training and decode options (mode unused) */
     origin o_gpu, o_model, o_trace, o_idle, o_host, o_batch, o_seq, o_dtype, o_attn, o_clock, o_voff,
         o_vfix;
     set_axis set[MAX_SET];
@@ -96,6 +100,7 @@ void wl_sweep_spec_free(wl_sweep_spec *s)
         wl_core_numlist_free(&s->set[i].vals);
     free(s->dtypes);
     free(s->attn);
+    free(s->modes);
     free(s->gpu);
     free(s->unc);
     free(s->model);
@@ -184,6 +189,72 @@ static int set_attention(wl_sweep_spec *s, const char *value, const char *source
     return rc;
 }
 
+static int set_modes(wl_sweep_spec *s, const char *value, const char *source, int line,
+                     wl_error *err)
+{
+    wl_core_strlist l = {0};
+    int rc = wl_core_parse_names(value, source, line, "mode", &l, err);
+    if (take_origin(&s->o_mode, source, line))
+        s->nmode = 0;
+    wl_mode *nm = rc ? NULL : realloc(s->modes, (s->nmode + l.n) * sizeof *nm);
+    if (!rc && !nm)
+        rc = WL_ENOMEM;
+    if (nm)
+        s->modes = nm;
+    for (size_t i = 0; !rc && i < l.n; i++) {
+        if (wl_mode_parse(l.v[i], &s->modes[s->nmode])) {
+            wl_error_set(err, source, line, "mode", "expected prefill, train or decode, got '%.60s'",
+                         l.v[i]);
+            rc = WL_EINVAL;
+        } else {
+            s->nmode++;
+        }
+    }
+    wl_core_strlist_free(&l);
+    return rc;
+}
+
+/* The training and decode options: one value each. */
+static int set_train(wl_sweep_spec *s, const char *key, const char *value, const char *source,
+                     int line, wl_error *err)
+{
+    wl_core_shape *o = &s->opts;
+    long long v;
+    take_origin(&s->o_train, source, line);
+    if (!strcmp(key, "optimizer")) {
+        if (wl_optimizer_parse(value, &o->optimizer)) {
+            wl_error_set(err, source, line, key, "expected adamw or sgd, got '%.60s'", value);
+            return WL_EINVAL;
+        }
+    } else if (!strcmp(key, "master_dtype")) {
+        if (strcmp(value, "fp32") && strcmp(value, "none")) {
+            wl_error_set(err, source, line, key, "expected fp32 or none, got '%.60s'", value);
+            return WL_EINVAL;
+        }
+        o->master_none = !strcmp(value, "none");
+    } else if (!strcmp(key, "recompute")) {
+        if (wl_recompute_parse(value, &o->recompute)) {
+            wl_error_set(err, source, line, key, "expected none, selective or full, got '%.60s'",
+                         value);
+            return WL_EINVAL;
+        }
+    } else if (!strcmp(key, "launch")) {
+        if (wl_launch_parse(value, &o->launch)) {
+            wl_error_set(err, source, line, key, "expected eager or graphs, got '%.60s'", value);
+            return WL_EINVAL;
+        }
+    } else if (!strcmp(key, "grad_accum")) {
+        if (wl_core_parse_int(value, 1, WL_MAX_GRAD_ACCUM, source, line, key, &v, err))
+            return WL_EINVAL;
+        o->grad_accum = (int)v;
+    } else { /* gen */
+        if (wl_core_parse_int(value, 1, WL_MAX_GEN, source, line, key, &v, err))
+            return WL_EINVAL;
+        o->gen = v;
+    }
+    return WL_OK;
+}
+
 /* set.KEY = LIST: every value must be one the preset key accepts. */
 static int set_field(wl_sweep_spec *s, const char *field, const char *list, const char *source,
                      int line, wl_error *err)
@@ -257,6 +328,11 @@ int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, cons
         return set_dtypes(s, value, source, line, err);
     if (!strcmp(key, "attention"))
         return set_attention(s, value, source, line, err);
+    if (!strcmp(key, "mode"))
+        return set_modes(s, value, source, line, err);
+    if (!strcmp(key, "optimizer") || !strcmp(key, "master_dtype") || !strcmp(key, "recompute") ||
+        !strcmp(key, "launch") || !strcmp(key, "grad_accum") || !strcmp(key, "gen"))
+        return set_train(s, key, value, source, line, err);
     if (!strcmp(key, "scope")) {
         if (!strcmp(value, "model")) s->scope = WL_SWEEP_MODEL;
         else if (!strcmp(value, "layer")) s->scope = WL_SWEEP_LAYER;
@@ -508,12 +584,33 @@ static int gpu_clocks(wl_sweep_spec *s, int requested, wl_error *err)
     return WL_OK;
 }
 
+/* Whether a prefill shape builds (its errors name batch or seq). */
+static int build_check(const wl_sweep_spec *s, const wl_core_model *m, const wl_core_shape *sh,
+                       wl_error *err)
+{
+    wl_core_workload *w = NULL;
+    int rc = s->scope == WL_SWEEP_LAYER && m->style != WL_STYLE_RESNET
+                 ? wl_core_build_layer(m, sh, &w, err)
+                 : wl_core_build(m, sh, &w, err);
+    wl_core_workload_free(w);
+    return rc;
+}
+
 static int finish(wl_sweep_spec *s, wl_error *err)
 {
     if (s->traces.n && (s->models.n || s->batch.n || s->seq.n || s->nattn)) {
         wl_error_set(err, s->o_trace.source, s->o_trace.line, "trace",
                      "a trace fixes its model and shape: give no model, batch, seq or attention");
         return WL_EINVAL;
+    }
+    if (s->traces.n) {
+        for (size_t i = 0; i < s->nmode; i++)
+            if (s->modes[i] != WL_MODE_PREFILL) {
+                wl_error_set(err, s->o_mode.source, s->o_mode.line, "mode",
+                             "a trace is the forward pass it recorded: mode %s needs a model",
+                             wl_mode_name(s->modes[i]));
+                return WL_EINVAL;
+            }
     }
     if (s->traces.n && s->scope == WL_SWEEP_LAYER) {
         wl_error_set(err, s->o_trace.source, s->o_trace.line, "scope",
@@ -538,6 +635,16 @@ static int finish(wl_sweep_spec *s, wl_error *err)
             return WL_ENOMEM;
         s->nattn = 1;
     }
+    if (!s->nmode) {
+        s->modes = calloc(1, sizeof *s->modes);
+        if (!s->modes)
+            return WL_ENOMEM;
+        s->nmode = 1;
+    }
+    if (!s->opts.gen)
+        s->opts.gen = 128;
+    if (!s->opts.grad_accum)
+        s->opts.grad_accum = 1;
     size_t ng = s->gpus.n;
     s->gpu = calloc(ng, sizeof *s->gpu);
     if (!s->gpu)
@@ -647,23 +754,39 @@ static int finish(wl_sweep_spec *s, wl_error *err)
         }
         size_t nb = s->batch.n ? (bx[0] < bx[1] ? 2 : 1) : 0;
         size_t nq = s->seq.n ? (qx[0] < qx[1] ? 2 : 1) : 0;
+        /* a mode's own limits (a model it cannot train or decode, the
+         * length of a generation) are checked on the smallest shape, the
+         * sizes on the corners */
         for (size_t m = 0; m < s->models.n; m++)
-            for (size_t b = 0; b < nb; b++)
-                for (size_t q = 0; q < nq; q++) {
-                    wl_core_shape sh = {.batch = (long long)bx[b], .seq = (long long)qx[q],
-                                        .dtype = s->dtypes[0], .attention = s->attn[0]};
-                    wl_core_workload *w = NULL;
-                    rc = s->scope == WL_SWEEP_LAYER && s->model[m].style != WL_STYLE_RESNET
-                             ? wl_core_build_layer(&s->model[m], &sh, &w, err)
-                             : wl_core_build(&s->model[m], &sh, &w, err);
-                    wl_core_workload_free(w);
-                    if (rc) {
-                        const origin *o = !strcmp(err->field, "batch") ? &s->o_batch
-                                          : !strcmp(err->field, "seq") ? &s->o_seq : &s->o_model;
-                        wl_error_locate(err, o->source, o->line);
-                        return rc;
+            for (size_t md = 0; md < s->nmode; md++)
+                for (size_t b = 0; b < nb; b++)
+                    for (size_t q = 0; q < nq; q++) {
+                        wl_core_shape sh = s->opts;
+                        sh.batch = (long long)bx[b];
+                        sh.seq = (long long)qx[q];
+                        sh.dtype = s->dtypes[0];
+                        sh.attention = s->attn[0];
+                        sh.mode = s->modes[md];
+                        if (sh.mode == WL_MODE_DECODE && (b || q))
+                            continue; /* a generation's size grows with seq and gen only */
+                        if (sh.mode == WL_MODE_DECODE)
+                            sh.seq = (long long)qx[nq - 1];
+                        wl_core_build_info info;
+                        rc = sh.mode == WL_MODE_PREFILL
+                                 ? build_check(s, &s->model[m], &sh, err)
+                                 : wl_core_build_info_of(&s->model[m], &sh, 0, &info, err);
+                        if (rc) {
+                            const origin *o = !strcmp(err->field, "batch") ? &s->o_batch
+                                              : !strcmp(err->field, "seq") ? &s->o_seq
+                                              : !strcmp(err->field, "mode") ? &s->o_mode
+                                              : !strcmp(err->field, "gen") ||
+                                                        !strcmp(err->field, "grad_accum")
+                                                  ? &s->o_train
+                                                  : &s->o_model;
+                            wl_error_locate(err, o->source, o->line);
+                            return rc;
+                        }
                     }
-                }
     }
     /* every GPU variant must be valid: check each combination of set values */
     unsigned long long nvar = n_variants(s);
@@ -700,7 +823,7 @@ int wl_sweep_spec_finish(wl_sweep_spec *s, wl_error *err)
 static unsigned long long n_shapes(const wl_sweep_spec *s)
 {
     return s->traces.n ? (unsigned long long)s->ndt + (s->ndt == 0)
-                       : (unsigned long long)(s->batch.n * s->seq.n * s->ndt * s->nattn);
+                       : (unsigned long long)(s->batch.n * s->seq.n * s->ndt * s->nattn * s->nmode);
 }
 
 static unsigned long long n_outer(const wl_sweep_spec *s)
@@ -732,6 +855,7 @@ size_t wl_sweep_spec_axis_count(const wl_sweep_spec *s, const char *axis)
     if (!strcmp(axis, "seq")) return s->traces.n ? 1 : s->seq.n;
     if (!strcmp(axis, "dtype")) return s->ndt ? s->ndt : 1;
     if (!strcmp(axis, "attention")) return s->traces.n ? 1 : s->nattn;
+    if (!strcmp(axis, "mode")) return s->traces.n ? 1 : s->nmode;
     if (!strcmp(axis, "voltage")) return volts(s)->n;
     if (!strcmp(axis, "clock")) return s->clocks.n;
     for (size_t k = 0; k < s->nset; k++)
@@ -765,7 +889,7 @@ int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_swe
                            wl_error *err);
 
 typedef struct {
-    size_t gpu, wl, b, sq, dt, at;
+    size_t gpu, wl, b, sq, dt, at, md;
     unsigned long long variant;
     size_t setidx[MAX_SET];
 } combo;
@@ -774,6 +898,7 @@ static void decode(const wl_sweep_spec *s, unsigned long long o, combo *c)
 {
     memset(c, 0, sizeof *c);
     if (!s->traces.n) {
+        c->md = o % s->nmode; o /= s->nmode;
         c->at = o % s->nattn; o /= s->nattn;
         c->dt = o % s->ndt; o /= s->ndt;
         c->sq = o % s->seq.n; o /= s->seq.n;
@@ -812,6 +937,31 @@ static const wl_results_col iv_cols[6] = {
     WL_RESULTS_COL("time_lo_ms", WL_COL_NUM, 5, 0),  WL_RESULTS_COL("time_hi_ms", WL_COL_NUM, 5, 0),
     WL_RESULTS_COL("power_lo_w", WL_COL_NUM, 3, 0),  WL_RESULTS_COL("power_hi_w", WL_COL_NUM, 3, 0),
     WL_RESULTS_COL("energy_lo_j", WL_COL_NUM, 6, 0), WL_RESULTS_COL("energy_hi_j", WL_COL_NUM, 6, 0)};
+/* Training and generation results, present when the sweep has the mode. */
+enum { T_FWD, T_BWD, T_OPT, T_EFWD, T_EBWD, T_EOPT, T_MODEL, T_HW, T_MFU, T_WEIGHTS, T_MASTER,
+       T_GRADS, T_OPTST, T_ACT, T_COUNT };
+static const wl_results_col train_cols[T_COUNT] = {
+    WL_RESULTS_COL("time_fwd_ms", WL_COL_NUM, 5, 0),     WL_RESULTS_COL("time_bwd_ms", WL_COL_NUM, 5, 0),
+    WL_RESULTS_COL("time_opt_ms", WL_COL_NUM, 5, 0),     WL_RESULTS_COL("energy_fwd_j", WL_COL_NUM, 6, 0),
+    WL_RESULTS_COL("energy_bwd_j", WL_COL_NUM, 6, 0),    WL_RESULTS_COL("energy_opt_j", WL_COL_NUM, 6, 0),
+    WL_RESULTS_COL("model_tflop", WL_COL_NUM, 6, 0),     WL_RESULTS_COL("hardware_tflop", WL_COL_NUM, 6, 0),
+    WL_RESULTS_COL("mfu", WL_COL_NUM, 4, 0),             WL_RESULTS_COL("weights_gb", WL_COL_NUM, 3, 0),
+    WL_RESULTS_COL("master_gb", WL_COL_NUM, 3, 0),       WL_RESULTS_COL("grads_gb", WL_COL_NUM, 3, 0),
+    WL_RESULTS_COL("optimizer_gb", WL_COL_NUM, 3, 0),    WL_RESULTS_COL("activations_gb", WL_COL_NUM, 3, 0)};
+enum { D_TTFT, D_TPOT, D_EPT, D_KV, D_EPRE, D_EDEC, D_COUNT };
+static const wl_results_col decode_cols[D_COUNT] = {
+    WL_RESULTS_COL("ttft_ms", WL_COL_NUM, 5, 0),           WL_RESULTS_COL("tpot_ms", WL_COL_NUM, 5, 0),
+    WL_RESULTS_COL("energy_per_token_j", WL_COL_NUM, 6, 0), WL_RESULTS_COL("kv_cache_gb", WL_COL_NUM, 4, 0),
+    WL_RESULTS_COL("energy_prefill_j", WL_COL_NUM, 6, 0),   WL_RESULTS_COL("energy_decode_j", WL_COL_NUM, 6, 0)};
+
+static int has_mode(const wl_sweep_spec *s, wl_mode m)
+{
+    for (size_t i = 0; i < s->nmode; i++)
+        if (s->modes[i] == m)
+            return 1;
+    return 0;
+}
+
 static const wl_results_col class_cols[7] = {
     WL_RESULTS_COL("kernel_class", WL_COL_TEXT, 0, 15),    WL_RESULTS_COL("class_launches", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("class_time_ms", WL_COL_NUM, 6, 0),     WL_RESULTS_COL("class_dyn_energy_j", WL_COL_NUM, 7, 0),
@@ -826,6 +976,7 @@ struct wl_sweep_plan {
     wl_results_col *cols;
     size_t ncols, nparam;  /* columns before sm_clock_mhz */
     wl_results_writer *w;
+    size_t train_at, decode_at;    /* first training / decode column (0: none) */
     unsigned long long lo, hi;     /* points of this slice */
     unsigned long long o_lo, o_hi; /* outer combinations touching it */
     unsigned long long rows;       /* rows this slice writes */
@@ -875,6 +1026,10 @@ static uint64_t fingerprint(const wl_sweep_plan *p)
         h = fnv_nums(fnv_str(h, s->set[k].key), &s->set[k].vals);
     h = fnv(h, s->dtypes, s->ndt * sizeof *s->dtypes);
     h = fnv(h, s->attn, s->nattn * sizeof *s->attn);
+    h = fnv(h, s->modes, s->nmode * sizeof *s->modes);
+    long long topts[6] = {s->opts.optimizer, s->opts.master_none, s->opts.recompute,
+                          s->opts.grad_accum, s->opts.gen, s->opts.launch};
+    h = fnv(h, topts, sizeof topts);
     int opts[5] = {(int)s->scope, s->classes, s->no_power_limit, (int)p->o.format,
                    (int)lround(s->level * 1e6)};
     h = fnv(h, opts, sizeof opts);
@@ -884,7 +1039,7 @@ static uint64_t fingerprint(const wl_sweep_plan *p)
 static int make_columns(wl_sweep_plan *p)
 {
     const wl_sweep_spec *s = p->s;
-    size_t n = 1 + s->nset + 6 + 1 + R_COUNT + (s->level > 0 ? 6 : 0) +
+    size_t n = 1 + s->nset + 7 + 1 + R_COUNT + (s->level > 0 ? 6 : 0) + T_COUNT + D_COUNT +
                (s->classes ? 7 : 0);
     p->cols = calloc(n, sizeof *p->cols);
     if (!p->cols)
@@ -898,6 +1053,7 @@ static int make_columns(wl_sweep_plan *p)
     p->cols[k++] = (wl_results_col)WL_RESULTS_COL("seq", WL_COL_INT, 0, 0);
     p->cols[k++] = (wl_results_col)WL_RESULTS_COL("dtype", WL_COL_TEXT, 0, 5);
     p->cols[k++] = (wl_results_col)WL_RESULTS_COL("attention", WL_COL_TEXT, 0, 0);
+    p->cols[k++] = (wl_results_col)WL_RESULTS_COL("mode", WL_COL_TEXT, 0, 0);
     p->cols[k++] = s->vfix.n ? (wl_results_col)WL_RESULTS_COL("fixed_voltage_mv", WL_COL_NUM, 1, 0)
                              : (wl_results_col)WL_RESULTS_COL("voltage_offset_mv", WL_COL_NUM, 1, 0);
     p->nparam = k;
@@ -905,17 +1061,29 @@ static int make_columns(wl_sweep_plan *p)
         p->cols[k++] = result_cols[i];
     for (size_t i = 0; s->level > 0 && i < 6; i++)
         p->cols[k++] = iv_cols[i];
+    p->train_at = p->decode_at = 0;
+    if (has_mode(s, WL_MODE_TRAIN)) {
+        p->train_at = k;
+        for (size_t i = 0; i < T_COUNT; i++)
+            p->cols[k++] = train_cols[i];
+    }
+    if (has_mode(s, WL_MODE_DECODE)) {
+        p->decode_at = k;
+        for (size_t i = 0; i < D_COUNT; i++)
+            p->cols[k++] = decode_cols[i];
+    }
     for (size_t i = 0; s->classes && i < 7; i++)
         p->cols[k++] = class_cols[i];
     p->ncols = k;
     /* a table shows only the parameters that vary (a title names the rest) */
     if (p->o.format == WL_FMT_TABLE) {
-        static const char *const axis[6] = {"model", "batch", "seq", "dtype", "attention", "voltage"};
+        static const char *const axis[7] = {"model", "batch", "seq", "dtype", "attention", "mode",
+                                            "voltage"};
         size_t j = 0;
         p->cols[j++].table_hide = s->gpus.n == 1;
         for (size_t i = 0; i < s->nset; i++)
             p->cols[j++].table_hide = s->set[i].vals.n == 1;
-        for (int i = 0; i < 6; i++)
+        for (int i = 0; i < 7; i++)
             p->cols[j++].table_hide = wl_sweep_spec_axis_count(s, axis[i]) <= 1;
     }
     return WL_OK;
@@ -1217,6 +1385,16 @@ static wl_dtype combo_dtype(const wl_sweep_spec *s, const combo *c)
     return s->dtypes[c->dt];
 }
 
+static void combo_shape(const wl_sweep_spec *s, const combo *c, wl_core_shape *sh)
+{
+    *sh = s->opts;
+    sh->batch = (long long)s->batch.v[c->b];
+    sh->seq = (long long)s->seq.v[c->sq];
+    sh->dtype = s->dtypes[c->dt];
+    sh->attention = s->attn[c->at];
+    sh->mode = s->modes[c->md];
+}
+
 static int shape_workload(const wl_sweep_spec *s, const combo *c, wl_core_workload **wl,
                           int *own, wl_error *err)
 {
@@ -1228,8 +1406,8 @@ static int shape_workload(const wl_sweep_spec *s, const combo *c, wl_core_worklo
         *own = 1;
         return wl_core_workload_retype(s->trace_wl[c->wl], WL_DT_FP32, wl, err);
     }
-    wl_core_shape sh = {.batch = (long long)s->batch.v[c->b], .seq = (long long)s->seq.v[c->sq],
-                        .dtype = s->dtypes[c->dt], .attention = s->attn[c->at]};
+    wl_core_shape sh;
+    combo_shape(s, c, &sh);
     const wl_core_model *m = &s->model[c->wl];
     *own = 1;
     return s->scope == WL_SWEEP_LAYER && m->style != WL_STYLE_RESNET
@@ -1249,8 +1427,8 @@ static void combo_memory(const wl_sweep_spec *s, const combo *c, const wl_core_g
     *fits = -1;
     if (s->traces.n)
         return;
-    wl_core_shape sh = {.batch = (long long)s->batch.v[c->b], .seq = (long long)s->seq.v[c->sq],
-                        .dtype = s->dtypes[c->dt], .attention = s->attn[c->at]};
+    wl_core_shape sh;
+    combo_shape(s, c, &sh);
     wl_error e = {0};
     if (wl_core_memory_estimate(&s->model[c->wl], &sh, mem, &e))
         mem->total_gb = NAN;
@@ -1299,6 +1477,7 @@ int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_swe
         id->batch = (long long)s->batch.v[c.b];
         id->seq = wl_core_model_is_vision(&s->model[c.wl]) ? 0 : (long long)s->seq.v[c.sq];
         id->attention = s->attn[c.at];
+        combo_shape(s, &c, &id->shape);
     }
     *wl = w;
     return WL_OK;
@@ -1321,6 +1500,7 @@ static void param_cells(const wl_sweep_plan *p, const combo *c, const wl_core_gp
     cells[k++] = (wl_results_cell){NULL, traced || vision ? NAN : s->seq.v[c->sq]};
     cells[k++] = (wl_results_cell){wl_dtype_name(combo_dtype(s, c)), NAN};
     cells[k++] = (wl_results_cell){traced ? NULL : wl_attention_name(s->attn[c->at]), NAN};
+    cells[k++] = (wl_results_cell){wl_mode_name(traced ? WL_MODE_PREFILL : s->modes[c->md]), NAN};
 }
 
 static void result_cells(const wl_core_result *r, int feasible, double memory_gb, int fits,
@@ -1333,6 +1513,42 @@ static void result_cells(const wl_core_result *r, int feasible, double memory_gb
                                memory_gb, fits < 0 ? NAN : (double)fits};
     for (int i = 0; i < R_COUNT; i++)
         cells[i] = (wl_results_cell){NULL, v[i]};
+}
+
+/* A training step's split and accounting (empty for other modes). MFU is
+ * the model's FLOPs over the time at the GPU's dense peak for the dtype at
+ * its maximum clock (the datasheet figure, as MFU is quoted). */
+static void train_cells(const wl_core_result *r, int on, const wl_core_build_info *info,
+                        const wl_core_memory *mem, double peak, wl_results_cell *cells)
+{
+    double hw = 0;
+    for (int k = 0; k < WL_PHASE_COUNT; k++)
+        hw += r->phase[k].flops;
+    const double v[T_COUNT] = {
+        r->phase[WL_PHASE_FORWARD].time_ms, r->phase[WL_PHASE_BACKWARD].time_ms,
+        r->phase[WL_PHASE_OPTIMIZER].time_ms, r->phase[WL_PHASE_FORWARD].energy_j,
+        r->phase[WL_PHASE_BACKWARD].energy_j, r->phase[WL_PHASE_OPTIMIZER].energy_j,
+        info->model_flop * 1e-12, hw * 1e-12,
+        peak > 0 ? info->model_flop / (r->time_ms * 1e-3) / peak : NAN,
+        mem->weights_gb, mem->master_gb, mem->grads_gb, mem->optimizer_gb, mem->activations_gb};
+    for (int i = 0; i < T_COUNT; i++)
+        cells[i] = (wl_results_cell){NULL, on ? v[i] : NAN};
+}
+
+/* A generation: time to the first token (the prefill and its sampling),
+ * mean time per further token, energy per generated token (batch x gen of
+ * them), the cache at the last token, and the energy of the two phases. */
+static void decode_cells(const wl_core_result *r, int on, const wl_core_shape *sh,
+                         const wl_core_build_info *info, wl_results_cell *cells)
+{
+    double g = (double)sh->gen;
+    const double v[D_COUNT] = {
+        r->phase[WL_PHASE_FORWARD].time_ms,
+        sh->gen > 1 ? r->phase[WL_PHASE_DECODE].time_ms / (g - 1) : NAN,
+        r->energy_j / ((double)sh->batch * g), info->kv_cache_gb,
+        r->phase[WL_PHASE_FORWARD].energy_j, r->phase[WL_PHASE_DECODE].energy_j};
+    for (int i = 0; i < D_COUNT; i++)
+        cells[i] = (wl_results_cell){NULL, on ? v[i] : NAN};
 }
 
 static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch *sc,
@@ -1348,9 +1564,10 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
     wl_core_workload *wl = NULL;
     int own = 0;
     shape_slot *slot = NULL;
+    size_t ak = c.at + s->nattn * c.md; /* attention and mode: the shape's last keys */
     for (int i = 0; sc && i < SHAPES && !slot; i++) {
         shape_slot *q = &sc->shapes[i];
-        if (q->w && q->wl == c.wl && q->b == c.b && q->sq == c.sq && q->dt == c.dt && q->at == c.at)
+        if (q->w && q->wl == c.wl && q->b == c.b && q->sq == c.sq && q->dt == c.dt && q->at == ak)
             slot = q;
     }
     if (slot) {
@@ -1365,7 +1582,7 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
             if (sc->shapes[i].stamp < slot->stamp)
                 slot = &sc->shapes[i];
         wl_core_workload_free(slot->w);
-        *slot = (shape_slot){++sc->tick, c.wl, c.b, c.sq, c.dt, c.at, wl};
+        *slot = (shape_slot){++sc->tick, c.wl, c.b, c.sq, c.dt, ak, wl};
         own = 0;
     }
     wl_core_evaluator *ev = NULL;
@@ -1379,10 +1596,20 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
     wl_core_memory mem;
     int fits;
     combo_memory(s, &c, &g, &mem, &fits);
+    wl_core_shape sh = {0};
+    wl_core_build_info info = {0};
+    if (!s->traces.n) {
+        combo_shape(s, &c, &sh);
+        wl_error e2 = {0};
+        if (sh.mode != WL_MODE_PREFILL &&
+            wl_core_build_info_of(&s->model[c.wl], &sh, s->scope == WL_SWEEP_LAYER, &info, &e2))
+            info.model_flop = NAN;
+    }
+    double peak = wl_core_gpu_peak_flops(&g, combo_dtype(s, &c), g.sm_clock_max_mhz);
     const wl_core_numlist *vl = volts(s);
     const wl_core_numlist *clk = &s->gclk[c.gpu];
     size_t m = s->maxclk;
-    curve *cv = curve_for(sc, &g, c.wl, c.b, c.sq, c.dt, c.at, vl->n * m);
+    curve *cv = curve_for(sc, &g, c.wl, c.b, c.sq, c.dt, ak, vl->n * m);
     unsigned long long ni = n_inner(s), base = oi * ni;
     size_t vi0 = base >= p->lo ? 0 : (size_t)((p->lo - base) / m);
     for (size_t vi = vi0; vi < vl->n; vi++) {
@@ -1440,6 +1667,10 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
                 for (int i = 0; i < 6; i++)
                     cells[k++] = (wl_results_cell){NULL, ok ? w[i] : NAN};
             }
+            if (p->train_at)
+                train_cells(&r, sh.mode == WL_MODE_TRAIN, &info, &mem, peak, cells + p->train_at);
+            if (p->decode_at)
+                decode_cells(&r, sh.mode == WL_MODE_DECODE, &sh, &info, cells + p->decode_at);
             tally->points++;
             tally->throttled += (unsigned long long)r.throttled;
             tally->unfit += fits == 0;

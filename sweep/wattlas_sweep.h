@@ -26,7 +26,12 @@ void wl_sweep_spec_free(wl_sweep_spec *s);
  * every later error about these values names too):
  *   gpu, model, trace, idle ([ID=]TABLE.csv): lists of names or paths
  *   host: one host preset (id or file) for every GPU, in place of theirs
- *   batch, seq: integer lists; dtype, attention: lists of names
+ *   batch, seq: integer lists; dtype, attention, mode (prefill, train,
+ *     decode): lists of names
+ *   optimizer (adamw|sgd), master_dtype (fp32|none), recompute
+ *     (none|selective|full), grad_accum (micro-batches per step), gen
+ *     (tokens generated, default 128), launch (eager|graphs): one value each,
+ *     for the modes they apply to
  *   clock (MHz; "max": each GPU's maximum; each GPU sweeps the clocks
  *     within its own range, by default its own grid), voltage_offset_mv,
  *     voltage_mv (a fixed voltage instead of the V-f curve): lists, ranges
@@ -68,7 +73,7 @@ const wl_core_gpu *wl_sweep_spec_gpu(const wl_sweep_spec *s, size_t i);
 double wl_sweep_spec_level(const wl_sweep_spec *s);
 const wl_calib_uncertainty *wl_sweep_spec_uncertainty(const wl_sweep_spec *s, size_t i);
 /* The workload of the first shape (first model or trace, batch, seq,
- * dtype, attention) and what names it. The caller frees *wl. */
+ * dtype, attention, mode) and what names it. The caller frees *wl. */
 typedef struct {
     char model[256];
     long long batch, seq; /* 0: not applicable (traces; seq of vision models) */
@@ -76,6 +81,7 @@ typedef struct {
     wl_attention attention;
     int traced;
     wl_core_memory memory; /* its footprint (total_gb NaN for a trace) */
+    wl_core_shape shape;   /* the whole shape, mode and its options (zero for a trace) */
     int fits;              /* on the first GPU: 1, 0, or -1 unknown */
 } wl_sweep_shape_id;
 int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_sweep_shape_id *id,

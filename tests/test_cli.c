@@ -211,11 +211,11 @@ static void test_predict_outputs(void **state)
     (void)state;
     assert_int_equal(run("predict --model gpt2 --batch 8 --seq 128 --clock 510:1410:90 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 12); /* header + 11 clocks */
-    assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,voltage_offset_mv,"
+    assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,mode,voltage_offset_mv,"
                                     "sm_clock_mhz,effective_clock_mhz,voltage_mv,feasible,throttled,"
                                     "time_ms,power_w,energy_j,energy_dyn_compute_j,"
                                     "energy_dyn_memory_j,energy_static_j,launch_bound_pct,memory_gb,fits\n"));
-    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,8,128,bf16,eager,0.0,510.0,"));
+    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,8,128,bf16,eager,prefill,0.0,510.0,"));
     /* the same columns as a sweep of the same points */
     static char csv[sizeof out_buf];
     memcpy(csv, out_buf, sizeof csv);
@@ -344,7 +344,7 @@ static void test_sweep_pareto_optimize_cmds(void **state)
     assert_int_equal(run("sweep --model gpt2,opt-1.3b --batch 8 --seq 128,512 --clock 510:1410:30 "
                          "--quiet -o sweep.csv"), 0);
     assert_int_equal(run("pareto --in sweep.csv"), 0);
-    assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,voltage_offset_mv,"));
+    assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,mode,voltage_offset_mv,"));
     int front = count_lines(out_buf) - 1;
     assert_true(front >= 4 && front < 4 * 31); /* some per workload, not all */
     static char front_csv[sizeof out_buf];
@@ -412,13 +412,13 @@ static void test_hostile_tables(void **state)
     assert_int_equal(run("optimize --in s.csv --schedule --objective energy"), 1);
     assert_non_null(strstr(err_buf, "--kernels"));
     /* NaN and 1e308 are errors naming the line and column */
-    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==3{$15=\"nan\"} {print}' s.csv > nan.csv"), 0);
+    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==3{$16=\"nan\"} {print}' s.csv > nan.csv"), 0);
     assert_int_equal(run("optimize --in nan.csv --objective energy"), 1);
     assert_non_null(strstr(err_buf, "nan.csv:3: energy_j"));
-    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==4{$15=\"-1e308\"} {print}' s.csv > big.csv"), 0);
+    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==4{$16=\"-1e308\"} {print}' s.csv > big.csv"), 0);
     assert_int_equal(run("optimize --in big.csv --objective energy"), 1);
     assert_non_null(strstr(err_buf, "big.csv:4: energy_j"));
-    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==4{$15=\"1e308\"} {print}' s.csv > big2.csv"), 0);
+    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==4{$16=\"1e308\"} {print}' s.csv > big2.csv"), 0);
     assert_int_equal(run("pareto --in big2.csv"), 1);
     /* outputs that once overflowed a 64-byte buffer are now refused at the input */
     test_write_file("thin.ini", "[gpu]\nid = thin\nsms = 108\n");
@@ -518,13 +518,13 @@ static void test_host_cmds(void **state)
     const char *small = "predict --model gpt2 --batch 1 --seq 128 --clock 1410 --format csv";
     const char *big = "predict --model opt-1.3b --batch 8 --seq 2048 --clock 1410 --format csv";
     assert_int_equal(run("%s", small), 0);
-    double t_small = csv_num(out_buf, 1, 12);
+    double t_small = csv_num(out_buf, 1, 13);
     assert_int_equal(run("%s --host server-2023", small), 0);
-    double t_small_fast = csv_num(out_buf, 1, 12);
+    double t_small_fast = csv_num(out_buf, 1, 13);
     assert_int_equal(run("%s", big), 0);
-    double t_big = csv_num(out_buf, 1, 12);
+    double t_big = csv_num(out_buf, 1, 13);
     assert_int_equal(run("%s --host hgx-h100", big), 0);
-    double t_big_fast = csv_num(out_buf, 1, 12);
+    double t_big_fast = csv_num(out_buf, 1, 13);
     if (!(t_small_fast < 0.75 * t_small && fabs(t_big_fast / t_big - 1) < 0.005))
         fail_msg("launch-bound %.3f -> %.3f ms, compute-bound %.3f -> %.3f ms", t_small,
                  t_small_fast, t_big, t_big_fast);
@@ -548,9 +548,9 @@ static void test_host_cmds(void **state)
             assert_int_equal(run("sweep --gpu h100-sxm-80gb --model %s --batch 1 --seq 128 "
                                  "--clock %.0f --set host_launch_us=20 --format csv",
                                  models[m], mhz), 0);
-            /* after the set column: effective clock 9, time 13, power 14 */
-            double eff = csv_num(out_buf, 1, 9), t = csv_num(out_buf, 1, 13);
-            double pw = csv_num(out_buf, 1, 14);
+            /* after the set column: effective clock 10, time 14, power 15 */
+            double eff = csv_num(out_buf, 1, 10), t = csv_num(out_buf, 1, 14);
+            double pw = csv_num(out_buf, 1, 15);
             fprintf(f, "h100-sxm-80gb,%s,1,128,bf16,prefill,eager,%.0f,%.1f,%.6f,%.6f,%.4f,\n",
                     models[m], mhz, eff, t, t * pw * 1e-3, pw);
         }
@@ -574,7 +574,7 @@ static void test_throttle_collapse(void **state)
 {
     (void)state;
     assert_int_equal(run("sweep --model opt-1.3b --batch 8 --seq 1024 -o t.csv"), 0);
-    assert_int_equal(shell("awk -F, 'NR>1 && $12==1' t.csv | wc -l > nthr.txt"), 0);
+    assert_int_equal(shell("awk -F, 'NR>1 && $13==1' t.csv | wc -l > nthr.txt"), 0);
     slurp("nthr.txt", out_buf, sizeof out_buf);
     int thr = atoi(out_buf);
     assert_true(thr >= 5); /* the A100 PCIe throttles this workload near the top */
@@ -606,7 +606,7 @@ static void test_memory_fits(void **state)
     assert_int_equal(run("predict --gpu a30 --model gpt3-175b --batch 8 --format csv"), 0);
     assert_non_null(strstr(err_buf, "warning: gpt3-175b_bf16_b8_s128_prefill does not fit a30-24gb"));
     assert_non_null(strstr(out_buf, ",memory_gb,fits\n"));
-    double gb = csv_num(out_buf, 1, 19);
+    double gb = csv_num(out_buf, 1, 20);
     assert_true(gb > 354 && gb < 356);
     assert_non_null(strstr(out_buf, ",0\n"));
     assert_int_equal(run("predict --gpu a100-sxm-80gb --model gpt2 --format json"), 0);
@@ -674,9 +674,9 @@ static void test_multi_gpu_clocks(void **state)
     for (int order = 0; order < 2; order++) {
         assert_int_equal(run("sweep --gpu %s --model gpt2 --format csv",
                              order ? "h100-sxm-80gb,a100-sxm-80gb" : "a100-sxm-80gb,h100-sxm-80gb"), 0);
-        assert_non_null(strstr(out_buf, "\nh100-sxm-80gb,gpt2,1,128,bf16,eager,0.0,1980.0,"));
-        assert_non_null(strstr(out_buf, "\na100-sxm-80gb,gpt2,1,128,bf16,eager,0.0,1410.0,"));
-        assert_null(strstr(out_buf, "\na100-sxm-80gb,gpt2,1,128,bf16,eager,0.0,1425.0,"));
+        assert_non_null(strstr(out_buf, "\nh100-sxm-80gb,gpt2,1,128,bf16,eager,prefill,0.0,1980.0,"));
+        assert_non_null(strstr(out_buf, "\na100-sxm-80gb,gpt2,1,128,bf16,eager,prefill,0.0,1410.0,"));
+        assert_null(strstr(out_buf, "\na100-sxm-80gb,gpt2,1,128,bf16,eager,prefill,0.0,1425.0,"));
         /* 81 A100 clocks (210-1410 by 15) and 110 H100 clocks (345-1980 by 15) */
         assert_int_equal(count_lines(out_buf), 1 + 81 + 110);
     }
@@ -748,10 +748,10 @@ static void test_compare_cmd(void **state)
             c = strchr(c, ',') + 1;
             col[k] = atof(c);
         }
-        /* col[6] sm_clock_mhz, col[13] energy_j */
-        if (col[13] < best_j * (1 - 1e-12)) {
-            best_j = col[13];
-            best_mhz = col[6];
+        /* col[7] sm_clock_mhz, col[14] energy_j */
+        if (col[14] < best_j * (1 - 1e-12)) {
+            best_j = col[14];
+            best_mhz = col[7];
         }
     }
     assert_close(opt_mhz, best_mhz, 0);
@@ -805,9 +805,9 @@ static void test_compare_cmd(void **state)
     /* voltage as a design parameter in a sweep: at a 600 mV floor the A10
      * cannot run 1000 MHz (alpha-power f_max 966 MHz), at 720 mV it can */
     assert_int_equal(run("sweep --gpu a10-24gb --model gpt2 --clock 900,1000 --set vmin_mv=600,720 --quiet"), 0);
-    assert_non_null(strstr(out_buf, "\na10-24gb,600,gpt2,1,128,bf16,eager,0.0,900.0,900.0,600.0,1,"));
-    assert_non_null(strstr(out_buf, "\na10-24gb,600,gpt2,1,128,bf16,eager,0.0,1000.0,1000.0,600.0,0,"));
-    assert_non_null(strstr(out_buf, "\na10-24gb,720,gpt2,1,128,bf16,eager,0.0,1000.0,1000.0,720.0,1,"));
+    assert_non_null(strstr(out_buf, "\na10-24gb,600,gpt2,1,128,bf16,eager,prefill,0.0,900.0,900.0,600.0,1,"));
+    assert_non_null(strstr(out_buf, "\na10-24gb,600,gpt2,1,128,bf16,eager,prefill,0.0,1000.0,1000.0,600.0,0,"));
+    assert_non_null(strstr(out_buf, "\na10-24gb,720,gpt2,1,128,bf16,eager,prefill,0.0,1000.0,1000.0,720.0,1,"));
     /* energy-check */
     assert_int_equal(run("energy-check --gpu a100-sxm-80gb --dtype bf16 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 2);
