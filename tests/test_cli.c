@@ -955,6 +955,37 @@ static void test_mpi(void **state)
 #endif
 }
 
+/* Training and decode from the command line: the phase columns add up to
+ * the step, the decode columns are there, a sweep lists its modes, and bad
+ * values are usage errors naming the option. */
+static void test_train_decode_cmds(void **state)
+{
+    (void)state;
+    assert_int_equal(run("predict --model gpt2 --batch 4 --seq 256 --mode train --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",mode,"));
+    assert_non_null(strstr(out_buf, ",time_fwd_ms,time_bwd_ms,time_opt_ms,energy_fwd_j,energy_bwd_j,"
+                                    "energy_opt_j,model_tflop,hardware_tflop,mfu,"));
+    assert_non_null(strstr(out_buf, ",eager,train,"));
+    /* time 13, fwd/bwd/opt from 22 */
+    double t = csv_num(out_buf, 1, 13);
+    double sum = csv_num(out_buf, 1, 22) + csv_num(out_buf, 1, 23) + csv_num(out_buf, 1, 24);
+    assert_close(sum, t, 1e-4);
+    double mfu = csv_num(out_buf, 1, 30);
+    assert_true(mfu > 0.01 && mfu < 0.8);
+    assert_int_equal(run("predict --model gpt2 --mode decode --gen 16 --launch graphs --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",ttft_ms,tpot_ms,energy_per_token_j,kv_cache_gb,"));
+    assert_int_equal(run("sweep --model gpt2 --mode prefill,train --clock 900 --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",eager,prefill,"));
+    assert_non_null(strstr(out_buf, ",eager,train,"));
+    assert_int_equal(run("predict --model gpt2 --mode decode --gen 0"), 2);
+    assert_non_null(strstr(err_buf, "--gen"));
+    assert_int_equal(run("predict --model gpt2 --mode fly"), 2);
+    assert_int_equal(run("predict --model gpt2 --mode train --recompute some"), 2);
+    assert_int_equal(run("predict --model resnet-101 --mode train"), 2);
+    assert_non_null(strstr(err_buf, "mode"));
+    assert_int_equal(run("predict --model bert-large --mode decode"), 2);
+}
+
 int main(void)
 {
     const char *rel = getenv("WATTLAS_BIN") ? getenv("WATTLAS_BIN") : WATTLAS_BIN_PATH;
@@ -984,6 +1015,7 @@ int main(void)
         cmocka_unit_test(test_compare_cmd),    cmocka_unit_test(test_host_cmds),
         cmocka_unit_test(test_multi_gpu_clocks),
         cmocka_unit_test(test_throttle_collapse),  cmocka_unit_test(test_memory_fits),
+        cmocka_unit_test(test_train_decode_cmds),
         cmocka_unit_test(test_few_shot_cmd),
         cmocka_unit_test(test_compare_not_runnable),    cmocka_unit_test(test_validate_beside),
         cmocka_unit_test(test_mpi),            cmocka_unit_test(test_install),

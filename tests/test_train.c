@@ -1,0 +1,411 @@
+/* Training steps and generations: FLOP accounting against hand-computed
+ * values, the backward kernel sequence op by op against PyTorch's
+ * derivative formulas, the foreach optimizer's launches, the memory of
+ * mixed precision, and the shapes a generation must have. */
+#include "test_util.h"
+#include "../presets/wattlas_presets.h"
+
+#include <math.h>
+#include <string.h>
+
+/* A GPT-2-style layer (pre-norm LayerNorm, fused c_attn, NewGELU, dropout
+ * 0.1) and a Llama-style one (RMSNorm, GQA 4/2, rotary, SwiGLU, no bias). */
+static wl_core_model gpt2ish(void)
+{
+    wl_core_model m = {.style = WL_STYLE_GPT2, .layers = 2, .d_model = 64, .heads = 4,
+                       .kv_heads = 4, .d_ff = 256, .activation = WL_ACT_GELU_TANH,
+                       .norm = WL_NORM_LAYERNORM, .pre_norm = 1, .final_norm = 1,
+                       .positions = WL_POS_LEARNED, .vocab_size = 1000, .max_positions = 64,
+                       .hidden_dropout = 0.1, .attention_dropout = 0.1};
+    strcpy(m.id, "gpt2ish");
+    return m;
+}
+
+static wl_core_model llamaish(void)
+{
+    wl_core_model m = {.style = WL_STYLE_LLAMA, .layers = 2, .d_model = 64, .heads = 4,
+                       .kv_heads = 2, .d_ff = 128, .activation = WL_ACT_SWIGLU,
+                       .norm = WL_NORM_RMSNORM, .pre_norm = 1, .final_norm = 1,
+                       .positions = WL_POS_ROTARY, .vocab_size = 1000, .untied_head = 1};
+    strcpy(m.id, "llamaish");
+    return m;
+}
+
+static double phase_flops(const wl_core_workload *wl, wl_phase ph)
+{
+    double f = 0;
+    for (size_t i = 0; i < wl_core_workload_count(wl); i++) {
+        const wl_kernel *k = wl_core_workload_kernel(wl, i);
+        if (k->phase == (int)ph && (k->kind == WL_K_GEMM || k->kind == WL_K_ATTN_FLASH))
+            f += 2.0 * (double)k->batch * (double)k->m * (double)k->n * (double)k->k *
+                 (k->kind == WL_K_ATTN_FLASH ? 2.0 * (k->causal ? 0.5 : 1.0) * (k->bwd ? 2.5 : 1) : 1);
+    }
+    return f;
+}
+
+/* One layer, b = 2, s = 16 (T = 32), by hand:
+ * GPT-2: c_attn 2*32*64*192 = 786432, QK^T and PV 2*8*16*16*16 = 65536
+ * each, c_proj 2*32*64*64 = 262144, c_fc and its projection
+ * 2*32*64*256 = 1048576 each: 3276800.
+ * Llama: q and o 2*32*64*64 = 262144 each, k and v 2*32*64*32 = 131072
+ * each, QK^T and PV 65536 each, gate, up and down 2*32*64*128 = 524288
+ * each: 2490368.
+ * The backward is exactly twice (two GEMMs per GEMM), the optimizer has
+ * none, a full recompute adds the forward once more. */
+static void test_layer_flops(void **state)
+{
+    (void)state;
+    const double fwd[2] = {3276800, 2490368};
+    for (int f = 0; f < 2; f++) {
+        wl_core_model m = f ? llamaish() : gpt2ish();
+        for (int r = 0; r < 3; r++) {
+            wl_core_shape sh = {.batch = 2, .seq = 16, .dtype = WL_DT_BF16,
+                                .mode = WL_MODE_TRAIN, .recompute = (wl_recompute)r};
+            wl_core_workload *wl = NULL;
+            wl_error err;
+            assert_int_equal(wl_core_build_layer(&m, &sh, &wl, &err), WL_OK);
+            assert_close(phase_flops(wl, WL_PHASE_FORWARD), fwd[f], 0);
+            double core = 2 * 65536.0; /* the attention core a selective recompute reruns */
+            double extra = r == WL_RECOMPUTE_FULL ? fwd[f] : r == WL_RECOMPUTE_SELECTIVE ? core : 0;
+            assert_close(phase_flops(wl, WL_PHASE_BACKWARD), 2 * fwd[f] + extra, 0);
+            assert_close(phase_flops(wl, WL_PHASE_OPTIMIZER), 0, 0);
+            assert_close(wl_core_workload_flops(wl), 3 * fwd[f] + extra, 0);
+            wl_core_workload_free(wl);
+        }
+    }
+}
+
+/* Whole models: hardware FLOPs 3x the forward's without recompute and 4x
+ * the layers' with a full one (the head and loss are not recomputed);
+ * model FLOPs (6 N + 12 L d s) tokens with N the matmul parameters. */
+static void test_model_flops(void **state)
+{
+    (void)state;
+    wl_core_model m;
+    wl_error err;
+    assert_int_equal(wl_preset_model_load("gpt2", &m, &err), WL_OK);
+    wl_core_shape sh = {.batch = 4, .seq = 256, .dtype = WL_DT_BF16, .mode = WL_MODE_TRAIN,
+                        .grad_accum = 2};
+    wl_core_workload *wl = NULL, *pre = NULL;
+    assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
+    double f = phase_flops(wl, WL_PHASE_FORWARD);
+    assert_close(wl_core_workload_flops(wl), 3 * f, 1e-12);
+    wl_core_build_info info;
+    assert_int_equal(wl_core_build_info_of(&m, &sh, 0, &info, &err), WL_OK);
+    /* GPT-2 small: 124439808 parameters; N leaves out wpe (1024 x 768) */
+    assert_close(info.params, 124439808, 0);
+    assert_close(info.matmul_params, 124439808 - 1024 * 768, 0);
+    double tokens = 4 * 256 * 2;
+    assert_close(info.tokens, tokens, 0);
+    assert_close(info.model_flop, (6 * info.matmul_params + 12.0 * 12 * 768 * 256) * tokens, 1e-12);
+    /* the prefill's layers are the training forward's layers */
+    wl_core_shape ps = sh;
+    ps.mode = WL_MODE_PREFILL;
+    assert_int_equal(wl_core_build(&m, &ps, &pre, &err), WL_OK);
+    double layers = wl_core_workload_flops(pre), head = 2.0 * 4 * 256 * 768 * 50257;
+    assert_close(f, 2 * (layers + head), 1e-12);
+    wl_core_workload_free(wl);
+    sh.recompute = WL_RECOMPUTE_FULL;
+    assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
+    assert_close(wl_core_workload_flops(wl), 2 * (4 * layers + 3 * head), 1e-12);
+    wl_core_workload_free(wl);
+    wl_core_workload_free(pre);
+}
+
+typedef struct {
+    wl_kernel_kind kind;
+    int op; /* elementwise op, or -1 */
+    long long batch, m, n, k;
+} expect;
+
+static void check_sequence(const wl_core_workload *wl, wl_phase ph, const expect *e, size_t ne)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < wl_core_workload_count(wl); i++) {
+        const wl_kernel *k = wl_core_workload_kernel(wl, i);
+        if (k->phase != (int)ph)
+            continue;
+        if (j >= ne)
+            fail_msg("more than %zu backward kernels", ne);
+        const expect *x = &e[j];
+        int ok = k->kind == x->kind && (x->op < 0 || (int)k->op == x->op) && k->n == x->n &&
+                 (k->kind == WL_K_ELEMENTWISE || (k->batch == x->batch && k->m == x->m && k->k == x->k));
+        if (!ok)
+            fail_msg("backward kernel %zu: got %s %s b%lld m%lld n%lld k%lld, expected %s b%lld "
+                     "m%lld n%lld k%lld", j, wl_kernel_kind_name(k->kind), wl_ew_op_name(k->op),
+                     k->batch, k->m, k->n, k->k, wl_kernel_kind_name(x->kind), x->batch, x->m,
+                     x->n, x->k);
+        j++;
+    }
+    assert_int_equal(j, ne);
+}
+
+#define G(b, m, n, k) {WL_K_GEMM, -1, b, m, n, k}
+#define E(op, n) {WL_K_ELEMENTWISE, op, 1, 0, n, 0}
+#define R(kind, rows, n) {kind, -1, rows, 0, n, 0}
+
+/* One eager GPT-2 layer's backward, written from derivatives.yaml in the
+ * reverse of the forward (T = 32 tokens, d = 64, ff = 256, 8 heads x batch
+ * rows of 16 x 16 scores; bf16 with fp32 main gradients: every parameter
+ * gradient is then added into its main gradient). */
+static void test_backward_gpt2(void **state)
+{
+    (void)state;
+    enum { T = 32, D = 64, F = 256, BH = 8, S = 16, HD = 16 };
+    const long long n = T * D, nf = T * F, ss = BH * S * S;
+    const expect e[] = {
+        /* residual add: nothing; resid dropout */
+        E(WL_EW_DROPOUT_BWD, n),
+        /* mlp c_proj (Conv1D, K = ff): dgrad, wgrad, bias sum, main grads */
+        G(1, T, F, D), G(1, F, D, T), R(WL_K_REDUCE, D, T), E(WL_EW_ADD, F * D), E(WL_EW_ADD, D),
+        /* NewGELU: a*u (two muls), 1+t nothing, tanh_backward, scale, add
+         * nothing, scale, pow (pow, *3, *grad), 0.5x, the sum of x's three
+         * gradients */
+        E(WL_EW_MUL, nf), E(WL_EW_MUL, nf), E(WL_EW_TANH, nf), E(WL_EW_SCALAR_MUL, nf),
+        E(WL_EW_SCALAR_MUL, nf), E(WL_EW_UNSPEC_SCALAR, nf), E(WL_EW_SCALAR_MUL, nf),
+        E(WL_EW_MUL, nf), E(WL_EW_SCALAR_MUL, nf), E(WL_EW_ADD, nf), E(WL_EW_ADD, nf),
+        /* c_fc */
+        G(1, T, D, F), G(1, D, F, T), R(WL_K_REDUCE, F, T), E(WL_EW_ADD, D * F), E(WL_EW_ADD, F),
+        /* ln_2: input gradient, gamma/beta sums, main grads; residual fan-out */
+        R(WL_K_LAYERNORM, T, D), R(WL_K_REDUCE, D, 2 * T), E(WL_EW_ADD, D), E(WL_EW_ADD, D),
+        E(WL_EW_ADD, n),
+        /* add: nothing; resid dropout; attention c_proj */
+        E(WL_EW_DROPOUT_BWD, n), G(1, T, D, D), G(1, D, D, T), R(WL_K_REDUCE, D, T),
+        E(WL_EW_ADD, D * D), E(WL_EW_ADD, D),
+        /* PV (bmm: grad_A = grad V^T, grad_B = P^T grad), attention
+         * dropout, softmax_backward_data, where, QK^T */
+        G(BH, S, S, HD), G(BH, S, HD, S), E(WL_EW_DROPOUT_BWD, ss), R(WL_K_SOFTMAX, BH * S, S),
+        E(WL_EW_UNSPEC_TENSOR, ss), G(BH, S, HD, S), G(BH, HD, S, S),
+        /* c_attn */
+        G(1, T, D, 3 * D), G(1, D, 3 * D, T), R(WL_K_REDUCE, 3 * D, T), E(WL_EW_ADD, D * 3 * D),
+        E(WL_EW_ADD, 3 * D),
+        /* ln_1, residual fan-out */
+        R(WL_K_LAYERNORM, T, D), R(WL_K_REDUCE, D, 2 * T), E(WL_EW_ADD, D), E(WL_EW_ADD, D),
+        E(WL_EW_ADD, n),
+    };
+    wl_core_model m = gpt2ish();
+    wl_core_shape sh = {.batch = 2, .seq = 16, .dtype = WL_DT_BF16, .mode = WL_MODE_TRAIN};
+    wl_core_workload *wl = NULL;
+    wl_error err;
+    assert_int_equal(wl_core_build_layer(&m, &sh, &wl, &err), WL_OK);
+    check_sequence(wl, WL_PHASE_BACKWARD, e, sizeof e / sizeof *e);
+    wl_core_workload_free(wl);
+}
+
+/* One eager Llama layer's backward (no biases, GQA k/v 32 wide, rotary,
+ * the decomposed RMSNorm, SwiGLU; nn.Linear puts features in M). */
+static void test_backward_llama(void **state)
+{
+    (void)state;
+    enum { T = 32, D = 64, KV = 32, F = 128, BH = 8, S = 16, HD = 16 };
+    const long long n = T * D, nf = T * F, ss = BH * S * S;
+    const wl_ew_op M = WL_EW_MUL;
+#define RMS_BWD                                                                              \
+    E(M, n), R(WL_K_REDUCE, D, T), E(M, n), E(WL_EW_ADD, D),       /* weight * y */          \
+        E(M, n), E(M, n), R(WL_K_REDUCE, T, D),                    /* x * rsqrt */           \
+        E(WL_EW_UNSPEC_SCALAR, T), E(WL_EW_SCALAR_MUL, T), E(M, T), /* rsqrt */              \
+        E(WL_EW_COPY, n), E(WL_EW_SCALAR_MUL, n), E(M, n),          /* pow(2) */             \
+        E(WL_EW_ADD, n)                                             /* x's two uses */
+    const expect e[] = {
+        /* down, the product's two muls, up, silu_backward, gate, the sum of
+         * the normed input's two uses */
+        G(1, F, T, D), G(1, F, D, T), E(WL_EW_ADD, F * D), E(M, nf), E(M, nf),
+        G(1, D, T, F), G(1, D, F, T), E(WL_EW_ADD, D * F), E(WL_EW_SILU, nf),
+        G(1, D, T, F), G(1, D, F, T), E(WL_EW_ADD, D * F), E(WL_EW_ADD, n),
+        RMS_BWD, E(WL_EW_ADD, n),
+        /* o_proj; PV; softmax in fp32 between its casts; * scaling; QK^T */
+        G(1, D, T, D), G(1, D, D, T), E(WL_EW_ADD, D * D),
+        G(BH, S, S, HD), G(BH, S, HD, S), R(WL_K_SOFTMAX, BH * S, S), E(WL_EW_CAST_FP32, ss),
+        E(WL_EW_CAST_BF16, ss), E(WL_EW_SCALAR_MUL, ss), G(BH, S, HD, S), G(BH, HD, S, S),
+        /* rotary of k then q: x*sin and x*cos (one mul each), x's two uses */
+        E(M, T * KV), E(M, T * KV), E(WL_EW_ADD, T * KV), E(M, n), E(M, n), E(WL_EW_ADD, n),
+        /* v, k, q and the sum of the normed input's three uses */
+        G(1, D, T, KV), G(1, D, KV, T), E(WL_EW_ADD, D * KV),
+        G(1, D, T, KV), G(1, D, KV, T), E(WL_EW_ADD, D * KV),
+        G(1, D, T, D), G(1, D, D, T), E(WL_EW_ADD, D * D), E(WL_EW_ADD, n), E(WL_EW_ADD, n),
+        RMS_BWD, E(WL_EW_ADD, n),
+    };
+#undef RMS_BWD
+    wl_core_model m = llamaish();
+    wl_core_shape sh = {.batch = 2, .seq = 16, .dtype = WL_DT_BF16, .mode = WL_MODE_TRAIN};
+    wl_core_workload *wl = NULL;
+    wl_error err;
+    assert_int_equal(wl_core_build_layer(&m, &sh, &wl, &err), WL_OK);
+    check_sequence(wl, WL_PHASE_BACKWARD, e, sizeof e / sizeof *e);
+    wl_core_workload_free(wl);
+}
+
+/* multi_tensor_apply's launches for a GPT-2-style layer at d = 2048, ff =
+ * 8192, by hand: chunks of 65536 per tensor in order ln_1 (1, 1), c_attn
+ * (192, 1), c_proj (64, 1), ln_2 (1, 1), c_fc (256, 1), proj (256, 1): the
+ * 320-block limit launches after 58 chunks of c_fc and after 121 of proj,
+ * and the rest at the end: three launches per foreach op. AdamW has eight
+ * ops, the master copy one, plus the main-gradient fill. */
+static void test_foreach_launches(void **state)
+{
+    (void)state;
+    wl_core_model m = gpt2ish();
+    m.d_model = 2048;
+    m.heads = m.kv_heads = 16;
+    m.d_ff = 8192;
+    wl_core_shape sh = {.batch = 1, .seq = 16, .dtype = WL_DT_BF16, .mode = WL_MODE_TRAIN};
+    wl_core_workload *wl = NULL;
+    wl_error err;
+    assert_int_equal(wl_core_build_layer(&m, &sh, &wl, &err), WL_OK);
+    double params = 4 * 2048.0 + 2048.0 * 6144 + 6144 + 2048.0 * 2048 + 2048 + 2 * 2048.0 * 8192 +
+                    8192 + 2048;
+    long long launches = 0;
+    double elems = 0, first = -1;
+    for (size_t i = 0; i < wl_core_workload_count(wl); i++) {
+        const wl_kernel *k = wl_core_workload_kernel(wl, i);
+        if (k->phase != WL_PHASE_OPTIMIZER)
+            continue;
+        launches++;
+        if (k->op != WL_EW_FILL)
+            elems += (double)k->n;
+        if (first < 0)
+            first = (double)k->n;
+    }
+    assert_int_equal(launches, 9 * 3 + 1);
+    assert_close(elems, 9 * params, 0);
+    /* the first launch: ln_1, c_attn, c_proj, ln_2 whole and 58 chunks of c_fc */
+    assert_close(first, 4 * 2048.0 + 2048.0 * 6144 + 6144 + 2048.0 * 2048 + 2048 + 58 * 65536.0, 0);
+    wl_core_workload_free(wl);
+    /* SGD with momentum: three ops, no master copy without a master */
+    sh.optimizer = WL_OPTIM_SGD;
+    sh.master_none = 1;
+    assert_int_equal(wl_core_build_layer(&m, &sh, &wl, &err), WL_OK);
+    launches = 0;
+    for (size_t i = 0; i < wl_core_workload_count(wl); i++)
+        launches += wl_core_workload_kernel(wl, i)->phase == WL_PHASE_OPTIMIZER;
+    assert_int_equal(launches, 3 * 3);
+    wl_core_workload_free(wl);
+}
+
+/* GPT-2 small in bf16 with fp32 masters: 2 + 4 + 4 + 8 = 18 bytes per
+ * parameter (Megatron-LM's figure); without a master 2 + 2 + 4 = 8; fp32
+ * 4 + 4 + 8 = 16; SGD's one buffer instead of two moments. */
+static void test_train_memory(void **state)
+{
+    (void)state;
+    wl_core_model m;
+    wl_error err;
+    assert_int_equal(wl_preset_model_load("gpt2", &m, &err), WL_OK);
+    const double N = 124439808;
+    wl_core_shape sh = {.batch = 1, .seq = 128, .dtype = WL_DT_BF16, .mode = WL_MODE_TRAIN};
+    wl_core_memory mem;
+    assert_int_equal(wl_core_memory_estimate(&m, &sh, &mem, &err), WL_OK);
+    assert_close(mem.weights_gb, 2 * N / 1e9, 1e-12);
+    assert_close(mem.master_gb, 4 * N / 1e9, 1e-12);
+    assert_close(mem.grads_gb, 4 * N / 1e9, 1e-12);
+    assert_close(mem.optimizer_gb, 8 * N / 1e9, 1e-12);
+    assert_close(mem.kv_cache_gb, 0, 0);
+    assert_close(mem.total_gb, 18 * N / 1e9 + mem.activations_gb + mem.workspace_gb, 1e-12);
+    sh.master_none = 1;
+    assert_int_equal(wl_core_memory_estimate(&m, &sh, &mem, &err), WL_OK);
+    assert_close(mem.master_gb + mem.grads_gb + mem.optimizer_gb, 6 * N / 1e9, 1e-12);
+    sh.dtype = WL_DT_FP32;
+    sh.master_none = 0;
+    sh.optimizer = WL_OPTIM_SGD;
+    assert_int_equal(wl_core_memory_estimate(&m, &sh, &mem, &err), WL_OK);
+    assert_close(mem.weights_gb + mem.grads_gb + mem.optimizer_gb, 12 * N / 1e9, 1e-12);
+    /* activations kept: none with a full recompute beyond each layer's input
+     * (and the largest layer rebuilt), so fewer than without */
+    double none = 0;
+    sh.dtype = WL_DT_BF16;
+    assert_int_equal(wl_core_memory_estimate(&m, &sh, &mem, &err), WL_OK);
+    none = mem.activations_gb;
+    sh.recompute = WL_RECOMPUTE_SELECTIVE;
+    assert_int_equal(wl_core_memory_estimate(&m, &sh, &mem, &err), WL_OK);
+    assert_true(mem.activations_gb < none);
+    double sel = mem.activations_gb;
+    sh.recompute = WL_RECOMPUTE_FULL;
+    assert_int_equal(wl_core_memory_estimate(&m, &sh, &mem, &err), WL_OK);
+    assert_true(mem.activations_gb < sel);
+}
+
+/* Korthikanti et al. (2022), eq. 1: a GPT layer (fused QKV, plain GELU,
+ * dropout on probabilities and both sublayers) keeps s b h (34 + 5 a s / h)
+ * bytes in 16-bit activations; our count adds LayerNorm's fp32 mean and
+ * rstd (16 bytes per token per layer), which the paper leaves out. */
+static void test_saved_activations(void **state)
+{
+    (void)state;
+    wl_core_model m = gpt2ish();
+    m.activation = WL_ACT_GELU;
+    wl_core_shape sh = {.batch = 2, .seq = 16, .dtype = WL_DT_BF16, .mode = WL_MODE_TRAIN};
+    wl_core_build_info info;
+    wl_error err;
+    assert_int_equal(wl_core_build_info_of(&m, &sh, 1, &info, &err), WL_OK);
+    double s = 16, b = 2, h = 64, a = 4;
+    double paper = s * b * h * (34 + 5 * a * s / h);
+    assert_close(info.saved_gb * 1e9, paper + 16 * s * b, 1e-12);
+}
+
+/* A generation: per-token time rises with the context; CUDA graphs beat
+ * eager launches at batch 1 (launch-bound) and match them at a batch large
+ * enough to be GPU-bound (eager HF issues ~1100 kernels a step at ~32 us
+ * each on the calibration host: batch 256 on an 8B model); the KV cache is
+ * 2 layers d_kv (seq + gen - 1) batch bytes; a decode step never beats
+ * reading the weights at peak bandwidth. */
+static void test_decode(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    wl_core_model m;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_load("a100-sxm-80gb", &g, &err), WL_OK);
+    assert_int_equal(wl_preset_model_load("llama-3-8b", &m, &err), WL_OK);
+    wl_core_op op = {.sm_clock_mhz = 1410};
+    double tpot[2][2];
+    for (int bi = 0; bi < 2; bi++)
+        for (int l = 0; l < 2; l++) {
+            wl_core_shape sh = {.batch = bi ? 256 : 1, .seq = 256, .dtype = WL_DT_BF16,
+                                .mode = WL_MODE_DECODE, .gen = 32, .launch = (wl_launch)l};
+            wl_core_workload *wl = NULL;
+            assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
+            wl_core_result r;
+            assert_int_equal(wl_core_predict(&g, wl, &op, &r), WL_OK);
+            tpot[bi][l] = r.phase[WL_PHASE_DECODE].time_ms / 31;
+            assert_close(r.phase[WL_PHASE_FORWARD].time_ms + r.phase[WL_PHASE_DECODE].time_ms,
+                         r.time_ms, 1e-9);
+            assert_close(r.phase[WL_PHASE_FORWARD].energy_j + r.phase[WL_PHASE_DECODE].energy_j,
+                         r.energy_j, 1e-9);
+            /* weights (with the untied head) / peak bandwidth per step */
+            double floor_ms = 8030261248.0 * 2 / (g.dram_bw_gbs * 1e9) * 1e3;
+            assert_true(tpot[bi][l] > floor_ms);
+            wl_core_build_info info;
+            assert_int_equal(wl_core_build_info_of(&m, &sh, 0, &info, &err), WL_OK);
+            assert_close(info.kv_cache_gb, 2.0 * 32 * 1024 * (256 + 31) * (double)sh.batch * 2 / 1e9,
+                         1e-12);
+            /* the per-step time rises with the context */
+            double prev = 0;
+            int rising = 1;
+            for (long long len = 1; len <= 4 && bi == 0; len++) {
+                wl_core_shape one = sh;
+                one.gen = 2;
+                one.seq = 256 * len * 4;
+                wl_core_workload *w1 = NULL;
+                assert_int_equal(wl_core_build(&m, &one, &w1, &err), WL_OK);
+                assert_int_equal(wl_core_predict(&g, w1, &op, &r), WL_OK);
+                rising &= r.phase[WL_PHASE_DECODE].time_ms > prev;
+                prev = r.phase[WL_PHASE_DECODE].time_ms;
+                wl_core_workload_free(w1);
+            }
+            assert_true(rising);
+            wl_core_workload_free(wl);
+        }
+    assert_true(tpot[0][1] < 0.9 * tpot[0][0]);
+    assert_close(tpot[1][1] / tpot[1][0], 1.0, 0.02);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_layer_flops),      cmocka_unit_test(test_model_flops),
+        cmocka_unit_test(test_backward_gpt2),    cmocka_unit_test(test_backward_llama),
+        cmocka_unit_test(test_foreach_launches), cmocka_unit_test(test_train_memory),
+        cmocka_unit_test(test_saved_activations), cmocka_unit_test(test_decode),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
