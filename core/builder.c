@@ -1225,10 +1225,9 @@ static void pl_model(bld *B, int layer_only)
  * scalar list), and after the last chunk. */
 static void foreach(bld *B, wl_ew_op op, int depth, int scalarlist, wl_dtype dt)
 {
-    static const int max_tensors[5] = {110, 64, 48, 36, 30};
-    static const int max_tensors_sl[5] = {96, 64, 48, 36, 30};
+    static const int max_tensors[2][5] = {{110, 64, 48, 36, 30}, {96, 64, 48, 36, 30}};
     const long long chunk = 65536;
-    int tmax = (scalarlist ? max_tensors_sl : max_tensors)[depth - 1];
+    int tmax = max_tensors[scalarlist != 0][depth - 1];
     int blocks = 0, tensors = 0;
     long long elems = 0;
     for (size_t t = 0; t < B->np && !B->rc; t++) {
