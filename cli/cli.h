@@ -14,6 +14,25 @@
 #define EXIT_RUNTIME 1
 #define CLI_HELP (-1) /* X_parse printed the help: exit 0 */
 
+/* The training and decode options: their help lines and their sweep keys,
+ * shared by predict, compare and sweep. */
+#define CLI_MODE_HELP \
+    "  --mode prefill|train|decode   what runs (default prefill: one forward pass;\n" \
+    "                          also inference, forward): train is one optimizer step\n" \
+    "                          (forward, loss, backward, optimizer), decode a generation\n" \
+    "  --optimizer adamw|sgd   train: the optimizer (default adamw, PyTorch foreach)\n" \
+    "  --master-dtype fp32|none  train: fp32 master weights, main gradients and state\n" \
+    "                          with bf16/fp16 compute (default fp32), or all in dtype\n" \
+    "  --recompute none|selective|full  train: activation recomputation (default none)\n" \
+    "  --grad-accum N          train: micro-batches of --batch per step (default 1)\n" \
+    "  --gen N                 decode: tokens generated after the --seq prompt (default 128)\n" \
+    "  --launch eager|graphs   decode: kernels issued one by one, or decode steps\n" \
+    "                          replayed from CUDA graphs (default eager)\n"
+#define CLI_MODE_AXES                                                                        \
+    {"mode", "mode"}, {"optimizer", "optimizer"}, {"master-dtype", "master_dtype"},            \
+        {"recompute", "recompute"}, {"grad-accum", "grad_accum"}, {"gen", "gen"},            \
+        {"launch", "launch"}
+
 typedef struct {
     const char *name, *summary;
     int (*main)(int argc, char **argv); /* argv[0] is the command's name */

@@ -26,17 +26,7 @@ static void help(FILE *f)
 "                          idle curve (repeatable; a bare TABLE only with one GPU)\n"
 "  --batch N  --seq N      shape (defaults 1 and 128)\n"
 "  --dtype bf16|fp16|fp32|tf32   precision (default bf16)\n"
-"  --mode prefill|train|decode   what runs (default prefill: one forward pass;\n"
-"                          also inference, forward): train is one optimizer step\n"
-"                          (forward, loss, backward, optimizer), decode a generation\n"
-"  --optimizer adamw|sgd   train: the optimizer (default adamw, PyTorch foreach)\n"
-"  --master-dtype fp32|none  train: fp32 master weights, main gradients and state\n"
-"                          with bf16/fp16 compute (default fp32), or all in dtype\n"
-"  --recompute none|selective|full  train: activation recomputation (default none)\n"
-"  --grad-accum N          train: micro-batches of --batch per step (default 1)\n"
-"  --gen N                 decode: tokens generated after the --seq prompt (default 128)\n"
-"  --launch eager|graphs   decode: kernels issued one by one, or decode steps\n"
-"                          replayed from CUDA graphs (default eager)\n"
+CLI_MODE_HELP
 "  --attention eager|flash attention implementation (default eager)\n"
 "  --clock MHZ             requested clock for the first columns (default: max)\n"
 "  --objective OBJ         energy (default), edp, ed2p, energy-within-slowdown=P,\n"
@@ -63,9 +53,7 @@ static const cli_axis axis_opts[] = {
     {"seq", "seq"},   {"dtype", "dtype"}, {"attention", "attention"}, {"idle", "idle"},
     {"host", "host"},
     {"latency", "latency"}, {"interval", "interval"},
-    {"mode", "mode"}, {"optimizer", "optimizer"}, {"master-dtype", "master_dtype"},
-    {"recompute", "recompute"}, {"grad-accum", "grad_accum"}, {"gen", "gen"},
-    {"launch", "launch"},
+    CLI_MODE_AXES,
 };
 #define NAXIS (sizeof axis_opts / sizeof *axis_opts)
 

@@ -25,17 +25,7 @@ static void help(FILE *f)
 "  --batch N               sequences (or images) per pass (default 1)\n"
 "  --seq N                 tokens per sequence (default 128)\n"
 "  --dtype bf16|fp16|fp32|tf32   precision (default bf16)\n"
-"  --mode prefill|train|decode   what runs (default prefill: one forward pass;\n"
-"                          also inference, forward): train is one optimizer step\n"
-"                          (forward, loss, backward, optimizer), decode a generation\n"
-"  --optimizer adamw|sgd   train: the optimizer (default adamw, PyTorch foreach)\n"
-"  --master-dtype fp32|none  train: fp32 master weights, main gradients and state\n"
-"                          with bf16/fp16 compute (default fp32), or all in dtype\n"
-"  --recompute none|selective|full  train: activation recomputation (default none)\n"
-"  --grad-accum N          train: micro-batches of --batch per step (default 1)\n"
-"  --gen N                 decode: tokens generated after the --seq prompt (default 128)\n"
-"  --launch eager|graphs   decode: kernels issued one by one, or decode steps\n"
-"                          replayed from CUDA graphs (default eager)\n"
+CLI_MODE_HELP
 "  --attention eager|flash attention implementation (default eager)\n"
 "  --clock LIST            requested SM clocks in MHz: a value, a list, MIN:MAX:STEP\n"
 "                          (default: the GPU's maximum)\n"
@@ -71,9 +61,7 @@ static const cli_axis axis_opts[] = {
     {"voltage-mv", "voltage_mv"}, {"voltage-offset-mv", "voltage_offset_mv"},
     {"scope", "scope"}, {"latency", "latency"}, {"idle", "idle"},      {"interval", "interval"},
     {"host", "host"},
-    {"mode", "mode"}, {"optimizer", "optimizer"}, {"master-dtype", "master_dtype"},
-    {"recompute", "recompute"}, {"grad-accum", "grad_accum"}, {"gen", "gen"},
-    {"launch", "launch"},
+    CLI_MODE_AXES,
 };
 #define NAXIS (sizeof axis_opts / sizeof *axis_opts)
 

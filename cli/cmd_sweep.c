@@ -73,9 +73,7 @@ static const cli_axis axis_opts[] = {
     {"set", "set"},         {"scope", "scope"},
     {"idle", "idle"},       {"latency", "latency"},     {"host", "host"},
     {"interval", "interval"},
-    {"mode", "mode"}, {"optimizer", "optimizer"}, {"master-dtype", "master_dtype"},
-    {"recompute", "recompute"}, {"grad-accum", "grad_accum"}, {"gen", "gen"},
-    {"launch", "launch"},
+    CLI_MODE_AXES,
 };
 #define NAXIS (sizeof axis_opts / sizeof *axis_opts)
 

@@ -156,6 +156,26 @@ static void fanout(bld *B, long long n, wl_dtype dt, int uses)
     }
 }
 
+/* The last entry also gives the gradient of a parameter of numel elements
+ * (ops whose backward the caller wrote out). */
+static void tp_param(bld *B, double numel)
+{
+    if (B->train && !B->rc && B->ntape) {
+        tp_ent *e = &B->tape[B->ntape - 1];
+        if (e->np < 2)
+            e->param[e->np++] = numel;
+    }
+}
+
+/* The host waits for the GPU (an .item() or a token read back). */
+static void host_sync(bld *B)
+{
+    wl_kernel sy = {0};
+    sy.kind = WL_K_GAP;
+    sy.sync = 1;
+    add(B, &sy);
+}
+
 static void mark(bld *B, int what)
 {
     tp_ent *e = tp_new(B);
@@ -377,11 +397,9 @@ static void norm(bld *B)
     wl_kernel wy[3] = {ewk(WL_EW_MUL, n, B->dt), rowk(WL_K_REDUCE, B->d, T, B->dt),
                        ewk(WL_EW_MUL, n, B->dt)};
     ewb(B, WL_EW_SCALAR_MUL, n, B->dt, wy, 3);  /* weight * x.to(dtype) */
-    if (B->train) {
-        B->tape[B->ntape - 1].param[B->tape[B->ntape - 1].np++] = (double)B->d;
-        save(B, (double)n, 4.0 + eb(B)); /* x in fp32 and the cast product */
-        save(B, (double)T, 4.0);         /* rsqrt */
-    }
+    tp_param(B, (double)B->d);
+    save(B, (double)n, 4.0 + eb(B)); /* x in fp32 and the cast product */
+    save(B, (double)T, 4.0);         /* rsqrt */
 }
 
 /* apply_rotary_pos_emb: x*cos + rotate_half(x)*sin. rotate_half's neg and
@@ -752,10 +770,8 @@ static void prefix(bld *B)
         wl_kernel pos[2] = {rowk(WL_K_REDUCE, B->s * B->d, B->b, B->dt),
                             rowk(WL_K_REDUCE, B->d, B->b, B->dt)};
         ewb(B, WL_EW_SCALAR_ADD, n, B->dt, pos, 2);
-        if (B->train) {
-            B->tape[B->ntape - 1].param[B->tape[B->ntape - 1].np++] = (double)(B->s * B->d);
-            B->tape[B->ntape - 1].param[B->tape[B->ntape - 1].np++] = (double)B->d;
-        }
+        tp_param(B, (double)(B->s * B->d));
+        tp_param(B, (double)B->d);
         dropout(B, n, m->hidden_dropout);
         break;
     }
@@ -1264,10 +1280,7 @@ static void optimizer(bld *B)
     if (B->dt == WL_DT_FP16) {
         /* _amp_foreach_non_finite_check_and_unscale_, then found_inf.item() */
         foreach(B, WL_EW_SCALAR_MUL, 1, 0, pdt);
-        wl_kernel sy = {0};
-        sy.kind = WL_K_GAP;
-        sy.sync = 1;
-        add(B, &sy);
+        host_sync(B);
     }
     if (B->sh->optimizer == WL_OPTIM_ADAMW) {
         foreach(B, WL_EW_SCALAR_MUL, 1, 0, pdt);
@@ -1345,10 +1358,7 @@ static void sample(bld *B, long long len)
     ewc(B, WL_EW_UNSPEC_TENSOR, B->b, WL_DT_FP32);      /* unfinished & ~done */
     wl_kernel mx = rowk(WL_K_REDUCE, 1, B->b, WL_DT_FP32); /* .max() == 0 */
     add(B, &mx);
-    wl_kernel sy = {0};
-    sy.kind = WL_K_GAP;
-    sy.sync = 1;
-    add(B, &sy);
+    host_sync(B);
 }
 
 /* One forward of a generation over B->s new positions with B->sk keys. */
@@ -1481,6 +1491,7 @@ static void bld_free(bld *B)
     free(B->plist);
     B->tape = NULL;
     B->plist = NULL;
+    B->ntape = B->captape = B->np = B->capp = 0;
 }
 
 /* The whole step, or one layer only. */
@@ -1589,18 +1600,14 @@ int wl_core_build_info_of(const wl_core_model *model, const wl_core_shape *shape
         if (rc)
             return rc;
     }
-    /* the parameter list of the mode's model (the prefill's base model has
-     * no head: its list is built here for the count only) */
-    bld P;
-    memset(&P, 0, sizeof P);
-    P.m = model;
-    P.d = B.d, P.h = B.h, P.kvh = B.kvh, P.hd = B.hd, P.ff = B.ff, P.s = B.s;
-    pl_model(&P, layer_only);
+    /* the parameters of the mode's model (the prefill's base model has no
+     * head: its list is built here for the count only) */
+    pl_model(&B, layer_only);
     double params = 0;
-    for (size_t i = 0; i < P.np; i++)
-        params += P.plist[i];
-    rc = P.rc;
-    free(P.plist);
+    for (size_t i = 0; i < B.np; i++)
+        params += B.plist[i];
+    rc = B.rc;
+    bld_free(&B);
     if (rc)
         return rc;
     out->params = params;

@@ -41,12 +41,6 @@ static void prepare_all(wl_core_evaluator *ev)
         p->graphed = k->graphed;
         p->sync = k->sync;
     }
-    ev->after_sync = 0;
-    for (size_t i = wl->n; i-- > 0;)
-        if (wl->k[i].kind == WL_K_GAP && wl->k[i].sync) {
-            ev->after_sync = i + 1;
-            break;
-        }
 }
 
 int wl_core_evaluator_create(const wl_core_gpu *gpu, const wl_core_workload *wl,
@@ -69,6 +63,11 @@ int wl_core_evaluator_create(const wl_core_gpu *gpu, const wl_core_workload *wl,
     }
     prepare_all(ev);
     set_tiny(ev);
+    for (size_t i = wl->n; i-- > 0;)
+        if (wl->k[i].kind == WL_K_GAP && wl->k[i].sync) {
+            ev->after_sync = i + 1;
+            break;
+        }
     *out = ev;
     return WL_OK;
 }

@@ -6,6 +6,7 @@
 #include "../presets/wattlas_presets.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* A GPT-2-style layer (pre-norm LayerNorm, fused c_attn, NewGELU, dropout
@@ -17,7 +18,7 @@ static wl_core_model gpt2ish(void)
                        .norm = WL_NORM_LAYERNORM, .pre_norm = 1, .final_norm = 1,
                        .positions = WL_POS_LEARNED, .vocab_size = 1000, .max_positions = 64,
                        .hidden_dropout = 0.1, .attention_dropout = 0.1};
-    strcpy(m.id, "gpt2ish");
+    snprintf(m.id, sizeof m.id, "%s", "gpt2ish");
     return m;
 }
 
@@ -27,7 +28,7 @@ static wl_core_model llamaish(void)
                        .kv_heads = 2, .d_ff = 128, .activation = WL_ACT_SWIGLU,
                        .norm = WL_NORM_RMSNORM, .pre_norm = 1, .final_norm = 1,
                        .positions = WL_POS_ROTARY, .vocab_size = 1000, .untied_head = 1};
-    strcpy(m.id, "llamaish");
+    snprintf(m.id, sizeof m.id, "%s", "llamaish");
     return m;
 }
 
