@@ -442,6 +442,7 @@ static void flash(bld *B, long long bh)
     k.k = B->hd;
     /* a decode step's one query sees the whole cache: no mask */
     k.causal = st != WL_STYLE_BERT && st != WL_STYLE_VIT && B->s > 1;
+    k.groups = B->kvh > 0 && B->kvh < B->h ? (int)(B->h / B->kvh) : 0;
     add(B, &k);
     /* FlashAttention-2's backward as PyTorch's SDPA launches it: the row
      * sums of dO * O, the fused dQ/dK/dV kernel (which recomputes the
@@ -1342,51 +1343,152 @@ static void train_step(bld *B, int layer_only)
  * fp32 (.float()), takes the argmax, appends the token to the ids (a cat
  * of the b x length int64 ids), evaluates the stopping criteria (a few
  * kernels on b flags) and reads "all finished" back to the host: a sync
- * per token. With --launch graphs each decode step's forward is replayed
- * from a CUDA graph, as serving engines do: one launch call issues the
- * whole graph (its first kernel carries the host cost) and the kernels keep
- * their device cost; the prefill and the sampler stay eager. */
-static void sample(bld *B, long long len)
+ * per token. --launch graphs builds a serving engine's generation instead
+ * (below). */
+
+/* ---- a serving engine's forward (--launch graphs) --------------------------------
+ * CUDA graphs are replayed by serving engines (vLLM, TensorRT-LLM, SGLang)
+ * and by torch.compile's "reduce-overhead" mode, not around HF's eager
+ * kernel sequence, and those engines fuse that sequence too. --launch
+ * graphs therefore builds a serving engine's forward, following vLLM's
+ * model code (model_executor/models/llama.py, gpt2.py, opt.py) and its
+ * custom ops. Per layer:
+ *   the input norm: RMSNorm as one kernel, fused_add_rms_norm from the
+ *     second layer on (the previous layer's residual add inside it);
+ *     LayerNorm as one kernel, the residual adds as separate adds;
+ *   the merged QKV projection (QKVParallelLinear: one GEMM, bias in it);
+ *   rotary_embedding, in place on q and k with a cached cos/sin table;
+ *   reshape_and_cache_flash: the new keys and values into the cache;
+ *   the attention kernel (FlashAttention-2 varlen with causal masking for
+ *     a prefill; the split-KV, GQA-packed decode kernel for a step);
+ *   o_proj; the second norm (fused with the residual add for RMSNorm);
+ *   the merged gate_up GEMM and silu_and_mul, or fc1 and one activation
+ *     kernel (gelu_new, relu); the down projection.
+ * That is 10 kernels a Llama layer against about 40 in HF eager. Each
+ * decode step's forward up to the final norm is one graph (its first
+ * kernel carries the launch call); the LM head on each sequence's last
+ * position and the greedy sampler (the logits in fp32, argmax, the tokens
+ * read back: a sync) run eagerly, as in vLLM's model runner. The prefill
+ * is the same fused forward without a graph. The engine's scheduler and
+ * input preparation on the host are not modelled. */
+static void serve_norm(bld *B, int residual)
 {
-    long long V = B->m->vocab_size;
-    ewc(B, WL_EW_CAST_FP32, B->b * V, B->dt);          /* logits[:, -1].float() */
-    wl_kernel am = rowk(WL_K_REDUCE, B->b, V, WL_DT_FP32); /* argmax */
-    add(B, &am);
-    ewc(B, WL_EW_COPY, 2 * B->b * len, WL_DT_FP32);     /* cat(input_ids, next) */
-    ewc(B, WL_EW_FILL, B->b, WL_DT_FP32);               /* max-length criterion */
-    ewc(B, WL_EW_UNSPEC_TENSOR, B->b, WL_DT_FP32);      /* isin(last, eos) */
-    ewc(B, WL_EW_UNSPEC_TENSOR, B->b, WL_DT_FP32);      /* unfinished & ~done */
-    wl_kernel mx = rowk(WL_K_REDUCE, 1, B->b, WL_DT_FP32); /* .max() == 0 */
-    add(B, &mx);
-    host_sync(B);
+    int rms = B->m->norm != WL_NORM_LAYERNORM;
+    if (residual && !rms)
+        ewc(B, WL_EW_ADD, B->T * B->d, B->dt);
+    wl_kernel k = rowk(rms ? WL_K_RMSNORM : WL_K_LAYERNORM, B->T, B->d, B->dt);
+    k.residual = residual && rms;
+    add(B, &k);
 }
 
-/* One forward of a generation over B->s new positions with B->sk keys. */
-static void gen_forward(bld *B, int layer_only)
+static void serve_layer(bld *B, int first)
 {
+    const wl_core_model *m = B->m;
+    long long dq = B->h * B->hd, dkv = B->kvh * B->hd, T = B->T;
+    int llama = m->style == WL_STYLE_LLAMA, bias = !llama;
+    if (m->pre_norm)
+        serve_norm(B, !first);
+    linear_x(B, B->d, dq + 2 * dkv, bias || m->qkv_bias, 0);
+    if (m->positions == WL_POS_ROTARY)
+        ewc(B, WL_EW_UNSPEC_SCALAR, T * (B->h + B->kvh) * B->hd, B->dt);
+    cache_update(B);
+    if (B->attn == WL_ATTN_FLASH) {
+        flash(B, B->b * B->h);
+    } else {
+        /* an unfused attention backend: scores, a softmax with the scale
+         * and mask folded in, and the weighted sum */
+        bgemm(B, B->b * B->h, B->s, B->sk, B->hd);
+        rowop(B, WL_K_SOFTMAX, B->b * B->h * B->s, B->sk, B->dt);
+        bgemm(B, B->b * B->h, B->s, B->hd, B->sk);
+    }
+    linear_x(B, dq, B->d, bias, 0);
+    serve_norm(B, 1);
+    if (m->activation == WL_ACT_SWIGLU) {
+        linear_x(B, B->d, 2 * B->ff, bias, 0);
+        ewc(B, WL_EW_SILU_MUL, T * B->ff, B->dt);
+    } else {
+        linear_x(B, B->d, B->ff, bias, 0);
+        wl_ew_op act = m->activation == WL_ACT_RELU ? WL_EW_RELU : WL_EW_GELU;
+        ewc(B, act, T * B->ff, B->dt);
+    }
+    linear_x(B, B->ff, B->d, bias, 0);
+    if (!llama) /* the MLP's residual add (RMSNorm models fuse it into the next norm) */
+        ewc(B, WL_EW_ADD, T * B->d, B->dt);
+}
+
+/* One forward of a generation over B->s new positions with B->sk keys,
+ * its kernels from `graph` on replayed from a CUDA graph. */
+static void gen_forward(bld *B, int layer_only, int graph)
+{
+    int serve = B->sh->launch == WL_LAUNCH_GRAPHS;
     B->T = B->b * B->s;
+    B->graphing = graph;
+    B->graph_n = 0;
     if (layer_only) {
-        layer(B);
+        if (serve)
+            serve_layer(B, 0);
+        else
+            layer(B);
+        B->graphing = 0;
         return;
     }
-    prefix(B);
-    for (int l = 0; l < B->m->layers && !B->rc; l++)
-        layer(B);
-    if (B->m->final_norm && B->m->pre_norm)
-        norm(B);
+    if (serve) {
+        /* token embeddings (a gather, not recorded) plus learned positions */
+        if (B->m->positions == WL_POS_LEARNED)
+            ewc(B, WL_EW_ADD, B->T * B->d, B->dt);
+        for (int l = 0; l < B->m->layers && !B->rc; l++)
+            serve_layer(B, l == 0);
+        if (B->m->final_norm && B->m->pre_norm)
+            serve_norm(B, 1);
+        B->graphing = 0;
+    } else {
+        prefix(B);
+        for (int l = 0; l < B->m->layers && !B->rc; l++)
+            layer(B);
+        if (B->m->final_norm && B->m->pre_norm)
+            norm(B);
+    }
     long long T = B->T;
     B->T = B->b; /* the last position's hidden state */
     linear_x(B, B->d, B->m->vocab_size, 0, 0);
     B->T = T;
+    B->graphing = 0;
 }
 
+/* Greedy sampling after each forward. HF generate: the last logits in
+ * fp32 (.float()), the argmax, the token appended to the ids (a cat of the
+ * b x length int64 ids), the stopping criteria (a few kernels on b flags)
+ * and "all finished" read back to the host: a sync per token. A serving
+ * engine: the logits in fp32, the argmax, the tokens read back. */
+static void sample(bld *B, long long len)
+{
+    long long V = B->m->vocab_size;
+    int serve = B->sh->launch == WL_LAUNCH_GRAPHS;
+    ewc(B, WL_EW_CAST_FP32, B->b * V, B->dt);
+    wl_kernel am = rowk(WL_K_REDUCE, B->b, V, WL_DT_FP32); /* argmax */
+    add(B, &am);
+    if (!serve) {
+        ewc(B, WL_EW_COPY, 2 * B->b * len, WL_DT_FP32);  /* cat(input_ids, next) */
+        ewc(B, WL_EW_FILL, B->b, WL_DT_FP32);            /* max-length criterion */
+        ewc(B, WL_EW_UNSPEC_TENSOR, B->b, WL_DT_FP32);   /* isin(last, eos) */
+        ewc(B, WL_EW_UNSPEC_TENSOR, B->b, WL_DT_FP32);   /* unfinished & ~done */
+        wl_kernel mx = rowk(WL_K_REDUCE, 1, B->b, WL_DT_FP32); /* .max() == 0 */
+        add(B, &mx);
+    }
+    host_sync(B);
+}
+
+/* A generation: the prefill over the prompt (time to first token), then
+ * gen - 1 decode steps, each over one new position per sequence with the
+ * cache one longer; eagerly (HF generate with a static cache) or as a
+ * serving engine replays them from CUDA graphs. */
 static void generate(bld *B, int layer_only)
 {
     long long prompt = B->s, gen = B->sh->gen;
     B->phase = WL_PHASE_FORWARD;
     B->gen = 1;
     B->sk = prompt;
-    gen_forward(B, layer_only);
+    gen_forward(B, layer_only, 0);
     if (!layer_only)
         sample(B, prompt + 1);
     B->phase = WL_PHASE_DECODE;
@@ -1395,11 +1497,7 @@ static void generate(bld *B, int layer_only)
     int graphs = B->sh->launch == WL_LAUNCH_GRAPHS;
     for (long long i = 1; i < gen && !B->rc; i++) {
         B->sk = prompt + i;
-        /* replayed kernels: the graph's launch call is the first one's */
-        B->graphing = graphs;
-        B->graph_n = 0;
-        gen_forward(B, layer_only);
-        B->graphing = 0;
+        gen_forward(B, layer_only, graphs);
         if (!layer_only)
             sample(B, prompt + i + 1);
     }

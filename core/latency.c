@@ -185,8 +185,44 @@ static void prep_gemm(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_
     gemm_with_tile(gpu, k, cand[best], tiled, p);
 }
 
+/* FlashAttention-2's split-KV heuristic (num_splits_heuristic in its
+ * flash_api.cpp, called with twice the SM count): when the 64-row query
+ * blocks of all heads fill less than 80% of that, the keys are split so
+ * that the CTAs fill whole waves: the fewest splits within 85% of the best
+ * wave efficiency, at most 128 and one per key block, skipping counts that
+ * give the same blocks per split as one fewer. */
+static double kv_splits(double ctas, double slots, double key_blocks)
+{
+    if (ctas >= 0.8 * slots)
+        return 1.0;
+    double most = fmin(fmin(slots, key_blocks), 128.0), best = 0.0;
+    double eff[129] = {0};
+    for (int s = 1; s <= (int)most; s++) {
+        if (s > 1 && ceil(key_blocks / s) == ceil(key_blocks / (s - 1)))
+            continue; /* not eligible: eff[s] stays 0 */
+        double waves = ctas * s / slots;
+        eff[s] = waves / ceil(waves);
+        if (eff[s] > best)
+            best = eff[s];
+    }
+    for (int s = 1; s <= (int)most; s++)
+        if (eff[s] > 0 && eff[s] >= 0.85 * best)
+            return (double)s;
+    return 1.0;
+}
+
 /* Fused attention (FlashAttention-2 style): one CTA per 128 query rows per
- * head, K and V streamed through L2, scores never reach DRAM. */
+ * head, K and V streamed through L2, scores never reach DRAM.
+ *
+ * Grouped-query attention hands the kernel the key/value heads only, so
+ * DRAM reads k and v once per group. A decode step (one query row per
+ * head) is a different kernel shape (FlashAttention-2 >= 2.5, PyTorch's
+ * SDPA and vLLM): the group's query heads are packed into the rows of one
+ * 64-row block per key/value head (seqlenq_ngroups_swapped) and the keys
+ * are split across CTAs (split-KV, "flash-decoding"), whose partial
+ * outputs a combine pass reduces in fp32. Without that the per-head
+ * 128-row tiles would be almost all padding and a decode step would look
+ * compute-bound; with it, it streams the cache at memory speed. */
 static void prep_flash(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_kprep *p)
 {
     int on_tc = 0;
@@ -196,6 +232,7 @@ static void prep_flash(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl
     double BH = (double)k->batch, Sq = (double)k->m, Sk = (double)k->n, D = (double)k->k;
     double causal = k->causal ? 0.5 : 1.0;
     double sms = gpu->sms;
+    double G = k->groups > 1 && !k->bwd ? (double)k->groups : 1.0;
     /* the backward (FlashAttention-2, Dao 2023): five matmuls to the
      * forward's two (S = QK^T again, dP = dO V^T, dV, dQ, dK), one CTA per
      * 128 keys streaming the queries, at ~85% of the forward's throughput
@@ -209,9 +246,22 @@ static void prep_flash(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl
         Sk = t; /* tiles over the keys, the queries streamed */
     }
     double flops = 4.0 * work * BH * Sq * Sk * D * causal;
-    double br = 128.0;
-    double tiles = ceil(Sq / br) * BH;
-    double tile_clk = 4.0 * work * br * Sk * D * causal / (peak * eff);
+    /* rows of one CTA's block and the blocks: per head, or per key/value
+     * head with its group's queries packed in (a decode step) */
+    int packed = !k->bwd && Sq == 1.0 && G > 1.0;
+    double heads = packed ? BH / G : BH, rows = packed ? G : Sq;
+    double splits = 1.0, partial = 0.0;
+    if (!k->bwd) {
+        double bn = D <= 64.0 ? 256.0 : D <= 128.0 ? 128.0 : 64.0;
+        splits = kv_splits(ceil(rows / 64.0) * heads, 2.0 * sms, ceil(Sk / bn));
+        if (splits > 1.0) /* fp32 partial outputs and row sums, written and read back */
+            partial = 2.0 * BH * Sq * splits * (D + 1.0) * 4.0;
+    }
+    /* the split kernel's blocks are 64 rows; the plain forward's 128 */
+    double br = rows <= 64.0 || splits > 1.0 ? 64.0 : 128.0;
+    double mblocks = ceil(rows / br) * heads;
+    double tiles = mblocks * splits, keys = Sk / splits;
+    double tile_clk = 4.0 * work * br * keys * D * causal / (peak * eff);
     if (tiled) {
         double per_sm = ceil(tiles / sms);
         p->comp_clk = per_sm * tile_clk + gpu->coef.tile_overhead_clk * per_sm;
@@ -219,24 +269,25 @@ static void prep_flash(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl
         p->comp_clk = flops / (sms * peak * eff);
     }
     p->sm_frac = tiles >= sms ? 1.0 : tiles / sms;
-    double qo = 2.0 * BH * Sq * D * bin, kv = 2.0 * BH * Sk * D * bin;
+    double qo = 2.0 * BH * Sq * D * bin, kv = 2.0 * BH / G * Sk * D * bin;
     if (k->bwd) { /* here Sq is the keys: k, v, dk, dv; the queries: q, o, dO, dq */
         qo *= 2.0;
         kv = BH * Sk * D * (3.0 * bin + 8.0);
     }
-    double l2b = qo + tiles * kv / BH * causal;
+    double l2b = qo + partial + tiles * 2.0 * keys * D * bin * causal;
+    double dram = qo + kv + partial;
     p->l2_bytes = l2b;
-    p->dram_bytes = qo + kv;
+    p->dram_bytes = dram;
     p->l2_clk = l2_clk_of(gpu, l2b);
-    p->dram_us = dram_us_of(gpu, qo + kv);
-    p->dram_clk = (qo + kv) / gpu->coef.mem_bytes_per_clk;
-    p->path_us = (qo + kv) / (gpu->coef.mem_path_gbs * 1e3);
+    p->dram_us = dram_us_of(gpu, dram);
+    p->dram_clk = dram / gpu->coef.mem_bytes_per_clk;
+    p->path_us = dram / (gpu->coef.mem_path_gbs * 1e3);
     p->flops = flops;
     p->tc_clk = flops / (sms * peak);
     double scores = BH * Sq * Sk * causal;
     p->sfu_clk = scores / (sms * gpu->sfu_op_per_clk_sm);
     p->fp_clk = 4.0 * work * scores / (sms * gpu->cuda_flop_per_clk_sm[WL_DT_FP32]);
-    p->smem_clk = tiles * Sk * D * bin * 2.0 * causal * 4.0 * work /
+    p->smem_clk = tiles * keys * D * bin * 2.0 * causal * 4.0 * work /
                   (sms * gpu->smem_bytes_per_clk_sm);
 }
 
@@ -271,6 +322,7 @@ static ew_cost ew_cost_of(const wl_kernel *k)
     case WL_EW_DROPOUT: c.extra_out_bytes = 1.0; c.fp_ops = 6.0; break;
     case WL_EW_DROPOUT_BWD: c.extra_out_bytes = 1.0; c.fp_ops = 2.0; break;
     case WL_EW_FILL: c.bytes_per_elem_in = 1.0; c.fp_ops = 0.0; break;
+    case WL_EW_SILU_MUL: c.bytes_per_elem_in = 3.0; c.fp_ops = 5.0; c.sfu_ops = 2.0; break;
     default: break;
     }
     /* *_backward of a unary op: reads the gradient and the saved tensor,
@@ -336,6 +388,11 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
             fp_ops = elems;
             sfu_ops = 0.0;
             break;
+        }
+        /* a fused residual add also reads the residual and writes the sum */
+        if (k->residual && (k->kind == WL_K_LAYERNORM || k->kind == WL_K_RMSNORM)) {
+            bytes += 2.0 * elems * b;
+            fp_ops += elems;
         }
     }
     double hit = tiled ? l2_hit(gpu, bytes) : 0.0;

@@ -114,6 +114,11 @@ static int parse_entry(const wj_value *e, const char *src, wl_kernel *k, wl_erro
         k->tensor_core = 1;
         k->causal = causal != 0;
         k->acc_dtype = WL_DT_FP32;
+        /* optional: query heads per key/value head (grouped-query attention) */
+        long long g = 1;
+        if (wj_get(prm, "groups") && get_count(prm, "groups", &g, src, line, err))
+            return WL_EPARSE;
+        k->groups = g > 1 ? (int)(g > 1024 ? 1025 : g) : 0; /* range checked with the kernel */
     } else if (strcmp(kind, "gap") == 0) {
         k->kind = WL_K_GAP;
         if (get_num(prm, "us", &k->gap_us, src, line, err))

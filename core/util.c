@@ -116,7 +116,8 @@ const char *wl_kernel_kind_name(wl_kernel_kind k)
 static const char *const ew_names[WL_EW_COUNT] = {
     "pointwise_add", "pointwise_mul", "scalar_add", "scalar_mul", "relu", "gelu", "silu",
     "tanh", "typecast_to_fp32", "typecast_to_bf16", "unspecified_scalar",
-    "unspecified_tensor", "copy", "ternary", "dropout", "dropout_backward", "fill"};
+    "unspecified_tensor", "copy", "ternary", "dropout", "dropout_backward", "fill",
+    "silu_and_mul"};
 
 const char *wl_ew_op_name(wl_ew_op op)
 {

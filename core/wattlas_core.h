@@ -335,6 +335,8 @@ typedef enum {
                            a one-byte mask */
     WL_EW_DROPOUT_BWD,  /* native_dropout_backward: grad x mask x scale */
     WL_EW_FILL,         /* write-only: zero_(), fill_(), ones_like */
+    WL_EW_SILU_MUL,     /* silu(a) * b over the two halves of one input
+                           (vLLM's silu_and_mul): n outputs, 2n inputs */
     WL_EW_COUNT
 } wl_ew_op;
 
@@ -358,8 +360,13 @@ const char *wl_phase_name(wl_phase p); /* forward, backward, optimizer, decode *
 /* One kernel launch. Field use by kind:
  *  GEMM:       m, n, k, batch (independent GEMMs), in/acc dtype, tensor_core
  *  ATTN_FLASH: batch = batch*heads, m = query length, n = key length,
- *              k = head dim, causal
- *  SOFTMAX, LAYERNORM, RMSNORM, REDUCE: batch = rows, n = row length
+ *              k = head dim, causal, groups (query heads per key/value
+ *              head, 0 = 1: grouped-query attention reads k and v once
+ *              per group)
+ *  SOFTMAX, LAYERNORM, RMSNORM, REDUCE: batch = rows, n = row length;
+ *              a norm with residual = 1 has the residual add fused in
+ *              (vLLM's fused_add_rms_norm: reads x and the residual,
+ *              writes the sum and the normalised rows)
  *  ELEMENTWISE: n = elements, op
  *  GAP:        gap_us */
 typedef struct {
@@ -382,6 +389,8 @@ typedef struct {
     int graphed;   /* replayed from a CUDA graph: no host issue cost */
     int sync;      /* GAP only: the host first waits for the GPU to finish
                       (.item(), a sampled token read back) */
+    int groups;    /* ATTN_FLASH: query heads per key/value head (0 = 1) */
+    int residual;  /* norms: the residual add fused in */
 } wl_kernel;
 
 typedef struct wl_core_workload wl_core_workload;

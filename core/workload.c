@@ -33,7 +33,8 @@ int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b)
            a->causal == b->causal && a->m == b->m && a->n == b->n && a->k == b->k &&
            a->batch == b->batch && a->gap_us == b->gap_us && a->conv_taps == b->conv_taps &&
            a->conv_stride == b->conv_stride && a->phase == b->phase && a->bwd == b->bwd &&
-           a->graphed == b->graphed && a->sync == b->sync;
+           a->graphed == b->graphed && a->sync == b->sync && a->groups == b->groups &&
+           a->residual == b->residual;
 }
 
 int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *err)
@@ -56,6 +57,11 @@ int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *
                     : mnk && k->m < 1 ? "m" : mnk && k->k < 1 ? "k" : NULL;
     if (bad) {
         wl_error_set(err, source, line, bad, "kernel dimensions must be positive");
+        return WL_EINVAL;
+    }
+    if (k->groups < 0 || k->groups > 1024 || (k->groups > 1 && k->batch % k->groups)) {
+        wl_error_set(err, source, line, "groups",
+                     "query heads per key/value head must be 0-1024 and divide batch*heads");
         return WL_EINVAL;
     }
     if (k->conv_taps < 0 || k->conv_taps > 4096 || k->conv_stride < 0 || k->conv_stride > 64) {
@@ -101,9 +107,9 @@ static int grow2(void **a, size_t ea, void **b, size_t eb, size_t *cap, size_t n
 /* FNV-1a over the fields wl_kernel_equal compares. */
 static size_t kernel_hash(const wl_kernel *k)
 {
-    long long v[16] = {k->kind, k->op, k->in_dtype, k->acc_dtype, k->tensor_core, k->causal,
+    long long v[18] = {k->kind, k->op, k->in_dtype, k->acc_dtype, k->tensor_core, k->causal,
                        k->m, k->n, k->k, k->batch, k->conv_taps, k->conv_stride, k->phase,
-                       k->bwd, k->graphed, k->sync};
+                       k->bwd, k->graphed, k->sync, k->groups, k->residual};
     unsigned long long h = 1469598103934665603ULL;
     const unsigned char *p = (const unsigned char *)v;
     for (size_t i = 0; i < sizeof v; i++)

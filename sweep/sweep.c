@@ -634,6 +634,9 @@ static int finish(wl_sweep_spec *s, wl_error *err)
         if (!s->attn)
             return WL_ENOMEM;
         s->nattn = 1;
+        /* a serving engine's attention is a fused kernel */
+        if (s->opts.launch == WL_LAUNCH_GRAPHS)
+            s->attn[0] = WL_ATTN_FLASH;
     }
     if (!s->nmode) {
         s->modes = calloc(1, sizeof *s->modes);
@@ -1690,7 +1693,7 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
                 const wl_core_class_stats *cs = &r.cls[cl];
                 if (!cs->launches)
                     continue;
-                size_t j = k;
+                size_t j = p->ncols - 7; /* the class columns come last */
                 cells[j++] = (wl_results_cell){wl_core_class_name(cl), NAN};
                 cells[j++] = (wl_results_cell){NULL, (double)cs->launches};
                 cells[j++] = (wl_results_cell){NULL, cs->busy_ms};
