@@ -154,8 +154,9 @@ static int compare_run(const compare_opts *o)
     wl_results_writer_note(rows.w, "%s (%zu kernels), objective %s", wl_core_workload_name(wl),
                            wl_core_workload_count(wl), o->obj.text);
     wl_pareto_workload_id wid = {id.model, wl_dtype_name(id.dtype),
-                                 id.traced ? NULL : wl_attention_name(id.attention), id.batch,
-                                 id.seq, id.memory.total_gb};
+                                 id.traced ? NULL : wl_attention_name(id.attention),
+                                 wl_mode_name(id.traced ? WL_MODE_PREFILL : id.shape.mode),
+                                 id.batch, id.seq, id.memory.total_gb};
     wl_results_cell cells[WL_PARETO_COMPARE_COLS];
     long runnable = (long)wl_sweep_spec_axis_count(o->spec, "gpu");
     for (size_t i = 0; !rc && i < wl_sweep_spec_axis_count(o->spec, "gpu"); i++) {

@@ -42,11 +42,17 @@ static void optimize_help(FILE *f)
 "Defaults: time_ms, power_w, energy_j; groups as in 'wattlas pareto'. Rows\n"
 "with feasible = 0 and points that do not fit their GPU's memory (fits = 0)\n"
 "are left out unless --all.\n\n"
-"--schedule [--switch-us US]  with a sweep of kernel classes (--kernels): one\n"
-"        clock per kernel class (energy or energy-within-slowdown=P), counting\n"
-"        a clock switch of US microseconds (default 20) twice per launch of a\n"
-"        class that runs off the schedule's base clock; prints the best fixed\n"
-"        clock, the schedule and its extra saving. Class times are GPU busy times.\n");
+"--schedule[=class|phase] [--switch-us US]  one clock per part of the work\n"
+"        (energy or energy-within-slowdown=P): per kernel class in a sweep with\n"
+"        --kernels (the default when the table has kernel_class), or per phase\n"
+"        in a train or decode sweep (forward, backward, optimizer; prefill,\n"
+"        decode). A clock switch costs US microseconds (default 20) at static\n"
+"        power, twice each time the work enters a part that runs off the\n"
+"        schedule's base clock (per launch of a class; per micro-batch for\n"
+"        forward and backward, once per step for the optimizer, once per\n"
+"        generation for prefill and decode). Prints the best fixed clock, the\n"
+"        schedule, its switches, its extra saving and its slowdown against that\n"
+"        clock. Class times are GPU busy times; phase times include their gaps.\n");
 }
 
 typedef struct {
@@ -54,7 +60,7 @@ typedef struct {
     const char *tcol, *pcol, *ecol;
     const char *named[7]; /* columns the user named (a missing one is a usage error) */
     int nnamed;
-    int all, schedule;
+    int all, schedule; /* 0: none; 1: auto; 2: by class; 3: by phase */
     double switch_us;
     wl_pareto_objective obj;
     int have_obj;
@@ -74,7 +80,7 @@ static int sel_parse(const char *cmd, int argc, char **argv, sel_opts *o)
         {"in", required_argument, 0, 'i'},        {"objective", required_argument, 0, 'O'},
         {"group-by", required_argument, 0, 'g'},  {"all", no_argument, 0, 'a'},
         {"time", required_argument, 0, 'T'},      {"power", required_argument, 0, 'P'},
-        {"energy", required_argument, 0, 'E'},    {"schedule", no_argument, 0, 'S'},
+        {"energy", required_argument, 0, 'E'},    {"schedule", optional_argument, 0, 'S'},
         {"switch-us", required_argument, 0, 'W'}, {"format", required_argument, 0, 'f'},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     const char *in = NULL;
@@ -93,7 +99,11 @@ static int sel_parse(const char *cmd, int argc, char **argv, sel_opts *o)
         case 'T': o->named[o->nnamed++ % 7] = o->tcol = optarg; break;
         case 'P': o->named[o->nnamed++ % 7] = o->pcol = optarg; break;
         case 'E': o->named[o->nnamed++ % 7] = o->ecol = optarg; break;
-        case 'S': o->schedule = 1; break;
+        case 'S':
+            o->schedule = !optarg ? 1 : !strcmp(optarg, "class") ? 2 : !strcmp(optarg, "phase") ? 3 : 0;
+            if (!o->schedule)
+                rc = cli_usage(cmd, "--schedule: expected class or phase, got '%s'", optarg);
+            break;
         case 'W': rc = cli_real(cmd, "--switch-us", optarg, 0, 1e6, &o->switch_us); break;
         case 'f': rc = cli_format(cmd, optarg, &o->format); break;
         case 'o': o->out = optarg; break;
@@ -231,20 +241,33 @@ static int optimize_run(const sel_opts *o)
     cli_rows rows = {0};
     int rc;
     if (o->schedule) {
+        wl_results_csv *csv = NULL;
+        if (wl_results_csv_open(o->in, &csv, &err))
+            return cli_fail(cmd, &err);
+        /* auto: by class when the table has kernel classes */
+        wl_pareto_schedule_by by = o->schedule == 3 || (o->schedule == 1 &&
+                                   wl_results_csv_col(csv, "kernel_class") < 0)
+                                       ? WL_PARETO_BY_PHASE : WL_PARETO_BY_CLASS;
         wl_pareto_load_options lo = {.values = wl_pareto_schedule_values,
                                      .nvalues = WL_PARETO_SCHEDULE_NV,
                                      .through_voltage = 1, .keep_infeasible = o->all,
                                      .label = "kernel_class"};
-        if (wl_pareto_set_load(o->in, &lo, &s, &err)) {
+        if (by == WL_PARETO_BY_PHASE)
+            lo = (wl_pareto_load_options){.values = wl_pareto_phase_values,
+                                          .nvalues = WL_PARETO_PHASE_NV, .optional_values = 1,
+                                          .through_voltage = 1, .keep_infeasible = o->all};
+        rc = wl_pareto_set_read(csv, &lo, &s, &err);
+        wl_results_csv_close(csv);
+        if (rc) {
             if (!strcmp(err.text, "no such column"))
-                strncat(err.text, " (--schedule needs a sweep with --kernels)",
+                strncat(err.text, " (--schedule=class needs a sweep with --kernels)",
                         sizeof err.text - strlen(err.text) - 1);
             return cli_fail(cmd, &err);
         }
         size_t nc;
         const wl_results_col *cols = wl_pareto_schedule_cols(&nc);
         rc = cli_rows_open(cmd, o->out, o->format, cols, nc, &rows);
-        if (!rc && wl_pareto_schedules(s, &o->obj, o->switch_us, rows.w, &err))
+        if (!rc && wl_pareto_schedules(s, &o->obj, by, o->switch_us, rows.w, &err))
             rc = cli_fail(cmd, &err);
         if (rows.w) {
             int crc = cli_rows_close(cmd, &rows, !rc);

@@ -60,8 +60,9 @@ int wl_pareto_schedule(int nc, int nk, const double *t, const double *e, const d
  * time, energy, power or clock is an error naming file, line and column). */
 typedef struct wl_pareto_set wl_pareto_set;
 typedef struct {
-    const char *const *values; /* value columns, all required */
+    const char *const *values; /* value columns, all required ... */
     size_t nvalues;
+    int optional_values;       /* ... unless set: a missing one is NaN in every row */
     const char *group_by;      /* comma-separated columns; NULL: the sweep's
                                   parameter columns (those before the voltage
                                   and clock columns) plus kernel_class */
@@ -124,16 +125,25 @@ const wl_results_col *wl_pareto_savings_cols(size_t *n);
 void wl_pareto_saving_cells(const wl_pareto_set *s, const wl_pareto_objective *obj,
                             const wl_pareto_saving *sv, wl_results_cell *cells);
 
-/* Per-kernel-class schedules of a kernel-scope sweep: load the set with
- * these value columns (in this order), label "kernel_class" and
- * through_voltage; then one row per group is written to w (columns from
- * wl_pareto_schedule_cols): the best fixed clock, the schedule, its extra
- * saving. Objectives: energy, energy-within-slowdown=P. */
+/* Clock schedules, one row per group (columns from wl_pareto_schedule_cols):
+ * the best fixed clock, the schedule ("part=MHz;..."), its time, energy,
+ * clock switches, extra saving and slowdown against that fixed clock.
+ * Objectives: energy, energy-within-slowdown=P.
+ *  - by kernel class: a kernel-scope sweep (--kernels) loaded with
+ *    wl_pareto_schedule_values (in this order), label "kernel_class" and
+ *    through_voltage;
+ *  - by phase (forward/backward/optimizer of a training step,
+ *    prefill/decode of a generation): a train or decode sweep loaded with
+ *    wl_pareto_phase_values, optional_values and through_voltage. */
+typedef enum { WL_PARETO_BY_CLASS = 0, WL_PARETO_BY_PHASE } wl_pareto_schedule_by;
 #define WL_PARETO_SCHEDULE_NV 6
 extern const char *const wl_pareto_schedule_values[WL_PARETO_SCHEDULE_NV];
+#define WL_PARETO_PHASE_NV 13
+extern const char *const wl_pareto_phase_values[WL_PARETO_PHASE_NV];
 const wl_results_col *wl_pareto_schedule_cols(size_t *n);
-int wl_pareto_schedules(const wl_pareto_set *s, const wl_pareto_objective *obj, double switch_us,
-                        wl_results_writer *w, wl_error *err);
+int wl_pareto_schedules(const wl_pareto_set *s, const wl_pareto_objective *obj,
+                        wl_pareto_schedule_by by, double switch_us, wl_results_writer *w,
+                        wl_error *err);
 
 /* ---- one workload on several GPUs --------------------------------------------------- */
 
@@ -154,7 +164,7 @@ int wl_pareto_gpu_optimum(const wl_core_gpu *g, const wl_core_workload *wl,
                           const wl_pareto_objective *obj, const wl_calib_uncertainty *unc,
                           double level, wl_pareto_gpu_choice *out, wl_error *err);
 typedef struct {
-    const char *model, *dtype, *attention;
+    const char *model, *dtype, *attention, *mode;
     long long batch, seq; /* 0: not applicable (traces, vision seq) */
     double memory_gb;     /* footprint (NaN: unknown, as for a trace) */
 } wl_pareto_workload_id;

@@ -941,12 +941,13 @@ static const wl_results_col iv_cols[6] = {
     WL_RESULTS_COL("power_lo_w", WL_COL_NUM, 3, 0),  WL_RESULTS_COL("power_hi_w", WL_COL_NUM, 3, 0),
     WL_RESULTS_COL("energy_lo_j", WL_COL_NUM, 6, 0), WL_RESULTS_COL("energy_hi_j", WL_COL_NUM, 6, 0)};
 /* Training and generation results, present when the sweep has the mode. */
-enum { T_FWD, T_BWD, T_OPT, T_EFWD, T_EBWD, T_EOPT, T_MODEL, T_HW, T_MFU, T_WEIGHTS, T_MASTER,
-       T_GRADS, T_OPTST, T_ACT, T_COUNT };
+enum { T_FWD, T_BWD, T_OPT, T_EFWD, T_EBWD, T_EOPT, T_MICRO, T_MODEL, T_HW, T_MFU, T_WEIGHTS,
+       T_MASTER, T_GRADS, T_OPTST, T_ACT, T_COUNT };
 static const wl_results_col train_cols[T_COUNT] = {
     WL_RESULTS_COL("time_fwd_ms", WL_COL_NUM, 5, 0),     WL_RESULTS_COL("time_bwd_ms", WL_COL_NUM, 5, 0),
     WL_RESULTS_COL("time_opt_ms", WL_COL_NUM, 5, 0),     WL_RESULTS_COL("energy_fwd_j", WL_COL_NUM, 6, 0),
     WL_RESULTS_COL("energy_bwd_j", WL_COL_NUM, 6, 0),    WL_RESULTS_COL("energy_opt_j", WL_COL_NUM, 6, 0),
+    WL_RESULTS_COL("micro_batches", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("model_tflop", WL_COL_NUM, 6, 0),     WL_RESULTS_COL("hardware_tflop", WL_COL_NUM, 6, 0),
     WL_RESULTS_COL("mfu", WL_COL_NUM, 4, 0),             WL_RESULTS_COL("weights_gb", WL_COL_NUM, 3, 0),
     WL_RESULTS_COL("master_gb", WL_COL_NUM, 3, 0),       WL_RESULTS_COL("grads_gb", WL_COL_NUM, 3, 0),
@@ -1521,8 +1522,9 @@ static void result_cells(const wl_core_result *r, int feasible, double memory_gb
 /* A training step's split and accounting (empty for other modes). MFU is
  * the model's FLOPs over the time at the GPU's dense peak for the dtype at
  * its maximum clock (the datasheet figure, as MFU is quoted). */
-static void train_cells(const wl_core_result *r, int on, const wl_core_build_info *info,
-                        const wl_core_memory *mem, double peak, wl_results_cell *cells)
+static void train_cells(const wl_core_result *r, int on, const wl_core_shape *sh,
+                        const wl_core_build_info *info, const wl_core_memory *mem, double peak,
+                        wl_results_cell *cells)
 {
     double hw = 0;
     for (int k = 0; k < WL_PHASE_COUNT; k++)
@@ -1531,7 +1533,7 @@ static void train_cells(const wl_core_result *r, int on, const wl_core_build_inf
         r->phase[WL_PHASE_FORWARD].time_ms, r->phase[WL_PHASE_BACKWARD].time_ms,
         r->phase[WL_PHASE_OPTIMIZER].time_ms, r->phase[WL_PHASE_FORWARD].energy_j,
         r->phase[WL_PHASE_BACKWARD].energy_j, r->phase[WL_PHASE_OPTIMIZER].energy_j,
-        info->model_flop * 1e-12, hw * 1e-12,
+        sh->grad_accum > 1 ? (double)sh->grad_accum : 1.0, info->model_flop * 1e-12, hw * 1e-12,
         peak > 0 ? info->model_flop / (r->time_ms * 1e-3) / peak : NAN,
         mem->weights_gb, mem->master_gb, mem->grads_gb, mem->optimizer_gb, mem->activations_gb};
     for (int i = 0; i < T_COUNT; i++)
@@ -1671,7 +1673,8 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
                     cells[k++] = (wl_results_cell){NULL, ok ? w[i] : NAN};
             }
             if (p->train_at)
-                train_cells(&r, sh.mode == WL_MODE_TRAIN, &info, &mem, peak, cells + p->train_at);
+                train_cells(&r, sh.mode == WL_MODE_TRAIN, &sh, &info, &mem, peak,
+                            cells + p->train_at);
             if (p->decode_at)
                 decode_cells(&r, sh.mode == WL_MODE_DECODE, &sh, &info, cells + p->decode_at);
             tally->points++;

@@ -409,8 +409,12 @@ static void test_hostile_tables(void **state)
                            "NR==1{print;next} {$2=s; print}' k.csv > klong.csv"), 0);
     assert_int_equal(run("optimize --in klong.csv --schedule --objective energy"), 0);
     assert_int_equal(count_lines(out_buf), 2);
-    assert_int_equal(run("optimize --in s.csv --schedule --objective energy"), 1);
+    assert_int_equal(run("optimize --in s.csv --schedule=class --objective energy"), 1);
     assert_non_null(strstr(err_buf, "--kernels"));
+    /* without kernel classes the schedule is by phase, which a prefill lacks */
+    assert_int_equal(run("optimize --in s.csv --schedule --objective energy"), 1);
+    assert_non_null(strstr(err_buf, "--mode train or decode"));
+    assert_int_equal(run("optimize --in s.csv --schedule=stage --objective energy"), 2);
     /* NaN and 1e308 are errors naming the line and column */
     assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==3{$16=\"nan\"} {print}' s.csv > nan.csv"), 0);
     assert_int_equal(run("optimize --in nan.csv --objective energy"), 1);
@@ -703,10 +707,10 @@ static void test_compare_not_runnable(void **state)
     assert_int_equal(run("compare --gpu a100-pcie-40gb,v100-sxm2-32gb,h100-sxm-80gb --model gpt2 "
                          "--clock 1500 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 4);
-    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,1,128,bf16,eager,,,,,,,,,,,,,,,,0.789,1,own,"
+    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,1,128,bf16,eager,prefill,,,,,,,,,,,,,,,,0.789,1,own,"
                                     "1500 MHz is outside a100-pcie-40gb's range 210-1410 MHz"));
     assert_non_null(strstr(out_buf, "v100-sxm2-32gb has no bf16 math"));
-    assert_non_null(strstr(out_buf, "\nh100-sxm-80gb,gpt2,1,128,bf16,eager,1500.0,1500.0,"));
+    assert_non_null(strstr(out_buf, "\nh100-sxm-80gb,gpt2,1,128,bf16,eager,prefill,1500.0,1500.0,"));
     assert_non_null(strstr(err_buf, "note: v100-sxm2-32gb cannot run this case"));
     /* fp16 runs on the V100 */
     assert_int_equal(run("compare --gpu v100-sxm2-32gb --model gpt2 --dtype fp16 --format csv"), 0);
@@ -724,7 +728,7 @@ static void test_compare_cmd(void **state)
     assert_int_equal(run("compare --gpu a100-pcie-40gb,h100-sxm-80gb --model gpt2 --batch 8 "
                          "--seq 512 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 3);
-    assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,sm_clock_mhz,"
+    assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,mode,sm_clock_mhz,"
                                     "effective_clock_mhz,time_ms,power_w,energy_j,opt_sm_clock_mhz,"));
     assert_non_null(strstr(out_buf, ",transferred from a100-pcie-40gb,\n"));
     const char *row = strstr(out_buf, "\na100-pcie-40gb,");
@@ -735,10 +739,10 @@ static void test_compare_cmd(void **state)
         p = strchr(p, ',') + 1;
         v[k] = atof(p);
     }
-    /* v[5] sm_clock, v[9] energy, v[10] opt clock, v[14] opt energy, v[17] max energy */
-    double opt_mhz = v[10], opt_j = v[14], max_j = v[17];
+    /* v[6] sm_clock, v[10] energy, v[11] opt clock, v[15] opt energy, v[18] max energy */
+    double opt_mhz = v[11], opt_j = v[15], max_j = v[18];
     assert_true(opt_j <= max_j);
-    assert_true(opt_j <= v[9]);
+    assert_true(opt_j <= v[10]);
     assert_int_equal(run("predict --model gpt2 --batch 8 --seq 512 --clock 210:1410:15 --format csv"), 0);
     double best_j = 1e300, best_mhz = 0;
     for (const char *q = strstr(out_buf, "\na100"); q; q = strstr(q + 1, "\na100")) {
@@ -770,14 +774,14 @@ static void test_compare_cmd(void **state)
         p = strchr(p, ',') + 1;
         w[k] = atof(p);
     }
-    /* w[7] time_ms, w[9] energy_j, w[10..15] its interval; w[16] opt clock,
-     * w[18] opt time, w[20] opt energy, w[21..26] its interval */
-    assert_close(w[9], v[9], 1e-9);
-    assert_close(w[16], opt_mhz, 0);
-    assert_true(w[10] < w[7] && w[7] < w[11]);
-    assert_true(w[14] < w[9] && w[9] < w[15]);
-    assert_true(w[21] < w[18] && w[18] < w[22]);
-    assert_true(w[25] < w[20] && w[20] < w[26]);
+    /* w[8] time_ms, w[10] energy_j, w[11..16] its interval; w[17] opt clock,
+     * w[19] opt time, w[21] opt energy, w[22..27] its interval */
+    assert_close(w[10], v[10], 1e-9);
+    assert_close(w[17], opt_mhz, 0);
+    assert_true(w[11] < w[8] && w[8] < w[12]);
+    assert_true(w[15] < w[10] && w[10] < w[16]);
+    assert_true(w[22] < w[19] && w[19] < w[23]);
+    assert_true(w[26] < w[21] && w[21] < w[27]);
     assert_int_equal(run("compare --gpu a100-pcie-40gb --interval 0"), 2);
     assert_int_equal(run("compare --gpu a100-pcie-40gb,l40s-48gb --model bert-large"), 0);
     assert_non_null(strstr(out_buf, "transferred from a100-pcie-40gb"));
@@ -964,13 +968,14 @@ static void test_train_decode_cmds(void **state)
     assert_int_equal(run("predict --model gpt2 --batch 4 --seq 256 --mode train --format csv"), 0);
     assert_non_null(strstr(out_buf, ",mode,"));
     assert_non_null(strstr(out_buf, ",time_fwd_ms,time_bwd_ms,time_opt_ms,energy_fwd_j,energy_bwd_j,"
-                                    "energy_opt_j,model_tflop,hardware_tflop,mfu,"));
+                                    "energy_opt_j,micro_batches,model_tflop,hardware_tflop,mfu,"));
     assert_non_null(strstr(out_buf, ",eager,train,"));
     /* time 13, fwd/bwd/opt from 22 */
     double t = csv_num(out_buf, 1, 13);
     double sum = csv_num(out_buf, 1, 22) + csv_num(out_buf, 1, 23) + csv_num(out_buf, 1, 24);
     assert_close(sum, t, 1e-4);
-    double mfu = csv_num(out_buf, 1, 30);
+    assert_close(csv_num(out_buf, 1, 28), 1, 0);
+    double mfu = csv_num(out_buf, 1, 31);
     assert_true(mfu > 0.01 && mfu < 0.8);
     assert_int_equal(run("predict --model gpt2 --mode decode --gen 16 --launch graphs --format csv"), 0);
     assert_non_null(strstr(out_buf, ",ttft_ms,tpot_ms,energy_per_token_j,kv_cache_gb,"));
@@ -984,6 +989,40 @@ static void test_train_decode_cmds(void **state)
     assert_int_equal(run("predict --model resnet-101 --mode train"), 2);
     assert_non_null(strstr(err_buf, "mode"));
     assert_int_equal(run("predict --model bert-large --mode decode"), 2);
+    /* --kernels rows keep the decode cells in their columns: the class
+     * columns come after them (ttft_ms is column 23, kernel_class 29) */
+    assert_int_equal(run("predict --model gpt2 --mode decode --gen 4 --kernels --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",energy_decode_j,kernel_class,"));
+    assert_true(csv_num(out_buf, 1, 22) > 0);
+    assert_non_null(strstr(out_buf, ",gemm,"));
+    /* one clock per phase: forward/backward/optimizer and prefill/decode;
+     * the schedule never loses to the best fixed clock */
+    assert_int_equal(run("sweep --model gpt2 --batch 4 --seq 256 --mode train --grad-accum 2 "
+                         "--clock 510:1410:90 --quiet -o tr.csv"), 0);
+    assert_int_equal(run("optimize --in tr.csv --schedule --objective energy"), 0);
+    assert_int_equal(count_lines(out_buf), 2);
+    assert_non_null(strstr(out_buf, "forward="));
+    assert_non_null(strstr(out_buf, ";optimizer="));
+    double fixed_e = csv_num(out_buf, 1, 4), sched_e = csv_num(out_buf, 1, 7);
+    assert_true(sched_e <= fixed_e);
+    assert_true(csv_num(out_buf, 1, 9) >= 0);
+    assert_int_equal(run("sweep --model gpt2 --mode decode --gen 8 --launch graphs "
+                         "--clock 510:1410:90 --quiet -o dec.csv"), 0);
+    assert_int_equal(run("optimize --in dec.csv --schedule=phase --objective "
+                         "energy-within-slowdown=10"), 0);
+    assert_non_null(strstr(out_buf, "prefill="));
+    assert_non_null(strstr(out_buf, ";decode="));
+    assert_true(csv_num(out_buf, 1, 10) <= 10.0 + 1e-9); /* slowdown within budget vs fixed */
+    /* pareto and optimize read the modes' tables like any other */
+    assert_int_equal(run("pareto --in tr.csv"), 0);
+    assert_true(count_lines(out_buf) >= 2);
+    assert_int_equal(run("optimize --in dec.csv --objective energy"), 0);
+    assert_non_null(strstr(out_buf, "decode"));
+    /* compare takes a mode too */
+    assert_int_equal(run("compare --gpu a100-sxm-80gb,h100-sxm-80gb --model gpt2 --mode train "
+                         "--batch 4 --seq 256 --format csv"), 0);
+    assert_int_equal(count_lines(out_buf), 3);
+    assert_non_null(strstr(out_buf, ",train,"));
 }
 
 int main(void)

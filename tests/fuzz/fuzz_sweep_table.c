@@ -69,7 +69,7 @@ static void schedules(const uint8_t *data, size_t size)
         const wl_results_col *cols = wl_pareto_schedule_cols(&nc);
         wl_results_writer *w = NULL;
         if (wl_results_writer_create(sink(), WL_FMT_CSV, cols, nc, &w) == WL_OK) {
-            (void)wl_pareto_schedules(s, &obj, 20, w, &err);
+            (void)wl_pareto_schedules(s, &obj, WL_PARETO_BY_CLASS, 20, w, &err);
             wl_results_writer_finish(w);
         }
     }
