@@ -15,7 +15,9 @@ static void help(FILE *f)
     fprintf(f,
 "kind options:\n"
 "  energy-freq  --panels power,time,energy (aligned panels over one clock axis),\n"
-"               --stack (energy parts as stacked areas, one series)\n"
+"               --stack[=parts|phases] (stacked areas under the energy, one\n"
+"               series: static/dynamic parts, or the phases of a train or\n"
+"               decode table: forward/backward/optimizer, prefill/decode)\n"
 "  pareto       --facet COL (small multiples), --x COL --y COL\n"
 "  heatmap      --x COL --y COL --z COL [--normalize] (defaults: sm_clock_mhz,\n"
 "               seq, energy_j)\n"
@@ -80,7 +82,7 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
         {"against", required_argument, 0, 'a'}, {"palette", required_argument, 0, 'p'},
         {"size", required_argument, 0, 's'},    {"dpi", required_argument, 0, 'd'},
         {"log-x", no_argument, 0, 'X'},         {"log-y", no_argument, 0, 'Y'},
-        {"stack", no_argument, 0, 'S'},         {"normalize", no_argument, 0, 'N'},
+        {"stack", optional_argument, 0, 'S'},         {"normalize", no_argument, 0, 'N'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     const char *in = NULL;
     optind = 2; /* after KIND */
@@ -103,7 +105,12 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
         case 'd': rc = cli_real(cmd, "--dpi", optarg, 10, 2400, &p->o.dpi); break;
         case 'X': p->o.log_x = 1; break;
         case 'Y': p->o.log_y = 1; break;
-        case 'S': p->k.stack = 1; break;
+        case 'S':
+            p->k.stack = !optarg || !strcmp(optarg, "parts") ? WL_PLOT_STACK_PARTS
+                         : !strcmp(optarg, "phases") ? WL_PLOT_STACK_PHASES : -1;
+            if (p->k.stack < 0)
+                rc = cli_usage(cmd, "--stack: expected parts or phases, got '%s'", optarg);
+            break;
         case 'N': p->k.normalize = 1; break;
         case 'h': help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argv); break;

@@ -988,7 +988,8 @@ int wl_pareto_schedules(const wl_pareto_set *s, const wl_pareto_objective *obj,
         phases += p.nc > 0;
         if (!rc && p.nc > 0)
             rc = sched_solve(&p, obj, switch_us, &sched, cells);
-        if (!rc)
+        /* a group without phases (a prefill beside them) has no row */
+        if (!rc && (by == WL_PARETO_BY_CLASS || p.nc > 0))
             rc = wl_results_writer_row(w, cells);
         wl_results_buf_free(&sched);
         sched_free(&p);

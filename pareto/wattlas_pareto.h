@@ -134,7 +134,8 @@ void wl_pareto_saving_cells(const wl_pareto_set *s, const wl_pareto_objective *o
  *    through_voltage;
  *  - by phase (forward/backward/optimizer of a training step,
  *    prefill/decode of a generation): a train or decode sweep loaded with
- *    wl_pareto_phase_values, optional_values and through_voltage. */
+ *    wl_pareto_phase_values, optional_values and through_voltage; groups
+ *    without phases (prefill rows) get no row. */
 typedef enum { WL_PARETO_BY_CLASS = 0, WL_PARETO_BY_PHASE } wl_pareto_schedule_by;
 #define WL_PARETO_SCHEDULE_NV 6
 extern const char *const wl_pareto_schedule_values[WL_PARETO_SCHEDULE_NV];

@@ -182,15 +182,32 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
     for (int p = 0; p < np; p++)
         if ((mcol[p] = need_col(t, pan[p]->col, err)) < 0)
             return WL_EPARSE;
-    int partcol[3] = {-1, -1, -1};
-    static const char *const parts[3] = {"energy_static_j", "energy_dyn_memory_j",
-                                         "energy_dyn_compute_j"};
-    static const char *const part_names[3] = {"static + idle", "dynamic memory",
-                                              "dynamic compute"};
-    if (k && k->stack)
-        for (int i = 0; i < 3; i++)
+    /* the stacked parts: what the energy is made of, or the phases it is
+     * spent in (they add up to energy_j in every row) */
+    static const struct {
+        const char *col[3], *name[3];
+        int n;
+    } stacks[3] = {
+        {{"energy_static_j", "energy_dyn_memory_j", "energy_dyn_compute_j"},
+         {"static + idle", "dynamic memory", "dynamic compute"}, 3},
+        {{"energy_fwd_j", "energy_bwd_j", "energy_opt_j"},
+         {"forward", "backward", "optimizer"}, 3},
+        {{"energy_prefill_j", "energy_decode_j", NULL}, {"prefill", "decode", NULL}, 2}};
+    int partcol[3] = {-1, -1, -1}, which = 0, nparts = 0;
+    if (k && k->stack == WL_PLOT_STACK_PHASES) {
+        which = wl_results_table_col(t, "energy_fwd_j") >= 0 ? 1 : 2;
+        /* a table with both modes: the training rows' phases when they are set */
+        if (which == 1 && wl_results_table_rows(t) > 0 &&
+            !wl_results_table_cell(t, 0, wl_results_table_col(t, "energy_fwd_j"))[0])
+            which = 2;
+    }
+    const char *const *parts = stacks[which].col, *const *part_names = stacks[which].name;
+    if (k && k->stack) {
+        nparts = stacks[which].n;
+        for (int i = 0; i < nparts; i++)
             if ((partcol[i] = need_col(t, parts[i], err)) < 0)
                 return WL_EPARSE;
+    }
     series_set ss;
     int rc = build_series(t, xcol, &ss, err);
     if (rc)
@@ -222,7 +239,7 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
             if (!rc && pan[p] == &metrics[2])
                 v[r * 3 + (size_t)p] *= 1e-3; /* ms -> s, so the prefix picks ms */
         }
-        for (int i = 0; !rc && partcol[0] >= 0 && i < 3; i++)
+        for (int i = 0; !rc && i < nparts; i++)
             rc = num_cell(t, r, partcol[i], &pv[r * 3 + (size_t)i], err);
     }
     fig *f = NULL;
@@ -267,7 +284,7 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
             const series *s = &ss.s[0];
             /* the parts stacked: each band from the running sum up */
             double *base_prev = calloc(s->n ? s->n : 1, sizeof *base_prev);
-            for (int i = 0; i < 3 && base_prev; i++) {
+            for (int i = 0; i < nparts && base_prev; i++) {
                 cairo_new_path(cr);
                 for (size_t j = 0; j < s->n; j++) {
                     size_t r = s->rows[j];
@@ -354,20 +371,16 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
         cairo_restore(cr);
         if (p == 0) {
             if (partcol[0] >= 0) {
-                series_set parts_legend;
-                memset(&parts_legend, 0, sizeof parts_legend);
-                parts_legend.n = 3;
-                for (int i = 0; i < 3; i++)
-                    snprintf(parts_legend.s[i].label, sizeof parts_legend.s[i].label, "%s",
-                             part_names[2 - i]);
+                /* the bands' legend, top band first */
                 style_font(cr, 6.5, 0);
                 double lx = a.x0 + 4, ly = a.y0 + 4;
-                for (int i = 0; i < 3; i++) {
-                    style_color(cr, 6 - i, 0.55);
+                for (int i = 0; i < nparts; i++) {
+                    int band = nparts - 1 - i;
+                    style_color(cr, band + 4, 0.55);
                     cairo_rectangle(cr, lx, ly + i * 8, 8, 5);
                     cairo_fill(cr);
                     cairo_set_source_rgb(cr, 0, 0, 0);
-                    style_text(cr, lx + 11, ly + i * 8 + 2.5, part_names[2 - i], 0, 0.5);
+                    style_text(cr, lx + 11, ly + i * 8 + 2.5, part_names[band], 0, 0.5);
                 }
             }
             double *lx = malloc(n * sizeof *lx), *ly = malloc(n * sizeof *ly);

@@ -242,7 +242,8 @@ static int varies(const wl_results_table *t, int col)
     return col >= 0 && wl_results_table_distinct(t, col, idx, 2) > 1;
 }
 
-/* Energy vs clock: one figure per GPU and precision, split further by the
+/* Energy vs clock: one figure per GPU, precision and mode (a training step
+ * and a forward pass are different quantities), split further by the
  * outermost varying parameters while a figure would hold too many series. */
 static int energy_figures(report *r, int *key, size_t *nk, wl_error *err)
 {
@@ -253,6 +254,9 @@ static int energy_figures(report *r, int *key, size_t *nk, wl_error *err)
         key[(*nk)++] = gcol;
     if (dcol >= 0)
         key[(*nk)++] = dcol;
+    int mcol = wl_results_table_col(t, "mode");
+    if (varies(t, mcol))
+        key[(*nk)++] = mcol;
     for (size_t i = 0; i < r->nparam && max_series(r, key, *nk) > SERIES_MAX; i++) {
         int c = r->param[i], in = 0;
         for (size_t j = 0; j < *nk; j++)
@@ -397,6 +401,50 @@ static int choose(const report *r, const wl_results_table *t, const char *object
     return rc;
 }
 
+/* One clock per phase of each training and generation group
+ * (schedules.csv), when the sweep has them. Sets *written. */
+static int phase_schedules(const report *r, const char *objective, int *written, wl_error *err)
+{
+    *written = 0;
+    if (wl_results_table_col(r->base, "time_fwd_ms") < 0 &&
+        wl_results_table_col(r->base, "ttft_ms") < 0)
+        return WL_OK;
+    wl_pareto_objective obj;
+    int rc = wl_pareto_objective_parse(objective, &obj, err);
+    const char *name = wl_pareto_objective_name(&obj);
+    if (!rc && strcmp(name, "energy") != 0 && strcmp(name, "energy-within-slowdown") != 0)
+        rc = wl_pareto_objective_parse("energy", &obj, err); /* what a schedule supports */
+    wl_pareto_load_options lo = {.values = wl_pareto_phase_values,
+                                 .nvalues = WL_PARETO_PHASE_NV, .optional_values = 1,
+                                 .through_voltage = 1};
+    wl_pareto_set *s = NULL;
+    if (!rc)
+        rc = wl_pareto_set_from_table(r->base, &lo, &s, err);
+    char *p = rc ? NULL : in_tmp(r, "schedules.csv");
+    wl_results_out *o = NULL;
+    if (!rc && !p)
+        rc = WL_ENOMEM;
+    if (!rc)
+        rc = wl_results_out_open(p, &o, err);
+    if (!rc) {
+        size_t nc;
+        const wl_results_col *cols = wl_pareto_schedule_cols(&nc);
+        wl_results_writer *w = NULL;
+        rc = wl_results_writer_create(wl_results_out_stream(o), WL_FMT_CSV, cols, nc, &w);
+        if (!rc)
+            rc = wl_pareto_schedules(s, &obj, WL_PARETO_BY_PHASE, 20, w, err);
+        wl_results_writer_finish(w);
+        if (rc)
+            wl_results_out_abort(o);
+        else
+            rc = wl_results_out_commit(o, err);
+    }
+    *written = !rc;
+    free(p);
+    wl_pareto_set_free(s);
+    return rc;
+}
+
 /* ---- index ------------------------------------------------------------------------------ */
 
 static void html_text(FILE *f, const char *s)
@@ -475,9 +523,57 @@ static void choice_html_md(FILE *md, FILE *html, const choice_table *c)
     fputs("</table>\n", html);
 }
 
+/* The phase schedules as a table in both indexes. */
+static int schedule_html_md(const report *r, FILE *md, FILE *html, wl_error *err)
+{
+    char *p = in_tmp(r, "schedules.csv");
+    wl_results_table *t = NULL;
+    int rc = p ? wl_results_table_load(p, &t, err) : WL_ENOMEM;
+    free(p);
+    if (rc)
+        return rc;
+    static const char *const show[6] = {"group", "fixed_sm_clock_mhz", "schedule_mhz",
+                                        "clock_switches", "extra_saving_pct", "slowdown_pct"};
+    int col[6];
+    for (int i = 0; i < 6; i++)
+        col[i] = wl_results_table_col(t, show[i]);
+    fputs("\n## One clock per phase\n\nThe best fixed clock and one clock per phase "
+          "(forward, backward, optimizer; prefill, decode), switches at 20 us each "
+          "(schedules.csv).\n\n|", md);
+    fputs("<h2>One clock per phase</h2>\n<p>The best fixed clock and one clock per phase "
+          "(forward, backward, optimizer; prefill, decode), switches at 20 us each "
+          "(<a href=\"schedules.csv\">schedules.csv</a>).</p>\n<table><tr>", html);
+    for (int i = 0; i < 6; i++) {
+        fprintf(md, " %s |", show[i]);
+        fprintf(html, "<th>%s</th>", show[i]);
+    }
+    fputs("\n|", md);
+    for (int i = 0; i < 6; i++)
+        fputs("---|", md);
+    fputs("</tr>\n", html);
+    for (size_t row = 0; row < wl_results_table_rows(t); row++) {
+        fputs("\n|", md);
+        fputs("<tr>", html);
+        for (int i = 0; i < 6; i++) {
+            const char *v = col[i] >= 0 ? wl_results_table_cell(t, row, col[i]) : "";
+            fputc(' ', md);
+            md_text(md, v, 1);
+            fputs(" |", md);
+            fputs("<td>", html);
+            html_text(html, v);
+            fputs("</td>", html);
+        }
+        fputs("</tr>\n", html);
+    }
+    fputs("\n", md);
+    fputs("</table>\n", html);
+    wl_results_table_free(t);
+    return WL_OK;
+}
+
 static int write_index(report *r, const char *title, const char *objective,
                        unsigned long long points, const choice_table *opt,
-                       const choice_table *sav, wl_error *err)
+                       const choice_table *sav, int sched, wl_error *err)
 {
     char *pm = in_tmp(r, "index.md"), *ph = in_tmp(r, "index.html");
     wl_results_out *omd = NULL, *oh = NULL;
@@ -522,6 +618,8 @@ static int write_index(report *r, const char *title, const char *objective,
         html_text(html, objective);
         fputs(")</h2>\n", html);
         choice_html_md(md, html, sav);
+        if (sched)
+            rc = schedule_html_md(r, md, html, err);
         fputs("\n## Figures\n\n", md);
         fputs("<h2>Figures</h2>\n", html);
         for (size_t i = 0; i < r->nfigs; i++) {
@@ -547,7 +645,8 @@ static int write_index(report *r, const char *title, const char *objective,
         fputs("<p>Data: <a href=\"sweep.csv\">sweep.csv</a>, <a href=\"pareto.csv\">pareto.csv</a>, "
               "<a href=\"optimal.csv\">optimal.csv</a>, <a href=\"savings.csv\">savings.csv</a>."
               "</p>\n</body></html>\n", html);
-        rc = wl_results_out_commit(omd, err);
+        if (!rc)
+            rc = wl_results_out_commit(omd, err);
         omd = NULL;
         if (!rc)
             rc = wl_results_out_commit(oh, err);
@@ -709,6 +808,51 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
         }
         wl_results_buf_free(&nb);
     }
+    /* a training step's and a generation's energy by phase: the first GPU
+     * and precision, the mode set, then one workload as fixed_subset picks
+     * it (the largest model, the middle sequence length) */
+    int modec = wl_results_table_col(r->base, "mode");
+    static const char *const phase_modes[2] = {"train", "decode"};
+    for (int mi = 0; !rc && modec >= 0 && mi < 2; mi++) {
+        int cols[WL_RESULTS_CSV_MAXCOLS];
+        const char *mv[WL_RESULTS_CSV_MAXCOLS];
+        size_t n = 0;
+        for (size_t j = 0; j < nk && n + 1 < WL_RESULTS_CSV_MAXCOLS; j++) {
+            const char *h = wl_results_table_header(r->base, (size_t)key[j]);
+            if (key[j] != modec && (!strcmp(h, "gpu") || !strcmp(h, "dtype"))) {
+                cols[n] = key[j];
+                mv[n++] = vals[j];
+            }
+        }
+        cols[n] = modec;
+        mv[n++] = phase_modes[mi];
+        wl_results_table *ms = NULL, *m1 = NULL;
+        rc = wl_results_table_filter(r->base, cols, mv, n, &ms);
+        if (!rc && wl_results_table_rows(ms) > 0)
+            rc = fixed_subset(ms, r, NULL, 0, &m1);
+        if (!rc && m1 && wl_results_table_rows(m1) > 0) {
+            const char *model = mcol >= 0 ? wl_results_table_cell(m1, 0, mcol) : "";
+            wl_results_buf nb = {0};
+            wl_results_buf_puts(&nb, "phases-");
+            wl_results_buf_puts(&nb, phase_modes[mi]);
+            wl_results_buf_puts(&nb, "-");
+            name_part(&nb, model);
+            wl_results_buf_put(&nb, "", 0);
+            memset(&k, 0, sizeof k);
+            k.stack = WL_PLOT_STACK_PHASES;
+            k.panels = "energy,time";
+            cap = mi == 0 ? wl_core_strprintf("Energy of a training step by phase (forward, backward, "
+                                              "optimizer) and its time vs SM clock, %s, %s",
+                                              model, what.p)
+                          : wl_core_strprintf("Energy of a generation by phase (prefill, decode) and "
+                                              "its time vs SM clock, %s, %s", model, what.p);
+            rc = !nb.oom && cap ? figure(r, "energy-freq", m1, nb.p, cap, &k, 0, err) : WL_ENOMEM;
+            free(cap);
+            wl_results_buf_free(&nb);
+        }
+        wl_results_table_free(ms);
+        wl_results_table_free(m1);
+    }
     /* savings of the subset's workloads at the chosen clock */
     if (!rc) {
         choice_table c = {0};
@@ -784,8 +928,11 @@ static int study(report *r, const wl_sweep_spec *spec, const char *dir,
     choice_table opt, sav;
     memset(&opt, 0, sizeof opt);
     memset(&sav, 0, sizeof sav);
+    int sched = 0;
     if (!(rc = pareto_table(r, err)) && !(rc = choose(r, r->t, "energy", "optimal.csv", &opt, err)))
         rc = choose(r, r->t, objective, "savings.csv", &sav, err);
+    if (!rc)
+        rc = phase_schedules(r, objective, &sched, err);
     step(r, "[3/4] figures");
     int key[WL_RESULTS_CSV_MAXCOLS];
     size_t nk = 0;
@@ -795,7 +942,7 @@ static int study(report *r, const wl_sweep_spec *spec, const char *dir,
         rc = summary_figures(r, key, nk, objective, err);
     step(r, "[4/4] index.md, index.html");
     if (!rc)
-        rc = write_index(r, title, objective, st.points, &opt, &sav, err);
+        rc = write_index(r, title, objective, st.points, &opt, &sav, sched, err);
     choice_free(&opt);
     choice_free(&sav);
     if (!rc)

@@ -23,9 +23,15 @@ void wl_plot_options_default(wl_plot_options *o);
 /* Figure kinds. Each reads the columns it needs from the table, writes
  * path atomically, and reports a missing column or a non-numeric value with
  * the table's file, line and column. */
+enum { WL_PLOT_STACK_NONE = 0, WL_PLOT_STACK_PARTS, WL_PLOT_STACK_PHASES };
+
 typedef struct {
     const char *panels;  /* energy-freq: "energy" (default) or e.g. "power,time,energy" */
-    int stack;           /* energy-freq: energy parts as stacked areas */
+    int stack;           /* energy-freq: stacked areas under the energy (one
+                            series): WL_PLOT_STACK_PARTS static + dynamic
+                            memory + dynamic compute; _PHASES a training
+                            step's forward/backward/optimizer or a
+                            generation's prefill/decode (by the table) */
     const char *facet;   /* pareto: small multiples by this column */
     const char *x, *y, *z; /* heatmap axes and value; pareto x/y */
     int normalize;       /* heatmap: divide z by the minimum of its row */

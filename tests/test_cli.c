@@ -478,6 +478,26 @@ static void test_report_and_plot_cmds(void **state)
     test_write_file("kern.ini", "[sweep]\nmodel = gpt2\nclock = 510:1410:300\nscope = kernel\n"
                                 "voltage_mv = 800, 850\n");
     assert_int_equal(run("report kern.ini -o rkern --quiet"), 0);
+    /* a study naming the modes: the training step's and the generation's
+     * energy by phase, and one clock per phase */
+    test_write_file("modes.ini", "[report]\nobjective = energy\n[sweep]\nmodel = gpt2\n"
+                                 "batch = 4\nseq = 128\nmode = prefill, train, decode\ngen = 8\n"
+                                 "clock = 510:1410:150\n");
+    assert_int_equal(run("report modes.ini -o rmodes --quiet"), 0);
+    assert_int_equal(access("rmodes/phases-train-gpt2.png", F_OK), 0);
+    assert_int_equal(access("rmodes/phases-decode-gpt2.pdf", F_OK), 0);
+    slurp("rmodes/schedules.csv", out_buf, sizeof out_buf);
+    assert_int_equal(count_lines(out_buf), 3); /* header, train, decode: no prefill row */
+    assert_non_null(strstr(out_buf, "forward="));
+    assert_non_null(strstr(out_buf, "prefill="));
+    slurp("rmodes/index.md", out_buf, sizeof out_buf);
+    assert_non_null(strstr(out_buf, "## One clock per phase"));
+    assert_non_null(strstr(out_buf, "Energy of a training step by phase"));
+    /* plot's phase stack, and its errors */
+    assert_int_equal(run("plot energy-freq rmodes/phases-train-gpt2.csv --stack=phases -o st.svg"), 0);
+    assert_int_equal(run("plot energy-freq rmodes/phases-train-gpt2.csv --stack=layers -o st.svg"), 2);
+    assert_int_equal(run("plot energy-freq report/parts-gpt2.csv --stack=phases -o st.svg"), 1);
+    assert_non_null(strstr(err_buf, "energy_prefill_j"));
     /* a failing report leaves the directory as it was */
     test_write_file("bad.ini", "[report]\nobjective = speed\n[sweep]\nmodel = gpt2\n");
     assert_int_equal(shell("mkdir -p kept && echo mine > kept/note.txt"), 0);
