@@ -60,7 +60,8 @@ typedef struct {
     const char *tcol, *pcol, *ecol;
     const char *named[7]; /* columns the user named (a missing one is a usage error) */
     int nnamed;
-    int all, schedule; /* 0: none; 1: auto; 2: by class; 3: by phase */
+    int all;
+    enum { SCHED_NONE, SCHED_AUTO, SCHED_CLASS, SCHED_PHASE } schedule;
     double switch_us;
     wl_pareto_objective obj;
     int have_obj;
@@ -100,8 +101,11 @@ static int sel_parse(const char *cmd, int argc, char **argv, sel_opts *o)
         case 'P': o->named[o->nnamed++ % 7] = o->pcol = optarg; break;
         case 'E': o->named[o->nnamed++ % 7] = o->ecol = optarg; break;
         case 'S':
-            o->schedule = !optarg ? 1 : !strcmp(optarg, "class") ? 2 : !strcmp(optarg, "phase") ? 3 : 0;
-            if (!o->schedule)
+            o->schedule = !optarg                   ? SCHED_AUTO
+                          : !strcmp(optarg, "class") ? SCHED_CLASS
+                          : !strcmp(optarg, "phase") ? SCHED_PHASE
+                                                     : SCHED_NONE;
+            if (o->schedule == SCHED_NONE)
                 rc = cli_usage(cmd, "--schedule: expected class or phase, got '%s'", optarg);
             break;
         case 'W': rc = cli_real(cmd, "--switch-us", optarg, 0, 1e6, &o->switch_us); break;
@@ -130,12 +134,9 @@ static int sel_parse(const char *cmd, int argc, char **argv, sel_opts *o)
         o->in = "-";
     if (is_opt && !o->have_obj)
         return cli_usage(cmd, "--objective is required");
-    if (o->schedule) {
-        const char *name = wl_pareto_objective_name(&o->obj);
-        if (strcmp(name, "energy") != 0 && strcmp(name, "energy-within-slowdown") != 0)
-            return cli_usage(cmd, "--schedule supports the energy and energy-within-slowdown=P "
-                                  "objectives");
-    }
+    if (o->schedule && !wl_pareto_schedule_supports(&o->obj))
+        return cli_usage(cmd, "--schedule supports the energy and energy-within-slowdown=P "
+                              "objectives");
     return 0;
 }
 
@@ -245,8 +246,9 @@ static int optimize_run(const sel_opts *o)
         if (wl_results_csv_open(o->in, &csv, &err))
             return cli_fail(cmd, &err);
         /* auto: by class when the table has kernel classes */
-        wl_pareto_schedule_by by = o->schedule == 3 || (o->schedule == 1 &&
-                                   wl_results_csv_col(csv, "kernel_class") < 0)
+        wl_pareto_schedule_by by = o->schedule == SCHED_PHASE ||
+                                           (o->schedule == SCHED_AUTO &&
+                                            wl_results_csv_col(csv, "kernel_class") < 0)
                                        ? WL_PARETO_BY_PHASE : WL_PARETO_BY_CLASS;
         wl_pareto_load_options lo = {.values = wl_pareto_schedule_values,
                                      .nvalues = WL_PARETO_SCHEDULE_NV,

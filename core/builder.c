@@ -1424,15 +1424,11 @@ static void gen_forward(bld *B, int layer_only, int graph)
     B->T = B->b * B->s;
     B->graphing = graph;
     B->graph_n = 0;
-    if (layer_only) {
-        if (serve)
-            serve_layer(B, 0);
-        else
-            layer(B);
-        B->graphing = 0;
-        return;
-    }
-    if (serve) {
+    if (layer_only && serve) {
+        serve_layer(B, 0);
+    } else if (layer_only) {
+        layer(B);
+    } else if (serve) {
         /* token embeddings (a gather, not recorded) plus learned positions */
         if (B->m->positions == WL_POS_LEARNED)
             ewc(B, WL_EW_ADD, B->T * B->d, B->dt);
@@ -1440,7 +1436,6 @@ static void gen_forward(bld *B, int layer_only, int graph)
             serve_layer(B, l == 0);
         if (B->m->final_norm && B->m->pre_norm)
             serve_norm(B, 1);
-        B->graphing = 0;
     } else {
         prefix(B);
         for (int l = 0; l < B->m->layers && !B->rc; l++)
@@ -1448,11 +1443,13 @@ static void gen_forward(bld *B, int layer_only, int graph)
         if (B->m->final_norm && B->m->pre_norm)
             norm(B);
     }
+    B->graphing = 0; /* the LM head runs eagerly */
+    if (layer_only)
+        return;
     long long T = B->T;
     B->T = B->b; /* the last position's hidden state */
     linear_x(B, B->d, B->m->vocab_size, 0, 0);
     B->T = T;
-    B->graphing = 0;
 }
 
 /* Greedy sampling after each forward. HF generate: the last logits in

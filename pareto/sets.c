@@ -756,8 +756,17 @@ typedef struct {
     size_t nk;
     double *t, *e;
     double entries[SCHED_MAXC];
-    double switch_w; /* power while switching: the static power */
+    double static_w_sum; /* power while switching: the mean static power */
+    int static_n;        /* of this many rows */
 } sched_problem;
+
+static void add_static(sched_problem *p, double static_j, double time_ms)
+{
+    if (time_ms > 0) {
+        p->static_w_sum += static_j / (time_ms * 1e-3);
+        p->static_n++;
+    }
+}
 
 static void sched_free(sched_problem *p)
 {
@@ -831,7 +840,8 @@ static int sched_solve(const sched_problem *p, const wl_pareto_objective *obj, d
     wl_pareto_schedule_result res;
     int rc = kf < 0 ? WL_ENOTFOUND
                     : wl_pareto_schedule(nc, (int)nk, p->t, p->e, p->entries, switch_us,
-                                         p->switch_w, budget, choice, &res);
+                                         p->static_n ? p->static_w_sum / p->static_n : 0,
+                                         budget, choice, &res);
     if (rc != WL_OK)
         return rc == WL_ENOTFOUND || rc == WL_EINVAL ? WL_OK : rc; /* no schedule: empty cells */
     cells[2].v = p->clk[kf];
@@ -878,8 +888,6 @@ static int class_problem(const wl_pareto_set *s, const size_t *rows, size_t m,
     int rc = sched_alloc(p, s, rows, m, 3);
     if (rc)
         return rc;
-    double static_sum = 0;
-    int static_n = 0;
     for (size_t r = 0; r < m; r++) {
         const double *v = s->val + rows[r] * s->nv;
         if (isnan(v[3]))
@@ -892,12 +900,8 @@ static int class_problem(const wl_pareto_set *s, const size_t *rows, size_t m,
         p->t[(size_t)c * p->nk + k] = v[0];
         p->e[(size_t)c * p->nk + k] = v[1];
         p->entries[c] = v[2];
-        if (v[5] > 0) {
-            static_sum += v[4] / (v[5] * 1e-3);
-            static_n++;
-        }
+        add_static(p, v[4], v[5]);
     }
-    p->switch_w = static_n ? static_sum / static_n : 0;
     return WL_OK;
 }
 
@@ -925,8 +929,6 @@ static int phase_problem(const wl_pareto_set *s, const size_t *rows, size_t m,
     int rc = sched_alloc(p, s, rows, m, PV_CLK);
     if (rc)
         return rc;
-    double static_sum = 0;
-    int static_n = 0;
     for (size_t r = 0; r < m; r++) {
         const double *v = s->val + rows[r] * s->nv;
         if (isnan(v[PV_CLK]))
@@ -947,22 +949,23 @@ static int phase_problem(const wl_pareto_set *s, const size_t *rows, size_t m,
             p->e[nk + k] = v[PV_EDEC];
             p->entries[0] = p->entries[1] = 1;
         }
-        if (v[PV_TIME] > 0) {
-            static_sum += v[PV_STATIC] / (v[PV_TIME] * 1e-3);
-            static_n++;
-        }
+        add_static(p, v[PV_STATIC], v[PV_TIME]);
     }
-    p->switch_w = static_n ? static_sum / static_n : 0;
     return WL_OK;
+}
+
+int wl_pareto_schedule_supports(const wl_pareto_objective *obj)
+{
+    const char *name = wl_pareto_objective_name(obj);
+    return !strcmp(name, "energy") || !strcmp(name, "energy-within-slowdown");
 }
 
 int wl_pareto_schedules(const wl_pareto_set *s, const wl_pareto_objective *obj,
                         wl_pareto_schedule_by by, double switch_us, wl_results_writer *w,
                         wl_error *err)
 {
-    const char *name = wl_pareto_objective_name(obj);
-    if (strcmp(name, "energy") != 0 && strcmp(name, "energy-within-slowdown") != 0) {
-        wl_error_set(err, "objective", 0, name,
+    if (!wl_pareto_schedule_supports(obj)) {
+        wl_error_set(err, "objective", 0, wl_pareto_objective_name(obj),
                      "a schedule supports the energy and energy-within-slowdown=P objectives");
         return WL_EINVAL;
     }

@@ -142,6 +142,9 @@ extern const char *const wl_pareto_schedule_values[WL_PARETO_SCHEDULE_NV];
 #define WL_PARETO_PHASE_NV 13
 extern const char *const wl_pareto_phase_values[WL_PARETO_PHASE_NV];
 const wl_results_col *wl_pareto_schedule_cols(size_t *n);
+/* Whether a schedule can optimise for the objective (energy,
+ * energy-within-slowdown=P). */
+int wl_pareto_schedule_supports(const wl_pareto_objective *obj);
 int wl_pareto_schedules(const wl_pareto_set *s, const wl_pareto_objective *obj,
                         wl_pareto_schedule_by by, double switch_us, wl_results_writer *w,
                         wl_error *err);

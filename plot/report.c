@@ -363,6 +363,33 @@ static void choice_free(choice_table *c)
     free(c->sv);
 }
 
+/* A CSV table with these columns in the temporary directory: w writes its
+ * rows, csv_close commits the file (or drops it after an error, rc). */
+static int csv_open(const report *r, const char *name, const wl_results_col *cols, size_t nc,
+                    wl_results_out **o, wl_results_writer **w, wl_error *err)
+{
+    *o = NULL;
+    *w = NULL;
+    char *p = in_tmp(r, name);
+    int rc = p ? wl_results_out_open(p, o, err) : WL_ENOMEM;
+    free(p);
+    if (!rc)
+        rc = wl_results_writer_create(wl_results_out_stream(*o), WL_FMT_CSV, cols, nc, w);
+    return rc;
+}
+
+static int csv_close(wl_results_out *o, wl_results_writer *w, int rc, wl_error *err)
+{
+    wl_results_writer_finish(w);
+    if (!o)
+        return rc;
+    if (rc) {
+        wl_results_out_abort(o);
+        return rc;
+    }
+    return wl_results_out_commit(o, err);
+}
+
 static int choose(const report *r, const wl_results_table *t, const char *objective,
                   const char *name, choice_table *c, wl_error *err)
 {
@@ -375,30 +402,18 @@ static int choose(const report *r, const wl_results_table *t, const char *object
         c->sv = calloc(wl_pareto_set_groups(c->set) + 1, sizeof *c->sv);
         rc = c->sv ? wl_pareto_savings(c->set, &c->obj, c->sv) : WL_ENOMEM;
     }
-    char *p = rc ? NULL : in_tmp(r, name);
     wl_results_out *o = NULL;
-    if (!rc && !p)
-        rc = WL_ENOMEM;
+    wl_results_writer *w = NULL;
+    size_t nc;
+    const wl_results_col *cols = wl_pareto_savings_cols(&nc);
     if (!rc)
-        rc = wl_results_out_open(p, &o, err);
-    if (!rc) {
-        size_t nc;
-        const wl_results_col *cols = wl_pareto_savings_cols(&nc);
-        wl_results_writer *w = NULL;
-        rc = wl_results_writer_create(wl_results_out_stream(o), WL_FMT_CSV, cols, nc, &w);
-        wl_results_cell cells[32];
-        for (size_t g = 0; !rc && g < wl_pareto_set_groups(c->set); g++) {
-            wl_pareto_saving_cells(c->set, &c->obj, &c->sv[g], cells);
-            rc = wl_results_writer_row(w, cells);
-        }
-        wl_results_writer_finish(w);
-        if (rc)
-            wl_results_out_abort(o);
-        else
-            rc = wl_results_out_commit(o, err);
+        rc = csv_open(r, name, cols, nc, &o, &w, err);
+    wl_results_cell cells[32];
+    for (size_t g = 0; !rc && g < wl_pareto_set_groups(c->set); g++) {
+        wl_pareto_saving_cells(c->set, &c->obj, &c->sv[g], cells);
+        rc = wl_results_writer_row(w, cells);
     }
-    free(p);
-    return rc;
+    return csv_close(o, w, rc, err);
 }
 
 /* One clock per phase of each training and generation group
@@ -411,36 +426,24 @@ static int phase_schedules(const report *r, const char *objective, int *written,
         return WL_OK;
     wl_pareto_objective obj;
     int rc = wl_pareto_objective_parse(objective, &obj, err);
-    const char *name = wl_pareto_objective_name(&obj);
-    if (!rc && strcmp(name, "energy") != 0 && strcmp(name, "energy-within-slowdown") != 0)
-        rc = wl_pareto_objective_parse("energy", &obj, err); /* what a schedule supports */
+    if (!rc && !wl_pareto_schedule_supports(&obj)) /* edp and the like: least energy */
+        rc = wl_pareto_objective_parse("energy", &obj, err);
     wl_pareto_load_options lo = {.values = wl_pareto_phase_values,
                                  .nvalues = WL_PARETO_PHASE_NV, .optional_values = 1,
                                  .through_voltage = 1};
     wl_pareto_set *s = NULL;
     if (!rc)
         rc = wl_pareto_set_from_table(r->base, &lo, &s, err);
-    char *p = rc ? NULL : in_tmp(r, "schedules.csv");
     wl_results_out *o = NULL;
-    if (!rc && !p)
-        rc = WL_ENOMEM;
+    wl_results_writer *w = NULL;
+    size_t nc;
+    const wl_results_col *cols = wl_pareto_schedule_cols(&nc);
     if (!rc)
-        rc = wl_results_out_open(p, &o, err);
-    if (!rc) {
-        size_t nc;
-        const wl_results_col *cols = wl_pareto_schedule_cols(&nc);
-        wl_results_writer *w = NULL;
-        rc = wl_results_writer_create(wl_results_out_stream(o), WL_FMT_CSV, cols, nc, &w);
-        if (!rc)
-            rc = wl_pareto_schedules(s, &obj, WL_PARETO_BY_PHASE, 20, w, err);
-        wl_results_writer_finish(w);
-        if (rc)
-            wl_results_out_abort(o);
-        else
-            rc = wl_results_out_commit(o, err);
-    }
+        rc = csv_open(r, "schedules.csv", cols, nc, &o, &w, err);
+    if (!rc)
+        rc = wl_pareto_schedules(s, &obj, WL_PARETO_BY_PHASE, 20, w, err);
+    rc = csv_close(o, w, rc, err);
     *written = !rc;
-    free(p);
     wl_pareto_set_free(s);
     return rc;
 }

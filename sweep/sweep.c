@@ -137,80 +137,74 @@ static int set_numbers(wl_core_numlist *l, origin *o, const char *value, double 
     return wl_core_parse_list(value, lo, hi, integers, source, line, field, l, err);
 }
 
-static int set_dtypes(wl_sweep_spec *s, const char *value, const char *source, int line,
-                      wl_error *err)
+/* Parsers of one enum name into an array element (0: ok). */
+static int parse_dtype(const char *name, void *out)
+{
+    wl_dtype dt;
+    if (wl_dtype_parse(name, &dt) ||
+        (dt != WL_DT_BF16 && dt != WL_DT_FP16 && dt != WL_DT_FP32 && dt != WL_DT_TF32))
+        return 1;
+    *(wl_dtype *)out = dt;
+    return 0;
+}
+
+static int parse_attention(const char *name, void *out) { return wl_attention_parse(name, out); }
+static int parse_mode(const char *name, void *out) { return wl_mode_parse(name, out); }
+
+/* A list of enum names (dtype, attention, mode) into *arr of *n elements of
+ * size bytes: replacing it or appending to it by origin, as set_names. */
+static int set_enums(void **arr, size_t *n, size_t size, origin *o, const char *value,
+                     int (*parse)(const char *, void *), const char *expected,
+                     const char *source, int line, const char *field, wl_error *err)
 {
     wl_core_strlist l = {0};
-    int rc = wl_core_parse_names(value, source, line, "dtype", &l, err);
-    if (take_origin(&s->o_dtype, source, line))
-        s->ndt = 0;
-    wl_dtype *nd = rc ? NULL : realloc(s->dtypes, (s->ndt + l.n) * sizeof *nd);
-    if (!rc && !nd)
+    int rc = wl_core_parse_names(value, source, line, field, &l, err);
+    if (take_origin(o, source, line))
+        *n = 0;
+    void *na = rc ? NULL : realloc(*arr, (*n + l.n) * size);
+    if (!rc && !na)
         rc = WL_ENOMEM;
-    if (nd)
-        s->dtypes = nd;
+    if (na)
+        *arr = na;
     for (size_t i = 0; !rc && i < l.n; i++) {
-        wl_dtype dt;
-        if (wl_dtype_parse(l.v[i], &dt) ||
-            (dt != WL_DT_BF16 && dt != WL_DT_FP16 && dt != WL_DT_FP32 && dt != WL_DT_TF32)) {
-            wl_error_set(err, source, line, "dtype", "expected bf16, fp16, fp32 or tf32, got '%.60s'",
-                         l.v[i]);
+        if (parse(l.v[i], (char *)*arr + *n * size)) {
+            wl_error_set(err, source, line, field, "expected %s, got '%.60s'", expected, l.v[i]);
             rc = WL_EINVAL;
         } else {
-            s->dtypes[s->ndt++] = dt;
+            (*n)++;
         }
     }
     wl_core_strlist_free(&l);
+    return rc;
+}
+
+static int set_dtypes(wl_sweep_spec *s, const char *value, const char *source, int line,
+                      wl_error *err)
+{
+    void *a = s->dtypes;
+    int rc = set_enums(&a, &s->ndt, sizeof *s->dtypes, &s->o_dtype, value, parse_dtype,
+                       "bf16, fp16, fp32 or tf32", source, line, "dtype", err);
+    s->dtypes = a;
     return rc;
 }
 
 static int set_attention(wl_sweep_spec *s, const char *value, const char *source, int line,
                          wl_error *err)
 {
-    wl_core_strlist l = {0};
-    int rc = wl_core_parse_names(value, source, line, "attention", &l, err);
-    if (take_origin(&s->o_attn, source, line))
-        s->nattn = 0;
-    wl_attention *na = rc ? NULL : realloc(s->attn, (s->nattn + l.n) * sizeof *na);
-    if (!rc && !na)
-        rc = WL_ENOMEM;
-    if (na)
-        s->attn = na;
-    for (size_t i = 0; !rc && i < l.n; i++) {
-        if (wl_attention_parse(l.v[i], &s->attn[s->nattn])) {
-            wl_error_set(err, source, line, "attention", "expected eager or flash, got '%.60s'",
-                         l.v[i]);
-            rc = WL_EINVAL;
-        } else {
-            s->nattn++;
-        }
-    }
-    wl_core_strlist_free(&l);
+    void *a = s->attn;
+    int rc = set_enums(&a, &s->nattn, sizeof *s->attn, &s->o_attn, value, parse_attention,
+                       "eager or flash", source, line, "attention", err);
+    s->attn = a;
     return rc;
 }
 
 static int set_modes(wl_sweep_spec *s, const char *value, const char *source, int line,
                      wl_error *err)
 {
-    wl_core_strlist l = {0};
-    int rc = wl_core_parse_names(value, source, line, "mode", &l, err);
-    if (take_origin(&s->o_mode, source, line))
-        s->nmode = 0;
-    wl_mode *nm = rc ? NULL : realloc(s->modes, (s->nmode + l.n) * sizeof *nm);
-    if (!rc && !nm)
-        rc = WL_ENOMEM;
-    if (nm)
-        s->modes = nm;
-    for (size_t i = 0; !rc && i < l.n; i++) {
-        if (wl_mode_parse(l.v[i], &s->modes[s->nmode])) {
-            wl_error_set(err, source, line, "mode", "expected prefill, train or decode, got '%.60s'",
-                         l.v[i]);
-            rc = WL_EINVAL;
-        } else {
-            s->nmode++;
-        }
-    }
-    wl_core_strlist_free(&l);
+    void *a = s->modes;
+    int rc = set_enums(&a, &s->nmode, sizeof *s->modes, &s->o_mode, value, parse_mode,
+                       "prefill, train or decode", source, line, "mode", err);
+    s->modes = a;
     return rc;
 }
 
