@@ -1,5 +1,6 @@
 /* wattlas presets list|show|derive-vf */
 #include "cli.h"
+#include "../cluster/wattlas_cluster.h"
 #include "../presets/wattlas_presets.h"
 
 #include <getopt.h>
@@ -13,9 +14,9 @@ static void help(FILE *f)
 "usage: wattlas presets list [--format FMT] [-o FILE]\n"
 "       wattlas presets show ID [-o FILE]\n"
 "       wattlas presets derive-vf IDLE.csv [--step-mhz N] [-o FILE]\n\n"
-"list       the built-in GPU, model and host presets (table, csv, ndjson or\n"
+"list       the built-in GPU, model, host and system presets (table, csv, ndjson or\n"
 "           json); a GPU's row names its host class and issue cost\n"
-"show ID    a preset's INI text (GPU, model or host, by id or alias)\n"
+"show ID    a preset's INI text (GPU, model, host or system, by id or alias)\n"
 "derive-vf  a smoothed [vf] section from a measured idle table\n"
 "           (columns sm_clock_mhz,voltage_mv,idle_power_w; default step 60 MHz)\n");
 }
@@ -91,19 +92,25 @@ static int list(const presets_opts *o)
     if (rc)
         return rc;
     wl_results_cell cells[NLIST];
-    for (int kind = 0; kind < 3 && !rc; kind++) {
-        wl_preset_kind k = kind == 0 ? WL_PRESET_GPU : kind == 1 ? WL_PRESET_MODEL : WL_PRESET_HOST;
+    static const char *const kind_names[WL_PRESET_KINDS] = {"gpu", "model", "host", "system"};
+    for (int kind = 0; kind < WL_PRESET_KINDS && !rc; kind++) {
+        wl_preset_kind k = (wl_preset_kind)kind;
         for (size_t i = 0; i < wl_preset_count(k) && !rc; i++) {
             for (size_t c = 0; c < NLIST; c++)
                 cells[c] = (wl_results_cell){NULL, NAN};
             const char *id = wl_preset_id(k, i);
-            cells[0].s = kind == 0 ? "gpu" : kind == 1 ? "model" : "host";
+            cells[0].s = kind_names[kind];
             cells[1].s = id;
             wl_error err;
             wl_core_gpu g;
             wl_core_model m;
             wl_core_host h;
-            if (kind == 2 && wl_preset_host_load(id, &h, &err) == WL_OK) {
+            wl_cluster_system sy;
+            if (k == WL_PRESET_SYSTEM && wl_cluster_system_load(id, &sy, &err) == WL_OK) {
+                /* a system: its name, and its GPU in the host column's place */
+                cells[2].s = sy.name;
+                cells[16].s = sy.gpu;
+            } else if (k == WL_PRESET_HOST && wl_preset_host_load(id, &h, &err) == WL_OK) {
                 cells[2].s = h.name;
                 cells[17].v = h.launch_us;
             } else if (!kind && wl_preset_gpu_load(id, &g, &err) == WL_OK) {
@@ -146,9 +153,14 @@ static int presets_run(const presets_opts *o)
     const char *t = NULL;
     if (!strcmp(o->sub, "show")) {
         const char *g = wl_preset_gpu_resolve(o->arg), *m = wl_preset_model_resolve(o->arg),
-                   *h = wl_preset_host_resolve(o->arg);
-        t = g ? wl_preset_text(WL_PRESET_GPU, g) : m ? wl_preset_text(WL_PRESET_MODEL, m)
-              : h ? wl_preset_text(WL_PRESET_HOST, h) : NULL;
+                   *h = wl_preset_host_resolve(o->arg), *sy = wl_preset_system_resolve(o->arg);
+        /* an exact id of any kind before an alias of another kind (the
+         * dgx-h100 system and the host class that names it as an alias) */
+        for (int k = 0; k < WL_PRESET_KINDS && !t; k++)
+            t = wl_preset_text((wl_preset_kind)k, o->arg);
+        if (!t)
+            t = g ? wl_preset_text(WL_PRESET_GPU, g) : m ? wl_preset_text(WL_PRESET_MODEL, m)
+                : h ? wl_preset_text(WL_PRESET_HOST, h) : sy ? wl_preset_text(WL_PRESET_SYSTEM, sy) : NULL;
         if (!t)
             return cli_usage(cmd, "no preset '%.60s' (see 'wattlas presets list')", o->arg);
     }

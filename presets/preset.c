@@ -15,14 +15,25 @@ typedef struct {
 extern const wl_preset_blob wl_preset_blobs[];
 extern const size_t wl_preset_blob_count;
 
+/* Per kind: its folder under presets/, the word messages use, and the
+ * option that names one. */
+static const struct {
+    const char *dir, *word, *field;
+} kinds[WL_PRESET_KINDS] = {
+    [WL_PRESET_GPU] = {"gpus", "GPU", "gpu"},
+    [WL_PRESET_MODEL] = {"models", "model", "model"},
+    [WL_PRESET_HOST] = {"hosts", "host", "host"},
+    [WL_PRESET_SYSTEM] = {"systems", "system", "system"},
+};
+
 static const char *kind_dir(wl_preset_kind k)
 {
-    return k == WL_PRESET_GPU ? "gpus" : k == WL_PRESET_MODEL ? "models" : "hosts";
+    return kinds[k].dir;
 }
 
 static const char *kind_word(wl_preset_kind k)
 {
-    return k == WL_PRESET_GPU ? "GPU" : k == WL_PRESET_MODEL ? "model" : "host";
+    return kinds[k].word;
 }
 
 size_t wl_preset_count(wl_preset_kind kind)
@@ -142,6 +153,13 @@ const char *wl_preset_host_resolve(const char *name)
     char norm[128];
     normalize_gpu_name(name, norm, sizeof norm);
     return resolve("hosts", norm);
+}
+
+const char *wl_preset_system_resolve(const char *name)
+{
+    char norm[128];
+    normalize_gpu_name(name, norm, sizeof norm);
+    return resolve("systems", norm);
 }
 
 /* ---- GPU keys ------------------------------------------------------------
@@ -983,15 +1001,15 @@ int wl_preset_find(wl_preset_kind kind, const char *id, const char **text, char 
     if (!*text) {
         const char *canon = kind == WL_PRESET_GPU     ? wl_preset_gpu_resolve(id)
                             : kind == WL_PRESET_MODEL ? wl_preset_model_resolve(id)
-                                                      : wl_preset_host_resolve(id);
+                            : kind == WL_PRESET_HOST  ? wl_preset_host_resolve(id)
+                                                      : wl_preset_system_resolve(id);
         if (canon) {
             id = canon;
             *text = wl_preset_text(kind, id);
         }
     }
     if (!*text) {
-        wl_error_set(err, id, 0, kind == WL_PRESET_GPU ? "gpu" : kind == WL_PRESET_MODEL ? "model" : "host",
-                     "no %s preset '%.60s' (see 'wattlas presets list')", kind_word(kind), id);
+        wl_error_set(err, id, 0, kinds[kind].field, "no %s preset '%.60s' (see 'wattlas presets list')", kind_word(kind), id);
         return WL_ENOTFOUND;
     }
     snprintf(src, cap, "presets/%s/%s.ini", kind_dir(kind), id);

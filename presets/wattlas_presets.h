@@ -6,7 +6,13 @@
 #include <stdio.h>
 #include "../core/wattlas_core.h"
 
-typedef enum { WL_PRESET_GPU = 0, WL_PRESET_MODEL = 1, WL_PRESET_HOST = 2 } wl_preset_kind;
+typedef enum {
+    WL_PRESET_GPU = 0,
+    WL_PRESET_MODEL = 1,
+    WL_PRESET_HOST = 2,
+    WL_PRESET_SYSTEM = 3, /* multi-GPU systems (parsed by cluster/) */
+    WL_PRESET_KINDS
+} wl_preset_kind;
 
 /* The host a GPU preset without a [gpu] host key comes with: the machine the
  * A100 PCIe coefficients were calibrated on. */
@@ -31,6 +37,8 @@ int wl_preset_gpu_names(const char *name, const char *gpu_id);
 const char *wl_preset_model_resolve(const char *name);
 /* The built-in host id for a name: the id or a [host] alias. */
 const char *wl_preset_host_resolve(const char *name);
+/* The built-in system id for a name: the id or a [system] alias. */
+const char *wl_preset_system_resolve(const char *name);
 
 /* The INI text a preset name stands for: a built-in id or alias (*text is
  * the built-in text, *owned NULL), a model hub id, or a file (a path: it

@@ -289,6 +289,33 @@ static void test_presets_cmd(void **state)
     assert_non_null(strstr(out_buf, "id = a10-24gb"));
 }
 
+static void test_cluster_cmd(void **state)
+{
+    (void)state;
+    assert_int_equal(run("cluster --model gpt3-1.3b --tp 2 --pp 2 --format csv"), 0);
+    assert_non_null(strstr(out_buf, "time_s,energy_j,power_w,tflops_per_gpu,mfu,bubble_s,"
+                                    "tp_comm_exposed_s,pp_comm_exposed_s,dp_comm_exposed_s,memory_gb,fits"));
+    assert_int_equal(count_lines(out_buf), 2);
+    /* per stage, and the timeline as trace events */
+    assert_int_equal(run("cluster --model gpt3-1.3b --tp 2 --pp 4 --stages --format csv "
+                         "--timeline tl.json"), 0);
+    assert_int_equal(count_lines(out_buf), 5);
+    assert_int_equal(shell("grep -q '\"ph\": \"X\"' tl.json"), 0);
+    /* impossible configurations and unknown presets are usage errors */
+    assert_int_equal(run("cluster --tp 3"), 2);
+    assert_int_equal(run("cluster --model gpt2 --pp 8"), 2); /* 12 layers */
+    assert_non_null(strstr(err_buf, "--pp"));
+    assert_int_equal(run("cluster --system nope"), 2);
+    assert_int_equal(run("cluster --clock 99999"), 2);
+    assert_int_equal(run("cluster --set nic_gbps=-1"), 2);
+    assert_int_equal(run("cluster --schedule fancy"), 2);
+    assert_int_equal(run("cluster --vp 2 --pp 2 --global-batch 6"), 2);
+    /* more nodes: the network draws power */
+    assert_int_equal(run("cluster --model gpt3-1.3b --nodes 2 --tp 8 --format csv"), 0);
+    assert_int_equal(run("presets show dgx-h100"), 0);
+    assert_non_null(strstr(out_buf, "gpu = h100-sxm-80gb"));
+}
+
 static void test_trace_predict(void **state)
 {
     (void)state;
@@ -1075,7 +1102,7 @@ int main(void)
         cmocka_unit_test(test_multi_gpu_clocks),
         cmocka_unit_test(test_throttle_collapse),  cmocka_unit_test(test_memory_fits),
         cmocka_unit_test(test_train_decode_cmds),
-        cmocka_unit_test(test_few_shot_cmd),
+        cmocka_unit_test(test_few_shot_cmd), cmocka_unit_test(test_cluster_cmd),
         cmocka_unit_test(test_compare_not_runnable),    cmocka_unit_test(test_validate_beside),
         cmocka_unit_test(test_mpi),            cmocka_unit_test(test_install),
     };

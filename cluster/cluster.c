@@ -1,0 +1,683 @@
+/* One parallel configuration on a system: the pieces of every chunk, the
+ * simulated timeline, then the gradient synchronisation and the optimizer,
+ * and the energy of every GPU over the timeline plus the network and the
+ * nodes. */
+#include "cluster_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* NCCL's buffers per communicator: NCCL_BUFFSIZE (4 MiB) per channel and
+ * peer for the ring's send and receive sides, 16-32 channels on NVLink
+ * systems: ~0.25 GB per communicator of more than one GPU (NCCL docs,
+ * "Environment variables: NCCL_BUFFSIZE"). The CUDA context and cuBLAS
+ * workspace as core/memory.c counts them. */
+#define CONTEXT_GB 0.53
+#define NCCL_COMM_GB 0.25
+/* Megatron's optimizer: fp32 main gradients accumulated by the weight-
+ * gradient GEMMs (gradient_accumulation_fusion) and all-reduced in fp32
+ * (accumulate_allreduce_grads_in_fp32), fp32 master weights and two Adam
+ * moments: 4 + 4 + 8 bytes a parameter beside the model's weights. */
+#define GRAD_BYTES 4.0
+#define MASTER_BYTES 4.0
+#define ADAM_BYTES 8.0
+
+struct wl_cluster {
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model model;
+    wl_cluster_config cfg;
+    int p, v, m, gpus, nodes, layers_per_chunk;
+    long long vocab;
+    cl_piece pc[PC_COUNT];
+    /* per stage kind: 0 first, 1 middle, 2 last, 3 only (pp == 1) */
+    double params[4];
+    wl_core_workload *opt_wl[4];
+    wl_core_evaluator *opt_ev[4];
+    double send_s;        /* activation transfer between neighbouring stages */
+    wl_cluster_group dp_g, pp_g, tp_g;
+    wl_cluster_sim *sim;
+    double act_chunk_b;   /* activation bytes a chunk keeps per micro-batch */
+    double act_peak_b;    /* full recompute: one layer rebuilt at a time */
+    int ncomms;
+    /* scratch */
+    double *f_s, *b_s, *w_s, *send, *fe, *be, *we; /* per (stage, chunk) */
+    double *stage_clock;                          /* [2 p] */
+    double *stage_end, *stage_idle_e;
+    int *peak;
+    double last_time_s;
+    struct {
+        int valid;
+        double ff, fb;
+        double lf[3], lb[3], lw[3], ef[3], eb[3], hf[3], hb[3], hw[3];
+    } memo;                /* piece costs at the last pair of clocks */
+};
+
+void wl_cluster_config_default(wl_cluster_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->tp = c->pp = c->dp = c->vp = 1;
+    c->global_batch = 0;
+    c->micro_batch = 1;
+    c->seq = 2048;
+    c->gen = 128;
+    c->dtype = WL_DT_BF16;
+    c->attention = WL_ATTN_EAGER;
+    c->mode = WL_MODE_TRAIN;
+    c->recompute = WL_RECOMPUTE_NONE;
+}
+
+static int bad(wl_error *err, const char *field, const char *fmt, long long a, long long b)
+{
+    wl_error_set(err, "cluster", 0, field, fmt, a, b);
+    return WL_EINVAL;
+}
+
+int wl_cluster_config_check(const wl_cluster_config *c, const wl_core_model *m, int gpus,
+                            wl_error *err)
+{
+    if (c->tp < 1 || c->pp < 1 || c->dp < 1 || c->vp < 1)
+        return bad(err, "tp", "tp, pp, dp and vp must be at least 1 (tp %lld, pp %lld)", c->tp, c->pp);
+    if ((long long)c->tp * c->pp * c->dp != gpus) {
+        wl_error_set(err, "cluster", 0, "dp",
+                     "tp x pp x dp = %d x %d x %d = %lld, but the system has %d GPUs", c->tp, c->pp,
+                     c->dp, (long long)c->tp * c->pp * c->dp, gpus);
+        return WL_EINVAL;
+    }
+    if (wl_core_model_is_vision(m) || m->style == WL_STYLE_RESNET) {
+        wl_error_set(err, "cluster", 0, "model", "%s: cluster takes transformer language models",
+                     m->id);
+        return WL_EINVAL;
+    }
+    if (m->heads % c->tp)
+        return bad(err, "tp", "the %lld attention heads do not divide over tp %lld", m->heads, c->tp);
+    int kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
+    if (kvh >= c->tp ? kvh % c->tp : c->tp % kvh)
+        return bad(err, "tp", "the %lld key/value heads do not divide over tp %lld", kvh, c->tp);
+    if (m->d_ff % c->tp)
+        return bad(err, "tp", "the FFN width %lld does not divide over tp %lld", m->d_ff, c->tp);
+    if (m->layers % (c->pp * c->vp)) {
+        wl_error_set(err, "cluster", 0, "pp",
+                     "%d layers do not divide into pp x vp = %d x %d chunks (Megatron-LM gives "
+                     "every chunk the same number)", m->layers, c->pp, c->vp);
+        return WL_EINVAL;
+    }
+    if (c->vp > 1 && c->pp == 1)
+        return bad(err, "vp", "virtual stages need pipeline stages (vp %lld with pp %lld)", c->vp, c->pp);
+    if (c->micro_batch < 1 || c->seq < 1 || c->micro_batch > WL_MAX_BATCH || c->seq > WL_MAX_SEQ)
+        return bad(err, "micro_batch", "micro-batch %lld and seq %lld must be positive", c->micro_batch,
+                   c->seq);
+    if (c->global_batch < 1 || c->global_batch % (c->micro_batch * c->dp)) {
+        wl_error_set(err, "cluster", 0, "global_batch",
+                     "global batch %lld is not a multiple of micro-batch x dp = %lld x %d",
+                     c->global_batch, c->micro_batch, c->dp);
+        return WL_EINVAL;
+    }
+    long long mb = c->global_batch / (c->micro_batch * c->dp);
+    if (mb > 1000000)
+        return bad(err, "global_batch", "%lld micro-batches per pipeline is too many (at most %lld)",
+                   mb, 1000000);
+    const wl_cluster_schedule_type *t = c->schedule;
+    if (t && c->vp > 1 && !wl_cluster_schedule_interleaves(t)) {
+        wl_error_set(err, "cluster", 0, "schedule", "--vp %d needs the interleaved schedule, not %s",
+                     c->vp, wl_cluster_schedule_name(t));
+        return WL_EINVAL;
+    }
+    if (c->vp > 1 && c->mode == WL_MODE_TRAIN && mb % c->pp)
+        return bad(err, "global_batch",
+                   "interleaving needs micro-batches (%lld) a multiple of pp (%lld)", mb, c->pp);
+    if (c->sequence_parallel && c->tp > 1 && (c->micro_batch * c->seq) % c->tp)
+        return bad(err, "seq", "sequence parallelism splits %lld tokens over tp %lld unevenly",
+                   c->micro_batch * c->seq, c->tp);
+    if (c->zero != 0 && c->zero != 1)
+        return bad(err, "zero", "--zero takes 0 or 1, got %lld (of %lld levels)", c->zero, 2);
+    if (c->mode == WL_MODE_DECODE) {
+        wl_error_set(err, "cluster", 0, "mode",
+                     "cluster runs train and prefill; decode on many GPUs is not modelled yet");
+        return WL_EUNSUPPORTED;
+    }
+    if (c->dtype != WL_DT_BF16 && c->dtype != WL_DT_FP16 && c->dtype != WL_DT_FP32) {
+        wl_error_set(err, "cluster", 0, "dtype", "cluster trains in bf16, fp16 or fp32, not %s",
+                     wl_dtype_name(c->dtype));
+        return WL_EINVAL;
+    }
+    return WL_OK;
+}
+
+/* Optimizer step over n parameters on one GPU, as Megatron's mixed-
+ * precision optimizer and Apex FusedAdam run it (multi-tensor kernels; one
+ * kernel each here): unscale and check for inf (fp16 only), the gradient
+ * norm, clipping, Adam (reads parameter, gradient and both moments, writes
+ * parameter and moments: 28 B a parameter, as a 4-input and a 3-input
+ * pass), the copy back to the half-precision weights, zeroing the main
+ * gradients. */
+static int optimizer_wl(double n, wl_dtype dt, wl_core_workload **out)
+{
+    wl_core_workload *wl = wl_core_workload_create("optimizer");
+    if (!wl)
+        return WL_ENOMEM;
+    long long ne = (long long)ceil(n);
+    int rc = WL_OK;
+    const wl_dtype F = WL_DT_FP32;
+    wl_kernel k = {.kind = WL_K_ELEMENTWISE, .n = ne, .batch = 1, .in_dtype = F, .acc_dtype = F};
+    if (dt == WL_DT_FP16) {
+        k.op = WL_EW_SCALAR_MUL;
+        rc |= wl_core_workload_add(wl, &k);
+    }
+    wl_kernel r = {.kind = WL_K_REDUCE, .batch = (ne + 65535) / 65536, .n = 65536, .in_dtype = F,
+                   .acc_dtype = F};
+    rc |= wl_core_workload_add(wl, &r);
+    k.op = WL_EW_SCALAR_MUL;
+    rc |= wl_core_workload_add(wl, &k);
+    k.op = WL_EW_TERNARY;
+    rc |= wl_core_workload_add(wl, &k);
+    k.op = WL_EW_ADD;
+    rc |= wl_core_workload_add(wl, &k);
+    if (dt != WL_DT_FP32) {
+        k.op = WL_EW_CAST_BF16;
+        rc |= wl_core_workload_add(wl, &k);
+    }
+    k.op = WL_EW_FILL;
+    rc |= wl_core_workload_add(wl, &k);
+    if (rc) {
+        wl_core_workload_free(wl);
+        return WL_ENOMEM;
+    }
+    *out = wl;
+    return WL_OK;
+}
+
+static int stage_kind(const wl_cluster *c, int i)
+{
+    return c->p == 1 ? 3 : i == 0 ? 0 : i == c->p - 1 ? 2 : 1;
+}
+
+/* Parameters on one GPU of a stage: its layers, the word embedding (and
+ * learned positions) on the first, the final norm and the LM head on the
+ * last; with tied embeddings and pp > 1 the last stage holds its own copy
+ * of the word embedding (Megatron's embedding group). */
+static void stage_params(wl_cluster *c)
+{
+    const wl_core_model *m = &c->model;
+    double lay = wl_cluster_layer_params(m, c->cfg.tp) * m->layers / c->p;
+    double d = m->d_model, word = (double)c->vocab / c->cfg.tp * d;
+    double pos = m->positions == WL_POS_LEARNED ? (double)m->max_positions * d : 0;
+    double fin = m->norm == WL_NORM_RMSNORM ? d : 2 * d;
+    double emb = m->vocab_size > 0 ? word + pos : 0, head = m->vocab_size > 0 ? word : 0;
+    c->params[0] = lay + emb;
+    c->params[1] = lay;
+    c->params[2] = lay + fin + head;
+    c->params[3] = lay + emb + fin + (m->untied_head ? head : 0);
+}
+
+void wl_cluster_free(wl_cluster *c)
+{
+    if (!c)
+        return;
+    wl_cluster_free_pieces(c->pc);
+    for (int i = 0; i < 4; i++) {
+        wl_core_evaluator_free(c->opt_ev[i]);
+        wl_core_workload_free(c->opt_wl[i]);
+    }
+    wl_cluster_sim_free(c->sim);
+    free(c->f_s);
+    free(c->stage_clock);
+    free(c->peak);
+    free(c);
+}
+
+int wl_cluster_stages(const wl_cluster *c)
+{
+    return c->p;
+}
+
+int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
+                      const wl_core_model *model, const wl_cluster_config *cfg, wl_cluster **out,
+                      wl_error *err)
+{
+    *out = NULL;
+    int rc = wl_cluster_system_check(sys, err);
+    if (rc)
+        return rc;
+    int gpus = sys->nodes * sys->gpus_per_node;
+    if ((rc = wl_cluster_config_check(cfg, model, gpus, err)))
+        return rc;
+    wl_cluster *c = calloc(1, sizeof *c);
+    if (!c)
+        goto oom;
+    c->sys = *sys;
+    c->gpu = *gpu;
+    c->model = *model;
+    c->cfg = *cfg;
+    if (!c->cfg.schedule)
+        c->cfg.schedule = cfg->vp > 1 ? wl_cluster_interleaved : wl_cluster_1f1b;
+    c->p = cfg->pp;
+    c->v = cfg->vp;
+    c->m = (int)(cfg->global_batch / (cfg->micro_batch * cfg->dp));
+    c->gpus = gpus;
+    c->nodes = sys->nodes;
+    c->layers_per_chunk = model->layers / (c->p * c->v);
+    c->vocab = wl_cluster_padded_vocab(model, cfg->tp);
+    /* Megatron's rank order: tensor-parallel ranks adjacent, then data,
+     * then pipeline */
+    wl_cluster_group_of(sys, cfg->tp, 1, &c->tp_g);
+    wl_cluster_group_of(sys, cfg->dp, cfg->tp, &c->dp_g);
+    wl_cluster_group_of(sys, 2, cfg->tp * cfg->dp, &c->pp_g);
+    c->ncomms = (cfg->tp > 1) + (cfg->dp > 1) + (cfg->pp > 1);
+    cl_build b = {.gpu = gpu, .m = model, .cfg = &c->cfg, .tp = c->tp_g, .vocab = c->vocab,
+                  .split_w = wl_cluster_schedule_splits_w(c->cfg.schedule) &&
+                             cfg->mode == WL_MODE_TRAIN};
+    if ((rc = wl_cluster_build_pieces(&b, c->pc, err)))
+        goto fail;
+    stage_params(c);
+    if (cfg->mode == WL_MODE_TRAIN)
+        for (int k = 0; k < 4; k++) {
+            double n = c->params[k] / (cfg->zero ? cfg->dp : 1);
+            if (optimizer_wl(n, cfg->dtype, &c->opt_wl[k]) ||
+                wl_core_evaluator_create(gpu, c->opt_wl[k], wl_core_latency_tiled, &c->opt_ev[k]))
+                goto oom;
+        }
+    /* the activation a stage sends: T x d; with tensor parallelism each
+     * rank sends its 1/t and the receiver all-gathers (Megatron's
+     * scatter-gather optimisation), sequence parallel activations are split
+     * already */
+    double S = (double)cfg->micro_batch * (double)cfg->seq * model->d_model * wl_dtype_bytes(cfg->dtype);
+    c->send_s = wl_cluster_coll_time(&c->pp_g, WL_COLL_SEND, S / cfg->tp);
+    if (cfg->tp > 1 && !cfg->sequence_parallel)
+        c->send_s += wl_cluster_coll_time(&c->tp_g, WL_COLL_ALL_GATHER, S);
+    c->act_chunk_b = wl_cluster_layer_act_bytes(model, cfg) * c->layers_per_chunk;
+    c->act_peak_b = cfg->recompute == WL_RECOMPUTE_FULL ? wl_cluster_layer_act_peak_bytes(model, cfg) : 0;
+    size_t pv = (size_t)c->p * (size_t)c->v;
+    c->f_s = calloc(pv * 7 + (size_t)c->p * 3, sizeof(double));
+    c->stage_clock = calloc((size_t)c->p * 2, sizeof(double));
+    c->peak = calloc((size_t)c->p, sizeof(int));
+    c->sim = wl_cluster_sim_create();
+    if (!c->f_s || !c->stage_clock || !c->peak || !c->sim)
+        goto oom;
+    c->b_s = c->f_s + pv;
+    c->w_s = c->b_s + pv;
+    c->fe = c->w_s + pv;
+    c->be = c->fe + pv;
+    c->we = c->be + pv;
+    c->send = c->we + pv;
+    c->stage_end = c->send + pv;
+    c->stage_idle_e = c->stage_end + c->p;
+    *out = c;
+    return WL_OK;
+oom:
+    wl_error_set(err, "cluster", 0, "", "out of memory");
+    rc = WL_ENOMEM;
+fail:
+    wl_cluster_free(c);
+    return rc;
+}
+
+/* Time and energy of a piece at a clock (0 when the piece is empty):
+ * kernels as the core predicts them, collectives at the GPU's idle power
+ * at that clock. */
+typedef struct {
+    double t, e, comm;
+} cost;
+
+static int piece_cost(const wl_cluster *c, int id, double f, int ignore_limit, cost *out)
+{
+    const cl_piece *p = &c->pc[id];
+    *out = (cost){0};
+    if (!p->ev)
+        return WL_OK;
+    wl_core_op op = {.sm_clock_mhz = f, .ignore_power_limit = ignore_limit};
+    wl_core_result r;
+    int rc = wl_core_evaluator_run(p->ev, &op, &r);
+    if (rc)
+        return rc;
+    double comm = p->comm_s;
+    if (p->overlap_s > 0 && p->window >= 0 && c->pc[p->window].ev) {
+        /* each of the window pieces hides one of the collectives */
+        double hidden = 0;
+        int wins[2] = {p->window, p->window == PC_WIN_QKV ? PC_WIN_FC1 : -1};
+        for (int k = 0; k < 2; k++) {
+            if (wins[k] < 0 || !c->pc[wins[k]].ev)
+                continue;
+            wl_core_result w;
+            if ((rc = wl_core_evaluator_run(c->pc[wins[k]].ev, &op, &w)))
+                return rc;
+            double ov = p->overlap_s - w.time_ms * 1e-3;
+            hidden += ov > 0 ? ov : 0;
+        }
+        comm += hidden;
+    }
+    double idle = wl_core_gpu_idle_w(&c->gpu, r.effective_clock_mhz);
+    out->t = r.time_ms * 1e-3 + comm;
+    out->e = r.energy_j + idle * comm;
+    out->comm = comm;
+    return WL_OK;
+}
+
+/* the stage's durations and energies of every chunk at its clocks; stages
+ * at the same clocks share the pieces' costs */
+static int chunk_costs(wl_cluster *c, int i, double ff, double fb)
+{
+    int L = c->layers_per_chunk, V = c->p * c->v, train = c->cfg.mode == WL_MODE_TRAIN;
+    cost lf, lb = {0}, lw = {0}, ef, eb = {0}, hf, hb = {0}, hw = {0};
+    if (c->memo.valid && c->memo.ff == ff && c->memo.fb == fb) {
+#define GET(x) x = (cost){c->memo.x[0], c->memo.x[1], c->memo.x[2]}
+        GET(lf); GET(lb); GET(lw); GET(ef); GET(eb); GET(hf); GET(hb); GET(hw);
+#undef GET
+    } else {
+        int rc = piece_cost(c, PC_LAYER_F, ff, 0, &lf);
+        rc |= piece_cost(c, PC_EMB_F, ff, 0, &ef);
+        rc |= piece_cost(c, PC_HEAD_F, ff, 0, &hf);
+        if (train) {
+            rc |= piece_cost(c, PC_LAYER_B, fb, 0, &lb);
+            rc |= piece_cost(c, PC_LAYER_W, fb, 0, &lw);
+            rc |= piece_cost(c, PC_EMB_B, fb, 0, &eb);
+            rc |= piece_cost(c, PC_HEAD_B, fb, 0, &hb);
+            if (wl_cluster_schedule_splits_w(c->cfg.schedule))
+                rc |= piece_cost(c, PC_WIN_HEAD, fb, 0, &hw);
+        }
+        if (rc)
+            return rc;
+#define PUT(x) c->memo.x[0] = x.t, c->memo.x[1] = x.e, c->memo.x[2] = x.comm
+        PUT(lf); PUT(lb); PUT(lw); PUT(ef); PUT(eb); PUT(hf); PUT(hb); PUT(hw);
+#undef PUT
+        c->memo.ff = ff;
+        c->memo.fb = fb;
+        c->memo.valid = 1;
+    }
+    for (int ch = 0; ch < c->v; ch++) {
+        int vs = ch * c->p + i;
+        size_t k = (size_t)i * (size_t)c->v + (size_t)ch;
+        int first = vs == 0, last = vs == V - 1;
+        c->f_s[k] = L * lf.t + (first ? ef.t : 0) + (last ? hf.t : 0);
+        c->fe[k] = L * lf.e + (first ? ef.e : 0) + (last ? hf.e : 0);
+        c->b_s[k] = L * lb.t + (first ? eb.t : 0) + (last ? hb.t : 0);
+        c->be[k] = L * lb.e + (first ? eb.e : 0) + (last ? hb.e : 0);
+        c->w_s[k] = L * lw.t + (last ? hw.t : 0);
+        c->we[k] = L * lw.e + (last ? hw.e : 0);
+        /* collectives inside: for the tp_comm_exposed account */
+        c->send[k] = L * (lf.comm + lb.comm + lw.comm) + (first ? ef.comm + eb.comm : 0) +
+                     (last ? hf.comm + hb.comm : 0);
+    }
+    return WL_OK;
+}
+
+static double model_flop(const wl_cluster *c)
+{
+    /* 6 N per token for the matmul parameters (the LM head once) plus
+     * 12 layers d s for attention's score and value products (PaLM,
+     * Chowdhery et al. 2022, app. B; the form of Narayanan et al. SC'21,
+     * 72 B s l h^2 (1 + s/6h + V/12hl)); a forward pass a third */
+    const wl_core_model *m = &c->model;
+    double tokens = (double)c->cfg.global_batch * (double)c->cfg.seq;
+    double N = wl_cluster_layer_params(m, 1) * m->layers + (double)c->vocab * m->d_model;
+    double d = m->d_model;
+    /* biases and norms are not matmul parameters */
+    double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads, hd = d / m->heads;
+    double fc1 = m->activation == WL_ACT_SWIGLU ? 2.0 * m->d_ff : m->d_ff;
+    N = m->layers * (d * (m->heads * hd + 2 * kvh * hd) + m->heads * hd * d + d * fc1 + m->d_ff * d) +
+        (double)c->vocab * d;
+    double f = (6.0 * N + 12.0 * m->layers * d * (double)c->cfg.seq) * tokens;
+    return c->cfg.mode == WL_MODE_TRAIN ? f : f / 3.0;
+}
+
+int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_cluster_result *res,
+                   wl_error *err)
+{
+    memset(res, 0, sizeof *res);
+    int p = c->p, train = c->cfg.mode == WL_MODE_TRAIN;
+    for (int i = 0; i < p; i++) {
+        double ff = clocks ? clocks[2 * i] : clock_mhz, fb = clocks ? clocks[2 * i + 1] : clock_mhz;
+        for (int k = 0; k < 2; k++) {
+            double f = k ? fb : ff;
+            if (!wl_core_gpu_clock_in_range(&c->gpu, f)) {
+                wl_error_set(err, "cluster", 0, "clock", "%g MHz is outside %s's %g-%g MHz", f,
+                             c->gpu.id, c->gpu.sm_clock_min_mhz, c->gpu.sm_clock_max_mhz);
+                return WL_EINVAL;
+            }
+        }
+        c->stage_clock[2 * i] = ff;
+        c->stage_clock[2 * i + 1] = fb;
+        if (chunk_costs(c, i, ff, fb)) {
+            wl_error_set(err, "cluster", 0, "", "cannot evaluate stage %d's kernels", i);
+            return WL_EINVAL;
+        }
+    }
+    /* sends per stage: the same link size everywhere */
+    double *sends = c->stage_end; /* reused: filled before the ends */
+    for (int i = 0; i < p; i++)
+        sends[i] = c->send_s;
+    wl_cluster_pipeline pl = {.schedule = c->cfg.schedule, .stages = p, .chunks = c->v, .micro = c->m,
+                              .forward_only = !train, .f_s = c->f_s, .b_s = c->b_s,
+                              .w_s = wl_cluster_schedule_splits_w(c->cfg.schedule) ? c->w_s : NULL,
+                              .send_s = sends};
+    int rc = wl_cluster_sim_run(c->sim, &pl, err);
+    if (rc)
+        return rc;
+    /* per task: its power; per stage: the gradient sync and the optimizer */
+    size_t nt = wl_cluster_sim_task_count(c->sim);
+    double tp_comm = 0, pp_comm = 0, dp_comm = 0, busy = 0;
+    double end_max = 0;
+    int crit = 0;
+    double *dp_exp = calloc((size_t)p * 3, sizeof(double));
+    if (!dp_exp) {
+        wl_error_set(err, "cluster", 0, "", "out of memory");
+        return WL_ENOMEM;
+    }
+    double *opt_t = dp_exp + p, *opt_e = opt_t + p;
+    for (size_t k = 0; k < nt; k++) {
+        wl_cluster_task *t = wl_cluster_sim_task(c->sim, k);
+        size_t q = (size_t)t->stage * (size_t)c->v + (size_t)t->chunk;
+        double e = t->kind == 'F' ? c->fe[q] : t->kind == 'B' ? c->be[q] : c->we[q];
+        t->power_w = t->dur_s > 0 ? e / t->dur_s : 0;
+        /* the collectives are spread over F, B and W as their pieces hold
+         * them; the chunk's total is apportioned by duration */
+        double tot = c->f_s[q] + (train ? c->b_s[q] + c->w_s[q] : 0);
+        t->comm_s = tot > 0 ? c->send[q] * t->dur_s / tot : 0;
+    }
+    for (int i = 0; i < p; i++) {
+        const wl_cluster_stage_stats *st = wl_cluster_sim_stage(c->sim, i);
+        double fb = c->stage_clock[2 * i + 1];
+        double end = st->end_s, dpx = 0;
+        if (train) {
+            int kind = stage_kind(c, i);
+            double P = c->params[kind];
+            double gbytes = P * GRAD_BYTES;
+            double t_dp = c->cfg.dp > 1 ? wl_cluster_coll_time(&c->dp_g, c->cfg.zero ? WL_COLL_REDUCE_SCATTER
+                                                                                      : WL_COLL_ALL_REDUCE,
+                                                               gbytes)
+                                        : 0;
+            /* overlapped with the last micro-batch's backward chunks on
+             * this stage (PyTorch DDP / Megatron --overlap-grad-reduce) */
+            double window = 0;
+            for (size_t k = 0; k < nt && !c->cfg.no_dp_overlap; k++) {
+                const wl_cluster_task *t = wl_cluster_sim_task(c->sim, k);
+                if (t->stage == i && t->kind != 'F' && t->micro == c->m - 1)
+                    window += t->dur_s;
+            }
+            dpx = t_dp - window > 0 ? t_dp - window : 0;
+            /* tied embeddings across the first and last stage */
+            if (p > 1 && !c->model.untied_head && c->model.vocab_size > 0 && (i == 0 || i == p - 1)) {
+                wl_cluster_group eg;
+                wl_cluster_group_of(&c->sys, 2, c->cfg.tp * c->cfg.dp * (p - 1), &eg);
+                dpx += wl_cluster_coll_time(&eg, WL_COLL_ALL_REDUCE,
+                                            (double)c->vocab / c->cfg.tp * c->model.d_model * GRAD_BYTES);
+            }
+            if (c->cfg.zero && c->cfg.dp > 1)
+                dpx += wl_cluster_coll_time(&c->dp_g, WL_COLL_ALL_GATHER, P * wl_dtype_bytes(c->cfg.dtype));
+            wl_core_op op = {.sm_clock_mhz = fb};
+            wl_core_result r;
+            if (wl_core_evaluator_run(c->opt_ev[kind], &op, &r)) {
+                free(dp_exp);
+                wl_error_set(err, "cluster", 0, "", "cannot evaluate the optimizer");
+                return WL_EINVAL;
+            }
+            opt_t[i] = r.time_ms * 1e-3;
+            opt_e[i] = r.energy_j;
+            wl_cluster_task d = {.stage = i, .chunk = 0, .micro = -1, .kind = 'D', .start_s = end,
+                                 .dur_s = dpx, .comm_s = dpx,
+                                 .power_w = wl_core_gpu_idle_w(&c->gpu, fb)};
+            if (dpx > 0)
+                wl_cluster_sim_append(c->sim, &d);
+            wl_cluster_task o = {.stage = i, .micro = -1, .kind = 'O', .start_s = end + dpx,
+                                 .dur_s = opt_t[i], .power_w = opt_t[i] > 0 ? opt_e[i] / opt_t[i] : 0};
+            wl_cluster_sim_append(c->sim, &o);
+            end += dpx + opt_t[i];
+        }
+        dp_exp[i] = dpx;
+        if (end > end_max) {
+            end_max = end;
+            crit = i;
+        }
+        c->stage_end[i] = end;
+    }
+    double T = end_max;
+    /* energy per stage: tasks, sends and idle at the clock of the phase
+     * the GPU last ran (its forward clock before its first task) */
+    double e_gpu = 0;
+    nt = wl_cluster_sim_task_count(c->sim);
+    for (int i = 0; i < p; i++) {
+        const wl_cluster_stage_stats *st = wl_cluster_sim_stage(c->sim, i);
+        double e = 0, t_prev = 0, f_prev = c->stage_clock[2 * i], tpc = 0;
+        for (size_t k = 0; k < nt; k++) {
+            const wl_cluster_task *t = wl_cluster_sim_task(c->sim, k);
+            if (t->stage != i)
+                continue;
+            double gap = t->start_s - t_prev;
+            if (gap > 0)
+                e += gap * wl_core_gpu_idle_w(&c->gpu, f_prev);
+            e += t->power_w * t->dur_s;
+            if (t->kind == 'F' || t->kind == 'B' || t->kind == 'W')
+                tpc += t->comm_s;
+            t_prev = t->start_s + t->dur_s;
+            f_prev = c->stage_clock[2 * i + (t->kind != 'F')];
+        }
+        if (T > t_prev)
+            e += (T - t_prev) * wl_core_gpu_idle_w(&c->gpu, f_prev);
+        e_gpu += e * c->cfg.tp * c->cfg.dp;
+        tp_comm += tpc;
+        pp_comm += st->send_s + st->recv_wait_s;
+        dp_comm += dp_exp[i];
+        busy += st->busy_s + (train ? opt_t[i] : 0);
+        c->peak[i] = st->peak_in_flight;
+    }
+    free(dp_exp);
+    double nics = (double)c->nodes * c->sys.nics_per_node;
+    long long sw = c->nodes > 1 ? wl_cluster_fat_tree_switches((long long)nics, c->sys.switch_ports) : 0;
+    double e_net = c->nodes > 1 ? T * (nics * c->sys.nic_w + (double)sw * c->sys.switch_w) : 0;
+    double e_node = T * c->nodes * c->sys.node_other_w;
+    res->time_s = T;
+    res->energy_gpu_j = e_gpu;
+    res->energy_network_j = e_net;
+    res->energy_node_j = e_node;
+    res->energy_j = e_gpu + e_net + e_node;
+    res->power_w = T > 0 ? res->energy_j / T : 0;
+    res->model_tflop = model_flop(c) * 1e-12;
+    res->tflops_per_gpu = T > 0 ? res->model_tflop / T / c->gpus : 0;
+    double peak = wl_core_gpu_peak_flops(&c->gpu, c->cfg.dtype, c->gpu.sm_clock_max_mhz);
+    res->mfu = peak > 0 ? res->tflops_per_gpu * 1e12 / peak : 0;
+    res->tp_comm_exposed_s = tp_comm / p;
+    res->pp_comm_exposed_s = pp_comm / p;
+    res->dp_comm_exposed_s = dp_comm / p;
+    res->compute_s = (busy - tp_comm) / p;
+    double idle = T - (busy + pp_comm + dp_comm) / p;
+    res->bubble_s = idle > 0 ? idle : 0;
+    res->tokens = (double)c->cfg.global_batch * (double)c->cfg.seq;
+    res->tokens_per_s = T > 0 ? res->tokens / T : 0;
+    res->energy_per_token_j = res->tokens > 0 ? res->energy_j / res->tokens : 0;
+    res->gpus = c->gpus;
+    res->nodes = c->nodes;
+    res->micro_batches = c->m;
+    res->critical_stage = crit;
+    res->memory_gb = 0;
+    for (int i = 0; i < p; i++) {
+        wl_cluster_memory mm;
+        wl_cluster_stage_memory(c, i, &mm);
+        if (mm.total_gb > res->memory_gb)
+            res->memory_gb = mm.total_gb;
+    }
+    res->fits = c->gpu.mem_capacity_gb > 0 ? res->memory_gb <= c->gpu.mem_capacity_gb : 1;
+    c->last_time_s = T;
+    return WL_OK;
+}
+
+int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *out)
+{
+    memset(out, 0, sizeof *out);
+    if (stage < 0 || stage >= c->p)
+        return WL_EINVAL;
+    const wl_cluster_config *g = &c->cfg;
+    double P = c->params[stage_kind(c, stage)], eb = wl_dtype_bytes(g->dtype);
+    int train = g->mode == WL_MODE_TRAIN, mixed = g->dtype != WL_DT_FP32;
+    double shard = g->zero ? g->dp : 1;
+    out->weights_gb = P * eb / 1e9;
+    if (train) {
+        out->grads_gb = P * GRAD_BYTES / 1e9;
+        out->optimizer_gb = P * ((mixed ? MASTER_BYTES : 0) + ADAM_BYTES) / shard / 1e9;
+    }
+    /* activations of the chunks in flight at the peak, from the simulated
+     * schedule (1F1B: p - i micro-batches on stage i; interleaving more) */
+    int inflight = c->peak[stage] > 0 ? c->peak[stage] : (train ? c->p - stage : 1);
+    out->in_flight = inflight;
+    double act = train ? inflight * c->act_chunk_b + c->act_peak_b
+                       : c->act_chunk_b / (c->layers_per_chunk > 0 ? c->layers_per_chunk : 1);
+    /* the last stage's fp32 logits and their gradient in the loss */
+    if (stage == c->p - 1 && c->model.vocab_size > 0)
+        act += 2.0 * 4.0 * (double)g->micro_batch * (double)g->seq * (double)c->vocab / g->tp;
+    out->activations_gb = act / 1e9;
+    out->workspace_gb = CONTEXT_GB + NCCL_COMM_GB * c->ncomms;
+    out->total_gb = out->weights_gb + out->grads_gb + out->optimizer_gb + out->activations_gb +
+                    out->workspace_gb;
+    return WL_OK;
+}
+
+const wl_cluster_stage_stats *wl_cluster_sim_stage_of(const wl_cluster *c, int stage)
+{
+    return wl_cluster_sim_stage(c->sim, stage);
+}
+
+size_t wl_cluster_task_count(const wl_cluster *c)
+{
+    return wl_cluster_sim_task_count(c->sim);
+}
+
+const wl_cluster_task *wl_cluster_task_at(const wl_cluster *c, size_t i)
+{
+    return wl_cluster_sim_task(c->sim, i);
+}
+
+/* ---- the timeline as Chrome trace events ----------------------------------------
+ * {"traceEvents": [...], "displayTimeUnit": "ms"}: one "X" (complete)
+ * event per task with ts and dur in microseconds, pid 0 (the pipeline),
+ * tid the stage; a "C" counter event of the GPU's power at each task's
+ * start and at its end; "M" metadata naming the threads. */
+int wl_cluster_timeline_json(const wl_cluster *c, FILE *f)
+{
+    size_t nt = wl_cluster_sim_task_count(c->sim);
+    fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
+    fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"tid\": 0, "
+               "\"args\": {\"name\": \"pipeline (%d stages x tp %d)\"}}",
+            c->p, c->cfg.tp);
+    for (int i = 0; i < c->p; i++)
+        fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, \"tid\": %d, "
+                   "\"args\": {\"name\": \"stage %d GPU\"}}", i, i);
+    for (size_t k = 0; k < nt; k++) {
+        const wl_cluster_task *t = wl_cluster_sim_task(c->sim, k);
+        const char *name = t->kind == 'F' ? "forward" : t->kind == 'B' ? "backward"
+                           : t->kind == 'W' ? "weight grad" : t->kind == 'D' ? "grad sync" : "optimizer";
+        fprintf(f, ",\n{\"name\": \"%s\", \"cat\": \"%c\", \"ph\": \"X\", \"pid\": 0, \"tid\": %d, "
+                   "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"micro_batch\": %d, \"chunk\": %d, "
+                   "\"power_w\": %.1f, \"comm_us\": %.3f}}",
+                name, t->kind, t->stage, t->start_s * 1e6, t->dur_s * 1e6, t->micro, t->chunk,
+                t->power_w, t->comm_s * 1e6);
+        fprintf(f, ",\n{\"name\": \"power_w stage %d\", \"ph\": \"C\", \"pid\": 0, \"tid\": %d, "
+                   "\"ts\": %.3f, \"args\": {\"power_w\": %.1f}}",
+                t->stage, t->stage, t->start_s * 1e6, t->power_w);
+        double idle = wl_core_gpu_idle_w(&c->gpu, c->stage_clock[2 * t->stage + (t->kind != 'F')]);
+        fprintf(f, ",\n{\"name\": \"power_w stage %d\", \"ph\": \"C\", \"pid\": 0, \"tid\": %d, "
+                   "\"ts\": %.3f, \"args\": {\"power_w\": %.1f}}",
+                t->stage, t->stage, (t->start_s + t->dur_s) * 1e6, idle);
+    }
+    fprintf(f, "\n]}\n");
+    return ferror(f) ? WL_EIO : WL_OK;
+}

@@ -1,0 +1,60 @@
+/* Private to cluster/: the pieces a pipeline chunk is made of, and the
+ * layer builder that makes them. */
+#ifndef WATTLAS_CLUSTER_INTERNAL_H
+#define WATTLAS_CLUSTER_INTERNAL_H
+
+#include "wattlas_cluster.h"
+
+/* A piece of work one GPU runs: kernels (evaluated by the core at the
+ * piece's clock) and the collectives among them. Exposed collectives add
+ * their time; overlapped ones hide behind the kernels of another piece (the
+ * window: a backward all-reduce behind the weight-gradient GEMMs that follow
+ * it, as Megatron-LM's asynchronous tensor-parallel all-reduce runs it) and
+ * add only what sticks out. */
+typedef enum {
+    PC_LAYER_F = 0, /* one transformer layer's forward */
+    PC_LAYER_B,     /* its backward: input gradients (and weight gradients
+                       unless the schedule splits them off), recompute included */
+    PC_LAYER_W,     /* its weight gradients */
+    PC_WIN_QKV,     /* weight-gradient GEMMs a backward collective hides behind */
+    PC_WIN_FC1,
+    PC_EMB_F,       /* input embedding (first virtual stage) */
+    PC_EMB_B,
+    PC_HEAD_F,      /* final norm, LM head and loss (last virtual stage) */
+    PC_HEAD_B,
+    PC_WIN_HEAD,
+    PC_COUNT
+} piece_id;
+
+typedef struct {
+    wl_core_workload *wl;
+    wl_core_evaluator *ev;
+    double comm_s;       /* exposed collectives, seconds */
+    double overlap_s;    /* collectives hidden behind the window piece */
+    int window;          /* piece id of the window, -1: none */
+    int ncoll;           /* collectives launched (for the record) */
+} cl_piece;
+
+/* What the builder needs to know. */
+typedef struct {
+    const wl_core_gpu *gpu;
+    const wl_core_model *m;
+    const wl_cluster_config *cfg;
+    wl_cluster_group tp;     /* the tensor-parallel group */
+    long long vocab;         /* padded to a multiple of 128 tp (Megatron) */
+    int split_w;             /* weight gradients are their own pieces */
+} cl_build;
+
+/* Builds every piece (pieces[PC_COUNT], zeroed first). */
+int wl_cluster_build_pieces(const cl_build *b, cl_piece *pieces, wl_error *err);
+void wl_cluster_free_pieces(cl_piece *pieces);
+
+/* Parameters per GPU of one layer and of the embedding/head, and bytes of
+ * activations one layer keeps per micro-batch (Korthikanti et al. 2022). */
+double wl_cluster_layer_params(const wl_core_model *m, int tp);
+double wl_cluster_layer_act_bytes(const wl_core_model *m, const wl_cluster_config *c);
+/* What a full recompute rebuilds of one layer at a time in the backward. */
+double wl_cluster_layer_act_peak_bytes(const wl_core_model *m, const wl_cluster_config *c);
+long long wl_cluster_padded_vocab(const wl_core_model *m, int tp);
+
+#endif

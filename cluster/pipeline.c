@@ -1,0 +1,437 @@
+/* Pipeline schedules as type objects, and the simulation of their timeline
+ * as a graph: every forward (F), backward (B) and split-off weight-gradient
+ * (W) chunk of every micro-batch is a task on its stage's GPU; a task starts
+ * when its GPU is free and its input has arrived (the previous virtual
+ * stage's F, the next one's B, plus the point-to-point transfer). Bubbles,
+ * warm-up and cool-down, and uneven stages come out of the simulation; no
+ * closed formula is used.
+ *
+ * Orders per stage:
+ *  gpipe        all forwards, then all backwards (Huang et al. 2019);
+ *  1f1b         PipeDream-Flush (Narayanan et al. 2021): p - i - 1 warm-up
+ *               forwards on stage i, then one forward and one backward in
+ *               turn, then the remaining backwards;
+ *  interleaved  Megatron-LM's interleaved 1F1B over v model chunks per GPU
+ *               (Narayanan et al. SC'21; schedules.py
+ *               forward_backward_pipelining_with_interleaving): warm-up
+ *               (p - i - 1) 2 + (v - 1) p virtual micro-batches, chunk of the
+ *               k-th forward (k mod pv) / p, of the k-th backward v - 1 minus
+ *               that; micro-batches a multiple of p;
+ *  zb-h1        Zero Bubble's H1 (Qi et al. ICLR 2024): 1F1B with each
+ *               backward split into B (input gradient, on the critical path)
+ *               and W (weight gradient); stage i holds back up to p - i - 1
+ *               W passes and runs a W whenever its next F or B has not
+ *               arrived yet and the W fits before it does, so the cool-down
+ *               bubbles fill with weight gradients: bubble (p - 1)(F + B - W)
+ *               against 1F1B's (p - 1)(F + B + W). */
+#include "wattlas_cluster.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct wl_cluster_schedule_type {
+    const char *name;
+    int split_w;      /* runs W apart from B */
+    int interleaves;  /* takes v > 1 */
+};
+
+static const struct wl_cluster_schedule_type sched_gpipe = {"gpipe", 0, 0};
+static const struct wl_cluster_schedule_type sched_1f1b = {"1f1b", 0, 0};
+static const struct wl_cluster_schedule_type sched_inter = {"interleaved", 0, 1};
+static const struct wl_cluster_schedule_type sched_zbh1 = {"zb-h1", 1, 0};
+const wl_cluster_schedule_type *wl_cluster_gpipe = &sched_gpipe;
+const wl_cluster_schedule_type *wl_cluster_1f1b = &sched_1f1b;
+const wl_cluster_schedule_type *wl_cluster_interleaved = &sched_inter;
+const wl_cluster_schedule_type *wl_cluster_zbh1 = &sched_zbh1;
+static const wl_cluster_schedule_type *const all_scheds[] = {&sched_gpipe, &sched_1f1b, &sched_inter,
+                                                             &sched_zbh1};
+
+const wl_cluster_schedule_type *wl_cluster_schedule_lookup(const char *name)
+{
+    for (size_t i = 0; i < sizeof all_scheds / sizeof *all_scheds; i++)
+        if (!strcmp(all_scheds[i]->name, name))
+            return all_scheds[i];
+    if (!strcmp(name, "pipedream-flush") || !strcmp(name, "1F1B"))
+        return &sched_1f1b;
+    if (!strcmp(name, "zbh1") || !strcmp(name, "zero-bubble"))
+        return &sched_zbh1;
+    return NULL;
+}
+
+const char *wl_cluster_schedule_name(const wl_cluster_schedule_type *t)
+{
+    return t ? t->name : "1f1b";
+}
+
+const char *wl_cluster_schedule_names(void)
+{
+    return "gpipe, 1f1b, interleaved, zb-h1";
+}
+
+int wl_cluster_schedule_splits_w(const wl_cluster_schedule_type *t)
+{
+    return t && t->split_w;
+}
+
+int wl_cluster_schedule_interleaves(const wl_cluster_schedule_type *t)
+{
+    return t && t->interleaves;
+}
+
+/* ---- the simulation ----------------------------------------------------------- */
+
+struct wl_cluster_sim {
+    int p, v, m, nk;                 /* stages, chunks, micro-batches, task kinds */
+    double *end;                     /* per task id: end of its compute, -1 not run */
+    double *arrive;                  /* per task id: when its output reaches the consumer */
+    int *order;                      /* per stage: task ids in order (fixed orders) */
+    int *olen;
+    wl_cluster_task *tasks;
+    size_t ntasks, captasks;
+    wl_cluster_stage_stats *st;
+    size_t cap_ids, cap_order;
+    int cap_p;
+};
+
+wl_cluster_sim *wl_cluster_sim_create(void)
+{
+    return calloc(1, sizeof(wl_cluster_sim));
+}
+
+void wl_cluster_sim_free(wl_cluster_sim *s)
+{
+    if (!s)
+        return;
+    free(s->end);
+    free(s->arrive);
+    free(s->order);
+    free(s->olen);
+    free(s->tasks);
+    free(s->st);
+    free(s);
+}
+
+enum { K_F = 0, K_B = 1, K_W = 2 };
+
+static int tid(const wl_cluster_sim *s, int kind, int stage, int chunk, int micro)
+{
+    return ((kind * s->m + micro) * s->v + chunk) * s->p + stage;
+}
+
+static int reserve(wl_cluster_sim *s, int p, int v, int m, int nk)
+{
+    size_t ids = (size_t)nk * (size_t)p * (size_t)v * (size_t)m;
+    size_t per = (size_t)nk * (size_t)v * (size_t)m;
+    if (ids > s->cap_ids) {
+        double *a = realloc(s->end, ids * sizeof *a);
+        if (!a)
+            return WL_ENOMEM;
+        s->end = a;
+        a = realloc(s->arrive, ids * sizeof *a);
+        if (!a)
+            return WL_ENOMEM;
+        s->arrive = a;
+        wl_cluster_task *t = realloc(s->tasks, (ids + 2 * (size_t)p) * sizeof *t);
+        if (!t)
+            return WL_ENOMEM;
+        s->tasks = t;
+        s->captasks = ids + 2 * (size_t)p;
+        s->cap_ids = ids;
+    }
+    if (ids > s->cap_order) {
+        int *o = realloc(s->order, ids * sizeof *o);
+        if (!o)
+            return WL_ENOMEM;
+        s->order = o;
+        s->cap_order = ids;
+    }
+    if (p > s->cap_p) {
+        int *l = realloc(s->olen, (size_t)p * sizeof *l);
+        if (!l)
+            return WL_ENOMEM;
+        s->olen = l;
+        wl_cluster_stage_stats *st = realloc(s->st, (size_t)p * sizeof *st);
+        if (!st)
+            return WL_ENOMEM;
+        s->st = st;
+        s->cap_p = p;
+    }
+    (void)per;
+    return WL_OK;
+}
+
+/* The fixed order of stage i, written at s->order + i * per. */
+static int build_order(wl_cluster_sim *s, const wl_cluster_schedule_type *t, int i, int fwd_only)
+{
+    int p = s->p, v = s->v, m = s->m;
+    int *o = s->order + (size_t)i * (size_t)s->nk * (size_t)v * (size_t)m;
+    int n = 0;
+    if (fwd_only || t == &sched_gpipe) {
+        for (int c = 0; c < v; c++)
+            for (int j = 0; j < m; j++)
+                o[n++] = tid(s, K_F, i, c, j);
+        for (int c = v - 1; !fwd_only && c >= 0; c--)
+            for (int j = 0; j < m; j++)
+                o[n++] = tid(s, K_B, i, c, j);
+        return n;
+    }
+    if (v == 1) { /* 1f1b; zb-h1 inserts its W passes as it runs */
+        int warm = p - i - 1 < m ? p - i - 1 : m;
+        for (int j = 0; j < warm; j++)
+            o[n++] = tid(s, K_F, i, 0, j);
+        for (int k = 0; k < m - warm; k++) {
+            o[n++] = tid(s, K_F, i, 0, warm + k);
+            o[n++] = tid(s, K_B, i, 0, k);
+        }
+        for (int k = m - warm; k < m; k++)
+            o[n++] = tid(s, K_B, i, 0, k);
+        return n;
+    }
+    /* interleaved */
+    int N = m * v, pv = p * v;
+    int warm = (p - i - 1) * 2 + (v - 1) * p;
+    if (warm > N)
+        warm = N;
+#define CHUNK(k, f) ((f) ? ((k) % pv) / p : v - 1 - ((k) % pv) / p)
+#define MICRO(k) (((k) / pv) * p + (k) % p)
+    for (int k = 0; k < warm; k++)
+        o[n++] = tid(s, K_F, i, CHUNK(k, 1), MICRO(k));
+    for (int k = 0; k < N - warm; k++) {
+        o[n++] = tid(s, K_F, i, CHUNK(k + warm, 1), MICRO(k + warm));
+        o[n++] = tid(s, K_B, i, CHUNK(k, 0), MICRO(k));
+    }
+    for (int k = N - warm; k < N; k++)
+        o[n++] = tid(s, K_B, i, CHUNK(k, 0), MICRO(k));
+#undef CHUNK
+#undef MICRO
+    return n;
+}
+
+static void decode_tid(const wl_cluster_sim *s, int id, int *kind, int *stage, int *chunk, int *micro)
+{
+    *stage = id % s->p;
+    id /= s->p;
+    *chunk = id % s->v;
+    id /= s->v;
+    *micro = id % s->m;
+    *kind = id / s->m;
+}
+
+/* The task whose output a task needs from another stage (-1: none). */
+static int pred_of(const wl_cluster_sim *s, int kind, int stage, int chunk, int micro)
+{
+    int vs = chunk * s->p + stage, V = s->v * s->p;
+    if (kind == K_F)
+        return vs > 0 ? tid(s, K_F, (vs - 1) % s->p, (vs - 1) / s->p, micro) : -1;
+    if (kind == K_B)
+        return vs < V - 1 ? tid(s, K_B, (vs + 1) % s->p, (vs + 1) / s->p, micro) : -1;
+    return -1;
+}
+
+/* Same-stage prerequisite: B needs its F, W its B. */
+static int local_of(const wl_cluster_sim *s, int kind, int stage, int chunk, int micro)
+{
+    if (kind == K_B)
+        return tid(s, K_F, stage, chunk, micro);
+    if (kind == K_W)
+        return tid(s, K_B, stage, chunk, micro);
+    return -1;
+}
+
+typedef struct {
+    double free;          /* GPU free from */
+    int pos;              /* next entry of the order */
+    int wnext, bdone;     /* zb-h1: next W micro-batch, backwards done */
+    int fdone;
+    int inflight, peak;
+} stage_state;
+
+static double dur_of(const wl_cluster_pipeline *pl, int kind, int stage, int chunk)
+{
+    size_t k = (size_t)stage * (size_t)pl->chunks + (size_t)chunk;
+    return kind == K_F ? pl->f_s[k] : kind == K_B ? pl->b_s[k] : pl->w_s[k];
+}
+
+/* Runs task id on its stage from the stage's free time or its input's
+ * arrival; records it and the send that follows. */
+static void run_task(wl_cluster_sim *s, const wl_cluster_pipeline *pl, stage_state *ss, int id)
+{
+    int kind, i, c, j;
+    decode_tid(s, id, &kind, &i, &c, &j);
+    int pr = pred_of(s, kind, i, c, j);
+    double arrive = pr >= 0 ? s->arrive[pr] : 0;
+    double start = ss->free > arrive ? ss->free : arrive;
+    wl_cluster_stage_stats *st = &s->st[i];
+    if (pr >= 0 && start > ss->free) {
+        /* the wait overlapping the transfer is the receiver's share of it */
+        double lo = ss->free > s->end[pr] ? ss->free : s->end[pr];
+        if (arrive > lo)
+            st->recv_wait_s += arrive - lo;
+    }
+    double d = dur_of(pl, kind, i, c);
+    double end = start + d;
+    s->end[id] = end;
+    st->busy_s += d;
+    /* a send to the next virtual stage on another GPU: Megatron's
+     * point-to-point exchange blocks the sender for the transfer */
+    int vs = c * s->p + i, V = s->v * s->p;
+    double send = 0;
+    if (kind == K_F && vs < V - 1)
+        send = pl->send_s[i];
+    else if (kind == K_B && vs > 0)
+        send = pl->send_s[(i + s->p - 1) % s->p];
+    if (s->p == 1)
+        send = 0;
+    s->arrive[id] = end + send;
+    st->send_s += send;
+    ss->free = end + send;
+    if (kind == K_F) {
+        ss->fdone++;
+        if (++ss->inflight > ss->peak)
+            ss->peak = ss->inflight;
+    } else if (kind == K_B) {
+        ss->bdone++;
+        ss->inflight--;
+    }
+    if (s->ntasks < s->captasks)
+        s->tasks[s->ntasks++] = (wl_cluster_task){.stage = i, .chunk = c, .micro = j,
+                                                  .kind = kind == K_F ? 'F' : kind == K_B ? 'B' : 'W',
+                                                  .start_s = start, .dur_s = d};
+    if (end + send > st->end_s)
+        st->end_s = end + send;
+}
+
+static int ready(const wl_cluster_sim *s, int id)
+{
+    int kind, i, c, j;
+    decode_tid(s, id, &kind, &i, &c, &j);
+    int pr = pred_of(s, kind, i, c, j), lo = local_of(s, kind, i, c, j);
+    return (pr < 0 || s->end[pr] >= 0) && (lo < 0 || s->end[lo] >= 0);
+}
+
+/* zb-h1: whether stage i runs a held-back W before its next order entry. */
+static int zb_take_w(const wl_cluster_sim *s, const wl_cluster_pipeline *pl, const stage_state *ss,
+                     int i, int next, int *known)
+{
+    int pending = ss->bdone - ss->wnext;
+    *known = 1;
+    if (pending <= 0)
+        return 0;
+    if (next < 0)
+        return 1; /* the order is done: flush */
+    if (pending > s->p - 1 - i)
+        return 1;
+    if (!ready(s, next)) {
+        *known = 0; /* decided once the input's time is known */
+        return 0;
+    }
+    int kind, si, c, j;
+    decode_tid(s, next, &kind, &si, &c, &j);
+    int pr = pred_of(s, kind, si, c, j);
+    double arrive = pr >= 0 ? s->arrive[pr] : 0;
+    return ss->free + dur_of(pl, K_W, i, 0) <= arrive + 1e-12;
+}
+
+int wl_cluster_sim_run(wl_cluster_sim *s, const wl_cluster_pipeline *pl, wl_error *err)
+{
+    int p = pl->stages, v = pl->chunks, m = pl->micro;
+    const wl_cluster_schedule_type *t = pl->schedule ? pl->schedule : &sched_1f1b;
+    int split = t->split_w && !pl->forward_only;
+    if (p < 1 || v < 1 || m < 1 || (v > 1 && !t->interleaves && !pl->forward_only) ||
+        (split && v > 1)) {
+        wl_error_set(err, "cluster", 0, "schedule", "%s takes %s", t->name,
+                     t->interleaves ? "one or more chunks per stage" : "one chunk per stage (--vp 1)");
+        return WL_EINVAL;
+    }
+    if (t->interleaves && v > 1 && !pl->forward_only && m % p) {
+        wl_error_set(err, "cluster", 0, "micro_batches",
+                     "interleaving needs micro-batches a multiple of the %d stages, got %d", p, m);
+        return WL_EINVAL;
+    }
+    s->p = p;
+    s->v = v;
+    s->m = m;
+    s->nk = split ? 3 : 2;
+    if (reserve(s, p, v, m, s->nk)) {
+        wl_error_set(err, "cluster", 0, "", "out of memory for the pipeline simulation");
+        return WL_ENOMEM;
+    }
+    size_t ids = (size_t)s->nk * (size_t)p * (size_t)v * (size_t)m;
+    for (size_t k = 0; k < ids; k++)
+        s->end[k] = s->arrive[k] = -1;
+    s->ntasks = 0;
+    stage_state *ss = calloc((size_t)p, sizeof *ss);
+    if (!ss) {
+        wl_error_set(err, "cluster", 0, "", "out of memory for the pipeline simulation");
+        return WL_ENOMEM;
+    }
+    size_t total = 0;
+    for (int i = 0; i < p; i++) {
+        s->olen[i] = build_order(s, t, i, pl->forward_only);
+        total += (size_t)s->olen[i];
+        memset(&s->st[i], 0, sizeof s->st[i]);
+    }
+    if (split)
+        total += (size_t)p * (size_t)m;
+    size_t done = 0, per = (size_t)s->nk * (size_t)v * (size_t)m;
+    int progress = 1;
+    while (progress && done < total) {
+        progress = 0;
+        for (int i = 0; i < p; i++) {
+            for (;;) {
+                const int *o = s->order + (size_t)i * per;
+                int next = ss[i].pos < s->olen[i] ? o[ss[i].pos] : -1;
+                if (split) {
+                    int known;
+                    if (zb_take_w(s, pl, &ss[i], i, next, &known)) {
+                        run_task(s, pl, &ss[i], tid(s, K_W, i, 0, ss[i].wnext++));
+                        done++;
+                        progress = 1;
+                        continue;
+                    }
+                    if (!known)
+                        break;
+                }
+                if (next < 0 || !ready(s, next))
+                    break;
+                run_task(s, pl, &ss[i], next);
+                ss[i].pos++;
+                done++;
+                progress = 1;
+            }
+        }
+    }
+    for (int i = 0; i < p; i++)
+        s->st[i].peak_in_flight = ss[i].peak;
+    free(ss);
+    if (done < total) {
+        wl_error_set(err, "cluster", 0, "schedule", "the %s schedule deadlocked (%zu of %zu tasks)",
+                     t->name, done, total);
+        return WL_EINVAL;
+    }
+    return WL_OK;
+}
+
+const wl_cluster_stage_stats *wl_cluster_sim_stage(const wl_cluster_sim *s, int stage)
+{
+    return &s->st[stage];
+}
+
+size_t wl_cluster_sim_task_count(const wl_cluster_sim *s)
+{
+    return s->ntasks;
+}
+
+wl_cluster_task *wl_cluster_sim_task(wl_cluster_sim *s, size_t i)
+{
+    return &s->tasks[i];
+}
+
+int wl_cluster_sim_append(wl_cluster_sim *s, const wl_cluster_task *t)
+{
+    if (s->ntasks >= s->captasks)
+        return WL_ENOMEM;
+    s->tasks[s->ntasks++] = *t;
+    return WL_OK;
+}

@@ -1,0 +1,273 @@
+/* wattlas cluster: one parallel configuration of a model on a multi-GPU
+ * system -> time, energy and memory of a training iteration, a prefill or
+ * a generation, from a simulated timeline.
+ *
+ * The pieces, each a plain struct or a type object:
+ *  - wl_cluster_system: the machine (GPUs per node and their preset, the
+ *    intra-node fabric, the network, the power outside the GPUs), read from
+ *    presets/systems/ *.ini;
+ *  - wl_cluster_config: the parallelism (tensor, pipeline, data, virtual
+ *    stages, sequence parallelism, ZeRO-1), the batch and the schedule;
+ *  - wl_cluster_schedule_type: gpipe, 1f1b, interleaved, zb-h1, looked up
+ *    by name; each orders the forward/backward chunks of a pipeline stage;
+ *  - wl_cluster_collective: ring and tree cost of a collective over the
+ *    fabric a group spans.
+ * A wl_cluster handle holds the kernels of every chunk (Megatron-LM's
+ * tensor-parallel layer, see cluster/layers.c) and their evaluators, and
+ * simulates the timeline for any clock per stage and phase. */
+#ifndef WATTLAS_CLUSTER_H
+#define WATTLAS_CLUSTER_H
+
+#include <stdio.h>
+
+#include "../core/wattlas_core.h"
+
+/* ---- systems ---------------------------------------------------------------- */
+
+typedef struct {
+    char id[64];
+    char name[128];
+    char gpu[64];              /* GPU preset id */
+    int gpus_per_node;
+    /* intra-node fabric: what a GPU can send to the others of its node */
+    char fabric[16];           /* nvswitch, nvlink or pcie */
+    double fabric_bw_gbs;      /* GB/s per GPU per direction */
+    double fabric_latency_us;  /* per hop of a collective step */
+    double fabric_eff;         /* the fraction of fabric_bw_gbs collectives reach
+                                  (NCCL bus bandwidth over the link rate) */
+    /* inter-node network */
+    int nics_per_node;
+    double nic_gbps;           /* Gb/s per NIC per direction */
+    double net_latency_us;     /* per hop, switches included */
+    double net_eff;            /* fraction of nic_gbps collectives reach */
+    char topology[16];         /* fat-tree (rail-optimised, non-blocking) */
+    int switch_ports;          /* ports per network switch */
+    /* power outside the GPUs */
+    double nic_w;              /* per NIC */
+    double switch_w;           /* per network switch */
+    double node_other_w;       /* per node: CPUs, host memory, intra-node
+                                  switches, fans, storage, PSU losses */
+    int nodes;                 /* the size asked for (--nodes), default 1 */
+} wl_cluster_system;
+
+int wl_cluster_system_load(const char *id_or_path, wl_cluster_system *out, wl_error *err);
+int wl_cluster_system_parse(const char *text, const char *source, wl_cluster_system *out,
+                            wl_error *err);
+int wl_cluster_system_check(const wl_cluster_system *s, wl_error *err);
+/* Set one numeric key (as the preset names it) within its range;
+ * WL_ENOTFOUND for an unknown key. */
+int wl_cluster_system_set(wl_cluster_system *s, const char *key, double value, wl_error *err);
+/* The network switches of a non-blocking fat tree for n NICs of k-port
+ * switches: one level for n <= k, two (leaves of k/2 down-links, spines)
+ * up to k^2/2, three above (Al-Fares et al. 2008). */
+long long wl_cluster_fat_tree_switches(long long nics, int ports);
+
+/* ---- collectives ---------------------------------------------------------------
+ * A group of n GPUs, k of them in each node it spans (k = n in one node).
+ * Bandwidth per GPU: the fabric's inside one node; across nodes the ring's
+ * node-boundary hops share the k NICs of the group's GPUs in a node (rail
+ * topology: each GPU its own NIC), so the slower of the fabric and k NICs
+ * over k GPUs sets it. */
+typedef enum {
+    WL_COLL_ALL_REDUCE = 0,
+    WL_COLL_REDUCE_SCATTER,
+    WL_COLL_ALL_GATHER,
+    WL_COLL_SEND,               /* point to point */
+    WL_COLL_COUNT
+} wl_cluster_coll;
+
+typedef struct {
+    int n, per_node;            /* group size; members per node */
+    double bw_gbs;              /* achievable bytes/s per GPU (GB/s) */
+    double alpha_us;            /* latency per step */
+} wl_cluster_group;
+
+/* The group n GPUs at rank stride `stride` form on the system (ranks fill
+ * nodes in order). */
+void wl_cluster_group_of(const wl_cluster_system *s, int n, int stride, wl_cluster_group *g);
+/* Time in seconds of a collective of `bytes` (the whole tensor: an
+ * all-reduce's input, an all-gather's output) by the faster of NCCL's ring
+ * and tree algorithms:
+ *   ring all-reduce       2 (n-1) alpha + 2 (n-1)/n S/B
+ *   ring reduce-scatter,  (n-1) alpha + (n-1)/n S/B
+ *        all-gather
+ *   tree all-reduce       2 ceil(log2 n) alpha + 2 S/B (pipelined double
+ *                         binary tree: reduce up, broadcast down)
+ *   send                  alpha + S/B */
+double wl_cluster_coll_time(const wl_cluster_group *g, wl_cluster_coll op, double bytes);
+double wl_cluster_ring_time(const wl_cluster_group *g, wl_cluster_coll op, double bytes);
+
+/* ---- schedules -------------------------------------------------------------- */
+
+typedef struct wl_cluster_schedule_type wl_cluster_schedule_type;
+extern const wl_cluster_schedule_type *wl_cluster_gpipe;
+extern const wl_cluster_schedule_type *wl_cluster_1f1b;
+extern const wl_cluster_schedule_type *wl_cluster_interleaved;
+extern const wl_cluster_schedule_type *wl_cluster_zbh1;
+const wl_cluster_schedule_type *wl_cluster_schedule_lookup(const char *name);
+const char *wl_cluster_schedule_name(const wl_cluster_schedule_type *t);
+/* "gpipe, 1f1b, interleaved, zb-h1" for messages. */
+const char *wl_cluster_schedule_names(void);
+
+/* Whether the schedule runs weight gradients apart (W) / takes v > 1. */
+int wl_cluster_schedule_splits_w(const wl_cluster_schedule_type *t);
+int wl_cluster_schedule_interleaves(const wl_cluster_schedule_type *t);
+
+/* One task of a simulated timeline. kind: 'F', 'B', 'W' (weight gradients
+ * split off), 'D' (gradient synchronisation), 'O' (optimizer step). */
+typedef struct {
+    int stage, chunk, micro;
+    char kind;
+    double start_s, dur_s;
+    double power_w;             /* filled by wl_cluster_run */
+    double comm_s;              /* of dur_s, collectives inside the task */
+} wl_cluster_task;
+
+/* The pipeline's timeline from per-chunk durations alone: the engine under
+ * wl_cluster_run, open for schedules' own studies and tests. */
+typedef struct {
+    const wl_cluster_schedule_type *schedule; /* NULL: 1f1b */
+    int stages, chunks, micro;  /* p, v, m */
+    int forward_only;           /* prefill: forwards only */
+    const double *f_s, *b_s;    /* [stage * chunks + chunk], seconds */
+    const double *w_s;          /* split schedules: weight gradients */
+    const double *send_s;       /* [stage]: a transfer from stage to stage + 1
+                                   (the last to the first for interleaving) */
+} wl_cluster_pipeline;
+
+typedef struct {
+    double busy_s;              /* running chunks */
+    double send_s;              /* blocked sending */
+    double recv_wait_s;         /* waiting while an input was in transfer */
+    double end_s;               /* its last task's end */
+    int peak_in_flight;         /* forwards held for their backward at most */
+} wl_cluster_stage_stats;
+
+typedef struct wl_cluster_sim wl_cluster_sim;
+wl_cluster_sim *wl_cluster_sim_create(void);
+void wl_cluster_sim_free(wl_cluster_sim *s);
+/* WL_EINVAL (err) for a schedule that cannot run the shape (interleaving
+ * with micro-batches not a multiple of the stages, v > 1 without it). */
+int wl_cluster_sim_run(wl_cluster_sim *s, const wl_cluster_pipeline *pl, wl_error *err);
+const wl_cluster_stage_stats *wl_cluster_sim_stage(const wl_cluster_sim *s, int stage);
+size_t wl_cluster_sim_task_count(const wl_cluster_sim *s);
+wl_cluster_task *wl_cluster_sim_task(wl_cluster_sim *s, size_t i);
+/* Adds a task after the pipeline's (gradient sync, optimizer). */
+int wl_cluster_sim_append(wl_cluster_sim *s, const wl_cluster_task *t);
+
+/* ---- configurations ----------------------------------------------------------- */
+
+typedef struct {
+    int tp, pp, dp;             /* tensor, pipeline, data parallel sizes */
+    int vp;                     /* model chunks (virtual stages) per GPU, >= 1 */
+    int sequence_parallel;      /* Korthikanti et al. 2022: norms and dropouts
+                                   split over the sequence, all-reduces become
+                                   reduce-scatter + all-gather */
+    int zero;                   /* 1: optimizer state sharded over dp (ZeRO-1,
+                                   Megatron's distributed optimizer) */
+    long long global_batch;     /* sequences per iteration */
+    long long micro_batch;      /* sequences per micro-batch */
+    long long seq;              /* tokens per sequence (decode: the prompt) */
+    long long gen;              /* decode: tokens generated */
+    wl_recompute recompute;
+    const wl_cluster_schedule_type *schedule; /* NULL: 1f1b, interleaved when vp > 1 */
+    wl_dtype dtype;
+    wl_attention attention;
+    wl_mode mode;
+    wl_launch launch;
+    int no_dp_overlap;          /* 1: the gradient all-reduce starts after the
+                                   last backward instead of during it */
+} wl_cluster_config;
+
+/* Megatron's defaults: 1 GPU, bf16, micro-batch 1, seq 2048, 1f1b. */
+void wl_cluster_config_default(wl_cluster_config *c);
+/* Whether the configuration is possible for the model on that many GPUs:
+ * heads and FFN divisible by tp, layers by pp x vp, batch by micro x dp,
+ * micro-batches by pp for interleaving. WL_EINVAL naming the option. */
+int wl_cluster_config_check(const wl_cluster_config *c, const wl_core_model *m, int gpus,
+                            wl_error *err);
+
+/* ---- evaluation ---------------------------------------------------------------- */
+
+typedef struct {
+    double time_s;              /* one iteration (train), pass (prefill) or generation */
+    double energy_j;            /* whole cluster: GPUs, NICs, switches, nodes */
+    double power_w;             /* cluster average */
+    double energy_gpu_j, energy_network_j, energy_node_j;
+    double tflops_per_gpu;      /* model FLOPs per GPU per second (Megatron) */
+    double mfu;                 /* tflops_per_gpu over the GPU's dense peak */
+    double bubble_s;            /* per GPU (mean over stages): idle in the
+                                   pipeline, not waiting on a transfer */
+    double tp_comm_exposed_s;   /* per GPU (mean over stages) */
+    double pp_comm_exposed_s;
+    double dp_comm_exposed_s;
+    double compute_s;           /* per GPU (mean over stages): running kernels */
+    double memory_gb;           /* per GPU, the largest stage */
+    int fits;                   /* memory_gb within the GPU's capacity */
+    double model_tflop;         /* per iteration, whole model */
+    double tokens;              /* per iteration */
+    double tokens_per_s;
+    double energy_per_token_j;
+    int gpus, nodes, micro_batches;
+    int critical_stage;         /* the stage that ends last */
+    /* decode */
+    double ttft_s, tpot_s;
+} wl_cluster_result;
+
+typedef struct wl_cluster wl_cluster;
+
+/* Builds the chunks' kernels for the configuration (gpu: one GPU of the
+ * system, with any --set applied). WL_EINVAL with err for an impossible
+ * configuration. */
+int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
+                      const wl_core_model *model, const wl_cluster_config *cfg,
+                      wl_cluster **out, wl_error *err);
+void wl_cluster_free(wl_cluster *c);
+int wl_cluster_stages(const wl_cluster *c);
+
+/* Phases a stage can run at its own clock. */
+enum { WL_CLUSTER_FWD = 0, WL_CLUSTER_BWD = 1, WL_CLUSTER_PHASES = 2 };
+
+/* Simulates the timeline. clocks: NULL for every GPU at `clock_mhz`, else
+ * 2 x stages requested clocks (stage s forward at [2s], backward and the
+ * optimizer at [2s + 1]). Not thread-safe on one handle (it owns the
+ * simulation's scratch). */
+int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_cluster_result *res,
+                   wl_error *err);
+/* The last run's timeline in the Chrome trace-event format (one process
+ * per pipeline, one thread per stage's GPU; "X" events with ts/dur in
+ * microseconds, a "C" power counter per GPU). */
+int wl_cluster_timeline_json(const wl_cluster *c, FILE *f);
+
+/* The last run's stage statistics and tasks. */
+const wl_cluster_stage_stats *wl_cluster_sim_stage_of(const wl_cluster *c, int stage);
+size_t wl_cluster_task_count(const wl_cluster *c);
+const wl_cluster_task *wl_cluster_task_at(const wl_cluster *c, size_t i);
+
+/* Memory per GPU of a stage, in GB, and its parts. */
+typedef struct {
+    double weights_gb, grads_gb, optimizer_gb, activations_gb, workspace_gb, total_gb;
+    int in_flight;              /* chunk forwards held for their backward at the peak */
+} wl_cluster_memory;
+int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *out);
+
+/* ---- clocks per stage ---------------------------------------------------------- */
+
+/* Chooses a clock per stage and phase minimising energy with the iteration
+ * no more than max_slowdown_pct slower than every GPU at its maximum
+ * clock (Perseus, SOSP'24; EnvPipe, ATC'23): greedy lowering of the clock
+ * of whichever stage-phase saves the most energy per second of slack
+ * while the bound holds. plan gets 2 x stages clocks. */
+typedef struct {
+    wl_cluster_result at_max;     /* every GPU at its maximum clock */
+    wl_cluster_result best_fixed; /* the best one clock for all GPUs within the bound */
+    double best_fixed_clock_mhz;
+    wl_cluster_result planned;
+    double energy_saving_pct;     /* planned against at_max */
+    double saving_vs_fixed_pct;   /* planned against best_fixed */
+    double slowdown_pct;          /* planned against at_max */
+} wl_cluster_plan_result;
+int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, double *plan,
+                        wl_cluster_plan_result *out, wl_error *err);
+
+#endif

@@ -1,0 +1,368 @@
+/* cluster/: schedules against their closed forms, collective costs,
+ * memory per stage by hand, system presets, the timeline as trace events. */
+#include "test_util.h"
+
+#include "../cluster/wattlas_cluster.h"
+#include "../core/json.h"
+#include "../presets/wattlas_presets.h"
+
+/* Uniform stages (F = 1/v, B = 2/v per chunk), no transfers: the idle share
+ * of the makespan of every stage is the schedule's bubble fraction. */
+static double bubble(const char *sched, int p, int v, int m, double *out_T)
+{
+    double f[256], b[256], w[256], snd[64];
+    const wl_cluster_schedule_type *t = wl_cluster_schedule_lookup(sched);
+    assert_non_null(t);
+    int split = wl_cluster_schedule_splits_w(t);
+    for (int i = 0; i < p * v; i++) {
+        f[i] = 1.0 / v;
+        b[i] = (split ? 1.0 : 2.0) / v; /* split: B + W = 2 */
+        w[i] = 1.0 / v;
+    }
+    for (int i = 0; i < p; i++)
+        snd[i] = 0;
+    wl_cluster_pipeline pl = {.schedule = t, .stages = p, .chunks = v, .micro = m, .f_s = f,
+                              .b_s = b, .w_s = w, .send_s = snd};
+    wl_cluster_sim *s = wl_cluster_sim_create();
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_sim_run(s, &pl, &e), WL_OK);
+    double T = 0;
+    for (int i = 0; i < p; i++) {
+        const wl_cluster_stage_stats *st = wl_cluster_sim_stage(s, i);
+        assert_true(fabs(st->busy_s - 3.0 * m) < 1e-9); /* every task ran once */
+        if (st->end_s > T)
+            T = st->end_s;
+    }
+    wl_cluster_sim_free(s);
+    *out_T = T;
+    return (T - 3.0 * m) / T;
+}
+
+static void test_bubble_fractions(void **state)
+{
+    (void)state;
+    static const int pm[][2] = {{2, 1}, {4, 8}, {8, 3}, {8, 32}, {16, 16}};
+    double T;
+    for (size_t k = 0; k < sizeof pm / sizeof *pm; k++) {
+        int p = pm[k][0], m = pm[k][1];
+        double want = (p - 1.0) / (m + p - 1.0);
+        assert_true(fabs(bubble("gpipe", p, 1, m, &T) - want) < 1e-9);
+        assert_true(fabs(bubble("1f1b", p, 1, m, &T) - want) < 1e-9);
+    }
+    static const int pvm[][3] = {{4, 2, 8}, {4, 3, 8}, {8, 3, 16}, {8, 4, 64}, {2, 2, 2}};
+    for (size_t k = 0; k < sizeof pvm / sizeof *pvm; k++) {
+        int p = pvm[k][0], v = pvm[k][1], m = pvm[k][2];
+        double want = (p - 1.0) / (v * m + p - 1.0);
+        assert_true(fabs(bubble("interleaved", p, v, m, &T) - want) < 1e-9);
+    }
+    /* zero bubble H1: below 1F1B whenever there is a bubble */
+    for (size_t k = 0; k < sizeof pm / sizeof *pm; k++) {
+        int p = pm[k][0], m = pm[k][1];
+        double T1, Tz;
+        double b1 = bubble("1f1b", p, 1, m, &T1), bz = bubble("zb-h1", p, 1, m, &Tz);
+        assert_true(bz < b1);
+        assert_true(Tz < T1);
+    }
+    /* interleaving with micro-batches not a multiple of the stages */
+    double f[8] = {1, 1, 1, 1, 1, 1, 1, 1}, snd[4] = {0};
+    wl_cluster_pipeline pl = {.schedule = wl_cluster_interleaved, .stages = 4, .chunks = 2,
+                              .micro = 6, .f_s = f, .b_s = f, .send_s = snd};
+    wl_cluster_sim *s = wl_cluster_sim_create();
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_sim_run(s, &pl, &e), WL_EINVAL);
+    assert_string_equal(e.field, "micro_batches");
+    wl_cluster_sim_free(s);
+}
+
+/* 1F1B on stage i holds p - i forwards; GPipe all m */
+static void test_in_flight(void **state)
+{
+    (void)state;
+    double f[8], b[8], snd[8] = {0};
+    for (int i = 0; i < 8; i++)
+        f[i] = 1, b[i] = 2;
+    wl_cluster_pipeline pl = {.schedule = wl_cluster_1f1b, .stages = 4, .chunks = 1, .micro = 8,
+                              .f_s = f, .b_s = b, .send_s = snd};
+    wl_cluster_sim *s = wl_cluster_sim_create();
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_sim_run(s, &pl, &e), WL_OK);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(wl_cluster_sim_stage(s, i)->peak_in_flight, 4 - i);
+    pl.schedule = wl_cluster_gpipe;
+    assert_int_equal(wl_cluster_sim_run(s, &pl, &e), WL_OK);
+    assert_int_equal(wl_cluster_sim_stage(s, 0)->peak_in_flight, 8);
+    /* a transfer on every hop: 1F1B's makespan grows by 2 (p - 1) sends on
+     * the critical path at least */
+    for (int i = 0; i < 4; i++)
+        snd[i] = 0.1;
+    pl.schedule = wl_cluster_1f1b;
+    assert_int_equal(wl_cluster_sim_run(s, &pl, &e), WL_OK);
+    double T = 0;
+    for (int i = 0; i < 4; i++)
+        T = fmax(T, wl_cluster_sim_stage(s, i)->end_s);
+    assert_true(T >= 33.0 + 2 * 3 * 0.1 - 1e-9);
+    wl_cluster_sim_free(s);
+}
+
+static void test_ring_allreduce(void **state)
+{
+    (void)state;
+    wl_cluster_system sys;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load("dgx-a100-80gb", &sys, &e), WL_OK);
+    sys.nodes = 4;
+    wl_cluster_group g;
+    /* tensor parallel 8 in one node: the fabric at its efficiency */
+    wl_cluster_group_of(&sys, 8, 1, &g);
+    assert_int_equal(g.per_node, 8);
+    assert_true(fabs(g.bw_gbs - 300 * 0.77) < 1e-9);
+    double S = 100e6, n = 8, a = 2e-6, B = 231e9;
+    double want = 2 * (n - 1) * a + 2 * (n - 1) / n * S / B;
+    assert_true(fabs(wl_cluster_ring_time(&g, WL_COLL_ALL_REDUCE, S) - want) < 1e-12);
+    assert_true(fabs(wl_cluster_coll_time(&g, WL_COLL_ALL_REDUCE, S) - want) < 1e-12);
+    assert_true(fabs(wl_cluster_ring_time(&g, WL_COLL_ALL_GATHER, S) - want / 2) < 1e-12);
+    /* a tiny message: the tree's 2 log2(n) steps beat the ring's 2 (n-1) */
+    double tiny = wl_cluster_coll_time(&g, WL_COLL_ALL_REDUCE, 64);
+    assert_true(tiny < wl_cluster_ring_time(&g, WL_COLL_ALL_REDUCE, 64));
+    assert_true(fabs(tiny - (6 * a + 2 * 64 / B)) < 1e-12);
+    /* data parallel across 4 nodes, one GPU per node: one HDR NIC each */
+    wl_cluster_group_of(&sys, 4, 8, &g);
+    assert_int_equal(g.per_node, 1);
+    assert_true(fabs(g.bw_gbs - 25 * 0.92) < 1e-9);
+    n = 4;
+    a = 5e-6;
+    B = 23e9;
+    want = 2 * (n - 1) * a + 2 * (n - 1) / n * S / B;
+    assert_true(fabs(wl_cluster_ring_time(&g, WL_COLL_ALL_REDUCE, S) - want) < 1e-12);
+    /* 32 GPUs, 8 per node: the eight rails together (184 GB/s < 231) */
+    wl_cluster_group_of(&sys, 32, 1, &g);
+    assert_true(fabs(g.bw_gbs - 8 * 25 * 0.92) < 1e-9);
+    /* one GPU: nothing to do */
+    wl_cluster_group_of(&sys, 1, 1, &g);
+    assert_true(wl_cluster_coll_time(&g, WL_COLL_ALL_REDUCE, S) == 0);
+    /* fat tree: 40-port switches, 32 NICs one switch; 320: 16 leaves + 8 spines */
+    assert_int_equal(wl_cluster_fat_tree_switches(32, 40), 1);
+    assert_int_equal(wl_cluster_fat_tree_switches(320, 40), 24);
+}
+
+/* A small GPT on one DGX A100: tp 2, pp 2, dp 2, micro 1, seq 1024. */
+static wl_cluster *small(int zero, wl_cluster_result *r, wl_core_model *m)
+{
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load("dgx-a100-80gb", &sys, &e), WL_OK);
+    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
+    memset(m, 0, sizeof *m);
+    snprintf(m->id, sizeof m->id, "tiny");
+    m->style = WL_STYLE_GPT2;
+    m->layers = 4;
+    m->d_model = 1024;
+    m->heads = 16;
+    m->d_ff = 4096;
+    m->activation = WL_ACT_GELU;
+    m->norm = WL_NORM_LAYERNORM;
+    m->pre_norm = 1;
+    m->positions = WL_POS_LEARNED;
+    m->hidden_dropout = 0.1;
+    m->attention_dropout = 0.1;
+    wl_cluster_config c;
+    wl_cluster_config_default(&c);
+    c.tp = 2;
+    c.pp = 2;
+    c.dp = 2;
+    c.seq = 1024;
+    c.global_batch = 8;
+    c.zero = zero;
+    wl_cluster *cl;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, m, &c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, 1410, NULL, r, &e), WL_OK);
+    return cl;
+}
+
+static void test_stage_memory(void **state)
+{
+    (void)state;
+    wl_core_model m;
+    wl_cluster_result r;
+    for (int zero = 0; zero <= 1; zero++) {
+        wl_cluster *cl = small(zero, &r, &m);
+        /* by hand: a layer on one of 2 ranks: (QKV 3d^2 + proj d^2 + 2 d ff)/2
+         * weights, (3d + ff)/2 column-parallel biases, 2d replicated biases
+         * (projection, FC2) and 4d norm parameters */
+        double d = 1024, ff = 4096;
+        double layer = (3 * d * d + d * d + 2 * d * ff) / 2 + (3 * d + ff) / 2 + 2 * d + 4 * d;
+        double P = 2 * layer; /* 2 layers a stage, no vocabulary */
+        wl_cluster_memory mm;
+        assert_int_equal(wl_cluster_stage_memory(cl, 0, &mm), WL_OK);
+        assert_true(fabs(mm.weights_gb - 2 * P / 1e9) < 1e-12);
+        assert_true(fabs(mm.grads_gb - 4 * P / 1e9) < 1e-12);
+        assert_true(fabs(mm.optimizer_gb - 12 * P / (zero ? 2 : 1) / 1e9) < 1e-12);
+        /* Korthikanti et al. 2022, Eq. 2: sbh (10 + 24/t + 5as/ht) bytes a
+         * layer; stage 0 of 1F1B holds p = 2 micro-batches of 2 layers */
+        double s = 1024, b = 1, h = 1024, a = 16, t = 2;
+        double layer_act = s * b * h * (10 + 24 / t + 5 * a * s / (h * t));
+        assert_int_equal(mm.in_flight, 2);
+        assert_true(fabs(mm.activations_gb - 2 * 2 * layer_act / 1e9) < 1e-12);
+        assert_true(mm.total_gb > mm.weights_gb + mm.grads_gb + mm.optimizer_gb + mm.activations_gb);
+        assert_true(r.fits);
+        /* the last stage holds one micro-batch */
+        assert_int_equal(wl_cluster_stage_memory(cl, 1, &mm), WL_OK);
+        assert_int_equal(mm.in_flight, 1);
+        wl_cluster_free(cl);
+    }
+}
+
+static void test_result_invariants(void **state)
+{
+    (void)state;
+    wl_core_model m;
+    wl_cluster_result r;
+    wl_cluster *cl = small(0, &r, &m);
+    assert_true(r.time_s > 0);
+    assert_int_equal(r.gpus, 8);
+    assert_int_equal(r.micro_batches, 4); /* 8 sequences over dp 2 */
+    /* energy = parts; power = energy / time */
+    assert_true(fabs(r.energy_j - (r.energy_gpu_j + r.energy_network_j + r.energy_node_j)) <
+                1e-9 * r.energy_j);
+    assert_true(fabs(r.power_w - r.energy_j / r.time_s) < 1e-9 * r.power_w);
+    assert_true(r.energy_network_j == 0); /* one node */
+    /* every GPU draws at least its idle power, at most its limit, and the
+     * node its other parts */
+    double idle = 8 * 60.0, cap = 8 * 400.0;
+    assert_true(r.energy_gpu_j / r.time_s > idle && r.energy_gpu_j / r.time_s <= cap);
+    assert_true(fabs(r.energy_node_j - 1700 * r.time_s) < 1e-9 * r.energy_node_j);
+    /* the time splits into compute, exposed collectives and bubbles */
+    double parts = r.compute_s + r.tp_comm_exposed_s + r.pp_comm_exposed_s + r.dp_comm_exposed_s +
+                   r.bubble_s;
+    assert_true(fabs(parts - r.time_s) < 1e-9 * r.time_s);
+    assert_true(r.bubble_s > 0 && r.tp_comm_exposed_s > 0 && r.pp_comm_exposed_s > 0);
+    assert_true(r.mfu > 0 && r.mfu < 1);
+    /* a lower clock: slower, and no GPU energy above the maximum clock's
+     * power times the longer time */
+    wl_cluster_result lo;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_run(cl, 900, NULL, &lo, &e), WL_OK);
+    assert_true(lo.time_s > r.time_s);
+    /* a clock outside the range */
+    assert_int_equal(wl_cluster_run(cl, 5000, NULL, &lo, &e), WL_EINVAL);
+    assert_string_equal(e.field, "clock");
+    wl_cluster_free(cl);
+}
+
+static void test_timeline_json(void **state)
+{
+    (void)state;
+    wl_core_model m;
+    wl_cluster_result r;
+    wl_cluster *cl = small(0, &r, &m);
+    const char *path = test_path("timeline.json");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(wl_cluster_timeline_json(cl, f), WL_OK);
+    fclose(f);
+    char *text;
+    size_t len;
+    wl_error e = {0};
+    assert_int_equal(wl_core_read_file(path, &text, &len, &e), WL_OK);
+    int line = 0;
+    char msg[200];
+    wj_value *v = wj_parse(text, len, &line, msg, sizeof msg);
+    assert_non_null(v);
+    const wj_value *ev = wj_get(v, "traceEvents");
+    assert_non_null(ev);
+    assert_int_equal(ev->type, WJ_ARRAY);
+    size_t nx = 0;
+    for (size_t i = 0; i < ev->n; i++) {
+        const wj_value *o = &ev->items[i];
+        const wj_value *ph = wj_get(o, "ph");
+        assert_non_null(ph);
+        assert_non_null(wj_get(o, "pid"));
+        assert_non_null(wj_get(o, "tid"));
+        if (!strcmp(ph->str, "X")) {
+            const wj_value *ts = wj_get(o, "ts"), *dur = wj_get(o, "dur");
+            assert_non_null(ts);
+            assert_non_null(dur);
+            assert_true(ts->num >= 0 && dur->num >= 0);
+            assert_true(ts->num + dur->num <= r.time_s * 1e6 + 1e-3);
+            nx++;
+        }
+    }
+    /* F and B of 4 micro-batches on 2 stages, an optimizer step each, and
+     * the gradient sync where it sticks out */
+    assert_true(nx >= 2 * 2 * 4 + 2);
+    assert_int_equal(nx, wl_cluster_task_count(cl));
+    wj_free(v);
+    free(text);
+    wl_cluster_free(cl);
+}
+
+static void test_system_presets(void **state)
+{
+    (void)state;
+    static const char *const ids[] = {"dgx-a100-80gb", "dgx-h100", "server-4x-a100-pcie-80gb"};
+    for (size_t i = 0; i < 3; i++) {
+        wl_cluster_system s;
+        wl_core_gpu g;
+        wl_error e = {0};
+        assert_int_equal(wl_cluster_system_load(ids[i], &s, &e), WL_OK);
+        assert_int_equal(wl_preset_gpu_load(s.gpu, &g, &e), WL_OK);
+        assert_int_equal(s.nodes, 1);
+    }
+    wl_cluster_system s;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load("selene", &s, &e), WL_OK); /* alias */
+    assert_string_equal(s.id, "dgx-a100-80gb");
+    /* a missing key names itself and the file */
+    const char *bad = "[system]\nid = x\ngpu = a100-sxm-80gb\ngpus_per_node = 8\n";
+    assert_int_equal(wl_cluster_system_parse(bad, "x.ini", &s, &e), WL_EPARSE);
+    assert_string_equal(e.source, "x.ini");
+    assert_string_equal(e.field, "fabric");
+    /* an absurd number names the key and the line */
+    const char *absurd = "[system]\nid = x\ngpu = a\ngpus_per_node = 1e9\n";
+    assert_int_equal(wl_cluster_system_parse(absurd, "y.ini", &s, &e), WL_EPARSE);
+    assert_int_equal(e.line, 4);
+    assert_string_equal(e.field, "gpus_per_node");
+    assert_int_equal(wl_cluster_system_set(&s, "nic_gbps", -5, &e), WL_EINVAL);
+    assert_int_equal(wl_cluster_system_set(&s, "power_limit_w", 300, &e), WL_ENOTFOUND);
+}
+
+static void test_config_errors(void **state)
+{
+    (void)state;
+    wl_core_model m;
+    wl_error e = {0};
+    assert_int_equal(wl_preset_model_load("gpt3-1.3b", &m, &e), WL_OK);
+    wl_cluster_config c;
+    wl_cluster_config_default(&c);
+    c.tp = 8;
+    c.global_batch = 8;
+    assert_int_equal(wl_cluster_config_check(&c, &m, 16, &e), WL_EINVAL); /* 8 != 16 */
+    assert_string_equal(e.field, "dp");
+    c.tp = 3;
+    c.dp = 1;
+    assert_int_equal(wl_cluster_config_check(&c, &m, 3, &e), WL_EINVAL); /* 16 heads */
+    assert_string_equal(e.field, "tp");
+    c.tp = 1;
+    c.pp = 5;
+    assert_int_equal(wl_cluster_config_check(&c, &m, 5, &e), WL_EINVAL); /* 24 layers */
+    assert_string_equal(e.field, "pp");
+    c.pp = 2;
+    c.micro_batch = 2;
+    c.global_batch = 3;
+    assert_int_equal(wl_cluster_config_check(&c, &m, 2, &e), WL_EINVAL);
+    assert_string_equal(e.field, "global_batch");
+    c.global_batch = 4;
+    assert_int_equal(wl_cluster_config_check(&c, &m, 2, &e), WL_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bubble_fractions), cmocka_unit_test(test_in_flight),
+        cmocka_unit_test(test_ring_allreduce),   cmocka_unit_test(test_stage_memory),
+        cmocka_unit_test(test_result_invariants), cmocka_unit_test(test_timeline_json),
+        cmocka_unit_test(test_system_presets),   cmocka_unit_test(test_config_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
