@@ -40,6 +40,12 @@ static void help(FILE *f)
 "                          (nic_gbps=400); repeatable\n"
 "  --no-dp-overlap         the gradient all-reduce after the backward, not during it\n"
 "  --tokens N              also the time and energy to train N tokens\n"
+"  --optimize energy       choose a clock per stage and phase (forward; backward and\n"
+"                          optimizer) for the least energy within --max-slowdown-pct\n"
+"                          of every GPU at its maximum clock; adds energy_saving_pct,\n"
+"                          slowdown_pct, best_fixed_clock_mhz, saving_vs_fixed_pct\n"
+"                          (with --stages: the plan per stage)\n"
+"  --max-slowdown-pct X    the bound (default 1)\n"
 "  --stages                a row per pipeline stage instead of the summary\n"
 "  --timeline FILE.json    the simulated timeline as Chrome trace events (Perfetto)\n"
 "  --format table|csv|ndjson|json   (default table)\n"
@@ -58,6 +64,8 @@ typedef struct {
     int nodes, stages;
     double clock;
     double tokens;
+    int optimize;
+    double max_slowdown_pct;
     wl_cluster_config cfg;
     int dp_given, gb_given;
     const char *set_key[MAX_SET];
@@ -91,7 +99,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
     enum {
         O_SYSTEM = 256, O_NODES, O_MODEL, O_MODE, O_TP, O_PP, O_DP, O_VP, O_SP, O_ZERO, O_GB, O_MB,
         O_SEQ, O_RECOMP, O_SCHED, O_DTYPE, O_ATTN, O_LAUNCH, O_HOST, O_CLOCK, O_SET, O_NODPO,
-        O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_HELP
+        O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_OPT, O_MAXSLOW, O_HELP
     };
     static const struct option lo[] = {
         {"system", required_argument, 0, O_SYSTEM}, {"nodes", required_argument, 0, O_NODES},
@@ -107,6 +115,8 @@ static int parse(int argc, char **argv, cluster_opts *o)
         {"set", required_argument, 0, O_SET}, {"no-dp-overlap", no_argument, 0, O_NODPO},
         {"tokens", required_argument, 0, O_TOKENS}, {"stages", no_argument, 0, O_STAGES},
         {"timeline", required_argument, 0, O_TIMELINE}, {"format", required_argument, 0, O_FORMAT},
+        {"optimize", required_argument, 0, O_OPT},
+        {"max-slowdown-pct", required_argument, 0, O_MAXSLOW},
         {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -167,6 +177,12 @@ static int parse(int argc, char **argv, cluster_opts *o)
         case O_NODPO: o->cfg.no_dp_overlap = 1; break;
         case O_TOKENS: rc = cli_real(cmd, "--tokens", optarg, 1, 1e18, &o->tokens); break;
         case O_STAGES: o->stages = 1; break;
+        case O_OPT:
+            if (strcmp(optarg, "energy"))
+                rc = cli_usage(cmd, "--optimize: expected energy, got '%.60s'", optarg);
+            o->optimize = 1;
+            break;
+        case O_MAXSLOW: rc = cli_real(cmd, "--max-slowdown-pct", optarg, 0, 1000, &o->max_slowdown_pct); break;
         case O_TIMELINE: o->timeline = optarg; break;
         case O_FORMAT: rc = cli_format(cmd, optarg, &o->format); break;
         case 'o': o->out = optarg; break;
@@ -244,7 +260,12 @@ static const wl_results_col cols[] = {
     WL_RESULTS_COL("energy_network_j", WL_COL_NUM, 0, 0), WL_RESULTS_COL("energy_node_j", WL_COL_NUM, 0, 0),
     WL_RESULTS_COL("tokens_per_s", WL_COL_NUM, 0, 0), WL_RESULTS_COL("energy_per_token_j", WL_COL_NUM, 6, 0),
     WL_RESULTS_COL("train_time_s", WL_COL_NUM, 0, 0), WL_RESULTS_COL("train_energy_j", WL_COL_NUM, 0, 0),
+    /* --optimize */
+    WL_RESULTS_COL("energy_saving_pct", WL_COL_NUM, 2, 0), WL_RESULTS_COL("slowdown_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("best_fixed_clock_mhz", WL_COL_NUM, 0, 0),
+    WL_RESULTS_COL("saving_vs_fixed_pct", WL_COL_NUM, 2, 0),
 };
+#define NOPT 4
 #define NCOLS (sizeof cols / sizeof *cols)
 
 static const wl_results_col stage_cols[] = {
@@ -303,7 +324,22 @@ static int run(const char *cmd, cluster_opts *o)
         return cli_fail(cmd, &err);
     }
     wl_cluster_result r;
-    if (wl_cluster_run(cl, clock, NULL, &r, &err)) {
+    wl_cluster_plan_result pr;
+    double *plan = NULL;
+    if (o->optimize) {
+        plan = malloc(sizeof(double) * 2 * (size_t)wl_cluster_stages(cl));
+        if (!plan) {
+            wl_cluster_free(cl);
+            fprintf(stderr, "wattlas cluster: out of memory\n");
+            return EXIT_RUNTIME;
+        }
+        if (wl_cluster_optimize(cl, o->max_slowdown_pct, plan, &pr, &err)) {
+            free(plan);
+            wl_cluster_free(cl);
+            return cli_fail(cmd, &err);
+        }
+        r = pr.planned;
+    } else if (wl_cluster_run(cl, clock, NULL, &r, &err)) {
         wl_cluster_free(cl);
         if (!strcmp(err.field, "clock"))
             wl_error_locate(&err, "--clock", 0);
@@ -311,7 +347,8 @@ static int run(const char *cmd, cluster_opts *o)
     }
     cli_rows rows;
     if ((rc = cli_rows_open(cmd, o->out, o->format, o->stages ? stage_cols : cols,
-                            o->stages ? NSCOLS : NCOLS, &rows))) {
+                            o->stages ? NSCOLS : NCOLS - (o->optimize ? 0 : NOPT), &rows))) {
+        free(plan);
         wl_cluster_free(cl);
         return rc;
     }
@@ -321,7 +358,8 @@ static int run(const char *cmd, cluster_opts *o)
             wl_cluster_memory mm;
             wl_cluster_stage_memory(cl, i, &mm);
             wl_results_cell c[NSCOLS] = {
-                {.v = i}, {.v = clock}, {.v = clock}, {.v = st->busy_s},
+                {.v = i}, {.v = plan ? plan[2 * i] : clock}, {.v = plan ? plan[2 * i + 1] : clock},
+                {.v = st->busy_s},
                 {.v = st->send_s + st->recv_wait_s}, {.v = st->end_s}, {.v = mm.in_flight},
                 {.v = mm.weights_gb}, {.v = mm.grads_gb}, {.v = mm.optimizer_gb},
                 {.v = mm.activations_gb}, {.v = mm.total_gb}};
@@ -342,7 +380,11 @@ static int run(const char *cmd, cluster_opts *o)
             {.v = r.mfu}, {.v = r.bubble_s}, {.v = r.tp_comm_exposed_s}, {.v = r.pp_comm_exposed_s},
             {.v = r.dp_comm_exposed_s}, {.v = r.memory_gb}, {.v = r.fits}, {.v = r.energy_gpu_j},
             {.v = r.energy_network_j}, {.v = r.energy_node_j}, {.v = r.tokens_per_s},
-            {.v = r.energy_per_token_j}, {.v = iters * r.time_s}, {.v = iters * r.energy_j}};
+            {.v = r.energy_per_token_j}, {.v = iters * r.time_s}, {.v = iters * r.energy_j},
+            {.v = plan ? pr.energy_saving_pct : NAN}, {.v = plan ? pr.slowdown_pct : NAN},
+            {.v = plan ? pr.best_fixed_clock_mhz : NAN}, {.v = plan ? pr.saving_vs_fixed_pct : NAN}};
+        if (plan)
+            c[15].v = NAN; /* clocks per stage: --stages lists them */
         if (o->format == WL_FMT_TABLE)
             wl_results_writer_note(rows.w, "%s x %d nodes (%d GPUs), %s, %d micro-batches, critical "
                                    "stage %d", sys.id, sys.nodes, r.gpus, model.id, r.micro_batches,
@@ -355,6 +397,7 @@ static int run(const char *cmd, cluster_opts *o)
     rc = cli_rows_close(cmd, &rows, rc == 0);
     if (!rc && o->timeline)
         rc = write_timeline(cmd, o->timeline, cl);
+    free(plan);
     wl_cluster_free(cl);
     return rc;
 }
@@ -362,7 +405,7 @@ static int run(const char *cmd, cluster_opts *o)
 int cmd_cluster(int argc, char **argv)
 {
     cluster_opts o = {.system = "dgx-a100-80gb", .model = "gpt3-1.3b", .nodes = 1, .out = "-",
-                      .format = WL_FMT_TABLE};
+                      .format = WL_FMT_TABLE, .max_slowdown_pct = 1};
     wl_cluster_config_default(&o.cfg);
     o.cfg.dp = 0;
     int rc = parse(argc, argv, &o);

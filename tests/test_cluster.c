@@ -297,6 +297,41 @@ static void test_timeline_json(void **state)
     wl_cluster_free(cl);
 }
 
+/* The per-stage plan keeps the slowdown bound and never uses more energy
+ * than every GPU at its maximum clock or the best single clock. */
+static void test_stage_plan(void **state)
+{
+    (void)state;
+    wl_core_model m;
+    wl_cluster_result r;
+    wl_cluster *cl = small(0, &r, &m);
+    double plan[4];
+    wl_error e = {0};
+    static const double bounds[] = {0, 1, 5};
+    for (size_t k = 0; k < 3; k++) {
+        wl_cluster_plan_result pr;
+        assert_int_equal(wl_cluster_optimize(cl, bounds[k], plan, &pr, &e), WL_OK);
+        assert_true(pr.planned.time_s <= pr.at_max.time_s * (1 + bounds[k] / 100) + 1e-12);
+        assert_true(pr.slowdown_pct <= bounds[k] + 1e-9);
+        assert_true(pr.planned.energy_j <= pr.at_max.energy_j);
+        assert_true(pr.planned.energy_j <= pr.best_fixed.energy_j + 1e-9);
+        assert_true(pr.energy_saving_pct >= 0);
+        for (int i = 0; i < 4; i++)
+            assert_true(plan[i] >= 210 && plan[i] <= 1410);
+        /* the plan replayed gives the reported result */
+        wl_cluster_result again;
+        assert_int_equal(wl_cluster_run(cl, 1410, plan, &again, &e), WL_OK);
+        assert_true(fabs(again.energy_j - pr.planned.energy_j) < 1e-9 * again.energy_j);
+    }
+    /* a looser bound never saves less */
+    wl_cluster_plan_result a, b;
+    assert_int_equal(wl_cluster_optimize(cl, 1, plan, &a, &e), WL_OK);
+    assert_int_equal(wl_cluster_optimize(cl, 10, plan, &b, &e), WL_OK);
+    assert_true(b.planned.energy_j <= a.planned.energy_j * (1 + 1e-9));
+    assert_int_equal(wl_cluster_optimize(cl, -1, plan, &a, &e), WL_EINVAL);
+    wl_cluster_free(cl);
+}
+
 static void test_system_presets(void **state)
 {
     (void)state;
@@ -362,7 +397,7 @@ int main(void)
         cmocka_unit_test(test_bubble_fractions), cmocka_unit_test(test_in_flight),
         cmocka_unit_test(test_ring_allreduce),   cmocka_unit_test(test_stage_memory),
         cmocka_unit_test(test_result_invariants), cmocka_unit_test(test_timeline_json),
-        cmocka_unit_test(test_system_presets),   cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_stage_plan), cmocka_unit_test(test_system_presets),   cmocka_unit_test(test_config_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
