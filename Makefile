@@ -151,7 +151,8 @@ docs-figures: run
 # module under include/wattlas/, include/wattlas.h for all) and wattlas.pc.
 PREFIX ?= /usr/local
 HEADERS = core/wattlas_core.h presets/wattlas_presets.h results/wattlas_results.h \
-          calib/wattlas_calib.h sweep/wattlas_sweep.h pareto/wattlas_pareto.h plot/wattlas_plot.h
+          calib/wattlas_calib.h sweep/wattlas_sweep.h pareto/wattlas_pareto.h plot/wattlas_plot.h \
+          cluster/wattlas_cluster.h
 install: all $(BUILD)/libwattlas.a
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/wattlas
 	install -m 755 $(BIN)/wattlas $(DESTDIR)$(PREFIX)/bin/

@@ -24,5 +24,6 @@
 #include "../sweep/wattlas_sweep.h"
 #include "../pareto/wattlas_pareto.h"
 #include "../plot/wattlas_plot.h"
+#include "../cluster/wattlas_cluster.h"
 
 #endif
