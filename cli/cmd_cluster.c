@@ -375,7 +375,8 @@ static int run(const char *cmd, cluster_opts *o)
             {.s = wl_cluster_schedule_name(o->cfg.schedule ? o->cfg.schedule
                                            : o->cfg.vp > 1 ? wl_cluster_interleaved : wl_cluster_1f1b)},
             {.s = wl_recompute_name(o->cfg.recompute)}, {.v = (double)o->cfg.micro_batch},
-            {.v = (double)o->cfg.global_batch}, {.v = (double)o->cfg.seq}, {.v = clock},
+            {.v = (double)o->cfg.global_batch}, {.v = (double)o->cfg.seq},
+            {.v = plan ? NAN : clock}, /* a plan's clocks per stage: --stages lists them */
             {.v = r.time_s}, {.v = r.energy_j}, {.v = r.power_w}, {.v = r.tflops_per_gpu},
             {.v = r.mfu}, {.v = r.bubble_s}, {.v = r.tp_comm_exposed_s}, {.v = r.pp_comm_exposed_s},
             {.v = r.dp_comm_exposed_s}, {.v = r.memory_gb}, {.v = r.fits}, {.v = r.energy_gpu_j},
@@ -383,8 +384,6 @@ static int run(const char *cmd, cluster_opts *o)
             {.v = r.energy_per_token_j}, {.v = iters * r.time_s}, {.v = iters * r.energy_j},
             {.v = plan ? pr.energy_saving_pct : NAN}, {.v = plan ? pr.slowdown_pct : NAN},
             {.v = plan ? pr.best_fixed_clock_mhz : NAN}, {.v = plan ? pr.saving_vs_fixed_pct : NAN}};
-        if (plan)
-            c[15].v = NAN; /* clocks per stage: --stages lists them */
         if (o->format == WL_FMT_TABLE)
             wl_results_writer_note(rows.w, "%s x %d nodes (%d GPUs), %s, %d micro-batches, critical "
                                    "stage %d", sys.id, sys.nodes, r.gpus, model.id, r.micro_batches,

@@ -3,6 +3,7 @@
  * and the energy of every GPU over the timeline plus the network and the
  * nodes. */
 #include "cluster_internal.h"
+#include "../results/wattlas_results.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -23,6 +24,11 @@
 #define MASTER_BYTES 4.0
 #define ADAM_BYTES 8.0
 
+/* Time and energy of a piece at a clock (0 when the piece is empty). */
+struct cost {
+    double t, e, comm;
+};
+
 struct wl_cluster {
     wl_cluster_system sys;
     wl_core_gpu gpu;
@@ -41,16 +47,18 @@ struct wl_cluster {
     double act_chunk_b;   /* activation bytes a chunk keeps per micro-batch */
     double act_peak_b;    /* full recompute: one layer rebuilt at a time */
     int ncomms;
-    /* scratch */
-    double *f_s, *b_s, *w_s, *send, *fe, *be, *we; /* per (stage, chunk) */
-    double *stage_clock;                          /* [2 p] */
-    double *stage_end, *stage_idle_e;
+    /* scratch, allocated once: wl_cluster_run allocates nothing */
+    double *f_s, *b_s, *w_s, *fe, *be, *we; /* per (stage, chunk): durations, energies */
+    double *coll_s;       /* per (stage, chunk): collectives inside its F, B and W */
+    double *stage_clock;  /* [2 p] */
+    double *sends;        /* per stage: the transfer to the next */
+    double *window;       /* per stage: its last micro-batch's backward time */
+    double *dp_exp, *opt_t, *opt_e, *e_stage, *t_prev, *f_prev, *tpc; /* per stage */
     int *peak;
-    double last_time_s;
     struct {
         int valid;
         double ff, fb;
-        double lf[3], lb[3], lw[3], ef[3], eb[3], hf[3], hb[3], hw[3];
+        struct cost at[PC_COUNT];
     } memo;                /* piece costs at the last pair of clocks */
 };
 
@@ -289,7 +297,7 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     c->act_chunk_b = wl_cluster_layer_act_bytes(model, cfg) * c->layers_per_chunk;
     c->act_peak_b = cfg->recompute == WL_RECOMPUTE_FULL ? wl_cluster_layer_act_peak_bytes(model, cfg) : 0;
     size_t pv = (size_t)c->p * (size_t)c->v;
-    c->f_s = calloc(pv * 7 + (size_t)c->p * 3, sizeof(double));
+    c->f_s = calloc(pv * 7 + (size_t)c->p * 11, sizeof(double));
     c->stage_clock = calloc((size_t)c->p * 2, sizeof(double));
     c->peak = calloc((size_t)c->p, sizeof(int));
     c->sim = wl_cluster_sim_create();
@@ -300,9 +308,12 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     c->fe = c->w_s + pv;
     c->be = c->fe + pv;
     c->we = c->be + pv;
-    c->send = c->we + pv;
-    c->stage_end = c->send + pv;
-    c->stage_idle_e = c->stage_end + c->p;
+    c->coll_s = c->we + pv;
+    double *q = c->coll_s + pv;
+    double **per_stage[] = {&c->sends, &c->window, &c->dp_exp, &c->opt_t, &c->opt_e,
+                            &c->e_stage, &c->t_prev, &c->f_prev, &c->tpc};
+    for (size_t k = 0; k < sizeof per_stage / sizeof *per_stage; k++, q += c->p)
+        *per_stage[k] = q;
     *out = c;
     return WL_OK;
 oom:
@@ -313,12 +324,16 @@ fail:
     return rc;
 }
 
-/* Time and energy of a piece at a clock (0 when the piece is empty):
- * kernels as the core predicts them, collectives at the GPU's idle power
- * at that clock. */
-typedef struct {
-    double t, e, comm;
-} cost;
+/* A piece's cost: kernels as the core predicts them, collectives at the
+ * GPU's idle power at that clock. */
+typedef struct cost cost;
+
+/* The phase whose clock a piece runs at: forward pieces at the stage's
+ * forward clock, the rest at its backward clock. */
+static const int piece_bwd[PC_COUNT] = {
+    [PC_LAYER_B] = 1, [PC_LAYER_W] = 1, [PC_WIN_QKV] = 1, [PC_WIN_FC1] = 1,
+    [PC_EMB_B] = 1,   [PC_HEAD_B] = 1,  [PC_WIN_HEAD] = 1,
+};
 
 static int piece_cost(const wl_cluster *c, int id, double f, int ignore_limit, cost *out)
 {
@@ -331,21 +346,17 @@ static int piece_cost(const wl_cluster *c, int id, double f, int ignore_limit, c
     int rc = wl_core_evaluator_run(p->ev, &op, &r);
     if (rc)
         return rc;
+    /* each window hides one of the overlapped collectives; what sticks
+     * out of it is exposed */
     double comm = p->comm_s;
-    if (p->overlap_s > 0 && p->window >= 0 && c->pc[p->window].ev) {
-        /* each of the window pieces hides one of the collectives */
-        double hidden = 0;
-        int wins[2] = {p->window, p->window == PC_WIN_QKV ? PC_WIN_FC1 : -1};
-        for (int k = 0; k < 2; k++) {
-            if (wins[k] < 0 || !c->pc[wins[k]].ev)
-                continue;
-            wl_core_result w;
-            if ((rc = wl_core_evaluator_run(c->pc[wins[k]].ev, &op, &w)))
-                return rc;
-            double ov = p->overlap_s - w.time_ms * 1e-3;
-            hidden += ov > 0 ? ov : 0;
-        }
-        comm += hidden;
+    for (int k = 0; k < 2 && p->overlap_s > 0; k++) {
+        if (p->window[k] < 0 || !c->pc[p->window[k]].ev)
+            continue;
+        wl_core_result w;
+        if ((rc = wl_core_evaluator_run(c->pc[p->window[k]].ev, &op, &w)))
+            return rc;
+        double out_of_window = p->overlap_s - w.time_ms * 1e-3;
+        comm += out_of_window > 0 ? out_of_window : 0;
     }
     double idle = wl_core_gpu_idle_w(&c->gpu, r.effective_clock_mhz);
     out->t = r.time_ms * 1e-3 + comm;
@@ -358,46 +369,39 @@ static int piece_cost(const wl_cluster *c, int id, double f, int ignore_limit, c
  * at the same clocks share the pieces' costs */
 static int chunk_costs(wl_cluster *c, int i, double ff, double fb)
 {
-    int L = c->layers_per_chunk, V = c->p * c->v, train = c->cfg.mode == WL_MODE_TRAIN;
-    cost lf, lb = {0}, lw = {0}, ef, eb = {0}, hf, hb = {0}, hw = {0};
-    if (c->memo.valid && c->memo.ff == ff && c->memo.fb == fb) {
-#define GET(x) x = (cost){c->memo.x[0], c->memo.x[1], c->memo.x[2]}
-        GET(lf); GET(lb); GET(lw); GET(ef); GET(eb); GET(hf); GET(hb); GET(hw);
-#undef GET
-    } else {
-        int rc = piece_cost(c, PC_LAYER_F, ff, 0, &lf);
-        rc |= piece_cost(c, PC_EMB_F, ff, 0, &ef);
-        rc |= piece_cost(c, PC_HEAD_F, ff, 0, &hf);
-        if (train) {
-            rc |= piece_cost(c, PC_LAYER_B, fb, 0, &lb);
-            rc |= piece_cost(c, PC_LAYER_W, fb, 0, &lw);
-            rc |= piece_cost(c, PC_EMB_B, fb, 0, &eb);
-            rc |= piece_cost(c, PC_HEAD_B, fb, 0, &hb);
-            if (wl_cluster_schedule_splits_w(c->cfg.schedule))
-                rc |= piece_cost(c, PC_WIN_HEAD, fb, 0, &hw);
+    int L = c->layers_per_chunk, V = c->p * c->v;
+    const cost *a = c->memo.at;
+    if (!(c->memo.valid && c->memo.ff == ff && c->memo.fb == fb)) {
+        int split = wl_cluster_schedule_splits_w(c->cfg.schedule);
+        for (int id = 0; id < PC_COUNT; id++) {
+            /* pieces that only serve as windows are costed by the piece
+             * whose collectives hide behind them */
+            int window_only = id == PC_WIN_QKV || id == PC_WIN_FC1 || (id == PC_WIN_HEAD && !split);
+            c->memo.at[id] = (cost){0};
+            int rc = window_only ? WL_OK : piece_cost(c, id, piece_bwd[id] ? fb : ff, 0, &c->memo.at[id]);
+            if (rc)
+                return rc;
         }
-        if (rc)
-            return rc;
-#define PUT(x) c->memo.x[0] = x.t, c->memo.x[1] = x.e, c->memo.x[2] = x.comm
-        PUT(lf); PUT(lb); PUT(lw); PUT(ef); PUT(eb); PUT(hf); PUT(hb); PUT(hw);
-#undef PUT
         c->memo.ff = ff;
         c->memo.fb = fb;
         c->memo.valid = 1;
     }
+    cost hw = a[PC_WIN_HEAD]; /* a split schedule's head weight gradient (last W) */
     for (int ch = 0; ch < c->v; ch++) {
         int vs = ch * c->p + i;
         size_t k = (size_t)i * (size_t)c->v + (size_t)ch;
         int first = vs == 0, last = vs == V - 1;
-        c->f_s[k] = L * lf.t + (first ? ef.t : 0) + (last ? hf.t : 0);
-        c->fe[k] = L * lf.e + (first ? ef.e : 0) + (last ? hf.e : 0);
-        c->b_s[k] = L * lb.t + (first ? eb.t : 0) + (last ? hb.t : 0);
-        c->be[k] = L * lb.e + (first ? eb.e : 0) + (last ? hb.e : 0);
-        c->w_s[k] = L * lw.t + (last ? hw.t : 0);
-        c->we[k] = L * lw.e + (last ? hw.e : 0);
-        /* collectives inside: for the tp_comm_exposed account */
-        c->send[k] = L * (lf.comm + lb.comm + lw.comm) + (first ? ef.comm + eb.comm : 0) +
-                     (last ? hf.comm + hb.comm : 0);
+#define CHUNK(layer, emb, head, f) \
+    (L * a[layer].f + (first ? a[emb].f : 0) + (last ? a[head].f : 0))
+        c->f_s[k] = CHUNK(PC_LAYER_F, PC_EMB_F, PC_HEAD_F, t);
+        c->fe[k] = CHUNK(PC_LAYER_F, PC_EMB_F, PC_HEAD_F, e);
+        c->b_s[k] = CHUNK(PC_LAYER_B, PC_EMB_B, PC_HEAD_B, t);
+        c->be[k] = CHUNK(PC_LAYER_B, PC_EMB_B, PC_HEAD_B, e);
+        c->w_s[k] = L * a[PC_LAYER_W].t + (last ? hw.t : 0);
+        c->we[k] = L * a[PC_LAYER_W].e + (last ? hw.e : 0);
+        c->coll_s[k] = CHUNK(PC_LAYER_F, PC_EMB_F, PC_HEAD_F, comm) +
+                       CHUNK(PC_LAYER_B, PC_EMB_B, PC_HEAD_B, comm) + L * a[PC_LAYER_W].comm;
+#undef CHUNK
     }
     return WL_OK;
 }
@@ -410,12 +414,11 @@ static double model_flop(const wl_cluster *c)
      * 72 B s l h^2 (1 + s/6h + V/12hl)); a forward pass a third */
     const wl_core_model *m = &c->model;
     double tokens = (double)c->cfg.global_batch * (double)c->cfg.seq;
-    double N = wl_cluster_layer_params(m, 1) * m->layers + (double)c->vocab * m->d_model;
     double d = m->d_model;
     /* biases and norms are not matmul parameters */
     double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads, hd = d / m->heads;
     double fc1 = m->activation == WL_ACT_SWIGLU ? 2.0 * m->d_ff : m->d_ff;
-    N = m->layers * (d * (m->heads * hd + 2 * kvh * hd) + m->heads * hd * d + d * fc1 + m->d_ff * d) +
+    double N = m->layers * (d * (m->heads * hd + 2 * kvh * hd) + m->heads * hd * d + d * fc1 + m->d_ff * d) +
         (double)c->vocab * d;
     double f = (6.0 * N + 12.0 * m->layers * d * (double)c->cfg.seq) * tokens;
     return c->cfg.mode == WL_MODE_TRAIN ? f : f / 3.0;
@@ -443,58 +446,46 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
             return WL_EINVAL;
         }
     }
-    /* sends per stage: the same link size everywhere */
-    double *sends = c->stage_end; /* reused: filled before the ends */
     for (int i = 0; i < p; i++)
-        sends[i] = c->send_s;
+        c->sends[i] = c->send_s; /* the same link size everywhere */
     wl_cluster_pipeline pl = {.schedule = c->cfg.schedule, .stages = p, .chunks = c->v, .micro = c->m,
                               .forward_only = !train, .f_s = c->f_s, .b_s = c->b_s,
                               .w_s = wl_cluster_schedule_splits_w(c->cfg.schedule) ? c->w_s : NULL,
-                              .send_s = sends};
+                              .send_s = c->sends};
     int rc = wl_cluster_sim_run(c->sim, &pl, err);
     if (rc)
         return rc;
-    /* per task: its power; per stage: the gradient sync and the optimizer */
+    /* one pass over the tasks: their power and collectives, and per stage
+     * the last micro-batch's backward, which hides the gradient sync */
     size_t nt = wl_cluster_sim_task_count(c->sim);
-    double tp_comm = 0, pp_comm = 0, dp_comm = 0, busy = 0;
-    double end_max = 0;
-    int crit = 0;
-    double *dp_exp = calloc((size_t)p * 3, sizeof(double));
-    if (!dp_exp) {
-        wl_error_set(err, "cluster", 0, "", "out of memory");
-        return WL_ENOMEM;
-    }
-    double *opt_t = dp_exp + p, *opt_e = opt_t + p;
+    memset(c->window, 0, sizeof(double) * (size_t)p);
     for (size_t k = 0; k < nt; k++) {
         wl_cluster_task *t = wl_cluster_sim_task(c->sim, k);
         size_t q = (size_t)t->stage * (size_t)c->v + (size_t)t->chunk;
         double e = t->kind == 'F' ? c->fe[q] : t->kind == 'B' ? c->be[q] : c->we[q];
         t->power_w = t->dur_s > 0 ? e / t->dur_s : 0;
-        /* the collectives are spread over F, B and W as their pieces hold
-         * them; the chunk's total is apportioned by duration */
+        /* the chunk's collectives apportioned over its F, B and W by duration */
         double tot = c->f_s[q] + (train ? c->b_s[q] + c->w_s[q] : 0);
-        t->comm_s = tot > 0 ? c->send[q] * t->dur_s / tot : 0;
+        t->comm_s = tot > 0 ? c->coll_s[q] * t->dur_s / tot : 0;
+        if (t->kind != 'F' && t->micro == c->m - 1)
+            c->window[t->stage] += t->dur_s;
     }
+    double end_max = 0;
+    int crit = 0;
     for (int i = 0; i < p; i++) {
-        const wl_cluster_stage_stats *st = wl_cluster_sim_stage(c->sim, i);
         double fb = c->stage_clock[2 * i + 1];
-        double end = st->end_s, dpx = 0;
+        double end = wl_cluster_sim_stage(c->sim, i)->end_s, dpx = 0;
+        c->opt_t[i] = c->opt_e[i] = 0;
         if (train) {
             int kind = stage_kind(c, i);
             double P = c->params[kind];
-            double gbytes = P * GRAD_BYTES;
             double t_dp = c->cfg.dp > 1 ? wl_cluster_coll_time(&c->dp_g, c->cfg.zero ? WL_COLL_REDUCE_SCATTER
                                                                                       : WL_COLL_ALL_REDUCE,
-                                                               gbytes)
+                                                               P * GRAD_BYTES)
                                         : 0;
             /* overlapped with the last micro-batch's backward chunks on
              * this stage (PyTorch DDP / Megatron --overlap-grad-reduce) */
-            double window = 0;
-            for (size_t k = 0; k < nt && !c->cfg.no_dp_overlap; k++) {
-                const wl_cluster_task *t = wl_cluster_sim_task(c->sim, k);
-                if (t->stage == i && t->kind != 'F' && t->micro == c->m - 1)
-                    window += t->dur_s;
-            }
+            double window = c->cfg.no_dp_overlap ? 0 : c->window[i];
             dpx = t_dp - window > 0 ? t_dp - window : 0;
             /* tied embeddings across the first and last stage */
             if (p > 1 && !c->model.untied_head && c->model.vocab_size > 0 && (i == 0 || i == p - 1)) {
@@ -508,60 +499,60 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
             wl_core_op op = {.sm_clock_mhz = fb};
             wl_core_result r;
             if (wl_core_evaluator_run(c->opt_ev[kind], &op, &r)) {
-                free(dp_exp);
                 wl_error_set(err, "cluster", 0, "", "cannot evaluate the optimizer");
                 return WL_EINVAL;
             }
-            opt_t[i] = r.time_ms * 1e-3;
-            opt_e[i] = r.energy_j;
-            wl_cluster_task d = {.stage = i, .chunk = 0, .micro = -1, .kind = 'D', .start_s = end,
-                                 .dur_s = dpx, .comm_s = dpx,
-                                 .power_w = wl_core_gpu_idle_w(&c->gpu, fb)};
+            c->opt_t[i] = r.time_ms * 1e-3;
+            c->opt_e[i] = r.energy_j;
+            wl_cluster_task d = {.stage = i, .micro = -1, .kind = 'D', .start_s = end, .dur_s = dpx,
+                                 .comm_s = dpx, .power_w = wl_core_gpu_idle_w(&c->gpu, fb)};
             if (dpx > 0)
                 wl_cluster_sim_append(c->sim, &d);
             wl_cluster_task o = {.stage = i, .micro = -1, .kind = 'O', .start_s = end + dpx,
-                                 .dur_s = opt_t[i], .power_w = opt_t[i] > 0 ? opt_e[i] / opt_t[i] : 0};
+                                 .dur_s = c->opt_t[i],
+                                 .power_w = c->opt_t[i] > 0 ? c->opt_e[i] / c->opt_t[i] : 0};
             wl_cluster_sim_append(c->sim, &o);
-            end += dpx + opt_t[i];
+            end += dpx + c->opt_t[i];
         }
-        dp_exp[i] = dpx;
+        c->dp_exp[i] = dpx;
         if (end > end_max) {
             end_max = end;
             crit = i;
         }
-        c->stage_end[i] = end;
     }
     double T = end_max;
-    /* energy per stage: tasks, sends and idle at the clock of the phase
-     * the GPU last ran (its forward clock before its first task) */
-    double e_gpu = 0;
+    /* energy per stage, one pass: tasks, and the gaps before them at the
+     * clock of the phase the GPU last ran (its forward clock at first) */
+    for (int i = 0; i < p; i++) {
+        c->e_stage[i] = c->t_prev[i] = c->tpc[i] = 0;
+        c->f_prev[i] = c->stage_clock[2 * i];
+    }
     nt = wl_cluster_sim_task_count(c->sim);
+    for (size_t k = 0; k < nt; k++) {
+        const wl_cluster_task *t = wl_cluster_sim_task(c->sim, k);
+        int i = t->stage;
+        double gap = t->start_s - c->t_prev[i];
+        if (gap > 0)
+            c->e_stage[i] += gap * wl_core_gpu_idle_w(&c->gpu, c->f_prev[i]);
+        c->e_stage[i] += t->power_w * t->dur_s;
+        if (t->kind == 'F' || t->kind == 'B' || t->kind == 'W')
+            c->tpc[i] += t->comm_s;
+        c->t_prev[i] = t->start_s + t->dur_s;
+        c->f_prev[i] = c->stage_clock[2 * i + (t->kind != 'F')];
+    }
+    double e_gpu = 0, tp_comm = 0, pp_comm = 0, dp_comm = 0, busy = 0;
     for (int i = 0; i < p; i++) {
         const wl_cluster_stage_stats *st = wl_cluster_sim_stage(c->sim, i);
-        double e = 0, t_prev = 0, f_prev = c->stage_clock[2 * i], tpc = 0;
-        for (size_t k = 0; k < nt; k++) {
-            const wl_cluster_task *t = wl_cluster_sim_task(c->sim, k);
-            if (t->stage != i)
-                continue;
-            double gap = t->start_s - t_prev;
-            if (gap > 0)
-                e += gap * wl_core_gpu_idle_w(&c->gpu, f_prev);
-            e += t->power_w * t->dur_s;
-            if (t->kind == 'F' || t->kind == 'B' || t->kind == 'W')
-                tpc += t->comm_s;
-            t_prev = t->start_s + t->dur_s;
-            f_prev = c->stage_clock[2 * i + (t->kind != 'F')];
-        }
-        if (T > t_prev)
-            e += (T - t_prev) * wl_core_gpu_idle_w(&c->gpu, f_prev);
+        double e = c->e_stage[i];
+        if (T > c->t_prev[i])
+            e += (T - c->t_prev[i]) * wl_core_gpu_idle_w(&c->gpu, c->f_prev[i]);
         e_gpu += e * c->cfg.tp * c->cfg.dp;
-        tp_comm += tpc;
+        tp_comm += c->tpc[i];
         pp_comm += st->send_s + st->recv_wait_s;
-        dp_comm += dp_exp[i];
-        busy += st->busy_s + (train ? opt_t[i] : 0);
+        dp_comm += c->dp_exp[i];
+        busy += st->busy_s + c->opt_t[i];
         c->peak[i] = st->peak_in_flight;
     }
-    free(dp_exp);
     double nics = (double)c->nodes * c->sys.nics_per_node;
     long long sw = c->nodes > 1 ? wl_cluster_fat_tree_switches((long long)nics, c->sys.switch_ports) : 0;
     double e_net = c->nodes > 1 ? T * (nics * c->sys.nic_w + (double)sw * c->sys.switch_w) : 0;
@@ -597,7 +588,6 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
             res->memory_gb = mm.total_gb;
     }
     res->fits = c->gpu.mem_capacity_gb > 0 ? res->memory_gb <= c->gpu.mem_capacity_gb : 1;
-    c->last_time_s = T;
     return WL_OK;
 }
 
@@ -651,6 +641,13 @@ const wl_cluster_task *wl_cluster_task_at(const wl_cluster *c, size_t i)
  * event per task with ts and dur in microseconds, pid 0 (the pipeline),
  * tid the stage; a "C" counter event of the GPU's power at each task's
  * start and at its end; "M" metadata naming the threads. */
+/* a number in the one formatter (C locale, never a partial number) */
+static void num(FILE *f, const char *before, double v, int decimals)
+{
+    fputs(before, f);
+    wl_results_num(f, v, decimals);
+}
+
 int wl_cluster_timeline_json(const wl_cluster *c, FILE *f)
 {
     size_t nt = wl_cluster_sim_task_count(c->sim);
@@ -665,18 +662,23 @@ int wl_cluster_timeline_json(const wl_cluster *c, FILE *f)
         const wl_cluster_task *t = wl_cluster_sim_task(c->sim, k);
         const char *name = t->kind == 'F' ? "forward" : t->kind == 'B' ? "backward"
                            : t->kind == 'W' ? "weight grad" : t->kind == 'D' ? "grad sync" : "optimizer";
-        fprintf(f, ",\n{\"name\": \"%s\", \"cat\": \"%c\", \"ph\": \"X\", \"pid\": 0, \"tid\": %d, "
-                   "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"micro_batch\": %d, \"chunk\": %d, "
-                   "\"power_w\": %.1f, \"comm_us\": %.3f}}",
-                name, t->kind, t->stage, t->start_s * 1e6, t->dur_s * 1e6, t->micro, t->chunk,
-                t->power_w, t->comm_s * 1e6);
-        fprintf(f, ",\n{\"name\": \"power_w stage %d\", \"ph\": \"C\", \"pid\": 0, \"tid\": %d, "
-                   "\"ts\": %.3f, \"args\": {\"power_w\": %.1f}}",
-                t->stage, t->stage, t->start_s * 1e6, t->power_w);
         double idle = wl_core_gpu_idle_w(&c->gpu, c->stage_clock[2 * t->stage + (t->kind != 'F')]);
-        fprintf(f, ",\n{\"name\": \"power_w stage %d\", \"ph\": \"C\", \"pid\": 0, \"tid\": %d, "
-                   "\"ts\": %.3f, \"args\": {\"power_w\": %.1f}}",
-                t->stage, t->stage, (t->start_s + t->dur_s) * 1e6, idle);
+        fprintf(f, ",\n{\"name\": \"%s\", \"cat\": \"%c\", \"ph\": \"X\", \"pid\": 0, \"tid\": %d",
+                name, t->kind, t->stage);
+        num(f, ", \"ts\": ", t->start_s * 1e6, 3);
+        num(f, ", \"dur\": ", t->dur_s * 1e6, 3);
+        fprintf(f, ", \"args\": {\"micro_batch\": %d, \"chunk\": %d", t->micro, t->chunk);
+        num(f, ", \"power_w\": ", t->power_w, 1);
+        num(f, ", \"comm_us\": ", t->comm_s * 1e6, 3);
+        fputs("}}", f);
+        /* the GPU's power: the task's from its start, idle from its end */
+        for (int end = 0; end < 2; end++) {
+            fprintf(f, ",\n{\"name\": \"power_w stage %d\", \"ph\": \"C\", \"pid\": 0, \"tid\": %d",
+                    t->stage, t->stage);
+            num(f, ", \"ts\": ", (t->start_s + (end ? t->dur_s : 0)) * 1e6, 3);
+            num(f, ", \"args\": {\"power_w\": ", end ? idle : t->power_w, 1);
+            fputs("}}", f);
+        }
     }
     fprintf(f, "\n]}\n");
     return ferror(f) ? WL_EIO : WL_OK;

@@ -30,9 +30,8 @@ typedef struct {
     wl_core_workload *wl;
     wl_core_evaluator *ev;
     double comm_s;       /* exposed collectives, seconds */
-    double overlap_s;    /* collectives hidden behind the window piece */
-    int window;          /* piece id of the window, -1: none */
-    int ncoll;           /* collectives launched (for the record) */
+    double overlap_s;    /* each of these collectives hides behind a window */
+    int window[2];       /* piece ids of the windows, -1: none */
 } cl_piece;
 
 /* What the builder needs to know. */

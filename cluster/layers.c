@@ -231,6 +231,18 @@ static void layer_b(lb *L, int with_w)
     ewp(L, WL_EW_ADD, L->Ts * d, 0);
 }
 
+/* The weight gradients a split schedule runs apart (W): the four GEMMs
+ * with their bias sums, and the two norms' parameter sums. */
+static void layer_w(lb *L)
+{
+    linear_wgrad(L, L->ffl, L->d);
+    linear_wgrad(L, L->d, fc1_out(L));
+    linear_wgrad(L, L->hl * L->hd, L->d);
+    linear_wgrad(L, L->d, qkv_out(L));
+    for (int i = 0; i < 2; i++)
+        rowp(L, WL_K_REDUCE, L->d * (L->rms ? 1 : 2), L->Ts, WL_DT_FP32, 0);
+}
+
 /* VocabParallelEmbedding: mask the ids outside this rank's rows, gather,
  * zero the masked rows; then the all-reduce (reduce-scatter with sequence
  * parallelism), learned positions added, embedding dropout. Backward: the
@@ -295,7 +307,7 @@ long long wl_cluster_padded_vocab(const wl_core_model *m, int tp)
     return (v + q - 1) / q * q;
 }
 
-static int setup(lb *L, const cl_build *b)
+static void setup(lb *L, const cl_build *b)
 {
     const wl_core_model *m = b->m;
     const wl_cluster_config *c = b->cfg;
@@ -324,7 +336,6 @@ static int setup(lb *L, const cl_build *b)
     L->bias = m->style != WL_STYLE_LLAMA;
     L->p_hidden = m->hidden_dropout;
     L->p_attn = m->attention_dropout;
-    return WL_OK;
 }
 
 /* Collective sizes of one layer's shard (bytes of the whole T x d tensor). */
@@ -336,7 +347,7 @@ static double act_bytes(const lb *L)
 static int new_piece(cl_piece *p, const char *name, lb *L)
 {
     p->wl = wl_core_workload_create(name);
-    p->window = -1;
+    p->window[0] = p->window[1] = -1;
     L->wl = p->wl;
     L->rc = p->wl ? WL_OK : WL_ENOMEM;
     return L->rc;
@@ -372,28 +383,22 @@ int wl_cluster_build_pieces(const cl_build *b, cl_piece *pieces, wl_error *err)
         goto done;
     layer_f(&L);
     pieces[PC_LAYER_F].comm_s = tp_f;
-    pieces[PC_LAYER_F].ncoll = t > 1 ? (sp ? 4 : 2) : 0;
     if (train) {
         if ((rc = new_piece(&pieces[PC_LAYER_B], "layer backward", &L)))
             goto done;
         layer_b(&L, !b->split_w);
         cl_piece *pb = &pieces[PC_LAYER_B];
         pb->comm_s = exp_b + (b->cfg->recompute == WL_RECOMPUTE_FULL ? tp_f : 0);
-        pb->ncoll = t > 1 ? (sp ? 6 : 2) + (b->cfg->recompute == WL_RECOMPUTE_FULL ? (sp ? 4 : 2) : 0) : 0;
         if (b->split_w) {
             /* the weight gradients run later: nothing to hide behind */
             pb->comm_s += 2 * ov_b;
             if ((rc = new_piece(&pieces[PC_LAYER_W], "layer weight gradients", &L)))
                 goto done;
-            linear_wgrad(&L, L.ffl, L.d);
-            linear_wgrad(&L, L.d, fc1_out(&L));
-            linear_wgrad(&L, L.hl * L.hd, L.d);
-            linear_wgrad(&L, L.d, qkv_out(&L));
-            rowp(&L, WL_K_REDUCE, L.d * (L.rms ? 1 : 2), L.Ts, WL_DT_FP32, 0);
-            rowp(&L, WL_K_REDUCE, L.d * (L.rms ? 1 : 2), L.Ts, WL_DT_FP32, 0);
+            layer_w(&L);
         } else if (t > 1) {
-            pb->overlap_s = ov_b; /* per window: QKV and FC1 each hide one */
-            pb->window = PC_WIN_QKV;
+            pb->overlap_s = ov_b; /* QKV's and FC1's weight gradients hide one each */
+            pb->window[0] = PC_WIN_QKV;
+            pb->window[1] = PC_WIN_FC1;
             if ((rc = new_piece(&pieces[PC_WIN_QKV], "QKV weight gradient", &L)))
                 goto done;
             linear_wgrad(&L, L.d, qkv_out(&L));
@@ -431,7 +436,7 @@ int wl_cluster_build_pieces(const cl_build *b, cl_piece *pieces, wl_error *err)
                     pieces[PC_HEAD_B].comm_s = c;
                 } else {
                     pieces[PC_HEAD_B].overlap_s = c;
-                    pieces[PC_HEAD_B].window = PC_WIN_HEAD;
+                    pieces[PC_HEAD_B].window[0] = PC_WIN_HEAD;
                     if ((rc = new_piece(&pieces[PC_WIN_HEAD], "LM head weight gradient", &L)))
                         goto done;
                     head_w(&L);
@@ -524,14 +529,12 @@ double wl_cluster_layer_act_bytes(const wl_core_model *m, const wl_cluster_confi
     double mask_h = m->hidden_dropout > 0 ? 1.0 : 0.0;
     double rep = (2 + 2 + 2 + 2 * mask_h) * s * b * h + 2 * s * b * h; /* norms' and GEMMs' inputs, masks */
     double split = 2 * s * b * h + 4 * s * b * kvd + 2 * s * b * h + 2 * s * b * ff1 + 2 * s * b * ff;
-    double core = 0;
-    if (c->recompute == WL_RECOMPUTE_NONE) {
-        if (c->attention == WL_ATTN_FLASH)
-            core = 4.0 * m->heads * s * b / e;
-        else
-            core = (m->attention_dropout > 0 ? 5.0 : 2.0) * m->heads * s * s * b;
-    }
-    return ((sp ? rep / t : rep) + split / t + core / t) * e;
+    double core_b = 0; /* bytes */
+    if (c->recompute == WL_RECOMPUTE_NONE)
+        core_b = c->attention == WL_ATTN_FLASH
+                     ? 4.0 * m->heads * s * b /* fp32 log-sum-exp per row */
+                     : (m->attention_dropout > 0 ? 5.0 : 2.0) * m->heads * s * s * b * e;
+    return ((sp ? rep / t : rep) + split / t) * e + core_b / t;
 }
 
 double wl_cluster_layer_act_peak_bytes(const wl_core_model *m, const wl_cluster_config *c)

@@ -81,6 +81,13 @@ int wl_cluster_schedule_interleaves(const wl_cluster_schedule_type *t)
 
 /* ---- the simulation ----------------------------------------------------------- */
 
+typedef struct stage_state {
+    double free;          /* GPU free from */
+    int pos;              /* next entry of the order */
+    int wnext, bdone;     /* zb-h1: next W micro-batch, backwards done */
+    int inflight, peak;
+} stage_state;
+
 struct wl_cluster_sim {
     int p, v, m, nk;                 /* stages, chunks, micro-batches, task kinds */
     double *end;                     /* per task id: end of its compute, -1 not run */
@@ -90,6 +97,7 @@ struct wl_cluster_sim {
     wl_cluster_task *tasks;
     size_t ntasks, captasks;
     wl_cluster_stage_stats *st;
+    stage_state *ss;
     size_t cap_ids, cap_order;
     int cap_p;
 };
@@ -109,6 +117,7 @@ void wl_cluster_sim_free(wl_cluster_sim *s)
     free(s->olen);
     free(s->tasks);
     free(s->st);
+    free(s->ss);
     free(s);
 }
 
@@ -122,7 +131,6 @@ static int tid(const wl_cluster_sim *s, int kind, int stage, int chunk, int micr
 static int reserve(wl_cluster_sim *s, int p, int v, int m, int nk)
 {
     size_t ids = (size_t)nk * (size_t)p * (size_t)v * (size_t)m;
-    size_t per = (size_t)nk * (size_t)v * (size_t)m;
     if (ids > s->cap_ids) {
         double *a = realloc(s->end, ids * sizeof *a);
         if (!a)
@@ -155,9 +163,12 @@ static int reserve(wl_cluster_sim *s, int p, int v, int m, int nk)
         if (!st)
             return WL_ENOMEM;
         s->st = st;
+        stage_state *ss = realloc(s->ss, (size_t)p * sizeof *ss);
+        if (!ss)
+            return WL_ENOMEM;
+        s->ss = ss;
         s->cap_p = p;
     }
-    (void)per;
     return WL_OK;
 }
 
@@ -239,14 +250,6 @@ static int local_of(const wl_cluster_sim *s, int kind, int stage, int chunk, int
     return -1;
 }
 
-typedef struct {
-    double free;          /* GPU free from */
-    int pos;              /* next entry of the order */
-    int wnext, bdone;     /* zb-h1: next W micro-batch, backwards done */
-    int fdone;
-    int inflight, peak;
-} stage_state;
-
 static double dur_of(const wl_cluster_pipeline *pl, int kind, int stage, int chunk)
 {
     size_t k = (size_t)stage * (size_t)pl->chunks + (size_t)chunk;
@@ -287,7 +290,6 @@ static void run_task(wl_cluster_sim *s, const wl_cluster_pipeline *pl, stage_sta
     st->send_s += send;
     ss->free = end + send;
     if (kind == K_F) {
-        ss->fdone++;
         if (++ss->inflight > ss->peak)
             ss->peak = ss->inflight;
     } else if (kind == K_B) {
@@ -361,11 +363,8 @@ int wl_cluster_sim_run(wl_cluster_sim *s, const wl_cluster_pipeline *pl, wl_erro
     for (size_t k = 0; k < ids; k++)
         s->end[k] = s->arrive[k] = -1;
     s->ntasks = 0;
-    stage_state *ss = calloc((size_t)p, sizeof *ss);
-    if (!ss) {
-        wl_error_set(err, "cluster", 0, "", "out of memory for the pipeline simulation");
-        return WL_ENOMEM;
-    }
+    stage_state *ss = s->ss;
+    memset(ss, 0, sizeof *ss * (size_t)p);
     size_t total = 0;
     for (int i = 0; i < p; i++) {
         s->olen[i] = build_order(s, t, i, pl->forward_only);
@@ -404,7 +403,6 @@ int wl_cluster_sim_run(wl_cluster_sim *s, const wl_cluster_pipeline *pl, wl_erro
     }
     for (int i = 0; i < p; i++)
         s->st[i].peak_in_flight = ss[i].peak;
-    free(ss);
     if (done < total) {
         wl_error_set(err, "cluster", 0, "schedule", "the %s schedule deadlocked (%zu of %zu tasks)",
                      t->name, done, total);
