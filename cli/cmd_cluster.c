@@ -3,24 +3,31 @@
 #include "cli.h"
 #include "../cluster/wattlas_cluster.h"
 #include "../presets/wattlas_presets.h"
+#include "../sweep/wattlas_sweep.h"
 
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void help(FILE *f)
 {
     fprintf(f,
 "usage: wattlas cluster [options]\n\n"
 "Time, energy and memory of one parallel configuration of a model on a\n"
-"multi-GPU system: a training iteration (--mode train) or a prefill pass\n"
-"(--mode prefill), from the simulated timeline of every pipeline stage.\n\n"
+"multi-GPU system: a training iteration (--mode train), a prefill pass\n"
+"(--mode prefill) or a generation (--mode decode: the --seq prompt, then --gen\n"
+"tokens, each a round through the pipeline), from the simulated timeline of\n"
+"every pipeline stage.\n\n"
+"  wattlas cluster search [options]  every configuration instead (see below)\n\n"
 "  --system ID|FILE.ini    system preset (default dgx-a100-80gb; 'wattlas presets list')\n"
 "  --nodes N               nodes of the system (default 1)\n"
 "  --model ID|FILE.ini     model preset (default gpt3-1.3b)\n"
-"  --mode train|prefill    (default train)\n"
+"  --mode train|prefill|decode  (default train)\n"
+"  --gen N                 decode: tokens generated (default 128); the prompt runs at\n"
+"                          the forward clock, the steps at the backward one\n"
 "  --tp N --pp N --dp N    tensor, pipeline and data parallel sizes (dp default:\n"
 "                          the GPUs over tp x pp)\n"
 "  --vp N                  model chunks per GPU (interleaved schedule; default 1)\n"
@@ -45,7 +52,11 @@ static void help(FILE *f)
 "                          of every GPU at its maximum clock; adds energy_saving_pct,\n"
 "                          slowdown_pct, best_fixed_clock_mhz, saving_vs_fixed_pct\n"
 "                          (with --stages: the plan per stage)\n"
-"  --max-slowdown-pct X    the bound (default 1)\n"
+"  --max-slowdown-pct X    the bound (default 1; 25 with --frontier)\n"
+"  --frontier              the time-energy frontier of clock plans instead: every plan\n"
+"                          (a clock per stage and phase, clocks_mhz 'fwd/bwd;...' by\n"
+"                          stage) or single clock (kind fixed) within the bound that\n"
+"                          no other beats in both time and energy, fastest first\n"
 "  --stages                a row per pipeline stage instead of the summary\n"
 "  --timeline FILE.json    the simulated timeline as Chrome trace events (Perfetto)\n"
 "  --format table|csv|ndjson|json   (default table)\n"
@@ -54,7 +65,23 @@ static void help(FILE *f)
 "NICs, switches, the rest of the nodes); tflops_per_gpu (model FLOPs per GPU per\n"
 "second), mfu; per GPU, mean over stages: bubble_s (idle in the pipeline),\n"
 "tp/pp/dp_comm_exposed_s (collectives not hidden by compute); memory_gb of the\n"
-"largest stage and fits.\n");
+"largest stage and fits; decode: ttft_s (the batch's first tokens) and tpot_ms.\n\n"
+"wattlas cluster search: every tp x pp x dp of the GPUs, micro-batch (powers of\n"
+"two), schedule, chunks per GPU, recompute, sequence parallelism and ZeRO-1 that\n"
+"the model allows, evaluated in parallel; prints the time-energy front of those\n"
+"that fit (choice: fastest, least_energy, front), and with -o FILE writes every\n"
+"row to FILE (csv unless --format). Configurations whose weights and optimizer\n"
+"state alone exceed the memory are not simulated (empty times, fits 0).\n"
+"  --global-batch N        fixed (default: the number of GPUs)\n"
+"  --max-tp N              (default the GPUs of a node)  --max-pp N  --max-vp N (8)\n"
+"  --max-micro-batch N     (default 16)\n"
+"  --schedule LIST --recompute LIST   only these (comma lists)\n"
+"  --sequence-parallel, --zero 0|1    only these (default both)\n"
+"  --threads N             (default all cores)\n"
+"  --shard I/N             evaluate and write the I-th of N contiguous slices (csv or\n"
+"                          ndjson; 'wattlas merge' joins them into the whole -o file)\n"
+"Also --system, --nodes, --model, --mode, --seq, --gen, --dtype, --attention,\n"
+"--launch, --host, --clock, --set, --no-dp-overlap, --tokens, --format, -o.\n");
 }
 
 #define MAX_SET 64
@@ -64,10 +91,16 @@ typedef struct {
     int nodes, stages;
     double clock;
     double tokens;
-    int optimize;
+    int optimize, frontier, slowdown_given;
     double max_slowdown_pct;
     wl_cluster_config cfg;
     int dp_given, gb_given;
+    /* search */
+    int search, threads, format_given;
+    unsigned shard_i, shard_n;
+    wl_cluster_search_spec spec;
+    char **argv;
+    int argc;
     const char *set_key[MAX_SET];
     double set_val[MAX_SET];
     char set_buf[MAX_SET][64];
@@ -93,13 +126,66 @@ static int set_opt(const char *cmd, cluster_opts *o, const char *arg)
     return 0;
 }
 
+/* A comma list of names into a bit mask (search's --schedule and
+ * --recompute): bit i for the i-th name lookup() knows. */
+static int name_mask(const char *cmd, const char *opt, const char *arg, int (*lookup)(const char *),
+                     const char *names, unsigned *mask)
+{
+    *mask = 0;
+    const char *p = arg;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char tok[32];
+        int i = -1;
+        if (len > 0 && len < sizeof tok) {
+            memcpy(tok, p, len);
+            tok[len] = 0;
+            i = lookup(tok);
+        }
+        if (i < 0)
+            return cli_usage(cmd, "%s: expected a list of %s, got '%.60s'", opt, names, arg);
+        *mask |= 1u << i;
+        if (!end)
+            return 0;
+        p = end + 1;
+    }
+}
+
+static int schedule_index(const char *name)
+{
+    const wl_cluster_schedule_type *t = wl_cluster_schedule_lookup(name);
+    for (int i = 0; t && wl_cluster_schedule_at(i); i++)
+        if (wl_cluster_schedule_at(i) == t)
+            return i;
+    return -1;
+}
+
+static int recompute_index(const char *name)
+{
+    wl_recompute r;
+    return wl_recompute_parse(name, &r) ? -1 : (int)r;
+}
+
+/* Options one of cluster and cluster search takes and the other does not. */
+static int option_fits(const char *cmd, int search, const char *name, int search_only)
+{
+    if (search && !search_only)
+        return cli_usage(cmd, "--%s: search enumerates it (bound it with --max-tp, --max-pp, "
+                         "--max-vp, --max-micro-batch)", name);
+    if (!search && search_only)
+        return cli_usage(cmd, "--%s is an option of 'wattlas cluster search'", name);
+    return 0;
+}
+
 static int parse(int argc, char **argv, cluster_opts *o)
 {
-    const char *cmd = "cluster";
+    const char *cmd = o->search ? "cluster search" : "cluster";
     enum {
         O_SYSTEM = 256, O_NODES, O_MODEL, O_MODE, O_TP, O_PP, O_DP, O_VP, O_SP, O_ZERO, O_GB, O_MB,
         O_SEQ, O_RECOMP, O_SCHED, O_DTYPE, O_ATTN, O_LAUNCH, O_HOST, O_CLOCK, O_SET, O_NODPO,
-        O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_OPT, O_MAXSLOW, O_HELP
+        O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_OPT, O_MAXSLOW, O_MAXTP, O_MAXPP, O_MAXVP,
+        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_HELP
     };
     static const struct option lo[] = {
         {"system", required_argument, 0, O_SYSTEM}, {"nodes", required_argument, 0, O_NODES},
@@ -117,6 +203,11 @@ static int parse(int argc, char **argv, cluster_opts *o)
         {"timeline", required_argument, 0, O_TIMELINE}, {"format", required_argument, 0, O_FORMAT},
         {"optimize", required_argument, 0, O_OPT},
         {"max-slowdown-pct", required_argument, 0, O_MAXSLOW},
+        {"max-tp", required_argument, 0, O_MAXTP}, {"max-pp", required_argument, 0, O_MAXPP},
+        {"max-vp", required_argument, 0, O_MAXVP},
+        {"max-micro-batch", required_argument, 0, O_MAXMB},
+        {"threads", required_argument, 0, O_THREADS}, {"shard", required_argument, 0, O_SHARD},
+        {"frontier", no_argument, 0, O_FRONTIER}, {"gen", required_argument, 0, O_GEN},
         {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -131,31 +222,85 @@ static int parse(int argc, char **argv, cluster_opts *o)
             break;
         case O_MODEL: o->model = optarg; break;
         case O_MODE:
-            if (wl_mode_parse(optarg, &o->cfg.mode) || o->cfg.mode == WL_MODE_DECODE)
-                rc = cli_usage(cmd, "--mode: expected train or prefill, got '%.60s'%s", optarg,
-                               o->cfg.mode == WL_MODE_DECODE ? " (decode on many GPUs is not modelled yet)" : "");
+            if (wl_mode_parse(optarg, &o->cfg.mode))
+                rc = cli_usage(cmd, "--mode: expected train, prefill or decode, got '%.60s'", optarg);
             break;
-        case O_TP: if (!(rc = cli_int(cmd, "--tp", optarg, 1, 1 << 20, &v))) o->cfg.tp = (int)v; break;
-        case O_PP: if (!(rc = cli_int(cmd, "--pp", optarg, 1, 1 << 20, &v))) o->cfg.pp = (int)v; break;
+        case O_GEN: rc = cli_int(cmd, "--gen", optarg, 1, 1000000, &o->cfg.gen); break;
+        case O_TP:
+            if (!(rc = option_fits(cmd, o->search, "tp", 0)) &&
+                !(rc = cli_int(cmd, "--tp", optarg, 1, 1 << 20, &v)))
+                o->cfg.tp = (int)v;
+            break;
+        case O_PP:
+            if (!(rc = option_fits(cmd, o->search, "pp", 0)) &&
+                !(rc = cli_int(cmd, "--pp", optarg, 1, 1 << 20, &v)))
+                o->cfg.pp = (int)v;
+            break;
         case O_DP:
-            if (!(rc = cli_int(cmd, "--dp", optarg, 1, 1 << 24, &v)))
+            if (!(rc = option_fits(cmd, o->search, "dp", 0)) &&
+                !(rc = cli_int(cmd, "--dp", optarg, 1, 1 << 24, &v)))
                 o->cfg.dp = (int)v, o->dp_given = 1;
             break;
-        case O_VP: if (!(rc = cli_int(cmd, "--vp", optarg, 1, 1024, &v))) o->cfg.vp = (int)v; break;
-        case O_SP: o->cfg.sequence_parallel = 1; break;
-        case O_ZERO: if (!(rc = cli_int(cmd, "--zero", optarg, 0, 1, &v))) o->cfg.zero = (int)v; break;
+        case O_VP:
+            if (!(rc = option_fits(cmd, o->search, "vp", 0)) &&
+                !(rc = cli_int(cmd, "--vp", optarg, 1, 1024, &v)))
+                o->cfg.vp = (int)v;
+            break;
+        case O_SP:
+            o->cfg.sequence_parallel = 1;
+            o->spec.sequence_parallel = 2;
+            break;
+        case O_ZERO:
+            if (!(rc = cli_int(cmd, "--zero", optarg, 0, 1, &v))) {
+                o->cfg.zero = (int)v;
+                o->spec.zero = 1u << v;
+            }
+            break;
+        case O_MAXTP:
+        case O_MAXPP:
+        case O_MAXVP: {
+            const char *name = c == O_MAXTP ? "max-tp" : c == O_MAXPP ? "max-pp" : "max-vp";
+            char opt[16];
+            snprintf(opt, sizeof opt, "--%s", name);
+            if (!(rc = option_fits(cmd, o->search, name, 1)) &&
+                !(rc = cli_int(cmd, opt, optarg, 1, 1 << 20, &v)))
+                *(c == O_MAXTP ? &o->spec.max_tp : c == O_MAXPP ? &o->spec.max_pp : &o->spec.max_vp) = (int)v;
+            break;
+        }
+        case O_MAXMB:
+            if (!(rc = option_fits(cmd, o->search, "max-micro-batch", 1)))
+                rc = cli_int(cmd, "--max-micro-batch", optarg, 1, WL_MAX_BATCH, &o->spec.max_micro_batch);
+            break;
+        case O_THREADS:
+            if (!(rc = option_fits(cmd, o->search, "threads", 1)) &&
+                !(rc = cli_int(cmd, "--threads", optarg, 1, 1024, &v)))
+                o->threads = (int)v;
+            break;
+        case O_SHARD:
+            if (!(rc = option_fits(cmd, o->search, "shard", 1)))
+                rc = cli_shard(cmd, optarg, &o->shard_i, &o->shard_n);
+            break;
         case O_GB:
             if (!(rc = cli_int(cmd, "--global-batch", optarg, 1, WL_MAX_BATCH, &o->cfg.global_batch)))
                 o->gb_given = 1;
             break;
-        case O_MB: rc = cli_int(cmd, "--micro-batch", optarg, 1, WL_MAX_BATCH, &o->cfg.micro_batch); break;
+        case O_MB:
+            if (!(rc = option_fits(cmd, o->search, "micro-batch", 0)))
+                rc = cli_int(cmd, "--micro-batch", optarg, 1, WL_MAX_BATCH, &o->cfg.micro_batch);
+            break;
         case O_SEQ: rc = cli_int(cmd, "--seq", optarg, 1, WL_MAX_SEQ, &o->cfg.seq); break;
         case O_RECOMP:
-            if (wl_recompute_parse(optarg, &o->cfg.recompute))
+            if (o->search)
+                rc = name_mask(cmd, "--recompute", optarg, recompute_index, "none, selective and full",
+                               &o->spec.recomputes);
+            else if (wl_recompute_parse(optarg, &o->cfg.recompute))
                 rc = cli_usage(cmd, "--recompute: expected none, selective or full, got '%.60s'", optarg);
             break;
         case O_SCHED:
-            if (!(o->cfg.schedule = wl_cluster_schedule_lookup(optarg)))
+            if (o->search)
+                rc = name_mask(cmd, "--schedule", optarg, schedule_index, wl_cluster_schedule_names(),
+                               &o->spec.schedules);
+            else if (!(o->cfg.schedule = wl_cluster_schedule_lookup(optarg)))
                 rc = cli_usage(cmd, "--schedule: expected %s, got '%.60s'", wl_cluster_schedule_names(),
                                optarg);
             break;
@@ -176,15 +321,31 @@ static int parse(int argc, char **argv, cluster_opts *o)
         case O_SET: rc = set_opt(cmd, o, optarg); break;
         case O_NODPO: o->cfg.no_dp_overlap = 1; break;
         case O_TOKENS: rc = cli_real(cmd, "--tokens", optarg, 1, 1e18, &o->tokens); break;
-        case O_STAGES: o->stages = 1; break;
+        case O_STAGES: if (!(rc = option_fits(cmd, o->search, "stages", 0))) o->stages = 1; break;
         case O_OPT:
+            if ((rc = option_fits(cmd, o->search, "optimize", 0)))
+                break;
             if (strcmp(optarg, "energy"))
                 rc = cli_usage(cmd, "--optimize: expected energy, got '%.60s'", optarg);
             o->optimize = 1;
             break;
-        case O_MAXSLOW: rc = cli_real(cmd, "--max-slowdown-pct", optarg, 0, 1000, &o->max_slowdown_pct); break;
-        case O_TIMELINE: o->timeline = optarg; break;
-        case O_FORMAT: rc = cli_format(cmd, optarg, &o->format); break;
+        case O_MAXSLOW:
+            if (!(rc = option_fits(cmd, o->search, "max-slowdown-pct", 0)))
+                rc = cli_real(cmd, "--max-slowdown-pct", optarg, 0, 1000, &o->max_slowdown_pct);
+            o->slowdown_given = 1;
+            break;
+        case O_FRONTIER:
+            if (!(rc = option_fits(cmd, o->search, "frontier", 0)))
+                o->frontier = 1;
+            break;
+        case O_TIMELINE:
+            if (!(rc = option_fits(cmd, o->search, "timeline", 0)))
+                o->timeline = optarg;
+            break;
+        case O_FORMAT:
+            rc = cli_format(cmd, optarg, &o->format);
+            o->format_given = 1;
+            break;
         case 'o': o->out = optarg; break;
         case O_HELP: help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argv); break;
@@ -260,6 +421,8 @@ static const wl_results_col cols[] = {
     WL_RESULTS_COL("energy_network_j", WL_COL_NUM, 0, 0), WL_RESULTS_COL("energy_node_j", WL_COL_NUM, 0, 0),
     WL_RESULTS_COL("tokens_per_s", WL_COL_NUM, 0, 0), WL_RESULTS_COL("energy_per_token_j", WL_COL_NUM, 6, 0),
     WL_RESULTS_COL("train_time_s", WL_COL_NUM, 0, 0), WL_RESULTS_COL("train_energy_j", WL_COL_NUM, 0, 0),
+    WL_RESULTS_COL("gen", WL_COL_INT, 0, 0), WL_RESULTS_COL("ttft_s", WL_COL_NUM, 4, 0),
+    WL_RESULTS_COL("tpot_ms", WL_COL_NUM, 3, 0),
     /* --optimize */
     WL_RESULTS_COL("energy_saving_pct", WL_COL_NUM, 2, 0), WL_RESULTS_COL("slowdown_pct", WL_COL_NUM, 2, 0),
     WL_RESULTS_COL("best_fixed_clock_mhz", WL_COL_NUM, 0, 0),
@@ -277,6 +440,81 @@ static const wl_results_col stage_cols[] = {
     WL_RESULTS_COL("activations_gb", WL_COL_NUM, 2, 0), WL_RESULTS_COL("memory_gb", WL_COL_NUM, 2, 0),
 };
 #define NSCOLS (sizeof stage_cols / sizeof *stage_cols)
+
+/* The cells of a configuration's row, all but --optimize's (clock NaN: a
+ * plan's clocks, which --stages lists). */
+static void row_cells(wl_results_cell *c, const char *sys_id, const char *model_id,
+                      const wl_cluster_config *cfg, const wl_cluster_result *r, double clock,
+                      double tokens)
+{
+    int train = cfg->mode == WL_MODE_TRAIN;
+    double iters = train && tokens > 0 && r->tokens > 0 ? tokens / r->tokens : NAN;
+    const wl_cluster_schedule_type *t = cfg->schedule ? cfg->schedule
+                                        : cfg->vp > 1 ? wl_cluster_interleaved : wl_cluster_1f1b;
+    wl_results_cell v[NCOLS - NOPT] = {
+        {.s = sys_id}, {.s = model_id}, {.s = wl_mode_name(cfg->mode)}, {.v = r->gpus},
+        {.v = cfg->tp}, {.v = cfg->pp}, {.v = cfg->dp}, {.v = cfg->vp},
+        {.v = cfg->sequence_parallel}, {.v = cfg->zero}, {.s = wl_cluster_schedule_name(t)},
+        {.s = wl_recompute_name(cfg->recompute)}, {.v = (double)cfg->micro_batch},
+        {.v = (double)cfg->global_batch}, {.v = (double)cfg->seq}, {.v = clock},
+        {.v = r->time_s}, {.v = r->energy_j}, {.v = r->power_w}, {.v = r->tflops_per_gpu},
+        {.v = r->mfu}, {.v = r->bubble_s}, {.v = r->tp_comm_exposed_s}, {.v = r->pp_comm_exposed_s},
+        {.v = r->dp_comm_exposed_s}, {.v = r->memory_gb}, {.v = r->fits}, {.v = r->energy_gpu_j},
+        {.v = r->energy_network_j}, {.v = r->energy_node_j}, {.v = r->tokens_per_s},
+        {.v = r->energy_per_token_j}, {.v = iters * r->time_s}, {.v = iters * r->energy_j},
+        {.v = cfg->mode == WL_MODE_DECODE ? (double)cfg->gen : NAN}, {.v = r->ttft_s},
+        {.v = r->tpot_s * 1e3}};
+    memcpy(c, v, sizeof v);
+}
+
+static const wl_results_col frontier_cols[] = {
+    WL_RESULTS_COL("point", WL_COL_INT, 0, 0),         WL_RESULTS_COL("kind", WL_COL_TEXT, 0, 0),
+    WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 0, 0),  WL_RESULTS_COL("time_s", WL_COL_NUM, 4, 0),
+    WL_RESULTS_COL("energy_j", WL_COL_NUM, 0, 0),      WL_RESULTS_COL("slowdown_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("energy_saving_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("clocks_mhz", WL_COL_TEXT, 0, 0),
+};
+#define NFCOLS (sizeof frontier_cols / sizeof *frontier_cols)
+
+/* --frontier: the plans no other plan beats in time and energy. */
+static int write_frontier(const char *cmd, const cluster_opts *o, wl_cluster *cl)
+{
+    wl_error err = {0};
+    wl_cluster_frontier_point *pts = NULL;
+    double *plans = NULL;
+    size_t n = 0;
+    double bound = o->slowdown_given ? o->max_slowdown_pct : 25;
+    if (wl_cluster_frontier(cl, bound, &pts, &plans, &n, &err))
+        return cli_fail(cmd, &err);
+    int p = wl_cluster_stages(cl);
+    /* "1410/1395;..." : at most 12 characters a stage */
+    size_t cap = (size_t)p * 24 + 1;
+    char *text = malloc(cap);
+    cli_rows rows;
+    int rc = text ? cli_rows_open(cmd, o->out, o->format, frontier_cols, NFCOLS, &rows) : EXIT_RUNTIME;
+    if (!text)
+        fprintf(stderr, "wattlas %s: out of memory\n", cmd);
+    for (size_t i = 0; i < n && !rc && text; i++) {
+        const double *pl = plans + i * 2 * (size_t)p;
+        size_t len = 0;
+        text[0] = 0;
+        for (int s = 0; s < p && len < cap; s++) {
+            int w = snprintf(text + len, cap - len, "%s%.0f/%.0f", s ? ";" : "", pl[2 * s], pl[2 * s + 1]);
+            len += w > 0 ? (size_t)w : 0;
+        }
+        wl_results_cell c[NFCOLS] = {
+            {.v = (double)i}, {.s = pts[i].fixed ? "fixed" : "plan"},
+            {.v = pts[i].fixed ? pl[0] : NAN}, {.v = pts[i].time_s}, {.v = pts[i].energy_j},
+            {.v = pts[i].slowdown_pct}, {.v = pts[i].energy_saving_pct}, {.s = text}};
+        rc = wl_results_writer_row(rows.w, c) ? EXIT_RUNTIME : 0;
+    }
+    if (text)
+        rc = cli_rows_close(cmd, &rows, rc == 0) ? EXIT_RUNTIME : rc;
+    free(text);
+    free(pts);
+    free(plans);
+    return rc;
+}
 
 static int write_timeline(const char *cmd, const char *path, const wl_cluster *cl)
 {
@@ -326,7 +564,7 @@ static int run(const char *cmd, cluster_opts *o)
     wl_cluster_result r;
     wl_cluster_plan_result pr;
     double *plan = NULL;
-    if (o->optimize) {
+    if (o->optimize && !o->frontier) {
         plan = malloc(sizeof(double) * 2 * (size_t)wl_cluster_stages(cl));
         if (!plan) {
             wl_cluster_free(cl);
@@ -339,11 +577,16 @@ static int run(const char *cmd, cluster_opts *o)
             return cli_fail(cmd, &err);
         }
         r = pr.planned;
-    } else if (wl_cluster_run(cl, clock, NULL, &r, &err)) {
+    } else if (!o->frontier && wl_cluster_run(cl, clock, NULL, &r, &err)) {
         wl_cluster_free(cl);
         if (!strcmp(err.field, "clock"))
             wl_error_locate(&err, "--clock", 0);
         return cli_fail(cmd, &err);
+    }
+    if (o->frontier) {
+        rc = write_frontier(cmd, o, cl);
+        wl_cluster_free(cl);
+        return rc;
     }
     cli_rows rows;
     if ((rc = cli_rows_open(cmd, o->out, o->format, o->stages ? stage_cols : cols,
@@ -366,24 +609,12 @@ static int run(const char *cmd, cluster_opts *o)
             rc = wl_results_writer_row(rows.w, c) ? EXIT_RUNTIME : 0;
         }
     } else {
-        int train = o->cfg.mode == WL_MODE_TRAIN;
-        double iters = train && o->tokens > 0 ? o->tokens / r.tokens : NAN;
-        wl_results_cell c[NCOLS] = {
-            {.s = sys.id}, {.s = model.id}, {.s = wl_mode_name(o->cfg.mode)}, {.v = r.gpus},
-            {.v = o->cfg.tp}, {.v = o->cfg.pp}, {.v = o->cfg.dp}, {.v = o->cfg.vp},
-            {.v = o->cfg.sequence_parallel}, {.v = o->cfg.zero},
-            {.s = wl_cluster_schedule_name(o->cfg.schedule ? o->cfg.schedule
-                                           : o->cfg.vp > 1 ? wl_cluster_interleaved : wl_cluster_1f1b)},
-            {.s = wl_recompute_name(o->cfg.recompute)}, {.v = (double)o->cfg.micro_batch},
-            {.v = (double)o->cfg.global_batch}, {.v = (double)o->cfg.seq},
-            {.v = plan ? NAN : clock}, /* a plan's clocks per stage: --stages lists them */
-            {.v = r.time_s}, {.v = r.energy_j}, {.v = r.power_w}, {.v = r.tflops_per_gpu},
-            {.v = r.mfu}, {.v = r.bubble_s}, {.v = r.tp_comm_exposed_s}, {.v = r.pp_comm_exposed_s},
-            {.v = r.dp_comm_exposed_s}, {.v = r.memory_gb}, {.v = r.fits}, {.v = r.energy_gpu_j},
-            {.v = r.energy_network_j}, {.v = r.energy_node_j}, {.v = r.tokens_per_s},
-            {.v = r.energy_per_token_j}, {.v = iters * r.time_s}, {.v = iters * r.energy_j},
+        wl_results_cell c[NCOLS];
+        row_cells(c, sys.id, model.id, &o->cfg, &r, plan ? NAN : clock, o->tokens);
+        wl_results_cell opt[NOPT] = {
             {.v = plan ? pr.energy_saving_pct : NAN}, {.v = plan ? pr.slowdown_pct : NAN},
             {.v = plan ? pr.best_fixed_clock_mhz : NAN}, {.v = plan ? pr.saving_vs_fixed_pct : NAN}};
+        memcpy(c + NCOLS - NOPT, opt, sizeof opt);
         if (o->format == WL_FMT_TABLE)
             wl_results_writer_note(rows.w, "%s x %d nodes (%d GPUs), %s, %d micro-batches, critical "
                                    "stage %d", sys.id, sys.nodes, r.gpus, model.id, r.micro_batches,
@@ -401,16 +632,200 @@ static int run(const char *cmd, cluster_opts *o)
     return rc;
 }
 
+/* ---- search ---------------------------------------------------------------------- */
+
+/* What decides a search's rows, so that shards of different searches are
+ * never merged: the version and every argument but the output, the shard
+ * and the threads. */
+static uint64_t search_fingerprint(const cluster_opts *o)
+{
+    uint64_t h = wl_sweep_hash(WL_SWEEP_HASH_BASIS, "wattlas " WL_VERSION " cluster search",
+                               sizeof("wattlas " WL_VERSION " cluster search"));
+    static const char *const skip[] = {"-o", "--shard", "--threads"};
+    for (int i = 1; i < o->argc; i++) {
+        const char *a = o->argv[i];
+        int skipped = 0;
+        for (size_t k = 0; k < sizeof skip / sizeof *skip && !skipped; k++) {
+            size_t n = strlen(skip[k]);
+            if (!strncmp(a, skip[k], n) && (a[n] == 0 || a[n] == '=' || (k == 0 && a[n]))) {
+                skipped = 1;
+                i += a[n] == 0; /* its value follows */
+            }
+        }
+        if (!skipped)
+            h = wl_sweep_hash(h, a, strlen(a) + 1);
+    }
+    return h;
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Rows [lo, hi) of the search, all of them. */
+static int write_rows(const char *cmd, const cluster_opts *o, const char *path, wl_results_format fmt,
+                      const wl_cluster_system *sys, const wl_core_model *model,
+                      const wl_cluster_config *cfgs, const wl_cluster_search_row *rows, size_t lo,
+                      size_t hi, size_t total, double clock)
+{
+    cli_rows out;
+    int rc = cli_rows_open(cmd, path, fmt, cols, NCOLS - NOPT, &out);
+    if (rc)
+        return rc;
+    if (o->shard_n) {
+        /* the shard line before the header, as sweep's shards have it */
+        wl_sweep_shard_line(wl_results_out_stream(out.out), o->shard_i, o->shard_n,
+                            search_fingerprint(o), lo, hi, total, hi - lo, fmt);
+        wl_results_writer_header(out.w);
+    }
+    for (size_t i = lo; i < hi && !rc; i++) {
+        wl_results_cell c[NCOLS];
+        row_cells(c, sys->id, model->id, &cfgs[i], &rows[i - lo].r, clock, o->tokens);
+        rc = wl_results_writer_row(out.w, c) ? EXIT_RUNTIME : 0;
+    }
+    return cli_rows_close(cmd, &out, rc == 0);
+}
+
+/* The front, fastest first, each row named by what it is. */
+static int write_summary(const char *cmd, const char *path, wl_results_format fmt,
+                         const wl_cluster_system *sys, const wl_core_model *model,
+                         const wl_cluster_config *cfgs, const wl_cluster_search_row *rows, size_t n,
+                         double clock, double tokens)
+{
+    unsigned char *front = calloc(n ? n : 1, 1);
+    size_t *order = calloc(n ? n : 1, sizeof *order);
+    wl_results_col *sc = calloc(NCOLS - NOPT + 1, sizeof *sc);
+    if (!front || !order || !sc) {
+        free(front), free(order), free(sc);
+        fprintf(stderr, "wattlas %s: out of memory\n", cmd);
+        return EXIT_RUNTIME;
+    }
+    long fastest, least;
+    wl_cluster_search_pick(rows, n, front, &fastest, &least);
+    size_t nf = 0;
+    for (size_t i = 0; i < n; i++)
+        if (front[i])
+            order[nf++] = i;
+    /* insertion sort by time: fronts are short */
+    for (size_t i = 1; i < nf; i++)
+        for (size_t j = i; j > 0 && rows[order[j]].r.time_s < rows[order[j - 1]].r.time_s; j--) {
+            size_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    sc[0] = (wl_results_col)WL_RESULTS_COL("choice", WL_COL_TEXT, 0, 0);
+    memcpy(sc + 1, cols, sizeof *sc * (NCOLS - NOPT));
+    cli_rows out;
+    int rc = cli_rows_open(cmd, path, fmt, sc, NCOLS - NOPT + 1, &out);
+    if (!rc && fmt == WL_FMT_TABLE)
+        wl_results_writer_note(out.w, "%s x %d nodes, %s: the time-energy front of the "
+                               "configurations that fit, fastest first", sys->id, sys->nodes,
+                               model->id);
+    for (size_t k = 0; k < nf && !rc; k++) {
+        size_t i = order[k];
+        wl_results_cell c[NCOLS + 1];
+        c[0].s = (long)i == fastest && (long)i == least ? "fastest+least_energy"
+                 : (long)i == fastest                  ? "fastest"
+                 : (long)i == least                    ? "least_energy"
+                                                       : "front";
+        row_cells(c + 1, sys->id, model->id, &cfgs[i], &rows[i].r, clock, tokens);
+        rc = wl_results_writer_row(out.w, c) ? EXIT_RUNTIME : 0;
+    }
+    if (!rc && fastest < 0)
+        fprintf(stderr, "wattlas %s: no configuration fits in %s's memory\n", cmd, sys->gpu);
+    rc = rc ? (cli_rows_close(cmd, &out, 0), rc) : cli_rows_close(cmd, &out, 1);
+    free(front), free(order), free(sc);
+    return rc;
+}
+
+static int search_run(const char *cmd, cluster_opts *o)
+{
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model model;
+    int rc = load_all(cmd, o, &sys, &gpu, &model);
+    if (rc)
+        return rc;
+    int gpus = sys.nodes * sys.gpus_per_node;
+    if (o->shard_n && (o->format == WL_FMT_TABLE || o->format == WL_FMT_JSON) && o->format_given)
+        return cli_usage(cmd, "--shard writes csv or ndjson (merge joins the shards)");
+    o->spec.base = o->cfg;
+    if (!o->gb_given)
+        o->spec.base.global_batch = gpus;
+    double clock = o->clock > 0 ? o->clock : gpu.sm_clock_max_mhz;
+    wl_error err = {0};
+    if (!wl_core_gpu_clock_in_range(&gpu, clock)) {
+        wl_error_set(&err, "--clock", 0, "", "%g MHz is outside %s's %g-%g MHz", clock, gpu.id,
+                     gpu.sm_clock_min_mhz, gpu.sm_clock_max_mhz);
+        return cli_fail(cmd, &err);
+    }
+    wl_cluster_config *cfgs = NULL;
+    size_t n = 0;
+    if (wl_cluster_search_configs(&o->spec, &model, gpus, sys.gpus_per_node, &cfgs, &n, &err))
+        return cli_fail(cmd, &err);
+    size_t lo = 0, hi = n;
+    if (o->shard_n) {
+        lo = (size_t)((unsigned long long)n * (o->shard_i - 1) / o->shard_n);
+        hi = (size_t)((unsigned long long)n * o->shard_i / o->shard_n);
+    }
+    wl_cluster_search_row *rows = calloc(hi - lo ? hi - lo : 1, sizeof *rows);
+    if (!rows) {
+        free(cfgs);
+        fprintf(stderr, "wattlas %s: out of memory\n", cmd);
+        return EXIT_RUNTIME;
+    }
+    double t0 = seconds_now();
+    if (wl_cluster_search_eval(&sys, &gpu, &model, cfgs + lo, hi - lo, clock, o->threads, rows, &err)) {
+        free(rows), free(cfgs);
+        return cli_fail(cmd, &err);
+    }
+    double took = seconds_now() - t0;
+    size_t sim = 0, fit = 0;
+    for (size_t i = 0; i < hi - lo; i++) {
+        sim += (size_t)rows[i].evaluated;
+        fit += (size_t)(rows[i].evaluated && rows[i].r.fits);
+    }
+    fprintf(stderr, "wattlas %s: %zu configurations of %s on %d GPUs%s: %zu simulated (the rest "
+            "cannot hold their weights and optimizer state), %zu fit; %.2f s\n", cmd, hi - lo,
+            model.id, gpus, o->shard_n ? " in this shard" : "", sim, fit, took);
+    int to_file = strcmp(o->out, "-") != 0;
+    if (o->shard_n) {
+        wl_results_format f = o->format_given ? o->format : WL_FMT_CSV;
+        rc = write_rows(cmd, o, o->out, f, &sys, &model, cfgs, rows, lo, hi, n, clock);
+    } else {
+        if (to_file)
+            rc = write_rows(cmd, o, o->out, o->format_given ? o->format : WL_FMT_CSV, &sys, &model,
+                            cfgs, rows, 0, n, n, clock);
+        if (!rc)
+            rc = write_summary(cmd, "-", to_file ? WL_FMT_TABLE : o->format, &sys, &model, cfgs,
+                               rows, n, clock, o->tokens);
+    }
+    free(rows);
+    free(cfgs);
+    return rc;
+}
+
 int cmd_cluster(int argc, char **argv)
 {
     cluster_opts o = {.system = "dgx-a100-80gb", .model = "gpt3-1.3b", .nodes = 1, .out = "-",
                       .format = WL_FMT_TABLE, .max_slowdown_pct = 1};
     wl_cluster_config_default(&o.cfg);
+    wl_cluster_search_default(&o.spec);
     o.cfg.dp = 0;
+    if (argc > 1 && !strcmp(argv[1], "search")) {
+        o.search = 1;
+        argc--;
+        argv++;
+    }
+    o.argc = argc;
+    o.argv = argv;
     int rc = parse(argc, argv, &o);
     if (rc == CLI_HELP)
         return 0;
     if (rc)
         return rc;
-    return run("cluster", &o);
+    return o.search ? search_run("cluster search", &o) : run("cluster", &o);
 }

@@ -8,7 +8,8 @@
 
 static void help(FILE *f)
 {
-    fprintf(f, "usage: wattlas plot KIND [TABLE.csv | --in TABLE.csv] -o FIG.png|pdf|svg [options]\n\n"
+    fprintf(f, "usage: wattlas plot KIND [TABLE.csv | --in TABLE.csv] -o FIG.png|pdf|svg [options]\n"
+"       wattlas plot timeline TRACE.json -o FIG.png|pdf|svg [style options]\n\n"
                "kinds:\n");
     for (size_t i = 0; i < wl_plot_kind_count(); i++)
         fprintf(f, "  %-12s %s\n", wl_plot_kind_at(i)->name, wl_plot_kind_at(i)->summary);
@@ -23,6 +24,7 @@ static void help(FILE *f)
 "               seq, energy_j)\n"
 "  savings      --against max-clock|fastest\n"
 "  validation   --metric time|power|energy\n"
+"  timeline     TRACE.json from 'wattlas cluster --timeline'; style options only\n"
 "style:\n"
 "  --size WxHin (default 3.5x2.6in)  --dpi N (PNG, default 300)  --title TEXT\n"
 "  --log-x  --log-y  --palette viridis|cividis\n"
@@ -31,7 +33,7 @@ static void help(FILE *f)
 }
 
 typedef struct {
-    wl_plot_kind_fn fn;
+    const wl_plot_kind *kind;
     wl_plot_options o;
     wl_plot_kind_options k;
     const char *in, *out;
@@ -66,7 +68,7 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
         help(stdout);
         return CLI_HELP;
     }
-    if (!(p->fn = wl_plot_kind_lookup(argv[1]))) {
+    if (!(p->kind = wl_plot_kind_find(argv[1]))) {
         char kinds[256] = "";
         for (size_t i = 0; i < wl_plot_kind_count(); i++) {
             size_t l = strlen(kinds);
@@ -151,10 +153,14 @@ int cmd_plot(int argc, char **argv)
     if (rc)
         return rc == CLI_HELP ? 0 : rc;
     wl_error err = {0};
+    if (p.kind->file_fn) {
+        rc = p.kind->file_fn(p.in, &p.o, p.out, &err);
+        return rc ? cli_fail("plot", &err) : 0;
+    }
     wl_results_table *t = NULL;
     if (wl_results_table_load(p.in, &t, &err))
         return cli_fail("plot", &err);
-    rc = p.fn(t, &p.k, &p.o, p.out, &err);
+    rc = p.kind->fn(t, &p.k, &p.o, p.out, &err);
     wl_results_table_free(t);
     return rc ? cli_fail("plot", &err) : 0;
 }

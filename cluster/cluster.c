@@ -4,6 +4,7 @@
  * nodes. */
 #include "cluster_internal.h"
 #include "../results/wattlas_results.h"
+#include "../pareto/wattlas_pareto.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -37,6 +38,9 @@ struct wl_cluster {
     int p, v, m, gpus, nodes, layers_per_chunk;
     long long vocab;
     cl_piece pc[PC_COUNT];
+    cl_piece pc2[PC_COUNT]; /* decode: one step's pieces (pc: the prompt's pass) */
+    int decode, rounds;     /* decode: tokens generated, one pipeline round each */
+    long long kv_len;       /* decode: the mean context a step attends to */
     /* per stage kind: 0 first, 1 middle, 2 last, 3 only (pp == 1) */
     double params[4];
     wl_core_workload *opt_wl[4];
@@ -49,6 +53,7 @@ struct wl_cluster {
     int ncomms;
     /* scratch, allocated once: wl_cluster_run allocates nothing */
     double *f_s, *b_s, *w_s, *fe, *be, *we; /* per (stage, chunk): durations, energies */
+    double *f2_s, *fe2, *coll2_s;           /* decode steps */
     double *coll_s;       /* per (stage, chunk): collectives inside its F, B and W */
     double *stage_clock;  /* [2 p] */
     double *sends;        /* per stage: the transfer to the next */
@@ -58,7 +63,7 @@ struct wl_cluster {
     struct {
         int valid;
         double ff, fb;
-        struct cost at[PC_COUNT];
+        struct cost at[PC_COUNT], at2[PC_COUNT];
     } memo;                /* piece costs at the last pair of clocks */
 };
 
@@ -141,9 +146,15 @@ int wl_cluster_config_check(const wl_cluster_config *c, const wl_core_model *m, 
     if (c->zero != 0 && c->zero != 1)
         return bad(err, "zero", "--zero takes 0 or 1, got %lld (of %lld levels)", c->zero, 2);
     if (c->mode == WL_MODE_DECODE) {
-        wl_error_set(err, "cluster", 0, "mode",
-                     "cluster runs train and prefill; decode on many GPUs is not modelled yet");
-        return WL_EUNSUPPORTED;
+        if (c->vp > 1)
+            return bad(err, "vp", "decode runs one chunk per stage (--vp %lld); interleaving is a "
+                       "training schedule (%lld)", c->vp, 1);
+        if (c->gen < 1 || c->gen > 1000000)
+            return bad(err, "gen", "--gen %lld: expected 1 to %lld tokens", c->gen, 1000000);
+        if ((double)c->pp * (double)mb * (double)c->gen > 2e7)
+            return bad(err, "gen", "%lld decode rounds of pp x micro-batches = %lld tasks is more than "
+                       "the simulation takes; use fewer tokens or larger micro-batches", c->gen,
+                       (long long)c->pp * mb);
     }
     if (c->dtype != WL_DT_BF16 && c->dtype != WL_DT_FP16 && c->dtype != WL_DT_FP32) {
         wl_error_set(err, "cluster", 0, "dtype", "cluster trains in bf16, fp16 or fp32, not %s",
@@ -224,6 +235,7 @@ void wl_cluster_free(wl_cluster *c)
     if (!c)
         return;
     wl_cluster_free_pieces(c->pc);
+    wl_cluster_free_pieces(c->pc2);
     for (int i = 0; i < 4; i++) {
         wl_core_evaluator_free(c->opt_ev[i]);
         wl_core_workload_free(c->opt_wl[i]);
@@ -273,11 +285,25 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     wl_cluster_group_of(sys, cfg->dp, cfg->tp, &c->dp_g);
     wl_cluster_group_of(sys, 2, cfg->tp * cfg->dp, &c->pp_g);
     c->ncomms = (cfg->tp > 1) + (cfg->dp > 1) + (cfg->pp > 1);
-    cl_build b = {.gpu = gpu, .m = model, .cfg = &c->cfg, .tp = c->tp_g, .vocab = c->vocab,
+    c->decode = cfg->mode == WL_MODE_DECODE;
+    c->rounds = c->decode ? (int)cfg->gen : 1;
+    /* a generation: the prompt's pass (prefill pieces), then a step per
+     * token at the mean context (attention is linear in it) */
+    c->kv_len = cfg->seq + cfg->gen / 2;
+    wl_cluster_config prompt = c->cfg;
+    if (c->decode)
+        prompt.mode = WL_MODE_PREFILL;
+    cl_build b = {.gpu = gpu, .m = model, .cfg = &prompt, .tp = c->tp_g, .vocab = c->vocab,
                   .split_w = wl_cluster_schedule_splits_w(c->cfg.schedule) &&
                              cfg->mode == WL_MODE_TRAIN};
     if ((rc = wl_cluster_build_pieces(&b, c->pc, err)))
         goto fail;
+    if (c->decode) {
+        b.cfg = &c->cfg;
+        b.kv_len = c->kv_len;
+        if ((rc = wl_cluster_build_pieces(&b, c->pc2, err)))
+            goto fail;
+    }
     stage_params(c);
     if (cfg->mode == WL_MODE_TRAIN)
         for (int k = 0; k < 4; k++) {
@@ -297,7 +323,7 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     c->act_chunk_b = wl_cluster_layer_act_bytes(model, cfg) * c->layers_per_chunk;
     c->act_peak_b = cfg->recompute == WL_RECOMPUTE_FULL ? wl_cluster_layer_act_peak_bytes(model, cfg) : 0;
     size_t pv = (size_t)c->p * (size_t)c->v;
-    c->f_s = calloc(pv * 7 + (size_t)c->p * 11, sizeof(double));
+    c->f_s = calloc(pv * 10 + (size_t)c->p * 11, sizeof(double));
     c->stage_clock = calloc((size_t)c->p * 2, sizeof(double));
     c->peak = calloc((size_t)c->p, sizeof(int));
     c->sim = wl_cluster_sim_create();
@@ -309,7 +335,10 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     c->be = c->fe + pv;
     c->we = c->be + pv;
     c->coll_s = c->we + pv;
-    double *q = c->coll_s + pv;
+    c->f2_s = c->coll_s + pv;
+    c->fe2 = c->f2_s + pv;
+    c->coll2_s = c->fe2 + pv;
+    double *q = c->coll2_s + pv;
     double **per_stage[] = {&c->sends, &c->window, &c->dp_exp, &c->opt_t, &c->opt_e,
                             &c->e_stage, &c->t_prev, &c->f_prev, &c->tpc};
     for (size_t k = 0; k < sizeof per_stage / sizeof *per_stage; k++, q += c->p)
@@ -335,9 +364,10 @@ static const int piece_bwd[PC_COUNT] = {
     [PC_EMB_B] = 1,   [PC_HEAD_B] = 1,  [PC_WIN_HEAD] = 1,
 };
 
-static int piece_cost(const wl_cluster *c, int id, double f, int ignore_limit, cost *out)
+static int piece_cost(const cl_piece *pc, const wl_core_gpu *gpu, int id, double f, int ignore_limit,
+                      cost *out)
 {
-    const cl_piece *p = &c->pc[id];
+    const cl_piece *p = &pc[id];
     *out = (cost){0};
     if (!p->ev)
         return WL_OK;
@@ -350,15 +380,15 @@ static int piece_cost(const wl_cluster *c, int id, double f, int ignore_limit, c
      * out of it is exposed */
     double comm = p->comm_s;
     for (int k = 0; k < 2 && p->overlap_s > 0; k++) {
-        if (p->window[k] < 0 || !c->pc[p->window[k]].ev)
+        if (p->window[k] < 0 || !pc[p->window[k]].ev)
             continue;
         wl_core_result w;
-        if ((rc = wl_core_evaluator_run(c->pc[p->window[k]].ev, &op, &w)))
+        if ((rc = wl_core_evaluator_run(pc[p->window[k]].ev, &op, &w)))
             return rc;
         double out_of_window = p->overlap_s - w.time_ms * 1e-3;
         comm += out_of_window > 0 ? out_of_window : 0;
     }
-    double idle = wl_core_gpu_idle_w(&c->gpu, r.effective_clock_mhz);
+    double idle = wl_core_gpu_idle_w(gpu, r.effective_clock_mhz);
     out->t = r.time_ms * 1e-3 + comm;
     out->e = r.energy_j + idle * comm;
     out->comm = comm;
@@ -378,7 +408,12 @@ static int chunk_costs(wl_cluster *c, int i, double ff, double fb)
              * whose collectives hide behind them */
             int window_only = id == PC_WIN_QKV || id == PC_WIN_FC1 || (id == PC_WIN_HEAD && !split);
             c->memo.at[id] = (cost){0};
-            int rc = window_only ? WL_OK : piece_cost(c, id, piece_bwd[id] ? fb : ff, 0, &c->memo.at[id]);
+            int rc = window_only ? WL_OK : piece_cost(c->pc, &c->gpu, id, piece_bwd[id] ? fb : ff, 0,
+                                                      &c->memo.at[id]);
+            /* decode steps at the second phase's clock */
+            c->memo.at2[id] = (cost){0};
+            if (!rc && c->decode && !window_only)
+                rc = piece_cost(c->pc2, &c->gpu, id, fb, 0, &c->memo.at2[id]);
             if (rc)
                 return rc;
         }
@@ -401,6 +436,11 @@ static int chunk_costs(wl_cluster *c, int i, double ff, double fb)
         c->we[k] = L * a[PC_LAYER_W].e + (last ? hw.e : 0);
         c->coll_s[k] = CHUNK(PC_LAYER_F, PC_EMB_F, PC_HEAD_F, comm) +
                        CHUNK(PC_LAYER_B, PC_EMB_B, PC_HEAD_B, comm) + L * a[PC_LAYER_W].comm;
+        const cost *a2 = c->memo.at2;
+        c->f2_s[k] = L * a2[PC_LAYER_F].t + (first ? a2[PC_EMB_F].t : 0) + (last ? a2[PC_HEAD_F].t : 0);
+        c->fe2[k] = L * a2[PC_LAYER_F].e + (first ? a2[PC_EMB_F].e : 0) + (last ? a2[PC_HEAD_F].e : 0);
+        c->coll2_s[k] = L * a2[PC_LAYER_F].comm + (first ? a2[PC_EMB_F].comm : 0) +
+                        (last ? a2[PC_HEAD_F].comm : 0);
 #undef CHUNK
     }
     return WL_OK;
@@ -421,6 +461,9 @@ static double model_flop(const wl_cluster *c)
     double N = m->layers * (d * (m->heads * hd + 2 * kvh * hd) + m->heads * hd * d + d * fc1 + m->d_ff * d) +
         (double)c->vocab * d;
     double f = (6.0 * N + 12.0 * m->layers * d * (double)c->cfg.seq) * tokens;
+    if (c->decode) /* the prompt, then gen - 1 steps of a token at the mean context */
+        return f / 3.0 + (2.0 * N + 4.0 * m->layers * d * (double)c->kv_len) *
+                             (double)c->cfg.global_batch * (double)(c->cfg.gen - 1);
     return c->cfg.mode == WL_MODE_TRAIN ? f : f / 3.0;
 }
 
@@ -448,10 +491,16 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
     }
     for (int i = 0; i < p; i++)
         c->sends[i] = c->send_s; /* the same link size everywhere */
-    wl_cluster_pipeline pl = {.schedule = c->cfg.schedule, .stages = p, .chunks = c->v, .micro = c->m,
-                              .forward_only = !train, .f_s = c->f_s, .b_s = c->b_s,
+    /* a generation's tokens: the sampled ids of a micro-batch, back to the
+     * first stage */
+    double ring = c->decode ? wl_cluster_coll_time(&c->pp_g, WL_COLL_SEND, 8.0 * (double)c->cfg.micro_batch)
+                            : 0;
+    wl_cluster_pipeline pl = {.schedule = c->cfg.schedule, .stages = p, .chunks = c->v,
+                              .micro = c->m * c->rounds, .forward_only = !train, .f_s = c->f_s,
+                              .b_s = c->b_s,
                               .w_s = wl_cluster_schedule_splits_w(c->cfg.schedule) ? c->w_s : NULL,
-                              .send_s = c->sends};
+                              .send_s = c->sends, .round_micro = c->decode ? c->m : 0,
+                              .f2_s = c->f2_s, .ring_send_s = ring};
     int rc = wl_cluster_sim_run(c->sim, &pl, err);
     if (rc)
         return rc;
@@ -462,6 +511,11 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
     for (size_t k = 0; k < nt; k++) {
         wl_cluster_task *t = wl_cluster_sim_task(c->sim, k);
         size_t q = (size_t)t->stage * (size_t)c->v + (size_t)t->chunk;
+        if (c->decode && t->micro >= c->m) { /* a decode step */
+            t->power_w = t->dur_s > 0 ? c->fe2[q] / t->dur_s : 0;
+            t->comm_s = c->coll2_s[q];
+            continue;
+        }
         double e = t->kind == 'F' ? c->fe[q] : t->kind == 'B' ? c->be[q] : c->we[q];
         t->power_w = t->dur_s > 0 ? e / t->dur_s : 0;
         /* the chunk's collectives apportioned over its F, B and W by duration */
@@ -538,7 +592,8 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
         if (t->kind == 'F' || t->kind == 'B' || t->kind == 'W')
             c->tpc[i] += t->comm_s;
         c->t_prev[i] = t->start_s + t->dur_s;
-        c->f_prev[i] = c->stage_clock[2 * i + (t->kind != 'F')];
+        /* decode steps run at the second phase's clock */
+        c->f_prev[i] = c->stage_clock[2 * i + (t->kind != 'F' || (c->decode && t->micro >= c->m))];
     }
     double e_gpu = 0, tp_comm = 0, pp_comm = 0, dp_comm = 0, busy = 0;
     for (int i = 0; i < p; i++) {
@@ -573,7 +628,20 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
     res->compute_s = (busy - tp_comm) / p;
     double idle = T - (busy + pp_comm + dp_comm) / p;
     res->bubble_s = idle > 0 ? idle : 0;
-    res->tokens = (double)c->cfg.global_batch * (double)c->cfg.seq;
+    res->tokens = (double)c->cfg.global_batch * (double)(c->decode ? c->cfg.gen : c->cfg.seq);
+    if (c->decode) {
+        /* the batch's first tokens: the prompt's pass out of the last stage */
+        double first = 0;
+        for (size_t k = 0; k < nt; k++) {
+            const wl_cluster_task *t = wl_cluster_sim_task(c->sim, k);
+            if (t->kind == 'F' && t->micro < c->m && t->stage == p - 1 && t->start_s + t->dur_s > first)
+                first = t->start_s + t->dur_s;
+        }
+        res->ttft_s = first;
+        res->tpot_s = c->cfg.gen > 1 ? (T - first) / (double)(c->cfg.gen - 1) : NAN;
+    } else {
+        res->ttft_s = res->tpot_s = NAN;
+    }
     res->tokens_per_s = T > 0 ? res->tokens / T : 0;
     res->energy_per_token_j = res->tokens > 0 ? res->energy_j / res->tokens : 0;
     res->gpus = c->gpus;
@@ -608,12 +676,21 @@ int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *o
     /* activations of the chunks in flight at the peak, from the simulated
      * schedule (1F1B: p - i micro-batches on stage i; interleaving more) */
     int inflight = c->peak[stage] > 0 ? c->peak[stage] : (train ? c->p - stage : 1);
-    out->in_flight = inflight;
+    out->in_flight = train ? inflight : 1;
     double act = train ? inflight * c->act_chunk_b + c->act_peak_b
                        : c->act_chunk_b / (c->layers_per_chunk > 0 ? c->layers_per_chunk : 1);
+    if (c->decode) {
+        /* the KV cache of every sequence of the replica at the full context:
+         * K and V of this rank's key/value heads in each of its layers */
+        const wl_core_model *m = &c->model;
+        double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
+        double kvl = kvh >= g->tp ? kvh / g->tp : 1, hd = (double)m->d_model / m->heads;
+        double seqs = (double)g->global_batch / g->dp;
+        act += 2.0 * c->layers_per_chunk * c->v * seqs * (double)(g->seq + g->gen) * kvl * hd * eb;
+    }
     /* the last stage's fp32 logits and their gradient in the loss */
     if (stage == c->p - 1 && c->model.vocab_size > 0)
-        act += 2.0 * 4.0 * (double)g->micro_batch * (double)g->seq * (double)c->vocab / g->tp;
+        act += (train ? 2.0 : 1.0) * 4.0 * (double)g->micro_batch * (double)g->seq * (double)c->vocab / g->tp;
     out->activations_gb = act / 1e9;
     out->workspace_gb = CONTEXT_GB + NCCL_COMM_GB * c->ncomms;
     out->total_gb = out->weights_gb + out->grads_gb + out->optimizer_gb + out->activations_gb +
@@ -660,9 +737,11 @@ int wl_cluster_timeline_json(const wl_cluster *c, FILE *f)
                    "\"args\": {\"name\": \"stage %d GPU\"}}", i, i);
     for (size_t k = 0; k < nt; k++) {
         const wl_cluster_task *t = wl_cluster_sim_task(c->sim, k);
-        const char *name = t->kind == 'F' ? "forward" : t->kind == 'B' ? "backward"
+        int step = c->decode && t->micro >= c->m;
+        const char *name = step ? "decode step" : c->decode && t->kind == 'F' ? "prefill"
+                           : t->kind == 'F' ? "forward" : t->kind == 'B' ? "backward"
                            : t->kind == 'W' ? "weight grad" : t->kind == 'D' ? "grad sync" : "optimizer";
-        double idle = wl_core_gpu_idle_w(&c->gpu, c->stage_clock[2 * t->stage + (t->kind != 'F')]);
+        double idle = wl_core_gpu_idle_w(&c->gpu, c->stage_clock[2 * t->stage + (t->kind != 'F' || step)]);
         fprintf(f, ",\n{\"name\": \"%s\", \"cat\": \"%c\", \"ph\": \"X\", \"pid\": 0, \"tid\": %d",
                 name, t->kind, t->stage);
         num(f, ", \"ts\": ", t->start_s * 1e6, 3);
@@ -694,8 +773,39 @@ int wl_cluster_timeline_json(const wl_cluster *c, FILE *f)
  * have slack, so their clocks fall first; a step that slows the iteration
  * past the bound is never taken. Steps of two grid clocks keep a 64-stage
  * search to a few thousand simulations. */
+/* The plans a descent passes through, for the frontier. */
+typedef struct {
+    int n;                 /* clocks per plan */
+    size_t len, cap;
+    wl_cluster_frontier_point *pts;
+    double *plans;
+} path;
+
+static int path_push(path *pa, const double *plan, const wl_cluster_result *r, int fixed)
+{
+    if (!pa)
+        return WL_OK;
+    if (pa->len == pa->cap) {
+        size_t nc = pa->cap ? 2 * pa->cap : 64;
+        wl_cluster_frontier_point *np = realloc(pa->pts, nc * sizeof *np);
+        if (!np)
+            return WL_ENOMEM;
+        pa->pts = np;
+        double *nq = realloc(pa->plans, nc * (size_t)pa->n * sizeof *nq);
+        if (!nq)
+            return WL_ENOMEM;
+        pa->plans = nq;
+        pa->cap = nc;
+    }
+    pa->pts[pa->len] = (wl_cluster_frontier_point){.time_s = r->time_s, .energy_j = r->energy_j,
+                                                   .fixed = fixed};
+    memcpy(pa->plans + pa->len * (size_t)pa->n, plan, sizeof(double) * (size_t)pa->n);
+    pa->len++;
+    return WL_OK;
+}
+
 static int descend(wl_cluster *c, double *plan, int n, double bound, double step,
-                   wl_cluster_result *cur, wl_error *err)
+                   wl_cluster_result *cur, path *pa, wl_error *err)
 {
     double fmin = c->gpu.sm_clock_min_mhz, fmax = c->gpu.sm_clock_max_mhz;
     for (;;) {
@@ -727,6 +837,10 @@ static int descend(wl_cluster *c, double *plan, int n, double bound, double step
             return WL_OK;
         plan[best] -= step;
         *cur = best_r;
+        if (path_push(pa, plan, cur, 0)) {
+            wl_error_set(err, "cluster", 0, "", "out of memory");
+            return WL_ENOMEM;
+        }
     }
 }
 
@@ -771,9 +885,9 @@ int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, double *plan,
         plan[i] = fmax;
         alt[i] = out->best_fixed_clock_mhz;
     }
-    rc = descend(c, plan, n, bound, step, &ra, err);
+    rc = descend(c, plan, n, bound, step, &ra, NULL, err);
     if (!rc && out->best_fixed_clock_mhz != fmax)
-        rc = descend(c, alt, n, bound, step, &rb, err);
+        rc = descend(c, alt, n, bound, step, &rb, NULL, err);
     if (!rc && out->best_fixed_clock_mhz != fmax && rb.energy_j < ra.energy_j)
         memcpy(plan, alt, sizeof(double) * (size_t)n);
     free(alt);
@@ -790,4 +904,113 @@ int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, double *plan,
                                    : 0;
     out->slowdown_pct = t0 > 0 ? 100 * (out->planned.time_s - t0) / t0 : 0;
     return WL_OK;
+}
+
+/* The frontier: every single clock for all GPUs, and the plans the descent
+ * passes through from all-at-max and from the fixed clocks on the way down
+ * (each step is the best plan the greedy rule knows at its time), within
+ * the slowdown bound; what no other point dominates in (time, energy) is
+ * kept, fastest first. */
+int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_frontier_point **pts,
+                        double **plans, size_t *n_out, wl_error *err)
+{
+    *pts = NULL;
+    *plans = NULL;
+    *n_out = 0;
+    if (!(max_slowdown_pct >= 0 && max_slowdown_pct <= 1000)) {
+        wl_error_set(err, "cluster", 0, "max_slowdown_pct", "expected a slowdown in [0, 1000] %%");
+        return WL_EINVAL;
+    }
+    const wl_core_gpu *g = &c->gpu;
+    int n = 2 * c->p, rc;
+    double fmax = g->sm_clock_max_mhz, step = 2 * g->sm_clock_step_mhz;
+    path pa = {.n = n};
+    double *plan = malloc(sizeof(double) * (size_t)n);
+    unsigned char *front = NULL;
+    wl_cluster_result r0, r;
+    if (!plan)
+        goto oom;
+    if ((rc = wl_cluster_run(c, fmax, NULL, &r0, err)))
+        goto done;
+    double bound = r0.time_s * (1 + max_slowdown_pct / 100.0);
+    size_t nclk = wl_core_gpu_clock_count(g);
+    /* the fixed clocks, and a descent from each fixed clock the bound
+     * admits: from the maximum the stages off the critical path slow
+     * first; from lower clocks the plan raises none, so those starts add
+     * the plans around them */
+    for (size_t k = nclk; k-- > 0;) {
+        double f = wl_core_gpu_clock(g, k);
+        if ((rc = wl_cluster_run(c, f, NULL, &r, err)))
+            goto done;
+        if (r.time_s > bound)
+            continue;
+        for (int i = 0; i < n; i++)
+            plan[i] = f;
+        if (path_push(&pa, plan, &r, 1))
+            goto oom;
+        if (f == fmax || k % 4 == 0)
+            if ((rc = descend(c, plan, n, bound, step, &r, &pa, err)))
+                goto done;
+    }
+    double *xy = malloc(sizeof(double) * 2 * (pa.len ? pa.len : 1));
+    front = calloc(pa.len ? pa.len : 1, 1);
+    if (!xy || !front) {
+        free(xy);
+        goto oom;
+    }
+    for (size_t i = 0; i < pa.len; i++) {
+        xy[2 * i] = pa.pts[i].time_s;
+        xy[2 * i + 1] = pa.pts[i].energy_j;
+    }
+    wl_pareto_front(xy, pa.len, 2, front);
+    free(xy);
+    /* keep the front in place, then sort it by time */
+    size_t k = 0;
+    for (size_t i = 0; i < pa.len; i++)
+        if (front[i]) {
+            pa.pts[k] = pa.pts[i];
+            memmove(pa.plans + k * (size_t)n, pa.plans + i * (size_t)n, sizeof(double) * (size_t)n);
+            k++;
+        }
+    for (size_t i = 1; i < k; i++)
+        for (size_t j = i; j > 0 && pa.pts[j].time_s < pa.pts[j - 1].time_s; j--) {
+            wl_cluster_frontier_point t = pa.pts[j];
+            pa.pts[j] = pa.pts[j - 1];
+            pa.pts[j - 1] = t;
+            for (int q = 0; q < n; q++) {
+                double x = pa.plans[j * (size_t)n + (size_t)q];
+                pa.plans[j * (size_t)n + (size_t)q] = pa.plans[(j - 1) * (size_t)n + (size_t)q];
+                pa.plans[(j - 1) * (size_t)n + (size_t)q] = x;
+            }
+        }
+    /* one of each point (a plan and a fixed clock can meet) */
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (u && pa.pts[i].time_s == pa.pts[u - 1].time_s && pa.pts[i].energy_j == pa.pts[u - 1].energy_j)
+            continue;
+        pa.pts[u] = pa.pts[i];
+        memmove(pa.plans + u * (size_t)n, pa.plans + i * (size_t)n, sizeof(double) * (size_t)n);
+        u++;
+    }
+    k = u;
+    for (size_t i = 0; i < k; i++) {
+        pa.pts[i].slowdown_pct = 100 * (pa.pts[i].time_s - r0.time_s) / r0.time_s;
+        pa.pts[i].energy_saving_pct = 100 * (r0.energy_j - pa.pts[i].energy_j) / r0.energy_j;
+    }
+    *pts = pa.pts;
+    *plans = pa.plans;
+    *n_out = k;
+    pa.pts = NULL;
+    pa.plans = NULL;
+    rc = WL_OK;
+    goto done;
+oom:
+    wl_error_set(err, "cluster", 0, "", "out of memory");
+    rc = WL_ENOMEM;
+done:
+    free(pa.pts);
+    free(pa.plans);
+    free(plan);
+    free(front);
+    return rc;
 }

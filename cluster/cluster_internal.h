@@ -42,6 +42,7 @@ typedef struct {
     wl_cluster_group tp;     /* the tensor-parallel group */
     long long vocab;         /* padded to a multiple of 128 tp (Megatron) */
     int split_w;             /* weight gradients are their own pieces */
+    long long kv_len;        /* decode: the context each step attends to */
 } cl_build;
 
 /* Builds every piece (pieces[PC_COUNT], zeroed first). */

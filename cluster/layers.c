@@ -33,7 +33,7 @@ typedef struct {
     wl_core_workload *wl;
     wl_dtype dt;
     int tc;
-    long long B, s, T, Ts, d, hl, kvl, hd, ffl, vl;
+    long long B, s, kv, T, Ts, d, hl, kvl, hd, ffl, vl;
     int sp, t, rotary, swiglu, gelu, rms, bias;
     double p_hidden, p_attn;
     int rc;
@@ -124,20 +124,24 @@ static long long fc1_out(const lb *L)
 
 static void core_f(lb *L)
 {
-    long long bh = L->B * L->hl, ss = bh * L->s * L->s;
+    /* s queries against kv keys: kv = s in a full pass, the cached context
+     * in a decode step */
+    long long bh = L->B * L->hl, ss = bh * L->s * L->kv;
+    if (L->kv != L->s) /* decode: this step's keys and values into the cache, in place */
+        ewp(L, WL_EW_COPY, 2 * L->T * L->kvl * L->hd, 0);
     if (L->b->cfg->attention == WL_ATTN_FLASH) {
         wl_kernel k = {.kind = WL_K_ATTN_FLASH, .in_dtype = L->dt, .acc_dtype = WL_DT_FP32,
-                       .tensor_core = L->tc, .batch = bh, .m = L->s, .n = L->s, .k = L->hd,
-                       .causal = L->b->m->style != WL_STYLE_BERT,
+                       .tensor_core = L->tc, .batch = bh, .m = L->s, .n = L->kv, .k = L->hd,
+                       .causal = L->b->m->style != WL_STYLE_BERT && L->s > 1,
                        .groups = L->kvl < L->hl ? (int)(L->hl / L->kvl) : 0};
         put(L, &k);
         return;
     }
-    bgemm(L, bh, L->s, L->s, L->hd);                   /* baddbmm Q K^T */
-    rowp(L, WL_K_SOFTMAX, bh * L->s, L->s, L->dt, 0);  /* fused scale, mask, softmax */
+    bgemm(L, bh, L->s, L->kv, L->hd);                  /* baddbmm Q K^T */
+    rowp(L, WL_K_SOFTMAX, bh * L->s, L->kv, L->dt, 0); /* fused scale, mask, softmax */
     if (L->p_attn > 0)
         ewp(L, WL_EW_DROPOUT, ss, 0);
-    bgemm(L, bh, L->s, L->hd, L->s);                   /* bmm P V */
+    bgemm(L, bh, L->s, L->hd, L->kv);                  /* bmm P V */
 }
 
 static void core_b(lb *L)
@@ -319,6 +323,7 @@ static void setup(lb *L, const cl_build *b)
     L->sp = c->sequence_parallel && c->tp > 1;
     L->B = c->micro_batch;
     L->s = c->mode == WL_MODE_DECODE ? 1 : c->seq;
+    L->kv = c->mode == WL_MODE_DECODE ? b->kv_len : L->s;
     L->T = L->B * L->s;
     L->Ts = L->sp ? L->T / L->t : L->T;
     L->d = m->d_model;
@@ -334,8 +339,9 @@ static void setup(lb *L, const cl_build *b)
     L->gelu = m->activation == WL_ACT_GELU || m->activation == WL_ACT_GELU_TANH;
     L->rms = m->norm == WL_NORM_RMSNORM;
     L->bias = m->style != WL_STYLE_LLAMA;
-    L->p_hidden = m->hidden_dropout;
-    L->p_attn = m->attention_dropout;
+    /* inference runs the model in eval mode: no dropout */
+    L->p_hidden = c->mode == WL_MODE_TRAIN ? m->hidden_dropout : 0;
+    L->p_attn = c->mode == WL_MODE_TRAIN ? m->attention_dropout : 0;
 }
 
 /* Collective sizes of one layer's shard (bytes of the whole T x d tensor). */

@@ -47,6 +47,11 @@ const wl_cluster_schedule_type *wl_cluster_zbh1 = &sched_zbh1;
 static const wl_cluster_schedule_type *const all_scheds[] = {&sched_gpipe, &sched_1f1b, &sched_inter,
                                                              &sched_zbh1};
 
+const wl_cluster_schedule_type *wl_cluster_schedule_at(int i)
+{
+    return i >= 0 && (size_t)i < sizeof all_scheds / sizeof *all_scheds ? all_scheds[i] : NULL;
+}
+
 const wl_cluster_schedule_type *wl_cluster_schedule_lookup(const char *name)
 {
     for (size_t i = 0; i < sizeof all_scheds / sizeof *all_scheds; i++)
@@ -90,6 +95,7 @@ typedef struct stage_state {
 
 struct wl_cluster_sim {
     int p, v, m, nk;                 /* stages, chunks, micro-batches, task kinds */
+    int round;                       /* decode: micro-batches per round, 0: none */
     double *end;                     /* per task id: end of its compute, -1 not run */
     double *arrive;                  /* per task id: when its output reaches the consumer */
     int *order;                      /* per stage: task ids in order (fixed orders) */
@@ -233,6 +239,10 @@ static void decode_tid(const wl_cluster_sim *s, int id, int *kind, int *stage, i
 static int pred_of(const wl_cluster_sim *s, int kind, int stage, int chunk, int micro)
 {
     int vs = chunk * s->p + stage, V = s->v * s->p;
+    /* a decode round: the next token of a micro-batch starts when its
+     * last one has left the last stage */
+    if (kind == K_F && vs == 0 && s->round > 0 && micro >= s->round)
+        return tid(s, K_F, (V - 1) % s->p, (V - 1) / s->p, micro - s->round);
     if (kind == K_F)
         return vs > 0 ? tid(s, K_F, (vs - 1) % s->p, (vs - 1) / s->p, micro) : -1;
     if (kind == K_B)
@@ -250,9 +260,11 @@ static int local_of(const wl_cluster_sim *s, int kind, int stage, int chunk, int
     return -1;
 }
 
-static double dur_of(const wl_cluster_pipeline *pl, int kind, int stage, int chunk)
+static double dur_of(const wl_cluster_pipeline *pl, int kind, int stage, int chunk, int micro)
 {
     size_t k = (size_t)stage * (size_t)pl->chunks + (size_t)chunk;
+    if (kind == K_F && pl->round_micro > 0 && micro >= pl->round_micro)
+        return pl->f2_s[k];
     return kind == K_F ? pl->f_s[k] : kind == K_B ? pl->b_s[k] : pl->w_s[k];
 }
 
@@ -272,7 +284,7 @@ static void run_task(wl_cluster_sim *s, const wl_cluster_pipeline *pl, stage_sta
         if (arrive > lo)
             st->recv_wait_s += arrive - lo;
     }
-    double d = dur_of(pl, kind, i, c);
+    double d = dur_of(pl, kind, i, c, j);
     double end = start + d;
     s->end[id] = end;
     st->busy_s += d;
@@ -287,6 +299,10 @@ static void run_task(wl_cluster_sim *s, const wl_cluster_pipeline *pl, stage_sta
     if (s->p == 1)
         send = 0;
     s->arrive[id] = end + send;
+    /* the sampled tokens back to the first stage: small, and not a wait of
+     * the sender */
+    if (kind == K_F && vs == V - 1 && s->round > 0)
+        s->arrive[id] = end + (s->p > 1 ? pl->ring_send_s : 0);
     st->send_s += send;
     ss->free = end + send;
     if (kind == K_F) {
@@ -332,7 +348,7 @@ static int zb_take_w(const wl_cluster_sim *s, const wl_cluster_pipeline *pl, con
     decode_tid(s, next, &kind, &si, &c, &j);
     int pr = pred_of(s, kind, si, c, j);
     double arrive = pr >= 0 ? s->arrive[pr] : 0;
-    return ss->free + dur_of(pl, K_W, i, 0) <= arrive + 1e-12;
+    return ss->free + dur_of(pl, K_W, i, 0, 0) <= arrive + 1e-12;
 }
 
 int wl_cluster_sim_run(wl_cluster_sim *s, const wl_cluster_pipeline *pl, wl_error *err)
@@ -351,10 +367,17 @@ int wl_cluster_sim_run(wl_cluster_sim *s, const wl_cluster_pipeline *pl, wl_erro
                      "interleaving needs micro-batches a multiple of the %d stages, got %d", p, m);
         return WL_EINVAL;
     }
+    if (pl->round_micro < 0 || (pl->round_micro > 0 && (!pl->forward_only || v > 1 ||
+                                                      m % pl->round_micro || !pl->f2_s))) {
+        wl_error_set(err, "cluster", 0, "schedule", "decode rounds take a forward-only pipeline of "
+                     "one chunk per stage and whole rounds of micro-batches");
+        return WL_EINVAL;
+    }
     s->p = p;
     s->v = v;
     s->m = m;
-    s->nk = split ? 3 : 2;
+    s->round = pl->round_micro;
+    s->nk = pl->forward_only ? 1 : split ? 3 : 2;
     if (reserve(s, p, v, m, s->nk)) {
         wl_error_set(err, "cluster", 0, "", "out of memory for the pipeline simulation");
         return WL_ENOMEM;

@@ -109,6 +109,10 @@ const char *wl_cluster_schedule_name(const wl_cluster_schedule_type *t);
 /* "gpipe, 1f1b, interleaved, zb-h1" for messages. */
 const char *wl_cluster_schedule_names(void);
 
+/* The i-th schedule of the table above (NULL past the last): the order
+ * searches enumerate them in. */
+const wl_cluster_schedule_type *wl_cluster_schedule_at(int i);
+
 /* Whether the schedule runs weight gradients apart (W) / takes v > 1. */
 int wl_cluster_schedule_splits_w(const wl_cluster_schedule_type *t);
 int wl_cluster_schedule_interleaves(const wl_cluster_schedule_type *t);
@@ -133,6 +137,13 @@ typedef struct {
     const double *w_s;          /* split schedules: weight gradients */
     const double *send_s;       /* [stage]: a transfer from stage to stage + 1
                                    (the last to the first for interleaving) */
+    /* decode (forward only, one chunk per stage): micro-batch k >= round_micro
+     * is the next token of micro-batch k - round_micro, so its first stage
+     * waits for that one's last stage and ring_send_s (the sampled tokens
+     * sent back); it runs f2_s instead of f_s. 0: no rounds. */
+    int round_micro;
+    const double *f2_s;
+    double ring_send_s;
 } wl_cluster_pipeline;
 
 typedef struct {
@@ -269,5 +280,66 @@ typedef struct {
 } wl_cluster_plan_result;
 int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, double *plan,
                         wl_cluster_plan_result *out, wl_error *err);
+
+/* The time-energy frontier of clock plans within max_slowdown_pct of every
+ * GPU at its maximum: each point a plan (2 x stages clocks in *plans, row
+ * by row) or one clock for all GPUs (fixed), fastest first, none dominated
+ * by another. *pts and *plans malloc'd. */
+typedef struct {
+    double time_s, energy_j;
+    double slowdown_pct, energy_saving_pct; /* against every GPU at its maximum */
+    int fixed;                              /* one clock for every GPU */
+} wl_cluster_frontier_point;
+int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_frontier_point **pts,
+                        double **plans, size_t *n, wl_error *err);
+
+/* ---- search -------------------------------------------------------------------
+ * Every parallel configuration of a model on the system's GPUs: tp x pp x dp
+ * = GPUs (tp up to max_tp, by default the GPUs of a node, Megatron's rule),
+ * micro-batches in powers of two dividing a replica's share of the global
+ * batch, each schedule (interleaving with 2..max_vp chunks per GPU), each
+ * recomputation, sequence parallelism (tp > 1) and ZeRO-1 (dp > 1); what
+ * wl_cluster_config_check refuses is left out. Training only varies
+ * recomputation, ZeRO and the schedules that differ. */
+typedef struct {
+    wl_cluster_config base;     /* global_batch, seq, dtype, attention, mode,
+                                   launch, no_dp_overlap: fixed */
+    int max_tp;                 /* 0: GPUs per node */
+    int max_pp;                 /* 0: no bound */
+    int max_vp;                 /* chunks per GPU for interleaving (default 8) */
+    long long max_micro_batch;  /* default 16 */
+    /* bit i allows value i; 0 allows every value */
+    unsigned schedules;         /* bit i: wl_cluster_schedule_at(i) */
+    unsigned recomputes;        /* bit i: wl_recompute i */
+    unsigned sequence_parallel; /* bit 0: off, bit 1: on */
+    unsigned zero;              /* bit 0: ZeRO off, bit 1: ZeRO-1 */
+} wl_cluster_search_spec;
+
+void wl_cluster_search_default(wl_cluster_search_spec *s);
+/* The configurations in enumeration order (tp, pp, micro-batch, schedule,
+ * vp, recompute, sequence parallel, ZeRO), malloc'd into *out. */
+int wl_cluster_search_configs(const wl_cluster_search_spec *s, const wl_core_model *m, int gpus,
+                              int gpus_per_node, wl_cluster_config **out, size_t *n,
+                              wl_error *err);
+
+typedef struct {
+    wl_cluster_result r;
+    int evaluated;              /* 0: weights, gradients and optimizer state
+                                   alone exceed the GPU's memory, so it was
+                                   not simulated (times and energies NaN,
+                                   memory_gb that floor, fits 0) */
+} wl_cluster_search_row;
+
+/* Evaluates n configurations at one clock, on `threads` threads (0:
+ * OpenMP's default); rows[i] is cfgs[i]'s, whatever the thread count. The
+ * first failing configuration's error in order. */
+int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
+                           const wl_core_model *m, const wl_cluster_config *cfgs, size_t n,
+                           double clock_mhz, int threads, wl_cluster_search_row *rows,
+                           wl_error *err);
+/* Among the evaluated rows that fit: the time-energy front (on_front[n]),
+ * the fastest and the least energy per iteration (-1: none fits). */
+int wl_cluster_search_pick(const wl_cluster_search_row *rows, size_t n, unsigned char *on_front,
+                           long *fastest, long *least_energy);
 
 #endif

@@ -1141,16 +1141,18 @@ int wl_plot_compare(const wl_results_table *t, const wl_plot_kind_options *k,
 static const wl_plot_kind kinds[] = {
     {"energy-freq", "energy vs SM clock per workload (sweep or predict output); the energy-optimal "
                     "clock (large marker), the maximum clock (square), throttled points hollow",
-     wl_plot_energy_freq},
+     wl_plot_energy_freq, NULL},
     {"pareto", "energy vs time coloured by SM clock, dominated points faded, fronts as steps",
-     wl_plot_pareto},
-    {"heatmap", "a value over two swept parameters, infeasible cells hatched", wl_plot_heatmap},
+     wl_plot_pareto, NULL},
+    {"heatmap", "a value over two swept parameters, infeasible cells hatched", wl_plot_heatmap, NULL},
     {"savings", "energy saved and runtime penalty per workload (optimize output)",
-     wl_plot_savings},
+     wl_plot_savings, NULL},
     {"validation", "predicted vs measured with y = x and a +-10% band, and error vs clock "
-                   "(validate output)", wl_plot_validation},
+                   "(validate output)", wl_plot_validation, NULL},
     {"compare", "energy at the maximum and at the optimal clock per GPU (compare output)",
-     wl_plot_compare},
+     wl_plot_compare, NULL},
+    {"timeline", "Gantt chart of a cluster --timeline trace (a row per GPU) with each GPU's "
+                 "power underneath", NULL, wl_plot_timeline},
 };
 
 size_t wl_plot_kind_count(void) { return sizeof kinds / sizeof *kinds; }
@@ -1158,6 +1160,14 @@ size_t wl_plot_kind_count(void) { return sizeof kinds / sizeof *kinds; }
 const wl_plot_kind *wl_plot_kind_at(size_t i)
 {
     return i < wl_plot_kind_count() ? &kinds[i] : NULL;
+}
+
+const wl_plot_kind *wl_plot_kind_find(const char *name)
+{
+    for (size_t i = 0; i < wl_plot_kind_count(); i++)
+        if (strcmp(kinds[i].name, name) == 0)
+            return &kinds[i];
+    return NULL;
 }
 
 wl_plot_kind_fn wl_plot_kind_lookup(const char *name)

@@ -56,10 +56,21 @@ int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
 typedef int (*wl_plot_kind_fn)(const wl_results_table *, const wl_plot_kind_options *,
                                const wl_plot_options *, const char *, wl_error *);
 wl_plot_kind_fn wl_plot_kind_lookup(const char *name);
+/* Kinds drawn from a file other than a table (timeline: a trace). */
+typedef int (*wl_plot_file_fn)(const char *in_path, const wl_plot_options *, const char *,
+                               wl_error *);
 typedef struct {
     const char *name, *summary;
-    wl_plot_kind_fn fn;
+    wl_plot_kind_fn fn;         /* NULL for a file kind */
+    wl_plot_file_fn file_fn;
 } wl_plot_kind;
+const wl_plot_kind *wl_plot_kind_find(const char *name);
+
+/* The Chrome trace events of `wattlas cluster --timeline` as a Gantt chart
+ * (a row per GPU, a bar per task coloured by its name, the legend below)
+ * with each GPU's power over the same time axis underneath. */
+int wl_plot_timeline(const char *trace_path, const wl_plot_options *o, const char *path,
+                     wl_error *err);
 size_t wl_plot_kind_count(void);
 const wl_plot_kind *wl_plot_kind_at(size_t i);
 

@@ -981,7 +981,8 @@ struct wl_sweep_plan {
     uint64_t fingerprint;
 };
 
-static uint64_t fnv(uint64_t h, const void *data, size_t n)
+/* FNV-1a, 64 bits */
+uint64_t wl_sweep_hash(uint64_t h, const void *data, size_t n)
 {
     const unsigned char *p = data;
     for (size_t i = 0; i < n; i++) {
@@ -989,6 +990,11 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n)
         h *= 1099511628211ULL;
     }
     return h;
+}
+
+static uint64_t fnv(uint64_t h, const void *data, size_t n)
+{
+    return wl_sweep_hash(h, data, n);
 }
 
 static uint64_t fnv_str(uint64_t h, const char *s) { return fnv(h, s, strlen(s) + 1); }
@@ -1008,7 +1014,7 @@ static uint64_t fnv_nums(uint64_t h, const wl_core_numlist *l)
 static uint64_t fingerprint(const wl_sweep_plan *p)
 {
     const wl_sweep_spec *s = p->s;
-    uint64_t h = fnv_str(1469598103934665603ULL, "wattlas " WL_VERSION);
+    uint64_t h = fnv_str(WL_SWEEP_HASH_BASIS, "wattlas " WL_VERSION);
     for (size_t i = 0; i < p->ncols; i++)
         h = fnv_str(h, p->cols[i].name);
     const wl_core_strlist *names[5] = {&s->gpus, &s->models, &s->traces, &s->idle, &s->host};
@@ -1213,13 +1219,20 @@ void wl_sweep_plan_finish(wl_sweep_plan *p)
 
 #define SHARD_TAG "# wattlas-shard"
 
+void wl_sweep_shard_line(FILE *out, unsigned index, unsigned count, uint64_t fingerprint,
+                         unsigned long long lo, unsigned long long hi, unsigned long long total,
+                         unsigned long long rows, wl_results_format format)
+{
+    fprintf(out, SHARD_TAG " %u/%u sweep=%016llx points=%llu-%llu/%llu rows=%llu format=%s\n", index,
+            count, (unsigned long long)fingerprint, lo, hi, total, rows, wl_results_format_name(format));
+}
+
 void wl_sweep_plan_begin(wl_sweep_plan *p, FILE *out)
 {
     wl_results_writer_set_stream(p->w, out);
     if (p->o.shard_count)
-        fprintf(out, SHARD_TAG " %u/%u sweep=%016llx points=%llu-%llu/%llu rows=%llu format=%s\n",
-                p->o.shard_index, p->o.shard_count, (unsigned long long)p->fingerprint, p->lo,
-                p->hi, wl_sweep_spec_points(p->s), p->rows, wl_results_format_name(p->o.format));
+        wl_sweep_shard_line(out, p->o.shard_index, p->o.shard_count, p->fingerprint, p->lo, p->hi,
+                            wl_sweep_spec_points(p->s), p->rows, p->o.format);
     wl_results_writer_header(p->w);
 }
 

@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdint.h>
 #include "../core/wattlas_core.h"
 #include "../results/wattlas_results.h"
 #include "../calib/wattlas_calib.h"
@@ -164,6 +165,17 @@ void wl_sweep_plan_finish(wl_sweep_plan *p);
 int wl_sweep_run_mpi(const wl_sweep_spec *s, const wl_sweep_options *o, MPI_Comm comm, FILE *out,
                      volatile sig_atomic_t *stop, wl_sweep_stats *stats, wl_error *err);
 #endif
+
+/* The first line of a shard's output, which wl_sweep_merge checks: any
+ * command that writes contiguous slices of a deterministic list of rows
+ * (sweep, cluster search) shards with it. fingerprint: a hash of all that
+ * decides the rows (wl_sweep_hash, FNV-1a 64 chained from
+ * WL_SWEEP_HASH_BASIS). */
+#define WL_SWEEP_HASH_BASIS 1469598103934665603ULL
+uint64_t wl_sweep_hash(uint64_t h, const void *data, size_t n);
+void wl_sweep_shard_line(FILE *out, unsigned index, unsigned count, uint64_t fingerprint,
+                         unsigned long long lo, unsigned long long hi, unsigned long long total,
+                         unsigned long long rows, wl_results_format format);
 
 /* Joins shard outputs (given in any order) into out: the result is
  * byte-identical to the unsharded run. Every shard of one sweep must be

@@ -314,6 +314,39 @@ static void test_cluster_cmd(void **state)
     assert_int_equal(run("cluster --model gpt3-1.3b --nodes 2 --tp 8 --format csv"), 0);
     assert_int_equal(run("presets show dgx-h100"), 0);
     assert_non_null(strstr(out_buf, "gpu = h100-sxm-80gb"));
+    /* decode on many GPUs: a generation's first-token time and per-token time */
+    assert_int_equal(run("cluster --model llama-3-8b --mode decode --tp 2 --pp 2 --global-batch 8 "
+                         "--micro-batch 4 --seq 128 --gen 8 --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",gen,ttft_s,tpot_ms"));
+    assert_non_null(strstr(out_buf, ",decode,"));
+    assert_int_equal(run("cluster --mode decode --gen 0"), 2);
+    /* the frontier of clock plans, and its timeline drawn */
+    assert_int_equal(run("cluster --model gpt3-1.3b --tp 2 --pp 4 --frontier --max-slowdown-pct 5 "
+                         "--format csv"), 0);
+    assert_non_null(strstr(out_buf, "point,kind,sm_clock_mhz,time_s,energy_j,slowdown_pct,"
+                                    "energy_saving_pct,clocks_mhz"));
+    assert_true(count_lines(out_buf) > 3);
+    assert_int_equal(run("plot timeline tl.json -o tl.svg"), 0);
+    assert_int_equal(shell("test -s tl.svg"), 0);
+    assert_int_equal(run("plot timeline nope.json -o tl.svg"), 1);
+    /* search: the front on stdout, every row in the file; shards merge to it */
+    assert_int_equal(run("cluster search --model gpt3-1.3b --global-batch 16 -o all.csv"), 0);
+    assert_non_null(strstr(out_buf, "fastest"));
+    assert_non_null(strstr(err_buf, "configurations of gpt3-1.3b on 8 GPUs"));
+    for (int i = 1; i <= 3; i++)
+        assert_int_equal(run("cluster search --model gpt3-1.3b --global-batch 16 --shard %d/3 "
+                             "--threads 2 -o part%d.csv", i, i), 0);
+    assert_int_equal(run("merge part2.csv part3.csv part1.csv -o merged.csv"), 0);
+    assert_int_equal(shell("cmp -s merged.csv all.csv"), 0);
+    assert_int_equal(run("cluster search --model gpt3-1.3b --global-batch 32 --shard 1/3 -o other.csv"), 0);
+    assert_int_equal(run("merge other.csv part2.csv part3.csv -o merged.csv"), 1);
+    /* each command's own options */
+    assert_int_equal(run("cluster search --tp 2"), 2);
+    assert_non_null(strstr(err_buf, "--max-tp"));
+    assert_int_equal(run("cluster --max-tp 2"), 2);
+    assert_int_equal(run("cluster search --schedule 1f1b,fancy"), 2);
+    assert_int_equal(run("cluster search --model gpt3-1.3b --schedule 1f1b --recompute none,full "
+                         "--max-tp 2 --format csv"), 0);
 }
 
 static void test_trace_predict(void **state)

@@ -5,6 +5,9 @@
 #include "../cluster/wattlas_cluster.h"
 #include "../core/json.h"
 #include "../presets/wattlas_presets.h"
+#include "../plot/wattlas_plot.h"
+
+#include <sys/stat.h>
 
 /* Uniform stages (F = 1/v, B = 2/v per chunk), no transfers: the idle share
  * of the makespan of every stage is the schedule's bubble fraction. */
@@ -332,6 +335,231 @@ static void test_stage_plan(void **state)
     wl_cluster_free(cl);
 }
 
+
+/* Decode rounds: micro-batch k >= m is the next token of k - m and waits
+ * for it to leave the last stage. By hand (no transfers, F = 1 for the
+ * prompt, 0.5 a step): p 4, m 2, three rounds end at 9; p 2, m 4 with
+ * steps of 1: the first stage never waits and the last ends at 9. */
+static void test_decode_rounds(void **state)
+{
+    (void)state;
+    static const struct {
+        int p, m, rounds;
+        double step, want;
+    } cases[] = {{4, 2, 3, 0.5, 9}, {2, 4, 2, 1, 9}, {1, 1, 5, 0.25, 2}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        double f[8], f2[8], snd[8] = {0};
+        for (int i = 0; i < 8; i++)
+            f[i] = 1, f2[i] = cases[k].step;
+        wl_cluster_pipeline pl = {.stages = cases[k].p, .chunks = 1, .micro = cases[k].m * cases[k].rounds,
+                                  .forward_only = 1, .f_s = f, .b_s = f, .send_s = snd,
+                                  .round_micro = cases[k].m, .f2_s = f2};
+        wl_cluster_sim *s = wl_cluster_sim_create();
+        wl_error e = {0};
+        assert_int_equal(wl_cluster_sim_run(s, &pl, &e), WL_OK);
+        double T = 0;
+        for (int i = 0; i < cases[k].p; i++)
+            T = fmax(T, wl_cluster_sim_stage(s, i)->end_s);
+        assert_true(fabs(T - cases[k].want) < 1e-12);
+        /* rounds that are not whole are refused */
+        pl.micro = cases[k].m * cases[k].rounds + (cases[k].m > 1);
+        if (cases[k].m > 1)
+            assert_int_equal(wl_cluster_sim_run(s, &pl, &e), WL_EINVAL);
+        wl_cluster_sim_free(s);
+    }
+}
+
+static void load_dgx(wl_cluster_system *sys, wl_core_gpu *gpu, int nodes)
+{
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load("dgx-a100-80gb", sys, &e), WL_OK);
+    assert_int_equal(wl_preset_gpu_load(sys->gpu, gpu, &e), WL_OK);
+    sys->nodes = nodes;
+}
+
+/* A generation: the prompt, then a token a round; time = TTFT + (gen - 1)
+ * TPOT, tokens = batch x gen, the KV cache grows with the tokens, and one
+ * stage's steps cost what its pieces do. */
+static void test_decode_result(void **state)
+{
+    (void)state;
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model m;
+    wl_error e = {0};
+    load_dgx(&sys, &gpu, 1);
+    assert_int_equal(wl_preset_model_load("llama-3-8b", &m, &e), WL_OK);
+    wl_cluster_config c;
+    wl_cluster_config_default(&c);
+    c.mode = WL_MODE_DECODE;
+    c.tp = 2, c.pp = 2, c.dp = 2;
+    c.micro_batch = 4;
+    c.global_batch = 16;
+    c.seq = 256;
+    double mem[2] = {0};
+    for (int k = 0; k < 2; k++) {
+        c.gen = k ? 64 : 16;
+        wl_cluster *cl;
+        wl_cluster_result r;
+        assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+        assert_int_equal(wl_cluster_run(cl, 1410, NULL, &r, &e), WL_OK);
+        assert_true(r.ttft_s > 0 && r.tpot_s > 0 && r.ttft_s < r.time_s);
+        assert_true(fabs(r.time_s - (r.ttft_s + (double)(c.gen - 1) * r.tpot_s)) < 1e-9 * r.time_s);
+        assert_true(fabs(r.tokens - 16.0 * (double)c.gen) < 1e-9);
+        assert_true(r.energy_j > 0 && r.fits);
+        mem[k] = r.memory_gb;
+        /* every micro-batch's every token ran once */
+        size_t nf = 0;
+        for (size_t i = 0; i < wl_cluster_task_count(cl); i++)
+            nf += wl_cluster_task_at(cl, i)->kind == 'F';
+        assert_int_equal(nf, (size_t)(c.pp * 2 * c.gen));
+        wl_cluster_free(cl);
+    }
+    /* K and V of 8 key/value heads of 128 over tp 2, 16 layers a stage, 8
+     * sequences a replica, 48 more tokens, bf16 */
+    double kv = 2.0 * 16 * 8 * 48 * (8 / 2) * 128 * 2 / 1e9;
+    assert_true(fabs(mem[1] - mem[0] - kv) < 1e-9);
+    c.vp = 2;
+    wl_cluster *cl = NULL;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_EINVAL);
+    assert_string_equal(e.field, "vp");
+}
+
+/* Search: every configuration it lists is valid and of the GPUs, the list
+ * is what the loops give by hand for a small case, rows do not depend on
+ * the thread count, and the picks are the extremes of the front. */
+static void test_search(void **state)
+{
+    (void)state;
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model m;
+    wl_error e = {0};
+    load_dgx(&sys, &gpu, 1);
+    assert_int_equal(wl_preset_model_load("gpt3-1.3b", &m, &e), WL_OK);
+    wl_cluster_search_spec sp;
+    wl_cluster_search_default(&sp);
+    sp.base.global_batch = 8;
+    sp.base.seq = 1024;
+    /* 1f1b, no recompute, no ZeRO, no SP, micro-batch 1: tp x pp of 8 GPUs
+     * with 16 heads and 24 layers: (1,1) (1,2) (1,4) (1,8) (2,1) (2,2)
+     * (2,4) (4,1) (4,2) (8,1) */
+    sp.schedules = 1u << 1;
+    sp.recomputes = 1u << WL_RECOMPUTE_NONE;
+    sp.sequence_parallel = sp.zero = 1;
+    sp.max_micro_batch = 1;
+    wl_cluster_config *cf;
+    size_t n;
+    assert_int_equal(wl_cluster_search_configs(&sp, &m, 8, 8, &cf, &n, &e), WL_OK);
+    assert_int_equal(n, 10);
+    free(cf);
+    /* the whole space: each valid, none twice */
+    wl_cluster_search_default(&sp);
+    sp.base.global_batch = 16;
+    sp.base.seq = 1024;
+    assert_int_equal(wl_cluster_search_configs(&sp, &m, 8, 8, &cf, &n, &e), WL_OK);
+    assert_true(n > 100);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(wl_cluster_config_check(&cf[i], &m, 8, &e), WL_OK);
+        assert_int_equal(cf[i].tp * cf[i].pp * cf[i].dp, 8);
+        for (size_t j = 0; j < i; j++)
+            assert_true(memcmp(&cf[i], &cf[j], sizeof cf[i]) != 0);
+    }
+    wl_cluster_search_row *r1 = calloc(n, sizeof *r1), *r2 = calloc(n, sizeof *r2);
+    assert_int_equal(wl_cluster_search_eval(&sys, &gpu, &m, cf, n, 1410, 1, r1, &e), WL_OK);
+    assert_int_equal(wl_cluster_search_eval(&sys, &gpu, &m, cf, n, 1410, 4, r2, &e), WL_OK);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(r1[i].evaluated, r2[i].evaluated);
+        if (r1[i].evaluated)
+            assert_true(r1[i].r.time_s == r2[i].r.time_s && r1[i].r.energy_j == r2[i].r.energy_j);
+    }
+    unsigned char *front = calloc(n, 1);
+    long fast, least;
+    assert_int_equal(wl_cluster_search_pick(r1, n, front, &fast, &least), WL_OK);
+    assert_true(fast >= 0 && least >= 0 && front[fast] && front[least]);
+    for (size_t i = 0; i < n; i++) {
+        if (!r1[i].evaluated || !r1[i].r.fits) {
+            assert_false(front[i]);
+            continue;
+        }
+        assert_true(r1[i].r.time_s >= r1[fast].r.time_s);
+        assert_true(r1[i].r.energy_j >= r1[least].r.energy_j);
+        for (size_t j = 0; front[i] && j < n; j++) /* nothing beats a front row */
+            if (r1[j].evaluated && r1[j].r.fits)
+                assert_false(r1[j].r.time_s < r1[i].r.time_s && r1[j].r.energy_j < r1[i].r.energy_j);
+    }
+    free(front), free(r1), free(r2), free(cf);
+}
+
+/* The frontier: fastest first, each point trading time for energy, all
+ * within the bound, its fastest point no slower than every GPU at max. */
+static void test_frontier(void **state)
+{
+    (void)state;
+    wl_core_model m;
+    wl_cluster_result r;
+    wl_cluster *cl = small(0, &r, &m);
+    wl_cluster_frontier_point *pts;
+    double *plans;
+    size_t n;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_frontier(cl, 10, &pts, &plans, &n, &e), WL_OK);
+    assert_true(n >= 2);
+    assert_true(pts[0].time_s <= r.time_s * (1 + 1e-12));
+    for (size_t i = 0; i < n; i++) {
+        assert_true(pts[i].slowdown_pct <= 10 + 1e-9);
+        if (i) {
+            assert_true(pts[i].time_s >= pts[i - 1].time_s);
+            assert_true(pts[i].energy_j < pts[i - 1].energy_j);
+        }
+        /* the plan replayed gives the point */
+        wl_cluster_result again;
+        assert_int_equal(wl_cluster_run(cl, 1410, plans + 4 * i, &again, &e), WL_OK);
+        assert_true(fabs(again.energy_j - pts[i].energy_j) < 1e-9 * again.energy_j);
+    }
+    /* the plan --optimize picks at 5% is on or above the frontier */
+    double plan[4];
+    wl_cluster_plan_result pr;
+    assert_int_equal(wl_cluster_optimize(cl, 5, plan, &pr, &e), WL_OK);
+    double best = INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (pts[i].time_s <= pr.planned.time_s * (1 + 1e-12))
+            best = fmin(best, pts[i].energy_j);
+    assert_true(best <= pr.planned.energy_j * (1 + 1e-9));
+    free(pts), free(plans);
+    wl_cluster_free(cl);
+}
+
+/* plot timeline draws a trace and names the line of a bad one. */
+static void test_plot_timeline(void **state)
+{
+    (void)state;
+    wl_core_model m;
+    wl_cluster_result r;
+    wl_cluster *cl = small(0, &r, &m);
+    const char *path = test_path("tl.json");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(wl_cluster_timeline_json(cl, f), WL_OK);
+    fclose(f);
+    wl_plot_options o;
+    wl_plot_options_default(&o);
+    wl_error e = {0};
+    const char *png = test_path("tl.png");
+    assert_int_equal(wl_plot_timeline(path, &o, png, &e), WL_OK);
+    struct stat st;
+    assert_int_equal(stat(png, &st), 0);
+    assert_true(st.st_size > 1000);
+    f = fopen(path, "w");
+    fputs("{\"traceEvents\": [\n{\"ph\": \"X\", \"tid\": 0, \"ts\": 0, \"dur\": 1, \"name\": \"f\"},\n"
+          "{\"ph\": \"X\", \"tid\": 0, \"ts\": -5, \"dur\": 1, \"name\": \"f\"}]}\n", f);
+    fclose(f);
+    assert_int_equal(wl_plot_timeline(path, &o, png, &e), WL_EPARSE);
+    assert_int_equal(e.line, 3);
+    assert_string_equal(e.field, "ts");
+    wl_cluster_free(cl);
+}
+
 static void test_system_presets(void **state)
 {
     (void)state;
@@ -398,6 +626,9 @@ int main(void)
         cmocka_unit_test(test_ring_allreduce),   cmocka_unit_test(test_stage_memory),
         cmocka_unit_test(test_result_invariants), cmocka_unit_test(test_timeline_json),
         cmocka_unit_test(test_stage_plan), cmocka_unit_test(test_system_presets),   cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_decode_rounds), cmocka_unit_test(test_decode_result),
+        cmocka_unit_test(test_search), cmocka_unit_test(test_frontier),
+        cmocka_unit_test(test_plot_timeline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

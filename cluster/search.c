@@ -1,0 +1,240 @@
+/* wattlas cluster search: every parallel configuration of a model on a
+ * system, evaluated in parallel, and the fastest, the least-energy and the
+ * time-energy front among those that fit.
+ *
+ * The space is Megatron-LM's: tensor x pipeline x data parallel sizes that
+ * multiply to the GPUs, micro-batch sizes (powers of two dividing a
+ * replica's share of the global batch), virtual stages for the interleaved
+ * schedule, the schedules, recomputation, sequence parallelism and ZeRO-1.
+ * Enumeration is cheap and deterministic (its order is the output's), so a
+ * shard is a contiguous slice of it and shards concatenate to the whole. */
+#include "cluster_internal.h"
+#include "../pareto/wattlas_pareto.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+void wl_cluster_search_default(wl_cluster_search_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    wl_cluster_config_default(&s->base);
+    s->max_vp = 8;
+    s->max_micro_batch = 16;
+}
+
+/* Whether bit i is set in mask (0: every value allowed). */
+static int allowed(unsigned mask, int i)
+{
+    return !mask || (mask >> i) & 1u;
+}
+
+/* Appends c when the configuration is possible; grows the array. */
+static int push(wl_cluster_config **v, size_t *n, size_t *cap, const wl_cluster_config *c,
+                const wl_core_model *m, int gpus)
+{
+    wl_error e = {0};
+    if (wl_cluster_config_check(c, m, gpus, &e))
+        return WL_OK; /* not a configuration of this model: skipped */
+    if (*n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 256;
+        wl_cluster_config *nv = realloc(*v, nc * sizeof *nv);
+        if (!nv)
+            return WL_ENOMEM;
+        *v = nv;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = *c;
+    return WL_OK;
+}
+
+int wl_cluster_search_configs(const wl_cluster_search_spec *s, const wl_core_model *m, int gpus,
+                              int gpus_per_node, wl_cluster_config **out, size_t *n, wl_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    const wl_cluster_config *b = &s->base;
+    if (gpus < 1 || b->global_batch < 1) {
+        wl_error_set(err, "cluster", 0, "global_batch", "search needs GPUs and a global batch");
+        return WL_EINVAL;
+    }
+    int train = b->mode == WL_MODE_TRAIN;
+    int max_tp = s->max_tp > 0 ? s->max_tp : gpus_per_node;
+    size_t cap = 0;
+    wl_cluster_config *v = NULL;
+    int rc = WL_OK;
+    for (int tp = 1; tp <= gpus && tp <= max_tp && !rc; tp++) {
+        if (gpus % tp)
+            continue;
+        for (int pp = 1; pp <= gpus / tp && !rc; pp++) {
+            if ((gpus / tp) % pp || (s->max_pp > 0 && pp > s->max_pp) || m->layers % pp)
+                continue;
+            int dp = gpus / (tp * pp);
+            if (b->global_batch % dp)
+                continue;
+            long long share = b->global_batch / dp;
+            for (long long mb = 1; mb <= share && mb <= s->max_micro_batch && !rc; mb *= 2) {
+                if (share % mb)
+                    continue;
+                /* the schedules in their table order, interleaving with
+                 * each number of chunks per GPU */
+                for (int si = 0; wl_cluster_schedule_at(si) && !rc; si++) {
+                    const wl_cluster_schedule_type *t = wl_cluster_schedule_at(si);
+                    if (!allowed(s->schedules, si))
+                        continue;
+                    /* forward-only passes: gpipe, 1f1b and zb-h1 are one
+                     * schedule */
+                    if (!train && t != wl_cluster_1f1b && t != wl_cluster_interleaved)
+                        continue;
+                    int inter = wl_cluster_schedule_interleaves(t);
+                    for (int vp = inter ? 2 : 1; vp <= (inter ? s->max_vp : 1) && !rc; vp++) {
+                        if (m->layers % (pp * vp))
+                            continue;
+                        for (int r = 0; r < 3 && !rc; r++) {
+                            if (!allowed(s->recomputes, r) || (!train && r))
+                                continue;
+                            for (int sp = 0; sp < 2 && !rc; sp++) {
+                                if (!allowed(s->sequence_parallel, sp) || (sp && tp == 1))
+                                    continue;
+                                for (int z = 0; z < 2 && !rc; z++) {
+                                    if (!allowed(s->zero, z) || (z && (dp == 1 || !train)))
+                                        continue;
+                                    wl_cluster_config c = *b;
+                                    c.tp = tp, c.pp = pp, c.dp = dp, c.vp = vp;
+                                    c.micro_batch = mb;
+                                    c.schedule = t;
+                                    c.recompute = (wl_recompute)r;
+                                    c.sequence_parallel = sp;
+                                    c.zero = z;
+                                    rc = push(&v, n, &cap, &c, m, gpus);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if (rc) {
+        free(v);
+        *n = 0;
+        wl_error_set(err, "cluster", 0, "", "out of memory");
+        return rc;
+    }
+    *out = v;
+    return WL_OK;
+}
+
+/* Memory a configuration needs before its activations: weights, gradients,
+ * optimizer state and workspace of its largest stage. */
+static double static_memory_gb(const wl_cluster *c)
+{
+    double worst = 0;
+    for (int i = 0; i < wl_cluster_stages(c); i++) {
+        wl_cluster_memory mm;
+        wl_cluster_stage_memory(c, i, &mm);
+        double st = mm.total_gb - mm.activations_gb;
+        if (st > worst)
+            worst = st;
+    }
+    return worst;
+}
+
+/* One configuration: built, its memory floor checked, simulated. */
+static int eval_one(const wl_cluster_system *sys, const wl_core_gpu *gpu, const wl_core_model *m,
+                    const wl_cluster_config *cfg, double clock, wl_cluster_search_row *row,
+                    wl_error *err)
+{
+    memset(row, 0, sizeof *row);
+    wl_cluster *c = NULL;
+    int rc = wl_cluster_create(sys, gpu, m, cfg, &c, err);
+    if (rc)
+        return rc;
+    double floor_gb = static_memory_gb(c);
+    if (gpu->mem_capacity_gb > 0 && floor_gb > gpu->mem_capacity_gb) {
+        /* cannot fit whatever the schedule: not worth its simulation */
+        wl_cluster_result *r = &row->r;
+        r->time_s = r->energy_j = r->power_w = r->energy_gpu_j = r->energy_network_j = NAN;
+        r->energy_node_j = r->tflops_per_gpu = r->mfu = r->bubble_s = NAN;
+        r->tp_comm_exposed_s = r->pp_comm_exposed_s = r->dp_comm_exposed_s = r->compute_s = NAN;
+        r->tokens_per_s = r->energy_per_token_j = r->ttft_s = r->tpot_s = NAN;
+        r->memory_gb = floor_gb;
+        r->fits = 0;
+        r->gpus = sys->nodes * sys->gpus_per_node;
+        r->nodes = sys->nodes;
+        row->evaluated = 0;
+    } else {
+        rc = wl_cluster_run(c, clock, NULL, &row->r, err);
+        row->evaluated = rc == WL_OK;
+    }
+    wl_cluster_free(c);
+    return rc;
+}
+
+int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
+                           const wl_core_model *m, const wl_cluster_config *cfgs, size_t n,
+                           double clock_mhz, int threads, wl_cluster_search_row *rows,
+                           wl_error *err)
+{
+    int rc = WL_OK;
+    long long bad = -1;
+    wl_error first = {0};
+#ifdef _OPENMP
+    int nt = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 4) num_threads(nt)
+#else
+    (void)threads;
+#endif
+    for (long long i = 0; i < (long long)n; i++) {
+        wl_error e = {0};
+        int r = eval_one(sys, gpu, m, &cfgs[i], clock_mhz, &rows[i], &e);
+        if (r) {
+#ifdef _OPENMP
+#pragma omp critical(wl_cluster_search_err)
+#endif
+            {
+                /* the first failing configuration in order, whatever the
+                 * thread that met it */
+                if (bad < 0 || i < bad) {
+                    bad = i;
+                    rc = r;
+                    first = e;
+                }
+            }
+        }
+    }
+    if (rc)
+        *err = first;
+    return rc;
+}
+
+int wl_cluster_search_pick(const wl_cluster_search_row *rows, size_t n, unsigned char *on_front,
+                           long *fastest, long *least_energy)
+{
+    *fastest = *least_energy = -1;
+    double *pts = malloc(sizeof(double) * 2 * (n ? n : 1));
+    if (!pts)
+        return WL_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const wl_cluster_result *r = &rows[i].r;
+        int ok = rows[i].evaluated && r->fits;
+        pts[2 * i] = ok ? r->time_s : NAN;
+        pts[2 * i + 1] = ok ? r->energy_j : NAN;
+        if (!ok)
+            continue;
+        /* ties go to the first in enumeration order; energy ties to the
+         * faster */
+        if (*fastest < 0 || r->time_s < rows[*fastest].r.time_s ||
+            (r->time_s == rows[*fastest].r.time_s && r->energy_j < rows[*fastest].r.energy_j))
+            *fastest = (long)i;
+        if (*least_energy < 0 || r->energy_j < rows[*least_energy].r.energy_j ||
+            (r->energy_j == rows[*least_energy].r.energy_j && r->time_s < rows[*least_energy].r.time_s))
+            *least_energy = (long)i;
+    }
+    int rc = wl_pareto_front(pts, n, 2, on_front);
+    free(pts);
+    return rc;
+}

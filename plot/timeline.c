@@ -1,0 +1,275 @@
+/* plot timeline: the Chrome trace events of `wattlas cluster --timeline`
+ * as a Gantt chart (a row per GPU, a bar per task coloured by its name)
+ * with each GPU's power over the same time axis underneath. */
+#include "plot_internal.h"
+#include "../core/json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROWS 4096
+#define MAX_NAMES 8
+
+typedef struct {
+    int row, name;
+    double t0, t1;
+} bar;
+
+typedef struct {
+    int row;
+    double t, w;
+} level;
+
+typedef struct {
+    bar *bars;
+    size_t nbars;
+    level *lv;
+    size_t nlv;
+    const char *names[MAX_NAMES]; /* task names in order of first use */
+    int nnames;
+    const char *row_label[MAX_ROWS];
+    int rows;
+    double tmax, pmax;
+} trace;
+
+/* A finite number field of an event, or an error naming the line. */
+static int field(const char *path, const wj_value *ev, const wj_value *obj, const char *key,
+                 double lo, double hi, double *v, wl_error *err)
+{
+    const wj_value *x = obj ? wj_get(obj, key) : NULL;
+    if (!x || x->type != WJ_NUMBER || !isfinite(x->num) || x->num < lo || x->num > hi) {
+        wl_error_set(err, path, ev->line, key, "expected a number in [%g, %g]", lo, hi);
+        return WL_EPARSE;
+    }
+    *v = x->num;
+    return WL_OK;
+}
+
+static int name_index(trace *tr, const char *name)
+{
+    for (int i = 0; i < tr->nnames; i++)
+        if (!strcmp(tr->names[i], name))
+            return i;
+    if (tr->nnames == MAX_NAMES)
+        return MAX_NAMES - 1; /* the rest share the last colour */
+    tr->names[tr->nnames] = name;
+    return tr->nnames++;
+}
+
+static int load(const char *path, const wj_value *root, trace *tr, wl_error *err)
+{
+    const wj_value *evs = root->type == WJ_OBJECT ? wj_get(root, "traceEvents") : root;
+    if (!evs || evs->type != WJ_ARRAY) {
+        wl_error_set(err, path, root->line, "traceEvents",
+                     "not a Chrome trace: expected a traceEvents array");
+        return WL_EPARSE;
+    }
+    tr->bars = calloc(evs->n ? evs->n : 1, sizeof *tr->bars);
+    tr->lv = calloc(evs->n ? evs->n : 1, sizeof *tr->lv);
+    if (!tr->bars || !tr->lv)
+        return WL_ENOMEM;
+    for (size_t i = 0; i < evs->n; i++) {
+        const wj_value *ev = &evs->items[i];
+        const wj_value *ph = ev->type == WJ_OBJECT ? wj_get(ev, "ph") : NULL;
+        if (!ph || ph->type != WJ_STRING) {
+            wl_error_set(err, path, ev->line, "ph", "an event without its phase");
+            return WL_EPARSE;
+        }
+        const wj_value *nm = wj_get(ev, "name"), *args = wj_get(ev, "args");
+        double tid;
+        int rc;
+        if (strcmp(ph->str, "X") && strcmp(ph->str, "C") && strcmp(ph->str, "M"))
+            continue; /* other phases are not drawn */
+        if ((rc = field(path, ev, ev, "tid", 0, MAX_ROWS - 1, &tid, err)))
+            return rc;
+        int row = (int)tid;
+        if (row + 1 > tr->rows)
+            tr->rows = row + 1;
+        if (!strcmp(ph->str, "M")) {
+            const wj_value *label = args ? wj_get(args, "name") : NULL;
+            if (nm && nm->type == WJ_STRING && !strcmp(nm->str, "thread_name") && label &&
+                label->type == WJ_STRING)
+                tr->row_label[row] = label->str;
+            continue;
+        }
+        double ts, dur = 0;
+        if ((rc = field(path, ev, ev, "ts", 0, 1e15, &ts, err)))
+            return rc;
+        if (!strcmp(ph->str, "X")) {
+            if ((rc = field(path, ev, ev, "dur", 0, 1e15, &dur, err)))
+                return rc;
+            if (!nm || nm->type != WJ_STRING) {
+                wl_error_set(err, path, ev->line, "name", "a task without a name");
+                return WL_EPARSE;
+            }
+            tr->bars[tr->nbars++] = (bar){.row = row, .name = name_index(tr, nm->str),
+                                          .t0 = ts * 1e-6, .t1 = (ts + dur) * 1e-6};
+        } else {
+            double w;
+            if ((rc = field(path, ev, args, "power_w", 0, 1e6, &w, err)))
+                return rc;
+            tr->lv[tr->nlv++] = (level){.row = row, .t = ts * 1e-6, .w = w};
+            tr->pmax = fmax(tr->pmax, w);
+        }
+        tr->tmax = fmax(tr->tmax, (ts + dur) * 1e-6);
+    }
+    if (!tr->nbars) {
+        wl_error_set(err, path, root->line, "traceEvents", "no tasks (\"ph\": \"X\") to draw");
+        return WL_EPARSE;
+    }
+    return WL_OK;
+}
+
+/* Light vertical grid lines at the time ticks. */
+static void time_grid(cairo_t *cr, const axes *a)
+{
+    double ticks[16];
+    int n = wl_plot_ticks(a->xmin, a->xmax, 7, ticks);
+    cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
+    cairo_set_line_width(cr, 0.4);
+    for (int i = 0; i < n; i++) {
+        double x = ax_x(a, ticks[i]);
+        cairo_move_to(cr, x, a->y0);
+        cairo_line_to(cr, x, a->y0 + a->h);
+    }
+    cairo_stroke(cr);
+}
+
+static void draw(cairo_t *cr, const trace *tr, const wl_plot_options *o, double W, double H)
+{
+    int rows = tr->rows, power = tr->nlv > 0;
+    double top = o->title ? 16 : 6, left = 40, right = 8;
+    double legend_h = 12, bottom = 28 + legend_h;
+    double avail = H - top - bottom;
+    double gantt_h = power ? avail * 0.58 : avail, gap = power ? 8 : 0;
+    double tmax = tr->tmax > 0 ? tr->tmax : 1, lo = 0;
+    axes g = {left, top, W - left - right, gantt_h, lo, tmax, 0, rows, 0, 0};
+    /* the Gantt: frame, grid, a row per GPU (stage 0 on top) */
+    time_grid(cr, &g);
+    double rh = g.h / rows;
+    for (size_t i = 0; i < tr->nbars; i++) {
+        const bar *b = &tr->bars[i];
+        double x0 = ax_x(&g, b->t0), x1 = ax_x(&g, b->t1);
+        style_color(cr, b->name, 1);
+        cairo_rectangle(cr, x0, g.y0 + rh * (b->row + 0.12), fmax(x1 - x0, 0.15), rh * 0.76);
+        cairo_fill(cr);
+    }
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_set_line_width(cr, 0.6);
+    cairo_rectangle(cr, g.x0, g.y0, g.w, g.h);
+    cairo_stroke(cr);
+    style_font(cr, rows > 16 ? 4.5 : 6, 0);
+    int every = rows > 32 ? (rows + 31) / 32 : 1;
+    for (int r = 0; r < rows; r += every) {
+        char lab[32];
+        snprintf(lab, sizeof lab, "GPU %d", r);
+        style_text(cr, g.x0 - 3, g.y0 + rh * (r + 0.5), lab, 1, 0.5);
+    }
+    if (power) {
+        double plo = 0, phi = tr->pmax > 0 ? tr->pmax * 1.1 : 1;
+        ax_range(&plo, &phi, 0);
+        plo = 0;
+        axes a = {left, top + gantt_h + gap, W - left - right, avail - gantt_h - gap, lo, tmax,
+                  plo, phi, 0, 0};
+        ax_draw(cr, &a, "Time", "s", "Power", "W", 1);
+        /* each GPU's power as a step line: levels hold until the next */
+        cairo_save(cr);
+        cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
+        cairo_clip(cr);
+        cairo_set_line_width(cr, rows > 8 ? 0.35 : 0.6);
+        for (int r = 0; r < rows; r++) {
+            int started = 0;
+            double last_y = 0;
+            for (size_t i = 0; i < tr->nlv; i++) {
+                const level *l = &tr->lv[i];
+                if (l->row != r)
+                    continue;
+                double x = ax_x(&a, l->t), y = ax_y(&a, l->w);
+                if (!started) {
+                    cairo_move_to(cr, x, y);
+                    started = 1;
+                } else {
+                    cairo_line_to(cr, x, last_y);
+                    cairo_line_to(cr, x, y);
+                }
+                last_y = y;
+            }
+            if (started) {
+                cairo_line_to(cr, ax_x(&a, tmax), last_y);
+                style_color(cr, r, rows > 8 ? 0.5 : 0.9);
+                cairo_stroke(cr);
+            }
+        }
+        cairo_restore(cr);
+    }
+    /* legend of the task names below the axes, never over the data */
+    style_font(cr, 6.5, 0);
+    double x = left, y = H - legend_h + 2;
+    for (int i = 0; i < tr->nnames; i++) {
+        cairo_text_extents_t te;
+        cairo_text_extents(cr, tr->names[i], &te);
+        style_color(cr, i, 1);
+        cairo_rectangle(cr, x, y - 3, 7, 5);
+        cairo_fill(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        style_text(cr, x + 9, y - 0.5, tr->names[i], 0, 0.5);
+        x += 9 + te.x_advance + 8;
+    }
+    /* the power lines' GPUs, when they can be told apart */
+    for (int r = 0; power && rows <= 8 && r < rows; r++) {
+        char lab[32];
+        snprintf(lab, sizeof lab, "GPU %d power", r);
+        cairo_text_extents_t te;
+        cairo_text_extents(cr, lab, &te);
+        if (x + 22 + te.x_advance > W)
+            break;
+        style_color(cr, r, 0.9);
+        cairo_set_line_width(cr, 0.8);
+        cairo_move_to(cr, x, y - 0.5);
+        cairo_line_to(cr, x + 8, y - 0.5);
+        cairo_stroke(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        style_text(cr, x + 10, y - 0.5, lab, 0, 0.5);
+        x += 10 + te.x_advance + 8;
+    }
+    if (o->title) {
+        style_font(cr, 9, 1);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        style_text(cr, W / 2, 3, o->title, 0.5, 0);
+    }
+}
+
+int wl_plot_timeline(const char *trace_path, const wl_plot_options *o, const char *path,
+                     wl_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc = wl_core_read_file(trace_path, &text, &len, err);
+    if (rc)
+        return rc;
+    int line = 0;
+    char msg[160];
+    wj_value *root = wj_parse(text, len, &line, msg, sizeof msg);
+    free(text);
+    if (!root) {
+        wl_error_set(err, trace_path, line, "", "%s", msg);
+        return WL_EPARSE;
+    }
+    trace tr = {0};
+    rc = load(trace_path, root, &tr, err);
+    if (rc == WL_ENOMEM)
+        wl_error_set(err, trace_path, 0, "", "out of memory");
+    fig *f = NULL;
+    if (!rc)
+        rc = fig_open(path, o, &f, err);
+    if (!rc) {
+        draw(fig_cr(f), &tr, o, fig_w(f), fig_h(f));
+        rc = fig_close(f, err);
+    }
+    free(tr.bars);
+    free(tr.lv);
+    wj_free(root);
+    return rc;
+}
