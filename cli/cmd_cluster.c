@@ -601,7 +601,7 @@ static int run(const char *cmd, cluster_opts *o)
             wl_cluster_memory mm;
             wl_cluster_stage_memory(cl, i, &mm);
             wl_results_cell c[NSCOLS] = {
-                {.v = i}, {.v = plan ? plan[2 * i] : clock}, {.v = plan ? plan[2 * i + 1] : clock},
+                {.v = i}, {.v = wl_cluster_stage_clock(cl, i, 0)}, {.v = wl_cluster_stage_clock(cl, i, 1)},
                 {.v = st->busy_s},
                 {.v = st->send_s + st->recv_wait_s}, {.v = st->end_s}, {.v = mm.in_flight},
                 {.v = mm.weights_gb}, {.v = mm.grads_gb}, {.v = mm.optimizer_gb},

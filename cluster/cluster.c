@@ -55,7 +55,10 @@ struct wl_cluster {
     double *f_s, *b_s, *w_s, *fe, *be, *we; /* per (stage, chunk): durations, energies */
     double *f2_s, *fe2, *coll2_s;           /* decode steps */
     double *coll_s;       /* per (stage, chunk): collectives inside its F, B and W */
-    double *stage_clock;  /* [2 p] */
+    double *stage_clock;  /* [2 p]: the clocks run (after the power limit) */
+    double *req, *cur;    /* [2 p]: asked for; tried under the power limit */
+    double *thr_lo, *thr_hi, *stage_try; /* per stage: the power limit's bisection */
+    int *thr_ok;
     double *sends;        /* per stage: the transfer to the next */
     double *window;       /* per stage: its last micro-batch's backward time */
     double *dp_exp, *opt_t, *opt_e, *e_stage, *t_prev, *f_prev, *tpc; /* per stage */
@@ -324,11 +327,17 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     c->act_peak_b = cfg->recompute == WL_RECOMPUTE_FULL ? wl_cluster_layer_act_peak_bytes(model, cfg) : 0;
     size_t pv = (size_t)c->p * (size_t)c->v;
     c->f_s = calloc(pv * 10 + (size_t)c->p * 11, sizeof(double));
-    c->stage_clock = calloc((size_t)c->p * 2, sizeof(double));
-    c->peak = calloc((size_t)c->p, sizeof(int));
+    c->stage_clock = calloc((size_t)c->p * 9, sizeof(double));
+    c->peak = calloc((size_t)c->p * 2, sizeof(int));
     c->sim = wl_cluster_sim_create();
     if (!c->f_s || !c->stage_clock || !c->peak || !c->sim)
         goto oom;
+    c->req = c->stage_clock + 2 * c->p;
+    c->cur = c->req + 2 * c->p;
+    c->thr_lo = c->cur + 2 * c->p;
+    c->thr_hi = c->thr_lo + c->p;
+    c->stage_try = c->thr_hi + c->p;
+    c->thr_ok = c->peak + c->p;
     c->b_s = c->f_s + pv;
     c->w_s = c->b_s + pv;
     c->fe = c->w_s + pv;
@@ -408,12 +417,12 @@ static int chunk_costs(wl_cluster *c, int i, double ff, double fb)
              * whose collectives hide behind them */
             int window_only = id == PC_WIN_QKV || id == PC_WIN_FC1 || (id == PC_WIN_HEAD && !split);
             c->memo.at[id] = (cost){0};
-            int rc = window_only ? WL_OK : piece_cost(c->pc, &c->gpu, id, piece_bwd[id] ? fb : ff, 0,
+            int rc = window_only ? WL_OK : piece_cost(c->pc, &c->gpu, id, piece_bwd[id] ? fb : ff, 1,
                                                       &c->memo.at[id]);
             /* decode steps at the second phase's clock */
             c->memo.at2[id] = (cost){0};
             if (!rc && c->decode && !window_only)
-                rc = piece_cost(c->pc2, &c->gpu, id, fb, 0, &c->memo.at2[id]);
+                rc = piece_cost(c->pc2, &c->gpu, id, fb, 1, &c->memo.at2[id]);
             if (rc)
                 return rc;
         }
@@ -467,21 +476,14 @@ static double model_flop(const wl_cluster *c)
     return c->cfg.mode == WL_MODE_TRAIN ? f : f / 3.0;
 }
 
-int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_cluster_result *res,
-                   wl_error *err)
+/* One simulation at the clocks of every stage and phase (clocks[2 p],
+ * checked), without the power limit: wl_cluster_run applies it. */
+static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, wl_error *err)
 {
     memset(res, 0, sizeof *res);
     int p = c->p, train = c->cfg.mode == WL_MODE_TRAIN;
     for (int i = 0; i < p; i++) {
-        double ff = clocks ? clocks[2 * i] : clock_mhz, fb = clocks ? clocks[2 * i + 1] : clock_mhz;
-        for (int k = 0; k < 2; k++) {
-            double f = k ? fb : ff;
-            if (!wl_core_gpu_clock_in_range(&c->gpu, f)) {
-                wl_error_set(err, "cluster", 0, "clock", "%g MHz is outside %s's %g-%g MHz", f,
-                             c->gpu.id, c->gpu.sm_clock_min_mhz, c->gpu.sm_clock_max_mhz);
-                return WL_EINVAL;
-            }
-        }
+        double ff = clocks[2 * i], fb = clocks[2 * i + 1];
         c->stage_clock[2 * i] = ff;
         c->stage_clock[2 * i + 1] = fb;
         if (chunk_costs(c, i, ff, fb)) {
@@ -550,7 +552,7 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
             }
             if (c->cfg.zero && c->cfg.dp > 1)
                 dpx += wl_cluster_coll_time(&c->dp_g, WL_COLL_ALL_GATHER, P * wl_dtype_bytes(c->cfg.dtype));
-            wl_core_op op = {.sm_clock_mhz = fb};
+            wl_core_op op = {.sm_clock_mhz = fb, .ignore_power_limit = 1};
             wl_core_result r;
             if (wl_core_evaluator_run(c->opt_ev[kind], &op, &r)) {
                 wl_error_set(err, "cluster", 0, "", "cannot evaluate the optimizer");
@@ -601,6 +603,7 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
         double e = c->e_stage[i];
         if (T > c->t_prev[i])
             e += (T - c->t_prev[i]) * wl_core_gpu_idle_w(&c->gpu, c->f_prev[i]);
+        c->e_stage[i] = e; /* one GPU's, over the whole timeline */
         e_gpu += e * c->cfg.tp * c->cfg.dp;
         tp_comm += c->tpc[i];
         pp_comm += st->send_s + st->recv_wait_s;
@@ -659,6 +662,76 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
     return WL_OK;
 }
 
+/* The board power limit. NVIDIA's software power capping ("SW Power Scaling"
+ * in NVML's throttle reasons) is a control loop on the board power averaged
+ * over a window far longer than one kernel or layer: a stage's GEMMs may
+ * draw more than the limit while its communication waits, bubbles and
+ * memory-bound kernels draw less, and only the average is held to it. So
+ * the limit applies to each GPU's average power over the simulated
+ * timeline: a stage whose average exceeds the cap runs at the highest clock
+ * (both phases, never above what was asked) whose average meets it, found
+ * by bisection on the clock grid for all such stages at once, the others'
+ * timelines following. (The core's per-workload limit, for one GPU running
+ * one workload, is the same rule with the workload as the window.) */
+int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_cluster_result *res,
+                   wl_error *err)
+{
+    int p = c->p, rc;
+    const wl_core_gpu *g = &c->gpu;
+    for (int i = 0; i < 2 * p; i++) {
+        double f = clocks ? clocks[i] : clock_mhz;
+        if (!wl_core_gpu_clock_in_range(g, f)) {
+            wl_error_set(err, "cluster", 0, "clock", "%g MHz is outside %s's %g-%g MHz", f, g->id,
+                         g->sm_clock_min_mhz, g->sm_clock_max_mhz);
+            return WL_EINVAL;
+        }
+        c->req[i] = f;
+    }
+    if ((rc = run_at(c, c->req, res, err)))
+        return rc;
+    double cap = g->power_limit_w * g->coef.power_cap_frac, step = g->sm_clock_step_mhz;
+    int over = 0;
+    for (int i = 0; i < p; i++) {
+        c->thr_lo[i] = g->sm_clock_min_mhz;
+        c->thr_hi[i] = fmax(c->req[2 * i], c->req[2 * i + 1]);
+        c->thr_ok[i] = res->time_s > 0 && c->e_stage[i] / res->time_s > cap ? 0 : 1;
+        over |= !c->thr_ok[i];
+    }
+    if (!over || !(cap > 0))
+        return WL_OK;
+    /* bisection per throttled stage: thr_lo meets the cap (or is the
+     * minimum), thr_hi does not */
+    for (int pass = 0; pass < 16; pass++) {
+        int open = 0;
+        for (int i = 0; i < p; i++) {
+            double mid = c->thr_ok[i] ? c->thr_hi[i]
+                                      : g->sm_clock_min_mhz +
+                                            step * floor((0.5 * (c->thr_lo[i] + c->thr_hi[i]) -
+                                                          g->sm_clock_min_mhz) / step + 0.5);
+            if (!c->thr_ok[i] && (c->thr_hi[i] - c->thr_lo[i] <= step + 1e-9))
+                mid = c->thr_lo[i];
+            else if (!c->thr_ok[i])
+                open = 1;
+            c->stage_try[i] = mid;
+            c->cur[2 * i] = fmin(c->req[2 * i], mid);
+            c->cur[2 * i + 1] = fmin(c->req[2 * i + 1], mid);
+        }
+        if ((rc = run_at(c, c->cur, res, err)))
+            return rc;
+        if (!open)
+            break;
+        for (int i = 0; i < p; i++) {
+            if (c->thr_ok[i] || c->thr_hi[i] - c->thr_lo[i] <= step + 1e-9)
+                continue;
+            if (c->e_stage[i] / res->time_s > cap)
+                c->thr_hi[i] = c->stage_try[i];
+            else
+                c->thr_lo[i] = c->stage_try[i];
+        }
+    }
+    return WL_OK;
+}
+
 int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *out)
 {
     memset(out, 0, sizeof *out);
@@ -696,6 +769,12 @@ int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *o
     out->total_gb = out->weights_gb + out->grads_gb + out->optimizer_gb + out->activations_gb +
                     out->workspace_gb;
     return WL_OK;
+}
+
+double wl_cluster_stage_clock(const wl_cluster *c, int stage, int phase)
+{
+    return stage >= 0 && stage < c->p && (phase == 0 || phase == 1) ? c->stage_clock[2 * stage + phase]
+                                                                     : NAN;
 }
 
 const wl_cluster_stage_stats *wl_cluster_sim_stage_of(const wl_cluster *c, int stage)

@@ -250,6 +250,10 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
  * microseconds, a "C" power counter per GPU). */
 int wl_cluster_timeline_json(const wl_cluster *c, FILE *f);
 
+/* The clock stage `stage` ran phase 0 (forward; decode: the prompt) or 1
+ * (backward and optimizer; decode: the steps) at in the last run: the one
+ * asked for, or lower where the power limit held it (NaN: no such stage). */
+double wl_cluster_stage_clock(const wl_cluster *c, int stage, int phase);
 /* The last run's stage statistics and tasks. */
 const wl_cluster_stage_stats *wl_cluster_sim_stage_of(const wl_cluster *c, int stage);
 size_t wl_cluster_task_count(const wl_cluster *c);

@@ -369,12 +369,19 @@ static void test_decode_rounds(void **state)
     }
 }
 
-static void load_dgx(wl_cluster_system *sys, wl_core_gpu *gpu, int nodes)
+/* One DGX A100, a model preset, and tp 2 x pp 2 x dp 2 when c is given. */
+static void load_dgx(wl_cluster_system *sys, wl_core_gpu *gpu, wl_core_model *m, const char *model,
+                     wl_cluster_config *c)
 {
     wl_error e = {0};
     assert_int_equal(wl_cluster_system_load("dgx-a100-80gb", sys, &e), WL_OK);
     assert_int_equal(wl_preset_gpu_load(sys->gpu, gpu, &e), WL_OK);
-    sys->nodes = nodes;
+    assert_int_equal(wl_preset_model_load(model, m, &e), WL_OK);
+    sys->nodes = 1;
+    if (c) {
+        wl_cluster_config_default(c);
+        c->tp = 2, c->pp = 2, c->dp = 2;
+    }
 }
 
 /* A generation: the prompt, then a token a round; time = TTFT + (gen - 1)
@@ -387,12 +394,9 @@ static void test_decode_result(void **state)
     wl_core_gpu gpu;
     wl_core_model m;
     wl_error e = {0};
-    load_dgx(&sys, &gpu, 1);
-    assert_int_equal(wl_preset_model_load("llama-3-8b", &m, &e), WL_OK);
     wl_cluster_config c;
-    wl_cluster_config_default(&c);
+    load_dgx(&sys, &gpu, &m, "llama-3-8b", &c);
     c.mode = WL_MODE_DECODE;
-    c.tp = 2, c.pp = 2, c.dp = 2;
     c.micro_batch = 4;
     c.global_batch = 16;
     c.seq = 256;
@@ -435,8 +439,7 @@ static void test_search(void **state)
     wl_core_gpu gpu;
     wl_core_model m;
     wl_error e = {0};
-    load_dgx(&sys, &gpu, 1);
-    assert_int_equal(wl_preset_model_load("gpt3-1.3b", &m, &e), WL_OK);
+    load_dgx(&sys, &gpu, &m, "gpt3-1.3b", NULL);
     wl_cluster_search_spec sp;
     wl_cluster_search_default(&sp);
     sp.base.global_batch = 8;
@@ -560,6 +563,49 @@ static void test_plot_timeline(void **state)
     wl_cluster_free(cl);
 }
 
+/* The power limit holds each GPU's average over the timeline: under a low
+ * limit the stages run slower clocks and the average power meets the cap,
+ * higher clocks asked for settle within a grid step of the same clocks, and
+ * a limit out of reach leaves the clocks as asked. */
+static void test_power_limit_average(void **state)
+{
+    (void)state;
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model m;
+    wl_error e = {0};
+    wl_cluster_config c;
+    load_dgx(&sys, &gpu, &m, "gpt3-1.3b", &c);
+    gpu.power_limit_w = 220;
+    double cap = gpu.power_limit_w * gpu.coef.power_cap_frac;
+    c.global_batch = 16;
+    wl_cluster *cl;
+    wl_cluster_result r, up;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, 1410, NULL, &r, &e), WL_OK);
+    double per_gpu = r.energy_gpu_j / r.gpus / r.time_s;
+    assert_true(per_gpu <= cap * (1 + 1e-9));
+    double clk[4];
+    for (int i = 0; i < 2; i++) {
+        assert_true(wl_cluster_stage_clock(cl, i, 0) < 1410);
+        clk[2 * i] = clk[2 * i + 1] = wl_cluster_stage_clock(cl, i, 0) + gpu.sm_clock_step_mhz;
+    }
+    /* higher clocks asked for are throttled back to within a grid step */
+    double before[2] = {wl_cluster_stage_clock(cl, 0, 0), wl_cluster_stage_clock(cl, 1, 0)};
+    assert_int_equal(wl_cluster_run(cl, 1410, clk, &up, &e), WL_OK);
+    assert_true(up.energy_gpu_j / up.gpus / up.time_s <= cap * (1 + 1e-9));
+    for (int i = 0; i < 2; i++)
+        assert_true(fabs(wl_cluster_stage_clock(cl, i, 0) - before[i]) <= gpu.sm_clock_step_mhz + 1e-9);
+    wl_cluster_free(cl);
+    /* without the limit in reach: the clock asked for */
+    gpu.power_limit_w = 1000;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, 1410, NULL, &up, &e), WL_OK);
+    assert_true(wl_cluster_stage_clock(cl, 0, 0) == 1410 && wl_cluster_stage_clock(cl, 1, 1) == 1410);
+    assert_true(up.time_s < r.time_s);
+    wl_cluster_free(cl);
+}
+
 static void test_system_presets(void **state)
 {
     (void)state;
@@ -628,7 +674,7 @@ int main(void)
         cmocka_unit_test(test_stage_plan), cmocka_unit_test(test_system_presets),   cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_decode_rounds), cmocka_unit_test(test_decode_result),
         cmocka_unit_test(test_search), cmocka_unit_test(test_frontier),
-        cmocka_unit_test(test_plot_timeline),
+        cmocka_unit_test(test_plot_timeline), cmocka_unit_test(test_power_limit_average),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
