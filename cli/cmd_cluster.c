@@ -561,10 +561,15 @@ static int run(const char *cmd, cluster_opts *o)
         }
         return cli_fail(cmd, &err);
     }
+    if (o->frontier) {
+        rc = write_frontier(cmd, o, cl);
+        wl_cluster_free(cl);
+        return rc;
+    }
     wl_cluster_result r;
     wl_cluster_plan_result pr;
     double *plan = NULL;
-    if (o->optimize && !o->frontier) {
+    if (o->optimize) {
         plan = malloc(sizeof(double) * 2 * (size_t)wl_cluster_stages(cl));
         if (!plan) {
             wl_cluster_free(cl);
@@ -577,16 +582,11 @@ static int run(const char *cmd, cluster_opts *o)
             return cli_fail(cmd, &err);
         }
         r = pr.planned;
-    } else if (!o->frontier && wl_cluster_run(cl, clock, NULL, &r, &err)) {
+    } else if (wl_cluster_run(cl, clock, NULL, &r, &err)) {
         wl_cluster_free(cl);
         if (!strcmp(err.field, "clock"))
             wl_error_locate(&err, "--clock", 0);
         return cli_fail(cmd, &err);
-    }
-    if (o->frontier) {
-        rc = write_frontier(cmd, o, cl);
-        wl_cluster_free(cl);
-        return rc;
     }
     cli_rows rows;
     if ((rc = cli_rows_open(cmd, o->out, o->format, o->stages ? stage_cols : cols,

@@ -1006,6 +1006,7 @@ int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_front
     path pa = {.n = n};
     double *plan = malloc(sizeof(double) * (size_t)n);
     unsigned char *front = NULL;
+    size_t *ord = NULL;
     wl_cluster_result r0, r;
     if (!plan)
         goto oom;
@@ -1033,7 +1034,8 @@ int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_front
     }
     double *xy = malloc(sizeof(double) * 2 * (pa.len ? pa.len : 1));
     front = calloc(pa.len ? pa.len : 1, 1);
-    if (!xy || !front) {
+    ord = malloc(sizeof *ord * (pa.len ? pa.len : 1));
+    if (!xy || !front || !ord) {
         free(xy);
         goto oom;
     }
@@ -1043,44 +1045,41 @@ int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_front
     }
     wl_pareto_front(xy, pa.len, 2, front);
     free(xy);
-    /* keep the front in place, then sort it by time */
+    /* the front's points by time (indices only), then copied out once,
+     * one of each point (a plan and a fixed clock can meet) */
     size_t k = 0;
     for (size_t i = 0; i < pa.len; i++)
-        if (front[i]) {
-            pa.pts[k] = pa.pts[i];
-            memmove(pa.plans + k * (size_t)n, pa.plans + i * (size_t)n, sizeof(double) * (size_t)n);
-            k++;
-        }
+        if (front[i])
+            ord[k++] = i;
     for (size_t i = 1; i < k; i++)
-        for (size_t j = i; j > 0 && pa.pts[j].time_s < pa.pts[j - 1].time_s; j--) {
-            wl_cluster_frontier_point t = pa.pts[j];
-            pa.pts[j] = pa.pts[j - 1];
-            pa.pts[j - 1] = t;
-            for (int q = 0; q < n; q++) {
-                double x = pa.plans[j * (size_t)n + (size_t)q];
-                pa.plans[j * (size_t)n + (size_t)q] = pa.plans[(j - 1) * (size_t)n + (size_t)q];
-                pa.plans[(j - 1) * (size_t)n + (size_t)q] = x;
-            }
+        for (size_t j = i; j > 0 && pa.pts[ord[j]].time_s < pa.pts[ord[j - 1]].time_s; j--) {
+            size_t t = ord[j];
+            ord[j] = ord[j - 1];
+            ord[j - 1] = t;
         }
-    /* one of each point (a plan and a fixed clock can meet) */
     size_t u = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (u && pa.pts[i].time_s == pa.pts[u - 1].time_s && pa.pts[i].energy_j == pa.pts[u - 1].energy_j)
+    for (size_t j = 0; j < k; j++) {
+        const wl_cluster_frontier_point *q = &pa.pts[ord[j]];
+        if (u && q->time_s == pa.pts[ord[u - 1]].time_s && q->energy_j == pa.pts[ord[u - 1]].energy_j)
             continue;
-        pa.pts[u] = pa.pts[i];
-        memmove(pa.plans + u * (size_t)n, pa.plans + i * (size_t)n, sizeof(double) * (size_t)n);
-        u++;
+        ord[u++] = ord[j];
     }
-    k = u;
-    for (size_t i = 0; i < k; i++) {
-        pa.pts[i].slowdown_pct = 100 * (pa.pts[i].time_s - r0.time_s) / r0.time_s;
-        pa.pts[i].energy_saving_pct = 100 * (r0.energy_j - pa.pts[i].energy_j) / r0.energy_j;
+    wl_cluster_frontier_point *out_pts = malloc(sizeof *out_pts * (u ? u : 1));
+    double *out_plans = malloc(sizeof(double) * (size_t)n * (u ? u : 1));
+    if (!out_pts || !out_plans) {
+        free(out_pts);
+        free(out_plans);
+        goto oom;
     }
-    *pts = pa.pts;
-    *plans = pa.plans;
-    *n_out = k;
-    pa.pts = NULL;
-    pa.plans = NULL;
+    for (size_t j = 0; j < u; j++) {
+        out_pts[j] = pa.pts[ord[j]];
+        out_pts[j].slowdown_pct = 100 * (out_pts[j].time_s - r0.time_s) / r0.time_s;
+        out_pts[j].energy_saving_pct = 100 * (r0.energy_j - out_pts[j].energy_j) / r0.energy_j;
+        memcpy(out_plans + j * (size_t)n, pa.plans + ord[j] * (size_t)n, sizeof(double) * (size_t)n);
+    }
+    *pts = out_pts;
+    *plans = out_plans;
+    *n_out = u;
     rc = WL_OK;
     goto done;
 oom:
@@ -1091,5 +1090,6 @@ done:
     free(pa.plans);
     free(plan);
     free(front);
+    free(ord);
     return rc;
 }

@@ -75,15 +75,6 @@ static int build_series(const wl_results_table *t, int xcol, series_set *ss, wl_
     return WL_OK;
 }
 
-static void title(cairo_t *cr, const wl_plot_options *o, double w)
-{
-    if (!o->title)
-        return;
-    style_font(cr, 9, 1);
-    cairo_set_source_rgb(cr, 0, 0, 0);
-    style_text(cr, w / 2, 3, o->title, 0.5, 0);
-}
-
 /* Legend in the corner of the area (a) that covers the fewest of the n
  * device points (px, py); a NULL a puts it at the top right of (x_right,
  * y_top). */
@@ -395,7 +386,7 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
             free(ly);
         }
     }
-    title(cr, o, W);
+    fig_title(cr, o, W);
     if (rc) {
         fig_abort(f);
         wl_error_set(err, path, 0, "", "out of memory drawing the figure");
@@ -600,7 +591,7 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
     if (!rc)
         colorbar(cr, o->palette, W - right + 8, top, 6, H - top - bottom, clo * 1e6, chi * 1e6,
                  "SM clock", "Hz");
-    title(cr, o, W);
+    fig_title(cr, o, W);
     if (rc) {
         fig_abort(f);
         free(rows);
@@ -786,7 +777,7 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
             snprintf(zl, sizeof zl, "%s", pretty(zn));
         }
         colorbar(cr, o->palette, W - right + 8, top, 6, H - top - bottom, lo, hi, zl, "");
-        title(cr, o, W);
+        fig_title(cr, o, W);
         rc = fig_close(f, err);
     }
     free(xs); free(ys); free(xv); free(yv); free(zv); free(fv); free(grid); free(gfeas);
@@ -922,7 +913,7 @@ int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
         }
         static const char *const ln[2] = {"energy saved", "runtime penalty"};
         legend_pair(cr, &a, ln, colors, 62);
-        title(cr, o, W);
+        fig_title(cr, o, W);
         rc = fig_close(f, err);
     }
     free(s);
@@ -1058,7 +1049,7 @@ int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
                      wl_results_table_cell(t, models[i], modc));
         if (nm > 1)
             legend(cr, &ss, a.x0 + a.w, a.y0 + a.h - (nm * 8.5 + 9), 1);
-        title(cr, o, W);
+        fig_title(cr, o, W);
         rc = fig_close(f, err);
     }
     free(mv);
@@ -1128,7 +1119,7 @@ int wl_plot_compare(const wl_results_table *t, const wl_plot_kind_options *k,
         }
         static const char *const ln[2] = {"at max clock", "at optimum (MHz above)"};
         legend_pair(cr, &a, ln, colors, 92);
-        title(cr, o, W);
+        fig_title(cr, o, W);
         rc = fig_close(f, err);
     }
     free(mx);

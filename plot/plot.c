@@ -547,3 +547,12 @@ int num_cell(const wl_results_table *t, size_t row, int col, double *v, wl_error
     int rc = wl_results_table_num(t, row, col, v, err);
     return rc == WL_ENOTFOUND ? WL_OK : rc;
 }
+
+void fig_title(cairo_t *cr, const wl_plot_options *o, double w)
+{
+    if (!o->title)
+        return;
+    style_font(cr, 9, 1);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    style_text(cr, w / 2, 3, o->title, 0.5, 0);
+}

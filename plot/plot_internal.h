@@ -18,6 +18,8 @@ cairo_t *fig_cr(fig *f);
 double fig_w(const fig *f);
 double fig_h(const fig *f);
 int fig_close(fig *f, wl_error *err); /* writes and frees */
+/* The --title, centred at the top of a figure w points wide. */
+void fig_title(cairo_t *cr, const wl_plot_options *o, double w);
 void fig_abort(fig *f);
 
 typedef struct {

@@ -234,11 +234,7 @@ static void draw(cairo_t *cr, const trace *tr, const wl_plot_options *o, double 
         style_text(cr, x + 10, y - 0.5, lab, 0, 0.5);
         x += 10 + te.x_advance + 8;
     }
-    if (o->title) {
-        style_font(cr, 9, 1);
-        cairo_set_source_rgb(cr, 0, 0, 0);
-        style_text(cr, W / 2, 3, o->title, 0.5, 0);
-    }
+    fig_title(cr, o, W);
 }
 
 int wl_plot_timeline(const char *trace_path, const wl_plot_options *o, const char *path,

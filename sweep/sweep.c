@@ -992,12 +992,8 @@ uint64_t wl_sweep_hash(uint64_t h, const void *data, size_t n)
     return h;
 }
 
-static uint64_t fnv(uint64_t h, const void *data, size_t n)
-{
-    return wl_sweep_hash(h, data, n);
-}
 
-static uint64_t fnv_str(uint64_t h, const char *s) { return fnv(h, s, strlen(s) + 1); }
+static uint64_t fnv_str(uint64_t h, const char *s) { return wl_sweep_hash(h, s, strlen(s) + 1); }
 
 static uint64_t fnv_nums(uint64_t h, const wl_core_numlist *l)
 {
@@ -1028,15 +1024,15 @@ static uint64_t fingerprint(const wl_sweep_plan *p)
         h = fnv_nums(h, nums[k]);
     for (size_t k = 0; k < s->nset; k++)
         h = fnv_nums(fnv_str(h, s->set[k].key), &s->set[k].vals);
-    h = fnv(h, s->dtypes, s->ndt * sizeof *s->dtypes);
-    h = fnv(h, s->attn, s->nattn * sizeof *s->attn);
-    h = fnv(h, s->modes, s->nmode * sizeof *s->modes);
+    h = wl_sweep_hash(h, s->dtypes, s->ndt * sizeof *s->dtypes);
+    h = wl_sweep_hash(h, s->attn, s->nattn * sizeof *s->attn);
+    h = wl_sweep_hash(h, s->modes, s->nmode * sizeof *s->modes);
     long long topts[6] = {s->opts.optimizer, s->opts.master_none, s->opts.recompute,
                           s->opts.grad_accum, s->opts.gen, s->opts.launch};
-    h = fnv(h, topts, sizeof topts);
+    h = wl_sweep_hash(h, topts, sizeof topts);
     int opts[5] = {(int)s->scope, s->classes, s->no_power_limit, (int)p->o.format,
                    (int)lround(s->level * 1e6)};
-    h = fnv(h, opts, sizeof opts);
+    h = wl_sweep_hash(h, opts, sizeof opts);
     return fnv_str(h, wl_core_latency_name(s->lat));
 }
 

@@ -253,17 +253,24 @@ static void test_result_invariants(void **state)
     wl_cluster_free(cl);
 }
 
+/* The small cluster's last timeline as trace events in the test's directory. */
+static const char *write_timeline(const wl_cluster *cl, const char *name)
+{
+    const char *path = test_path(name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(wl_cluster_timeline_json(cl, f), WL_OK);
+    fclose(f);
+    return path;
+}
+
 static void test_timeline_json(void **state)
 {
     (void)state;
     wl_core_model m;
     wl_cluster_result r;
     wl_cluster *cl = small(0, &r, &m);
-    const char *path = test_path("timeline.json");
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    assert_int_equal(wl_cluster_timeline_json(cl, f), WL_OK);
-    fclose(f);
+    const char *path = write_timeline(cl, "timeline.json");
     char *text;
     size_t len;
     wl_error e = {0};
@@ -540,11 +547,7 @@ static void test_plot_timeline(void **state)
     wl_core_model m;
     wl_cluster_result r;
     wl_cluster *cl = small(0, &r, &m);
-    const char *path = test_path("tl.json");
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    assert_int_equal(wl_cluster_timeline_json(cl, f), WL_OK);
-    fclose(f);
+    const char *path = write_timeline(cl, "tl.json");
     wl_plot_options o;
     wl_plot_options_default(&o);
     wl_error e = {0};
@@ -553,7 +556,7 @@ static void test_plot_timeline(void **state)
     struct stat st;
     assert_int_equal(stat(png, &st), 0);
     assert_true(st.st_size > 1000);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     fputs("{\"traceEvents\": [\n{\"ph\": \"X\", \"tid\": 0, \"ts\": 0, \"dur\": 1, \"name\": \"f\"},\n"
           "{\"ph\": \"X\", \"tid\": 0, \"ts\": -5, \"dur\": 1, \"name\": \"f\"}]}\n", f);
     fclose(f);
