@@ -53,6 +53,9 @@ static void help(FILE *f)
 "                          slowdown_pct, best_fixed_clock_mhz, saving_vs_fixed_pct\n"
 "                          (with --stages: the plan per stage)\n"
 "  --max-slowdown-pct X    the bound (default 1; 25 with --frontier)\n"
+"  --energy-scope gpu|all  the energy the plans minimise and save (energy_scope): the\n"
+"                          GPUs' boards (default; as NVML measures it and Perseus and\n"
+"                          EnvPipe report it) or all of the cluster (nodes, network)\n"
 "  --frontier              the time-energy frontier of clock plans instead: every plan\n"
 "                          (a clock per stage and phase, clocks_mhz 'fwd/bwd;...' by\n"
 "                          stage) or single clock (kind fixed) within the bound that\n"
@@ -92,6 +95,7 @@ typedef struct {
     double clock;
     double tokens;
     int optimize, frontier, slowdown_given;
+    wl_cluster_energy_scope scope;
     double max_slowdown_pct;
     wl_cluster_config cfg;
     int dp_given, gb_given;
@@ -185,7 +189,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         O_SYSTEM = 256, O_NODES, O_MODEL, O_MODE, O_TP, O_PP, O_DP, O_VP, O_SP, O_ZERO, O_GB, O_MB,
         O_SEQ, O_RECOMP, O_SCHED, O_DTYPE, O_ATTN, O_LAUNCH, O_HOST, O_CLOCK, O_SET, O_NODPO,
         O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_OPT, O_MAXSLOW, O_MAXTP, O_MAXPP, O_MAXVP,
-        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_HELP
+        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_HELP
     };
     static const struct option lo[] = {
         {"system", required_argument, 0, O_SYSTEM}, {"nodes", required_argument, 0, O_NODES},
@@ -208,6 +212,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         {"max-micro-batch", required_argument, 0, O_MAXMB},
         {"threads", required_argument, 0, O_THREADS}, {"shard", required_argument, 0, O_SHARD},
         {"frontier", no_argument, 0, O_FRONTIER}, {"gen", required_argument, 0, O_GEN},
+        {"energy-scope", required_argument, 0, O_SCOPE},
         {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -338,6 +343,12 @@ static int parse(int argc, char **argv, cluster_opts *o)
             if (!(rc = option_fits(cmd, o->search, "frontier", 0)))
                 o->frontier = 1;
             break;
+        case O_SCOPE:
+            if ((rc = option_fits(cmd, o->search, "energy-scope", 0)))
+                break;
+            if (wl_cluster_energy_scope_lookup(optarg, &o->scope))
+                rc = cli_usage(cmd, "--energy-scope: expected gpu or all, got '%.60s'", optarg);
+            break;
         case O_TIMELINE:
             if (!(rc = option_fits(cmd, o->search, "timeline", 0)))
                 o->timeline = optarg;
@@ -427,8 +438,9 @@ static const wl_results_col cols[] = {
     WL_RESULTS_COL("energy_saving_pct", WL_COL_NUM, 2, 0), WL_RESULTS_COL("slowdown_pct", WL_COL_NUM, 2, 0),
     WL_RESULTS_COL("best_fixed_clock_mhz", WL_COL_NUM, 0, 0),
     WL_RESULTS_COL("saving_vs_fixed_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("energy_scope", WL_COL_TEXT, 0, 0),
 };
-#define NOPT 4
+#define NOPT 5
 #define NCOLS (sizeof cols / sizeof *cols)
 
 static const wl_results_col stage_cols[] = {
@@ -472,7 +484,7 @@ static const wl_results_col frontier_cols[] = {
     WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 0, 0),  WL_RESULTS_COL("time_s", WL_COL_NUM, 4, 0),
     WL_RESULTS_COL("energy_j", WL_COL_NUM, 0, 0),      WL_RESULTS_COL("slowdown_pct", WL_COL_NUM, 2, 0),
     WL_RESULTS_COL("energy_saving_pct", WL_COL_NUM, 2, 0),
-    WL_RESULTS_COL("clocks_mhz", WL_COL_TEXT, 0, 0),
+    WL_RESULTS_COL("energy_scope", WL_COL_TEXT, 0, 0), WL_RESULTS_COL("clocks_mhz", WL_COL_TEXT, 0, 0),
 };
 #define NFCOLS (sizeof frontier_cols / sizeof *frontier_cols)
 
@@ -484,7 +496,7 @@ static int write_frontier(const char *cmd, const cluster_opts *o, wl_cluster *cl
     double *plans = NULL;
     size_t n = 0;
     double bound = o->slowdown_given ? o->max_slowdown_pct : 25;
-    if (wl_cluster_frontier(cl, bound, &pts, &plans, &n, &err))
+    if (wl_cluster_frontier(cl, bound, o->scope, &pts, &plans, &n, &err))
         return cli_fail(cmd, &err);
     int p = wl_cluster_stages(cl);
     /* "1410/1395;..." : at most 12 characters a stage */
@@ -505,7 +517,8 @@ static int write_frontier(const char *cmd, const cluster_opts *o, wl_cluster *cl
         wl_results_cell c[NFCOLS] = {
             {.v = (double)i}, {.s = pts[i].fixed ? "fixed" : "plan"},
             {.v = pts[i].fixed ? pl[0] : NAN}, {.v = pts[i].time_s}, {.v = pts[i].energy_j},
-            {.v = pts[i].slowdown_pct}, {.v = pts[i].energy_saving_pct}, {.s = text}};
+            {.v = pts[i].slowdown_pct}, {.v = pts[i].energy_saving_pct},
+            {.s = wl_cluster_energy_scope_name(o->scope)}, {.s = text}};
         rc = wl_results_writer_row(rows.w, c) ? EXIT_RUNTIME : 0;
     }
     if (text)
@@ -576,7 +589,7 @@ static int run(const char *cmd, cluster_opts *o)
             fprintf(stderr, "wattlas cluster: out of memory\n");
             return EXIT_RUNTIME;
         }
-        if (wl_cluster_optimize(cl, o->max_slowdown_pct, plan, &pr, &err)) {
+        if (wl_cluster_optimize(cl, o->max_slowdown_pct, o->scope, plan, &pr, &err)) {
             free(plan);
             wl_cluster_free(cl);
             return cli_fail(cmd, &err);
@@ -613,7 +626,8 @@ static int run(const char *cmd, cluster_opts *o)
         row_cells(c, sys.id, model.id, &o->cfg, &r, plan ? NAN : clock, o->tokens);
         wl_results_cell opt[NOPT] = {
             {.v = plan ? pr.energy_saving_pct : NAN}, {.v = plan ? pr.slowdown_pct : NAN},
-            {.v = plan ? pr.best_fixed_clock_mhz : NAN}, {.v = plan ? pr.saving_vs_fixed_pct : NAN}};
+            {.v = plan ? pr.best_fixed_clock_mhz : NAN}, {.v = plan ? pr.saving_vs_fixed_pct : NAN},
+            {.s = plan ? wl_cluster_energy_scope_name(pr.scope) : NULL}};
         memcpy(c + NCOLS - NOPT, opt, sizeof opt);
         if (o->format == WL_FMT_TABLE)
             wl_results_writer_note(rows.w, "%s x %d nodes (%d GPUs), %s, %d micro-batches, critical "

@@ -852,6 +852,31 @@ int wl_cluster_timeline_json(const wl_cluster *c, FILE *f)
  * have slack, so their clocks fall first; a step that slows the iteration
  * past the bound is never taken. Steps of two grid clocks keep a 64-stage
  * search to a few thousand simulations. */
+
+const char *wl_cluster_energy_scope_name(wl_cluster_energy_scope s)
+{
+    return s == WL_CLUSTER_ENERGY_GPU ? "gpu" : s == WL_CLUSTER_ENERGY_ALL ? "all" : NULL;
+}
+
+int wl_cluster_energy_scope_lookup(const char *name, wl_cluster_energy_scope *out)
+{
+    for (int s = 0; s <= WL_CLUSTER_ENERGY_ALL; s++)
+        if (!strcmp(name, wl_cluster_energy_scope_name((wl_cluster_energy_scope)s))) {
+            *out = (wl_cluster_energy_scope)s;
+            return WL_OK;
+        }
+    return WL_EINVAL;
+}
+
+/* The energy a clock plan is judged by: the GPUs' own (what NVML measures
+ * and what Perseus and EnvPipe report; clocks change nothing else but the
+ * time), or the whole cluster's, where the nodes' and the network's power
+ * over a longer iteration counts against a lower clock. */
+static double scoped_j(const wl_cluster_result *r, wl_cluster_energy_scope s)
+{
+    return s == WL_CLUSTER_ENERGY_GPU ? r->energy_gpu_j : r->energy_j;
+}
+
 /* The plans a descent passes through, for the frontier. */
 typedef struct {
     int n;                 /* clocks per plan */
@@ -860,7 +885,8 @@ typedef struct {
     double *plans;
 } path;
 
-static int path_push(path *pa, const double *plan, const wl_cluster_result *r, int fixed)
+static int path_push(path *pa, const double *plan, const wl_cluster_result *r,
+                     wl_cluster_energy_scope scope, int fixed)
 {
     if (!pa)
         return WL_OK;
@@ -876,7 +902,8 @@ static int path_push(path *pa, const double *plan, const wl_cluster_result *r, i
         pa->plans = nq;
         pa->cap = nc;
     }
-    pa->pts[pa->len] = (wl_cluster_frontier_point){.time_s = r->time_s, .energy_j = r->energy_j,
+    pa->pts[pa->len] = (wl_cluster_frontier_point){.time_s = r->time_s,
+                                                   .energy_j = scoped_j(r, scope),
                                                    .fixed = fixed};
     memcpy(pa->plans + pa->len * (size_t)pa->n, plan, sizeof(double) * (size_t)pa->n);
     pa->len++;
@@ -884,7 +911,7 @@ static int path_push(path *pa, const double *plan, const wl_cluster_result *r, i
 }
 
 static int descend(wl_cluster *c, double *plan, int n, double bound, double step,
-                   wl_cluster_result *cur, path *pa, wl_error *err)
+                   wl_cluster_energy_scope scope, wl_cluster_result *cur, path *pa, wl_error *err)
 {
     double fmin = c->gpu.sm_clock_min_mhz, fmax = c->gpu.sm_clock_max_mhz;
     for (;;) {
@@ -901,7 +928,7 @@ static int descend(wl_cluster *c, double *plan, int n, double bound, double step
             plan[i] = keep;
             if (rc)
                 return rc;
-            double de = cur->energy_j - r.energy_j, dt = r.time_s - cur->time_s;
+            double de = scoped_j(cur, scope) - scoped_j(&r, scope), dt = r.time_s - cur->time_s;
             if (r.time_s > bound || de <= 0)
                 continue;
             /* energy saved per second added; a free saving ranks first */
@@ -916,21 +943,26 @@ static int descend(wl_cluster *c, double *plan, int n, double bound, double step
             return WL_OK;
         plan[best] -= step;
         *cur = best_r;
-        if (path_push(pa, plan, cur, 0)) {
+        if (path_push(pa, plan, cur, scope, 0)) {
             wl_error_set(err, "cluster", 0, "", "out of memory");
             return WL_ENOMEM;
         }
     }
 }
 
-int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, double *plan,
-                        wl_cluster_plan_result *out, wl_error *err)
+int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, wl_cluster_energy_scope scope,
+                        double *plan, wl_cluster_plan_result *out, wl_error *err)
 {
     memset(out, 0, sizeof *out);
     if (!(max_slowdown_pct >= 0 && max_slowdown_pct <= 1000)) {
         wl_error_set(err, "cluster", 0, "max_slowdown_pct", "expected a slowdown in [0, 1000] %%");
         return WL_EINVAL;
     }
+    if (!wl_cluster_energy_scope_name(scope)) {
+        wl_error_set(err, "cluster", 0, "energy_scope", "expected gpu or all");
+        return WL_EINVAL;
+    }
+    out->scope = scope;
     const wl_core_gpu *g = &c->gpu;
     double fmax = g->sm_clock_max_mhz;
     double step = 2 * g->sm_clock_step_mhz;
@@ -947,7 +979,7 @@ int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, double *plan,
         wl_cluster_result r;
         if ((rc = wl_cluster_run(c, f, NULL, &r, err)))
             return rc;
-        if (r.time_s <= bound && r.energy_j < out->best_fixed.energy_j) {
+        if (r.time_s <= bound && scoped_j(&r, scope) < scoped_j(&out->best_fixed, scope)) {
             out->best_fixed = r;
             out->best_fixed_clock_mhz = f;
         }
@@ -964,10 +996,10 @@ int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, double *plan,
         plan[i] = fmax;
         alt[i] = out->best_fixed_clock_mhz;
     }
-    rc = descend(c, plan, n, bound, step, &ra, NULL, err);
+    rc = descend(c, plan, n, bound, step, scope, &ra, NULL, err);
     if (!rc && out->best_fixed_clock_mhz != fmax)
-        rc = descend(c, alt, n, bound, step, &rb, NULL, err);
-    if (!rc && out->best_fixed_clock_mhz != fmax && rb.energy_j < ra.energy_j)
+        rc = descend(c, alt, n, bound, step, scope, &rb, NULL, err);
+    if (!rc && out->best_fixed_clock_mhz != fmax && scoped_j(&rb, scope) < scoped_j(&ra, scope))
         memcpy(plan, alt, sizeof(double) * (size_t)n);
     free(alt);
     if (rc)
@@ -975,12 +1007,10 @@ int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, double *plan,
     /* leave the handle's last run on the plan (for the timeline) */
     if ((rc = wl_cluster_run(c, fmax, plan, &out->planned, err)))
         return rc;
-    double e0 = out->at_max.energy_j, t0 = out->at_max.time_s;
-    out->energy_saving_pct = e0 > 0 ? 100 * (e0 - out->planned.energy_j) / e0 : 0;
-    out->saving_vs_fixed_pct = out->best_fixed.energy_j > 0
-                                   ? 100 * (out->best_fixed.energy_j - out->planned.energy_j) /
-                                         out->best_fixed.energy_j
-                                   : 0;
+    double e0 = scoped_j(&out->at_max, scope), t0 = out->at_max.time_s;
+    double ep = scoped_j(&out->planned, scope), ef = scoped_j(&out->best_fixed, scope);
+    out->energy_saving_pct = e0 > 0 ? 100 * (e0 - ep) / e0 : 0;
+    out->saving_vs_fixed_pct = ef > 0 ? 100 * (ef - ep) / ef : 0;
     out->slowdown_pct = t0 > 0 ? 100 * (out->planned.time_s - t0) / t0 : 0;
     return WL_OK;
 }
@@ -990,14 +1020,19 @@ int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, double *plan,
  * (each step is the best plan the greedy rule knows at its time), within
  * the slowdown bound; what no other point dominates in (time, energy) is
  * kept, fastest first. */
-int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_frontier_point **pts,
-                        double **plans, size_t *n_out, wl_error *err)
+int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_energy_scope scope,
+                        wl_cluster_frontier_point **pts, double **plans, size_t *n_out,
+                        wl_error *err)
 {
     *pts = NULL;
     *plans = NULL;
     *n_out = 0;
     if (!(max_slowdown_pct >= 0 && max_slowdown_pct <= 1000)) {
         wl_error_set(err, "cluster", 0, "max_slowdown_pct", "expected a slowdown in [0, 1000] %%");
+        return WL_EINVAL;
+    }
+    if (!wl_cluster_energy_scope_name(scope)) {
+        wl_error_set(err, "cluster", 0, "energy_scope", "expected gpu or all");
         return WL_EINVAL;
     }
     const wl_core_gpu *g = &c->gpu;
@@ -1026,10 +1061,10 @@ int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_front
             continue;
         for (int i = 0; i < n; i++)
             plan[i] = f;
-        if (path_push(&pa, plan, &r, 1))
+        if (path_push(&pa, plan, &r, scope, 1))
             goto oom;
         if (f == fmax || k % 4 == 0)
-            if ((rc = descend(c, plan, n, bound, step, &r, &pa, err)))
+            if ((rc = descend(c, plan, n, bound, step, scope, &r, &pa, err)))
                 goto done;
     }
     double *xy = malloc(sizeof(double) * 2 * (pa.len ? pa.len : 1));
@@ -1074,7 +1109,8 @@ int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_front
     for (size_t j = 0; j < u; j++) {
         out_pts[j] = pa.pts[ord[j]];
         out_pts[j].slowdown_pct = 100 * (out_pts[j].time_s - r0.time_s) / r0.time_s;
-        out_pts[j].energy_saving_pct = 100 * (r0.energy_j - out_pts[j].energy_j) / r0.energy_j;
+        double e0 = scoped_j(&r0, scope);
+        out_pts[j].energy_saving_pct = 100 * (e0 - out_pts[j].energy_j) / e0;
         memcpy(out_plans + j * (size_t)n, pa.plans + ord[j] * (size_t)n, sizeof(double) * (size_t)n);
     }
     *pts = out_pts;

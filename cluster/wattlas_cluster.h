@@ -268,6 +268,14 @@ int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *o
 
 /* ---- clocks per stage ---------------------------------------------------------- */
 
+/* The energy a clock plan minimises and its savings are of: the GPUs'
+ * alone (board energy, as NVML measures it and Perseus, EnvPipe and Zeus
+ * report it) or the whole cluster's (GPUs, NICs and switches, the rest of
+ * the nodes), where a longer iteration costs the nodes' power too. */
+typedef enum { WL_CLUSTER_ENERGY_GPU = 0, WL_CLUSTER_ENERGY_ALL } wl_cluster_energy_scope;
+const char *wl_cluster_energy_scope_name(wl_cluster_energy_scope s); /* "gpu", "all"; NULL */
+int wl_cluster_energy_scope_lookup(const char *name, wl_cluster_energy_scope *out);
+
 /* Chooses a clock per stage and phase minimising energy with the iteration
  * no more than max_slowdown_pct slower than every GPU at its maximum
  * clock (Perseus, SOSP'24; EnvPipe, ATC'23): greedy lowering of the clock
@@ -281,21 +289,23 @@ typedef struct {
     double energy_saving_pct;     /* planned against at_max */
     double saving_vs_fixed_pct;   /* planned against best_fixed */
     double slowdown_pct;          /* planned against at_max */
+    wl_cluster_energy_scope scope; /* the energy of the choices and the savings */
 } wl_cluster_plan_result;
-int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, double *plan,
-                        wl_cluster_plan_result *out, wl_error *err);
+int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, wl_cluster_energy_scope scope,
+                        double *plan, wl_cluster_plan_result *out, wl_error *err);
 
 /* The time-energy frontier of clock plans within max_slowdown_pct of every
  * GPU at its maximum: each point a plan (2 x stages clocks in *plans, row
  * by row) or one clock for all GPUs (fixed), fastest first, none dominated
  * by another. *pts and *plans malloc'd. */
 typedef struct {
-    double time_s, energy_j;
+    double time_s, energy_j;                /* energy_j: of the scope */
     double slowdown_pct, energy_saving_pct; /* against every GPU at its maximum */
     int fixed;                              /* one clock for every GPU */
 } wl_cluster_frontier_point;
-int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_frontier_point **pts,
-                        double **plans, size_t *n, wl_error *err);
+int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_energy_scope scope,
+                        wl_cluster_frontier_point **pts, double **plans, size_t *n,
+                        wl_error *err);
 
 /* ---- search -------------------------------------------------------------------
  * Every parallel configuration of a model on the system's GPUs: tp x pp x dp

@@ -324,8 +324,34 @@ static void test_cluster_cmd(void **state)
     assert_int_equal(run("cluster --model gpt3-1.3b --tp 2 --pp 4 --frontier --max-slowdown-pct 5 "
                          "--format csv"), 0);
     assert_non_null(strstr(out_buf, "point,kind,sm_clock_mhz,time_s,energy_j,slowdown_pct,"
-                                    "energy_saving_pct,clocks_mhz"));
+                                    "energy_saving_pct,energy_scope,clocks_mhz"));
+    assert_non_null(strstr(out_buf, ",gpu,"));
     assert_true(count_lines(out_buf) > 3);
+    /* a plan per stage, its savings of the GPUs' energy by default or of
+     * the whole cluster's; the nodes' power over a longer iteration makes
+     * the second smaller */
+    double save[2];
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(run("cluster --model gpt3-1.3b --tp 2 --pp 4 --optimize energy "
+                             "--max-slowdown-pct 1 --energy-scope %s --format csv", k ? "all" : "gpu"), 0);
+        assert_non_null(strstr(out_buf, ",energy_saving_pct,slowdown_pct,best_fixed_clock_mhz,"
+                                        "saving_vs_fixed_pct,energy_scope\n"));
+        const char *row = strchr(out_buf, '\n') + 1;
+        const char *last = strrchr(row, ',');
+        assert_non_null(strstr(last, k ? "all" : "gpu"));
+        /* energy_saving_pct: the fifth field from the end */
+        const char *f = last;
+        for (int j = 0; j < 4; j++)
+            do
+                f--;
+            while (*f != ',');
+        save[k] = atof(f + 1);
+        assert_true(save[k] > 0);
+    }
+    assert_true(save[0] > save[1]);
+    assert_int_equal(run("cluster --optimize energy --energy-scope node"), 2);
+    assert_non_null(strstr(err_buf, "--energy-scope"));
+    assert_int_equal(run("cluster search --energy-scope gpu"), 2);
     assert_int_equal(run("plot timeline tl.json -o tl.svg"), 0);
     assert_int_equal(shell("test -s tl.svg"), 0);
     assert_int_equal(run("plot timeline nope.json -o tl.svg"), 1);

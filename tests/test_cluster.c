@@ -307,8 +307,14 @@ static void test_timeline_json(void **state)
     wl_cluster_free(cl);
 }
 
+static double scoped(const wl_cluster_result *r, wl_cluster_energy_scope s)
+{
+    return s == WL_CLUSTER_ENERGY_GPU ? r->energy_gpu_j : r->energy_j;
+}
+
 /* The per-stage plan keeps the slowdown bound and never uses more energy
- * than every GPU at its maximum clock or the best single clock. */
+ * than every GPU at its maximum clock or the best single clock, of the
+ * GPUs alone or of the whole cluster, and its savings are of that energy. */
 static void test_stage_plan(void **state)
 {
     (void)state;
@@ -318,27 +324,42 @@ static void test_stage_plan(void **state)
     double plan[4];
     wl_error e = {0};
     static const double bounds[] = {0, 1, 5};
-    for (size_t k = 0; k < 3; k++) {
-        wl_cluster_plan_result pr;
-        assert_int_equal(wl_cluster_optimize(cl, bounds[k], plan, &pr, &e), WL_OK);
-        assert_true(pr.planned.time_s <= pr.at_max.time_s * (1 + bounds[k] / 100) + 1e-12);
-        assert_true(pr.slowdown_pct <= bounds[k] + 1e-9);
-        assert_true(pr.planned.energy_j <= pr.at_max.energy_j);
-        assert_true(pr.planned.energy_j <= pr.best_fixed.energy_j + 1e-9);
-        assert_true(pr.energy_saving_pct >= 0);
-        for (int i = 0; i < 4; i++)
-            assert_true(plan[i] >= 210 && plan[i] <= 1410);
-        /* the plan replayed gives the reported result */
-        wl_cluster_result again;
-        assert_int_equal(wl_cluster_run(cl, 1410, plan, &again, &e), WL_OK);
-        assert_true(fabs(again.energy_j - pr.planned.energy_j) < 1e-9 * again.energy_j);
+    for (int sc = 0; sc < 2; sc++) {
+        wl_cluster_energy_scope s = sc ? WL_CLUSTER_ENERGY_ALL : WL_CLUSTER_ENERGY_GPU;
+        for (size_t k = 0; k < 3; k++) {
+            wl_cluster_plan_result pr;
+            assert_int_equal(wl_cluster_optimize(cl, bounds[k], s, plan, &pr, &e), WL_OK);
+            assert_int_equal(pr.scope, s);
+            assert_true(pr.planned.time_s <= pr.at_max.time_s * (1 + bounds[k] / 100) + 1e-12);
+            assert_true(pr.slowdown_pct <= bounds[k] + 1e-9);
+            assert_true(scoped(&pr.planned, s) <= scoped(&pr.at_max, s));
+            assert_true(scoped(&pr.planned, s) <= scoped(&pr.best_fixed, s) * (1 + 1e-12));
+            double e0 = scoped(&pr.at_max, s);
+            assert_true(fabs(pr.energy_saving_pct - 100 * (e0 - scoped(&pr.planned, s)) / e0) < 1e-9);
+            assert_true(pr.energy_saving_pct >= 0);
+            for (int i = 0; i < 4; i++)
+                assert_true(plan[i] >= 210 && plan[i] <= 1410);
+            /* the plan replayed gives the reported result */
+            wl_cluster_result again;
+            assert_int_equal(wl_cluster_run(cl, 1410, plan, &again, &e), WL_OK);
+            assert_true(fabs(again.energy_j - pr.planned.energy_j) < 1e-9 * again.energy_j);
+        }
+        /* a looser bound never saves less */
+        wl_cluster_plan_result a, b;
+        assert_int_equal(wl_cluster_optimize(cl, 1, s, plan, &a, &e), WL_OK);
+        assert_int_equal(wl_cluster_optimize(cl, 10, s, plan, &b, &e), WL_OK);
+        assert_true(scoped(&b.planned, s) <= scoped(&a.planned, s) * (1 + 1e-9));
+        assert_int_equal(wl_cluster_optimize(cl, -1, s, plan, &a, &e), WL_EINVAL);
     }
-    /* a looser bound never saves less */
-    wl_cluster_plan_result a, b;
-    assert_int_equal(wl_cluster_optimize(cl, 1, plan, &a, &e), WL_OK);
-    assert_int_equal(wl_cluster_optimize(cl, 10, plan, &b, &e), WL_OK);
-    assert_true(b.planned.energy_j <= a.planned.energy_j * (1 + 1e-9));
-    assert_int_equal(wl_cluster_optimize(cl, -1, plan, &a, &e), WL_EINVAL);
+    wl_cluster_plan_result a;
+    assert_int_equal(wl_cluster_optimize(cl, 1, (wl_cluster_energy_scope)7, plan, &a, &e), WL_EINVAL);
+    assert_string_equal(e.field, "energy_scope");
+    wl_cluster_energy_scope s;
+    assert_int_equal(wl_cluster_energy_scope_lookup("gpu", &s), WL_OK);
+    assert_int_equal(s, WL_CLUSTER_ENERGY_GPU);
+    assert_int_equal(wl_cluster_energy_scope_lookup("all", &s), WL_OK);
+    assert_int_equal(s, WL_CLUSTER_ENERGY_ALL);
+    assert_int_equal(wl_cluster_energy_scope_lookup("node", &s), WL_EINVAL);
     wl_cluster_free(cl);
 }
 
@@ -513,30 +534,35 @@ static void test_frontier(void **state)
     double *plans;
     size_t n;
     wl_error e = {0};
-    assert_int_equal(wl_cluster_frontier(cl, 10, &pts, &plans, &n, &e), WL_OK);
-    assert_true(n >= 2);
-    assert_true(pts[0].time_s <= r.time_s * (1 + 1e-12));
-    for (size_t i = 0; i < n; i++) {
-        assert_true(pts[i].slowdown_pct <= 10 + 1e-9);
-        if (i) {
-            assert_true(pts[i].time_s >= pts[i - 1].time_s);
-            assert_true(pts[i].energy_j < pts[i - 1].energy_j);
+    for (int sc = 0; sc < 2; sc++) {
+        wl_cluster_energy_scope s = sc ? WL_CLUSTER_ENERGY_ALL : WL_CLUSTER_ENERGY_GPU;
+        assert_int_equal(wl_cluster_frontier(cl, 10, s, &pts, &plans, &n, &e), WL_OK);
+        assert_true(n >= 2);
+        assert_true(pts[0].time_s <= r.time_s * (1 + 1e-12));
+        for (size_t i = 0; i < n; i++) {
+            assert_true(pts[i].slowdown_pct <= 10 + 1e-9);
+            if (i) {
+                assert_true(pts[i].time_s >= pts[i - 1].time_s);
+                assert_true(pts[i].energy_j < pts[i - 1].energy_j);
+            }
+            /* the plan replayed gives the point, in the scope's energy */
+            wl_cluster_result again;
+            assert_int_equal(wl_cluster_run(cl, 1410, plans + 4 * i, &again, &e), WL_OK);
+            assert_true(fabs(scoped(&again, s) - pts[i].energy_j) < 1e-9 * pts[i].energy_j);
+            assert_true(fabs(pts[i].energy_saving_pct - 100 * (scoped(&r, s) - pts[i].energy_j) /
+                                                            scoped(&r, s)) < 1e-9);
         }
-        /* the plan replayed gives the point */
-        wl_cluster_result again;
-        assert_int_equal(wl_cluster_run(cl, 1410, plans + 4 * i, &again, &e), WL_OK);
-        assert_true(fabs(again.energy_j - pts[i].energy_j) < 1e-9 * again.energy_j);
+        /* the plan --optimize picks at 5% is on or above the frontier */
+        double plan[4];
+        wl_cluster_plan_result pr;
+        assert_int_equal(wl_cluster_optimize(cl, 5, s, plan, &pr, &e), WL_OK);
+        double best = INFINITY;
+        for (size_t i = 0; i < n; i++)
+            if (pts[i].time_s <= pr.planned.time_s * (1 + 1e-12))
+                best = fmin(best, pts[i].energy_j);
+        assert_true(best <= scoped(&pr.planned, s) * (1 + 1e-9));
+        free(pts), free(plans);
     }
-    /* the plan --optimize picks at 5% is on or above the frontier */
-    double plan[4];
-    wl_cluster_plan_result pr;
-    assert_int_equal(wl_cluster_optimize(cl, 5, plan, &pr, &e), WL_OK);
-    double best = INFINITY;
-    for (size_t i = 0; i < n; i++)
-        if (pts[i].time_s <= pr.planned.time_s * (1 + 1e-12))
-            best = fmin(best, pts[i].energy_j);
-    assert_true(best <= pr.planned.energy_j * (1 + 1e-9));
-    free(pts), free(plans);
     wl_cluster_free(cl);
 }
 
