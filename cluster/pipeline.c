@@ -19,11 +19,16 @@
  *               that; micro-batches a multiple of p;
  *  zb-h1        Zero Bubble's H1 (Qi et al. ICLR 2024): 1F1B with each
  *               backward split into B (input gradient, on the critical path)
- *               and W (weight gradient); stage i holds back up to p - i - 1
- *               W passes and runs a W whenever its next F or B has not
- *               arrived yet and the W fits before it does, so the cool-down
- *               bubbles fill with weight gradients: bubble (p - 1)(F + B - W)
- *               against 1F1B's (p - 1)(F + B + W). */
+ *               and W (weight gradient); stage i holds back up to i W passes
+ *               and runs a W whenever its next F or B has not arrived yet and
+ *               the W fits before it does. The later a stage, the earlier
+ *               its last B and the more W it has left for the tail: the
+ *               backward chain of the cool-down carries B alone, and the
+ *               weight gradients fill what were the bubbles, (p - 1)(F + B
+ *               - W) against 1F1B's (p - 1)(F + B + W) once m >= p. A
+ *               micro-batch waiting for its W keeps its activations, so
+ *               every stage holds up to p micro-batches, 1F1B's peak on its
+ *               first stage (the paper's memory bound for H1). */
 #include "wattlas_cluster.h"
 
 #include <math.h>
@@ -310,6 +315,8 @@ static void run_task(wl_cluster_sim *s, const wl_cluster_pipeline *pl, stage_sta
             ss->peak = ss->inflight;
     } else if (kind == K_B) {
         ss->bdone++;
+        ss->inflight -= s->nk != 3; /* split: the W frees the activations */
+    } else {
         ss->inflight--;
     }
     if (s->ntasks < s->captasks)
@@ -338,7 +345,7 @@ static int zb_take_w(const wl_cluster_sim *s, const wl_cluster_pipeline *pl, con
         return 0;
     if (next < 0)
         return 1; /* the order is done: flush */
-    if (pending > s->p - 1 - i)
+    if (pending > i)
         return 1;
     if (!ready(s, next)) {
         *known = 0; /* decided once the input's time is known */

@@ -58,13 +58,17 @@ static void test_bubble_fractions(void **state)
         double want = (p - 1.0) / (v * m + p - 1.0);
         assert_true(fabs(bubble("interleaved", p, v, m, &T) - want) < 1e-9);
     }
-    /* zero bubble H1: below 1F1B whenever there is a bubble */
+    /* zero bubble H1: below 1F1B whenever there is a bubble, and with
+     * F = B = W = 1 and m >= p exactly (p - 1)(F + B - W) = p - 1 of idle
+     * per stage against 1F1B's 3 (p - 1) (Qi et al. 2024, sec. 3.1) */
     for (size_t k = 0; k < sizeof pm / sizeof *pm; k++) {
         int p = pm[k][0], m = pm[k][1];
         double T1, Tz;
         double b1 = bubble("1f1b", p, 1, m, &T1), bz = bubble("zb-h1", p, 1, m, &Tz);
         assert_true(bz < b1);
         assert_true(Tz < T1);
+        if (m >= p)
+            assert_true(fabs(Tz - (3.0 * m + p - 1)) < 1e-9);
     }
     /* interleaving with micro-batches not a multiple of the stages */
     double f[8] = {1, 1, 1, 1, 1, 1, 1, 1}, snd[4] = {0};
@@ -94,6 +98,19 @@ static void test_in_flight(void **state)
     pl.schedule = wl_cluster_gpipe;
     assert_int_equal(wl_cluster_sim_run(s, &pl, &e), WL_OK);
     assert_int_equal(wl_cluster_sim_stage(s, 0)->peak_in_flight, 8);
+    /* zb-h1: a micro-batch holds its activations until its W, and stage i
+     * holds back up to i of them: every stage reaches p, 1F1B's peak */
+    double w[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = 1, w[i] = 1;
+    pl.schedule = wl_cluster_zbh1;
+    pl.w_s = w;
+    assert_int_equal(wl_cluster_sim_run(s, &pl, &e), WL_OK);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(wl_cluster_sim_stage(s, i)->peak_in_flight, 4);
+    pl.w_s = NULL;
+    for (int i = 0; i < 8; i++)
+        b[i] = 2;
     /* a transfer on every hop: 1F1B's makespan grows by 2 (p - 1) sends on
      * the critical path at least */
     for (int i = 0; i < 4; i++)
