@@ -5,6 +5,7 @@
 # make asan     tests under AddressSanitizer + UBSan
 # make bench    speed benchmark
 # make calibrate  refit the A100 PCIe coefficients from ../shared/data
+# make python   the Python package in place (PYTHONPATH=python python3 -c 'import wattlas')
 
 CC ?= cc
 SHARED ?= ../shared
@@ -21,6 +22,10 @@ LDLIBS_ALL = $(PKG_LIBS) -lm $(OMPFLAGS) $(EXTRA_LDFLAGS)
 BUILD ?= build
 BIN ?= bin
 MPICC ?= mpicc
+# Debian's interpreter, for which python3-dev and python3-numpy are installed
+# (a python3 of pyenv or a venv earlier in PATH may lack them)
+PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
+PIC_BUILD = build-pic
 
 CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/eval.c \
            core/json.c core/trace.c core/builder.c core/tech.c core/grammar.c \
@@ -36,14 +41,15 @@ CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c 
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini)) $(sort $(wildcard presets/systems/*.ini))
 TESTS = test_core test_train test_presets test_results test_calib test_cli test_pareto test_sweep test_plot test_cluster \
-        test_fuzz_replay
+        test_fuzz_replay test_python
 FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot
 FUZZ_SECONDS ?= 60
 
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/presets_embedded.o
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps run check test asan bench calibrate clean presets-vf docs-figures fuzz fuzz-build mpi install
+.PHONY: all deps run check test asan bench calibrate clean presets-vf docs-figures fuzz fuzz-build mpi install \
+        python pic-lib
 
 all: $(BIN)/wattlas
 
@@ -86,6 +92,23 @@ $(BUILD)/tests/%: tests/%.c tests/test_util.h $(BUILD)/libwattlas.a
 	    $< $(BUILD)/libwattlas.a -o $@ \
 	    $(LDLIBS_ALL) $(shell pkg-config --libs cmocka)
 
+# The Python package (python/): the extension module over a position-
+# independent build of the library, in place so that PYTHONPATH=python finds it.
+pic-lib:
+	@$(MAKE) --no-print-directory BUILD=$(PIC_BUILD) OPT="$(OPT) -fPIC" $(PIC_BUILD)/libwattlas.a
+
+python: pic-lib
+	cd python && WATTLAS_LIB=$(CURDIR)/$(PIC_BUILD)/libwattlas.a $(PYTHON) setup.py -q build_ext --inplace
+
+# its tests, run like the others (tests/run.sh reads the summary line)
+$(BUILD)/tests/test_python: tests/test_python.py python/_wattlas.c python/setup.py python/wattlas/__init__.py \
+        $(BIN)/wattlas | $(BUILD)
+	@$(MAKE) --no-print-directory python
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\ncd "%s" && PYTHONPATH=python WATTLAS_BIN="%s" exec %s tests/test_python.py "$$@"\n' \
+	    "$(CURDIR)" "$(CURDIR)/$(BIN)/wattlas" "$(PYTHON)" > $@
+	chmod +x $@
+
 # The default job: the default study (GPT-3 decoder layers on the A100
 # presets) as figures, CSVs and index.html in results/default-study/, then
 # its energy-optimal clocks.
@@ -103,10 +126,12 @@ test: $(BIN)/wattlas $(if $(HAVE_MPI),$(BIN)/wattlas-mpi) $(TESTS:%=$(BUILD)/tes
 check: deps
 	@$(MAKE) --no-print-directory test
 
+# (not the Python package: an instrumented extension cannot load into the
+# uninstrumented interpreter; make check tests it)
 asan: deps
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/bin \
 	    OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
-	    EXTRA_LDFLAGS="-fsanitize=address,undefined" test
+	    EXTRA_LDFLAGS="-fsanitize=address,undefined" TESTS="$(filter-out test_python,$(TESTS))" test
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench_core $(BUILD)/bench_sweep

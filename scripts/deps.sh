@@ -1,12 +1,14 @@
 #!/bin/sh
 # Install the Debian 12 packages wattlas needs, only those missing.
 # usage: deps.sh [fuzz]
-#   (none)  building, testing and the MPI build: compiler, libraries, Open MPI
+#   (none)  building, testing, the MPI build and the Python package: compiler,
+#           libraries, Open MPI, Python headers, setuptools and numpy
 #   fuzz    also clang and its runtimes (libFuzzer, sanitizers) for make fuzz
 # Run as root on a fresh machine; as another user it only reports what is missing.
 set -eu
 pkgs="gcc make pkg-config libgsl-dev libinih-dev libcmocka-dev libcairo2-dev libpng-dev
-      poppler-utils fonts-dejavu-core libopenmpi-dev openmpi-bin"
+      poppler-utils fonts-dejavu-core libopenmpi-dev openmpi-bin
+      python3-dev python3-setuptools python3-numpy"
 for group in "$@"; do
     case $group in
     fuzz) pkgs="$pkgs clang libclang-rt-14-dev" ;;

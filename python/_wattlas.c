@@ -1,0 +1,214 @@
+/* wattlas._wattlas: the CPython binding of libwattlas. It only carries text
+ * across: a sweep spec's keys in (the grammar every other front end uses),
+ * the library's own row writer's NDJSON out, so that Python sees the same
+ * numbers, digit for digit, as the command line. Errors become
+ * wattlas.Error with the library's message and its source, line and field. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wattlas.h"
+
+static PyObject *wl_py_error; /* wattlas.Error, set by the package */
+
+/* Raises wattlas.Error (or MemoryError) for a library failure. */
+static PyObject *raise_wl(int rc, const wl_error *err)
+{
+    if (rc == WL_ENOMEM)
+        return PyErr_NoMemory();
+    char buf[900];
+    /* a value given by keyword: "batch: expected ...", not the keyword
+     * twice (as the command line words its options) */
+    if (err->line == 0 && err->field[0] && !strcmp(err->source, err->field))
+        snprintf(buf, sizeof buf, "%s: %s", err->source, err->text);
+    else
+        wl_error_format(err, buf, sizeof buf);
+    PyObject *cls = wl_py_error ? wl_py_error : PyExc_ValueError;
+    PyObject *exc = PyObject_CallFunction(cls, "s", buf[0] ? buf : "failed");
+    if (!exc)
+        return NULL;
+    PyObject *attrs[5] = {PyUnicode_FromString(err->source), PyLong_FromLong(err->line),
+                          PyUnicode_FromString(err->field), PyUnicode_FromString(err->text),
+                          PyBool_FromLong(rc == WL_EIO)};
+    static const char *const attr_names[5] = {"source", "line", "field", "text", "io"};
+    int bad = 0;
+    for (int i = 0; i < 5; i++) {
+        bad = bad || !attrs[i] || PyObject_SetAttrString(exc, attr_names[i], attrs[i]);
+        Py_XDECREF(attrs[i]);
+    }
+    if (bad) {
+        Py_DECREF(exc);
+        return NULL;
+    }
+    PyErr_SetObject(cls, exc);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+/* _sweep(items, spec=None, fmt="ndjson", threads=0, predict=False) -> str
+ * items: a sequence of (key, value, source) string triples, set in order;
+ * predict: one prediction's defaults and checks (the maximum clock unless
+ * a clock is given; clocks within the GPU's range unless the voltage is
+ * fixed), as 'wattlas predict' applies them. */
+static PyObject *py_sweep(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *names[] = {"items", "spec", "fmt", "threads", "predict", NULL};
+    PyObject *items;
+    const char *spec_path = NULL, *fmt = "ndjson";
+    int threads = 0, predict = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|zsip", names, &items, &spec_path, &fmt,
+                                     &threads, &predict))
+        return NULL;
+    wl_results_format format;
+    if (wl_results_format_parse(fmt, &format)) {
+        PyErr_Format(PyExc_ValueError, "format: expected table, csv, ndjson or json, got '%.60s'", fmt);
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(items, "items: expected a sequence of (key, value, source)");
+    if (!seq)
+        return NULL;
+    wl_error err = {0};
+    wl_sweep_spec *s = wl_sweep_spec_create();
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = NULL;
+    PyObject *res = NULL;
+    int rc = WL_OK, clock_given = 0, fixed_voltage = 0;
+    if (!s) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (spec_path && (rc = wl_sweep_spec_load(s, spec_path, &err)))
+        goto fail;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *key, *value, *source;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "sss", &key, &value, &source))
+            goto done;
+        clock_given |= !strcmp(key, "clock");
+        fixed_voltage |= !strcmp(key, "voltage_mv");
+        if ((rc = wl_sweep_spec_set(s, key, value, source, 0, &err)))
+            goto fail;
+    }
+    if (predict && !clock_given && (rc = wl_sweep_spec_set(s, "clock", "max", "clock", 0, &err)))
+        goto fail;
+    if ((rc = wl_sweep_spec_finish(s, &err)))
+        goto fail;
+    if (predict && !fixed_voltage) {
+        size_t nclk;
+        const double *clk = wl_sweep_spec_clocks(s, &nclk);
+        const wl_core_gpu *g = wl_sweep_spec_gpu(s, 0);
+        for (size_t i = 0; i < nclk; i++)
+            if ((rc = wl_core_gpu_clock_check(g, clk[i], "clock", 0, &err)))
+                goto fail;
+    }
+    if (!(f = open_memstream(&text, &len))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    wl_sweep_options so = {.format = format, .threads = threads};
+    wl_sweep_stats st;
+    Py_BEGIN_ALLOW_THREADS
+    rc = wl_sweep_run(s, &so, f, NULL, &st, &err);
+    Py_END_ALLOW_THREADS
+    if (fclose(f) && !rc) {
+        wl_error_set(&err, "wattlas", 0, "", "could not collect the rows");
+        rc = WL_EIO;
+    }
+    f = NULL;
+    if (rc)
+        goto fail;
+    res = PyUnicode_DecodeUTF8(text ? text : "", (Py_ssize_t)len, "strict");
+    goto done;
+fail:
+    raise_wl(rc, &err);
+done:
+    if (f)
+        fclose(f);
+    free(text);
+    wl_sweep_spec_free(s);
+    Py_DECREF(seq);
+    return res;
+}
+
+static const char *const kind_names[WL_PRESET_KINDS] = {"gpu", "model", "host", "system"};
+
+/* _presets() -> [(kind, id), ...] of the built-in presets */
+static PyObject *py_presets(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    PyObject *out = PyList_New(0);
+    for (int k = 0; out && k < WL_PRESET_KINDS; k++)
+        for (size_t i = 0; i < wl_preset_count((wl_preset_kind)k); i++) {
+            PyObject *t = Py_BuildValue("(ss)", kind_names[k], wl_preset_id((wl_preset_kind)k, i));
+            if (!t || PyList_Append(out, t)) {
+                Py_XDECREF(t);
+                Py_CLEAR(out);
+                break;
+            }
+            Py_DECREF(t);
+        }
+    return out;
+}
+
+/* _preset_text(kind, id) -> the INI text of a built-in preset */
+static PyObject *py_preset_text(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *kind, *id;
+    if (!PyArg_ParseTuple(args, "ss", &kind, &id))
+        return NULL;
+    for (int k = 0; k < WL_PRESET_KINDS; k++)
+        if (!strcmp(kind, kind_names[k])) {
+            const char *text = wl_preset_text((wl_preset_kind)k, id);
+            if (!text) {
+                wl_error err = {0};
+                wl_error_set(&err, "presets", 0, kind, "no preset '%.60s' (see wattlas.presets())", id);
+                return raise_wl(WL_EINVAL, &err);
+            }
+            return PyUnicode_FromString(text);
+        }
+    wl_error err = {0};
+    wl_error_set(&err, "presets", 0, "kind", "expected gpu, model, host or system, got '%.60s'", kind);
+    return raise_wl(WL_EINVAL, &err);
+}
+
+/* _set_error(cls): the exception class errors are raised as */
+static PyObject *py_set_error(PyObject *self, PyObject *cls)
+{
+    (void)self;
+    if (!PyType_Check(cls) || !PyObject_IsSubclass(cls, PyExc_Exception)) {
+        PyErr_SetString(PyExc_TypeError, "expected an exception class");
+        return NULL;
+    }
+    Py_INCREF(cls);
+    Py_XSETREF(wl_py_error, cls);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"_sweep", (PyCFunction)(void (*)(void))py_sweep, METH_VARARGS | METH_KEYWORDS,
+     "_sweep(items, spec=None, fmt='ndjson', threads=0, predict=False) -> str"},
+    {"_presets", py_presets, METH_NOARGS, "_presets() -> [(kind, id), ...]"},
+    {"_preset_text", py_preset_text, METH_VARARGS, "_preset_text(kind, id) -> str"},
+    {"_set_error", py_set_error, METH_O, "_set_error(cls)"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "wattlas._wattlas",
+                                    "The C library behind the wattlas package.", -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__wattlas(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddStringConstant(m, "version", WL_VERSION)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

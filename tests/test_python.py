@@ -1,0 +1,195 @@
+"""Tests of the wattlas Python package against the command line: the same
+rows digit for digit, the same errors, presets, numpy and pandas views.
+Run by make check (build/tests/test_python); prints a cmocka-style summary
+line for tests/run.sh."""
+
+import csv
+import io
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import wattlas
+
+WATTLAS = os.environ.get("WATTLAS_BIN", "bin/wattlas")
+
+
+def cli(*args):
+    """stdout, stderr and the exit status of the command line."""
+    p = subprocess.run([WATTLAS, *args], capture_output=True, text=True)
+    return p.stdout, p.stderr, p.returncode
+
+
+def parse_csv(text):
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def same_cell(py, text):
+    """A Python value against the command line's CSV cell."""
+    if text == "":
+        return py is None
+    if isinstance(py, bool):
+        return text == ("1" if py else "0") or text == ("true" if py else "false")
+    if isinstance(py, (int, float)):
+        return float(text) == float(py)
+    return str(py) == text
+
+
+class Predict(unittest.TestCase):
+    ARGS = dict(gpu="a100-pcie-40gb", model="gpt2", batch=8, seq=512, dtype="bf16")
+    CLI = ["--gpu", "a100-pcie-40gb", "--model", "gpt2", "--batch", "8", "--seq", "512",
+           "--dtype", "bf16"]
+
+    def test_text_equals_cli(self):
+        """the CSV text is the command line's, byte for byte"""
+        for clocks, cl in (([900, 1410], "900,1410"), (range(510, 1411, 90), "510:1410:90")):
+            out, _, rc = cli("predict", *self.CLI, "--clock", cl, "--format", "csv")
+            self.assertEqual(rc, 0)
+            self.assertEqual(wattlas.predict(**self.ARGS, clock=clocks, fmt="csv"), out)
+
+    def test_rows_equal_cli(self):
+        """the rows hold the command line's numbers, digit for digit"""
+        out, _, rc = cli("predict", *self.CLI, "--mode", "train", "--clock", "1005,1410",
+                         "--format", "csv")
+        self.assertEqual(rc, 0)
+        want = parse_csv(out)
+        rows = wattlas.predict(**self.ARGS, mode="train", clock=[1005, 1410])
+        self.assertEqual(len(rows), len(want))
+        self.assertEqual(rows.columns, list(want[0]))
+        for r, w in zip(rows, want):
+            for c in rows.columns:
+                self.assertTrue(same_cell(r[c], w[c]), f"{c}: {r[c]!r} against {w[c]!r}")
+        # the maximum clock when none is given
+        self.assertEqual([r["sm_clock_mhz"] for r in wattlas.predict(**self.ARGS)], [1410])
+
+    def test_errors(self):
+        """bad values raise wattlas.Error naming the keyword, as the command
+        line names its option, with the same text"""
+        with self.assertRaises(wattlas.Error) as e:
+            wattlas.predict(**dict(self.ARGS, batch=0))
+        _, err, rc = cli("predict", *self.CLI[:4], "--batch", "0")
+        self.assertEqual(rc, 2)
+        self.assertEqual(e.exception.source, "batch")
+        self.assertIn(e.exception.text, err)
+        self.assertTrue(str(e.exception).startswith("batch"))
+        with self.assertRaises(wattlas.Error) as e:
+            wattlas.predict(**self.ARGS, clock=5000)
+        self.assertIn("clock", str(e.exception))
+        with self.assertRaises(wattlas.Error):
+            wattlas.predict(**dict(self.ARGS, gpu="no-such-gpu"))
+        with self.assertRaises(wattlas.Error):
+            wattlas.predict(**dict(self.ARGS, gpu=["a100-pcie-40gb", "h100-sxm-80gb"]))
+        with self.assertRaises(wattlas.Error):
+            wattlas.predict(**dict(self.ARGS, seq=float("nan")))
+        with self.assertRaises(wattlas.Error):
+            wattlas.predict(**self.ARGS, clock=[])
+        with self.assertRaises(wattlas.Error):
+            wattlas.predict(**self.ARGS, colour="red")
+        with self.assertRaises(wattlas.Error):
+            wattlas.predict(**self.ARGS, scope="kernel")
+
+    def test_numpy_and_pandas(self):
+        rows = wattlas.predict(**self.ARGS, clock=range(510, 1411, 90))
+        try:
+            import numpy
+        except ImportError:
+            print("test_numpy_and_pandas: SKIPPED numpy views (python3-numpy not installed)")
+            return
+        a = rows.to_numpy()
+        self.assertEqual(a["energy_j"].dtype, numpy.float64)
+        self.assertEqual(len(a["energy_j"]), 11)
+        self.assertEqual(list(a["gpu"]), ["a100-pcie-40gb"] * 11)
+        # energy is time times power, as each row reports them
+        self.assertTrue(numpy.allclose(a["energy_j"], a["time_ms"] * a["power_w"] / 1e3,
+                                       rtol=1e-4))
+        # numpy values are taken as values
+        again = wattlas.predict(**self.ARGS, clock=numpy.array([510, 600]))
+        self.assertEqual([r["sm_clock_mhz"] for r in again], [510, 600])
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            print("test_numpy_and_pandas: SKIPPED the DataFrame (pandas not installed)")
+            return
+        df = rows.to_pandas()
+        self.assertEqual(list(df.columns), rows.columns)
+        self.assertEqual(len(df), 11)
+
+
+class Sweep(unittest.TestCase):
+    def test_equals_cli(self):
+        """a grid with GPU variants, in parallel, is the command line's"""
+        out, _, rc = cli("sweep", "--gpu", "a100-pcie-40gb,a100-sxm-80gb", "--model", "gpt2",
+                         "--batch", "1,8", "--seq", "128", "--dtype", "bf16,fp32",
+                         "--clock", "510:1410:300", "--set", "power_limit_w=200,250",
+                         "--format", "csv")
+        self.assertEqual(rc, 0)
+        text = wattlas.sweep(gpu=["a100-pcie-40gb", "a100-sxm-80gb"], model="gpt2",
+                             batch=[1, 8], seq=128, dtype=("bf16", "fp32"),
+                             clock="510:1410:300", set={"power_limit_w": [200, 250]},
+                             threads=2, fmt="csv")
+        self.assertEqual(text, out)
+        rows = wattlas.sweep(gpu=["a100-pcie-40gb", "a100-sxm-80gb"], model="gpt2",
+                             batch=[1, 8], seq=128, dtype=("bf16", "fp32"),
+                             clock="510:1410:300", set={"power_limit_w": [200, 250]})
+        self.assertEqual(len(rows), len(parse_csv(out)))
+
+    def test_spec_file(self):
+        """a spec file's errors name the file and the line"""
+        d = tempfile.mkdtemp(prefix="wattlas-py-")
+        try:
+            good = os.path.join(d, "good.ini")
+            with open(good, "w") as f:
+                f.write("[sweep]\ngpu = a100-pcie-40gb\nmodel = gpt2\nbatch = 1\nseq = 128\n"
+                        "dtype = bf16\nclock = 900\n")
+            out, _, rc = cli("sweep", "--spec", good, "--format", "csv")
+            self.assertEqual(rc, 0)
+            self.assertEqual(wattlas.sweep(good, fmt="csv"), out)
+            # keywords replace the file's axes, as options after --spec do
+            self.assertEqual([r["batch"] for r in wattlas.sweep(good, batch=[2, 4])], [2, 4])
+            bad = os.path.join(d, "bad.ini")
+            with open(bad, "w") as f:
+                f.write("[sweep]\ngpu = a100-pcie-40gb\nbatch = -3\n")
+            with self.assertRaises(wattlas.Error) as e:
+                wattlas.sweep(bad)
+            self.assertEqual(e.exception.source, bad)
+            self.assertEqual(e.exception.line, 3)
+            self.assertIn("bad.ini:3", str(e.exception))
+            with self.assertRaises(wattlas.Error) as e:
+                wattlas.sweep(os.path.join(d, "missing.ini"))
+            self.assertTrue(e.exception.io)
+        finally:
+            shutil.rmtree(d)
+
+
+class Presets(unittest.TestCase):
+    def test_list_and_text(self):
+        out, _, rc = cli("presets", "list", "--format", "csv")
+        self.assertEqual(rc, 0)
+        want = [(r["kind"], r["id"]) for r in parse_csv(out)]
+        got = [(p["kind"], p["id"]) for p in wattlas.presets()]
+        self.assertEqual(got, want)
+        self.assertIn({"kind": "system", "id": "dgx-a100-80gb"}, wattlas.presets("system"))
+        self.assertTrue(all(p["kind"] == "gpu" for p in wattlas.presets("gpu")))
+        self.assertIn("[gpu]", wattlas.preset_text("gpu", "a100-sxm-80gb"))
+        with self.assertRaises(wattlas.Error):
+            wattlas.preset_text("gpu", "nope")
+        with self.assertRaises(wattlas.Error):
+            wattlas.presets("board")
+
+    def test_version(self):
+        out, _, _ = cli("--version")
+        self.assertEqual(out.strip(), "wattlas " + wattlas.__version__)
+
+
+if __name__ == "__main__":
+    result = unittest.main(exit=False, verbosity=2).result
+    n = result.testsRun
+    bad = len(result.failures) + len(result.errors)
+    if bad:
+        print(f"[  FAILED  ] {bad} test(s).")
+    print(f"[  PASSED  ] {n - bad} test(s).")
+    sys.exit(1 if bad else 0)
