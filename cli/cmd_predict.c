@@ -52,7 +52,7 @@ typedef struct {
     wl_sweep_spec *spec;
     wl_results_format format;
     const char *out;
-    int fixed_voltage, clock_given, interval;
+    int clock_given, interval;
 } predict_opts;
 
 static const cli_axis axis_opts[] = {
@@ -91,7 +91,6 @@ static int predict_parse(int argc, char **argv, predict_opts *o)
                 return cli_usage(cmd, "--idle: one table (one GPU)");
             if (!strcmp(key, "scope") && strcmp(optarg, "model") && strcmp(optarg, "layer"))
                 return cli_usage(cmd, "--scope: expected model or layer, got '%.60s'", optarg);
-            o->fixed_voltage |= !strcmp(key, "voltage_mv");
             o->clock_given |= !strcmp(key, "clock");
             o->interval |= !strcmp(key, "interval");
             rc = cli_axis_set(cmd, o->spec, ax, optarg);
@@ -118,15 +117,8 @@ static int predict_parse(int argc, char **argv, predict_opts *o)
         return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
     if (!o->clock_given && wl_sweep_spec_set(o->spec, "clock", "max", "--clock", 0, &err))
         return cli_fail(cmd, &err);
-    if (wl_sweep_spec_finish(o->spec, &err))
+    if (wl_sweep_spec_finish(o->spec, &err) || wl_sweep_spec_check_clocks(o->spec, "--clock", &err))
         return cli_fail(cmd, &err);
-    /* the V-f curve is defined over the GPU's range only */
-    size_t nclk;
-    const double *clk = wl_sweep_spec_clocks(o->spec, &nclk);
-    const wl_core_gpu *g = wl_sweep_spec_gpu(o->spec, 0);
-    for (size_t i = 0; !o->fixed_voltage && i < nclk; i++)
-        if (wl_core_gpu_clock_check(g, clk[i], "--clock", 0, &err))
-            return cli_fail(cmd, &err);
     return 0;
 }
 

@@ -50,9 +50,8 @@ static PyObject *raise_wl(int rc, const wl_error *err)
 
 /* _sweep(items, spec=None, fmt="ndjson", threads=0, predict=False) -> str
  * items: a sequence of (key, value, source) string triples, set in order;
- * predict: one prediction's defaults and checks (the maximum clock unless
- * a clock is given; clocks within the GPU's range unless the voltage is
- * fixed), as 'wattlas predict' applies them. */
+ * predict: one prediction's default and check (the maximum clock unless a
+ * clock is given; wl_sweep_spec_check_clocks), as 'wattlas predict'. */
 static PyObject *py_sweep(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
@@ -77,7 +76,7 @@ static PyObject *py_sweep(PyObject *self, PyObject *args, PyObject *kw)
     size_t len = 0;
     FILE *f = NULL;
     PyObject *res = NULL;
-    int rc = WL_OK, clock_given = 0, fixed_voltage = 0;
+    int rc = WL_OK, clock_given = 0;
     if (!s) {
         PyErr_NoMemory();
         goto done;
@@ -90,22 +89,14 @@ static PyObject *py_sweep(PyObject *self, PyObject *args, PyObject *kw)
         if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "sss", &key, &value, &source))
             goto done;
         clock_given |= !strcmp(key, "clock");
-        fixed_voltage |= !strcmp(key, "voltage_mv");
         if ((rc = wl_sweep_spec_set(s, key, value, source, 0, &err)))
             goto fail;
     }
     if (predict && !clock_given && (rc = wl_sweep_spec_set(s, "clock", "max", "clock", 0, &err)))
         goto fail;
-    if ((rc = wl_sweep_spec_finish(s, &err)))
+    if ((rc = wl_sweep_spec_finish(s, &err)) ||
+        (predict && (rc = wl_sweep_spec_check_clocks(s, "clock", &err))))
         goto fail;
-    if (predict && !fixed_voltage) {
-        size_t nclk;
-        const double *clk = wl_sweep_spec_clocks(s, &nclk);
-        const wl_core_gpu *g = wl_sweep_spec_gpu(s, 0);
-        for (size_t i = 0; i < nclk; i++)
-            if ((rc = wl_core_gpu_clock_check(g, clk[i], "clock", 0, &err)))
-                goto fail;
-    }
     if (!(f = open_memstream(&text, &len))) {
         PyErr_NoMemory();
         goto done;

@@ -861,6 +861,20 @@ size_t wl_sweep_spec_axis_count(const wl_sweep_spec *s, const char *axis)
     return 0;
 }
 
+int wl_sweep_spec_check_clocks(const wl_sweep_spec *s, const char *source, wl_error *err)
+{
+    if (!s->finished || !s->gpus.n) {
+        wl_error_set(err, source, 0, "", "the sweep is not finished");
+        return WL_EINVAL;
+    }
+    for (size_t i = 0; !s->vfix.n && i < s->clocks.n; i++) {
+        int rc = wl_core_gpu_clock_check(&s->gpu[0], s->clocks.v[i], source, 0, err);
+        if (rc)
+            return rc;
+    }
+    return WL_OK;
+}
+
 const double *wl_sweep_spec_clocks(const wl_sweep_spec *s, size_t *n)
 {
     *n = s->finished ? s->clocks.n : 0;

@@ -64,6 +64,10 @@ size_t wl_sweep_spec_axis_count(const wl_sweep_spec *s, const char *axis);
  * range (each GPU sweeps the requested clocks within its own range; without
  * a request, its own grid). */
 size_t wl_sweep_spec_clipped(const wl_sweep_spec *s, size_t i);
+/* One prediction's rule (wattlas predict, Python's predict): every
+ * requested clock within the first GPU's range, where its V-f curve is
+ * defined, unless the voltage is fixed. source names the clocks' origin. */
+int wl_sweep_spec_check_clocks(const wl_sweep_spec *s, const char *source, wl_error *err);
 /* The clock axis after finish (the requested clocks, or the first GPU's). */
 const double *wl_sweep_spec_clocks(const wl_sweep_spec *s, size_t *n);
 /* The i-th GPU of the gpu axis as resolved (idle tables applied, no set
