@@ -102,7 +102,7 @@ python: pic-lib
 
 # its tests, run like the others (tests/run.sh reads the summary line)
 $(BUILD)/tests/test_python: tests/test_python.py python/_wattlas.c python/setup.py python/wattlas/__init__.py \
-        $(BIN)/wattlas | $(BUILD)
+        $(BIN)/wattlas $(BUILD)/libwattlas.a | $(BUILD)
 	@$(MAKE) --no-print-directory python
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\ncd "%s" && PYTHONPATH=python WATTLAS_BIN="%s" exec %s tests/test_python.py "$$@"\n' \

@@ -92,14 +92,13 @@ static int list(const presets_opts *o)
     if (rc)
         return rc;
     wl_results_cell cells[NLIST];
-    static const char *const kind_names[WL_PRESET_KINDS] = {"gpu", "model", "host", "system"};
     for (int kind = 0; kind < WL_PRESET_KINDS && !rc; kind++) {
         wl_preset_kind k = (wl_preset_kind)kind;
         for (size_t i = 0; i < wl_preset_count(k) && !rc; i++) {
             for (size_t c = 0; c < NLIST; c++)
                 cells[c] = (wl_results_cell){NULL, NAN};
             const char *id = wl_preset_id(k, i);
-            cells[0].s = kind_names[kind];
+            cells[0].s = wl_preset_kind_name(k);
             cells[1].s = id;
             wl_error err;
             wl_core_gpu g;

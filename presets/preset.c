@@ -36,6 +36,21 @@ static const char *kind_word(wl_preset_kind k)
     return kinds[k].word;
 }
 
+const char *wl_preset_kind_name(wl_preset_kind kind)
+{
+    return (unsigned)kind < WL_PRESET_KINDS ? kinds[kind].field : NULL;
+}
+
+int wl_preset_kind_parse(const char *name, wl_preset_kind *out)
+{
+    for (int k = 0; k < WL_PRESET_KINDS; k++)
+        if (!strcmp(name, kinds[k].field)) {
+            *out = (wl_preset_kind)k;
+            return WL_OK;
+        }
+    return WL_EINVAL;
+}
+
 size_t wl_preset_count(wl_preset_kind kind)
 {
     size_t n = 0;

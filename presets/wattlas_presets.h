@@ -18,6 +18,11 @@ typedef enum {
  * A100 PCIe coefficients were calibrated on. */
 #define WL_PRESET_DEFAULT_HOST "a100-calib-host"
 
+/* A kind's name as listings and options write it ("gpu", "model", "host",
+ * "system"; NULL for no kind), and the kind of a name (WL_EINVAL: none). */
+const char *wl_preset_kind_name(wl_preset_kind kind);
+int wl_preset_kind_parse(const char *name, wl_preset_kind *out);
+
 /* Built-in presets. */
 size_t wl_preset_count(wl_preset_kind kind);
 const char *wl_preset_id(wl_preset_kind kind, size_t i);

@@ -126,8 +126,6 @@ done:
     return res;
 }
 
-static const char *const kind_names[WL_PRESET_KINDS] = {"gpu", "model", "host", "system"};
-
 /* _presets() -> [(kind, id), ...] of the built-in presets */
 static PyObject *py_presets(PyObject *self, PyObject *unused)
 {
@@ -136,7 +134,8 @@ static PyObject *py_presets(PyObject *self, PyObject *unused)
     PyObject *out = PyList_New(0);
     for (int k = 0; out && k < WL_PRESET_KINDS; k++)
         for (size_t i = 0; i < wl_preset_count((wl_preset_kind)k); i++) {
-            PyObject *t = Py_BuildValue("(ss)", kind_names[k], wl_preset_id((wl_preset_kind)k, i));
+            PyObject *t = Py_BuildValue("(ss)", wl_preset_kind_name((wl_preset_kind)k),
+                                        wl_preset_id((wl_preset_kind)k, i));
             if (!t || PyList_Append(out, t)) {
                 Py_XDECREF(t);
                 Py_CLEAR(out);
@@ -154,19 +153,19 @@ static PyObject *py_preset_text(PyObject *self, PyObject *args)
     const char *kind, *id;
     if (!PyArg_ParseTuple(args, "ss", &kind, &id))
         return NULL;
-    for (int k = 0; k < WL_PRESET_KINDS; k++)
-        if (!strcmp(kind, kind_names[k])) {
-            const char *text = wl_preset_text((wl_preset_kind)k, id);
-            if (!text) {
-                wl_error err = {0};
-                wl_error_set(&err, "presets", 0, kind, "no preset '%.60s' (see wattlas.presets())", id);
-                return raise_wl(WL_EINVAL, &err);
-            }
-            return PyUnicode_FromString(text);
-        }
+    wl_preset_kind k;
     wl_error err = {0};
-    wl_error_set(&err, "presets", 0, "kind", "expected gpu, model, host or system, got '%.60s'", kind);
-    return raise_wl(WL_EINVAL, &err);
+    if (wl_preset_kind_parse(kind, &k)) {
+        wl_error_set(&err, "presets", 0, "kind", "expected gpu, model, host or system, got '%.60s'",
+                     kind);
+        return raise_wl(WL_EINVAL, &err);
+    }
+    const char *text = wl_preset_text(k, id);
+    if (!text) {
+        wl_error_set(&err, "presets", 0, kind, "no preset '%.60s' (see wattlas.presets())", id);
+        return raise_wl(WL_EINVAL, &err);
+    }
+    return PyUnicode_FromString(text);
 }
 
 /* _set_error(cls): the exception class errors are raised as */
