@@ -2,10 +2,12 @@
  * with its columns and formats. */
 #include "cli.h"
 #include "../sweep/wattlas_sweep.h"
+#include "../pareto/wattlas_pareto.h"
 
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void help(FILE *f)
@@ -32,7 +34,8 @@ CLI_MODE_HELP
 "  --voltage-mv MV         a fixed core voltage instead of the V-f curve (then any\n"
 "                          clock may be asked for)\n"
 "  --voltage-offset-mv LIST  shifts of the V-f curve\n"
-"  --scope model|layer     whole forward pass or one transformer layer\n"
+"  --scope model|layer     whole forward pass or one transformer layer (decoder:\n"
+"                          the same as layer)\n"
 "  --latency tiled|roofline  kernel latency model (default tiled)\n"
 "  --no-power-limit        report the unthrottled point\n"
 "  --kernels               a row per kernel class: launches, busy time, dynamic and\n"
@@ -89,8 +92,10 @@ static int predict_parse(int argc, char **argv, predict_opts *o)
                 return cli_usage(cmd, "--gpu: predict takes one GPU (see 'wattlas compare')");
             if (!strcmp(key, "idle") && nidle++)
                 return cli_usage(cmd, "--idle: one table (one GPU)");
-            if (!strcmp(key, "scope") && strcmp(optarg, "model") && strcmp(optarg, "layer"))
-                return cli_usage(cmd, "--scope: expected model or layer, got '%.60s'", optarg);
+            if (!strcmp(key, "scope") && strcmp(optarg, "model") && strcmp(optarg, "layer") &&
+                strcmp(optarg, "decoder"))
+                return cli_usage(cmd, "--scope: expected model or layer (or decoder), got '%.60s'",
+                                 optarg);
             o->clock_given |= !strcmp(key, "clock");
             o->interval |= !strcmp(key, "interval");
             rc = cli_axis_set(cmd, o->spec, ax, optarg);
@@ -180,6 +185,34 @@ static int predict_run(const predict_opts *o)
             wl_results_fmt(e, sizeof e, st.tally.best_energy_j, 6);
             wl_results_fmt(t, sizeof t, st.tally.best_time_ms, 5);
             fprintf(f, "# energy-optimal requested clock: %s MHz (%s J, %s ms)\n", k, e, t);
+            /* the flat optimum of each workload: the same run read back */
+            wl_results_table *tab = NULL;
+            wl_pareto_set *set = NULL;
+            wl_pareto_saving *sv = NULL;
+            wl_pareto_objective obj;
+            wl_sweep_stats st2;
+            static const char *const vals[4] = {"time_ms", "power_w", "energy_j", "sm_clock_mhz"};
+            wl_pareto_load_options lo = {.values = vals, .nvalues = 4, .collapse = 1};
+            int brc = wl_sweep_run_table(o->spec, &so, "predict", &tab, &st2, &err);
+            if (!brc)
+                brc = wl_pareto_objective_parse("energy", &obj, &err);
+            if (!brc)
+                brc = wl_pareto_set_from_table(tab, &lo, &set, &err);
+            size_t ng = brc ? 0 : wl_pareto_set_groups(set);
+            if (ng && (sv = calloc(ng, sizeof *sv)) && !wl_pareto_savings(set, &obj, sv))
+                for (size_t gi = 0; gi < ng; gi++) {
+                    if (!isfinite(sv[gi].band_lo_mhz))
+                        continue;
+                    char a[WL_RESULTS_NUM_MAX], b[WL_RESULTS_NUM_MAX];
+                    wl_results_fmt(a, sizeof a, sv[gi].band_lo_mhz, 0);
+                    wl_results_fmt(b, sizeof b, sv[gi].band_hi_mhz, 0);
+                    fprintf(f, "# energy within 1%% of its minimum%s%s: %s-%s MHz\n",
+                            ng > 1 ? " for " : "", ng > 1 ? wl_pareto_set_group_key(set, gi) : "",
+                            a, b);
+                }
+            free(sv);
+            wl_pareto_set_free(set);
+            wl_results_table_free(tab);
         }
         if (!strncmp(g->coef_source, "transferred", 11))
             fprintf(f, "# coefficients %s by the transfer rules (not measured)%s\n", g->coef_source,

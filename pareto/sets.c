@@ -619,6 +619,57 @@ int wl_pareto_set_fronts(const wl_pareto_set *s, unsigned char *on_front)
 
 /* ---- savings ---------------------------------------------------------------------------- */
 
+
+/* Energy against clock is flat near its minimum: a clock a little off the
+ * optimum costs almost nothing, and a user choosing one clock for several
+ * workloads needs the range, not the point. The band is the run of
+ * adjacent clocks (in clock order) around the minimum whose energy stays
+ * within (1 + tol) of it; rows with a non-finite clock or energy are
+ * skipped. NaN, NaN when none has both. */
+void wl_pareto_flat_band(const double *clock_mhz, const double *energy_j, size_t n, double tol,
+                         double *lo_mhz, double *hi_mhz)
+{
+    *lo_mhz = *hi_mhz = NAN;
+    double emin = INFINITY, cmin = NAN;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(clock_mhz[i]) && isfinite(energy_j[i]) && energy_j[i] < emin) {
+            emin = energy_j[i];
+            cmin = clock_mhz[i];
+        }
+    if (!isfinite(emin))
+        return;
+    double lim = emin + fabs(emin) * tol, lo = cmin, hi = cmin;
+    /* walk outwards: the nearest clock beyond the band's edge decides
+     * whether it grows (O(n) per step; groups are a clock grid long) */
+    for (;;) {
+        double next = -INFINITY, e_next = NAN;
+        for (size_t i = 0; i < n; i++)
+            if (isfinite(energy_j[i]) && clock_mhz[i] < lo && clock_mhz[i] > next)
+                next = clock_mhz[i], e_next = energy_j[i];
+        /* at one clock several rows (voltages): the best of them counts */
+        for (size_t i = 0; i < n; i++)
+            if (clock_mhz[i] == next && isfinite(energy_j[i]) && energy_j[i] < e_next)
+                e_next = energy_j[i];
+        if (!(next > -INFINITY) || !(e_next <= lim))
+            break;
+        lo = next;
+    }
+    for (;;) {
+        double next = INFINITY, e_next = NAN;
+        for (size_t i = 0; i < n; i++)
+            if (isfinite(energy_j[i]) && clock_mhz[i] > hi && clock_mhz[i] < next)
+                next = clock_mhz[i], e_next = energy_j[i];
+        for (size_t i = 0; i < n; i++)
+            if (clock_mhz[i] == next && isfinite(energy_j[i]) && energy_j[i] < e_next)
+                e_next = energy_j[i];
+        if (!(next < INFINITY) || !(e_next <= lim))
+            break;
+        hi = next;
+    }
+    *lo_mhz = lo;
+    *hi_mhz = hi;
+}
+
 static const wl_results_col savings_cols[] = {
     WL_RESULTS_COL("group", WL_COL_TEXT, 0, 24),
     WL_RESULTS_COL("objective", WL_COL_TEXT, 0, 0),
@@ -636,6 +687,8 @@ static const wl_results_col savings_cols[] = {
     WL_RESULTS_COL("runtime_penalty_vs_fastest_pct", WL_COL_NUM, 2, 0),
     WL_RESULTS_COL("energy_saving_vs_max_clock_pct", WL_COL_NUM, 2, 0),
     WL_RESULTS_COL("runtime_penalty_vs_max_clock_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("clock_within_1pct_min_mhz", WL_COL_NUM, 1, 0),
+    WL_RESULTS_COL("clock_within_1pct_max_mhz", WL_COL_NUM, 1, 0),
 };
 
 const wl_results_col *wl_pareto_savings_cols(size_t *n)
@@ -670,6 +723,10 @@ int wl_pareto_savings(const wl_pareto_set *s, const wl_pareto_objective *obj,
         long c = wl_pareto_choose(obj, t, pp, ee, m);
         wl_pareto_saving *sv = &out[g];
         sv->group = g;
+        /* the flat optimum: clocks in pp (power is no longer needed) */
+        for (size_t r = 0; r < m; r++)
+            pp[r] = s->val[order[start[g] + r] * s->nv + 3];
+        wl_pareto_flat_band(pp, ee, m, 0.01, &sv->band_lo_mhz, &sv->band_hi_mhz);
         sv->chosen = c < 0 || fast < 0 ? -1 : (long)order[start[g] + (size_t)c];
         sv->fastest = fast < 0 ? -1 : (long)order[start[g] + (size_t)fast];
         sv->max_clock = maxc < 0 ? -1 : (long)order[start[g] + (size_t)maxc];
@@ -696,10 +753,11 @@ void wl_pareto_saving_cells(const wl_pareto_set *s, const wl_pareto_objective *o
     const double *c = s->val + (size_t)sv->chosen * s->nv;
     const double *f = s->val + (size_t)sv->fastest * s->nv;
     const double *m = sv->max_clock >= 0 ? s->val + (size_t)sv->max_clock * s->nv : none;
-    const double v[14] = {c[3], c[0], c[1], c[2], f[3], f[0], f[2], m[3], m[0], m[2],
+    const double v[16] = {c[3], c[0], c[1], c[2], f[3], f[0], f[2], m[3], m[0], m[2],
                           100 * (1 - c[2] / f[2]), 100 * (c[0] / f[0] - 1),
-                          100 * (1 - c[2] / m[2]), 100 * (c[0] / m[0] - 1)};
-    for (size_t i = 0; i < 14; i++)
+                          100 * (1 - c[2] / m[2]), 100 * (c[0] / m[0] - 1),
+                          sv->band_lo_mhz, sv->band_hi_mhz};
+    for (size_t i = 0; i < 16; i++)
         cells[2 + i].v = v[i];
 }
 

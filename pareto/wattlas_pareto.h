@@ -118,10 +118,16 @@ int wl_pareto_set_fronts(const wl_pareto_set *s, unsigned char *on_front);
 typedef struct {
     size_t group;
     long chosen, fastest, max_clock;
+    double band_lo_mhz, band_hi_mhz; /* the clocks within 1% of the least energy */
 } wl_pareto_saving;
 int wl_pareto_savings(const wl_pareto_set *s, const wl_pareto_objective *obj,
                       wl_pareto_saving *out /* one per group */);
 const wl_results_col *wl_pareto_savings_cols(size_t *n);
+/* The flat optimum: the contiguous run of clocks around the least energy
+ * whose energy is within (1 + tol) of it (tol 0.01: 1%); NaN when no row
+ * has a finite clock and energy. */
+void wl_pareto_flat_band(const double *clock_mhz, const double *energy_j, size_t n, double tol,
+                         double *lo_mhz, double *hi_mhz);
 void wl_pareto_saving_cells(const wl_pareto_set *s, const wl_pareto_objective *obj,
                             const wl_pareto_saving *sv, wl_results_cell *cells);
 

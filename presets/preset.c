@@ -127,6 +127,23 @@ static int text_has_alias(const char *text, const char *norm)
     return 0;
 }
 
+/* Whether a and b are equal with their '-' left out ("gpt-3-13b" and
+ * "gpt3-13b", "llama3-8b" and "llama-3-8b"). */
+static int same_without_dashes(const char *a, const char *b)
+{
+    for (;;) {
+        while (*a == '-')
+            a++;
+        while (*b == '-')
+            b++;
+        if (*a != *b)
+            return 0;
+        if (!*a)
+            return 1;
+        a++, b++;
+    }
+}
+
 static const char *resolve(const char *kind, const char *norm)
 {
     for (size_t i = 0; i < wl_preset_blob_count; i++)
@@ -136,7 +153,17 @@ static const char *resolve(const char *kind, const char *norm)
         if (strcmp(wl_preset_blobs[i].kind, kind) == 0 &&
             text_has_alias(wl_preset_blobs[i].text, norm))
             return wl_preset_blobs[i].id;
-    return NULL;
+    /* the obvious spellings of an id: hyphens placed differently, as long
+     * as they name one preset only */
+    const char *found = NULL;
+    for (size_t i = 0; i < wl_preset_blob_count; i++)
+        if (strcmp(wl_preset_blobs[i].kind, kind) == 0 &&
+            same_without_dashes(wl_preset_blobs[i].id, norm)) {
+            if (found)
+                return NULL;
+            found = wl_preset_blobs[i].id;
+        }
+    return found;
 }
 
 const char *wl_preset_gpu_resolve(const char *name)

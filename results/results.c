@@ -1023,7 +1023,8 @@ int wl_results_writer_create(FILE *f, wl_results_format fmt, const wl_results_co
     w->ncols = ncols;
     for (size_t i = 0; i < ncols; i++) {
         int wd = (int)strlen(cols[i].name);
-        int by_type = cols[i].type == WL_COL_NUM ? (cols[i].decimals < 0 ? 6 : cols[i].decimals + 6)
+        int by_type = cols[i].type == WL_COL_NUM
+                          ? (cols[i].sig > 0 ? 10 : cols[i].decimals < 0 ? 6 : cols[i].decimals + 6)
                       : cols[i].type == WL_COL_INT ? 6 : cols[i].type == WL_COL_BOOL ? 1 : 8;
         if (by_type > wd)
             wd = by_type;
@@ -1099,6 +1100,15 @@ static size_t cell_text(const wl_results_col *c, const wl_results_cell *v, wl_re
     t[0] = 0;
     switch (c->type) {
     case WL_COL_NUM:
+        if (c->sig > 0) {
+            /* decimals that leave sig significant digits: 21.7, 0.604, 0.00123 */
+            int dec = 0;
+            if (isfinite(v->v) && v->v != 0)
+                dec = c->sig - 1 - (int)floor(log10(fabs(v->v)));
+            if (dec < 0)
+                dec = 0;
+            return wl_results_fmt(t, n, v->v, dec);
+        }
         return c->decimals < 0 ? wl_results_fmt_param(t, n, v->v)
                                : wl_results_fmt(t, n, v->v, c->decimals);
     case WL_COL_INT: return wl_results_fmt(t, n, v->v, 0);

@@ -154,9 +154,13 @@ typedef struct {
     int decimals;      /* WL_COL_NUM; < 0: shortest exact form */
     int width;         /* table format: minimum width (0: from the name and type) */
     int table_hide;    /* table format: left out (a constant a title line names) */
+    int sig;           /* WL_COL_NUM: > 0: this many significant digits instead of
+                          fixed decimals (quantities spanning decades, such
+                          as a kernel class's FLOPs) */
 } wl_results_col;
 
 #define WL_RESULTS_COL(n, t, d, w) {.name = (n), .type = (t), .decimals = (d), .width = (w)}
+#define WL_RESULTS_COL_SIG(n, s) {.name = (n), .type = WL_COL_NUM, .decimals = 0, .sig = (s)}
 
 /* One cell: text (NULL: empty) or a number (NaN: empty; JSON null). */
 typedef struct {

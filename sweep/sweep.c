@@ -329,10 +329,10 @@ int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, cons
         return set_train(s, key, value, source, line, err);
     if (!strcmp(key, "scope")) {
         if (!strcmp(value, "model")) s->scope = WL_SWEEP_MODEL;
-        else if (!strcmp(value, "layer")) s->scope = WL_SWEEP_LAYER;
+        else if (!strcmp(value, "layer") || !strcmp(value, "decoder")) s->scope = WL_SWEEP_LAYER;
         else if (!strcmp(value, "kernel")) s->scope = WL_SWEEP_MODEL, s->classes = 1;
         else {
-            wl_error_set(err, source, line, key, "expected model, layer or kernel, got '%.60s'", value);
+            wl_error_set(err, source, line, key, "expected model, layer (or decoder) or kernel, got '%.60s'", value);
             return WL_EINVAL;
         }
         return WL_OK;
@@ -734,6 +734,22 @@ static int finish(wl_sweep_spec *s, wl_error *err)
                     wl_error_locate(err, s->o_model.source, s->o_model.line);
                 return rc;
             }
+        /* a built-in model named by another spelling ("GPT-3-13B") is
+         * written under its id, so tables of one model agree */
+        for (size_t i = 0; i < s->models.n; i++) {
+            const char *nm = s->models.v[i], *id = NULL;
+            size_t l = strlen(nm);
+            if (!strchr(nm, '/') && !(l > 4 && !strcmp(nm + l - 4, ".ini")) &&
+                !wl_preset_text(WL_PRESET_MODEL, nm))
+                id = wl_preset_model_resolve(nm);
+            char *copy = id ? strdup(id) : NULL;
+            if (id && !copy)
+                return WL_ENOMEM;
+            if (copy) {
+                free(s->models.v[i]);
+                s->models.v[i] = copy;
+            }
+        }
         s->n_workloads = s->models.n;
         /* every shape must build: errors name the batch and seq origins.
          * The builders' limits (positive dimensions, the tensor-size caps)
@@ -977,7 +993,7 @@ static int has_mode(const wl_sweep_spec *s, wl_mode m)
 static const wl_results_col class_cols[7] = {
     WL_RESULTS_COL("kernel_class", WL_COL_TEXT, 0, 15),    WL_RESULTS_COL("class_launches", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("class_time_ms", WL_COL_NUM, 6, 0),     WL_RESULTS_COL("class_dyn_energy_j", WL_COL_NUM, 7, 0),
-    WL_RESULTS_COL("class_energy_j", WL_COL_NUM, 7, 0),    WL_RESULTS_COL("class_tflop", WL_COL_NUM, 6, 0),
+    WL_RESULTS_COL("class_energy_j", WL_COL_NUM, 7, 0),    WL_RESULTS_COL_SIG("class_gflop", 3),
     WL_RESULTS_COL("class_dram_gb", WL_COL_NUM, 6, 0)};
 
 /* ---- plans ----------------------------------------------------------------------- */
@@ -1053,7 +1069,7 @@ static uint64_t fingerprint(const wl_sweep_plan *p)
 static int make_columns(wl_sweep_plan *p)
 {
     const wl_sweep_spec *s = p->s;
-    size_t n = 1 + s->nset + 7 + 1 + R_COUNT + (s->level > 0 ? 6 : 0) + T_COUNT + D_COUNT +
+    size_t n = 1 + s->nset + 8 + 1 + R_COUNT + (s->level > 0 ? 6 : 0) + T_COUNT + D_COUNT +
                (s->classes ? 7 : 0);
     p->cols = calloc(n, sizeof *p->cols);
     if (!p->cols)
@@ -1068,6 +1084,7 @@ static int make_columns(wl_sweep_plan *p)
     p->cols[k++] = (wl_results_col)WL_RESULTS_COL("dtype", WL_COL_TEXT, 0, 5);
     p->cols[k++] = (wl_results_col)WL_RESULTS_COL("attention", WL_COL_TEXT, 0, 0);
     p->cols[k++] = (wl_results_col)WL_RESULTS_COL("mode", WL_COL_TEXT, 0, 0);
+    p->cols[k++] = (wl_results_col)WL_RESULTS_COL("scope", WL_COL_TEXT, 0, 0);
     p->cols[k++] = s->vfix.n ? (wl_results_col)WL_RESULTS_COL("fixed_voltage_mv", WL_COL_NUM, 1, 0)
                              : (wl_results_col)WL_RESULTS_COL("voltage_offset_mv", WL_COL_NUM, 1, 0);
     p->nparam = k;
@@ -1091,13 +1108,13 @@ static int make_columns(wl_sweep_plan *p)
     p->ncols = k;
     /* a table shows only the parameters that vary (a title names the rest) */
     if (p->o.format == WL_FMT_TABLE) {
-        static const char *const axis[7] = {"model", "batch", "seq", "dtype", "attention", "mode",
-                                            "voltage"};
+        static const char *const axis[8] = {"model", "batch", "seq", "dtype", "attention", "mode",
+                                            "scope", "voltage"};
         size_t j = 0;
         p->cols[j++].table_hide = s->gpus.n == 1;
         for (size_t i = 0; i < s->nset; i++)
             p->cols[j++].table_hide = s->set[i].vals.n == 1;
-        for (int i = 0; i < 7; i++)
+        for (int i = 0; i < 8; i++)
             p->cols[j++].table_hide = wl_sweep_spec_axis_count(s, axis[i]) <= 1;
     }
     return WL_OK;
@@ -1522,6 +1539,15 @@ static void param_cells(const wl_sweep_plan *p, const combo *c, const wl_core_gp
     cells[k++] = (wl_results_cell){wl_dtype_name(combo_dtype(s, c)), NAN};
     cells[k++] = (wl_results_cell){traced ? NULL : wl_attention_name(s->attn[c->at]), NAN};
     cells[k++] = (wl_results_cell){wl_mode_name(traced ? WL_MODE_PREFILL : s->modes[c->md]), NAN};
+    /* what one row's time and energy cover: the whole pass, one decoder
+     * layer (a ResNet has no such layer: the whole pass), or the pass with
+     * a row per kernel class */
+    cells[k++] = (wl_results_cell){s->classes ? "kernel"
+                                   : s->scope == WL_SWEEP_LAYER && !traced &&
+                                           s->model[c->wl].style != WL_STYLE_RESNET
+                                       ? "layer"
+                                       : "model",
+                                   NAN};
 }
 
 static void result_cells(const wl_core_result *r, int feasible, double memory_gb, int fits,
@@ -1719,7 +1745,7 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
                 cells[j++] = (wl_results_cell){NULL, cs->busy_ms};
                 cells[j++] = (wl_results_cell){NULL, cs->energy_j};
                 cells[j++] = (wl_results_cell){NULL, cs->energy_j + static_w * cs->busy_ms * 1e-3};
-                cells[j++] = (wl_results_cell){NULL, cs->flops * 1e-12};
+                cells[j++] = (wl_results_cell){NULL, cs->flops * 1e-9};
                 cells[j++] = (wl_results_cell){NULL, cs->dram_bytes * 1e-9};
                 wl_results_buf_put(b, prefix.p, prefix.n);
                 wl_results_writer_format_cols(p->w, cells, p->nparam, p->ncols, b);
@@ -1766,6 +1792,27 @@ static unsigned long long count_lines(const char *p, size_t n)
     for (const char *q = p; (q = memchr(q, '\n', (size_t)(p + n - q))) != NULL; q++)
         k++;
     return k;
+}
+
+int wl_sweep_run_table(const wl_sweep_spec *s, const wl_sweep_options *o, const char *source,
+                       wl_results_table **out, wl_sweep_stats *stats, wl_error *err)
+{
+    *out = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return WL_ENOMEM;
+    wl_sweep_options so = *o;
+    so.format = WL_FMT_CSV;
+    so.shard_index = so.shard_count = 0;
+    int rc = wl_sweep_run(s, &so, m, NULL, stats, err);
+    if (fclose(m) && !rc)
+        rc = WL_ENOMEM;
+    if (!rc)
+        rc = wl_results_table_load_mem(text, len, source, out, err);
+    free(text);
+    return rc;
 }
 
 int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,

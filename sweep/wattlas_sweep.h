@@ -130,6 +130,11 @@ typedef struct {
  * checks: the sweep's fingerprint, the shard, its points and rows. */
 int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
                  volatile sig_atomic_t *stop, wl_sweep_stats *stats, wl_error *err);
+/* The same run (o's format is ignored: CSV) as an in-memory table, for
+ * callers that read results back rather than print them (the table's source
+ * is `source`). */
+int wl_sweep_run_table(const wl_sweep_spec *s, const wl_sweep_options *o, const char *source,
+                       wl_results_table **out, wl_sweep_stats *stats, wl_error *err);
 
 /* The pieces of a run, for drivers that distribute chunks (wattlas-mpi):
  * chunk i (0 <= i < count) formats its rows into b, from any thread. The

@@ -44,6 +44,36 @@ static int run(const char *fmt, ...)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+static double csv_num(const char *buf, int row, int col)
+{
+    const char *p = buf;
+    for (int r = 0; r < row && p; r++)
+        if ((p = strchr(p, '\n')))
+            p++;
+    for (int c = 0; c < col && p; c++)
+        if ((p = strchr(p, ',')))
+            p++;
+    return p ? atof(p) : NAN;
+}
+
+/* The number in row `row` (1: the first data row) of the column named
+ * `name` in the header: tests read columns by name, so a new column never
+ * shifts what they check. */
+static double csv_get(const char *buf, int row, const char *name)
+{
+    const char *eol = strchr(buf, '\n');
+    size_t nl = strlen(name);
+    int col = 0;
+    for (const char *p = buf; p && (!eol || p < eol); col++) {
+        if (!strncmp(p, name, nl) && (p[nl] == ',' || p[nl] == '\n' || p[nl] == '\r'))
+            return csv_num(buf, row, col);
+        if ((p = strchr(p, ',')))
+            p++;
+    }
+    fail_msg("no column %s in %.200s", name, buf);
+    return NAN;
+}
+
 /* A shell line with $W for the binary. */
 static int shell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int shell(const char *fmt, ...)
@@ -211,11 +241,11 @@ static void test_predict_outputs(void **state)
     (void)state;
     assert_int_equal(run("predict --model gpt2 --batch 8 --seq 128 --clock 510:1410:90 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 12); /* header + 11 clocks */
-    assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,mode,voltage_offset_mv,"
+    assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,mode,scope,voltage_offset_mv,"
                                     "sm_clock_mhz,effective_clock_mhz,voltage_mv,feasible,throttled,"
                                     "time_ms,power_w,energy_j,energy_dyn_compute_j,"
                                     "energy_dyn_memory_j,energy_static_j,launch_bound_pct,memory_gb,fits\n"));
-    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,8,128,bf16,eager,prefill,0.0,510.0,"));
+    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,8,128,bf16,eager,prefill,model,0.0,510.0,"));
     /* the same columns as a sweep of the same points */
     static char csv[sizeof out_buf];
     memcpy(csv, out_buf, sizeof csv);
@@ -231,7 +261,7 @@ static void test_predict_outputs(void **state)
     assert_int_equal(run("predict --batch 1000000 --seq 10000000"), 2);
     assert_int_equal(run("predict --model gpt2 --clock 900 --format csv --kernels"), 0);
     assert_non_null(strstr(out_buf, ",kernel_class,class_launches,class_time_ms,"
-                                    "class_dyn_energy_j,class_energy_j,class_tflop,class_dram_gb\n"));
+                                    "class_dyn_energy_j,class_energy_j,class_gflop,class_dram_gb\n"));
     assert_non_null(strstr(out_buf, ",elementwise,133,"));
     assert_int_equal(run("predict --model llama-3-8b --seq 2048 --attention flash --kernels"), 0);
     assert_non_null(strstr(out_buf, "flash_attention"));
@@ -430,7 +460,7 @@ static void test_sweep_pareto_optimize_cmds(void **state)
     assert_int_equal(run("sweep --model gpt2,opt-1.3b --batch 8 --seq 128,512 --clock 510:1410:30 "
                          "--quiet -o sweep.csv"), 0);
     assert_int_equal(run("pareto --in sweep.csv"), 0);
-    assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,mode,voltage_offset_mv,"));
+    assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,mode,scope,voltage_offset_mv,"));
     int front = count_lines(out_buf) - 1;
     assert_true(front >= 4 && front < 4 * 31); /* some per workload, not all */
     static char front_csv[sizeof out_buf];
@@ -446,7 +476,14 @@ static void test_sweep_pareto_optimize_cmds(void **state)
                                     "fastest_sm_clock_mhz,fastest_time_ms,fastest_energy_j,"
                                     "max_sm_clock_mhz,max_time_ms,max_energy_j,"
                                     "energy_saving_vs_fastest_pct,runtime_penalty_vs_fastest_pct,"
-                                    "energy_saving_vs_max_clock_pct,runtime_penalty_vs_max_clock_pct\n"));
+                                    "energy_saving_vs_max_clock_pct,runtime_penalty_vs_max_clock_pct,"
+                                    "clock_within_1pct_min_mhz,clock_within_1pct_max_mhz\n"));
+    /* the chosen clock lies in its flat band */
+    for (int r = 1; r <= 4; r++) {
+        double c = csv_get(out_buf, r, "sm_clock_mhz");
+        assert_true(csv_get(out_buf, r, "clock_within_1pct_min_mhz") <= c);
+        assert_true(csv_get(out_buf, r, "clock_within_1pct_max_mhz") >= c);
+    }
     assert_int_equal(run("optimize sweep.csv --objective edp --format table"), 0);
     assert_int_equal(run("optimize --in sweep.csv"), 2);
     assert_int_equal(run("pareto --in sweep.csv --x no_such_col"), 2);
@@ -502,13 +539,13 @@ static void test_hostile_tables(void **state)
     assert_non_null(strstr(err_buf, "--mode train or decode"));
     assert_int_equal(run("optimize --in s.csv --schedule=stage --objective energy"), 2);
     /* NaN and 1e308 are errors naming the line and column */
-    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==3{$16=\"nan\"} {print}' s.csv > nan.csv"), 0);
+    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==3{$17=\"nan\"} {print}' s.csv > nan.csv"), 0);
     assert_int_equal(run("optimize --in nan.csv --objective energy"), 1);
     assert_non_null(strstr(err_buf, "nan.csv:3: energy_j"));
-    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==4{$16=\"-1e308\"} {print}' s.csv > big.csv"), 0);
+    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==4{$17=\"-1e308\"} {print}' s.csv > big.csv"), 0);
     assert_int_equal(run("optimize --in big.csv --objective energy"), 1);
     assert_non_null(strstr(err_buf, "big.csv:4: energy_j"));
-    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==4{$16=\"1e308\"} {print}' s.csv > big2.csv"), 0);
+    assert_int_equal(shell("awk -F, 'BEGIN{OFS=\",\"} NR==4{$17=\"1e308\"} {print}' s.csv > big2.csv"), 0);
     assert_int_equal(run("pareto --in big2.csv"), 1);
     /* outputs that once overflowed a 64-byte buffer are now refused at the input */
     test_write_file("thin.ini", "[gpu]\nid = thin\nsms = 108\n");
@@ -607,18 +644,6 @@ static void test_report_and_plot_cmds(void **state)
 }
 
 /* Field col (0-based) of data row `row` (1 = the first after the header). */
-static double csv_num(const char *buf, int row, int col)
-{
-    const char *p = buf;
-    for (int r = 0; r < row && p; r++)
-        if ((p = strchr(p, '\n')))
-            p++;
-    for (int c = 0; c < col && p; c++)
-        if ((p = strchr(p, ',')))
-            p++;
-    return p ? atof(p) : NAN;
-}
-
 /* --host: a launch-bound prediction follows the host's issue cost, a
  * compute-bound one barely moves; presets list names hosts; calibrate fits
  * just the host from launch-bound rows and the written preset loads. */
@@ -628,13 +653,13 @@ static void test_host_cmds(void **state)
     const char *small = "predict --model gpt2 --batch 1 --seq 128 --clock 1410 --format csv";
     const char *big = "predict --model opt-1.3b --batch 8 --seq 2048 --clock 1410 --format csv";
     assert_int_equal(run("%s", small), 0);
-    double t_small = csv_num(out_buf, 1, 13);
+    double t_small = csv_get(out_buf, 1, "time_ms");
     assert_int_equal(run("%s --host server-2023", small), 0);
-    double t_small_fast = csv_num(out_buf, 1, 13);
+    double t_small_fast = csv_get(out_buf, 1, "time_ms");
     assert_int_equal(run("%s", big), 0);
-    double t_big = csv_num(out_buf, 1, 13);
+    double t_big = csv_get(out_buf, 1, "time_ms");
     assert_int_equal(run("%s --host hgx-h100", big), 0);
-    double t_big_fast = csv_num(out_buf, 1, 13);
+    double t_big_fast = csv_get(out_buf, 1, "time_ms");
     if (!(t_small_fast < 0.75 * t_small && fabs(t_big_fast / t_big - 1) < 0.005))
         fail_msg("launch-bound %.3f -> %.3f ms, compute-bound %.3f -> %.3f ms", t_small,
                  t_small_fast, t_big, t_big_fast);
@@ -658,9 +683,9 @@ static void test_host_cmds(void **state)
             assert_int_equal(run("sweep --gpu h100-sxm-80gb --model %s --batch 1 --seq 128 "
                                  "--clock %.0f --set host_launch_us=20 --format csv",
                                  models[m], mhz), 0);
-            /* after the set column: effective clock 10, time 14, power 15 */
-            double eff = csv_num(out_buf, 1, 10), t = csv_num(out_buf, 1, 14);
-            double pw = csv_num(out_buf, 1, 15);
+            double eff = csv_get(out_buf, 1, "effective_clock_mhz"),
+                   t = csv_get(out_buf, 1, "time_ms");
+            double pw = csv_get(out_buf, 1, "power_w");
             fprintf(f, "h100-sxm-80gb,%s,1,128,bf16,prefill,eager,%.0f,%.1f,%.6f,%.6f,%.4f,\n",
                     models[m], mhz, eff, t, t * pw * 1e-3, pw);
         }
@@ -684,7 +709,7 @@ static void test_throttle_collapse(void **state)
 {
     (void)state;
     assert_int_equal(run("sweep --model opt-1.3b --batch 8 --seq 1024 -o t.csv"), 0);
-    assert_int_equal(shell("awk -F, 'NR>1 && $13==1' t.csv | wc -l > nthr.txt"), 0);
+    assert_int_equal(shell("awk -F, 'NR>1 && $14==1' t.csv | wc -l > nthr.txt"), 0);
     slurp("nthr.txt", out_buf, sizeof out_buf);
     int thr = atoi(out_buf);
     assert_true(thr >= 5); /* the A100 PCIe throttles this workload near the top */
@@ -699,8 +724,8 @@ static void test_throttle_collapse(void **state)
     assert_int_equal(run("pareto --in t.csv --format csv"), 0);
     assert_non_null(strstr(out_buf, ",same_point_up_to_mhz\n"));
     assert_non_null(strstr(out_buf, ",1410.0\n")); /* the last point holds up to 1410 */
-    /* one row per effective clock (column 8) */
-    assert_int_equal(shell("%s pareto --in t.csv --format csv 2>/dev/null | awk -F, 'NR>1{print $9}' | sort | "
+    /* one row per effective clock (column 11) */
+    assert_int_equal(shell("%s pareto --in t.csv --format csv 2>/dev/null | awk -F, 'NR>1{print $11}' | sort | "
                            "uniq -d | wc -l | grep -qx 0", bin), 0);
     assert_int_equal(run("pareto --in t.csv --all --format csv"), 0);
     assert_null(strstr(out_buf, "same_point_up_to_mhz"));
@@ -716,7 +741,7 @@ static void test_memory_fits(void **state)
     assert_int_equal(run("predict --gpu a30 --model gpt3-175b --batch 8 --format csv"), 0);
     assert_non_null(strstr(err_buf, "warning: gpt3-175b_bf16_b8_s128_prefill does not fit a30-24gb"));
     assert_non_null(strstr(out_buf, ",memory_gb,fits\n"));
-    double gb = csv_num(out_buf, 1, 20);
+    double gb = csv_get(out_buf, 1, "memory_gb");
     assert_true(gb > 354 && gb < 356);
     assert_non_null(strstr(out_buf, ",0\n"));
     assert_int_equal(run("predict --gpu a100-sxm-80gb --model gpt2 --format json"), 0);
@@ -784,9 +809,9 @@ static void test_multi_gpu_clocks(void **state)
     for (int order = 0; order < 2; order++) {
         assert_int_equal(run("sweep --gpu %s --model gpt2 --format csv",
                              order ? "h100-sxm-80gb,a100-sxm-80gb" : "a100-sxm-80gb,h100-sxm-80gb"), 0);
-        assert_non_null(strstr(out_buf, "\nh100-sxm-80gb,gpt2,1,128,bf16,eager,prefill,0.0,1980.0,"));
-        assert_non_null(strstr(out_buf, "\na100-sxm-80gb,gpt2,1,128,bf16,eager,prefill,0.0,1410.0,"));
-        assert_null(strstr(out_buf, "\na100-sxm-80gb,gpt2,1,128,bf16,eager,prefill,0.0,1425.0,"));
+        assert_non_null(strstr(out_buf, "\nh100-sxm-80gb,gpt2,1,128,bf16,eager,prefill,model,0.0,1980.0,"));
+        assert_non_null(strstr(out_buf, "\na100-sxm-80gb,gpt2,1,128,bf16,eager,prefill,model,0.0,1410.0,"));
+        assert_null(strstr(out_buf, "\na100-sxm-80gb,gpt2,1,128,bf16,eager,prefill,model,0.0,1425.0,"));
         /* 81 A100 clocks (210-1410 by 15) and 110 H100 clocks (345-1980 by 15) */
         assert_int_equal(count_lines(out_buf), 1 + 81 + 110);
     }
@@ -853,15 +878,15 @@ static void test_compare_cmd(void **state)
     double best_j = 1e300, best_mhz = 0;
     for (const char *q = strstr(out_buf, "\na100"); q; q = strstr(q + 1, "\na100")) {
         const char *c = q + 1;
-        double col[19];
-        for (int k = 0; k < 18; k++) {
+        double col[20];
+        for (int k = 0; k < 19; k++) {
             c = strchr(c, ',') + 1;
             col[k] = atof(c);
         }
-        /* col[7] sm_clock_mhz, col[14] energy_j */
-        if (col[14] < best_j * (1 - 1e-12)) {
-            best_j = col[14];
-            best_mhz = col[7];
+        /* col[8] sm_clock_mhz, col[15] energy_j */
+        if (col[15] < best_j * (1 - 1e-12)) {
+            best_j = col[15];
+            best_mhz = col[8];
         }
     }
     assert_close(opt_mhz, best_mhz, 0);
@@ -915,9 +940,9 @@ static void test_compare_cmd(void **state)
     /* voltage as a design parameter in a sweep: at a 600 mV floor the A10
      * cannot run 1000 MHz (alpha-power f_max 966 MHz), at 720 mV it can */
     assert_int_equal(run("sweep --gpu a10-24gb --model gpt2 --clock 900,1000 --set vmin_mv=600,720 --quiet"), 0);
-    assert_non_null(strstr(out_buf, "\na10-24gb,600,gpt2,1,128,bf16,eager,prefill,0.0,900.0,900.0,600.0,1,"));
-    assert_non_null(strstr(out_buf, "\na10-24gb,600,gpt2,1,128,bf16,eager,prefill,0.0,1000.0,1000.0,600.0,0,"));
-    assert_non_null(strstr(out_buf, "\na10-24gb,720,gpt2,1,128,bf16,eager,prefill,0.0,1000.0,1000.0,720.0,1,"));
+    assert_non_null(strstr(out_buf, "\na10-24gb,600,gpt2,1,128,bf16,eager,prefill,model,0.0,900.0,900.0,600.0,1,"));
+    assert_non_null(strstr(out_buf, "\na10-24gb,600,gpt2,1,128,bf16,eager,prefill,model,0.0,1000.0,1000.0,600.0,0,"));
+    assert_non_null(strstr(out_buf, "\na10-24gb,720,gpt2,1,128,bf16,eager,prefill,model,0.0,1000.0,1000.0,720.0,1,"));
     /* energy-check */
     assert_int_equal(run("energy-check --gpu a100-sxm-80gb --dtype bf16 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 2);
@@ -1076,12 +1101,12 @@ static void test_train_decode_cmds(void **state)
     assert_non_null(strstr(out_buf, ",time_fwd_ms,time_bwd_ms,time_opt_ms,energy_fwd_j,energy_bwd_j,"
                                     "energy_opt_j,micro_batches,model_tflop,hardware_tflop,mfu,"));
     assert_non_null(strstr(out_buf, ",eager,train,"));
-    /* time 13, fwd/bwd/opt from 22 */
-    double t = csv_num(out_buf, 1, 13);
-    double sum = csv_num(out_buf, 1, 22) + csv_num(out_buf, 1, 23) + csv_num(out_buf, 1, 24);
+    double t = csv_get(out_buf, 1, "time_ms");
+    double sum = csv_get(out_buf, 1, "time_fwd_ms") + csv_get(out_buf, 1, "time_bwd_ms") +
+                 csv_get(out_buf, 1, "time_opt_ms");
     assert_close(sum, t, 1e-4);
-    assert_close(csv_num(out_buf, 1, 28), 1, 0);
-    double mfu = csv_num(out_buf, 1, 31);
+    assert_close(csv_get(out_buf, 1, "micro_batches"), 1, 0);
+    double mfu = csv_get(out_buf, 1, "mfu");
     assert_true(mfu > 0.01 && mfu < 0.8);
     assert_int_equal(run("predict --model gpt2 --mode decode --gen 16 --launch graphs --format csv"), 0);
     assert_non_null(strstr(out_buf, ",ttft_ms,tpot_ms,energy_per_token_j,kv_cache_gb,"));
@@ -1096,10 +1121,10 @@ static void test_train_decode_cmds(void **state)
     assert_non_null(strstr(err_buf, "mode"));
     assert_int_equal(run("predict --model bert-large --mode decode"), 2);
     /* --kernels rows keep the decode cells in their columns: the class
-     * columns come after them (ttft_ms is column 23, kernel_class 29) */
+     * columns come after them */
     assert_int_equal(run("predict --model gpt2 --mode decode --gen 4 --kernels --format csv"), 0);
     assert_non_null(strstr(out_buf, ",energy_decode_j,kernel_class,"));
-    assert_true(csv_num(out_buf, 1, 22) > 0);
+    assert_true(csv_get(out_buf, 1, "ttft_ms") > 0);
     assert_non_null(strstr(out_buf, ",gemm,"));
     /* one clock per phase: forward/backward/optimizer and prefill/decode;
      * the schedule never loses to the best fixed clock */
@@ -1129,6 +1154,47 @@ static void test_train_decode_cmds(void **state)
                          "--batch 4 --seq 256 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 3);
     assert_non_null(strstr(out_buf, ",train,"));
+}
+
+/* Output vocabulary: model ids in their obvious spellings, --scope decoder
+ * as layer, the scope column, kernel FLOPs with digits to divide. */
+static void test_spellings_scope_flops(void **state)
+{
+    (void)state;
+    assert_int_equal(run("predict --model gpt3-13b --clock 900 --format csv"), 0);
+    char want[4096];
+    snprintf(want, sizeof want, "%s", out_buf);
+    assert_int_equal(run("predict --model gpt-3-13b --clock 900 --format csv"), 0);
+    assert_string_equal(out_buf, want);
+    assert_int_equal(run("predict --model GPT3-13B --clock 900 --format csv"), 0);
+    assert_string_equal(out_buf, want);
+    assert_int_equal(run("predict --model gpt-313b --clock 900 --format csv"), 0);
+    assert_string_equal(out_buf, want);
+    assert_int_equal(run("predict --model gpt-4 --clock 900"), 2);
+    assert_non_null(strstr(want, ",mode,scope,voltage_offset_mv,"));
+    assert_non_null(strstr(want, ",eager,prefill,model,"));
+    assert_int_equal(run("predict --model gpt3-13b --scope layer --clock 900 --format csv"), 0);
+    snprintf(want, sizeof want, "%s", out_buf);
+    assert_non_null(strstr(want, ",eager,prefill,layer,"));
+    assert_int_equal(run("predict --model gpt3-13b --scope decoder --clock 900 --format csv"), 0);
+    assert_string_equal(out_buf, want);
+    assert_int_equal(run("sweep --model resnet-101 --scope decoder --clock 900 --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",prefill,model,")); /* no decoder layer: the whole pass */
+    assert_int_equal(run("predict --model gpt2 --scope block"), 2);
+    /* a GEMM class of GPT-2 small: 2 x 124M params x 128 tokens ~ 21.7 GFLOP;
+     * the softmax's few FLOPs are not rounded into a TFLOP column */
+    assert_int_equal(run("predict --model gpt2 --kernels --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",class_gflop,"));
+    double g = csv_get(out_buf, 1, "class_gflop");
+    assert_true(g > 20 && g < 23);
+    assert_non_null(strstr(out_buf, ",gemm,48,"));
+    const char *bg = strstr(out_buf, "batched_gemm,24,");
+    assert_non_null(bg);
+    /* 3 significant digits: 0.604, not 0.000604 in TFLOP */
+    const char *f = bg;
+    for (int k = 0; k < 5; k++)
+        f = strchr(f, ',') + 1;
+    assert_true(f[0] == '0' && f[1] == '.' && f[2] != '0' && strchr(f, ',') - f == 5);
 }
 
 int main(void)
@@ -1164,6 +1230,7 @@ int main(void)
         cmocka_unit_test(test_few_shot_cmd), cmocka_unit_test(test_cluster_cmd),
         cmocka_unit_test(test_compare_not_runnable),    cmocka_unit_test(test_validate_beside),
         cmocka_unit_test(test_mpi),            cmocka_unit_test(test_install),
+        cmocka_unit_test(test_spellings_scope_flops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,6 +130,33 @@ static void test_optimize_analytic(void **state)
 /* Two classes that want different clocks: free switching gives each its
  * own; expensive switching forces one clock; a time budget moves the
  * schedule to faster clocks. */
+/* The flat band of e(c) = 100 + (c - 1000)^2 / 1e4 is |c - 1000| <= 100
+ * for a 1% tolerance; a second dip beyond a rise is not part of it, rows
+ * in any order and NaN rows change nothing, several rows at one clock
+ * count by their best. */
+static void test_flat_band(void **state)
+{
+    (void)state;
+    double c[16], e[16];
+    size_t n = 0;
+    for (double f = 1300; f >= 700; f -= 50, n++) {
+        c[n] = f;
+        e[n] = 100 + (f - 1000) * (f - 1000) / 1e4;
+    }
+    double lo, hi;
+    wl_pareto_flat_band(c, e, n, 0.01, &lo, &hi);
+    assert_true(lo == 900 && hi == 1100);
+    /* a dip at 1300 within 1%, beyond 1150-1250 that are not */
+    e[0] = 100.5;
+    c[n] = NAN, e[n] = 1, n++;  /* no clock */
+    c[n] = 1100, e[n] = NAN, n++; /* no energy */
+    c[n] = 1150, e[n] = 100.9, n++; /* a better voltage at 1150 */
+    wl_pareto_flat_band(c, e, n, 0.01, &lo, &hi);
+    assert_true(lo == 900 && hi == 1150);
+    wl_pareto_flat_band(c, e, 0, 0.01, &lo, &hi);
+    assert_true(isnan(lo) && isnan(hi));
+}
+
 static void test_schedule(void **state)
 {
     (void)state;
@@ -166,6 +193,7 @@ int main(void)
         cmocka_unit_test(test_front_order_invariant),
         cmocka_unit_test(test_optimize_analytic),
         cmocka_unit_test(test_schedule),
+        cmocka_unit_test(test_flat_band),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

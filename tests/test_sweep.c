@@ -51,7 +51,7 @@ static void test_threads_identical(void **state)
     assert_int_equal(st.points, wl_sweep_spec_points(s));
     assert_int_equal(st.rows, st.points);
     /* header with units, every row complete */
-    assert_non_null(strstr(a, "gpu,sms,model,batch,seq,dtype,attention,mode,voltage_offset_mv,"
+    assert_non_null(strstr(a, "gpu,sms,model,batch,seq,dtype,attention,mode,scope,voltage_offset_mv,"
                               "sm_clock_mhz,effective_clock_mhz,voltage_mv,feasible,throttled,"
                               "time_ms,power_w,energy_j,"));
     free(a);
@@ -154,13 +154,13 @@ static void test_infeasible_marking(void **state)
     int rows = 0, infeasible = 0, nominal_infeasible = 0;
     for (char *line = strchr(out, '\n') + 1; *line; line = strchr(line, '\n') + 1) {
         rows++;
-        /* gpu,model,batch,seq,dtype,attention,mode,voltage_offset_mv,sm_clock,eff,volt,feasible */
+        /* gpu,model,batch,seq,dtype,attention,mode,scope,voltage_offset_mv,sm_clock,eff,volt,feasible */
         char *p = line;
-        for (int c = 0; c < 11; c++)
+        for (int c = 0; c < 12; c++)
             p = strchr(p, ',') + 1;
         int feas = *p == '1';
         char *o = line;
-        for (int c = 0; c < 7; c++)
+        for (int c = 0; c < 8; c++)
             o = strchr(o, ',') + 1;
         double off = strtod(o, NULL);
         infeasible += !feas;
@@ -342,7 +342,7 @@ static void test_kernel_scope(void **state)
     assert_int_equal(st.points, 1);
     assert_int_equal(st.rows, 5); /* gemm, batched_gemm, softmax, norm, elementwise */
     assert_non_null(strstr(out, ",kernel_class,class_launches,class_time_ms,class_dyn_energy_j,"
-                                "class_energy_j,class_tflop,class_dram_gb\n"));
+                                "class_energy_j,class_gflop,class_dram_gb\n"));
     assert_non_null(strstr(out, ",elementwise,133,"));
     free(out);
     wl_sweep_spec_free(s);
@@ -376,12 +376,12 @@ static void test_idle_tables(void **state)
     assert_non_null(l4a);
     assert_non_null(l4b);
     assert_string_equal(l4a, l4b); /* the L4 row is last and unchanged */
-    /* power_w is the 15th column */
+    /* power_w is the 16th column */
     double pw[2];
     const char *rows[2] = {a10a + 1, a10b + 1};
     for (int r = 0; r < 2; r++) {
         const char *q = rows[r];
-        for (int k = 0; k < 14; k++)
+        for (int k = 0; k < 15; k++)
             q = strchr(q, ',') + 1;
         pw[r] = atof(q);
     }

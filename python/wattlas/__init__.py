@@ -150,8 +150,8 @@ def predict(gpu=None, model=None, *, fmt=None, **options):
     if gpu is not None and (isinstance(gpu, (list, tuple)) or "," in str(gpu)):
         raise Error("gpu: predict takes one GPU (sweep takes several)")
     scope = options.get("scope")
-    if scope is not None and scope not in ("model", "layer"):
-        raise Error(f"scope: expected model or layer, got '{scope}'")
+    if scope is not None and scope not in ("model", "layer", "decoder"):
+        raise Error(f"scope: expected model or layer (or decoder), got '{scope}'")
     options.update(gpu=gpu, model=model)
     text = _wattlas._sweep(_items(options), None, fmt or "ndjson", 1, True)
     return text if fmt else _rows(text)
