@@ -1,6 +1,7 @@
 /* wattlas plot KIND */
 #include "cli.h"
 #include "../plot/wattlas_plot.h"
+#include "../pareto/wattlas_pareto.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -14,20 +15,28 @@ static void help(FILE *f)
     for (size_t i = 0; i < wl_plot_kind_count(); i++)
         fprintf(f, "  %-12s %s\n", wl_plot_kind_at(i)->name, wl_plot_kind_at(i)->summary);
     fprintf(f,
-"kind options:\n"
+"kind options (a kind refuses the options it does not use):\n"
 "  energy-freq  --panels power,time,energy (aligned panels over one clock axis),\n"
 "               --stack[=parts|phases] (stacked areas under the energy, one\n"
 "               series: static/dynamic parts, or the phases of a train or\n"
-"               decode table: forward/backward/optimizer, prefill/decode)\n"
-"  pareto       --facet COL (small multiples), --x COL --y COL\n"
+"               decode table: forward/backward/optimizer, prefill/decode),\n"
+"               --facet COL (small multiples), --objective OBJ (ring the point\n"
+"               it chooses; the slowdown bound on a time panel)\n"
+"  pareto       --facet COL, --x COL --y COL, --objective OBJ\n"
+"  pareto-norm  --objective OBJ, --edp (isolines of constant EDP)\n"
 "  heatmap      --x COL --y COL --z COL [--normalize] (defaults: sm_clock_mhz,\n"
-"               seq, energy_j)\n"
+"               seq, energy_j; a text column such as model is categorical)\n"
 "  savings      --against max-clock|fastest\n"
 "  validation   --metric time|power|energy\n"
 "  timeline     TRACE.json from 'wattlas cluster --timeline'; style options only\n"
+"  OBJ: energy, edp, ed2p, energy-within-slowdown=P, time-within-power=W\n"
 "style:\n"
 "  --size WxHin (default 3.5x2.6in)  --dpi N (PNG, default 300)  --title TEXT\n"
 "  --log-x  --log-y  --palette viridis|cividis\n"
+"  --legend outside|inside|none (default outside: right of the axes or below\n"
+"           them, never over the data)\n"
+"Clocks are in MHz on every axis. Points that cannot run (feasible or fits 0)\n"
+"are drawn hollow grey and never chosen.\n"
 "PNG records its DPI; PDF and SVG are vector with fonts embedded, and the\n"
 "same input gives byte-identical files.\n");
 }
@@ -85,12 +94,26 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
         {"size", required_argument, 0, 's'},    {"dpi", required_argument, 0, 'd'},
         {"log-x", no_argument, 0, 'X'},         {"log-y", no_argument, 0, 'Y'},
         {"stack", optional_argument, 0, 'S'},         {"normalize", no_argument, 0, 'N'},
+        {"objective", required_argument, 0, 'O'}, {"edp", no_argument, 0, 'E'},
+        {"legend", required_argument, 0, 'L'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     const char *in = NULL;
+    /* the kind options given, to refuse those the kind does not read */
+    static const struct {
+        int c;
+        const char *name;
+    } kopts[] = {{'P', "panels"}, {'F', "facet"}, {'x', "x"},           {'y', "y"},
+                 {'z', "z"},      {'m', "metric"}, {'a', "against"},    {'S', "stack"},
+                 {'N', "normalize"}, {'O', "objective"}, {'E', "edp"}};
     optind = 2; /* after KIND */
     opterr = 0;
     int c, rc = 0;
     while (!rc && (c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
+        for (size_t i = 0; i < sizeof kopts / sizeof *kopts; i++)
+            if (c == kopts[i].c && !wl_plot_kind_has_option(p->kind, kopts[i].name))
+                return cli_usage(cmd, "--%s is not an option of %s (its kind options: %s)",
+                                 kopts[i].name, p->kind->name,
+                                 *p->kind->options ? p->kind->options : "none");
         switch (c) {
         case 'i': in = optarg; break;
         case 'o': p->out = optarg; break;
@@ -114,6 +137,12 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
                 rc = cli_usage(cmd, "--stack: expected parts or phases, got '%s'", optarg);
             break;
         case 'N': p->k.normalize = 1; break;
+        case 'O': p->k.objective = optarg; break;
+        case 'E': p->k.edp = 1; break;
+        case 'L':
+            if (wl_plot_legend_parse(optarg, &p->o.legend))
+                rc = cli_usage(cmd, "--legend: expected outside, inside or none, got '%.60s'", optarg);
+            break;
         case 'h': help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argv); break;
         }
@@ -131,6 +160,12 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
         return cli_usage(cmd, "--metric: expected time, power or energy, got '%.60s'", p->k.metric);
     if (p->k.against && strcmp(p->k.against, "max-clock") && strcmp(p->k.against, "fastest"))
         return cli_usage(cmd, "--against: expected max-clock or fastest, got '%.60s'", p->k.against);
+    if (p->k.objective) {
+        wl_pareto_objective obj;
+        wl_error err;
+        if (wl_pareto_objective_parse(p->k.objective, &obj, &err))
+            return cli_usage(cmd, "--objective: %s", err.text);
+    }
     if (p->k.panels) {
         wl_core_strlist l = {0};
         wl_error err;

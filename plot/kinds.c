@@ -1,41 +1,91 @@
-/* Figure kinds: energy-freq, pareto, heatmap, savings, validation, compare. */
+/* Figure kinds: energy-freq, pareto, pareto-norm, heatmap, savings,
+ * validation, compare. */
 #include "plot_internal.h"
 #include "../pareto/wattlas_pareto.h"
+#include "../presets/wattlas_presets.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXSERIES 16
+#define MAXSERIES 28 /* seven colours x four dashes: every series looks different */
+#define MAXFACETS 12
 
 /* ---- series: rows grouped by the parameter columns before the clock ------- */
 
 typedef struct {
-    char label[256];
-    size_t *rows; /* ascending clock */
+    char label[160];
+    size_t *rows; /* in table order (ascending clock in wattlas output) */
     size_t n;
+    int style;    /* colour, dash and marker: one per workload across facets */
+    int facet;    /* the facet its rows are in (0 without facets) */
 } series;
 
 typedef struct {
-    series s[MAXSERIES];
-    int n;
+    series *s;
+    int n, nstyles;
 } series_set;
 
 static void series_free(series_set *ss)
 {
     for (int i = 0; i < ss->n; i++)
         free(ss->s[i].rows);
+    free(ss->s);
+    ss->s = NULL;
+    ss->n = 0;
 }
 
-static int build_series(const wl_results_table *t, int xcol, series_set *ss, wl_error *err)
+/* Readable names of the parameter columns, for labels with their units. */
+static const char *param_unit(const char *col)
+{
+    static const char *const map[][2] = {{"batch", "batch "}, {"seq", "seq "},
+                                         {"voltage_offset_mv", "mV "}, {"fixed_voltage_mv", "mV "},
+                                         {"sms", "SMs "}, {"power_limit_w", "W "},
+                                         {"dram_bw_gbs", "GB/s "}};
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strcmp(map[i][0], col))
+            return map[i][1];
+    return NULL;
+}
+
+/* One label part: text values as they are; numbers with their name or unit
+ * ("seq 512", "-150 mV"), never a bare number. */
+static void label_part(char *buf, size_t n, const char *col, const char *val)
+{
+    size_t l = strlen(buf);
+    const char *u = param_unit(col);
+    char *end;
+    double v = strtod(val, &end);
+    int numeric = *val && !*end && isfinite(v);
+    if (!numeric)
+        snprintf(buf + l, n - l, "%s%s", l ? ", " : "", val);
+    else if (u && (!strcmp(col, "batch") || !strcmp(col, "seq")))
+        snprintf(buf + l, n - l, "%s%s%g", l ? ", " : "", u, v);
+    else if (u)
+        snprintf(buf + l, n - l, "%s%g %.*s", l ? ", " : "", v, (int)strlen(u) - 1, u);
+    else
+        snprintf(buf + l, n - l, "%s%s %g", l ? ", " : "", col, v);
+}
+
+/* Series: rows that agree in the columns before xcol, less skip (a facet
+ * column: one workload keeps its style in every facet). Labels hold the
+ * columns that vary. */
+static int build_series(const wl_results_table *t, int xcol, int skip, series_set *ss,
+                        wl_error *err)
 {
     memset(ss, 0, sizeof *ss);
+    int key[WL_RESULTS_CSV_MAXCOLS];
+    size_t nk = 0;
+    for (int c = 0; c < xcol && nk < WL_RESULTS_CSV_MAXCOLS; c++)
+        if (c != skip)
+            key[nk++] = c;
     size_t n = wl_results_table_rows(t);
-    int first_param = 0, last_param = xcol; /* columns [0, xcol) name a series */
+    if (!(ss->s = calloc(MAXSERIES, sizeof *ss->s)))
+        return WL_ENOMEM;
     for (size_t r = 0; r < n; r++) {
         int i;
         for (i = 0; i < ss->n; i++)
-            if (wl_results_table_same(t, ss->s[i].rows[0], r, NULL, (size_t)last_param))
+            if (wl_results_table_same(t, ss->s[i].rows[0], r, key, nk))
                 break;
         if (i == ss->n) {
             if (ss->n >= MAXSERIES) {
@@ -49,89 +99,417 @@ static int build_series(const wl_results_table *t, int xcol, series_set *ss, wl_
                 series_free(ss);
                 return WL_ENOMEM;
             }
+            ss->s[i].style = i;
             ss->n++;
         }
         ss->s[i].rows[ss->s[i].n++] = r;
     }
-    /* labels: only the columns that differ between series */
-    for (int c = first_param; c < last_param; c++) {
-        int varies = 0;
+    ss->nstyles = ss->n;
+    for (size_t j = 0; j < nk; j++) {
+        int c = key[j], varies = 0;
         for (int i = 1; i < ss->n && !varies; i++)
             varies = strcmp(wl_results_table_cell(t, ss->s[i].rows[0], c),
                             wl_results_table_cell(t, ss->s[0].rows[0], c)) != 0;
-        if (!varies)
-            continue;
-        for (int i = 0; i < ss->n; i++) {
-            size_t l = strlen(ss->s[i].label);
-            snprintf(ss->s[i].label + l, sizeof ss->s[i].label - l, "%s%s", l ? " " : "",
-                     wl_results_table_cell(t, ss->s[i].rows[0], c));
-        }
+        for (int i = 0; varies && i < ss->n; i++)
+            label_part(ss->s[i].label, sizeof ss->s[i].label, wl_results_table_header(t, (size_t)c),
+                       wl_results_table_cell(t, ss->s[i].rows[0], c));
     }
-    if (ss->n == 1 && !ss->s[0].label[0])
+    int mc = wl_results_table_col(t, "model");
+    if (ss->n == 1 && !ss->s[0].label[0] && n)
         snprintf(ss->s[0].label, sizeof ss->s[0].label, "%s",
-                 wl_results_table_cell(t, ss->s[0].rows[0], wl_results_table_col(t, "model") >= 0
-                                                             ? wl_results_table_col(t, "model")
-                                                             : 0));
+                 wl_results_table_cell(t, ss->s[0].rows[0], mc >= 0 ? mc : 0));
     return WL_OK;
 }
 
-/* Legend in the corner of the area (a) that covers the fewest of the n
- * device points (px, py); a NULL a puts it at the top right of (x_right,
- * y_top). */
-static void legend_at(cairo_t *cr, const series_set *ss, const axes *a, const double *px,
-                      const double *py, size_t np, double x_right, double y_top, int markers);
+/* ---- legends ------------------------------------------------------------------ */
 
-static void legend(cairo_t *cr, const series_set *ss, double x_right, double y_top, int markers)
+enum { LG_LINE, LG_FILL, LG_MARK, LG_HOLLOW_GREY, LG_BAND, LG_REF, LG_SQUARE, LG_RING, LG_BEST,
+       LG_HOLLOW, LG_FADED, LG_DASH, LG_PATCH };
+
+typedef struct {
+    char label[160];
+    int style, kind;
+    double dx;  /* below the axes: offset in its row */
+    int row;
+} lg_entry;
+
+typedef struct {
+    lg_entry e[48];
+    int n;
+    double w, h, rowh, colw; /* one column's size */
+    int cols, where;         /* where: 0 none, 1 right of the axes, 2 below, 3 inside */
+    double x, y;
+} legend_t;
+
+static void lg_add(legend_t *lg, const char *label, int style, int kind)
 {
-    legend_at(cr, ss, NULL, NULL, NULL, 0, x_right, y_top, markers);
+    if (lg->n >= (int)(sizeof lg->e / sizeof *lg->e))
+        return;
+    snprintf(lg->e[lg->n].label, sizeof lg->e[lg->n].label, "%s", label);
+    lg->e[lg->n].style = style;
+    lg->e[lg->n].kind = kind;
+    lg->n++;
 }
 
-static void legend_at(cairo_t *cr, const series_set *ss, const axes *a, const double *px,
-                      const double *py, size_t np, double x_right, double y_top, int markers)
+/* Decides where the legend goes and takes its room from the margins:
+ * right of the axes when it needs at most 30% of the width, else below in
+ * as many columns as fit. */
+static void lg_reserve(cairo_t *cr, legend_t *lg, const wl_plot_options *o, double W,
+                       double *right, double *bottom, int right_taken)
 {
+    lg->where = 0;
+    if (!lg->n || o->legend == WL_PLOT_LEGEND_NONE)
+        return;
     style_font(cr, 6.5, 0);
     double wmax = 0;
-    for (int i = 0; i < ss->n; i++) {
+    for (int i = 0; i < lg->n; i++) {
         cairo_text_extents_t te;
-        cairo_text_extents(cr, ss->s[i].label, &te);
+        cairo_text_extents(cr, lg->e[i].label, &te);
         wmax = fmax(wmax, te.x_advance);
     }
-    double bw = wmax + 20, bh = ss->n * 8.5 + 3, x = x_right - bw - 3, y = y_top + 3;
-    if (a) {
-        double cx[4] = {a->x0 + a->w - bw - 3, a->x0 + 3, a->x0 + a->w - bw - 3, a->x0 + 3};
-        double cy[4] = {a->y0 + 3, a->y0 + 3, a->y0 + a->h - bh - 3, a->y0 + a->h - bh - 3};
+    lg->rowh = 8.5;
+    lg->colw = wmax + 22;
+    lg->cols = 1;
+    lg->w = lg->colw;
+    lg->h = lg->n * lg->rowh + 3;
+    if (o->legend == WL_PLOT_LEGEND_INSIDE) {
+        lg->where = 3;
+        return;
+    }
+    if (!right_taken && lg->w <= 0.3 * W) {
+        lg->where = 1;
+        *right += lg->w + 4;
+        return;
+    }
+    /* below: entries flow left to right in rows as wide as the figure */
+    lg->where = 2;
+    lg->cols = 0;
+    double x = 0, wrow = 0;
+    int row = 0;
+    for (int i = 0; i < lg->n; i++) {
+        cairo_text_extents_t te;
+        cairo_text_extents(cr, lg->e[i].label, &te);
+        double w = te.x_advance + 28;
+        if (x > 0 && x + w > W - 8) {
+            row++;
+            x = 0;
+        }
+        lg->e[i].dx = x;
+        lg->e[i].row = row;
+        x += w;
+        wrow = fmax(wrow, x);
+    }
+    lg->w = wrow;
+    lg->h = (row + 1) * lg->rowh + 3;
+    *bottom += lg->h + 4;
+}
+
+static void lg_symbol(cairo_t *cr, const lg_entry *e, double x, double y)
+{
+    cairo_save(cr);
+    switch (e->kind) {
+    case LG_LINE:
+    case LG_MARK:
+        style_color(cr, e->style, 1);
+        if (e->kind == LG_LINE) {
+            cairo_set_line_width(cr, 1.0);
+            style_dash(cr, e->style);
+            cairo_move_to(cr, x, y);
+            cairo_line_to(cr, x + 14, y);
+            cairo_stroke(cr);
+        }
+        cairo_set_line_width(cr, 0.6);
+        style_marker(cr, e->style, x + 7, y, 3.2, 1);
+        break;
+    case LG_FILL:
+        cairo_rectangle(cr, x + 2, y - 3, 10, 6);
+        style_fill(cr, e->style, 0.6);
+        cairo_fill_preserve(cr);
+        style_hatch(cr, e->style, x + 2, y - 3, x + 12, y + 3);
+        break;
+    case LG_HOLLOW_GREY:
+        cairo_set_source_rgb(cr, 0.55, 0.55, 0.55);
+        cairo_set_line_width(cr, 0.6);
+        style_marker(cr, 0, x + 7, y, 3.2, 0);
+        break;
+    case LG_BAND:
+        cairo_set_source_rgba(cr, 0.5, 0.5, 0.5, 0.25);
+        cairo_rectangle(cr, x + 2, y - 3, 10, 6);
+        cairo_fill(cr);
+        break;
+    case LG_REF:
+        cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+        cairo_set_line_width(cr, 0.7);
+        style_dash(cr, 1);
+        cairo_move_to(cr, x, y);
+        cairo_line_to(cr, x + 14, y);
+        cairo_stroke(cr);
+        break;
+    case LG_PATCH:
+        style_color(cr, e->style, 1);
+        cairo_rectangle(cr, x + 3, y - 2.5, 8, 5);
+        cairo_fill(cr);
+        break;
+    case LG_DASH:
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        cairo_set_line_width(cr, 0.7);
+        style_dash(cr, e->style);
+        cairo_move_to(cr, x, y);
+        cairo_line_to(cr, x + 14, y);
+        cairo_stroke(cr);
+        break;
+    case LG_SQUARE:
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        cairo_set_line_width(cr, 0.7);
+        cairo_rectangle(cr, x + 4, y - 3, 6, 6);
+        cairo_stroke(cr);
+        break;
+    case LG_BEST:
+        cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
+        cairo_new_path(cr);
+        cairo_arc(cr, x + 7, y, 2.75, 0, 2 * M_PI);
+        cairo_fill_preserve(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        cairo_set_line_width(cr, 0.8);
+        cairo_stroke(cr);
+        break;
+    case LG_HOLLOW:
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        cairo_set_line_width(cr, 0.6);
+        style_marker(cr, 0, x + 7, y, 3.2, 0);
+        break;
+    case LG_FADED:
+        cairo_set_source_rgba(cr, 0.27, 0.0, 0.33, 0.25);
+        cairo_new_path(cr);
+        cairo_arc(cr, x + 7, y, 1.5, 0, 2 * M_PI);
+        cairo_fill(cr);
+        break;
+    default: /* LG_RING: the chosen point */
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        cairo_set_line_width(cr, 0.9);
+        cairo_new_path(cr);
+        cairo_arc(cr, x + 7, y, 4, 0, 2 * M_PI);
+        cairo_stroke(cr);
+        break;
+    }
+    cairo_restore(cr);
+}
+
+/* Draws the legend: right of a (top-aligned), below the figure's axes, or
+ * in the corner of a covering the fewest of the np device points. */
+static void lg_draw(cairo_t *cr, legend_t *lg, const axes *a, double left, double W, double H,
+                    const double *px, const double *py, size_t np)
+{
+    if (!lg->where)
+        return;
+    if (lg->where == 1) {
+        lg->x = a->x0 + a->w + 4;
+        lg->y = a->y0;
+    } else if (lg->where == 2) {
+        lg->x = left + fmax(0, (W - left - 8 - lg->w) / 2);
+        if (lg->x + lg->w > W - 2)
+            lg->x = fmax(2, W - 2 - lg->w);
+        lg->y = H - lg->h - 2;
+    } else {
+        double cx[4] = {a->x0 + a->w - lg->w - 3, a->x0 + 3, a->x0 + a->w - lg->w - 3, a->x0 + 3};
+        double cy[4] = {a->y0 + 3, a->y0 + 3, a->y0 + a->h - lg->h - 3, a->y0 + a->h - lg->h - 3};
         size_t best = (size_t)-1;
         for (int c = 0; c < 4; c++) {
             size_t hits = 0;
             for (size_t i = 0; i < np; i++)
-                hits += px[i] >= cx[c] - 3 && px[i] <= cx[c] + bw + 3 && py[i] >= cy[c] - 3 &&
-                        py[i] <= cy[c] + bh + 3;
+                hits += px[i] >= cx[c] - 3 && px[i] <= cx[c] + lg->w + 3 && py[i] >= cy[c] - 3 &&
+                        py[i] <= cy[c] + lg->h + 3;
             if (hits < best) {
                 best = hits;
-                x = cx[c];
-                y = cy[c];
+                lg->x = cx[c];
+                lg->y = cy[c];
             }
         }
+        cairo_set_source_rgba(cr, 1, 1, 1, 0.85);
+        cairo_rectangle(cr, lg->x, lg->y, lg->w, lg->h);
+        cairo_fill(cr);
     }
-    cairo_set_source_rgba(cr, 1, 1, 1, 0.85);
-    cairo_rectangle(cr, x, y, bw, bh);
-    cairo_fill(cr);
-    for (int i = 0; i < ss->n; i++) {
-        double yy = y + 6 + i * 8.5;
-        style_color(cr, i, 1);
-        cairo_set_line_width(cr, 1.0);
-        style_dash(cr, i);
-        cairo_move_to(cr, x + 2, yy);
-        cairo_line_to(cr, x + 14, yy);
-        cairo_stroke(cr);
-        if (markers) {
-            cairo_set_line_width(cr, 0.6);
-            style_marker(cr, i, x + 8, yy, 3.2, 1);
-        }
+    style_font(cr, 6.5, 0);
+    for (int i = 0; i < lg->n; i++) {
+        double x = lg->x + 2, y = lg->y + 6 + i * lg->rowh;
+        if (lg->where == 2)
+            x = lg->x + lg->e[i].dx + 2, y = lg->y + 6 + lg->e[i].row * lg->rowh;
+        lg_symbol(cr, &lg->e[i], x, y);
         cairo_set_source_rgb(cr, 0, 0, 0);
-        style_text(cr, x + 17, yy, ss->s[i].label, 0, 0.5);
+        style_text(cr, x + 17, y, lg->e[i].label, 0, 0.5);
     }
     cairo_set_dash(cr, NULL, 0, 0);
+    layout_legend(cr, lg->x, lg->y, lg->w, lg->h);
+}
+
+/* ---- rows that can run ---------------------------------------------------------- */
+
+/* ok[r]: the row is an operating point the GPU can hold and the case fits
+ * its memory (feasible and fits not 0); the rest is drawn hollow grey and
+ * never chosen. */
+static int rows_ok(const wl_results_table *t, unsigned char *ok, wl_error *err)
+{
+    int fc = wl_results_table_col(t, "feasible"), mc = wl_results_table_col(t, "fits");
+    size_t n = wl_results_table_rows(t);
+    for (size_t r = 0; r < n; r++) {
+        double f = 1, m = 1;
+        int rc = fc >= 0 ? num_cell(t, r, fc, &f, err) : WL_OK;
+        if (!rc && mc >= 0)
+            rc = num_cell(t, r, mc, &m, err);
+        if (rc)
+            return rc;
+        ok[r] = !(f == 0) && !(m == 0);
+    }
+    return WL_OK;
+}
+
+/* The objective's choice among a series' ok rows (-1: none qualifies). */
+static long choose_row(const wl_pareto_objective *obj, const size_t *rows, size_t n,
+                       const unsigned char *ok, const double *tm, const double *pw,
+                       const double *en, double *tmp)
+{
+    size_t m = 0;
+    double *t = tmp, *p = tmp + n, *e = tmp + 2 * n;
+    size_t *idx = (size_t *)(void *)(tmp + 3 * n);
+    for (size_t j = 0; j < n; j++) {
+        size_t r = rows[j];
+        if (!ok[r] || !isfinite(tm[r]) || !isfinite(en[r]))
+            continue;
+        t[m] = tm[r];
+        p[m] = pw[r];
+        e[m] = en[r];
+        idx[m++] = r;
+    }
+    long c = m ? wl_pareto_choose(obj, t, p, e, m) : -1;
+    return c < 0 ? -1 : (long)idx[c];
+}
+
+static int objective_of(const wl_plot_kind_options *k, wl_pareto_objective *obj, wl_error *err)
+{
+    if (!k || !k->objective)
+        return WL_OK;
+    int rc = wl_pareto_objective_parse(k->objective, obj, err);
+    if (rc)
+        wl_error_locate(err, "objective", 0);
+    return rc;
+}
+
+/* The slowdown bound of an objective, percent (NaN: it has none). */
+static double slowdown_of(const wl_pareto_objective *obj)
+{
+    return strcmp(wl_pareto_objective_name(obj), "energy-within-slowdown") == 0 ? obj->param : NAN;
+}
+
+static double power_cap_of(const wl_pareto_objective *obj)
+{
+    return strcmp(wl_pareto_objective_name(obj), "time-within-power") == 0 ? obj->param : NAN;
+}
+
+/* The board power limit of a row: a swept power_limit_w, or its GPU's
+ * preset (NaN when neither is known). */
+static double power_limit_of(const wl_results_table *t, size_t r)
+{
+    int pc = wl_results_table_col(t, "power_limit_w"), gc = wl_results_table_col(t, "gpu");
+    double v = NAN;
+    if (pc >= 0 && wl_results_table_num(t, r, pc, &v, NULL) == WL_OK && isfinite(v))
+        return v;
+    if (gc < 0)
+        return NAN;
+    wl_core_gpu g;
+    wl_error e;
+    if (wl_preset_gpu_load(wl_results_table_cell(t, r, gc), &g, &e) != WL_OK)
+        return NAN;
+    return g.power_limit_w > 0 ? g.power_limit_w : NAN;
+}
+
+/* ---- facets ------------------------------------------------------------------------ */
+
+typedef struct {
+    int col; /* -1: one panel */
+    size_t first[MAXFACETS + 1];
+    int n, cols, rows;
+} facets;
+
+static int facets_of(const wl_results_table *t, const char *name, facets *f, wl_error *err)
+{
+    f->col = -1;
+    f->n = 1;
+    if (name) {
+        if ((f->col = need_col(t, name, err)) < 0)
+            return WL_EPARSE;
+        f->n = (int)wl_results_table_distinct(t, f->col, f->first, MAXFACETS + 1);
+        if (f->n > MAXFACETS) {
+            wl_error_set(err, table_path(t), 0, name, "more than %d facets: filter the input",
+                         MAXFACETS);
+            return WL_EINVAL;
+        }
+        if (f->n < 1)
+            f->n = 1;
+    }
+    f->cols = f->n <= 3 ? f->n : (int)ceil(sqrt((double)f->n));
+    f->rows = (f->n + f->cols - 1) / f->cols;
+    return WL_OK;
+}
+
+static int in_facet(const wl_results_table *t, const facets *f, int fi, size_t r)
+{
+    return f->col < 0 || strcmp(wl_results_table_cell(t, r, f->col),
+                                wl_results_table_cell(t, f->first[fi], f->col)) == 0;
+}
+
+/* Splits every series by facet: a sub-series per (workload, facet) with
+ * the workload's style, so fronts, optima and choices are per panel. */
+static int split_by_facet(const wl_results_table *t, const facets *f, series_set *ss)
+{
+    if (f->col < 0)
+        return WL_OK;
+    series *out = calloc((size_t)ss->n * (size_t)f->n + 1, sizeof *out);
+    if (!out)
+        return WL_ENOMEM;
+    int m = 0, rc = WL_OK;
+    for (int i = 0; !rc && i < ss->n; i++)
+        for (int fi = 0; !rc && fi < f->n; fi++) {
+            series *o = &out[m];
+            for (size_t j = 0; j < ss->s[i].n; j++) {
+                size_t r = ss->s[i].rows[j];
+                if (!in_facet(t, f, fi, r))
+                    continue;
+                if (!o->rows && !(o->rows = malloc(ss->s[i].n * sizeof(size_t)))) {
+                    rc = WL_ENOMEM;
+                    break;
+                }
+                o->rows[o->n++] = r;
+            }
+            if (o->n) {
+                memcpy(o->label, ss->s[i].label, sizeof o->label);
+                o->style = ss->s[i].style;
+                o->facet = fi;
+                m++;
+            }
+        }
+    for (int i = 0; i < ss->n; i++)
+        free(ss->s[i].rows);
+    free(ss->s);
+    ss->s = out;
+    ss->n = m;
+    if (rc) {
+        series_free(ss);
+        return rc;
+    }
+    return WL_OK;
+}
+
+static void facet_title(cairo_t *cr, const axes *a, const wl_results_table *t, const facets *f,
+                        int fi)
+{
+    if (f->col < 0)
+        return;
+    char lab[160] = "";
+    label_part(lab, sizeof lab, wl_results_table_header(t, (size_t)f->col),
+               wl_results_table_cell(t, f->first[fi], f->col));
+    style_font(cr, 7.5, 1);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    style_text(cr, a->x0 + a->w / 2, a->y0 - 10.5, lab, 0.5, 0);
 }
 
 /* ---- energy vs clock ------------------------------------------------------------ */
@@ -144,380 +522,507 @@ static const metric metrics[] = {{"energy_j", "Energy", "J"},
                                  {"power_w", "Power", "W"},
                                  {"time_ms", "Time", "s"}};
 
+/* The stacked parts: what the energy is made of, or the phases it is spent
+ * in (they add up to energy_j in every row). */
+static const struct {
+    const char *col[3], *name[3];
+    int n;
+} stacks[3] = {
+    {{"energy_static_j", "energy_dyn_memory_j", "energy_dyn_compute_j"},
+     {"static + idle", "dynamic memory", "dynamic compute"}, 3},
+    {{"energy_fwd_j", "energy_bwd_j", "energy_opt_j"}, {"forward", "backward", "optimizer"}, 3},
+    {{"energy_prefill_j", "energy_decode_j", NULL}, {"prefill", "decode", NULL}, 2}};
+
+typedef struct {
+    const wl_results_table *t;
+    const series_set *ss;
+    const metric *pan[3];
+    int np, pe;             /* panels; the energy panel (-1: none) */
+    const double *x, *v, *pv;
+    const unsigned char *ok, *th;
+    int nparts, which;
+    const long *best, *maxc, *chosen;
+    const double *blo, *bhi; /* flat band per series */
+    double slow;             /* slowdown bound, % (NaN: none) */
+    double cap;              /* objective's power cap, W */
+    const double *plimit;    /* board power limit per series */
+    const double *tfast;     /* fastest ok time per series, s */
+} ef_data;
+
+static void ef_panel(cairo_t *cr, const ef_data *d, const facets *fa, int fi, int p,
+                     const axes *a)
+{
+    const wl_results_table *t = d->t;
+    const series_set *ss = d->ss;
+    cairo_save(cr);
+    cairo_rectangle(cr, a->x0, a->y0, a->w, a->h);
+    cairo_clip(cr);
+    int is_e = p == d->pe;
+    for (int si = 0; is_e && d->nparts && si < ss->n; si++) {
+        const series *s = &ss->s[si];
+        if (s->facet != fi)
+            continue;
+        double *base = calloc(s->n ? s->n : 1, sizeof *base);
+        for (int i = 0; base && i < d->nparts; i++) {
+            cairo_new_path(cr);
+            int started = 0;
+            for (size_t j = 0; j < s->n; j++) {
+                size_t r = s->rows[j];
+                if (!in_facet(t, fa, fi, r) || !isfinite(d->pv[r * 3 + (size_t)i]))
+                    continue;
+                double yy = ax_y(a, base[j] + d->pv[r * 3 + (size_t)i]);
+                if (!started)
+                    cairo_move_to(cr, ax_x(a, d->x[r]), yy);
+                else
+                    cairo_line_to(cr, ax_x(a, d->x[r]), yy);
+                started = 1;
+            }
+            for (size_t j = s->n; started && j-- > 0;) {
+                size_t r = s->rows[j];
+                if (in_facet(t, fa, fi, r) && isfinite(d->pv[r * 3 + (size_t)i]))
+                    cairo_line_to(cr, ax_x(a, d->x[r]), ax_y(a, base[j]));
+            }
+            cairo_close_path(cr);
+            style_fill(cr, i, 0.55);
+            cairo_fill_preserve(cr);
+            style_hatch(cr, i, a->x0, a->y0, a->x0 + a->w, a->y0 + a->h);
+            for (size_t j = 0; j < s->n; j++)
+                if (isfinite(d->pv[s->rows[j] * 3 + (size_t)i]))
+                    base[j] += d->pv[s->rows[j] * 3 + (size_t)i];
+        }
+        free(base);
+    }
+    /* the flat optimum: shaded for one series, the curve's flat part
+     * thickened for several */
+    for (int i = 0; is_e && ss->nstyles == 1 && i < ss->n; i++)
+        if (ss->s[i].facet == fi && isfinite(d->blo[i])) {
+            double x0 = ax_x(a, d->blo[i]), x1 = ax_x(a, d->bhi[i]);
+            if (x1 - x0 < 1.5)
+                x0 -= 0.75, x1 += 0.75;
+            cairo_set_source_rgba(cr, 0.5, 0.5, 0.5, 0.18);
+            cairo_rectangle(cr, x0, a->y0, x1 - x0, a->h);
+            cairo_fill(cr);
+        }
+    /* reference lines: the power limit and the objective's cap on a power
+     * panel, the slowdown bound on a time panel */
+    if (d->pan[p] == &metrics[1] || d->pan[p] == &metrics[2])
+        for (int i = 0; i < ss->n; i++) {
+            if (ss->s[i].facet != fi)
+                continue;
+            double ref = d->pan[p] == &metrics[1] ? d->plimit[i]
+                                                  : (isfinite(d->slow) ? d->tfast[i] * (1 + d->slow / 100) : NAN);
+            if (!isfinite(ref) || (i > 0 && d->pan[p] == &metrics[1] && ref == d->plimit[i - 1]))
+                continue;
+            cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+            if (ss->nstyles > 1 && d->pan[p] == &metrics[2])
+                style_color(cr, ss->s[i].style, 0.8);
+            cairo_set_line_width(cr, 0.7);
+            style_dash(cr, 1);
+            cairo_move_to(cr, a->x0, ax_y(a, ref));
+            cairo_line_to(cr, a->x0 + a->w, ax_y(a, ref));
+            cairo_stroke(cr);
+        }
+    if (d->pan[p] == &metrics[1] && isfinite(d->cap)) {
+        cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+        cairo_set_line_width(cr, 0.7);
+        style_dash(cr, 2);
+        cairo_move_to(cr, a->x0, ax_y(a, d->cap));
+        cairo_line_to(cr, a->x0 + a->w, ax_y(a, d->cap));
+        cairo_stroke(cr);
+    }
+    cairo_set_dash(cr, NULL, 0, 0);
+    for (int i = 0; i < ss->n; i++) {
+        const series *s = &ss->s[i];
+        int st = s->style;
+        if (s->facet != fi)
+            continue;
+        /* the line joins the points that can run; a gap where they cannot */
+        style_color(cr, st, 1);
+        style_dash(cr, st);
+        cairo_set_line_width(cr, 1.0);
+        int started = 0;
+        for (size_t j = 0; j < s->n; j++) {
+            size_t r = s->rows[j];
+            double yv = d->v[r * 3 + (size_t)p];
+            if (!in_facet(t, fa, fi, r))
+                continue;
+            if (!d->ok[r] || !isfinite(yv) || !(yv > 0 || !a->logy)) {
+                started = 0;
+                continue;
+            }
+            if (!started)
+                cairo_move_to(cr, ax_x(a, d->x[r]), ax_y(a, yv));
+            else
+                cairo_line_to(cr, ax_x(a, d->x[r]), ax_y(a, yv));
+            started = 1;
+        }
+        cairo_stroke(cr);
+        cairo_set_dash(cr, NULL, 0, 0);
+        if (is_e && ss->nstyles > 1 && isfinite(d->blo[i])) {
+            style_color(cr, st, 0.3);
+            cairo_set_line_width(cr, 4.0);
+            cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND);
+            started = 0;
+            for (size_t j = 0; j < s->n; j++) {
+                size_t r = s->rows[j];
+                double yv = d->v[r * 3 + (size_t)p];
+                if (!in_facet(t, fa, fi, r) || !d->ok[r] || !isfinite(yv) || d->x[r] < d->blo[i] ||
+                    d->x[r] > d->bhi[i])
+                    continue;
+                if (!started)
+                    cairo_move_to(cr, ax_x(a, d->x[r]), ax_y(a, yv));
+                cairo_line_to(cr, ax_x(a, d->x[r]), ax_y(a, yv));
+                started = 1;
+            }
+            cairo_stroke(cr);
+            cairo_set_line_cap(cr, CAIRO_LINE_CAP_BUTT);
+        }
+        /* markers on at most ~12 points per series; throttled points
+         * hollow in the series colour, points that cannot run hollow grey */
+        cairo_set_line_width(cr, 0.6);
+        size_t every = s->n > 14 ? (s->n + 11) / 12 : 1;
+        for (size_t j = 0; j < s->n; j++) {
+            size_t r = s->rows[j];
+            double yv = d->v[r * 3 + (size_t)p];
+            if (!in_facet(t, fa, fi, r) || !isfinite(yv) || (a->logy && yv <= 0))
+                continue;
+            if (!d->ok[r]) {
+                cairo_set_source_rgb(cr, 0.55, 0.55, 0.55);
+                style_marker(cr, 0, ax_x(a, d->x[r]), ax_y(a, yv), 2.6, 0);
+                continue;
+            }
+            if (j % every != 0 && j + 1 != s->n)
+                continue;
+            style_color(cr, st, 1);
+            style_marker(cr, st, ax_x(a, d->x[r]), ax_y(a, yv), 2.8, !d->th[r]);
+        }
+        long b = d->best[i], m = d->maxc[i], c = d->chosen[i];
+        if (b >= 0 && in_facet(t, fa, fi, (size_t)b) && isfinite(d->v[(size_t)b * 3 + (size_t)p])) {
+            double bx = ax_x(a, d->x[b]), by = ax_y(a, d->v[(size_t)b * 3 + (size_t)p]);
+            style_color(cr, st, 1);
+            style_marker(cr, st, bx, by, 5.5, 1);
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            cairo_set_line_width(cr, 0.8);
+            style_marker(cr, st, bx, by, 5.5, 0);
+        }
+        if (m >= 0 && in_facet(t, fa, fi, (size_t)m) && isfinite(d->v[(size_t)m * 3 + (size_t)p])) {
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            cairo_set_line_width(cr, 0.7);
+            double mx = ax_x(a, d->x[m]), my = ax_y(a, d->v[(size_t)m * 3 + (size_t)p]);
+            cairo_rectangle(cr, mx - 3.2, my - 3.2, 6.4, 6.4);
+            cairo_stroke(cr);
+        }
+        if (c >= 0 && in_facet(t, fa, fi, (size_t)c) && isfinite(d->v[(size_t)c * 3 + (size_t)p])) {
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            cairo_set_line_width(cr, 0.9);
+            cairo_new_path(cr);
+            cairo_arc(cr, ax_x(a, d->x[c]), ax_y(a, d->v[(size_t)c * 3 + (size_t)p]), 4.5, 0,
+                      2 * M_PI);
+            cairo_stroke(cr);
+        }
+    }
+    cairo_restore(cr);
+}
+
 int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k,
                         const wl_plot_options *o, const char *path, wl_error *err)
 {
     int xcol = need_col(t, "sm_clock_mhz", err);
     if (xcol < 0)
         return WL_EPARSE;
-    int ecol = wl_results_table_col(t, "effective_clock_mhz");
-    int thr = wl_results_table_col(t, "throttled");
-    /* panels, top to bottom */
-    const metric *pan[3];
-    int np = 0;
+    int thr = wl_results_table_col(t, "throttled"), ecol = wl_results_table_col(t, "effective_clock_mhz");
+    ef_data d = {.t = t, .pe = -1, .slow = NAN, .cap = NAN};
     const char *spec = k && k->panels ? k->panels : "energy";
     char buf[64];
     snprintf(buf, sizeof buf, "%s", spec);
-    for (char *tok = strtok(buf, ","); tok && np < 3; tok = strtok(NULL, ",")) {
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && d.np < 3;
+         tok = strtok_r(NULL, ",", &save)) {
+        static const char *const names[3] = {"energy", "power", "time"};
         const metric *m = NULL;
-        if (strcmp(tok, "energy") == 0) m = &metrics[0];
-        else if (strcmp(tok, "power") == 0) m = &metrics[1];
-        else if (strcmp(tok, "time") == 0) m = &metrics[2];
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(tok, names[i]))
+                m = &metrics[i];
         if (!m) {
             wl_error_set(err, "panels", 0, "panels", "expected energy, power or time, got '%s'", tok);
             return WL_EINVAL;
         }
-        pan[np++] = m;
+        if (m == &metrics[0])
+            d.pe = d.np;
+        d.pan[d.np++] = m;
     }
-    int mcol[3];
-    for (int p = 0; p < np; p++)
-        if ((mcol[p] = need_col(t, pan[p]->col, err)) < 0)
+    int mcol[3], tcol = -1, pcol = -1, encol = -1;
+    for (int p = 0; p < d.np; p++)
+        if ((mcol[p] = need_col(t, d.pan[p]->col, err)) < 0)
             return WL_EPARSE;
-    /* the stacked parts: what the energy is made of, or the phases it is
-     * spent in (they add up to energy_j in every row) */
-    static const struct {
-        const char *col[3], *name[3];
-        int n;
-    } stacks[3] = {
-        {{"energy_static_j", "energy_dyn_memory_j", "energy_dyn_compute_j"},
-         {"static + idle", "dynamic memory", "dynamic compute"}, 3},
-        {{"energy_fwd_j", "energy_bwd_j", "energy_opt_j"},
-         {"forward", "backward", "optimizer"}, 3},
-        {{"energy_prefill_j", "energy_decode_j", NULL}, {"prefill", "decode", NULL}, 2}};
-    int partcol[3] = {-1, -1, -1}, which = 0, nparts = 0;
-    if (k && k->stack == WL_PLOT_STACK_PHASES) {
-        which = wl_results_table_col(t, "energy_fwd_j") >= 0 ? 1 : 2;
-        /* a table with both modes: the training rows' phases when they are set */
-        if (which == 1 && wl_results_table_rows(t) > 0 &&
-            !wl_results_table_cell(t, 0, wl_results_table_col(t, "energy_fwd_j"))[0])
-            which = 2;
-    }
-    const char *const *parts = stacks[which].col, *const *part_names = stacks[which].name;
-    if (k && k->stack) {
-        nparts = stacks[which].n;
-        for (int i = 0; i < nparts; i++)
-            if ((partcol[i] = need_col(t, parts[i], err)) < 0)
-                return WL_EPARSE;
-    }
-    series_set ss;
-    int rc = build_series(t, xcol, &ss, err);
+    wl_pareto_objective obj;
+    int rc = objective_of(k, &obj, err);
     if (rc)
         return rc;
-    if (k && k->stack && ss.n != 1) {
+    /* the optimum and the band need the energy; a choice time and power too */
+    if ((encol = need_col(t, "energy_j", err)) < 0)
+        return WL_EPARSE;
+    tcol = wl_results_table_col(t, "time_ms");
+    pcol = wl_results_table_col(t, "power_w");
+    if (k && k->objective &&
+        ((tcol = need_col(t, "time_ms", err)) < 0 || (pcol = need_col(t, "power_w", err)) < 0))
+        return WL_EPARSE;
+    int partcol[3] = {-1, -1, -1};
+    if (k && k->stack == WL_PLOT_STACK_PHASES) {
+        d.which = wl_results_table_col(t, "energy_fwd_j") >= 0 ? 1 : 2;
+        if (d.which == 1 && wl_results_table_rows(t) > 0 &&
+            !wl_results_table_cell(t, 0, wl_results_table_col(t, "energy_fwd_j"))[0])
+            d.which = 2;
+    }
+    if (k && k->stack) {
+        d.nparts = stacks[d.which].n;
+        for (int i = 0; i < d.nparts; i++)
+            if ((partcol[i] = need_col(t, stacks[d.which].col[i], err)) < 0)
+                return WL_EPARSE;
+    }
+    facets fa;
+    if ((rc = facets_of(t, k ? k->facet : NULL, &fa, err)))
+        return rc;
+    series_set ss;
+    if ((rc = build_series(t, xcol, fa.col, &ss, err)))
+        return rc;
+    d.ss = &ss;
+    if (d.nparts && ss.nstyles != 1) {
         series_free(&ss);
-        wl_error_set(err, table_path(t), 0, "stack", "stacked energy parts need a single series, found %d (filter the table)", ss.n);
+        wl_error_set(err, table_path(t), 0, "stack",
+                     "stacked energy parts need a single series, found %d (filter the table)",
+                     ss.nstyles);
         return WL_EINVAL;
     }
-    /* data */
-    size_t n = wl_results_table_rows(t);
-    double *x = malloc(n * sizeof *x), *eff = malloc(n * sizeof *eff), *th = malloc(n * sizeof *th);
-    double *v = malloc(n * 3 * sizeof *v), *pv = malloc(n * 3 * sizeof *pv);
-    if (!x || !eff || !th || !v || !pv)
-        rc = WL_ENOMEM;
-    for (size_t r = 0; !rc && r < n; r++) {
-        rc = num_cell(t, r, xcol, &x[r], err);
-        eff[r] = x[r];
-        th[r] = 0;
-        if (!rc && ecol >= 0)
-            rc = num_cell(t, r, ecol, &eff[r], err);
-        if (!rc && thr >= 0)
-            rc = num_cell(t, r, thr, &th[r], err);
-        if (!rc && eff[r] < x[r] - 0.5)
-            th[r] = 1;
-        x[r] *= 1e6; /* MHz -> Hz: the axis picks its prefix */
-        for (int p = 0; !rc && p < np; p++) {
-            rc = num_cell(t, r, mcol[p], &v[r * 3 + (size_t)p], err);
-            if (!rc && pan[p] == &metrics[2])
-                v[r * 3 + (size_t)p] *= 1e-3; /* ms -> s, so the prefix picks ms */
-        }
-        for (int i = 0; !rc && i < nparts; i++)
-            rc = num_cell(t, r, partcol[i], &pv[r * 3 + (size_t)i], err);
+    if ((rc = split_by_facet(t, &fa, &ss))) {
+        series_free(&ss);
+        return rc;
     }
+    size_t n = wl_results_table_rows(t), ns = (size_t)ss.n;
+    double *x = malloc((n + 1) * sizeof *x), *v = malloc((n + 1) * 3 * sizeof *v),
+           *pv = malloc((n + 1) * 3 * sizeof *pv), *tm = malloc((n + 1) * 3 * sizeof *tm),
+           *tmp = malloc((n + 1) * 4 * sizeof *tmp), *sd = malloc((ns + 1) * 5 * sizeof *sd);
+    unsigned char *ok = malloc(n + 1), *th = malloc(n + 1);
+    long *ix = malloc((ns + 1) * 3 * sizeof *ix);
+    if (!x || !v || !pv || !tm || !tmp || !sd || !ok || !th || !ix)
+        rc = WL_ENOMEM;
+    if (!rc)
+        rc = rows_ok(t, ok, err);
+    double *pw = tm ? tm + n : NULL, *en = tm ? tm + 2 * n : NULL;
+    for (size_t r = 0; !rc && r < n; r++) {
+        double eff = NAN, tv = 0;
+        rc = num_cell(t, r, xcol, &x[r], err);
+        if (!rc && ecol >= 0)
+            rc = num_cell(t, r, ecol, &eff, err);
+        if (!rc && thr >= 0)
+            rc = num_cell(t, r, thr, &tv, err);
+        th[r] = tv == 1 || (isfinite(eff) && eff < x[r] - 0.5);
+        for (int p = 0; !rc && p < d.np; p++) {
+            rc = num_cell(t, r, mcol[p], &v[r * 3 + (size_t)p], err);
+            if (!rc && d.pan[p] == &metrics[2])
+                v[r * 3 + (size_t)p] *= 1e-3; /* ms -> s: the axis picks its prefix */
+        }
+        for (int i = 0; !rc && i < d.nparts; i++)
+            rc = num_cell(t, r, partcol[i], &pv[r * 3 + (size_t)i], err);
+        tm[r] = pw[r] = NAN;
+        if (!rc && tcol >= 0)
+            rc = num_cell(t, r, tcol, &tm[r], err);
+        if (!rc && pcol >= 0)
+            rc = num_cell(t, r, pcol, &pw[r], err);
+        if (!rc)
+            rc = num_cell(t, r, encol, &en[r], err);
+    }
+    /* per series: energy optimum, maximum clock that can run, the
+     * objective's choice, the flat band, the references */
+    long *best = ix, *maxc = ix ? ix + ns : NULL, *chosen = ix ? ix + 2 * ns : NULL;
+    double *blo = sd, *bhi = sd ? sd + ns : NULL, *plim = sd ? sd + 2 * ns : NULL,
+           *tfast = sd ? sd + 3 * ns : NULL;
+    for (int i = 0; !rc && i < ss.n; i++) {
+        const series *s = &ss.s[i];
+        best[i] = maxc[i] = chosen[i] = -1;
+        tfast[i] = INFINITY;
+        size_t m = 0;
+        for (size_t j = 0; j < s->n; j++) {
+            size_t r = s->rows[j];
+            if (!ok[r] || !isfinite(en[r]))
+                continue;
+            if (best[i] < 0 || en[r] < en[best[i]])
+                best[i] = (long)r;
+            if (maxc[i] < 0 || x[r] > x[maxc[i]])
+                maxc[i] = (long)r;
+            if (isfinite(tm[r]))
+                tfast[i] = fmin(tfast[i], tm[r] * 1e-3);
+            tmp[m] = x[r];
+            tmp[n + m] = en[r];
+            m++;
+        }
+        wl_pareto_flat_band(tmp, tmp + n, m, 0.01, &blo[i], &bhi[i]);
+        if (k && k->objective)
+            chosen[i] = choose_row(&obj, s->rows, s->n, ok, tm, pw, en, tmp);
+        plim[i] = power_limit_of(t, s->rows[0]);
+    }
+    if (k && k->objective) {
+        d.slow = slowdown_of(&obj);
+        d.cap = power_cap_of(&obj);
+    }
+    d.x = x, d.v = v, d.pv = pv, d.ok = ok, d.th = th, d.best = best, d.maxc = maxc;
+    d.chosen = chosen, d.blo = blo, d.bhi = bhi, d.plimit = plim, d.tfast = tfast;
     fig *f = NULL;
     if (!rc)
         rc = fig_open(path, o, &f, err);
     if (rc) {
-        free(x); free(eff); free(th); free(v); free(pv);
+        free(x); free(v); free(pv); free(tm); free(tmp); free(sd); free(ok); free(th); free(ix);
         series_free(&ss);
         return rc;
     }
     cairo_t *cr = fig_cr(f);
     double W = fig_w(f), H = fig_h(f);
-    double top = o->title ? 14 : 6, bottom = 26, left = 42, right = 6;
-    double ph = (H - top - bottom - (np - 1) * 4) / np;
+    double top = fig_top(cr, o, W) + (fa.col >= 0 ? 11 : 0), bottom = 26, left = 44, right = 8;
+    /* the legend: series, then what the marks mean */
+    legend_t lg = {.n = 0};
+    int any_bad = 0, any_thr = 0;
+    for (size_t r = 0; r < n; r++) {
+        any_bad |= !ok[r];
+        any_thr |= ok[r] && th[r];
+    }
+    for (int st = 0; (ss.nstyles > 1 || (ss.n && ss.s[0].label[0])) && st < ss.nstyles; st++)
+        for (int i = 0; i < ss.n; i++)
+            if (ss.s[i].style == st) {
+                lg_add(&lg, ss.s[i].label, st, LG_LINE);
+                break;
+            }
+    for (int i = d.nparts; i-- > 0;)
+        lg_add(&lg, stacks[d.which].name[i], i, LG_FILL);
+    if (d.pe >= 0) {
+        lg_add(&lg, "least energy", 0, LG_BEST);
+        lg_add(&lg, "within 1% of least", 0, LG_BAND);
+    }
+    lg_add(&lg, "max clock", 0, LG_SQUARE);
+    if (k && k->objective) {
+        char lab[96];
+        snprintf(lab, sizeof lab, "chosen: %s", obj.text);
+        lg_add(&lg, lab, 0, LG_RING);
+    }
+    if (any_thr)
+        lg_add(&lg, "throttled", 0, LG_HOLLOW);
+    if (any_bad)
+        lg_add(&lg, "cannot run", 0, LG_HOLLOW_GREY);
+    for (int p = 0; p < d.np; p++)
+        if ((d.pan[p] == &metrics[1] && isfinite(plim[0])) ||
+            (d.pan[p] == &metrics[2] && isfinite(d.slow))) {
+            lg_add(&lg, d.pan[p] == &metrics[1] ? "power limit" : "slowdown bound", 0, LG_REF);
+        }
+    lg_reserve(cr, &lg, o, W, &right, &bottom, 0);
+    double gapx = 30, gapy = 4 + (fa.col >= 0 ? 13 : 0);
+    double cw = (W - left - right - (fa.cols - 1) * gapx) / fa.cols;
+    double fh = (H - top - bottom - (fa.rows - 1) * (gapy + 22)) / fa.rows;
+    double ph = (fh - (d.np - 1) * 8) / d.np;
     double xlo = INFINITY, xhi = -INFINITY;
     for (size_t r = 0; r < n; r++)
-        if (isfinite(x[r])) {
+        if (isfinite(x[r]) && (!o->log_x || x[r] > 0)) {
             xlo = fmin(xlo, x[r]);
             xhi = fmax(xhi, x[r]);
         }
     ax_range(&xlo, &xhi, o->log_x);
-    for (int p = 0; p < np; p++) {
+    axes first = {0};
+    double *lx = malloc((n + 1) * sizeof *lx), *ly = malloc((n + 1) * sizeof *ly);
+    size_t lp = 0;
+    for (int p = 0; p < d.np; p++) {
         double ylo = INFINITY, yhi = -INFINITY;
-        for (size_t r = 0; r < n; r++)
-            if (isfinite(v[r * 3 + (size_t)p])) {
-                ylo = fmin(ylo, v[r * 3 + (size_t)p]);
-                yhi = fmax(yhi, v[r * 3 + (size_t)p]);
+        for (size_t r = 0; r < n; r++) {
+            double yv = v[r * 3 + (size_t)p];
+            if (isfinite(yv) && (!o->log_y || yv > 0)) {
+                ylo = fmin(ylo, yv);
+                yhi = fmax(yhi, yv);
             }
-        if (partcol[0] >= 0 && pan[p] == &metrics[0])
-            ylo = 0;
-        ax_range(&ylo, &yhi, o->log_y);
-        if (partcol[0] >= 0 && pan[p] == &metrics[0] && !o->log_y)
-            ylo = 0;
-        axes a = {left, top + p * (ph + 4), W - left - right, ph, xlo, xhi, ylo, yhi, o->log_x,
-                  o->log_y};
-        ax_draw(cr, &a, "SM clock", "Hz", pan[p]->q, pan[p]->u, p == np - 1);
-        /* the x axis is in MHz: label values by the prefix of Hz */
-        cairo_save(cr);
-        cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
-        cairo_clip(cr);
-        if (partcol[0] >= 0 && pan[p] == &metrics[0]) {
-            const series *s = &ss.s[0];
-            /* the parts stacked: each band from the running sum up */
-            double *base_prev = calloc(s->n ? s->n : 1, sizeof *base_prev);
-            for (int i = 0; i < nparts && base_prev; i++) {
-                cairo_new_path(cr);
-                for (size_t j = 0; j < s->n; j++) {
-                    size_t r = s->rows[j];
-                    double top_v = base_prev[j] + pv[r * 3 + (size_t)i];
-                    if (j == 0)
-                        cairo_move_to(cr, ax_x(&a, x[r]), ax_y(&a, top_v));
-                    else
-                        cairo_line_to(cr, ax_x(&a, x[r]), ax_y(&a, top_v));
-                }
-                for (size_t j = s->n; j-- > 0;) {
-                    size_t r = s->rows[j];
-                    cairo_line_to(cr, ax_x(&a, x[r]), ax_y(&a, base_prev[j]));
-                }
-                cairo_close_path(cr);
-                style_color(cr, i + 4, 0.55);
-                cairo_fill(cr);
-                for (size_t j = 0; j < s->n; j++)
-                    base_prev[j] += pv[s->rows[j] * 3 + (size_t)i];
-            }
-            if (!base_prev)
-                rc = WL_ENOMEM;
-            free(base_prev);
         }
         for (int i = 0; i < ss.n; i++) {
-            const series *s = &ss.s[i];
-            style_color(cr, i, 1);
-            style_dash(cr, i);
-            cairo_set_line_width(cr, 1.0);
-            int started = 0;
-            for (size_t j = 0; j < s->n; j++) {
-                size_t r = s->rows[j];
-                double yv = v[r * 3 + (size_t)p];
-                if (!isfinite(yv) || (o->log_y && yv <= 0))
-                    continue;
-                if (!started)
-                    cairo_move_to(cr, ax_x(&a, x[r]), ax_y(&a, yv));
-                else
-                    cairo_line_to(cr, ax_x(&a, x[r]), ax_y(&a, yv));
-                started = 1;
-            }
-            cairo_stroke(cr);
-            cairo_set_line_width(cr, 0.6);
-            /* energy-optimal and maximum clocks of the series */
-            long best = -1, maxc = -1;
-            size_t pe = 0; /* the energy panel decides the optimum */
-            for (int q = 0; q < np; q++)
-                if (pan[q] == &metrics[0])
-                    pe = (size_t)q;
-            for (size_t j = 0; j < s->n; j++) {
-                size_t r = s->rows[j];
-                if (isfinite(v[r * 3 + pe]) && (best < 0 || v[r * 3 + pe] < v[(size_t)best * 3 + pe]))
-                    best = (long)r;
-                if (maxc < 0 || x[r] > x[maxc])
-                    maxc = (long)r;
-            }
-            /* markers on at most ~12 points per series, so dense clock grids
-             * stay legible; throttled points hollow (the clock ran below
-             * the request) */
-            size_t every = s->n > 14 ? (s->n + 11) / 12 : 1;
-            for (size_t j = 0; j < s->n; j++) {
-                size_t r = s->rows[j];
-                double yv = v[r * 3 + (size_t)p];
-                if (!isfinite(yv) || (j % every != 0 && j + 1 != s->n))
-                    continue;
-                style_color(cr, i, 1);
-                style_marker(cr, i, ax_x(&a, x[r]), ax_y(&a, yv), 2.8, th[r] == 0);
-            }
-            if (best >= 0 && isfinite(v[(size_t)best * 3 + (size_t)p])) {
-                double bx = ax_x(&a, x[best]), by = ax_y(&a, v[(size_t)best * 3 + (size_t)p]);
-                style_color(cr, i, 1);
-                style_marker(cr, i, bx, by, 5.5, 1);
-                cairo_set_source_rgb(cr, 0, 0, 0);
-                cairo_set_line_width(cr, 0.8);
-                style_marker(cr, i, bx, by, 5.5, 0);
-            }
-            if (maxc >= 0 && isfinite(v[(size_t)maxc * 3 + (size_t)p])) {
-                cairo_set_source_rgb(cr, 0, 0, 0);
-                cairo_set_line_width(cr, 0.7);
-                double mx = ax_x(&a, x[maxc]), my = ax_y(&a, v[(size_t)maxc * 3 + (size_t)p]);
-                cairo_rectangle(cr, mx - 3.2, my - 3.2, 6.4, 6.4);
-                cairo_stroke(cr);
-            }
+            if (d.pan[p] == &metrics[1] && isfinite(plim[i]) && plim[i] < yhi * 1.6)
+                yhi = fmax(yhi, plim[i]);
+            if (d.pan[p] == &metrics[2] && isfinite(d.slow) && isfinite(tfast[i]))
+                yhi = fmax(yhi, tfast[i] * (1 + d.slow / 100));
         }
-        cairo_restore(cr);
-        if (p == 0) {
-            if (partcol[0] >= 0) {
-                /* the bands' legend, top band first */
-                style_font(cr, 6.5, 0);
-                double lx = a.x0 + 4, ly = a.y0 + 4;
-                for (int i = 0; i < nparts; i++) {
-                    int band = nparts - 1 - i;
-                    style_color(cr, band + 4, 0.55);
-                    cairo_rectangle(cr, lx, ly + i * 8, 8, 5);
-                    cairo_fill(cr);
-                    cairo_set_source_rgb(cr, 0, 0, 0);
-                    style_text(cr, lx + 11, ly + i * 8 + 2.5, part_names[band], 0, 0.5);
-                }
-            }
-            double *lx = malloc(n * sizeof *lx), *ly = malloc(n * sizeof *ly);
-            size_t lp = 0;
-            for (size_t r = 0; lx && ly && r < n; r++)
-                if (isfinite(v[r * 3]) && isfinite(x[r])) {
+        int zero = d.nparts && p == d.pe && !o->log_y;
+        if (zero)
+            ylo = 0;
+        ax_range(&ylo, &yhi, o->log_y);
+        if (zero)
+            ylo = 0;
+        for (int fi = 0; fi < fa.n; fi++) {
+            int cx = fi % fa.cols, cy = fi / fa.cols;
+            axes a = {left + cx * (cw + gapx), top + cy * (fh + gapy + 22) + p * (ph + 8), cw, ph,
+                      xlo, xhi, ylo, yhi, o->log_x, o->log_y, d.np > 1};
+            int last_row = cy == fa.rows - 1 || fi + fa.cols >= fa.n;
+            (void)last_row;
+            ax_draw(cr, &a, "SM clock", "MHz", cx == 0 ? d.pan[p]->q : NULL, d.pan[p]->u,
+                    p == d.np - 1);
+            if (p == 0)
+                facet_title(cr, &a, t, &fa, fi);
+            ef_panel(cr, &d, &fa, fi, p, &a);
+            if (p == 0 && fi == 0)
+                first = a;
+            for (size_t r = 0; lx && ly && p == 0 && r < n; r++)
+                if (in_facet(t, &fa, fi, r) && isfinite(v[r * 3]) && isfinite(x[r]) &&
+                    (!o->log_y || v[r * 3] > 0)) {
                     lx[lp] = ax_x(&a, x[r]);
                     ly[lp++] = ax_y(&a, v[r * 3]);
                 }
-            legend_at(cr, &ss, partcol[0] >= 0 ? NULL : &a, lx, ly, lp, a.x0 + a.w, a.y0, 1);
-            free(lx);
-            free(ly);
         }
     }
+    if (lg.where == 1) {
+        /* right of the last column of axes */
+        first.x0 = left + (fa.cols - 1) * (cw + gapx);
+    }
+    lg_draw(cr, &lg, &first, left, W, H, lx, ly, lp);
+    free(lx);
+    free(ly);
     fig_title(cr, o, W);
-    if (rc) {
-        fig_abort(f);
-        wl_error_set(err, path, 0, "", "out of memory drawing the figure");
-    } else
-        rc = fig_close(f, err);
-    free(x); free(eff); free(th); free(v); free(pv);
+    rc = fig_close(f, err);
+    free(x); free(v); free(pv); free(tm); free(tmp); free(sd); free(ok); free(th); free(ix);
     series_free(&ss);
     return rc;
 }
 
 /* ---- Pareto --------------------------------------------------------------------- */
 
-static int pareto_panel(cairo_t *cr, const wl_results_table *t, const size_t *rows, size_t m,
-                        int xc, int yc, int cc, const axes *a_in, double clo, double chi,
-                        const wl_plot_options *o, int xlabels, const char *ptitle, wl_error *err)
+/* The columns that end a workload's key: the decision variables. */
+static int decision_col(const wl_results_table *t, int clock_col)
 {
-    axes a = *a_in;
-    double *p = malloc((m ? m : 1) * 2 * sizeof *p), *c = malloc((m ? m : 1) * sizeof *c);
-    unsigned char *on = malloc(m ? m : 1);
-    int rc = (!p || !c || !on) ? WL_ENOMEM : WL_OK;
-    for (size_t i = 0; !rc && i < m; i++) {
-        rc = num_cell(t, rows[i], xc, &p[2 * i], err);
-        if (!rc)
-            rc = num_cell(t, rows[i], yc, &p[2 * i + 1], err);
-        if (!rc)
-            rc = num_cell(t, rows[i], cc, &c[i], err);
-    }
-    /* a front per workload: rows sharing the parameter columns before the
-     * decision variables (voltage offset, clock) */
-    int stop = wl_results_table_col(t, "voltage_offset_mv");
-    if (stop < 0)
-        stop = cc;
-    size_t *grp = malloc((m ? m : 1) * sizeof *grp);
-    double *gp = malloc((m ? m : 1) * 2 * sizeof *gp);
-    unsigned char *gon = malloc(m ? m : 1), *done = calloc(m ? m : 1, 1);
-    if (!rc && (!grp || !gp || !gon || !done))
-        rc = WL_ENOMEM;
-    for (size_t i = 0; !rc && i < m; i++) {
-        if (done[i])
-            continue;
-        size_t gn = 0;
-        for (size_t j = i; j < m; j++) {
-            int same = 1;
-            for (int col = 0; col < stop && same; col++)
-                same = strcmp(wl_results_table_cell(t, rows[i], col), wl_results_table_cell(t, rows[j], col)) == 0;
-            if (!same)
+    int v = wl_results_table_col(t, "voltage_offset_mv"), f = wl_results_table_col(t, "fixed_voltage_mv");
+    int stop = clock_col;
+    if (v >= 0 && v < stop)
+        stop = v;
+    if (f >= 0 && f < stop)
+        stop = f;
+    return stop;
+}
+
+/* on[r]: r is on its series' front among the rows that can run. */
+static int series_fronts(const series_set *ss, const double *px, const double *py,
+                         const unsigned char *ok, unsigned char *on, size_t n)
+{
+    double *pts = malloc((n + 1) * 2 * sizeof *pts);
+    size_t *idx = malloc((n + 1) * sizeof *idx);
+    unsigned char *tmp = malloc(n + 1);
+    int rc = pts && idx && tmp ? WL_OK : WL_ENOMEM;
+    memset(on, 0, n);
+    for (int i = 0; !rc && i < ss->n; i++) {
+        size_t m = 0;
+        for (size_t j = 0; j < ss->s[i].n; j++) {
+            size_t r = ss->s[i].rows[j];
+            if (!ok[r] || !isfinite(px[r]) || !isfinite(py[r]))
                 continue;
-            done[j] = 1;
-            grp[gn] = j;
-            gp[2 * gn] = p[2 * j];
-            gp[2 * gn + 1] = p[2 * j + 1];
-            gn++;
+            pts[2 * m] = px[r];
+            pts[2 * m + 1] = py[r];
+            idx[m++] = r;
         }
-        rc = wl_pareto_front(gp, gn, 2, gon);
-        for (size_t q = 0; !rc && q < gn; q++)
-            on[grp[q]] = gon[q];
+        rc = wl_pareto_front(pts, m, 2, tmp);
+        for (size_t q = 0; !rc && q < m; q++)
+            on[idx[q]] = tmp[q];
     }
-    free(gp);
-    free(gon);
-    free(done);
-    if (rc) {
-        free(grp); free(p); free(c); free(on);
-        return rc;
-    }
-    ax_draw(cr, &a, "Time", "s", a.x0 < 60 ? "Energy" : NULL, "J", xlabels);
-    if (ptitle) {
-        style_font(cr, 7.5, 1);
-        cairo_set_source_rgb(cr, 0, 0, 0);
-        style_text(cr, a.x0 + a.w / 2, a.y0 - 8, ptitle, 0.5, 0);
-    }
-    cairo_save(cr);
-    cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
-    cairo_clip(cr);
-    /* dominated first, faded; front on top */
-    for (int pass = 0; pass < 2; pass++)
-        for (size_t i = 0; i < m; i++) {
-            if (on[i] != pass || !isfinite(p[2 * i]) || !isfinite(p[2 * i + 1]))
-                continue;
-            double rgb[3];
-            colormap(o->palette, chi > clo ? (c[i] - clo) / (chi - clo) : 0.5, rgb);
-            cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], pass ? 1.0 : 0.25);
-            cairo_new_path(cr);
-            cairo_arc(cr, ax_x(&a, p[2 * i] * 1e-3), ax_y(&a, p[2 * i + 1]), pass ? 2.0 : 1.5, 0,
-                      2 * M_PI);
-            cairo_fill(cr);
-        }
-    /* each workload's front as a step line, in time order */
-    size_t nf = 0;
-    size_t *fr = malloc((m ? m : 1) * sizeof *fr);
-    unsigned char *seen = calloc(m ? m : 1, 1);
-    cairo_set_source_rgb(cr, 0, 0, 0);
-    cairo_set_line_width(cr, 0.7);
-    for (size_t i = 0; fr && seen && i < m; i++) {
-        if (seen[i] || !on[i])
-            continue;
-        nf = 0;
-        for (size_t j = i; j < m; j++) {
-            int same = 1;
-            for (int col = 0; col < stop && same; col++)
-                same = strcmp(wl_results_table_cell(t, rows[i], col), wl_results_table_cell(t, rows[j], col)) == 0;
-            if (same) {
-                seen[j] = 1;
-                if (on[j])
-                    fr[nf++] = j;
-            }
-        }
-        for (size_t a1 = 1; a1 < nf; a1++)
-            for (size_t b = a1; b > 0 && p[2 * fr[b]] < p[2 * fr[b - 1]]; b--) {
-                size_t tmp = fr[b];
-                fr[b] = fr[b - 1];
-                fr[b - 1] = tmp;
-            }
-        for (size_t j = 0; j < nf; j++) {
-            double X = ax_x(&a, p[2 * fr[j]] * 1e-3), Y = ax_y(&a, p[2 * fr[j] + 1]);
-            if (j == 0)
-                cairo_move_to(cr, X, Y);
-            else {
-                cairo_line_to(cr, X, ax_y(&a, p[2 * fr[j - 1] + 1]));
-                cairo_line_to(cr, X, Y);
-            }
-        }
-        cairo_stroke(cr);
-    }
-    free(seen);
-    free(grp);
-    cairo_restore(cr);
-    free(fr);
-    free(p);
-    free(c);
-    free(on);
-    return WL_OK;
+    free(pts);
+    free(idx);
+    free(tmp);
+    return rc;
 }
 
 int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
@@ -528,77 +1033,400 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
     int cc = yc >= 0 ? need_col(t, "sm_clock_mhz", err) : -1;
     if (cc < 0)
         return WL_EPARSE;
-    int fc = -1;
-    if (k && k->facet && (fc = need_col(t, k->facet, err)) < 0)
-        return WL_EPARSE;
-    size_t n = wl_results_table_rows(t);
-    /* facets in order of appearance, named by their first rows */
-    size_t fac[17];
-    int nfac = 0;
-    if (fc >= 0) {
-        nfac = (int)wl_results_table_distinct(t, fc, fac, 17);
-        if (nfac > 16) {
-            wl_error_set(err, table_path(t), 0, k->facet, "more than 16 facets");
-            return WL_EINVAL;
-        }
+    /* points are coloured by the clock they run at */
+    int ec = wl_results_table_col(t, "effective_clock_mhz");
+    int colc = ec >= 0 ? ec : cc;
+    wl_pareto_objective obj;
+    int rc = objective_of(k, &obj, err);
+    int tcol = -1, pcol = -1, encol = -1;
+    if (!rc && k && k->objective &&
+        ((tcol = need_col(t, "time_ms", err)) < 0 || (pcol = need_col(t, "power_w", err)) < 0 ||
+         (encol = need_col(t, "energy_j", err)) < 0))
+        rc = WL_EPARSE;
+    facets fa;
+    if (!rc)
+        rc = facets_of(t, k ? k->facet : NULL, &fa, err);
+    if (rc)
+        return rc;
+    series_set ss;
+    if ((rc = build_series(t, decision_col(t, cc), fa.col, &ss, err)))
+        return rc;
+    int nstyles = ss.nstyles;
+    if ((rc = split_by_facet(t, &fa, &ss))) {
+        series_free(&ss);
+        return rc;
     }
-    size_t *rows = malloc((n ? n : 1) * sizeof *rows);
-    if (!rows)
-        return WL_ENOMEM;
-    if (fc < 0)
-        nfac = 1;
+    size_t n = wl_results_table_rows(t);
+    double *px = malloc((n + 1) * sizeof *px), *py = malloc((n + 1) * sizeof *py),
+           *pc = malloc((n + 1) * sizeof *pc), *tm = malloc((n + 1) * 3 * sizeof *tm),
+           *tmp = malloc((n + 1) * 4 * sizeof *tmp);
+    unsigned char *ok = malloc(n + 1), *on = malloc(n + 1);
+    long *chosen = malloc(((size_t)ss.n + 1) * sizeof *chosen);
+    if (!px || !py || !pc || !tm || !tmp || !ok || !on || !chosen)
+        rc = WL_ENOMEM;
+    if (!rc)
+        rc = rows_ok(t, ok, err);
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY, clo = INFINITY,
            chi = -INFINITY;
-    int rc = WL_OK;
-    for (size_t r = 0; r < n && !rc; r++) {
-        double xv, yv, cv;
-        rc = num_cell(t, r, xc, &xv, err);
-        if (!rc) rc = num_cell(t, r, yc, &yv, err);
-        if (!rc) rc = num_cell(t, r, cc, &cv, err);
-        if (rc || !isfinite(xv) || !isfinite(yv))
+    /* the default axes: time in s (the prefix picks ms) */
+    double xs = !strcmp(xn, "time_ms") ? 1e-3 : 1, ys = !strcmp(yn, "time_ms") ? 1e-3 : 1;
+    for (size_t r = 0; !rc && r < n; r++) {
+        rc = num_cell(t, r, xc, &px[r], err);
+        if (!rc) rc = num_cell(t, r, yc, &py[r], err);
+        if (!rc) rc = num_cell(t, r, colc, &pc[r], err);
+        if (!rc && tcol >= 0) {
+            rc = num_cell(t, r, tcol, &tm[r], err);
+            if (!rc) rc = num_cell(t, r, pcol, &tm[n + r], err);
+            if (!rc) rc = num_cell(t, r, encol, &tm[2 * n + r], err);
+        }
+        if (rc || !isfinite(px[r]) || !isfinite(py[r]))
             continue;
-        xlo = fmin(xlo, xv * 1e-3); xhi = fmax(xhi, xv * 1e-3);
-        ylo = fmin(ylo, yv); yhi = fmax(yhi, yv);
-        clo = fmin(clo, cv); chi = fmax(chi, cv);
+        px[r] *= xs;
+        py[r] *= ys;
+        if ((o->log_x && px[r] <= 0) || (o->log_y && py[r] <= 0))
+            continue;
+        xlo = fmin(xlo, px[r]); xhi = fmax(xhi, px[r]);
+        ylo = fmin(ylo, py[r]); yhi = fmax(yhi, py[r]);
+        if (ok[r] && isfinite(pc[r])) {
+            clo = fmin(clo, pc[r]);
+            chi = fmax(chi, pc[r]);
+        }
     }
+    if (!rc)
+        rc = series_fronts(&ss, px, py, ok, on, n);
+    for (int i = 0; !rc && i < ss.n; i++)
+        chosen[i] = k && k->objective
+                        ? choose_row(&obj, ss.s[i].rows, ss.s[i].n, ok, tm, tm + n, tm + 2 * n, tmp)
+                        : -1;
     fig *f = NULL;
+    if (!rc && !isfinite(xlo)) {
+        wl_error_set(err, table_path(t), 0, yn, "nothing to plot");
+        rc = WL_EINVAL;
+    }
     if (!rc)
         rc = fig_open(path, o, &f, err);
     if (rc) {
-        free(rows);
+        free(px); free(py); free(pc); free(tm); free(tmp); free(ok); free(on); free(chosen);
+        series_free(&ss);
         return rc;
     }
-    if (fc >= 0) { /* facets share nothing: each gets its own range */ }
     ax_range(&xlo, &xhi, o->log_x);
     ax_range(&ylo, &yhi, o->log_y);
+    if (!(chi > clo)) {
+        clo = isfinite(clo) ? clo - 1 : 0;
+        chi = clo + 2;
+    }
     cairo_t *cr = fig_cr(f);
     double W = fig_w(f), H = fig_h(f);
-    int cols = nfac <= 4 ? nfac : (int)ceil(sqrt((double)nfac)), rws = (nfac + cols - 1) / cols;
-    double top = (o->title ? 14 : 6) + (fc >= 0 ? 9 : 0), bottom = 26, left = 42, right = 50;
-    double cw = (W - left - right - (cols - 1) * 30) / cols;
-    double chh = (H - top - bottom - (rws - 1) * 34) / rws;
-    for (int fi = 0; fi < nfac && !rc; fi++) {
-        size_t m = 0;
-        for (size_t r = 0; r < n; r++)
-            if (fc < 0 || strcmp(wl_results_table_cell(t, r, fc), wl_results_table_cell(t, fac[fi], fc)) == 0)
-                rows[m++] = r;
-        int cx = fi % cols, cy = fi / cols;
-        axes a = {left + cx * (cw + 30), top + cy * (chh + 34), cw, chh, xlo, xhi, ylo, yhi,
-                  o->log_x, o->log_y};
-        rc = pareto_panel(cr, t, rows, m, xc, yc, cc, &a, clo, chi, o,
-                          cy == rws - 1 || fi + cols >= nfac, fc >= 0 ? wl_results_table_cell(t, fac[fi], fc) : NULL, err);
+    double top = fig_top(cr, o, W) + (fa.col >= 0 ? 11 : 0), bottom = 26, left = 44, right = 56;
+    legend_t lg = {.n = 0};
+    /* fronts are told apart by dash and by a label at their fast end; the
+     * legend says what the marks mean */
+    /* fronts are told apart by dash, named at their fast ends (up to six;
+     * beyond that in the legend); the legend says what the marks mean */
+    for (int st = 0; nstyles > 6 && st < nstyles; st++)
+        for (int i = 0; i < ss.n; i++)
+            if (ss.s[i].style == st) {
+                lg_add(&lg, ss.s[i].label, st, LG_DASH);
+                break;
+            }
+    lg_add(&lg, "front (coloured by clock)", 0, LG_DASH);
+    lg_add(&lg, "dominated", 0, LG_FADED);
+    int any_bad = 0;
+    for (size_t r = 0; r < n; r++)
+        any_bad |= !ok[r];
+    if (any_bad)
+        lg_add(&lg, "cannot run", 0, LG_HOLLOW_GREY);
+    if (k && k->objective) {
+        char lab[96];
+        snprintf(lab, sizeof lab, "chosen: %s", obj.text);
+        lg_add(&lg, lab, 0, LG_RING);
+    }
+    lg_reserve(cr, &lg, o, W, &right, &bottom, 1);
+    double gapx = 30, gapy = 22 + (fa.col >= 0 ? 13 : 0);
+    double cw = (W - left - right - (fa.cols - 1) * gapx) / fa.cols;
+    double chh = (H - top - bottom - (fa.rows - 1) * gapy) / fa.rows;
+    axes first = {0};
+    const char *xq = !strcmp(xn, "time_ms") ? "Time" : xn, *yq = !strcmp(yn, "energy_j") ? "Energy" : yn;
+    const char *xu = !strcmp(xn, "time_ms") ? "s" : "", *yu = !strcmp(yn, "energy_j") ? "J" : "";
+    for (int fi = 0; fi < fa.n; fi++) {
+        int cx = fi % fa.cols, cy = fi / fa.cols;
+        axes a = {left + cx * (cw + gapx), top + cy * (chh + gapy), cw, chh, xlo, xhi, ylo, yhi,
+                  o->log_x, o->log_y, 0};
+        if (fi == 0)
+            first = a;
+        ax_draw(cr, &a, xq, xu, cx == 0 ? yq : NULL, yu, 1);
+        facet_title(cr, &a, t, &fa, fi);
+        cairo_save(cr);
+        cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
+        cairo_clip(cr);
+        /* cannot run: hollow grey; dominated: faded; the front on top */
+        for (int pass = 0; pass < 3; pass++)
+            for (size_t r = 0; r < n; r++) {
+                if (!in_facet(t, &fa, fi, r) || !isfinite(px[r]) || !isfinite(py[r]) ||
+                    (o->log_x && px[r] <= 0) || (o->log_y && py[r] <= 0))
+                    continue;
+                int state = !ok[r] ? 0 : on[r] ? 2 : 1;
+                if (state != pass)
+                    continue;
+                double X = ax_x(&a, px[r]), Y = ax_y(&a, py[r]);
+                cairo_new_path(cr);
+                if (state == 0) {
+                    cairo_set_source_rgb(cr, 0.55, 0.55, 0.55);
+                    cairo_set_line_width(cr, 0.5);
+                    cairo_arc(cr, X, Y, 1.6, 0, 2 * M_PI);
+                    cairo_stroke(cr);
+                    continue;
+                }
+                double rgb[3];
+                colormap(o->palette, (pc[r] - clo) / (chi - clo), rgb);
+                cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], state == 2 ? 1.0 : 0.25);
+                cairo_arc(cr, X, Y, state == 2 ? 2.0 : 1.5, 0, 2 * M_PI);
+                cairo_fill(cr);
+            }
+        /* each series' front as a step line, in x order, dashed by series */
+        for (int i = 0; i < ss.n; i++) {
+            const series *s = &ss.s[i];
+            if (s->facet != fi)
+                continue;
+            size_t nf = 0;
+            for (size_t j = 0; j < s->n; j++) {
+                size_t r = s->rows[j];
+                if (on[r] && in_facet(t, &fa, fi, r))
+                    tmp[nf++] = (double)r;
+            }
+            for (size_t a1 = 1; a1 < nf; a1++)
+                for (size_t b = a1; b > 0 && px[(size_t)tmp[b]] < px[(size_t)tmp[b - 1]]; b--) {
+                    double q = tmp[b];
+                    tmp[b] = tmp[b - 1];
+                    tmp[b - 1] = q;
+                }
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            cairo_set_line_width(cr, 0.7);
+            style_dash(cr, s->style);
+            for (size_t j = 0; j < nf; j++) {
+                size_t r = (size_t)tmp[j];
+                double X = ax_x(&a, px[r]), Y = ax_y(&a, py[r]);
+                if (j == 0)
+                    cairo_move_to(cr, X, Y);
+                else {
+                    cairo_line_to(cr, X, ax_y(&a, py[(size_t)tmp[j - 1]]));
+                    cairo_line_to(cr, X, Y);
+                }
+            }
+            cairo_stroke(cr);
+            cairo_set_dash(cr, NULL, 0, 0);
+            if (nf && nstyles > 1 && nstyles <= 6) {
+                /* the label beside the front's fast end, inside the axes */
+                size_t r = (size_t)tmp[0];
+                style_font(cr, 5.5, 0);
+                cairo_text_extents_t te;
+                cairo_text_extents(cr, s->label, &te);
+                double X = ax_x(&a, px[r]) + 3, Y = ax_y(&a, py[r]) - 4;
+                if (X + te.x_advance > a.x0 + a.w - 2)
+                    X = a.x0 + a.w - 2 - te.x_advance;
+                if (Y < a.y0 + 6)
+                    Y = a.y0 + 6;
+                cairo_set_source_rgb(cr, 0, 0, 0);
+                style_text(cr, X, Y, s->label, 0, 0.5);
+            }
+            long c = chosen[i];
+            if (c >= 0 && in_facet(t, &fa, fi, (size_t)c)) {
+                cairo_set_source_rgb(cr, 0, 0, 0);
+                cairo_set_line_width(cr, 0.9);
+                cairo_new_path(cr);
+                cairo_arc(cr, ax_x(&a, px[c]), ax_y(&a, py[c]), 4.5, 0, 2 * M_PI);
+                cairo_stroke(cr);
+            }
+        }
+        cairo_restore(cr);
+    }
+    colorbar(cr, o->palette, W - 50, top, 6, H - top - bottom, clo, chi,
+             ec >= 0 ? "Effective clock" : "SM clock", "MHz");
+    lg_draw(cr, &lg, &first, left, W, H, NULL, NULL, 0);
+    fig_title(cr, o, W);
+    rc = fig_close(f, err);
+    free(px); free(py); free(pc); free(tm); free(tmp); free(ok); free(on); free(chosen);
+    series_free(&ss);
+    return rc;
+}
+
+/* ---- normalised Pareto -------------------------------------------------------------- */
+
+/* Each workload against its own maximum-clock point: x the slowdown (%),
+ * y the energy relative to it. Workloads of any size share one axes, and
+ * the isolines of constant EDP (E/E0 = k / (1 + s)) show where energy
+ * saved outweighs time lost. */
+int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k,
+                        const wl_plot_options *o, const char *path, wl_error *err)
+{
+    int cc = need_col(t, "sm_clock_mhz", err);
+    int tc = cc >= 0 ? need_col(t, "time_ms", err) : -1;
+    int ec = tc >= 0 ? need_col(t, "energy_j", err) : -1;
+    if (ec < 0)
+        return WL_EPARSE;
+    wl_pareto_objective obj;
+    int pcol = -1;
+    int rc = objective_of(k, &obj, err);
+    if (!rc && k && k->objective && (pcol = need_col(t, "power_w", err)) < 0)
+        rc = WL_EPARSE;
+    if (rc)
+        return rc;
+    series_set ss;
+    if ((rc = build_series(t, decision_col(t, cc), -1, &ss, err)))
+        return rc;
+    size_t n = wl_results_table_rows(t);
+    double *clk = malloc((n + 1) * sizeof *clk), *tm = malloc((n + 1) * 3 * sizeof *tm),
+           *sx = malloc((n + 1) * sizeof *sx), *ey = malloc((n + 1) * sizeof *ey),
+           *tmp = malloc((n + 1) * 4 * sizeof *tmp);
+    unsigned char *ok = malloc(n + 1), *on = malloc(n + 1);
+    long *chosen = malloc(((size_t)ss.n + 1) * sizeof *chosen);
+    if (!clk || !tm || !sx || !ey || !tmp || !ok || !on || !chosen)
+        rc = WL_ENOMEM;
+    if (!rc)
+        rc = rows_ok(t, ok, err);
+    for (size_t r = 0; !rc && r < n; r++) {
+        rc = num_cell(t, r, cc, &clk[r], err);
+        if (!rc) rc = num_cell(t, r, tc, &tm[r], err);
+        if (!rc) rc = num_cell(t, r, ec, &tm[2 * n + r], err);
+        tm[n + r] = NAN;
+        if (!rc && pcol >= 0) rc = num_cell(t, r, pcol, &tm[n + r], err);
+    }
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    for (int i = 0; !rc && i < ss.n; i++) {
+        const series *s = &ss.s[i];
+        long m = -1;
+        for (size_t j = 0; j < s->n; j++) {
+            size_t r = s->rows[j];
+            if (ok[r] && isfinite(tm[r]) && isfinite(tm[2 * n + r]) && (m < 0 || clk[r] > clk[m]))
+                m = (long)r;
+        }
+        for (size_t j = 0; j < s->n; j++) {
+            size_t r = s->rows[j];
+            sx[r] = ey[r] = NAN;
+            if (m < 0 || !ok[r] || !isfinite(tm[r]) || !isfinite(tm[2 * n + r]))
+                continue;
+            sx[r] = 100 * (tm[r] / tm[(size_t)m] - 1);
+            ey[r] = tm[2 * n + r] / tm[2 * n + (size_t)m];
+            xlo = fmin(xlo, sx[r]); xhi = fmax(xhi, sx[r]);
+            ylo = fmin(ylo, ey[r]); yhi = fmax(yhi, ey[r]);
+        }
+        chosen[i] = k && k->objective ? choose_row(&obj, s->rows, s->n, ok, tm, tm + n, tm + 2 * n, tmp)
+                                      : -1;
     }
     if (!rc)
-        colorbar(cr, o->palette, W - right + 8, top, 6, H - top - bottom, clo * 1e6, chi * 1e6,
-                 "SM clock", "Hz");
-    fig_title(cr, o, W);
-    if (rc) {
-        fig_abort(f);
-        free(rows);
-        return rc;
+        rc = series_fronts(&ss, sx, ey, ok, on, n);
+    fig *f = NULL;
+    if (!rc && !isfinite(xlo)) {
+        wl_error_set(err, table_path(t), 0, "energy_j", "no workload has a point that can run");
+        rc = WL_EINVAL;
     }
-    free(rows);
-    return fig_close(f, err);
+    if (!rc)
+        rc = fig_open(path, o, &f, err);
+    if (!rc) {
+        cairo_t *cr = fig_cr(f);
+        double W = fig_w(f), H = fig_h(f);
+        double top = fig_top(cr, o, W), bottom = 26, left = 44, right = 8;
+        /* the maximum clock (0, 1) is always in view */
+        xlo = fmin(xlo, 0);
+        yhi = fmax(yhi, 1);
+        ax_range(&xlo, &xhi, 0);
+        ax_range(&ylo, &yhi, 0);
+        legend_t lg = {.n = 0};
+        for (int i = 0; i < ss.n; i++)
+            lg_add(&lg, ss.s[i].label, i, LG_LINE);
+        if (k && k->edp)
+            lg_add(&lg, "constant EDP", 0, LG_REF);
+        if (k && k->objective) {
+            char lab[96];
+            snprintf(lab, sizeof lab, "chosen: %s", obj.text);
+            lg_add(&lg, lab, 0, LG_RING);
+        }
+        lg_reserve(cr, &lg, o, W, &right, &bottom, 0);
+        axes a = {left, top, W - left - right, H - top - bottom, xlo, xhi, ylo, yhi, 0, 0, 0};
+        ax_draw(cr, &a, "Slowdown vs max clock", "%", "Energy / energy at max clock", "", 1);
+        cairo_save(cr);
+        cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
+        cairo_clip(cr);
+        cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
+        cairo_set_line_width(cr, 0.5);
+        cairo_move_to(cr, a.x0, ax_y(&a, 1));
+        cairo_line_to(cr, a.x0 + a.w, ax_y(&a, 1));
+        cairo_stroke(cr);
+        if (k && k->edp) {
+            /* E/E0 (1 + s/100) = kk */
+            static const double kk[] = {0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1};
+            style_font(cr, 5.5, 0);
+            for (size_t q = 0; q < sizeof kk / sizeof *kk; q++) {
+                cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
+                cairo_set_line_width(cr, 0.5);
+                style_dash(cr, 1);
+                int started = 0;
+                for (int st = 0; st <= 60; st++) {
+                    double s = xlo + (xhi - xlo) * st / 60.0, y = kk[q] / (1 + s / 100);
+                    if (1 + s / 100 <= 0)
+                        continue;
+                    if (!started)
+                        cairo_move_to(cr, ax_x(&a, s), ax_y(&a, y));
+                    else
+                        cairo_line_to(cr, ax_x(&a, s), ax_y(&a, y));
+                    started = 1;
+                }
+                cairo_stroke(cr);
+                cairo_set_dash(cr, NULL, 0, 0);
+                double ye = kk[q] / (1 + xhi / 100);
+                if (ye > ylo && ye < yhi) {
+                    char lab[32];
+                    snprintf(lab, sizeof lab, "EDP x%.1f", kk[q]);
+                    style_text(cr, a.x0 + a.w - 2, ax_y(&a, ye) - 3, lab, 1, 0.5);
+                }
+            }
+        }
+        for (int i = 0; i < ss.n; i++) {
+            const series *s = &ss.s[i];
+            size_t nf = 0;
+            for (size_t j = 0; j < s->n; j++)
+                if (on[s->rows[j]])
+                    tmp[nf++] = (double)s->rows[j];
+            for (size_t a1 = 1; a1 < nf; a1++)
+                for (size_t b = a1; b > 0 && sx[(size_t)tmp[b]] < sx[(size_t)tmp[b - 1]]; b--) {
+                    double q = tmp[b];
+                    tmp[b] = tmp[b - 1];
+                    tmp[b - 1] = q;
+                }
+            style_color(cr, i, 1);
+            style_dash(cr, i);
+            cairo_set_line_width(cr, 1.0);
+            for (size_t j = 0; j < nf; j++) {
+                size_t r = (size_t)tmp[j];
+                if (j == 0)
+                    cairo_move_to(cr, ax_x(&a, sx[r]), ax_y(&a, ey[r]));
+                else
+                    cairo_line_to(cr, ax_x(&a, sx[r]), ax_y(&a, ey[r]));
+            }
+            cairo_stroke(cr);
+            cairo_set_dash(cr, NULL, 0, 0);
+            cairo_set_line_width(cr, 0.6);
+            size_t every = nf > 14 ? (nf + 11) / 12 : 1;
+            for (size_t j = 0; j < nf; j += every)
+                style_marker(cr, i, ax_x(&a, sx[(size_t)tmp[j]]), ax_y(&a, ey[(size_t)tmp[j]]), 2.8, 1);
+            long c = chosen[i];
+            if (c >= 0 && isfinite(sx[c])) {
+                cairo_set_source_rgb(cr, 0, 0, 0);
+                cairo_set_line_width(cr, 0.9);
+                cairo_new_path(cr);
+                cairo_arc(cr, ax_x(&a, sx[c]), ax_y(&a, ey[c]), 4.5, 0, 2 * M_PI);
+                cairo_stroke(cr);
+            }
+        }
+        cairo_restore(cr);
+        lg_draw(cr, &lg, &a, left, W, H, NULL, NULL, 0);
+        fig_title(cr, o, W);
+        rc = fig_close(f, err);
+    }
+    free(clk); free(tm); free(sx); free(ey); free(tmp); free(ok); free(on); free(chosen);
+    series_free(&ss);
+    return rc;
 }
 
 /* ---- heatmap --------------------------------------------------------------------- */
@@ -610,7 +1438,8 @@ static const char *pretty(const char *col)
         {"sm_clock_mhz", "SM clock (MHz)"}, {"effective_clock_mhz", "Effective clock (MHz)"},
         {"seq", "Sequence length"}, {"batch", "Batch"}, {"voltage_offset_mv", "Voltage offset (mV)"},
         {"energy_j", "Energy (J)"}, {"time_ms", "Time (ms)"}, {"power_w", "Power (W)"},
-        {"sms", "SMs"}, {"dram_bw_gbs", "DRAM bandwidth (GB/s)"}, {"power_limit_w", "Power limit (W)"}};
+        {"sms", "SMs"}, {"dram_bw_gbs", "DRAM bandwidth (GB/s)"}, {"power_limit_w", "Power limit (W)"},
+        {"model", "Model"}, {"gpu", "GPU"}, {"dtype", "Precision"}, {"mode", "Mode"}};
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
         if (strcmp(map[i][0], col) == 0)
             return map[i][1];
@@ -623,22 +1452,108 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : (x > y ? 1 : 0);
 }
 
-static size_t uniq(double *v, size_t n)
+/* One heatmap axis: numeric values sorted, or text values (a categorical
+ * axis such as --y model) in order of appearance. */
+typedef struct {
+    int col, text;
+    size_t n;
+    double *v;     /* numeric: sorted distinct values */
+    size_t *first; /* text: first row of each value */
+} hm_axis;
+
+static int hm_axis_build(const wl_results_table *t, int col, hm_axis *ax)
 {
-    qsort(v, n, sizeof *v, cmp_d);
+    size_t n = wl_results_table_rows(t);
+    ax->col = col;
+    ax->text = 0;
+    for (size_t r = 0; r < n && !ax->text; r++) {
+        double v;
+        ax->text = wl_results_table_num(t, r, col, &v, NULL) == WL_EPARSE;
+    }
+    ax->v = malloc((n + 1) * sizeof *ax->v);
+    ax->first = malloc((n + 1) * sizeof *ax->first);
+    if (!ax->v || !ax->first)
+        return WL_ENOMEM;
+    if (ax->text) {
+        ax->n = wl_results_table_distinct(t, col, ax->first, n);
+        return WL_OK;
+    }
     size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (isfinite(v[i]) && (m == 0 || v[i] != v[m - 1]))
-            v[m++] = v[i];
-    return m;
+    for (size_t r = 0; r < n; r++) {
+        double v;
+        if (wl_results_table_num(t, r, col, &v, NULL) == WL_OK && isfinite(v))
+            ax->v[m++] = v;
+    }
+    qsort(ax->v, m, sizeof *ax->v, cmp_d);
+    size_t u = 0;
+    for (size_t i = 0; i < m; i++)
+        if (u == 0 || ax->v[i] != ax->v[u - 1])
+            ax->v[u++] = ax->v[i];
+    ax->n = u;
+    return WL_OK;
 }
 
-static size_t find(const double *v, size_t n, double x)
+/* The index of row r on the axis; n when it has none. */
+static size_t hm_index(const wl_results_table *t, const hm_axis *ax, size_t r)
 {
-    for (size_t i = 0; i < n; i++)
-        if (v[i] == x)
-            return i;
-    return n;
+    if (ax->text) {
+        const char *c = wl_results_table_cell(t, r, ax->col);
+        for (size_t i = 0; i < ax->n; i++)
+            if (!strcmp(wl_results_table_cell(t, ax->first[i], ax->col), c))
+                return i;
+        return ax->n;
+    }
+    double v;
+    if (wl_results_table_num(t, r, ax->col, &v, NULL) != WL_OK)
+        return ax->n;
+    size_t lo = 0, hi = ax->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ax->v[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ax->n && ax->v[lo] == v ? lo : ax->n;
+}
+
+/* Which categories get a label: the values on round ticks (4-7 of them)
+ * for a numeric axis, every one (or every k-th) for text. */
+static void hm_labels(const hm_axis *ax, unsigned char *lab)
+{
+    memset(lab, 0, ax->n);
+    size_t every = ax->n > 12 ? (ax->n + 11) / 12 : 1;
+    if (!ax->text && ax->n > 7) {
+        double ticks[16];
+        int nt = wl_plot_ticks(ax->v[0], ax->v[ax->n - 1], 7, ticks), hit = 0;
+        for (size_t i = 0; i < ax->n; i++)
+            for (int q = 0; q < nt; q++)
+                if (fabs(ax->v[i] - ticks[q]) <= 1e-9 * fmax(1, fabs(ticks[q]))) {
+                    lab[i] = 1;
+                    hit++;
+                }
+        if (hit >= 3)
+            return;
+        memset(lab, 0, ax->n);
+        every = (ax->n + 5) / 6;
+    }
+    for (size_t i = 0; i < ax->n; i += every)
+        lab[i] = 1;
+}
+
+static void hm_axis_free(hm_axis *ax)
+{
+    free(ax->v);
+    free(ax->first);
+}
+
+static void hm_label_text(const wl_results_table *t, const hm_axis *ax, size_t i, char *b,
+                          size_t n)
+{
+    if (ax->text)
+        snprintf(b, n, "%s", wl_results_table_cell(t, ax->first[i], ax->col));
+    else
+        snprintf(b, n, "%g", ax->v[i]);
 }
 
 int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
@@ -650,60 +1565,57 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
         zc = yc >= 0 ? need_col(t, zn, err) : -1;
     if (zc < 0)
         return WL_EPARSE;
-    int fcol = wl_results_table_col(t, "feasible");
     size_t n = wl_results_table_rows(t);
-    double *xs = malloc(n * sizeof *xs), *ys = malloc(n * sizeof *ys), *xv = malloc(n * sizeof *xv),
-           *yv = malloc(n * sizeof *yv), *zv = malloc(n * sizeof *zv), *fv = malloc(n * sizeof *fv);
-    int rc = (!xs || !ys || !xv || !yv || !zv || !fv) ? WL_ENOMEM : WL_OK;
-    for (size_t r = 0; !rc && r < n; r++) {
-        rc = num_cell(t, r, xc, &xv[r], err);
-        if (!rc) rc = num_cell(t, r, yc, &yv[r], err);
-        if (!rc) rc = num_cell(t, r, zc, &zv[r], err);
-        fv[r] = 1;
-        if (!rc && fcol >= 0)
-            rc = num_cell(t, r, fcol, &fv[r], err);
-        xs[r] = xv[r];
-        ys[r] = yv[r];
-    }
-    size_t nx = rc ? 0 : uniq(xs, n), ny = rc ? 0 : uniq(ys, n);
-    double *grid = calloc(nx * ny + 1, sizeof *grid), *gfeas = calloc(nx * ny + 1, sizeof *gfeas);
-    if (!rc && (!grid || !gfeas))
+    hm_axis ax = {0}, ay = {0};
+    unsigned char *ok = malloc(n + 1);
+    int rc = ok ? WL_OK : WL_ENOMEM;
+    if (!rc)
+        rc = hm_axis_build(t, xc, &ax);
+    if (!rc)
+        rc = hm_axis_build(t, yc, &ay);
+    if (!rc)
+        rc = rows_ok(t, ok, err);
+    size_t nx = ax.n, ny = ay.n;
+    double *grid = rc ? NULL : calloc(nx * ny + 1, sizeof *grid);
+    unsigned char *gok = rc ? NULL : calloc(nx * ny + 1, 1), *lx = malloc(nx + 1), *ly = malloc(ny + 1);
+    if (!rc && (!grid || !gok || !lx || !ly))
         rc = WL_ENOMEM;
-    for (size_t i = 0; !rc && i < nx * ny; i++) {
+    for (size_t i = 0; !rc && i < nx * ny; i++)
         grid[i] = NAN;
-        gfeas[i] = 0;
-    }
     for (size_t r = 0; !rc && r < n; r++) {
-        size_t i = find(xs, nx, xv[r]), j = find(ys, ny, yv[r]);
-        if (i < nx && j < ny) {
-            /* several rows per cell (other parameters): the least z of the
-             * feasible ones; hatched only when none is feasible */
-            size_t c = j * nx + i;
-            int feas = fv[r] != 0;
-            if (isnan(grid[c]) || (feas && gfeas[c] == 0) || (feas == (gfeas[c] != 0) && zv[r] < grid[c])) {
-                grid[c] = zv[r];
-                gfeas[c] = feas;
-            }
+        double z;
+        if ((rc = num_cell(t, r, zc, &z, err)))
+            break;
+        size_t i = hm_index(t, &ax, r), j = hm_index(t, &ay, r);
+        if (i >= nx || j >= ny || !isfinite(z))
+            continue;
+        /* several rows per cell (other parameters): the least z of those
+         * that can run; a cell with none that can is grey */
+        size_t c = j * nx + i;
+        if (isnan(grid[c]) || (ok[r] && !gok[c]) || (ok[r] == gok[c] && z < grid[c])) {
+            grid[c] = z;
+            gok[c] = ok[r];
         }
     }
     if (!rc && k && k->normalize)
         for (size_t j = 0; j < ny; j++) {
             double mn = INFINITY;
             for (size_t i = 0; i < nx; i++)
-                if (isfinite(grid[j * nx + i]) && gfeas[j * nx + i] != 0)
+                if (isfinite(grid[j * nx + i]) && gok[j * nx + i])
                     mn = fmin(mn, grid[j * nx + i]);
             for (size_t i = 0; i < nx; i++)
-                grid[j * nx + i] /= mn;
+                grid[j * nx + i] = isfinite(mn) ? grid[j * nx + i] / mn : NAN;
         }
+    /* the colour range spans the cells that can run only */
     double lo = INFINITY, hi = -INFINITY;
     for (size_t i = 0; !rc && i < nx * ny; i++)
-        if (isfinite(grid[i])) {
+        if (isfinite(grid[i]) && gok[i]) {
             lo = fmin(lo, grid[i]);
             hi = fmax(hi, grid[i]);
         }
     fig *f = NULL;
-    if (!rc && (nx == 0 || ny == 0)) {
-        wl_error_set(err, table_path(t), 0, zn, "nothing to plot");
+    if (!rc && (nx == 0 || ny == 0 || !isfinite(lo))) {
+        wl_error_set(err, table_path(t), 0, zn, "nothing to plot (no cell can run)");
         rc = WL_EINVAL;
     }
     if (!rc)
@@ -711,9 +1623,37 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
     if (!rc) {
         cairo_t *cr = fig_cr(f);
         double W = fig_w(f), H = fig_h(f);
-        double top = o->title ? 14 : 6, bottom = 26, left = 42, right = 52;
+        hm_labels(&ax, lx);
+        hm_labels(&ay, ly);
+        char b[160];
+        /* room for the y labels and, for text on x, slanted x labels */
+        style_font(cr, 7, 0);
+        double ylw = 0, xlw = 0;
+        for (size_t j = 0; j < ny; j++)
+            if (ly[j]) {
+                cairo_text_extents_t te;
+                hm_label_text(t, &ay, j, b, sizeof b);
+                cairo_text_extents(cr, b, &te);
+                ylw = fmax(ylw, te.x_advance);
+            }
+        for (size_t i = 0; ax.text && i < nx; i++)
+            if (lx[i]) {
+                cairo_text_extents_t te;
+                hm_label_text(t, &ax, i, b, sizeof b);
+                cairo_text_extents(cr, b, &te);
+                xlw = fmax(xlw, te.x_advance);
+            }
+        double top = fig_top(cr, o, W), bottom = ax.text ? 20 + xlw * 0.5 : 26,
+               left = fmax(44, ylw + 18), right = 56;
+        legend_t lg = {.n = 0};
+        int any_bad = 0;
+        for (size_t i = 0; i < nx * ny; i++)
+            any_bad |= isfinite(grid[i]) && !gok[i];
+        if (any_bad)
+            lg_add(&lg, "cannot run (grey, hatched)", 0, LG_HOLLOW_GREY);
+        lg_reserve(cr, &lg, o, W, &right, &bottom, 1);
         axes a = {left, top, W - left - right, H - top - bottom, -0.5, (double)nx - 0.5, -0.5,
-                  (double)ny - 0.5, 0, 0};
+                  (double)ny - 0.5, 0, 0, 0};
         for (size_t j = 0; j < ny; j++)
             for (size_t i = 0; i < nx; i++) {
                 double x0 = ax_x(&a, (double)i - 0.5), x1 = ax_x(&a, (double)i + 0.5);
@@ -721,52 +1661,76 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
                 double z = grid[j * nx + i];
                 if (!isfinite(z))
                     continue;
-                double rgb[3];
-                colormap(o->palette, hi > lo ? (z - lo) / (hi - lo) : 0.5, rgb);
-                cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-                cairo_rectangle(cr, x0, y0, x1 - x0 + 0.2, y1 - y0 + 0.2);
-                cairo_fill(cr);
-                if (gfeas[j * nx + i] == 0) {
-                    /* infeasible: hatched */
+                if (!gok[j * nx + i]) {
+                    cairo_set_source_rgb(cr, 0.82, 0.82, 0.82);
+                    cairo_rectangle(cr, x0, y0, x1 - x0 + 0.2, y1 - y0 + 0.2);
+                    cairo_fill(cr);
                     cairo_save(cr);
                     cairo_rectangle(cr, x0, y0, x1 - x0, y1 - y0);
                     cairo_clip(cr);
                     cairo_set_source_rgb(cr, 1, 1, 1);
                     cairo_set_line_width(cr, 0.6);
-                    for (double d = -(y1 - y0); d < x1 - x0; d += 2.5) {
-                        cairo_move_to(cr, x0 + d, y1);
-                        cairo_line_to(cr, x0 + d + (y1 - y0), y0);
+                    for (double dd = -(y1 - y0); dd < x1 - x0; dd += 2.5) {
+                        cairo_move_to(cr, x0 + dd, y1);
+                        cairo_line_to(cr, x0 + dd + (y1 - y0), y0);
                     }
                     cairo_stroke(cr);
                     cairo_restore(cr);
+                    continue;
                 }
+                double rgb[3];
+                colormap(o->palette, hi > lo ? (z - lo) / (hi - lo) : 0.5, rgb);
+                cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+                cairo_rectangle(cr, x0, y0, x1 - x0 + 0.2, y1 - y0 + 0.2);
+                cairo_fill(cr);
             }
-        /* category axes: label a readable subset of values */
         cairo_set_source_rgb(cr, 0, 0, 0);
         cairo_set_line_width(cr, 0.6);
         cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
         cairo_stroke(cr);
         style_font(cr, 7, 0);
-        size_t sx = nx > 8 ? (nx + 7) / 8 : 1, sy = ny > 8 ? (ny + 7) / 8 : 1;
-        char b[64];
-        for (size_t i = 0; i < nx; i += sx) {
-            snprintf(b, sizeof b, "%g", xs[i]);
-            style_text(cr, ax_x(&a, (double)i), a.y0 + a.h + 3, b, 0.5, 0);
+        int nlx = 0, nly = 0;
+        for (size_t i = 0; i < nx; i++) {
+            if (!lx[i])
+                continue;
+            hm_label_text(t, &ax, i, b, sizeof b);
+            double cx = ax_x(&a, (double)i);
+            cairo_move_to(cr, cx, a.y0 + a.h);
+            cairo_line_to(cr, cx, a.y0 + a.h + 2);
+            cairo_stroke(cr);
+            if (ax.text) {
+                cairo_save(cr);
+                cairo_translate(cr, cx, a.y0 + a.h + 3);
+                cairo_rotate(cr, M_PI / 6);
+                style_text(cr, 0, 0, b, 0, 0);
+                cairo_restore(cr);
+            } else
+                style_text(cr, cx, a.y0 + a.h + 3, b, 0.5, 0);
+            nlx++;
         }
-        for (size_t j = 0; j < ny; j += sy) {
-            snprintf(b, sizeof b, "%g", ys[j]);
-            style_text(cr, a.x0 - 3, ax_y(&a, (double)j), b, 1, 0.5);
+        for (size_t j = 0; j < ny; j++) {
+            if (!ly[j])
+                continue;
+            hm_label_text(t, &ay, j, b, sizeof b);
+            double cy = ax_y(&a, (double)j);
+            cairo_move_to(cr, a.x0 - 2, cy);
+            cairo_line_to(cr, a.x0, cy);
+            cairo_stroke(cr);
+            style_text(cr, a.x0 - 3, cy, b, 1, 0.5);
+            nly++;
         }
+        /* categories (text, or at most 7 values) are all labelled: no tick count */
+        layout_axes(cr, &a, ax.text || nx <= 7 ? 0 : nlx, ay.text || ny <= 7 ? 0 : nly);
         style_font(cr, 8.5, 0);
-        style_text(cr, a.x0 + a.w / 2, a.y0 + a.h + 13, pretty(xn), 0.5, 0);
+        if (!ax.text)
+            style_text(cr, a.x0 + a.w / 2, a.y0 + a.h + 13, pretty(xn), 0.5, 0);
         cairo_save(cr);
-        cairo_translate(cr, a.x0 - 30, a.y0 + a.h / 2);
+        cairo_translate(cr, a.x0 - ylw - 10, a.y0 + a.h / 2);
         cairo_rotate(cr, -M_PI / 2);
         style_text(cr, 0, 0, pretty(yn), 0.5, 0.5);
         cairo_restore(cr);
         char zl[96];
         if (k && k->normalize) {
-            /* a ratio: the quantity without its unit */
             char q[64];
             snprintf(q, sizeof q, "%s", pretty(zn));
             char *paren = strstr(q, " (");
@@ -776,11 +1740,14 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
         } else {
             snprintf(zl, sizeof zl, "%s", pretty(zn));
         }
-        colorbar(cr, o->palette, W - right + 8, top, 6, H - top - bottom, lo, hi, zl, "");
+        colorbar(cr, o->palette, W - 50, top, 6, a.h, lo, hi, zl, "");
+        lg_draw(cr, &lg, &a, left, W, H, NULL, NULL, 0);
         fig_title(cr, o, W);
         rc = fig_close(f, err);
     }
-    free(xs); free(ys); free(xv); free(yv); free(zv); free(fv); free(grid); free(gfeas);
+    hm_axis_free(&ax);
+    hm_axis_free(&ay);
+    free(ok); free(grid); free(gok); free(lx); free(ly);
     return rc;
 }
 
@@ -804,18 +1771,47 @@ static int field_at(const char *s, int fi, char *out, size_t n)
     return 1;
 }
 
-/* Two bars side by side in category slot r (values may be negative; a
- * non-finite one is skipped). */
-static void bar_pair(cairo_t *cr, const axes *a, size_t r, double bw, const double v[2],
-                     const int color[2])
+/* A group's label: only the fields that differ between the rows. */
+static void group_label(const wl_results_table *t, int gc, size_t r, char *lab, size_t cap)
 {
-    double cx = ax_x(a, (double)r + 0.5);
+    size_t n = wl_results_table_rows(t);
+    lab[0] = 0;
+    const char *g = wl_results_table_cell(t, r, gc);
+    for (int fi = 0;; fi++) {
+        char fld[128];
+        if (!field_at(g, fi, fld, sizeof fld))
+            break;
+        int same = 1;
+        for (size_t q = 0; q < n && same; q++) {
+            char o2[128];
+            same = field_at(wl_results_table_cell(t, q, gc), fi, o2, sizeof o2) &&
+                   strcmp(o2, fld) == 0;
+        }
+        if (!same || n == 1) {
+            size_t l = strlen(lab);
+            snprintf(lab + l, cap - l, "%s%s", l ? " " : "", fld);
+        }
+    }
+}
+
+/* Two bars side by side in category slot r (values may be negative; a
+ * non-finite one is skipped); horizontal bars when horiz. */
+static void bar_pair(cairo_t *cr, const axes *a, size_t r, double bw, const double v[2],
+                     const int color[2], int horiz)
+{
     for (int b = 0; b < 2; b++) {
         if (!isfinite(v[b]))
             continue;
-        double x0 = cx - bw + b * bw, y0 = ax_y(a, fmax(v[b], 0)), y1 = ax_y(a, fmin(v[b], 0));
         style_color(cr, color[b], 1);
-        cairo_rectangle(cr, x0, y0, bw * 0.92, y1 - y0);
+        if (horiz) {
+            double cy = ax_y(a, (double)r + 0.5);
+            double y0 = cy - bw + b * bw, x0 = ax_x(a, fmin(v[b], 0)), x1 = ax_x(a, fmax(v[b], 0));
+            cairo_rectangle(cr, x0, y0, x1 - x0, bw * 0.92);
+        } else {
+            double cx = ax_x(a, (double)r + 0.5);
+            double x0 = cx - bw + b * bw, y0 = ax_y(a, fmax(v[b], 0)), y1 = ax_y(a, fmin(v[b], 0));
+            cairo_rectangle(cr, x0, y0, bw * 0.92, y1 - y0);
+        }
         cairo_fill(cr);
     }
 }
@@ -832,18 +1828,105 @@ static void slanted_label(cairo_t *cr, const axes *a, double cx, const char *tex
     cairo_restore(cr);
 }
 
-/* Legend of the two bar colours in the top-right corner, `width` pt wide. */
-static void legend_pair(cairo_t *cr, const axes *a, const char *const label[2],
-                        const int color[2], double width)
+/* Bars per workload: vertical with slanted labels for a few, horizontal
+ * with labels at the left for many (more than 8). */
+typedef struct {
+    const char *q, *u;           /* value axis */
+    const char *const *names;    /* the two bars' legend labels */
+    const int *colors;
+} bars_style;
+
+static int bars_figure(const wl_results_table *t, const wl_plot_options *o, const char *path,
+                       size_t n, const double *v0, const double *v1, char (*labels)[160],
+                       const bars_style *bs, const char *const *top_labels, wl_error *err)
 {
-    style_font(cr, 6.5, 0);
-    for (int b = 0; b < 2; b++) {
-        style_color(cr, color[b], 1);
-        cairo_rectangle(cr, a->x0 + a->w - width, a->y0 + 4 + b * 8, 7, 5);
-        cairo_fill(cr);
-        cairo_set_source_rgb(cr, 0, 0, 0);
-        style_text(cr, a->x0 + a->w - width + 10, a->y0 + 6.5 + b * 8, label[b], 0, 0.5);
+    double lo = 0, hi = 0;
+    for (size_t r = 0; r < n; r++) {
+        if (isfinite(v0[r])) { lo = fmin(lo, v0[r]); hi = fmax(hi, v0[r]); }
+        if (isfinite(v1[r])) { lo = fmin(lo, v1[r]); hi = fmax(hi, v1[r]); }
     }
+    if (top_labels)
+        hi *= 1.12; /* room for the labels above the bars */
+    fig *f = NULL;
+    int rc = fig_open(path, o, &f, err);
+    if (rc)
+        return rc;
+    (void)t;
+    cairo_t *cr = fig_cr(f);
+    double W = fig_w(f), H = fig_h(f);
+    style_font(cr, 6, 0);
+    double lw = 0;
+    for (size_t r = 0; r < n; r++) {
+        cairo_text_extents_t te;
+        cairo_text_extents(cr, labels[r], &te);
+        lw = fmax(lw, te.x_advance);
+    }
+    /* many workloads, or long names: horizontal bars, names at the left
+     * (in a smaller font when they would take over 45% of the width) */
+    int horiz = n > 8 || lw > 50;
+    double lfont = horiz && lw > W * 0.45 - 10 ? fmax(3.5, 6 * (W * 0.45 - 10) / lw) : 6;
+    if (horiz)
+        lw *= lfont / 6;
+    double top = fig_top(cr, o, W), left = horiz ? lw + 10 : 44, right = 10;
+    double bottom = horiz ? 26 : 20 + fmin(lw * 0.5 + 4, H * 0.35);
+    legend_t lg = {.n = 0};
+    for (int b = 0; b < 2; b++)
+        lg_add(&lg, bs->names[b], bs->colors[b], LG_PATCH);
+    lg_reserve(cr, &lg, o, W, &right, &bottom, 1);
+    ax_range(&lo, &hi, 0);
+    if (lo > 0)
+        lo = 0;
+    double N = (double)(n ? n : 1);
+    axes a = horiz ? (axes){left, top, W - left - right, H - top - bottom, lo, hi, 0, N, 0, 0, 0}
+                   : (axes){left, top, W - left - right, H - top - bottom, 0, N, lo, hi, 0, 0, 0};
+    if (horiz)
+        ax_draw(cr, &a, bs->q, bs->u, NULL, NULL, 1);
+    else
+        ax_draw(cr, &a, NULL, NULL, bs->q, bs->u, 0);
+    double bw = (horiz ? a.h : a.w) / N / 3;
+    cairo_save(cr);
+    cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
+    cairo_clip(cr);
+    /* the zero line */
+    cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+    cairo_set_line_width(cr, 0.5);
+    if (horiz) {
+        cairo_move_to(cr, ax_x(&a, 0), a.y0);
+        cairo_line_to(cr, ax_x(&a, 0), a.y0 + a.h);
+    } else {
+        cairo_move_to(cr, a.x0, ax_y(&a, 0));
+        cairo_line_to(cr, a.x0 + a.w, ax_y(&a, 0));
+    }
+    cairo_stroke(cr);
+    for (size_t r = 0; r < n; r++) {
+        /* horizontal: the first workload at the top */
+        size_t slot = horiz ? n - 1 - r : r;
+        double vals[2] = {v0[r], v1[r]};
+        bar_pair(cr, &a, slot, bw, vals, bs->colors, horiz);
+        if (top_labels && top_labels[r] && isfinite(v1[r])) {
+            style_font(cr, 5.5, 0);
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            if (horiz)
+                style_text(cr, ax_x(&a, fmax(v1[r], 0)) + 2, ax_y(&a, (double)slot + 0.5) + bw * 0.46,
+                           top_labels[r], 0, 0.5);
+            else
+                style_text(cr, ax_x(&a, (double)slot + 0.5) + bw * 0.46, ax_y(&a, fmax(v1[r], 0)) - 2.5,
+                           top_labels[r], 0.5, 1);
+        }
+    }
+    cairo_restore(cr);
+    for (size_t r = 0; r < n; r++) {
+        size_t slot = horiz ? n - 1 - r : r;
+        if (horiz) {
+            style_font(cr, lfont, 0);
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            style_text(cr, a.x0 - 3, ax_y(&a, (double)slot + 0.5), labels[r], 1, 0.5);
+        } else
+            slanted_label(cr, &a, ax_x(&a, (double)slot + 0.5), labels[r]);
+    }
+    lg_draw(cr, &lg, &a, left, W, H, NULL, NULL, 0);
+    fig_title(cr, o, W);
+    return fig_close(f, err);
 }
 
 int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
@@ -862,62 +1945,23 @@ int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
     if (pc < 0)
         return WL_EPARSE;
     size_t n = wl_results_table_rows(t);
-    double *s = malloc(n * sizeof *s), *pn = malloc(n * sizeof *pn);
-    int rc = (!s || !pn) ? WL_ENOMEM : WL_OK;
-    double lo = 0, hi = 0;
+    double *s = malloc((n + 1) * sizeof *s), *pn = malloc((n + 1) * sizeof *pn);
+    char (*lab)[160] = malloc((n + 1) * sizeof *lab);
+    int rc = (!s || !pn || !lab) ? WL_ENOMEM : WL_OK;
     for (size_t r = 0; !rc && r < n; r++) {
         rc = num_cell(t, r, sc, &s[r], err);
         if (!rc)
             rc = num_cell(t, r, pc, &pn[r], err);
-        if (!rc) {
-            if (isfinite(s[r])) { lo = fmin(lo, s[r]); hi = fmax(hi, s[r]); }
-            if (isfinite(pn[r])) { lo = fmin(lo, pn[r]); hi = fmax(hi, pn[r]); }
-        }
+        group_label(t, gc, r, lab[r], sizeof lab[r]);
     }
-    fig *f = NULL;
+    static const char *const ln[2] = {"energy saved (%)", "runtime penalty (%)"};
+    static const int colors[2] = {2, 1};
+    bars_style bs = {fastest ? "Change vs fastest point" : "Change vs max clock", "%", ln, colors};
     if (!rc)
-        rc = fig_open(path, o, &f, err);
-    if (!rc) {
-        cairo_t *cr = fig_cr(f);
-        double W = fig_w(f), H = fig_h(f);
-        double top = o->title ? 14 : 6, bottom = 46, left = 36, right = 24;
-        ax_range(&lo, &hi, 0);
-        if (lo > 0) lo = 0;
-        axes a = {left, top, W - left - right, H - top - bottom, 0, (double)n, lo, hi, 0, 0};
-        ax_draw(cr, &a, NULL, NULL, "Change (%)", "", 0);
-        double bw = a.w / (double)n / 3;
-        static const int colors[2] = {2, 1};
-        for (size_t r = 0; r < n; r++) {
-            double cx = ax_x(&a, (double)r + 0.5);
-            double vals[2] = {s[r], pn[r]};
-            bar_pair(cr, &a, r, bw, vals, colors);
-            /* group labels, slanted: only the fields that differ */
-            char lab[256] = "";
-            const char *g = wl_results_table_cell(t, r, gc);
-            for (int fi = 0;; fi++) {
-                char fld[128];
-                if (!field_at(g, fi, fld, sizeof fld))
-                    break;
-                int same = 1;
-                for (size_t q = 0; q < n && same; q++) {
-                    char o2[128];
-                    same = field_at(wl_results_table_cell(t, q, gc), fi, o2, sizeof o2) &&
-                           strcmp(o2, fld) == 0;
-                }
-                if (!same || n == 1) {
-                    size_t l = strlen(lab);
-                    snprintf(lab + l, sizeof lab - l, "%s%s", l ? " " : "", fld);
-                }
-            }
-            slanted_label(cr, &a, cx, lab);
-        }
-        static const char *const ln[2] = {"energy saved", "runtime penalty"};
-        legend_pair(cr, &a, ln, colors, 62);
-        fig_title(cr, o, W);
-        rc = fig_close(f, err);
-    }
+        rc = bars_figure(t, o, path, n, s, pn, lab, &bs, NULL, err);
     free(s);
     free(pn);
+    free(lab);
     return rc;
 }
 
@@ -938,45 +1982,65 @@ int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
                        const wl_plot_options *o, const char *path, wl_error *err)
 {
     const char *m = k && k->metric ? k->metric : "energy";
-    const metric *mt = strcmp(m, "time") == 0 ? &metrics[2]
-                       : strcmp(m, "power") == 0 ? &metrics[1]
-                       : strcmp(m, "energy") == 0 ? &metrics[0] : NULL;
-    if (!mt) {
+    static const char *const ivn[3][2] = {{"predicted_energy_lo_j", "predicted_energy_hi_j"},
+                                          {"predicted_power_lo_w", "predicted_power_hi_w"},
+                                          {"predicted_time_lo_ms", "predicted_time_hi_ms"}};
+    int mi0 = strcmp(m, "time") == 0 ? 2 : strcmp(m, "power") == 0 ? 1
+              : strcmp(m, "energy") == 0 ? 0 : -1;
+    if (mi0 < 0) {
         wl_error_set(err, "metric", 0, "metric", "expected time, power or energy, got '%s'", m);
         return WL_EINVAL;
     }
+    const metric *mt = &metrics[mi0];
     char pred[64];
     snprintf(pred, sizeof pred, "predicted_%s", mt->col);
     int mc = need_col(t, mt->col, err), pcol = mc >= 0 ? need_col(t, pred, err) : -1;
     int cc = pcol >= 0 ? need_col(t, "sm_clock_mhz", err) : -1;
     if (cc < 0)
         return WL_EPARSE;
+    int loc = wl_results_table_col(t, ivn[mi0][0]), hic = wl_results_table_col(t, ivn[mi0][1]);
     int modc = wl_results_table_col(t, "model");
     size_t n = wl_results_table_rows(t);
-    double *mv = malloc(n * sizeof *mv), *pv = malloc(n * sizeof *pv), *cv = malloc(n * sizeof *cv);
-    int rc = (!mv || !pv || !cv) ? WL_ENOMEM : WL_OK;
+    double *mv = malloc((n + 1) * sizeof *mv), *pv = malloc((n + 1) * sizeof *pv),
+           *cv = malloc((n + 1) * sizeof *cv), *lo_v = malloc((n + 1) * sizeof *lo_v),
+           *hi_v = malloc((n + 1) * sizeof *hi_v);
+    int rc = (!mv || !pv || !cv || !lo_v || !hi_v) ? WL_ENOMEM : WL_OK;
     double lo = INFINITY, hi = -INFINITY, elo = 0, ehi = 0, clo = INFINITY, chi = -INFINITY;
-    double scale = mt == &metrics[2] ? 1e-3 : 1;
+    double scale = mt == &metrics[2] ? 1e-3 : 1, ape = 0;
+    size_t scored = 0;
+    int pos = 1;
     for (size_t r = 0; !rc && r < n; r++) {
+        lo_v[r] = hi_v[r] = NAN;
         rc = num_cell(t, r, mc, &mv[r], err);
         if (!rc) rc = num_cell(t, r, pcol, &pv[r], err);
         if (!rc) rc = num_cell(t, r, cc, &cv[r], err);
+        if (!rc && loc >= 0 && hic >= 0) {
+            rc = num_cell(t, r, loc, &lo_v[r], err);
+            if (!rc) rc = num_cell(t, r, hic, &hi_v[r], err);
+        }
         if (rc || !isfinite(mv[r]) || !isfinite(pv[r]))
             continue;
-        cv[r] *= 1e6; /* MHz -> Hz */
         mv[r] *= scale;
         pv[r] *= scale;
+        lo_v[r] *= scale;
+        hi_v[r] *= scale;
+        pos &= mv[r] > 0 && pv[r] > 0;
         lo = fmin(lo, fmin(mv[r], pv[r]));
         hi = fmax(hi, fmax(mv[r], pv[r]));
+        if (isfinite(lo_v[r]) && isfinite(hi_v[r])) {
+            lo = fmin(lo, lo_v[r]);
+            hi = fmax(hi, hi_v[r]);
+        }
         double e = 100 * (pv[r] / mv[r] - 1);
+        ape += fabs(e);
+        scored++;
         elo = fmin(elo, e);
         ehi = fmax(ehi, e);
         clo = fmin(clo, cv[r]);
         chi = fmax(chi, cv[r]);
     }
-    /* models in order of appearance (their first rows): colour and marker */
-    size_t models[8];
-    int nm = modc >= 0 ? (int)wl_results_table_distinct(t, modc, models, 8) : 0;
+    size_t models[MAXSERIES + 1];
+    int nm = modc >= 0 ? (int)wl_results_table_distinct(t, modc, models, MAXSERIES) : 0;
     fig *f = NULL;
     if (!rc && !isfinite(lo)) {
         wl_error_set(err, table_path(t), 0, pred, "no row has both a measurement and a prediction");
@@ -987,10 +2051,19 @@ int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
     if (!rc) {
         cairo_t *cr = fig_cr(f);
         double W = fig_w(f), H = fig_h(f);
-        double top = o->title ? 14 : 6, bottom = 26, left = 42, gap = 40;
-        double pw = (W - left - gap - 6) / 2;
-        ax_range(&lo, &hi, o->log_x || o->log_y);
-        axes a = {left, top, pw, H - top - bottom, lo, hi, lo, hi, o->log_x, o->log_y};
+        double top = fig_top(cr, o, W), bottom = 26, left = 44, gap = 44, right = 8;
+        int one_clock = !(chi > clo);
+        legend_t lg = {.n = 0};
+        for (int i = 0; nm > 1 && i < nm; i++)
+            lg_add(&lg, wl_results_table_cell(t, models[i], modc), i, LG_MARK);
+        lg_add(&lg, "y = x, +-10%", 0, LG_BAND);
+        lg_reserve(cr, &lg, o, W, &right, &bottom, 1);
+        double pw = (W - left - gap - right) / 2;
+        /* parity on log-log axes (values span decades) unless a value is
+         * not positive */
+        int lg_axes = pos;
+        ax_range(&lo, &hi, lg_axes);
+        axes a = {left, top, pw, H - top - bottom, lo, hi, lo, hi, lg_axes, lg_axes, 0};
         char xq[64], yq[64];
         snprintf(xq, sizeof xq, "Measured %s", mt->q);
         snprintf(yq, sizeof yq, "Predicted %s", mt->q);
@@ -998,7 +2071,7 @@ int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
         cairo_save(cr);
         cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
         cairo_clip(cr);
-        /* +-10% band and y = x */
+        /* +-10% band and y = x, sampled so they stay straight on log axes */
         cairo_set_source_rgba(cr, 0.5, 0.5, 0.5, 0.18);
         cairo_move_to(cr, ax_x(&a, lo), ax_y(&a, lo * 1.1));
         cairo_line_to(cr, ax_x(&a, hi), ax_y(&a, hi * 1.1));
@@ -1015,46 +2088,79 @@ int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
             if (!isfinite(mv[r]) || !isfinite(pv[r]))
                 continue;
             int mi = model_of(t, r, modc, models, nm);
+            if (isfinite(lo_v[r]) && isfinite(hi_v[r])) {
+                /* the prediction interval */
+                style_color(cr, mi, 0.6);
+                cairo_set_line_width(cr, 0.4);
+                cairo_move_to(cr, ax_x(&a, mv[r]), ax_y(&a, lo_v[r]));
+                cairo_line_to(cr, ax_x(&a, mv[r]), ax_y(&a, hi_v[r]));
+                cairo_stroke(cr);
+            }
             style_color(cr, mi, 0.85);
             cairo_set_line_width(cr, 0.5);
             style_marker(cr, mi, ax_x(&a, mv[r]), ax_y(&a, pv[r]), 2.6, 1);
         }
         cairo_restore(cr);
-        /* error vs clock */
-        double el = elo, eh = ehi, cl = clo, ch = chi;
-        ax_range(&el, &eh, 0);
-        ax_range(&cl, &ch, 0);
-        axes b = {left + pw + gap, top, pw, H - top - bottom, cl, ch, el, eh, 0, 0};
-        ax_draw(cr, &b, "SM clock", "Hz", "Error (%)", "", 1);
-        cairo_save(cr);
-        cairo_rectangle(cr, b.x0, b.y0, b.w, b.h);
-        cairo_clip(cr);
-        cairo_set_source_rgba(cr, 0.5, 0.5, 0.5, 0.18);
-        cairo_rectangle(cr, b.x0, ax_y(&b, 10), b.w, ax_y(&b, -10) - ax_y(&b, 10));
+        char note[96];
+        snprintf(note, sizeof note, "MAPE %.1f%%, n = %zu", scored ? ape / (double)scored : 0.0, scored);
+        style_font(cr, 6.5, 0);
+        cairo_set_source_rgba(cr, 1, 1, 1, 0.85);
+        cairo_text_extents_t te;
+        cairo_text_extents(cr, note, &te);
+        cairo_rectangle(cr, a.x0 + 2, a.y0 + 2, te.x_advance + 4, 9);
         cairo_fill(cr);
-        for (size_t r = 0; r < n; r++) {
-            if (!isfinite(mv[r]) || !isfinite(pv[r]))
-                continue;
-            int mi = model_of(t, r, modc, models, nm);
-            style_color(cr, mi, 0.85);
-            cairo_set_line_width(cr, 0.5);
-            style_marker(cr, mi, ax_x(&b, cv[r]), ax_y(&b, 100 * (pv[r] / mv[r] - 1)), 2.6, 1);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        style_text(cr, a.x0 + 4, a.y0 + 6.5, note, 0, 0.5);
+        /* error against clock; at one clock, per workload */
+        double el = elo, eh = ehi;
+        ax_range(&el, &eh, 0);
+        if (!one_clock) {
+            double cl = clo, ch = chi;
+            ax_range(&cl, &ch, 0);
+            axes b = {left + pw + gap, top, pw, H - top - bottom, cl, ch, el, eh, 0, 0, 0};
+            ax_draw(cr, &b, "SM clock", "MHz", "Error", "%", 1);
+            cairo_save(cr);
+            cairo_rectangle(cr, b.x0, b.y0, b.w, b.h);
+            cairo_clip(cr);
+            cairo_set_source_rgba(cr, 0.5, 0.5, 0.5, 0.18);
+            cairo_rectangle(cr, b.x0, ax_y(&b, 10), b.w, ax_y(&b, -10) - ax_y(&b, 10));
+            cairo_fill(cr);
+            for (size_t r = 0; r < n; r++) {
+                if (!isfinite(mv[r]) || !isfinite(pv[r]))
+                    continue;
+                int mi = model_of(t, r, modc, models, nm);
+                style_color(cr, mi, 0.85);
+                cairo_set_line_width(cr, 0.5);
+                style_marker(cr, mi, ax_x(&b, cv[r]), ax_y(&b, 100 * (pv[r] / mv[r] - 1)), 2.6, 1);
+            }
+            cairo_restore(cr);
+        } else {
+            double N = nm > 0 ? nm : 1;
+            axes b = {left + pw + gap, top, pw, H - top - bottom, 0, N, el, eh, 0, 0, 0};
+            ax_draw(cr, &b, NULL, NULL, "Error", "%", 0);
+            cairo_save(cr);
+            cairo_rectangle(cr, b.x0, b.y0, b.w, b.h);
+            cairo_clip(cr);
+            cairo_set_source_rgba(cr, 0.5, 0.5, 0.5, 0.18);
+            cairo_rectangle(cr, b.x0, ax_y(&b, 10), b.w, ax_y(&b, -10) - ax_y(&b, 10));
+            cairo_fill(cr);
+            for (size_t r = 0; r < n; r++) {
+                if (!isfinite(mv[r]) || !isfinite(pv[r]))
+                    continue;
+                int mi = model_of(t, r, modc, models, nm);
+                style_color(cr, mi, 0.85);
+                cairo_set_line_width(cr, 0.5);
+                style_marker(cr, mi, ax_x(&b, mi + 0.5), ax_y(&b, 100 * (pv[r] / mv[r] - 1)), 2.6, 1);
+            }
+            cairo_restore(cr);
+            for (int i = 0; i < nm; i++)
+                slanted_label(cr, &b, ax_x(&b, i + 0.5), wl_results_table_cell(t, models[i], modc));
         }
-        cairo_restore(cr);
-        series_set ss;
-        memset(&ss, 0, sizeof ss);
-        ss.n = nm;
-        for (int i = 0; i < nm; i++)
-            snprintf(ss.s[i].label, sizeof ss.s[i].label, "%.63s",
-                     wl_results_table_cell(t, models[i], modc));
-        if (nm > 1)
-            legend(cr, &ss, a.x0 + a.w, a.y0 + a.h - (nm * 8.5 + 9), 1);
+        lg_draw(cr, &lg, &a, left, W, H, NULL, NULL, 0);
         fig_title(cr, o, W);
         rc = fig_close(f, err);
     }
-    free(mv);
-    free(pv);
-    free(cv);
+    free(mv); free(pv); free(cv); free(lo_v); free(hi_v);
     return rc;
 }
 
@@ -1076,74 +2182,52 @@ int wl_plot_compare(const wl_results_table *t, const wl_plot_kind_options *k,
     size_t n = wl_results_table_rows(t);
     double *mx = malloc((n + 1) * sizeof *mx), *op = malloc((n + 1) * sizeof *op),
            *fo = malloc((n + 1) * sizeof *fo);
-    int rc = (!mx || !op || !fo) ? WL_ENOMEM : WL_OK;
-    double hi = 0;
+    char (*lab)[160] = malloc((n + 1) * sizeof *lab), (*clk)[24] = malloc((n + 1) * sizeof *clk);
+    const char **tl = malloc((n + 1) * sizeof *tl);
+    int rc = (!mx || !op || !fo || !lab || !clk || !tl) ? WL_ENOMEM : WL_OK;
     for (size_t r = 0; !rc && r < n; r++) {
         rc = num_cell(t, r, mc, &mx[r], err);
         if (!rc)
             rc = num_cell(t, r, ec, &op[r], err);
         if (!rc)
             rc = num_cell(t, r, fc, &fo[r], err);
-        if (!rc && isfinite(mx[r]))
-            hi = fmax(hi, fmax(mx[r], op[r]));
+        int transferred = xc >= 0 && strncmp(wl_results_table_cell(t, r, xc), "transferred", 11) == 0;
+        snprintf(lab[r], sizeof lab[r], "%s%s", wl_results_table_cell(t, r, gc), transferred ? "+" : "");
+        snprintf(clk[r], sizeof clk[r], "%.0f", fo[r]);
+        tl[r] = clk[r];
     }
-    fig *f = NULL;
+    static const char *const ln[2] = {"at max clock", "at optimum (MHz at bar)"};
+    static const int colors[2] = {1, 2};
+    bars_style bs = {"Energy", "J", ln, colors};
     if (!rc)
-        rc = fig_open(path, o, &f, err);
-    if (!rc) {
-        cairo_t *cr = fig_cr(f);
-        double W = fig_w(f), H = fig_h(f);
-        double top = o->title ? 14 : 6, bottom = 46, left = 36, right = 8;
-        double lo = 0;
-        hi *= 1.12; /* room for the clock labels */
-        ax_range(&lo, &hi, 0);
-        lo = 0;
-        axes a = {left, top, W - left - right, H - top - bottom, 0, (double)(n ? n : 1), lo, hi, 0, 0};
-        ax_draw(cr, &a, NULL, NULL, "Energy (J)", "", 0);
-        double bw = a.w / (double)(n ? n : 1) / 3;
-        static const int colors[2] = {1, 2};
-        for (size_t r = 0; r < n; r++) {
-            double cx = ax_x(&a, (double)r + 0.5);
-            double vals[2] = {mx[r], op[r]};
-            bar_pair(cr, &a, r, bw, vals, colors);
-            char lab[32];
-            snprintf(lab, sizeof lab, "%.0f", fo[r]);
-            style_font(cr, 5.5, 0);
-            cairo_set_source_rgb(cr, 0, 0, 0);
-            style_text(cr, cx + bw * 0.46, ax_y(&a, op[r]) - 2.5, lab, 0.5, 1);
-            const char *g = wl_results_table_cell(t, r, gc);
-            int transferred = xc >= 0 && strncmp(wl_results_table_cell(t, r, xc), "transferred", 11) == 0;
-            char gl[160];
-            snprintf(gl, sizeof gl, "%s%s", g, transferred ? "+" : "");
-            slanted_label(cr, &a, cx, gl);
-        }
-        static const char *const ln[2] = {"at max clock", "at optimum (MHz above)"};
-        legend_pair(cr, &a, ln, colors, 92);
-        fig_title(cr, o, W);
-        rc = fig_close(f, err);
-    }
-    free(mx);
-    free(op);
-    free(fo);
+        rc = bars_figure(t, o, path, n, mx, op, lab, &bs, tl, err);
+    free(mx); free(op); free(fo); free(lab); free(clk); free(tl);
     return rc;
 }
 
 /* The kinds, looked up by name; their names and summaries make the help. */
 static const wl_plot_kind kinds[] = {
-    {"energy-freq", "energy vs SM clock per workload (sweep or predict output); the energy-optimal "
-                    "clock (large marker), the maximum clock (square), throttled points hollow",
-     wl_plot_energy_freq, NULL},
-    {"pareto", "energy vs time coloured by SM clock, dominated points faded, fronts as steps",
-     wl_plot_pareto, NULL},
-    {"heatmap", "a value over two swept parameters, infeasible cells hatched", wl_plot_heatmap, NULL},
-    {"savings", "energy saved and runtime penalty per workload (optimize output)",
-     wl_plot_savings, NULL},
-    {"validation", "predicted vs measured with y = x and a +-10% band, and error vs clock "
-                   "(validate output)", wl_plot_validation, NULL},
+    {"energy-freq", "energy vs SM clock per workload (sweep or predict output): the least "
+                    "energy (large marker) and the clocks within 1% of it (shaded), the maximum "
+                    "clock (square), throttled points hollow, points that cannot run grey",
+     wl_plot_energy_freq, NULL, "panels,stack,facet,objective"},
+    {"pareto", "energy vs time coloured by the clock points run at, dominated points faded, "
+               "fronts as steps named at their ends",
+     wl_plot_pareto, NULL, "facet,x,y,objective"},
+    {"pareto-norm", "every workload's front on one axes: energy relative to the maximum clock "
+                    "against the slowdown from it (--edp: isolines of constant EDP)",
+     wl_plot_pareto_norm, NULL, "objective,edp"},
+    {"heatmap", "a value over two swept parameters (a text column is categorical), cells that "
+                "cannot run grey and hatched", wl_plot_heatmap, NULL, "x,y,z,normalize"},
+    {"savings", "energy saved and runtime penalty per workload (optimize output); horizontal "
+                "bars for more than 8", wl_plot_savings, NULL, "against"},
+    {"validation", "predicted vs measured on log-log axes with y = x, a +-10% band, the MAPE "
+                   "and interval bars; error vs clock, or per model at one clock (validate "
+                   "output)", wl_plot_validation, NULL, "metric"},
     {"compare", "energy at the maximum and at the optimal clock per GPU (compare output)",
-     wl_plot_compare, NULL},
+     wl_plot_compare, NULL, ""},
     {"timeline", "Gantt chart of a cluster --timeline trace (a row per GPU) with each GPU's "
-                 "power underneath", NULL, wl_plot_timeline},
+                 "power underneath", NULL, wl_plot_timeline, ""},
 };
 
 size_t wl_plot_kind_count(void) { return sizeof kinds / sizeof *kinds; }
@@ -1163,8 +2247,19 @@ const wl_plot_kind *wl_plot_kind_find(const char *name)
 
 wl_plot_kind_fn wl_plot_kind_lookup(const char *name)
 {
-    for (size_t i = 0; i < wl_plot_kind_count(); i++)
-        if (strcmp(kinds[i].name, name) == 0)
-            return kinds[i].fn;
-    return NULL;
+    const wl_plot_kind *k = wl_plot_kind_find(name);
+    return k ? k->fn : NULL;
+}
+
+int wl_plot_kind_has_option(const wl_plot_kind *k, const char *opt)
+{
+    size_t l = strlen(opt);
+    for (const char *p = k->options; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == l && !strncmp(p, opt, l))
+            return 1;
+        p = e ? e + 1 : p + n;
+    }
+    return 0;
 }

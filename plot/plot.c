@@ -25,14 +25,93 @@ void wl_plot_options_default(wl_plot_options *o)
 
 typedef enum { F_PNG, F_PDF, F_SVG } ftype;
 
+/* The layout record rides on the cairo context (user data), so every
+ * drawing helper can add to it without a global. */
+typedef struct {
+    wl_plot_layout *l;
+    double scale; /* device units per point */
+} layout_rec;
+static const cairo_user_data_key_t rec_key;
+
 struct fig {
     ftype type;
     cairo_surface_t *s;
     cairo_t *cr;
     double w, h, dpi;
     wl_results_out *out; /* the file, written atomically (PDF/SVG stream into it) */
+    layout_rec rec;
     char path[1024];
 };
+
+static wl_plot_layout *layout_of(cairo_t *cr, double *scale)
+{
+    layout_rec *r = cairo_get_user_data(cr, &rec_key);
+    if (!r || !r->l)
+        return NULL;
+    *scale = r->scale;
+    return r->l;
+}
+
+/* Adds the user-space box (x0, y0)-(x1, y1), under the current transform
+ * (rotated labels), to the ink extent. */
+static void rec_ink(cairo_t *cr, double x0, double y0, double x1, double y1)
+{
+    double sc;
+    wl_plot_layout *l = layout_of(cr, &sc);
+    if (!l)
+        return;
+    const double px[4] = {x0, x1, x1, x0}, py[4] = {y0, y0, y1, y1};
+    for (int i = 0; i < 4; i++) {
+        double dx = px[i], dy = py[i];
+        cairo_user_to_device(cr, &dx, &dy);
+        dx /= sc;
+        dy /= sc;
+        l->ink[0] = fmin(l->ink[0], dx);
+        l->ink[1] = fmin(l->ink[1], dy);
+        l->ink[2] = fmax(l->ink[2], dx);
+        l->ink[3] = fmax(l->ink[3], dy);
+    }
+}
+
+void layout_legend(cairo_t *cr, double x, double y, double w, double h)
+{
+    double sc;
+    wl_plot_layout *l = layout_of(cr, &sc);
+    if (!l)
+        return;
+    l->has_legend = 1;
+    l->legend[0] = x, l->legend[1] = y, l->legend[2] = w, l->legend[3] = h;
+}
+
+void layout_axes(cairo_t *cr, const axes *a, int nx, int ny)
+{
+    double sc;
+    wl_plot_layout *l = layout_of(cr, &sc);
+    if (!l)
+        return;
+    if (l->naxes < WL_PLOT_LAYOUT_AXES)
+        l->axes[l->naxes] = (wl_plot_layout_axes){.x0 = a->x0, .y0 = a->y0, .w = a->w, .h = a->h,
+                                                  .xticks = nx, .yticks = ny, .logx = a->logx,
+                                                  .logy = a->logy};
+    l->naxes++;
+}
+
+const char *wl_plot_legend_name(wl_plot_legend l)
+{
+    return l == WL_PLOT_LEGEND_INSIDE ? "inside" : l == WL_PLOT_LEGEND_NONE ? "none" : "outside";
+}
+
+int wl_plot_legend_parse(const char *name, wl_plot_legend *out)
+{
+    static const wl_plot_legend all[3] = {WL_PLOT_LEGEND_OUTSIDE, WL_PLOT_LEGEND_INSIDE,
+                                          WL_PLOT_LEGEND_NONE};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, wl_plot_legend_name(all[i]))) {
+            *out = all[i];
+            return WL_OK;
+        }
+    return WL_EINVAL;
+}
 
 static cairo_status_t write_file(void *closure, const unsigned char *data, unsigned int len)
 {
@@ -96,6 +175,15 @@ int fig_open(const char *path, const wl_plot_options *o, fig **out, wl_error *er
     f->cr = cairo_create(f->s);
     if (t == F_PNG)
         cairo_scale(f->cr, o->dpi / 72.0, o->dpi / 72.0);
+    if (o->layout) {
+        memset(o->layout, 0, sizeof *o->layout);
+        o->layout->width_pt = f->w;
+        o->layout->height_pt = f->h;
+        o->layout->ink[0] = o->layout->ink[1] = INFINITY;
+        o->layout->ink[2] = o->layout->ink[3] = -INFINITY;
+        f->rec = (layout_rec){.l = o->layout, .scale = t == F_PNG ? o->dpi / 72.0 : 1.0};
+        cairo_set_user_data(f->cr, &rec_key, &f->rec, NULL);
+    }
     cairo_set_source_rgb(f->cr, 1, 1, 1);
     cairo_paint(f->cr);
     cairo_set_line_join(f->cr, CAIRO_LINE_JOIN_ROUND);
@@ -195,20 +283,58 @@ void fig_abort(fig *f)
 
 int wl_plot_ticks(double lo, double hi, int max_ticks, double *ticks)
 {
-    if (!(hi > lo) || max_ticks < 2)
+    if (!(hi > lo) || !isfinite(lo) || !isfinite(hi) || max_ticks < 2)
         return 0;
-    double span = hi - lo, raw = span / (max_ticks - 1);
-    double mag = pow(10, floor(log10(raw)));
-    double step = mag;
-    static const double mult[] = {1, 2, 2.5, 5, 10};
-    for (int i = 0; i < 5; i++)
-        if (mult[i] * mag >= raw) {
-            step = mult[i] * mag;
-            break;
+    int min_t = max_ticks < 4 ? max_ticks : 4;
+    static const double mult[] = {1, 2, 2.5, 5};
+    double span = hi - lo, step = NAN, best = INFINITY;
+    int e0 = (int)floor(log10(span)) - 2;
+    /* the step whose count is in [min_t, max_ticks] and nearest 5; 2.5
+     * only when it alone fits (its labels need a digit more) */
+    for (int e = e0; e <= e0 + 3; e++)
+        for (int i = 0; i < 4; i++) {
+            double st = mult[i] * pow(10, e);
+            double n = floor(hi / st + 1e-9) - ceil(lo / st - 1e-9) + 1;
+            double score = n < min_t ? 10 * (min_t - n) : n > max_ticks ? 10 * (n - max_ticks)
+                                                                         : fabs(n - 5);
+            if (i == 2)
+                score += 0.9;
+            if (score < best) {
+                best = score;
+                step = st;
+            }
         }
     int n = 0;
-    for (double v = ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9 && n < max_ticks + 2; v += step)
-        ticks[n++] = fabs(v) < step * 1e-9 ? 0.0 : v;
+    for (double k = ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9 && n < max_ticks + 2; k++)
+        ticks[n++] = fabs(k * step) < step * 1e-9 ? 0.0 : k * step;
+    return n;
+}
+
+/* Log-axis labels: whole decades when three or more fit, else 1-2-5 in
+ * each decade, else every integer multiple; at most cap. */
+static int log_ticks(double lo, double hi, double *t, int cap)
+{
+    static const double sets[3][9] = {{1}, {1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
+    static const int sizes[3] = {1, 3, 9};
+    int n = 0;
+    for (int s = 0; s < 3; s++) {
+        n = 0;
+        for (double d = pow(10, floor(log10(lo))); d <= hi * 1.0001 && n < cap; d *= 10)
+            for (int i = 0; i < sizes[s] && n < cap; i++) {
+                double v = sets[s][i] * d;
+                if (v >= lo * 0.9999 && v <= hi * 1.0001)
+                    t[n++] = v;
+            }
+        if (n >= 3)
+            break;
+    }
+    /* many decades: every k-th, down to at most 7 */
+    if (n > 7) {
+        int k = (n + 6) / 7, m = 0;
+        for (int i = 0; i < n; i += k)
+            t[m++] = t[i];
+        n = m;
+    }
     return n;
 }
 
@@ -244,6 +370,17 @@ double ax_y(const axes *a, double v)
     return a->y0 + a->h - t * a->h;
 }
 
+/* Units that take an SI prefix; anything else (MHz, %, GB/s) is shown as
+ * given, so a clock axis is in MHz in every figure. */
+static int si_unit(const char *u)
+{
+    static const char *const base[] = {"J", "W", "s", "Hz", "FLOP", "B"};
+    for (size_t i = 0; u && i < sizeof base / sizeof *base; i++)
+        if (!strcmp(u, base[i]))
+            return 1;
+    return 0;
+}
+
 void ax_range(double *lo, double *hi, int log)
 {
     if (!(*hi > *lo)) {
@@ -251,14 +388,19 @@ void ax_range(double *lo, double *hi, int log)
         *lo = c - (c != 0 ? fabs(c) * 0.1 : 1);
         *hi = c + (c != 0 ? fabs(c) * 0.1 : 1);
     }
+    /* headroom: 6% of the span each side, so that markers and plateaus at
+     * the extremes clear the frame */
     if (log) {
         if (*lo <= 0)
             *lo = *hi * 1e-3;
-        *lo = pow(10, floor(log10(*lo) * 10) / 10);
-        *hi = pow(10, ceil(log10(*hi) * 10) / 10);
+        double l0 = log10(*lo), l1 = log10(*hi), pad = (l1 - l0) * 0.06;
+        if (pad < 0.02)
+            pad = 0.02;
+        *lo = pow(10, l0 - pad);
+        *hi = pow(10, l1 + pad);
         return;
     }
-    double pad = (*hi - *lo) * 0.05;
+    double pad = (*hi - *lo) * 0.06;
     *lo -= pad;
     *hi += pad;
 }
@@ -272,35 +414,69 @@ static void fmt_tick(char *buf, size_t n, double v, double step)
     snprintf(buf, n, "%.*f", dec, v);
 }
 
+/* Short unlabelled ticks at the integer multiples of each decade. */
+static void minor_log_ticks(cairo_t *cr, const axes *a, int xaxis)
+{
+    double lo = xaxis ? a->xmin : a->ymin, hi = xaxis ? a->xmax : a->ymax;
+    if (!(lo > 0) || !(hi > lo))
+        return;
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_set_line_width(cr, 0.3);
+    int n = 0;
+    for (double d = pow(10, floor(log10(lo))); d <= hi && n < 400; d *= 10)
+        for (int m = 1; m <= 9 && n < 400; m++, n++) {
+            double v = m * d;
+            if (v < lo || v > hi)
+                continue;
+            if (xaxis) {
+                double x = ax_x(a, v);
+                cairo_move_to(cr, x, a->y0 + a->h);
+                cairo_line_to(cr, x, a->y0 + a->h + 1.5);
+            } else {
+                double y = ax_y(a, v);
+                cairo_move_to(cr, a->x0 - 1.5, y);
+                cairo_line_to(cr, a->x0, y);
+            }
+        }
+    cairo_stroke(cr);
+}
+
 void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const char *yq,
              const char *yu, int show_x_labels)
 {
-    double ticks[32];
+    double ticks[40];
     char buf[128];
-    const char *px, *py;
-    double fx = wl_plot_si(fmax(fabs(a->xmin), fabs(a->xmax)), &px);
-    double fy = wl_plot_si(fmax(fabs(a->ymin), fabs(a->ymax)), &py);
-    if (!xu || !*xu) { fx = 1; px = ""; }
-    if (!yu || !*yu) { fy = 1; py = ""; }
+    const char *px = "", *py = "";
+    double fx = 1, fy = 1;
+    if (si_unit(xu))
+        fx = wl_plot_si(fmax(fabs(a->xmin), fabs(a->xmax)), &px);
+    if (si_unit(yu))
+        fy = wl_plot_si(fmax(fabs(a->ymin), fabs(a->ymax)), &py);
     style_font(cr, 7.5, 0);
     cairo_set_line_width(cr, 0.4);
     /* x grid and ticks (none for a categorical axis: no x quantity) */
     int nx;
-    if (!xq) {
+    if (!xq)
         nx = 0;
-    } else if (a->logx) {
-        nx = 0;
-        for (double v = pow(10, ceil(log10(a->xmin))); v <= a->xmax * 1.0001 && nx < 32; v *= 10)
-            ticks[nx++] = v;
-    } else {
-        nx = wl_plot_ticks(a->xmin * fx, a->xmax * fx, 6, ticks);
+    else if (a->logx)
+        nx = log_ticks(a->xmin, a->xmax, ticks, 32);
+    else {
+        /* as many as fit side by side: the widest label and a gap each */
+        char wide[64];
+        cairo_text_extents_t te;
+        snprintf(wide, sizeof wide, "%.4g", fmax(fabs(a->xmin), fabs(a->xmax)) * fx);
+        cairo_text_extents(cr, wide, &te);
+        int fit = (int)(a->w / (te.x_advance + 9));
+        nx = wl_plot_ticks(a->xmin * fx, a->xmax * fx, fit < 3 ? 3 : fit > 7 ? 7 : fit, ticks);
         for (int i = 0; i < nx; i++)
             ticks[i] /= fx;
     }
+    int xlab = 0, ylab = 0;
     for (int i = 0; i < nx; i++) {
         double x = ax_x(a, ticks[i]);
         if (x < a->x0 - 0.01 || x > a->x0 + a->w + 0.01)
             continue;
+        cairo_set_line_width(cr, 0.4);
         cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
         cairo_move_to(cr, x, a->y0);
         cairo_line_to(cr, x, a->y0 + a->h);
@@ -311,19 +487,25 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
         cairo_stroke(cr);
         if (show_x_labels) {
             double step = nx > 1 ? (ticks[1] - ticks[0]) * fx : 1;
-            fmt_tick(buf, sizeof buf, ticks[i] * fx, a->logx ? 1 : step);
             if (a->logx)
                 snprintf(buf, sizeof buf, "%g", ticks[i] * fx);
+            else
+                fmt_tick(buf, sizeof buf, ticks[i] * fx, step);
             style_text(cr, x, a->y0 + a->h + 4, buf, 0.5, 0);
+            xlab++;
         }
     }
+    if (xq && a->logx)
+        minor_log_ticks(cr, a, 1);
     int ny;
-    if (a->logy) {
-        ny = 0;
-        for (double v = pow(10, ceil(log10(a->ymin))); v <= a->ymax * 1.0001 && ny < 32; v *= 10)
-            ticks[ny++] = v;
-    } else {
-        ny = wl_plot_ticks(a->ymin * fy, a->ymax * fy, 5, ticks);
+    if (!yq && !yu)
+        ny = 0; /* a categorical y axis (horizontal bars) */
+    else if (a->logy)
+        ny = log_ticks(a->ymin, a->ymax, ticks, 32);
+    else {
+        /* as many as fit one above the other */
+        int fit = (int)(a->h / 10);
+        ny = wl_plot_ticks(a->ymin * fy, a->ymax * fy, fit < 4 ? 4 : fit > 7 ? 7 : fit, ticks);
         for (int i = 0; i < ny; i++)
             ticks[i] /= fy;
     }
@@ -331,6 +513,7 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
         double y = ax_y(a, ticks[i]);
         if (y < a->y0 - 0.01 || y > a->y0 + a->h + 0.01)
             continue;
+        cairo_set_line_width(cr, 0.4);
         cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
         cairo_move_to(cr, a->x0, y);
         cairo_line_to(cr, a->x0 + a->w, y);
@@ -339,12 +522,21 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
         cairo_move_to(cr, a->x0 - 2.5, y);
         cairo_line_to(cr, a->x0, y);
         cairo_stroke(cr);
+        /* a label on the frame's top or bottom edge would meet the next
+         * panel's: stacked panels leave those out */
+        if (a->no_edge_labels && (y < a->y0 + 1.5 || y > a->y0 + a->h - 1.5))
+            continue;
         double step = ny > 1 ? (ticks[1] - ticks[0]) * fy : 1;
-        fmt_tick(buf, sizeof buf, ticks[i] * fy, a->logy ? 1 : step);
         if (a->logy)
             snprintf(buf, sizeof buf, "%g", ticks[i] * fy);
+        else
+            fmt_tick(buf, sizeof buf, ticks[i] * fy, step);
         style_text(cr, a->x0 - 4, y, buf, 1, 0.5);
+        ylab++;
     }
+    if (a->logy)
+        minor_log_ticks(cr, a, 0);
+    layout_axes(cr, a, xq ? xlab : 0, ylab);
     cairo_set_source_rgb(cr, 0, 0, 0);
     cairo_set_line_width(cr, 0.6);
     cairo_rectangle(cr, a->x0, a->y0, a->w, a->h);
@@ -362,8 +554,14 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
             snprintf(buf, sizeof buf, "%s (%s%s)", yq, py, yu);
         else
             snprintf(buf, sizeof buf, "%s", yq);
+        /* a short panel gets a smaller label rather than one that runs
+         * into the next panel's */
+        cairo_text_extents_t te;
+        cairo_text_extents(cr, buf, &te);
+        if (te.x_advance > a->h)
+            style_font(cr, fmax(5, 8.5 * a->h / te.x_advance), 0);
         cairo_save(cr);
-        cairo_translate(cr, a->x0 - 27, a->y0 + a->h / 2);
+        cairo_translate(cr, a->x0 - 29, a->y0 + a->h / 2);
         cairo_rotate(cr, -M_PI / 2);
         style_text(cr, 0, 0, buf, 0.5, 0.5);
         cairo_restore(cr);
@@ -385,10 +583,47 @@ const double okabe_ito[8][3] = {
     {0.000, 0.000, 0.000}, /* black */
 };
 
+/* Lines and markers cycle over seven colours: Okabe-Ito's yellow is too
+ * light for a thin line on white and is kept for fills. With the dash
+ * cycle of four, colour and dash repeat together only after 28 series. */
 void style_color(cairo_t *cr, int i, double alpha)
 {
-    const double *c = okabe_ito[((i % 8) + 8) % 8];
+    static const int line[7] = {0, 1, 2, 3, 4, 5, 7};
+    const double *c = okabe_ito[line[((i % 7) + 7) % 7]];
     cairo_set_source_rgba(cr, c[0], c[1], c[2], alpha);
+}
+
+void style_fill(cairo_t *cr, int i, double alpha)
+{
+    static const int fill[3] = {4, 5, 6}; /* orange, sky blue, yellow */
+    const double *c = okabe_ito[fill[((i % 3) + 3) % 3]];
+    cairo_set_source_rgba(cr, c[0], c[1], c[2], alpha);
+}
+
+/* Hatching inside the current path (which it consumes), so that bands stay
+ * apart in greyscale: none, diagonal, cross-hatch, by i. */
+void style_hatch(cairo_t *cr, int i, double x0, double y0, double x1, double y1)
+{
+    int k = i % 3;
+    cairo_save(cr);
+    cairo_clip(cr);
+    if (k) {
+        cairo_set_source_rgba(cr, 0, 0, 0, 0.45);
+        cairo_set_line_width(cr, 0.35);
+        cairo_set_dash(cr, NULL, 0, 0);
+        double h = y1 - y0;
+        for (double d = -h; d < x1 - x0; d += 3.2) {
+            cairo_move_to(cr, x0 + d, y1);
+            cairo_line_to(cr, x0 + d + h, y0);
+            if (k == 2) {
+                cairo_move_to(cr, x0 + d, y0);
+                cairo_line_to(cr, x0 + d + h, y1);
+            }
+        }
+        cairo_stroke(cr);
+    }
+    cairo_restore(cr);
+    cairo_new_path(cr);
 }
 
 void style_dash(cairo_t *cr, int i)
@@ -458,8 +693,11 @@ void style_text(cairo_t *cr, double x, double y, const char *s, double halign, d
     cairo_text_extents(cr, s, &te);
     cairo_font_extents(cr, &fe);
     double h = fe.ascent;
-    cairo_move_to(cr, x - te.x_advance * halign, y + h * (1 - valign) - (valign > 0.99 ? 0 : 0));
+    double bx = x - te.x_advance * halign, by = y + h * (1 - valign);
+    cairo_move_to(cr, bx, by);
     cairo_show_text(cr, s);
+    rec_ink(cr, bx + te.x_bearing, by + te.y_bearing, bx + te.x_bearing + te.width,
+            by + te.y_bearing + te.height);
 }
 
 /* Perceptually uniform maps, piecewise-linear over published anchors:
@@ -500,11 +738,11 @@ void colorbar(cairo_t *cr, const char *palette, double x, double y, double w, do
     cairo_set_line_width(cr, 0.4);
     cairo_rectangle(cr, x, y, w, h);
     cairo_stroke(cr);
-    axes a = {x, y, w, h, 0, 1, lo, hi, 0, 0};
+    axes a = {x, y, w, h, 0, 1, lo, hi, 0, 0, 0};
     double ticks[32];
-    const char *p;
-    double fy = u && *u ? wl_plot_si(fmax(fabs(lo), fabs(hi)), &p) : 1;
-    if (!(u && *u))
+    const char *p = "";
+    double fy = si_unit(u) ? wl_plot_si(fmax(fabs(lo), fabs(hi)), &p) : 1;
+    if (!si_unit(u))
         p = "";
     int nt = wl_plot_ticks(lo * fy, hi * fy, 4, ticks);
     style_font(cr, 7, 0);
@@ -548,11 +786,65 @@ int num_cell(const wl_results_table *t, size_t row, int col, double *v, wl_error
     return rc == WL_ENOTFOUND ? WL_OK : rc;
 }
 
+/* The title's lines: words wrapped to the figure's width less margins. */
+static int title_lines(cairo_t *cr, const char *title, double w, size_t *starts, size_t *lens,
+                       int cap)
+{
+    style_font(cr, 9, 1);
+    int n = 0;
+    size_t len = strlen(title), i = 0;
+    while (i < len && n < cap) {
+        while (i < len && title[i] == ' ')
+            i++;
+        size_t end = i, fit = i;
+        for (;;) {
+            size_t j = end;
+            while (j < len && title[j] != ' ')
+                j++;
+            char line[512];
+            size_t l = j - i < sizeof line - 1 ? j - i : sizeof line - 1;
+            memcpy(line, title + i, l);
+            line[l] = 0;
+            cairo_text_extents_t te;
+            cairo_text_extents(cr, line, &te);
+            if (te.x_advance > w - 8 && fit > i)
+                break; /* the words up to fit make the line */
+            fit = j;
+            if (j >= len)
+                break;
+            end = j + 1;
+        }
+        if (fit == i) /* one word wider than the figure: cut it */
+            fit = i + 1;
+        starts[n] = i;
+        lens[n] = fit - i;
+        n++;
+        i = fit;
+    }
+    return n;
+}
+
+double fig_top(cairo_t *cr, const wl_plot_options *o, double w)
+{
+    if (!o->title || !*o->title)
+        return 6;
+    size_t st[8], ln[8];
+    return 5 + 10.5 * title_lines(cr, o->title, w, st, ln, 8);
+}
+
 void fig_title(cairo_t *cr, const wl_plot_options *o, double w)
 {
-    if (!o->title)
+    if (!o->title || !*o->title)
         return;
+    size_t st[8], ln[8];
+    int n = title_lines(cr, o->title, w, st, ln, 8);
     style_font(cr, 9, 1);
     cairo_set_source_rgb(cr, 0, 0, 0);
-    style_text(cr, w / 2, 3, o->title, 0.5, 0);
+    for (int i = 0; i < n; i++) {
+        char line[512];
+        size_t l = ln[i] < sizeof line - 1 ? ln[i] : sizeof line - 1;
+        memcpy(line, o->title + st[i], l);
+        line[l] = 0;
+        style_text(cr, w / 2, 3 + 10.5 * i, line, 0.5, 0);
+    }
 }

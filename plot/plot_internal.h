@@ -18,14 +18,19 @@ cairo_t *fig_cr(fig *f);
 double fig_w(const fig *f);
 double fig_h(const fig *f);
 int fig_close(fig *f, wl_error *err); /* writes and frees */
-/* The --title, centred at the top of a figure w points wide. */
+/* The --title, centred at the top of a figure w points wide, wrapped into
+ * lines; fig_top is where the axes may start below it. */
 void fig_title(cairo_t *cr, const wl_plot_options *o, double w);
+double fig_top(cairo_t *cr, const wl_plot_options *o, double w);
+/* Records a legend box in the layout. */
+void layout_legend(cairo_t *cr, double x, double y, double w, double h);
 void fig_abort(fig *f);
 
 typedef struct {
     double x0, y0, w, h;            /* plot area, points */
     double xmin, xmax, ymin, ymax;
     int logx, logy;
+    int no_edge_labels; /* stacked panels: no y labels on the frame's edges */
 } axes;
 
 double ax_x(const axes *a, double v);
@@ -37,9 +42,15 @@ void ax_range(double *lo, double *hi, int log);
 void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const char *yq,
              const char *yu, int show_x_labels);
 
+/* Records axes drawn without ax_draw (heatmaps) with their labelled ticks. */
+void layout_axes(cairo_t *cr, const axes *a, int nx, int ny);
+
 /* Style. */
 extern const double okabe_ito[8][3];
 void style_color(cairo_t *cr, int i, double alpha);
+/* Area fills (orange, sky blue, yellow) and their greyscale-safe hatching. */
+void style_fill(cairo_t *cr, int i, double alpha);
+void style_hatch(cairo_t *cr, int i, double x0, double y0, double x1, double y1);
 void style_dash(cairo_t *cr, int i);
 void style_marker(cairo_t *cr, int i, double x, double y, double size, int filled);
 void style_font(cairo_t *cr, double pt, int bold);

@@ -9,12 +9,39 @@
 #include "../results/wattlas_results.h"
 #include "../sweep/wattlas_sweep.h"
 
+/* Where a figure's parts landed, in points from the top left, for callers
+ * that check or place things (the tests check that no legend covers data,
+ * that axes have 4-7 labelled ticks and that nothing leaves the canvas). */
+#define WL_PLOT_LAYOUT_AXES 32
+typedef struct {
+    double x0, y0, w, h;
+    int xticks, yticks; /* labelled major ticks (0: a categorical axis) */
+    int logx, logy;
+} wl_plot_layout_axes;
+typedef struct {
+    double width_pt, height_pt;
+    size_t naxes; /* drawn; at most WL_PLOT_LAYOUT_AXES are recorded */
+    wl_plot_layout_axes axes[WL_PLOT_LAYOUT_AXES];
+    int has_legend;
+    double legend[4]; /* x, y, w, h of the legend box */
+    double ink[4];    /* x0, y0, x1, y1 enclosing every text drawn */
+} wl_plot_layout;
+
+/* Legends: outside the axes (right of them, or below when they would take
+ * too much width; the default), inside (the corner covering the fewest
+ * data), or none. */
+typedef enum { WL_PLOT_LEGEND_OUTSIDE = 0, WL_PLOT_LEGEND_INSIDE, WL_PLOT_LEGEND_NONE } wl_plot_legend;
+const char *wl_plot_legend_name(wl_plot_legend l);
+int wl_plot_legend_parse(const char *name, wl_plot_legend *out);
+
 typedef struct {
     double width_in, height_in; /* default 3.5 x 2.6 (one paper column) */
     double dpi;                 /* PNG only, default 300 */
-    const char *title;          /* NULL: none */
+    const char *title;          /* NULL: none; long titles wrap */
     int log_x, log_y;
     const char *palette;        /* heatmaps: "viridis" (default) or "cividis" */
+    wl_plot_legend legend;
+    wl_plot_layout *layout;     /* filled when not NULL */
 } wl_plot_options;
 
 void wl_plot_options_default(wl_plot_options *o);
@@ -27,13 +54,20 @@ enum { WL_PLOT_STACK_NONE = 0, WL_PLOT_STACK_PARTS, WL_PLOT_STACK_PHASES };
 
 typedef struct {
     const char *panels;  /* energy-freq: "energy" (default) or e.g. "power,time,energy" */
+    const char *objective; /* energy-freq, pareto: mark the point this
+                              objective chooses per workload (energy, edp,
+                              energy-within-slowdown=P, ...), with its
+                              reference line (the slowdown bound, the power
+                              cap) */
+    int edp;             /* pareto-norm: EDP isolines */
     int stack;           /* energy-freq: stacked areas under the energy (one
                             series): WL_PLOT_STACK_PARTS static + dynamic
                             memory + dynamic compute; _PHASES a training
                             step's forward/backward/optimizer or a
                             generation's prefill/decode (by the table) */
-    const char *facet;   /* pareto: small multiples by this column */
-    const char *x, *y, *z; /* heatmap axes and value; pareto x/y */
+    const char *facet;   /* pareto, energy-freq: small multiples by this column */
+    const char *x, *y, *z; /* heatmap axes and value (a text column is
+                              categorical); pareto x/y */
     int normalize;       /* heatmap: divide z by the minimum of its row */
     const char *metric;  /* validation: time, power or energy (default) */
     const char *against; /* savings: "max-clock" (default) or "fastest" */
@@ -51,6 +85,10 @@ int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
                     const wl_plot_options *o, const char *path, wl_error *err);
 int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
                        const wl_plot_options *o, const char *path, wl_error *err);
+/* Every workload's front on one axes: energy relative to its maximum-clock
+ * point against the slowdown from it (sweep output). */
+int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k,
+                        const wl_plot_options *o, const char *path, wl_error *err);
 
 /* Looked up by name (wl_plot_kind_at lists them). */
 typedef int (*wl_plot_kind_fn)(const wl_results_table *, const wl_plot_kind_options *,
@@ -63,7 +101,12 @@ typedef struct {
     const char *name, *summary;
     wl_plot_kind_fn fn;         /* NULL for a file kind */
     wl_plot_file_fn file_fn;
+    const char *options;        /* the kind options it reads, comma-separated
+                                   ("panels,stack,facet,objective"); others are
+                                   refused rather than ignored */
 } wl_plot_kind;
+/* Whether kind k reads the kind option named opt ("facet"). */
+int wl_plot_kind_has_option(const wl_plot_kind *k, const char *opt);
 const wl_plot_kind *wl_plot_kind_find(const char *name);
 
 /* The Chrome trace events of `wattlas cluster --timeline` as a Gantt chart
@@ -94,8 +137,9 @@ typedef struct {
 int wl_plot_report(const wl_sweep_spec *spec, const char *dir, const wl_plot_report_options *o,
                    wl_plot_report_stats *stats, wl_error *err);
 
-/* Round tick positions: at most max_ticks multiples of 1, 2 or 5 x 10^n
- * covering [lo, hi]; returns their count. */
+/* Round tick positions in [lo, hi]: multiples of 1, 2, 2.5 or 5 x 10^n,
+ * between 4 (or max_ticks, if less) and max_ticks of them when such a step
+ * exists, as near 5 as can be; returns their count (at most max_ticks + 2). */
 int wl_plot_ticks(double lo, double hi, int max_ticks, double *ticks);
 /* SI prefix for values up to vmax: writes the prefix ("m", "k", "", ...)
  * and returns the factor to multiply values by. */

@@ -74,6 +74,8 @@ static void test_png_pixels(void **state)
     assert_int_equal(wl_results_table_load(csv, &t, &err), WL_OK);
     wl_plot_options o;
     wl_plot_options_default(&o);
+    wl_plot_layout lay;
+    o.layout = &lay;
     assert_int_equal(wl_plot_energy_freq(t, NULL, &o, png, &err), WL_OK);
     png_img img;
     read_png(png, &img);
@@ -81,14 +83,15 @@ static void test_png_pixels(void **state)
     assert_int_equal(img.w, 1050);
     assert_int_equal(img.h, 780);
     assert_int_equal(img.xppm, 11811);
-    /* layout: plot area left 42, right 6, top 6, bottom 26 pt; ranges padded
-     * by 5% each side (x in Hz: 4e8..1.2e9, y: 1..4 J) */
-    double xl = 4e8 - 0.05 * 8e8, xh = 1.2e9 + 0.05 * 8e8, yl = 1 - 0.05 * 3, yh = 4 + 0.05 * 3;
-    double aw = 252 - 42 - 6, ah = 187.2 - 6 - 26;
+    assert_int_equal(lay.naxes, 1);
+    /* the axes where the layout says; ranges padded by 6% each side (x in
+     * MHz: 352..1248, y: 0.82..4.18 J) */
+    double x0 = lay.axes[0].x0, y0 = lay.axes[0].y0, aw = lay.axes[0].w, ah = lay.axes[0].h;
+    double xl = 400 - 0.06 * 800, xh = 1200 + 0.06 * 800, yl = 1 - 0.06 * 3, yh = 4 + 0.06 * 3;
     for (int i = 0; i < 5; i++) {
-        double fx = (400 + 200 * i) * 1e6, ey = (i == 2) ? 1 : (i == 1 || i == 3) ? 2 : 4;
-        double px = (42 + (fx - xl) / (xh - xl) * aw) * 300 / 72;
-        double py = (6 + ah - (ey - yl) / (yh - yl) * ah) * 300 / 72;
+        double fx = 400 + 200 * i, ey = (i == 2) ? 1 : (i == 1 || i == 3) ? 2 : 4;
+        double px = (x0 + (fx - xl) / (xh - xl) * aw) * 300 / 72;
+        double py = (y0 + ah - (ey - yl) / (yh - yl) * ah) * 300 / 72;
         const unsigned char *c = img.rgb + ((size_t)lround(py) * img.w + (size_t)lround(px)) * 3;
         /* the first Okabe-Ito colour, blue (0, 114, 178) */
         if (!(abs(c[0] - 0) < 40 && abs(c[1] - 114) < 40 && abs(c[2] - 178) < 40))
@@ -96,7 +99,7 @@ static void test_png_pixels(void **state)
                      py, c[0], c[1], c[2]);
     }
     /* far from the curve, inside the plot: background white */
-    double px = (42 + 0.5 * aw) * 300 / 72, py = (6 + 0.2 * ah) * 300 / 72;
+    double px = (x0 + 0.5 * aw) * 300 / 72, py = (y0 + 0.2 * ah) * 300 / 72;
     const unsigned char *c = img.rgb + ((size_t)lround(py) * img.w + (size_t)lround(px)) * 3;
     assert_true(c[0] > 200 && c[1] > 200 && c[2] > 200);
     free(img.rgb);
@@ -224,6 +227,180 @@ static void test_errors(void **state)
     assert_string_equal(p, "");
 }
 
+
+/* Checks a rendered figure against its layout: labelled ticks 4-7 on every
+ * linear numeric axis (3-7 on log axes), no text past the canvas, the
+ * canvas's outermost pixels white, and a legend (when there is one) off
+ * every axes and holding ink. */
+static void check_layout(const char *png, const wl_plot_layout *l, const char *what)
+{
+    png_img img;
+    read_png(png, &img);
+    double sc = img.w / l->width_pt;
+    assert_true(l->naxes >= 1);
+    for (size_t i = 0; i < l->naxes && i < WL_PLOT_LAYOUT_AXES; i++) {
+        const wl_plot_layout_axes *a = &l->axes[i];
+        int xt = a->xticks, yt = a->yticks;
+        if (xt && !(xt >= (a->logx ? 3 : 4) && xt <= 7))
+            fail_msg("%s: axes %zu has %d x tick labels", what, i, xt);
+        if (yt && !(yt >= (a->logy ? 3 : 4) && yt <= 7))
+            fail_msg("%s: axes %zu has %d y tick labels", what, i, yt);
+        if (l->has_legend) {
+            const double *g = l->legend;
+            int apart = g[0] >= a->x0 + a->w || g[0] + g[2] <= a->x0 || g[1] >= a->y0 + a->h ||
+                        g[1] + g[3] <= a->y0;
+            if (!apart)
+                fail_msg("%s: the legend (%.0f,%.0f %.0fx%.0f) covers axes %zu", what, g[0], g[1],
+                         g[2], g[3], i);
+        }
+    }
+    if (!(l->ink[0] >= 0 && l->ink[1] >= 0 && l->ink[2] <= l->width_pt && l->ink[3] <= l->height_pt))
+        fail_msg("%s: text reaches (%.1f,%.1f)-(%.1f,%.1f) on a %.0fx%.0f pt canvas", what,
+                 l->ink[0], l->ink[1], l->ink[2], l->ink[3], l->width_pt, l->height_pt);
+    for (png_uint_32 x = 0; x < img.w; x++)
+        for (int e = 0; e < 2; e++) {
+            const unsigned char *c = img.rgb + ((size_t)(e ? img.h - 1 : 0) * img.w + x) * 3;
+            if (c[0] < 250 || c[1] < 250 || c[2] < 250)
+                fail_msg("%s: ink on the canvas edge at x = %u", what, x);
+        }
+    for (png_uint_32 y = 0; y < img.h; y++)
+        for (int e = 0; e < 2; e++) {
+            const unsigned char *c = img.rgb + ((size_t)y * img.w + (e ? img.w - 1 : 0)) * 3;
+            if (c[0] < 250 || c[1] < 250 || c[2] < 250)
+                fail_msg("%s: ink on the canvas edge at y = %u", what, y);
+        }
+    if (l->has_legend) {
+        size_t dark = 0;
+        for (double y = l->legend[1]; y < l->legend[1] + l->legend[3]; y += 0.5)
+            for (double x = l->legend[0]; x < l->legend[0] + l->legend[2]; x += 0.5) {
+                size_t px = (size_t)(x * sc), py = (size_t)(y * sc);
+                if (px < img.w && py < img.h) {
+                    const unsigned char *c = img.rgb + (py * img.w + px) * 3;
+                    dark += c[0] < 128 && c[1] < 128 && c[2] < 128;
+                }
+            }
+        if (!dark)
+            fail_msg("%s: nothing drawn in the legend box", what);
+    }
+    free(img.rgb);
+}
+
+/* Every kind at its defaults keeps the figure rules; a wide sweep with
+ * clocks beyond one GPU's range, several workloads and both A100s. */
+static void test_layout_rules(void **state)
+{
+    (void)state;
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "%s sweep --gpu a100-pcie-40gb,h100-sxm-80gb --model gpt2,gpt3-1.3b --seq 128,512 "
+             "--clock 300:1980:60 --voltage-offset-mv -150,0 --quiet -o w.csv 2>/dev/null && "
+             "%s optimize w.csv --objective energy-within-slowdown=10 --format csv -o o.csv && "
+             "%s sweep --gpu a100-pcie-40gb --model gpt3-13b --clock 210:1410:30 --quiet -o one.csv",
+             bin_path, bin_path, bin_path);
+    assert_int_equal(system(cmd), 0);
+    struct {
+        const char *table, *kind;
+        wl_plot_kind_options k;
+        wl_plot_legend legend;
+        double height_in; /* 0: the default */
+        double width_in;  /* small multiples: two columns wide */
+    } cases[] = {
+        {"w.csv", "energy-freq", {.facet = "gpu"}, WL_PLOT_LEGEND_OUTSIDE},
+        {"one.csv", "energy-freq", {.panels = "power,time,energy", .objective = "energy-within-slowdown=5"},
+         WL_PLOT_LEGEND_OUTSIDE, 5.0},
+        {"one.csv", "energy-freq", {.stack = WL_PLOT_STACK_PARTS}, WL_PLOT_LEGEND_OUTSIDE},
+        {"w.csv", "pareto", {.facet = "gpu", .objective = "energy"}, WL_PLOT_LEGEND_OUTSIDE, 0, 7.0},
+        {"w.csv", "pareto-norm", {.edp = 1}, WL_PLOT_LEGEND_OUTSIDE},
+        {"w.csv", "heatmap", {.y = "model"}, WL_PLOT_LEGEND_OUTSIDE},
+        {"o.csv", "savings", {0}, WL_PLOT_LEGEND_OUTSIDE},
+        {"one.csv", "energy-freq", {0}, WL_PLOT_LEGEND_INSIDE},
+        {"w.csv", "energy-freq", {0}, WL_PLOT_LEGEND_NONE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        wl_results_table *t;
+        wl_error err;
+        assert_int_equal(wl_results_table_load(cases[i].table, &t, &err), WL_OK);
+        wl_plot_options o;
+        wl_plot_options_default(&o);
+        o.title = "A long title that a reviewer wrote to see whether it wraps inside the figure";
+        wl_plot_layout lay;
+        o.layout = &lay;
+        o.legend = cases[i].legend;
+        if (cases[i].height_in > 0)
+            o.height_in = cases[i].height_in;
+        if (cases[i].width_in > 0)
+            o.width_in = cases[i].width_in;
+        wl_plot_kind_fn fn = wl_plot_kind_lookup(cases[i].kind);
+        assert_non_null(fn);
+        if (fn(t, &cases[i].k, &o, "l.png", &err) != WL_OK)
+            fail_msg("%s: %s", cases[i].kind, err.text);
+        char what[96];
+        snprintf(what, sizeof what, "%s case %zu", cases[i].kind, i);
+        if (cases[i].legend == WL_PLOT_LEGEND_INSIDE) {
+            /* inside: within the axes */
+            assert_true(lay.has_legend);
+            assert_true(lay.legend[0] >= lay.axes[0].x0 && lay.legend[1] >= lay.axes[0].y0);
+            lay.has_legend = 0;
+        }
+        if (cases[i].legend == WL_PLOT_LEGEND_NONE)
+            assert_false(lay.has_legend);
+        else if (cases[i].legend == WL_PLOT_LEGEND_OUTSIDE && strcmp(cases[i].kind, "heatmap"))
+            assert_true(lay.has_legend); /* a heatmap needs one only for grey cells */
+        check_layout("l.png", &lay, what);
+        wl_results_table_free(t);
+    }
+}
+
+/* A point that cannot run is never the optimum nor drawn filled: the least
+ * energy (1 J at 800 MHz) is infeasible, so the large marker goes to 600
+ * MHz (2 J, the faster of the two 2 J points loses the tie to the first)
+ * and 800 MHz keeps a hollow grey ring with a white centre. */
+static void test_infeasible_points(void **state)
+{
+    (void)state;
+    test_write_file("inf.csv",
+                    "gpu,model,sm_clock_mhz,effective_clock_mhz,time_ms,energy_j,power_w,feasible\n"
+                    "g,m,400,400,10,4,400,1\n"
+                    "g,m,600,600,10,2,200,1\n"
+                    "g,m,800,800,10,1,100,0\n"
+                    "g,m,1000,1000,10,2,200,1\n"
+                    "g,m,1200,1200,10,4,400,1\n");
+    wl_results_table *t;
+    wl_error err;
+    assert_int_equal(wl_results_table_load("inf.csv", &t, &err), WL_OK);
+    wl_plot_options o;
+    wl_plot_options_default(&o);
+    wl_plot_layout lay;
+    o.layout = &lay;
+    assert_int_equal(wl_plot_energy_freq(t, NULL, &o, "inf.png", &err), WL_OK);
+    png_img img;
+    read_png("inf.png", &img);
+    double x0 = lay.axes[0].x0, y0 = lay.axes[0].y0, aw = lay.axes[0].w, ah = lay.axes[0].h;
+    double xl = 352, xh = 1248, yl = 0.82, yh = 4.18, sc = 300.0 / 72;
+#define PX(mhz, dx) lround((x0 + ((mhz) - xl) / (xh - xl) * aw + (dx)) * sc)
+#define PY(j, dy) lround((y0 + ah - ((j) - yl) / (yh - yl) * ah + (dy)) * sc)
+    const unsigned char *c = img.rgb + ((size_t)PY(1, 0) * img.w + (size_t)PX(800, 0)) * 3;
+    if (!(c[0] > 200 && c[1] > 200 && c[2] > 200))
+        fail_msg("the infeasible point's centre is (%d, %d, %d), not hollow", c[0], c[1], c[2]);
+    /* its ring is grey, not the series blue */
+    int grey = 0;
+    for (double d = -1.6; d <= 1.6; d += 0.1) {
+        const unsigned char *q = img.rgb + ((size_t)PY(1, 0) * img.w + (size_t)PX(800, d)) * 3;
+        grey |= abs(q[0] - q[2]) < 20 && q[0] < 200;
+    }
+    assert_true(grey);
+    /* the large marker at 600 MHz: filled 2.2 pt above its centre, where a
+     * plain marker (1.4 pt) leaves the background */
+    c = img.rgb + ((size_t)PY(2, -2.2) * img.w + (size_t)PX(600, 0)) * 3;
+    if (c[0] > 200 && c[1] > 200 && c[2] > 200)
+        fail_msg("no large marker at 600 MHz (%d, %d, %d)", c[0], c[1], c[2]);
+    c = img.rgb + ((size_t)PY(2, -2.2) * img.w + (size_t)PX(1000, 0)) * 3;
+    if (!(c[0] > 200 && c[1] > 200 && c[2] > 200))
+        fail_msg("a large marker at 1000 MHz too (%d, %d, %d)", c[0], c[1], c[2]);
+    free(img.rgb);
+    wl_results_table_free(t);
+}
+
 int main(void)
 {
     if (!realpath(WATTLAS_BIN_PATH, bin_path))
@@ -235,6 +412,8 @@ int main(void)
         cmocka_unit_test(test_png_pixels),
         cmocka_unit_test(test_kinds_render),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_layout_rules),
+        cmocka_unit_test(test_infeasible_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
