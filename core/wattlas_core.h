@@ -97,6 +97,9 @@ void wl_core_strlist_free(wl_core_strlist *l);
 int wl_core_read_file(const char *path, char **out, size_t *len, wl_error *err);
 /* printf into a new string of the length it needs (free with free()); NULL
  * when out of memory. */
+/* The git commit the library was built from ("unknown" outside a checkout;
+ * "+modified" with uncommitted changes). */
+const char *wl_core_build_commit(void);
 char *wl_core_strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- precisions ---------------------------------------------------------- */

@@ -1308,14 +1308,18 @@ int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k
                 continue;
             sx[r] = 100 * (tm[r] / tm[(size_t)m] - 1);
             ey[r] = tm[2 * n + r] / tm[2 * n + (size_t)m];
-            xlo = fmin(xlo, sx[r]); xhi = fmax(xhi, sx[r]);
-            ylo = fmin(ylo, ey[r]); yhi = fmax(yhi, ey[r]);
         }
         chosen[i] = k && k->objective ? choose_row(&obj, s->rows, s->n, ok, tm, tm + n, tm + 2 * n, tmp)
                                       : -1;
     }
     if (!rc)
         rc = series_fronts(&ss, sx, ey, ok, on, n);
+    /* the axes span the fronts (dominated points are not drawn) */
+    for (size_t r = 0; !rc && r < n; r++)
+        if (on[r]) {
+            xlo = fmin(xlo, sx[r]); xhi = fmax(xhi, sx[r]);
+            ylo = fmin(ylo, ey[r]); yhi = fmax(yhi, ey[r]);
+        }
     fig *f = NULL;
     if (!rc && !isfinite(xlo)) {
         wl_error_set(err, table_path(t), 0, "energy_j", "no workload has a point that can run");
@@ -1344,7 +1348,7 @@ int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k
         }
         lg_reserve(cr, &lg, o, W, &right, &bottom, 0);
         axes a = {left, top, W - left - right, H - top - bottom, xlo, xhi, ylo, yhi, 0, 0, 0};
-        ax_draw(cr, &a, "Slowdown vs max clock", "%", "Energy / energy at max clock", "", 1);
+        ax_draw(cr, &a, "Slowdown vs max clock", "%", "Energy / at max clock", "", 1);
         cairo_save(cr);
         cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
         cairo_clip(cr);
@@ -1355,7 +1359,8 @@ int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k
         cairo_stroke(cr);
         if (k && k->edp) {
             /* E/E0 (1 + s/100) = kk */
-            static const double kk[] = {0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1};
+            static const double kk[] = {1.1, 1.0, 0.9, 0.8, 0.7, 0.6, 0.5};
+            double last_label = -INFINITY;
             style_font(cr, 5.5, 0);
             for (size_t q = 0; q < sizeof kk / sizeof *kk; q++) {
                 cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
@@ -1374,11 +1379,15 @@ int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k
                 }
                 cairo_stroke(cr);
                 cairo_set_dash(cr, NULL, 0, 0);
-                double ye = kk[q] / (1 + xhi / 100);
-                if (ye > ylo && ye < yhi) {
+                /* labelled at the right edge, none closer than 7 pt to
+                 * the one above */
+                double ye = kk[q] / (1 + xhi / 100), yy = ax_y(&a, ye) - 3;
+                if (ye > ylo && ye < yhi && yy > a.y0 + 4 && yy > last_label + 7) {
                     char lab[32];
                     snprintf(lab, sizeof lab, "EDP x%.1f", kk[q]);
-                    style_text(cr, a.x0 + a.w - 2, ax_y(&a, ye) - 3, lab, 1, 0.5);
+                    cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+                    style_text(cr, a.x0 + a.w - 2, yy, lab, 1, 0.5);
+                    last_label = yy;
                 }
             }
         }

@@ -5,6 +5,7 @@
 #include "plot_internal.h"
 #include "../pareto/wattlas_pareto.h"
 #include "../sweep/wattlas_sweep.h"
+#include "../presets/wattlas_presets.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,7 +13,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_ENERGY_FIGS 24 /* energy-vs-clock figures; the rest is in sweep.csv */
@@ -201,8 +204,9 @@ static int figure(report *r, const char *kind, const wl_results_table *t, const 
         o.width_in = 7;
     if (k && k->panels)
         o.height_in = 4.2;
-    for (int i = 0; i < 2 && !rc; i++) {
-        char *p = wl_core_strprintf("%s/%s.%s", r->tmp, base, i ? "pdf" : "png");
+    static const char *const ext[3] = {"png", "pdf", "svg"};
+    for (int i = 0; i < 3 && !rc; i++) {
+        char *p = wl_core_strprintf("%s/%s.%s", r->tmp, base, ext[i]);
         rc = p ? wl_plot_kind_lookup(kind)(t, k, &o, p, err) : WL_ENOMEM;
         free(p);
     }
@@ -245,7 +249,7 @@ static int varies(const wl_results_table *t, int col)
 /* Energy vs clock: one figure per GPU, precision and mode (a training step
  * and a forward pass are different quantities), split further by the
  * outermost varying parameters while a figure would hold too many series. */
-static int energy_figures(report *r, int *key, size_t *nk, wl_error *err)
+static int energy_figures(report *r, int *key, size_t *nk, const char *objective, wl_error *err)
 {
     const wl_results_table *t = r->base;
     int gcol = wl_results_table_col(t, "gpu"), dcol = wl_results_table_col(t, "dtype");
@@ -302,13 +306,16 @@ static int energy_figures(report *r, int *key, size_t *nk, wl_error *err)
         }
         wl_results_buf_put(&nb, "", 0);
         wl_results_buf_put(&cb, "", 0);
-        char *cap = wl_core_strprintf("Energy vs SM clock (log scale), %s (large marker: energy-optimal "
-                               "clock; square: maximum clock; hollow: power-limited)",
-                               cb.p ? cb.p : "");
+        char *cap = wl_core_strprintf("Energy vs SM clock (log scale), %s: large marker the least "
+                                      "energy, thick the clocks within 1%% of it, ring the choice "
+                                      "of %s, square the maximum clock that can run, hollow "
+                                      "power-limited, grey points that cannot run",
+                                      cb.p ? cb.p : "", objective);
+        wl_plot_kind_options ek = {.objective = objective};
         if (!rc && (nb.oom || cb.oom || !cap))
             rc = WL_ENOMEM;
         if (!rc)
-            rc = figure(r, "energy-freq", sub, nb.p, cap, NULL, 1, err);
+            rc = figure(r, "energy-freq", sub, nb.p, cap, &ek, 1, err);
         free(cap);
         wl_results_buf_free(&nb);
         wl_results_buf_free(&cb);
@@ -483,40 +490,118 @@ static void both(FILE *md, FILE *html, const char *s, int cell)
     html_text(html, s);
 }
 
-static void choice_html_md(FILE *md, FILE *html, const choice_table *c)
+/* The fi-th '/'-separated field of a group key. */
+static void key_field(const char *key, size_t fi, char *out, size_t n)
 {
-    static const char *const heads[7] = {"workload", "clock (MHz)", "time (ms)", "power (W)",
-                                         "energy (J)", "energy saved vs max clock (%)",
-                                         "runtime penalty vs max clock (%)"};
-    static const int pick[7] = {0, 2, 3, 4, 5, 14, 15};
-    size_t nc;
-    const wl_results_col *cols = wl_pareto_savings_cols(&nc);
+    for (size_t i = 0; i < fi && key; i++)
+        if ((key = strchr(key, '/')))
+            key++;
+    size_t l = key ? strcspn(key, "/") : 0;
+    if (l >= n)
+        l = n - 1;
+    if (key)
+        memcpy(out, key, l);
+    out[l] = 0;
+}
+
+/* A number to d significant digits (NaN: empty). */
+static void sig(char *t, size_t n, double v, int d)
+{
+    if (!isfinite(v)) {
+        t[0] = 0;
+        return;
+    }
+    int dec = v == 0 ? 0 : d - 1 - (int)floor(log10(fabs(v)));
+    wl_results_fmt(t, n, v, dec < 0 ? 0 : dec);
+}
+
+/* The choice table: a column per parameter that varies between groups (gpu
+ * and model always), then the chosen clock (integer MHz), its time, power
+ * and energy, the maximum-clock baseline (marked when the power limit
+ * throttles it), the change against it and the flat optimum. */
+static void choice_html_md(FILE *md, FILE *html, const choice_table *c, const report *r)
+{
+    size_t ng = wl_pareto_set_groups(c->set), nkf = 0;
+    int kcol[WL_RESULTS_CSV_MAXCOLS];
+    int stop = wl_results_table_col(r->t, "voltage_offset_mv");
+    if (stop < 0)
+        stop = wl_results_table_col(r->t, "fixed_voltage_mv");
+    if (stop < 0)
+        stop = wl_results_table_col(r->t, "sm_clock_mhz");
+    for (int col = 0; col < stop && nkf < WL_RESULTS_CSV_MAXCOLS; col++) {
+        const char *h = wl_results_table_header(r->t, (size_t)col);
+        int vary = !strcmp(h, "gpu") || !strcmp(h, "model");
+        char a0[128], b0[128];
+        for (size_t g = 1; !vary && g < ng; g++) {
+            key_field(wl_pareto_set_group_key(c->set, 0), (size_t)col, a0, sizeof a0);
+            key_field(wl_pareto_set_group_key(c->set, g), (size_t)col, b0, sizeof b0);
+            vary = strcmp(a0, b0) != 0;
+        }
+        if (vary)
+            kcol[nkf++] = col;
+    }
+    static const char *const heads[10] = {
+        "clock (MHz)", "time (ms)", "power (W)", "energy (J)", "max-clock time (ms)",
+        "max-clock energy (J)", "energy saved (%)", "runtime penalty (%)",
+        "within 1% of least (MHz)", "max clock throttled"};
     fputs("|", md);
     fputs("<table>\n<tr>", html);
-    for (int i = 0; i < 7; i++) {
+    for (size_t i = 0; i < nkf; i++) {
+        const char *h = wl_results_table_header(r->t, (size_t)kcol[i]);
+        fprintf(md, " %s |", h);
+        fputs("<th>", html);
+        html_text(html, h);
+        fputs("</th>", html);
+    }
+    for (int i = 0; i < 10; i++) {
         fprintf(md, " %s |", heads[i]);
         fprintf(html, "<th>%s</th>", heads[i]);
     }
     fputs("\n|", md);
-    for (int i = 0; i < 7; i++)
+    for (size_t i = 0; i < nkf + 10; i++)
         fputs("---|", md);
     fputs("\n", md);
     fputs("</tr>\n", html);
     wl_results_cell cells[32];
-    for (size_t g = 0; g < wl_pareto_set_groups(c->set); g++) {
-        wl_pareto_saving_cells(c->set, &c->obj, &c->sv[g], cells);
+    for (size_t g = 0; g < ng; g++) {
+        const wl_pareto_saving *sv = &c->sv[g];
+        wl_pareto_saving_cells(c->set, &c->obj, sv, cells);
         fputs("|", md);
         fputs("<tr>", html);
-        for (int i = 0; i < 7; i++) {
-            char t[WL_RESULTS_NUM_MAX];
-            const char *v = cells[pick[i]].s;
-            if (!v) {
-                wl_results_fmt(t, sizeof t, cells[pick[i]].v, cols[pick[i]].decimals);
-                v = t;
-            }
+        char v[12][WL_RESULTS_NUM_MAX + 48];
+        for (size_t i = 0; i < nkf; i++) {
+            char f[128];
+            key_field(wl_pareto_set_group_key(c->set, g), (size_t)kcol[i], f, sizeof f);
             fputs(" ", md);
             fputs("<td>", html);
-            both(md, html, v, 1);
+            both(md, html, f, 1);
+            fputs(" |", md);
+            fputs("</td>", html);
+        }
+        /* cells: 2 clock, 3 time, 4 power, 5 energy, 10 max time, 11 max
+         * energy, 14/15 vs max clock, 16/17 the band */
+        wl_results_fmt(v[0], sizeof v[0], cells[2].v, 0);
+        sig(v[1], sizeof v[1], cells[3].v, 4);
+        wl_results_fmt(v[2], sizeof v[2], cells[4].v, 1);
+        sig(v[3], sizeof v[3], cells[5].v, 4);
+        sig(v[4], sizeof v[4], cells[10].v, 4);
+        sig(v[5], sizeof v[5], cells[11].v, 4);
+        wl_results_fmt(v[6], sizeof v[6], cells[14].v, 1);
+        wl_results_fmt(v[7], sizeof v[7], cells[15].v, 1);
+        if (isfinite(cells[16].v))
+            snprintf(v[8], sizeof v[8], "%.0f-%.0f", cells[16].v, cells[17].v);
+        else
+            v[8][0] = 0;
+        double upto = sv->max_clock >= 0 ? wl_pareto_set_request_upto(c->set, (size_t)sv->max_clock) : NAN;
+        snprintf(v[9], sizeof v[9], "%s",
+                 isfinite(upto) && isfinite(cells[9].v) && upto > cells[9].v + 0.5 ? "yes" : "");
+        if (sv->chosen < 0)
+            for (int i = 0; i < 10; i++)
+                v[i][0] = 0;
+        for (int i = 0; i < 10; i++) {
+            fputs(" ", md);
+            fputs("<td>", html);
+            both(md, html, v[i], 1);
             fputs(" |", md);
             fputs("</td>", html);
         }
@@ -543,7 +628,7 @@ static int schedule_html_md(const report *r, FILE *md, FILE *html, wl_error *err
     fputs("\n## One clock per phase\n\nThe best fixed clock and one clock per phase "
           "(forward, backward, optimizer; prefill, decode), switches at 20 us each "
           "(schedules.csv).\n\n|", md);
-    fputs("<h2>One clock per phase</h2>\n<p>The best fixed clock and one clock per phase "
+    fputs("<h2 id=\"schedules\">One clock per phase</h2>\n<p>The best fixed clock and one clock per phase "
           "(forward, backward, optimizer; prefill, decode), switches at 20 us each "
           "(<a href=\"schedules.csv\">schedules.csv</a>).</p>\n<table><tr>", html);
     for (int i = 0; i < 6; i++) {
@@ -574,8 +659,190 @@ static int schedule_html_md(const report *r, FILE *md, FILE *html, wl_error *err
     return WL_OK;
 }
 
-static int write_index(report *r, const char *title, const char *objective,
-                       unsigned long long points, const choice_table *opt,
+/* ---- provenance ------------------------------------------------------------------------ */
+
+/* FNV-1a of a preset's text (what a figure's numbers were made from). */
+static uint64_t text_hash(const char *t)
+{
+    return wl_sweep_hash(WL_SWEEP_HASH_BASIS, t, strlen(t));
+}
+
+/* The value of `key = ...` in a preset text's [section] ("" if none). */
+static void ini_value(const char *text, const char *section, const char *key, char *out, size_t n)
+{
+    out[0] = 0;
+    char head[64];
+    snprintf(head, sizeof head, "\n[%s]", section);
+    const char *p = strstr(text, head);
+    if (!p)
+        return;
+    p += strlen(head);
+    size_t kl = strlen(key);
+    while ((p = strchr(p, '\n'))) {
+        p++;
+        if (*p == '[')
+            return;
+        if (!strncmp(p, key, kl) && (p[kl] == ' ' || p[kl] == '=')) {
+            const char *v = strchr(p, '=');
+            if (!v)
+                return;
+            v++;
+            while (*v == ' ')
+                v++;
+            size_t l = strcspn(v, "\n");
+            if (l >= n)
+                l = n - 1;
+            memcpy(out, v, l);
+            out[l] = 0;
+            return;
+        }
+    }
+}
+
+/* The report's time: SOURCE_DATE_EPOCH when set (reproducible builds), or
+ * now, in UTC. */
+static void timestamp(char *out, size_t n)
+{
+    const char *sde = getenv("SOURCE_DATE_EPOCH");
+    char *end = NULL;
+    long long e = sde ? strtoll(sde, &end, 10) : 0;
+    time_t t = sde && end && !*end && e >= 0 ? (time_t)e : time(NULL);
+    struct tm tm;
+    if (!gmtime_r(&t, &tm) || !strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(out, n, "unknown");
+}
+
+static void both_p(FILE *md, FILE *html, const char *s)
+{
+    fputs(s, md);
+    fputs("\n\n", md);
+    fputs("<p>", html);
+    html_text(html, s);
+    fputs("</p>\n", html);
+}
+
+static void section(FILE *md, FILE *html, const char *id, const char *name)
+{
+    fprintf(md, "\n## %s\n\n", name);
+    fprintf(html, "<h2 id=\"%s\">%s</h2>\n", id, name);
+}
+
+/* The headline: per GPU and precision, the range of energy saved at the
+ * objective's choice against the maximum clock, its median, and the
+ * runtime penalty range. */
+static void headline(FILE *md, FILE *html, const report *r, const choice_table *c,
+                     const char *objective)
+{
+    int gc = wl_results_table_col(r->t, "gpu"), dc = wl_results_table_col(r->t, "dtype");
+    size_t ng = wl_pareto_set_groups(c->set);
+    double *sv = malloc((ng + 1) * sizeof *sv);
+    unsigned char *done = calloc(ng + 1, 1);
+    fprintf(md, "At the objective `%s`, against running at the maximum clock:\n\n", objective);
+    fputs("<p>At the objective <code>", html);
+    html_text(html, objective);
+    fputs("</code>, against running at the maximum clock:</p>\n<ul>\n", html);
+    wl_results_cell cells[32];
+    for (size_t g = 0; sv && done && g < ng; g++) {
+        if (done[g])
+            continue;
+        char gv[128] = "", dv[32] = "";
+        if (gc >= 0)
+            key_field(wl_pareto_set_group_key(c->set, g), (size_t)gc, gv, sizeof gv);
+        if (dc >= 0)
+            key_field(wl_pareto_set_group_key(c->set, g), (size_t)dc, dv, sizeof dv);
+        size_t m = 0;
+        double plo = INFINITY, phi = -INFINITY;
+        for (size_t h = g; h < ng; h++) {
+            char g2[128] = "", d2[32] = "";
+            if (gc >= 0)
+                key_field(wl_pareto_set_group_key(c->set, h), (size_t)gc, g2, sizeof g2);
+            if (dc >= 0)
+                key_field(wl_pareto_set_group_key(c->set, h), (size_t)dc, d2, sizeof d2);
+            if (strcmp(g2, gv) || strcmp(d2, dv))
+                continue;
+            done[h] = 1;
+            wl_pareto_saving_cells(c->set, &c->obj, &c->sv[h], cells);
+            if (c->sv[h].chosen < 0 || !isfinite(cells[14].v))
+                continue;
+            /* insertion: sorted savings for the median */
+            size_t i = m++;
+            while (i > 0 && sv[i - 1] > cells[14].v) {
+                sv[i] = sv[i - 1];
+                i--;
+            }
+            sv[i] = cells[14].v;
+            plo = fmin(plo, cells[15].v);
+            phi = fmax(phi, cells[15].v);
+        }
+        char line[400];
+        if (m)
+            snprintf(line, sizeof line,
+                     "%s, %s: %.1f-%.1f%% energy saved (median %.1f%%) at %.1f-%.1f%% longer "
+                     "runtime, over %zu workloads", gv, dv, sv[0], sv[m - 1],
+                     m % 2 ? sv[m / 2] : (sv[m / 2 - 1] + sv[m / 2]) / 2, plo, phi, m);
+        else
+            snprintf(line, sizeof line, "%s, %s: no point meets the objective", gv, dv);
+        fprintf(md, "- **%s**\n", line);
+        fputs("<li><b>", html);
+        html_text(html, line);
+        fputs("</b></li>\n", html);
+    }
+    fputs("\n", md);
+    fputs("</ul>\n", html);
+    free(sv);
+    free(done);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every file of the report, linked (the index itself aside). */
+static int file_links(FILE *md, FILE *html, const report *r)
+{
+    DIR *d = opendir(r->tmp);
+    if (!d)
+        return WL_EIO;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = WL_OK;
+    struct dirent *e;
+    while (!rc && (e = readdir(d))) {
+        if (e->d_name[0] == '.' || !strncmp(e->d_name, "index.", 6))
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **nn = realloc(names, cap * sizeof *nn);
+            if (!nn) {
+                rc = WL_ENOMEM;
+                break;
+            }
+            names = nn;
+        }
+        if (!(names[n] = wl_core_strprintf("%s", e->d_name)))
+            rc = WL_ENOMEM;
+        else
+            n++;
+    }
+    closedir(d);
+    if (!rc) {
+        qsort(names, n, sizeof *names, cmp_str);
+        fputs("<ul>\n", html);
+        for (size_t i = 0; i < n; i++) {
+            fprintf(md, "- [%s](%s)\n", names[i], names[i]);
+            fprintf(html, "<li><a href=\"%s\">%s</a></li>\n", names[i], names[i]);
+        }
+        fputs("</ul>\n", html);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
+static int write_index(report *r, const wl_sweep_spec *spec, const char *title,
+                       const char *objective, unsigned long long points, const choice_table *opt,
                        const choice_table *sav, int sched, wl_error *err)
 {
     char *pm = in_tmp(r, "index.md"), *ph = in_tmp(r, "index.html");
@@ -586,68 +853,195 @@ static int write_index(report *r, const char *title, const char *objective,
     if (!rc) {
         FILE *md = wl_results_out_stream(omd), *html = wl_results_out_stream(oh);
         const char *cmd = r->o->command ? r->o->command : "wattlas report";
-        const char *spec = r->o->spec_path ? r->o->spec_path : "";
+        const char *spec_path = r->o->spec_path ? r->o->spec_path : "";
+        char when[64];
+        timestamp(when, sizeof when);
         fputs("# ", md);
         md_text(md, title, 0);
-        fprintf(md, "\n\nGenerated by wattlas %s with `%s` from `%s`: %llu points (sweep.csv).\n\n",
-                WL_VERSION, cmd, spec, points);
+        fputs("\n\n", md);
         fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>", html);
         html_text(html, title);
-        fputs("</title>\n<style>body{font-family:'DejaVu Sans',sans-serif;max-width:60em;"
-              "margin:2em auto}table{border-collapse:collapse;font-size:90%}td,th{border:1px "
-              "solid #ccc;padding:2px 6px;text-align:right}img{max-width:100%}</style></head>"
-              "<body>\n<h1>", html);
+        fputs("</title>\n<style>body{font-family:'DejaVu Sans',sans-serif;max-width:64em;"
+              "margin:2em auto}table{border-collapse:collapse;font-size:85%}td,th{border:1px "
+              "solid #ccc;padding:2px 6px;text-align:right}img{max-width:100%}"
+              "pre{background:#f6f6f6;padding:0.5em}</style></head><body>\n<h1>", html);
         html_text(html, title);
-        fprintf(html, "</h1>\n<p>Generated by wattlas %s with <code>", WL_VERSION);
-        html_text(html, cmd);
-        fputs("</code> from <code>", html);
-        html_text(html, spec);
-        fprintf(html, "</code>: %llu points (<a href=\"sweep.csv\">sweep.csv</a>).</p>\n", points);
-        size_t unfit = wl_pareto_set_unfit(opt->set);
-        if (unfit) {
-            /* the tables below choose among points that can run */
-            fprintf(md, "%zu points need more memory than their GPU has (`fits` = 0 in "
-                        "sweep.csv) and are left out of the tables below.\n\n", unfit);
-            fprintf(html, "<p>%zu points need more memory than their GPU has (<code>fits</code> = 0 "
-                          "in sweep.csv) and are left out of the tables below.</p>\n", unfit);
+        fputs("</h1>\n", html);
+        char line[600];
+        snprintf(line, sizeof line, "Predicted by wattlas %s (commit %s) on %s: %llu operating "
+                 "points (sweep.csv). Predictions, not measurements; see Caveats.",
+                 WL_VERSION, wl_core_build_commit(), when, points);
+        both_p(md, html, line);
+        headline(md, html, r, sav, objective);
+        /* contents */
+        static const char *const toc[][2] = {
+            {"figures", "Figures"}, {"optimal", "Energy-optimal SM clock per workload"},
+            {"savings", "Savings at the chosen clock"}, {"schedules", "One clock per phase"},
+            {"caveats", "Caveats"}, {"provenance", "Provenance"}, {"files", "Files"}};
+        fputs("Contents: ", md);
+        fputs("<p>Contents: ", html);
+        for (size_t i = 0; i < sizeof toc / sizeof *toc; i++) {
+            if (i == 3 && !sched)
+                continue;
+            fprintf(md, "%s[%s](#%s)", i ? " | " : "", toc[i][1], toc[i][0]);
+            fprintf(html, "%s<a href=\"#%s\">%s</a>", i ? " | " : "", toc[i][0], toc[i][1]);
         }
-        fputs("## Energy-optimal SM clock per workload\n\n", md);
-        fputs("<h2>Energy-optimal SM clock per workload</h2>\n", html);
-        choice_html_md(md, html, opt);
-        fputs("\n## Savings at the chosen clock (", md);
-        md_text(md, objective, 0);
-        fputs(")\n\n", md);
-        fputs("<h2>Savings at the chosen clock (", html);
-        html_text(html, objective);
-        fputs(")</h2>\n", html);
-        choice_html_md(md, html, sav);
-        if (sched)
-            rc = schedule_html_md(r, md, html, err);
-        fputs("\n## Figures\n\n", md);
-        fputs("<h2>Figures</h2>\n", html);
+        fputs("\n\n", md);
+        fputs("</p>\n", html);
+        section(md, html, "figures", "Figures");
         for (size_t i = 0; i < r->nfigs; i++) {
             const figure_rec *f = &r->figs[i];
-            fprintf(md, "![%s](%s.png)\n\n*", f->caption, f->base);
+            fprintf(md, "![Figure %zu](%s.png)\n\n*Figure %zu. ", i + 1, f->base, i + 1);
             md_text(md, f->caption, 0);
-            fprintf(md, "* ([PDF](%s.pdf), [data](%s.csv))\n\n", f->base, f->base);
-            fprintf(html, "<figure><img src=\"%s.png\" alt=\"", f->base);
+            fprintf(md, "* ([PDF](%s.pdf), [SVG](%s.svg), [data](%s.csv))\n\n", f->base, f->base,
+                    f->base);
+            fprintf(html, "<figure><img src=\"%s.png\" alt=\"Figure %zu\"><figcaption>Figure %zu. ",
+                    f->base, i + 1, i + 1);
             html_text(html, f->caption);
-            fputs("\"><figcaption>", html);
-            html_text(html, f->caption);
-            fprintf(html, " (<a href=\"%s.pdf\">PDF</a>, <a href=\"%s.csv\">data</a>)"
-                          "</figcaption></figure>\n", f->base, f->base);
+            fprintf(html, " (<a href=\"%s.pdf\">PDF</a>, <a href=\"%s.svg\">SVG</a>, "
+                          "<a href=\"%s.csv\">data</a>)</figcaption></figure>\n",
+                    f->base, f->base, f->base);
         }
         if (r->omitted) {
-            fprintf(md, "%zu more energy-vs-clock figures were left out; sweep.csv has every "
-                        "point.\n\n", r->omitted);
-            fprintf(html, "<p>%zu more energy-vs-clock figures were left out; sweep.csv has every "
-                          "point.</p>\n", r->omitted);
+            snprintf(line, sizeof line, "%zu more energy-vs-clock figures were left out; "
+                     "sweep.csv has every point.", r->omitted);
+            both_p(md, html, line);
         }
-        fputs("Data: sweep.csv (every point), pareto.csv (non-dominated points), optimal.csv "
-              "(least energy), savings.csv (chosen clock), and the CSV beside each figure.\n", md);
-        fputs("<p>Data: <a href=\"sweep.csv\">sweep.csv</a>, <a href=\"pareto.csv\">pareto.csv</a>, "
-              "<a href=\"optimal.csv\">optimal.csv</a>, <a href=\"savings.csv\">savings.csv</a>."
-              "</p>\n</body></html>\n", html);
+        section(md, html, "optimal", "Energy-optimal SM clock per workload");
+        size_t unfit = wl_pareto_set_unfit(opt->set);
+        if (unfit) {
+            snprintf(line, sizeof line, "%zu points need more memory than their GPU has (fits = 0 "
+                     "in sweep.csv) and are left out of the tables.", unfit);
+            both_p(md, html, line);
+        }
+        choice_html_md(md, html, opt, r);
+        section(md, html, "savings", "Savings at the chosen clock");
+        snprintf(line, sizeof line, "The clock the objective %s chooses, against the maximum "
+                 "clock that can run (savings.csv).", objective);
+        both_p(md, html, line);
+        choice_html_md(md, html, sav, r);
+        if (sched)
+            rc = schedule_html_md(r, md, html, err);
+        section(md, html, "caveats", "Caveats");
+        fputs("<ul>\n", html);
+        size_t ngpu = wl_sweep_spec_axis_count(spec, "gpu");
+        for (size_t i = 0; i < ngpu; i++) {
+            const wl_core_gpu *g = wl_sweep_spec_gpu(spec, i);
+            const char *text = wl_preset_text(WL_PRESET_GPU, g->id);
+            char note[256] = "", hash[128] = "";
+            if (text) {
+                ini_value(text, "calibration", "note", note, sizeof note);
+                ini_value(text, "calibration", "data_hash", hash, sizeof hash);
+            }
+            /* a [calibration] made by fitting another GPU's measurements */
+            char ccmd[512] = "", other[64] = "";
+            if (text)
+                ini_value(text, "calibration", "command", ccmd, sizeof ccmd);
+            const char *gp = strstr(ccmd, "--gpu ");
+            if (gp)
+                snprintf(other, sizeof other, "%.*s", (int)strcspn(gp + 6, " "), gp + 6);
+            if (other[0] && strcmp(other, g->id) && !note[0])
+                snprintf(line, sizeof line, "%s carries the calibration fitted to %s's "
+                         "measurements (its preset says why they transfer); no measurement of "
+                         "%s itself was fitted or validated.", g->id, other, g->id);
+            else if (!strncmp(g->coef_source, "transferred", 11))
+                snprintf(line, sizeof line, "%s runs on coefficients %s by the transfer rules: no "
+                         "measurement of this GPU was fitted; expect larger errors than on a "
+                         "calibrated GPU.", g->id, g->coef_source);
+            else if (note[0])
+                snprintf(line, sizeof line, "%s is calibrated on measurements (%s): %s; the "
+                         "README's Accuracy section gives the held-out errors.", g->id,
+                         hash[0] ? hash : "its own data", note);
+            else
+                snprintf(line, sizeof line, "%s: coefficients %s.", g->id,
+                         g->coef_source[0] ? g->coef_source : "as its preset gives them");
+            fprintf(md, "- %s\n", line);
+            fputs("<li>", html);
+            html_text(html, line);
+            fputs("</li>\n", html);
+        }
+        static const char *const general[] = {
+            "Launch-bound workloads (small batch and sequence) are paced by the host; their "
+            "measured time can be bimodal, so their optimum is flat and uncertain: read the "
+            "within-1% range, not the single clock.",
+            "Energy is the GPU board's; the host, network and cooling are not included."};
+        for (size_t i = 0; i < sizeof general / sizeof *general; i++) {
+            fprintf(md, "- %s\n", general[i]);
+            fputs("<li>", html);
+            html_text(html, general[i]);
+            fputs("</li>\n", html);
+        }
+        fputs("</ul>\n", html);
+        section(md, html, "provenance", "Provenance");
+        fprintf(md, "- command: `%s`\n- wattlas %s, commit %s\n- generated %s\n", cmd, WL_VERSION,
+                wl_core_build_commit(), when);
+        fputs("<ul><li>command: <code>", html);
+        html_text(html, cmd);
+        fprintf(html, "</code></li><li>wattlas %s, commit %s</li><li>generated %s</li>\n",
+                WL_VERSION, wl_core_build_commit(), when);
+        for (size_t i = 0; i < ngpu; i++) {
+            const wl_core_gpu *g = wl_sweep_spec_gpu(spec, i);
+            const char *text = wl_preset_text(WL_PRESET_GPU, g->id);
+            char hash[128] = "", calib[64] = "";
+            if (text) {
+                ini_value(text, "calibration", "data_hash", hash, sizeof hash);
+                const char *cs = strstr(text, "\n[calibration]");
+                if (cs) {
+                    const char *ce = strstr(cs + 1, "\n[");
+                    uint64_t h = wl_sweep_hash(WL_SWEEP_HASH_BASIS, cs,
+                                               ce ? (size_t)(ce - cs) : strlen(cs));
+                    snprintf(calib, sizeof calib, "fnv1a64:%016llx", (unsigned long long)h);
+                }
+            }
+            snprintf(line, sizeof line, "GPU preset %s: %s%016llx; calibration %s%s%s%s",
+                     g->id, text ? "fnv1a64:" : "(a file) ",
+                     text ? (unsigned long long)text_hash(text) : 0ULL,
+                     calib[0] ? calib : "none", hash[0] ? ", fitted on " : "", hash,
+                     g->coef_source[0] ? "" : "");
+            fprintf(md, "- %s\n", line);
+            fputs("<li>", html);
+            html_text(html, line);
+            fputs("</li>\n", html);
+        }
+        int mc = wl_results_table_col(r->t, "model");
+        size_t idx[64];
+        size_t nm = mc >= 0 ? wl_results_table_distinct(r->t, mc, idx, 64) : 0;
+        for (size_t i = 0; i < nm && i < 64; i++) {
+            const char *id = wl_results_table_cell(r->t, idx[i], mc);
+            const char *text = wl_preset_text(WL_PRESET_MODEL, id);
+            if (text)
+                snprintf(line, sizeof line, "model preset %s: fnv1a64:%016llx", id,
+                         (unsigned long long)text_hash(text));
+            else
+                snprintf(line, sizeof line, "model %s: not a built-in preset", id);
+            fprintf(md, "- %s\n", line);
+            fputs("<li>", html);
+            html_text(html, line);
+            fputs("</li>\n", html);
+        }
+        fputs("</ul>\n", html);
+        /* the study file itself */
+        char *spec_text = NULL;
+        wl_error e2;
+        if (spec_path[0] && !wl_core_read_file(spec_path, &spec_text, NULL, &e2)) {
+            fprintf(md, "\nThe study file, `%s`:\n\n```ini\n%s%s```\n", spec_path, spec_text,
+                    spec_text[0] && spec_text[strlen(spec_text) - 1] == '\n' ? "" : "\n");
+            fputs("<p>The study file, <code>", html);
+            html_text(html, spec_path);
+            fputs("</code>:</p>\n<pre>", html);
+            html_text(html, spec_text);
+            fputs("</pre>\n", html);
+        } else {
+            both_p(md, html, "The study was given without a file (no spec to show).");
+        }
+        free(spec_text);
+        section(md, html, "files", "Files");
+        both_p(md, html, "sweep.csv has every point, pareto.csv the non-dominated ones, "
+                         "optimal.csv the least energy per workload, savings.csv the chosen "
+                         "clocks; each figure has its data beside it.");
+        if (!rc)
+            rc = file_links(md, html, r);
+        fputs("</body></html>\n", html);
         if (!rc)
             rc = wl_results_out_commit(omd, err);
         omd = NULL;
@@ -717,6 +1111,63 @@ static int pareto_table(report *r, wl_error *err)
     return rc;
 }
 
+/* The Pareto fronts and the savings at the chosen clock of one subset
+ * (a GPU and precision, and whatever else splits the figures): file names
+ * end in sfx, captions name the subset (what). */
+static int subset_figures(report *r, const wl_results_table *sub, const char *sfx,
+                          const char *what, const char *objective, wl_error *err)
+{
+    int rc = WL_OK;
+    char *base = NULL, *cap = NULL;
+    wl_plot_kind_options k;
+    /* Pareto fronts, faceted by model when it varies */
+    int mcol = wl_results_table_col(sub, "model");
+    size_t idx[17];
+    if (!rc) {
+        memset(&k, 0, sizeof k);
+        size_t nm = mcol >= 0 ? wl_results_table_distinct(sub, mcol, idx, 17) : 0;
+        if (nm > 1 && nm <= 16)
+            k.facet = "model";
+        k.objective = objective;
+        base = wl_core_strprintf("pareto%s", sfx);
+        cap = wl_core_strprintf("Energy-runtime Pareto fronts (log-log), %s (faded: dominated)", what);
+        rc = base && cap ? figure(r, "pareto", sub, base, cap, &k, 2, err) : WL_ENOMEM;
+        free(base);
+        free(cap);
+    }
+    /* savings of the subset's workloads at the chosen clock */
+    if (!rc) {
+        choice_table c = {0};
+        base = wl_core_strprintf("savings%s", sfx);
+        char *csv = base ? wl_core_strprintf("%s.csv", base) : NULL;
+        rc = csv ? choose(r, sub, objective, csv, &c, err) : WL_ENOMEM;
+        wl_results_table *st = NULL;
+        char *p = csv ? in_tmp(r, csv) : NULL;
+        if (!rc)
+            rc = p ? wl_results_table_load(p, &st, err) : WL_ENOMEM;
+        cap = wl_core_strprintf("Energy saved and runtime penalty at the chosen clock (%s) against the "
+                         "maximum clock, %s", objective, what);
+        memset(&k, 0, sizeof k);
+        for (int i = 0; !rc && i < 3; i++) {
+            static const char *const ext[3] = {"png", "pdf", "svg"};
+            char *fp = wl_core_strprintf("%s/%s.%s", r->tmp, base, ext[i]);
+            wl_plot_options o;
+            wl_plot_options_default(&o);
+            rc = fp ? wl_plot_savings(st, &k, &o, fp, err) : WL_ENOMEM;
+            free(fp);
+        }
+        if (!rc)
+            rc = add_figure(r, wl_core_strprintf("%s", base), wl_core_strprintf("%s", cap));
+        choice_free(&c);
+        wl_results_table_free(st);
+        free(p);
+        free(csv);
+        free(base);
+        free(cap);
+    }
+    return rc;
+}
+
 static int summary_figures(report *r, const int *key, size_t nk, const char *objective,
                            wl_error *err)
 {
@@ -740,17 +1191,51 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
         rc = WL_ENOMEM;
     char *base = NULL, *cap = NULL;
     wl_plot_kind_options k;
-    /* Pareto fronts, faceted by model when it varies */
     int mcol = wl_results_table_col(sub ? sub : t, "model");
-    size_t idx[17];
+    /* Pareto fronts and savings for every subset (GPU x precision ...) */
+    size_t nt = wl_results_table_rows(t), nf = 0;
+    size_t *first = rc ? NULL : malloc((nt + 1) * sizeof *first);
+    if (!rc && !first)
+        rc = WL_ENOMEM;
+    for (size_t row = 0; !rc && row < nt; row++) {
+        size_t i = 0;
+        while (i < nf && !wl_results_table_same(t, first[i], row, key, nk))
+            i++;
+        if (i == nf)
+            first[nf++] = row;
+    }
+    for (size_t f = 0; !rc && f < nf && f < MAX_ENERGY_FIGS; f++) {
+        const char *fv[WL_RESULTS_CSV_MAXCOLS];
+        wl_results_buf fs = {0}, fw = {0};
+        for (size_t j = 0; j < nk; j++) {
+            fv[j] = wl_results_table_cell(t, first[f], key[j]);
+            wl_results_buf_put(&fs, "-", 1);
+            name_part(&fs, fv[j]);
+            wl_results_buf_puts(&fw, j ? ", " : "");
+            wl_results_buf_puts(&fw, fv[j]);
+        }
+        wl_results_buf_put(&fs, "", 0);
+        wl_results_buf_put(&fw, "", 0);
+        wl_results_table *fsub = NULL;
+        rc = fs.oom || fw.oom ? WL_ENOMEM : wl_results_table_filter(t, key, fv, nk, &fsub);
+        if (!rc)
+            rc = subset_figures(r, fsub, fs.p, fw.p, objective, err);
+        wl_results_table_free(fsub);
+        wl_results_buf_free(&fs);
+        wl_results_buf_free(&fw);
+    }
+    free(first);
+    /* every workload of the first subset on one axes, relative to its
+     * maximum clock */
     if (!rc) {
         memset(&k, 0, sizeof k);
-        size_t nm = mcol >= 0 ? wl_results_table_distinct(sub, mcol, idx, 17) : 0;
-        if (nm > 1 && nm <= 16)
-            k.facet = "model";
-        base = wl_core_strprintf("pareto%s", sfx.p);
-        cap = wl_core_strprintf("Energy-runtime Pareto fronts (log-log), %s (faded: dominated)", what.p);
-        rc = base && cap ? figure(r, "pareto", sub, base, cap, &k, 2, err) : WL_ENOMEM;
+        k.objective = objective;
+        k.edp = 1;
+        base = wl_core_strprintf("tradeoff%s", sfx.p);
+        cap = wl_core_strprintf("Energy relative to the maximum clock vs slowdown, every workload "
+                                "of %s, with the objective's choice (%s) ringed and isolines of "
+                                "constant EDP", what.p, objective);
+        rc = base && cap ? figure(r, "pareto-norm", sub, base, cap, &k, 0, err) : WL_ENOMEM;
         free(base);
         free(cap);
     }
@@ -856,35 +1341,6 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
         wl_results_table_free(ms);
         wl_results_table_free(m1);
     }
-    /* savings of the subset's workloads at the chosen clock */
-    if (!rc) {
-        choice_table c = {0};
-        base = wl_core_strprintf("savings%s", sfx.p);
-        char *csv = base ? wl_core_strprintf("%s.csv", base) : NULL;
-        rc = csv ? choose(r, sub, objective, csv, &c, err) : WL_ENOMEM;
-        wl_results_table *st = NULL;
-        char *p = csv ? in_tmp(r, csv) : NULL;
-        if (!rc)
-            rc = p ? wl_results_table_load(p, &st, err) : WL_ENOMEM;
-        cap = wl_core_strprintf("Energy saved and runtime penalty at the chosen clock (%s) against the "
-                         "maximum clock, %s", objective, what.p);
-        memset(&k, 0, sizeof k);
-        for (int i = 0; !rc && i < 2; i++) {
-            char *fp = wl_core_strprintf("%s/%s.%s", r->tmp, base, i ? "pdf" : "png");
-            wl_plot_options o;
-            wl_plot_options_default(&o);
-            rc = fp ? wl_plot_savings(st, &k, &o, fp, err) : WL_ENOMEM;
-            free(fp);
-        }
-        if (!rc)
-            rc = add_figure(r, wl_core_strprintf("%s", base), wl_core_strprintf("%s", cap));
-        choice_free(&c);
-        wl_results_table_free(st);
-        free(p);
-        free(csv);
-        free(base);
-        free(cap);
-    }
     wl_results_table_free(sub);
     wl_results_table_free(heat);
     wl_results_table_free(one);
@@ -940,12 +1396,12 @@ static int study(report *r, const wl_sweep_spec *spec, const char *dir,
     int key[WL_RESULTS_CSV_MAXCOLS];
     size_t nk = 0;
     if (!rc)
-        rc = energy_figures(r, key, &nk, err);
+        rc = energy_figures(r, key, &nk, objective, err);
     if (!rc && wl_results_table_rows(r->base) > 0)
         rc = summary_figures(r, key, nk, objective, err);
     step(r, "[4/4] index.md, index.html");
     if (!rc)
-        rc = write_index(r, title, objective, st.points, &opt, &sav, sched, err);
+        rc = write_index(r, spec, title, objective, st.points, &opt, &sav, sched, err);
     choice_free(&opt);
     choice_free(&sav);
     if (!rc)

@@ -577,15 +577,39 @@ static void test_report_and_plot_cmds(void **state)
     assert_int_equal(run("report --spec study.ini -o report --quiet"), 0);
     slurp("report/index.md", out_buf, sizeof out_buf);
     assert_non_null(strstr(out_buf, "# Tiny <study>"));
-    assert_non_null(strstr(out_buf, "| workload | clock (MHz) |"));
-    assert_non_null(strstr(out_buf, "![Energy vs SM clock"));
+    /* it stands alone: headline, contents, captions, tables by column,
+     * caveats, provenance with the spec inline, the commit and a time */
+    assert_non_null(strstr(out_buf, "- **a100-pcie-40gb, bf16: "));
+    assert_non_null(strstr(out_buf, "energy saved (median "));
+    assert_non_null(strstr(out_buf, "Contents: [Figures](#figures)"));
+    assert_non_null(strstr(out_buf, "| gpu | model | seq | clock (MHz) |"));
+    assert_non_null(strstr(out_buf, "*Figure 1. Energy vs SM clock (log scale), a100-pcie-40gb, bf16"));
+    assert_non_null(strstr(out_buf, "## Caveats\n\n- a100-pcie-40gb is calibrated on measurements"));
+    assert_non_null(strstr(out_buf, "- command: `wattlas report --spec study.ini -o report --quiet`"));
+    assert_non_null(strstr(out_buf, "title = Tiny <study>\nobjective = energy\n[sweep]\n"));
+    assert_non_null(strstr(out_buf, "- GPU preset a100-pcie-40gb: fnv1a64:"));
+    assert_non_null(strstr(out_buf, "- model preset gpt2: fnv1a64:"));
+    const char *cm = strstr(out_buf, ", commit ");
+    assert_non_null(cm);
+    assert_true(cm[9] != '\n' && strncmp(cm + 9, "\n", 1));
+    assert_non_null(strstr(out_buf, "- generated 20"));
     slurp("report/index.html", out_buf, sizeof out_buf);
     assert_non_null(strstr(out_buf, "<h1>Tiny &lt;study&gt;</h1>"));
+    /* every link resolves: files exist, anchors exist */
+    assert_int_equal(shell("cd report && grep -o 'href=\"[^\"#]*\"' index.html | sed 's/href=\"//;s/\"$//' | "
+                           "sort -u > ../links.txt && test -s ../links.txt && "
+                           "while read f; do test -f \"$f\" || { echo missing $f; exit 1; }; done < ../links.txt && "
+                           "for a in $(grep -o 'href=\"#[^\"]*\"' index.html | sed 's/href=\"#//;s/\"$//'); do "
+                           "grep -q \"id=\\\"$a\\\"\" index.html || { echo no anchor $a; exit 1; }; done"), 0);
+    /* every CSV, PDF and SVG is linked */
+    assert_int_equal(shell("cd report && for f in *.csv *.pdf *.svg; do "
+                           "grep -q \"href=\\\"$f\\\"\" index.html || { echo unlinked $f; exit 1; }; done"), 0);
     const char *files[] = {"index.html", "sweep.csv", "pareto.csv", "optimal.csv", "savings.csv",
                            "energy-a100-pcie-40gb-bf16.png", "energy-a100-pcie-40gb-bf16.pdf",
                            "energy-a100-pcie-40gb-bf16.csv",
                            "pareto-a100-pcie-40gb-bf16.png", "heatmap-gpt2.png",
-                           "parts-gpt2.pdf", "savings-a100-pcie-40gb-bf16.png"};
+                           "parts-gpt2.pdf", "savings-a100-pcie-40gb-bf16.png",
+                           "tradeoff-a100-pcie-40gb-bf16.svg"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char p[256];
         snprintf(p, sizeof p, "report/%s", files[i]);
@@ -598,6 +622,9 @@ static void test_report_and_plot_cmds(void **state)
                                "power_limit_w = 200, 250\n");
     assert_int_equal(run("report set.ini -o rset --quiet"), 0);
     assert_int_equal(access("rset/parts-opt-1.3b.png", F_OK), 0);
+    /* Pareto and savings figures for every GPU x precision, not the first only */
+    assert_int_equal(shell("ls rset/pareto-a10-24gb-*.png rset/savings-a10-24gb-*.png "
+                           "rset/pareto-a100-pcie-40gb-*.png >/dev/null"), 0);
     test_write_file("kern.ini", "[sweep]\nmodel = gpt2\nclock = 510:1410:300\nscope = kernel\n"
                                 "voltage_mv = 800, 850\n");
     assert_int_equal(run("report kern.ini -o rkern --quiet"), 0);

@@ -290,7 +290,7 @@ static void check_layout(const char *png, const wl_plot_layout *l, const char *w
 static void test_layout_rules(void **state)
 {
     (void)state;
-    char cmd[8192];
+    char cmd[3 * sizeof bin_path + 512];
     snprintf(cmd, sizeof cmd,
              "%s sweep --gpu a100-pcie-40gb,h100-sxm-80gb --model gpt2,gpt3-1.3b --seq 128,512 "
              "--clock 300:1980:60 --voltage-offset-mv -150,0 --quiet -o w.csv 2>/dev/null && "
@@ -305,16 +305,18 @@ static void test_layout_rules(void **state)
         double height_in; /* 0: the default */
         double width_in;  /* small multiples: two columns wide */
     } cases[] = {
-        {"w.csv", "energy-freq", {.facet = "gpu"}, WL_PLOT_LEGEND_OUTSIDE},
-        {"one.csv", "energy-freq", {.panels = "power,time,energy", .objective = "energy-within-slowdown=5"},
-         WL_PLOT_LEGEND_OUTSIDE, 5.0},
-        {"one.csv", "energy-freq", {.stack = WL_PLOT_STACK_PARTS}, WL_PLOT_LEGEND_OUTSIDE},
-        {"w.csv", "pareto", {.facet = "gpu", .objective = "energy"}, WL_PLOT_LEGEND_OUTSIDE, 0, 7.0},
-        {"w.csv", "pareto-norm", {.edp = 1}, WL_PLOT_LEGEND_OUTSIDE},
-        {"w.csv", "heatmap", {.y = "model"}, WL_PLOT_LEGEND_OUTSIDE},
-        {"o.csv", "savings", {0}, WL_PLOT_LEGEND_OUTSIDE},
-        {"one.csv", "energy-freq", {0}, WL_PLOT_LEGEND_INSIDE},
-        {"w.csv", "energy-freq", {0}, WL_PLOT_LEGEND_NONE},
+        {.table = "w.csv", .kind = "energy-freq", .k = {.facet = "gpu"}},
+        {.table = "one.csv", .kind = "energy-freq",
+         .k = {.panels = "power,time,energy", .objective = "energy-within-slowdown=5"},
+         .height_in = 5.0},
+        {.table = "one.csv", .kind = "energy-freq", .k = {.stack = WL_PLOT_STACK_PARTS}},
+        {.table = "w.csv", .kind = "pareto", .k = {.facet = "gpu", .objective = "energy"},
+         .width_in = 7.0},
+        {.table = "w.csv", .kind = "pareto-norm", .k = {.edp = 1}},
+        {.table = "w.csv", .kind = "heatmap", .k = {.y = "model"}},
+        {.table = "o.csv", .kind = "savings"},
+        {.table = "one.csv", .kind = "energy-freq", .legend = WL_PLOT_LEGEND_INSIDE},
+        {.table = "w.csv", .kind = "energy-freq", .legend = WL_PLOT_LEGEND_NONE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         wl_results_table *t;
