@@ -187,47 +187,26 @@ static int pareto_run(const sel_opts *o)
                                  .group_by = o->group_by, .keep_infeasible = o->all,
                                  .keep_fields = 1, .collapse = !o->all};
     wl_pareto_set *s = NULL;
-    unsigned char *on = NULL;
     wl_results_col *cols = NULL;
     cli_rows rows = {0};
-    const char **fields = NULL;
     if ((rc = load(cmd, o, &lo, &s)))
         goto done;
-    size_t n = wl_pareto_set_rows(s), nc = wl_pareto_set_ncols(s);
     collapse_note(cmd, s);
-    /* with collapsed requests, each point says up to which request it holds */
-    int upto = n && !o->all && !isnan(wl_pareto_set_request_upto(s, 0));
-    on = malloc(n ? n : 1);
-    cols = calloc(nc + 1, sizeof *cols);
-    fields = calloc(nc ? nc : 1, sizeof *fields);
-    if (!on || !cols || !fields || wl_pareto_set_fronts(s, on)) {
+    cols = calloc(wl_pareto_set_ncols(s) + 1, sizeof *cols);
+    if (!cols) {
         fprintf(stderr, "wattlas pareto: out of memory\n");
         rc = EXIT_RUNTIME;
         goto done;
     }
-    for (size_t i = 0; i < nc; i++)
-        cols[i] = (wl_results_col)WL_RESULTS_COL(wl_pareto_set_col(s, i), WL_COL_AUTO, 0, 0);
-    if (upto)
-        cols[nc] = (wl_results_col)WL_RESULTS_COL("same_point_up_to_mhz", WL_COL_NUM, 1, 0);
-    if ((rc = cli_rows_open(cmd, o->out, o->format, cols, nc + (size_t)upto, &rows)))
+    size_t nc = wl_pareto_front_cols(s, cols);
+    if ((rc = cli_rows_open(cmd, o->out, o->format, cols, nc, &rows)))
         goto done;
-    wl_results_cell cells[WL_RESULTS_CSV_MAXCOLS + 1];
-    for (size_t r = 0; r < n && !rc; r++) {
-        if (!on[r])
-            continue;
-        wl_pareto_set_fields(s, r, fields);
-        for (size_t i = 0; i < nc; i++)
-            cells[i] = (wl_results_cell){fields[i], NAN};
-        cells[nc] = (wl_results_cell){NULL, wl_pareto_set_request_upto(s, r)};
-        if (wl_results_writer_row(rows.w, cells))
-            rc = EXIT_RUNTIME;
-    }
+    if (wl_pareto_front_rows(s, rows.w))
+        rc = EXIT_RUNTIME;
     int crc = cli_rows_close(cmd, &rows, !rc);
     rc = rc ? rc : crc;
 done:
-    free(on);
     free(cols);
-    free(fields);
     wl_pareto_set_free(s);
     wl_core_strlist_free(&names);
     return rc;
@@ -238,7 +217,6 @@ static int optimize_run(const sel_opts *o)
     const char *cmd = "optimize";
     wl_error err = {0};
     wl_pareto_set *s = NULL;
-    wl_pareto_saving *sv = NULL;
     cli_rows rows = {0};
     int rc;
     if (o->schedule) {
@@ -284,26 +262,15 @@ static int optimize_run(const sel_opts *o)
     if ((rc = load(cmd, o, &lo, &s)))
         return rc;
     collapse_note(cmd, s);
-    size_t ng = wl_pareto_set_groups(s), nc;
-    sv = calloc(ng + 1, sizeof *sv);
-    if (!sv || wl_pareto_savings(s, &o->obj, sv)) {
-        fprintf(stderr, "wattlas optimize: out of memory\n");
-        rc = EXIT_RUNTIME;
-    }
+    size_t nc;
     const wl_results_col *cols = wl_pareto_savings_cols(&nc);
-    if (!rc)
-        rc = cli_rows_open(cmd, o->out, o->format, cols, nc, &rows);
-    wl_results_cell cells[32];
-    for (size_t g = 0; !rc && g < ng; g++) {
-        wl_pareto_saving_cells(s, &o->obj, &sv[g], cells);
-        if (wl_results_writer_row(rows.w, cells))
-            rc = EXIT_RUNTIME;
-    }
+    rc = cli_rows_open(cmd, o->out, o->format, cols, nc, &rows);
+    if (!rc && wl_pareto_savings_rows(s, &o->obj, rows.w))
+        rc = EXIT_RUNTIME;
     if (rows.w) {
         int crc = cli_rows_close(cmd, &rows, !rc);
         rc = rc ? rc : crc;
     }
-    free(sv);
     wl_pareto_set_free(s);
     return rc;
 }

@@ -617,6 +617,60 @@ int wl_pareto_set_fronts(const wl_pareto_set *s, unsigned char *on_front)
     return rc;
 }
 
+/* ---- fronts and savings as rows ----------------------------------------------------------- */
+
+size_t wl_pareto_front_cols(const wl_pareto_set *s, wl_results_col *cols)
+{
+    size_t nc = wl_pareto_set_ncols(s);
+    for (size_t i = 0; i < nc; i++)
+        cols[i] = (wl_results_col)WL_RESULTS_COL(wl_pareto_set_col(s, i), WL_COL_AUTO, 0, 0);
+    /* with collapsed requests, each point says up to which request it holds */
+    if (s->n && !isnan(wl_pareto_set_request_upto(s, 0)))
+        cols[nc++] = (wl_results_col)WL_RESULTS_COL("same_point_up_to_mhz", WL_COL_NUM, 1, 0);
+    return nc;
+}
+
+int wl_pareto_front_rows(const wl_pareto_set *s, wl_results_writer *w)
+{
+    size_t n = s->n, nc = wl_pareto_set_ncols(s);
+    unsigned char *on = malloc(n ? n : 1);
+    const char **fields = calloc(nc ? nc : 1, sizeof *fields);
+    wl_results_cell *cells = calloc(nc + 1, sizeof *cells);
+    int rc = on && fields && cells ? wl_pareto_set_fronts(s, on) : WL_ENOMEM;
+    for (size_t r = 0; !rc && r < n; r++) {
+        if (!on[r])
+            continue;
+        wl_pareto_set_fields(s, r, fields);
+        for (size_t i = 0; i < nc; i++)
+            cells[i] = (wl_results_cell){fields[i], NAN};
+        cells[nc] = (wl_results_cell){NULL, wl_pareto_set_request_upto(s, r)};
+        if (wl_results_writer_row(w, cells))
+            rc = WL_EIO;
+    }
+    free(on);
+    free(fields);
+    free(cells);
+    return rc;
+}
+
+int wl_pareto_savings_rows(const wl_pareto_set *s, const wl_pareto_objective *obj,
+                           wl_results_writer *w)
+{
+    size_t ng = wl_pareto_set_groups(s), nc;
+    wl_pareto_savings_cols(&nc);
+    wl_pareto_saving *sv = calloc(ng + 1, sizeof *sv);
+    wl_results_cell *cells = calloc(nc, sizeof *cells);
+    int rc = sv && cells ? wl_pareto_savings(s, obj, sv) : WL_ENOMEM;
+    for (size_t g = 0; !rc && g < ng; g++) {
+        wl_pareto_saving_cells(s, obj, &sv[g], cells);
+        if (wl_results_writer_row(w, cells))
+            rc = WL_EIO;
+    }
+    free(sv);
+    free(cells);
+    return rc;
+}
+
 /* ---- savings ---------------------------------------------------------------------------- */
 
 

@@ -111,6 +111,13 @@ const char *wl_pareto_set_label(const wl_pareto_set *s, size_t row);
  * columns (all minimised). */
 int wl_pareto_set_fronts(const wl_pareto_set *s, unsigned char *on_front);
 
+/* The fronts as rows (what `wattlas pareto` prints): the set's columns,
+ * echoed as read (keep_fields), and same_point_up_to_mhz when requests were
+ * folded; cols holds wl_pareto_set_ncols + 1. Rows go to w in input order;
+ * WL_EIO when w reports a write error. */
+size_t wl_pareto_front_cols(const wl_pareto_set *s, wl_results_col *cols);
+int wl_pareto_front_rows(const wl_pareto_set *s, wl_results_writer *w);
+
 /* The savings table: per group the point an objective chooses, the fastest
  * point and the maximum-clock point. The set's values must be (time, power,
  * energy, clock), in that order. Rows are indices into the set, -1 when no
@@ -130,6 +137,9 @@ void wl_pareto_flat_band(const double *clock_mhz, const double *energy_j, size_t
                          double *lo_mhz, double *hi_mhz);
 void wl_pareto_saving_cells(const wl_pareto_set *s, const wl_pareto_objective *obj,
                             const wl_pareto_saving *sv, wl_results_cell *cells);
+/* The savings table as rows, one per group (what `wattlas optimize` prints). */
+int wl_pareto_savings_rows(const wl_pareto_set *s, const wl_pareto_objective *obj,
+                           wl_results_writer *w);
 
 /* Clock schedules, one row per group (columns from wl_pareto_schedule_cols):
  * the best fixed clock, the schedule ("part=MHz;..."), its time, energy,
