@@ -950,7 +950,7 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
         for (int fi = 0; fi < fa.n; fi++) {
             int cx = fi % fa.cols, cy = fi / fa.cols;
             axes a = {left + cx * (cw + gapx), top + cy * (fh + gapy + 22) + p * (ph + 8), cw, ph,
-                      xlo, xhi, ylo, yhi, o->log_x, o->log_y, d.np > 1};
+                      xlo, xhi, ylo, yhi, o->log_x, o->log_y, 0};
             int last_row = cy == fa.rows - 1 || fi + fa.cols >= fa.n;
             (void)last_row;
             ax_draw(cr, &a, "SM clock", "MHz", cx == 0 ? d.pan[p]->q : NULL, d.pan[p]->u,

@@ -354,6 +354,21 @@ static int fixed_subset(const wl_results_table *t, const report *r, const int *k
     return rc;
 }
 
+/* The rows whose case fits its GPU (fits = 1), when any does: one-workload
+ * figures show a case that can run. */
+static int runnable(const wl_results_table *t, wl_results_table **out)
+{
+    int fc = wl_results_table_col(t, "fits");
+    const char *one = "1";
+    if (fc >= 0) {
+        int rc = wl_results_table_filter(t, &fc, &one, 1, out);
+        if (rc || wl_results_table_rows(*out) > 0)
+            return rc;
+        wl_results_table_free(*out);
+    }
+    return wl_results_table_filter(t, NULL, NULL, 0, out);
+}
+
 /* ---- optimisation tables ---------------------------------------------------------------- */
 
 static const char *const opt_values[4] = {"time_ms", "power_w", "energy_j", "sm_clock_mhz"};
@@ -1266,8 +1281,13 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
         wl_results_buf_free(&nb);
     }
     /* one workload: power, time and energy panels, and where the energy goes */
-    if (!rc)
-        rc = fixed_subset(sub, r, NULL, 0, &one);
+    if (!rc) {
+        wl_results_table *fit = NULL;
+        rc = runnable(sub, &fit);
+        if (!rc)
+            rc = fixed_subset(fit, r, NULL, 0, &one);
+        wl_results_table_free(fit);
+    }
     if (!rc && wl_results_table_rows(one) > 0) {
         const char *model = mcol >= 0 ? wl_results_table_cell(one, 0, mcol) : "";
         int sc = wl_results_table_col(one, "seq");
@@ -1316,8 +1336,10 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
         mv[n++] = phase_modes[mi];
         wl_results_table *ms = NULL, *m1 = NULL;
         rc = wl_results_table_filter(r->base, cols, mv, n, &ms);
-        if (!rc && wl_results_table_rows(ms) > 0)
-            rc = fixed_subset(ms, r, NULL, 0, &m1);
+        wl_results_table *fit = NULL;
+        if (!rc && wl_results_table_rows(ms) > 0 && !(rc = runnable(ms, &fit)))
+            rc = fixed_subset(fit, r, NULL, 0, &m1);
+        wl_results_table_free(fit);
         if (!rc && m1 && wl_results_table_rows(m1) > 0) {
             const char *model = mcol >= 0 ? wl_results_table_cell(m1, 0, mcol) : "";
             wl_results_buf nb = {0};

@@ -126,6 +126,206 @@ done:
     return res;
 }
 
+/* Text collected from a row writer (NDJSON, CSV, ...) over a memory stream. */
+typedef struct {
+    FILE *f;
+    char *text;
+    size_t len;
+    wl_results_writer *w;
+} collect;
+
+static int collect_open(collect *c, const char *fmt, const wl_results_col *cols, size_t nc)
+{
+    memset(c, 0, sizeof *c);
+    wl_results_format format;
+    if (wl_results_format_parse(fmt, &format)) {
+        PyErr_Format(PyExc_ValueError, "format: expected table, csv, ndjson or json, got '%.60s'", fmt);
+        return -1;
+    }
+    if (!(c->f = open_memstream(&c->text, &c->len)) ||
+        wl_results_writer_create(c->f, format, cols, nc, &c->w)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* Finishes and returns the text as a str (NULL with an exception set). */
+static PyObject *collect_close(collect *c, int ok)
+{
+    PyObject *res = NULL;
+    if (ok)
+        wl_results_writer_finish(c->w);
+    else
+        wl_results_writer_free(c->w);
+    if (c->f && fclose(c->f) == 0 && ok)
+        res = PyUnicode_DecodeUTF8(c->text ? c->text : "", (Py_ssize_t)c->len, "strict");
+    else if (ok)
+        PyErr_NoMemory();
+    free(c->text);
+    memset(c, 0, sizeof *c);
+    return res;
+}
+
+/* A pareto set from a file (path) or CSV text (named source). */
+static int load_set(const char *path, const char *text, Py_ssize_t tlen, const char *source,
+                    const wl_pareto_load_options *lo, wl_pareto_set **s, wl_error *err)
+{
+    if (path)
+        return wl_pareto_set_load(path, lo, s, err);
+    wl_results_table *t = NULL;
+    int rc = wl_results_table_load_mem(text, (size_t)tlen, source, &t, err);
+    if (!rc)
+        rc = wl_pareto_set_from_table(t, lo, s, err);
+    wl_results_table_free(t);
+    return rc;
+}
+
+/* _select(what, path, text, source, values, group_by, all, objective, fmt) -> str
+ * what "pareto": the fronts over the value columns (a list of names);
+ * what "optimize": the savings table at objective, values (time, power,
+ * energy columns). The table is the file path, or the CSV text named
+ * source. As 'wattlas pareto' and 'wattlas optimize' print them. */
+static PyObject *py_select(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *what, *path, *text, *source, *group_by, *objective, *fmt;
+    Py_ssize_t tlen;
+    PyObject *values;
+    int all;
+    if (!PyArg_ParseTuple(args, "szz#sOzpzs", &what, &path, &text, &tlen, &source, &values,
+                          &group_by, &all, &objective, &fmt))
+        return NULL;
+    int optimize = !strcmp(what, "optimize");
+    PyObject *seq = PySequence_Fast(values, "values: expected a list of column names");
+    if (!seq)
+        return NULL;
+    Py_ssize_t nv = PySequence_Fast_GET_SIZE(seq);
+    const char *names[16];
+    if (nv < 1 || nv > (optimize ? 3 : 15)) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "values: expected 1 to 15 column names");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nv; i++)
+        if (!(names[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i)))) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+    if (optimize)
+        names[nv++] = "sm_clock_mhz";
+    wl_error err = {0};
+    wl_pareto_objective obj;
+    int rc = optimize ? wl_pareto_objective_parse(objective ? objective : "", &obj, &err) : WL_OK;
+    if (rc) {
+        wl_error_locate(&err, "objective", 0);
+        snprintf(err.field, sizeof err.field, "objective");
+        Py_DECREF(seq);
+        return raise_wl(rc, &err);
+    }
+    wl_pareto_load_options lo = {.values = names, .nvalues = (size_t)nv, .group_by = group_by,
+                                 .keep_infeasible = all, .keep_fields = !optimize,
+                                 .collapse = !all};
+    wl_pareto_set *s = NULL;
+    PyObject *res = NULL;
+    wl_results_col *cols = NULL;
+    collect c = {0};
+    Py_BEGIN_ALLOW_THREADS
+    rc = load_set(path, text, tlen, source, &lo, &s, &err);
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        raise_wl(rc, &err);
+        goto done;
+    }
+    if (optimize) {
+        size_t nc;
+        const wl_results_col *sc = wl_pareto_savings_cols(&nc);
+        if (collect_open(&c, fmt, sc, nc))
+            goto done;
+        rc = wl_pareto_savings_rows(s, &obj, c.w);
+    } else {
+        if (!(cols = calloc(wl_pareto_set_ncols(s) + 1, sizeof *cols))) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        size_t nc = wl_pareto_front_cols(s, cols);
+        if (collect_open(&c, fmt, cols, nc))
+            goto done;
+        rc = wl_pareto_front_rows(s, c.w);
+    }
+    res = collect_close(&c, !rc);
+    if (rc && !PyErr_Occurred())
+        PyErr_NoMemory();
+done:
+    if (c.f)
+        collect_close(&c, 0);
+    free(cols);
+    wl_pareto_set_free(s);
+    Py_DECREF(seq);
+    return res;
+}
+
+/* _validate(path, gpu, host, traces, level, beside, fmt) -> (str, summary)
+ * As 'wattlas validate': the rows with their predictions, and the pooled
+ * figures as a dict. */
+static PyObject *py_validate(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *path, *gpu, *host, *traces, *fmt;
+    double level;
+    int beside;
+    if (!PyArg_ParseTuple(args, "szzzdps", &path, &gpu, &host, &traces, &level, &beside, &fmt))
+        return NULL;
+    wl_calib_validation_options vo = {.traces_dir = traces, .gpu = gpu, .host = host,
+                                      .beside = beside, .level = level};
+    wl_calib_validation *v = NULL;
+    wl_error err = {0};
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = wl_calib_validation_create(path, &vo, &v, &err);
+    Py_END_ALLOW_THREADS
+    if (rc)
+        return raise_wl(rc, &err);
+    size_t nc;
+    const wl_results_col *cols = wl_calib_validation_cols(v, &nc);
+    collect c;
+    PyObject *text = NULL, *res = NULL;
+    wl_results_cell *cells = calloc(nc + 1, sizeof *cells);
+    if (!cells) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (collect_open(&c, fmt, cols, nc))
+        goto done;
+    const wl_calib_set *set = wl_calib_validation_set(v);
+    int wrc = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t i = 0; !wrc && i < wl_calib_count(set); i++) {
+        const char *why = NULL;
+        wl_calib_validation_row(v, i, cells, &why);
+        wrc = wl_results_writer_row(c.w, cells);
+    }
+    Py_END_ALLOW_THREADS
+    if (!(text = collect_close(&c, !wrc)))
+        goto done;
+    wl_calib_validation_summary sm;
+    wl_calib_validation_counts(v, &sm);
+    if (!sm.scored) {
+        wl_error_set(&err, path, 0, "", "no row could be scored");
+        raise_wl(WL_EINVAL, &err);
+        goto done;
+    }
+    res = Py_BuildValue("(O{s:n,s:n,s:n,s:d,s:d,s:d})", text, "scored", (Py_ssize_t)sm.scored,
+                        "not_modelled", (Py_ssize_t)sm.not_modelled, "traced",
+                        (Py_ssize_t)sm.traced, "mape_time_pct", sm.mape_time, "mape_power_pct",
+                        sm.mape_power, "mape_energy_pct", sm.mape_energy);
+done:
+    Py_XDECREF(text);
+    free(cells);
+    wl_calib_validation_free(v);
+    return res;
+}
+
 /* _presets() -> [(kind, id), ...] of the built-in presets */
 static PyObject *py_presets(PyObject *self, PyObject *unused)
 {
@@ -185,6 +385,10 @@ static PyMethodDef methods[] = {
     {"_sweep", (PyCFunction)(void (*)(void))py_sweep, METH_VARARGS | METH_KEYWORDS,
      "_sweep(items, spec=None, fmt='ndjson', threads=0, predict=False) -> str"},
     {"_presets", py_presets, METH_NOARGS, "_presets() -> [(kind, id), ...]"},
+    {"_select", py_select, METH_VARARGS,
+     "_select(what, path, text, source, values, group_by, all, objective, fmt) -> str"},
+    {"_validate", py_validate, METH_VARARGS,
+     "_validate(path, gpu, host, traces, level, beside, fmt) -> (str, dict)"},
     {"_preset_text", py_preset_text, METH_VARARGS, "_preset_text(kind, id) -> str"},
     {"_set_error", py_set_error, METH_O, "_set_error(cls)"},
     {NULL, NULL, 0, NULL}};

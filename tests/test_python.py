@@ -165,6 +165,92 @@ class Sweep(unittest.TestCase):
             shutil.rmtree(d)
 
 
+class Select(unittest.TestCase):
+    """pareto and optimize over a file or over Rows equal the command line"""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.csv = os.path.join(self.dir, "s.csv")
+        _, _, rc = cli("sweep", "--gpu", "a100-pcie-40gb,h100-sxm-80gb", "--model", "gpt2,opt-1.3b",
+                       "--batch", "1,8", "--seq", "512", "--clock", "510:1980:90",
+                       "--voltage-offset-mv", "-120,0", "--quiet", "-o", self.csv)
+        self.assertEqual(rc, 0)
+        self.rows = wattlas.sweep(gpu=["a100-pcie-40gb", "h100-sxm-80gb"], model=["gpt2", "opt-1.3b"],
+                                  batch=[1, 8], seq=512, clock="510:1980:90",
+                                  voltage_offset_mv=[-120, 0])
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_pareto(self):
+        for args, kw in (([], {}), (["--all"], {"all": True}),
+                         (["--minimize", "power_w", "--group-by", "gpu,model"],
+                          {"minimize": "power_w", "group_by": ["gpu", "model"]})):
+            out, _, rc = cli("pareto", self.csv, *args, "--format", "csv")
+            self.assertEqual(rc, 0)
+            self.assertEqual(wattlas.pareto(self.csv, fmt="csv", **kw), out)
+            self.assertEqual(wattlas.pareto(self.rows, fmt="csv", **kw), out)
+            rows = wattlas.pareto(self.rows, **kw)
+            want = parse_csv(out)
+            self.assertEqual(len(rows), len(want))
+            for r, w in zip(rows, want):
+                for c in rows.columns:
+                    self.assertTrue(same_cell(r[c], w[c]), (c, r[c], w[c]))
+
+    def test_optimize(self):
+        for obj in ("energy", "edp", "energy-within-slowdown=5", "time-within-power=200"):
+            out, _, rc = cli("optimize", self.csv, "--objective", obj, "--format", "csv")
+            self.assertEqual(rc, 0)
+            self.assertEqual(wattlas.optimize(self.csv, obj, fmt="csv"), out)
+            self.assertEqual(wattlas.optimize(self.rows, obj, fmt="csv"), out)
+        rows = wattlas.optimize(self.rows, "energy")
+        for r in rows:
+            self.assertLessEqual(r["clock_within_1pct_min_mhz"], r["sm_clock_mhz"])
+            self.assertGreaterEqual(r["clock_within_1pct_max_mhz"], r["sm_clock_mhz"])
+        # rows the user edited are written back as CSV and still work
+        edited = wattlas.Rows([dict(r) for r in self.rows], self.rows.columns)
+        self.assertEqual(wattlas.optimize(edited, "energy", fmt="csv"),
+                         wattlas.optimize(self.csv, "energy", fmt="csv"))
+
+    def test_errors(self):
+        with self.assertRaises(wattlas.Error) as e:
+            wattlas.optimize(self.rows, "speed")
+        self.assertEqual(e.exception.field, "objective")
+        with self.assertRaises(wattlas.Error) as e:
+            wattlas.pareto(self.rows, x="joules")
+        self.assertIn("joules", str(e.exception))
+        with self.assertRaises(wattlas.Error) as e:
+            wattlas.pareto(os.path.join(self.dir, "none.csv"))
+        self.assertTrue(e.exception.io)
+        with self.assertRaises(wattlas.Error):
+            wattlas.pareto(42)
+
+
+class Validate(unittest.TestCase):
+    DATA = os.path.join(os.environ.get("WATTLAS_SHARED", "../shared"), "data", "measurements",
+                        "a100-pcie-40gb-dvfs.csv")
+
+    def test_equals_cli(self):
+        if not os.path.exists(self.DATA):
+            print(f"test_equals_cli: SKIPPED ({self.DATA} is not there)")
+            return
+        out, err, rc = cli("validate", self.DATA, "--no-lomo", "--interval", "95", "--quiet")
+        self.assertEqual(rc, 0)
+        self.assertEqual(wattlas.validate(self.DATA, interval=95, fmt="csv"), out)
+        rows = wattlas.validate(self.DATA)
+        self.assertEqual(rows.summary["scored"], len(rows))
+        # the summary's MAPE is the one the command line reports
+        for key, word in (("mape_time_pct", "time"), ("mape_energy_pct", "energy")):
+            self.assertIn(f"{word} {rows.summary[key]:.2f}", err.replace("%", ""))
+
+    def test_errors(self):
+        with self.assertRaises(wattlas.Error) as e:
+            wattlas.validate("/nonexistent/m.csv")
+        self.assertTrue(e.exception.io)
+        with self.assertRaises(wattlas.Error):
+            wattlas.validate(self.DATA, interval=150)
+
+
 class Presets(unittest.TestCase):
     def test_list_and_text(self):
         out, _, rc = cli("presets", "list", "--format", "csv")

@@ -24,11 +24,15 @@ Bad input raises :class:`wattlas.Error` with the library's message; its
 keyword, or the spec file and its line).
 """
 
+import csv
+import io
 import json
+import os
 
 from . import _wattlas
 
-__all__ = ["Error", "Rows", "predict", "sweep", "presets", "preset_text", "version"]
+__all__ = ["Error", "Rows", "predict", "sweep", "pareto", "optimize", "validate", "presets",
+           "preset_text", "version"]
 
 version = _wattlas.version
 __version__ = version
@@ -52,9 +56,29 @@ class Rows(list):
     command line leaves the cell empty), with the column order in
     ``columns``."""
 
-    def __init__(self, rows=(), columns=()):
+    def __init__(self, rows=(), columns=(), csv_text=None):
         super().__init__(rows)
         self.columns = list(columns)
+        # how the library wrote these rows as CSV, when it made them: pareto
+        # and optimize read that text back, so their outputs echo the
+        # command line's digits (a float's repr could drop a trailing zero)
+        self._csv = csv_text
+
+    def to_csv(self):
+        """The rows as CSV text (the library's own text when it made them)."""
+        if self._csv is not None and len(self) == self._rows_at_csv:
+            return self._csv
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(self.columns)
+        for r in self:
+            cells = []
+            for c in self.columns:
+                v = r.get(c)
+                cells.append("" if v is None else int(v) if isinstance(v, bool) else
+                             repr(v) if isinstance(v, float) else v)
+            w.writerow(cells)
+        return out.getvalue()
 
     def to_pandas(self):
         """The rows as a pandas.DataFrame (pandas must be installed)."""
@@ -122,7 +146,7 @@ def _items(kw):
     return items
 
 
-def _rows(text):
+def _rows(text, csv_text=None):
     rows, columns = [], []
     for line in text.splitlines():
         if not line or line.startswith("#"):
@@ -131,7 +155,94 @@ def _rows(text):
         if not columns:
             columns = list(row)
         rows.append(row)
-    return Rows(rows, columns)
+    out = Rows(rows, columns, csv_text)
+    out._rows_at_csv = len(rows)
+    return out
+
+
+Rows._rows_at_csv = -1
+
+
+def _table(data, what):
+    """(path, csv_text, source) for a table given as a file name or Rows."""
+    if isinstance(data, (str, os.PathLike)):
+        return os.fspath(data), None, os.fspath(data)
+    if isinstance(data, Rows):
+        return None, data.to_csv(), "rows"
+    raise Error(f"{what}: expected a CSV file name or wattlas Rows, got a {type(data).__name__}")
+
+
+def _names(key, value):
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise Error(f"{key}: expected a column name or a list of them")
+
+
+def _group_by(value):
+    names = _names("group_by", value)
+    return ",".join(names) if names else None
+
+
+def pareto(data, *, x="time_ms", y="energy_j", minimize=None, group_by=None, all=False,
+           fmt=None):
+    """The non-dominated rows of each group, as ``wattlas pareto``: ``data``
+    a sweep table (a CSV file name, or the Rows of :func:`sweep`);
+    ``minimize`` more columns to minimise; ``group_by`` columns (default:
+    the parameters before the voltage and clock); ``all`` keeps points
+    that cannot run and every throttled request. Returns Rows, or with
+    ``fmt`` the command line's text."""
+    path, text, source = _table(data, "data")
+    values = _names("x", x) + _names("y", y) + _names("minimize", minimize)
+    out = _wattlas._select("pareto", path, text, source, values, _group_by(group_by),
+                           bool(all), None, fmt or "ndjson")
+    return out if fmt else _rows(out)
+
+
+def optimize(data, objective="energy", *, group_by=None, all=False, time="time_ms",
+             power="power_w", energy="energy_j", fmt=None):
+    """One point per group chosen by ``objective`` (energy, edp, ed2p,
+    energy-within-slowdown=P, time-within-power=W) and its savings against
+    the fastest point and the maximum clock, with the flat optimum
+    (``clock_within_1pct_min_mhz`` to ``..._max_mhz``), as ``wattlas
+    optimize``. Returns Rows, or with ``fmt`` the command line's text."""
+    path, text, source = _table(data, "data")
+    if not isinstance(objective, str):
+        raise Error("objective: expected text such as 'energy-within-slowdown=5'")
+    values = _names("time", time) + _names("power", power) + _names("energy", energy)
+    if len(values) != 3:
+        raise Error("time, power, energy: expected one column name each")
+    out = _wattlas._select("optimize", path, text, source, values, _group_by(group_by),
+                           bool(all), objective, fmt or "ndjson")
+    return out if fmt else _rows(out)
+
+
+def validate(path, *, gpu=None, host=None, traces=None, interval=None, beside=True, fmt=None):
+    """Predicts every row of a measurements file (the schema of
+    shared/data/measurements), as ``wattlas validate``: Rows of the input
+    columns and predicted_* (with ``interval``, e.g. 0.95, the bounds too);
+    ``rows.summary`` holds the pooled MAPE of time, power and energy and the
+    row counts. Raises Error when no row can be scored."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise Error("path: expected a measurements CSV file name")
+    level = 0.0
+    if interval is not None:
+        level = float(interval)
+        if level > 1:
+            level /= 100
+        if not 0 < level < 1:
+            raise Error(f"interval: expected a level in (0, 1) or (0, 100), got {interval}")
+    out, summary = _wattlas._validate(os.fspath(path), gpu, host,
+                                      None if traces is None else os.fspath(traces), level,
+                                      bool(beside), fmt or "ndjson")
+    if fmt:
+        return out
+    rows = _rows(out)
+    rows.summary = summary
+    return rows
 
 
 def sweep(spec=None, *, threads=0, fmt=None, **axes):
@@ -139,8 +250,11 @@ def sweep(spec=None, *, threads=0, fmt=None, **axes):
     (keywords given here replace its axes), ``threads`` 0 for all cores.
     Returns Rows, or with ``fmt`` ("csv", "ndjson", "json", "table") the
     text the command line writes."""
-    text = _wattlas._sweep(_items(axes), spec, fmt or "ndjson", int(threads), False)
-    return text if fmt else _rows(text)
+    items = _items(axes)
+    text = _wattlas._sweep(items, spec, fmt or "ndjson", int(threads), False)
+    if fmt:
+        return text
+    return _rows(text, _wattlas._sweep(items, spec, "csv", int(threads), False))
 
 
 def predict(gpu=None, model=None, *, fmt=None, **options):
@@ -153,8 +267,11 @@ def predict(gpu=None, model=None, *, fmt=None, **options):
     if scope is not None and scope not in ("model", "layer", "decoder"):
         raise Error(f"scope: expected model or layer (or decoder), got '{scope}'")
     options.update(gpu=gpu, model=model)
-    text = _wattlas._sweep(_items(options), None, fmt or "ndjson", 1, True)
-    return text if fmt else _rows(text)
+    items = _items(options)
+    text = _wattlas._sweep(items, None, fmt or "ndjson", 1, True)
+    if fmt:
+        return text
+    return _rows(text, _wattlas._sweep(items, None, "csv", 1, True))
 
 
 def presets(kind=None):
