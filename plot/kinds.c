@@ -2060,7 +2060,7 @@ int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
     if (!rc) {
         cairo_t *cr = fig_cr(f);
         double W = fig_w(f), H = fig_h(f);
-        double top = fig_top(cr, o, W), bottom = 26, left = 44, gap = 44, right = 8;
+        double top = fig_top(cr, o, W), bottom = 26, left = 41, gap = 38, right = 6;
         int one_clock = !(chi > clo);
         legend_t lg = {.n = 0};
         for (int i = 0; nm > 1 && i < nm; i++)
@@ -2162,8 +2162,21 @@ int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
                 style_marker(cr, mi, ax_x(&b, mi + 0.5), ax_y(&b, 100 * (pv[r] / mv[r] - 1)), 2.6, 1);
             }
             cairo_restore(cr);
-            for (int i = 0; i < nm; i++)
-                slanted_label(cr, &b, ax_x(&b, i + 0.5), wl_results_table_cell(t, models[i], modc));
+            /* the models' names under their slots when they fit there;
+             * else the legend's markers name them */
+            style_font(cr, 6, 0);
+            double slot = b.w / N, widest = 0;
+            for (int i = 0; i < nm; i++) {
+                cairo_text_extents_t ext;
+                cairo_text_extents(cr, wl_results_table_cell(t, models[i], modc), &ext);
+                widest = fmax(widest, ext.x_advance);
+            }
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            for (int i = 0; widest < slot - 2 && i < nm; i++)
+                style_text(cr, ax_x(&b, i + 0.5), b.y0 + b.h + 3,
+                           wl_results_table_cell(t, models[i], modc), 0.5, 0);
+            style_font(cr, 8.5, 0);
+            style_text(cr, b.x0 + b.w / 2, b.y0 + b.h + 13, "Model (one clock)", 0.5, 0);
         }
         lg_draw(cr, &lg, &a, left, W, H, NULL, NULL, 0);
         fig_title(cr, o, W);

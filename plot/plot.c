@@ -467,6 +467,14 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
         snprintf(wide, sizeof wide, "%.4g", fmax(fabs(a->xmin), fabs(a->xmax)) * fx);
         cairo_text_extents(cr, wide, &te);
         int fit = (int)(a->w / (te.x_advance + 9));
+        if (fit < 4) {
+            /* a narrow panel: a smaller font keeps four labels apart */
+            style_font(cr, 6.5, 0);
+            cairo_text_extents(cr, wide, &te);
+            fit = (int)(a->w / (te.x_advance + 4));
+            if (fit < 4)
+                style_font(cr, 7.5, 0);
+        }
         nx = wl_plot_ticks(a->xmin * fx, a->xmax * fx, fit < 3 ? 3 : fit > 7 ? 7 : fit, ticks);
         for (int i = 0; i < nx; i++)
             ticks[i] /= fx;
@@ -497,6 +505,7 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
     }
     if (xq && a->logx)
         minor_log_ticks(cr, a, 1);
+    style_font(cr, 7.5, 0);
     int ny;
     if (!yq && !yu)
         ny = 0; /* a categorical y axis (horizontal bars) */

@@ -648,6 +648,16 @@ static void test_report_and_plot_cmds(void **state)
     assert_int_equal(run("plot energy-freq rmodes/phases-train-gpt2.csv --stack=layers -o st.svg"), 2);
     assert_int_equal(run("plot energy-freq report/parts-gpt2.csv --stack=phases -o st.svg"), 1);
     assert_non_null(strstr(err_buf, "energy_prefill_j"));
+    /* a kind refuses the options it does not read; --legend and --objective
+     * are checked */
+    assert_int_equal(run("plot savings report/savings.csv --facet model -o x.png"), 2);
+    assert_non_null(strstr(err_buf, "--facet is not an option of savings (its kind options: against)"));
+    assert_int_equal(run("plot energy-freq report/sweep.csv --legend left -o x.png"), 2);
+    assert_int_equal(run("plot energy-freq report/sweep.csv --objective fast -o x.png"), 2);
+    assert_non_null(strstr(err_buf, "--objective"));
+    assert_int_equal(run("plot energy-freq report/sweep.csv --facet model --legend inside "
+                         "--objective energy-within-slowdown=5 -o ef.svg"), 0);
+    assert_int_equal(run("plot pareto-norm report/sweep.csv --edp -o pn.pdf"), 0);
     /* a failing report leaves the directory as it was */
     test_write_file("bad.ini", "[report]\nobjective = speed\n[sweep]\nmodel = gpt2\n");
     assert_int_equal(shell("mkdir -p kept && echo mine > kept/note.txt"), 0);

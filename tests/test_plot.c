@@ -298,6 +298,22 @@ static void test_layout_rules(void **state)
              "%s sweep --gpu a100-pcie-40gb --model gpt3-13b --clock 210:1410:30 --quiet -o one.csv",
              bin_path, bin_path, bin_path);
     assert_int_equal(system(cmd), 0);
+    /* a validation table: three models at eleven clocks, predictions a few
+     * percent off, with intervals */
+    FILE *vf = fopen("v.csv", "w");
+    assert_non_null(vf);
+    fputs("gpu,model,sm_clock_mhz,time_ms,power_w,energy_j,predicted_time_ms,predicted_power_w,"
+          "predicted_energy_j,predicted_energy_lo_j,predicted_energy_hi_j\n", vf);
+    for (int m = 0; m < 3; m++)
+        for (int c = 0; c < 11; c++) {
+            double mhz = 510 + 90 * c, e = (m + 1) * (1 + 0.3 * (c - 5) * (c - 5) / 25.0);
+            double pe = e * (1 + 0.03 * ((c + m) % 5 - 2));
+            fprintf(vf, "g,m%d,%.0f,%g,%g,%g,%g,%g,%g,%g,%g\n", m, mhz, 10.0, e * 100, e, 10.0,
+                    pe * 100, pe, pe * 0.9, pe * 1.1);
+        }
+    fclose(vf);
+    /* the same at one clock: error per model */
+    assert_int_equal(system("awk -F, 'NR == 1 || $3 == 960' v.csv > v1.csv"), 0);
     struct {
         const char *table, *kind;
         wl_plot_kind_options k;
@@ -315,6 +331,8 @@ static void test_layout_rules(void **state)
         {.table = "w.csv", .kind = "pareto-norm", .k = {.edp = 1}},
         {.table = "w.csv", .kind = "heatmap", .k = {.y = "model"}},
         {.table = "o.csv", .kind = "savings"},
+        {.table = "v.csv", .kind = "validation"},
+        {.table = "v1.csv", .kind = "validation"},
         {.table = "one.csv", .kind = "energy-freq", .legend = WL_PLOT_LEGEND_INSIDE},
         {.table = "w.csv", .kind = "energy-freq", .legend = WL_PLOT_LEGEND_NONE},
     };
