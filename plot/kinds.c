@@ -124,7 +124,7 @@ static int build_series(const wl_results_table *t, int xcol, int skip, series_se
 /* ---- legends ------------------------------------------------------------------ */
 
 enum { LG_LINE, LG_FILL, LG_MARK, LG_HOLLOW_GREY, LG_BAND, LG_REF, LG_SQUARE, LG_RING, LG_BEST,
-       LG_HOLLOW, LG_FADED, LG_DASH, LG_PATCH };
+       LG_HOLLOW, LG_FADED, LG_DASH, LG_PATCH, LG_TEXT };
 
 typedef struct {
     char label[160];
@@ -244,6 +244,8 @@ static void lg_symbol(cairo_t *cr, const lg_entry *e, double x, double y)
         cairo_move_to(cr, x, y);
         cairo_line_to(cr, x + 14, y);
         cairo_stroke(cr);
+        break;
+    case LG_TEXT: /* a note: no symbol */
         break;
     case LG_PATCH:
         style_color(cr, e->style, 1);
@@ -1843,6 +1845,7 @@ typedef struct {
     const char *q, *u;           /* value axis */
     const char *const *names;    /* the two bars' legend labels */
     const int *colors;
+    const char *note;            /* a legend line of text (NULL: none) */
 } bars_style;
 
 static int bars_figure(const wl_results_table *t, const wl_plot_options *o, const char *path,
@@ -1881,9 +1884,13 @@ static int bars_figure(const wl_results_table *t, const wl_plot_options *o, cons
     legend_t lg = {.n = 0};
     for (int b = 0; b < 2; b++)
         lg_add(&lg, bs->names[b], bs->colors[b], LG_PATCH);
+    if (bs->note)
+        lg_add(&lg, bs->note, 0, LG_TEXT);
     lg_reserve(cr, &lg, o, W, &right, &bottom, 1);
+    /* bars start at zero: no padding below it */
+    int from_zero = lo >= 0;
     ax_range(&lo, &hi, 0);
-    if (lo > 0)
+    if (lo > 0 || from_zero)
         lo = 0;
     double N = (double)(n ? n : 1);
     axes a = horiz ? (axes){left, top, W - left - right, H - top - bottom, lo, hi, 0, N, 0, 0, 0}
@@ -1965,7 +1972,8 @@ int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
     }
     static const char *const ln[2] = {"energy saved (%)", "runtime penalty (%)"};
     static const int colors[2] = {2, 1};
-    bars_style bs = {fastest ? "Change vs fastest point" : "Change vs max clock", "%", ln, colors};
+    bars_style bs = {fastest ? "Change vs fastest point" : "Change vs max clock", "%", ln, colors,
+                     NULL};
     if (!rc)
         rc = bars_figure(t, o, path, n, s, pn, lab, &bs, NULL, err);
     free(s);
@@ -2220,7 +2228,10 @@ int wl_plot_compare(const wl_results_table *t, const wl_plot_kind_options *k,
     }
     static const char *const ln[2] = {"at max clock", "at optimum (MHz at bar)"};
     static const int colors[2] = {1, 2};
-    bars_style bs = {"Energy", "J", ln, colors};
+    int any_tr = 0;
+    for (size_t r = 0; xc >= 0 && r < n; r++)
+        any_tr |= strncmp(wl_results_table_cell(t, r, xc), "transferred", 11) == 0;
+    bars_style bs = {"Energy", "J", ln, colors, any_tr ? "+ transferred coefficients" : NULL};
     if (!rc)
         rc = bars_figure(t, o, path, n, mx, op, lab, &bs, tl, err);
     free(mx); free(op); free(fo); free(lab); free(clk); free(tl);
