@@ -204,6 +204,16 @@ static void lg_reserve(cairo_t *cr, legend_t *lg, const wl_plot_options *o, doub
     *bottom += lg->h + 4;
 }
 
+/* The legend line of an objective's ring ("chosen: energy"), when k has one. */
+static void lg_add_choice(legend_t *lg, const wl_plot_kind_options *k, const char *text)
+{
+    if (!k || !k->objective)
+        return;
+    char lab[96];
+    snprintf(lab, sizeof lab, "chosen: %s", text);
+    lg_add(lg, lab, 0, LG_RING);
+}
+
 static void lg_symbol(cairo_t *cr, const lg_entry *e, double x, double y)
 {
     cairo_save(cr);
@@ -384,6 +394,27 @@ static long choose_row(const wl_pareto_objective *obj, const size_t *rows, size_
     }
     long c = m ? wl_pareto_choose(obj, t, p, e, m) : -1;
     return c < 0 ? -1 : (long)idx[c];
+}
+
+/* The chosen point: a black ring around it. */
+static void chosen_ring(cairo_t *cr, double x, double y)
+{
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_set_line_width(cr, 0.9);
+    cairo_new_path(cr);
+    cairo_arc(cr, x, y, 4.5, 0, 2 * M_PI);
+    cairo_stroke(cr);
+}
+
+/* Row indices (held as doubles in idx) in ascending order of key. */
+static void sort_rows_by(double *idx, size_t n, const double *key)
+{
+    for (size_t a = 1; a < n; a++)
+        for (size_t b = a; b > 0 && key[(size_t)idx[b]] < key[(size_t)idx[b - 1]]; b--) {
+            double q = idx[b];
+            idx[b] = idx[b - 1];
+            idx[b - 1] = q;
+        }
 }
 
 static int objective_of(const wl_plot_kind_options *k, wl_pareto_objective *obj, wl_error *err)
@@ -714,14 +745,8 @@ static void ef_panel(cairo_t *cr, const ef_data *d, const facets *fa, int fi, in
             cairo_rectangle(cr, mx - 3.2, my - 3.2, 6.4, 6.4);
             cairo_stroke(cr);
         }
-        if (c >= 0 && in_facet(t, fa, fi, (size_t)c) && isfinite(d->v[(size_t)c * 3 + (size_t)p])) {
-            cairo_set_source_rgb(cr, 0, 0, 0);
-            cairo_set_line_width(cr, 0.9);
-            cairo_new_path(cr);
-            cairo_arc(cr, ax_x(a, d->x[c]), ax_y(a, d->v[(size_t)c * 3 + (size_t)p]), 4.5, 0,
-                      2 * M_PI);
-            cairo_stroke(cr);
-        }
+        if (c >= 0 && in_facet(t, fa, fi, (size_t)c) && isfinite(d->v[(size_t)c * 3 + (size_t)p]))
+            chosen_ring(cr, ax_x(a, d->x[c]), ax_y(a, d->v[(size_t)c * 3 + (size_t)p]));
     }
     cairo_restore(cr);
 }
@@ -899,11 +924,7 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
         lg_add(&lg, "within 1% of least", 0, LG_BAND);
     }
     lg_add(&lg, "max clock", 0, LG_SQUARE);
-    if (k && k->objective) {
-        char lab[96];
-        snprintf(lab, sizeof lab, "chosen: %s", obj.text);
-        lg_add(&lg, lab, 0, LG_RING);
-    }
+    lg_add_choice(&lg, k, obj.text);
     if (any_thr)
         lg_add(&lg, "throttled", 0, LG_HOLLOW);
     if (any_bad)
@@ -1139,11 +1160,7 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
         any_bad |= !ok[r];
     if (any_bad)
         lg_add(&lg, "cannot run", 0, LG_HOLLOW_GREY);
-    if (k && k->objective) {
-        char lab[96];
-        snprintf(lab, sizeof lab, "chosen: %s", obj.text);
-        lg_add(&lg, lab, 0, LG_RING);
-    }
+    lg_add_choice(&lg, k, obj.text);
     lg_reserve(cr, &lg, o, W, &right, &bottom, 1);
     double gapx = 30, gapy = 22 + (fa.col >= 0 ? 13 : 0);
     double cw = (W - left - right - (fa.cols - 1) * gapx) / fa.cols;
@@ -1197,12 +1214,7 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
                 if (on[r] && in_facet(t, &fa, fi, r))
                     tmp[nf++] = (double)r;
             }
-            for (size_t a1 = 1; a1 < nf; a1++)
-                for (size_t b = a1; b > 0 && px[(size_t)tmp[b]] < px[(size_t)tmp[b - 1]]; b--) {
-                    double q = tmp[b];
-                    tmp[b] = tmp[b - 1];
-                    tmp[b - 1] = q;
-                }
+            sort_rows_by(tmp, nf, px);
             cairo_set_source_rgb(cr, 0, 0, 0);
             cairo_set_line_width(cr, 0.7);
             style_dash(cr, s->style);
@@ -1233,13 +1245,8 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
                 style_text(cr, X, Y, s->label, 0, 0.5);
             }
             long c = chosen[i];
-            if (c >= 0 && in_facet(t, &fa, fi, (size_t)c)) {
-                cairo_set_source_rgb(cr, 0, 0, 0);
-                cairo_set_line_width(cr, 0.9);
-                cairo_new_path(cr);
-                cairo_arc(cr, ax_x(&a, px[c]), ax_y(&a, py[c]), 4.5, 0, 2 * M_PI);
-                cairo_stroke(cr);
-            }
+            if (c >= 0 && in_facet(t, &fa, fi, (size_t)c))
+                chosen_ring(cr, ax_x(&a, px[c]), ax_y(&a, py[c]));
         }
         cairo_restore(cr);
     }
@@ -1343,11 +1350,7 @@ int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k
             lg_add(&lg, ss.s[i].label, i, LG_LINE);
         if (k && k->edp)
             lg_add(&lg, "constant EDP", 0, LG_REF);
-        if (k && k->objective) {
-            char lab[96];
-            snprintf(lab, sizeof lab, "chosen: %s", obj.text);
-            lg_add(&lg, lab, 0, LG_RING);
-        }
+        lg_add_choice(&lg, k, obj.text);
         lg_reserve(cr, &lg, o, W, &right, &bottom, 0);
         axes a = {left, top, W - left - right, H - top - bottom, xlo, xhi, ylo, yhi, 0, 0, 0};
         ax_draw(cr, &a, "Slowdown vs max clock", "%", "Energy / at max clock", "", 1);
@@ -1399,12 +1402,7 @@ int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k
             for (size_t j = 0; j < s->n; j++)
                 if (on[s->rows[j]])
                     tmp[nf++] = (double)s->rows[j];
-            for (size_t a1 = 1; a1 < nf; a1++)
-                for (size_t b = a1; b > 0 && sx[(size_t)tmp[b]] < sx[(size_t)tmp[b - 1]]; b--) {
-                    double q = tmp[b];
-                    tmp[b] = tmp[b - 1];
-                    tmp[b - 1] = q;
-                }
+            sort_rows_by(tmp, nf, sx);
             style_color(cr, i, 1);
             style_dash(cr, i);
             cairo_set_line_width(cr, 1.0);
@@ -1422,13 +1420,8 @@ int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k
             for (size_t j = 0; j < nf; j += every)
                 style_marker(cr, i, ax_x(&a, sx[(size_t)tmp[j]]), ax_y(&a, ey[(size_t)tmp[j]]), 2.8, 1);
             long c = chosen[i];
-            if (c >= 0 && isfinite(sx[c])) {
-                cairo_set_source_rgb(cr, 0, 0, 0);
-                cairo_set_line_width(cr, 0.9);
-                cairo_new_path(cr);
-                cairo_arc(cr, ax_x(&a, sx[c]), ax_y(&a, ey[c]), 4.5, 0, 2 * M_PI);
-                cairo_stroke(cr);
-            }
+            if (c >= 0 && isfinite(sx[c]))
+                chosen_ring(cr, ax_x(&a, sx[c]), ax_y(&a, ey[c]));
         }
         cairo_restore(cr);
         lg_draw(cr, &lg, &a, left, W, H, NULL, NULL, 0);
