@@ -137,11 +137,58 @@ static void time_grid(cairo_t *cr, const axes *a)
     cairo_stroke(cr);
 }
 
+/* The legend below the axes, in rows that wrap at the figure's width: the
+ * task names (fills), then each GPU's power line (dashes) when there are at
+ * most four. Returns its height; draws only when y >= 0. */
+static double legend_rows(cairo_t *cr, const trace *tr, int power, double left, double W,
+                          double y)
+{
+    style_font(cr, 6.5, 0);
+    double x = left, h = 9;
+    int np = power && tr->rows <= 4 ? tr->rows : 0;
+    for (int i = 0; i < tr->nnames + np; i++) {
+        char lab[48];
+        const char *text = lab;
+        if (i < tr->nnames)
+            text = tr->names[i];
+        else
+            snprintf(lab, sizeof lab, "GPU %d power", i - tr->nnames);
+        cairo_text_extents_t te;
+        cairo_text_extents(cr, text, &te);
+        double w = 12 + te.x_advance + 8;
+        if (x > left && x + w > W - 2) {
+            x = left;
+            h += 9;
+            if (y >= 0)
+                y += 9;
+        }
+        if (y >= 0) {
+            if (i < tr->nnames) {
+                style_color(cr, i, 1);
+                cairo_rectangle(cr, x, y - 3, 8, 5);
+                cairo_fill(cr);
+            } else {
+                cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+                cairo_set_line_width(cr, 0.8);
+                style_dash(cr, i - tr->nnames);
+                cairo_move_to(cr, x, y - 0.5);
+                cairo_line_to(cr, x + 9, y - 0.5);
+                cairo_stroke(cr);
+                cairo_set_dash(cr, NULL, 0, 0);
+            }
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            style_text(cr, x + 11, y - 0.5, text, 0, 0.5);
+        }
+        x += w;
+    }
+    return h + 3;
+}
+
 static void draw(cairo_t *cr, const trace *tr, const wl_plot_options *o, double W, double H)
 {
     int rows = tr->rows, power = tr->nlv > 0;
-    double top = o->title ? 16 : 6, left = 40, right = 8;
-    double legend_h = 12, bottom = 28 + legend_h;
+    double top = fig_top(cr, o, W), left = 40, right = 8;
+    double legend_h = legend_rows(cr, tr, power, left, W, -1), bottom = 28 + legend_h;
     double avail = H - top - bottom;
     double gantt_h = power ? avail * 0.58 : avail, gap = power ? 8 : 0;
     double tmax = tr->tmax > 0 ? tr->tmax : 1, lo = 0;
@@ -198,42 +245,21 @@ static void draw(cairo_t *cr, const trace *tr, const wl_plot_options *o, double 
             }
             if (started) {
                 cairo_line_to(cr, ax_x(&a, tmax), last_y);
-                style_color(cr, r, rows > 8 ? 0.5 : 0.9);
+                /* power lines in black dashes, apart from the task colours */
+                if (rows <= 4) {
+                    cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+                    style_dash(cr, r);
+                } else {
+                    cairo_set_source_rgba(cr, 0.2, 0.2, 0.2, 0.5);
+                }
                 cairo_stroke(cr);
+                cairo_set_dash(cr, NULL, 0, 0);
             }
         }
         cairo_restore(cr);
     }
-    /* legend of the task names below the axes, never over the data */
-    style_font(cr, 6.5, 0);
-    double x = left, y = H - legend_h + 2;
-    for (int i = 0; i < tr->nnames; i++) {
-        cairo_text_extents_t te;
-        cairo_text_extents(cr, tr->names[i], &te);
-        style_color(cr, i, 1);
-        cairo_rectangle(cr, x, y - 3, 7, 5);
-        cairo_fill(cr);
-        cairo_set_source_rgb(cr, 0, 0, 0);
-        style_text(cr, x + 9, y - 0.5, tr->names[i], 0, 0.5);
-        x += 9 + te.x_advance + 8;
-    }
-    /* the power lines' GPUs, when they can be told apart */
-    for (int r = 0; power && rows <= 8 && r < rows; r++) {
-        char lab[32];
-        snprintf(lab, sizeof lab, "GPU %d power", r);
-        cairo_text_extents_t te;
-        cairo_text_extents(cr, lab, &te);
-        if (x + 22 + te.x_advance > W)
-            break;
-        style_color(cr, r, 0.9);
-        cairo_set_line_width(cr, 0.8);
-        cairo_move_to(cr, x, y - 0.5);
-        cairo_line_to(cr, x + 8, y - 0.5);
-        cairo_stroke(cr);
-        cairo_set_source_rgb(cr, 0, 0, 0);
-        style_text(cr, x + 10, y - 0.5, lab, 0, 0.5);
-        x += 10 + te.x_advance + 8;
-    }
+    /* the legend below the axes, never over the data */
+    legend_rows(cr, tr, power, left, W, H - legend_h + 4);
     fig_title(cr, o, W);
 }
 
