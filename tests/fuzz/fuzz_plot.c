@@ -55,9 +55,12 @@ FUZZ_TARGET(plot)
     case 3: k.facet = "model"; break;
     case 4: k.normalize = 1; k.y = "batch"; break;
     case 5: k.metric = "time"; k.against = "fastest"; break;
+    case 6: k.objective = "energy-within-slowdown=5"; o.legend = WL_PLOT_LEGEND_INSIDE; break;
+    case 7: k.y = "model"; k.edp = 1; k.objective = "edp"; k.facet = "gpu"; break;
     default: break;
     }
-    (void)kind->fn(t, &k, &o, out, &err);
+    if (kind->fn) /* file kinds (timeline) read no table */
+        (void)kind->fn(t, &k, &o, out, &err);
     wl_results_table_free(t);
     return 0;
 }
