@@ -1820,15 +1820,17 @@ static void bar_pair(cairo_t *cr, const axes *a, size_t r, double bw, const doub
     }
 }
 
-/* A category label under the axis at x = cx, slanted 30 degrees. */
+/* A category label under the axis, slanted 30 degrees and ending at its
+ * slot (x = cx): it runs down to the left, into the left margin, never past
+ * the figure's right edge. */
 static void slanted_label(cairo_t *cr, const axes *a, double cx, const char *text)
 {
     cairo_save(cr);
-    cairo_translate(cr, cx, a->y0 + a->h + 3);
-    cairo_rotate(cr, M_PI / 6);
+    cairo_translate(cr, cx + 2, a->y0 + a->h + 4);
+    cairo_rotate(cr, -M_PI / 6);
     style_font(cr, 6, 0);
     cairo_set_source_rgb(cr, 0, 0, 0);
-    style_text(cr, 0, 0, text, 0, 0);
+    style_text(cr, 0, 0, text, 1, 0.5);
     cairo_restore(cr);
 }
 
