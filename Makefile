@@ -9,7 +9,7 @@
 
 CC ?= cc
 SHARED ?= ../shared
-PKGS = gsl inih cairo libpng
+PKGS = gsl inih cairo libpng xgboost
 WARN = -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes
 OMPFLAGS ?= -fopenmp
 BASECFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OMPFLAGS)
@@ -36,11 +36,12 @@ CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c calib/crossval.c calib/
 SWEEP_SRC = sweep/sweep.c
 PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/compare.c
 PLOT_SRC = plot/plot.c plot/kinds.c plot/report.c plot/timeline.c
+LEARN_SRC = learn/learn.c
 CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/pipeline.c cluster/cluster.c cluster/search.c
-CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/cmd_cluster.c cli/args.c
-LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)
+CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/cmd_cluster.c cli/cmd_learn.c cli/args.c
+LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini)) $(sort $(wildcard presets/systems/*.ini))
-TESTS = test_core test_train test_presets test_results test_calib test_cli test_pareto test_sweep test_plot test_cluster \
+TESTS = test_core test_train test_presets test_results test_calib test_cli test_pareto test_sweep test_plot test_cluster test_learn \
         test_fuzz_replay test_python
 FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot
 FUZZ_SECONDS ?= 60
@@ -191,7 +192,7 @@ docs-figures: run
 PREFIX ?= /usr/local
 HEADERS = core/wattlas_core.h presets/wattlas_presets.h results/wattlas_results.h \
           calib/wattlas_calib.h sweep/wattlas_sweep.h pareto/wattlas_pareto.h plot/wattlas_plot.h \
-          cluster/wattlas_cluster.h
+          cluster/wattlas_cluster.h learn/wattlas_learn.h
 install: all $(BUILD)/libwattlas.a
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/wattlas
 	install -m 755 $(BIN)/wattlas $(DESTDIR)$(PREFIX)/bin/

@@ -275,6 +275,23 @@ int wl_calib_validation_row(wl_calib_validation *v, size_t i, wl_results_cell *c
     return WL_OK;
 }
 
+int wl_calib_validation_predict(wl_calib_validation *v, size_t i, const wl_core_gpu **gpu,
+                                wl_core_result *res, int *scored)
+{
+    const wl_calib_row *r = wl_calib_row_at(v->set, i);
+    size_t k = 0;
+    while (k + 1 < v->ng && !wl_preset_gpu_names(r->gpu, v->gpus[k].id))
+        k++;
+    wl_calib_problem *p = v->P[k];
+    const char *why;
+    *gpu = &v->gpus[k];
+    *scored = 0;
+    if (!wl_calib_row_ok(p, i, &why) || wl_calib_predict(p, i, res))
+        return WL_ENOTFOUND;
+    *scored = wl_calib_row_scored(p, i, &why);
+    return WL_OK;
+}
+
 void wl_calib_validation_counts(const wl_calib_validation *v, wl_calib_validation_summary *s)
 {
     memset(s, 0, sizeof *s);

@@ -244,6 +244,10 @@ const wl_results_col *wl_calib_validation_cols(const wl_calib_validation *v, siz
  * prediction cells are empty). Rows are taken in order, once each. */
 int wl_calib_validation_row(wl_calib_validation *v, size_t i, wl_results_cell *cells,
                             const char **why);
+/* Row i's analytical prediction on its GPU (*gpu), without counting it:
+ * WL_ENOTFOUND when it cannot be modelled; *scored as wl_calib_row_scored. */
+int wl_calib_validation_predict(wl_calib_validation *v, size_t i, const wl_core_gpu **gpu,
+                                wl_core_result *res, int *scored);
 typedef struct {
     size_t scored, not_modelled, traced, covered;
     double mape_time, mape_power, mape_energy; /* pooled over GPUs, by rows */

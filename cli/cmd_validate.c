@@ -1,6 +1,7 @@
 /* wattlas validate */
 #include "cli.h"
 #include "../calib/wattlas_calib.h"
+#include "../learn/wattlas_learn.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -36,6 +37,10 @@ static void help(FILE *f)
 "  --no-lomo     skip the leave-one-model-out refits\n"
 "  --interval L  add predicted_*_lo/hi columns: the prediction interval at level\n"
 "                L (0.95 or 95), and report how often it covers the measurement\n"
+"  --learned MODEL.json  predictions of a model from 'wattlas learn': a hybrid\n"
+"                corrects the analytical prediction (fading to none outside\n"
+"                its training domain), a plain one replaces it; stderr gives\n"
+"                both models' MAPE on the same rows\n"
 "  --quiet       no per-row notes on stderr\n"
 "  --format csv|ndjson|json|table  (default csv)   -o FILE (atomically)\n\n"
 "Beside the measurements: with DATA/measurements/X.csv, a GPU whose preset\n"
@@ -49,7 +54,7 @@ static void help(FILE *f)
 #define MAX_IDLE 16
 
 typedef struct {
-    const char *path, *out;
+    const char *path, *out, *learned;
     const char *idle[MAX_IDLE];
     wl_calib_validation_options v;
     int no_lomo, quiet;
@@ -69,6 +74,7 @@ static int validate_parse(int argc, char **argv, validate_opts *o)
                                        {"in", required_argument, 0, 'N'},
                                        {"format", required_argument, 0, 'f'},
                                        {"quiet", no_argument, 0, 'q'},
+                                       {"learned", required_argument, 0, 'L'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     const char *in = NULL;
@@ -84,6 +90,7 @@ static int validate_parse(int argc, char **argv, validate_opts *o)
         case 'B': o->v.beside = 0; break;
         case 'N': in = optarg; break;
         case 'q': o->quiet = 1; break;
+        case 'L': o->learned = optarg; break;
         case 'f': rc = cli_format(cmd, optarg, &o->format); break;
         case 'i':
             if (o->v.n_idle == MAX_IDLE)
@@ -196,11 +203,16 @@ static int validate_run(validate_opts *o)
     o->v.idle_specs = o->idle;
     o->v.note = o->quiet ? NULL : cli_note;
     o->v.note_user = (void *)cmd;
+    wl_learn_model *lm = NULL;
+    wl_learn_tally lt = {0};
+    if (o->learned && wl_learn_model_load(o->learned, &lm, &err))
+        return cli_fail(cmd, &err);
     int vrc = wl_calib_validation_create(o->path, &o->v, &v, &err);
     if (vrc) {
         /* a bad --idle specification or an unknown --gpu is a usage error */
         if (!strcmp(err.field, "idle") && !err.line)
             return cli_usage(cmd, "--idle %s: %s", err.source, err.text);
+        wl_learn_model_free(lm);
         if (vrc == WL_ENOTFOUND && o->v.gpu && !strcmp(err.source, o->v.gpu))
             return cli_usage(cmd, "--gpu %s: %s", o->v.gpu, err.text);
         return cli_fail(cmd, &err);
@@ -215,7 +227,8 @@ static int validate_run(validate_opts *o)
     const wl_calib_set *set = wl_calib_validation_set(v);
     for (size_t i = 0; !rc && i < wl_calib_count(set); i++) {
         const char *why = NULL;
-        int r = wl_calib_validation_row(v, i, cells, &why);
+        int r = lm ? wl_learn_validation_row(lm, v, i, cells, &why, &lt)
+                   : wl_calib_validation_row(v, i, cells, &why);
         if (why && !o->quiet)
             fprintf(stderr, "%s:%d: %s: %s\n", o->path, wl_calib_row_at(set, i)->line,
                     r == WL_OK ? "predicted but not scored" : "not modelled", why);
@@ -229,6 +242,22 @@ static int validate_run(validate_opts *o)
     }
     if (!rc) {
         summary(v, o);
+        if (lm && lt.scored) {
+            double n = (double)lt.scored;
+            fprintf(stderr, "\nwith %s (%s %s): MAPE time %.2f%%  power %.2f%%  energy %.2f%% "
+                            "(analytical alone on the same %zu rows: %.2f%%  %.2f%%  %.2f%%)\n",
+                    o->learned, wl_learn_model_hybrid(lm) ? "hybrid" : "plain",
+                    wl_learn_kind_name(wl_learn_model_kind(lm)), 100 * lt.ape_learned[0] / n,
+                    100 * lt.ape_learned[1] / n, 100 * lt.ape_learned[2] / n, lt.scored,
+                    100 * lt.ape_analytical[0] / n, 100 * lt.ape_analytical[1] / n,
+                    100 * lt.ape_analytical[2] / n);
+            if (lt.outside)
+                fprintf(stderr, "wattlas validate: warning: %zu of %zu rows lie outside the "
+                                "model's training domain (%zu beyond its margin: %s)\n",
+                        lt.outside, lt.scored, lt.faded,
+                        wl_learn_model_hybrid(lm) ? "the correction fades to none there"
+                                                  : "a plain model extrapolates there");
+        }
         wl_calib_validation_summary s;
         wl_calib_validation_counts(v, &s);
         if (!s.scored) {
@@ -237,6 +266,7 @@ static int validate_run(validate_opts *o)
         }
     }
     wl_calib_validation_free(v);
+    wl_learn_model_free(lm);
     return rc;
 }
 

@@ -17,6 +17,8 @@ static const cli_command commands[] = {
      cmd_energy_check},
     {"validate", "predictions against a measurements CSV, with MAPE and regret", cmd_validate},
     {"calibrate", "fit a GPU's coefficients to measurements", cmd_calibrate},
+    {"learn", "a learned predictor (random forest, boosted trees, or a hybrid correction)",
+     cmd_learn},
     {"sweep", "grids of clocks, voltages, GPUs and workloads", cmd_sweep},
     {"merge", "join the shards of a sweep", cmd_merge},
     {"pareto", "energy-runtime Pareto fronts of a sweep", cmd_pareto},

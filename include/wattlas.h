@@ -10,6 +10,7 @@
  *   sweep    grids, parallel and MPI evaluation, shards      (wl_sweep_*)
  *   pareto   fronts, objectives, savings, schedules, optima  (wl_pareto_*)
  *   plot     figures and whole-study reports                 (wl_plot_*)
+ *   learn    learned predictors over measurements (XGBoost)  (wl_learn_*)
  *
  * Build against it with pkg-config: cc app.c $(pkg-config --cflags --libs
  * wattlas) after 'make install PREFIX=...' (and PKG_CONFIG_PATH pointing at
@@ -25,5 +26,6 @@
 #include "../pareto/wattlas_pareto.h"
 #include "../plot/wattlas_plot.h"
 #include "../cluster/wattlas_cluster.h"
+#include "../learn/wattlas_learn.h"
 
 #endif

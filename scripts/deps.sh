@@ -2,13 +2,14 @@
 # Install the Debian 12 packages wattlas needs, only those missing.
 # usage: deps.sh [fuzz]
 #   (none)  building, testing, the MPI build and the Python package: compiler,
-#           libraries, Open MPI, Python headers, setuptools and numpy
+#           libraries, Open MPI, Python headers, setuptools and numpy, XGBoost
+#           (wattlas learn trains through its C API)
 #   fuzz    also clang and its runtimes (libFuzzer, sanitizers) for make fuzz
 # Run as root on a fresh machine; as another user it only reports what is missing.
 set -eu
 pkgs="gcc make pkg-config libgsl-dev libinih-dev libcmocka-dev libcairo2-dev libpng-dev
       poppler-utils fonts-dejavu-core libopenmpi-dev openmpi-bin
-      python3-dev python3-setuptools python3-numpy"
+      python3-dev python3-setuptools python3-numpy libxgboost-dev"
 for group in "$@"; do
     case $group in
     fuzz) pkgs="$pkgs clang libclang-rt-14-dev" ;;

@@ -1,0 +1,189 @@
+/* wattlas learn */
+#include "cli.h"
+#include "../learn/wattlas_learn.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void help(FILE *f)
+{
+    fprintf(f,
+"usage: wattlas learn MEASUREMENTS.csv -o MODEL.json [--kind rf|gbt] [--hybrid]\n"
+"                     [--kfold K] [--lomo] [--importance FILE.csv] [--trees N]\n"
+"                     [--max-depth N] [--seed N] [--gpu ID] [--host ID] [--no-beside]\n"
+"                     [--no-refit]\n\n"
+"Trains a predictor of time, power and energy on measurements (the schema of\n"
+"shared/data/measurements) with XGBoost: a random forest (rf, the default) or\n"
+"gradient-boosted trees (gbt).\n"
+"  plain     features of the GPU (SMs, peak rate for the precision, DRAM\n"
+"            bandwidth, power limit, L2), the workload (layers, d_model, heads,\n"
+"            d_ff, batch, seq, dtype, mode, attention) and the operating point\n"
+"            (clock, voltage); targets log time, power and energy\n"
+"  --hybrid  the target is the log ratio of the measurement to wattlas's own\n"
+"            prediction, with the prediction's parts as more features: the\n"
+"            result multiplies the analytical prediction, and fades to it\n"
+"            outside the training domain\n"
+"Every row is predicted on its own GPU's preset (as 'wattlas validate').\n"
+"stderr gets the cross-validated MAPE (k-fold by workload, default 4; with\n"
+"--lomo also leave one model out) of the learned model and of the analytical\n"
+"model alone on the same held-out rows. Each fold refits the analytical\n"
+"model's coefficients without its held-out rows too (a GPU calibrated on this\n"
+"data), so that neither model has seen them; --no-refit keeps the preset's\n"
+"(in-sample when the preset was fitted to this file). MODEL.json records the features,\n"
+"their training domain, the data's fingerprint and the wattlas version; use\n"
+"it with 'wattlas validate --learned'.\n"
+"  --importance FILE.csv  feature importances (share of split gain per target);\n"
+"                 'wattlas plot importance FILE.csv' draws them\n"
+"  --trees N      rf: trees; gbt: boosting rounds (default 200 / 300)\n"
+"  --max-depth N  default rf 8, gbt 4, hybrid gbt 3\n"
+"  --seed N       XGBoost's seed (default 1); training is single-threaded, so a\n"
+"                 model file is the same run after run\n");
+}
+
+typedef struct {
+    const char *path, *out, *importance;
+    wl_learn_options lo;
+    wl_calib_validation_options vo;
+    int kfold, lomo, no_refit;
+} learn_opts;
+
+static int learn_parse(int argc, char **argv, learn_opts *o)
+{
+    const char *cmd = "learn";
+    static const struct option lo[] = {
+        {"kind", required_argument, 0, 'k'},   {"hybrid", no_argument, 0, 'H'},
+        {"kfold", required_argument, 0, 'K'},  {"lomo", no_argument, 0, 'L'},
+        {"importance", required_argument, 0, 'I'}, {"trees", required_argument, 0, 'T'},
+        {"max-depth", required_argument, 0, 'D'}, {"seed", required_argument, 0, 's'},
+        {"gpu", required_argument, 0, 'g'},    {"host", required_argument, 0, 'h' + 256},
+        {"no-beside", no_argument, 0, 'B'},    {"in", required_argument, 0, 'N'},
+        {"no-refit", no_argument, 0, 'R'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    const char *in = NULL;
+    optind = 1;
+    opterr = 0;
+    int c, rc = 0;
+    double v;
+    while (!rc && (c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
+        switch (c) {
+        case 'k':
+            if (wl_learn_kind_parse(optarg, &o->lo.kind))
+                rc = cli_usage(cmd, "--kind: expected rf or gbt, got '%.60s'", optarg);
+            break;
+        case 'H': o->lo.hybrid = 1; break;
+        case 'K':
+            if (!(rc = cli_real(cmd, "--kfold", optarg, 2, 100, &v)))
+                o->kfold = (int)v;
+            break;
+        case 'L': o->lomo = 1; break;
+        case 'I': o->importance = optarg; break;
+        case 'T':
+            if (!(rc = cli_real(cmd, "--trees", optarg, 1, 5000, &v)))
+                o->lo.trees = (int)v;
+            break;
+        case 'D':
+            if (!(rc = cli_real(cmd, "--max-depth", optarg, 1, 16, &v)))
+                o->lo.max_depth = (int)v;
+            break;
+        case 's':
+            if (!(rc = cli_real(cmd, "--seed", optarg, 0, 4294967295.0, &v)))
+                o->lo.seed = (unsigned)v;
+            break;
+        case 'g': o->vo.gpu = optarg; break;
+        case 'h' + 256: o->vo.host = optarg; break;
+        case 'B': o->vo.beside = 0; break;
+        case 'R': o->no_refit = 1; break;
+        case 'N': in = optarg; break;
+        case 'o': o->out = optarg; break;
+        case 'h': help(stdout); return CLI_HELP;
+        default: rc = cli_bad_option(cmd, c, argv); break;
+        }
+    }
+    if (!rc)
+        rc = cli_input(cmd, in, argc, argv, optind, &o->path);
+    if (!rc && (!o->path || !o->out))
+        rc = cli_usage(cmd, "expected MEASUREMENTS.csv and -o MODEL.json");
+    return rc;
+}
+
+static void print_cv(const char *what, const wl_learn_cv *cv, int hybrid)
+{
+    fprintf(stderr, "%s (%d folds, %zu held-out rows): %s MAPE time %.2f%%  power %.2f%%  "
+                    "energy %.2f%%; analytical alone %.2f%%  %.2f%%  %.2f%%\n",
+            what, cv->folds, cv->rows, hybrid ? "hybrid" : "learned", cv->learned[0],
+            cv->learned[1], cv->learned[2], cv->analytical[0], cv->analytical[1],
+            cv->analytical[2]);
+}
+
+static int write_importance(const char *cmd, const char *path, const wl_learn_model *m)
+{
+    static const wl_results_col cols[4] = {
+        WL_RESULTS_COL("feature", WL_COL_TEXT, 0, 22),
+        WL_RESULTS_COL("time_importance", WL_COL_NUM, 4, 0),
+        WL_RESULTS_COL("power_importance", WL_COL_NUM, 4, 0),
+        WL_RESULTS_COL("energy_importance", WL_COL_NUM, 4, 0)};
+    double imp[3 * WL_LEARN_FEATURES];
+    wl_learn_importance(m, imp);
+    cli_rows rows;
+    int rc = cli_rows_open(cmd, path, WL_FMT_CSV, cols, 4, &rows);
+    int nf = wl_learn_model_hybrid(m) ? WL_LEARN_FEATURES : WL_LEARN_PLAIN_FEATURES;
+    for (int f = 0; !rc && f < nf; f++) {
+        wl_results_cell cells[4] = {{wl_learn_feature_name(f), 0},
+                                    {NULL, imp[f]},
+                                    {NULL, imp[WL_LEARN_FEATURES + f]},
+                                    {NULL, imp[2 * WL_LEARN_FEATURES + f]}};
+        if (wl_results_writer_row(rows.w, cells))
+            rc = EXIT_RUNTIME;
+    }
+    if (rows.w) {
+        int crc = cli_rows_close(cmd, &rows, !rc);
+        rc = rc ? rc : crc;
+    }
+    return rc;
+}
+
+int cmd_learn(int argc, char **argv)
+{
+    const char *cmd = "learn";
+    learn_opts o = {.vo = {.beside = 1}, .kfold = 4};
+    wl_learn_options_default(&o.lo);
+    int rc = learn_parse(argc, argv, &o);
+    if (rc)
+        return rc == CLI_HELP ? 0 : rc;
+    wl_error err = {0};
+    wl_learn_data d;
+    if (wl_learn_data_load(o.path, &o.vo, &d, &err))
+        return cli_fail(cmd, &err);
+    wl_learn_cv cv;
+    char what[160];
+    snprintf(what, sizeof what, "wattlas learn: %s %s, %zu rows, %d-fold by workload",
+             wl_learn_kind_name(o.lo.kind), o.lo.hybrid ? "hybrid" : "plain", d.n, o.kfold);
+    if (wl_learn_crossval(&d, &o.lo, o.kfold, !o.no_refit, &cv, &err)) {
+        rc = cli_fail(cmd, &err);
+        goto done;
+    }
+    print_cv(what, &cv, o.lo.hybrid);
+    if (o.lomo) {
+        if (wl_learn_crossval(&d, &o.lo, 0, !o.no_refit, &cv, &err)) {
+            rc = cli_fail(cmd, &err);
+            goto done;
+        }
+        print_cv("wattlas learn: leave one model out", &cv, o.lo.hybrid);
+    }
+    wl_learn_model *m = NULL;
+    if (wl_learn_train(&d, NULL, &o.lo, &m, &err)) {
+        rc = cli_fail(cmd, &err);
+        goto done;
+    }
+    wl_learn_set_fingerprint(m, d.fingerprint, d.n);
+    if (wl_learn_model_save(m, o.out, &err))
+        rc = cli_fail(cmd, &err);
+    if (!rc && o.importance)
+        rc = write_importance(cmd, o.importance, m);
+    wl_learn_model_free(m);
+done:
+    wl_learn_data_free(&d);
+    return rc;
+}

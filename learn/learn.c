@@ -1,0 +1,961 @@
+/* Learned predictors: features, training through XGBoost, our own tree
+ * evaluator, the domain fade, the model file and cross-validation. */
+#include "wattlas_learn.h"
+#include "../core/json.h"
+#include "../presets/wattlas_presets.h"
+#include "../results/wattlas_results.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xgboost/c_api.h>
+
+#define LEARN_FORMAT "wattlas-learned/1"
+
+static const char *const feature_names[WL_LEARN_FEATURES] = {
+    "sms", "peak_tflops", "dram_bw_gbs", "power_limit_w", "l2_size_mb",
+    "layers", "d_model", "heads", "d_ff",
+    "batch", "seq", "dtype_bytes", "mode", "flash_attention",
+    "sm_clock_mhz", "voltage_mv",
+    "log10_predicted_time_ms", "compute_energy_share", "memory_energy_share",
+    "launch_bound_share", "throttled", "effective_clock_ratio"};
+static const char *const target_names[3] = {"time_ms", "power_w", "energy_j"};
+
+const char *wl_learn_feature_name(int f)
+{
+    return f >= 0 && f < WL_LEARN_FEATURES ? feature_names[f] : "";
+}
+
+const char *wl_learn_kind_name(wl_learn_kind k) { return k == WL_LEARN_GBT ? "gbt" : "rf"; }
+
+int wl_learn_kind_parse(const char *s, wl_learn_kind *out)
+{
+    if (!strcmp(s, "rf"))
+        *out = WL_LEARN_RF;
+    else if (!strcmp(s, "gbt"))
+        *out = WL_LEARN_GBT;
+    else
+        return WL_EINVAL;
+    return WL_OK;
+}
+
+/* ---- features ------------------------------------------------------------------- */
+
+void wl_learn_features(const wl_core_gpu *g, const wl_core_model *m, const wl_learn_case *c,
+                       const wl_core_result *pred, double *x)
+{
+    double per_clk = fmax(g->tc_flop_per_clk_sm[c->dtype], g->cuda_flop_per_clk_sm[c->dtype]);
+    x[WL_LF_SMS] = g->sms;
+    x[WL_LF_PEAK_TFLOPS] = per_clk * g->sms * g->sm_clock_max_mhz * 1e-6;
+    x[WL_LF_DRAM_GBS] = g->dram_bw_gbs;
+    x[WL_LF_TDP_W] = g->power_limit_w;
+    x[WL_LF_L2_MB] = g->l2_size_mb;
+    x[WL_LF_LAYERS] = m ? m->layers : 0;
+    x[WL_LF_D_MODEL] = m ? m->d_model : 0;
+    x[WL_LF_HEADS] = m ? m->heads : 0;
+    x[WL_LF_D_FF] = m ? m->d_ff : 0;
+    x[WL_LF_BATCH] = (double)c->batch;
+    x[WL_LF_SEQ] = (double)c->seq;
+    x[WL_LF_DTYPE_BYTES] = wl_dtype_bytes(c->dtype);
+    x[WL_LF_MODE] = c->mode;
+    x[WL_LF_FLASH] = c->attention == WL_ATTN_FLASH;
+    x[WL_LF_CLOCK_MHZ] = c->sm_clock_mhz;
+    x[WL_LF_VOLTAGE_MV] = pred->voltage_mv;
+    double e = pred->energy_j > 0 ? pred->energy_j : 1;
+    x[WL_LF_LOG_TIME] = pred->time_ms > 0 ? log10(pred->time_ms) : 0;
+    x[WL_LF_COMPUTE_SHARE] = pred->energy_dyn_compute_j / e;
+    x[WL_LF_MEMORY_SHARE] = pred->energy_dyn_memory_j / e;
+    x[WL_LF_LAUNCH_SHARE] = pred->launch_bound_frac;
+    x[WL_LF_THROTTLED] = pred->throttled != 0;
+    x[WL_LF_CLOCK_RATIO] = c->sm_clock_mhz > 0 ? pred->effective_clock_mhz / c->sm_clock_mhz : 1;
+}
+
+/* ---- the model ------------------------------------------------------------------- */
+
+/* A forest for one target: margin = base + the sum of its trees' leaves. */
+typedef struct {
+    double base;
+    size_t ntrees, nnodes;
+    size_t *start;      /* ntrees + 1: each tree's first node */
+    int *feat, *left, *right;
+    unsigned char *dleft; /* missing values go left */
+    float *thr, *value, *gain;
+} forest;
+
+struct wl_learn_model {
+    wl_learn_kind kind;
+    int hybrid, nfeat;
+    double lo[WL_LEARN_FEATURES], hi[WL_LEARN_FEATURES];
+    forest f[3];
+    char fingerprint[64];
+    size_t rows;
+    wl_learn_options opt;
+};
+
+static void forest_free(forest *f)
+{
+    free(f->start);
+    free(f->feat);
+    free(f->left);
+    free(f->right);
+    free(f->dleft);
+    free(f->thr);
+    free(f->value);
+    free(f->gain);
+    memset(f, 0, sizeof *f);
+}
+
+static int forest_alloc(forest *f, size_t ntrees, size_t nnodes)
+{
+    f->ntrees = ntrees;
+    f->nnodes = nnodes;
+    f->start = calloc(ntrees + 1, sizeof *f->start);
+    f->feat = calloc(nnodes + 1, sizeof *f->feat);
+    f->left = calloc(nnodes + 1, sizeof *f->left);
+    f->right = calloc(nnodes + 1, sizeof *f->right);
+    f->dleft = calloc(nnodes + 1, 1);
+    f->thr = calloc(nnodes + 1, sizeof *f->thr);
+    f->value = calloc(nnodes + 1, sizeof *f->value);
+    f->gain = calloc(nnodes + 1, sizeof *f->gain);
+    return f->start && f->feat && f->left && f->right && f->dleft && f->thr && f->value && f->gain
+               ? WL_OK
+               : WL_ENOMEM;
+}
+
+void wl_learn_model_free(wl_learn_model *m)
+{
+    if (!m)
+        return;
+    for (int t = 0; t < 3; t++)
+        forest_free(&m->f[t]);
+    free(m);
+}
+
+int wl_learn_model_hybrid(const wl_learn_model *m) { return m->hybrid; }
+wl_learn_kind wl_learn_model_kind(const wl_learn_model *m) { return m->kind; }
+
+void wl_learn_set_fingerprint(wl_learn_model *m, const char *fp, size_t rows)
+{
+    snprintf(m->fingerprint, sizeof m->fingerprint, "%s", fp);
+    m->rows = rows;
+}
+
+/* The trees compare in single precision, as XGBoost does. */
+static double forest_eval(const forest *f, const double *x)
+{
+    double s = f->base;
+    for (size_t t = 0; t < f->ntrees; t++) {
+        size_t i = f->start[t], root = i;
+        while (f->left[i] >= 0) {
+            double v = x[f->feat[i]];
+            int go_left = isnan(v) ? f->dleft[i] : (float)v < f->thr[i];
+            i = root + (size_t)(go_left ? f->left[i] : f->right[i]);
+        }
+        s += f->value[i];
+    }
+    return s;
+}
+
+/* 1 inside the training domain, 0 beyond 10% of a feature's range outside
+ * it (any difference for a feature the data never varied), linear between. */
+static double domain_of(const wl_learn_model *m, const double *x)
+{
+    double d = 1;
+    for (int f = 0; f < m->nfeat; f++) {
+        double v = x[f], lo = m->lo[f], hi = m->hi[f];
+        if (v >= lo && v <= hi)
+            continue;
+        if (!isfinite(v))
+            return 0;
+        double margin = 0.1 * (hi - lo), out = v < lo ? lo - v : v - hi;
+        double w = margin > 0 ? 1 - out / margin : 0;
+        d = fmin(d, w > 0 ? w : 0);
+    }
+    return d;
+}
+
+void wl_learn_eval(const wl_learn_model *m, const double *x, double out[3], double *domain)
+{
+    double d = domain_of(m, x);
+    if (domain)
+        *domain = d;
+    for (int t = 0; t < 3; t++) {
+        double margin = forest_eval(&m->f[t], x);
+        /* a hybrid's correction fades to exactly 1 outside the domain */
+        out[t] = m->hybrid ? exp(d * margin) : exp(margin);
+    }
+}
+
+void wl_learn_apply(const wl_learn_model *m, const double *x, wl_core_result *r, double *domain)
+{
+    double c[3];
+    wl_learn_eval(m, x, c, domain);
+    if (!m->hybrid) {
+        r->time_ms = c[0];
+        r->power_w = c[1];
+        r->energy_j = c[2];
+        return;
+    }
+    r->time_ms *= c[0];
+    r->power_w *= c[1];
+    r->energy_j *= c[2];
+    r->energy_dyn_compute_j *= c[2];
+    r->energy_dyn_memory_j *= c[2];
+    r->energy_static_j *= c[2];
+}
+
+void wl_learn_importance(const wl_learn_model *m, double *imp)
+{
+    for (int t = 0; t < 3; t++) {
+        double *row = imp + t * WL_LEARN_FEATURES, sum = 0;
+        for (int f = 0; f < WL_LEARN_FEATURES; f++)
+            row[f] = 0;
+        const forest *fo = &m->f[t];
+        for (size_t i = 0; i < fo->nnodes; i++)
+            if (fo->left[i] >= 0 && fo->feat[i] >= 0 && fo->feat[i] < WL_LEARN_FEATURES) {
+                row[fo->feat[i]] += fo->gain[i];
+                sum += fo->gain[i];
+            }
+        for (int f = 0; sum > 0 && f < WL_LEARN_FEATURES; f++)
+            row[f] /= sum;
+    }
+}
+
+/* ---- training data --------------------------------------------------------------------- */
+
+static int row_case(const wl_calib_row *r, wl_learn_case *c);
+
+void wl_learn_data_free(wl_learn_data *d)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        free(d->workload ? d->workload[i] : NULL);
+        free(d->model ? d->model[i] : NULL);
+    }
+    free(d->x);
+    free(d->meas);
+    free(d->pred);
+    free(d->workload);
+    free(d->model);
+    free(d->src);
+    free(d->cases);
+    free(d->gpu);
+    free(d->model_index);
+    free(d->models);
+    wl_calib_validation_free(d->v);
+    memset(d, 0, sizeof *d);
+}
+
+int wl_learn_data_load(const char *path, const wl_calib_validation_options *vo,
+                       wl_learn_data *out, wl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    char *bytes = NULL;
+    size_t blen = 0;
+    int rc = wl_core_read_file(path, &bytes, &blen, err);
+    if (rc)
+        return rc;
+    /* FNV-1a, 64 bits: the data the model was trained on */
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < blen; i++) {
+        h ^= (unsigned char)bytes[i];
+        h *= 1099511628211ULL;
+    }
+    free(bytes);
+    snprintf(out->fingerprint, sizeof out->fingerprint, "fnv1a64:%016llx", (unsigned long long)h);
+    wl_calib_validation *v = NULL;
+    rc = wl_calib_validation_create(path, vo, &v, err);
+    if (rc)
+        return rc;
+    out->v = v;
+    const wl_calib_set *set = wl_calib_validation_set(v);
+    size_t n = wl_calib_count(set);
+    out->x = malloc((n + 1) * WL_LEARN_FEATURES * sizeof *out->x);
+    out->meas = malloc((n + 1) * 3 * sizeof *out->meas);
+    out->pred = malloc((n + 1) * 3 * sizeof *out->pred);
+    out->workload = calloc(n + 1, sizeof *out->workload);
+    out->model = calloc(n + 1, sizeof *out->model);
+    out->src = calloc(n + 1, sizeof *out->src);
+    out->cases = calloc(n + 1, sizeof *out->cases);
+    out->gpu = calloc(n + 1, sizeof *out->gpu);
+    out->models = calloc(n + 1, sizeof *out->models);
+    int *have = calloc(n + 1, sizeof *have);
+    if (!out->x || !out->meas || !out->pred || !out->workload || !out->model || !out->src ||
+        !out->cases || !out->gpu || !out->models || !have)
+        rc = WL_ENOMEM;
+    /* model presets by name, loaded once: rows j with the same model share
+     * out->models[k] */
+    size_t *first = calloc(n + 1, sizeof *first);
+    if (!first)
+        rc = WL_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const wl_calib_row *r = wl_calib_row_at(set, i);
+        const wl_core_gpu *g;
+        wl_core_result res;
+        int scored = 0;
+        wl_learn_case c;
+        if (wl_calib_validation_predict(v, i, &g, &res, &scored) || !scored || row_case(r, &c))
+            continue;
+        size_t k = 0;
+        while (k < out->nmodels && strcmp(wl_calib_row_at(set, first[k])->model, r->model))
+            k++;
+        if (k == out->nmodels) {
+            wl_error e2;
+            first[k] = i;
+            have[k] = wl_preset_model_load(r->model, &out->models[k], &e2) == WL_OK;
+            out->nmodels++;
+        }
+        size_t j = out->n;
+        int gk = 0;
+        while ((size_t)gk + 1 < wl_calib_validation_gpus(v) && wl_calib_validation_gpu(v, (size_t)gk) != g)
+            gk++;
+        out->src[j] = i;
+        out->cases[j] = c;
+        out->gpu[j] = gk;
+        out->model[j] = NULL;
+        wl_learn_features(g, have[k] ? &out->models[k] : NULL, &c, &res,
+                          out->x + j * WL_LEARN_FEATURES);
+        const double mv[3] = {r->time_ms, r->power_w, r->energy_j};
+        const double pv[3] = {res.time_ms, res.power_w, res.energy_j};
+        memcpy(out->meas + 3 * j, mv, sizeof mv);
+        memcpy(out->pred + 3 * j, pv, sizeof pv);
+        out->workload[j] = wl_core_strprintf("%s/%s/b%lld/s%lld/%s/%s", r->gpu, r->model, r->batch,
+                                             r->seq, r->dtype, r->mode);
+        out->model[j] = wl_core_strprintf("%s", r->model);
+        out->n++;
+        if (!out->workload[j] || !out->model[j])
+            rc = WL_ENOMEM;
+    }
+    /* each row's model preset (-1: none) */
+    int *mi = calloc(out->n + 1, sizeof *mi);
+    if (!rc && !mi)
+        rc = WL_ENOMEM;
+    for (size_t j = 0; !rc && j < out->n; j++) {
+        const wl_calib_row *r = wl_calib_row_at(set, out->src[j]);
+        size_t k = 0;
+        while (k < out->nmodels && strcmp(wl_calib_row_at(set, first[k])->model, r->model))
+            k++;
+        mi[j] = k < out->nmodels && have[k] ? (int)k : -1;
+    }
+    out->model_index = mi;
+    free(first);
+    free(have);
+    if (!rc && out->n < 8) {
+        wl_error_set(err, path, 0, "", "%zu scored rows: too few to learn from (at least 8)", out->n);
+        rc = WL_EINVAL;
+    }
+    if (rc)
+        wl_learn_data_free(out);
+    return rc;
+}
+
+/* A measured row's case; WL_EINVAL when its dtype or mode is unknown. */
+static int row_case(const wl_calib_row *r, wl_learn_case *c)
+{
+    *c = (wl_learn_case){.batch = r->batch, .seq = r->seq, .sm_clock_mhz = r->sm_clock_mhz};
+    if (wl_dtype_parse(r->dtype, &c->dtype) || wl_mode_parse(r->mode, &c->mode))
+        return WL_EINVAL;
+    if (!r->attention[0] || wl_attention_parse(r->attention, &c->attention))
+        c->attention = WL_ATTN_EAGER;
+    return WL_OK;
+}
+
+int wl_learn_validation_row(const wl_learn_model *m, wl_calib_validation *v, size_t i,
+                            wl_results_cell *cells, const char **why, wl_learn_tally *t)
+{
+    int rc = wl_calib_validation_row(v, i, cells, why);
+    if (rc)
+        return rc;
+    const wl_calib_row *r = wl_calib_row_at(wl_calib_validation_set(v), i);
+    const wl_core_gpu *g;
+    wl_core_result res;
+    int scored;
+    wl_learn_case c;
+    if (wl_calib_validation_predict(v, i, &g, &res, &scored) || row_case(r, &c))
+        return WL_OK; /* the analytical prediction stands */
+    wl_core_model mdl, *mp = NULL;
+    wl_error e2;
+    if (wl_preset_model_load(r->model, &mdl, &e2) == WL_OK)
+        mp = &mdl;
+    double x[WL_LEARN_FEATURES], dom;
+    wl_learn_features(g, mp, &c, &res, x);
+    const double an[3] = {res.time_ms, res.power_w, res.energy_j};
+    wl_learn_apply(m, x, &res, &dom);
+    const double le[3] = {res.time_ms, res.power_w, res.energy_j};
+    size_t nin = wl_calib_ncols(wl_calib_validation_set(v));
+    for (int k = 0; k < 3; k++)
+        cells[nin + 1 + (size_t)k].v = le[k];
+    if (scored && t) {
+        const double me[3] = {r->time_ms, r->power_w, r->energy_j};
+        t->scored++;
+        t->outside += dom < 1;
+        t->faded += dom <= 0;
+        for (int k = 0; k < 3; k++) {
+            t->ape_learned[k] += fabs(le[k] / me[k] - 1);
+            t->ape_analytical[k] += fabs(an[k] / me[k] - 1);
+        }
+    }
+    return WL_OK;
+}
+
+/* ---- training ----------------------------------------------------------------------- */
+
+void wl_learn_options_default(wl_learn_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->kind = WL_LEARN_RF;
+    o->seed = 1;
+}
+
+static int xgb_fail(wl_error *err, const char *what)
+{
+    wl_error_set(err, "xgboost", 0, "", "%s: %s", what, XGBGetLastError());
+    return WL_EINVAL;
+}
+
+/* The trees of XGBoost's JSON model (learner.gradient_booster.model.trees:
+ * left_children, right_children, split_indices, split_conditions (the leaf
+ * value at a leaf), default_left, loss_changes) into a forest. */
+static int forest_from_xgb(const char *json, size_t len, double base, forest *f, wl_error *err)
+{
+    char msg[200];
+    int line = 0;
+    wj_value *doc = wj_parse(json, len, &line, msg, sizeof msg);
+    if (!doc) {
+        wl_error_set(err, "xgboost", line, "", "unreadable model: %s", msg);
+        return WL_EPARSE;
+    }
+    const wj_value *trees = wj_get(wj_get(wj_get(wj_get(doc, "learner"), "gradient_booster"),
+                                          "model"), "trees");
+    int rc = trees && trees->type == WJ_ARRAY ? WL_OK : WL_EPARSE;
+    size_t nn = 0;
+    for (size_t t = 0; !rc && t < trees->n; t++) {
+        const wj_value *lc = wj_get(&trees->items[t], "left_children");
+        if (!lc || lc->type != WJ_ARRAY)
+            rc = WL_EPARSE;
+        else
+            nn += lc->n;
+    }
+    if (!rc)
+        rc = forest_alloc(f, trees->n, nn);
+    size_t at = 0;
+    for (size_t t = 0; !rc && t < trees->n; t++) {
+        const wj_value *tr = &trees->items[t];
+        const wj_value *a[6] = {wj_get(tr, "left_children"), wj_get(tr, "right_children"),
+                                wj_get(tr, "split_indices"), wj_get(tr, "split_conditions"),
+                                wj_get(tr, "default_left"), wj_get(tr, "loss_changes")};
+        size_t m = a[0]->n;
+        for (int k = 0; k < 6; k++)
+            if (!a[k] || a[k]->type != WJ_ARRAY || a[k]->n != m)
+                rc = WL_EPARSE;
+        f->start[t] = at;
+        for (size_t i = 0; !rc && i < m; i++) {
+            f->left[at + i] = (int)a[0]->items[i].num;
+            f->right[at + i] = (int)a[1]->items[i].num;
+            f->feat[at + i] = (int)a[2]->items[i].num;
+            f->thr[at + i] = (float)a[3]->items[i].num;
+            f->value[at + i] = (float)a[3]->items[i].num;
+            f->dleft[at + i] = a[4]->items[i].num != 0;
+            f->gain[at + i] = (float)a[5]->items[i].num;
+            if (f->left[at + i] >= (int)m || f->right[at + i] >= (int)m ||
+                (f->left[at + i] >= 0 && (f->feat[at + i] < 0 || f->feat[at + i] >= WL_LEARN_FEATURES)))
+                rc = WL_EPARSE;
+        }
+        at += m;
+    }
+    f->start[f->ntrees] = at;
+    f->base = base;
+    wj_free(doc);
+    if (rc == WL_EPARSE)
+        wl_error_set(err, "xgboost", 0, "trees", "the model's trees are not as expected");
+    return rc;
+}
+
+static int train_target(const float *X, const float *y, size_t n, int nfeat,
+                        const wl_learn_options *o, int hybrid, forest *f, wl_error *err)
+{
+    DMatrixHandle dm = NULL;
+    BoosterHandle b = NULL;
+    int rc = WL_OK;
+    double mean = 0;
+    for (size_t i = 0; i < n; i++)
+        mean += y[i];
+    mean /= (double)n;
+    if (XGDMatrixCreateFromMat(X, (bst_ulong)n, (bst_ulong)nfeat, NAN, &dm) ||
+        XGDMatrixSetFloatInfo(dm, "label", y, (bst_ulong)n))
+        rc = xgb_fail(err, "data");
+    if (!rc && XGBoosterCreate(&dm, 1, &b))
+        rc = xgb_fail(err, "booster");
+    int rf = o->kind == WL_LEARN_RF;
+    int trees = o->trees > 0 ? o->trees : rf ? 200 : 300;
+    int depth = o->max_depth > 0 ? o->max_depth : rf ? (hybrid ? 4 : 8) : hybrid ? 2 : 4;
+    char v[7][32];
+    snprintf(v[0], sizeof v[0], "%d", depth);
+    snprintf(v[1], sizeof v[1], "%u", o->seed);
+    snprintf(v[2], sizeof v[2], "%d", o->threads > 0 ? o->threads : 1);
+    snprintf(v[3], sizeof v[3], "%.17g", mean);
+    snprintf(v[4], sizeof v[4], "%d", rf ? trees : 1);
+    const char *params[][2] = {
+        {"verbosity", "0"}, {"objective", "reg:squarederror"}, {"tree_method", "exact"},
+        {"max_depth", v[0]}, {"seed", v[1]}, {"nthread", v[2]}, {"base_score", v[3]},
+        {"num_parallel_tree", v[4]},
+        /* a forest: bagged deep trees at full step; boosting: small steps
+         * on shallow trees, a hybrid's the more cautious (it corrects a
+         * model that is already close) */
+        {"eta", rf ? "1" : hybrid ? "0.05" : "0.1"},
+        {"subsample", "0.8"},
+        {rf ? "colsample_bynode" : "colsample_bytree", "0.8"},
+        {"min_child_weight", hybrid ? "10" : "2"},
+        {"lambda", rf ? "0" : "1"}};
+    for (size_t i = 0; !rc && i < sizeof params / sizeof *params; i++)
+        if (XGBoosterSetParam(b, params[i][0], params[i][1]))
+            rc = xgb_fail(err, params[i][0]);
+    int rounds = rf ? 1 : trees;
+    for (int it = 0; !rc && it < rounds; it++)
+        if (XGBoosterUpdateOneIter(b, it, dm))
+            rc = xgb_fail(err, "training");
+    bst_ulong len = 0;
+    const char *buf = NULL;
+    if (!rc && XGBoosterSaveModelToBuffer(b, "{\"format\": \"json\"}", &len, &buf))
+        rc = xgb_fail(err, "model");
+    if (!rc)
+        rc = forest_from_xgb(buf, (size_t)len, mean, f, err);
+    /* our evaluator must agree with XGBoost's on the training rows */
+    bst_ulong plen = 0;
+    const float *pred = NULL;
+    if (!rc && XGBoosterPredict(b, dm, 0, 0, 0, &plen, &pred))
+        rc = xgb_fail(err, "prediction");
+    double xd[WL_LEARN_FEATURES];
+    for (size_t i = 0; !rc && i < n && i < (size_t)plen; i++) {
+        for (int k = 0; k < WL_LEARN_FEATURES; k++)
+            xd[k] = k < nfeat ? X[i * (size_t)nfeat + (size_t)k] : 0;
+        double mine = forest_eval(f, xd);
+        if (fabs(mine - pred[i]) > 1e-4 * (1 + fabs(pred[i]))) {
+            wl_error_set(err, "xgboost", 0, "trees",
+                         "the trees read back predict %.6g where XGBoost predicts %.6g", mine,
+                         (double)pred[i]);
+            rc = WL_EINVAL;
+        }
+    }
+    XGBoosterFree(b);
+    XGDMatrixFree(dm);
+    return rc;
+}
+
+int wl_learn_train(const wl_learn_data *d, const unsigned char *mask, const wl_learn_options *o,
+                   wl_learn_model **out, wl_error *err)
+{
+    *out = NULL;
+    wl_learn_model *m = calloc(1, sizeof *m);
+    size_t n = 0;
+    for (size_t i = 0; i < d->n; i++)
+        n += !mask || mask[i];
+    int nfeat = o->hybrid ? WL_LEARN_FEATURES : WL_LEARN_PLAIN_FEATURES;
+    float *X = malloc((n + 1) * (size_t)nfeat * sizeof *X), *y = malloc((n + 1) * sizeof *y);
+    int rc = m && X && y ? WL_OK : WL_ENOMEM;
+    if (!rc && n < 8) {
+        wl_error_set(err, "", 0, "", "%zu rows: too few to learn from (at least 8)", n);
+        rc = WL_EINVAL;
+    }
+    if (!rc) {
+        m->kind = o->kind;
+        m->hybrid = o->hybrid;
+        m->nfeat = nfeat;
+        m->opt = *o;
+        for (int f = 0; f < nfeat; f++) {
+            m->lo[f] = INFINITY;
+            m->hi[f] = -INFINITY;
+        }
+        size_t j = 0;
+        for (size_t i = 0; i < d->n; i++) {
+            if (mask && !mask[i])
+                continue;
+            for (int f = 0; f < nfeat; f++) {
+                double v = d->x[i * WL_LEARN_FEATURES + (size_t)f];
+                /* a hybrid does not split on what names the GPU or the
+                 * model (constant columns never split): its correction
+                 * follows the prediction's character (bound, shares,
+                 * clock, shape), which carries over to a model it has not
+                 * seen, rather than a model's own residual. Those features
+                 * still bound the domain. */
+                X[j * (size_t)nfeat + (size_t)f] =
+                    o->hybrid && f <= WL_LF_D_FF ? 0.0f : (float)v;
+                m->lo[f] = fmin(m->lo[f], v);
+                m->hi[f] = fmax(m->hi[f], v);
+            }
+            j++;
+        }
+    }
+    for (int t = 0; !rc && t < 3; t++) {
+        size_t j = 0;
+        for (size_t i = 0; i < d->n; i++) {
+            if (mask && !mask[i])
+                continue;
+            double meas = d->meas[3 * i + (size_t)t], pred = d->pred[3 * i + (size_t)t];
+            y[j++] = (float)(o->hybrid ? log(meas / pred) : log(meas));
+        }
+        rc = train_target(X, y, n, nfeat, o, o->hybrid, &m->f[t], err);
+    }
+    free(X);
+    free(y);
+    if (rc) {
+        wl_learn_model_free(m);
+        return rc;
+    }
+    m->rows = n;
+    *out = m;
+    return WL_OK;
+}
+
+/* ---- cross-validation ------------------------------------------------------------------ */
+
+/* The fold's analytical predictions and features: each GPU calibrated on
+ * its own data refitted on the training rows (train[j]), every row of it
+ * predicted with those coefficients; the others keep d's. x and pred are
+ * d->n rows. */
+static int fold_predictions(const wl_learn_data *d, const unsigned char *train, double *x,
+                            double *pred)
+{
+    memcpy(x, d->x, d->n * WL_LEARN_FEATURES * sizeof *x);
+    memcpy(pred, d->pred, d->n * 3 * sizeof *pred);
+    const wl_calib_set *set = wl_calib_validation_set(d->v);
+    size_t nrows = wl_calib_count(set), ng = wl_calib_validation_gpus(d->v);
+    unsigned char *mask = malloc(nrows + 1);
+    if (!mask)
+        return WL_ENOMEM;
+    for (size_t k = 0; k < ng; k++) {
+        wl_calib_problem *p = wl_calib_validation_problem(d->v, k);
+        wl_core_gpu orig = *wl_calib_problem_gpu(p), fitted;
+        if (orig.coef_source[0])
+            continue; /* a transfer: not fitted on this data */
+        memset(mask, 0, nrows);
+        size_t used = 0;
+        for (size_t j = 0; j < d->n; j++)
+            if (d->gpu[j] == (int)k && train[j]) {
+                mask[d->src[j]] = 1;
+                used++;
+            }
+        wl_calib_fit_info info;
+        if (!used || wl_calib_fit(p, mask, NULL, &fitted, &info) != WL_OK)
+            continue;
+        wl_calib_problem_set_gpu(p, &fitted);
+        for (size_t j = 0; j < d->n; j++) {
+            wl_core_result res;
+            if (d->gpu[j] != (int)k || wl_calib_predict(p, d->src[j], &res))
+                continue;
+            int mi = d->model_index[j];
+            wl_learn_features(&fitted, mi >= 0 ? &d->models[mi] : NULL, &d->cases[j], &res,
+                              x + j * WL_LEARN_FEATURES);
+            pred[3 * j] = res.time_ms;
+            pred[3 * j + 1] = res.power_w;
+            pred[3 * j + 2] = res.energy_j;
+        }
+        wl_calib_problem_set_gpu(p, &orig);
+    }
+    free(mask);
+    return WL_OK;
+}
+
+int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, int k, int refit,
+                      wl_learn_cv *out, wl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int *fold = malloc((d->n + 1) * sizeof *fold);
+    unsigned char *mask = malloc(d->n + 1);
+    double *fx = malloc((d->n + 1) * WL_LEARN_FEATURES * sizeof *fx),
+           *fp = malloc((d->n + 1) * 3 * sizeof *fp);
+    int rc = fold && mask && fx && fp ? WL_OK : WL_ENOMEM;
+    /* folds: each model (k = 0) or each workload, round robin over k in
+     * order of first appearance */
+    int nf = 0;
+    char **keys = k > 0 ? d->workload : d->model;
+    for (size_t i = 0; !rc && i < d->n; i++) {
+        size_t j = 0;
+        while (j < i && strcmp(keys[j], keys[i]))
+            j++;
+        if (j < i)
+            fold[i] = fold[j];
+        else
+            fold[i] = k > 0 ? nf++ % k : nf++;
+    }
+    if (k > 0 && nf > k)
+        nf = k;
+    if (!rc && nf < 2) {
+        wl_error_set(err, "", 0, "", "cross-validation needs at least two %s",
+                     k > 0 ? "workloads" : "models");
+        rc = WL_EINVAL;
+    }
+    double sa[3] = {0}, sl[3] = {0};
+    size_t held = 0;
+    for (int fo = 0; !rc && fo < nf; fo++) {
+        for (size_t i = 0; i < d->n; i++)
+            mask[i] = fold[i] != fo;
+        /* the fold's view of the data: refitted predictions, or d's own */
+        wl_learn_data fd = *d;
+        if (refit && d->v) {
+            if ((rc = fold_predictions(d, mask, fx, fp)))
+                break;
+            fd.x = fx;
+            fd.pred = fp;
+        }
+        wl_learn_model *m = NULL;
+        if ((rc = wl_learn_train(&fd, mask, o, &m, err)))
+            break;
+        for (size_t i = 0; i < d->n; i++) {
+            if (mask[i])
+                continue;
+            double c[3], dom;
+            wl_learn_eval(m, fd.x + i * WL_LEARN_FEATURES, c, &dom);
+            for (int t = 0; t < 3; t++) {
+                double meas = d->meas[3 * i + (size_t)t], pred = fd.pred[3 * i + (size_t)t];
+                double learned = o->hybrid ? pred * c[t] : c[t];
+                sa[t] += fabs(pred / meas - 1);
+                sl[t] += fabs(learned / meas - 1);
+            }
+            held++;
+        }
+        wl_learn_model_free(m);
+    }
+    for (int t = 0; !rc && t < 3; t++) {
+        out->analytical[t] = 100 * sa[t] / (double)(held ? held : 1);
+        out->learned[t] = 100 * sl[t] / (double)(held ? held : 1);
+    }
+    out->rows = held;
+    out->folds = nf;
+    free(fold);
+    free(mask);
+    free(fx);
+    free(fp);
+    return rc;
+}
+
+/* ---- the model file --------------------------------------------------------------------- */
+
+static void put_floats(FILE *f, const char *name, const float *v, size_t n, int last)
+{
+    fprintf(f, "\"%s\":[", name);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s%.9g", i ? "," : "", (double)v[i]);
+    fprintf(f, "]%s", last ? "" : ",");
+}
+
+static void put_ints(FILE *f, const char *name, const int *v, size_t n, int last)
+{
+    fprintf(f, "\"%s\":[", name);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s%d", i ? "," : "", v[i]);
+    fprintf(f, "]%s", last ? "" : ",");
+}
+
+int wl_learn_model_save(const wl_learn_model *m, const char *path, wl_error *err)
+{
+    wl_results_out *o = NULL;
+    int rc = wl_results_out_open(path, &o, err);
+    if (rc)
+        return rc;
+    FILE *f = wl_results_out_stream(o);
+    fprintf(f, "{\"format\":\"%s\",\"wattlas_version\":\"%s\",\"kind\":\"%s\",\"hybrid\":%s,\n",
+            LEARN_FORMAT, WL_VERSION, wl_learn_kind_name(m->kind), m->hybrid ? "true" : "false");
+    fprintf(f, "\"training_data\":\"%s\",\"rows\":%zu,\"trees\":%d,\"max_depth\":%d,\"seed\":%u,\n",
+            m->fingerprint, m->rows, m->opt.trees, m->opt.max_depth, m->opt.seed);
+    fputs("\"features\":[", f);
+    for (int i = 0; i < m->nfeat; i++)
+        fprintf(f, "%s\"%s\"", i ? "," : "", feature_names[i]);
+    fputs("],\n\"domain_min\":[", f);
+    for (int i = 0; i < m->nfeat; i++)
+        fprintf(f, "%s%.17g", i ? "," : "", m->lo[i]);
+    fputs("],\n\"domain_max\":[", f);
+    for (int i = 0; i < m->nfeat; i++)
+        fprintf(f, "%s%.17g", i ? "," : "", m->hi[i]);
+    fputs("],\n\"targets\":{", f);
+    for (int t = 0; t < 3; t++) {
+        const forest *fo = &m->f[t];
+        fprintf(f, "%s\n\"%s\":{\"base\":%.17g,\"tree_start\":[", t ? "," : "", target_names[t],
+                fo->base);
+        for (size_t i = 0; i <= fo->ntrees; i++)
+            fprintf(f, "%s%zu", i ? "," : "", fo->start[i]);
+        fputs("],\n", f);
+        int *dl = malloc((fo->nnodes + 1) * sizeof *dl);
+        for (size_t i = 0; dl && i < fo->nnodes; i++)
+            dl[i] = fo->dleft[i];
+        if (!dl)
+            rc = WL_ENOMEM;
+        put_ints(f, "feature", fo->feat, fo->nnodes, 0);
+        put_ints(f, "left", fo->left, fo->nnodes, 0);
+        put_ints(f, "right", fo->right, fo->nnodes, 0);
+        if (dl)
+            put_ints(f, "default_left", dl, fo->nnodes, 0);
+        put_floats(f, "threshold", fo->thr, fo->nnodes, 0);
+        put_floats(f, "value", fo->value, fo->nnodes, 0);
+        put_floats(f, "gain", fo->gain, fo->nnodes, 1);
+        fputs("}", f);
+        free(dl);
+    }
+    fputs("}}\n", f);
+    if (rc) {
+        wl_results_out_abort(o);
+        return rc;
+    }
+    return wl_results_out_commit(o, err);
+}
+
+/* An array of n numbers named key in obj, each within [lo, hi]. */
+static int get_nums(const wj_value *obj, const char *key, size_t n, double lo, double hi,
+                    double *out, const char *path, wl_error *err)
+{
+    const wj_value *a = wj_get(obj, key);
+    if (!a || a->type != WJ_ARRAY || a->n != n) {
+        wl_error_set(err, path, obj->line, key, "expected an array of %zu numbers", n);
+        return WL_EPARSE;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const wj_value *v = &a->items[i];
+        if (v->type != WJ_NUMBER || !isfinite(v->num) || v->num < lo || v->num > hi) {
+            wl_error_set(err, path, v->line, key, "entry %zu is not a number in [%g, %g]", i, lo, hi);
+            return WL_EPARSE;
+        }
+        out[i] = v->num;
+    }
+    return WL_OK;
+}
+
+static int load_forest(const wj_value *t, const char *name, forest *f, int nfeat,
+                       const char *path, wl_error *err)
+{
+    const wj_value *o = wj_get(t, name);
+    if (!o || o->type != WJ_OBJECT) {
+        wl_error_set(err, path, t->line, name, "missing target");
+        return WL_EPARSE;
+    }
+    const wj_value *ts = wj_get(o, "tree_start"), *fe = wj_get(o, "feature"),
+                   *ba = wj_get(o, "base");
+    if (!ts || ts->type != WJ_ARRAY || ts->n < 1 || !fe || fe->type != WJ_ARRAY || !ba ||
+        ba->type != WJ_NUMBER || !isfinite(ba->num)) {
+        wl_error_set(err, path, o->line, name, "expected base, tree_start and the node arrays");
+        return WL_EPARSE;
+    }
+    size_t nn = fe->n, nt = ts->n - 1;
+    double *buf = malloc((nn + ts->n + 1) * sizeof *buf);
+    int rc = buf ? forest_alloc(f, nt, nn) : WL_ENOMEM;
+    f->base = ba->num;
+    if (!rc)
+        rc = get_nums(o, "tree_start", nt + 1, 0, (double)nn, buf, path, err);
+    for (size_t i = 0; !rc && i <= nt; i++) {
+        f->start[i] = (size_t)buf[i];
+        if (i && f->start[i] <= f->start[i - 1]) {
+            wl_error_set(err, path, ts->line, "tree_start", "trees must not be empty");
+            rc = WL_EPARSE;
+        }
+    }
+    if (!rc && (f->start[0] != 0 || f->start[nt] != nn)) {
+        wl_error_set(err, path, ts->line, "tree_start", "does not cover the nodes");
+        rc = WL_EPARSE;
+    }
+    static const char *const ints[4] = {"feature", "left", "right", "default_left"};
+    for (int k = 0; !rc && k < 4; k++) {
+        rc = get_nums(o, ints[k], nn, -1, k == 0 ? nfeat - 1 : k == 3 ? 1 : (double)nn, buf, path,
+                      err);
+        for (size_t i = 0; !rc && i < nn; i++) {
+            int v = (int)buf[i];
+            if (k == 0) f->feat[i] = v;
+            else if (k == 1) f->left[i] = v;
+            else if (k == 2) f->right[i] = v;
+            else f->dleft[i] = (unsigned char)(v != 0);
+        }
+    }
+    static const char *const flts[3] = {"threshold", "value", "gain"};
+    for (int k = 0; !rc && k < 3; k++) {
+        rc = get_nums(o, flts[k], nn, -3.4e38, 3.4e38, buf, path, err);
+        for (size_t i = 0; !rc && i < nn; i++)
+            (k == 0 ? f->thr : k == 1 ? f->value : f->gain)[i] = (float)buf[i];
+    }
+    /* every tree's children inside it and deeper than their parent: the
+     * walk always ends */
+    for (size_t t2 = 0; !rc && t2 < nt; t2++) {
+        size_t a = f->start[t2], b = f->start[t2 + 1];
+        for (size_t i = a; !rc && i < b; i++) {
+            int l = f->left[i], r = f->right[i];
+            int leaf = l < 0;
+            if ((leaf && r >= 0) || (!leaf && (r < 0 || (size_t)l <= i - a || (size_t)r <= i - a ||
+                                               (size_t)l >= b - a || (size_t)r >= b - a ||
+                                               f->feat[i] < 0))) {
+                wl_error_set(err, path, o->line, name, "tree %zu node %zu: bad children", t2, i - a);
+                rc = WL_EPARSE;
+            }
+        }
+    }
+    free(buf);
+    return rc;
+}
+
+int wl_learn_model_load(const char *path, wl_learn_model **out, wl_error *err)
+{
+    *out = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = wl_core_read_file(path, &text, &len, err);
+    if (rc)
+        return rc;
+    char msg[200];
+    int line = 0;
+    wj_value *doc = wj_parse(text, len, &line, msg, sizeof msg);
+    free(text);
+    if (!doc) {
+        wl_error_set(err, path, line, "", "not JSON: %s", msg);
+        return WL_EPARSE;
+    }
+    wl_learn_model *m = calloc(1, sizeof *m);
+    rc = m ? WL_OK : WL_ENOMEM;
+    const wj_value *fmt = wj_get(doc, "format"), *kind = wj_get(doc, "kind"),
+                   *hyb = wj_get(doc, "hybrid"), *feats = wj_get(doc, "features");
+    if (!rc && (doc->type != WJ_OBJECT || !fmt || fmt->type != WJ_STRING ||
+                strcmp(fmt->str, LEARN_FORMAT))) {
+        wl_error_set(err, path, doc->line, "format", "not a wattlas learned model (%s)", LEARN_FORMAT);
+        rc = WL_EPARSE;
+    }
+    if (!rc && (!kind || kind->type != WJ_STRING || wl_learn_kind_parse(kind->str, &m->kind))) {
+        wl_error_set(err, path, kind ? kind->line : doc->line, "kind", "expected rf or gbt");
+        rc = WL_EPARSE;
+    }
+    if (!rc && (!hyb || hyb->type != WJ_BOOL)) {
+        wl_error_set(err, path, doc->line, "hybrid", "expected true or false");
+        rc = WL_EPARSE;
+    }
+    if (!rc) {
+        m->hybrid = hyb->num != 0;
+        m->nfeat = m->hybrid ? WL_LEARN_FEATURES : WL_LEARN_PLAIN_FEATURES;
+        /* the features must be ours, in our order */
+        int ok = feats && feats->type == WJ_ARRAY && feats->n == (size_t)m->nfeat;
+        for (int i = 0; ok && i < m->nfeat; i++)
+            ok = feats->items[i].type == WJ_STRING && !strcmp(feats->items[i].str, feature_names[i]);
+        if (!ok) {
+            wl_error_set(err, path, feats ? feats->line : doc->line, "features",
+                         "the features differ from this wattlas's (a model of another version?)");
+            rc = WL_EPARSE;
+        }
+    }
+    if (!rc)
+        rc = get_nums(doc, "domain_min", (size_t)m->nfeat, -1e300, 1e300, m->lo, path, err);
+    if (!rc)
+        rc = get_nums(doc, "domain_max", (size_t)m->nfeat, -1e300, 1e300, m->hi, path, err);
+    const wj_value *tg = wj_get(doc, "targets");
+    if (!rc && (!tg || tg->type != WJ_OBJECT)) {
+        wl_error_set(err, path, doc->line, "targets", "missing");
+        rc = WL_EPARSE;
+    }
+    for (int t = 0; !rc && t < 3; t++)
+        rc = load_forest(tg, target_names[t], &m->f[t], m->nfeat, path, err);
+    const wj_value *td = wj_get(doc, "training_data"), *rows = wj_get(doc, "rows");
+    if (!rc && td && td->type == WJ_STRING)
+        snprintf(m->fingerprint, sizeof m->fingerprint, "%s", td->str);
+    if (!rc && rows && rows->type == WJ_NUMBER && rows->num >= 0)
+        m->rows = (size_t)rows->num;
+    wj_free(doc);
+    if (rc) {
+        wl_learn_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return WL_OK;
+}
