@@ -173,6 +173,7 @@ int cmd_learn(int argc, char **argv)
         print_cv("wattlas learn: leave one model out", &cv, o.lo.hybrid);
     }
     wl_learn_model *m = NULL;
+    o.lo.refit = !o.no_refit;
     if (wl_learn_train(&d, NULL, &o.lo, &m, &err)) {
         rc = cli_fail(cmd, &err);
         goto done;

@@ -87,6 +87,7 @@ typedef struct {
 struct wl_learn_model {
     wl_learn_kind kind;
     int hybrid, nfeat;
+    double shrink[3]; /* a hybrid's correction is exp(shrink * margin) */
     double lo[WL_LEARN_FEATURES], hi[WL_LEARN_FEATURES];
     forest f[3];
     char fingerprint[64];
@@ -184,7 +185,7 @@ void wl_learn_eval(const wl_learn_model *m, const double *x, double out[3], doub
     for (int t = 0; t < 3; t++) {
         double margin = forest_eval(&m->f[t], x);
         /* a hybrid's correction fades to exactly 1 outside the domain */
-        out[t] = m->hybrid ? exp(d * margin) : exp(margin);
+        out[t] = m->hybrid ? exp(m->shrink[t] * d * margin) : exp(margin);
     }
 }
 
@@ -543,6 +544,94 @@ static int train_target(const float *X, const float *y, size_t n, int nfeat,
     return rc;
 }
 
+/* How much of a hybrid's correction to trust: the shrink factor per
+ * target, among 0, 1/4, ..., 1, that does best on rows held out inside the
+ * training rows (one model at a time, or by workload when they hold one
+ * model). A correction that does not carry over to an unseen model is
+ * shrunk away, so the hybrid falls back to the physics rather than
+ * overfitting its way into error. */
+static int fold_predictions(const wl_learn_data *d, const unsigned char *train, double *x,
+                            double *pred);
+
+static int choose_shrink(const wl_learn_data *d, const unsigned char *mask,
+                         const wl_learn_options *o, double shrink[3], wl_error *err)
+{
+    enum { NA = 5 };
+    int *fold = malloc((d->n + 1) * sizeof *fold);
+    unsigned char *inner = malloc(d->n + 1);
+    int refit = o->refit && d->v;
+    double *fx = refit ? malloc((d->n + 1) * WL_LEARN_FEATURES * sizeof *fx) : NULL,
+           *fp = refit ? malloc((d->n + 1) * 3 * sizeof *fp) : NULL;
+    int rc = fold && inner && (!refit || (fx && fp)) ? WL_OK : WL_ENOMEM;
+    /* inner folds: by model among the training rows, else 3 by workload */
+    int nf = 0, by_model = 1;
+    for (int pass = 0; !rc && pass < 2; pass++) {
+        char **keys = by_model ? d->model : d->workload;
+        nf = 0;
+        for (size_t i = 0; i < d->n; i++) {
+            fold[i] = -1;
+            if (mask && !mask[i])
+                continue;
+            size_t j = 0;
+            while (j < i && ((mask && !mask[j]) || strcmp(keys[j], keys[i])))
+                j++;
+            fold[i] = j < i ? fold[j] : (by_model ? nf++ : nf++ % 3);
+        }
+        if (!by_model && nf > 3)
+            nf = 3;
+        if (nf >= 2)
+            break;
+        by_model = 0;
+    }
+    double err_a[3][NA] = {{0}};
+    wl_learn_options io = *o;
+    io.no_shrink = 1;
+    for (int fo = 0; !rc && nf >= 2 && fo < nf; fo++) {
+        for (size_t i = 0; i < d->n; i++)
+            inner[i] = fold[i] >= 0 && fold[i] != fo;
+        /* the inner held-out rows must be new to the analytical model too */
+        wl_learn_data fd = *d;
+        if (refit) {
+            if ((rc = fold_predictions(d, inner, fx, fp)))
+                break;
+            fd.x = fx;
+            fd.pred = fp;
+        }
+        wl_learn_model *m = NULL;
+        wl_error e2;
+        if (wl_learn_train(&fd, inner, &io, &m, &e2))
+            continue; /* too few rows left: this fold says nothing */
+        for (size_t i = 0; i < d->n; i++) {
+            if (fold[i] != fo)
+                continue;
+            /* the whole correction, not faded: an unseen model inside the
+             * final domain gets all of it, and that is what is judged */
+            const double *x = fd.x + i * WL_LEARN_FEATURES;
+            for (int t = 0; t < 3; t++) {
+                double margin = forest_eval(&m->f[t], x);
+                double meas = d->meas[3 * i + (size_t)t], pred = fd.pred[3 * i + (size_t)t];
+                for (int a = 0; a < NA; a++)
+                    err_a[t][a] += fabs(pred * exp(a / (double)(NA - 1) * margin) / meas - 1);
+            }
+        }
+        wl_learn_model_free(m);
+    }
+    /* the least shrink factor wins ties: no evidence, no correction */
+    for (int t = 0; t < 3; t++) {
+        int best = 0;
+        for (int a = 1; nf >= 2 && a < NA; a++)
+            if (err_a[t][a] < err_a[t][best] * (1 - 1e-9))
+                best = a;
+        shrink[t] = nf >= 2 ? best / (double)(NA - 1) : 1;
+    }
+    (void)err;
+    free(fold);
+    free(inner);
+    free(fx);
+    free(fp);
+    return rc;
+}
+
 int wl_learn_train(const wl_learn_data *d, const unsigned char *mask, const wl_learn_options *o,
                    wl_learn_model **out, wl_error *err)
 {
@@ -599,6 +688,10 @@ int wl_learn_train(const wl_learn_data *d, const unsigned char *mask, const wl_l
     }
     free(X);
     free(y);
+    for (int t = 0; t < 3; t++)
+        m->shrink[t] = 1;
+    if (!rc && o->hybrid && !o->no_shrink)
+        rc = choose_shrink(d, mask, o, m->shrink, err);
     if (rc) {
         wl_learn_model_free(m);
         return rc;
@@ -699,8 +792,10 @@ int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, int k, 
             fd.x = fx;
             fd.pred = fp;
         }
+        wl_learn_options fo_opt = *o;
+        fo_opt.refit = refit;
         wl_learn_model *m = NULL;
-        if ((rc = wl_learn_train(&fd, mask, o, &m, err)))
+        if ((rc = wl_learn_train(&fd, mask, &fo_opt, &m, err)))
             break;
         for (size_t i = 0; i < d->n; i++) {
             if (mask[i])
@@ -768,7 +863,8 @@ int wl_learn_model_save(const wl_learn_model *m, const char *path, wl_error *err
     fputs("],\n\"domain_max\":[", f);
     for (int i = 0; i < m->nfeat; i++)
         fprintf(f, "%s%.17g", i ? "," : "", m->hi[i]);
-    fputs("],\n\"targets\":{", f);
+    fprintf(f, "],\n\"shrink\":[%.17g,%.17g,%.17g],\n\"targets\":{", m->shrink[0], m->shrink[1],
+            m->shrink[2]);
     for (int t = 0; t < 3; t++) {
         const forest *fo = &m->f[t];
         fprintf(f, "%s\n\"%s\":{\"base\":%.17g,\"tree_start\":[", t ? "," : "", target_names[t],
@@ -939,6 +1035,8 @@ int wl_learn_model_load(const char *path, wl_learn_model **out, wl_error *err)
         rc = get_nums(doc, "domain_min", (size_t)m->nfeat, -1e300, 1e300, m->lo, path, err);
     if (!rc)
         rc = get_nums(doc, "domain_max", (size_t)m->nfeat, -1e300, 1e300, m->hi, path, err);
+    if (!rc)
+        rc = get_nums(doc, "shrink", 3, 0, 1, m->shrink, path, err);
     const wj_value *tg = wj_get(doc, "targets");
     if (!rc && (!tg || tg->type != WJ_OBJECT)) {
         wl_error_set(err, path, doc->line, "targets", "missing");

@@ -79,6 +79,10 @@ typedef struct {
     int max_depth;  /* 0: default (rf 8, gbt 4; hybrid gbt 3) */
     unsigned seed;
     int threads;    /* XGBoost threads (0: 1, for reproducible files) */
+    int no_shrink;  /* hybrid: keep the whole correction (else shrunk per
+                       target by cross-validation inside the training rows) */
+    int refit;      /* that inner cross-validation refits the analytical
+                       coefficients per fold (slow: a fit per fold) */
 } wl_learn_options;
 void wl_learn_options_default(wl_learn_options *o);
 

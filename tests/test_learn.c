@@ -88,6 +88,40 @@ static void test_known_error(void **state)
     }
 }
 
+/* A correction that belongs to each model alone (time +8%, -8%, +4% by
+ * model; the analytical predictions are otherwise exact) does not carry
+ * over to a model left out: the shrink chosen inside the training rows
+ * keeps the hybrid from doing worse than the physics there. */
+static void test_no_overfit(void **state)
+{
+    (void)state;
+    test_write_file("own.awk",
+                    "BEGIN { FS = \",\"; print \"gpu,model,batch,seq,dtype,mode,attention,"
+                    "sm_clock_mhz,measured_clock_mhz,time_ms,energy_j,power_w,temp_c\" }\n"
+                    "NR > 1 { f = $2 == \"gpt2\" ? 1.08 : $2 == \"opt-1.3b\" ? 0.92 : 1.04\n"
+                    "  t = $15 * f\n"
+                    "  printf \"%s,%s,%s,%s,%s,%s,%s,%s,%s,%.6f,%.6f,%.4f,60\\n\", $1, $2, $3, $4,"
+                    " $5, $7, $6, $10, $11, t, t * $16 / 1000, $16 }\n");
+    assert_int_equal(system("awk -f own.awk syn.csv > own.csv"), 0);
+    wl_calib_validation_options vo = {.beside = 0};
+    wl_learn_data d;
+    wl_error err;
+    assert_int_equal(wl_learn_data_load("own.csv", &vo, &d, &err), WL_OK);
+    wl_learn_options o;
+    wl_learn_options_default(&o);
+    o.kind = WL_LEARN_GBT;
+    o.hybrid = 1;
+    wl_learn_cv cv, raw;
+    assert_int_equal(wl_learn_crossval(&d, &o, 0, 0, &cv, &err), WL_OK);
+    o.no_shrink = 1;
+    assert_int_equal(wl_learn_crossval(&d, &o, 0, 0, &raw, &err), WL_OK);
+    assert_int_equal(cv.folds, 3);
+    if (!(cv.learned[0] <= cv.analytical[0] + 0.05))
+        fail_msg("left-out models: hybrid time MAPE %.3f%% (unshrunk %.3f%%), analytical %.3f%%",
+                 cv.learned[0], raw.learned[0], cv.analytical[0]);
+    wl_learn_data_free(&d);
+}
+
 /* Outside the domain the correction is exactly 1; in the 10% margin it
  * fades; a plain model keeps predicting and says how far out it is. */
 static void test_domain(void **state)
@@ -215,7 +249,8 @@ int main(void)
     if (chdir(test_dir()) != 0)
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_known_error), cmocka_unit_test(test_domain),
+        cmocka_unit_test(test_known_error), cmocka_unit_test(test_no_overfit),
+        cmocka_unit_test(test_domain),
         cmocka_unit_test(test_files),       cmocka_unit_test(test_threads),
         cmocka_unit_test(test_cli),
     };
