@@ -40,6 +40,8 @@ CLI_MODE_HELP
 "  --no-power-limit        report the unthrottled point\n"
 "  --kernels               a row per kernel class: launches, busy time, dynamic and\n"
 "                          total energy, TFLOP, DRAM traffic\n"
+"  --learned MODEL.json    apply a model from 'wattlas learn' (a hybrid corrects\n"
+"                          the prediction inside its training domain)\n"
 "  --interval LEVEL        prediction interval at LEVEL (0.95 or 95) from the\n"
 "                          preset's coefficient covariance and residual spread\n"
 "  --format table|csv|ndjson|json  output format (default table)\n"
@@ -62,7 +64,7 @@ static const cli_axis axis_opts[] = {
     {"gpu", "gpu"},     {"model", "model"},   {"trace", "trace"},     {"batch", "batch"},
     {"seq", "seq"},     {"dtype", "dtype"},   {"attention", "attention"}, {"clock", "clock"},
     {"voltage-mv", "voltage_mv"}, {"voltage-offset-mv", "voltage_offset_mv"},
-    {"scope", "scope"}, {"latency", "latency"}, {"idle", "idle"},      {"interval", "interval"},
+    {"scope", "scope"}, {"latency", "latency"}, {"learned", "learned"}, {"idle", "idle"},      {"interval", "interval"},
     {"host", "host"},
     CLI_MODE_AXES,
 };
@@ -176,6 +178,10 @@ static int predict_run(const predict_opts *o)
         wl_results_out_abort(out);
         return cli_fail(cmd, &err);
     }
+    if (st.tally.learned_outside)
+        fprintf(stderr, "wattlas predict: warning: %llu point%s outside the learned model's "
+                        "training domain: the correction fades to none there\n",
+                st.tally.learned_outside, st.tally.learned_outside == 1 ? " lies" : "s lie");
     if (o->format == WL_FMT_TABLE) {
         if (st.tally.throttled)
             fprintf(f, "# throttled = 1: power-limited, the GPU runs below the requested clock\n");

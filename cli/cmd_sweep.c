@@ -34,6 +34,7 @@ static void sweep_help(FILE *f)
 "  --voltage-mv LIST               a fixed core voltage instead of the V-f curve\n"
 "  --set KEY=LIST                  any numeric GPU preset key, e.g.\n"
 "                                  --set sms=84,108,132 --set dram_bw_gbs=1555,2039\n"
+"  --learned MODEL.json            apply a model from 'wattlas learn' to every point\n"
 "  --scope model|layer|kernel      forward pass, one layer (decoder: the same), or\n"
 "                                  a pass with a row per kernel class (as --kernels);\n"
 "                                  the scope column says which\n"
@@ -71,7 +72,7 @@ static const cli_axis axis_opts[] = {
     {"seq", "seq"},         {"dtype", "dtype"},
     {"attention", "attention"}, {"clock", "clock"},
     {"voltage-offset-mv", "voltage_offset_mv"}, {"voltage-mv", "voltage_mv"},
-    {"set", "set"},         {"scope", "scope"},
+    {"set", "set"},         {"scope", "scope"}, {"learned", "learned"},
     {"idle", "idle"},       {"latency", "latency"},     {"host", "host"},
     {"interval", "interval"},
     CLI_MODE_AXES,
@@ -246,6 +247,10 @@ static int sweep_run(sweep_opts *o)
                     "(fits = 0); optimize, pareto and report leave them out unless --all\n",
                     st.tally.unfit);
     }
+    if (st.tally.learned_outside)
+        fprintf(stderr, "wattlas sweep: warning: %llu points lie outside the learned model's "
+                        "training domain: the correction fades to none there\n",
+                st.tally.learned_outside);
     return st.interrupted ? 130 : 0;
 }
 

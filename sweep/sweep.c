@@ -1,6 +1,7 @@
 /* Sweep grids: axes with their origins, enumeration, parallel evaluation,
  * streaming output, shards and merging. */
 #include "wattlas_sweep.h"
+#include "../learn/wattlas_learn.h"
 #include "../calib/wattlas_calib.h"
 #include "../presets/wattlas_presets.h"
 
@@ -56,6 +57,9 @@ struct wl_sweep_spec {
     int finished;
     wl_core_gpu *gpu;            /* one per gpus entry */
     wl_calib_uncertainty *unc;   /* one per gpus entry when level > 0 */
+    wl_learn_model *learned;     /* --learned: applied to every point */
+    origin o_learned;
+    uint64_t learned_hash;       /* of the model file, for shard fingerprints */
     wl_core_numlist *gclk;       /* each GPU's clocks: its own grid, its own
                                     maximum, or the requested ones in its range */
     size_t *clipped;             /* requested clocks outside each GPU's range */
@@ -82,6 +86,7 @@ void wl_sweep_spec_free(wl_sweep_spec *s)
         return;
     for (size_t i = 0; s->trace_wl && i < s->traces.n; i++)
         wl_core_workload_free(s->trace_wl[i]);
+    wl_learn_model_free(s->learned);
     for (size_t i = 0; s->gclk && i < s->gpus.n; i++) /* before gpus is cleared */
         wl_core_numlist_free(&s->gclk[i]);
     free(s->gclk);
@@ -335,6 +340,27 @@ int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, cons
             wl_error_set(err, source, line, key, "expected model, layer (or decoder) or kernel, got '%.60s'", value);
             return WL_EINVAL;
         }
+        return WL_OK;
+    }
+    if (!strcmp(key, "learned")) {
+        /* a model from 'wattlas learn': read now, so a bad file names the
+         * option or the spec line */
+        wl_learn_model *m = NULL;
+        int rc = wl_learn_model_load(value, &m, err);
+        if (rc) {
+            if (!err->line && source && line)
+                wl_error_locate(err, source, line);
+            return rc;
+        }
+        char *bytes = NULL;
+        size_t blen = 0;
+        if (wl_core_read_file(value, &bytes, &blen, err) == WL_OK) {
+            s->learned_hash = wl_sweep_hash(WL_SWEEP_HASH_BASIS, bytes, blen);
+            free(bytes);
+        }
+        wl_learn_model_free(s->learned);
+        s->learned = m;
+        take_origin(&s->o_learned, source, line);
         return WL_OK;
     }
     if (!strcmp(key, "classes")) {
@@ -1063,6 +1089,7 @@ static uint64_t fingerprint(const wl_sweep_plan *p)
     int opts[5] = {(int)s->scope, s->classes, s->no_power_limit, (int)p->o.format,
                    (int)lround(s->level * 1e6)};
     h = wl_sweep_hash(h, opts, sizeof opts);
+    h = wl_sweep_hash(h, &s->learned_hash, sizeof s->learned_hash);
     return fnv_str(h, wl_core_latency_name(s->lat));
 }
 
@@ -1276,6 +1303,7 @@ void wl_sweep_tally_add(wl_sweep_tally *t, const wl_sweep_tally *part)
     t->points += part->points;
     t->throttled += part->throttled;
     t->unfit += part->unfit;
+    t->learned_outside += part->learned_outside;
     /* the first point of least energy: later ties do not replace it */
     if (!isnan(part->best_energy_j) &&
         (isnan(t->best_energy_j) || part->best_energy_j < t->best_energy_j)) {
@@ -1699,6 +1727,20 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
                 r.energy_dyn_compute_j = r.energy_dyn_memory_j = r.energy_static_j = NAN;
                 r.launch_bound_frac = NAN;
                 r.voltage_mv = s->vfix.n ? vv : wl_core_gpu_voltage_mv(&g, f) + vv;
+            }
+            if (s->learned && erc == WL_OK) {
+                /* the learned model: a hybrid's correction, or a plain
+                 * model's prediction; no allocation */
+                wl_core_shape ls;
+                combo_shape(s, &c, &ls);
+                wl_learn_case lc = {.batch = ls.batch, .seq = ls.seq, .dtype = combo_dtype(s, &c),
+                                    .mode = s->traces.n ? WL_MODE_PREFILL : ls.mode,
+                                    .attention = s->traces.n ? WL_ATTN_EAGER : ls.attention,
+                                    .sm_clock_mhz = f};
+                double lx[WL_LEARN_FEATURES], dom;
+                wl_learn_features(&g, s->traces.n ? NULL : &s->model[c.wl], &lc, &r, lx);
+                wl_learn_apply(s->learned, lx, &r, &dom);
+                tally->learned_outside += dom < 1;
             }
             int feasible = isfinite(r.time_ms) &&
                            (s->vfix.n || wl_core_gpu_clock_in_range(&g, f)) &&

@@ -108,6 +108,8 @@ typedef struct {
  * and the first point of least energy among those that fit. */
 typedef struct {
     unsigned long long points, throttled, unfit;
+    unsigned long long learned_outside; /* points outside a learned model's
+                                           training domain (--learned) */
     double best_energy_j, best_time_ms, best_clock_mhz; /* NaN: none */
 } wl_sweep_tally;
 void wl_sweep_tally_init(wl_sweep_tally *t);

@@ -233,6 +233,29 @@ static void test_cli(void **state)
                               "--quiet -o v.csv 2> v.err", bin_path);
     assert_int_equal(system(cmd), 0);
     assert_int_equal(system("grep -q 'with c.json (hybrid gbt): MAPE time 0\\.0' v.err"), 0);
+    /* predict and sweep --learned: fp32 time +10% on the trained GPU; on
+     * another GPU the prediction as it was, with a warning; the same rows
+     * on any thread count */
+    snprintf(cmd, sizeof cmd,
+             "%s predict --model gpt2 --dtype fp32 --clock 900 --format csv > a.csv && "
+             "%s predict --model gpt2 --dtype fp32 --clock 900 --learned c.json --format csv > b.csv && "
+             "awk -F, 'FNR == 2 { if (NR == FNR) a = $15; else b = $15 } END { r = b / a; exit !(r > 1.09 && r < 1.11) }' "
+             "a.csv b.csv",
+             bin_path, bin_path);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "%s predict --gpu h100-sxm-80gb --model gpt2 --dtype fp32 --format csv > a.csv && "
+             "%s predict --gpu h100-sxm-80gb --model gpt2 --dtype fp32 --learned c.json "
+             "--format csv > b.csv 2> w.err && cmp -s a.csv b.csv && "
+             "grep -q 'outside the learned model.s training domain' w.err",
+             bin_path, bin_path);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "%s sweep --model gpt2,bert-large --dtype bf16,fp32 --clock 510:1410:90 --learned c.json "
+             "--threads 1 --quiet -o s1.csv && %s sweep --model gpt2,bert-large --dtype bf16,fp32 "
+             "--clock 510:1410:90 --learned c.json --threads 3 --quiet -o s3.csv && cmp -s s1.csv s3.csv",
+             bin_path, bin_path);
+    assert_int_equal(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "%s learn meas.csv -o x.json --kind svm 2>/dev/null", bin_path);
     assert_int_equal(WEXITSTATUS(system(cmd)), 2);
     assert_int_equal(system("echo '{}' > e.json"), 0);
