@@ -1798,23 +1798,24 @@ static void group_label(const wl_results_table *t, int gc, size_t r, char *lab, 
     }
 }
 
-/* Two bars side by side in category slot r (values may be negative; a
- * non-finite one is skipped); horizontal bars when horiz. */
-static void bar_pair(cairo_t *cr, const axes *a, size_t r, double bw, const double v[2],
-                     const int color[2], int horiz)
+/* nb bars side by side, centred in category slot r (values may be
+ * negative; a non-finite one is skipped); horizontal bars when horiz. */
+static void bar_group(cairo_t *cr, const axes *a, size_t r, double bw, const double *v, int nb,
+                      const int *color, int horiz)
 {
-    for (int b = 0; b < 2; b++) {
+    for (int b = 0; b < nb; b++) {
         if (!isfinite(v[b]))
             continue;
         style_color(cr, color[b], 1);
+        double off = -nb * bw / 2 + b * bw;
         if (horiz) {
             double cy = ax_y(a, (double)r + 0.5);
-            double y0 = cy - bw + b * bw, x0 = ax_x(a, fmin(v[b], 0)), x1 = ax_x(a, fmax(v[b], 0));
-            cairo_rectangle(cr, x0, y0, x1 - x0, bw * 0.92);
+            double x0 = ax_x(a, fmin(v[b], 0)), x1 = ax_x(a, fmax(v[b], 0));
+            cairo_rectangle(cr, x0, cy + off, x1 - x0, bw * 0.92);
         } else {
             double cx = ax_x(a, (double)r + 0.5);
-            double x0 = cx - bw + b * bw, y0 = ax_y(a, fmax(v[b], 0)), y1 = ax_y(a, fmin(v[b], 0));
-            cairo_rectangle(cr, x0, y0, bw * 0.92, y1 - y0);
+            double y0 = ax_y(a, fmax(v[b], 0)), y1 = ax_y(a, fmin(v[b], 0));
+            cairo_rectangle(cr, cx + off, y0, bw * 0.92, y1 - y0);
         }
         cairo_fill(cr);
     }
@@ -1838,20 +1839,26 @@ static void slanted_label(cairo_t *cr, const axes *a, double cx, const char *tex
  * with labels at the left for many (more than 8). */
 typedef struct {
     const char *q, *u;           /* value axis */
-    const char *const *names;    /* the two bars' legend labels */
+    const char *const *names;    /* the bars' legend labels */
     const int *colors;
     const char *note;            /* a legend line of text (NULL: none) */
+    int nb;                      /* bars per category (2 or 3) */
 } bars_style;
 
+/* v[b][r]: bar b of category r; top_labels (may be NULL) go by the last bar. */
 static int bars_figure(const wl_results_table *t, const wl_plot_options *o, const char *path,
-                       size_t n, const double *v0, const double *v1, char (*labels)[160],
+                       size_t n, const double *const *v, char (*labels)[160],
                        const bars_style *bs, const char *const *top_labels, wl_error *err)
 {
+    int nb = bs->nb;
+    const double *vl = v[nb - 1];
     double lo = 0, hi = 0;
-    for (size_t r = 0; r < n; r++) {
-        if (isfinite(v0[r])) { lo = fmin(lo, v0[r]); hi = fmax(hi, v0[r]); }
-        if (isfinite(v1[r])) { lo = fmin(lo, v1[r]); hi = fmax(hi, v1[r]); }
-    }
+    for (size_t r = 0; r < n; r++)
+        for (int b = 0; b < nb; b++)
+            if (isfinite(v[b][r])) {
+                lo = fmin(lo, v[b][r]);
+                hi = fmax(hi, v[b][r]);
+            }
     if (top_labels)
         hi *= 1.12; /* room for the labels above the bars */
     fig *f = NULL;
@@ -1877,7 +1884,7 @@ static int bars_figure(const wl_results_table *t, const wl_plot_options *o, cons
     double top = fig_top(cr, o, W), left = horiz ? lw + 10 : 44, right = 10;
     double bottom = horiz ? 26 : 20 + fmin(lw * 0.5 + 4, H * 0.35);
     legend_t lg = {.n = 0};
-    for (int b = 0; b < 2; b++)
+    for (int b = 0; b < nb; b++)
         lg_add(&lg, bs->names[b], bs->colors[b], LG_PATCH);
     if (bs->note)
         lg_add(&lg, bs->note, 0, LG_TEXT);
@@ -1894,7 +1901,7 @@ static int bars_figure(const wl_results_table *t, const wl_plot_options *o, cons
         ax_draw(cr, &a, bs->q, bs->u, NULL, NULL, 1);
     else
         ax_draw(cr, &a, NULL, NULL, bs->q, bs->u, 0);
-    double bw = (horiz ? a.h : a.w) / N / 3;
+    double bw = (horiz ? a.h : a.w) / N / (nb + 1);
     cairo_save(cr);
     cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
     cairo_clip(cr);
@@ -1912,16 +1919,20 @@ static int bars_figure(const wl_results_table *t, const wl_plot_options *o, cons
     for (size_t r = 0; r < n; r++) {
         /* horizontal: the first workload at the top */
         size_t slot = horiz ? n - 1 - r : r;
-        double vals[2] = {v0[r], v1[r]};
-        bar_pair(cr, &a, slot, bw, vals, bs->colors, horiz);
-        if (top_labels && top_labels[r] && isfinite(v1[r])) {
+        double vals[3];
+        for (int b = 0; b < nb; b++)
+            vals[b] = v[b][r];
+        bar_group(cr, &a, slot, bw, vals, nb, bs->colors, horiz);
+        if (top_labels && top_labels[r] && isfinite(vl[r])) {
+            /* beside the last bar's end */
+            double off = -nb * bw / 2 + (nb - 1) * bw + bw * 0.46;
             style_font(cr, 5.5, 0);
             cairo_set_source_rgb(cr, 0, 0, 0);
             if (horiz)
-                style_text(cr, ax_x(&a, fmax(v1[r], 0)) + 2, ax_y(&a, (double)slot + 0.5) + bw * 0.46,
+                style_text(cr, ax_x(&a, fmax(vl[r], 0)) + 2, ax_y(&a, (double)slot + 0.5) + off,
                            top_labels[r], 0, 0.5);
             else
-                style_text(cr, ax_x(&a, (double)slot + 0.5) + bw * 0.46, ax_y(&a, fmax(v1[r], 0)) - 2.5,
+                style_text(cr, ax_x(&a, (double)slot + 0.5) + off, ax_y(&a, fmax(vl[r], 0)) - 2.5,
                            top_labels[r], 0.5, 1);
         }
     }
@@ -1968,9 +1979,10 @@ int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
     static const char *const ln[2] = {"energy saved (%)", "runtime penalty (%)"};
     static const int colors[2] = {2, 1};
     bars_style bs = {fastest ? "Change vs fastest point" : "Change vs max clock", "%", ln, colors,
-                     NULL};
+                     NULL, 2};
+    const double *vv[2] = {s, pn};
     if (!rc)
-        rc = bars_figure(t, o, path, n, s, pn, lab, &bs, NULL, err);
+        rc = bars_figure(t, o, path, n, vv, lab, &bs, NULL, err);
     free(s);
     free(pn);
     free(lab);
@@ -2226,10 +2238,76 @@ int wl_plot_compare(const wl_results_table *t, const wl_plot_kind_options *k,
     int any_tr = 0;
     for (size_t r = 0; xc >= 0 && r < n; r++)
         any_tr |= strncmp(wl_results_table_cell(t, r, xc), "transferred", 11) == 0;
-    bars_style bs = {"Energy", "J", ln, colors, any_tr ? "+ transferred coefficients" : NULL};
+    bars_style bs = {"Energy", "J", ln, colors, any_tr ? "+ transferred coefficients" : NULL, 2};
+    const double *vv[2] = {mx, op};
     if (!rc)
-        rc = bars_figure(t, o, path, n, mx, op, lab, &bs, tl, err);
+        rc = bars_figure(t, o, path, n, vv, lab, &bs, tl, err);
     free(mx); free(op); free(fo); free(lab); free(clk); free(tl);
+    return rc;
+}
+
+/* ---- importance ------------------------------------------------------------------------ */
+
+/* Feature importances from `wattlas learn --importance`: a bar per target
+ * for each feature, the most important (by the mean over targets) first;
+ * features that no split uses are left out. */
+int wl_plot_importance(const wl_results_table *t, const wl_plot_kind_options *k,
+                       const wl_plot_options *o, const char *path, wl_error *err)
+{
+    (void)k;
+    static const char *const cols[3] = {"time_importance", "power_importance", "energy_importance"};
+    int fc = need_col(t, "feature", err), c[3];
+    for (int i = 0; i < 3 && fc >= 0; i++)
+        if ((c[i] = need_col(t, cols[i], err)) < 0)
+            return WL_EPARSE;
+    if (fc < 0)
+        return WL_EPARSE;
+    size_t n = wl_results_table_rows(t), m = 0;
+    double *v = malloc((n + 1) * 4 * sizeof *v);
+    size_t *ord = malloc((n + 1) * sizeof *ord);
+    char (*lab)[160] = malloc((n + 1) * sizeof *lab);
+    int rc = v && ord && lab ? WL_OK : WL_ENOMEM;
+    for (size_t r = 0; !rc && r < n; r++) {
+        double x[3], mean = 0;
+        for (int i = 0; !rc && i < 3; i++) {
+            rc = num_cell(t, r, c[i], &x[i], err);
+            mean += isfinite(x[i]) ? x[i] / 3 : 0;
+        }
+        if (rc || !(mean > 0))
+            continue;
+        size_t j = m++;
+        while (j > 0 && v[4 * (ord[j - 1]) + 3] < mean) {
+            ord[j] = ord[j - 1];
+            j--;
+        }
+        ord[j] = r;
+        for (int i = 0; i < 3; i++)
+            v[4 * r + (size_t)i] = x[i];
+        v[4 * r + 3] = mean;
+    }
+    double *cols3 = rc ? NULL : malloc((m + 1) * 3 * sizeof *cols3);
+    if (!rc && !cols3)
+        rc = WL_ENOMEM;
+    if (!rc && !m) {
+        wl_error_set(err, table_path(t), 0, "feature", "no feature has any importance");
+        rc = WL_EINVAL;
+    }
+    for (size_t j = 0; !rc && j < m; j++) {
+        for (int i = 0; i < 3; i++)
+            cols3[(size_t)i * m + j] = 100 * v[4 * ord[j] + (size_t)i];
+        snprintf(lab[j], sizeof lab[j], "%s", wl_results_table_cell(t, ord[j], fc));
+    }
+    static const char *const ln[3] = {"time", "power", "energy"};
+    static const int colors[3] = {0, 1, 2};
+    bars_style bs = {"Share of split gain", "%", ln, colors, NULL, 3};
+    if (!rc) {
+        const double *vv[3] = {cols3, cols3 + m, cols3 + 2 * m};
+        rc = bars_figure(t, o, path, m, vv, lab, &bs, NULL, err);
+    }
+    free(v);
+    free(ord);
+    free(lab);
+    free(cols3);
     return rc;
 }
 
@@ -2254,6 +2332,8 @@ static const wl_plot_kind kinds[] = {
                    "output)", wl_plot_validation, NULL, "metric"},
     {"compare", "energy at the maximum and at the optimal clock per GPU (compare output)",
      wl_plot_compare, NULL, ""},
+    {"importance", "feature importances of a learned model per target, the most important "
+                   "first (learn --importance output)", wl_plot_importance, NULL, ""},
     {"timeline", "Gantt chart of a cluster --timeline trace (a row per GPU) with each GPU's "
                  "power underneath", NULL, wl_plot_timeline, ""},
 };

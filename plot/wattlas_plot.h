@@ -85,6 +85,9 @@ int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
                     const wl_plot_options *o, const char *path, wl_error *err);
 int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
                        const wl_plot_options *o, const char *path, wl_error *err);
+/* Feature importances (wattlas learn --importance): bars per target. */
+int wl_plot_importance(const wl_results_table *t, const wl_plot_kind_options *k,
+                       const wl_plot_options *o, const char *path, wl_error *err);
 /* Every workload's front on one axes: energy relative to its maximum-clock
  * point against the slowdown from it (sweep output). */
 int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k,

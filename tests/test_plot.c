@@ -312,6 +312,10 @@ static void test_layout_rules(void **state)
                     pe * 100, pe, pe * 0.9, pe * 1.1);
         }
     fclose(vf);
+    /* feature importances, as learn --importance writes them */
+    test_write_file("imp.csv", "feature,time_importance,power_importance,energy_importance\n"
+                               "sms,0,0,0\nbatch,0.5,0.1,0.3\nseq,0.3,0.2,0.3\n"
+                               "sm_clock_mhz,0.1,0.6,0.3\nvoltage_mv,0.1,0.1,0.1\n");
     /* the same at one clock: error per model */
     assert_int_equal(system("awk -F, 'NR == 1 || $3 == 960' v.csv > v1.csv"), 0);
     struct {
@@ -333,6 +337,7 @@ static void test_layout_rules(void **state)
         {.table = "o.csv", .kind = "savings"},
         {.table = "v.csv", .kind = "validation"},
         {.table = "v1.csv", .kind = "validation"},
+        {.table = "imp.csv", .kind = "importance"},
         {.table = "one.csv", .kind = "energy-freq", .legend = WL_PLOT_LEGEND_INSIDE},
         {.table = "w.csv", .kind = "energy-freq", .legend = WL_PLOT_LEGEND_NONE},
     };
