@@ -285,8 +285,11 @@ int wl_learn_data_load(const char *path, const wl_calib_validation_options *vo,
     if (!out->x || !out->meas || !out->pred || !out->workload || !out->model || !out->src ||
         !out->cases || !out->gpu || !out->models || !have)
         rc = WL_ENOMEM;
-    /* model presets by name, loaded once: rows j with the same model share
-     * out->models[k] */
+    out->model_index = calloc(n + 1, sizeof *out->model_index);
+    if (!out->model_index)
+        rc = WL_ENOMEM;
+    /* model presets by name, loaded once: rows with the same model share
+     * out->models[k] (first[k] names it) */
     size_t *first = calloc(n + 1, sizeof *first);
     if (!first)
         rc = WL_ENOMEM;
@@ -314,7 +317,7 @@ int wl_learn_data_load(const char *path, const wl_calib_validation_options *vo,
         out->src[j] = i;
         out->cases[j] = c;
         out->gpu[j] = gk;
-        out->model[j] = NULL;
+        out->model_index[j] = have[k] ? (int)k : -1;
         wl_learn_features(g, have[k] ? &out->models[k] : NULL, &c, &res,
                           out->x + j * WL_LEARN_FEATURES);
         const double mv[3] = {r->time_ms, r->power_w, r->energy_j};
@@ -328,18 +331,6 @@ int wl_learn_data_load(const char *path, const wl_calib_validation_options *vo,
         if (!out->workload[j] || !out->model[j])
             rc = WL_ENOMEM;
     }
-    /* each row's model preset (-1: none) */
-    int *mi = calloc(out->n + 1, sizeof *mi);
-    if (!rc && !mi)
-        rc = WL_ENOMEM;
-    for (size_t j = 0; !rc && j < out->n; j++) {
-        const wl_calib_row *r = wl_calib_row_at(set, out->src[j]);
-        size_t k = 0;
-        while (k < out->nmodels && strcmp(wl_calib_row_at(set, first[k])->model, r->model))
-            k++;
-        mi[j] = k < out->nmodels && have[k] ? (int)k : -1;
-    }
-    out->model_index = mi;
     free(first);
     free(have);
     if (!rc && out->n < 8) {

@@ -204,6 +204,17 @@ static void lg_reserve(cairo_t *cr, legend_t *lg, const wl_plot_options *o, doub
     *bottom += lg->h + 4;
 }
 
+/* A legend line per workload style (the first series of each), as kind. */
+static void lg_add_series(legend_t *lg, const series_set *ss, int kind)
+{
+    for (int st = 0; st < ss->nstyles; st++)
+        for (int i = 0; i < ss->n; i++)
+            if (ss->s[i].style == st) {
+                lg_add(lg, ss->s[i].label, st, kind);
+                break;
+            }
+}
+
 /* The legend line of an objective's ring ("chosen: energy"), when k has one. */
 static void lg_add_choice(legend_t *lg, const wl_plot_kind_options *k, const char *text)
 {
@@ -911,12 +922,8 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
         any_bad |= !ok[r];
         any_thr |= ok[r] && th[r];
     }
-    for (int st = 0; (ss.nstyles > 1 || (ss.n && ss.s[0].label[0])) && st < ss.nstyles; st++)
-        for (int i = 0; i < ss.n; i++)
-            if (ss.s[i].style == st) {
-                lg_add(&lg, ss.s[i].label, st, LG_LINE);
-                break;
-            }
+    if (ss.nstyles > 1 || (ss.n && ss.s[0].label[0]))
+        lg_add_series(&lg, &ss, LG_LINE);
     for (int i = d.nparts; i-- > 0;)
         lg_add(&lg, stacks[d.which].name[i], i, LG_FILL);
     if (d.pe >= 0) {
@@ -1147,12 +1154,8 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
      * legend says what the marks mean */
     /* fronts are told apart by dash, named at their fast ends (up to six;
      * beyond that in the legend); the legend says what the marks mean */
-    for (int st = 0; nstyles > 6 && st < nstyles; st++)
-        for (int i = 0; i < ss.n; i++)
-            if (ss.s[i].style == st) {
-                lg_add(&lg, ss.s[i].label, st, LG_DASH);
-                break;
-            }
+    if (nstyles > 6)
+        lg_add_series(&lg, &ss, LG_DASH);
     lg_add(&lg, "front (coloured by clock)", 0, LG_DASH);
     lg_add(&lg, "dominated", 0, LG_FADED);
     int any_bad = 0;
@@ -2138,45 +2141,33 @@ int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
         /* error against clock; at one clock, per workload */
         double el = elo, eh = ehi;
         ax_range(&el, &eh, 0);
-        if (!one_clock) {
-            double cl = clo, ch = chi;
+        /* against clock, or at one clock per model (a slot each) */
+        double cl = clo, ch = chi, N = nm > 0 ? nm : 1;
+        if (!one_clock)
             ax_range(&cl, &ch, 0);
-            axes b = {left + pw + gap, top, pw, H - top - bottom, cl, ch, el, eh, 0, 0, 0};
-            ax_draw(cr, &b, "SM clock", "MHz", "Error", "%", 1);
-            cairo_save(cr);
-            cairo_rectangle(cr, b.x0, b.y0, b.w, b.h);
-            cairo_clip(cr);
-            cairo_set_source_rgba(cr, 0.5, 0.5, 0.5, 0.18);
-            cairo_rectangle(cr, b.x0, ax_y(&b, 10), b.w, ax_y(&b, -10) - ax_y(&b, 10));
-            cairo_fill(cr);
-            for (size_t r = 0; r < n; r++) {
-                if (!isfinite(mv[r]) || !isfinite(pv[r]))
-                    continue;
-                int mi = model_of(t, r, modc, models, nm);
-                style_color(cr, mi, 0.85);
-                cairo_set_line_width(cr, 0.5);
-                style_marker(cr, mi, ax_x(&b, cv[r]), ax_y(&b, 100 * (pv[r] / mv[r] - 1)), 2.6, 1);
-            }
-            cairo_restore(cr);
-        } else {
-            double N = nm > 0 ? nm : 1;
-            axes b = {left + pw + gap, top, pw, H - top - bottom, 0, N, el, eh, 0, 0, 0};
+        axes b = {left + pw + gap, top, pw, H - top - bottom, one_clock ? 0 : cl,
+                  one_clock ? N : ch, el, eh, 0, 0, 0};
+        if (one_clock)
             ax_draw(cr, &b, NULL, NULL, "Error", "%", 0);
-            cairo_save(cr);
-            cairo_rectangle(cr, b.x0, b.y0, b.w, b.h);
-            cairo_clip(cr);
-            cairo_set_source_rgba(cr, 0.5, 0.5, 0.5, 0.18);
-            cairo_rectangle(cr, b.x0, ax_y(&b, 10), b.w, ax_y(&b, -10) - ax_y(&b, 10));
-            cairo_fill(cr);
-            for (size_t r = 0; r < n; r++) {
-                if (!isfinite(mv[r]) || !isfinite(pv[r]))
-                    continue;
-                int mi = model_of(t, r, modc, models, nm);
-                style_color(cr, mi, 0.85);
-                cairo_set_line_width(cr, 0.5);
-                style_marker(cr, mi, ax_x(&b, mi + 0.5), ax_y(&b, 100 * (pv[r] / mv[r] - 1)), 2.6, 1);
-            }
-            cairo_restore(cr);
+        else
+            ax_draw(cr, &b, "SM clock", "MHz", "Error", "%", 1);
+        cairo_save(cr);
+        cairo_rectangle(cr, b.x0, b.y0, b.w, b.h);
+        cairo_clip(cr);
+        cairo_set_source_rgba(cr, 0.5, 0.5, 0.5, 0.18);
+        cairo_rectangle(cr, b.x0, ax_y(&b, 10), b.w, ax_y(&b, -10) - ax_y(&b, 10));
+        cairo_fill(cr);
+        for (size_t r = 0; r < n; r++) {
+            if (!isfinite(mv[r]) || !isfinite(pv[r]))
+                continue;
+            int mi = model_of(t, r, modc, models, nm);
+            style_color(cr, mi, 0.85);
+            cairo_set_line_width(cr, 0.5);
+            style_marker(cr, mi, ax_x(&b, one_clock ? mi + 0.5 : cv[r]),
+                         ax_y(&b, 100 * (pv[r] / mv[r] - 1)), 2.6, 1);
+        }
+        cairo_restore(cr);
+        if (one_clock) {
             /* the models' names under their slots when they fit there;
              * else the legend's markers name them */
             style_font(cr, 6, 0);

@@ -249,6 +249,25 @@ static int varies(const wl_results_table *t, int col)
 /* Energy vs clock: one figure per GPU, precision and mode (a training step
  * and a forward pass are different quantities), split further by the
  * outermost varying parameters while a figure would hold too many series. */
+/* The first row of each distinct combination of the key columns, in order
+ * of appearance: *first (malloc'd) holds *nf of them. */
+static int key_combinations(const wl_results_table *t, const int *key, size_t nk,
+                            size_t **first, size_t *nf)
+{
+    size_t n = wl_results_table_rows(t);
+    *nf = 0;
+    if (!(*first = malloc((n ? n : 1) * sizeof **first)))
+        return WL_ENOMEM;
+    for (size_t row = 0; row < n; row++) {
+        size_t i = 0;
+        while (i < *nf && !wl_results_table_same(t, (*first)[i], row, key, nk))
+            i++;
+        if (i == *nf)
+            (*first)[(*nf)++] = row;
+    }
+    return WL_OK;
+}
+
 static int energy_figures(report *r, int *key, size_t *nk, const char *objective, wl_error *err)
 {
     const wl_results_table *t = r->base;
@@ -268,20 +287,11 @@ static int energy_figures(report *r, int *key, size_t *nk, const char *objective
         if (!in && varies(t, c))
             key[(*nk)++] = c;
     }
-    size_t n = wl_results_table_rows(t);
-    size_t *first = malloc((n ? n : 1) * sizeof *first);
-    if (!first)
-        return WL_ENOMEM;
     /* figure keys in order of appearance */
-    size_t nf = 0;
-    int rc = WL_OK;
-    for (size_t row = 0; row < n; row++) {
-        size_t i = 0;
-        while (i < nf && !wl_results_table_same(t, first[i], row, key, *nk))
-            i++;
-        if (i == nf)
-            first[nf++] = row;
-    }
+    size_t *first, nf;
+    int rc = key_combinations(t, key, *nk, &first, &nf);
+    if (rc)
+        return rc;
     for (size_t f = 0; f < nf && !rc; f++) {
         if (f >= MAX_ENERGY_FIGS) {
             r->omitted = nf - f;
@@ -1183,54 +1193,45 @@ static int subset_figures(report *r, const wl_results_table *sub, const char *sf
     return rc;
 }
 
+/* A subset's file-name suffix ("-a100-pcie-40gb-bf16") and its words for
+ * captions ("a100-pcie-40gb, bf16"), from the key values of row. */
+static void subset_names(const wl_results_table *t, size_t row, const int *key, size_t nk,
+                         const char **vals, wl_results_buf *sfx, wl_results_buf *what)
+{
+    for (size_t j = 0; j < nk; j++) {
+        vals[j] = wl_results_table_cell(t, row, key[j]);
+        wl_results_buf_put(sfx, "-", 1);
+        name_part(sfx, vals[j]);
+        wl_results_buf_puts(what, j ? ", " : "");
+        wl_results_buf_puts(what, vals[j]);
+    }
+    wl_results_buf_put(sfx, "", 0);
+    wl_results_buf_put(what, "", 0);
+}
+
 static int summary_figures(report *r, const int *key, size_t nk, const char *objective,
                            wl_error *err)
 {
     const wl_results_table *t = r->base;
     /* the first figure's subset: the first value of every figure key */
     const char *vals[WL_RESULTS_CSV_MAXCOLS];
-    for (size_t j = 0; j < nk; j++)
-        vals[j] = wl_results_table_cell(t, 0, key[j]);
+    wl_results_buf sfx = {0}, what = {0};
+    subset_names(t, 0, key, nk, vals, &sfx, &what);
     wl_results_table *sub = NULL, *heat = NULL, *one = NULL;
     int rc = wl_results_table_filter(t, key, vals, nk, &sub);
-    wl_results_buf sfx = {0}, what = {0};
-    for (size_t j = 0; j < nk; j++) {
-        wl_results_buf_put(&sfx, "-", 1);
-        name_part(&sfx, vals[j]);
-        wl_results_buf_puts(&what, j ? ", " : "");
-        wl_results_buf_puts(&what, vals[j]);
-    }
-    wl_results_buf_put(&sfx, "", 0);
-    wl_results_buf_put(&what, "", 0);
     if (!rc && (sfx.oom || what.oom))
         rc = WL_ENOMEM;
     char *base = NULL, *cap = NULL;
     wl_plot_kind_options k;
     int mcol = wl_results_table_col(sub ? sub : t, "model");
     /* Pareto fronts and savings for every subset (GPU x precision ...) */
-    size_t nt = wl_results_table_rows(t), nf = 0;
-    size_t *first = rc ? NULL : malloc((nt + 1) * sizeof *first);
-    if (!rc && !first)
-        rc = WL_ENOMEM;
-    for (size_t row = 0; !rc && row < nt; row++) {
-        size_t i = 0;
-        while (i < nf && !wl_results_table_same(t, first[i], row, key, nk))
-            i++;
-        if (i == nf)
-            first[nf++] = row;
-    }
+    size_t *first = NULL, nf = 0;
+    if (!rc)
+        rc = key_combinations(t, key, nk, &first, &nf);
     for (size_t f = 0; !rc && f < nf && f < MAX_ENERGY_FIGS; f++) {
         const char *fv[WL_RESULTS_CSV_MAXCOLS];
         wl_results_buf fs = {0}, fw = {0};
-        for (size_t j = 0; j < nk; j++) {
-            fv[j] = wl_results_table_cell(t, first[f], key[j]);
-            wl_results_buf_put(&fs, "-", 1);
-            name_part(&fs, fv[j]);
-            wl_results_buf_puts(&fw, j ? ", " : "");
-            wl_results_buf_puts(&fw, fv[j]);
-        }
-        wl_results_buf_put(&fs, "", 0);
-        wl_results_buf_put(&fw, "", 0);
+        subset_names(t, first[f], key, nk, fv, &fs, &fw);
         wl_results_table *fsub = NULL;
         rc = fs.oom || fw.oom ? WL_ENOMEM : wl_results_table_filter(t, key, fv, nk, &fsub);
         if (!rc)

@@ -1682,6 +1682,15 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
             info.model_flop = NAN;
     }
     double peak = wl_core_gpu_peak_flops(&g, combo_dtype(s, &c), g.sm_clock_max_mhz);
+    /* the learned model's case, once per chunk; the clock is set per point */
+    wl_learn_case lc = {0};
+    if (s->learned) {
+        wl_core_shape ls;
+        combo_shape(s, &c, &ls);
+        lc = (wl_learn_case){.batch = ls.batch, .seq = ls.seq, .dtype = combo_dtype(s, &c),
+                             .mode = s->traces.n ? WL_MODE_PREFILL : ls.mode,
+                             .attention = s->traces.n ? WL_ATTN_EAGER : ls.attention};
+    }
     const wl_core_numlist *vl = volts(s);
     const wl_core_numlist *clk = &s->gclk[c.gpu];
     size_t m = s->maxclk;
@@ -1731,13 +1740,8 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
             if (s->learned && erc == WL_OK) {
                 /* the learned model: a hybrid's correction, or a plain
                  * model's prediction; no allocation */
-                wl_core_shape ls;
-                combo_shape(s, &c, &ls);
-                wl_learn_case lc = {.batch = ls.batch, .seq = ls.seq, .dtype = combo_dtype(s, &c),
-                                    .mode = s->traces.n ? WL_MODE_PREFILL : ls.mode,
-                                    .attention = s->traces.n ? WL_ATTN_EAGER : ls.attention,
-                                    .sm_clock_mhz = f};
                 double lx[WL_LEARN_FEATURES], dom;
+                lc.sm_clock_mhz = f;
                 wl_learn_features(&g, s->traces.n ? NULL : &s->model[c.wl], &lc, &r, lx);
                 wl_learn_apply(s->learned, lx, &r, &dom);
                 tally->learned_outside += dom < 1;
