@@ -192,3 +192,12 @@ int cli_axis_set(const char *cmd, struct wl_sweep_spec *spec, const cli_axis *a,
     snprintf(opt, sizeof opt, "--%s", a->opt);
     return wl_sweep_spec_set(spec, a->key, value, opt, 0, &err) ? cli_fail(cmd, &err) : 0;
 }
+
+void cli_learned_outside(const char *cmd, const struct wl_sweep_spec *spec, unsigned long long n)
+{
+    wl_learn_use u;
+    if (n && wl_sweep_spec_learned(spec, &u))
+        fprintf(stderr, "wattlas %s: warning: %llu point%s outside the learned model's training "
+                        "domain: %s\n",
+                cmd, n, n == 1 ? " lies" : "s lie", wl_learn_outside_note(u.model));
+}

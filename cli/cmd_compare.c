@@ -32,6 +32,9 @@ CLI_MODE_HELP
 "  --objective OBJ         energy (default), edp, ed2p, energy-within-slowdown=P,\n"
 "                          time-within-power=W (see 'wattlas optimize')\n"
 "  --latency tiled|roofline\n"
+"  --learned MODEL.json    apply a model from 'wattlas learn' to every point before\n"
+"                          the choice (a hybrid corrects the analytical prediction\n"
+"                          inside its training domain; a plain one replaces it)\n"
 "  --interval LEVEL        prediction intervals at LEVEL (0.95 or 95) at the\n"
 "                          requested clock (time_lo_ms ... energy_hi_j) and at\n"
 "                          the chosen one (opt_time_lo_ms ...), from each GPU's\n"
@@ -52,7 +55,7 @@ static const cli_axis axis_opts[] = {
     {"gpu", "gpu"},   {"model", "model"}, {"trace", "trace"},         {"batch", "batch"},
     {"seq", "seq"},   {"dtype", "dtype"}, {"attention", "attention"}, {"idle", "idle"},
     {"host", "host"},
-    {"latency", "latency"}, {"interval", "interval"},
+    {"latency", "latency"}, {"interval", "interval"}, {"learned", "learned"},
     CLI_MODE_AXES,
 };
 #define NAXIS (sizeof axis_opts / sizeof *axis_opts)
@@ -78,6 +81,7 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
         if (ax) {
             gpus |= !strcmp(ax->key, "gpu");
             if (strcmp(ax->key, "gpu") && strcmp(ax->key, "idle") && strcmp(ax->key, "interval") &&
+                strcmp(ax->key, "learned") &&
                 strchr(optarg, ','))
                 return cli_usage(cmd, "--%s: one workload, one value (see 'wattlas sweep')",
                                  ax->opt);
@@ -158,6 +162,8 @@ static int compare_run(const compare_opts *o)
                                  wl_mode_name(id.traced ? WL_MODE_PREFILL : id.shape.mode),
                                  id.batch, id.seq, id.memory.total_gb};
     wl_results_cell cells[WL_PARETO_COMPARE_COLS];
+    wl_learn_use lu;
+    int learned = wl_sweep_spec_learned(o->spec, &lu);
     long runnable = (long)wl_sweep_spec_axis_count(o->spec, "gpu");
     for (size_t i = 0; !rc && i < wl_sweep_spec_axis_count(o->spec, "gpu"); i++) {
         const wl_core_gpu *g = wl_sweep_spec_gpu(o->spec, i);
@@ -170,10 +176,16 @@ static int compare_run(const compare_opts *o)
             runnable--;
         } else if (wl_pareto_gpu_optimum(g, wl, NULL, o->clock, &o->obj,
                                          wl_sweep_spec_uncertainty(o->spec, i),
-                                         wl_sweep_spec_level(o->spec), &ch, &err)) {
+                                         wl_sweep_spec_level(o->spec), learned ? &lu : NULL,
+                                         &ch, &err)) {
             rc = cli_fail(cmd, &err);
             break;
         }
+        if (ch.learned_outside)
+            fprintf(stderr, "wattlas compare: warning: on %s, %zu of %zu points lie outside the "
+                            "learned model's training domain: %s\n",
+                    g->id, ch.learned_outside, wl_core_gpu_clock_count(g) + 1,
+                    wl_learn_outside_note(lu.model));
         if (!ch.not_runnable[0] && wl_core_memory_fits(g, &id.memory) == 0)
             fprintf(stderr, "wattlas compare: warning: %s does not fit %s: it needs %.1f GB, "
                     "the GPU has %.1f GB (fits = 0)\n", wl_core_workload_name(wl), g->id,

@@ -178,10 +178,7 @@ static int predict_run(const predict_opts *o)
         wl_results_out_abort(out);
         return cli_fail(cmd, &err);
     }
-    if (st.tally.learned_outside)
-        fprintf(stderr, "wattlas predict: warning: %llu point%s outside the learned model's "
-                        "training domain: the correction fades to none there\n",
-                st.tally.learned_outside, st.tally.learned_outside == 1 ? " lies" : "s lie");
+    cli_learned_outside(cmd, o->spec, st.tally.learned_outside);
     if (o->format == WL_FMT_TABLE) {
         if (st.tally.throttled)
             fprintf(f, "# throttled = 1: power-limited, the GPU runs below the requested clock\n");

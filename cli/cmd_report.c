@@ -12,7 +12,8 @@
 static void help(FILE *f)
 {
     fprintf(f,
-"usage: wattlas report --spec STUDY.ini -o DIR [--threads N] [--quiet]\n\n"
+"usage: wattlas report --spec STUDY.ini -o DIR [--learned MODEL.json] [--threads N]\n"
+"                      [--quiet]\n\n"
 "Runs the study's sweep ([sweep] and [set] sections, as 'wattlas sweep\n"
 "--spec'), its Pareto fronts and the optimisation named in [report]\n"
 "(title = ..., objective = energy-within-slowdown=10 by default), and writes\n"
@@ -22,11 +23,15 @@ static void help(FILE *f)
 "the command and the version. The report is built beside DIR and moved into\n"
 "it only when complete: a failure leaves DIR as it was. Steps are reported on\n"
 "stderr, with the sweep's progress bar on a terminal. The spec may also be\n"
-"given as the one argument.\n");
+"given as the one argument.\n"
+"  --learned MODEL.json  every point is a model from 'wattlas learn' (as the\n"
+"                spec key learned = ...): a hybrid corrects the analytical\n"
+"                prediction inside its training domain; the Caveats say which\n"
+"                model and how many points lie outside it\n");
 }
 
 typedef struct {
-    const char *spec_path, *dir;
+    const char *spec_path, *dir, *learned;
     int quiet;
     long long threads;
     char *command;
@@ -38,6 +43,7 @@ static int report_parse(int argc, char **argv, report_opts *o)
     static const struct option lo[] = {{"spec", required_argument, 0, 's'},
                                        {"threads", required_argument, 0, 'T'},
                                        {"quiet", no_argument, 0, 'q'},
+                                       {"learned", required_argument, 0, 'L'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     const char *spec = NULL;
@@ -49,6 +55,7 @@ static int report_parse(int argc, char **argv, report_opts *o)
         case 's': spec = optarg; break;
         case 'o': o->dir = optarg; break;
         case 'q': o->quiet = 1; break;
+        case 'L': o->learned = optarg; break;
         case 'T': rc = cli_int(cmd, "--threads", optarg, 1, 1024, &o->threads); break;
         case 'h': help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argv); break;
@@ -91,7 +98,9 @@ static int report_run(const report_opts *o)
         return EXIT_RUNTIME;
     }
     int rc = 0;
-    if (wl_sweep_spec_load(spec, o->spec_path, &err) || wl_sweep_spec_finish(spec, &err)) {
+    if (wl_sweep_spec_load(spec, o->spec_path, &err) ||
+        (o->learned && wl_sweep_spec_set(spec, "learned", o->learned, "--learned", 0, &err)) ||
+        wl_sweep_spec_finish(spec, &err)) {
         rc = cli_fail(cmd, &err);
     } else {
         cli_clock_notes(cmd, spec);
@@ -105,6 +114,8 @@ static int report_run(const report_opts *o)
         else if (!o->quiet)
             fprintf(stderr, "wattlas report: %s/index.html and %s/index.md, %zu figures, "
                             "%llu points\n", o->dir, o->dir, st.figures, st.points);
+        if (!rc)
+            cli_learned_outside(cmd, spec, st.learned_outside);
     }
     wl_sweep_spec_free(spec);
     return rc;

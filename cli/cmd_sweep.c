@@ -247,10 +247,7 @@ static int sweep_run(sweep_opts *o)
                     "(fits = 0); optimize, pareto and report leave them out unless --all\n",
                     st.tally.unfit);
     }
-    if (st.tally.learned_outside)
-        fprintf(stderr, "wattlas sweep: warning: %llu points lie outside the learned model's "
-                        "training domain: the correction fades to none there\n",
-                st.tally.learned_outside);
+    cli_learned_outside("sweep", o->spec, st.tally.learned_outside);
     return st.interrupted ? 130 : 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_cdf.h>
 #include <xgboost/c_api.h>
 
 #define LEARN_FORMAT "wattlas-learned/1"
@@ -87,7 +88,9 @@ typedef struct {
 struct wl_learn_model {
     wl_learn_kind kind;
     int hybrid, nfeat;
-    double shrink[3]; /* a hybrid's correction is exp(shrink * margin) */
+    double bias[3], shrink[3]; /* a hybrid's correction: exp(bias + shrink * margin) */
+    int across_models; /* a hybrid's correction was chosen on models left out:
+                          the model's shape does not bound its domain */
     double lo[WL_LEARN_FEATURES], hi[WL_LEARN_FEATURES];
     forest f[3];
     char fingerprint[64];
@@ -135,12 +138,36 @@ void wl_learn_model_free(wl_learn_model *m)
 }
 
 int wl_learn_model_hybrid(const wl_learn_model *m) { return m->hybrid; }
+
+const char *wl_learn_outside_note(const wl_learn_model *m)
+{
+    return m && m->hybrid ? "the hybrid's correction fades to none there (the analytical prediction)"
+                          : "the plain model extrapolates there (its trees hold their edge values)";
+}
 wl_learn_kind wl_learn_model_kind(const wl_learn_model *m) { return m->kind; }
 
 void wl_learn_set_fingerprint(wl_learn_model *m, const char *fp, size_t rows)
 {
     snprintf(m->fingerprint, sizeof m->fingerprint, "%s", fp);
     m->rows = rows;
+}
+
+void wl_learn_model_describe(const wl_learn_model *m, char *buf, size_t n)
+{
+    int k = snprintf(buf, n, "%s %s trained on %zu rows (%s)", wl_learn_kind_name(m->kind),
+                     m->hybrid ? "hybrid" : "plain model", m->rows,
+                     m->fingerprint[0] ? m->fingerprint : "data not recorded");
+    for (int t = 0; m->hybrid && t < 3 && k >= 0 && (size_t)k < n; t++) {
+        static const char *const name[3] = {"time", "power", "energy"};
+        const char *sep = t ? ", " : "; correction: ";
+        size_t at = (size_t)k;
+        if (m->shrink[t] > 0)
+            k += snprintf(buf + at, n - at, "%s%s trees at %.2f", sep, name[t], m->shrink[t]);
+        else if (m->bias[t] != 0)
+            k += snprintf(buf + at, n - at, "%s%s x%.4f", sep, name[t], exp(m->bias[t]));
+        else
+            k += snprintf(buf + at, n - at, "%s%s none", sep, name[t]);
+    }
 }
 
 /* The trees compare in single precision, as XGBoost does. */
@@ -159,12 +186,15 @@ static double forest_eval(const forest *f, const double *x)
     return s;
 }
 
-/* 1 inside the training domain, 0 beyond 10% of a feature's range outside
- * it (any difference for a feature the data never varied), linear between. */
-static double domain_of(const wl_learn_model *m, const double *x)
+/* How far inside the training domain x is over the features in use[]: 1
+ * inside, 0 beyond 10% of a feature's range outside it (any difference for
+ * a feature the data never varied), linear between. */
+static double domain_over(const wl_learn_model *m, const double *x, const unsigned char *use)
 {
     double d = 1;
     for (int f = 0; f < m->nfeat; f++) {
+        if (!use[f])
+            continue;
         double v = x[f], lo = m->lo[f], hi = m->hi[f];
         if (v >= lo && v <= hi)
             continue;
@@ -177,16 +207,40 @@ static double domain_of(const wl_learn_model *m, const double *x)
     return d;
 }
 
+/* The features that bound each part of a model. A plain model and a
+ * hybrid's trees: every feature, except that a correction chosen by how it
+ * does on models left out of the training rows (across_models) is known to
+ * carry over to another model, so the model's shape (which the trees never
+ * read) does not bound it. A hybrid's constant factor reads nothing: the
+ * conditions it was measured under bound it, the GPU and the operating
+ * point (precision, mode, attention, clock, voltage), not the workload's
+ * shape or the prediction's parts. The GPU bounds everything: no
+ * correction was tried on a GPU it was not trained on. */
+static void domain_features(const wl_learn_model *m, unsigned char *trees, unsigned char *bias)
+{
+    for (int f = 0; f < WL_LEARN_FEATURES; f++) {
+        int shape = f >= WL_LF_LAYERS && f <= WL_LF_D_FF;
+        trees[f] = f < m->nfeat && !(m->hybrid && m->across_models && shape);
+        bias[f] = f <= WL_LF_L2_MB || f == WL_LF_DTYPE_BYTES || f == WL_LF_MODE ||
+                  f == WL_LF_FLASH || f == WL_LF_CLOCK_MHZ || f == WL_LF_VOLTAGE_MV;
+    }
+}
+
 void wl_learn_eval(const wl_learn_model *m, const double *x, double out[3], double *domain)
 {
-    double d = domain_of(m, x);
-    if (domain)
-        *domain = d;
+    unsigned char ut[WL_LEARN_FEATURES], ub[WL_LEARN_FEATURES];
+    domain_features(m, ut, ub);
+    double d = domain_over(m, x, ut), db = m->hybrid ? domain_over(m, x, ub) : d;
+    int trees = !m->hybrid;
     for (int t = 0; t < 3; t++) {
         double margin = forest_eval(&m->f[t], x);
+        trees |= m->shrink[t] > 0;
         /* a hybrid's correction fades to exactly 1 outside the domain */
-        out[t] = m->hybrid ? exp(m->shrink[t] * d * margin) : exp(margin);
+        out[t] = m->hybrid ? exp(db * m->bias[t] + d * m->shrink[t] * margin) : exp(margin);
     }
+    /* the domain of the parts in use: the trees', else the factor's */
+    if (domain)
+        *domain = trees ? fmin(d, db) : db;
 }
 
 void wl_learn_apply(const wl_learn_model *m, const double *x, wl_core_result *r, double *domain)
@@ -205,6 +259,17 @@ void wl_learn_apply(const wl_learn_model *m, const double *x, wl_core_result *r,
     r->energy_dyn_compute_j *= c[2];
     r->energy_dyn_memory_j *= c[2];
     r->energy_static_j *= c[2];
+}
+
+double wl_learn_use_apply(const wl_learn_use *u, const wl_core_gpu *g, double mhz,
+                          wl_core_result *r)
+{
+    double x[WL_LEARN_FEATURES], dom;
+    wl_learn_case c = u->c;
+    c.sm_clock_mhz = mhz;
+    wl_learn_features(g, u->shape, &c, r, x);
+    wl_learn_apply(u->model, x, r, &dom);
+    return dom;
 }
 
 void wl_learn_importance(const wl_learn_model *m, double *imp)
@@ -535,28 +600,20 @@ static int train_target(const float *X, const float *y, size_t n, int nfeat,
     return rc;
 }
 
-/* How much of a hybrid's correction to trust: the shrink factor per
- * target, among 0, 1/4, ..., 1, that does best on rows held out inside the
- * training rows (one model at a time, or by workload when they hold one
- * model). A correction that does not carry over to an unseen model is
- * shrunk away, so the hybrid falls back to the physics rather than
- * overfitting its way into error. */
+/* ---- the hybrid's correction ----------------------------------------------------- */
+
 static int fold_predictions(const wl_learn_data *d, const unsigned char *train, double *x,
                             double *pred);
 
-static int choose_shrink(const wl_learn_data *d, const unsigned char *mask,
-                         const wl_learn_options *o, double shrink[3], wl_error *err)
+/* The inner folds of the training rows (mask; NULL: all): one per model
+ * when they hold two or more, else three by workload; -1 outside the mask.
+ * Returns the number of folds. */
+static int inner_folds(const wl_learn_data *d, const unsigned char *mask, int *fold,
+                       int *by_model_out)
 {
-    enum { NA = 5 };
-    int *fold = malloc((d->n + 1) * sizeof *fold);
-    unsigned char *inner = malloc(d->n + 1);
-    int refit = o->refit && d->v;
-    double *fx = refit ? malloc((d->n + 1) * WL_LEARN_FEATURES * sizeof *fx) : NULL,
-           *fp = refit ? malloc((d->n + 1) * 3 * sizeof *fp) : NULL;
-    int rc = fold && inner && (!refit || (fx && fp)) ? WL_OK : WL_ENOMEM;
-    /* inner folds: by model among the training rows, else 3 by workload */
-    int nf = 0, by_model = 1;
-    for (int pass = 0; !rc && pass < 2; pass++) {
+    int nf = 0;
+    *by_model_out = 0;
+    for (int by_model = 1; by_model >= 0; by_model--) {
         char **keys = by_model ? d->model : d->workload;
         nf = 0;
         for (size_t i = 0; i < d->n; i++) {
@@ -570,79 +627,193 @@ static int choose_shrink(const wl_learn_data *d, const unsigned char *mask,
         }
         if (!by_model && nf > 3)
             nf = 3;
+        *by_model_out = by_model;
         if (nf >= 2)
             break;
-        by_model = 0;
     }
-    double err_a[3][NA] = {{0}};
+    return nf;
+}
+
+/* The constant factor c that minimises the mean absolute percentage error
+ * of target t over the rows with use[i]: sum |p c / m - 1| =
+ * sum (p / m) |c - m / p|, so c is the median of m / p weighted by p / m.
+ * The error metric's own optimum, not the mean of the log ratio, which a
+ * few host stalls (time up, power down) pull off the typical row. */
+static int best_factor(const wl_learn_data *d, const unsigned char *use, int t, double *c)
+{
+    double (*rw)[2] = malloc((d->n + 1) * sizeof *rw), total = 0;
+    if (!rw)
+        return WL_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (use[i]) {
+            double meas = d->meas[3 * i + (size_t)t], pred = d->pred[3 * i + (size_t)t];
+            rw[n][0] = meas / pred;
+            rw[n][1] = pred / meas;
+            total += rw[n++][1];
+        }
+    /* insertion sort: a few hundred rows, once per fold */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && rw[j - 1][0] > rw[j][0]; j--) {
+            double r0 = rw[j][0], r1 = rw[j][1];
+            rw[j][0] = rw[j - 1][0];
+            rw[j][1] = rw[j - 1][1];
+            rw[j - 1][0] = r0;
+            rw[j - 1][1] = r1;
+        }
+    double acc = 0;
+    *c = 1;
+    for (size_t i = 0; i < n; i++)
+        if ((acc += rw[i][1]) >= total / 2) {
+            *c = rw[i][0];
+            break;
+        }
+    free(rw);
+    return WL_OK;
+}
+
+/* How much correction the training rows support, per target: none, a
+ * constant factor, or the trees' correction at 1/4 ... 1 of its strength,
+ * each fitted on all but one inner fold and scored on that fold's rows. A
+ * candidate counts only when its gain over no correction is positive with
+ * 90% confidence across the folds (one-sided t test on the per-fold gains:
+ * mean > t(0.9, folds - 1) x standard error), and the best of those wins;
+ * none otherwise. Folds are few (one per model), so the test is strict
+ * where they are fewest, and two are not enough: two models that happen to
+ * share an error cannot be told from an error every model shares (a third
+ * then gets it wrong), so with fewer than three folds there is no
+ * correction. A correction that
+ * does not carry over from model to model is left out, so the hybrid falls
+ * back to the physics rather than overfitting its way into error. d holds
+ * the rows' out-of-fold predictions; bias and shrink are the choice: the
+ * correction is exp(bias + shrink * trees). */
+enum { CAND_NONE = 0, CAND_BIAS, CAND_TREES, NCAND = CAND_TREES + 4 };
+
+static int choose_correction(const wl_learn_data *d, const unsigned char *mask, const int *fold,
+                             int nf, const wl_learn_options *o, double bias[3], double shrink[3])
+{
+    unsigned char *inner = malloc(d->n + 1);
+    /* per fold, target and candidate: the summed error and the rows */
+    double *e = calloc((size_t)(nf + 1) * 3 * NCAND, sizeof *e);
+    size_t *rows = calloc((size_t)nf + 1, sizeof *rows);
+    int rc = inner && e && rows ? WL_OK : WL_ENOMEM;
     wl_learn_options io = *o;
     io.no_shrink = 1;
-    for (int fo = 0; !rc && nf >= 2 && fo < nf; fo++) {
+    io.refit = 0;
+    for (int fo = 0; !rc && fo < nf; fo++) {
         for (size_t i = 0; i < d->n; i++)
-            inner[i] = fold[i] >= 0 && fold[i] != fo;
-        /* the inner held-out rows must be new to the analytical model too */
-        wl_learn_data fd = *d;
-        if (refit) {
-            if ((rc = fold_predictions(d, inner, fx, fp)))
-                break;
-            fd.x = fx;
-            fd.pred = fp;
-        }
+            inner[i] = (!mask || mask[i]) && fold[i] >= 0 && fold[i] != fo;
         wl_learn_model *m = NULL;
         wl_error e2;
-        if (wl_learn_train(&fd, inner, &io, &m, &e2))
+        if (wl_learn_train(d, inner, &io, &m, &e2))
             continue; /* too few rows left: this fold says nothing */
-        for (size_t i = 0; i < d->n; i++) {
+        double c[3] = {1, 1, 1};
+        for (int t = 0; !rc && t < 3; t++)
+            rc = best_factor(d, inner, t, &c[t]);
+        for (size_t i = 0; !rc && i < d->n; i++) {
             if (fold[i] != fo)
                 continue;
-            /* the whole correction, not faded: an unseen model inside the
-             * final domain gets all of it, and that is what is judged */
-            const double *x = fd.x + i * WL_LEARN_FEATURES;
+            const double *x = d->x + i * WL_LEARN_FEATURES;
             for (int t = 0; t < 3; t++) {
-                double margin = forest_eval(&m->f[t], x);
-                double meas = d->meas[3 * i + (size_t)t], pred = fd.pred[3 * i + (size_t)t];
-                for (int a = 0; a < NA; a++)
-                    err_a[t][a] += fabs(pred * exp(a / (double)(NA - 1) * margin) / meas - 1);
+                double margin = forest_eval(&m->f[t], x), *ef = e + ((size_t)fo * 3 + (size_t)t) * NCAND;
+                double meas = d->meas[3 * i + (size_t)t], pred = d->pred[3 * i + (size_t)t];
+                ef[CAND_NONE] += fabs(pred / meas - 1);
+                ef[CAND_BIAS] += fabs(pred * c[t] / meas - 1);
+                for (int a = 1; a <= NCAND - CAND_TREES; a++)
+                    ef[CAND_TREES + a - 1] +=
+                        fabs(pred * exp(a / (double)(NCAND - CAND_TREES) * margin) / meas - 1);
             }
+            rows[fo]++;
         }
         wl_learn_model_free(m);
     }
-    /* the least shrink factor wins ties: no evidence, no correction */
-    for (int t = 0; t < 3; t++) {
-        int best = 0;
-        for (int a = 1; nf >= 2 && a < NA; a++)
-            if (err_a[t][a] < err_a[t][best] * (1 - 1e-9))
-                best = a;
-        shrink[t] = nf >= 2 ? best / (double)(NA - 1) : 1;
+    int used = 0;
+    for (int fo = 0; fo < nf; fo++)
+        used += rows[fo] > 0;
+    for (int t = 0; !rc && t < 3; t++) {
+        /* each candidate's gain per fold (in MAPE), its mean and standard
+         * error over the folds */
+        int best = CAND_NONE;
+        double best_gain = 0;
+        for (int k = 1; used >= 3 && k < NCAND; k++) {
+            double s = 0, s2 = 0;
+            for (int fo = 0; fo < nf; fo++) {
+                if (!rows[fo])
+                    continue;
+                const double *ef = e + ((size_t)fo * 3 + (size_t)t) * NCAND;
+                double g = (ef[CAND_NONE] - ef[k]) / (double)rows[fo];
+                s += g;
+                s2 += g * g;
+            }
+            double mean = s / used, var = (s2 - used * mean * mean) / (used - 1);
+            double se = sqrt((var > 0 ? var : 0) / used);
+            if (mean > gsl_cdf_tdist_Pinv(0.9, used - 1) * se + 1e-12 && mean > best_gain) {
+                best = k;
+                best_gain = mean;
+            }
+        }
+        bias[t] = 0;
+        shrink[t] = 0;
+        if (best == CAND_BIAS) {
+            double c = 1;
+            for (size_t i = 0; i < d->n; i++)
+                inner[i] = !mask || mask[i];
+            rc = best_factor(d, inner, t, &c);
+            bias[t] = log(c);
+        } else if (best >= CAND_TREES)
+            shrink[t] = (best - CAND_TREES + 1) / (double)(NCAND - CAND_TREES);
     }
-    (void)err;
-    free(fold);
     free(inner);
-    free(fx);
-    free(fp);
+    free(e);
+    free(rows);
     return rc;
 }
 
-int wl_learn_train(const wl_learn_data *d, const unsigned char *mask, const wl_learn_options *o,
-                   wl_learn_model **out, wl_error *err)
+/* The training rows' out-of-fold analytical predictions: each inner fold's
+ * rows predicted with coefficients refitted without it (fold_predictions),
+ * so that the correction learns the error the physics makes on a model it
+ * was not fitted to, which is what it meets in use. x and pred start as
+ * d's (n rows each). */
+static int oof_predictions(const wl_learn_data *d, const int *fold, int nf, double *x,
+                           double *pred)
 {
-    *out = NULL;
-    wl_learn_model *m = calloc(1, sizeof *m);
+    double *fx = malloc((d->n + 1) * WL_LEARN_FEATURES * sizeof *fx),
+           *fp = malloc((d->n + 1) * 3 * sizeof *fp);
+    unsigned char *train = malloc(d->n + 1);
+    int rc = fx && fp && train ? WL_OK : WL_ENOMEM;
+    for (int fo = 0; !rc && fo < nf; fo++) {
+        for (size_t i = 0; i < d->n; i++)
+            train[i] = fold[i] >= 0 && fold[i] != fo;
+        if ((rc = fold_predictions(d, train, fx, fp)))
+            break;
+        for (size_t i = 0; i < d->n; i++)
+            if (fold[i] == fo) {
+                memcpy(x + i * WL_LEARN_FEATURES, fx + i * WL_LEARN_FEATURES,
+                       WL_LEARN_FEATURES * sizeof *x);
+                memcpy(pred + 3 * i, fp + 3 * i, 3 * sizeof *pred);
+            }
+    }
+    free(fx);
+    free(fp);
+    free(train);
+    return rc;
+}
+
+/* The forests on the rows with mask[i] set; the domain over them. */
+static int train_forests(const wl_learn_data *d, const unsigned char *mask,
+                         const wl_learn_options *o, wl_learn_model *m, wl_error *err)
+{
     size_t n = 0;
     for (size_t i = 0; i < d->n; i++)
         n += !mask || mask[i];
-    int nfeat = o->hybrid ? WL_LEARN_FEATURES : WL_LEARN_PLAIN_FEATURES;
+    int nfeat = m->nfeat;
     float *X = malloc((n + 1) * (size_t)nfeat * sizeof *X), *y = malloc((n + 1) * sizeof *y);
-    int rc = m && X && y ? WL_OK : WL_ENOMEM;
+    int rc = X && y ? WL_OK : WL_ENOMEM;
     if (!rc && n < 8) {
         wl_error_set(err, "", 0, "", "%zu rows: too few to learn from (at least 8)", n);
         rc = WL_EINVAL;
     }
     if (!rc) {
-        m->kind = o->kind;
-        m->hybrid = o->hybrid;
-        m->nfeat = nfeat;
-        m->opt = *o;
         for (int f = 0; f < nfeat; f++) {
             m->lo[f] = INFINITY;
             m->hi[f] = -INFINITY;
@@ -677,17 +848,61 @@ int wl_learn_train(const wl_learn_data *d, const unsigned char *mask, const wl_l
         }
         rc = train_target(X, y, n, nfeat, o, o->hybrid, &m->f[t], err);
     }
+    m->rows = n;
     free(X);
     free(y);
-    for (int t = 0; t < 3; t++)
-        m->shrink[t] = 1;
-    if (!rc && o->hybrid && !o->no_shrink)
-        rc = choose_shrink(d, mask, o, m->shrink, err);
+    return rc;
+}
+
+int wl_learn_train(const wl_learn_data *d, const unsigned char *mask, const wl_learn_options *o,
+                   wl_learn_model **out, wl_error *err)
+{
+    *out = NULL;
+    wl_learn_model *m = calloc(1, sizeof *m);
+    int choose = o->hybrid && !o->no_shrink;
+    int *fold = choose ? malloc((d->n + 1) * sizeof *fold) : NULL;
+    double *ox = NULL, *op = NULL;
+    int rc = m && (!choose || fold) ? WL_OK : WL_ENOMEM;
+    if (!rc) {
+        m->kind = o->kind;
+        m->hybrid = o->hybrid;
+        m->nfeat = o->hybrid ? WL_LEARN_FEATURES : WL_LEARN_PLAIN_FEATURES;
+        m->opt = *o;
+        for (int t = 0; t < 3; t++)
+            m->shrink[t] = 1;
+    }
+    /* a hybrid learns from out-of-fold predictions where the analytical
+     * model can be refitted: the rows' own in-sample residuals are what the
+     * fit left over, not what it misses on data it has not seen */
+    wl_learn_data od = *d;
+    int by_model = 0;
+    int nf = !rc && choose ? inner_folds(d, mask, fold, &by_model) : 0;
+    m->across_models = by_model && nf >= 2;
+    if (!rc && choose && o->refit && d->v && nf >= 2) {
+        ox = malloc((d->n + 1) * WL_LEARN_FEATURES * sizeof *ox);
+        op = malloc((d->n + 1) * 3 * sizeof *op);
+        rc = ox && op ? WL_OK : WL_ENOMEM;
+        if (!rc) {
+            memcpy(ox, d->x, d->n * WL_LEARN_FEATURES * sizeof *ox);
+            memcpy(op, d->pred, d->n * 3 * sizeof *op);
+            rc = oof_predictions(d, fold, nf, ox, op);
+            od.x = ox;
+            od.pred = op;
+        }
+    }
+    if (!rc)
+        rc = train_forests(&od, mask, o, m, err);
+    if (!rc && choose)
+        rc = choose_correction(&od, mask, fold, nf, o, m->bias, m->shrink);
+    if (rc == WL_ENOMEM)
+        wl_error_set(err, "", 0, "", "out of memory");
+    free(fold);
+    free(ox);
+    free(op);
     if (rc) {
         wl_learn_model_free(m);
         return rc;
     }
-    m->rows = n;
     *out = m;
     return WL_OK;
 }
@@ -854,7 +1069,9 @@ int wl_learn_model_save(const wl_learn_model *m, const char *path, wl_error *err
     fputs("],\n\"domain_max\":[", f);
     for (int i = 0; i < m->nfeat; i++)
         fprintf(f, "%s%.17g", i ? "," : "", m->hi[i]);
-    fprintf(f, "],\n\"shrink\":[%.17g,%.17g,%.17g],\n\"targets\":{", m->shrink[0], m->shrink[1],
+    fprintf(f, "],\n\"across_models\":%d,\n\"bias\":[%.17g,%.17g,%.17g],\n"
+               "\"shrink\":[%.17g,%.17g,%.17g],\n\"targets\":{",
+            m->across_models, m->bias[0], m->bias[1], m->bias[2], m->shrink[0], m->shrink[1],
             m->shrink[2]);
     for (int t = 0; t < 3; t++) {
         const forest *fo = &m->f[t];
@@ -1028,6 +1245,16 @@ int wl_learn_model_load(const char *path, wl_learn_model **out, wl_error *err)
         rc = get_nums(doc, "domain_max", (size_t)m->nfeat, -1e300, 1e300, m->hi, path, err);
     if (!rc)
         rc = get_nums(doc, "shrink", 3, 0, 1, m->shrink, path, err);
+    /* a factor beyond e^+-1 is no correction of a physical model */
+    if (!rc)
+        rc = get_nums(doc, "bias", 3, -1, 1, m->bias, path, err);
+    const wj_value *am = wj_get(doc, "across_models");
+    if (!rc && (!am || am->type != WJ_NUMBER || (am->num != 0 && am->num != 1))) {
+        wl_error_set(err, path, am ? am->line : doc->line, "across_models", "expected 0 or 1");
+        rc = WL_EPARSE;
+    }
+    if (!rc)
+        m->across_models = am->num != 0;
     const wj_value *tg = wj_get(doc, "targets");
     if (!rc && (!tg || tg->type != WJ_OBJECT)) {
         wl_error_set(err, path, doc->line, "targets", "missing");

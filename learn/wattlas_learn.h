@@ -45,6 +45,10 @@ int wl_learn_kind_parse(const char *s, wl_learn_kind *out);
 typedef struct wl_learn_model wl_learn_model;
 void wl_learn_model_free(wl_learn_model *m);
 int wl_learn_model_hybrid(const wl_learn_model *m);
+/* What the model does outside its training domain, for warnings: "the
+ * hybrid's correction fades to none there" or that a plain model
+ * extrapolates. */
+const char *wl_learn_outside_note(const wl_learn_model *m);
 wl_learn_kind wl_learn_model_kind(const wl_learn_model *m);
 
 /* Training rows: features (n x WL_LEARN_FEATURES) and per row the targets
@@ -101,6 +105,20 @@ void wl_learn_eval(const wl_learn_model *m, const double *x, double out[3], doub
  * the energy parts scaled by the energy factor). */
 void wl_learn_apply(const wl_learn_model *m, const double *x, wl_core_result *r, double *domain);
 
+/* A learned model applied to one workload's points: the case (its clock is
+ * set per point) and the model's shape (NULL: a trace, whose shape is
+ * unknown). */
+typedef struct {
+    const wl_learn_model *model;
+    const wl_core_model *shape;
+    wl_learn_case c;
+} wl_learn_use;
+/* u->model applied to r, the analytical prediction on g at the requested
+ * clock mhz; returns how far inside the training domain the point is (as
+ * wl_learn_eval's domain). No allocation. */
+double wl_learn_use_apply(const wl_learn_use *u, const wl_core_gpu *g, double mhz,
+                          wl_core_result *r);
+
 /* The model file: JSON with the features, their domain, the training data's
  * fingerprint, the wattlas version, the options and the trees. */
 int wl_learn_model_save(const wl_learn_model *m, const char *path, wl_error *err);
@@ -109,6 +127,10 @@ int wl_learn_model_load(const char *path, wl_learn_model **out, wl_error *err);
  * target, normalised to sum 1 (imp: 3 x WL_LEARN_FEATURES). */
 void wl_learn_importance(const wl_learn_model *m, double *imp);
 void wl_learn_set_fingerprint(wl_learn_model *m, const char *fp, size_t rows);
+/* One line on the model: kind, rows, training data and, for a hybrid, the
+ * correction chosen per target ("time none, power x0.982, energy trees at
+ * 1/2"). */
+void wl_learn_model_describe(const wl_learn_model *m, char *buf, size_t n);
 
 /* Validation with a learned model: row i as wl_calib_validation_row gives
  * it, with the predicted time, power and energy replaced by the learned

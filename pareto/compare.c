@@ -9,7 +9,8 @@
 int wl_pareto_gpu_optimum(const wl_core_gpu *g, const wl_core_workload *wl,
                           const wl_core_latency_type *lat, double clock_mhz,
                           const wl_pareto_objective *obj, const wl_calib_uncertainty *unc,
-                          double level, wl_pareto_gpu_choice *out, wl_error *err)
+                          double level, const wl_learn_use *learned, wl_pareto_gpu_choice *out,
+                          wl_error *err)
 {
     memset(out, 0, sizeof *out);
     wl_core_evaluator *ev = NULL;
@@ -27,9 +28,13 @@ int wl_pareto_gpu_optimum(const wl_core_gpu *g, const wl_core_workload *wl,
     wl_core_throttle_cache cache = {0};
     if (!rc)
         rc = wl_core_evaluator_run(ev, &op, &out->at);
+    if (!rc && learned)
+        out->learned_outside += wl_learn_use_apply(learned, g, op.sm_clock_mhz, &out->at) < 1;
     for (size_t i = 0; !rc && i < n; i++) {
         op.sm_clock_mhz = wl_core_gpu_clock(g, i);
         rc = wl_core_evaluator_run_cached(ev, &op, &cache, &all[i]);
+        if (!rc && learned)
+            out->learned_outside += wl_learn_use_apply(learned, g, op.sm_clock_mhz, &all[i]) < 1;
         tpe[i] = all[i].time_ms;
         tpe[n + i] = all[i].power_w;
         tpe[2 * n + i] = all[i].energy_j;

@@ -7,6 +7,7 @@
 #include "../core/wattlas_core.h"
 #include "../results/wattlas_results.h"
 #include "../calib/wattlas_calib.h"
+#include "../learn/wattlas_learn.h"
 
 /* Non-dominated points of n points with k objectives (all minimised), given
  * row-major in pts (n x k). on_front[i] = 1 for points no other point
@@ -175,14 +176,18 @@ typedef struct {
     wl_calib_iv at_iv, opt_iv; /* at the requested clock and at the choice */
     char not_runnable[200]; /* why this GPU cannot run the case ("": it can);
                                the numbers are then NaN */
+    size_t learned_outside; /* points outside the learned model's domain */
 } wl_pareto_gpu_choice;
 /* Evaluates at the requested clock, and over the GPU's clock grid (the
  * maximum included) for the point the objective chooses; with unc and a
- * level in (0, 1), the prediction intervals of both points. */
+ * level in (0, 1), the prediction intervals of both points. With learned
+ * (may be NULL), every point is the learned model's (a hybrid's correction
+ * of the analytical one, or a plain model's) before the choice. */
 int wl_pareto_gpu_optimum(const wl_core_gpu *g, const wl_core_workload *wl,
                           const wl_core_latency_type *lat, double clock_mhz,
                           const wl_pareto_objective *obj, const wl_calib_uncertainty *unc,
-                          double level, wl_pareto_gpu_choice *out, wl_error *err);
+                          double level, const wl_learn_use *learned, wl_pareto_gpu_choice *out,
+                          wl_error *err);
 typedef struct {
     const char *model, *dtype, *attention, *mode;
     long long batch, seq; /* 0: not applicable (traces, vision seq) */

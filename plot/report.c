@@ -35,6 +35,7 @@ typedef struct {
     wl_results_table *base;   /* the sweep, one row per point (kernel scope: first class) */
     int *param;       /* parameter columns of base (before sm_clock_mhz) */
     size_t nparam;
+    unsigned long long learned_outside; /* points outside a learned model's domain */
 } report;
 
 static void step(const report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -985,6 +986,18 @@ static int write_index(report *r, const wl_sweep_spec *spec, const char *title,
             html_text(html, line);
             fputs("</li>\n", html);
         }
+        wl_learn_use lu;
+        if (wl_sweep_spec_learned(spec, &lu)) {
+            char what[320];
+            wl_learn_model_describe(lu.model, what, sizeof what);
+            snprintf(line, sizeof line, "Every point is the learned model's: %s. %llu of %llu "
+                     "points lie outside its training domain; %s.", what, r->learned_outside,
+                     points, wl_learn_outside_note(lu.model));
+            fprintf(md, "- %s\n", line);
+            fputs("<li>", html);
+            html_text(html, line);
+            fputs("</li>\n", html);
+        }
         static const char *const general[] = {
             "Launch-bound workloads (small batch and sequence) are paced by the host; their "
             "measured time can be bimodal, so their optimum is flat and uncertain: read the "
@@ -1390,6 +1403,7 @@ static int study(report *r, const wl_sweep_spec *spec, const char *dir,
     if ((rc = run_sweep(r, spec, &st, err)))
         return rc;
     stats->points = st.points;
+    r->learned_outside = stats->learned_outside = st.tally.learned_outside;
     /* one row per point: at kernel scope, the first class's rows */
     int kc = wl_results_table_col(r->t, "kernel_class");
     if (kc >= 0) {

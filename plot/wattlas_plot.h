@@ -136,6 +136,7 @@ typedef struct {
 typedef struct {
     unsigned long long points;
     size_t figures;
+    unsigned long long learned_outside; /* points outside a learned model's domain */
 } wl_plot_report_stats;
 int wl_plot_report(const wl_sweep_spec *spec, const char *dir, const wl_plot_report_options *o,
                    wl_plot_report_stats *stats, wl_error *err);

@@ -1502,6 +1502,29 @@ static void combo_memory(const wl_sweep_spec *s, const combo *c, const wl_core_g
         *fits = wl_core_memory_fits(g, mem);
 }
 
+/* The learned model's use for combination c's workload. */
+static void learned_use(const wl_sweep_spec *s, const combo *c, wl_learn_use *u)
+{
+    wl_core_shape ls;
+    combo_shape(s, c, &ls);
+    *u = (wl_learn_use){.model = s->learned,
+                        .shape = s->traces.n ? NULL : &s->model[c->wl],
+                        .c = {.batch = ls.batch, .seq = ls.seq, .dtype = combo_dtype(s, c),
+                              .mode = s->traces.n ? WL_MODE_PREFILL : ls.mode,
+                              .attention = s->traces.n ? WL_ATTN_EAGER : ls.attention}};
+}
+
+int wl_sweep_spec_learned(const wl_sweep_spec *s, wl_learn_use *u)
+{
+    memset(u, 0, sizeof *u);
+    if (!s->finished || !s->learned)
+        return 0;
+    combo c;
+    decode(s, 0, &c);
+    learned_use(s, &c, u);
+    return 1;
+}
+
 int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_sweep_shape_id *id,
                            wl_error *err)
 {
@@ -1683,14 +1706,9 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
     }
     double peak = wl_core_gpu_peak_flops(&g, combo_dtype(s, &c), g.sm_clock_max_mhz);
     /* the learned model's case, once per chunk; the clock is set per point */
-    wl_learn_case lc = {0};
-    if (s->learned) {
-        wl_core_shape ls;
-        combo_shape(s, &c, &ls);
-        lc = (wl_learn_case){.batch = ls.batch, .seq = ls.seq, .dtype = combo_dtype(s, &c),
-                             .mode = s->traces.n ? WL_MODE_PREFILL : ls.mode,
-                             .attention = s->traces.n ? WL_ATTN_EAGER : ls.attention};
-    }
+    wl_learn_use lu = {0};
+    if (s->learned)
+        learned_use(s, &c, &lu);
     const wl_core_numlist *vl = volts(s);
     const wl_core_numlist *clk = &s->gclk[c.gpu];
     size_t m = s->maxclk;
@@ -1740,11 +1758,7 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
             if (s->learned && erc == WL_OK) {
                 /* the learned model: a hybrid's correction, or a plain
                  * model's prediction; no allocation */
-                double lx[WL_LEARN_FEATURES], dom;
-                lc.sm_clock_mhz = f;
-                wl_learn_features(&g, s->traces.n ? NULL : &s->model[c.wl], &lc, &r, lx);
-                wl_learn_apply(s->learned, lx, &r, &dom);
-                tally->learned_outside += dom < 1;
+                tally->learned_outside += wl_learn_use_apply(&lu, &g, f, &r) < 1;
             }
             int feasible = isfinite(r.time_ms) &&
                            (s->vfix.n || wl_core_gpu_clock_in_range(&g, f)) &&

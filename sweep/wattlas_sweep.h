@@ -12,6 +12,7 @@
 #include "../core/wattlas_core.h"
 #include "../results/wattlas_results.h"
 #include "../calib/wattlas_calib.h"
+#include "../learn/wattlas_learn.h"
 
 /* Whole forward passes, one transformer layer, or (kernel) whole passes
  * with one row per kernel class (as classes = on gives for any scope). */
@@ -91,6 +92,10 @@ typedef struct {
 } wl_sweep_shape_id;
 int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_sweep_shape_id *id,
                            wl_error *err);
+/* The spec's learned model (key 'learned') as it applies to the first
+ * combination's workload (as wl_sweep_spec_workload's): 1 and *u filled,
+ * or 0 when the spec has none. u borrows from the spec. */
+int wl_sweep_spec_learned(const wl_sweep_spec *s, wl_learn_use *u);
 
 typedef struct {
     wl_results_format format;
