@@ -141,8 +141,13 @@ int wl_learn_model_hybrid(const wl_learn_model *m) { return m->hybrid; }
 
 const char *wl_learn_outside_note(const wl_learn_model *m)
 {
-    return m && m->hybrid ? "the hybrid's correction fades to none there (the analytical prediction)"
-                          : "the plain model extrapolates there (its trees hold their edge values)";
+    if (!m || !m->hybrid)
+        return "the plain model extrapolates there (its trees hold their edge values)";
+    for (int t = 0; t < 3; t++)
+        if (m->bias[t] != 0 || m->shrink[t] > 0)
+            return "the hybrid's correction fades to none there (the analytical prediction)";
+    return "the analytical prediction stands there, as everywhere: this hybrid kept no "
+           "correction";
 }
 wl_learn_kind wl_learn_model_kind(const wl_learn_model *m) { return m->kind; }
 
