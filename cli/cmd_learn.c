@@ -13,7 +13,7 @@ static void help(FILE *f)
 "usage: wattlas learn MEASUREMENTS.csv -o MODEL.json [--kind rf|gbt] [--hybrid]\n"
 "                     [--kfold K] [--lomo] [--importance FILE.csv] [--trees N]\n"
 "                     [--max-depth N] [--seed N] [--gpu ID] [--host ID] [--no-beside]\n"
-"                     [--no-refit]\n\n"
+"                     [--no-refit] [--random-split]\n\n"
 "Trains a predictor of time, power and energy on measurements (the schema of\n"
 "shared/data/measurements) with XGBoost: a random forest (rf, the default) or\n"
 "gradient-boosted trees (gbt).\n"
@@ -40,6 +40,10 @@ static void help(FILE *f)
 "(in-sample when the preset was fitted to this file). MODEL.json records the features,\n"
 "their training domain, the data's fingerprint and the wattlas version; use\n"
 "it with 'wattlas validate --learned'.\n"
+"  --random-split  also k folds of rows drawn at random (seeded by --seed): each\n"
+"                 row's workload is in training at its other clocks, so this\n"
+"                 measures interpolation, as the A30 talk's figures do; the\n"
+"                 splits by workload and model measure what a new case gets\n"
 "  --importance FILE.csv  feature importances (share of split gain per target);\n"
 "                 'wattlas plot importance FILE.csv' draws them\n"
 "  --trees N      rf: trees; gbt: boosting rounds (default 200 / 300)\n"
@@ -52,7 +56,7 @@ typedef struct {
     const char *path, *out, *importance;
     wl_learn_options lo;
     wl_calib_validation_options vo;
-    int kfold, lomo, no_refit;
+    int kfold, lomo, no_refit, random_split;
 } learn_opts;
 
 static int learn_parse(int argc, char **argv, learn_opts *o)
@@ -65,7 +69,7 @@ static int learn_parse(int argc, char **argv, learn_opts *o)
         {"max-depth", required_argument, 0, 'D'}, {"seed", required_argument, 0, 's'},
         {"gpu", required_argument, 0, 'g'},    {"host", required_argument, 0, 'h' + 256},
         {"no-beside", no_argument, 0, 'B'},    {"in", required_argument, 0, 'N'},
-        {"no-refit", no_argument, 0, 'R'},
+        {"no-refit", no_argument, 0, 'R'},    {"random-split", no_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     const char *in = NULL;
     optind = 1;
@@ -101,6 +105,7 @@ static int learn_parse(int argc, char **argv, learn_opts *o)
         case 'h' + 256: o->vo.host = optarg; break;
         case 'B': o->vo.beside = 0; break;
         case 'R': o->no_refit = 1; break;
+        case 'P': o->random_split = 1; break;
         case 'N': in = optarg; break;
         case 'o': o->out = optarg; break;
         case 'h': help(stdout); return CLI_HELP;
@@ -166,17 +171,27 @@ int cmd_learn(int argc, char **argv)
     char what[160];
     snprintf(what, sizeof what, "wattlas learn: %s %s, %zu rows, %d-fold by workload",
              wl_learn_kind_name(o.lo.kind), o.lo.hybrid ? "hybrid" : "plain", d.n, o.kfold);
-    if (wl_learn_crossval(&d, &o.lo, o.kfold, !o.no_refit, &cv, &err)) {
+    if (wl_learn_crossval(&d, &o.lo, WL_LEARN_BY_WORKLOAD, o.kfold, !o.no_refit, &cv, &err)) {
         rc = cli_fail(cmd, &err);
         goto done;
     }
     print_cv(what, &cv, o.lo.hybrid);
-    if (o.lomo) {
-        if (wl_learn_crossval(&d, &o.lo, 0, !o.no_refit, &cv, &err)) {
+    const struct {
+        int on;
+        wl_learn_split by;
+        const char *what;
+    } more[] = {{o.lomo, WL_LEARN_BY_MODEL, "wattlas learn: leave one model out"},
+                {o.random_split, WL_LEARN_BY_ROW,
+                 "wattlas learn: rows at random (interpolation: each workload's other clocks "
+                 "are in training)"}};
+    for (size_t i = 0; i < sizeof more / sizeof *more; i++) {
+        if (!more[i].on)
+            continue;
+        if (wl_learn_crossval(&d, &o.lo, more[i].by, o.kfold, !o.no_refit, &cv, &err)) {
             rc = cli_fail(cmd, &err);
             goto done;
         }
-        print_cv("wattlas learn: leave one model out", &cv, o.lo.hybrid);
+        print_cv(more[i].what, &cv, o.lo.hybrid);
     }
     wl_learn_model *m = NULL;
     o.lo.refit = !o.no_refit;

@@ -972,8 +972,8 @@ static int fold_predictions(const wl_learn_data *d, const unsigned char *train, 
     return WL_OK;
 }
 
-int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, int k, int refit,
-                      wl_learn_cv *out, wl_error *err)
+int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, wl_learn_split by,
+                      int k, int refit, wl_learn_cv *out, wl_error *err)
 {
     memset(out, 0, sizeof *out);
     int *fold = malloc((d->n + 1) * sizeof *fold);
@@ -981,24 +981,45 @@ int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, int k, 
     double *fx = malloc((d->n + 1) * WL_LEARN_FEATURES * sizeof *fx),
            *fp = malloc((d->n + 1) * 3 * sizeof *fp);
     int rc = fold && mask && fx && fp ? WL_OK : WL_ENOMEM;
-    /* folds: each model (k = 0) or each workload, round robin over k in
-     * order of first appearance */
+    /* folds: each model, or each workload round robin over k in order of
+     * first appearance, or the rows in a seeded random order round robin */
     int nf = 0;
-    char **keys = k > 0 ? d->workload : d->model;
-    for (size_t i = 0; !rc && i < d->n; i++) {
-        size_t j = 0;
-        while (j < i && strcmp(keys[j], keys[i]))
-            j++;
-        if (j < i)
-            fold[i] = fold[j];
-        else
-            fold[i] = k > 0 ? nf++ % k : nf++;
+    if (by == WL_LEARN_BY_MODEL)
+        k = 0;
+    if (by == WL_LEARN_BY_ROW) {
+        for (size_t i = 0; !rc && i < d->n; i++)
+            fold[i] = (int)i;
+        /* Fisher-Yates with a 64-bit LCG (Knuth's MMIX constants) */
+        uint64_t st = 0x9E3779B97F4A7C15u ^ o->seed;
+        for (size_t i = d->n; !rc && i > 1; i--) {
+            st = st * 6364136223846793005u + 1442695040888963407u;
+            size_t j = (size_t)((st >> 33) % i);
+            int tmp = fold[i - 1];
+            fold[i - 1] = fold[j];
+            fold[j] = tmp;
+        }
+        for (size_t i = 0; !rc && i < d->n; i++)
+            fold[i] %= k > 0 ? k : 1;
+        nf = d->n < (size_t)k ? (int)d->n : k;
+    } else {
+        char **keys = by == WL_LEARN_BY_WORKLOAD ? d->workload : d->model;
+        for (size_t i = 0; !rc && i < d->n; i++) {
+            size_t j = 0;
+            while (j < i && strcmp(keys[j], keys[i]))
+                j++;
+            if (j < i)
+                fold[i] = fold[j];
+            else
+                fold[i] = k > 0 ? nf++ % k : nf++;
+        }
+        if (k > 0 && nf > k)
+            nf = k;
     }
-    if (k > 0 && nf > k)
-        nf = k;
     if (!rc && nf < 2) {
         wl_error_set(err, "", 0, "", "cross-validation needs at least two %s",
-                     k > 0 ? "workloads" : "models");
+                     by == WL_LEARN_BY_WORKLOAD ? "workloads"
+                     : by == WL_LEARN_BY_MODEL  ? "models"
+                                                : "rows and folds");
         rc = WL_EINVAL;
     }
     double sa[3] = {0}, sl[3] = {0};

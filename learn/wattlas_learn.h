@@ -143,8 +143,10 @@ typedef struct {
 int wl_learn_validation_row(const wl_learn_model *m, wl_calib_validation *v, size_t i,
                             wl_results_cell *cells, const char **why, wl_learn_tally *t);
 
-/* Cross-validation: folds by workload (k-fold) or by model (leave one
- * model out, k = 0). MAPE per target for the analytical model and the
+/* Cross-validation: k folds by workload, one fold per model (leave one
+ * model out; k is not used), or k folds of rows drawn at random (seeded by
+ * o->seed): a row's workload is then in training at its other clocks, so
+ * the split measures interpolation, as the A30 talk's figures do. MAPE per target for the analytical model and the
  * learned one on the same held-out rows. With refit, each fold also refits
  * the analytical model's coefficients without its held-out rows (GPUs
  * calibrated on their own data; a transfer stays), as `validate`'s
@@ -155,7 +157,8 @@ typedef struct {
     int folds;
     double analytical[3], learned[3];
 } wl_learn_cv;
-int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, int k, int refit,
-                      wl_learn_cv *out, wl_error *err);
+typedef enum { WL_LEARN_BY_WORKLOAD = 0, WL_LEARN_BY_MODEL, WL_LEARN_BY_ROW } wl_learn_split;
+int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, wl_learn_split by,
+                      int k, int refit, wl_learn_cv *out, wl_error *err);
 
 #endif

@@ -61,8 +61,8 @@ static int teardown(void **state)
 /* Cross-validation of a hybrid of kind on d, without refits: k-fold by
  * workload, or leave one model out (k = 0); no_shrink keeps every
  * correction whole. */
-static void hybrid_cv(const wl_learn_data *d, wl_learn_kind kind, int k, int no_shrink,
-                      wl_learn_cv *cv)
+static void hybrid_cv(const wl_learn_data *d, wl_learn_kind kind, wl_learn_split by, int k,
+                      int no_shrink, wl_learn_cv *cv)
 {
     wl_learn_options o;
     wl_learn_options_default(&o);
@@ -70,7 +70,7 @@ static void hybrid_cv(const wl_learn_data *d, wl_learn_kind kind, int k, int no_
     o.hybrid = 1;
     o.no_shrink = no_shrink;
     wl_error err;
-    if (wl_learn_crossval(d, &o, k, 0, cv, &err) != WL_OK)
+    if (wl_learn_crossval(d, &o, by, k, 0, cv, &err) != WL_OK)
         fail_msg("cross-validation: %s", err.text);
 }
 
@@ -81,12 +81,21 @@ static void test_known_error(void **state)
     (void)state;
     assert_true(data.n == 168);
     wl_learn_cv cv;
-    hybrid_cv(&data, WL_LEARN_GBT, 4, 0, &cv);
+    hybrid_cv(&data, WL_LEARN_GBT, WL_LEARN_BY_WORKLOAD, 4, 0, &cv);
     assert_int_equal(cv.rows, data.n);
     for (int t = 0; t < 3; t++)
         if (!(cv.learned[t] < 1.0))
             fail_msg("target %d: held-out MAPE %.2f%%", t, cv.learned[t]);
     assert_true(cv.analytical[0] > 4 && cv.analytical[2] > 4); /* the 10% on half the rows */
+    /* rows at random: every row held out once, in 4 folds, the same split
+     * for the same seed */
+    wl_learn_cv r1, r2;
+    hybrid_cv(&data, WL_LEARN_GBT, WL_LEARN_BY_ROW, 4, 0, &r1);
+    hybrid_cv(&data, WL_LEARN_GBT, WL_LEARN_BY_ROW, 4, 0, &r2);
+    assert_int_equal(r1.rows, data.n);
+    assert_int_equal(r1.folds, 4);
+    assert_memory_equal(&r1, &r2, sizeof r1);
+    assert_true(r1.learned[0] < 1.0 && r1.analytical[0] > 4);
     /* each row's correction is the factor put in */
     for (size_t i = 0; i < data.n; i++) {
         double c[3], dom;
@@ -132,8 +141,8 @@ static void test_no_overfit(void **state)
     wl_learn_data d;
     scaled_measurements("syn.csv", "$2 == \"gpt2\" ? 1.08 : $2 == \"opt-1.3b\" ? 0.92 : 1.04", &d);
     wl_learn_cv cv, raw;
-    hybrid_cv(&d, WL_LEARN_GBT, 0, 0, &cv);
-    hybrid_cv(&d, WL_LEARN_GBT, 0, 1, &raw);
+    hybrid_cv(&d, WL_LEARN_GBT, WL_LEARN_BY_MODEL, 0, 0, &cv);
+    hybrid_cv(&d, WL_LEARN_GBT, WL_LEARN_BY_MODEL, 0, 1, &raw);
     assert_int_equal(cv.folds, 3);
     if (!(cv.learned[0] <= cv.analytical[0] + 0.05))
         fail_msg("left-out models: hybrid time MAPE %.3f%% (unshrunk %.3f%%), analytical %.3f%%",
@@ -156,7 +165,7 @@ static void test_shared_error(void **state)
     wl_learn_data d;
     scaled_measurements("syn4.csv", "1.06", &d);
     wl_learn_cv cv;
-    hybrid_cv(&d, WL_LEARN_RF, 0, 0, &cv);
+    hybrid_cv(&d, WL_LEARN_RF, WL_LEARN_BY_MODEL, 0, 0, &cv);
     assert_int_equal(cv.folds, 4);
     assert_true(cv.analytical[0] > 5.5 && cv.analytical[0] < 5.8); /* 1 - 1/1.06 */
     if (!(cv.learned[0] < 1.0 && cv.learned[2] < 1.0))
@@ -273,6 +282,11 @@ static void test_cli(void **state)
                               "--no-refit --importance imp.csv 2> learn.err", bin_path);
     assert_int_equal(system(cmd), 0);
     assert_int_equal(system("grep -q 'hybrid MAPE time 0\\.' learn.err"), 0);
+    snprintf(cmd, sizeof cmd, "%s learn meas.csv -o r.json --kind rf --no-beside --no-refit "
+                              "--random-split 2> r.err", bin_path);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(system("grep -q '^wattlas learn: rows at random .*(4 folds, 168 held-out rows)' "
+                            "r.err"), 0);
     assert_int_equal(system("grep -q '^feature,time_importance,power_importance,energy_importance$' "
                             "imp.csv && grep -q '^dtype_bytes,' imp.csv"), 0);
     snprintf(cmd, sizeof cmd, "%s validate meas.csv --learned c.json --no-beside --no-lomo "
