@@ -91,6 +91,11 @@ struct wl_learn_model {
     double bias[3], shrink[3]; /* a hybrid's correction: exp(bias + shrink * margin) */
     int across_models; /* a hybrid's correction was chosen on models left out:
                           the model's shape does not bound its domain */
+    /* derived once the model is complete (model_ready): the features that
+     * bound its trees and its constant factors, whether the trees are in
+     * use and whether a hybrid corrects anything */
+    unsigned char use_trees[WL_LEARN_FEATURES], use_bias[WL_LEARN_FEATURES];
+    int trees_used, corrects;
     double lo[WL_LEARN_FEATURES], hi[WL_LEARN_FEATURES];
     forest f[3];
     char fingerprint[64];
@@ -138,18 +143,17 @@ void wl_learn_model_free(wl_learn_model *m)
 }
 
 int wl_learn_model_hybrid(const wl_learn_model *m) { return m->hybrid; }
+wl_learn_kind wl_learn_model_kind(const wl_learn_model *m) { return m->kind; }
 
 const char *wl_learn_outside_note(const wl_learn_model *m)
 {
     if (!m || !m->hybrid)
         return "the plain model extrapolates there (its trees hold their edge values)";
-    for (int t = 0; t < 3; t++)
-        if (m->bias[t] != 0 || m->shrink[t] > 0)
-            return "the hybrid's correction fades to none there (the analytical prediction)";
+    if (m->corrects)
+        return "the hybrid's correction fades to none there (the analytical prediction)";
     return "the analytical prediction stands there, as everywhere: this hybrid kept no "
            "correction";
 }
-wl_learn_kind wl_learn_model_kind(const wl_learn_model *m) { return m->kind; }
 
 void wl_learn_set_fingerprint(wl_learn_model *m, const char *fp, size_t rows)
 {
@@ -221,31 +225,33 @@ static double domain_over(const wl_learn_model *m, const double *x, const unsign
  * point (precision, mode, attention, clock, voltage), not the workload's
  * shape or the prediction's parts. The GPU bounds everything: no
  * correction was tried on a GPU it was not trained on. */
-static void domain_features(const wl_learn_model *m, unsigned char *trees, unsigned char *bias)
+static void model_ready(wl_learn_model *m)
 {
     for (int f = 0; f < WL_LEARN_FEATURES; f++) {
         int shape = f >= WL_LF_LAYERS && f <= WL_LF_D_FF;
-        trees[f] = f < m->nfeat && !(m->hybrid && m->across_models && shape);
-        bias[f] = f <= WL_LF_L2_MB || f == WL_LF_DTYPE_BYTES || f == WL_LF_MODE ||
-                  f == WL_LF_FLASH || f == WL_LF_CLOCK_MHZ || f == WL_LF_VOLTAGE_MV;
+        m->use_trees[f] = f < m->nfeat && !(m->hybrid && m->across_models && shape);
+        m->use_bias[f] = f <= WL_LF_L2_MB || f == WL_LF_DTYPE_BYTES || f == WL_LF_MODE ||
+                         f == WL_LF_FLASH || f == WL_LF_CLOCK_MHZ || f == WL_LF_VOLTAGE_MV;
+    }
+    m->trees_used = !m->hybrid;
+    m->corrects = 0;
+    for (int t = 0; t < 3; t++) {
+        m->trees_used |= m->shrink[t] > 0;
+        m->corrects |= m->hybrid && (m->shrink[t] > 0 || m->bias[t] != 0);
     }
 }
 
 void wl_learn_eval(const wl_learn_model *m, const double *x, double out[3], double *domain)
 {
-    unsigned char ut[WL_LEARN_FEATURES], ub[WL_LEARN_FEATURES];
-    domain_features(m, ut, ub);
-    double d = domain_over(m, x, ut), db = m->hybrid ? domain_over(m, x, ub) : d;
-    int trees = !m->hybrid;
+    double d = domain_over(m, x, m->use_trees), db = m->hybrid ? domain_over(m, x, m->use_bias) : d;
     for (int t = 0; t < 3; t++) {
         double margin = forest_eval(&m->f[t], x);
-        trees |= m->shrink[t] > 0;
         /* a hybrid's correction fades to exactly 1 outside the domain */
         out[t] = m->hybrid ? exp(db * m->bias[t] + d * m->shrink[t] * margin) : exp(margin);
     }
     /* the domain of the parts in use: the trees', else the factor's */
     if (domain)
-        *domain = trees ? fmin(d, db) : db;
+        *domain = m->trees_used ? fmin(d, db) : db;
 }
 
 void wl_learn_apply(const wl_learn_model *m, const double *x, wl_core_result *r, double *domain)
@@ -919,6 +925,7 @@ int wl_learn_train(const wl_learn_data *d, const unsigned char *mask, const wl_l
         wl_learn_model_free(m);
         return rc;
     }
+    model_ready(m);
     *out = m;
     return WL_OK;
 }
@@ -1309,6 +1316,7 @@ int wl_learn_model_load(const char *path, wl_learn_model **out, wl_error *err)
         wl_learn_model_free(m);
         return rc;
     }
+    model_ready(m);
     *out = m;
     return WL_OK;
 }
