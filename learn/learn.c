@@ -616,33 +616,35 @@ static int train_target(const float *X, const float *y, size_t n, int nfeat,
 static int fold_predictions(const wl_learn_data *d, const unsigned char *train, double *x,
                             double *pred);
 
-/* The inner folds of the training rows (mask; NULL: all): one per model
- * when they hold two or more, else three by workload; -1 outside the mask.
- * Returns the number of folds. */
-static int inner_folds(const wl_learn_data *d, const unsigned char *mask, int *fold,
-                       int *by_model_out)
+/* Folds by key over the rows with mask[i] set (NULL: all), in order of
+ * first appearance: one per key (k = 0) or k round robin; -1 outside the
+ * mask. Returns the number of folds. */
+static int key_folds(const wl_learn_data *d, char **keys, const unsigned char *mask, int k,
+                     int *fold)
 {
     int nf = 0;
-    *by_model_out = 0;
-    for (int by_model = 1; by_model >= 0; by_model--) {
-        char **keys = by_model ? d->model : d->workload;
-        nf = 0;
-        for (size_t i = 0; i < d->n; i++) {
-            fold[i] = -1;
-            if (mask && !mask[i])
-                continue;
-            size_t j = 0;
-            while (j < i && ((mask && !mask[j]) || strcmp(keys[j], keys[i])))
-                j++;
-            fold[i] = j < i ? fold[j] : (by_model ? nf++ : nf++ % 3);
-        }
-        if (!by_model && nf > 3)
-            nf = 3;
-        *by_model_out = by_model;
-        if (nf >= 2)
-            break;
+    for (size_t i = 0; i < d->n; i++) {
+        fold[i] = -1;
+        if (mask && !mask[i])
+            continue;
+        size_t j = 0;
+        while (j < i && ((mask && !mask[j]) || strcmp(keys[j], keys[i])))
+            j++;
+        fold[i] = j < i ? fold[j] : k > 0 ? nf++ % k : nf++;
     }
-    return nf;
+    return k > 0 && nf > k ? k : nf;
+}
+
+/* The inner folds of the training rows (mask; NULL: all): one per model
+ * when they hold two or more (*by_model set), else three by workload.
+ * Returns the number of folds. */
+static int inner_folds(const wl_learn_data *d, const unsigned char *mask, int *fold,
+                       int *by_model)
+{
+    int nf = key_folds(d, d->model, mask, 0, fold);
+    if ((*by_model = nf >= 2))
+        return nf;
+    return key_folds(d, d->workload, mask, 3, fold);
 }
 
 /* The constant factor c that minimises the mean absolute percentage error
@@ -899,7 +901,7 @@ int wl_learn_train(const wl_learn_data *d, const unsigned char *mask, const wl_l
     wl_learn_data od = *d;
     int by_model = 0;
     int nf = !rc && choose ? inner_folds(d, mask, fold, &by_model) : 0;
-    m->across_models = by_model && nf >= 2;
+    m->across_models = by_model;
     if (!rc && choose && o->refit && d->v && nf >= 2) {
         ox = malloc((d->n + 1) * WL_LEARN_FEATURES * sizeof *ox);
         op = malloc((d->n + 1) * 3 * sizeof *op);
@@ -1009,18 +1011,8 @@ int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, wl_lear
             fold[i] %= k > 0 ? k : 1;
         nf = d->n < (size_t)k ? (int)d->n : k;
     } else {
-        char **keys = by == WL_LEARN_BY_WORKLOAD ? d->workload : d->model;
-        for (size_t i = 0; !rc && i < d->n; i++) {
-            size_t j = 0;
-            while (j < i && strcmp(keys[j], keys[i]))
-                j++;
-            if (j < i)
-                fold[i] = fold[j];
-            else
-                fold[i] = k > 0 ? nf++ % k : nf++;
-        }
-        if (k > 0 && nf > k)
-            nf = k;
+        if (!rc)
+            nf = key_folds(d, by == WL_LEARN_BY_WORKLOAD ? d->workload : d->model, NULL, k, fold);
     }
     if (!rc && nf < 2) {
         wl_error_set(err, "", 0, "", "cross-validation needs at least two %s",

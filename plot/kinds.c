@@ -248,38 +248,36 @@ static void lg_symbol(cairo_t *cr, const lg_entry *e, double x, double y)
         cairo_fill_preserve(cr);
         style_hatch(cr, e->style, x + 2, y - 3, x + 12, y + 3);
         break;
-    case LG_HOLLOW_GREY:
-        cairo_set_source_rgb(cr, 0.55, 0.55, 0.55);
+    case LG_HOLLOW_GREY: /* a point that cannot run */
+    case LG_HOLLOW: {
+        double grey = e->kind == LG_HOLLOW_GREY ? 0.55 : 0;
+        cairo_set_source_rgb(cr, grey, grey, grey);
         cairo_set_line_width(cr, 0.6);
         style_marker(cr, 0, x + 7, y, 3.2, 0);
         break;
+    }
     case LG_BAND:
         cairo_set_source_rgba(cr, 0.5, 0.5, 0.5, 0.25);
         cairo_rectangle(cr, x + 2, y - 3, 10, 6);
         cairo_fill(cr);
         break;
-    case LG_REF:
-        cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+    case LG_REF: /* a reference line: grey, the first dash */
+    case LG_DASH: {
+        double grey = e->kind == LG_REF ? 0.3 : 0;
+        cairo_set_source_rgb(cr, grey, grey, grey);
         cairo_set_line_width(cr, 0.7);
-        style_dash(cr, 1);
+        style_dash(cr, e->kind == LG_REF ? 1 : e->style);
         cairo_move_to(cr, x, y);
         cairo_line_to(cr, x + 14, y);
         cairo_stroke(cr);
         break;
+    }
     case LG_TEXT: /* a note: no symbol */
         break;
     case LG_PATCH:
         style_color(cr, e->style, 1);
         cairo_rectangle(cr, x + 3, y - 2.5, 8, 5);
         cairo_fill(cr);
-        break;
-    case LG_DASH:
-        cairo_set_source_rgb(cr, 0, 0, 0);
-        cairo_set_line_width(cr, 0.7);
-        style_dash(cr, e->style);
-        cairo_move_to(cr, x, y);
-        cairo_line_to(cr, x + 14, y);
-        cairo_stroke(cr);
         break;
     case LG_SQUARE:
         cairo_set_source_rgb(cr, 0, 0, 0);
@@ -295,11 +293,6 @@ static void lg_symbol(cairo_t *cr, const lg_entry *e, double x, double y)
         cairo_set_source_rgb(cr, 0, 0, 0);
         cairo_set_line_width(cr, 0.8);
         cairo_stroke(cr);
-        break;
-    case LG_HOLLOW:
-        cairo_set_source_rgb(cr, 0, 0, 0);
-        cairo_set_line_width(cr, 0.6);
-        style_marker(cr, 0, x + 7, y, 3.2, 0);
         break;
     case LG_FADED:
         cairo_set_source_rgba(cr, 0.27, 0.0, 0.33, 0.25);

@@ -747,6 +747,15 @@ static void both_p(FILE *md, FILE *html, const char *s)
     fputs("</p>\n", html);
 }
 
+/* One list item in both documents (the html list is opened by the caller). */
+static void both_li(FILE *md, FILE *html, const char *s)
+{
+    fprintf(md, "- %s\n", s);
+    fputs("<li>", html);
+    html_text(html, s);
+    fputs("</li>\n", html);
+}
+
 static void section(FILE *md, FILE *html, const char *id, const char *name)
 {
     fprintf(md, "\n## %s\n\n", name);
@@ -981,10 +990,7 @@ static int write_index(report *r, const wl_sweep_spec *spec, const char *title,
             else
                 snprintf(line, sizeof line, "%s: coefficients %s.", g->id,
                          g->coef_source[0] ? g->coef_source : "as its preset gives them");
-            fprintf(md, "- %s\n", line);
-            fputs("<li>", html);
-            html_text(html, line);
-            fputs("</li>\n", html);
+            both_li(md, html, line);
         }
         wl_learn_use lu;
         if (wl_sweep_spec_learned(spec, &lu)) {
@@ -993,10 +999,7 @@ static int write_index(report *r, const wl_sweep_spec *spec, const char *title,
             snprintf(line, sizeof line, "Every point is the learned model's: %s. %llu of %llu "
                      "points lie outside its training domain; %s.", what, r->learned_outside,
                      points, wl_learn_outside_note(lu.model));
-            fprintf(md, "- %s\n", line);
-            fputs("<li>", html);
-            html_text(html, line);
-            fputs("</li>\n", html);
+            both_li(md, html, line);
         }
         static const char *const general[] = {
             "Launch-bound workloads (small batch and sequence) are paced by the host; their "
@@ -1004,10 +1007,7 @@ static int write_index(report *r, const wl_sweep_spec *spec, const char *title,
             "within-1% range, not the single clock.",
             "Energy is the GPU board's; the host, network and cooling are not included."};
         for (size_t i = 0; i < sizeof general / sizeof *general; i++) {
-            fprintf(md, "- %s\n", general[i]);
-            fputs("<li>", html);
-            html_text(html, general[i]);
-            fputs("</li>\n", html);
+            both_li(md, html, general[i]);
         }
         fputs("</ul>\n", html);
         section(md, html, "provenance", "Provenance");
@@ -1031,15 +1031,11 @@ static int write_index(report *r, const wl_sweep_spec *spec, const char *title,
                     snprintf(calib, sizeof calib, "fnv1a64:%016llx", (unsigned long long)h);
                 }
             }
-            snprintf(line, sizeof line, "GPU preset %s: %s%016llx; calibration %s%s%s%s",
+            snprintf(line, sizeof line, "GPU preset %s: %s%016llx; calibration %s%s%s",
                      g->id, text ? "fnv1a64:" : "(a file) ",
                      text ? (unsigned long long)text_hash(text) : 0ULL,
-                     calib[0] ? calib : "none", hash[0] ? ", fitted on " : "", hash,
-                     g->coef_source[0] ? "" : "");
-            fprintf(md, "- %s\n", line);
-            fputs("<li>", html);
-            html_text(html, line);
-            fputs("</li>\n", html);
+                     calib[0] ? calib : "none", hash[0] ? ", fitted on " : "", hash);
+            both_li(md, html, line);
         }
         int mc = wl_results_table_col(r->t, "model");
         size_t idx[64];
@@ -1052,10 +1048,7 @@ static int write_index(report *r, const wl_sweep_spec *spec, const char *title,
                          (unsigned long long)text_hash(text));
             else
                 snprintf(line, sizeof line, "model %s: not a built-in preset", id);
-            fprintf(md, "- %s\n", line);
-            fputs("<li>", html);
-            html_text(html, line);
-            fputs("</li>\n", html);
+            both_li(md, html, line);
         }
         fputs("</ul>\n", html);
         /* the study file itself */
