@@ -4,7 +4,7 @@
 # make check    install missing packages, build, run every test
 # make asan     tests under AddressSanitizer + UBSan
 # make bench    speed benchmark
-# make calibrate  refit the A100 PCIe coefficients from ../shared/data
+# make calibrate  refit the A100 PCIe and H100 SXM coefficients from ../shared/data
 # make python   the Python package in place (PYTHONPATH=python python3 -c 'import wattlas')
 
 CC ?= cc
@@ -42,7 +42,7 @@ CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c 
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini)) $(sort $(wildcard presets/systems/*.ini))
 TESTS = test_core test_train test_presets test_results test_calib test_cli test_pareto test_sweep test_plot test_cluster test_learn \
-        test_fuzz_replay test_python
+        test_fuzz_replay test_python test_measure
 FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot
 FUZZ_SECONDS ?= 60
 
@@ -124,6 +124,12 @@ $(BUILD)/tests/test_python: tests/test_python.py python/_wattlas.c python/setup.
 	    "$(CURDIR)" "$(CURDIR)/$(BIN)/wattlas" "$(PYTHON)" > $@
 	chmod +x $@
 
+# the measurement harness's tests (no GPU, no PyTorch, no extension needed)
+$(BUILD)/tests/test_measure: tests/test_measure.py python/wattlas/measure.py $(BIN)/wattlas | $(BUILD)
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\ncd "%s" && exec %s tests/test_measure.py "$$@"\n' "$(CURDIR)" "$(PYTHON)" > $@
+	chmod +x $@
+
 # The default job: the default study (GPT-3 decoder layers on the A100
 # presets) as figures, CSVs and index.html in results/default-study/, then
 # its energy-optimal clocks.
@@ -146,7 +152,7 @@ check: deps
 asan: deps
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/bin \
 	    OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
-	    EXTRA_LDFLAGS="-fsanitize=address,undefined" TESTS="$(filter-out test_python,$(TESTS))" test
+	    EXTRA_LDFLAGS="-fsanitize=address,undefined" TESTS="$(filter-out test_python test_measure,$(TESTS))" test
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench_core $(BUILD)/bench_sweep
@@ -175,6 +181,8 @@ calibrate: all
 	    /^\[calibration\]/{print "; transferred from a100-pcie-40gb (same GA100 die) by make calibrate"}' \
 	    presets/gpus/a100-pcie-40gb.ini >> presets/gpus/a100-sxm-80gb.ini.tmp
 	mv presets/gpus/a100-sxm-80gb.ini.tmp presets/gpus/a100-sxm-80gb.ini
+	$(BIN)/wattlas calibrate --gpu h100-sxm-80gb --fit gpu $(SHARED)/data/measurements/h100-sxm-80gb-kernels.csv \
+	    --traces $(SHARED)/data/traces -o presets/gpus/h100-sxm-80gb.ini
 
 presets-vf: all
 	$(BIN)/wattlas presets derive-vf $(SHARED)/data/gpu-tables/a100-pcie-40gb-idle.csv --step-mhz 60

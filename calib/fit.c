@@ -57,6 +57,7 @@ static const fit_param params[] = {
     P_LOG(c_gap_w, 2.0),
     P_LOG(c_tc_w, 2.0),
     P_LOG(c_fp_w, 2.0),
+    P_LOG(c_sfu_w, 2.0),
     P_LOG(c_smem_w, 2.0),
     P_LOG(c_l2_w, 2.0),
     P_LOG(e_dram_pj_per_byte, 1.0),

@@ -14,6 +14,7 @@ struct wl_core_workload {
     size_t nu, ucap;
     size_t *hslot;       /* index of distinct kernels (see workload.c) */
     size_t hcap;
+    int repeated;        /* see wl_core_workload_set_repeated */
 };
 
 /* Tensor-/CUDA-core FLOPs of one launch. */

@@ -469,6 +469,14 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
     return WL_OK;
 }
 
+double wl_core_gpu_alu_rate(const wl_core_gpu *gpu)
+{
+    if (gpu->cuda_int32_op_per_clk_sm > 0)
+        return gpu->cuda_int32_op_per_clk_sm;
+    double lanes = gpu->cuda_flop_per_clk_sm[WL_DT_FP32] * 0.5;
+    return lanes < 64.0 ? lanes : 64.0;
+}
+
 double wl_core_gpu_peak_flops(const wl_core_gpu *gpu, wl_dtype dt, double sm_clock_mhz)
 {
     if ((unsigned)dt >= WL_DT_COUNT)

@@ -88,15 +88,21 @@ static double gemm_with_tile(const wl_core_gpu *gpu, const wl_kernel *k, tile_sh
     if (ctas > 4)
         ctas = 4;
     double main_clk = 2.0 * t.tm * t.tn * K / (peak * eff);
+    int streamk = tiled && gpu->gemm_stream_k;
     if (tiled) {
         /* wave quantisation: the busiest SM runs ceil(tiles/sms) tiles; the
-         * prologue/epilogue of one CTA overlaps the mainloop of another */
-        double per_sm = ceil(tiles / sms);
-        p->comp_clk = per_sm * main_clk + gpu->coef.tile_overhead_clk * ceil(per_sm / ctas);
+         * prologue/epilogue of one CTA overlaps the mainloop of another.
+         * Stream-K (Osama et al., PPoPP 2023; cuBLAS's Hopper kernels) hands
+         * every SM an equal share of the tiles' K iterations instead, so the
+         * last wave is full and a small grid still uses every SM; the
+         * partial tiles cost one more prologue/epilogue. */
+        double per_sm = streamk ? tiles / sms : ceil(tiles / sms);
+        double rounds = streamk ? ceil(per_sm) : ceil(per_sm / ctas);
+        p->comp_clk = per_sm * main_clk + gpu->coef.tile_overhead_clk * rounds;
     } else {
         p->comp_clk = flops / (sms * peak * eff);
     }
-    p->sm_frac = tiles >= sms ? 1.0 : tiles / sms;
+    p->sm_frac = tiles >= sms || streamk ? 1.0 : tiles / sms;
 
     /* traffic: every tile streams its A and B panels through L2 */
     double a1 = M * K * bin, b1 = K * N * bin, c1 = M * N * bout;
@@ -173,12 +179,17 @@ static void prep_gemm(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_
     wl_core_coeffs_default(&sel.coef);
     wl_kprep tmp;
     size_t best = 0;
-    double best_t = INFINITY;
+    double best_t = INFINITY, best_c = INFINITY;
     for (size_t i = 0; i < nc; i++) {
         memset(&tmp, 0, sizeof tmp);
         double t = gemm_with_tile(&sel, k, cand[i], tiled, &tmp);
-        if (t < best_t * 0.999) { /* prefer the larger tile on ties */
-            best_t = t;
+        /* a memory-bound GEMM ties on time at the top clock; of the tied
+         * tiles the one with the least padded math wins (no library runs a
+         * 256-row tile over 64 rows), then the larger tile */
+        int tie = t < best_t * 1.001;
+        if (t < best_t * 0.999 || (tie && tmp.comp_clk < best_c * 0.999)) {
+            best_t = t < best_t ? t : best_t;
+            best_c = tmp.comp_clk;
             best = i;
         }
     }
@@ -402,14 +413,18 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
     p->dram_us = dram_us_of(gpu, p->dram_bytes);
     p->dram_clk = p->dram_bytes / gpu->coef.mem_bytes_per_clk;
     p->path_us = p->dram_bytes / (gpu->coef.mem_path_gbs * 1e3);
-    /* one element per thread per pass: fp32 pipes at alu_eff */
-    double fp_peak = gpu->cuda_flop_per_clk_sm[WL_DT_FP32] * 0.5; /* FMA counts 2 */
     /* issue slots: each useful op costs 1/alu_eff instructions (index math,
-     * loads, stores, converts); the pipes and register file burn energy per
-     * issued instruction, so the power model sees the issued count too */
-    p->fp_clk = fp_ops / (sms * fp_peak) / gpu->coef.alu_eff;
+     * loads, stores, converts). Those are integer and conversion
+     * instructions, so their rate is the INT32 pipe's: Hopper's doubled FP32
+     * lanes do not speed a LayerNorm or a cast up (the H100 kernel database:
+     * 2.3 LayerNorm elements per clock per SM, as the A100 model gives). */
+    double issue_clk = fp_ops / (sms * wl_core_gpu_alu_rate(gpu)) / gpu->coef.alu_eff;
+    /* the pipes and register file burn energy per issued instruction; the
+     * power model counts them in FP32-lane cycles, the unit of c_fp_w */
+    double fp_lanes = gpu->cuda_flop_per_clk_sm[WL_DT_FP32] * 0.5; /* FMA counts 2 */
+    p->fp_clk = fp_ops / (sms * fp_lanes) / gpu->coef.alu_eff;
     p->sfu_clk = sfu_ops / (sms * gpu->sfu_op_per_clk_sm);
-    p->comp_clk = p->fp_clk + p->sfu_clk / gpu->coef.alu_eff;
+    p->comp_clk = issue_clk + p->sfu_clk / gpu->coef.alu_eff;
     /* rows map to CTAs; a small grid leaves SMs idle */
     double ctas = k->kind == WL_K_ELEMENTWISE ? ceil(elems / 2048.0) : rows / 4.0;
     p->sm_frac = ctas >= sms ? 1.0 : (ctas < 1 ? 1.0 / sms : ctas / sms);

@@ -172,6 +172,11 @@ int wl_core_trace_parse(const char *text, size_t len, const char *source,
         wl_core_workload_free(wl);
         return rc;
     }
+    /* A one-kernel trace is a kernel microbenchmark: one launch cannot be
+     * timed with a board power meter, so such rows are per launch of a
+     * kernel issued back to back (EnergAIzer's kernel database, the
+     * project's H100 set, 'wattlas.measure kernels') */
+    wl_core_workload_set_repeated(wl, wl_core_workload_count(wl) == 1);
     *out = wl;
     return WL_OK;
 }
@@ -231,6 +236,7 @@ int wl_core_workload_retype(const wl_core_workload *src, wl_dtype to, wl_core_wo
             return WL_ENOMEM;
         }
     }
+    wl_core_workload_set_repeated(w, wl_core_workload_repeated(src));
     *out = w;
     return WL_OK;
 }

@@ -186,14 +186,25 @@ typedef struct {
     double tc_flop_per_clk_sm[WL_DT_COUNT];
     double cuda_flop_per_clk_sm[WL_DT_COUNT];
     double sfu_op_per_clk_sm;
+    /* INT32 operations per SM per clock: the pipe that the index math,
+     * address and conversion instructions of memory-bound kernels issue to.
+     * Hopper doubled FP32 (128 lanes per SM) but kept 64 INT32 lanes (16 per
+     * SM sub-partition, H100 whitepaper), as did GA102 and Ada; 0 = half
+     * the FP32 rate, at most 64 */
+    double cuda_int32_op_per_clk_sm;
     double l2_size_mb;
     double l2_bytes_per_clk;   /* whole-chip L2 bandwidth, scales with SM clock */
+    double l2_clock_min_mhz;   /* the L2 and crossbar clock follows the SM clock
+                                  down to this floor and no lower (0 = none) */
     char dram_type[16];
     double dram_bw_gbs;
     double mem_clock_mhz;
     double smem_per_sm_kb;
     double smem_bytes_per_clk_sm;
     int max_warps_per_sm;
+    int gemm_stream_k;         /* the GEMM library balances the work over all SMs
+                                  (stream-K: cuBLAS on Hopper), so no wave
+                                  quantisation and no idle SMs on small grids */
     int cluster_multicast;     /* CTAs of a cluster sharing operand loads via
                                   TMA multicast (Hopper+: 2); 0 or 1 = none */
     double mem_capacity_gb;    /* device memory in GB (1e9 B), 0 = unknown */
@@ -263,6 +274,9 @@ size_t wl_core_gpu_clock_count(const wl_core_gpu *gpu);
 /* Dense peak FLOP/s of the precision's matrix math at a clock, as PyTorch
  * runs it: tensor cores for half precision and tf32, CUDA cores for fp32
  * (matmuls do not use TF32 by default); 0 when the GPU has neither. */
+/* INT32 operations per SM per clock (cuda_int32_op_per_clk_sm, or half
+ * the FP32 rate up to 64 when the preset does not give it). */
+double wl_core_gpu_alu_rate(const wl_core_gpu *gpu);
 double wl_core_gpu_peak_flops(const wl_core_gpu *gpu, wl_dtype dt, double sm_clock_mhz);
 double wl_core_gpu_clock(const wl_core_gpu *gpu, size_t i);
 /* Whether a requested clock lies in the GPU's range (where its V-f curve is
@@ -406,6 +420,13 @@ const wl_kernel *wl_core_workload_kernel(const wl_core_workload *wl, size_t i);
 const char *wl_core_workload_name(const wl_core_workload *wl);
 /* Number of distinct kernels (identical launches are evaluated once). */
 size_t wl_core_workload_unique_count(const wl_core_workload *wl);
+/* A repeated workload is measured as many back-to-back runs with no sync
+ * between them (a kernel microbenchmark: time and energy per launch). The
+ * host issues ahead while the GPU runs, so in the steady state a run takes
+ * the larger of the host's issue time and the GPU's busy time, not their
+ * sum as a single run from an idle queue does. */
+void wl_core_workload_set_repeated(wl_core_workload *wl, int repeated);
+int wl_core_workload_repeated(const wl_core_workload *wl);
 
 /* Whether the GPU can run every matrix kernel of wl: a precision needs a
  * tensor-core or CUDA-core rate (tf32 runs as fp32 where there are no TF32

@@ -26,6 +26,17 @@ void wl_core_workload_free(wl_core_workload *wl)
     free(wl);
 }
 
+void wl_core_workload_set_repeated(wl_core_workload *wl, int repeated)
+{
+    if (wl)
+        wl->repeated = repeated != 0;
+}
+
+int wl_core_workload_repeated(const wl_core_workload *wl)
+{
+    return wl ? wl->repeated : 0;
+}
+
 int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b)
 {
     return a->kind == b->kind && a->op == b->op && a->in_dtype == b->in_dtype &&

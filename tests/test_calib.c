@@ -277,7 +277,7 @@ static void test_host_fit(void **state)
     for (int mi = 0; mi < 2; mi++) {
         wl_core_model m;
         assert_int_equal(wl_preset_model_load(models[mi], &m, &err), WL_OK);
-        wl_core_shape sh = {.batch = 1, .seq = 128, .dtype = WL_DT_BF16, .attention = WL_ATTN_EAGER};
+        wl_core_shape sh = {.batch = 1, .seq = 64, .dtype = WL_DT_BF16, .attention = WL_ATTN_EAGER};
         wl_core_workload *wl;
         assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
         for (int ci = 0; ci < 2; ci++, row++) {
@@ -285,7 +285,7 @@ static void test_host_fit(void **state)
             wl_core_result r;
             assert_int_equal(wl_core_predict(&truth, wl, &op, &r), WL_OK);
             double t = r.time_ms * (row % 2 ? 1.02 : 0.98);
-            fprintf(f, "a100-pcie-40gb,%s,1,128,bf16,prefill,eager,%.0f,%.1f,%.6f,%.7f,%.4f,%.2f\n",
+            fprintf(f, "a100-pcie-40gb,%s,1,64,bf16,prefill,eager,%.0f,%.1f,%.6f,%.7f,%.4f,%.2f\n",
                     models[mi], clocks[ci], r.effective_clock_mhz, t, r.power_w * t * 1e-3,
                     r.power_w, r.temp_c);
         }

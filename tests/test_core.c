@@ -559,6 +559,83 @@ static void test_gemm_wave_traffic(void **state)
     wl_core_workload_free(w);
 }
 
+/* The Hopper rules, each against what it must give by construction. */
+static void test_hopper_rules(void **state)
+{
+    (void)state;
+    wl_error err;
+    wl_core_gpu g;
+    assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &g, &err), WL_OK);
+    wl_core_op op = {.ignore_power_limit = 1};
+    wl_core_result r1, r2;
+    /* ALU work issues at the INT32 rate: 64 per SM per clock on both GA100
+     * and GH100 whatever the FP32 lanes; without the key half the FP32 rate,
+     * at most 64 */
+    assert_close(wl_core_gpu_alu_rate(&g), 64.0, 0);
+    wl_core_gpu d = g;
+    d.cuda_int32_op_per_clk_sm = 0;
+    assert_close(wl_core_gpu_alu_rate(&d), 64.0, 0);
+    d.cuda_flop_per_clk_sm[WL_DT_FP32] = 64;
+    assert_close(wl_core_gpu_alu_rate(&d), 32.0, 0);
+    /* below the L2 clock floor a memory-bound kernel takes the floor's time */
+    wl_kernel add = {.kind = WL_K_ELEMENTWISE, .op = WL_EW_ADD, .in_dtype = WL_DT_BF16,
+                     .acc_dtype = WL_DT_BF16, .batch = 1, .n = 268435456};
+    wl_core_workload *w = wl_core_workload_create("add");
+    assert_int_equal(wl_core_workload_add(w, &add), WL_OK);
+    wl_core_evaluator *ev;
+    assert_int_equal(wl_core_evaluator_create(&g, w, NULL, &ev), WL_OK);
+    assert_true(g.l2_clock_min_mhz > 600);
+    double t_floor = wl_core_evaluator_kernel_us(ev, 0, g.l2_clock_min_mhz);
+    double t_low = wl_core_evaluator_kernel_us(ev, 0, 510);
+    double t_high = wl_core_evaluator_kernel_us(ev, 0, g.l2_clock_min_mhz + 200);
+    /* the ALU part still follows the SM clock: no faster than at the floor */
+    assert_true(t_low >= t_floor && t_low < t_floor * 1.05);
+    assert_true(t_high < t_floor);
+    wl_core_evaluator_free(ev);
+    /* one launch measured back to back: max(host, GPU), not their sum; the
+     * same kernel as one run from an idle queue pays both */
+    wl_kernel tiny = add;
+    tiny.n = 1024;
+    wl_core_workload *t = wl_core_workload_create("tiny");
+    assert_int_equal(wl_core_workload_add(t, &tiny), WL_OK);
+    op.sm_clock_mhz = 1410;
+    assert_int_equal(wl_core_predict(&g, t, &op, &r1), WL_OK);
+    wl_core_workload_set_repeated(t, 1);
+    assert_int_equal(wl_core_predict(&g, t, &op, &r2), WL_OK);
+    double h_us = g.coef.host_launch_us + g.coef.launch_clk / 1410.0;
+    assert_close(r2.time_ms, h_us * 1e-3, 1e-9); /* launch-bound: the host's pace */
+    assert_close(r1.time_ms, r2.time_ms + r1.busy_ms, 1e-9);
+    wl_core_workload_set_repeated(w, 1); /* GPU-bound: the kernel's time */
+    assert_int_equal(wl_core_predict(&g, w, &op, &r2), WL_OK);
+    assert_close(r2.time_ms, r2.busy_ms, 1e-12);
+    wl_core_workload_free(t);
+    wl_core_workload_free(w);
+    /* stream-K: 320 tiles of 256x128 on 132 SMs lose no last wave; the same
+     * GEMM without it runs ceil(320/132) = 3 tiles per SM, 2.42 with it */
+    wl_kernel gemm = {.kind = WL_K_GEMM, .in_dtype = WL_DT_BF16, .acc_dtype = WL_DT_BF16,
+                      .tensor_core = 1, .batch = 1, .m = 512, .n = 20480, .k = 5120};
+    w = wl_core_workload_create("gemm");
+    assert_int_equal(wl_core_workload_add(w, &gemm), WL_OK);
+    op.sm_clock_mhz = 1305;
+    assert_int_equal(wl_core_predict(&g, w, &op, &r1), WL_OK);
+    d = g;
+    d.gemm_stream_k = 0;
+    assert_int_equal(wl_core_predict(&d, w, &op, &r2), WL_OK);
+    assert_true(r2.busy_ms > r1.busy_ms * 1.1);
+    /* a 64-row GEMM never runs 256-row tiles: at the lowest clock it is no
+     * slower than its weight read at the floor's miss-path rate plus math */
+    gemm.m = 64, gemm.n = 12288, gemm.k = 12288;
+    wl_core_workload_free(w);
+    w = wl_core_workload_create("gemv");
+    assert_int_equal(wl_core_workload_add(w, &gemm), WL_OK);
+    op.sm_clock_mhz = 510;
+    assert_int_equal(wl_core_predict(&g, w, &op, &r1), WL_OK);
+    op.sm_clock_mhz = g.l2_clock_min_mhz;
+    assert_int_equal(wl_core_predict(&g, w, &op, &r2), WL_OK);
+    assert_true(r1.busy_ms < r2.busy_ms * 1.1);
+    wl_core_workload_free(w);
+}
+
 static void test_conv_traffic(void **state)
 {
     (void)state;
@@ -855,13 +932,23 @@ static void test_transfer(void **state)
     assert_close(wl_core_gpu_mac_pj(&a, WL_DT_BF16), 0.59, 1e-12);
     assert_close(wl_core_gpu_smem_pj_per_byte(&a), 2.5 * pow(7.0 / 45.0, 0.567), 1e-12);
     /* a library preset carries the transferred coefficients */
-    assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &b, &err), WL_OK);
-    assert_string_equal(b.coef_source, "transferred from a100-pcie-40gb");
+    assert_int_equal(wl_preset_gpu_load("h200-sxm-141gb", &b, &err), WL_OK);
+    assert_string_equal(b.coef_source, "transferred from h100-sxm-80gb");
     /* GH100's effective node from die density: 80B transistors on 814 mm2
      * against GA100's 54.2B on 826 mm2 at 7 nm: 7 sqrt(65.62 / 98.28) = 5.72 */
     assert_close(7.0 * sqrt((54.2 / 826.0) / (80.0 / 814.0)), 5.72, 0.005);
     assert_close(b.process_nm, 5.72, 1e-12);
-    assert_close(b.coef.c_tc_w, a.coef.c_tc_w * (132.0 * 4096) / (108.0 * 2048) * pow(5.72 / 7.0, 0.567), 1e-6);
+    /* the same die: the tensor-core capacitance carries over unchanged, the
+     * DRAM background scales with the bandwidth (4.8 / 3.35 TB/s) and the
+     * HBM3e / HBM3 energy per bit (2.6 / 3.0 pJ) */
+    wl_core_gpu h;
+    assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &h, &err), WL_OK);
+    assert_string_equal(h.coef_source, "");
+    assert_close(b.coef.c_tc_w, h.coef.c_tc_w, 1e-9);
+    assert_close(b.coef.dram_background_w, h.coef.dram_background_w * 4800.0 / 3350.0 * 2.6 / 3.0, 1e-9);
+    /* GA100 -> GH100 by the rules: SMs x rate x node energy */
+    assert_int_equal(wl_core_gpu_transfer(&a, &h, &err), WL_OK);
+    assert_close(h.coef.c_tc_w, a.coef.c_tc_w * (132.0 * 4096) / (108.0 * 2048) * pow(5.72 / 7.0, 0.567), 1e-6);
 }
 
 /* energy-check arithmetic against hand-computed values. */
@@ -993,6 +1080,7 @@ int main(void)
         cmocka_unit_test(test_clock_grid),
         cmocka_unit_test(test_energy_u_shape),
         cmocka_unit_test(test_transfer),
+        cmocka_unit_test(test_hopper_rules),
         cmocka_unit_test(test_gemm_wave_traffic),
         cmocka_unit_test(test_conv_traffic),
         cmocka_unit_test(test_energy_check),

@@ -29,12 +29,26 @@ import io
 import json
 import os
 
-from . import _wattlas
+try:
+    from . import _wattlas
+except ImportError as _e:  # the measurement harness runs without the extension
+    class _Missing:
+        def __init__(self, err):
+            self._err = err
+
+        def __getattr__(self, name):
+            raise ImportError("wattlas: the C extension is not built (make python, or "
+                              "pip install --no-build-isolation ./python): %s" % self._err)
+
+    _wattlas = _Missing(_e)
 
 __all__ = ["Error", "Rows", "predict", "sweep", "pareto", "optimize", "validate", "presets",
            "preset_text", "version"]
 
-version = _wattlas.version
+try:
+    version = _wattlas.version
+except ImportError:
+    version = None
 __version__ = version
 
 
@@ -48,7 +62,10 @@ class Error(ValueError):
     io = False
 
 
-_wattlas._set_error(Error)
+try:
+    _wattlas._set_error(Error)
+except ImportError:
+    pass
 
 
 class Rows(list):

@@ -1,0 +1,123 @@
+"""Tests of the measurement harness that need no GPU (python/wattlas/measure.py):
+the counter-update windowing on a recorded sequence, the writers read back by
+'wattlas validate', option parsing, and the clean error without NVML."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from wattlas import measure  # noqa: E402
+
+BIN = os.path.join(ROOT, "bin", "wattlas")
+
+
+class Windowing(unittest.TestCase):
+    def test_recorded_updates(self):
+        """A counter that moves every 100 ms at 500 W: power between the first
+        and last update inside the window is exact, whatever the window's ends;
+        reading at the ends would be off by up to a whole update."""
+        ups, e = [], 1000000
+        for i in range(40):
+            ups.append((0.013 + 0.1 * i, e))
+            e += 50000  # 500 W x 0.1 s = 50 J = 50000 mJ
+        p, covered = measure.power_from_updates(ups, 0.5, 1.72)
+        self.assertAlmostEqual(p, 500.0, 9)
+        self.assertAlmostEqual(covered, 1.2, 9)
+        with self.assertRaises(measure.MeasureError):
+            measure.power_from_updates(ups, 0.5, 0.55)  # no update inside
+        with self.assertRaises(measure.MeasureError):
+            measure.power_from_updates([(0.1, 5), (0.2, 4)], 0, 1)
+
+    def test_spread(self):
+        self.assertAlmostEqual(measure.spread_pct([98, 100, 102]), 4.0)
+        self.assertEqual(measure.spread_pct([7]), 0.0)
+
+
+class Options(unittest.TestCase):
+    def test_lists(self):
+        self.assertEqual(measure.parse_list("510:1980:735", integer=True), [510, 1245, 1980])
+        self.assertEqual(measure.parse_list("900,1410"), [900, 1410])
+        for bad in ("900,", "a", "1:0:1", "nan", "-5", "1:2"):
+            with self.assertRaises(measure.MeasureError):
+                measure.parse_list(bad)
+
+    def test_parser(self):
+        a = measure.build_parser().parse_args(["kernels", "--clocks", "510,1980", "-o", "d"])
+        self.assertEqual((a.command, a.window_s, a.repeats), ("kernels", 1.2, 3))
+        with self.assertRaises(SystemExit) as cm:
+            measure.build_parser().parse_args(["nosuch"])
+        self.assertEqual(cm.exception.code, 2)
+        a = measure.build_parser().parse_args(["models", "-o", "d"])
+        with self.assertRaises(measure.MeasureError):
+            measure.check_args(a)  # neither clocks nor power limits
+
+    def test_gpu_name(self):
+        self.assertEqual(measure.gpu_id_from_name("NVIDIA H100 80GB HBM3"), "h100-80gb-hbm3")
+
+
+class Writers(unittest.TestCase):
+    def test_validate_reads_them(self):
+        """A kernel database written by the harness (rows and one-kernel traces)
+        is what validate and calibrate read."""
+        if not os.access(BIN, os.X_OK):
+            self.skipTest("bin/wattlas not built")
+        specs = {s["name"] + s["dtype"]: s for s in measure.kernel_specs(["bf16"])}
+        picked = [specs["k-gemm-4096x4096x4096bf16"], specs["k-pointwiseadd-268435456bf16"],
+                  specs["k-sdpa-256x1024x64bf16"], specs["k-rmsnorm-131072x4096bf16"]]
+        with tempfile.TemporaryDirectory() as d:
+            rows = []
+            for i, s in enumerate(picked):
+                for clk in (900, 1410):
+                    rows.append({"gpu": "a100-pcie-40gb", "model": s["name"], "batch": 1,
+                                 "seq": None, "dtype": "bf16", "mode": "prefill",
+                                 "attention": "eager", "sm_clock_mhz": clk,
+                                 "measured_clock_mhz": float(clk), "time_ms": 0.5 + i,
+                                 "power_w": 200.0, "energy_j": 0.1 * (0.5 + i) * 2,
+                                 "temp_c": 60.0, "repeats": 3, "time_spread_pct": 1.0,
+                                 "power_spread_pct": 2.0, "throttle_reasons": 0})
+                measure._atomic_write(os.path.join(d, "traces", measure.trace_name(s)),
+                                      __import__("json").dumps([s["entry"]]) + "\n")
+            csv = os.path.join(d, "measurements", "a100-pcie-40gb-kernels.csv")
+            measure._atomic_write(csv, measure.measurements_text(rows))
+            r = subprocess.run([BIN, "validate", csv, "--traces", os.path.join(d, "traces"),
+                                "--no-lomo", "--format", "csv"], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("(8 rows scored, 8 from traces, 0 not modelled)", r.stderr)
+            self.assertIn("predicted_time_ms", r.stdout.splitlines()[0])
+            idle = os.path.join(d, "idle.csv")
+            measure._atomic_write(idle, measure.idle_text(
+                [{"sm_clock_mhz": c, "idle_power_w": 40 + c / 100} for c in range(210, 1411, 60)]))
+            r = subprocess.run([BIN, "presets", "derive-vf", idle],
+                               capture_output=True, text=True)
+            self.assertIn("idle_power_w", r.stdout + r.stderr)
+
+
+class NoGpu(unittest.TestCase):
+    def test_clean_error(self):
+        """Without NVML: one line, no traceback, a non-zero exit."""
+        env = dict(os.environ, WATTLAS_NVML_LIB="libnvidia-ml-absent.so.1",
+                   PYTHONPATH=os.path.join(ROOT, "python"))
+        r = subprocess.run([sys.executable, "-m", "wattlas.measure", "idle", "--clocks", "900",
+                            "-o", os.devnull], capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 1)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("NVML not found", r.stderr)
+        r = subprocess.run([sys.executable, "-m", "wattlas.measure", "--help"],
+                           capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 0)
+        for c in ("idle", "kernels", "models", "host"):
+            self.assertIn(c, r.stdout)
+
+
+if __name__ == "__main__":
+    result = unittest.main(exit=False, verbosity=2).result
+    n = result.testsRun
+    bad = len(result.failures) + len(result.errors)
+    if bad:
+        print(f"[  FAILED  ] {bad} test(s).")
+    print(f"[  PASSED  ] {n - bad} test(s).")
+    sys.exit(1 if bad else 0)
