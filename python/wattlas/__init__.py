@@ -29,26 +29,27 @@ import io
 import json
 import os
 
+class _Missing:
+    """Stands for the C extension when it is not built: the measurement
+    harness (wattlas.measure) runs without it; anything else says why not."""
+
+    def __init__(self, err):
+        self._err = err
+
+    def __getattr__(self, name):
+        raise ImportError("wattlas: the C extension is not built (make python, or "
+                          "pip install --no-build-isolation ./python): %s" % self._err)
+
+
 try:
     from . import _wattlas
-except ImportError as _e:  # the measurement harness runs without the extension
-    class _Missing:
-        def __init__(self, err):
-            self._err = err
-
-        def __getattr__(self, name):
-            raise ImportError("wattlas: the C extension is not built (make python, or "
-                              "pip install --no-build-isolation ./python): %s" % self._err)
-
+except ImportError as _e:
     _wattlas = _Missing(_e)
 
 __all__ = ["Error", "Rows", "predict", "sweep", "pareto", "optimize", "validate", "presets",
            "preset_text", "version"]
 
-try:
-    version = _wattlas.version
-except ImportError:
-    version = None
+version = None if isinstance(_wattlas, _Missing) else _wattlas.version
 __version__ = version
 
 
@@ -62,10 +63,8 @@ class Error(ValueError):
     io = False
 
 
-try:
+if not isinstance(_wattlas, _Missing):
     _wattlas._set_error(Error)
-except ImportError:
-    pass
 
 
 class Rows(list):

@@ -345,7 +345,8 @@ def _num(v, digits=6):
         return ""
     if isinstance(v, int):
         return str(v)
-    return ("%.*f" % (digits, v)).rstrip("0").rstrip(".") if "." in "%.*f" % (digits, v) else str(v)
+    text = "%.*f" % (digits, v)
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def measurements_text(rows):
@@ -750,7 +751,8 @@ def check_args(args):
         v = getattr(args, k, None)
         if v is not None and not (math.isfinite(v) and 0 <= v <= 3600):
             raise MeasureError("--%s: must be 0 to 3600 s" % k.replace("_", "-"))
-    if getattr(args, "window_s", 1) is not None and getattr(args, "window_s", 1) < 0.3:
+    window = getattr(args, "window_s", None)
+    if window is not None and window < 0.3:
         raise MeasureError("--window-s: at least 0.3 s (the energy counter moves every ~0.1 s)")
     if not 1 <= getattr(args, "repeats", 1) <= 1000:
         raise MeasureError("--repeats: 1 to 1000")
@@ -763,6 +765,11 @@ def check_args(args):
             parse_list(getattr(args, k), "--" + k.replace("_", "-"))
 
 
+def _interrupt(signum, frame):
+    """SIGTERM as Ctrl-C, so that the clocks and the power limit are restored."""
+    raise KeyboardInterrupt
+
+
 COMMANDS = {"idle": cmd_idle, "kernels": cmd_kernels, "models": cmd_models, "host": cmd_host}
 
 
@@ -772,7 +779,7 @@ def main(argv=None):
     old = signal.getsignal(signal.SIGTERM)
     try:
         check_args(args)
-        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        signal.signal(signal.SIGTERM, _interrupt)
         nvml = Nvml(os.environ.get("WATTLAS_NVML_LIB", "libnvidia-ml.so.1"))
         h = nvml.device(args.device)
         gpu = args.gpu or gpu_id_from_name(nvml.name(h))
