@@ -44,9 +44,10 @@ int wl_calib_crossval(const wl_calib_problem *cp, const int *fold, int nfolds,
         if (!m.n)
             continue;
         st += m.mape_time * (double)m.n;
-        sp += m.mape_power * (double)m.n;
-        se += m.mape_energy * (double)m.n;
+        sp += m.mape_power * (double)m.n_power;
+        se += m.mape_energy * (double)m.n_power;
         pooled->n += m.n;
+        pooled->n_power += m.n_power;
         if (m.n_regret) {
             sr += m.mean_regret * (double)m.n_regret;
             if (!pooled->n_regret || m.worst_regret > pooled->worst_regret) {
@@ -57,10 +58,11 @@ int wl_calib_crossval(const wl_calib_problem *cp, const int *fold, int nfolds,
             pooled->n_regret += m.n_regret;
         }
     }
-    if (pooled->n) {
+    if (pooled->n)
         pooled->mape_time = st / (double)pooled->n;
-        pooled->mape_power = sp / (double)pooled->n;
-        pooled->mape_energy = se / (double)pooled->n;
+    if (pooled->n_power) {
+        pooled->mape_power = sp / (double)pooled->n_power;
+        pooled->mape_energy = se / (double)pooled->n_power;
     }
     if (pooled->n_regret)
         pooled->mean_regret = sr / (double)pooled->n_regret;
@@ -149,25 +151,28 @@ void wl_calib_per_workload(const wl_calib_problem *p, const unsigned char *mask,
             wl_core_result res;
             if (wl_calib_predict(p, j, &res))
                 continue;
-            double et = res.time_ms / r->time_ms - 1, ep = res.power_w / r->power_w - 1,
-                   ee = res.energy_j / r->energy_j - 1;
+            double et = res.time_ms / r->time_ms - 1;
             s.mape_time += fabs(et);
+            s.bias_time += et;
+            s.n++;
+            if (!wl_calib_row_has_power(r))
+                continue;
+            double ep = res.power_w / r->power_w - 1, ee = res.energy_j / r->energy_j - 1;
             s.mape_power += fabs(ep);
             s.mape_energy += fabs(ee);
-            s.bias_time += et;
             s.bias_power += ep;
             s.bias_energy += ee;
-            s.n++;
+            s.n_power++;
         }
         if (!s.n)
             continue;
-        double k = 100.0 / (double)s.n;
+        double k = 100.0 / (double)s.n, kp = s.n_power ? 100.0 / (double)s.n_power : 0;
         s.mape_time *= k;
-        s.mape_power *= k;
-        s.mape_energy *= k;
         s.bias_time *= k;
-        s.bias_power *= k;
-        s.bias_energy *= k;
+        s.mape_power *= kp;
+        s.mape_energy *= kp;
+        s.bias_power *= kp;
+        s.bias_energy *= kp;
         fn(user, &s);
     }
     free(done);

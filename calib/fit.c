@@ -49,6 +49,7 @@ static const fit_param params[] = {
     P_LOG(overlap_p, 1.0),
     P_LOG(kernel_fixed_clk, 2.0),
     P_LOG(host_launch_us, 2.0),
+    P_LOG(host_op_launch_us, 2.0),
     P_LOG(launch_clk, 2.0),
     P_LOG(kernel_fixed_us, 2.0),
     P_LOG(tile_overhead_clk, 2.0),
@@ -165,7 +166,8 @@ static int resid(const gsl_vector *x, void *user, gsl_vector *f)
         if (wl_calib_predict(c->prob, r, &res) == WL_OK && res.time_ms > 0 && res.power_w > 0 &&
             isfinite(res.time_ms) && isfinite(res.power_w) && isfinite(res.temp_c)) {
             ft = log(res.time_ms / row->time_ms);
-            fp = log(res.power_w / row->power_w);
+            /* a time-only row says nothing about power */
+            fp = wl_calib_row_has_power(row) ? log(res.power_w / row->power_w) : 0;
             /* temperature anchors the thermal model: 3 C weighs like 3% */
             if (isfinite(row->temp_c))
                 fT = (res.temp_c - row->temp_c) / 100.0;
@@ -197,11 +199,11 @@ static void unc_start(fit_ctx *c, wl_calib_uncertainty *u)
  * their sum for energy); with known noise, a handful of rows says little
  * about the spread: no less than the spread assumed for them. */
 static void unc_spreads(const fit_ctx *c, wl_calib_uncertainty *u, double st, double sp,
-                        double se, size_t n)
+                        double se, size_t n, size_t np)
 {
     u->sigma_time = n ? sqrt(st / (double)n) : 0;
-    u->sigma_power = n ? sqrt(sp / (double)n) : 0;
-    u->sigma_energy = n ? sqrt(se / (double)n) : 0;
+    u->sigma_power = np ? sqrt(sp / (double)np) : 0;
+    u->sigma_energy = np ? sqrt(se / (double)np) : 0;
     if (c->known_noise) {
         double s_t = 1 / c->scale[0], s_p = 1 / c->scale[1];
         u->sigma_time = fmax(u->sigma_time, s_t);
@@ -229,12 +231,16 @@ static void uncertainty(gsl_multifit_nlinear_workspace *w, const gsl_vector *x, 
         c->w[i] = 1.0;
     resid(x, c, r);
     double st = 0, sp = 0, se = 0, sw = 0;
+    size_t np = 0; /* rows with power */
     for (size_t k = 0; k < c->nrows; k++) {
         double a = gsl_vector_get(r, 3 * k) / c->scale[0];
         double b = gsl_vector_get(r, 3 * k + 1) / c->scale[1];
         st += a * a;
+        if (!wl_calib_row_has_power(wl_calib_row_at(c->set, c->rows[k])))
+            continue;
         sp += b * b;
         se += (a + b) * (a + b);
+        np++;
     }
     memcpy(c->w, wsave, 3 * c->nrows * sizeof *wsave);
     resid(x, c, r);
@@ -242,10 +248,10 @@ static void uncertainty(gsl_multifit_nlinear_workspace *w, const gsl_vector *x, 
         sw += gsl_vector_get(r, k) * gsl_vector_get(r, k);
     free(wsave);
     size_t nf = c->nfree;
-    double dof = (double)(2 * c->nrows) - (double)nf;
+    double dof = (double)(c->nrows + np) - (double)nf;
     if (dof < 1 && !c->known_noise)
         return;
-    unc_spreads(c, u, st, sp, se, c->nrows);
+    unc_spreads(c, u, st, sp, se, c->nrows, np);
     for (size_t i = 0; c->fixed_var && i < NP; i++)
         u->cov[i * NP + i] = c->psd[i] * c->psd[i];
     gsl_matrix *cov = gsl_matrix_alloc(nf, nf);
@@ -289,17 +295,21 @@ static void prior_only(fit_ctx *c, wl_calib_uncertainty *u)
     for (size_t i = 0; i < NP; i++)
         u->cov[i * NP + i] = c->psd[i] * c->psd[i];
     double st = 0, sp = 0, se = 0;
-    size_t n = 0;
+    size_t n = 0, np = 0;
     wl_calib_problem_set_gpu(c->prob, &c->gpu);
     for (size_t k = 0; k < c->nrows; k++) {
         wl_core_result res;
         const wl_calib_row *row = wl_calib_row_at(c->set, c->rows[k]);
         if (wl_calib_predict(c->prob, c->rows[k], &res) || !(res.time_ms > 0) || !(res.power_w > 0))
             continue;
-        double a = log(res.time_ms / row->time_ms), b = log(res.power_w / row->power_w);
-        st += a * a, sp += b * b, se += (a + b) * (a + b), n++;
+        double a = log(res.time_ms / row->time_ms);
+        st += a * a, n++;
+        if (!wl_calib_row_has_power(row))
+            continue;
+        double b = log(res.power_w / row->power_w);
+        sp += b * b, se += (a + b) * (a + b), np++;
     }
-    unc_spreads(c, u, st, sp, se, n); /* auto selection: known noise */
+    unc_spreads(c, u, st, sp, se, n, np); /* auto selection: known noise */
     u->valid = 1;
 }
 
@@ -388,6 +398,10 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
     c.mask = mask;
     c.prior_w = o.prior_weight;
     c.gpu = start;
+    /* a bare op's issue cost of 0 is the model's (wl_core_coeffs); the fit
+     * works with the value itself */
+    if (!(c.gpu.coef.host_op_launch_us > 0))
+        c.gpu.coef.host_op_launch_us = c.gpu.coef.host_launch_us;
     c.scale[0] = c.scale[1] = c.scale[2] = 1;
     for (size_t i = 0; i < NP; i++)
         c.psd[i] = params[i].prior_sd;
@@ -431,11 +445,21 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
             rows[nr++] = i;
     c.rows = rows;
     c.nrows = nr;
+    /* each issue cost is seen only by its own kind of row: a bare op's by
+     * repeated one-kernel rows, a model's by the others */
+    int n_rep = 0, n_model = 0;
+    for (size_t k = 0; k < nr; k++) {
+        int rep = wl_calib_row_repeated(p, rows[k]);
+        n_rep += rep;
+        n_model += !rep;
+    }
     int clock_terms = 0; /* a fitted coefficient other than the host's issue cost */
     for (size_t i = 0; i < NP; i++)
-        if (!o.free_mask || (o.free_mask >> i & 1ull)) {
+        if ((!o.free_mask || (o.free_mask >> i & 1ull)) &&
+            !(!n_rep && !strcmp(params[i].name, "host_op_launch_us")) &&
+            !(!n_model && !strcmp(params[i].name, "host_launch_us"))) {
             c.idx[c.nfree++] = i;
-            clock_terms |= strcmp(params[i].name, "host_launch_us") != 0;
+            clock_terms |= !wl_core_coef_is_host(params[i].name);
         }
     if (!c.nfree || o.free_mask >> NP) {
         snprintf(info->message, sizeof info->message, "no coefficient to fit");
@@ -491,7 +515,9 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
      * refitting from a fitted preset converges to the same point */
     wl_core_coeffs prior;
     wl_core_coeffs_default(&prior);
-    wl_core_coeffs sc = start.coef, sc0 = start.coef;
+    if (!(prior.host_op_launch_us > 0))
+        prior.host_op_launch_us = prior.host_launch_us;
+    wl_core_coeffs sc = c.gpu.coef, sc0 = c.gpu.coef;
     if (o.from_defaults)
         sc = prior;
     for (size_t i = 0; i < NP; i++)
@@ -561,8 +587,10 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
         resid(x, &c, r);
         gsl_blas_ddot(r, r, &info->cost_final);
         *out = start;
-        for (size_t j = 0; j < nfree; j++)
+        for (size_t j = 0; j < nfree; j++) {
             *coef_at(&out->coef, c.idx[j]) = from_x(&params[c.idx[j]], gsl_vector_get(x, j));
+            info->fitted |= 1ull << c.idx[j];
+        }
         uncertainty(w, x, &c, r, &info->unc);
     }
     info->status = rc;

@@ -158,6 +158,7 @@ static int read_rows(wl_results_csv *csv, wl_calib_set *s, wl_error *err)
             return WL_EPARSE;
         }
         double b, sq = NAN;
+        row->energy_j = row->power_w = NAN;
         /* a shape too large to build is a reason per row, not a broken file */
         if (measured(csv, col[2], "batch", 1, 1e15, 0, &b, err) ||
             measured(csv, col[3], "seq", 1, 1e15, 1, &sq, err))
@@ -172,9 +173,16 @@ static int read_rows(wl_results_csv *csv, wl_calib_set *s, wl_error *err)
          * are the fit's business: it reports and excludes them */
         if (measured(csv, col[7], "sm_clock_mhz", 1e-3, 1e5, 0, &row->sm_clock_mhz, err) ||
             measured(csv, col[8], "time_ms", -1e12, 1e12, 0, &row->time_ms, err) ||
-            measured(csv, col[9], "energy_j", -1e12, 1e12, 0, &row->energy_j, err) ||
-            measured(csv, col[10], "power_w", -1e6, 1e6, 0, &row->power_w, err))
+            measured(csv, col[9], "energy_j", -1e12, 1e12, 1, &row->energy_j, err) ||
+            measured(csv, col[10], "power_w", -1e6, 1e6, 1, &row->power_w, err))
             return WL_EPARSE;
+        /* A row with time only (launch overhead, measured without a power
+         * counter) leaves both empty; one of the two follows from the other
+         * and the time (P = E / t). */
+        if (isnan(row->energy_j) && !isnan(row->power_w))
+            row->energy_j = row->power_w * row->time_ms * 1e-3;
+        else if (isnan(row->power_w) && !isnan(row->energy_j))
+            row->power_w = row->time_ms != 0 ? row->energy_j / row->time_ms * 1e3 : 0;
         row->measured_clock_mhz = NAN;
         if (c_meas >= 0 && measured(csv, c_meas, "measured_clock_mhz", 0, 1e5, 1,
                                     &row->measured_clock_mhz, err))
@@ -246,6 +254,8 @@ void wl_calib_free(wl_calib_set *s)
     free(s->fallback_traces);
     free(s);
 }
+
+int wl_calib_row_has_power(const wl_calib_row *r) { return !isnan(r->power_w); }
 
 size_t wl_calib_count(const wl_calib_set *s) { return s->n; }
 const wl_calib_row *wl_calib_row_at(const wl_calib_set *s, size_t i)

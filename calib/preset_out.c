@@ -164,7 +164,7 @@ void wl_calib_write_preset(FILE *f, const wl_core_gpu *fitted, const wl_calib_fi
         double se[WL_CALIB_MAXP];
         wl_calib_stderr(&info->unc, se);
         for (int i = 0; i < wl_calib_param_count(); i++)
-            if (!fitted->host_id[0] || strcmp(wl_calib_param_name(i), "host_launch_us"))
+            if (!fitted->host_id[0] || !wl_core_coef_is_host(wl_calib_param_name(i)))
                 fprintf(f, "stderr_%s = %.4g\n", wl_calib_param_name(i), se[i]);
     }
     const char *base = strrchr(pi->data_path, '/');

@@ -205,17 +205,19 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
         char *b = p->bad_buf + 160 * i;
         double idle = wl_core_gpu_idle_w(gpu, r->measured_clock_mhz);
         double implied = r->time_ms > 0 ? r->energy_j / r->time_ms * 1e3 : 0;
-        if (!(r->time_ms > 0 && r->energy_j > 0 && r->power_w > 0))
-            snprintf(b, 160, "time, energy or power is not positive");
+        int pw = wl_calib_row_has_power(r); /* else time only */
+        if (!(r->time_ms > 0) || (pw && !(r->energy_j > 0 && r->power_w > 0)))
+            snprintf(b, 160, pw ? "time, energy or power is not positive" : "time is not positive");
         /* only a measured idle table can rule a row out: below a rule-based
          * idle curve it is the rule that is wrong, and the row must count */
-        else if (!(gpu->vf_rule & WL_VF_RULE_IDLE) && r->power_w < 0.9 * idle)
+        else if (pw && !(gpu->vf_rule & WL_VF_RULE_IDLE) && r->power_w < 0.9 * idle)
             snprintf(b, 160, "power %.1f W is below the GPU's idle power %.1f W at %.0f MHz",
                      r->power_w, idle, r->measured_clock_mhz);
-        else if (fabs(implied / r->power_w - 1) > 0.05)
+        else if (pw && fabs(implied / r->power_w - 1) > 0.05)
             snprintf(b, 160, "power %.2f W disagrees with energy/time = %.2f W", r->power_w,
                      implied);
-        else if (r->measured_clock_mhz > r->sm_clock_mhz * 1.02 || !(r->measured_clock_mhz > 0))
+        if (!b[0] && (r->measured_clock_mhz > r->sm_clock_mhz * 1.02 ||
+                      !(r->measured_clock_mhz > 0)))
             snprintf(b, 160, "measured clock %.0f MHz is above the requested %.0f MHz",
                      r->measured_clock_mhz, r->sm_clock_mhz);
         if (b[0])
@@ -270,6 +272,12 @@ int wl_calib_row_traced(const wl_calib_problem *p, size_t row)
     return row < p->n && p->wl_of_row[row] >= 0 && p->wls[p->wl_of_row[row]].traced;
 }
 
+int wl_calib_row_repeated(const wl_calib_problem *p, size_t row)
+{
+    return row < p->n && p->wl_of_row[row] >= 0 &&
+           wl_core_workload_repeated(p->wls[p->wl_of_row[row]].wl);
+}
+
 void wl_calib_problem_set_gpu(wl_calib_problem *p, const wl_core_gpu *gpu)
 {
     p->gpu = *gpu;
@@ -304,13 +312,14 @@ void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
     if (!done)
         return;
     for (size_t i = 0; i < p->n; i++) {
-        if (done[i] || !scored(p, mask, i))
+        if (done[i] || !scored(p, mask, i) || !wl_calib_row_has_power(wl_calib_row_at(p->set, i)))
             continue;
         int w = p->wl_of_row[i];
         size_t cnt = 0, best_m = i, best_p = i;
         double em = INFINITY, ep = INFINITY;
         for (size_t j = i; j < p->n; j++) {
-            if (p->wl_of_row[j] != w || !scored(p, mask, j))
+            if (p->wl_of_row[j] != w || !scored(p, mask, j) ||
+                !wl_calib_row_has_power(wl_calib_row_at(p->set, j)))
                 continue;
             done[j] = 1;
             cnt++;
@@ -356,6 +365,19 @@ static void acc_regret(void *user, const char *wl, double bm, double bp, double 
     }
 }
 
+void wl_calib_mape_text(char *buf, size_t len, size_t n, size_t np, double mape_time,
+                        double mape_power, double mape_energy)
+{
+    if (np == n)
+        snprintf(buf, len, "time %.2f%%  power %.2f%%  energy %.2f%%", mape_time, mape_power,
+                 mape_energy);
+    else if (np)
+        snprintf(buf, len, "time %.2f%%  power %.2f%%  energy %.2f%% (power and energy: the %zu "
+                 "rows with power)", mape_time, mape_power, mape_energy, np);
+    else
+        snprintf(buf, len, "time %.2f%% (rows of time only)", mape_time);
+}
+
 int wl_calib_score(const wl_calib_problem *p, const unsigned char *mask, wl_calib_metrics *m)
 {
     memset(m, 0, sizeof *m);
@@ -368,14 +390,18 @@ int wl_calib_score(const wl_calib_problem *p, const unsigned char *mask, wl_cali
             continue;
         const wl_calib_row *r = wl_calib_row_at(p->set, i);
         st += fabs(res.time_ms / r->time_ms - 1.0);
+        m->n++;
+        if (!wl_calib_row_has_power(r))
+            continue;
         sp += fabs(res.power_w / r->power_w - 1.0);
         se += fabs(res.energy_j / r->energy_j - 1.0);
-        m->n++;
+        m->n_power++;
     }
-    if (m->n) {
+    if (m->n)
         m->mape_time = 100.0 * st / (double)m->n;
-        m->mape_power = 100.0 * sp / (double)m->n;
-        m->mape_energy = 100.0 * se / (double)m->n;
+    if (m->n_power) {
+        m->mape_power = 100.0 * sp / (double)m->n_power;
+        m->mape_energy = 100.0 * se / (double)m->n_power;
     }
     regret_acc a = {m, 0};
     wl_calib_regrets(p, mask, acc_regret, &a);

@@ -23,7 +23,7 @@ struct wl_calib_validation {
     double level;
     wl_results_col *cols;
     size_t ncols, nin;
-    size_t cover[3], ncover, nbad, ntraced;
+    size_t cover[3], ncover, ncover_power, nbad, ntraced;
     char why_buf[256];
 };
 
@@ -268,8 +268,11 @@ int wl_calib_validation_row(wl_calib_validation *v, size_t i, wl_results_cell *c
         if (scored) {
             v->ncover++;
             v->cover[0] += r->time_ms >= iv.time_lo_ms && r->time_ms <= iv.time_hi_ms;
-            v->cover[1] += r->power_w >= iv.power_lo_w && r->power_w <= iv.power_hi_w;
-            v->cover[2] += r->energy_j >= iv.energy_lo_j && r->energy_j <= iv.energy_hi_j;
+            if (wl_calib_row_has_power(r)) {
+                v->ncover_power++;
+                v->cover[1] += r->power_w >= iv.power_lo_w && r->power_w <= iv.power_hi_w;
+                v->cover[2] += r->energy_j >= iv.energy_lo_j && r->energy_j <= iv.energy_hi_j;
+            }
         }
     }
     return WL_OK;
@@ -298,21 +301,25 @@ void wl_calib_validation_counts(const wl_calib_validation *v, wl_calib_validatio
     s->not_modelled = v->nbad;
     s->traced = v->ntraced;
     s->covered = v->ncover;
-    for (int j = 0; j < 3 && v->ncover; j++)
-        s->coverage_pct[j] = 100.0 * (double)v->cover[j] / (double)v->ncover;
+    for (int j = 0; j < 3; j++) {
+        size_t d = j ? v->ncover_power : v->ncover;
+        s->coverage_pct[j] = d ? 100.0 * (double)v->cover[j] / (double)d : 0;
+    }
     double pool[3] = {0, 0, 0};
     for (size_t k = 0; k < v->ng; k++) {
         wl_calib_metrics m;
         if (wl_calib_score(v->P[k], NULL, &m) != WL_OK || !m.n)
             continue;
         pool[0] += m.mape_time * (double)m.n;
-        pool[1] += m.mape_power * (double)m.n;
-        pool[2] += m.mape_energy * (double)m.n;
+        pool[1] += m.mape_power * (double)m.n_power;
+        pool[2] += m.mape_energy * (double)m.n_power;
         s->scored += m.n;
+        s->scored_power += m.n_power;
     }
-    if (s->scored) {
+    if (s->scored)
         s->mape_time = pool[0] / (double)s->scored;
-        s->mape_power = pool[1] / (double)s->scored;
-        s->mape_energy = pool[2] / (double)s->scored;
+    if (s->scored_power) {
+        s->mape_power = pool[1] / (double)s->scored_power;
+        s->mape_energy = pool[2] / (double)s->scored_power;
     }
 }

@@ -11,9 +11,15 @@
 typedef struct {
     char gpu[64], model[64], dtype[16], mode[16], attention[16];
     long long batch, seq; /* seq 0: not applicable (vision) */
+    /* energy_j and power_w are NaN in a time-only row (both cells empty:
+     * launch overhead timed without a power counter); such a row is fitted
+     * and scored on its time alone */
     double sm_clock_mhz, measured_clock_mhz, time_ms, energy_j, power_w, temp_c;
     int line;
 } wl_calib_row;
+
+/* Whether the row measured power (and so energy), not time alone. */
+int wl_calib_row_has_power(const wl_calib_row *r);
 
 typedef struct wl_calib_set wl_calib_set;
 
@@ -52,6 +58,9 @@ int wl_calib_row_ok(const wl_calib_problem *p, size_t row, const char **reason);
 int wl_calib_row_scored(const wl_calib_problem *p, size_t row, const char **why);
 /* Whether the row's workload came from a trace. */
 int wl_calib_row_traced(const wl_calib_problem *p, size_t row);
+/* Whether the row's workload is repeated back to back (a one-kernel trace:
+ * a bare op in a loop, wl_core_workload_set_repeated). */
+int wl_calib_row_repeated(const wl_calib_problem *p, size_t row);
 /* Replace the GPU (e.g. new coefficients). */
 void wl_calib_problem_set_gpu(wl_calib_problem *p, const wl_core_gpu *gpu);
 const wl_core_gpu *wl_calib_problem_gpu(const wl_calib_problem *p);
@@ -60,12 +69,20 @@ int wl_calib_predict(const wl_calib_problem *p, size_t row, wl_core_result *res)
 
 typedef struct {
     size_t n;                        /* rows scored */
-    double mape_time, mape_power, mape_energy; /* percent */
+    size_t n_power;                  /* of them, rows with power (not time only) */
+    double mape_time, mape_power, mape_energy; /* percent; power and energy over
+                                                  the n_power rows */
     size_t n_regret;                 /* workloads with >= 5 clocks */
     double worst_regret;             /* percent */
     char worst_regret_workload[128];
     double mean_regret;
 } wl_calib_metrics;
+
+/* "time T%  power P%  energy E%" for n rows scored, np of them with power:
+ * with time-only rows among them, power and energy say over how many rows
+ * they are; with none, only time is given. */
+void wl_calib_mape_text(char *buf, size_t len, size_t n, size_t np, double mape_time,
+                        double mape_power, double mape_energy);
 
 /* Scores rows with mask[i] != 0 (NULL: all modelled, usable rows). */
 int wl_calib_score(const wl_calib_problem *p, const unsigned char *mask, wl_calib_metrics *m);
@@ -134,6 +151,11 @@ typedef struct {
     int status; /* GSL status */
     char message[200]; /* why the fit was refused or failed */
     wl_calib_uncertainty unc;
+    unsigned long long fitted; /* the coefficients fitted (bit i:
+                                  wl_calib_param_name(i)): free_mask less those
+                                  the rows cannot move (the bare-op issue cost
+                                  without a repeated row, the model issue cost
+                                  without another), or auto_select's choice */
     /* auto_select: the coefficients fitted (bit i: wl_calib_param_name(i)),
      * most informed first, with the information the rows carry on each
      * alone (1 = as much as the prior's) */
@@ -202,8 +224,8 @@ int wl_calib_folds_kfold(const wl_calib_problem *p, int k, int *fold);
 /* Per-workload residuals of the scored rows with mask[i] != 0. */
 typedef struct {
     char key[160];
-    size_t n;
-    double mape_time, mape_power, mape_energy;  /* percent */
+    size_t n, n_power;                          /* rows; of them with power */
+    double mape_time, mape_power, mape_energy;  /* percent (power, energy: n_power rows) */
     double bias_time, bias_power, bias_energy;  /* mean signed error, percent */
 } wl_calib_wl_stats;
 typedef void (*wl_calib_wl_fn)(void *user, const wl_calib_wl_stats *s);
@@ -250,7 +272,9 @@ int wl_calib_validation_predict(wl_calib_validation *v, size_t i, const wl_core_
                                 wl_core_result *res, int *scored);
 typedef struct {
     size_t scored, not_modelled, traced, covered;
-    double mape_time, mape_power, mape_energy; /* pooled over GPUs, by rows */
+    size_t scored_power;                      /* of the scored, rows with power */
+    double mape_time, mape_power, mape_energy; /* pooled over GPUs, by rows (power
+                                                  and energy: rows with power) */
     double coverage_pct[3];                   /* time, power, energy */
 } wl_calib_validation_summary;
 /* After the rows: the pooled figures. */

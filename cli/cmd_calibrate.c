@@ -61,12 +61,12 @@ typedef struct {
     char *command;
 } cal_opts;
 
-/* Every coefficient but the host's issue cost. */
-static unsigned long long gpu_mask(void)
+/* The coefficients of the host's issue cost (host) or all the others. */
+static unsigned long long coef_mask(int host)
 {
     unsigned long long m = 0;
     for (int i = 0; i < wl_calib_param_count(); i++)
-        if (strcmp(wl_calib_param_name(i), "host_launch_us"))
+        if (wl_core_coef_is_host(wl_calib_param_name(i)) == host)
             m |= 1ull << i;
     return m;
 }
@@ -83,7 +83,7 @@ static int fit_option(cal_opts *o, const char *value)
     o->fit_gpu = o->fit_host = 0;
     o->fit.auto_select = 0;
     o->fit_given = 1;
-    int host = wl_calib_param_index("host_launch_us");
+    const unsigned long long host = coef_mask(1);
     if (l.n == 1 && !strcmp(l.v[0], "auto")) {
         wl_core_strlist_free(&l);
         o->fit.auto_select = 1;
@@ -95,9 +95,9 @@ static int fit_option(cal_opts *o, const char *value)
         if (!strcmp(l.v[i], "auto"))
             rc = cli_usage("calibrate", "--fit auto: alone, not in a list");
         else if (!strcmp(l.v[i], "gpu"))
-            o->fit.free_mask |= gpu_mask();
+            o->fit.free_mask |= coef_mask(0);
         else if (!strcmp(l.v[i], "host"))
-            o->fit.free_mask |= 1ull << host;
+            o->fit.free_mask |= host;
         else if ((k = wl_calib_param_index(l.v[i])) >= 0)
             o->fit.free_mask |= 1ull << k;
         else
@@ -105,8 +105,8 @@ static int fit_option(cal_opts *o, const char *value)
                            "(as in [calibration]), got '%.60s'", l.v[i]);
     }
     wl_core_strlist_free(&l);
-    o->fit_host = (int)(o->fit.free_mask >> host & 1ull);
-    o->fit_gpu = (o->fit.free_mask & ~(1ull << host)) != 0;
+    o->fit_host = (o->fit.free_mask & host) != 0;
+    o->fit_gpu = (o->fit.free_mask & ~host) != 0;
     return rc;
 }
 
@@ -169,7 +169,7 @@ static int cal_parse(int argc, char **argv, cal_opts *o)
         return cli_usage(cmd, "--gpu is required");
     if (!o->fit_given) {
         o->fit_gpu = 1; /* every GPU coefficient, the host held (or auto: cal_run) */
-        o->fit.free_mask = gpu_mask();
+        o->fit.free_mask = coef_mask(0);
     }
     if (o->fit_host && o->fit_gpu && !o->host_out)
         return cli_usage(cmd, "--fit with the host and GPU coefficients needs --host-out FILE.ini");
@@ -188,8 +188,10 @@ static int cal_parse(int argc, char **argv, cal_opts *o)
 
 static void print_metrics(const char *what, const wl_calib_metrics *m)
 {
-    fprintf(stderr, "%s (%zu rows): MAPE time %.2f%%  power %.2f%%  energy %.2f%%", what, m->n,
-            m->mape_time, m->mape_power, m->mape_energy);
+    char t[200];
+    wl_calib_mape_text(t, sizeof t, m->n, m->n_power, m->mape_time, m->mape_power,
+                       m->mape_energy);
+    fprintf(stderr, "%s (%zu rows): MAPE %s", what, m->n, t);
     if (m->n_regret)
         fprintf(stderr, "; clock regret worst %.2f%% (%s), mean %.2f%%", m->worst_regret,
                 m->worst_regret_workload, m->mean_regret);
@@ -199,6 +201,11 @@ static void print_metrics(const char *what, const wl_calib_metrics *m)
 static void print_wl(void *user, const wl_calib_wl_stats *s)
 {
     (void)user;
+    if (!s->n_power) { /* time only */
+        fprintf(stderr, "  %-34s %3zu  %6.2f %+7.2f  %6s %7s  %6s %7s\n", s->key, s->n,
+                s->mape_time, s->bias_time, "-", "-", "-", "-");
+        return;
+    }
     fprintf(stderr, "  %-34s %3zu  %6.2f %+7.2f  %6.2f %+7.2f  %6.2f %+7.2f\n", s->key, s->n,
             s->mape_time, s->bias_time, s->mape_power, s->bias_power, s->mape_energy,
             s->bias_energy);
@@ -255,17 +262,28 @@ static void report_host(const wl_core_gpu *before, const wl_core_gpu *after,
     double se[WL_CALIB_MAXP] = {0};
     if (info->unc.valid)
         wl_calib_stderr(&info->unc, se);
-    int k = wl_calib_param_index("host_launch_us");
-    fprintf(stderr, "host %s: issue cost %.2f us per kernel -> %.2f +- %.2f us\n",
-            before->host_id[0] ? before->host_id : "(the preset's own)",
-            before->coef.host_launch_us, after->coef.host_launch_us, se[k]);
+    int k = wl_calib_param_index("host_launch_us"), ko = wl_calib_param_index("host_op_launch_us");
+    const char *id = before->host_id[0] ? before->host_id : "(the preset's own)";
+    if (info->fitted >> k & 1ull)
+        fprintf(stderr, "host %s: issue cost %.2f us per kernel of a model -> %.2f +- %.2f us\n",
+                id, before->coef.host_launch_us, after->coef.host_launch_us, se[k]);
+    if (info->fitted >> ko & 1ull)
+        fprintf(stderr, "host %s: issue cost %.2f us per kernel of a bare op in a loop -> "
+                        "%.2f +- %.2f us\n", id,
+                before->coef.host_op_launch_us > 0 ? before->coef.host_op_launch_us
+                                                   : before->coef.host_launch_us,
+                after->coef.host_op_launch_us, se[ko]);
 }
 
 /* The fitted host as a preset named after its file. */
 static int write_host(const cal_opts *o, const char *path, const wl_core_gpu *fitted,
                       const wl_calib_fit_info *info, size_t rows, wl_error *err)
 {
-    wl_core_host h = {.launch_us = fitted->coef.host_launch_us};
+    /* a bare op's cost only when rows of bare ops fitted it (else, unstated,
+     * it is the model's) */
+    int ko = wl_calib_param_index("host_op_launch_us");
+    wl_core_host h = {.launch_us = fitted->coef.host_launch_us,
+                      .op_launch_us = info->fitted >> ko & 1ull ? fitted->coef.host_op_launch_us : 0};
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     size_t bl = strlen(base);
@@ -279,6 +297,7 @@ static int write_host(const cal_opts *o, const char *path, const wl_core_gpu *fi
     if (info->unc.valid) {
         wl_calib_stderr(&info->unc, se);
         h.launch_us_stderr = se[wl_calib_param_index("host_launch_us")];
+        h.op_launch_us_stderr = h.op_launch_us > 0 ? se[ko] : 0;
     }
     char *src = wl_core_strprintf("fitted by wattlas calibrate to %zu rows of %s (GPU %s)", rows,
                                   o->path, fitted->id);
@@ -459,8 +478,7 @@ static int cal_run(const cal_opts *o)
         if (wl_calib_score(p, test, &hm) == WL_OK)
             print_metrics("held-out", &hm);
     }
-    int host_k = wl_calib_param_index("host_launch_us");
-    int host_fitted = fo.auto_select ? (int)(info.identified >> host_k & 1ull) : o->fit_host;
+    int host_fitted = (info.fitted & coef_mask(1)) != 0;
     if (fo.auto_select)
         report_few_shot(&gpu, &fitted, &info, &fo, used, &few_note);
     if (host_fitted)
@@ -468,8 +486,8 @@ static int cal_run(const cal_opts *o)
     if (fo.auto_select && host_fitted && fitted.host_id[0]) {
         /* the issue cost of the machine these rows came from now belongs
          * to the written preset */
-        fprintf(stderr, "note: the host's issue cost was fitted with these rows: %s holds it as "
-                        "host_launch_us in place of host = %s\n", o->out, fitted.host_id);
+        fprintf(stderr, "note: the host's issue cost was fitted with these rows: %s holds it "
+                        "in [calibration] in place of host = %s\n", o->out, fitted.host_id);
         fitted.host_id[0] = 0;
     }
     wl_calib_problem_set_gpu(p, &gpu);

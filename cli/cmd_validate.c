@@ -146,14 +146,20 @@ static int lomo(wl_calib_problem *p, const wl_calib_set *set)
             fprintf(stderr, "  without %-12s skipped: too few rows of other models to refit\n",
                     names[f]);
         else
-            fprintf(stderr, "  without %-12s (%3zu rows): time %5.1f%%  power %5.1f%%  energy %5.1f%%\n",
-                    names[f], per[f].n, per[f].mape_time, per[f].mape_power, per[f].mape_energy);
+        {
+            char t[200];
+            wl_calib_mape_text(t, sizeof t, per[f].n, per[f].n_power, per[f].mape_time,
+                               per[f].mape_power, per[f].mape_energy);
+            fprintf(stderr, "  without %-12s (%3zu rows): %s\n", names[f], per[f].n, t);
+        }
     }
-    if (rc == WL_OK)
-        fprintf(stderr, "  pooled held-out MAPE (%zu rows): time %.1f%%  power %.1f%%  energy %.1f%%"
-                        "; held-out regret worst %.1f%%, mean %.2f%%\n",
-                pooled.n, pooled.mape_time, pooled.mape_power, pooled.mape_energy,
-                pooled.worst_regret, pooled.mean_regret);
+    if (rc == WL_OK) {
+        char t[200];
+        wl_calib_mape_text(t, sizeof t, pooled.n, pooled.n_power, pooled.mape_time,
+                           pooled.mape_power, pooled.mape_energy);
+        fprintf(stderr, "  pooled held-out MAPE (%zu rows): %s; held-out regret worst %.1f%%, "
+                        "mean %.2f%%\n", pooled.n, t, pooled.worst_regret, pooled.mean_regret);
+    }
     free(fold);
     return WL_OK;
 }
@@ -174,8 +180,10 @@ static void summary(wl_calib_validation *v, const validate_opts *o)
                 g->coef_source[0] ? ", coefficients transferred" : "", m.n);
         if (ng == 1)
             fprintf(stderr, ", %zu from traces, %zu not modelled", s.traced, s.not_modelled);
-        fprintf(stderr, ")\nMAPE with the preset's coefficients: time %.2f%%  power %.2f%%  "
-                        "energy %.2f%%\n", m.mape_time, m.mape_power, m.mape_energy);
+        char t[200];
+        wl_calib_mape_text(t, sizeof t, m.n, m.n_power, m.mape_time, m.mape_power,
+                           m.mape_energy);
+        fprintf(stderr, ")\nMAPE with the preset's coefficients: %s\n", t);
         if (m.n_regret) {
             fprintf(stderr, "energy-optimal clock regret (%zu workloads with >= 5 clocks): "
                             "worst %.2f%% (%s), mean %.2f%%\n",
@@ -185,10 +193,13 @@ static void summary(wl_calib_validation *v, const validate_opts *o)
         if (!o->no_lomo && !g->coef_source[0] && lomo(p, set))
             fprintf(stderr, "wattlas validate: out of memory in leave-one-model-out\n");
     }
-    if (s.scored && ng > 1)
+    if (s.scored && ng > 1) {
+        char t[200];
+        wl_calib_mape_text(t, sizeof t, s.scored, s.scored_power, s.mape_time, s.mape_power,
+                           s.mape_energy);
         fprintf(stderr, "\nall GPUs (%zu rows scored, %zu from traces, %zu not modelled): "
-                        "MAPE time %.2f%%  power %.2f%%  energy %.2f%%\n",
-                s.scored, s.traced, s.not_modelled, s.mape_time, s.mape_power, s.mape_energy);
+                        "MAPE %s\n", s.scored, s.traced, s.not_modelled, t);
+    }
     if (s.covered)
         fprintf(stderr, "%.0f%% prediction intervals cover the measurement: time %.1f%%, "
                         "power %.1f%%, energy %.1f%% of %zu rows\n", 100 * o->v.level,

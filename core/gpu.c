@@ -126,6 +126,11 @@ int wl_core_gpu_runs(const wl_core_gpu *gpu, const wl_core_workload *wl, wl_erro
     return WL_OK;
 }
 
+int wl_core_coef_is_host(const char *name)
+{
+    return !strcmp(name, "host_launch_us") || !strcmp(name, "host_op_launch_us");
+}
+
 int wl_core_host_check(const wl_core_host *host, wl_error *err)
 {
     const char *src = host->id[0] ? host->id : "host";
@@ -137,12 +142,21 @@ int wl_core_host_check(const wl_core_host *host, wl_error *err)
         wl_error_set(err, src, 0, "launch_us_stderr", "must be in [0, 10000] us");
         return WL_EINVAL;
     }
+    if (!(host->op_launch_us >= 0 && host->op_launch_us <= 10000)) {
+        wl_error_set(err, src, 0, "op_launch_us", "must be in [0, 10000] us");
+        return WL_EINVAL;
+    }
+    if (!(host->op_launch_us_stderr >= 0 && host->op_launch_us_stderr <= 10000)) {
+        wl_error_set(err, src, 0, "op_launch_us_stderr", "must be in [0, 10000] us");
+        return WL_EINVAL;
+    }
     return WL_OK;
 }
 
 void wl_core_gpu_set_host(wl_core_gpu *gpu, const wl_core_host *host)
 {
     gpu->coef.host_launch_us = host->launch_us;
+    gpu->coef.host_op_launch_us = host->op_launch_us;
     snprintf(gpu->host_id, sizeof gpu->host_id, "%s", host->id);
 }
 
@@ -452,7 +466,7 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
     CHECK(c->mem_bytes_per_clk > 0, "mem_bytes_per_clk", "must be positive");
     CHECK(c->mem_path_gbs > 0, "mem_path_gbs", "must be positive");
     CHECK(c->tile_overhead_clk >= 0 && c->kernel_fixed_us >= 0 && c->kernel_fixed_clk >= 0 &&
-              c->host_launch_us >= 0 && c->launch_clk >= 0,
+              c->host_launch_us >= 0 && c->host_op_launch_us >= 0 && c->launch_clk >= 0,
           "kernel overheads", "must be >= 0");
     CHECK(c->c_active_w >= 0 && c->c_gap_w >= 0 && c->c_tc_w >= 0 && c->c_fp_w >= 0 && c->c_sfu_w >= 0 &&
               c->c_smem_w >= 0 && c->c_l2_w >= 0 && c->e_dram_pj_per_byte >= 0 &&

@@ -153,7 +153,13 @@ typedef struct {
     double tile_overhead_clk; /* prologue+epilogue SM cycles per GEMM tile */
     double kernel_fixed_us;   /* device launch latency + tail, clock independent */
     double kernel_fixed_clk;  /* block scheduling/ramp cycles, scales with 1/f */
-    double host_launch_us;    /* host time to issue one kernel (eager framework) */
+    double host_launch_us;    /* host time to issue one kernel of a model's forward
+                                 pass (eager framework: the op's dispatch plus the
+                                 module code around it) */
+    double host_op_launch_us; /* host time per kernel of one op called in a bare
+                                 loop (a repeated workload: a kernel
+                                 microbenchmark), with no module code around it;
+                                 0: host_launch_us */
     double launch_clk;        /* GPU front-end cycles per launch that serialise with
                                  the host when the queue is empty */
     /* power */
@@ -252,11 +258,20 @@ typedef struct {
 typedef struct {
     char id[64];
     char name[128];
-    double launch_us;        /* host time to issue one kernel, eager PyTorch */
+    double launch_us;        /* host time per kernel of a model's forward pass,
+                                eager PyTorch with its module code (HF models) */
     double launch_us_stderr; /* its standard error (0: not stated) */
+    double op_launch_us;     /* host time per kernel of one op called in a bare
+                                Python loop (0: not stated, launch_us) */
+    double op_launch_us_stderr;
 } wl_core_host;
 
-/* WL_EINVAL (err names the field) unless launch_us is in (0, 10000]. */
+/* Whether a coefficient (wl_core_coeffs member name) is a host's issue cost,
+ * which a host preset owns: host_launch_us, host_op_launch_us. */
+int wl_core_coef_is_host(const char *name);
+
+/* WL_EINVAL (err names the field) unless launch_us is in (0, 10000] and
+ * op_launch_us in [0, 10000]. */
 int wl_core_host_check(const wl_core_host *host, wl_error *err);
 /* Puts the host's issue cost into gpu->coef and its id into gpu->host_id;
  * nothing else of the GPU changes. */

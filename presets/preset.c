@@ -299,6 +299,7 @@ static const gpu_field gpu_fields[] = {
     C(kernel_fixed_us, 0, 1e6, 0),
     C(kernel_fixed_clk, 0, BIG, 0),
     C(host_launch_us, 0, 1e6, 0),
+    C(host_op_launch_us, 0, 1e6, 0),
     C(launch_clk, 0, BIG, 0),
     C(v_exponent, 1, 5, 0),
     C(c_active_w, 0, 1e6, 0),
@@ -686,11 +687,11 @@ static int transfer(const ctx *c, wl_core_gpu *out, const char *source, wl_error
  * keeps its own; a file with neither takes the calibration host. */
 static int gpu_host(const ctx *c, wl_core_gpu *out, const char *source, wl_error *err)
 {
-    int own = seen_key(c, "host_launch_us");
+    int own = seen_key(c, "host_launch_us") || seen_key(c, "host_op_launch_us");
     if (own && out->host_id[0]) {
         wl_error_set(err, source, key_line(c, "host"), "host",
-                     "both [gpu] host and [calibration] host_launch_us; the host preset sets "
-                     "the issue cost, keep one");
+                     "both [gpu] host and [calibration] host_launch_us or host_op_launch_us; "
+                     "the host preset sets the issue cost, keep one");
         return WL_EPARSE;
     }
     if (own)
@@ -1108,23 +1109,25 @@ typedef struct {
     wl_core_host *h;
     const char *source;
     wl_error *err;
-    int line[4]; /* id, name, launch_us, launch_us_stderr */
+    int line[6]; /* the lines of host_keys */
 } host_ctx;
+
+static const char *const host_keys[6] = {"id", "name", "launch_us", "launch_us_stderr",
+                                         "op_launch_us", "op_launch_us_stderr"};
 
 static int host_handler(void *user, const char *section, const char *name, const char *value,
                         int line)
 {
     host_ctx *c = user;
-    static const char *const keys[4] = {"id", "name", "launch_us", "launch_us_stderr"};
     if (strcmp(section, "host")) {
         wl_error_set(c->err, c->source, line, name, "unknown section [%.60s] (a host preset has [host])",
                      section);
         return 0;
     }
     int k;
-    for (k = 0; k < 4 && strcmp(name, keys[k]); k++)
+    for (k = 0; k < 6 && strcmp(name, host_keys[k]); k++)
         ;
-    if (k == 4) {
+    if (k == 6) {
         for (size_t i = 0; i < sizeof host_info / sizeof *host_info; i++)
             if (!strcmp(name, host_info[i]))
                 return 1;
@@ -1147,7 +1150,9 @@ static int host_handler(void *user, const char *section, const char *name, const
         memcpy(dst, value, strlen(value) + 1);
         return 1;
     }
-    double *dst = k == 2 ? &c->h->launch_us : &c->h->launch_us_stderr;
+    double *const num[4] = {&c->h->launch_us, &c->h->launch_us_stderr, &c->h->op_launch_us,
+                            &c->h->op_launch_us_stderr};
+    double *dst = num[k - 2];
     return wl_core_parse_real(value, 0, 10000, c->source, line, name, dst, c->err) == WL_OK;
 }
 
@@ -1163,7 +1168,10 @@ int wl_preset_host_parse(const char *text, const char *source, wl_core_host *out
         return WL_EPARSE;
     }
     if (wl_core_host_check(out, err)) {
-        wl_error_locate(err, source, !strcmp(err->field, "launch_us") ? c.line[2] : c.line[3]);
+        int k = 0;
+        while (k < 5 && strcmp(err->field, host_keys[k]))
+            k++;
+        wl_error_locate(err, source, c.line[k]);
         return WL_EPARSE;
     }
     return WL_OK;
@@ -1177,6 +1185,10 @@ void wl_preset_write_host(FILE *out, const wl_core_host *host)
     fprintf(out, "launch_us = %.10g\n", host->launch_us);
     if (host->launch_us_stderr > 0)
         fprintf(out, "launch_us_stderr = %.4g\n", host->launch_us_stderr);
+    if (host->op_launch_us > 0)
+        fprintf(out, "op_launch_us = %.10g\n", host->op_launch_us);
+    if (host->op_launch_us_stderr > 0)
+        fprintf(out, "op_launch_us_stderr = %.4g\n", host->op_launch_us_stderr);
 }
 
 /* ---- field access ---------------------------------------------------------- */
@@ -1213,7 +1225,7 @@ int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value, wl_error 
         *(int *)(void *)base = (int)value;
     else
         *(double *)(void *)base = value;
-    if (!strcmp(key, "host_launch_us"))
+    if (wl_core_coef_is_host(key))
         gpu->host_id[0] = 0; /* the issue cost is now the GPU's own, not a host's */
     /* a rule key takes its column over from a measured table */
     unsigned col = 0;
@@ -1298,7 +1310,7 @@ void wl_preset_write_calibration(FILE *out, const wl_core_gpu *gpu)
         if (strcmp(gpu_fields[i].section, "calibration"))
             continue;
         /* a named host owns the issue cost (see gpu_host) */
-        if (gpu->host_id[0] && !strcmp(gpu_fields[i].key, "host_launch_us"))
+        if (gpu->host_id[0] && wl_core_coef_is_host(gpu_fields[i].key))
             continue;
         double v = 0;
         wl_preset_gpu_get(gpu, gpu_fields[i].key, &v);

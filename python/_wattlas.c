@@ -315,7 +315,8 @@ static PyObject *py_validate(PyObject *self, PyObject *args)
         raise_wl(WL_EINVAL, &err);
         goto done;
     }
-    res = Py_BuildValue("(O{s:n,s:n,s:n,s:d,s:d,s:d})", text, "scored", (Py_ssize_t)sm.scored,
+    res = Py_BuildValue("(O{s:n,s:n,s:n,s:n,s:d,s:d,s:d})", text, "scored",
+                        (Py_ssize_t)sm.scored, "scored_power", (Py_ssize_t)sm.scored_power,
                         "not_modelled", (Py_ssize_t)sm.not_modelled, "traced",
                         (Py_ssize_t)sm.traced, "mape_time_pct", sm.mape_time, "mape_power_pct",
                         sm.mape_power, "mape_energy_pct", sm.mape_energy);

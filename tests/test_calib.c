@@ -581,6 +581,40 @@ static void test_one_clock_and_bad_rows(void **state)
     assert_true(wl_calib_row_scored(prob, 0, &why));
     wl_calib_problem_free(prob);
     wl_calib_free(set);
+    /* Time-only rows (energy and power empty) are scored on time alone;
+     * one of energy and power follows from the other and the time. */
+    snprintf(buf, sizeof buf, "%s"
+             "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8.0,,,\n"
+             "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,-1,,,\n"
+             "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8.0,0.72,,60\n"
+             "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8.0,,90.0,60\n", HDR);
+    test_write_file(p, buf);
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    assert_false(wl_calib_row_has_power(wl_calib_row_at(set, 0)));
+    assert_true(isnan(wl_calib_row_at(set, 0)->energy_j));
+    assert_close(wl_calib_row_at(set, 2)->power_w, 90.0, 1e-9);
+    assert_close(wl_calib_row_at(set, 3)->energy_j, 0.72, 1e-12);
+    assert_int_equal(wl_calib_problem_create(&truth, set, NULL, &prob, &err), WL_OK);
+    assert_true(wl_calib_row_scored(prob, 0, &why));
+    assert_false(wl_calib_row_scored(prob, 1, &why));
+    assert_non_null(strstr(why, "time is not positive"));
+    wl_calib_metrics m;
+    assert_int_equal(wl_calib_score(prob, NULL, &m), WL_OK);
+    assert_int_equal(m.n, 3);
+    assert_int_equal(m.n_power, 2);
+    wl_core_result res;
+    assert_int_equal(wl_calib_predict(prob, 0, &res), WL_OK);
+    /* rows 0, 2 and 3 have the same time: time MAPE is that row's error;
+     * power is scored over rows 2 and 3 only */
+    assert_close(m.mape_time, 100 * fabs(res.time_ms / 8.0 - 1), 1e-9);
+    assert_close(m.mape_power, 100 * fabs(res.power_w / 90.0 - 1), 1e-9);
+    char txt[200];
+    wl_calib_mape_text(txt, sizeof txt, m.n, m.n_power, m.mape_time, m.mape_power, m.mape_energy);
+    assert_non_null(strstr(txt, "the 2 rows with power"));
+    wl_calib_mape_text(txt, sizeof txt, 3, 0, 5, 0, 0);
+    assert_string_equal(txt, "time 5.00% (rows of time only)");
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
     unlink(p);
 }
 

@@ -53,6 +53,13 @@ class Options(unittest.TestCase):
         a = measure.build_parser().parse_args(["models", "-o", "d"])
         with self.assertRaises(measure.MeasureError):
             measure.check_args(a)  # neither clocks nor power limits
+        a = measure.build_parser().parse_args(["host", "-o", "d"])
+        measure.check_args(a)
+        self.assertEqual((a.model, a.batch, a.seq, a.launches), ("gpt2", 1, 8, 20000))
+        for bad in (["--launches", "0"], ["--id", "a/b"], ["--seq", "0"]):
+            a = measure.build_parser().parse_args(["host", "-o", "d"] + bad)
+            with self.assertRaises(measure.MeasureError):
+                measure.check_args(a)
 
     def test_gpu_name(self):
         self.assertEqual(measure.gpu_id_from_name("NVIDIA H100 80GB HBM3"), "h100-80gb-hbm3")
@@ -93,6 +100,69 @@ class Writers(unittest.TestCase):
             r = subprocess.run([BIN, "presets", "derive-vf", idle],
                                capture_output=True, text=True)
             self.assertIn("idle_power_w", r.stdout + r.stderr)
+
+
+    def test_host_rows_and_preset(self):
+        """The host subcommand's outputs: time-only rows (energy and power
+        empty) with the bare ops' one-kernel traces, which validate scores on
+        time and calibrate --fit host fits; and a host preset that predict
+        loads, with both issue costs."""
+        if not os.access(BIN, os.X_OK):
+            self.skipTest("bin/wattlas not built")
+        names = [s["name"] for s in measure.tiny_specs()]
+        self.assertEqual(names, ["k-tiny-add-1024", "k-tiny-gemm-64x64x64",
+                                 "k-tiny-layernorm-64x768", "k-tiny-softmax-64x768"])
+        with tempfile.TemporaryDirectory() as d:
+            rows = []
+            for clk in (510, 1245, 1980):
+                for i, s in enumerate(measure.tiny_specs()):
+                    rows.append({"gpu": "h100-sxm-80gb", "model": s["name"], "batch": 1,
+                                 "dtype": "bf16", "mode": "prefill", "attention": "eager",
+                                 "sm_clock_mhz": clk, "measured_clock_mhz": float(clk),
+                                 "time_ms": 0.009 + 0.002 * i, "repeats": 5})
+                rows.append({"gpu": "h100-sxm-80gb", "model": "gpt2", "batch": 1, "seq": 8,
+                             "dtype": "bf16", "mode": "prefill", "attention": "eager",
+                             "sm_clock_mhz": clk, "measured_clock_mhz": float(clk),
+                             "time_ms": 7.0, "repeats": 5})
+            for s in measure.tiny_specs():
+                measure._atomic_write(os.path.join(d, "traces", measure.trace_name(s)),
+                                      __import__("json").dumps([s["entry"]]) + "\n")
+            csv = os.path.join(d, "measurements", "h100-sxm-80gb-host.csv")
+            measure._atomic_write(csv, measure.measurements_text(rows))
+            self.assertIn("\nh100-sxm-80gb,gpt2,1,8,bf16,prefill,eager,510,510,7,,,,",
+                          open(csv).read())
+            tr = os.path.join(d, "traces")
+            r = subprocess.run([BIN, "validate", csv, "--traces", tr, "--no-lomo"],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("(15 rows scored, 12 from traces", r.stderr)
+            self.assertIn("(rows of time only)", r.stderr)
+            out = os.path.join(d, "fitted.ini")
+            r = subprocess.run([BIN, "calibrate", "--gpu", "h100-sxm-80gb", csv, "--traces", tr,
+                                "--fit", "host", "-o", out, "--quiet"],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            text = open(out).read()
+            self.assertIn("\nop_launch_us = ", text)
+            ini = os.path.join(d, "mine.ini")
+            measure._atomic_write(ini, measure.host_text(
+                "mine", "a test host", 23.5, 0.5, "a test", 11.25, 0.25, ["a note"]))
+            text = open(ini).read()
+            self.assertIn("\nlaunch_us = 23.500\n", text)
+            self.assertIn("\nop_launch_us = 11.250\n", text)
+            times = []
+            for host in (ini, "server-2023"):
+                r = subprocess.run([BIN, "predict", "--gpu", "h100-sxm-80gb", "--host", host,
+                                    "--batch", "1", "--seq", "8", "--format", "csv"],
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                head, row = r.stdout.splitlines()[:2]
+                times.append(float(row.split(",")[head.split(",").index("time_ms")]))
+            self.assertLess(times[0], times[1])  # 23.5 us per kernel, not ~31
+        with self.assertRaises(measure.MeasureError):
+            measure.host_text("x", "y", float("nan"), 0, "z")
+        with self.assertRaises(measure.MeasureError):
+            measure.host_text("x", "two\nlines", 10, 0, "z")
 
 
 class NoGpu(unittest.TestCase):

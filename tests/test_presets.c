@@ -537,7 +537,9 @@ static void test_hosts(void **state)
     assert_int_equal(wl_preset_host_load("a100-calib-host", &calib, &err), WL_OK);
     assert_int_equal(wl_preset_host_load("hgx-h100", &server, &err), WL_OK); /* an alias */
     assert_string_equal(server.id, "server-2023");
-    assert_true(server.launch_us < calib.launch_us);
+    /* measured: a bare op in a loop issues faster than a kernel of a model */
+    assert_true(server.op_launch_us > 0 && server.op_launch_us < server.launch_us);
+    assert_close(calib.op_launch_us, 0, 0); /* not measured: as launch_us */
     wl_core_gpu a100, h100, a10;
     assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &a100, &err), WL_OK);
     assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &h100, &err), WL_OK);
@@ -546,12 +548,14 @@ static void test_hosts(void **state)
     assert_string_equal(h100.host_id, "server-2023");
     assert_close(a100.coef.host_launch_us, calib.launch_us, 0);
     assert_close(h100.coef.host_launch_us, server.launch_us, 0);
+    assert_close(h100.coef.host_op_launch_us, server.op_launch_us, 0);
     assert_close(a10.coef.host_launch_us, calib.launch_us, 0);
     /* set_host changes the issue cost only */
     wl_core_gpu b = a100;
     wl_core_gpu_set_host(&b, &server);
     assert_close(b.coef.host_launch_us, server.launch_us, 0);
     b.coef.host_launch_us = a100.coef.host_launch_us;
+    b.coef.host_op_launch_us = a100.coef.host_op_launch_us;
     memcpy(b.host_id, a100.host_id, sizeof b.host_id);
     assert_memory_equal(&b, &a100, sizeof b);
     assert_int_equal(wl_preset_gpu_set(&b, "host_launch_us", 20, &err), WL_OK);
@@ -565,6 +569,9 @@ static void test_hosts(void **state)
         {"[host]\nid = x\nlaunch_us = 5\nlaunch_us = 6\n", "launch_us"},
         {"[host]\nid = x\nlaunch_us = 5\nspeed = 6\n", "speed"},
         {"[cpu]\nid = x\n", "id"},
+        {"[host]\nid = x\nlaunch_us = 5\nop_launch_us = -1\n", "op_launch_us"},
+        {"[host]\nid = x\nlaunch_us = 5\nop_launch_us = inf\n", "op_launch_us"},
+        {"[host]\nid = x\nlaunch_us = 5\nop_launch_us_stderr = 1e9\n", "op_launch_us_stderr"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         wl_core_host h;
@@ -572,7 +579,21 @@ static void test_hosts(void **state)
             fail_msg("host text %zu accepted", i);
         assert_string_equal(err.field, bad[i][1]);
         assert_string_equal(err.source, "h.ini");
+        if (i >= 7) /* a bad op_launch_us is named on its line */
+            assert_int_equal(err.line, 4);
     }
+    /* both costs round-trip through the writer */
+    wl_core_host w = {.id = "rt", .name = "round trip", .launch_us = 21.5, .launch_us_stderr = 1.5,
+                      .op_launch_us = 9.25, .op_launch_us_stderr = 0.5}, back;
+    char *text = NULL;
+    size_t tl = 0;
+    FILE *mf = open_memstream(&text, &tl);
+    assert_non_null(mf);
+    wl_preset_write_host(mf, &w);
+    fclose(mf);
+    assert_int_equal(wl_preset_host_parse(text, "rt.ini", &back, &err), WL_OK);
+    free(text);
+    assert_memory_equal(&w, &back, sizeof w);
     /* a GPU file naming a host and stating its own issue cost */
     const char *t = wl_preset_text(WL_PRESET_GPU, "a100-pcie-40gb");
     const char *cal = strstr(t, "[calibration]\n");

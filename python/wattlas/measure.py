@@ -15,7 +15,9 @@ Every subcommand writes the schema of wattlas's measurement data
 * ``models``: HF models built from their configs with random weights (no
   download), prefill / train (AdamW) / decode (``generate``), at locked clocks
   or under power limits -> ``measurements/<gpu>-models.csv``.
-* ``host``: the host's launch cost -> a host preset (``presets/hosts``).
+* ``host``: the host's launch cost: time-only rows of bare ops in a loop and
+  of a launch-bound HF forward (``measurements/<gpu>-host.csv``, with the
+  bare ops' one-kernel traces) and a host preset (``ID.ini``).
 
 Method: the SM clock is locked with nvmlDeviceSetGpuLockedClocks and the power
 limit set with nvmlDeviceSetPowerManagementLimit; both are restored on exit,
@@ -376,9 +378,24 @@ def idle_text(rows):
     return "\n".join(lines) + "\n"
 
 
-def host_text(host_id, name, launch_us, stderr_us, source):
-    return ("; %s\n; measured by: %s\n[host]\nid = %s\nname = %s\nlaunch_us = %.3f\n"
-            "launch_us_stderr = %.3f\n" % (name, source, host_id, name, launch_us, stderr_us))
+def host_text(host_id, name, launch_us, stderr_us, source, op_launch_us=None,
+              op_stderr_us=None, notes=()):
+    """A host preset (presets/hosts): launch_us per kernel of a model's forward,
+    op_launch_us per kernel of a bare op in a loop (left out when None)."""
+    for k, v in (("launch_us", launch_us), ("op_launch_us", op_launch_us)):
+        if v is not None and not (math.isfinite(v) and 0 < v <= 10000):
+            raise MeasureError("%s: %r us is not a launch cost (0 to 10000 us)" % (k, v))
+    for v in (host_id, name, source):
+        if "\n" in v:
+            raise MeasureError("'%s' cannot go on one preset line" % v)
+    lines = ["; %s" % name, "; measured by: %s" % source]
+    lines += ["; %s" % n for n in notes]
+    lines += ["[host]", "id = %s" % host_id, "name = %s" % name,
+              "launch_us = %.3f" % launch_us, "launch_us_stderr = %.3f" % stderr_us]
+    if op_launch_us is not None:
+        lines += ["op_launch_us = %.3f" % op_launch_us,
+                  "op_launch_us_stderr = %.3f" % (op_stderr_us or 0.0)]
+    return "\n".join(lines) + "\n"
 
 
 # ---- the kernel database -----------------------------------------------------
@@ -674,29 +691,121 @@ def cmd_models(args, nvml, h, gpu):
     _note(args, "%d rows -> %s" % (len(rows), out))
 
 
-def cmd_host(args, nvml, h, gpu):
-    torch = _import_torch()
-    dev = torch.device("cuda", args.device)
-    x = torch.randn(1024, device=dev, dtype=torch.bfloat16)
-    n = 20000
+def tiny_specs():
+    """The bare ops of the host rows (as ../shared/data's H100 host rows): so
+    small that a loop of them runs at the host's pace, one of each path
+    (elementwise, cuBLAS, a normalisation, a softmax)."""
+    dt = "bf16"
+    return [
+        {"name": "k-tiny-add-1024", "dtype": dt, "run": ("ew", "pointwise_add", 1024),
+         "entry": [{"dim": 1024, "op": "pointwise_add", "prec": dt}, ["elementwise"]]},
+        {"name": "k-tiny-gemm-64x64x64", "dtype": dt, "run": ("mm", 64, 64, 64),
+         "entry": _gemm_entry(64, 64, 64, dt)},
+        {"name": "k-tiny-layernorm-64x768", "dtype": dt, "run": ("layernorm", 64, 768),
+         "entry": [{"batch": 64, "dim": 768, "prec": dt}, ["layernorm", dt]]},
+        {"name": "k-tiny-softmax-64x768", "dtype": dt, "run": ("softmax", 64, 768),
+         "entry": [{"batch": 64, "dim": 768, "prec": dt}, ["softmax", dt]]},
+    ]
+
+
+def _time_loop(torch, step, n, repeats):
+    """Median wall time of one call (us) over repeats of n calls back to back
+    (after a warm-up), and the standard error of that median's runs."""
     per = []
-    for _ in range(args.repeats):
-        for _ in range(200):
-            x.add_(0)
+    for _ in range(repeats):
+        for _ in range(min(200, n)):
+            step()
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         for _ in range(n):
-            x.add_(0)
+            step()
         torch.cuda.synchronize()
         per.append((time.perf_counter() - t0) / n * 1e6)
-    launch = statistics.median(per)
     sd = statistics.stdev(per) / math.sqrt(len(per)) if len(per) > 1 else 0.0
+    return statistics.median(per), sd
+
+
+def _count_kernels(torch, step):
+    """Kernels one call launches (torch.profiler), or None if it cannot say."""
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            step()
+            torch.cuda.synchronize()
+        cuda = torch.autograd.DeviceType.CUDA
+        n = sum(1 for e in prof.events()
+                if e.device_type == cuda and not e.name.startswith(("Memcpy", "Memset")))
+        return n or None
+    except Exception:  # the profiler is optional here: the count is a note
+        return None
+
+
+def cmd_host(args, nvml, h, gpu):
+    """Time-only rows (bare ops in a loop, a launch-bound forward) with their
+    one-kernel traces, and a host preset from them."""
+    torch = _import_torch()
+    dev = torch.device("cuda", args.device)
+    clocks = parse_list(args.clocks, "--clocks", integer=True) if args.clocks else [None]
+    case = {"model": args.model, "mode": "prefill", "batch": args.batch, "seq": args.seq,
+            "dtype": "bf16", "attention": "eager"}
+    if args.model not in MODEL_CONFIGS:
+        raise MeasureError("--model: no config for '%s' (%s)" % (args.model, ", ".join(MODEL_CONFIGS)))
+    specs = tiny_specs()
+    rows, ops, fwd = [], [], []
+    kernels = None
+    for ci, clock in enumerate(clocks):
+        with Locked(nvml, h, clock_mhz=clock):
+            for si, s in enumerate(specs):
+                _progress(args, "clock %d/%d: %s" % (ci + 1, len(clocks), s["name"]))
+                us, sd = _time_loop(torch, _torch_step(torch, s, dev), args.launches, args.repeats)
+                ops.append((us, sd))
+                rows.append({"gpu": gpu, "model": s["name"], "batch": 1, "seq": None,
+                             "dtype": s["dtype"], "mode": "prefill", "attention": "eager",
+                             "sm_clock_mhz": clock, "time_ms": us * 1e-3,
+                             "repeats": args.repeats})
+            _progress(args, "clock %d/%d: %s b%d s%d forward" % (ci + 1, len(clocks), args.model,
+                                                                 args.batch, args.seq))
+            step = _model_step(torch, case, dev, "eager", 0)
+            if kernels is None:
+                kernels = _count_kernels(torch, step)
+            us, sd = _time_loop(torch, step, args.forwards, args.repeats)
+            fwd.append((us, sd))
+            rows.append({"gpu": gpu, "model": args.model, "batch": args.batch, "seq": args.seq,
+                         "dtype": "bf16", "mode": "prefill", "attention": "eager",
+                         "sm_clock_mhz": clock, "time_ms": us * 1e-3, "repeats": args.repeats})
+            del step
+        clk = round(nvml.sm_clock_mhz(h)) if clock is None else clock
+        for r in rows:
+            if r["sm_clock_mhz"] is None:
+                r["sm_clock_mhz"] = clk
+            r.setdefault("measured_clock_mhz", float(r["sm_clock_mhz"]))
+    meas = os.path.join(args.out, "measurements", "%s-host.csv" % gpu)
+    _atomic_write(meas, measurements_text(rows))
+    for s in specs:
+        _atomic_write(os.path.join(args.out, "traces", trace_name(s)), json.dumps([s["entry"]]) + "\n")
+    op_us = statistics.median(u for u, _ in ops)
+    op_sd = statistics.median(d for _, d in ops)
+    fwd_us = statistics.median(u for u, _ in fwd)
+    notes = []
+    if kernels:
+        launch, sd = fwd_us / kernels, statistics.median(d for _, d in fwd) / kernels
+        notes.append("launch_us: a %s b%d s%d forward, %.0f us for the %d kernels it launches"
+                     % (args.model, args.batch, args.seq, fwd_us, kernels))
+    else:
+        launch, sd = op_us, op_sd
+        notes.append("launch_us: the bare ops' cost (the profiler could not count the "
+                     "forward's kernels)")
+    notes.append("per kernel PyTorch launched; for wattlas's own kernel sequence fit it: "
+                 "wattlas calibrate --gpu ID %s --traces %s --fit host -o host.ini"
+                 % (meas, os.path.join(args.out, "traces")))
     import platform
     name = "%s, Python %s, PyTorch %s" % (platform.processor() or platform.machine(),
                                           platform.python_version(), torch.__version__)
-    _atomic_write(args.out, host_text(args.id, name, launch, sd,
-                                      "python3 -m wattlas.measure host (tiny kernels back to back)"))
-    _note(args, "launch %.2f +- %.2f us per kernel -> %s" % (launch, sd, args.out))
+    ini = os.path.join(args.out, "%s.ini" % args.id)
+    _atomic_write(ini, host_text(args.id, name, launch, sd,
+                                 "python3 -m wattlas.measure host", op_us, op_sd, notes))
+    _note(args, "bare op %.2f us, model kernel %.2f us -> %s; %d time-only rows -> %s"
+          % (op_us, launch, ini, len(rows), meas))
 
 
 # ---- command line ------------------------------------------------------------
@@ -739,10 +848,17 @@ def build_parser():
     sp.add_argument("--attention", default="eager", choices=["eager", "sdpa"])
     sp.add_argument("--gen-tokens", type=int, default=64, help="decode: tokens generated")
     sp.add_argument("-o", "--out", required=True, help="a directory")
-    sp = sub.add_parser("host", help="launch cost per kernel -> a host preset (INI)")
-    sp.add_argument("--repeats", type=int, default=5)
+    sp = sub.add_parser("host", help="launch cost per kernel: time-only rows, their traces "
+                                     "and a host preset (DIR/ID.ini)")
+    sp.add_argument("--clocks", help="SM clocks to lock, MHz (default: as the GPU runs)")
+    sp.add_argument("--repeats", type=int, default=5, help="timed loops per point (median)")
+    sp.add_argument("--launches", type=int, default=20000, help="bare-op calls per loop")
+    sp.add_argument("--model", default="gpt2", help="the launch-bound forward's model")
+    sp.add_argument("--batch", type=int, default=1)
+    sp.add_argument("--seq", type=int, default=8)
+    sp.add_argument("--forwards", type=int, default=200, help="forward passes per loop")
     sp.add_argument("--id", default="my-host", help="the host preset's id")
-    sp.add_argument("-o", "--out", required=True, help="the host preset (INI)")
+    sp.add_argument("-o", "--out", required=True, help="a directory")
     return p
 
 
@@ -760,6 +876,13 @@ def check_args(args):
         raise MeasureError("models: give --clocks or --power-limits")
     if args.command == "models" and not 1 <= args.gen_tokens <= 100000:
         raise MeasureError("--gen-tokens: 1 to 100000")
+    if args.command == "host":
+        for k, hi in (("launches", 10 ** 7), ("forwards", 10 ** 6), ("batch", 4096),
+                      ("seq", 131072)):
+            if not 1 <= getattr(args, k) <= hi:
+                raise MeasureError("--%s: 1 to %d" % (k, hi))
+        if not args.id or any(c in args.id for c in "/\n") or len(args.id) > 63:
+            raise MeasureError("--id: a name of 1 to 63 characters, no '/'")
     for k in ("clocks", "power_limits"):
         if getattr(args, k, None):
             parse_list(getattr(args, k), "--" + k.replace("_", "-"))
