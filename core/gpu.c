@@ -478,8 +478,8 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
           "must be in [0, 100)");
     CHECK(c->leak_w_per_c * c->thermal_c_per_w < 0.5, "leak_w_per_c",
           "thermal feedback leak*thermal must stay below 0.5 (runaway)");
-    CHECK(c->power_cap_frac > 0 && c->power_cap_frac <= 1.0, "power_cap_frac",
-          "must be in (0, 1]");
+    CHECK(c->power_cap_frac > 0 && c->power_cap_frac <= 1.05, "power_cap_frac",
+          "must be in (0, 1.05]");
     return WL_OK;
 }
 

@@ -315,7 +315,7 @@ static const gpu_field gpu_fields[] = {
     C(vf_temp_mhz_per_c, 0, 100, 0),
     C(thermal_c_per_w, 0, 100, 0),
     C(idle_temp_c, -50, 150, 0),
-    C(power_cap_frac, 0, 1, POS),
+    C(power_cap_frac, 0, 1.05, POS),
 };
 #define N_GPU_FIELDS (sizeof gpu_fields / sizeof *gpu_fields)
 _Static_assert(N_GPU_FIELDS <= 128, "ctx.seen is too small for the GPU keys");
