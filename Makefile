@@ -183,7 +183,8 @@ calibrate: all
 	mv presets/gpus/a100-sxm-80gb.ini.tmp presets/gpus/a100-sxm-80gb.ini
 	$(BIN)/wattlas calibrate --gpu h100-sxm-80gb --fit gpu $(SHARED)/data/measurements/h100-sxm-80gb-kernels.csv \
 	    --traces $(SHARED)/data/traces -o presets/gpus/h100-sxm-80gb.ini
-	$(BIN)/wattlas calibrate --gpu h100-sxm-80gb --fit host $(SHARED)/data/measurements/h100-sxm-80gb-host.csv \
+	# the GPU from its file just written: the built-in copy is the last build's
+	$(BIN)/wattlas calibrate --gpu presets/gpus/h100-sxm-80gb.ini --fit host $(SHARED)/data/measurements/h100-sxm-80gb-host.csv \
 	    --traces $(SHARED)/data/traces -o $(BUILD)/server-2023.ini
 	for k in launch_us launch_us_stderr op_launch_us op_launch_us_stderr; do \
 	    sed -i "s/^$$k = .*/$$(grep "^$$k =" $(BUILD)/server-2023.ini)/" presets/hosts/server-2023.ini || exit 1; done
