@@ -404,8 +404,7 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
     c.gpu = start;
     /* a bare op's issue cost of 0 is the model's (wl_core_coeffs); the fit
      * works with the value itself */
-    if (!(c.gpu.coef.host_op_launch_us > 0))
-        c.gpu.coef.host_op_launch_us = c.gpu.coef.host_launch_us;
+    c.gpu.coef.host_op_launch_us = wl_core_coeffs_op_launch_us(&c.gpu.coef);
     c.scale[0] = c.scale[1] = c.scale[2] = 1;
     for (size_t i = 0; i < NP; i++)
         c.psd[i] = params[i].prior_sd;
@@ -458,13 +457,14 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
         n_model += !rep;
     }
     int clock_terms = 0; /* a fitted coefficient other than the host's issue cost */
-    for (size_t i = 0; i < NP; i++)
-        if ((!o.free_mask || (o.free_mask >> i & 1ull)) &&
-            !(!n_rep && !strcmp(params[i].name, "host_op_launch_us")) &&
-            !(!n_model && !strcmp(params[i].name, "host_launch_us"))) {
+    for (size_t i = 0; i < NP; i++) {
+        int unseen = (!n_rep && !strcmp(params[i].name, "host_op_launch_us")) ||
+                     (!n_model && !strcmp(params[i].name, "host_launch_us"));
+        if ((!o.free_mask || (o.free_mask >> i & 1ull)) && !unseen) {
             c.idx[c.nfree++] = i;
             clock_terms |= !wl_core_coef_is_host(params[i].name);
         }
+    }
     if (!c.nfree || o.free_mask >> NP) {
         snprintf(info->message, sizeof info->message, "no coefficient to fit");
         free(rows);
@@ -519,8 +519,7 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
      * refitting from a fitted preset converges to the same point */
     wl_core_coeffs prior;
     wl_core_coeffs_default(&prior);
-    if (!(prior.host_op_launch_us > 0))
-        prior.host_op_launch_us = prior.host_launch_us;
+    prior.host_op_launch_us = wl_core_coeffs_op_launch_us(&prior);
     wl_core_coeffs sc = c.gpu.coef, sc0 = c.gpu.coef;
     if (o.from_defaults)
         sc = prior;

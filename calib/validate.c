@@ -305,6 +305,12 @@ static int scored(const wl_calib_problem *p, const unsigned char *mask, size_t i
     return wl_calib_row_scored(p, i, NULL);
 }
 
+/* Scored and with an energy to compare clocks by (not time only). */
+static int scored_energy(const wl_calib_problem *p, const unsigned char *mask, size_t i)
+{
+    return scored(p, mask, i) && wl_calib_row_has_power(wl_calib_row_at(p->set, i));
+}
+
 void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
                       wl_calib_regret_fn fn, void *user)
 {
@@ -312,14 +318,13 @@ void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
     if (!done)
         return;
     for (size_t i = 0; i < p->n; i++) {
-        if (done[i] || !scored(p, mask, i) || !wl_calib_row_has_power(wl_calib_row_at(p->set, i)))
+        if (done[i] || !scored_energy(p, mask, i))
             continue;
         int w = p->wl_of_row[i];
         size_t cnt = 0, best_m = i, best_p = i;
         double em = INFINITY, ep = INFINITY;
         for (size_t j = i; j < p->n; j++) {
-            if (p->wl_of_row[j] != w || !scored(p, mask, j) ||
-                !wl_calib_row_has_power(wl_calib_row_at(p->set, j)))
+            if (p->wl_of_row[j] != w || !scored_energy(p, mask, j))
                 continue;
             done[j] = 1;
             cnt++;

@@ -270,8 +270,7 @@ static void report_host(const wl_core_gpu *before, const wl_core_gpu *after,
     if (info->fitted >> ko & 1ull)
         fprintf(stderr, "host %s: issue cost %.2f us per kernel of a bare op in a loop -> "
                         "%.2f +- %.2f us\n", id,
-                before->coef.host_op_launch_us > 0 ? before->coef.host_op_launch_us
-                                                   : before->coef.host_launch_us,
+                wl_core_coeffs_op_launch_us(&before->coef),
                 after->coef.host_op_launch_us, se[ko]);
 }
 

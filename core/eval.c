@@ -112,7 +112,7 @@ static double kernel_us(const wl_core_evaluator *ev, const wl_kprep *p, double f
     /* the memory path (L2 slices, crossbar) runs on a clock that follows
      * the SM clock down to a floor (l2_clock_min_mhz): on the H100 the
      * memory-bound kernels take the same time at 510 and 630 MHz */
-    double fl = gpu->l2_clock_min_mhz * 1e-3 > f_ghz ? gpu->l2_clock_min_mhz * 1e-3 : f_ghz;
+    double fl = fmax(f_ghz, gpu->l2_clock_min_mhz * 1e-3);
     double tc = p->comp_clk / f_ghz * 1e-3;
     double tl = p->l2_clk / fl * 1e-3;
     double td = p->dram_clk / fl * 1e-3 + p->path_us;
@@ -231,8 +231,7 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
      * (an HF forward on PyTorch 2.x spends ~20-26 us per kernel where the
      * same ops in a loop take 9-19 us: shared/data README, H100 host rows). */
     int steady = wl->repeated && ev->after_sync == 0;
-    double issue_us = steady && c->host_op_launch_us > 0 ? c->host_op_launch_us
-                                                         : c->host_launch_us;
+    double issue_us = steady ? wl_core_coeffs_op_launch_us(c) : c->host_launch_us;
     double h = issue_us + c->launch_clk / f * 1e-3;
     double issue = 0, end = 0, done_busy = 0;
     double host_left = n_issued * h + gap_total_us;

@@ -126,6 +126,11 @@ int wl_core_gpu_runs(const wl_core_gpu *gpu, const wl_core_workload *wl, wl_erro
     return WL_OK;
 }
 
+double wl_core_coeffs_op_launch_us(const wl_core_coeffs *c)
+{
+    return c->host_op_launch_us > 0 ? c->host_op_launch_us : c->host_launch_us;
+}
+
 int wl_core_coef_is_host(const char *name)
 {
     return !strcmp(name, "host_launch_us") || !strcmp(name, "host_op_launch_us");

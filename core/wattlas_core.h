@@ -266,6 +266,10 @@ typedef struct {
     double op_launch_us_stderr;
 } wl_core_host;
 
+/* The host time per kernel of a bare op in a loop: host_op_launch_us, or
+ * host_launch_us where that is not stated (0). */
+double wl_core_coeffs_op_launch_us(const wl_core_coeffs *c);
+
 /* Whether a coefficient (wl_core_coeffs member name) is a host's issue cost,
  * which a host preset owns: host_launch_us, host_op_launch_us. */
 int wl_core_coef_is_host(const char *name);
@@ -286,12 +290,12 @@ double wl_core_gpu_fmax_mhz(const wl_core_gpu *gpu, double voltage_mv);
 int wl_core_gpu_feasible(const wl_core_gpu *gpu, double sm_clock_mhz, double voltage_mv);
 /* The GPU's clock grid: min, min + step, ..., and max (always included). */
 size_t wl_core_gpu_clock_count(const wl_core_gpu *gpu);
-/* Dense peak FLOP/s of the precision's matrix math at a clock, as PyTorch
- * runs it: tensor cores for half precision and tf32, CUDA cores for fp32
- * (matmuls do not use TF32 by default); 0 when the GPU has neither. */
 /* INT32 operations per SM per clock (cuda_int32_op_per_clk_sm, or half
  * the FP32 rate up to 64 when the preset does not give it). */
 double wl_core_gpu_alu_rate(const wl_core_gpu *gpu);
+/* Dense peak FLOP/s of the precision's matrix math at a clock, as PyTorch
+ * runs it: tensor cores for half precision and tf32, CUDA cores for fp32
+ * (matmuls do not use TF32 by default); 0 when the GPU has neither. */
 double wl_core_gpu_peak_flops(const wl_core_gpu *gpu, wl_dtype dt, double sm_clock_mhz);
 double wl_core_gpu_clock(const wl_core_gpu *gpu, size_t i);
 /* Whether a requested clock lies in the GPU's range (where its V-f curve is

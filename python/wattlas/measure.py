@@ -165,30 +165,27 @@ class Nvml:
         self._call("nvmlDeviceGetName", h, buf, ctypes.c_uint(96))
         return buf.value.decode(errors="replace")
 
-    def energy_mj(self, h):
-        v = ctypes.c_ulonglong()
-        self._call("nvmlDeviceGetTotalEnergyConsumption", h, ctypes.byref(v))
+    def _get(self, fn, ctype, h, *args):
+        """An NVML getter's value: fn(h, *args, &out) with out of ctype."""
+        v = ctype()
+        self._call(fn, h, *args, ctypes.byref(v))
         return v.value
+
+    def energy_mj(self, h):
+        return self._get("nvmlDeviceGetTotalEnergyConsumption", ctypes.c_ulonglong, h)
 
     def sm_clock_mhz(self, h):
-        v = ctypes.c_uint()
-        self._call("nvmlDeviceGetClockInfo", h, ctypes.c_int(NVML_CLOCK_SM), ctypes.byref(v))
-        return v.value
+        return self._get("nvmlDeviceGetClockInfo", ctypes.c_uint, h, ctypes.c_int(NVML_CLOCK_SM))
 
     def temp_c(self, h):
-        v = ctypes.c_uint()
-        self._call("nvmlDeviceGetTemperature", h, ctypes.c_int(NVML_TEMPERATURE_GPU), ctypes.byref(v))
-        return v.value
+        return self._get("nvmlDeviceGetTemperature", ctypes.c_uint, h,
+                         ctypes.c_int(NVML_TEMPERATURE_GPU))
 
     def throttle_reasons(self, h):
-        v = ctypes.c_ulonglong()
-        self._call("nvmlDeviceGetCurrentClocksThrottleReasons", h, ctypes.byref(v))
-        return v.value
+        return self._get("nvmlDeviceGetCurrentClocksThrottleReasons", ctypes.c_ulonglong, h)
 
     def power_limit_w(self, h):
-        v = ctypes.c_uint()
-        self._call("nvmlDeviceGetPowerManagementLimit", h, ctypes.byref(v))
-        return v.value / 1000.0
+        return self._get("nvmlDeviceGetPowerManagementLimit", ctypes.c_uint, h) / 1000.0
 
     def set_power_limit_w(self, h, w):
         self._call("nvmlDeviceSetPowerManagementLimit", h, ctypes.c_uint(int(round(w * 1000))))
@@ -754,15 +751,13 @@ def cmd_host(args, nvml, h, gpu):
     rows, ops, fwd = [], [], []
     kernels = None
     for ci, clock in enumerate(clocks):
+        timed = []  # (model, batch, seq, us per call) at this clock
         with Locked(nvml, h, clock_mhz=clock):
-            for si, s in enumerate(specs):
+            for s in specs:
                 _progress(args, "clock %d/%d: %s" % (ci + 1, len(clocks), s["name"]))
                 us, sd = _time_loop(torch, _torch_step(torch, s, dev), args.launches, args.repeats)
                 ops.append((us, sd))
-                rows.append({"gpu": gpu, "model": s["name"], "batch": 1, "seq": None,
-                             "dtype": s["dtype"], "mode": "prefill", "attention": "eager",
-                             "sm_clock_mhz": clock, "time_ms": us * 1e-3,
-                             "repeats": args.repeats})
+                timed.append((s["name"], 1, None, us))
             _progress(args, "clock %d/%d: %s b%d s%d forward" % (ci + 1, len(clocks), args.model,
                                                                  args.batch, args.seq))
             step = _model_step(torch, case, dev, "eager", 0)
@@ -770,15 +765,14 @@ def cmd_host(args, nvml, h, gpu):
                 kernels = _count_kernels(torch, step)
             us, sd = _time_loop(torch, step, args.forwards, args.repeats)
             fwd.append((us, sd))
-            rows.append({"gpu": gpu, "model": args.model, "batch": args.batch, "seq": args.seq,
-                         "dtype": "bf16", "mode": "prefill", "attention": "eager",
-                         "sm_clock_mhz": clock, "time_ms": us * 1e-3, "repeats": args.repeats})
+            timed.append((args.model, args.batch, args.seq, us))
             del step
-        clk = round(nvml.sm_clock_mhz(h)) if clock is None else clock
-        for r in rows:
-            if r["sm_clock_mhz"] is None:
-                r["sm_clock_mhz"] = clk
-            r.setdefault("measured_clock_mhz", float(r["sm_clock_mhz"]))
+            # unlocked: the clock the GPU ran at, read before the lock is undone
+            clk = round(nvml.sm_clock_mhz(h)) if clock is None else clock
+        rows += [{"gpu": gpu, "model": m, "batch": b, "seq": sq, "dtype": "bf16",
+                  "mode": "prefill", "attention": "eager", "sm_clock_mhz": clk,
+                  "measured_clock_mhz": float(clk), "time_ms": us * 1e-3,
+                  "repeats": args.repeats} for m, b, sq, us in timed]
     meas = os.path.join(args.out, "measurements", "%s-host.csv" % gpu)
     _atomic_write(meas, measurements_text(rows))
     for s in specs:
