@@ -104,6 +104,12 @@ static int read_rows(wl_results_csv *csv, wl_calib_set *s, wl_error *err)
     }
     int c_meas = wl_results_csv_col(csv, "measured_clock_mhz");
     int c_temp = wl_results_csv_col(csv, "temp_c");
+    int c_limit = wl_results_csv_col(csv, "power_limit_w");
+    int c_gen = wl_results_csv_col(csv, "gen_tokens");
+    static const char *const opt_names[3] = {"optimizer", "master_dtype", "launch"};
+    int c_opt[3];
+    for (int i = 0; i < 3; i++)
+        c_opt[i] = wl_results_csv_col(csv, opt_names[i]);
     size_t nc = wl_results_csv_ncols(csv), hl = 0;
     s->cols = calloc(nc, sizeof *s->cols);
     if (!s->cols)
@@ -192,6 +198,28 @@ static int read_rows(wl_results_csv *csv, wl_calib_set *s, wl_error *err)
         row->temp_c = NAN;
         if (c_temp >= 0 && measured(csv, c_temp, "temp_c", -100, 300, 1, &row->temp_c, err))
             return WL_EPARSE;
+        /* a limit nvidia-smi could set: a board takes tens to a thousand
+         * or so watts; 0 or a megawatt is a broken cell, not a setting */
+        row->power_limit_w = NAN;
+        if (c_limit >= 0 && measured(csv, c_limit, "power_limit_w", 1, 1e5, 1,
+                                     &row->power_limit_w, err))
+            return WL_EPARSE;
+        double g = NAN;
+        if (c_gen >= 0 && measured(csv, c_gen, "gen_tokens", 1, 1e7, 1, &g, err))
+            return WL_EPARSE;
+        if (!isnan(g) && g != floor(g)) {
+            wl_error_set(err, path, line, "gen_tokens", "not an integer");
+            return WL_EPARSE;
+        }
+        row->gen_tokens = isnan(g) ? 0 : (long long)g;
+        char *odst[3] = {row->optimizer, row->master_dtype, row->launch};
+        for (int i = 0; i < 3; i++)
+            if (c_opt[i] >= 0 &&
+                copy_str(odst[i], sizeof row->optimizer, wl_results_csv_field(csv, (size_t)c_opt[i]))) {
+                wl_error_set(err, path, line, opt_names[i], "longer than %zu characters",
+                             sizeof row->optimizer - 1);
+                return WL_EPARSE;
+            }
         if (store_fields(s, csv))
             return WL_ENOMEM;
         s->n++;
@@ -280,9 +308,17 @@ size_t wl_calib_fields(const wl_calib_set *s, size_t row, const char **fields)
 
 void wl_calib_workload_key(const wl_calib_row *r, char *buf, size_t n)
 {
+    /* a forward pass is the default and goes unnamed; a training step and a
+     * generation of the same shape are other workloads */
+    wl_mode mode = WL_MODE_PREFILL;
+    char extra[64] = "";
+    if (!wl_mode_parse(r->mode, &mode) && mode == WL_MODE_TRAIN)
+        snprintf(extra, sizeof extra, " train");
+    else if (mode == WL_MODE_DECODE)
+        snprintf(extra, sizeof extra, " decode g%lld", r->gen_tokens);
     if (r->seq > 0)
-        snprintf(buf, n, "%s b%lld s%lld %s %s", r->model, r->batch, r->seq, r->dtype,
-                 r->attention);
+        snprintf(buf, n, "%s b%lld s%lld %s %s%s", r->model, r->batch, r->seq, r->dtype,
+                 r->attention, extra);
     else
-        snprintf(buf, n, "%s b%lld %s %s", r->model, r->batch, r->dtype, r->attention);
+        snprintf(buf, n, "%s b%lld %s %s%s", r->model, r->batch, r->dtype, r->attention, extra);
 }

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 typedef struct {
-    char key[160];
+    char key[256];
     wl_core_workload *wl;
     wl_core_evaluator *ev;
     int traced;
@@ -58,6 +58,38 @@ static int try_trace(const char *dir, const wl_calib_row *r, const char *dtype,
     }
     w->traced = 1;
     return 1;
+}
+
+/* The mode and its options from the row's columns, with predict's defaults
+ * where a column is absent or empty (a train row: AdamW with fp32 master
+ * weights; a decode row: eager launches; its gen_tokens has no default, as
+ * the generation's length is most of what it measures). */
+static int row_shape(const wl_calib_row *r, wl_core_shape *sh, char *why, size_t n)
+{
+    if (wl_mode_parse(r->mode, &sh->mode)) {
+        snprintf(why, n, "unknown mode '%s' (prefill, train or decode)", r->mode);
+        return -1;
+    }
+    sh->grad_accum = 1;
+    if (r->optimizer[0] && wl_optimizer_parse(r->optimizer, &sh->optimizer)) {
+        snprintf(why, n, "unknown optimizer '%s' (adamw or sgd)", r->optimizer);
+        return -1;
+    }
+    if (r->master_dtype[0] && strcmp(r->master_dtype, "fp32") && strcmp(r->master_dtype, "none")) {
+        snprintf(why, n, "unknown master_dtype '%s' (fp32 or none)", r->master_dtype);
+        return -1;
+    }
+    sh->master_none = strcmp(r->master_dtype, "none") == 0;
+    if (r->launch[0] && wl_launch_parse(r->launch, &sh->launch)) {
+        snprintf(why, n, "unknown launch '%s' (eager or graphs)", r->launch);
+        return -1;
+    }
+    if (sh->mode == WL_MODE_DECODE && r->gen_tokens <= 0) {
+        snprintf(why, n, "a decode row needs gen_tokens (the tokens generated)");
+        return -1;
+    }
+    sh->gen = r->gen_tokens;
+    return 0;
 }
 
 /* An fp32 row from a half-precision trace of the same shape, retyped as
@@ -131,15 +163,9 @@ static int build_for_row(const wl_calib_row *r, const char *traces_dir, const ch
         return -1;
     }
     int vision = wl_core_model_is_vision(&m);
-    /* one forward pass, however the file names it */
-    if (strcmp(r->mode, "prefill") != 0 && strcmp(r->mode, "inference") != 0 &&
-        strcmp(r->mode, "forward") != 0) {
-        snprintf(w->reason_buf, sizeof w->reason_buf,
-                 "mode '%s' needs a trace (%s is built natively for one forward pass: "
-                 "prefill, inference or forward)", r->mode, r->model);
-        return -1;
-    }
     wl_core_shape sh = {.batch = r->batch, .seq = vision ? 1 : r->seq, .dtype = dt, .attention = at};
+    if (row_shape(r, &sh, w->reason_buf, sizeof w->reason_buf))
+        return -1;
     if (r->seq <= 0 && !vision) {
         snprintf(w->reason_buf, sizeof w->reason_buf, "model '%s' needs seq", r->model);
         return -1;
@@ -173,9 +199,10 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
     }
     for (size_t i = 0; i < p->n; i++) {
         const wl_calib_row *r = wl_calib_row_at(set, i);
-        char key[160];
-        snprintf(key, sizeof key, "%s|%s|%lld|%lld|%s|%s", r->model, r->dtype, r->batch, r->seq,
-                 r->attention, r->mode);
+        char key[256];
+        snprintf(key, sizeof key, "%s|%s|%lld|%lld|%s|%s|%s|%s|%lld|%s", r->model, r->dtype,
+                 r->batch, r->seq, r->attention, r->mode, r->optimizer, r->master_dtype,
+                 r->gen_tokens, r->launch);
         size_t w;
         for (w = 0; w < p->nwl; w++)
             if (strcmp(p->wls[w].key, key) == 0)
@@ -293,8 +320,8 @@ int wl_calib_predict(const wl_calib_problem *p, size_t row, wl_core_result *res)
     if (!wl_calib_row_ok(p, row, NULL))
         return WL_EUNSUPPORTED;
     const wl_calib_row *r = wl_calib_row_at(p->set, row);
-    wl_core_op op = {0};
-    op.sm_clock_mhz = r->sm_clock_mhz;
+    wl_core_op op = {.sm_clock_mhz = r->sm_clock_mhz,
+                     .power_limit_w = isnan(r->power_limit_w) ? 0 : r->power_limit_w};
     return wl_core_evaluator_run(p->wls[p->wl_of_row[row]].ev, &op, res);
 }
 
@@ -343,7 +370,7 @@ void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
         }
         if (cnt < 5)
             continue;
-        char key[160];
+        char key[256];
         wl_calib_workload_key(wl_calib_row_at(p->set, i), key, sizeof key);
         double regret = (wl_calib_row_at(p->set, best_p)->energy_j / em - 1.0) * 100.0;
         fn(user, key, wl_calib_row_at(p->set, best_m)->sm_clock_mhz,

@@ -15,6 +15,13 @@ typedef struct {
      * launch overhead timed without a power counter); such a row is fitted
      * and scored on its time alone */
     double sm_clock_mhz, measured_clock_mhz, time_ms, energy_j, power_w, temp_c;
+    /* optional columns, as measure writes them (empty or absent: the default
+     * of 'wattlas predict'): the board power limit the row ran under (NaN:
+     * the GPU's); a train row's optimizer and master_dtype; a decode row's
+     * gen_tokens (0: not given) and launch */
+    double power_limit_w;
+    long long gen_tokens;
+    char optimizer[16], master_dtype[16], launch[16];
     int line;
 } wl_calib_row;
 

@@ -37,6 +37,9 @@ CLI_MODE_HELP
 "  --scope model|layer     whole forward pass or one transformer layer (decoder:\n"
 "                          the same as layer)\n"
 "  --latency tiled|roofline  kernel latency model (default tiled)\n"
+"  --set KEY=VALUE         a numeric GPU preset key, e.g. --set power_limit_w=300\n"
+"                          (a board power limit, as nvidia-smi -pl sets; a list\n"
+"                          gives a row per value)\n"
 "  --no-power-limit        report the unthrottled point\n"
 "  --kernels               a row per kernel class: launches, busy time, dynamic and\n"
 "                          total energy, TFLOP, DRAM traffic\n"
@@ -65,7 +68,7 @@ static const cli_axis axis_opts[] = {
     {"seq", "seq"},     {"dtype", "dtype"},   {"attention", "attention"}, {"clock", "clock"},
     {"voltage-mv", "voltage_mv"}, {"voltage-offset-mv", "voltage_offset_mv"},
     {"scope", "scope"}, {"latency", "latency"}, {"learned", "learned"}, {"idle", "idle"},      {"interval", "interval"},
-    {"host", "host"},
+    {"host", "host"},   {"set", "set"},
     CLI_MODE_AXES,
 };
 #define NAXIS (sizeof axis_opts / sizeof *axis_opts)

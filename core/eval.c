@@ -402,6 +402,7 @@ int wl_core_throttle_cache_covers(const wl_core_evaluator *ev, const wl_core_thr
     return cache && cache->valid && !op->ignore_power_limit &&
            cache->voltage_mv == op->voltage_mv &&
            cache->voltage_offset_mv == op->voltage_offset_mv &&
+           cache->power_limit_w == op->power_limit_w &&
            op->sm_clock_mhz <= ev->gpu.sm_clock_max_mhz &&
            op->sm_clock_mhz >= cache->throttled_from_mhz;
 }
@@ -411,13 +412,17 @@ int wl_core_throttle_cache_covers(const wl_core_evaluator *ev, const wl_core_thr
 static int run(const wl_core_evaluator *ev, const wl_core_op *op, const wl_core_result *unlimited,
                wl_core_throttle_cache *cache, wl_core_result *res)
 {
-    if (!ev || !op || !res || !(op->sm_clock_mhz > 0) || !isfinite(op->sm_clock_mhz))
+    if (!ev || !op || !res || !(op->sm_clock_mhz > 0) || !isfinite(op->sm_clock_mhz) ||
+        !(op->power_limit_w >= 0) || !isfinite(op->power_limit_w))
         return WL_EINVAL;
     const wl_core_gpu *gpu = &ev->gpu;
     double f = op->sm_clock_mhz;
     if (!(op_voltage(gpu, op, f) > 0))
         return WL_EINVAL;
-    double cap = gpu->power_limit_w * gpu->coef.power_cap_frac;
+    /* the governor holds the board at the set limit times the fitted share
+     * it actually holds (power_cap_frac: 0.986 on the H100 at 700 W) */
+    double cap = (op->power_limit_w > 0 ? op->power_limit_w : gpu->power_limit_w) *
+                 gpu->coef.power_cap_frac;
     /* A clock at or above one seen throttled throttles too (power rises
      * with clock) and settles at the same cap clock: the cached result is
      * what solving again would give, bit for bit. */
@@ -443,6 +448,7 @@ static int run(const wl_core_evaluator *ev, const wl_core_op *op, const wl_core_
         cache->valid = 1;
         cache->voltage_mv = op->voltage_mv;
         cache->voltage_offset_mv = op->voltage_offset_mv;
+        cache->power_limit_w = op->power_limit_w;
         cache->throttled_from_mhz = f;
         cache->at = *res;
     }

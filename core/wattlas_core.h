@@ -636,6 +636,8 @@ typedef struct {
     double voltage_mv;        /* 0: from the V-f curve */
     double voltage_offset_mv; /* added to the curve voltage */
     int ignore_power_limit;   /* 1: report the unthrottled point */
+    double power_limit_w;     /* the board power limit for this point (nvidia-smi
+                                 -pl); 0: the GPU's power_limit_w */
 } wl_core_op;
 
 /* Per kernel-class totals (for --kernels). */
@@ -716,7 +718,7 @@ int wl_core_evaluator_run(const wl_core_evaluator *ev, const wl_core_op *op,
  * cache serves one voltage setting at a time and starts zeroed. */
 typedef struct {
     int valid;
-    double voltage_mv, voltage_offset_mv;
+    double voltage_mv, voltage_offset_mv, power_limit_w;
     double throttled_from_mhz;
     wl_core_result at;
 } wl_core_throttle_cache;

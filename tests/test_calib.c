@@ -618,6 +618,90 @@ static void test_one_clock_and_bad_rows(void **state)
     unlink(p);
 }
 
+/* The columns that say what ran (measure writes them): a power limit, a
+ * training step's optimizer and master weights, a generation's length and
+ * launch. Each row is predicted as wl_core_predict does for that shape and
+ * operating point; bad cells name their line and column. */
+static void test_run_columns(void **state)
+{
+    (void)state;
+    static const char *H2 =
+        "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,"
+        "energy_j,power_w,temp_c,power_limit_w,gen_tokens,optimizer,master_dtype,launch\n";
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%sa100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8,1,125,60,0,,,,\n",
+             H2);
+    expect_load_error(buf, 2, "power_limit_w");
+    snprintf(buf, sizeof buf, "%sa100-pcie-40gb,gpt2,8,128,bf16,decode,eager,900,900,8,1,125,60,,2.5,,,\n",
+             H2);
+    expect_load_error(buf, 2, "gen_tokens");
+    snprintf(buf, sizeof buf, "%sa100-pcie-40gb,gpt2,8,128,bf16,train,eager,900,900,8,1,125,60,,,"
+             "adamwwwwwwwwwwwwwwwww,,\n", H2);
+    expect_load_error(buf, 2, "optimizer");
+    snprintf(buf, sizeof buf, "%s"
+             "a100-pcie-40gb,opt-1.3b,8,2048,bf16,prefill,eager,1410,1000,900,150,166,60,150,,,,\n"
+             "a100-pcie-40gb,gpt2,8,128,bf16,train,eager,900,900,80,10,125,60,,,sgd,none,\n"
+             "a100-pcie-40gb,gpt2,1,128,bf16,decode,eager,900,900,800,80,100,60,,16,,,graphs\n"
+             "a100-pcie-40gb,gpt2,1,128,bf16,decode,eager,900,900,800,80,100,60,,,,,\n"
+             "a100-pcie-40gb,gpt2,8,128,bf16,train,eager,900,900,80,10,125,60,,,lion,,\n"
+             "a100-pcie-40gb,gpt2,8,128,bf16,train,eager,900,900,80,10,125,60,,,,bf16,\n",
+             H2);
+    const char *p = test_path("wattlas-test-runcols.csv");
+    test_write_file(p, buf);
+    wl_error err = {0};
+    wl_calib_set *set;
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    assert_close(wl_calib_row_at(set, 0)->power_limit_w, 150, 0);
+    assert_true(isnan(wl_calib_row_at(set, 1)->power_limit_w));
+    assert_int_equal(wl_calib_row_at(set, 2)->gen_tokens, 16);
+    wl_core_gpu g;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &g, &err), WL_OK);
+    wl_calib_problem *prob;
+    assert_int_equal(wl_calib_problem_create(&g, set, NULL, &prob, &err), WL_OK);
+    const char *why = NULL;
+    assert_false(wl_calib_row_ok(prob, 3, &why));
+    assert_non_null(strstr(why, "gen_tokens"));
+    assert_false(wl_calib_row_ok(prob, 4, &why));
+    assert_non_null(strstr(why, "unknown optimizer 'lion'"));
+    assert_false(wl_calib_row_ok(prob, 5, &why));
+    assert_non_null(strstr(why, "unknown master_dtype 'bf16'"));
+    wl_core_model m;
+    assert_int_equal(wl_preset_model_load("opt-1.3b", &m, &err), WL_OK);
+    wl_core_shape shapes[3] = {
+        {.batch = 8, .seq = 2048, .dtype = WL_DT_BF16, .mode = WL_MODE_PREFILL},
+        {.batch = 8, .seq = 128, .dtype = WL_DT_BF16, .mode = WL_MODE_TRAIN,
+         .optimizer = WL_OPTIM_SGD, .master_none = 1, .grad_accum = 1},
+        {.batch = 1, .seq = 128, .dtype = WL_DT_BF16, .mode = WL_MODE_DECODE, .gen = 16,
+         .launch = WL_LAUNCH_GRAPHS}};
+    const wl_core_op ops[3] = {{.sm_clock_mhz = 1410, .power_limit_w = 150},
+                               {.sm_clock_mhz = 900}, {.sm_clock_mhz = 900}};
+    for (size_t i = 0; i < 3; i++) {
+        if (i == 1)
+            assert_int_equal(wl_preset_model_load("gpt2", &m, &err), WL_OK);
+        wl_core_workload *wl;
+        assert_int_equal(wl_core_build(&m, &shapes[i], &wl, &err), WL_OK);
+        wl_core_result want, got;
+        assert_int_equal(wl_core_predict(&g, wl, &ops[i], &want), WL_OK);
+        assert_true(wl_calib_row_ok(prob, i, &why));
+        assert_int_equal(wl_calib_predict(prob, i, &got), WL_OK);
+        assert_close(got.time_ms, want.time_ms, 1e-12);
+        assert_close(got.energy_j, want.energy_j, 1e-12);
+        wl_core_workload_free(wl);
+    }
+    /* the 150 W limit holds the 250 W board's opt-1.3b prefill under it */
+    wl_core_result r;
+    assert_int_equal(wl_calib_predict(prob, 0, &r), WL_OK);
+    assert_true(r.throttled);
+    assert_true(r.power_w <= 150 * g.coef.power_cap_frac * 1.001);
+    assert_true(r.effective_clock_mhz < 1410);
+    char key[256];
+    wl_calib_workload_key(wl_calib_row_at(set, 2), key, sizeof key);
+    assert_string_equal(key, "gpt2 b1 s128 bf16 eager decode g16");
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
+    unlink(p);
+}
+
 /* make calibrate is reproducible: refitting the shared data from the
  * physical defaults lands on the shipped coefficients within their
  * standard errors. */
@@ -758,6 +842,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_run_columns),
         cmocka_unit_test(test_synthetic_recovery),
         cmocka_unit_test(test_degenerate_fit),
         cmocka_unit_test(test_host_fit),

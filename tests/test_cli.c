@@ -272,6 +272,19 @@ static void test_predict_outputs(void **state)
     assert_int_equal(run("predict --model opt-1.3b --batch 8 --seq 2048 --clock 1200:1410:30"), 0);
     assert_non_null(strstr(out_buf, "# throttled = 1"));
     assert_non_null(strstr(out_buf, "# energy-optimal requested clock: "));
+    /* a board power limit from --set, as nvidia-smi -pl sets it: each limit's row
+     * holds its power under the limit, and a lower limit runs a lower clock */
+    assert_int_equal(run("predict --model opt-1.3b --batch 8 --seq 2048 --clock 1410 "
+                         "--set power_limit_w=150,200 --format csv"), 0);
+    assert_int_equal(count_lines(out_buf), 3);
+    assert_true(csv_get(out_buf, 1, "power_limit_w") == 150);
+    assert_true(csv_get(out_buf, 1, "power_w") <= 150.0 * 1.001);
+    assert_true(csv_get(out_buf, 2, "power_w") <= 200.0 * 1.001);
+    assert_true(csv_get(out_buf, 1, "effective_clock_mhz") <
+                csv_get(out_buf, 2, "effective_clock_mhz"));
+    assert_true(csv_get(out_buf, 1, "time_ms") > csv_get(out_buf, 2, "time_ms"));
+    assert_int_equal(run("predict --set power_limit_w=-5"), 2);
+    assert_int_equal(run("predict --set no_such_key=5"), 2);
     /* vision models: no seq */
     assert_int_equal(run("predict --model resnet-101 --batch 16 --clock 900 --format csv"), 0);
     assert_non_null(strstr(out_buf, "\na100-pcie-40gb,resnet-101,16,,bf16,"));

@@ -102,6 +102,51 @@ class Writers(unittest.TestCase):
             self.assertIn("idle_power_w", r.stdout + r.stderr)
 
 
+    def test_model_rows_read_as_run(self):
+        """Model rows say what ran: validate predicts a training step, a
+        generation and a power-limited point just as predict does with the
+        matching options (--mode train --master-dtype none, --mode decode
+        --gen N, --set power_limit_w=W at the top clock)."""
+        if not os.access(BIN, os.X_OK):
+            self.skipTest("bin/wattlas not built")
+        m = {"measured_clock_mhz": 1400.0, "time_ms": 50.0, "power_w": 400.0,
+             "energy_j": 20.0, "temp_c": 60.0, "repeats": 3}
+        base = {"batch": 1, "seq": 128, "dtype": "bf16"}
+        rows = [measure._row("h100-sxm-80gb", dict(base, model="gpt2", mode="train"), 1410,
+                             None, m),
+                measure._row("h100-sxm-80gb", dict(base, model="gpt2", mode="decode"), 1410,
+                             None, m, gen=32),
+                measure._row("h100-sxm-80gb", dict(base, model="opt-1.3b", mode="prefill",
+                                                   batch=8), None, 300.0, m, top_clock=1980)]
+        self.assertEqual((rows[0]["optimizer"], rows[0]["master_dtype"]), ("adamw", "none"))
+        self.assertEqual(rows[1]["launch"], "eager")
+        self.assertEqual((rows[2]["sm_clock_mhz"], rows[2]["power_limit_w"]), (1980, 300.0))
+        with tempfile.TemporaryDirectory() as d:
+            csv = os.path.join(d, "models.csv")
+            measure._atomic_write(csv, measure.measurements_text(rows))
+            r = subprocess.run([BIN, "validate", csv, "--no-lomo", "--format", "csv"],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("(3 rows scored, 0 from traces, 0 not modelled)", r.stderr)
+            lines = r.stdout.splitlines()
+            head = lines[0].split(",")
+            got = [float(l.split(",")[head.index("predicted_time_ms")]) for l in lines[1:4]]
+            asks = [["--model", "gpt2", "--mode", "train", "--master-dtype", "none",
+                     "--clock", "1410"],
+                    ["--model", "gpt2", "--mode", "decode", "--gen", "32", "--clock", "1410"],
+                    ["--model", "opt-1.3b", "--batch", "8", "--set", "power_limit_w=300",
+                     "--clock", "1980"]]
+            for i, ask in enumerate(asks):
+                r = subprocess.run([BIN, "predict", "--gpu", "h100-sxm-80gb", "--seq", "128"] +
+                                   ask + ["--format", "csv"],
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                ph, pr = r.stdout.splitlines()[:2]
+                want = float(pr.split(",")[ph.split(",").index("time_ms")])
+                self.assertAlmostEqual(got[i], want, delta=1e-3 * want)
+                if i == 2:  # the limit throttles opt-1.3b b8 at 300 W
+                    self.assertEqual(pr.split(",")[ph.split(",").index("throttled")], "1")
+
     def test_host_rows_and_preset(self):
         """The host subcommand's outputs: time-only rows (energy and power
         empty) with the bare ops' one-kernel traces, which validate scores on

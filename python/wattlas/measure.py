@@ -50,8 +50,10 @@ import time
 MEAS_COLUMNS = ["gpu", "model", "batch", "seq", "dtype", "mode", "attention", "sm_clock_mhz",
                 "measured_clock_mhz", "time_ms", "energy_j", "power_w", "temp_c"]
 # beside the schema's columns (the readers find columns by name)
-EXTRA_COLUMNS = ["power_limit_w", "gen_tokens", "repeats", "time_spread_pct",
-                 "power_spread_pct", "throttle_reasons"]
+# the options that say what ran (validate and calibrate build each row's
+# workload from them, with predict's meaning), then the measurement's quality
+EXTRA_COLUMNS = ["power_limit_w", "gen_tokens", "optimizer", "master_dtype", "launch",
+                 "repeats", "time_spread_pct", "power_spread_pct", "throttle_reasons"]
 
 
 class MeasureError(Exception):
@@ -173,6 +175,9 @@ class Nvml:
 
     def energy_mj(self, h):
         return self._get("nvmlDeviceGetTotalEnergyConsumption", ctypes.c_ulonglong, h)
+
+    def max_sm_clock_mhz(self, h):
+        return self._get("nvmlDeviceGetMaxClockInfo", ctypes.c_uint, h, ctypes.c_int(NVML_CLOCK_SM))
 
     def sm_clock_mhz(self, h):
         return self._get("nvmlDeviceGetClockInfo", ctypes.c_uint, h, ctypes.c_int(NVML_CLOCK_SM))
@@ -617,11 +622,22 @@ def cmd_idle(args, nvml, h, gpu):
     _note(args, "%d clocks -> %s" % (len(rows), args.out))
 
 
-def _row(gpu, case, clock, limit, m, gen=None):
+def _row(gpu, case, clock, limit, m, gen=None, top_clock=None):
+    """One measured row. A point run under a power limit with the clock
+    unlocked asks for the GPU's top clock (the governor boosts to it unless
+    the limit holds it back), so its row requests top_clock and carries the
+    limit, as 'wattlas predict --set power_limit_w=W' does. A training step
+    here keeps weights and AdamW state in the model's dtype (master_dtype
+    none); generate launches its kernels one by one (launch eager)."""
+    if clock is None:
+        clock = top_clock if top_clock else round(m["measured_clock_mhz"])
     r = {"gpu": gpu, "model": case["model"], "batch": case["batch"], "seq": case.get("seq"),
          "dtype": case["dtype"], "mode": case["mode"], "attention": case.get("attention", "eager"),
-         "sm_clock_mhz": clock if clock is not None else round(m["measured_clock_mhz"]),
-         "power_limit_w": limit, "gen_tokens": gen}
+         "sm_clock_mhz": clock, "power_limit_w": limit, "gen_tokens": gen}
+    if case["mode"] == "train":
+        r.update(optimizer="adamw", master_dtype="none")
+    elif case["mode"] == "decode":
+        r.update(launch="eager")
     r.update(m)
     return r
 
@@ -631,6 +647,7 @@ def _run_cases(args, nvml, h, gpu, cases, make_step):
     dev = torch.device("cuda", args.device)
     sync = torch.cuda.synchronize
     rows, points = [], _points(args)
+    top = nvml.max_sm_clock_mhz(h) if any(c is None for c, _ in points) else None
     total = len(cases) * len(points)
     done = 0
     for case in cases:
@@ -650,7 +667,7 @@ def _run_cases(args, nvml, h, gpu, cases, make_step):
                                                          "%d MHz" % clock if clock else "%g W" % limit))
             with Locked(nvml, h, clock_mhz=clock, power_limit_w=limit):
                 m = repeated(nvml, h, step, args, sync)
-            rows.append(_row(gpu, case, clock, limit, m, case.get("gen_tokens")))
+            rows.append(_row(gpu, case, clock, limit, m, case.get("gen_tokens"), top))
         del step
         torch.cuda.empty_cache()
     return rows
