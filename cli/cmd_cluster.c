@@ -38,6 +38,15 @@ static void help(FILE *f)
 "  --seq N                 tokens per sequence (default 2048)\n"
 "  --recompute none|selective|full  activation recomputation (default none)\n"
 "  --schedule gpipe|1f1b|interleaved|zb-h1  (default 1f1b, interleaved with --vp > 1)\n"
+"  --partition uniform|balanced|parameters|N,N,...  layers per stage (default uniform,\n"
+"                          Megatron-LM's default, whose layers wattlas models: the same\n"
+"                          number per chunk, the embedding on the first stage, the head\n"
+"                          and loss on the last); balanced: the busiest GPU's simulated\n"
+"                          work (embedding, head and loss counted, power limit applied)\n"
+"                          as small as it can be, what Megatron's --decoder-first/last-\n"
+"                          pipeline-num-layers are set for; parameters: DeepSpeed's\n"
+"                          partition_method (parameter counts balanced); a list: the\n"
+"                          layers of each stage, or of each chunk with --vp\n"
 "  --dtype bf16|fp16|fp32  (default bf16)\n"
 "  --attention eager|flash (default eager: Megatron's fused softmax)\n"
 "  --launch eager|graphs   kernels issued one by one or replayed (default eager)\n"
@@ -50,8 +59,11 @@ static void help(FILE *f)
 "  --optimize energy       choose a clock per stage and phase (forward; backward and\n"
 "                          optimizer) for the least energy within --max-slowdown-pct\n"
 "                          of every GPU at its maximum clock; adds energy_saving_pct,\n"
-"                          slowdown_pct, best_fixed_clock_mhz, saving_vs_fixed_pct\n"
-"                          (with --stages: the plan per stage)\n"
+"                          slowdown_pct, best_fixed_clock_mhz, saving_vs_fixed_pct, and\n"
+"                          balanced_fixed_clock_mhz, saving_vs_balanced_pct: against the\n"
+"                          best one clock with balanced stages, so that what a plan\n"
+"                          saves beyond it is DVFS, not rebalancing (with --stages: the\n"
+"                          plan per stage)\n"
 "  --max-slowdown-pct X    the bound (default 1; 25 with --frontier)\n"
 "  --energy-scope gpu|all  the energy the plans minimise and save (energy_scope): the\n"
 "                          GPUs' boards (default; as NVML measures it and Perseus and\n"
@@ -66,7 +78,8 @@ static void help(FILE *f)
 "  -o FILE                 write to FILE (atomically) instead of stdout\n\n"
 "Columns: time_s per iteration; energy_j and power_w of the whole cluster (GPUs,\n"
 "NICs, switches, the rest of the nodes); tflops_per_gpu (model FLOPs per GPU per\n"
-"second), mfu; per GPU, mean over stages: bubble_s (idle in the pipeline),\n"
+"second), mfu; imbalance_pct (the busiest GPU's work over the stages' mean, less\n"
+"1; with --optimize at the top clock); per GPU, mean over stages: bubble_s (idle),\n"
 "tp/pp/dp_comm_exposed_s (collectives not hidden by compute); memory_gb of the\n"
 "largest stage and fits; decode: ttft_s (the batch's first tokens) and tpot_ms.\n\n"
 "wattlas cluster search: every tp x pp x dp of the GPUs, micro-batch (powers of\n"
@@ -80,6 +93,8 @@ static void help(FILE *f)
 "  --max-micro-batch N     (default 16)\n"
 "  --schedule LIST --recompute LIST   only these (comma lists)\n"
 "  --sequence-parallel, --zero 0|1    only these (default both)\n"
+"  --partition LIST        uniform, balanced, parameters (default uniform and balanced;\n"
+"                          balanced also takes depths the layers do not divide by)\n"
 "  --threads N             (default all cores)\n"
 "  --shard I/N             evaluate and write the I-th of N contiguous slices (csv or\n"
 "                          ndjson; 'wattlas merge' joins them into the whole -o file)\n"
@@ -110,6 +125,8 @@ typedef struct {
     char set_buf[MAX_SET][64];
     size_t nset;
     wl_results_format format;
+    int part_layers[WL_CLUSTER_MAX_LIST];
+    const char *part_text;
 } cluster_opts;
 
 static int set_opt(const char *cmd, cluster_opts *o, const char *arg)
@@ -165,6 +182,12 @@ static int schedule_index(const char *name)
     return -1;
 }
 
+static int partition_index(const char *name)
+{
+    wl_cluster_partition p;
+    return wl_cluster_partition_lookup(name, &p) ? -1 : (int)p;
+}
+
 static int recompute_index(const char *name)
 {
     wl_recompute r;
@@ -189,7 +212,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         O_SYSTEM = 256, O_NODES, O_MODEL, O_MODE, O_TP, O_PP, O_DP, O_VP, O_SP, O_ZERO, O_GB, O_MB,
         O_SEQ, O_RECOMP, O_SCHED, O_DTYPE, O_ATTN, O_LAUNCH, O_HOST, O_CLOCK, O_SET, O_NODPO,
         O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_OPT, O_MAXSLOW, O_MAXTP, O_MAXPP, O_MAXVP,
-        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_HELP
+        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_HELP
     };
     static const struct option lo[] = {
         {"system", required_argument, 0, O_SYSTEM}, {"nodes", required_argument, 0, O_NODES},
@@ -213,6 +236,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         {"threads", required_argument, 0, O_THREADS}, {"shard", required_argument, 0, O_SHARD},
         {"frontier", no_argument, 0, O_FRONTIER}, {"gen", required_argument, 0, O_GEN},
         {"energy-scope", required_argument, 0, O_SCOPE},
+        {"partition", required_argument, 0, O_PART},
         {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -325,6 +349,19 @@ static int parse(int argc, char **argv, cluster_opts *o)
         case O_CLOCK: rc = cli_real(cmd, "--clock", optarg, 1, 100000, &o->clock); break;
         case O_SET: rc = set_opt(cmd, o, optarg); break;
         case O_NODPO: o->cfg.no_dp_overlap = 1; break;
+        case O_PART:
+            if (o->search) {
+                rc = name_mask(cmd, "--partition", optarg, partition_index,
+                               "uniform, balanced and parameters", &o->spec.partitions);
+            } else {
+                wl_error e = {0};
+                if (wl_cluster_partition_parse(optarg, &o->cfg.partition, o->part_layers,
+                                               &o->cfg.nstage_layers, &e))
+                    rc = cli_usage(cmd, "--partition: %s", e.text);
+                o->cfg.stage_layers = o->part_layers;
+                o->part_text = optarg;
+            }
+            break;
         case O_TOKENS: rc = cli_real(cmd, "--tokens", optarg, 1, 1e18, &o->tokens); break;
         case O_STAGES: if (!(rc = option_fits(cmd, o->search, "stages", 0))) o->stages = 1; break;
         case O_OPT:
@@ -420,11 +457,13 @@ static const wl_results_col cols[] = {
     WL_RESULTS_COL("dp", WL_COL_INT, 0, 0), WL_RESULTS_COL("vp", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("sequence_parallel", WL_COL_BOOL, 0, 0), WL_RESULTS_COL("zero", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("schedule", WL_COL_TEXT, 0, 0), WL_RESULTS_COL("recompute", WL_COL_TEXT, 0, 0),
+    WL_RESULTS_COL("partition", WL_COL_TEXT, 0, 0),
     WL_RESULTS_COL("micro_batch", WL_COL_INT, 0, 0), WL_RESULTS_COL("global_batch", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("seq", WL_COL_INT, 0, 0), WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 0, 0),
     WL_RESULTS_COL("time_s", WL_COL_NUM, 4, 0), WL_RESULTS_COL("energy_j", WL_COL_NUM, 0, 0),
     WL_RESULTS_COL("power_w", WL_COL_NUM, 0, 0), WL_RESULTS_COL("tflops_per_gpu", WL_COL_NUM, 1, 0),
     WL_RESULTS_COL("mfu", WL_COL_NUM, 4, 0), WL_RESULTS_COL("bubble_s", WL_COL_NUM, 4, 0),
+    WL_RESULTS_COL("imbalance_pct", WL_COL_NUM, 2, 0),
     WL_RESULTS_COL("tp_comm_exposed_s", WL_COL_NUM, 4, 0),
     WL_RESULTS_COL("pp_comm_exposed_s", WL_COL_NUM, 4, 0),
     WL_RESULTS_COL("dp_comm_exposed_s", WL_COL_NUM, 4, 0), WL_RESULTS_COL("memory_gb", WL_COL_NUM, 2, 0),
@@ -438,13 +477,16 @@ static const wl_results_col cols[] = {
     WL_RESULTS_COL("energy_saving_pct", WL_COL_NUM, 2, 0), WL_RESULTS_COL("slowdown_pct", WL_COL_NUM, 2, 0),
     WL_RESULTS_COL("best_fixed_clock_mhz", WL_COL_NUM, 0, 0),
     WL_RESULTS_COL("saving_vs_fixed_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("balanced_fixed_clock_mhz", WL_COL_NUM, 0, 0),
+    WL_RESULTS_COL("saving_vs_balanced_pct", WL_COL_NUM, 2, 0),
     WL_RESULTS_COL("energy_scope", WL_COL_TEXT, 0, 0),
 };
-#define NOPT 5
+#define NOPT 7
 #define NCOLS (sizeof cols / sizeof *cols)
 
 static const wl_results_col stage_cols[] = {
-    WL_RESULTS_COL("stage", WL_COL_INT, 0, 0), WL_RESULTS_COL("fwd_clock_mhz", WL_COL_NUM, 0, 0),
+    WL_RESULTS_COL("stage", WL_COL_INT, 0, 0), WL_RESULTS_COL("layers", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("fwd_clock_mhz", WL_COL_NUM, 0, 0),
     WL_RESULTS_COL("bwd_clock_mhz", WL_COL_NUM, 0, 0), WL_RESULTS_COL("busy_s", WL_COL_NUM, 4, 0),
     WL_RESULTS_COL("pp_comm_exposed_s", WL_COL_NUM, 4, 0), WL_RESULTS_COL("end_s", WL_COL_NUM, 4, 0),
     WL_RESULTS_COL("in_flight", WL_COL_INT, 0, 0), WL_RESULTS_COL("weights_gb", WL_COL_NUM, 2, 0),
@@ -457,7 +499,7 @@ static const wl_results_col stage_cols[] = {
  * plan's clocks, which --stages lists). */
 static void row_cells(wl_results_cell *c, const char *sys_id, const char *model_id,
                       const wl_cluster_config *cfg, const wl_cluster_result *r, double clock,
-                      double tokens)
+                      double tokens, const char *part_text)
 {
     int train = cfg->mode == WL_MODE_TRAIN;
     double iters = train && tokens > 0 && r->tokens > 0 ? tokens / r->tokens : NAN;
@@ -467,10 +509,14 @@ static void row_cells(wl_results_cell *c, const char *sys_id, const char *model_
         {.s = sys_id}, {.s = model_id}, {.s = wl_mode_name(cfg->mode)}, {.v = r->gpus},
         {.v = cfg->tp}, {.v = cfg->pp}, {.v = cfg->dp}, {.v = cfg->vp},
         {.v = cfg->sequence_parallel}, {.v = cfg->zero}, {.s = wl_cluster_schedule_name(t)},
-        {.s = wl_recompute_name(cfg->recompute)}, {.v = (double)cfg->micro_batch},
+        {.s = wl_recompute_name(cfg->recompute)},
+        {.s = cfg->partition == WL_CLUSTER_PART_LIST && part_text ? part_text
+                                                                  : wl_cluster_partition_name(cfg->partition)},
+        {.v = (double)cfg->micro_batch},
         {.v = (double)cfg->global_batch}, {.v = (double)cfg->seq}, {.v = clock},
         {.v = r->time_s}, {.v = r->energy_j}, {.v = r->power_w}, {.v = r->tflops_per_gpu},
-        {.v = r->mfu}, {.v = r->bubble_s}, {.v = r->tp_comm_exposed_s}, {.v = r->pp_comm_exposed_s},
+        {.v = r->mfu}, {.v = r->bubble_s}, {.v = r->imbalance_pct}, {.v = r->tp_comm_exposed_s},
+        {.v = r->pp_comm_exposed_s},
         {.v = r->dp_comm_exposed_s}, {.v = r->memory_gb}, {.v = r->fits}, {.v = r->energy_gpu_j},
         {.v = r->energy_network_j}, {.v = r->energy_node_j}, {.v = r->tokens_per_s},
         {.v = r->energy_per_token_j}, {.v = iters * r->time_s}, {.v = iters * r->energy_j},
@@ -574,6 +620,10 @@ static int run(const char *cmd, cluster_opts *o)
         }
         return cli_fail(cmd, &err);
     }
+    if (wl_cluster_refine_split(cl, &err)) {
+        wl_cluster_free(cl);
+        return cli_fail(cmd, &err);
+    }
     if (o->frontier) {
         rc = write_frontier(cmd, o, cl);
         wl_cluster_free(cl);
@@ -595,6 +645,9 @@ static int run(const char *cmd, cluster_opts *o)
             return cli_fail(cmd, &err);
         }
         r = pr.planned;
+        /* the split's imbalance, not the plan's: a plan slows the stages
+         * that can wait on purpose */
+        r.imbalance_pct = pr.at_max.imbalance_pct;
     } else if (wl_cluster_run(cl, clock, NULL, &r, &err)) {
         wl_cluster_free(cl);
         if (!strcmp(err.field, "clock"))
@@ -614,7 +667,8 @@ static int run(const char *cmd, cluster_opts *o)
             wl_cluster_memory mm;
             wl_cluster_stage_memory(cl, i, &mm);
             wl_results_cell c[NSCOLS] = {
-                {.v = i}, {.v = wl_cluster_stage_clock(cl, i, 0)}, {.v = wl_cluster_stage_clock(cl, i, 1)},
+                {.v = i}, {.v = wl_cluster_stage_layers(cl, i)},
+                {.v = wl_cluster_stage_clock(cl, i, 0)}, {.v = wl_cluster_stage_clock(cl, i, 1)},
                 {.v = st->busy_s},
                 {.v = st->send_s + st->recv_wait_s}, {.v = st->end_s}, {.v = mm.in_flight},
                 {.v = mm.weights_gb}, {.v = mm.grads_gb}, {.v = mm.optimizer_gb},
@@ -623,10 +677,12 @@ static int run(const char *cmd, cluster_opts *o)
         }
     } else {
         wl_results_cell c[NCOLS];
-        row_cells(c, sys.id, model.id, &o->cfg, &r, plan ? NAN : clock, o->tokens);
+        row_cells(c, sys.id, model.id, &o->cfg, &r, plan ? NAN : clock, o->tokens, o->part_text);
         wl_results_cell opt[NOPT] = {
             {.v = plan ? pr.energy_saving_pct : NAN}, {.v = plan ? pr.slowdown_pct : NAN},
             {.v = plan ? pr.best_fixed_clock_mhz : NAN}, {.v = plan ? pr.saving_vs_fixed_pct : NAN},
+            {.v = plan ? pr.balanced_fixed_clock_mhz : NAN},
+            {.v = plan ? pr.saving_vs_balanced_pct : NAN},
             {.s = plan ? wl_cluster_energy_scope_name(pr.scope) : NULL}};
         memcpy(c + NCOLS - NOPT, opt, sizeof opt);
         if (o->format == WL_FMT_TABLE)
@@ -697,7 +753,7 @@ static int write_rows(const char *cmd, const cluster_opts *o, const char *path, 
     }
     for (size_t i = lo; i < hi && !rc; i++) {
         wl_results_cell c[NCOLS];
-        row_cells(c, sys->id, model->id, &cfgs[i], &rows[i - lo].r, clock, o->tokens);
+        row_cells(c, sys->id, model->id, &cfgs[i], &rows[i - lo].r, clock, o->tokens, NULL);
         rc = wl_results_writer_row(out.w, c) ? EXIT_RUNTIME : 0;
     }
     return cli_rows_close(cmd, &out, rc == 0);
@@ -745,7 +801,7 @@ static int write_summary(const char *cmd, const char *path, wl_results_format fm
                  : (long)i == fastest                  ? "fastest"
                  : (long)i == least                    ? "least_energy"
                                                        : "front";
-        row_cells(c + 1, sys->id, model->id, &cfgs[i], &rows[i].r, clock, tokens);
+        row_cells(c + 1, sys->id, model->id, &cfgs[i], &rows[i].r, clock, tokens, NULL);
         rc = wl_results_writer_row(out.w, c) ? EXIT_RUNTIME : 0;
     }
     if (!rc && fastest < 0)

@@ -6,6 +6,7 @@
 #include "../results/wattlas_results.h"
 #include "../pareto/wattlas_pareto.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,20 +36,23 @@ struct wl_cluster {
     wl_core_gpu gpu;
     wl_core_model model;
     wl_cluster_config cfg;
-    int p, v, m, gpus, nodes, layers_per_chunk;
+    int p, v, m, gpus, nodes;
+    int *lay;             /* [p v]: transformer layers per virtual stage */
     long long vocab;
     cl_piece pc[PC_COUNT];
     cl_piece pc2[PC_COUNT]; /* decode: one step's pieces (pc: the prompt's pass) */
     int decode, rounds;     /* decode: tokens generated, one pipeline round each */
     long long kv_len;       /* decode: the mean context a step attends to */
-    /* per stage kind: 0 first, 1 middle, 2 last, 3 only (pp == 1) */
-    double params[4];
-    wl_core_workload *opt_wl[4];
-    wl_core_evaluator *opt_ev[4];
+    /* per stage: parameters on one of its GPUs, and the optimizer step's
+     * kernels over them (stages with the same count share one: opt_of) */
+    double *params;
+    wl_core_workload **opt_wl;
+    wl_core_evaluator **opt_ev;
+    int *opt_of;
     double send_s;        /* activation transfer between neighbouring stages */
     wl_cluster_group dp_g, pp_g, tp_g;
     wl_cluster_sim *sim;
-    double act_chunk_b;   /* activation bytes a chunk keeps per micro-batch */
+    double act_layer_b;   /* activation bytes a layer keeps per micro-batch */
     double act_peak_b;    /* full recompute: one layer rebuilt at a time */
     int ncomms;
     /* scratch, allocated once: wl_cluster_run allocates nothing */
@@ -113,11 +117,41 @@ int wl_cluster_config_check(const wl_cluster_config *c, const wl_core_model *m, 
         return bad(err, "tp", "the %lld key/value heads do not divide over tp %lld", kvh, c->tp);
     if (m->d_ff % c->tp)
         return bad(err, "tp", "the FFN width %lld does not divide over tp %lld", m->d_ff, c->tp);
-    if (m->layers % (c->pp * c->vp)) {
+    if ((unsigned)c->partition >= WL_CLUSTER_PART_COUNT)
+        return bad(err, "partition", "unknown partition %lld (of %lld)", c->partition,
+                   WL_CLUSTER_PART_COUNT);
+    if (c->partition == WL_CLUSTER_PART_UNIFORM && m->layers % (c->pp * c->vp)) {
         wl_error_set(err, "cluster", 0, "pp",
-                     "%d layers do not divide into pp x vp = %d x %d chunks (Megatron-LM gives "
-                     "every chunk the same number)", m->layers, c->pp, c->vp);
+                     "%d layers do not divide into pp x vp = %d x %d chunks (Megatron-LM's "
+                     "uniform split gives every chunk the same number; --partition balanced or "
+                     "a list splits them unevenly)", m->layers, c->pp, c->vp);
         return WL_EINVAL;
+    }
+    if (m->layers < (long long)c->pp * c->vp) {
+        wl_error_set(err, "cluster", 0, "pp", "%d layers cannot fill pp x vp = %d x %d chunks",
+                     m->layers, c->pp, c->vp);
+        return WL_EINVAL;
+    }
+    if (c->partition == WL_CLUSTER_PART_LIST) {
+        long long sum = 0;
+        if (!c->stage_layers || (c->nstage_layers != c->pp * c->vp &&
+                                 !(c->vp == 1 && c->nstage_layers == c->pp))) {
+            wl_error_set(err, "cluster", 0, "partition",
+                         "%d layer counts listed for pp x vp = %d x %d chunks", c->nstage_layers,
+                         c->pp, c->vp);
+            return WL_EINVAL;
+        }
+        for (int i = 0; i < c->nstage_layers; i++) {
+            if (c->stage_layers[i] < 1)
+                return bad(err, "partition", "chunk %lld has %lld layers: each needs at least 1",
+                           i, c->stage_layers[i]);
+            sum += c->stage_layers[i];
+        }
+        if (sum != m->layers) {
+            wl_error_set(err, "cluster", 0, "partition",
+                         "the listed layers add up to %lld, but %s has %d", sum, m->id, m->layers);
+            return WL_EINVAL;
+        }
     }
     if (c->vp > 1 && c->pp == 1)
         return bad(err, "vp", "virtual stages need pipeline stages (vp %lld with pp %lld)", c->vp, c->pp);
@@ -210,27 +244,104 @@ static int optimizer_wl(double n, wl_dtype dt, wl_core_workload **out)
     return WL_OK;
 }
 
-static int stage_kind(const wl_cluster *c, int i)
-{
-    return c->p == 1 ? 3 : i == 0 ? 0 : i == c->p - 1 ? 2 : 1;
-}
-
-/* Parameters on one GPU of a stage: its layers, the word embedding (and
- * learned positions) on the first, the final norm and the LM head on the
- * last; with tied embeddings and pp > 1 the last stage holds its own copy
- * of the word embedding (Megatron's embedding group). */
-static void stage_params(wl_cluster *c)
+/* Parameters per GPU of the input embedding (word table and learned
+ * positions) and of the output side (final norm and LM head); with tied
+ * embeddings and pp > 1 the last stage holds its own copy of the word
+ * embedding (Megatron's embedding group), so the head counts it too. */
+static void embedding_params(const wl_cluster *c, double *emb, double *head)
 {
     const wl_core_model *m = &c->model;
-    double lay = wl_cluster_layer_params(m, c->cfg.tp) * m->layers / c->p;
     double d = m->d_model, word = (double)c->vocab / c->cfg.tp * d;
     double pos = m->positions == WL_POS_LEARNED ? (double)m->max_positions * d : 0;
     double fin = m->norm == WL_NORM_RMSNORM ? d : 2 * d;
-    double emb = m->vocab_size > 0 ? word + pos : 0, head = m->vocab_size > 0 ? word : 0;
-    c->params[0] = lay + emb;
-    c->params[1] = lay;
-    c->params[2] = lay + fin + head;
-    c->params[3] = lay + emb + fin + (m->untied_head ? head : 0);
+    *emb = m->vocab_size > 0 ? word + pos : 0;
+    *head = fin + (m->vocab_size > 0 && (c->p > 1 || m->untied_head) ? word : 0);
+}
+
+/* Parameters on one GPU of each stage: its layers, the embedding on the
+ * first, the head on the last. */
+static void stage_params(wl_cluster *c)
+{
+    double emb, head, lp = wl_cluster_layer_params(&c->model, c->cfg.tp);
+    embedding_params(c, &emb, &head);
+    for (int i = 0; i < c->p; i++)
+        c->params[i] = lp * wl_cluster_stage_layers(c, i) + (i == 0 ? emb : 0) +
+                       (i == c->p - 1 ? head : 0);
+}
+
+int wl_cluster_split_is_uniform(const wl_cluster *c)
+{
+    int V = c->p * c->v;
+    for (int k = 0; k < V; k++)
+        if (c->lay[k] * V != c->model.layers)
+            return 0;
+    return 1;
+}
+
+int wl_cluster_stage_layers(const wl_cluster *c, int stage)
+{
+    if (stage < 0 || stage >= c->p)
+        return -1;
+    int n = 0;
+    for (int ch = 0; ch < c->v; ch++)
+        n += c->lay[ch * c->p + stage];
+    return n;
+}
+
+static const char *const partition_names[WL_CLUSTER_PART_COUNT] = {"uniform", "balanced",
+                                                                    "parameters", "list"};
+
+const char *wl_cluster_partition_name(wl_cluster_partition p)
+{
+    return (unsigned)p < WL_CLUSTER_PART_COUNT ? partition_names[p] : NULL;
+}
+
+int wl_cluster_partition_lookup(const char *name, wl_cluster_partition *out)
+{
+    for (int i = 0; i < WL_CLUSTER_PART_LIST; i++)
+        if (!strcmp(name, partition_names[i])) {
+            *out = (wl_cluster_partition)i;
+            return WL_OK;
+        }
+    return WL_EINVAL;
+}
+
+int wl_cluster_partition_parse(const char *text, wl_cluster_partition *part, int *layers, int *n,
+                               wl_error *err)
+{
+    *n = 0;
+    if (!wl_cluster_partition_lookup(text, part))
+        return WL_OK;
+    const char *q = text;
+    while (*q) {
+        char *end;
+        long long v;
+        if (*n >= WL_CLUSTER_MAX_LIST) {
+            wl_error_set(err, "cluster", 0, "partition", "more than %d stages listed",
+                         WL_CLUSTER_MAX_LIST);
+            return WL_EINVAL;
+        }
+        errno = 0;
+        v = strtoll(q, &end, 10);
+        if (end == q || errno || v < 1 || v > 100000 || (*end && *end != ',')) {
+            wl_error_set(err, "cluster", 0, "partition",
+                         "expected uniform, balanced, parameters or a comma list of layer counts "
+                         "(each at least 1), got '%.60s'", text);
+            return WL_EINVAL;
+        }
+        layers[(*n)++] = (int)v;
+        q = *end ? end + 1 : end;
+        if (*end && !*q) {
+            wl_error_set(err, "cluster", 0, "partition", "a list ends with a count, not ','");
+            return WL_EINVAL;
+        }
+    }
+    if (!*n) {
+        wl_error_set(err, "cluster", 0, "partition", "empty");
+        return WL_EINVAL;
+    }
+    *part = WL_CLUSTER_PART_LIST;
+    return WL_OK;
 }
 
 void wl_cluster_free(wl_cluster *c)
@@ -239,10 +350,15 @@ void wl_cluster_free(wl_cluster *c)
         return;
     wl_cluster_free_pieces(c->pc);
     wl_cluster_free_pieces(c->pc2);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; c->opt_ev && i < c->p; i++) {
         wl_core_evaluator_free(c->opt_ev[i]);
         wl_core_workload_free(c->opt_wl[i]);
     }
+    free(c->opt_ev);
+    free(c->opt_wl);
+    free(c->opt_of);
+    free(c->params);
+    free(c->lay);
     wl_cluster_sim_free(c->sim);
     free(c->f_s);
     free(c->stage_clock);
@@ -254,6 +370,9 @@ int wl_cluster_stages(const wl_cluster *c)
 {
     return c->p;
 }
+
+static int partition_layers(wl_cluster *c, wl_error *err);
+static int stage_optimizers(wl_cluster *c);
 
 int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
                       const wl_core_model *model, const wl_cluster_config *cfg, wl_cluster **out,
@@ -280,7 +399,6 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     c->m = (int)(cfg->global_batch / (cfg->micro_batch * cfg->dp));
     c->gpus = gpus;
     c->nodes = sys->nodes;
-    c->layers_per_chunk = model->layers / (c->p * c->v);
     c->vocab = wl_cluster_padded_vocab(model, cfg->tp);
     /* Megatron's rank order: tensor-parallel ranks adjacent, then data,
      * then pipeline */
@@ -307,14 +425,13 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
         if ((rc = wl_cluster_build_pieces(&b, c->pc2, err)))
             goto fail;
     }
-    stage_params(c);
-    if (cfg->mode == WL_MODE_TRAIN)
-        for (int k = 0; k < 4; k++) {
-            double n = c->params[k] / (cfg->zero ? cfg->dp : 1);
-            if (optimizer_wl(n, cfg->dtype, &c->opt_wl[k]) ||
-                wl_core_evaluator_create(gpu, c->opt_wl[k], wl_core_latency_tiled, &c->opt_ev[k]))
-                goto oom;
-        }
+    c->lay = calloc((size_t)c->p * (size_t)c->v, sizeof *c->lay);
+    c->params = calloc((size_t)c->p, sizeof *c->params);
+    c->opt_wl = calloc((size_t)c->p, sizeof *c->opt_wl);
+    c->opt_ev = calloc((size_t)c->p, sizeof *c->opt_ev);
+    c->opt_of = calloc((size_t)c->p, sizeof *c->opt_of);
+    if (!c->lay || !c->params || !c->opt_wl || !c->opt_ev || !c->opt_of)
+        goto oom;
     /* the activation a stage sends: T x d; with tensor parallelism each
      * rank sends its 1/t and the receiver all-gathers (Megatron's
      * scatter-gather optimisation), sequence parallel activations are split
@@ -323,7 +440,7 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     c->send_s = wl_cluster_coll_time(&c->pp_g, WL_COLL_SEND, S / cfg->tp);
     if (cfg->tp > 1 && !cfg->sequence_parallel)
         c->send_s += wl_cluster_coll_time(&c->tp_g, WL_COLL_ALL_GATHER, S);
-    c->act_chunk_b = wl_cluster_layer_act_bytes(model, cfg) * c->layers_per_chunk;
+    c->act_layer_b = wl_cluster_layer_act_bytes(model, cfg);
     c->act_peak_b = cfg->recompute == WL_RECOMPUTE_FULL ? wl_cluster_layer_act_peak_bytes(model, cfg) : 0;
     size_t pv = (size_t)c->p * (size_t)c->v;
     c->f_s = calloc(pv * 10 + (size_t)c->p * 11, sizeof(double));
@@ -352,6 +469,10 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
                             &c->e_stage, &c->t_prev, &c->f_prev, &c->tpc};
     for (size_t k = 0; k < sizeof per_stage / sizeof *per_stage; k++, q += c->p)
         *per_stage[k] = q;
+    if ((rc = partition_layers(c, err)))
+        goto fail;
+    if (stage_optimizers(c))
+        goto oom;
     *out = c;
     return WL_OK;
 oom:
@@ -408,7 +529,7 @@ static int piece_cost(const cl_piece *pc, const wl_core_gpu *gpu, int id, double
  * at the same clocks share the pieces' costs */
 static int chunk_costs(wl_cluster *c, int i, double ff, double fb)
 {
-    int L = c->layers_per_chunk, V = c->p * c->v;
+    int V = c->p * c->v;
     const cost *a = c->memo.at;
     if (!(c->memo.valid && c->memo.ff == ff && c->memo.fb == fb)) {
         int split = wl_cluster_schedule_splits_w(c->cfg.schedule);
@@ -434,7 +555,7 @@ static int chunk_costs(wl_cluster *c, int i, double ff, double fb)
     for (int ch = 0; ch < c->v; ch++) {
         int vs = ch * c->p + i;
         size_t k = (size_t)i * (size_t)c->v + (size_t)ch;
-        int first = vs == 0, last = vs == V - 1;
+        int first = vs == 0, last = vs == V - 1, L = c->lay[vs];
 #define CHUNK(layer, emb, head, f) \
     (L * a[layer].f + (first ? a[emb].f : 0) + (last ? a[head].f : 0))
         c->f_s[k] = CHUNK(PC_LAYER_F, PC_EMB_F, PC_HEAD_F, t);
@@ -451,6 +572,256 @@ static int chunk_costs(wl_cluster *c, int i, double ff, double fb)
         c->coll2_s[k] = L * a2[PC_LAYER_F].comm + (first ? a2[PC_EMB_F].comm : 0) +
                         (last ? a2[PC_HEAD_F].comm : 0);
 #undef CHUNK
+    }
+    return WL_OK;
+}
+
+/* Each stage's parameters and optimizer step for the current split
+ * (c->lay); stages with the same parameter count share the kernels. */
+static int stage_optimizers(wl_cluster *c)
+{
+    stage_params(c);
+    for (int k = 0; k < c->p; k++) {
+        wl_core_evaluator_free(c->opt_ev[k]);
+        wl_core_workload_free(c->opt_wl[k]);
+        c->opt_ev[k] = NULL;
+        c->opt_wl[k] = NULL;
+    }
+    for (int k = 0; k < c->p; k++) {
+        c->opt_of[k] = k;
+        if (c->cfg.mode != WL_MODE_TRAIN)
+            continue;
+        for (int j = 0; j < k; j++)
+            if (c->params[j] == c->params[k]) {
+                c->opt_of[k] = j;
+                break;
+            }
+        if (c->opt_of[k] != k)
+            continue;
+        double n = c->params[k] / (c->cfg.zero ? c->cfg.dp : 1);
+        if (optimizer_wl(n, c->cfg.dtype, &c->opt_wl[k]) ||
+            wl_core_evaluator_create(&c->gpu, c->opt_wl[k], wl_core_latency_tiled, &c->opt_ev[k]))
+            return WL_ENOMEM;
+    }
+    return WL_OK;
+}
+
+/* What balanced minimises, from a run with every GPU at the top clock and
+ * the power limit applied: the busiest GPU's pipeline work (its chunks:
+ * the water-filling's load), then the iteration's time. */
+typedef struct {
+    double busiest_s, time_s;
+} split_score;
+
+static int score_split(wl_cluster *c, split_score *sc, double *load, wl_error *err)
+{
+    wl_cluster_result r;
+    int rc = stage_optimizers(c);
+    if (rc) {
+        wl_error_set(err, "cluster", 0, "", "out of memory");
+        return rc;
+    }
+    if ((rc = wl_cluster_run(c, c->gpu.sm_clock_max_mhz, NULL, &r, err)))
+        return rc;
+    sc->busiest_s = 0;
+    sc->time_s = r.time_s;
+    for (int i = 0; i < c->p; i++) {
+        load[i] = wl_cluster_sim_stage(c->sim, i)->busy_s;
+        sc->busiest_s = fmax(sc->busiest_s, load[i]);
+    }
+    return WL_OK;
+}
+
+static int split_better(const split_score *a, const split_score *b)
+{
+    double tol = 1e-9 * b->busiest_s;
+    return a->busiest_s < b->busiest_s - tol ||
+           (a->busiest_s <= b->busiest_s + tol && a->time_s < b->time_s * (1 - 1e-12));
+}
+
+/* The i-th least loaded GPU other than `not` (-1: none). */
+static int nth_least(const double *load, int p, int not, int nth)
+{
+    for (int i = 0; i < p; i++) {
+        if (i == not)
+            continue;
+        int below = 0; /* GPUs before i in (load, index) order */
+        for (int j = 0; j < p; j++)
+            if (j != not && j != i && (load[j] < load[i] || (load[j] == load[i] && j < i)))
+                below++;
+        if (below == nth)
+            return i;
+    }
+    return -1;
+}
+
+/* balanced, after the water-filling: the power limit slows each GPU by
+ * its own average power, which per-layer costs at the top clock cannot
+ * see, so a split the limit throttles is refined on simulated runs (one
+ * it does not is optimal already: the simulation's busy time is the
+ * water-filled load). Uniform (when the layers divide) is a start too, and
+ * the better start is kept; then a layer moves from the busiest GPU's
+ * largest chunk to the smallest chunk of one of the three least busy GPUs
+ * while that lowers the score. */
+int wl_cluster_refine_split(wl_cluster *c, wl_error *err)
+{
+    if (c->cfg.partition != WL_CLUSTER_PART_BALANCED || c->p == 1)
+        return WL_OK;
+    int V = c->p * c->v, L = c->model.layers, p = c->p, rc;
+    int *keep = malloc(sizeof(int) * (size_t)V);
+    double *load = malloc(sizeof(double) * 2 * (size_t)p), *best_load = load + p;
+    split_score best, sc;
+    if (!keep || !load) {
+        wl_error_set(err, "cluster", 0, "", "out of memory");
+        rc = WL_ENOMEM;
+        goto done;
+    }
+    memcpy(keep, c->lay, sizeof(int) * (size_t)V);
+    if ((rc = score_split(c, &best, best_load, err)))
+        goto done;
+    int throttled = 0;
+    for (int i = 0; i < 2 * p; i++)
+        throttled |= c->stage_clock[i] < c->gpu.sm_clock_max_mhz;
+    if (!throttled)
+        goto done;
+    if (L % V == 0) {
+        for (int k = 0; k < V; k++)
+            c->lay[k] = L / V;
+        if ((rc = score_split(c, &sc, load, err)))
+            goto done;
+        if (split_better(&sc, &best)) {
+            best = sc;
+            memcpy(best_load, load, sizeof(double) * (size_t)p);
+            memcpy(keep, c->lay, sizeof(int) * (size_t)V);
+        }
+        memcpy(c->lay, keep, sizeof(int) * (size_t)V);
+    }
+    for (int iter = 0, moved = 1; iter < 4 * V && moved; iter++) {
+        moved = 0;
+        int hi = 0;
+        for (int i = 1; i < p; i++)
+            if (best_load[i] > best_load[hi])
+                hi = i;
+        /* the busiest GPU's largest chunk gives a layer */
+        int kh = -1;
+        for (int ch = 0; ch < c->v; ch++) {
+            int k = ch * p + hi;
+            if (c->lay[k] > 1 && (kh < 0 || c->lay[k] > c->lay[kh]))
+                kh = k;
+        }
+        for (int tries = 0; kh >= 0 && tries < 3 && !moved; tries++) {
+            int lo = nth_least(best_load, p, hi, tries);
+            if (lo < 0)
+                break;
+            int kl = lo;
+            for (int ch = 1; ch < c->v; ch++)
+                if (c->lay[ch * p + lo] < c->lay[kl])
+                    kl = ch * p + lo;
+            c->lay[kh]--;
+            c->lay[kl]++;
+            if ((rc = score_split(c, &sc, load, err)))
+                goto done;
+            if (split_better(&sc, &best)) {
+                best = sc;
+                memcpy(best_load, load, sizeof(double) * (size_t)p);
+                moved = 1;
+            } else {
+                c->lay[kh]++;
+                c->lay[kl]--;
+            }
+        }
+    }
+done:
+    free(keep);
+    free(load);
+    if (!rc && (rc = stage_optimizers(c)))
+        wl_error_set(err, "cluster", 0, "", "out of memory");
+    return rc;
+}
+
+/* Layers per virtual stage (c->lay). Uniform and listed splits are as
+ * given. balanced and parameters fill layers one at a time into the GPU
+ * whose load is least (within it, its least-loaded chunk), starting from one
+ * layer per chunk beside the fixed loads of the embedding (first chunk) and
+ * the head (last): for loads that grow by the same amount per layer this
+ * water-filling minimises the largest GPU load over every split with at
+ * least a layer per chunk, Megatron's uniform split among them, so balanced
+ * is never slower than uniform. The loads: balanced, the pipeline work per
+ * micro-batch at the GPU's top clock (a forward, backward and weight
+ * gradients in training; the prompt and gen - 1 steps in decode) as the
+ * simulation costs it, embedding, head and loss included; parameters
+ * (DeepSpeed's partition_method), parameter counts, the embedding table on
+ * the first stage and its tied copy on the last. The optimizer step, a few
+ * percent of an iteration, is left out of the balance. */
+static int partition_layers(wl_cluster *c, wl_error *err)
+{
+    const wl_cluster_config *g = &c->cfg;
+    int V = c->p * c->v, L = c->model.layers;
+    if (g->partition == WL_CLUSTER_PART_UNIFORM) {
+        for (int k = 0; k < V; k++)
+            c->lay[k] = L / V;
+        return WL_OK;
+    }
+    if (g->partition == WL_CLUSTER_PART_LIST) {
+        /* pp counts with vp 1, or pp x vp: config_check has seen to it */
+        for (int k = 0; k < V; k++)
+            c->lay[k] = g->stage_layers[k];
+        return WL_OK;
+    }
+    double ell, first, last;
+    if (g->partition == WL_CLUSTER_PART_PARAMETERS) {
+        ell = wl_cluster_layer_params(&c->model, g->tp);
+        embedding_params(c, &first, &last);
+    } else {
+        int train = g->mode == WL_MODE_TRAIN, split = wl_cluster_schedule_splits_w(g->schedule);
+        double f = c->gpu.sm_clock_max_mhz, steps = c->decode ? (double)g->gen - 1 : 0;
+        double t[PC_COUNT] = {0}, t2[PC_COUNT] = {0};
+        static const int ids[] = {PC_LAYER_F, PC_LAYER_B, PC_LAYER_W, PC_EMB_F, PC_EMB_B,
+                                  PC_HEAD_F,  PC_HEAD_B,  PC_WIN_HEAD};
+        for (size_t k = 0; k < sizeof ids / sizeof *ids; k++) {
+            int id = ids[k];
+            cost a = {0}, a2 = {0};
+            if (id == PC_WIN_HEAD && !split)
+                continue; /* only a window then */
+            if (piece_cost(c->pc, &c->gpu, id, f, 1, &a) ||
+                (c->decode && piece_cost(c->pc2, &c->gpu, id, f, 1, &a2))) {
+                wl_error_set(err, "cluster", 0, "partition", "cannot evaluate the layers' kernels");
+                return WL_EINVAL;
+            }
+            t[id] = a.t;
+            t2[id] = a2.t;
+        }
+        ell = t[PC_LAYER_F] + steps * t2[PC_LAYER_F] +
+              (train ? t[PC_LAYER_B] + t[PC_LAYER_W] : 0);
+        first = t[PC_EMB_F] + steps * t2[PC_EMB_F] + (train ? t[PC_EMB_B] : 0);
+        last = t[PC_HEAD_F] + steps * t2[PC_HEAD_F] + (train ? t[PC_HEAD_B] + t[PC_WIN_HEAD] : 0);
+    }
+    /* the GPUs' loads in c->params, scratch until stage_params */
+    double *gl = c->params;
+    for (int i = 0; i < c->p; i++)
+        gl[i] = 0;
+    for (int k = 0; k < V; k++) {
+        c->lay[k] = 1;
+        gl[k % c->p] += ell + (k == 0 ? first : 0) + (k == V - 1 ? last : 0);
+    }
+    for (int left = L - V; left > 0; left--) {
+        int gi = 0;
+        for (int i = 1; i < c->p; i++)
+            if (gl[i] < gl[gi])
+                gi = i;
+        /* the GPU's chunk with the least load */
+        int best = gi;
+        double bl = INFINITY;
+        for (int ch = 0; ch < c->v; ch++) {
+            int k = ch * c->p + gi;
+            double l = c->lay[k] * ell + (k == 0 ? first : 0) + (k == V - 1 ? last : 0);
+            if (l < bl) {
+                bl = l;
+                best = k;
+            }
+        }
+        c->lay[best]++;
+        gl[gi] += ell;
     }
     return WL_OK;
 }
@@ -533,8 +904,7 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
         double end = wl_cluster_sim_stage(c->sim, i)->end_s, dpx = 0;
         c->opt_t[i] = c->opt_e[i] = 0;
         if (train) {
-            int kind = stage_kind(c, i);
-            double P = c->params[kind];
+            double P = c->params[i];
             double t_dp = c->cfg.dp > 1 ? wl_cluster_coll_time(&c->dp_g, c->cfg.zero ? WL_COLL_REDUCE_SCATTER
                                                                                       : WL_COLL_ALL_REDUCE,
                                                                P * GRAD_BYTES)
@@ -554,7 +924,7 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
                 dpx += wl_cluster_coll_time(&c->dp_g, WL_COLL_ALL_GATHER, P * wl_dtype_bytes(c->cfg.dtype));
             wl_core_op op = {.sm_clock_mhz = fb, .ignore_power_limit = 1};
             wl_core_result r;
-            if (wl_core_evaluator_run(c->opt_ev[kind], &op, &r)) {
+            if (wl_core_evaluator_run(c->opt_ev[c->opt_of[i]], &op, &r)) {
                 wl_error_set(err, "cluster", 0, "", "cannot evaluate the optimizer");
                 return WL_EINVAL;
             }
@@ -597,7 +967,7 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
         /* decode steps run at the second phase's clock */
         c->f_prev[i] = c->stage_clock[2 * i + (t->kind != 'F' || (c->decode && t->micro >= c->m))];
     }
-    double e_gpu = 0, tp_comm = 0, pp_comm = 0, dp_comm = 0, busy = 0;
+    double e_gpu = 0, tp_comm = 0, pp_comm = 0, dp_comm = 0, busy = 0, busy_max = 0;
     for (int i = 0; i < p; i++) {
         const wl_cluster_stage_stats *st = wl_cluster_sim_stage(c->sim, i);
         double e = c->e_stage[i];
@@ -609,6 +979,7 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
         pp_comm += st->send_s + st->recv_wait_s;
         dp_comm += c->dp_exp[i];
         busy += st->busy_s + c->opt_t[i];
+        busy_max = fmax(busy_max, st->busy_s + c->opt_t[i]);
         c->peak[i] = st->peak_in_flight;
     }
     double nics = (double)c->nodes * c->sys.nics_per_node;
@@ -651,6 +1022,7 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
     res->nodes = c->nodes;
     res->micro_batches = c->m;
     res->critical_stage = crit;
+    res->imbalance_pct = busy > 0 ? (busy_max / (busy / p) - 1) * 100 : 0;
     res->memory_gb = 0;
     for (int i = 0; i < p; i++) {
         wl_cluster_memory mm;
@@ -738,7 +1110,8 @@ int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *o
     if (stage < 0 || stage >= c->p)
         return WL_EINVAL;
     const wl_cluster_config *g = &c->cfg;
-    double P = c->params[stage_kind(c, stage)], eb = wl_dtype_bytes(g->dtype);
+    double P = c->params[stage], eb = wl_dtype_bytes(g->dtype);
+    int nl = wl_cluster_stage_layers(c, stage);
     int train = g->mode == WL_MODE_TRAIN, mixed = g->dtype != WL_DT_FP32;
     double shard = g->zero ? g->dp : 1;
     out->weights_gb = P * eb / 1e9;
@@ -750,8 +1123,9 @@ int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *o
      * schedule (1F1B: p - i micro-batches on stage i; interleaving more) */
     int inflight = c->peak[stage] > 0 ? c->peak[stage] : (train ? c->p - stage : 1);
     out->in_flight = train ? inflight : 1;
-    double act = train ? inflight * c->act_chunk_b + c->act_peak_b
-                       : c->act_chunk_b / (c->layers_per_chunk > 0 ? c->layers_per_chunk : 1);
+    /* a chunk in flight: the mean of this GPU's chunks (they differ only
+     * when the partition is uneven) */
+    double act = train ? inflight * c->act_layer_b * nl / c->v + c->act_peak_b : c->act_layer_b;
     if (c->decode) {
         /* the KV cache of every sequence of the replica at the full context:
          * K and V of this rank's key/value heads in each of its layers */
@@ -759,7 +1133,7 @@ int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *o
         double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
         double kvl = kvh >= g->tp ? kvh / g->tp : 1, hd = (double)m->d_model / m->heads;
         double seqs = (double)g->global_batch / g->dp;
-        act += 2.0 * c->layers_per_chunk * c->v * seqs * (double)(g->seq + g->gen) * kvl * hd * eb;
+        act += 2.0 * nl * seqs * (double)(g->seq + g->gen) * kvl * hd * eb;
     }
     /* the last stage's fp32 logits and their gradient in the loss */
     if (stage == c->p - 1 && c->model.vocab_size > 0)
@@ -950,6 +1324,33 @@ static int descend(wl_cluster *c, double *plan, int n, double bound, double step
     }
 }
 
+/* The single clock for every GPU with the least energy whose iteration
+ * takes at most `bound` seconds; at_max (the top clock's run) when none
+ * saves. A balanced split of an unbalanced configuration may miss a bound
+ * set by the unbalanced one's time only if it is slower, which balancing
+ * never is. */
+static int best_fixed(wl_cluster *c, double bound, wl_cluster_energy_scope scope,
+                      const wl_cluster_result *at_max, wl_cluster_result *best, double *clock,
+                      wl_error *err)
+{
+    const wl_core_gpu *g = &c->gpu;
+    *best = *at_max;
+    *clock = g->sm_clock_max_mhz;
+    size_t nclk = wl_core_gpu_clock_count(g);
+    for (size_t k = 0; k < nclk; k++) {
+        double f = wl_core_gpu_clock(g, k);
+        wl_cluster_result r;
+        int rc = wl_cluster_run(c, f, NULL, &r, err);
+        if (rc)
+            return rc;
+        if (r.time_s <= bound && scoped_j(&r, scope) < scoped_j(best, scope)) {
+            *best = r;
+            *clock = f;
+        }
+    }
+    return WL_OK;
+}
+
 int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, wl_cluster_energy_scope scope,
                         double *plan, wl_cluster_plan_result *out, wl_error *err)
 {
@@ -970,19 +1371,28 @@ int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, wl_cluster_energ
     if ((rc = wl_cluster_run(c, fmax, NULL, &out->at_max, err)))
         return rc;
     double bound = out->at_max.time_s * (1 + max_slowdown_pct / 100.0);
-    /* the best single clock within the bound */
-    out->best_fixed = out->at_max;
-    out->best_fixed_clock_mhz = fmax;
-    size_t nclk = wl_core_gpu_clock_count(g);
-    for (size_t k = 0; k < nclk; k++) {
-        double f = wl_core_gpu_clock(g, k);
-        wl_cluster_result r;
-        if ((rc = wl_cluster_run(c, f, NULL, &r, err)))
+    if ((rc = best_fixed(c, bound, scope, &out->at_max, &out->best_fixed,
+                         &out->best_fixed_clock_mhz, err)))
+        return rc;
+    /* the same configuration with balanced stages, at its best single
+     * clock within the same bound: what rebalancing gives without DVFS */
+    if (c->p > 1 && c->cfg.partition != WL_CLUSTER_PART_BALANCED) {
+        wl_cluster_config bc = c->cfg;
+        bc.partition = WL_CLUSTER_PART_BALANCED;
+        wl_cluster *b = NULL;
+        wl_cluster_result bmax;
+        if ((rc = wl_cluster_create(&c->sys, &c->gpu, &c->model, &bc, &b, err)) ||
+            (rc = wl_cluster_refine_split(b, err)) ||
+            (rc = wl_cluster_run(b, fmax, NULL, &bmax, err)) ||
+            (rc = best_fixed(b, bound, scope, &bmax, &out->balanced_fixed,
+                             &out->balanced_fixed_clock_mhz, err))) {
+            wl_cluster_free(b);
             return rc;
-        if (r.time_s <= bound && scoped_j(&r, scope) < scoped_j(&out->best_fixed, scope)) {
-            out->best_fixed = r;
-            out->best_fixed_clock_mhz = f;
         }
+        wl_cluster_free(b);
+    } else {
+        out->balanced_fixed = out->best_fixed;
+        out->balanced_fixed_clock_mhz = out->best_fixed_clock_mhz;
     }
     /* descend from every GPU at the maximum and from the best single clock;
      * keep the plan that uses less energy (never more than either start) */
@@ -1011,6 +1421,8 @@ int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, wl_cluster_energ
     double ep = scoped_j(&out->planned, scope), ef = scoped_j(&out->best_fixed, scope);
     out->energy_saving_pct = e0 > 0 ? 100 * (e0 - ep) / e0 : 0;
     out->saving_vs_fixed_pct = ef > 0 ? 100 * (ef - ep) / ef : 0;
+    double eb = scoped_j(&out->balanced_fixed, scope);
+    out->saving_vs_balanced_pct = eb > 0 ? 100 * (eb - ep) / eb : 0;
     out->slowdown_pct = t0 > 0 ? 100 * (out->planned.time_s - t0) / t0 : 0;
     return WL_OK;
 }

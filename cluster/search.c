@@ -5,7 +5,9 @@
  * The space is Megatron-LM's: tensor x pipeline x data parallel sizes that
  * multiply to the GPUs, micro-batch sizes (powers of two dividing a
  * replica's share of the global batch), virtual stages for the interleaved
- * schedule, the schedules, recomputation, sequence parallelism and ZeRO-1.
+ * schedule, the schedules, recomputation, sequence parallelism, ZeRO-1 and
+ * the split of layers over stages (uniform, and balanced, which also takes
+ * pipeline depths the layers do not divide by).
  * Enumeration is cheap and deterministic (its order is the output's), so a
  * shard is a contiguous slice of it and shards concatenate to the whole. */
 #include "cluster_internal.h"
@@ -70,7 +72,7 @@ int wl_cluster_search_configs(const wl_cluster_search_spec *s, const wl_core_mod
         if (gpus % tp)
             continue;
         for (int pp = 1; pp <= gpus / tp && !rc; pp++) {
-            if ((gpus / tp) % pp || (s->max_pp > 0 && pp > s->max_pp) || m->layers % pp)
+            if ((gpus / tp) % pp || (s->max_pp > 0 && pp > s->max_pp) || m->layers < pp)
                 continue;
             int dp = gpus / (tp * pp);
             if (b->global_batch % dp)
@@ -91,7 +93,7 @@ int wl_cluster_search_configs(const wl_cluster_search_spec *s, const wl_core_mod
                         continue;
                     int inter = wl_cluster_schedule_interleaves(t);
                     for (int vp = inter ? 2 : 1; vp <= (inter ? s->max_vp : 1) && !rc; vp++) {
-                        if (m->layers % (pp * vp))
+                        if (m->layers < pp * vp)
                             continue;
                         for (int r = 0; r < 3 && !rc; r++) {
                             if (!allowed(s->recomputes, r) || (!train && r))
@@ -102,14 +104,26 @@ int wl_cluster_search_configs(const wl_cluster_search_spec *s, const wl_core_mod
                                 for (int z = 0; z < 2 && !rc; z++) {
                                     if (!allowed(s->zero, z) || (z && (dp == 1 || !train)))
                                         continue;
-                                    wl_cluster_config c = *b;
-                                    c.tp = tp, c.pp = pp, c.dp = dp, c.vp = vp;
-                                    c.micro_batch = mb;
-                                    c.schedule = t;
-                                    c.recompute = (wl_recompute)r;
-                                    c.sequence_parallel = sp;
-                                    c.zero = z;
-                                    rc = push(&v, n, &cap, &c, m, gpus);
+                                    /* one stage has nothing to split;
+                                     * uniform needs the layers to divide
+                                     * (config_check) */
+                                    for (int pa = 0; pa < WL_CLUSTER_PART_LIST && !rc; pa++) {
+                                        if (pp == 1 ? pa != WL_CLUSTER_PART_UNIFORM
+                                                    : !(s->partitions ? (s->partitions >> pa) & 1u
+                                                                      : pa != WL_CLUSTER_PART_PARAMETERS))
+                                            continue;
+                                        wl_cluster_config c = *b;
+                                        c.tp = tp, c.pp = pp, c.dp = dp, c.vp = vp;
+                                        c.micro_batch = mb;
+                                        c.schedule = t;
+                                        c.recompute = (wl_recompute)r;
+                                        c.sequence_parallel = sp;
+                                        c.zero = z;
+                                        c.partition = (wl_cluster_partition)pa;
+                                        c.stage_layers = NULL;
+                                        c.nstage_layers = 0;
+                                        rc = push(&v, n, &cap, &c, m, gpus);
+                                    }
                                 }
                             }
                         }
@@ -153,6 +167,7 @@ static int eval_one(const wl_cluster_system *sys, const wl_core_gpu *gpu, const 
     int rc = wl_cluster_create(sys, gpu, m, cfg, &c, err);
     if (rc)
         return rc;
+    row->same_as_uniform = cfg->partition != WL_CLUSTER_PART_UNIFORM && wl_cluster_split_is_uniform(c);
     double floor_gb = static_memory_gb(c);
     if (gpu->mem_capacity_gb > 0 && floor_gb > gpu->mem_capacity_gb) {
         /* cannot fit whatever the schedule: not worth its simulation */
@@ -220,7 +235,7 @@ int wl_cluster_search_pick(const wl_cluster_search_row *rows, size_t n, unsigned
         return WL_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         const wl_cluster_result *r = &rows[i].r;
-        int ok = rows[i].evaluated && r->fits;
+        int ok = rows[i].evaluated && r->fits && !rows[i].same_as_uniform;
         pts[2 * i] = ok ? r->time_s : NAN;
         pts[2 * i + 1] = ok ? r->energy_j : NAN;
         if (!ok)

@@ -168,6 +168,38 @@ int wl_cluster_sim_append(wl_cluster_sim *s, const wl_cluster_task *t);
 
 /* ---- configurations ----------------------------------------------------------- */
 
+/* How the layers are split over the pipeline's (virtual) stages. The
+ * embedding always runs on the first virtual stage, the final norm, LM head
+ * and loss on the last; what differs is how many transformer layers sit
+ * beside them. */
+typedef enum {
+    /* Megatron-LM's default: every chunk the same number of layers (the
+     * layers must divide over pp x vp) */
+    WL_CLUSTER_PART_UNIFORM = 0,
+    /* the slowest GPU's pipeline work (its chunks' forwards, backwards and
+     * weight gradients, embedding, head and loss counted) as small as
+     * integer layers allow: what Megatron's --decoder-first/last-pipeline-
+     * num-layers and --account-for-embedding/loss-in-pipeline-split are set
+     * for by hand */
+    WL_CLUSTER_PART_BALANCED,
+    /* DeepSpeed's partition_method = parameters: the parameter counts
+     * balanced, the word embedding counted on the first stage and its tied
+     * copy (the LM head) on the last */
+    WL_CLUSTER_PART_PARAMETERS,
+    /* the layers of each stage (or virtual stage) as listed */
+    WL_CLUSTER_PART_LIST,
+    WL_CLUSTER_PART_COUNT
+} wl_cluster_partition;
+const char *wl_cluster_partition_name(wl_cluster_partition p); /* NULL past the last */
+/* uniform, balanced, parameters; WL_EINVAL otherwise (a list is parsed by
+ * wl_cluster_partition_parse) */
+int wl_cluster_partition_lookup(const char *name, wl_cluster_partition *out);
+#define WL_CLUSTER_MAX_LIST 1024
+/* "uniform", "balanced", "parameters" or a comma list of layer counts
+ * ("5,6,6,7") into *part and layers[*n] (up to WL_CLUSTER_MAX_LIST). */
+int wl_cluster_partition_parse(const char *text, wl_cluster_partition *part, int *layers,
+                               int *n, wl_error *err);
+
 typedef struct {
     int tp, pp, dp;             /* tensor, pipeline, data parallel sizes */
     int vp;                     /* model chunks (virtual stages) per GPU, >= 1 */
@@ -188,6 +220,13 @@ typedef struct {
     wl_launch launch;
     int no_dp_overlap;          /* 1: the gradient all-reduce starts after the
                                    last backward instead of during it */
+    wl_cluster_partition partition;
+    /* WL_CLUSTER_PART_LIST: layers per stage (pp of them; vp must be 1) or
+     * per virtual stage (pp x vp, in the order of the interleaved schedule's
+     * model chunks), each at least 1, summing to the model's layers; the
+     * caller keeps the array alive while it creates clusters from it */
+    const int *stage_layers;
+    int nstage_layers;
 } wl_cluster_config;
 
 /* Megatron's defaults: 1 GPU, bf16, micro-batch 1, seq 2048, 1f1b. */
@@ -221,6 +260,9 @@ typedef struct {
     double energy_per_token_j;
     int gpus, nodes, micro_batches;
     int critical_stage;         /* the stage that ends last */
+    double imbalance_pct;       /* the busiest GPU's work (chunks and optimizer
+                                   step) over the mean of the stages', less 1,
+                                   in percent: 0 for perfectly balanced stages */
     /* decode */
     double ttft_s, tpot_s;
 } wl_cluster_result;
@@ -235,6 +277,19 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
                       wl_cluster **out, wl_error *err);
 void wl_cluster_free(wl_cluster *c);
 int wl_cluster_stages(const wl_cluster *c);
+/* Transformer layers on one GPU of a stage (all its chunks); -1 for no such
+ * stage. */
+int wl_cluster_stage_layers(const wl_cluster *c, int stage);
+/* Whether every chunk has the same number of layers (Megatron's uniform
+ * split), whatever partition asked for it. */
+int wl_cluster_split_is_uniform(const wl_cluster *c);
+/* A balanced split (no-op for other partitions) as wl_cluster_create makes
+ * it balances the pipeline work at the top clock, which is optimal when the
+ * power limit does not throttle; when it does (each GPU by its own average
+ * power), this refines the split on simulated runs: uniform is tried too,
+ * then layers move from the busiest GPU to the least busy while the busiest
+ * GPU's work falls. A handful of runs; 'cluster' does it, search does not. */
+int wl_cluster_refine_split(wl_cluster *c, wl_error *err);
 
 /* Phases a stage can run at its own clock. */
 enum { WL_CLUSTER_FWD = 0, WL_CLUSTER_BWD = 1, WL_CLUSTER_PHASES = 2 };
@@ -285,9 +340,18 @@ typedef struct {
     wl_cluster_result at_max;     /* every GPU at its maximum clock */
     wl_cluster_result best_fixed; /* the best one clock for all GPUs within the bound */
     double best_fixed_clock_mhz;
+    /* the same configuration with balanced stages (--partition balanced)
+     * at its best one clock within the same bound: what rebalancing alone
+     * gives, so a plan's saving over it is what DVFS adds (Perseus's
+     * savings are over balanced stages); equal to best_fixed when the
+     * configuration is balanced already or has one stage */
+    wl_cluster_result balanced_fixed;
+    double balanced_fixed_clock_mhz;
     wl_cluster_result planned;
     double energy_saving_pct;     /* planned against at_max */
     double saving_vs_fixed_pct;   /* planned against best_fixed */
+    double saving_vs_balanced_pct; /* planned against balanced_fixed (negative:
+                                      rebalancing saves more than the plan) */
     double slowdown_pct;          /* planned against at_max */
     wl_cluster_energy_scope scope; /* the energy of the choices and the savings */
 } wl_cluster_plan_result;
@@ -327,6 +391,8 @@ typedef struct {
     unsigned recomputes;        /* bit i: wl_recompute i */
     unsigned sequence_parallel; /* bit 0: off, bit 1: on */
     unsigned zero;              /* bit 0: ZeRO off, bit 1: ZeRO-1 */
+    unsigned partitions;        /* bit i: wl_cluster_partition i (not lists);
+                                   0: uniform and balanced */
 } wl_cluster_search_spec;
 
 void wl_cluster_search_default(wl_cluster_search_spec *s);
@@ -342,6 +408,9 @@ typedef struct {
                                    alone exceed the GPU's memory, so it was
                                    not simulated (times and energies NaN,
                                    memory_gb that floor, fits 0) */
+    int same_as_uniform;        /* a balanced or parameters split that came
+                                   out uniform: the row of the uniform
+                                   configuration again, left off the front */
 } wl_cluster_search_row;
 
 /* Evaluates n configurations at one clock, on `threads` threads (0:

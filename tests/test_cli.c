@@ -337,8 +337,30 @@ static void test_cluster_cmd(void **state)
 {
     (void)state;
     assert_int_equal(run("cluster --model gpt3-1.3b --tp 2 --pp 2 --format csv"), 0);
-    assert_non_null(strstr(out_buf, "time_s,energy_j,power_w,tflops_per_gpu,mfu,bubble_s,"
+    assert_non_null(strstr(out_buf, "time_s,energy_j,power_w,tflops_per_gpu,mfu,bubble_s,imbalance_pct,"
                                     "tp_comm_exposed_s,pp_comm_exposed_s,dp_comm_exposed_s,memory_gb,fits"));
+    assert_non_null(strstr(out_buf, ",1f1b,none,uniform,1,"));
+    /* partitions: the layers per stage, a list echoed, bad lists usage errors */
+    assert_int_equal(run("cluster --model gpt3-1.3b --pp 4 --partition 3,7,7,7 --stages --format csv"), 0);
+    assert_non_null(strstr(out_buf, "stage,layers,fwd_clock_mhz,"));
+    assert_non_null(strstr(out_buf, "\n0,3,"));
+    assert_non_null(strstr(out_buf, "\n3,7,"));
+    assert_int_equal(run("cluster --model gpt3-1.3b --pp 4 --partition 3,7,7,7 --format csv"), 0);
+    assert_null(strstr(out_buf, ",3,7,7,7,")); /* a CSV cell with commas is quoted */
+    assert_non_null(strstr(out_buf, ",\"3,7,7,7\","));
+    assert_int_equal(run("cluster --model gpt3-1.3b --pp 4 --partition 3,7,7"), 2);
+    assert_non_null(strstr(err_buf, "--partition"));
+    assert_int_equal(run("cluster --model gpt3-1.3b --pp 4 --partition 0,8,8,8"), 2);
+    assert_int_equal(run("cluster --model gpt3-1.3b --pp 4 --partition even"), 2);
+    assert_int_equal(run("cluster --model gpt2 --pp 8 --partition balanced --format csv"), 0);
+    assert_int_equal(run("cluster --system server-4x-a100-pcie-80gb --model gpt3-1.3b --pp 4 "
+                         "--micro-batch 8 --optimize energy --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",saving_vs_fixed_pct,balanced_fixed_clock_mhz,"
+                                    "saving_vs_balanced_pct,energy_scope\n"));
+    /* the uniform split's plan against balanced stages at one clock */
+    assert_true(csv_get(out_buf, 1, "saving_vs_balanced_pct") <
+                csv_get(out_buf, 1, "energy_saving_pct"));
+    assert_true(csv_get(out_buf, 1, "imbalance_pct") > 10);
     assert_int_equal(count_lines(out_buf), 2);
     /* per stage, and the timeline as trace events */
     assert_int_equal(run("cluster --model gpt3-1.3b --tp 2 --pp 4 --stages --format csv "
@@ -379,17 +401,12 @@ static void test_cluster_cmd(void **state)
         assert_int_equal(run("cluster --model gpt3-1.3b --tp 2 --pp 4 --optimize energy "
                              "--max-slowdown-pct 1 --energy-scope %s --format csv", k ? "all" : "gpu"), 0);
         assert_non_null(strstr(out_buf, ",energy_saving_pct,slowdown_pct,best_fixed_clock_mhz,"
-                                        "saving_vs_fixed_pct,energy_scope\n"));
+                                        "saving_vs_fixed_pct,balanced_fixed_clock_mhz,"
+                                        "saving_vs_balanced_pct,energy_scope\n"));
         const char *row = strchr(out_buf, '\n') + 1;
         const char *last = strrchr(row, ',');
         assert_non_null(strstr(last, k ? "all" : "gpu"));
-        /* energy_saving_pct: the fifth field from the end */
-        const char *f = last;
-        for (int j = 0; j < 4; j++)
-            do
-                f--;
-            while (*f != ',');
-        save[k] = atof(f + 1);
+        save[k] = csv_get(out_buf, 1, "energy_saving_pct");
         assert_true(save[k] > 0);
     }
     assert_true(save[0] > save[1]);

@@ -496,10 +496,19 @@ static void test_search(void **state)
     sp.recomputes = 1u << WL_RECOMPUTE_NONE;
     sp.sequence_parallel = sp.zero = 1;
     sp.max_micro_batch = 1;
+    sp.partitions = 1u << WL_CLUSTER_PART_UNIFORM;
     wl_cluster_config *cf;
     size_t n;
     assert_int_equal(wl_cluster_search_configs(&sp, &m, 8, 8, &cf, &n, &e), WL_OK);
     assert_int_equal(n, 10);
+    free(cf);
+    /* by default the six with pp > 1 are also tried with balanced stages */
+    sp.partitions = 0;
+    assert_int_equal(wl_cluster_search_configs(&sp, &m, 8, 8, &cf, &n, &e), WL_OK);
+    assert_int_equal(n, 16);
+    assert_int_equal(cf[1].partition, WL_CLUSTER_PART_UNIFORM);
+    assert_int_equal(cf[2].partition, WL_CLUSTER_PART_BALANCED);
+    assert_int_equal(cf[2].pp, 2);
     free(cf);
     /* the whole space: each valid, none twice */
     wl_cluster_search_default(&sp);
@@ -537,6 +546,149 @@ static void test_search(void **state)
                 assert_false(r1[j].r.time_s < r1[i].r.time_s && r1[j].r.energy_j < r1[i].r.energy_j);
     }
     free(front), free(r1), free(r2), free(cf);
+}
+
+/* The busiest GPU's work at the top clock (power limit applied). */
+static double busiest(wl_cluster *cl, const wl_core_gpu *gpu)
+{
+    wl_cluster_result r;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_run(cl, gpu->sm_clock_max_mhz, NULL, &r, &e), WL_OK);
+    double b = 0;
+    for (int i = 0; i < wl_cluster_stages(cl); i++)
+        b = fmax(b, wl_cluster_sim_stage_of(cl, i)->busy_s);
+    return b;
+}
+
+/* Partitions: balanced never leaves a slower busiest stage than uniform
+ * (training with and without interleaving, prefill, decode, a power-
+ * limited PCIe server); every split puts each model layer on one chunk;
+ * DeepSpeed's parameters rule and a list give the counts derived by hand;
+ * impossible lists are errors naming the partition. */
+static void test_partitions(void **state)
+{
+    (void)state;
+    wl_error e = {0};
+    struct {
+        const char *system, *model;
+        int pp, vp;
+        wl_mode mode;
+        long long mb;
+    } cases[] = {
+        {"server-4x-a100-pcie-80gb", "gpt3-1.3b", 4, 1, WL_MODE_TRAIN, 8},
+        {"dgx-a100-80gb", "gpt3-1.3b", 8, 1, WL_MODE_TRAIN, 2},
+        {"dgx-a100-80gb", "gpt3-1.3b", 4, 2, WL_MODE_TRAIN, 1},
+        {"dgx-a100-80gb", "llama-3-8b", 4, 1, WL_MODE_PREFILL, 2},
+        {"dgx-a100-80gb", "gpt3-1.3b", 8, 1, WL_MODE_DECODE, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        wl_cluster_system sys;
+        wl_core_gpu gpu;
+        wl_core_model m;
+        assert_int_equal(wl_cluster_system_load(cases[k].system, &sys, &e), WL_OK);
+        assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
+        assert_int_equal(wl_preset_model_load(cases[k].model, &m, &e), WL_OK);
+        wl_cluster_config c;
+        wl_cluster_config_default(&c);
+        c.pp = cases[k].pp;
+        c.vp = cases[k].vp;
+        c.dp = sys.gpus_per_node / c.pp;
+        c.mode = cases[k].mode;
+        c.micro_batch = cases[k].mb;
+        c.global_batch = c.micro_batch * c.dp * 2 * c.pp;
+        c.gen = 16;
+        double b[2];
+        for (int pa = 0; pa < 2; pa++) {
+            c.partition = pa ? WL_CLUSTER_PART_BALANCED : WL_CLUSTER_PART_UNIFORM;
+            wl_cluster *cl;
+            assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+            assert_int_equal(wl_cluster_refine_split(cl, &e), WL_OK);
+            int sum = 0;
+            for (int i = 0; i < c.pp; i++) {
+                int l = wl_cluster_stage_layers(cl, i);
+                assert_true(l >= c.vp);
+                sum += l;
+            }
+            assert_int_equal(sum, m.layers);
+            b[pa] = busiest(cl, &gpu);
+            wl_cluster_free(cl);
+        }
+        if (!(b[1] <= b[0] * (1 + 1e-9)))
+            fail_msg("case %zu: balanced %.6f s > uniform %.6f s", k, b[1], b[0]);
+    }
+    /* gpt3-1.3b (24 layers of 12 d^2 + 13 d parameters, d 2048) on 4
+     * stages by parameters: the word table (50304 x 2048) and the 2048
+     * learned positions on the first are 2.13 layers' worth, the tied head
+     * copy and final norm on the last 2.05: 24 + 4.18 = 28.18 over 4 is
+     * 7.05 a stage, so 5 + 2.13, 7, 7, 5 + 2.05 */
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model m;
+    wl_cluster_config c;
+    load_dgx(&sys, &gpu, &m, "gpt3-1.3b", &c);
+    c.tp = 1, c.pp = 4, c.dp = 2;
+    c.global_batch = 16;
+    c.partition = WL_CLUSTER_PART_PARAMETERS;
+    wl_cluster *cl;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+    const int want[4] = {5, 7, 7, 5};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(wl_cluster_stage_layers(cl, i), want[i]);
+    wl_cluster_free(cl);
+    /* a list per stage, or per virtual stage */
+    int list[8] = {3, 7, 7, 7};
+    wl_cluster_partition part;
+    int nl;
+    assert_int_equal(wl_cluster_partition_parse("3,7,7,7", &part, list, &nl, &e), WL_OK);
+    assert_int_equal(part, WL_CLUSTER_PART_LIST);
+    assert_int_equal(nl, 4);
+    c.partition = part;
+    c.stage_layers = list;
+    c.nstage_layers = nl;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_stage_layers(cl, 0), 3);
+    assert_int_equal(wl_cluster_stage_layers(cl, 3), 7);
+    /* fewer layers on the first stage: less weight memory there */
+    wl_cluster_memory m0, m1;
+    assert_int_equal(wl_cluster_stage_memory(cl, 0, &m0), WL_OK);
+    assert_int_equal(wl_cluster_stage_memory(cl, 1, &m1), WL_OK);
+    assert_true(m0.grads_gb < m1.grads_gb + 0.21); /* 3 layers + 0.107 G embedding vs 7 */
+    wl_cluster_free(cl);
+    int vlist[8] = {2, 4, 3, 3, 3, 3, 3, 3};
+    c.vp = 2;
+    c.stage_layers = vlist;
+    c.nstage_layers = 8;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_stage_layers(cl, 0), 5); /* chunks 0 and 4 */
+    assert_int_equal(wl_cluster_stage_layers(cl, 1), 7);
+    wl_cluster_free(cl);
+    c.nstage_layers = 4; /* pp counts need vp 1 */
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_EINVAL);
+    assert_string_equal(e.field, "partition");
+    c.vp = 1;
+    list[0] = 4; /* 25 layers */
+    c.stage_layers = list;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_EINVAL);
+    assert_non_null(strstr(e.text, "add up to 25"));
+    const char *bad[] = {"0,8,8,8", "6,6,6,", "6,,6", "x", "", "6,6,6,6e3"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        memset(&e, 0, sizeof e);
+        if (wl_cluster_partition_parse(bad[i], &part, list, &nl, &e) != WL_EINVAL)
+            fail_msg("'%s' parsed", bad[i]);
+        assert_string_equal(e.field, "partition");
+    }
+    /* uniform needs the layers to divide; balanced does not */
+    c.partition = WL_CLUSTER_PART_UNIFORM;
+    c.pp = 8, c.dp = 1, c.vp = 1;
+    load_dgx(&sys, &gpu, &m, "gpt2", NULL); /* 12 layers */
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_EINVAL);
+    c.partition = WL_CLUSTER_PART_BALANCED;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+    int tot = 0;
+    for (int i = 0; i < 8; i++)
+        tot += wl_cluster_stage_layers(cl, i);
+    assert_int_equal(tot, 12);
+    wl_cluster_free(cl);
 }
 
 /* The frontier: fastest first, each point trading time for energy, all
@@ -720,6 +872,7 @@ int main(void)
         cmocka_unit_test(test_stage_plan), cmocka_unit_test(test_system_presets),   cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_decode_rounds), cmocka_unit_test(test_decode_result),
         cmocka_unit_test(test_search), cmocka_unit_test(test_frontier),
+        cmocka_unit_test(test_partitions),
         cmocka_unit_test(test_plot_timeline), cmocka_unit_test(test_power_limit_average),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
