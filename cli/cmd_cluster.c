@@ -38,6 +38,8 @@ static void help(FILE *f)
 "  --seq N                 tokens per sequence (default 2048)\n"
 "  --recompute none|selective|full  activation recomputation (default none)\n"
 "  --schedule gpipe|1f1b|interleaved|zb-h1  (default 1f1b, interleaved with --vp > 1)\n"
+"  --power-limits LIST     a row per board power limit in W (150:300:25), every GPU\n"
+"                          capped alike, Zeus's knob; power_limit_w comes first\n"
 "  --partition uniform|balanced|parameters|N,N,...  layers per stage (default uniform,\n"
 "                          Megatron-LM's default, whose layers wattlas models: the same\n"
 "                          number per chunk, the embedding on the first stage, the head\n"
@@ -127,6 +129,7 @@ typedef struct {
     wl_results_format format;
     int part_layers[WL_CLUSTER_MAX_LIST];
     const char *part_text;
+    wl_core_numlist limits; /* --power-limits */
 } cluster_opts;
 
 static int set_opt(const char *cmd, cluster_opts *o, const char *arg)
@@ -212,7 +215,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         O_SYSTEM = 256, O_NODES, O_MODEL, O_MODE, O_TP, O_PP, O_DP, O_VP, O_SP, O_ZERO, O_GB, O_MB,
         O_SEQ, O_RECOMP, O_SCHED, O_DTYPE, O_ATTN, O_LAUNCH, O_HOST, O_CLOCK, O_SET, O_NODPO,
         O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_OPT, O_MAXSLOW, O_MAXTP, O_MAXPP, O_MAXVP,
-        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_HELP
+        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_HELP
     };
     static const struct option lo[] = {
         {"system", required_argument, 0, O_SYSTEM}, {"nodes", required_argument, 0, O_NODES},
@@ -237,6 +240,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         {"frontier", no_argument, 0, O_FRONTIER}, {"gen", required_argument, 0, O_GEN},
         {"energy-scope", required_argument, 0, O_SCOPE},
         {"partition", required_argument, 0, O_PART},
+        {"power-limits", required_argument, 0, O_LIMITS},
         {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -386,6 +390,16 @@ static int parse(int argc, char **argv, cluster_opts *o)
             if (wl_cluster_energy_scope_lookup(optarg, &o->scope))
                 rc = cli_usage(cmd, "--energy-scope: expected gpu or all, got '%.60s'", optarg);
             break;
+        case O_LIMITS: {
+            wl_error e = {0};
+            if ((rc = option_fits(cmd, o->search, "power-limits", 0)))
+                break;
+            wl_core_numlist_free(&o->limits);
+            if (wl_core_parse_list(optarg, 1, 100000, 0, "--power-limits", 0, "power_limit_w",
+                                   &o->limits, &e))
+                rc = cli_usage(cmd, "--power-limits: %s", e.text);
+            break;
+        }
         case O_TIMELINE:
             if (!(rc = option_fits(cmd, o->search, "timeline", 0)))
                 o->timeline = optarg;
@@ -403,6 +417,9 @@ static int parse(int argc, char **argv, cluster_opts *o)
         return rc;
     if (optind < argc)
         return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    if (o->limits.n && (o->optimize || o->frontier || o->stages || o->timeline))
+        return cli_usage(cmd, "--power-limits: a row per limit; it does not combine with "
+                         "--optimize, --frontier, --stages or --timeline");
     return 0;
 }
 
@@ -587,6 +604,43 @@ static int write_timeline(const char *cmd, const char *path, const wl_cluster *c
     return 0;
 }
 
+/* --power-limits: the summary row under each board power limit, every GPU
+ * capped alike (Zeus's knob), the limit first. */
+static int write_limits(const char *cmd, const cluster_opts *o, const wl_cluster_system *sys,
+                        const wl_core_gpu *gpu, const wl_core_model *model, double clock)
+{
+    enum { NC = NCOLS - NOPT + 1 };
+    wl_results_col lc[NC];
+    lc[0] = (wl_results_col)WL_RESULTS_COL("power_limit_w", WL_COL_NUM, 0, 0);
+    memcpy(lc + 1, cols, sizeof(wl_results_col) * (NC - 1));
+    wl_error err = {0};
+    size_t n = o->limits.n;
+    wl_cluster_result *res = calloc(n, sizeof *res);
+    if (!res) {
+        fprintf(stderr, "wattlas %s: out of memory\n", cmd);
+        return EXIT_RUNTIME;
+    }
+    if (wl_cluster_power_limit_sweep(sys, gpu, model, &o->cfg, clock, o->limits.v, n, res, &err)) {
+        free(res);
+        return cli_fail(cmd, &err);
+    }
+    cli_rows rows;
+    int rc = cli_rows_open(cmd, o->out, o->format, lc, NC, &rows);
+    if (rc) {
+        free(res);
+        return rc;
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+        wl_results_cell c[NC];
+        c[0] = (wl_results_cell){.v = o->limits.v[i]};
+        row_cells(c + 1, sys->id, model->id, &o->cfg, &res[i], clock, o->tokens, o->part_text);
+        rc = wl_results_writer_row(rows.w, c) ? EXIT_RUNTIME : 0;
+    }
+    rc = cli_rows_close(cmd, &rows, rc == 0) ? EXIT_RUNTIME : rc;
+    free(res);
+    return rc;
+}
+
 static int run(const char *cmd, cluster_opts *o)
 {
     wl_cluster_system sys;
@@ -606,6 +660,8 @@ static int run(const char *cmd, cluster_opts *o)
     if (!o->gb_given)
         o->cfg.global_batch = o->cfg.micro_batch * o->cfg.dp * 4 * o->cfg.pp;
     double clock = o->clock > 0 ? o->clock : gpu.sm_clock_max_mhz;
+    if (o->limits.n)
+        return write_limits(cmd, o, &sys, &gpu, &model, clock);
     wl_error err = {0};
     wl_cluster *cl = NULL;
     if (wl_cluster_create(&sys, &gpu, &model, &o->cfg, &cl, &err)) {
@@ -894,8 +950,9 @@ int cmd_cluster(int argc, char **argv)
     o.argv = argv;
     int rc = parse(argc, argv, &o);
     if (rc == CLI_HELP)
-        return 0;
-    if (rc)
-        return rc;
-    return o.search ? search_run("cluster search", &o) : run("cluster", &o);
+        rc = 0;
+    else if (!rc)
+        rc = o.search ? search_run("cluster search", &o) : run("cluster", &o);
+    wl_core_numlist_free(&o.limits);
+    return rc;
 }

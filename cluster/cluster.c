@@ -1104,6 +1104,31 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
     return WL_OK;
 }
 
+int wl_cluster_power_limit_sweep(const wl_cluster_system *sys, const wl_core_gpu *gpu,
+                                 const wl_core_model *m, const wl_cluster_config *cfg,
+                                 double clock_mhz, const double *limits, size_t n,
+                                 wl_cluster_result *res, wl_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!(limits[i] > 0) || !isfinite(limits[i]) || limits[i] > 1e5) {
+            wl_error_set(err, "cluster", 0, "power_limit_w", "expected a limit in (0, 100000] W");
+            return WL_EINVAL;
+        }
+        wl_core_gpu g = *gpu;
+        g.power_limit_w = limits[i];
+        wl_cluster *c = NULL;
+        int rc = wl_cluster_create(sys, &g, m, cfg, &c, err);
+        if (!rc)
+            rc = wl_cluster_refine_split(c, err);
+        if (!rc)
+            rc = wl_cluster_run(c, clock_mhz, NULL, &res[i], err);
+        wl_cluster_free(c);
+        if (rc)
+            return rc;
+    }
+    return WL_OK;
+}
+
 int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *out)
 {
     memset(out, 0, sizeof *out);

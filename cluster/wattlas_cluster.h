@@ -321,6 +321,15 @@ typedef struct {
 } wl_cluster_memory;
 int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *out);
 
+/* Every GPU of the configuration under each board power limit (Zeus's
+ * knob, nvidia-smi -pl), requested at clock_mhz: res[i] for limits[i] W,
+ * a balanced split refined under each limit. WL_EINVAL for a limit that
+ * is not a positive finite number. */
+int wl_cluster_power_limit_sweep(const wl_cluster_system *sys, const wl_core_gpu *gpu,
+                                 const wl_core_model *m, const wl_cluster_config *cfg,
+                                 double clock_mhz, const double *limits, size_t n,
+                                 wl_cluster_result *res, wl_error *err);
+
 /* ---- clocks per stage ---------------------------------------------------------- */
 
 /* The energy a clock plan minimises and its savings are of: the GPUs'

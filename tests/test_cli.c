@@ -339,6 +339,7 @@ static void test_cluster_cmd(void **state)
     assert_int_equal(run("cluster --model gpt3-1.3b --tp 2 --pp 2 --format csv"), 0);
     assert_non_null(strstr(out_buf, "time_s,energy_j,power_w,tflops_per_gpu,mfu,bubble_s,imbalance_pct,"
                                     "tp_comm_exposed_s,pp_comm_exposed_s,dp_comm_exposed_s,memory_gb,fits"));
+    assert_int_equal(count_lines(out_buf), 2);
     assert_non_null(strstr(out_buf, ",1f1b,none,uniform,1,"));
     /* partitions: the layers per stage, a list echoed, bad lists usage errors */
     assert_int_equal(run("cluster --model gpt3-1.3b --pp 4 --partition 3,7,7,7 --stages --format csv"), 0);
@@ -361,7 +362,15 @@ static void test_cluster_cmd(void **state)
     assert_true(csv_get(out_buf, 1, "saving_vs_balanced_pct") <
                 csv_get(out_buf, 1, "energy_saving_pct"));
     assert_true(csv_get(out_buf, 1, "imbalance_pct") > 10);
-    assert_int_equal(count_lines(out_buf), 2);
+    /* a row per power limit, the limit first */
+    assert_int_equal(run("cluster --system server-4x-a100-pcie-80gb --model gpt3-1.3b --pp 4 "
+                         "--micro-batch 8 --power-limits 150:300:50 --format csv"), 0);
+    assert_int_equal(count_lines(out_buf), 5);
+    assert_true(strncmp(out_buf, "power_limit_w,system,model,", 27) == 0);
+    assert_true(csv_get(out_buf, 1, "time_s") > csv_get(out_buf, 4, "time_s"));
+    assert_int_equal(run("cluster --power-limits 300 --stages"), 2);
+    assert_int_equal(run("cluster --power-limits 0"), 2);
+    assert_int_equal(run("cluster search --power-limits 300"), 2);
     /* per stage, and the timeline as trace events */
     assert_int_equal(run("cluster --model gpt3-1.3b --tp 2 --pp 4 --stages --format csv "
                          "--timeline tl.json"), 0);

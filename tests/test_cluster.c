@@ -691,6 +691,53 @@ static void test_partitions(void **state)
     wl_cluster_free(cl);
 }
 
+/* Power caps at scale: a lower limit never makes the iteration faster,
+ * every GPU's average power over the timeline stays within its cap (the
+ * clock floor aside), a cap above what the GPUs draw changes nothing, and a
+ * limit that is no number is an error naming power_limit_w. */
+static void test_power_limit_sweep(void **state)
+{
+    (void)state;
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model m;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load("server-4x-a100-pcie-80gb", &sys, &e), WL_OK);
+    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
+    assert_int_equal(wl_preset_model_load("gpt3-1.3b", &m, &e), WL_OK);
+    wl_cluster_config c;
+    wl_cluster_config_default(&c);
+    c.pp = 4;
+    c.micro_batch = 8;
+    c.global_batch = 64;
+    c.partition = WL_CLUSTER_PART_BALANCED;
+    const double lim[] = {150, 200, 250, 300, 5000};
+    wl_cluster_result r[5];
+    assert_int_equal(wl_cluster_power_limit_sweep(&sys, &gpu, &m, &c, gpu.sm_clock_max_mhz, lim, 5,
+                                                  r, &e), WL_OK);
+    for (int i = 0; i < 5; i++) {
+        if (i)
+            assert_true(r[i].time_s <= r[i - 1].time_s * (1 + 1e-12));
+        /* the mean GPU is within the cap (each one is: the mean is too) */
+        double mean_w = r[i].energy_gpu_j / r[i].time_s / r[i].gpus;
+        assert_true(mean_w <= lim[i] * gpu.coef.power_cap_frac * 1.001);
+    }
+    assert_true(r[0].time_s > 1.2 * r[3].time_s); /* 150 W on a 300 W board */
+    wl_core_gpu free_gpu = gpu;
+    free_gpu.power_limit_w = 5000;
+    wl_cluster *cl;
+    wl_cluster_result u;
+    assert_int_equal(wl_cluster_create(&sys, &free_gpu, &m, &c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_refine_split(cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, gpu.sm_clock_max_mhz, NULL, &u, &e), WL_OK);
+    assert_true(u.time_s == r[4].time_s && u.energy_j == r[4].energy_j);
+    wl_cluster_free(cl);
+    const double nan_lim[] = {NAN};
+    assert_int_equal(wl_cluster_power_limit_sweep(&sys, &gpu, &m, &c, 1410, nan_lim, 1, r, &e),
+                     WL_EINVAL);
+    assert_string_equal(e.field, "power_limit_w");
+}
+
 /* The frontier: fastest first, each point trading time for energy, all
  * within the bound, its fastest point no slower than every GPU at max. */
 static void test_frontier(void **state)
@@ -872,7 +919,7 @@ int main(void)
         cmocka_unit_test(test_stage_plan), cmocka_unit_test(test_system_presets),   cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_decode_rounds), cmocka_unit_test(test_decode_result),
         cmocka_unit_test(test_search), cmocka_unit_test(test_frontier),
-        cmocka_unit_test(test_partitions),
+        cmocka_unit_test(test_partitions), cmocka_unit_test(test_power_limit_sweep),
         cmocka_unit_test(test_plot_timeline), cmocka_unit_test(test_power_limit_average),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
