@@ -213,11 +213,12 @@ static int read_rows(wl_results_csv *csv, wl_calib_set *s, wl_error *err)
         }
         row->gen_tokens = isnan(g) ? 0 : (long long)g;
         char *odst[3] = {row->optimizer, row->master_dtype, row->launch};
+        const size_t ocap[3] = {sizeof row->optimizer, sizeof row->master_dtype, sizeof row->launch};
         for (int i = 0; i < 3; i++)
             if (c_opt[i] >= 0 &&
-                copy_str(odst[i], sizeof row->optimizer, wl_results_csv_field(csv, (size_t)c_opt[i]))) {
+                copy_str(odst[i], ocap[i], wl_results_csv_field(csv, (size_t)c_opt[i]))) {
                 wl_error_set(err, path, line, opt_names[i], "longer than %zu characters",
-                             sizeof row->optimizer - 1);
+                             ocap[i] - 1);
                 return WL_EPARSE;
             }
         if (store_fields(s, csv))

@@ -415,13 +415,20 @@ static void test_decode_rounds(void **state)
 }
 
 /* One DGX A100, a model preset, and tp 2 x pp 2 x dp 2 when c is given. */
+/* A system preset, its GPU and a model preset. */
+static void load_system(const char *system, const char *model, wl_cluster_system *sys,
+                        wl_core_gpu *gpu, wl_core_model *m)
+{
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load(system, sys, &e), WL_OK);
+    assert_int_equal(wl_preset_gpu_load(sys->gpu, gpu, &e), WL_OK);
+    assert_int_equal(wl_preset_model_load(model, m, &e), WL_OK);
+}
+
 static void load_dgx(wl_cluster_system *sys, wl_core_gpu *gpu, wl_core_model *m, const char *model,
                      wl_cluster_config *c)
 {
-    wl_error e = {0};
-    assert_int_equal(wl_cluster_system_load("dgx-a100-80gb", sys, &e), WL_OK);
-    assert_int_equal(wl_preset_gpu_load(sys->gpu, gpu, &e), WL_OK);
-    assert_int_equal(wl_preset_model_load(model, m, &e), WL_OK);
+    load_system("dgx-a100-80gb", model, sys, gpu, m);
     sys->nodes = 1;
     if (c) {
         wl_cluster_config_default(c);
@@ -585,9 +592,7 @@ static void test_partitions(void **state)
         wl_cluster_system sys;
         wl_core_gpu gpu;
         wl_core_model m;
-        assert_int_equal(wl_cluster_system_load(cases[k].system, &sys, &e), WL_OK);
-        assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
-        assert_int_equal(wl_preset_model_load(cases[k].model, &m, &e), WL_OK);
+        load_system(cases[k].system, cases[k].model, &sys, &gpu, &m);
         wl_cluster_config c;
         wl_cluster_config_default(&c);
         c.pp = cases[k].pp;
@@ -702,9 +707,7 @@ static void test_power_limit_sweep(void **state)
     wl_core_gpu gpu;
     wl_core_model m;
     wl_error e = {0};
-    assert_int_equal(wl_cluster_system_load("server-4x-a100-pcie-80gb", &sys, &e), WL_OK);
-    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
-    assert_int_equal(wl_preset_model_load("gpt3-1.3b", &m, &e), WL_OK);
+    load_system("server-4x-a100-pcie-80gb", "gpt3-1.3b", &sys, &gpu, &m);
     wl_cluster_config c;
     wl_cluster_config_default(&c);
     c.pp = 4;
