@@ -210,13 +210,13 @@ class Sampler(threading.Thread):
         super().__init__(daemon=True)
         self.nvml, self.h, self.poll_s, self.slow_every = nvml, h, poll_s, slow_every
         self.updates, self.clocks, self.temps, self.reasons = [], [], [], 0
-        self._stop = threading.Event()
+        self._halt = threading.Event()  # not _stop: threading.Thread has its own
         self.error = None
 
     def run(self):
         last, n = None, 0
         try:
-            while not self._stop.is_set():
+            while not self._halt.is_set():
                 e = self.nvml.energy_mj(self.h)
                 t = time.perf_counter()
                 if e != last:
@@ -235,7 +235,7 @@ class Sampler(threading.Thread):
             self.error = e
 
     def stop(self):
-        self._stop.set()
+        self._halt.set()
         self.join()
         if self.error:
             raise self.error
@@ -538,10 +538,14 @@ def _model_step(torch, case, dev, attention, gen_tokens):
     cfg._attn_implementation = attention
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[case["dtype"]]
     causal = case["mode"] in ("train", "decode")
-    if causal:
-        model = transformers.AutoModelForCausalLM.from_config(cfg, torch_dtype=dt)
-    else:
-        model = transformers.AutoModel.from_config(cfg, torch_dtype=dt)
+    auto = transformers.AutoModelForCausalLM if causal else transformers.AutoModel
+    # built on the GPU: random initialisation of an 8B model on the CPU takes
+    # minutes, on the GPU seconds (weights are random either way)
+    with dev:
+        try:  # transformers >= 4.56 names it dtype, older ones torch_dtype
+            model = auto.from_config(cfg, dtype=dt)
+        except TypeError:
+            model = auto.from_config(cfg, torch_dtype=dt)
     model.to(dev)
     ids = torch.randint(0, cfg.vocab_size, (case["batch"], case["seq"]), device=dev)
     if case["mode"] == "prefill":
@@ -574,9 +578,14 @@ def _model_step(torch, case, dev, attention, gen_tokens):
 # ---- subcommands -------------------------------------------------------------
 
 def _progress(args, text):
-    if sys.stderr.isatty() and not args.quiet:
+    """A line per point: rewritten in place on a terminal, appended to a log."""
+    if args.quiet:
+        return
+    if sys.stderr.isatty():
         sys.stderr.write("\r\033[K" + text)
-        sys.stderr.flush()
+    else:
+        sys.stderr.write("wattlas.measure: %s\n" % text)
+    sys.stderr.flush()
 
 
 def _note(args, text):
@@ -642,7 +651,10 @@ def _row(gpu, case, clock, limit, m, gen=None, top_clock=None):
     return r
 
 
-def _run_cases(args, nvml, h, gpu, cases, make_step):
+def _run_cases(args, nvml, h, gpu, cases, make_step, save):
+    """Measure every case at every point; save(rows) runs after each point,
+    so that an interrupted run (Ctrl-C, a time limit's SIGTERM) keeps the
+    points it finished."""
     torch = _import_torch()
     dev = torch.device("cuda", args.device)
     sync = torch.cuda.synchronize
@@ -668,6 +680,7 @@ def _run_cases(args, nvml, h, gpu, cases, make_step):
             with Locked(nvml, h, clock_mhz=clock, power_limit_w=limit):
                 m = repeated(nvml, h, step, args, sync)
             rows.append(_row(gpu, case, clock, limit, m, case.get("gen_tokens"), top))
+            save(rows)
         del step
         torch.cuda.empty_cache()
     return rows
@@ -681,12 +694,13 @@ def cmd_kernels(args, nvml, h, gpu):
     specs = kernel_specs(dtypes)
     cases = [{"model": s["name"], "mode": "prefill", "batch": 1, "seq": None,
               "dtype": s["dtype"] if s["dtype"] != "tf32" else "fp32", "spec": s} for s in specs]
-    rows = _run_cases(args, nvml, h, gpu, cases,
-                      lambda torch, c, dev: _torch_step(torch, c["spec"], dev))
     out = os.path.join(args.out, "measurements", "%s-kernels.csv" % gpu)
-    _atomic_write(out, measurements_text(rows))
-    for s in specs:
+    for s in specs:  # first, so that rows saved along the way have their traces
         _atomic_write(os.path.join(args.out, "traces", trace_name(s)), json.dumps([s["entry"]]) + "\n")
+    rows = _run_cases(args, nvml, h, gpu, cases,
+                      lambda torch, c, dev: _torch_step(torch, c["spec"], dev),
+                      lambda r: _atomic_write(out, measurements_text(r)))
+    _atomic_write(out, measurements_text(rows))  # the header alone when nothing fit
     _note(args, "%d rows -> %s, traces in %s" % (len(rows), out, os.path.join(args.out, "traces")))
 
 
@@ -698,10 +712,11 @@ def cmd_models(args, nvml, h, gpu):
         c["attention"] = "flash" if args.attention == "sdpa" else "eager"
         if c["mode"] == "decode":
             c["gen_tokens"] = args.gen_tokens
-    rows = _run_cases(args, nvml, h, gpu, cases,
-                      lambda torch, c, dev: _model_step(torch, c, dev, args.attention, args.gen_tokens))
     out = os.path.join(args.out, "measurements", "%s-models.csv" % gpu)
-    _atomic_write(out, measurements_text(rows))
+    rows = _run_cases(args, nvml, h, gpu, cases,
+                      lambda torch, c, dev: _model_step(torch, c, dev, args.attention, args.gen_tokens),
+                      lambda r: _atomic_write(out, measurements_text(r)))
+    _atomic_write(out, measurements_text(rows))  # the header alone when nothing fit
     _note(args, "%d rows -> %s" % (len(rows), out))
 
 
@@ -923,7 +938,7 @@ def main(argv=None):
         sys.stderr.write("wattlas.measure: %s\n" % e)
         return 2 if str(e).startswith("--") else 1
     except KeyboardInterrupt:
-        sys.stderr.write("\nwattlas.measure: interrupted; clocks and power limit restored\n")
+        sys.stderr.write("\nwattlas.measure: interrupted; clocks and power limit restored, the points finished are saved\n")
         return 130
     finally:
         signal.signal(signal.SIGTERM, old)
