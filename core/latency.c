@@ -303,23 +303,43 @@ static void prep_flash(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl
 }
 
 /* Per-element cost of memory-bound kernels: bytes moved, FP/ALU operations
- * and SFU operations. Half-precision math runs in fp32 after conversion. */
+ * and SFU operations. Half-precision math runs in fp32 after conversion.
+ * fp_ops are the element's own operations, each carrying the loop's
+ * index, load, store and convert instructions (1/alu_eff issue slots);
+ * math_ops are the extra arithmetic of a function evaluated in registers
+ * (a polynomial's FMAs), one issue slot each. */
 typedef struct {
     double bytes_per_elem_in;  /* multiples of the input element size */
     double extra_out_bytes;    /* output bytes per element when dtype changes */
     double fp_ops, sfu_ops;
+    double math_ops;
 } ew_cost;
 
 static ew_cost ew_cost_of(const wl_kernel *k)
 {
-    ew_cost c = {2.0, 0.0, 1.0, 0.0};
+    ew_cost c = {2.0, 0.0, 1.0, 0.0, 0.0};
     switch (k->op) {
     case WL_EW_ADD: case WL_EW_MUL: case WL_EW_UNSPEC_TENSOR:
         c.bytes_per_elem_in = 3.0; break;
     case WL_EW_SCALAR_ADD: case WL_EW_SCALAR_MUL: case WL_EW_RELU: break;
-    case WL_EW_GELU: c.fp_ops = 14.0; break;  /* erf by polynomial */
-    case WL_EW_SILU: c.fp_ops = 4.0; c.sfu_ops = 2.0; break; /* exp, rcp */
-    case WL_EW_TANH: c.fp_ops = 2.0; c.sfu_ops = 1.0; break;
+    /* PyTorch is not built with fast math: its activations call CUDA's
+     * accurate expf, erff and tanhf and divide with IEEE rounding; expf is
+     * a range reduction around ex2.approx, the division a Newton step
+     * around rcp.approx. math_ops are FP32 instructions (twice as many per
+     * clock per SM on Hopper as on Ampere). SiLU, x / (1 + exp(-x)), from
+     * the H100 (data/h100-vm-2026-11: torch 2.11 over 268M bf16 elements
+     * at 1200 and 1980 MHz): about 4 elements per clock per SM, which is
+     * 14 FP32 instructions beside the loop's overhead and two SFU calls;
+     * the earlier guess (4 ops with the overhead each, the SFU calls
+     * serialised after them) was 2.4x slower than measured. GELU keeps its
+     * guess, 14 ops with the overhead: the H100 runs F.gelu in half that
+     * time, but the A100 whole-model rows (BERT) fit worse with the faster
+     * cost (900 MHz transformer energy 5.6% -> 6.1%), and one kernel on one
+     * board does not settle it. tanhf (not measured) keeps its A100 cost:
+     * 18 FP32 instructions. */
+    case WL_EW_GELU: c.fp_ops = 14.0; break;
+    case WL_EW_SILU: c.math_ops = 14.0; c.sfu_ops = 2.0; break;
+    case WL_EW_TANH: c.math_ops = 18.0; break;
     case WL_EW_UNSPEC_SCALAR: c.fp_ops = 3.0; break;
     case WL_EW_CAST_FP32: c.bytes_per_elem_in = 1.0; c.extra_out_bytes = 4.0; break;
     case WL_EW_CAST_BF16: c.bytes_per_elem_in = 1.0; c.extra_out_bytes = 2.0; break;
@@ -333,7 +353,7 @@ static ew_cost ew_cost_of(const wl_kernel *k)
     case WL_EW_DROPOUT: c.extra_out_bytes = 1.0; c.fp_ops = 6.0; break;
     case WL_EW_DROPOUT_BWD: c.extra_out_bytes = 1.0; c.fp_ops = 2.0; break;
     case WL_EW_FILL: c.bytes_per_elem_in = 1.0; c.fp_ops = 0.0; break;
-    case WL_EW_SILU_MUL: c.bytes_per_elem_in = 3.0; c.fp_ops = 5.0; c.sfu_ops = 2.0; break;
+    case WL_EW_SILU_MUL: c.bytes_per_elem_in = 3.0; c.math_ops = 15.0; c.sfu_ops = 2.0; break;
     default: break;
     }
     /* *_backward of a unary op: reads the gradient and the saved tensor,
@@ -349,7 +369,7 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
 {
     double b = wl_dtype_bytes(k->in_dtype);
     double sms = gpu->sms;
-    double elems, bytes, fp_ops, sfu_ops, rows = 1.0;
+    double elems, bytes, fp_ops, sfu_ops, math_ops = 0.0, rows = 1.0;
     if (k->kind == WL_K_ELEMENTWISE) {
         ew_cost c = ew_cost_of(k);
         elems = (double)k->n;
@@ -359,6 +379,7 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
         if (k->op == WL_EW_CAST_FP32 || k->op == WL_EW_CAST_BF16)
             conv = 1.0;
         fp_ops = elems * (c.fp_ops + conv);
+        math_ops = elems * c.math_ops;
         sfu_ops = elems * c.sfu_ops;
     } else {
         rows = (double)k->batch;
@@ -418,13 +439,22 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
      * instructions, so their rate is the INT32 pipe's: Hopper's doubled FP32
      * lanes do not speed a LayerNorm or a cast up (the H100 kernel database:
      * 2.3 LayerNorm elements per clock per SM, as the A100 model gives). */
-    double issue_clk = fp_ops / (sms * wl_core_gpu_alu_rate(gpu)) / gpu->coef.alu_eff;
     /* the pipes and register file burn energy per issued instruction; the
      * power model counts them in FP32-lane cycles, the unit of c_fp_w */
     double fp_lanes = gpu->cuda_flop_per_clk_sm[WL_DT_FP32] * 0.5; /* FMA counts 2 */
-    p->fp_clk = fp_ops / (sms * fp_lanes) / gpu->coef.alu_eff;
+    double issue_clk = fp_ops / (sms * wl_core_gpu_alu_rate(gpu)) / gpu->coef.alu_eff +
+                       math_ops / (sms * fp_lanes);
+    p->fp_clk = (fp_ops / gpu->coef.alu_eff + math_ops) / (sms * fp_lanes);
     p->sfu_clk = sfu_ops / (sms * gpu->sfu_op_per_clk_sm);
-    p->comp_clk = issue_clk + p->sfu_clk / gpu->coef.alu_eff;
+    /* an activation's SFU calls run beside its ALU work: the busier pipe
+     * sets the pace. A row op's SFU count stands for accurate library
+     * calls (softmax's expf, the norms' rsqrt) whose surrounding
+     * instructions were calibrated as 1/alu_eff issue slots per call
+     * (softmax within 3% on the H100 kernel database). */
+    if (k->kind == WL_K_ELEMENTWISE)
+        p->comp_clk = issue_clk > p->sfu_clk ? issue_clk : p->sfu_clk;
+    else
+        p->comp_clk = issue_clk + p->sfu_clk / gpu->coef.alu_eff;
     /* rows map to CTAs; a small grid leaves SMs idle */
     double ctas = k->kind == WL_K_ELEMENTWISE ? ceil(elems / 2048.0) : rows / 4.0;
     p->sm_frac = ctas >= sms ? 1.0 : (ctas < 1 ? 1.0 / sms : ctas / sms);

@@ -254,9 +254,11 @@ static void write_synthetic(const char *path, const wl_core_gpu *truth, double n
     fclose(f);
 }
 
-/* Fitting just the host: four launch-bound rows made with a 12 us host move
- * the issue cost from the preset's 32 us to 12 us, within its standard
- * error, and leave every other coefficient exactly where it was. */
+/* Fitting just the host: four launch-bound rows made with a 48 us host move
+ * the issue cost from the preset's 32 us to 48 us, within its standard
+ * error, and leave every other coefficient exactly where it was. (A 12 us
+ * host, as this test had, is faster than the A100 model's ~15 us per small
+ * kernel: those rows were GPU-bound and the host cost barely identifiable.) */
 static void test_host_fit(void **state)
 {
     (void)state;
@@ -264,8 +266,8 @@ static void test_host_fit(void **state)
     wl_core_gpu truth, start;
     assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &start, &err), WL_OK);
     truth = start;
-    wl_core_host fast = {.id = "fast", .launch_us = 12};
-    wl_core_gpu_set_host(&truth, &fast);
+    wl_core_host slow = {.id = "slow", .launch_us = 48};
+    wl_core_gpu_set_host(&truth, &slow);
     const char *p = test_path("wattlas-test-host.csv");
     FILE *f = fopen(p, "w");
     assert_non_null(f);
@@ -284,6 +286,8 @@ static void test_host_fit(void **state)
             wl_core_op op = {.sm_clock_mhz = clocks[ci]};
             wl_core_result r;
             assert_int_equal(wl_core_predict(&truth, wl, &op, &r), WL_OK);
+            /* the premise: the host sets these rows' pace */
+            assert_true(r.launch_bound_frac > 0.5);
             double t = r.time_ms * (row % 2 ? 1.02 : 0.98);
             fprintf(f, "a100-pcie-40gb,%s,1,64,bf16,prefill,eager,%.0f,%.1f,%.6f,%.7f,%.4f,%.2f\n",
                     models[mi], clocks[ci], r.effective_clock_mhz, t, r.power_w * t * 1e-3,
@@ -307,8 +311,8 @@ static void test_host_fit(void **state)
     double se[WL_CALIB_MAXP];
     assert_true(info.unc.valid);
     wl_calib_stderr(&info.unc, se);
-    if (!(fabs(fitted.coef.host_launch_us - 12) < 2 * se[k] + 0.3 && se[k] > 0 && se[k] < 2))
-        fail_msg("host fit: %.3f +- %.3f us, truth 12", fitted.coef.host_launch_us, se[k]);
+    if (!(fabs(fitted.coef.host_launch_us - 48) < 2 * se[k] + 0.3 && se[k] > 0 && se[k] < 2))
+        fail_msg("host fit: %.3f +- %.3f us, truth 48", fitted.coef.host_launch_us, se[k]);
     fitted.coef.host_launch_us = start.coef.host_launch_us;
     assert_memory_equal(&fitted.coef, &start.coef, sizeof start.coef);
     for (int i = 0; i < wl_calib_param_count(); i++)
