@@ -169,6 +169,11 @@ static int predict_run(const predict_opts *o)
                 "%.1f, activations %.1f, KV cache %.1f, context and workspace %.1f), the GPU has "
                 "%.1f GB\n", wl_core_workload_name(wl), g->id, m->total_gb, m->weights_gb,
                 m->activations_gb, m->kv_cache_gb, m->workspace_gb, g->mem_capacity_gb);
+        const wl_core_shape *sh = &id.shape;
+        if (sh->mode == WL_MODE_DECODE && sh->launch == WL_LAUNCH_GRAPHS && id.max_batch >= 0)
+            fprintf(stderr, "wattlas predict: note: a serving engine's paged cache holds %lld "
+                    "running sequences of this length there (--batch %lld); the others would "
+                    "wait in its queue\n", id.max_batch, id.max_batch > 0 ? id.max_batch : 1);
     } else if (id.fits < 0 && !id.traced) {
         fprintf(stderr, "wattlas predict: note: %s gives no mem_capacity_gb: whether %.1f GB fits "
                 "is unknown\n", g->id, id.memory.total_gb);

@@ -43,6 +43,9 @@ typedef struct {
     int tc;
     long long b, s, T, d, h, kvh, hd, ff;
     long long sk;     /* key length: s, or the cache's length in a decode step */
+    long long chunk;  /* serving: prompt tokens of arriving requests mixed into a
+                         decode step (chunked prefill) */
+    long long prompt; /* ... whose prompts are this long */
     int gen;          /* 0: no cache; 1: a generation's prefill; 2: a decode step */
     int graphing;     /* kernels go into a CUDA graph ... */
     size_t graph_n;   /* ... of which this many are already in */
@@ -424,7 +427,7 @@ static void rotary(bld *B, long long heads)
 static void cache_update(bld *B)
 {
     if (B->gen)
-        ewc(B, WL_EW_COPY, 2 * B->b * B->kvh * B->hd * B->s, B->dt);
+        ewc(B, WL_EW_COPY, 2 * (B->b * B->s + B->chunk) * B->kvh * B->hd, B->dt);
 }
 
 static void flash(bld *B, long long bh)
@@ -1381,6 +1384,19 @@ static void serve_norm(bld *B, int residual)
     add(B, &k);
 }
 
+static void serve_attention(bld *B, long long bh)
+{
+    if (B->attn == WL_ATTN_FLASH) {
+        flash(B, bh);
+    } else {
+        /* an unfused attention backend: scores, a softmax with the scale
+         * and mask folded in, and the weighted sum */
+        bgemm(B, bh, B->s, B->sk, B->hd);
+        rowop(B, WL_K_SOFTMAX, bh * B->s, B->sk, B->dt);
+        bgemm(B, bh, B->s, B->hd, B->sk);
+    }
+}
+
 static void serve_layer(bld *B, int first)
 {
     const wl_core_model *m = B->m;
@@ -1392,14 +1408,18 @@ static void serve_layer(bld *B, int first)
     if (m->positions == WL_POS_ROTARY)
         ewc(B, WL_EW_UNSPEC_SCALAR, T * (B->h + B->kvh) * B->hd, B->dt);
     cache_update(B);
-    if (B->attn == WL_ATTN_FLASH) {
-        flash(B, B->b * B->h);
-    } else {
-        /* an unfused attention backend: scores, a softmax with the scale
-         * and mask folded in, and the weighted sum */
-        bgemm(B, B->b * B->h, B->s, B->sk, B->hd);
-        rowop(B, WL_K_SOFTMAX, B->b * B->h * B->s, B->sk, B->dt);
-        bgemm(B, B->b * B->h, B->s, B->hd, B->sk);
+    serve_attention(B, B->b * B->h);
+    if (B->chunk > 0) {
+        /* the arriving prompts' chunk attends causally to its prompt: a
+         * chunk spread evenly over a prompt sees half of it on average,
+         * which a causal kernel of chunk queries over the prompt's keys
+         * counts */
+        long long s = B->s, sk = B->sk;
+        B->s = B->chunk;
+        B->sk = B->prompt;
+        serve_attention(B, B->h);
+        B->s = s;
+        B->sk = sk;
     }
     linear_x(B, dq, B->d, bias, 0);
     serve_norm(B, 1);
@@ -1421,7 +1441,7 @@ static void serve_layer(bld *B, int first)
 static void gen_forward(bld *B, int layer_only, int graph)
 {
     int serve = B->sh->launch == WL_LAUNCH_GRAPHS;
-    B->T = B->b * B->s;
+    B->T = B->b * B->s + B->chunk;
     B->graphing = graph;
     B->graph_n = 0;
     if (layer_only && serve) {
@@ -1475,29 +1495,65 @@ static void sample(bld *B, long long len)
     host_sync(B);
 }
 
+/* A serving engine's host work between two steps, which the GPU waits for
+ * (vLLM's engine core with synchronous scheduling: the sampled tokens are
+ * read back, the requests updated, the next step scheduled and its inputs
+ * prepared before the next graph is launched). Its cost is the host's
+ * (serve_step_us + serve_seq_us x the running sequences). */
+static void engine_step(bld *B)
+{
+    wl_kernel k = {0};
+    k.kind = WL_K_GAP;
+    k.engine = 1;
+    k.batch = B->b;
+    add(B, &k);
+}
+
 /* A generation: the prefill over the prompt (time to first token), then
  * gen - 1 decode steps, each over one new position per sequence with the
  * cache one longer; eagerly (HF generate with a static cache) or as a
  * serving engine replays them from CUDA graphs. */
 static void generate(bld *B, int layer_only)
 {
-    long long prompt = B->s, gen = B->sh->gen;
+    long long prompt = B->s, gen = B->sh->gen, b = B->b;
+    int serve = B->sh->launch == WL_LAUNCH_GRAPHS;
     B->phase = WL_PHASE_FORWARD;
     B->gen = 1;
     B->sk = prompt;
+    if (serve)
+        B->b = 1; /* time to first token: one arriving request's prompt */
     gen_forward(B, layer_only, 0);
     if (!layer_only)
         sample(B, prompt + 1);
+    B->b = b;
+    if (!layer_only && serve)
+        engine_step(B); /* over the running sequences */
     B->phase = WL_PHASE_DECODE;
     B->gen = 2;
     B->s = 1;
-    int graphs = B->sh->launch == WL_LAUNCH_GRAPHS;
+    /* Continuous batching in steady state (Little's law): b requests run,
+     * each for gen steps, so b / gen of them finish and as many arrive per
+     * step, and their prompts are prefilled in chunks inside the decode
+     * steps (vLLM's chunked prefill: prompt tokens ride in the same
+     * forward as the decode tokens). The other b - 1 prompts are spread
+     * evenly over the gen - 1 steps, error-diffused to whole tokens: the
+     * generation does the same work as b prompts and b x gen tokens. */
+    double per_step = serve && gen > 1 ? (double)(b - 1) * (double)prompt / (double)(gen - 1) : 0;
+    double pending = 0;
+    B->prompt = prompt;
     for (long long i = 1; i < gen && !B->rc; i++) {
         B->sk = prompt + i;
-        gen_forward(B, layer_only, graphs);
-        if (!layer_only)
+        pending += per_step;
+        B->chunk = (long long)pending;
+        pending -= (double)B->chunk;
+        gen_forward(B, layer_only, serve);
+        if (!layer_only) {
             sample(B, prompt + i + 1);
+            if (serve)
+                engine_step(B);
+        }
     }
+    B->chunk = 0;
     B->s = prompt;
     B->sk = prompt;
     B->T = B->b * prompt;
@@ -1723,8 +1779,12 @@ int wl_core_build_info_of(const wl_core_model *model, const wl_core_shape *shape
         out->model_flop = (2.0 * out->matmul_params + 4.0 * L * d * s) * b * s;
         for (long long i = 1; i < shape->gen; i++)
             out->model_flop += (2.0 * out->matmul_params + 4.0 * L * d * (s + (double)i)) * b;
-        out->kv_cache_gb = 2.0 * L * b * (s + g - 1) * (double)(B.kvh * B.hd) *
-                           wl_dtype_bytes(B.dt) / 1e9;
+        /* HF's cache at the last token; a serving engine's paged cache in
+         * steady state: running sequences spread evenly between the prompt
+         * and its last token, each holding blocks of 16 tokens (vLLM's
+         * default block size), half a block unused on average */
+        double held = shape->launch == WL_LAUNCH_GRAPHS ? s + (g - 1) / 2 + 8 : s + g - 1;
+        out->kv_cache_gb = 2.0 * L * b * held * (double)(B.kvh * B.hd) * wl_dtype_bytes(B.dt) / 1e9;
         break;
     }
     default:

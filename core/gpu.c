@@ -133,7 +133,8 @@ double wl_core_coeffs_op_launch_us(const wl_core_coeffs *c)
 
 int wl_core_coef_is_host(const char *name)
 {
-    return !strcmp(name, "host_launch_us") || !strcmp(name, "host_op_launch_us");
+    return !strcmp(name, "host_launch_us") || !strcmp(name, "host_op_launch_us") ||
+           !strcmp(name, "host_serve_step_us") || !strcmp(name, "host_serve_seq_us");
 }
 
 int wl_core_host_check(const wl_core_host *host, wl_error *err)
@@ -155,6 +156,14 @@ int wl_core_host_check(const wl_core_host *host, wl_error *err)
         wl_error_set(err, src, 0, "op_launch_us_stderr", "must be in [0, 10000] us");
         return WL_EINVAL;
     }
+    if (!(host->serve_step_us >= 0 && host->serve_step_us <= 100000)) {
+        wl_error_set(err, src, 0, "serve_step_us", "must be in [0, 100000] us");
+        return WL_EINVAL;
+    }
+    if (!(host->serve_seq_us >= 0 && host->serve_seq_us <= 10000)) {
+        wl_error_set(err, src, 0, "serve_seq_us", "must be in [0, 10000] us");
+        return WL_EINVAL;
+    }
     return WL_OK;
 }
 
@@ -162,6 +171,8 @@ void wl_core_gpu_set_host(wl_core_gpu *gpu, const wl_core_host *host)
 {
     gpu->coef.host_launch_us = host->launch_us;
     gpu->coef.host_op_launch_us = host->op_launch_us;
+    gpu->coef.host_serve_step_us = host->serve_step_us;
+    gpu->coef.host_serve_seq_us = host->serve_seq_us;
     snprintf(gpu->host_id, sizeof gpu->host_id, "%s", host->id);
 }
 

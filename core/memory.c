@@ -162,6 +162,14 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *sh, wl_
         }
         double d = m->d_model, h = m->heads, kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
         double hd = d / h, T = b * s, S = b * h * s * s;
+        if (sh->mode == WL_MODE_DECODE && sh->launch == WL_LAUNCH_GRAPHS && sh->gen > 1) {
+            /* a serving engine's largest forward: one request's prompt, or
+             * a step of the running sequences with their share of arriving
+             * prompts (builder.c, generate) */
+            double step = b + ceil((b - 1) * s / (double)(sh->gen - 1));
+            T = fmax(s, step);
+            S = h * s * s;
+        }
         /* the residual stream and the normed input (pre-norm: the block
          * keeps `residual`; post-norm: the sublayer input and its output) */
         double base = 2 * T * d;
@@ -229,4 +237,37 @@ int wl_core_memory_fits(const wl_core_gpu *gpu, const wl_core_memory *mem)
     if (!(gpu->mem_capacity_gb > 0) || !isfinite(mem->total_gb) || !(mem->total_gb > 0))
         return -1;
     return mem->total_gb <= gpu->mem_capacity_gb;
+}
+
+/* Memory grows with the batch, so the largest batch that fits is found by
+ * bisection: about 25 estimates, each a closed form. */
+int wl_core_memory_max_batch(const wl_core_gpu *gpu, const wl_core_model *m,
+                             const wl_core_shape *shape, long long *out, wl_error *err)
+{
+    *out = -1;
+    if (!(gpu->mem_capacity_gb > 0))
+        return WL_OK;
+    wl_core_shape sh = *shape;
+    wl_core_memory mem;
+    long long lo = 0, hi = WL_MAX_BATCH; /* lo fits (0: vacuously), hi + 1 does not */
+    sh.batch = hi;
+    int rc = wl_core_memory_estimate(m, &sh, &mem, err);
+    if (rc)
+        return rc;
+    if (wl_core_memory_fits(gpu, &mem) == 1) {
+        *out = hi;
+        return WL_OK;
+    }
+    while (hi - lo > 1) {
+        long long mid = lo + (hi - lo) / 2;
+        sh.batch = mid;
+        if ((rc = wl_core_memory_estimate(m, &sh, &mem, err)))
+            return rc;
+        if (wl_core_memory_fits(gpu, &mem) == 1)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *out = lo;
+    return WL_OK;
 }

@@ -160,6 +160,11 @@ typedef struct {
                                  loop (a repeated workload: a kernel
                                  microbenchmark), with no module code around it;
                                  0: host_launch_us */
+    double host_serve_step_us; /* a serving engine's host time per decode step,
+                                  not overlapped with the GPU: scheduling, input
+                                  preparation, the sampled tokens' processing
+                                  (0: not modelled) */
+    double host_serve_seq_us;  /* ... and per running sequence in the step */
     double launch_clk;        /* GPU front-end cycles per launch that serialise with
                                  the host when the queue is empty */
     /* power */
@@ -264,6 +269,9 @@ typedef struct {
     double op_launch_us;     /* host time per kernel of one op called in a bare
                                 Python loop (0: not stated, launch_us) */
     double op_launch_us_stderr;
+    double serve_step_us;    /* a serving engine's host time per decode step
+                                that the GPU waits for (0: not modelled) */
+    double serve_seq_us;     /* ... plus this per running sequence */
 } wl_core_host;
 
 /* The host time per kernel of a bare op in a loop: host_op_launch_us, or
@@ -271,7 +279,8 @@ typedef struct {
 double wl_core_coeffs_op_launch_us(const wl_core_coeffs *c);
 
 /* Whether a coefficient (wl_core_coeffs member name) is a host's issue cost,
- * which a host preset owns: host_launch_us, host_op_launch_us. */
+ * which a host preset owns: host_launch_us, host_op_launch_us,
+ * host_serve_step_us, host_serve_seq_us. */
 int wl_core_coef_is_host(const char *name);
 
 /* WL_EINVAL (err names the field) unless launch_us is in (0, 10000] and
@@ -404,7 +413,9 @@ const char *wl_phase_name(wl_phase p); /* forward, backward, optimizer, decode *
  *              (vLLM's fused_add_rms_norm: reads x and the residual,
  *              writes the sum and the normalised rows)
  *  ELEMENTWISE: n = elements, op
- *  GAP:        gap_us */
+ *  GAP:        gap_us; with engine = 1 also the host's serving-engine step
+ *              (coef.host_serve_step_us + host_serve_seq_us x batch, batch =
+ *              the running sequences) */
 typedef struct {
     wl_kernel_kind kind;
     wl_ew_op op;
@@ -427,6 +438,7 @@ typedef struct {
                       (.item(), a sampled token read back) */
     int groups;    /* ATTN_FLASH: query heads per key/value head (0 = 1) */
     int residual;  /* norms: the residual add fused in */
+    int engine;    /* GAP only: a serving engine's host step (see above) */
 } wl_kernel;
 
 typedef struct wl_core_workload wl_core_workload;
@@ -628,6 +640,12 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *shape,
 /* 1: total_gb fits the GPU's memory, 0: it does not, -1: unknown (no
  * capacity given or no footprint). */
 int wl_core_memory_fits(const wl_core_gpu *gpu, const wl_core_memory *mem);
+/* The largest batch (1 to WL_MAX_BATCH) of shape that fits gpu's memory,
+ * the rest of the shape as given; for a serving engine's decode the most
+ * sequences its paged cache holds at once. 0 when not even one fits,
+ * -1 when the GPU states no capacity. */
+int wl_core_memory_max_batch(const wl_core_gpu *gpu, const wl_core_model *m,
+                             const wl_core_shape *shape, long long *out, wl_error *err);
 
 /* ---- evaluation ------------------------------------------------------------ */
 

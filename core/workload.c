@@ -45,7 +45,7 @@ int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b)
            a->batch == b->batch && a->gap_us == b->gap_us && a->conv_taps == b->conv_taps &&
            a->conv_stride == b->conv_stride && a->phase == b->phase && a->bwd == b->bwd &&
            a->graphed == b->graphed && a->sync == b->sync && a->groups == b->groups &&
-           a->residual == b->residual;
+           a->residual == b->residual && a->engine == b->engine;
 }
 
 int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *err)
@@ -59,6 +59,10 @@ int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *
     if (k->kind == WL_K_GAP) {
         if (!(k->gap_us >= 0 && k->gap_us <= 3.6e9)) {
             wl_error_set(err, source, line, "us", "a gap must be 0 to 3.6e9 us (an hour)");
+            return WL_EINVAL;
+        }
+        if (k->engine && !(k->batch >= 1 && k->batch <= 100000000)) {
+            wl_error_set(err, source, line, "batch", "an engine step needs 1 to 1e8 sequences");
             return WL_EINVAL;
         }
         return WL_OK;
@@ -118,9 +122,9 @@ static int grow2(void **a, size_t ea, void **b, size_t eb, size_t *cap, size_t n
 /* FNV-1a over the fields wl_kernel_equal compares. */
 static size_t kernel_hash(const wl_kernel *k)
 {
-    long long v[18] = {k->kind, k->op, k->in_dtype, k->acc_dtype, k->tensor_core, k->causal,
+    long long v[19] = {k->kind, k->op, k->in_dtype, k->acc_dtype, k->tensor_core, k->causal,
                        k->m, k->n, k->k, k->batch, k->conv_taps, k->conv_stride, k->phase,
-                       k->bwd, k->graphed, k->sync, k->groups, k->residual};
+                       k->bwd, k->graphed, k->sync, k->groups, k->residual, k->engine};
     unsigned long long h = 1469598103934665603ULL;
     const unsigned char *p = (const unsigned char *)v;
     for (size_t i = 0; i < sizeof v; i++)

@@ -1105,15 +1105,17 @@ int wl_preset_gpus_set_host(const char *id_or_path, wl_core_gpu *gpus, size_t n,
 static const char *const host_info[] = {"source", "command", "cpu", "framework", "aliases",
                                         "note", "fitted_rows", "data_hash", "fitted_on"};
 
+#define N_HOST_KEYS 8
+static const char *const host_keys[N_HOST_KEYS] = {"id", "name", "launch_us", "launch_us_stderr",
+                                                   "op_launch_us", "op_launch_us_stderr",
+                                                   "serve_step_us", "serve_seq_us"};
+
 typedef struct {
     wl_core_host *h;
     const char *source;
     wl_error *err;
-    int line[6]; /* the lines of host_keys */
+    int line[N_HOST_KEYS]; /* the lines of host_keys */
 } host_ctx;
-
-static const char *const host_keys[6] = {"id", "name", "launch_us", "launch_us_stderr",
-                                         "op_launch_us", "op_launch_us_stderr"};
 
 static int host_handler(void *user, const char *section, const char *name, const char *value,
                         int line)
@@ -1125,9 +1127,9 @@ static int host_handler(void *user, const char *section, const char *name, const
         return 0;
     }
     int k;
-    for (k = 0; k < 6 && strcmp(name, host_keys[k]); k++)
+    for (k = 0; k < N_HOST_KEYS && strcmp(name, host_keys[k]); k++)
         ;
-    if (k == 6) {
+    if (k == N_HOST_KEYS) {
         for (size_t i = 0; i < sizeof host_info / sizeof *host_info; i++)
             if (!strcmp(name, host_info[i]))
                 return 1;
@@ -1150,10 +1152,12 @@ static int host_handler(void *user, const char *section, const char *name, const
         memcpy(dst, value, strlen(value) + 1);
         return 1;
     }
-    double *const num[4] = {&c->h->launch_us, &c->h->launch_us_stderr, &c->h->op_launch_us,
-                            &c->h->op_launch_us_stderr};
+    double *const num[N_HOST_KEYS - 2] = {&c->h->launch_us, &c->h->launch_us_stderr,
+                                          &c->h->op_launch_us, &c->h->op_launch_us_stderr,
+                                          &c->h->serve_step_us, &c->h->serve_seq_us};
     double *dst = num[k - 2];
-    return wl_core_parse_real(value, 0, 10000, c->source, line, name, dst, c->err) == WL_OK;
+    double hi = k == 6 ? 100000 : 10000;
+    return wl_core_parse_real(value, 0, hi, c->source, line, name, dst, c->err) == WL_OK;
 }
 
 int wl_preset_host_parse(const char *text, const char *source, wl_core_host *out, wl_error *err)
@@ -1169,7 +1173,7 @@ int wl_preset_host_parse(const char *text, const char *source, wl_core_host *out
     }
     if (wl_core_host_check(out, err)) {
         int k = 0;
-        while (k < 5 && strcmp(err->field, host_keys[k]))
+        while (k < N_HOST_KEYS - 1 && strcmp(err->field, host_keys[k]))
             k++;
         wl_error_locate(err, source, c.line[k]);
         return WL_EPARSE;
@@ -1189,6 +1193,10 @@ void wl_preset_write_host(FILE *out, const wl_core_host *host)
         fprintf(out, "op_launch_us = %.10g\n", host->op_launch_us);
     if (host->op_launch_us_stderr > 0)
         fprintf(out, "op_launch_us_stderr = %.4g\n", host->op_launch_us_stderr);
+    if (host->serve_step_us > 0)
+        fprintf(out, "serve_step_us = %.10g\n", host->serve_step_us);
+    if (host->serve_seq_us > 0)
+        fprintf(out, "serve_seq_us = %.10g\n", host->serve_seq_us);
 }
 
 /* ---- field access ---------------------------------------------------------- */

@@ -1561,6 +1561,14 @@ int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_swe
     }
     combo_memory(s, &c, &g, &id->memory, &id->fits);
     id->traced = s->traces.n > 0;
+    id->max_batch = -1;
+    if (!id->traced) {
+        wl_core_shape sh;
+        combo_shape(s, &c, &sh);
+        wl_error e = {0};
+        if (wl_core_memory_max_batch(&g, &s->model[c.wl], &sh, &id->max_batch, &e))
+            id->max_batch = -1;
+    }
     id->dtype = combo_dtype(s, &c);
     if (!id->traced) {
         id->batch = (long long)s->batch.v[c.b];

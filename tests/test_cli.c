@@ -901,6 +901,23 @@ static void test_memory_fits(void **state)
     assert_null(strstr(out_buf, "\na30-24gb,llama-3-8b,16,"));
     assert_int_equal(run("pareto --in m.csv --all --format csv"), 0);
     assert_non_null(strstr(out_buf, "\na30-24gb,llama-3-8b,16,"));
+    /* a serving engine that does not fit says how many sequences would run:
+     * the largest batch whose memory fits, and one more does not */
+    assert_int_equal(run("predict --gpu h100-sxm-80gb --model llama-3-8b --mode decode "
+                         "--launch graphs --batch 512 --seq 1024 --gen 512 --format csv"), 0);
+    const char *note = strstr(err_buf, "paged cache holds ");
+    assert_non_null(note);
+    long long most = atoll(note + strlen("paged cache holds "));
+    assert_true(most > 300 && most < 512);
+    char cmdline[256];
+    snprintf(cmdline, sizeof cmdline, "predict --gpu h100-sxm-80gb --model llama-3-8b --mode decode "
+             "--launch graphs --batch %lld --seq 1024 --gen 512 --format csv", most);
+    assert_int_equal(run(cmdline), 0);
+    assert_null(strstr(err_buf, "does not fit"));
+    snprintf(cmdline, sizeof cmdline, "predict --gpu h100-sxm-80gb --model llama-3-8b --mode decode "
+             "--launch graphs --batch %lld --seq 1024 --gen 512 --format csv", most + 1);
+    assert_int_equal(run(cmdline), 0);
+    assert_non_null(strstr(err_buf, "does not fit"));
     /* compare says which GPU it does not fit */
     assert_int_equal(run("compare --gpu a30,a100-sxm-80gb --model llama-3-8b --batch 16 --seq 2048 "
                          "--format csv"), 0);

@@ -267,7 +267,8 @@ static void test_power_limit(void **state)
         wl_core_workload_add(wl, &k);
     wl_core_evaluator *ev;
     assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &ev), WL_OK);
-    wl_core_op free_op = {1410, 0, 0, 1}, op = {1410, 0, 0, 0};
+    wl_core_op free_op = {.sm_clock_mhz = 1410, .ignore_power_limit = 1},
+               op = {.sm_clock_mhz = 1410};
     wl_core_result unl, r;
     assert_int_equal(wl_core_evaluator_run(ev, &free_op, &unl), WL_OK);
     assert_true(unl.power_w > 150);
@@ -278,7 +279,7 @@ static void test_power_limit(void **state)
     assert_true(r.time_ms > unl.time_ms);
     assert_close(r.requested_clock_mhz, 1410, 1e-9);
     /* a clock below the throttle point is not affected */
-    wl_core_op low = {r.effective_clock_mhz - 50, 0, 0, 0};
+    wl_core_op low = {.sm_clock_mhz = r.effective_clock_mhz - 50};
     wl_core_result rl;
     assert_int_equal(wl_core_evaluator_run(ev, &low, &rl), WL_OK);
     assert_false(rl.throttled);
@@ -299,7 +300,8 @@ static void test_voltage_override(void **state)
     wl_core_workload_add(wl, &k);
     wl_core_evaluator *ev;
     assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &ev), WL_OK);
-    wl_core_op a = {900, 0, 0, 1}, b = {900, 0, 100, 1};
+    wl_core_op a = {.sm_clock_mhz = 900, .ignore_power_limit = 1},
+               b = {.sm_clock_mhz = 900, .voltage_offset_mv = 100, .ignore_power_limit = 1};
     wl_core_result ra, rb;
     assert_int_equal(wl_core_evaluator_run(ev, &a, &ra), WL_OK);
     assert_int_equal(wl_core_evaluator_run(ev, &b, &rb), WL_OK);
@@ -308,7 +310,7 @@ static void test_voltage_override(void **state)
     assert_close(ra.time_ms, rb.time_ms, 1e-12);
     double ratio = rb.energy_dyn_compute_j / ra.energy_dyn_compute_j;
     assert_close(ratio, pow(800.0 / 700.0, g.coef.v_exponent), 1e-6);
-    wl_core_op bad = {-5, 0, 0, 0};
+    wl_core_op bad = {.sm_clock_mhz = -5};
     assert_int_equal(wl_core_evaluator_run(ev, &bad, &ra), WL_EINVAL);
     wl_core_evaluator_free(ev);
     wl_core_workload_free(wl);

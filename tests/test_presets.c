@@ -572,6 +572,8 @@ static void test_hosts(void **state)
         {"[host]\nid = x\nlaunch_us = 5\nop_launch_us = -1\n", "op_launch_us"},
         {"[host]\nid = x\nlaunch_us = 5\nop_launch_us = inf\n", "op_launch_us"},
         {"[host]\nid = x\nlaunch_us = 5\nop_launch_us_stderr = 1e9\n", "op_launch_us_stderr"},
+        {"[host]\nid = x\nlaunch_us = 5\nserve_step_us = 2e5\n", "serve_step_us"},
+        {"[host]\nid = x\nlaunch_us = 5\nserve_seq_us = -3\n", "serve_seq_us"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         wl_core_host h;
@@ -579,12 +581,13 @@ static void test_hosts(void **state)
             fail_msg("host text %zu accepted", i);
         assert_string_equal(err.field, bad[i][1]);
         assert_string_equal(err.source, "h.ini");
-        if (i >= 7) /* a bad op_launch_us is named on its line */
+        if (i >= 7) /* a bad optional cost is named on its line */
             assert_int_equal(err.line, 4);
     }
-    /* both costs round-trip through the writer */
+    /* every cost round-trips through the writer */
     wl_core_host w = {.id = "rt", .name = "round trip", .launch_us = 21.5, .launch_us_stderr = 1.5,
-                      .op_launch_us = 9.25, .op_launch_us_stderr = 0.5}, back;
+                      .op_launch_us = 9.25, .op_launch_us_stderr = 0.5, .serve_step_us = 480,
+                      .serve_seq_us = 7.5}, back;
     char *text = NULL;
     size_t tl = 0;
     FILE *mf = open_memstream(&text, &tl);
