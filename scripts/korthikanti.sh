@@ -20,7 +20,8 @@ rows=$({
     for exp in full selective; do
         if [ $exp = full ]; then opts=$FULL meas=$full; else opts=$SEL meas=$sel; fi
         t=$($W cluster --system dgx-a100-80gb --nodes "$nodes" --model "$model" --dtype fp16 \
-            --seq 2048 "$@" $opts ${EXTRA:-} --format csv 2>/dev/null | awk -F, 'NR == 2 { print $17 }')
+            --seq 2048 "$@" $opts ${EXTRA:-} --format csv 2>/dev/null |
+            awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "time_s") c = i } NR == 2 && c { print $c }')
         [ -n "$t" ] || { echo "$model $exp: wattlas cluster failed" >&2; exit 1; }
         awk -v m="$model" -v g=$((nodes * 8)) -v e=$exp -v a="$meas" -v p="$t" \
             'BEGIN { printf "%s,%d,%s,%.2f,%.2f,%+.1f\n", m, g, e, a, p, 100 * (p - a) / a }'

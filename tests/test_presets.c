@@ -30,6 +30,31 @@ static void test_builtins_parse(void **state)
         assert_non_null(wl_preset_text(WL_PRESET_MODEL, need[i]));
 }
 
+/* The Llama 3 presets' parameter counts are the published ones (HF model
+ * cards; per layer 2 d^2 + 2 d kv + 3 d ff + 2 d, plus the embedding, the
+ * untied head and the final norm), and grouped-query attention's K and V
+ * projections are kv_heads x head_dim wide: 1024 for all three. */
+static void test_llama3_params(void **state)
+{
+    (void)state;
+    static const struct { const char *id; double params; double kv_proj; } want[] = {
+        {"llama-3-8b", 8030261248.0, 4096.0 * 1024},
+        {"llama-3-70b", 70553706496.0, 8192.0 * 1024},
+        {"llama-3.1-405b", 405853388800.0, 16384.0 * 1024},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        wl_core_model m;
+        wl_error err;
+        assert_int_equal(wl_preset_model_load(want[i].id, &m, &err), WL_OK);
+        wl_core_shape sh = {.batch = 1, .seq = 16, .dtype = WL_DT_BF16, .mode = WL_MODE_TRAIN};
+        wl_core_build_info info;
+        assert_int_equal(wl_core_build_info_of(&m, &sh, 0, &info, &err), WL_OK);
+        assert_close(info.params, want[i].params, 0);
+        double hd = (double)m.d_model / (double)m.heads;
+        assert_close((double)m.d_model * m.kv_heads * hd, want[i].kv_proj, 0);
+    }
+}
+
 /* Peaks implied by the per-SM rates match the A100 datasheet. */
 static void test_a100_peaks(void **state)
 {
@@ -665,7 +690,7 @@ static void test_idle_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_builtins_parse), cmocka_unit_test(test_a100_peaks),
+        cmocka_unit_test(test_builtins_parse), cmocka_unit_test(test_llama3_params), cmocka_unit_test(test_a100_peaks),
         cmocka_unit_test(test_gpu_errors),     cmocka_unit_test(test_model_errors),
         cmocka_unit_test(test_gpu_hostile),
         cmocka_unit_test(test_set_get),        cmocka_unit_test(test_derive_vf),
