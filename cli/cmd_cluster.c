@@ -39,7 +39,10 @@ static void help(FILE *f)
 "  --recompute none|selective|full  activation recomputation (default none)\n"
 "  --schedule gpipe|1f1b|interleaved|zb-h1  (default 1f1b, interleaved with --vp > 1)\n"
 "  --power-limits LIST     a row per board power limit in W (150:300:25), every GPU\n"
-"                          capped alike, Zeus's knob; power_limit_w comes first\n"
+"                          capped alike, Zeus's knob; power_limit_w comes first; with\n"
+"                          --frontier, the frontier over these caps beside the plans'\n"
+"  --stage-power-limits LIST  one board power limit per pipeline stage, W (each\n"
+"                          stage's average power held to its own)\n"
 "  --partition uniform|balanced|parameters|N,N,...  layers per stage (default uniform,\n"
 "                          Megatron-LM's default, whose layers wattlas models: the same\n"
 "                          number per chunk, the embedding on the first stage, the head\n"
@@ -73,7 +76,9 @@ static void help(FILE *f)
 "  --frontier              the time-energy frontier of clock plans instead: every plan\n"
 "                          (a clock per stage and phase, clocks_mhz 'fwd/bwd;...' by\n"
 "                          stage) or single clock (kind fixed) within the bound that\n"
-"                          no other beats in both time and energy, fastest first\n"
+"                          no other beats in both time and energy, fastest first; with\n"
+"                          --power-limits, then the caps' frontier (kind cap,\n"
+"                          power_limit_w), all against every GPU at its maximum clock\n"
 "  --stages                a row per pipeline stage instead of the summary\n"
 "  --timeline FILE.json    the simulated timeline as Chrome trace events (Perfetto)\n"
 "  --format table|csv|ndjson|json   (default table)\n"
@@ -130,6 +135,7 @@ typedef struct {
     int part_layers[WL_CLUSTER_MAX_LIST];
     const char *part_text;
     wl_core_numlist limits; /* --power-limits */
+    wl_core_numlist stage_limits; /* --stage-power-limits */
 } cluster_opts;
 
 static int set_opt(const char *cmd, cluster_opts *o, const char *arg)
@@ -215,7 +221,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         O_SYSTEM = 256, O_NODES, O_MODEL, O_MODE, O_TP, O_PP, O_DP, O_VP, O_SP, O_ZERO, O_GB, O_MB,
         O_SEQ, O_RECOMP, O_SCHED, O_DTYPE, O_ATTN, O_LAUNCH, O_HOST, O_CLOCK, O_SET, O_NODPO,
         O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_OPT, O_MAXSLOW, O_MAXTP, O_MAXPP, O_MAXVP,
-        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_HELP
+        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_SLIMITS, O_HELP
     };
     static const struct option lo[] = {
         {"system", required_argument, 0, O_SYSTEM}, {"nodes", required_argument, 0, O_NODES},
@@ -241,6 +247,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         {"energy-scope", required_argument, 0, O_SCOPE},
         {"partition", required_argument, 0, O_PART},
         {"power-limits", required_argument, 0, O_LIMITS},
+        {"stage-power-limits", required_argument, 0, O_SLIMITS},
         {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -400,6 +407,16 @@ static int parse(int argc, char **argv, cluster_opts *o)
                 rc = cli_usage(cmd, "--power-limits: %s", e.text);
             break;
         }
+        case O_SLIMITS: {
+            wl_error e = {0};
+            if ((rc = option_fits(cmd, o->search, "stage-power-limits", 0)))
+                break;
+            wl_core_numlist_free(&o->stage_limits);
+            if (wl_core_parse_list(optarg, 1, 100000, 0, "--stage-power-limits", 0,
+                                   "stage_power_limits", &o->stage_limits, &e))
+                rc = cli_usage(cmd, "--stage-power-limits: %s", e.text);
+            break;
+        }
         case O_TIMELINE:
             if (!(rc = option_fits(cmd, o->search, "timeline", 0)))
                 o->timeline = optarg;
@@ -417,9 +434,12 @@ static int parse(int argc, char **argv, cluster_opts *o)
         return rc;
     if (optind < argc)
         return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
-    if (o->limits.n && (o->optimize || o->frontier || o->stages || o->timeline))
-        return cli_usage(cmd, "--power-limits: a row per limit; it does not combine with "
-                         "--optimize, --frontier, --stages or --timeline");
+    if (o->limits.n && (o->optimize || o->stages || o->timeline))
+        return cli_usage(cmd, "--power-limits: a row per limit (or, with --frontier, their "
+                         "frontier); it does not combine with --optimize, --stages or --timeline");
+    if (o->limits.n && o->stage_limits.n)
+        return cli_usage(cmd, "--power-limits caps every GPU alike, --stage-power-limits each "
+                         "stage: give one");
     return 0;
 }
 
@@ -548,11 +568,14 @@ static const wl_results_col frontier_cols[] = {
     WL_RESULTS_COL("energy_j", WL_COL_NUM, 0, 0),      WL_RESULTS_COL("slowdown_pct", WL_COL_NUM, 2, 0),
     WL_RESULTS_COL("energy_saving_pct", WL_COL_NUM, 2, 0),
     WL_RESULTS_COL("energy_scope", WL_COL_TEXT, 0, 0), WL_RESULTS_COL("clocks_mhz", WL_COL_TEXT, 0, 0),
+    WL_RESULTS_COL("power_limit_w", WL_COL_NUM, 0, 0),
 };
 #define NFCOLS (sizeof frontier_cols / sizeof *frontier_cols)
 
 /* --frontier: the plans no other plan beats in time and energy. */
-static int write_frontier(const char *cmd, const cluster_opts *o, wl_cluster *cl)
+static int write_frontier(const char *cmd, const cluster_opts *o, wl_cluster *cl,
+                          const wl_cluster_system *sys, const wl_core_gpu *gpu,
+                          const wl_core_model *model)
 {
     wl_error err = {0};
     wl_cluster_frontier_point *pts = NULL;
@@ -581,9 +604,26 @@ static int write_frontier(const char *cmd, const cluster_opts *o, wl_cluster *cl
             {.v = (double)i}, {.s = pts[i].fixed ? "fixed" : "plan"},
             {.v = pts[i].fixed ? pl[0] : NAN}, {.v = pts[i].time_s}, {.v = pts[i].energy_j},
             {.v = pts[i].slowdown_pct}, {.v = pts[i].energy_saving_pct},
-            {.s = wl_cluster_energy_scope_name(o->scope)}, {.s = text}};
+            {.s = wl_cluster_energy_scope_name(o->scope)}, {.s = text}, {.v = NAN}};
         rc = wl_results_writer_row(rows.w, c) ? EXIT_RUNTIME : 0;
     }
+    /* the caps' frontier beside the plans' */
+    wl_cluster_frontier_point *cp = NULL;
+    double *caps = NULL;
+    size_t nc = 0;
+    if (!rc && text && o->limits.n &&
+        wl_cluster_cap_frontier(sys, gpu, model, &o->cfg, o->limits.v, o->limits.n, o->scope, &cp,
+                                &caps, &nc, &err))
+        rc = cli_fail(cmd, &err);
+    for (size_t i = 0; i < nc && !rc; i++) {
+        wl_results_cell c[NFCOLS] = {
+            {.v = (double)(n + i)}, {.s = "cap"}, {.v = NAN}, {.v = cp[i].time_s},
+            {.v = cp[i].energy_j}, {.v = cp[i].slowdown_pct}, {.v = cp[i].energy_saving_pct},
+            {.s = wl_cluster_energy_scope_name(o->scope)}, {.s = ""}, {.v = caps[i]}};
+        rc = wl_results_writer_row(rows.w, c) ? EXIT_RUNTIME : 0;
+    }
+    free(cp);
+    free(caps);
     if (text)
         rc = cli_rows_close(cmd, &rows, rc == 0) ? EXIT_RUNTIME : rc;
     free(text);
@@ -660,7 +700,7 @@ static int run(const char *cmd, cluster_opts *o)
     if (!o->gb_given)
         o->cfg.global_batch = o->cfg.micro_batch * o->cfg.dp * 4 * o->cfg.pp;
     double clock = o->clock > 0 ? o->clock : gpu.sm_clock_max_mhz;
-    if (o->limits.n)
+    if (o->limits.n && !o->frontier)
         return write_limits(cmd, o, &sys, &gpu, &model, clock);
     wl_error err = {0};
     wl_cluster *cl = NULL;
@@ -676,12 +716,16 @@ static int run(const char *cmd, cluster_opts *o)
         }
         return cli_fail(cmd, &err);
     }
-    if (wl_cluster_refine_split(cl, &err)) {
+    if ((o->stage_limits.n &&
+         wl_cluster_set_stage_power_limits(cl, o->stage_limits.v, (int)o->stage_limits.n, &err)) ||
+        wl_cluster_refine_split(cl, &err)) {
         wl_cluster_free(cl);
+        if (!strcmp(err.field, "stage_power_limits"))
+            return cli_usage(cmd, "--stage-power-limits: %s", err.text);
         return cli_fail(cmd, &err);
     }
     if (o->frontier) {
-        rc = write_frontier(cmd, o, cl);
+        rc = write_frontier(cmd, o, cl, &sys, &gpu, &model);
         wl_cluster_free(cl);
         return rc;
     }
@@ -954,5 +998,6 @@ int cmd_cluster(int argc, char **argv)
     else if (!rc)
         rc = o.search ? search_run("cluster search", &o) : run("cluster", &o);
     wl_core_numlist_free(&o.limits);
+    wl_core_numlist_free(&o.stage_limits);
     return rc;
 }

@@ -62,6 +62,7 @@ struct wl_cluster {
     double *stage_clock;  /* [2 p]: the clocks run (after the power limit) */
     double *req, *cur;    /* [2 p]: asked for; tried under the power limit */
     double *thr_lo, *thr_hi, *stage_try; /* per stage: the power limit's bisection */
+    double *stage_cap;    /* per stage: its GPUs' board power limit, W */
     int *thr_ok;
     double *sends;        /* per stage: the transfer to the next */
     double *window;       /* per stage: its last micro-batch's backward time */
@@ -444,7 +445,7 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     c->act_peak_b = cfg->recompute == WL_RECOMPUTE_FULL ? wl_cluster_layer_act_peak_bytes(model, cfg) : 0;
     size_t pv = (size_t)c->p * (size_t)c->v;
     c->f_s = calloc(pv * 10 + (size_t)c->p * 11, sizeof(double));
-    c->stage_clock = calloc((size_t)c->p * 9, sizeof(double));
+    c->stage_clock = calloc((size_t)c->p * 10, sizeof(double));
     c->peak = calloc((size_t)c->p * 2, sizeof(int));
     c->sim = wl_cluster_sim_create();
     if (!c->f_s || !c->stage_clock || !c->peak || !c->sim)
@@ -454,6 +455,9 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     c->thr_lo = c->cur + 2 * c->p;
     c->thr_hi = c->thr_lo + c->p;
     c->stage_try = c->thr_hi + c->p;
+    c->stage_cap = c->stage_try + c->p;
+    for (int i = 0; i < c->p; i++)
+        c->stage_cap[i] = gpu->power_limit_w;
     c->thr_ok = c->peak + c->p;
     c->b_s = c->f_s + pv;
     c->w_s = c->b_s + pv;
@@ -1061,15 +1065,16 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
     }
     if ((rc = run_at(c, c->req, res, err)))
         return rc;
-    double cap = g->power_limit_w * g->coef.power_cap_frac, step = g->sm_clock_step_mhz;
+    double frac = g->coef.power_cap_frac, step = g->sm_clock_step_mhz;
     int over = 0;
     for (int i = 0; i < p; i++) {
+        double cap = c->stage_cap[i] * frac;
         c->thr_lo[i] = g->sm_clock_min_mhz;
         c->thr_hi[i] = fmax(c->req[2 * i], c->req[2 * i + 1]);
-        c->thr_ok[i] = res->time_s > 0 && c->e_stage[i] / res->time_s > cap ? 0 : 1;
+        c->thr_ok[i] = cap > 0 && res->time_s > 0 && c->e_stage[i] / res->time_s > cap ? 0 : 1;
         over |= !c->thr_ok[i];
     }
-    if (!over || !(cap > 0))
+    if (!over)
         return WL_OK;
     /* bisection per throttled stage: thr_lo meets the cap (or is the
      * minimum), thr_hi does not */
@@ -1095,12 +1100,31 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
         for (int i = 0; i < p; i++) {
             if (c->thr_ok[i] || c->thr_hi[i] - c->thr_lo[i] <= step + 1e-9)
                 continue;
-            if (c->e_stage[i] / res->time_s > cap)
+            if (c->e_stage[i] / res->time_s > c->stage_cap[i] * frac)
                 c->thr_hi[i] = c->stage_try[i];
             else
                 c->thr_lo[i] = c->stage_try[i];
         }
     }
+    return WL_OK;
+}
+
+int wl_cluster_set_stage_power_limits(wl_cluster *c, const double *limits_w, int n,
+                                      wl_error *err)
+{
+    if (limits_w && n != c->p) {
+        wl_error_set(err, "cluster", 0, "stage_power_limits",
+                     "%d limits for %d pipeline stages: give one per stage", n, c->p);
+        return WL_EINVAL;
+    }
+    for (int i = 0; limits_w && i < n; i++)
+        if (!(limits_w[i] > 0) || !isfinite(limits_w[i]) || limits_w[i] > 1e5) {
+            wl_error_set(err, "cluster", 0, "stage_power_limits",
+                         "stage %d: expected a limit in (0, 100000] W", i);
+            return WL_EINVAL;
+        }
+    for (int i = 0; i < c->p; i++)
+        c->stage_cap[i] = limits_w ? limits_w[i] : c->gpu.power_limit_w;
     return WL_OK;
 }
 
@@ -1564,5 +1588,92 @@ done:
     free(plan);
     free(front);
     free(ord);
+    return rc;
+}
+
+/* Zeus's knob beside the clock plans: every GPU capped alike, requested at
+ * its top clock, each cap's split refined as wl_cluster_power_limit_sweep
+ * does; the caps no other cap beats in both time and energy, fastest
+ * first, against the same baseline as wl_cluster_frontier (every GPU at
+ * its maximum clock under the GPU's own limit). */
+int wl_cluster_cap_frontier(const wl_cluster_system *sys, const wl_core_gpu *gpu,
+                            const wl_core_model *m, const wl_cluster_config *cfg,
+                            const double *limits, size_t n, wl_cluster_energy_scope scope,
+                            wl_cluster_frontier_point **pts, double **limits_out, size_t *n_out,
+                            wl_error *err)
+{
+    *pts = NULL;
+    *limits_out = NULL;
+    *n_out = 0;
+    if (!wl_cluster_energy_scope_name(scope)) {
+        wl_error_set(err, "cluster", 0, "energy_scope", "expected gpu or all");
+        return WL_EINVAL;
+    }
+    if (n < 1) {
+        wl_error_set(err, "cluster", 0, "power_limit_w", "no power limits");
+        return WL_EINVAL;
+    }
+    wl_cluster_result r0, *res = calloc(n, sizeof *res);
+    double *xy = malloc(sizeof(double) * 2 * n);
+    unsigned char *front = calloc(n, 1);
+    size_t *ord = malloc(sizeof *ord * n);
+    wl_cluster_frontier_point *out = malloc(sizeof *out * n);
+    double *lim = malloc(sizeof *lim * n);
+    wl_cluster *c = NULL;
+    int rc = WL_ENOMEM;
+    if (!res || !xy || !front || !ord || !out || !lim) {
+        wl_error_set(err, "cluster", 0, "", "out of memory");
+        goto done;
+    }
+    double top = gpu->sm_clock_max_mhz;
+    if ((rc = wl_cluster_create(sys, gpu, m, cfg, &c, err)) || (rc = wl_cluster_refine_split(c, err)) ||
+        (rc = wl_cluster_run(c, top, NULL, &r0, err)))
+        goto done;
+    if ((rc = wl_cluster_power_limit_sweep(sys, gpu, m, cfg, top, limits, n, res, err)))
+        goto done;
+    for (size_t i = 0; i < n; i++) {
+        xy[2 * i] = res[i].time_s;
+        xy[2 * i + 1] = scoped_j(&res[i], scope);
+    }
+    wl_pareto_front(xy, n, 2, front);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (front[i])
+            ord[k++] = i;
+    for (size_t i = 1; i < k; i++)
+        for (size_t j = i; j > 0 && xy[2 * ord[j]] < xy[2 * ord[j - 1]]; j--) {
+            size_t t = ord[j];
+            ord[j] = ord[j - 1];
+            ord[j - 1] = t;
+        }
+    double e0 = scoped_j(&r0, scope);
+    size_t u = 0;
+    for (size_t j = 0; j < k; j++) {
+        size_t i = ord[j];
+        /* caps above the draw all give the same run: keep the lowest */
+        if (u && xy[2 * i] == out[u - 1].time_s && xy[2 * i + 1] == out[u - 1].energy_j) {
+            lim[u - 1] = fmin(lim[u - 1], limits[i]);
+            continue;
+        }
+        out[u] = (wl_cluster_frontier_point){
+            .time_s = xy[2 * i], .energy_j = xy[2 * i + 1],
+            .slowdown_pct = 100 * (xy[2 * i] - r0.time_s) / r0.time_s,
+            .energy_saving_pct = 100 * (e0 - xy[2 * i + 1]) / e0, .fixed = 0};
+        lim[u++] = limits[i];
+    }
+    *pts = out;
+    *limits_out = lim;
+    *n_out = u;
+    out = NULL;
+    lim = NULL;
+    rc = WL_OK;
+done:
+    wl_cluster_free(c);
+    free(res);
+    free(xy);
+    free(front);
+    free(ord);
+    free(out);
+    free(lim);
     return rc;
 }

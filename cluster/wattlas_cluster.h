@@ -321,6 +321,15 @@ typedef struct {
 } wl_cluster_memory;
 int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *out);
 
+/* A board power limit per pipeline stage (nvidia-smi -pl on that stage's
+ * GPUs; n = the stages), for every later wl_cluster_run; NULL restores the
+ * GPU's own limit on all. Each stage's average power over the timeline is
+ * held to its own limit (see wl_cluster_run). WL_EINVAL for a count other
+ * than the stages or a limit outside (0, 100000] W, field
+ * stage_power_limits. */
+int wl_cluster_set_stage_power_limits(wl_cluster *c, const double *limits_w, int n,
+                                      wl_error *err);
+
 /* Every GPU of the configuration under each board power limit (Zeus's
  * knob, nvidia-smi -pl), requested at clock_mhz: res[i] for limits[i] W,
  * a balanced split refined under each limit. WL_EINVAL for a limit that
@@ -379,6 +388,19 @@ typedef struct {
 int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_energy_scope scope,
                         wl_cluster_frontier_point **pts, double **plans, size_t *n,
                         wl_error *err);
+
+/* The time-energy frontier over board power limits (limits[0..n), W),
+ * beside wl_cluster_frontier's over clock plans: every GPU capped alike
+ * (Zeus's knob) and requested at its top clock, the caps no other cap
+ * beats in time and energy (of scope), fastest first, with slowdown and
+ * saving against every GPU at its maximum clock under its own limit.
+ * *pts and *limits_out (the cap of each point; of caps that give the same
+ * run, the lowest) are malloc'd. */
+int wl_cluster_cap_frontier(const wl_cluster_system *sys, const wl_core_gpu *gpu,
+                            const wl_core_model *m, const wl_cluster_config *cfg,
+                            const double *limits, size_t n, wl_cluster_energy_scope scope,
+                            wl_cluster_frontier_point **pts, double **limits_out, size_t *n_out,
+                            wl_error *err);
 
 /* ---- search -------------------------------------------------------------------
  * Every parallel configuration of a model on the system's GPUs: tp x pp x dp

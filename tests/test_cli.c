@@ -371,6 +371,25 @@ static void test_cluster_cmd(void **state)
     assert_int_equal(run("cluster --power-limits 300 --stages"), 2);
     assert_int_equal(run("cluster --power-limits 0"), 2);
     assert_int_equal(run("cluster search --power-limits 300"), 2);
+    /* the caps' frontier beside the plans': kind cap rows after the plans,
+     * power_limit_w last, the 300 W cap (the board's own) the baseline */
+    assert_int_equal(run("cluster --system server-4x-a100-pcie-80gb --model gpt3-1.3b --pp 4 "
+                         "--micro-batch 8 --frontier --max-slowdown-pct 40 --power-limits "
+                         "150:300:50 --format csv"), 0);
+    const char *cap = strstr(out_buf, ",cap,");
+    assert_non_null(cap);
+    assert_non_null(strstr(cap, ",0.00,0.00,gpu,,300\n"));
+    assert_null(strstr(cap, ",plan,"));
+    assert_non_null(strstr(out_buf, ",clocks_mhz,power_limit_w\n"));
+    /* a limit per stage: the capped stage's clocks fall */
+    assert_int_equal(run("cluster --system server-4x-a100-pcie-80gb --model gpt3-1.3b --pp 4 "
+                         "--micro-batch 8 --stage-power-limits 300,150,300,300 --stages "
+                         "--format csv"), 0);
+    assert_true(csv_get(out_buf, 2, "bwd_clock_mhz") < csv_get(out_buf, 1, "bwd_clock_mhz"));
+    assert_int_equal(run("cluster --pp 4 --stage-power-limits 300,150,300"), 2);
+    assert_non_null(strstr(err_buf, "3 limits for 4 pipeline stages"));
+    assert_int_equal(run("cluster --pp 4 --stage-power-limits 300,0,300,300"), 2);
+    assert_int_equal(run("cluster --pp 4 --stage-power-limits 300,300,300,300 --power-limits 200"), 2);
     /* per stage, and the timeline as trace events */
     assert_int_equal(run("cluster --model gpt3-1.3b --tp 2 --pp 4 --stages --format csv "
                          "--timeline tl.json"), 0);

@@ -741,6 +741,72 @@ static void test_power_limit_sweep(void **state)
     assert_string_equal(e.field, "power_limit_w");
 }
 
+/* A power limit per stage: the stage capped below its draw runs slower
+ * and the others keep theirs; every stage at the GPU's own limit is the
+ * default run exactly; a wrong count or a bad limit names
+ * stage_power_limits. The frontier over caps beside it: fastest first, each
+ * cap trading time for energy, the first (the board's own 300 W) the
+ * baseline itself, the lowest cap the sweep's own result. */
+static void test_stage_power_limits(void **state)
+{
+    (void)state;
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model m;
+    wl_error e = {0};
+    load_system("server-4x-a100-pcie-80gb", "gpt3-1.3b", &sys, &gpu, &m);
+    wl_cluster_config c;
+    wl_cluster_config_default(&c);
+    c.pp = 4;
+    c.micro_batch = 8;
+    c.global_batch = 64;
+    wl_cluster *cl;
+    wl_cluster_result base, r;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, 1410, NULL, &base, &e), WL_OK);
+    const double same[] = {300, 300, 300, 300};
+    assert_int_equal(wl_cluster_set_stage_power_limits(cl, same, 4, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, 1410, NULL, &r, &e), WL_OK);
+    assert_true(r.time_s == base.time_s && r.energy_j == base.energy_j);
+    double f1 = wl_cluster_stage_clock(cl, 1, 1), f0 = wl_cluster_stage_clock(cl, 0, 1);
+    const double one_low[] = {300, 150, 300, 300};
+    assert_int_equal(wl_cluster_set_stage_power_limits(cl, one_low, 4, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, 1410, NULL, &r, &e), WL_OK);
+    assert_true(wl_cluster_stage_clock(cl, 1, 1) < f1 - 100);
+    assert_true(wl_cluster_stage_clock(cl, 0, 1) >= f0);
+    assert_true(r.time_s > base.time_s);
+    const double bad_n[] = {300, 300, 300}, bad_w[] = {300, 0, 300, 300};
+    assert_int_equal(wl_cluster_set_stage_power_limits(cl, bad_n, 3, &e), WL_EINVAL);
+    assert_string_equal(e.field, "stage_power_limits");
+    assert_int_equal(wl_cluster_set_stage_power_limits(cl, bad_w, 4, &e), WL_EINVAL);
+    assert_string_equal(e.field, "stage_power_limits");
+    assert_int_equal(wl_cluster_set_stage_power_limits(cl, NULL, 0, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, 1410, NULL, &r, &e), WL_OK);
+    assert_true(r.time_s == base.time_s);
+    wl_cluster_free(cl);
+
+    const double lim[] = {150, 175, 200, 250, 300};
+    wl_cluster_frontier_point *pts;
+    double *caps;
+    size_t n;
+    assert_int_equal(wl_cluster_cap_frontier(&sys, &gpu, &m, &c, lim, 5, WL_CLUSTER_ENERGY_GPU, &pts,
+                                             &caps, &n, &e), WL_OK);
+    assert_true(n >= 3 && n <= 5);
+    assert_true(caps[0] == 300);
+    assert_true(fabs(pts[0].slowdown_pct) < 1e-9 && fabs(pts[0].energy_saving_pct) < 1e-9);
+    for (size_t i = 1; i < n; i++) {
+        assert_true(pts[i].time_s > pts[i - 1].time_s);
+        assert_true(pts[i].energy_j < pts[i - 1].energy_j);
+        assert_true(caps[i] < caps[i - 1]);
+    }
+    wl_cluster_result sw;
+    assert_int_equal(wl_cluster_power_limit_sweep(&sys, &gpu, &m, &c, gpu.sm_clock_max_mhz,
+                                                  &caps[n - 1], 1, &sw, &e), WL_OK);
+    assert_true(sw.time_s == pts[n - 1].time_s && sw.energy_gpu_j == pts[n - 1].energy_j);
+    free(pts);
+    free(caps);
+}
+
 /* The frontier: fastest first, each point trading time for energy, all
  * within the bound, its fastest point no slower than every GPU at max. */
 static void test_frontier(void **state)
@@ -923,6 +989,7 @@ int main(void)
         cmocka_unit_test(test_decode_rounds), cmocka_unit_test(test_decode_result),
         cmocka_unit_test(test_search), cmocka_unit_test(test_frontier),
         cmocka_unit_test(test_partitions), cmocka_unit_test(test_power_limit_sweep),
+        cmocka_unit_test(test_stage_power_limits),
         cmocka_unit_test(test_plot_timeline), cmocka_unit_test(test_power_limit_average),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
