@@ -696,6 +696,18 @@ static void test_partitions(void **state)
     wl_cluster_free(cl);
 }
 
+/* GPT-3 1.3B in 4 pipeline stages of micro-batches of 8 on the 4-GPU PCIe
+ * server (the power-limit studies' setting). */
+static void pcie_pp4(wl_cluster_system *sys, wl_core_gpu *gpu, wl_core_model *m,
+                     wl_cluster_config *c)
+{
+    load_system("server-4x-a100-pcie-80gb", "gpt3-1.3b", sys, gpu, m);
+    wl_cluster_config_default(c);
+    c->pp = 4;
+    c->micro_batch = 8;
+    c->global_batch = 64;
+}
+
 /* Power caps at scale: a lower limit never makes the iteration faster,
  * every GPU's average power over the timeline stays within its cap (the
  * clock floor aside), a cap above what the GPUs draw changes nothing, and a
@@ -707,12 +719,8 @@ static void test_power_limit_sweep(void **state)
     wl_core_gpu gpu;
     wl_core_model m;
     wl_error e = {0};
-    load_system("server-4x-a100-pcie-80gb", "gpt3-1.3b", &sys, &gpu, &m);
     wl_cluster_config c;
-    wl_cluster_config_default(&c);
-    c.pp = 4;
-    c.micro_batch = 8;
-    c.global_batch = 64;
+    pcie_pp4(&sys, &gpu, &m, &c);
     c.partition = WL_CLUSTER_PART_BALANCED;
     const double lim[] = {150, 200, 250, 300, 5000};
     wl_cluster_result r[5];
@@ -754,12 +762,8 @@ static void test_stage_power_limits(void **state)
     wl_core_gpu gpu;
     wl_core_model m;
     wl_error e = {0};
-    load_system("server-4x-a100-pcie-80gb", "gpt3-1.3b", &sys, &gpu, &m);
     wl_cluster_config c;
-    wl_cluster_config_default(&c);
-    c.pp = 4;
-    c.micro_batch = 8;
-    c.global_batch = 64;
+    pcie_pp4(&sys, &gpu, &m, &c);
     wl_cluster *cl;
     wl_cluster_result base, r;
     assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
