@@ -872,12 +872,19 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
      * first stage */
     double ring = c->decode ? wl_cluster_coll_time(&c->pp_g, WL_COLL_SEND, 8.0 * (double)c->cfg.micro_batch)
                             : 0;
+    /* a serving engine (CUDA graphs) schedules each micro-batch's next
+     * step on the host before it starts: the host preset's serve_step_us +
+     * serve_seq_us x its sequences (the core's engine step, builder.c) */
+    double engine = c->decode && c->cfg.launch == WL_LAUNCH_GRAPHS
+                        ? (c->gpu.coef.host_serve_step_us +
+                           c->gpu.coef.host_serve_seq_us * (double)c->cfg.micro_batch) * 1e-6
+                        : 0;
     wl_cluster_pipeline pl = {.schedule = c->cfg.schedule, .stages = p, .chunks = c->v,
                               .micro = c->m * c->rounds, .forward_only = !train, .f_s = c->f_s,
                               .b_s = c->b_s,
                               .w_s = wl_cluster_schedule_splits_w(c->cfg.schedule) ? c->w_s : NULL,
                               .send_s = c->sends, .round_micro = c->decode ? c->m : 0,
-                              .f2_s = c->f2_s, .ring_send_s = ring};
+                              .f2_s = c->f2_s, .ring_send_s = ring, .round_host_s = engine};
     int rc = wl_cluster_sim_run(c->sim, &pl, err);
     if (rc)
         return rc;

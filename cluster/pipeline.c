@@ -307,7 +307,7 @@ static void run_task(wl_cluster_sim *s, const wl_cluster_pipeline *pl, stage_sta
     /* the sampled tokens back to the first stage: small, and not a wait of
      * the sender */
     if (kind == K_F && vs == V - 1 && s->round > 0)
-        s->arrive[id] = end + (s->p > 1 ? pl->ring_send_s : 0);
+        s->arrive[id] = end + (s->p > 1 ? pl->ring_send_s : 0) + pl->round_host_s;
     st->send_s += send;
     ss->free = end + send;
     if (kind == K_F) {

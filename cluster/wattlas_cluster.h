@@ -144,6 +144,9 @@ typedef struct {
     int round_micro;
     const double *f2_s;
     double ring_send_s;
+    double round_host_s;        /* ... and then the host's serving-engine step
+                                   before that micro-batch's next round (also
+                                   with one stage) */
 } wl_cluster_pipeline;
 
 typedef struct {

@@ -412,6 +412,18 @@ static void test_decode_rounds(void **state)
             assert_int_equal(wl_cluster_sim_run(s, &pl, &e), WL_EINVAL);
         wl_cluster_sim_free(s);
     }
+    /* a serving engine's host step before each micro-batch's next round,
+     * with one stage too: one micro-batch of 5 rounds of 0.25 s waits 4
+     * times */
+    double f[1] = {1}, f2[1] = {0.25}, snd[1] = {0};
+    wl_cluster_pipeline pl = {.stages = 1, .chunks = 1, .micro = 5, .forward_only = 1, .f_s = f,
+                              .b_s = f, .send_s = snd, .round_micro = 1, .f2_s = f2,
+                              .round_host_s = 0.125};
+    wl_cluster_sim *s = wl_cluster_sim_create();
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_sim_run(s, &pl, &e), WL_OK);
+    assert_true(fabs(wl_cluster_sim_stage(s, 0)->end_s - (2 + 4 * 0.125)) < 1e-12);
+    wl_cluster_sim_free(s);
 }
 
 /* One DGX A100, a model preset, and tp 2 x pp 2 x dp 2 when c is given. */
@@ -475,6 +487,28 @@ static void test_decode_result(void **state)
      * sequences a replica, 48 more tokens, bf16 */
     double kv = 2.0 * 16 * 8 * 48 * (8 / 2) * 128 * 2 / 1e9;
     assert_true(fabs(mem[1] - mem[0] - kv) < 1e-9);
+    /* a serving engine (CUDA graphs): on one stage with one micro-batch
+     * every further token waits for the host's engine step, 500 us + 10 us
+     * for each of its 4 sequences */
+    wl_cluster_config g1 = c;
+    g1.tp = 8;
+    g1.pp = 1;
+    g1.dp = 1;
+    g1.global_batch = 4;
+    g1.launch = WL_LAUNCH_GRAPHS;
+    double tpot[2];
+    for (int k = 0; k < 2; k++) {
+        wl_core_gpu hg = gpu;
+        hg.coef.host_serve_step_us = k ? 500 : 0;
+        hg.coef.host_serve_seq_us = k ? 10 : 0;
+        wl_cluster *gl;
+        wl_cluster_result r;
+        assert_int_equal(wl_cluster_create(&sys, &hg, &m, &g1, &gl, &e), WL_OK);
+        assert_int_equal(wl_cluster_run(gl, 1410, NULL, &r, &e), WL_OK);
+        tpot[k] = r.tpot_s;
+        wl_cluster_free(gl);
+    }
+    assert_true(fabs(tpot[1] - tpot[0] - 540e-6) < 1e-9);
     c.vp = 2;
     wl_cluster *cl = NULL;
     assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_EINVAL);
