@@ -116,7 +116,7 @@ python: pic-lib
 	cd python && WATTLAS_LIB=$(CURDIR)/$(PIC_BUILD)/libwattlas.a $(PYTHON) setup.py -q build_ext --inplace
 
 # its tests, run like the others (tests/run.sh reads the summary line)
-$(BUILD)/tests/test_python: tests/test_python.py python/_wattlas.c python/setup.py python/wattlas/__init__.py \
+$(BUILD)/tests/test_python: tests/test_python.py tests/pyunit.py python/_wattlas.c python/setup.py python/wattlas/__init__.py \
         $(BIN)/wattlas $(BUILD)/libwattlas.a | $(BUILD)
 	@$(MAKE) --no-print-directory python
 	@mkdir -p $(dir $@)
@@ -125,7 +125,7 @@ $(BUILD)/tests/test_python: tests/test_python.py python/_wattlas.c python/setup.
 	chmod +x $@
 
 # the measurement harness's tests (no GPU, no PyTorch, no extension needed)
-$(BUILD)/tests/test_measure: tests/test_measure.py python/wattlas/measure.py $(BIN)/wattlas | $(BUILD)
+$(BUILD)/tests/test_measure: tests/test_measure.py tests/pyunit.py python/wattlas/measure.py $(BIN)/wattlas | $(BUILD)
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\ncd "%s" && exec %s tests/test_measure.py "$$@"\n' "$(CURDIR)" "$(PYTHON)" > $@
 	chmod +x $@

@@ -217,6 +217,23 @@ static int option_fits(const char *cmd, int search, const char *name, int search
     return 0;
 }
 
+/* --power-limits and --stage-power-limits: a list of watts (field names
+ * the value in errors), replacing an earlier one */
+static int watts_option(const char *cmd, int search, const char *name, const char *field,
+                        const char *text, wl_core_numlist *out)
+{
+    char opt[64];
+    snprintf(opt, sizeof opt, "--%s", name);
+    int rc = option_fits(cmd, search, name, 0);
+    if (rc)
+        return rc;
+    wl_error e = {0};
+    wl_core_numlist_free(out);
+    if (wl_core_parse_list(text, 1, 100000, 0, opt, 0, field, out, &e))
+        return cli_usage(cmd, "%s: %s", opt, e.text);
+    return 0;
+}
+
 static int parse(int argc, char **argv, cluster_opts *o)
 {
     const char *cmd = o->search ? "cluster search" : "cluster";
@@ -400,26 +417,13 @@ static int parse(int argc, char **argv, cluster_opts *o)
             if (wl_cluster_energy_scope_lookup(optarg, &o->scope))
                 rc = cli_usage(cmd, "--energy-scope: expected gpu or all, got '%.60s'", optarg);
             break;
-        case O_LIMITS: {
-            wl_error e = {0};
-            if ((rc = option_fits(cmd, o->search, "power-limits", 0)))
-                break;
-            wl_core_numlist_free(&o->limits);
-            if (wl_core_parse_list(optarg, 1, 100000, 0, "--power-limits", 0, "power_limit_w",
-                                   &o->limits, &e))
-                rc = cli_usage(cmd, "--power-limits: %s", e.text);
+        case O_LIMITS:
+            rc = watts_option(cmd, o->search, "power-limits", "power_limit_w", optarg, &o->limits);
             break;
-        }
-        case O_SLIMITS: {
-            wl_error e = {0};
-            if ((rc = option_fits(cmd, o->search, "stage-power-limits", 0)))
-                break;
-            wl_core_numlist_free(&o->stage_limits);
-            if (wl_core_parse_list(optarg, 1, 100000, 0, "--stage-power-limits", 0,
-                                   "stage_power_limits", &o->stage_limits, &e))
-                rc = cli_usage(cmd, "--stage-power-limits: %s", e.text);
+        case O_SLIMITS:
+            rc = watts_option(cmd, o->search, "stage-power-limits", "stage_power_limits", optarg,
+                              &o->stage_limits);
             break;
-        }
         case O_TIMELINE:
             if (!(rc = option_fits(cmd, o->search, "timeline", 0)))
                 o->timeline = optarg;

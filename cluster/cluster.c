@@ -876,8 +876,7 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
      * step on the host before it starts: the host preset's serve_step_us +
      * serve_seq_us x its sequences (the core's engine step, builder.c) */
     double engine = c->decode && c->cfg.launch == WL_LAUNCH_GRAPHS
-                        ? (c->gpu.coef.host_serve_step_us +
-                           c->gpu.coef.host_serve_seq_us * (double)c->cfg.micro_batch) * 1e-6
+                        ? wl_core_coeffs_engine_step_us(&c->gpu.coef, (double)c->cfg.micro_batch) * 1e-6
                         : 0;
     wl_cluster_pipeline pl = {.schedule = c->cfg.schedule, .stages = p, .chunks = c->v,
                               .micro = c->m * c->rounds, .forward_only = !train, .f_s = c->f_s,
@@ -1488,6 +1487,25 @@ int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, wl_cluster_energ
  * (each step is the best plan the greedy rule knows at its time), within
  * the slowdown bound; what no other point dominates in (time, energy) is
  * kept, fastest first. */
+/* The points of (time, energy) pairs xy[2 n] that no other beats in both,
+ * as indices into ord, fastest first; returns how many. front: n bytes of
+ * scratch. */
+static size_t front_by_time(const double *xy, size_t n, unsigned char *front, size_t *ord)
+{
+    wl_pareto_front(xy, n, 2, front);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (front[i])
+            ord[k++] = i;
+    for (size_t i = 1; i < k; i++)
+        for (size_t j = i; j > 0 && xy[2 * ord[j]] < xy[2 * ord[j - 1]]; j--) {
+            size_t t = ord[j];
+            ord[j] = ord[j - 1];
+            ord[j - 1] = t;
+        }
+    return k;
+}
+
 int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_energy_scope scope,
                         wl_cluster_frontier_point **pts, double **plans, size_t *n_out,
                         wl_error *err)
@@ -1546,20 +1564,10 @@ int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_energ
         xy[2 * i] = pa.pts[i].time_s;
         xy[2 * i + 1] = pa.pts[i].energy_j;
     }
-    wl_pareto_front(xy, pa.len, 2, front);
-    free(xy);
     /* the front's points by time (indices only), then copied out once,
      * one of each point (a plan and a fixed clock can meet) */
-    size_t k = 0;
-    for (size_t i = 0; i < pa.len; i++)
-        if (front[i])
-            ord[k++] = i;
-    for (size_t i = 1; i < k; i++)
-        for (size_t j = i; j > 0 && pa.pts[ord[j]].time_s < pa.pts[ord[j - 1]].time_s; j--) {
-            size_t t = ord[j];
-            ord[j] = ord[j - 1];
-            ord[j - 1] = t;
-        }
+    size_t k = front_by_time(xy, pa.len, front, ord);
+    free(xy);
     size_t u = 0;
     for (size_t j = 0; j < k; j++) {
         const wl_cluster_frontier_point *q = &pa.pts[ord[j]];
@@ -1642,17 +1650,7 @@ int wl_cluster_cap_frontier(const wl_cluster_system *sys, const wl_core_gpu *gpu
         xy[2 * i] = res[i].time_s;
         xy[2 * i + 1] = scoped_j(&res[i], scope);
     }
-    wl_pareto_front(xy, n, 2, front);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (front[i])
-            ord[k++] = i;
-    for (size_t i = 1; i < k; i++)
-        for (size_t j = i; j > 0 && xy[2 * ord[j]] < xy[2 * ord[j - 1]]; j--) {
-            size_t t = ord[j];
-            ord[j] = ord[j - 1];
-            ord[j - 1] = t;
-        }
+    size_t k = front_by_time(xy, n, front, ord);
     double e0 = scoped_j(&r0, scope);
     size_t u = 0;
     for (size_t j = 0; j < k; j++) {

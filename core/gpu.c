@@ -2,6 +2,7 @@
 #include "wattlas_core.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -131,6 +132,11 @@ double wl_core_coeffs_op_launch_us(const wl_core_coeffs *c)
     return c->host_op_launch_us > 0 ? c->host_op_launch_us : c->host_launch_us;
 }
 
+double wl_core_coeffs_engine_step_us(const wl_core_coeffs *c, double seqs)
+{
+    return c->host_serve_step_us + c->host_serve_seq_us * seqs;
+}
+
 int wl_core_coef_is_host(const char *name)
 {
     return !strcmp(name, "host_launch_us") || !strcmp(name, "host_op_launch_us") ||
@@ -139,30 +145,27 @@ int wl_core_coef_is_host(const char *name)
 
 int wl_core_host_check(const wl_core_host *host, wl_error *err)
 {
+    /* each cost in [0, hi] us; launch_us must be positive */
+    static const struct {
+        const char *key;
+        size_t off;
+        double hi;
+    } f[] = {
+        {"launch_us", offsetof(wl_core_host, launch_us), 10000},
+        {"launch_us_stderr", offsetof(wl_core_host, launch_us_stderr), 10000},
+        {"op_launch_us", offsetof(wl_core_host, op_launch_us), 10000},
+        {"op_launch_us_stderr", offsetof(wl_core_host, op_launch_us_stderr), 10000},
+        {"serve_step_us", offsetof(wl_core_host, serve_step_us), 100000},
+        {"serve_seq_us", offsetof(wl_core_host, serve_seq_us), 10000},
+    };
     const char *src = host->id[0] ? host->id : "host";
-    if (!(host->launch_us > 0 && host->launch_us <= 10000)) {
-        wl_error_set(err, src, 0, "launch_us", "must be in (0, 10000] us");
-        return WL_EINVAL;
-    }
-    if (!(host->launch_us_stderr >= 0 && host->launch_us_stderr <= 10000)) {
-        wl_error_set(err, src, 0, "launch_us_stderr", "must be in [0, 10000] us");
-        return WL_EINVAL;
-    }
-    if (!(host->op_launch_us >= 0 && host->op_launch_us <= 10000)) {
-        wl_error_set(err, src, 0, "op_launch_us", "must be in [0, 10000] us");
-        return WL_EINVAL;
-    }
-    if (!(host->op_launch_us_stderr >= 0 && host->op_launch_us_stderr <= 10000)) {
-        wl_error_set(err, src, 0, "op_launch_us_stderr", "must be in [0, 10000] us");
-        return WL_EINVAL;
-    }
-    if (!(host->serve_step_us >= 0 && host->serve_step_us <= 100000)) {
-        wl_error_set(err, src, 0, "serve_step_us", "must be in [0, 100000] us");
-        return WL_EINVAL;
-    }
-    if (!(host->serve_seq_us >= 0 && host->serve_seq_us <= 10000)) {
-        wl_error_set(err, src, 0, "serve_seq_us", "must be in [0, 10000] us");
-        return WL_EINVAL;
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+        double v = *(const double *)(const void *)((const char *)host + f[i].off);
+        int open = i == 0;
+        if (!((open ? v > 0 : v >= 0) && v <= f[i].hi)) {
+            wl_error_set(err, src, 0, f[i].key, "must be in %s0, %g] us", open ? "(" : "[", f[i].hi);
+            return WL_EINVAL;
+        }
     }
     return WL_OK;
 }

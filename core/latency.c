@@ -512,8 +512,7 @@ static void prepare(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_kp
         p->is_gap = 1;
         p->gap_us = k->gap_us;
         if (k->engine)
-            p->gap_us += gpu->coef.host_serve_step_us +
-                         gpu->coef.host_serve_seq_us * (double)k->batch;
+            p->gap_us += wl_core_coeffs_engine_step_us(&gpu->coef, (double)k->batch);
         return;
     default:
         prep_memory_bound(gpu, k, tiled, p);

@@ -277,6 +277,9 @@ typedef struct {
 /* The host time per kernel of a bare op in a loop: host_op_launch_us, or
  * host_launch_us where that is not stated (0). */
 double wl_core_coeffs_op_launch_us(const wl_core_coeffs *c);
+/* A serving engine's host step over `seqs` running sequences, in us:
+ * host_serve_step_us + host_serve_seq_us x seqs. */
+double wl_core_coeffs_engine_step_us(const wl_core_coeffs *c, double seqs);
 
 /* Whether a coefficient (wl_core_coeffs member name) is a host's issue cost,
  * which a host preset owns: host_launch_us, host_op_launch_us,

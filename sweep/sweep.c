@@ -1562,7 +1562,7 @@ int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_swe
     combo_memory(s, &c, &g, &id->memory, &id->fits);
     id->traced = s->traces.n > 0;
     id->max_batch = -1;
-    if (!id->traced) {
+    if (!id->traced && id->fits == 0) {
         wl_core_shape sh;
         combo_shape(s, &c, &sh);
         wl_error e = {0};

@@ -89,8 +89,9 @@ typedef struct {
     wl_core_memory memory; /* its footprint (total_gb NaN for a trace) */
     wl_core_shape shape;   /* the whole shape, mode and its options (zero for a trace) */
     int fits;              /* on the first GPU: 1, 0, or -1 unknown */
-    long long max_batch;   /* the largest batch of this shape that fits the
-                              first GPU (0: none, -1: unknown or a trace) */
+    long long max_batch;   /* when it does not fit (fits 0): the largest batch
+                              of this shape that fits the first GPU (0: none);
+                              -1 otherwise */
 } wl_sweep_shape_id;
 int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_sweep_shape_id *id,
                            wl_error *err);

@@ -272,10 +272,5 @@ class Presets(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    result = unittest.main(exit=False, verbosity=2).result
-    n = result.testsRun
-    bad = len(result.failures) + len(result.errors)
-    if bad:
-        print(f"[  FAILED  ] {bad} test(s).")
-    print(f"[  PASSED  ] {n - bad} test(s).")
-    sys.exit(1 if bad else 0)
+    import pyunit  # tests/, beside this file
+    sys.exit(pyunit.main())
