@@ -61,7 +61,8 @@ struct wl_cluster {
     double *coll_s;       /* per (stage, chunk): collectives inside its F, B and W */
     double *stage_clock;  /* [2 p]: the clocks run (after the power limit) */
     double *req, *cur;    /* [2 p]: asked for; tried under the power limit */
-    double *thr_lo, *thr_hi, *stage_try; /* per stage: the power limit's bisection */
+    double *thr_lo, *thr_hi, *stage_try; /* per stage: the power limit's search */
+    double *thr_plo, *thr_phi;           /* average power at thr_lo, thr_hi */
     double *stage_cap;    /* per stage: its GPUs' board power limit, W */
     int *thr_ok;
     double *sends;        /* per stage: the transfer to the next */
@@ -445,7 +446,7 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     c->act_peak_b = cfg->recompute == WL_RECOMPUTE_FULL ? wl_cluster_layer_act_peak_bytes(model, cfg) : 0;
     size_t pv = (size_t)c->p * (size_t)c->v;
     c->f_s = calloc(pv * 10 + (size_t)c->p * 11, sizeof(double));
-    c->stage_clock = calloc((size_t)c->p * 10, sizeof(double));
+    c->stage_clock = calloc((size_t)c->p * 12, sizeof(double));
     c->peak = calloc((size_t)c->p * 2, sizeof(int));
     c->sim = wl_cluster_sim_create();
     if (!c->f_s || !c->stage_clock || !c->peak || !c->sim)
@@ -456,6 +457,8 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     c->thr_hi = c->thr_lo + c->p;
     c->stage_try = c->thr_hi + c->p;
     c->stage_cap = c->stage_try + c->p;
+    c->thr_plo = c->stage_cap + c->p;
+    c->thr_phi = c->thr_plo + c->p;
     for (int i = 0; i < c->p; i++)
         c->stage_cap[i] = gpu->power_limit_w;
     c->thr_ok = c->peak + c->p;
@@ -1071,33 +1074,45 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
     }
     if ((rc = run_at(c, c->req, res, err)))
         return rc;
-    double frac = g->coef.power_cap_frac, step = g->sm_clock_step_mhz;
+    double frac = g->coef.power_cap_frac, step = g->sm_clock_step_mhz, fmin_ = g->sm_clock_min_mhz;
     int over = 0;
     for (int i = 0; i < p; i++) {
         double cap = c->stage_cap[i] * frac;
-        c->thr_lo[i] = g->sm_clock_min_mhz;
+        c->thr_lo[i] = fmin_;
         c->thr_hi[i] = fmax(c->req[2 * i], c->req[2 * i + 1]);
         c->thr_ok[i] = cap > 0 && res->time_s > 0 && c->e_stage[i] / res->time_s > cap ? 0 : 1;
+        c->thr_phi[i] = res->time_s > 0 ? c->e_stage[i] / res->time_s : 0;
+        /* not simulated at the minimum: idle power there, a floor */
+        c->thr_plo[i] = wl_core_gpu_idle_w(g, fmin_);
         over |= !c->thr_ok[i];
     }
     if (!over)
         return WL_OK;
-    /* bisection per throttled stage: thr_lo meets the cap (or is the
-     * minimum), thr_hi does not */
-    for (int pass = 0; pass < 16; pass++) {
+    /* per throttled stage, a bracket on the clock grid: thr_lo meets the
+     * cap (or is the minimum), thr_hi does not. Each pass tries the clock
+     * where the chord between the bracket's average powers meets the cap
+     * (regula falsi; average power rises smoothly and convexly with the
+     * clock, so the chord's crossing lands within a step or two of the
+     * answer), a step inside the bracket, and every other pass the
+     * bracket's middle, so the bracket at least halves every two passes.
+     * All throttled stages move at once: their timelines are coupled. */
+    for (int pass = 0; pass < 24; pass++) {
         int open = 0;
         for (int i = 0; i < p; i++) {
-            double mid = c->thr_ok[i] ? c->thr_hi[i]
-                                      : g->sm_clock_min_mhz +
-                                            step * floor((0.5 * (c->thr_lo[i] + c->thr_hi[i]) -
-                                                          g->sm_clock_min_mhz) / step + 0.5);
-            if (!c->thr_ok[i] && (c->thr_hi[i] - c->thr_lo[i] <= step + 1e-9))
-                mid = c->thr_lo[i];
-            else if (!c->thr_ok[i])
+            double lo = c->thr_lo[i], hi = c->thr_hi[i], try_ = hi;
+            if (!c->thr_ok[i] && hi - lo <= step + 1e-9) {
+                try_ = lo;
+            } else if (!c->thr_ok[i]) {
+                double cap = c->stage_cap[i] * frac, plo = c->thr_plo[i], phi = c->thr_phi[i];
+                double x = pass % 2 == 0 && phi > plo ? lo + (hi - lo) * (cap - plo) / (phi - plo)
+                                                     : 0.5 * (lo + hi);
+                x = fmin_ + step * floor((x - fmin_) / step + 0.5);
+                try_ = fmin(fmax(x, lo + step), hi - step);
                 open = 1;
-            c->stage_try[i] = mid;
-            c->cur[2 * i] = fmin(c->req[2 * i], mid);
-            c->cur[2 * i + 1] = fmin(c->req[2 * i + 1], mid);
+            }
+            c->stage_try[i] = try_;
+            c->cur[2 * i] = fmin(c->req[2 * i], try_);
+            c->cur[2 * i + 1] = fmin(c->req[2 * i + 1], try_);
         }
         if ((rc = run_at(c, c->cur, res, err)))
             return rc;
@@ -1106,10 +1121,14 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
         for (int i = 0; i < p; i++) {
             if (c->thr_ok[i] || c->thr_hi[i] - c->thr_lo[i] <= step + 1e-9)
                 continue;
-            if (c->e_stage[i] / res->time_s > c->stage_cap[i] * frac)
+            double pw = c->e_stage[i] / res->time_s;
+            if (pw > c->stage_cap[i] * frac) {
                 c->thr_hi[i] = c->stage_try[i];
-            else
+                c->thr_phi[i] = pw;
+            } else {
                 c->thr_lo[i] = c->stage_try[i];
+                c->thr_plo[i] = pw;
+            }
         }
     }
     return WL_OK;

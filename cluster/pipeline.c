@@ -98,6 +98,13 @@ typedef struct stage_state {
     int inflight, peak;
 } stage_state;
 
+/* A task's place, decoded once per pipeline shape: its stage, chunk and
+ * micro-batch, and the tasks it waits for on another stage (pred) and on
+ * its own (local: B its F, W its B); -1: none. */
+typedef struct {
+    int pred, local, stage, chunk, micro, kind;
+} task_meta;
+
 struct wl_cluster_sim {
     int p, v, m, nk;                 /* stages, chunks, micro-batches, task kinds */
     int round;                       /* decode: micro-batches per round, 0: none */
@@ -109,6 +116,13 @@ struct wl_cluster_sim {
     size_t ntasks, captasks;
     wl_cluster_stage_stats *st;
     stage_state *ss;
+    task_meta *meta;                 /* per task id */
+    /* the shape meta and the orders were built for (a power-limit search
+     * reruns one shape at other clocks) */
+    int key_p, key_v, key_m, key_nk, key_round, key_fwd;
+    const wl_cluster_schedule_type *key_sched;
+    int *queue;                      /* stages that may run a task now */
+    unsigned char *queued;
     size_t cap_ids, cap_order;
     int cap_p;
 };
@@ -129,6 +143,9 @@ void wl_cluster_sim_free(wl_cluster_sim *s)
     free(s->tasks);
     free(s->st);
     free(s->ss);
+    free(s->queue);
+    free(s->queued);
+    free(s->meta);
     free(s);
 }
 
@@ -156,6 +173,10 @@ static int reserve(wl_cluster_sim *s, int p, int v, int m, int nk)
             return WL_ENOMEM;
         s->tasks = t;
         s->captasks = ids + 2 * (size_t)p;
+        task_meta *mt = realloc(s->meta, ids * sizeof *mt);
+        if (!mt)
+            return WL_ENOMEM;
+        s->meta = mt;
         s->cap_ids = ids;
     }
     if (ids > s->cap_order) {
@@ -178,6 +199,14 @@ static int reserve(wl_cluster_sim *s, int p, int v, int m, int nk)
         if (!ss)
             return WL_ENOMEM;
         s->ss = ss;
+        int *q = realloc(s->queue, (size_t)p * sizeof *q);
+        if (!q)
+            return WL_ENOMEM;
+        s->queue = q;
+        unsigned char *qd = realloc(s->queued, (size_t)p);
+        if (!qd)
+            return WL_ENOMEM;
+        s->queued = qd;
         s->cap_p = p;
     }
     return WL_OK;
@@ -274,12 +303,12 @@ static double dur_of(const wl_cluster_pipeline *pl, int kind, int stage, int chu
 }
 
 /* Runs task id on its stage from the stage's free time or its input's
- * arrival; records it and the send that follows. */
-static void run_task(wl_cluster_sim *s, const wl_cluster_pipeline *pl, stage_state *ss, int id)
+ * arrival; records it and the send that follows. Returns the stage whose
+ * next task may now be ready (the consumer of the output), -1: none. */
+static int run_task(wl_cluster_sim *s, const wl_cluster_pipeline *pl, stage_state *ss, int id)
 {
-    int kind, i, c, j;
-    decode_tid(s, id, &kind, &i, &c, &j);
-    int pr = pred_of(s, kind, i, c, j);
+    const task_meta *tm = &s->meta[id];
+    int kind = tm->kind, i = tm->stage, c = tm->chunk, j = tm->micro, pr = tm->pred;
     double arrive = pr >= 0 ? s->arrive[pr] : 0;
     double start = ss->free > arrive ? ss->free : arrive;
     wl_cluster_stage_stats *st = &s->st[i];
@@ -325,13 +354,24 @@ static void run_task(wl_cluster_sim *s, const wl_cluster_pipeline *pl, stage_sta
                                                   .start_s = start, .dur_s = d};
     if (end + send > st->end_s)
         st->end_s = end + send;
+    if (kind == K_F)
+        return vs < V - 1 ? (i + 1) % s->p : s->round > 0 ? 0 : -1;
+    return kind == K_B && vs > 0 ? (i + s->p - 1) % s->p : -1;
+}
+
+/* The work list: a ring of the stages to visit, each at most once. */
+static void enqueue(wl_cluster_sim *s, int *tail, int i)
+{
+    if (i < 0 || s->queued[i])
+        return;
+    s->queued[i] = 1;
+    s->queue[*tail] = i;
+    *tail = (*tail + 1) % s->p;
 }
 
 static int ready(const wl_cluster_sim *s, int id)
 {
-    int kind, i, c, j;
-    decode_tid(s, id, &kind, &i, &c, &j);
-    int pr = pred_of(s, kind, i, c, j), lo = local_of(s, kind, i, c, j);
+    int pr = s->meta[id].pred, lo = s->meta[id].local;
     return (pr < 0 || s->end[pr] >= 0) && (lo < 0 || s->end[lo] >= 0);
 }
 
@@ -351,9 +391,7 @@ static int zb_take_w(const wl_cluster_sim *s, const wl_cluster_pipeline *pl, con
         *known = 0; /* decided once the input's time is known */
         return 0;
     }
-    int kind, si, c, j;
-    decode_tid(s, next, &kind, &si, &c, &j);
-    int pr = pred_of(s, kind, si, c, j);
+    int pr = s->meta[next].pred;
     double arrive = pr >= 0 ? s->arrive[pr] : 0;
     return ss->free + dur_of(pl, K_W, i, 0, 0) <= arrive + 1e-12;
 }
@@ -395,39 +433,67 @@ int wl_cluster_sim_run(wl_cluster_sim *s, const wl_cluster_pipeline *pl, wl_erro
     s->ntasks = 0;
     stage_state *ss = s->ss;
     memset(ss, 0, sizeof *ss * (size_t)p);
+    if (s->key_p != p || s->key_v != v || s->key_m != m || s->key_nk != s->nk ||
+        s->key_round != s->round || s->key_fwd != pl->forward_only || s->key_sched != t) {
+        for (size_t k = 0; k < ids; k++) {
+            task_meta *tm = &s->meta[k];
+            decode_tid(s, (int)k, &tm->kind, &tm->stage, &tm->chunk, &tm->micro);
+            tm->pred = pred_of(s, tm->kind, tm->stage, tm->chunk, tm->micro);
+            tm->local = local_of(s, tm->kind, tm->stage, tm->chunk, tm->micro);
+        }
+        for (int i = 0; i < p; i++)
+            s->olen[i] = build_order(s, t, i, pl->forward_only);
+        s->key_p = p, s->key_v = v, s->key_m = m, s->key_nk = s->nk;
+        s->key_round = s->round, s->key_fwd = pl->forward_only, s->key_sched = t;
+    }
     size_t total = 0;
     for (int i = 0; i < p; i++) {
-        s->olen[i] = build_order(s, t, i, pl->forward_only);
         total += (size_t)s->olen[i];
         memset(&s->st[i], 0, sizeof s->st[i]);
     }
     if (split)
         total += (size_t)p * (size_t)m;
+    /* Event-driven: a stage runs its order until the next task's input is
+     * missing; a task's end can only unblock the stage its output goes to
+     * (and itself, which runs on), so only those are visited again. The
+     * times do not depend on the visiting order: each stage's tasks run in
+     * its fixed order, each at max(stage free, input arrival). */
     size_t done = 0, per = (size_t)s->nk * (size_t)v * (size_t)m;
-    int progress = 1;
-    while (progress && done < total) {
-        progress = 0;
-        for (int i = 0; i < p; i++) {
-            for (;;) {
-                const int *o = s->order + (size_t)i * per;
-                int next = ss[i].pos < s->olen[i] ? o[ss[i].pos] : -1;
-                if (split) {
-                    int known;
-                    if (zb_take_w(s, pl, &ss[i], i, next, &known)) {
-                        run_task(s, pl, &ss[i], tid(s, K_W, i, 0, ss[i].wnext++));
-                        done++;
-                        progress = 1;
-                        continue;
+    int head = 0, tail = 0, nq = p;
+    for (int i = 0; i < p; i++) {
+        s->queue[i] = i;
+        s->queued[i] = 1;
+    }
+    while (nq > 0) {
+        int i = s->queue[head];
+        head = (head + 1) % p;
+        nq--;
+        s->queued[i] = 0;
+        const int *o = s->order + (size_t)i * per;
+        for (;;) {
+            int next = ss[i].pos < s->olen[i] ? o[ss[i].pos] : -1, to;
+            if (split) {
+                int known;
+                if (zb_take_w(s, pl, &ss[i], i, next, &known)) {
+                    to = run_task(s, pl, &ss[i], tid(s, K_W, i, 0, ss[i].wnext++));
+                    done++;
+                    if (to >= 0 && !s->queued[to]) {
+                        enqueue(s, &tail, to);
+                        nq++;
                     }
-                    if (!known)
-                        break;
+                    continue;
                 }
-                if (next < 0 || !ready(s, next))
+                if (!known)
                     break;
-                run_task(s, pl, &ss[i], next);
-                ss[i].pos++;
-                done++;
-                progress = 1;
+            }
+            if (next < 0 || !ready(s, next))
+                break;
+            to = run_task(s, pl, &ss[i], next);
+            ss[i].pos++;
+            done++;
+            if (to >= 0 && to != i && !s->queued[to]) {
+                enqueue(s, &tail, to);
+                nq++;
             }
         }
     }

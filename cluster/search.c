@@ -157,17 +157,35 @@ static double static_memory_gb(const wl_cluster *c)
     return worst;
 }
 
-/* One configuration: built, its memory floor checked, simulated. */
+/* Whether a is b with another partition (the enumeration puts a
+ * configuration's partitions side by side). */
+static int other_partition_of(const wl_cluster_config *a, const wl_cluster_config *b)
+{
+    wl_cluster_config x = *a;
+    x.partition = b->partition;
+    return memcmp(&x, b, sizeof x) == 0;
+}
+
+/* One configuration: built, its memory floor checked, simulated. A split
+ * that comes out uniform beside its uniform configuration (uniform: the
+ * row before it) is not simulated again: its row is copied from that one
+ * once every row is done (*copy set). */
 static int eval_one(const wl_cluster_system *sys, const wl_core_gpu *gpu, const wl_core_model *m,
-                    const wl_cluster_config *cfg, double clock, wl_cluster_search_row *row,
-                    wl_error *err)
+                    const wl_cluster_config *cfg, const wl_cluster_config *uniform, double clock,
+                    wl_cluster_search_row *row, int *copy, wl_error *err)
 {
     memset(row, 0, sizeof *row);
+    *copy = 0;
     wl_cluster *c = NULL;
     int rc = wl_cluster_create(sys, gpu, m, cfg, &c, err);
     if (rc)
         return rc;
     row->same_as_uniform = cfg->partition != WL_CLUSTER_PART_UNIFORM && wl_cluster_split_is_uniform(c);
+    if (row->same_as_uniform && uniform) {
+        *copy = 1;
+        wl_cluster_free(c);
+        return WL_OK;
+    }
     double floor_gb = static_memory_gb(c);
     if (gpu->mem_capacity_gb > 0 && floor_gb > gpu->mem_capacity_gb) {
         /* cannot fit whatever the schedule: not worth its simulation */
@@ -197,6 +215,11 @@ int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     int rc = WL_OK;
     long long bad = -1;
     wl_error first = {0};
+    int *copy = calloc(n ? n : 1, sizeof *copy);
+    if (!copy) {
+        wl_error_set(err, "cluster", 0, "", "out of memory");
+        return WL_ENOMEM;
+    }
 #ifdef _OPENMP
     int nt = threads > 0 ? threads : omp_get_max_threads();
 #pragma omp parallel for schedule(dynamic, 4) num_threads(nt)
@@ -205,7 +228,11 @@ int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
 #endif
     for (long long i = 0; i < (long long)n; i++) {
         wl_error e = {0};
-        int r = eval_one(sys, gpu, m, &cfgs[i], clock_mhz, &rows[i], &e);
+        const wl_cluster_config *u = i > 0 && cfgs[i - 1].partition == WL_CLUSTER_PART_UNIFORM &&
+                                             other_partition_of(&cfgs[i], &cfgs[i - 1])
+                                         ? &cfgs[i - 1]
+                                         : NULL;
+        int r = eval_one(sys, gpu, m, &cfgs[i], u, clock_mhz, &rows[i], &copy[i], &e);
         if (r) {
 #ifdef _OPENMP
 #pragma omp critical(wl_cluster_search_err)
@@ -223,6 +250,12 @@ int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     }
     if (rc)
         *err = first;
+    for (size_t i = 0; !rc && i < n; i++)
+        if (copy[i]) {
+            rows[i] = rows[i - 1];
+            rows[i].same_as_uniform = 1;
+        }
+    free(copy);
     return rc;
 }
 
