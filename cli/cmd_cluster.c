@@ -33,6 +33,11 @@ static void help(FILE *f)
 "  --vp N                  model chunks per GPU (interleaved schedule; default 1)\n"
 "  --sequence-parallel     split norms and dropouts over the sequence\n"
 "  --zero 0|1              1: optimizer state sharded over dp (default 0)\n"
+"  --ep N                  expert parallelism of a mixture-of-experts model: its\n"
+"                          experts split over N of the dp ranks, tokens exchanged by\n"
+"                          all-to-all (default 1; N divides dp and the experts)\n"
+"  --capacity-factor F     tokens an expert computes over the mean, inputs padded to\n"
+"                          that capacity (default 1: balanced routing)\n"
 "  --global-batch N        sequences per iteration (default micro x dp x 4 pp)\n"
 "  --micro-batch N         sequences per micro-batch (default 1)\n"
 "  --seq N                 tokens per sequence (default 2048)\n"
@@ -90,10 +95,11 @@ static void help(FILE *f)
 "NICs, switches, the rest of the nodes); tflops_per_gpu (model FLOPs per GPU per\n"
 "second), mfu; imbalance_pct (the busiest GPU's work over the stages' mean, less\n"
 "1; with --optimize at the top clock); per GPU, mean over stages: bubble_s (idle),\n"
-"tp/pp/dp_comm_exposed_s (collectives not hidden by compute); memory_gb of the\n"
+"tp/pp/dp/ep_comm_exposed_s (collectives not hidden by compute; ep: a MoE model's\n"
+"all-to-alls); memory_gb of the\n"
 "largest stage and fits; decode: ttft_s (the batch's first tokens) and tpot_ms.\n\n"
 "wattlas cluster search: every tp x pp x dp of the GPUs, micro-batch (powers of\n"
-"two), schedule, chunks per GPU, recompute, sequence parallelism and ZeRO-1 that\n"
+"two), schedule, chunks per GPU, recompute, expert parallelism (MoE models), sequence parallelism and ZeRO-1 that\n"
 "the model allows, evaluated in parallel; prints the time-energy front of those\n"
 "that fit (choice: fastest, least_energy, front), and with -o FILE writes every\n"
 "row to FILE (csv unless --format). Configurations whose weights and optimizer\n"
@@ -241,7 +247,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         O_SYSTEM = 256, O_NODES, O_MODEL, O_MODE, O_TP, O_PP, O_DP, O_VP, O_SP, O_ZERO, O_GB, O_MB,
         O_SEQ, O_RECOMP, O_SCHED, O_DTYPE, O_ATTN, O_LAUNCH, O_HOST, O_CLOCK, O_SET, O_NODPO,
         O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_OPT, O_MAXSLOW, O_MAXTP, O_MAXPP, O_MAXVP,
-        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_SLIMITS, O_HELP
+        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_SLIMITS, O_EP, O_CF, O_HELP
     };
     static const struct option lo[] = {
         {"system", required_argument, 0, O_SYSTEM}, {"nodes", required_argument, 0, O_NODES},
@@ -268,6 +274,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         {"partition", required_argument, 0, O_PART},
         {"power-limits", required_argument, 0, O_LIMITS},
         {"stage-power-limits", required_argument, 0, O_SLIMITS},
+        {"ep", required_argument, 0, O_EP}, {"capacity-factor", required_argument, 0, O_CF},
         {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -315,6 +322,14 @@ static int parse(int argc, char **argv, cluster_opts *o)
                 o->cfg.zero = (int)v;
                 o->spec.zero = 1u << v;
             }
+            break;
+        case O_EP:
+            if (!(rc = option_fits(cmd, o->search, "ep", 0)) &&
+                !(rc = cli_int(cmd, "--ep", optarg, 1, 1 << 20, &v)))
+                o->cfg.ep = (int)v;
+            break;
+        case O_CF:
+            rc = cli_real(cmd, "--capacity-factor", optarg, 0.01, 64, &o->cfg.capacity_factor);
             break;
         case O_MAXTP:
         case O_MAXPP:
@@ -500,6 +515,7 @@ static const wl_results_col cols[] = {
     WL_RESULTS_COL("tp", WL_COL_INT, 0, 0), WL_RESULTS_COL("pp", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("dp", WL_COL_INT, 0, 0), WL_RESULTS_COL("vp", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("sequence_parallel", WL_COL_BOOL, 0, 0), WL_RESULTS_COL("zero", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("ep", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("schedule", WL_COL_TEXT, 0, 0), WL_RESULTS_COL("recompute", WL_COL_TEXT, 0, 0),
     WL_RESULTS_COL("partition", WL_COL_TEXT, 0, 0),
     WL_RESULTS_COL("micro_batch", WL_COL_INT, 0, 0), WL_RESULTS_COL("global_batch", WL_COL_INT, 0, 0),
@@ -510,7 +526,8 @@ static const wl_results_col cols[] = {
     WL_RESULTS_COL("imbalance_pct", WL_COL_NUM, 2, 0),
     WL_RESULTS_COL("tp_comm_exposed_s", WL_COL_NUM, 4, 0),
     WL_RESULTS_COL("pp_comm_exposed_s", WL_COL_NUM, 4, 0),
-    WL_RESULTS_COL("dp_comm_exposed_s", WL_COL_NUM, 4, 0), WL_RESULTS_COL("memory_gb", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("dp_comm_exposed_s", WL_COL_NUM, 4, 0),
+    WL_RESULTS_COL("ep_comm_exposed_s", WL_COL_NUM, 4, 0), WL_RESULTS_COL("memory_gb", WL_COL_NUM, 2, 0),
     WL_RESULTS_COL("fits", WL_COL_BOOL, 0, 0), WL_RESULTS_COL("energy_gpu_j", WL_COL_NUM, 0, 0),
     WL_RESULTS_COL("energy_network_j", WL_COL_NUM, 0, 0), WL_RESULTS_COL("energy_node_j", WL_COL_NUM, 0, 0),
     WL_RESULTS_COL("tokens_per_s", WL_COL_NUM, 0, 0), WL_RESULTS_COL("energy_per_token_j", WL_COL_NUM, 6, 0),
@@ -552,7 +569,8 @@ static void row_cells(wl_results_cell *c, const char *sys_id, const char *model_
     wl_results_cell v[NCOLS - NOPT] = {
         {.s = sys_id}, {.s = model_id}, {.s = wl_mode_name(cfg->mode)}, {.v = r->gpus},
         {.v = cfg->tp}, {.v = cfg->pp}, {.v = cfg->dp}, {.v = cfg->vp},
-        {.v = cfg->sequence_parallel}, {.v = cfg->zero}, {.s = wl_cluster_schedule_name(t)},
+        {.v = cfg->sequence_parallel}, {.v = cfg->zero}, {.v = cfg->ep > 0 ? cfg->ep : 1},
+        {.s = wl_cluster_schedule_name(t)},
         {.s = wl_recompute_name(cfg->recompute)},
         {.s = cfg->partition == WL_CLUSTER_PART_LIST && part_text ? part_text
                                                                   : wl_cluster_partition_name(cfg->partition)},
@@ -561,7 +579,7 @@ static void row_cells(wl_results_cell *c, const char *sys_id, const char *model_
         {.v = r->time_s}, {.v = r->energy_j}, {.v = r->power_w}, {.v = r->tflops_per_gpu},
         {.v = r->mfu}, {.v = r->bubble_s}, {.v = r->imbalance_pct}, {.v = r->tp_comm_exposed_s},
         {.v = r->pp_comm_exposed_s},
-        {.v = r->dp_comm_exposed_s}, {.v = r->memory_gb}, {.v = r->fits}, {.v = r->energy_gpu_j},
+        {.v = r->dp_comm_exposed_s}, {.v = r->ep_comm_exposed_s}, {.v = r->memory_gb}, {.v = r->fits}, {.v = r->energy_gpu_j},
         {.v = r->energy_network_j}, {.v = r->energy_node_j}, {.v = r->tokens_per_s},
         {.v = r->energy_per_token_j}, {.v = iters * r->time_s}, {.v = iters * r->energy_j},
         {.v = cfg->mode == WL_MODE_DECODE ? (double)cfg->gen : NAN}, {.v = r->ttft_s},

@@ -46,6 +46,11 @@ struct wl_cluster {
     /* per stage: parameters on one of its GPUs, and the optimizer step's
      * kernels over them (stages with the same count share one: opt_of) */
     double *params;
+    double *eparams;      /* of them, routed experts' (synchronised over the
+                             expert-data-parallel group, dp / ep) */
+    int *lay_moe;         /* [p v]: of a chunk's layers, the MoE ones */
+    int ep;
+    wl_cluster_group ep_g, edp_g; /* expert-parallel and expert-data-parallel */
     wl_core_workload **opt_wl;
     wl_core_evaluator **opt_ev;
     int *opt_of;
@@ -88,6 +93,8 @@ void wl_cluster_config_default(wl_cluster_config *c)
     c->attention = WL_ATTN_EAGER;
     c->mode = WL_MODE_TRAIN;
     c->recompute = WL_RECOMPUTE_NONE;
+    c->ep = 1;
+    c->capacity_factor = 1.0;
 }
 
 static int bad(wl_error *err, const char *field, const char *fmt, long long a, long long b)
@@ -119,6 +126,26 @@ int wl_cluster_config_check(const wl_cluster_config *c, const wl_core_model *m, 
         return bad(err, "tp", "the %lld key/value heads do not divide over tp %lld", kvh, c->tp);
     if (m->d_ff % c->tp)
         return bad(err, "tp", "the FFN width %lld does not divide over tp %lld", m->d_ff, c->tp);
+    int ep = c->ep > 0 ? c->ep : 1;
+    if (c->ep < 0)
+        return bad(err, "ep", "expected at least 1, got %lld (of %lld)", c->ep, 1);
+    if (ep > 1 && !wl_core_model_is_moe(m)) {
+        wl_error_set(err, "cluster", 0, "ep", "%s has no experts to split over %d ranks", m->id, ep);
+        return WL_EINVAL;
+    }
+    if (c->dp % ep)
+        return bad(err, "ep", "expert parallelism %lld must divide dp %lld (Megatron-Core carves the "
+                   "expert-parallel groups out of the data-parallel ranks)", ep, c->dp);
+    if (wl_core_model_is_moe(m) && m->experts % ep)
+        return bad(err, "ep", "the %lld experts do not divide over ep %lld", m->experts, ep);
+    if (wl_core_model_is_moe(m) && (m->d_ff_expert > 0 ? m->d_ff_expert : m->d_ff) % c->tp)
+        return bad(err, "tp", "the experts' FFN width %lld does not divide over tp %lld",
+                   m->d_ff_expert > 0 ? m->d_ff_expert : m->d_ff, c->tp);
+    if (c->capacity_factor < 0 || c->capacity_factor > 64 || !isfinite(c->capacity_factor)) {
+        wl_error_set(err, "cluster", 0, "capacity_factor",
+                     "--capacity-factor %g: expected a factor in (0, 64]", c->capacity_factor);
+        return WL_EINVAL;
+    }
     if ((unsigned)c->partition >= WL_CLUSTER_PART_COUNT)
         return bad(err, "partition", "unknown partition %lld (of %lld)", c->partition,
                    WL_CLUSTER_PART_COUNT);
@@ -264,11 +291,26 @@ static void embedding_params(const wl_cluster *c, double *emb, double *head)
  * first, the head on the last. */
 static void stage_params(wl_cluster *c)
 {
-    double emb, head, lp = wl_cluster_layer_params(&c->model, c->cfg.tp);
+    double emb, head, lp = wl_cluster_layer_params(&c->model, c->cfg.tp), ex = 0, mp = 0;
+    if (wl_core_model_is_moe(&c->model))
+        mp = wl_cluster_moe_layer_params(&c->model, c->cfg.tp, c->ep, &ex);
     embedding_params(c, &emb, &head);
-    for (int i = 0; i < c->p; i++)
-        c->params[i] = lp * wl_cluster_stage_layers(c, i) + (i == 0 ? emb : 0) +
-                       (i == c->p - 1 ? head : 0);
+    /* the model's first dense_layers layers keep a dense FFN: chunks take
+     * layers in virtual-stage order */
+    int V = c->p * c->v, before = 0;
+    for (int k = 0; k < V; k++) {
+        int dense = c->model.experts > 0 ? c->model.dense_layers - before : c->lay[k];
+        dense = dense < 0 ? 0 : dense > c->lay[k] ? c->lay[k] : dense;
+        c->lay_moe[k] = c->lay[k] - dense;
+        before += c->lay[k];
+    }
+    for (int i = 0; i < c->p; i++) {
+        int nm = 0, nl = wl_cluster_stage_layers(c, i);
+        for (int ch = 0; ch < c->v; ch++)
+            nm += c->lay_moe[ch * c->p + i];
+        c->params[i] = lp * (nl - nm) + mp * nm + (i == 0 ? emb : 0) + (i == c->p - 1 ? head : 0);
+        c->eparams[i] = ex * nm;
+    }
 }
 
 int wl_cluster_split_is_uniform(const wl_cluster *c)
@@ -360,6 +402,8 @@ void wl_cluster_free(wl_cluster *c)
     free(c->opt_wl);
     free(c->opt_of);
     free(c->params);
+    free(c->eparams);
+    free(c->lay_moe);
     free(c->lay);
     wl_cluster_sim_free(c->sim);
     free(c->f_s);
@@ -407,7 +451,12 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     wl_cluster_group_of(sys, cfg->tp, 1, &c->tp_g);
     wl_cluster_group_of(sys, cfg->dp, cfg->tp, &c->dp_g);
     wl_cluster_group_of(sys, 2, cfg->tp * cfg->dp, &c->pp_g);
-    c->ncomms = (cfg->tp > 1) + (cfg->dp > 1) + (cfg->pp > 1);
+    /* Megatron-Core's expert ranks: ep consecutive data-parallel ranks
+     * (stride tp), their replicas the rest of the data-parallel group */
+    c->ep = cfg->ep > 0 ? cfg->ep : 1;
+    wl_cluster_group_of(sys, c->ep, cfg->tp, &c->ep_g);
+    wl_cluster_group_of(sys, cfg->dp / c->ep, cfg->tp * c->ep, &c->edp_g);
+    c->ncomms = (cfg->tp > 1) + (cfg->dp > 1) + (cfg->pp > 1) + (c->ep > 1);
     c->decode = cfg->mode == WL_MODE_DECODE;
     c->rounds = c->decode ? (int)cfg->gen : 1;
     /* a generation: the prompt's pass (prefill pieces), then a step per
@@ -418,7 +467,8 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
         prompt.mode = WL_MODE_PREFILL;
     cl_build b = {.gpu = gpu, .m = model, .cfg = &prompt, .tp = c->tp_g, .vocab = c->vocab,
                   .split_w = wl_cluster_schedule_splits_w(c->cfg.schedule) &&
-                             cfg->mode == WL_MODE_TRAIN};
+                             cfg->mode == WL_MODE_TRAIN,
+                  .ep = c->ep_g};
     if ((rc = wl_cluster_build_pieces(&b, c->pc, err)))
         goto fail;
     if (c->decode) {
@@ -429,10 +479,12 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     }
     c->lay = calloc((size_t)c->p * (size_t)c->v, sizeof *c->lay);
     c->params = calloc((size_t)c->p, sizeof *c->params);
+    c->eparams = calloc((size_t)c->p, sizeof *c->eparams);
+    c->lay_moe = calloc((size_t)c->p * (size_t)c->v, sizeof *c->lay_moe);
     c->opt_wl = calloc((size_t)c->p, sizeof *c->opt_wl);
     c->opt_ev = calloc((size_t)c->p, sizeof *c->opt_ev);
     c->opt_of = calloc((size_t)c->p, sizeof *c->opt_of);
-    if (!c->lay || !c->params || !c->opt_wl || !c->opt_ev || !c->opt_of)
+    if (!c->lay || !c->params || !c->eparams || !c->lay_moe || !c->opt_wl || !c->opt_ev || !c->opt_of)
         goto oom;
     /* the activation a stage sends: T x d; with tensor parallelism each
      * rank sends its 1/t and the receiver all-gathers (Megatron's
@@ -498,7 +550,8 @@ typedef struct cost cost;
  * forward clock, the rest at its backward clock. */
 static const int piece_bwd[PC_COUNT] = {
     [PC_LAYER_B] = 1, [PC_LAYER_W] = 1, [PC_WIN_QKV] = 1, [PC_WIN_FC1] = 1,
-    [PC_EMB_B] = 1,   [PC_HEAD_B] = 1,  [PC_WIN_HEAD] = 1,
+    [PC_EMB_B] = 1,   [PC_HEAD_B] = 1,  [PC_WIN_HEAD] = 1, [PC_MOE_B] = 1, [PC_MOE_W] = 1,
+    [PC_MWIN_QKV] = 1, [PC_MWIN_FC1] = 1,
 };
 
 static int piece_cost(const cl_piece *pc, const wl_core_gpu *gpu, int id, double f, int ignore_limit,
@@ -543,7 +596,8 @@ static int chunk_costs(wl_cluster *c, int i, double ff, double fb)
         for (int id = 0; id < PC_COUNT; id++) {
             /* pieces that only serve as windows are costed by the piece
              * whose collectives hide behind them */
-            int window_only = id == PC_WIN_QKV || id == PC_WIN_FC1 || (id == PC_WIN_HEAD && !split);
+            int window_only = id == PC_WIN_QKV || id == PC_WIN_FC1 || id == PC_MWIN_QKV ||
+                              id == PC_MWIN_FC1 || (id == PC_WIN_HEAD && !split);
             c->memo.at[id] = (cost){0};
             int rc = window_only ? WL_OK : piece_cost(c->pc, &c->gpu, id, piece_bwd[id] ? fb : ff, 1,
                                                       &c->memo.at[id]);
@@ -562,25 +616,42 @@ static int chunk_costs(wl_cluster *c, int i, double ff, double fb)
     for (int ch = 0; ch < c->v; ch++) {
         int vs = ch * c->p + i;
         size_t k = (size_t)i * (size_t)c->v + (size_t)ch;
-        int first = vs == 0, last = vs == V - 1, L = c->lay[vs];
-#define CHUNK(layer, emb, head, f) \
-    (L * a[layer].f + (first ? a[emb].f : 0) + (last ? a[head].f : 0))
-        c->f_s[k] = CHUNK(PC_LAYER_F, PC_EMB_F, PC_HEAD_F, t);
-        c->fe[k] = CHUNK(PC_LAYER_F, PC_EMB_F, PC_HEAD_F, e);
-        c->b_s[k] = CHUNK(PC_LAYER_B, PC_EMB_B, PC_HEAD_B, t);
-        c->be[k] = CHUNK(PC_LAYER_B, PC_EMB_B, PC_HEAD_B, e);
-        c->w_s[k] = L * a[PC_LAYER_W].t + (last ? hw.t : 0);
-        c->we[k] = L * a[PC_LAYER_W].e + (last ? hw.e : 0);
-        c->coll_s[k] = CHUNK(PC_LAYER_F, PC_EMB_F, PC_HEAD_F, comm) +
-                       CHUNK(PC_LAYER_B, PC_EMB_B, PC_HEAD_B, comm) + L * a[PC_LAYER_W].comm;
+        int first = vs == 0, last = vs == V - 1, M = c->lay_moe[vs], L = c->lay[vs] - M;
+        /* the chunk's dense and MoE layers, and the embedding or the head */
+#define LAYERS(x, dense, moe, f) (L * (x)[dense].f + M * (x)[moe].f)
+#define CHUNK(layer, moe, emb, head, f) \
+    (LAYERS(a, layer, moe, f) + (first ? a[emb].f : 0) + (last ? a[head].f : 0))
+        c->f_s[k] = CHUNK(PC_LAYER_F, PC_MOE_F, PC_EMB_F, PC_HEAD_F, t);
+        c->fe[k] = CHUNK(PC_LAYER_F, PC_MOE_F, PC_EMB_F, PC_HEAD_F, e);
+        c->b_s[k] = CHUNK(PC_LAYER_B, PC_MOE_B, PC_EMB_B, PC_HEAD_B, t);
+        c->be[k] = CHUNK(PC_LAYER_B, PC_MOE_B, PC_EMB_B, PC_HEAD_B, e);
+        c->w_s[k] = LAYERS(a, PC_LAYER_W, PC_MOE_W, t) + (last ? hw.t : 0);
+        c->we[k] = LAYERS(a, PC_LAYER_W, PC_MOE_W, e) + (last ? hw.e : 0);
+        c->coll_s[k] = CHUNK(PC_LAYER_F, PC_MOE_F, PC_EMB_F, PC_HEAD_F, comm) +
+                       CHUNK(PC_LAYER_B, PC_MOE_B, PC_EMB_B, PC_HEAD_B, comm) +
+                       LAYERS(a, PC_LAYER_W, PC_MOE_W, comm);
         const cost *a2 = c->memo.at2;
-        c->f2_s[k] = L * a2[PC_LAYER_F].t + (first ? a2[PC_EMB_F].t : 0) + (last ? a2[PC_HEAD_F].t : 0);
-        c->fe2[k] = L * a2[PC_LAYER_F].e + (first ? a2[PC_EMB_F].e : 0) + (last ? a2[PC_HEAD_F].e : 0);
-        c->coll2_s[k] = L * a2[PC_LAYER_F].comm + (first ? a2[PC_EMB_F].comm : 0) +
+        c->f2_s[k] = LAYERS(a2, PC_LAYER_F, PC_MOE_F, t) + (first ? a2[PC_EMB_F].t : 0) +
+                     (last ? a2[PC_HEAD_F].t : 0);
+        c->fe2[k] = LAYERS(a2, PC_LAYER_F, PC_MOE_F, e) + (first ? a2[PC_EMB_F].e : 0) +
+                    (last ? a2[PC_HEAD_F].e : 0);
+        c->coll2_s[k] = LAYERS(a2, PC_LAYER_F, PC_MOE_F, comm) + (first ? a2[PC_EMB_F].comm : 0) +
                         (last ? a2[PC_HEAD_F].comm : 0);
+#undef LAYERS
 #undef CHUNK
     }
     return WL_OK;
+}
+
+/* The parameters whose optimizer state a GPU of stage i keeps: ZeRO-1
+ * shards the routed experts' over their dp / ep replicas, the rest over
+ * dp. */
+static double opt_params(const wl_cluster *c, int i)
+{
+    double Pe = c->eparams[i], P = c->params[i] - Pe;
+    if (!c->cfg.zero)
+        return P + Pe;
+    return P / c->cfg.dp + Pe / (c->cfg.dp / c->ep);
 }
 
 /* Each stage's parameters and optimizer step for the current split
@@ -599,13 +670,13 @@ static int stage_optimizers(wl_cluster *c)
         if (c->cfg.mode != WL_MODE_TRAIN)
             continue;
         for (int j = 0; j < k; j++)
-            if (c->params[j] == c->params[k]) {
+            if (c->params[j] == c->params[k] && c->eparams[j] == c->eparams[k]) {
                 c->opt_of[k] = j;
                 break;
             }
         if (c->opt_of[k] != k)
             continue;
-        double n = c->params[k] / (c->cfg.zero ? c->cfg.dp : 1);
+        double n = opt_params(c, k);
         if (optimizer_wl(n, c->cfg.dtype, &c->opt_wl[k]) ||
             wl_core_evaluator_create(&c->gpu, c->opt_wl[k], wl_core_latency_tiled, &c->opt_ev[k]))
             return WL_ENOMEM;
@@ -798,8 +869,24 @@ static int partition_layers(wl_cluster *c, wl_error *err)
             t[id] = a.t;
             t2[id] = a2.t;
         }
-        ell = t[PC_LAYER_F] + steps * t2[PC_LAYER_F] +
-              (train ? t[PC_LAYER_B] + t[PC_LAYER_W] : 0);
+        /* a MoE model's layers as its MoE layers (the dense few, DeepSeek-
+         * V3's first three, are weighed alike) */
+        int lf = PC_LAYER_F, lb_ = PC_LAYER_B, lw = PC_LAYER_W;
+        if (wl_core_model_is_moe(&c->model)) {
+            cost a = {0}, a2 = {0};
+            static const int moe_ids[] = {PC_MOE_F, PC_MOE_B, PC_MOE_W};
+            for (int k = 0; k < 3; k++) {
+                if (piece_cost(c->pc, &c->gpu, moe_ids[k], f, 1, &a) ||
+                    (c->decode && piece_cost(c->pc2, &c->gpu, moe_ids[k], f, 1, &a2))) {
+                    wl_error_set(err, "cluster", 0, "partition", "cannot evaluate the layers' kernels");
+                    return WL_EINVAL;
+                }
+                t[moe_ids[k]] = a.t;
+                t2[moe_ids[k]] = a2.t;
+            }
+            lf = PC_MOE_F, lb_ = PC_MOE_B, lw = PC_MOE_W;
+        }
+        ell = t[lf] + steps * t2[lf] + (train ? t[lb_] + t[lw] : 0);
         first = t[PC_EMB_F] + steps * t2[PC_EMB_F] + (train ? t[PC_EMB_B] : 0);
         last = t[PC_HEAD_F] + steps * t2[PC_HEAD_F] + (train ? t[PC_HEAD_B] + t[PC_WIN_HEAD] : 0);
     }
@@ -841,15 +928,30 @@ static double model_flop(const wl_cluster *c)
      * 72 B s l h^2 (1 + s/6h + V/12hl)); a forward pass a third */
     const wl_core_model *m = &c->model;
     double tokens = (double)c->cfg.global_batch * (double)c->cfg.seq;
-    double d = m->d_model;
+    double d = m->d_model, H = m->heads;
     /* biases and norms are not matmul parameters */
-    double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads, hd = d / m->heads;
-    double fc1 = m->activation == WL_ACT_SWIGLU ? 2.0 * m->d_ff : m->d_ff;
-    double N = m->layers * (d * (m->heads * hd + 2 * kvh * hd) + m->heads * hd * d + d * fc1 + m->d_ff * d) +
-        (double)c->vocab * d;
-    double f = (6.0 * N + 12.0 * m->layers * d * (double)c->cfg.seq) * tokens;
+    double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads, hd = d / H, ad = d;
+    double attn = d * (H * hd + 2 * kvh * hd) + H * hd * d;
+    if (wl_core_model_is_mla(m)) {
+        double qk = m->qk_nope_head_dim + m->qk_rope_head_dim, qr = m->q_lora_rank;
+        double kvr = m->kv_lora_rank;
+        attn = (qr > 0 ? d * qr + qr * H * qk : d * H * qk) + d * (kvr + m->qk_rope_head_dim) +
+               kvr * H * (m->qk_nope_head_dim + m->v_head_dim) + H * m->v_head_dim * d;
+        ad = H * (qk + m->v_head_dim) / 2; /* the score and value products' width */
+    }
+    double sw = m->activation == WL_ACT_SWIGLU ? 3.0 : 2.0;
+    double N = m->layers * (attn + sw * d * m->d_ff) + (double)c->vocab * d;
+    if (wl_core_model_is_moe(m)) {
+        /* the parameters a token meets: its top-k and the shared experts,
+         * and the router */
+        double fe = m->d_ff_expert > 0 ? m->d_ff_expert : m->d_ff;
+        double moe = attn + d * m->experts + (m->experts_per_token + m->shared_experts) * sw * d * fe;
+        N = m->dense_layers * (attn + sw * d * m->d_ff) + (m->layers - m->dense_layers) * moe +
+            (double)c->vocab * d;
+    }
+    double f = (6.0 * N + 12.0 * m->layers * ad * (double)c->cfg.seq) * tokens;
     if (c->decode) /* the prompt, then gen - 1 steps of a token at the mean context */
-        return f / 3.0 + (2.0 * N + 4.0 * m->layers * d * (double)c->kv_len) *
+        return f / 3.0 + (2.0 * N + 4.0 * m->layers * ad * (double)c->kv_len) *
                              (double)c->cfg.global_batch * (double)(c->cfg.gen - 1);
     return c->cfg.mode == WL_MODE_TRAIN ? f : f / 3.0;
 }
@@ -917,11 +1019,12 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
         double end = wl_cluster_sim_stage(c->sim, i)->end_s, dpx = 0;
         c->opt_t[i] = c->opt_e[i] = 0;
         if (train) {
-            double P = c->params[i];
-            double t_dp = c->cfg.dp > 1 ? wl_cluster_coll_time(&c->dp_g, c->cfg.zero ? WL_COLL_REDUCE_SCATTER
-                                                                                      : WL_COLL_ALL_REDUCE,
-                                                               P * GRAD_BYTES)
-                                        : 0;
+            /* the gradients: the routed experts' over their expert-data-
+             * parallel replicas (dp / ep), the rest over dp */
+            double Pe = c->eparams[i], P = c->params[i] - Pe;
+            wl_cluster_coll sync = c->cfg.zero ? WL_COLL_REDUCE_SCATTER : WL_COLL_ALL_REDUCE;
+            double t_dp = (c->cfg.dp > 1 ? wl_cluster_coll_time(&c->dp_g, sync, P * GRAD_BYTES) : 0) +
+                          (c->edp_g.n > 1 ? wl_cluster_coll_time(&c->edp_g, sync, Pe * GRAD_BYTES) : 0);
             /* overlapped with the last micro-batch's backward chunks on
              * this stage (PyTorch DDP / Megatron --overlap-grad-reduce) */
             double window = c->cfg.no_dp_overlap ? 0 : c->window[i];
@@ -934,7 +1037,8 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
                                             (double)c->vocab / c->cfg.tp * c->model.d_model * GRAD_BYTES);
             }
             if (c->cfg.zero && c->cfg.dp > 1)
-                dpx += wl_cluster_coll_time(&c->dp_g, WL_COLL_ALL_GATHER, P * wl_dtype_bytes(c->cfg.dtype));
+                dpx += wl_cluster_coll_time(&c->dp_g, WL_COLL_ALL_GATHER, P * wl_dtype_bytes(c->cfg.dtype)) +
+                       wl_cluster_coll_time(&c->edp_g, WL_COLL_ALL_GATHER, Pe * wl_dtype_bytes(c->cfg.dtype));
             wl_core_op op = {.sm_clock_mhz = fb, .ignore_power_limit = 1};
             wl_core_result r;
             if (wl_core_evaluator_run(c->opt_ev[c->opt_of[i]], &op, &r)) {
@@ -1009,6 +1113,14 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
     res->tflops_per_gpu = T > 0 ? res->model_tflop / T / c->gpus : 0;
     double peak = wl_core_gpu_peak_flops(&c->gpu, c->cfg.dtype, c->gpu.sm_clock_max_mhz);
     res->mfu = peak > 0 ? res->tflops_per_gpu * 1e12 / peak : 0;
+    /* the all-to-alls: never hidden, so their sum over the MoE layers each
+     * micro-batch passes (and each decode step) */
+    double a2a = 0;
+    for (int k = 0; k < p * c->v; k++)
+        a2a += c->lay_moe[k] * ((double)c->m * (c->pc[PC_MOE_F].a2a_s + (train ? c->pc[PC_MOE_B].a2a_s : 0)) +
+                                (c->decode ? (double)c->m * (c->rounds - 1) * c->pc2[PC_MOE_F].a2a_s : 0));
+    res->ep_comm_exposed_s = a2a / p;
+    tp_comm -= a2a;
     res->tp_comm_exposed_s = tp_comm / p;
     res->pp_comm_exposed_s = pp_comm / p;
     res->dp_comm_exposed_s = dp_comm / p;
@@ -1187,11 +1299,10 @@ int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *o
     double P = c->params[stage], eb = wl_dtype_bytes(g->dtype);
     int nl = wl_cluster_stage_layers(c, stage);
     int train = g->mode == WL_MODE_TRAIN, mixed = g->dtype != WL_DT_FP32;
-    double shard = g->zero ? g->dp : 1;
     out->weights_gb = P * eb / 1e9;
     if (train) {
         out->grads_gb = P * GRAD_BYTES / 1e9;
-        out->optimizer_gb = P * ((mixed ? MASTER_BYTES : 0) + ADAM_BYTES) / shard / 1e9;
+        out->optimizer_gb = opt_params(c, stage) * ((mixed ? MASTER_BYTES : 0) + ADAM_BYTES) / 1e9;
     }
     /* activations of the chunks in flight at the peak, from the simulated
      * schedule (1F1B: p - i micro-batches on stage i; interleaving more) */
@@ -1207,7 +1318,10 @@ int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *o
         double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
         double kvl = kvh >= g->tp ? kvh / g->tp : 1, hd = (double)m->d_model / m->heads;
         double seqs = (double)g->global_batch / g->dp;
-        act += 2.0 * nl * seqs * (double)(g->seq + g->gen) * kvl * hd * eb;
+        /* latent attention caches the latent and the shared rotary key */
+        double per_tok = wl_core_model_is_mla(m) ? (double)(m->kv_lora_rank + m->qk_rope_head_dim)
+                                                 : 2.0 * kvl * hd;
+        act += nl * seqs * (double)(g->seq + g->gen) * per_tok * eb;
     }
     /* the last stage's fp32 logits and their gradient in the loss */
     if (stage == c->p - 1 && c->model.vocab_size > 0)

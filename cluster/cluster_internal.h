@@ -23,6 +23,11 @@ typedef enum {
     PC_HEAD_F,      /* final norm, LM head and loss (last virtual stage) */
     PC_HEAD_B,
     PC_WIN_HEAD,
+    PC_MOE_F,       /* a mixture-of-experts layer: forward, backward, */
+    PC_MOE_B,
+    PC_MOE_W,       /* weight gradients, and its backward's windows */
+    PC_MWIN_QKV,
+    PC_MWIN_FC1,
     PC_COUNT
 } piece_id;
 
@@ -30,6 +35,7 @@ typedef struct {
     wl_core_workload *wl;
     wl_core_evaluator *ev;
     double comm_s;       /* exposed collectives, seconds */
+    double a2a_s;        /* of them, expert parallelism's all-to-alls */
     double overlap_s;    /* each of these collectives hides behind a window */
     int window[2];       /* piece ids of the windows, -1: none */
 } cl_piece;
@@ -43,6 +49,7 @@ typedef struct {
     long long vocab;         /* padded to a multiple of 128 tp (Megatron) */
     int split_w;             /* weight gradients are their own pieces */
     long long kv_len;        /* decode: the context each step attends to */
+    wl_cluster_group ep;     /* the expert-parallel group (MoE models) */
 } cl_build;
 
 /* Builds every piece (pieces[PC_COUNT], zeroed first). */
@@ -52,6 +59,12 @@ void wl_cluster_free_pieces(cl_piece *pieces);
 /* Parameters per GPU of one layer and of the embedding/head, and bytes of
  * activations one layer keeps per micro-batch (Korthikanti et al. 2022). */
 double wl_cluster_layer_params(const wl_core_model *m, int tp);
+/* A MoE layer's parameters on one rank, and of them its experts' (which
+ * data-parallel ranks of other expert shards do not share). */
+double wl_cluster_moe_layer_params(const wl_core_model *m, int tp, int ep, double *expert);
+/* Tokens each local expert computes per micro-batch: the capacity
+ * ceil(cf x ep x T x k / experts) of T tokens per rank. */
+long long wl_cluster_expert_tokens(const wl_core_model *m, const wl_cluster_config *c, long long T);
 double wl_cluster_layer_act_bytes(const wl_core_model *m, const wl_cluster_config *c);
 /* What a full recompute rebuilds of one layer at a time in the backward. */
 double wl_cluster_layer_act_peak_bytes(const wl_core_model *m, const wl_cluster_config *c);

@@ -19,6 +19,8 @@ void wl_cluster_group_of(const wl_cluster_system *s, int n, int stride, wl_clust
     int per = stride >= gpn ? 1 : gpn / stride;
     g->per_node = per < n ? per : n;
     double fabric = s->fabric_bw_gbs * s->fabric_eff;
+    g->fabric_gbs = fabric;
+    g->nic_gbs = 0;
     if (g->per_node >= n) {
         g->bw_gbs = fabric;
         g->alpha_us = s->fabric_latency_us;
@@ -30,6 +32,7 @@ void wl_cluster_group_of(const wl_cluster_system *s, int n, int stride, wl_clust
     double nic = s->nic_gbps / 8.0 * s->net_eff;
     double share = (double)s->nics_per_node / gpn;
     double net = g->per_node * share * nic;
+    g->nic_gbs = share * nic;
     g->bw_gbs = net < fabric ? net : fabric;
     g->alpha_us = s->net_latency_us > s->fabric_latency_us ? s->net_latency_us : s->fabric_latency_us;
 }
@@ -47,6 +50,11 @@ double wl_cluster_ring_time(const wl_cluster_group *g, wl_cluster_coll op, doubl
     case WL_COLL_REDUCE_SCATTER:
     case WL_COLL_ALL_GATHER:
         return (n - 1) * a + (n - 1) / n * bytes / B;
+    case WL_COLL_ALL_TO_ALL: {
+        double k = g->per_node, in = (k - 1) / n * bytes / (g->fabric_gbs * 1e9);
+        double out = n <= k ? 0 : g->nic_gbs > 0 ? (n - k) / n * bytes / (g->nic_gbs * 1e9) : INFINITY;
+        return a + (in > out ? in : out);
+    }
     case WL_COLL_SEND:
     case WL_COLL_COUNT:
         break;

@@ -34,6 +34,13 @@ typedef struct {
     wl_dtype dt;
     int tc;
     long long B, s, kv, T, Ts, d, hl, kvl, hd, ffl, vl;
+    long long hdq, hdv;          /* query/key and value head widths */
+    int mla;                     /* latent attention */
+    long long qr, kvr, rope;     /* its ranks and rotary width */
+    int moe;                     /* building a MoE layer */
+    long long E, topk, El, ne, ffe, shf; /* experts, top-k, local experts, tokens
+                                            each computes, expert and shared widths
+                                            on this rank */
     int sp, t, rotary, swiglu, gelu, rms, bias;
     double p_hidden, p_attn;
     int rc;
@@ -130,39 +137,43 @@ static void core_f(lb *L)
     if (L->kv != L->s) /* decode: this step's keys and values into the cache, in place */
         ewp(L, WL_EW_COPY, 2 * L->T * L->kvl * L->hd, 0);
     if (L->b->cfg->attention == WL_ATTN_FLASH) {
+        /* MLA's wider query/key heads: the kernel's k is the mean of the
+         * two widths, which keeps QK^T + PV's FLOPs */
         wl_kernel k = {.kind = WL_K_ATTN_FLASH, .in_dtype = L->dt, .acc_dtype = WL_DT_FP32,
-                       .tensor_core = L->tc, .batch = bh, .m = L->s, .n = L->kv, .k = L->hd,
+                       .tensor_core = L->tc, .batch = bh, .m = L->s, .n = L->kv,
+                       .k = (L->hdq + L->hdv) / 2,
                        .causal = L->b->m->style != WL_STYLE_BERT && L->s > 1,
                        .groups = L->kvl < L->hl ? (int)(L->hl / L->kvl) : 0};
         put(L, &k);
         return;
     }
-    bgemm(L, bh, L->s, L->kv, L->hd);                  /* baddbmm Q K^T */
+    bgemm(L, bh, L->s, L->kv, L->hdq);                 /* baddbmm Q K^T */
     rowp(L, WL_K_SOFTMAX, bh * L->s, L->kv, L->dt, 0); /* fused scale, mask, softmax */
     if (L->p_attn > 0)
         ewp(L, WL_EW_DROPOUT, ss, 0);
-    bgemm(L, bh, L->s, L->hd, L->kv);                  /* bmm P V */
+    bgemm(L, bh, L->s, L->hdv, L->kv);                 /* bmm P V */
 }
 
 static void core_b(lb *L)
 {
     long long bh = L->B * L->hl, ss = bh * L->s * L->s;
     if (L->b->cfg->attention == WL_ATTN_FLASH) {
-        rowp(L, WL_K_REDUCE, bh * L->s, 2 * L->hd, L->dt, 0); /* rowsum(dO * O) */
+        rowp(L, WL_K_REDUCE, bh * L->s, 2 * L->hdv, L->dt, 0); /* rowsum(dO * O) */
         wl_kernel k = {.kind = WL_K_ATTN_FLASH, .in_dtype = L->dt, .acc_dtype = WL_DT_FP32,
-                       .tensor_core = L->tc, .batch = bh, .m = L->s, .n = L->s, .k = L->hd,
+                       .tensor_core = L->tc, .batch = bh, .m = L->s, .n = L->s,
+                       .k = (L->hdq + L->hdv) / 2,
                        .causal = L->b->m->style != WL_STYLE_BERT, .bwd = 1,
                        .groups = L->kvl < L->hl ? (int)(L->hl / L->kvl) : 0};
         put(L, &k);
         return;
     }
-    bgemm(L, bh, L->s, L->s, L->hd); /* dP = dO V^T */
-    bgemm(L, bh, L->s, L->hd, L->s); /* dV = P^T dO */
+    bgemm(L, bh, L->s, L->s, L->hdv); /* dP = dO V^T */
+    bgemm(L, bh, L->s, L->hdv, L->s); /* dV = P^T dO */
     if (L->p_attn > 0)
         ewp(L, WL_EW_DROPOUT_BWD, ss, 0);
     rowp(L, WL_K_SOFTMAX, bh * L->s, L->s, L->dt, 1);
-    bgemm(L, bh, L->s, L->hd, L->s); /* dQ = dS K */
-    bgemm(L, bh, L->s, L->hd, L->s); /* dK = dS^T Q */
+    bgemm(L, bh, L->s, L->hdq, L->s); /* dQ = dS K */
+    bgemm(L, bh, L->s, L->hdq, L->s); /* dK = dS^T Q */
 }
 
 /* bias + dropout + residual add, one jit-fused kernel over the local rows:
@@ -178,73 +189,277 @@ static void bda_b(lb *L)
         ewp(L, WL_EW_DROPOUT_BWD, L->Ts * L->d, 0);
 }
 
+/* The attention's input projections: one fused QKV GEMM (column-
+ * parallel), or latent attention's (Megatron-Core's MLASelfAttention):
+ * the down-projections of the query and of the key/value latent with the
+ * shared rotary key, replicated on every tensor-parallel rank, their
+ * RMSNorms, and the column-parallel up-projections to the heads. */
+static long long mla_kv_up(const lb *L)
+{
+    return L->hl * (L->hdq - L->rope + L->hdv);
+}
+
+static void qkv_f(lb *L)
+{
+    if (!L->mla) {
+        gemm(L, qkv_out(L), L->T, L->d);
+        return;
+    }
+    long long q = L->hl * L->hdq;
+    if (L->qr > 0) {
+        gemm(L, L->qr, L->T, L->d);
+        rowp(L, WL_K_RMSNORM, L->T, L->qr, L->dt, 0);
+        gemm(L, q, L->T, L->qr);
+    } else {
+        gemm(L, q, L->T, L->d);
+    }
+    gemm(L, L->kvr + L->rope, L->T, L->d);
+    rowp(L, WL_K_RMSNORM, L->T, L->kvr, L->dt, 0);
+    gemm(L, mla_kv_up(L), L->T, L->kvr);
+}
+
+static void lin_b(lb *L, long long in, long long out, int with_w)
+{
+    linear_dgrad(L, in, out);
+    if (with_w)
+        linear_wgrad(L, in, out);
+}
+
+static void qkv_b(lb *L, int with_w)
+{
+    if (!L->mla) {
+        lin_b(L, L->d, qkv_out(L), with_w);
+        return;
+    }
+    long long q = L->hl * L->hdq;
+    lin_b(L, L->kvr, mla_kv_up(L), with_w);
+    rowp(L, WL_K_RMSNORM, L->T, L->kvr, L->dt, 1);
+    lin_b(L, L->d, L->kvr + L->rope, with_w);
+    if (L->qr > 0) {
+        lin_b(L, L->qr, q, with_w);
+        rowp(L, WL_K_RMSNORM, L->T, L->qr, L->dt, 1);
+        lin_b(L, L->d, L->qr, with_w);
+    } else {
+        lin_b(L, L->d, q, with_w);
+    }
+}
+
+static void qkv_w(lb *L)
+{
+    if (!L->mla) {
+        linear_wgrad(L, L->d, qkv_out(L));
+        return;
+    }
+    linear_wgrad(L, L->kvr, mla_kv_up(L));
+    linear_wgrad(L, L->d, L->kvr + L->rope);
+    if (L->qr > 0) {
+        linear_wgrad(L, L->qr, L->hl * L->hdq);
+        linear_wgrad(L, L->d, L->qr);
+    } else {
+        linear_wgrad(L, L->d, L->hl * L->hdq);
+    }
+}
+
+/* rotary embedding on q and k, fused: every head's (MLA: the rotary part of
+ * the query heads and the one shared key) */
+static void rotary(lb *L)
+{
+    if (L->rotary)
+        ewp(L, WL_EW_MUL, L->mla ? L->T * (L->hl + 1) * L->rope : L->T * (L->hl + L->kvl) * L->hd, 0);
+}
+
+static void attn_f(lb *L)
+{
+    norm_f(L);
+    qkv_f(L);
+    rotary(L);
+    core_f(L);
+    gemm(L, L->d, L->T, L->hl * L->hdv);
+    bda_f(L);
+}
+
+static void attn_b(lb *L, int with_w)
+{
+    bda_b(L);
+    lin_b(L, L->hl * L->hdv, L->d, with_w); /* out projection */
+    if (L->b->cfg->recompute == WL_RECOMPUTE_SELECTIVE)
+        core_f(L);
+    core_b(L);
+    rotary(L);
+    qkv_b(L, with_w);
+    norm_b(L, with_w);
+    ewp(L, WL_EW_ADD, L->Ts * L->d, 0); /* the residual's two gradients */
+}
+
+/* the activation over n hidden elements, fused with FC1's bias */
+static void act_f(lb *L, long long n)
+{
+    if (L->swiglu)
+        ewp(L, WL_EW_SILU_MUL, n, 0);
+    else
+        ewp(L, L->gelu ? WL_EW_GELU : WL_EW_RELU, n, 0);
+}
+
+static void act_b(lb *L, long long n)
+{
+    if (L->swiglu)
+        ewp(L, WL_EW_SILU_MUL, 2 * n, 1);
+    else
+        ewp(L, L->gelu ? WL_EW_GELU : WL_EW_RELU, n, 1);
+}
+
+/* an MLP of ff hidden units on this rank over the T tokens */
+static void mlp_core_f(lb *L, long long ff)
+{
+    gemm(L, L->swiglu ? 2 * ff : ff, L->T, L->d);
+    act_f(L, L->T * ff);
+    gemm(L, L->d, L->T, ff);
+}
+
+static void mlp_core_b(lb *L, long long ff, int with_w)
+{
+    lin_b(L, ff, L->d, with_w); /* FC2 */
+    act_b(L, L->T * ff);
+    lin_b(L, L->d, L->swiglu ? 2 * ff : ff, with_w); /* FC1 */
+}
+
+/* The tokens' copies a rank routes: each of its T tokens to top-k experts,
+ * padded to the capacity factor. */
+static long long routed_rows(const lb *L)
+{
+    return L->El * L->ne;
+}
+
+/* A mixture-of-experts FFN (Megatron-Core's MoELayer with the all-to-all
+ * token dispatcher and grouped GEMMs): the router's logits (a bias-free
+ * linear to the experts), its scores and top-k, the permutation of the
+ * token copies into expert order, the all-to-all dispatch over the expert-
+ * parallel group (a collective of the piece), each local expert's FC1,
+ * activation and FC2 as one grouped GEMM each over its capacity of tokens,
+ * the all-to-all back, the un-permutation weighted by the scores, and the
+ * shared experts, a dense MLP on every token. The experts keep the layer's
+ * tensor parallelism, so the row-parallel collective after the FFN is the
+ * dense layer's. */
+static void moe_f(lb *L)
+{
+    long long T = L->T, d = L->d, rows = routed_rows(L), fc1 = L->swiglu ? 2 * L->ffe : L->ffe;
+    norm_f(L);
+    gemm(L, L->E, T, d);
+    rowp(L, WL_K_SOFTMAX, T, L->E, WL_DT_FP32, 0);
+    rowp(L, WL_K_REDUCE, T, L->E, WL_DT_FP32, 0);
+    ewp(L, WL_EW_COPY, T * L->topk * d, 0);
+    bgemm(L, L->El, fc1, L->ne, d);
+    act_f(L, rows * L->ffe);
+    bgemm(L, L->El, d, L->ne, L->ffe);
+    ewp(L, WL_EW_TERNARY, T * L->topk * d, 0);
+    if (L->shf > 0)
+        mlp_core_f(L, L->shf);
+    bda_f(L);
+}
+
+static void expert_wgrad(lb *L, long long in, long long out)
+{
+    bgemm(L, L->El, in, out, L->ne);
+}
+
+static void moe_b(lb *L, int with_w)
+{
+    long long T = L->T, d = L->d, rows = routed_rows(L), fc1 = L->swiglu ? 2 * L->ffe : L->ffe;
+    bda_b(L);
+    if (L->shf > 0)
+        mlp_core_b(L, L->shf, with_w);
+    ewp(L, WL_EW_TERNARY, T * L->topk * d, 0); /* to each copy, and to its score */
+    bgemm(L, L->El, L->ffe, L->ne, d);          /* FC2 input gradient */
+    if (with_w)
+        expert_wgrad(L, L->ffe, d);
+    act_b(L, rows * L->ffe);
+    bgemm(L, L->El, d, L->ne, fc1);             /* FC1 input gradient */
+    if (with_w)
+        expert_wgrad(L, d, fc1);
+    ewp(L, WL_EW_ADD, T * L->topk * d, 0);      /* the copies' gradients summed per token */
+    rowp(L, WL_K_SOFTMAX, T, L->E, WL_DT_FP32, 1);
+    linear_dgrad(L, d, L->E);
+    if (with_w)
+        gemm(L, d, L->E, T);
+    norm_b(L, with_w);
+    ewp(L, WL_EW_ADD, L->Ts * d, 0);
+}
+
+static void moe_w(lb *L)
+{
+    long long fc1 = L->swiglu ? 2 * L->ffe : L->ffe;
+    if (L->shf > 0) {
+        linear_wgrad(L, L->shf, L->d);
+        linear_wgrad(L, L->d, L->swiglu ? 2 * L->shf : L->shf);
+    }
+    expert_wgrad(L, L->ffe, L->d);
+    expert_wgrad(L, L->d, fc1);
+    gemm(L, L->d, L->E, L->T);
+}
+
+static void mlp_f(lb *L)
+{
+    if (L->moe) {
+        moe_f(L);
+        return;
+    }
+    norm_f(L);
+    mlp_core_f(L, L->ffl);
+    bda_f(L);
+}
+
+static void mlp_b(lb *L, int with_w)
+{
+    if (L->moe) {
+        moe_b(L, with_w);
+        return;
+    }
+    bda_b(L);
+    mlp_core_b(L, L->ffl, with_w);
+    norm_b(L, with_w);
+    ewp(L, WL_EW_ADD, L->Ts * L->d, 0);
+}
+
 static void layer_f(lb *L)
 {
-    long long d = L->d;
-    norm_f(L);
-    gemm(L, qkv_out(L), L->T, d);
-    if (L->rotary) /* fused rotary embedding on q and k */
-        ewp(L, WL_EW_MUL, L->T * (L->hl + L->kvl) * L->hd, 0);
-    core_f(L);
-    gemm(L, d, L->T, L->hl * L->hd);
-    bda_f(L);
-    norm_f(L);
-    gemm(L, fc1_out(L), L->T, d);
-    if (L->swiglu)
-        ewp(L, WL_EW_SILU_MUL, L->T * L->ffl, 0);
-    else
-        ewp(L, L->gelu ? WL_EW_GELU : WL_EW_RELU, L->T * L->ffl, 0); /* fused bias + act */
-    gemm(L, d, L->T, L->ffl);
-    bda_f(L);
+    attn_f(L);
+    mlp_f(L);
 }
 
 /* The backward of a layer in the order autograd runs it; with_w puts the
  * weight gradients in place (each linear's wgrad after its dgrad). */
 static void layer_b(lb *L, int with_w)
 {
-    long long d = L->d;
-    wl_recompute rc = L->b->cfg->recompute;
-    if (rc == WL_RECOMPUTE_FULL)
+    if (L->b->cfg->recompute == WL_RECOMPUTE_FULL)
         layer_f(L);
-    bda_b(L);
-    linear_dgrad(L, L->ffl, d); /* FC2 */
-    if (with_w)
-        linear_wgrad(L, L->ffl, d);
-    if (L->swiglu)
-        ewp(L, WL_EW_SILU_MUL, 2 * L->T * L->ffl, 1);
-    else
-        ewp(L, L->gelu ? WL_EW_GELU : WL_EW_RELU, L->T * L->ffl, 1);
-    linear_dgrad(L, d, fc1_out(L)); /* FC1 */
-    if (with_w)
-        linear_wgrad(L, d, fc1_out(L));
-    norm_b(L, with_w);
-    ewp(L, WL_EW_ADD, L->Ts * d, 0); /* the residual's two gradients */
-    bda_b(L);
-    linear_dgrad(L, L->hl * L->hd, d); /* out projection */
-    if (with_w)
-        linear_wgrad(L, L->hl * L->hd, d);
-    if (rc == WL_RECOMPUTE_SELECTIVE)
-        core_f(L);
-    core_b(L);
-    if (L->rotary)
-        ewp(L, WL_EW_MUL, L->T * (L->hl + L->kvl) * L->hd, 0);
-    linear_dgrad(L, d, qkv_out(L)); /* QKV */
-    if (with_w)
-        linear_wgrad(L, d, qkv_out(L));
-    norm_b(L, with_w);
-    ewp(L, WL_EW_ADD, L->Ts * d, 0);
+    mlp_b(L, with_w);
+    attn_b(L, with_w);
 }
 
-/* The weight gradients a split schedule runs apart (W): the four GEMMs
- * with their bias sums, and the two norms' parameter sums. */
+/* The weight gradients a split schedule runs apart (W): the GEMMs with
+ * their bias sums, and the two norms' parameter sums. */
 static void layer_w(lb *L)
 {
-    linear_wgrad(L, L->ffl, L->d);
-    linear_wgrad(L, L->d, fc1_out(L));
-    linear_wgrad(L, L->hl * L->hd, L->d);
-    linear_wgrad(L, L->d, qkv_out(L));
+    if (L->moe) {
+        moe_w(L);
+    } else {
+        linear_wgrad(L, L->ffl, L->d);
+        linear_wgrad(L, L->d, fc1_out(L));
+    }
+    linear_wgrad(L, L->hl * L->hdv, L->d);
+    qkv_w(L);
     for (int i = 0; i < 2; i++)
         rowp(L, WL_K_REDUCE, L->d * (L->rms ? 1 : 2), L->Ts, WL_DT_FP32, 0);
+}
+
+/* The weight gradient the backward's second collective hides behind: FC1's
+ * (a MoE layer's: its experts' grouped FC1) */
+static void fc1_window(lb *L)
+{
+    if (L->moe)
+        expert_wgrad(L, L->d, L->swiglu ? 2 * L->ffe : L->ffe);
+    else
+        linear_wgrad(L, L->d, fc1_out(L));
 }
 
 /* VocabParallelEmbedding: mask the ids outside this rank's rows, gather,
@@ -334,6 +549,25 @@ static void setup(lb *L, const cl_build *b)
     L->kvl = kvh >= c->tp ? kvh / c->tp : 1;
     L->ffl = m->d_ff / c->tp;
     L->vl = b->vocab / c->tp;
+    L->hdq = L->hdv = L->hd;
+    L->mla = wl_core_model_is_mla(m);
+    if (L->mla) {
+        L->qr = m->q_lora_rank;
+        L->kvr = m->kv_lora_rank;
+        L->rope = m->qk_rope_head_dim;
+        L->hdq = m->qk_nope_head_dim + m->qk_rope_head_dim;
+        L->hdv = m->v_head_dim;
+        L->kvl = L->hl; /* the latent is expanded to every head */
+    }
+    if (wl_core_model_is_moe(m)) {
+        int ep = c->ep > 0 ? c->ep : 1;
+        L->E = m->experts;
+        L->topk = m->experts_per_token;
+        L->El = m->experts / ep;
+        L->ne = wl_cluster_expert_tokens(m, c, L->T);
+        L->ffe = (m->d_ff_expert > 0 ? m->d_ff_expert : m->d_ff) / c->tp;
+        L->shf = (long long)m->shared_experts * L->ffe;
+    }
     L->rotary = m->positions == WL_POS_ROTARY;
     L->swiglu = m->activation == WL_ACT_SWIGLU;
     L->gelu = m->activation == WL_ACT_GELU || m->activation == WL_ACT_GELU_TANH;
@@ -385,34 +619,58 @@ int wl_cluster_build_pieces(const cl_build *b, cl_piece *pieces, wl_error *err)
                         wl_cluster_coll_time(g, WL_COLL_ALL_GATHER, S)
                   : wl_cluster_coll_time(g, WL_COLL_ALL_REDUCE, S);
     int rc = WL_OK;
-    if ((rc = new_piece(&pieces[PC_LAYER_F], "layer forward", &L)))
-        goto done;
-    layer_f(&L);
-    pieces[PC_LAYER_F].comm_s = tp_f;
-    if (train) {
-        if ((rc = new_piece(&pieces[PC_LAYER_B], "layer backward", &L)))
+    /* a MoE layer's token exchange: every rank's T x top-k token copies
+     * (padded to the capacity) out to the experts' ranks and back, twice
+     * in the backward */
+    int moe = wl_core_model_is_moe(b->m);
+    double a2a = 0;
+    if (moe) {
+        L.moe = 1;
+        a2a = wl_cluster_coll_time(&b->ep, WL_COLL_ALL_TO_ALL,
+                                   (double)routed_rows(&L) * (double)L.d * wl_dtype_bytes(L.dt));
+        L.moe = 0;
+    }
+    /* dense layers (a MoE model's first dense_layers), then MoE layers */
+    for (int kind = 0; kind < 2; kind++) {
+        if (kind == 0 ? moe && b->m->dense_layers == 0 : !moe)
+            continue;
+        L.moe = kind;
+        int F = kind ? PC_MOE_F : PC_LAYER_F, Bk = kind ? PC_MOE_B : PC_LAYER_B;
+        int W = kind ? PC_MOE_W : PC_LAYER_W, WQ = kind ? PC_MWIN_QKV : PC_WIN_QKV;
+        int WF = kind ? PC_MWIN_FC1 : PC_WIN_FC1;
+        double x = kind ? 2 * a2a : 0;
+        if ((rc = new_piece(&pieces[F], kind ? "MoE layer forward" : "layer forward", &L)))
+            goto done;
+        layer_f(&L);
+        pieces[F].comm_s = tp_f + x;
+        pieces[F].a2a_s = x;
+        if (!train)
+            continue;
+        if ((rc = new_piece(&pieces[Bk], kind ? "MoE layer backward" : "layer backward", &L)))
             goto done;
         layer_b(&L, !b->split_w);
-        cl_piece *pb = &pieces[PC_LAYER_B];
-        pb->comm_s = exp_b + (b->cfg->recompute == WL_RECOMPUTE_FULL ? tp_f : 0);
+        cl_piece *pb = &pieces[Bk];
+        pb->comm_s = exp_b + x + (b->cfg->recompute == WL_RECOMPUTE_FULL ? tp_f + x : 0);
+        pb->a2a_s = x * (b->cfg->recompute == WL_RECOMPUTE_FULL ? 2 : 1);
         if (b->split_w) {
             /* the weight gradients run later: nothing to hide behind */
             pb->comm_s += 2 * ov_b;
-            if ((rc = new_piece(&pieces[PC_LAYER_W], "layer weight gradients", &L)))
+            if ((rc = new_piece(&pieces[W], "layer weight gradients", &L)))
                 goto done;
             layer_w(&L);
         } else if (t > 1) {
             pb->overlap_s = ov_b; /* QKV's and FC1's weight gradients hide one each */
-            pb->window[0] = PC_WIN_QKV;
-            pb->window[1] = PC_WIN_FC1;
-            if ((rc = new_piece(&pieces[PC_WIN_QKV], "QKV weight gradient", &L)))
+            pb->window[0] = WQ;
+            pb->window[1] = WF;
+            if ((rc = new_piece(&pieces[WQ], "QKV weight gradient", &L)))
                 goto done;
-            linear_wgrad(&L, L.d, qkv_out(&L));
-            if ((rc = new_piece(&pieces[PC_WIN_FC1], "FC1 weight gradient", &L)))
+            qkv_w(&L);
+            if ((rc = new_piece(&pieces[WF], "FC1 weight gradient", &L)))
                 goto done;
-            linear_wgrad(&L, L.d, fc1_out(&L));
+            fc1_window(&L);
         }
     }
+    L.moe = 0;
     if (b->m->vocab_size > 0) {
         double emb_c = t > 1 ? wl_cluster_coll_time(g, sp ? WL_COLL_REDUCE_SCATTER : WL_COLL_ALL_REDUCE, S) : 0;
         if ((rc = new_piece(&pieces[PC_EMB_F], "embedding forward", &L)))
@@ -493,19 +751,64 @@ void wl_cluster_free_pieces(cl_piece *pieces)
     }
 }
 
-/* Parameters of one layer on one rank: QKV, output projection, FC1, FC2
- * (and their biases), the two norms (replicated). */
+/* Parameters of one layer's attention on one rank: QKV (or latent
+ * attention's projections, the down-projections and their norms
+ * replicated) and the output projection, with their biases. */
+static double attn_params(const wl_core_model *m, int tp)
+{
+    double d = m->d_model, H = m->heads;
+    if (wl_core_model_is_mla(m)) {
+        double qk = m->qk_nope_head_dim + m->qk_rope_head_dim, qr = m->q_lora_rank;
+        double kvr = m->kv_lora_rank;
+        double rep = (qr > 0 ? d * qr + qr : 0) + d * (kvr + m->qk_rope_head_dim) + kvr;
+        double split = (qr > 0 ? qr : d) * H * qk + kvr * H * (m->qk_nope_head_dim + m->v_head_dim) +
+                       H * m->v_head_dim * d;
+        return rep + split / tp;
+    }
+    double hd = d / H, kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
+    double q = H * hd, kv = kvh * hd;
+    int bias = m->style != WL_STYLE_LLAMA;
+    return (d * (q + 2 * kv) + q * d) / tp + (bias ? (q + 2 * kv) / tp + d : 0);
+}
+
+/* An MLP of ff hidden units split over tp (column- then row-parallel). */
+static double mlp_params(const wl_core_model *m, double ff, int tp)
+{
+    double d = m->d_model, fc1 = m->activation == WL_ACT_SWIGLU ? 2 * ff : ff;
+    int bias = m->style != WL_STYLE_LLAMA;
+    return (d * fc1 + ff * d) / tp + (bias ? fc1 / tp + d : 0);
+}
+
+static double norm_params(const wl_core_model *m)
+{
+    return m->norm == WL_NORM_RMSNORM ? 2.0 * m->d_model : 4.0 * m->d_model;
+}
+
+/* Parameters of one dense layer on one rank: attention, MLP, the two
+ * norms (replicated). */
 double wl_cluster_layer_params(const wl_core_model *m, int tp)
 {
-    double d = m->d_model, hd = d / m->heads;
-    double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
-    double q = m->heads * hd, kv = kvh * hd, ff = m->d_ff;
-    double fc1 = m->activation == WL_ACT_SWIGLU ? 2 * ff : ff;
-    int bias = m->style != WL_STYLE_LLAMA;
-    double w = (d * (q + 2 * kv) + q * d + d * fc1 + ff * d) / tp;
-    double bb = bias ? ((q + 2 * kv) + fc1) / tp + 2 * d : 0;
-    double norms = m->norm == WL_NORM_RMSNORM ? 2 * d : 4 * d;
-    return w + bb + norms;
+    return attn_params(m, tp) + mlp_params(m, m->d_ff, tp) + norm_params(m);
+}
+
+/* A MoE layer on one rank: attention, norms, the router (replicated), the
+ * shared experts split over tp, and experts / ep routed experts, each
+ * split over tp. */
+double wl_cluster_moe_layer_params(const wl_core_model *m, int tp, int ep, double *expert)
+{
+    double fe = m->d_ff_expert > 0 ? m->d_ff_expert : m->d_ff, E = m->experts;
+    double router = E * m->d_model + (m->router_bias ? E : 0);
+    *expert = (E / (ep > 0 ? ep : 1)) * mlp_params(m, fe, tp);
+    return attn_params(m, tp) + norm_params(m) + router + m->shared_experts * mlp_params(m, fe, tp) +
+           *expert;
+}
+
+long long wl_cluster_expert_tokens(const wl_core_model *m, const wl_cluster_config *c, long long T)
+{
+    if (m->experts < 1)
+        return 0;
+    double cf = c->capacity_factor > 0 ? c->capacity_factor : 1.0, ep = c->ep > 0 ? c->ep : 1;
+    return (long long)ceil(cf * ep * (double)T * m->experts_per_token / m->experts - 1e-9);
 }
 
 /* Activation bytes one layer keeps per micro-batch (Korthikanti et al.
@@ -530,17 +833,36 @@ double wl_cluster_layer_act_bytes(const wl_core_model *m, const wl_cluster_confi
     if (c->recompute == WL_RECOMPUTE_FULL)
         return 2.0 * s * b * h * e / (sp ? t : 1);
     double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
-    double kvd = kvh * h / m->heads;
-    double ff = m->d_ff, ff1 = m->activation == WL_ACT_SWIGLU ? 2 * ff : ff;
+    double kvd = kvh * h / m->heads, qd = h, od = h;
+    if (wl_core_model_is_mla(m)) { /* the heads' q, k and v after the up-projections */
+        qd = (double)m->heads * (m->qk_nope_head_dim + m->qk_rope_head_dim);
+        kvd = (double)m->heads * (m->qk_nope_head_dim + m->qk_rope_head_dim + m->v_head_dim) / 2;
+        od = (double)m->heads * m->v_head_dim;
+    }
+    double ff = m->d_ff, sw = m->activation == WL_ACT_SWIGLU ? 2 : 1;
     double mask_h = m->hidden_dropout > 0 ? 1.0 : 0.0;
     double rep = (2 + 2 + 2 + 2 * mask_h) * s * b * h + 2 * s * b * h; /* norms' and GEMMs' inputs, masks */
-    double split = 2 * s * b * h + 4 * s * b * kvd + 2 * s * b * h + 2 * s * b * ff1 + 2 * s * b * ff;
+    double mlp = 2 * s * b * (sw + 1) * ff, whole = 0;
+    if (wl_core_model_is_moe(m)) {
+        /* a MoE layer's FFN keeps its experts' inputs and hidden states for
+         * the routed copies (T x top-k x capacity factor), the shared
+         * experts' like a dense MLP's, and, whole on every tensor-parallel
+         * rank, the permuted tokens and the router's fp32 scores; averaged
+         * with the dense layers over the model's layers */
+        double cf = c->capacity_factor > 0 ? c->capacity_factor : 1.0;
+        double fe = m->d_ff_expert > 0 ? m->d_ff_expert : ff, rows = cf * m->experts_per_token * s * b;
+        double moe = 2 * rows * (sw + 1) * fe + 2 * s * b * (sw + 1) * fe * m->shared_experts;
+        double f = (double)(m->layers - m->dense_layers) / m->layers;
+        mlp = (1 - f) * mlp + f * moe;
+        whole = f * (2 * rows * h + 8 * s * b * m->experts);
+    }
+    double split = 2 * s * b * qd + 4 * s * b * kvd + 2 * s * b * od + mlp;
     double core_b = 0; /* bytes */
     if (c->recompute == WL_RECOMPUTE_NONE)
         core_b = c->attention == WL_ATTN_FLASH
                      ? 4.0 * m->heads * s * b /* fp32 log-sum-exp per row */
                      : (m->attention_dropout > 0 ? 5.0 : 2.0) * m->heads * s * s * b * e;
-    return ((sp ? rep / t : rep) + split / t) * e + core_b / t;
+    return ((sp ? rep / t : rep) + split / t + whole) * e + core_b / t;
 }
 
 double wl_cluster_layer_act_peak_bytes(const wl_core_model *m, const wl_cluster_config *c)

@@ -104,6 +104,11 @@ int wl_cluster_search_configs(const wl_cluster_search_spec *s, const wl_core_mod
                                 for (int z = 0; z < 2 && !rc; z++) {
                                     if (!allowed(s->zero, z) || (z && (dp == 1 || !train)))
                                         continue;
+                                    /* expert parallelism: powers of two
+                                     * dividing dp and the experts */
+                                    for (int ep = 1; ep <= dp && !rc; ep *= 2) {
+                                    if (dp % ep || (ep > 1 && (m->experts < 1 || m->experts % ep)))
+                                        continue;
                                     /* one stage has nothing to split;
                                      * uniform needs the layers to divide
                                      * (config_check) */
@@ -120,9 +125,11 @@ int wl_cluster_search_configs(const wl_cluster_search_spec *s, const wl_core_mod
                                         c.sequence_parallel = sp;
                                         c.zero = z;
                                         c.partition = (wl_cluster_partition)pa;
+                                        c.ep = ep;
                                         c.stage_layers = NULL;
                                         c.nstage_layers = 0;
                                         rc = push(&v, n, &cap, &c, m, gpus);
+                                    }
                                     }
                                 }
                             }
@@ -193,6 +200,7 @@ static int eval_one(const wl_cluster_system *sys, const wl_core_gpu *gpu, const 
         r->time_s = r->energy_j = r->power_w = r->energy_gpu_j = r->energy_network_j = NAN;
         r->energy_node_j = r->tflops_per_gpu = r->mfu = r->bubble_s = NAN;
         r->tp_comm_exposed_s = r->pp_comm_exposed_s = r->dp_comm_exposed_s = r->compute_s = NAN;
+        r->ep_comm_exposed_s = NAN;
         r->tokens_per_s = r->energy_per_token_j = r->ttft_s = r->tpot_s = NAN;
         r->memory_gb = floor_gb;
         r->fits = 0;

@@ -73,6 +73,9 @@ typedef enum {
     WL_COLL_REDUCE_SCATTER,
     WL_COLL_ALL_GATHER,
     WL_COLL_SEND,               /* point to point */
+    WL_COLL_ALL_TO_ALL,         /* bytes: what one GPU holds before the
+                                   exchange, 1/n of it staying (expert
+                                   parallelism's token dispatch and combine) */
     WL_COLL_COUNT
 } wl_cluster_coll;
 
@@ -80,6 +83,9 @@ typedef struct {
     int n, per_node;            /* group size; members per node */
     double bw_gbs;              /* achievable bytes/s per GPU (GB/s) */
     double alpha_us;            /* latency per step */
+    double fabric_gbs;          /* inside a node, per GPU */
+    double nic_gbs;             /* out of a node, per GPU (its share of the
+                                   node's NICs); 0 in one node */
 } wl_cluster_group;
 
 /* The group n GPUs at rank stride `stride` form on the system (ranks fill
@@ -93,7 +99,14 @@ void wl_cluster_group_of(const wl_cluster_system *s, int n, int stride, wl_clust
  *        all-gather
  *   tree all-reduce       2 ceil(log2 n) alpha + 2 S/B (pipelined double
  *                         binary tree: reduce up, broadcast down)
- *   send                  alpha + S/B */
+ *   send                  alpha + S/B
+ *   all-to-all            alpha + the slower of the in-node share
+ *                         (k-1)/n S over the fabric and the out-of-node
+ *                         share (n-k)/n S over the GPU's NICs: every pair's
+ *                         transfer is posted at once (NCCL's grouped
+ *                         send/recv, as Megatron's and DeepSpeed's MoE
+ *                         dispatchers call it) and the two paths run side
+ *                         by side */
 double wl_cluster_coll_time(const wl_cluster_group *g, wl_cluster_coll op, double bytes);
 double wl_cluster_ring_time(const wl_cluster_group *g, wl_cluster_coll op, double bytes);
 
@@ -224,6 +237,15 @@ typedef struct {
     int no_dp_overlap;          /* 1: the gradient all-reduce starts after the
                                    last backward instead of during it */
     wl_cluster_partition partition;
+    int ep;                     /* expert parallelism (0: 1): the experts of a
+                                   MoE layer split over ep data-parallel
+                                   ranks, Megatron-Core's layout (ep divides
+                                   dp; experts keep the layer's tp) */
+    double capacity_factor;     /* tokens an expert computes over the mean
+                                   (0: 1, the balanced routing the auxiliary
+                                   loss aims at; Megatron's
+                                   --moe-expert-capacity-factor with inputs
+                                   padded to the capacity) */
     /* WL_CLUSTER_PART_LIST: layers per stage (pp of them; vp must be 1) or
      * per virtual stage (pp x vp, in the order of the interleaved schedule's
      * model chunks), each at least 1, summing to the model's layers; the
@@ -254,6 +276,7 @@ typedef struct {
     double tp_comm_exposed_s;   /* per GPU (mean over stages) */
     double pp_comm_exposed_s;
     double dp_comm_exposed_s;
+    double ep_comm_exposed_s;   /* MoE all-to-alls (not in tp_comm_exposed_s) */
     double compute_s;           /* per GPU (mean over stages): running kernels */
     double memory_gb;           /* per GPU, the largest stage */
     int fits;                   /* memory_gb within the GPU's capacity */

@@ -882,7 +882,63 @@ int wl_core_model_check(const wl_core_model *m, wl_error *err)
         return WL_EINVAL;
     }
     if (m->d_ff < 1) { wl_error_set(err, src, 0, "d_ff", "must be >= 1"); return WL_EINVAL; }
+    if (m->experts < 0 || m->experts == 1) {
+        wl_error_set(err, src, 0, "experts", "0 (a dense model) or at least 2 routed experts");
+        return WL_EINVAL;
+    }
+    if (m->experts > 0) {
+        if (m->experts_per_token < 1 || m->experts_per_token > m->experts) {
+            wl_error_set(err, src, 0, "experts_per_token", "must be 1 to experts (%d)", m->experts);
+            return WL_EINVAL;
+        }
+        if (m->d_ff_expert < 0 || m->shared_experts < 0) {
+            wl_error_set(err, src, 0, m->d_ff_expert < 0 ? "d_ff_expert" : "shared_experts",
+                         "must be >= 0");
+            return WL_EINVAL;
+        }
+        if (m->dense_layers < 0 || m->dense_layers >= m->layers) {
+            wl_error_set(err, src, 0, "dense_layers", "must be 0 to layers - 1 (%d)", m->layers - 1);
+            return WL_EINVAL;
+        }
+    } else if (m->experts_per_token || m->d_ff_expert || m->shared_experts || m->dense_layers ||
+               m->router_bias) {
+        wl_error_set(err, src, 0, "experts", "expert keys need experts >= 2");
+        return WL_EINVAL;
+    }
+    if (m->kv_lora_rank > 0) {
+        if (m->qk_nope_head_dim < 1 || m->qk_rope_head_dim < 1 || m->v_head_dim < 1) {
+            wl_error_set(err, src, 0, m->qk_nope_head_dim < 1 ? "qk_nope_head_dim"
+                                      : m->qk_rope_head_dim < 1 ? "qk_rope_head_dim" : "v_head_dim",
+                         "latent attention (kv_lora_rank) needs it >= 1");
+            return WL_EINVAL;
+        }
+    } else if (m->q_lora_rank || m->qk_nope_head_dim || m->qk_rope_head_dim || m->v_head_dim) {
+        wl_error_set(err, src, 0, "kv_lora_rank", "latent attention keys need kv_lora_rank >= 1");
+        return WL_EINVAL;
+    }
     return WL_OK;
+}
+
+/* HF's expert loop and latent attention are not built kernel by kernel
+ * for one GPU; the cluster's Megatron layers are. */
+int wl_core_single_gpu_check(const wl_core_model *m, wl_error *err)
+{
+    if (!wl_core_model_is_moe(m) && !wl_core_model_is_mla(m))
+        return WL_OK;
+    wl_error_set(err, m->id, 0, wl_core_model_is_moe(m) ? "experts" : "kv_lora_rank",
+                 "mixture-of-experts and latent-attention models are modelled by 'wattlas "
+                 "cluster' (expert parallelism), not on one GPU");
+    return WL_EINVAL;
+}
+
+int wl_core_model_is_moe(const wl_core_model *m)
+{
+    return m->experts > 0;
+}
+
+int wl_core_model_is_mla(const wl_core_model *m)
+{
+    return m->kv_lora_rank > 0;
 }
 
 static int setup(bld *B, const wl_core_model *model, const wl_core_shape *shape, wl_error *err)
@@ -909,6 +965,8 @@ static int setup(bld *B, const wl_core_model *model, const wl_core_shape *shape,
                      "(a single tensor would exceed %g elements)", WL_MAX_TENSOR_ELEMENTS);
         return WL_EINVAL;
     }
+    if (wl_core_single_gpu_check(model, err))
+        return WL_EINVAL;
     B->m = model;
     B->err = err;
     B->dt = shape->dtype == WL_DT_TF32 ? WL_DT_FP32 : shape->dtype;

@@ -20,6 +20,10 @@ struct wl_core_workload {
 /* Tensor-/CUDA-core FLOPs of one launch. */
 double wl_core_kernel_flops(const wl_kernel *k);
 
+/* WL_EINVAL (err names the key) for a model the single-GPU builders do
+ * not build: mixture of experts, latent attention. */
+int wl_core_single_gpu_check(const wl_core_model *m, wl_error *err);
+
 #endif
 
 /* Clock-independent description of one distinct kernel, prepared once by a

@@ -85,6 +85,15 @@ static double resnet_peak(const wl_core_model *m, double b)
     return peak;
 }
 
+/* An MLP of width ff: two linears (three with SwiGLU's gate), biases
+ * unless Llama-style. */
+static double mlp_params(const wl_core_model *m, double d, double ff)
+{
+    if (m->activation == WL_ACT_SWIGLU)
+        return 3 * d * ff + (m->style == WL_STYLE_LLAMA ? 0 : 2 * ff + d);
+    return 2 * d * ff + ff + d;
+}
+
 int wl_core_model_params(const wl_core_model *m, double *params)
 {
     *params = 0;
@@ -95,8 +104,8 @@ int wl_core_model_params(const wl_core_model *m, double *params)
     }
     double d = m->d_model, h = m->heads, kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
     double hd = d / h, kv = kvh * hd, ff = m->d_ff, p = 0;
-    /* embeddings */
-    p += (double)m->vocab_size * d;
+    /* embeddings, and an untied LM head's own table */
+    p += (double)m->vocab_size * d * (m->untied_head ? 2 : 1);
     if (m->style == WL_STYLE_VIT) {
         double g = (double)(m->image_size / m->patch_size);
         p += m->channels * (double)m->patch_size * m->patch_size * d + d; /* patch conv */
@@ -106,18 +115,35 @@ int wl_core_model_params(const wl_core_model *m, double *params)
     }
     if (m->style == WL_STYLE_BERT)
         p += (double)m->type_vocab_size * d + norm_params(m, d); /* token types, embedding LN */
-    /* one layer: attention, MLP, two norms */
-    double layer = d * d + 2 * d * kv + d * d;
-    if (m->style == WL_STYLE_LLAMA)
-        layer += m->qkv_bias ? d + 2 * kv : 0; /* o_proj has no bias */
-    else
-        layer += d + 2 * kv + d;
-    if (m->activation == WL_ACT_SWIGLU)
-        layer += 3 * d * ff + (m->style == WL_STYLE_LLAMA ? 0 : 2 * ff + d);
-    else
-        layer += 2 * d * ff + ff + d;
-    layer += 2 * norm_params(m, d);
-    p += m->layers * layer;
+    /* one layer: attention, MLP (or experts), two norms */
+    double attn;
+    if (wl_core_model_is_mla(m)) {
+        /* DeepSeek-V3's MLA (HF modeling_deepseek.py): q_a_proj, its RMSNorm
+         * and q_b_proj (or one q_proj), kv_a_proj_with_mqa (the latent and
+         * the shared rotary key), its RMSNorm, kv_b_proj, o_proj; no biases */
+        double qk = m->qk_nope_head_dim + m->qk_rope_head_dim, qr = m->q_lora_rank;
+        double kvr = m->kv_lora_rank;
+        attn = (qr > 0 ? d * qr + qr + qr * h * qk : d * h * qk) +
+               d * (kvr + m->qk_rope_head_dim) + kvr + kvr * h * (m->qk_nope_head_dim + m->v_head_dim) +
+               h * m->v_head_dim * d;
+    } else {
+        attn = d * d + 2 * d * kv + d * d;
+        if (m->style == WL_STYLE_LLAMA)
+            attn += m->qkv_bias ? d + 2 * kv : 0; /* o_proj has no bias */
+        else
+            attn += d + 2 * kv + d;
+    }
+    double dense = attn + mlp_params(m, d, ff) + 2 * norm_params(m, d);
+    if (wl_core_model_is_moe(m)) {
+        /* the router (a bias-free linear to the experts, plus DeepSeek-V3's
+         * correction bias), the routed and the shared experts */
+        double fe = m->d_ff_expert > 0 ? m->d_ff_expert : ff, E = m->experts;
+        double moe = attn + 2 * norm_params(m, d) + E * d + (m->router_bias ? E : 0) +
+                     (E + m->shared_experts) * mlp_params(m, d, fe);
+        p += m->dense_layers * dense + (m->layers - m->dense_layers) * moe;
+    } else {
+        p += m->layers * dense;
+    }
     if (m->final_norm && m->pre_norm)
         p += norm_params(m, d);
     if (m->pooler) {
@@ -137,7 +163,7 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *sh, wl_
                             wl_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (wl_core_model_check(m, err))
+    if (wl_core_model_check(m, err) || wl_core_single_gpu_check(m, err))
         return WL_EINVAL;
     if (sh->batch < 1 || sh->batch > WL_MAX_BATCH ||
         (!wl_core_model_is_vision(m) && (sh->seq < 1 || sh->seq > WL_MAX_SEQ))) {

@@ -540,7 +540,33 @@ typedef struct {
                                  0: tied to the token embedding (HF default) */
     double hidden_dropout;    /* dropout after embeddings and each sublayer */
     double attention_dropout; /* dropout on the attention probabilities */
+    /* mixture of experts (Shazeer et al. 2017; Mixtral, Jiang et al. 2024;
+     * DeepSeek-V3, 2024): each MoE layer's FFN is `experts` routed experts
+     * of width d_ff_expert, each token sent to experts_per_token of them,
+     * beside shared_experts always-active ones; the first dense_layers
+     * layers keep a dense FFN of d_ff. experts 0: a dense model. */
+    int experts;
+    int experts_per_token;
+    int d_ff_expert;          /* 0: d_ff */
+    int shared_experts;
+    int dense_layers;
+    int router_bias;          /* a per-expert routing bias (DeepSeek-V3's
+                                 e_score_correction_bias) */
+    /* multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank > 0
+     * compresses keys and values to that rank (queries to q_lora_rank,
+     * 0: none); query/key heads are qk_nope_head_dim + qk_rope_head_dim
+     * wide (the second part rotary, its key shared by all heads), value
+     * heads v_head_dim */
+    int q_lora_rank;
+    int kv_lora_rank;
+    int qk_nope_head_dim;
+    int qk_rope_head_dim;
+    int v_head_dim;
 } wl_core_model;
+/* Whether the model has MoE layers or latent attention, which wattlas
+ * cluster models and the single-GPU builders refuse. */
+int wl_core_model_is_moe(const wl_core_model *m);
+int wl_core_model_is_mla(const wl_core_model *m);
 /* Whether the model is a vision model (its input is images, not tokens). */
 int wl_core_model_is_vision(const wl_core_model *m);
 

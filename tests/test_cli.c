@@ -338,9 +338,21 @@ static void test_cluster_cmd(void **state)
     (void)state;
     assert_int_equal(run("cluster --model gpt3-1.3b --tp 2 --pp 2 --format csv"), 0);
     assert_non_null(strstr(out_buf, "time_s,energy_j,power_w,tflops_per_gpu,mfu,bubble_s,imbalance_pct,"
-                                    "tp_comm_exposed_s,pp_comm_exposed_s,dp_comm_exposed_s,memory_gb,fits"));
+                                    "tp_comm_exposed_s,pp_comm_exposed_s,dp_comm_exposed_s,"
+                                    "ep_comm_exposed_s,memory_gb,fits"));
     assert_int_equal(count_lines(out_buf), 2);
     assert_non_null(strstr(out_buf, ",1f1b,none,uniform,1,"));
+    /* expert parallelism: the ep column, and usage errors that name it */
+    assert_int_equal(run("cluster --system dgx-h100 --model mixtral-8x7b --tp 1 --pp 1 --dp 8 --ep 8 "
+                         "--global-batch 8 --seq 1024 --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",zero,ep,schedule,"));
+    assert_non_null(strstr(out_buf, ",0,8,1f1b,"));
+    assert_int_equal(run("cluster --model gpt3-1.3b --dp 8 --ep 2"), 2);
+    assert_non_null(strstr(err_buf, "ep"));
+    assert_int_equal(run("cluster --model mixtral-8x7b --dp 8 --ep 3"), 2);
+    assert_int_equal(run("cluster --model mixtral-8x7b --capacity-factor 0"), 2);
+    assert_int_equal(run("predict --model mixtral-8x7b"), 2);
+    assert_non_null(strstr(err_buf, "experts"));
     /* partitions: the layers per stage, a list echoed, bad lists usage errors */
     assert_int_equal(run("cluster --model gpt3-1.3b --pp 4 --partition 3,7,7,7 --stages --format csv"), 0);
     assert_non_null(strstr(out_buf, "stage,layers,fwd_clock_mhz,"));

@@ -3,6 +3,7 @@
 #include "test_util.h"
 
 #include "../cluster/wattlas_cluster.h"
+#include "../cluster/cluster_internal.h"
 #include "../core/json.h"
 #include "../presets/wattlas_presets.h"
 #include "../plot/wattlas_plot.h"
@@ -1017,6 +1018,195 @@ static void test_config_errors(void **state)
     assert_int_equal(wl_cluster_config_check(&c, &m, 2, &e), WL_OK);
 }
 
+
+/* A small MoE model: 8 experts of 1024 (SwiGLU), top 2, one shared expert,
+ * d 512, 8 heads, Llama style, no vocabulary. */
+static void tiny_moe(wl_core_model *m)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->id, sizeof m->id, "tiny-moe");
+    m->style = WL_STYLE_LLAMA;
+    m->layers = 4;
+    m->d_model = 512;
+    m->heads = 8;
+    m->kv_heads = 8;
+    m->d_ff = 2048;
+    m->activation = WL_ACT_SWIGLU;
+    m->norm = WL_NORM_RMSNORM;
+    m->pre_norm = 1;
+    m->positions = WL_POS_ROTARY;
+    m->experts = 8;
+    m->experts_per_token = 2;
+    m->d_ff_expert = 1024;
+    m->shared_experts = 1;
+}
+
+static double gemm_flops(const wl_core_workload *wl)
+{
+    double f = 0;
+    for (size_t i = 0; i < wl_core_workload_count(wl); i++) {
+        const wl_kernel *k = wl_core_workload_kernel(wl, i);
+        if (k->kind == WL_K_GEMM)
+            f += 2.0 * (double)k->m * (double)k->n * (double)k->k * (double)k->batch;
+    }
+    return f;
+}
+
+/* A MoE layer's GEMM FLOPs and all-to-all by hand (tp 1, ep 4 of 8 GPUs in
+ * a DGX H100, seq 256, micro-batch 1: T = 256 tokens a rank):
+ *   attention  QKV 2 T d 3d, projection 2 T d d, QK^T and PV 2 x 2 s^2 d
+ *   router     2 T d E
+ *   experts    2 local experts of 4 x 256 x 2 / 8 = 256 tokens each:
+ *              FC1 2 x 2 x 256 x d x 2 fe, FC2 2 x 2 x 256 x fe x d
+ *   shared     2 T d 2 fe + 2 T fe d
+ * the backward twice that, GEMM for GEMM; the dispatch and the combine each
+ * move T k d bf16 bytes a rank, 3/4 of them to the 3 other ranks over
+ * NVLink: alpha + 3/4 S / (450 x 0.80 GB/s). */
+static void test_moe_layer(void **state)
+{
+    (void)state;
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load("dgx-h100", &sys, &e), WL_OK);
+    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
+    wl_core_model m;
+    tiny_moe(&m);
+    wl_cluster_config c;
+    wl_cluster_config_default(&c);
+    c.tp = 1, c.pp = 2, c.dp = 4, c.ep = 4, c.seq = 256, c.global_batch = 8;
+    assert_int_equal(wl_cluster_config_check(&c, &m, 8, &e), WL_OK);
+    for (int cfi = 0; cfi < 2; cfi++) {
+        c.capacity_factor = cfi ? 1.5 : 1.0;
+        cl_build b = {.gpu = &gpu, .m = &m, .cfg = &c};
+        wl_cluster_group_of(&sys, 1, 1, &b.tp);
+        wl_cluster_group_of(&sys, 4, 1, &b.ep);
+        cl_piece pc[PC_COUNT];
+        assert_int_equal(wl_cluster_build_pieces(&b, pc, &e), WL_OK);
+        assert_null(pc[PC_LAYER_F].wl); /* no dense layers */
+        double T = 256, d = 512, fe = 1024, E = 8, s = 256;
+        double ne = cfi ? 384 : 256; /* ceil(1.5 x 4 x 256 x 2 / 8) */
+        assert_int_equal(wl_cluster_expert_tokens(&m, &c, 256), (long long)ne);
+        double attn = 2 * T * d * 3 * d + 2 * T * d * d + 2 * 2 * s * s * d;
+        double moe = 2 * T * d * E + 2 * 2 * ne * d * 2 * fe + 2 * 2 * ne * fe * d;
+        double shared = 2 * T * d * 2 * fe + 2 * T * fe * d;
+        assert_true(fabs(gemm_flops(pc[PC_MOE_F].wl) - (attn + moe + shared)) < 1);
+        assert_true(fabs(gemm_flops(pc[PC_MOE_B].wl) - 2 * (attn + moe + shared)) < 1);
+        double S = T * 2 * d * 2 * (cfi ? 1.5 : 1.0);
+        double a2a = 2e-6 + 0.75 * S / (450 * 0.80 * 1e9);
+        assert_true(fabs(wl_cluster_coll_time(&b.ep, WL_COLL_ALL_TO_ALL, S) - a2a) < 1e-15);
+        assert_true(fabs(pc[PC_MOE_F].a2a_s - 2 * a2a) < 1e-15);
+        assert_true(fabs(pc[PC_MOE_B].a2a_s - 2 * a2a) < 1e-15);
+        wl_cluster_free_pieces(pc);
+    }
+    /* across nodes: 16 ranks, 8 a node; 7/16 of S over NVLink while 8/16
+     * leave by the GPU's own 400 Gb/s NIC at 0.92: the NIC is slower */
+    sys.nodes = 2;
+    wl_cluster_group g;
+    wl_cluster_group_of(&sys, 16, 1, &g);
+    double S = 1e9;
+    double want = 5e-6 + fmax(7.0 / 16 * S / (360e9), 8.0 / 16 * S / (50e9 * 0.92));
+    assert_true(fabs(wl_cluster_coll_time(&g, WL_COLL_ALL_TO_ALL, S) - want) < 1e-12);
+    /* parameters on one rank of a MoE layer, tp 2 ep 4: attention and the
+     * shared expert halved, the router and norms whole, 2 experts halved */
+    double ex = 0, d = 512, fe = 1024;
+    double P = wl_cluster_moe_layer_params(&m, 2, 4, &ex);
+    assert_true(fabs(ex - 2 * 3 * d * fe / 2) < 1e-6);
+    assert_true(fabs(P - (4 * d * d / 2 + 2 * d + 8 * d + 3 * d * fe / 2 + ex)) < 1e-6);
+    /* bad expert parallelism names ep */
+    c.capacity_factor = 1;
+    c.ep = 3;
+    assert_int_equal(wl_cluster_config_check(&c, &m, 8, &e), WL_EINVAL);
+    assert_string_equal(e.field, "ep");
+    c.ep = 2, c.dp = 2, c.pp = 4;
+    m.experts = 6;
+    m.experts_per_token = 2;
+    assert_int_equal(wl_cluster_config_check(&c, &m, 8, &e), WL_OK);
+    c.ep = 4, c.dp = 4, c.pp = 2;
+    assert_int_equal(wl_cluster_config_check(&c, &m, 8, &e), WL_EINVAL); /* 6 over 4 */
+    assert_string_equal(e.field, "ep");
+    wl_core_model dense;
+    assert_int_equal(wl_preset_model_load("gpt3-1.3b", &dense, &e), WL_OK);
+    c.ep = 2;
+    assert_int_equal(wl_cluster_config_check(&c, &dense, 8, &e), WL_EINVAL);
+    assert_string_equal(e.field, "ep");
+}
+
+/* Mixtral 8x7B on 8 DGX H100: experts over 8 ranks hold an eighth of the
+ * experts' weights, their all-to-alls are exposed, and the MoE layers'
+ * model FLOPs count the top-2 experts a token meets. */
+static void test_moe_cluster(void **state)
+{
+    (void)state;
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model m;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load("dgx-h100", &sys, &e), WL_OK);
+    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
+    assert_int_equal(wl_preset_model_load("mixtral-8x7b", &m, &e), WL_OK);
+    sys.nodes = 8;
+    wl_cluster_config c;
+    wl_cluster_config_default(&c);
+    c.tp = 2, c.pp = 4, c.dp = 8, c.seq = 4096, c.global_batch = 64, c.zero = 1;
+    c.sequence_parallel = 1;
+    wl_cluster_result r1, r8;
+    wl_cluster_memory m1, m8;
+    wl_cluster *cl;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &r1, &e), WL_OK);
+    wl_cluster_stage_memory(cl, 1, &m1);
+    wl_cluster_free(cl);
+    c.ep = 8;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &r8, &e), WL_OK);
+    wl_cluster_stage_memory(cl, 1, &m8);
+    wl_cluster_free(cl);
+    assert_true(r1.ep_comm_exposed_s == 0);
+    assert_true(r8.ep_comm_exposed_s > 0);
+    /* stage 1: 8 layers; the experts' share of its weights drops 8x */
+    double d = 4096, fe = 14336, experts = 8 * 8 * 3 * d * fe / 2;
+    assert_true(fabs((m1.weights_gb - m8.weights_gb) * 1e9 / 2 - experts * 7 / 8) < 1e3);
+    /* the same FLOPs either way: 6 N per token with N the active matmul
+     * parameters (attention, router, two experts; the head) plus 12 l d s */
+    double attn = d * (d + 2 * 1024) + d * d, N = 32 * (attn + d * 8 + 2 * 3 * d * fe) + 32000 * d;
+    double flop = (6 * N + 12 * 32 * d * 4096) * 64 * 4096;
+    assert_true(fabs(r1.model_tflop * 1e12 - flop) / flop < 1e-12);
+    assert_true(fabs(r8.model_tflop - r1.model_tflop) < 1e-9 * r1.model_tflop);
+}
+
+/* The MoE presets' parameter counts are the published ones: Mixtral
+ * 8x7B's 46,702,792,704 (HF), and DeepSeek-V3's 671B, by hand from its
+ * configuration: embedding and head 2 x 129280 x 7168; MLA attention
+ * 7168 x 1536 + 1536 + 1536 x 128 x 192 + 7168 x 576 + 512 + 512 x 128 x 256
+ * + 128 x 128 x 7168 = 187,107,328; three dense layers of FFN 3 x 7168 x
+ * 18432; 58 MoE layers of 257 experts of 3 x 7168 x 2048, the router
+ * 256 x 7168 and its 256 biases; two RMSNorms a layer and the final one. */
+static void test_moe_presets(void **state)
+{
+    (void)state;
+    wl_error e = {0};
+    wl_core_model m;
+    double P;
+    assert_int_equal(wl_preset_model_load("mixtral-8x7b", &m, &e), WL_OK);
+    assert_int_equal(wl_core_model_params(&m, &P), WL_OK);
+    assert_true(P == 46702792704.0);
+    assert_int_equal(wl_preset_model_load("deepseek-v3", &m, &e), WL_OK);
+    assert_int_equal(wl_core_model_params(&m, &P), WL_OK);
+    double attn = 7168.0 * 1536 + 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512 + 512.0 * 128 * 256 +
+                  128.0 * 128 * 7168;
+    assert_true(attn == 187107328.0);
+    double want = 2 * 129280.0 * 7168 + 7168 + 3 * (attn + 3 * 7168.0 * 18432 + 2 * 7168) +
+                  58 * (attn + 257 * 3 * 7168.0 * 2048 + 256 * 7168.0 + 256 + 2 * 7168);
+    assert_true(P == want);
+    assert_true(fabs(P - 671e9) < 0.05e9); /* "671B total parameters" */
+    /* the single-GPU builders refuse, naming the key */
+    wl_core_shape sh = {.batch = 1, .seq = 16, .dtype = WL_DT_BF16, .mode = WL_MODE_PREFILL};
+    wl_core_build_info info;
+    assert_int_equal(wl_core_build_info_of(&m, &sh, 0, &info, &e), WL_EINVAL);
+    assert_string_equal(e.field, "experts");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1024,6 +1214,7 @@ int main(void)
         cmocka_unit_test(test_ring_allreduce),   cmocka_unit_test(test_stage_memory),
         cmocka_unit_test(test_result_invariants), cmocka_unit_test(test_timeline_json),
         cmocka_unit_test(test_stage_plan), cmocka_unit_test(test_system_presets),   cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_moe_layer), cmocka_unit_test(test_moe_cluster), cmocka_unit_test(test_moe_presets),
         cmocka_unit_test(test_decode_rounds), cmocka_unit_test(test_decode_result),
         cmocka_unit_test(test_search), cmocka_unit_test(test_frontier),
         cmocka_unit_test(test_partitions), cmocka_unit_test(test_power_limit_sweep),
