@@ -222,8 +222,9 @@ int wl_cluster_config_check(const wl_cluster_config *c, const wl_core_model *m, 
                        "the simulation takes; use fewer tokens or larger micro-batches", c->gen,
                        (long long)c->pp * mb);
     }
-    if (c->dtype != WL_DT_BF16 && c->dtype != WL_DT_FP16 && c->dtype != WL_DT_FP32) {
-        wl_error_set(err, "cluster", 0, "dtype", "cluster trains in bf16, fp16 or fp32, not %s",
+    if (c->dtype != WL_DT_BF16 && c->dtype != WL_DT_FP16 && c->dtype != WL_DT_FP32 &&
+        c->dtype != WL_DT_FP8) {
+        wl_error_set(err, "cluster", 0, "dtype", "cluster trains in bf16, fp16, fp8 or fp32, not %s",
                      wl_dtype_name(c->dtype));
         return WL_EINVAL;
     }
@@ -311,6 +312,11 @@ static void stage_params(wl_cluster *c)
         c->params[i] = lp * (nl - nm) + mp * nm + (i == 0 ? emb : 0) + (i == c->p - 1 ? head : 0);
         c->eparams[i] = ex * nm;
     }
+}
+
+wl_dtype wl_cluster_act_dtype(wl_dtype dtype)
+{
+    return dtype == WL_DT_FP8 ? WL_DT_BF16 : dtype;
 }
 
 int wl_cluster_split_is_uniform(const wl_cluster *c)
@@ -436,6 +442,12 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
         goto oom;
     c->sys = *sys;
     c->gpu = *gpu;
+    if (cfg->dtype == WL_DT_FP8 && !(gpu->tc_flop_per_clk_sm[WL_DT_FP8] > 0)) {
+        wl_error_set(err, "cluster", 0, "dtype", "%s has no fp8 tensor cores (Hopper and later do)",
+                     gpu->id);
+        rc = WL_EINVAL;
+        goto fail;
+    }
     c->model = *model;
     c->cfg = *cfg;
     if (!c->cfg.schedule)
@@ -490,7 +502,8 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
      * rank sends its 1/t and the receiver all-gathers (Megatron's
      * scatter-gather optimisation), sequence parallel activations are split
      * already */
-    double S = (double)cfg->micro_batch * (double)cfg->seq * model->d_model * wl_dtype_bytes(cfg->dtype);
+    double S = (double)cfg->micro_batch * (double)cfg->seq * model->d_model *
+               wl_dtype_bytes(wl_cluster_act_dtype(cfg->dtype));
     c->send_s = wl_cluster_coll_time(&c->pp_g, WL_COLL_SEND, S / cfg->tp);
     if (cfg->tp > 1 && !cfg->sequence_parallel)
         c->send_s += wl_cluster_coll_time(&c->tp_g, WL_COLL_ALL_GATHER, S);
@@ -1036,9 +1049,10 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
                 dpx += wl_cluster_coll_time(&eg, WL_COLL_ALL_REDUCE,
                                             (double)c->vocab / c->cfg.tp * c->model.d_model * GRAD_BYTES);
             }
+            wl_dtype act = wl_cluster_act_dtype(c->cfg.dtype);
             if (c->cfg.zero && c->cfg.dp > 1)
-                dpx += wl_cluster_coll_time(&c->dp_g, WL_COLL_ALL_GATHER, P * wl_dtype_bytes(c->cfg.dtype)) +
-                       wl_cluster_coll_time(&c->edp_g, WL_COLL_ALL_GATHER, Pe * wl_dtype_bytes(c->cfg.dtype));
+                dpx += wl_cluster_coll_time(&c->dp_g, WL_COLL_ALL_GATHER, P * wl_dtype_bytes(act)) +
+                       wl_cluster_coll_time(&c->edp_g, WL_COLL_ALL_GATHER, Pe * wl_dtype_bytes(act));
             wl_core_op op = {.sm_clock_mhz = fb, .ignore_power_limit = 1};
             wl_core_result r;
             if (wl_core_evaluator_run(c->opt_ev[c->opt_of[i]], &op, &r)) {
@@ -1111,7 +1125,9 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
     res->power_w = T > 0 ? res->energy_j / T : 0;
     res->model_tflop = model_flop(c) * 1e-12;
     res->tflops_per_gpu = T > 0 ? res->model_tflop / T / c->gpus : 0;
-    double peak = wl_core_gpu_peak_flops(&c->gpu, c->cfg.dtype, c->gpu.sm_clock_max_mhz);
+    /* fp8 training's MFU against the bf16 peak, as the Llama 3 and
+     * DeepSeek-V3 reports count it */
+    double peak = wl_core_gpu_peak_flops(&c->gpu, wl_cluster_act_dtype(c->cfg.dtype), c->gpu.sm_clock_max_mhz);
     res->mfu = peak > 0 ? res->tflops_per_gpu * 1e12 / peak : 0;
     /* the all-to-alls: never hidden, so their sum over the MoE layers each
      * micro-batch passes (and each decode step) */
@@ -1296,7 +1312,8 @@ int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *o
     if (stage < 0 || stage >= c->p)
         return WL_EINVAL;
     const wl_cluster_config *g = &c->cfg;
-    double P = c->params[stage], eb = wl_dtype_bytes(g->dtype);
+    /* fp8: bf16 weights and the fp8 copies Transformer Engine caches */
+    double P = c->params[stage], eb = g->dtype == WL_DT_FP8 ? 3.0 : wl_dtype_bytes(g->dtype);
     int nl = wl_cluster_stage_layers(c, stage);
     int train = g->mode == WL_MODE_TRAIN, mixed = g->dtype != WL_DT_FP32;
     out->weights_gb = P * eb / 1e9;

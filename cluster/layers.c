@@ -31,7 +31,7 @@
 typedef struct {
     const cl_build *b;
     wl_core_workload *wl;
-    wl_dtype dt;
+    wl_dtype dt, gdt; /* activations; the linear layers' GEMM inputs */
     int tc;
     long long B, s, kv, T, Ts, d, hl, kvl, hd, ffl, vl;
     long long hdq, hdv;          /* query/key and value head widths */
@@ -75,19 +75,45 @@ static void rowp(lb *L, wl_kernel_kind kind, long long rows, long long dim, wl_d
     put(L, &k);
 }
 
-/* y = x W^T over T rows: m = out, n = T, k = in (cuBLAS as torch calls it) */
-static void gemm(lb *L, long long m, long long n, long long k)
+static void gemm_t(lb *L, wl_dtype in, long long batch, long long m, long long n, long long k)
 {
-    wl_kernel g = {.kind = WL_K_GEMM, .m = m, .n = n, .k = k, .batch = 1, .in_dtype = L->dt,
+    wl_kernel g = {.kind = WL_K_GEMM, .m = m, .n = n, .k = k, .batch = batch, .in_dtype = in,
                    .acc_dtype = L->tc ? L->dt : WL_DT_FP32, .tensor_core = L->tc};
     put(L, &g);
 }
 
+/* A linear layer's GEMM, y = x W^T over T rows: m = out, n = T, k = in
+ * (cuBLAS as torch calls it), in the GEMM precision (fp8 with Transformer
+ * Engine's recipe: E4M3 forward, E5M2 gradients, bf16 out) */
+static void gemm(lb *L, long long m, long long n, long long k)
+{
+    gemm_t(L, L->gdt, 1, m, n, k);
+}
+
+/* the LM head and the router stay in the activations' precision (Megatron
+ * keeps the output layer out of fp8) */
+static void hgemm(lb *L, long long m, long long n, long long k)
+{
+    gemm_t(L, L->dt, 1, m, n, k);
+}
+
+/* attention's batched products */
 static void bgemm(lb *L, long long batch, long long m, long long n, long long k)
 {
-    wl_kernel g = {.kind = WL_K_GEMM, .m = m, .n = n, .k = k, .batch = batch, .in_dtype = L->dt,
-                   .acc_dtype = L->tc ? L->dt : WL_DT_FP32, .tensor_core = L->tc};
-    put(L, &g);
+    gemm_t(L, L->dt, batch, m, n, k);
+}
+
+/* fp8: Transformer Engine's cast (and transpose) of a GEMM input that no
+ * fused kernel wrote in fp8 already: the attention output before the
+ * projection, and each linear's incoming gradient in the backward (the
+ * norms and the activation write their fp8 outputs themselves). Reads bf16,
+ * writes the fp8 tensor and its transpose. */
+static void to_fp8(lb *L, long long n)
+{
+    if (L->gdt != WL_DT_FP8)
+        return;
+    wl_kernel k = ew(WL_EW_CAST_BF16, n, L->dt);
+    put(L, &k);
 }
 
 /* A linear layer's backward: input gradient (dgrad) then, unless split
@@ -95,6 +121,7 @@ static void bgemm(lb *L, long long batch, long long m, long long n, long long k)
  * bias gradient (a column sum). */
 static void linear_dgrad(lb *L, long long in, long long out)
 {
+    to_fp8(L, L->T * out);
     gemm(L, in, L->T, out);
 }
 
@@ -274,6 +301,7 @@ static void attn_f(lb *L)
     qkv_f(L);
     rotary(L);
     core_f(L);
+    to_fp8(L, L->T * L->hl * L->hdv);
     gemm(L, L->d, L->T, L->hl * L->hdv);
     bda_f(L);
 }
@@ -344,13 +372,14 @@ static void moe_f(lb *L)
 {
     long long T = L->T, d = L->d, rows = routed_rows(L), fc1 = L->swiglu ? 2 * L->ffe : L->ffe;
     norm_f(L);
-    gemm(L, L->E, T, d);
+    hgemm(L, L->E, T, d);
     rowp(L, WL_K_SOFTMAX, T, L->E, WL_DT_FP32, 0);
     rowp(L, WL_K_REDUCE, T, L->E, WL_DT_FP32, 0);
     ewp(L, WL_EW_COPY, T * L->topk * d, 0);
-    bgemm(L, L->El, fc1, L->ne, d);
+    to_fp8(L, rows * d); /* the received tokens */
+    gemm_t(L, L->gdt, L->El, fc1, L->ne, d);
     act_f(L, rows * L->ffe);
-    bgemm(L, L->El, d, L->ne, L->ffe);
+    gemm_t(L, L->gdt, L->El, d, L->ne, L->ffe);
     ewp(L, WL_EW_TERNARY, T * L->topk * d, 0);
     if (L->shf > 0)
         mlp_core_f(L, L->shf);
@@ -359,7 +388,7 @@ static void moe_f(lb *L)
 
 static void expert_wgrad(lb *L, long long in, long long out)
 {
-    bgemm(L, L->El, in, out, L->ne);
+    gemm_t(L, L->gdt, L->El, in, out, L->ne);
 }
 
 static void moe_b(lb *L, int with_w)
@@ -369,18 +398,20 @@ static void moe_b(lb *L, int with_w)
     if (L->shf > 0)
         mlp_core_b(L, L->shf, with_w);
     ewp(L, WL_EW_TERNARY, T * L->topk * d, 0); /* to each copy, and to its score */
-    bgemm(L, L->El, L->ffe, L->ne, d);          /* FC2 input gradient */
+    to_fp8(L, rows * d);
+    gemm_t(L, L->gdt, L->El, L->ffe, L->ne, d); /* FC2 input gradient */
     if (with_w)
         expert_wgrad(L, L->ffe, d);
     act_b(L, rows * L->ffe);
-    bgemm(L, L->El, d, L->ne, fc1);             /* FC1 input gradient */
+    to_fp8(L, rows * fc1);
+    gemm_t(L, L->gdt, L->El, d, L->ne, fc1);    /* FC1 input gradient */
     if (with_w)
         expert_wgrad(L, d, fc1);
     ewp(L, WL_EW_ADD, T * L->topk * d, 0);      /* the copies' gradients summed per token */
     rowp(L, WL_K_SOFTMAX, T, L->E, WL_DT_FP32, 1);
-    linear_dgrad(L, d, L->E);
+    hgemm(L, d, T, L->E);
     if (with_w)
-        gemm(L, d, L->E, T);
+        hgemm(L, d, L->E, T);
     norm_b(L, with_w);
     ewp(L, WL_EW_ADD, L->Ts * d, 0);
 }
@@ -394,7 +425,7 @@ static void moe_w(lb *L)
     }
     expert_wgrad(L, L->ffe, L->d);
     expert_wgrad(L, L->d, fc1);
-    gemm(L, L->d, L->E, L->T);
+    hgemm(L, L->d, L->E, L->T);
 }
 
 static void mlp_f(lb *L)
@@ -493,7 +524,7 @@ static void head_f(lb *L)
 {
     long long n = L->T * L->vl;
     norm_f(L);
-    gemm(L, L->vl, L->T, L->d);
+    hgemm(L, L->vl, L->T, L->d);
     wl_kernel c = ew(WL_EW_CAST_FP32, n, L->dt);
     put(L, &c);
     rowp(L, WL_K_REDUCE, L->T, L->vl, WL_DT_FP32, 0);
@@ -509,15 +540,15 @@ static void head_b(lb *L, int with_w)
     put(L, &g);
     wl_kernel c = ew(WL_EW_CAST_BF16, n, WL_DT_FP32);
     put(L, &c);
-    linear_dgrad(L, L->d, L->vl);
+    hgemm(L, L->d, L->T, L->vl);
     if (with_w)
-        gemm(L, L->d, L->vl, L->T);
+        hgemm(L, L->d, L->vl, L->T);
     norm_b(L, 1);
 }
 
 static void head_w(lb *L)
 {
-    gemm(L, L->d, L->vl, L->T);
+    hgemm(L, L->d, L->vl, L->T);
 }
 
 long long wl_cluster_padded_vocab(const wl_core_model *m, int tp)
@@ -532,7 +563,8 @@ static void setup(lb *L, const cl_build *b)
     const wl_cluster_config *c = b->cfg;
     memset(L, 0, sizeof *L);
     L->b = b;
-    L->dt = c->dtype;
+    L->dt = wl_cluster_act_dtype(c->dtype);
+    L->gdt = c->dtype; /* the linear layers' GEMMs */
     L->tc = c->dtype != WL_DT_FP32;
     L->t = c->tp;
     L->sp = c->sequence_parallel && c->tp > 1;
@@ -828,7 +860,7 @@ long long wl_cluster_expert_tokens(const wl_core_model *m, const wl_cluster_conf
 double wl_cluster_layer_act_bytes(const wl_core_model *m, const wl_cluster_config *c)
 {
     double s = (double)c->seq, b = (double)c->micro_batch, h = m->d_model, t = c->tp;
-    double e = wl_dtype_bytes(c->dtype) / 2.0;
+    double e = wl_dtype_bytes(wl_cluster_act_dtype(c->dtype)) / 2.0;
     int sp = c->sequence_parallel && c->tp > 1;
     if (c->recompute == WL_RECOMPUTE_FULL)
         return 2.0 * s * b * h * e / (sp ? t : 1);

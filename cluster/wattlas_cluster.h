@@ -254,6 +254,11 @@ typedef struct {
     int nstage_layers;
 } wl_cluster_config;
 
+/* The precision of activations, communication and everything but the
+ * linear layers' GEMMs: bf16 for fp8 training (Transformer Engine's
+ * recipe), the training dtype otherwise. */
+wl_dtype wl_cluster_act_dtype(wl_dtype dtype);
+
 /* Megatron's defaults: 1 GPU, bf16, micro-batch 1, seq 2048, 1f1b. */
 void wl_cluster_config_default(wl_cluster_config *c);
 /* Whether the configuration is possible for the model on that many GPUs:

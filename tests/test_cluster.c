@@ -1207,6 +1207,85 @@ static void test_moe_presets(void **state)
     assert_string_equal(e.field, "experts");
 }
 
+
+/* fp8 on Hopper (Transformer Engine's recipe): the linear layers' GEMMs in
+ * fp8, attention's products, the router and the LM head in bf16, a cast
+ * before the projection and before each input-gradient GEMM; faster than
+ * bf16 by less than the 2x of the tensor cores' rate (the rest of the
+ * kernels and the collectives stay: Megatron's 22B on a DGX H100, tp 8,
+ * whose GEMMs are large; a small model's launch-bound layers gain nothing);
+ * the A100 has no fp8 tensor cores. */
+static void test_fp8(void **state)
+{
+    (void)state;
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model m;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load("dgx-h100", &sys, &e), WL_OK);
+    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
+    assert_int_equal(wl_preset_model_load("megatron-22b", &m, &e), WL_OK);
+    wl_cluster_config c;
+    wl_cluster_config_default(&c);
+    c.tp = 8, c.seq = 2048, c.global_batch = 4, c.micro_batch = 4, c.dtype = WL_DT_FP8;
+    c.sequence_parallel = 1, c.recompute = WL_RECOMPUTE_SELECTIVE;
+    cl_build b = {.gpu = &gpu, .m = &m, .cfg = &c, .vocab = wl_cluster_padded_vocab(&m, 8)};
+    wl_cluster_group_of(&sys, 8, 1, &b.tp);
+    wl_cluster_group_of(&sys, 1, 1, &b.ep);
+    cl_piece pc[PC_COUNT];
+    assert_int_equal(wl_cluster_build_pieces(&b, pc, &e), WL_OK);
+    int fp8 = 0, bf16_gemm = 0, casts = 0;
+    const wl_core_workload *f = pc[PC_LAYER_F].wl;
+    for (size_t i = 0; i < wl_core_workload_count(f); i++) {
+        const wl_kernel *k = wl_core_workload_kernel(f, i);
+        if (k->kind == WL_K_GEMM && k->batch == 1) {
+            assert_int_equal(k->in_dtype, WL_DT_FP8);
+            fp8++;
+        } else if (k->kind == WL_K_GEMM) {
+            assert_int_equal(k->in_dtype, WL_DT_BF16); /* QK^T, PV */
+            bf16_gemm++;
+        } else if (k->kind == WL_K_ELEMENTWISE && k->op == WL_EW_CAST_BF16) {
+            casts++;
+        }
+    }
+    assert_int_equal(fp8, 4);
+    assert_int_equal(bf16_gemm, 2);
+    assert_int_equal(casts, 1);
+    const wl_core_workload *hb = pc[PC_HEAD_F].wl;
+    for (size_t i = 0; i < wl_core_workload_count(hb); i++)
+        if (wl_core_workload_kernel(hb, i)->kind == WL_K_GEMM)
+            assert_int_equal(wl_core_workload_kernel(hb, i)->in_dtype, WL_DT_BF16);
+    /* the backward: a cast before each of the four input-gradient GEMMs */
+    casts = 0;
+    const wl_core_workload *bw = pc[PC_LAYER_B].wl;
+    for (size_t i = 0; i < wl_core_workload_count(bw); i++) {
+        const wl_kernel *k = wl_core_workload_kernel(bw, i);
+        casts += k->kind == WL_K_ELEMENTWISE && k->op == WL_EW_CAST_BF16;
+    }
+    assert_int_equal(casts, 4);
+    wl_cluster_free_pieces(pc);
+    wl_cluster_result r8, r16;
+    wl_cluster *cl;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &r8, &e), WL_OK);
+    wl_cluster_free(cl);
+    c.dtype = WL_DT_BF16;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &r16, &e), WL_OK);
+    wl_cluster_free(cl);
+    assert_true(r8.time_s < r16.time_s && r8.time_s > r16.time_s / 2);
+    /* the same model FLOPs, MFU against the same (bf16) peak */
+    assert_true(fabs(r8.mfu / r16.mfu - r16.time_s / r8.time_s) < 1e-9);
+    /* no fp8 on an A100 */
+    wl_cluster_system a;
+    wl_core_gpu ga;
+    assert_int_equal(wl_cluster_system_load("dgx-a100-80gb", &a, &e), WL_OK);
+    assert_int_equal(wl_preset_gpu_load(a.gpu, &ga, &e), WL_OK);
+    c.dtype = WL_DT_FP8;
+    assert_int_equal(wl_cluster_create(&a, &ga, &m, &c, &cl, &e), WL_EINVAL);
+    assert_string_equal(e.field, "dtype");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1215,6 +1294,7 @@ int main(void)
         cmocka_unit_test(test_result_invariants), cmocka_unit_test(test_timeline_json),
         cmocka_unit_test(test_stage_plan), cmocka_unit_test(test_system_presets),   cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_moe_layer), cmocka_unit_test(test_moe_cluster), cmocka_unit_test(test_moe_presets),
+        cmocka_unit_test(test_fp8),
         cmocka_unit_test(test_decode_rounds), cmocka_unit_test(test_decode_result),
         cmocka_unit_test(test_search), cmocka_unit_test(test_frontier),
         cmocka_unit_test(test_partitions), cmocka_unit_test(test_power_limit_sweep),
