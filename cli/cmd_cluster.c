@@ -33,6 +33,9 @@ static void help(FILE *f)
 "  --vp N                  model chunks per GPU (interleaved schedule; default 1)\n"
 "  --sequence-parallel     split norms and dropouts over the sequence\n"
 "  --zero 0|1              1: optimizer state sharded over dp (default 0)\n"
+"  --cp N                  context parallelism: each sequence split over N ranks,\n"
+"                          attention by Megatron-Core's ring exchange of keys and\n"
+"                          values (needs --attention flash; GPUs = tp x cp x pp x dp)\n"
 "  --ep N                  expert parallelism of a mixture-of-experts model: its\n"
 "                          experts split over N of the dp ranks, tokens exchanged by\n"
 "                          all-to-all (default 1; N divides dp and the experts)\n"
@@ -249,7 +252,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         O_SYSTEM = 256, O_NODES, O_MODEL, O_MODE, O_TP, O_PP, O_DP, O_VP, O_SP, O_ZERO, O_GB, O_MB,
         O_SEQ, O_RECOMP, O_SCHED, O_DTYPE, O_ATTN, O_LAUNCH, O_HOST, O_CLOCK, O_SET, O_NODPO,
         O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_OPT, O_MAXSLOW, O_MAXTP, O_MAXPP, O_MAXVP,
-        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_SLIMITS, O_EP, O_CF, O_HELP
+        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_SLIMITS, O_EP, O_CF, O_CP, O_HELP
     };
     static const struct option lo[] = {
         {"system", required_argument, 0, O_SYSTEM}, {"nodes", required_argument, 0, O_NODES},
@@ -277,6 +280,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         {"power-limits", required_argument, 0, O_LIMITS},
         {"stage-power-limits", required_argument, 0, O_SLIMITS},
         {"ep", required_argument, 0, O_EP}, {"capacity-factor", required_argument, 0, O_CF},
+        {"cp", required_argument, 0, O_CP},
         {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -329,6 +333,11 @@ static int parse(int argc, char **argv, cluster_opts *o)
             if (!(rc = option_fits(cmd, o->search, "ep", 0)) &&
                 !(rc = cli_int(cmd, "--ep", optarg, 1, 1 << 20, &v)))
                 o->cfg.ep = (int)v;
+            break;
+        case O_CP:
+            if (!(rc = option_fits(cmd, o->search, "cp", 0)) &&
+                !(rc = cli_int(cmd, "--cp", optarg, 1, 1 << 16, &v)))
+                o->cfg.cp = (int)v;
             break;
         case O_CF:
             rc = cli_real(cmd, "--capacity-factor", optarg, 0.01, 64, &o->cfg.capacity_factor);
@@ -517,7 +526,7 @@ static const wl_results_col cols[] = {
     WL_RESULTS_COL("tp", WL_COL_INT, 0, 0), WL_RESULTS_COL("pp", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("dp", WL_COL_INT, 0, 0), WL_RESULTS_COL("vp", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("sequence_parallel", WL_COL_BOOL, 0, 0), WL_RESULTS_COL("zero", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("ep", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("ep", WL_COL_INT, 0, 0), WL_RESULTS_COL("cp", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("schedule", WL_COL_TEXT, 0, 0), WL_RESULTS_COL("recompute", WL_COL_TEXT, 0, 0),
     WL_RESULTS_COL("partition", WL_COL_TEXT, 0, 0),
     WL_RESULTS_COL("micro_batch", WL_COL_INT, 0, 0), WL_RESULTS_COL("global_batch", WL_COL_INT, 0, 0),
@@ -572,6 +581,7 @@ static void row_cells(wl_results_cell *c, const char *sys_id, const char *model_
         {.s = sys_id}, {.s = model_id}, {.s = wl_mode_name(cfg->mode)}, {.v = r->gpus},
         {.v = cfg->tp}, {.v = cfg->pp}, {.v = cfg->dp}, {.v = cfg->vp},
         {.v = cfg->sequence_parallel}, {.v = cfg->zero}, {.v = cfg->ep > 0 ? cfg->ep : 1},
+        {.v = cfg->cp > 0 ? cfg->cp : 1},
         {.s = wl_cluster_schedule_name(t)},
         {.s = wl_recompute_name(cfg->recompute)},
         {.s = cfg->partition == WL_CLUSTER_PART_LIST && part_text ? part_text
@@ -718,10 +728,10 @@ static int run(const char *cmd, cluster_opts *o)
         return rc;
     int gpus = sys.nodes * sys.gpus_per_node;
     if (!o->dp_given) {
-        long long tpp = (long long)o->cfg.tp * o->cfg.pp;
+        long long tpp = (long long)o->cfg.tp * o->cfg.pp * (o->cfg.cp > 0 ? o->cfg.cp : 1);
         if (gpus % tpp)
-            return cli_usage(cmd, "tp x pp = %lld does not divide the %d GPUs of %d %s nodes", tpp,
-                             gpus, sys.nodes, sys.id);
+            return cli_usage(cmd, "tp x cp x pp = %lld does not divide the %d GPUs of %d %s nodes",
+                             tpp, gpus, sys.nodes, sys.id);
         o->cfg.dp = (int)(gpus / tpp);
     }
     if (!o->gb_given)

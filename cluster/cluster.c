@@ -49,8 +49,9 @@ struct wl_cluster {
     double *eparams;      /* of them, routed experts' (synchronised over the
                              expert-data-parallel group, dp / ep) */
     int *lay_moe;         /* [p v]: of a chunk's layers, the MoE ones */
-    int ep;
+    int ep, cp, dpc;      /* expert and context parallelism; dp x cp */
     wl_cluster_group ep_g, edp_g; /* expert-parallel and expert-data-parallel */
+    wl_cluster_group cp_g;
     wl_core_workload **opt_wl;
     wl_core_evaluator **opt_ev;
     int *opt_of;
@@ -94,6 +95,7 @@ void wl_cluster_config_default(wl_cluster_config *c)
     c->mode = WL_MODE_TRAIN;
     c->recompute = WL_RECOMPUTE_NONE;
     c->ep = 1;
+    c->cp = 1;
     c->capacity_factor = 1.0;
 }
 
@@ -108,11 +110,27 @@ int wl_cluster_config_check(const wl_cluster_config *c, const wl_core_model *m, 
 {
     if (c->tp < 1 || c->pp < 1 || c->dp < 1 || c->vp < 1)
         return bad(err, "tp", "tp, pp, dp and vp must be at least 1 (tp %lld, pp %lld)", c->tp, c->pp);
-    if ((long long)c->tp * c->pp * c->dp != gpus) {
+    if (c->cp < 0)
+        return bad(err, "cp", "expected at least 1, got %lld (of %lld)", c->cp, 1);
+    int cp = c->cp > 0 ? c->cp : 1;
+    if ((long long)c->tp * cp * c->pp * c->dp != gpus) {
         wl_error_set(err, "cluster", 0, "dp",
-                     "tp x pp x dp = %d x %d x %d = %lld, but the system has %d GPUs", c->tp, c->pp,
-                     c->dp, (long long)c->tp * c->pp * c->dp, gpus);
+                     "tp x cp x pp x dp = %d x %d x %d x %d = %lld, but the system has %d GPUs", c->tp,
+                     cp, c->pp, c->dp, (long long)c->tp * cp * c->pp * c->dp, gpus);
         return WL_EINVAL;
+    }
+    if (cp > 1) {
+        if (c->seq % (2 * cp))
+            return bad(err, "cp", "context parallelism splits each sequence into 2 cp = %lld "
+                       "load-balanced chunks; seq %lld does not divide", 2LL * cp, c->seq);
+        if (c->attention != WL_ATTN_FLASH) {
+            wl_error_set(err, "cluster", 0, "cp", "context parallelism runs Transformer Engine's "
+                         "fused attention: add --attention flash");
+            return WL_EINVAL;
+        }
+        if (c->mode == WL_MODE_DECODE)
+            return bad(err, "cp", "context parallelism (cp %lld) splits training and prefill "
+                       "sequences, not decode steps (%lld)", cp, 1);
     }
     if (wl_core_model_is_vision(m) || m->style == WL_STYLE_RESNET) {
         wl_error_set(err, "cluster", 0, "model", "%s: cluster takes transformer language models",
@@ -461,14 +479,20 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     /* Megatron's rank order: tensor-parallel ranks adjacent, then data,
      * then pipeline */
     wl_cluster_group_of(sys, cfg->tp, 1, &c->tp_g);
-    wl_cluster_group_of(sys, cfg->dp, cfg->tp, &c->dp_g);
-    wl_cluster_group_of(sys, 2, cfg->tp * cfg->dp, &c->pp_g);
+    /* Megatron-Core's order tp-cp-dp-pp: the context-parallel ranks of a
+     * sequence next to the tensor-parallel ones; the gradients and the
+     * distributed optimizer span data x context parallel ranks */
+    c->cp = cfg->cp > 0 ? cfg->cp : 1;
+    c->dpc = cfg->dp * c->cp;
+    wl_cluster_group_of(sys, c->cp, cfg->tp, &c->cp_g);
+    wl_cluster_group_of(sys, c->dpc, cfg->tp, &c->dp_g);
+    wl_cluster_group_of(sys, 2, cfg->tp * c->dpc, &c->pp_g);
     /* Megatron-Core's expert ranks: ep consecutive data-parallel ranks
      * (stride tp), their replicas the rest of the data-parallel group */
     c->ep = cfg->ep > 0 ? cfg->ep : 1;
-    wl_cluster_group_of(sys, c->ep, cfg->tp, &c->ep_g);
-    wl_cluster_group_of(sys, cfg->dp / c->ep, cfg->tp * c->ep, &c->edp_g);
-    c->ncomms = (cfg->tp > 1) + (cfg->dp > 1) + (cfg->pp > 1) + (c->ep > 1);
+    wl_cluster_group_of(sys, c->ep, cfg->tp * c->cp, &c->ep_g);
+    wl_cluster_group_of(sys, c->dpc / c->ep, cfg->tp * c->ep, &c->edp_g);
+    c->ncomms = (cfg->tp > 1) + (cfg->dp > 1) + (cfg->pp > 1) + (c->ep > 1) + (c->cp > 1);
     c->decode = cfg->mode == WL_MODE_DECODE;
     c->rounds = c->decode ? (int)cfg->gen : 1;
     /* a generation: the prompt's pass (prefill pieces), then a step per
@@ -480,7 +504,8 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     cl_build b = {.gpu = gpu, .m = model, .cfg = &prompt, .tp = c->tp_g, .vocab = c->vocab,
                   .split_w = wl_cluster_schedule_splits_w(c->cfg.schedule) &&
                              cfg->mode == WL_MODE_TRAIN,
-                  .ep = c->ep_g};
+                  .ep = c->ep_g,
+                  .cp = c->cp_g};
     if ((rc = wl_cluster_build_pieces(&b, c->pc, err)))
         goto fail;
     if (c->decode) {
@@ -504,6 +529,7 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
      * already */
     double S = (double)cfg->micro_batch * (double)cfg->seq * model->d_model *
                wl_dtype_bytes(wl_cluster_act_dtype(cfg->dtype));
+    S /= c->cp; /* a context-parallel rank's share of the sequence */
     c->send_s = wl_cluster_coll_time(&c->pp_g, WL_COLL_SEND, S / cfg->tp);
     if (cfg->tp > 1 && !cfg->sequence_parallel)
         c->send_s += wl_cluster_coll_time(&c->tp_g, WL_COLL_ALL_GATHER, S);
@@ -564,7 +590,7 @@ typedef struct cost cost;
 static const int piece_bwd[PC_COUNT] = {
     [PC_LAYER_B] = 1, [PC_LAYER_W] = 1, [PC_WIN_QKV] = 1, [PC_WIN_FC1] = 1,
     [PC_EMB_B] = 1,   [PC_HEAD_B] = 1,  [PC_WIN_HEAD] = 1, [PC_MOE_B] = 1, [PC_MOE_W] = 1,
-    [PC_MWIN_QKV] = 1, [PC_MWIN_FC1] = 1,
+    [PC_MWIN_QKV] = 1, [PC_MWIN_FC1] = 1, [PC_WIN_ATTN_B] = 1,
 };
 
 static int piece_cost(const cl_piece *pc, const wl_core_gpu *gpu, int id, double f, int ignore_limit,
@@ -591,6 +617,12 @@ static int piece_cost(const cl_piece *pc, const wl_core_gpu *gpu, int id, double
         double out_of_window = p->overlap_s - w.time_ms * 1e-3;
         comm += out_of_window > 0 ? out_of_window : 0;
     }
+    if (p->ring_s > 0 && p->ring_window >= 0 && pc[p->ring_window].ev) {
+        wl_core_result w;
+        if ((rc = wl_core_evaluator_run(pc[p->ring_window].ev, &op, &w)))
+            return rc;
+        comm += fmax(0, p->ring_s - w.time_ms * 1e-3);
+    }
     double idle = wl_core_gpu_idle_w(gpu, r.effective_clock_mhz);
     out->t = r.time_ms * 1e-3 + comm;
     out->e = r.energy_j + idle * comm;
@@ -610,7 +642,8 @@ static int chunk_costs(wl_cluster *c, int i, double ff, double fb)
             /* pieces that only serve as windows are costed by the piece
              * whose collectives hide behind them */
             int window_only = id == PC_WIN_QKV || id == PC_WIN_FC1 || id == PC_MWIN_QKV ||
-                              id == PC_MWIN_FC1 || (id == PC_WIN_HEAD && !split);
+                              id == PC_MWIN_FC1 || id == PC_WIN_ATTN_F || id == PC_WIN_ATTN_B ||
+                              (id == PC_WIN_HEAD && !split);
             c->memo.at[id] = (cost){0};
             int rc = window_only ? WL_OK : piece_cost(c->pc, &c->gpu, id, piece_bwd[id] ? fb : ff, 1,
                                                       &c->memo.at[id]);
@@ -664,7 +697,7 @@ static double opt_params(const wl_cluster *c, int i)
     double Pe = c->eparams[i], P = c->params[i] - Pe;
     if (!c->cfg.zero)
         return P + Pe;
-    return P / c->cfg.dp + Pe / (c->cfg.dp / c->ep);
+    return P / c->dpc + Pe / (c->dpc / c->ep);
 }
 
 /* Each stage's parameters and optimizer step for the current split
@@ -1036,7 +1069,7 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
              * parallel replicas (dp / ep), the rest over dp */
             double Pe = c->eparams[i], P = c->params[i] - Pe;
             wl_cluster_coll sync = c->cfg.zero ? WL_COLL_REDUCE_SCATTER : WL_COLL_ALL_REDUCE;
-            double t_dp = (c->cfg.dp > 1 ? wl_cluster_coll_time(&c->dp_g, sync, P * GRAD_BYTES) : 0) +
+            double t_dp = (c->dpc > 1 ? wl_cluster_coll_time(&c->dp_g, sync, P * GRAD_BYTES) : 0) +
                           (c->edp_g.n > 1 ? wl_cluster_coll_time(&c->edp_g, sync, Pe * GRAD_BYTES) : 0);
             /* overlapped with the last micro-batch's backward chunks on
              * this stage (PyTorch DDP / Megatron --overlap-grad-reduce) */
@@ -1045,12 +1078,12 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
             /* tied embeddings across the first and last stage */
             if (p > 1 && !c->model.untied_head && c->model.vocab_size > 0 && (i == 0 || i == p - 1)) {
                 wl_cluster_group eg;
-                wl_cluster_group_of(&c->sys, 2, c->cfg.tp * c->cfg.dp * (p - 1), &eg);
+                wl_cluster_group_of(&c->sys, 2, c->cfg.tp * c->dpc * (p - 1), &eg);
                 dpx += wl_cluster_coll_time(&eg, WL_COLL_ALL_REDUCE,
                                             (double)c->vocab / c->cfg.tp * c->model.d_model * GRAD_BYTES);
             }
             wl_dtype act = wl_cluster_act_dtype(c->cfg.dtype);
-            if (c->cfg.zero && c->cfg.dp > 1)
+            if (c->cfg.zero && c->dpc > 1)
                 dpx += wl_cluster_coll_time(&c->dp_g, WL_COLL_ALL_GATHER, P * wl_dtype_bytes(act)) +
                        wl_cluster_coll_time(&c->edp_g, WL_COLL_ALL_GATHER, Pe * wl_dtype_bytes(act));
             wl_core_op op = {.sm_clock_mhz = fb, .ignore_power_limit = 1};
@@ -1105,7 +1138,7 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
         if (T > c->t_prev[i])
             e += (T - c->t_prev[i]) * wl_core_gpu_idle_w(&c->gpu, c->f_prev[i]);
         c->e_stage[i] = e; /* one GPU's, over the whole timeline */
-        e_gpu += e * c->cfg.tp * c->cfg.dp;
+        e_gpu += e * c->cfg.tp * c->dpc;
         tp_comm += c->tpc[i];
         pp_comm += st->send_s + st->recv_wait_s;
         dp_comm += c->dp_exp[i];
@@ -1342,7 +1375,8 @@ int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *o
     }
     /* the last stage's fp32 logits and their gradient in the loss */
     if (stage == c->p - 1 && c->model.vocab_size > 0)
-        act += (train ? 2.0 : 1.0) * 4.0 * (double)g->micro_batch * (double)g->seq * (double)c->vocab / g->tp;
+        act += (train ? 2.0 : 1.0) * 4.0 * (double)g->micro_batch * (double)g->seq / c->cp *
+               (double)c->vocab / g->tp;
     out->activations_gb = act / 1e9;
     out->workspace_gb = CONTEXT_GB + NCCL_COMM_GB * c->ncomms;
     out->total_gb = out->weights_gb + out->grads_gb + out->optimizer_gb + out->activations_gb +

@@ -28,6 +28,8 @@ typedef enum {
     PC_MOE_W,       /* weight gradients, and its backward's windows */
     PC_MWIN_QKV,
     PC_MWIN_FC1,
+    PC_WIN_ATTN_F,  /* the attention kernels a ring exchange hides behind */
+    PC_WIN_ATTN_B,
     PC_COUNT
 } piece_id;
 
@@ -38,6 +40,9 @@ typedef struct {
     double a2a_s;        /* of them, expert parallelism's all-to-alls */
     double overlap_s;    /* each of these collectives hides behind a window */
     int window[2];       /* piece ids of the windows, -1: none */
+    double ring_s;       /* context parallelism's ring exchange, hidden
+                            behind the attention kernels (ring_window) */
+    int ring_window;
 } cl_piece;
 
 /* What the builder needs to know. */
@@ -50,6 +55,7 @@ typedef struct {
     int split_w;             /* weight gradients are their own pieces */
     long long kv_len;        /* decode: the context each step attends to */
     wl_cluster_group ep;     /* the expert-parallel group (MoE models) */
+    wl_cluster_group cp;     /* the context-parallel group */
 } cl_build;
 
 /* Builds every piece (pieces[PC_COUNT], zeroed first). */

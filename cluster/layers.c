@@ -38,6 +38,7 @@ typedef struct {
     int mla;                     /* latent attention */
     long long qr, kvr, rope;     /* its ranks and rotary width */
     int moe;                     /* building a MoE layer */
+    int cp;                      /* context-parallel ranks a sequence spans */
     long long E, topk, El, ne, ffe, shf; /* experts, top-k, local experts, tokens
                                             each computes, expert and shared widths
                                             on this rank */
@@ -161,7 +162,8 @@ static void core_f(lb *L)
     /* s queries against kv keys: kv = s in a full pass, the cached context
      * in a decode step */
     long long bh = L->B * L->hl, ss = bh * L->s * L->kv;
-    if (L->kv != L->s) /* decode: this step's keys and values into the cache, in place */
+    if (L->b->cfg->mode == WL_MODE_DECODE && L->kv != L->s) /* this step's keys and values into
+                                                                the cache, in place */
         ewp(L, WL_EW_COPY, 2 * L->T * L->kvl * L->hd, 0);
     if (L->b->cfg->attention == WL_ATTN_FLASH) {
         /* MLA's wider query/key heads: the kernel's k is the mean of the
@@ -187,7 +189,7 @@ static void core_b(lb *L)
     if (L->b->cfg->attention == WL_ATTN_FLASH) {
         rowp(L, WL_K_REDUCE, bh * L->s, 2 * L->hdv, L->dt, 0); /* rowsum(dO * O) */
         wl_kernel k = {.kind = WL_K_ATTN_FLASH, .in_dtype = L->dt, .acc_dtype = WL_DT_FP32,
-                       .tensor_core = L->tc, .batch = bh, .m = L->s, .n = L->s,
+                       .tensor_core = L->tc, .batch = bh, .m = L->s, .n = L->kv,
                        .k = (L->hdq + L->hdv) / 2,
                        .causal = L->b->m->style != WL_STYLE_BERT, .bwd = 1,
                        .groups = L->kvl < L->hl ? (int)(L->hl / L->kvl) : 0};
@@ -569,8 +571,11 @@ static void setup(lb *L, const cl_build *b)
     L->t = c->tp;
     L->sp = c->sequence_parallel && c->tp > 1;
     L->B = c->micro_batch;
-    L->s = c->mode == WL_MODE_DECODE ? 1 : c->seq;
-    L->kv = c->mode == WL_MODE_DECODE ? b->kv_len : L->s;
+    L->cp = c->cp > 1 ? c->cp : 1;
+    /* context parallelism: a rank's queries are its 1/cp of the sequence,
+     * its attention meets every key over the ring */
+    L->s = c->mode == WL_MODE_DECODE ? 1 : c->seq / L->cp;
+    L->kv = c->mode == WL_MODE_DECODE ? b->kv_len : c->seq;
     L->T = L->B * L->s;
     L->Ts = L->sp ? L->T / L->t : L->T;
     L->d = m->d_model;
@@ -619,7 +624,7 @@ static double act_bytes(const lb *L)
 static int new_piece(cl_piece *p, const char *name, lb *L)
 {
     p->wl = wl_core_workload_create(name);
-    p->window[0] = p->window[1] = -1;
+    p->window[0] = p->window[1] = p->ring_window = -1;
     L->wl = p->wl;
     L->rc = p->wl ? WL_OK : WL_ENOMEM;
     return L->rc;
@@ -662,6 +667,25 @@ int wl_cluster_build_pieces(const cl_build *b, cl_piece *pieces, wl_error *err)
                                    (double)routed_rows(&L) * (double)L.d * wl_dtype_bytes(L.dt));
         L.moe = 0;
     }
+    /* context parallelism (Megatron-Core's ring attention, Liu et al. 2023):
+     * cp - 1 steps each pass the keys and values of a rank's chunk to the
+     * next rank while attention runs on the chunk at hand; the backward
+     * passes them again with their gradients. The exchange hides behind
+     * the attention kernels and only what sticks out is exposed. */
+    double ring_f = 0, ring_b = 0;
+    if (L.cp > 1) {
+        double kvb = (double)L.T * (double)L.kvl * (double)(L.hdq + L.hdv) * wl_dtype_bytes(L.dt);
+        ring_f = (L.cp - 1) * wl_cluster_coll_time(&b->cp, WL_COLL_SEND, kvb);
+        ring_b = (L.cp - 1) * wl_cluster_coll_time(&b->cp, WL_COLL_SEND, 2 * kvb);
+        if ((rc = new_piece(&pieces[PC_WIN_ATTN_F], "attention forward", &L)))
+            goto done;
+        core_f(&L);
+        if (train) {
+            if ((rc = new_piece(&pieces[PC_WIN_ATTN_B], "attention backward", &L)))
+                goto done;
+            core_b(&L);
+        }
+    }
     /* dense layers (a MoE model's first dense_layers), then MoE layers */
     for (int kind = 0; kind < 2; kind++) {
         if (kind == 0 ? moe && b->m->dense_layers == 0 : !moe)
@@ -676,6 +700,8 @@ int wl_cluster_build_pieces(const cl_build *b, cl_piece *pieces, wl_error *err)
         layer_f(&L);
         pieces[F].comm_s = tp_f + x;
         pieces[F].a2a_s = x;
+        pieces[F].ring_s = ring_f;
+        pieces[F].ring_window = ring_f > 0 ? PC_WIN_ATTN_F : -1;
         if (!train)
             continue;
         if ((rc = new_piece(&pieces[Bk], kind ? "MoE layer backward" : "layer backward", &L)))
@@ -684,6 +710,9 @@ int wl_cluster_build_pieces(const cl_build *b, cl_piece *pieces, wl_error *err)
         cl_piece *pb = &pieces[Bk];
         pb->comm_s = exp_b + x + (b->cfg->recompute == WL_RECOMPUTE_FULL ? tp_f + x : 0);
         pb->a2a_s = x * (b->cfg->recompute == WL_RECOMPUTE_FULL ? 2 : 1);
+        /* a recomputed forward passes its keys and values round again */
+        pb->ring_s = ring_b + (b->cfg->recompute != WL_RECOMPUTE_NONE ? ring_f : 0);
+        pb->ring_window = ring_b > 0 ? PC_WIN_ATTN_B : -1;
         if (b->split_w) {
             /* the weight gradients run later: nothing to hide behind */
             pb->comm_s += 2 * ov_b;
@@ -859,8 +888,8 @@ long long wl_cluster_expert_tokens(const wl_core_model *m, const wl_cluster_conf
  * over t with sequence parallelism). Scaled by the element size over 2. */
 double wl_cluster_layer_act_bytes(const wl_core_model *m, const wl_cluster_config *c)
 {
-    double s = (double)c->seq, b = (double)c->micro_batch, h = m->d_model, t = c->tp;
-    double e = wl_dtype_bytes(wl_cluster_act_dtype(c->dtype)) / 2.0;
+    double s = (double)c->seq / (c->cp > 1 ? c->cp : 1), b = (double)c->micro_batch, h = m->d_model;
+    double t = c->tp, e = wl_dtype_bytes(wl_cluster_act_dtype(c->dtype)) / 2.0;
     int sp = c->sequence_parallel && c->tp > 1;
     if (c->recompute == WL_RECOMPUTE_FULL)
         return 2.0 * s * b * h * e / (sp ? t : 1);

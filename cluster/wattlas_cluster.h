@@ -237,6 +237,10 @@ typedef struct {
     int no_dp_overlap;          /* 1: the gradient all-reduce starts after the
                                    last backward instead of during it */
     wl_cluster_partition partition;
+    int cp;                     /* context parallelism (0: 1): each sequence
+                                   split over cp ranks (Megatron-Core's ring
+                                   attention, load-balanced causal chunks);
+                                   GPUs = tp x cp x pp x dp */
     int ep;                     /* expert parallelism (0: 1): the experts of a
                                    MoE layer split over ep data-parallel
                                    ranks, Megatron-Core's layout (ep divides

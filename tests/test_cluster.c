@@ -1286,6 +1286,86 @@ static void test_fp8(void **state)
     assert_string_equal(e.field, "dtype");
 }
 
+
+/* Context parallelism (ring attention) by hand, Llama 3 8B, tp 2, cp 4 on a
+ * DGX H100, seq 32768: a rank's GEMMs run over its 8192 tokens, its flash
+ * attention puts those queries against all 32768 keys (causal: a quarter
+ * of the whole's work), and a layer's forward passes its keys and values
+ * (8192 tokens x 4 local key/value heads x 128 x 2 bf16 bytes for K and V)
+ * round the 3 other ranks; the backward passes twice that. Activations
+ * shrink, the time does not grow much (the exchange hides behind
+ * attention). */
+static void test_context_parallel(void **state)
+{
+    (void)state;
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model m;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load("dgx-h100", &sys, &e), WL_OK);
+    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
+    assert_int_equal(wl_preset_model_load("llama-3-8b", &m, &e), WL_OK);
+    sys.nodes = 2;
+    wl_cluster_config c;
+    wl_cluster_config_default(&c);
+    c.tp = 2, c.cp = 4, c.dp = 2, c.seq = 32768, c.global_batch = 4;
+    c.attention = WL_ATTN_FLASH, c.sequence_parallel = 1;
+    assert_int_equal(wl_cluster_config_check(&c, &m, 16, &e), WL_OK);
+    cl_build b = {.gpu = &gpu, .m = &m, .cfg = &c, .vocab = wl_cluster_padded_vocab(&m, 2)};
+    wl_cluster_group_of(&sys, 2, 1, &b.tp);
+    wl_cluster_group_of(&sys, 1, 1, &b.ep);
+    wl_cluster_group_of(&sys, 4, 2, &b.cp);
+    cl_piece pc[PC_COUNT];
+    assert_int_equal(wl_cluster_build_pieces(&b, pc, &e), WL_OK);
+    const wl_core_workload *f = pc[PC_LAYER_F].wl;
+    int flash = 0;
+    for (size_t i = 0; i < wl_core_workload_count(f); i++) {
+        const wl_kernel *k = wl_core_workload_kernel(f, i);
+        if (k->kind == WL_K_GEMM)
+            assert_int_equal(k->n, 8192); /* y = x W^T over the rank's tokens */
+        if (k->kind == WL_K_ATTN_FLASH) {
+            flash++;
+            assert_int_equal(k->m, 8192);
+            assert_int_equal(k->n, 32768);
+            assert_int_equal(k->batch, 16); /* 32 heads over tp 2 */
+            assert_int_equal(k->k, 128);
+            assert_true(k->causal); /* a quarter of the causal whole: 8192 x 32768 / 2 */
+        }
+    }
+    assert_int_equal(flash, 1);
+    double kvb = 8192.0 * 4 * 256 * 2, a = 2e-6, B = 450 * 0.80 * 1e9;
+    assert_true(fabs(pc[PC_LAYER_F].ring_s - 3 * (a + kvb / B)) < 1e-15);
+    assert_true(fabs(pc[PC_LAYER_B].ring_s - 3 * (a + 2 * kvb / B)) < 1e-15);
+    assert_int_equal(pc[PC_LAYER_F].ring_window, PC_WIN_ATTN_F);
+    wl_cluster_free_pieces(pc);
+    /* whole runs: cp 4 against cp 1 on 16 GPUs */
+    wl_cluster_result r1, r4;
+    wl_cluster_memory m1, m4;
+    wl_cluster *cl;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &r4, &e), WL_OK);
+    wl_cluster_stage_memory(cl, 0, &m4);
+    wl_cluster_free(cl);
+    c.cp = 1, c.dp = 8, c.global_batch = 8;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &r1, &e), WL_OK);
+    wl_cluster_stage_memory(cl, 0, &m1);
+    wl_cluster_free(cl);
+    assert_true(m4.activations_gb < m1.activations_gb / 3.5);
+    /* the same 16 GPUs: tokens per second within 10% either way */
+    assert_true(r4.tokens_per_s > 0.9 * r1.tokens_per_s && r4.tokens_per_s < 1.1 * r1.tokens_per_s);
+    /* refusals name cp */
+    c.cp = 4, c.dp = 2, c.seq = 32772;
+    assert_int_equal(wl_cluster_config_check(&c, &m, 16, &e), WL_EINVAL);
+    assert_string_equal(e.field, "cp");
+    c.seq = 32768, c.attention = WL_ATTN_EAGER;
+    assert_int_equal(wl_cluster_config_check(&c, &m, 16, &e), WL_EINVAL);
+    assert_string_equal(e.field, "cp");
+    c.attention = WL_ATTN_FLASH, c.dp = 4;
+    assert_int_equal(wl_cluster_config_check(&c, &m, 16, &e), WL_EINVAL);
+    assert_string_equal(e.field, "dp");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1294,7 +1374,7 @@ int main(void)
         cmocka_unit_test(test_result_invariants), cmocka_unit_test(test_timeline_json),
         cmocka_unit_test(test_stage_plan), cmocka_unit_test(test_system_presets),   cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_moe_layer), cmocka_unit_test(test_moe_cluster), cmocka_unit_test(test_moe_presets),
-        cmocka_unit_test(test_fp8),
+        cmocka_unit_test(test_fp8), cmocka_unit_test(test_context_parallel),
         cmocka_unit_test(test_decode_rounds), cmocka_unit_test(test_decode_result),
         cmocka_unit_test(test_search), cmocka_unit_test(test_frontier),
         cmocka_unit_test(test_partitions), cmocka_unit_test(test_power_limit_sweep),
