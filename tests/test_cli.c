@@ -345,8 +345,8 @@ static void test_cluster_cmd(void **state)
     /* expert parallelism: the ep column, and usage errors that name it */
     assert_int_equal(run("cluster --system dgx-h100 --model mixtral-8x7b --tp 1 --pp 1 --dp 8 --ep 8 "
                          "--global-batch 8 --seq 1024 --format csv"), 0);
-    assert_non_null(strstr(out_buf, ",zero,ep,schedule,"));
-    assert_non_null(strstr(out_buf, ",0,8,1f1b,"));
+    assert_non_null(strstr(out_buf, ",zero,ep,cp,schedule,"));
+    assert_non_null(strstr(out_buf, ",0,8,1,1f1b,"));
     assert_int_equal(run("cluster --model gpt3-1.3b --dp 8 --ep 2"), 2);
     assert_non_null(strstr(err_buf, "ep"));
     assert_int_equal(run("cluster --model mixtral-8x7b --dp 8 --ep 3"), 2);
