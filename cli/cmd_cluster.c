@@ -33,6 +33,10 @@ static void help(FILE *f)
 "  --vp N                  model chunks per GPU (interleaved schedule; default 1)\n"
 "  --sequence-parallel     split norms and dropouts over the sequence\n"
 "  --zero 0|1              1: optimizer state sharded over dp (default 0)\n"
+"  --tp-comm-overlap       tensor-parallel all-gathers and reduce-scatters pipelined\n"
+"                          with their GEMMs (Transformer Engine's userbuffers, Megatron's\n"
+"                          --tp-comm-overlap; needs --sequence-parallel; search: applied\n"
+"                          to its sequence-parallel configurations)\n"
 "  --cp N                  context parallelism: each sequence split over N ranks,\n"
 "                          attention by Megatron-Core's ring exchange of keys and\n"
 "                          values (needs --attention flash; GPUs = tp x cp x pp x dp)\n"
@@ -252,7 +256,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         O_SYSTEM = 256, O_NODES, O_MODEL, O_MODE, O_TP, O_PP, O_DP, O_VP, O_SP, O_ZERO, O_GB, O_MB,
         O_SEQ, O_RECOMP, O_SCHED, O_DTYPE, O_ATTN, O_LAUNCH, O_HOST, O_CLOCK, O_SET, O_NODPO,
         O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_OPT, O_MAXSLOW, O_MAXTP, O_MAXPP, O_MAXVP,
-        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_SLIMITS, O_EP, O_CF, O_CP, O_HELP
+        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_SLIMITS, O_EP, O_CF, O_CP, O_TPO, O_HELP
     };
     static const struct option lo[] = {
         {"system", required_argument, 0, O_SYSTEM}, {"nodes", required_argument, 0, O_NODES},
@@ -280,7 +284,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         {"power-limits", required_argument, 0, O_LIMITS},
         {"stage-power-limits", required_argument, 0, O_SLIMITS},
         {"ep", required_argument, 0, O_EP}, {"capacity-factor", required_argument, 0, O_CF},
-        {"cp", required_argument, 0, O_CP},
+        {"cp", required_argument, 0, O_CP}, {"tp-comm-overlap", no_argument, 0, O_TPO},
         {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -334,6 +338,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
                 !(rc = cli_int(cmd, "--ep", optarg, 1, 1 << 20, &v)))
                 o->cfg.ep = (int)v;
             break;
+        case O_TPO: o->cfg.tp_comm_overlap = 1; break;
         case O_CP:
             if (!(rc = option_fits(cmd, o->search, "cp", 0)) &&
                 !(rc = cli_int(cmd, "--cp", optarg, 1, 1 << 16, &v)))

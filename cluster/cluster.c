@@ -110,6 +110,12 @@ int wl_cluster_config_check(const wl_cluster_config *c, const wl_core_model *m, 
 {
     if (c->tp < 1 || c->pp < 1 || c->dp < 1 || c->vp < 1)
         return bad(err, "tp", "tp, pp, dp and vp must be at least 1 (tp %lld, pp %lld)", c->tp, c->pp);
+    if (c->tp_comm_overlap && !(c->sequence_parallel && c->tp > 1)) {
+        wl_error_set(err, "cluster", 0, "tp_comm_overlap", "tensor-parallel communication overlap "
+                     "pipelines sequence parallelism's all-gathers and reduce-scatters: it needs "
+                     "--sequence-parallel and tp > 1");
+        return WL_EINVAL;
+    }
     if (c->cp < 0)
         return bad(err, "cp", "expected at least 1, got %lld (of %lld)", c->cp, 1);
     int cp = c->cp > 0 ? c->cp : 1;
@@ -590,7 +596,8 @@ typedef struct cost cost;
 static const int piece_bwd[PC_COUNT] = {
     [PC_LAYER_B] = 1, [PC_LAYER_W] = 1, [PC_WIN_QKV] = 1, [PC_WIN_FC1] = 1,
     [PC_EMB_B] = 1,   [PC_HEAD_B] = 1,  [PC_WIN_HEAD] = 1, [PC_MOE_B] = 1, [PC_MOE_W] = 1,
-    [PC_MWIN_QKV] = 1, [PC_MWIN_FC1] = 1, [PC_WIN_ATTN_B] = 1,
+    [PC_MWIN_QKV] = 1, [PC_MWIN_FC1] = 1, [PC_WIN_ATTN_B] = 1, [PC_WIN_PROJ_B] = 1,
+    [PC_WIN_FC2_B] = 1, [PC_MWIN_PROJ_B] = 1,
 };
 
 static int piece_cost(const cl_piece *pc, const wl_core_gpu *gpu, int id, double f, int ignore_limit,
@@ -605,23 +612,18 @@ static int piece_cost(const cl_piece *pc, const wl_core_gpu *gpu, int id, double
     int rc = wl_core_evaluator_run(p->ev, &op, &r);
     if (rc)
         return rc;
-    /* each window hides one of the overlapped collectives; what sticks
-     * out of it is exposed */
+    /* what sticks out of each collective's window is exposed */
     double comm = p->comm_s;
-    for (int k = 0; k < 2 && p->overlap_s > 0; k++) {
-        if (p->window[k] < 0 || !pc[p->window[k]].ev)
+    for (int k = 0; k < p->nhide; k++) {
+        const cl_hide *h = &p->hide[k];
+        if (!pc[h->window].ev) {
+            comm += h->coll_s;
             continue;
+        }
         wl_core_result w;
-        if ((rc = wl_core_evaluator_run(pc[p->window[k]].ev, &op, &w)))
+        if ((rc = wl_core_evaluator_run(pc[h->window].ev, &op, &w)))
             return rc;
-        double out_of_window = p->overlap_s - w.time_ms * 1e-3;
-        comm += out_of_window > 0 ? out_of_window : 0;
-    }
-    if (p->ring_s > 0 && p->ring_window >= 0 && pc[p->ring_window].ev) {
-        wl_core_result w;
-        if ((rc = wl_core_evaluator_run(pc[p->ring_window].ev, &op, &w)))
-            return rc;
-        comm += fmax(0, p->ring_s - w.time_ms * 1e-3);
+        comm += fmax(0, h->coll_s - h->frac * w.time_ms * 1e-3);
     }
     double idle = wl_core_gpu_idle_w(gpu, r.effective_clock_mhz);
     out->t = r.time_ms * 1e-3 + comm;
@@ -641,8 +643,7 @@ static int chunk_costs(wl_cluster *c, int i, double ff, double fb)
         for (int id = 0; id < PC_COUNT; id++) {
             /* pieces that only serve as windows are costed by the piece
              * whose collectives hide behind them */
-            int window_only = id == PC_WIN_QKV || id == PC_WIN_FC1 || id == PC_MWIN_QKV ||
-                              id == PC_MWIN_FC1 || id == PC_WIN_ATTN_F || id == PC_WIN_ATTN_B ||
+            int window_only = (id >= PC_WIN_QKV && id <= PC_WIN_FC1) || id >= PC_MWIN_QKV ||
                               (id == PC_WIN_HEAD && !split);
             c->memo.at[id] = (cost){0};
             int rc = window_only ? WL_OK : piece_cost(c->pc, &c->gpu, id, piece_bwd[id] ? fb : ff, 1,

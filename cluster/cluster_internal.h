@@ -30,19 +30,39 @@ typedef enum {
     PC_MWIN_FC1,
     PC_WIN_ATTN_F,  /* the attention kernels a ring exchange hides behind */
     PC_WIN_ATTN_B,
+    PC_WIN_QKV_F,   /* --tp-comm-overlap: the GEMMs the forward's and the */
+    PC_WIN_PROJ_F,  /* backward's tensor-parallel collectives pipeline with */
+    PC_WIN_FC1_F,
+    PC_WIN_FC2_F,
+    PC_WIN_PROJ_B,
+    PC_WIN_FC2_B,
+    PC_MWIN_QKV_F,  /* the same of a MoE layer's attention */
+    PC_MWIN_PROJ_F,
+    PC_MWIN_PROJ_B,
     PC_COUNT
 } piece_id;
+
+/* A collective that runs beside some kernels (a window: another piece):
+ * only what sticks out of frac of the window's time is exposed. */
+typedef struct {
+    int window;          /* piece id */
+    double coll_s;
+    double frac;         /* of the window the collective can hide behind */
+} cl_hide;
+#define CL_MAX_HIDE 8
 
 typedef struct {
     wl_core_workload *wl;
     wl_core_evaluator *ev;
     double comm_s;       /* exposed collectives, seconds */
     double a2a_s;        /* of them, expert parallelism's all-to-alls */
-    double overlap_s;    /* each of these collectives hides behind a window */
-    int window[2];       /* piece ids of the windows, -1: none */
-    double ring_s;       /* context parallelism's ring exchange, hidden
-                            behind the attention kernels (ring_window) */
-    int ring_window;
+    cl_hide hide[CL_MAX_HIDE]; /* collectives hidden behind windows: the
+                            backward's tensor-parallel ones behind weight
+                            gradients (Megatron's asynchronous all-reduce),
+                            context parallelism's ring behind attention,
+                            with --tp-comm-overlap the forward's behind
+                            their GEMMs */
+    int nhide;
 } cl_piece;
 
 /* What the builder needs to know. */

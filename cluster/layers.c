@@ -624,9 +624,47 @@ static double act_bytes(const lb *L)
 static int new_piece(cl_piece *p, const char *name, lb *L)
 {
     p->wl = wl_core_workload_create(name);
-    p->window[0] = p->window[1] = p->ring_window = -1;
+    p->nhide = 0;
     L->wl = p->wl;
     L->rc = p->wl ? WL_OK : WL_ENOMEM;
+    return L->rc;
+}
+
+static void hide(cl_piece *p, int window, double coll_s, double frac)
+{
+    if (coll_s > 0 && p->nhide < CL_MAX_HIDE)
+        p->hide[p->nhide++] = (cl_hide){.window = window, .coll_s = coll_s, .frac = frac};
+}
+
+/* --tp-comm-overlap: the window pieces, one GEMM each, a forward's (and a
+ * backward's) tensor-parallel collectives pipeline with */
+static int overlap_windows(cl_piece *pieces, lb *L, int moe, int train)
+{
+    int rc;
+    if ((rc = new_piece(&pieces[moe ? PC_MWIN_QKV_F : PC_WIN_QKV_F], "QKV", L)))
+        return rc;
+    qkv_f(L);
+    if ((rc = new_piece(&pieces[moe ? PC_MWIN_PROJ_F : PC_WIN_PROJ_F], "projection", L)))
+        return rc;
+    gemm(L, L->d, L->T, L->hl * L->hdv);
+    if (train) {
+        if ((rc = new_piece(&pieces[moe ? PC_MWIN_PROJ_B : PC_WIN_PROJ_B], "projection dgrad", L)))
+            return rc;
+        linear_dgrad(L, L->hl * L->hdv, L->d);
+    }
+    if (moe)
+        return L->rc;
+    if ((rc = new_piece(&pieces[PC_WIN_FC1_F], "FC1", L)))
+        return rc;
+    gemm(L, fc1_out(L), L->T, L->d);
+    if ((rc = new_piece(&pieces[PC_WIN_FC2_F], "FC2", L)))
+        return rc;
+    gemm(L, L->d, L->T, L->ffl);
+    if (train) {
+        if ((rc = new_piece(&pieces[PC_WIN_FC2_B], "FC2 dgrad", L)))
+            return rc;
+        linear_dgrad(L, L->ffl, L->d);
+    }
     return L->rc;
 }
 
@@ -640,7 +678,12 @@ int wl_cluster_build_pieces(const cl_build *b, cl_piece *pieces, wl_error *err)
     double S = act_bytes(&L);
     /* forward collectives of a layer: two all-reduces, or with sequence
      * parallelism two all-gathers and two reduce-scatters */
-    double tp_f = 0;
+    double tp_f = 0, ag = 0, rs = 0;
+    int ovl = b->cfg->tp_comm_overlap && sp;
+    if (t > 1 && sp) {
+        ag = wl_cluster_coll_time(g, WL_COLL_ALL_GATHER, S);
+        rs = wl_cluster_coll_time(g, WL_COLL_REDUCE_SCATTER, S);
+    }
     if (t > 1)
         tp_f = sp ? 2 * (wl_cluster_coll_time(g, WL_COLL_ALL_GATHER, S) +
                          wl_cluster_coll_time(g, WL_COLL_REDUCE_SCATTER, S))
@@ -698,21 +741,52 @@ int wl_cluster_build_pieces(const cl_build *b, cl_piece *pieces, wl_error *err)
         if ((rc = new_piece(&pieces[F], kind ? "MoE layer forward" : "layer forward", &L)))
             goto done;
         layer_f(&L);
-        pieces[F].comm_s = tp_f + x;
-        pieces[F].a2a_s = x;
-        pieces[F].ring_s = ring_f;
-        pieces[F].ring_window = ring_f > 0 ? PC_WIN_ATTN_F : -1;
+        cl_piece *pf = &pieces[F];
+        pf->a2a_s = x;
+        hide(pf, PC_WIN_ATTN_F, ring_f, 1);
+        if (ovl) {
+            /* Transformer Engine's userbuffers (Megatron --tp-comm-overlap,
+             * sequence parallel): each all-gather before a column-parallel
+             * GEMM and each reduce-scatter after a row-parallel one runs in
+             * t - 1 ring steps beside t chunks of its GEMM, of which the
+             * first (last) cannot overlap: (t - 1)/t of the GEMM hides it.
+             * A MoE layer's FFN collectives stay exposed (its dispatcher
+             * runs them). */
+            double fr = (double)(t - 1) / t;
+            pf->comm_s = x + (kind ? ag + rs : 0);
+            hide(pf, kind ? PC_MWIN_QKV_F : PC_WIN_QKV_F, ag, fr);
+            hide(pf, kind ? PC_MWIN_PROJ_F : PC_WIN_PROJ_F, rs, fr);
+            if (!kind) {
+                hide(pf, PC_WIN_FC1_F, ag, fr);
+                hide(pf, PC_WIN_FC2_F, rs, fr);
+            }
+            if ((rc = overlap_windows(pieces, &L, kind, train)))
+                goto done;
+        } else {
+            pf->comm_s = tp_f + x;
+        }
         if (!train)
             continue;
         if ((rc = new_piece(&pieces[Bk], kind ? "MoE layer backward" : "layer backward", &L)))
             goto done;
         layer_b(&L, !b->split_w);
         cl_piece *pb = &pieces[Bk];
-        pb->comm_s = exp_b + x + (b->cfg->recompute == WL_RECOMPUTE_FULL ? tp_f + x : 0);
+        pb->comm_s = x + (b->cfg->recompute == WL_RECOMPUTE_FULL ? tp_f + x : 0);
+        if (ovl) {
+            /* the all-gathers of the incoming gradient before the row-
+             * parallel layers' input-gradient GEMMs */
+            double fr = (double)(t - 1) / t;
+            hide(pb, kind ? PC_MWIN_PROJ_B : PC_WIN_PROJ_B, ag, fr);
+            if (kind)
+                pb->comm_s += ag;
+            else
+                hide(pb, PC_WIN_FC2_B, ag, fr);
+        } else {
+            pb->comm_s += exp_b;
+        }
         pb->a2a_s = x * (b->cfg->recompute == WL_RECOMPUTE_FULL ? 2 : 1);
         /* a recomputed forward passes its keys and values round again */
-        pb->ring_s = ring_b + (b->cfg->recompute != WL_RECOMPUTE_NONE ? ring_f : 0);
-        pb->ring_window = ring_b > 0 ? PC_WIN_ATTN_B : -1;
+        hide(pb, PC_WIN_ATTN_B, ring_b + (b->cfg->recompute != WL_RECOMPUTE_NONE ? ring_f : 0), 1);
         if (b->split_w) {
             /* the weight gradients run later: nothing to hide behind */
             pb->comm_s += 2 * ov_b;
@@ -720,9 +794,9 @@ int wl_cluster_build_pieces(const cl_build *b, cl_piece *pieces, wl_error *err)
                 goto done;
             layer_w(&L);
         } else if (t > 1) {
-            pb->overlap_s = ov_b; /* QKV's and FC1's weight gradients hide one each */
-            pb->window[0] = WQ;
-            pb->window[1] = WF;
+            /* QKV's and FC1's weight gradients hide one each */
+            hide(pb, WQ, ov_b, 1);
+            hide(pb, WF, ov_b, 1);
             if ((rc = new_piece(&pieces[WQ], "QKV weight gradient", &L)))
                 goto done;
             qkv_w(&L);
@@ -760,8 +834,7 @@ int wl_cluster_build_pieces(const cl_build *b, cl_piece *pieces, wl_error *err)
                 if (b->split_w) {
                     pieces[PC_HEAD_B].comm_s = c;
                 } else {
-                    pieces[PC_HEAD_B].overlap_s = c;
-                    pieces[PC_HEAD_B].window[0] = PC_WIN_HEAD;
+                    hide(&pieces[PC_HEAD_B], PC_WIN_HEAD, c, 1);
                     if ((rc = new_piece(&pieces[PC_WIN_HEAD], "LM head weight gradient", &L)))
                         goto done;
                     head_w(&L);

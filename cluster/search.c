@@ -126,6 +126,7 @@ int wl_cluster_search_configs(const wl_cluster_search_spec *s, const wl_core_mod
                                         c.zero = z;
                                         c.partition = (wl_cluster_partition)pa;
                                         c.ep = ep;
+                                        c.tp_comm_overlap = b->tp_comm_overlap && sp && tp > 1;
                                         c.stage_layers = NULL;
                                         c.nstage_layers = 0;
                                         rc = push(&v, n, &cap, &c, m, gpus);

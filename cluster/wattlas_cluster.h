@@ -237,6 +237,9 @@ typedef struct {
     int no_dp_overlap;          /* 1: the gradient all-reduce starts after the
                                    last backward instead of during it */
     wl_cluster_partition partition;
+    int tp_comm_overlap;        /* 1: tensor-parallel collectives pipelined
+                                   with their GEMMs (Transformer Engine's
+                                   userbuffers; needs sequence parallelism) */
     int cp;                     /* context parallelism (0: 1): each sequence
                                    split over cp ranks (Megatron-Core's ring
                                    attention, load-balanced causal chunks);
