@@ -1083,10 +1083,19 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
                 dpx += wl_cluster_coll_time(&eg, WL_COLL_ALL_REDUCE,
                                             (double)c->vocab / c->cfg.tp * c->model.d_model * GRAD_BYTES);
             }
+            /* the distributed optimizer's all-gather of the updated
+             * parameters, overlapped with the next iteration's first
+             * micro-batch forward on this stage, which needs them first
+             * (Megatron's --overlap-param-gather) */
             wl_dtype act = wl_cluster_act_dtype(c->cfg.dtype);
-            if (c->cfg.zero && c->dpc > 1)
-                dpx += wl_cluster_coll_time(&c->dp_g, WL_COLL_ALL_GATHER, P * wl_dtype_bytes(act)) +
-                       wl_cluster_coll_time(&c->edp_g, WL_COLL_ALL_GATHER, Pe * wl_dtype_bytes(act));
+            if (c->cfg.zero && c->dpc > 1) {
+                double t_ag = wl_cluster_coll_time(&c->dp_g, WL_COLL_ALL_GATHER, P * wl_dtype_bytes(act)) +
+                              wl_cluster_coll_time(&c->edp_g, WL_COLL_ALL_GATHER, Pe * wl_dtype_bytes(act));
+                double fwin = 0;
+                for (int ch = 0; ch < c->v && !c->cfg.no_dp_overlap; ch++)
+                    fwin += c->f_s[(size_t)i * (size_t)c->v + (size_t)ch];
+                dpx += fmax(0, t_ag - fwin);
+            }
             wl_core_op op = {.sm_clock_mhz = fb, .ignore_power_limit = 1};
             wl_core_result r;
             if (wl_core_evaluator_run(c->opt_ev[c->opt_of[i]], &op, &r)) {
