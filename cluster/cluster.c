@@ -1319,6 +1319,13 @@ int wl_cluster_set_stage_power_limits(wl_cluster *c, const double *limits_w, int
                          "stage %d: expected a limit in (0, 100000] W", i);
             return WL_EINVAL;
         }
+    for (int i = 0; limits_w && i < n; i++)
+        if (limits_w[i] < c->gpu.power_limit_min_w) {
+            wl_error_set(err, "cluster", 0, "stage_power_limits",
+                         "stage %d: %g W is below %s's lowest limit, %g W", i, limits_w[i], c->gpu.id,
+                         c->gpu.power_limit_min_w);
+            return WL_EINVAL;
+        }
     for (int i = 0; i < c->p; i++)
         c->stage_cap[i] = limits_w ? limits_w[i] : c->gpu.power_limit_w;
     return WL_OK;
@@ -1332,6 +1339,12 @@ int wl_cluster_power_limit_sweep(const wl_cluster_system *sys, const wl_core_gpu
     for (size_t i = 0; i < n; i++) {
         if (!(limits[i] > 0) || !isfinite(limits[i]) || limits[i] > 1e5) {
             wl_error_set(err, "cluster", 0, "power_limit_w", "expected a limit in (0, 100000] W");
+            return WL_EINVAL;
+        }
+        if (limits[i] < gpu->power_limit_min_w) {
+            wl_error_set(err, "cluster", 0, "power_limit_w",
+                         "%g W is below %s's lowest limit, %g W (nvidia-smi -pl refuses it)",
+                         limits[i], gpu->id, gpu->power_limit_min_w);
             return WL_EINVAL;
         }
         wl_core_gpu g = *gpu;

@@ -220,6 +220,9 @@ typedef struct {
                                   TMA multicast (Hopper+: 2); 0 or 1 = none */
     double mem_capacity_gb;    /* device memory in GB (1e9 B), 0 = unknown */
     double power_limit_w;
+    double power_limit_min_w;  /* the lowest limit the board accepts
+                                  (nvidia-smi -q -d POWER "Min Power Limit";
+                                  0 = unknown) */
     double tdp_w;
     double process_nm;         /* effective feature size (0 = unknown), for transfer */
     /* [technology]: energies that override the node-scaled tables (0 = from

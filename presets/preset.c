@@ -243,6 +243,7 @@ static const gpu_field gpu_fields[] = {
     D("gpu", "sm_clock_max_mhz", sm_clock_max_mhz, 1, 0, 100000, POS),
     D("gpu", "sm_clock_step_mhz", sm_clock_step_mhz, 1, 0, 100000, POS),
     D("gpu", "power_limit_w", power_limit_w, 1, 0, 100000, POS),
+    D("gpu", "power_limit_min_w", power_limit_min_w, 0, 0, 100000, 0),
     D("gpu", "tdp_w", tdp_w, 0, 0, 100000, 0),
     D("gpu", "process_nm", process_nm, 0, 0, 1000, 0),
     D("technology", "e_mac_fp32_pj", tech_mac_pj[WL_DT_FP32], 0, 0, 10000, 0),

@@ -782,6 +782,15 @@ static void test_power_limit_sweep(void **state)
     assert_int_equal(wl_cluster_power_limit_sweep(&sys, &gpu, &m, &c, 1410, nan_lim, 1, r, &e),
                      WL_EINVAL);
     assert_string_equal(e.field, "power_limit_w");
+    /* the A100 PCIe takes no limit below 150 W, as nvidia-smi -pl */
+    assert_true(gpu.power_limit_min_w == 150);
+    const double low[] = {125};
+    assert_int_equal(wl_cluster_power_limit_sweep(&sys, &gpu, &m, &c, 1410, low, 1, r, &e), WL_EINVAL);
+    assert_string_equal(e.field, "power_limit_w");
+    assert_non_null(strstr(e.text, "150 W"));
+    gpu.power_limit_w = 140;
+    assert_int_equal(wl_core_gpu_check(&gpu, &e), WL_EINVAL);
+    assert_string_equal(e.field, "power_limit_w");
 }
 
 /* A power limit per stage: the stage capped below its draw runs slower
