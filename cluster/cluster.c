@@ -42,6 +42,7 @@ struct wl_cluster {
     cl_piece pc[PC_COUNT];
     cl_piece pc2[PC_COUNT]; /* decode: one step's pieces (pc: the prompt's pass) */
     int decode, rounds;     /* decode: tokens generated, one pipeline round each */
+    int serve;              /* decode with CUDA graphs: continuous batching */
     long long kv_len;       /* decode: the mean context a step attends to */
     /* per stage: parameters on one of its GPUs, and the optimizer step's
      * kernels over them (stages with the same count share one: opt_of) */
@@ -507,6 +508,19 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     wl_cluster_config prompt = c->cfg;
     if (c->decode)
         prompt.mode = WL_MODE_PREFILL;
+    /* A serving engine (decode with CUDA graphs) batches continuously, as
+     * predict's generation does (builder.c): in steady state (Little's
+     * law) micro_batch / gen requests finish and arrive per step, the
+     * first round is one arriving request's prompt (time to first token)
+     * and the micro-batch's other prompts are prefilled in chunks inside
+     * the gen - 1 steps. */
+    c->serve = c->decode && cfg->launch == WL_LAUNCH_GRAPHS;
+    long long chunk = 0;
+    if (c->serve) {
+        prompt.micro_batch = 1;
+        if (cfg->gen > 1)
+            chunk = llround((double)(cfg->micro_batch - 1) * (double)cfg->seq / (double)(cfg->gen - 1));
+    }
     cl_build b = {.gpu = gpu, .m = model, .cfg = &prompt, .tp = c->tp_g, .vocab = c->vocab,
                   .split_w = wl_cluster_schedule_splits_w(c->cfg.schedule) &&
                              cfg->mode == WL_MODE_TRAIN,
@@ -517,6 +531,7 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     if (c->decode) {
         b.cfg = &c->cfg;
         b.kv_len = c->kv_len;
+        b.chunk = chunk;
         if ((rc = wl_cluster_build_pieces(&b, c->pc2, err)))
             goto fail;
     }
@@ -1189,13 +1204,16 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
     res->tokens = (double)c->cfg.global_batch * (double)(c->decode ? c->cfg.gen : c->cfg.seq);
     if (c->decode) {
         /* the batch's first tokens: the prompt's pass out of the last stage */
-        double first = 0;
+        double first = 0, one = INFINITY;
         for (size_t k = 0; k < nt; k++) {
             const wl_cluster_task *t = wl_cluster_sim_task(c->sim, k);
-            if (t->kind == 'F' && t->micro < c->m && t->stage == p - 1 && t->start_s + t->dur_s > first)
-                first = t->start_s + t->dur_s;
+            if (t->kind == 'F' && t->micro < c->m && t->stage == p - 1) {
+                first = fmax(first, t->start_s + t->dur_s);
+                one = fmin(one, t->start_s + t->dur_s);
+            }
         }
-        res->ttft_s = first;
+        /* serving: one arriving request's prompt through the pipeline */
+        res->ttft_s = c->serve ? one : first;
         res->tpot_s = c->cfg.gen > 1 ? (T - first) / (double)(c->cfg.gen - 1) : NAN;
     } else {
         res->ttft_s = res->tpot_s = NAN;

@@ -74,6 +74,8 @@ typedef struct {
     long long vocab;         /* padded to a multiple of 128 tp (Megatron) */
     int split_w;             /* weight gradients are their own pieces */
     long long kv_len;        /* decode: the context each step attends to */
+    long long chunk;         /* decode: prompt tokens prefilled inside each step
+                                (a serving engine's chunked prefill) */
     wl_cluster_group ep;     /* the expert-parallel group (MoE models) */
     wl_cluster_group cp;     /* the context-parallel group */
 } cl_build;

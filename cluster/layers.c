@@ -39,6 +39,7 @@ typedef struct {
     long long qr, kvr, rope;     /* its ranks and rotary width */
     int moe;                     /* building a MoE layer */
     int cp;                      /* context-parallel ranks a sequence spans */
+    long long chunk;             /* decode: prompt tokens prefilled in the step */
     long long E, topk, El, ne, ffe, shf; /* experts, top-k, local experts, tokens
                                             each computes, expert and shared widths
                                             on this rank */
@@ -157,6 +158,22 @@ static long long fc1_out(const lb *L)
     return L->swiglu ? 2 * L->ffl : L->ffl;
 }
 
+/* attention over q queries a sequence against n keys, for bh heads */
+static void attend(lb *L, long long bh, long long q, long long n, int causal)
+{
+    if (L->b->cfg->attention == WL_ATTN_FLASH) {
+        wl_kernel k = {.kind = WL_K_ATTN_FLASH, .in_dtype = L->dt, .acc_dtype = WL_DT_FP32,
+                       .tensor_core = L->tc, .batch = bh, .m = q, .n = n,
+                       .k = (L->hdq + L->hdv) / 2, .causal = causal,
+                       .groups = L->kvl < L->hl ? (int)(L->hl / L->kvl) : 0};
+        put(L, &k);
+        return;
+    }
+    bgemm(L, bh, q, n, L->hdq);
+    rowp(L, WL_K_SOFTMAX, bh * q, n, L->dt, 0);
+    bgemm(L, bh, q, L->hdv, n);
+}
+
 static void core_f(lb *L)
 {
     /* s queries against kv keys: kv = s in a full pass, the cached context
@@ -165,6 +182,10 @@ static void core_f(lb *L)
     if (L->b->cfg->mode == WL_MODE_DECODE && L->kv != L->s) /* this step's keys and values into
                                                                 the cache, in place */
         ewp(L, WL_EW_COPY, 2 * L->T * L->kvl * L->hd, 0);
+    /* a serving step's prompt chunk: its queries against the prompt so far
+     * (causal over the prompt's keys) */
+    if (L->chunk > 0)
+        attend(L, L->hl, L->chunk, L->b->cfg->seq, 1);
     if (L->b->cfg->attention == WL_ATTN_FLASH) {
         /* MLA's wider query/key heads: the kernel's k is the mean of the
          * two widths, which keeps QK^T + PV's FLOPs */
@@ -572,11 +593,14 @@ static void setup(lb *L, const cl_build *b)
     L->sp = c->sequence_parallel && c->tp > 1;
     L->B = c->micro_batch;
     L->cp = c->cp > 1 ? c->cp : 1;
+    L->chunk = c->mode == WL_MODE_DECODE ? b->chunk : 0;
     /* context parallelism: a rank's queries are its 1/cp of the sequence,
      * its attention meets every key over the ring */
     L->s = c->mode == WL_MODE_DECODE ? 1 : c->seq / L->cp;
     L->kv = c->mode == WL_MODE_DECODE ? b->kv_len : c->seq;
     L->T = L->B * L->s;
+    if (c->mode == WL_MODE_DECODE)
+        L->T += b->chunk; /* prompt tokens riding in the step */
     L->Ts = L->sp ? L->T / L->t : L->T;
     L->d = m->d_model;
     long long kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;

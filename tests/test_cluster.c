@@ -1483,6 +1483,65 @@ static void test_distributed_optimizer(void **state)
     assert_true(fabs(r.dp_comm_exposed_s - want) < 1e-12);
 }
 
+
+/* A serving engine in the cluster (decode with CUDA graphs): continuous
+ * batching as predict's. Llama 3 8B on one H100 of a DGX (dp 8), 32
+ * running sequences, prompts of 512, 256 tokens: each step carries the 32
+ * decode tokens and round(31 x 512 / 255) = 62 prompt tokens (its GEMMs
+ * over 94 rows, the chunk's attention over the prompt), the time to first
+ * token is one request's prompt pass, and the generation does about the
+ * work of the batch's prompts and tokens. */
+static void test_serving_decode(void **state)
+{
+    (void)state;
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model m;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load("dgx-h100", &sys, &e), WL_OK);
+    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
+    assert_int_equal(wl_preset_model_load("llama-3-8b", &m, &e), WL_OK);
+    wl_cluster_config c;
+    wl_cluster_config_default(&c);
+    c.mode = WL_MODE_DECODE, c.launch = WL_LAUNCH_GRAPHS, c.attention = WL_ATTN_FLASH;
+    c.dp = 8, c.micro_batch = 32, c.global_batch = 256, c.seq = 512, c.gen = 256;
+    cl_build b = {.gpu = &gpu, .m = &m, .cfg = &c, .vocab = wl_cluster_padded_vocab(&m, 1),
+                  .kv_len = 512 + 128, .chunk = 62};
+    wl_cluster_group_of(&sys, 1, 1, &b.tp);
+    wl_cluster_group_of(&sys, 1, 1, &b.ep);
+    wl_cluster_group_of(&sys, 1, 1, &b.cp);
+    cl_piece pc[PC_COUNT];
+    assert_int_equal(wl_cluster_build_pieces(&b, pc, &e), WL_OK);
+    int chunk_attn = 0, step_attn = 0;
+    const wl_core_workload *f = pc[PC_LAYER_F].wl;
+    for (size_t i = 0; i < wl_core_workload_count(f); i++) {
+        const wl_kernel *k = wl_core_workload_kernel(f, i);
+        if (k->kind == WL_K_GEMM)
+            assert_int_equal(k->n, 94);
+        if (k->kind == WL_K_ATTN_FLASH && k->m == 62 && k->n == 512 && k->causal && k->batch == 32)
+            chunk_attn++;
+        if (k->kind == WL_K_ATTN_FLASH && k->m == 1 && k->n == 640 && k->batch == 32 * 32)
+            step_attn++;
+    }
+    assert_int_equal(chunk_attn, 1);
+    assert_int_equal(step_attn, 1);
+    wl_cluster_free_pieces(pc);
+    wl_cluster_result served, single;
+    wl_cluster *cl;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &served, &e), WL_OK);
+    wl_cluster_free(cl);
+    /* one request's prompt of 512 tokens: ~1 TFLOP-ish pass, milliseconds */
+    assert_true(served.ttft_s > 1e-3 && served.ttft_s < 0.05);
+    c.micro_batch = 1, c.global_batch = 8; /* the board's power limit holds neither */
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &single, &e), WL_OK);
+    wl_cluster_free(cl);
+    /* the same single-request prompt pass with one running sequence */
+    assert_true(fabs(served.ttft_s - single.ttft_s) < 1e-12);
+    assert_true(served.tpot_s > 5e-3 && served.tpot_s < 20e-3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1493,6 +1552,7 @@ int main(void)
         cmocka_unit_test(test_moe_layer), cmocka_unit_test(test_moe_cluster), cmocka_unit_test(test_moe_presets),
         cmocka_unit_test(test_fp8), cmocka_unit_test(test_context_parallel),
         cmocka_unit_test(test_tp_overlap), cmocka_unit_test(test_distributed_optimizer),
+        cmocka_unit_test(test_serving_decode),
         cmocka_unit_test(test_decode_rounds), cmocka_unit_test(test_decode_result),
         cmocka_unit_test(test_search), cmocka_unit_test(test_frontier),
         cmocka_unit_test(test_partitions), cmocka_unit_test(test_power_limit_sweep),
