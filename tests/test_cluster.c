@@ -1028,6 +1028,35 @@ static void test_config_errors(void **state)
 }
 
 
+/* The pieces of one configuration built directly, with its tensor-,
+ * expert- and context-parallel groups on the system (in that rank order). */
+static void build_pieces(const wl_cluster_system *sys, const wl_core_gpu *gpu, const wl_core_model *m,
+                         const wl_cluster_config *c, long long kv_len, long long chunk, cl_piece *pc)
+{
+    wl_error e = {0};
+    int ep = c->ep > 0 ? c->ep : 1, cp = c->cp > 0 ? c->cp : 1;
+    cl_build b = {.gpu = gpu, .m = m, .cfg = c, .vocab = wl_cluster_padded_vocab(m, c->tp),
+                  .kv_len = kv_len, .chunk = chunk};
+    wl_cluster_group_of(sys, c->tp, 1, &b.tp);
+    wl_cluster_group_of(sys, ep, c->tp * cp, &b.ep);
+    wl_cluster_group_of(sys, cp, c->tp, &b.cp);
+    assert_int_equal(wl_cluster_build_pieces(&b, pc, &e), WL_OK);
+}
+
+/* One run of a configuration at a clock, and optionally a stage's memory. */
+static void run_one(const wl_cluster_system *sys, const wl_core_gpu *gpu, const wl_core_model *m,
+                    const wl_cluster_config *c, double clock, wl_cluster_result *r, int stage,
+                    wl_cluster_memory *mem)
+{
+    wl_error e = {0};
+    wl_cluster *cl;
+    assert_int_equal(wl_cluster_create(sys, gpu, m, c, &cl, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(cl, clock, NULL, r, &e), WL_OK);
+    if (mem)
+        assert_int_equal(wl_cluster_stage_memory(cl, stage, mem), WL_OK);
+    wl_cluster_free(cl);
+}
+
 /* A small MoE model: 8 experts of 1024 (SwiGLU), top 2, one shared expert,
  * d 512, 8 heads, Llama style, no vocabulary. */
 static void tiny_moe(wl_core_model *m)
@@ -1087,11 +1116,10 @@ static void test_moe_layer(void **state)
     assert_int_equal(wl_cluster_config_check(&c, &m, 8, &e), WL_OK);
     for (int cfi = 0; cfi < 2; cfi++) {
         c.capacity_factor = cfi ? 1.5 : 1.0;
-        cl_build b = {.gpu = &gpu, .m = &m, .cfg = &c};
-        wl_cluster_group_of(&sys, 1, 1, &b.tp);
-        wl_cluster_group_of(&sys, 4, 1, &b.ep);
         cl_piece pc[PC_COUNT];
-        assert_int_equal(wl_cluster_build_pieces(&b, pc, &e), WL_OK);
+        build_pieces(&sys, &gpu, &m, &c, 0, 0, pc);
+        wl_cluster_group ep;
+        wl_cluster_group_of(&sys, 4, 1, &ep);
         assert_null(pc[PC_LAYER_F].wl); /* no dense layers */
         double T = 256, d = 512, fe = 1024, E = 8, s = 256;
         double ne = cfi ? 384 : 256; /* ceil(1.5 x 4 x 256 x 2 / 8) */
@@ -1103,7 +1131,7 @@ static void test_moe_layer(void **state)
         assert_true(fabs(gemm_flops(pc[PC_MOE_B].wl) - 2 * (attn + moe + shared)) < 1);
         double S = T * 2 * d * 2 * (cfi ? 1.5 : 1.0);
         double a2a = 2e-6 + 0.75 * S / (450 * 0.80 * 1e9);
-        assert_true(fabs(wl_cluster_coll_time(&b.ep, WL_COLL_ALL_TO_ALL, S) - a2a) < 1e-15);
+        assert_true(fabs(wl_cluster_coll_time(&ep, WL_COLL_ALL_TO_ALL, S) - a2a) < 1e-15);
         assert_true(fabs(pc[PC_MOE_F].a2a_s - 2 * a2a) < 1e-15);
         assert_true(fabs(pc[PC_MOE_B].a2a_s - 2 * a2a) < 1e-15);
         wl_cluster_free_pieces(pc);
@@ -1150,10 +1178,7 @@ static void test_moe_cluster(void **state)
     wl_cluster_system sys;
     wl_core_gpu gpu;
     wl_core_model m;
-    wl_error e = {0};
-    assert_int_equal(wl_cluster_system_load("dgx-h100", &sys, &e), WL_OK);
-    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
-    assert_int_equal(wl_preset_model_load("mixtral-8x7b", &m, &e), WL_OK);
+    load_system("dgx-h100", "mixtral-8x7b", &sys, &gpu, &m);
     sys.nodes = 8;
     wl_cluster_config c;
     wl_cluster_config_default(&c);
@@ -1161,16 +1186,9 @@ static void test_moe_cluster(void **state)
     c.sequence_parallel = 1;
     wl_cluster_result r1, r8;
     wl_cluster_memory m1, m8;
-    wl_cluster *cl;
-    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
-    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &r1, &e), WL_OK);
-    wl_cluster_stage_memory(cl, 1, &m1);
-    wl_cluster_free(cl);
+    run_one(&sys, &gpu, &m, &c, 1980, &r1, 1, &m1);
     c.ep = 8;
-    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
-    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &r8, &e), WL_OK);
-    wl_cluster_stage_memory(cl, 1, &m8);
-    wl_cluster_free(cl);
+    run_one(&sys, &gpu, &m, &c, 1980, &r8, 1, &m8);
     assert_true(r1.ep_comm_exposed_s == 0);
     assert_true(r8.ep_comm_exposed_s > 0);
     /* stage 1: 8 layers; the experts' share of its weights drops 8x */
@@ -1231,18 +1249,13 @@ static void test_fp8(void **state)
     wl_core_gpu gpu;
     wl_core_model m;
     wl_error e = {0};
-    assert_int_equal(wl_cluster_system_load("dgx-h100", &sys, &e), WL_OK);
-    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
-    assert_int_equal(wl_preset_model_load("megatron-22b", &m, &e), WL_OK);
+    load_system("dgx-h100", "megatron-22b", &sys, &gpu, &m);
     wl_cluster_config c;
     wl_cluster_config_default(&c);
     c.tp = 8, c.seq = 2048, c.global_batch = 4, c.micro_batch = 4, c.dtype = WL_DT_FP8;
     c.sequence_parallel = 1, c.recompute = WL_RECOMPUTE_SELECTIVE;
-    cl_build b = {.gpu = &gpu, .m = &m, .cfg = &c, .vocab = wl_cluster_padded_vocab(&m, 8)};
-    wl_cluster_group_of(&sys, 8, 1, &b.tp);
-    wl_cluster_group_of(&sys, 1, 1, &b.ep);
     cl_piece pc[PC_COUNT];
-    assert_int_equal(wl_cluster_build_pieces(&b, pc, &e), WL_OK);
+    build_pieces(&sys, &gpu, &m, &c, 0, 0, pc);
     int fp8 = 0, bf16_gemm = 0, casts = 0;
     const wl_core_workload *f = pc[PC_LAYER_F].wl;
     for (size_t i = 0; i < wl_core_workload_count(f); i++) {
@@ -1274,14 +1287,10 @@ static void test_fp8(void **state)
     assert_int_equal(casts, 4);
     wl_cluster_free_pieces(pc);
     wl_cluster_result r8, r16;
-    wl_cluster *cl;
-    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
-    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &r8, &e), WL_OK);
-    wl_cluster_free(cl);
+    run_one(&sys, &gpu, &m, &c, 1980, &r8, 0, NULL);
     c.dtype = WL_DT_BF16;
-    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
-    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &r16, &e), WL_OK);
-    wl_cluster_free(cl);
+    run_one(&sys, &gpu, &m, &c, 1980, &r16, 0, NULL);
+    wl_cluster *cl;
     assert_true(r8.time_s < r16.time_s && r8.time_s > r16.time_s / 2);
     /* the same model FLOPs, MFU against the same (bf16) peak */
     assert_true(fabs(r8.mfu / r16.mfu - r16.time_s / r8.time_s) < 1e-9);
@@ -1311,21 +1320,15 @@ static void test_context_parallel(void **state)
     wl_core_gpu gpu;
     wl_core_model m;
     wl_error e = {0};
-    assert_int_equal(wl_cluster_system_load("dgx-h100", &sys, &e), WL_OK);
-    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
-    assert_int_equal(wl_preset_model_load("llama-3-8b", &m, &e), WL_OK);
+    load_system("dgx-h100", "llama-3-8b", &sys, &gpu, &m);
     sys.nodes = 2;
     wl_cluster_config c;
     wl_cluster_config_default(&c);
     c.tp = 2, c.cp = 4, c.dp = 2, c.seq = 32768, c.global_batch = 4;
     c.attention = WL_ATTN_FLASH, c.sequence_parallel = 1;
     assert_int_equal(wl_cluster_config_check(&c, &m, 16, &e), WL_OK);
-    cl_build b = {.gpu = &gpu, .m = &m, .cfg = &c, .vocab = wl_cluster_padded_vocab(&m, 2)};
-    wl_cluster_group_of(&sys, 2, 1, &b.tp);
-    wl_cluster_group_of(&sys, 1, 1, &b.ep);
-    wl_cluster_group_of(&sys, 4, 2, &b.cp);
     cl_piece pc[PC_COUNT];
-    assert_int_equal(wl_cluster_build_pieces(&b, pc, &e), WL_OK);
+    build_pieces(&sys, &gpu, &m, &c, 0, 0, pc);
     const wl_core_workload *f = pc[PC_LAYER_F].wl;
     int flash = 0;
     for (size_t i = 0; i < wl_core_workload_count(f); i++) {
@@ -1355,16 +1358,9 @@ static void test_context_parallel(void **state)
     /* whole runs: cp 4 against cp 1 on 16 GPUs */
     wl_cluster_result r1, r4;
     wl_cluster_memory m1, m4;
-    wl_cluster *cl;
-    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
-    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &r4, &e), WL_OK);
-    wl_cluster_stage_memory(cl, 0, &m4);
-    wl_cluster_free(cl);
+    run_one(&sys, &gpu, &m, &c, 1980, &r4, 0, &m4);
     c.cp = 1, c.dp = 8, c.global_batch = 8;
-    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
-    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &r1, &e), WL_OK);
-    wl_cluster_stage_memory(cl, 0, &m1);
-    wl_cluster_free(cl);
+    run_one(&sys, &gpu, &m, &c, 1980, &r1, 0, &m1);
     assert_true(m4.activations_gb < m1.activations_gb / 3.5);
     /* the same 16 GPUs: tokens per second within 10% either way */
     assert_true(r4.tokens_per_s > 0.9 * r1.tokens_per_s && r4.tokens_per_s < 1.1 * r1.tokens_per_s);
@@ -1395,23 +1391,19 @@ static void test_tp_overlap(void **state)
     wl_core_gpu gpu;
     wl_core_model m;
     wl_error e = {0};
-    assert_int_equal(wl_cluster_system_load("dgx-a100-80gb", &sys, &e), WL_OK);
-    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
-    assert_int_equal(wl_preset_model_load("gpt3-175b", &m, &e), WL_OK);
+    load_system("dgx-a100-80gb", "gpt3-175b", &sys, &gpu, &m);
     sys.nodes = 8;
     wl_cluster_config c;
     wl_cluster_config_default(&c);
     c.tp = 8, c.pp = 8, c.vp = 3, c.dtype = WL_DT_FP16, c.global_batch = 64;
     c.recompute = WL_RECOMPUTE_SELECTIVE, c.sequence_parallel = 1, c.tp_comm_overlap = 1;
-    cl_build b = {.gpu = &gpu, .m = &m, .cfg = &c, .vocab = wl_cluster_padded_vocab(&m, 8)};
-    wl_cluster_group_of(&sys, 8, 1, &b.tp);
-    wl_cluster_group_of(&sys, 1, 1, &b.ep);
-    wl_cluster_group_of(&sys, 1, 1, &b.cp);
     cl_piece pc[PC_COUNT];
-    assert_int_equal(wl_cluster_build_pieces(&b, pc, &e), WL_OK);
+    build_pieces(&sys, &gpu, &m, &c, 0, 0, pc);
     double S = 2048.0 * 12288 * 2;
-    double ag = wl_cluster_coll_time(&b.tp, WL_COLL_ALL_GATHER, S);
-    double rs = wl_cluster_coll_time(&b.tp, WL_COLL_REDUCE_SCATTER, S);
+    wl_cluster_group tpg;
+    wl_cluster_group_of(&sys, 8, 1, &tpg);
+    double ag = wl_cluster_coll_time(&tpg, WL_COLL_ALL_GATHER, S);
+    double rs = wl_cluster_coll_time(&tpg, WL_COLL_REDUCE_SCATTER, S);
     const cl_piece *f = &pc[PC_LAYER_F];
     assert_true(f->comm_s == 0);
     assert_int_equal(f->nhide, 4);
@@ -1428,14 +1420,9 @@ static void test_tp_overlap(void **state)
     assert_int_equal(bw->hide[1].window, PC_WIN_FC2_B);
     wl_cluster_free_pieces(pc);
     wl_cluster_result r0, r1;
-    wl_cluster *cl;
-    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
-    assert_int_equal(wl_cluster_run(cl, 1410, NULL, &r1, &e), WL_OK);
-    wl_cluster_free(cl);
+    run_one(&sys, &gpu, &m, &c, 1410, &r1, 0, NULL);
     c.tp_comm_overlap = 0;
-    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
-    assert_int_equal(wl_cluster_run(cl, 1410, NULL, &r0, &e), WL_OK);
-    wl_cluster_free(cl);
+    run_one(&sys, &gpu, &m, &c, 1410, &r0, 0, NULL);
     assert_true(r1.tp_comm_exposed_s < 0.05 * r0.tp_comm_exposed_s);
     assert_true(r1.time_s < r0.time_s);
     c.tp_comm_overlap = 1, c.sequence_parallel = 0;
@@ -1497,21 +1484,13 @@ static void test_serving_decode(void **state)
     wl_cluster_system sys;
     wl_core_gpu gpu;
     wl_core_model m;
-    wl_error e = {0};
-    assert_int_equal(wl_cluster_system_load("dgx-h100", &sys, &e), WL_OK);
-    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
-    assert_int_equal(wl_preset_model_load("llama-3-8b", &m, &e), WL_OK);
+    load_system("dgx-h100", "llama-3-8b", &sys, &gpu, &m);
     wl_cluster_config c;
     wl_cluster_config_default(&c);
     c.mode = WL_MODE_DECODE, c.launch = WL_LAUNCH_GRAPHS, c.attention = WL_ATTN_FLASH;
     c.dp = 8, c.micro_batch = 32, c.global_batch = 256, c.seq = 512, c.gen = 256;
-    cl_build b = {.gpu = &gpu, .m = &m, .cfg = &c, .vocab = wl_cluster_padded_vocab(&m, 1),
-                  .kv_len = 512 + 128, .chunk = 62};
-    wl_cluster_group_of(&sys, 1, 1, &b.tp);
-    wl_cluster_group_of(&sys, 1, 1, &b.ep);
-    wl_cluster_group_of(&sys, 1, 1, &b.cp);
     cl_piece pc[PC_COUNT];
-    assert_int_equal(wl_cluster_build_pieces(&b, pc, &e), WL_OK);
+    build_pieces(&sys, &gpu, &m, &c, 512 + 128, 62, pc);
     int chunk_attn = 0, step_attn = 0;
     const wl_core_workload *f = pc[PC_LAYER_F].wl;
     for (size_t i = 0; i < wl_core_workload_count(f); i++) {
@@ -1527,16 +1506,11 @@ static void test_serving_decode(void **state)
     assert_int_equal(step_attn, 1);
     wl_cluster_free_pieces(pc);
     wl_cluster_result served, single;
-    wl_cluster *cl;
-    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
-    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &served, &e), WL_OK);
-    wl_cluster_free(cl);
+    run_one(&sys, &gpu, &m, &c, 1980, &served, 0, NULL);
     /* one request's prompt of 512 tokens: ~1 TFLOP-ish pass, milliseconds */
     assert_true(served.ttft_s > 1e-3 && served.ttft_s < 0.05);
     c.micro_batch = 1, c.global_batch = 8; /* the board's power limit holds neither */
-    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
-    assert_int_equal(wl_cluster_run(cl, 1980, NULL, &single, &e), WL_OK);
-    wl_cluster_free(cl);
+    run_one(&sys, &gpu, &m, &c, 1980, &single, 0, NULL);
     /* the same single-request prompt pass with one running sequence */
     assert_true(fabs(served.ttft_s - single.ttft_s) < 1e-12);
     assert_true(served.tpot_s > 5e-3 && served.tpot_s < 20e-3);
