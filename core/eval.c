@@ -191,7 +191,8 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
          * that latency is spent like a gap between kernels */
         double active = (t - p->fixed_us) / t;
         /* P = c * u * V^a * f: the V^a factor is applied once V is known */
-        double pc = f * (c->c_active_w * p->sm_frac * active + c->c_tc_w * u_tc +
+        double tcw = p->tc_w > 0 ? p->tc_w : 1.0;
+        double pc = f * (c->c_active_w * p->sm_frac * active + c->c_tc_w * tcw * u_tc +
                          c->c_fp_w * u_fp + c->c_sfu_w * u_sfu + c->c_smem_w * u_smem);
         double pm = f * c->c_l2_w * u_l2;
         double p0 = c->dram_background_w * active +

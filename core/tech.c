@@ -72,6 +72,26 @@ double wl_core_gpu_op_pj(const wl_core_gpu *g, wl_dtype dt, int tensor_core)
     return mac > 0 && reg > 0 ? mac + wl_core_operand_bytes_per_mac(tensor_core, dt) * reg : 0.0;
 }
 
+/* Power of a busy tensor-core cycle at precision dt against a 16-bit one,
+ * the precision the fitted c_tc_w describes (every board is calibrated on
+ * bf16 GEMMs). A busy cycle does rate(dt) / rate(bf16) MACs, each costing
+ * op_pj(dt) (the multiply-add and its register operands, the table above)
+ * against op_pj(bf16): on Hopper an fp8 cycle does twice the MACs at 0.66
+ * of the energy each, 1.32x the power, which is why fp8 GEMMs are held to a
+ * lower clock than bf16 ones under the same power limit (1324 against 1485
+ * MHz for 8192^3 on an H100, data/h100-serve-2026-11). fp16 and bf16 run on
+ * one 16-bit multiplier array at one rate: both 1. */
+double wl_core_gpu_tc_power_scale(const wl_core_gpu *g, wl_dtype dt)
+{
+    if (dt == WL_DT_FP16 || dt == WL_DT_BF16 || (unsigned)dt >= WL_DT_COUNT)
+        return 1.0;
+    double r16 = g->tc_flop_per_clk_sm[WL_DT_BF16], r = g->tc_flop_per_clk_sm[dt];
+    double e16 = wl_core_gpu_op_pj(g, WL_DT_BF16, 1), e = wl_core_gpu_op_pj(g, dt, 1);
+    if (!(r16 > 0 && r > 0 && e16 > 0 && e > 0))
+        return 1.0;
+    return r / r16 * e / e16;
+}
+
 double wl_core_gpu_smem_pj_per_byte(const wl_core_gpu *g)
 {
     if (g->tech_smem_pj_per_byte > 0)

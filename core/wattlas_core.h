@@ -833,6 +833,8 @@ typedef struct {
 double wl_core_gpu_reg_pj_per_byte(const wl_core_gpu *g);
 double wl_core_operand_bytes_per_mac(int tensor_core, wl_dtype dt);
 double wl_core_gpu_op_pj(const wl_core_gpu *g, wl_dtype dt, int tensor_core);
+/* Power of a busy tensor-core cycle at dt against bf16's (1 for fp16, bf16). */
+double wl_core_gpu_tc_power_scale(const wl_core_gpu *g, wl_dtype dt);
 int wl_core_energy_check_run(const wl_core_gpu *gpu, wl_dtype dt, wl_core_energy_check *out,
                              wl_error *err);
 

@@ -998,6 +998,22 @@ static void test_energy_check(void **state)
     assert_int_equal(wl_core_mac_energy_pj(WL_DT_FP32, 5.0, &m, &a), WL_OK);
     assert_close(m, 1.31 * pow(5.0 / 7.0, 0.567), 1e-12);
     assert_close(wl_core_node_energy_scale(45.0, 7.0), pow(7.0 / 45.0, 0.567), 1e-12);
+    /* a busy tensor cycle's power against bf16's: fp16 and bf16 alike;
+     * fp8 twice the MACs at (0.07 + 0.38 + 0.4375 r) / (0.21 + 0.38 +
+     * 0.875 r) the energy each, node-scaled to H100's 5.72 nm (the MAC
+     * table at 7 nm, the register file at 45 nm) */
+    {
+        wl_core_gpu hh;
+        assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &hh, &err), WL_OK);
+        double s7 = pow(hh.process_nm / 7.0, 0.567), r = 1.25 * pow(hh.process_nm / 45.0, 0.567);
+        assert_close(wl_core_gpu_tc_power_scale(&hh, WL_DT_FP16), 1.0, 1e-12);
+        assert_close(wl_core_gpu_tc_power_scale(&hh, WL_DT_BF16), 1.0, 1e-12);
+        assert_close(wl_core_gpu_tc_power_scale(&hh, WL_DT_FP8),
+                     2.0 * ((0.07 + 0.38) * s7 + 0.4375 * r) / ((0.21 + 0.38) * s7 + 0.875 * r), 1e-9);
+        /* tf32: half the MACs, 4-byte operands */
+        assert_close(wl_core_gpu_tc_power_scale(&hh, WL_DT_TF32),
+                     0.5 * ((0.34 + 0.38) * s7 + 1.75 * r) / ((0.21 + 0.38) * s7 + 0.875 * r), 1e-9);
+    }
     /* TMA multicast on Hopper cuts the GEMM's L2 traffic: faster */
     wl_core_gpu h;
     wl_core_energy_check e1, e2;
