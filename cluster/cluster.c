@@ -1650,10 +1650,23 @@ int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, wl_cluster_energ
     int n = 2 * c->p, rc;
     if ((rc = wl_cluster_run(c, fmax, NULL, &out->at_max, err)))
         return rc;
+    /* where the power limit holds a stage below the top clock, lowering its
+     * requested clock changes nothing until it passes the clock it runs
+     * at: the descent starts from the clocks the stages ran (on the grid),
+     * where every step it tries changes something */
+    double *alt = malloc(sizeof(double) * (size_t)n);
+    if (!alt) {
+        wl_error_set(err, "cluster", 0, "", "out of memory");
+        return WL_ENOMEM;
+    }
+    for (int i = 0; i < n; i++)
+        plan[i] = c->stage_clock[i];
     double bound = out->at_max.time_s * (1 + max_slowdown_pct / 100.0);
     if ((rc = best_fixed(c, bound, scope, &out->at_max, &out->best_fixed,
-                         &out->best_fixed_clock_mhz, err)))
+                         &out->best_fixed_clock_mhz, err))) {
+        free(alt);
         return rc;
+    }
     /* the same configuration with balanced stages, at its best single
      * clock within the same bound: what rebalancing gives without DVFS */
     if (c->p > 1 && c->cfg.partition != WL_CLUSTER_PART_BALANCED) {
@@ -1667,6 +1680,7 @@ int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, wl_cluster_energ
             (rc = best_fixed(b, bound, scope, &bmax, &out->balanced_fixed,
                              &out->balanced_fixed_clock_mhz, err))) {
             wl_cluster_free(b);
+            free(alt);
             return rc;
         }
         wl_cluster_free(b);
@@ -1674,18 +1688,12 @@ int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, wl_cluster_energ
         out->balanced_fixed = out->best_fixed;
         out->balanced_fixed_clock_mhz = out->best_fixed_clock_mhz;
     }
-    /* descend from every GPU at the maximum and from the best single clock;
-     * keep the plan that uses less energy (never more than either start) */
-    double *alt = malloc(sizeof(double) * (size_t)n);
-    if (!alt) {
-        wl_error_set(err, "cluster", 0, "", "out of memory");
-        return WL_ENOMEM;
-    }
+    /* descend from every GPU at the maximum (the clocks it runs there) and
+     * from the best single clock; keep the plan that uses less energy
+     * (never more than either start) */
     wl_cluster_result ra = out->at_max, rb = out->best_fixed;
-    for (int i = 0; i < n; i++) {
-        plan[i] = fmax;
+    for (int i = 0; i < n; i++)
         alt[i] = out->best_fixed_clock_mhz;
-    }
     rc = descend(c, plan, n, bound, step, scope, &ra, NULL, err);
     if (!rc && out->best_fixed_clock_mhz != fmax)
         rc = descend(c, alt, n, bound, step, scope, &rb, NULL, err);
@@ -1774,6 +1782,11 @@ int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_energ
             plan[i] = f;
         if (path_push(&pa, plan, &r, scope, 1))
             goto oom;
+        /* from the top: the clocks the power limit lets the stages run
+         * (wl_cluster_optimize says why) */
+        if (f == fmax)
+            for (int i = 0; i < n; i++)
+                plan[i] = c->stage_clock[i];
         if (f == fmax || k % 4 == 0)
             if ((rc = descend(c, plan, n, bound, step, scope, &r, &pa, err)))
                 goto done;
