@@ -112,7 +112,9 @@ static void help(FILE *f)
 "the model allows, evaluated in parallel; prints the time-energy front of those\n"
 "that fit (choice: fastest, least_energy, front), and with -o FILE writes every\n"
 "row to FILE (csv unless --format). Configurations whose weights and optimizer\n"
-"state alone exceed the memory are not simulated (empty times, fits 0).\n"
+"state alone exceed the memory are not simulated (empty times, fits 0); printing\n"
+"the front alone (no -o, no --shard), neither are those whose activations at\n"
+"their schedule's peak exceed it.\n"
 "  --global-batch N        fixed (default: the number of GPUs)\n"
 "  --max-tp N              (default the GPUs of a node)  --max-pp N  --max-vp N (8)\n"
 "  --max-micro-batch N     (default 16)\n"
@@ -990,20 +992,30 @@ static int search_run(const char *cmd, cluster_opts *o)
         return EXIT_RUNTIME;
     }
     double t0 = seconds_now();
-    if (wl_cluster_search_eval(&sys, &gpu, &model, cfgs + lo, hi - lo, clock, o->threads, rows, &err)) {
+    int to_file = strcmp(o->out, "-") != 0;
+    /* printing the front alone needs no row that cannot fit */
+    int front_only = !to_file && !o->shard_n;
+    if (wl_cluster_search_eval(&sys, &gpu, &model, cfgs + lo, hi - lo, clock, o->threads, front_only,
+                               rows, &err)) {
         free(rows), free(cfgs);
         return cli_fail(cmd, &err);
     }
     double took = seconds_now() - t0;
-    size_t sim = 0, fit = 0;
+    size_t sim = 0, fit = 0, act = 0;
     for (size_t i = 0; i < hi - lo; i++) {
         sim += (size_t)rows[i].evaluated;
         fit += (size_t)(rows[i].evaluated && rows[i].r.fits);
+        act += (size_t)rows[i].activations_over;
     }
-    fprintf(stderr, "wattlas %s: %zu configurations of %s on %d GPUs%s: %zu simulated (the rest "
-            "cannot hold their weights and optimizer state), %zu fit; %.2f s\n", cmd, hi - lo,
-            model.id, gpus, o->shard_n ? " in this shard" : "", sim, fit, took);
-    int to_file = strcmp(o->out, "-") != 0;
+    if (act)
+        fprintf(stderr, "wattlas %s: %zu configurations of %s on %d GPUs: %zu simulated, %zu fit "
+                "(of the rest, %zu cannot hold their weights and optimizer state, %zu their "
+                "activations either); %.2f s\n", cmd, hi - lo, model.id, gpus, sim, fit,
+                hi - lo - sim - act, act, took);
+    else
+        fprintf(stderr, "wattlas %s: %zu configurations of %s on %d GPUs%s: %zu simulated (the rest "
+                "cannot hold their weights and optimizer state), %zu fit; %.2f s\n", cmd, hi - lo,
+                model.id, gpus, o->shard_n ? " in this shard" : "", sim, fit, took);
     if (o->shard_n) {
         wl_results_format f = o->format_given ? o->format : WL_FMT_CSV;
         rc = write_rows(cmd, o, o->out, f, &sys, &model, cfgs, rows, lo, hi, n, clock);

@@ -1121,12 +1121,13 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
             c->opt_e[i] = r.energy_j;
             wl_cluster_task d = {.stage = i, .micro = -1, .kind = 'D', .start_s = end, .dur_s = dpx,
                                  .comm_s = dpx, .power_w = wl_core_gpu_idle_w(&c->gpu, fb)};
-            if (dpx > 0)
-                wl_cluster_sim_append(c->sim, &d);
             wl_cluster_task o = {.stage = i, .micro = -1, .kind = 'O', .start_s = end + dpx,
                                  .dur_s = c->opt_t[i],
                                  .power_w = c->opt_t[i] > 0 ? c->opt_e[i] / c->opt_t[i] : 0};
-            wl_cluster_sim_append(c->sim, &o);
+            if ((dpx > 0 && wl_cluster_sim_append(c->sim, &d)) || wl_cluster_sim_append(c->sim, &o)) {
+                wl_error_set(err, "cluster", 0, "", "out of memory for the pipeline simulation");
+                return WL_ENOMEM;
+            }
             end += dpx + c->opt_t[i];
         }
         c->dp_exp[i] = dpx;
@@ -1423,6 +1424,30 @@ int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *o
     out->total_gb = out->weights_gb + out->grads_gb + out->optimizer_gb + out->activations_gb +
                     out->workspace_gb;
     return WL_OK;
+}
+
+wl_cluster_sim *wl_cluster_swap_sim(wl_cluster *c, wl_cluster_sim *sim)
+{
+    wl_cluster_sim *old = c->sim;
+    c->sim = sim;
+    return old;
+}
+
+double wl_cluster_memory_floor_gb(wl_cluster *c)
+{
+    int train = c->cfg.mode == WL_MODE_TRAIN && !c->decode;
+    const wl_cluster_schedule_type *t = c->cfg.schedule ? c->cfg.schedule : wl_cluster_1f1b;
+    double worst = 0;
+    for (int i = 0; i < c->p; i++) {
+        /* the schedule's own peak where it is fixed by the order (the
+         * simulation finds the same), the least where it is not */
+        if (train)
+            c->peak[i] = wl_cluster_schedule_peak(t, c->p, c->v, c->m, i);
+        wl_cluster_memory mm;
+        wl_cluster_stage_memory(c, i, &mm);
+        worst = fmax(worst, mm.total_gb);
+    }
+    return worst;
 }
 
 double wl_cluster_stage_clock(const wl_cluster *c, int stage, int phase)

@@ -97,5 +97,14 @@ double wl_cluster_layer_act_bytes(const wl_core_model *m, const wl_cluster_confi
 /* What a full recompute rebuilds of one layer at a time in the backward. */
 double wl_cluster_layer_act_peak_bytes(const wl_core_model *m, const wl_cluster_config *c);
 long long wl_cluster_padded_vocab(const wl_core_model *m, int tp);
+/* The memory of the largest stage of a training configuration before any
+ * simulation: its activations at the peak its schedule's order implies
+ * (for zb-h1 the least), which a simulation then finds (sets c's peaks);
+ * other modes: one micro-batch's. */
+double wl_cluster_memory_floor_gb(wl_cluster *c);
+/* Puts sim in c's place and returns c's own: a search lends each thread's
+ * simulator to the configurations it runs, so that consecutive ones of one
+ * pipeline shape (the enumeration's inner loops) share its task orders. */
+wl_cluster_sim *wl_cluster_swap_sim(wl_cluster *c, wl_cluster_sim *sim);
 
 #endif

@@ -89,6 +89,23 @@ int wl_cluster_schedule_interleaves(const wl_cluster_schedule_type *t)
     return t && t->interleaves;
 }
 
+/* The chunks a training stage holds at its peak, as its fixed order in
+ * build_order below implies: each forward adds one, each backward frees
+ * one; gpipe holds every chunk; 1f1b and interleaving hold their warm-up
+ * forwards and one more (Narayanan et al. SC'21). Where W passes run apart
+ * (zb-h1) the W frees the chunk and runs when the timeline lets it: this is
+ * the least, with each W right after its B. */
+int wl_cluster_schedule_peak(const wl_cluster_schedule_type *t, int p, int v, int m, int stage)
+{
+    if (!t || p < 1 || v < 1 || m < 1 || stage < 0 || stage >= p)
+        return 0;
+    int n = v * m;
+    if (t == &sched_gpipe)
+        return n;
+    int warm = v == 1 ? p - stage - 1 : (p - stage - 1) * 2 + (v - 1) * p;
+    return warm + 1 < n ? warm + 1 : n;
+}
+
 /* ---- the simulation ----------------------------------------------------------- */
 
 typedef struct stage_state {
@@ -168,16 +185,20 @@ static int reserve(wl_cluster_sim *s, int p, int v, int m, int nk)
         if (!a)
             return WL_ENOMEM;
         s->arrive = a;
-        wl_cluster_task *t = realloc(s->tasks, (ids + 2 * (size_t)p) * sizeof *t);
-        if (!t)
-            return WL_ENOMEM;
-        s->tasks = t;
-        s->captasks = ids + 2 * (size_t)p;
         task_meta *mt = realloc(s->meta, ids * sizeof *mt);
         if (!mt)
             return WL_ENOMEM;
         s->meta = mt;
         s->cap_ids = ids;
+    }
+    /* the tasks, and after them a gradient sync and an optimizer step per
+     * stage (wl_cluster_sim_append) */
+    if (ids + 2 * (size_t)p > s->captasks) {
+        wl_cluster_task *t = realloc(s->tasks, (ids + 2 * (size_t)p) * sizeof *t);
+        if (!t)
+            return WL_ENOMEM;
+        s->tasks = t;
+        s->captasks = ids + 2 * (size_t)p;
     }
     if (ids > s->cap_order) {
         int *o = realloc(s->order, ids * sizeof *o);
@@ -257,16 +278,6 @@ static int build_order(wl_cluster_sim *s, const wl_cluster_schedule_type *t, int
 #undef CHUNK
 #undef MICRO
     return n;
-}
-
-static void decode_tid(const wl_cluster_sim *s, int id, int *kind, int *stage, int *chunk, int *micro)
-{
-    *stage = id % s->p;
-    id /= s->p;
-    *chunk = id % s->v;
-    id /= s->v;
-    *micro = id % s->m;
-    *kind = id / s->m;
 }
 
 /* The task whose output a task needs from another stage (-1: none). */
@@ -435,12 +446,16 @@ int wl_cluster_sim_run(wl_cluster_sim *s, const wl_cluster_pipeline *pl, wl_erro
     memset(ss, 0, sizeof *ss * (size_t)p);
     if (s->key_p != p || s->key_v != v || s->key_m != m || s->key_nk != s->nk ||
         s->key_round != s->round || s->key_fwd != pl->forward_only || s->key_sched != t) {
-        for (size_t k = 0; k < ids; k++) {
-            task_meta *tm = &s->meta[k];
-            decode_tid(s, (int)k, &tm->kind, &tm->stage, &tm->chunk, &tm->micro);
-            tm->pred = pred_of(s, tm->kind, tm->stage, tm->chunk, tm->micro);
-            tm->local = local_of(s, tm->kind, tm->stage, tm->chunk, tm->micro);
-        }
+        /* in id order (tid: stage fastest, then chunk, micro, kind) */
+        task_meta *tm = s->meta;
+        for (int kd = 0; kd < s->nk; kd++)
+            for (int j = 0; j < m; j++)
+                for (int c = 0; c < v; c++)
+                    for (int i = 0; i < p; i++, tm++) {
+                        *tm = (task_meta){.kind = kd, .stage = i, .chunk = c, .micro = j,
+                                          .pred = pred_of(s, kd, i, c, j),
+                                          .local = local_of(s, kd, i, c, j)};
+                    }
         for (int i = 0; i < p; i++)
             s->olen[i] = build_order(s, t, i, pl->forward_only);
         s->key_p = p, s->key_v = v, s->key_m = m, s->key_nk = s->nk;

@@ -180,7 +180,8 @@ static int other_partition_of(const wl_cluster_config *a, const wl_cluster_confi
  * once every row is done (*copy set). */
 static int eval_one(const wl_cluster_system *sys, const wl_core_gpu *gpu, const wl_core_model *m,
                     const wl_cluster_config *cfg, const wl_cluster_config *uniform, double clock,
-                    wl_cluster_search_row *row, int *copy, wl_error *err)
+                    int front_only, wl_cluster_sim *sim, wl_cluster_search_row *row, int *copy,
+                    wl_error *err)
 {
     memset(row, 0, sizeof *row);
     *copy = 0;
@@ -195,7 +196,18 @@ static int eval_one(const wl_cluster_system *sys, const wl_core_gpu *gpu, const 
         return WL_OK;
     }
     double floor_gb = static_memory_gb(c);
-    if (gpu->mem_capacity_gb > 0 && floor_gb > gpu->mem_capacity_gb) {
+    int over = gpu->mem_capacity_gb > 0 && floor_gb > gpu->mem_capacity_gb;
+    if (!over && front_only && cfg->mode == WL_MODE_TRAIN && gpu->mem_capacity_gb > 0) {
+        /* the activations its schedule holds at the peak do not fit either:
+         * off the front whatever its time */
+        double act_gb = wl_cluster_memory_floor_gb(c);
+        if (act_gb > gpu->mem_capacity_gb) {
+            over = 1;
+            floor_gb = act_gb;
+            row->activations_over = 1;
+        }
+    }
+    if (over) {
         /* cannot fit whatever the schedule: not worth its simulation */
         wl_cluster_result *r = &row->r;
         r->time_s = r->energy_j = r->power_w = r->energy_gpu_j = r->energy_network_j = NAN;
@@ -209,7 +221,10 @@ static int eval_one(const wl_cluster_system *sys, const wl_core_gpu *gpu, const 
         r->nodes = sys->nodes;
         row->evaluated = 0;
     } else {
+        wl_cluster_sim *own = sim ? wl_cluster_swap_sim(c, sim) : NULL;
         rc = wl_cluster_run(c, clock, NULL, &row->r, err);
+        if (sim)
+            wl_cluster_swap_sim(c, own);
         row->evaluated = rc == WL_OK;
     }
     wl_cluster_free(c);
@@ -218,22 +233,32 @@ static int eval_one(const wl_cluster_system *sys, const wl_core_gpu *gpu, const 
 
 int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
                            const wl_core_model *m, const wl_cluster_config *cfgs, size_t n,
-                           double clock_mhz, int threads, wl_cluster_search_row *rows,
-                           wl_error *err)
+                           double clock_mhz, int threads, int front_only,
+                           wl_cluster_search_row *rows, wl_error *err)
 {
     int rc = WL_OK;
     long long bad = -1;
     wl_error first = {0};
+#ifdef _OPENMP
+    int nt = threads > 0 ? threads : omp_get_max_threads();
+#else
+    (void)threads;
+    int nt = 1;
+#endif
+    /* a simulator per thread (wl_cluster_swap_sim); NULL: each
+     * configuration's own */
     int *copy = calloc(n ? n : 1, sizeof *copy);
-    if (!copy) {
+    wl_cluster_sim **sims = calloc((size_t)nt, sizeof *sims);
+    if (!copy || !sims) {
+        free(copy);
+        free(sims);
         wl_error_set(err, "cluster", 0, "", "out of memory");
         return WL_ENOMEM;
     }
+    for (int k = 0; k < nt; k++)
+        sims[k] = wl_cluster_sim_create();
 #ifdef _OPENMP
-    int nt = threads > 0 ? threads : omp_get_max_threads();
-#pragma omp parallel for schedule(dynamic, 4) num_threads(nt)
-#else
-    (void)threads;
+#pragma omp parallel for schedule(dynamic, 8) num_threads(nt)
 #endif
     for (long long i = 0; i < (long long)n; i++) {
         wl_error e = {0};
@@ -241,7 +266,12 @@ int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
                                              other_partition_of(&cfgs[i], &cfgs[i - 1])
                                          ? &cfgs[i - 1]
                                          : NULL;
-        int r = eval_one(sys, gpu, m, &cfgs[i], u, clock_mhz, &rows[i], &copy[i], &e);
+#ifdef _OPENMP
+        wl_cluster_sim *sim = sims[omp_get_thread_num()];
+#else
+        wl_cluster_sim *sim = sims[0];
+#endif
+        int r = eval_one(sys, gpu, m, &cfgs[i], u, clock_mhz, front_only, sim, &rows[i], &copy[i], &e);
         if (r) {
 #ifdef _OPENMP
 #pragma omp critical(wl_cluster_search_err)
@@ -265,6 +295,9 @@ int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
             rows[i].same_as_uniform = 1;
         }
     free(copy);
+    for (int k = 0; k < nt; k++)
+        wl_cluster_sim_free(sims[k]);
+    free(sims);
     return rc;
 }
 

@@ -129,6 +129,10 @@ const wl_cluster_schedule_type *wl_cluster_schedule_at(int i);
 /* Whether the schedule runs weight gradients apart (W) / takes v > 1. */
 int wl_cluster_schedule_splits_w(const wl_cluster_schedule_type *t);
 int wl_cluster_schedule_interleaves(const wl_cluster_schedule_type *t);
+/* The chunks stage (of p, v chunks each, m micro-batches) of a training
+ * pipeline holds at its peak under the schedule's fixed order; for zb-h1
+ * (weight gradients run as the timeline allows) the least it can hold. */
+int wl_cluster_schedule_peak(const wl_cluster_schedule_type *t, int p, int v, int m, int stage);
 
 /* One task of a simulated timeline. kind: 'F', 'B', 'W' (weight gradients
  * split off), 'D' (gradient synchronisation), 'O' (optimizer step). */
@@ -480,15 +484,22 @@ typedef struct {
     int same_as_uniform;        /* a balanced or parameters split that came
                                    out uniform: the row of the uniform
                                    configuration again, left off the front */
+    int activations_over;       /* front_only: not simulated either, because
+                                   its activations at the peak its schedule
+                                   implies already exceed the memory
+                                   (evaluated 0, memory_gb that floor) */
 } wl_cluster_search_row;
 
 /* Evaluates n configurations at one clock, on `threads` threads (0:
  * OpenMP's default); rows[i] is cfgs[i]'s, whatever the thread count. The
- * first failing configuration's error in order. */
+ * first failing configuration's error in order. front_only: only the rows
+ * that can be on the front are needed, so a training configuration whose
+ * memory floor with its schedule's activations does not fit is not
+ * simulated (activations_over). */
 int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
                            const wl_core_model *m, const wl_cluster_config *cfgs, size_t n,
-                           double clock_mhz, int threads, wl_cluster_search_row *rows,
-                           wl_error *err);
+                           double clock_mhz, int threads, int front_only,
+                           wl_cluster_search_row *rows, wl_error *err);
 /* Among the evaluated rows that fit: the time-energy front (on_front[n]),
  * the fastest and the least energy per iteration (-1: none fits). */
 int wl_cluster_search_pick(const wl_cluster_search_row *rows, size_t n, unsigned char *on_front,

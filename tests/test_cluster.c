@@ -110,6 +110,40 @@ static void test_in_flight(void **state)
     for (int i = 0; i < 4; i++)
         assert_int_equal(wl_cluster_sim_stage(s, i)->peak_in_flight, 4);
     pl.w_s = NULL;
+    /* the peak the fixed orders imply (what a search checks the memory
+     * with before simulating) against the simulated one, over shapes and
+     * uneven durations: equal, and for zb-h1 no more than simulated */
+    {
+        double f2[64], b2[64], w2[64], s2[16] = {0};
+        wl_cluster_sim *s3 = wl_cluster_sim_create();
+        for (int si = 0; wl_cluster_schedule_at(si); si++) {
+            const wl_cluster_schedule_type *t = wl_cluster_schedule_at(si);
+            for (int p = 1; p <= 6; p++)
+                for (int v = 1; v <= (wl_cluster_schedule_interleaves(t) ? 3 : 1); v++)
+                    for (int mm = 1; mm <= 3 * p; mm++) {
+                        if (v > 1 && mm % p)
+                            continue;
+                        for (int i = 0; i < p * v; i++) {
+                            f2[i] = 1 + 0.37 * (i % 3);
+                            b2[i] = 2 + 0.21 * (i % 4);
+                            w2[i] = 0.5 + 0.13 * (i % 2);
+                        }
+                        wl_cluster_pipeline q = {.schedule = t, .stages = p, .chunks = v, .micro = mm,
+                                                 .f_s = f2, .b_s = b2, .send_s = s2,
+                                                 .w_s = wl_cluster_schedule_splits_w(t) ? w2 : NULL};
+                        assert_int_equal(wl_cluster_sim_run(s3, &q, &e), WL_OK);
+                        for (int i = 0; i < p; i++) {
+                            int want = wl_cluster_schedule_peak(t, p, v, mm, i);
+                            int got = wl_cluster_sim_stage(s3, i)->peak_in_flight;
+                            if (wl_cluster_schedule_splits_w(t))
+                                assert_true(want >= 1 && want <= got);
+                            else
+                                assert_int_equal(want, got);
+                        }
+                    }
+        }
+        wl_cluster_sim_free(s3);
+    }
     for (int i = 0; i < 8; i++)
         b[i] = 2;
     /* a transfer on every hop: 1F1B's makespan grows by 2 (p - 1) sends on
@@ -565,8 +599,8 @@ static void test_search(void **state)
             assert_true(memcmp(&cf[i], &cf[j], sizeof cf[i]) != 0);
     }
     wl_cluster_search_row *r1 = calloc(n, sizeof *r1), *r2 = calloc(n, sizeof *r2);
-    assert_int_equal(wl_cluster_search_eval(&sys, &gpu, &m, cf, n, 1410, 1, r1, &e), WL_OK);
-    assert_int_equal(wl_cluster_search_eval(&sys, &gpu, &m, cf, n, 1410, 4, r2, &e), WL_OK);
+    assert_int_equal(wl_cluster_search_eval(&sys, &gpu, &m, cf, n, 1410, 1, 0, r1, &e), WL_OK);
+    assert_int_equal(wl_cluster_search_eval(&sys, &gpu, &m, cf, n, 1410, 4, 0, r2, &e), WL_OK);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(r1[i].evaluated, r2[i].evaluated);
         if (r1[i].evaluated)
