@@ -147,11 +147,33 @@ void cli_note(void *cmd, const char *text)
     fprintf(stderr, "wattlas %s: %s\n", (const char *)cmd, text);
 }
 
-int cli_bad_option(const char *cmd, int c, char **argv)
+/* The word getopt stopped at: for a short option inside a word ("-seq":
+ * 's', 'e', 'q') optind still points at that word until its last letter,
+ * so argv[optind - 1] can be the word before it ("gpt2"). */
+static const char *offending(int argc, char **argv)
+{
+    for (int k = optind; k >= optind - 1 && k >= 1; k--)
+        if (k < argc && argv[k][0] == '-' && argv[k][1] != '-' && optopt && strchr(argv[k] + 1, optopt))
+            return argv[k];
+    return argv[optind - 1];
+}
+
+int cli_bad_option(const char *cmd, int c, int argc, char **argv)
 {
     if (c == ':')
         return cli_usage(cmd, "option %s needs a value", argv[optind - 1]);
-    return cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+    const char *w = offending(argc, argv);
+    if (w[0] == '-' && w[1] != '-' && w[1] && w[2])
+        return cli_usage(cmd, "unknown option '%s' (long options take two dashes: -%s)", w, w);
+    return cli_usage(cmd, "unknown option '%s'", w);
+}
+
+void cli_short_help(int argc, char **argv)
+{
+    /* -h is --help wherever it is an option (not the file of -o) */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") && strcmp(argv[i - 1], "-o"))
+            argv[i] = (char *)"--help";
 }
 
 char *cli_command_line(int argc, char **argv)

@@ -85,8 +85,11 @@ int cli_rows_close(const char *cmd, cli_rows *r, int ok);
 void cli_note(void *cmd, const char *text);
 
 
-/* getopt_long's "unknown option"/"needs a value" as usage errors. */
-int cli_bad_option(const char *cmd, int c, char **argv);
+/* getopt_long's "unknown option"/"needs a value" as usage errors, naming
+ * the word (a long option with one dash, "-seq", says so). */
+int cli_bad_option(const char *cmd, int c, int argc, char **argv);
+/* -h as --help (argv's words rewritten in place). */
+void cli_short_help(int argc, char **argv);
 
 /* "wattlas ARGS..." for a file's record of how it was made (malloc'd). */
 char *cli_command_line(int argc, char **argv);

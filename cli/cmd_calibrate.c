@@ -158,7 +158,7 @@ static int cal_parse(int argc, char **argv, cal_opts *o)
         case 'W': rc = fit_option(o, optarg); break;
         case 'T': rc = cli_real(cmd, "--transfer-sd", optarg, 0.01, 10, &o->fit.transfer_rel); break;
         case 'h': help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv); break;
         }
     }
     if (!rc)

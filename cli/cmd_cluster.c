@@ -467,7 +467,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
             break;
         case 'o': o->out = optarg; break;
         case O_HELP: help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv); break;
         }
     }
     if (rc)

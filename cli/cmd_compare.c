@@ -97,7 +97,7 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
         case O_FORMAT: rc = cli_format(cmd, optarg, &o->format); break;
         case 'o': o->out = optarg; break;
         case O_HELP: help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv); break;
         }
     }
     if (rc)

@@ -51,7 +51,7 @@ static int check_parse(int argc, char **argv, check_opts *o)
         case 'f': rc = cli_format(cmd, optarg, &o->format); break;
         case 'o': o->out = optarg; break;
         case 'h': help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv); break;
         }
     }
     if (!rc && optind < argc)

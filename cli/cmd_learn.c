@@ -109,7 +109,7 @@ static int learn_parse(int argc, char **argv, learn_opts *o)
         case 'N': in = optarg; break;
         case 'o': o->out = optarg; break;
         case 'h': help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv); break;
         }
     }
     if (!rc)

@@ -144,7 +144,7 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
                 rc = cli_usage(cmd, "--legend: expected outside, inside or none, got '%.60s'", optarg);
             break;
         case 'h': help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv); break;
         }
     }
     if (!rc)

@@ -108,7 +108,7 @@ static int validate_parse(int argc, char **argv, validate_opts *o)
         }
         case 'o': o->out = optarg; break;
         case 'h': help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv); break;
         }
     }
     if (!rc)

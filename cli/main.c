@@ -104,6 +104,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (!strcmp(cmd, commands[i].name)) {
+            cli_short_help(argc - 1, argv + 1);
             rc = commands[i].main(argc - 1, argv + 1);
             return close_stdout(rc);
         }

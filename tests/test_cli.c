@@ -108,6 +108,26 @@ static void test_usage_errors(void **state)
     assert_int_equal(run("frobnicate"), 2);
     assert_int_equal(run("predict --bogus"), 2);
     assert_non_null(strstr(err_buf, "--bogus"));
+    /* a long option with one dash names itself, not the word before it */
+    assert_int_equal(run("predict --model gpt2 -seq 512"), 2);
+    assert_non_null(strstr(err_buf, "'-seq' (long options take two dashes: --seq)"));
+    assert_null(strstr(err_buf, "gpt2"));
+    assert_int_equal(run("sweep --model gpt2 -clock 900"), 2);
+    assert_non_null(strstr(err_buf, "--clock"));
+    /* -h is --help in every command */
+    assert_int_equal(run("predict -h"), 0);
+    assert_non_null(strstr(out_buf, "usage: wattlas predict"));
+    assert_int_equal(run("cluster search -h"), 0);
+    assert_non_null(strstr(out_buf, "usage: wattlas cluster"));
+    /* a name no preset has: the close ones */
+    assert_int_equal(run("predict --gpu a100"), 2);
+    assert_non_null(strstr(err_buf, "did you mean a100-pcie-40gb, a100-pcie-80gb, a100-sxm-80gb?"));
+    assert_int_equal(run("predict --model lama-3-8b"), 2);
+    assert_non_null(strstr(err_buf, "did you mean llama-3-8b?"));
+    assert_int_equal(run("cluster --system dgx"), 2);
+    assert_non_null(strstr(err_buf, "dgx-a100-80gb, dgx-h100"));
+    assert_int_equal(run("predict --gpu zzzz"), 2);
+    assert_null(strstr(err_buf, "did you mean"));
     assert_int_equal(run("predict --dtype fp64"), 2);
     assert_int_equal(run("predict --clock 900:100:10"), 2);
     assert_int_equal(run("predict --format xml"), 2);
