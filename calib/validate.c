@@ -243,6 +243,13 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
         else if (pw && fabs(implied / r->power_w - 1) > 0.05)
             snprintf(b, 160, "power %.2f W disagrees with energy/time = %.2f W", r->power_w,
                      implied);
+        /* a board holds its average power to its limit (the row's, or the
+         * GPU's): far above it, the row is another GPU's or in other units */
+        else if (pw && (isnan(r->power_limit_w) ? gpu->power_limit_w : r->power_limit_w) > 0 &&
+                 r->power_w > 1.15 * (isnan(r->power_limit_w) ? gpu->power_limit_w : r->power_limit_w))
+            snprintf(b, 160, "power %.1f W is above the board's %.0f W limit (another GPU's row, "
+                     "or other units?)", r->power_w,
+                     isnan(r->power_limit_w) ? gpu->power_limit_w : r->power_limit_w);
         if (!b[0] && (r->measured_clock_mhz > r->sm_clock_mhz * 1.02 ||
                       !(r->measured_clock_mhz > 0)))
             snprintf(b, 160, "measured clock %.0f MHz is above the requested %.0f MHz",

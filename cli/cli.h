@@ -108,8 +108,9 @@ const cli_axis *cli_axis_of(const cli_axis *axes, size_t naxes, int c);
 /* Sets the axis's key from optarg; a usage error names the option. */
 struct wl_sweep_spec;
 int cli_axis_set(const char *cmd, struct wl_sweep_spec *spec, const cli_axis *a, const char *value);
-/* Notes on stderr for GPUs that leave requested clocks out (outside their range). */
-void cli_clock_notes(const char *cmd, const struct wl_sweep_spec *spec);
+/* The spec's warnings on stderr, and notes for GPUs that leave requested
+ * clocks out (outside their range). */
+void cli_spec_notes(const char *cmd, const struct wl_sweep_spec *spec);
 /* The warning for n points outside the spec's learned model's training
  * domain (nothing when n is 0). */
 void cli_learned_outside(const char *cmd, const struct wl_sweep_spec *spec, unsigned long long n);

@@ -159,6 +159,7 @@ static int predict_run(const predict_opts *o)
         fprintf(f, ", %s%s%s\n", wl_dtype_name(id.dtype), id.traced ? "" : ", attention ",
                 id.traced ? "" : wl_attention_name(id.attention));
     }
+    cli_spec_notes(cmd, o->spec);
     /* coefficients that are not this GPU's own fit are said to be so */
     if (g->coef_source[0] && strncmp(g->coef_source, "transferred", 11))
         fprintf(stderr, "wattlas predict: note: %s: coefficients %s\n", g->id, g->coef_source);

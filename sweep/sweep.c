@@ -65,6 +65,7 @@ struct wl_sweep_spec {
     size_t *clipped;             /* requested clocks outside each GPU's range */
     size_t maxclk;               /* the longest of them: the clock axis stride */
     wl_core_model *model;        /* one per models entry */
+    wl_core_strlist warnings;    /* what a caller should tell its user */
     wl_core_workload **trace_wl; /* one per traces entry, as recorded */
     wl_dtype *trace_dt;          /* their recorded precision */
     size_t n_workloads;          /* models or traces */
@@ -93,6 +94,7 @@ void wl_sweep_spec_free(wl_sweep_spec *s)
     free(s->clipped);
     wl_core_strlist_free(&s->gpus);
     wl_core_strlist_free(&s->models);
+    wl_core_strlist_free(&s->warnings);
     wl_core_strlist_free(&s->traces);
     wl_core_strlist_free(&s->idle);
     wl_core_strlist_free(&s->host);
@@ -616,6 +618,18 @@ static int build_check(const wl_sweep_spec *s, const wl_core_model *m, const wl_
     return rc;
 }
 
+static int add_warning(wl_sweep_spec *s, const char *text)
+{
+    char **v = realloc(s->warnings.v, (s->warnings.n + 1) * sizeof *v);
+    if (!v)
+        return WL_ENOMEM;
+    s->warnings.v = v;
+    if (!(v[s->warnings.n] = strdup(text)))
+        return WL_ENOMEM;
+    s->warnings.n++;
+    return WL_OK;
+}
+
 static int finish(wl_sweep_spec *s, wl_error *err)
 {
     if (s->traces.n && (s->models.n || s->batch.n || s->seq.n || s->nattn)) {
@@ -827,6 +841,28 @@ static int finish(wl_sweep_spec *s, wl_error *err)
                         }
                     }
     }
+    /* a context past a model's learned position table cannot run (PyTorch
+     * indexes past the table); the prediction is still made, and said so */
+    for (size_t m = 0; !s->traces.n && m < s->models.n; m++) {
+        const wl_core_model *md = &s->model[m];
+        double longest = 0;
+        for (size_t q = 0; q < s->seq.n; q++)
+            longest = fmax(longest, s->seq.v[q]);
+        int decodes = 0;
+        for (size_t k = 0; k < s->nmode; k++)
+            decodes |= s->modes[k] == WL_MODE_DECODE;
+        if (decodes)
+            longest += (double)s->opts.gen;
+        if (md->positions == WL_POS_LEARNED && md->max_positions > 0 && longest > md->max_positions) {
+            char t[300];
+            snprintf(t, sizeof t, "%.60s has %d learned positions: a context of %.0f tokens%s "
+                     "cannot run in PyTorch (its position table ends at %d); predicted as if it "
+                     "could", s->models.v[m], md->max_positions, longest,
+                     decodes ? " (prompt and generation)" : "", md->max_positions);
+            if ((rc = add_warning(s, t)))
+                return rc;
+        }
+    }
     /* every GPU variant must be valid: check each combination of set values */
     unsigned long long nvar = n_variants(s);
     for (size_t gi = 0; gi < ng; gi++)
@@ -836,6 +872,16 @@ static int finish(wl_sweep_spec *s, wl_error *err)
                 return rc;
         }
     return WL_OK;
+}
+
+size_t wl_sweep_spec_warning_count(const wl_sweep_spec *s)
+{
+    return s->finished ? s->warnings.n : 0;
+}
+
+const char *wl_sweep_spec_warning(const wl_sweep_spec *s, size_t i)
+{
+    return s->finished && i < s->warnings.n ? s->warnings.v[i] : NULL;
 }
 
 size_t wl_sweep_spec_clipped(const wl_sweep_spec *s, size_t gpu)

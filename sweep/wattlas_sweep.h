@@ -71,6 +71,10 @@ size_t wl_sweep_spec_clipped(const wl_sweep_spec *s, size_t i);
 int wl_sweep_spec_check_clocks(const wl_sweep_spec *s, const char *source, wl_error *err);
 /* The clock axis after finish (the requested clocks, or the first GPU's). */
 const double *wl_sweep_spec_clocks(const wl_sweep_spec *s, size_t *n);
+/* Warnings a finished spec has for its user (a context past a model's
+ * learned positions): how many, and the i-th text (NULL past the last). */
+size_t wl_sweep_spec_warning_count(const wl_sweep_spec *s);
+const char *wl_sweep_spec_warning(const wl_sweep_spec *s, size_t i);
 /* The i-th GPU of the gpu axis as resolved (idle tables applied, no set
  * values), or NULL. */
 const wl_core_gpu *wl_sweep_spec_gpu(const wl_sweep_spec *s, size_t i);

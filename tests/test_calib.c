@@ -557,7 +557,9 @@ static void test_one_clock_and_bad_rows(void **state)
              "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8.0,0.16,20.0,60\n"
              "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8.0,0.70,120.0,60\n"
              "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8.0,0.72,90.0,60\n"
-             "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,1300,8.0,0.72,90.0,60\n", HDR);
+             "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,1300,8.0,0.72,90.0,60\n"
+             "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8.0,2.40,300.0,60\n"
+             "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8.0,2.24,280.0,60\n", HDR);
     test_write_file(p, buf);
     assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
     assert_int_equal(wl_calib_problem_create(&truth, set, NULL, &prob, &err), WL_OK);
@@ -569,6 +571,11 @@ static void test_one_clock_and_bad_rows(void **state)
     assert_true(wl_calib_row_scored(prob, 2, &why));
     assert_false(wl_calib_row_scored(prob, 3, &why));
     assert_non_null(strstr(why, "above the requested"));
+    /* the board holds 250 W: 300 W is another board's, 280 W within the
+     * averaging's 15% */
+    assert_false(wl_calib_row_scored(prob, 4, &why));
+    assert_non_null(strstr(why, "above the board's 250 W limit"));
+    assert_true(wl_calib_row_scored(prob, 5, &why));
     wl_calib_problem_free(prob);
     wl_calib_free(set);
     /* Below a rule-based idle curve (no measured table) the row still counts,

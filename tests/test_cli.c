@@ -128,6 +128,13 @@ static void test_usage_errors(void **state)
     assert_non_null(strstr(err_buf, "dgx-a100-80gb, dgx-h100"));
     assert_int_equal(run("predict --gpu zzzz"), 2);
     assert_null(strstr(err_buf, "did you mean"));
+    /* a context past a learned position table: predicted, and warned */
+    assert_int_equal(run("predict --model bert-large --seq 4096"), 0);
+    assert_non_null(strstr(err_buf, "warning: bert-large has 512 learned positions: a context of 4096"));
+    assert_int_equal(run("sweep --model gpt2 --seq 1000 --mode decode --gen 100 --clock 1410"), 0);
+    assert_non_null(strstr(err_buf, "1100 tokens (prompt and generation)"));
+    assert_int_equal(run("predict --model bert-large --seq 512"), 0);
+    assert_null(strstr(err_buf, "warning"));
     assert_int_equal(run("predict --dtype fp64"), 2);
     assert_int_equal(run("predict --clock 900:100:10"), 2);
     assert_int_equal(run("predict --format xml"), 2);
