@@ -180,7 +180,7 @@ static int predict_run(const predict_opts *o)
                 "is unknown\n", g->id, id.memory.total_gb);
     }
     wl_core_workload_free(wl);
-    wl_sweep_options so = {.format = o->format, .threads = 1};
+    wl_sweep_options so = {.format = o->format, .threads = 1, .no_constants_line = 1};
     wl_sweep_stats st;
     rc = wl_sweep_run(o->spec, &so, f, NULL, &st, &err);
     if (rc) {

@@ -1327,12 +1327,55 @@ void wl_sweep_shard_line(FILE *out, unsigned index, unsigned count, uint64_t fin
             count, (unsigned long long)fingerprint, lo, hi, total, rows, wl_results_format_name(format));
 }
 
+static void param_cells(const wl_sweep_plan *p, const combo *c, const wl_core_gpu *g,
+                        wl_results_cell *cells);
+
+/* A table leaves out the parameters that do not vary: one line names them
+ * and their values, as the first combination's cells give them ("# gpu
+ * a100-pcie-40gb, model gpt2, batch 1, ..."). */
+static void constants_line(const wl_sweep_plan *p, FILE *out)
+{
+    const wl_sweep_spec *s = p->s;
+    wl_results_cell cells[MAX_SET + 16];
+    if (p->nparam > sizeof cells / sizeof *cells)
+        return;
+    combo c;
+    decode(s, 0, &c);
+    wl_core_gpu g;
+    wl_error e = {0};
+    if (variant_gpu(s, c.gpu, c.variant, &g, &e))
+        return;
+    param_cells(p, &c, &g, cells);
+    cells[p->nparam - 1] = (wl_results_cell){NULL, volts(s)->v[0]};
+    wl_results_buf b = {0};
+    for (size_t i = 0; i < p->nparam; i++) {
+        char t[WL_RESULTS_NUM_MAX];
+        const char *v = cells[i].s;
+        if (!v && !isnan(cells[i].v) &&
+            wl_results_fmt(t, sizeof t, cells[i].v, p->cols[i].decimals < 0 ? 0 : p->cols[i].decimals) > 0)
+            v = t;
+        if (!p->cols[i].table_hide || !v) /* shown, or empty (a vision model's seq) */
+            continue;
+        wl_results_buf_puts(&b, b.n ? ", " : "# ");
+        wl_results_buf_puts(&b, p->cols[i].name);
+        wl_results_buf_put(&b, " ", 1);
+        wl_results_buf_puts(&b, v);
+    }
+    if (b.n && !b.oom) {
+        wl_results_buf_put(&b, "\n", 1);
+        fwrite(b.p, 1, b.n, out);
+    }
+    wl_results_buf_free(&b);
+}
+
 void wl_sweep_plan_begin(wl_sweep_plan *p, FILE *out)
 {
     wl_results_writer_set_stream(p->w, out);
     if (p->o.shard_count)
         wl_sweep_shard_line(out, p->o.shard_index, p->o.shard_count, p->fingerprint, p->lo, p->hi,
                             wl_sweep_spec_points(p->s), p->rows, p->o.format);
+    if (p->o.format == WL_FMT_TABLE && !p->o.no_constants_line)
+        constants_line(p, out);
     wl_results_writer_header(p->w);
 }
 

@@ -113,6 +113,9 @@ typedef struct {
      * interruption by callers); may be NULL */
     void (*progress)(void *user, unsigned long long done, unsigned long long total);
     void *progress_user;
+    /* table: no '#' line naming the parameters that do not vary (a caller
+     * that writes its own title: predict) */
+    int no_constants_line;
 } wl_sweep_options;
 
 /* What a run (or a chunk of it) evaluated: its points, how many of them

@@ -128,6 +128,14 @@ static void test_usage_errors(void **state)
     assert_non_null(strstr(err_buf, "dgx-a100-80gb, dgx-h100"));
     assert_int_equal(run("predict --gpu zzzz"), 2);
     assert_null(strstr(err_buf, "did you mean"));
+    /* a table names the parameters it leaves out */
+    assert_int_equal(run("sweep --model gpt2 --clock 900,1410 --format table"), 0);
+    assert_non_null(strstr(out_buf, "# gpu a100-pcie-40gb, model gpt2, batch 1, seq 128, dtype bf16, "
+                                    "attention eager, mode prefill, scope model, voltage_offset_mv 0.0\n"
+                                    "sm_clock_mhz"));
+    assert_int_equal(run("sweep --model gpt2,bert-large --clock 900 --format table"), 0);
+    assert_non_null(strstr(out_buf, "# gpu a100-pcie-40gb, batch 1"));
+    assert_null(strstr(out_buf, "model gpt2,"));
     /* a context past a learned position table: predicted, and warned */
     assert_int_equal(run("predict --model bert-large --seq 4096"), 0);
     assert_non_null(strstr(err_buf, "warning: bert-large has 512 learned positions: a context of 4096"));
