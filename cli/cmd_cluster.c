@@ -666,6 +666,25 @@ static int write_frontier(const char *cmd, const cluster_opts *o, wl_cluster *cl
             {.s = wl_cluster_energy_scope_name(o->scope)}, {.s = ""}, {.v = caps[i]}};
         rc = wl_results_writer_row(rows.w, c) ? EXIT_RUNTIME : 0;
     }
+    /* the baseline is every GPU at its top clock under the power limit:
+     * where the limit throttles its stages, a plan that lowers one of them
+     * can end sooner, and its slowdown is negative; say why */
+    size_t faster = 0;
+    for (size_t i = 0; i < n; i++)
+        faster += pts[i].slowdown_pct < 0;
+    for (size_t i = 0; i < nc; i++)
+        faster += cp[i].slowdown_pct < 0;
+    if (faster && text && !rc) {
+        wl_results_writer_note(rows.w, "%zu point%s end%s sooner than every GPU at its top clock "
+                               "(slowdown_pct 0), which the power limit throttles to slower "
+                               "stage clocks: slowdown_pct < 0", faster, faster == 1 ? "" : "s",
+                               faster == 1 ? "s" : "");
+        if (o->format != WL_FMT_TABLE)
+            fprintf(stderr, "wattlas %s: note: %zu point%s end%s sooner than every GPU at its top "
+                    "clock (slowdown_pct 0), which the power limit throttles to slower stage "
+                    "clocks: slowdown_pct < 0\n", cmd, faster, faster == 1 ? "" : "s",
+                    faster == 1 ? "s" : "");
+    }
     free(cp);
     free(caps);
     if (text)
