@@ -6,6 +6,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,10 +50,79 @@ static PyObject *raise_wl(int rc, const wl_error *err)
     return NULL;
 }
 
-/* _sweep(items, spec=None, fmt="ndjson", threads=0, predict=False) -> str
- * items: a sequence of (key, value, source) string triples, set in order;
- * predict: one prediction's default and check (the maximum clock unless a
- * clock is given; wl_sweep_spec_check_clocks), as 'wattlas predict'. */
+/* A finished spec from (key, value, source) string triples set in order on
+ * a spec file's keys; predict: one prediction's default and check (the
+ * maximum clock unless a clock is given; wl_sweep_spec_check_clocks), as
+ * 'wattlas predict'. NULL with a Python exception set. */
+static wl_sweep_spec *build_spec(PyObject *items, const char *spec_path, int predict)
+{
+    PyObject *seq = PySequence_Fast(items, "items: expected a sequence of (key, value, source)");
+    if (!seq)
+        return NULL;
+    wl_error err = {0};
+    wl_sweep_spec *s = wl_sweep_spec_create();
+    int rc = WL_OK, clock_given = 0;
+    if (!s) {
+        PyErr_NoMemory();
+        goto fail_py;
+    }
+    if (spec_path && (rc = wl_sweep_spec_load(s, spec_path, &err)))
+        goto fail;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *key, *value, *source;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "sss", &key, &value, &source))
+            goto fail_py;
+        clock_given |= !strcmp(key, "clock");
+        if ((rc = wl_sweep_spec_set(s, key, value, source, 0, &err)))
+            goto fail;
+    }
+    if (predict && !clock_given && (rc = wl_sweep_spec_set(s, "clock", "max", "clock", 0, &err)))
+        goto fail;
+    if ((rc = wl_sweep_spec_finish(s, &err)) ||
+        (predict && (rc = wl_sweep_spec_check_clocks(s, "clock", &err))))
+        goto fail;
+    Py_DECREF(seq);
+    return s;
+fail:
+    raise_wl(rc, &err);
+fail_py:
+    wl_sweep_spec_free(s);
+    Py_DECREF(seq);
+    return NULL;
+}
+
+/* Runs a finished spec into a memory buffer in format (NULL with an
+ * exception set); *len its length, *st the run's statistics. */
+static char *run_spec(const wl_sweep_spec *s, wl_results_format format, int threads, size_t *len,
+                      wl_sweep_stats *st)
+{
+    wl_error err = {0};
+    char *text = NULL;
+    FILE *f = open_memstream(&text, len);
+    if (!f) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    wl_sweep_options so = {.format = format, .threads = threads};
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = wl_sweep_run(s, &so, f, NULL, st, &err);
+    Py_END_ALLOW_THREADS
+    if (fclose(f) && !rc) {
+        wl_error_set(&err, "wattlas", 0, "", "could not collect the rows");
+        rc = WL_EIO;
+    }
+    if (rc) {
+        free(text);
+        raise_wl(rc, &err);
+        return NULL;
+    }
+    return text;
+}
+
+/* _sweep(items, spec=None, fmt="ndjson", threads=0, predict=False) -> str:
+ * the rows as the command line writes them. */
 static PyObject *py_sweep(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
@@ -67,62 +138,245 @@ static PyObject *py_sweep(PyObject *self, PyObject *args, PyObject *kw)
         PyErr_Format(PyExc_ValueError, "format: expected table, csv, ndjson or json, got '%.60s'", fmt);
         return NULL;
     }
-    PyObject *seq = PySequence_Fast(items, "items: expected a sequence of (key, value, source)");
-    if (!seq)
+    wl_sweep_spec *s = build_spec(items, spec_path, predict);
+    if (!s)
         return NULL;
-    wl_error err = {0};
-    wl_sweep_spec *s = wl_sweep_spec_create();
-    char *text = NULL;
     size_t len = 0;
-    FILE *f = NULL;
-    PyObject *res = NULL;
-    int rc = WL_OK, clock_given = 0;
-    if (!s) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (spec_path && (rc = wl_sweep_spec_load(s, spec_path, &err)))
-        goto fail;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const char *key, *value, *source;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "sss", &key, &value, &source))
-            goto done;
-        clock_given |= !strcmp(key, "clock");
-        if ((rc = wl_sweep_spec_set(s, key, value, source, 0, &err)))
-            goto fail;
-    }
-    if (predict && !clock_given && (rc = wl_sweep_spec_set(s, "clock", "max", "clock", 0, &err)))
-        goto fail;
-    if ((rc = wl_sweep_spec_finish(s, &err)) ||
-        (predict && (rc = wl_sweep_spec_check_clocks(s, "clock", &err))))
-        goto fail;
-    if (!(f = open_memstream(&text, &len))) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    wl_sweep_options so = {.format = format, .threads = threads};
     wl_sweep_stats st;
-    Py_BEGIN_ALLOW_THREADS
-    rc = wl_sweep_run(s, &so, f, NULL, &st, &err);
-    Py_END_ALLOW_THREADS
-    if (fclose(f) && !rc) {
-        wl_error_set(&err, "wattlas", 0, "", "could not collect the rows");
-        rc = WL_EIO;
-    }
-    f = NULL;
-    if (rc)
-        goto fail;
-    res = PyUnicode_DecodeUTF8(text ? text : "", (Py_ssize_t)len, "strict");
-    goto done;
-fail:
-    raise_wl(rc, &err);
-done:
-    if (f)
-        fclose(f);
-    free(text);
+    char *text = run_spec(s, format, threads, &len, &st);
     wl_sweep_spec_free(s);
-    Py_DECREF(seq);
+    if (!text)
+        return NULL;
+    PyObject *res = PyUnicode_DecodeUTF8(text, (Py_ssize_t)len, "strict");
+    free(text);
+    return res;
+}
+
+/* ---- columns ------------------------------------------------------------------ */
+
+/* The binary column stream (WL_FMT_COLUMNS) decoded into per column either
+ * the f64 values (bytes) or the distinct texts and each row's index into
+ * them (u32 bytes, 0xffffffff: empty). A column is numbers when no cell is
+ * text. */
+typedef struct {
+    const char *p, *end;
+} rd;
+
+static int rd_get(rd *r, void *out, size_t n)
+{
+    if ((size_t)(r->end - r->p) < n)
+        return -1;
+    memcpy(out, r->p, n);
+    r->p += n;
+    return 0;
+}
+
+typedef struct {
+    PyObject *name;
+    int type, decimals, sig, text;
+    double *num;      /* every column, NaN for empty or text */
+    uint32_t *code;   /* text columns */
+    PyObject *values; /* list of distinct texts */
+    PyObject *index;  /* dict text -> code */
+    const char *last; /* the previous text cell (rows repeat their texts) */
+    uint32_t last_len, last_code;
+} col_build;
+
+static PyObject *decode_columns(const char *buf, size_t len)
+{
+    rd r = {buf, buf + len};
+    uint32_t nc;
+    PyObject *res = NULL;
+    col_build *cols = NULL;
+    size_t cap = 0, nrow = 0;
+    if (rd_get(&r, &nc, sizeof nc) || nc > 100000)
+        goto bad;
+    cols = calloc(nc ? nc : 1, sizeof *cols);
+    if (!cols) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (uint32_t i = 0; i < nc; i++) {
+        uint32_t l;
+        uint8_t t;
+        int32_t dec, sig;
+        if (rd_get(&r, &l, sizeof l) || (size_t)(r.end - r.p) < l)
+            goto bad;
+        cols[i].name = PyUnicode_DecodeUTF8(r.p, (Py_ssize_t)l, "strict");
+        r.p += l;
+        if (!cols[i].name || rd_get(&r, &t, 1) || rd_get(&r, &dec, sizeof dec) ||
+            rd_get(&r, &sig, sizeof sig))
+            goto bad;
+        cols[i].type = t;
+        cols[i].decimals = dec;
+        cols[i].sig = sig;
+    }
+    while (r.p < r.end) {
+        if (nrow == cap) {
+            size_t nc2 = cap ? 2 * cap : 1024;
+            for (uint32_t i = 0; i < nc; i++) {
+                double *d = realloc(cols[i].num, nc2 * sizeof *d);
+                if (!d) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                cols[i].num = d;
+                if (cols[i].code) {
+                    uint32_t *c = realloc(cols[i].code, nc2 * sizeof *c);
+                    if (!c) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    cols[i].code = c;
+                }
+            }
+            cap = nc2;
+        }
+        for (uint32_t i = 0; i < nc; i++) {
+            col_build *c = &cols[i];
+            uint8_t tag;
+            if (rd_get(&r, &tag, 1))
+                goto bad;
+            c->num[nrow] = NAN;
+            if (c->code)
+                c->code[nrow] = UINT32_MAX;
+            if (tag == 1) {
+                if (rd_get(&r, &c->num[nrow], sizeof(double)))
+                    goto bad;
+            } else if (tag == 2) {
+                uint32_t l;
+                if (rd_get(&r, &l, sizeof l) || (size_t)(r.end - r.p) < l)
+                    goto bad;
+                if (c->last && c->last_len == l && !memcmp(c->last, r.p, l)) {
+                    c->code[nrow] = c->last_code;
+                    r.p += l;
+                    continue;
+                }
+                const char *at0 = r.p;
+                PyObject *str = PyUnicode_DecodeUTF8(r.p, (Py_ssize_t)l, "strict");
+                r.p += l;
+                if (!str)
+                    goto done;
+                if (!c->code) { /* the first text: this column is text */
+                    c->code = malloc(cap * sizeof *c->code);
+                    c->values = PyList_New(0);
+                    c->index = PyDict_New();
+                    if (!c->code || !c->values || !c->index) {
+                        Py_DECREF(str);
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    for (size_t k = 0; k < nrow; k++)
+                        c->code[k] = UINT32_MAX;
+                    c->text = 1;
+                }
+                PyObject *at = PyDict_GetItemWithError(c->index, str);
+                if (at) {
+                    c->code[nrow] = (uint32_t)PyLong_AsUnsignedLong(at);
+                } else if (PyErr_Occurred()) {
+                    Py_DECREF(str);
+                    goto done;
+                } else {
+                    Py_ssize_t k = PyList_GET_SIZE(c->values);
+                    PyObject *kk = PyLong_FromSsize_t(k);
+                    if (!kk || PyDict_SetItem(c->index, str, kk) || PyList_Append(c->values, str)) {
+                        Py_XDECREF(kk);
+                        Py_DECREF(str);
+                        goto done;
+                    }
+                    Py_DECREF(kk);
+                    c->code[nrow] = (uint32_t)k;
+                }
+                Py_DECREF(str);
+                c->last = at0;
+                c->last_len = l;
+                c->last_code = c->code[nrow];
+            } else if (tag != 0) {
+                goto bad;
+            }
+        }
+        nrow++;
+    }
+    res = PyList_New(nc);
+    if (!res)
+        goto done;
+    for (uint32_t i = 0; i < nc; i++) {
+        col_build *c = &cols[i];
+        PyObject *item;
+        if (c->text)
+            item = Py_BuildValue("(OiiiOy#)", c->name, c->type, c->decimals, c->sig, c->values,
+                                 (const char *)c->code, (Py_ssize_t)(nrow * sizeof *c->code));
+        else
+            item = Py_BuildValue("(OiiiOy#)", c->name, c->type, c->decimals, c->sig, Py_None,
+                                 (const char *)c->num, (Py_ssize_t)(nrow * sizeof *c->num));
+        if (!item) {
+            Py_CLEAR(res);
+            goto done;
+        }
+        PyList_SET_ITEM(res, i, item);
+    }
+    goto done;
+bad:
+    PyErr_SetString(PyExc_RuntimeError, "wattlas: a malformed column stream");
+done:
+    for (uint32_t i = 0; cols && i < nc; i++) {
+        Py_XDECREF(cols[i].name);
+        Py_XDECREF(cols[i].values);
+        Py_XDECREF(cols[i].index);
+        free(cols[i].num);
+        free(cols[i].code);
+    }
+    free(cols);
+    return res;
+}
+
+/* _columns(items, spec=None, threads=0, predict=False) ->
+ *   ([(name, type, decimals, sig, texts or None, bytes), ...], warnings,
+ *    {"points", "unfit", "throttled", "coefficients": {gpu: source}})
+ * One evaluation of the grid into columns: f64 values, or for text columns
+ * the distinct texts and a u32 index a row (0xffffffff: empty). */
+static PyObject *py_columns(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *names[] = {"items", "spec", "threads", "predict", NULL};
+    PyObject *items;
+    const char *spec_path = NULL;
+    int threads = 0, predict = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|zip", names, &items, &spec_path, &threads,
+                                     &predict))
+        return NULL;
+    wl_sweep_spec *s = build_spec(items, spec_path, predict);
+    if (!s)
+        return NULL;
+    size_t len = 0;
+    wl_sweep_stats st;
+    char *buf = run_spec(s, WL_FMT_COLUMNS, threads, &len, &st);
+    PyObject *cols = buf ? decode_columns(buf, len) : NULL;
+    free(buf);
+    PyObject *warn = cols ? PyList_New(0) : NULL, *coef = cols ? PyDict_New() : NULL;
+    PyObject *res = NULL;
+    for (size_t i = 0; warn && i < wl_sweep_spec_warning_count(s); i++) {
+        PyObject *t = PyUnicode_FromString(wl_sweep_spec_warning(s, i));
+        if (!t || PyList_Append(warn, t)) {
+            Py_XDECREF(t);
+            Py_CLEAR(warn);
+        }
+        Py_XDECREF(t);
+    }
+    for (size_t i = 0; coef && wl_sweep_spec_gpu(s, i); i++) {
+        const wl_core_gpu *g = wl_sweep_spec_gpu(s, i);
+        PyObject *v = PyUnicode_FromString(g->coef_source[0] ? g->coef_source : "measured");
+        if (!v || PyDict_SetItemString(coef, g->id, v))
+            Py_CLEAR(coef);
+        Py_XDECREF(v);
+    }
+    if (cols && warn && coef)
+        res = Py_BuildValue("(OO{sKsKsKsO})", cols, warn, "points", st.tally.points, "unfit",
+                            st.tally.unfit, "throttled", st.tally.throttled, "coefficients", coef);
+    Py_XDECREF(cols);
+    Py_XDECREF(warn);
+    Py_XDECREF(coef);
+    wl_sweep_spec_free(s);
     return res;
 }
 
@@ -385,6 +639,8 @@ static PyObject *py_set_error(PyObject *self, PyObject *cls)
 static PyMethodDef methods[] = {
     {"_sweep", (PyCFunction)(void (*)(void))py_sweep, METH_VARARGS | METH_KEYWORDS,
      "_sweep(items, spec=None, fmt='ndjson', threads=0, predict=False) -> str"},
+    {"_columns", (PyCFunction)(void (*)(void))py_columns, METH_VARARGS | METH_KEYWORDS,
+     "_columns(items, spec=None, threads=0, predict=False) -> (columns, warnings, stats)"},
     {"_presets", py_presets, METH_NOARGS, "_presets() -> [(kind, id), ...]"},
     {"_select", py_select, METH_VARARGS,
      "_select(what, path, text, source, values, group_by, all, objective, fmt) -> str"},

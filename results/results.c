@@ -987,7 +987,7 @@ int wl_results_format_parse(const char *s, wl_results_format *out)
 
 const char *wl_results_format_name(wl_results_format f)
 {
-    return (unsigned)f < 4 ? format_names[f] : "?";
+    return (unsigned)f < 4 ? format_names[f] : f == WL_FMT_COLUMNS ? "columns" : "?";
 }
 
 struct wl_results_writer {
@@ -1073,6 +1073,20 @@ void wl_results_writer_header(wl_results_writer *w)
         wl_results_buf_put(&b, "\n", 1);
     } else if (w->fmt == WL_FMT_JSON) {
         wl_results_buf_put(&b, "[", 1);
+    } else if (w->fmt == WL_FMT_COLUMNS) {
+        uint32_t n = (uint32_t)w->ncols;
+        wl_results_buf_put(&b, (const char *)&n, sizeof n);
+        for (size_t i = 0; i < w->ncols; i++) {
+            const wl_results_col *c = &w->cols[i];
+            uint32_t l = (uint32_t)strlen(c->name);
+            uint8_t t = (uint8_t)c->type;
+            int32_t dec = c->decimals, sig = c->sig;
+            wl_results_buf_put(&b, (const char *)&l, sizeof l);
+            wl_results_buf_put(&b, c->name, l);
+            wl_results_buf_put(&b, (const char *)&t, 1);
+            wl_results_buf_put(&b, (const char *)&dec, sizeof dec);
+            wl_results_buf_put(&b, (const char *)&sig, sizeof sig);
+        }
     }
     put_buf(w->f, &b);
 }
@@ -1140,6 +1154,30 @@ void wl_results_writer_format_cols(const wl_results_writer *w, const wl_results_
     for (size_t i = first; i < last; i++) {
         const wl_results_col *c = &w->cols[i];
         const wl_results_cell *v = &cells[i];
+        if (w->fmt == WL_FMT_COLUMNS) {
+            /* numbers as the CSV writes them, read back */
+            const char *txt = NULL;
+            size_t l = 0;
+            if (c->type == WL_COL_TEXT || c->type == WL_COL_AUTO) {
+                txt = v->s;
+                l = txt ? strlen(txt) : 0;
+            } else {
+                l = cell_text(c, v, WL_FMT_CSV, t, sizeof t);
+            }
+            if (!l && !txt) {
+                wl_results_buf_put(b, "\0", 1);
+            } else if (txt) {
+                uint32_t n = (uint32_t)l;
+                wl_results_buf_put(b, "\2", 1);
+                wl_results_buf_put(b, (const char *)&n, sizeof n);
+                wl_results_buf_put(b, txt, l);
+            } else {
+                double d = strtod(t, NULL);
+                wl_results_buf_put(b, "\1", 1);
+                wl_results_buf_put(b, (const char *)&d, sizeof d);
+            }
+            continue;
+        }
         if (json) {
             if (i)
                 wl_results_buf_put(b, ", ", w->fmt == WL_FMT_JSON ? 2 : 1);
@@ -1182,7 +1220,7 @@ void wl_results_writer_format_cols(const wl_results_writer *w, const wl_results_
             wl_results_buf_put(b, " ", 1);
         wl_results_buf_put(b, t, l);
     }
-    if (last == w->ncols) {
+    if (last == w->ncols && w->fmt != WL_FMT_COLUMNS) {
         if (json)
             wl_results_buf_put(b, "}", 1);
         if (w->fmt != WL_FMT_JSON)

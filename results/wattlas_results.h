@@ -139,7 +139,14 @@ void wl_results_table_write_csv_rows(const wl_results_table *t, const unsigned c
 
 /* ---- row writers ------------------------------------------------------------------- */
 
-typedef enum { WL_FMT_TABLE = 0, WL_FMT_CSV, WL_FMT_NDJSON, WL_FMT_JSON } wl_results_format;
+/* WL_FMT_COLUMNS: a binary stream for bindings that build column arrays
+ * (the Python package), never parsed from text. Header: the column count
+ * (u32), then per column its name (u32 length, bytes), type (u8, a
+ * wl_results_coltype), decimals and sig (i32). Then ncols cells a row, each
+ * a tag byte: 0 empty; 1 a number (an f64: the value the CSV writes, read
+ * back, so that it equals the command line's digit for digit); 2 text (u32
+ * length, bytes). Native byte order. */
+typedef enum { WL_FMT_TABLE = 0, WL_FMT_CSV, WL_FMT_NDJSON, WL_FMT_JSON, WL_FMT_COLUMNS } wl_results_format;
 /* "table", "csv", "ndjson", "json"; WL_EINVAL otherwise. */
 int wl_results_format_parse(const char *s, wl_results_format *out);
 const char *wl_results_format_name(wl_results_format f);

@@ -2020,8 +2020,9 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
                 wfail = ferror(out) != 0;
                 done += part.points;
                 wl_sweep_tally_add(&stats->tally, &part);
-                /* a JSON row is ",\n  {...}": one newline each */
-                rows += count_lines(b.p, b.n);
+                /* a JSON row is ",\n  {...}": one newline each; the
+                 * binary stream of columns has no lines */
+                rows += o->format == WL_FMT_COLUMNS ? part.points : count_lines(b.p, b.n);
             }
             if (!failed && o->progress)
                 o->progress(o->progress_user, done, total);

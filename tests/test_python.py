@@ -59,10 +59,14 @@ class Predict(unittest.TestCase):
         want = parse_csv(out)
         rows = wattlas.predict(**self.ARGS, mode="train", clock=[1005, 1410])
         self.assertEqual(len(rows), len(want))
-        self.assertEqual(rows.columns, list(want[0]))
+        # the command line's columns, and which coefficients each row ran on
+        self.assertEqual(rows.columns, list(want[0]) + ["coefficients"])
+        self.assertEqual(rows[0]["coefficients"], "measured")
         for r, w in zip(rows, want):
-            for c in rows.columns:
+            for c in want[0]:
                 self.assertTrue(same_cell(r[c], w[c]), f"{c}: {r[c]!r} against {w[c]!r}")
+        # the CSV the rows give is the command line's, byte for byte
+        self.assertEqual(rows.to_csv(), out)
         # the maximum clock when none is given
         self.assertEqual([r["sm_clock_mhz"] for r in wattlas.predict(**self.ARGS)], [1410])
 
@@ -136,6 +140,37 @@ class Sweep(unittest.TestCase):
                              batch=[1, 8], seq=128, dtype=("bf16", "fp32"),
                              clock="510:1410:300", set={"power_limit_w": [200, 250]})
         self.assertEqual(len(rows), len(parse_csv(out)))
+        # one evaluation into columns: the CSV the rows give is the command
+        # line's, byte for byte (set axes, text and numbers, empty cells)
+        self.assertEqual(rows.to_csv(), out)
+        want = parse_csv(out)
+        for i in (0, len(want) // 2, len(want) - 1):
+            for c in want[0]:
+                self.assertTrue(same_cell(rows[i][c], want[i][c]), c)
+        self.assertEqual(rows[-1], rows[len(rows) - 1])
+        self.assertEqual([r["gpu"] for r in rows][:1], [want[0]["gpu"]])
+        col = rows["time_ms"]
+        self.assertEqual(len(col), len(want))
+        self.assertEqual(float(col[3]), float(want[3]["time_ms"]))
+
+    def test_warnings(self):
+        """the command line's warnings reach Python as WattlasWarning"""
+        import warnings
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            rows = wattlas.predict(gpu="h100-pcie-80gb", model="bert-large", seq=4096)
+        texts = [str(w.message) for w in got if issubclass(w.category, wattlas.WattlasWarning)]
+        self.assertTrue(any("512 learned positions" in t for t in texts), texts)
+        self.assertTrue(any("h100-pcie-80gb: coefficients transferred" in t for t in texts), texts)
+        self.assertTrue(rows[0]["coefficients"].startswith("transferred from"))
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            wattlas.predict(gpu="a100-pcie-40gb", model="opt-1.3b", batch=512, seq=2048)
+        self.assertTrue(any("need more memory" in str(w.message) for w in got))
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            wattlas.predict(gpu="a100-pcie-40gb", model="gpt2")
+        self.assertEqual([str(w.message) for w in got], [])
 
     def test_spec_file(self):
         """a spec file's errors name the file and the line"""

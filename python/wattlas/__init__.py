@@ -24,10 +24,14 @@ Bad input raises :class:`wattlas.Error` with the library's message; its
 keyword, or the spec file and its line).
 """
 
+import array
 import csv
 import io
 import json
+import math
 import os
+import struct
+import warnings
 
 class _Missing:
     """Stands for the C extension when it is not built: the measurement
@@ -46,7 +50,7 @@ try:
 except ImportError as _e:
     _wattlas = _Missing(_e)
 
-__all__ = ["Error", "Rows", "predict", "sweep", "pareto", "optimize", "validate", "presets",
+__all__ = ["Error", "WattlasWarning", "Rows", "Table", "predict", "sweep", "pareto", "optimize", "validate", "presets",
            "preset_text", "version"]
 
 version = None if isinstance(_wattlas, _Missing) else _wattlas.version
@@ -119,6 +123,202 @@ class Rows(list):
         return out
 
 
+# column types of the library's row writer (wl_results_coltype)
+_TEXT, _NUM, _INT, _BOOL, _AUTO = range(5)
+
+
+def _cell_text(v, ctype, decimals, sig):
+    """A number as the library's CSV writer prints it (its rounding is
+    printf's, which Python's format shares: correctly rounded, exact
+    halves to even); '' for an empty cell."""
+    if v is None or v != v:
+        return ""
+    if ctype == _BOOL:
+        return "1" if v else "0"
+    if ctype == _INT:
+        d = 0
+    elif ctype == _NUM and sig > 0:
+        d = 0 if v == 0 else max(0, sig - 1 - int(math.floor(math.log10(abs(v)))))
+    elif decimals < 0:
+        t = "%.10g" % v
+        return t
+    else:
+        d = min(decimals, 17)
+    t = format(v, ".%df" % d)
+    if t.startswith("-") and not t.strip("-0."):
+        t = t[1:]  # never -0.00
+    return t
+
+
+class Table:
+    """Result rows held as columns, filled by the library in one pass.
+
+    ``len(t)`` rows; ``t.columns`` their names in order; ``t["time_ms"]``
+    one column (a numpy array when numpy is installed: float64 for numbers,
+    NaN where empty; object for text); ``t[0]`` one row as a dict (None
+    where the command line leaves the cell empty); iterating gives the rows
+    as dicts. ``to_pandas()``, ``to_numpy()`` and ``to_csv()`` (the command
+    line's CSV, digit for digit) convert."""
+
+    def __init__(self, columns, nrows):
+        self.columns = [c[0] for c in columns]
+        self._meta = {c[0]: (c[1], c[2], c[3]) for c in columns}
+        self._n = nrows
+        self._data = {}
+        for name, ctype, _dec, _sig, texts, raw in columns:
+            self._data[name] = (texts, raw)
+        self._cache = {}
+        self._python_only = set()
+        self.summary = None
+
+    def __len__(self):
+        return self._n
+
+    def _column(self, name):
+        if name in self._cache:
+            return self._cache[name]
+        texts, raw = self._data[name]
+        ctype = self._meta[name][0]
+        try:
+            import numpy
+        except ImportError:
+            numpy = None
+        if texts is not None:
+            vals = list(texts) + [None]
+            miss = len(texts)
+            if numpy is not None:
+                codes = numpy.frombuffer(raw, dtype=numpy.uint32).astype(numpy.int64)
+                codes[codes == 0xFFFFFFFF] = miss
+                table = numpy.empty(len(vals), dtype=object)
+                table[:] = vals
+                col = table[codes]
+            else:
+                codes = array.array("I")
+                codes.frombytes(raw)
+                col = [vals[miss if c == 0xFFFFFFFF else c] for c in codes]
+        else:
+            if numpy is not None:
+                col = numpy.frombuffer(raw, dtype=numpy.float64)
+                if ctype == _BOOL and not numpy.isnan(col).any():
+                    col = col.astype(bool)
+                elif ctype == _INT and not numpy.isnan(col).any():
+                    col = col.astype(numpy.int64)
+            else:
+                col = array.array("d")
+                col.frombytes(raw)
+        self._cache[name] = col
+        return col
+
+    def _value(self, name, i):
+        texts, raw = self._data[name]
+        ctype = self._meta[name][0]
+        if texts is not None:
+            c = struct.unpack_from("I", raw, 4 * i)[0]
+            return None if c == 0xFFFFFFFF else texts[c]
+        v = struct.unpack_from("d", raw, 8 * i)[0]
+        if v != v:
+            return None
+        if ctype == _BOOL:
+            return v != 0
+        if ctype == _INT or (ctype == _AUTO and v == int(v) and abs(v) < 2 ** 53):
+            return int(v)
+        return v
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            if key not in self._data:
+                raise KeyError(key)
+            return self._column(key)
+        if isinstance(key, slice):
+            return [self[i] for i in range(*key.indices(self._n))]
+        i = int(key)
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError("row index out of range")
+        return {c: self._value(c, i) for c in self.columns}
+
+    def __iter__(self):
+        for i in range(self._n):
+            yield self[i]
+
+    def __repr__(self):
+        return "<wattlas.Table: %d rows x %d columns>" % (self._n, len(self.columns))
+
+    def to_numpy(self):
+        """A dict of column name to numpy array."""
+        return {c: self._column(c) for c in self.columns}
+
+    def to_pandas(self):
+        """The rows as a pandas.DataFrame (pandas must be installed)."""
+        import pandas
+
+        return pandas.DataFrame(self.to_numpy(), columns=self.columns, copy=False)
+
+    def to_csv(self):
+        """The rows as the command line's CSV text (its columns: not the
+        ``coefficients`` column the package adds)."""
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        names = [c for c in self.columns if c not in self._python_only]
+        w.writerow(names)
+        cols = []
+        for c in names:
+            texts, raw = self._data[c]
+            ctype, dec, sig = self._meta[c]
+            if texts is not None:
+                codes = array.array("I")
+                codes.frombytes(raw)
+                vals = list(texts) + [""]
+                miss = len(texts)
+                cols.append([vals[miss if k == 0xFFFFFFFF else k] for k in codes])
+            else:
+                v = array.array("d")
+                v.frombytes(raw)
+                if ctype == _AUTO:
+                    cols.append(["" if x != x else _cell_text(x, _NUM, -1, 0) for x in v])
+                else:
+                    cols.append([_cell_text(x, ctype, dec, sig) for x in v])
+        for row in zip(*cols):
+            w.writerow(row)
+        return out.getvalue()
+
+
+class WattlasWarning(UserWarning):
+    """What wattlas warns about: coefficients transferred from another GPU
+    rather than measured, workloads that do not fit their GPU's memory,
+    contexts past a model's positions, clocks outside a GPU's range."""
+
+
+def _columns(items, spec, threads, predict):
+    cols, warns, stats = _wattlas._columns(items, spec, int(threads), predict)
+    n = len(cols[0][5]) // (4 if cols[0][4] is not None else 8) if cols else 0
+    # which coefficients each row's GPU runs on: its own fit ("measured")
+    # or another GPU's carried over ("transferred from ...")
+    coef = stats["coefficients"]
+    gpu = next((c for c in cols if c[0] == "gpu" and c[4] is not None), None)
+    if gpu is not None:
+        srcs = sorted(set(coef.values()))
+        by_gpu = [srcs.index(coef.get(g, "measured")) if coef.get(g, "measured") in srcs else 0
+                  for g in gpu[4]]
+        codes = array.array("I")
+        codes.frombytes(gpu[5])
+        mapped = array.array("I", (0xFFFFFFFF if k == 0xFFFFFFFF else by_gpu[k] for k in codes))
+        cols = list(cols) + [("coefficients", _TEXT, 0, 0, srcs, mapped.tobytes())]
+    t = Table(cols, n)
+    t._python_only = {"coefficients"}  # not the command line's: left out of to_csv
+    for w in warns:
+        warnings.warn(w, WattlasWarning, stacklevel=3)
+    for gpu, src in stats["coefficients"].items():
+        if src != "measured":
+            warnings.warn(f"{gpu}: coefficients {src}", WattlasWarning, stacklevel=3)
+    if stats["unfit"]:
+        warnings.warn(f"{stats['unfit']} of {stats['points']} points need more memory than "
+                      "their GPU has (fits = 0)", WattlasWarning, stacklevel=3)
+    t.coefficients = stats["coefficients"]
+    return t
+
+
 def _text(key, value):
     """One sweep value as the command line writes it."""
     if isinstance(value, bool):
@@ -183,7 +383,7 @@ def _table(data, what):
     """(path, csv_text, source) for a table given as a file name or Rows."""
     if isinstance(data, (str, os.PathLike)):
         return os.fspath(data), None, os.fspath(data)
-    if isinstance(data, Rows):
+    if isinstance(data, (Rows, Table)):
         return None, data.to_csv(), "rows"
     raise Error(f"{what}: expected a CSV file name or wattlas Rows, got a {type(data).__name__}")
 
@@ -267,10 +467,9 @@ def sweep(spec=None, *, threads=0, fmt=None, **axes):
     Returns Rows, or with ``fmt`` ("csv", "ndjson", "json", "table") the
     text the command line writes."""
     items = _items(axes)
-    text = _wattlas._sweep(items, spec, fmt or "ndjson", int(threads), False)
     if fmt:
-        return text
-    return _rows(text, _wattlas._sweep(items, spec, "csv", int(threads), False))
+        return _wattlas._sweep(items, spec, fmt, int(threads), False)
+    return _columns(items, spec, threads, False)
 
 
 def predict(gpu=None, model=None, *, fmt=None, **options):
@@ -284,10 +483,9 @@ def predict(gpu=None, model=None, *, fmt=None, **options):
         raise Error(f"scope: expected model or layer (or decoder), got '{scope}'")
     options.update(gpu=gpu, model=model)
     items = _items(options)
-    text = _wattlas._sweep(items, None, fmt or "ndjson", 1, True)
     if fmt:
-        return text
-    return _rows(text, _wattlas._sweep(items, None, "csv", 1, True))
+        return _wattlas._sweep(items, None, fmt, 1, True)
+    return _columns(items, None, 1, True)
 
 
 def presets(kind=None):
