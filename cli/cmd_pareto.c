@@ -244,9 +244,10 @@ static int optimize_run(const sel_opts *o)
                         sizeof err.text - strlen(err.text) - 1);
             return cli_fail(cmd, &err);
         }
-        size_t nc;
-        const wl_results_col *cols = wl_pareto_schedule_cols(&nc);
-        rc = cli_rows_open(cmd, o->out, o->format, cols, nc, &rows);
+        wl_results_col cols[WL_PARETO_KEYED_MAX];
+        size_t nc = wl_pareto_schedule_cols(s, cols, WL_PARETO_KEYED_MAX);
+        rc = nc ? cli_rows_open(cmd, o->out, o->format, cols, nc, &rows)
+                : cli_usage(cmd, "--group-by: too many columns");
         if (!rc && wl_pareto_schedules(s, &o->obj, by, o->switch_us, rows.w, &err))
             rc = cli_fail(cmd, &err);
         if (rows.w) {
@@ -262,9 +263,10 @@ static int optimize_run(const sel_opts *o)
     if ((rc = load(cmd, o, &lo, &s)))
         return rc;
     collapse_note(cmd, s);
-    size_t nc;
-    const wl_results_col *cols = wl_pareto_savings_cols(&nc);
-    rc = cli_rows_open(cmd, o->out, o->format, cols, nc, &rows);
+    wl_results_col cols[WL_PARETO_KEYED_MAX];
+    size_t nc = wl_pareto_savings_cols(s, cols, WL_PARETO_KEYED_MAX);
+    rc = nc ? cli_rows_open(cmd, o->out, o->format, cols, nc, &rows)
+            : cli_usage(cmd, "--group-by: too many columns");
     if (!rc && wl_pareto_savings_rows(s, &o->obj, rows.w))
         rc = EXIT_RUNTIME;
     if (rows.w) {

@@ -25,6 +25,9 @@ struct wl_pareto_set {
     char *text;
     size_t text_n, text_cap;
     char **gkeys;         /* group -> key, fields joined by '/' */
+    char **gfields;       /* group -> its fields, each NUL-terminated in turn */
+    char **gnames;        /* the columns grouped by */
+    size_t ngc;
     size_t ngroups, gcap;
     size_t *hash;         /* open addressing: group + 1, 0 = empty */
     size_t hcap;
@@ -44,9 +47,15 @@ void wl_pareto_set_free(wl_pareto_set *s)
     for (size_t i = 0; i < s->nv; i++)
         free(s->vnames[i]);
     free(s->vnames);
-    for (size_t g = 0; g < s->ngroups; g++)
+    for (size_t g = 0; g < s->ngroups; g++) {
         free(s->gkeys[g]);
+        free(s->gfields[g]);
+    }
     free(s->gkeys);
+    free(s->gfields);
+    for (size_t i = 0; i < s->ngc; i++)
+        free(s->gnames[i]);
+    free(s->gnames);
     free(s->hash);
     free(s->val);
     free(s->group);
@@ -70,8 +79,9 @@ static uint64_t fnv(const char *p, size_t n)
     return h;
 }
 
-/* The group of a key (created when new); -1 when out of memory. */
-static long group_of(wl_pareto_set *s, const char *key, size_t kl)
+/* The group of a key (created when new, with its fields: nf bytes of
+ * NUL-terminated values); -1 when out of memory. */
+static long group_of(wl_pareto_set *s, const char *key, size_t kl, const char *fields, size_t nf)
 {
     if (s->ngroups * 2 >= s->hcap) {
         size_t nc = s->hcap ? s->hcap * 2 : 64;
@@ -101,14 +111,26 @@ static long group_of(wl_pareto_set *s, const char *key, size_t kl)
         if (!ng)
             return -1;
         s->gkeys = ng;
+        char **nf2 = realloc(s->gfields, nc * sizeof *nf2);
+        if (!nf2)
+            return -1;
+        s->gfields = nf2;
         s->gcap = nc;
     }
-    char *copy = malloc(kl + 1);
-    if (!copy)
+    char *copy = malloc(kl + 1), *fc = malloc(nf ? nf : 1);
+    if (!copy || !fc) {
+        free(copy);
+        free(fc);
         return -1;
+    }
     memcpy(copy, key, kl);
     copy[kl] = 0;
+    if (nf)
+        memcpy(fc, fields, nf);
+    else
+        fc[0] = 0;
     s->gkeys[s->ngroups] = copy;
+    s->gfields[s->ngroups] = fc;
     s->hash[h] = s->ngroups + 1;
     return (long)s->ngroups++;
 }
@@ -413,7 +435,13 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
     int pcol[4] = {rs_col(csv, "effective_clock_mhz"), rs_col(csv, "voltage_mv"),
                    rs_col(csv, "sm_clock_mhz"), rs_col(csv, "throttled")};
     int collapse = o->collapse && pcol[0] >= 0 && pcol[2] >= 0 && pcol[3] >= 0;
-    wl_results_buf key = {0}, row = {0};
+    wl_results_buf key = {0}, row = {0}, gf = {0};
+    /* the columns grouped by, for tables keyed by them */
+    if (!rc && ng && !(s->gnames = calloc(ng, sizeof *s->gnames)))
+        rc = WL_ENOMEM;
+    for (size_t i = 0; !rc && i < ng; i++)
+        if (!(s->gnames[s->ngc++] = strdup(rs_header(csv, (size_t)gcol[i]))))
+            rc = WL_ENOMEM;
     int r = 1;
     size_t src_row = (size_t)-1;
     while (!rc && (r = rs_next(csv, err)) == 1) {
@@ -452,7 +480,13 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
             wl_results_buf_puts(&key, rs_field(csv, (size_t)gcol[i]));
         }
         wl_results_buf_put(&key, "", 0);
-        long g = key.oom ? -1 : group_of(s, key.p ? key.p : "", key.n);
+        gf.n = 0;
+        for (size_t i = 0; i < ng; i++) {
+            const char *f = rs_field(csv, (size_t)gcol[i]);
+            wl_results_buf_put(&gf, f, strlen(f) + 1);
+        }
+        long g = key.oom || gf.oom ? -1
+                                   : group_of(s, key.p ? key.p : "", key.n, gf.p, gf.n);
         if (g < 0 || (size_t)g > UINT32_MAX) {
             rc = WL_ENOMEM;
             break;
@@ -495,6 +529,7 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
         wl_error_set(err, src, 0, "", "out of memory");
     wl_results_buf_free(&key);
     wl_results_buf_free(&row);
+    wl_results_buf_free(&gf);
     free(vcol);
     free(gcol);
     if (rc) {
@@ -544,6 +579,21 @@ const char *wl_pareto_set_group_key(const wl_pareto_set *s, size_t g)
 {
     return g < s->ngroups ? s->gkeys[g] : "";
 }
+size_t wl_pareto_set_group_ncols(const wl_pareto_set *s) { return s->ngc; }
+const char *wl_pareto_set_group_colname(const wl_pareto_set *s, size_t i)
+{
+    return i < s->ngc ? s->gnames[i] : "";
+}
+const char *wl_pareto_set_group_field(const wl_pareto_set *s, size_t g, size_t i)
+{
+    if (g >= s->ngroups || i >= s->ngc)
+        return "";
+    const char *f = s->gfields[g];
+    for (size_t k = 0; k < i; k++)
+        f += strlen(f) + 1;
+    return f;
+}
+
 const double *wl_pareto_set_values(const wl_pareto_set *s, size_t row)
 {
     return s->val + row * s->nv;
@@ -653,11 +703,12 @@ int wl_pareto_front_rows(const wl_pareto_set *s, wl_results_writer *w)
     return rc;
 }
 
+static size_t n_savings_cols(void);
+
 int wl_pareto_savings_rows(const wl_pareto_set *s, const wl_pareto_objective *obj,
                            wl_results_writer *w)
 {
-    size_t ng = wl_pareto_set_groups(s), nc;
-    wl_pareto_savings_cols(&nc);
+    size_t ng = wl_pareto_set_groups(s), nc = s->ngc + n_savings_cols();
     wl_pareto_saving *sv = calloc(ng + 1, sizeof *sv);
     wl_results_cell *cells = calloc(nc, sizeof *cells);
     int rc = sv && cells ? wl_pareto_savings(s, obj, sv) : WL_ENOMEM;
@@ -725,7 +776,6 @@ void wl_pareto_flat_band(const double *clock_mhz, const double *energy_j, size_t
 }
 
 static const wl_results_col savings_cols[] = {
-    WL_RESULTS_COL("group", WL_COL_TEXT, 0, 24),
     WL_RESULTS_COL("objective", WL_COL_TEXT, 0, 0),
     WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 1, 0),
     WL_RESULTS_COL("time_ms", WL_COL_NUM, 5, 0),
@@ -745,10 +795,45 @@ static const wl_results_col savings_cols[] = {
     WL_RESULTS_COL("clock_within_1pct_max_mhz", WL_COL_NUM, 1, 0),
 };
 
-const wl_results_col *wl_pareto_savings_cols(size_t *n)
+/* A table keyed by the set's group columns (echoed as read), then fixed
+ * columns; 0 when cap is too small. */
+static size_t keyed_cols(const wl_pareto_set *s, const wl_results_col *fixed, size_t nfixed,
+                         wl_results_col *cols, size_t cap)
 {
-    *n = sizeof savings_cols / sizeof *savings_cols;
-    return savings_cols;
+    if (s->ngc + nfixed > cap)
+        return 0;
+    for (size_t i = 0; i < s->ngc; i++) {
+        /* a table's key column as wide as its widest value */
+        int wd = 0;
+        for (size_t g = 0; g < s->ngroups; g++) {
+            size_t l = strlen(wl_pareto_set_group_field(s, g, i));
+            wd = l > (size_t)wd ? (int)(l < 200 ? l : 200) : wd;
+        }
+        cols[i] = (wl_results_col)WL_RESULTS_COL(s->gnames[i], WL_COL_AUTO, 0, wd);
+    }
+    memcpy(cols + s->ngc, fixed, nfixed * sizeof *fixed);
+    return s->ngc + nfixed;
+}
+
+static size_t n_savings_cols(void)
+{
+    return sizeof savings_cols / sizeof *savings_cols;
+}
+
+size_t wl_pareto_savings_cols(const wl_pareto_set *s, wl_results_col *cols, size_t cap)
+{
+    return keyed_cols(s, savings_cols, sizeof savings_cols / sizeof *savings_cols, cols, cap);
+}
+
+/* The group's key cells: its fields as read. */
+static size_t key_cells(const wl_pareto_set *s, size_t g, wl_results_cell *cells)
+{
+    const char *f = g < s->ngroups ? s->gfields[g] : "";
+    for (size_t i = 0; i < s->ngc; i++) {
+        cells[i] = (wl_results_cell){f, NAN};
+        f += strlen(f) + 1;
+    }
+    return s->ngc;
 }
 
 int wl_pareto_savings(const wl_pareto_set *s, const wl_pareto_objective *obj,
@@ -794,12 +879,11 @@ int wl_pareto_savings(const wl_pareto_set *s, const wl_pareto_objective *obj,
 void wl_pareto_saving_cells(const wl_pareto_set *s, const wl_pareto_objective *obj,
                             const wl_pareto_saving *sv, wl_results_cell *cells)
 {
-    size_t n;
-    wl_pareto_savings_cols(&n);
+    size_t n = sizeof savings_cols / sizeof *savings_cols;
+    cells += key_cells(s, sv->group, cells);
     for (size_t i = 0; i < n; i++)
         cells[i] = (wl_results_cell){NULL, NAN};
-    cells[0].s = wl_pareto_set_group_key(s, sv->group);
-    cells[1].s = obj->text;
+    cells[0].s = obj->text;
     if (sv->chosen < 0)
         return; /* nothing qualifies */
     /* no clock column value: no maximum-clock point, those cells stay empty */
@@ -812,13 +896,12 @@ void wl_pareto_saving_cells(const wl_pareto_set *s, const wl_pareto_objective *o
                           100 * (1 - c[2] / m[2]), 100 * (c[0] / m[0] - 1),
                           sv->band_lo_mhz, sv->band_hi_mhz};
     for (size_t i = 0; i < 16; i++)
-        cells[2 + i].v = v[i];
+        cells[1 + i].v = v[i];
 }
 
 /* ---- schedules: one clock per kernel class or per phase ------------------------------- */
 
 static const wl_results_col schedule_cols[] = {
-    WL_RESULTS_COL("group", WL_COL_TEXT, 0, 24),
     WL_RESULTS_COL("objective", WL_COL_TEXT, 0, 0),
     WL_RESULTS_COL("fixed_sm_clock_mhz", WL_COL_NUM, 1, 0),
     WL_RESULTS_COL("fixed_time_ms", WL_COL_NUM, 5, 0),
@@ -831,10 +914,9 @@ static const wl_results_col schedule_cols[] = {
     WL_RESULTS_COL("slowdown_pct", WL_COL_NUM, 2, 0),
 };
 
-const wl_results_col *wl_pareto_schedule_cols(size_t *n)
+size_t wl_pareto_schedule_cols(const wl_pareto_set *s, wl_results_col *cols, size_t cap)
 {
-    *n = sizeof schedule_cols / sizeof *schedule_cols;
-    return schedule_cols;
+    return keyed_cols(s, schedule_cols, sizeof schedule_cols / sizeof *schedule_cols, cols, cap);
 }
 
 const char *const wl_pareto_schedule_values[WL_PARETO_SCHEDULE_NV] = {
@@ -956,9 +1038,9 @@ static int sched_solve(const sched_problem *p, const wl_pareto_objective *obj, d
                                          budget, choice, &res);
     if (rc != WL_OK)
         return rc == WL_ENOTFOUND || rc == WL_EINVAL ? WL_OK : rc; /* no schedule: empty cells */
-    cells[2].v = p->clk[kf];
-    cells[3].v = tf_best;
-    cells[4].v = ef_best;
+    cells[1].v = p->clk[kf];
+    cells[2].v = tf_best;
+    cells[3].v = ef_best;
     for (int c = 0; c < nc; c++) {
         char num[WL_RESULTS_NUM_MAX];
         if (c)
@@ -968,12 +1050,12 @@ static int sched_solve(const sched_problem *p, const wl_pareto_objective *obj, d
         wl_results_buf_put(sched, num, wl_results_fmt(num, sizeof num, p->clk[choice[c]], 0));
     }
     wl_results_buf_put(sched, "", 0);
-    cells[5].s = sched->oom ? NULL : sched->p;
-    cells[6].v = res.time_ms;
-    cells[7].v = res.energy_j;
-    cells[8].v = res.switches;
-    cells[9].v = 100 * (1 - res.energy_j / ef_best);
-    cells[10].v = 100 * (res.time_ms / tf_best - 1);
+    cells[4].s = sched->oom ? NULL : sched->p;
+    cells[5].v = res.time_ms;
+    cells[6].v = res.energy_j;
+    cells[7].v = res.switches;
+    cells[8].v = 100 * (1 - res.energy_j / ef_best);
+    cells[9].v = 100 * (res.time_ms / tf_best - 1);
     return WL_OK;
 }
 
@@ -1086,14 +1168,15 @@ int wl_pareto_schedules(const wl_pareto_set *s, const wl_pareto_objective *obj,
         return WL_EINVAL;
     size_t *order = NULL, *start = NULL;
     int rc = by_group(s, &order, &start), phases = 0;
-    size_t ncols;
-    wl_pareto_schedule_cols(&ncols);
-    wl_results_cell cells[sizeof schedule_cols / sizeof *schedule_cols];
+    size_t ncols = sizeof schedule_cols / sizeof *schedule_cols;
+    wl_results_cell all[WL_PARETO_KEYED_MAX], *cells = all + s->ngc;
+    if (s->ngc + ncols > WL_PARETO_KEYED_MAX)
+        rc = WL_EINVAL;
     for (size_t g = 0; !rc && g < s->ngroups; g++) {
+        key_cells(s, g, all);
         for (size_t i = 0; i < ncols; i++)
             cells[i] = (wl_results_cell){NULL, NAN};
-        cells[0].s = s->gkeys[g];
-        cells[1].s = obj->text;
+        cells[0].s = obj->text;
         wl_results_buf sched = {0};
         sched_problem p = {.nc = 0};
         const size_t *rows = order + start[g];
@@ -1105,7 +1188,7 @@ int wl_pareto_schedules(const wl_pareto_set *s, const wl_pareto_objective *obj,
             rc = sched_solve(&p, obj, switch_us, &sched, cells);
         /* a group without phases (a prefill beside them) has no row */
         if (!rc && (by == WL_PARETO_BY_CLASS || p.nc > 0))
-            rc = wl_results_writer_row(w, cells);
+            rc = wl_results_writer_row(w, all);
         wl_results_buf_free(&sched);
         sched_free(&p);
     }

@@ -99,6 +99,10 @@ size_t wl_pareto_set_groups(const wl_pareto_set *s);
 size_t wl_pareto_set_group_of(const wl_pareto_set *s, size_t row);
 /* The group's parameter values joined by '/' ("gpt2/1/128/bf16/eager"). */
 const char *wl_pareto_set_group_key(const wl_pareto_set *s, size_t g);
+/* The columns the set groups by, and group g's value of the i-th, as read. */
+size_t wl_pareto_set_group_ncols(const wl_pareto_set *s);
+const char *wl_pareto_set_group_colname(const wl_pareto_set *s, size_t i);
+const char *wl_pareto_set_group_field(const wl_pareto_set *s, size_t g, size_t i);
 const double *wl_pareto_set_values(const wl_pareto_set *s, size_t row);
 int wl_pareto_set_line(const wl_pareto_set *s, size_t row);
 /* The row's index among its input's data rows (from 0; skipped rows count). */
@@ -130,7 +134,13 @@ typedef struct {
 } wl_pareto_saving;
 int wl_pareto_savings(const wl_pareto_set *s, const wl_pareto_objective *obj,
                       wl_pareto_saving *out /* one per group */);
-const wl_results_col *wl_pareto_savings_cols(size_t *n);
+/* The savings table's columns: the set's group columns (each group's
+ * values as read, so that a row joins back to the sweep it came from),
+ * objective, the chosen, fastest and maximum-clock points, the savings and
+ * the flat optimum; how many (0: more than cap). Tables keyed by group
+ * need at most WL_PARETO_KEYED_MAX columns. */
+#define WL_PARETO_KEYED_MAX 96
+size_t wl_pareto_savings_cols(const wl_pareto_set *s, wl_results_col *cols, size_t cap);
 /* The flat optimum: the contiguous run of clocks around the least energy
  * whose energy is within (1 + tol) of it (tol 0.01: 1%); NaN when no row
  * has a finite clock and energy. */
@@ -158,7 +168,9 @@ typedef enum { WL_PARETO_BY_CLASS = 0, WL_PARETO_BY_PHASE } wl_pareto_schedule_b
 extern const char *const wl_pareto_schedule_values[WL_PARETO_SCHEDULE_NV];
 #define WL_PARETO_PHASE_NV 13
 extern const char *const wl_pareto_phase_values[WL_PARETO_PHASE_NV];
-const wl_results_col *wl_pareto_schedule_cols(size_t *n);
+/* The schedules' columns: the set's group columns, then the schedule's
+ * (as wl_pareto_savings_cols). */
+size_t wl_pareto_schedule_cols(const wl_pareto_set *s, wl_results_col *cols, size_t cap);
 /* Whether a schedule can optimise for the objective (energy,
  * energy-within-slowdown=P). */
 int wl_pareto_schedule_supports(const wl_pareto_objective *obj);

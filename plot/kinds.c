@@ -1753,43 +1753,23 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
 
 /* ---- savings ---------------------------------------------------------------------- */
 
-/* The fi-th '/'-separated field of s. */
-static int field_at(const char *s, int fi, char *out, size_t n)
-{
-    for (int i = 0; i < fi; i++) {
-        s = strchr(s, '/');
-        if (!s)
-            return 0;
-        s++;
-    }
-    const char *e = strchr(s, '/');
-    size_t l = e ? (size_t)(e - s) : strlen(s);
-    if (l >= n)
-        l = n - 1;
-    memcpy(out, s, l);
-    out[l] = 0;
-    return 1;
-}
-
-/* A group's label: only the fields that differ between the rows. */
-static void group_label(const wl_results_table *t, int gc, size_t r, char *lab, size_t cap)
+/* Row r's label in a table keyed by its first nk columns (the columns
+ * before "objective": a savings table's gpu, model, batch, ...): the key
+ * values that differ between rows, joined by blanks; all of them when
+ * there is one row. */
+static void group_label(const wl_results_table *t, int nk, size_t r, char *lab, size_t cap)
 {
     size_t n = wl_results_table_rows(t);
     lab[0] = 0;
-    const char *g = wl_results_table_cell(t, r, gc);
-    for (int fi = 0;; fi++) {
-        char fld[128];
-        if (!field_at(g, fi, fld, sizeof fld))
-            break;
+    for (int k = 0; k < nk; k++) {
+        const char *v = wl_results_table_cell(t, r, k);
         int same = 1;
-        for (size_t q = 0; q < n && same; q++) {
-            char o2[128];
-            same = field_at(wl_results_table_cell(t, q, gc), fi, o2, sizeof o2) &&
-                   strcmp(o2, fld) == 0;
-        }
-        if (!same || n == 1) {
+        for (size_t q = 0; q < n && same; q++)
+            same = strcmp(wl_results_table_cell(t, q, k), v) == 0;
+        if ((!same || n == 1) && v[0]) {
             size_t l = strlen(lab);
-            snprintf(lab + l, cap - l, "%s%s", l ? " " : "", fld);
+            if (l + 1 < cap)
+                snprintf(lab + l, cap - l, "%s%s", l ? " " : "", v);
         }
     }
 }
@@ -1955,7 +1935,7 @@ int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
         wl_error_set(err, "against", 0, "against", "expected max-clock or fastest");
         return WL_EINVAL;
     }
-    int gc = need_col(t, "group", err);
+    int gc = need_col(t, "objective", err); /* the key columns come before it */
     int sc = gc >= 0 ? need_col(t, fastest ? "energy_saving_vs_fastest_pct"
                                           : "energy_saving_vs_max_clock_pct", err) : -1;
     int pc = sc >= 0 ? need_col(t, fastest ? "runtime_penalty_vs_fastest_pct"

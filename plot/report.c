@@ -437,11 +437,15 @@ static int choose(const report *r, const wl_results_table *t, const char *object
     }
     wl_results_out *o = NULL;
     wl_results_writer *w = NULL;
-    size_t nc;
-    const wl_results_col *cols = wl_pareto_savings_cols(&nc);
+    wl_results_col cols[WL_PARETO_KEYED_MAX];
+    size_t nc = rc ? 0 : wl_pareto_savings_cols(c->set, cols, WL_PARETO_KEYED_MAX);
+    if (!rc && !nc) {
+        wl_error_set(err, name, 0, "", "too many columns to group by");
+        rc = WL_EINVAL;
+    }
     if (!rc)
         rc = csv_open(r, name, cols, nc, &o, &w, err);
-    wl_results_cell cells[32];
+    wl_results_cell cells[WL_PARETO_KEYED_MAX];
     for (size_t g = 0; !rc && g < wl_pareto_set_groups(c->set); g++) {
         wl_pareto_saving_cells(c->set, &c->obj, &c->sv[g], cells);
         rc = wl_results_writer_row(w, cells);
@@ -469,8 +473,12 @@ static int phase_schedules(const report *r, const char *objective, int *written,
         rc = wl_pareto_set_from_table(r->base, &lo, &s, err);
     wl_results_out *o = NULL;
     wl_results_writer *w = NULL;
-    size_t nc;
-    const wl_results_col *cols = wl_pareto_schedule_cols(&nc);
+    wl_results_col cols[WL_PARETO_KEYED_MAX];
+    size_t nc = rc ? 0 : wl_pareto_schedule_cols(s, cols, WL_PARETO_KEYED_MAX);
+    if (!rc && !nc) {
+        wl_error_set(err, "schedules.csv", 0, "", "too many columns to group by");
+        rc = WL_EINVAL;
+    }
     if (!rc)
         rc = csv_open(r, "schedules.csv", cols, nc, &o, &w, err);
     if (!rc)
@@ -646,11 +654,22 @@ static int schedule_html_md(const report *r, FILE *md, FILE *html, wl_error *err
     free(p);
     if (rc)
         return rc;
-    static const char *const show[6] = {"group", "fixed_sm_clock_mhz", "schedule_mhz",
+    /* the workload: its key columns (before "objective") that differ
+     * between rows; then the schedule's, under readable headings */
+    static const char *const show[6] = {"", "fixed_sm_clock_mhz", "schedule_mhz",
                                         "clock_switches", "extra_saving_pct", "slowdown_pct"};
-    int col[6];
-    for (int i = 0; i < 6; i++)
+    static const char *const head[6] = {"workload", "best fixed clock (MHz)",
+                                        "clock per phase (MHz)", "clock switches",
+                                        "extra saving (%)", "slowdown (%)"};
+    int col[6], nk = wl_results_table_col(t, "objective");
+    for (int i = 1; i < 6; i++)
         col[i] = wl_results_table_col(t, show[i]);
+    col[0] = -1;
+    size_t nrow = wl_results_table_rows(t);
+    unsigned char varies[64] = {0};
+    for (int k = 0; k < nk && k < 64; k++)
+        for (size_t q = 1; q < nrow && !varies[k]; q++)
+            varies[k] = strcmp(wl_results_table_cell(t, q, k), wl_results_table_cell(t, 0, k)) != 0;
     fputs("\n## One clock per phase\n\nThe best fixed clock and one clock per phase "
           "(forward, backward, optimizer; prefill, decode), switches at 20 us each "
           "(schedules.csv).\n\n|", md);
@@ -658,8 +677,8 @@ static int schedule_html_md(const report *r, FILE *md, FILE *html, wl_error *err
           "(forward, backward, optimizer; prefill, decode), switches at 20 us each "
           "(<a href=\"schedules.csv\">schedules.csv</a>).</p>\n<table><tr>", html);
     for (int i = 0; i < 6; i++) {
-        fprintf(md, " %s |", show[i]);
-        fprintf(html, "<th>%s</th>", show[i]);
+        fprintf(md, " %s |", head[i]);
+        fprintf(html, "<th>%s</th>", head[i]);
     }
     fputs("\n|", md);
     for (int i = 0; i < 6; i++)
@@ -669,7 +688,34 @@ static int schedule_html_md(const report *r, FILE *md, FILE *html, wl_error *err
         fputs("\n|", md);
         fputs("<tr>", html);
         for (int i = 0; i < 6; i++) {
+            char wk[512];
             const char *v = col[i] >= 0 ? wl_results_table_cell(t, row, col[i]) : "";
+            if (i == 0) { /* the workload's varying key values ("gpt2 8 512 train") */
+                size_t l = 0;
+                wk[0] = 0;
+                for (int k = 0; k < nk && k < 64; k++) {
+                    const char *kv = wl_results_table_cell(t, row, k);
+                    if ((!varies[k] && nrow > 1) || !kv[0])
+                        continue;
+                    int w = snprintf(wk + l, sizeof wk - l, "%s%s", l ? " " : "", kv);
+                    if (w < 0 || (size_t)w >= sizeof wk - l)
+                        break;
+                    l += (size_t)w;
+                }
+                v = wk;
+            } else if (i == 2) { /* "forward=1050;backward=1200" as "forward 1050, ..." */
+                size_t l = 0;
+                for (const char *q = v; *q && l + 3 < sizeof wk; q++) {
+                    if (*q == ';') {
+                        wk[l++] = ',';
+                        wk[l++] = ' ';
+                    } else {
+                        wk[l++] = *q == '=' ? ' ' : *q;
+                    }
+                }
+                wk[l] = 0;
+                v = wk;
+            }
             fputc(' ', md);
             md_text(md, v, 1);
             fputs(" |", md);

@@ -492,8 +492,13 @@ static PyObject *py_select(PyObject *self, PyObject *args)
         goto done;
     }
     if (optimize) {
-        size_t nc;
-        const wl_results_col *sc = wl_pareto_savings_cols(&nc);
+        wl_results_col sc[WL_PARETO_KEYED_MAX];
+        size_t nc = wl_pareto_savings_cols(s, sc, WL_PARETO_KEYED_MAX);
+        if (!nc) {
+            PyErr_SetString(wl_py_error ? wl_py_error : PyExc_ValueError,
+                            "group_by: too many columns");
+            goto done;
+        }
         if (collect_open(&c, fmt, sc, nc))
             goto done;
         rc = wl_pareto_savings_rows(s, &obj, c.w);

@@ -585,7 +585,8 @@ static void test_sweep_pareto_optimize_cmds(void **state)
     assert_non_null(strstr(out_buf, "\"batch\":8,"));
     assert_int_equal(run("optimize --in sweep.csv --objective energy"), 0);
     assert_int_equal(count_lines(out_buf), 5); /* header + 4 workloads */
-    assert_non_null(strstr(out_buf, "group,objective,sm_clock_mhz,time_ms,power_w,energy_j,"
+    /* keyed by the sweep's own columns, so that a row joins back to it */
+    assert_non_null(strstr(out_buf, ",mode,scope,objective,sm_clock_mhz,time_ms,power_w,energy_j,"
                                     "fastest_sm_clock_mhz,fastest_time_ms,fastest_energy_j,"
                                     "max_sm_clock_mhz,max_time_ms,max_energy_j,"
                                     "energy_saving_vs_fastest_pct,runtime_penalty_vs_fastest_pct,"
@@ -931,7 +932,8 @@ static void test_throttle_collapse(void **state)
     snprintf(note, sizeof note, "note: %d throttled requests reach the operating point", thr - 1);
     assert_non_null(strstr(err_buf, note));
     /* fastest = max clock = the lowest throttled request, not 1410 */
-    double fastest = csv_num(out_buf, 1, 6), maxclk = csv_num(out_buf, 1, 9);
+    double fastest = csv_get(out_buf, 1, "fastest_sm_clock_mhz"),
+           maxclk = csv_get(out_buf, 1, "max_sm_clock_mhz");
     assert_close(fastest, maxclk, 0);
     assert_true(fastest < 1410);
     assert_int_equal(run("pareto --in t.csv --format csv"), 0);
@@ -1364,16 +1366,17 @@ static void test_train_decode_cmds(void **state)
     assert_int_equal(count_lines(out_buf), 2);
     assert_non_null(strstr(out_buf, "forward="));
     assert_non_null(strstr(out_buf, ";optimizer="));
-    double fixed_e = csv_num(out_buf, 1, 4), sched_e = csv_num(out_buf, 1, 7);
+    double fixed_e = csv_get(out_buf, 1, "fixed_energy_j"),
+           sched_e = csv_get(out_buf, 1, "schedule_energy_j");
     assert_true(sched_e <= fixed_e);
-    assert_true(csv_num(out_buf, 1, 9) >= 0);
+    assert_true(csv_get(out_buf, 1, "extra_saving_pct") >= 0);
     assert_int_equal(run("sweep --model gpt2 --mode decode --gen 8 --launch graphs "
                          "--clock 510:1410:90 --quiet -o dec.csv"), 0);
     assert_int_equal(run("optimize --in dec.csv --schedule=phase --objective "
                          "energy-within-slowdown=10"), 0);
     assert_non_null(strstr(out_buf, "prefill="));
     assert_non_null(strstr(out_buf, ";decode="));
-    assert_true(csv_num(out_buf, 1, 10) <= 10.0 + 1e-9); /* slowdown within budget vs fixed */
+    assert_true(csv_get(out_buf, 1, "slowdown_pct") <= 10.0 + 1e-9); /* within budget vs fixed */
     /* pareto and optimize read the modes' tables like any other */
     assert_int_equal(run("pareto --in tr.csv"), 0);
     assert_true(count_lines(out_buf) >= 2);

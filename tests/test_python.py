@@ -242,6 +242,22 @@ class Select(unittest.TestCase):
         for r in rows:
             self.assertLessEqual(r["clock_within_1pct_min_mhz"], r["sm_clock_mhz"])
             self.assertGreaterEqual(r["clock_within_1pct_max_mhz"], r["sm_clock_mhz"])
+        # keyed by the sweep's own columns: a result joins back to the sweep
+        self.assertEqual(rows.columns[:9], ["gpu", "model", "batch", "seq", "dtype", "attention",
+                                            "mode", "scope", "objective"])
+        try:
+            import pandas
+        except ImportError:
+            sys.stderr.write("SKIP optimize(DataFrame): pandas is not installed\n")
+        else:
+            df = self.rows.to_pandas()
+            best = wattlas.optimize(df, "energy").to_pandas()
+            self.assertEqual(wattlas.optimize(df, "energy", fmt="csv"),
+                             wattlas.optimize(self.csv, "energy", fmt="csv"))
+            keys = ["gpu", "model", "batch", "seq", "dtype", "mode", "sm_clock_mhz", "energy_j"]
+            joined = best.merge(df, on=keys, suffixes=("", "_sweep"))
+            self.assertEqual(len(joined), len(best))  # each chosen point is one sweep row
+            self.assertTrue((joined["time_ms"] == joined["time_ms_sweep"]).all())
         # rows the user edited are written back as CSV and still work
         edited = wattlas.Rows([dict(r) for r in self.rows], self.rows.columns)
         self.assertEqual(wattlas.optimize(edited, "energy", fmt="csv"),

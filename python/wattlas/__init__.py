@@ -385,7 +385,16 @@ def _table(data, what):
         return os.fspath(data), None, os.fspath(data)
     if isinstance(data, (Rows, Table)):
         return None, data.to_csv(), "rows"
-    raise Error(f"{what}: expected a CSV file name or wattlas Rows, got a {type(data).__name__}")
+    if hasattr(data, "to_csv") and hasattr(data, "columns") and hasattr(data, "dtypes"):
+        # a pandas DataFrame (a sweep's, perhaps filtered or joined): its
+        # bools as the 1/0 the command line writes, empty cells empty
+        frame = data.copy()
+        for c in frame.columns:
+            if frame[c].dtype == bool:
+                frame[c] = frame[c].astype(int)
+        return None, frame.to_csv(index=False, na_rep="", lineterminator="\n"), "DataFrame"
+    raise Error(f"{what}: expected a CSV file name, a Table or a pandas DataFrame, got a "
+                f"{type(data).__name__}")
 
 
 def _names(key, value):
@@ -406,7 +415,8 @@ def _group_by(value):
 def pareto(data, *, x="time_ms", y="energy_j", minimize=None, group_by=None, all=False,
            fmt=None):
     """The non-dominated rows of each group, as ``wattlas pareto``: ``data``
-    a sweep table (a CSV file name, or the Rows of :func:`sweep`);
+    a sweep table (a CSV file name, the Table of :func:`sweep`, or a pandas
+    DataFrame of one);
     ``minimize`` more columns to minimise; ``group_by`` columns (default:
     the parameters before the voltage and clock); ``all`` keeps points
     that cannot run and every throttled request. Returns Rows, or with

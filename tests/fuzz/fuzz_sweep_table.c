@@ -31,13 +31,13 @@ static void fronts_and_savings(const uint8_t *data, size_t size, const char *gro
         if (on && wl_pareto_set_fronts(s, on) == WL_OK && sv &&
             wl_pareto_objective_parse("energy-within-slowdown=5", &obj, &err) == WL_OK &&
             wl_pareto_savings(s, &obj, sv) == WL_OK) {
-            size_t nc;
-            const wl_results_col *cols = wl_pareto_savings_cols(&nc);
-            for (int fmt = 0; fmt < 4; fmt++) {
+            wl_results_col cols[WL_PARETO_KEYED_MAX];
+            size_t nc = wl_pareto_savings_cols(s, cols, WL_PARETO_KEYED_MAX);
+            for (int fmt = 0; nc && fmt < 5; fmt++) {
                 wl_results_writer *w = NULL;
                 if (wl_results_writer_create(sink(), (wl_results_format)fmt, cols, nc, &w))
                     break;
-                wl_results_cell cells[32];
+                wl_results_cell cells[WL_PARETO_KEYED_MAX];
                 for (size_t g = 0; g < ng; g++) {
                     wl_pareto_saving_cells(s, &obj, &sv[g], cells);
                     (void)wl_results_writer_row(w, cells);
@@ -65,10 +65,10 @@ static void schedules(const uint8_t *data, size_t size)
     wl_pareto_objective obj;
     if (wl_pareto_set_read(csv, &lo, &s, &err) == WL_OK &&
         wl_pareto_objective_parse("energy", &obj, &err) == WL_OK) {
-        size_t nc;
-        const wl_results_col *cols = wl_pareto_schedule_cols(&nc);
+        wl_results_col cols[WL_PARETO_KEYED_MAX];
+        size_t nc = wl_pareto_schedule_cols(s, cols, WL_PARETO_KEYED_MAX);
         wl_results_writer *w = NULL;
-        if (wl_results_writer_create(sink(), WL_FMT_CSV, cols, nc, &w) == WL_OK) {
+        if (nc && wl_results_writer_create(sink(), WL_FMT_CSV, cols, nc, &w) == WL_OK) {
             (void)wl_pareto_schedules(s, &obj, WL_PARETO_BY_CLASS, 20, w, &err);
             wl_results_writer_finish(w);
         }
