@@ -61,83 +61,16 @@ static int presets_parse(int argc, char **argv, presets_opts *o)
     return 0;
 }
 
-static const wl_results_col list_cols[] = {
-    WL_RESULTS_COL("kind", WL_COL_TEXT, 0, 5),
-    WL_RESULTS_COL("id", WL_COL_TEXT, 0, 18),
-    WL_RESULTS_COL("name", WL_COL_TEXT, 0, 30),
-    WL_RESULTS_COL("sms", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("sm_clock_min_mhz", WL_COL_NUM, 0, 0),
-    WL_RESULTS_COL("sm_clock_max_mhz", WL_COL_NUM, 0, 0),
-    WL_RESULTS_COL("dram_bw_gbs", WL_COL_NUM, 0, 0),
-    WL_RESULTS_COL("dram_type", WL_COL_TEXT, 0, 6),
-    WL_RESULTS_COL("power_limit_w", WL_COL_NUM, 0, 0),
-    WL_RESULTS_COL("style", WL_COL_TEXT, 0, 6),
-    WL_RESULTS_COL("layers", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("d_model", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("heads", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("kv_heads", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("d_ff", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("activation", WL_COL_TEXT, 0, 0),
-    WL_RESULTS_COL("host", WL_COL_TEXT, 0, 0),
-    WL_RESULTS_COL("launch_us", WL_COL_NUM, 2, 0),
-    WL_RESULTS_COL("mem_capacity_gb", WL_COL_NUM, 1, 0),
-    WL_RESULTS_COL("params_m", WL_COL_NUM, 1, 0),
-};
-#define NLIST (sizeof list_cols / sizeof *list_cols)
-
 static int list(const presets_opts *o)
 {
     cli_rows rows;
-    int rc = cli_rows_open("presets", o->out, o->format, list_cols, NLIST, &rows);
+    size_t nc;
+    const wl_results_col *cols = wl_cluster_catalog_cols(&nc);
+    int rc = cli_rows_open("presets", o->out, o->format, cols, nc, &rows);
     if (rc)
         return rc;
-    wl_results_cell cells[NLIST];
-    for (int kind = 0; kind < WL_PRESET_KINDS && !rc; kind++) {
-        wl_preset_kind k = (wl_preset_kind)kind;
-        for (size_t i = 0; i < wl_preset_count(k) && !rc; i++) {
-            for (size_t c = 0; c < NLIST; c++)
-                cells[c] = (wl_results_cell){NULL, NAN};
-            const char *id = wl_preset_id(k, i);
-            cells[0].s = wl_preset_kind_name(k);
-            cells[1].s = id;
-            wl_error err;
-            wl_core_gpu g;
-            wl_core_model m;
-            wl_core_host h;
-            wl_cluster_system sy;
-            if (k == WL_PRESET_SYSTEM && wl_cluster_system_load(id, &sy, &err) == WL_OK) {
-                /* a system: its name, and its GPU in the host column's place */
-                cells[2].s = sy.name;
-                cells[16].s = sy.gpu;
-            } else if (k == WL_PRESET_HOST && wl_preset_host_load(id, &h, &err) == WL_OK) {
-                cells[2].s = h.name;
-                cells[17].v = h.launch_us;
-            } else if (!kind && wl_preset_gpu_load(id, &g, &err) == WL_OK) {
-                cells[2].s = g.name;
-                const double v[6] = {g.sms, g.sm_clock_min_mhz, g.sm_clock_max_mhz,
-                                     g.dram_bw_gbs, NAN, g.power_limit_w};
-                for (int j = 0; j < 6; j++)
-                    cells[3 + j].v = v[j];
-                cells[7].s = g.dram_type;
-                cells[16].s = g.host_id[0] ? g.host_id : NULL;
-                cells[17].v = g.coef.host_launch_us;
-                cells[18].v = g.mem_capacity_gb > 0 ? g.mem_capacity_gb : NAN;
-            } else if (kind == 1 && wl_preset_model_load(id, &m, &err) == WL_OK) {
-                cells[9].s = wl_style_name(m.style);
-                double np = 0;
-                wl_core_model_params(&m, &np);
-                cells[19].v = np / 1e6;
-                const double v[5] = {m.layers, m.d_model, m.heads, m.kv_heads, m.d_ff};
-                for (int j = 0; j < 5 && !wl_core_model_is_vision(&m); j++)
-                    cells[10 + j].v = v[j];
-                cells[15].s = wl_activation_name(m.activation);
-            } else {
-                cells[2].s = "(invalid preset)";
-            }
-            if (wl_results_writer_row(rows.w, cells))
-                rc = EXIT_RUNTIME;
-        }
-    }
+    if (wl_cluster_catalog_rows(-1, rows.w))
+        rc = EXIT_RUNTIME;
     int crc = cli_rows_close("presets", &rows, !rc);
     return rc ? rc : crc;
 }

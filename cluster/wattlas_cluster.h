@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "../core/wattlas_core.h"
+#include "../results/wattlas_results.h"
 
 /* ---- systems ---------------------------------------------------------------- */
 
@@ -504,5 +505,11 @@ int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
  * the fastest and the least energy per iteration (-1: none fits). */
 int wl_cluster_search_pick(const wl_cluster_search_row *rows, size_t n, unsigned char *on_front,
                            long *fastest, long *least_energy);
+
+/* The catalogue of built-in presets (what `wattlas presets list` prints):
+ * for each GPU, model, host and system its kind, id, name and the figures
+ * of its kind; only: a wl_preset_kind, or -1 for all. WL_EIO when w fails. */
+const wl_results_col *wl_cluster_catalog_cols(size_t *n);
+int wl_cluster_catalog_rows(int only, wl_results_writer *w);
 
 #endif

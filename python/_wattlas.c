@@ -587,6 +587,39 @@ done:
 }
 
 /* _presets() -> [(kind, id), ...] of the built-in presets */
+/* _catalog(kind) -> columns (as _columns): the table 'wattlas presets
+ * list' prints, of one kind (-1: all). */
+static PyObject *py_catalog(PyObject *self, PyObject *args)
+{
+    (void)self;
+    int kind = -1;
+    if (!PyArg_ParseTuple(args, "i", &kind))
+        return NULL;
+    size_t nc;
+    const wl_results_col *cols = wl_cluster_catalog_cols(&nc);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    wl_results_writer *w = NULL;
+    if (!f || wl_results_writer_create(f, WL_FMT_COLUMNS, cols, nc, &w)) {
+        if (f)
+            fclose(f);
+        free(buf);
+        return PyErr_NoMemory();
+    }
+    wl_results_writer_header(w);
+    int rc = wl_cluster_catalog_rows(kind, w);
+    wl_results_writer_finish(w);
+    if (fclose(f) || rc) {
+        free(buf);
+        PyErr_SetString(PyExc_RuntimeError, "wattlas: could not list the presets");
+        return NULL;
+    }
+    PyObject *res = decode_columns(buf, len);
+    free(buf);
+    return res;
+}
+
 static PyObject *py_presets(PyObject *self, PyObject *unused)
 {
     (void)self;
@@ -647,6 +680,7 @@ static PyMethodDef methods[] = {
     {"_columns", (PyCFunction)(void (*)(void))py_columns, METH_VARARGS | METH_KEYWORDS,
      "_columns(items, spec=None, threads=0, predict=False) -> (columns, warnings, stats)"},
     {"_presets", py_presets, METH_NOARGS, "_presets() -> [(kind, id), ...]"},
+    {"_catalog", py_catalog, METH_VARARGS, "_catalog(kind) -> columns"},
     {"_select", py_select, METH_VARARGS,
      "_select(what, path, text, source, values, group_by, all, objective, fmt) -> str"},
     {"_validate", py_validate, METH_VARARGS,

@@ -309,8 +309,15 @@ class Presets(unittest.TestCase):
         want = [(r["kind"], r["id"]) for r in parse_csv(out)]
         got = [(p["kind"], p["id"]) for p in wattlas.presets()]
         self.assertEqual(got, want)
-        self.assertIn({"kind": "system", "id": "dgx-a100-80gb"}, wattlas.presets("system"))
-        self.assertTrue(all(p["kind"] == "gpu" for p in wattlas.presets("gpu")))
+        # the table the command line prints, cell for cell
+        table = wattlas.presets()
+        self.assertEqual(table.to_csv(), out)
+        systems = wattlas.presets("system")
+        self.assertIn("dgx-a100-80gb", [r["id"] for r in systems])
+        gpus = wattlas.presets("gpu")
+        self.assertTrue(all(p["kind"] == "gpu" for p in gpus))
+        a100 = next(r for r in gpus if r["id"] == "a100-sxm-80gb")
+        self.assertEqual((a100["sms"], a100["power_limit_w"]), (108, 400.0))
         self.assertIn("[gpu]", wattlas.preset_text("gpu", "a100-sxm-80gb"))
         with self.assertRaises(wattlas.Error):
             wattlas.preset_text("gpu", "nope")

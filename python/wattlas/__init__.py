@@ -24,14 +24,14 @@ Bad input raises :class:`wattlas.Error` with the library's message; its
 keyword, or the spec file and its line).
 """
 
-import array
-import csv
-import io
-import json
-import math
-import os
-import struct
-import warnings
+import array as _array
+import csv as _csv
+import io as _io
+import json as _json
+import math as _math
+import os as _os
+import struct as _struct
+import warnings as _warnings
 
 class _Missing:
     """Stands for the C extension when it is not built: the measurement
@@ -88,8 +88,8 @@ class Rows(list):
         """The rows as CSV text (the library's own text when it made them)."""
         if self._csv is not None and len(self) == self._rows_at_csv:
             return self._csv
-        out = io.StringIO()
-        w = csv.writer(out, lineterminator="\n")
+        out = _io.StringIO()
+        w = _csv.writer(out, lineterminator="\n")
         w.writerow(self.columns)
         for r in self:
             cells = []
@@ -138,7 +138,7 @@ def _cell_text(v, ctype, decimals, sig):
     if ctype == _INT:
         d = 0
     elif ctype == _NUM and sig > 0:
-        d = 0 if v == 0 else max(0, sig - 1 - int(math.floor(math.log10(abs(v)))))
+        d = 0 if v == 0 else max(0, sig - 1 - int(_math.floor(_math.log10(abs(v)))))
     elif decimals < 0:
         t = "%.10g" % v
         return t
@@ -193,7 +193,7 @@ class Table:
                 table[:] = vals
                 col = table[codes]
             else:
-                codes = array.array("I")
+                codes = _array.array("I")
                 codes.frombytes(raw)
                 col = [vals[miss if c == 0xFFFFFFFF else c] for c in codes]
         else:
@@ -204,7 +204,7 @@ class Table:
                 elif ctype == _INT and not numpy.isnan(col).any():
                     col = col.astype(numpy.int64)
             else:
-                col = array.array("d")
+                col = _array.array("d")
                 col.frombytes(raw)
         self._cache[name] = col
         return col
@@ -213,9 +213,9 @@ class Table:
         texts, raw = self._data[name]
         ctype = self._meta[name][0]
         if texts is not None:
-            c = struct.unpack_from("I", raw, 4 * i)[0]
+            c = _struct.unpack_from("I", raw, 4 * i)[0]
             return None if c == 0xFFFFFFFF else texts[c]
-        v = struct.unpack_from("d", raw, 8 * i)[0]
+        v = _struct.unpack_from("d", raw, 8 * i)[0]
         if v != v:
             return None
         if ctype == _BOOL:
@@ -258,8 +258,8 @@ class Table:
     def to_csv(self):
         """The rows as the command line's CSV text (its columns: not the
         ``coefficients`` column the package adds)."""
-        out = io.StringIO()
-        w = csv.writer(out, lineterminator="\n")
+        out = _io.StringIO()
+        w = _csv.writer(out, lineterminator="\n")
         names = [c for c in self.columns if c not in self._python_only]
         w.writerow(names)
         cols = []
@@ -267,13 +267,13 @@ class Table:
             texts, raw = self._data[c]
             ctype, dec, sig = self._meta[c]
             if texts is not None:
-                codes = array.array("I")
+                codes = _array.array("I")
                 codes.frombytes(raw)
                 vals = list(texts) + [""]
                 miss = len(texts)
                 cols.append([vals[miss if k == 0xFFFFFFFF else k] for k in codes])
             else:
-                v = array.array("d")
+                v = _array.array("d")
                 v.frombytes(raw)
                 if ctype == _AUTO:
                     cols.append(["" if x != x else _cell_text(x, _NUM, -1, 0) for x in v])
@@ -301,19 +301,19 @@ def _columns(items, spec, threads, predict):
         srcs = sorted(set(coef.values()))
         by_gpu = [srcs.index(coef.get(g, "measured")) if coef.get(g, "measured") in srcs else 0
                   for g in gpu[4]]
-        codes = array.array("I")
+        codes = _array.array("I")
         codes.frombytes(gpu[5])
-        mapped = array.array("I", (0xFFFFFFFF if k == 0xFFFFFFFF else by_gpu[k] for k in codes))
+        mapped = _array.array("I", (0xFFFFFFFF if k == 0xFFFFFFFF else by_gpu[k] for k in codes))
         cols = list(cols) + [("coefficients", _TEXT, 0, 0, srcs, mapped.tobytes())]
     t = Table(cols, n)
     t._python_only = {"coefficients"}  # not the command line's: left out of to_csv
     for w in warns:
-        warnings.warn(w, WattlasWarning, stacklevel=3)
+        _warnings.warn(w, WattlasWarning, stacklevel=3)
     for gpu, src in stats["coefficients"].items():
         if src != "measured":
-            warnings.warn(f"{gpu}: coefficients {src}", WattlasWarning, stacklevel=3)
+            _warnings.warn(f"{gpu}: coefficients {src}", WattlasWarning, stacklevel=3)
     if stats["unfit"]:
-        warnings.warn(f"{stats['unfit']} of {stats['points']} points need more memory than "
+        _warnings.warn(f"{stats['unfit']} of {stats['points']} points need more memory than "
                       "their GPU has (fits = 0)", WattlasWarning, stacklevel=3)
     t.coefficients = stats["coefficients"]
     return t
@@ -367,7 +367,7 @@ def _rows(text, csv_text=None):
     for line in text.splitlines():
         if not line or line.startswith("#"):
             continue
-        row = json.loads(line)
+        row = _json.loads(line)
         if not columns:
             columns = list(row)
         rows.append(row)
@@ -381,8 +381,8 @@ Rows._rows_at_csv = -1
 
 def _table(data, what):
     """(path, csv_text, source) for a table given as a file name or Rows."""
-    if isinstance(data, (str, os.PathLike)):
-        return os.fspath(data), None, os.fspath(data)
+    if isinstance(data, (str, _os.PathLike)):
+        return _os.fspath(data), None, _os.fspath(data)
     if isinstance(data, (Rows, Table)):
         return None, data.to_csv(), "rows"
     if hasattr(data, "to_csv") and hasattr(data, "columns") and hasattr(data, "dtypes"):
@@ -452,7 +452,7 @@ def validate(path, *, gpu=None, host=None, traces=None, interval=None, beside=Tr
     columns and predicted_* (with ``interval``, e.g. 0.95, the bounds too);
     ``rows.summary`` holds the pooled MAPE of time, power and energy and the
     row counts. Raises Error when no row can be scored."""
-    if not isinstance(path, (str, os.PathLike)):
+    if not isinstance(path, (str, _os.PathLike)):
         raise Error("path: expected a measurements CSV file name")
     level = 0.0
     if interval is not None:
@@ -461,8 +461,8 @@ def validate(path, *, gpu=None, host=None, traces=None, interval=None, beside=Tr
             level /= 100
         if not 0 < level < 1:
             raise Error(f"interval: expected a level in (0, 1) or (0, 100), got {interval}")
-    out, summary = _wattlas._validate(os.fspath(path), gpu, host,
-                                      None if traces is None else os.fspath(traces), level,
+    out, summary = _wattlas._validate(_os.fspath(path), gpu, host,
+                                      None if traces is None else _os.fspath(traces), level,
                                       bool(beside), fmt or "ndjson")
     if fmt:
         return out
@@ -471,39 +471,142 @@ def validate(path, *, gpu=None, host=None, traces=None, interval=None, beside=Tr
     return rows
 
 
-def sweep(spec=None, *, threads=0, fmt=None, **axes):
-    """Evaluates a grid, as ``wattlas sweep``: ``spec`` an INI spec file
-    (keywords given here replace its axes), ``threads`` 0 for all cores.
-    Returns Rows, or with ``fmt`` ("csv", "ndjson", "json", "table") the
-    text the command line writes."""
-    items = _items(axes)
+_ROW_COLUMNS = """
+    Columns (units in every name; ``wattlas sweep --help`` gives the rest):
+    the parameters ``gpu``, any ``set`` field, ``model``, ``batch``,
+    ``seq``, ``dtype``, ``attention``, ``mode``, ``scope``,
+    ``voltage_offset_mv``; then ``sm_clock_mhz`` (requested),
+    ``effective_clock_mhz`` (after the power limit), ``voltage_mv``,
+    ``feasible``, ``throttled``, ``time_ms``, ``power_w``, ``energy_j`` and
+    its parts ``energy_dyn_compute_j``, ``energy_dyn_memory_j``,
+    ``energy_static_j``, ``launch_bound_pct``, ``memory_gb``, ``fits``;
+    training adds ``time_fwd_ms`` ... ``mfu``, decode ``ttft_ms``,
+    ``tpot_ms``, ``energy_per_token_j``; ``kernels=True`` a row per kernel
+    class (``kernel_class``, ``class_time_ms``, ...); ``interval`` the
+    bounds (``time_lo_ms``, ...). The package adds ``coefficients``:
+    ``measured``, or ``transferred from GPU`` when the GPU's coefficients
+    were carried over from another's fit.
+"""
+
+_AXES_DOC = """
+    Every axis takes one value or several: a list or tuple (the values), a
+    ``range`` or numpy array (its values), or the command line's text
+    (``"510:1410:90"``, ``"900,1410"``); True and False are on and off.
+
+    gpu: GPU preset ids or INI files (``wattlas.presets("gpu")``).
+    model: model presets, INI files or Hugging Face ids; trace: kernel traces.
+    batch, seq: sequences per pass and tokens per sequence.
+    dtype: bf16, fp16, fp32, tf32, fp8; attention: eager or flash.
+    mode: prefill, train or decode; gen: tokens generated (decode).
+    clock: SM clocks in MHz ("max": the top clock); voltage_mv,
+    voltage_offset_mv: a fixed voltage or an offset from the V-f curve.
+    scope: model or layer; kernels: a row per kernel class.
+    power_limit: "on"/"off" (the board limit); set: {preset field: values},
+    e.g. {"power_limit_w": [250, 300]}.
+    host: the host preset that issues kernels; idle: measured idle tables.
+    optimizer, master_dtype, recompute, grad_accum: training options;
+    launch: eager or graphs (decode); latency: tiled or roofline;
+    interval: a prediction interval level (95); learned: a learned model.
+"""
+
+
+def _axes(**kw):
+    if kw.pop("kernels", None):
+        kw["classes"] = True
+    return _items(kw)
+
+
+def sweep(spec: "str | os.PathLike | None" = None, *, gpu=None, model=None, trace=None,
+          batch=None, seq=None, dtype=None, attention=None, mode=None, clock=None,
+          voltage_mv=None, voltage_offset_mv=None, scope=None, kernels: bool = False,
+          power_limit=None, set: "dict | None" = None, host=None, idle=None, optimizer=None,
+          master_dtype=None, recompute=None, grad_accum=None, gen=None, launch=None,
+          latency=None, interval=None, learned=None, threads: int = 0,
+          fmt: "str | None" = None, **more) -> "Table | str":
+    args = dict(gpu=gpu, model=model, trace=trace, batch=batch, seq=seq, dtype=dtype,
+                attention=attention, mode=mode, clock=clock, voltage_mv=voltage_mv,
+                voltage_offset_mv=voltage_offset_mv, scope=scope, kernels=kernels,
+                power_limit=power_limit, set=set, host=host, idle=idle, optimizer=optimizer,
+                master_dtype=master_dtype, recompute=recompute, grad_accum=grad_accum, gen=gen,
+                launch=launch, latency=latency, interval=interval, learned=learned)
+    args.update(more)
+    items = _axes(**args)
     if fmt:
-        return _wattlas._sweep(items, spec, fmt, int(threads), False)
-    return _columns(items, spec, threads, False)
+        return _wattlas._sweep(items, None if spec is None else _os.fspath(spec), fmt,
+                               int(threads), False)
+    return _columns(items, None if spec is None else _os.fspath(spec), threads, False)
 
 
-def predict(gpu=None, model=None, *, fmt=None, **options):
-    """One workload on one GPU at one or more clocks (the maximum unless
-    ``clock`` is given), as ``wattlas predict``. Returns Rows, or with
-    ``fmt`` the command line's text."""
+def predict(gpu: "str | None" = None, model: "str | None" = None, *, batch=None, seq=None,
+            dtype=None, attention=None, mode=None, clock=None, voltage_mv=None,
+            voltage_offset_mv=None, scope=None, kernels: bool = False, power_limit=None,
+            set: "dict | None" = None, host=None, idle=None, trace=None, optimizer=None,
+            master_dtype=None, recompute=None, grad_accum=None, gen=None, launch=None,
+            latency=None, interval=None, learned=None, fmt: "str | None" = None,
+            **more) -> "Table | str":
     if gpu is not None and (isinstance(gpu, (list, tuple)) or "," in str(gpu)):
         raise Error("gpu: predict takes one GPU (sweep takes several)")
-    scope = options.get("scope")
     if scope is not None and scope not in ("model", "layer", "decoder"):
         raise Error(f"scope: expected model or layer (or decoder), got '{scope}'")
-    options.update(gpu=gpu, model=model)
-    items = _items(options)
+    args = dict(gpu=gpu, model=model, trace=trace, batch=batch, seq=seq, dtype=dtype,
+                attention=attention, mode=mode, clock=clock, voltage_mv=voltage_mv,
+                voltage_offset_mv=voltage_offset_mv, scope=scope, kernels=kernels,
+                power_limit=power_limit, set=set, host=host, idle=idle, optimizer=optimizer,
+                master_dtype=master_dtype, recompute=recompute, grad_accum=grad_accum, gen=gen,
+                launch=launch, latency=latency, interval=interval, learned=learned)
+    args.update(more)
+    items = _axes(**args)
     if fmt:
         return _wattlas._sweep(items, None, fmt, 1, True)
     return _columns(items, None, 1, True)
 
 
-def presets(kind=None):
-    """The built-in presets as dicts with ``kind`` (gpu, model, host,
-    system) and ``id``; only those of ``kind`` when given."""
-    if kind is not None and kind not in ("gpu", "model", "host", "system"):
+sweep.__doc__ = """Evaluates a grid of workloads and operating points, as ``wattlas
+    sweep``, in one pass of the library; returns a :class:`Table`.
+
+    spec: an INI spec file; keywords given here replace its axes.
+    threads: 0 for all cores. fmt: "csv", "ndjson", "json" or "table" to get
+    the command line's text instead of a Table.
+""" + _AXES_DOC + _ROW_COLUMNS + """
+    Example::
+
+        t = wattlas.sweep(gpu=["a100-pcie-40gb", "h100-sxm-80gb"], model="gpt2",
+                          batch=[1, 8], clock=range(510, 1411, 90))
+        t.to_pandas().groupby("gpu")["energy_j"].min()
+"""
+
+predict.__doc__ = """One workload on one GPU at one or more clocks (the GPU's top clock
+    unless ``clock`` is given), as ``wattlas predict``; returns a
+    :class:`Table`. Clocks outside the GPU's range are an error here
+    (``sweep`` leaves them out with a note). fmt: the command line's text.
+""" + _AXES_DOC + _ROW_COLUMNS + """
+    Example::
+
+        t = wattlas.predict("h100-sxm-80gb", "llama-3-8b", mode="decode",
+                            launch="graphs", batch=32, seq=512, gen=256)
+        t[0]["tpot_ms"], t[0]["energy_per_token_j"]
+"""
+
+
+def presets(kind: "str | None" = None) -> "Table":
+    """The built-in presets as ``wattlas presets list`` prints them: a
+    :class:`Table` with ``kind`` (gpu, model, host, system), ``id``,
+    ``name`` and each kind's figures (a GPU's ``sms``, clocks,
+    ``dram_bw_gbs``, ``power_limit_w``, ``mem_capacity_gb``, ``host``; a
+    model's ``layers``, ``d_model``, ``heads``, ``d_ff``, ``params_m``;
+    ...); only those of ``kind`` when given.
+
+    Example::
+
+        gpus = wattlas.presets("gpu").to_pandas()
+        gpus.sort_values("power_limit_w")[["id", "sms", "dram_bw_gbs"]]
+    """
+    kinds = ("gpu", "model", "host", "system")
+    if kind is not None and kind not in kinds:
         raise Error(f"kind: expected gpu, model, host or system, got '{kind}'")
-    return [{"kind": k, "id": i} for k, i in _wattlas._presets() if kind in (None, k)]
+    cols = _wattlas._catalog(-1 if kind is None else kinds.index(kind))
+    n = len(cols[0][5]) // (4 if cols[0][4] is not None else 8) if cols else 0
+    return Table(cols, n)
 
 
 def preset_text(kind, id):
