@@ -488,80 +488,25 @@ static int load_all(const char *cmd, cluster_opts *o, wl_cluster_system *sys, wl
                     wl_core_model *model)
 {
     wl_error err = {0};
-    /* a preset that does not exist is the option's error */
-    if (wl_cluster_system_load(o->system, sys, &err)) {
-        if (!strcmp(err.field, "system"))
-            wl_error_locate(&err, "--system", 0);
-        return cli_fail(cmd, &err);
-    }
-    if (wl_preset_gpu_load(sys->gpu, gpu, &err))
-        return cli_fail(cmd, &err);
-    if (wl_preset_model_load(o->model, model, &err)) {
-        if (!strcmp(err.field, "model"))
-            wl_error_locate(&err, "--model", 0);
-        return cli_fail(cmd, &err);
-    }
-    if (o->host && wl_preset_gpus_set_host(o->host, gpu, 1, &err)) {
-        wl_error_locate(&err, "--host", 0);
-        return cli_fail(cmd, &err);
-    }
-    sys->nodes = o->nodes;
-    const char *gk[MAX_SET];
-    double gv[MAX_SET];
-    size_t ng = 0;
-    for (size_t i = 0; i < o->nset; i++) {
-        int rc = wl_cluster_system_set(sys, o->set_key[i], o->set_val[i], &err);
-        if (rc == WL_ENOTFOUND) {
-            gk[ng] = o->set_key[i];
-            gv[ng++] = o->set_val[i];
-        } else if (rc) {
-            wl_error_locate(&err, "--set", 0);
-            return cli_fail(cmd, &err);
-        }
-    }
-    size_t failed = 0;
-    if (ng && wl_preset_gpu_apply(gpu, gk, gv, ng, &failed, &err)) {
-        wl_error_locate(&err, "--set", 0);
+    wl_cluster_inputs in = {.system = o->system, .model = o->model, .host = o->host,
+                            .nodes = o->nodes, .set_key = (const char *const *)o->set_key,
+                            .set_val = o->set_val, .nset = o->nset};
+    if (wl_cluster_load(&in, sys, gpu, model, &err)) {
+        /* the option that gave it */
+        static const char *const opt[][2] = {{"system", "--system"}, {"model", "--model"},
+                                             {"host", "--host"}, {"set", "--set"}};
+        for (size_t i = 0; i < 4; i++)
+            if (!strcmp(err.source, opt[i][0]) && err.line == 0)
+                wl_error_locate(&err, opt[i][1], 0);
         return cli_fail(cmd, &err);
     }
     return 0;
 }
 
-static const wl_results_col cols[] = {
-    WL_RESULTS_COL("system", WL_COL_TEXT, 0, 0), WL_RESULTS_COL("model", WL_COL_TEXT, 0, 0),
-    WL_RESULTS_COL("mode", WL_COL_TEXT, 0, 0), WL_RESULTS_COL("gpus", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("tp", WL_COL_INT, 0, 0), WL_RESULTS_COL("pp", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("dp", WL_COL_INT, 0, 0), WL_RESULTS_COL("vp", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("sequence_parallel", WL_COL_BOOL, 0, 0), WL_RESULTS_COL("zero", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("ep", WL_COL_INT, 0, 0), WL_RESULTS_COL("cp", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("schedule", WL_COL_TEXT, 0, 0), WL_RESULTS_COL("recompute", WL_COL_TEXT, 0, 0),
-    WL_RESULTS_COL("partition", WL_COL_TEXT, 0, 0),
-    WL_RESULTS_COL("micro_batch", WL_COL_INT, 0, 0), WL_RESULTS_COL("global_batch", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("seq", WL_COL_INT, 0, 0), WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 0, 0),
-    WL_RESULTS_COL("time_s", WL_COL_NUM, 4, 0), WL_RESULTS_COL("energy_j", WL_COL_NUM, 0, 0),
-    WL_RESULTS_COL("power_w", WL_COL_NUM, 0, 0), WL_RESULTS_COL("tflops_per_gpu", WL_COL_NUM, 1, 0),
-    WL_RESULTS_COL("mfu", WL_COL_NUM, 4, 0), WL_RESULTS_COL("bubble_s", WL_COL_NUM, 4, 0),
-    WL_RESULTS_COL("imbalance_pct", WL_COL_NUM, 2, 0),
-    WL_RESULTS_COL("tp_comm_exposed_s", WL_COL_NUM, 4, 0),
-    WL_RESULTS_COL("pp_comm_exposed_s", WL_COL_NUM, 4, 0),
-    WL_RESULTS_COL("dp_comm_exposed_s", WL_COL_NUM, 4, 0),
-    WL_RESULTS_COL("ep_comm_exposed_s", WL_COL_NUM, 4, 0), WL_RESULTS_COL("memory_gb", WL_COL_NUM, 2, 0),
-    WL_RESULTS_COL("fits", WL_COL_BOOL, 0, 0), WL_RESULTS_COL("energy_gpu_j", WL_COL_NUM, 0, 0),
-    WL_RESULTS_COL("energy_network_j", WL_COL_NUM, 0, 0), WL_RESULTS_COL("energy_node_j", WL_COL_NUM, 0, 0),
-    WL_RESULTS_COL("tokens_per_s", WL_COL_NUM, 0, 0), WL_RESULTS_COL("energy_per_token_j", WL_COL_NUM, 6, 0),
-    WL_RESULTS_COL("train_time_s", WL_COL_NUM, 0, 0), WL_RESULTS_COL("train_energy_j", WL_COL_NUM, 0, 0),
-    WL_RESULTS_COL("gen", WL_COL_INT, 0, 0), WL_RESULTS_COL("ttft_s", WL_COL_NUM, 4, 0),
-    WL_RESULTS_COL("tpot_ms", WL_COL_NUM, 3, 0),
-    /* --optimize */
-    WL_RESULTS_COL("energy_saving_pct", WL_COL_NUM, 2, 0), WL_RESULTS_COL("slowdown_pct", WL_COL_NUM, 2, 0),
-    WL_RESULTS_COL("best_fixed_clock_mhz", WL_COL_NUM, 0, 0),
-    WL_RESULTS_COL("saving_vs_fixed_pct", WL_COL_NUM, 2, 0),
-    WL_RESULTS_COL("balanced_fixed_clock_mhz", WL_COL_NUM, 0, 0),
-    WL_RESULTS_COL("saving_vs_balanced_pct", WL_COL_NUM, 2, 0),
-    WL_RESULTS_COL("energy_scope", WL_COL_TEXT, 0, 0),
-};
-#define NOPT 7
-#define NCOLS (sizeof cols / sizeof *cols)
+/* the row's columns and cells: the library's (wl_cluster_row_cols) */
+#define NOPT WL_CLUSTER_ROW_NOPT
+#define NCOLS WL_CLUSTER_ROW_COLS
+
 
 static const wl_results_col stage_cols[] = {
     WL_RESULTS_COL("stage", WL_COL_INT, 0, 0), WL_RESULTS_COL("layers", WL_COL_INT, 0, 0),
@@ -574,37 +519,6 @@ static const wl_results_col stage_cols[] = {
 };
 #define NSCOLS (sizeof stage_cols / sizeof *stage_cols)
 
-/* The cells of a configuration's row, all but --optimize's (clock NaN: a
- * plan's clocks, which --stages lists). */
-static void row_cells(wl_results_cell *c, const char *sys_id, const char *model_id,
-                      const wl_cluster_config *cfg, const wl_cluster_result *r, double clock,
-                      double tokens, const char *part_text)
-{
-    int train = cfg->mode == WL_MODE_TRAIN;
-    double iters = train && tokens > 0 && r->tokens > 0 ? tokens / r->tokens : NAN;
-    const wl_cluster_schedule_type *t = cfg->schedule ? cfg->schedule
-                                        : cfg->vp > 1 ? wl_cluster_interleaved : wl_cluster_1f1b;
-    wl_results_cell v[NCOLS - NOPT] = {
-        {.s = sys_id}, {.s = model_id}, {.s = wl_mode_name(cfg->mode)}, {.v = r->gpus},
-        {.v = cfg->tp}, {.v = cfg->pp}, {.v = cfg->dp}, {.v = cfg->vp},
-        {.v = cfg->sequence_parallel}, {.v = cfg->zero}, {.v = cfg->ep > 0 ? cfg->ep : 1},
-        {.v = cfg->cp > 0 ? cfg->cp : 1},
-        {.s = wl_cluster_schedule_name(t)},
-        {.s = wl_recompute_name(cfg->recompute)},
-        {.s = cfg->partition == WL_CLUSTER_PART_LIST && part_text ? part_text
-                                                                  : wl_cluster_partition_name(cfg->partition)},
-        {.v = (double)cfg->micro_batch},
-        {.v = (double)cfg->global_batch}, {.v = (double)cfg->seq}, {.v = clock},
-        {.v = r->time_s}, {.v = r->energy_j}, {.v = r->power_w}, {.v = r->tflops_per_gpu},
-        {.v = r->mfu}, {.v = r->bubble_s}, {.v = r->imbalance_pct}, {.v = r->tp_comm_exposed_s},
-        {.v = r->pp_comm_exposed_s},
-        {.v = r->dp_comm_exposed_s}, {.v = r->ep_comm_exposed_s}, {.v = r->memory_gb}, {.v = r->fits}, {.v = r->energy_gpu_j},
-        {.v = r->energy_network_j}, {.v = r->energy_node_j}, {.v = r->tokens_per_s},
-        {.v = r->energy_per_token_j}, {.v = iters * r->time_s}, {.v = iters * r->energy_j},
-        {.v = cfg->mode == WL_MODE_DECODE ? (double)cfg->gen : NAN}, {.v = r->ttft_s},
-        {.v = r->tpot_s * 1e3}};
-    memcpy(c, v, sizeof v);
-}
 
 static const wl_results_col frontier_cols[] = {
     WL_RESULTS_COL("point", WL_COL_INT, 0, 0),         WL_RESULTS_COL("kind", WL_COL_TEXT, 0, 0),
@@ -715,7 +629,7 @@ static int write_limits(const char *cmd, const cluster_opts *o, const wl_cluster
     enum { NC = NCOLS - NOPT + 1 };
     wl_results_col lc[NC];
     lc[0] = (wl_results_col)WL_RESULTS_COL("power_limit_w", WL_COL_NUM, 0, 0);
-    memcpy(lc + 1, cols, sizeof(wl_results_col) * (NC - 1));
+    memcpy(lc + 1, wl_cluster_row_cols(), sizeof(wl_results_col) * (NC - 1));
     wl_error err = {0};
     size_t n = o->limits.n;
     wl_cluster_result *res = calloc(n, sizeof *res);
@@ -736,7 +650,7 @@ static int write_limits(const char *cmd, const cluster_opts *o, const wl_cluster
     for (size_t i = 0; i < n && !rc; i++) {
         wl_results_cell c[NC];
         c[0] = (wl_results_cell){.v = o->limits.v[i]};
-        row_cells(c + 1, sys->id, model->id, &o->cfg, &res[i], clock, o->tokens, o->part_text);
+        wl_cluster_row_cells(c + 1, sys->id, model->id, &o->cfg, &res[i], clock, o->tokens, o->part_text);
         rc = wl_results_writer_row(rows.w, c) ? EXIT_RUNTIME : 0;
     }
     rc = cli_rows_close(cmd, &rows, rc == 0) ? EXIT_RUNTIME : rc;
@@ -753,15 +667,13 @@ static int run(const char *cmd, cluster_opts *o)
     if (rc)
         return rc;
     int gpus = sys.nodes * sys.gpus_per_node;
-    if (!o->dp_given) {
-        long long tpp = (long long)o->cfg.tp * o->cfg.pp * (o->cfg.cp > 0 ? o->cfg.cp : 1);
-        if (gpus % tpp)
-            return cli_usage(cmd, "tp x cp x pp = %lld does not divide the %d GPUs of %d %s nodes",
-                             tpp, gpus, sys.nodes, sys.id);
-        o->cfg.dp = (int)(gpus / tpp);
-    }
+    if (!o->dp_given)
+        o->cfg.dp = 0;
     if (!o->gb_given)
-        o->cfg.global_batch = o->cfg.micro_batch * o->cfg.dp * 4 * o->cfg.pp;
+        o->cfg.global_batch = 0;
+    wl_error ferr = {0};
+    if (wl_cluster_config_fill(&o->cfg, gpus, &ferr))
+        return cli_usage(cmd, "%s of %d %s nodes", ferr.text, sys.nodes, sys.id);
     double clock = o->clock > 0 ? o->clock : gpu.sm_clock_max_mhz;
     if (o->limits.n && !o->frontier)
         return write_limits(cmd, o, &sys, &gpu, &model, clock);
@@ -818,7 +730,7 @@ static int run(const char *cmd, cluster_opts *o)
         return cli_fail(cmd, &err);
     }
     cli_rows rows;
-    if ((rc = cli_rows_open(cmd, o->out, o->format, o->stages ? stage_cols : cols,
+    if ((rc = cli_rows_open(cmd, o->out, o->format, o->stages ? stage_cols : wl_cluster_row_cols(),
                             o->stages ? NSCOLS : NCOLS - (o->optimize ? 0 : NOPT), &rows))) {
         free(plan);
         wl_cluster_free(cl);
@@ -840,7 +752,7 @@ static int run(const char *cmd, cluster_opts *o)
         }
     } else {
         wl_results_cell c[NCOLS];
-        row_cells(c, sys.id, model.id, &o->cfg, &r, plan ? NAN : clock, o->tokens, o->part_text);
+        wl_cluster_row_cells(c, sys.id, model.id, &o->cfg, &r, plan ? NAN : clock, o->tokens, o->part_text);
         wl_results_cell opt[NOPT] = {
             {.v = plan ? pr.energy_saving_pct : NAN}, {.v = plan ? pr.slowdown_pct : NAN},
             {.v = plan ? pr.best_fixed_clock_mhz : NAN}, {.v = plan ? pr.saving_vs_fixed_pct : NAN},
@@ -905,7 +817,7 @@ static int write_rows(const char *cmd, const cluster_opts *o, const char *path, 
                       size_t hi, size_t total, double clock)
 {
     cli_rows out;
-    int rc = cli_rows_open(cmd, path, fmt, cols, NCOLS - NOPT, &out);
+    int rc = cli_rows_open(cmd, path, fmt, wl_cluster_row_cols(), NCOLS - NOPT, &out);
     if (rc)
         return rc;
     if (o->shard_n) {
@@ -916,7 +828,7 @@ static int write_rows(const char *cmd, const cluster_opts *o, const char *path, 
     }
     for (size_t i = lo; i < hi && !rc; i++) {
         wl_results_cell c[NCOLS];
-        row_cells(c, sys->id, model->id, &cfgs[i], &rows[i - lo].r, clock, o->tokens, NULL);
+        wl_cluster_row_cells(c, sys->id, model->id, &cfgs[i], &rows[i - lo].r, clock, o->tokens, NULL);
         rc = wl_results_writer_row(out.w, c) ? EXIT_RUNTIME : 0;
     }
     return cli_rows_close(cmd, &out, rc == 0);
@@ -950,7 +862,7 @@ static int write_summary(const char *cmd, const char *path, wl_results_format fm
             order[j - 1] = t;
         }
     sc[0] = (wl_results_col)WL_RESULTS_COL("choice", WL_COL_TEXT, 0, 0);
-    memcpy(sc + 1, cols, sizeof *sc * (NCOLS - NOPT));
+    memcpy(sc + 1, wl_cluster_row_cols(), sizeof *sc * (NCOLS - NOPT));
     cli_rows out;
     int rc = cli_rows_open(cmd, path, fmt, sc, NCOLS - NOPT + 1, &out);
     if (!rc && fmt == WL_FMT_TABLE)
@@ -964,7 +876,7 @@ static int write_summary(const char *cmd, const char *path, wl_results_format fm
                  : (long)i == fastest                  ? "fastest"
                  : (long)i == least                    ? "least_energy"
                                                        : "front";
-        row_cells(c + 1, sys->id, model->id, &cfgs[i], &rows[i].r, clock, tokens, NULL);
+        wl_cluster_row_cells(c + 1, sys->id, model->id, &cfgs[i], &rows[i].r, clock, tokens, NULL);
         rc = wl_results_writer_row(out.w, c) ? EXIT_RUNTIME : 0;
     }
     if (!rc && fastest < 0)

@@ -100,6 +100,23 @@ void wl_cluster_config_default(wl_cluster_config *c)
     c->capacity_factor = 1.0;
 }
 
+int wl_cluster_config_fill(wl_cluster_config *c, int gpus, wl_error *err)
+{
+    if (c->dp <= 0) {
+        long long tpp = (long long)c->tp * c->pp * (c->cp > 0 ? c->cp : 1);
+        if (tpp <= 0 || gpus % tpp) {
+            wl_error_set(err, "cluster", 0, "tp", "tp x cp x pp = %lld does not divide the %d GPUs",
+                         tpp, gpus);
+            return WL_EINVAL;
+        }
+        c->dp = (int)(gpus / tpp);
+    }
+    /* Megatron's examples: four micro-batches a pipeline stage */
+    if (c->global_batch <= 0)
+        c->global_batch = c->micro_batch * c->dp * 4 * c->pp;
+    return WL_OK;
+}
+
 static int bad(wl_error *err, const char *field, const char *fmt, long long a, long long b)
 {
     wl_error_set(err, "cluster", 0, field, fmt, a, b);

@@ -328,3 +328,77 @@ int wl_cluster_search_pick(const wl_cluster_search_row *rows, size_t n, unsigned
     free(pts);
     return rc;
 }
+
+/* ---- rows: what cluster and cluster search print ---------------------------------- */
+
+static const wl_results_col row_cols[] = {
+    WL_RESULTS_COL("system", WL_COL_TEXT, 0, 0), WL_RESULTS_COL("model", WL_COL_TEXT, 0, 0),
+    WL_RESULTS_COL("mode", WL_COL_TEXT, 0, 0), WL_RESULTS_COL("gpus", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("tp", WL_COL_INT, 0, 0), WL_RESULTS_COL("pp", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("dp", WL_COL_INT, 0, 0), WL_RESULTS_COL("vp", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("sequence_parallel", WL_COL_BOOL, 0, 0), WL_RESULTS_COL("zero", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("ep", WL_COL_INT, 0, 0), WL_RESULTS_COL("cp", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("schedule", WL_COL_TEXT, 0, 0), WL_RESULTS_COL("recompute", WL_COL_TEXT, 0, 0),
+    WL_RESULTS_COL("partition", WL_COL_TEXT, 0, 0),
+    WL_RESULTS_COL("micro_batch", WL_COL_INT, 0, 0), WL_RESULTS_COL("global_batch", WL_COL_INT, 0, 0),
+    WL_RESULTS_COL("seq", WL_COL_INT, 0, 0), WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 0, 0),
+    WL_RESULTS_COL("time_s", WL_COL_NUM, 4, 0), WL_RESULTS_COL("energy_j", WL_COL_NUM, 0, 0),
+    WL_RESULTS_COL("power_w", WL_COL_NUM, 0, 0), WL_RESULTS_COL("tflops_per_gpu", WL_COL_NUM, 1, 0),
+    WL_RESULTS_COL("mfu", WL_COL_NUM, 4, 0), WL_RESULTS_COL("bubble_s", WL_COL_NUM, 4, 0),
+    WL_RESULTS_COL("imbalance_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("tp_comm_exposed_s", WL_COL_NUM, 4, 0),
+    WL_RESULTS_COL("pp_comm_exposed_s", WL_COL_NUM, 4, 0),
+    WL_RESULTS_COL("dp_comm_exposed_s", WL_COL_NUM, 4, 0),
+    WL_RESULTS_COL("ep_comm_exposed_s", WL_COL_NUM, 4, 0), WL_RESULTS_COL("memory_gb", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("fits", WL_COL_BOOL, 0, 0), WL_RESULTS_COL("energy_gpu_j", WL_COL_NUM, 0, 0),
+    WL_RESULTS_COL("energy_network_j", WL_COL_NUM, 0, 0), WL_RESULTS_COL("energy_node_j", WL_COL_NUM, 0, 0),
+    WL_RESULTS_COL("tokens_per_s", WL_COL_NUM, 0, 0), WL_RESULTS_COL("energy_per_token_j", WL_COL_NUM, 6, 0),
+    WL_RESULTS_COL("train_time_s", WL_COL_NUM, 0, 0), WL_RESULTS_COL("train_energy_j", WL_COL_NUM, 0, 0),
+    WL_RESULTS_COL("gen", WL_COL_INT, 0, 0), WL_RESULTS_COL("ttft_s", WL_COL_NUM, 4, 0),
+    WL_RESULTS_COL("tpot_ms", WL_COL_NUM, 3, 0),
+    /* --optimize */
+    WL_RESULTS_COL("energy_saving_pct", WL_COL_NUM, 2, 0), WL_RESULTS_COL("slowdown_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("best_fixed_clock_mhz", WL_COL_NUM, 0, 0),
+    WL_RESULTS_COL("saving_vs_fixed_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("balanced_fixed_clock_mhz", WL_COL_NUM, 0, 0),
+    WL_RESULTS_COL("saving_vs_balanced_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("energy_scope", WL_COL_TEXT, 0, 0),
+};
+_Static_assert(sizeof row_cols / sizeof *row_cols == WL_CLUSTER_ROW_COLS, "WL_CLUSTER_ROW_COLS");
+
+const wl_results_col *wl_cluster_row_cols(void)
+{
+    return row_cols;
+}
+
+/* The cells of a configuration's row, all but --optimize's (clock NaN: a
+ * plan's clocks, which --stages lists). */
+void wl_cluster_row_cells(wl_results_cell *c, const char *sys_id, const char *model_id,
+                      const wl_cluster_config *cfg, const wl_cluster_result *r, double clock,
+                      double tokens, const char *part_text)
+{
+    int train = cfg->mode == WL_MODE_TRAIN;
+    double iters = train && tokens > 0 && r->tokens > 0 ? tokens / r->tokens : NAN;
+    const wl_cluster_schedule_type *t = cfg->schedule ? cfg->schedule
+                                        : cfg->vp > 1 ? wl_cluster_interleaved : wl_cluster_1f1b;
+    wl_results_cell v[WL_CLUSTER_ROW_COLS - WL_CLUSTER_ROW_NOPT] = {
+        {.s = sys_id}, {.s = model_id}, {.s = wl_mode_name(cfg->mode)}, {.v = r->gpus},
+        {.v = cfg->tp}, {.v = cfg->pp}, {.v = cfg->dp}, {.v = cfg->vp},
+        {.v = cfg->sequence_parallel}, {.v = cfg->zero}, {.v = cfg->ep > 0 ? cfg->ep : 1},
+        {.v = cfg->cp > 0 ? cfg->cp : 1},
+        {.s = wl_cluster_schedule_name(t)},
+        {.s = wl_recompute_name(cfg->recompute)},
+        {.s = cfg->partition == WL_CLUSTER_PART_LIST && part_text ? part_text
+                                                                  : wl_cluster_partition_name(cfg->partition)},
+        {.v = (double)cfg->micro_batch},
+        {.v = (double)cfg->global_batch}, {.v = (double)cfg->seq}, {.v = clock},
+        {.v = r->time_s}, {.v = r->energy_j}, {.v = r->power_w}, {.v = r->tflops_per_gpu},
+        {.v = r->mfu}, {.v = r->bubble_s}, {.v = r->imbalance_pct}, {.v = r->tp_comm_exposed_s},
+        {.v = r->pp_comm_exposed_s},
+        {.v = r->dp_comm_exposed_s}, {.v = r->ep_comm_exposed_s}, {.v = r->memory_gb}, {.v = r->fits}, {.v = r->energy_gpu_j},
+        {.v = r->energy_network_j}, {.v = r->energy_node_j}, {.v = r->tokens_per_s},
+        {.v = r->energy_per_token_j}, {.v = iters * r->time_s}, {.v = iters * r->energy_j},
+        {.v = cfg->mode == WL_MODE_DECODE ? (double)cfg->gen : NAN}, {.v = r->ttft_s},
+        {.v = r->tpot_s * 1e3}};
+    memcpy(c, v, sizeof v);
+}

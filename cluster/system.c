@@ -317,3 +317,52 @@ int wl_cluster_catalog_rows(int only, wl_results_writer *w)
     }
     return rc;
 }
+
+/* ---- a cluster's inputs ------------------------------------------------------- */
+
+int wl_cluster_load(const wl_cluster_inputs *in, wl_cluster_system *sys, wl_core_gpu *gpu,
+                    wl_core_model *model, wl_error *err)
+{
+    int rc;
+    if ((rc = wl_cluster_system_load(in->system, sys, err))) {
+        if (!strcmp(err->field, "system"))
+            wl_error_locate(err, "system", 0);
+        return rc;
+    }
+    if ((rc = wl_preset_gpu_load(sys->gpu, gpu, err)))
+        return rc;
+    if ((rc = wl_preset_model_load(in->model, model, err))) {
+        if (!strcmp(err->field, "model"))
+            wl_error_locate(err, "model", 0);
+        return rc;
+    }
+    if (in->host && (rc = wl_preset_gpus_set_host(in->host, gpu, 1, err))) {
+        wl_error_locate(err, "host", 0);
+        return rc;
+    }
+    sys->nodes = in->nodes > 0 ? in->nodes : 1;
+    /* a system key, else a GPU key (power_limit_w: every GPU) */
+    const char *gk[WL_CLUSTER_MAX_SET];
+    double gv[WL_CLUSTER_MAX_SET];
+    size_t ng = 0;
+    if (in->nset > WL_CLUSTER_MAX_SET) {
+        wl_error_set(err, "set", 0, "set", "at most %d settings", WL_CLUSTER_MAX_SET);
+        return WL_EINVAL;
+    }
+    for (size_t i = 0; i < in->nset; i++) {
+        rc = wl_cluster_system_set(sys, in->set_key[i], in->set_val[i], err);
+        if (rc == WL_ENOTFOUND) {
+            gk[ng] = in->set_key[i];
+            gv[ng++] = in->set_val[i];
+        } else if (rc) {
+            wl_error_locate(err, "set", 0);
+            return rc;
+        }
+    }
+    size_t failed = 0;
+    if (ng && (rc = wl_preset_gpu_apply(gpu, gk, gv, ng, &failed, err))) {
+        wl_error_locate(err, "set", 0);
+        return rc;
+    }
+    return WL_OK;
+}

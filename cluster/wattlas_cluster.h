@@ -512,4 +512,37 @@ int wl_cluster_search_pick(const wl_cluster_search_row *rows, size_t n, unsigned
 const wl_results_col *wl_cluster_catalog_cols(size_t *n);
 int wl_cluster_catalog_rows(int only, wl_results_writer *w);
 
+/* The row of one configuration (what `wattlas cluster` and `cluster
+ * search` print): its columns, the last WL_CLUSTER_ROW_NOPT of them
+ * --optimize's; and the cells of all but those (clock NaN: a plan's
+ * clocks; tokens > 0: train_time_s and train_energy_j to train that many;
+ * part_text: a list partition as given). */
+#define WL_CLUSTER_ROW_COLS 49
+#define WL_CLUSTER_ROW_NOPT 7
+const wl_results_col *wl_cluster_row_cols(void);
+void wl_cluster_row_cells(wl_results_cell *c, const char *sys_id, const char *model_id,
+                          const wl_cluster_config *cfg, const wl_cluster_result *r, double clock,
+                          double tokens, const char *part_text);
+
+/* A cluster's inputs by name: the system preset (or file), its nodes, the
+ * model, the host that issues the kernels (NULL: the GPU's), and KEY=VALUE
+ * settings, each a system key (nic_gbps, ...) or else a GPU key
+ * (power_limit_w=300: every GPU). Errors name where they came from
+ * ("system", "model", "host", "set" as the source). */
+#define WL_CLUSTER_MAX_SET 64
+typedef struct {
+    const char *system, *model, *host;
+    int nodes;
+    const char *const *set_key;
+    const double *set_val;
+    size_t nset;
+} wl_cluster_inputs;
+int wl_cluster_load(const wl_cluster_inputs *in, wl_cluster_system *sys, wl_core_gpu *gpu,
+                    wl_core_model *model, wl_error *err);
+
+/* The sizes a configuration leaves to its GPUs: dp 0 is the GPUs over tp x
+ * cp x pp (an error naming tp when they do not divide), global_batch 0 is
+ * four micro-batches a stage of every replica (micro_batch x dp x 4 pp). */
+int wl_cluster_config_fill(wl_cluster_config *c, int gpus, wl_error *err);
+
 #endif

@@ -302,6 +302,41 @@ class Validate(unittest.TestCase):
             wattlas.validate(self.DATA, interval=150)
 
 
+class Cluster(unittest.TestCase):
+    def test_equals_cli(self):
+        """cluster and cluster_search give the command line's rows"""
+        out, _, rc = cli("cluster", "--system", "dgx-a100-80gb", "--nodes", "8", "--model",
+                         "gpt3-175b", "--tp", "8", "--pp", "8", "--vp", "3", "--global-batch",
+                         "64", "--recompute", "selective", "--sequence-parallel", "--dtype",
+                         "fp16", "--format", "csv")
+        self.assertEqual(rc, 0)
+        r = wattlas.cluster("dgx-a100-80gb", "gpt3-175b", nodes=8, tp=8, pp=8, vp=3,
+                            global_batch=64, recompute="selective", sequence_parallel=True,
+                            dtype="fp16")
+        self.assertEqual(r.to_csv(), out)
+        out, _, rc = cli("cluster", "--model", "gpt3-1.3b", "--pp", "4", "--partition",
+                         "5,7,7,5", "--set", "power_limit_w=300", "--format", "csv")
+        self.assertEqual(rc, 0)
+        r = wattlas.cluster(model="gpt3-1.3b", pp=4, partition=[5, 7, 7, 5],
+                            set={"power_limit_w": 300})
+        self.assertEqual(r.to_csv(), out)
+        out, _, rc = cli("cluster", "search", "--model", "gpt3-1.3b", "--global-batch", "16",
+                         "--format", "csv")
+        self.assertEqual(rc, 0)
+        front = wattlas.cluster_search(model="gpt3-1.3b", global_batch=16)
+        self.assertEqual(front.to_csv(), out)
+        every = wattlas.cluster_search(model="gpt3-1.3b", global_batch=16, front_only=False)
+        self.assertGreater(len(every), len(front))
+        self.assertEqual(sum(1 for c in every["choice"] if c), len(front))
+        with self.assertRaises(wattlas.Error) as e:
+            wattlas.cluster(tp=3)
+        self.assertEqual(e.exception.field, "tp")
+        with self.assertRaises(wattlas.Error):
+            wattlas.cluster(recompute="sometimes")
+        with self.assertRaises(wattlas.Error):
+            wattlas.cluster(system="no-such-system")
+
+
 class Presets(unittest.TestCase):
     def test_list_and_text(self):
         out, _, rc = cli("presets", "list", "--format", "csv")

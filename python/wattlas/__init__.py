@@ -50,7 +50,7 @@ try:
 except ImportError as _e:
     _wattlas = _Missing(_e)
 
-__all__ = ["Error", "WattlasWarning", "Rows", "Table", "predict", "sweep", "pareto", "optimize", "validate", "presets",
+__all__ = ["Error", "WattlasWarning", "Rows", "Table", "cluster", "cluster_search", "predict", "sweep", "pareto", "optimize", "validate", "presets",
            "preset_text", "version"]
 
 version = None if isinstance(_wattlas, _Missing) else _wattlas.version
@@ -585,6 +585,115 @@ predict.__doc__ = """One workload on one GPU at one or more clocks (the GPU's to
         t = wattlas.predict("h100-sxm-80gb", "llama-3-8b", mode="decode",
                             launch="graphs", batch=32, seq=512, gen=256)
         t[0]["tpot_ms"], t[0]["energy_per_token_j"]
+"""
+
+
+_CLUSTER_DOC = """
+    system: a system preset or INI file (``wattlas.presets("system")``);
+    nodes: how many of its nodes; model: a model preset; host: the host
+    that issues the kernels; set: {key: value}, system keys (``nic_gbps``)
+    or GPU keys (``power_limit_w``: every GPU).
+    tp, pp, dp, vp, ep, cp: tensor, pipeline, data parallel sizes, chunks
+    per GPU, expert and context parallel sizes (dp: the GPUs left over);
+    sequence_parallel, zero (0 or 1), tp_comm_overlap, no_dp_overlap;
+    capacity_factor (MoE); global_batch, micro_batch, seq, gen; mode
+    (train, prefill, decode); recompute (none, selective, full); schedule
+    (gpipe, 1f1b, interleaved, zb-h1); partition (uniform, balanced,
+    parameters, or the layers of each stage as a list); dtype, attention,
+    launch; clock (MHz, default the top clock); tokens: also the time and
+    energy to train that many.
+
+    Columns: the configuration (``system`` ... ``sm_clock_mhz``), then
+    ``time_s`` (an iteration), ``energy_j`` and ``power_w`` of the whole
+    cluster, ``tflops_per_gpu``, ``mfu``, ``bubble_s``, ``imbalance_pct``,
+    ``tp_comm_exposed_s`` ... ``ep_comm_exposed_s``, ``memory_gb``,
+    ``fits``, ``energy_gpu_j``, ``energy_network_j``, ``energy_node_j``,
+    ``tokens_per_s``, ``energy_per_token_j``; decode: ``gen``, ``ttft_s``,
+    ``tpot_ms``.
+"""
+
+
+def _cluster_items(opts):
+    items = []
+    for key, value in opts.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            value = int(value)
+        if isinstance(value, (list, tuple)):
+            value = ",".join(str(v) for v in value)
+        items.append((key, str(value)))
+    return items
+
+
+def _cluster_call(system, model, nodes, host, set, opts, search, threads, front_only, clock,
+                  tokens):
+    if set is not None and not isinstance(set, dict):
+        raise Error("set: expected a dict of system or GPU keys to numbers")
+    pairs = [(str(k), float(v)) for k, v in (set or {}).items()]
+    cols = _wattlas._cluster((str(system), int(nodes), str(model), host), pairs,
+                             _cluster_items(opts), bool(search), int(threads),
+                             bool(front_only), float(clock or 0), float(tokens or 0))
+    n = len(cols[0][5]) // (4 if cols[0][4] is not None else 8) if cols else 0
+    return Table(cols, n)
+
+
+def cluster(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, nodes: int = 1,
+            host=None, set: "dict | None" = None, tp=None, pp=None, dp=None, vp=None, ep=None,
+            cp=None, sequence_parallel=None, zero=None, tp_comm_overlap=None,
+            no_dp_overlap=None, capacity_factor=None, global_batch=None, micro_batch=None,
+            seq=None, gen=None, mode=None, recompute=None, schedule=None, partition=None,
+            dtype=None, attention=None, launch=None, clock=None, tokens=None) -> "Table":
+    opts = dict(tp=tp, pp=pp, dp=dp, vp=vp, ep=ep, cp=cp, sequence_parallel=sequence_parallel,
+                zero=zero, tp_comm_overlap=tp_comm_overlap, no_dp_overlap=no_dp_overlap,
+                capacity_factor=capacity_factor, global_batch=global_batch,
+                micro_batch=micro_batch, seq=seq, gen=gen, mode=mode, recompute=recompute,
+                schedule=schedule, partition=partition, dtype=dtype, attention=attention,
+                launch=launch)
+    return _cluster_call(system, model, nodes, host, set, opts, False, 1, False, clock, tokens)
+
+
+def cluster_search(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, nodes: int = 1,
+                   host=None, set: "dict | None" = None, global_batch=None, seq=None, gen=None,
+                   mode=None, dtype=None, attention=None, launch=None, recompute=None,
+                   schedule=None, partition=None, sequence_parallel=None, zero=None,
+                   tp_comm_overlap=None, no_dp_overlap=None, max_tp=None, max_pp=None,
+                   max_vp=None, max_micro_batch=None, clock=None, tokens=None,
+                   threads: int = 0, front_only: bool = True) -> "Table":
+    opts = dict(global_batch=global_batch, seq=seq, gen=gen, mode=mode, dtype=dtype,
+                attention=attention, launch=launch, recompute=recompute, schedule=schedule,
+                partition=partition, sequence_parallel=sequence_parallel, zero=zero,
+                tp_comm_overlap=tp_comm_overlap, no_dp_overlap=no_dp_overlap, max_tp=max_tp,
+                max_pp=max_pp, max_vp=max_vp, max_micro_batch=max_micro_batch)
+    return _cluster_call(system, model, nodes, host, set, opts, True, threads, front_only,
+                         clock, tokens)
+
+
+cluster.__doc__ = """One parallel configuration of a model on a multi-GPU system, as
+    ``wattlas cluster``: a training iteration, a prefill or a generation
+    from the simulated timeline of every pipeline stage; a one-row
+    :class:`Table`.
+""" + _CLUSTER_DOC + """
+    Example::
+
+        r = wattlas.cluster("dgx-a100-80gb", "gpt3-175b", nodes=8, tp=8, pp=8, vp=3,
+                            global_batch=64, recompute="selective",
+                            sequence_parallel=True, dtype="fp16")
+        r[0]["time_s"], r[0]["mfu"]
+"""
+
+cluster_search.__doc__ = """Every parallel configuration of a model on a system, as ``wattlas
+    cluster search``: with ``front_only`` the time-energy front of those that
+    fit (``choice``: fastest, least_energy, front), else every configuration
+    (``choice`` empty off the front; those whose weights and optimizer state
+    cannot fit have empty times). recompute, schedule, partition take lists
+    of the values to try; max_tp, max_pp, max_vp, max_micro_batch bound the
+    space; threads 0 for all cores.
+""" + _CLUSTER_DOC + """
+    Example::
+
+        front = wattlas.cluster_search(model="gpt3-175b", nodes=128, global_batch=1536)
+        front[0]["tp"], front[0]["pp"], front[0]["time_s"]
 """
 
 
