@@ -588,6 +588,33 @@ done:
 }
 
 /* _presets() -> [(kind, id), ...] of the built-in presets */
+/* Rows that fill() writes with the library's row writer, as columns (the
+ * binary stream of WL_FMT_COLUMNS, decoded). NULL with an exception set. */
+static PyObject *rows_as_columns(const wl_results_col *cols, size_t nc,
+                                 int (*fill)(void *ctx, wl_results_writer *w), void *ctx)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    wl_results_writer *w = NULL;
+    if (!f || wl_results_writer_create(f, WL_FMT_COLUMNS, cols, nc, &w)) {
+        if (f)
+            fclose(f);
+        free(buf);
+        return PyErr_NoMemory();
+    }
+    wl_results_writer_header(w);
+    int rc = fill(ctx, w);
+    wl_results_writer_finish(w);
+    if (fclose(f) || rc) {
+        free(buf);
+        return PyErr_NoMemory();
+    }
+    PyObject *out = decode_columns(buf, len);
+    free(buf);
+    return out;
+}
+
 /* ---- cluster ----------------------------------------------------------------- */
 
 /* One (key, value) of a configuration or a search. Values come as text
@@ -702,46 +729,43 @@ static int cluster_key(wl_cluster_config *c, wl_cluster_search_spec *sp, int *la
     return WL_OK;
 }
 
-/* Rows of configurations and results into the column stream; choice: a
- * first column naming the front's points (a search), or NULL. */
-static PyObject *cluster_rows(const wl_cluster_system *sys, const wl_core_model *m,
-                              const wl_cluster_config *cfgs, const wl_cluster_result *res,
-                              const char *const *choice, size_t n, double clock, double tokens,
-                              const char *part_text)
+/* Rows of configurations and results as columns; choice: a first column
+ * naming the front's points (a search), or NULL. */
+typedef struct {
+    const wl_cluster_system *sys;
+    const wl_core_model *m;
+    const wl_cluster_config *cfgs;
+    const wl_cluster_result *res;
+    const char *const *choice;
+    size_t n;
+    double clock, tokens;
+    const char *part_text;
+} cluster_rows_ctx;
+
+static int fill_cluster_rows(void *ctx, wl_results_writer *w)
 {
-    const wl_results_col *rc0 = wl_cluster_row_cols();
-    size_t nc = WL_CLUSTER_ROW_COLS - WL_CLUSTER_ROW_NOPT, off = choice ? 1 : 0;
-    wl_results_col cols[WL_CLUSTER_ROW_COLS + 1];
-    if (choice)
-        cols[0] = (wl_results_col)WL_RESULTS_COL("choice", WL_COL_TEXT, 0, 0);
-    memcpy(cols + off, rc0, nc * sizeof *cols);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    wl_results_writer *w = NULL;
-    if (!f || wl_results_writer_create(f, WL_FMT_COLUMNS, cols, nc + off, &w)) {
-        if (f)
-            fclose(f);
-        free(buf);
-        return PyErr_NoMemory();
-    }
-    wl_results_writer_header(w);
-    int bad = 0;
-    for (size_t i = 0; i < n && !bad; i++) {
+    const cluster_rows_ctx *x = ctx;
+    size_t off = x->choice ? 1 : 0;
+    for (size_t i = 0; i < x->n; i++) {
         wl_results_cell c[WL_CLUSTER_ROW_COLS + 1];
-        if (choice)
-            c[0] = (wl_results_cell){choice[i], NAN};
-        wl_cluster_row_cells(c + off, sys->id, m->id, &cfgs[i], &res[i], clock, tokens, part_text);
-        bad = wl_results_writer_row(w, c) != WL_OK;
+        if (x->choice)
+            c[0] = (wl_results_cell){x->choice[i], NAN};
+        wl_cluster_row_cells(c + off, x->sys->id, x->m->id, &x->cfgs[i], &x->res[i], x->clock,
+                             x->tokens, x->part_text);
+        if (wl_results_writer_row(w, c))
+            return WL_ENOMEM;
     }
-    wl_results_writer_finish(w);
-    if (fclose(f) || bad) {
-        free(buf);
-        return PyErr_NoMemory();
-    }
-    PyObject *out = decode_columns(buf, len);
-    free(buf);
-    return out;
+    return WL_OK;
+}
+
+static PyObject *cluster_rows(const cluster_rows_ctx *x)
+{
+    size_t nc = WL_CLUSTER_ROW_COLS - WL_CLUSTER_ROW_NOPT, off = x->choice ? 1 : 0;
+    wl_results_col cols[WL_CLUSTER_ROW_COLS + 1];
+    if (x->choice)
+        cols[0] = (wl_results_col)WL_RESULTS_COL("choice", WL_COL_TEXT, 0, 0);
+    memcpy(cols + off, wl_cluster_row_cols(), nc * sizeof *cols);
+    return rows_as_columns(cols, nc + off, fill_cluster_rows, (void *)x);
 }
 
 /* _cluster(inputs, set, options, search, threads, front_only, clock, tokens) -> columns
@@ -828,7 +852,8 @@ static PyObject *py_cluster(PyObject *self, PyObject *args)
             return raise_wl(rc, &err);
         }
         wl_cluster_free(cl);
-        return cluster_rows(&sys, &m, &cfg, &r, NULL, 1, f, tokens, part_text);
+        cluster_rows_ctx x = {&sys, &m, &cfg, &r, NULL, 1, f, tokens, part_text};
+        return cluster_rows(&x);
     }
     sp.base = cfg;
     if (sp.base.global_batch <= 0)
@@ -871,7 +896,8 @@ static PyObject *py_cluster(PyObject *self, PyObject *args)
         res[k] = rows[i].r;
         kept[k++] = cfgs[i];
     }
-    out = cluster_rows(&sys, &m, kept, res, choice, k, f, tokens, NULL);
+    cluster_rows_ctx x = {&sys, &m, kept, res, choice, k, f, tokens, NULL};
+    out = cluster_rows(&x);
 done:
     free(rows);
     free(front);
@@ -884,6 +910,11 @@ done:
 
 /* _catalog(kind) -> columns (as _columns): the table 'wattlas presets
  * list' prints, of one kind (-1: all). */
+static int fill_catalog(void *ctx, wl_results_writer *w)
+{
+    return wl_cluster_catalog_rows(*(const int *)ctx, w);
+}
+
 static PyObject *py_catalog(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -892,27 +923,7 @@ static PyObject *py_catalog(PyObject *self, PyObject *args)
         return NULL;
     size_t nc;
     const wl_results_col *cols = wl_cluster_catalog_cols(&nc);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    wl_results_writer *w = NULL;
-    if (!f || wl_results_writer_create(f, WL_FMT_COLUMNS, cols, nc, &w)) {
-        if (f)
-            fclose(f);
-        free(buf);
-        return PyErr_NoMemory();
-    }
-    wl_results_writer_header(w);
-    int rc = wl_cluster_catalog_rows(kind, w);
-    wl_results_writer_finish(w);
-    if (fclose(f) || rc) {
-        free(buf);
-        PyErr_SetString(PyExc_RuntimeError, "wattlas: could not list the presets");
-        return NULL;
-    }
-    PyObject *res = decode_columns(buf, len);
-    free(buf);
-    return res;
+    return rows_as_columns(cols, nc, fill_catalog, &kind);
 }
 
 static PyObject *py_presets(PyObject *self, PyObject *unused)

@@ -510,7 +510,18 @@ _AXES_DOC = """
 """
 
 
-def _axes(**kw):
+# the sweep keys sweep and predict take by name (the rest through **more)
+_AXIS_KEYS = ("gpu", "model", "trace", "batch", "seq", "dtype", "attention", "mode", "clock",
+              "voltage_mv", "voltage_offset_mv", "scope", "kernels", "power_limit", "set",
+              "host", "idle", "optimizer", "master_dtype", "recompute", "grad_accum", "gen",
+              "launch", "latency", "interval", "learned")
+
+
+def _axes(args):
+    """The sweep items of a call's arguments (its locals: the named axes and
+    **more); kernels=True is the spec's classes."""
+    kw = {k: args[k] for k in _AXIS_KEYS if k in args}
+    kw.update(args.get("more") or {})
     if kw.pop("kernels", None):
         kw["classes"] = True
     return _items(kw)
@@ -523,14 +534,7 @@ def sweep(spec: "str | os.PathLike | None" = None, *, gpu=None, model=None, trac
           master_dtype=None, recompute=None, grad_accum=None, gen=None, launch=None,
           latency=None, interval=None, learned=None, threads: int = 0,
           fmt: "str | None" = None, **more) -> "Table | str":
-    args = dict(gpu=gpu, model=model, trace=trace, batch=batch, seq=seq, dtype=dtype,
-                attention=attention, mode=mode, clock=clock, voltage_mv=voltage_mv,
-                voltage_offset_mv=voltage_offset_mv, scope=scope, kernels=kernels,
-                power_limit=power_limit, set=set, host=host, idle=idle, optimizer=optimizer,
-                master_dtype=master_dtype, recompute=recompute, grad_accum=grad_accum, gen=gen,
-                launch=launch, latency=latency, interval=interval, learned=learned)
-    args.update(more)
-    items = _axes(**args)
+    items = _axes(locals())
     if fmt:
         return _wattlas._sweep(items, None if spec is None else _os.fspath(spec), fmt,
                                int(threads), False)
@@ -548,14 +552,7 @@ def predict(gpu: "str | None" = None, model: "str | None" = None, *, batch=None,
         raise Error("gpu: predict takes one GPU (sweep takes several)")
     if scope is not None and scope not in ("model", "layer", "decoder"):
         raise Error(f"scope: expected model or layer (or decoder), got '{scope}'")
-    args = dict(gpu=gpu, model=model, trace=trace, batch=batch, seq=seq, dtype=dtype,
-                attention=attention, mode=mode, clock=clock, voltage_mv=voltage_mv,
-                voltage_offset_mv=voltage_offset_mv, scope=scope, kernels=kernels,
-                power_limit=power_limit, set=set, host=host, idle=idle, optimizer=optimizer,
-                master_dtype=master_dtype, recompute=recompute, grad_accum=grad_accum, gen=gen,
-                launch=launch, latency=latency, interval=interval, learned=learned)
-    args.update(more)
-    items = _axes(**args)
+    items = _axes(locals())
     if fmt:
         return _wattlas._sweep(items, None, fmt, 1, True)
     return _columns(items, None, 1, True)
