@@ -26,7 +26,7 @@ static void sweep_help(FILE *f)
 "axes (lists: comma-separated values and MIN:MAX:STEP ranges):\n"
 "  --gpu LIST  --model LIST | --trace LIST  --batch LIST  --seq LIST\n"
 "  --dtype LIST  --attention LIST  --mode LIST (prefill, train, decode)\n"
-"  --clock LIST                    SM clocks in MHz (default: the first GPU's grid)\n"
+"  --clock LIST                    SM clocks in MHz (default: each GPU's own grid)\n"
 "  --voltage-offset-mv LIST        shifts the V-f curve; points below the\n"
 "                                  alpha-power-law critical voltage are marked\n"
 "                                  feasible=0, not dropped (as are clocks\n"

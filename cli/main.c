@@ -25,7 +25,7 @@ static const cli_command commands[] = {
     {"optimize", "one operating point per workload, with the savings table", cmd_optimize},
     {"plot", "figures of sweeps, savings, validations and comparisons", cmd_plot},
     {"report", "a whole study: sweep, fronts, savings, figures, index.html", cmd_report},
-    {"cluster", "parallel training and prefill on a multi-GPU system: time, energy, memory",
+    {"cluster", "parallel training, prefill and decode on a multi-GPU system: time, energy, memory",
      cmd_cluster},
     {"presets", "list, show or derive GPU and model presets", cmd_presets},
 };
