@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <time.h>
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
@@ -224,4 +226,49 @@ void cli_learned_outside(const char *cmd, const struct wl_sweep_spec *spec, unsi
         fprintf(stderr, "wattlas %s: warning: %llu point%s outside the learned model's training "
                         "domain: %s\n",
                 cmd, n, n == 1 ? " lies" : "s lie", wl_learn_outside_note(u.model));
+}
+
+static double bar_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void cli_bar_start(cli_bar *b, const char *what)
+{
+    b->t0 = bar_now();
+    b->last = 0;
+    b->what = what;
+    b->open = 0;
+}
+
+void cli_bar_end(cli_bar *b)
+{
+    if (b->open)
+        fputc('\n', stderr);
+    b->open = 0;
+}
+
+void cli_bar_draw(void *user, unsigned long long done, unsigned long long total)
+{
+    cli_bar *b = user;
+    double t = bar_now();
+    if (t - b->last < 0.2 && done < total)
+        return;
+    b->last = t;
+    double el = t - b->t0, rate = el > 0 ? (double)done / el : 0;
+    double frac = total ? (double)done / (double)total : 1;
+    char line[31];
+    int fill = (int)(frac * 30);
+    for (int i = 0; i < 30; i++)
+        line[i] = i < fill ? '#' : '.';
+    line[30] = 0;
+    double eta = rate > 0 ? (double)(total - done) / rate : 0;
+    fprintf(stderr, "\r[%s] %5.1f%% %llu/%llu %s, %.0f/s, ETA %02d:%02d ", line, 100 * frac,
+            done, total, b->what, rate, (int)(eta / 60), (int)fmod(eta, 60));
+    b->open = 1;
+    if (done >= total) /* the line is done: what comes next starts a new one */
+        cli_bar_end(b);
+    fflush(stderr);
 }

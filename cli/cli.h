@@ -88,6 +88,17 @@ void cli_note(void *cmd, const char *text);
 /* getopt_long's "unknown option"/"needs a value" as usage errors, naming
  * the word (a long option with one dash, "-seq", says so). */
 int cli_bad_option(const char *cmd, int c, int argc, char **argv);
+/* A progress bar on stderr (callers draw it when stderr is a terminal):
+ * cli_bar_draw is a progress callback (user: the bar), at most five times
+ * a second, ending its line when done reaches total. */
+typedef struct {
+    double t0, last;
+    const char *what; /* "points", "configurations" */
+    int open;         /* a bar line waits for its newline */
+} cli_bar;
+void cli_bar_start(cli_bar *b, const char *what);
+void cli_bar_draw(void *user, unsigned long long done, unsigned long long total);
+void cli_bar_end(cli_bar *b); /* ends an unfinished bar's line */
 /* -h as --help (argv's words rewritten in place). */
 void cli_short_help(int argc, char **argv);
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 static void help(FILE *f)
@@ -111,7 +112,8 @@ static void help(FILE *f)
 "two), schedule, chunks per GPU, recompute, expert parallelism (MoE models), sequence parallelism and ZeRO-1 that\n"
 "the model allows, evaluated in parallel; prints the time-energy front of those\n"
 "that fit (choice: fastest, least_energy, front), and with -o FILE writes every\n"
-"row to FILE (csv unless --format). Configurations whose weights and optimizer\n"
+"row to FILE (csv unless --format); a progress bar goes to stderr when it is a\n"
+"terminal. Configurations whose weights and optimizer\n"
 "state alone exceed the memory are not simulated (empty times, fits 0); printing\n"
 "the front alone (no -o, no --shard), neither are those whose activations at\n"
 "their schedule's peak exceed it.\n"
@@ -926,8 +928,13 @@ static int search_run(const char *cmd, cluster_opts *o)
     int to_file = strcmp(o->out, "-") != 0;
     /* printing the front alone needs no row that cannot fit */
     int front_only = !to_file && !o->shard_n;
-    if (wl_cluster_search_eval(&sys, &gpu, &model, cfgs + lo, hi - lo, clock, o->threads, front_only,
-                               rows, &err)) {
+    cli_bar b;
+    cli_bar_start(&b, "configurations");
+    int bar = isatty(STDERR_FILENO);
+    int erc = wl_cluster_search_eval(&sys, &gpu, &model, cfgs + lo, hi - lo, clock, o->threads,
+                                     front_only, rows, bar ? cli_bar_draw : NULL, &b, &err);
+    cli_bar_end(&b);
+    if (erc) {
         free(rows), free(cfgs);
         return cli_fail(cmd, &err);
     }

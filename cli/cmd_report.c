@@ -76,17 +76,10 @@ static int report_parse(int argc, char **argv, report_opts *o)
 
 static void step(void *user, const char *text)
 {
-    (void)user;
+    cli_bar_end(user); /* a sweep's bar before it */
     fprintf(stderr, "%s\n", text);
 }
 
-static void bar(void *user, unsigned long long done, unsigned long long total)
-{
-    (void)user;
-    fprintf(stderr, "\r  %llu/%llu points", done, total);
-    if (done == total)
-        fputc('\n', stderr);
-}
 
 static int report_run(const report_opts *o)
 {
@@ -104,12 +97,18 @@ static int report_run(const report_opts *o)
         rc = cli_fail(cmd, &err);
     } else {
         cli_spec_notes(cmd, spec);
+        cli_bar b;
+        cli_bar_start(&b, "points");
         wl_plot_report_options ro = {.command = o->command, .spec_path = o->spec_path,
                                      .threads = (int)o->threads,
                                      .step = o->quiet ? NULL : step,
-                                     .progress = !o->quiet && isatty(STDERR_FILENO) ? bar : NULL};
+                                     .progress = !o->quiet && isatty(STDERR_FILENO) ? cli_bar_draw
+                                                                                   : NULL,
+                                     .user = &b};
         wl_plot_report_stats st;
-        if (wl_plot_report(spec, o->dir, &ro, &st, &err))
+        int failed = wl_plot_report(spec, o->dir, &ro, &st, &err);
+        cli_bar_end(&b);
+        if (failed)
             rc = cli_fail(cmd, &err);
         else if (!o->quiet)
             fprintf(stderr, "wattlas report: %s/index.html and %s/index.md, %zu figures, "

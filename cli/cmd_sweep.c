@@ -157,37 +157,6 @@ static void on_signal(int sig)
     stop_flag = 1;
 }
 
-typedef struct {
-    double t0, last;
-} bar;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void draw_bar(void *user, unsigned long long done, unsigned long long total)
-{
-    bar *b = user;
-    double t = now_s();
-    if (t - b->last < 0.2 && done < total)
-        return;
-    b->last = t;
-    double el = t - b->t0, rate = el > 0 ? (double)done / el : 0;
-    double frac = total ? (double)done / (double)total : 1;
-    char line[40];
-    int fill = (int)(frac * 30);
-    for (int i = 0; i < 30; i++)
-        line[i] = i < fill ? '#' : '.';
-    line[30] = 0;
-    double eta = rate > 0 ? (double)(total - done) / rate : 0;
-    fprintf(stderr, "\r[%s] %5.1f%% %llu/%llu points, %.0f points/s, ETA %02d:%02d ", line,
-            100 * frac, done, total, rate, (int)(eta / 60), (int)fmod(eta, 60));
-    fflush(stderr);
-}
-
 static int sweep_run(sweep_opts *o)
 {
     const char *cmd = "sweep";
@@ -205,9 +174,10 @@ static int sweep_run(sweep_opts *o)
     if (wl_results_out_open(o->out, &out, &err))
         return cli_fail(cmd, &err);
 #endif
-    bar b = {now_s(), 0};
+    cli_bar b;
+    cli_bar_start(&b, "points");
     if (rank == 0 && !o->quiet && isatty(STDERR_FILENO)) {
-        o->run.progress = draw_bar;
+        o->run.progress = cli_bar_draw;
         o->run.progress_user = &b;
     }
     struct sigaction sa, old_int, old_term;
@@ -227,8 +197,7 @@ static int sweep_run(sweep_opts *o)
 #endif
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    if (o->run.progress)
-        fputc('\n', stderr);
+    cli_bar_end(&b);
     if (rc) {
         wl_results_out_abort(out);
         return cli_fail(cmd, &err);

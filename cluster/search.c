@@ -234,8 +234,10 @@ static int eval_one(const wl_cluster_system *sys, const wl_core_gpu *gpu, const 
 int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
                            const wl_core_model *m, const wl_cluster_config *cfgs, size_t n,
                            double clock_mhz, int threads, int front_only,
-                           wl_cluster_search_row *rows, wl_error *err)
+                           wl_cluster_search_row *rows, wl_cluster_progress progress, void *user,
+                           wl_error *err)
 {
+    unsigned long long done = 0;
     int rc = WL_OK;
     long long bad = -1;
     wl_error first = {0};
@@ -272,6 +274,18 @@ int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
         wl_cluster_sim *sim = sims[0];
 #endif
         int r = eval_one(sys, gpu, m, &cfgs[i], u, clock_mhz, front_only, sim, &rows[i], &copy[i], &e);
+        unsigned long long now;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+        now = ++done;
+        /* the caller's callback from one thread only */
+#ifdef _OPENMP
+        if (progress && omp_get_thread_num() == 0)
+#else
+        if (progress)
+#endif
+            progress(user, now, n);
         if (r) {
 #ifdef _OPENMP
 #pragma omp critical(wl_cluster_search_err)
@@ -289,6 +303,8 @@ int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     }
     if (rc)
         *err = first;
+    else if (progress)
+        progress(user, n, n);
     for (size_t i = 0; !rc && i < n; i++)
         if (copy[i]) {
             rows[i] = rows[i - 1];

@@ -496,11 +496,15 @@ typedef struct {
  * first failing configuration's error in order. front_only: only the rows
  * that can be on the front are needed, so a training configuration whose
  * memory floor with its schedule's activations does not fit is not
- * simulated (activations_over). */
+ * simulated (activations_over). progress (NULL: none) hears how many are
+ * done from one thread, and once more at the end. */
+typedef void (*wl_cluster_progress)(void *user, unsigned long long done,
+                                    unsigned long long total);
 int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
                            const wl_core_model *m, const wl_cluster_config *cfgs, size_t n,
                            double clock_mhz, int threads, int front_only,
-                           wl_cluster_search_row *rows, wl_error *err);
+                           wl_cluster_search_row *rows, wl_cluster_progress progress, void *user,
+                           wl_error *err);
 /* Among the evaluated rows that fit: the time-energy front (on_front[n]),
  * the fastest and the least energy per iteration (-1: none fits). */
 int wl_cluster_search_pick(const wl_cluster_search_row *rows, size_t n, unsigned char *on_front,

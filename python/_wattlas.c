@@ -872,7 +872,8 @@ static PyObject *py_cluster(PyObject *self, PyObject *args)
         goto done;
     }
     Py_BEGIN_ALLOW_THREADS
-    rc = wl_cluster_search_eval(&sys, &gpu, &m, cfgs, n, f, threads, front_only, rows, &err);
+    rc = wl_cluster_search_eval(&sys, &gpu, &m, cfgs, n, f, threads, front_only, rows, NULL, NULL,
+                                &err);
     Py_END_ALLOW_THREADS
     if (rc) {
         raise_wl(rc, &err);

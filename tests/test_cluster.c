@@ -553,6 +553,20 @@ static void test_decode_result(void **state)
 /* Search: every configuration it lists is valid and of the GPUs, the list
  * is what the loops give by hand for a small case, rows do not depend on
  * the thread count, and the picks are the extremes of the front. */
+typedef struct {
+    unsigned long long last, total;
+    int calls, monotone;
+} progress_seen;
+
+static void count_progress(void *user, unsigned long long done, unsigned long long total)
+{
+    progress_seen *p = user;
+    p->monotone = p->calls == 0 ? 1 : p->monotone && done >= p->last;
+    p->calls++;
+    p->last = done;
+    p->total = total;
+}
+
 static void test_search(void **state)
 {
     (void)state;
@@ -599,8 +613,13 @@ static void test_search(void **state)
             assert_true(memcmp(&cf[i], &cf[j], sizeof cf[i]) != 0);
     }
     wl_cluster_search_row *r1 = calloc(n, sizeof *r1), *r2 = calloc(n, sizeof *r2);
-    assert_int_equal(wl_cluster_search_eval(&sys, &gpu, &m, cf, n, 1410, 1, 0, r1, &e), WL_OK);
-    assert_int_equal(wl_cluster_search_eval(&sys, &gpu, &m, cf, n, 1410, 4, 0, r2, &e), WL_OK);
+    progress_seen seen = {0};
+    assert_int_equal(wl_cluster_search_eval(&sys, &gpu, &m, cf, n, 1410, 1, 0, r1, NULL, NULL, &e), WL_OK);
+    assert_int_equal(wl_cluster_search_eval(&sys, &gpu, &m, cf, n, 1410, 4, 0, r2, count_progress, &seen, &e), WL_OK);
+    /* progress from one thread, never backwards, and the whole at the end */
+    assert_true(seen.calls >= 1 && seen.monotone);
+    assert_int_equal(seen.last, n);
+    assert_int_equal(seen.total, n);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(r1[i].evaluated, r2[i].evaluated);
         if (r1[i].evaluated)
