@@ -364,6 +364,20 @@ static PyObject *py_columns(PyObject *self, PyObject *args, PyObject *kw)
         }
         Py_XDECREF(t);
     }
+    /* requested clocks a GPU cannot run, left out (as the command line notes) */
+    for (size_t i = 0; warn && wl_sweep_spec_gpu(s, i); i++) {
+        const wl_core_gpu *g = wl_sweep_spec_gpu(s, i);
+        size_t nclip = wl_sweep_spec_clipped(s, i);
+        if (!nclip)
+            continue;
+        PyObject *t = PyUnicode_FromFormat("%s sweeps the requested clocks within its range "
+                                           "%d-%d MHz; %zu outside it are left out", g->id,
+                                           (int)g->sm_clock_min_mhz, (int)g->sm_clock_max_mhz,
+                                           nclip);
+        if (!t || PyList_Append(warn, t))
+            Py_CLEAR(warn);
+        Py_XDECREF(t);
+    }
     for (size_t i = 0; coef && wl_sweep_spec_gpu(s, i); i++) {
         const wl_core_gpu *g = wl_sweep_spec_gpu(s, i);
         PyObject *v = PyUnicode_FromString(g->coef_source[0] ? g->coef_source : "measured");

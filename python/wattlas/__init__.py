@@ -287,7 +287,8 @@ class Table:
 class WattlasWarning(UserWarning):
     """What wattlas warns about: coefficients transferred from another GPU
     rather than measured, workloads that do not fit their GPU's memory,
-    contexts past a model's positions, clocks outside a GPU's range."""
+    contexts past a model's positions, requested clocks outside a GPU's
+    range (left out of a sweep)."""
 
 
 def _columns(items, spec, threads, predict):
