@@ -24,8 +24,10 @@ static void help(FILE *f)
 "               it chooses; the slowdown bound on a time panel)\n"
 "  pareto       --facet COL, --x COL --y COL, --objective OBJ\n"
 "  pareto-norm  --objective OBJ, --edp (isolines of constant EDP)\n"
-"  heatmap      --x COL --y COL --z COL [--normalize] (defaults: sm_clock_mhz,\n"
-"               seq, energy_j; a text column such as model is categorical)\n"
+"  heatmap      --x COL --y COL --z COL [--normalize] [--reduce min|mean] (defaults:\n"
+"               sm_clock_mhz, seq, energy_j, min; a text column such as model is\n"
+"               categorical; rows that share a cell: their least or mean z, as\n"
+"               the colour bar says)\n"
 "  savings      --against max-clock|fastest\n"
 "  validation   --metric time|power|energy\n"
 "  timeline     TRACE.json from 'wattlas cluster --timeline'; style options only\n"
@@ -95,7 +97,7 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
         {"log-x", no_argument, 0, 'X'},         {"log-y", no_argument, 0, 'Y'},
         {"stack", optional_argument, 0, 'S'},         {"normalize", no_argument, 0, 'N'},
         {"objective", required_argument, 0, 'O'}, {"edp", no_argument, 0, 'E'},
-        {"legend", required_argument, 0, 'L'},
+        {"legend", required_argument, 0, 'L'}, {"reduce", required_argument, 0, 'R'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     const char *in = NULL;
     /* the kind options given, to refuse those the kind does not read */
@@ -104,7 +106,7 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
         const char *name;
     } kopts[] = {{'P', "panels"}, {'F', "facet"}, {'x', "x"},           {'y', "y"},
                  {'z', "z"},      {'m', "metric"}, {'a', "against"},    {'S', "stack"},
-                 {'N', "normalize"}, {'O', "objective"}, {'E', "edp"}};
+                 {'N', "normalize"}, {'O', "objective"}, {'E', "edp"}, {'R', "reduce"}};
     optind = 2; /* after KIND */
     opterr = 0;
     int c, rc = 0;
@@ -137,6 +139,11 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
                 rc = cli_usage(cmd, "--stack: expected parts or phases, got '%s'", optarg);
             break;
         case 'N': p->k.normalize = 1; break;
+        case 'R':
+            if (strcmp(optarg, "min") && strcmp(optarg, "mean"))
+                rc = cli_usage(cmd, "--reduce: expected min or mean, got '%.60s'", optarg);
+            p->k.reduce = optarg;
+            break;
         case 'O': p->k.objective = optarg; break;
         case 'E': p->k.edp = 1; break;
         case 'L':

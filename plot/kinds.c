@@ -1565,6 +1565,12 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
         zc = yc >= 0 ? need_col(t, zn, err) : -1;
     if (zc < 0)
         return WL_EPARSE;
+    const char *red = k && k->reduce ? k->reduce : "min";
+    int mean = !strcmp(red, "mean");
+    if (!mean && strcmp(red, "min")) {
+        wl_error_set(err, "reduce", 0, "reduce", "expected min or mean, got '%.40s'", red);
+        return WL_EINVAL;
+    }
     size_t n = wl_results_table_rows(t);
     hm_axis ax = {0}, ay = {0};
     unsigned char *ok = malloc(n + 1);
@@ -1580,8 +1586,12 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
     unsigned char *gok = rc ? NULL : calloc(nx * ny + 1, 1), *lx = malloc(nx + 1), *ly = malloc(ny + 1);
     if (!rc && (!grid || !gok || !lx || !ly))
         rc = WL_ENOMEM;
+    unsigned *cnt = rc ? NULL : calloc(nx * ny + 1, sizeof *cnt);
+    if (!rc && !cnt)
+        rc = WL_ENOMEM;
     for (size_t i = 0; !rc && i < nx * ny; i++)
         grid[i] = NAN;
+    size_t most = 0; /* the most rows one cell holds */
     for (size_t r = 0; !rc && r < n; r++) {
         double z;
         if ((rc = num_cell(t, r, zc, &z, err)))
@@ -1589,14 +1599,23 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
         size_t i = hm_index(t, &ax, r), j = hm_index(t, &ay, r);
         if (i >= nx || j >= ny || !isfinite(z))
             continue;
-        /* several rows per cell (other parameters): the least z of those
-         * that can run; a cell with none that can is grey */
+        /* several rows per cell (other parameters): the least (or the
+         * mean) z of those that can run; a cell with none that can is grey */
         size_t c = j * nx + i;
-        if (isnan(grid[c]) || (ok[r] && !gok[c]) || (ok[r] == gok[c] && z < grid[c])) {
+        if (isnan(grid[c]) || (ok[r] && !gok[c])) {
             grid[c] = z;
             gok[c] = ok[r];
+            cnt[c] = 1;
+        } else if (ok[r] == gok[c]) {
+            grid[c] = mean ? grid[c] + z : fmin(grid[c], z);
+            cnt[c]++;
         }
+        most = cnt[c] > most ? cnt[c] : most;
     }
+    for (size_t c = 0; !rc && mean && c < nx * ny; c++)
+        if (cnt[c] > 1)
+            grid[c] /= cnt[c];
+    free(cnt);
     if (!rc && k && k->normalize)
         for (size_t j = 0; j < ny; j++) {
             double mn = INFINITY;
@@ -1729,16 +1748,19 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
         cairo_rotate(cr, -M_PI / 2);
         style_text(cr, 0, 0, pretty(yn), 0.5, 0.5);
         cairo_restore(cr);
-        char zl[96];
+        char zl[128];
+        /* a cell that stands for several rows says how it chose */
+        const char *how = most > 1 ? (mean ? ", mean over other parameters"
+                                           : ", least over other parameters") : "";
         if (k && k->normalize) {
             char q[64];
             snprintf(q, sizeof q, "%s", pretty(zn));
             char *paren = strstr(q, " (");
             if (paren)
                 *paren = 0;
-            snprintf(zl, sizeof zl, "%s / row minimum", q);
+            snprintf(zl, sizeof zl, "%s / row minimum%s", q, how);
         } else {
-            snprintf(zl, sizeof zl, "%s", pretty(zn));
+            snprintf(zl, sizeof zl, "%s%s", pretty(zn), how);
         }
         colorbar(cr, o->palette, W - 50, top, 6, a.h, lo, hi, zl, "");
         lg_draw(cr, &lg, &a, left, W, H, NULL, NULL, 0);
@@ -2288,7 +2310,7 @@ static const wl_plot_kind kinds[] = {
                     "against the slowdown from it (--edp: isolines of constant EDP)",
      wl_plot_pareto_norm, NULL, "objective,edp"},
     {"heatmap", "a value over two swept parameters (a text column is categorical), cells that "
-                "cannot run grey and hatched", wl_plot_heatmap, NULL, "x,y,z,normalize"},
+                "cannot run grey and hatched", wl_plot_heatmap, NULL, "x,y,z,normalize,reduce"},
     {"savings", "energy saved and runtime penalty per workload (optimize output); horizontal "
                 "bars for more than 8", wl_plot_savings, NULL, "against"},
     {"validation", "predicted vs measured on log-log axes with y = x, a +-10% band, the MAPE "

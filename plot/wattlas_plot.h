@@ -69,6 +69,9 @@ typedef struct {
     const char *x, *y, *z; /* heatmap axes and value (a text column is
                               categorical); pareto x/y */
     int normalize;       /* heatmap: divide z by the minimum of its row */
+    const char *reduce;  /* heatmap: several rows in a cell (parameters not
+                            plotted): "min" (default) or "mean" of those
+                            that can run; the colour bar says which */
     const char *metric;  /* validation: time, power or energy (default) */
     const char *against; /* savings: "max-clock" (default) or "fastest" */
 } wl_plot_kind_options;

@@ -168,6 +168,40 @@ static void test_kinds_render(void **state)
     k.y = "power_w";
     k.z = "energy_j";
     assert_int_equal(wl_plot_heatmap(t, &k, &o, "h.png", &err), WL_OK);
+    /* rows that share a cell: the least z by default, the mean on request,
+     * and nothing else */
+    {
+        test_write_file("two.csv", "sm_clock_mhz,seq,batch,energy_j,feasible,fits\n"
+                                   "900,128,1,1.0,1,1\n900,128,8,3.0,1,1\n"
+                                   "1410,128,1,2.0,1,1\n1410,128,8,6.0,1,1\n");
+        wl_results_table *t2;
+        assert_int_equal(wl_results_table_load("two.csv", &t2, &err), WL_OK);
+        wl_plot_kind_options k2 = {.x = "sm_clock_mhz", .y = "seq", .z = "energy_j"};
+        assert_int_equal(wl_plot_heatmap(t2, &k2, &o, "hmin.png", &err), WL_OK);
+        k2.reduce = "mean";
+        assert_int_equal(wl_plot_heatmap(t2, &k2, &o, "hmean.png", &err), WL_OK);
+        k2.reduce = "max";
+        assert_int_equal(wl_plot_heatmap(t2, &k2, &o, "hmax.png", &err), WL_EINVAL);
+        assert_string_equal(err.field, "reduce");
+        assert_int_not_equal(access("hmax.png", F_OK), 0);
+        /* the two figures differ (another colour range and another label) */
+        FILE *a = fopen("hmin.png", "rb"), *b = fopen("hmean.png", "rb");
+        assert_non_null(a);
+        assert_non_null(b);
+        int same = 1, ca, cb;
+        do {
+            ca = fgetc(a);
+            cb = fgetc(b);
+            same = same && ca == cb;
+        } while (same && ca != EOF);
+        fclose(a);
+        fclose(b);
+        assert_false(same);
+        unlink("hmin.png");
+        unlink("hmean.png");
+        unlink("two.csv");
+        wl_results_table_free(t2);
+    }
     k.panels = "energy,speed";
     assert_int_not_equal(wl_plot_energy_freq(t, &k, &o, "x.png", &err), WL_OK);
     assert_int_not_equal(access("x.png", F_OK), 0);
