@@ -1404,11 +1404,23 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
             memset(&k, 0, sizeof k);
             k.stack = WL_PLOT_STACK_PHASES;
             k.panels = "energy,time";
+            /* the figure's own subset in its caption (its mode, not the
+             * first figure's), and its sequence length */
+            const char *pv[WL_RESULTS_CSV_MAXCOLS];
+            wl_results_buf ps = {0}, pw = {0};
+            subset_names(m1, 0, key, nk, pv, &ps, &pw);
+            int sc = wl_results_table_col(m1, "seq");
+            const char *seq = sc >= 0 ? wl_results_table_cell(m1, 0, sc) : "";
+            char wl[200];
+            snprintf(wl, sizeof wl, "%.80s%s%.20s", model, seq[0] ? " seq " : "", seq);
+            const char *pwhat = pw.oom || !pw.p ? "" : pw.p;
             cap = mi == 0 ? wl_core_strprintf("Energy of a training step by phase (forward, backward, "
                                               "optimizer) and its time vs SM clock, %s, %s",
-                                              model, what.p)
+                                              wl, pwhat)
                           : wl_core_strprintf("Energy of a generation by phase (prefill, decode) and "
-                                              "its time vs SM clock, %s, %s", model, what.p);
+                                              "its time vs SM clock, %s, %s", wl, pwhat);
+            wl_results_buf_free(&ps);
+            wl_results_buf_free(&pw);
             rc = !nb.oom && cap ? figure(r, "energy-freq", m1, nb.p, cap, &k, 0, err) : WL_ENOMEM;
             free(cap);
             wl_results_buf_free(&nb);
