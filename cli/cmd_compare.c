@@ -125,80 +125,26 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
     return 0;
 }
 
-/* A choice whose numbers are all NaN, with the reason. */
-static void not_runnable(wl_pareto_gpu_choice *ch, const char *why)
+static void compare_note(void *cmd, int warning, const char *text)
 {
-    memset(ch, 0, sizeof *ch);
-    wl_core_result *r[3] = {&ch->at, &ch->opt, &ch->max};
-    ch->clock_mhz = NAN;
-    for (int k = 0; k < 3; k++) {
-        r[k]->requested_clock_mhz = r[k]->effective_clock_mhz = NAN;
-        r[k]->time_ms = r[k]->power_w = r[k]->energy_j = NAN;
-    }
-    snprintf(ch->not_runnable, sizeof ch->not_runnable, "%.199s", why);
+    fprintf(stderr, "wattlas %s: %s: %s\n", (const char *)cmd, warning ? "warning" : "note", text);
 }
 
 static int compare_run(const compare_opts *o)
 {
     const char *cmd = "compare";
     wl_error err = {0};
-    wl_core_workload *wl = NULL;
-    wl_sweep_shape_id id;
-    if (wl_sweep_spec_workload(o->spec, &wl, &id, &err))
-        return cli_fail(cmd, &err);
-    int iv = wl_sweep_spec_level(o->spec) > 0;
     wl_results_col cols[WL_PARETO_COMPARE_COLS];
-    size_t nc = wl_pareto_compare_cols(iv, cols);
+    size_t nc = wl_pareto_compare_cols(wl_sweep_spec_level(o->spec) > 0, cols), runnable = 0;
     cli_rows rows;
     int rc = cli_rows_open(cmd, o->out, o->format, cols, nc, &rows);
-    if (rc) {
-        wl_core_workload_free(wl);
+    if (rc)
         return rc;
-    }
-    wl_results_writer_note(rows.w, "%s (%zu kernels), objective %s", wl_core_workload_name(wl),
-                           wl_core_workload_count(wl), o->obj.text);
-    wl_pareto_workload_id wid = {id.model, wl_dtype_name(id.dtype),
-                                 id.traced ? NULL : wl_attention_name(id.attention),
-                                 wl_mode_name(id.traced ? WL_MODE_PREFILL : id.shape.mode),
-                                 id.batch, id.seq, id.memory.total_gb};
-    wl_results_cell cells[WL_PARETO_COMPARE_COLS];
-    wl_learn_use lu;
-    int learned = wl_sweep_spec_learned(o->spec, &lu);
-    long runnable = (long)wl_sweep_spec_axis_count(o->spec, "gpu");
-    for (size_t i = 0; !rc && i < wl_sweep_spec_axis_count(o->spec, "gpu"); i++) {
-        const wl_core_gpu *g = wl_sweep_spec_gpu(o->spec, i);
-        wl_pareto_gpu_choice ch;
-        /* a GPU that cannot run the case gets a row saying why; the others go on */
-        if ((o->clock > 0 && wl_core_gpu_clock_check(g, o->clock, "--clock", 0, &err)) ||
-            wl_core_gpu_runs(g, wl, &err)) {
-            not_runnable(&ch, err.text);
-            fprintf(stderr, "wattlas compare: note: %s cannot run this case: %s\n", g->id, err.text);
-            runnable--;
-        } else if (wl_pareto_gpu_optimum(g, wl, NULL, o->clock, &o->obj,
-                                         wl_sweep_spec_uncertainty(o->spec, i),
-                                         wl_sweep_spec_level(o->spec), learned ? &lu : NULL,
-                                         &ch, &err)) {
-            rc = cli_fail(cmd, &err);
-            break;
-        }
-        if (ch.learned_outside)
-            fprintf(stderr, "wattlas compare: warning: on %s, %zu of %zu points lie outside the "
-                            "learned model's training domain: %s\n",
-                    g->id, ch.learned_outside, wl_core_gpu_clock_count(g) + 1,
-                    wl_learn_outside_note(lu.model));
-        if (!ch.not_runnable[0] && wl_core_memory_fits(g, &id.memory) == 0)
-            fprintf(stderr, "wattlas compare: warning: %s does not fit %s: it needs %.1f GB, "
-                    "the GPU has %.1f GB (fits = 0)\n", wl_core_workload_name(wl), g->id,
-                    id.memory.total_gb, g->mem_capacity_gb);
-        wl_pareto_compare_cells(g, &wid, &ch, iv, cells);
-        if (wl_results_writer_row(rows.w, cells)) {
-            fprintf(stderr, "wattlas compare: out of memory\n");
-            rc = EXIT_RUNTIME;
-        }
-    }
-    wl_core_workload_free(wl);
+    if (wl_sweep_compare(o->spec, o->clock, &o->obj, rows.w, compare_note, (void *)cmd, &runnable,
+                         &err))
+        rc = err.text[0] ? cli_fail(cmd, &err) : EXIT_RUNTIME;
     int crc = cli_rows_close(cmd, &rows, !rc);
-    if (!rc && !crc && runnable <= 0) {
+    if (!rc && !crc && runnable == 0) {
         fprintf(stderr, "wattlas compare: no GPU can run this case\n");
         return EXIT_RUNTIME;
     }

@@ -629,6 +629,72 @@ static PyObject *rows_as_columns(const wl_results_col *cols, size_t nc,
     return out;
 }
 
+/* ---- compare ------------------------------------------------------------------ */
+
+typedef struct {
+    const wl_sweep_spec *s;
+    double clock;
+    const wl_pareto_objective *obj;
+    PyObject *notes; /* [(warning, text)] */
+    size_t runnable;
+    wl_error err;
+    int rc;
+} compare_ctx;
+
+static void compare_note(void *user, int warning, const char *text)
+{
+    compare_ctx *x = user;
+    PyObject *t = Py_BuildValue("(is)", warning, text);
+    if (!t || PyList_Append(x->notes, t))
+        PyErr_Clear(); /* a note lost to memory is not worth failing the rows for */
+    Py_XDECREF(t);
+}
+
+static int fill_compare(void *ctx, wl_results_writer *w)
+{
+    compare_ctx *x = ctx;
+    x->rc = wl_sweep_compare(x->s, x->clock, x->obj, w, compare_note, x, &x->runnable, &x->err);
+    return WL_OK; /* its error is raised by the caller */
+}
+
+/* _compare(items, objective, clock) -> (columns, notes): as 'wattlas
+ * compare' (items: the sweep keys of one workload and its GPUs). */
+static PyObject *py_compare(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *items;
+    const char *objective;
+    double clock;
+    if (!PyArg_ParseTuple(args, "Osd", &items, &objective, &clock))
+        return NULL;
+    compare_ctx x = {.clock = clock};
+    wl_pareto_objective obj;
+    if (wl_pareto_objective_parse(objective, &obj, &x.err)) {
+        wl_error_locate(&x.err, "objective", 0);
+        return raise_wl(WL_EINVAL, &x.err);
+    }
+    wl_sweep_spec *s = build_spec(items, NULL, 0);
+    if (!s)
+        return NULL;
+    x.s = s;
+    x.obj = &obj;
+    x.notes = PyList_New(0);
+    wl_results_col cols[WL_PARETO_COMPARE_COLS];
+    size_t nc = wl_pareto_compare_cols(wl_sweep_spec_level(s) > 0, cols);
+    PyObject *out = x.notes ? rows_as_columns(cols, nc, fill_compare, &x) : NULL;
+    PyObject *res = NULL;
+    if (out && x.rc)
+        raise_wl(x.rc, &x.err);
+    else if (out && !x.runnable)
+        PyErr_SetString(wl_py_error ? wl_py_error : PyExc_ValueError, "no GPU can run this case");
+    else if (out)
+        res = Py_BuildValue("(OO)", out, x.notes);
+    Py_XDECREF(out);
+    Py_XDECREF(x.notes);
+    wl_sweep_spec_free(s);
+    return res;
+}
+
 /* ---- cluster ----------------------------------------------------------------- */
 
 /* One (key, value) of a configuration or a search. Values come as text
@@ -1002,6 +1068,7 @@ static PyMethodDef methods[] = {
      "_columns(items, spec=None, threads=0, predict=False) -> (columns, warnings, stats)"},
     {"_presets", py_presets, METH_NOARGS, "_presets() -> [(kind, id), ...]"},
     {"_catalog", py_catalog, METH_VARARGS, "_catalog(kind) -> columns"},
+    {"_compare", py_compare, METH_VARARGS, "_compare(items, objective, clock) -> (columns, notes)"},
     {"_cluster", py_cluster, METH_VARARGS,
      "_cluster(inputs, set, options, search, threads, front_only, clock, tokens) -> columns"},
     {"_select", py_select, METH_VARARGS,

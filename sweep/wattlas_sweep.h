@@ -13,6 +13,7 @@
 #include "../results/wattlas_results.h"
 #include "../calib/wattlas_calib.h"
 #include "../learn/wattlas_learn.h"
+#include "../pareto/wattlas_pareto.h"
 
 /* Whole forward passes, one transformer layer, or (kernel) whole passes
  * with one row per kernel class (as classes = on gives for any scope). */
@@ -208,5 +209,18 @@ void wl_sweep_shard_line(FILE *out, unsigned index, unsigned count, uint64_t fin
  * there exactly once and complete; anything else is an error naming the
  * file. */
 int wl_sweep_merge(const char *const *paths, int n, FILE *out, wl_error *err);
+
+/* One workload (the spec's first) on each of its GPUs, as `wattlas
+ * compare` prints it: a '#' note naming the workload and the objective
+ * (tables), then a row per GPU (wl_pareto_compare_cols: its point at
+ * clock_mhz, 0 the maximum, at its maximum clock, and at the clock of its
+ * grid obj chooses). A GPU that cannot run the case gets a row saying why.
+ * note (may be NULL) hears what a user should know: a GPU that cannot run
+ * it (warning 0), points outside a learned model's domain and a workload
+ * that does not fit (warning 1). *runnable: the GPUs that could. */
+typedef void (*wl_sweep_note_fn)(void *user, int warning, const char *text);
+int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_objective *obj,
+                     wl_results_writer *w, wl_sweep_note_fn note, void *user, size_t *runnable,
+                     wl_error *err);
 
 #endif

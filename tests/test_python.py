@@ -302,6 +302,30 @@ class Validate(unittest.TestCase):
             wattlas.validate(self.DATA, interval=150)
 
 
+class Compare(unittest.TestCase):
+    def test_equals_cli(self):
+        """compare gives the command line's rows, and says which GPU cannot run"""
+        import warnings
+        out, _, rc = cli("compare", "--gpu", "a100-pcie-40gb,h100-sxm-80gb,v100-sxm2-32gb",
+                         "--model", "gpt2", "--batch", "8", "--seq", "512", "--objective",
+                         "energy-within-slowdown=10", "--format", "csv")
+        self.assertEqual(rc, 0)
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            t = wattlas.compare(["a100-pcie-40gb", "h100-sxm-80gb", "v100-sxm2-32gb"], "gpt2",
+                                batch=8, seq=512, objective="energy-within-slowdown=10")
+        self.assertEqual(t.to_csv(), out)
+        self.assertTrue(any("v100-sxm2-32gb cannot run" in str(w.message) for w in got))
+        out, _, rc = cli("compare", "--gpu", "a100-pcie-40gb,h100-sxm-80gb", "--model", "gpt2",
+                         "--clock", "1200", "--format", "csv")
+        self.assertEqual(rc, 0)
+        self.assertEqual(wattlas.compare(["a100-pcie-40gb", "h100-sxm-80gb"], "gpt2",
+                                         clock=1200).to_csv(), out)
+        with self.assertRaises(wattlas.Error) as e:
+            wattlas.compare(["a100-pcie-40gb"], "gpt2", objective="speed")
+        self.assertEqual(e.exception.source, "objective")
+
+
 class Cluster(unittest.TestCase):
     def test_equals_cli(self):
         """cluster and cluster_search give the command line's rows"""

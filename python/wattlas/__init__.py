@@ -50,7 +50,8 @@ try:
 except ImportError as _e:
     _wattlas = _Missing(_e)
 
-__all__ = ["Error", "WattlasWarning", "Rows", "Table", "cluster", "cluster_search", "predict", "sweep", "pareto", "optimize", "validate", "presets",
+__all__ = ["Error", "WattlasWarning", "Rows", "Table", "cluster", "cluster_search", "compare",
+           "predict", "sweep", "pareto", "optimize", "validate", "presets",
            "preset_text", "version"]
 
 version = None if isinstance(_wattlas, _Missing) else _wattlas.version
@@ -584,6 +585,36 @@ predict.__doc__ = """One workload on one GPU at one or more clocks (the GPU's to
                             launch="graphs", batch=32, seq=512, gen=256)
         t[0]["tpot_ms"], t[0]["energy_per_token_j"]
 """
+
+
+def compare(gpu, model: "str | None" = None, *, objective: str = "energy", clock=None,
+            batch=None, seq=None, dtype=None, attention=None, mode=None, scope=None,
+            power_limit=None, set: "dict | None" = None, host=None, idle=None, trace=None,
+            optimizer=None, master_dtype=None, recompute=None, grad_accum=None, gen=None,
+            launch=None, latency=None, interval=None, learned=None, **more) -> "Table":
+    """One workload on several GPUs, as ``wattlas compare``: each GPU's
+    point at ``clock`` (default its maximum), at its maximum clock, and at
+    the clock of its grid the ``objective`` chooses (energy, edp, ed2p,
+    energy-within-slowdown=P, time-within-power=W); a :class:`Table` with a
+    row per GPU. gpu: a list of GPU presets; the other keywords one value
+    each, as in :func:`predict`. A GPU that cannot run the case gets a row
+    of empty numbers and a WattlasWarning saying why.
+
+    Example::
+
+        t = wattlas.compare(["a100-pcie-40gb", "h100-sxm-80gb"], "llama-3-8b",
+                            batch=8, seq=512, objective="energy-within-slowdown=10")
+        t.to_pandas()[["gpu", "opt_sm_clock_mhz", "opt_energy_j"]]
+    """
+    args = dict(locals())
+    args.pop("objective")
+    args.pop("clock")
+    items = _axes(args) + [("clock", "max", "clock")]
+    cols, notes = _wattlas._compare(items, str(objective), float(clock or 0))
+    for _warning, text in notes:
+        _warnings.warn(text, WattlasWarning, stacklevel=2)
+    n = len(cols[0][5]) // (4 if cols[0][4] is not None else 8) if cols else 0
+    return Table(cols, n)
 
 
 _CLUSTER_DOC = """
