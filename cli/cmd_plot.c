@@ -21,7 +21,9 @@ static void help(FILE *f)
 "               series: static/dynamic parts, or the phases of a train or\n"
 "               decode table: forward/backward/optimizer, prefill/decode),\n"
 "               --facet COL (small multiples), --objective OBJ (ring the point\n"
-"               it chooses; the slowdown bound on a time panel)\n"
+"               it chooses; the slowdown bound on a time panel),\n"
+"               --show-infeasible (points that cannot run, grey; by default they\n"
+"               are left out of the axes and the legend says so)\n"
 "  pareto       --facet COL, --x COL --y COL, --objective OBJ\n"
 "  pareto-norm  --objective OBJ, --edp (isolines of constant EDP)\n"
 "  heatmap      --x COL --y COL --z COL [--normalize] [--reduce min|mean] (defaults:\n"
@@ -98,6 +100,7 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
         {"stack", optional_argument, 0, 'S'},         {"normalize", no_argument, 0, 'N'},
         {"objective", required_argument, 0, 'O'}, {"edp", no_argument, 0, 'E'},
         {"legend", required_argument, 0, 'L'}, {"reduce", required_argument, 0, 'R'},
+        {"show-infeasible", no_argument, 0, 'I'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     const char *in = NULL;
     /* the kind options given, to refuse those the kind does not read */
@@ -106,7 +109,8 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
         const char *name;
     } kopts[] = {{'P', "panels"}, {'F', "facet"}, {'x', "x"},           {'y', "y"},
                  {'z', "z"},      {'m', "metric"}, {'a', "against"},    {'S', "stack"},
-                 {'N', "normalize"}, {'O', "objective"}, {'E', "edp"}, {'R', "reduce"}};
+                 {'N', "normalize"}, {'O', "objective"}, {'E', "edp"}, {'R', "reduce"},
+                 {'I', "show-infeasible"}};
     optind = 2; /* after KIND */
     opterr = 0;
     int c, rc = 0;
@@ -139,6 +143,7 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
                 rc = cli_usage(cmd, "--stack: expected parts or phases, got '%s'", optarg);
             break;
         case 'N': p->k.normalize = 1; break;
+        case 'I': p->k.show_infeasible = 1; break;
         case 'R':
             if (strcmp(optarg, "min") && strcmp(optarg, "mean"))
                 rc = cli_usage(cmd, "--reduce: expected min or mean, got '%.60s'", optarg);

@@ -584,6 +584,7 @@ typedef struct {
     double cap;              /* objective's power cap, W */
     const double *plimit;    /* board power limit per series */
     const double *tfast;     /* fastest ok time per series, s */
+    int show_bad;            /* draw the points that cannot run */
 } ef_data;
 
 static void ef_panel(cairo_t *cr, const ef_data *d, const facets *fa, int fi, int p,
@@ -724,8 +725,10 @@ static void ef_panel(cairo_t *cr, const ef_data *d, const facets *fa, int fi, in
             if (!in_facet(t, fa, fi, r) || !isfinite(yv) || (a->logy && yv <= 0))
                 continue;
             if (!d->ok[r]) {
-                cairo_set_source_rgb(cr, 0.55, 0.55, 0.55);
-                style_marker(cr, 0, ax_x(a, d->x[r]), ax_y(a, yv), 2.6, 0);
+                if (d->show_bad) {
+                    cairo_set_source_rgb(cr, 0.55, 0.55, 0.55);
+                    style_marker(cr, 0, ax_x(a, d->x[r]), ax_y(a, yv), 2.6, 0);
+                }
                 continue;
             }
             if (j % every != 0 && j + 1 != s->n)
@@ -762,7 +765,7 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
     if (xcol < 0)
         return WL_EPARSE;
     int thr = wl_results_table_col(t, "throttled"), ecol = wl_results_table_col(t, "effective_clock_mhz");
-    ef_data d = {.t = t, .pe = -1, .slow = NAN, .cap = NAN};
+    ef_data d = {.t = t, .pe = -1, .slow = NAN, .cap = NAN, .show_bad = k && k->show_infeasible};
     const char *spec = k && k->panels ? k->panels : "energy";
     char buf[64];
     snprintf(buf, sizeof buf, "%s", spec);
@@ -927,8 +930,12 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
     lg_add_choice(&lg, k, obj.text);
     if (any_thr)
         lg_add(&lg, "throttled", 0, LG_HOLLOW);
+    /* points that cannot run (too little memory, an infeasible clock) are
+     * left out of the axes unless asked for: a series that cannot run at
+     * all would otherwise stretch a log axis over decades */
     if (any_bad)
-        lg_add(&lg, "cannot run", 0, LG_HOLLOW_GREY);
+        lg_add(&lg, d.show_bad ? "cannot run" : "cannot run: left out (--show-infeasible)", 0,
+               LG_HOLLOW_GREY);
     for (int p = 0; p < d.np; p++)
         if ((d.pan[p] == &metrics[1] && isfinite(plim[0])) ||
             (d.pan[p] == &metrics[2] && isfinite(d.slow))) {
@@ -951,9 +958,12 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
     size_t lp = 0;
     for (int p = 0; p < d.np; p++) {
         double ylo = INFINITY, yhi = -INFINITY;
+        int any_ok = 0;
+        for (size_t r = 0; r < n; r++)
+            any_ok |= ok[r] && isfinite(v[r * 3 + (size_t)p]);
         for (size_t r = 0; r < n; r++) {
             double yv = v[r * 3 + (size_t)p];
-            if (isfinite(yv) && (!o->log_y || yv > 0)) {
+            if (isfinite(yv) && (!o->log_y || yv > 0) && (ok[r] || d.show_bad || !any_ok)) {
                 ylo = fmin(ylo, yv);
                 yhi = fmax(yhi, yv);
             }
@@ -2301,8 +2311,9 @@ int wl_plot_importance(const wl_results_table *t, const wl_plot_kind_options *k,
 static const wl_plot_kind kinds[] = {
     {"energy-freq", "energy vs SM clock per workload (sweep or predict output): the least "
                     "energy (large marker) and the clocks within 1% of it (shaded), the maximum "
-                    "clock (square), throttled points hollow, points that cannot run grey",
-     wl_plot_energy_freq, NULL, "panels,stack,facet,objective"},
+                    "clock (square), throttled points hollow; points that cannot run left out "
+                    "(grey with --show-infeasible)",
+     wl_plot_energy_freq, NULL, "panels,stack,facet,objective,show-infeasible"},
     {"pareto", "energy vs time coloured by the clock points run at, dominated points faded, "
                "fronts as steps named at their ends",
      wl_plot_pareto, NULL, "facet,x,y,objective"},

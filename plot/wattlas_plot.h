@@ -69,6 +69,9 @@ typedef struct {
     const char *x, *y, *z; /* heatmap axes and value (a text column is
                               categorical); pareto x/y */
     int normalize;       /* heatmap: divide z by the minimum of its row */
+    int show_infeasible; /* energy-freq: draw the points that cannot run
+                            (default: left out of the axes, named in the
+                            legend) */
     const char *reduce;  /* heatmap: several rows in a cell (parameters not
                             plotted): "min" (default) or "mean" of those
                             that can run; the colour bar says which */

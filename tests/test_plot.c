@@ -202,6 +202,38 @@ static void test_kinds_render(void **state)
         unlink("two.csv");
         wl_results_table_free(t2);
     }
+    /* a series that cannot run is left out of the axes unless asked for:
+     * the two figures differ */
+    {
+        test_write_file("bad.csv", "model,sm_clock_mhz,time_ms,power_w,energy_j,feasible,fits\n"
+                                   "a,900,10,100,1.0,1,1\na,1410,8,150,1.2,1,1\n"
+                                   "b,900,1000,100,100,1,0\nb,1410,800,150,120,1,0\n");
+        wl_results_table *t3;
+        assert_int_equal(wl_results_table_load("bad.csv", &t3, &err), WL_OK);
+        wl_plot_kind_options k3 = {0};
+        wl_plot_options o3 = o;
+        o3.log_y = 1;
+        assert_int_equal(wl_plot_energy_freq(t3, &k3, &o3, "ef1.png", &err), WL_OK);
+        k3.show_infeasible = 1;
+        assert_int_equal(wl_plot_energy_freq(t3, &k3, &o3, "ef2.png", &err), WL_OK);
+        FILE *a = fopen("ef1.png", "rb"), *b = fopen("ef2.png", "rb");
+        assert_non_null(a);
+        assert_non_null(b);
+        int same = 1, ca, cb;
+        do {
+            ca = fgetc(a);
+            cb = fgetc(b);
+            same = same && ca == cb;
+        } while (same && ca != EOF);
+        fclose(a);
+        fclose(b);
+        assert_false(same);
+        assert_true(wl_plot_kind_has_option(wl_plot_kind_find("energy-freq"), "show-infeasible"));
+        unlink("ef1.png");
+        unlink("ef2.png");
+        unlink("bad.csv");
+        wl_results_table_free(t3);
+    }
     k.panels = "energy,speed";
     assert_int_not_equal(wl_plot_energy_freq(t, &k, &o, "x.png", &err), WL_OK);
     assert_int_not_equal(access("x.png", F_OK), 0);
@@ -413,7 +445,8 @@ static void test_layout_rules(void **state)
 /* A point that cannot run is never the optimum nor drawn filled: the least
  * energy (1 J at 800 MHz) is infeasible, so the large marker goes to 600
  * MHz (2 J, the faster of the two 2 J points loses the tie to the first)
- * and 800 MHz keeps a hollow grey ring with a white centre. */
+ * and 800 MHz keeps a hollow grey ring with a white centre when such
+ * points are shown. */
 static void test_infeasible_points(void **state)
 {
     (void)state;
@@ -431,7 +464,10 @@ static void test_infeasible_points(void **state)
     wl_plot_options_default(&o);
     wl_plot_layout lay;
     o.layout = &lay;
-    assert_int_equal(wl_plot_energy_freq(t, NULL, &o, "inf.png", &err), WL_OK);
+    /* drawn on request (--show-infeasible); by default such points are
+     * left out of the axes */
+    wl_plot_kind_options ks = {.show_infeasible = 1};
+    assert_int_equal(wl_plot_energy_freq(t, &ks, &o, "inf.png", &err), WL_OK);
     png_img img;
     read_png("inf.png", &img);
     double x0 = lay.axes[0].x0, y0 = lay.axes[0].y0, aw = lay.axes[0].w, ah = lay.axes[0].h;
