@@ -95,14 +95,21 @@ int wl_cluster_schedule_interleaves(const wl_cluster_schedule_type *t)
  * forwards and one more (Narayanan et al. SC'21). Where W passes run apart
  * (zb-h1) the W frees the chunk and runs when the timeline lets it: this is
  * the least, with each W right after its B. */
+/* The forwards stage runs before its first backward under 1f1b (v 1) or
+ * interleaving (v chunks): at most its v m chunks. */
+static int warmup(int p, int v, int m, int stage)
+{
+    int warm = v == 1 ? p - stage - 1 : (p - stage - 1) * 2 + (v - 1) * p;
+    return warm < v * m ? warm : v * m;
+}
+
 int wl_cluster_schedule_peak(const wl_cluster_schedule_type *t, int p, int v, int m, int stage)
 {
     if (!t || p < 1 || v < 1 || m < 1 || stage < 0 || stage >= p)
         return 0;
-    int n = v * m;
+    int n = v * m, warm = warmup(p, v, m, stage);
     if (t == &sched_gpipe)
         return n;
-    int warm = v == 1 ? p - stage - 1 : (p - stage - 1) * 2 + (v - 1) * p;
     return warm + 1 < n ? warm + 1 : n;
 }
 
@@ -249,7 +256,7 @@ static int build_order(wl_cluster_sim *s, const wl_cluster_schedule_type *t, int
         return n;
     }
     if (v == 1) { /* 1f1b; zb-h1 inserts its W passes as it runs */
-        int warm = p - i - 1 < m ? p - i - 1 : m;
+        int warm = warmup(p, 1, m, i);
         for (int j = 0; j < warm; j++)
             o[n++] = tid(s, K_F, i, 0, j);
         for (int k = 0; k < m - warm; k++) {
@@ -262,9 +269,7 @@ static int build_order(wl_cluster_sim *s, const wl_cluster_schedule_type *t, int
     }
     /* interleaved */
     int N = m * v, pv = p * v;
-    int warm = (p - i - 1) * 2 + (v - 1) * p;
-    if (warm > N)
-        warm = N;
+    int warm = warmup(p, v, m, i);
 #define CHUNK(k, f) ((f) ? ((k) % pv) / p : v - 1 - ((k) % pv) / p)
 #define MICRO(k) (((k) / pv) * p + (k) % p)
     for (int k = 0; k < warm; k++)

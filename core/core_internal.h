@@ -47,7 +47,7 @@ typedef struct {
     double path_us;     /* ... plus its clock-independent latency share */
     /* activity for the power model, per launch */
     double tc_clk;      /* tensor-core busy cycles summed over SMs / sms */
-    double tc_w;        /* their power against a bf16 cycle's (0 = 1) */
+    double tc_w;        /* their power against a bf16 cycle's (1 for non-GEMMs) */
     double fp_clk;      /* FP/ALU pipe cycles / sms */
     double sfu_clk;     /* SFU cycles / sms */
     double smem_clk;    /* shared-memory cycles / sms */

@@ -191,8 +191,7 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
          * that latency is spent like a gap between kernels */
         double active = (t - p->fixed_us) / t;
         /* P = c * u * V^a * f: the V^a factor is applied once V is known */
-        double tcw = p->tc_w > 0 ? p->tc_w : 1.0;
-        double pc = f * (c->c_active_w * p->sm_frac * active + c->c_tc_w * tcw * u_tc +
+        double pc = f * (c->c_active_w * p->sm_frac * active + c->c_tc_w * p->tc_w * u_tc +
                          c->c_fp_w * u_fp + c->c_sfu_w * u_sfu + c->c_smem_w * u_smem);
         double pm = f * c->c_l2_w * u_l2;
         double p0 = c->dram_background_w * active +
@@ -383,7 +382,7 @@ static void solve_cap(const wl_core_evaluator *ev, const wl_core_op *op, double 
         return;
     }
     qhi = log((hi_r.power_w - ih) / (cap - ih));
-    /* first step: slope 3 in log-log (dynamic power ~ V^2 f above the knee) */
+    /* first step: slope 2 in log-log (dynamic power ~ V^a f above the knee) */
     double xl = log(hi) - qhi / 2.0, xp = log(hi), qp = qhi;
     int side = 0;
     for (int it = 0; it < 60 && hi - lo > 1e-3; it++) {

@@ -520,8 +520,9 @@ static void prepare(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_kp
     }
     p->fixed_us = gpu->coef.kernel_fixed_us;
     p->fixed_clk = gpu->coef.kernel_fixed_clk;
-    if (p->tc_clk > 0)
-        p->tc_w = wl_core_gpu_tc_power_scale(gpu, k->in_dtype == WL_DT_FP32 ? WL_DT_TF32 : k->in_dtype);
+    p->tc_w = p->tc_clk > 0 ? wl_core_gpu_tc_power_scale(
+                                  gpu, k->in_dtype == WL_DT_FP32 ? WL_DT_TF32 : k->in_dtype)
+                            : 1.0;
 }
 
 static void prepare_tiled(const wl_core_gpu *gpu, const wl_kernel *k, wl_kprep *p)

@@ -756,6 +756,10 @@ static int cluster_key(wl_cluster_config *c, wl_cluster_search_spec *sp, int *la
     } else if (!strcmp(key, "recompute") || !strcmp(key, "schedule") || !strcmp(key, "partition")) {
         /* one value, or for a search a comma list of those to try */
         char buf[256];
+        if (strlen(v) >= sizeof buf) {
+            wl_error_set(err, key, 0, key, "too long a list of values");
+            return WL_EINVAL;
+        }
         snprintf(buf, sizeof buf, "%s", v);
         unsigned mask = 0;
         int count = 0;

@@ -145,6 +145,23 @@ static void test_png_pixels(void **state)
     unlink(png);
 }
 
+/* Whether two files hold the same bytes. */
+static int same_file(const char *x, const char *y)
+{
+    FILE *a = fopen(x, "rb"), *b = fopen(y, "rb");
+    assert_non_null(a);
+    assert_non_null(b);
+    int same = 1, ca, cb;
+    do {
+        ca = fgetc(a);
+        cb = fgetc(b);
+        same = same && ca == cb;
+    } while (same && ca != EOF);
+    fclose(a);
+    fclose(b);
+    return same;
+}
+
 static void test_kinds_render(void **state)
 {
     (void)state;
@@ -185,18 +202,7 @@ static void test_kinds_render(void **state)
         assert_string_equal(err.field, "reduce");
         assert_int_not_equal(access("hmax.png", F_OK), 0);
         /* the two figures differ (another colour range and another label) */
-        FILE *a = fopen("hmin.png", "rb"), *b = fopen("hmean.png", "rb");
-        assert_non_null(a);
-        assert_non_null(b);
-        int same = 1, ca, cb;
-        do {
-            ca = fgetc(a);
-            cb = fgetc(b);
-            same = same && ca == cb;
-        } while (same && ca != EOF);
-        fclose(a);
-        fclose(b);
-        assert_false(same);
+        assert_false(same_file("hmin.png", "hmean.png"));
         unlink("hmin.png");
         unlink("hmean.png");
         unlink("two.csv");
@@ -216,18 +222,7 @@ static void test_kinds_render(void **state)
         assert_int_equal(wl_plot_energy_freq(t3, &k3, &o3, "ef1.png", &err), WL_OK);
         k3.show_infeasible = 1;
         assert_int_equal(wl_plot_energy_freq(t3, &k3, &o3, "ef2.png", &err), WL_OK);
-        FILE *a = fopen("ef1.png", "rb"), *b = fopen("ef2.png", "rb");
-        assert_non_null(a);
-        assert_non_null(b);
-        int same = 1, ca, cb;
-        do {
-            ca = fgetc(a);
-            cb = fgetc(b);
-            same = same && ca == cb;
-        } while (same && ca != EOF);
-        fclose(a);
-        fclose(b);
-        assert_false(same);
+        assert_false(same_file("ef1.png", "ef2.png"));
         assert_true(wl_plot_kind_has_option(wl_plot_kind_find("energy-freq"), "show-infeasible"));
         unlink("ef1.png");
         unlink("ef2.png");

@@ -194,9 +194,7 @@ class Table:
                 table[:] = vals
                 col = table[codes]
             else:
-                codes = _array.array("I")
-                codes.frombytes(raw)
-                col = [vals[miss if c == 0xFFFFFFFF else c] for c in codes]
+                col = _texts(texts, raw, None)
         else:
             if numpy is not None:
                 col = numpy.frombuffer(raw, dtype=numpy.float64)
@@ -268,21 +266,33 @@ class Table:
             texts, raw = self._data[c]
             ctype, dec, sig = self._meta[c]
             if texts is not None:
-                codes = _array.array("I")
-                codes.frombytes(raw)
-                vals = list(texts) + [""]
-                miss = len(texts)
-                cols.append([vals[miss if k == 0xFFFFFFFF else k] for k in codes])
+                cols.append(_texts(texts, raw, ""))
             else:
                 v = _array.array("d")
                 v.frombytes(raw)
-                if ctype == _AUTO:
-                    cols.append(["" if x != x else _cell_text(x, _NUM, -1, 0) for x in v])
-                else:
-                    cols.append([_cell_text(x, ctype, dec, sig) for x in v])
+                if ctype == _AUTO:  # echoed numbers: the shortest exact form
+                    ctype, dec = _NUM, -1
+                cols.append([_cell_text(x, ctype, dec, sig) for x in v])
         for row in zip(*cols):
             w.writerow(row)
         return out.getvalue()
+
+
+def _texts(texts, raw, empty):
+    """A text column's rows: its distinct texts by each row's u32 index
+    (0xffffffff: empty)."""
+    codes = _array.array("I")
+    codes.frombytes(raw)
+    vals = list(texts) + [empty]
+    miss = len(texts)
+    return [vals[miss if k == 0xFFFFFFFF else k] for k in codes]
+
+
+def _table_of(cols):
+    """A Table of the extension's columns (a text column's rows are u32
+    indices, a number column's f64 values)."""
+    n = len(cols[0][5]) // (4 if cols[0][4] is not None else 8) if cols else 0
+    return Table(cols, n)
 
 
 class WattlasWarning(UserWarning):
@@ -294,7 +304,6 @@ class WattlasWarning(UserWarning):
 
 def _columns(items, spec, threads, predict):
     cols, warns, stats = _wattlas._columns(items, spec, int(threads), predict)
-    n = len(cols[0][5]) // (4 if cols[0][4] is not None else 8) if cols else 0
     # which coefficients each row's GPU runs on: its own fit ("measured")
     # or another GPU's carried over ("transferred from ...")
     coef = stats["coefficients"]
@@ -307,7 +316,7 @@ def _columns(items, spec, threads, predict):
         codes.frombytes(gpu[5])
         mapped = _array.array("I", (0xFFFFFFFF if k == 0xFFFFFFFF else by_gpu[k] for k in codes))
         cols = list(cols) + [("coefficients", _TEXT, 0, 0, srcs, mapped.tobytes())]
-    t = Table(cols, n)
+    t = _table_of(cols)
     t._python_only = {"coefficients"}  # not the command line's: left out of to_csv
     for w in warns:
         _warnings.warn(w, WattlasWarning, stacklevel=3)
@@ -613,8 +622,7 @@ def compare(gpu, model: "str | None" = None, *, objective: str = "energy", clock
     cols, notes = _wattlas._compare(items, str(objective), float(clock or 0))
     for _warning, text in notes:
         _warnings.warn(text, WattlasWarning, stacklevel=2)
-    n = len(cols[0][5]) // (4 if cols[0][4] is not None else 8) if cols else 0
-    return Table(cols, n)
+    return _table_of(cols)
 
 
 _CLUSTER_DOC = """
@@ -663,8 +671,7 @@ def _cluster_call(system, model, nodes, host, set, opts, search, threads, front_
     cols = _wattlas._cluster((str(system), int(nodes), str(model), host), pairs,
                              _cluster_items(opts), bool(search), int(threads),
                              bool(front_only), float(clock or 0), float(tokens or 0))
-    n = len(cols[0][5]) // (4 if cols[0][4] is not None else 8) if cols else 0
-    return Table(cols, n)
+    return _table_of(cols)
 
 
 def cluster(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, nodes: int = 1,
@@ -743,8 +750,7 @@ def presets(kind: "str | None" = None) -> "Table":
     if kind is not None and kind not in kinds:
         raise Error(f"kind: expected gpu, model, host or system, got '{kind}'")
     cols = _wattlas._catalog(-1 if kind is None else kinds.index(kind))
-    n = len(cols[0][5]) // (4 if cols[0][4] is not None else 8) if cols else 0
-    return Table(cols, n)
+    return _table_of(cols)
 
 
 def preset_text(kind, id):
