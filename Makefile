@@ -32,11 +32,11 @@ CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/eval.c \
            core/memory.c
 PRESET_SRC = presets/preset.c presets/derive.c presets/ini.c
 RESULTS_SRC = results/results.c
-CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c calib/crossval.c calib/validation.c calib/preset_out.c
+CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c calib/crossval.c calib/validation.c calib/preset_out.c calib/run.c
 SWEEP_SRC = sweep/sweep.c
 PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/compare.c
 PLOT_SRC = plot/plot.c plot/kinds.c plot/report.c plot/timeline.c
-LEARN_SRC = learn/learn.c
+LEARN_SRC = learn/learn.c learn/run.c
 CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/pipeline.c cluster/cluster.c cluster/search.c
 CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/cmd_cluster.c cli/cmd_learn.c cli/args.c
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)

@@ -41,6 +41,8 @@ int wl_calib_crossval(const wl_calib_problem *cp, const int *fold, int nfolds,
         }
         if (per_fold)
             per_fold[f] = m;
+        if (opts && opts->fold_done)
+            opts->fold_done(opts->fold_user);
         if (!m.n)
             continue;
         st += m.mape_time * (double)m.n;

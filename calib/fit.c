@@ -98,6 +98,8 @@ void wl_calib_fit_options_default(wl_calib_fit_options *o)
     o->sigma_time = 0.06;
     o->sigma_power = 0.045;
     o->prior_unc = NULL;
+    o->fold_done = NULL;
+    o->fold_user = NULL;
 }
 
 int wl_calib_param_count(void) { return (int)NP; }

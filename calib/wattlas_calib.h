@@ -202,6 +202,9 @@ typedef struct {
     double transfer_rel;              /* default 0.3 */
     double sigma_time, sigma_power;   /* default 0.06, 0.045 */
     const wl_calib_uncertainty *prior_unc; /* may be NULL */
+    /* wl_calib_crossval calls it after each fold (NULL: none) */
+    void (*fold_done)(void *user);
+    void *fold_user;
 } wl_calib_fit_options;
 
 /* Defaults: prior weight 0.3 (chosen by leave-one-model-out cross-validation),
@@ -313,5 +316,46 @@ char *wl_calib_preset_spec(const char *preset_text, const char *vf_text);
 
 /* Workload key "model b8 s128 bf16 eager" of a row. */
 void wl_calib_workload_key(const wl_calib_row *r, char *buf, size_t n);
+
+/* ---- a whole calibration ---------------------------------------------------- */
+
+/* 'wattlas calibrate' as one call (the command line and Python share it). */
+typedef struct {
+    const char *path;     /* the measurements CSV */
+    const char *gpu;      /* GPU preset id or INI file */
+    const char *host;     /* host preset the rows ran on (NULL: the preset's) */
+    const char *idle;     /* a measured idle table for the [vf] section (NULL: none) */
+    const char *traces;   /* kernel traces for rows no builder covers (NULL: none) */
+    const char *holdout;  /* models kept out of the fit and scored alone (comma list) */
+    const char *fit;      /* gpu, host, gpu,host, auto or coefficient names; NULL: the
+                             GPU's coefficients, or auto when they are a transfer */
+    const char *out;      /* the fitted GPU preset (the host preset for fit = host) */
+    const char *host_out; /* the fitted host preset (fit gpu,host or auto) */
+    const char *command;  /* recorded in the presets (may be NULL) */
+    int kfold;            /* k-fold cross-validation by workload (0: none) */
+    int lomo;             /* leave-one-model-out cross-validation */
+    int quiet;            /* leave out per-row exclusions and per-workload residuals */
+    wl_calib_fit_options fit_options; /* fold_done is the run's own */
+    void (*say)(void *user, const char *line); /* the report, a line at a time */
+    /* after each fit: the main fit and each cross-validation fold's */
+    void (*progress)(void *user, unsigned long long done, unsigned long long total);
+    void *user;
+} wl_calib_run_options;
+void wl_calib_run_options_default(wl_calib_run_options *o);
+
+typedef struct {
+    size_t rows, excluded, used, held;   /* rows read, not scored, fitted, held out */
+    wl_calib_metrics before, after;      /* in-sample, the GPU as given and fitted */
+    wl_calib_metrics held_out, kfold, lomo;
+    int has_held_out, kfold_folds, lomo_folds; /* which of those were computed */
+    wl_calib_fit_info info;
+    wl_core_gpu gpu, fitted;             /* before and after */
+    double stderr_of[WL_CALIB_MAXP];     /* standard errors (wl_calib_param_name order) */
+    int few_shot, host_fitted;
+    const char *gpu_written, *host_written; /* paths written (NULL: none) */
+} wl_calib_run_result;
+/* Errors name the option as source ("--fit", "--holdout") for bad options,
+ * else the file and line. */
+int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error *err);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void help(FILE *f)
 {
@@ -52,14 +53,7 @@ static void help(FILE *f)
 "                 model file is the same run after run\n");
 }
 
-typedef struct {
-    const char *path, *out, *importance;
-    wl_learn_options lo;
-    wl_calib_validation_options vo;
-    int kfold, lomo, no_refit, random_split;
-} learn_opts;
-
-static int learn_parse(int argc, char **argv, learn_opts *o)
+static int learn_parse(int argc, char **argv, wl_learn_run_options *o)
 {
     const char *cmd = "learn";
     static const struct option lo[] = {
@@ -79,10 +73,10 @@ static int learn_parse(int argc, char **argv, learn_opts *o)
     while (!rc && (c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
         switch (c) {
         case 'k':
-            if (wl_learn_kind_parse(optarg, &o->lo.kind))
+            if (wl_learn_kind_parse(optarg, &o->learn.kind))
                 rc = cli_usage(cmd, "--kind: expected rf or gbt, got '%.60s'", optarg);
             break;
-        case 'H': o->lo.hybrid = 1; break;
+        case 'H': o->learn.hybrid = 1; break;
         case 'K':
             if (!(rc = cli_real(cmd, "--kfold", optarg, 2, 100, &v)))
                 o->kfold = (int)v;
@@ -91,19 +85,19 @@ static int learn_parse(int argc, char **argv, learn_opts *o)
         case 'I': o->importance = optarg; break;
         case 'T':
             if (!(rc = cli_real(cmd, "--trees", optarg, 1, 5000, &v)))
-                o->lo.trees = (int)v;
+                o->learn.trees = (int)v;
             break;
         case 'D':
             if (!(rc = cli_real(cmd, "--max-depth", optarg, 1, 16, &v)))
-                o->lo.max_depth = (int)v;
+                o->learn.max_depth = (int)v;
             break;
         case 's':
             if (!(rc = cli_real(cmd, "--seed", optarg, 0, 4294967295.0, &v)))
-                o->lo.seed = (unsigned)v;
+                o->learn.seed = (unsigned)v;
             break;
-        case 'g': o->vo.gpu = optarg; break;
-        case 'h' + 256: o->vo.host = optarg; break;
-        case 'B': o->vo.beside = 0; break;
+        case 'g': o->data.gpu = optarg; break;
+        case 'h' + 256: o->data.host = optarg; break;
+        case 'B': o->data.beside = 0; break;
         case 'R': o->no_refit = 1; break;
         case 'P': o->random_split = 1; break;
         case 'N': in = optarg; break;
@@ -119,98 +113,28 @@ static int learn_parse(int argc, char **argv, learn_opts *o)
     return rc;
 }
 
-static void print_cv(const char *what, const wl_learn_cv *cv, int hybrid)
+static void say(void *user, const char *line)
 {
-    fprintf(stderr, "%s (%d folds, %zu held-out rows): %s MAPE time %.2f%%  power %.2f%%  "
-                    "energy %.2f%%; analytical alone %.2f%%  %.2f%%  %.2f%%\n",
-            what, cv->folds, cv->rows, hybrid ? "hybrid" : "learned", cv->learned[0],
-            cv->learned[1], cv->learned[2], cv->analytical[0], cv->analytical[1],
-            cv->analytical[2]);
-}
-
-static int write_importance(const char *cmd, const char *path, const wl_learn_model *m)
-{
-    static const wl_results_col cols[4] = {
-        WL_RESULTS_COL("feature", WL_COL_TEXT, 0, 22),
-        WL_RESULTS_COL("time_importance", WL_COL_NUM, 4, 0),
-        WL_RESULTS_COL("power_importance", WL_COL_NUM, 4, 0),
-        WL_RESULTS_COL("energy_importance", WL_COL_NUM, 4, 0)};
-    double imp[3 * WL_LEARN_FEATURES];
-    wl_learn_importance(m, imp);
-    cli_rows rows;
-    int rc = cli_rows_open(cmd, path, WL_FMT_CSV, cols, 4, &rows);
-    int nf = wl_learn_model_hybrid(m) ? WL_LEARN_FEATURES : WL_LEARN_PLAIN_FEATURES;
-    for (int f = 0; !rc && f < nf; f++) {
-        wl_results_cell cells[4] = {{wl_learn_feature_name(f), 0},
-                                    {NULL, imp[f]},
-                                    {NULL, imp[WL_LEARN_FEATURES + f]},
-                                    {NULL, imp[2 * WL_LEARN_FEATURES + f]}};
-        if (wl_results_writer_row(rows.w, cells))
-            rc = EXIT_RUNTIME;
-    }
-    if (rows.w) {
-        int crc = cli_rows_close(cmd, &rows, !rc);
-        rc = rc ? rc : crc;
-    }
-    return rc;
+    cli_bar_end(user); /* a bar's line before it */
+    fprintf(stderr, "%s\n", line);
 }
 
 int cmd_learn(int argc, char **argv)
 {
-    const char *cmd = "learn";
-    learn_opts o = {.vo = {.beside = 1}, .kfold = 4};
-    wl_learn_options_default(&o.lo);
+    wl_learn_run_options o;
+    wl_learn_run_options_default(&o);
     int rc = learn_parse(argc, argv, &o);
     if (rc)
         return rc == CLI_HELP ? 0 : rc;
+    cli_bar b;
+    cli_bar_start(&b, "models");
+    o.say = say;
+    o.progress = isatty(STDERR_FILENO) ? cli_bar_draw : NULL;
+    o.user = &b;
+    wl_learn_run_result r;
     wl_error err = {0};
-    wl_learn_data d;
-    if (wl_learn_data_load(o.path, &o.vo, &d, &err))
-        return cli_fail(cmd, &err);
-    wl_learn_cv cv;
-    char what[160];
-    snprintf(what, sizeof what, "wattlas learn: %s %s, %zu rows, %d-fold by workload",
-             wl_learn_kind_name(o.lo.kind), o.lo.hybrid ? "hybrid" : "plain", d.n, o.kfold);
-    if (wl_learn_crossval(&d, &o.lo, WL_LEARN_BY_WORKLOAD, o.kfold, !o.no_refit, &cv, &err)) {
-        rc = cli_fail(cmd, &err);
-        goto done;
-    }
-    print_cv(what, &cv, o.lo.hybrid);
-    const struct {
-        int on;
-        wl_learn_split by;
-        const char *what;
-    } more[] = {{o.lomo, WL_LEARN_BY_MODEL, "wattlas learn: leave one model out"},
-                {o.random_split, WL_LEARN_BY_ROW,
-                 "wattlas learn: rows at random (interpolation: each workload's other clocks "
-                 "are in training)"}};
-    for (size_t i = 0; i < sizeof more / sizeof *more; i++) {
-        if (!more[i].on)
-            continue;
-        if (wl_learn_crossval(&d, &o.lo, more[i].by, o.kfold, !o.no_refit, &cv, &err)) {
-            rc = cli_fail(cmd, &err);
-            goto done;
-        }
-        print_cv(more[i].what, &cv, o.lo.hybrid);
-    }
-    wl_learn_model *m = NULL;
-    o.lo.refit = !o.no_refit;
-    if (wl_learn_train(&d, NULL, &o.lo, &m, &err)) {
-        rc = cli_fail(cmd, &err);
-        goto done;
-    }
-    wl_learn_set_fingerprint(m, d.fingerprint, d.n);
-    if (wl_learn_model_save(m, o.out, &err))
-        rc = cli_fail(cmd, &err);
-    if (!rc) {
-        char line[400];
-        wl_learn_model_describe(m, line, sizeof line);
-        fprintf(stderr, "wattlas learn: %s: %s\n", o.out, line);
-    }
-    if (!rc && o.importance)
-        rc = write_importance(cmd, o.importance, m);
-    wl_learn_model_free(m);
-done:
-    wl_learn_data_free(&d);
+    if (wl_learn_run(&o, &r, &err))
+        rc = cli_fail("learn", &err);
+    cli_bar_end(&b);
     return rc;
 }

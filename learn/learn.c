@@ -981,6 +981,41 @@ static int fold_predictions(const wl_learn_data *d, const unsigned char *train, 
     return WL_OK;
 }
 
+/* Folds: each model, or each workload round robin over k in order of
+ * first appearance, or the rows in a seeded random order round robin;
+ * fold[i] for each row, the number of folds returned. */
+static int split_folds(const wl_learn_data *d, unsigned seed, wl_learn_split by, int k, int *fold)
+{
+    if (by == WL_LEARN_BY_MODEL)
+        return key_folds(d, d->model, NULL, 0, fold);
+    if (by == WL_LEARN_BY_WORKLOAD)
+        return key_folds(d, d->workload, NULL, k, fold);
+    for (size_t i = 0; i < d->n; i++)
+        fold[i] = (int)i;
+    /* Fisher-Yates with a 64-bit LCG (Knuth's MMIX constants) */
+    uint64_t st = 0x9E3779B97F4A7C15u ^ seed;
+    for (size_t i = d->n; i > 1; i--) {
+        st = st * 6364136223846793005u + 1442695040888963407u;
+        size_t j = (size_t)((st >> 33) % i);
+        int tmp = fold[i - 1];
+        fold[i - 1] = fold[j];
+        fold[j] = tmp;
+    }
+    for (size_t i = 0; i < d->n; i++)
+        fold[i] %= k > 0 ? k : 1;
+    return d->n < (size_t)k ? (int)d->n : k;
+}
+
+int wl_learn_folds(const wl_learn_data *d, const wl_learn_options *o, wl_learn_split by, int k)
+{
+    int *fold = malloc((d->n + 1) * sizeof *fold);
+    if (!fold)
+        return -1;
+    int nf = split_folds(d, o->seed, by, k, fold);
+    free(fold);
+    return nf;
+}
+
 int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, wl_learn_split by,
                       int k, int refit, wl_learn_cv *out, wl_error *err)
 {
@@ -990,30 +1025,7 @@ int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, wl_lear
     double *fx = malloc((d->n + 1) * WL_LEARN_FEATURES * sizeof *fx),
            *fp = malloc((d->n + 1) * 3 * sizeof *fp);
     int rc = fold && mask && fx && fp ? WL_OK : WL_ENOMEM;
-    /* folds: each model, or each workload round robin over k in order of
-     * first appearance, or the rows in a seeded random order round robin */
-    int nf = 0;
-    if (by == WL_LEARN_BY_MODEL)
-        k = 0;
-    if (by == WL_LEARN_BY_ROW) {
-        for (size_t i = 0; !rc && i < d->n; i++)
-            fold[i] = (int)i;
-        /* Fisher-Yates with a 64-bit LCG (Knuth's MMIX constants) */
-        uint64_t st = 0x9E3779B97F4A7C15u ^ o->seed;
-        for (size_t i = d->n; !rc && i > 1; i--) {
-            st = st * 6364136223846793005u + 1442695040888963407u;
-            size_t j = (size_t)((st >> 33) % i);
-            int tmp = fold[i - 1];
-            fold[i - 1] = fold[j];
-            fold[j] = tmp;
-        }
-        for (size_t i = 0; !rc && i < d->n; i++)
-            fold[i] %= k > 0 ? k : 1;
-        nf = d->n < (size_t)k ? (int)d->n : k;
-    } else {
-        if (!rc)
-            nf = key_folds(d, by == WL_LEARN_BY_WORKLOAD ? d->workload : d->model, NULL, k, fold);
-    }
+    int nf = rc ? 0 : split_folds(d, o->seed, by, k, fold);
     if (!rc && nf < 2) {
         wl_error_set(err, "", 0, "", "cross-validation needs at least two %s",
                      by == WL_LEARN_BY_WORKLOAD ? "workloads"
@@ -1053,6 +1065,8 @@ int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, wl_lear
             held++;
         }
         wl_learn_model_free(m);
+        if (o->fold_done)
+            o->fold_done(o->fold_user);
     }
     for (int t = 0; !rc && t < 3; t++) {
         out->analytical[t] = 100 * sa[t] / (double)(held ? held : 1);

@@ -87,6 +87,8 @@ typedef struct {
                        target by cross-validation inside the training rows) */
     int refit;      /* that inner cross-validation refits the analytical
                        coefficients per fold (slow: a fit per fold) */
+    void (*fold_done)(void *user); /* wl_learn_crossval: after each fold (NULL: none) */
+    void *fold_user;
 } wl_learn_options;
 void wl_learn_options_default(wl_learn_options *o);
 
@@ -160,5 +162,33 @@ typedef struct {
 typedef enum { WL_LEARN_BY_WORKLOAD = 0, WL_LEARN_BY_MODEL, WL_LEARN_BY_ROW } wl_learn_split;
 int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, wl_learn_split by,
                       int k, int refit, wl_learn_cv *out, wl_error *err);
+/* The folds wl_learn_crossval makes of d (-1: out of memory). */
+int wl_learn_folds(const wl_learn_data *d, const wl_learn_options *o, wl_learn_split by, int k);
+
+/* 'wattlas learn' as one call: cross-validated by workload (and by model,
+ * and by rows at random, when asked), then trained on every row and saved
+ * to out, its feature importances to importance (a CSV) when given. */
+typedef struct {
+    const char *path;        /* the measurements CSV */
+    const char *out;         /* the model file (JSON) */
+    const char *importance;  /* feature importances CSV (NULL: none) */
+    wl_learn_options learn;  /* fold_done is the run's own */
+    wl_calib_validation_options data; /* which GPU and host the rows are predicted on */
+    int kfold;               /* folds by workload (default 4) */
+    int lomo, random_split;  /* also leave one model out; also rows at random */
+    int no_refit;            /* folds keep the analytical coefficients (faster) */
+    void (*say)(void *user, const char *line); /* the report, a line at a time */
+    /* after each model trained: every fold's and the final one */
+    void (*progress)(void *user, unsigned long long done, unsigned long long total);
+    void *user;
+} wl_learn_run_options;
+void wl_learn_run_options_default(wl_learn_run_options *o);
+
+typedef struct {
+    size_t rows;
+    wl_learn_cv workload, model, random; /* folds 0: not run */
+    char description[400];               /* wl_learn_model_describe of the saved model */
+} wl_learn_run_result;
+int wl_learn_run(const wl_learn_run_options *o, wl_learn_run_result *r, wl_error *err);
 
 #endif

@@ -123,6 +123,16 @@ const wl_plot_kind *wl_plot_kind_find(const char *name);
  * with each GPU's power over the same time axis underneath. */
 int wl_plot_timeline(const char *trace_path, const wl_plot_options *o, const char *path,
                      wl_error *err);
+/* The kind options set in k that the kind does not read, and values
+ * outside their words (palette, metric, against, reduce, stack,
+ * objective, panels), are refused; errors name the option ("--facet"). */
+int wl_plot_kind_options_check(const wl_plot_kind *kind, const wl_plot_kind_options *k,
+                               const wl_plot_options *o, wl_error *err);
+/* One figure of kind: options checked, then drawn from t (a table kind;
+ * NULL: loaded from in_path) or from in_path (a file kind). */
+int wl_plot_draw(const wl_plot_kind *kind, const wl_results_table *t, const char *in_path,
+                 const wl_plot_kind_options *k, const wl_plot_options *o, const char *path,
+                 wl_error *err);
 size_t wl_plot_kind_count(void);
 const wl_plot_kind *wl_plot_kind_at(size_t i);
 

@@ -765,7 +765,7 @@ static void test_report_and_plot_cmds(void **state)
     /* a kind refuses the options it does not read; --legend and --objective
      * are checked */
     assert_int_equal(run("plot savings report/savings.csv --facet model -o x.png"), 2);
-    assert_non_null(strstr(err_buf, "--facet is not an option of savings (its kind options: against)"));
+    assert_non_null(strstr(err_buf, "--facet: not an option of savings (its kind options: against)"));
     assert_int_equal(run("plot energy-freq report/sweep.csv --legend left -o x.png"), 2);
     assert_int_equal(run("plot energy-freq report/sweep.csv --objective fast -o x.png"), 2);
     assert_non_null(strstr(err_buf, "--objective"));

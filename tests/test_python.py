@@ -361,6 +361,183 @@ class Cluster(unittest.TestCase):
             wattlas.cluster(system="no-such-system")
 
 
+SHARED = os.environ.get("WATTLAS_SHARED", "../shared")
+DVFS = os.path.join(SHARED, "data", "measurements", "a100-pcie-40gb-dvfs.csv")
+
+
+def without_command(text):
+    """A preset's text less the lines that record the command that made it
+    (a key and its indented continuation lines)."""
+    out, skip = [], False
+    for line in text.splitlines():
+        if line[:1] in (" ", "\t") and skip:
+            continue
+        skip = line.startswith("command")
+        if not skip:
+            out.append(line)
+    return "\n".join(out)
+
+
+class Calibrate(unittest.TestCase):
+    def test_equals_cli(self):
+        """calibrate writes the command line's presets and says its report"""
+        if not os.path.exists(DVFS):
+            print(f"test_equals_cli: SKIPPED ({DVFS} is not there)")
+            return
+        d = tempfile.mkdtemp()
+        try:
+            a, h = os.path.join(d, "cli.ini"), os.path.join(d, "cli-host.ini")
+            _, err, rc = cli("calibrate", "--gpu", "a100-pcie-40gb", DVFS, "--fit", "gpu,host",
+                             "-o", a, "--host-out", h, "--holdout", "gpt2")
+            self.assertEqual(rc, 0, err)
+            pa, ph = os.path.join(d, "py.ini"), os.path.join(d, "py-host.ini")
+            c = wattlas.calibrate(DVFS, "a100-pcie-40gb", fit=["gpu", "host"], out=pa,
+                                  host_out=ph, holdout="gpt2")
+            with open(a) as f1, open(pa) as f2:
+                self.assertEqual(without_command(f1.read()), without_command(f2.read()))
+            with open(ph) as f:
+                self.assertIn("wattlas.calibrate(", f.read())
+            self.assertEqual(c.log, err.splitlines())
+            s = c.summary
+            self.assertEqual((s["rows"], s["held_out_rows"]), (176, 88))
+            self.assertEqual(s["fitted_rows"] + s["held_out_rows"] + s["excluded"], s["rows"])
+            self.assertIn(f"held-out ({s['held_out']['rows']} rows): MAPE time "
+                          f"{s['held_out']['mape_time_pct']:.2f}%", err)
+            self.assertIsNone(s["kfold"])
+            host = next(r for r in c if r["coefficient"] == "host_launch_us")
+            self.assertTrue(host["fitted"])
+            self.assertGreater(host["stderr"], 0)
+            self.assertEqual((s["gpu_written"], s["host_written"]), (pa, ph))
+        finally:
+            shutil.rmtree(d)
+
+    def test_errors(self):
+        """option errors name the keyword; nothing is written"""
+        d = tempfile.mkdtemp()
+        try:
+            out = os.path.join(d, "x.ini")
+            with self.assertRaises(wattlas.Error) as e:
+                wattlas.calibrate(DVFS, "a100-pcie-40gb", out=out, fit=["gpu", "host"])
+            self.assertEqual(e.exception.field, "fit")
+            with self.assertRaises(wattlas.Error) as e:
+                wattlas.calibrate(DVFS, "a100-pcie-40gb", out=out, fit="speed")
+            self.assertEqual(e.exception.field, "fit")
+            with self.assertRaises(wattlas.Error) as e:
+                wattlas.calibrate(DVFS, "no-such-gpu", out=out)
+            self.assertFalse(os.path.exists(out))
+        finally:
+            shutil.rmtree(d)
+
+
+class Learn(unittest.TestCase):
+    def test_equals_cli(self):
+        """learn saves the command line's model and reports its folds"""
+        if not os.path.exists(DVFS):
+            print(f"test_equals_cli: SKIPPED ({DVFS} is not there)")
+            return
+        d = tempfile.mkdtemp()
+        try:
+            a, b = os.path.join(d, "cli.json"), os.path.join(d, "py.json")
+            _, err, rc = cli("learn", DVFS, "-o", a, "--kfold", "2", "--no-refit", "--trees",
+                             "20", "--lomo")
+            self.assertEqual(rc, 0, err)
+            cv = wattlas.learn(DVFS, out=b, kfold=2, refit=False, trees=20, lomo=True,
+                               importance=os.path.join(d, "imp.csv"))
+            with open(a) as f1, open(b) as f2:
+                self.assertEqual(f1.read(), f2.read())
+            self.assertEqual(cv.log, err.replace(a, b).splitlines())
+            self.assertEqual([r["split"] for r in cv], ["workload", "model"])
+            self.assertEqual(cv[0]["folds"], 2)
+            self.assertEqual(cv[1]["folds"], 3)  # bert-large, gpt2, opt-1.3b
+            self.assertIn(f"learned MAPE time {cv[0]['learned_time_pct']:.2f}%", err)
+            self.assertEqual(cv.summary["rows"], 176)
+            with open(os.path.join(d, "imp.csv")) as f:
+                self.assertEqual(f.readline().strip(),
+                                 "feature,time_importance,power_importance,energy_importance")
+            with self.assertRaises(wattlas.Error) as e:
+                wattlas.learn(DVFS, out=b, kind="svm")
+            self.assertEqual(e.exception.field, "kind")
+        finally:
+            shutil.rmtree(d)
+
+
+class Plot(unittest.TestCase):
+    def test_equals_cli(self):
+        """a figure from a Table is the command line's from its CSV, byte for byte"""
+        d = tempfile.mkdtemp()
+        try:
+            t = wattlas.sweep(gpu="a100-pcie-40gb", model="gpt2", batch=[1, 8],
+                              clock=range(510, 1411, 90))
+            csv_path = os.path.join(d, "t.csv")
+            with open(csv_path, "w") as f:
+                f.write(t.to_csv())
+            a, b = os.path.join(d, "cli.svg"), os.path.join(d, "py.svg")
+            _, err, rc = cli("plot", "energy-freq", csv_path, "-o", a, "--panels",
+                             "power,time,energy", "--objective", "energy", "--title", "GPT-2")
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(wattlas.plot("energy-freq", t, b, panels=["power", "time", "energy"],
+                                          objective="energy", title="GPT-2"), b)
+            with open(a, "rb") as f1, open(b, "rb") as f2:
+                self.assertEqual(f1.read(), f2.read())
+            # a file name and a DataFrame-free Rows work as well
+            wattlas.plot("pareto-norm", csv_path, os.path.join(d, "n.png"), edp=True,
+                         size=(4, 3), dpi=100)
+            self.assertTrue(os.path.getsize(os.path.join(d, "n.png")) > 1000)
+            for kw, field in ((dict(edp=True), "edp"), (dict(palette="jet"), "palette"),
+                              (dict(panels="speed"), "panels"), (dict(size=(0, 1)), "width_in")):
+                with self.assertRaises(wattlas.Error) as e:
+                    wattlas.plot("energy-freq", t, os.path.join(d, "x.png"), **kw)
+                self.assertEqual(e.exception.field, field, kw)
+            with self.assertRaises(wattlas.Error) as e:
+                wattlas.plot("pie", t, os.path.join(d, "x.png"))
+            self.assertEqual(e.exception.field, "kind")
+            self.assertFalse(os.path.exists(os.path.join(d, "x.png")))
+        finally:
+            shutil.rmtree(d)
+
+
+class Report(unittest.TestCase):
+    def test_report(self):
+        """report writes a whole study whose sweep is sweep()'s"""
+        d = tempfile.mkdtemp()
+        try:
+            spec = os.path.join(d, "s.ini")
+            with open(spec, "w") as f:
+                f.write("[report]\ntitle = t\n[sweep]\ngpu = a100-pcie-40gb\nmodel = gpt2\n"
+                        "batch = 1\nseq = 128\nclock = 510:1410:150\n")
+            out = os.path.join(d, "study")
+            r = wattlas.report(spec, out=out, batch=[1, 8])
+            self.assertEqual(r["index"], os.path.join(out, "index.html"))
+            self.assertTrue(os.path.exists(r["index"]))
+            self.assertGreater(r["figures"], 3)
+            with open(os.path.join(out, "sweep.csv")) as f:
+                self.assertEqual(f.read(), wattlas.sweep(spec, batch=[1, 8], fmt="csv"))
+            with open(os.path.join(out, "index.md")) as f:
+                self.assertIn("wattlas.report(", f.read())
+            with self.assertRaises(wattlas.Error) as e:
+                wattlas.report(spec, out=os.path.join(d, "bad"), batch=0)
+            self.assertEqual(e.exception.field, "batch")
+            self.assertFalse(os.path.exists(os.path.join(d, "bad")))
+        finally:
+            shutil.rmtree(d)
+
+
+class Api(unittest.TestCase):
+    def test_api(self):
+        """dir() shows the API; help() shows every option and a column list"""
+        self.assertEqual([n for n in dir(wattlas) if n.startswith("_") and n != "__version__"],
+                         [])
+        import inspect
+        for name in ("predict", "sweep", "compare", "cluster", "cluster_search", "pareto",
+                     "optimize", "validate", "calibrate", "learn", "plot", "report", "presets"):
+            fn = getattr(wattlas, name)
+            self.assertIn("Example", fn.__doc__, name)
+            self.assertNotIn(inspect.Parameter.VAR_KEYWORD,
+                             [p.kind for p in inspect.signature(fn).parameters.values()
+                              if name not in ("predict", "sweep", "compare", "report")], name)
+        self.assertIn("clock", inspect.signature(wattlas.sweep).parameters)
+
+
 class Presets(unittest.TestCase):
     def test_list_and_text(self):
         out, _, rc = cli("presets", "list", "--format", "csv")

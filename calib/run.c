@@ -1,0 +1,476 @@
+/* A whole calibration as 'wattlas calibrate' and wattlas.calibrate run it:
+ * the rows on their GPU, the fit, the figures before and after, the
+ * cross-validations asked for, and the fitted presets written atomically.
+ * What it reports goes out as lines through one callback, so the command
+ * line prints them and Python keeps them. */
+#include "wattlas_calib.h"
+#include "../presets/wattlas_presets.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void wl_calib_run_options_default(wl_calib_run_options *o)
+{
+    memset(o, 0, sizeof *o);
+    wl_calib_fit_options_default(&o->fit_options);
+}
+
+typedef struct {
+    const wl_calib_run_options *o;
+    unsigned long long done, total; /* fits, for progress */
+} run_ctx;
+
+static void say(const run_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const run_ctx *c, const char *fmt, ...)
+{
+    if (!c->o->say)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    c->o->say(c->o->user, line);
+}
+
+static void fit_done(void *user)
+{
+    run_ctx *c = user;
+    c->done++;
+    if (c->o->progress)
+        c->o->progress(c->o->user, c->done, c->total);
+}
+
+/* The coefficients of the host's issue cost (host) or all the others. */
+static unsigned long long coef_mask(int host)
+{
+    unsigned long long m = 0;
+    for (int i = 0; i < wl_calib_param_count(); i++)
+        if (wl_core_coef_is_host(wl_calib_param_name(i)) == host)
+            m |= 1ull << i;
+    return m;
+}
+
+/* fit: gpu|host|gpu,host|auto|NAME,...: which coefficients the rows move
+ * (NULL: the GPU's; auto when they are a transfer, decided later). */
+static int fit_choice(const wl_calib_run_options *o, wl_calib_fit_options *fo, int *fit_gpu,
+                      int *fit_host, wl_error *err)
+{
+    *fit_gpu = 1;
+    *fit_host = 0;
+    if (!o->fit) {
+        fo->free_mask = coef_mask(0);
+        return WL_OK;
+    }
+    wl_core_strlist l = {0};
+    int rc = wl_core_parse_names(o->fit, "--fit", 0, "", &l, err);
+    fo->free_mask = 0;
+    const unsigned long long host = coef_mask(1);
+    if (!rc && l.n == 1 && !strcmp(l.v[0], "auto")) {
+        fo->auto_select = 1;
+        wl_core_strlist_free(&l);
+        return WL_OK;
+    }
+    for (size_t i = 0; i < l.n && !rc; i++) {
+        int k;
+        if (!strcmp(l.v[i], "auto")) {
+            wl_error_set(err, "--fit", 0, "", "auto: alone, not in a list");
+            rc = WL_EINVAL;
+        } else if (!strcmp(l.v[i], "gpu")) {
+            fo->free_mask |= coef_mask(0);
+        } else if (!strcmp(l.v[i], "host")) {
+            fo->free_mask |= host;
+        } else if ((k = wl_calib_param_index(l.v[i])) >= 0) {
+            fo->free_mask |= 1ull << k;
+        } else {
+            wl_error_set(err, "--fit", 0, "", "expected gpu, host, auto or coefficient names "
+                         "(as in [calibration]), got '%.60s'", l.v[i]);
+            rc = WL_EINVAL;
+        }
+    }
+    wl_core_strlist_free(&l);
+    *fit_host = (fo->free_mask & host) != 0;
+    *fit_gpu = (fo->free_mask & ~host) != 0;
+    return rc;
+}
+
+static void say_metrics(const run_ctx *c, const char *what, const wl_calib_metrics *m)
+{
+    char t[200], r[300] = "";
+    wl_calib_mape_text(t, sizeof t, m->n, m->n_power, m->mape_time, m->mape_power,
+                       m->mape_energy);
+    if (m->n_regret)
+        snprintf(r, sizeof r, "; clock regret worst %.2f%% (%s), mean %.2f%%", m->worst_regret,
+                 m->worst_regret_workload, m->mean_regret);
+    say(c, "%s (%zu rows): MAPE %s%s", what, m->n, t, r);
+}
+
+static void say_workload(void *user, const wl_calib_wl_stats *s)
+{
+    const run_ctx *c = user;
+    if (!s->n_power) { /* time only */
+        say(c, "  %-34s %3zu  %6.2f %+7.2f  %6s %7s  %6s %7s", s->key, s->n, s->mape_time,
+            s->bias_time, "-", "-", "-", "-");
+        return;
+    }
+    say(c, "  %-34s %3zu  %6.2f %+7.2f  %6.2f %+7.2f  %6.2f %+7.2f", s->key, s->n,
+        s->mape_time, s->bias_time, s->mape_power, s->bias_power, s->mape_energy,
+        s->bias_energy);
+}
+
+/* Whether a model is in the list. */
+static int listed(const wl_core_strlist *list, const char *model)
+{
+    for (size_t i = 0; i < list->n; i++)
+        if (strcmp(list->v[i], model) == 0)
+            return 1;
+    return 0;
+}
+
+/* Cross-validated figures on the training rows (held-out rows in no fold). */
+static void crossval(run_ctx *c, const wl_calib_fit_options *fo, wl_calib_problem *p,
+                     const unsigned char *train, size_t n, int *fold, wl_calib_run_result *r)
+{
+    const wl_calib_run_options *o = c->o;
+    if (o->kfold) {
+        int nf = wl_calib_folds_kfold(p, o->kfold, fold);
+        for (size_t i = 0; i < n; i++)
+            if (!train[i])
+                fold[i] = -2; /* held out entirely: in no fold, in no training set */
+        if (nf >= 2 && wl_calib_crossval(p, fold, nf, fo, &r->kfold, NULL) == WL_OK) {
+            char what[64];
+            snprintf(what, sizeof what, "%d-fold cross-validated", nf);
+            say_metrics(c, what, &r->kfold);
+            r->kfold_folds = nf;
+        } else {
+            say(c, "%d-fold: too few workloads", o->kfold);
+        }
+    }
+    if (o->lomo) {
+        char names[64][64];
+        wl_calib_metrics per[64];
+        int nf = wl_calib_folds_by_model(p, fold, names, 64);
+        for (size_t i = 0; i < n; i++)
+            if (!train[i])
+                fold[i] = -2;
+        if (nf >= 2 && wl_calib_crossval(p, fold, nf, fo, &r->lomo, per) == WL_OK) {
+            for (int f = 0; f < nf; f++)
+                say(c, "  without %-12s (%3zu rows): time %5.1f%%  power %5.1f%%  energy %5.1f%%",
+                    names[f], per[f].n, per[f].mape_time, per[f].mape_power,
+                    per[f].mape_energy);
+            say_metrics(c, "leave-one-model-out", &r->lomo);
+            r->lomo_folds = nf;
+        }
+    }
+}
+
+/* The host's issue cost before and after, with its standard error. */
+static void say_host(const run_ctx *c, const wl_core_gpu *before, const wl_core_gpu *after,
+                     const wl_calib_fit_info *info, const double *se)
+{
+    int k = wl_calib_param_index("host_launch_us"), ko = wl_calib_param_index("host_op_launch_us");
+    const char *id = before->host_id[0] ? before->host_id : "(the preset's own)";
+    if (info->fitted >> k & 1ull)
+        say(c, "host %s: issue cost %.2f us per kernel of a model -> %.2f +- %.2f us", id,
+            before->coef.host_launch_us, after->coef.host_launch_us, se[k]);
+    if (info->fitted >> ko & 1ull)
+        say(c, "host %s: issue cost %.2f us per kernel of a bare op in a loop -> %.2f +- %.2f us",
+            id, wl_core_coeffs_op_launch_us(&before->coef), after->coef.host_op_launch_us, se[ko]);
+}
+
+/* The fitted host as a preset named after its file. */
+static int write_host(const wl_calib_run_options *o, const char *path, const wl_core_gpu *fitted,
+                      const wl_calib_fit_info *info, const double *se, size_t rows, wl_error *err)
+{
+    /* a bare op's cost only when rows of bare ops fitted it (else, unstated,
+     * it is the model's) */
+    int ko = wl_calib_param_index("host_op_launch_us");
+    wl_core_host h = {.launch_us = fitted->coef.host_launch_us,
+                      .op_launch_us = info->fitted >> ko & 1ull ? fitted->coef.host_op_launch_us : 0};
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t bl = strlen(base);
+    if (bl > 4 && !strcmp(base + bl - 4, ".ini"))
+        bl -= 4;
+    if (!bl || bl >= sizeof h.id)
+        base = "host", bl = 4; /* no usable name in the path */
+    snprintf(h.id, sizeof h.id, "%.*s", (int)bl, base);
+    snprintf(h.name, sizeof h.name, "host fitted to %.100s", o->path);
+    if (info->unc.valid) {
+        h.launch_us_stderr = se[wl_calib_param_index("host_launch_us")];
+        h.op_launch_us_stderr = h.op_launch_us > 0 ? se[ko] : 0;
+    }
+    char *src = wl_core_strprintf("fitted by wattlas calibrate to %zu rows of %s (GPU %s)", rows,
+                                  o->path, fitted->id);
+    if (!src) {
+        wl_error_set(err, path, 0, "", "out of memory");
+        return WL_ENOMEM;
+    }
+    wl_results_out *out = NULL;
+    int rc = wl_results_out_open(path, &out, err);
+    if (!rc) {
+        FILE *f = wl_results_out_stream(out);
+        wl_preset_write_host(f, &h);
+        wl_calib_write_info(f, "source", src);
+        wl_calib_write_info(f, "command", o->command ? o->command : "");
+        rc = wl_results_out_commit(out, err);
+    }
+    free(src);
+    return rc;
+}
+
+/* What a few-shot fit moved (prior -> fitted +- se, and the information the
+ * rows gave it in units of the prior's) and what it held; *note gets the
+ * one-line summary for the preset. */
+static void say_few_shot(const run_ctx *c, const wl_core_gpu *before, const wl_core_gpu *after,
+                         const wl_calib_fit_info *info, const wl_calib_fit_options *fo,
+                         const double *se, size_t rows, char **note)
+{
+    const char *prior = before->coef_source[0] ? before->coef_source : "the preset's calibration";
+    say(c, "few-shot: prior %s, each coefficient +-%.0f%%; %zu rows identify %d of %d "
+           "coefficients:", prior, 100 * fo->transfer_rel, rows, info->n_chosen,
+        wl_calib_param_count());
+    char *list = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&list, &len);
+    for (int j = 0; j < info->n_chosen; j++) {
+        int i = info->chosen[j];
+        const char *name = wl_calib_param_name(i);
+        double v0 = 0, v1 = 0;
+        wl_preset_gpu_get(before, name, &v0);
+        wl_preset_gpu_get(after, name, &v1);
+        say(c, "  %-20s %12.6g -> %12.6g +- %-10.4g (information %.1fx the prior's)", name, v0,
+            v1, se[i], info->gain[j]);
+        if (m)
+            fprintf(m, "%s%s", j ? ", " : "", name);
+    }
+    if (!info->n_chosen)
+        say(c, "  none: the rows add less than the prior knows; the transfer stands");
+    say(c, "  the other %d stay at the prior (their standard errors are its spread)",
+        wl_calib_param_count() - info->n_chosen);
+    if (m && fclose(m) == 0)
+        *note = wl_core_strprintf("prior %s (+-%g each); fitted to %zu rows: %s; the others "
+                                  "held at the prior", prior, fo->transfer_rel, rows,
+                                  info->n_chosen ? list : "none");
+    free(list);
+}
+
+/* A usage error: the option's name as source. */
+static int usage(wl_error *err, const char *option, const char *text)
+{
+    wl_error_set(err, option, 0, "", "%s", text);
+    return WL_EINVAL;
+}
+
+int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error *err)
+{
+    memset(r, 0, sizeof *r);
+    run_ctx c = {.o = o};
+    wl_calib_fit_options fo = o->fit_options;
+    wl_core_strlist held_out = {0};
+    char *file_text = NULL, *vf_text = NULL, *few_note = NULL;
+    wl_calib_uncertainty pu;
+    wl_calib_set *set = NULL;
+    wl_calib_problem *p = NULL;
+    unsigned char *train = NULL, *test = NULL;
+    int *fold = NULL;
+    wl_results_out *out = NULL;
+    wl_core_gpu gpu;
+    int fit_gpu, fit_host, rc;
+    if (!o->path || !o->gpu || !o->out) {
+        rc = usage(err, !o->path ? "path" : !o->gpu ? "--gpu" : "-o",
+                   !o->path ? "expected one MEASUREMENTS.csv" : !o->gpu ? "--gpu is required"
+                                                                      : "-o FILE.ini is required");
+        goto done;
+    }
+    if ((rc = fit_choice(o, &fo, &fit_gpu, &fit_host, err)))
+        goto done;
+    if (o->kfold && (o->kfold < 2 || o->kfold > 1000)) {
+        wl_error_set(err, "--kfold", 0, "", "expected 2 to 1000 folds, got %d", o->kfold);
+        rc = WL_EINVAL;
+        goto done;
+    }
+    if (o->fit && fit_host && fit_gpu && !o->host_out) {
+        rc = usage(err, "--fit", "with the host and GPU coefficients needs --host-out FILE.ini");
+        goto done;
+    }
+    if (o->host_out && o->fit && !(fit_host && fit_gpu) && !fo.auto_select) {
+        rc = usage(err, "--host-out", "only with --fit gpu,host or auto (--fit host writes -o)");
+        goto done;
+    }
+    if (o->holdout && (rc = wl_core_parse_names(o->holdout, "--holdout", 0, "", &held_out, err)))
+        goto done;
+    if ((rc = wl_preset_gpu_load(o->gpu, &gpu, err))) {
+        if (rc == WL_ENOTFOUND && !err->line)
+            wl_error_locate(err, "--gpu", 0);
+        goto done;
+    }
+    if (o->host && (rc = wl_preset_gpus_set_host(o->host, &gpu, 1, err))) {
+        if (rc == WL_ENOTFOUND && !err->line)
+            wl_error_locate(err, "--host", 0);
+        goto done;
+    }
+    /* a GPU that has only transferred coefficients is calibrated few-shot
+     * unless fit says otherwise; the transfer (and the source's own
+     * uncertainty) is the prior */
+    if (!o->fit && gpu.coef_source[0])
+        fo.auto_select = 1;
+    if (fo.auto_select) {
+        wl_error e2 = {0};
+        if (wl_calib_uncertainty_load(o->gpu, &pu, &e2) == WL_OK && pu.valid)
+            fo.prior_unc = &pu;
+        fo.free_mask = 0; /* every coefficient, the host's issue cost included */
+    } else if (o->host_out && !(fit_host && fit_gpu)) {
+        rc = usage(err, "--host-out", "only with --fit gpu,host or auto (--fit host writes -o)");
+        goto done;
+    }
+    /* the preset text to carry over */
+    const char *text;
+    if ((rc = wl_preset_find(WL_PRESET_GPU, o->gpu, &text, &file_text, NULL, 0, err)))
+        goto done;
+    if (o->idle) {
+        wl_core_gpu g2;
+        char *spec = NULL;
+        if ((rc = wl_calib_vf_section(o->idle, gpu.v_ref_mv, &vf_text, err)))
+            goto done;
+        if (!(spec = wl_calib_preset_spec(text, vf_text))) {
+            wl_error_set(err, o->idle, 0, "", "out of memory");
+            rc = WL_ENOMEM;
+            goto done;
+        }
+        rc = wl_preset_gpu_parse(spec, o->idle, &g2, err);
+        free(spec);
+        if (rc)
+            goto done;
+        gpu.vf = g2.vf;
+    }
+    if ((rc = wl_calib_load(o->path, &set, err)) ||
+        (rc = wl_calib_problem_create(&gpu, set, o->traces, &p, err)))
+        goto done;
+    size_t n = wl_calib_count(set);
+    train = calloc(n ? n : 1, 1);
+    test = calloc(n ? n : 1, 1);
+    fold = calloc(n ? n : 1, sizeof *fold);
+    if (!train || !test || !fold) {
+        wl_error_set(err, o->path, 0, "", "out of memory");
+        rc = WL_ENOMEM;
+        goto done;
+    }
+    r->rows = n;
+    for (size_t i = 0; i < n; i++) {
+        const char *reason = NULL;
+        const wl_calib_row *row = wl_calib_row_at(set, i);
+        if (!wl_calib_row_scored(p, i, &reason)) {
+            r->excluded++;
+            if (!o->quiet)
+                say(&c, "%s:%d: excluded: %s", o->path, row->line, reason);
+            continue;
+        }
+        int out_of_fit = o->holdout && listed(&held_out, row->model);
+        test[i] = (unsigned char)out_of_fit;
+        train[i] = (unsigned char)!out_of_fit;
+        r->used += !out_of_fit;
+        r->held += (size_t)out_of_fit;
+    }
+    if (o->holdout && !r->held) {
+        wl_error_set(err, "--holdout", 0, "", "%.200s matches no usable row", o->holdout);
+        rc = WL_EINVAL;
+        goto done;
+    }
+    /* progress in fits: the fit, then a fit per cross-validation fold */
+    c.total = 1;
+    if (o->kfold)
+        c.total += (unsigned long long)wl_calib_folds_kfold(p, o->kfold, fold);
+    if (o->lomo)
+        c.total += (unsigned long long)wl_calib_folds_by_model(p, fold, NULL, 64);
+    fo.fold_done = fit_done;
+    fo.fold_user = &c;
+    wl_calib_score(p, train, &r->before);
+    wl_calib_fit_info *info = &r->info;
+    rc = wl_calib_fit(p, train, &fo, &r->fitted, info);
+    if (rc) {
+        wl_error_set(err, o->path, 0, "", "cannot fit: %s",
+                     info->message[0] ? info->message : wl_core_strerror(rc));
+        goto done;
+    }
+    fit_done(&c);
+    r->gpu = gpu;
+    if (info->unc.valid)
+        wl_calib_stderr(&info->unc, r->stderr_of);
+    wl_calib_problem_set_gpu(p, &r->fitted);
+    wl_calib_score(p, train, &r->after);
+    say(&c, "fit: %zu rows, %d iterations, cost %.4f -> %.4f", r->used, info->iterations,
+        info->cost_initial, info->cost_final);
+    if (!o->quiet) {
+        say(&c, "residuals per workload (in-sample; MAPE and mean signed error, %%):");
+        say(&c, "  %-34s %3s  %6s %7s  %6s %7s  %6s %7s", "workload", "n", "time", "bias",
+            "power", "bias", "energy", "bias");
+        wl_calib_per_workload(p, train, say_workload, &c);
+    }
+    say_metrics(&c, "in-sample before", &r->before);
+    say_metrics(&c, "in-sample after ", &r->after);
+    if (o->holdout) {
+        if (!o->quiet) {
+            say(&c, "held-out residuals per workload:");
+            wl_calib_per_workload(p, test, say_workload, &c);
+        }
+        if (wl_calib_score(p, test, &r->held_out) == WL_OK) {
+            say_metrics(&c, "held-out", &r->held_out);
+            r->has_held_out = 1;
+        }
+    }
+    r->host_fitted = (info->fitted & coef_mask(1)) != 0;
+    r->few_shot = fo.auto_select;
+    if (fo.auto_select)
+        say_few_shot(&c, &gpu, &r->fitted, info, &fo, r->stderr_of, r->used, &few_note);
+    if (r->host_fitted)
+        say_host(&c, &gpu, &r->fitted, info, r->stderr_of);
+    if (fo.auto_select && r->host_fitted && r->fitted.host_id[0]) {
+        /* the issue cost of the machine these rows came from now belongs
+         * to the written preset */
+        say(&c, "note: the host's issue cost was fitted with these rows: %s holds it in "
+                "[calibration] in place of host = %s", o->out, r->fitted.host_id);
+        r->fitted.host_id[0] = 0;
+    }
+    wl_calib_problem_set_gpu(p, &gpu);
+    crossval(&c, &fo, p, train, n, fold, r);
+    if (fo.auto_select && o->host_out && !r->host_fitted)
+        say(&c, "note: the rows do not identify the host's issue cost: %s not written",
+            o->host_out);
+    if (r->host_fitted && (fit_host || o->host_out)) {
+        const char *hp = fit_gpu ? o->host_out : o->out;
+        if ((rc = write_host(o, hp, &r->fitted, info, r->stderr_of, r->used, err)))
+            goto done;
+        r->host_written = hp;
+    }
+    if (fit_gpu) {
+        if ((rc = wl_results_out_open(o->out, &out, err)))
+            goto done;
+        wl_calib_preset_info pi = {.preset_text = text, .vf_text = vf_text, .data_path = o->path,
+                                   .command = o->command, .fitted_rows = r->used,
+                                   .in_sample = &r->after, .few_shot = few_note};
+        wl_calib_write_preset(wl_results_out_stream(out), &r->fitted, info, &pi);
+        rc = wl_results_out_commit(out, err);
+        out = NULL;
+        if (rc)
+            goto done;
+        r->gpu_written = o->out;
+        if (o->host && !r->host_fitted)
+            say(&c, "note: fitted with host %s; the preset names its own host class (predict "
+                    "with --host %s for the machine these rows came from)", gpu.host_id, o->host);
+    }
+done:
+    wl_results_out_abort(out);
+    wl_core_strlist_free(&held_out);
+    free(train);
+    free(test);
+    free(fold);
+    free(file_text);
+    free(vf_text);
+    free(few_note);
+    wl_calib_problem_free(p);
+    wl_calib_free(set);
+    return rc;
+}
