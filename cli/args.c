@@ -241,6 +241,7 @@ void cli_bar_start(cli_bar *b, const char *what)
     b->last = 0;
     b->what = what;
     b->open = 0;
+    b->drawn = 0;
 }
 
 void cli_bar_end(cli_bar *b)
@@ -254,8 +255,13 @@ void cli_bar_draw(void *user, unsigned long long done, unsigned long long total)
 {
     cli_bar *b = user;
     double t = bar_now();
+    /* nothing for work done within half a second (a bar that flashes by
+     * is noise), then at most five times a second and at the end */
+    if (!b->drawn && t - b->t0 < 0.5)
+        return;
     if (t - b->last < 0.2 && done < total)
         return;
+    b->drawn = 1;
     b->last = t;
     double el = t - b->t0, rate = el > 0 ? (double)done / el : 0;
     double frac = total ? (double)done / (double)total : 1;

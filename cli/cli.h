@@ -89,12 +89,14 @@ void cli_note(void *cmd, const char *text);
  * the word (a long option with one dash, "-seq", says so). */
 int cli_bad_option(const char *cmd, int c, int argc, char **argv);
 /* A progress bar on stderr (callers draw it when stderr is a terminal):
- * cli_bar_draw is a progress callback (user: the bar), at most five times
- * a second, ending its line when done reaches total. */
+ * cli_bar_draw is a progress callback (user: the bar), first after half a
+ * second (quicker work shows none), then at most five times a second,
+ * ending its line when done reaches total. */
 typedef struct {
     double t0, last;
     const char *what; /* "points", "configurations" */
     int open;         /* a bar line waits for its newline */
+    int drawn;        /* drawn at least once */
 } cli_bar;
 void cli_bar_start(cli_bar *b, const char *what);
 void cli_bar_draw(void *user, unsigned long long done, unsigned long long total);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void help(FILE *f)
 {
@@ -125,6 +126,18 @@ static void print_regret(void *user, const char *wl, double bm, double bp, doubl
             wl, bm, bp, regret);
 }
 
+/* a fold's refit done: the bar moves (user: a bar and its fold count) */
+typedef struct {
+    cli_bar bar;
+    unsigned long long done, total;
+} fold_bar;
+
+static void fold_done(void *user)
+{
+    fold_bar *b = user;
+    cli_bar_draw(&b->bar, ++b->done, b->total);
+}
+
 static int lomo(wl_calib_problem *p, const wl_calib_set *set)
 {
     size_t n = wl_calib_count(set);
@@ -140,7 +153,16 @@ static int lomo(wl_calib_problem *p, const wl_calib_set *set)
         free(fold);
         return WL_OK;
     }
-    int rc = wl_calib_crossval(p, fold, nf, NULL, &pooled, per);
+    wl_calib_fit_options fo;
+    wl_calib_fit_options_default(&fo);
+    fold_bar b = {.total = (unsigned long long)nf};
+    cli_bar_start(&b.bar, "refits");
+    if (isatty(STDERR_FILENO)) {
+        fo.fold_done = fold_done;
+        fo.fold_user = &b;
+    }
+    int rc = wl_calib_crossval(p, fold, nf, &fo, &pooled, per);
+    cli_bar_end(&b.bar);
     for (int f = 0; f < nf; f++) {
         if (!per[f].n)
             fprintf(stderr, "  without %-12s skipped: too few rows of other models to refit\n",
@@ -236,16 +258,23 @@ static int validate_run(validate_opts *o)
     if (!rc && !cells)
         rc = EXIT_RUNTIME;
     const wl_calib_set *set = wl_calib_validation_set(v);
-    for (size_t i = 0; !rc && i < wl_calib_count(set); i++) {
+    cli_bar bar;
+    cli_bar_start(&bar, "rows");
+    int tty = isatty(STDERR_FILENO);
+    size_t nrows = wl_calib_count(set);
+    for (size_t i = 0; !rc && i < nrows; i++) {
         const char *why = NULL;
         int r = lm ? wl_learn_validation_row(lm, v, i, cells, &why, &lt)
                    : wl_calib_validation_row(v, i, cells, &why);
-        if (why && !o->quiet)
+        if (tty)
+            cli_bar_draw(&bar, i + 1, nrows);
+        if (why && !o->quiet && (cli_bar_end(&bar), 1))
             fprintf(stderr, "%s:%d: %s: %s\n", o->path, wl_calib_row_at(set, i)->line,
                     r == WL_OK ? "predicted but not scored" : "not modelled", why);
         if (wl_results_writer_row(rows.w, cells))
             rc = EXIT_RUNTIME;
     }
+    cli_bar_end(&bar);
     free(cells);
     if (rows.w) {
         int crc = cli_rows_close(cmd, &rows, !rc);
