@@ -124,7 +124,7 @@ static int build_series(const wl_results_table *t, int xcol, int skip, series_se
 /* ---- legends ------------------------------------------------------------------ */
 
 enum { LG_LINE, LG_FILL, LG_MARK, LG_HOLLOW_GREY, LG_BAND, LG_REF, LG_SQUARE, LG_RING, LG_BEST,
-       LG_HOLLOW, LG_FADED, LG_DASH, LG_PATCH, LG_TEXT };
+       LG_HOLLOW, LG_FADED, LG_DASH, LG_PATCH, LG_TEXT, LG_VDOT };
 
 typedef struct {
     char label[160];
@@ -274,6 +274,16 @@ static void lg_symbol(cairo_t *cr, const lg_entry *e, double x, double y)
     }
     case LG_TEXT: /* a note: no symbol */
         break;
+    case LG_VDOT: { /* the maximum clock's vertical dotted line */
+        const double dots[2] = {1.0, 1.6};
+        cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+        cairo_set_line_width(cr, 0.6);
+        cairo_set_dash(cr, dots, 2, 0);
+        cairo_move_to(cr, x + 7, y - 3.5);
+        cairo_line_to(cr, x + 7, y + 3.5);
+        cairo_stroke(cr);
+        break;
+    }
     case LG_PATCH:
         style_color(cr, e->style, 1);
         cairo_rectangle(cr, x + 3, y - 2.5, 8, 5);
@@ -356,6 +366,7 @@ static void lg_draw(cairo_t *cr, legend_t *lg, const axes *a, double left, doubl
     }
     cairo_set_dash(cr, NULL, 0, 0);
     layout_legend(cr, lg->x, lg->y, lg->w, lg->h);
+    layout_legend_entries(cr, lg->n);
 }
 
 /* ---- rows that can run ---------------------------------------------------------- */
@@ -641,6 +652,28 @@ static void ef_panel(cairo_t *cr, const ef_data *d, const facets *fa, int fi, in
             cairo_rectangle(cr, x0, a->y0, x1 - x0, a->h);
             cairo_fill(cr);
         }
+    /* the maximum clock: a dotted vertical line per distinct top clock of
+     * the facet's series (a square per series stacked up where the
+     * curves end at the same clock) */
+    for (int i = 0; i < ss->n; i++) {
+        long m = d->maxc[i];
+        if (ss->s[i].facet != fi || m < 0)
+            continue;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = ss->s[j].facet == fi && d->maxc[j] >= 0 && fabs(d->x[d->maxc[j]] - d->x[m]) < 0.5;
+        if (seen)
+            continue;
+        double mx = ax_x(a, d->x[m]);
+        cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+        cairo_set_line_width(cr, 0.6);
+        const double dots[2] = {1.0, 1.6};
+        cairo_set_dash(cr, dots, 2, 0);
+        cairo_move_to(cr, mx, a->y0);
+        cairo_line_to(cr, mx, a->y0 + a->h);
+        cairo_stroke(cr);
+        cairo_set_dash(cr, NULL, 0, 0);
+    }
     /* reference lines: the power limit and the objective's cap on a power
      * panel, the slowdown bound on a time panel */
     if (d->pan[p] == &metrics[1] || d->pan[p] == &metrics[2])
@@ -736,7 +769,7 @@ static void ef_panel(cairo_t *cr, const ef_data *d, const facets *fa, int fi, in
             style_color(cr, st, 1);
             style_marker(cr, st, ax_x(a, d->x[r]), ax_y(a, yv), 2.8, !d->th[r]);
         }
-        long b = d->best[i], m = d->maxc[i], c = d->chosen[i];
+        long b = d->best[i], c = d->chosen[i];
         if (b >= 0 && in_facet(t, fa, fi, (size_t)b) && isfinite(d->v[(size_t)b * 3 + (size_t)p])) {
             double bx = ax_x(a, d->x[b]), by = ax_y(a, d->v[(size_t)b * 3 + (size_t)p]);
             style_color(cr, st, 1);
@@ -744,13 +777,6 @@ static void ef_panel(cairo_t *cr, const ef_data *d, const facets *fa, int fi, in
             cairo_set_source_rgb(cr, 0, 0, 0);
             cairo_set_line_width(cr, 0.8);
             style_marker(cr, st, bx, by, 5.5, 0);
-        }
-        if (m >= 0 && in_facet(t, fa, fi, (size_t)m) && isfinite(d->v[(size_t)m * 3 + (size_t)p])) {
-            cairo_set_source_rgb(cr, 0, 0, 0);
-            cairo_set_line_width(cr, 0.7);
-            double mx = ax_x(a, d->x[m]), my = ax_y(a, d->v[(size_t)m * 3 + (size_t)p]);
-            cairo_rectangle(cr, mx - 3.2, my - 3.2, 6.4, 6.4);
-            cairo_stroke(cr);
         }
         if (c >= 0 && in_facet(t, fa, fi, (size_t)c) && isfinite(d->v[(size_t)c * 3 + (size_t)p]))
             chosen_ring(cr, ax_x(a, d->x[c]), ax_y(a, d->v[(size_t)c * 3 + (size_t)p]));
@@ -918,24 +944,61 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
         any_bad |= !ok[r];
         any_thr |= ok[r] && th[r];
     }
-    if (ss.nstyles > 1 || (ss.n && ss.s[0].label[0]))
-        lg_add_series(&lg, &ss, LG_LINE);
+    /* a series with no point that can run is not drawn (unless asked
+     * for): the legend names it in its note instead of a line */
+    unsigned char runs[MAXSERIES] = {0};
+    for (int i = 0; i < ss.n; i++)
+        for (size_t j = 0; j < ss.s[i].n; j++)
+            runs[ss.s[i].style] |= ok[ss.s[i].rows[j]];
+    char left_out[160] = "";
+    int nleft = 0;
+    for (int st = 0; st < ss.nstyles; st++) {
+        if (runs[st])
+            continue;
+        for (int i = 0; i < ss.n; i++)
+            if (ss.s[i].style == st) {
+                size_t l = strlen(left_out);
+                if (l + 2 < sizeof left_out)
+                    snprintf(left_out + l, sizeof left_out - l, "%s%.60s", nleft ? "; " : "",
+                             ss.s[i].label);
+                break;
+            }
+        nleft++;
+    }
+    if (ss.nstyles > 1 || (ss.n && ss.s[0].label[0])) {
+        for (int st = 0; st < ss.nstyles; st++)
+            for (int i = 0; i < ss.n && (runs[st] || d.show_bad); i++)
+                if (ss.s[i].style == st) {
+                    lg_add(&lg, ss.s[i].label, st, LG_LINE);
+                    break;
+                }
+    }
     for (int i = d.nparts; i-- > 0;)
         lg_add(&lg, stacks[d.which].name[i], i, LG_FILL);
     if (d.pe >= 0) {
         lg_add(&lg, "least energy", 0, LG_BEST);
         lg_add(&lg, "within 1% of least", 0, LG_BAND);
     }
-    lg_add(&lg, "max clock", 0, LG_SQUARE);
+    lg_add(&lg, "max clock", 0, LG_VDOT);
     lg_add_choice(&lg, k, obj.text);
     if (any_thr)
         lg_add(&lg, "throttled", 0, LG_HOLLOW);
     /* points that cannot run (too little memory, an infeasible clock) are
      * left out of the axes unless asked for: a series that cannot run at
      * all would otherwise stretch a log axis over decades */
-    if (any_bad)
-        lg_add(&lg, d.show_bad ? "cannot run" : "cannot run: left out (--show-infeasible)", 0,
-               LG_HOLLOW_GREY);
+    if (any_bad && d.show_bad) {
+        lg_add(&lg, "cannot run", 0, LG_HOLLOW_GREY);
+    } else if (any_bad) {
+        char note[120];
+        if (nleft && strlen(left_out) < 48 && nleft < 4)
+            snprintf(note, sizeof note, "cannot run, left out: %.60s", left_out);
+        else if (nleft)
+            snprintf(note, sizeof note, "%d series cannot run, left out (--show-infeasible)",
+                     nleft);
+        else
+            snprintf(note, sizeof note, "points that cannot run left out (--show-infeasible)");
+        lg_add(&lg, note, 0, LG_HOLLOW_GREY);
+    }
     for (int p = 0; p < d.np; p++)
         if ((d.pan[p] == &metrics[1] && isfinite(plim[0])) ||
             (d.pan[p] == &metrics[2] && isfinite(d.slow))) {
@@ -983,7 +1046,7 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
         for (int fi = 0; fi < fa.n; fi++) {
             int cx = fi % fa.cols, cy = fi / fa.cols;
             axes a = {left + cx * (cw + gapx), top + cy * (fh + gapy + 22) + p * (ph + 8), cw, ph,
-                      xlo, xhi, ylo, yhi, o->log_x, o->log_y, 0};
+                      xlo, xhi, ylo, yhi, o->log_x, o->log_y, 0, 0};
             int last_row = cy == fa.rows - 1 || fi + fa.cols >= fa.n;
             (void)last_row;
             ax_draw(cr, &a, "SM clock", "MHz", cx == 0 ? d.pan[p]->q : NULL, d.pan[p]->u,
@@ -1058,6 +1121,97 @@ static int series_fronts(const series_set *ss, const double *px, const double *p
     return rc;
 }
 
+/* An axis's unit for a column over [lo, hi] of the whole figure: time_ms
+ * stays in ms; energy_j, power_w and other SI columns take the prefix of
+ * the largest value (*f: the factor to scale values by); others none. */
+static void axis_unit(const char *col, double lo, double hi, char *unit, size_t n, double *f)
+{
+    static const struct {
+        const char *col, *base;
+    } si[] = {{"energy_j", "J"}, {"power_w", "W"}, {"time_s", "s"}};
+    *f = 1;
+    snprintf(unit, n, "%s", !strcmp(col, "time_ms") ? "ms" : "");
+    for (size_t i = 0; i < sizeof si / sizeof *si; i++)
+        if (!strcmp(col, si[i].col)) {
+            const char *prefix = "";
+            *f = wl_plot_si(fmax(fabs(lo), fabs(hi)), &prefix);
+            snprintf(unit, n, "%s%s", prefix, si[i].base);
+        }
+}
+
+/* Each front's name beside it, where it covers no chosen ring, no other
+ * name and stays inside the axes: beside its fast end (right, left,
+ * above), its slow end, or the end of its dominated tail, the first
+ * place free (else the least covered). idx: scratch of the rows. */
+static void front_labels(cairo_t *cr, const axes *a, const wl_results_table *t, const facets *fa,
+                         int fi, const series_set *ss, const double *px, const double *py,
+                         const unsigned char *on, const long *chosen, double *idx)
+{
+    double boxes[MAXSERIES * 2][4]; /* rings, then the names placed */
+    int nb = 0;
+    for (int i = 0; i < ss->n && nb < MAXSERIES; i++) {
+        long c = chosen[i];
+        if (ss->s[i].facet != fi || c < 0 || !in_facet(t, fa, fi, (size_t)c))
+            continue;
+        double X = ax_x(a, px[c]), Y = ax_y(a, py[c]);
+        double *b = boxes[nb++];
+        b[0] = X - 5.5, b[1] = Y - 5.5, b[2] = X + 5.5, b[3] = Y + 5.5;
+    }
+    style_font(cr, 5.5, 0);
+    for (int i = 0; i < ss->n && nb < MAXSERIES * 2; i++) {
+        const series *s = &ss->s[i];
+        if (s->facet != fi)
+            continue;
+        size_t nf = 0, tail = (size_t)-1;
+        for (size_t j = 0; j < s->n; j++) {
+            size_t r = s->rows[j];
+            if (!in_facet(t, fa, fi, r) || !isfinite(px[r]) || !isfinite(py[r]))
+                continue;
+            if (on[r])
+                idx[nf++] = (double)r;
+            if (tail == (size_t)-1 || px[r] > px[tail])
+                tail = r;
+        }
+        if (!nf)
+            continue;
+        sort_rows_by(idx, nf, px);
+        size_t fast = (size_t)idx[0], slow = (size_t)idx[nf - 1];
+        cairo_text_extents_t te;
+        cairo_text_extents(cr, s->label, &te);
+        double w = te.x_advance, h = 6;
+        double fX = ax_x(a, px[fast]), fY = ax_y(a, py[fast]);
+        double sX = ax_x(a, px[slow]), sY = ax_y(a, py[slow]);
+        double tX = ax_x(a, px[tail]), tY = ax_y(a, py[tail]);
+        /* left x and middle y of each candidate */
+        double cand[6][2] = {{fX + 4, fY - 5},     {fX - 4 - w, fY - 5}, {fX - w / 2, fY - 9},
+                             {sX + 4, sY + 5},     {tX - w / 2, tY - 7}, {tX + 4, tY}};
+        int best = 0, best_hits = 1 << 30;
+        for (int k = 0; k < 6 && best_hits; k++) {
+            double x0 = cand[k][0], y0 = cand[k][1] - h / 2, x1 = x0 + w, y1 = y0 + h;
+            int hits = (x0 < a->x0 + 1 || x1 > a->x0 + a->w - 1 || y0 < a->y0 + 1 ||
+                        y1 > a->y0 + a->h - 1) ? 100 : 0;
+            for (int q = 0; q < nb; q++)
+                hits += x0 < boxes[q][2] && x1 > boxes[q][0] && y0 < boxes[q][3] &&
+                        y1 > boxes[q][1];
+            if (hits < best_hits) {
+                best_hits = hits;
+                best = k;
+            }
+        }
+        double X = cand[best][0], Y = cand[best][1];
+        X = fmin(fmax(X, a->x0 + 1), a->x0 + a->w - 1 - w);
+        Y = fmin(fmax(Y, a->y0 + 1 + h / 2), a->y0 + a->h - 1 - h / 2);
+        double *b = boxes[nb++];
+        b[0] = X, b[1] = Y - h / 2, b[2] = X + w, b[3] = Y + h / 2;
+        /* a white halo keeps the name legible over the points */
+        cairo_set_source_rgba(cr, 1, 1, 1, 0.75);
+        cairo_rectangle(cr, X - 0.5, Y - h / 2, w + 1, h);
+        cairo_fill(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        style_text(cr, X, Y, s->label, 0, 0.5);
+    }
+}
+
 int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
                    const wl_plot_options *o, const char *path, wl_error *err)
 {
@@ -1101,8 +1255,6 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
         rc = rows_ok(t, ok, err);
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY, clo = INFINITY,
            chi = -INFINITY;
-    /* the default axes: time in s (the prefix picks ms) */
-    double xs = !strcmp(xn, "time_ms") ? 1e-3 : 1, ys = !strcmp(yn, "time_ms") ? 1e-3 : 1;
     for (size_t r = 0; !rc && r < n; r++) {
         rc = num_cell(t, r, xc, &px[r], err);
         if (!rc) rc = num_cell(t, r, yc, &py[r], err);
@@ -1114,8 +1266,6 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
         }
         if (rc || !isfinite(px[r]) || !isfinite(py[r]))
             continue;
-        px[r] *= xs;
-        py[r] *= ys;
         if ((o->log_x && px[r] <= 0) || (o->log_y && py[r] <= 0))
             continue;
         xlo = fmin(xlo, px[r]); xhi = fmax(xhi, px[r]);
@@ -1143,8 +1293,15 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
         series_free(&ss);
         return rc;
     }
-    ax_range(&xlo, &xhi, o->log_x);
-    ax_range(&ylo, &yhi, o->log_y);
+    /* one unit per axis for the whole figure (its panels' ranges differ):
+     * time in ms, the column's own, in every pareto figure, so a training
+     * step's and a prefill's read alike; energy and other SI quantities
+     * with the prefix of the figure's largest value */
+    const char *xq = !strcmp(xn, "time_ms") ? "Time" : xn, *yq = !strcmp(yn, "energy_j") ? "Energy" : yn;
+    char xu[16], yu[16];
+    double fx = 1, fy = 1;
+    axis_unit(xn, xlo, xhi, xu, sizeof xu, &fx);
+    axis_unit(yn, ylo, yhi, yu, sizeof yu, &fy);
     if (!(chi > clo)) {
         clo = isfinite(clo) ? clo - 1 : 0;
         chi = clo + 2;
@@ -1172,12 +1329,27 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
     double cw = (W - left - right - (fa.cols - 1) * gapx) / fa.cols;
     double chh = (H - top - bottom - (fa.rows - 1) * gapy) / fa.rows;
     axes first = {0};
-    const char *xq = !strcmp(xn, "time_ms") ? "Time" : xn, *yq = !strcmp(yn, "energy_j") ? "Energy" : yn;
-    const char *xu = !strcmp(xn, "time_ms") ? "s" : "", *yu = !strcmp(yn, "energy_j") ? "J" : "";
+    for (size_t r = 0; r < n; r++) {
+        px[r] *= fx;
+        py[r] *= fy;
+    }
     for (int fi = 0; fi < fa.n; fi++) {
         int cx = fi % fa.cols, cy = fi / fa.cols;
-        axes a = {left + cx * (cw + gapx), top + cy * (chh + gapy), cw, chh, xlo, xhi, ylo, yhi,
-                  o->log_x, o->log_y, 0};
+        /* each panel its own ranges (shared ones made each front a few
+         * pixels long): the points that can run, or all where none can */
+        double fxlo = INFINITY, fxhi = -INFINITY, fylo = INFINITY, fyhi = -INFINITY;
+        for (int pass = 0; pass < 2 && !isfinite(fxlo); pass++)
+            for (size_t r = 0; r < n; r++) {
+                if (!in_facet(t, &fa, fi, r) || (pass == 0 && !ok[r]) || !isfinite(px[r]) ||
+                    !isfinite(py[r]) || (o->log_x && px[r] <= 0) || (o->log_y && py[r] <= 0))
+                    continue;
+                fxlo = fmin(fxlo, px[r]); fxhi = fmax(fxhi, px[r]);
+                fylo = fmin(fylo, py[r]); fyhi = fmax(fyhi, py[r]);
+            }
+        ax_range(&fxlo, &fxhi, o->log_x);
+        ax_range(&fylo, &fyhi, o->log_y);
+        axes a = {left + cx * (cw + gapx), top + cy * (chh + gapy), cw, chh, fxlo, fxhi, fylo,
+                  fyhi, o->log_x, o->log_y, 0, 1};
         if (fi == 0)
             first = a;
         ax_draw(cr, &a, xq, xu, cx == 0 ? yq : NULL, yu, 1);
@@ -1236,24 +1408,12 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
             }
             cairo_stroke(cr);
             cairo_set_dash(cr, NULL, 0, 0);
-            if (nf && nstyles > 1 && nstyles <= 6) {
-                /* the label beside the front's fast end, inside the axes */
-                size_t r = (size_t)tmp[0];
-                style_font(cr, 5.5, 0);
-                cairo_text_extents_t te;
-                cairo_text_extents(cr, s->label, &te);
-                double X = ax_x(&a, px[r]) + 3, Y = ax_y(&a, py[r]) - 4;
-                if (X + te.x_advance > a.x0 + a.w - 2)
-                    X = a.x0 + a.w - 2 - te.x_advance;
-                if (Y < a.y0 + 6)
-                    Y = a.y0 + 6;
-                cairo_set_source_rgb(cr, 0, 0, 0);
-                style_text(cr, X, Y, s->label, 0, 0.5);
-            }
             long c = chosen[i];
             if (c >= 0 && in_facet(t, &fa, fi, (size_t)c))
                 chosen_ring(cr, ax_x(&a, px[c]), ax_y(&a, py[c]));
         }
+        if (nstyles > 1 && nstyles <= 6)
+            front_labels(cr, &a, t, &fa, fi, &ss, px, py, on, chosen, tmp);
         cairo_restore(cr);
     }
     colorbar(cr, o->palette, W - 50, top, 6, H - top - bottom, clo, chi,
@@ -1358,7 +1518,7 @@ int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k
             lg_add(&lg, "constant EDP", 0, LG_REF);
         lg_add_choice(&lg, k, obj.text);
         lg_reserve(cr, &lg, o, W, &right, &bottom, 0);
-        axes a = {left, top, W - left - right, H - top - bottom, xlo, xhi, ylo, yhi, 0, 0, 0};
+        axes a = {left, top, W - left - right, H - top - bottom, xlo, xhi, ylo, yhi, 0, 0, 0, 0};
         ax_draw(cr, &a, "Slowdown vs max clock", "%", "Energy / at max clock", "", 1);
         cairo_save(cr);
         cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
@@ -1682,7 +1842,7 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
             lg_add(&lg, "cannot run (grey, hatched)", 0, LG_HOLLOW_GREY);
         lg_reserve(cr, &lg, o, W, &right, &bottom, 1);
         axes a = {left, top, W - left - right, H - top - bottom, -0.5, (double)nx - 0.5, -0.5,
-                  (double)ny - 0.5, 0, 0, 0};
+                  (double)ny - 0.5, 0, 0, 0, 0};
         for (size_t j = 0; j < ny; j++)
             for (size_t i = 0; i < nx; i++) {
                 double x0 = ax_x(&a, (double)i - 0.5), x1 = ax_x(&a, (double)i + 0.5);
@@ -1903,8 +2063,8 @@ static int bars_figure(const wl_results_table *t, const wl_plot_options *o, cons
     if (lo > 0 || from_zero)
         lo = 0;
     double N = (double)(n ? n : 1);
-    axes a = horiz ? (axes){left, top, W - left - right, H - top - bottom, lo, hi, 0, N, 0, 0, 0}
-                   : (axes){left, top, W - left - right, H - top - bottom, 0, N, lo, hi, 0, 0, 0};
+    axes a = horiz ? (axes){left, top, W - left - right, H - top - bottom, lo, hi, 0, N, 0, 0, 0, 0}
+                   : (axes){left, top, W - left - right, H - top - bottom, 0, N, lo, hi, 0, 0, 0, 0};
     if (horiz)
         ax_draw(cr, &a, bs->q, bs->u, NULL, NULL, 1);
     else
@@ -2095,7 +2255,7 @@ int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
          * not positive */
         int lg_axes = pos;
         ax_range(&lo, &hi, lg_axes);
-        axes a = {left, top, pw, H - top - bottom, lo, hi, lo, hi, lg_axes, lg_axes, 0};
+        axes a = {left, top, pw, H - top - bottom, lo, hi, lo, hi, lg_axes, lg_axes, 0, 0};
         char xq[64], yq[64];
         snprintf(xq, sizeof xq, "Measured %s", mt->q);
         snprintf(yq, sizeof yq, "Predicted %s", mt->q);
@@ -2151,7 +2311,7 @@ int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
         if (!one_clock)
             ax_range(&cl, &ch, 0);
         axes b = {left + pw + gap, top, pw, H - top - bottom, one_clock ? 0 : cl,
-                  one_clock ? N : ch, el, eh, 0, 0, 0};
+                  one_clock ? N : ch, el, eh, 0, 0, 0, 0};
         if (one_clock)
             ax_draw(cr, &b, NULL, NULL, "Error", "%", 0);
         else

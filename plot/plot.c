@@ -83,6 +83,14 @@ void layout_legend(cairo_t *cr, double x, double y, double w, double h)
     l->legend[0] = x, l->legend[1] = y, l->legend[2] = w, l->legend[3] = h;
 }
 
+void layout_legend_entries(cairo_t *cr, int n)
+{
+    double sc;
+    wl_plot_layout *l = layout_of(cr, &sc);
+    if (l)
+        l->legend_entries = n;
+}
+
 void layout_axes(cairo_t *cr, const axes *a, int nx, int ny)
 {
     double sc;
@@ -92,7 +100,9 @@ void layout_axes(cairo_t *cr, const axes *a, int nx, int ny)
     if (l->naxes < WL_PLOT_LAYOUT_AXES)
         l->axes[l->naxes] = (wl_plot_layout_axes){.x0 = a->x0, .y0 = a->y0, .w = a->w, .h = a->h,
                                                   .xticks = nx, .yticks = ny, .logx = a->logx,
-                                                  .logy = a->logy};
+                                                  .logy = a->logy, .xmin = a->xmin,
+                                                  .xmax = a->xmax, .ymin = a->ymin,
+                                                  .ymax = a->ymax};
     l->naxes++;
 }
 
@@ -328,6 +338,17 @@ static int log_ticks(double lo, double hi, double *t, int cap)
         if (n >= 3)
             break;
     }
+    /* within a decade and a half the multiples crowd at the decade's low
+     * end (0.7 0.8 0.9 1): round linear steps read better there */
+    if (hi < lo * 15 && n > 4) {
+        double lin[16];
+        int m = wl_plot_ticks(lo, hi, 5, lin), k = 0;
+        for (int i = 0; i < m && k < cap; i++)
+            if (lin[i] >= lo * 0.9999 && lin[i] <= hi * 1.0001 && lin[i] > 0)
+                t[k++] = lin[i];
+        if (k >= 3)
+            n = k;
+    }
     /* many decades: every k-th, down to at most 7 */
     if (n > 7) {
         int k = (n + 6) / 7, m = 0;
@@ -448,9 +469,9 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
     char buf[128];
     const char *px = "", *py = "";
     double fx = 1, fy = 1;
-    if (si_unit(xu))
+    if (si_unit(xu) && !a->fixed_units)
         fx = wl_plot_si(fmax(fabs(a->xmin), fabs(a->xmax)), &px);
-    if (si_unit(yu))
+    if (si_unit(yu) && !a->fixed_units)
         fy = wl_plot_si(fmax(fabs(a->ymin), fabs(a->ymax)), &py);
     style_font(cr, 7.5, 0);
     cairo_set_line_width(cr, 0.4);
@@ -480,6 +501,7 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
             ticks[i] /= fx;
     }
     int xlab = 0, ylab = 0;
+    double xlast = -INFINITY, ylast = INFINITY;
     for (int i = 0; i < nx; i++) {
         double x = ax_x(a, ticks[i]);
         if (x < a->x0 - 0.01 || x > a->x0 + a->w + 0.01)
@@ -499,6 +521,12 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
                 snprintf(buf, sizeof buf, "%g", ticks[i] * fx);
             else
                 fmt_tick(buf, sizeof buf, ticks[i] * fx, step);
+            /* a label that would run into the last one is left out */
+            cairo_text_extents_t te;
+            cairo_text_extents(cr, buf, &te);
+            if (x - te.x_advance / 2 < xlast + 3)
+                continue;
+            xlast = x + te.x_advance / 2;
             style_text(cr, x, a->y0 + a->h + 4, buf, 0.5, 0);
             xlab++;
         }
@@ -540,6 +568,9 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
             snprintf(buf, sizeof buf, "%g", ticks[i] * fy);
         else
             fmt_tick(buf, sizeof buf, ticks[i] * fy, step);
+        if (y > ylast - 7.5) /* would touch the label below it */
+            continue;
+        ylast = y;
         style_text(cr, a->x0 - 4, y, buf, 1, 0.5);
         ylab++;
     }
@@ -747,7 +778,7 @@ void colorbar(cairo_t *cr, const char *palette, double x, double y, double w, do
     cairo_set_line_width(cr, 0.4);
     cairo_rectangle(cr, x, y, w, h);
     cairo_stroke(cr);
-    axes a = {x, y, w, h, 0, 1, lo, hi, 0, 0, 0};
+    axes a = {x, y, w, h, 0, 1, lo, hi, 0, 0, 0, 0};
     double ticks[32];
     const char *p = "";
     double fy = si_unit(u) ? wl_plot_si(fmax(fabs(lo), fabs(hi)), &p) : 1;

@@ -24,6 +24,8 @@ void fig_title(cairo_t *cr, const wl_plot_options *o, double w);
 double fig_top(cairo_t *cr, const wl_plot_options *o, double w);
 /* Records a legend box in the layout. */
 void layout_legend(cairo_t *cr, double x, double y, double w, double h);
+/* Records how many lines the legend has. */
+void layout_legend_entries(cairo_t *cr, int n);
 void fig_abort(fig *f);
 
 typedef struct {
@@ -31,6 +33,8 @@ typedef struct {
     double xmin, xmax, ymin, ymax;
     int logx, logy;
     int no_edge_labels; /* stacked panels: no y labels on the frame's edges */
+    int fixed_units;    /* the units are as given: no SI prefix of this axes' own
+                           (panels of one figure share the figure's) */
 } axes;
 
 double ax_x(const axes *a, double v);

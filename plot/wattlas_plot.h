@@ -17,12 +17,14 @@ typedef struct {
     double x0, y0, w, h;
     int xticks, yticks; /* labelled major ticks (0: a categorical axis) */
     int logx, logy;
+    double xmin, xmax, ymin, ymax; /* the data ranges the axes span */
 } wl_plot_layout_axes;
 typedef struct {
     double width_pt, height_pt;
     size_t naxes; /* drawn; at most WL_PLOT_LAYOUT_AXES are recorded */
     wl_plot_layout_axes axes[WL_PLOT_LAYOUT_AXES];
     int has_legend;
+    int legend_entries; /* lines in the legend */
     double legend[4]; /* x, y, w, h of the legend box */
     double ink[4];    /* x0, y0, x1, y1 enclosing every text drawn */
 } wl_plot_layout;

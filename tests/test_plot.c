@@ -491,6 +491,54 @@ static void test_infeasible_points(void **state)
     wl_results_table_free(t);
 }
 
+/* The report's figures as a reviewer looked at them (issue 30): the
+ * energy legend lists only the series that can run, names the others in
+ * one line and takes at most a third of the canvas; the maximum clock is
+ * one line, not a square per series; each Pareto panel spans its own
+ * fronts, in the same units in every panel. */
+static void test_report_figure_rules(void **state)
+{
+    (void)state;
+    char cmd[sizeof bin_path + 256];
+    snprintf(cmd, sizeof cmd,
+             "%s sweep --gpu a100-pcie-40gb --model gpt3-125m,gpt3-1.3b,gpt3-13b --seq "
+             "128,512,1024 --mode train --scope layer --clock 210:1410:15 --quiet -o tr.csv",
+             bin_path);
+    assert_int_equal(system(cmd), 0);
+    wl_results_table *t;
+    wl_error err;
+    assert_int_equal(wl_results_table_load("tr.csv", &t, &err), WL_OK);
+    wl_plot_options o;
+    wl_plot_options_default(&o);
+    wl_plot_layout lay;
+    o.layout = &lay;
+    wl_plot_kind_options k = {.objective = "energy-within-slowdown=10"};
+    assert_int_equal(wl_plot_energy_freq(t, &k, &o, "rf.png", &err), WL_OK);
+    /* 6 series that run (gpt3-13b's training step does not fit 40 GB),
+     * least energy, the flat band, max clock, chosen, the note */
+    assert_int_equal(lay.legend_entries, 11);
+    if (!(lay.legend[3] <= lay.height_pt / 3))
+        fail_msg("the legend is %.0f of %.0f pt", lay.legend[3], lay.height_pt);
+    check_layout("rf.png", &lay, "energy-freq of nine series");
+    k.show_infeasible = 1;
+    assert_int_equal(wl_plot_energy_freq(t, &k, &o, "rf2.png", &err), WL_OK);
+    assert_int_equal(lay.legend_entries, 14); /* asked for: all nine, and "cannot run" */
+    /* pareto by model: panels of their own ranges */
+    wl_plot_kind_options kp = {.facet = "model", .objective = "energy"};
+    o.width_in = 7;
+    assert_int_equal(wl_plot_pareto(t, &kp, &o, "rp.png", &err), WL_OK);
+    assert_int_equal((int)lay.naxes, 3);
+    for (size_t i = 1; i < 3; i++)
+        if (lay.axes[i].xmax == lay.axes[0].xmax || lay.axes[i].ymax == lay.axes[0].ymax)
+            fail_msg("panel %zu shares panel 0's range", i);
+    /* gpt3-125m's fronts span its panel: its fastest and slowest runnable
+     * points are within a factor 1.5 of the axes' ends */
+    if (!(lay.axes[0].xmax / lay.axes[0].xmin < 10))
+        fail_msg("panel 0 spans %g..%g ms", lay.axes[0].xmin, lay.axes[0].xmax);
+    check_layout("rp.png", &lay, "pareto by model");
+    wl_results_table_free(t);
+}
+
 int main(void)
 {
     if (!realpath(WATTLAS_BIN_PATH, bin_path))
@@ -504,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_layout_rules),
         cmocka_unit_test(test_infeasible_points),
+        cmocka_unit_test(test_report_figure_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
