@@ -632,7 +632,7 @@ static void ef_panel(cairo_t *cr, const ef_data *d, const facets *fa, int fi, in
                     cairo_line_to(cr, ax_x(a, d->x[r]), ax_y(a, base[j]));
             }
             cairo_close_path(cr);
-            style_fill(cr, i, 0.55);
+            style_fill(cr, i + (d->which ? 3 : 0), 0.55);
             cairo_fill_preserve(cr);
             style_hatch(cr, i, a->x0, a->y0, a->x0 + a->w, a->y0 + a->h);
             for (size_t j = 0; j < s->n; j++)
@@ -974,7 +974,7 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
                 }
     }
     for (int i = d.nparts; i-- > 0;)
-        lg_add(&lg, stacks[d.which].name[i], i, LG_FILL);
+        lg_add(&lg, stacks[d.which].name[i], i + (d.which ? 3 : 0), LG_FILL);
     if (d.pe >= 0) {
         lg_add(&lg, "least energy", 0, LG_BEST);
         lg_add(&lg, "within 1% of least", 0, LG_BAND);
@@ -2010,7 +2010,9 @@ typedef struct {
     const char *const *names;    /* the bars' legend labels */
     const int *colors;
     const char *note;            /* a legend line of text (NULL: none) */
-    int nb;                      /* bars per category (2 or 3) */
+    int nb;                      /* bars per category (2 to 8) */
+    int label_each;              /* top_labels[b * n + r] by every bar (else
+                                    top_labels[r] by the last bar) */
 } bars_style;
 
 /* v[b][r]: bar b of category r; top_labels (may be NULL) go by the last bar. */
@@ -2087,11 +2089,25 @@ static int bars_figure(const wl_results_table *t, const wl_plot_options *o, cons
     for (size_t r = 0; r < n; r++) {
         /* horizontal: the first workload at the top */
         size_t slot = horiz ? n - 1 - r : r;
-        double vals[3];
+        double vals[8];
         for (int b = 0; b < nb; b++)
             vals[b] = v[b][r];
         bar_group(cr, &a, slot, bw, vals, nb, bs->colors, horiz);
-        if (top_labels && top_labels[r] && isfinite(vl[r])) {
+        for (int b = 0; bs->label_each && top_labels && b < nb; b++) {
+            const char *tl = top_labels[(size_t)b * n + r];
+            if (!tl || !isfinite(v[b][r]))
+                continue;
+            double off = -nb * bw / 2 + b * bw + bw * 0.46;
+            style_font(cr, nb > 3 ? 4.5 : 5.5, 0);
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            if (horiz)
+                style_text(cr, ax_x(&a, fmax(v[b][r], 0)) + 2, ax_y(&a, (double)slot + 0.5) + off,
+                           tl, 0, 0.5);
+            else
+                style_text(cr, ax_x(&a, (double)slot + 0.5) + off, ax_y(&a, fmax(v[b][r], 0)) - 2.5,
+                           tl, 0.5, 1);
+        }
+        if (!bs->label_each && top_labels && top_labels[r] && isfinite(vl[r])) {
             /* beside the last bar's end */
             double off = -nb * bw / 2 + (nb - 1) * bw + bw * 0.46;
             style_font(cr, 5.5, 0);
@@ -2147,7 +2163,7 @@ int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
     static const char *const ln[2] = {"energy saved (%)", "runtime penalty (%)"};
     static const int colors[2] = {2, 1};
     bars_style bs = {fastest ? "Change vs fastest point" : "Change vs max clock", "%", ln, colors,
-                     NULL, 2};
+                     NULL, 2, 0};
     const double *vv[2] = {s, pn};
     if (!rc)
         rc = bars_figure(t, o, path, n, vv, lab, &bs, NULL, err);
@@ -2394,11 +2410,112 @@ int wl_plot_compare(const wl_results_table *t, const wl_plot_kind_options *k,
     int any_tr = 0;
     for (size_t r = 0; xc >= 0 && r < n; r++)
         any_tr |= strncmp(wl_results_table_cell(t, r, xc), "transferred", 11) == 0;
-    bars_style bs = {"Energy", "J", ln, colors, any_tr ? "+ transferred coefficients" : NULL, 2};
+    bars_style bs = {"Energy", "J", ln, colors, any_tr ? "+ transferred coefficients" : NULL, 2, 0};
     const double *vv[2] = {mx, op};
     if (!rc)
         rc = bars_figure(t, o, path, n, vv, lab, &bs, tl, err);
     free(mx); free(op); free(fo); free(lab); free(clk); free(tl);
+    return rc;
+}
+
+/* ---- GPU beside GPU ------------------------------------------------------------------ */
+
+/* An optimize table of several GPUs: per workload (the key columns but
+ * the GPU) a bar per GPU of the energy saved at its chosen clock against
+ * its maximum clock, the chosen clock written on the bar. */
+int wl_plot_gpus(const wl_results_table *t, const wl_plot_kind_options *k,
+                 const wl_plot_options *o, const char *path, wl_error *err)
+{
+    (void)k;
+    int oc = need_col(t, "objective", err); /* the key columns come before it */
+    int gc = oc >= 0 ? need_col(t, "gpu", err) : -1;
+    int cc = gc >= 0 ? need_col(t, "sm_clock_mhz", err) : -1;
+    int sc = cc >= 0 ? need_col(t, "energy_saving_vs_max_clock_pct", err) : -1;
+    if (sc < 0)
+        return WL_EPARSE;
+    if (gc > oc) {
+        wl_error_set(err, table_path(t), 0, "gpu", "gpu must be a key column, before objective");
+        return WL_EINVAL;
+    }
+    size_t n = wl_results_table_rows(t), gi[9];
+    size_t ng = wl_results_table_distinct(t, gc, gi, 9);
+    if (ng < 1 || ng > 8) {
+        wl_error_set(err, table_path(t), 0, "gpu", "expected 1 to 8 GPUs, found %s",
+                     ng > 8 ? "more" : "none");
+        return WL_EINVAL;
+    }
+    /* workloads: rows equal on every key column but the GPU, in order */
+    size_t *wrow = malloc((n + 1) * sizeof *wrow), nw = 0;
+    double *v = malloc((n + 1) * ng * sizeof *v), *clk = malloc((n + 1) * ng * sizeof *clk);
+    char (*lab)[160] = malloc((n + 1) * sizeof *lab), (*txt)[16] = malloc((n + 1) * ng * sizeof *txt);
+    const char **tl = malloc((n + 1) * ng * sizeof *tl);
+    int rc = wrow && v && clk && lab && txt && tl ? WL_OK : WL_ENOMEM;
+    for (size_t r = 0; !rc && r < n; r++) {
+        size_t w = 0;
+        for (; w < nw; w++) {
+            int same = 1;
+            for (int c = 0; c < oc && same; c++)
+                same = c == gc || !strcmp(wl_results_table_cell(t, r, c),
+                                          wl_results_table_cell(t, wrow[w], c));
+            if (same)
+                break;
+        }
+        if (w == nw)
+            wrow[nw++] = r;
+    }
+    for (size_t i = 0; !rc && i < nw * ng; i++) {
+        v[i] = clk[i] = NAN;
+        tl[i] = NULL;
+    }
+    for (size_t r = 0; !rc && r < n; r++) {
+        size_t w = 0, g = 0;
+        for (; w < nw; w++) {
+            int same = 1;
+            for (int c = 0; c < oc && same; c++)
+                same = c == gc || !strcmp(wl_results_table_cell(t, r, c),
+                                          wl_results_table_cell(t, wrow[w], c));
+            if (same)
+                break;
+        }
+        while (g + 1 < ng && strcmp(wl_results_table_cell(t, gi[g], gc), wl_results_table_cell(t, r, gc)))
+            g++;
+        double sv, cv;
+        if ((rc = num_cell(t, r, sc, &sv, err)) || (rc = num_cell(t, r, cc, &cv, err)))
+            break;
+        v[g * nw + w] = sv;
+        snprintf(txt[g * nw + w], sizeof txt[0], "%.0f", cv);
+        tl[g * nw + w] = isfinite(cv) ? txt[g * nw + w] : NULL;
+    }
+    /* each workload's name: the key values that vary, but the GPU's */
+    for (size_t w = 0; !rc && w < nw; w++) {
+        lab[w][0] = 0;
+        for (int c = 0; c < oc; c++) {
+            if (c == gc)
+                continue;
+            const char *val = wl_results_table_cell(t, wrow[w], c);
+            int same = 1;
+            for (size_t q = 0; q < nw && same; q++)
+                same = !strcmp(wl_results_table_cell(t, wrow[q], c), val);
+            size_t l = strlen(lab[w]);
+            const char *head = wl_results_table_header(t, (size_t)c);
+            /* numbers say what they count: "seq 512", "batch 8" */
+            const char *word = !strcmp(head, "seq") ? "seq " : !strcmp(head, "batch") ? "batch " : "";
+            if ((!same || nw == 1) && val[0] && l + 2 < sizeof lab[w])
+                snprintf(lab[w] + l, sizeof lab[w] - l, "%s%s%.60s", l ? ", " : "", word, val);
+        }
+    }
+    const char *names[8];
+    static const int colors[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    const double *vv[8];
+    for (size_t g = 0; g < ng; g++) {
+        names[g] = wl_results_table_cell(t, gi[g], gc);
+        vv[g] = v + g * nw;
+    }
+    bars_style bs = {"Energy saved vs max clock", "%", names, colors,
+                     "MHz at each bar: the chosen clock", (int)ng, 1};
+    if (!rc)
+        rc = bars_figure(t, o, path, nw, vv, lab, &bs, tl, err);
+    free(wrow); free(v); free(clk); free(lab); free(txt); free(tl);
     return rc;
 }
 
@@ -2455,7 +2572,7 @@ int wl_plot_importance(const wl_results_table *t, const wl_plot_kind_options *k,
     }
     static const char *const ln[3] = {"time", "power", "energy"};
     static const int colors[3] = {0, 1, 2};
-    bars_style bs = {"Share of split gain", "%", ln, colors, NULL, 3};
+    bars_style bs = {"Share of split gain", "%", ln, colors, NULL, 3, 0};
     if (!rc) {
         const double *vv[3] = {cols3, cols3 + m, cols3 + 2 * m};
         rc = bars_figure(t, o, path, m, vv, lab, &bs, NULL, err);
@@ -2487,6 +2604,8 @@ static const wl_plot_kind kinds[] = {
     {"validation", "predicted vs measured on log-log axes with y = x, a +-10% band, the MAPE "
                    "and interval bars; error vs clock, or per model at one clock (validate "
                    "output)", wl_plot_validation, NULL, "metric"},
+    {"gpus", "energy saved at the chosen clock per workload, GPU beside GPU, the clock on each "
+             "bar (optimize output of several GPUs)", wl_plot_gpus, NULL, ""},
     {"compare", "energy at the maximum and at the optimal clock per GPU (compare output)",
      wl_plot_compare, NULL, ""},
     {"importance", "feature importances of a learned model per target, the most important "

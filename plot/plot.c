@@ -635,8 +635,11 @@ void style_color(cairo_t *cr, int i, double alpha)
 
 void style_fill(cairo_t *cr, int i, double alpha)
 {
-    static const int fill[3] = {4, 5, 6}; /* orange, sky blue, yellow */
-    const double *c = okabe_ito[fill[((i % 3) + 3) % 3]];
+    /* 0-2: the energy's parts (orange, sky blue, yellow); 3-5: the phases
+     * of a step (bluish green, reddish purple, vermillion), so that no
+     * fill means two things in one report */
+    static const int fill[6] = {4, 5, 6, 2, 3, 1};
+    const double *c = okabe_ito[fill[((i % 6) + 6) % 6]];
     cairo_set_source_rgba(cr, c[0], c[1], c[2], alpha);
 }
 

@@ -1245,6 +1245,7 @@ static int subset_figures(report *r, const wl_results_table *sub, const char *sf
     return rc;
 }
 
+
 /* A subset's file-name suffix ("-a100-pcie-40gb-bf16") and its words for
  * captions ("a100-pcie-40gb, bf16"), from the key values of row. */
 static void subset_names(const wl_results_table *t, size_t row, const int *key, size_t nk,
@@ -1436,6 +1437,69 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
     return rc;
 }
 
+/* A study of several GPUs: per subset of the figure keys but the GPU
+ * (precision x mode ...), each workload's saving at the chosen clock, GPU
+ * beside GPU, the chosen clock on each bar (from savings.csv). */
+static int gpu_figures(report *r, const int *key, size_t nk, const char *objective, wl_error *err)
+{
+    const wl_results_table *t = r->base;
+    int gcol = wl_results_table_col(t, "gpu");
+    size_t gi[2];
+    if (gcol < 0 || wl_results_table_distinct(t, gcol, gi, 2) < 2)
+        return WL_OK;
+    char *p = in_tmp(r, "savings.csv");
+    wl_results_table *sv = NULL;
+    int rc = p ? wl_results_table_load(p, &sv, err) : WL_ENOMEM;
+    free(p);
+    /* the keys but the GPU, as columns of the savings table */
+    int k2[WL_RESULTS_CSV_MAXCOLS];
+    size_t n2 = 0;
+    for (size_t j = 0; !rc && j < nk; j++) {
+        const char *name = wl_results_table_header(t, (size_t)key[j]);
+        int c = wl_results_table_col(sv, name);
+        if (strcmp(name, "gpu") && c >= 0)
+            k2[n2++] = c;
+    }
+    size_t *first = NULL, nf = 0, ng = 0, gidx[9];
+    if (!rc) {
+        ng = wl_results_table_distinct(sv, wl_results_table_col(sv, "gpu"), gidx, 9);
+        rc = n2 ? key_combinations(sv, k2, n2, &first, &nf) : WL_OK;
+        if (!n2)
+            nf = 1; /* one figure of every workload */
+    }
+    for (size_t f = 0; !rc && ng <= 8 && f < nf && f < MAX_ENERGY_FIGS; f++) {
+        const char *fv[WL_RESULTS_CSV_MAXCOLS];
+        wl_results_buf fs = {0}, fw = {0};
+        if (n2)
+            subset_names(sv, first[f], k2, n2, fv, &fs, &fw);
+        else {
+            wl_results_buf_put(&fs, "", 0);
+            wl_results_buf_puts(&fw, "every workload");
+        }
+        wl_results_table *fsub = NULL;
+        rc = fs.oom || fw.oom ? WL_ENOMEM
+             : n2             ? wl_results_table_filter(sv, k2, fv, n2, &fsub)
+                              : wl_results_table_filter(sv, NULL, NULL, 0, &fsub);
+        /* a readable figure: at most 30 workloads of bars */
+        if (!rc && wl_results_table_rows(fsub) <= 30 * ng) {
+            char *base = wl_core_strprintf("gpus%s", fs.p);
+            char *cap = wl_core_strprintf(
+                "GPU beside GPU: energy saved at the chosen clock (%s) against each GPU's "
+                "maximum clock per workload, the chosen clock (MHz) on each bar, %s",
+                objective, fw.p);
+            rc = base && cap ? figure(r, "gpus", fsub, base, cap, NULL, 0, err) : WL_ENOMEM;
+            free(base);
+            free(cap);
+        }
+        wl_results_table_free(fsub);
+        wl_results_buf_free(&fs);
+        wl_results_buf_free(&fw);
+    }
+    free(first);
+    wl_results_table_free(sv);
+    return rc;
+}
+
 static int study(report *r, const wl_sweep_spec *spec, const char *dir,
                  wl_plot_report_stats *stats, wl_error *err)
 {
@@ -1487,6 +1551,8 @@ static int study(report *r, const wl_sweep_spec *spec, const char *dir,
         rc = energy_figures(r, key, &nk, objective, err);
     if (!rc && wl_results_table_rows(r->base) > 0)
         rc = summary_figures(r, key, nk, objective, err);
+    if (!rc && wl_results_table_rows(r->base) > 0)
+        rc = gpu_figures(r, key, nk, objective, err);
     step(r, "[4/4] index.md, index.html");
     if (!rc)
         rc = write_index(r, spec, title, objective, st.points, &opt, &sav, sched, err);

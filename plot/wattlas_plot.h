@@ -93,6 +93,10 @@ int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
                     const wl_plot_options *o, const char *path, wl_error *err);
 int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
                        const wl_plot_options *o, const char *path, wl_error *err);
+/* Several GPUs' optimize table: per workload, a bar per GPU of the energy
+ * saved at its chosen clock against its maximum clock, the clock on the bar. */
+int wl_plot_gpus(const wl_results_table *t, const wl_plot_kind_options *k,
+                 const wl_plot_options *o, const char *path, wl_error *err);
 /* Feature importances (wattlas learn --importance): bars per target. */
 int wl_plot_importance(const wl_results_table *t, const wl_plot_kind_options *k,
                        const wl_plot_options *o, const char *path, wl_error *err);
