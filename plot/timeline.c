@@ -1,6 +1,7 @@
 /* plot timeline: the Chrome trace events of `wattlas cluster --timeline`
  * as a Gantt chart (a row per GPU, a bar per task coloured by its name)
- * with each GPU's power over the same time axis underneath. */
+ * with the GPUs' mean power, and the band of their range, over the same
+ * time axis underneath. */
 #include "plot_internal.h"
 #include "../core/json.h"
 
@@ -138,21 +139,21 @@ static void time_grid(cairo_t *cr, const axes *a)
 }
 
 /* The legend below the axes, in rows that wrap at the figure's width: the
- * task names (fills), then each GPU's power line (dashes) when there are at
- * most four. Returns its height; draws only when y >= 0. */
+ * task names that are drawn (fills), then the power: one GPU's line, or
+ * the GPUs' mean and the band of their range. Returns its height; draws
+ * only when y >= 0. */
 static double legend_rows(cairo_t *cr, const trace *tr, int power, double left, double W,
                           double y)
 {
     style_font(cr, 6.5, 0);
     double x = left, h = 9;
-    int np = power && tr->rows <= 4 ? tr->rows : 0;
+    int np = power ? (tr->rows > 1 ? 2 : 1) : 0;
+    char mean[64];
+    snprintf(mean, sizeof mean, "mean power of the %d GPUs", tr->rows);
     for (int i = 0; i < tr->nnames + np; i++) {
-        char lab[48];
-        const char *text = lab;
-        if (i < tr->nnames)
-            text = tr->names[i];
-        else
-            snprintf(lab, sizeof lab, "GPU %d power", i - tr->nnames);
+        const char *text = i < tr->nnames ? tr->names[i]
+                           : i == tr->nnames ? (tr->rows > 1 ? mean : "power")
+                                             : "range over the GPUs";
         cairo_text_extents_t te;
         cairo_text_extents(cr, text, &te);
         double w = 12 + te.x_advance + 8;
@@ -167,14 +168,16 @@ static double legend_rows(cairo_t *cr, const trace *tr, int power, double left, 
                 style_color(cr, i, 1);
                 cairo_rectangle(cr, x, y - 3, 8, 5);
                 cairo_fill(cr);
-            } else {
+            } else if (i == tr->nnames) {
                 cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
-                cairo_set_line_width(cr, 0.8);
-                style_dash(cr, i - tr->nnames);
+                cairo_set_line_width(cr, 0.9);
                 cairo_move_to(cr, x, y - 0.5);
                 cairo_line_to(cr, x + 9, y - 0.5);
                 cairo_stroke(cr);
-                cairo_set_dash(cr, NULL, 0, 0);
+            } else {
+                cairo_set_source_rgba(cr, 0.2, 0.2, 0.2, 0.22);
+                cairo_rectangle(cr, x, y - 3, 9, 5);
+                cairo_fill(cr);
             }
             cairo_set_source_rgb(cr, 0, 0, 0);
             style_text(cr, x + 11, y - 0.5, text, 0, 0.5);
@@ -182,6 +185,61 @@ static double legend_rows(cairo_t *cr, const trace *tr, int power, double left, 
         x += w;
     }
     return h + 3;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const level *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t ? 1 : x->row - y->row;
+}
+
+/* The GPUs' power over time as steps: at each time a level changes, the
+ * mean over the GPUs that have started and their least and greatest
+ * (t, mean, lo, hi: n of each, returned; 0 when out of memory). */
+static size_t power_steps(const trace *tr, double **out)
+{
+    *out = NULL;
+    level *lv = malloc((tr->nlv + 1) * sizeof *lv);
+    double *cur = malloc(((size_t)tr->rows + 1) * sizeof *cur);
+    double *st = malloc((tr->nlv + 1) * 4 * sizeof *st);
+    if (!lv || !cur || !st) {
+        free(lv);
+        free(cur);
+        free(st);
+        return 0;
+    }
+    memcpy(lv, tr->lv, tr->nlv * sizeof *lv);
+    qsort(lv, tr->nlv, sizeof *lv, by_time);
+    for (int r = 0; r < tr->rows; r++)
+        cur[r] = NAN;
+    size_t n = 0;
+    /* changes closer together than a fraction of a point on the axis are
+     * one step: a GPU idle for a microsecond between two tasks would
+     * otherwise draw a spike down to its idle power */
+    double eps = 2e-4 * (tr->tmax > 0 ? tr->tmax : 1);
+    for (size_t i = 0; i < tr->nlv;) {
+        double t = lv[i].t;
+        for (; i < tr->nlv && lv[i].t <= t + eps; i++)
+            cur[lv[i].row] = lv[i].w;
+        double sum = 0, lo = INFINITY, hi = -INFINITY;
+        int k = 0;
+        for (int r = 0; r < tr->rows; r++)
+            if (isfinite(cur[r])) {
+                sum += cur[r];
+                lo = fmin(lo, cur[r]);
+                hi = fmax(hi, cur[r]);
+                k++;
+            }
+        st[4 * n] = t;
+        st[4 * n + 1] = sum / k;
+        st[4 * n + 2] = lo;
+        st[4 * n + 3] = hi;
+        n++;
+    }
+    free(lv);
+    free(cur);
+    *out = st;
+    return n;
 }
 
 static void draw(cairo_t *cr, const trace *tr, const wl_plot_options *o, double W, double H)
@@ -221,41 +279,39 @@ static void draw(cairo_t *cr, const trace *tr, const wl_plot_options *o, double 
         axes a = {left, top + gantt_h + gap, W - left - right, avail - gantt_h - gap, lo, tmax,
                   plo, phi, 0, 0, 0, 0};
         ax_draw(cr, &a, "Time", "s", "Power", "W", 1);
-        /* each GPU's power as a step line: levels hold until the next */
+        /* the GPUs' mean power as a step line over the band of their
+         * range (eight lines drawn over one another are a solid block) */
         cairo_save(cr);
         cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
         cairo_clip(cr);
-        cairo_set_line_width(cr, rows > 8 ? 0.35 : 0.6);
-        for (int r = 0; r < rows; r++) {
-            int started = 0;
-            double last_y = 0;
-            for (size_t i = 0; i < tr->nlv; i++) {
-                const level *l = &tr->lv[i];
-                if (l->row != r)
+        double *st = NULL;
+        size_t n = power_steps(tr, &st);
+        for (int pass = tr->rows > 1 ? 0 : 1; pass < 2 && n; pass++) {
+            cairo_new_path(cr);
+            for (size_t i = 0; i < n; i++) {
+                double x0 = ax_x(&a, st[4 * i]), x1 = ax_x(&a, i + 1 < n ? st[4 * (i + 1)] : tmax);
+                if (pass == 0) { /* the range: a box per step */
+                    double y0 = ax_y(&a, st[4 * i + 3]), y1 = ax_y(&a, st[4 * i + 2]);
+                    cairo_rectangle(cr, x0, y0, x1 - x0, fmax(y1 - y0, 0.3));
                     continue;
-                double x = ax_x(&a, l->t), y = ax_y(&a, l->w);
-                if (!started) {
-                    cairo_move_to(cr, x, y);
-                    started = 1;
-                } else {
-                    cairo_line_to(cr, x, last_y);
-                    cairo_line_to(cr, x, y);
                 }
-                last_y = y;
+                double y = ax_y(&a, st[4 * i + 1]);
+                if (i == 0)
+                    cairo_move_to(cr, x0, y);
+                else
+                    cairo_line_to(cr, x0, y);
+                cairo_line_to(cr, x1, y);
             }
-            if (started) {
-                cairo_line_to(cr, ax_x(&a, tmax), last_y);
-                /* power lines in black dashes, apart from the task colours */
-                if (rows <= 4) {
-                    cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
-                    style_dash(cr, r);
-                } else {
-                    cairo_set_source_rgba(cr, 0.2, 0.2, 0.2, 0.5);
-                }
+            if (pass == 0) {
+                cairo_set_source_rgba(cr, 0.2, 0.2, 0.2, 0.22);
+                cairo_fill(cr);
+            } else {
+                cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+                cairo_set_line_width(cr, 0.8);
                 cairo_stroke(cr);
-                cairo_set_dash(cr, NULL, 0, 0);
             }
         }
+        free(st);
         cairo_restore(cr);
     }
     /* the legend below the axes, never over the data */
