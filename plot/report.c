@@ -319,8 +319,9 @@ static int energy_figures(report *r, int *key, size_t *nk, const char *objective
         wl_results_buf_put(&cb, "", 0);
         char *cap = wl_core_strprintf("Energy vs SM clock (log scale), %s: large marker the least "
                                       "energy, thick the clocks within 1%% of it, ring the choice "
-                                      "of %s, square the maximum clock that can run, hollow "
-                                      "power-limited, grey points that cannot run",
+                                      "of %s, dotted line the maximum clock, hollow "
+                                      "power-limited; series that cannot run are named in the "
+                                      "legend, not drawn",
                                       cb.p ? cb.p : "", objective);
         wl_plot_kind_options ek = {.objective = objective};
         if (!rc && (nb.oom || cb.oom || !cap))
@@ -942,9 +943,13 @@ static int write_index(report *r, const wl_sweep_spec *spec, const char *title,
         fputs("\n\n", md);
         fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>", html);
         html_text(html, title);
-        fputs("</title>\n<style>body{font-family:'DejaVu Sans',sans-serif;max-width:64em;"
-              "margin:2em auto}table{border-collapse:collapse;font-size:85%}td,th{border:1px "
-              "solid #ccc;padding:2px 6px;text-align:right}img{max-width:100%}"
+        /* cells keep to one line; a table wider than the page scrolls
+         * sideways rather than wrapping its numbers */
+        fputs("</title>\n<style>body{font-family:'DejaVu Sans',sans-serif;max-width:80em;"
+              "margin:2em auto;padding:0 1em}table{border-collapse:collapse;font-size:85%;"
+              "display:block;overflow-x:auto;max-width:100%}td,th{border:1px "
+              "solid #ccc;padding:2px 6px;text-align:right;white-space:nowrap}"
+              "img{max-width:100%}"
               "pre{background:#f6f6f6;padding:0.5em}</style></head><body>\n<h1>", html);
         html_text(html, title);
         fputs("</h1>\n", html);
