@@ -1225,12 +1225,15 @@ static int subset_figures(report *r, const wl_results_table *sub, const char *sf
         rc = csv ? choose(r, sub, objective, csv, &c, err) : WL_ENOMEM;
         wl_results_table *st = NULL;
         char *p = csv ? in_tmp(r, csv) : NULL;
-        if (!rc)
+        /* a subset where nothing can run has no savings to draw (its
+         * savings CSV holds the header alone) */
+        int none = !rc && (!c.set || wl_pareto_set_groups(c.set) == 0);
+        if (!rc && !none)
             rc = p ? wl_results_table_load(p, &st, err) : WL_ENOMEM;
         cap = wl_core_strprintf("Energy saved and runtime penalty at the chosen clock (%s) against the "
                          "maximum clock, %s", objective, what);
         memset(&k, 0, sizeof k);
-        for (int i = 0; !rc && i < 3; i++) {
+        for (int i = 0; !rc && !none && i < 3; i++) {
             static const char *const ext[3] = {"png", "pdf", "svg"};
             char *fp = wl_core_strprintf("%s/%s.%s", r->tmp, base, ext[i]);
             wl_plot_options o;
@@ -1238,7 +1241,7 @@ static int subset_figures(report *r, const wl_results_table *sub, const char *sf
             rc = fp ? wl_plot_savings(st, &k, &o, fp, err) : WL_ENOMEM;
             free(fp);
         }
-        if (!rc)
+        if (!rc && !none)
             rc = add_figure(r, wl_core_strprintf("%s", base), wl_core_strprintf("%s", cap));
         choice_free(&c);
         wl_results_table_free(st);
