@@ -396,6 +396,7 @@ static void test_layout_rules(void **state)
         {.table = "w.csv", .kind = "pareto-norm", .k = {.edp = 1}},
         {.table = "w.csv", .kind = "heatmap", .k = {.y = "model"}},
         {.table = "o.csv", .kind = "savings"},
+        {.table = "o.csv", .kind = "gpus"},
         {.table = "v.csv", .kind = "validation"},
         {.table = "v1.csv", .kind = "validation"},
         {.table = "imp.csv", .kind = "importance"},

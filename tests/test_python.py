@@ -514,6 +514,16 @@ class Report(unittest.TestCase):
                 self.assertEqual(f.read(), wattlas.sweep(spec, batch=[1, 8], fmt="csv"))
             with open(os.path.join(out, "index.md")) as f:
                 self.assertIn("wattlas.report(", f.read())
+            # a study of two GPUs where some subsets cannot run at all (a
+            # 13B training step on 40 and 80 GB): no savings figure for
+            # those, and GPU beside GPU for the others
+            r2 = wattlas.report("studies/default.ini", out=os.path.join(d, "two"), batch=[1, 8])
+            names = os.listdir(os.path.join(d, "two"))
+            self.assertTrue(any(n.startswith("gpus-bf16-train") and n.endswith(".png")
+                                for n in names))
+            self.assertFalse(any(n.startswith("savings-") and n.endswith("train-gpt3-13b.png")
+                                 for n in names))
+            self.assertGreater(r2["figures"], r["figures"])
             with self.assertRaises(wattlas.Error) as e:
                 wattlas.report(spec, out=os.path.join(d, "bad"), batch=0)
             self.assertEqual(e.exception.field, "batch")
