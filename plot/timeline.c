@@ -150,7 +150,14 @@ static double legend_rows(cairo_t *cr, const trace *tr, int power, double left, 
     int np = power ? (tr->rows > 1 ? 2 : 1) : 0;
     char mean[64];
     snprintf(mean, sizeof mean, "mean power of the %d GPUs", tr->rows);
+    /* a task name whose bars are all thinner than a point's tenth (a
+     * gradient sync of nothing) is drawn nowhere: not in the legend */
+    double ink[MAX_NAMES] = {0}, unit = (tr->tmax > 0 ? tr->tmax : 1) / (W - left - 8);
+    for (size_t b = 0; b < tr->nbars; b++)
+        ink[tr->bars[b].name] = fmax(ink[tr->bars[b].name], tr->bars[b].t1 - tr->bars[b].t0);
     for (int i = 0; i < tr->nnames + np; i++) {
+        if (i < tr->nnames && ink[i] < 0.1 * unit)
+            continue;
         const char *text = i < tr->nnames ? tr->names[i]
                            : i == tr->nnames ? (tr->rows > 1 ? mean : "power")
                                              : "range over the GPUs";
