@@ -6,7 +6,6 @@
 #include "wattlas_calib.h"
 #include "../presets/wattlas_presets.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,18 +21,8 @@ typedef struct {
     unsigned long long done, total; /* fits, for progress */
 } run_ctx;
 
-static void say(const run_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(const run_ctx *c, const char *fmt, ...)
-{
-    if (!c->o->say)
-        return;
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    c->o->say(c->o->user, line);
-}
+/* the report's lines go to the caller's callback */
+#define say(c, ...) wl_core_say((c)->o->say, (c)->o->user, __VA_ARGS__)
 
 static void fit_done(void *user)
 {

@@ -325,6 +325,18 @@ int wl_core_read_file(const char *path, char **out, size_t *len, wl_error *err)
     return WL_OK;
 }
 
+void wl_core_say(void (*say)(void *user, const char *line), void *user, const char *fmt, ...)
+{
+    if (!say)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    say(user, line);
+}
+
 char *wl_core_strprintf(const char *fmt, ...)
 {
     va_list ap;

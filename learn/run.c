@@ -2,7 +2,6 @@
  * the model trained on every row and saved, its feature importances. */
 #include "wattlas_learn.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,18 +19,8 @@ typedef struct {
     unsigned long long done, total; /* models trained, for progress */
 } run_ctx;
 
-static void say(const run_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(const run_ctx *c, const char *fmt, ...)
-{
-    if (!c->o->say)
-        return;
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    c->o->say(c->o->user, line);
-}
+/* the report's lines go to the caller's callback */
+#define say(c, ...) wl_core_say((c)->o->say, (c)->o->user, __VA_ARGS__)
 
 static void trained(void *user)
 {

@@ -2423,6 +2423,22 @@ int wl_plot_compare(const wl_results_table *t, const wl_plot_kind_options *k,
 /* An optimize table of several GPUs: per workload (the key columns but
  * the GPU) a bar per GPU of the energy saved at its chosen clock against
  * its maximum clock, the chosen clock written on the bar. */
+/* The workload of row r among the nw first rows wrow: the one equal on
+ * every key column (those before oc) but the GPU's (gc); nw when none. */
+static size_t workload_of(const wl_results_table *t, size_t r, const size_t *wrow, size_t nw,
+                          int oc, int gc)
+{
+    for (size_t w = 0; w < nw; w++) {
+        int same = 1;
+        for (int c = 0; c < oc && same; c++)
+            same = c == gc || !strcmp(wl_results_table_cell(t, r, c),
+                                      wl_results_table_cell(t, wrow[w], c));
+        if (same)
+            return w;
+    }
+    return nw;
+}
+
 int wl_plot_gpus(const wl_results_table *t, const wl_plot_kind_options *k,
                  const wl_plot_options *o, const char *path, wl_error *err)
 {
@@ -2450,33 +2466,15 @@ int wl_plot_gpus(const wl_results_table *t, const wl_plot_kind_options *k,
     char (*lab)[160] = malloc((n + 1) * sizeof *lab), (*txt)[16] = malloc((n + 1) * ng * sizeof *txt);
     const char **tl = malloc((n + 1) * ng * sizeof *tl);
     int rc = wrow && v && clk && lab && txt && tl ? WL_OK : WL_ENOMEM;
-    for (size_t r = 0; !rc && r < n; r++) {
-        size_t w = 0;
-        for (; w < nw; w++) {
-            int same = 1;
-            for (int c = 0; c < oc && same; c++)
-                same = c == gc || !strcmp(wl_results_table_cell(t, r, c),
-                                          wl_results_table_cell(t, wrow[w], c));
-            if (same)
-                break;
-        }
-        if (w == nw)
+    for (size_t r = 0; !rc && r < n; r++)
+        if (workload_of(t, r, wrow, nw, oc, gc) == nw)
             wrow[nw++] = r;
-    }
     for (size_t i = 0; !rc && i < nw * ng; i++) {
         v[i] = clk[i] = NAN;
         tl[i] = NULL;
     }
     for (size_t r = 0; !rc && r < n; r++) {
-        size_t w = 0, g = 0;
-        for (; w < nw; w++) {
-            int same = 1;
-            for (int c = 0; c < oc && same; c++)
-                same = c == gc || !strcmp(wl_results_table_cell(t, r, c),
-                                          wl_results_table_cell(t, wrow[w], c));
-            if (same)
-                break;
-        }
+        size_t w = workload_of(t, r, wrow, nw, oc, gc), g = 0;
         while (g + 1 < ng && strcmp(wl_results_table_cell(t, gi[g], gc), wl_results_table_cell(t, r, gc)))
             g++;
         double sv, cv;
