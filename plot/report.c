@@ -576,6 +576,22 @@ static void sig(char *t, size_t n, double v, int d)
     wl_results_fmt(t, n, v, dec < 0 ? 0 : dec);
 }
 
+/* A group's savings cells from objective on: [0] objective, [1] the chosen
+ * clock, [2] time, [3] power, [4] energy, [5]-[7] the fastest point's
+ * clock, time, energy, [8]-[10] the maximum clock's, [11]/[12] the saving
+ * and penalty against the fastest, [13]/[14] against the maximum clock,
+ * [15]/[16] the flat optimum. The savings table's key columns come first,
+ * as many as the set has: cells holds WL_PARETO_KEYED_MAX. */
+static const wl_results_cell *saving_of(const choice_table *c, size_t g, wl_results_cell *cells)
+{
+    wl_results_col cols[WL_PARETO_KEYED_MAX];
+    size_t nc = wl_pareto_savings_cols(c->set, cols, WL_PARETO_KEYED_MAX), at = 0;
+    while (at < nc && strcmp(cols[at].name, "objective"))
+        at++;
+    wl_pareto_saving_cells(c->set, &c->obj, &c->sv[g], cells);
+    return cells + (at < nc ? at : 0);
+}
+
 /* The choice table: a column per parameter that varies between groups (gpu
  * and model always), then the chosen clock (integer MHz), its time, power
  * and energy, the maximum-clock baseline (marked when the power limit
@@ -623,10 +639,10 @@ static void choice_html_md(FILE *md, FILE *html, const choice_table *c, const re
         fputs("---|", md);
     fputs("\n", md);
     fputs("</tr>\n", html);
-    wl_results_cell cells[32];
+    wl_results_cell row[WL_PARETO_KEYED_MAX];
     for (size_t g = 0; g < ng; g++) {
         const wl_pareto_saving *sv = &c->sv[g];
-        wl_pareto_saving_cells(c->set, &c->obj, sv, cells);
+        const wl_results_cell *cells = saving_of(c, g, row);
         fputs("|", md);
         fputs("<tr>", html);
         char v[12][WL_RESULTS_NUM_MAX + 48];
@@ -639,23 +655,23 @@ static void choice_html_md(FILE *md, FILE *html, const choice_table *c, const re
             fputs(" |", md);
             fputs("</td>", html);
         }
-        /* cells: 2 clock, 3 time, 4 power, 5 energy, 10 max time, 11 max
-         * energy, 14/15 vs max clock, 16/17 the band */
-        wl_results_fmt(v[0], sizeof v[0], cells[2].v, 0);
-        sig(v[1], sizeof v[1], cells[3].v, 4);
-        wl_results_fmt(v[2], sizeof v[2], cells[4].v, 1);
-        sig(v[3], sizeof v[3], cells[5].v, 4);
-        sig(v[4], sizeof v[4], cells[10].v, 4);
-        sig(v[5], sizeof v[5], cells[11].v, 4);
-        wl_results_fmt(v[6], sizeof v[6], cells[14].v, 1);
-        wl_results_fmt(v[7], sizeof v[7], cells[15].v, 1);
-        if (isfinite(cells[16].v))
-            snprintf(v[8], sizeof v[8], "%.0f-%.0f", cells[16].v, cells[17].v);
+        /* cells (saving_of): 1 clock, 2 time, 3 power, 4 energy, 9 max
+         * time, 10 max energy, 13/14 vs max clock, 15/16 the band */
+        wl_results_fmt(v[0], sizeof v[0], cells[1].v, 0);
+        sig(v[1], sizeof v[1], cells[2].v, 4);
+        wl_results_fmt(v[2], sizeof v[2], cells[3].v, 1);
+        sig(v[3], sizeof v[3], cells[4].v, 4);
+        sig(v[4], sizeof v[4], cells[9].v, 4);
+        sig(v[5], sizeof v[5], cells[10].v, 4);
+        wl_results_fmt(v[6], sizeof v[6], cells[13].v, 1);
+        wl_results_fmt(v[7], sizeof v[7], cells[14].v, 1);
+        if (isfinite(cells[15].v))
+            snprintf(v[8], sizeof v[8], "%.0f-%.0f", cells[15].v, cells[16].v);
         else
             v[8][0] = 0;
         double upto = sv->max_clock >= 0 ? wl_pareto_set_request_upto(c->set, (size_t)sv->max_clock) : NAN;
         snprintf(v[9], sizeof v[9], "%s",
-                 isfinite(upto) && isfinite(cells[9].v) && upto > cells[9].v + 0.5 ? "yes" : "");
+                 isfinite(upto) && isfinite(cells[8].v) && upto > cells[8].v + 0.5 ? "yes" : "");
         if (sv->chosen < 0)
             for (int i = 0; i < 10; i++)
                 v[i][0] = 0;
@@ -849,7 +865,7 @@ static void headline(FILE *md, FILE *html, const report *r, const choice_table *
     fputs("<p>At the objective <code>", html);
     html_text(html, objective);
     fputs("</code>, against running at the maximum clock:</p>\n<ul>\n", html);
-    wl_results_cell cells[32];
+    wl_results_cell row[WL_PARETO_KEYED_MAX];
     for (size_t g = 0; sv && done && g < ng; g++) {
         if (done[g])
             continue;
@@ -869,18 +885,18 @@ static void headline(FILE *md, FILE *html, const report *r, const choice_table *
             if (strcmp(g2, gv) || strcmp(d2, dv))
                 continue;
             done[h] = 1;
-            wl_pareto_saving_cells(c->set, &c->obj, &c->sv[h], cells);
-            if (c->sv[h].chosen < 0 || !isfinite(cells[14].v))
+            const wl_results_cell *cells = saving_of(c, h, row);
+            if (c->sv[h].chosen < 0 || !isfinite(cells[13].v))
                 continue;
             /* insertion: sorted savings for the median */
             size_t i = m++;
-            while (i > 0 && sv[i - 1] > cells[14].v) {
+            while (i > 0 && sv[i - 1] > cells[13].v) {
                 sv[i] = sv[i - 1];
                 i--;
             }
-            sv[i] = cells[14].v;
-            plo = fmin(plo, cells[15].v);
-            phi = fmax(phi, cells[15].v);
+            sv[i] = cells[13].v;
+            plo = fmin(plo, cells[14].v);
+            phi = fmax(phi, cells[14].v);
         }
         char line[400];
         if (m)

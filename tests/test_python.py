@@ -513,7 +513,23 @@ class Report(unittest.TestCase):
             with open(os.path.join(out, "sweep.csv")) as f:
                 self.assertEqual(f.read(), wattlas.sweep(spec, batch=[1, 8], fmt="csv"))
             with open(os.path.join(out, "index.md")) as f:
-                self.assertIn("wattlas.report(", f.read())
+                md = f.read()
+            self.assertIn("wattlas.report(", md)
+            # the index's table of optimal clocks says what optimal.csv says
+            # (it read the savings cells by fixed positions once, and
+            # shifted them when the tables gained their key columns)
+            with open(os.path.join(out, "optimal.csv")) as f:
+                opt = parse_csv(f.read())
+            table = md.split("## Energy-optimal SM clock per workload")[1]
+            lines = [l for l in table.splitlines() if l.startswith("|")]
+            head = [c.strip() for c in lines[0].strip("|").split("|")]
+            first = [c.strip() for c in lines[2].strip("|").split("|")]
+            cell = dict(zip(head, first))
+            self.assertEqual(cell["clock (MHz)"], "%.0f" % float(opt[0]["sm_clock_mhz"]))
+            self.assertEqual(float(cell["energy saved (%)"]),
+                             round(float(opt[0]["energy_saving_vs_max_clock_pct"]), 1))
+            lo, hi = cell["within 1% of least (MHz)"].split("-")
+            self.assertEqual(float(lo), float(opt[0]["clock_within_1pct_min_mhz"]))
             # a study of two GPUs where some subsets cannot run at all (a
             # 13B training step on 40 and 80 GB): no savings figure for
             # those, and GPU beside GPU for the others
