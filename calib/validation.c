@@ -5,7 +5,6 @@
 #include "../presets/wattlas_presets.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,20 +25,6 @@ struct wl_calib_validation {
     size_t cover[3], ncover, ncover_power, nbad, ntraced;
     char why_buf[256];
 };
-
-static void note(const wl_calib_validation_options *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void note(const wl_calib_validation_options *o, const char *fmt, ...)
-{
-    if (!o->note)
-        return;
-    char text[1200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    o->note(o->note_user, text);
-}
 
 static int is_dir(const char *p)
 {
@@ -109,7 +94,7 @@ static int idle_tables(wl_calib_validation *v, const wl_calib_validation_options
         return rc;
     for (size_t k = 0; k < v->ng; k++) {
         if (used[k]) {
-            note(o, "%s uses the measured idle table %s", v->gpus[k].id, used[k]);
+            wl_core_say(o->note, o->note_user, "%s uses the measured idle table %s", v->gpus[k].id, used[k]);
             continue;
         }
         if (!data_dir || !(v->gpus[k].vf_rule & WL_VF_RULE_IDLE))
@@ -120,7 +105,7 @@ static int idle_tables(wl_calib_validation *v, const wl_calib_validation_options
         if (is_file(t)) {
             rc = wl_preset_gpu_idle_table(&v->gpus[k], t, err);
             if (!rc)
-                note(o, "%s uses the measured idle table %s", v->gpus[k].id, t);
+                wl_core_say(o->note, o->note_user, "%s uses the measured idle table %s", v->gpus[k].id, t);
         }
         free(t);
         if (rc)
@@ -165,7 +150,7 @@ static int create(wl_calib_validation *v, const char *path, const wl_calib_valid
     if (!rc && tdir && !o->traces_dir && is_dir(tdir)) {
         rc = wl_calib_set_fallback_traces(v->set, tdir);
         if (!rc)
-            note(o, "rows no native builder covers use traces from %s", tdir);
+            wl_core_say(o->note, o->note_user, "rows no native builder covers use traces from %s", tdir);
     }
     if (!rc)
         rc = setup_gpus(v, o, path, err);

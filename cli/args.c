@@ -251,6 +251,12 @@ void cli_bar_end(cli_bar *b)
     b->open = 0;
 }
 
+void cli_bar_line(void *user, const char *line)
+{
+    cli_bar_end(user);
+    fprintf(stderr, "%s\n", line);
+}
+
 void cli_bar_draw(void *user, unsigned long long done, unsigned long long total)
 {
     cli_bar *b = user;

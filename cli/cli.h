@@ -101,6 +101,9 @@ typedef struct {
 void cli_bar_start(cli_bar *b, const char *what);
 void cli_bar_draw(void *user, unsigned long long done, unsigned long long total);
 void cli_bar_end(cli_bar *b); /* ends an unfinished bar's line */
+/* A report line on stderr below any unfinished bar (user: the bar): the
+ * callback of the library's runs (wl_calib_run, wl_learn_run, report). */
+void cli_bar_line(void *user, const char *line);
 /* -h as --help (argv's words rewritten in place). */
 void cli_short_help(int argc, char **argv);
 

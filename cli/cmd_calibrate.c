@@ -116,12 +116,6 @@ static int cal_parse(int argc, char **argv, wl_calib_run_options *o)
     return 0;
 }
 
-static void say(void *user, const char *line)
-{
-    cli_bar_end(user); /* a bar's line before it */
-    fprintf(stderr, "%s\n", line);
-}
-
 int cmd_calibrate(int argc, char **argv)
 {
     wl_calib_run_options o;
@@ -137,7 +131,7 @@ int cmd_calibrate(int argc, char **argv)
     cli_bar b;
     cli_bar_start(&b, "fits");
     o.command = command;
-    o.say = say;
+    o.say = cli_bar_line;
     o.progress = isatty(STDERR_FILENO) ? cli_bar_draw : NULL;
     o.user = &b;
     wl_calib_run_result r;

@@ -113,12 +113,6 @@ static int learn_parse(int argc, char **argv, wl_learn_run_options *o)
     return rc;
 }
 
-static void say(void *user, const char *line)
-{
-    cli_bar_end(user); /* a bar's line before it */
-    fprintf(stderr, "%s\n", line);
-}
-
 int cmd_learn(int argc, char **argv)
 {
     wl_learn_run_options o;
@@ -128,7 +122,7 @@ int cmd_learn(int argc, char **argv)
         return rc == CLI_HELP ? 0 : rc;
     cli_bar b;
     cli_bar_start(&b, "models");
-    o.say = say;
+    o.say = cli_bar_line;
     o.progress = isatty(STDERR_FILENO) ? cli_bar_draw : NULL;
     o.user = &b;
     wl_learn_run_result r;

@@ -74,13 +74,6 @@ static int report_parse(int argc, char **argv, report_opts *o)
     return 0;
 }
 
-static void step(void *user, const char *text)
-{
-    cli_bar_end(user); /* a sweep's bar before it */
-    fprintf(stderr, "%s\n", text);
-}
-
-
 static int report_run(const report_opts *o)
 {
     const char *cmd = "report";
@@ -101,7 +94,7 @@ static int report_run(const report_opts *o)
         cli_bar_start(&b, "points");
         wl_plot_report_options ro = {.command = o->command, .spec_path = o->spec_path,
                                      .threads = (int)o->threads,
-                                     .step = o->quiet ? NULL : step,
+                                     .step = o->quiet ? NULL : cli_bar_line,
                                      .progress = !o->quiet && isatty(STDERR_FILENO) ? cli_bar_draw
                                                                                    : NULL,
                                      .user = &b};

@@ -329,7 +329,7 @@ void wl_core_say(void (*say)(void *user, const char *line), void *user, const ch
 {
     if (!say)
         return;
-    char line[1024];
+    char line[1200];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);

@@ -101,8 +101,9 @@ int wl_core_read_file(const char *path, char **out, size_t *len, wl_error *err);
  * "+modified" with uncommitted changes). */
 const char *wl_core_build_commit(void);
 char *wl_core_strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A line formatted into a bounded buffer (1 KiB, cut beyond) and handed to
- * say (the library's runs report through such a callback; NULL: nothing). */
+/* A line formatted into a bounded buffer (1200 bytes, cut beyond) and
+ * handed to say: how the library's runs report their lines and notes
+ * through a caller's callback (NULL: nothing). */
 void wl_core_say(void (*say)(void *user, const char *line), void *user, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

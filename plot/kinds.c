@@ -2462,15 +2462,15 @@ int wl_plot_gpus(const wl_results_table *t, const wl_plot_kind_options *k,
     }
     /* workloads: rows equal on every key column but the GPU, in order */
     size_t *wrow = malloc((n + 1) * sizeof *wrow), nw = 0;
-    double *v = malloc((n + 1) * ng * sizeof *v), *clk = malloc((n + 1) * ng * sizeof *clk);
+    double *v = malloc((n + 1) * ng * sizeof *v);
     char (*lab)[160] = malloc((n + 1) * sizeof *lab), (*txt)[16] = malloc((n + 1) * ng * sizeof *txt);
     const char **tl = malloc((n + 1) * ng * sizeof *tl);
-    int rc = wrow && v && clk && lab && txt && tl ? WL_OK : WL_ENOMEM;
+    int rc = wrow && v && lab && txt && tl ? WL_OK : WL_ENOMEM;
     for (size_t r = 0; !rc && r < n; r++)
         if (workload_of(t, r, wrow, nw, oc, gc) == nw)
             wrow[nw++] = r;
     for (size_t i = 0; !rc && i < nw * ng; i++) {
-        v[i] = clk[i] = NAN;
+        v[i] = NAN;
         tl[i] = NULL;
     }
     for (size_t r = 0; !rc && r < n; r++) {
@@ -2513,7 +2513,7 @@ int wl_plot_gpus(const wl_results_table *t, const wl_plot_kind_options *k,
                      "MHz at each bar: the chosen clock", (int)ng, 1};
     if (!rc)
         rc = bars_figure(t, o, path, nw, vv, lab, &bs, tl, err);
-    free(wrow); free(v); free(clk); free(lab); free(txt); free(tl);
+    free(wrow); free(v); free(lab); free(txt); free(tl);
     return rc;
 }
 

@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
@@ -37,19 +36,6 @@ typedef struct {
     size_t nparam;
     unsigned long long learned_outside; /* points outside a learned model's domain */
 } report;
-
-static void step(const report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void step(const report *r, const char *fmt, ...)
-{
-    if (!r->o->step)
-        return;
-    char text[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    r->o->step(r->o->user, text);
-}
 
 /* A value as part of a file name: letters, digits, '.', '-', '_' only. */
 static void name_part(wl_results_buf *b, const char *v)
@@ -1563,7 +1549,7 @@ static int study(report *r, const wl_sweep_spec *spec, const char *dir,
     int rc = wl_pareto_objective_parse(objective, &check, err);
     if (rc)
         return rc;
-    step(r, "[1/4] sweep: %llu points", wl_sweep_spec_points(spec));
+    wl_core_say(r->o->step, r->o->user, "[1/4] sweep: %llu points", wl_sweep_spec_points(spec));
     wl_sweep_stats st;
     if ((rc = run_sweep(r, spec, &st, err)))
         return rc;
@@ -1585,7 +1571,7 @@ static int study(report *r, const wl_sweep_spec *spec, const char *dir,
         return WL_ENOMEM;
     for (int c = 0; c < clock; c++)
         r->param[r->nparam++] = c;
-    step(r, "[2/4] Pareto fronts and optimisation (%s)", objective);
+    wl_core_say(r->o->step, r->o->user, "[2/4] Pareto fronts and optimisation (%s)", objective);
     choice_table opt, sav;
     memset(&opt, 0, sizeof opt);
     memset(&sav, 0, sizeof sav);
@@ -1594,7 +1580,7 @@ static int study(report *r, const wl_sweep_spec *spec, const char *dir,
         rc = choose(r, r->t, objective, "savings.csv", &sav, err);
     if (!rc)
         rc = phase_schedules(r, objective, &sched, err);
-    step(r, "[3/4] figures");
+    wl_core_say(r->o->step, r->o->user, "[3/4] figures");
     int key[WL_RESULTS_CSV_MAXCOLS];
     size_t nk = 0;
     if (!rc)
@@ -1603,7 +1589,7 @@ static int study(report *r, const wl_sweep_spec *spec, const char *dir,
         rc = summary_figures(r, key, nk, objective, err);
     if (!rc && wl_results_table_rows(r->base) > 0)
         rc = gpu_figures(r, key, nk, objective, err);
-    step(r, "[4/4] index.md, index.html");
+    wl_core_say(r->o->step, r->o->user, "[4/4] index.md, index.html");
     if (!rc)
         rc = write_index(r, spec, title, objective, st.points, &opt, &sav, sched, err);
     choice_free(&opt);
