@@ -80,10 +80,16 @@ double wl_core_gpu_op_pj(const wl_core_gpu *g, wl_dtype dt, int tensor_core)
  * of the energy each, 1.32x the power, which is why fp8 GEMMs are held to a
  * lower clock than bf16 ones under the same power limit (1324 against 1485
  * MHz for 8192^3 on an H100, data/h100-serve-2026-11). fp16 and bf16 run on
- * one 16-bit multiplier array at one rate: both 1. */
+ * one 16-bit multiplier array at one rate: both 1. TF32 is 1 too: its 10-bit
+ * mantissa is fp16's, so it runs on that array at half the rate (two passes
+ * per MAC), each busy cycle switching as a 16-bit one does; the table's
+ * per-MAC energy at half the rate would put its cycle at 0.76 of bf16's,
+ * and the A100's fp32 ResNet-101 rows (TF32 convolutions, 900 MHz, not
+ * fitted on) then come out 11-13% low in power at batch 16-64 (24% at 8),
+ * against 7-9% (21%) with 1. */
 double wl_core_gpu_tc_power_scale(const wl_core_gpu *g, wl_dtype dt)
 {
-    if (dt == WL_DT_FP16 || dt == WL_DT_BF16 || (unsigned)dt >= WL_DT_COUNT)
+    if (dt == WL_DT_FP16 || dt == WL_DT_BF16 || dt == WL_DT_TF32 || (unsigned)dt >= WL_DT_COUNT)
         return 1.0;
     double r16 = g->tc_flop_per_clk_sm[WL_DT_BF16], r = g->tc_flop_per_clk_sm[dt];
     double e16 = wl_core_gpu_op_pj(g, WL_DT_BF16, 1), e = wl_core_gpu_op_pj(g, dt, 1);
