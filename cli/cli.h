@@ -126,7 +126,7 @@ struct wl_sweep_spec;
 int cli_axis_set(const char *cmd, struct wl_sweep_spec *spec, const cli_axis *a, const char *value);
 /* The spec's warnings on stderr, and notes for GPUs that leave requested
  * clocks out (outside their range). */
-void cli_spec_notes(const char *cmd, const struct wl_sweep_spec *spec);
+void cli_spec_notes(const char *cmd, const struct wl_sweep_spec *spec, int quiet);
 /* The warning for n points outside the spec's learned model's training
  * domain (nothing when n is 0). */
 void cli_learned_outside(const char *cmd, const struct wl_sweep_spec *spec, unsigned long long n);

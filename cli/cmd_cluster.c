@@ -100,7 +100,8 @@ static void help(FILE *f)
 "  --stages                a row per pipeline stage instead of the summary\n"
 "  --timeline FILE.json    the simulated timeline as Chrome trace events (Perfetto)\n"
 "  --format table|csv|ndjson|json   (default table)\n"
-"  -o FILE                 write to FILE (atomically) instead of stdout\n\n"
+"  -o FILE                 write to FILE (atomically) instead of stdout\n"
+"  --quiet                 no notes, summary line or progress bar on stderr\n\n"
 "Columns: time_s per iteration; energy_j and power_w of the whole cluster (GPUs,\n"
 "NICs, switches, the rest of the nodes); tflops_per_gpu (model FLOPs per GPU per\n"
 "second), mfu; imbalance_pct (the busiest GPU's work over the stages' mean, less\n"
@@ -128,7 +129,7 @@ static void help(FILE *f)
 "  --shard I/N             evaluate and write the I-th of N contiguous slices (csv or\n"
 "                          ndjson; 'wattlas merge' joins them into the whole -o file)\n"
 "Also --system, --nodes, --model, --mode, --seq, --gen, --dtype, --attention,\n"
-"--launch, --host, --clock, --set, --no-dp-overlap, --tokens, --format, -o.\n");
+"--launch, --host, --clock, --set, --no-dp-overlap, --tokens, --format, -o, --quiet.\n");
 }
 
 #define MAX_SET 64
@@ -144,7 +145,7 @@ typedef struct {
     wl_cluster_config cfg;
     int dp_given, gb_given;
     /* search */
-    int search, threads, format_given;
+    int search, threads, format_given, quiet;
     unsigned shard_i, shard_n;
     wl_cluster_search_spec spec;
     char **argv;
@@ -260,7 +261,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         O_SYSTEM = 256, O_NODES, O_MODEL, O_MODE, O_TP, O_PP, O_DP, O_VP, O_SP, O_ZERO, O_GB, O_MB,
         O_SEQ, O_RECOMP, O_SCHED, O_DTYPE, O_ATTN, O_LAUNCH, O_HOST, O_CLOCK, O_SET, O_NODPO,
         O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_OPT, O_MAXSLOW, O_MAXTP, O_MAXPP, O_MAXVP,
-        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_SLIMITS, O_EP, O_CF, O_CP, O_TPO, O_HELP
+        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_SLIMITS, O_EP, O_CF, O_CP, O_TPO, O_QUIET, O_HELP
     };
     static const struct option lo[] = {
         {"system", required_argument, 0, O_SYSTEM}, {"nodes", required_argument, 0, O_NODES},
@@ -289,7 +290,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         {"stage-power-limits", required_argument, 0, O_SLIMITS},
         {"ep", required_argument, 0, O_EP}, {"capacity-factor", required_argument, 0, O_CF},
         {"cp", required_argument, 0, O_CP}, {"tp-comm-overlap", no_argument, 0, O_TPO},
-        {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+        {"quiet", no_argument, 0, O_QUIET}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c, rc = 0;
@@ -468,6 +469,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
             o->format_given = 1;
             break;
         case 'o': o->out = optarg; break;
+        case O_QUIET: o->quiet = 1; break;
         case O_HELP: help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argc, argv); break;
         }
@@ -595,7 +597,7 @@ static int write_frontier(const char *cmd, const cluster_opts *o, wl_cluster *cl
                                "(slowdown_pct 0), which the power limit throttles to slower "
                                "stage clocks: slowdown_pct < 0", faster, faster == 1 ? "" : "s",
                                faster == 1 ? "s" : "");
-        if (o->format != WL_FMT_TABLE)
+        if (o->format != WL_FMT_TABLE && !o->quiet)
             fprintf(stderr, "wattlas %s: note: %zu point%s end%s sooner than every GPU at its top "
                     "clock (slowdown_pct 0), which the power limit throttles to slower stage "
                     "clocks: slowdown_pct < 0\n", cmd, faster, faster == 1 ? "" : "s",
@@ -930,7 +932,7 @@ static int search_run(const char *cmd, cluster_opts *o)
     int front_only = !to_file && !o->shard_n;
     cli_bar b;
     cli_bar_start(&b, "configurations");
-    int bar = isatty(STDERR_FILENO);
+    int bar = !o->quiet && isatty(STDERR_FILENO);
     int erc = wl_cluster_search_eval(&sys, &gpu, &model, cfgs + lo, hi - lo, clock, o->threads,
                                      front_only, rows, bar ? cli_bar_draw : NULL, &b, &err);
     cli_bar_end(&b);
@@ -945,7 +947,9 @@ static int search_run(const char *cmd, cluster_opts *o)
         fit += (size_t)(rows[i].evaluated && rows[i].r.fits);
         act += (size_t)rows[i].activations_over;
     }
-    if (act)
+    if (o->quiet)
+        ;
+    else if (act)
         fprintf(stderr, "wattlas %s: %zu configurations of %s on %d GPUs: %zu simulated, %zu fit "
                 "(of the rest, %zu cannot hold their weights and optimizer state, %zu their "
                 "activations either); %.2f s\n", cmd, hi - lo, model.id, gpus, sim, fit,

@@ -40,7 +40,8 @@ CLI_MODE_HELP
 "                          the chosen one (opt_time_lo_ms ...), from each GPU's\n"
 "                          calibration uncertainty\n"
 "  --format table|csv|ndjson|json  output format (default table)\n"
-"  -o FILE                 write to FILE (atomically) instead of stdout\n");
+"  -o FILE                 write to FILE (atomically) instead of stdout\n"
+"  --quiet                 no notes on stderr (warnings stay)\n");
 }
 
 typedef struct {
@@ -49,6 +50,7 @@ typedef struct {
     double clock;
     wl_results_format format;
     const char *out;
+    int quiet;
 } compare_opts;
 
 static const cli_axis axis_opts[] = {
@@ -63,13 +65,14 @@ static const cli_axis axis_opts[] = {
 static int compare_parse(int argc, char **argv, compare_opts *o)
 {
     const char *cmd = "compare";
-    enum { O_CLOCK = 256, O_OBJ, O_FORMAT, O_HELP };
-    struct option lo[NAXIS + 6];
+    enum { O_CLOCK = 256, O_OBJ, O_FORMAT, O_QUIET, O_HELP };
+    struct option lo[NAXIS + 7];
     size_t n = 0;
     cli_axis_options(axis_opts, NAXIS, lo, &n);
     lo[n++] = (struct option){"clock", required_argument, 0, O_CLOCK};
     lo[n++] = (struct option){"objective", required_argument, 0, O_OBJ};
     lo[n++] = (struct option){"format", required_argument, 0, O_FORMAT};
+    lo[n++] = (struct option){"quiet", no_argument, 0, O_QUIET};
     lo[n++] = (struct option){"help", no_argument, 0, O_HELP};
     lo[n] = (struct option){0, 0, 0, 0};
     wl_error err = {0};
@@ -95,6 +98,7 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
                 rc = cli_usage(cmd, "--objective: %s", err.text);
             break;
         case O_FORMAT: rc = cli_format(cmd, optarg, &o->format); break;
+        case O_QUIET: o->quiet = 1; break;
         case 'o': o->out = optarg; break;
         case O_HELP: help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argc, argv); break;
@@ -130,6 +134,13 @@ static void compare_note(void *cmd, int warning, const char *text)
     fprintf(stderr, "wattlas %s: %s: %s\n", (const char *)cmd, warning ? "warning" : "note", text);
 }
 
+/* --quiet: the warnings alone */
+static void compare_warning(void *cmd, int warning, const char *text)
+{
+    if (warning)
+        compare_note(cmd, warning, text);
+}
+
 static int compare_run(const compare_opts *o)
 {
     const char *cmd = "compare";
@@ -140,7 +151,8 @@ static int compare_run(const compare_opts *o)
     int rc = cli_rows_open(cmd, o->out, o->format, cols, nc, &rows);
     if (rc)
         return rc;
-    if (wl_sweep_compare(o->spec, o->clock, &o->obj, rows.w, compare_note, (void *)cmd, &runnable,
+    if (wl_sweep_compare(o->spec, o->clock, &o->obj, rows.w,
+                         o->quiet ? compare_warning : compare_note, (void *)cmd, &runnable,
                          &err))
         rc = err.text[0] ? cli_fail(cmd, &err) : EXIT_RUNTIME;
     int crc = cli_rows_close(cmd, &rows, !rc);

@@ -14,7 +14,7 @@ static void help(FILE *f)
 "usage: wattlas learn MEASUREMENTS.csv -o MODEL.json [--kind rf|gbt] [--hybrid]\n"
 "                     [--kfold K] [--lomo] [--importance FILE.csv] [--trees N]\n"
 "                     [--max-depth N] [--seed N] [--gpu ID] [--host ID] [--no-beside]\n"
-"                     [--no-refit] [--random-split]\n\n"
+"                     [--no-refit] [--random-split] [--quiet]\n\n"
 "Trains a predictor of time, power and energy on measurements (the schema of\n"
 "shared/data/measurements) with XGBoost: a random forest (rf, the default) or\n"
 "gradient-boosted trees (gbt).\n"
@@ -50,10 +50,11 @@ static void help(FILE *f)
 "  --trees N      rf: trees; gbt: boosting rounds (default 200 / 300)\n"
 "  --max-depth N  default rf 8, gbt 4, hybrid gbt 3\n"
 "  --seed N       XGBoost's seed (default 1); training is single-threaded, so a\n"
-"                 model file is the same run after run\n");
+"                 model file is the same run after run\n"
+"  --quiet        no progress bar (the cross-validation report stays)\n");
 }
 
-static int learn_parse(int argc, char **argv, wl_learn_run_options *o)
+static int learn_parse(int argc, char **argv, wl_learn_run_options *o, int *quiet)
 {
     const char *cmd = "learn";
     static const struct option lo[] = {
@@ -64,7 +65,8 @@ static int learn_parse(int argc, char **argv, wl_learn_run_options *o)
         {"gpu", required_argument, 0, 'g'},    {"host", required_argument, 0, 'h' + 256},
         {"no-beside", no_argument, 0, 'B'},    {"in", required_argument, 0, 'N'},
         {"no-refit", no_argument, 0, 'R'},    {"random-split", no_argument, 0, 'P'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+        {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     const char *in = NULL;
     optind = 1;
     opterr = 0;
@@ -101,6 +103,7 @@ static int learn_parse(int argc, char **argv, wl_learn_run_options *o)
         case 'R': o->no_refit = 1; break;
         case 'P': o->random_split = 1; break;
         case 'N': in = optarg; break;
+        case 'q': *quiet = 1; break;
         case 'o': o->out = optarg; break;
         case 'h': help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argc, argv); break;
@@ -117,13 +120,14 @@ int cmd_learn(int argc, char **argv)
 {
     wl_learn_run_options o;
     wl_learn_run_options_default(&o);
-    int rc = learn_parse(argc, argv, &o);
+    int quiet = 0;
+    int rc = learn_parse(argc, argv, &o, &quiet);
     if (rc)
         return rc == CLI_HELP ? 0 : rc;
     cli_bar b;
     cli_bar_start(&b, "models");
     o.say = cli_bar_line;
-    o.progress = isatty(STDERR_FILENO) ? cli_bar_draw : NULL;
+    o.progress = !quiet && isatty(STDERR_FILENO) ? cli_bar_draw : NULL;
     o.user = &b;
     wl_learn_run_result r;
     wl_error err = {0};

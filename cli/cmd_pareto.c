@@ -13,7 +13,7 @@ static void pareto_help(FILE *f)
 {
     fprintf(f,
 "usage: wattlas pareto [SWEEP.csv | --in FILE|-] [--x COL] [--y COL] [--minimize COL,...]\n"
-"                      [--group-by COL,...] [--all] [--format FMT] [-o FILE]\n\n"
+"                      [--group-by COL,...] [--all] [--format FMT] [-o FILE] [--quiet]\n\n"
 "Prints the non-dominated rows (all objectives minimised) of each group, in\n"
 "input order, with the input's columns. Default objectives: --x time_ms\n"
 "--y energy_j; --minimize adds more (fronts of three or more objectives).\n"
@@ -21,7 +21,7 @@ static void pareto_help(FILE *f)
 "columns, plus kernel_class. Rows with feasible = 0 and points that do not\n"
 "fit their GPU's memory (fits = 0) are left out unless --all. O(n log n) for two and three objectives. Formats: csv (default),\n"
 "ndjson, json, table. Every value must be a finite number (an empty cell\n"
-"is a point that was not evaluated).\n");
+"is a point that was not evaluated). --quiet: no notes on stderr.\n");
 }
 
 static void optimize_help(FILE *f)
@@ -29,7 +29,7 @@ static void optimize_help(FILE *f)
     fprintf(f,
 "usage: wattlas optimize --objective OBJ [SWEEP.csv | --in FILE|-] [--group-by COL,...]\n"
 "                        [--time COL] [--power COL] [--energy COL] [--all]\n"
-"                        [--format FMT] [-o FILE]\n\n"
+"                        [--format FMT] [-o FILE] [--quiet]\n\n"
 "Picks one operating point per group and prints the savings table: the\n"
 "chosen clock, time, power and energy; the fastest point and the\n"
 "maximum-clock point; energy saved and runtime penalty against each.\n"
@@ -41,7 +41,7 @@ static void optimize_help(FILE *f)
 "  time-within-power=W         least time with average power <= W watts\n"
 "Defaults: time_ms, power_w, energy_j; groups as in 'wattlas pareto'. Rows\n"
 "with feasible = 0 and points that do not fit their GPU's memory (fits = 0)\n"
-"are left out unless --all.\n\n"
+"are left out unless --all. --quiet: no notes on stderr.\n\n"
 "--schedule[=class|phase] [--switch-us US]  one clock per part of the work\n"
 "        (energy or energy-within-slowdown=P): per kernel class in a sweep with\n"
 "        --kernels (the default when the table has kernel_class), or per phase\n"
@@ -60,7 +60,7 @@ typedef struct {
     const char *tcol, *pcol, *ecol;
     const char *named[7]; /* columns the user named (a missing one is a usage error) */
     int nnamed;
-    int all;
+    int all, quiet;
     enum { SCHED_NONE, SCHED_AUTO, SCHED_CLASS, SCHED_PHASE } schedule;
     double switch_us;
     wl_pareto_objective obj;
@@ -76,14 +76,15 @@ static int sel_parse(const char *cmd, int argc, char **argv, sel_opts *o)
         {"y", required_argument, 0, 'y'},        {"minimize", required_argument, 0, 'm'},
         {"group-by", required_argument, 0, 'g'}, {"all", no_argument, 0, 'a'},
         {"format", required_argument, 0, 'f'},   {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"quiet", no_argument, 0, 'q'},          {0, 0, 0, 0}};
     static const struct option lo_o[] = {
         {"in", required_argument, 0, 'i'},        {"objective", required_argument, 0, 'O'},
         {"group-by", required_argument, 0, 'g'},  {"all", no_argument, 0, 'a'},
         {"time", required_argument, 0, 'T'},      {"power", required_argument, 0, 'P'},
         {"energy", required_argument, 0, 'E'},    {"schedule", optional_argument, 0, 'S'},
         {"switch-us", required_argument, 0, 'W'}, {"format", required_argument, 0, 'f'},
-        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},            {"quiet", no_argument, 0, 'q'},
+        {0, 0, 0, 0}};
     const char *in = NULL;
     wl_error err = {0};
     optind = 1;
@@ -97,6 +98,7 @@ static int sel_parse(const char *cmd, int argc, char **argv, sel_opts *o)
         case 'm': o->named[o->nnamed++ % 7] = o->more = optarg; break;
         case 'g': o->named[o->nnamed++ % 7] = o->group_by = optarg; break;
         case 'a': o->all = 1; break;
+        case 'q': o->quiet = 1; break;
         case 'T': o->named[o->nnamed++ % 7] = o->tcol = optarg; break;
         case 'P': o->named[o->nnamed++ % 7] = o->pcol = optarg; break;
         case 'E': o->named[o->nnamed++ % 7] = o->ecol = optarg; break;
@@ -155,8 +157,10 @@ static int load(const char *cmd, const sel_opts *o, const wl_pareto_load_options
     return cli_fail(cmd, &err);
 }
 
-static void collapse_note(const char *cmd, const wl_pareto_set *s)
+static void collapse_note(const char *cmd, const sel_opts *o, const wl_pareto_set *s)
 {
+    if (o->quiet)
+        return;
     size_t u = wl_pareto_set_unfit(s);
     if (u)
         fprintf(stderr, "wattlas %s: note: %zu point%s need%s more memory than %s GPU has "
@@ -191,7 +195,7 @@ static int pareto_run(const sel_opts *o)
     cli_rows rows = {0};
     if ((rc = load(cmd, o, &lo, &s)))
         goto done;
-    collapse_note(cmd, s);
+    collapse_note(cmd, o, s);
     cols = calloc(wl_pareto_set_ncols(s) + 1, sizeof *cols);
     if (!cols) {
         fprintf(stderr, "wattlas pareto: out of memory\n");
@@ -262,7 +266,7 @@ static int optimize_run(const sel_opts *o)
                                  .keep_infeasible = o->all, .collapse = !o->all};
     if ((rc = load(cmd, o, &lo, &s)))
         return rc;
-    collapse_note(cmd, s);
+    collapse_note(cmd, o, s);
     wl_results_col cols[WL_PARETO_KEYED_MAX];
     size_t nc = wl_pareto_savings_cols(s, cols, WL_PARETO_KEYED_MAX);
     rc = nc ? cli_rows_open(cmd, o->out, o->format, cols, nc, &rows)

@@ -48,7 +48,8 @@ CLI_MODE_HELP
 "  --interval LEVEL        prediction interval at LEVEL (0.95 or 95) from the\n"
 "                          preset's coefficient covariance and residual spread\n"
 "  --format table|csv|ndjson|json  output format (default table)\n"
-"  -o FILE                 write to FILE (atomically) instead of stdout\n\n"
+"  -o FILE                 write to FILE (atomically) instead of stdout\n"
+"  --quiet                 no notes on stderr (warnings stay)\n\n"
 "Columns are those of 'wattlas sweep'. Energy parts: energy_dyn_compute_j (SM\n"
 "pipes, tensor cores, shared memory, clocks of active SMs), energy_dyn_memory_j\n"
 "(L2 and DRAM), energy_static_j (idle power at the clock plus temperature-\n"
@@ -60,7 +61,7 @@ typedef struct {
     wl_sweep_spec *spec;
     wl_results_format format;
     const char *out;
-    int clock_given, interval;
+    int clock_given, interval, quiet;
 } predict_opts;
 
 static const cli_axis axis_opts[] = {
@@ -76,13 +77,14 @@ static const cli_axis axis_opts[] = {
 static int predict_parse(int argc, char **argv, predict_opts *o)
 {
     const char *cmd = "predict";
-    enum { O_NOLIMIT = 256, O_KERNELS, O_FORMAT, O_HELP };
+    enum { O_NOLIMIT = 256, O_KERNELS, O_FORMAT, O_QUIET, O_HELP };
     struct option lo[NAXIS + 6];
     size_t n = 0;
     cli_axis_options(axis_opts, NAXIS, lo, &n);
     lo[n++] = (struct option){"no-power-limit", no_argument, 0, O_NOLIMIT};
     lo[n++] = (struct option){"kernels", no_argument, 0, O_KERNELS};
     lo[n++] = (struct option){"format", required_argument, 0, O_FORMAT};
+    lo[n++] = (struct option){"quiet", no_argument, 0, O_QUIET};
     lo[n++] = (struct option){"help", no_argument, 0, O_HELP};
     lo[n] = (struct option){0, 0, 0, 0};
     wl_error err = {0};
@@ -116,6 +118,7 @@ static int predict_parse(int argc, char **argv, predict_opts *o)
                 rc = cli_fail(cmd, &err);
             break;
         case O_FORMAT: rc = cli_format(cmd, optarg, &o->format); break;
+        case O_QUIET: o->quiet = 1; break;
         case 'o': o->out = optarg; break;
         case O_HELP: help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argc, argv); break;
@@ -159,9 +162,9 @@ static int predict_run(const predict_opts *o)
         fprintf(f, ", %s%s%s\n", wl_dtype_name(id.dtype), id.traced ? "" : ", attention ",
                 id.traced ? "" : wl_attention_name(id.attention));
     }
-    cli_spec_notes(cmd, o->spec);
+    cli_spec_notes(cmd, o->spec, o->quiet);
     /* coefficients that are not this GPU's own fit are said to be so */
-    if (g->coef_source[0] && strncmp(g->coef_source, "transferred", 11))
+    if (!o->quiet && g->coef_source[0] && strncmp(g->coef_source, "transferred", 11))
         fprintf(stderr, "wattlas predict: note: %s: coefficients %s\n", g->id, g->coef_source);
     /* a prediction for a case that cannot run is still made, but said so */
     if (id.fits == 0) {
@@ -171,11 +174,12 @@ static int predict_run(const predict_opts *o)
                 "%.1f GB\n", wl_core_workload_name(wl), g->id, m->total_gb, m->weights_gb,
                 m->activations_gb, m->kv_cache_gb, m->workspace_gb, g->mem_capacity_gb);
         const wl_core_shape *sh = &id.shape;
-        if (sh->mode == WL_MODE_DECODE && sh->launch == WL_LAUNCH_GRAPHS && id.max_batch >= 0)
+        if (!o->quiet && sh->mode == WL_MODE_DECODE && sh->launch == WL_LAUNCH_GRAPHS &&
+            id.max_batch >= 0)
             fprintf(stderr, "wattlas predict: note: a serving engine's paged cache holds %lld "
                     "running sequences of this length there (--batch %lld); the others would "
                     "wait in its queue\n", id.max_batch, id.max_batch > 0 ? id.max_batch : 1);
-    } else if (id.fits < 0 && !id.traced) {
+    } else if (!o->quiet && id.fits < 0 && !id.traced) {
         fprintf(stderr, "wattlas predict: note: %s gives no mem_capacity_gb: whether %.1f GB fits "
                 "is unknown\n", g->id, id.memory.total_gb);
     }

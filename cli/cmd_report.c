@@ -89,7 +89,7 @@ static int report_run(const report_opts *o)
         wl_sweep_spec_finish(spec, &err)) {
         rc = cli_fail(cmd, &err);
     } else {
-        cli_spec_notes(cmd, spec);
+        cli_spec_notes(cmd, spec, o->quiet);
         cli_bar b;
         cli_bar_start(&b, "points");
         wl_plot_report_options ro = {.command = o->command, .spec_path = o->spec_path,

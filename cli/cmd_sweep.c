@@ -145,7 +145,7 @@ static int sweep_parse(int argc, char **argv, sweep_opts *o)
         return cli_usage(cmd, "--shard writes csv or ndjson (merge joins the shards)");
     if (wl_sweep_spec_finish(o->spec, &err))
         return cli_fail(cmd, &err);
-    cli_spec_notes(cmd, o->spec);
+    cli_spec_notes(cmd, o->spec, o->quiet);
     return 0;
 }
 

@@ -1064,6 +1064,42 @@ static void test_multi_gpu_clocks(void **state)
 }
 
 /* compare goes on when one GPU cannot run the case: its row says why */
+/* --quiet: the notes and summary lines go, warnings and output stay, on
+ * every command that writes notes */
+static void test_quiet(void **state)
+{
+    (void)state;
+    /* a note (clocks outside the range) and a warning (a context past the
+     * learned positions) */
+    const char *sw = "--gpu a100-pcie-40gb --model gpt2 --seq 2048 --clock 900,1500";
+    assert_int_equal(run("sweep %s", sw), 0);
+    assert_non_null(strstr(err_buf, "note: a100-pcie-40gb sweeps the requested clocks"));
+    assert_int_equal(run("sweep %s --quiet -o q.csv", sw), 0);
+    assert_null(strstr(err_buf, "note:"));
+    assert_non_null(strstr(err_buf, "warning: gpt2 has 1024 learned positions"));
+    assert_int_equal(run("predict --gpu a100-pcie-40gb --model gpt2 --seq 2048 --quiet --format csv"), 0);
+    assert_non_null(strstr(err_buf, "warning: gpt2 has 1024 learned positions"));
+    assert_int_equal(count_lines(out_buf), 2);
+    assert_int_equal(run("compare --gpu a100-pcie-40gb,v100-sxm2-32gb --model gpt2 --quiet"), 0);
+    assert_null(strstr(err_buf, "note:"));
+    /* pareto and optimize: throttled requests folded, said without --quiet */
+    assert_int_equal(run("sweep --gpu a100-pcie-40gb --model bert-large --batch 32 --seq 512 "
+                         "--clock 1200:1410:30 -o thr.csv"), 0);
+    assert_int_equal(run("optimize thr.csv --objective energy"), 0);
+    assert_non_null(strstr(err_buf, "note: "));
+    assert_int_equal(run("optimize thr.csv --objective energy --quiet"), 0);
+    assert_string_equal(err_buf, "");
+    assert_int_equal(run("pareto thr.csv --quiet"), 0);
+    assert_string_equal(err_buf, "");
+    /* cluster search: the summary line */
+    const char *cs = "cluster search --model gpt3-1.3b --nodes 1 --global-batch 16 --max-micro-batch 2";
+    assert_int_equal(run("%s", cs), 0);
+    assert_non_null(strstr(err_buf, "configurations of gpt3-1.3b"));
+    assert_int_equal(run("%s --quiet", cs), 0);
+    assert_string_equal(err_buf, "");
+    assert_true(count_lines(out_buf) > 2);
+}
+
 static void test_compare_not_runnable(void **state)
 {
     (void)state;
@@ -1461,7 +1497,7 @@ int main(void)
         cmocka_unit_test(test_throttle_collapse),  cmocka_unit_test(test_memory_fits),
         cmocka_unit_test(test_train_decode_cmds),
         cmocka_unit_test(test_few_shot_cmd), cmocka_unit_test(test_cluster_cmd),
-        cmocka_unit_test(test_compare_not_runnable),    cmocka_unit_test(test_validate_beside),
+        cmocka_unit_test(test_compare_not_runnable), cmocka_unit_test(test_quiet),    cmocka_unit_test(test_validate_beside),
         cmocka_unit_test(test_mpi),            cmocka_unit_test(test_install),
         cmocka_unit_test(test_spellings_scope_flops),
     };
