@@ -197,8 +197,37 @@ typedef struct {
     uint32_t last_len, last_code;
 } col_build;
 
-static PyObject *decode_columns(const char *buf, size_t len)
+/* The rows of a column stream after its header, counted by skipping their
+ * cells, so that the columns are allocated once at their size (doubling
+ * them as rows arrive kept up to twice the table alive beside the stream).
+ * -1 when the stream is malformed. */
+static long long count_rows(rd r, uint32_t nc)
 {
+    long long n = 0;
+    while (r.p < r.end) {
+        for (uint32_t i = 0; i < nc; i++) {
+            uint8_t tag;
+            uint32_t l;
+            if (rd_get(&r, &tag, 1))
+                return -1;
+            if (tag == 1 && (size_t)(r.end - r.p) >= sizeof(double))
+                r.p += sizeof(double);
+            else if (tag == 2 && !rd_get(&r, &l, sizeof l) && (size_t)(r.end - r.p) >= l)
+                r.p += l;
+            else if (tag != 0)
+                return -1;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* Decodes the stream in *bufp and frees it (*bufp NULL) as soon as its
+ * cells are read, before the columns are copied out, and each column's
+ * values once copied: the peak is the stream plus the table once. */
+static PyObject *decode_columns(char **bufp, size_t len)
+{
+    const char *buf = *bufp;
     rd r = {buf, buf + len};
     uint32_t nc;
     PyObject *res = NULL;
@@ -226,9 +255,12 @@ static PyObject *decode_columns(const char *buf, size_t len)
         cols[i].decimals = dec;
         cols[i].sig = sig;
     }
+    long long rows = count_rows(r, nc);
+    if (rows < 0)
+        goto bad;
     while (r.p < r.end) {
         if (nrow == cap) {
-            size_t nc2 = cap ? 2 * cap : 1024;
+            size_t nc2 = cap ? 2 * cap : (size_t)rows;
             for (uint32_t i = 0; i < nc; i++) {
                 double *d = realloc(cols[i].num, nc2 * sizeof *d);
                 if (!d) {
@@ -312,6 +344,8 @@ static PyObject *decode_columns(const char *buf, size_t len)
         }
         nrow++;
     }
+    free(*bufp);
+    *bufp = NULL;
     res = PyList_New(nc);
     if (!res)
         goto done;
@@ -329,6 +363,8 @@ static PyObject *decode_columns(const char *buf, size_t len)
             goto done;
         }
         PyList_SET_ITEM(res, i, item);
+        free(c->num), free(c->code);
+        c->num = NULL, c->code = NULL;
     }
     goto done;
 bad:
@@ -366,7 +402,7 @@ static PyObject *py_columns(PyObject *self, PyObject *args, PyObject *kw)
     size_t len = 0;
     wl_sweep_stats st;
     char *buf = run_spec(s, WL_FMT_COLUMNS, threads, &len, &st);
-    PyObject *cols = buf ? decode_columns(buf, len) : NULL;
+    PyObject *cols = buf ? decode_columns(&buf, len) : NULL;
     free(buf);
     PyObject *warn = cols ? PyList_New(0) : NULL, *coef = cols ? PyDict_New() : NULL;
     PyObject *res = NULL;
@@ -638,7 +674,7 @@ static PyObject *rows_as_columns(const wl_results_col *cols, size_t nc,
         free(buf);
         return PyErr_NoMemory();
     }
-    PyObject *out = decode_columns(buf, len);
+    PyObject *out = decode_columns(&buf, len);
     free(buf);
     return out;
 }
