@@ -42,7 +42,7 @@ CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c 
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini)) $(sort $(wildcard presets/systems/*.ini))
 TESTS = test_core test_train test_presets test_results test_calib test_cli test_pareto test_sweep test_plot test_cluster test_learn \
-        test_fuzz_replay test_python test_measure
+        test_fuzz_replay test_python test_measure test_readme
 FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot
 FUZZ_SECONDS ?= 60
 
@@ -52,7 +52,7 @@ LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/presets_embedded.o $(BUILD)/commi
 COMMIT := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD -- 2>/dev/null && echo $$c || echo $$c+modified; } || echo unknown)
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: FORCE all deps run check test asan bench calibrate clean presets-vf docs-figures fuzz fuzz-build mpi install \
+.PHONY: FORCE all deps run check test asan bench calibrate readme-check clean presets-vf docs-figures fuzz fuzz-build mpi install \
         python pic-lib
 
 all: $(BIN)/wattlas
@@ -124,6 +124,17 @@ $(BUILD)/tests/test_python: tests/test_python.py tests/pyunit.py python/_wattlas
 	    "$(CURDIR)" "$(CURDIR)/$(BIN)/wattlas" "$(PYTHON)" > $@
 	chmod +x $@
 
+# the README's numbers against the commands that print them (the slow ones:
+# make readme-check)
+$(BUILD)/tests/test_readme: tests/test_readme.py tests/pyunit.py $(BUILD)/tests/test_python | $(BUILD)
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\ncd "%s" && PYTHONPATH=python WATTLAS_BIN="%s" exec %s tests/test_readme.py "$$@"\n' \
+	    "$(CURDIR)" "$(CURDIR)/$(BIN)/wattlas" "$(PYTHON)" > $@
+	chmod +x $@
+
+readme-check: deps $(BIN)/wattlas $(BUILD)/tests/test_readme
+	@$(BUILD)/tests/test_readme --all
+
 # the measurement harness's tests (no GPU, no PyTorch, no extension needed)
 $(BUILD)/tests/test_measure: tests/test_measure.py tests/pyunit.py python/wattlas/measure.py $(BIN)/wattlas | $(BUILD)
 	@mkdir -p $(dir $@)
@@ -152,7 +163,7 @@ check: deps
 asan: deps
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/bin \
 	    OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
-	    EXTRA_LDFLAGS="-fsanitize=address,undefined" TESTS="$(filter-out test_python test_measure,$(TESTS))" test
+	    EXTRA_LDFLAGS="-fsanitize=address,undefined" TESTS="$(filter-out test_python test_measure test_readme,$(TESTS))" test
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench_core $(BUILD)/bench_sweep

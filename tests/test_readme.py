@@ -1,0 +1,730 @@
+"""The README's numbers, generated from the commands that print them.
+
+Each claim below runs the README's example (the command line, or the Python
+package for the Python examples) and formats what it printed the way the
+README writes it; the test fails when that text is not in the README, so a
+number cannot go stale unnoticed: the failure names the claim, the command
+and the text the README should hold. Whitespace is compared collapsed (the
+README wraps its lines).
+
+    tests/test_readme.py             the claims that take seconds (make check)
+    tests/test_readme.py --all       every claim, the slow ones too (make readme-check)
+    tests/test_readme.py --print     print each claim's generated text, check nothing
+
+Claims that read ../shared/data (or $WATTLAS_SHARED/data) skip without it.
+"""
+
+import csv
+import io
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WATTLAS = os.environ.get("WATTLAS_BIN", os.path.join(ROOT, "bin", "wattlas"))
+SHARED = os.environ.get("WATTLAS_SHARED", os.path.join(ROOT, "..", "shared"))
+DATA = os.path.join(SHARED, "data")
+MEAS = os.path.join(DATA, "measurements")
+SLOW = os.environ.get("WATTLAS_README_SLOW") == "1"
+
+
+def readme_text():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        return " ".join(f.read().split())
+
+
+class Out:
+    """What one command printed: out, err, and out's CSV rows."""
+
+    def __init__(self, out, err):
+        self.out, self.err = out, err
+
+    @property
+    def rows(self):
+        lines = [l for l in self.out.splitlines() if not l.startswith("#")]
+        return list(csv.DictReader(io.StringIO("\n".join(lines))))
+
+    @property
+    def row(self):
+        return self.rows[0]
+
+
+_cache = {}
+
+
+def w(cmd, stdin=None):
+    """Runs 'wattlas CMD' (CMD as the README writes it, '../shared/data'
+    being DATA) in the repository root; exit status 0 required."""
+    cmd = cmd.replace("../shared/data", DATA)
+    if cmd in _cache:
+        return _cache[cmd]
+    p = subprocess.run([WATTLAS, *shlex.split(cmd)], capture_output=True, text=True,
+                       cwd=ROOT, input=stdin)
+    if p.returncode != 0:
+        raise AssertionError(f"wattlas {cmd}: exit {p.returncode}\n{p.stderr[-2000:]}")
+    _cache[cmd] = Out(p.stdout, p.stderr)
+    return _cache[cmd]
+
+
+def f(x, nd):
+    """x with nd decimals, as the README writes it (printf's rounding)."""
+    return f"{float(x):.{nd}f}"
+
+
+def pct(x):
+    return f"{float(x):.0f}"
+
+
+def stat(text, name):
+    """A number after 'NAME' in a summary line of stderr (the first)."""
+    m = re.search(re.escape(name) + r"\s*[=:]?\s*(-?[0-9.]+)", text)
+    if not m:
+        raise AssertionError(f"no '{name}' in:\n{text[-3000:]}")
+    return m.group(1)
+
+
+CLAIMS = []
+
+
+def claim(slow=False, data=False):
+    def deco(fn):
+        CLAIMS.append((fn, slow, data))
+        return fn
+    return deco
+
+
+# --- energy-check -----------------------------------------------------------
+
+@claim()
+def energy_check_a100_sxm():
+    """energy-check: the A100 SXM's board, arithmetic and operand energies"""
+    r = w("energy-check --gpu a100-sxm-80gb --dtype bf16 --format csv").row
+    arith = float(r["arith_pj_per_flop"]) / float(r["board_pj_per_flop"]) * 100
+    return [f"{r['board_w']} W / {f(r['peak_tflops'], 1)} TFLOP/s = "
+            f"{f(r['board_pj_per_flop'], 2)} pJ/FLOP",
+            f"{f(r['arith_pj_per_flop'], 3)} pJ/FLOP, {pct(arith)}%",
+            f"{f(r['operand_pj_per_flop'], 3)} pJ/FLOP; together {pct(r['first_principles_pct'])}%"]
+
+
+@claim()
+def energy_check_model_power():
+    """energy-check's model_power_w: a bf16 8192^3 GEMM over the board limit"""
+    out = []
+    for gpu, name in (("a100-pcie-40gb", "A100 PCIe"), ("a100-sxm-80gb", "A100 SXM"),
+                      ("h100-sxm-80gb", "H100 SXM"), ("a10-24gb", "A10")):
+        r = w(f"energy-check --gpu {gpu} --dtype bf16 --format csv").row
+        out.append((name, pct(r["model_power_w"]), r["board_w"]))
+    (n0, p0, b0), *rest = out
+    return [f"{n0} {p0} W unthrottled against {b0} W, "
+            + ", ".join(f"{n} {p}/{b}" for n, p, b in rest)]
+
+
+# --- training and decode ----------------------------------------------------
+
+SXM = "predict --gpu a100-sxm-80gb --dtype bf16 --format csv"
+
+
+def optimum(args, clocks):
+    """(optimize row, phase schedule row or None) of a sweep of ARGS."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "s.csv")
+        w(f"sweep --gpu a100-sxm-80gb --dtype bf16 {args} --clock {clocks} -o {path} --quiet")
+        best = w(f"optimize {path} --objective energy").row
+        sched = None
+        if "--mode train" in args:
+            sched = w(f"optimize {path} --objective energy --schedule=phase").row
+        _cache.pop(f"optimize {path} --objective energy", None)
+        _cache.pop(f"optimize {path} --objective energy --schedule=phase", None)
+    return best, sched
+
+
+@claim()
+def train_table():
+    """the training rows of the table in 'Training and decode'"""
+    eager = w(f"{SXM} --mode train --model gpt2 --batch 8 --seq 1024 --attention eager").row
+    flash = w(f"{SXM} --mode train --model gpt2 --batch 8 --seq 1024 --attention flash").row
+    g13 = "--mode train --model gpt3-1.3b --batch 4 --seq 2048 --attention flash"
+    r = w(f"{SXM} {g13}").row
+    full = w(f"{SXM} {g13} --recompute full").row
+    bert = w(f"{SXM} --mode train --model bert-large --batch 32 --seq 512").row
+    best, sched = optimum(g13, "810:1410:30")
+    clocks = {kv.split("=")[1] for kv in sched["schedule_mhz"].split(";")}
+    plan = (f"forward, backward and optimizer all at {clocks.pop()}" if len(clocks) == 1
+            else sched["schedule_mhz"])
+    mfu = lambda x: f(float(x["mfu"]) * 100, 1)
+    return [f"| GPT-2 train b8 s1024 eager / flash | {f(eager['time_ms'], 1)} / "
+            f"{f(flash['time_ms'], 1)} ms | {mfu(eager)} / {mfu(flash)}% |",
+            f"| GPT-3 1.3B train b4 s2048 flash | {f(r['time_ms'], 0)} ms "
+            f"({f(r['memory_gb'], 1)} GB) | {mfu(r)}% | {f(best['sm_clock_mhz'], 0)} MHz: "
+            f"-{pct(best['energy_saving_vs_max_clock_pct'])}% energy, "
+            f"+{pct(best['runtime_penalty_vs_max_clock_pct'])}% time; {plan} |",
+            f"| same, `--recompute full` | {f(full['time_ms'], 0)} ms "
+            f"({f(full['memory_gb'], 1)} GB) | {mfu(full)}% |",
+            f"| BERT-large train b32 s512 | {f(bert['time_ms'], 0)} ms | {mfu(bert)}% |"]
+
+
+@claim()
+def decode_table():
+    """the decode rows of the table in 'Training and decode'"""
+    out = []
+    for launch, label in (("eager", "Llama-3-8B decode b1 s512, gen 128, eager"),
+                          ("graphs", "same, `--launch graphs`")):
+        args = f"--mode decode --model llama-3-8b --batch 1 --seq 512 --gen 128 --launch {launch}"
+        r = w(f"{SXM} {args}").row
+        best, _ = optimum(args, "510:1410:30")
+        bound = ", launch-bound" if float(r["launch_bound_pct"]) > 25 else ""
+        out.append(f"| {label} | TPOT {f(r['tpot_ms'], 1)} ms{bound} | | "
+                   f"{f(best['sm_clock_mhz'], 0)} MHz: "
+                   f"-{pct(best['energy_saving_vs_max_clock_pct'])}% energy, "
+                   f"+{pct(best['runtime_penalty_vs_max_clock_pct'])}% time |")
+    return out
+
+
+@claim()
+def decode_batches():
+    """decode with graphs and eager as the batch grows"""
+    g = [f(w(f"{SXM} --mode decode --model llama-3-8b --batch {b} --seq 512 --gen 128 "
+             f"--launch graphs").row["tpot_ms"], 1) for b in (1, 8, 32, 64, 128, 256)]
+    e = [float(w(f"{SXM} --mode decode --model llama-3-8b --batch {b} --seq 512 --gen 128")
+               .row["tpot_ms"]) for b in (1, 8, 32, 64)]
+    return [f"TPOT {', '.join(g[:-1])} and {g[-1]} ms at batch 1, 8, 32, 64, 128 and 256",
+            f"eager stays at the host's ~{f(e[0], 0)} ms per step up to batch 32 and "
+            f"{f(e[3], 0)} ms at 64"]
+
+
+# --- hosts ------------------------------------------------------------------
+
+@claim()
+def host_launch_bound():
+    """--host moves a launch-bound prediction"""
+    a = "predict --gpu a100-pcie-40gb --model gpt2 --batch 1 --seq 128 --format csv"
+    base = w(a).row["time_ms"]
+    srv = w(a + " --host server-2023").row["time_ms"]
+    return [f"from {f(base, 2)} ms to {f(srv, 2)} with `server-2023`"]
+
+
+# --- presets ----------------------------------------------------------------
+
+@claim()
+def a10_critical_line():
+    """--set vmin_mv=600 on the A10: the clocks above which the floor is infeasible"""
+    rows = w("sweep --gpu a10-24gb --model gpt2 --set vmin_mv=600 --quiet").rows
+    floor = [r for r in rows if float(r["voltage_mv"]) == 600]
+    ok = max(float(r["sm_clock_mhz"]) for r in floor if r["feasible"] == "1")
+    bad = min(float(r["sm_clock_mhz"]) for r in floor if r["feasible"] == "0")
+    # 966 MHz: the alpha-power law's f_max at 600 mV (test_presets computes it)
+    edge = "966" if ok < 966 < bad else f"{ok:.0f}-{bad:.0f}"
+    return [f"marks every clock above {edge} MHz at the 600 mV floor `feasible=0`"]
+
+
+# --- cluster ----------------------------------------------------------------
+
+DGX13 = "cluster --system dgx-a100-80gb --model gpt3-1.3b --tp 2 --pp 4 --global-batch 64"
+PCIE13 = "cluster --system server-4x-a100-pcie-80gb --model gpt3-1.3b --pp 4 --micro-batch 8"
+
+
+@claim()
+def cluster_plans_dgx():
+    """clocks per stage: gpt3-1.3b on one DGX A100, uniform and balanced"""
+    u = w(f"{DGX13} --optimize energy --format csv").row
+    b = w(f"{DGX13} --optimize energy --partition balanced --format csv").row
+    st = w(f"{DGX13} --optimize energy --partition balanced --stages --format csv").rows
+    return [f"(`imbalance_pct` {f(u['imbalance_pct'], 1)}), saves "
+            f"{f(u['energy_saving_pct'], 1)}% of the GPU energy at {u['slowdown_pct']}% "
+            f"slowdown, but only {f(u['saving_vs_balanced_pct'], 1)}% over balanced stages",
+            f"balanced stages ({', '.join(s['layers'] for s in st)} layers; imbalance "
+            f"{f(b['imbalance_pct'], 1)}%, what whole layers allow) the plan saves "
+            f"{f(b['energy_saving_pct'], 1)}% at {b['slowdown_pct']}%"]
+
+
+@claim()
+def cluster_plans_pcie():
+    """clocks per stage on the 4-GPU PCIe server, balanced stages"""
+    out = []
+    for s in (1, 2, 3):
+        r = w(f"{PCIE13} --partition balanced --optimize energy --max-slowdown-pct {s} "
+              "--format csv").row
+        out.append(f"{f(r['energy_saving_pct'], 1)}% at {r['slowdown_pct']}%")
+    st = w(f"{PCIE13} --partition balanced --stages --format csv").rows
+    return [f"balanced stages save {out[0]} ({out[1]} within 2%, {out[2]} within 3%)",
+            f"({', '.join(s['fwd_clock_mhz'] for s in st[:-1])} and "
+            f"{st[-1]['fwd_clock_mhz']} MHz there"]
+
+
+@claim()
+def cluster_plans_175b():
+    """clocks per stage: GPT-3 175B on 64 GPUs"""
+    r = w("cluster --system dgx-a100-80gb --nodes 8 --model gpt3-175b --tp 8 --pp 8 --vp 3 "
+          "--global-batch 64 --recompute selective --sequence-parallel --dtype fp16 "
+          "--optimize energy --format csv").row
+    return [f"saves {f(r['energy_saving_pct'], 1)}% of the GPU energy at "
+            f"{f(r['slowdown_pct'], 1)}%."]
+
+
+@claim()
+def cluster_power_caps():
+    """board power caps on the 4-GPU PCIe server"""
+    rows = w(f"{PCIE13} --partition balanced --power-limits 150:300:25 --format csv").rows
+    by = {r["power_limit_w"]: r for r in rows}
+    slower = (float(by["175"]["time_s"]) / float(by["300"]["time_s"]) - 1) * 100
+    gpu = min(rows, key=lambda r: float(r["energy_gpu_j"]))
+    allj = min(rows, key=lambda r: float(r["energy_j"]))
+    cut = (1 - float(gpu["energy_gpu_j"]) / float(by["300"]["energy_gpu_j"])) * 100
+    fr = w(f"{PCIE13} --frontier --max-slowdown-pct 40 --power-limits 150:300:25 "
+           "--partition balanced --format csv").rows
+    cap = next(r for r in fr if r["kind"] == "cap" and r["power_limit_w"] == "200")
+    plans = [r for r in fr if r["kind"] != "cap"
+             and float(r["slowdown_pct"]) <= float(cap["slowdown_pct"])]
+    plan = max(plans, key=lambda r: float(r["energy_saving_pct"]))
+    return [f"{pct(slower)}% slower at 175 W than at 300 W; the least GPU energy at "
+            f"{gpu['power_limit_w']} W ({f(cut, 1)}% below 300 W's), the least cluster "
+            f"energy at {allj['power_limit_w']} W",
+            f"a cap of 200 W saves {f(cap['energy_saving_pct'], 1)}% of the GPU energy for "
+            f"{f(cap['slowdown_pct'], 1)}% more time, where a plan within the same slowdown "
+            f"saves {f(plan['energy_saving_pct'], 1)}%"]
+
+
+@claim()
+def cluster_decode_tpot():
+    """cluster decode with graphs against predict's vLLM-kernel path"""
+    c, p = [], []
+    for b in (8, 32, 128):
+        c.append(f(w(f"cluster --system dgx-h100 --model llama-3-8b --mode decode --tp 1 --pp 1 "
+                     f"--global-batch {8 * b} --micro-batch {b} --seq 512 --gen 256 "
+                     "--launch graphs --attention flash --format csv").row["tpot_ms"], 2))
+        p.append(f(w(f"predict --gpu h100-sxm-80gb --model llama-3-8b --mode decode --batch {b} "
+                     "--seq 512 --gen 256 --launch graphs --format csv").row["tpot_ms"], 2))
+    return [f"TPOT {c[0]}, {c[1]} and {c[2]} ms at 8, 32 and 128 sequences",
+            f"({p[0]}, {p[1]}, {p[2]})"]
+
+
+@claim()
+def cluster_search_175b():
+    """cluster search: GPT-3 175B on 1024 GPUs"""
+    r = w("cluster search --model gpt3-175b --nodes 128 --global-batch 1536 --format csv")
+    fast = next(x for x in r.rows if "fastest" in x["choice"].split("+"))
+    m = re.search(r"(\d+) configurations of gpt3-175b on 1024 GPUs: (\d+) simulated, (\d+) fit"
+                  r" \(of the rest, (\d+) cannot hold their weights and optimizer state, (\d+) "
+                  r"their activations", r.err)
+    if not m:
+        raise AssertionError(f"no counts in:\n{r.err}")
+    return [f"{m.group(1)} configurations, {m.group(2)} simulated, {m.group(3)} fit ({m.group(4)} "
+            f"cannot hold their weights and optimizer state, {m.group(5)} their activations)",
+            f"micro-batch {fast['micro_batch']} at {f(fast['tflops_per_gpu'], 1)} TFLOP/s per "
+            f"GPU ({f(float(fast['mfu']) * 100, 1)}% MFU)"]
+
+
+@claim()
+def cluster_search_rows():
+    """cluster search -o: every configuration, and Narayanan et al.'s"""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "all.csv")
+        w(f"cluster search --model gpt3-175b --nodes 128 --global-batch 1536 -o {path} --quiet")
+        with open(path, encoding="utf-8") as fp:
+            rows = list(csv.DictReader(fp))
+    held = [r for r in rows if r["time_s"]]
+    fit = [r for r in held if r["fits"] == "1"]
+    fast = max(float(r["tflops_per_gpu"]) for r in fit)
+    sc21 = [r for r in fit if (r["tp"], r["pp"], r["dp"], r["vp"]) == ("8", "8", "16", "3")]
+    best = max(sc21, key=lambda r: float(r["tflops_per_gpu"]))
+    behind = (1 - float(best["tflops_per_gpu"]) / fast) * 100
+    return [f"every one of the {len(held)} that hold their weights simulated",
+            f"comes out {f(behind, 1)}% behind at {best['tflops_per_gpu']} TFLOP/s"]
+
+
+@claim()
+def cluster_search_1t():
+    """cluster search: Megatron's 1T on 4096 GPUs"""
+    r = w("cluster search --model megatron-1t --nodes 512 --global-batch 3072 --format csv")
+    m = re.search(r"(\d+) configurations of megatron-1t on 4096 GPUs: (\d+) simulated", r.err)
+    if not m:
+        raise AssertionError(f"no counts in:\n{r.err}")
+    return [f"(global batch 3072): {m.group(1)} configurations, {m.group(2)} simulated"]
+
+
+LLAMA405 = ("cluster --system dgx-h100 --nodes {n} --model llama-3.1-405b --tp 8 --pp 16 "
+            "--vp {vp} --global-batch 2048 --seq 8192 --sequence-parallel --zero 1 "
+            "--recompute selective --partition {p} --format csv")
+
+
+@claim()
+def llama_405b_mfu():
+    """Llama 3.1 405B on 8K and 16K H100s against the Llama 3 paper's MFU"""
+    p2 = ",".join(["3"] + ["4"] * 30 + ["3"])
+    p1 = ",".join(["7"] + ["8"] * 14 + ["7"])
+    mfu = lambda n, vp, p, extra="": f(float(w(LLAMA405.format(n=n, vp=vp, p=p) + extra)
+                                              .row["mfu"]) * 100, 1)
+    two = [mfu(n, 2, p2) for n in (1024, 2048)]
+    ovl = [mfu(n, 2, p2, " --tp-comm-overlap") for n in (1024, 2048)]
+    one = [mfu(n, 1, p1) for n in (1024, 2048)]
+    short = [f(43 - float(ovl[0]), 1), f(41 - float(ovl[1]), 1)]
+    return [f"gives {two[0]}% and {two[1]}% with two chunks per GPU and selective recompute, "
+            f"{ovl[0]}% and {ovl[1]}% with `--tp-comm-overlap` as well, {one[0]}% and "
+            f"{one[1]}% without interleaving",
+            f"({short[0]} and {short[1]} points short at best)"]
+
+
+@claim()
+def deepseek_v3():
+    """DeepSeek-V3 on 2048 H100s"""
+    r = w("cluster --system dgx-h100 --nodes 256 --model deepseek-v3 --tp 1 --pp 16 --ep 64 "
+          "--global-batch 15360 --seq 4096 --zero 1 --partition balanced --recompute selective "
+          "--format csv").row
+    return [f"the exposed all-to-alls are {f(r['ep_comm_exposed_s'], 1)} s of a "
+            f"{f(r['time_s'], 1)} s step and MFU {pct(float(r['mfu']) * 100)}%",
+            f"the memory model puts it at {pct(r['memory_gb'])} GB, over 80"]
+
+
+@claim()
+def context_parallel():
+    """cp 4 against cp 1: Llama 3 8B at seq 32768 on 16 H100s"""
+    a = ("cluster --system dgx-h100 --nodes 2 --model llama-3-8b --tp 2 --seq 32768 "
+         "--attention flash --sequence-parallel --format csv")
+    c4, c1 = w(a + " --cp 4 --global-batch 4"), w(a + " --cp 1 --global-batch 8")
+    s4, s1 = w(a + " --cp 4 --global-batch 4 --stages"), w(a + " --cp 1 --global-batch 8 --stages")
+    act = float(s1.row["activations_gb"]) / float(s4.row["activations_gb"])
+    tps = (1 - float(c4.row["tokens_per_s"]) / float(c1.row["tokens_per_s"])) * 100
+    if act <= 3.5:
+        return [f"cuts the activations by {f(act, 1)}x"]
+    return [f"cp 4 cuts the activations by over 3.5x and the tokens per second by {pct(tps)}%"]
+
+
+def script(path, env=None):
+    """stdout of one of scripts/ (exit status 0 required), on this wattlas."""
+    e = dict(os.environ, WATTLAS=WATTLAS, **(env or {}))
+    p = subprocess.run(["sh", os.path.join(ROOT, path)], capture_output=True, text=True,
+                       cwd=ROOT, env=e)
+    if p.returncode != 0:
+        raise AssertionError(f"{path}: exit {p.returncode}\n{p.stderr[-2000:]}")
+    return p.stdout
+
+
+@claim()
+def korthikanti():
+    """the table against Korthikanti et al. (scripts/korthikanti.sh)"""
+    names = {"megatron-22b": "22B", "gpt3-175b": "175B", "mt-nlg-530b": "530B",
+             "megatron-1t": "1T"}
+    exps = {"full": "full recompute", "selective": "sequence parallel + selective"}
+    out = script("scripts/korthikanti.sh")
+    rows = list(csv.DictReader(io.StringIO("\n".join(
+        l for l in out.splitlines() if not l.startswith("#")))))
+    claims = [f"| {names[r['model']]}, {r['gpus']} | {exps[r['experiment']]} | {r['measured_s']} "
+              f"| {r['predicted_s']} | {r['error_pct']}% |" for r in rows]
+    m = re.search(r"mean \|error\| ([0-9.]+)%, worst ([0-9.]+)%", out)
+    claims.append(f"Mean error {m.group(1)}%, worst {m.group(2)}%")
+    free = script("scripts/korthikanti.sh", {"EXTRA": "--set power_limit_w=600"})
+    m = re.search(r"mean \|error\| ([0-9.]+)%, worst ([0-9.]+)%", free)
+    claims.append(f"it is {m.group(1)}% (worst {m.group(2)}%)")
+    return claims
+
+
+@claim()
+def tp_overlap_175b():
+    """--tp-comm-overlap on GPT-3 175B, 64 A100s"""
+    a = ("cluster --system dgx-a100-80gb --nodes 8 --model gpt3-175b --tp 8 --pp 8 --vp 3 "
+         "--global-batch 64 --recompute selective --sequence-parallel --dtype fp16 --format csv")
+    r0, r1 = w(a).row, w(a + " --tp-comm-overlap").row
+    return [f"exposed tensor-parallel time {f(r0['tp_comm_exposed_s'], 2)} -> "
+            f"{f(r1['tp_comm_exposed_s'], 3)} s, the step {f(r0['time_s'], 2)} -> "
+            f"{f(r1['time_s'], 2)} s"]
+
+
+@claim()
+def fp8_22b():
+    """fp8 against bf16 on Megatron's 22B, one DGX H100"""
+    a = ("cluster --system dgx-h100 --model megatron-22b --tp 8 --pp 1 --global-batch 4 "
+         "--micro-batch 4 --sequence-parallel --recompute selective --format csv")
+    r8, r16 = w(a + " --dtype fp8").row, w(a + " --dtype bf16").row
+    t8, t16 = float(r8["time_s"]), float(r16["time_s"])
+    return [f"runs {f(t16 / t8, 2)}x faster than in bf16 ({f(t8, 3)} against {f(t16, 3)} s"]
+
+
+@claim()
+def fp8_small():
+    """fp8 on a launch-bound model: GPT-3 1.3B at tp 2"""
+    a = ("cluster --system dgx-h100 --model gpt3-1.3b --tp 2 --global-batch 64 --micro-batch 1 "
+         "--format csv")
+    t8, t16 = float(w(a + " --dtype fp8").row["time_s"]), float(w(a + " --dtype bf16").row["time_s"])
+    return [f"(GPT-3 1.3B at tp 2 is {pct((t8 / t16 - 1) * 100)}% slower"]
+
+
+# --- Python -----------------------------------------------------------------
+
+@claim()
+def python_predict():
+    """the Python predict example"""
+    import wattlas
+    rows = wattlas.predict(gpu="a100-pcie-40gb", model="gpt2", batch=8, seq=512,
+                           dtype="bf16", clock=range(510, 1411, 90))
+    best = min(rows, key=lambda r: r["energy_j"])
+    return [f"# ({best['sm_clock_mhz']}, {best['energy_j']})"]
+
+
+@claim()
+def python_optimize():
+    """the Python notebook example: sweep, optimize"""
+    import warnings
+    import wattlas
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = wattlas.sweep(gpu=["a100-pcie-40gb", "h100-sxm-80gb"], model="llama-3-8b",
+                          batch=8, seq=512, clock=range(510, 1981, 30))
+    best = wattlas.optimize(t, "energy")
+    return [" / ".join(f"{r['gpu']} {r['sm_clock_mhz']} {r['energy_saving_vs_max_clock_pct']:.2f}"
+                       for r in best)]
+
+
+@claim()
+def python_cluster():
+    """the Python cluster example"""
+    import wattlas
+    r = wattlas.cluster("dgx-a100-80gb", "gpt3-175b", nodes=8, tp=8, pp=8, vp=3,
+                        global_batch=64, recompute="selective", sequence_parallel=True,
+                        dtype="fp16")
+    return [f"# ({r[0]['time_s']}, {r[0]['mfu']})"]
+
+
+@claim(data=True)
+def python_validate():
+    """the Python validate example"""
+    import wattlas
+    check = wattlas.validate(os.path.join(MEAS, "a100-pcie-40gb-dvfs.csv"), interval=95)
+    return [f"# {check.summary['mape_energy_pct']:.2f}"]
+
+
+@claim(slow=True, data=True)
+def python_calibrate_learn():
+    """the Python calibrate and learn examples"""
+    import wattlas
+    with tempfile.TemporaryDirectory() as d:
+        fit = wattlas.calibrate(os.path.join(MEAS, "a100-pcie-40gb-dvfs.csv"), "a100-pcie-40gb",
+                                out=os.path.join(d, "a100-fitted.ini"), kfold=4)
+        cv = wattlas.learn(os.path.join(MEAS, "a100-pcie-40gb-dvfs.csv"),
+                           out=os.path.join(d, "hybrid.json"), kind="gbt", hybrid=True)
+    k = fit.summary["kfold"]
+    return [f"# {k['mape_energy_pct']:.2f} (held out by workload)",
+            f"# ({cv[0]['learned_energy_pct']:.2f}, {cv[0]['analytical_energy_pct']:.2f})",
+            f"| dvfs, 4-fold by workload | held-out | {k['mape_time_pct']:.2f} | "
+            f"{k['mape_power_pct']:.2f} | {k['mape_energy_pct']:.2f} |"]
+
+
+@claim(slow=True)
+def python_report():
+    """the Python report example"""
+    import wattlas
+    with tempfile.TemporaryDirectory() as d:
+        study = wattlas.report(os.path.join(ROOT, "studies", "default.ini"),
+                               out=os.path.join(d, "study"), batch=[1, 8])
+    return [f"('study/index.html', {study['figures']})"]
+
+
+# --- accuracy ---------------------------------------------------------------
+
+def mape(text):
+    """(time, power, energy) MAPE from validate's summary on stderr (power and
+    energy None for time-only rows)."""
+    m = re.search(r"MAPE with [^\n]*?: time ([0-9.]+)%(?:\s+power ([0-9.]+)%\s+energy ([0-9.]+)%)?",
+                  text)
+    if not m:
+        raise AssertionError(f"no MAPE line in:\n{text[-3000:]}")
+    return m.groups()
+
+
+def regret(text):
+    """(worst, mean) energy-optimal-clock regret from validate's summary."""
+    m = re.search(r"regret \([^)]*\): worst ([0-9.]+)% [^\n]*mean ([0-9.]+)%", text)
+    if not m:
+        raise AssertionError(f"no regret line in:\n{text[-3000:]}")
+    return m.groups()
+
+
+def subset(src, keep, name):
+    """A measurements file of SRC's header and the rows KEEP accepts, in a
+    directory named like ../shared/data/measurements so the idle tables and
+    traces beside the data are found as they are for the original."""
+    d = tempfile.mkdtemp(prefix="wattlas-readme-")
+    os.symlink(os.path.join(DATA, "gpu-tables"), os.path.join(d, "gpu-tables"))
+    os.symlink(os.path.join(DATA, "traces"), os.path.join(d, "traces"))
+    os.mkdir(os.path.join(d, "measurements"))
+    path = os.path.join(d, "measurements", name)
+    with open(os.path.join(MEAS, src), encoding="utf-8") as fi, \
+            open(path, "w", encoding="utf-8") as fo:
+        lines = fi.readlines()
+        fo.write(lines[0])
+        fo.writelines(l for l in lines[1:] if keep(l))
+    return path
+
+
+def row_of(label, kind, text):
+    t, p, e = mape(text)
+    return f"| {label} | {kind} | {t} | {p or ''} | {e or ''} |"
+
+
+DVFS = "../shared/data/measurements/a100-pcie-40gb-dvfs.csv"
+MHZ900 = "../shared/data/measurements/a100-pcie-40gb-900mhz.csv"
+
+
+@claim(data=True)
+def accuracy_dvfs():
+    """the accuracy table: the DVFS rows in sample and left out by model"""
+    r = w(f"validate {DVFS}")
+    worst, mean = regret(r.err)
+    m = re.search(r"pooled held-out MAPE \(176 rows\): time ([0-9.]+)%\s+power ([0-9.]+)%\s+"
+                  r"energy ([0-9.]+)%; held-out regret worst ([0-9.]+)%, mean ([0-9.]+)%", r.err)
+    if not m:
+        raise AssertionError(f"no leave-one-model-out line in:\n{r.err[-3000:]}")
+    lomo = m.groups()
+    per = []
+    for model in ("bert-large", "gpt2", "opt-1.3b"):
+        mm = re.search(rf"without {re.escape(model)}\s+\(\s*\d+ rows\): time ([0-9.]+)%\s+"
+                       r"power ([0-9.]+)%\s+energy ([0-9.]+)%", r.err)
+        per.append(f"without {model} " + "/".join(mm.groups()))
+    return [row_of("dvfs, 176 rows (16 workloads x 11 clocks)", "in-sample", r.err)
+            + f" {worst} (mean {mean}) |",
+            f"| dvfs, leave-one-model-out | held-out | {lomo[0]} | {lomo[1]} | {lomo[2]} | "
+            f"{lomo[3]} (gpt2 b8 s128; mean {lomo[4]}) |",
+            "Leave-one-model-out per model (time/power/energy): " + ", ".join(per) + "."]
+
+
+@claim(data=True)
+def accuracy_interval():
+    """95% prediction intervals' coverage on the DVFS rows"""
+    r = w(f"validate {DVFS} --no-lomo --interval 95")
+    m = re.search(r"intervals cover the measurement: time ([0-9.]+)%, power ([0-9.]+)%, "
+                  r"energy ([0-9.]+)%", r.err)
+    if not m:
+        raise AssertionError(f"no coverage line in:\n{r.err[-3000:]}")
+    t, p, e = m.groups()
+    return [f"cover the measured time in {t}% of the DVFS rows, power in {p}%, energy in {e}%"]
+
+
+@claim(data=True)
+def accuracy_energaizer():
+    """the accuracy table: EnergAIzer's four workloads"""
+    keys = (",gpt2,8,128,bf16,", ",gpt2,32,512,bf16,", ",opt-1.3b,2,128,bf16,",
+            ",opt-1.3b,8,2048,bf16,")
+    path = subset("a100-pcie-40gb-dvfs.csv", lambda l: any(k in l for k in keys), "eai4.csv")
+    r = w(f"validate {path} --no-lomo")
+    worst, _ = regret(r.err)
+    return [row_of("dvfs, EnergAIzer's four workloads", "in-sample", r.err)
+            + f" {f(worst, 1)} |"]
+
+
+@claim(data=True)
+def accuracy_900mhz():
+    """the accuracy table: the 900 MHz file, not fitted on"""
+    tf = subset("a100-pcie-40gb-900mhz.csv", lambda l: "prefill" in l, "900tf.csv")
+    vis = subset("a100-pcie-40gb-900mhz.csv",
+                 lambda l: "vit-large" in l or "resnet-101" in l, "900vis.csv")
+    mv = subset("a100-pcie-40gb-900mhz.csv", lambda l: "mobilevit" in l, "mv.csv")
+    nf = "not fitted on"
+    return [row_of("900 MHz table, 84 transformer rows", nf, w(f"validate {tf} --no-lomo").err),
+            row_of("900 MHz table, 16 vision rows (native vit-large, resnet-101)", nf,
+                   w(f"validate {vis} --no-lomo").err),
+            row_of("900 MHz table, all 100 natively built rows (`--no-beside`)", nf,
+                   w(f"validate {MHZ900} --no-lomo --no-beside").err),
+            row_of("900 MHz table, 8 mobilevit-small rows (bf16 traces; fp32 retyped from them)",
+                   nf, w(f"validate {mv} --traces ../shared/data/traces --no-lomo").err),
+            row_of("900 MHz table, all 108 rows (default: native, mobilevit from `traces/` beside "
+                   "the data)", nf, w(f"validate {MHZ900} --no-lomo").err),
+            row_of("900 MHz table, 108 rows with `--traces` (traces over builders)", nf,
+                   w(f"validate {MHZ900} --traces ../shared/data/traces --no-lomo").err)]
+
+
+@claim(data=True)
+def accuracy_vision_models():
+    """the cautions: ViT-Large and ResNet-101 per model at 900 MHz"""
+    vis = subset("a100-pcie-40gb-900mhz.csv",
+                 lambda l: "vit-large" in l or "resnet-101" in l, "900vis.csv")
+    rows = w(f"validate {vis} --no-lomo").rows
+    out = []
+    for model, text in (("vit-large", "ViT-Large is {}% off"),
+                        ("resnet-101", "ResNet-101 built natively is {}% off")):
+        mine = [r for r in rows if r["model"] == model]
+        errs = []
+        for pred, meas in (("predicted_time_ms", "time_ms"), ("predicted_power_w", "power_w"),
+                           ("predicted_energy_j", "energy_j")):
+            e = [abs(float(r[pred]) / float(r[meas]) - 1) * 100 for r in mine]
+            errs.append(f(sum(e) / len(e), 1))
+        out.append(text.format("/".join(errs)))
+    return out
+
+
+@claim(data=True)
+def accuracy_h100_db():
+    """the accuracy table: the H100 SXM kernel database and host rows"""
+    k = w("validate ../shared/data/measurements/h100-sxm-80gb-kernels.csv "
+          "--traces ../shared/data/traces --no-lomo")
+    h = w("validate ../shared/data/measurements/h100-sxm-80gb-host.csv "
+          "--traces ../shared/data/traces --no-lomo")
+    worst, _ = regret(k.err)
+    return [row_of("H100 SXM kernel database, 144 rows (18 kernels x 8 clocks), `make calibrate`",
+                   "in-sample", k.err) + f" {worst} |",
+            row_of("H100 SXM host rows, 15 time-only rows (tiny bare ops, GPT-2 b1 s8), "
+                   "`server-2023` fitted by `make calibrate`", "in-sample", h.err)]
+
+
+@claim()
+def accuracy_h100_board2():
+    """the accuracy table: the second H100 board (data/h100-vm-2026-11)"""
+    d = "data/h100-vm-2026-11"
+    k = w(f"validate {d}/measurements/h100-sxm-80gb-kernels.csv --traces {d}/traces --no-lomo")
+    m = w(f"validate {d}/measurements/h100-sxm-80gb-models.csv --no-lomo --host {d}/h100-vm.ini")
+    p = w(f"validate {d}/measurements/h100-sxm-80gb-models.csv --no-lomo")
+    v = w(f"validate {d}/measurements/h100-sxm-80gb-dvfs.csv --no-lomo --host {d}/h100-vm.ini")
+    mw, _ = regret(m.err)
+    pw, _ = regret(p.err)
+    vw, vm = regret(v.err)
+    nf = "not fitted on"
+    return [row_of("H100 board 2 (`data/h100-vm-2026-11`, this repository): 44 kernel rows "
+                   "(22 bf16 kernels x 1980, 1200 MHz)", nf, k.err),
+            row_of("the same board: 41 whole-model rows (HF prefill, AdamW steps, `generate`, a "
+                   "power-limit sweep; gpt2, qwen2-1.5b, llama-3-8b), its host measured "
+                   "(`--host data/h100-vm-2026-11/h100-vm.ini`)", nf, m.err) + f" {mw} |",
+            row_of("the same rows with the preset's host (`server-2023`)", nf, p.err) + f" {pw} |",
+            row_of("the same board: 3 whole models x 8 clocks, 600-1980 MHz (Llama-3-8B prefill, "
+                   "Qwen2-1.5B AdamW step, GPT-2 prefill; SDPA), its host measured", nf, v.err)
+            + f" {vw} (mean {vm}) |"]
+
+
+class Readme(unittest.TestCase):
+    pass
+
+
+def _make(fn, slow, data):
+    def test(self):
+        if slow and not SLOW:
+            self.skipTest("slow: make readme-check runs it")
+        if data and not os.path.isdir(MEAS):
+            self.skipTest(f"no {MEAS}")
+        text = readme_text()
+        missing = [s for s in fn() if " ".join(s.split()) not in text]
+        if missing:
+            self.fail(f"{fn.__doc__}: the README should say\n  " + "\n  ".join(missing))
+    test.__doc__ = fn.__doc__
+    return test
+
+
+for _fn, _slow, _data in CLAIMS:
+    setattr(Readme, "test_" + _fn.__name__, _make(_fn, _slow, _data))
+
+
+if __name__ == "__main__":
+    if "--print" in sys.argv:
+        for fn, slow, data in CLAIMS:
+            if data and not os.path.isdir(MEAS):
+                continue
+            print(f"# {fn.__doc__}")
+            for s in fn():
+                print("  " + s)
+        sys.exit(0)
+    if "--all" in sys.argv:
+        sys.argv.remove("--all")
+        SLOW = True
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import pyunit
+    sys.exit(pyunit.main())
