@@ -512,6 +512,34 @@ def python_calibrate_learn():
             f"{k['mape_power_pct']:.2f} | {k['mape_energy_pct']:.2f} |"]
 
 
+def learn_mape(text, what):
+    """(learned, analytical) MAPE triples of one cross-validation line of learn."""
+    m = re.search(re.escape(what) + r"[^\n]*?MAPE time ([0-9.]+)%\s+power ([0-9.]+)%\s+energy "
+                  r"([0-9.]+)%; analytical alone ([0-9.]+)%\s+([0-9.]+)%\s+([0-9.]+)%", text)
+    if not m:
+        raise AssertionError(f"no '{what}' line in:\n{text[-3000:]}")
+    g = m.groups()
+    return g[:3], g[3:]
+
+
+@claim(slow=True, data=True)
+def learn_table():
+    """the learn section's table: the DVFS columns of the analytical model, the
+    hybrids and plain gbt"""
+    out = []
+    with tempfile.TemporaryDirectory() as d:
+        for kind in ("rf", "gbt"):
+            r = w(f"learn {DVFS} -o {d}/h.json --hybrid --kind {kind} --lomo --quiet")
+            (k, ka), (l, la) = learn_mape(r.err, "4-fold"), learn_mape(r.err, "leave one model out")
+            if kind == "rf":
+                out.append(f"| analytical, refitted per fold | {' / '.join(ka)} | {' / '.join(la)} |")
+            out.append(f"| hybrid {kind} | {' / '.join(k)} | {' / '.join(l)} |")
+        r = w(f"learn {DVFS} -o {d}/p.json --kind gbt --quiet")
+        k, _ = learn_mape(r.err, "4-fold")
+        out.append(f"| plain gbt | {' / '.join(f(x, 1) for x in k)} |")
+    return out
+
+
 @claim(slow=True)
 def python_report():
     """the Python report example"""
