@@ -947,14 +947,12 @@ static int search_run(const char *cmd, cluster_opts *o)
         fit += (size_t)(rows[i].evaluated && rows[i].r.fits);
         act += (size_t)rows[i].activations_over;
     }
-    if (o->quiet)
-        ;
-    else if (act)
+    if (!o->quiet && act)
         fprintf(stderr, "wattlas %s: %zu configurations of %s on %d GPUs: %zu simulated, %zu fit "
                 "(of the rest, %zu cannot hold their weights and optimizer state, %zu their "
                 "activations either); %.2f s\n", cmd, hi - lo, model.id, gpus, sim, fit,
                 hi - lo - sim - act, act, took);
-    else
+    else if (!o->quiet)
         fprintf(stderr, "wattlas %s: %zu configurations of %s on %d GPUs%s: %zu simulated (the rest "
                 "cannot hold their weights and optimizer state), %zu fit; %.2f s\n", cmd, hi - lo,
                 model.id, gpus, o->shard_n ? " in this shard" : "", sim, fit, took);

@@ -56,14 +56,14 @@ class Out:
 _cache = {}
 
 
-def w(cmd, stdin=None):
+def w(cmd):
     """Runs 'wattlas CMD' (CMD as the README writes it, '../shared/data'
     being DATA) in the repository root; exit status 0 required."""
     cmd = cmd.replace("../shared/data", DATA)
     if cmd in _cache:
         return _cache[cmd]
     p = subprocess.run([WATTLAS, *shlex.split(cmd)], capture_output=True, text=True,
-                       cwd=ROOT, input=stdin)
+                       cwd=ROOT)
     if p.returncode != 0:
         raise AssertionError(f"wattlas {cmd}: exit {p.returncode}\n{p.stderr[-2000:]}")
     _cache[cmd] = Out(p.stdout, p.stderr)
@@ -77,14 +77,6 @@ def f(x, nd):
 
 def pct(x):
     return f"{float(x):.0f}"
-
-
-def stat(text, name):
-    """A number after 'NAME' in a summary line of stderr (the first)."""
-    m = re.search(re.escape(name) + r"\s*[=:]?\s*(-?[0-9.]+)", text)
-    if not m:
-        raise AssertionError(f"no '{name}' in:\n{text[-3000:]}")
-    return m.group(1)
 
 
 CLAIMS = []
@@ -137,8 +129,6 @@ def optimum(args, clocks):
         sched = None
         if "--mode train" in args:
             sched = w(f"optimize {path} --objective energy --schedule=phase").row
-        _cache.pop(f"optimize {path} --objective energy", None)
-        _cache.pop(f"optimize {path} --objective energy --schedule=phase", None)
     return best, sched
 
 
