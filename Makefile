@@ -9,7 +9,7 @@
 
 CC ?= cc
 SHARED ?= ../shared
-PKGS = gsl inih cairo libpng xgboost
+PKGS = gsl inih cairo libpng xgboost zlib
 WARN = -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes
 OMPFLAGS ?= -fopenmp
 BASECFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(OMPFLAGS)
@@ -29,7 +29,7 @@ PIC_BUILD = build-pic
 
 CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/eval.c \
            core/json.c core/trace.c core/builder.c core/tech.c core/grammar.c \
-           core/memory.c
+           core/memory.c core/profile.c
 PRESET_SRC = presets/preset.c presets/derive.c presets/ini.c
 RESULTS_SRC = results/results.c
 CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c calib/crossval.c calib/validation.c calib/preset_out.c calib/run.c
@@ -41,7 +41,7 @@ CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/pipeline.
 CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/cmd_cluster.c cli/cmd_learn.c cli/args.c
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini)) $(sort $(wildcard presets/systems/*.ini))
-TESTS = test_core test_train test_presets test_results test_calib test_cli test_pareto test_sweep test_plot test_cluster test_learn \
+TESTS = test_core test_profile test_train test_presets test_results test_calib test_cli test_pareto test_sweep test_plot test_cluster test_learn \
         test_fuzz_replay test_python test_measure test_readme
 FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot
 FUZZ_SECONDS ?= 60

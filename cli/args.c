@@ -136,6 +136,8 @@ void cli_spec_notes(const char *cmd, const struct wl_sweep_spec *spec, int quiet
 {
     for (size_t i = 0; i < wl_sweep_spec_warning_count(spec); i++)
         fprintf(stderr, "wattlas %s: warning: %s\n", cmd, wl_sweep_spec_warning(spec, i));
+    for (size_t i = 0; !quiet && i < wl_sweep_spec_note_count(spec); i++)
+        fprintf(stderr, "wattlas %s: note: %s\n", cmd, wl_sweep_spec_note(spec, i));
     for (size_t i = 0; !quiet && wl_sweep_spec_gpu(spec, i); i++) {
         const wl_core_gpu *g = wl_sweep_spec_gpu(spec, i);
         size_t n = wl_sweep_spec_clipped(spec, i);

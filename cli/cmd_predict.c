@@ -19,7 +19,11 @@ static void help(FILE *f)
 "  --gpu ID|FILE.ini       GPU preset (default a100-pcie-40gb)\n"
 "  --model ID|FILE.ini     model preset or hub id (default gpt2)\n"
 "  --trace FILE.json       a kernel trace instead of --model (with --dtype fp32, a\n"
-"                          bf16/fp16 trace is retyped as eager PyTorch runs fp32)\n"
+"                          bf16/fp16 trace is retyped as eager PyTorch runs fp32), or a\n"
+"                          PyTorch profiler trace (.json or .json.gz, named *_<MHz>mhz\n"
+"                          or with \"wattlas\": {\"sm_clock_mhz\": N}): each kernel keeps\n"
+"                          its measured time at that clock and moves with the clock by\n"
+"                          the model; the host's gaps come from its timeline\n"
 "  --host ID|FILE.ini      the host that issues the kernels (presets/hosts/; default:\n"
 "                          the host class named by the GPU preset)\n"
 "  --idle TABLE.csv        measured idle table (sm_clock_mhz,voltage_mv,idle_power_w;\n"
@@ -153,7 +157,7 @@ static int predict_run(const predict_opts *o)
     const wl_core_gpu *g = wl_sweep_spec_gpu(o->spec, 0);
     if (o->format == WL_FMT_TABLE) {
         fprintf(f, "# gpu %s%s%s, %s (%zu kernels)", g->id, g->coef_source[0] ? ", coefficients " : "",
-                g->coef_source, wl_core_workload_name(wl), wl_core_workload_count(wl));
+                g->coef_source, wl_core_workload_name(wl), wl_core_workload_launches(wl));
         if (!id.traced) {
             fprintf(f, ", batch %lld", id.batch);
             if (id.seq > 0)

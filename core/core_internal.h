@@ -15,7 +15,15 @@ struct wl_core_workload {
     size_t *hslot;       /* index of distinct kernels (see workload.c) */
     size_t hcap;
     int repeated;        /* see wl_core_workload_set_repeated */
+    int host_timed;      /* see wl_core_workload_set_host_timed */
+    char note[600];      /* what importing it left out or assumed ("" none) */
 };
+
+/* wl_core_read_file for a file that may be gzipped (at most
+ * WL_MAX_FILE_BYTES uncompressed). */
+int wl_core_read_file_z(const char *path, char **out, size_t *len, wl_error *err);
+/* Whether a trace's text is a JSON object (a profiler trace), not a list. */
+int wl_core_text_is_profile(const char *text, size_t len);
 
 /* Tensor-/CUDA-core FLOPs of one launch. */
 double wl_core_kernel_flops(const wl_kernel *k);
@@ -58,6 +66,9 @@ typedef struct {
     /* a serial streaming phase after the math (layout transforms a library
      * runs around the kernel): L2 cycles, DRAM time, miss path, launches */
     double xfer_l2_clk, xfer_dram_us, xfer_dram_clk, xfer_path_us, xfer_fixed_us;
+    /* a measured kernel's time over the model's at the clock it ran at
+     * (1 otherwise): every time of the kernel is scaled by it */
+    double anchor;
 } wl_kprep;
 
 /* A latency model fills everything but count and cls in a zeroed wl_kprep. */

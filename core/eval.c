@@ -27,6 +27,83 @@ static void set_tiny(wl_core_evaluator *ev)
     ev->tiny_2p = p > 0 ? pow(2.0, -53.0 / (2 * p)) * (1 - 1e-9) : 0;
 }
 
+static double kernel_us(const wl_core_evaluator *ev, const wl_kprep *p, double f_ghz);
+static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op *op,
+                    wl_core_result *r);
+static void solve_cap(const wl_core_evaluator *ev, const wl_core_op *op, double f, double cap,
+                      const wl_core_result *at_f, wl_core_result *res);
+
+/* Anchors measured kernels (a profile's) to their measurements: a kernel
+ * measured to take t_m at clock f_m takes t_m model(f) / model(f_m) at
+ * clock f. The model supplies only how the time moves with the clock (its
+ * compute/memory split), the measurement the level, so the model's error
+ * in a kernel's level, and kernels the builders do not know, cancel.
+ * A profile taken at a requested clock ran at the clock the board's
+ * power limit allowed: its kernels are anchored at the effective clock
+ * the model gives for that run (a fixed point: the anchors change the
+ * run's power, which changes the clock; two or three rounds settle it),
+ * so that predicting the profile's own clock returns its measured times,
+ * throttled or not. */
+/* Anchors every measured kernel of the profile's clock f_req at clock f
+ * (kernels of other clocks at their own), then returns the clock the run
+ * at f_req settles at under the board's own limit. */
+static double anchored_cap_clock(wl_core_evaluator *ev, double f_req, double f)
+{
+    const wl_core_workload *wl = ev->wl;
+    for (size_t u = 0; u < ev->nu; u++) {
+        const wl_kernel *k = &wl->k[wl->uniq[u]];
+        wl_kprep *p = &ev->prep[u];
+        if (!(k->measured_us > 0 && k->measured_mhz > 0) || k->kind == WL_K_MEASURED ||
+            p->is_gap)
+            continue;
+        double fu = k->measured_mhz == f_req ? f : k->measured_mhz;
+        p->anchor = 1.0;
+        double t0 = kernel_us(ev, p, fu * 1e-3);
+        if (t0 > 0 && isfinite(t0))
+            p->anchor = k->measured_us / t0;
+    }
+    wl_core_op op = {.sm_clock_mhz = f_req};
+    wl_core_result r, capped;
+    eval_at(ev, f_req, &op, &r);
+    double cap = ev->gpu.power_limit_w * ev->gpu.coef.power_cap_frac;
+    if (!(cap > 0) || r.power_w <= cap)
+        return f_req;
+    solve_cap(ev, &op, f_req, cap, &r, &capped);
+    return capped.effective_clock_mhz;
+}
+
+static void anchor_all(wl_core_evaluator *ev)
+{
+    const wl_core_workload *wl = ev->wl;
+    double f_req = 0;
+    for (size_t u = 0; u < ev->nu; u++) {
+        const wl_kernel *k = &wl->k[wl->uniq[u]];
+        if (k->measured_us > 0 && k->measured_mhz > 0 && k->kind != WL_K_MEASURED &&
+            k->kind != WL_K_GAP) {
+            f_req = k->measured_mhz;
+            break;
+        }
+    }
+    if (!(f_req > 0))
+        return;
+    /* h(f) = capped clock with the anchors at f, less f: its root, by
+     * fixed-point steps, then secant steps on h */
+    double f0 = f_req, h0 = anchored_cap_clock(ev, f_req, f0) - f0;
+    if (fabs(h0) < 0.05)
+        return;
+    double f1 = f0 + h0, h1 = anchored_cap_clock(ev, f_req, f1) - f1;
+    for (int round = 0; round < 12 && fabs(h1) >= 0.05; round++) {
+        double f2 = h1 != h0 ? f1 - h1 * (f1 - f0) / (h1 - h0) : f1 + h1;
+        double lo = ev->gpu.sm_clock_min_mhz > 0 ? ev->gpu.sm_clock_min_mhz : 1.0;
+        if (!(f2 >= lo && f2 <= f_req))
+            f2 = f1 + h1;
+        f0 = f1, h0 = h1;
+        f1 = f2;
+        h1 = anchored_cap_clock(ev, f_req, f1) - f1;
+    }
+    /* the anchors stay at the last clock tried */
+}
+
 static void prepare_all(wl_core_evaluator *ev)
 {
     const wl_core_workload *wl = ev->wl;
@@ -40,7 +117,9 @@ static void prepare_all(wl_core_evaluator *ev)
         p->phase = k->phase;
         p->graphed = k->graphed;
         p->sync = k->sync;
+        p->anchor = 1.0;
     }
+    anchor_all(ev);
 }
 
 int wl_core_evaluator_create(const wl_core_gpu *gpu, const wl_core_workload *wl,
@@ -61,13 +140,13 @@ int wl_core_evaluator_create(const wl_core_gpu *gpu, const wl_core_workload *wl,
         free(ev);
         return WL_ENOMEM;
     }
-    prepare_all(ev);
     set_tiny(ev);
     for (size_t i = wl->n; i-- > 0;)
         if (wl->k[i].kind == WL_K_GAP && wl->k[i].sync) {
             ev->after_sync = i + 1;
             break;
         }
+    prepare_all(ev);
     *out = ev;
     return WL_OK;
 }
@@ -83,8 +162,8 @@ void wl_core_evaluator_free(wl_core_evaluator *ev)
 void wl_core_evaluator_set_gpu(wl_core_evaluator *ev, const wl_core_gpu *gpu)
 {
     ev->gpu = *gpu;
-    prepare_all(ev);
     set_tiny(ev);
+    prepare_all(ev);
 }
 
 /* Smooth maximum (a^p + b^p)^(1/p): p -> inf is perfect overlap of memory
@@ -128,7 +207,7 @@ static double kernel_us(const wl_core_evaluator *ev, const wl_kprep *p, double f
             xd = p->xfer_dram_us;
         t += p->xfer_fixed_us + smax(xl, xd, 2.0 * gpu->coef.overlap_p, ev->tiny_2p);
     }
-    return t;
+    return t * p->anchor;
 }
 
 double wl_core_evaluator_kernel_us(const wl_core_evaluator *ev, size_t u, double sm_clock_mhz)
@@ -189,7 +268,8 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
         double u_l2 = clamp01(p->l2_bytes / gpu->l2_bytes_per_clk / cyc);
         /* SMs are active only after the clock-independent launch latency;
          * that latency is spent like a gap between kernels */
-        double active = (t - p->fixed_us) / t;
+        double fixed_us = p->fixed_us * p->anchor;
+        double active = (t - fixed_us) / t;
         /* P = c * u * V^a * f: the V^a factor is applied once V is known */
         double pc = f * (c->c_active_w * p->sm_frac * active + c->c_tc_w * p->tc_w * u_tc +
                          c->c_fp_w * u_fp + c->c_sfu_w * u_sfu + c->c_smem_w * u_smem);
@@ -200,7 +280,7 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
         ec_v += pc * ts;
         em_v += pm * ts;
         em_0 += p0 * ts;
-        latency_us += p->fixed_us * p->count;
+        latency_us += fixed_us * p->count;
         busy_us += t * p->count;
         cs->busy_ms += t * p->count * 1e-3;
         cls_v[p->cls] += (pc + pm) * ts;
@@ -208,7 +288,7 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
         ph_v[p->phase] += (pc + pm) * ts;
         ph_0[p->phase] += p0 * ts;
         ph_busy[p->phase] += t * p->count;
-        ph_lat[p->phase] += p->fixed_us * p->count;
+        ph_lat[p->phase] += fixed_us * p->count;
         r->phase[p->phase].flops += p->flops * p->count;
         cs->flops += p->flops * p->count;
         cs->dram_bytes += p->dram_bytes * p->count;
@@ -233,6 +313,9 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
     int steady = wl->repeated && ev->after_sync == 0;
     double issue_us = steady ? wl_core_coeffs_op_launch_us(c) : c->host_launch_us;
     double h = issue_us + c->launch_clk / f * 1e-3;
+    /* a profile's timeline: its gaps hold the host's own measured times */
+    if (wl->host_timed)
+        h = 0;
     double issue = 0, end = 0, done_busy = 0;
     double host_left = n_issued * h + gap_total_us;
     if (steady) {

@@ -514,6 +514,21 @@ static void prepare(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_kp
         if (k->engine)
             p->gap_us += wl_core_coeffs_engine_step_us(&gpu->coef, (double)k->batch);
         return;
+    case WL_K_MEASURED: {
+        /* known only by its time: the launch latency, then memory-bound at
+         * the fixed memory clock for the rest (its time does not move with
+         * the SM clock), streaming at the achievable DRAM bandwidth for the
+         * power model, on every SM */
+        double t = k->measured_us;
+        p->fixed_us = t < gpu->coef.kernel_fixed_us ? t : gpu->coef.kernel_fixed_us;
+        p->dram_us = t - p->fixed_us;
+        p->dram_bytes = p->dram_us * gpu->dram_bw_gbs * gpu->coef.dram_eff * 1e3;
+        p->l2_bytes = p->dram_bytes;
+        p->smem_clk = 0.0;
+        p->sm_frac = 1.0;
+        p->tc_w = 1.0;
+        return;
+    }
     default:
         prep_memory_bound(gpu, k, tiled, p);
         break;

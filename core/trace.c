@@ -186,10 +186,13 @@ int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err)
     *out = NULL;
     char *buf = NULL;
     size_t n = 0;
-    int rc = wl_core_read_file(path, &buf, &n, err);
+    int rc = wl_core_read_file_z(path, &buf, &n, err);
     if (rc)
         return rc;
-    rc = wl_core_trace_parse(buf, n, path, out, err);
+    if (wl_core_text_is_profile(buf, n))
+        rc = wl_core_profile_parse(buf, n, path, 0, out, err);
+    else
+        rc = wl_core_trace_parse(buf, n, path, out, err);
     free(buf);
     return rc;
 }
@@ -216,6 +219,13 @@ int wl_core_workload_retype(const wl_core_workload *src, wl_dtype to, wl_core_wo
         return WL_ENOMEM;
     for (size_t i = 0; i < wl_core_workload_count(src); i++) {
         wl_kernel k = *wl_core_workload_kernel(src, i);
+        if (k.measured_us > 0 || k.kind == WL_K_MEASURED) {
+            wl_core_workload_free(w);
+            wl_error_set(err, wl_core_workload_name(src), 0, "dtype",
+                         "a profile's kernels were measured in their own precision; "
+                         "profile the fp32 run instead");
+            return WL_EUNSUPPORTED;
+        }
         if (k.kind == WL_K_ELEMENTWISE && (k.op == WL_EW_CAST_FP32 || k.op == WL_EW_CAST_BF16))
             continue;
         if (k.kind == WL_K_ATTN_FLASH) {

@@ -105,7 +105,8 @@ double wl_dtype_bytes(wl_dtype dt)
 }
 
 static const char *const kind_names[WL_K_COUNT] = {
-    "gemm", "flash_attention", "softmax", "layernorm", "rmsnorm", "reduce", "elementwise", "gap"};
+    "gemm", "flash_attention", "softmax", "layernorm", "rmsnorm", "reduce", "elementwise", "gap",
+    "measured"};
 
 const char *wl_kernel_kind_name(wl_kernel_kind k)
 {
@@ -264,7 +265,7 @@ int wl_launch_parse(const char *s, wl_launch *out)
 }
 
 static const char *const class_names[WL_CLASS_COUNT] = {
-    "gemm", "batched_gemm", "flash_attention", "softmax", "norm", "elementwise", "gap"};
+    "gemm", "batched_gemm", "flash_attention", "softmax", "norm", "elementwise", "gap", "other"};
 
 const char *wl_core_class_name(int cls)
 {

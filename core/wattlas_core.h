@@ -369,6 +369,9 @@ typedef enum {
     WL_K_REDUCE,      /* row reduction (mean, sum) */
     WL_K_ELEMENTWISE,
     WL_K_GAP,         /* explicit host-side gap (sync, data loading) */
+    WL_K_MEASURED,    /* known only by its measured time (a profile's kernel
+                         no mapping covers, a memset or memcpy): taken as
+                         memory-bound, measured_us at every SM clock */
     WL_K_COUNT
 } wl_kernel_kind;
 
@@ -450,6 +453,12 @@ typedef struct {
     int groups;    /* ATTN_FLASH: query heads per key/value head (0 = 1) */
     int residual;  /* norms: the residual add fused in */
     int engine;    /* GAP only: a serving engine's host step (see above) */
+    /* From a profile: the launch's measured duration and the SM clock it ran
+     * at (0: not measured). A measured kernel is anchored: its predicted
+     * time at any clock is the model's time there scaled by measured_us over
+     * the model's time at measured_mhz (see core/eval.c). */
+    double measured_us;
+    double measured_mhz;
 } wl_kernel;
 
 typedef struct wl_core_workload wl_core_workload;
@@ -458,6 +467,8 @@ wl_core_workload *wl_core_workload_create(const char *name);
 void wl_core_workload_free(wl_core_workload *wl);
 int wl_core_workload_add(wl_core_workload *wl, const wl_kernel *k);
 size_t wl_core_workload_count(const wl_core_workload *wl);
+/* The launches that run on the GPU (all but the host's gaps). */
+size_t wl_core_workload_launches(const wl_core_workload *wl);
 const wl_kernel *wl_core_workload_kernel(const wl_core_workload *wl, size_t i);
 const char *wl_core_workload_name(const wl_core_workload *wl);
 /* Number of distinct kernels (identical launches are evaluated once). */
@@ -469,6 +480,9 @@ size_t wl_core_workload_unique_count(const wl_core_workload *wl);
  * sum as a single run from an idle queue does. */
 void wl_core_workload_set_repeated(wl_core_workload *wl, int repeated);
 int wl_core_workload_repeated(const wl_core_workload *wl);
+/* What importing the workload left out or assumed, for the user (a
+ * profile's kernels that no mapping covers); "" when nothing. */
+const char *wl_core_workload_note(const wl_core_workload *wl);
 
 /* Whether the GPU can run every matrix kernel of wl: a precision needs a
  * tensor-core or CUDA-core rate (tf32 runs as fp32 where there are no TF32
@@ -485,10 +499,24 @@ int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b);
  * WL_EINVAL with the offending field in err (source and line as given). */
 int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *err);
 
-/* Import a JSON kernel trace (format of shared/data/traces). */
+/* Whether the host's issue times are the workload's own GAP kernels (a
+ * profile's timeline): then no kernel pays the model's host_launch_us. */
+void wl_core_workload_set_host_timed(wl_core_workload *wl, int host_timed);
+int wl_core_workload_host_timed(const wl_core_workload *wl);
+
+/* Import a kernel trace: the JSON list of shared/data/traces, or a PyTorch
+ * profiler Chrome trace (core/profile.c), either of them gzipped or not. */
 int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err);
 int wl_core_trace_parse(const char *text, size_t len, const char *source,
                         wl_core_workload **out, wl_error *err);
+/* A PyTorch profiler trace's text as a workload (core/profile.c): each
+ * kernel mapped through its aten op and anchored to its measured time at
+ * clock_mhz (0: the trace's "wattlas": {"sm_clock_mhz"} or its name's
+ * "_<N>mhz"), unmapped kernels, memsets and memcpys kept at their measured
+ * times, the host's gaps and synchronisations from its timeline. The
+ * workload's note counts what was kept unmapped. */
+int wl_core_profile_parse(const char *text, size_t len, const char *source, double clock_mhz,
+                          wl_core_workload **out, wl_error *err);
 
 /* The same launches in fp32, as eager PyTorch runs a half-precision model
  * in fp32: casts dropped, matmuls on CUDA cores, convolutions (conv_taps > 0)
@@ -712,6 +740,7 @@ enum {
     WL_CLASS_NORM,
     WL_CLASS_ELEMENTWISE,
     WL_CLASS_GAP,
+    WL_CLASS_OTHER,        /* WL_K_MEASURED: kernels known only by their time */
     WL_CLASS_COUNT
 };
 const char *wl_core_class_name(int cls);

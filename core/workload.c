@@ -37,6 +37,17 @@ int wl_core_workload_repeated(const wl_core_workload *wl)
     return wl ? wl->repeated : 0;
 }
 
+void wl_core_workload_set_host_timed(wl_core_workload *wl, int host_timed)
+{
+    if (wl)
+        wl->host_timed = host_timed != 0;
+}
+
+int wl_core_workload_host_timed(const wl_core_workload *wl)
+{
+    return wl ? wl->host_timed : 0;
+}
+
 int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b)
 {
     return a->kind == b->kind && a->op == b->op && a->in_dtype == b->in_dtype &&
@@ -45,7 +56,8 @@ int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b)
            a->batch == b->batch && a->gap_us == b->gap_us && a->conv_taps == b->conv_taps &&
            a->conv_stride == b->conv_stride && a->phase == b->phase && a->bwd == b->bwd &&
            a->graphed == b->graphed && a->sync == b->sync && a->groups == b->groups &&
-           a->residual == b->residual && a->engine == b->engine;
+           a->residual == b->residual && a->engine == b->engine &&
+           a->measured_us == b->measured_us && a->measured_mhz == b->measured_mhz;
 }
 
 int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *err)
@@ -66,6 +78,22 @@ int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *
             return WL_EINVAL;
         }
         return WL_OK;
+    }
+    /* a measured time: positive and at most a minute per launch, at a clock
+     * in (0, 10 GHz] */
+    if (k->measured_us != 0 || k->measured_mhz != 0 || k->kind == WL_K_MEASURED) {
+        if (!(k->measured_us > 0 && k->measured_us <= 6e7)) {
+            wl_error_set(err, source, line, "dur", "a measured kernel time must be in (0, 6e7] us");
+            return WL_EINVAL;
+        }
+        if (!(k->measured_mhz >= 0 && k->measured_mhz <= 1e4) ||
+            (k->kind != WL_K_MEASURED && !(k->measured_mhz > 0))) {
+            wl_error_set(err, source, line, "sm_clock_mhz",
+                         "a measured kernel needs the SM clock it ran at, in (0, 10000] MHz");
+            return WL_EINVAL;
+        }
+        if (k->kind == WL_K_MEASURED)
+            return WL_OK;
     }
     int mnk = k->kind == WL_K_GEMM || k->kind == WL_K_ATTN_FLASH;
     const char *bad = k->batch < 1 ? "batch" : k->n < 1 ? "n"
@@ -129,8 +157,8 @@ static size_t kernel_hash(const wl_kernel *k)
     const unsigned char *p = (const unsigned char *)v;
     for (size_t i = 0; i < sizeof v; i++)
         h = (h ^ p[i]) * 1099511628211ULL;
-    double g = k->gap_us;
-    p = (const unsigned char *)&g;
+    double g[3] = {k->gap_us, k->measured_us, k->measured_mhz};
+    p = (const unsigned char *)g;
     for (size_t i = 0; i < sizeof g; i++)
         h = (h ^ p[i]) * 1099511628211ULL;
     return (size_t)(h ^ (h >> 29));
@@ -190,6 +218,16 @@ int wl_core_workload_add(wl_core_workload *wl, const wl_kernel *k)
 }
 
 size_t wl_core_workload_count(const wl_core_workload *wl) { return wl ? wl->n : 0; }
+
+size_t wl_core_workload_launches(const wl_core_workload *wl)
+{
+    size_t n = 0;
+    for (size_t u = 0; wl && u < wl->nu; u++)
+        if (wl->k[wl->uniq[u]].kind != WL_K_GAP)
+            n += (size_t)wl->ucount[u];
+    return n;
+}
+const char *wl_core_workload_note(const wl_core_workload *wl) { return wl ? wl->note : ""; }
 size_t wl_core_workload_unique_count(const wl_core_workload *wl) { return wl ? wl->nu : 0; }
 const char *wl_core_workload_name(const wl_core_workload *wl) { return wl ? wl->name : ""; }
 
@@ -230,6 +268,7 @@ int wl_core_kernel_class(const wl_kernel *k)
     case WL_K_LAYERNORM: case WL_K_RMSNORM: case WL_K_REDUCE: return WL_CLASS_NORM;
     case WL_K_ELEMENTWISE: return WL_CLASS_ELEMENTWISE;
     case WL_K_GAP: return WL_CLASS_GAP;
+    case WL_K_MEASURED: return WL_CLASS_OTHER;
     default: return WL_CLASS_ELEMENTWISE;
     }
 }

@@ -17,7 +17,7 @@ LIB = os.environ.get("WATTLAS_LIB", os.path.join(ROOT, "build-pic", "libwattlas.
 
 
 def pkg_config(*args):
-    out = subprocess.run(["pkg-config", *args, "gsl", "inih", "cairo", "libpng", "xgboost"],
+    out = subprocess.run(["pkg-config", *args, "gsl", "inih", "cairo", "libpng", "xgboost", "zlib"],
                          check=True, capture_output=True, text=True).stdout
     return shlex.split(out)
 

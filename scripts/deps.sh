@@ -9,7 +9,7 @@
 set -eu
 pkgs="gcc make pkg-config libgsl-dev libinih-dev libcmocka-dev libcairo2-dev libpng-dev
       poppler-utils fonts-dejavu-core libopenmpi-dev openmpi-bin
-      python3-dev python3-setuptools python3-numpy libxgboost-dev"
+      python3-dev python3-setuptools python3-numpy libxgboost-dev zlib1g-dev"
 for group in "$@"; do
     case $group in
     fuzz) pkgs="$pkgs clang libclang-rt-14-dev" ;;

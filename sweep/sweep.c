@@ -67,6 +67,7 @@ struct wl_sweep_spec {
     size_t maxclk;               /* the longest of them: the clock axis stride */
     wl_core_model *model;        /* one per models entry */
     wl_core_strlist warnings;    /* what a caller should tell its user */
+    wl_core_strlist notes;       /* ... and what it may (--quiet silences) */
     wl_core_workload **trace_wl; /* one per traces entry, as recorded */
     wl_dtype *trace_dt;          /* their recorded precision */
     size_t n_workloads;          /* models or traces */
@@ -96,6 +97,7 @@ void wl_sweep_spec_free(wl_sweep_spec *s)
     wl_core_strlist_free(&s->gpus);
     wl_core_strlist_free(&s->models);
     wl_core_strlist_free(&s->warnings);
+    wl_core_strlist_free(&s->notes);
     wl_core_strlist_free(&s->traces);
     wl_core_strlist_free(&s->idle);
     wl_core_strlist_free(&s->host);
@@ -619,16 +621,21 @@ static int build_check(const wl_sweep_spec *s, const wl_core_model *m, const wl_
     return rc;
 }
 
-static int add_warning(wl_sweep_spec *s, const char *text)
+static int add_text(wl_core_strlist *l, const char *text)
 {
-    char **v = realloc(s->warnings.v, (s->warnings.n + 1) * sizeof *v);
+    char **v = realloc(l->v, (l->n + 1) * sizeof *v);
     if (!v)
         return WL_ENOMEM;
-    s->warnings.v = v;
-    if (!(v[s->warnings.n] = strdup(text)))
+    l->v = v;
+    if (!(v[l->n] = strdup(text)))
         return WL_ENOMEM;
-    s->warnings.n++;
+    l->n++;
     return WL_OK;
+}
+
+static int add_warning(wl_sweep_spec *s, const char *text)
+{
+    return add_text(&s->warnings, text);
 }
 
 static int finish(wl_sweep_spec *s, wl_error *err)
@@ -746,6 +753,15 @@ static int finish(wl_sweep_spec *s, wl_error *err)
         for (size_t i = 0; i < s->traces.n; i++) {
             if ((rc = wl_core_trace_load(s->traces.v[i], &s->trace_wl[i], err)))
                 return rc;
+            /* what a profile's import kept at measured times */
+            const char *nt = wl_core_workload_note(s->trace_wl[i]);
+            if (nt[0]) {
+                char *t = wl_core_strprintf("%s: %s", s->traces.v[i], nt);
+                rc = t ? add_text(&s->notes, t) : WL_ENOMEM;
+                free(t);
+                if (rc)
+                    return rc;
+            }
             s->trace_dt[i] = trace_dtype(s->trace_wl[i]);
             /* a trace runs as recorded, or retyped to fp32 as eager PyTorch would */
             for (size_t d = 0; d < s->ndt; d++)
@@ -883,6 +899,16 @@ size_t wl_sweep_spec_warning_count(const wl_sweep_spec *s)
 const char *wl_sweep_spec_warning(const wl_sweep_spec *s, size_t i)
 {
     return s->finished && i < s->warnings.n ? s->warnings.v[i] : NULL;
+}
+
+size_t wl_sweep_spec_note_count(const wl_sweep_spec *s)
+{
+    return s->finished ? s->notes.n : 0;
+}
+
+const char *wl_sweep_spec_note(const wl_sweep_spec *s, size_t i)
+{
+    return s->finished && i < s->notes.n ? s->notes.v[i] : NULL;
 }
 
 size_t wl_sweep_spec_clipped(const wl_sweep_spec *s, size_t gpu)
@@ -2213,7 +2239,7 @@ int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_o
         return rc;
     int iv = wl_sweep_spec_level(s) > 0;
     wl_results_writer_note(w, "%s (%zu kernels), objective %s", wl_core_workload_name(wl),
-                           wl_core_workload_count(wl), obj->text);
+                           wl_core_workload_launches(wl), obj->text);
     wl_pareto_workload_id wid = {id.model, wl_dtype_name(id.dtype),
                                  id.traced ? NULL : wl_attention_name(id.attention),
                                  wl_mode_name(id.traced ? WL_MODE_PREFILL : id.shape.mode),

@@ -76,6 +76,10 @@ const double *wl_sweep_spec_clocks(const wl_sweep_spec *s, size_t *n);
  * learned positions): how many, and the i-th text (NULL past the last). */
 size_t wl_sweep_spec_warning_count(const wl_sweep_spec *s);
 const char *wl_sweep_spec_warning(const wl_sweep_spec *s, size_t i);
+/* Notes for the user (what a profile's import kept at measured times):
+ * how many, and the i-th text (NULL past the last). */
+size_t wl_sweep_spec_note_count(const wl_sweep_spec *s);
+const char *wl_sweep_spec_note(const wl_sweep_spec *s, size_t i);
 /* The i-th GPU of the gpu axis as resolved (idle tables applied, no set
  * values), or NULL. */
 const wl_core_gpu *wl_sweep_spec_gpu(const wl_sweep_spec *s, size_t i);

@@ -1,0 +1,421 @@
+/* PyTorch profiler import (core/profile.c): the mapping of aten ops to
+ * kernels, anchoring to measured times, the host's timeline, and one
+ * profile predicting another clock on the shared H200 pairs. */
+#include "test_util.h"
+#include "../presets/wattlas_presets.h"
+
+#include <unistd.h>
+#include <zlib.h>
+
+/* A hand-made profile at 1000 MHz (its name says so). The host: the mm
+ * launched at 101 us, the add at 131 (two recorded views between, at 105
+ * and 110), the unknown op at 161 (the profiler's 10 us stall at 140 in
+ * between), a stream sync at 200-250, the backward thread's mul at 310,
+ * a memset at 320. */
+static const char *const PROFILE =
+    "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 10, "
+    "\"ts\": 100, \"dur\": 20, \"args\": {\"External id\": 1, \"Input Dims\": [[64, 128], "
+    "[128, 256]], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\"]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::view\", \"pid\": 1, \"tid\": 10, "
+    "\"ts\": 105, \"dur\": 1, \"args\": {\"External id\": 5, \"Input Dims\": [[64, 256], []], "
+    "\"Input type\": [\"c10::BFloat16\", \"ScalarList\"]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::view\", \"pid\": 1, \"tid\": 10, "
+    "\"ts\": 110, \"dur\": 1, \"args\": {\"External id\": 6}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 1, \"tid\": 10, "
+    "\"ts\": 130, \"dur\": 10, \"args\": {\"External id\": 2, \"Input Dims\": [[1000], [1000], "
+    "[]], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\"]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"overhead\", \"name\": \"Activity Buffer Request\", \"pid\": 1, "
+    "\"tid\": 10, \"ts\": 140, \"dur\": 10},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::weird_op\", \"pid\": 1, \"tid\": 10, "
+    "\"ts\": 160, \"dur\": 5, \"args\": {\"External id\": 3, \"Input Dims\": [[10]], "
+    "\"Input type\": [\"float\"]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mul\", \"pid\": 1, \"tid\": 20, "
+    "\"ts\": 300, \"dur\": 15, \"args\": {\"External id\": 4, \"Input Dims\": [[1000], []], "
+    "\"Input type\": [\"c10::BFloat16\", \"double\"]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
+    "\"tid\": 10, \"ts\": 101, \"dur\": 3, \"args\": {\"correlation\": 11}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
+    "\"tid\": 10, \"ts\": 131, \"dur\": 3, \"args\": {\"correlation\": 12}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
+    "\"tid\": 10, \"ts\": 161, \"dur\": 3, \"args\": {\"correlation\": 13}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", \"pid\": 1, "
+    "\"tid\": 10, \"ts\": 200, \"dur\": 50, \"args\": {\"correlation\": 99}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
+    "\"tid\": 20, \"ts\": 310, \"dur\": 3, \"args\": {\"correlation\": 14}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaMemsetAsync\", \"pid\": 1, "
+    "\"tid\": 20, \"ts\": 320, \"dur\": 2, \"args\": {\"correlation\": 15}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"nvjet_gemm\", \"pid\": 0, \"tid\": 7, "
+    "\"ts\": 110, \"dur\": 20, \"args\": {\"External id\": 1, \"correlation\": 11}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"vectorized_add\", \"pid\": 0, \"tid\": 7, "
+    "\"ts\": 135, \"dur\": 5, \"args\": {\"External id\": 2, \"correlation\": 12}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"weird_kernel\", \"pid\": 0, \"tid\": 7, "
+    "\"ts\": 170, \"dur\": 8, \"args\": {\"External id\": 3, \"correlation\": 13}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"vectorized_mul\", \"pid\": 0, \"tid\": 7, "
+    "\"ts\": 315, \"dur\": 4, \"args\": {\"External id\": 4, \"correlation\": 14}},\n"
+    "{\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\", \"pid\": 0, "
+    "\"tid\": 7, \"ts\": 325, \"dur\": 1, \"args\": {\"External id\": 4, \"correlation\": 15}},\n"
+    "{\"ph\": \"f\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": 1, \"ts\": 1, \"pid\": 0}\n"
+    "], \"traceName\": \"x\"}\n";
+
+static wl_core_workload *load_text(const char *name, const char *text, int *rc, wl_error *err)
+{
+    const char *path = test_path(name);
+    test_write_file(path, text);
+    wl_core_workload *wl = NULL;
+    *rc = wl_core_trace_load(path, &wl, err);
+    return wl;
+}
+
+/* The launches of a workload that are not host gaps, in order. */
+static size_t device_kernels(const wl_core_workload *wl, const wl_kernel **out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < wl_core_workload_count(wl); i++) {
+        const wl_kernel *k = wl_core_workload_kernel(wl, i);
+        if (k->kind != WL_K_GAP && n < max)
+            out[n++] = k;
+    }
+    return n;
+}
+
+static void test_mapping(void **state)
+{
+    (void)state;
+    wl_error err = {0};
+    int rc;
+    wl_core_workload *wl = load_text("step_1000mhz.json", PROFILE, &rc, &err);
+    assert_int_equal(rc, WL_OK);
+    const wl_kernel *k[8];
+    assert_int_equal(device_kernels(wl, k, 8), 5);
+    assert_int_equal(wl_core_workload_launches(wl), 5);
+    /* mm(a[64,128], b[128,256]): output features (N = 256) in M, the 64
+     * rows in N, K = 128 */
+    assert_int_equal(k[0]->kind, WL_K_GEMM);
+    assert_int_equal(k[0]->m, 256);
+    assert_int_equal(k[0]->n, 64);
+    assert_int_equal(k[0]->k, 128);
+    assert_int_equal(k[0]->in_dtype, WL_DT_BF16);
+    assert_true(k[0]->tensor_core);
+    assert_close(k[0]->measured_us, 20.0, 1e-9);
+    assert_close(k[0]->measured_mhz, 1000.0, 0);
+    assert_int_equal(k[0]->phase, WL_PHASE_FORWARD);
+    /* add of two tensors; the unknown op keeps its time */
+    assert_int_equal(k[1]->kind, WL_K_ELEMENTWISE);
+    assert_int_equal(k[1]->op, WL_EW_ADD);
+    assert_int_equal(k[1]->n, 1000);
+    assert_int_equal(k[2]->kind, WL_K_MEASURED);
+    assert_close(k[2]->measured_us, 8.0, 1e-9);
+    /* a tensor times a scalar, on the autograd thread: backward */
+    assert_int_equal(k[3]->op, WL_EW_SCALAR_MUL);
+    assert_int_equal(k[3]->phase, WL_PHASE_BACKWARD);
+    /* the memset keeps its measured time */
+    assert_int_equal(k[4]->kind, WL_K_MEASURED);
+    assert_close(k[4]->measured_us, 1.0, 1e-9);
+    assert_int_equal(wl_core_kernel_class(k[4]), WL_CLASS_OTHER);
+    /* what was kept unmapped is said */
+    const char *note = wl_core_workload_note(wl);
+    assert_non_null(strstr(note, "4 kernels (0.037 ms busy), 3 mapped by their aten op, 1 kept at their measured time"));
+    assert_non_null(strstr(note, "aten::weird_op x1"));
+    assert_non_null(strstr(note, "1 memsets"));
+    assert_true(wl_core_workload_host_timed(wl));
+    /* a profile's times belong to its precision */
+    wl_core_workload *r = NULL;
+    assert_int_equal(wl_core_workload_retype(wl, WL_DT_FP32, &r, &err), WL_EUNSUPPORTED);
+    assert_null(r);
+    wl_core_workload_free(wl);
+}
+
+/* At the profile's own clock the kernels take their measured times and the
+ * host its measured gaps less the profiler's 4 us per recorded op and its
+ * stall: gaps 18 (30 - the two views and the add, recorded before its
+ * launch, x 4), 16 (30 - the 10 us stall - the unknown op x 4), 39, then
+ * the sync and 56 (60 - the mul x 4), 10. Timeline: mm 0-20, add 20-25
+ * (issued at 18), unknown 34-42, host at 73 waits for the GPU (done at
+ * 42), mul 129-133, memset 139-140: 140 us, 38 us busy. */
+static void test_own_clock(void **state)
+{
+    (void)state;
+    wl_error err = {0};
+    int rc;
+    wl_core_workload *wl = load_text("own_1000mhz.json", PROFILE, &rc, &err);
+    assert_int_equal(rc, WL_OK);
+    wl_core_gpu g;
+    test_gpu(&g);
+    wl_core_op op = {.sm_clock_mhz = 1000};
+    wl_core_result r;
+    assert_int_equal(wl_core_predict(&g, wl, &op, &r), WL_OK);
+    assert_int_equal(r.throttled, 0);
+    assert_close(r.busy_ms, 0.038, 1e-9);
+    assert_close(r.time_ms, 0.140, 1e-9);
+    assert_close(r.cls[WL_CLASS_OTHER].busy_ms, 0.009, 1e-12);
+    wl_core_workload_free(wl);
+}
+
+/* At another clock a mapped kernel's time is its measurement times the
+ * model's ratio of the two clocks, computed here on an unanchored copy of
+ * the same kernel; a kernel known only by its time does not move. */
+static void test_other_clock(void **state)
+{
+    (void)state;
+    wl_error err = {0};
+    int rc;
+    wl_core_workload *wl = load_text("other_1000mhz.json", PROFILE, &rc, &err);
+    assert_int_equal(rc, WL_OK);
+    wl_core_gpu g;
+    test_gpu(&g);
+    const wl_kernel *k[8];
+    device_kernels(wl, k, 8);
+    double expect = 8.0 + 1.0;
+    const int mapped[] = {0, 1, 3};
+    for (int i = 0; i < 3; i++) {
+        wl_kernel plain = *k[mapped[i]];
+        plain.measured_us = plain.measured_mhz = 0;
+        wl_core_workload *one = wl_core_workload_create("one");
+        assert_int_equal(wl_core_workload_add(one, &plain), WL_OK);
+        wl_core_evaluator *ev = NULL;
+        assert_int_equal(wl_core_evaluator_create(&g, one, NULL, &ev), WL_OK);
+        double t500 = wl_core_evaluator_kernel_us(ev, 0, 500);
+        double t1000 = wl_core_evaluator_kernel_us(ev, 0, 1000);
+        assert_true(t500 > t1000);
+        expect += k[mapped[i]]->measured_us * t500 / t1000;
+        wl_core_evaluator_free(ev);
+        wl_core_workload_free(one);
+    }
+    wl_core_op op = {.sm_clock_mhz = 500};
+    wl_core_result r;
+    assert_int_equal(wl_core_predict(&g, wl, &op, &r), WL_OK);
+    assert_close(r.busy_ms * 1e3, expect, 1e-9);
+    assert_close(r.cls[WL_CLASS_OTHER].busy_ms, 0.009, 1e-12);
+    assert_true(r.busy_ms > 0.038);
+    wl_core_workload_free(wl);
+}
+
+/* The same profile gzipped, as torch.profiler writes *.json.gz. */
+static void test_gzip(void **state)
+{
+    (void)state;
+    const char *path = test_path("zipped_1000mhz.json.gz");
+    gzFile z = gzopen(path, "wb");
+    assert_non_null(z);
+    assert_int_equal(gzputs(z, PROFILE), (int)strlen(PROFILE));
+    assert_int_equal(gzclose(z), Z_OK);
+    wl_error err = {0};
+    wl_core_workload *wl = NULL;
+    assert_int_equal(wl_core_trace_load(path, &wl, &err), WL_OK);
+    assert_int_equal(wl_core_workload_launches(wl), 5);
+    wl_core_gpu g;
+    test_gpu(&g);
+    wl_core_op op = {.sm_clock_mhz = 1000};
+    wl_core_result r;
+    assert_int_equal(wl_core_predict(&g, wl, &op, &r), WL_OK);
+    assert_close(r.time_ms, 0.140, 1e-9);
+    wl_core_workload_free(wl);
+}
+
+/* A profile's own clock and unprofiled wall time. With the wall time
+ * 0.145 ms the profiler's cost c per op solves 160 - 5c = 145 (the
+ * timeline above with c free: gaps 30 - 3c, 20 - c, 39, 60 - c after the
+ * sync, 10; the add waits for its issue while c <= 10/3), c = 3 us. */
+static char *with_meta(const char *meta)
+{
+    const char *at = strstr(PROFILE, "\"traceName\"");
+    size_t head = (size_t)(at - PROFILE);
+    size_t n = strlen(PROFILE) + strlen(meta) + 8;
+    char *t = malloc(n);
+    assert_non_null(t);
+    memcpy(t, PROFILE, head);
+    snprintf(t + head, n - head, "%s, %s", meta, at);
+    return t;
+}
+
+static void test_metadata(void **state)
+{
+    (void)state;
+    wl_error err = {0};
+    int rc;
+    char *t = with_meta("\"wattlas\": {\"sm_clock_mhz\": 1500, \"wall_ms_per_step\": 0.145}");
+    wl_core_workload *wl = load_text("meta_1000mhz.json", t, &rc, &err);
+    free(t);
+    assert_int_equal(rc, WL_OK);
+    const wl_kernel *k[8];
+    device_kernels(wl, k, 8);
+    assert_close(k[0]->measured_mhz, 1500.0, 0); /* the stated clock, not the name's */
+    assert_non_null(strstr(wl_core_workload_note(wl), "3.00 us per recorded op"));
+    wl_core_gpu g;
+    test_gpu(&g);
+    g.sm_clock_max_mhz = 1500;
+    wl_core_op op = {.sm_clock_mhz = 1500};
+    wl_core_result r;
+    assert_int_equal(wl_core_predict(&g, wl, &op, &r), WL_OK);
+    assert_close(r.time_ms, 0.145, 2e-6);
+    wl_core_workload_free(wl);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    wl_error err = {0};
+    int rc;
+    /* no clock anywhere */
+    wl_core_workload *wl = load_text("noclock.json", PROFILE, &rc, &err);
+    assert_int_equal(rc, WL_EPARSE);
+    assert_null(wl);
+    assert_string_equal(err.field, "sm_clock_mhz");
+    assert_non_null(strstr(err.source, "noclock.json"));
+    /* a negative dimension: the file, its line and the field */
+    char *bad = strdup(PROFILE);
+    char *at = strstr(bad, "[[1000], [1000]");
+    memcpy(at, "[[-100], [1000]", 15);
+    memset(&err, 0, sizeof err);
+    wl = load_text("bad_1000mhz.json", bad, &rc, &err);
+    free(bad);
+    assert_int_equal(rc, WL_EPARSE);
+    assert_string_equal(err.field, "Input Dims");
+    assert_int_equal(err.line, 5);
+    /* truncated */
+    char half[400];
+    memcpy(half, PROFILE, sizeof half - 1);
+    half[sizeof half - 1] = '\0';
+    memset(&err, 0, sizeof err);
+    wl = load_text("cut_1000mhz.json", half, &rc, &err);
+    assert_int_equal(rc, WL_EPARSE);
+    assert_null(wl);
+    /* an object that is not a trace, a trace with no kernels */
+    wl = load_text("empty_1000mhz.json", "{\"a\": 1}", &rc, &err);
+    assert_int_equal(rc, WL_EPARSE);
+    assert_string_equal(err.field, "traceEvents");
+    wl = load_text("none_1000mhz.json", "{\"traceEvents\": []}", &rc, &err);
+    assert_int_equal(rc, WL_EPARSE);
+    assert_non_null(strstr(err.text, "no GPU kernels"));
+    /* an absurd clock in the metadata */
+    char *t = with_meta("\"wattlas\": {\"sm_clock_mhz\": 1e9}");
+    wl = load_text("absurd_1000mhz.json", t, &rc, &err);
+    free(t);
+    assert_int_equal(rc, WL_EPARSE);
+    assert_string_equal(err.field, "sm_clock_mhz");
+    /* a gzip file that is cut short */
+    const char *zpath = test_path("cut.json.gz");
+    gzFile z = gzopen(zpath, "wb");
+    gzputs(z, PROFILE);
+    gzclose(z);
+    FILE *f = fopen(zpath, "r+b");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), 60), 0);
+    fclose(f);
+    assert_int_not_equal(wl_core_trace_load(zpath, &wl, &err), WL_OK);
+    assert_null(wl);
+}
+
+/* ---- the shared H200 profiles ------------------------------------------------ */
+
+typedef struct {
+    char workload[96];
+    double clock, kernels, busy_ms, memsets, memset_ms, memcpys, memcpy_ms, wall_ms;
+} summary_row;
+
+static size_t read_summary(const char *dir, summary_row *rows, size_t max)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/profiles/h200-sxm-141gb/summary.csv", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char line[512];
+    size_t n = 0;
+    if (!fgets(line, sizeof line, f)) {
+        fclose(f);
+        return 0;
+    }
+    while (n < max && fgets(line, sizeof line, f)) {
+        summary_row *r = &rows[n];
+        double ev, gb;
+        /* workload,sm_clock_mhz,wall_ms_per_step,device_events,gpu_busy_ms,
+         * kernel_launches,kernel_busy_ms,memcpy,memcpy_ms,memset,memset_ms */
+        if (sscanf(line, "%95[^,],%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", r->workload,
+                   &r->clock, &r->wall_ms, &ev, &gb, &r->kernels, &r->busy_ms, &r->memcpys,
+                   &r->memcpy_ms, &r->memsets, &r->memset_ms) == 11)
+            n++;
+    }
+    fclose(f);
+    return n;
+}
+
+static const summary_row *find_row(const summary_row *rows, size_t n, const char *w, double clock)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(rows[i].workload, w) && rows[i].clock == clock)
+            return &rows[i];
+    return NULL;
+}
+
+/* Kernel busy time of a profile predicted at a clock (memsets and memcpys,
+ * which keep their times, taken off). */
+static double kernel_busy(const wl_core_gpu *g, const wl_core_workload *wl, double clock,
+                          const summary_row *src)
+{
+    wl_core_op op = {.sm_clock_mhz = clock};
+    wl_core_result r;
+    assert_int_equal(wl_core_predict(g, wl, &op, &r), WL_OK);
+    return r.busy_ms - src->memset_ms - src->memcpy_ms;
+}
+
+/* Every shared profile: its launches as the summary counts them; at its
+ * own clock its measured kernel busy time exactly (anchored, throttled or
+ * not); at the other clock the measured busy time within 20%. The goal is
+ * 5%; the H200 preset (transferred from the H100 board) falls short by
+ * up to 15% (README, "Profiles"): it moves eager kernels too little with
+ * the clock and throttles the 1980 MHz runs too hard. */
+static void test_shared_pairs(void **state)
+{
+    (void)state;
+    REQUIRE_SHARED(dir);
+    summary_row rows[64];
+    size_t n = read_summary(dir, rows, 64);
+    if (!n) {
+        fprintf(stderr, "SKIP %s: no profiles/h200-sxm-141gb/summary.csv\n", __func__);
+        skip();
+    }
+    wl_core_gpu g;
+    wl_error err = {0};
+    assert_int_equal(wl_preset_gpu_load("h200-sxm-141gb", &g, &err), WL_OK);
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        const summary_row *src = &rows[i];
+        /* the 25k-kernel decode profile takes a second to read: the pairs
+         * of the shorter workloads are enough here */
+        if (strstr(src->workload, "decode"))
+            continue;
+        const summary_row *dst = find_row(rows, n, src->workload, src->clock == 1980 ? 990 : 1980);
+        assert_non_null(dst);
+        char *path = wl_core_strprintf("%s/profiles/h200-sxm-141gb/%s_%.0fmhz.json.gz", dir,
+                                       src->workload, src->clock);
+        assert_non_null(path);
+        wl_core_workload *wl = NULL;
+        assert_int_equal(wl_core_trace_load(path, &wl, &err), WL_OK);
+        free(path);
+        assert_int_equal((double)wl_core_workload_launches(wl),
+                         src->kernels + src->memsets + src->memcpys);
+        assert_close(kernel_busy(&g, wl, src->clock, src), src->busy_ms, 1e-3 * src->busy_ms);
+        double other = kernel_busy(&g, wl, dst->clock, src);
+        double e = other / dst->busy_ms - 1;
+        fprintf(stderr, "%-42s %4.0f -> %4.0f MHz: kernel busy %8.2f ms, measured %8.2f (%+.1f%%)\n",
+                src->workload, src->clock, dst->clock, other, dst->busy_ms, 100 * e);
+        if (fabs(e) > worst)
+            worst = fabs(e);
+        assert_true(fabs(e) < 0.20);
+        wl_core_workload_free(wl);
+    }
+    fprintf(stderr, "worst %.1f%%\n", 100 * worst);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mapping),     cmocka_unit_test(test_own_clock),
+        cmocka_unit_test(test_other_clock), cmocka_unit_test(test_gzip),
+        cmocka_unit_test(test_metadata),    cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_shared_pairs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
