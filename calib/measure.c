@@ -106,10 +106,18 @@ static int read_rows(wl_results_csv *csv, wl_calib_set *s, wl_error *err)
     int c_temp = wl_results_csv_col(csv, "temp_c");
     int c_limit = wl_results_csv_col(csv, "power_limit_w");
     int c_gen = wl_results_csv_col(csv, "gen_tokens");
-    static const char *const opt_names[3] = {"optimizer", "master_dtype", "launch"};
-    int c_opt[3];
-    for (int i = 0; i < 3; i++)
+    static const char *const opt_names[5] = {"optimizer", "master_dtype", "launch", "stack",
+                                             "impl"};
+    int c_opt[5];
+    for (int i = 0; i < 5; i++)
         c_opt[i] = wl_results_csv_col(csv, opt_names[i]);
+    /* rows that do not say their stack (see wl_calib_row) */
+    static const char *const harness_cols[] = {"power_limit_w", "gen_tokens", "optimizer",
+                                               "master_dtype", "launch", "repeats",
+                                               "throttle_reasons"};
+    int harness = 0;
+    for (size_t i = 0; i < sizeof harness_cols / sizeof *harness_cols; i++)
+        harness |= wl_results_csv_col(csv, harness_cols[i]) >= 0;
     size_t nc = wl_results_csv_ncols(csv), hl = 0;
     s->cols = calloc(nc, sizeof *s->cols);
     if (!s->cols)
@@ -212,15 +220,18 @@ static int read_rows(wl_results_csv *csv, wl_calib_set *s, wl_error *err)
             return WL_EPARSE;
         }
         row->gen_tokens = isnan(g) ? 0 : (long long)g;
-        char *odst[3] = {row->optimizer, row->master_dtype, row->launch};
-        const size_t ocap[3] = {sizeof row->optimizer, sizeof row->master_dtype, sizeof row->launch};
-        for (int i = 0; i < 3; i++)
+        char *odst[5] = {row->optimizer, row->master_dtype, row->launch, row->stack, row->impl};
+        const size_t ocap[5] = {sizeof row->optimizer, sizeof row->master_dtype, sizeof row->launch,
+                                sizeof row->stack, sizeof row->impl};
+        for (int i = 0; i < 5; i++)
             if (c_opt[i] >= 0 &&
                 copy_str(odst[i], ocap[i], wl_results_csv_field(csv, (size_t)c_opt[i]))) {
                 wl_error_set(err, path, line, opt_names[i], "longer than %zu characters",
                              ocap[i] - 1);
                 return WL_EPARSE;
             }
+        if (!row->stack[0])
+            memcpy(row->stack, !harness && !strncmp(row->gpu, "a100", 4) ? "hf4" : "hf5", 4);
         if (store_fields(s, csv))
             return WL_ENOMEM;
         s->n++;

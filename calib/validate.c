@@ -84,6 +84,14 @@ static int row_shape(const wl_calib_row *r, wl_core_shape *sh, char *why, size_t
         snprintf(why, n, "unknown launch '%s' (eager or graphs)", r->launch);
         return -1;
     }
+    if (r->stack[0] && wl_stack_parse(r->stack, &sh->stack)) {
+        snprintf(why, n, "unknown stack '%s' (hf5 or hf4)", r->stack);
+        return -1;
+    }
+    if (r->impl[0] && wl_impl_parse(r->impl, &sh->impl)) {
+        snprintf(why, n, "unknown impl '%s' (hf-eager or fused)", r->impl);
+        return -1;
+    }
     if (sh->mode == WL_MODE_DECODE && r->gen_tokens <= 0) {
         snprintf(why, n, "a decode row needs gen_tokens (the tokens generated)");
         return -1;
@@ -200,9 +208,9 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
     for (size_t i = 0; i < p->n; i++) {
         const wl_calib_row *r = wl_calib_row_at(set, i);
         char key[256];
-        snprintf(key, sizeof key, "%s|%s|%lld|%lld|%s|%s|%s|%s|%lld|%s", r->model, r->dtype,
+        snprintf(key, sizeof key, "%s|%s|%lld|%lld|%s|%s|%s|%s|%lld|%s|%s|%s", r->model, r->dtype,
                  r->batch, r->seq, r->attention, r->mode, r->optimizer, r->master_dtype,
-                 r->gen_tokens, r->launch);
+                 r->gen_tokens, r->launch, r->stack, r->impl);
         size_t w;
         for (w = 0; w < p->nwl; w++)
             if (strcmp(p->wls[w].key, key) == 0)

@@ -22,6 +22,13 @@ typedef struct {
     double power_limit_w;
     long long gen_tokens;
     char optimizer[16], master_dtype[16], launch[16];
+    /* the software it ran on (stack: hf5 or hf4, impl: hf-eager or fused).
+     * A row that does not say is hf5 (today's stack), except an A100 row
+     * in EnergAIzer's 13-column schema (no column of the measurement
+     * harness's: power_limit_w, gen_tokens, optimizer, master_dtype,
+     * launch, repeats, throttle_reasons): EnergAIzer's artifact, its
+     * only GPU the A100, ran transformers 4.x */
+    char stack[16], impl[16];
     int line;
 } wl_calib_row;
 

@@ -27,11 +27,16 @@
     "  --grad-accum N          train: micro-batches of --batch per step (default 1)\n" \
     "  --gen N                 decode: tokens generated after the --seq prompt (default 128)\n" \
     "  --launch eager|graphs   decode: kernels issued one by one, or decode steps\n" \
-    "                          replayed from CUDA graphs (default eager)\n"
+    "                          replayed from CUDA graphs (default eager)\n" \
+    "  --stack hf5|hf4         the software whose kernels run: HF transformers 5.x on\n" \
+    "                          PyTorch 2.11 (default; what wattlas.measure runs), or the\n" \
+    "                          transformers 4.x of EnergAIzer's A100 sets\n" \
+    "  --impl hf-eager|fused   HF's eager modules (default), or a fused implementation\n" \
+    "                          (Megatron/TransformerEngine, vLLM, torch.compile)\n"
 #define CLI_MODE_AXES                                                                        \
     {"mode", "mode"}, {"optimizer", "optimizer"}, {"master-dtype", "master_dtype"},            \
         {"recompute", "recompute"}, {"grad-accum", "grad_accum"}, {"gen", "gen"},            \
-        {"launch", "launch"}
+        {"launch", "launch"}, {"stack", "stack"}, {"impl", "impl"}
 
 typedef struct {
     const char *name, *summary;

@@ -50,6 +50,7 @@ typedef struct {
     int graphing;     /* kernels go into a CUDA graph ... */
     size_t graph_n;   /* ... of which this many are already in */
     wl_attention attn;
+    int hf5;          /* HF transformers 5.x eager (see hf5_* below) */
     wl_dtype conv_dt; /* cuDNN convolutions: TF32 tensor cores for fp32 (PyTorch's
                          default allow_tf32 for cuDNN), else the dtype */
     int rc;
@@ -218,6 +219,21 @@ static void linear_x(bld *B, long long in, long long out, int bias, int conv1d)
         k.n = B->T;
     }
     add(B, &k);
+    /* cuBLAS splits K for a skinny GEMM whose output tiles would leave
+     * SMs idle (64 x 8 tiles against a Hopper's 132 SMs: a decode step's
+     * projections of 4096 outputs and less, not its 14336-wide MLP nor
+     * the LM head, in the H200 profiles), then sums the fp32 partials in
+     * a second kernel (cublasLt splitKreduce) */
+    if (B->hf5 && B->T <= 64 && (out + 63) / 64 * ((B->T + 7) / 8) < 132) {
+        long long tiles = (out + 63) / 64 * ((B->T + 7) / 8);
+        long long splits = (132 + tiles - 1) / tiles;
+        if (splits > in / 256)
+            splits = in / 256;
+        if (splits >= 2) {
+            wl_kernel r = rowk(WL_K_REDUCE, B->T * out, splits, WL_DT_FP32);
+            add(B, &r);
+        }
+    }
     tp_ent *e = tp_new(B);
     if (!e)
         return;
@@ -373,8 +389,14 @@ static double eb(const bld *B) { return wl_dtype_bytes(B->dt); }
  * mul on the T statistics); pow(x, 2) gives grad * 2 x^1 (pow with
  * exponent 1 is a copy, then a scale and a mul); x feeds pow and the
  * product, so its two gradients are added. */
+static void hf5_rmsnorm(bld *B);
+
 static void norm(bld *B)
 {
+    if (B->hf5 && B->m->style == WL_STYLE_LLAMA && B->m->norm == WL_NORM_RMSNORM) {
+        hf5_rmsnorm(B);
+        return;
+    }
     if (B->m->norm == WL_NORM_LAYERNORM) {
         rowop(B, WL_K_LAYERNORM, B->T, B->d, B->dt);
         save(B, (double)(B->T * B->d), eb(B)); /* input; mean and rstd below */
@@ -409,8 +431,14 @@ static void norm(bld *B)
  * cat are views and a small copy the traces do not record. Backward: one
  * mul per product (cos and sin need no gradient) and the sum of x's two
  * gradients. */
+static void hf5_rotary(bld *B, long long heads);
+
 static void rotary(bld *B, long long heads)
 {
+    if (B->hf5) {
+        hf5_rotary(B, heads);
+        return;
+    }
     long long n = B->b * heads * B->s * B->hd;
     wl_kernel mb = ewk(WL_EW_MUL, n, B->dt);
     fanout(B, n, B->dt, 2);
@@ -462,13 +490,26 @@ static void flash(bld *B, long long bh)
         wl_kernel c = ewk(WL_EW_CAST_BF16, B->T * B->h * B->hd, WL_DT_FP32);
         tp_k(e, &c);
     }
+    /* cuDNN's backward with grouped queries (SDPA's enable_gqa) sums the
+     * key and value gradients over each group: two more kernels */
+    if (B->hf5 && k.groups > 1) {
+        wl_kernel r = rowk(WL_K_REDUCE, B->b * B->kvh * B->sk * B->hd, k.groups, WL_DT_FP32);
+        tp_k(e, &r);
+        tp_k(e, &r);
+    }
     /* q, k, v, the output and the log-sum-exp per row */
     save(B, (double)B->T * (double)((2 * B->h + 2 * B->kvh) * B->hd), eb(B));
     save(B, (double)(bh * B->s), 4.0);
 }
 
+static void hf5_attention(bld *B);
+
 static void attention(bld *B)
 {
+    if (B->hf5) {
+        hf5_attention(B);
+        return;
+    }
     const wl_core_model *m = B->m;
     long long bh = B->b * B->h, ss = bh * B->s * B->sk;
     long long dq = B->h * B->hd, dkv = B->kvh * B->hd;
@@ -709,10 +750,357 @@ static void embed_bwd(bld *B, long long rows, int tied)
     e->param[e->np++] = (double)rows * (double)B->d;
 }
 
+/* ---- HF transformers 5.x on PyTorch 2.11 (--stack hf5, --impl hf-eager) -------
+ * What the modules of transformers 5.17 launch in eager mode, from their
+ * source (models/{gpt2,bert,opt,llama,qwen2}/modeling_*.py,
+ * integrations/sdpa_attention.py, masking_utils.py, cache_utils.py) and
+ * checked against the H200 profiles of shared/data/profiles, which record
+ * every kernel with its aten op:
+ *  - the embeddings are gathers (index_select), the positions an arange
+ *    plus the cache's length;
+ *  - eager attention gets a 4-D additive mask built per forward
+ *    (masking_utils: aranges, a comparison, a where over b x s x s keys);
+ *    SDPA gets none (is_causal);
+ *  - a decoder's DynamicCache appends keys and values with torch.cat,
+ *    which copies the whole cache every forward;
+ *  - eager_attention_forward: repeat_kv copies for grouped queries,
+ *    matmul on a non-contiguous query (a copy), the scores times the
+ *    scaling (a kernel even at 1.0), plus the mask, softmax (in fp32 with
+ *    a cast each way for OPT and Llama-style models), matmul with the
+ *    values, the output made contiguous (a copy);
+ *  - Llama-style RMSNorm in fp32: the cast, pow, mean, + eps, rsqrt, the
+ *    product, the cast back and the weight: eight kernels;
+ *  - rotary: x cos + rotate_half(x) sin, rotate_half a neg of one half
+ *    and a cat: five kernels per tensor. */
+
+/* The kernels of masking_utils' causal mask for eager attention: the
+ * cache and kv positions (aranges and adds), the causal comparison over
+ * s x sk, then where(mask, 0, min) over b x s x sk. */
+static void hf5_causal_mask(bld *B)
+{
+    const wl_dtype L = WL_DT_FP32; /* int64 positions, counted at 4 bytes */
+    for (int i = 0; i < 3; i++)
+        ewc(B, WL_EW_FILL, B->s, L);
+    ewc(B, WL_EW_SCALAR_ADD, B->s, L);
+    ewc(B, WL_EW_FILL, B->sk, L);
+    ewc(B, WL_EW_SCALAR_ADD, B->sk, L);
+    ewc(B, WL_EW_UNSPEC_TENSOR, B->s * B->sk, WL_DT_INT8); /* kv_idx <= q_idx */
+    ewc(B, WL_EW_FILL, 1, B->dt);
+    ewc(B, WL_EW_TERNARY, B->b * B->s * B->sk, B->dt);     /* where(mask, 0, min) */
+}
+
+/* LlamaRotaryEmbedding.forward per forward pass: the positions to fp32,
+ * inv_freq @ positions (a batched GEMM of K = 1), cat(freqs, freqs),
+ * cos and sin times attention_scaling, both cast to the activation dtype. */
+static void hf5_rotary_table(bld *B)
+{
+    long long rows = B->gen == 2 ? B->b : 1; /* a decode step's positions per sequence */
+    long long cs = rows * B->s * B->hd;
+    const wl_dtype F = WL_DT_FP32;
+    ewc(B, WL_EW_COPY, rows * B->s, F);
+    wl_kernel k = {0};
+    k.kind = WL_K_GEMM;
+    k.in_dtype = F;
+    k.acc_dtype = F;
+    k.batch = rows;
+    k.m = B->hd / 2;
+    k.n = B->s;
+    k.k = 1;
+    add(B, &k);
+    ewc(B, WL_EW_COPY, cs, F);
+    ewc(B, WL_EW_UNSPEC_SCALAR, cs, F); /* cos */
+    ewc(B, WL_EW_SCALAR_MUL, cs, F);
+    ewc(B, WL_EW_UNSPEC_SCALAR, cs, F); /* sin */
+    ewc(B, WL_EW_SCALAR_MUL, cs, F);
+    if (half(B)) {
+        ewc(B, WL_EW_CAST_BF16, cs, F);
+        ewc(B, WL_EW_CAST_BF16, cs, F);
+    }
+}
+
+static void hf5_prefix(bld *B)
+{
+    const wl_core_model *m = B->m;
+    long long n = B->T * B->d;
+    const wl_dtype L = WL_DT_FP32;
+    int eager = B->attn == WL_ATTN_EAGER;
+    switch (m->style) {
+    case WL_STYLE_GPT2:
+        embed_bwd(B, m->vocab_size, !m->untied_head);
+        ewc(B, WL_EW_COPY, n, B->dt);           /* wte(input_ids) */
+        ewc(B, WL_EW_FILL, B->s, L);             /* cache_position */
+        ewc(B, WL_EW_SCALAR_ADD, B->s, L);
+        if (m->positions == WL_POS_LEARNED) {
+            embed_bwd(B, m->max_positions, 0);
+            ewc(B, WL_EW_COPY, B->s * B->d, B->dt); /* wpe(position_ids) */
+            ew(B, WL_EW_ADD, n, B->dt);
+        }
+        dropout(B, n, m->hidden_dropout);
+        if (eager)
+            hf5_causal_mask(B);
+        break;
+    case WL_STYLE_BERT:
+        ewc(B, WL_EW_COPY, B->s, L);             /* position_ids[:, :s] */
+        embed_bwd(B, m->vocab_size, !m->untied_head);
+        ewc(B, WL_EW_COPY, n, B->dt);            /* word_embeddings */
+        ewc(B, WL_EW_COPY, B->T, L);             /* token_type_ids expanded */
+        embed_bwd(B, m->type_vocab_size, 0);
+        ewc(B, WL_EW_COPY, n, B->dt);            /* token_type_embeddings */
+        ew(B, WL_EW_ADD, n, B->dt);
+        embed_bwd(B, m->max_positions, 0);
+        ewc(B, WL_EW_COPY, B->s * B->d, B->dt);  /* position_embeddings */
+        ew(B, WL_EW_ADD, n, B->dt);
+        norm(B);
+        dropout(B, n, m->hidden_dropout);
+        break;
+    case WL_STYLE_OPT:
+        embed_bwd(B, m->vocab_size, !m->untied_head);
+        ewc(B, WL_EW_COPY, n, B->dt);            /* embed_tokens */
+        /* the all-ones attention mask the model makes, its positions
+         * (cumsum(mask) * mask - 1) and the padding half of the mask */
+        ewc(B, WL_EW_FILL, B->T, L);
+        wl_kernel cs = rowk(WL_K_REDUCE, B->b, B->s, L);
+        add(B, &cs);
+        ewc(B, WL_EW_MUL, B->T, L);
+        ewc(B, WL_EW_SCALAR_ADD, B->T, L);
+        ewc(B, WL_EW_COPY, B->T, L);
+        ewc(B, WL_EW_COPY, B->T, WL_DT_INT8);
+        if (eager) {
+            hf5_causal_mask(B);
+            /* and-ed with the padding mask of every sequence */
+            ewc(B, WL_EW_UNSPEC_TENSOR, B->s * B->sk, WL_DT_INT8);
+            ewc(B, WL_EW_COPY, B->b * B->sk, L);
+            ewc(B, WL_EW_COPY, B->b * B->sk, L);
+            ewc(B, WL_EW_COPY, B->T, WL_DT_INT8);
+            ewc(B, WL_EW_UNSPEC_TENSOR, B->b * B->s * B->sk, WL_DT_INT8);
+        }
+        ewc(B, WL_EW_SCALAR_ADD, B->T, L);       /* positions + offset 2 */
+        if (m->positions == WL_POS_LEARNED) {
+            embed_bwd(B, m->max_positions, 0);
+            ewc(B, WL_EW_COPY, n, B->dt);        /* embed_positions */
+            ew(B, WL_EW_ADD, n, B->dt);
+        }
+        break;
+    default: /* LLAMA */
+        embed_bwd(B, m->vocab_size, !m->untied_head);
+        if (B->gen == 2) {
+            /* generate's inputs for a step: the last tokens and the
+             * positions (copies), the embedding, the attention mask's
+             * copies and its sum, and a check read back to the host */
+            ewc(B, WL_EW_COPY, B->b, L);
+            ewc(B, WL_EW_COPY, B->b, L);
+            ewc(B, WL_EW_COPY, n, B->dt);
+            ewc(B, WL_EW_COPY, B->b * B->sk, WL_DT_INT8);
+            ewc(B, WL_EW_COPY, B->b * B->sk, L);
+            wl_kernel sm = rowk(WL_K_REDUCE, B->b, B->sk, L);
+            add(B, &sm);
+            ewc(B, WL_EW_UNSPEC_SCALAR, 1, L);
+            host_sync(B);
+        } else {
+            ewc(B, WL_EW_COPY, n, B->dt);        /* embed_tokens */
+            ewc(B, WL_EW_FILL, B->s, L);         /* cache_position */
+            ewc(B, WL_EW_SCALAR_ADD, B->s, L);
+        }
+        if (eager)
+            hf5_causal_mask(B);
+        break;
+    }
+    if (m->positions == WL_POS_ROTARY)
+        hf5_rotary_table(B);
+}
+
+/* Qwen2RMSNorm / LlamaRMSNorm, eager:
+ *   x = x.to(fp32); v = x.pow(2).mean(-1, keepdim); x = x * rsqrt(v + eps);
+ *   return weight * x.to(dtype)
+ * Backward by derivatives.yaml: the casts cast back; weight * y gives
+ * grad * w and sum_tokens(grad * y); x * r gives grad * r and
+ * sum_row(grad * x); rsqrt gives -0.5 grad r^3 (pow, scale, mul on the
+ * row statistics); mean gives grad.expand / d (one kernel); pow(x, 2)
+ * gives grad * 2 x (a scale and a mul: the profiles show no pow(x, 1));
+ * x feeds pow and the product, so its two gradients are added. */
+static void hf5_rmsnorm(bld *B)
+{
+    long long n = B->T * B->d, T = B->T;
+    const wl_dtype F = WL_DT_FP32;
+    if (half(B))
+        ew(B, WL_EW_CAST_FP32, n, B->dt);
+    fanout(B, n, F, 2);
+    wl_kernel pw[2] = {ewk(WL_EW_SCALAR_MUL, n, F), ewk(WL_EW_MUL, n, F)};
+    ewb(B, WL_EW_UNSPEC_SCALAR, n, F, pw, 2);   /* pow(2) */
+    wl_kernel mean = rowk(WL_K_REDUCE, T, B->d, F);
+    add(B, &mean);
+    tp_ent *e = tp_new(B);
+    wl_kernel mb = ewk(WL_EW_SCALAR_MUL, n, F);
+    tp_k(e, &mb);                               /* mean_backward */
+    ewb(B, WL_EW_SCALAR_ADD, T, F, NULL, 0);    /* + eps */
+    wl_kernel rs[3] = {ewk(WL_EW_UNSPEC_SCALAR, T, F), ewk(WL_EW_SCALAR_MUL, T, F), ewk(WL_EW_MUL, T, F)};
+    ewb(B, WL_EW_UNSPEC_SCALAR, T, F, rs, 3);   /* rsqrt */
+    wl_kernel xr[3] = {ewk(WL_EW_MUL, n, F), ewk(WL_EW_MUL, n, F), rowk(WL_K_REDUCE, T, B->d, F)};
+    ewb(B, WL_EW_MUL, n, F, xr, 3);             /* x * rsqrt */
+    if (half(B))
+        ew(B, WL_EW_CAST_BF16, n, F);
+    wl_kernel wy[3] = {ewk(WL_EW_MUL, n, B->dt), rowk(WL_K_REDUCE, B->d, T, B->dt),
+                       ewk(WL_EW_MUL, n, B->dt)};
+    ewb(B, WL_EW_MUL, n, B->dt, wy, 3);         /* weight * x.to(dtype) */
+    tp_param(B, (double)B->d);
+    save(B, (double)n, 4.0 + 4.0 + eb(B));      /* x in fp32, the product, its cast */
+    save(B, (double)T, 4.0);                    /* rsqrt */
+}
+
+/* apply_rotary_pos_emb: q cos + rotate_half(q) sin, rotate_half(x) =
+ * cat(-x2, x1). Backward: cos and sin need no gradient, so a mul each;
+ * neg's a neg; cat's gradient is two views, each slice of x a zeroed
+ * tensor and a copy into it (slice_backward); x's three gradients are
+ * added. */
+static void hf5_rotary(bld *B, long long heads)
+{
+    long long n = B->b * heads * B->s * B->hd;
+    wl_kernel mb = ewk(WL_EW_MUL, n, B->dt);
+    fanout(B, n, B->dt, 3);
+    ewb(B, WL_EW_MUL, n, B->dt, &mb, 1);             /* x * cos */
+    wl_kernel sl[2] = {ewk(WL_EW_FILL, n, B->dt), ewk(WL_EW_COPY, n / 2, B->dt)};
+    tp_ent *e = tp_new(B);                            /* the two slices of x */
+    for (int i = 0; e && i < 2; i++) {
+        tp_k(e, &sl[0]);
+        tp_k(e, &sl[1]);
+    }
+    wl_kernel nb = ewk(WL_EW_UNSPEC_SCALAR, n / 2, B->dt);
+    ewb(B, WL_EW_UNSPEC_SCALAR, n / 2, B->dt, &nb, 1); /* -x2 */
+    ewb(B, WL_EW_COPY, n, B->dt, NULL, 0);            /* cat */
+    ewb(B, WL_EW_MUL, n, B->dt, &mb, 1);              /* * sin */
+    ew(B, WL_EW_ADD, n, B->dt);
+    save(B, (double)n, eb(B));                        /* rotate_half(x) for nothing: x kept */
+}
+
+/* The dynamic cache's update of one layer: torch.cat of the cache (empty
+ * in a prefill) and the new keys, then the values, each copying the
+ * whole cache of b x kv_heads x sk x head_dim. */
+static void hf5_cache_cat(bld *B)
+{
+    long long n = B->b * B->kvh * B->sk * B->hd;
+    ew(B, WL_EW_COPY, n, B->dt);
+    ew(B, WL_EW_COPY, n, B->dt);
+}
+
+/* Softmax as PyTorch 2.11 runs it: the backward is the product of the
+ * gradient and the output, then _softmax_backward_data's reduction
+ * kernel (two kernels in every training profile). */
+static void hf5_softmax(bld *B, long long rows, long long dim, wl_dtype dt)
+{
+    wl_kernel k = rowk(WL_K_SOFTMAX, rows, dim, dt);
+    add(B, &k);
+    tp_ent *e = tp_new(B);
+    wl_kernel mb = ewk(WL_EW_MUL, rows * dim, dt);
+    tp_k(e, &mb);
+    k.bwd = 1;
+    tp_k(e, &k);
+}
+
+/* A gradient that reaches a view with another layout (heads and tokens
+ * transposed) is made contiguous before the next matmul: one copy. */
+static void hf5_layout_grad(bld *B, long long n, int copies)
+{
+    tp_ent *e = tp_new(B);
+    wl_kernel c = ewk(WL_EW_COPY, n, B->dt);
+    for (int i = 0; e && i < copies; i++)
+        tp_k(e, &c);
+}
+
+static void hf5_attention(bld *B)
+{
+    const wl_core_model *m = B->m;
+    long long bh = B->b * B->h, ss = bh * B->s * B->sk;
+    long long dq = B->h * B->hd, dkv = B->kvh * B->hd;
+    wl_style st = m->style;
+    int qkv_bias = st != WL_STYLE_LLAMA || m->qkv_bias;
+    int decoder = st != WL_STYLE_BERT;
+    save(B, (double)(B->T * B->d), eb(B)); /* the projections' input */
+    if (st == WL_STYLE_GPT2) {
+        linear(B, B->d, dq + 2 * dkv, 1); /* c_attn, split into views */
+        /* backward: the split's gradient is a cat of the three (the
+         * query's and the key's made contiguous first) */
+        tp_ent *e = tp_new(B);
+        wl_kernel cat = ewk(WL_EW_COPY, B->T * (dq + 2 * dkv), B->dt);
+        tp_k(e, &cat);
+        hf5_layout_grad(B, B->T * dq, 2);
+    } else {
+        fanout(B, B->T * B->d, B->dt, 3);
+        linear(B, B->d, dq, qkv_bias);
+        hf5_layout_grad(B, B->T * dq, 1);
+        if (st == WL_STYLE_OPT)
+            ew(B, WL_EW_SCALAR_MUL, B->T * dq, B->dt); /* q * scaling */
+        linear(B, B->d, dkv, qkv_bias);
+        hf5_layout_grad(B, B->T * dkv, 1);
+        linear(B, B->d, dkv, qkv_bias);
+        hf5_layout_grad(B, B->T * dkv, 1);
+    }
+    if (m->positions == WL_POS_ROTARY) {
+        rotary(B, B->h);
+        rotary(B, B->kvh);
+    }
+    if (decoder)
+        hf5_cache_cat(B);
+    if (B->attn == WL_ATTN_FLASH) {
+        /* sdpa_attention_forward: grouped queries go to SDPA (enable_gqa),
+         * no copies; cuDNN's decode kernel (one query) reduces its key
+         * splits in a second kernel */
+        flash(B, bh);
+        if (B->s == 1 && !B->train)
+            ewc(B, WL_EW_COPY, bh * 2 * B->hd, WL_DT_FP32);
+    } else {
+        mark(B, MARK_CORE_BEGIN);
+        B->in_core = B->train;
+        long long kvn = B->b * B->h * B->sk * B->hd;
+        if (B->kvh < B->h) { /* repeat_kv: expand and reshape, a copy each */
+            ew(B, WL_EW_COPY, kvn, B->dt);
+            ew(B, WL_EW_COPY, kvn, B->dt);
+        }
+        ew(B, WL_EW_COPY, B->T * dq, B->dt);          /* the query made contiguous */
+        if (!decoder)
+            ew(B, WL_EW_COPY, kvn, B->dt);            /* BERT: key.transpose made contiguous */
+        save(B, 2.0 * (double)(B->T * dq), eb(B));
+        bgemm(B, bh, B->s, B->sk, B->hd);
+        ew(B, WL_EW_SCALAR_MUL, ss, B->dt);           /* * scaling */
+        if (decoder)
+            ew(B, WL_EW_ADD, ss, B->dt);              /* + the 4-D mask */
+        wl_dtype sdt = B->dt;
+        int fp32_softmax = (st == WL_STYLE_OPT || st == WL_STYLE_LLAMA) && half(B);
+        if (fp32_softmax) {
+            ew(B, WL_EW_CAST_FP32, ss, B->dt);
+            sdt = WL_DT_FP32;
+        }
+        hf5_softmax(B, bh * B->s, B->sk, sdt);
+        if (fp32_softmax)
+            ew(B, WL_EW_CAST_BF16, ss, WL_DT_FP32);
+        save(B, (double)ss, wl_dtype_bytes(sdt));
+        int drop = B->train && m->attention_dropout > 0;
+        dropout(B, ss, m->attention_dropout);
+        if (drop || fp32_softmax)
+            save(B, (double)ss, eb(B));
+        if (!decoder)
+            ew(B, WL_EW_COPY, kvn, B->dt);            /* BERT: the values made contiguous */
+        save(B, (double)(B->T * dq), eb(B));
+        bgemm(B, bh, B->s, B->hd, B->sk);
+        B->in_core = 0;
+        mark(B, MARK_CORE_END);
+        /* transpose(1, 2).contiguous(); its gradient back to the heads' layout */
+        wl_kernel oc = ewk(WL_EW_COPY, B->T * dq, B->dt);
+        ewb(B, WL_EW_COPY, B->T * dq, B->dt, &oc, 1);
+    }
+    save(B, (double)(B->T * dq), eb(B)); /* the output projection's input */
+    linear(B, dq, B->d, st != WL_STYLE_LLAMA);
+}
+
 static void prefix(bld *B)
 {
     const wl_core_model *m = B->m;
     long long n = B->T * B->d;
+    if (B->hf5) {
+        hf5_prefix(B);
+        B->saved_other += B->saved_layer;
+        B->saved_layer = 0;
+        return;
+    }
     switch (m->style) {
     case WL_STYLE_GPT2:
         embed_bwd(B, m->vocab_size, !m->untied_head);
@@ -983,6 +1371,17 @@ static int setup(bld *B, const wl_core_model *model, const wl_core_shape *shape,
     B->ff = model->d_ff;
     B->attn = shape->attention;
     B->conv_dt = shape->dtype == WL_DT_FP32 ? WL_DT_TF32 : shape->dtype;
+    if ((unsigned)shape->stack >= WL_STACK_COUNT || (unsigned)shape->impl >= WL_IMPL_COUNT) {
+        wl_error_set(err, model->id, 0, (unsigned)shape->stack >= WL_STACK_COUNT ? "stack" : "impl",
+                     "unknown software stack or implementation");
+        return WL_EINVAL;
+    }
+    /* the vision models and a serving engine's generation keep their
+     * graphs (no profile of another stack); the text families follow the
+     * stack */
+    B->hf5 = shape->impl == WL_IMPL_HF_EAGER && shape->stack == WL_STACK_HF5 &&
+             !wl_core_model_is_vision(model) &&
+             !(shape->mode == WL_MODE_DECODE && shape->launch == WL_LAUNCH_GRAPHS);
     B->sh = shape;
     B->sk = B->s;
     B->master = shape->mode == WL_MODE_TRAIN && !shape->master_none && half(B);
@@ -1535,10 +1934,59 @@ static void gen_forward(bld *B, int layer_only, int graph)
  * b x length int64 ids), the stopping criteria (a few kernels on b flags)
  * and "all finished" read back to the host: a sync per token. A serving
  * engine: the logits in fp32, the argmax, the tokens read back. */
+/* HF generate (transformers 5.x) after each forward, as the H200 decode
+ * profile records it: the cache position and attention mask grown (an
+ * arange, adds, two cats), the logits in fp32, two logits processors
+ * (each an arange, fills, a comparison over the vocabulary, an any and a
+ * where over b x V), the argmax, then the unfinished-sequence bookkeeping
+ * and the stopping criteria over b flags (17 small kernels) and their
+ * verdict read back (a sync). */
+static void hf5_sample(bld *B, long long len)
+{
+    long long V = B->m->vocab_size, b = B->b;
+    const wl_dtype L = WL_DT_FP32, I = WL_DT_INT8;
+    ewc(B, WL_EW_FILL, 1, L);
+    ewc(B, WL_EW_ADD, b, L);
+    ewc(B, WL_EW_SCALAR_ADD, b, L);
+    ewc(B, WL_EW_COPY, b * len, L);
+    ewc(B, WL_EW_FILL, b, L);
+    ewc(B, WL_EW_COPY, b * len, L);
+    ewc(B, WL_EW_CAST_FP32, b * V, B->dt);
+    for (int p = 0; p < 2; p++) {
+        ewc(B, WL_EW_FILL, V, L);
+        ewc(B, WL_EW_FILL, V, I);
+        ewc(B, WL_EW_UNSPEC_TENSOR, V, L);
+        wl_kernel any = rowk(WL_K_REDUCE, 1, V, I);
+        add(B, &any);
+        ewc(B, WL_EW_FILL, 1, L);
+        ewc(B, WL_EW_TERNARY, b * V, L);
+    }
+    wl_kernel am = rowk(WL_K_REDUCE, b, V, L); /* argmax */
+    add(B, &am);
+    static const wl_ew_op crit[] = {WL_EW_MUL, WL_EW_SCALAR_ADD, WL_EW_MUL, WL_EW_ADD,
+                                    WL_EW_COPY, WL_EW_FILL, WL_EW_FILL, WL_EW_UNSPEC_TENSOR,
+                                    WL_EW_FILL, WL_EW_UNSPEC_TENSOR};
+    for (size_t i = 0; i < sizeof crit / sizeof *crit; i++)
+        ewc(B, crit[i], crit[i] == WL_EW_COPY ? b * len : b, L);
+    wl_kernel r = rowk(WL_K_REDUCE, 1, b, I);
+    add(B, &r); /* any */
+    add(B, &r); /* any */
+    ewc(B, WL_EW_UNSPEC_TENSOR, b, I);
+    ewc(B, WL_EW_UNSPEC_SCALAR, b, I);
+    ewc(B, WL_EW_UNSPEC_TENSOR, b, L);
+    add(B, &r); /* max */
+    ewc(B, WL_EW_UNSPEC_SCALAR, 1, L);
+    host_sync(B);
+}
+
 static void sample(bld *B, long long len)
 {
     long long V = B->m->vocab_size;
     int serve = B->sh->launch == WL_LAUNCH_GRAPHS;
+    if (B->hf5) {
+        hf5_sample(B, len);
+        return;
+    }
     ewc(B, WL_EW_CAST_FP32, B->b * V, B->dt);
     wl_kernel am = rowk(WL_K_REDUCE, B->b, V, WL_DT_FP32); /* argmax */
     add(B, &am);

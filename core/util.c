@@ -264,6 +264,38 @@ int wl_launch_parse(const char *s, wl_launch *out)
     return WL_OK;
 }
 
+static const char *const stack_names[WL_STACK_COUNT] = {"hf5", "hf4"};
+
+const char *wl_stack_name(wl_stack s)
+{
+    return (unsigned)s < WL_STACK_COUNT ? stack_names[s] : "?";
+}
+
+int wl_stack_parse(const char *s, wl_stack *out)
+{
+    int i = name_find(stack_names, WL_STACK_COUNT, s);
+    if (i < 0)
+        return WL_EINVAL;
+    *out = (wl_stack)i;
+    return WL_OK;
+}
+
+static const char *const impl_names[WL_IMPL_COUNT] = {"hf-eager", "fused"};
+
+const char *wl_impl_name(wl_impl i)
+{
+    return (unsigned)i < WL_IMPL_COUNT ? impl_names[i] : "?";
+}
+
+int wl_impl_parse(const char *s, wl_impl *out)
+{
+    int i = name_find(impl_names, WL_IMPL_COUNT, s);
+    if (i < 0)
+        return WL_EINVAL;
+    *out = (wl_impl)i;
+    return WL_OK;
+}
+
 static const char *const class_names[WL_CLASS_COUNT] = {
     "gemm", "batched_gemm", "flash_attention", "softmax", "norm", "elementwise", "gap", "other"};
 

@@ -612,6 +612,19 @@ typedef enum { WL_MODE_PREFILL = 0, WL_MODE_TRAIN, WL_MODE_DECODE, WL_MODE_COUNT
 typedef enum { WL_OPTIM_ADAMW = 0, WL_OPTIM_SGD } wl_optimizer;
 typedef enum { WL_RECOMPUTE_NONE = 0, WL_RECOMPUTE_SELECTIVE, WL_RECOMPUTE_FULL } wl_recompute;
 typedef enum { WL_LAUNCH_EAGER = 0, WL_LAUNCH_GRAPHS } wl_launch;
+/* The software stack whose kernels a model launches: HF transformers 5.x
+ * on PyTorch 2.11, what 'wattlas.measure' runs (casts, norms in fp32,
+ * rotary halves, the dynamic cache's concatenations, contiguous copies
+ * and mask adds as separate kernels: the H200 profiles of
+ * shared/data/profiles), or the older transformers 4.x of EnergAIzer's A100
+ * sets, whose kernel lists shared/data/traces records. */
+typedef enum { WL_STACK_HF5 = 0, WL_STACK_HF4, WL_STACK_COUNT } wl_stack;
+/* Which implementation runs the model: HF's eager modules (the stack's
+ * kernel sequence), or a fused one (Megatron/TransformerEngine, vLLM,
+ * torch.compile: the stack-independent graph of fused norms, projections
+ * and attention that the builders emitted before the stacks were told
+ * apart). */
+typedef enum { WL_IMPL_HF_EAGER = 0, WL_IMPL_FUSED, WL_IMPL_COUNT } wl_impl;
 
 /* Zero-initialised, a shape is an eager prefill; the training and decode
  * fields only apply in their modes. */
@@ -630,6 +643,9 @@ typedef struct {
     /* decode */
     long long gen;       /* tokens generated (>= 1) */
     wl_launch launch;
+    /* the software that runs it (zero: HF eager on transformers 5.x) */
+    wl_stack stack;
+    wl_impl impl;
 } wl_core_shape;
 
 const char *wl_mode_name(wl_mode m);
@@ -640,6 +656,10 @@ const char *wl_recompute_name(wl_recompute r);
 int wl_recompute_parse(const char *s, wl_recompute *out);
 const char *wl_launch_name(wl_launch l);
 int wl_launch_parse(const char *s, wl_launch *out);
+const char *wl_stack_name(wl_stack s); /* hf5, hf4 */
+int wl_stack_parse(const char *s, wl_stack *out);
+const char *wl_impl_name(wl_impl i);   /* hf-eager, fused */
+int wl_impl_parse(const char *s, wl_impl *out);
 #define WL_MAX_GRAD_ACCUM 4096
 #define WL_MAX_GEN 1000000LL
 

@@ -247,6 +247,16 @@ static int set_train(wl_sweep_spec *s, const char *key, const char *value, const
             wl_error_set(err, source, line, key, "expected eager or graphs, got '%.60s'", value);
             return WL_EINVAL;
         }
+    } else if (!strcmp(key, "stack")) {
+        if (wl_stack_parse(value, &o->stack)) {
+            wl_error_set(err, source, line, key, "expected hf5 or hf4, got '%.60s'", value);
+            return WL_EINVAL;
+        }
+    } else if (!strcmp(key, "impl")) {
+        if (wl_impl_parse(value, &o->impl)) {
+            wl_error_set(err, source, line, key, "expected hf-eager or fused, got '%.60s'", value);
+            return WL_EINVAL;
+        }
     } else if (!strcmp(key, "grad_accum")) {
         if (wl_core_parse_int(value, 1, WL_MAX_GRAD_ACCUM, source, line, key, &v, err))
             return WL_EINVAL;
@@ -335,7 +345,8 @@ int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, cons
     if (!strcmp(key, "mode"))
         return set_modes(s, value, source, line, err);
     if (!strcmp(key, "optimizer") || !strcmp(key, "master_dtype") || !strcmp(key, "recompute") ||
-        !strcmp(key, "launch") || !strcmp(key, "grad_accum") || !strcmp(key, "gen"))
+        !strcmp(key, "launch") || !strcmp(key, "grad_accum") || !strcmp(key, "gen") ||
+        !strcmp(key, "stack") || !strcmp(key, "impl"))
         return set_train(s, key, value, source, line, err);
     if (!strcmp(key, "scope")) {
         if (!strcmp(value, "model")) s->scope = WL_SWEEP_MODEL;
@@ -1156,8 +1167,9 @@ static uint64_t fingerprint(const wl_sweep_plan *p)
     h = wl_sweep_hash(h, s->dtypes, s->ndt * sizeof *s->dtypes);
     h = wl_sweep_hash(h, s->attn, s->nattn * sizeof *s->attn);
     h = wl_sweep_hash(h, s->modes, s->nmode * sizeof *s->modes);
-    long long topts[6] = {s->opts.optimizer, s->opts.master_none, s->opts.recompute,
-                          s->opts.grad_accum, s->opts.gen, s->opts.launch};
+    long long topts[8] = {s->opts.optimizer, s->opts.master_none, s->opts.recompute,
+                          s->opts.grad_accum, s->opts.gen, s->opts.launch,
+                          s->opts.stack, s->opts.impl};
     h = wl_sweep_hash(h, topts, sizeof topts);
     int opts[5] = {(int)s->scope, s->classes, s->no_power_limit, (int)p->o.format,
                    (int)lround(s->level * 1e6)};

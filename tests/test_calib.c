@@ -77,7 +77,9 @@ static void test_synthetic_recovery(void **state)
                 assert_int_equal(wl_preset_model_load(models[mi], &m, &err), WL_OK);
                 wl_dtype dt;
                 wl_dtype_parse(dts[di], &dt);
-                wl_core_shape sh = {.batch = shapes[si][0], .seq = shapes[si][1], .dtype = dt, .attention = WL_ATTN_EAGER};
+                /* 13-column rows: EnergAIzer's stack */
+                wl_core_shape sh = {.batch = shapes[si][0], .seq = shapes[si][1], .dtype = dt,
+                                    .attention = WL_ATTN_EAGER, .stack = WL_STACK_HF4};
                 wl_core_workload *wl;
                 assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
                 for (double clk = 510; clk <= 1410; clk += 180) {
@@ -226,7 +228,9 @@ static void write_synthetic(const char *path, const wl_core_gpu *truth, double n
                 assert_int_equal(wl_preset_model_load(models[mi], &m, &err), WL_OK);
                 wl_dtype dt;
                 wl_dtype_parse(dts[di], &dt);
-                wl_core_shape sh = {.batch = shapes[si][0], .seq = shapes[si][1], .dtype = dt, .attention = WL_ATTN_EAGER};
+                /* 13-column rows: EnergAIzer's stack */
+                wl_core_shape sh = {.batch = shapes[si][0], .seq = shapes[si][1], .dtype = dt,
+                                    .attention = WL_ATTN_EAGER, .stack = WL_STACK_HF4};
                 wl_core_workload *wl;
                 assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
                 for (int ci = 0; ci < nclk; ci++) {
@@ -279,7 +283,8 @@ static void test_host_fit(void **state)
     for (int mi = 0; mi < 2; mi++) {
         wl_core_model m;
         assert_int_equal(wl_preset_model_load(models[mi], &m, &err), WL_OK);
-        wl_core_shape sh = {.batch = 1, .seq = 64, .dtype = WL_DT_BF16, .attention = WL_ATTN_EAGER};
+        wl_core_shape sh = {.batch = 1, .seq = 64, .dtype = WL_DT_BF16, .attention = WL_ATTN_EAGER,
+                            .stack = WL_STACK_HF4};
         wl_core_workload *wl;
         assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
         for (int ci = 0; ci < 2; ci++, row++) {
@@ -339,7 +344,7 @@ static void synth_rows(const char *path, const wl_core_gpu *truth, const char *c
         wl_core_model m;
         assert_int_equal(wl_preset_model_load(models[i], &m, &err), WL_OK);
         wl_core_shape sh = {.batch = batch[i], .seq = 512, .dtype = WL_DT_BF16,
-                            .attention = WL_ATTN_EAGER};
+                            .attention = WL_ATTN_EAGER, .stack = WL_STACK_HF4}; /* 13 columns */
         wl_core_workload *wl;
         assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
         wl_core_op op = {.sm_clock_mhz = clocks[i]};

@@ -439,7 +439,8 @@ def fp8_small():
     a = ("cluster --system dgx-h100 --model gpt3-1.3b --tp 2 --global-batch 64 --micro-batch 1 "
          "--format csv")
     t8, t16 = float(w(a + " --dtype fp8").row["time_s"]), float(w(a + " --dtype bf16").row["time_s"])
-    return [f"(GPT-3 1.3B at tp 2 is {pct((t8 / t16 - 1) * 100)}% slower"]
+    d = (t8 / t16 - 1) * 100
+    return [f"(GPT-3 1.3B at tp 2 is {pct(abs(d))}% {'slower' if d >= 0 else 'faster'}"]
 
 
 # --- Python -----------------------------------------------------------------

@@ -558,7 +558,9 @@ _AXES_DOC = """
     e.g. {"power_limit_w": [250, 300]}.
     host: the host preset that issues kernels; idle: measured idle tables.
     optimizer, master_dtype, recompute, grad_accum: training options;
-    launch: eager or graphs (decode); latency: tiled or roofline;
+    launch: eager or graphs (decode); stack: hf5 (transformers 5.x, the
+    default) or hf4 (EnergAIzer's A100 stack); impl: hf-eager or fused;
+    latency: tiled or roofline;
     interval: a prediction interval level (95); learned: a learned model.
 """
 
@@ -567,7 +569,7 @@ _AXES_DOC = """
 _AXIS_KEYS = ("gpu", "model", "trace", "batch", "seq", "dtype", "attention", "mode", "clock",
               "voltage_mv", "voltage_offset_mv", "scope", "kernels", "power_limit", "set",
               "host", "idle", "optimizer", "master_dtype", "recompute", "grad_accum", "gen",
-              "launch", "latency", "interval", "learned")
+              "launch", "stack", "impl", "latency", "interval", "learned")
 
 
 def _axes(args):
