@@ -51,6 +51,7 @@ typedef struct {
     size_t graph_n;   /* ... of which this many are already in */
     wl_attention attn;
     int hf5;          /* HF transformers 5.x eager (see hf5_* below) */
+    int strided;      /* elementwise kernels added now take ATen's strided path */
     wl_dtype conv_dt; /* cuDNN convolutions: TF32 tensor cores for fp32 (PyTorch's
                          default allow_tf32 for cuDNN), else the dtype */
     int rc;
@@ -79,6 +80,8 @@ static void add(bld *B, const wl_kernel *k0)
     if (B->rc)
         return;
     wl_kernel k = *k0;
+    if (k.kind == WL_K_ELEMENTWISE && !k.strided)
+        k.strided = B->strided;
     k.phase = (int)B->phase;
     k.graphed = B->graphing && B->graph_n++ > 0;
     if (wl_kernel_check(&k, B->m->id, 0, B->err))
@@ -211,6 +214,7 @@ static void linear_x(bld *B, long long in, long long out, int bias, int conv1d)
     k.tensor_core = B->tc;
     k.batch = 1;
     k.k = in;
+    k.unaligned = in % 8 != 0 || out % 8 != 0; /* the weight's rows (and its gradients') */
     if (conv1d) {
         k.m = B->T;
         k.n = out;
@@ -784,9 +788,13 @@ static void hf5_causal_mask(bld *B)
     ewc(B, WL_EW_SCALAR_ADD, B->s, L);
     ewc(B, WL_EW_FILL, B->sk, L);
     ewc(B, WL_EW_SCALAR_ADD, B->sk, L);
+    B->strided = 1; /* broadcast operands */
     ewc(B, WL_EW_UNSPEC_TENSOR, B->s * B->sk, WL_DT_INT8); /* kv_idx <= q_idx */
+    B->strided = 0;
     ewc(B, WL_EW_FILL, 1, B->dt);
+    B->strided = 1;
     ewc(B, WL_EW_TERNARY, B->b * B->s * B->sk, B->dt);     /* where(mask, 0, min) */
+    B->strided = 0;
 }
 
 /* LlamaRotaryEmbedding.forward per forward pass: the positions to fp32,
@@ -807,7 +815,9 @@ static void hf5_rotary_table(bld *B)
     k.n = B->s;
     k.k = 1;
     add(B, &k);
-    ewc(B, WL_EW_COPY, cs, F);
+    B->strided = 2;
+    ewc(B, WL_EW_COPY, cs, F);          /* cat(freqs, freqs) */
+    B->strided = 0;
     ewc(B, WL_EW_UNSPEC_SCALAR, cs, F); /* cos */
     ewc(B, WL_EW_SCALAR_MUL, cs, F);
     ewc(B, WL_EW_UNSPEC_SCALAR, cs, F); /* sin */
@@ -936,12 +946,18 @@ static void hf5_rmsnorm(bld *B)
     wl_kernel rs[3] = {ewk(WL_EW_UNSPEC_SCALAR, T, F), ewk(WL_EW_SCALAR_MUL, T, F), ewk(WL_EW_MUL, T, F)};
     ewb(B, WL_EW_UNSPEC_SCALAR, T, F, rs, 3);   /* rsqrt */
     wl_kernel xr[3] = {ewk(WL_EW_MUL, n, F), ewk(WL_EW_MUL, n, F), rowk(WL_K_REDUCE, T, B->d, F)};
+    xr[1].strided = 1;
+    B->strided = 1;                             /* the row statistic broadcast */
     ewb(B, WL_EW_MUL, n, F, xr, 3);             /* x * rsqrt */
+    B->strided = 0;
     if (half(B))
         ew(B, WL_EW_CAST_BF16, n, F);
     wl_kernel wy[3] = {ewk(WL_EW_MUL, n, B->dt), rowk(WL_K_REDUCE, B->d, T, B->dt),
                        ewk(WL_EW_MUL, n, B->dt)};
+    wy[2].strided = 1;
+    B->strided = 1;                             /* the weight broadcast */
     ewb(B, WL_EW_MUL, n, B->dt, wy, 3);         /* weight * x.to(dtype) */
+    B->strided = 0;
     tp_param(B, (double)B->d);
     save(B, (double)n, 4.0 + 4.0 + eb(B));      /* x in fp32, the product, its cast */
     save(B, (double)T, 4.0);                    /* rsqrt */
@@ -956,30 +972,40 @@ static void hf5_rotary(bld *B, long long heads)
 {
     long long n = B->b * heads * B->s * B->hd;
     wl_kernel mb = ewk(WL_EW_MUL, n, B->dt);
+    mb.strided = 1; /* cos and sin broadcast over batch and heads */
     fanout(B, n, B->dt, 3);
+    B->strided = 1;
     ewb(B, WL_EW_MUL, n, B->dt, &mb, 1);             /* x * cos */
     wl_kernel sl[2] = {ewk(WL_EW_FILL, n, B->dt), ewk(WL_EW_COPY, n / 2, B->dt)};
+    sl[1].strided = 1;
     tp_ent *e = tp_new(B);                            /* the two slices of x */
     for (int i = 0; e && i < 2; i++) {
         tp_k(e, &sl[0]);
         tp_k(e, &sl[1]);
     }
     wl_kernel nb = ewk(WL_EW_UNSPEC_SCALAR, n / 2, B->dt);
-    ewb(B, WL_EW_UNSPEC_SCALAR, n / 2, B->dt, &nb, 1); /* -x2 */
+    ewb(B, WL_EW_UNSPEC_SCALAR, n / 2, B->dt, &nb, 1); /* -x2, a strided slice */
+    B->strided = 2;
     ewb(B, WL_EW_COPY, n, B->dt, NULL, 0);            /* cat */
+    B->strided = 1;
     ewb(B, WL_EW_MUL, n, B->dt, &mb, 1);              /* * sin */
+    B->strided = 0;
     ew(B, WL_EW_ADD, n, B->dt);
     save(B, (double)n, eb(B));                        /* rotate_half(x) for nothing: x kept */
 }
 
 /* The dynamic cache's update of one layer: torch.cat of the cache (empty
  * in a prefill) and the new keys, then the values, each copying the
- * whole cache of b x kv_heads x sk x head_dim. */
+ * whole cache of b x kv_heads x sk x head_dim. A prefill's new keys are a
+ * transposed view (cat's strided kernel); a decode step's one position is
+ * contiguous, and cat takes its vectorized kernel (the H200 profiles). */
 static void hf5_cache_cat(bld *B)
 {
     long long n = B->b * B->kvh * B->sk * B->hd;
+    B->strided = B->s > 1 ? 2 : 0;
     ew(B, WL_EW_COPY, n, B->dt);
     ew(B, WL_EW_COPY, n, B->dt);
+    B->strided = 0;
 }
 
 /* Softmax as PyTorch 2.11 runs it: the backward is the product of the
@@ -1002,6 +1028,7 @@ static void hf5_layout_grad(bld *B, long long n, int copies)
 {
     tp_ent *e = tp_new(B);
     wl_kernel c = ewk(WL_EW_COPY, n, B->dt);
+    c.strided = 1;
     for (int i = 0; e && i < copies; i++)
         tp_k(e, &c);
 }
@@ -1021,6 +1048,7 @@ static void hf5_attention(bld *B)
          * query's and the key's made contiguous first) */
         tp_ent *e = tp_new(B);
         wl_kernel cat = ewk(WL_EW_COPY, B->T * (dq + 2 * dkv), B->dt);
+        cat.strided = 2;
         tp_k(e, &cat);
         hf5_layout_grad(B, B->T * dq, 2);
     } else {
@@ -1051,6 +1079,7 @@ static void hf5_attention(bld *B)
         mark(B, MARK_CORE_BEGIN);
         B->in_core = B->train;
         long long kvn = B->b * B->h * B->sk * B->hd;
+        B->strided = 1; /* the copies read transposed or expanded views */
         if (B->kvh < B->h) { /* repeat_kv: expand and reshape, a copy each */
             ew(B, WL_EW_COPY, kvn, B->dt);
             ew(B, WL_EW_COPY, kvn, B->dt);
@@ -1058,11 +1087,15 @@ static void hf5_attention(bld *B)
         ew(B, WL_EW_COPY, B->T * dq, B->dt);          /* the query made contiguous */
         if (!decoder)
             ew(B, WL_EW_COPY, kvn, B->dt);            /* BERT: key.transpose made contiguous */
+        B->strided = 0;
         save(B, 2.0 * (double)(B->T * dq), eb(B));
         bgemm(B, bh, B->s, B->sk, B->hd);
         ew(B, WL_EW_SCALAR_MUL, ss, B->dt);           /* * scaling */
-        if (decoder)
-            ew(B, WL_EW_ADD, ss, B->dt);              /* + the 4-D mask */
+        if (decoder) {
+            B->strided = 1;
+            ew(B, WL_EW_ADD, ss, B->dt);              /* + the 4-D mask, broadcast over heads */
+            B->strided = 0;
+        }
         wl_dtype sdt = B->dt;
         int fp32_softmax = (st == WL_STYLE_OPT || st == WL_STYLE_LLAMA) && half(B);
         if (fp32_softmax) {
@@ -1077,15 +1110,21 @@ static void hf5_attention(bld *B)
         dropout(B, ss, m->attention_dropout);
         if (drop || fp32_softmax)
             save(B, (double)ss, eb(B));
-        if (!decoder)
+        if (!decoder) {
+            B->strided = 1;
             ew(B, WL_EW_COPY, kvn, B->dt);            /* BERT: the values made contiguous */
+            B->strided = 0;
+        }
         save(B, (double)(B->T * dq), eb(B));
         bgemm(B, bh, B->s, B->hd, B->sk);
         B->in_core = 0;
         mark(B, MARK_CORE_END);
         /* transpose(1, 2).contiguous(); its gradient back to the heads' layout */
         wl_kernel oc = ewk(WL_EW_COPY, B->T * dq, B->dt);
+        oc.strided = 1;
+        B->strided = 1;
         ewb(B, WL_EW_COPY, B->T * dq, B->dt, &oc, 1);
+        B->strided = 0;
     }
     save(B, (double)(B->T * dq), eb(B)); /* the output projection's input */
     linear(B, dq, B->d, st != WL_STYLE_LLAMA);

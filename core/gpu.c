@@ -371,7 +371,8 @@ static double tc_rate(const wl_core_gpu *g, wl_dtype *dt)
  * the device + PHY part (technology table) and the on-die part (controller,
  * NoC: the rest of the fitted value), which scales with the node. The miss
  * path keeps the same balance to the DRAM bandwidth at f_max (designers size
- * in-flight capacity for their bandwidth: Little's law). Leakage scales with
+ * in-flight capacity for their bandwidth: Little's law), except on the same
+ * die with a faster memory, whose in-flight capacity is the die's. Leakage scales with
  * the idle power at the lowest clock (static-dominated), thermal resistance
  * with 1/TDP (the cooler is sized to the TDP). */
 int wl_core_gpu_transfer(const wl_core_gpu *src, wl_core_gpu *dst, wl_error *err)
@@ -420,7 +421,15 @@ int wl_core_gpu_transfer(const wl_core_gpu *src, wl_core_gpu *dst, wl_error *err
                            ondie * node;
     double bw = dst->dram_bw_gbs / src->dram_bw_gbs;
     c.dram_background_w = a->dram_background_w * bw * pj_d / pj_s;
-    c.mem_bytes_per_clk = a->mem_bytes_per_clk * bw * (src->sm_clock_max_mhz / dst->sm_clock_max_mhz);
+    /* the same die with another memory (H200: GH100 with HBM3e) keeps its
+     * SMs' in-flight capacity: the H200 kernel database fits 2797 bytes
+     * per clock against the H100's 2749, where the balance rule gave 3939 */
+    int same_die = dst->sms == src->sms && dst->l2_size_mb == src->l2_size_mb &&
+                   dst->process_nm == src->process_nm &&
+                   dst->sm_clock_max_mhz == src->sm_clock_max_mhz;
+    c.mem_bytes_per_clk = same_die ? a->mem_bytes_per_clk
+                                   : a->mem_bytes_per_clk * bw * (src->sm_clock_max_mhz /
+                                                                  dst->sm_clock_max_mhz);
     c.mem_path_gbs = a->mem_path_gbs * bw;
     double idle_s = wl_core_gpu_idle_w(src, src->sm_clock_min_mhz);
     double idle_d = wl_core_gpu_idle_w(dst, dst->sm_clock_min_mhz);

@@ -194,6 +194,16 @@ static void prep_gemm(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_
         }
     }
     gemm_with_tile(gpu, k, cand[best], tiled, p);
+    /* Hopper's fast GEMMs load their tiles with TMA, which needs every
+     * matrix's rows 16-byte aligned: a 16-bit GEMM whose weight has a
+     * dimension that is not a multiple of 8 (k->unaligned: GPT-2's
+     * 50257-word LM head) falls back to an Ampere-generation CUTLASS
+     * kernel. On the H200 those run the LM
+     * head's three GEMMs at 12% of the tensor-core peak (shared/data/
+     * profiles, GPT-2 training: 4.8 ms each at 990 MHz for 316 GFLOP);
+     * the math is taken at that share of what the aligned kernel does. */
+    if (on_tc && k->unaligned && gpu->cluster_multicast >= 2 && wl_dtype_bytes(k->in_dtype) == 2.0)
+        p->comp_clk /= 0.13; /* the same MACs (tc_clk) over a longer time */
 }
 
 /* FlashAttention-2's split-KV heuristic (num_splits_heuristic in its
@@ -378,7 +388,20 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
         double conv = b < 4 ? (c.bytes_per_elem_in >= 3.0 ? 3.0 : 2.0) : 0.0;
         if (k->op == WL_EW_CAST_FP32 || k->op == WL_EW_CAST_BF16)
             conv = 1.0;
-        fp_ops = elems * (c.fp_ops + conv);
+        /* ATen's non-vectorized path (elementwise_kernel with an
+         * OffsetCalculator): each element's offset into every operand is
+         * computed from its linear index, a division and a multiply-add per
+         * dimension and operand: 4 dimensions x the operands, each an op
+         * (1/alu_eff issue slots). On the H200 a broadcast add over
+         * 4x12x1024x1024 then takes 0.70 SM cycles per element at 990 MHz
+         * (shared/data/profiles: 270 us), 12 such ops beside the add's own.
+         * cat's batched copy of a strided input (CatArrayBatchedCopy:
+         * 64-bit index arithmetic per dimension) takes 1.56-1.61 SM cycles
+         * an element at 990 MHz in the same profiles (the GPT-2 and Llama
+         * caches' cats), 36 ops beside the copy's. */
+        double index_ops = k->strided == 1 ? 4.0 * c.bytes_per_elem_in
+                         : k->strided == 2 ? 36.0 : 0.0;
+        fp_ops = elems * (c.fp_ops + conv + index_ops);
         math_ops = elems * c.math_ops;
         sfu_ops = elems * c.sfu_ops;
     } else {

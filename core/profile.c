@@ -205,6 +205,7 @@ typedef struct {
     int type;
     int aux; /* a helper kernel of a library call (split-K reduction, ...) */
     int dtoh;
+    int strided; /* ATen's elementwise path, from the kernel's name (wl_kernel) */
 } pf_dev;
 
 typedef struct {
@@ -553,6 +554,17 @@ static int is_aux_kernel(const char *name)
     return 0;
 }
 
+/* ATen's non-vectorized elementwise kernel (elementwise_kernel, with an
+ * offset calculator) is 1, cat's generic batched copy 2, the vectorized
+ * and unrolled (contiguous) kernels 0. */
+static int strided_of(const char *name)
+{
+    if (strstr(name, "CatArrayBatchedCopy"))
+        return strstr(name, "contig") || strstr(name, "aligned") || strstr(name, "vectorized")
+                   ? 0 : 2;
+    return strstr(name, "native::elementwise_kernel") != NULL;
+}
+
 static int event(pf *P, const wj_value *e, int line)
 {
     if (e->type != WJ_OBJECT)
@@ -585,7 +597,8 @@ static int event(pf *P, const wj_value *e, int line)
         P->dev[P->ndev++] = (pf_dev){.ts = ts, .dur = dur, .ext = (long long)ext,
                                      .corr = (long long)corr, .type = type,
                                      .aux = type == DEV_KERNEL && is_aux_kernel(name),
-                                     .dtoh = type == DEV_MEMCPY && strstr(name, "DtoH") != NULL};
+                                     .dtoh = type == DEV_MEMCPY && strstr(name, "DtoH") != NULL,
+                                     .strided = type == DEV_KERNEL ? strided_of(name) : 0};
         return 0;
     }
     if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver")) {
@@ -856,6 +869,9 @@ static int gemm_kernel(wl_kernel *k, const pf_op *o, const char *name)
     k->m = b->dim[r - 1];
     k->n = a->dim[r - 2];
     k->k = a->dim[r - 1];
+    /* the rows of a [M, K] and b [K, N] (and c) must be 16-byte aligned */
+    k->unaligned = (k->k * (long long)wl_dtype_bytes(dt)) % 16 != 0 ||
+                   (k->m * (long long)wl_dtype_bytes(dt)) % 16 != 0;
     k->in_dtype = dt;
     /* PyTorch runs fp32 matmuls on CUDA cores unless TF32 is allowed */
     k->tensor_core = dt != WL_DT_FP32;
@@ -926,7 +942,7 @@ static int map_kernel(const pf *P, const pf_op *o, const pf_dev *d, wl_kernel *k
     if (!strcmp(name, "aten::native_layer_norm") || !strcmp(name, "aten::_fused_rms_norm")) {
         double dim = o->nin > 1 && o->in[1].ndim >= 1 ? (double)o->in[1].dim[o->in[1].ndim - 1]
                                                        : last;
-        row_kernel(k, name[7] == 'n' ? WL_K_LAYERNORM : WL_K_RMSNORM, x->numel, dim, dt);
+        row_kernel(k, name[6] == 'n' ? WL_K_LAYERNORM : WL_K_RMSNORM, x->numel, dim, dt);
         return 1;
     }
     if (!strcmp(name, "aten::native_layer_norm_backward")) {
@@ -1256,6 +1272,8 @@ static int build(pf *P, wl_core_workload **out)
         pf_op *o = (pf_op *)op_of(P, d->ext);
         wl_kernel *k = &ks[i];
         int ok = d->type == DEV_KERNEL && map_kernel(P, o, d, k);
+        if (ok && k->kind == WL_K_ELEMENTWISE)
+            k->strided = d->strided;
         wl_error scratch = {0};
         if (ok && wl_kernel_check(k, P->source, 0, &scratch))
             ok = 0; /* a shape the model cannot take: kept as measured */

@@ -453,6 +453,15 @@ typedef struct {
     int groups;    /* ATTN_FLASH: query heads per key/value head (0 = 1) */
     int residual;  /* norms: the residual add fused in */
     int engine;    /* GAP only: a serving engine's host step (see above) */
+    /* ELEMENTWISE: the path ATen's TensorIterator takes (0: vectorized,
+     * contiguous operands; 1: an operand broadcast or not contiguous, so
+     * every element's offsets are computed per dimension; 2: cat's batched
+     * copy of a strided input, see core/latency.c) */
+    int strided;
+    /* GEMM: a row of an operand is not 16-byte aligned (a weight dimension
+     * that is not a multiple of 8 elements in 16 bits: a 50257-word
+     * vocabulary), which rules out Hopper's TMA kernels (core/latency.c) */
+    int unaligned;
     /* From a profile: the launch's measured duration and the SM clock it ran
      * at (0: not measured). A measured kernel is anchored: its predicted
      * time at any clock is the model's time there scaled by measured_us over

@@ -56,7 +56,8 @@ int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b)
            a->batch == b->batch && a->gap_us == b->gap_us && a->conv_taps == b->conv_taps &&
            a->conv_stride == b->conv_stride && a->phase == b->phase && a->bwd == b->bwd &&
            a->graphed == b->graphed && a->sync == b->sync && a->groups == b->groups &&
-           a->residual == b->residual && a->engine == b->engine &&
+           a->residual == b->residual && a->engine == b->engine && a->strided == b->strided &&
+           a->unaligned == b->unaligned &&
            a->measured_us == b->measured_us && a->measured_mhz == b->measured_mhz;
 }
 
@@ -100,6 +101,14 @@ int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *
                     : mnk && k->m < 1 ? "m" : mnk && k->k < 1 ? "k" : NULL;
     if (bad) {
         wl_error_set(err, source, line, bad, "kernel dimensions must be positive");
+        return WL_EINVAL;
+    }
+    if (k->unaligned < 0 || k->unaligned > 1) {
+        wl_error_set(err, source, line, "unaligned", "must be 0 or 1");
+        return WL_EINVAL;
+    }
+    if (k->strided < 0 || k->strided > 2) {
+        wl_error_set(err, source, line, "strided", "must be 0, 1 or 2");
         return WL_EINVAL;
     }
     if (k->groups < 0 || k->groups > 1024 || (k->groups > 1 && k->batch % k->groups)) {
@@ -150,9 +159,10 @@ static int grow2(void **a, size_t ea, void **b, size_t eb, size_t *cap, size_t n
 /* FNV-1a over the fields wl_kernel_equal compares. */
 static size_t kernel_hash(const wl_kernel *k)
 {
-    long long v[19] = {k->kind, k->op, k->in_dtype, k->acc_dtype, k->tensor_core, k->causal,
+    long long v[21] = {k->kind, k->op, k->in_dtype, k->acc_dtype, k->tensor_core, k->causal,
                        k->m, k->n, k->k, k->batch, k->conv_taps, k->conv_stride, k->phase,
-                       k->bwd, k->graphed, k->sync, k->groups, k->residual, k->engine};
+                       k->bwd, k->graphed, k->sync, k->groups, k->residual, k->engine,
+                       k->strided, k->unaligned};
     unsigned long long h = 1469598103934665603ULL;
     const unsigned char *p = (const unsigned char *)v;
     for (size_t i = 0; i < sizeof v; i++)

@@ -362,10 +362,10 @@ static double kernel_busy(const wl_core_gpu *g, const wl_core_workload *wl, doub
 
 /* Every shared profile: its launches as the summary counts them; at its
  * own clock its measured kernel busy time exactly (anchored, throttled or
- * not); at the other clock the measured busy time within 20%. The goal is
- * 5%; the H200 preset (transferred from the H100 board) falls short by
- * up to 15% (README, "Profiles"): it moves eager kernels too little with
- * the clock and throttles the 1980 MHz runs too hard. */
+ * not); at the other clock the measured busy time within 15%. The goal is
+ * 5%: the H200 preset (the H100 board's power, transferred) throttles the
+ * Llama prefill at 1980 MHz harder than this board did, 12% short
+ * (README, "Profiles"). */
 static void test_shared_pairs(void **state)
 {
     (void)state;
@@ -403,7 +403,7 @@ static void test_shared_pairs(void **state)
                 src->workload, src->clock, dst->clock, other, dst->busy_ms, 100 * e);
         if (fabs(e) > worst)
             worst = fabs(e);
-        assert_true(fabs(e) < 0.20);
+        assert_true(fabs(e) < 0.15);
         wl_core_workload_free(wl);
     }
     fprintf(stderr, "worst %.1f%%\n", 100 * worst);
@@ -489,9 +489,9 @@ static void test_hf5_counts(void **state)
 
 /* Every shared profile against the builder on its stack: the launches
  * within 5% of the profile's kernels (the goal; the prefills and two
- * training steps match exactly). The busy time is printed against the
- * profile's: the goal is 10%, which the H200 preset's kernel times do not
- * reach (README, "Profiles"). */
+ * training steps match exactly), the busy time within 15% on the H200
+ * preset at both clocks (the goal is 10%: two of the sixteen points miss
+ * it, README "Profiles"). */
 static void test_builder_vs_profiles(void **state)
 {
     (void)state;
@@ -542,6 +542,7 @@ static void test_builder_vs_profiles(void **state)
                     100 * (launches / r->kernels - 1), res.busy_ms, r->busy_ms,
                     100 * (res.busy_ms / r->busy_ms - 1));
             assert_true(fabs(launches / r->kernels - 1) <= 0.05);
+            assert_true(fabs(res.busy_ms / r->busy_ms - 1) <= 0.15);
         }
         wl_core_workload_free(wl);
     }
