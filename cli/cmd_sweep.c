@@ -45,6 +45,8 @@ static void sweep_help(FILE *f)
 "training and decode (see 'wattlas predict --help'): --optimizer adamw|sgd\n"
 "  --master-dtype fp32|none  --recompute none|selective|full  --grad-accum N\n"
 "  --gen N  --launch eager|graphs\n"
+"software: --stack hf5|hf4 (transformers 5.x, the default, or EnergAIzer's 4.x)\n"
+"  --impl hf-eager|fused\n"
 "options:\n"
 "  --spec FILE.ini    the axes from a file: [sweep] key = list, [set] KEY = list;\n"
 "                     options on the command line replace the file's axes\n"
