@@ -90,6 +90,35 @@ class Options(unittest.TestCase):
             with self.assertRaises(measure.MeasureError):
                 measure.check_args(a)
 
+    def test_positions(self):
+        """A sequence past a model's learned positions is refused before
+        anything runs, in one line naming the option (BERT-large at seq 1024
+        once raised a raw RuntimeError on a GPU and stopped the list); a
+        decode counts the tokens it generates; rotary models have no table."""
+        a = measure.build_parser().parse_args(
+            ["models", "--models", "gpt2,bert-large", "--seq", "128,1024", "--clocks", "990",
+             "-o", "d"])
+        with self.assertRaises(measure.MeasureError) as cm:
+            measure.check_args(a)
+        self.assertIn("--seq: bert-large has 512 learned positions; prefill at seq 1024",
+                      str(cm.exception))
+        a = measure.build_parser().parse_args(
+            ["profile", "--models", "gpt2", "--modes", "decode", "--seq", "1000",
+             "--gen-tokens", "32", "--clocks", "990", "-o", "d"])
+        with self.assertRaises(measure.MeasureError) as cm:
+            measure.check_args(a)
+        self.assertIn("seq 1000 + 32 generated", str(cm.exception))
+        a = measure.build_parser().parse_args(
+            ["models", "--models", "llama-3-8b,gpt2", "--seq", "1024", "--clocks", "990", "-o", "d"])
+        measure.check_args(a)
+        env = dict(os.environ, WATTLAS_NVML_LIB="libnvidia-ml-absent.so.1",
+                   PYTHONPATH=os.path.join(ROOT, "python"))
+        r = subprocess.run([sys.executable, "-m", "wattlas.measure", "models", "--models",
+                            "bert-large", "--seq", "1024", "--clocks", "990", "-o", os.devnull],
+                           capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 2)  # before NVML is even looked for
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
     def test_gpu_name(self):
         self.assertEqual(measure.gpu_id_from_name("NVIDIA H100 80GB HBM3"), "h100-80gb-hbm3")
 
@@ -240,6 +269,51 @@ class Writers(unittest.TestCase):
             measure.host_text("x", "two\nlines", 10, 0, "z")
 
 
+class Profiles(unittest.TestCase):
+    def test_profile_written_and_read(self):
+        """A profiler trace as 'profile' writes it (gzipped, with the clock
+        and the unprofiled wall time beside traceEvents) and its summary
+        row: wattlas predicts it at its own clock as measured (one mm of
+        20 us, a memset of 1 us issued 30 us later) and reads the clock
+        from the file, not the name."""
+        trace = {"traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 100,
+             "dur": 10, "args": {"External id": 1, "Input Dims": [[64, 128], [128, 256]],
+                                 "Input type": ["c10::BFloat16", "c10::BFloat16"]}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+             "ts": 101, "dur": 3, "args": {"correlation": 7}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemsetAsync", "pid": 1, "tid": 1,
+             "ts": 131, "dur": 2, "args": {"correlation": 8}},
+            {"ph": "X", "cat": "kernel", "name": "nvjet", "pid": 0, "tid": 7, "ts": 105,
+             "dur": 20, "args": {"External id": 1, "correlation": 7}},
+            {"ph": "X", "cat": "gpu_memset", "name": "Memset", "pid": 0, "tid": 7, "ts": 140,
+             "dur": 1, "args": {"External id": 1, "correlation": 8}}]}
+        s = measure.trace_summary(trace)
+        self.assertEqual((s["device_events"], s["kernel_launches"], s["memset"], s["memcpy"]),
+                         (2, 1, 1, 0))
+        self.assertAlmostEqual(s["kernel_busy_ms"], 0.020, 12)
+        self.assertAlmostEqual(s["gpu_busy_ms"], 0.021, 12)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "mm_prefill_b1_s64_bf16_eager_990mhz.json.gz")
+            measure.write_profile(path, trace, 1410, 0.05, "hf5")
+            r = {"workload": "mm", "sm_clock_mhz": 1410, "wall_ms_per_step": 0.05}
+            r.update(s)
+            self.assertIn("\nmm,1410,0.05,2,0.021,1,0.02,0,0,1,0.001\n",
+                          measure.summary_text([r]))
+            r = subprocess.run([BIN, "predict", "--gpu", "a100-pcie-40gb", "--trace", path,
+                                "--clock", "1410", "--no-power-limit", "--format", "csv"],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("profile at 1410 MHz: 1 kernels", r.stderr)
+            head, row = r.stdout.splitlines()[:2]
+            t = float(row.split(",")[head.split(",").index("time_ms")])
+            # the mm 0-20 us, the memset issued 30 us after the mm (no op
+            # recorded in between, so nothing of the profiler's to take off
+            # although the stated wall time is longer), 30-31 us
+            self.assertAlmostEqual(t, 0.031, 6)
+            self.assertIn("0.00 us per recorded op (solved from its wall_ms_per_step)", r.stderr)
+
+
 class NoGpu(unittest.TestCase):
     def test_clean_error(self):
         """Without NVML: one line, no traceback, a non-zero exit."""
@@ -254,7 +328,7 @@ class NoGpu(unittest.TestCase):
         r = subprocess.run([sys.executable, "-m", "wattlas.measure", "--help"],
                            capture_output=True, text=True, env=env)
         self.assertEqual(r.returncode, 0)
-        for c in ("idle", "kernels", "models", "host"):
+        for c in ("idle", "kernels", "models", "host", "profile"):
             self.assertIn(c, r.stdout)
 
 

@@ -53,7 +53,22 @@ MEAS_COLUMNS = ["gpu", "model", "batch", "seq", "dtype", "mode", "attention", "s
 # the options that say what ran (validate and calibrate build each row's
 # workload from them, with predict's meaning), then the measurement's quality
 EXTRA_COLUMNS = ["power_limit_w", "gen_tokens", "optimizer", "master_dtype", "launch",
-                 "repeats", "time_spread_pct", "power_spread_pct", "throttle_reasons"]
+                 "stack", "repeats", "time_spread_pct", "power_spread_pct", "throttle_reasons"]
+
+
+def software_stack():
+    """The stack a row ran on, as 'wattlas --stack' names it: hf5 for HF
+    transformers 5.x (today's kernel sequence), hf4 for 4.x; empty when
+    transformers is not installed (a kernel row does not depend on it)."""
+    try:
+        import transformers  # the user's own
+    except ImportError:
+        return ""
+    try:
+        major = int(str(transformers.__version__).split(".")[0])
+    except ValueError:
+        return ""
+    return "hf5" if major >= 5 else "hf4"
 
 
 class MeasureError(Exception):
@@ -516,6 +531,28 @@ MODEL_CONFIGS = {
 }
 
 
+# learned position tables (the config's n_positions / max_position_embeddings):
+# a longer sequence indexes past them and the forward fails; the rotary
+# models have no table
+MAX_POSITIONS = {"gpt2": 1024, "bert-large": 512, "opt-1.3b": 2048}
+
+
+def check_positions(models, seqs, modes, gen_tokens):
+    """Refuses, before anything runs, a sequence (with the tokens a
+    decode generates) longer than a model's learned positions."""
+    for m in models:
+        limit = MAX_POSITIONS.get(m)
+        if limit is None:
+            continue
+        for mode in modes:
+            extra = gen_tokens if mode == "decode" else 0
+            for s in seqs:
+                if s + extra > limit:
+                    raise MeasureError("--seq: %s has %d learned positions; %s at seq %d%s is "
+                                       "longer" % (m, limit, mode, s,
+                                                   " + %d generated" % extra if extra else ""))
+
+
 def model_cases(models, batches, seqs, modes, dtype):
     out = []
     for m in models:
@@ -647,6 +684,8 @@ def _row(gpu, case, clock, limit, m, gen=None, top_clock=None):
         r.update(optimizer="adamw", master_dtype="none")
     elif case["mode"] == "decode":
         r.update(launch="eager")
+    if case.get("stack"):
+        r["stack"] = case["stack"]
     r.update(m)
     return r
 
@@ -708,8 +747,10 @@ def cmd_models(args, nvml, h, gpu):
     cases = model_cases([m.strip() for m in args.models.split(",")],
                         parse_list(args.batch, "--batch", True), parse_list(args.seq, "--seq", True),
                         [m.strip() for m in args.modes.split(",")], args.dtype)
+    stack = software_stack()
     for c in cases:
         c["attention"] = "flash" if args.attention == "sdpa" else "eager"
+        c["stack"] = stack
         if c["mode"] == "decode":
             c["gen_tokens"] = args.gen_tokens
     out = os.path.join(args.out, "measurements", "%s-models.csv" % gpu)
@@ -801,10 +842,12 @@ def cmd_host(args, nvml, h, gpu):
             del step
             # unlocked: the clock the GPU ran at, read before the lock is undone
             clk = round(nvml.sm_clock_mhz(h)) if clock is None else clock
+        stack = software_stack()
         rows += [{"gpu": gpu, "model": m, "batch": b, "seq": sq, "dtype": "bf16",
                   "mode": "prefill", "attention": "eager", "sm_clock_mhz": clk,
                   "measured_clock_mhz": float(clk), "time_ms": us * 1e-3,
-                  "repeats": args.repeats} for m, b, sq, us in timed]
+                  "repeats": args.repeats, "stack": stack if sq else ""}
+                 for m, b, sq, us in timed]
     meas = os.path.join(args.out, "measurements", "%s-host.csv" % gpu)
     _atomic_write(meas, measurements_text(rows))
     for s in specs:
@@ -834,6 +877,131 @@ def cmd_host(args, nvml, h, gpu):
           % (op_us, launch, ini, len(rows), meas))
 
 
+# ---- profiles -----------------------------------------------------------------
+
+SUMMARY_COLUMNS = ["workload", "sm_clock_mhz", "wall_ms_per_step", "device_events",
+                   "gpu_busy_ms", "kernel_launches", "kernel_busy_ms", "memcpy", "memcpy_ms",
+                   "memset", "memset_ms"]
+
+
+def trace_summary(trace):
+    """A profiler trace's device events: counts and summed durations in ms,
+    in total and by kind (kernels, memcpys, memsets)."""
+    kinds = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
+    n = {k: 0 for k in kinds.values()}
+    ms = {k: 0.0 for k in kinds.values()}
+    for e in trace.get("traceEvents", []):
+        k = kinds.get(e.get("cat")) if isinstance(e, dict) else None
+        if k and e.get("ph") == "X":
+            n[k] += 1
+            ms[k] += float(e.get("dur", 0)) * 1e-3
+    return {"device_events": sum(n.values()), "gpu_busy_ms": sum(ms.values()),
+            "kernel_launches": n["kernel"], "kernel_busy_ms": ms["kernel"],
+            "memcpy": n["memcpy"], "memcpy_ms": ms["memcpy"],
+            "memset": n["memset"], "memset_ms": ms["memset"]}
+
+
+def workload_name(case):
+    return "%s_%s_b%d_s%d_%s_%s" % (case["model"], case["mode"], case["batch"], case["seq"],
+                                   case["dtype"], case["attention_name"])
+
+
+def write_profile(path, trace, clock_mhz, wall_ms, stack):
+    """The trace gzipped, with what wattlas reads beside traceEvents: the
+    clock it ran at and the unprofiled wall time per step (from which the
+    profiler's own host cost is taken off), and the software stack."""
+    import gzip
+    trace = dict(trace)
+    trace["wattlas"] = {"sm_clock_mhz": clock_mhz, "wall_ms_per_step": wall_ms, "stack": stack}
+    data = gzip.compress(json.dumps(trace).encode())
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def summary_text(rows):
+    lines = [",".join(SUMMARY_COLUMNS)]
+    for r in rows:
+        lines.append(",".join(r[c] if isinstance(r[c], str) else _num(r[c], 4)
+                              for c in SUMMARY_COLUMNS))
+    return "\n".join(lines) + "\n"
+
+
+def cmd_profile(args, nvml, h, gpu):
+    """One step of each 'models' workload at each locked clock under
+    torch.profiler (CPU and CUDA activity, record_shapes): after --steps
+    warm-up steps, --steps unprofiled steps are timed (the wall time per
+    step), then one step is profiled. Each trace goes to
+    DIR/profiles/<workload>_<MHz>mhz.json.gz, which 'wattlas predict
+    --trace' reads; DIR/profiles/summary.csv counts their device events."""
+    torch = _import_torch()
+    from torch.profiler import profile, ProfilerActivity
+    dev = torch.device("cuda", args.device)
+    sync = torch.cuda.synchronize
+    cases = model_cases([m.strip() for m in args.models.split(",")],
+                        parse_list(args.batch, "--batch", True), parse_list(args.seq, "--seq", True),
+                        [m.strip() for m in args.modes.split(",")], args.dtype)
+    clocks = parse_list(args.clocks, "--clocks", integer=True)
+    stack = software_stack()
+    outdir = os.path.join(args.out, "profiles")
+    os.makedirs(outdir, exist_ok=True)
+    summary = os.path.join(outdir, "summary.csv")
+    rows, done, total = [], 0, len(cases) * len(clocks)
+    for case in cases:
+        case["attention_name"] = args.attention
+        try:
+            step = _model_step(torch, case, dev, args.attention, args.gen_tokens)
+            step()
+            sync()
+        except torch.cuda.OutOfMemoryError:
+            _note(args, "skipped %s: does not fit in memory" % workload_name(case))
+            torch.cuda.empty_cache()
+            done += len(clocks)
+            continue
+        for clock in clocks:
+            done += 1
+            name = workload_name(case)
+            _progress(args, "%d/%d %s at %d MHz" % (done, total, name, clock))
+            with Locked(nvml, h, clock_mhz=clock):
+                for _ in range(args.steps):
+                    step()
+                sync()
+                t0 = time.perf_counter()
+                for _ in range(args.steps):
+                    step()
+                sync()
+                wall_ms = (time.perf_counter() - t0) * 1e3 / args.steps
+                with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                             record_shapes=True) as prof:
+                    step()
+                    sync()
+                fd, tmp = tempfile.mkstemp(suffix=".json")
+                os.close(fd)
+                try:
+                    prof.export_chrome_trace(tmp)
+                    with open(tmp) as f:
+                        trace = json.load(f)
+                finally:
+                    os.unlink(tmp)
+            path = os.path.join(outdir, "%s_%dmhz.json.gz" % (name, clock))
+            write_profile(path, trace, clock, wall_ms, stack)
+            r = {"workload": name, "sm_clock_mhz": clock, "wall_ms_per_step": wall_ms}
+            r.update(trace_summary(trace))
+            rows.append(r)
+            _atomic_write(summary, summary_text(rows))
+        del step
+        torch.cuda.empty_cache()
+    _atomic_write(summary, summary_text(rows))
+    _note(args, "%d profiles -> %s (summary.csv beside them); 'wattlas predict --gpu ID --trace "
+          "FILE --clock LIST' predicts each at any clock" % (len(rows), outdir))
+
+
 # ---- command line ------------------------------------------------------------
 
 def build_parser():
@@ -846,7 +1014,7 @@ def build_parser():
     p.add_argument("--device", type=int, default=0, help="GPU index (default 0)")
     p.add_argument("--gpu", help="the gpu column (default: NVML's board name)")
     p.add_argument("--quiet", action="store_true", help="no progress or notes")
-    sub = p.add_subparsers(dest="command", metavar="idle|kernels|models|host")
+    sub = p.add_subparsers(dest="command", metavar="idle|kernels|models|host|profile")
     sub.required = True
 
     def common(sp, clocks_required):
@@ -874,6 +1042,19 @@ def build_parser():
     sp.add_argument("--attention", default="eager", choices=["eager", "sdpa"])
     sp.add_argument("--gen-tokens", type=int, default=64, help="decode: tokens generated")
     sp.add_argument("-o", "--out", required=True, help="a directory")
+    sp = sub.add_parser("profile", help="a PyTorch profiler trace of one step of each 'models' "
+                                        "workload at each clock -> DIR/profiles/ and its summary")
+    sp.add_argument("--clocks", required=True, help="SM clocks to lock, MHz: a,b,c or MIN:MAX:STEP")
+    sp.add_argument("--models", default="gpt2")
+    sp.add_argument("--modes", default="prefill")
+    sp.add_argument("--batch", default="4")
+    sp.add_argument("--seq", default="1024")
+    sp.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
+    sp.add_argument("--attention", default="eager", choices=["eager", "sdpa"])
+    sp.add_argument("--gen-tokens", type=int, default=16, help="decode: tokens generated")
+    sp.add_argument("--steps", type=int, default=3,
+                    help="warm-up steps, then as many unprofiled steps timed (default 3)")
+    sp.add_argument("-o", "--out", required=True, help="a directory")
     sp = sub.add_parser("host", help="launch cost per kernel: time-only rows, their traces "
                                      "and a host preset (DIR/ID.ini)")
     sp.add_argument("--clocks", help="SM clocks to lock, MHz (default: as the GPU runs)")
@@ -900,8 +1081,16 @@ def check_args(args):
         raise MeasureError("--repeats: 1 to 1000")
     if args.command == "models" and not args.clocks and not args.power_limits:
         raise MeasureError("models: give --clocks or --power-limits")
-    if args.command == "models" and not 1 <= args.gen_tokens <= 100000:
+    if args.command in ("models", "profile") and not 1 <= args.gen_tokens <= 100000:
         raise MeasureError("--gen-tokens: 1 to 100000")
+    if args.command in ("models", "profile"):
+        models = [m.strip() for m in args.models.split(",")]
+        modes = [m.strip() for m in args.modes.split(",")]
+        # the cases themselves (an unknown model or mode is an error here too)
+        model_cases(models, [1], [1], modes, args.dtype)
+        check_positions(models, parse_list(args.seq, "--seq", True), modes, args.gen_tokens)
+    if args.command == "profile" and not 1 <= args.steps <= 1000:
+        raise MeasureError("--steps: 1 to 1000")
     if args.command == "host":
         for k, hi in (("launches", 10 ** 7), ("forwards", 10 ** 6), ("batch", 4096),
                       ("seq", 131072)):
@@ -919,7 +1108,8 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-COMMANDS = {"idle": cmd_idle, "kernels": cmd_kernels, "models": cmd_models, "host": cmd_host}
+COMMANDS = {"idle": cmd_idle, "kernels": cmd_kernels, "models": cmd_models, "host": cmd_host,
+            "profile": cmd_profile}
 
 
 def main(argv=None):
