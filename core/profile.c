@@ -1214,7 +1214,8 @@ static void add_gap(wl_core_workload *wl, double us, int sync, int phase, int *r
 
 static int build(pf *P, wl_core_workload **out)
 {
-    qsort(P->dev, P->ndev, sizeof *P->dev, cmp_dev);
+    if (P->ndev) /* qsort takes no null base, even for nothing */
+        qsort(P->dev, P->ndev, sizeof *P->dev, cmp_dev);
     /* a tensor list's precision is not recorded: the optimizer's and
      * cat's lists are taken in the precision of the profile's matmuls */
     P->main_dt = WL_DT_FP32;
@@ -1347,8 +1348,10 @@ static int build(pf *P, wl_core_workload **out)
     /* the host's timeline: launches and synchronisations in time order,
      * as segments of host time before each device event */
     if (!rc) {
-        qsort(P->call, P->ncall, sizeof *P->call, cmp_call);
-        qsort(P->opts, P->nopts, sizeof *P->opts, cmp_double);
+        if (P->ncall)
+            qsort(P->call, P->ncall, sizeof *P->call, cmp_call);
+        if (P->nopts)
+            qsort(P->opts, P->nopts, sizeof *P->opts, cmp_double);
         seg = malloc((2 * P->ndev + P->ncall + 1) * sizeof *seg);
         if (!seg)
             rc = WL_ENOMEM;
