@@ -687,6 +687,30 @@ def accuracy_h100_db():
                    "`server-2023` fitted by `make calibrate`", "in-sample", h.err)]
 
 
+@claim(data=True)
+def accuracy_h200():
+    """the accuracy table: the H200 kernel database, few-shot, and its whole-model rows"""
+    d = tempfile.mkdtemp(prefix="wattlas-readme-")
+    ini = os.path.join(d, "h200.ini")
+    c = w("calibrate --gpu h200-sxm-141gb ../shared/data/measurements/h200-sxm-141gb-kernels.csv "
+          f"--traces ../shared/data/traces -o {ini}")
+    m = re.search(r"in-sample after\s+\((\d+) rows\): MAPE time ([0-9.]+)%\s+power ([0-9.]+)%\s+"
+                  r"energy ([0-9.]+)%", c.err)
+    if not m:
+        raise AssertionError(f"no in-sample line in:\n{c.err[-3000:]}")
+    n, t, pw, e = m.groups()
+    v = w(f"validate --gpu {ini} ../shared/data/measurements/h200-sxm-141gb-models.csv --no-lomo "
+          "--host ../shared/data/hosts/h200-vm-host.ini")
+    u = w("validate ../shared/data/measurements/h200-sxm-141gb-models.csv --no-lomo "
+          "--host ../shared/data/hosts/h200-vm-host.ini")
+    nf = "not fitted on"
+    return [f"| H200 kernel database, {n} rows, `calibrate` few-shot from the H100 (same die: "
+            f"latency held, memory and power fitted) | in-sample | {t} | {pw} | {e} | |",
+            row_of("H200 whole models, 16 rows (GPT-2 and Qwen2-1.5B prefill b4 s1024 and AdamW "
+                   "steps b4 s512, 510-1980 MHz), on that calibration, the H200's host", nf, v.err),
+            row_of("the same rows on the preset (H100 board's power, transferred)", nf, u.err)]
+
+
 @claim()
 def accuracy_h100_board2():
     """the accuracy table: the second H100 board (data/h100-vm-2026-11)"""
