@@ -1,0 +1,234 @@
+/* Generation: HF generate eagerly, or a serving engine replaying CUDA
+ * graphs (--launch graphs). */
+#include "builder_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- generation -------------------------------------------------------------------
+ * HF generate with greedy search: a prefill over the prompt (the LM head on
+ * the last position only, logits_to_keep = 1), then one decode step per
+ * further token over one new position per sequence with the cache grown
+ * by one: the same layers at T = batch, attention of one query over
+ * seq + i keys. After each forward the sampler reads the last logits in
+ * fp32 (.float()), takes the argmax, appends the token to the ids (a cat
+ * of the b x length int64 ids), evaluates the stopping criteria (a few
+ * kernels on b flags) and reads "all finished" back to the host: a sync
+ * per token. --launch graphs builds a serving engine's generation instead
+ * (below). */
+
+/* ---- a serving engine's forward (--launch graphs) --------------------------------
+ * CUDA graphs are replayed by serving engines (vLLM, TensorRT-LLM, SGLang)
+ * and by torch.compile's "reduce-overhead" mode, not around HF's eager
+ * kernel sequence, and those engines fuse that sequence too. --launch
+ * graphs therefore builds a serving engine's forward, following vLLM's
+ * model code (model_executor/models/llama.py, gpt2.py, opt.py) and its
+ * custom ops. Per layer:
+ *   the input norm: RMSNorm as one kernel, fused_add_rms_norm from the
+ *     second layer on (the previous layer's residual add inside it);
+ *     LayerNorm as one kernel, the residual adds as separate adds;
+ *   the merged QKV projection (QKVParallelLinear: one GEMM, bias in it);
+ *   rotary_embedding, in place on q and k with a cached cos/sin table;
+ *   reshape_and_cache_flash: the new keys and values into the cache;
+ *   the attention kernel (FlashAttention-2 varlen with causal masking for
+ *     a prefill; the split-KV, GQA-packed decode kernel for a step);
+ *   o_proj; the second wl_core_bld_norm (fused with the residual add for RMSNorm);
+ *   the merged gate_up GEMM and silu_and_mul, or fc1 and one activation
+ *     kernel (gelu_new, relu); the down projection.
+ * That is 10 kernels a Llama layer against about 40 in HF eager. Each
+ * decode step's forward up to the final norm is one graph (its first
+ * kernel carries the launch call); the LM head on each sequence's last
+ * position and the greedy sampler (the logits in fp32, argmax, the tokens
+ * read back: a sync) run eagerly, as in vLLM's model runner. The prefill
+ * is the same fused forward without a graph. The engine's scheduler and
+ * input preparation on the host are not modelled. */
+static void serve_norm(bld *B, int residual)
+{
+    int rms = B->m->norm != WL_NORM_LAYERNORM;
+    if (residual && !rms)
+        wl_core_bld_ewc(B, WL_EW_ADD, B->T * B->d, B->dt);
+    wl_kernel k = wl_core_bld_rowk(rms ? WL_K_RMSNORM : WL_K_LAYERNORM, B->T, B->d, B->dt);
+    k.residual = residual && rms;
+    wl_core_bld_add(B, &k);
+}
+
+static void serve_attention(bld *B, long long bh)
+{
+    if (B->attn == WL_ATTN_FLASH) {
+        wl_core_bld_flash(B, bh);
+    } else {
+        /* an unfused attention backend: scores, a softmax with the scale
+         * and mask folded in, and the weighted sum */
+        wl_core_bld_bgemm(B, bh, B->s, B->sk, B->hd);
+        wl_core_bld_rowop(B, WL_K_SOFTMAX, bh * B->s, B->sk, B->dt);
+        wl_core_bld_bgemm(B, bh, B->s, B->hd, B->sk);
+    }
+}
+
+static void serve_layer(bld *B, int first)
+{
+    const wl_core_model *m = B->m;
+    long long dq = B->h * B->hd, dkv = B->kvh * B->hd, T = B->T;
+    int llama = m->style == WL_STYLE_LLAMA, bias = !llama;
+    if (m->pre_norm)
+        serve_norm(B, !first);
+    wl_core_bld_linear_x(B, B->d, dq + 2 * dkv, bias || m->qkv_bias, 0);
+    if (m->positions == WL_POS_ROTARY)
+        wl_core_bld_ewc(B, WL_EW_UNSPEC_SCALAR, T * (B->h + B->kvh) * B->hd, B->dt);
+    wl_core_bld_cache_update(B);
+    serve_attention(B, B->b * B->h);
+    if (B->chunk > 0) {
+        /* the arriving prompts' chunk attends causally to its prompt: a
+         * chunk spread evenly over a prompt sees half of it on average,
+         * which a causal kernel of chunk queries over the prompt's keys
+         * counts */
+        long long s = B->s, sk = B->sk;
+        B->s = B->chunk;
+        B->sk = B->prompt;
+        serve_attention(B, B->h);
+        B->s = s;
+        B->sk = sk;
+    }
+    wl_core_bld_linear_x(B, dq, B->d, bias, 0);
+    serve_norm(B, 1);
+    if (m->activation == WL_ACT_SWIGLU) {
+        wl_core_bld_linear_x(B, B->d, 2 * B->ff, bias, 0);
+        wl_core_bld_ewc(B, WL_EW_SILU_MUL, T * B->ff, B->dt);
+    } else {
+        wl_core_bld_linear_x(B, B->d, B->ff, bias, 0);
+        wl_ew_op act = m->activation == WL_ACT_RELU ? WL_EW_RELU : WL_EW_GELU;
+        wl_core_bld_ewc(B, act, T * B->ff, B->dt);
+    }
+    wl_core_bld_linear_x(B, B->ff, B->d, bias, 0);
+    if (!llama) /* the MLP's residual wl_core_bld_add (RMSNorm models fuse it into the next norm) */
+        wl_core_bld_ewc(B, WL_EW_ADD, T * B->d, B->dt);
+}
+
+/* One forward of a generation over B->s new positions with B->sk keys,
+ * its kernels from `graph` on replayed from a CUDA graph. */
+static void gen_forward(bld *B, int layer_only, int graph)
+{
+    int serve = B->sh->launch == WL_LAUNCH_GRAPHS;
+    B->T = B->b * B->s + B->chunk;
+    B->graphing = graph;
+    B->graph_n = 0;
+    if (layer_only && serve) {
+        serve_layer(B, 0);
+    } else if (layer_only) {
+        wl_core_bld_layer(B);
+    } else if (serve) {
+        /* token embeddings (a gather, not recorded) plus learned positions */
+        if (B->m->positions == WL_POS_LEARNED)
+            wl_core_bld_ewc(B, WL_EW_ADD, B->T * B->d, B->dt);
+        for (int l = 0; l < B->m->layers && !B->rc; l++)
+            serve_layer(B, l == 0);
+        if (B->m->final_norm && B->m->pre_norm)
+            serve_norm(B, 1);
+    } else {
+        wl_core_bld_prefix(B);
+        for (int l = 0; l < B->m->layers && !B->rc; l++)
+            wl_core_bld_layer(B);
+        if (B->m->final_norm && B->m->pre_norm)
+            wl_core_bld_norm(B);
+    }
+    B->graphing = 0; /* the LM head runs eagerly */
+    if (layer_only)
+        return;
+    long long T = B->T;
+    B->T = B->b; /* the last position's hidden state */
+    wl_core_bld_linear_x(B, B->d, B->m->vocab_size, 0, 0);
+    B->T = T;
+}
+
+/* Greedy sampling after each forward. HF generate: the last logits in
+ * fp32 (.float()), the argmax, the token appended to the ids (a cat of the
+ * b x length int64 ids), the stopping criteria (a few kernels on b flags)
+ * and "all finished" read back to the host: a sync per token. A serving
+ * engine: the logits in fp32, the argmax, the tokens read back. */
+static void sample(bld *B, long long len)
+{
+    long long V = B->m->vocab_size;
+    int serve = B->sh->launch == WL_LAUNCH_GRAPHS;
+    if (B->hf5) {
+        wl_core_bld_hf5_sample(B, len);
+        return;
+    }
+    wl_core_bld_ewc(B, WL_EW_CAST_FP32, B->b * V, B->dt);
+    wl_kernel am = wl_core_bld_rowk(WL_K_REDUCE, B->b, V, WL_DT_FP32); /* argmax */
+    wl_core_bld_add(B, &am);
+    if (!serve) {
+        wl_core_bld_ewc(B, WL_EW_COPY, 2 * B->b * len, WL_DT_FP32);  /* cat(input_ids, next) */
+        wl_core_bld_ewc(B, WL_EW_FILL, B->b, WL_DT_FP32);            /* max-length criterion */
+        wl_core_bld_ewc(B, WL_EW_UNSPEC_TENSOR, B->b, WL_DT_FP32);   /* isin(last, eos) */
+        wl_core_bld_ewc(B, WL_EW_UNSPEC_TENSOR, B->b, WL_DT_FP32);   /* unfinished & ~done */
+        wl_kernel mx = wl_core_bld_rowk(WL_K_REDUCE, 1, B->b, WL_DT_FP32); /* .max() == 0 */
+        wl_core_bld_add(B, &mx);
+    }
+    wl_core_bld_host_sync(B);
+}
+
+/* A serving engine's host work between two steps, which the GPU waits for
+ * (vLLM's engine core with synchronous scheduling: the sampled tokens are
+ * read back, the requests updated, the next step scheduled and its inputs
+ * prepared before the next graph is launched). Its cost is the host's
+ * (serve_step_us + serve_seq_us x the running sequences). */
+static void engine_step(bld *B)
+{
+    wl_kernel k = {0};
+    k.kind = WL_K_GAP;
+    k.engine = 1;
+    k.batch = B->b;
+    wl_core_bld_add(B, &k);
+}
+
+/* A generation: the prefill over the prompt (time to first token), then
+ * gen - 1 decode steps, each over one new position per sequence with the
+ * cache one longer; eagerly (HF generate with a static cache) or as a
+ * serving engine replays them from CUDA graphs. */
+void wl_core_bld_generate(bld *B, int layer_only)
+{
+    long long prompt = B->s, gen = B->sh->gen, b = B->b;
+    int serve = B->sh->launch == WL_LAUNCH_GRAPHS;
+    B->phase = WL_PHASE_FORWARD;
+    B->gen = 1;
+    B->sk = prompt;
+    if (serve)
+        B->b = 1; /* time to first token: one arriving request's prompt */
+    gen_forward(B, layer_only, 0);
+    if (!layer_only)
+        sample(B, prompt + 1);
+    B->b = b;
+    if (!layer_only && serve)
+        engine_step(B); /* over the running sequences */
+    B->phase = WL_PHASE_DECODE;
+    B->gen = 2;
+    B->s = 1;
+    /* Continuous batching in steady state (Little's law): b requests run,
+     * each for gen steps, so b / gen of them finish and as many arrive per
+     * step, and their prompts are prefilled in chunks inside the decode
+     * steps (vLLM's chunked prefill: prompt tokens ride in the same
+     * forward as the decode tokens). The other b - 1 prompts are spread
+     * evenly over the gen - 1 steps, error-diffused to whole tokens: the
+     * generation does the same work as b prompts and b x gen tokens. */
+    double per_step = serve && gen > 1 ? (double)(b - 1) * (double)prompt / (double)(gen - 1) : 0;
+    double pending = 0;
+    B->prompt = prompt;
+    for (long long i = 1; i < gen && !B->rc; i++) {
+        B->sk = prompt + i;
+        pending += per_step;
+        B->chunk = (long long)pending;
+        pending -= (double)B->chunk;
+        gen_forward(B, layer_only, serve);
+        if (!layer_only) {
+            sample(B, prompt + i + 1);
+            if (serve)
+                engine_step(B);
+        }
+    }
+    B->chunk = 0;
+    B->s = prompt;
+    B->sk = prompt;
+    B->T = B->b * prompt;
+}

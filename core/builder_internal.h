@@ -1,0 +1,118 @@
+/* Private to core/'s builders (builder.c and the build_*.c beside it): the
+ * state of a build and the operations every family's sequence is made of.
+ * builder.c holds the primitives (kernels, the backward tape, linear
+ * layers, norms, attention, the layer), the transformers 4.x families, the
+ * checks and the entry points; build_hf5.c what transformers 5.x launches
+ * beyond that; build_train.c the training step (loss, backward, optimizer);
+ * build_gen.c generation and the serving engine. */
+#ifndef WATTLAS_BUILDER_INTERNAL_H
+#define WATTLAS_BUILDER_INTERNAL_H
+
+#include "core_internal.h"
+
+#include <stddef.h>
+
+/* ---- the backward tape ------------------------------------------------------
+ * A training forward records, for every op it launches, the kernels that
+ * op's backward launches (PyTorch's derivatives.yaml formulas as the CUDA
+ * backends implement them) and the parameters whose gradients they
+ * produce. The backward pass walks the tape in reverse, as the autograd
+ * engine does for a chain of ops. A tensor used by several ops gets one
+ * gradient accumulation (an add) per extra use (a "fan-out" entry). Marks
+ * bracket the ranges a recompute runs again. */
+#define TP_MAXK 6
+enum { MARK_NONE = 0, MARK_LAYER_BEGIN, MARK_LAYER_END, MARK_CORE_BEGIN, MARK_CORE_END };
+
+typedef struct {
+    int nk;
+    wl_kernel k[TP_MAXK]; /* backward kernels in launch order */
+    int np;
+    double param[2];      /* numels of the parameters whose gradients they give */
+    int mark;
+    size_t at;            /* marks: index of the next forward kernel */
+    size_t from;          /* end marks: the opening mark's index */
+} tp_ent;
+
+typedef struct {
+    wl_core_workload *wl;
+    const wl_core_model *m;
+    wl_dtype dt;      /* activations */
+    wl_dtype gemm_dt; /* GEMM inputs: tf32 keeps fp32 storage on tensor cores */
+    int tc;
+    long long b, s, T, d, h, kvh, hd, ff;
+    long long sk;     /* key length: s, or the cache's length in a decode step */
+    long long chunk;  /* serving: prompt tokens of arriving requests mixed into a
+                         decode step (chunked prefill) */
+    long long prompt; /* ... whose prompts are this long */
+    int gen;          /* 0: no cache; 1: a generation's prefill; 2: a decode step */
+    int graphing;     /* kernels go into a CUDA graph ... */
+    size_t graph_n;   /* ... of which this many are already in */
+    wl_attention attn;
+    int hf5;          /* HF transformers 5.x eager (see hf5_* below) */
+    int strided;      /* elementwise kernels added now take ATen's strided path */
+    wl_dtype conv_dt; /* cuDNN convolutions: TF32 tensor cores for fp32 (PyTorch's
+                         default allow_tf32 for cuDNN), else the dtype */
+    int rc;
+    wl_error *err;
+    /* training */
+    const wl_core_shape *sh;
+    int train;          /* record the tape (a training forward) */
+    int in_core;        /* inside the attention core (selective recompute) */
+    wl_phase phase;     /* of the kernels added now */
+    tp_ent *tape;
+    size_t ntape, captape;
+    int micro;          /* micro-batch index */
+    int master;         /* fp32 master weights and main gradients */
+    double saved_layer, saved_core, saved_other; /* bytes kept for backward */
+    double saved_peak;  /* the largest layer a full recompute rebuilds */
+    double saved_peak_step; /* saved activations at their peak */
+    double *plist;      /* parameter numels in model.parameters() order */
+    size_t np, capp;
+} bld;
+
+/* builder.c: the primitives and the layer */
+void wl_core_bld_add(bld *B, const wl_kernel *k0);
+tp_ent *wl_core_bld_tp_new(bld *B);
+void wl_core_bld_tp_k(tp_ent *e, const wl_kernel *k);
+wl_kernel wl_core_bld_ewk(wl_ew_op op, long long n, wl_dtype dt);
+wl_kernel wl_core_bld_rowk(wl_kernel_kind kind, long long rows, long long dim, wl_dtype dt);
+void wl_core_bld_save(bld *B, double elems, double bytes_per_elem);
+void wl_core_bld_fanout(bld *B, long long n, wl_dtype dt, int uses);
+void wl_core_bld_tp_param(bld *B, double numel);
+void wl_core_bld_host_sync(bld *B);
+void wl_core_bld_mark(bld *B, int what);
+void wl_core_bld_linear_x(bld *B, long long in, long long out, int bias, int conv1d);
+void wl_core_bld_linear(bld *B, long long in, long long out, int bias);
+void wl_core_bld_bgemm(bld *B, long long batch, long long m, long long n, long long kk);
+void wl_core_bld_ewc(bld *B, wl_ew_op op, long long n, wl_dtype dt);
+void wl_core_bld_ewb(bld *B, wl_ew_op op, long long n, wl_dtype dt, const wl_kernel *bk, int nb);
+void wl_core_bld_ew(bld *B, wl_ew_op op, long long n, wl_dtype dt);
+void wl_core_bld_dropout(bld *B, long long n, double p);
+void wl_core_bld_rowop(bld *B, wl_kernel_kind kind, long long rows, long long dim, wl_dtype dt);
+int wl_core_bld_half(const bld *B);
+double wl_core_bld_eb(const bld *B);
+void wl_core_bld_norm(bld *B);
+void wl_core_bld_rotary(bld *B, long long heads);
+void wl_core_bld_cache_update(bld *B);
+void wl_core_bld_flash(bld *B, long long bh);
+void wl_core_bld_layer(bld *B);
+void wl_core_bld_embed_bwd(bld *B, long long rows, int tied);
+void wl_core_bld_prefix(bld *B);
+
+/* build_hf5.c: HF transformers 5.x (--stack hf5) */
+void wl_core_bld_hf5_prefix(bld *B);
+void wl_core_bld_hf5_rmsnorm(bld *B);
+void wl_core_bld_hf5_rotary(bld *B, long long heads);
+void wl_core_bld_hf5_attention(bld *B);
+void wl_core_bld_hf5_sample(bld *B, long long len);
+
+/* build_train.c: the training step */
+void wl_core_bld_head(bld *B);
+void wl_core_bld_backward(bld *B);
+void wl_core_bld_pl_model(bld *B, int layer_only);
+void wl_core_bld_train_step(bld *B, int layer_only);
+
+/* build_gen.c: generation and the serving engine */
+void wl_core_bld_generate(bld *B, int layer_only);
+
+#endif
