@@ -46,8 +46,19 @@ static int try_trace(const char *dir, const wl_calib_row *r, const char *dtype,
     }
     struct stat st;
     if (stat(path, &st) != 0) {
+        /* or gzipped, as torch.profiler and 'wattlas.measure profile' write
+         * profiles (a profile predicts every clock from its own) */
+        char *gz = wl_core_strprintf("%s.gz", path);
         free(path);
-        return 0;
+        path = gz;
+        if (!path) {
+            snprintf(w->reason_buf, sizeof w->reason_buf, "out of memory");
+            return -1;
+        }
+        if (stat(path, &st) != 0) {
+            free(path);
+            return 0;
+        }
     }
     wl_error err = {0};
     int rc = wl_core_trace_load(path, &w->wl, &err);

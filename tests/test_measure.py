@@ -312,6 +312,20 @@ class Profiles(unittest.TestCase):
             # although the stated wall time is longer), 30-31 us
             self.assertAlmostEqual(t, 0.031, 6)
             self.assertIn("0.00 us per recorded op (solved from its wall_ms_per_step)", r.stderr)
+            # named as a measured row's trace, validate predicts the row from it
+            measure.write_profile(os.path.join(d, "mm_bf16_b1_s64_prefill.json.gz"), trace, 1410,
+                                  0.05, "hf5")
+            csv = os.path.join(d, "rows.csv")
+            with open(csv, "w") as f:
+                f.write(",".join(measure.MEAS_COLUMNS) + "\n"
+                        "a100-pcie-40gb,mm,1,64,bf16,prefill,eager,1410,1410,0.031,0.0062,200,50\n")
+            r = subprocess.run([BIN, "validate", csv, "--traces", d, "--no-lomo"],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("(1 rows scored, 1 from traces", r.stderr)
+            head, row = r.stdout.splitlines()[:2]
+            self.assertAlmostEqual(float(row.split(",")[head.split(",").index("predicted_time_ms")]),
+                                   0.031, 6)
 
 
 class NoGpu(unittest.TestCase):
