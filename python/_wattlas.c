@@ -414,6 +414,13 @@ static PyObject *py_columns(PyObject *self, PyObject *args, PyObject *kw)
         }
         Py_XDECREF(t);
     }
+    /* what a profile's import kept at measured times (as the command line notes) */
+    for (size_t i = 0; warn && i < wl_sweep_spec_note_count(s); i++) {
+        PyObject *t = PyUnicode_FromString(wl_sweep_spec_note(s, i));
+        if (!t || PyList_Append(warn, t))
+            Py_CLEAR(warn);
+        Py_XDECREF(t);
+    }
     /* requested clocks a GPU cannot run, left out (as the command line notes) */
     for (size_t i = 0; warn && wl_sweep_spec_gpu(s, i); i++) {
         const wl_core_gpu *g = wl_sweep_spec_gpu(s, i);

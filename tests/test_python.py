@@ -171,6 +171,25 @@ class Sweep(unittest.TestCase):
             warnings.simplefilter("always")
             wattlas.predict(gpu="a100-pcie-40gb", model="gpt2")
         self.assertEqual([str(w.message) for w in got], [])
+        # a PyTorch profile's import note: what it kept at measured times
+        d = tempfile.mkdtemp(prefix="wattlas-py-")
+        try:
+            path = os.path.join(d, "step_1410mhz.json")
+            with open(path, "w") as f:
+                f.write('{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::weird", '
+                        '"ts": 1, "dur": 2, "tid": 1, "args": {"External id": 1}}, '
+                        '{"ph": "X", "cat": "kernel", "name": "k", "ts": 5, "dur": 7, "tid": 7, '
+                        '"args": {"External id": 1, "correlation": 3}}]}')
+            with warnings.catch_warnings(record=True) as got:
+                warnings.simplefilter("always")
+                rows = wattlas.predict(gpu="a100-pcie-40gb", trace=path, clock=[900, 1410])
+            texts = [str(w.message) for w in got]
+            self.assertTrue(any("1 kept at their measured time" in t and "aten::weird x1" in t
+                                for t in texts), texts)
+            # a kernel known only by its time takes it at every clock
+            self.assertEqual(rows[0]["time_ms"], rows[1]["time_ms"])
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
 
     def test_spec_file(self):
         """a spec file's errors name the file and the line"""
