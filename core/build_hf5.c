@@ -81,6 +81,28 @@ static void hf5_rotary_table(bld *B)
     }
 }
 
+/* GenerationMixin's inputs for a decode step, whatever the model: the last
+ * tokens and the positions (two copies) before the embeddings, then the
+ * attention mask's copies, its sum and a check read back to the host (the
+ * H200 Llama profile; the mixin is the same code for every decoder). */
+static void hf5_step_inputs(bld *B, int after)
+{
+    const wl_dtype L = WL_DT_FP32;
+    if (B->gen != 2)
+        return;
+    if (!after) {
+        wl_core_bld_ewc(B, WL_EW_COPY, B->b, L);
+        wl_core_bld_ewc(B, WL_EW_COPY, B->b, L);
+        return;
+    }
+    wl_core_bld_ewc(B, WL_EW_COPY, B->b * B->sk, WL_DT_INT8);
+    wl_core_bld_ewc(B, WL_EW_COPY, B->b * B->sk, L);
+    wl_kernel sm = wl_core_bld_rowk(WL_K_REDUCE, B->b, B->sk, L);
+    wl_core_bld_add(B, &sm);
+    wl_core_bld_ewc(B, WL_EW_UNSPEC_SCALAR, 1, L);
+    wl_core_bld_host_sync(B);
+}
+
 void wl_core_bld_hf5_prefix(bld *B)
 {
     const wl_core_model *m = B->m;
@@ -90,6 +112,7 @@ void wl_core_bld_hf5_prefix(bld *B)
     switch (m->style) {
     case WL_STYLE_GPT2:
         wl_core_bld_embed_bwd(B, m->vocab_size, !m->untied_head);
+        hf5_step_inputs(B, 0);
         wl_core_bld_ewc(B, WL_EW_COPY, n, B->dt);           /* wte(input_ids) */
         wl_core_bld_ewc(B, WL_EW_FILL, B->s, L);             /* cache_position */
         wl_core_bld_ewc(B, WL_EW_SCALAR_ADD, B->s, L);
@@ -99,6 +122,7 @@ void wl_core_bld_hf5_prefix(bld *B)
             wl_core_bld_ew(B, WL_EW_ADD, n, B->dt);
         }
         wl_core_bld_dropout(B, n, m->hidden_dropout);
+        hf5_step_inputs(B, 1);
         if (eager)
             hf5_causal_mask(B);
         break;
@@ -118,7 +142,9 @@ void wl_core_bld_hf5_prefix(bld *B)
         break;
     case WL_STYLE_OPT:
         wl_core_bld_embed_bwd(B, m->vocab_size, !m->untied_head);
+        hf5_step_inputs(B, 0);
         wl_core_bld_ewc(B, WL_EW_COPY, n, B->dt);            /* embed_tokens */
+        hf5_step_inputs(B, 1);
         /* the all-ones attention mask the model makes, its positions
          * (cumsum(mask) * mask - 1) and the padding half of the mask */
         wl_core_bld_ewc(B, WL_EW_FILL, B->T, L);
@@ -147,18 +173,9 @@ void wl_core_bld_hf5_prefix(bld *B)
     default: /* LLAMA */
         wl_core_bld_embed_bwd(B, m->vocab_size, !m->untied_head);
         if (B->gen == 2) {
-            /* generate's inputs for a step: the last tokens and the
-             * positions (copies), the embedding, the attention mask's
-             * copies and its sum, and a check read back to the host */
-            wl_core_bld_ewc(B, WL_EW_COPY, B->b, L);
-            wl_core_bld_ewc(B, WL_EW_COPY, B->b, L);
-            wl_core_bld_ewc(B, WL_EW_COPY, n, B->dt);
-            wl_core_bld_ewc(B, WL_EW_COPY, B->b * B->sk, WL_DT_INT8);
-            wl_core_bld_ewc(B, WL_EW_COPY, B->b * B->sk, L);
-            wl_kernel sm = wl_core_bld_rowk(WL_K_REDUCE, B->b, B->sk, L);
-            wl_core_bld_add(B, &sm);
-            wl_core_bld_ewc(B, WL_EW_UNSPEC_SCALAR, 1, L);
-            wl_core_bld_host_sync(B);
+            hf5_step_inputs(B, 0);
+            wl_core_bld_ewc(B, WL_EW_COPY, n, B->dt);        /* embed_tokens */
+            hf5_step_inputs(B, 1);
         } else {
             wl_core_bld_ewc(B, WL_EW_COPY, n, B->dt);        /* embed_tokens */
             wl_core_bld_ewc(B, WL_EW_FILL, B->s, L);         /* cache_position */
