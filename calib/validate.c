@@ -28,47 +28,47 @@ struct wl_calib_problem {
     size_t nwl;
 };
 
-/* Loads DIR/<model>_<dtype>_b<batch>[_s<seq>]_<mode>.json: 1 found and
- * loaded, 0 absent, -1 present but unreadable (reason set). */
-static int try_trace(const char *dir, const wl_calib_row *r, const char *dtype,
+/* Loads the row's trace from the first of DIRS (a comma-separated list of
+ * directories) that has DIR/<model>_<dtype>_b<batch>[_s<seq>]_<mode>.json,
+ * or the same gzipped (as torch.profiler and 'wattlas.measure profile'
+ * write profiles): 1 found and loaded, 0 absent, -1 present but
+ * unreadable (reason set). */
+static int try_trace(const char *dirs, const wl_calib_row *r, const char *dtype,
                      wl_calib_wl *w)
 {
-    if (!dir)
-        return 0;
-    /* the name is as long as the directory and the row's fields make it */
-    char *path = r->seq > 0 ? wl_core_strprintf("%s/%s_%s_b%lld_s%lld_%s.json", dir, r->model,
-                                                dtype, r->batch, r->seq, r->mode)
-                            : wl_core_strprintf("%s/%s_%s_b%lld_%s.json", dir, r->model, dtype,
-                                                r->batch, r->mode);
-    if (!path) {
-        snprintf(w->reason_buf, sizeof w->reason_buf, "out of memory");
-        return -1;
-    }
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        /* or gzipped, as torch.profiler and 'wattlas.measure profile' write
-         * profiles (a profile predicts every clock from its own) */
-        char *gz = wl_core_strprintf("%s.gz", path);
-        free(path);
-        path = gz;
-        if (!path) {
-            snprintf(w->reason_buf, sizeof w->reason_buf, "out of memory");
-            return -1;
-        }
-        if (stat(path, &st) != 0) {
+    for (const char *d = dirs; d && *d;) {
+        size_t len = strcspn(d, ",");
+        for (int gz = 0; gz < 2; gz++) {
+            char *path = r->seq > 0
+                             ? wl_core_strprintf("%.*s/%s_%s_b%lld_s%lld_%s.json%s", (int)len, d,
+                                                 r->model, dtype, r->batch, r->seq, r->mode,
+                                                 gz ? ".gz" : "")
+                             : wl_core_strprintf("%.*s/%s_%s_b%lld_%s.json%s", (int)len, d,
+                                                 r->model, dtype, r->batch, r->mode,
+                                                 gz ? ".gz" : "");
+            if (!path) {
+                snprintf(w->reason_buf, sizeof w->reason_buf, "out of memory");
+                return -1;
+            }
+            struct stat st;
+            if (stat(path, &st) != 0) {
+                free(path);
+                continue;
+            }
+            wl_error err = {0};
+            int rc = wl_core_trace_load(path, &w->wl, &err);
             free(path);
-            return 0;
+            if (rc) {
+                wl_error_format(&err, w->reason_buf, sizeof w->reason_buf);
+                return -1;
+            }
+            w->traced = 1;
+            return 1;
         }
+        d += len;
+        d += *d == ',';
     }
-    wl_error err = {0};
-    int rc = wl_core_trace_load(path, &w->wl, &err);
-    free(path);
-    if (rc) {
-        wl_error_format(&err, w->reason_buf, sizeof w->reason_buf);
-        return -1;
-    }
-    w->traced = 1;
-    return 1;
+    return 0;
 }
 
 /* The mode and its options from the row's columns, with predict's defaults

@@ -36,7 +36,7 @@ static void help(FILE *f)
 "  --host ID|FILE.ini    the host the rows were measured on (default: the GPU\n"
 "                        preset's host class, presets/hosts/)\n"
 "  --host-out FILE.ini   where --fit gpu,host writes the fitted host preset\n"
-"  --traces DIR          predict rows from traces where DIR has one\n"
+"  --traces DIR[,DIR...] predict rows from traces where a directory has one\n"
 "  --idle TABLE.csv      replace the preset's V-f/idle table by one derived\n"
 "                        from this idle measurement (sm_clock_mhz,voltage_mv,\n"
 "                        idle_power_w)\n"

@@ -893,6 +893,9 @@ static void test_host_cmds(void **state)
     fclose(f);
     assert_int_equal(run("validate --gpu h100-sxm-80gb tonly.csv --traces tr --no-lomo"), 0);
     assert_non_null(strstr(err_buf, "(6 rows scored"));
+    /* a list of directories: the first that has a row's trace gives it */
+    assert_int_equal(run("validate --gpu h100-sxm-80gb tonly.csv --traces nowhere,tr --no-lomo"), 0);
+    assert_non_null(strstr(err_buf, "(6 rows scored, 3 from traces"));
     assert_non_null(strstr(err_buf, "(rows of time only)"));
     assert_int_equal(count_lines(out_buf), 7);
     assert_true(csv_get(out_buf, 1, "predicted_power_w") > 0); /* predicted, not scored */

@@ -711,11 +711,12 @@ def accuracy_h200():
             row_of("the same rows on the preset (H100 board's power, transferred)", nf, u.err)]
 
 
-@claim()
+@claim(data=True)
 def accuracy_h100_board2():
     """the accuracy table: the second H100 board (data/h100-vm-2026-11)"""
     d = "data/h100-vm-2026-11"
-    k = w(f"validate {d}/measurements/h100-sxm-80gb-kernels.csv --traces {d}/traces --no-lomo")
+    k = w(f"validate {d}/measurements/h100-sxm-80gb-kernels.csv "
+          f"--traces {d}/traces,../shared/data/traces --no-lomo")
     m = w(f"validate {d}/measurements/h100-sxm-80gb-models.csv --no-lomo --host {d}/h100-vm.ini")
     p = w(f"validate {d}/measurements/h100-sxm-80gb-models.csv --no-lomo")
     v = w(f"validate {d}/measurements/h100-sxm-80gb-dvfs.csv --no-lomo --host {d}/h100-vm.ini")
