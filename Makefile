@@ -33,7 +33,7 @@ CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/eval.c \
 PRESET_SRC = presets/preset.c presets/derive.c presets/ini.c
 RESULTS_SRC = results/results.c
 CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c calib/crossval.c calib/validation.c calib/preset_out.c calib/run.c
-SWEEP_SRC = sweep/sweep.c
+SWEEP_SRC = sweep/spec.c sweep/sweep.c sweep/merge.c sweep/compare.c
 PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/compare.c
 PLOT_SRC = plot/plot.c plot/kinds.c plot/report.c plot/timeline.c
 LEARN_SRC = learn/learn.c learn/run.c
@@ -116,7 +116,7 @@ python: pic-lib
 	cd python && WATTLAS_LIB=$(CURDIR)/$(PIC_BUILD)/libwattlas.a $(PYTHON) setup.py -q build_ext --inplace
 
 # its tests, run like the others (tests/run.sh reads the summary line)
-$(BUILD)/tests/test_python: tests/test_python.py tests/pyunit.py python/_wattlas.c python/setup.py python/wattlas/__init__.py \
+$(BUILD)/tests/test_python: tests/test_python.py tests/pyunit.py python/_wattlas.c python/cluster.c python/fit.c python/wattlas_py.h python/setup.py python/wattlas/__init__.py \
         $(BIN)/wattlas $(BUILD)/libwattlas.a | $(BUILD)
 	@$(MAKE) --no-print-directory python
 	@mkdir -p $(dir $@)
@@ -136,7 +136,7 @@ readme-check: deps $(BIN)/wattlas $(BUILD)/tests/test_readme
 	@$(BUILD)/tests/test_readme --all
 
 # the measurement harness's tests (no GPU, no PyTorch, no extension needed)
-$(BUILD)/tests/test_measure: tests/test_measure.py tests/pyunit.py python/wattlas/measure.py $(BIN)/wattlas | $(BUILD)
+$(BUILD)/tests/test_measure: tests/test_measure.py tests/pyunit.py $(wildcard python/wattlas/measure*.py) $(BIN)/wattlas | $(BUILD)
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\ncd "%s" && exec %s tests/test_measure.py "$$@"\n' "$(CURDIR)" "$(PYTHON)" > $@
 	chmod +x $@

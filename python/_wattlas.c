@@ -2,9 +2,9 @@
  * across: a sweep spec's keys in (the grammar every other front end uses),
  * the library's own row writer's NDJSON out, so that Python sees the same
  * numbers, digit for digit, as the command line. Errors become
- * wattlas.Error with the library's message and its source, line and field. */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+ * wattlas.Error with the library's message and its source, line and field.
+ * cluster.c and fit.c hold the bindings of the other commands. */
+#include "wattlas_py.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -13,12 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wattlas.h"
-
 static PyObject *wl_py_error; /* wattlas.Error, set by the package */
 
+PyObject *wl_py_error_class(void)
+{
+    return wl_py_error ? wl_py_error : PyExc_ValueError;
+}
+
 /* Raises wattlas.Error (or MemoryError) for a library failure. */
-static PyObject *raise_wl(int rc, const wl_error *err)
+PyObject *wl_py_raise(int rc, const wl_error *err)
 {
     if (rc == WL_ENOMEM)
         return PyErr_NoMemory();
@@ -43,7 +46,7 @@ static PyObject *raise_wl(int rc, const wl_error *err)
         snprintf(buf, sizeof buf, "%s: %s", err->source, err->text);
     else
         wl_error_format(err, buf, sizeof buf);
-    PyObject *cls = wl_py_error ? wl_py_error : PyExc_ValueError;
+    PyObject *cls = wl_py_error_class();
     PyObject *exc = PyObject_CallFunction(cls, "s", buf[0] ? buf : "failed");
     if (!exc)
         return NULL;
@@ -69,7 +72,7 @@ static PyObject *raise_wl(int rc, const wl_error *err)
  * a spec file's keys; predict: one prediction's default and check (the
  * maximum clock unless a clock is given; wl_sweep_spec_check_clocks), as
  * 'wattlas predict'. NULL with a Python exception set. */
-static wl_sweep_spec *build_spec(PyObject *items, const char *spec_path, int predict)
+wl_sweep_spec *wl_py_build_spec(PyObject *items, const char *spec_path, int predict)
 {
     PyObject *seq = PySequence_Fast(items, "items: expected a sequence of (key, value, source)");
     if (!seq)
@@ -100,7 +103,7 @@ static wl_sweep_spec *build_spec(PyObject *items, const char *spec_path, int pre
     Py_DECREF(seq);
     return s;
 fail:
-    raise_wl(rc, &err);
+    wl_py_raise(rc, &err);
 fail_py:
     wl_sweep_spec_free(s);
     Py_DECREF(seq);
@@ -130,7 +133,7 @@ static char *run_spec(const wl_sweep_spec *s, wl_results_format format, int thre
     }
     if (rc) {
         free(text);
-        raise_wl(rc, &err);
+        wl_py_raise(rc, &err);
         return NULL;
     }
     return text;
@@ -153,7 +156,7 @@ static PyObject *py_sweep(PyObject *self, PyObject *args, PyObject *kw)
         PyErr_Format(PyExc_ValueError, "format: expected table, csv, ndjson or json, got '%.60s'", fmt);
         return NULL;
     }
-    wl_sweep_spec *s = build_spec(items, spec_path, predict);
+    wl_sweep_spec *s = wl_py_build_spec(items, spec_path, predict);
     if (!s)
         return NULL;
     size_t len = 0;
@@ -396,7 +399,7 @@ static PyObject *py_columns(PyObject *self, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|zip", names, &items, &spec_path, &threads,
                                      &predict))
         return NULL;
-    wl_sweep_spec *s = build_spec(items, spec_path, predict);
+    wl_sweep_spec *s = wl_py_build_spec(items, spec_path, predict);
     if (!s)
         return NULL;
     size_t len = 0;
@@ -547,7 +550,7 @@ static PyObject *py_select(PyObject *self, PyObject *args)
         wl_error_locate(&err, "objective", 0);
         snprintf(err.field, sizeof err.field, "objective");
         Py_DECREF(seq);
-        return raise_wl(rc, &err);
+        return wl_py_raise(rc, &err);
     }
     wl_pareto_load_options lo = {.values = names, .nvalues = (size_t)nv, .group_by = group_by,
                                  .keep_infeasible = all, .keep_fields = !optimize,
@@ -560,14 +563,14 @@ static PyObject *py_select(PyObject *self, PyObject *args)
     rc = load_set(path, text, tlen, source, &lo, &s, &err);
     Py_END_ALLOW_THREADS
     if (rc) {
-        raise_wl(rc, &err);
+        wl_py_raise(rc, &err);
         goto done;
     }
     if (optimize) {
         wl_results_col sc[WL_PARETO_KEYED_MAX];
         size_t nc = wl_pareto_savings_cols(s, sc, WL_PARETO_KEYED_MAX);
         if (!nc) {
-            PyErr_SetString(wl_py_error ? wl_py_error : PyExc_ValueError,
+            PyErr_SetString(wl_py_error_class(),
                             "group_by: too many columns");
             goto done;
         }
@@ -616,7 +619,7 @@ static PyObject *py_validate(PyObject *self, PyObject *args)
     rc = wl_calib_validation_create(path, &vo, &v, &err);
     Py_END_ALLOW_THREADS
     if (rc)
-        return raise_wl(rc, &err);
+        return wl_py_raise(rc, &err);
     size_t nc;
     const wl_results_col *cols = wl_calib_validation_cols(v, &nc);
     collect c;
@@ -643,7 +646,7 @@ static PyObject *py_validate(PyObject *self, PyObject *args)
     wl_calib_validation_counts(v, &sm);
     if (!sm.scored) {
         wl_error_set(&err, path, 0, "", "no row could be scored");
-        raise_wl(WL_EINVAL, &err);
+        wl_py_raise(WL_EINVAL, &err);
         goto done;
     }
     res = Py_BuildValue("(O{s:n,s:n,s:n,s:n,s:d,s:d,s:d})", text, "scored",
@@ -661,7 +664,7 @@ done:
 /* _presets() -> [(kind, id), ...] of the built-in presets */
 /* Rows that fill() writes with the library's row writer, as columns (the
  * binary stream of WL_FMT_COLUMNS, decoded). NULL with an exception set. */
-static PyObject *rows_as_columns(const wl_results_col *cols, size_t nc,
+PyObject *wl_py_rows_as_columns(const wl_results_col *cols, size_t nc,
                                  int (*fill)(void *ctx, wl_results_writer *w), void *ctx)
 {
     char *buf = NULL;
@@ -728,9 +731,9 @@ static PyObject *py_compare(PyObject *self, PyObject *args)
     wl_pareto_objective obj;
     if (wl_pareto_objective_parse(objective, &obj, &x.err)) {
         wl_error_locate(&x.err, "objective", 0);
-        return raise_wl(WL_EINVAL, &x.err);
+        return wl_py_raise(WL_EINVAL, &x.err);
     }
-    wl_sweep_spec *s = build_spec(items, NULL, 0);
+    wl_sweep_spec *s = wl_py_build_spec(items, NULL, 0);
     if (!s)
         return NULL;
     x.s = s;
@@ -738,316 +741,18 @@ static PyObject *py_compare(PyObject *self, PyObject *args)
     x.notes = PyList_New(0);
     wl_results_col cols[WL_PARETO_COMPARE_COLS];
     size_t nc = wl_pareto_compare_cols(wl_sweep_spec_level(s) > 0, cols);
-    PyObject *out = x.notes ? rows_as_columns(cols, nc, fill_compare, &x) : NULL;
+    PyObject *out = x.notes ? wl_py_rows_as_columns(cols, nc, fill_compare, &x) : NULL;
     PyObject *res = NULL;
     if (out && x.rc)
-        raise_wl(x.rc, &x.err);
+        wl_py_raise(x.rc, &x.err);
     else if (out && !x.runnable)
-        PyErr_SetString(wl_py_error ? wl_py_error : PyExc_ValueError, "no GPU can run this case");
+        PyErr_SetString(wl_py_error_class(), "no GPU can run this case");
     else if (out)
         res = Py_BuildValue("(OO)", out, x.notes);
     Py_XDECREF(out);
     Py_XDECREF(x.notes);
     wl_sweep_spec_free(s);
     return res;
-}
-
-/* ---- cluster ----------------------------------------------------------------- */
-
-/* One (key, value) of a configuration or a search. Values come as text
- * (the package writes them as the command line takes them). */
-static int cluster_key(wl_cluster_config *c, wl_cluster_search_spec *sp, int *layers,
-                       const char *key, const char *v, wl_error *err)
-{
-    static const struct {
-        const char *key;
-        int off, lo, hi;
-    } ints[] = {
-        {"tp", offsetof(wl_cluster_config, tp), 1, 1 << 20},
-        {"pp", offsetof(wl_cluster_config, pp), 1, 1 << 20},
-        {"dp", offsetof(wl_cluster_config, dp), 1, 1 << 24},
-        {"vp", offsetof(wl_cluster_config, vp), 1, 1024},
-        {"ep", offsetof(wl_cluster_config, ep), 1, 1 << 20},
-        {"cp", offsetof(wl_cluster_config, cp), 1, 1 << 16},
-        {"zero", offsetof(wl_cluster_config, zero), 0, 1},
-        {"sequence_parallel", offsetof(wl_cluster_config, sequence_parallel), 0, 1},
-        {"tp_comm_overlap", offsetof(wl_cluster_config, tp_comm_overlap), 0, 1},
-        {"no_dp_overlap", offsetof(wl_cluster_config, no_dp_overlap), 0, 1},
-    };
-    long long n;
-    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-        if (!strcmp(key, ints[i].key)) {
-            if (wl_core_parse_int(v, ints[i].lo, ints[i].hi, key, 0, key, &n, err))
-                return WL_EINVAL;
-            *(int *)((char *)c + ints[i].off) = (int)n;
-            if (!strcmp(key, "zero"))
-                sp->zero = 1u << n;
-            if (!strcmp(key, "sequence_parallel"))
-                sp->sequence_parallel = 1u << n;
-            return WL_OK;
-        }
-    if (!strcmp(key, "global_batch") || !strcmp(key, "micro_batch") || !strcmp(key, "seq") ||
-        !strcmp(key, "gen"))
-        return wl_core_parse_int(v, 1, !strcmp(key, "seq") ? WL_MAX_SEQ : WL_MAX_BATCH, key, 0,
-                                 key, !strcmp(key, "global_batch") ? &c->global_batch
-                                      : !strcmp(key, "micro_batch") ? &c->micro_batch
-                                      : !strcmp(key, "seq")         ? &c->seq
-                                                                    : &c->gen, err);
-    if (!strcmp(key, "capacity_factor"))
-        return wl_core_parse_real(v, 0.01, 64, key, 0, key, &c->capacity_factor, err);
-    int bad = 0;
-    if (!strcmp(key, "mode"))
-        bad = wl_mode_parse(v, &c->mode);
-    else if (!strcmp(key, "dtype"))
-        bad = wl_dtype_parse(v, &c->dtype);
-    else if (!strcmp(key, "attention"))
-        bad = wl_attention_parse(v, &c->attention);
-    else if (!strcmp(key, "launch"))
-        bad = wl_launch_parse(v, &c->launch);
-    else if (!strcmp(key, "partition") &&
-             !wl_cluster_partition_parse(v, &c->partition, layers, &c->nstage_layers, err)) {
-        /* a name, or the layers of each stage ("5,6,6,7") */
-        c->stage_layers = c->partition == WL_CLUSTER_PART_LIST ? layers : NULL;
-        sp->partitions = c->partition == WL_CLUSTER_PART_LIST ? 0 : 1u << c->partition;
-        return WL_OK;
-    } else if (!strcmp(key, "recompute") || !strcmp(key, "schedule") || !strcmp(key, "partition")) {
-        /* one value, or for a search a comma list of those to try */
-        char buf[256];
-        if (strlen(v) >= sizeof buf) {
-            wl_error_set(err, key, 0, key, "too long a list of values");
-            return WL_EINVAL;
-        }
-        snprintf(buf, sizeof buf, "%s", v);
-        unsigned mask = 0;
-        int count = 0;
-        for (char *tok = strtok(buf, ","); tok && !bad; tok = strtok(NULL, ","), count++) {
-            if (!strcmp(key, "recompute")) {
-                wl_recompute r;
-                bad = wl_recompute_parse(tok, &r);
-                c->recompute = r;
-                mask |= 1u << r;
-            } else if (!strcmp(key, "schedule")) {
-                const wl_cluster_schedule_type *t = wl_cluster_schedule_lookup(tok);
-                bad = !t;
-                c->schedule = t;
-                for (int i = 0; t && wl_cluster_schedule_at(i); i++)
-                    if (wl_cluster_schedule_at(i) == t)
-                        mask |= 1u << i;
-            } else { /* a search's partitions to try: uniform,balanced */
-                wl_cluster_partition pa;
-                bad = wl_cluster_partition_lookup(tok, &pa);
-                c->partition = pa;
-                mask |= 1u << pa;
-            }
-        }
-        if (!strcmp(key, "recompute"))
-            sp->recomputes = mask;
-        else if (!strcmp(key, "schedule"))
-            sp->schedules = mask;
-        else
-            sp->partitions = mask;
-    } else if (!strcmp(key, "max_tp") || !strcmp(key, "max_pp") || !strcmp(key, "max_vp") ||
-               !strcmp(key, "max_micro_batch")) {
-        if (wl_core_parse_int(v, 1, 1 << 20, key, 0, key, &n, err))
-            return WL_EINVAL;
-        if (!strcmp(key, "max_tp"))
-            sp->max_tp = (int)n;
-        else if (!strcmp(key, "max_pp"))
-            sp->max_pp = (int)n;
-        else if (!strcmp(key, "max_vp"))
-            sp->max_vp = (int)n;
-        else
-            sp->max_micro_batch = n;
-        return WL_OK;
-    } else {
-        wl_error_set(err, key, 0, key, "not an option of cluster");
-        return WL_EINVAL;
-    }
-    if (bad) {
-        wl_error_set(err, key, 0, key, "'%.60s' is not a value of %s", v, key);
-        return WL_EINVAL;
-    }
-    return WL_OK;
-}
-
-/* Rows of configurations and results as columns; choice: a first column
- * naming the front's points (a search), or NULL. */
-typedef struct {
-    const wl_cluster_system *sys;
-    const wl_core_model *m;
-    const wl_cluster_config *cfgs;
-    const wl_cluster_result *res;
-    const char *const *choice;
-    size_t n;
-    double clock, tokens;
-    const char *part_text;
-} cluster_rows_ctx;
-
-static int fill_cluster_rows(void *ctx, wl_results_writer *w)
-{
-    const cluster_rows_ctx *x = ctx;
-    size_t off = x->choice ? 1 : 0;
-    for (size_t i = 0; i < x->n; i++) {
-        wl_results_cell c[WL_CLUSTER_ROW_COLS + 1];
-        if (x->choice)
-            c[0] = (wl_results_cell){x->choice[i], NAN};
-        wl_cluster_row_cells(c + off, x->sys->id, x->m->id, &x->cfgs[i], &x->res[i], x->clock,
-                             x->tokens, x->part_text);
-        if (wl_results_writer_row(w, c))
-            return WL_ENOMEM;
-    }
-    return WL_OK;
-}
-
-static PyObject *cluster_rows(const cluster_rows_ctx *x)
-{
-    size_t nc = WL_CLUSTER_ROW_COLS - WL_CLUSTER_ROW_NOPT, off = x->choice ? 1 : 0;
-    wl_results_col cols[WL_CLUSTER_ROW_COLS + 1];
-    if (x->choice)
-        cols[0] = (wl_results_col)WL_RESULTS_COL("choice", WL_COL_TEXT, 0, 0);
-    memcpy(cols + off, wl_cluster_row_cols(), nc * sizeof *cols);
-    return rows_as_columns(cols, nc + off, fill_cluster_rows, (void *)x);
-}
-
-/* _cluster(inputs, set, options, search, threads, front_only, clock, tokens) -> columns
- * inputs: (system, nodes, model, host or None); set: [(key, float)];
- * options: [(key, text)]. One configuration (its row), or every
- * configuration of a search (front_only: the time-energy front alone,
- * with a choice column). */
-static PyObject *py_cluster(PyObject *self, PyObject *args)
-{
-    (void)self;
-    const char *system, *model, *host;
-    int nodes, search, threads, front_only;
-    PyObject *set, *opts;
-    double clock, tokens;
-    if (!PyArg_ParseTuple(args, "(sisz)OOpipdd", &system, &nodes, &model, &host, &set, &opts,
-                          &search, &threads, &front_only, &clock, &tokens))
-        return NULL;
-    const char *keys[WL_CLUSTER_MAX_SET];
-    double vals[WL_CLUSTER_MAX_SET];
-    Py_ssize_t ns = PySequence_Size(set);
-    if (ns < 0)
-        return NULL;
-    if (ns > WL_CLUSTER_MAX_SET) {
-        PyErr_SetString(wl_py_error ? wl_py_error : PyExc_ValueError, "set: at most 64 settings");
-        return NULL;
-    }
-    PyObject *held = PyList_New(0); /* keeps the keys' strings alive */
-    if (!held)
-        return NULL;
-    for (Py_ssize_t i = 0; i < ns; i++) {
-        PyObject *it = PySequence_GetItem(set, i);
-        const char *k;
-        if (!it || !PyArg_ParseTuple(it, "sd", &k, &vals[i]) || PyList_Append(held, it)) {
-            Py_XDECREF(it);
-            Py_DECREF(held);
-            return NULL;
-        }
-        keys[i] = k;
-        Py_DECREF(it);
-    }
-    wl_error err = {0};
-    wl_cluster_system sys;
-    wl_core_gpu gpu;
-    wl_core_model m;
-    wl_cluster_inputs in = {.system = system, .model = model, .host = host, .nodes = nodes,
-                            .set_key = keys, .set_val = vals, .nset = (size_t)ns};
-    int rc = wl_cluster_load(&in, &sys, &gpu, &m, &err);
-    Py_DECREF(held);
-    if (rc)
-        return raise_wl(rc, &err);
-    wl_cluster_config cfg;
-    wl_cluster_config_default(&cfg);
-    cfg.dp = 0;
-    wl_cluster_search_spec sp;
-    wl_cluster_search_default(&sp);
-    int layers[WL_CLUSTER_MAX_LIST];
-    const char *part_text = NULL;
-    Py_ssize_t no = PySequence_Size(opts);
-    for (Py_ssize_t i = 0; i < no; i++) {
-        PyObject *it = PySequence_GetItem(opts, i);
-        const char *k, *v;
-        if (!it || !PyArg_ParseTuple(it, "ss", &k, &v)) {
-            Py_XDECREF(it);
-            return NULL;
-        }
-        rc = cluster_key(&cfg, &sp, layers, k, v, &err);
-        /* a list of layers is written as given (the tuple stays alive in opts) */
-        if (!rc && !strcmp(k, "partition") && cfg.partition == WL_CLUSTER_PART_LIST)
-            part_text = v;
-        Py_DECREF(it);
-        if (rc)
-            return raise_wl(rc, &err);
-    }
-    int gpus = sys.nodes * sys.gpus_per_node;
-    double f = clock > 0 ? clock : gpu.sm_clock_max_mhz;
-    PyObject *out = NULL;
-    if (!search) {
-        wl_cluster *cl = NULL;
-        wl_cluster_result r;
-        if ((rc = wl_cluster_config_fill(&cfg, gpus, &err)) ||
-            (rc = wl_cluster_create(&sys, &gpu, &m, &cfg, &cl, &err)) ||
-            (rc = wl_cluster_refine_split(cl, &err)) || (rc = wl_cluster_run(cl, f, NULL, &r, &err))) {
-            wl_cluster_free(cl);
-            return raise_wl(rc, &err);
-        }
-        wl_cluster_free(cl);
-        cluster_rows_ctx x = {&sys, &m, &cfg, &r, NULL, 1, f, tokens, part_text};
-        return cluster_rows(&x);
-    }
-    sp.base = cfg;
-    if (sp.base.global_batch <= 0)
-        sp.base.global_batch = gpus;
-    wl_cluster_config *cfgs = NULL;
-    size_t n = 0;
-    if ((rc = wl_cluster_search_configs(&sp, &m, gpus, sys.gpus_per_node, &cfgs, &n, &err)))
-        return raise_wl(rc, &err);
-    wl_cluster_search_row *rows = calloc(n ? n : 1, sizeof *rows);
-    unsigned char *front = calloc(n ? n : 1, 1);
-    const char **choice = calloc(n ? n : 1, sizeof *choice);
-    wl_cluster_result *res = calloc(n ? n : 1, sizeof *res);
-    wl_cluster_config *kept = calloc(n ? n : 1, sizeof *kept);
-    if (!rows || !front || !choice || !res || !kept) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    rc = wl_cluster_search_eval(&sys, &gpu, &m, cfgs, n, f, threads, front_only, rows, NULL, NULL,
-                                &err);
-    Py_END_ALLOW_THREADS
-    if (rc) {
-        raise_wl(rc, &err);
-        goto done;
-    }
-    long fast = -1, least = -1;
-    if (wl_cluster_search_pick(rows, n, front, &fast, &least)) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *ch = (long)i == fast && (long)i == least ? "fastest+least_energy"
-                         : (long)i == fast                  ? "fastest"
-                         : (long)i == least                 ? "least_energy"
-                         : front[i]                         ? "front"
-                                                            : "";
-        if (front_only && !front[i])
-            continue;
-        choice[k] = ch;
-        res[k] = rows[i].r;
-        kept[k++] = cfgs[i];
-    }
-    cluster_rows_ctx x = {&sys, &m, kept, res, choice, k, f, tokens, NULL};
-    out = cluster_rows(&x);
-done:
-    free(rows);
-    free(front);
-    free(choice);
-    free(res);
-    free(kept);
-    free(cfgs);
-    return out;
 }
 
 /* _catalog(kind) -> columns (as _columns): the table 'wattlas presets
@@ -1065,7 +770,7 @@ static PyObject *py_catalog(PyObject *self, PyObject *args)
         return NULL;
     size_t nc;
     const wl_results_col *cols = wl_cluster_catalog_cols(&nc);
-    return rows_as_columns(cols, nc, fill_catalog, &kind);
+    return wl_py_rows_as_columns(cols, nc, fill_catalog, &kind);
 }
 
 static PyObject *py_presets(PyObject *self, PyObject *unused)
@@ -1099,12 +804,12 @@ static PyObject *py_preset_text(PyObject *self, PyObject *args)
     if (wl_preset_kind_parse(kind, &k)) {
         wl_error_set(&err, "presets", 0, "kind", "expected gpu, model, host or system, got '%.60s'",
                      kind);
-        return raise_wl(WL_EINVAL, &err);
+        return wl_py_raise(WL_EINVAL, &err);
     }
     const char *text = wl_preset_text(k, id);
     if (!text) {
         wl_error_set(&err, "presets", 0, kind, "no preset '%.60s' (see wattlas.presets())", id);
-        return raise_wl(WL_EINVAL, &err);
+        return wl_py_raise(WL_EINVAL, &err);
     }
     return PyUnicode_FromString(text);
 }
@@ -1122,351 +827,6 @@ static PyObject *py_set_error(PyObject *self, PyObject *cls)
     Py_RETURN_NONE;
 }
 
-/* Lines said by a run, kept in a memory stream (no Python calls while the
- * GIL is released). */
-static void say_line(void *user, const char *line)
-{
-    FILE *f = user;
-    if (f)
-        fprintf(f, "%s\n", line);
-}
-
-/* A str of the lines of f, a memory stream over *buf and *len (NULL with
- * an exception set); closes f and frees the buffer. */
-static PyObject *said(FILE *f, char **buf, size_t *len)
-{
-    PyObject *s = NULL;
-    if (fclose(f) == 0)
-        s = PyUnicode_DecodeUTF8(*buf ? *buf : "", *buf ? (Py_ssize_t)*len : 0, "replace");
-    else
-        PyErr_NoMemory();
-    free(*buf);
-    *buf = NULL;
-    return s;
-}
-
-static PyObject *metrics_dict(const wl_calib_metrics *m, int have)
-{
-    if (!have)
-        Py_RETURN_NONE;
-    return Py_BuildValue("{s:n,s:n,s:d,s:d,s:d,s:d,s:d,s:s}", "rows", (Py_ssize_t)m->n,
-                         "rows_power", (Py_ssize_t)m->n_power, "mape_time_pct", m->mape_time,
-                         "mape_power_pct", m->n_power ? m->mape_power : NAN, "mape_energy_pct",
-                         m->n_power ? m->mape_energy : NAN, "worst_regret_pct",
-                         m->n_regret ? m->worst_regret : NAN, "mean_regret_pct",
-                         m->n_regret ? m->mean_regret : NAN, "worst_regret_workload",
-                         m->n_regret ? m->worst_regret_workload : "");
-}
-
-/* _calibrate(path, gpu, out, host, idle, traces, holdout, fit, host_out,
- *            kfold, lomo, quiet, prior_weight, from_preset, transfer_sd,
- *            command) -> (log, summary, coefficients)
- * As 'wattlas calibrate': coefficients a list of (name, before, after,
- * stderr, fitted). */
-static PyObject *py_calibrate(PyObject *self, PyObject *args)
-{
-    (void)self;
-    wl_calib_run_options o;
-    wl_calib_run_options_default(&o);
-    double prior_weight, transfer_sd;
-    int kfold, lomo, quiet, from_preset;
-    if (!PyArg_ParseTuple(args, "sszzzzzzzippddpz", &o.path, &o.gpu, &o.out, &o.host, &o.idle,
-                          &o.traces, &o.holdout, &o.fit, &o.host_out, &kfold, &lomo, &quiet,
-                          &prior_weight, &from_preset, &transfer_sd, &o.command))
-        return NULL;
-    o.kfold = kfold;
-    o.lomo = lomo;
-    o.quiet = quiet;
-    if (prior_weight >= 0)
-        o.fit_options.prior_weight = prior_weight;
-    if (transfer_sd > 0)
-        o.fit_options.transfer_rel = transfer_sd;
-    if (from_preset)
-        o.fit_options.from_defaults = 0;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return PyErr_NoMemory();
-    o.say = say_line;
-    o.user = f;
-    wl_calib_run_result *r = malloc(sizeof *r);
-    if (!r) {
-        fclose(f);
-        free(buf);
-        return PyErr_NoMemory();
-    }
-    wl_error err = {0};
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = wl_calib_run(&o, r, &err);
-    Py_END_ALLOW_THREADS
-    PyObject *log = said(f, &buf, &len), *res = NULL, *coefs = NULL, *summary = NULL;
-    if (rc) {
-        Py_XDECREF(log);
-        free(r);
-        return raise_wl(rc, &err);
-    }
-    if (!log || !(coefs = PyList_New(0)))
-        goto done;
-    for (int i = 0; i < wl_calib_param_count(); i++) {
-        const char *name = wl_calib_param_name(i);
-        double v0 = NAN, v1 = NAN;
-        wl_preset_gpu_get(&r->gpu, name, &v0);
-        wl_preset_gpu_get(&r->fitted, name, &v1);
-        int fitted = (int)(r->info.fitted >> i & 1ull);
-        PyObject *row = Py_BuildValue("(sdddO)", name, v0, v1,
-                                      r->info.unc.valid ? r->stderr_of[i] : NAN,
-                                      fitted ? Py_True : Py_False);
-        if (!row || PyList_Append(coefs, row)) {
-            Py_XDECREF(row);
-            goto done;
-        }
-        Py_DECREF(row);
-    }
-    summary = Py_BuildValue(
-        "{s:n,s:n,s:n,s:n,s:N,s:N,s:N,s:N,s:N,s:i,s:d,s:d,s:O,s:O,s:z,s:z}", "rows",
-        (Py_ssize_t)r->rows, "excluded", (Py_ssize_t)r->excluded, "fitted_rows",
-        (Py_ssize_t)r->used, "held_out_rows", (Py_ssize_t)r->held, "before",
-        metrics_dict(&r->before, 1), "after", metrics_dict(&r->after, 1), "held_out",
-        metrics_dict(&r->held_out, r->has_held_out), "kfold",
-        metrics_dict(&r->kfold, r->kfold_folds > 0), "lomo",
-        metrics_dict(&r->lomo, r->lomo_folds > 0), "iterations", r->info.iterations,
-        "cost_initial", r->info.cost_initial, "cost_final", r->info.cost_final, "few_shot",
-        r->few_shot ? Py_True : Py_False, "host_fitted", r->host_fitted ? Py_True : Py_False,
-        "gpu_written", r->gpu_written, "host_written", r->host_written);
-    if (summary)
-        res = Py_BuildValue("(OOO)", log, summary, coefs);
-done:
-    Py_XDECREF(log);
-    Py_XDECREF(coefs);
-    Py_XDECREF(summary);
-    free(r);
-    return res;
-}
-
-static PyObject *cv_dict(const wl_learn_cv *cv)
-{
-    if (!cv->folds)
-        Py_RETURN_NONE;
-    return Py_BuildValue("{s:i,s:n,s:d,s:d,s:d,s:d,s:d,s:d}", "folds", cv->folds, "rows",
-                         (Py_ssize_t)cv->rows, "learned_time_pct", cv->learned[0],
-                         "learned_power_pct", cv->learned[1], "learned_energy_pct",
-                         cv->learned[2], "analytical_time_pct", cv->analytical[0],
-                         "analytical_power_pct", cv->analytical[1], "analytical_energy_pct",
-                         cv->analytical[2]);
-}
-
-/* _learn(path, out, importance, kind, hybrid, trees, max_depth, seed, gpu,
- *        host, beside, kfold, lomo, random_split, refit) -> (log, summary)
- * As 'wattlas learn'. */
-static PyObject *py_learn(PyObject *self, PyObject *args)
-{
-    (void)self;
-    wl_learn_run_options o;
-    wl_learn_run_options_default(&o);
-    const char *kind;
-    int hybrid, trees, depth, beside, kfold, lomo, random_split, refit;
-    unsigned long seed;
-    if (!PyArg_ParseTuple(args, "sszspiikzzpippp", &o.path, &o.out, &o.importance, &kind,
-                          &hybrid, &trees, &depth, &seed, &o.data.gpu, &o.data.host, &beside,
-                          &kfold, &lomo, &random_split, &refit))
-        return NULL;
-    wl_error err = {0};
-    if (wl_learn_kind_parse(kind, &o.learn.kind)) {
-        wl_error_set(&err, "kind", 0, "kind", "expected rf or gbt, got '%.60s'", kind);
-        return raise_wl(WL_EINVAL, &err);
-    }
-    if (trees < 0 || trees > 5000 || depth < 0 || depth > 16 || seed > 4294967295ul) {
-        wl_error_set(&err, trees < 0 || trees > 5000 ? "trees" : depth < 0 || depth > 16
-                                                                  ? "max_depth" : "seed", 0, "",
-                     "out of range (trees 1 to 5000, max_depth 1 to 16, seed below 2^32)");
-        return raise_wl(WL_EINVAL, &err);
-    }
-    o.learn.hybrid = hybrid;
-    o.learn.trees = trees;
-    o.learn.max_depth = depth;
-    o.learn.seed = (unsigned)seed;
-    o.data.beside = beside;
-    o.kfold = kfold;
-    o.lomo = lomo;
-    o.random_split = random_split;
-    o.no_refit = !refit;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return PyErr_NoMemory();
-    o.say = say_line;
-    o.user = f;
-    wl_learn_run_result r;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = wl_learn_run(&o, &r, &err);
-    Py_END_ALLOW_THREADS
-    PyObject *log = said(f, &buf, &len);
-    if (rc) {
-        Py_XDECREF(log);
-        return raise_wl(rc, &err);
-    }
-    if (!log)
-        return NULL;
-    return Py_BuildValue("(N{s:n,s:N,s:N,s:N,s:s})", log, "rows", (Py_ssize_t)r.rows,
-                         "workload", cv_dict(&r.workload), "model", cv_dict(&r.model), "random",
-                         cv_dict(&r.random), "description", r.description);
-}
-
-/* _plot(kind, path, text, source, out, options) -> None
- * As 'wattlas plot KIND': the table a file path or CSV text named source
- * (a trace's path for timeline); options a dict of the kind and style
- * options by their command-line names (underscores for dashes). */
-static PyObject *py_plot(PyObject *self, PyObject *args)
-{
-    (void)self;
-    const char *kname, *path, *text, *source, *out;
-    Py_ssize_t tlen;
-    PyObject *opts;
-    if (!PyArg_ParseTuple(args, "szz#ssO!", &kname, &path, &text, &tlen, &source, &out,
-                          &PyDict_Type, &opts))
-        return NULL;
-    wl_error err = {0};
-    const wl_plot_kind *kind = wl_plot_kind_find(kname);
-    if (!kind) {
-        wl_error_set(&err, "kind", 0, "kind", "unknown figure kind '%.60s' (wattlas plot "
-                                              "--help lists them)", kname);
-        return raise_wl(WL_EINVAL, &err);
-    }
-    wl_plot_options o;
-    wl_plot_options_default(&o);
-    wl_plot_kind_options k = {0};
-    static const struct {
-        const char *key;
-        size_t off;
-        int style; /* in o, else in k */
-    } texts[] = {{"title", offsetof(wl_plot_options, title), 1},
-                 {"palette", offsetof(wl_plot_options, palette), 1},
-                 {"panels", offsetof(wl_plot_kind_options, panels), 0},
-                 {"objective", offsetof(wl_plot_kind_options, objective), 0},
-                 {"facet", offsetof(wl_plot_kind_options, facet), 0},
-                 {"x", offsetof(wl_plot_kind_options, x), 0},
-                 {"y", offsetof(wl_plot_kind_options, y), 0},
-                 {"z", offsetof(wl_plot_kind_options, z), 0},
-                 {"reduce", offsetof(wl_plot_kind_options, reduce), 0},
-                 {"metric", offsetof(wl_plot_kind_options, metric), 0},
-                 {"against", offsetof(wl_plot_kind_options, against), 0}};
-    static const struct {
-        const char *key;
-        size_t off;
-        int style;
-    } flags[] = {{"log_x", offsetof(wl_plot_options, log_x), 1},
-                 {"log_y", offsetof(wl_plot_options, log_y), 1},
-                 {"edp", offsetof(wl_plot_kind_options, edp), 0},
-                 {"normalize", offsetof(wl_plot_kind_options, normalize), 0},
-                 {"show_infeasible", offsetof(wl_plot_kind_options, show_infeasible), 0}};
-    PyObject *key, *value;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(opts, &pos, &key, &value)) {
-        const char *name = PyUnicode_AsUTF8(key);
-        if (!name)
-            return NULL;
-        int done = 0;
-        for (size_t i = 0; !done && i < sizeof texts / sizeof *texts; i++) {
-            if (strcmp(name, texts[i].key))
-                continue;
-            const char *v = PyUnicode_AsUTF8(value);
-            if (!v) {
-                PyErr_Clear();
-                wl_error_set(&err, name, 0, name, "expected text");
-                return raise_wl(WL_EINVAL, &err);
-            }
-            *(const char **)((char *)(texts[i].style ? (void *)&o : (void *)&k) + texts[i].off) = v;
-            done = 1;
-        }
-        for (size_t i = 0; !done && i < sizeof flags / sizeof *flags; i++) {
-            if (strcmp(name, flags[i].key))
-                continue;
-            int v = PyObject_IsTrue(value);
-            if (v < 0)
-                return NULL;
-            *(int *)((char *)(flags[i].style ? (void *)&o : (void *)&k) + flags[i].off) = v;
-            done = 1;
-        }
-        if (done)
-            continue;
-        if (!strcmp(name, "stack")) {
-            const char *v = PyUnicode_Check(value) ? PyUnicode_AsUTF8(value) : NULL;
-            int t = v ? -1 : PyObject_IsTrue(value);
-            k.stack = v ? (!strcmp(v, "parts") ? WL_PLOT_STACK_PARTS
-                           : !strcmp(v, "phases") ? WL_PLOT_STACK_PHASES : -1)
-                        : t > 0 ? WL_PLOT_STACK_PARTS : WL_PLOT_STACK_NONE;
-            if (k.stack < 0) {
-                wl_error_set(&err, "stack", 0, "stack", "expected parts, phases or True");
-                return raise_wl(WL_EINVAL, &err);
-            }
-        } else if (!strcmp(name, "legend")) {
-            const char *v = PyUnicode_AsUTF8(value);
-            if (!v || wl_plot_legend_parse(v, &o.legend)) {
-                PyErr_Clear();
-                wl_error_set(&err, "legend", 0, "legend", "expected outside, inside or none");
-                return raise_wl(WL_EINVAL, &err);
-            }
-        } else if (!strcmp(name, "dpi") || !strcmp(name, "width_in") ||
-                   !strcmp(name, "height_in")) {
-            double v = PyFloat_AsDouble(value);
-            int dpi = !strcmp(name, "dpi");
-            if (PyErr_Occurred() || !(v >= (dpi ? 10 : 0.5)) || !(v <= (dpi ? 2400 : 100))) {
-                PyErr_Clear();
-                wl_error_set(&err, name, 0, name, "expected a number %s", dpi ? "from 10 to 2400"
-                                                                             : "of inches, 0.5 to 100");
-                return raise_wl(WL_EINVAL, &err);
-            }
-            *(dpi ? &o.dpi : !strcmp(name, "width_in") ? &o.width_in : &o.height_in) = v;
-        } else {
-            wl_error_set(&err, name, 0, name, "not an option of wattlas.plot");
-            return raise_wl(WL_EINVAL, &err);
-        }
-    }
-    wl_results_table *t = NULL;
-    int rc = WL_OK;
-    Py_BEGIN_ALLOW_THREADS
-    if (!path && !kind->file_fn)
-        rc = wl_results_table_load_mem(text, (size_t)tlen, source, &t, &err);
-    if (!rc)
-        rc = wl_plot_draw(kind, t, path, &k, &o, out, &err);
-    Py_END_ALLOW_THREADS
-    wl_results_table_free(t);
-    if (rc)
-        return raise_wl(rc, &err);
-    Py_RETURN_NONE;
-}
-
-/* _report(items, spec, out, threads, command) -> {points, figures, learned_outside}
- * As 'wattlas report': a study from a spec file and sweep keys. */
-static PyObject *py_report(PyObject *self, PyObject *args)
-{
-    (void)self;
-    PyObject *items;
-    const char *spec_path, *dir, *command;
-    int threads;
-    if (!PyArg_ParseTuple(args, "Ozsiz", &items, &spec_path, &dir, &threads, &command))
-        return NULL;
-    wl_sweep_spec *s = build_spec(items, spec_path, 0);
-    if (!s)
-        return NULL;
-    wl_plot_report_options ro = {.command = command, .spec_path = spec_path, .threads = threads};
-    wl_plot_report_stats st;
-    wl_error err = {0};
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = wl_plot_report(s, dir, &ro, &st, &err);
-    Py_END_ALLOW_THREADS
-    wl_sweep_spec_free(s);
-    if (rc)
-        return raise_wl(rc, &err);
-    return Py_BuildValue("{s:K,s:n,s:K}", "points", st.points, "figures",
-                         (Py_ssize_t)st.figures, "learned_outside", st.learned_outside);
-}
-
 static PyMethodDef methods[] = {
     {"_sweep", (PyCFunction)(void (*)(void))py_sweep, METH_VARARGS | METH_KEYWORDS,
      "_sweep(items, spec=None, fmt='ndjson', threads=0, predict=False) -> str"},
@@ -1475,20 +835,20 @@ static PyMethodDef methods[] = {
     {"_presets", py_presets, METH_NOARGS, "_presets() -> [(kind, id), ...]"},
     {"_catalog", py_catalog, METH_VARARGS, "_catalog(kind) -> columns"},
     {"_compare", py_compare, METH_VARARGS, "_compare(items, objective, clock) -> (columns, notes)"},
-    {"_cluster", py_cluster, METH_VARARGS,
+    {"_cluster", wl_py_cluster, METH_VARARGS,
      "_cluster(inputs, set, options, search, threads, front_only, clock, tokens) -> columns"},
     {"_select", py_select, METH_VARARGS,
      "_select(what, path, text, source, values, group_by, all, objective, fmt) -> str"},
     {"_validate", py_validate, METH_VARARGS,
      "_validate(path, gpu, host, traces, level, beside, fmt) -> (str, dict)"},
-    {"_calibrate", py_calibrate, METH_VARARGS,
+    {"_calibrate", wl_py_calibrate, METH_VARARGS,
      "_calibrate(path, gpu, out, host, idle, traces, holdout, fit, host_out, kfold, lomo, "
      "quiet, prior_weight, from_preset, transfer_sd, command) -> (log, summary, coefficients)"},
-    {"_learn", py_learn, METH_VARARGS,
+    {"_learn", wl_py_learn, METH_VARARGS,
      "_learn(path, out, importance, kind, hybrid, trees, max_depth, seed, gpu, host, beside, "
      "kfold, lomo, random_split, refit) -> (log, summary)"},
-    {"_plot", py_plot, METH_VARARGS, "_plot(kind, path, text, source, out, options) -> None"},
-    {"_report", py_report, METH_VARARGS,
+    {"_plot", wl_py_plot, METH_VARARGS, "_plot(kind, path, text, source, out, options) -> None"},
+    {"_report", wl_py_report, METH_VARARGS,
      "_report(items, spec, out, threads, command) -> summary"},
     {"_preset_text", py_preset_text, METH_VARARGS, "_preset_text(kind, id) -> str"},
     {"_set_error", py_set_error, METH_O, "_set_error(cls)"},

@@ -37,14 +37,14 @@ if not os.environ.get("WATTLAS_LIB"):
 
 ext = Extension(
     "wattlas._wattlas",
-    sources=[os.path.join("_wattlas.c")],
+    sources=["_wattlas.c", "cluster.c", "fit.c"],
     include_dirs=[os.path.join(ROOT, "include")],
     extra_compile_args=["-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Wshadow",
                         "-Wconversion", "-Wstrict-prototypes",
                         "-fopenmp"] + pkg_config("--cflags"),
     extra_objects=[LIB],
     extra_link_args=pkg_config("--libs") + ["-lm", "-fopenmp"],
-    depends=[LIB],
+    depends=[LIB, "wattlas_py.h"],
 )
 
 setup(

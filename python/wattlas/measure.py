@@ -1,4 +1,4 @@
-"""Measure a GPU for wattlas: python3 -m wattlas.measure idle|kernels|models|host.
+"""Measure a GPU for wattlas: python3 -m wattlas.measure SUBCOMMAND.
 
 Every subcommand writes the schema of wattlas's measurement data
 (../shared/data/README.md), so that ``wattlas calibrate``, ``validate`` and
@@ -18,6 +18,9 @@ Every subcommand writes the schema of wattlas's measurement data
 * ``host``: the host's launch cost: time-only rows of bare ops in a loop and
   of a launch-bound HF forward (``measurements/<gpu>-host.csv``, with the
   bare ops' one-kernel traces) and a host preset (``ID.ini``).
+* ``profile``: one step of each ``models`` workload under torch.profiler at
+  each locked clock -> PyTorch profiles (``wattlas predict --trace``) and a
+  summary.csv beside them.
 
 Method: the SM clock is locked with nvmlDeviceSetGpuLockedClocks and the power
 limit set with nvmlDeviceSetPowerManagementLimit; both are restored on exit,
@@ -33,10 +36,12 @@ spread reported.
 NVML is reached through ctypes on the driver's libnvidia-ml.so.1 (pynvml
 loads the same library and is not needed). PyTorch and transformers are the
 user's own and only imported by the subcommands that run workloads.
+
+This module holds the command line and the subcommands; measure_nvml.py the
+NVML side, measure_cases.py the workloads, measure_files.py the outputs.
 """
 
 import argparse
-import ctypes
 import json
 import math
 import os
@@ -44,16 +49,18 @@ import signal
 import statistics
 import sys
 import tempfile
-import threading
 import time
 
-MEAS_COLUMNS = ["gpu", "model", "batch", "seq", "dtype", "mode", "attention", "sm_clock_mhz",
-                "measured_clock_mhz", "time_ms", "energy_j", "power_w", "temp_c"]
-# beside the schema's columns (the readers find columns by name)
-# the options that say what ran (validate and calibrate build each row's
-# workload from them, with predict's meaning), then the measurement's quality
-EXTRA_COLUMNS = ["power_limit_w", "gen_tokens", "optimizer", "master_dtype", "launch",
-                 "stack", "repeats", "time_spread_pct", "power_spread_pct", "throttle_reasons"]
+# the harness's parts: what this module runs, and what callers of
+# wattlas.measure reach through it
+from .measure_files import (  # noqa: F401
+    MEAS_COLUMNS, MeasureError, _atomic_write, measurements_text, idle_text,
+    host_text, trace_summary, workload_name, write_profile, summary_text)
+from .measure_nvml import (  # noqa: F401
+    power_from_updates, spread_pct, Nvml, Sampler, Locked, measure_window, repeated)
+from .measure_cases import (  # noqa: F401
+    kernel_specs, trace_name, _torch_step, MODEL_CONFIGS, check_positions,
+    model_cases, _model_step, tiny_specs)
 
 
 def software_stack():
@@ -69,10 +76,6 @@ def software_stack():
     except ValueError:
         return ""
     return "hf5" if major >= 5 else "hf4"
-
-
-class MeasureError(Exception):
-    """A condition that stops the measurement, told in one line."""
 
 
 # ---- option values ----------------------------------------------------------
@@ -112,504 +115,6 @@ def gpu_id_from_name(name):
     if s.startswith("nvidia"):
         s = s[6:]
     return "-".join(s.replace("_", " ").split())
-
-
-# ---- the energy counter ------------------------------------------------------
-
-def power_from_updates(updates, t0, t1):
-    """Mean power over [t0, t1] from energy-counter updates.
-
-    updates: (time_s, energy_mj) pairs, time being the moment a new counter
-    value was first seen. Power is taken between the first and the last
-    update inside the window, so that the counter's coarse update period
-    (about 100 ms on an H100) does not bias it. Returns (power_w, seconds
-    covered); raises MeasureError with fewer than two updates inside."""
-    inside = [(t, e) for t, e in updates if t0 <= t <= t1]
-    if len(inside) < 2:
-        raise MeasureError("the energy counter moved %d time(s) in the %.2f s window: make the "
-                           "window longer (--window-s)" % (len(inside), t1 - t0))
-    (ta, ea), (tb, eb) = inside[0], inside[-1]
-    if tb <= ta or eb < ea:
-        raise MeasureError("the energy counter went backwards")
-    return (eb - ea) * 1e-3 / (tb - ta), tb - ta
-
-
-def spread_pct(values):
-    """(max - min) / median in percent."""
-    if len(values) < 2:
-        return 0.0
-    m = statistics.median(values)
-    return (max(values) - min(values)) / m * 100.0 if m else 0.0
-
-
-# ---- NVML through ctypes -----------------------------------------------------
-
-NVML_CLOCK_SM = 1
-NVML_TEMPERATURE_GPU = 0
-
-
-class Nvml:
-    """The few NVML calls the harness needs, on the driver's library."""
-
-    def __init__(self, libname="libnvidia-ml.so.1"):
-        try:
-            self.lib = ctypes.CDLL(libname)
-        except OSError as e:
-            raise MeasureError("NVML not found (%s): this needs an NVIDIA driver" % e) from None
-        self.lib.nvmlErrorString.restype = ctypes.c_char_p
-        self._call("nvmlInit_v2")
-
-    def _call(self, fn, *args):
-        rc = getattr(self.lib, fn)(*args)
-        if rc != 0:
-            text = self.lib.nvmlErrorString(rc).decode(errors="replace")
-            hint = " (run as root, or give the user clock permissions)" if rc == 4 else ""
-            raise MeasureError("%s: %s%s" % (fn, text, hint))
-
-    def shutdown(self):
-        try:
-            self.lib.nvmlShutdown()
-        except Exception:  # noqa: BLE001 - best effort at exit
-            pass
-
-    def device(self, index):
-        h = ctypes.c_void_p()
-        self._call("nvmlDeviceGetHandleByIndex_v2", ctypes.c_uint(index), ctypes.byref(h))
-        return h
-
-    def name(self, h):
-        buf = ctypes.create_string_buffer(96)
-        self._call("nvmlDeviceGetName", h, buf, ctypes.c_uint(96))
-        return buf.value.decode(errors="replace")
-
-    def _get(self, fn, ctype, h, *args):
-        """An NVML getter's value: fn(h, *args, &out) with out of ctype."""
-        v = ctype()
-        self._call(fn, h, *args, ctypes.byref(v))
-        return v.value
-
-    def energy_mj(self, h):
-        return self._get("nvmlDeviceGetTotalEnergyConsumption", ctypes.c_ulonglong, h)
-
-    def max_sm_clock_mhz(self, h):
-        return self._get("nvmlDeviceGetMaxClockInfo", ctypes.c_uint, h, ctypes.c_int(NVML_CLOCK_SM))
-
-    def sm_clock_mhz(self, h):
-        return self._get("nvmlDeviceGetClockInfo", ctypes.c_uint, h, ctypes.c_int(NVML_CLOCK_SM))
-
-    def temp_c(self, h):
-        return self._get("nvmlDeviceGetTemperature", ctypes.c_uint, h,
-                         ctypes.c_int(NVML_TEMPERATURE_GPU))
-
-    def throttle_reasons(self, h):
-        return self._get("nvmlDeviceGetCurrentClocksThrottleReasons", ctypes.c_ulonglong, h)
-
-    def power_limit_w(self, h):
-        return self._get("nvmlDeviceGetPowerManagementLimit", ctypes.c_uint, h) / 1000.0
-
-    def set_power_limit_w(self, h, w):
-        self._call("nvmlDeviceSetPowerManagementLimit", h, ctypes.c_uint(int(round(w * 1000))))
-
-    def lock_clock(self, h, mhz):
-        self._call("nvmlDeviceSetGpuLockedClocks", h, ctypes.c_uint(int(mhz)), ctypes.c_uint(int(mhz)))
-
-    def unlock_clock(self, h):
-        self._call("nvmlDeviceResetGpuLockedClocks", h)
-
-
-class Sampler(threading.Thread):
-    """Polls the energy counter (noting when each new value appears) and,
-    less often, the SM clock, temperature and throttle reasons."""
-
-    def __init__(self, nvml, h, poll_s=0.001, slow_every=20):
-        super().__init__(daemon=True)
-        self.nvml, self.h, self.poll_s, self.slow_every = nvml, h, poll_s, slow_every
-        self.updates, self.clocks, self.temps, self.reasons = [], [], [], 0
-        self._halt = threading.Event()  # not _stop: threading.Thread has its own
-        self.error = None
-
-    def run(self):
-        last, n = None, 0
-        try:
-            while not self._halt.is_set():
-                e = self.nvml.energy_mj(self.h)
-                t = time.perf_counter()
-                if e != last:
-                    self.updates.append((t, e))
-                    last = e
-                if n % self.slow_every == 0:
-                    self.clocks.append((t, self.nvml.sm_clock_mhz(self.h)))
-                    self.temps.append((t, self.nvml.temp_c(self.h)))
-                    try:
-                        self.reasons |= self.nvml.throttle_reasons(self.h)
-                    except MeasureError:
-                        pass
-                n += 1
-                time.sleep(self.poll_s)
-        except MeasureError as e:
-            self.error = e
-
-    def stop(self):
-        self._halt.set()
-        self.join()
-        if self.error:
-            raise self.error
-
-
-class Locked:
-    """Lock the SM clock and/or set the power limit; always restore both."""
-
-    def __init__(self, nvml, h, clock_mhz=None, power_limit_w=None):
-        self.nvml, self.h, self.clock, self.limit = nvml, h, clock_mhz, power_limit_w
-        self.old_limit = None
-
-    def __enter__(self):
-        if self.limit is not None:
-            self.old_limit = self.nvml.power_limit_w(self.h)
-            self.nvml.set_power_limit_w(self.h, self.limit)
-        if self.clock is not None:
-            self.nvml.lock_clock(self.h, self.clock)
-        return self
-
-    def __exit__(self, *exc):
-        errors = []
-        if self.clock is not None:
-            try:
-                self.nvml.unlock_clock(self.h)
-            except MeasureError as e:
-                errors.append(str(e))
-        if self.old_limit is not None:
-            try:
-                self.nvml.set_power_limit_w(self.h, self.old_limit)
-            except MeasureError as e:
-                errors.append(str(e))
-        if errors and exc[0] is None:
-            raise MeasureError("could not restore the GPU: " + "; ".join(errors))
-        return False
-
-
-def measure_window(nvml, h, step, warmup_s, window_s, sync):
-    """Run step() back to back: warm up, then a window; returns a dict with
-    time per step (ms), power (W), energy per step (J), effective clock and
-    temperature (medians), throttle reasons."""
-    t_end = time.perf_counter() + warmup_s
-    while time.perf_counter() < t_end:
-        step()
-    sync()
-    s = Sampler(nvml, h)
-    s.start()
-    time.sleep(0.15)  # the sampler has seen a counter value
-    t0 = time.perf_counter()
-    n = 0
-    while True:
-        step()
-        n += 1
-        if n % 8 == 0 or window_s < 0.05:
-            sync()
-            if time.perf_counter() - t0 >= window_s:
-                break
-    sync()
-    t1 = time.perf_counter()
-    time.sleep(0.25)  # let the counter's next update land after the window
-    s.stop()
-    power, _ = power_from_updates(s.updates, t0, t1 + 0.25)
-    time_ms = (t1 - t0) / n * 1e3
-    clocks = [c for t, c in s.clocks if t0 <= t <= t1] or [c for _, c in s.clocks]
-    temps = [c for t, c in s.temps if t0 <= t <= t1] or [c for _, c in s.temps]
-    return {"time_ms": time_ms, "power_w": power, "energy_j": power * time_ms * 1e-3,
-            "measured_clock_mhz": statistics.median(clocks) if clocks else float("nan"),
-            "temp_c": statistics.median(temps) if temps else float("nan"),
-            "throttle_reasons": s.reasons}
-
-
-def repeated(nvml, h, step, args, sync):
-    runs = [measure_window(nvml, h, step, args.warmup_s, args.window_s, sync)
-            for _ in range(args.repeats)]
-    out = dict(runs[len(runs) // 2])
-    for k in ("time_ms", "power_w", "measured_clock_mhz", "temp_c"):
-        out[k] = statistics.median(r[k] for r in runs)
-    out["energy_j"] = out["power_w"] * out["time_ms"] * 1e-3
-    out["repeats"] = len(runs)
-    out["time_spread_pct"] = spread_pct([r["time_ms"] for r in runs])
-    out["power_spread_pct"] = spread_pct([r["power_w"] for r in runs])
-    out["throttle_reasons"] = 0
-    for r in runs:
-        out["throttle_reasons"] |= r["throttle_reasons"]
-    return out
-
-
-# ---- writers (atomic: a temporary file beside the target, renamed) ----------
-
-def _atomic_write(path, text):
-    path = os.fspath(path)
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
-    if os.path.exists(path) and not os.path.isfile(path):
-        with open(path, "w", encoding="utf-8") as f:  # a device or FIFO: in place
-            f.write(text)
-        return
-    fd, tmp = tempfile.mkstemp(prefix=".wattlas-", dir=d)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _num(v, digits=6):
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return ""
-    if isinstance(v, int):
-        return str(v)
-    text = "%.*f" % (digits, v)
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def measurements_text(rows):
-    """Rows (dicts) as the measurement schema's CSV, extra columns after."""
-    cols = MEAS_COLUMNS + EXTRA_COLUMNS
-    lines = [",".join(cols)]
-    for r in rows:
-        cells = []
-        for c in cols:
-            v = r.get(c)
-            if c == "throttle_reasons" and v is not None:
-                cells.append("0x%x" % v)
-            elif isinstance(v, str):
-                if any(ch in v for ch in ',"\n'):
-                    raise MeasureError("%s: '%s' cannot be a CSV cell" % (c, v))
-                cells.append(v)
-            else:
-                cells.append(_num(v))
-        lines.append(",".join(cells))
-    return "\n".join(lines) + "\n"
-
-
-def idle_text(rows):
-    lines = ["sm_clock_mhz,voltage_mv,idle_power_w"]
-    for r in rows:
-        lines.append("%d,%s,%.2f" % (r["sm_clock_mhz"], _num(r.get("voltage_mv")), r["idle_power_w"]))
-    return "\n".join(lines) + "\n"
-
-
-def host_text(host_id, name, launch_us, stderr_us, source, op_launch_us=None,
-              op_stderr_us=None, notes=()):
-    """A host preset (presets/hosts): launch_us per kernel of a model's forward,
-    op_launch_us per kernel of a bare op in a loop (left out when None)."""
-    for k, v in (("launch_us", launch_us), ("op_launch_us", op_launch_us)):
-        if v is not None and not (math.isfinite(v) and 0 < v <= 10000):
-            raise MeasureError("%s: %r us is not a launch cost (0 to 10000 us)" % (k, v))
-    for v in (host_id, name, source):
-        if "\n" in v:
-            raise MeasureError("'%s' cannot go on one preset line" % v)
-    lines = ["; %s" % name, "; measured by: %s" % source]
-    lines += ["; %s" % n for n in notes]
-    lines += ["[host]", "id = %s" % host_id, "name = %s" % name,
-              "launch_us = %.3f" % launch_us, "launch_us_stderr = %.3f" % stderr_us]
-    if op_launch_us is not None:
-        lines += ["op_launch_us = %.3f" % op_launch_us,
-                  "op_launch_us_stderr = %.3f" % (op_stderr_us or 0.0)]
-    return "\n".join(lines) + "\n"
-
-
-# ---- the kernel database -----------------------------------------------------
-
-def _gemm_entry(m, n, k, dt, batch=1):
-    tc = dt != "fp32"
-    tags = ["gemm", "tc" if tc else "cuda", "%s_%s" % (dt, dt)]
-    return [{"batch": batch, "dimM": m, "dimN": n, "dimK": k, "precM": dt, "precA": dt,
-             "useTensorCore": tc}, tags]
-
-
-def kernel_specs(dtypes=("bf16", "fp16", "fp32", "tf32")):
-    """The kernels of the database: name (as in the trace file names), dtype,
-    the one-kernel trace entry, and what to run (kind and shape)."""
-    specs = []
-    gemms = [(8192, 8192, 8192), (4096, 4096, 4096),               # square
-             (16384, 3072, 768), (16384, 768, 3072),               # GPT-2 MLP, 16k tokens
-             (4096, 15360, 5120), (512, 20480, 5120),              # wide weights
-             (64, 12288, 12288), (16, 4096, 4096), (1, 8192, 8192)]  # decode-like (M <= 64)
-    for dt in dtypes:
-        for m, n, k in gemms:
-            if dt in ("fp32", "tf32") and m * n * k > 4096 ** 3:
-                continue  # minutes per point on CUDA cores
-            e = _gemm_entry(m, n, k, "fp32" if dt == "tf32" else dt)
-            if dt == "tf32":
-                e[0]["useTensorCore"] = True
-                e[1] = ["gemm", "tc", "fp32_fp32"]
-            specs.append({"name": "k-gemm-%dx%dx%d" % (m, n, k), "dtype": dt, "entry": e,
-                          "run": ("mm", m, n, k)})
-    half = [d for d in dtypes if d in ("bf16", "fp16")]
-    for dt in half:
-        for b, m, n, k in ((384, 1024, 1024, 64), (384, 1024, 64, 1024)):
-            specs.append({"name": "k-bmm-%dx%dx%dx%d" % (b, m, n, k), "dtype": dt,
-                          "entry": _gemm_entry(m, n, k, dt, batch=b), "run": ("bmm", b, m, n, k)})
-        for bh, s, d in ((256, 1024, 64), (64, 4096, 128)):
-            specs.append({"name": "k-sdpa-%dx%dx%d" % (bh, s, d), "dtype": dt,
-                          "entry": [{"batch": bh, "dimM": s, "dimN": s, "dimK": d, "causal": 1,
-                                     "precM": dt}, ["flash_attention", dt]],
-                          "run": ("sdpa", bh, s, d)})
-    for dt in [d for d in dtypes if d != "tf32"]:
-        rows = [("softmax", 393216, 1024), ("layernorm", 131072, 2048), ("rmsnorm", 131072, 4096)]
-        for kind, r, d in rows:
-            specs.append({"name": "k-%s-%dx%d" % (kind, r, d), "dtype": dt,
-                          "entry": [{"batch": r, "dim": d, "prec": dt}, [kind, dt]],
-                          "run": (kind, r, d)})
-        n = 268435456 if dt != "fp32" else 134217728
-        for op, key in (("pointwise_add", "pointwiseadd"), ("scalar_mul", "scalarmul"),
-                        ("relu", "relu"), ("gelu", "gelu"), ("silu", "silu")):
-            specs.append({"name": "k-%s-%d" % (key, n), "dtype": dt,
-                          "entry": [{"dim": n, "op": op, "prec": dt}, ["elementwise"]],
-                          "run": ("ew", op, n)})
-        if dt != "fp32":
-            specs.append({"name": "k-typecasttofp32-%d" % (n // 2), "dtype": dt,
-                          "entry": [{"dim": n // 2, "op": "typecast_to_fp32", "prec": dt},
-                                    ["elementwise"]], "run": ("cast", n // 2)})
-    return specs
-
-
-def trace_name(spec):
-    return "%s_%s_b1_prefill.json" % (spec["name"], spec["dtype"])
-
-
-def _torch_step(torch, spec, dev):
-    """A zero-argument callable that launches the spec's kernel once."""
-    dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32,
-          "tf32": torch.float32}[spec["dtype"]]
-    torch.backends.cuda.matmul.allow_tf32 = spec["dtype"] == "tf32"
-    r = spec["run"]
-    rnd = lambda *s: torch.randn(*s, device=dev, dtype=dt)  # noqa: E731
-    if r[0] == "mm":
-        a, b = rnd(r[1], r[3]), rnd(r[3], r[2])
-        return lambda: torch.mm(a, b)
-    if r[0] == "bmm":
-        a, b = rnd(r[1], r[2], r[4]), rnd(r[1], r[4], r[3])
-        return lambda: torch.bmm(a, b)
-    if r[0] == "sdpa":
-        q = rnd(1, r[1], r[2], r[3])
-        F = torch.nn.functional
-        return lambda: F.scaled_dot_product_attention(q, q, q, is_causal=True)
-    if r[0] in ("softmax", "layernorm", "rmsnorm"):
-        x = rnd(r[1], r[2])
-        if r[0] == "softmax":
-            return lambda: torch.softmax(x, dim=-1)
-        w = torch.ones(r[2], device=dev, dtype=dt)
-        if r[0] == "layernorm":
-            return lambda: torch.nn.functional.layer_norm(x, (r[2],), w, w)
-        return lambda: torch.nn.functional.rms_norm(x, (r[2],), w)
-    if r[0] == "ew":
-        x, y = rnd(r[2]), rnd(r[2])
-        F = torch.nn.functional
-        return {"pointwise_add": lambda: x + y, "scalar_mul": lambda: x * 0.5,
-                "relu": lambda: torch.relu(x), "gelu": lambda: F.gelu(x),
-                "silu": lambda: F.silu(x)}[r[1]]
-    if r[0] == "cast":
-        x = rnd(r[1])
-        return lambda: x.float()
-    raise MeasureError("unknown kernel kind %s" % r[0])
-
-
-# ---- models -----------------------------------------------------------------
-
-# transformers config classes and sizes, as the presets in presets/models
-MODEL_CONFIGS = {
-    "gpt2": ("GPT2Config", {}),
-    "bert-large": ("BertConfig", {"hidden_size": 1024, "num_hidden_layers": 24,
-                                  "num_attention_heads": 16, "intermediate_size": 4096}),
-    "opt-1.3b": ("OPTConfig", {"hidden_size": 2048, "num_hidden_layers": 24, "ffn_dim": 8192,
-                               "num_attention_heads": 32, "word_embed_proj_dim": 2048}),
-    "qwen2-1.5b": ("Qwen2Config", {"hidden_size": 1536, "intermediate_size": 8960,
-                                   "num_hidden_layers": 28, "num_attention_heads": 12,
-                                   "num_key_value_heads": 2, "vocab_size": 151936,
-                                   "tie_word_embeddings": True}),
-    "llama-3-8b": ("LlamaConfig", {"hidden_size": 4096, "intermediate_size": 14336,
-                                   "num_hidden_layers": 32, "num_attention_heads": 32,
-                                   "num_key_value_heads": 8, "vocab_size": 128256}),
-}
-
-
-# learned position tables (the config's n_positions / max_position_embeddings):
-# a longer sequence indexes past them and the forward fails; the rotary
-# models have no table
-MAX_POSITIONS = {"gpt2": 1024, "bert-large": 512, "opt-1.3b": 2048}
-
-
-def check_positions(models, seqs, modes, gen_tokens):
-    """Refuses, before anything runs, a sequence (with the tokens a
-    decode generates) longer than a model's learned positions."""
-    for m in models:
-        limit = MAX_POSITIONS.get(m)
-        if limit is None:
-            continue
-        for mode in modes:
-            extra = gen_tokens if mode == "decode" else 0
-            for s in seqs:
-                if s + extra > limit:
-                    raise MeasureError("--seq: %s has %d learned positions; %s at seq %d%s is "
-                                       "longer" % (m, limit, mode, s,
-                                                   " + %d generated" % extra if extra else ""))
-
-
-def model_cases(models, batches, seqs, modes, dtype):
-    out = []
-    for m in models:
-        if m not in MODEL_CONFIGS:
-            raise MeasureError("--models: no config for '%s' (%s)" % (m, ", ".join(MODEL_CONFIGS)))
-        for mode in modes:
-            if mode not in ("prefill", "train", "decode"):
-                raise MeasureError("--modes: '%s' is not prefill, train or decode" % mode)
-            for b in batches:
-                for s in seqs:
-                    out.append({"model": m, "mode": mode, "batch": int(b), "seq": int(s),
-                                "dtype": dtype})
-    return out
-
-
-def _model_step(torch, case, dev, attention, gen_tokens):
-    import transformers  # the user's own
-    cls, kw = MODEL_CONFIGS[case["model"]]
-    cfg = getattr(transformers, cls)(**kw)
-    cfg._attn_implementation = attention
-    dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[case["dtype"]]
-    causal = case["mode"] in ("train", "decode")
-    auto = transformers.AutoModelForCausalLM if causal else transformers.AutoModel
-    # built on the GPU: random initialisation of an 8B model on the CPU takes
-    # minutes, on the GPU seconds (weights are random either way)
-    with dev:
-        try:  # transformers >= 4.56 names it dtype, older ones torch_dtype
-            model = auto.from_config(cfg, dtype=dt)
-        except TypeError:
-            model = auto.from_config(cfg, torch_dtype=dt)
-    model.to(dev)
-    ids = torch.randint(0, cfg.vocab_size, (case["batch"], case["seq"]), device=dev)
-    if case["mode"] == "prefill":
-        model.eval()
-
-        def step():
-            with torch.no_grad():
-                model(input_ids=ids)
-        return step
-    if case["mode"] == "train":
-        model.train()
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
-
-        def step():
-            loss = model(input_ids=ids, labels=ids).loss
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-        return step
-    model.eval()
-    mask = torch.ones_like(ids)
-
-    def step():
-        with torch.no_grad():
-            model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=gen_tokens,
-                           min_new_tokens=gen_tokens, do_sample=False, pad_token_id=0)
-    return step
 
 
 # ---- subcommands -------------------------------------------------------------
@@ -761,23 +266,6 @@ def cmd_models(args, nvml, h, gpu):
     _note(args, "%d rows -> %s" % (len(rows), out))
 
 
-def tiny_specs():
-    """The bare ops of the host rows (as ../shared/data's H100 host rows): so
-    small that a loop of them runs at the host's pace, one of each path
-    (elementwise, cuBLAS, a normalisation, a softmax)."""
-    dt = "bf16"
-    return [
-        {"name": "k-tiny-add-1024", "dtype": dt, "run": ("ew", "pointwise_add", 1024),
-         "entry": [{"dim": 1024, "op": "pointwise_add", "prec": dt}, ["elementwise"]]},
-        {"name": "k-tiny-gemm-64x64x64", "dtype": dt, "run": ("mm", 64, 64, 64),
-         "entry": _gemm_entry(64, 64, 64, dt)},
-        {"name": "k-tiny-layernorm-64x768", "dtype": dt, "run": ("layernorm", 64, 768),
-         "entry": [{"batch": 64, "dim": 768, "prec": dt}, ["layernorm", dt]]},
-        {"name": "k-tiny-softmax-64x768", "dtype": dt, "run": ("softmax", 64, 768),
-         "entry": [{"batch": 64, "dim": 768, "prec": dt}, ["softmax", dt]]},
-    ]
-
-
 def _time_loop(torch, step, n, repeats):
     """Median wall time of one call (us) over repeats of n calls back to back
     (after a warm-up), and the standard error of that median's runs."""
@@ -875,62 +363,6 @@ def cmd_host(args, nvml, h, gpu):
                                  "python3 -m wattlas.measure host", op_us, op_sd, notes))
     _note(args, "bare op %.2f us, model kernel %.2f us -> %s; %d time-only rows -> %s"
           % (op_us, launch, ini, len(rows), meas))
-
-
-# ---- profiles -----------------------------------------------------------------
-
-SUMMARY_COLUMNS = ["workload", "sm_clock_mhz", "wall_ms_per_step", "device_events",
-                   "gpu_busy_ms", "kernel_launches", "kernel_busy_ms", "memcpy", "memcpy_ms",
-                   "memset", "memset_ms"]
-
-
-def trace_summary(trace):
-    """A profiler trace's device events: counts and summed durations in ms,
-    in total and by kind (kernels, memcpys, memsets)."""
-    kinds = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
-    n = {k: 0 for k in kinds.values()}
-    ms = {k: 0.0 for k in kinds.values()}
-    for e in trace.get("traceEvents", []):
-        k = kinds.get(e.get("cat")) if isinstance(e, dict) else None
-        if k and e.get("ph") == "X":
-            n[k] += 1
-            ms[k] += float(e.get("dur", 0)) * 1e-3
-    return {"device_events": sum(n.values()), "gpu_busy_ms": sum(ms.values()),
-            "kernel_launches": n["kernel"], "kernel_busy_ms": ms["kernel"],
-            "memcpy": n["memcpy"], "memcpy_ms": ms["memcpy"],
-            "memset": n["memset"], "memset_ms": ms["memset"]}
-
-
-def workload_name(case):
-    return "%s_%s_b%d_s%d_%s_%s" % (case["model"], case["mode"], case["batch"], case["seq"],
-                                   case["dtype"], case["attention_name"])
-
-
-def write_profile(path, trace, clock_mhz, wall_ms, stack):
-    """The trace gzipped, with what wattlas reads beside traceEvents: the
-    clock it ran at and the unprofiled wall time per step (from which the
-    profiler's own host cost is taken off), and the software stack."""
-    import gzip
-    trace = dict(trace)
-    trace["wattlas"] = {"sm_clock_mhz": clock_mhz, "wall_ms_per_step": wall_ms, "stack": stack}
-    data = gzip.compress(json.dumps(trace).encode())
-    tmp = path + ".tmp"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def summary_text(rows):
-    lines = [",".join(SUMMARY_COLUMNS)]
-    for r in rows:
-        lines.append(",".join(r[c] if isinstance(r[c], str) else _num(r[c], 4)
-                              for c in SUMMARY_COLUMNS))
-    return "\n".join(lines) + "\n"
 
 
 def cmd_profile(args, nvml, h, gpu):

@@ -1,0 +1,307 @@
+/* wattlas._wattlas: _cluster, the multi-GPU configurations, searches and
+ * their rows, as 'wattlas cluster'. */
+#include "wattlas_py.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One (key, value) of a configuration or a search. Values come as text
+ * (the package writes them as the command line takes them). */
+static int cluster_key(wl_cluster_config *c, wl_cluster_search_spec *sp, int *layers,
+                       const char *key, const char *v, wl_error *err)
+{
+    static const struct {
+        const char *key;
+        int off, lo, hi;
+    } ints[] = {
+        {"tp", offsetof(wl_cluster_config, tp), 1, 1 << 20},
+        {"pp", offsetof(wl_cluster_config, pp), 1, 1 << 20},
+        {"dp", offsetof(wl_cluster_config, dp), 1, 1 << 24},
+        {"vp", offsetof(wl_cluster_config, vp), 1, 1024},
+        {"ep", offsetof(wl_cluster_config, ep), 1, 1 << 20},
+        {"cp", offsetof(wl_cluster_config, cp), 1, 1 << 16},
+        {"zero", offsetof(wl_cluster_config, zero), 0, 1},
+        {"sequence_parallel", offsetof(wl_cluster_config, sequence_parallel), 0, 1},
+        {"tp_comm_overlap", offsetof(wl_cluster_config, tp_comm_overlap), 0, 1},
+        {"no_dp_overlap", offsetof(wl_cluster_config, no_dp_overlap), 0, 1},
+    };
+    long long n;
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+        if (!strcmp(key, ints[i].key)) {
+            if (wl_core_parse_int(v, ints[i].lo, ints[i].hi, key, 0, key, &n, err))
+                return WL_EINVAL;
+            *(int *)((char *)c + ints[i].off) = (int)n;
+            if (!strcmp(key, "zero"))
+                sp->zero = 1u << n;
+            if (!strcmp(key, "sequence_parallel"))
+                sp->sequence_parallel = 1u << n;
+            return WL_OK;
+        }
+    if (!strcmp(key, "global_batch") || !strcmp(key, "micro_batch") || !strcmp(key, "seq") ||
+        !strcmp(key, "gen"))
+        return wl_core_parse_int(v, 1, !strcmp(key, "seq") ? WL_MAX_SEQ : WL_MAX_BATCH, key, 0,
+                                 key, !strcmp(key, "global_batch") ? &c->global_batch
+                                      : !strcmp(key, "micro_batch") ? &c->micro_batch
+                                      : !strcmp(key, "seq")         ? &c->seq
+                                                                    : &c->gen, err);
+    if (!strcmp(key, "capacity_factor"))
+        return wl_core_parse_real(v, 0.01, 64, key, 0, key, &c->capacity_factor, err);
+    int bad = 0;
+    if (!strcmp(key, "mode"))
+        bad = wl_mode_parse(v, &c->mode);
+    else if (!strcmp(key, "dtype"))
+        bad = wl_dtype_parse(v, &c->dtype);
+    else if (!strcmp(key, "attention"))
+        bad = wl_attention_parse(v, &c->attention);
+    else if (!strcmp(key, "launch"))
+        bad = wl_launch_parse(v, &c->launch);
+    else if (!strcmp(key, "partition") &&
+             !wl_cluster_partition_parse(v, &c->partition, layers, &c->nstage_layers, err)) {
+        /* a name, or the layers of each stage ("5,6,6,7") */
+        c->stage_layers = c->partition == WL_CLUSTER_PART_LIST ? layers : NULL;
+        sp->partitions = c->partition == WL_CLUSTER_PART_LIST ? 0 : 1u << c->partition;
+        return WL_OK;
+    } else if (!strcmp(key, "recompute") || !strcmp(key, "schedule") || !strcmp(key, "partition")) {
+        /* one value, or for a search a comma list of those to try */
+        char buf[256];
+        if (strlen(v) >= sizeof buf) {
+            wl_error_set(err, key, 0, key, "too long a list of values");
+            return WL_EINVAL;
+        }
+        snprintf(buf, sizeof buf, "%s", v);
+        unsigned mask = 0;
+        int count = 0;
+        for (char *tok = strtok(buf, ","); tok && !bad; tok = strtok(NULL, ","), count++) {
+            if (!strcmp(key, "recompute")) {
+                wl_recompute r;
+                bad = wl_recompute_parse(tok, &r);
+                c->recompute = r;
+                mask |= 1u << r;
+            } else if (!strcmp(key, "schedule")) {
+                const wl_cluster_schedule_type *t = wl_cluster_schedule_lookup(tok);
+                bad = !t;
+                c->schedule = t;
+                for (int i = 0; t && wl_cluster_schedule_at(i); i++)
+                    if (wl_cluster_schedule_at(i) == t)
+                        mask |= 1u << i;
+            } else { /* a search's partitions to try: uniform,balanced */
+                wl_cluster_partition pa;
+                bad = wl_cluster_partition_lookup(tok, &pa);
+                c->partition = pa;
+                mask |= 1u << pa;
+            }
+        }
+        if (!strcmp(key, "recompute"))
+            sp->recomputes = mask;
+        else if (!strcmp(key, "schedule"))
+            sp->schedules = mask;
+        else
+            sp->partitions = mask;
+    } else if (!strcmp(key, "max_tp") || !strcmp(key, "max_pp") || !strcmp(key, "max_vp") ||
+               !strcmp(key, "max_micro_batch")) {
+        if (wl_core_parse_int(v, 1, 1 << 20, key, 0, key, &n, err))
+            return WL_EINVAL;
+        if (!strcmp(key, "max_tp"))
+            sp->max_tp = (int)n;
+        else if (!strcmp(key, "max_pp"))
+            sp->max_pp = (int)n;
+        else if (!strcmp(key, "max_vp"))
+            sp->max_vp = (int)n;
+        else
+            sp->max_micro_batch = n;
+        return WL_OK;
+    } else {
+        wl_error_set(err, key, 0, key, "not an option of cluster");
+        return WL_EINVAL;
+    }
+    if (bad) {
+        wl_error_set(err, key, 0, key, "'%.60s' is not a value of %s", v, key);
+        return WL_EINVAL;
+    }
+    return WL_OK;
+}
+
+/* Rows of configurations and results as columns; choice: a first column
+ * naming the front's points (a search), or NULL. */
+typedef struct {
+    const wl_cluster_system *sys;
+    const wl_core_model *m;
+    const wl_cluster_config *cfgs;
+    const wl_cluster_result *res;
+    const char *const *choice;
+    size_t n;
+    double clock, tokens;
+    const char *part_text;
+} cluster_rows_ctx;
+
+static int fill_cluster_rows(void *ctx, wl_results_writer *w)
+{
+    const cluster_rows_ctx *x = ctx;
+    size_t off = x->choice ? 1 : 0;
+    for (size_t i = 0; i < x->n; i++) {
+        wl_results_cell c[WL_CLUSTER_ROW_COLS + 1];
+        if (x->choice)
+            c[0] = (wl_results_cell){x->choice[i], NAN};
+        wl_cluster_row_cells(c + off, x->sys->id, x->m->id, &x->cfgs[i], &x->res[i], x->clock,
+                             x->tokens, x->part_text);
+        if (wl_results_writer_row(w, c))
+            return WL_ENOMEM;
+    }
+    return WL_OK;
+}
+
+static PyObject *cluster_rows(const cluster_rows_ctx *x)
+{
+    size_t nc = WL_CLUSTER_ROW_COLS - WL_CLUSTER_ROW_NOPT, off = x->choice ? 1 : 0;
+    wl_results_col cols[WL_CLUSTER_ROW_COLS + 1];
+    if (x->choice)
+        cols[0] = (wl_results_col)WL_RESULTS_COL("choice", WL_COL_TEXT, 0, 0);
+    memcpy(cols + off, wl_cluster_row_cols(), nc * sizeof *cols);
+    return wl_py_rows_as_columns(cols, nc + off, fill_cluster_rows, (void *)x);
+}
+
+/* _cluster(inputs, set, options, search, threads, front_only, clock, tokens) -> columns
+ * inputs: (system, nodes, model, host or None); set: [(key, float)];
+ * options: [(key, text)]. One configuration (its row), or every
+ * configuration of a search (front_only: the time-energy front alone,
+ * with a choice column). */
+PyObject *wl_py_cluster(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *system, *model, *host;
+    int nodes, search, threads, front_only;
+    PyObject *set, *opts;
+    double clock, tokens;
+    if (!PyArg_ParseTuple(args, "(sisz)OOpipdd", &system, &nodes, &model, &host, &set, &opts,
+                          &search, &threads, &front_only, &clock, &tokens))
+        return NULL;
+    const char *keys[WL_CLUSTER_MAX_SET];
+    double vals[WL_CLUSTER_MAX_SET];
+    Py_ssize_t ns = PySequence_Size(set);
+    if (ns < 0)
+        return NULL;
+    if (ns > WL_CLUSTER_MAX_SET) {
+        PyErr_SetString(wl_py_error_class(), "set: at most 64 settings");
+        return NULL;
+    }
+    PyObject *held = PyList_New(0); /* keeps the keys' strings alive */
+    if (!held)
+        return NULL;
+    for (Py_ssize_t i = 0; i < ns; i++) {
+        PyObject *it = PySequence_GetItem(set, i);
+        const char *k;
+        if (!it || !PyArg_ParseTuple(it, "sd", &k, &vals[i]) || PyList_Append(held, it)) {
+            Py_XDECREF(it);
+            Py_DECREF(held);
+            return NULL;
+        }
+        keys[i] = k;
+        Py_DECREF(it);
+    }
+    wl_error err = {0};
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model m;
+    wl_cluster_inputs in = {.system = system, .model = model, .host = host, .nodes = nodes,
+                            .set_key = keys, .set_val = vals, .nset = (size_t)ns};
+    int rc = wl_cluster_load(&in, &sys, &gpu, &m, &err);
+    Py_DECREF(held);
+    if (rc)
+        return wl_py_raise(rc, &err);
+    wl_cluster_config cfg;
+    wl_cluster_config_default(&cfg);
+    cfg.dp = 0;
+    wl_cluster_search_spec sp;
+    wl_cluster_search_default(&sp);
+    int layers[WL_CLUSTER_MAX_LIST];
+    const char *part_text = NULL;
+    Py_ssize_t no = PySequence_Size(opts);
+    for (Py_ssize_t i = 0; i < no; i++) {
+        PyObject *it = PySequence_GetItem(opts, i);
+        const char *k, *v;
+        if (!it || !PyArg_ParseTuple(it, "ss", &k, &v)) {
+            Py_XDECREF(it);
+            return NULL;
+        }
+        rc = cluster_key(&cfg, &sp, layers, k, v, &err);
+        /* a list of layers is written as given (the tuple stays alive in opts) */
+        if (!rc && !strcmp(k, "partition") && cfg.partition == WL_CLUSTER_PART_LIST)
+            part_text = v;
+        Py_DECREF(it);
+        if (rc)
+            return wl_py_raise(rc, &err);
+    }
+    int gpus = sys.nodes * sys.gpus_per_node;
+    double f = clock > 0 ? clock : gpu.sm_clock_max_mhz;
+    PyObject *out = NULL;
+    if (!search) {
+        wl_cluster *cl = NULL;
+        wl_cluster_result r;
+        if ((rc = wl_cluster_config_fill(&cfg, gpus, &err)) ||
+            (rc = wl_cluster_create(&sys, &gpu, &m, &cfg, &cl, &err)) ||
+            (rc = wl_cluster_refine_split(cl, &err)) || (rc = wl_cluster_run(cl, f, NULL, &r, &err))) {
+            wl_cluster_free(cl);
+            return wl_py_raise(rc, &err);
+        }
+        wl_cluster_free(cl);
+        cluster_rows_ctx x = {&sys, &m, &cfg, &r, NULL, 1, f, tokens, part_text};
+        return cluster_rows(&x);
+    }
+    sp.base = cfg;
+    if (sp.base.global_batch <= 0)
+        sp.base.global_batch = gpus;
+    wl_cluster_config *cfgs = NULL;
+    size_t n = 0;
+    if ((rc = wl_cluster_search_configs(&sp, &m, gpus, sys.gpus_per_node, &cfgs, &n, &err)))
+        return wl_py_raise(rc, &err);
+    wl_cluster_search_row *rows = calloc(n ? n : 1, sizeof *rows);
+    unsigned char *front = calloc(n ? n : 1, 1);
+    const char **choice = calloc(n ? n : 1, sizeof *choice);
+    wl_cluster_result *res = calloc(n ? n : 1, sizeof *res);
+    wl_cluster_config *kept = calloc(n ? n : 1, sizeof *kept);
+    if (!rows || !front || !choice || !res || !kept) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = wl_cluster_search_eval(&sys, &gpu, &m, cfgs, n, f, threads, front_only, rows, NULL, NULL,
+                                &err);
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        wl_py_raise(rc, &err);
+        goto done;
+    }
+    long fast = -1, least = -1;
+    if (wl_cluster_search_pick(rows, n, front, &fast, &least)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *ch = (long)i == fast && (long)i == least ? "fastest+least_energy"
+                         : (long)i == fast                  ? "fastest"
+                         : (long)i == least                 ? "least_energy"
+                         : front[i]                         ? "front"
+                                                            : "";
+        if (front_only && !front[i])
+            continue;
+        choice[k] = ch;
+        res[k] = rows[i].r;
+        kept[k++] = cfgs[i];
+    }
+    cluster_rows_ctx x = {&sys, &m, kept, res, choice, k, f, tokens, NULL};
+    out = cluster_rows(&x);
+done:
+    free(rows);
+    free(front);
+    free(choice);
+    free(res);
+    free(kept);
+    free(cfgs);
+    return out;
+}
+

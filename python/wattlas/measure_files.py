@@ -1,0 +1,156 @@
+"""The files the measurement harness writes (python3 -m wattlas.measure),
+in the schema of wattlas's measurement data (../shared/data/README.md):
+measurement rows, idle tables, host presets and PyTorch profiles with their
+summary. Every file is written atomically: a temporary file beside the
+target, renamed."""
+
+import json
+import math
+import os
+import tempfile
+
+
+MEAS_COLUMNS = ["gpu", "model", "batch", "seq", "dtype", "mode", "attention", "sm_clock_mhz",
+                "measured_clock_mhz", "time_ms", "energy_j", "power_w", "temp_c"]
+# beside the schema's columns (the readers find columns by name)
+# the options that say what ran (validate and calibrate build each row's
+# workload from them, with predict's meaning), then the measurement's quality
+EXTRA_COLUMNS = ["power_limit_w", "gen_tokens", "optimizer", "master_dtype", "launch",
+                 "stack", "repeats", "time_spread_pct", "power_spread_pct", "throttle_reasons"]
+
+
+class MeasureError(Exception):
+    """A condition that stops the measurement, told in one line."""
+
+
+# ---- writers (atomic: a temporary file beside the target, renamed) ----------
+
+def _atomic_write(path, text):
+    path = os.fspath(path)
+    d = os.path.dirname(os.path.abspath(path))
+    os.makedirs(d, exist_ok=True)
+    if os.path.exists(path) and not os.path.isfile(path):
+        with open(path, "w", encoding="utf-8") as f:  # a device or FIFO: in place
+            f.write(text)
+        return
+    fd, tmp = tempfile.mkstemp(prefix=".wattlas-", dir=d)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _num(v, digits=6):
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return ""
+    if isinstance(v, int):
+        return str(v)
+    text = "%.*f" % (digits, v)
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def measurements_text(rows):
+    """Rows (dicts) as the measurement schema's CSV, extra columns after."""
+    cols = MEAS_COLUMNS + EXTRA_COLUMNS
+    lines = [",".join(cols)]
+    for r in rows:
+        cells = []
+        for c in cols:
+            v = r.get(c)
+            if c == "throttle_reasons" and v is not None:
+                cells.append("0x%x" % v)
+            elif isinstance(v, str):
+                if any(ch in v for ch in ',"\n'):
+                    raise MeasureError("%s: '%s' cannot be a CSV cell" % (c, v))
+                cells.append(v)
+            else:
+                cells.append(_num(v))
+        lines.append(",".join(cells))
+    return "\n".join(lines) + "\n"
+
+
+def idle_text(rows):
+    lines = ["sm_clock_mhz,voltage_mv,idle_power_w"]
+    for r in rows:
+        lines.append("%d,%s,%.2f" % (r["sm_clock_mhz"], _num(r.get("voltage_mv")), r["idle_power_w"]))
+    return "\n".join(lines) + "\n"
+
+
+def host_text(host_id, name, launch_us, stderr_us, source, op_launch_us=None,
+              op_stderr_us=None, notes=()):
+    """A host preset (presets/hosts): launch_us per kernel of a model's forward,
+    op_launch_us per kernel of a bare op in a loop (left out when None)."""
+    for k, v in (("launch_us", launch_us), ("op_launch_us", op_launch_us)):
+        if v is not None and not (math.isfinite(v) and 0 < v <= 10000):
+            raise MeasureError("%s: %r us is not a launch cost (0 to 10000 us)" % (k, v))
+    for v in (host_id, name, source):
+        if "\n" in v:
+            raise MeasureError("'%s' cannot go on one preset line" % v)
+    lines = ["; %s" % name, "; measured by: %s" % source]
+    lines += ["; %s" % n for n in notes]
+    lines += ["[host]", "id = %s" % host_id, "name = %s" % name,
+              "launch_us = %.3f" % launch_us, "launch_us_stderr = %.3f" % stderr_us]
+    if op_launch_us is not None:
+        lines += ["op_launch_us = %.3f" % op_launch_us,
+                  "op_launch_us_stderr = %.3f" % (op_stderr_us or 0.0)]
+    return "\n".join(lines) + "\n"
+
+
+# ---- profiles -----------------------------------------------------------------
+
+SUMMARY_COLUMNS = ["workload", "sm_clock_mhz", "wall_ms_per_step", "device_events",
+                   "gpu_busy_ms", "kernel_launches", "kernel_busy_ms", "memcpy", "memcpy_ms",
+                   "memset", "memset_ms"]
+
+
+def trace_summary(trace):
+    """A profiler trace's device events: counts and summed durations in ms,
+    in total and by kind (kernels, memcpys, memsets)."""
+    kinds = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
+    n = {k: 0 for k in kinds.values()}
+    ms = {k: 0.0 for k in kinds.values()}
+    for e in trace.get("traceEvents", []):
+        k = kinds.get(e.get("cat")) if isinstance(e, dict) else None
+        if k and e.get("ph") == "X":
+            n[k] += 1
+            ms[k] += float(e.get("dur", 0)) * 1e-3
+    return {"device_events": sum(n.values()), "gpu_busy_ms": sum(ms.values()),
+            "kernel_launches": n["kernel"], "kernel_busy_ms": ms["kernel"],
+            "memcpy": n["memcpy"], "memcpy_ms": ms["memcpy"],
+            "memset": n["memset"], "memset_ms": ms["memset"]}
+
+
+def workload_name(case):
+    return "%s_%s_b%d_s%d_%s_%s" % (case["model"], case["mode"], case["batch"], case["seq"],
+                                   case["dtype"], case["attention_name"])
+
+
+def write_profile(path, trace, clock_mhz, wall_ms, stack):
+    """The trace gzipped, with what wattlas reads beside traceEvents: the
+    clock it ran at and the unprofiled wall time per step (from which the
+    profiler's own host cost is taken off), and the software stack."""
+    import gzip
+    trace = dict(trace)
+    trace["wattlas"] = {"sm_clock_mhz": clock_mhz, "wall_ms_per_step": wall_ms, "stack": stack}
+    data = gzip.compress(json.dumps(trace).encode())
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def summary_text(rows):
+    lines = [",".join(SUMMARY_COLUMNS)]
+    for r in rows:
+        lines.append(",".join(r[c] if isinstance(r[c], str) else _num(r[c], 4)
+                              for c in SUMMARY_COLUMNS))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,150 @@
+/* Joining shard outputs into the unsharded run's output. */
+#include "sweep_internal.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- merge ---------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *path;
+    unsigned idx, count;
+    unsigned long long fp, lo, hi, total, rows;
+    char format[16];
+} shard_meta;
+
+static int read_meta(FILE *f, const char *path, shard_meta *m, wl_error *err)
+{
+    char line[512];
+    if (!fgets(line, sizeof line, f) || strncmp(line, SHARD_TAG " ", strlen(SHARD_TAG) + 1) != 0) {
+        wl_error_set(err, path, 1, "", "not a sweep shard (no '" SHARD_TAG "' line: it was not "
+                     "written as a shard of a sweep)");
+        return WL_EPARSE;
+    }
+    char extra;
+    int n = sscanf(line + strlen(SHARD_TAG), " %u/%u sweep=%16llx points=%llu-%llu/%llu rows=%llu "
+                   "format=%15s %c", &m->idx, &m->count, &m->fp, &m->lo, &m->hi, &m->total,
+                   &m->rows, m->format, &extra);
+    if (n != 8 || m->idx < 1 || m->idx > m->count || m->lo > m->hi || m->hi > m->total) {
+        wl_error_set(err, path, 1, "", "malformed shard line");
+        return WL_EPARSE;
+    }
+    m->path = path;
+    return WL_OK;
+}
+
+/* Copies a shard's rows to out (the CSV header once), counting them. */
+static int copy_rows(FILE *f, const shard_meta *m, int first, int csv, char **header,
+                     FILE *out, wl_error *err)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int lineno = 1, rc = WL_OK;
+    unsigned long long rows = 0;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        if (line[len - 1] != '\n') {
+            wl_error_set(err, m->path, lineno, "", "truncated last row (no newline)");
+            rc = WL_EPARSE;
+            break;
+        }
+        if (csv && lineno == 2) {
+            if (first) {
+                if (!(*header = strdup(line))) {
+                    rc = WL_ENOMEM;
+                    break;
+                }
+                fwrite(line, 1, (size_t)len, out);
+            } else if (strcmp(*header, line) != 0) {
+                wl_error_set(err, m->path, 2, "", "its header differs from the first shard's");
+                rc = WL_EPARSE;
+                break;
+            }
+            continue;
+        }
+        fwrite(line, 1, (size_t)len, out);
+        rows++;
+    }
+    free(line);
+    if (!rc && ferror(f)) {
+        wl_error_set(err, m->path, lineno, "", "read error");
+        rc = WL_EIO;
+    }
+    if (!rc && rows != m->rows) {
+        wl_error_set(err, m->path, 0, "", "shard %u/%u is incomplete: %llu of %llu rows (was it "
+                     "interrupted?)", m->idx, m->count, rows, m->rows);
+        rc = WL_EPARSE;
+    }
+    return rc;
+}
+
+int wl_sweep_merge(const char *const *paths, int n, FILE *out, wl_error *err)
+{
+    if (n < 1) {
+        wl_error_set(err, "merge", 0, "", "no shards");
+        return WL_EINVAL;
+    }
+    shard_meta *m = calloc((size_t)n, sizeof *m);
+    int *order = calloc((size_t)n, sizeof *order);
+    int rc = m && order ? WL_OK : WL_ENOMEM;
+    for (int i = 0; !rc && i < n; i++) {
+        FILE *f = fopen(paths[i], "r");
+        if (!f) {
+            wl_error_set(err, paths[i], 0, "", "cannot open: %s", strerror(errno));
+            rc = WL_EIO;
+            break;
+        }
+        rc = read_meta(f, paths[i], &m[i], err);
+        fclose(f);
+    }
+    /* one sweep, every shard once */
+    for (int i = 0; !rc && i < n; i++) {
+        if (m[i].count != (unsigned)n || m[i].fp != m[0].fp || m[i].total != m[0].total ||
+            strcmp(m[i].format, m[0].format) != 0) {
+            if (m[i].fp != m[0].fp || m[i].total != m[0].total)
+                wl_error_set(err, paths[i], 1, "", "a shard of another sweep than %s", paths[0]);
+            else if (m[i].count != (unsigned)n)
+                wl_error_set(err, paths[i], 1, "", "shard %u of %u, but %d shards were given",
+                             m[i].idx, m[i].count, n);
+            else
+                wl_error_set(err, paths[i], 1, "", "format %s differs from %s's", m[i].format,
+                             paths[0]);
+            rc = WL_EINVAL;
+            break;
+        }
+        if (order[m[i].idx - 1]) {
+            wl_error_set(err, paths[i], 1, "", "shard %u/%u given twice (also %s)", m[i].idx,
+                         m[i].count, paths[order[m[i].idx - 1] - 1]);
+            rc = WL_EINVAL;
+            break;
+        }
+        order[m[i].idx - 1] = i + 1;
+    }
+    char *header = NULL;
+    int csv = !rc && strcmp(m[0].format, "csv") == 0;
+    for (int k = 0; !rc && k < n; k++) {
+        const shard_meta *sm = &m[order[k] - 1];
+        FILE *f = fopen(sm->path, "r");
+        if (!f) {
+            wl_error_set(err, sm->path, 0, "", "cannot open: %s", strerror(errno));
+            rc = WL_EIO;
+            break;
+        }
+        char skip[512];
+        if (!fgets(skip, sizeof skip, f)) /* the shard line, read above */
+            rc = WL_EIO;
+        if (!rc)
+            rc = copy_rows(f, sm, k == 0, csv, &header, out, err);
+        fclose(f);
+    }
+    if (rc == WL_ENOMEM)
+        wl_error_set(err, "merge", 0, "", "out of memory");
+    free(header);
+    free(m);
+    free(order);
+    return rc;
+}

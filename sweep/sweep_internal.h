@@ -1,0 +1,85 @@
+/* Private to sweep/: the spec's state (spec.c builds and finishes it) and
+ * the enumeration of its points, which the plans (sweep.c), merging
+ * (merge.c) and compare (compare.c) share. */
+#ifndef WATTLAS_SWEEP_INTERNAL_H
+#define WATTLAS_SWEEP_INTERNAL_H
+
+#include "wattlas_sweep.h"
+#include "../learn/wattlas_learn.h"
+#include "../calib/wattlas_calib.h"
+
+#define MAX_SET 16
+
+/* The first line of a shard file: wl_sweep_shard_line writes it, merge
+ * reads it back. */
+#define SHARD_TAG "# wattlas-shard"
+
+/* Where an axis's values came from: errors about them name it. */
+typedef struct {
+    char source[256];
+    int line;
+    int given;
+} origin;
+
+typedef struct {
+    char key[64];
+    wl_core_numlist vals;
+    origin o;
+} set_axis;
+
+struct wl_sweep_spec {
+    wl_core_strlist gpus, models, traces, idle, host;
+    wl_core_numlist batch, seq, clocks, voff, vfix;
+    wl_dtype *dtypes;
+    size_t ndt;
+    wl_attention *attn;
+    size_t nattn;
+    wl_mode *modes;
+    size_t nmode;
+    origin o_mode, o_train;
+    wl_core_shape opts;     /* the training and decode options (mode unused) */
+    origin o_gpu, o_model, o_trace, o_idle, o_host, o_batch, o_seq, o_dtype, o_attn, o_clock, o_voff,
+        o_vfix;
+    set_axis set[MAX_SET];
+    size_t nset;
+    wl_sweep_scope scope;
+    int classes; /* a row per kernel class */
+    int clock_max; /* clock = max */
+    const wl_core_latency_type *lat;
+    int no_power_limit;
+    double level; /* prediction intervals, 0: none */
+    origin o_level;
+    char report_title[256], report_objective[64];
+    /* resolved by finish */
+    int finished;
+    wl_core_gpu *gpu;            /* one per gpus entry */
+    wl_calib_uncertainty *unc;   /* one per gpus entry when level > 0 */
+    wl_learn_model *learned;     /* --learned: applied to every point */
+    origin o_learned;
+    uint64_t learned_hash;       /* of the model file, for shard fingerprints */
+    wl_core_numlist *gclk;       /* each GPU's clocks: its own grid, its own
+                                    maximum, or the requested ones in its range */
+    size_t *clipped;             /* requested clocks outside each GPU's range */
+    size_t maxclk;               /* the longest of them: the clock axis stride */
+    wl_core_model *model;        /* one per models entry */
+    wl_core_strlist warnings;    /* what a caller should tell its user */
+    wl_core_strlist notes;       /* ... and what it may (--quiet silences) */
+    wl_core_workload **trace_wl; /* one per traces entry, as recorded */
+    wl_dtype *trace_dt;          /* their recorded precision */
+    size_t n_workloads;          /* models or traces */
+};
+
+
+typedef struct {
+    size_t gpu, wl, b, sq, dt, at, md;
+    unsigned long long variant;
+    size_t setidx[MAX_SET];
+} combo;
+
+/* spec.c */
+int wl_sweep_i_variant_gpu(const wl_sweep_spec *s, size_t gi, unsigned long long v, wl_core_gpu *g, wl_error *err);
+const wl_core_numlist *wl_sweep_i_volts(const wl_sweep_spec *s);
+unsigned long long wl_sweep_i_n_inner(const wl_sweep_spec *s);
+void wl_sweep_i_decode(const wl_sweep_spec *s, unsigned long long o, combo *c);
+
+#endif
