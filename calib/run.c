@@ -322,8 +322,7 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
         wl_error e3 = {0};
         if (!strncmp(gpu.coef_source, from, strlen(from)) &&
             wl_preset_gpu_load(gpu.coef_source + strlen(from), &src, &e3) == WL_OK &&
-            src.sms == gpu.sms && src.l2_size_mb == gpu.l2_size_mb &&
-            src.process_nm == gpu.process_nm && src.sm_clock_max_mhz == gpu.sm_clock_max_mhz) {
+            wl_core_gpu_same_die(&src, &gpu)) {
             static const char *const die[] = {"tc_eff", "cuda_eff", "alu_eff", "l2_eff",
                                               "overlap_p", "kernel_fixed_clk", "kernel_fixed_us",
                                               "tile_overhead_clk", "launch_clk",

@@ -36,16 +36,14 @@ struct wl_calib_problem {
 static int try_trace(const char *dirs, const wl_calib_row *r, const char *dtype,
                      wl_calib_wl *w)
 {
+    char seq[32] = "";
+    if (r->seq > 0)
+        snprintf(seq, sizeof seq, "_s%lld", r->seq);
     for (const char *d = dirs; d && *d;) {
         size_t len = strcspn(d, ",");
         for (int gz = 0; gz < 2; gz++) {
-            char *path = r->seq > 0
-                             ? wl_core_strprintf("%.*s/%s_%s_b%lld_s%lld_%s.json%s", (int)len, d,
-                                                 r->model, dtype, r->batch, r->seq, r->mode,
-                                                 gz ? ".gz" : "")
-                             : wl_core_strprintf("%.*s/%s_%s_b%lld_%s.json%s", (int)len, d,
-                                                 r->model, dtype, r->batch, r->mode,
-                                                 gz ? ".gz" : "");
+            char *path = wl_core_strprintf("%.*s/%s_%s_b%lld%s_%s.json%s", (int)len, d, r->model,
+                                           dtype, r->batch, seq, r->mode, gz ? ".gz" : "");
             if (!path) {
                 snprintf(w->reason_buf, sizeof w->reason_buf, "out of memory");
                 return -1;

@@ -33,17 +33,14 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
 static void solve_cap(const wl_core_evaluator *ev, const wl_core_op *op, double f, double cap,
                       const wl_core_result *at_f, wl_core_result *res);
 
-/* Anchors measured kernels (a profile's) to their measurements: a kernel
- * measured to take t_m at clock f_m takes t_m model(f) / model(f_m) at
- * clock f. The model supplies only how the time moves with the clock (its
- * compute/memory split), the measurement the level, so the model's error
- * in a kernel's level, and kernels the builders do not know, cancel.
- * A profile taken at a requested clock ran at the clock the board's
- * power limit allowed: its kernels are anchored at the effective clock
- * the model gives for that run (a fixed point: the anchors change the
- * run's power, which changes the clock; two or three rounds settle it),
- * so that predicting the profile's own clock returns its measured times,
- * throttled or not. */
+/* A kernel the model times and a profile measured: anchored. (A kernel
+ * known only by its measured time, and a host gap, have nothing to anchor.) */
+static int anchored(const wl_kernel *k)
+{
+    return k->measured_us > 0 && k->measured_mhz > 0 && k->kind != WL_K_MEASURED &&
+           k->kind != WL_K_GAP;
+}
+
 /* Anchors every measured kernel of the profile's clock f_req at clock f
  * (kernels of other clocks at their own), then returns the clock the run
  * at f_req settles at under the board's own limit. */
@@ -53,8 +50,7 @@ static double anchored_cap_clock(wl_core_evaluator *ev, double f_req, double f)
     for (size_t u = 0; u < ev->nu; u++) {
         const wl_kernel *k = &wl->k[wl->uniq[u]];
         wl_kprep *p = &ev->prep[u];
-        if (!(k->measured_us > 0 && k->measured_mhz > 0) || k->kind == WL_K_MEASURED ||
-            p->is_gap)
+        if (!anchored(k))
             continue;
         double fu = k->measured_mhz == f_req ? f : k->measured_mhz;
         p->anchor = 1.0;
@@ -72,14 +68,24 @@ static double anchored_cap_clock(wl_core_evaluator *ev, double f_req, double f)
     return capped.effective_clock_mhz;
 }
 
+/* Anchors measured kernels (a profile's) to their measurements: a kernel
+ * measured to take t_m at clock f_m takes t_m model(f) / model(f_m) at
+ * clock f. The model supplies only how the time moves with the clock (its
+ * compute/memory split), the measurement the level, so the model's error
+ * in a kernel's level, and kernels the builders do not know, cancel.
+ * A profile taken at a requested clock ran at the clock the board's
+ * power limit allowed: its kernels are anchored at the effective clock
+ * the model gives for that run (a fixed point: the anchors change the
+ * run's power, which changes the clock; two or three rounds settle it),
+ * so that predicting the profile's own clock returns its measured times,
+ * throttled or not. */
 static void anchor_all(wl_core_evaluator *ev)
 {
     const wl_core_workload *wl = ev->wl;
     double f_req = 0;
     for (size_t u = 0; u < ev->nu; u++) {
         const wl_kernel *k = &wl->k[wl->uniq[u]];
-        if (k->measured_us > 0 && k->measured_mhz > 0 && k->kind != WL_K_MEASURED &&
-            k->kind != WL_K_GAP) {
+        if (anchored(k)) {
             f_req = k->measured_mhz;
             break;
         }

@@ -362,6 +362,14 @@ static double tc_rate(const wl_core_gpu *g, wl_dtype *dt)
     return g->tc_flop_per_clk_sm[WL_DT_FP16];
 }
 
+/* The die, not the board: the SMs, the L2, the node and the clock they
+ * were designed for. */
+int wl_core_gpu_same_die(const wl_core_gpu *a, const wl_core_gpu *b)
+{
+    return a->sms == b->sms && a->l2_size_mb == b->l2_size_mb && a->process_nm == b->process_nm &&
+           a->sm_clock_max_mhz == b->sm_clock_max_mhz;
+}
+
 /* Transfer rules. A coefficient c in P = c u V^a f is a switched
  * capacitance of the whole chip at full activity, so it scales with the
  * number of units that switch (SMs x per-SM rate) and with the energy per
@@ -424,12 +432,10 @@ int wl_core_gpu_transfer(const wl_core_gpu *src, wl_core_gpu *dst, wl_error *err
     /* the same die with another memory (H200: GH100 with HBM3e) keeps its
      * SMs' in-flight capacity: the H200 kernel database fits 2797 bytes
      * per clock against the H100's 2749, where the balance rule gave 3939 */
-    int same_die = dst->sms == src->sms && dst->l2_size_mb == src->l2_size_mb &&
-                   dst->process_nm == src->process_nm &&
-                   dst->sm_clock_max_mhz == src->sm_clock_max_mhz;
-    c.mem_bytes_per_clk = same_die ? a->mem_bytes_per_clk
-                                   : a->mem_bytes_per_clk * bw * (src->sm_clock_max_mhz /
-                                                                  dst->sm_clock_max_mhz);
+    c.mem_bytes_per_clk = wl_core_gpu_same_die(src, dst)
+                              ? a->mem_bytes_per_clk
+                              : a->mem_bytes_per_clk * bw *
+                                    (src->sm_clock_max_mhz / dst->sm_clock_max_mhz);
     c.mem_path_gbs = a->mem_path_gbs * bw;
     double idle_s = wl_core_gpu_idle_w(src, src->sm_clock_min_mhz);
     double idle_d = wl_core_gpu_idle_w(dst, dst->sm_clock_min_mhz);

@@ -262,24 +262,28 @@ static int index_put(size_t **slots, size_t *cap, long long (*key)(const pf *, s
 static long long op_key(const pf *P, size_t i) { return P->op[i].ext; }
 static long long call_key(const pf *P, size_t i) { return P->call[i].corr; }
 
+/* The element whose key is k, as index_put filed it: its index + 1, or 0. */
+static size_t index_get(const size_t *slots, size_t cap, long long (*key)(const pf *, size_t),
+                        const pf *P, long long k)
+{
+    if (!cap)
+        return 0;
+    for (size_t s = hash_ll(k) & (cap - 1); slots[s]; s = (s + 1) & (cap - 1))
+        if (key(P, slots[s] - 1) == k)
+            return slots[s];
+    return 0;
+}
+
 const pf_op *wl_core_pf_op_of(const pf *P, long long ext)
 {
-    if (!P->ohcap)
-        return NULL;
-    for (size_t s = hash_ll(ext) & (P->ohcap - 1); P->ohash[s]; s = (s + 1) & (P->ohcap - 1))
-        if (P->op[P->ohash[s] - 1].ext == ext)
-            return &P->op[P->ohash[s] - 1];
-    return NULL;
+    size_t i = index_get(P->ohash, P->ohcap, op_key, P, ext);
+    return i ? &P->op[i - 1] : NULL;
 }
 
 const pf_call *wl_core_pf_call_of(const pf *P, long long corr)
 {
-    if (!P->chcap)
-        return NULL;
-    for (size_t s = hash_ll(corr) & (P->chcap - 1); P->chash[s]; s = (s + 1) & (P->chcap - 1))
-        if (P->call[P->chash[s] - 1].corr == corr)
-            return &P->call[P->chash[s] - 1];
-    return NULL;
+    size_t i = index_get(P->chash, P->chcap, call_key, P, corr);
+    return i ? &P->call[i - 1] : NULL;
 }
 
 /* ---- one event ---------------------------------------------------------- */

@@ -333,27 +333,25 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Recorded ops whose start lies in [a, b). */
-static double ops_in(const pf *P, double a, double b)
+/* The first of the sorted op starts that is not below t (nopts if none). */
+static size_t first_op_at(const pf *P, double t)
 {
     size_t lo = 0, hi = P->nopts;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (P->opts[mid] < a)
+        if (P->opts[mid] < t)
             lo = mid + 1;
         else
             hi = mid;
     }
-    size_t first = lo;
-    hi = P->nopts;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (P->opts[mid] < b)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (double)(lo - first);
+    return lo;
+}
+
+/* Recorded ops whose start lies in [a, b). */
+static double ops_in(const pf *P, double a, double b)
+{
+    size_t first = first_op_at(P, a), end = first_op_at(P, b);
+    return end > first ? (double)(end - first) : 0.0;
 }
 
 static pf_seg host_seg(const pf *P, double a, double b, int sync, size_t before)

@@ -353,6 +353,9 @@ double wl_core_dram_pj_per_bit(const char *dram_type);
  * unchanged; only dst->coef is written. Identity when src and dst agree.
  * WL_EINVAL (err names the field) when a rule lacks an input. */
 int wl_core_gpu_transfer(const wl_core_gpu *src, wl_core_gpu *dst, wl_error *err);
+/* 1 when a and b are the same die (SM count, L2, process node and top SM
+ * clock agree: the H100 and H200's GH100), whatever their memory and board. */
+int wl_core_gpu_same_die(const wl_core_gpu *a, const wl_core_gpu *b);
 /* Checks that every field is physically meaningful; WL_EINVAL with err set. */
 int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err);
 /* Default coefficients (uncalibrated priors, documented in core/gpu.c). */
