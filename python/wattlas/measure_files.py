@@ -25,18 +25,25 @@ class MeasureError(Exception):
 
 # ---- writers (atomic: a temporary file beside the target, renamed) ----------
 
-def _atomic_write(path, text):
+def _atomic_write(path, data):
+    """Writes data (str: UTF-8 text with \\n line ends; bytes: as they are)."""
     path = os.fspath(path)
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)
+    binary = isinstance(data, bytes)
+
+    def opened(target, mode):
+        return (open(target, mode + "b") if binary
+                else open(target, mode, encoding="utf-8", newline="\n"))
+
     if os.path.exists(path) and not os.path.isfile(path):
-        with open(path, "w", encoding="utf-8") as f:  # a device or FIFO: in place
-            f.write(text)
+        with opened(path, "w") as f:  # a device or FIFO: in place
+            f.write(data)
         return
     fd, tmp = tempfile.mkstemp(prefix=".wattlas-", dir=d)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
+        with opened(fd, "w") as f:
+            f.write(data)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -136,16 +143,7 @@ def write_profile(path, trace, clock_mhz, wall_ms, stack):
     import gzip
     trace = dict(trace)
     trace["wattlas"] = {"sm_clock_mhz": clock_mhz, "wall_ms_per_step": wall_ms, "stack": stack}
-    data = gzip.compress(json.dumps(trace).encode())
-    tmp = path + ".tmp"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    _atomic_write(path, gzip.compress(json.dumps(trace).encode()))
 
 
 def summary_text(rows):
