@@ -269,6 +269,26 @@ class Writers(unittest.TestCase):
             measure.host_text("x", "two\nlines", 10, 0, "z")
 
 
+    def test_atomic_write_modes(self):
+        """A new file gets 0666 less the umask (as the C library's outputs),
+        not mkstemp's 0600; a replaced file keeps its own mode; no temporary
+        file is left beside it; bytes are written as they are."""
+        with tempfile.TemporaryDirectory() as d:
+            old = os.umask(0o027)
+            try:
+                path = os.path.join(d, "new.csv")
+                measure._atomic_write(path, "a,b\n")
+                self.assertEqual(os.stat(path).st_mode & 0o777, 0o640)
+                os.chmod(path, 0o604)
+                measure._atomic_write(path, b"\x1f\x8b")
+                self.assertEqual(os.stat(path).st_mode & 0o777, 0o604)
+                with open(path, "rb") as f:
+                    self.assertEqual(f.read(), b"\x1f\x8b")
+                self.assertEqual(os.listdir(d), ["new.csv"])
+            finally:
+                os.umask(old)
+
+
 class Profiles(unittest.TestCase):
     def test_profile_written_and_read(self):
         """A profiler trace as 'profile' writes it (gzipped, with the clock

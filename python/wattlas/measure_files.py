@@ -40,8 +40,17 @@ def _atomic_write(path, data):
         with opened(path, "w") as f:  # a device or FIFO: in place
             f.write(data)
         return
+    # the permissions the C library's outputs get: the old file's, or a
+    # new file's under the umask (mkstemp's own are 0600)
+    if os.path.exists(path):
+        mode = os.stat(path).st_mode & 0o7777
+    else:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        mode = 0o666 & ~mask
     fd, tmp = tempfile.mkstemp(prefix=".wattlas-", dir=d)
     try:
+        os.fchmod(fd, mode)
         with opened(fd, "w") as f:
             f.write(data)
         os.replace(tmp, path)
