@@ -1254,17 +1254,16 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
     return WL_OK;
 }
 
-/* The board power limit. NVIDIA's software power capping ("SW Power Scaling"
- * in NVML's throttle reasons) is a control loop on the board power averaged
- * over a window far longer than one kernel or layer: a stage's GEMMs may
- * draw more than the limit while its communication waits, bubbles and
- * memory-bound kernels draw less, and only the average is held to it. So
- * the limit applies to each GPU's average power over the simulated
- * timeline: a stage whose average exceeds the cap runs at the highest clock
- * (both phases, never above what was asked) whose average meets it, found
- * by bisection on the clock grid for all such stages at once, the others'
- * timelines following. (The core's per-workload limit, for one GPU running
- * one workload, is the same rule with the workload as the window.) */
+/* The board power limit, held on each GPU's average power over the
+ * simulated timeline: a stage whose average exceeds the cap runs at the
+ * highest clock (both phases, never above what was asked) whose average
+ * meets it, found by bisection on the clock grid for all such stages at
+ * once, the others' timelines following. The pieces are costed without the
+ * limit, so the core's governor, which holds a single kernel above the cap
+ * within a few hundred microseconds (core/eval.c: the H200 profiles show
+ * GEMMs slowed inside steps whose average is far below the cap), is not
+ * applied here: a stage's long GEMMs above the cap while its average is
+ * under it run faster than on the board. */
 int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_cluster_result *res,
                    wl_error *err)
 {

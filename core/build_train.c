@@ -290,7 +290,9 @@ static void foreach(bld *B, wl_ew_op op, int depth, int scalarlist, wl_dtype dt)
             elems += c == chunks - 1 ? numel - c * chunk : chunk;
             int last = t == B->np - 1 && c == chunks - 1;
             if ((tensors == tmax && c == chunks - 1) || blocks == 320 || last) {
+                B->strided = 3;
                 wl_core_bld_ewc(B, op, elems, dt);
+                B->strided = 0;
                 blocks = 0;
                 elems = 0;
                 tensors = c == chunks - 1 ? 0 : 1;

@@ -11,6 +11,7 @@ struct wl_core_evaluator {
     const wl_core_workload *wl;
     const wl_core_latency_type *lat;
     wl_kprep *prep;  /* one per distinct kernel */
+    double *work;    /* 3 per distinct kernel: anchoring's clocks */
     size_t nu;
     size_t after_sync; /* launches from here on have no host sync after them */
     /* smooth-max ratios below which the smaller term cannot change the sum
@@ -30,6 +31,9 @@ static void set_tiny(wl_core_evaluator *ev)
 static double kernel_us(const wl_core_evaluator *ev, const wl_kprep *p, double f_ghz);
 static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op *op,
                     wl_core_result *r);
+static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_op *op,
+                      wl_core_result *r, double *kx, double *kt);
+static double op_cap_w(const wl_core_gpu *gpu, const wl_core_op *op);
 static void solve_cap(const wl_core_evaluator *ev, const wl_core_op *op, double f, double cap,
                       const wl_core_result *at_f, wl_core_result *res);
 
@@ -41,10 +45,9 @@ static int anchored(const wl_kernel *k)
            k->kind != WL_K_GAP;
 }
 
-/* Anchors every measured kernel of the profile's clock f_req at clock f
- * (kernels of other clocks at their own), then returns the clock the run
- * at f_req settles at under the board's own limit. */
-static double anchored_cap_clock(wl_core_evaluator *ev, double f_req, double f)
+/* Anchors every measured kernel of the profile's clock f_req at the clock
+ * kx gives it (kernels of other clocks at their own). */
+static void anchor_at(wl_core_evaluator *ev, double f_req, const double *kx)
 {
     const wl_core_workload *wl = ev->wl;
     for (size_t u = 0; u < ev->nu; u++) {
@@ -52,20 +55,27 @@ static double anchored_cap_clock(wl_core_evaluator *ev, double f_req, double f)
         wl_kprep *p = &ev->prep[u];
         if (!anchored(k))
             continue;
-        double fu = k->measured_mhz == f_req ? f : k->measured_mhz;
+        double fu = k->measured_mhz == f_req ? kx[u] : k->measured_mhz;
         p->anchor = 1.0;
         double t0 = kernel_us(ev, p, fu * 1e-3);
         if (t0 > 0 && isfinite(t0))
             p->anchor = k->measured_us / t0;
     }
+}
+
+/* The clock each kernel ran at in a run at f_req under the board's own
+ * limit (the governor's per kernel, the whole run's when its average is
+ * capped) into kx; kt is scratch. */
+static void run_clocks(const wl_core_evaluator *ev, double f_req, double *kx, double *kt)
+{
     wl_core_op op = {.sm_clock_mhz = f_req};
     wl_core_result r, capped;
-    eval_at(ev, f_req, &op, &r);
-    double cap = ev->gpu.power_limit_w * ev->gpu.coef.power_cap_frac;
+    eval_core(ev, f_req, &op, &r, kx, kt);
+    double cap = op_cap_w(&ev->gpu, &op);
     if (!(cap > 0) || r.power_w <= cap)
-        return f_req;
+        return;
     solve_cap(ev, &op, f_req, cap, &r, &capped);
-    return capped.effective_clock_mhz;
+    eval_core(ev, capped.requested_clock_mhz, &op, &r, kx, kt);
 }
 
 /* Anchors measured kernels (a profile's) to their measurements: a kernel
@@ -73,12 +83,12 @@ static double anchored_cap_clock(wl_core_evaluator *ev, double f_req, double f)
  * clock f. The model supplies only how the time moves with the clock (its
  * compute/memory split), the measurement the level, so the model's error
  * in a kernel's level, and kernels the builders do not know, cancel.
- * A profile taken at a requested clock ran at the clock the board's
- * power limit allowed: its kernels are anchored at the effective clock
- * the model gives for that run (a fixed point: the anchors change the
- * run's power, which changes the clock; two or three rounds settle it),
- * so that predicting the profile's own clock returns its measured times,
- * throttled or not. */
+ * A profile taken at a requested clock ran at the clocks the board's
+ * power limit allowed: each kernel is anchored at the clock the model
+ * gives it in that run (a fixed point: the anchors change the kernels'
+ * power, which changes their clocks; a few rounds settle it, damped after
+ * the fourth), so that predicting the profile's own clock returns its
+ * measured times, throttled or not. */
 static void anchor_all(wl_core_evaluator *ev)
 {
     const wl_core_workload *wl = ev->wl;
@@ -92,22 +102,24 @@ static void anchor_all(wl_core_evaluator *ev)
     }
     if (!(f_req > 0))
         return;
-    /* h(f) = capped clock with the anchors at f, less f: its root, by
-     * fixed-point steps, then secant steps on h */
-    double f0 = f_req, h0 = anchored_cap_clock(ev, f_req, f0) - f0;
-    if (fabs(h0) < 0.05)
-        return;
-    double f1 = f0 + h0, h1 = anchored_cap_clock(ev, f_req, f1) - f1;
-    for (int round = 0; round < 12 && fabs(h1) >= 0.05; round++) {
-        double f2 = h1 != h0 ? f1 - h1 * (f1 - f0) / (h1 - h0) : f1 + h1;
-        double lo = ev->gpu.sm_clock_min_mhz > 0 ? ev->gpu.sm_clock_min_mhz : 1.0;
-        if (!(f2 >= lo && f2 <= f_req))
-            f2 = f1 + h1;
-        f0 = f1, h0 = h1;
-        f1 = f2;
-        h1 = anchored_cap_clock(ev, f_req, f1) - f1;
+    double *kx = ev->work, *kn = ev->work + ev->nu, *kt = ev->work + 2 * ev->nu;
+    for (size_t u = 0; u < ev->nu; u++)
+        kx[u] = f_req;
+    for (int round = 0; round < 16; round++) {
+        anchor_at(ev, f_req, kx);
+        run_clocks(ev, f_req, kn, kt);
+        double diff = 0;
+        for (size_t u = 0; u < ev->nu; u++) {
+            double d = fabs(kn[u] - kx[u]);
+            if (anchored(&wl->k[wl->uniq[u]]) && d > diff)
+                diff = d;
+        }
+        if (diff < 0.05)
+            break;
+        for (size_t u = 0; u < ev->nu; u++)
+            kx[u] = round < 4 ? kn[u] : 0.5 * (kx[u] + kn[u]);
     }
-    /* the anchors stay at the last clock tried */
+    /* the anchors stay at the last clocks tried */
 }
 
 static void prepare_all(wl_core_evaluator *ev)
@@ -142,7 +154,10 @@ int wl_core_evaluator_create(const wl_core_gpu *gpu, const wl_core_workload *wl,
     ev->lat = lat ? lat : wl_core_latency_tiled;
     ev->nu = wl->nu;
     ev->prep = calloc(ev->nu ? ev->nu : 1, sizeof *ev->prep);
-    if (!ev->prep) {
+    ev->work = calloc(3 * (ev->nu ? ev->nu : 1), sizeof *ev->work);
+    if (!ev->prep || !ev->work) {
+        free(ev->prep);
+        free(ev->work);
         free(ev);
         return WL_ENOMEM;
     }
@@ -162,6 +177,7 @@ void wl_core_evaluator_free(wl_core_evaluator *ev)
     if (!ev)
         return;
     free(ev->prep);
+    free(ev->work);
     free(ev);
 }
 
@@ -225,35 +241,331 @@ double wl_core_evaluator_kernel_us(const wl_core_evaluator *ev, size_t u, double
 
 static double clamp01(double x) { return x < 0 ? 0 : (x > 1 ? 1 : x); }
 
+static double op_voltage(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz)
+{
+    if (op->voltage_mv > 0)
+        return op->voltage_mv;
+    return wl_core_gpu_voltage_mv(gpu, f_mhz) + op->voltage_offset_mv;
+}
+
+/* The power the governor holds the board at: the set limit times the
+ * fitted share it actually holds (power_cap_frac: 0.986 on the H100 at
+ * 700 W, 0.81 on the H200 of the shared kernel database); 0: no limit. */
+static double op_cap_w(const wl_core_gpu *gpu, const wl_core_op *op)
+{
+    if (op->ignore_power_limit)
+        return 0.0;
+    return (op->power_limit_w > 0 ? op->power_limit_w : gpu->power_limit_w) *
+           gpu->coef.power_cap_frac;
+}
+
+/* Idle power at clock f_mhz and voltage v_mv: the idle table holds at the
+ * table's voltage; off the curve (fixed voltage or an offset) idle power,
+ * mostly leakage and clock power, scales as V^2. */
+static double op_idle_w(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz, double v_mv)
+{
+    double idle = wl_core_gpu_idle_w(gpu, f_mhz);
+    double v_tab = wl_core_gpu_voltage_mv(gpu, f_mhz);
+    if ((op->voltage_mv > 0 || op->voltage_offset_mv != 0) && v_tab > 0)
+        idle *= (v_mv / v_tab) * (v_mv / v_tab);
+    return idle;
+}
+
 #define TBUF 2048 /* distinct kernels whose times are cached on the stack */
 
-/* Evaluate at one clock, no power limit. Per-kernel times live in a stack
- * buffer (no allocation, thread-safe); a workload with more distinct kernels
- * than that recomputes them in the timeline.
+/* One kernel's dynamic power at clock x (GHz) when it takes t us:
+ * P = c * u * V^a * f, without the V^a factor, apart for the SMs (pc), the
+ * L2 (pm) and DRAM (p0, at the fixed memory clock: no V^a). SMs are active
+ * only after the clock-independent launch latency; that latency is spent
+ * like a gap between kernels. */
+static void kernel_power(const wl_core_evaluator *ev, const wl_kprep *p, double x, double t,
+                         double *pc, double *pm, double *p0)
+{
+    const wl_core_gpu *gpu = &ev->gpu;
+    const wl_core_coeffs *c = &gpu->coef;
+    double cyc = t * x * 1e3; /* SM cycles elapsed */
+    double u_tc = clamp01(p->tc_clk / cyc), u_fp = clamp01(p->fp_clk / cyc);
+    double u_sfu = clamp01(p->sfu_clk / cyc), u_smem = clamp01(p->smem_clk / cyc);
+    double u_l2 = clamp01(p->l2_bytes / gpu->l2_bytes_per_clk / cyc);
+    double active = (t - p->fixed_us * p->anchor) / t;
+    *pc = x * (c->c_active_w * p->sm_frac * active + c->c_tc_w * p->tc_w * u_tc +
+               c->c_fp_w * u_fp + c->c_sfu_w * u_sfu + c->c_smem_w * u_smem);
+    *pm = x * c->c_l2_w * u_l2;
+    *p0 = c->dram_background_w * active + c->e_dram_pj_per_byte * p->dram_bytes / t * 1e-6;
+}
+
+/* Board power at clock x_mhz of a run drawing dyn_v (dynamic power without
+ * the V^a factor) and dyn_0 (DRAM): the same voltage and temperature
+ * solve as a whole run's (eval_core): dT = R P_dyn / (1 - lambda R), the
+ * voltage at x + k dT on the curve, leakage lambda dT above idle. */
+static double board_w(const wl_core_evaluator *ev, const wl_core_op *op, double x_mhz,
+                      double dyn_v, double dyn_0)
+{
+    const wl_core_gpu *gpu = &ev->gpu;
+    const wl_core_coeffs *c = &gpu->coef;
+    double v_mv = op_voltage(gpu, op, x_mhz), p_dyn = 0, lam = 0, dT = 0;
+    for (int it = 0; it < 4; it++) {
+        double v = v_mv * 1e-3;
+        p_dyn = dyn_v * pow(v > 0 ? v : 0, c->v_exponent) + dyn_0;
+        double vr = v_mv / gpu->v_ref_mv;
+        lam = c->leak_w_per_c * vr * vr;
+        double denom = 1.0 - lam * c->thermal_c_per_w;
+        dT = c->thermal_c_per_w * p_dyn / (denom < 0.05 ? 0.05 : denom);
+        if (op->voltage_mv > 0 || c->vf_temp_mhz_per_c <= 0)
+            break;
+        double next = wl_core_gpu_voltage_mv(gpu, x_mhz + c->vf_temp_mhz_per_c * dT) +
+                      op->voltage_offset_mv;
+        if (next == v_mv)
+            break;
+        v_mv = next;
+    }
+    return p_dyn + op_idle_w(gpu, op, x_mhz, v_mv) + lam * dT;
+}
+
+/* Board power while one kernel runs back to back at clock x_mhz: its
+ * dynamic power at the curve voltage, its launch latency's clock power,
+ * idle power and the leakage of the die it heats (the same terms as a
+ * whole run's, below, with the kernel alone). */
+static double kernel_board_w(const wl_core_evaluator *ev, const wl_core_op *op, const wl_kprep *p,
+                             double x_mhz)
+{
+    const wl_core_gpu *gpu = &ev->gpu;
+    const wl_core_coeffs *c = &gpu->coef;
+    double x = x_mhz * 1e-3, t = kernel_us(ev, p, x), pc, pm, p0;
+    if (!(t > 0))
+        return 0.0;
+    kernel_power(ev, p, x, t, &pc, &pm, &p0);
+    double pg = x * c->c_gap_w * p->fixed_us * p->anchor / t;
+    return board_w(ev, op, x_mhz, pc + pm + pg, p0);
+}
+
+/* The clock at which the governor holds a kernel that would draw more
+ * than the cap at f_mhz: its board power equals the cap there (power rises
+ * with the clock, so the root is bracketed by [min clock, f]). Power above
+ * idle is close to a power law in the clock, so the search is false
+ * position (Illinois) on log P in log x: three to five evaluations. */
+static double kernel_cap_clock(const wl_core_evaluator *ev, const wl_core_op *op,
+                               const wl_kprep *p, double f_mhz, double p_f, double cap)
+{
+    double lo = ev->gpu.sm_clock_min_mhz > 0 ? ev->gpu.sm_clock_min_mhz : 1.0;
+    if (lo >= f_mhz)
+        return f_mhz;
+    double p_lo = kernel_board_w(ev, op, p, lo);
+    if (!(p_lo < cap))
+        return lo;
+    double a = log(lo), qa = log(p_lo / cap), b = log(f_mhz), qb = log(p_f / cap);
+    double x = f_mhz;
+    int side = 0;
+    /* converged to rounding: a calibration differentiates through it */
+    for (int it = 0; it < 60; it++) {
+        double xl = (a * qb - b * qa) / (qb - qa);
+        if (!(xl > a && xl < b))
+            xl = 0.5 * (a + b);
+        x = exp(xl);
+        double px = kernel_board_w(ev, op, p, x);
+        double q = log(px / cap);
+        if (fabs(q) < 1e-12 || b - a < 1e-13)
+            break;
+        if (q > 0) {
+            b = xl, qb = q;
+            if (side == 1)
+                qa *= 0.5;
+            side = 1;
+        } else {
+            a = xl, qa = q;
+            if (side == -1)
+                qb *= 0.5;
+            side = -1;
+        }
+    }
+    return x;
+}
+
+/* Running sums of the kernels' time and energy (see eval_at). */
+typedef struct {
+    double ec_v, em_v, em_0; /* compute and L2 energy without V^a; DRAM energy */
+    double busy_us, latency_us, clk_us; /* clk_us: the sum of clock (MHz) x time */
+    double cls_v[WL_CLASS_COUNT], cls_0[WL_CLASS_COUNT];
+    double ph_v[WL_PHASE_COUNT], ph_0[WL_PHASE_COUNT];
+    double ph_busy[WL_PHASE_COUNT], ph_lat[WL_PHASE_COUNT];
+    /* idle power is the clock's: a held kernel's idle(x) - idle(f) times
+     * its time (J), over the run and per phase */
+    double idle_dj, ph_idle_dj[WL_PHASE_COUNT];
+} eval_sums;
+
+/* Adds n launches of one kernel taking t us at clock x_mhz, drawing the
+ * dynamic power pc, pm, p0 (kernel_power); vr is (V(x) / V(f))^a, the
+ * voltage factor against the run's. */
+static void add_parts(const wl_kprep *p, double t, double x_mhz, double n, double vr, double pc,
+                      double pm, double p0, eval_sums *s, wl_core_result *r)
+{
+    double ts = t * 1e-6 * n, fixed_us = p->fixed_us * p->anchor;
+    s->ec_v += pc * vr * ts;
+    s->em_v += pm * vr * ts;
+    s->em_0 += p0 * ts;
+    s->latency_us += fixed_us * n;
+    s->busy_us += t * n;
+    s->clk_us += x_mhz * t * n;
+    r->cls[p->cls].busy_ms += t * n * 1e-3;
+    s->cls_v[p->cls] += (pc + pm) * vr * ts;
+    s->cls_0[p->cls] += p0 * ts;
+    s->ph_v[p->phase] += (pc + pm) * vr * ts;
+    s->ph_0[p->phase] += p0 * ts;
+    s->ph_busy[p->phase] += t * n;
+    s->ph_lat[p->phase] += fixed_us * n;
+}
+
+static void add_kernel(const wl_core_evaluator *ev, const wl_kprep *p, double t, double x_mhz,
+                       double n, double vr, eval_sums *s, wl_core_result *r)
+{
+    double pc, pm, p0;
+    kernel_power(ev, p, x_mhz * 1e-3, t, &pc, &pm, &p0);
+    add_parts(p, t, x_mhz, n, vr, pc, pm, p0, s, r);
+}
+
+/* The board's power controller (Hopper: throttle reason 0x4, SW power cap)
+ * acts within a kernel, not on the average of a step: in the shared H200
+ * kernel database every bf16 GEMM asked for 1980 MHz runs at 1507-1635 MHz
+ * holding 530-591 W, while in the same board's eager Qwen2 prefill (a 563 W
+ * average with elementwise kernels between the GEMMs) the 150 us MLP GEMMs
+ * run 1.64-1.82x faster at 1980 than at 990 MHz, the elementwise kernels
+ * beside them 1.6-1.8x and the 27 us projections 1.82-1.92x (shared/data
+ * profiles). So each kernel has a target clock, the one at which its own
+ * board power meets the cap (the request when it draws less), and the
+ * clock follows the targets with a first-order lag of time constant
+ * power_tau_us: over a kernel of duration t with target g, starting at c,
+ * the mean clock is g + (c - g) tau/t (1 - e^(-t/tau)) and it ends at
+ * g + (c - g) e^(-t/tau); between kernels it recovers toward the request.
+ * Short power spikes pass, long GEMMs are held, and a chain of GEMMs keeps
+ * the clock down. The walk is per launch, so it runs only when some kernel
+ * draws more than the cap at the requested clock. */
+typedef struct {
+    double f, tau, c; /* request (MHz), time constant (us), clock now */
+} governor;
+
+/* A kernel's target clock and its time there, given its time t_f and
+ * board power p_f at the request (p_f < 0: not known yet). */
+static void kernel_target(const wl_core_evaluator *ev, const wl_core_op *op, const wl_kprep *p,
+                          double f_mhz, double t_f, double p_f, double cap, double *g,
+                          double *t_g)
+{
+    *g = f_mhz;
+    *t_g = t_f;
+    if (!(cap > 0))
+        return;
+    if (p_f < 0)
+        p_f = kernel_board_w(ev, op, p, f_mhz);
+    if (p_f > cap) {
+        *g = kernel_cap_clock(ev, op, p, f_mhz, p_f, cap);
+        *t_g = kernel_us(ev, p, *g * 1e-3);
+    }
+}
+
+/* Mean clock over a kernel (target g, duration t_g at it) and the clock it
+ * leaves; an idle wait of w us first lets the clock recover. */
+static double governor_step(governor *gv, double g, double t_g, double w)
+{
+    if (gv->tau <= 0) {
+        gv->c = g;
+        return g;
+    }
+    if (w > 0 && gv->c != gv->f)
+        gv->c = gv->f + (gv->c - gv->f) * exp(-w / gv->tau);
+    if (gv->c == g || !(t_g > 0))
+        return gv->c;
+    double e = exp(-t_g / gv->tau);
+    double mean = g + (gv->c - g) * gv->tau / t_g * (1.0 - e);
+    gv->c = g + (gv->c - g) * e;
+    return mean;
+}
+
+/* The state of one walk over the launches under the governor. */
+typedef struct {
+    const wl_core_evaluator *ev;
+    const wl_core_op *op;
+    double f_mhz, cap, va_f, idle_f; /* request, cap, V(f)^a, idle(f) */
+    const double *tbuf, *gbuf, *tgbuf;
+    governor gv;
+    eval_sums *s;
+    wl_core_result *r;
+    double *kx, *kt;
+} held_walk;
+
+/* A distinct kernel's time at the request, target clock and time there. */
+static void held_kernel(const held_walk *w, const wl_kprep *p, size_t u, double *t_f, double *g,
+                        double *t_g)
+{
+    if (u < TBUF) {
+        *t_f = w->tbuf[u], *g = w->gbuf[u], *t_g = w->tgbuf[u];
+        return;
+    }
+    *t_f = kernel_us(w->ev, p, w->f_mhz * 1e-3);
+    kernel_target(w->ev, w->op, p, w->f_mhz, *t_f, -1.0, w->cap, g, t_g);
+}
+
+/* One launch after an idle wait of `wait` us: its clock under the
+ * governor, its time there (returned) and its share of the sums. */
+static double held_launch(held_walk *w, const wl_kprep *p, size_t u, double wait)
+{
+    const wl_core_gpu *gpu = &w->ev->gpu;
+    double t_f, g, t_g;
+    held_kernel(w, p, u, &t_f, &g, &t_g);
+    double x = governor_step(&w->gv, g, t_g, wait);
+    double t = t_f, vr = 1.0;
+    if (x != w->f_mhz) {
+        t = kernel_us(w->ev, p, x * 1e-3);
+        double vx = op_voltage(gpu, w->op, x);
+        if (w->va_f > 0)
+            vr = pow(vx > 0 ? vx * 1e-3 : 0, gpu->coef.v_exponent) / w->va_f;
+        double dj = (op_idle_w(gpu, w->op, x, vx) - w->idle_f) * t * 1e-6;
+        w->s->idle_dj += dj;
+        w->s->ph_idle_dj[p->phase] += dj;
+    }
+    add_kernel(w->ev, p, t, x, 1.0, vr, w->s, w->r);
+    if (w->kx) {
+        w->kx[u] += x * t;
+        w->kt[u] += t;
+    }
+    return t;
+}
+
+/* Evaluate at one clock, no power limit on the average (each kernel is
+ * held at the cap by the governor above). Per-kernel times live in stack
+ * buffers (no allocation, thread-safe); a workload with more distinct
+ * kernels than that recomputes them in the timeline. kx and kt, when
+ * given, get each distinct kernel's time-weighted mean clock and its time
+ * (profile anchoring).
  *
  * Time does not depend on voltage, so energies are first summed without the
  * V^a factor (compute and L2: e_v; DRAM: e_0) and the voltage is solved
  * afterwards with the die temperature in a few scalar steps: under load the
  * V-f curve shifts by vf_temp_mhz_per_c per degree above idle (GPU Boost
- * temperature bins), and leakage rises with temperature. */
-static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op *op,
-                    wl_core_result *r)
+ * temperature bins), and leakage rises with temperature. A kernel the
+ * governor holds below the request carries its own voltage as a factor
+ * (V(x) / V(f))^a on the curve. */
+static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_op *op,
+                      wl_core_result *r, double *kx, double *kt)
 {
     const wl_core_gpu *gpu = &ev->gpu;
     const wl_core_coeffs *c = &gpu->coef;
     const wl_core_workload *wl = ev->wl;
     double f = f_mhz * 1e-3;
     double idle_w = wl_core_gpu_idle_w(gpu, f_mhz);
-    double cls_v[WL_CLASS_COUNT] = {0}, cls_0[WL_CLASS_COUNT] = {0};
-    double ph_v[WL_PHASE_COUNT] = {0}, ph_0[WL_PHASE_COUNT] = {0};
-    double ph_busy[WL_PHASE_COUNT] = {0}, ph_lat[WL_PHASE_COUNT] = {0};
+    double cap = op_cap_w(gpu, op);
+    eval_sums s = {0};
     double ph_time[WL_PHASE_COUNT] = {0}, ph_done[WL_PHASE_COUNT] = {0};
 
-    double tbuf[TBUF];
+    double tbuf[TBUF], gbuf[TBUF], tgbuf[TBUF];
     memset(r->cls, 0, sizeof r->cls);
     memset(r->phase, 0, sizeof r->phase);
-    double ec_v = 0, em_v = 0, em_0 = 0, busy_us = 0, latency_us = 0, gap_total_us = 0;
+    double gap_total_us = 0;
     double n_issued = 0; /* kernels the host issues one by one */
+    int held = 0;        /* some kernel draws more than the cap at f */
+    /* the kernel that draws the most at f, by the quick estimate */
+    double peak_quick = 0, peak_dyn_v = 0, peak_dyn_0 = 0;
+    double v_f = op_voltage(gpu, op, f_mhz);
+    double va_f = pow(v_f > 0 ? v_f * 1e-3 : 0, c->v_exponent);
+    double idle_f = op_idle_w(gpu, op, f_mhz, v_f);
     for (size_t u = 0; u < ev->nu; u++) {
         const wl_kprep *p = &ev->prep[u];
         wl_core_class_stats *cs = &r->cls[p->cls];
@@ -265,40 +577,37 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
         }
         if (!p->graphed)
             n_issued += p->count;
-        double t = kernel_us(ev, p, f);
-        if (u < TBUF)
-            tbuf[u] = t;
-        double cyc = t * f * 1e3; /* SM cycles elapsed */
-        double u_tc = clamp01(p->tc_clk / cyc), u_fp = clamp01(p->fp_clk / cyc);
-        double u_sfu = clamp01(p->sfu_clk / cyc), u_smem = clamp01(p->smem_clk / cyc);
-        double u_l2 = clamp01(p->l2_bytes / gpu->l2_bytes_per_clk / cyc);
-        /* SMs are active only after the clock-independent launch latency;
-         * that latency is spent like a gap between kernels */
-        double fixed_us = p->fixed_us * p->anchor;
-        double active = (t - fixed_us) / t;
-        /* P = c * u * V^a * f: the V^a factor is applied once V is known */
-        double pc = f * (c->c_active_w * p->sm_frac * active + c->c_tc_w * p->tc_w * u_tc +
-                         c->c_fp_w * u_fp + c->c_sfu_w * u_sfu + c->c_smem_w * u_smem);
-        double pm = f * c->c_l2_w * u_l2;
-        double p0 = c->dram_background_w * active +
-                    c->e_dram_pj_per_byte * p->dram_bytes / t * 1e-6; /* pJ/us = uW */
-        double ts = t * 1e-6 * p->count;
-        ec_v += pc * ts;
-        em_v += pm * ts;
-        em_0 += p0 * ts;
-        latency_us += fixed_us * p->count;
-        busy_us += t * p->count;
-        cs->busy_ms += t * p->count * 1e-3;
-        cls_v[p->cls] += (pc + pm) * ts;
-        cls_0[p->cls] += p0 * ts;
-        ph_v[p->phase] += (pc + pm) * ts;
-        ph_0[p->phase] += p0 * ts;
-        ph_busy[p->phase] += t * p->count;
-        ph_lat[p->phase] += fixed_us * p->count;
         r->phase[p->phase].flops += p->flops * p->count;
         cs->flops += p->flops * p->count;
         cs->dram_bytes += p->dram_bytes * p->count;
+        double t = kernel_us(ev, p, f), g = f_mhz, t_g = t, pc, pm, p0;
+        kernel_power(ev, p, f, t, &pc, &pm, &p0);
+        double pg = f * c->c_gap_w * p->fixed_us * p->anchor / t;
+        /* at the curve's voltage (a lower bound: the hot die's shift
+         * raises it a few percent); solved in full near the cap */
+        double p_f = (pc + pm + pg) * va_f + p0 + idle_f;
+        if (p_f > peak_quick) {
+            peak_quick = p_f;
+            peak_dyn_v = pc + pm + pg;
+            peak_dyn_0 = p0;
+        }
+        if (cap > 0 && p_f > cap / 1.25)
+            p_f = board_w(ev, op, f_mhz, pc + pm + pg, p0);
+        kernel_target(ev, op, p, f_mhz, t, p_f, cap, &g, &t_g);
+        if (g < f_mhz)
+            held = 1;
+        if (u < TBUF) {
+            tbuf[u] = t;
+            gbuf[u] = g;
+            tgbuf[u] = t_g;
+        }
+        if (kx) {
+            kx[u] = f_mhz;
+            kt[u] = t * p->count;
+        }
+        add_parts(p, t, f_mhz, p->count, 1.0, pc, pm, p0, &s, r);
     }
+    double busy_us = s.busy_us;
 
     /* Timeline: the host issues a kernel every host_launch_us (none for a
      * kernel replayed from a CUDA graph); the GPU starts it when both the
@@ -307,7 +616,9 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
      * than all the host time still to come, and no sync is left, the host
      * can never catch up: the rest is the remaining busy time, and the walk
      * stops early (GPU-bound workloads end in a few hundred steps whatever
-     * their length). Each kernel's advance of the end is its phase's time. */
+     * their length). Each kernel's advance of the end is its phase's time.
+     * With the governor holding kernels, every launch has its own clock:
+     * the sums are redone launch by launch and the walk goes to the end. */
     /* Runs repeated back to back with no sync (wl_core_workload_set_repeated):
      * the host queues the next run's launches while the GPU works, so the
      * steady state is the slower of the two sides; each phase keeps its
@@ -324,13 +635,48 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
         h = 0;
     double issue = 0, end = 0, done_busy = 0;
     double host_left = n_issued * h + gap_total_us;
+    const size_t *ui = wl->uidx;
+    held_walk w = {.ev = ev, .op = op, .f_mhz = f_mhz, .cap = cap, .tbuf = tbuf, .gbuf = gbuf,
+                   .tgbuf = tgbuf, .gv = {.f = f_mhz, .tau = wl_core_gpu_power_tau_us(gpu), .c = f_mhz},
+                   .s = &s, .r = r, .kx = kx, .kt = kt};
+    if (held) {
+        w.va_f = va_f;
+        w.idle_f = idle_f;
+        eval_sums zero = {0};
+        s = zero;
+        for (int k = 0; k < WL_CLASS_COUNT; k++)
+            r->cls[k].busy_ms = 0;
+        for (size_t u = 0; kx && u < ev->nu; u++)
+            kx[u] = kt[u] = 0;
+    }
     if (steady) {
+        if (held) {
+            /* a loop's periodic state: over one pass the clock maps c to
+             * A c + B (each kernel's step is affine in c), so the pass
+             * that repeats starts from B / (1 - A) */
+            double A = 1.0;
+            w.gv.c = 0.0;
+            for (size_t i = 0; i < wl->n; i++) {
+                const wl_kprep *p = &ev->prep[ui[i]];
+                double t_f, g, t_g;
+                if (p->is_gap)
+                    continue;
+                held_kernel(&w, p, ui[i], &t_f, &g, &t_g);
+                (void)governor_step(&w.gv, g, t_g, 0.0);
+                if (w.gv.tau > 0)
+                    A *= exp(-t_g / w.gv.tau);
+            }
+            w.gv.c = A < 1.0 ? w.gv.c / (1.0 - A) : f_mhz;
+            for (size_t i = 0; i < wl->n; i++)
+                if (!ev->prep[ui[i]].is_gap)
+                    (void)held_launch(&w, &ev->prep[ui[i]], ui[i], 0.0);
+            busy_us = s.busy_us;
+        }
         end = host_left > busy_us ? host_left : busy_us;
         for (int k = 0; k < WL_PHASE_COUNT; k++)
-            ph_time[k] = busy_us > 0 ? ph_busy[k] * end / busy_us : 0.0;
+            ph_time[k] = busy_us > 0 ? s.ph_busy[k] * end / busy_us : 0.0;
     }
     size_t n = steady ? 0 : wl->n;
-    const size_t *ui = wl->uidx;
     for (size_t i = 0; i < n; i++) {
         const wl_kprep *p = &ev->prep[ui[i]];
         if (p->is_gap) {
@@ -345,22 +691,30 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
             host_left -= h;
         }
         double start = issue > end ? issue : end;
-        double t = ui[i] < TBUF ? tbuf[ui[i]] : kernel_us(ev, p, f);
+        double t = held                ? held_launch(&w, p, ui[i], start - end)
+                   : ui[i] < TBUF ? tbuf[ui[i]]
+                                  : kernel_us(ev, p, f);
         ph_time[p->phase] += start + t - end;
         end = start + t;
         done_busy += t;
         ph_done[p->phase] += t;
-        if (i >= ev->after_sync && end - issue > host_left) {
+        if (!held && i >= ev->after_sync && end - issue > host_left) {
             end += busy_us - done_busy;
             for (int k = 0; k < WL_PHASE_COUNT; k++)
-                ph_time[k] += ph_busy[k] - ph_done[k];
+                ph_time[k] += s.ph_busy[k] - ph_done[k];
             break;
         }
+    }
+    if (held) {
+        busy_us = s.busy_us;
+        for (size_t u = 0; kx && u < ev->nu; u++)
+            kx[u] = kt[u] > 0 ? kx[u] / kt[u] : f_mhz;
     }
     double total_us = end;
     if (total_us <= 0)
         total_us = 1e-9;
     double T = total_us * 1e-6;
+    double ec_v = s.ec_v, em_v = s.em_v, em_0 = s.em_0, latency_us = s.latency_us;
 
     /* Gaps between kernels: idle power (in the static part below) plus clock
      * power that is not gated at microsecond scale. */
@@ -397,42 +751,43 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
     /* the idle table holds at the table's voltage; off the curve (fixed
      * voltage or an offset) idle power, mostly leakage and clock power,
      * scales as V^2 */
-    double v_tab = wl_core_gpu_voltage_mv(gpu, f_mhz);
-    if ((op->voltage_mv > 0 || op->voltage_offset_mv != 0) && v_tab > 0)
-        idle_w *= (v_mv / v_tab) * (v_mv / v_tab);
+    idle_w = op_idle_w(gpu, op, f_mhz, v_mv);
 
-    r->effective_clock_mhz = f_mhz;
+    r->requested_clock_mhz = f_mhz;
+    /* the clock NVML would average: each kernel's own, the request between */
+    r->effective_clock_mhz = held ? (s.clk_us + (total_us - busy_us) * f_mhz) / total_us : f_mhz;
+    r->throttled = held;
+    r->peak_power_w = peak_quick > 0 ? board_w(ev, op, f_mhz, peak_dyn_v, peak_dyn_0) : 0.0;
     r->voltage_mv = v_mv;
     r->time_ms = total_us * 1e-3;
     r->busy_ms = busy_us * 1e-3;
     r->energy_dyn_compute_j = ec_v * va;
     r->energy_dyn_memory_j = em_v * va + em_0;
-    r->energy_static_j = (idle_w + p_leak) * T;
+    r->energy_static_j = (idle_w + p_leak) * T + s.idle_dj;
     r->energy_j = r->energy_dyn_compute_j + r->energy_dyn_memory_j + r->energy_static_j;
     r->power_w = r->energy_j / T;
     r->temp_c = c->idle_temp_c + dT;
     double wait = total_us - busy_us;
     r->launch_bound_frac = wait > 0 ? wait / total_us : 0.0;
     for (int k = 0; k < WL_CLASS_COUNT; k++)
-        r->cls[k].energy_j = cls_v[k] * va + cls_0[k];
+        r->cls[k].energy_j = s.cls_v[k] * va + s.cls_0[k];
     /* phases: their kernels' dynamic energy, their gaps' clock power and
      * the static power over their time */
     double p_static = idle_w + p_leak;
     for (int k = 0; k < WL_PHASE_COUNT; k++) {
         wl_core_phase_stats *ps = &r->phase[k];
-        double gk = (ph_time[k] - ph_busy[k] + ph_lat[k]) * 1e-6;
+        double gk = (ph_time[k] - s.ph_busy[k] + s.ph_lat[k]) * 1e-6;
         ps->time_ms = ph_time[k] * 1e-3;
-        ps->busy_ms = ph_busy[k] * 1e-3;
-        ps->energy_j = ph_v[k] * va + ph_0[k] + (gk > 0 ? f * c->c_gap_w * gk * va : 0) +
-                       p_static * ph_time[k] * 1e-6;
+        ps->busy_ms = s.ph_busy[k] * 1e-3;
+        ps->energy_j = s.ph_v[k] * va + s.ph_0[k] + (gk > 0 ? f * c->c_gap_w * gk * va : 0) +
+                       p_static * ph_time[k] * 1e-6 + s.ph_idle_dj[k];
     }
 }
 
-static double op_voltage(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz)
+static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op *op,
+                    wl_core_result *r)
 {
-    if (op->voltage_mv > 0)
-        return op->voltage_mv;
-    return wl_core_gpu_voltage_mv(gpu, f_mhz) + op->voltage_offset_mv;
+    eval_core(ev, f_mhz, op, r, NULL, NULL);
 }
 
 /* Power-limited: the governor lowers the clock until average power meets
@@ -537,10 +892,7 @@ static int run(const wl_core_evaluator *ev, const wl_core_op *op, const wl_core_
     double f = op->sm_clock_mhz;
     if (!(op_voltage(gpu, op, f) > 0))
         return WL_EINVAL;
-    /* the governor holds the board at the set limit times the fitted share
-     * it actually holds (power_cap_frac: 0.986 on the H100 at 700 W) */
-    double cap = (op->power_limit_w > 0 ? op->power_limit_w : gpu->power_limit_w) *
-                 gpu->coef.power_cap_frac;
+    double cap = op_cap_w(gpu, op);
     /* A clock at or above one seen throttled throttles too (power rises
      * with clock) and settles at the same cap clock: the cached result is
      * what solving again would give, bit for bit. */
@@ -550,12 +902,17 @@ static int run(const wl_core_evaluator *ev, const wl_core_op *op, const wl_core_
         res->throttled = 1;
         return WL_OK;
     }
-    if (unlimited)
+    /* the result without the limit stands when no kernel draws more than
+     * the cap: otherwise the governor holds those kernels */
+    if (unlimited && !(cap > 0 && unlimited->peak_power_w > cap))
         *res = *unlimited;
     else
         eval_at(ev, f, op, res);
     res->requested_clock_mhz = f;
-    res->throttled = 0;
+    /* The board also holds its average power over a window longer than a
+     * step (what NVML reports, and all a slow governor acts on): a run whose
+     * average is still above the cap, from the governor's lag or from many
+     * kernels each under it, runs at the clock where the average meets it. */
     if (op->ignore_power_limit || res->power_w <= cap)
         return WL_OK;
     wl_core_result at_f = *res;

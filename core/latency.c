@@ -11,6 +11,10 @@
 #include <string.h>
 
 #define WARP_TILE 64.0 /* warp-level MMA tile edge: sets shared-memory reuse */
+#define MTA_CHUNK 65536.0          /* multi_tensor_apply's kChunkSize */
+#define MTA_ROUND_TRIP_CLK 400.0   /* its loop's round trip: SM cycles ... */
+#define MTA_ROUND_TRIP_NS 40.0     /* ... and a clock-independent part ... */
+#define MTA_LSU_BYTES_PER_CLK 64.0 /* ... and bytes an SM moves a clock (see below) */
 
 typedef struct {
     double tm, tn;
@@ -479,7 +483,9 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
     else
         p->comp_clk = issue_clk + p->sfu_clk / gpu->coef.alu_eff;
     /* rows map to CTAs; a small grid leaves SMs idle */
-    double ctas = k->kind == WL_K_ELEMENTWISE ? ceil(elems / 2048.0) : rows / 4.0;
+    int mta = k->kind == WL_K_ELEMENTWISE && k->strided == 3;
+    double ctas = mta ? ceil(elems / MTA_CHUNK) : k->kind == WL_K_ELEMENTWISE ? ceil(elems / 2048.0)
+                                                                            : rows / 4.0;
     p->sm_frac = ctas >= sms ? 1.0 : (ctas < 1 ? 1.0 / sms : ctas / sms);
     if (tiled && p->sm_frac < 1.0) {
         /* fewer SMs issue memory requests: bandwidth falls with them */
@@ -488,6 +494,31 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
         p->dram_clk /= p->sm_frac;
         p->path_us /= p->sm_frac;
         p->comp_clk /= p->sm_frac;
+    }
+    if (mta) {
+        /* multi_tensor_apply (ATen/native/cuda/MultiTensorApply.cuh): one
+         * CTA of 512 threads per chunk of 65536 elements, each thread
+         * loading kILP = 4 elements of every list per loop iteration, 32
+         * iterations a chunk, and the next iteration's loads wait for this
+         * one's: a chain of round trips, not a stream. Two such CTAs fit
+         * an SM (their registers), so a launch of up to 320 chunks runs in
+         * ceil(CTAs / 2 SMs) waves of 32 iterations. An iteration costs a
+         * round trip of MTA_ROUND_TRIP_CLK SM cycles and MTA_ROUND_TRIP_NS,
+         * and its two CTAs' bytes (2 x 2048 elements) through the SM's
+         * load/store path at MTA_LSU_BYTES_PER_CLK. The three constants are
+         * the H200 profiles' (shared/data): AdamW's foreach kernels over
+         * full launches take 28.4/48.6 us (one bf16 list in place, 4 bytes
+         * an element), 35.0/58.3 (two lists, 6) and 39.9/67.7 (three, 8)
+         * at 1980/990 MHz: 396 + 57.8 B cycles and ~40 ns an iteration,
+         * 1.70x from 990 to 1980 MHz where a bandwidth-bound kernel moves
+         * 1.1x. The chain replaces the miss path's streaming time; DRAM
+         * bandwidth still bounds it from below. */
+        double iters = ceil((elems < MTA_CHUNK ? elems : MTA_CHUNK) / (512.0 * 4.0));
+        double waves = ceil(ctas / (2.0 * sms));
+        double per_elem = elems > 0 ? bytes / elems : 0.0;
+        p->dram_clk = waves * iters *
+                      (MTA_ROUND_TRIP_CLK + 2.0 * 2048.0 * per_elem / MTA_LSU_BYTES_PER_CLK);
+        p->path_us = waves * iters * MTA_ROUND_TRIP_NS * 1e-3;
     }
     /* every byte passes the SM's load/store path (L1); reductions also
      * exchange partial sums through shared memory */

@@ -471,9 +471,12 @@ static int is_aux_kernel(const char *name)
 
 /* ATen's non-vectorized elementwise kernel (elementwise_kernel, with an
  * offset calculator) is 1, cat's generic batched copy 2, the vectorized
- * and unrolled (contiguous) kernels 0. */
+ * and unrolled (contiguous) kernels 0, the foreach ops' multi_tensor_apply
+ * 3. */
 static int strided_of(const char *name)
 {
+    if (strstr(name, "multi_tensor_apply_kernel"))
+        return 3;
     if (strstr(name, "CatArrayBatchedCopy"))
         return strstr(name, "contig") || strstr(name, "aligned") || strstr(name, "vectorized")
                    ? 0 : 2;

@@ -225,6 +225,9 @@ typedef struct {
                                   TMA multicast (Hopper+: 2); 0 or 1 = none */
     double mem_capacity_gb;    /* device memory in GB (1e9 B), 0 = unknown */
     double power_limit_w;
+    /* time constant of the governor's clock response to a kernel above the
+     * cap (core/eval.c); 0: not given, WL_POWER_TAU_DEFAULT_US */
+    double power_tau_us;
     double power_limit_min_w;  /* the lowest limit the board accepts
                                   (nvidia-smi -q -d POWER "Min Power Limit";
                                   0 = unknown) */
@@ -313,6 +316,8 @@ size_t wl_core_gpu_clock_count(const wl_core_gpu *gpu);
 /* INT32 operations per SM per clock (cuda_int32_op_per_clk_sm, or half
  * the FP32 rate up to 64 when the preset does not give it). */
 double wl_core_gpu_alu_rate(const wl_core_gpu *gpu);
+/* The governor's time constant in us (power_tau_us, or the default). */
+double wl_core_gpu_power_tau_us(const wl_core_gpu *gpu);
 /* Dense peak FLOP/s of the precision's matrix math at a clock, as PyTorch
  * runs it: tensor cores for half precision and tf32, CUDA cores for fp32
  * (matmuls do not use TF32 by default); 0 when the GPU has neither. */
@@ -459,7 +464,8 @@ typedef struct {
     /* ELEMENTWISE: the path ATen's TensorIterator takes (0: vectorized,
      * contiguous operands; 1: an operand broadcast or not contiguous, so
      * every element's offsets are computed per dimension; 2: cat's batched
-     * copy of a strided input, see core/latency.c) */
+     * copy of a strided input; 3: a foreach op's multi_tensor_apply, one
+     * CTA per 64Ki-element chunk, see core/latency.c) */
     int strided;
     /* GEMM: a row of an operand is not 16-byte aligned (a weight dimension
      * that is not a multiple of 8 elements in 16 bits: a 50257-word
@@ -791,11 +797,15 @@ typedef struct {
     double flops;
 } wl_core_phase_stats;
 
+/* Hopper's governor: see core/gpu.c, wl_core_gpu_power_tau_us */
+#define WL_POWER_TAU_DEFAULT_US 300.0
+
 typedef struct {
     double requested_clock_mhz;
     double effective_clock_mhz; /* below requested when power-limited */
     double voltage_mv;
-    int throttled;
+    int throttled;              /* the governor held the run or some kernel below
+                                   the requested clock */
     double time_ms;
     double busy_ms;             /* GPU executing kernels */
     double power_w;             /* average board power */
@@ -804,6 +814,8 @@ typedef struct {
     double energy_dyn_memory_j;
     double energy_static_j;     /* idle(f) + temperature-dependent leakage */
     double temp_c;              /* predicted mean die temperature */
+    double peak_power_w;        /* the most one kernel draws at the requested clock
+                                   (run back to back, before the governor holds it) */
     double launch_bound_frac;   /* share of runtime the GPU waits on the host */
     wl_core_class_stats cls[WL_CLASS_COUNT];
     wl_core_phase_stats phase[WL_PHASE_COUNT];

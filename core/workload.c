@@ -107,8 +107,8 @@ int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *
         wl_error_set(err, source, line, "unaligned", "must be 0 or 1");
         return WL_EINVAL;
     }
-    if (k->strided < 0 || k->strided > 2) {
-        wl_error_set(err, source, line, "strided", "must be 0, 1 or 2");
+    if (k->strided < 0 || k->strided > 3) {
+        wl_error_set(err, source, line, "strided", "must be 0, 1, 2 or 3");
         return WL_EINVAL;
     }
     if (k->groups < 0 || k->groups > 1024 || (k->groups > 1 && k->batch % k->groups)) {

@@ -244,6 +244,7 @@ static const gpu_field gpu_fields[] = {
     D("gpu", "sm_clock_max_mhz", sm_clock_max_mhz, 1, 0, 100000, POS),
     D("gpu", "sm_clock_step_mhz", sm_clock_step_mhz, 1, 0, 100000, POS),
     D("gpu", "power_limit_w", power_limit_w, 1, 0, 100000, POS),
+    D("gpu", "power_tau_us", power_tau_us, 0, 0, 1e7, 0),
     D("gpu", "power_limit_min_w", power_limit_min_w, 0, 0, 100000, 0),
     D("gpu", "tdp_w", tdp_w, 0, 0, 100000, 0),
     D("gpu", "process_nm", process_nm, 0, 0, 1000, 0),

@@ -209,7 +209,8 @@ static void test_predict_outputs(void **state)
     assert_non_null(strstr(out_buf, "flash_attention"));
     /* the power limit throttles the top of the curve on the 250 W board */
     assert_int_equal(run("predict --model opt-1.3b --batch 8 --seq 2048 --clock 1410 --format csv"), 0);
-    assert_non_null(strstr(out_buf, ",0.0,1410.0,12")); /* effective clock 12xx MHz */
+    double eff = csv_get(out_buf, 1, "effective_clock_mhz");
+    assert_true(eff > 1100 && eff < 1300); /* held near 1200 MHz */
     assert_int_equal(run("predict --model opt-1.3b --batch 8 --seq 2048 --clock 1200:1410:30"), 0);
     assert_non_null(strstr(out_buf, "# throttled = 1"));
     assert_non_null(strstr(out_buf, "# energy-optimal requested clock: "));
@@ -552,12 +553,16 @@ static void test_report_and_plot_cmds(void **state)
 
 /* Requests the power limit throttles onto one effective clock are one
  * point: pareto and optimize keep the lowest request that reaches it (the
- * front says up to which request it holds), --all keeps them all. */
+ * front says up to which request it holds), --all keeps them all. Below
+ * them, requests whose GEMMs alone the governor holds are points of their
+ * own (the other kernels run at the request). */
 static void test_throttle_collapse(void **state)
 {
     (void)state;
     assert_int_equal(run("sweep --model opt-1.3b --batch 8 --seq 1024 -o t.csv"), 0);
-    assert_int_equal(shell("awk -F, 'NR>1 && $14==1' t.csv | wc -l > nthr.txt"), 0);
+    /* the throttled requests that share the most common effective clock */
+    assert_int_equal(shell("awk -F, 'NR>1 && $14==1 {n[$11]++} END {m = 0; for (k in n) "
+                           "if (n[k] > m) m = n[k]; print m}' t.csv > nthr.txt"), 0);
     slurp("nthr.txt", out_buf, sizeof out_buf);
     int thr = atoi(out_buf);
     assert_true(thr >= 5); /* the A100 PCIe throttles this workload near the top */
