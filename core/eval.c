@@ -250,7 +250,7 @@ static double op_voltage(const wl_core_gpu *gpu, const wl_core_op *op, double f_
 
 /* The power the governor holds the board at: the set limit times the
  * fitted share it actually holds (power_cap_frac: 0.986 on the H100 at
- * 700 W, 0.81 on the H200 of the shared kernel database); 0: no limit. */
+ * 700 W, 0.82 on the H200 of the shared kernel database); 0: no limit. */
 static double op_cap_w(const wl_core_gpu *gpu, const wl_core_op *op)
 {
     if (op->ignore_power_limit)

@@ -1,5 +1,6 @@
-/* Preset parsing (inih), built-in preset lookup, field access by key. */
-#include "wattlas_presets.h"
+/* Preset parsing (inih) of GPUs, built-in preset lookup, field access by key
+ * (models: model.c; loading by name and hosts: load.c). */
+#include "preset_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -27,12 +28,12 @@ static const struct {
     [WL_PRESET_SYSTEM] = {"systems", "system", "system"},
 };
 
-static const char *kind_dir(wl_preset_kind k)
+const char *wl_preset_i_kind_dir(wl_preset_kind k)
 {
     return kinds[k].dir;
 }
 
-static const char *kind_word(wl_preset_kind k)
+const char *wl_preset_i_kind_word(wl_preset_kind k)
 {
     return kinds[k].word;
 }
@@ -56,14 +57,14 @@ size_t wl_preset_count(wl_preset_kind kind)
 {
     size_t n = 0;
     for (size_t i = 0; i < wl_preset_blob_count; i++)
-        n += strcmp(wl_preset_blobs[i].kind, kind_dir(kind)) == 0;
+        n += strcmp(wl_preset_blobs[i].kind, wl_preset_i_kind_dir(kind)) == 0;
     return n;
 }
 
 const char *wl_preset_id(wl_preset_kind kind, size_t idx)
 {
     for (size_t i = 0; i < wl_preset_blob_count; i++)
-        if (strcmp(wl_preset_blobs[i].kind, kind_dir(kind)) == 0 && idx-- == 0)
+        if (strcmp(wl_preset_blobs[i].kind, wl_preset_i_kind_dir(kind)) == 0 && idx-- == 0)
             return wl_preset_blobs[i].id;
     return NULL;
 }
@@ -71,7 +72,7 @@ const char *wl_preset_id(wl_preset_kind kind, size_t idx)
 const char *wl_preset_text(wl_preset_kind kind, const char *id)
 {
     for (size_t i = 0; i < wl_preset_blob_count; i++)
-        if (strcmp(wl_preset_blobs[i].kind, kind_dir(kind)) == 0 &&
+        if (strcmp(wl_preset_blobs[i].kind, wl_preset_i_kind_dir(kind)) == 0 &&
             strcmp(wl_preset_blobs[i].id, id) == 0)
             return wl_preset_blobs[i].text;
     return NULL;
@@ -349,37 +350,8 @@ static int field_in_range(const gpu_field *f, double v, wl_error *err)
 static const char *const info_keys[] = {"source", "command", "fitted_rows", "data_hash",
                                          "fitted_on", "note", "aliases", "few_shot"};
 
-/* A list value, joined from the lines it spans ("a, b,\n    c" is a, b, c;
- * lines that end without a comma are joined with one), parsed when the file
- * has been read so that a trailing empty item is an error. */
-typedef struct {
-    char *text;
-    int line; /* of the key */
-} list_text;
 
-typedef struct {
-    const char *source;
-    wl_core_gpu *gpu;
-    wl_core_model *model;
-    unsigned char seen[128];
-    int seen_line[128];
-    list_text list[3]; /* GPU: clock_mhz, voltage_mv, idle_power_w; model: blocks */
-    wl_error *err;
-    int n_cal;               /* fitted [calibration] values seen */
-    char transfer_from[128]; /* [calibration] transfer_from */
-    int transfer_line;
-    /* [calibrated_spec]: the spec the coefficients belong to */
-    struct {
-        size_t field;
-        double v;
-        int line;
-    } cs[128];
-    size_t ncs;
-    char cs_dram[16];
-    int cs_line; /* first key's line (0: no section) */
-} ctx;
-
-static int is_info(const char *name)
+int wl_preset_i_is_info(const char *name)
 {
     for (size_t i = 0; i < sizeof info_keys / sizeof *info_keys; i++)
         if (strcmp(name, info_keys[i]) == 0)
@@ -387,9 +359,7 @@ static int is_info(const char *name)
     return 0;
 }
 
-static int ctx_fail(ctx *c, int line, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int ctx_fail(ctx *c, int line, const char *field, const char *fmt, ...)
+int wl_preset_i_fail(ctx *c, int line, const char *field, const char *fmt, ...)
 {
     char text[256];
     va_list ap;
@@ -400,13 +370,13 @@ static int ctx_fail(ctx *c, int line, const char *field, const char *fmt, ...)
     return 0;
 }
 
-static int list_append(ctx *c, int which, const char *value, int line)
+int wl_preset_i_list_append(ctx *c, int which, const char *value, int line)
 {
     list_text *l = &c->list[which];
     size_t old = l->text ? strlen(l->text) : 0, add = strlen(value);
     char *nt = realloc(l->text, old + add + 2);
     if (!nt)
-        return ctx_fail(c, line, "", "out of memory");
+        return wl_preset_i_fail(c, line, "", "out of memory");
     l->text = nt;
     if (!old)
         l->line = line;
@@ -416,7 +386,7 @@ static int list_append(ctx *c, int which, const char *value, int line)
     return 1;
 }
 
-static void lists_free(ctx *c)
+void wl_preset_i_lists_free(ctx *c)
 {
     for (int i = 0; i < 3; i++)
         free(c->list[i].text);
@@ -434,7 +404,7 @@ static int spec_field(const gpu_field *f)
  * coefficients were fitted (checked as the key itself is). */
 static int calibrated_spec_key(ctx *c, const char *name, const char *value, int line)
 {
-    if (is_info(name))
+    if (wl_preset_i_is_info(name))
         return 1;
     for (size_t i = 0; i < N_GPU_FIELDS; i++) {
         const gpu_field *f = &gpu_fields[i];
@@ -442,25 +412,25 @@ static int calibrated_spec_key(ctx *c, const char *name, const char *value, int 
             continue;
         for (size_t k = 0; k < c->ncs; k++)
             if (c->cs[k].field == i)
-                return ctx_fail(c, line, name, "duplicate key in [calibrated_spec] (first on line %d)",
+                return wl_preset_i_fail(c, line, name, "duplicate key in [calibrated_spec] (first on line %d)",
                                 c->cs[k].line);
         if (f->type == F_STR) {
             if (c->cs_dram[0])
-                return ctx_fail(c, line, name, "duplicate key in [calibrated_spec]");
+                return wl_preset_i_fail(c, line, name, "duplicate key in [calibrated_spec]");
             if (!value[0] || strlen(value) >= sizeof c->cs_dram)
-                return ctx_fail(c, line, name, "empty or longer than %zu characters",
+                return wl_preset_i_fail(c, line, name, "empty or longer than %zu characters",
                                 sizeof c->cs_dram - 1);
             memcpy(c->cs_dram, value, strlen(value) + 1);
         } else {
             double v;
             if (wl_core_parse_number(value, &v))
-                return ctx_fail(c, line, name, "expected a number, got '%.80s'", value);
+                return wl_preset_i_fail(c, line, name, "expected a number, got '%.80s'", value);
             if (field_in_range(f, v, c->err)) {
                 wl_error_locate(c->err, c->source, line);
                 return 0;
             }
             if (c->ncs == sizeof c->cs / sizeof *c->cs)
-                return ctx_fail(c, line, name, "too many keys in [calibrated_spec]");
+                return wl_preset_i_fail(c, line, name, "too many keys in [calibrated_spec]");
             c->cs[c->ncs].field = i;
             c->cs[c->ncs].v = v;
             c->cs[c->ncs++].line = line;
@@ -469,7 +439,7 @@ static int calibrated_spec_key(ctx *c, const char *name, const char *value, int 
             c->cs_line = line;
         return 1;
     }
-    return ctx_fail(c, line, name, "not a spec-sheet key ([gpu], [compute], [memory], "
+    return wl_preset_i_fail(c, line, name, "not a spec-sheet key ([gpu], [compute], [memory], "
                     "[technology]) for [calibrated_spec]");
 }
 
@@ -482,9 +452,9 @@ static int gpu_handler(void *user, const char *section, const char *name, const 
         return 1; /* read by calib/ (wl_calib_uncertainty_parse) */
     if (strcmp(section, "calibration") == 0 && strcmp(name, "transfer_from") == 0) {
         if (c->transfer_from[0])
-            return ctx_fail(c, line, name, "duplicate key in [%s]", section);
+            return wl_preset_i_fail(c, line, name, "duplicate key in [%s]", section);
         if (!value[0] || strlen(value) >= sizeof c->transfer_from)
-            return ctx_fail(c, line, name, "empty or longer than %zu characters",
+            return wl_preset_i_fail(c, line, name, "empty or longer than %zu characters",
                             sizeof c->transfer_from - 1);
         memcpy(c->transfer_from, value, strlen(value) + 1);
         c->transfer_line = line;
@@ -493,7 +463,7 @@ static int gpu_handler(void *user, const char *section, const char *name, const 
     if (strcmp(section, "vf") == 0)
         for (int i = 0; i < 3; i++)
             if (strcmp(name, vf_lists[i].key) == 0)
-                return list_append(c, i, value, line);
+                return wl_preset_i_list_append(c, i, value, line);
     if (strcmp(section, "calibrated_spec") == 0)
         return calibrated_spec_key(c, name, value, line);
     for (size_t i = 0; i < N_GPU_FIELDS; i++) {
@@ -501,7 +471,7 @@ static int gpu_handler(void *user, const char *section, const char *name, const 
         if (strcmp(section, f->section) || strcmp(name, f->key))
             continue;
         if (c->seen[i])
-            return ctx_fail(c, line, name, "duplicate key in [%s] (first on line %d)", section,
+            return wl_preset_i_fail(c, line, name, "duplicate key in [%s] (first on line %d)", section,
                             c->seen_line[i]);
         c->seen[i] = 1;
         c->seen_line[i] = line;
@@ -509,13 +479,13 @@ static int gpu_handler(void *user, const char *section, const char *name, const 
         char *base = (char *)g + f->off;
         if (f->type == F_STR) {
             if (strlen(value) >= f->size || !value[0])
-                return ctx_fail(c, line, name, "empty or longer than %zu characters", f->size - 1);
+                return wl_preset_i_fail(c, line, name, "empty or longer than %zu characters", f->size - 1);
             memcpy(base, value, strlen(value) + 1);
             return 1;
         }
         double v;
         if (wl_core_parse_number(value, &v))
-            return ctx_fail(c, line, name, "expected a number, got '%.80s'", value);
+            return wl_preset_i_fail(c, line, name, "expected a number, got '%.80s'", value);
         if (field_in_range(f, v, c->err)) {
             wl_error_locate(c->err, c->source, line);
             return 0;
@@ -527,11 +497,11 @@ static int gpu_handler(void *user, const char *section, const char *name, const 
         return 1;
     }
     if ((strcmp(section, "calibration") == 0 || strcmp(section, "vf") == 0 ||
-         strcmp(section, "gpu") == 0) && is_info(name))
+         strcmp(section, "gpu") == 0) && wl_preset_i_is_info(name))
         return 1;
     if (strcmp(section, "calibration") == 0 && strncmp(name, "stderr_", 7) == 0)
         return 1; /* standard errors written by calibrate */
-    return ctx_fail(c, line, name, "unknown key in [%.60s]", section);
+    return wl_preset_i_fail(c, line, name, "unknown key in [%.60s]", section);
 }
 
 /* The line of a key's first appearance, for errors found after reading. */
@@ -821,463 +791,8 @@ int wl_preset_gpu_parse(const char *text, const char *source, wl_core_gpu *out, 
     out->idle_clock_slope = 0.12;
     ctx c = {.source = source, .gpu = out, .err = err};
     int rc = gpu_parse(&c, text, source, out, err);
-    lists_free(&c);
+    wl_preset_i_lists_free(&c);
     return rc;
-}
-
-/* ---- models -------------------------------------------------------------- */
-
-static const char *const model_ints[] = {"layers", "d_model", "heads", "kv_heads", "d_ff",
-                                         "qkv_bias", "pooler", "final_norm", "image_size_px",
-                                         "patch_size_px", "channels", "classes", "pooler_dim",
-                                         "base_width", "vocab_size", "max_position_embeddings",
-                                         "type_vocab_size", "experts", "experts_per_token",
-                                         "d_ff_expert", "shared_experts", "dense_layers",
-                                         "router_bias", "q_lora_rank", "kv_lora_rank",
-                                         "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
-/* what no model has: beyond these a preset is a typo, not a design */
-static const long long model_max[] = {10000, 1000000, 100000, 100000, 10000000, 1, 1, 1, 16384,
-                                      16384, 100000, 10000000, 1000000, 1000000,
-                                      100000000, 100000000, 1000000, 100000, 1024, 10000000,
-                                      1024, 10000, 1, 1000000, 1000000, 100000, 100000, 100000};
-enum { M_ID = 40, M_STYLE = 41 }; /* seen[] slots past the integers */
-_Static_assert(sizeof model_max / sizeof *model_max == sizeof model_ints / sizeof *model_ints,
-               "one maximum per integer key");
-_Static_assert(sizeof model_ints / sizeof *model_ints <= M_ID, "seen[] slots overlap");
-
-static int model_handler(void *user, const char *section, const char *name, const char *value,
-                         int line)
-{
-    ctx *c = user;
-    wl_core_model *m = c->model;
-    if (strcmp(section, "model") != 0)
-        return ctx_fail(c, line, name, "unknown section [%.60s] (expected [model])", section);
-    int *const iptr[] = {&m->layers, &m->d_model, &m->heads, &m->kv_heads, &m->d_ff,
-                         &m->qkv_bias, &m->pooler, &m->final_norm, &m->image_size,
-                         &m->patch_size, &m->channels, &m->classes, &m->pooler_dim,
-                         &m->base_width, &m->vocab_size, &m->max_positions,
-                         &m->type_vocab_size, &m->experts, &m->experts_per_token,
-                         &m->d_ff_expert, &m->shared_experts, &m->dense_layers,
-                         &m->router_bias, &m->q_lora_rank, &m->kv_lora_rank,
-                         &m->qk_nope_head_dim, &m->qk_rope_head_dim, &m->v_head_dim};
-    if (strcmp(name, "blocks") == 0)
-        return list_append(c, 0, value, line);
-    if (strcmp(name, "vocab") == 0) /* the spelling of HF's vocab_size */
-        name = "vocab_size";
-    if (strcmp(name, "tie_word_embeddings") == 0) {
-        long long v;
-        if (wl_core_parse_int(value, 0, 1, c->source, line, name, &v, c->err))
-            return 0;
-        m->untied_head = v == 0;
-        return 1;
-    }
-    if (strcmp(name, "hidden_dropout") == 0 || strcmp(name, "attention_dropout") == 0) {
-        double v;
-        if (wl_core_parse_real(value, 0, 0.99, c->source, line, name, &v, c->err))
-            return 0;
-        *(name[0] == 'h' ? &m->hidden_dropout : &m->attention_dropout) = v;
-        return 1;
-    }
-    for (size_t i = 0; i < sizeof model_ints / sizeof *model_ints; i++) {
-        if (strcmp(name, model_ints[i]))
-            continue;
-        if (c->seen[i])
-            return ctx_fail(c, line, name, "duplicate key (first on line %d)", c->seen_line[i]);
-        c->seen[i] = 1;
-        c->seen_line[i] = line;
-        long long v;
-        if (wl_core_parse_int(value, 0, model_max[i], c->source, line, name, &v, c->err))
-            return 0;
-        *iptr[i] = (int)v;
-        return 1;
-    }
-    if (strcmp(name, "id") == 0) {
-        if (!value[0] || strlen(value) >= sizeof m->id)
-            return ctx_fail(c, line, name, "empty or longer than %zu characters", sizeof m->id - 1);
-        memcpy(m->id, value, strlen(value) + 1);
-        c->seen[M_ID] = 1;
-    } else if (strcmp(name, "style") == 0) {
-        if (wl_style_parse(value, &m->style))
-            return ctx_fail(c, line, name, "unknown style '%.60s' (gpt2, bert, opt, llama, vit, resnet)", value);
-        c->seen[M_STYLE] = 1;
-    } else if (strcmp(name, "activation") == 0) {
-        if (wl_activation_parse(value, &m->activation))
-            return ctx_fail(c, line, name, "unknown activation '%.60s' (relu, gelu, gelu-tanh, swiglu)",
-                            value);
-    } else if (strcmp(name, "norm") == 0) {
-        if (strcmp(value, "layernorm") == 0)
-            m->norm = WL_NORM_LAYERNORM;
-        else if (strcmp(value, "rmsnorm") == 0)
-            m->norm = WL_NORM_RMSNORM;
-        else
-            return ctx_fail(c, line, name, "unknown norm '%.60s' (layernorm, rmsnorm)", value);
-    } else if (strcmp(name, "norm_placement") == 0) {
-        if (strcmp(value, "pre") == 0)
-            m->pre_norm = 1;
-        else if (strcmp(value, "post") == 0)
-            m->pre_norm = 0;
-        else
-            return ctx_fail(c, line, name, "unknown placement '%.60s' (pre, post)", value);
-    } else if (strcmp(name, "positions") == 0) {
-        if (strcmp(value, "learned") == 0)
-            m->positions = WL_POS_LEARNED;
-        else if (strcmp(value, "rotary") == 0)
-            m->positions = WL_POS_ROTARY;
-        else
-            return ctx_fail(c, line, name, "unknown positions '%.60s' (learned, rotary)", value);
-    } else if (!is_info(name) && strcmp(name, "name") != 0) {
-        return ctx_fail(c, line, name, "unknown key in [model]");
-    }
-    return 1;
-}
-
-static int model_line(const ctx *c, const char *field)
-{
-    for (size_t i = 0; i < sizeof model_ints / sizeof *model_ints; i++)
-        if (strcmp(model_ints[i], field) == 0 ||
-            (strncmp(model_ints[i], field, strlen(field)) == 0 &&
-             strcmp(model_ints[i] + strlen(field), "_px") == 0))
-            return c->seen_line[i];
-    return strcmp(field, "blocks") == 0 ? c->list[0].line : 0;
-}
-
-static int model_parse(ctx *c, const char *text, const char *source, wl_core_model *out,
-                       wl_error *err)
-{
-    int rc = wl_preset_ini_parse(text, strlen(text), source, model_handler, c, err);
-    if (rc)
-        return rc;
-    if (c->list[0].text) {
-        wl_core_numlist l = {0};
-        rc = wl_core_parse_list(c->list[0].text, 1, 1000, 1, source, c->list[0].line, "blocks",
-                                &l, err);
-        if (!rc && (l.n < 1 || l.n > WL_MAX_STAGES)) {
-            wl_error_set(err, source, c->list[0].line, "blocks", "needs 1 to %d stages, got %zu",
-                         WL_MAX_STAGES, l.n);
-            rc = WL_EPARSE;
-        }
-        for (size_t i = 0; !rc && i < l.n; i++)
-            out->blocks[i] = (int)l.v[i];
-        out->stages = (int)l.n;
-        wl_core_numlist_free(&l);
-        if (rc)
-            return WL_EPARSE;
-    }
-    int cnn = c->seen[M_STYLE] && out->style == WL_STYLE_RESNET;
-    if (cnn && !c->list[0].text) {
-        wl_error_set(err, source, 0, "blocks", "missing required key in [model] for style resnet");
-        return WL_EPARSE;
-    }
-    if (out->style == WL_STYLE_VIT || cnn) {
-        static const char *const vreq[] = {"image_size_px", "channels"};
-        for (int i = 0; i < 2; i++)
-            if (!c->seen[8 + 2 * i]) {
-                wl_error_set(err, source, 0, vreq[i], "missing required key in [model] for a vision style");
-                return WL_EPARSE;
-            }
-    }
-    static const char *const req[] = {"layers", "d_model", "heads"};
-    for (int i = 0; i < 3 && !cnn; i++)
-        if (!c->seen[i]) {
-            wl_error_set(err, source, 0, req[i], "missing required key in [model]");
-            return WL_EPARSE;
-        }
-    if (!c->seen[4] && !cnn) {
-        wl_error_set(err, source, 0, "d_ff", "missing required key in [model]");
-        return WL_EPARSE;
-    }
-    if (!c->seen[M_ID]) {
-        wl_error_set(err, source, 0, "id", "missing required key in [model]");
-        return WL_EPARSE;
-    }
-    if (!c->seen[M_STYLE]) {
-        wl_error_set(err, source, 0, "style", "missing required key in [model]");
-        return WL_EPARSE;
-    }
-    if (out->kv_heads < 0)
-        out->kv_heads = out->heads;
-    if (out->final_norm < 0)
-        out->final_norm = out->pre_norm;
-    if (wl_core_model_check(out, err)) {
-        wl_error_locate(err, source, model_line(c, err->field));
-        return WL_EPARSE;
-    }
-    return WL_OK;
-}
-
-int wl_preset_model_parse(const char *text, const char *source, wl_core_model *out,
-                          wl_error *err)
-{
-    memset(out, 0, sizeof *out);
-    out->pre_norm = 1;
-    out->final_norm = -1;
-    out->kv_heads = -1;
-    ctx c = {.source = source, .model = out, .err = err};
-    int rc = model_parse(&c, text, source, out, err);
-    lists_free(&c);
-    return rc;
-}
-
-/* ---- loading ------------------------------------------------------------- */
-
-/* Edit distance of two short names, case-insensitive (Levenshtein, one
- * row; names past 63 characters are cut). */
-static int edit_distance(const char *a, const char *b)
-{
-    int row[64];
-    size_t la = strlen(a), lb = strlen(b);
-    la = la > 63 ? 63 : la;
-    lb = lb > 63 ? 63 : lb;
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int sub = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-            int best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
-            row[j] = sub < best ? sub : best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
-static int contains_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    if (!n)
-        return 0;
-    for (; *hay; hay++) {
-        size_t k = 0;
-        while (k < n && hay[k] && tolower((unsigned char)hay[k]) == tolower((unsigned char)needle[k]))
-            k++;
-        if (k == n)
-            return 1;
-    }
-    return 0;
-}
-
-/* ", did you mean X, Y?" for a name no preset of kind has: the built-in
- * ids that contain it, or else those a few edits away; empty if none. */
-static void suggest(wl_preset_kind kind, const char *id, char *buf, size_t cap)
-{
-    buf[0] = 0;
-    size_t n = wl_preset_count(kind), used = 0, shown = 0, len = strlen(id);
-    int far = len < 6 ? 2 : (int)(len / 3);
-    for (int pass = 0; pass < 2 && !shown; pass++)
-        for (size_t i = 0; i < n && shown < 6; i++) {
-            const char *cand = wl_preset_id(kind, i);
-            if (!cand || !(pass == 0 ? contains_ci(cand, id) : edit_distance(cand, id) <= far))
-                continue;
-            int w = snprintf(buf + used, cap - used, "%s%s", shown ? ", " : "; did you mean ", cand);
-            if (w < 0 || (size_t)w >= cap - used) {
-                buf[used] = 0;
-                break;
-            }
-            used += (size_t)w;
-            shown++;
-        }
-    if (shown && used + 1 < cap) {
-        buf[used++] = '?';
-        buf[used] = 0;
-    }
-}
-
-static int is_path(const char *s)
-{
-    size_t n = strlen(s);
-    return strchr(s, '/') || (n > 4 && strcmp(s + n - 4, ".ini") == 0);
-}
-
-int wl_preset_find(wl_preset_kind kind, const char *id, const char **text, char **owned,
-                   char *src, size_t cap, wl_error *err)
-{
-    *text = NULL;
-    *owned = NULL;
-    if (cap)
-        src[0] = 0;
-    const char *hub = NULL;
-    size_t idlen = strlen(id);
-    /* "org/name" that is no file and no .ini: a model hub id */
-    if (kind == WL_PRESET_MODEL && is_path(id) && !(idlen > 4 && strcmp(id + idlen - 4, ".ini") == 0)) {
-        FILE *probe = fopen(id, "r");
-        if (probe) {
-            fclose(probe);
-        } else if (!(hub = wl_preset_model_resolve(id))) {
-            wl_error_set(err, id, 0, "model",
-                         "neither a file nor a model preset or alias (see 'wattlas presets list')");
-            return WL_ENOTFOUND;
-        }
-    }
-    if (hub)
-        id = hub;
-    else if (is_path(id)) {
-        int rc = wl_core_read_file(id, owned, NULL, err);
-        if (rc)
-            return rc;
-        *text = *owned;
-        snprintf(src, cap, "%s", id);
-        return WL_OK;
-    }
-    *text = wl_preset_text(kind, id);
-    if (!*text) {
-        const char *canon = kind == WL_PRESET_GPU     ? wl_preset_gpu_resolve(id)
-                            : kind == WL_PRESET_MODEL ? wl_preset_model_resolve(id)
-                            : kind == WL_PRESET_HOST  ? wl_preset_host_resolve(id)
-                                                      : wl_preset_system_resolve(id);
-        if (canon) {
-            id = canon;
-            *text = wl_preset_text(kind, id);
-        }
-    }
-    if (!*text) {
-        char hint[160];
-        suggest(kind, id, hint, sizeof hint);
-        wl_error_set(err, id, 0, kinds[kind].field, "no %s preset '%.60s'%s (see 'wattlas presets list')",
-                     kind_word(kind), id, hint);
-        return WL_ENOTFOUND;
-    }
-    snprintf(src, cap, "presets/%s/%s.ini", kind_dir(kind), id);
-    return WL_OK;
-}
-
-static int load(wl_preset_kind kind, const char *id, void *out, wl_error *err)
-{
-    char src[256];
-    const char *text;
-    char *owned;
-    int rc = wl_preset_find(kind, id, &text, &owned, src, sizeof src, err);
-    if (!rc)
-        rc = kind == WL_PRESET_GPU     ? wl_preset_gpu_parse(text, owned ? id : src, out, err)
-             : kind == WL_PRESET_MODEL ? wl_preset_model_parse(text, owned ? id : src, out, err)
-                                       : wl_preset_host_parse(text, owned ? id : src, out, err);
-    free(owned);
-    return rc;
-}
-
-int wl_preset_gpu_load(const char *id_or_path, wl_core_gpu *out, wl_error *err)
-{
-    return load(WL_PRESET_GPU, id_or_path, out, err);
-}
-
-int wl_preset_model_load(const char *id_or_path, wl_core_model *out, wl_error *err)
-{
-    return load(WL_PRESET_MODEL, id_or_path, out, err);
-}
-
-int wl_preset_host_load(const char *id_or_path, wl_core_host *out, wl_error *err)
-{
-    return load(WL_PRESET_HOST, id_or_path, out, err);
-}
-
-/* ---- hosts ----------------------------------------------------------------- */
-
-int wl_preset_gpus_set_host(const char *id_or_path, wl_core_gpu *gpus, size_t n, wl_error *err)
-{
-    wl_core_host h;
-    int rc = wl_preset_host_load(id_or_path, &h, err);
-    for (size_t i = 0; !rc && i < n; i++)
-        wl_core_gpu_set_host(&gpus[i], &h);
-    return rc;
-}
-
-static const char *const host_info[] = {"source", "command", "cpu", "framework", "aliases",
-                                        "note", "fitted_rows", "data_hash", "fitted_on"};
-
-#define N_HOST_KEYS 8
-static const char *const host_keys[N_HOST_KEYS] = {"id", "name", "launch_us", "launch_us_stderr",
-                                                   "op_launch_us", "op_launch_us_stderr",
-                                                   "serve_step_us", "serve_seq_us"};
-
-typedef struct {
-    wl_core_host *h;
-    const char *source;
-    wl_error *err;
-    int line[N_HOST_KEYS]; /* the lines of host_keys */
-} host_ctx;
-
-static int host_handler(void *user, const char *section, const char *name, const char *value,
-                        int line)
-{
-    host_ctx *c = user;
-    if (strcmp(section, "host")) {
-        wl_error_set(c->err, c->source, line, name, "unknown section [%.60s] (a host preset has [host])",
-                     section);
-        return 0;
-    }
-    int k;
-    for (k = 0; k < N_HOST_KEYS && strcmp(name, host_keys[k]); k++)
-        ;
-    if (k == N_HOST_KEYS) {
-        for (size_t i = 0; i < sizeof host_info / sizeof *host_info; i++)
-            if (!strcmp(name, host_info[i]))
-                return 1;
-        wl_error_set(c->err, c->source, line, name, "unknown key in [host]");
-        return 0;
-    }
-    if (c->line[k]) {
-        wl_error_set(c->err, c->source, line, name, "duplicate key in [host] (first on line %d)",
-                     c->line[k]);
-        return 0;
-    }
-    c->line[k] = line;
-    if (k < 2) {
-        char *dst = k ? c->h->name : c->h->id;
-        size_t cap = k ? sizeof c->h->name : sizeof c->h->id;
-        if (!value[0] || strlen(value) >= cap) {
-            wl_error_set(c->err, c->source, line, name, "empty or longer than %zu characters", cap - 1);
-            return 0;
-        }
-        memcpy(dst, value, strlen(value) + 1);
-        return 1;
-    }
-    double *const num[N_HOST_KEYS - 2] = {&c->h->launch_us, &c->h->launch_us_stderr,
-                                          &c->h->op_launch_us, &c->h->op_launch_us_stderr,
-                                          &c->h->serve_step_us, &c->h->serve_seq_us};
-    double *dst = num[k - 2];
-    double hi = k == 6 ? 100000 : 10000;
-    return wl_core_parse_real(value, 0, hi, c->source, line, name, dst, c->err) == WL_OK;
-}
-
-int wl_preset_host_parse(const char *text, const char *source, wl_core_host *out, wl_error *err)
-{
-    memset(out, 0, sizeof *out);
-    host_ctx c = {.h = out, .source = source, .err = err};
-    int rc = wl_preset_ini_parse(text, strlen(text), source, host_handler, &c, err);
-    if (rc)
-        return rc;
-    if (!c.line[0] || !c.line[2]) {
-        wl_error_set(err, source, 0, c.line[0] ? "launch_us" : "id", "missing required key in [host]");
-        return WL_EPARSE;
-    }
-    if (wl_core_host_check(out, err)) {
-        int k = 0;
-        while (k < N_HOST_KEYS - 1 && strcmp(err->field, host_keys[k]))
-            k++;
-        wl_error_locate(err, source, c.line[k]);
-        return WL_EPARSE;
-    }
-    return WL_OK;
-}
-
-void wl_preset_write_host(FILE *out, const wl_core_host *host)
-{
-    fprintf(out, "[host]\nid = %s\n", host->id);
-    if (host->name[0])
-        fprintf(out, "name = %s\n", host->name);
-    fprintf(out, "launch_us = %.10g\n", host->launch_us);
-    if (host->launch_us_stderr > 0)
-        fprintf(out, "launch_us_stderr = %.4g\n", host->launch_us_stderr);
-    if (host->op_launch_us > 0)
-        fprintf(out, "op_launch_us = %.10g\n", host->op_launch_us);
-    if (host->op_launch_us_stderr > 0)
-        fprintf(out, "op_launch_us_stderr = %.4g\n", host->op_launch_us_stderr);
-    if (host->serve_step_us > 0)
-        fprintf(out, "serve_step_us = %.10g\n", host->serve_step_us);
-    if (host->serve_seq_us > 0)
-        fprintf(out, "serve_seq_us = %.10g\n", host->serve_seq_us);
 }
 
 /* ---- field access ---------------------------------------------------------- */

@@ -1,0 +1,272 @@
+/* Loading presets by id, alias or path (with suggestions for a name that
+ * matches none), and the host presets' parser and writer. */
+#include "preset_internal.h"
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- loading ------------------------------------------------------------- */
+
+/* Edit distance of two short names, case-insensitive (Levenshtein, one
+ * row; names past 63 characters are cut). */
+static int edit_distance(const char *a, const char *b)
+{
+    int row[64];
+    size_t la = strlen(a), lb = strlen(b);
+    la = la > 63 ? 63 : la;
+    lb = lb > 63 ? 63 : lb;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int sub = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            int best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+            row[j] = sub < best ? sub : best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+static int contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (!n)
+        return 0;
+    for (; *hay; hay++) {
+        size_t k = 0;
+        while (k < n && hay[k] && tolower((unsigned char)hay[k]) == tolower((unsigned char)needle[k]))
+            k++;
+        if (k == n)
+            return 1;
+    }
+    return 0;
+}
+
+/* ", did you mean X, Y?" for a name no preset of kind has: the built-in
+ * ids that contain it, or else those a few edits away; empty if none. */
+static void suggest(wl_preset_kind kind, const char *id, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    size_t n = wl_preset_count(kind), used = 0, shown = 0, len = strlen(id);
+    int far = len < 6 ? 2 : (int)(len / 3);
+    for (int pass = 0; pass < 2 && !shown; pass++)
+        for (size_t i = 0; i < n && shown < 6; i++) {
+            const char *cand = wl_preset_id(kind, i);
+            if (!cand || !(pass == 0 ? contains_ci(cand, id) : edit_distance(cand, id) <= far))
+                continue;
+            int w = snprintf(buf + used, cap - used, "%s%s", shown ? ", " : "; did you mean ", cand);
+            if (w < 0 || (size_t)w >= cap - used) {
+                buf[used] = 0;
+                break;
+            }
+            used += (size_t)w;
+            shown++;
+        }
+    if (shown && used + 1 < cap) {
+        buf[used++] = '?';
+        buf[used] = 0;
+    }
+}
+
+static int is_path(const char *s)
+{
+    size_t n = strlen(s);
+    return strchr(s, '/') || (n > 4 && strcmp(s + n - 4, ".ini") == 0);
+}
+
+int wl_preset_find(wl_preset_kind kind, const char *id, const char **text, char **owned,
+                   char *src, size_t cap, wl_error *err)
+{
+    *text = NULL;
+    *owned = NULL;
+    if (cap)
+        src[0] = 0;
+    const char *hub = NULL;
+    size_t idlen = strlen(id);
+    /* "org/name" that is no file and no .ini: a model hub id */
+    if (kind == WL_PRESET_MODEL && is_path(id) && !(idlen > 4 && strcmp(id + idlen - 4, ".ini") == 0)) {
+        FILE *probe = fopen(id, "r");
+        if (probe) {
+            fclose(probe);
+        } else if (!(hub = wl_preset_model_resolve(id))) {
+            wl_error_set(err, id, 0, "model",
+                         "neither a file nor a model preset or alias (see 'wattlas presets list')");
+            return WL_ENOTFOUND;
+        }
+    }
+    if (hub)
+        id = hub;
+    else if (is_path(id)) {
+        int rc = wl_core_read_file(id, owned, NULL, err);
+        if (rc)
+            return rc;
+        *text = *owned;
+        snprintf(src, cap, "%s", id);
+        return WL_OK;
+    }
+    *text = wl_preset_text(kind, id);
+    if (!*text) {
+        const char *canon = kind == WL_PRESET_GPU     ? wl_preset_gpu_resolve(id)
+                            : kind == WL_PRESET_MODEL ? wl_preset_model_resolve(id)
+                            : kind == WL_PRESET_HOST  ? wl_preset_host_resolve(id)
+                                                      : wl_preset_system_resolve(id);
+        if (canon) {
+            id = canon;
+            *text = wl_preset_text(kind, id);
+        }
+    }
+    if (!*text) {
+        char hint[160];
+        suggest(kind, id, hint, sizeof hint);
+        wl_error_set(err, id, 0, wl_preset_kind_name(kind), "no %s preset '%.60s'%s (see 'wattlas presets list')",
+                     wl_preset_i_kind_word(kind), id, hint);
+        return WL_ENOTFOUND;
+    }
+    snprintf(src, cap, "presets/%s/%s.ini", wl_preset_i_kind_dir(kind), id);
+    return WL_OK;
+}
+
+static int load(wl_preset_kind kind, const char *id, void *out, wl_error *err)
+{
+    char src[256];
+    const char *text;
+    char *owned;
+    int rc = wl_preset_find(kind, id, &text, &owned, src, sizeof src, err);
+    if (!rc)
+        rc = kind == WL_PRESET_GPU     ? wl_preset_gpu_parse(text, owned ? id : src, out, err)
+             : kind == WL_PRESET_MODEL ? wl_preset_model_parse(text, owned ? id : src, out, err)
+                                       : wl_preset_host_parse(text, owned ? id : src, out, err);
+    free(owned);
+    return rc;
+}
+
+int wl_preset_gpu_load(const char *id_or_path, wl_core_gpu *out, wl_error *err)
+{
+    return load(WL_PRESET_GPU, id_or_path, out, err);
+}
+
+int wl_preset_model_load(const char *id_or_path, wl_core_model *out, wl_error *err)
+{
+    return load(WL_PRESET_MODEL, id_or_path, out, err);
+}
+
+int wl_preset_host_load(const char *id_or_path, wl_core_host *out, wl_error *err)
+{
+    return load(WL_PRESET_HOST, id_or_path, out, err);
+}
+
+/* ---- hosts ----------------------------------------------------------------- */
+
+int wl_preset_gpus_set_host(const char *id_or_path, wl_core_gpu *gpus, size_t n, wl_error *err)
+{
+    wl_core_host h;
+    int rc = wl_preset_host_load(id_or_path, &h, err);
+    for (size_t i = 0; !rc && i < n; i++)
+        wl_core_gpu_set_host(&gpus[i], &h);
+    return rc;
+}
+
+static const char *const host_info[] = {"source", "command", "cpu", "framework", "aliases",
+                                        "note", "fitted_rows", "data_hash", "fitted_on"};
+
+#define N_HOST_KEYS 8
+static const char *const host_keys[N_HOST_KEYS] = {"id", "name", "launch_us", "launch_us_stderr",
+                                                   "op_launch_us", "op_launch_us_stderr",
+                                                   "serve_step_us", "serve_seq_us"};
+
+typedef struct {
+    wl_core_host *h;
+    const char *source;
+    wl_error *err;
+    int line[N_HOST_KEYS]; /* the lines of host_keys */
+} host_ctx;
+
+static int host_handler(void *user, const char *section, const char *name, const char *value,
+                        int line)
+{
+    host_ctx *c = user;
+    if (strcmp(section, "host")) {
+        wl_error_set(c->err, c->source, line, name, "unknown section [%.60s] (a host preset has [host])",
+                     section);
+        return 0;
+    }
+    int k;
+    for (k = 0; k < N_HOST_KEYS && strcmp(name, host_keys[k]); k++)
+        ;
+    if (k == N_HOST_KEYS) {
+        for (size_t i = 0; i < sizeof host_info / sizeof *host_info; i++)
+            if (!strcmp(name, host_info[i]))
+                return 1;
+        wl_error_set(c->err, c->source, line, name, "unknown key in [host]");
+        return 0;
+    }
+    if (c->line[k]) {
+        wl_error_set(c->err, c->source, line, name, "duplicate key in [host] (first on line %d)",
+                     c->line[k]);
+        return 0;
+    }
+    c->line[k] = line;
+    if (k < 2) {
+        char *dst = k ? c->h->name : c->h->id;
+        size_t cap = k ? sizeof c->h->name : sizeof c->h->id;
+        if (!value[0] || strlen(value) >= cap) {
+            wl_error_set(c->err, c->source, line, name, "empty or longer than %zu characters", cap - 1);
+            return 0;
+        }
+        memcpy(dst, value, strlen(value) + 1);
+        return 1;
+    }
+    double *const num[N_HOST_KEYS - 2] = {&c->h->launch_us, &c->h->launch_us_stderr,
+                                          &c->h->op_launch_us, &c->h->op_launch_us_stderr,
+                                          &c->h->serve_step_us, &c->h->serve_seq_us};
+    double *dst = num[k - 2];
+    double hi = k == 6 ? 100000 : 10000;
+    return wl_core_parse_real(value, 0, hi, c->source, line, name, dst, c->err) == WL_OK;
+}
+
+int wl_preset_host_parse(const char *text, const char *source, wl_core_host *out, wl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    host_ctx c = {.h = out, .source = source, .err = err};
+    int rc = wl_preset_ini_parse(text, strlen(text), source, host_handler, &c, err);
+    if (rc)
+        return rc;
+    if (!c.line[0] || !c.line[2]) {
+        wl_error_set(err, source, 0, c.line[0] ? "launch_us" : "id", "missing required key in [host]");
+        return WL_EPARSE;
+    }
+    if (wl_core_host_check(out, err)) {
+        int k = 0;
+        while (k < N_HOST_KEYS - 1 && strcmp(err->field, host_keys[k]))
+            k++;
+        wl_error_locate(err, source, c.line[k]);
+        return WL_EPARSE;
+    }
+    return WL_OK;
+}
+
+void wl_preset_write_host(FILE *out, const wl_core_host *host)
+{
+    fprintf(out, "[host]\nid = %s\n", host->id);
+    if (host->name[0])
+        fprintf(out, "name = %s\n", host->name);
+    fprintf(out, "launch_us = %.10g\n", host->launch_us);
+    if (host->launch_us_stderr > 0)
+        fprintf(out, "launch_us_stderr = %.4g\n", host->launch_us_stderr);
+    if (host->op_launch_us > 0)
+        fprintf(out, "op_launch_us = %.10g\n", host->op_launch_us);
+    if (host->op_launch_us_stderr > 0)
+        fprintf(out, "op_launch_us_stderr = %.4g\n", host->op_launch_us_stderr);
+    if (host->serve_step_us > 0)
+        fprintf(out, "serve_step_us = %.10g\n", host->serve_step_us);
+    if (host->serve_seq_us > 0)
+        fprintf(out, "serve_seq_us = %.10g\n", host->serve_seq_us);
+}
