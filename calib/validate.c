@@ -60,6 +60,15 @@ static int try_trace(const char *dirs, const wl_calib_row *r, const char *dtype,
                 wl_error_format(&err, w->reason_buf, sizeof w->reason_buf);
                 return -1;
             }
+            /* the row's stack decides its ops' kernels (EnergAIzer's A100
+             * rows: hf4) */
+            wl_stack stk = WL_STACK_HF5;
+            if (r->stack[0])
+                wl_stack_parse(r->stack, &stk);
+            if (wl_core_workload_set_stack(w->wl, stk)) {
+                snprintf(w->reason_buf, sizeof w->reason_buf, "out of memory");
+                return -1;
+            }
             w->traced = 1;
             return 1;
         }

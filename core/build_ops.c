@@ -20,6 +20,11 @@ void wl_core_bld_add(bld *B, const wl_kernel *k0)
     wl_kernel k = *k0;
     if (k.kind == WL_K_ELEMENTWISE && !k.strided)
         k.strided = B->strided;
+    /* the current stack's upcast from half precision is ATen's
+     * dynamic-casting copy (core/latency.c, prep_memory_bound) */
+    if (B->hf5 && k.kind == WL_K_ELEMENTWISE && k.op == WL_EW_CAST_FP32 && !k.strided &&
+        (k.in_dtype == WL_DT_BF16 || k.in_dtype == WL_DT_FP16))
+        k.strided = 4;
     k.phase = (int)B->phase;
     k.graphed = B->graphing && B->graph_n++ > 0;
     if (wl_kernel_check(&k, B->m->id, 0, B->err))
@@ -191,6 +196,7 @@ void wl_core_bld_linear_x(bld *B, long long in, long long out, int bias, int con
     e->param[e->np++] = (double)in * (double)out;
     if (bias) {
         wl_kernel r = wl_core_bld_rowk(WL_K_REDUCE, out, B->T, B->dt);
+        r.strided = 1; /* the bias gradient: a column sum over the tokens */
         wl_core_bld_tp_k(e, &r);
         e->param[e->np++] = (double)out;
     }
@@ -297,16 +303,23 @@ void wl_core_bld_dropout(bld *B, long long n, double p)
 void wl_core_bld_rowop(bld *B, wl_kernel_kind kind, long long rows, long long dim, wl_dtype dt)
 {
     wl_kernel k = wl_core_bld_rowk(kind, rows, dim, dt);
+    if (kind == WL_K_SOFTMAX && B->softmax_q > 0) {
+        k.causal = 1;
+        k.m = B->softmax_q;
+    }
     wl_core_bld_add(B, &k);
     tp_ent *e = wl_core_bld_tp_new(B);
     if (!e || (kind != WL_K_SOFTMAX && kind != WL_K_LAYERNORM && kind != WL_K_RMSNORM))
         return;
     wl_kernel g = k;
     g.bwd = 1;
+    g.causal = 0;
+    g.m = 0;
     wl_core_bld_tp_k(e, &g);
     if (kind == WL_K_SOFTMAX)
         return;
     wl_kernel r = wl_core_bld_rowk(WL_K_REDUCE, dim, 2 * rows, dt);
+    r.strided = 1; /* GammaBeta: column sums over the rows */
     wl_core_bld_tp_k(e, &r);
     e->param[e->np++] = (double)dim;
     if (kind == WL_K_LAYERNORM)
@@ -367,6 +380,7 @@ void wl_core_bld_norm(bld *B)
     wl_kernel wy[3] = {wl_core_bld_ewk(WL_EW_MUL, n, B->dt),
                        wl_core_bld_rowk(WL_K_REDUCE, B->d, T, B->dt),
                        wl_core_bld_ewk(WL_EW_MUL, n, B->dt)};
+    wy[1].strided = 1; /* the weight gradient: a column sum over the tokens */
     wl_core_bld_ewb(B, WL_EW_SCALAR_MUL, n, B->dt, wy, 3);  /* weight * x.to(dtype) */
     wl_core_bld_tp_param(B, (double)B->d);
     wl_core_bld_save(B, (double)n, 4.0 + wl_core_bld_eb(B)); /* x in fp32 and the cast product */

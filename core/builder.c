@@ -53,6 +53,8 @@ static void attention(bld *B)
                          wl_core_bld_eb(B)); /* q and k (k repeated over groups) */
         wl_core_bld_bgemm(B, bh, B->s, B->sk, B->hd);
         wl_dtype sdt = B->dt; /* the softmax's precision */
+        /* the decoders' causal mask: half the scores masked */
+        B->softmax_q = st == WL_STYLE_GPT2 || st == WL_STYLE_OPT || st == WL_STYLE_LLAMA ? B->s : 0;
         switch (st) {
         case WL_STYLE_GPT2:
             wl_core_bld_ew(B, WL_EW_UNSPEC_TENSOR, ss, B->dt); /* where(causal, w, min) */
@@ -99,6 +101,7 @@ static void attention(bld *B)
             wl_core_bld_rowop(B, WL_K_SOFTMAX, bh * B->s, B->sk, sdt);
             break;
         }
+        B->softmax_q = 0;
         wl_core_bld_save(B, (double)ss, wl_dtype_bytes(sdt)); /* the softmax output */
         int drop = B->train && m->attention_dropout > 0;
         wl_core_bld_dropout(B, ss, m->attention_dropout);

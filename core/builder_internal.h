@@ -50,6 +50,8 @@ typedef struct {
     wl_attention attn;
     int hf5;          /* HF transformers 5.x eager (see hf5_* below) */
     int strided;      /* elementwise kernels added now take ATen's strided path */
+    long long softmax_q; /* softmaxes added now are causally masked over this many
+                            queries (0: unmasked; core/latency.c) */
     wl_dtype conv_dt; /* cuDNN convolutions: TF32 tensor cores for fp32 (PyTorch's
                          default allow_tf32 for cuDNN), else the dtype */
     int rc;

@@ -15,6 +15,11 @@
 #define MTA_ROUND_TRIP_CLK 400.0   /* its loop's round trip: SM cycles ... */
 #define MTA_ROUND_TRIP_NS 40.0     /* ... and a clock-independent part ... */
 #define MTA_LSU_BYTES_PER_CLK 64.0 /* ... and bytes an SM moves a clock (see below) */
+#define COL_REDUCE_CLK 10000.0    /* a column sum's cross-CTA pass, SM cycles (see prepare) */
+#define SMEM_PER_BLOCK_BYTES 49152.0 /* CUDA's sharedMemPerBlock without the opt-in */
+#define MASKED_EXP_CLK 0.32       /* softmax: SM cycles per masked element (see below) */
+#define LN_ROW_CLK 340.0          /* LayerNorm: SM cycles per row beside its elements (see below) */
+#define DYN_CAST_OPS 11.0         /* ATen's dynamic-cast path, per element (see prep_memory_bound) */
 
 typedef struct {
     double tm, tn;
@@ -383,7 +388,8 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
 {
     double b = wl_dtype_bytes(k->in_dtype);
     double sms = gpu->sms;
-    double elems, bytes, fp_ops, sfu_ops, math_ops = 0.0, rows = 1.0;
+    double elems, bytes, fp_ops, sfu_ops, math_ops = 0.0, rows = 1.0, row_clk = 0.0;
+    double reread = 0.0, reread_hit = 0.0; /* a row op's second passes (softmax) */
     if (k->kind == WL_K_ELEMENTWISE) {
         ew_cost c = ew_cost_of(k);
         elems = (double)k->n;
@@ -403,8 +409,26 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
          * 64-bit index arithmetic per dimension) takes 1.56-1.61 SM cycles
          * an element at 990 MHz in the same profiles (the GPT-2 and Llama
          * caches' cats), 36 ops beside the copy's. */
+        /* ATen's dynamic-casting path (strided 4: unrolled_elementwise_kernel
+         * with LoadWithCast/StoreWithCast), taken when an operand's dtype is
+         * not the op's: every element it loads and stores goes through a
+         * switch on the runtime dtype, one element per access. PyTorch 2.x's
+         * copy has a vectorized fast path for fp32 -> bf16/fp16
+         * (bfloat16_copy_kernel_cuda) but none for the upcast, so
+         * x.to(float32) from bf16 takes it. The H100 kernel database's
+         * 134M-element bf16 -> fp32 cast takes 0.54 SM cycles an element at
+         * 510 MHz (1.078 ms), and the H200 profiles' upcasts (RMSNorm's
+         * x.to(float32), softmax's dtype=float32, the loss's logits:
+         * 6.3M-206M elements) 0.55-0.61 at 510 MHz, 0.58-0.67 at 990 and
+         * 0.64-0.78 at 1980, where memory latency shows; the vectorized
+         * downcast takes about 0.1. At Hopper's fitted alu_eff (0.37 on 64
+         * INT32 lanes) 0.55 cycles are 13 ops: 11 beside the element's own
+         * and its convert. Only the builders of the current stack (hf5) and
+         * PyTorch profiles mark it: EnergAIzer's A100 rows, on their older
+         * stack, fit worse with it (DVFS energy 3.1% -> 4.1%), and their
+         * traces do not say which kernel ran. */
         double index_ops = k->strided == 1 ? 4.0 * c.bytes_per_elem_in
-                         : k->strided == 2 ? 36.0 : 0.0;
+                         : k->strided == 2 ? 36.0 : k->strided == 4 ? DYN_CAST_OPS : 0.0;
         fp_ops = elems * (c.fp_ops + conv + index_ops);
         math_ops = elems * c.math_ops;
         sfu_ops = elems * c.sfu_ops;
@@ -416,20 +440,61 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
             bytes = 2.0 * elems * b;
             fp_ops = 5.0 * elems;
             sfu_ops = elems + rows;
+            /* A row too long for ATen's warp softmax (over 1024 elements)
+             * that does not fit a block's shared memory either (a loss's
+             * log_softmax over a vocabulary) runs cunn_SoftMaxForward, which
+             * reads its row three times: the max, the sum of exponentials,
+             * the epilogue (aten/src/ATen/native/cuda/SoftMax.cu; the row
+             * must fit sharedMemPerBlock, 48 KB without the opt-in, for
+             * cunn_SoftMaxForwardSmem to keep it on chip). The two
+             * re-reads come from L2 as far as the rows in flight, two
+             * 1024-thread blocks an SM, fit it. On the H200 (2026-11-26) a
+             * log_softmax over 4096 x 50257 fp32 takes 1.89/1.25/0.76 ms at
+             * 510/990/1980 MHz, against 1.21/0.74/0.42 for one read. */
+            /* A causal mask's entries (-inf, the dtype's minimum or -1e4:
+             * alike) take the accurate expf's underflow path: on the H200
+             * (2026-11-26) a softmax over 4 x 12 x 1024 x 1024 with the
+             * upper triangle masked takes 219/421 us at 990/510 MHz against
+             * 159/297 unmasked, bf16 or fp32 alike: 0.32 SM cycles a masked
+             * element. The queries are the last m of the row's n keys (m 0:
+             * as many as keys), row i masking m - 1 - i of them. The
+             * backward is not slowed (its y is 0 there). */
+            if (!k->bwd && k->causal) {
+                double q = k->m > 0 && k->m <= k->n ? (double)k->m : (double)k->n;
+                row_clk = MASKED_EXP_CLK * (q - 1.0) / 2.0;
+            }
+            if (k->n > 1024 && (double)k->n * b > SMEM_PER_BLOCK_BYTES) {
+                double ws = 2.0 * sms * (double)k->n * b;
+                reread = 2.0 * elems * b; /* (the backward's: below) */
+                reread_hit = l2_hit(gpu, ws);
+            }
             if (k->bwd) { /* dx = y (dy - sum(dy y)): reads dy and y */
                 bytes = 3.0 * elems * b;
                 fp_ops = 4.0 * elems;
                 sfu_ops = 0.0;
+                reread *= 0.5; /* cunn_SoftMaxBackward reads dy twice: the sum, the epilogue */
             }
             break;
         case WL_K_LAYERNORM: /* Welford mean/var, normalise, affine */
             bytes = 2.0 * elems * b + 2.0 * (double)k->n * b;
-            fp_ops = 8.0 * elems;
+            /* ATen's vectorized_layer_norm_kernel gives each row a block: a
+             * Welford pass, a block reduction through shared memory with
+             * two barriers, then the normalising pass. Isolated on the H200
+             * (2026-11-26, data/h200-vm-2026-11 README) bf16 rows of 768 take
+             * 0.71 SM cycles an element and rows of 2048 0.435, at 510, 990
+             * and 1980 MHz alike: 340 cycles a row (LN_ROW_CLK) and 0.27 an
+             * element, which at Hopper's fitted alu_eff is 6.5 ops. The
+             * H100 and H200 databases' 2048-wide rows agree (0.43). */
+            fp_ops = 6.5 * elems;
             sfu_ops = rows;
+            row_clk = LN_ROW_CLK;
             if (k->bwd) { /* reads dy and x (mean, rstd per row), writes dx */
                 bytes = 3.0 * elems * b + (double)k->n * b + rows * 8.0;
                 fp_ops = 10.0 * elems;
                 sfu_ops = 0.0;
+                row_clk = 0.0; /* another kernel: in GPT-2's AdamW step on the H200
+                                * it is 12-21% short without the row cost
+                                * and 44% over with it */
             }
             break;
         case WL_K_RMSNORM:
@@ -455,8 +520,9 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
         }
     }
     double hit = tiled ? l2_hit(gpu, bytes) : 0.0;
-    p->l2_bytes = bytes;
-    p->dram_bytes = bytes * (1.0 - hit);
+    p->l2_bytes = bytes + reread;
+    p->dram_bytes = bytes * (1.0 - hit) + reread * (1.0 - reread_hit);
+    bytes += reread;
     p->l2_clk = l2_clk_of(gpu, bytes);
     p->dram_us = dram_us_of(gpu, p->dram_bytes);
     p->dram_clk = p->dram_bytes / gpu->coef.mem_bytes_per_clk;
@@ -481,7 +547,7 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
     if (k->kind == WL_K_ELEMENTWISE)
         p->comp_clk = issue_clk > p->sfu_clk ? issue_clk : p->sfu_clk;
     else
-        p->comp_clk = issue_clk + p->sfu_clk / gpu->coef.alu_eff;
+        p->comp_clk = issue_clk + p->sfu_clk / gpu->coef.alu_eff + rows * row_clk / sms;
     /* rows map to CTAs; a small grid leaves SMs idle */
     int mta = k->kind == WL_K_ELEMENTWISE && k->strided == 3;
     double ctas = mta ? ceil(elems / MTA_CHUNK) : k->kind == WL_K_ELEMENTWISE ? ceil(elems / 2048.0)
@@ -589,6 +655,16 @@ static void prepare(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_kp
     }
     p->fixed_us = gpu->coef.kernel_fixed_us;
     p->fixed_clk = gpu->coef.kernel_fixed_clk;
+    /* A column sum (a bias or norm weight's gradient, sum over dim 0):
+     * ATen's reduce splits each column over many CTAs (ctas_per_output),
+     * which write partials to global memory, count themselves in on a
+     * semaphore, and the last to arrive sums the partials: a serial tail of
+     * round trips after the streaming pass. Isolated on the H200
+     * (2026-11-26) sum(0) over 4096 x 768 and 4096 x 3072 bf16 takes
+     * 10.3-11.2k and 14.3-16.9k SM cycles beyond the streaming model at
+     * 510-1980 MHz; COL_REDUCE_CLK is the smaller. */
+    if (k->kind == WL_K_REDUCE && k->strided == 1)
+        p->fixed_clk += COL_REDUCE_CLK;
     p->tc_w = p->tc_clk > 0 ? wl_core_gpu_tc_power_scale(
                                   gpu, k->in_dtype == WL_DT_FP32 ? WL_DT_TF32 : k->in_dtype)
                             : 1.0;

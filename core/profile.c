@@ -423,7 +423,7 @@ static void read_concrete(const wj_value *args, const char *name, pf_op *o)
         const char *s = c->items[1].str;
         const pf_in *x = &o->in[0];
         double n = 1;
-        int any = 0;
+        int any = 0, inner = 0;
         while (*s) {
             char *e;
             long v = strtol(s, &e, 10);
@@ -437,10 +437,13 @@ static void read_concrete(const wj_value *args, const char *name, pf_op *o)
             if (v < 0 || v >= x->ndim)
                 return;
             n *= (double)x->dim[v];
+            inner |= v == x->ndim - 1;
             any = 1;
         }
-        if (any && n >= 1)
+        if (any && n >= 1) {
             o->red_n = n;
+            o->red_outer = !inner && x->ndim > 1 && x->dim[x->ndim - 1] > 1;
+        }
     }
 }
 
@@ -480,7 +483,22 @@ static int strided_of(const char *name)
     if (strstr(name, "CatArrayBatchedCopy"))
         return strstr(name, "contig") || strstr(name, "aligned") || strstr(name, "vectorized")
                    ? 0 : 2;
+    /* the dynamic-casting path: an operand's dtype is not the op's */
+    if (strstr(name, "unrolled_elementwise_kernel") && strstr(name, "LoadWithCast"))
+        return 4;
     return strstr(name, "native::elementwise_kernel") != NULL;
+}
+
+/* CUTLASS names a kernel by the alignment its loads assume, in elements:
+ * align8 (16 bytes of a 16-bit type) or more takes Hopper's TMA kernels'
+ * place, align1 to align4 is the fallback for rows that are not 16-byte
+ * aligned. The shapes alone miss it when an operand is a transposed view
+ * (GPT-2's LM-head weight gradient reads grad_output.t(), whose rows are
+ * 50257 elements long). */
+static int unaligned_of(const char *name)
+{
+    return strstr(name, "cutlass") &&
+           (strstr(name, "_align1") || strstr(name, "_align2") || strstr(name, "_align4"));
 }
 
 static int event(pf *P, const wj_value *e, int line)
@@ -516,7 +534,8 @@ static int event(pf *P, const wj_value *e, int line)
                                      .corr = (long long)corr, .type = type,
                                      .aux = type == DEV_KERNEL && is_aux_kernel(name),
                                      .dtoh = type == DEV_MEMCPY && strstr(name, "DtoH") != NULL,
-                                     .strided = type == DEV_KERNEL ? strided_of(name) : 0};
+                                     .strided = type == DEV_KERNEL ? strided_of(name) : 0,
+                                     .unaligned = type == DEV_KERNEL && unaligned_of(name)};
         return 0;
     }
     if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver")) {

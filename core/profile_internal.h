@@ -22,6 +22,7 @@ typedef struct {
     int aux; /* a helper kernel of a library call (split-K reduction, ...) */
     int dtoh;
     int strided; /* ATen's elementwise path, from the kernel's name (wl_kernel) */
+    int unaligned; /* a GEMM kernel built for rows not 16-byte aligned (its name) */
 } pf_dev;
 
 typedef struct {
@@ -51,6 +52,7 @@ typedef struct {
     pf_in in[PF_IN];
     int causal;     /* attention: is_causal among the concrete inputs */
     double red_n;   /* reductions: elements per reduced row (0: unknown) */
+    int red_outer;  /* ... and the innermost dim is not reduced: a column sum */
     int nkernels;   /* kernels it launched (filled after reading) */
     int seen;       /* of them walked so far */
 } pf_op;

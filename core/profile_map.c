@@ -195,9 +195,10 @@ static int map_kernel(const pf *P, const pf_op *o, const pf_dev *d, wl_kernel *k
     if (!strcmp(name, "aten::native_layer_norm_backward")) {
         /* the input gradient, then the weight and bias gradients as column
          * sums of the gradient and the normalised input (GammaBeta...) */
-        if (d->aux)
+        if (d->aux) {
             row_kernel(k, WL_K_REDUCE, 2.0 * x->numel, 2.0 * x->numel / last, dt);
-        else
+            k->strided = 1;
+        } else
             row_kernel(k, WL_K_LAYERNORM, x->numel, last, dt);
         k->bwd = !d->aux;
         return 1;
@@ -210,6 +211,7 @@ static int map_kernel(const pf *P, const pf_op *o, const pf_dev *d, wl_kernel *k
         if (!strcmp(name, "aten::cumsum"))
             row = last;
         row_kernel(k, WL_K_REDUCE, x->numel, row, dt);
+        k->strided = o->red_outer && strcmp(name, "aten::cumsum") != 0;
         return 1;
     }
     if (!strncmp(name, "aten::_foreach_", 15)) {
@@ -527,6 +529,8 @@ int wl_core_pf_build(pf *P, wl_core_workload **out)
         int ok = d->type == DEV_KERNEL && map_kernel(P, o, d, k);
         if (ok && k->kind == WL_K_ELEMENTWISE)
             k->strided = d->strided;
+        if (ok && k->kind == WL_K_GEMM && d->unaligned)
+            k->unaligned = 1;
         wl_error scratch = {0};
         if (ok && wl_kernel_check(k, P->source, 0, &scratch))
             ok = 0; /* a shape the model cannot take: kept as measured */

@@ -465,7 +465,9 @@ typedef struct {
      * contiguous operands; 1: an operand broadcast or not contiguous, so
      * every element's offsets are computed per dimension; 2: cat's batched
      * copy of a strided input; 3: a foreach op's multi_tensor_apply, one
-     * CTA per 64Ki-element chunk, see core/latency.c) */
+     * CTA per 64Ki-element chunk; 4: the dynamic-casting path of an
+     * operand whose dtype is not the op's, a half-precision upcast; see
+     * core/latency.c) */
     int strided;
     /* GEMM: a row of an operand is not 16-byte aligned (a weight dimension
      * that is not a multiple of 8 elements in 16 bits: a 50257-word
@@ -675,6 +677,10 @@ int wl_recompute_parse(const char *s, wl_recompute *out);
 const char *wl_launch_name(wl_launch l);
 int wl_launch_parse(const char *s, wl_launch *out);
 const char *wl_stack_name(wl_stack s); /* hf5, hf4 */
+/* Marks a loaded trace's kernels as the stack runs them (hf5: a
+ * half-precision upcast is ATen's dynamic-casting copy; hf4: unchanged). A
+ * trace records ops; the stack decides their kernels. */
+int wl_core_workload_set_stack(wl_core_workload *wl, wl_stack stack);
 int wl_stack_parse(const char *s, wl_stack *out);
 const char *wl_impl_name(wl_impl i);   /* hf-eager, fused */
 int wl_impl_parse(const char *s, wl_impl *out);

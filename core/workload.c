@@ -48,6 +48,48 @@ int wl_core_workload_host_timed(const wl_core_workload *wl)
     return wl ? wl->host_timed : 0;
 }
 
+/* A JSON trace records ops, not the kernels that ran them: which ATen path
+ * an op takes is the stack's. On the current stack (hf5) a half-precision
+ * upcast is the dynamic-casting copy (strided 4, core/latency.c). The
+ * launches are re-added to a fresh workload so that the index of distinct
+ * kernels stays true. */
+static int is_plain_upcast(const wl_kernel *k)
+{
+    return k->kind == WL_K_ELEMENTWISE && k->op == WL_EW_CAST_FP32 && k->strided == 0 &&
+           (k->in_dtype == WL_DT_BF16 || k->in_dtype == WL_DT_FP16);
+}
+
+int wl_core_workload_set_stack(wl_core_workload *wl, wl_stack stack)
+{
+    if (!wl || stack != WL_STACK_HF5)
+        return WL_OK;
+    size_t hits = 0;
+    for (size_t i = 0; i < wl->n; i++)
+        hits += (size_t)is_plain_upcast(&wl->k[i]);
+    if (!hits)
+        return WL_OK;
+    wl_core_workload *nw = wl_core_workload_create(wl->name);
+    if (!nw)
+        return WL_ENOMEM;
+    for (size_t i = 0; i < wl->n; i++) {
+        wl_kernel k = wl->k[i];
+        if (is_plain_upcast(&k))
+            k.strided = 4;
+        if (wl_core_workload_add(nw, &k)) {
+            wl_core_workload_free(nw);
+            return WL_ENOMEM;
+        }
+    }
+    nw->repeated = wl->repeated;
+    nw->host_timed = wl->host_timed;
+    memcpy(nw->note, wl->note, sizeof nw->note);
+    wl_core_workload tmp = *wl;
+    *wl = *nw;
+    *nw = tmp;
+    wl_core_workload_free(nw);
+    return WL_OK;
+}
+
 int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b)
 {
     return a->kind == b->kind && a->op == b->op && a->in_dtype == b->in_dtype &&
@@ -107,8 +149,8 @@ int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *
         wl_error_set(err, source, line, "unaligned", "must be 0 or 1");
         return WL_EINVAL;
     }
-    if (k->strided < 0 || k->strided > 3) {
-        wl_error_set(err, source, line, "strided", "must be 0, 1, 2 or 3");
+    if (k->strided < 0 || k->strided > 4) {
+        wl_error_set(err, source, line, "strided", "must be 0 to 4");
         return WL_EINVAL;
     }
     if (k->groups < 0 || k->groups > 1024 || (k->groups > 1 && k->batch % k->groups)) {

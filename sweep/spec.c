@@ -700,6 +700,8 @@ static int finish(wl_sweep_spec *s, wl_error *err)
         for (size_t i = 0; i < s->traces.n; i++) {
             if ((rc = wl_core_trace_load(s->traces.v[i], &s->trace_wl[i], err)))
                 return rc;
+            if ((rc = wl_core_workload_set_stack(s->trace_wl[i], s->opts.stack)))
+                return rc;
             /* what a profile's import kept at measured times */
             const char *nt = wl_core_workload_note(s->trace_wl[i]);
             if (nt[0]) {

@@ -502,6 +502,68 @@ static void test_hopper_rules(void **state)
     wl_core_workload_free(w);
 }
 
+/* ATen's kernel paths for memory-bound ops, against single kernels timed on
+ * an H200 at locked clocks (data/h200-vm-2026-11/isolated-kernels.csv; the
+ * model takes none of these rows as input). Times in us at 510 MHz unless
+ * said. */
+static void test_aten_paths(void **state)
+{
+    (void)state;
+    wl_error err;
+    wl_core_gpu g;
+    assert_int_equal(wl_preset_gpu_load("h200-sxm-141gb", &g, &err), WL_OK);
+    const wl_core_latency_type *lat = wl_core_latency_tiled;
+    /* a bf16 -> fp32 upcast of 4x12x1024x1024: ATen's dynamic-casting copy
+     * (strided 4) measured 454 us, over twice the vectorized cast's time */
+    wl_kernel up = {.kind = WL_K_ELEMENTWISE, .op = WL_EW_CAST_FP32, .in_dtype = WL_DT_BF16,
+                    .acc_dtype = WL_DT_FP32, .batch = 1, .n = 50331648, .strided = 4};
+    wl_kernel vec = up;
+    vec.strided = 0;
+    double t_up = one_kernel_us(&g, &up, 510, lat);
+    assert_true(t_up > 2.0 * one_kernel_us(&g, &vec, 510, lat));
+    assert_true(fabs(t_up / 454.2 - 1) < 0.2);
+    /* LayerNorm's cost per row: rows of 768 take 1.63x the time per element
+     * of rows of 2048 (1049 us over 131072 x 768, 1762 over 131072 x 2048) */
+    wl_kernel ln = {.kind = WL_K_LAYERNORM, .in_dtype = WL_DT_BF16, .acc_dtype = WL_DT_FP32,
+                    .batch = 131072, .n = 768};
+    double t768 = one_kernel_us(&g, &ln, 510, lat);
+    ln.n = 2048;
+    double t2048 = one_kernel_us(&g, &ln, 510, lat);
+    assert_true(fabs(t768 / 1049.0 - 1) < 0.1 && fabs(t2048 / 1762.0 - 1) < 0.1);
+    assert_true(fabs((t768 / 768) / (t2048 / 2048) / 1.625 - 1) < 0.1);
+    /* a column sum, sum(0) over 4096 x 768: 27.9 us at 510 MHz, 9.3 at
+     * 1980, where streaming its 6.3 MB takes a few us */
+    wl_kernel col = {.kind = WL_K_REDUCE, .in_dtype = WL_DT_BF16, .acc_dtype = WL_DT_FP32,
+                     .batch = 768, .n = 4096, .strided = 1};
+    wl_kernel row = col;
+    row.strided = 0;
+    assert_true(fabs(one_kernel_us(&g, &col, 510, lat) / 27.9 - 1) < 0.15);
+    assert_true(fabs(one_kernel_us(&g, &col, 1980, lat) / 9.3 - 1) < 0.15);
+    assert_true(one_kernel_us(&g, &row, 510, lat) < 0.5 * one_kernel_us(&g, &col, 510, lat));
+    /* a causal mask over 4x12x1024x1024 bf16 scores: 421 us against 297
+     * unmasked (1.42x; 1.38x at 990 MHz) */
+    wl_kernel sm = {.kind = WL_K_SOFTMAX, .in_dtype = WL_DT_BF16, .acc_dtype = WL_DT_FP32,
+                    .batch = 49152, .n = 1024};
+    wl_kernel msk = sm;
+    msk.causal = 1;
+    msk.m = 1024;
+    double r510 = one_kernel_us(&g, &msk, 510, lat) / one_kernel_us(&g, &sm, 510, lat);
+    double r990 = one_kernel_us(&g, &msk, 990, lat) / one_kernel_us(&g, &sm, 990, lat);
+    assert_true(fabs(r510 - 1.42) < 0.1 && fabs(r990 - 1.38) < 0.1);
+    assert_true(fabs(one_kernel_us(&g, &sm, 510, lat) / 297.4 - 1) < 0.1);
+    /* one query over the cache (a decode step) masks nothing */
+    msk.batch = 8 * 32, msk.m = 1;
+    sm.batch = 8 * 32;
+    assert_close(one_kernel_us(&g, &msk, 990, lat), one_kernel_us(&g, &sm, 990, lat), 1e-9);
+    /* a log_softmax over GPT-2's vocabulary in fp32, 4096 rows, too long
+     * for shared memory: three reads of each row, 1892/759 us at 510/1980
+     * MHz (one read would be ~1210/420) */
+    wl_kernel ls = {.kind = WL_K_SOFTMAX, .in_dtype = WL_DT_FP32, .acc_dtype = WL_DT_FP32,
+                    .batch = 4096, .n = 50257};
+    assert_true(fabs(one_kernel_us(&g, &ls, 510, lat) / 1892.0 - 1) < 0.1);
+    assert_true(fabs(one_kernel_us(&g, &ls, 1980, lat) / 759.0 - 1) < 0.1);
+}
+
 static void test_conv_traffic(void **state)
 {
     (void)state;
@@ -777,6 +839,7 @@ int main(void)
         cmocka_unit_test(test_energy_u_shape),
         cmocka_unit_test(test_transfer),
         cmocka_unit_test(test_hopper_rules),
+        cmocka_unit_test(test_aten_paths),
         cmocka_unit_test(test_gemm_wave_traffic),
         cmocka_unit_test(test_conv_traffic),
         cmocka_unit_test(test_energy_check),

@@ -318,10 +318,11 @@ typedef struct {
     double clock, kernels, busy_ms, memsets, memset_ms, memcpys, memcpy_ms, wall_ms;
 } summary_row;
 
-static size_t read_summary(const char *dir, summary_row *rows, size_t max)
+/* PROFILES/summary.csv, as 'wattlas.measure profile' writes it */
+static size_t read_summary(const char *profiles, summary_row *rows, size_t max)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s/profiles/h200-sxm-141gb/summary.csv", dir);
+    snprintf(path, sizeof path, "%s/summary.csv", profiles);
     FILE *f = fopen(path, "r");
     if (!f)
         return 0;
@@ -353,6 +354,21 @@ static const summary_row *find_row(const summary_row *rows, size_t n, const char
     return NULL;
 }
 
+/* PROFILES/<workload>_<MHz>mhz.json.gz of a summary row, loaded, with the
+ * launches the summary counts (kernels, memsets, memcpys) */
+static wl_core_workload *load_row(const char *profiles, const summary_row *src)
+{
+    wl_error err = {0};
+    char *path = wl_core_strprintf("%s/%s_%.0fmhz.json.gz", profiles, src->workload, src->clock);
+    assert_non_null(path);
+    wl_core_workload *wl = NULL;
+    assert_int_equal(wl_core_trace_load(path, &wl, &err), WL_OK);
+    free(path);
+    assert_int_equal((double)wl_core_workload_launches(wl),
+                     src->kernels + src->memsets + src->memcpys);
+    return wl;
+}
+
 /* Kernel busy time of a profile predicted at a clock (memsets and memcpys,
  * which keep their times, taken off). */
 static double kernel_busy(const wl_core_gpu *g, const wl_core_workload *wl, double clock,
@@ -376,7 +392,9 @@ static void test_shared_pairs(void **state)
     (void)state;
     REQUIRE_SHARED(dir);
     summary_row rows[64];
-    size_t n = read_summary(dir, rows, 64);
+    char profiles[4200];
+    snprintf(profiles, sizeof profiles, "%s/profiles/h200-sxm-141gb", dir);
+    size_t n = read_summary(profiles, rows, 64);
     if (!n) {
         fprintf(stderr, "SKIP %s: no profiles/h200-sxm-141gb/summary.csv\n", __func__);
         skip();
@@ -404,14 +422,7 @@ static void test_shared_pairs(void **state)
             continue;
         const summary_row *dst = find_row(rows, n, src->workload, src->clock == 1980 ? 990 : 1980);
         assert_non_null(dst);
-        char *path = wl_core_strprintf("%s/profiles/h200-sxm-141gb/%s_%.0fmhz.json.gz", dir,
-                                       src->workload, src->clock);
-        assert_non_null(path);
-        wl_core_workload *wl = NULL;
-        assert_int_equal(wl_core_trace_load(path, &wl, &err), WL_OK);
-        free(path);
-        assert_int_equal((double)wl_core_workload_launches(wl),
-                         src->kernels + src->memsets + src->memcpys);
+        wl_core_workload *wl = load_row(profiles, src);
         assert_close(kernel_busy(&g, wl, src->clock, src), src->busy_ms, 1e-3 * src->busy_ms);
         double other = kernel_busy(&g, wl, dst->clock, src);
         double e = other / dst->busy_ms - 1;
@@ -431,6 +442,54 @@ static void test_shared_pairs(void **state)
             100 * worst_cal);
 }
 
+
+/* The profiles of this repository's H200 (data/h200-vm-2026-11, measured
+ * by 'wattlas.measure profile'): GPT-2 prefill and AdamW step and Qwen2-1.5B
+ * prefill at 510, 990 and 1980 MHz, Qwen2-1.5B's eager AdamW step at 510
+ * and 990. Between 510 and 990 MHz, where no kernel meets the power limit,
+ * each profile predicts the other clock's kernel busy time within 6% on
+ * the preset (measured 2.1-4.4%, and 5.4% from the Qwen2 step's 510 MHz
+ * profile, whose fp32 softmaxes and elementwise kernels scale 1.57x and
+ * 1.66x to 510 MHz where the model has 1.41x and 1.54x). From
+ * 1980 MHz the Qwen2 prefill is 9-14% short: that board's GEMMs at 1980
+ * MHz are held at a higher power than the preset's governor allows (README
+ * of the data), which the anchoring reads as a less throttled clock; the
+ * pairs from 1980 are printed, not asserted. */
+static void test_own_board_pairs(void **state)
+{
+    (void)state;
+    const char *profiles = "data/h200-vm-2026-11/profiles";
+    summary_row rows[32];
+    size_t n = read_summary(profiles, rows, 32);
+    if (!n) {
+        fprintf(stderr, "SKIP %s: %s not found (run from the repository root)\n", __func__,
+                profiles);
+        skip();
+    }
+    wl_core_gpu g;
+    wl_error err = {0};
+    assert_int_equal(wl_preset_gpu_load("h200-sxm-141gb", &g, &err), WL_OK);
+    size_t pairs = 0;
+    for (size_t i = 0; i < n; i++) {
+        const summary_row *src = &rows[i];
+        wl_core_workload *wl = load_row(profiles, src);
+        for (size_t j = 0; j < n; j++) {
+            const summary_row *dst = &rows[j];
+            if (j == i || strcmp(dst->workload, src->workload))
+                continue;
+            double e = kernel_busy(&g, wl, dst->clock, src) / dst->busy_ms - 1;
+            int held = src->clock > 1500 || dst->clock > 1500;
+            fprintf(stderr, "%-42s %4.0f -> %4.0f MHz: kernel busy %+.1f%%%s\n", src->workload,
+                    src->clock, dst->clock, 100 * e, held ? " (not asserted)" : "");
+            if (!held) {
+                assert_true(fabs(e) < 0.06);
+                pairs++;
+            }
+        }
+        wl_core_workload_free(wl);
+    }
+    assert_true(pairs >= 6);
+}
 
 /* ---- the transformers 5.x graphs (--stack hf5) ----------------------------------
  * Kernel counts by hand, from the modules' source (see core/builder.c's
@@ -472,6 +531,72 @@ static long long count_built(const char *model, wl_mode mode, long long b, long 
     long long n = (long long)wl_core_workload_launches(wl);
     wl_core_workload_free(wl);
     return n;
+}
+
+/* Upcasts and masks by stack: on the current stack (hf5) every bf16 ->
+ * fp32 cast is ATen's dynamic-casting copy (strided 4) and every causal
+ * softmax carries its mask; EnergAIzer's stack (hf4) keeps its casts on the
+ * vectorized path (its A100 rows fit better so; core/latency.c). A loaded
+ * trace is marked as the stack it is scored on runs it. */
+static void count_paths(const char *model, wl_stack stack, long long *dyn, long long *plain,
+                        long long *masked)
+{
+    wl_core_model m;
+    wl_error err;
+    assert_int_equal(wl_preset_model_load(model, &m, &err), WL_OK);
+    wl_core_shape sh = {.batch = 2, .seq = 512, .dtype = WL_DT_BF16, .mode = WL_MODE_TRAIN,
+                        .master_none = 1, .stack = stack};
+    wl_core_workload *wl = NULL;
+    assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
+    *dyn = *plain = *masked = 0;
+    for (size_t i = 0; i < wl_core_workload_count(wl); i++) {
+        const wl_kernel *k = wl_core_workload_kernel(wl, i);
+        if (k->kind == WL_K_ELEMENTWISE && k->op == WL_EW_CAST_FP32 &&
+            k->in_dtype == WL_DT_BF16) {
+            *dyn += k->strided == 4;
+            *plain += k->strided == 0;
+        }
+        if (k->kind == WL_K_SOFTMAX && k->causal) {
+            assert_int_equal(k->m, 512);
+            assert_false(k->bwd);
+            (*masked)++;
+        }
+    }
+    wl_core_workload_free(wl);
+}
+
+static void test_stack_paths(void **state)
+{
+    (void)state;
+    long long dyn, plain, masked;
+    /* Qwen2 (28 layers): an upcast in each of 57 RMSNorms and 28 softmaxes
+     * (dtype=float32), and the loss's logits */
+    count_paths("qwen2-1.5b", WL_STACK_HF5, &dyn, &plain, &masked);
+    assert_true(dyn >= 57 + 28 + 1);
+    assert_int_equal(plain, 0);
+    assert_int_equal(masked, 28);
+    count_paths("opt-1.3b", WL_STACK_HF4, &dyn, &plain, &masked);
+    assert_int_equal(dyn, 0);
+    assert_true(plain >= 24);
+    assert_int_equal(masked, 24);
+    /* a trace's plain upcast, marked by the stack it is scored on */
+    wl_kernel k = {.kind = WL_K_ELEMENTWISE, .op = WL_EW_CAST_FP32, .in_dtype = WL_DT_BF16,
+                   .acc_dtype = WL_DT_FP32, .batch = 1, .n = 4096};
+    wl_kernel add = k;
+    add.op = WL_EW_ADD;
+    wl_core_workload *wl = wl_core_workload_create("t");
+    assert_int_equal(wl_core_workload_add(wl, &k), WL_OK);
+    assert_int_equal(wl_core_workload_add(wl, &add), WL_OK);
+    assert_int_equal(wl_core_workload_add(wl, &k), WL_OK);
+    assert_int_equal(wl_core_workload_set_stack(wl, WL_STACK_HF4), WL_OK);
+    assert_int_equal(wl_core_workload_kernel(wl, 0)->strided, 0);
+    assert_int_equal(wl_core_workload_set_stack(wl, WL_STACK_HF5), WL_OK);
+    assert_int_equal(wl_core_workload_count(wl), 3);
+    assert_int_equal(wl_core_workload_unique_count(wl), 2);
+    assert_int_equal(wl_core_workload_kernel(wl, 0)->strided, 4);
+    assert_int_equal(wl_core_workload_kernel(wl, 1)->strided, 0);
+    assert_int_equal(wl_core_workload_kernel(wl, 2)->strided, 4);
+    wl_core_workload_free(wl);
 }
 
 static void test_hf5_counts(void **state)
@@ -519,7 +644,9 @@ static void test_builder_vs_profiles(void **state)
     (void)state;
     REQUIRE_SHARED(dir);
     summary_row rows[64];
-    size_t n = read_summary(dir, rows, 64);
+    char profiles[4200];
+    snprintf(profiles, sizeof profiles, "%s/profiles/h200-sxm-141gb", dir);
+    size_t n = read_summary(profiles, rows, 64);
     if (!n) {
         fprintf(stderr, "SKIP %s: no profiles/h200-sxm-141gb/summary.csv\n", __func__);
         skip();
@@ -576,7 +703,10 @@ int main(void)
         cmocka_unit_test(test_mapping),     cmocka_unit_test(test_own_clock),
         cmocka_unit_test(test_other_clock), cmocka_unit_test(test_gzip),
         cmocka_unit_test(test_metadata),    cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_shared_pairs), cmocka_unit_test(test_hf5_counts),
+        cmocka_unit_test(test_shared_pairs),
+        cmocka_unit_test(test_own_board_pairs),
+        cmocka_unit_test(test_stack_paths),
+        cmocka_unit_test(test_hf5_counts),
         cmocka_unit_test(test_builder_vs_profiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

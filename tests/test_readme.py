@@ -735,6 +735,33 @@ def accuracy_h100_board2():
             + f" {vw} (mean {vm}) |"]
 
 
+@claim(data=True)
+def accuracy_h200_board_b():
+    """the accuracy table: this repository's H200 (data/h200-vm-2026-11)"""
+    d = "data/h200-vm-2026-11"
+    t = tempfile.mkdtemp(prefix="wattlas-readme-")
+    ini = os.path.join(t, "h200.ini")
+    w("calibrate --gpu h200-sxm-141gb ../shared/data/measurements/h200-sxm-141gb-kernels.csv "
+      f"--traces ../shared/data/traces -o {ini}")
+    m = w(f"validate {d}/measurements/h200-sxm-141gb-models.csv --gpu {ini} --no-lomo")
+    p = w(f"validate {d}/measurements/h200-sxm-141gb-models.csv --no-lomo")
+    h = w(f"validate {d}/measurements/h200-sxm-141gb-models.csv --gpu {ini} --no-lomo "
+          f"--host {d}/h200-vm-b.ini")
+    k = w(f"validate {d}/measurements/h200-sxm-141gb-kernels.csv --gpu {ini} "
+          f"--traces {d}/traces --no-lomo")
+    mw, mm = regret(m.err)
+    nf = "not fitted on"
+    return [row_of("H200 board B (`data/h200-vm-2026-11`, this repository): 24 whole-model rows "
+                   "(GPT-2 and Qwen2-1.5B prefill and AdamW steps b4 s512 at 510-1980 MHz, and "
+                   "under 500 and 400 W limits), on the H200 calibration above, the preset's "
+                   "host", nf, m.err) + f" {mw} (mean {mm}) |",
+            row_of("the same rows on the preset", nf, p.err),
+            row_of("the same rows with the board's measured host (`--host "
+                   "data/h200-vm-2026-11/h200-vm-b.ini`)", nf, h.err),
+            row_of("the same board: 31 kernel rows (15 bf16 kernels x 1980, 990 MHz), on the "
+                   "H200 calibration", nf, k.err)]
+
+
 class Readme(unittest.TestCase):
     pass
 
