@@ -748,7 +748,7 @@ def accuracy_h200_board_b():
     h = w(f"validate {d}/measurements/h200-sxm-141gb-models.csv --gpu {ini} --no-lomo "
           f"--host {d}/h200-vm-b.ini")
     k = w(f"validate {d}/measurements/h200-sxm-141gb-kernels.csv --gpu {ini} "
-          f"--traces {d}/traces --no-lomo")
+          f"--traces {d}/traces,../shared/data/traces --no-lomo")
     mw, mm = regret(m.err)
     nf = "not fitted on"
     return [row_of("H200 board B (`data/h200-vm-2026-11`, this repository): 24 whole-model rows "
