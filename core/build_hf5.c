@@ -287,20 +287,14 @@ static void hf5_cache_cat(bld *B)
 /* Softmax as PyTorch 2.11 runs it: the backward is the product of the
  * gradient and the output, then _softmax_backward_data's reduction
  * kernel (two kernels in every training profile). */
-static void hf5_softmax(bld *B, long long rows, long long dim, wl_dtype dt, int causal)
+static void hf5_softmax(bld *B, long long rows, long long dim, wl_dtype dt)
 {
     wl_kernel k = wl_core_bld_rowk(WL_K_SOFTMAX, rows, dim, dt);
-    if (causal) { /* the masked scores' cost (core/latency.c) */
-        k.causal = 1;
-        k.m = B->s;
-    }
     wl_core_bld_add(B, &k);
     tp_ent *e = wl_core_bld_tp_new(B);
     wl_kernel mb = wl_core_bld_ewk(WL_EW_MUL, rows * dim, dt);
     wl_core_bld_tp_k(e, &mb);
     k.bwd = 1;
-    k.causal = 0;
-    k.m = 0;
     wl_core_bld_tp_k(e, &k);
 }
 
@@ -384,7 +378,9 @@ void wl_core_bld_hf5_attention(bld *B)
             wl_core_bld_ew(B, WL_EW_CAST_FP32, ss, B->dt);
             sdt = WL_DT_FP32;
         }
-        hf5_softmax(B, bh * B->s, B->sk, sdt, decoder);
+        B->softmax_q = decoder ? B->s : 0; /* the causal mask */
+        hf5_softmax(B, bh * B->s, B->sk, sdt);
+        B->softmax_q = 0;
         if (fp32_softmax)
             wl_core_bld_ew(B, WL_EW_CAST_BF16, ss, WL_DT_FP32);
         wl_core_bld_save(B, (double)ss, wl_dtype_bytes(sdt));

@@ -20,11 +20,14 @@ void wl_core_bld_add(bld *B, const wl_kernel *k0)
     wl_kernel k = *k0;
     if (k.kind == WL_K_ELEMENTWISE && !k.strided)
         k.strided = B->strided;
-    /* the current stack's upcast from half precision is ATen's
-     * dynamic-casting copy (core/latency.c, prep_memory_bound) */
-    if (B->hf5 && k.kind == WL_K_ELEMENTWISE && k.op == WL_EW_CAST_FP32 && !k.strided &&
-        (k.in_dtype == WL_DT_BF16 || k.in_dtype == WL_DT_FP16))
-        k.strided = 4;
+    if (B->hf5)
+        wl_core_kernel_on_stack(&k, WL_STACK_HF5);
+    /* a forward softmax under a causal mask: its masked scores' cost
+     * (core/latency.c) */
+    if (k.kind == WL_K_SOFTMAX && !k.bwd && B->softmax_q > 0) {
+        k.causal = 1;
+        k.m = B->softmax_q;
+    }
     k.phase = (int)B->phase;
     k.graphed = B->graphing && B->graph_n++ > 0;
     if (wl_kernel_check(&k, B->m->id, 0, B->err))
@@ -303,18 +306,12 @@ void wl_core_bld_dropout(bld *B, long long n, double p)
 void wl_core_bld_rowop(bld *B, wl_kernel_kind kind, long long rows, long long dim, wl_dtype dt)
 {
     wl_kernel k = wl_core_bld_rowk(kind, rows, dim, dt);
-    if (kind == WL_K_SOFTMAX && B->softmax_q > 0) {
-        k.causal = 1;
-        k.m = B->softmax_q;
-    }
     wl_core_bld_add(B, &k);
     tp_ent *e = wl_core_bld_tp_new(B);
     if (!e || (kind != WL_K_SOFTMAX && kind != WL_K_LAYERNORM && kind != WL_K_RMSNORM))
         return;
     wl_kernel g = k;
     g.bwd = 1;
-    g.causal = 0;
-    g.m = 0;
     wl_core_bld_tp_k(e, &g);
     if (kind == WL_K_SOFTMAX)
         return;

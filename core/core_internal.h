@@ -25,6 +25,11 @@ int wl_core_read_file_z(const char *path, char **out, size_t *len, wl_error *err
 /* Whether a trace's text is a JSON object (a profiler trace), not a list. */
 int wl_core_text_is_profile(const char *text, size_t len);
 
+/* Gives one kernel the ATen path the stack runs it on (hf5: a plain
+ * half-precision upcast becomes the dynamic-casting copy, strided 4);
+ * 1 when it changed. The one rule of builders and loaded traces. */
+int wl_core_kernel_on_stack(wl_kernel *k, wl_stack stack);
+
 /* Tensor-/CUDA-core FLOPs of one launch. */
 double wl_core_kernel_flops(const wl_kernel *k);
 

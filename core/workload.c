@@ -53,19 +53,24 @@ int wl_core_workload_host_timed(const wl_core_workload *wl)
  * upcast is the dynamic-casting copy (strided 4, core/latency.c). The
  * launches are re-added to a fresh workload so that the index of distinct
  * kernels stays true. */
-static int is_plain_upcast(const wl_kernel *k)
+int wl_core_kernel_on_stack(wl_kernel *k, wl_stack stack)
 {
-    return k->kind == WL_K_ELEMENTWISE && k->op == WL_EW_CAST_FP32 && k->strided == 0 &&
-           (k->in_dtype == WL_DT_BF16 || k->in_dtype == WL_DT_FP16);
+    if (stack != WL_STACK_HF5 || k->kind != WL_K_ELEMENTWISE || k->op != WL_EW_CAST_FP32 ||
+        k->strided != 0 || (k->in_dtype != WL_DT_BF16 && k->in_dtype != WL_DT_FP16))
+        return 0;
+    k->strided = 4;
+    return 1;
 }
 
 int wl_core_workload_set_stack(wl_core_workload *wl, wl_stack stack)
 {
-    if (!wl || stack != WL_STACK_HF5)
+    if (!wl)
         return WL_OK;
     size_t hits = 0;
-    for (size_t i = 0; i < wl->n; i++)
-        hits += (size_t)is_plain_upcast(&wl->k[i]);
+    for (size_t i = 0; i < wl->n; i++) {
+        wl_kernel k = wl->k[i];
+        hits += (size_t)wl_core_kernel_on_stack(&k, stack);
+    }
     if (!hits)
         return WL_OK;
     wl_core_workload *nw = wl_core_workload_create(wl->name);
@@ -73,8 +78,7 @@ int wl_core_workload_set_stack(wl_core_workload *wl, wl_stack stack)
         return WL_ENOMEM;
     for (size_t i = 0; i < wl->n; i++) {
         wl_kernel k = wl->k[i];
-        if (is_plain_upcast(&k))
-            k.strided = 4;
+        wl_core_kernel_on_stack(&k, stack);
         if (wl_core_workload_add(nw, &k)) {
             wl_core_workload_free(nw);
             return WL_ENOMEM;
