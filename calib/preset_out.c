@@ -9,7 +9,7 @@
 
 static uint64_t fnv1a_file(const char *path)
 {
-    uint64_t h = 1469598103934665603ULL;
+    uint64_t h = 14695981039346656037ULL; /* FNV-1a 64 offset basis */
     FILE *f = fopen(path, "rb");
     if (!f)
         return 0;
@@ -20,6 +20,15 @@ static uint64_t fnv1a_file(const char *path)
     }
     fclose(f);
     return h;
+}
+
+int wl_calib_fitted_on(const wl_calib_uncertainty *u, const char *data_path)
+{
+    if (!u->data_hash[0] || !data_path)
+        return 0;
+    char h[40];
+    snprintf(h, sizeof h, "fnv1a64:%016llx", (unsigned long long)fnv1a_file(data_path));
+    return strcmp(h, u->data_hash) == 0;
 }
 
 /* Whether a line is the [gpu] key "host". */

@@ -160,6 +160,21 @@ static int create(wl_calib_validation *v, const char *path, const wl_calib_valid
         rc = wl_calib_problem_create(&v->gpus[k], v->set, o->traces_dir, &v->P[k], err);
         if (!rc && v->level > 0)
             rc = wl_calib_uncertainty_load(v->ids[k], &v->unc[k], err);
+        if (!rc && v->level > 0) {
+            /* rows from the board the preset was fitted on carry no
+             * board-to-board spread; any other board's do */
+            int same = o->board == WL_CALIB_BOARD_SAME ||
+                       (o->board == WL_CALIB_BOARD_AUTO && wl_calib_fitted_on(&v->unc[k], path));
+            if (same)
+                memset(&v->unc[k].board, 0, sizeof v->unc[k].board);
+            wl_core_say(o->note, o->note_user,
+                        same ? "%s: intervals for the board its preset was fitted on (%s)"
+                             : "%s: intervals include the spread between boards and hosts (%s)",
+                        v->gpus[k].id,
+                        o->board == WL_CALIB_BOARD_AUTO ? (same ? "the preset was fitted on these rows"
+                                                                : "the preset was not fitted on these rows")
+                                                        : "--board");
+        }
     }
     if (!rc)
         rc = make_cols(v);

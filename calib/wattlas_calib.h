@@ -110,6 +110,21 @@ void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
  * scale (log for positive coefficients, logit for bounded ones) and the
  * spread of the residual ln(pred/meas), for prediction intervals. */
 #define WL_CALIB_MAXP 40
+/* How far another board of the same product, and another host, may sit
+ * from the one a preset was fitted on: standard deviations of ln factors
+ * (wl_calib_board_spread_class gives the spread of the boards measured so
+ * far, and says where each figure comes from). A prediction interval for a
+ * board nobody measured adds them; one for the board the preset was
+ * calibrated on does not (all zero). */
+typedef struct {
+    double dyn_power_sd; /* the dynamic power at a clock (binning, voltage) */
+    double setpoint_sd;  /* the power at which the controller holds a
+                            throttled kernel (power_cap_frac) */
+    double host_sd;      /* the host's issue cost per kernel */
+} wl_calib_board_spread;
+/* The spread between the boards and hosts measured for this project. */
+wl_calib_board_spread wl_calib_board_spread_class(void);
+
 typedef struct {
     int np;
     char names[WL_CALIB_MAXP][32];
@@ -117,7 +132,17 @@ typedef struct {
     double cov[WL_CALIB_MAXP * WL_CALIB_MAXP]; /* np x np, row-major */
     double sigma_time, sigma_power, sigma_energy;
     int valid;
+    wl_calib_board_spread board; /* wl_calib_uncertainty_load: the class's;
+                                    parse: none */
+    char data_hash[40];          /* [calibration] data_hash of the rows the
+                                    preset was fitted on ("fnv1a64:..."; "":
+                                    not stated) */
 } wl_calib_uncertainty;
+
+/* Whether the preset behind u was fitted on exactly this measurements
+ * file (its data_hash is the file's): then the rows come from the board it
+ * carries. */
+int wl_calib_fitted_on(const wl_calib_uncertainty *u, const char *data_path);
 
 /* Fitted coefficients, in the order of wl_calib_param_name. */
 int wl_calib_param_count(void);
@@ -136,14 +161,18 @@ void wl_calib_uncertainty_write(FILE *f, const wl_calib_uncertainty *u);
 /* Reads it from preset text; WL_ENOTFOUND when the preset has none. */
 int wl_calib_uncertainty_parse(const char *text, const char *source, wl_calib_uncertainty *u,
                                wl_error *err);
-/* From a built-in preset id or a preset file. */
+/* From a built-in preset id or a preset file, with the class's board
+ * spread (u->board; zero it for the board the preset was fitted on). */
 int wl_calib_uncertainty_load(const char *gpu_id_or_path, wl_calib_uncertainty *u,
                               wl_error *err);
 
 /* Prediction and confidence intervals at a level (e.g. 0.95), from the
  * coefficient covariance by first-order propagation of ln time, ln power and
- * ln energy; the prediction interval adds the residual spread. The
- * evaluator is re-pointed at perturbed coefficients and restored. */
+ * ln energy; the prediction interval adds the residual spread and, where
+ * u->board is not zero, the board-to-board spread (each factor's effect at
+ * one standard deviation either way, the larger taken: the throttle and the
+ * host bound are one-sided). The evaluator is re-pointed at perturbed
+ * coefficients and restored. */
 typedef struct {
     double time_lo_ms, time_hi_ms, power_lo_w, power_hi_w, energy_lo_j, energy_hi_j;
     double conf_time_lo_ms, conf_time_hi_ms, conf_power_lo_w, conf_power_hi_w;
@@ -251,6 +280,10 @@ void wl_calib_per_workload(const wl_calib_problem *p, const unsigned char *mask,
 
 /* ---- validation of a measurements file ------------------------------------- */
 
+/* The board that measured the rows: the preset's own when it was fitted
+ * on this very file (AUTO), or as the user says. */
+enum { WL_CALIB_BOARD_AUTO = 0, WL_CALIB_BOARD_SAME = 1, WL_CALIB_BOARD_OTHER = 2 };
+
 typedef struct {
     const char *traces_dir;         /* predict rows from traces there when one exists */
     const char *gpu;                /* only this GPU's rows, on this preset (NULL: each
@@ -262,6 +295,9 @@ typedef struct {
                                        for rows no builder covers, DATA/gpu-tables/
                                        <id>-idle.csv for rule-based idle curves */
     double level;                   /* prediction intervals (0: none) */
+    int board;                      /* whose board the rows are (WL_CALIB_BOARD_*):
+                                       the intervals add the spread between
+                                       boards unless it is the preset's own */
     void (*note)(void *user, const char *text); /* what was found beside, tables used */
     void *note_user;
 } wl_calib_validation_options;

@@ -50,7 +50,13 @@ CLI_MODE_HELP
 "  --learned MODEL.json    apply a model from 'wattlas learn' (a hybrid corrects\n"
 "                          the prediction inside its training domain)\n"
 "  --interval LEVEL        prediction interval at LEVEL (0.95 or 95) from the\n"
-"                          preset's coefficient covariance and residual spread\n"
+"                          preset's coefficient covariance and residual spread,\n"
+"                          plus the spread between boards and hosts of one\n"
+"                          product (power at a clock, the controller's setpoint,\n"
+"                          the host's cost per kernel)\n"
+"  --board same|other      same: the preset was calibrated on this very board\n"
+"                          (no spread between boards in the interval); other\n"
+"                          (default): any board of the product\n"
 "  --format table|csv|ndjson|json  output format (default table)\n"
 "  -o FILE                 write to FILE (atomically) instead of stdout\n"
 "  --quiet                 no notes on stderr (warnings stay)\n\n"
@@ -73,6 +79,7 @@ static const cli_axis axis_opts[] = {
     {"seq", "seq"},     {"dtype", "dtype"},   {"attention", "attention"}, {"clock", "clock"},
     {"voltage-mv", "voltage_mv"}, {"voltage-offset-mv", "voltage_offset_mv"},
     {"scope", "scope"}, {"latency", "latency"}, {"learned", "learned"}, {"idle", "idle"},      {"interval", "interval"},
+    {"board", "board"},
     {"host", "host"},   {"set", "set"},
     CLI_MODE_AXES,
 };
@@ -234,6 +241,15 @@ static int predict_run(const predict_opts *o)
             wl_pareto_set_free(set);
             wl_results_table_free(tab);
         }
+        const wl_calib_uncertainty *un = o->interval ? wl_sweep_spec_uncertainty(o->spec, 0) : NULL;
+        if (un && !(un->board.host_sd > 0))
+            fprintf(f, "# the interval is for the board the preset was calibrated on "
+                       "(--board same)\n");
+        else if (un)
+            fprintf(f, "# the interval includes the spread between boards and hosts of one "
+                       "product (power at a clock, the controller's setpoint, the host's cost "
+                       "per kernel); --board same leaves it out for a board of your own "
+                       "calibration\n");
         if (!strncmp(g->coef_source, "transferred", 11))
             fprintf(f, "# coefficients %s by the transfer rules (not measured)%s\n", g->coef_source,
                     o->interval ? "; the interval is the source's calibration uncertainty" : "");

@@ -51,7 +51,10 @@ static void sweep_help(FILE *f)
 "  --spec FILE.ini    the axes from a file: [sweep] key = list, [set] KEY = list;\n"
 "                     options on the command line replace the file's axes\n"
 "  --kernels          a row per kernel class (class_* columns)\n"
-"  --interval LEVEL   prediction-interval columns (0.95 or 95)\n"
+"  --interval LEVEL   prediction-interval columns (0.95 or 95), with the spread\n"
+"                     between boards and hosts of one product\n"
+"  --board same|other same: the presets carry the very boards swept (no spread\n"
+"                     between boards in the intervals); default other\n"
 "  --latency tiled|roofline  --no-power-limit\n"
 "  --format csv|ndjson|json|table  --threads N  --quiet  -o FILE\n"
 "  --shard I/N        the I-th of N contiguous slices (1 <= I <= N), csv or\n"
@@ -76,7 +79,7 @@ static const cli_axis axis_opts[] = {
     {"voltage-offset-mv", "voltage_offset_mv"}, {"voltage-mv", "voltage_mv"},
     {"set", "set"},         {"scope", "scope"}, {"learned", "learned"},
     {"idle", "idle"},       {"latency", "latency"},     {"host", "host"},
-    {"interval", "interval"},
+    {"interval", "interval"}, {"board", "board"},
     CLI_MODE_AXES,
 };
 #define NAXIS (sizeof axis_opts / sizeof *axis_opts)

@@ -14,7 +14,8 @@ static void help(FILE *f)
 {
     fprintf(f,
 "usage: wattlas validate MEASUREMENTS.csv [--traces DIR] [--idle [ID=]TABLE.csv] [--gpu ID]\n"
-"                        [--host ID] [--no-beside] [--no-lomo] [--interval L] [--format FMT] [-o FILE]\n\n"
+"                        [--host ID] [--no-beside] [--no-lomo] [--interval L] [--board same|other]\n"
+"                        [--format FMT] [-o FILE]\n\n"
 "Predicts every measured row (schema of shared/data/measurements) and writes\n"
 "the input columns followed by predicted_effective_clock_mhz,\n"
 "predicted_time_ms, predicted_power_w and predicted_energy_j, in input order.\n"
@@ -38,6 +39,11 @@ static void help(FILE *f)
 "  --no-lomo     skip the leave-one-model-out refits\n"
 "  --interval L  add predicted_*_lo/hi columns: the prediction interval at level\n"
 "                L (0.95 or 95), and report how often it covers the measurement\n"
+"  --board same|other  whose board measured the rows: other adds the spread\n"
+"                between boards and hosts of one product to the intervals\n"
+"                (dynamic power, the controller's setpoint, the host's cost\n"
+"                per kernel), same leaves it out (default: same only when\n"
+"                the preset was fitted on this very file)\n"
 "  --learned MODEL.json  predictions of a model from 'wattlas learn': a hybrid\n"
 "                corrects the analytical prediction (fading to none outside\n"
 "                its training domain), a plain one replaces it; stderr gives\n"
@@ -69,6 +75,7 @@ static int validate_parse(int argc, char **argv, validate_opts *o)
                                        {"idle", required_argument, 0, 'i'},
                                        {"no-beside", no_argument, 0, 'B'},
                                        {"interval", required_argument, 0, 'I'},
+                                       {"board", required_argument, 0, 'b'},
                                        {"gpu", required_argument, 0, 'g'},
                                        {"host", required_argument, 0, 'H'},
                                        {"no-lomo", no_argument, 0, 'n'},
@@ -107,6 +114,14 @@ static int validate_parse(int argc, char **argv, validate_opts *o)
                                optarg);
             break;
         }
+        case 'b':
+            if (!strcmp(optarg, "same"))
+                o->v.board = WL_CALIB_BOARD_SAME;
+            else if (!strcmp(optarg, "other"))
+                o->v.board = WL_CALIB_BOARD_OTHER;
+            else
+                rc = cli_usage(cmd, "--board: same or other, got '%s'", optarg);
+            break;
         case 'o': o->out = optarg; break;
         case 'h': help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argc, argv); break;

@@ -1084,7 +1084,13 @@ static int write_index(report *r, const wl_sweep_spec *spec, const char *title,
             "Launch-bound workloads (small batch and sequence) are paced by the host; their "
             "measured time can be bimodal, so their optimum is flat and uncertain: read the "
             "within-1% range, not the single clock.",
-            "Energy is the GPU board's; the host, network and cooling are not included."};
+            "Energy is the GPU board's; the host, network and cooling are not included.",
+            "A preset carries one board. Boards of one product differ: about 15-30% in power "
+            "at a clock, and in the power at which their controller holds a throttled kernel "
+            "(0.76-1.01 of the limit on the Hopper boards measured); hosts differ 2x in their "
+            "cost per kernel. Prediction intervals (--interval) include this spread unless "
+            "--board same says the preset was calibrated on the very board; 'wattlas "
+            "calibrate' on your own measurements gives your board's figures."};
         for (size_t i = 0; i < sizeof general / sizeof *general; i++) {
             both_li(md, html, general[i]);
         }

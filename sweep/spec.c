@@ -340,6 +340,14 @@ int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, cons
         s->no_power_limit = strcmp(value, "off") == 0;
         return WL_OK;
     }
+    if (!strcmp(key, "board")) {
+        if (strcmp(value, "same") && strcmp(value, "other")) {
+            wl_error_set(err, source, line, key, "expected same or other, got '%.60s'", value);
+            return WL_EINVAL;
+        }
+        s->same_board = strcmp(value, "same") == 0;
+        return WL_OK;
+    }
     if (!strcmp(key, "interval")) {
         double l;
         if (wl_core_parse_real(value, 0, 100, source, line, key, &l, err))
@@ -672,6 +680,8 @@ static int finish(wl_sweep_spec *s, wl_error *err)
         for (size_t i = 0; i < ng; i++)
             if ((rc = wl_calib_uncertainty_load(s->gpus.v[i], &s->unc[i], err)))
                 return rc;
+            else if (s->same_board)
+                memset(&s->unc[i].board, 0, sizeof s->unc[i].board);
     }
     int requested = s->clocks.n > 0 && !s->clock_max;
     if (s->clock_max) {

@@ -48,6 +48,8 @@ struct wl_sweep_spec {
     const wl_core_latency_type *lat;
     int no_power_limit;
     double level; /* prediction intervals, 0: none */
+    int same_board; /* the intervals are for the board the presets carry:
+                       no spread between boards */
     origin o_level;
     char report_title[256], report_objective[64];
     /* resolved by finish */

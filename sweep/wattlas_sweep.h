@@ -42,7 +42,9 @@ void wl_sweep_spec_free(wl_sweep_spec *s);
  *   scope: model|layer|kernel; classes: on|off (a row per kernel class:
  *     launches, busy time and energy of each); latency: tiled|roofline;
  *   power_limit: on|off; interval: a level (0.95 or 95), adds the
- *     prediction-interval columns
+ *     prediction-interval columns; board: other (the default: the
+ *     intervals add the spread between boards and hosts of one product)
+ *     or same (the preset carries the very board predicted)
  * Values given again from the same origin are appended to the axis; from
  * another origin they replace it (command-line options after --spec win). */
 int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, const char *source,

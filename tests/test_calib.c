@@ -759,6 +759,123 @@ static void test_refit_reproduces_shipped(void **state)
     wl_calib_free(set);
 }
 
+/* An uncertainty with no coefficient covariance and no residual spread:
+ * only the board spread b widens the interval. */
+static wl_calib_uncertainty board_only(wl_calib_board_spread b)
+{
+    wl_calib_uncertainty u;
+    memset(&u, 0, sizeof u);
+    u.np = wl_calib_param_count();
+    u.valid = 1;
+    u.board = b;
+    return u;
+}
+
+/* The board-to-board spread, by hand. A host-bound run of 100 tiny
+ * kernels takes T(s) = 100 s h + t_k (the host issues one every s h, the
+ * last then runs), so with only the host's spread sd the 95% interval is
+ * T exp(+-z ln(T(e^+-sd) / T)). A dynamic-power spread leaves the time of
+ * an unthrottled run alone and moves its power by less than its own
+ * factor; a setpoint spread never puts the upper bound above the limit. */
+static void test_board_spread_interval(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &g, &err), WL_OK);
+    g.coef.host_launch_us = 30;
+    g.coef.host_op_launch_us = 0;
+    g.coef.launch_clk = 0;
+    wl_core_workload *wl = wl_core_workload_create("tiny");
+    wl_kernel k = test_ew(WL_EW_ADD, 4096, WL_DT_BF16);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(wl_core_workload_add(wl, &k), WL_OK);
+    wl_core_evaluator *ev;
+    assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &ev), WL_OK);
+    double tk = wl_core_evaluator_kernel_us(ev, 0, 1200);
+    wl_core_op op = {.sm_clock_mhz = 1200, .ignore_power_limit = 1};
+    wl_core_result c;
+    assert_int_equal(wl_core_evaluator_run(ev, &op, &c), WL_OK);
+    const double sd = 0.4, z = 1.959963985;
+    assert_true(tk < 30 * exp(-sd)); /* host-bound on either side */
+    double T = (100 * 30 + tk), Tu = (100 * 30 * exp(sd) + tk), Td = (100 * 30 * exp(-sd) + tk);
+    assert_close(c.time_ms, T * 1e-3, 1e-9);
+    wl_calib_uncertainty u = board_only((wl_calib_board_spread){.host_sd = sd});
+    wl_calib_iv iv;
+    assert_int_equal(wl_calib_interval(ev, &g, &u, &op, 0.95, &c, &iv), WL_OK);
+    assert_close(iv.time_hi_ms, c.time_ms * exp(z * log(Tu / T)), 1e-6 * c.time_ms);
+    assert_close(iv.time_lo_ms, c.time_ms * exp(-z * log(T / Td)), 1e-6 * c.time_ms);
+    /* the confidence interval (the coefficients') stays a point */
+    assert_close(iv.conf_time_lo_ms, c.time_ms, 1e-12);
+    /* the same board: no spread, a point */
+    wl_calib_uncertainty same = board_only((wl_calib_board_spread){0});
+    assert_int_equal(wl_calib_interval(ev, &g, &same, &op, 0.95, &c, &iv), WL_OK);
+    assert_close(iv.time_hi_ms, c.time_ms, 1e-12);
+    assert_close(iv.power_lo_w, c.power_w, 1e-9);
+    wl_core_evaluator_free(ev);
+    wl_core_workload_free(wl);
+
+    /* a big GEMM, unthrottled: dynamic power only */
+    wl = wl_core_workload_create("gemm");
+    k = test_gemm(8192, 8192, 8192, 1);
+    assert_int_equal(wl_core_workload_add(wl, &k), WL_OK);
+    assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &ev), WL_OK);
+    assert_int_equal(wl_core_evaluator_run(ev, &op, &c), WL_OK);
+    const double dsd = 0.22;
+    u = board_only((wl_calib_board_spread){.dyn_power_sd = dsd});
+    assert_int_equal(wl_calib_interval(ev, &g, &u, &op, 0.95, &c, &iv), WL_OK);
+    assert_close(iv.time_lo_ms, c.time_ms, 1e-9 * c.time_ms);
+    assert_close(iv.time_hi_ms, c.time_ms, 1e-9 * c.time_ms);
+    assert_true(iv.power_lo_w < c.power_w && iv.power_hi_w > c.power_w);
+    assert_true(iv.power_hi_w < c.power_w * exp(z * dsd));
+    assert_true(iv.power_lo_w > c.power_w * exp(-z * dsd));
+    /* at the top clock under the limit: a board that holds less runs
+     * slower; none averages above its limit */
+    wl_core_op top = {.sm_clock_mhz = g.sm_clock_max_mhz};
+    assert_int_equal(wl_core_evaluator_run(ev, &top, &c), WL_OK);
+    assert_true(c.throttled);
+    u = board_only(wl_calib_board_spread_class());
+    assert_int_equal(wl_calib_interval(ev, &g, &u, &top, 0.95, &c, &iv), WL_OK);
+    assert_true(iv.power_hi_w <= 1.01 * g.power_limit_w + 1e-9);
+    assert_true(iv.power_lo_w < c.power_w && iv.time_hi_ms > c.time_ms);
+    wl_core_evaluator_free(ev);
+    wl_core_workload_free(wl);
+}
+
+/* FNV-1a 64 of a file's bytes, written out here from its definition. */
+static unsigned long long fnv1a(const char *path)
+{
+    unsigned long long h = 14695981039346656037ULL;
+    FILE *f = fopen(path, "rb");
+    int ch;
+    while (f && (ch = fgetc(f)) != EOF) {
+        h ^= (unsigned char)ch;
+        h *= 1099511628211ULL;
+    }
+    if (f)
+        fclose(f);
+    return h;
+}
+
+/* A preset fitted on a file knows it again by its data_hash. */
+static void test_fitted_on(void **state)
+{
+    (void)state;
+    const char *p = test_path("rows.csv");
+    test_write_file(p, "gpu,model\nh100-sxm-80gb,k\n");
+    wl_calib_uncertainty u = board_only(wl_calib_board_spread_class());
+    assert_false(wl_calib_fitted_on(&u, p)); /* no hash stated */
+    snprintf(u.data_hash, sizeof u.data_hash, "fnv1a64:%016llx", fnv1a(p));
+    assert_true(wl_calib_fitted_on(&u, p));
+    test_write_file(p, "gpu,model\nh100-sxm-80gb,l\n");
+    assert_false(wl_calib_fitted_on(&u, p));
+    /* the class spread is what the boards measured gave */
+    wl_calib_board_spread b = wl_calib_board_spread_class();
+    assert_true(b.dyn_power_sd > 0.1 && b.dyn_power_sd < 0.3);
+    assert_true(b.setpoint_sd > 0.05 && b.setpoint_sd < 0.2);
+    assert_true(b.host_sd > 0.2 && b.host_sd < 0.5);
+}
+
 typedef struct {
     int n;
     double worst;
@@ -868,6 +985,8 @@ int main(void)
         cmocka_unit_test(test_host_fit),
         cmocka_unit_test(test_few_shot),
         cmocka_unit_test(test_interval_coverage),
+        cmocka_unit_test(test_board_spread_interval),
+        cmocka_unit_test(test_fitted_on),
         cmocka_unit_test(test_one_clock_and_bad_rows),
         cmocka_unit_test(test_refit_reproduces_shipped),
         cmocka_unit_test(test_accuracy_a100_dvfs),

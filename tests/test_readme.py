@@ -735,6 +735,27 @@ def accuracy_h100_board2():
             + f" {vw} (mean {vm}) |"]
 
 
+def coverage(err):
+    m = re.search(r"intervals cover the measurement: time ([0-9.]+)%, power ([0-9.]+)%, "
+                  r"energy ([0-9.]+)%", err)
+    if not m:
+        raise AssertionError(f"no coverage line in:\n{err[-3000:]}")
+    return m.groups()
+
+
+@claim()
+def board_spread_coverage():
+    """Boards differ: interval coverage on the two boards of this repository"""
+    out = []
+    for path in ("data/h100-vm-2026-11/measurements/h100-sxm-80gb-models.csv",
+                 "data/h200-vm-2026-11/measurements/h200-sxm-141gb-models.csv"):
+        t, p, e = coverage(w(f"validate {path} --no-lomo --interval 95").err)
+        t0, p0, e0 = coverage(w(f"validate {path} --no-lomo --interval 95 --board same").err)
+        out.append(f"{t}% of rows for time, {p}% for power and {e}% for energy "
+                   f"({t0}/{p0}/{e0}% without")
+    return out
+
+
 @claim(data=True)
 def accuracy_h200_board_b():
     """the accuracy table: this repository's H200 (data/h200-vm-2026-11)"""
