@@ -103,34 +103,37 @@ char *wl_calib_preset_spec(const char *preset_text, const char *vf_text)
     return buf;
 }
 
-int wl_calib_vf_section(const char *idle_path, double v_ref_mv, char **out, wl_error *err)
+/* One [vf] column as a list, eight values a line. */
+static void vf_list(FILE *m, const char *key, const double *v, int n)
+{
+    fprintf(m, "%s =", key);
+    for (int i = 0; i < n; i++)
+        fprintf(m, "%s %.2f", i == 0 ? "" : (i % 8 == 0 ? ",\n   " : ","), v[i]);
+    fputc('\n', m);
+}
+
+int wl_calib_vf_section(const char *idle_path, const wl_core_gpu *gpu, char **out, wl_error *err)
 {
     *out = NULL;
-    char *table = NULL, *buf = NULL;
-    size_t tlen = 0, len = 0;
-    FILE *m = open_memstream(&table, &tlen);
+    wl_core_gpu g = *gpu;
+    int rc = wl_preset_gpu_idle_table(&g, idle_path, err);
+    if (rc)
+        return rc;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
     if (!m)
         return WL_ENOMEM;
-    int rc = wl_preset_derive_vf(idle_path, 60, m, err);
-    if (fclose(m) != 0 && !rc)
-        rc = WL_ENOMEM;
-    if (!rc && strncmp(table, "[vf]\n", 5) != 0)
-        rc = WL_EINVAL;
-    if (!rc) {
-        m = open_memstream(&buf, &len);
-        if (!m) {
-            rc = WL_ENOMEM;
-        } else {
-            fprintf(m, "; V-f curve and idle board power derived by wattlas calibrate --idle\n"
-                       "[vf]\nv_ref_mv = %g\n%s", v_ref_mv, table + 5);
-            if (fclose(m) != 0)
-                rc = WL_ENOMEM;
-        }
-    }
-    free(table);
-    if (rc) {
+    fprintf(m, "; V-f curve and idle board power derived by wattlas calibrate --idle: idle power\n"
+               "; measured, smoothed at 60 MHz knots; voltage the table's where it has a\n"
+               "; voltage_mv column, else the preset's curve at the knots\n[vf]\nv_ref_mv = %g\n",
+            gpu->v_ref_mv);
+    vf_list(m, "clock_mhz", g.vf.clock_mhz, g.vf.n);
+    vf_list(m, "voltage_mv", g.vf.voltage_mv, g.vf.n);
+    vf_list(m, "idle_power_w", g.vf.idle_w, g.vf.n);
+    if (fclose(m) != 0) {
         free(buf);
-        return rc;
+        return WL_ENOMEM;
     }
     *out = buf;
     return WL_OK;

@@ -348,7 +348,7 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
     if (o->idle) {
         wl_core_gpu g2;
         char *spec = NULL;
-        if ((rc = wl_calib_vf_section(o->idle, gpu.v_ref_mv, &vf_text, err)))
+        if ((rc = wl_calib_vf_section(o->idle, &gpu, &vf_text, err)))
             goto done;
         if (!(spec = wl_calib_preset_spec(text, vf_text))) {
             wl_error_set(err, o->idle, 0, "", "out of memory");

@@ -23,11 +23,14 @@ typedef struct {
     long long gen_tokens;
     char optimizer[16], master_dtype[16], launch[16];
     /* the software it ran on (stack: hf5 or hf4, impl: hf-eager or fused).
-     * A row that does not say is hf5 (today's stack), except an A100 row
-     * in EnergAIzer's 13-column schema (no column of the measurement
+     * A row that does not say is hf5 (today's stack), except a row in
+     * EnergAIzer's 13-column schema (no column of the measurement
      * harness's: power_limit_w, gen_tokens, optimizer, master_dtype,
-     * launch, repeats, throttle_reasons): EnergAIzer's artifact, its
-     * only GPU the A100, ran transformers 4.x */
+     * launch, repeats, throttle_reasons) that is of EnergAIzer's kind: an
+     * A100 row, or a whole model (a built-in model preset) with its power
+     * on any GPU (EnergAIzer's H100 rows). EnergAIzer's artifact ran
+     * transformers 4.x; the 13-column files ../shared/data measured on
+     * PyTorch 2.11 are time-only host rows and one-kernel databases. */
     char stack[16], impl[16];
     int line;
 } wl_calib_row;
@@ -335,9 +338,11 @@ void wl_calib_validation_counts(const wl_calib_validation *v, wl_calib_validatio
 
 /* ---- calibrated presets -------------------------------------------------------- */
 
-/* A [vf] section from a measured idle table (60 MHz knots), keeping the
- * preset's leakage reference voltage: malloc'd text in *out. */
-int wl_calib_vf_section(const char *idle_path, double v_ref_mv, char **out, wl_error *err);
+/* A [vf] section from a measured idle table (60 MHz knots, as
+ * wl_preset_gpu_idle_table smooths it), keeping the GPU's leakage
+ * reference voltage, and its V-f curve where the table has no voltage
+ * column (NVML reads none): malloc'd text in *out. */
+int wl_calib_vf_section(const char *idle_path, const wl_core_gpu *gpu, char **out, wl_error *err);
 typedef struct {
     const char *preset_text; /* the GPU preset as given */
     const char *vf_text;     /* a [vf] section replacing the preset's, or NULL */

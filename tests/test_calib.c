@@ -842,6 +842,37 @@ static void test_board_spread_interval(void **state)
     wl_core_workload_free(wl);
 }
 
+/* The stack a row without a stack column ran: EnergAIzer's kind in its
+ * 13-column schema (an A100 row; a whole model with its power on any GPU)
+ * is its transformers 4.x; a time-only host row, a one-kernel database
+ * row and any row of the harness's schema are today's. */
+static void test_row_stack_default(void **state)
+{
+    (void)state;
+    const char *p = test_path("stacks.csv");
+    test_write_file(p, "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,"
+                       "time_ms,energy_j,power_w,temp_c\n"
+                       "h100-sxm-80gb,bert-large,1,128,bf16,prefill,eager,1830,1830,7.1,,160,\n"
+                       "h100-sxm-80gb,gpt2,1,8,bf16,prefill,eager,1980,1980,7.0,,,\n"
+                       "h100-sxm-80gb,k-gemm-8192x8192x8192,1,,bf16,prefill,eager,510,510,4.6,,280,\n"
+                       "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,9.0,,,\n");
+    const char *q = test_path("stacks-harness.csv");
+    test_write_file(q, "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,"
+                       "time_ms,energy_j,power_w,temp_c,power_limit_w\n"
+                       "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,9.0,,200,,\n");
+    static const char *const want[] = {"hf4", "hf5", "hf5", "hf4"};
+    wl_calib_set *set;
+    wl_error err;
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    assert_int_equal(wl_calib_count(set), 4);
+    for (size_t i = 0; i < 4; i++)
+        assert_string_equal(wl_calib_row_at(set, i)->stack, want[i]);
+    wl_calib_free(set);
+    assert_int_equal(wl_calib_load(q, &set, &err), WL_OK);
+    assert_string_equal(wl_calib_row_at(set, 0)->stack, "hf5");
+    wl_calib_free(set);
+}
+
 /* FNV-1a 64 of a file's bytes, written out here from its definition. */
 static unsigned long long fnv1a(const char *path)
 {
@@ -987,6 +1018,7 @@ int main(void)
         cmocka_unit_test(test_interval_coverage),
         cmocka_unit_test(test_board_spread_interval),
         cmocka_unit_test(test_fitted_on),
+        cmocka_unit_test(test_row_stack_default),
         cmocka_unit_test(test_one_clock_and_bad_rows),
         cmocka_unit_test(test_refit_reproduces_shipped),
         cmocka_unit_test(test_accuracy_a100_dvfs),

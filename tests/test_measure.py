@@ -289,6 +289,113 @@ class Writers(unittest.TestCase):
                 os.umask(old)
 
 
+class Quick(unittest.TestCase):
+    def test_plan(self):
+        """The quick set: four clocks on the 15 MHz grid from 0.35 of the top
+        clock to the top (0.35 x 1980 = 693 -> 690; 1980 x (0.35 + 0.65/3) =
+        1122 -> 1125; x (0.35 + 1.3/3) = 1551 -> 1545), the ten kernels the
+        issue names, all in the kernel database, and a plan inside two
+        minutes with the defaults."""
+        from wattlas import measure_quick as q
+        self.assertEqual(q.quick_clocks(1980), [690, 1125, 1545, 1980])
+        self.assertEqual(q.quick_clocks(1410), [495, 795, 1110, 1410])
+        specs = q.quick_specs(measure.kernel_specs)
+        self.assertEqual([(s["name"], s["dtype"]) for s in specs], list(q.QUICK_KERNELS))
+        args = measure.build_parser().parse_args(["quick", "-o", "x"])
+        self.assertEqual(args.board, None)
+        self.assertLess(q.quick_plan_s(args, 4), 120)
+        with self.assertRaises(measure.MeasureError):
+            q.quick_clocks(0)
+        for bad in (["quick", "-o", "x", "--window-s", "0.1"], ["quick", "-o", "x", "--launches", "0"]):
+            with self.assertRaises(measure.MeasureError):
+                measure.check_args(measure.build_parser().parse_args(bad))
+
+    def test_quick_run_to_board_preset(self):
+        """quick end to end with the GPU's side replayed from board B's own
+        measurements (data/h200-vm-2026-11): the idle table, the kernel rows
+        at 990 and 1980 MHz (each carrying NVML's enforced limit), the host
+        preset, then calibrate --fit auto writes a board preset that predict
+        takes, and that fits this board's power better than the product's
+        preset does."""
+        if not os.access(BIN, os.X_OK):
+            self.skipTest("bin/wattlas not built")
+        import csv
+        import shutil
+        from types import SimpleNamespace
+        from wattlas import measure_quick as q
+        src = os.path.join(ROOT, "data", "h200-vm-2026-11")
+        with open(os.path.join(src, "measurements", "h200-sxm-141gb-kernels.csv")) as f:
+            measured = list(csv.DictReader(f))
+        notes = []
+
+        def run_cases(kargs, nvml, h, gpu, cases, make_step, save):
+            rows = []
+            clocks = measure.parse_list(kargs.clocks, "--clocks", integer=True)
+            for c in cases:
+                for clk in clocks:
+                    for m in measured:
+                        if (m["model"], m["dtype"], int(m["sm_clock_mhz"])) == \
+                                (c["model"], c["dtype"], clk):
+                            r = {k: v for k, v in m.items() if v != ""}
+                            for k in ("time_ms", "power_w", "energy_j", "measured_clock_mhz",
+                                      "temp_c"):
+                                r[k] = float(r[k])
+                            r["throttle_reasons"] = int(r.get("throttle_reasons", "0"), 16)
+                            r["sm_clock_mhz"] = clk
+                            rows.append(r)
+                            save(rows)
+            return rows
+
+        def cmd_idle(a, nvml, h, gpu):
+            with open(os.path.join(src, "gpu-tables", "h200-sxm-141gb-idle.csv")) as f:
+                measure._atomic_write(a.out, f.read())
+
+        def cmd_host(a, nvml, h, gpu):
+            shutil.copy(os.path.join(src, "h200-vm-b.ini"), os.path.join(a.out, a.id + ".ini"))
+
+        steps = SimpleNamespace(
+            parse_list=measure.parse_list, kernel_specs=measure.kernel_specs,
+            trace_name=measure.trace_name, _atomic_write=measure._atomic_write,
+            json=__import__("json"), measurements_text=measure.measurements_text,
+            _torch_step=None, _run_cases=run_cases, cmd_idle=cmd_idle, cmd_host=cmd_host,
+            _note=lambda a, t: notes.append(t))
+        nvml = SimpleNamespace(max_sm_clock_mhz=lambda h: 1980, power_limit_w=lambda h: 700.0)
+        with tempfile.TemporaryDirectory() as d:
+            args = measure.build_parser().parse_args(
+                ["--quiet", "quick", "-o", d, "--clocks", "990,1980", "--preset",
+                 "h200-sxm-141gb"])
+            old = os.environ.get("WATTLAS_BIN")
+            os.environ["WATTLAS_BIN"] = BIN
+            try:
+                board = q.cmd_quick(args, nvml, None, "h200-sxm-141gb", steps)
+            finally:
+                if old is None:
+                    del os.environ["WATTLAS_BIN"]
+                else:
+                    os.environ["WATTLAS_BIN"] = old
+            self.assertEqual(board, os.path.join(d, "board.ini"))
+            with open(board) as f:
+                self.assertIn("[calibration]", f.read())
+            kcsv = os.path.join(d, "measurements", "h200-sxm-141gb-kernels.csv")
+            with open(kcsv) as f:
+                rows = list(csv.DictReader(f))
+            # board B measured eight of the ten (no fp32 GEMM, no add), RMSNorm at 1980 only
+            self.assertEqual(len(rows), 15)
+            self.assertTrue(all(float(r["power_limit_w"]) == 700 for r in rows))
+            self.assertTrue(any("setpoint" in n and "8192" in n for n in notes), notes)
+            r = subprocess.run([BIN, "predict", "--gpu", board, "--model", "gpt2", "--clock",
+                                "990", "--format", "csv"], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            mape = []
+            for gpu in (board, "h200-sxm-141gb"):
+                r = subprocess.run([BIN, "validate", kcsv, "--gpu", gpu, "--traces",
+                                    os.path.join(d, "traces"), "--no-lomo", "--quiet"],
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                mape.append(float(r.stderr.split("power ")[1].split("%")[0]))
+            self.assertLess(mape[0], mape[1])
+
+
 class Profiles(unittest.TestCase):
     def test_profile_written_and_read(self):
         """A profiler trace as 'profile' writes it (gzipped, with the clock

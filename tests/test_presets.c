@@ -411,6 +411,34 @@ static void test_derive_vf_outlier(void **state)
     assert_non_null(strstr(out, "idle_power_w = 73.00, 73.60")); /* 70 + 0.01 f, exact */
 }
 
+/* A sparse table, as the harness's quick run measures (four clocks 240-480
+ * MHz apart, idle power rising 60 W above the knee): no row is a
+ * transient, and knots with no row in their window lie on the straight line
+ * between the rows either side: at 1050 MHz, between (810, 80) and
+ * (1290, 92): 80 + 12 x 240/480 = 86; at 1710, between (1290, 92) and
+ * (1980, 140): 92 + 48 x 420/690 = 121.22. */
+static void test_derive_vf_sparse(void **state)
+{
+    (void)state;
+    const char *path = test_path("sparse-idle.csv");
+    test_write_file(path, "sm_clock_mhz,voltage_mv,idle_power_w\n"
+                          "690,,78\n810,,80\n1290,,92\n1980,,140\n");
+    char out[8192];
+    FILE *o = fmemopen(out, sizeof out, "w");
+    wl_error err;
+    assert_int_equal(wl_preset_derive_vf(path, 60, o, &err), WL_OK);
+    fclose(o);
+    assert_null(strstr(out, "dropped"));
+    assert_null(strstr(out, "nan"));
+    assert_non_null(strstr(out, "1980.00\n")); /* the top clock is kept */
+    wl_core_gpu g;
+    assert_int_equal(wl_preset_gpu_load("h200-sxm-141gb", &g, &err), WL_OK);
+    assert_int_equal(wl_preset_gpu_idle_table(&g, path, &err), WL_OK);
+    assert_close(wl_core_gpu_idle_w(&g, 1050), 86.0, 1e-6);
+    assert_close(wl_core_gpu_idle_w(&g, 1710), 92.0 + 48.0 * 420.0 / 690.0, 1e-6);
+    assert_close(wl_core_gpu_idle_w(&g, 1980), 140.0, 1e-6);
+}
+
 /* GPU names as tools print them resolve to presets; every alias of every
  * preset resolves to that preset and to no other. */
 static void test_gpu_aliases(void **state)
@@ -696,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_set_get),        cmocka_unit_test(test_derive_vf),
         cmocka_unit_test(test_library_peaks),  cmocka_unit_test(test_vf_rule),
         cmocka_unit_test(test_derive_vf_outlier),
+        cmocka_unit_test(test_derive_vf_sparse),
         cmocka_unit_test(test_apply_design_change),
         cmocka_unit_test(test_gpu_aliases),
         cmocka_unit_test(test_idle_table),

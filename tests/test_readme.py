@@ -757,6 +757,30 @@ def board_spread_coverage():
 
 
 @claim(data=True)
+def quick_board_b():
+    """measure quick: the board preset from board B's quick set, on its whole models"""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from wattlas import measure_quick
+    want = set(measure_quick.QUICK_KERNELS)
+    d = "data/h200-vm-2026-11"
+    t = tempfile.mkdtemp(prefix="wattlas-readme-")
+    kcsv = os.path.join(t, "h200-sxm-141gb-kernels.csv")
+    with open(f"{d}/measurements/h200-sxm-141gb-kernels.csv", encoding="utf-8") as fi, \
+            open(kcsv, "w", encoding="utf-8") as fo:
+        lines = fi.readlines()
+        fo.write(lines[0])
+        fo.writelines(l for l in lines[1:] if tuple(l.split(",")[i] for i in (1, 4)) in want)
+    ini = os.path.join(t, "board.ini")
+    w(f"calibrate --gpu h200-sxm-141gb {kcsv} --traces {d}/traces,../shared/data/traces "
+      f"--idle {d}/gpu-tables/h200-sxm-141gb-idle.csv --host {d}/h200-vm-b.ini --fit auto "
+      f"-o {ini} --quiet")
+    m = mape(w(f"validate {d}/measurements/h200-sxm-141gb-models.csv --gpu {ini} --no-lomo").err)
+    p = mape(w(f"validate {d}/measurements/h200-sxm-141gb-models.csv --no-lomo").err)
+    return [f"whole-model rows at {m[0]}/{m[1]}/{m[2]}% (time/power/energy) against "
+            f"{p[0]}/{p[1]}/{p[2]}% on the product's preset"]
+
+
+@claim(data=True)
 def accuracy_h200_board_b():
     """the accuracy table: this repository's H200 (data/h200-vm-2026-11)"""
     d = "data/h200-vm-2026-11"

@@ -21,6 +21,11 @@ Every subcommand writes the schema of wattlas's measurement data
 * ``profile``: one step of each ``models`` workload under torch.profiler at
   each locked clock -> PyTorch profiles (``wattlas predict --trace``) and a
   summary.csv beside them.
+* ``quick``: a board's calibration set in about a minute (idle and ten
+  kernels at four clocks, the controller's setpoint at the top clock, the
+  host's cost per kernel), then ``wattlas calibrate --fit auto`` on it -> a
+  board preset (``DIR/board.ini``) for ``wattlas predict --gpu``
+  (measure_quick.py).
 
 Method: the SM clock is locked with nvmlDeviceSetGpuLockedClocks and the power
 limit set with nvmlDeviceSetPowerManagementLimit; both are restored on exit,
@@ -61,6 +66,7 @@ from .measure_nvml import (  # noqa: F401
 from .measure_cases import (  # noqa: F401
     kernel_specs, trace_name, _torch_step, MODEL_CONFIGS, check_positions,
     model_cases, _model_step, tiny_specs)
+from . import measure_quick
 
 
 def software_stack():
@@ -123,6 +129,9 @@ def _progress(args, text):
     """A line per point: rewritten in place on a terminal, appended to a log."""
     if args.quiet:
         return
+    eta = getattr(args, "eta", None)  # quick: elapsed and left
+    if eta:
+        text = eta() + text
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K" + text)
     else:
@@ -446,7 +455,7 @@ def build_parser():
     p.add_argument("--device", type=int, default=0, help="GPU index (default 0)")
     p.add_argument("--gpu", help="the gpu column (default: NVML's board name)")
     p.add_argument("--quiet", action="store_true", help="no progress or notes")
-    sub = p.add_subparsers(dest="command", metavar="idle|kernels|models|host|profile")
+    sub = p.add_subparsers(dest="command", metavar="idle|kernels|models|host|profile|quick")
     sub.required = True
 
     def common(sp, clocks_required):
@@ -498,6 +507,20 @@ def build_parser():
     sp.add_argument("--forwards", type=int, default=200, help="forward passes per loop")
     sp.add_argument("--id", default="my-host", help="the host preset's id")
     sp.add_argument("-o", "--out", required=True, help="a directory")
+    sp = sub.add_parser("quick", help="a board's calibration set in about a minute, then its "
+                                      "board preset (DIR/board.ini) by wattlas calibrate")
+    sp.add_argument("--clocks", help="SM clocks to lock, MHz (default: four from 0.35 of the "
+                                     "top clock to the top)")
+    sp.add_argument("--warmup-s", type=float, default=0.25, help="seconds before a window")
+    sp.add_argument("--window-s", type=float, default=0.5, help="seconds measured per point")
+    sp.add_argument("--preset", help="the product's preset, the fit's prior (default: the gpu "
+                                     "name, as 'wattlas presets' resolves it)")
+    sp.add_argument("--board", help="the board preset written (default DIR/board.ini)")
+    sp.add_argument("--no-host", action="store_true", help="keep the preset's host class")
+    sp.add_argument("--launches", type=int, default=3000, help="host: bare-op calls per loop")
+    sp.add_argument("--forwards", type=int, default=50, help="host: forward passes per loop")
+    sp.add_argument("--host-id", default="my-host", help="the host preset's id")
+    sp.add_argument("-o", "--out", required=True, help="a directory")
     return p
 
 
@@ -523,13 +546,15 @@ def check_args(args):
         check_positions(models, parse_list(args.seq, "--seq", True), modes, args.gen_tokens)
     if args.command == "profile" and not 1 <= args.steps <= 1000:
         raise MeasureError("--steps: 1 to 1000")
-    if args.command == "host":
+    if args.command in ("host", "quick"):
         for k, hi in (("launches", 10 ** 7), ("forwards", 10 ** 6), ("batch", 4096),
                       ("seq", 131072)):
-            if not 1 <= getattr(args, k) <= hi:
+            if hasattr(args, k) and not 1 <= getattr(args, k) <= hi:
                 raise MeasureError("--%s: 1 to %d" % (k, hi))
-        if not args.id or any(c in args.id for c in "/\n") or len(args.id) > 63:
-            raise MeasureError("--id: a name of 1 to 63 characters, no '/'")
+        hid = args.id if args.command == "host" else args.host_id
+        if not hid or any(c in hid for c in "/\n") or len(hid) > 63:
+            raise MeasureError("--%s: a name of 1 to 63 characters, no '/'"
+                               % ("id" if args.command == "host" else "host-id"))
     for k in ("clocks", "power_limits"):
         if getattr(args, k, None):
             parse_list(getattr(args, k), "--" + k.replace("_", "-"))
@@ -540,8 +565,12 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def cmd_quick(args, nvml, h, gpu):
+    measure_quick.cmd_quick(args, nvml, h, gpu, sys.modules[__name__])
+
+
 COMMANDS = {"idle": cmd_idle, "kernels": cmd_kernels, "models": cmd_models, "host": cmd_host,
-            "profile": cmd_profile}
+            "profile": cmd_profile, "quick": cmd_quick}
 
 
 def main(argv=None):

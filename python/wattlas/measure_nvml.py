@@ -104,6 +104,11 @@ class Nvml:
     def power_limit_w(self, h):
         return self._get("nvmlDeviceGetPowerManagementLimit", ctypes.c_uint, h) / 1000.0
 
+    def enforced_power_limit_w(self, h):
+        """The limit the board enforces (the lowest of the management limit
+        and any other constraint), what its controller holds power under."""
+        return self._get("nvmlDeviceGetEnforcedPowerLimit", ctypes.c_uint, h) / 1000.0
+
     def set_power_limit_w(self, h, w):
         self._call("nvmlDeviceSetPowerManagementLimit", h, ctypes.c_uint(int(round(w * 1000))))
 
