@@ -784,9 +784,10 @@ int wl_calib_uncertainty_load(const char *gpu_id_or_path, wl_calib_uncertainty *
  *    calibration: 7% power MAPE): RMS of (0.31, 0.05) = 0.22;
  *  - the power at which the controller holds a throttled kernel, as a
  *    fraction of the 700 W limit: 0.99-1.01 (shared H100 board), 0.82-0.87
- *    (H100 board 2), 0.76-0.87 (shared H200), 0.84-0.92 (H200 board B),
- *    0.79-0.91 (EnergAIzer's H100 rows at 1830 MHz); over the ten pairs of
- *    the mid values, RMS 0.11;
+ *    (H100 board 2), 0.84-0.96 (H100 board 3, data/h100-serve-2026-11),
+ *    0.76-0.87 (shared H200), 0.84-0.92 (H200 board B), 0.79-0.91
+ *    (EnergAIzer's H100 rows at 1830 MHz); over the fifteen pairs of the
+ *    mid values (1.00, 0.845, 0.92, 0.815, 0.88, 0.85), RMS 0.10;
  *  - the host's cost per kernel of an HF forward (GPT-2 b1 s8): 18 us
  *    (EnergAIzer's H100 host), 20.7 (the shared H100 host), 21.3 (the
  *    shared H200 host), 23.6 (board B's VM), 37.8 (board 2's VM): over the
@@ -795,7 +796,7 @@ int wl_calib_uncertainty_load(const char *gpu_id_or_path, wl_calib_uncertainty *
  *    VM, Llama-3-8B decode against GPT-2 on board 2's). */
 wl_calib_board_spread wl_calib_board_spread_class(void)
 {
-    return (wl_calib_board_spread){.dyn_power_sd = 0.22, .setpoint_sd = 0.11, .host_sd = 0.40};
+    return (wl_calib_board_spread){.dyn_power_sd = 0.22, .setpoint_sd = 0.10, .host_sd = 0.40};
 }
 
 /* The effect on ln time, power and energy of one board factor at one
