@@ -496,7 +496,9 @@ def optimize(data, objective="energy", *, group_by=None, all=False, time="time_m
 def validate(path, *, gpu=None, host=None, traces=None, interval=None, beside=True, fmt=None):
     """Predicts every row of a measurements file (the schema of
     shared/data/measurements), as ``wattlas validate``: Rows of the input
-    columns and predicted_* (with ``interval``, e.g. 0.95, the bounds too);
+    columns and predicted_* (with ``interval``, e.g. 0.95, the bounds too,
+    with the spread between boards unless the preset was fitted on this
+    very file);
     ``rows.summary`` holds the pooled MAPE of time, power and energy and the
     row counts. Raises Error when no row can be scored.
 
@@ -561,7 +563,9 @@ _AXES_DOC = """
     launch: eager or graphs (decode); stack: hf5 (transformers 5.x, the
     default) or hf4 (EnergAIzer's A100 stack); impl: hf-eager or fused;
     latency: tiled or roofline;
-    interval: a prediction interval level (95); learned: a learned model.
+    interval: a prediction interval level (95), with the spread between
+    boards and hosts of one product unless board="same" (the preset was
+    calibrated on this very board); learned: a learned model.
 """
 
 
