@@ -242,7 +242,8 @@ static int predict_run(const predict_opts *o)
             wl_results_table_free(tab);
         }
         const wl_calib_uncertainty *un = o->interval ? wl_sweep_spec_uncertainty(o->spec, 0) : NULL;
-        if (un && !(un->board.host_sd > 0))
+        if (un && !(un->board.dyn_power_sd > 0 || un->board.setpoint_sd > 0 ||
+                    un->board.host_sd > 0))
             fprintf(f, "# the interval is for the board the preset was calibrated on "
                        "(--board same)\n");
         else if (un)

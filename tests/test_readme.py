@@ -612,12 +612,7 @@ def accuracy_dvfs():
 @claim(data=True)
 def accuracy_interval():
     """95% prediction intervals' coverage on the DVFS rows"""
-    r = w(f"validate {DVFS} --no-lomo --interval 95")
-    m = re.search(r"intervals cover the measurement: time ([0-9.]+)%, power ([0-9.]+)%, "
-                  r"energy ([0-9.]+)%", r.err)
-    if not m:
-        raise AssertionError(f"no coverage line in:\n{r.err[-3000:]}")
-    t, p, e = m.groups()
+    t, p, e = coverage(w(f"validate {DVFS} --no-lomo --interval 95").err)
     return [f"cover the measured time in {t}% of the DVFS rows, power in {p}%, energy in {e}%"]
 
 
