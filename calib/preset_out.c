@@ -145,7 +145,7 @@ int wl_calib_vf_section(const char *idle_path, const wl_core_gpu *gpu, char **ou
 void wl_calib_write_info(FILE *f, const char *key, const char *value)
 {
     size_t col = (size_t)fprintf(f, "%s =", key);
-    const char *p = value;
+    const char *p = value ? value : ""; /* a library caller may give no command */
     while (*p) {
         while (*p == ' ')
             p++;

@@ -156,7 +156,8 @@ int wl_calib_param_index(const char *name);
 void wl_calib_stderr(const wl_calib_uncertainty *u, double *se);
 
 /* An informational "key = value" line, wrapped onto indented continuation
- * lines so that no line exceeds what the preset reader takes. */
+ * lines so that no line exceeds what the preset reader takes (value NULL:
+ * empty). */
 void wl_calib_write_info(FILE *f, const char *key, const char *value);
 
 /* [covariance] section of a calibrated preset. */

@@ -484,6 +484,7 @@ typedef struct {
     const wl_core_evaluator *ev;
     const wl_core_op *op;
     double f_mhz, cap, va_f, idle_f; /* request, cap, V(f)^a, idle(f) */
+    double shift_mhz; /* the V-f curve's shift on a die held at the cap, k dT (MHz) */
     const double *tbuf, *gbuf, *tgbuf;
     governor gv;
     eval_sums *s;
@@ -515,7 +516,15 @@ static double held_launch(held_walk *w, const wl_kprep *p, size_t u, double wait
     if (x != w->f_mhz) {
         t = kernel_us(w->ev, p, x * 1e-3);
         double vx = op_voltage(gpu, w->op, x);
-        if (w->va_f > 0)
+        /* its voltage against the run's, both on the hot die's curve: the
+         * solve after the walk multiplies by V(f + k dT)^a */
+        if (w->shift_mhz > 0 && !(w->op->voltage_mv > 0)) {
+            double va = wl_core_gpu_voltage_mv(gpu, x + w->shift_mhz) + w->op->voltage_offset_mv;
+            double vb = wl_core_gpu_voltage_mv(gpu, w->f_mhz + w->shift_mhz) +
+                        w->op->voltage_offset_mv;
+            if (va > 0 && vb > 0)
+                vr = pow(va / vb, gpu->coef.v_exponent);
+        } else if (w->va_f > 0)
             vr = pow(vx > 0 ? vx * 1e-3 : 0, gpu->coef.v_exponent) / w->va_f;
         double dj = (op_idle_w(gpu, w->op, x, vx) - w->idle_f) * t * 1e-6;
         w->s->idle_dj += dj;
@@ -642,6 +651,17 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
     if (held) {
         w.va_f = va_f;
         w.idle_f = idle_f;
+        /* A kernel's board power is P = p_dyn + idle + lambda dT with
+         * dT = R p_dyn / (1 - lambda R) (board_w), that is P = idle + dT / R:
+         * held at the cap it heats the die by R (cap - idle), and its
+         * voltage is the curve's at x + k R (cap - idle), as its target
+         * clock was found (kernel_board_w). Without the shift a kernel held
+         * on the curve's slope below a flat top took V(x), and a GEMM loop
+         * held at the cap drew 7% under it (test_governor_hot_die). A run
+         * averaging under the cap is cooler; its V(f + k dT) in the solve
+         * carries that to the held kernels. */
+        if (c->vf_temp_mhz_per_c > 0 && cap > idle_f)
+            w.shift_mhz = c->vf_temp_mhz_per_c * c->thermal_c_per_w * (cap - idle_f);
         eval_sums zero = {0};
         s = zero;
         for (int k = 0; k < WL_CLASS_COUNT; k++)
