@@ -113,6 +113,7 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
     if (wl_sweep_spec_set(o->spec, "clock", "max", "--clock", 0, &err) ||
         wl_sweep_spec_finish(o->spec, &err))
         return cli_fail(cmd, &err);
+    cli_spec_notes(cmd, o->spec, o->quiet);
     /* a clock no GPU has is a usage error; one some GPUs lack gives their
      * rows as not runnable */
     size_t ng = wl_sweep_spec_axis_count(o->spec, "gpu"), in = 0;

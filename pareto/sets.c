@@ -785,6 +785,7 @@ static const wl_results_col savings_cols[] = {
     WL_RESULTS_COL("fastest_time_ms", WL_COL_NUM, 5, 0),
     WL_RESULTS_COL("fastest_energy_j", WL_COL_NUM, 6, 0),
     WL_RESULTS_COL("max_sm_clock_mhz", WL_COL_NUM, 1, 0),
+    WL_RESULTS_COL("max_effective_clock_mhz", WL_COL_NUM, 1, 0),
     WL_RESULTS_COL("max_time_ms", WL_COL_NUM, 5, 0),
     WL_RESULTS_COL("max_energy_j", WL_COL_NUM, 6, 0),
     WL_RESULTS_COL("energy_saving_vs_fastest_pct", WL_COL_NUM, 2, 0),
@@ -836,6 +837,19 @@ static size_t key_cells(const wl_pareto_set *s, size_t g, wl_results_cell *cells
     return s->ngc;
 }
 
+/* The highest clock requested of a row's operating point, and the clock it
+ * ran at (NAN without an effective clock column). */
+static double top_request(const wl_pareto_set *s, size_t row)
+{
+    double v = s->val[row * s->nv + 3], up = wl_pareto_set_request_upto(s, row);
+    return up > v ? up : v;
+}
+
+static double ran_at(const wl_pareto_set *s, size_t row)
+{
+    return s->pt ? s->pt[4 * row] : s->val[row * s->nv + 3];
+}
+
 int wl_pareto_savings(const wl_pareto_set *s, const wl_pareto_objective *obj,
                       wl_pareto_saving *out)
 {
@@ -855,8 +869,11 @@ int wl_pareto_savings(const wl_pareto_set *s, const wl_pareto_objective *obj,
             ee[r] = v[2];
             if (!isnan(v[0]) && (fast < 0 || v[0] < t[fast]))
                 fast = (long)r;
-            const double *vm = maxc >= 0 ? s->val + order[start[g] + (size_t)maxc] * s->nv : NULL;
-            if (!isnan(v[0]) && !isnan(v[3]) && (!vm || v[3] > vm[3]))
+            /* the top request: a throttled one folded into a lower request
+             * (collapse_rows) counts as the highest request it holds */
+            if (!isnan(v[0]) && !isnan(v[3]) &&
+                (maxc < 0 || top_request(s, order[start[g] + r]) >
+                                 top_request(s, order[start[g] + (size_t)maxc])))
                 maxc = (long)r;
         }
         long c = wl_pareto_choose(obj, t, pp, ee, m);
@@ -891,11 +908,15 @@ void wl_pareto_saving_cells(const wl_pareto_set *s, const wl_pareto_objective *o
     const double *c = s->val + (size_t)sv->chosen * s->nv;
     const double *f = s->val + (size_t)sv->fastest * s->nv;
     const double *m = sv->max_clock >= 0 ? s->val + (size_t)sv->max_clock * s->nv : none;
-    const double v[16] = {c[3], c[0], c[1], c[2], f[3], f[0], f[2], m[3], m[0], m[2],
+    /* the maximum clock's baseline: the top clock requested, and where the
+     * governor ran it */
+    double m_req = sv->max_clock >= 0 ? top_request(s, (size_t)sv->max_clock) : NAN;
+    double m_ran = sv->max_clock >= 0 ? ran_at(s, (size_t)sv->max_clock) : NAN;
+    const double v[17] = {c[3], c[0], c[1], c[2], f[3], f[0], f[2], m_req, m_ran, m[0], m[2],
                           100 * (1 - c[2] / f[2]), 100 * (c[0] / f[0] - 1),
                           100 * (1 - c[2] / m[2]), 100 * (c[0] / m[0] - 1),
                           sv->band_lo_mhz, sv->band_hi_mhz};
-    for (size_t i = 0; i < 16; i++)
+    for (size_t i = 0; i < 17; i++)
         cells[1 + i].v = v[i];
 }
 

@@ -74,12 +74,18 @@ static void sig(char *t, size_t n, double v, int d)
     wl_results_fmt(t, n, v, dec < 0 ? 0 : dec);
 }
 
-/* A group's savings cells from objective on: [0] objective, [1] the chosen
- * clock, [2] time, [3] power, [4] energy, [5]-[7] the fastest point's
- * clock, time, energy, [8]-[10] the maximum clock's, [11]/[12] the saving
- * and penalty against the fastest, [13]/[14] against the maximum clock,
- * [15]/[16] the flat optimum. The savings table's key columns come first,
- * as many as the set has: cells holds WL_PARETO_KEYED_MAX. */
+/* A group's savings cells from objective on, in the order of the savings
+ * table's columns (pareto/sets.c): the objective; the chosen clock, time,
+ * power, energy; the fastest point's clock, time, energy; the maximum
+ * clock's request, the clock it ran at, its time, energy; the saving and
+ * penalty against the fastest, against the maximum clock; the flat
+ * optimum. The savings table's key columns come first, as many as the set
+ * has: cells holds WL_PARETO_KEYED_MAX. */
+enum {
+    SV_OBJECTIVE, SV_CLOCK, SV_TIME, SV_POWER, SV_ENERGY, SV_FAST_CLOCK, SV_FAST_TIME,
+    SV_FAST_ENERGY, SV_MAX_CLOCK, SV_MAX_RAN, SV_MAX_TIME, SV_MAX_ENERGY, SV_SAVE_FAST,
+    SV_PENALTY_FAST, SV_SAVE_MAX, SV_PENALTY_MAX, SV_BAND_LO, SV_BAND_HI
+};
 static const wl_results_cell *saving_of(const choice_table *c, size_t g, wl_results_cell *cells)
 {
     wl_results_col cols[WL_PARETO_KEYED_MAX];
@@ -153,23 +159,22 @@ static void choice_html_md(FILE *md, FILE *html, const choice_table *c, const re
             fputs(" |", md);
             fputs("</td>", html);
         }
-        /* cells (saving_of): 1 clock, 2 time, 3 power, 4 energy, 9 max
-         * time, 10 max energy, 13/14 vs max clock, 15/16 the band */
-        wl_results_fmt(v[0], sizeof v[0], cells[1].v, 0);
-        sig(v[1], sizeof v[1], cells[2].v, 4);
-        wl_results_fmt(v[2], sizeof v[2], cells[3].v, 1);
-        sig(v[3], sizeof v[3], cells[4].v, 4);
-        sig(v[4], sizeof v[4], cells[9].v, 4);
-        sig(v[5], sizeof v[5], cells[10].v, 4);
-        wl_results_fmt(v[6], sizeof v[6], cells[13].v, 1);
-        wl_results_fmt(v[7], sizeof v[7], cells[14].v, 1);
-        if (isfinite(cells[15].v))
-            snprintf(v[8], sizeof v[8], "%.0f-%.0f", cells[15].v, cells[16].v);
+        wl_results_fmt(v[0], sizeof v[0], cells[SV_CLOCK].v, 0);
+        sig(v[1], sizeof v[1], cells[SV_TIME].v, 4);
+        wl_results_fmt(v[2], sizeof v[2], cells[SV_POWER].v, 1);
+        sig(v[3], sizeof v[3], cells[SV_ENERGY].v, 4);
+        sig(v[4], sizeof v[4], cells[SV_MAX_TIME].v, 4);
+        sig(v[5], sizeof v[5], cells[SV_MAX_ENERGY].v, 4);
+        wl_results_fmt(v[6], sizeof v[6], cells[SV_SAVE_MAX].v, 1);
+        wl_results_fmt(v[7], sizeof v[7], cells[SV_PENALTY_MAX].v, 1);
+        if (isfinite(cells[SV_BAND_LO].v))
+            snprintf(v[8], sizeof v[8], "%.0f-%.0f", cells[SV_BAND_LO].v, cells[SV_BAND_HI].v);
         else
             v[8][0] = 0;
-        double upto = sv->max_clock >= 0 ? wl_pareto_set_request_upto(c->set, (size_t)sv->max_clock) : NAN;
+        /* throttled: the top request ran below itself */
+        double req = cells[SV_MAX_CLOCK].v, ran = cells[SV_MAX_RAN].v;
         snprintf(v[9], sizeof v[9], "%s",
-                 isfinite(upto) && isfinite(cells[8].v) && upto > cells[8].v + 0.5 ? "yes" : "");
+                 isfinite(req) && isfinite(ran) && ran < req - 0.5 ? "yes" : "");
         if (sv->chosen < 0)
             for (int i = 0; i < 10; i++)
                 v[i][0] = 0;
@@ -384,17 +389,17 @@ static void headline(FILE *md, FILE *html, const report *r, const choice_table *
                 continue;
             done[h] = 1;
             const wl_results_cell *cells = saving_of(c, h, row);
-            if (c->sv[h].chosen < 0 || !isfinite(cells[13].v))
+            if (c->sv[h].chosen < 0 || !isfinite(cells[SV_SAVE_MAX].v))
                 continue;
             /* insertion: sorted savings for the median */
             size_t i = m++;
-            while (i > 0 && sv[i - 1] > cells[13].v) {
+            while (i > 0 && sv[i - 1] > cells[SV_SAVE_MAX].v) {
                 sv[i] = sv[i - 1];
                 i--;
             }
-            sv[i] = cells[13].v;
-            plo = fmin(plo, cells[14].v);
-            phi = fmax(phi, cells[14].v);
+            sv[i] = cells[SV_SAVE_MAX].v;
+            plo = fmin(plo, cells[SV_PENALTY_MAX].v);
+            phi = fmax(phi, cells[SV_PENALTY_MAX].v);
         }
         char line[400];
         if (m)

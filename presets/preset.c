@@ -805,6 +805,26 @@ static const gpu_field *find_numeric(const char *key)
     return NULL;
 }
 
+const char *wl_preset_gpu_differs(const wl_core_gpu *a, const wl_core_gpu *b)
+{
+    for (size_t i = 0; i < N_GPU_FIELDS; i++) {
+        const gpu_field *f = &gpu_fields[i];
+        const char *pa = (const char *)a + f->off, *pb = (const char *)b + f->off;
+        if (f->type == F_STR ? strncmp(pa, pb, f->size) != 0
+            : f->type == F_INT ? *(const int *)(const void *)pa != *(const int *)(const void *)pb
+                               : memcmp(pa, pb, sizeof(double)) != 0)
+            return f->key;
+    }
+    if (a->vf.n != b->vf.n)
+        return "clock_mhz";
+    for (int i = 0; i < a->vf.n; i++)
+        if (a->vf.clock_mhz[i] != b->vf.clock_mhz[i] || a->vf.voltage_mv[i] != b->vf.voltage_mv[i])
+            return "clock_mhz";
+        else if (a->vf.idle_w[i] != b->vf.idle_w[i])
+            return "idle_power_w";
+    return NULL;
+}
+
 int wl_preset_gpu_value_ok(const char *key, double value, wl_error *err)
 {
     const gpu_field *f = find_numeric(key);

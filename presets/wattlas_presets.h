@@ -73,6 +73,9 @@ int wl_preset_model_parse(const char *text, const char *source, wl_core_model *o
  * WL_EINVAL for a value outside its range (err names the key and the
  * range; its source is left for the caller to name). */
 int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value, wl_error *err);
+/* The first preset key (the schema's order, then the [vf] table's) whose
+ * value differs between a and b, or NULL when every field agrees. */
+const char *wl_preset_gpu_differs(const wl_core_gpu *a, const wl_core_gpu *b);
 int wl_preset_gpu_get(const wl_core_gpu *gpu, const char *key, double *value);
 /* Whether a value is within a numeric key's range (as wl_preset_gpu_set
  * checks it, without a GPU). */

@@ -817,7 +817,9 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
             unsigned long long pi = base + vi * m + ci;
             if (pi < p->lo || pi >= p->hi)
                 continue;
-            double f = clk->v[ci];
+            /* clock = max is each variant's own top clock (a --set
+             * sm_clock_max_mhz lowers it) */
+            double f = s->clock_max ? g.sm_clock_max_mhz : clk->v[ci];
             wl_core_op op = {.sm_clock_mhz = f,
                              .voltage_mv = s->vfix.n ? vv : 0,
                              .voltage_offset_mv = s->vfix.n ? 0 : vv,

@@ -316,7 +316,7 @@ static void test_compare_not_runnable(void **state)
     assert_int_equal(run("compare --gpu a100-pcie-40gb,v100-sxm2-32gb,h100-sxm-80gb --model gpt2 "
                          "--clock 1500 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 4);
-    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,1,128,bf16,eager,prefill,,,,,,,,,,,,,,,,0.789,1,own,"
+    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,1,128,bf16,eager,prefill,,,,,,,,,,,,,,,,,0.789,1,own,"
                                     "1500 MHz is outside a100-pcie-40gb's range 210-1410 MHz"));
     assert_non_null(strstr(out_buf, "v100-sxm2-32gb has no bf16 math"));
     assert_non_null(strstr(out_buf, "\nh100-sxm-80gb,gpt2,1,128,bf16,eager,prefill,1500.0,1500.0,"));

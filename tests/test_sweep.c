@@ -2,6 +2,7 @@
  * marking, spec files, bad specs, interruption. */
 #include "test_util.h"
 #include "../sweep/wattlas_sweep.h"
+#include "../presets/wattlas_presets.h"
 
 #include <unistd.h>
 
@@ -408,10 +409,146 @@ static void test_idle_tables(void **state)
     unlink(p);
 }
 
+/* Field `col` (0-based) of a CSV line, as a number. */
+static double csv_num(const char *line, int col)
+{
+    for (int c = 0; c < col && line; c++) {
+        line = strchr(line, ',');
+        line = line ? line + 1 : NULL;
+    }
+    return line ? strtod(line, NULL) : NAN;
+}
+
+/* Column index of name in a CSV header line, -1 if absent. */
+static int csv_col(const char *header, const char *name)
+{
+    size_t n = strlen(name);
+    int c = 0;
+    for (const char *p = header; p && *p && *p != '\n'; c++) {
+        if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\n' || !p[n]))
+            return c;
+        p = strchr(p, ',');
+        p = p ? p + 1 : NULL;
+    }
+    return -1;
+}
+
+/* clock = max is the top clock as set (a lower bin through --set
+ * sm_clock_max_mhz), and lowering the top clock of one die leaves a run
+ * below both tops alone: the same SMs hold the same bytes in flight per
+ * clock. A spec key that moves calibrated coefficients says so in a note;
+ * a coefficient set by hand does not. */
+static void test_clock_max_as_set(void **state)
+{
+    (void)state;
+    const char *kv[] = {"gpu", "h100-sxm-80gb", "model", "gpt2", "clock", "max",
+                        "set", "sm_clock_max_mhz=1500,1980"};
+    wl_sweep_spec *s = spec_of(kv, 8);
+    char *out = run_to_string(s, 1, 0, 0, WL_FMT_CSV, NULL);
+    int cs = csv_col(out, "sm_clock_mhz"), cm = csv_col(out, "sm_clock_max_mhz");
+    assert_true(cs >= 0 && cm >= 0);
+    int rows = 0;
+    for (char *line = strchr(out, '\n') + 1; *line; line = strchr(line, '\n') + 1, rows++)
+        assert_close(csv_num(line, cs), csv_num(line, cm), 0);
+    assert_int_equal(rows, 2);
+    free(out);
+    wl_sweep_spec_free(s);
+
+    const char *kv2[] = {"gpu", "h100-sxm-80gb", "model", "gpt2", "batch", "8", "seq", "512",
+                         "clock", "990", "set", "sm_clock_max_mhz=1500,1980"};
+    s = spec_of(kv2, 12);
+    out = run_to_string(s, 1, 0, 0, WL_FMT_CSV, NULL);
+    int ct = csv_col(out, "time_ms"), ce = csv_col(out, "energy_j");
+    char *l1 = strchr(out, '\n') + 1, *l2 = strchr(l1, '\n') + 1;
+    assert_true(*l2);
+    assert_close(csv_num(l1, ct), csv_num(l2, ct), 1e-9 * csv_num(l1, ct));
+    assert_close(csv_num(l1, ce), csv_num(l2, ce), 1e-9 * csv_num(l1, ce));
+    for (size_t i = 0; i < wl_sweep_spec_note_count(s); i++)
+        assert_null(strstr(wl_sweep_spec_note(s, i), "transfer rules"));
+    free(out);
+    wl_sweep_spec_free(s);
+
+    const char *kv3[] = {"gpu", "h100-sxm-80gb", "model", "gpt2", "clock", "990",
+                         "set", "dram_bw_gbs=6700"};
+    s = spec_of(kv3, 8);
+    int said = 0;
+    for (size_t i = 0; i < wl_sweep_spec_note_count(s); i++) {
+        const char *n = wl_sweep_spec_note(s, i);
+        said |= strstr(n, "transfer rules") && strstr(n, "mem_path_gbs") &&
+                strstr(n, "dram_background_w") && !strstr(n, "c_tc_w");
+    }
+    assert_true(said);
+    wl_sweep_spec_free(s);
+    const char *kv4[] = {"gpu", "h100-sxm-80gb", "model", "gpt2", "clock", "990",
+                         "set", "c_tc_w=300"};
+    s = spec_of(kv4, 8);
+    for (size_t i = 0; i < wl_sweep_spec_note_count(s); i++)
+        assert_null(strstr(wl_sweep_spec_note(s, i), "transfer rules"));
+    wl_sweep_spec_free(s);
+}
+
+/* Writes the built-in h100-sxm-80gb preset to path, its [memory]
+ * dram_bw_gbs replaced by bw (0: unchanged). */
+static void write_h100_copy(const char *path, double bw)
+{
+    const char *text = wl_preset_text(WL_PRESET_GPU, "h100-sxm-80gb");
+    assert_non_null(text);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    int done = 0;
+    for (const char *p = text; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) + 1 : strlen(p);
+        if (bw > 0 && !done && !strncmp(p, "dram_bw_gbs", 11)) {
+            fprintf(f, "dram_bw_gbs = %g\n", bw);
+            done = 1;
+        } else {
+            fwrite(p, 1, n, f);
+        }
+        p += n;
+    }
+    fclose(f);
+    assert_true(bw <= 0 || done);
+}
+
+/* An edited copy of a built-in preset keeps the built-in's id in its file;
+ * beside the built-in it is named by its file's stem, with a note, and an
+ * unedited copy keeps the id. */
+static void test_edited_copy_named(void **state)
+{
+    (void)state;
+    char mine[600], same[600], clash[600];
+    snprintf(mine, sizeof mine, "%s", test_path("mine.ini"));
+    snprintf(same, sizeof same, "%s", test_path("same.ini"));
+    snprintf(clash, sizeof clash, "%s", test_path("h100-sxm-80gb.ini"));
+    write_h100_copy(mine, 6700);
+    write_h100_copy(same, 0);
+    write_h100_copy(clash, 4000);
+    char list[2000];
+    snprintf(list, sizeof list, "h100-sxm-80gb,%s,%s,%s", mine, same, clash);
+    const char *kv[] = {"gpu", list, "model", "gpt2", "clock", "990"};
+    wl_sweep_spec *s = spec_of(kv, 6);
+    assert_string_equal(wl_sweep_spec_gpu(s, 0)->id, "h100-sxm-80gb");
+    assert_string_equal(wl_sweep_spec_gpu(s, 1)->id, "mine");
+    assert_string_equal(wl_sweep_spec_gpu(s, 2)->id, "h100-sxm-80gb");
+    assert_string_equal(wl_sweep_spec_gpu(s, 3)->id, "h100-sxm-80gb-edited");
+    assert_close(wl_sweep_spec_gpu(s, 1)->dram_bw_gbs, 6700, 0);
+    int said = 0;
+    for (size_t i = 0; i < wl_sweep_spec_note_count(s); i++) {
+        const char *n = wl_sweep_spec_note(s, i);
+        said += strstr(n, "dram_bw_gbs differs") && (strstr(n, "named mine") ||
+                                                     strstr(n, "named h100-sxm-80gb-edited"));
+    }
+    assert_int_equal(said, 2);
+    wl_sweep_spec_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_idle_tables),
+        cmocka_unit_test(test_clock_max_as_set),
+        cmocka_unit_test(test_edited_copy_named),
         cmocka_unit_test(test_threads_identical),  cmocka_unit_test(test_shards_merge),
         cmocka_unit_test(test_infeasible_marking), cmocka_unit_test(test_spec_file_and_errors),
         cmocka_unit_test(test_interrupt),          cmocka_unit_test(test_kernel_scope),
