@@ -48,7 +48,8 @@ static void help(FILE *f)
 "                corrects the analytical prediction (fading to none outside\n"
 "                its training domain), a plain one replaces it; stderr gives\n"
 "                both models' MAPE on the same rows\n"
-"  --quiet       no per-row notes on stderr\n"
+"  --quiet       stderr gets the summary's totals only: no per-row notes, no\n"
+"                regret per workload and no refit per model\n"
 "  --format csv|ndjson|json|table  (default csv)   -o FILE (atomically)\n\n"
 "Beside the measurements: with DATA/measurements/X.csv, a GPU whose preset\n"
 "idle curve comes from the board-class rule uses DATA/gpu-tables/<id>-idle.csv\n"
@@ -153,7 +154,8 @@ static void fold_done(void *user)
     cli_bar_draw(&b->bar, ++b->done, b->total);
 }
 
-static int lomo(wl_calib_problem *p, const wl_calib_set *set)
+/* quiet: the pooled line alone, not a line per model */
+static int lomo(wl_calib_problem *p, const wl_calib_set *set, int quiet)
 {
     size_t n = wl_calib_count(set);
     int *fold = malloc((n ? n : 1) * sizeof *fold);
@@ -178,7 +180,7 @@ static int lomo(wl_calib_problem *p, const wl_calib_set *set)
     }
     int rc = wl_calib_crossval(p, fold, nf, &fo, &pooled, per);
     cli_bar_end(&b.bar);
-    for (int f = 0; f < nf; f++) {
+    for (int f = 0; f < nf && !quiet; f++) {
         if (!per[f].n)
             fprintf(stderr, "  without %-12s skipped: too few rows of other models to refit\n",
                     names[f]);
@@ -225,9 +227,10 @@ static void summary(wl_calib_validation *v, const validate_opts *o)
             fprintf(stderr, "energy-optimal clock regret (%zu workloads with >= 5 clocks): "
                             "worst %.2f%% (%s), mean %.2f%%\n",
                     m.n_regret, m.worst_regret, m.worst_regret_workload, m.mean_regret);
-            wl_calib_regrets(p, NULL, print_regret, NULL);
+            if (!o->quiet)
+                wl_calib_regrets(p, NULL, print_regret, NULL);
         }
-        if (!o->no_lomo && !g->coef_source[0] && lomo(p, set))
+        if (!o->no_lomo && !g->coef_source[0] && lomo(p, set, o->quiet))
             fprintf(stderr, "wattlas validate: out of memory in leave-one-model-out\n");
     }
     if (s.scored && ng > 1) {

@@ -1,4 +1,5 @@
 /* Errors, enum names and parsers shared by the core. */
+#include <ctype.h>
 #include "wattlas_core.h"
 
 #include <errno.h>
@@ -383,4 +384,70 @@ char *wl_core_strprintf(const char *fmt, ...)
     vsnprintf(p, (size_t)n + 1, fmt, ap);
     va_end(ap);
     return p;
+}
+
+/* ---- names: suggestions for a misspelt one ------------------------------- */
+
+/* Edit distance of two short names, case-insensitive (Levenshtein, one
+ * row; names past 63 characters are cut). */
+static int edit_distance(const char *a, const char *b)
+{
+    int row[64];
+    size_t la = strlen(a), lb = strlen(b);
+    la = la > 63 ? 63 : la;
+    lb = lb > 63 ? 63 : lb;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int sub = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            int best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+            row[j] = sub < best ? sub : best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+static int contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (!n)
+        return 0;
+    for (; *hay; hay++) {
+        size_t k = 0;
+        while (k < n && hay[k] && tolower((unsigned char)hay[k]) == tolower((unsigned char)needle[k]))
+            k++;
+        if (k == n)
+            return 1;
+    }
+    return 0;
+}
+
+void wl_core_name_hint(const char *(*cand_of)(void *user, size_t i), void *user, size_t n,
+                      const char *id, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    size_t used = 0, shown = 0, len = strlen(id);
+    int far = len < 6 ? 2 : (int)(len / 3);
+    for (int pass = 0; pass < 2 && !shown; pass++)
+        for (size_t i = 0; i < n && shown < 6; i++) {
+            const char *cand = cand_of(user, i);
+            if (!cand || !(pass == 0 ? contains_ci(cand, id) : edit_distance(cand, id) <= far))
+                continue;
+            int w = snprintf(buf + used, cap - used, "%s%s", shown ? ", " : "; did you mean ", cand);
+            if (w < 0 || (size_t)w >= cap - used) {
+                buf[used] = 0;
+                break;
+            }
+            used += (size_t)w;
+            shown++;
+        }
+    if (shown && used + 1 < cap) {
+        buf[used++] = '?';
+        buf[used] = 0;
+    }
 }

@@ -23,6 +23,11 @@ enum {
 };
 
 const char *wl_core_strerror(int status);
+/* "; did you mean X, Y?" for a word none of the n candidates is (cand_of
+ * gives the i-th, NULL to skip it): those that contain it, or else those a
+ * few edits away (case-insensitive Levenshtein); empty when none is close. */
+void wl_core_name_hint(const char *(*cand_of)(void *user, size_t i), void *user, size_t n,
+                       const char *word, char *buf, size_t cap);
 
 /* Parse/validation error, filled by parsers (jansson style). */
 typedef struct {

@@ -825,11 +825,25 @@ const char *wl_preset_gpu_differs(const wl_core_gpu *a, const wl_core_gpu *b)
     return NULL;
 }
 
+static const char *numeric_key_of(void *user, size_t i)
+{
+    (void)user;
+    return gpu_fields[i].type != F_STR ? gpu_fields[i].key : NULL;
+}
+
+void wl_preset_gpu_key_error(const char *key, wl_error *err)
+{
+    char hint[200];
+    wl_core_name_hint(numeric_key_of, NULL, N_GPU_FIELDS, key, hint, sizeof hint);
+    wl_error_set(err, "", 0, key, "not a numeric GPU preset key%s ('wattlas presets show ID' "
+                 "lists every key with its value)", hint);
+}
+
 int wl_preset_gpu_value_ok(const char *key, double value, wl_error *err)
 {
     const gpu_field *f = find_numeric(key);
     if (!f) {
-        wl_error_set(err, "", 0, key, "not a numeric GPU preset key (see 'presets show')");
+        wl_preset_gpu_key_error(key, err);
         return WL_ENOTFOUND;
     }
     return field_in_range(f, value, err);
@@ -839,7 +853,7 @@ int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value, wl_error 
 {
     const gpu_field *f = find_numeric(key);
     if (!f) {
-        wl_error_set(err, "", 0, key, "not a numeric GPU preset key (see 'presets show')");
+        wl_preset_gpu_key_error(key, err);
         return WL_ENOTFOUND;
     }
     if (field_in_range(f, value, err))

@@ -77,6 +77,10 @@ int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value, wl_error 
  * value differs between a and b, or NULL when every field agrees. */
 const char *wl_preset_gpu_differs(const wl_core_gpu *a, const wl_core_gpu *b);
 int wl_preset_gpu_get(const wl_core_gpu *gpu, const char *key, double *value);
+/* err (field key, no source) for a key that is not a numeric GPU preset
+ * key, with the close ones ("did you mean dram_bw_gbs?") and where the full
+ * list is. */
+void wl_preset_gpu_key_error(const char *key, wl_error *err);
 /* Whether a value is within a numeric key's range (as wl_preset_gpu_set
  * checks it, without a GPU). */
 int wl_preset_gpu_value_ok(const char *key, double value, wl_error *err);

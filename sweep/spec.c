@@ -212,7 +212,8 @@ static int set_field(wl_sweep_spec *s, const char *field, const char *list, cons
     double dummy;
     static const wl_core_gpu probe;
     if (wl_preset_gpu_get(&probe, field, &dummy) != WL_OK) {
-        wl_error_set(err, source, line, field, "not a numeric GPU preset key");
+        wl_preset_gpu_key_error(field, err);
+        wl_error_locate(err, source, line);
         return WL_EINVAL;
     }
     size_t i;
@@ -241,6 +242,19 @@ static int set_field(wl_sweep_spec *s, const char *field, const char *list, cons
         if ((rc = wl_preset_gpu_value_ok(field, a->vals.v[k], err)))
             wl_error_locate(err, source, line);
     return rc;
+}
+
+/* The keys wl_sweep_spec_set takes, for the hint on a misspelt one. */
+static const char *const sweep_keys[] = {
+    "gpu", "model", "trace", "idle", "host", "batch", "seq", "clock", "voltage_offset_mv",
+    "voltage_mv", "dtype", "attention", "mode", "optimizer", "master_dtype", "recompute",
+    "launch", "grad_accum", "gen", "stack", "impl", "scope", "learned", "classes", "latency",
+    "power_limit", "board", "interval", "set"};
+
+static const char *sweep_key_of(void *user, size_t i)
+{
+    (void)user;
+    return sweep_keys[i];
 }
 
 int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, const char *source,
@@ -376,7 +390,10 @@ int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, cons
         field[eq - value] = 0;
         return set_field(s, field, eq + 1, source, line, err);
     }
-    wl_error_set(err, source, line, key, "unknown sweep key");
+    char hint[200];
+    wl_core_name_hint(sweep_key_of, NULL, sizeof sweep_keys / sizeof *sweep_keys, key, hint,
+                      sizeof hint);
+    wl_error_set(err, source, line, key, "unknown sweep key%s", hint);
     return WL_EINVAL;
 }
 

@@ -259,6 +259,25 @@ static void test_validate_rows(void **state)
     assert_non_null(strstr(out_buf, "\"batch\": 8, \"seq\": 512, \"dtype\": \"bf16\""));
     assert_non_null(strstr(out_buf, "\"predicted_time_ms\": null"));
     assert_int_equal(run("validate --in meas.csv meas.csv"), 2);
+    /* --quiet: the summary's totals; no per-row note, no per-workload
+     * regret line (five clocks of one workload give one) */
+    char rows[2048] = "";
+    size_t used = 0;
+    for (int f = 510; f <= 1410; f += 225)
+        used += (size_t)snprintf(rows + used, sizeof rows - used,
+                                 "a100-pcie-40gb,gpt2,8,512,bf16,prefill,eager,%d,%d,%g,%g,150,60\n",
+                                 f, f, 20.0 * 960 / f, 3.0 * 960 / f);
+    snprintf(buf, sizeof buf, "%s%s%s", MEAS_HEADER, rows,
+             "a100-pcie-40gb,mystery-net,8,512,bf16,prefill,eager,960,960,20.0,3.0,150.0,67.2\n");
+    test_write_file("meas5.csv", buf);
+    assert_int_equal(run("validate meas5.csv --no-lomo"), 0);
+    assert_non_null(strstr(err_buf, "measured best"));
+    assert_non_null(strstr(err_buf, "not modelled: unknown model"));
+    assert_int_equal(run("validate meas5.csv --no-lomo --quiet"), 0);
+    assert_non_null(strstr(err_buf, "MAPE"));
+    assert_non_null(strstr(err_buf, "energy-optimal clock regret (1 workloads"));
+    assert_null(strstr(err_buf, "measured best"));
+    assert_null(strstr(err_buf, "not modelled: unknown model"));
 }
 
 static void test_presets_cmd(void **state)

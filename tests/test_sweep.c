@@ -543,12 +543,31 @@ static void test_edited_copy_named(void **state)
     wl_sweep_spec_free(s);
 }
 
+/* An unknown --set key names the close ones and where the list is. */
+static void test_set_key_hint(void **state)
+{
+    (void)state;
+    wl_sweep_spec *s = wl_sweep_spec_create();
+    wl_error err;
+    assert_int_not_equal(wl_sweep_spec_set(s, "set", "dram_bw=6700", "spec.ini", 7, &err), WL_OK);
+    assert_string_equal(err.source, "spec.ini");
+    assert_int_equal(err.line, 7);
+    assert_string_equal(err.field, "dram_bw");
+    assert_non_null(strstr(err.text, "did you mean dram_bw_gbs?"));
+    assert_non_null(strstr(err.text, "presets show"));
+    /* a sweep key too (Python's keywords are these keys) */
+    assert_int_not_equal(wl_sweep_spec_set(s, "clocks", "990", "py", 0, &err), WL_OK);
+    assert_non_null(strstr(err.text, "unknown sweep key; did you mean clock?"));
+    wl_sweep_spec_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_idle_tables),
         cmocka_unit_test(test_clock_max_as_set),
         cmocka_unit_test(test_edited_copy_named),
+        cmocka_unit_test(test_set_key_hint),
         cmocka_unit_test(test_threads_identical),  cmocka_unit_test(test_shards_merge),
         cmocka_unit_test(test_infeasible_marking), cmocka_unit_test(test_spec_file_and_errors),
         cmocka_unit_test(test_interrupt),          cmocka_unit_test(test_kernel_scope),
