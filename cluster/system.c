@@ -236,7 +236,7 @@ long long wl_cluster_fat_tree_switches(long long nics, int ports)
 static const wl_results_col catalog_cols[] = {
     WL_RESULTS_COL("kind", WL_COL_TEXT, 0, 5),
     WL_RESULTS_COL("id", WL_COL_TEXT, 0, 18),
-    WL_RESULTS_COL("name", WL_COL_TEXT, 0, 30),
+    WL_RESULTS_COL("name", WL_COL_TEXT, 0, 40), /* the longest built-in name (test_cli) */
     WL_RESULTS_COL("sms", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("sm_clock_min_mhz", WL_COL_NUM, 0, 0),
     WL_RESULTS_COL("sm_clock_max_mhz", WL_COL_NUM, 0, 0),

@@ -286,6 +286,20 @@ static void test_presets_cmd(void **state)
     assert_int_equal(run("presets list"), 0);
     assert_non_null(strstr(out_buf, "a100-pcie-40gb"));
     assert_non_null(strstr(out_buf, "llama-3-8b"));
+    /* aligned: every row's columns start where the header's do (the
+     * longest name, concept-n3's, fits its column) */
+    const char *hdr_sms = strstr(out_buf, " sms ");
+    assert_non_null(hdr_sms);
+    size_t at = (size_t)(hdr_sms - out_buf) + 4; /* the end of "sms", right-aligned numbers */
+    int gpus = 0;
+    for (const char *l = strchr(out_buf, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+        if (strncmp(l + 1, "gpu ", 4))
+            continue;
+        gpus++;
+        if (!(l[at] >= '0' && l[at] <= '9' && l[at + 1] == ' '))
+            fail_msg("misaligned presets list row: %.80s", l + 1);
+    }
+    assert_true(gpus >= 10);
     assert_int_equal(run("presets list --format csv"), 0);
     assert_non_null(strstr(out_buf, "kind,id,name,sms,sm_clock_min_mhz,sm_clock_max_mhz,"));
     assert_int_equal(run("presets show gpt3-175b"), 0);
