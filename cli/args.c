@@ -286,3 +286,26 @@ void cli_bar_draw(void *user, unsigned long long done, unsigned long long total)
         cli_bar_end(b);
     fflush(stderr);
 }
+
+void cli_bar_log(void *user, unsigned long long done, unsigned long long total)
+{
+    cli_bar *b = user;
+    double t = bar_now();
+    /* a line every five seconds, and the last when any was written: a log
+     * file or a pipe gets no carriage returns, and a quiet minute is not
+     * taken for a hang */
+    if (done == 0 && !b->drawn) {
+        fprintf(stderr, "0/%llu %s: started\n", total, b->what);
+        b->drawn = 1;
+        b->last = t;
+        return;
+    }
+    if (done < total ? t - (b->drawn ? b->last : b->t0) < 5.0 : !b->drawn)
+        return;
+    b->drawn = 1;
+    b->last = t;
+    double el = t - b->t0, rate = el > 0 ? (double)done / el : 0;
+    double eta = rate > 0 ? (double)(total - done) / rate : 0;
+    fprintf(stderr, "%llu/%llu %s in %.0f s, about %.0f s left\n", done, total, b->what, el, eta);
+    fflush(stderr);
+}

@@ -106,6 +106,10 @@ typedef struct {
 void cli_bar_start(cli_bar *b, const char *what);
 void cli_bar_draw(void *user, unsigned long long done, unsigned long long total);
 void cli_bar_end(cli_bar *b); /* ends an unfinished bar's line */
+/* The same progress as plain lines for a stderr that is not a terminal:
+ * a line when it starts (done 0), then at most one every five seconds, and
+ * the last (user: the bar). */
+void cli_bar_log(void *user, unsigned long long done, unsigned long long total);
 /* A report line on stderr below any unfinished bar (user: the bar): the
  * callback of the library's runs (wl_calib_run, wl_learn_run, report). */
 void cli_bar_line(void *user, const char *line);

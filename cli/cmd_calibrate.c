@@ -132,7 +132,7 @@ int cmd_calibrate(int argc, char **argv)
     cli_bar_start(&b, "fits");
     o.command = command;
     o.say = cli_bar_line;
-    o.progress = isatty(STDERR_FILENO) ? cli_bar_draw : NULL;
+    o.progress = o.quiet ? NULL : isatty(STDERR_FILENO) ? cli_bar_draw : cli_bar_log;
     o.user = &b;
     wl_calib_run_result r;
     wl_error err = {0};

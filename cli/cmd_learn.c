@@ -127,7 +127,7 @@ int cmd_learn(int argc, char **argv)
     cli_bar b;
     cli_bar_start(&b, "models");
     o.say = cli_bar_line;
-    o.progress = !quiet && isatty(STDERR_FILENO) ? cli_bar_draw : NULL;
+    o.progress = quiet ? NULL : isatty(STDERR_FILENO) ? cli_bar_draw : cli_bar_log;
     o.user = &b;
     wl_learn_run_result r;
     wl_error err = {0};

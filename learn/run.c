@@ -109,6 +109,8 @@ int wl_learn_run(const wl_learn_run_options *o, wl_learn_run_result *r, wl_error
         int nf = splits[i].on ? wl_learn_folds(&d, &o->learn, splits[i].by, o->kfold) : 0;
         c.total += nf > 0 ? (unsigned long long)nf : 0;
     }
+    if (o->progress) /* the start: a log says what it is waiting for */
+        o->progress(o->user, 0, c.total);
     wl_learn_options lo = o->learn;
     lo.fold_done = trained;
     lo.fold_user = &c;
