@@ -787,6 +787,8 @@ static void ef_panel(cairo_t *cr, const ef_data *d, const facets *fa, int fi, in
 int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k,
                         const wl_plot_options *o, const char *path, wl_error *err)
 {
+    if (need_points(t, "energy-freq", err))
+        return WL_EPARSE;
     int xcol = need_col(t, "sm_clock_mhz", err);
     if (xcol < 0)
         return WL_EPARSE;
@@ -1215,6 +1217,8 @@ static void front_labels(cairo_t *cr, const axes *a, const wl_results_table *t, 
 int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
                    const wl_plot_options *o, const char *path, wl_error *err)
 {
+    if (need_points(t, "pareto", err))
+        return WL_EPARSE;
     const char *xn = k && k->x ? k->x : "time_ms", *yn = k && k->y ? k->y : "energy_j";
     int xc = need_col(t, xn, err), yc = xc >= 0 ? need_col(t, yn, err) : -1;
     int cc = yc >= 0 ? need_col(t, "sm_clock_mhz", err) : -1;
@@ -1435,6 +1439,8 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
 int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k,
                         const wl_plot_options *o, const char *path, wl_error *err)
 {
+    if (need_points(t, "pareto-norm", err))
+        return WL_EPARSE;
     int cc = need_col(t, "sm_clock_mhz", err);
     int tc = cc >= 0 ? need_col(t, "time_ms", err) : -1;
     int ec = tc >= 0 ? need_col(t, "energy_j", err) : -1;

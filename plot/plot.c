@@ -823,6 +823,25 @@ int need_col(const wl_results_table *t, const char *name, wl_error *err)
     return wl_results_table_need(t, name, err);
 }
 
+int need_points(const wl_results_table *t, const char *kind, wl_error *err)
+{
+    /* optimize's and compare's tables hold one chosen point per group (an
+     * objective column, or compare's opt_ columns): a front or a clock
+     * curve drawn from them is one dot per workload, with a meaningless
+     * clock scale */
+    const char *col = wl_results_table_col(t, "objective") >= 0          ? "objective"
+                      : wl_results_table_col(t, "opt_sm_clock_mhz") >= 0 ? "opt_sm_clock_mhz"
+                                                                          : NULL;
+    if (!col)
+        return WL_OK;
+    wl_error_set(err, wl_results_table_source(t), 1, col,
+                 "plot %s draws a table of operating points, a row each (sweep, predict, "
+                 "validate's input: sm_clock_mhz, time_ms, power_w, energy_j); this one has a "
+                 "chosen point per group (optimize's or compare's output: plot savings or plot "
+                 "compare draws it)", kind);
+    return WL_EPARSE;
+}
+
 int num_cell(const wl_results_table *t, size_t row, int col, double *v, wl_error *err)
 {
     int rc = wl_results_table_num(t, row, col, v, err);

@@ -66,6 +66,9 @@ void colorbar(cairo_t *cr, const char *palette, double x, double y, double w, do
 
 /* Table helpers: column index or an error naming file/column. */
 int need_col(const wl_results_table *t, const char *name, wl_error *err);
+/* WL_OK for a table of operating points; else err says that this is a
+ * table of chosen points (optimize, compare) and which kind draws it. */
+int need_points(const wl_results_table *t, const char *kind, wl_error *err);
 /* Numeric cell; NAN for empty; WL_EPARSE with file/line/column otherwise. */
 int num_cell(const wl_results_table *t, size_t row, int col, double *v, wl_error *err);
 const char *table_path(const wl_results_table *t);

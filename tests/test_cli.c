@@ -579,6 +579,13 @@ static void test_report_and_plot_cmds(void **state)
     assert_non_null(strstr(err_buf, "single series"));
     assert_int_equal(run("plot pareto --in report/sweep.csv -o x.svg --facet model"), 0);
     assert_int_equal(run("plot pareto --in report/sweep.csv -o x.gif"), 1);
+    /* optimize's table holds one chosen point per group: not a front */
+    assert_int_equal(run("optimize report/sweep.csv --objective energy -o chosen.csv"), 0);
+    assert_int_equal(run("plot pareto chosen.csv -o x.svg"), 1);
+    assert_non_null(strstr(err_buf, "chosen.csv:1: objective: plot pareto draws a table of "
+                                    "operating points"));
+    assert_int_equal(run("plot energy-freq chosen.csv -o x.svg"), 1);
+    assert_int_equal(run("plot savings chosen.csv -o x.svg"), 0);
     assert_int_equal(run("plot pareto -o x.png"), 2);
     assert_int_equal(run("report --spec /nonexistent.ini -o x"), 1);
     assert_int_equal(run("report -o x"), 2);
