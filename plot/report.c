@@ -167,6 +167,27 @@ static int figure(report *r, const char *kind, const wl_results_table *t, const 
     return figure_sized(r, kind, t, base, caption, k, log, 0, err);
 }
 
+void wl_plot_figure_title(const wl_results_table *t, char *buf, size_t n)
+{
+    static const char *const cols[2] = {"gpu", "batch"};
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < 2; i++) {
+        int c = wl_results_table_col(t, cols[i]);
+        size_t first;
+        if (c < 0 || wl_results_table_distinct(t, c, &first, 1) != 1 ||
+            wl_results_table_distinct(t, c, (size_t[2]){0}, 2) != 1)
+            continue;
+        const char *v = wl_results_table_cell(t, first, c);
+        if (!v[0])
+            continue;
+        int w = snprintf(buf + used, n - used, "%s%s%s", used ? ", " : "", i ? "batch " : "", v);
+        if (w < 0 || (size_t)w >= n - used)
+            break;
+        used += (size_t)w;
+    }
+}
+
 /* As figure, height_in > 0 the canvas's height. */
 static int figure_sized(report *r, const char *kind, const wl_results_table *t, const char *base,
                         const char *caption, const wl_plot_kind_options *k, int log,
@@ -177,6 +198,10 @@ static int figure_sized(report *r, const char *kind, const wl_results_table *t, 
     free(csv);
     wl_plot_options o;
     wl_plot_options_default(&o);
+    char title[200];
+    wl_plot_figure_title(t, title, sizeof title);
+    if (title[0])
+        o.title = title;
     o.log_y = log != 0;
     o.log_x = log == 2;
     if (k && k->facet)

@@ -171,4 +171,10 @@ int wl_plot_ticks(double lo, double hi, int max_ticks, double *ticks);
  * and returns the factor to multiply values by. */
 double wl_plot_si(double vmax, const char **prefix);
 
+/* A report figure's title: what its whole table shares, the GPU and the
+ * batch ("h100-sxm-80gb, batch 8"; either left out when its column is
+ * missing or holds several values), so that a figure copied out of the
+ * report without its caption still says both. "" when neither. */
+void wl_plot_figure_title(const wl_results_table *t, char *buf, size_t n);
+
 #endif

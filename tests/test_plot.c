@@ -541,6 +541,31 @@ static void test_report_figure_rules(void **state)
     wl_results_table_free(t);
 }
 
+/* A report figure's title names what its whole table shares. */
+static void test_figure_title(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *csv, *want;
+    } cases[] = {
+        {"gpu,model,batch,sm_clock_mhz\nh100-sxm-80gb,gpt2,8,990\nh100-sxm-80gb,opt-1.3b,8,1980\n",
+         "h100-sxm-80gb, batch 8"},
+        {"gpu,model,batch,sm_clock_mhz\na,gpt2,8,990\nb,gpt2,8,990\n", "batch 8"},
+        {"gpu,model,batch,sm_clock_mhz\na,gpt2,1,990\na,gpt2,8,990\n", "a"},
+        {"model,sm_clock_mhz\ngpt2,990\n", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        wl_results_table *t;
+        wl_error err;
+        assert_int_equal(wl_results_table_load_mem(cases[i].csv, strlen(cases[i].csv), "t.csv",
+                                                   &t, &err), WL_OK);
+        char buf[200];
+        wl_plot_figure_title(t, buf, sizeof buf);
+        assert_string_equal(buf, cases[i].want);
+        wl_results_table_free(t);
+    }
+}
+
 int main(void)
 {
     if (!realpath(WATTLAS_BIN_PATH, bin_path))
@@ -555,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_layout_rules),
         cmocka_unit_test(test_infeasible_points),
         cmocka_unit_test(test_report_figure_rules),
+        cmocka_unit_test(test_figure_title),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
