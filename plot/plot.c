@@ -102,8 +102,20 @@ void layout_axes(cairo_t *cr, const axes *a, int nx, int ny)
                                                   .xticks = nx, .yticks = ny, .logx = a->logx,
                                                   .logy = a->logy, .xmin = a->xmin,
                                                   .xmax = a->xmax, .ymin = a->ymin,
-                                                  .ymax = a->ymax};
+                                                  .ymax = a->ymax, .ylabel_lo = NAN,
+                                                  .ylabel_hi = NAN};
     l->naxes++;
+}
+
+/* The labelled y ticks' range of the axes just recorded. */
+static void layout_ylabels(cairo_t *cr, double lo, double hi)
+{
+    double sc;
+    wl_plot_layout *l = layout_of(cr, &sc);
+    if (!l || !l->naxes || l->naxes > WL_PLOT_LAYOUT_AXES)
+        return;
+    l->axes[l->naxes - 1].ylabel_lo = lo;
+    l->axes[l->naxes - 1].ylabel_hi = hi;
 }
 
 const char *wl_plot_legend_name(wl_plot_legend l)
@@ -321,13 +333,19 @@ int wl_plot_ticks(double lo, double hi, int max_ticks, double *ticks)
 }
 
 /* Log-axis labels: whole decades when three or more fit, else 1-2-5 in
- * each decade, else every integer multiple; at most cap. */
+ * each decade, else 1-2-3-5, else every integer multiple; at most cap. A
+ * set is taken only if it labels both ends of the axis, a label within
+ * the lowest and the highest quarter of its span: a series at 2.5-3.5 J
+ * under a lowest label of 4, or one at 0.2 J under a lowest label of 0.5,
+ * could not be read. */
 static int log_ticks(double lo, double hi, double *t, int cap)
 {
-    static const double sets[3][9] = {{1}, {1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
-    static const int sizes[3] = {1, 3, 9};
+    static const double sets[4][9] = {
+        {1}, {1, 2, 5}, {1, 2, 3, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
+    static const int sizes[4] = {1, 3, 4, 9};
+    double span = log(hi / lo);
     int n = 0;
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < 4; s++) {
         n = 0;
         for (double d = pow(10, floor(log10(lo))); d <= hi * 1.0001 && n < cap; d *= 10)
             for (int i = 0; i < sizes[s] && n < cap; i++) {
@@ -335,7 +353,9 @@ static int log_ticks(double lo, double hi, double *t, int cap)
                 if (v >= lo * 0.9999 && v <= hi * 1.0001)
                     t[n++] = v;
             }
-        if (n >= 3)
+        int ends = n > 0 && !(span > 0 && (log(t[0] / lo) > 0.25 * span ||
+                                           log(hi / t[n - 1]) > 0.25 * span));
+        if (n >= 3 && ends)
             break;
     }
     /* within a decade and a half the multiples crowd at the decade's low
@@ -343,11 +363,17 @@ static int log_ticks(double lo, double hi, double *t, int cap)
     if (hi < lo * 15 && n > 4) {
         double lin[16];
         int m = wl_plot_ticks(lo, hi, 5, lin), k = 0;
-        for (int i = 0; i < m && k < cap; i++)
+        double kept[16];
+        for (int i = 0; i < m && k < cap && k < 16; i++)
             if (lin[i] >= lo * 0.9999 && lin[i] <= hi * 1.0001 && lin[i] > 0)
-                t[k++] = lin[i];
-        if (k >= 3)
+                kept[k++] = lin[i];
+        /* only when they label both ends too (linear steps leave the low
+         * end of a log axis bare) */
+        if (k >= 3 && !(span > 0 && (log(kept[0] / lo) > 0.25 * span ||
+                                     log(hi / kept[k - 1]) > 0.25 * span))) {
+            memcpy(t, kept, (size_t)k * sizeof *t);
             n = k;
+        }
     }
     /* many decades: every k-th, down to at most 7 */
     if (n > 7) {
@@ -501,7 +527,7 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
             ticks[i] /= fx;
     }
     int xlab = 0, ylab = 0;
-    double xlast = -INFINITY, ylast = INFINITY;
+    double xlast = -INFINITY, ylast = INFINITY, ylo = INFINITY, yhi = -INFINITY;
     for (int i = 0; i < nx; i++) {
         double x = ax_x(a, ticks[i]);
         if (x < a->x0 - 0.01 || x > a->x0 + a->w + 0.01)
@@ -573,10 +599,14 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
         ylast = y;
         style_text(cr, a->x0 - 4, y, buf, 1, 0.5);
         ylab++;
+        ylo = fmin(ylo, ticks[i]);
+        yhi = fmax(yhi, ticks[i]);
     }
     if (a->logy)
         minor_log_ticks(cr, a, 0);
     layout_axes(cr, a, xq ? xlab : 0, ylab);
+    if (ylab)
+        layout_ylabels(cr, ylo, yhi);
     cairo_set_source_rgb(cr, 0, 0, 0);
     cairo_set_line_width(cr, 0.6);
     cairo_rectangle(cr, a->x0, a->y0, a->w, a->h);

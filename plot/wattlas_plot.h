@@ -18,6 +18,8 @@ typedef struct {
     int xticks, yticks; /* labelled major ticks (0: a categorical axis) */
     int logx, logy;
     double xmin, xmax, ymin, ymax; /* the data ranges the axes span */
+    double ylabel_lo, ylabel_hi;   /* the lowest and highest labelled y ticks
+                                      (NaN: none) */
 } wl_plot_layout_axes;
 typedef struct {
     double width_pt, height_pt;

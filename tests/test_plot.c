@@ -541,6 +541,42 @@ static void test_report_figure_rules(void **state)
     wl_results_table_free(t);
 }
 
+/* A log axis labels both ends of its data: series from 0.21 to 2.9 J (the
+ * report's training figure) got 0.5, 1 and 2, leaving the lowest series
+ * under no label; 1-2-3-5 labels 0.3 and 3 as well. */
+static void test_log_axis_ends(void **state)
+{
+    (void)state;
+    char csv[4096];
+    size_t used = (size_t)snprintf(csv, sizeof csv, "gpu,model,sm_clock_mhz,time_ms,power_w,energy_j\n");
+    static const double base[4] = {0.21, 0.45, 1.0, 2.4};
+    for (int m = 0; m < 4; m++)
+        for (int c = 0; c < 9; c++) {
+            double f = 210 + 150 * c, e = base[m] * (1 + 0.2 * (c - 4) * (c - 4) / 16.0);
+            used += (size_t)snprintf(csv + used, sizeof csv - used, "g,m%d,%.0f,%g,%g,%g\n", m,
+                                     f, 10.0, e * 100, e);
+        }
+    wl_results_table *t;
+    wl_error err;
+    assert_int_equal(wl_results_table_load_mem(csv, used, "log.csv", &t, &err), WL_OK);
+    wl_plot_options o;
+    wl_plot_options_default(&o);
+    o.log_y = 1;
+    wl_plot_layout lay;
+    o.layout = &lay;
+    assert_int_equal(wl_plot_energy_freq(t, NULL, &o, "log.png", &err), WL_OK);
+    assert_true(lay.naxes >= 1 && lay.axes[0].logy);
+    /* a label in the lowest and the highest quarter of the axis (in log
+     * units): 0.3 and 3 */
+    const wl_plot_layout_axes *a = &lay.axes[0];
+    double span = log(a->ymax / a->ymin);
+    if (!(log(a->ylabel_lo / a->ymin) <= 0.25 * span && log(a->ymax / a->ylabel_hi) <= 0.25 * span))
+        fail_msg("labels %g-%g on a log axis over %g-%g J", a->ylabel_lo, a->ylabel_hi, a->ymin,
+                 a->ymax);
+    assert_true(a->yticks >= 3);
+    wl_results_table_free(t);
+}
+
 /* A report figure's title names what its whole table shares. */
 static void test_figure_title(void **state)
 {
@@ -581,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_infeasible_points),
         cmocka_unit_test(test_report_figure_rules),
         cmocka_unit_test(test_figure_title),
+        cmocka_unit_test(test_log_axis_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
