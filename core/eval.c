@@ -485,6 +485,7 @@ typedef struct {
     const wl_core_op *op;
     double f_mhz, cap, va_f, idle_f; /* request, cap, V(f)^a, idle(f) */
     double shift_mhz; /* the V-f curve's shift on a die held at the cap, k dT (MHz) */
+    double v_f_shift; /* V(f + shift), the request's voltage on that curve (mV) */
     const double *tbuf, *gbuf, *tgbuf;
     governor gv;
     eval_sums *s;
@@ -518,12 +519,10 @@ static double held_launch(held_walk *w, const wl_kprep *p, size_t u, double wait
         double vx = op_voltage(gpu, w->op, x);
         /* its voltage against the run's, both on the hot die's curve: the
          * solve after the walk multiplies by V(f + k dT)^a */
-        if (w->shift_mhz > 0 && !(w->op->voltage_mv > 0)) {
+        if (w->v_f_shift > 0) {
             double va = wl_core_gpu_voltage_mv(gpu, x + w->shift_mhz) + w->op->voltage_offset_mv;
-            double vb = wl_core_gpu_voltage_mv(gpu, w->f_mhz + w->shift_mhz) +
-                        w->op->voltage_offset_mv;
-            if (va > 0 && vb > 0)
-                vr = pow(va / vb, gpu->coef.v_exponent);
+            if (va > 0)
+                vr = pow(va / w->v_f_shift, gpu->coef.v_exponent);
         } else if (w->va_f > 0)
             vr = pow(vx > 0 ? vx * 1e-3 : 0, gpu->coef.v_exponent) / w->va_f;
         double dj = (op_idle_w(gpu, w->op, x, vx) - w->idle_f) * t * 1e-6;
@@ -660,8 +659,10 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
          * held at the cap drew 7% under it (test_governor_hot_die). A run
          * averaging under the cap is cooler; its V(f + k dT) in the solve
          * carries that to the held kernels. */
-        if (c->vf_temp_mhz_per_c > 0 && cap > idle_f)
+        if (c->vf_temp_mhz_per_c > 0 && cap > idle_f && !(op->voltage_mv > 0)) {
             w.shift_mhz = c->vf_temp_mhz_per_c * c->thermal_c_per_w * (cap - idle_f);
+            w.v_f_shift = wl_core_gpu_voltage_mv(gpu, f_mhz + w.shift_mhz) + op->voltage_offset_mv;
+        }
         eval_sums zero = {0};
         s = zero;
         for (int k = 0; k < WL_CLASS_COUNT; k++)

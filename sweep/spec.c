@@ -534,7 +534,7 @@ int wl_sweep_i_variant_gpu(const wl_sweep_spec *s, size_t gi, unsigned long long
     return WL_OK;
 }
 
-static unsigned long long n_variants(const wl_sweep_spec *s)
+unsigned long long wl_sweep_i_n_variants(const wl_sweep_spec *s)
 {
     unsigned long long n = 1;
     for (size_t k = 0; k < s->nset; k++)
@@ -593,7 +593,7 @@ static int build_check(const wl_sweep_spec *s, const wl_core_model *m, const wl_
     return rc;
 }
 
-static int add_text(wl_core_strlist *l, const char *text)
+int wl_sweep_i_add_text(wl_core_strlist *l, const char *text)
 {
     char **v = realloc(l->v, (l->n + 1) * sizeof *v);
     if (!v)
@@ -607,93 +607,7 @@ static int add_text(wl_core_strlist *l, const char *text)
 
 static int add_warning(wl_sweep_spec *s, const char *text)
 {
-    return add_text(&s->warnings, text);
-}
-
-/* The calibrated coefficients a variant's spec keys moved through the
- * transfer rules (wl_preset_gpu_apply: a spec key set away from the preset
- * carries the coefficients as to another GPU), as bits in the order of
- * wl_calib_param_name; a coefficient set itself is not counted. */
-static unsigned long long transferred(const wl_sweep_spec *s, const wl_core_gpu *base,
-                                      const wl_core_gpu *g)
-{
-    unsigned long long bits = 0;
-    int np = wl_calib_param_count();
-    for (int i = 0; i < np && i < 64; i++) {
-        const char *name = wl_calib_param_name(i);
-        double a = 0, b = 0;
-        int set = 0;
-        for (size_t k = 0; k < s->nset && !set; k++)
-            set = strcmp(s->set[k].key, name) == 0;
-        if (set || wl_preset_gpu_get(base, name, &a) || wl_preset_gpu_get(g, name, &b))
-            continue;
-        if (fabs(b - a) > 1e-9 * fabs(a))
-            bits |= 1ull << i;
-    }
-    return bits;
-}
-
-/* Says that a knob moved other figures, and by which rule: lowering the
- * memory bandwidth or the SM count changes the calibrated coefficients
- * too, and a figure that moves with them should not surprise. */
-static int note_transferred(wl_sweep_spec *s, unsigned long long moved)
-{
-    char names[700] = "";
-    size_t len = 0;
-    for (int i = 0; i < wl_calib_param_count() && i < 64; i++)
-        if (moved >> i & 1ull) {
-            int w = snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
-                             wl_calib_param_name(i));
-            if (w < 0 || (size_t)w >= sizeof names - len)
-                break;
-            len += (size_t)w;
-        }
-    char *t = wl_core_strprintf(
-        "--set of a spec key carries the calibrated coefficients through the transfer rules "
-        "(wl_core_gpu_transfer, core/gpu.c; README \"Transfer to unmeasured GPUs\"), as for "
-        "another GPU: %s moved with it", names);
-    int rc = t ? add_text(&s->notes, t) : WL_ENOMEM;
-    free(t);
-    return rc;
-}
-
-/* A copy of a built-in preset, edited (`presets show h100-sxm-80gb >
- * mine.ini`, then dram_bw_gbs changed), keeps the built-in's id, and beside
- * the built-in two rows would carry one name. Such a file is named by its
- * stem (mine), or ID-edited when the stem is taken, with a note; a file
- * that matches the built-in field for field keeps the id. */
-static int name_edited_copy(wl_sweep_spec *s, size_t i)
-{
-    const char *path = s->gpus.v[i];
-    size_t len = strlen(path);
-    wl_core_gpu *g = &s->gpu[i];
-    const char *text = wl_preset_text(WL_PRESET_GPU, g->id);
-    if (!text || !(strchr(path, '/') || (len > 4 && !strcmp(path + len - 4, ".ini"))))
-        return WL_OK;
-    wl_core_gpu builtin;
-    wl_error e;
-    const char *key = NULL;
-    if (wl_preset_gpu_parse(text, g->id, &builtin, &e) ||
-        !(key = wl_preset_gpu_differs(g, &builtin)))
-        return WL_OK;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    size_t n = strcspn(base, ".");
-    char stem[64], old[64];
-    snprintf(stem, sizeof stem, "%.*s", (int)(n < sizeof stem - 1 ? n : sizeof stem - 1), base);
-    snprintf(old, sizeof old, "%s", g->id);
-    int taken = !stem[0] || !strcmp(stem, old) || wl_preset_text(WL_PRESET_GPU, stem);
-    for (size_t k = 0; k < s->gpus.n && !taken; k++)
-        taken = k != i && !strcmp(s->gpu[k].id, stem);
-    if (taken)
-        snprintf(g->id, sizeof g->id, "%.56s-edited", old);
-    else
-        snprintf(g->id, sizeof g->id, "%s", stem);
-    char *t = wl_core_strprintf("%s: its [gpu] id is the built-in %s's but its %s differs "
-                                "(and maybe more): named %s", path, old, key, g->id);
-    int rc = t ? add_text(&s->notes, t) : WL_ENOMEM;
-    free(t);
-    return rc;
+    return wl_sweep_i_add_text(&s->warnings, text);
 }
 
 static int finish(wl_sweep_spec *s, wl_error *err)
@@ -777,7 +691,7 @@ static int finish(wl_sweep_spec *s, wl_error *err)
         return rc;
     }
     for (size_t i = 0; i < ng; i++)
-        if ((rc = name_edited_copy(s, i)))
+        if ((rc = wl_sweep_i_name_edited_copy(s, i)))
             return rc;
     if (s->level > 0) {
         s->unc = calloc(ng, sizeof *s->unc);
@@ -822,7 +736,7 @@ static int finish(wl_sweep_spec *s, wl_error *err)
             const char *nt = wl_core_workload_note(s->trace_wl[i]);
             if (nt[0]) {
                 char *t = wl_core_strprintf("%s: %s", s->traces.v[i], nt);
-                rc = t ? add_text(&s->notes, t) : WL_ENOMEM;
+                rc = t ? wl_sweep_i_add_text(&s->notes, t) : WL_ENOMEM;
                 free(t);
                 if (rc)
                     return rc;
@@ -945,17 +859,8 @@ static int finish(wl_sweep_spec *s, wl_error *err)
                 return rc;
         }
     }
-    /* every GPU variant must be valid: check each combination of set values,
-     * and find the coefficients the transfer rules moved with a spec key */
-    unsigned long long nvar = n_variants(s), moved = 0;
-    for (size_t gi = 0; gi < ng; gi++)
-        for (unsigned long long v = 0; v < nvar; v++) {
-            wl_core_gpu g;
-            if ((rc = wl_sweep_i_variant_gpu(s, gi, v, &g, err)))
-                return rc;
-            moved |= transferred(s, &s->gpu[gi], &g);
-        }
-    return moved ? note_transferred(s, moved) : WL_OK;
+    /* every GPU variant must be valid */
+    return wl_sweep_i_check_variants(s, err);
 }
 
 size_t wl_sweep_spec_warning_count(const wl_sweep_spec *s)
@@ -1007,7 +912,7 @@ static unsigned long long n_shapes(const wl_sweep_spec *s)
 
 static unsigned long long n_outer(const wl_sweep_spec *s)
 {
-    return (unsigned long long)s->gpus.n * n_variants(s) * s->n_workloads * n_shapes(s);
+    return (unsigned long long)s->gpus.n * wl_sweep_i_n_variants(s) * s->n_workloads * n_shapes(s);
 }
 
 const wl_core_numlist *wl_sweep_i_volts(const wl_sweep_spec *s) { return s->vfix.n ? &s->vfix : &s->voff; }
@@ -1097,7 +1002,7 @@ void wl_sweep_i_decode(const wl_sweep_spec *s, unsigned long long o, combo *c)
     }
     c->wl = o % s->n_workloads;
     o /= s->n_workloads;
-    unsigned long long nv = n_variants(s);
+    unsigned long long nv = wl_sweep_i_n_variants(s);
     c->variant = o % nv;
     unsigned long long v = c->variant;
     for (size_t k = s->nset; k-- > 0;) {

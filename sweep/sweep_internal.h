@@ -80,6 +80,15 @@ typedef struct {
 
 /* spec.c */
 int wl_sweep_i_variant_gpu(const wl_sweep_spec *s, size_t gi, unsigned long long v, wl_core_gpu *g, wl_error *err);
+/* The number of GPU variants a --set grid makes (its values' product). */
+unsigned long long wl_sweep_i_n_variants(const wl_sweep_spec *s);
+/* Appends a copy of text to a list of notes or warnings. */
+int wl_sweep_i_add_text(wl_core_strlist *l, const char *text);
+/* spec_gpus.c: every GPU variant checked, with a note when a spec key moved
+ * calibrated coefficients; GPU i, when an edited copy of a built-in
+ * preset, renamed with a note. */
+int wl_sweep_i_check_variants(wl_sweep_spec *s, wl_error *err);
+int wl_sweep_i_name_edited_copy(wl_sweep_spec *s, size_t i);
 const wl_core_numlist *wl_sweep_i_volts(const wl_sweep_spec *s);
 unsigned long long wl_sweep_i_n_inner(const wl_sweep_spec *s);
 void wl_sweep_i_decode(const wl_sweep_spec *s, unsigned long long o, combo *c);

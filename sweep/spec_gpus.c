@@ -1,0 +1,110 @@
+/* Sweep specs: each variant of a --set grid checked (and what the transfer
+ * rules moved with a spec key said), and an edited copy of a built-in GPU
+ * preset named apart from it. */
+#include "sweep_internal.h"
+#include "../presets/wattlas_presets.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The calibrated coefficients a variant's spec keys moved through the
+ * transfer rules (wl_preset_gpu_apply: a spec key set away from the preset
+ * carries the coefficients as to another GPU), as bits in the order of
+ * wl_calib_param_name; a coefficient set itself is not counted. */
+static unsigned long long transferred(const wl_sweep_spec *s, const wl_core_gpu *base,
+                                      const wl_core_gpu *g)
+{
+    unsigned long long bits = 0;
+    int np = wl_calib_param_count();
+    for (int i = 0; i < np && i < 64; i++) {
+        const char *name = wl_calib_param_name(i);
+        double a = 0, b = 0;
+        int set = 0;
+        for (size_t k = 0; k < s->nset && !set; k++)
+            set = strcmp(s->set[k].key, name) == 0;
+        if (set || wl_preset_gpu_get(base, name, &a) || wl_preset_gpu_get(g, name, &b))
+            continue;
+        if (fabs(b - a) > 1e-9 * fabs(a))
+            bits |= 1ull << i;
+    }
+    return bits;
+}
+
+/* Says that a knob moved other figures, and by which rule: lowering the
+ * memory bandwidth or the SM count changes the calibrated coefficients
+ * too, and a figure that moves with them should not surprise. */
+static int note_transferred(wl_sweep_spec *s, unsigned long long moved)
+{
+    char names[700] = "";
+    size_t len = 0;
+    for (int i = 0; i < wl_calib_param_count() && i < 64; i++)
+        if (moved >> i & 1ull) {
+            int w = snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
+                             wl_calib_param_name(i));
+            if (w < 0 || (size_t)w >= sizeof names - len)
+                break;
+            len += (size_t)w;
+        }
+    char *t = wl_core_strprintf(
+        "--set of a spec key carries the calibrated coefficients through the transfer rules "
+        "(wl_core_gpu_transfer, core/gpu.c; README \"Transfer to unmeasured GPUs\"), as for "
+        "another GPU: %s moved with it", names);
+    int rc = t ? wl_sweep_i_add_text(&s->notes, t) : WL_ENOMEM;
+    free(t);
+    return rc;
+}
+
+int wl_sweep_i_check_variants(wl_sweep_spec *s, wl_error *err)
+{
+    unsigned long long nvar = wl_sweep_i_n_variants(s), moved = 0;
+    for (size_t gi = 0; gi < s->gpus.n; gi++)
+        for (unsigned long long v = 0; v < nvar; v++) {
+            wl_core_gpu g;
+            int rc = wl_sweep_i_variant_gpu(s, gi, v, &g, err);
+            if (rc)
+                return rc;
+            moved |= transferred(s, &s->gpu[gi], &g);
+        }
+    return moved ? note_transferred(s, moved) : WL_OK;
+}
+
+/* A copy of a built-in preset, edited (`presets show h100-sxm-80gb >
+ * mine.ini`, then dram_bw_gbs changed), keeps the built-in's id, and beside
+ * the built-in two rows would carry one name. Such a file is named by its
+ * stem (mine), or ID-edited when the stem is taken, with a note; a file
+ * that matches the built-in field for field keeps the id. */
+int wl_sweep_i_name_edited_copy(wl_sweep_spec *s, size_t i)
+{
+    const char *path = s->gpus.v[i];
+    size_t len = strlen(path);
+    wl_core_gpu *g = &s->gpu[i];
+    const char *text = wl_preset_text(WL_PRESET_GPU, g->id);
+    if (!text || !(strchr(path, '/') || (len > 4 && !strcmp(path + len - 4, ".ini"))))
+        return WL_OK;
+    wl_core_gpu builtin;
+    wl_error e;
+    const char *key = NULL;
+    if (wl_preset_gpu_parse(text, g->id, &builtin, &e) ||
+        !(key = wl_preset_gpu_differs(g, &builtin)))
+        return WL_OK;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strcspn(base, ".");
+    char stem[64], old[64];
+    snprintf(stem, sizeof stem, "%.*s", (int)(n < sizeof stem - 1 ? n : sizeof stem - 1), base);
+    snprintf(old, sizeof old, "%s", g->id);
+    int taken = !stem[0] || !strcmp(stem, old) || wl_preset_text(WL_PRESET_GPU, stem);
+    for (size_t k = 0; k < s->gpus.n && !taken; k++)
+        taken = k != i && !strcmp(s->gpu[k].id, stem);
+    if (taken)
+        snprintf(g->id, sizeof g->id, "%.56s-edited", old);
+    else
+        snprintf(g->id, sizeof g->id, "%s", stem);
+    char *t = wl_core_strprintf("%s: its [gpu] id is the built-in %s's but its %s differs "
+                                "(and maybe more): named %s", path, old, key, g->id);
+    int rc = t ? wl_sweep_i_add_text(&s->notes, t) : WL_ENOMEM;
+    free(t);
+    return rc;
+}
