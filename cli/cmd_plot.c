@@ -37,6 +37,8 @@ static void help(FILE *f)
 "style:\n"
 "  --size WxHin (default 3.5x2.6in)  --dpi N (PNG, default 300)  --title TEXT\n"
 "  --log-x  --log-y  --palette viridis|cividis\n"
+"  --linear     energy-freq, pareto: no log axis unless --log-x/--log-y (by\n"
+"               default an axis whose data span more than a decade is log)\n"
 "  --legend outside|inside|none (default outside: right of the axes or below\n"
 "           them, never over the data)\n"
 "Clocks are in MHz on every axis. Points that cannot run (feasible or fits 0)\n"
@@ -97,6 +99,7 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
         {"against", required_argument, 0, 'a'}, {"palette", required_argument, 0, 'p'},
         {"size", required_argument, 0, 's'},    {"dpi", required_argument, 0, 'd'},
         {"log-x", no_argument, 0, 'X'},         {"log-y", no_argument, 0, 'Y'},
+        {"linear", no_argument, 0, 'n'},
         {"stack", optional_argument, 0, 'S'},         {"normalize", no_argument, 0, 'N'},
         {"objective", required_argument, 0, 'O'}, {"edp", no_argument, 0, 'E'},
         {"legend", required_argument, 0, 'L'}, {"reduce", required_argument, 0, 'R'},
@@ -123,6 +126,7 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
         case 'd': rc = cli_real(cmd, "--dpi", optarg, 10, 2400, &p->o.dpi); break;
         case 'X': p->o.log_x = 1; break;
         case 'Y': p->o.log_y = 1; break;
+        case 'n': p->o.linear = 1; break;
         case 'S':
             p->k.stack = !optarg || !strcmp(optarg, "parts") ? WL_PLOT_STACK_PARTS
                          : !strcmp(optarg, "phases") ? WL_PLOT_STACK_PHASES : -1;

@@ -796,6 +796,13 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
     for (int p = 0; p < d.np; p++)
         if ((mcol[p] = need_col(t, d.pan[p]->col, err)) < 0)
             return WL_EPARSE;
+    /* left to choose, the y axes are logarithmic when a panel's data span
+     * more than a decade (gpt2's 2 J would lie on zero beside an 8B model's
+     * 60 J); stacked areas stay linear */
+    wl_plot_options scale = *o;
+    for (int p = 0; !o->linear && !(k && k->stack) && p < d.np; p++)
+        scale.log_y |= wide_span(t, mcol[p]);
+    o = &scale;
     wl_pareto_objective obj;
     int rc = objective_of(k, &obj, err);
     if (rc)
@@ -997,8 +1004,21 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
             xlo = fmin(xlo, x[r]);
             xhi = fmax(xhi, x[r]);
         }
+    const double dxlo = xlo, dxhi = xhi;
     ax_range(&xlo, &xhi, o->log_x);
     axes first = {0};
+    /* stacked panels label their quantities in one size: the largest at
+     * which every label fits its panel's height */
+    double label_pt = 8.5;
+    style_font(cr, 8.5, 0);
+    for (int p = 0; p < d.np; p++) {
+        char lab[64];
+        cairo_text_extents_t te;
+        snprintf(lab, sizeof lab, "%s (m%s)", d.pan[p]->q, d.pan[p]->u);
+        cairo_text_extents(cr, lab, &te);
+        if (te.x_advance > ph)
+            label_pt = fmin(label_pt, fmax(5, 8.5 * ph / te.x_advance));
+    }
     double *lx = malloc((n + 1) * sizeof *lx), *ly = malloc((n + 1) * sizeof *ly);
     size_t lp = 0;
     for (int p = 0; p < d.np; p++) {
@@ -1022,13 +1042,16 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
         int zero = d.nparts && p == d.pe && !o->log_y;
         if (zero)
             ylo = 0;
+        const double dylo = ylo, dyhi = yhi;
         ax_range(&ylo, &yhi, o->log_y);
         if (zero)
             ylo = 0;
         for (int fi = 0; fi < fa.n; fi++) {
             int cx = fi % fa.cols, cy = fi / fa.cols;
             axes a = {left + cx * (cw + gapx), top + cy * (fh + gapy + 22) + p * (ph + 8), cw, ph,
-                      xlo, xhi, ylo, yhi, o->log_x, o->log_y, 0, 0};
+                      xlo, xhi, ylo, yhi, o->log_x, o->log_y, 0, 0,
+                      .label_pt = label_pt, .data_xmin = dxlo, .data_xmax = dxhi,
+                      .data_ymin = dylo, .data_ymax = dyhi};
             int last_row = cy == fa.rows - 1 || fi + fa.cols >= fa.n;
             (void)last_row;
             ax_draw(cr, &a, "SM clock", "MHz", cx == 0 ? d.pan[p]->q : NULL, d.pan[p]->u,
@@ -1183,6 +1206,35 @@ static void front_labels(cairo_t *cr, const axes *a, const wl_results_table *t, 
         double X = cand[best][0], Y = cand[best][1];
         X = fmin(fmax(X, a->x0 + 1), a->x0 + a->w - 1 - w);
         Y = fmin(fmax(Y, a->y0 + 1 + h / 2), a->y0 + a->h - 1 - h / 2);
+        if (best_hits) {
+            /* fronts that nearly coincide leave no free place by the front:
+             * the name moves up or down, in steps of a line, to the nearest
+             * free place right or left of the fast end, and a leader line
+             * ties it to that end */
+            int found = 0;
+            for (int j = 1; j <= 40 && !found; j++)
+                for (int side = 0; side < 4 && !found; side++) {
+                    double x0 = side & 1 ? fX - 10 - w : fX + 10;
+                    double yc = fY + (side & 2 ? 1 : -1) * j * (h + 1);
+                    double y0 = yc - h / 2, x1 = x0 + w, y1 = y0 + h;
+                    if (x0 < a->x0 + 1 || x1 > a->x0 + a->w - 1 || y0 < a->y0 + 1 ||
+                        y1 > a->y0 + a->h - 1)
+                        continue;
+                    int hits = 0;
+                    for (int q = 0; q < nb && !hits; q++)
+                        hits = x0 < boxes[q][2] && x1 > boxes[q][0] && y0 < boxes[q][3] &&
+                               y1 > boxes[q][1];
+                    if (hits)
+                        continue;
+                    found = 1;
+                    X = x0, Y = yc;
+                    cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
+                    cairo_set_line_width(cr, 0.4);
+                    cairo_move_to(cr, side & 1 ? X + w + 0.5 : X - 0.5, Y);
+                    cairo_line_to(cr, fX, fY);
+                    cairo_stroke(cr);
+                }
+        }
         double *b = boxes[nb++];
         b[0] = X, b[1] = Y - h / 2, b[2] = X + w, b[3] = Y + h / 2;
         /* a white halo keeps the name legible over the points */
@@ -1204,6 +1256,14 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
     int cc = yc >= 0 ? need_col(t, "sm_clock_mhz", err) : -1;
     if (cc < 0)
         return WL_EPARSE;
+    /* left to choose, an axis whose data span more than a decade is
+     * logarithmic */
+    wl_plot_options scale = *o;
+    if (!o->linear) {
+        scale.log_x |= wide_span(t, xc);
+        scale.log_y |= wide_span(t, yc);
+    }
+    o = &scale;
     /* points are coloured by the clock they run at */
     int ec = wl_results_table_col(t, "effective_clock_mhz");
     int colc = ec >= 0 ? ec : cc;
@@ -1330,10 +1390,12 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
                 fxlo = fmin(fxlo, px[r]); fxhi = fmax(fxhi, px[r]);
                 fylo = fmin(fylo, py[r]); fyhi = fmax(fyhi, py[r]);
             }
+        const double d[4] = {fxlo, fxhi, fylo, fyhi};
         ax_range(&fxlo, &fxhi, o->log_x);
         ax_range(&fylo, &fyhi, o->log_y);
         axes a = {left + cx * (cw + gapx), top + cy * (chh + gapy), cw, chh, fxlo, fxhi, fylo,
-                  fyhi, o->log_x, o->log_y, 0, 1};
+                  fyhi, o->log_x, o->log_y, 0, 1, .data_xmin = d[0], .data_xmax = d[1],
+                  .data_ymin = d[2], .data_ymax = d[3]};
         if (fi == 0)
             first = a;
         ax_draw(cr, &a, xq, xu, cx == 0 ? yq : NULL, yu, 1);
@@ -1495,6 +1557,7 @@ int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k
         /* the maximum clock (0, 1) is always in view */
         xlo = fmin(xlo, 0);
         yhi = fmax(yhi, 1);
+        const double d[4] = {xlo, xhi, ylo, yhi};
         ax_range(&xlo, &xhi, 0);
         ax_range(&ylo, &yhi, 0);
         legend_t lg = {.n = 0};
@@ -1504,7 +1567,8 @@ int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k
             lg_add(&lg, "constant EDP", 0, LG_REF);
         lg_add_choice(&lg, k, obj.text);
         lg_reserve(cr, &lg, o, W, &right, &bottom, 0);
-        axes a = {left, top, W - left - right, H - top - bottom, xlo, xhi, ylo, yhi, 0, 0, 0, 0};
+        axes a = {left, top, W - left - right, H - top - bottom, xlo, xhi, ylo, yhi, 0, 0, 0, 0,
+                  .data_xmin = d[0], .data_xmax = d[1], .data_ymin = d[2], .data_ymax = d[3]};
         ax_draw(cr, &a, "Slowdown vs max clock", "%", "Energy / at max clock", "", 1);
         cairo_save(cr);
         cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
@@ -1712,6 +1776,26 @@ static void hm_label_text(const wl_results_table *t, const hm_axis *ax, size_t i
         snprintf(b, n, "%g", ax->v[i]);
 }
 
+/* A numeric axis of more than seven values is labelled at round numbers
+ * (wl_plot_ticks), each placed between the cells whose values bracket it:
+ * 500, 1000, 1500 MHz rather than the cells' own 345, 630, 915. Returns
+ * the count (0: label cells instead), positions in cell units. */
+static int hm_round_ticks(const hm_axis *ax, double *pos, double *val)
+{
+    if (ax->text || ax->n <= 7)
+        return 0;
+    double tk[16];
+    int nt = wl_plot_ticks(ax->v[0], ax->v[ax->n - 1], 7, tk), m = 0;
+    for (int q = 0; q < nt; q++)
+        for (size_t i = 0; i + 1 < ax->n; i++)
+            if (tk[q] >= ax->v[i] - 1e-9 * fabs(tk[q]) && tk[q] <= ax->v[i + 1] + 1e-9 * fabs(tk[q])) {
+                pos[m] = (double)i + (tk[q] - ax->v[i]) / (ax->v[i + 1] - ax->v[i]);
+                val[m++] = tk[q];
+                break;
+            }
+    return m >= 3 ? m : 0;
+}
+
 int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
                     const wl_plot_options *o, const char *path, wl_error *err)
 {
@@ -1800,17 +1884,25 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
         double W = fig_w(f), H = fig_h(f);
         hm_labels(&ax, lx);
         hm_labels(&ay, ly);
+        double rpos[2][16], rval[2][16];
+        int nr[2] = {hm_round_ticks(&ax, rpos[0], rval[0]), hm_round_ticks(&ay, rpos[1], rval[1])};
         char b[160];
         /* room for the y labels and, for text on x, slanted x labels */
         style_font(cr, 7, 0);
         double ylw = 0, xlw = 0;
         for (size_t j = 0; j < ny; j++)
-            if (ly[j]) {
+            if (ly[j] && !nr[1]) {
                 cairo_text_extents_t te;
                 hm_label_text(t, &ay, j, b, sizeof b);
                 cairo_text_extents(cr, b, &te);
                 ylw = fmax(ylw, te.x_advance);
             }
+        for (int q = 0; q < nr[1]; q++) {
+            cairo_text_extents_t te;
+            snprintf(b, sizeof b, "%g", rval[1][q]);
+            cairo_text_extents(cr, b, &te);
+            ylw = fmax(ylw, te.x_advance);
+        }
         for (size_t i = 0; ax.text && i < nx; i++)
             if (lx[i]) {
                 cairo_text_extents_t te;
@@ -1828,7 +1920,12 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
             lg_add(&lg, "cannot run (grey, hatched)", 0, LG_HOLLOW_GREY);
         lg_reserve(cr, &lg, o, W, &right, &bottom, 1);
         axes a = {left, top, W - left - right, H - top - bottom, -0.5, (double)nx - 0.5, -0.5,
-                  (double)ny - 0.5, 0, 0, 0, 0};
+                  (double)ny - 0.5, 0, 0, 0, .fixed_units = 0};
+        /* the axes run in cells; their labels are values */
+        if (!ax.text && nx)
+            a.data_xmin = ax.v[0], a.data_xmax = ax.v[nx - 1];
+        if (!ay.text && ny)
+            a.data_ymin = ay.v[0], a.data_ymax = ay.v[ny - 1];
         for (size_t j = 0; j < ny; j++)
             for (size_t i = 0; i < nx; i++) {
                 double x0 = ax_x(&a, (double)i - 0.5), x1 = ax_x(&a, (double)i + 0.5);
@@ -1865,7 +1962,23 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
         cairo_stroke(cr);
         style_font(cr, 7, 0);
         int nlx = 0, nly = 0;
-        for (size_t i = 0; i < nx; i++) {
+        for (int q = 0; q < nr[0]; q++) {
+            double cx = ax_x(&a, rpos[0][q]);
+            snprintf(b, sizeof b, "%g", rval[0][q]);
+            cairo_move_to(cr, cx, a.y0 + a.h);
+            cairo_line_to(cr, cx, a.y0 + a.h + 2);
+            cairo_stroke(cr);
+            style_text(cr, cx, a.y0 + a.h + 3, b, 0.5, 0);
+        }
+        for (int q = 0; q < nr[1]; q++) {
+            double cy = ax_y(&a, rpos[1][q]);
+            snprintf(b, sizeof b, "%g", rval[1][q]);
+            cairo_move_to(cr, a.x0 - 2, cy);
+            cairo_line_to(cr, a.x0, cy);
+            cairo_stroke(cr);
+            style_text(cr, a.x0 - 3, cy, b, 1, 0.5);
+        }
+        for (size_t i = 0; i < nx && !nr[0]; i++) {
             if (!lx[i])
                 continue;
             hm_label_text(t, &ax, i, b, sizeof b);
@@ -1883,7 +1996,7 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
                 style_text(cr, cx, a.y0 + a.h + 3, b, 0.5, 0);
             nlx++;
         }
-        for (size_t j = 0; j < ny; j++) {
+        for (size_t j = 0; j < ny && !nr[1]; j++) {
             if (!ly[j])
                 continue;
             hm_label_text(t, &ay, j, b, sizeof b);
@@ -1895,7 +2008,20 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
             nly++;
         }
         /* categories (text, or at most 7 values) are all labelled: no tick count */
+        if (nr[0])
+            nlx = nr[0];
+        if (nr[1])
+            nly = nr[1];
         layout_axes(cr, &a, ax.text || nx <= 7 ? 0 : nlx, ay.text || ny <= 7 ? 0 : nly);
+        /* the values labelled: round ticks, or the labelled cells' own */
+        for (int d = 0; d < 2; d++) {
+            const hm_axis *h = d ? &ay : &ax;
+            const unsigned char *lab = d ? ly : lx;
+            for (size_t i = 0; !nr[d] && !h->text && i < h->n && nr[d] < 16; i++)
+                if (lab[i])
+                    rval[d][nr[d]++] = h->v[i];
+            layout_labels(cr, d, rval[d], nr[d]);
+        }
         style_font(cr, 8.5, 0);
         if (!ax.text)
             style_text(cr, a.x0 + a.w / 2, a.y0 + a.h + 13, pretty(xn), 0.5, 0);
@@ -2041,8 +2167,8 @@ int bars_figure(const wl_results_table *t, const wl_plot_options *o, const char 
     if (lo > 0 || from_zero)
         lo = 0;
     double N = (double)(n ? n : 1);
-    axes a = horiz ? (axes){left, top, W - left - right, H - top - bottom, lo, hi, 0, N, 0, 0, 0, 0}
-                   : (axes){left, top, W - left - right, H - top - bottom, 0, N, lo, hi, 0, 0, 0, 0};
+    axes a = horiz ? (axes){left, top, W - left - right, H - top - bottom, lo, hi, 0, N, 0, 0, 0, .fixed_units = 0}
+                   : (axes){left, top, W - left - right, H - top - bottom, 0, N, lo, hi, 0, 0, 0, .fixed_units = 0};
     if (horiz)
         ax_draw(cr, &a, bs->q, bs->u, NULL, NULL, 1);
     else

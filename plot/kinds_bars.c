@@ -107,7 +107,7 @@ int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
          * not positive */
         int lg_axes = pos;
         ax_range(&lo, &hi, lg_axes);
-        axes a = {left, top, pw, H - top - bottom, lo, hi, lo, hi, lg_axes, lg_axes, 0, 0};
+        axes a = {left, top, pw, H - top - bottom, lo, hi, lo, hi, lg_axes, lg_axes, 0, .fixed_units = 0};
         char xq[64], yq[64];
         snprintf(xq, sizeof xq, "Measured %s", mt->q);
         snprintf(yq, sizeof yq, "Predicted %s", mt->q);
@@ -163,7 +163,7 @@ int wl_plot_validation(const wl_results_table *t, const wl_plot_kind_options *k,
         if (!one_clock)
             ax_range(&cl, &ch, 0);
         axes b = {left + pw + gap, top, pw, H - top - bottom, one_clock ? 0 : cl,
-                  one_clock ? N : ch, el, eh, 0, 0, 0, 0};
+                  one_clock ? N : ch, el, eh, 0, 0, 0, .fixed_units = 0};
         if (one_clock)
             ax_draw(cr, &b, NULL, NULL, "Error", "%", 0);
         else

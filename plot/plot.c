@@ -54,18 +54,24 @@ static wl_plot_layout *layout_of(cairo_t *cr, double *scale)
 
 /* Adds the user-space box (x0, y0)-(x1, y1), under the current transform
  * (rotated labels), to the ink extent. */
-static void rec_ink(cairo_t *cr, double x0, double y0, double x1, double y1)
+static void rec_ink(cairo_t *cr, double x0, double y0, double x1, double y1, const char *text)
 {
     double sc;
     wl_plot_layout *l = layout_of(cr, &sc);
     if (!l)
         return;
     const double px[4] = {x0, x1, x1, x0}, py[4] = {y0, y0, y1, y1};
+    wl_plot_layout_text *t = l->ntexts < WL_PLOT_LAYOUT_TEXTS ? &l->texts[l->ntexts] : NULL;
+    l->ntexts++;
+    if (t)
+        snprintf(t->text, sizeof t->text, "%s", text);
     for (int i = 0; i < 4; i++) {
         double dx = px[i], dy = py[i];
         cairo_user_to_device(cr, &dx, &dy);
         dx /= sc;
         dy /= sc;
+        if (t)
+            t->x[i] = dx, t->y[i] = dy;
         l->ink[0] = fmin(l->ink[0], dx);
         l->ink[1] = fmin(l->ink[1], dy);
         l->ink[2] = fmax(l->ink[2], dx);
@@ -104,18 +110,38 @@ void layout_axes(cairo_t *cr, const axes *a, int nx, int ny)
                                                   .xmax = a->xmax, .ymin = a->ymin,
                                                   .ymax = a->ymax, .ylabel_lo = NAN,
                                                   .ylabel_hi = NAN};
+    if (l->naxes < WL_PLOT_LAYOUT_AXES) {
+        /* the data's range where the kind gave it, else the axes' */
+        wl_plot_layout_axes *r = &l->axes[l->naxes];
+        int gx = a->data_xmax > a->data_xmin, gy = a->data_ymax > a->data_ymin;
+        r->data_xmin = gx ? a->data_xmin : a->xmin;
+        r->data_xmax = gx ? a->data_xmax : a->xmax;
+        r->data_ymin = gy ? a->data_ymin : a->ymin;
+        r->data_ymax = gy ? a->data_ymax : a->ymax;
+    }
     l->naxes++;
 }
 
-/* The labelled y ticks' range of the axes just recorded. */
-static void layout_ylabels(cairo_t *cr, double lo, double hi)
+/* The labelled ticks of the axes just recorded: n of them at v on its x
+ * (y = 0) or y axis (1). */
+void layout_labels(cairo_t *cr, int y, const double *v, int n)
 {
     double sc;
     wl_plot_layout *l = layout_of(cr, &sc);
     if (!l || !l->naxes || l->naxes > WL_PLOT_LAYOUT_AXES)
         return;
-    l->axes[l->naxes - 1].ylabel_lo = lo;
-    l->axes[l->naxes - 1].ylabel_hi = hi;
+    wl_plot_layout_axes *a = &l->axes[l->naxes - 1];
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        if (i < WL_PLOT_LAYOUT_LABELS)
+            (y ? a->ylabel : a->xlabel)[i] = v[i];
+        lo = fmin(lo, v[i]);
+        hi = fmax(hi, v[i]);
+    }
+    if (y && n) {
+        a->ylabel_lo = lo;
+        a->ylabel_hi = hi;
+    }
 }
 
 const char *wl_plot_legend_name(wl_plot_legend l)
@@ -332,57 +358,117 @@ int wl_plot_ticks(double lo, double hi, int max_ticks, double *ticks)
     return n;
 }
 
-/* Log-axis labels: whole decades when three or more fit, else 1-2-5 in
- * each decade, else 1-2-3-5, else every integer multiple; at most cap. A
- * set is taken only if it labels both ends of the axis, a label within
- * the lowest and the highest quarter of its span: a series at 2.5-3.5 J
- * under a lowest label of 4, or one at 0.2 J under a lowest label of 0.5,
- * could not be read. */
-static int log_ticks(double lo, double hi, double *t, int cap)
+/* Log-axis labels, at most maxn (what the axis's length holds, 3 to 7).
+ * Candidates, in order: whole decades; 1-3 in each decade; 1-2-5; 1-2-3-5;
+ * every integer multiple (each thinned to every k-th when too many); round
+ * linear steps. The first is taken that has three labels or more over the
+ * data [dlo, dhi] and labels both ends of the axis, a label within the
+ * lowest and the highest quarter of its span: a series at 2.5-3.5 J under a
+ * lowest label of 4, or one at 0.2 J under a lowest label of 0.5, could not
+ * be read. Failing all, the one with the most labels over the data. Within
+ * a decade and a half, a set of more than four labels crowds at the
+ * decade's low end (0.7 0.8 0.9 1): round linear steps read better there. */
+static int log_score(const double *t, int n, double lo, double hi, double dlo, double dhi);
+
+static int log_candidate(int c, double lo, double hi, double dlo, double dhi, int maxn,
+                         double *t, int cap)
 {
-    static const double sets[4][9] = {
-        {1}, {1, 2, 5}, {1, 2, 3, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
-    static const int sizes[4] = {1, 3, 4, 9};
-    double span = log(hi / lo);
+    static const double sets[5][9] = {
+        {1}, {1, 3}, {1, 2, 5}, {1, 2, 3, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
+    static const int sizes[5] = {1, 2, 3, 4, 9};
     int n = 0;
-    for (int s = 0; s < 4; s++) {
-        n = 0;
-        for (double d = pow(10, floor(log10(lo))); d <= hi * 1.0001 && n < cap; d *= 10)
-            for (int i = 0; i < sizes[s] && n < cap; i++) {
-                double v = sets[s][i] * d;
-                if (v >= lo * 0.9999 && v <= hi * 1.0001)
-                    t[n++] = v;
+    if (c == 5) {
+        /* the coarsest round step (1, 2, 2.5, 5 x 10^k) giving 3 to 8
+         * labels, three over the data, with both ends of the axis labelled */
+        static const double mult[4] = {5, 2.5, 2, 1};
+        for (int e = (int)ceil(log10(hi)); e > (int)floor(log10(hi - lo)) - 3; e--)
+            for (int i = 0; i < 4; i++) {
+                double st = mult[i] * pow(10, e);
+                n = 0;
+                for (double k = ceil(lo / st - 1e-9); k * st <= hi * 1.0001 && n < cap; k++)
+                    if (k > 0)
+                        t[n++] = k * st;
+                if (n <= maxn && log_score(t, n, lo, hi, dlo, dhi) >= 3)
+                    return n;
+                if (n > maxn)
+                    return 0;
             }
-        int ends = n > 0 && !(span > 0 && (log(t[0] / lo) > 0.25 * span ||
-                                           log(hi / t[n - 1]) > 0.25 * span));
-        if (n >= 3 && ends)
-            break;
+        return 0;
     }
-    /* within a decade and a half the multiples crowd at the decade's low
-     * end (0.7 0.8 0.9 1): round linear steps read better there */
-    if (hi < lo * 15 && n > 4) {
-        double lin[16];
-        int m = wl_plot_ticks(lo, hi, 5, lin), k = 0;
-        double kept[16];
-        for (int i = 0; i < m && k < cap && k < 16; i++)
-            if (lin[i] >= lo * 0.9999 && lin[i] <= hi * 1.0001 && lin[i] > 0)
-                kept[k++] = lin[i];
-        /* only when they label both ends too (linear steps leave the low
-         * end of a log axis bare) */
-        if (k >= 3 && !(span > 0 && (log(kept[0] / lo) > 0.25 * span ||
-                                     log(hi / kept[k - 1]) > 0.25 * span))) {
-            memcpy(t, kept, (size_t)k * sizeof *t);
-            n = k;
+    for (double d = pow(10, floor(log10(lo))); d <= hi * 1.0001 && n < cap; d *= 10)
+        for (int i = 0; i < sizes[c] && n < cap; i++) {
+            double v = sets[c][i] * d;
+            if (v >= lo * 0.9999 && v <= hi * 1.0001)
+                t[n++] = v;
         }
-    }
-    /* many decades: every k-th, down to at most 7 */
-    if (n > 7) {
-        int k = (n + 6) / 7, m = 0;
-        for (int i = 0; i < n; i += k)
+    /* many: every k-th, down to at most maxn, from the first of the k
+     * offsets that labels both ends and the most of the data */
+    if (n > maxn) {
+        int k = (n + maxn - 1) / maxn, m = 0, best = 0, sbest = -1000;
+        for (int off = 0; off < k; off++) {
+            double th[32];
+            int nt = 0;
+            for (int i = off; i < n; i += k)
+                th[nt++] = t[i];
+            int sc = nt <= maxn ? log_score(th, nt, lo, hi, dlo, dhi) : -1000;
+            if (sc > sbest) {
+                sbest = sc;
+                best = off;
+            }
+        }
+        for (int i = best; i < n; i += k)
             t[m++] = t[i];
         n = m;
     }
     return n;
+}
+
+/* How many of t[0..n) lie over the data; 100 less where the set leaves an
+ * end of the axis bare or has fewer than three labels. */
+static int log_score(const double *t, int n, double lo, double hi, double dlo, double dhi)
+{
+    double span = log(hi / lo);
+    int inside = 0;
+    for (int i = 0; i < n; i++)
+        inside += t[i] >= dlo * 0.9999 && t[i] <= dhi * 1.0001;
+    int ends = n > 0 && !(span > 0 && (log(t[0] / lo) > 0.25 * span ||
+                                       log(hi / t[n - 1]) > 0.25 * span));
+    /* a set that leaves an end bare ranks below every one that does not */
+    return n >= 3 && ends ? inside : n > 0 ? inside - 100 : -200;
+}
+
+static int log_ticks(double lo, double hi, double dlo, double dhi, int maxn, double *t, int cap)
+{
+    maxn = maxn < 3 ? 3 : maxn > 7 ? 7 : maxn;
+    if (!(dhi > dlo) || !(dlo > 0))
+        dlo = lo, dhi = hi;
+    double best[32];
+    int nbest = 0, sbest = -1000, chosen = -1;
+    if (cap > 32)
+        cap = 32;
+    for (int c = 0; c < 6; c++) {
+        double cand[32];
+        int n = log_candidate(c, lo, hi, dlo, dhi, maxn, cand, cap);
+        int sc = log_score(cand, n, lo, hi, dlo, dhi);
+        if (sc >= 3 || sc > sbest) {
+            memcpy(best, cand, (size_t)n * sizeof *cand);
+            nbest = n;
+            sbest = sc;
+            chosen = c;
+        }
+        if (sc >= 3)
+            break;
+    }
+    if (hi < lo * 15 && nbest > 4 && chosen < 5) {
+        double lin[32];
+        int n = log_candidate(5, lo, hi, dlo, dhi, maxn, lin, cap);
+        if (log_score(lin, n, lo, hi, dlo, dhi) >= 3) {
+            memcpy(best, lin, (size_t)n * sizeof *lin);
+            nbest = n;
+        }
+    }
+    memcpy(t, best, (size_t)nbest * sizeof *t);
+    return nbest;
 }
 
 double wl_plot_si(double vmax, const char **prefix)
@@ -506,7 +592,7 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
     if (!xq)
         nx = 0;
     else if (a->logx)
-        nx = log_ticks(a->xmin, a->xmax, ticks, 32);
+        nx = log_ticks(a->xmin, a->xmax, a->data_xmin, a->data_xmax, (int)(a->w / 22), ticks, 32);
     else {
         /* as many as fit side by side: the widest label and a gap each */
         char wide[64];
@@ -527,7 +613,7 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
             ticks[i] /= fx;
     }
     int xlab = 0, ylab = 0;
-    double xlast = -INFINITY, ylast = INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    double xlast = -INFINITY, ylast = INFINITY, xval[40], yval[40];
     for (int i = 0; i < nx; i++) {
         double x = ax_x(a, ticks[i]);
         if (x < a->x0 - 0.01 || x > a->x0 + a->w + 0.01)
@@ -554,7 +640,7 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
                 continue;
             xlast = x + te.x_advance / 2;
             style_text(cr, x, a->y0 + a->h + 4, buf, 0.5, 0);
-            xlab++;
+            xval[xlab++] = ticks[i];
         }
     }
     if (xq && a->logx)
@@ -564,7 +650,7 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
     if (!yq && !yu)
         ny = 0; /* a categorical y axis (horizontal bars) */
     else if (a->logy)
-        ny = log_ticks(a->ymin, a->ymax, ticks, 32);
+        ny = log_ticks(a->ymin, a->ymax, a->data_ymin, a->data_ymax, (int)(a->h / 11), ticks, 32);
     else {
         /* as many as fit one above the other */
         int fit = (int)(a->h / 10);
@@ -598,15 +684,13 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
             continue;
         ylast = y;
         style_text(cr, a->x0 - 4, y, buf, 1, 0.5);
-        ylab++;
-        ylo = fmin(ylo, ticks[i]);
-        yhi = fmax(yhi, ticks[i]);
+        yval[ylab++] = ticks[i];
     }
     if (a->logy)
         minor_log_ticks(cr, a, 0);
     layout_axes(cr, a, xq ? xlab : 0, ylab);
-    if (ylab)
-        layout_ylabels(cr, ylo, yhi);
+    layout_labels(cr, 0, xval, xq ? xlab : 0);
+    layout_labels(cr, 1, yval, ylab);
     cairo_set_source_rgb(cr, 0, 0, 0);
     cairo_set_line_width(cr, 0.6);
     cairo_rectangle(cr, a->x0, a->y0, a->w, a->h);
@@ -628,7 +712,9 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
          * into the next panel's */
         cairo_text_extents_t te;
         cairo_text_extents(cr, buf, &te);
-        if (te.x_advance > a->h)
+        if (a->label_pt > 0)
+            style_font(cr, a->label_pt, 0);
+        else if (te.x_advance > a->h)
             style_font(cr, fmax(5, 8.5 * a->h / te.x_advance), 0);
         cairo_save(cr);
         cairo_translate(cr, a->x0 - 29, a->y0 + a->h / 2);
@@ -769,8 +855,9 @@ void style_text(cairo_t *cr, double x, double y, const char *s, double halign, d
     double bx = x - te.x_advance * halign, by = y + h * (1 - valign);
     cairo_move_to(cr, bx, by);
     cairo_show_text(cr, s);
-    rec_ink(cr, bx + te.x_bearing, by + te.y_bearing, bx + te.x_bearing + te.width,
-            by + te.y_bearing + te.height);
+    if (s[0])
+        rec_ink(cr, bx + te.x_bearing, by + te.y_bearing, bx + te.x_bearing + te.width,
+                by + te.y_bearing + te.height, s);
 }
 
 /* Perceptually uniform maps, piecewise-linear over published anchors:
@@ -811,7 +898,7 @@ void colorbar(cairo_t *cr, const char *palette, double x, double y, double w, do
     cairo_set_line_width(cr, 0.4);
     cairo_rectangle(cr, x, y, w, h);
     cairo_stroke(cr);
-    axes a = {x, y, w, h, 0, 1, lo, hi, 0, 0, 0, 0};
+    axes a = {x, y, w, h, 0, 1, lo, hi, 0, 0, 0, .fixed_units = 0};
     double ticks[32];
     const char *p = "";
     double fy = si_unit(u) ? wl_plot_si(fmax(fabs(lo), fabs(hi)), &p) : 1;
@@ -819,7 +906,8 @@ void colorbar(cairo_t *cr, const char *palette, double x, double y, double w, do
         p = "";
     int nt = wl_plot_ticks(lo * fy, hi * fy, 4, ticks);
     style_font(cr, 7, 0);
-    char buf[64];
+    char buf[160];
+    double widest = 0;
     for (int i = 0; i < nt; i++) {
         double yy = ax_y(&a, ticks[i] / fy);
         if (yy < y - 0.01 || yy > y + h + 0.01)
@@ -828,6 +916,9 @@ void colorbar(cairo_t *cr, const char *palette, double x, double y, double w, do
         cairo_line_to(cr, x + w + 2, yy);
         cairo_stroke(cr);
         fmt_tick(buf, sizeof buf, ticks[i], nt > 1 ? ticks[1] - ticks[0] : 1);
+        cairo_text_extents_t te;
+        cairo_text_extents(cr, buf, &te);
+        widest = fmax(widest, te.x_advance);
         style_text(cr, x + w + 3, yy, buf, 0, 0.5);
     }
     if (q) {
@@ -835,12 +926,38 @@ void colorbar(cairo_t *cr, const char *palette, double x, double y, double w, do
             snprintf(buf, sizeof buf, "%s (%s%s)", q, p, u);
         else
             snprintf(buf, sizeof buf, "%s", q);
-        cairo_save(cr);
-        cairo_translate(cr, x + w + 24, y + h / 2);
-        cairo_rotate(cr, -M_PI / 2);
+        /* the label clears the widest tick label by 2 pt; longer than
+         * the bar, it breaks at its last ", " into two lines, and smaller
+         * type (down to 5.5 pt) fits what is still too long */
         style_font(cr, 7.5, 0);
-        style_text(cr, 0, 0, buf, 0.5, 0.5);
-        cairo_restore(cr);
+        char line[2][160];
+        int nl = 1;
+        snprintf(line[0], sizeof line[0], "%s", buf);
+        cairo_text_extents_t te;
+        cairo_text_extents(cr, buf, &te);
+        char *cut = strrchr(buf, ',');
+        if (te.x_advance > h && cut && cut[1] == ' ') {
+            snprintf(line[0], sizeof line[0], "%.*s,", (int)(cut - buf), buf);
+            snprintf(line[1], sizeof line[1], "%s", cut + 2);
+            nl = 2;
+        }
+        double pt = 7.5;
+        for (int i = 0; i < nl; i++) {
+            cairo_text_extents(cr, line[i], &te);
+            if (te.x_advance > h)
+                pt = fmin(pt, fmax(5.5, 7.5 * h / te.x_advance));
+        }
+        style_font(cr, pt, 0);
+        cairo_font_extents_t fe;
+        cairo_font_extents(cr, &fe);
+        double x0 = x + w + 3 + fmax(widest, 17) + 2 + fe.ascent / 2;
+        for (int i = 0; i < nl; i++) {
+            cairo_save(cr);
+            cairo_translate(cr, x0 + i * (fe.ascent + 1.5), y + h / 2);
+            cairo_rotate(cr, -M_PI / 2);
+            style_text(cr, 0, 0, line[i], 0.5, 0.5);
+            cairo_restore(cr);
+        }
     }
 }
 
@@ -939,4 +1056,16 @@ void fig_title(cairo_t *cr, const wl_plot_options *o, double w)
         line[l] = 0;
         style_text(cr, w / 2, 3 + 10.5 * i, line, 0.5, 0);
     }
+}
+
+int wide_span(const wl_results_table *t, int col)
+{
+    double lo = INFINITY, hi = 0, v;
+    wl_error e;
+    for (size_t r = 0; col >= 0 && r < wl_results_table_rows(t); r++)
+        if (wl_results_table_num(t, r, col, &v, &e) == WL_OK && isfinite(v) && v > 0) {
+            lo = fmin(lo, v);
+            hi = fmax(hi, v);
+        }
+    return hi > 10 * lo;
 }

@@ -35,6 +35,10 @@ typedef struct {
     int no_edge_labels; /* stacked panels: no y labels on the frame's edges */
     int fixed_units;    /* the units are as given: no SI prefix of this axes' own
                            (panels of one figure share the figure's) */
+    double label_pt;    /* the y quantity's font size (0: 8.5 pt, less when the
+                           label is longer than the axes are high) */
+    double data_xmin, data_xmax, data_ymin, data_ymax; /* the data shown, for
+                           the layout record (unset: the axes' range) */
 } axes;
 
 double ax_x(const axes *a, double v);
@@ -48,6 +52,9 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
 
 /* Records axes drawn without ax_draw (heatmaps) with their labelled ticks. */
 void layout_axes(cairo_t *cr, const axes *a, int nx, int ny);
+/* The values of the labelled ticks of the axes last recorded, on x (y = 0)
+ * or y (1). */
+void layout_labels(cairo_t *cr, int y, const double *v, int n);
 
 /* Style. */
 extern const double okabe_ito[8][3];
@@ -72,5 +79,8 @@ int need_points(const wl_results_table *t, const char *kind, wl_error *err);
 /* Numeric cell; NAN for empty; WL_EPARSE with file/line/column otherwise. */
 int num_cell(const wl_results_table *t, size_t row, int col, double *v, wl_error *err);
 const char *table_path(const wl_results_table *t);
+/* Whether the positive values of column col span more than a decade: the
+ * rule for an axis left to choose its scale (wl_plot_options.linear). */
+int wide_span(const wl_results_table *t, int col);
 
 #endif

@@ -156,6 +156,39 @@ static int add_figure(report *r, char *base, char *caption)
     return WL_OK;
 }
 
+/* One figure as PNG, PDF and SVG under base; the PNG's layout goes to the
+ * caller's figure hook, where there is one. A legend of many series that
+ * would take more than 28% of the canvas makes the canvas taller instead
+ * (its area stays, the axes' grows), up to twice the height. */
+static int draw_formats(const report *r, wl_plot_kind_fn fn, const wl_results_table *t,
+                        const wl_plot_kind_options *k, wl_plot_options *o, const char *base,
+                        wl_error *err)
+{
+    static const char *const ext[3] = {"png", "pdf", "svg"};
+    wl_plot_layout *lay = malloc(sizeof *lay);
+    int rc = lay ? WL_OK : WL_ENOMEM;
+    const double h0 = o->height_in;
+    for (int i = 0, tries = 0; i < 3 && !rc; i++) {
+        char *p = wl_core_strprintf("%s/%s.%s", r->tmp, base, ext[i]);
+        o->layout = i == 0 ? lay : NULL;
+        rc = p ? fn(t, k, o, p, err) : WL_ENOMEM;
+        free(p);
+        double share = i == 0 && lay->has_legend
+                           ? lay->legend[2] * lay->legend[3] / (lay->width_pt * lay->height_pt)
+                           : 0;
+        if (!rc && share > 0.28 && tries++ < 3 && o->height_in < 2 * h0) {
+            o->height_in = fmin(2 * h0, o->height_in * share / 0.26);
+            i--; /* the PNG again, taller */
+            continue;
+        }
+        if (!rc && i == 0 && r->o->figure)
+            r->o->figure(r->o->user, base, lay);
+    }
+    o->layout = NULL;
+    free(lay);
+    return rc;
+}
+
 /* The figure of a subset as PNG and PDF beside its CSV (base.csv). */
 static int figure_sized(report *r, const char *kind, const wl_results_table *t, const char *base,
                         const char *caption, const wl_plot_kind_options *k, int log,
@@ -204,18 +237,15 @@ static int figure_sized(report *r, const char *kind, const wl_results_table *t, 
         o.title = title;
     o.log_y = log != 0;
     o.log_x = log == 2;
+    o.linear = 1; /* the scales are chosen here, per figure */
     if (k && k->facet)
         o.width_in = 7;
     if (k && k->panels)
         o.height_in = 4.2;
     if (height_in > 0)
         o.height_in = height_in;
-    static const char *const ext[3] = {"png", "pdf", "svg"};
-    for (int i = 0; i < 3 && !rc; i++) {
-        char *p = wl_core_strprintf("%s/%s.%s", r->tmp, base, ext[i]);
-        rc = p ? wl_plot_kind_lookup(kind)(t, k, &o, p, err) : WL_ENOMEM;
-        free(p);
-    }
+    if (!rc)
+        rc = draw_formats(r, wl_plot_kind_lookup(kind), t, k, &o, base, err);
     if (!rc)
         rc = add_figure(r, wl_core_strprintf("%s", base), wl_core_strprintf("%s", caption));
     return rc;
@@ -597,14 +627,10 @@ static int subset_figures(report *r, const wl_results_table *sub, const char *sf
         cap = wl_core_strprintf("Energy saved and runtime penalty at the chosen clock (%s) against the "
                          "maximum clock, %s", objective, what);
         memset(&k, 0, sizeof k);
-        for (int i = 0; !rc && !none && i < 3; i++) {
-            static const char *const ext[3] = {"png", "pdf", "svg"};
-            char *fp = wl_core_strprintf("%s/%s.%s", r->tmp, base, ext[i]);
-            wl_plot_options o;
-            wl_plot_options_default(&o);
-            rc = fp ? wl_plot_savings(st, &k, &o, fp, err) : WL_ENOMEM;
-            free(fp);
-        }
+        wl_plot_options o;
+        wl_plot_options_default(&o);
+        if (!rc && !none)
+            rc = base ? draw_formats(r, wl_plot_savings, st, &k, &o, base, err) : WL_ENOMEM;
         if (!rc && !none)
             rc = add_figure(r, wl_core_strprintf("%s", base), wl_core_strprintf("%s", cap));
         choice_free(&c);

@@ -257,7 +257,7 @@ static void draw(cairo_t *cr, const trace *tr, const wl_plot_options *o, double 
     double avail = H - top - bottom;
     double gantt_h = power ? avail * 0.58 : avail, gap = power ? 8 : 0;
     double tmax = tr->tmax > 0 ? tr->tmax : 1, lo = 0;
-    axes g = {left, top, W - left - right, gantt_h, lo, tmax, 0, rows, 0, 0, 0, 0};
+    axes g = {left, top, W - left - right, gantt_h, lo, tmax, 0, rows, 0, 0, 0, .fixed_units = 0};
     /* the Gantt: frame, grid, a row per GPU (stage 0 on top) */
     time_grid(cr, &g);
     double rh = g.h / rows;
@@ -284,7 +284,7 @@ static void draw(cairo_t *cr, const trace *tr, const wl_plot_options *o, double 
         ax_range(&plo, &phi, 0);
         plo = 0;
         axes a = {left, top + gantt_h + gap, W - left - right, avail - gantt_h - gap, lo, tmax,
-                  plo, phi, 0, 0, 0, 0};
+                  plo, phi, 0, 0, 0, .fixed_units = 0};
         ax_draw(cr, &a, "Time", "s", "Power", "W", 1);
         /* the GPUs' mean power as a step line over the band of their
          * range (eight lines drawn over one another are a solid block) */

@@ -11,16 +11,30 @@
 
 /* Where a figure's parts landed, in points from the top left, for callers
  * that check or place things (the tests check that no legend covers data,
- * that axes have 4-7 labelled ticks and that nothing leaves the canvas). */
+ * that no two texts overlap, that every axis labels at least three ticks
+ * over its data and that nothing leaves the canvas). */
 #define WL_PLOT_LAYOUT_AXES 32
+#define WL_PLOT_LAYOUT_LABELS 16
+#define WL_PLOT_LAYOUT_TEXTS 512
 typedef struct {
     double x0, y0, w, h;
     int xticks, yticks; /* labelled major ticks (0: a categorical axis) */
     int logx, logy;
-    double xmin, xmax, ymin, ymax; /* the data ranges the axes span */
+    double xmin, xmax, ymin, ymax; /* the ranges the axes span */
+    double data_xmin, data_xmax, data_ymin, data_ymax; /* the data's own ranges
+                                                           (the axes' where the
+                                                           kind gives none) */
     double ylabel_lo, ylabel_hi;   /* the lowest and highest labelled y ticks
                                       (NaN: none) */
+    double xlabel[WL_PLOT_LAYOUT_LABELS], ylabel[WL_PLOT_LAYOUT_LABELS]; /* the
+                                      labelled ticks' values (the first 16) */
 } wl_plot_layout_axes;
+/* A text as drawn: its ink's corners (a rotated label is a rotated box) and
+ * the start of its string. */
+typedef struct {
+    double x[4], y[4];
+    char text[48];
+} wl_plot_layout_text;
 typedef struct {
     double width_pt, height_pt;
     size_t naxes; /* drawn; at most WL_PLOT_LAYOUT_AXES are recorded */
@@ -29,6 +43,8 @@ typedef struct {
     int legend_entries; /* lines in the legend */
     double legend[4]; /* x, y, w, h of the legend box */
     double ink[4];    /* x0, y0, x1, y1 enclosing every text drawn */
+    size_t ntexts;    /* drawn; at most WL_PLOT_LAYOUT_TEXTS are recorded */
+    wl_plot_layout_text texts[WL_PLOT_LAYOUT_TEXTS];
 } wl_plot_layout;
 
 /* Legends: outside the axes (right of them, or below when they would take
@@ -43,6 +59,9 @@ typedef struct {
     double dpi;                 /* PNG only, default 300 */
     const char *title;          /* NULL: none; long titles wrap */
     int log_x, log_y;
+    int linear;                 /* energy-freq, pareto: no log axis unless
+                                   asked for (0: an axis whose data span more
+                                   than a decade is logarithmic) */
     const char *palette;        /* heatmaps: "viridis" (default) or "cividis" */
     wl_plot_legend legend;
     wl_plot_layout *layout;     /* filled when not NULL */
@@ -155,6 +174,9 @@ typedef struct {
     int threads;           /* sweep threads (0: OpenMP default) */
     void (*step)(void *user, const char *text);
     void (*progress)(void *user, unsigned long long done, unsigned long long total);
+    /* each figure, once drawn: its file name without extension and the
+       PNG's layout (NULL: none asked for) */
+    void (*figure)(void *user, const char *name, const wl_plot_layout *layout);
     void *user;
 } wl_plot_report_options;
 typedef struct {

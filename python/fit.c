@@ -247,6 +247,7 @@ PyObject *wl_py_plot(PyObject *self, PyObject *args)
         int style;
     } flags[] = {{"log_x", offsetof(wl_plot_options, log_x), 1},
                  {"log_y", offsetof(wl_plot_options, log_y), 1},
+                 {"linear", offsetof(wl_plot_options, linear), 1},
                  {"edp", offsetof(wl_plot_kind_options, edp), 0},
                  {"normalize", offsetof(wl_plot_kind_options, normalize), 0},
                  {"show_infeasible", offsetof(wl_plot_kind_options, show_infeasible), 0}};

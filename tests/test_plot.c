@@ -602,6 +602,175 @@ static void test_figure_title(void **state)
     }
 }
 
+/* ---- every report figure keeps the layout rules (issue 42) ----------------- */
+
+typedef struct {
+    int figures, faults;
+} layout_audit;
+
+/* Whether two texts' boxes (each a convex quadrilateral, rotated labels
+ * too) overlap by more than 0.05 pt: separating axes, the edge normals of
+ * both boxes. */
+static int texts_overlap(const wl_plot_layout_text *a, const wl_plot_layout_text *b)
+{
+    const wl_plot_layout_text *q[2] = {a, b};
+    for (int s = 0; s < 2; s++)
+        for (int e = 0; e < 4; e++) {
+            double nx = -(q[s]->y[(e + 1) % 4] - q[s]->y[e]), ny = q[s]->x[(e + 1) % 4] - q[s]->x[e];
+            double len = hypot(nx, ny);
+            if (!(len > 1e-9))
+                continue;
+            nx /= len, ny /= len;
+            double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+            for (int k = 0; k < 2; k++)
+                for (int i = 0; i < 4; i++) {
+                    double v = q[k]->x[i] * nx + q[k]->y[i] * ny;
+                    lo[k] = fmin(lo[k], v);
+                    hi[k] = fmax(hi[k], v);
+                }
+            if (fmin(hi[0], hi[1]) - fmax(lo[0], lo[1]) < 0.05)
+                return 0;
+        }
+    return 1;
+}
+
+static int labels_inside(const double *v, int n, double lo, double hi)
+{
+    int k = 0;
+    double tol = 1e-6 * fmax(fabs(lo), fabs(hi));
+    for (int i = 0; i < n && i < WL_PLOT_LAYOUT_LABELS; i++)
+        k += v[i] >= lo - tol && v[i] <= hi + tol;
+    return k;
+}
+
+static void audit_figure(void *user, const char *name, const wl_plot_layout *l)
+{
+    layout_audit *au = user;
+    au->figures++;
+#define FAULT(...)                                                                                 \
+    do {                                                                                           \
+        au->faults++;                                                                              \
+        print_message("%s: ", name);                                                               \
+        print_message(__VA_ARGS__);                                                                \
+        print_message("\n");                                                                       \
+    } while (0)
+    double W = l->width_pt, H = l->height_pt;
+    size_t nt = l->ntexts < WL_PLOT_LAYOUT_TEXTS ? l->ntexts : WL_PLOT_LAYOUT_TEXTS;
+    if (l->ntexts > WL_PLOT_LAYOUT_TEXTS)
+        FAULT("%zu texts, more than the record holds", l->ntexts);
+    for (size_t i = 0; i < nt; i++) {
+        const wl_plot_layout_text *t = &l->texts[i];
+        for (int c = 0; c < 4; c++)
+            if (!(t->x[c] >= -0.01 && t->x[c] <= W + 0.01 && t->y[c] >= -0.01 &&
+                  t->y[c] <= H + 0.01)) {
+                FAULT("\"%s\" is clipped at (%.1f, %.1f) on a %.0f x %.0f pt canvas", t->text,
+                      t->x[c], t->y[c], W, H);
+                break;
+            }
+        for (size_t j = i + 1; j < nt; j++)
+            if (texts_overlap(t, &l->texts[j]))
+                FAULT("\"%s\" overlaps \"%s\"", t->text, l->texts[j].text);
+    }
+    if (l->has_legend && l->legend[2] * l->legend[3] > 0.3 * W * H)
+        FAULT("the legend takes %.0f%% of the canvas", 100 * l->legend[2] * l->legend[3] / (W * H));
+    for (size_t i = 0; i < l->naxes && i < WL_PLOT_LAYOUT_AXES; i++) {
+        const wl_plot_layout_axes *a = &l->axes[i];
+        int kx = labels_inside(a->xlabel, a->xticks, a->data_xmin, a->data_xmax);
+        int ky = labels_inside(a->ylabel, a->yticks, a->data_ymin, a->data_ymax);
+        if (a->xticks && kx < 3)
+            FAULT("axes %zu labels %d x ticks over its data, %g to %g", i, kx, a->data_xmin,
+                  a->data_xmax);
+        if (a->yticks && ky < 3)
+            FAULT("axes %zu labels %d y ticks over its data, %g to %g", i, ky, a->data_ymin,
+                  a->data_ymax);
+    }
+#undef FAULT
+}
+
+static void audit_study(const char *spec_path, const char *dir, layout_audit *au)
+{
+    wl_sweep_spec *spec = wl_sweep_spec_create();
+    wl_error err;
+    assert_non_null(spec);
+    if (wl_sweep_spec_load(spec, spec_path, &err) || wl_sweep_spec_finish(spec, &err))
+        fail_msg("%s: %s", spec_path, err.text);
+    wl_plot_report_options ro = {.figure = audit_figure, .user = au};
+    wl_plot_report_stats st;
+    if (wl_plot_report(spec, dir, &ro, &st, &err))
+        fail_msg("%s: %s", spec_path, err.text);
+    wl_sweep_spec_free(spec);
+}
+
+/* Every figure of the default study and of a study of two H100s whose
+ * fronts nearly coincide (3350 and 6700 GB/s) keeps the rules: no two
+ * texts overlap, nothing is clipped, the legend takes at most 30% of the
+ * canvas and every axis labels three ticks or more over its data. */
+static void test_report_layouts(void **state)
+{
+    (void)state;
+    char spec[sizeof bin_path + 64];
+    snprintf(spec, sizeof spec, "%s", bin_path);
+    char *slash = strrchr(spec, '/');
+    assert_non_null(slash);
+    *slash = 0;
+    slash = strrchr(spec, '/');
+    assert_non_null(slash);
+    snprintf(slash, sizeof spec - (size_t)(slash - spec), "/studies/default.ini");
+    layout_audit au = {0};
+    audit_study(spec, "default-study", &au);
+    int first = au.figures;
+    test_write_file("h100.ini", "[report]\ntitle = Two H100 memories\n[sweep]\n"
+                                "gpu = h100-sxm-80gb\n"
+                                "model = gpt3-1.3b, llama-3-8b\nseq = 512, 2048\n"
+                                "mode = prefill, train\nscope = layer\n"
+                                "clock = 210:1980:30\n[set]\ndram_bw_gbs = 3350, 6700\n");
+    audit_study("h100.ini", "h100-study", &au);
+    print_message("%d + %d figures audited, %d faults\n", first, au.figures - first, au.faults);
+    assert_true(first >= 20 && au.figures > first);
+    assert_int_equal(au.faults, 0);
+}
+
+/* Five fronts that coincide (GPUs differing only in a parameter that does
+ * not move them): their names cannot go by their fronts, so they move apart
+ * with leader lines, never on top of each other. */
+static void test_coincident_front_labels(void **state)
+{
+    (void)state;
+    char csv[8192];
+    size_t used = (size_t)snprintf(csv, sizeof csv,
+                                   "gpu,dram_bw_gbs,model,seq,sm_clock_mhz,effective_clock_mhz,"
+                                   "time_ms,power_w,energy_j,feasible\n");
+    for (int g = 0; g < 5; g++)
+        for (int c = 0; c < 12; c++) {
+            double f = 300 + 150 * c, tm = 10 * 1800 / f * (1 + 0.001 * g);
+            double e = 0.2 * (1 + (f - 900) * (f - 900) / 2e6);
+            used += (size_t)snprintf(csv + used, sizeof csv - used,
+                                     "g,%d,m,2048,%.0f,%.0f,%.4f,%.4f,%.5f,1\n", 3350 + 10 * g, f,
+                                     f, tm, e / tm * 1000, e);
+        }
+    wl_results_table *t;
+    wl_error err;
+    assert_int_equal(wl_results_table_load_mem(csv, used, "co.csv", &t, &err), WL_OK);
+    wl_plot_options o;
+    wl_plot_options_default(&o);
+    o.log_x = o.log_y = 1;
+    wl_plot_layout *lay = malloc(sizeof *lay);
+    assert_non_null(lay);
+    o.layout = lay;
+    wl_plot_kind_options k = {.objective = "energy"};
+    assert_int_equal(wl_plot_pareto(t, &k, &o, "co.png", &err), WL_OK);
+    layout_audit au = {0};
+    audit_figure(&au, "coinciding fronts", lay);
+    /* all five names are drawn */
+    int names = 0;
+    for (size_t i = 0; i < lay->ntexts && i < WL_PLOT_LAYOUT_TEXTS; i++)
+        names += strstr(lay->texts[i].text, "GB/s") != NULL;
+    assert_int_equal(names, 5);
+    assert_int_equal(au.faults, 0);
+    free(lay);
+    wl_results_table_free(t);
+}
+
 int main(void)
 {
     if (!realpath(WATTLAS_BIN_PATH, bin_path))
@@ -618,6 +787,8 @@ int main(void)
         cmocka_unit_test(test_report_figure_rules),
         cmocka_unit_test(test_figure_title),
         cmocka_unit_test(test_log_axis_ends),
+        cmocka_unit_test(test_report_layouts),
+        cmocka_unit_test(test_coincident_front_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

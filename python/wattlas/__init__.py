@@ -916,7 +916,8 @@ def plot(kind: str, data, out: "str | os.PathLike", *, title: "str | None" = Non
          z: "str | None" = None, normalize: bool = False, reduce: "str | None" = None,
          edp: bool = False, metric: "str | None" = None, against: "str | None" = None,
          size: "tuple | None" = None, dpi: "float | None" = None, log_x: bool = False,
-         log_y: bool = False, palette: "str | None" = None, legend: "str | None" = None) -> str:
+         log_y: bool = False, linear: bool = False, palette: "str | None" = None,
+         legend: "str | None" = None) -> str:
     """Draws a figure, as ``wattlas plot KIND``: PNG, PDF or SVG by the
     extension of ``out``, written atomically; returns ``out``.
 
@@ -931,7 +932,9 @@ def plot(kind: str, data, out: "str | os.PathLike", *, title: "str | None" = Non
     heatmap x, y, z, normalize, reduce ("min" or "mean"); pareto x, y;
     pareto-norm edp; validation metric; savings against.
     Style: title, size (width, height) in inches, dpi, log_x, log_y,
-    palette (viridis, cividis), legend (outside, inside, none).
+    linear (energy-freq, pareto: no log axis unless asked; by default an
+    axis whose data span more than a decade is log), palette (viridis,
+    cividis), legend (outside, inside, none).
 
     Example::
 
@@ -952,7 +955,7 @@ def plot(kind: str, data, out: "str | os.PathLike", *, title: "str | None" = Non
     if stack is not None and stack is not False:
         options["stack"] = stack
     for key, value in (("show_infeasible", show_infeasible), ("normalize", normalize),
-                       ("edp", edp), ("log_x", log_x), ("log_y", log_y)):
+                       ("edp", edp), ("log_x", log_x), ("log_y", log_y), ("linear", linear)):
         if value:
             options[key] = True
     if size is not None:
