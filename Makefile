@@ -33,11 +33,13 @@ CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/eval.c \
 PRESET_SRC = presets/preset.c presets/model.c presets/load.c presets/derive.c presets/ini.c
 RESULTS_SRC = results/results.c
 CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c calib/crossval.c calib/validation.c calib/preset_out.c calib/run.c
-SWEEP_SRC = sweep/spec.c sweep/spec_gpus.c sweep/sweep.c sweep/merge.c sweep/compare.c
+SWEEP_SRC = sweep/spec.c sweep/spec_gpus.c sweep/sweep.c sweep/merge.c sweep/compare.c \
+            sweep/energy_check.c
 PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/schedule.c pareto/compare.c
 PLOT_SRC = plot/plot.c plot/kinds.c plot/kinds_bars.c plot/report.c plot/report_index.c plot/timeline.c
 LEARN_SRC = learn/learn.c learn/run.c
-CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/pipeline.c cluster/cluster.c cluster/search.c
+CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/pipeline.c cluster/cluster.c cluster/search.c \
+              cluster/view.c
 CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/cmd_cluster.c cli/cmd_learn.c cli/args.c
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini)) $(sort $(wildcard presets/systems/*.ini))

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <pthread.h>
 #include <time.h>
 
 int cli_usage(const char *cmd, const char *fmt, ...)
@@ -71,19 +72,9 @@ int cli_format(const char *cmd, const char *s, wl_results_format *out)
 
 int cli_shard(const char *cmd, const char *s, unsigned *i, unsigned *n)
 {
-    const char *slash = strchr(s, '/');
-    long long a, b;
-    char left[32];
-    if (!slash || (size_t)(slash - s) >= sizeof left)
-        return cli_usage(cmd, "--shard: expected I/N with 1 <= I <= N, got '%.60s'", s);
-    memcpy(left, s, (size_t)(slash - s));
-    left[slash - s] = 0;
     wl_error err = {0};
-    if (wl_core_parse_int(slash + 1, 1, 1000000, "--shard", 0, "", &b, &err) ||
-        wl_core_parse_int(left, 1, b, "--shard", 0, "", &a, &err))
-        return cli_usage(cmd, "--shard: expected I/N with 1 <= I <= N <= 1000000, got '%.60s'", s);
-    *i = (unsigned)a;
-    *n = (unsigned)b;
+    if (wl_sweep_shard_parse(s, i, n, &err))
+        return cli_usage(cmd, "--shard: %s", err.text);
     return 0;
 }
 
@@ -244,6 +235,7 @@ void cli_bar_start(cli_bar *b, const char *what)
     b->what = what;
     b->open = 0;
     b->drawn = 0;
+    b->beat = NULL;
 }
 
 void cli_bar_end(cli_bar *b)
@@ -253,10 +245,97 @@ void cli_bar_end(cli_bar *b)
     b->open = 0;
 }
 
+struct cli_beat {
+    pthread_t th;
+    pthread_mutex_t mu; /* the bar's last line and counts, and stop */
+    pthread_cond_t cv;
+    int stop;
+    unsigned long long done, total;
+    cli_bar *b;
+};
+
+static void beat_lock(cli_bar *b)
+{
+    if (b->beat)
+        pthread_mutex_lock(&b->beat->mu);
+}
+
+static void beat_unlock(cli_bar *b)
+{
+    if (b->beat)
+        pthread_mutex_unlock(&b->beat->mu);
+}
+
+static void *beat_main(void *p)
+{
+    struct cli_beat *h = p;
+    pthread_mutex_lock(&h->mu);
+    while (!h->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&h->cv, &h->mu, &ts);
+        double t = bar_now();
+        if (h->stop || !h->b->drawn || t - h->b->last < 5.0)
+            continue;
+        fprintf(stderr, "%llu/%llu %s, %.0f s: still working\n", h->done, h->total, h->b->what,
+                t - h->b->t0);
+        fflush(stderr);
+        h->b->last = t;
+    }
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+void cli_beat_start(cli_bar *b)
+{
+    struct cli_beat *h = calloc(1, sizeof *h);
+    if (!h)
+        return;
+    h->b = b;
+    if (pthread_mutex_init(&h->mu, NULL)) {
+        free(h);
+        return;
+    }
+    if (pthread_cond_init(&h->cv, NULL)) {
+        pthread_mutex_destroy(&h->mu);
+        free(h);
+        return;
+    }
+    b->beat = h;
+    if (pthread_create(&h->th, NULL, beat_main, h)) {
+        b->beat = NULL;
+        pthread_cond_destroy(&h->cv);
+        pthread_mutex_destroy(&h->mu);
+        free(h);
+    }
+}
+
+void cli_beat_stop(cli_bar *b)
+{
+    struct cli_beat *h = b->beat;
+    if (!h)
+        return;
+    pthread_mutex_lock(&h->mu);
+    h->stop = 1;
+    pthread_cond_signal(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->th, NULL);
+    b->beat = NULL;
+    pthread_cond_destroy(&h->cv);
+    pthread_mutex_destroy(&h->mu);
+    free(h);
+}
+
 void cli_bar_line(void *user, const char *line)
 {
-    cli_bar_end(user);
+    cli_bar *b = user;
+    beat_lock(b);
+    cli_bar_end(b);
     fprintf(stderr, "%s\n", line);
+    if (b->beat) /* a line of the report counts as the log's */
+        b->last = bar_now();
+    beat_unlock(b);
 }
 
 void cli_bar_draw(void *user, unsigned long long done, unsigned long long total)
@@ -287,9 +366,22 @@ void cli_bar_draw(void *user, unsigned long long done, unsigned long long total)
     fflush(stderr);
 }
 
+static void bar_log(cli_bar *b, unsigned long long done, unsigned long long total);
+
 void cli_bar_log(void *user, unsigned long long done, unsigned long long total)
 {
     cli_bar *b = user;
+    beat_lock(b);
+    if (b->beat) {
+        b->beat->done = done;
+        b->beat->total = total;
+    }
+    bar_log(b, done, total);
+    beat_unlock(b);
+}
+
+static void bar_log(cli_bar *b, unsigned long long done, unsigned long long total)
+{
     double t = bar_now();
     /* a line every five seconds, and the last when any was written: a log
      * file or a pipe gets no carriage returns, and a quiet minute is not

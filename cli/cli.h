@@ -102,6 +102,7 @@ typedef struct {
     const char *what; /* "points", "configurations" */
     int open;         /* a bar line waits for its newline */
     int drawn;        /* drawn at least once */
+    struct cli_beat *beat; /* cli_beat_start's, while it runs (NULL: none) */
 } cli_bar;
 void cli_bar_start(cli_bar *b, const char *what);
 void cli_bar_draw(void *user, unsigned long long done, unsigned long long total);
@@ -110,6 +111,12 @@ void cli_bar_end(cli_bar *b); /* ends an unfinished bar's line */
  * a line when it starts (done 0), then at most one every five seconds, and
  * the last (user: the bar). */
 void cli_bar_log(void *user, unsigned long long done, unsigned long long total);
+/* For a log whose steps can each take minutes (a model trained): a thread
+ * that writes "k/N what, T s: still working" when the log has had no line
+ * for five seconds. Start after cli_bar_start; stop before cli_bar_end (a
+ * failed start leaves the log as it was). */
+void cli_beat_start(cli_bar *b);
+void cli_beat_stop(cli_bar *b);
 /* A report line on stderr below any unfinished bar (user: the bar): the
  * callback of the library's runs (wl_calib_run, wl_learn_run, report). */
 void cli_bar_line(void *user, const char *line);

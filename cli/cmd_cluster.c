@@ -512,156 +512,6 @@ static int load_all(const char *cmd, cluster_opts *o, wl_cluster_system *sys, wl
 #define NCOLS WL_CLUSTER_ROW_COLS
 
 
-static const wl_results_col stage_cols[] = {
-    WL_RESULTS_COL("stage", WL_COL_INT, 0, 0), WL_RESULTS_COL("layers", WL_COL_INT, 0, 0),
-    WL_RESULTS_COL("fwd_clock_mhz", WL_COL_NUM, 0, 0),
-    WL_RESULTS_COL("bwd_clock_mhz", WL_COL_NUM, 0, 0), WL_RESULTS_COL("busy_s", WL_COL_NUM, 4, 0),
-    WL_RESULTS_COL("pp_comm_exposed_s", WL_COL_NUM, 4, 0), WL_RESULTS_COL("end_s", WL_COL_NUM, 4, 0),
-    WL_RESULTS_COL("in_flight", WL_COL_INT, 0, 0), WL_RESULTS_COL("weights_gb", WL_COL_NUM, 2, 0),
-    WL_RESULTS_COL("grads_gb", WL_COL_NUM, 2, 0), WL_RESULTS_COL("optimizer_gb", WL_COL_NUM, 2, 0),
-    WL_RESULTS_COL("activations_gb", WL_COL_NUM, 2, 0), WL_RESULTS_COL("memory_gb", WL_COL_NUM, 2, 0),
-};
-#define NSCOLS (sizeof stage_cols / sizeof *stage_cols)
-
-
-static const wl_results_col frontier_cols[] = {
-    WL_RESULTS_COL("point", WL_COL_INT, 0, 0),         WL_RESULTS_COL("kind", WL_COL_TEXT, 0, 0),
-    WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 0, 0),  WL_RESULTS_COL("time_s", WL_COL_NUM, 4, 0),
-    WL_RESULTS_COL("energy_j", WL_COL_NUM, 0, 0),      WL_RESULTS_COL("slowdown_pct", WL_COL_NUM, 2, 0),
-    WL_RESULTS_COL("energy_saving_pct", WL_COL_NUM, 2, 0),
-    WL_RESULTS_COL("energy_scope", WL_COL_TEXT, 0, 0), WL_RESULTS_COL("clocks_mhz", WL_COL_TEXT, 0, 0),
-    WL_RESULTS_COL("power_limit_w", WL_COL_NUM, 0, 0),
-};
-#define NFCOLS (sizeof frontier_cols / sizeof *frontier_cols)
-
-/* --frontier: the plans no other plan beats in time and energy. */
-static int write_frontier(const char *cmd, const cluster_opts *o, wl_cluster *cl,
-                          const wl_cluster_system *sys, const wl_core_gpu *gpu,
-                          const wl_core_model *model)
-{
-    wl_error err = {0};
-    wl_cluster_frontier_point *pts = NULL;
-    double *plans = NULL;
-    size_t n = 0;
-    double bound = o->slowdown_given ? o->max_slowdown_pct : 25;
-    if (wl_cluster_frontier(cl, bound, o->scope, &pts, &plans, &n, &err))
-        return cli_fail(cmd, &err);
-    int p = wl_cluster_stages(cl);
-    /* "1410/1395;..." : at most 12 characters a stage */
-    size_t cap = (size_t)p * 24 + 1;
-    char *text = malloc(cap);
-    cli_rows rows;
-    int rc = text ? cli_rows_open(cmd, o->out, o->format, frontier_cols, NFCOLS, &rows) : EXIT_RUNTIME;
-    if (!text)
-        fprintf(stderr, "wattlas %s: out of memory\n", cmd);
-    for (size_t i = 0; i < n && !rc && text; i++) {
-        const double *pl = plans + i * 2 * (size_t)p;
-        size_t len = 0;
-        text[0] = 0;
-        for (int s = 0; s < p && len < cap; s++) {
-            int w = snprintf(text + len, cap - len, "%s%.0f/%.0f", s ? ";" : "", pl[2 * s], pl[2 * s + 1]);
-            len += w > 0 ? (size_t)w : 0;
-        }
-        wl_results_cell c[NFCOLS] = {
-            {.v = (double)i}, {.s = pts[i].fixed ? "fixed" : "plan"},
-            {.v = pts[i].fixed ? pl[0] : NAN}, {.v = pts[i].time_s}, {.v = pts[i].energy_j},
-            {.v = pts[i].slowdown_pct}, {.v = pts[i].energy_saving_pct},
-            {.s = wl_cluster_energy_scope_name(o->scope)}, {.s = text}, {.v = NAN}};
-        rc = wl_results_writer_row(rows.w, c) ? EXIT_RUNTIME : 0;
-    }
-    /* the caps' frontier beside the plans' */
-    wl_cluster_frontier_point *cp = NULL;
-    double *caps = NULL;
-    size_t nc = 0;
-    if (!rc && text && o->limits.n &&
-        wl_cluster_cap_frontier(sys, gpu, model, &o->cfg, o->limits.v, o->limits.n, o->scope, &cp,
-                                &caps, &nc, &err))
-        rc = cli_fail(cmd, &err);
-    for (size_t i = 0; i < nc && !rc; i++) {
-        wl_results_cell c[NFCOLS] = {
-            {.v = (double)(n + i)}, {.s = "cap"}, {.v = NAN}, {.v = cp[i].time_s},
-            {.v = cp[i].energy_j}, {.v = cp[i].slowdown_pct}, {.v = cp[i].energy_saving_pct},
-            {.s = wl_cluster_energy_scope_name(o->scope)}, {.s = ""}, {.v = caps[i]}};
-        rc = wl_results_writer_row(rows.w, c) ? EXIT_RUNTIME : 0;
-    }
-    /* the baseline is every GPU at its top clock under the power limit:
-     * where the limit throttles its stages, a plan that lowers one of them
-     * can end sooner, and its slowdown is negative; say why */
-    size_t faster = 0;
-    for (size_t i = 0; i < n; i++)
-        faster += pts[i].slowdown_pct < 0;
-    for (size_t i = 0; i < nc; i++)
-        faster += cp[i].slowdown_pct < 0;
-    if (faster && text && !rc) {
-        wl_results_writer_note(rows.w, "%zu point%s end%s sooner than every GPU at its top clock "
-                               "(slowdown_pct 0), which the power limit throttles to slower "
-                               "stage clocks: slowdown_pct < 0", faster, faster == 1 ? "" : "s",
-                               faster == 1 ? "s" : "");
-        if (o->format != WL_FMT_TABLE && !o->quiet)
-            fprintf(stderr, "wattlas %s: note: %zu point%s end%s sooner than every GPU at its top "
-                    "clock (slowdown_pct 0), which the power limit throttles to slower stage "
-                    "clocks: slowdown_pct < 0\n", cmd, faster, faster == 1 ? "" : "s",
-                    faster == 1 ? "s" : "");
-    }
-    free(cp);
-    free(caps);
-    if (text)
-        rc = cli_rows_close(cmd, &rows, rc == 0) ? EXIT_RUNTIME : rc;
-    free(text);
-    free(pts);
-    free(plans);
-    return rc;
-}
-
-static int write_timeline(const char *cmd, const char *path, const wl_cluster *cl)
-{
-    wl_error err = {0};
-    wl_results_out *out;
-    if (wl_results_out_open(path, &out, &err))
-        return cli_fail(cmd, &err);
-    wl_cluster_timeline_json(cl, wl_results_out_stream(out));
-    if (wl_results_out_commit(out, &err))
-        return cli_fail(cmd, &err);
-    return 0;
-}
-
-/* --power-limits: the summary row under each board power limit, every GPU
- * capped alike (Zeus's knob), the limit first. */
-static int write_limits(const char *cmd, const cluster_opts *o, const wl_cluster_system *sys,
-                        const wl_core_gpu *gpu, const wl_core_model *model, double clock)
-{
-    enum { NC = NCOLS - NOPT + 1 };
-    wl_results_col lc[NC];
-    lc[0] = (wl_results_col)WL_RESULTS_COL("power_limit_w", WL_COL_NUM, 0, 0);
-    memcpy(lc + 1, wl_cluster_row_cols(), sizeof(wl_results_col) * (NC - 1));
-    wl_error err = {0};
-    size_t n = o->limits.n;
-    wl_cluster_result *res = calloc(n, sizeof *res);
-    if (!res) {
-        fprintf(stderr, "wattlas %s: out of memory\n", cmd);
-        return EXIT_RUNTIME;
-    }
-    if (wl_cluster_power_limit_sweep(sys, gpu, model, &o->cfg, clock, o->limits.v, n, res, &err)) {
-        free(res);
-        return cli_fail(cmd, &err);
-    }
-    cli_rows rows;
-    int rc = cli_rows_open(cmd, o->out, o->format, lc, NC, &rows);
-    if (rc) {
-        free(res);
-        return rc;
-    }
-    for (size_t i = 0; i < n && !rc; i++) {
-        wl_results_cell c[NC];
-        c[0] = (wl_results_cell){.v = o->limits.v[i]};
-        wl_cluster_row_cells(c + 1, sys->id, model->id, &o->cfg, &res[i], clock, o->tokens, o->part_text);
-        rc = wl_results_writer_row(rows.w, c) ? EXIT_RUNTIME : 0;
-    }
-    rc = cli_rows_close(cmd, &rows, rc == 0) ? EXIT_RUNTIME : rc;
-    free(res);
-    return rc;
-}
-
 static int run(const char *cmd, cluster_opts *o)
 {
     wl_cluster_system sys;
@@ -675,18 +525,48 @@ static int run(const char *cmd, cluster_opts *o)
         o->cfg.dp = 0;
     if (!o->gb_given)
         o->cfg.global_batch = 0;
-    wl_error ferr = {0};
-    if (wl_cluster_config_fill(&o->cfg, gpus, &ferr))
-        return cli_usage(cmd, "%s of %d %s nodes", ferr.text, sys.nodes, sys.id);
-    double clock = o->clock > 0 ? o->clock : gpu.sm_clock_max_mhz;
-    if (o->limits.n && !o->frontier)
-        return write_limits(cmd, o, &sys, &gpu, &model, clock);
     wl_error err = {0};
-    wl_cluster *cl = NULL;
-    if (wl_cluster_create(&sys, &gpu, &model, &o->cfg, &cl, &err)) {
+    if (wl_cluster_config_fill(&o->cfg, gpus, &err))
+        return cli_usage(cmd, "%s of %d %s nodes", err.text, sys.nodes, sys.id);
+    wl_cluster_view v;
+    wl_cluster_view_default(&v);
+    v.clock_mhz = o->clock;
+    v.tokens = o->tokens;
+    v.part_text = o->part_text;
+    v.optimize = o->optimize;
+    v.stages = o->stages;
+    v.frontier = o->frontier;
+    v.max_slowdown_pct = o->slowdown_given ? o->max_slowdown_pct : NAN;
+    v.scope = o->scope;
+    v.limits = o->limits.v;
+    v.nlimits = o->limits.n;
+    v.stage_limits = o->stage_limits.v;
+    v.nstage_limits = o->stage_limits.n;
+    wl_results_out *tl = NULL;
+    if (o->timeline && !(o->limits.n && !o->frontier) && !o->frontier) {
+        if (wl_results_out_open(o->timeline, &tl, &err))
+            return cli_fail(cmd, &err);
+        v.timeline = wl_results_out_stream(tl);
+    }
+    wl_results_col cols[WL_CLUSTER_VIEW_COLS];
+    size_t nc = wl_cluster_view_cols(&v, cols);
+    cli_rows rows;
+    if ((rc = cli_rows_open(cmd, o->out, o->format, cols, nc, &rows))) {
+        wl_results_out_abort(tl);
+        return rc;
+    }
+    wl_cluster_view_info info;
+    int vrc = wl_cluster_view_rows(&sys, &gpu, &model, &o->cfg, &v, rows.w, &info, &err);
+    rc = cli_rows_close(cmd, &rows, vrc == WL_OK);
+    if (vrc) {
+        wl_results_out_abort(tl);
         /* a configuration the options made impossible is a usage error,
          * named by its option */
-        if (err.field[0] && strcmp(err.source, "cluster") == 0) {
+        if (!strcmp(err.field, "stage_power_limits"))
+            return cli_usage(cmd, "--stage-power-limits: %s", err.text);
+        if (!strcmp(err.field, "clock")) {
+            wl_error_locate(&err, "--clock", 0);
+        } else if (err.field[0] && strcmp(err.source, "cluster") == 0) {
             char opt[80];
             snprintf(opt, sizeof opt, "--%s", err.field);
             for (char *q = opt; *q; q++)
@@ -695,89 +575,20 @@ static int run(const char *cmd, cluster_opts *o)
         }
         return cli_fail(cmd, &err);
     }
-    if ((o->stage_limits.n &&
-         wl_cluster_set_stage_power_limits(cl, o->stage_limits.v, (int)o->stage_limits.n, &err)) ||
-        wl_cluster_refine_split(cl, &err)) {
-        wl_cluster_free(cl);
-        if (!strcmp(err.field, "stage_power_limits"))
-            return cli_usage(cmd, "--stage-power-limits: %s", err.text);
-        return cli_fail(cmd, &err);
+    if (!rc && info.sooner && o->format != WL_FMT_TABLE && !o->quiet)
+        fprintf(stderr, "wattlas %s: note: %zu point%s end%s sooner than every GPU at its top "
+                "clock (slowdown_pct 0), which the power limit throttles to slower stage "
+                "clocks: slowdown_pct < 0\n", cmd, info.sooner, info.sooner == 1 ? "" : "s",
+                info.sooner == 1 ? "s" : "");
+    if (!rc && !info.fits)
+        fprintf(stderr, "wattlas cluster: warning: %.1f GB per GPU does not fit %s's %.1f GB\n",
+                info.memory_gb, gpu.id, gpu.mem_capacity_gb);
+    if (tl) {
+        if (rc)
+            wl_results_out_abort(tl);
+        else if (wl_results_out_commit(tl, &err))
+            rc = cli_fail(cmd, &err);
     }
-    if (o->frontier) {
-        rc = write_frontier(cmd, o, cl, &sys, &gpu, &model);
-        wl_cluster_free(cl);
-        return rc;
-    }
-    wl_cluster_result r;
-    wl_cluster_plan_result pr;
-    double *plan = NULL;
-    if (o->optimize) {
-        plan = malloc(sizeof(double) * 2 * (size_t)wl_cluster_stages(cl));
-        if (!plan) {
-            wl_cluster_free(cl);
-            fprintf(stderr, "wattlas cluster: out of memory\n");
-            return EXIT_RUNTIME;
-        }
-        if (wl_cluster_optimize(cl, o->max_slowdown_pct, o->scope, plan, &pr, &err)) {
-            free(plan);
-            wl_cluster_free(cl);
-            return cli_fail(cmd, &err);
-        }
-        r = pr.planned;
-        /* the split's imbalance, not the plan's: a plan slows the stages
-         * that can wait on purpose */
-        r.imbalance_pct = pr.at_max.imbalance_pct;
-    } else if (wl_cluster_run(cl, clock, NULL, &r, &err)) {
-        wl_cluster_free(cl);
-        if (!strcmp(err.field, "clock"))
-            wl_error_locate(&err, "--clock", 0);
-        return cli_fail(cmd, &err);
-    }
-    cli_rows rows;
-    if ((rc = cli_rows_open(cmd, o->out, o->format, o->stages ? stage_cols : wl_cluster_row_cols(),
-                            o->stages ? NSCOLS : NCOLS - (o->optimize ? 0 : NOPT), &rows))) {
-        free(plan);
-        wl_cluster_free(cl);
-        return rc;
-    }
-    if (o->stages) {
-        for (int i = 0; i < wl_cluster_stages(cl) && !rc; i++) {
-            const wl_cluster_stage_stats *st = wl_cluster_sim_stage_of(cl, i);
-            wl_cluster_memory mm;
-            wl_cluster_stage_memory(cl, i, &mm);
-            wl_results_cell c[NSCOLS] = {
-                {.v = i}, {.v = wl_cluster_stage_layers(cl, i)},
-                {.v = wl_cluster_stage_clock(cl, i, 0)}, {.v = wl_cluster_stage_clock(cl, i, 1)},
-                {.v = st->busy_s},
-                {.v = st->send_s + st->recv_wait_s}, {.v = st->end_s}, {.v = mm.in_flight},
-                {.v = mm.weights_gb}, {.v = mm.grads_gb}, {.v = mm.optimizer_gb},
-                {.v = mm.activations_gb}, {.v = mm.total_gb}};
-            rc = wl_results_writer_row(rows.w, c) ? EXIT_RUNTIME : 0;
-        }
-    } else {
-        wl_results_cell c[NCOLS];
-        wl_cluster_row_cells(c, sys.id, model.id, &o->cfg, &r, plan ? NAN : clock, o->tokens, o->part_text);
-        wl_results_cell opt[NOPT] = {
-            {.v = plan ? pr.energy_saving_pct : NAN}, {.v = plan ? pr.slowdown_pct : NAN},
-            {.v = plan ? pr.best_fixed_clock_mhz : NAN}, {.v = plan ? pr.saving_vs_fixed_pct : NAN},
-            {.v = plan ? pr.balanced_fixed_clock_mhz : NAN},
-            {.v = plan ? pr.saving_vs_balanced_pct : NAN},
-            {.s = plan ? wl_cluster_energy_scope_name(pr.scope) : NULL}};
-        memcpy(c + NCOLS - NOPT, opt, sizeof opt);
-        if (o->format == WL_FMT_TABLE)
-            wl_results_writer_note(rows.w, "%s x %d nodes (%d GPUs), %s, %d micro-batches, critical "
-                                   "stage %d", sys.id, sys.nodes, r.gpus, model.id, r.micro_batches,
-                                   r.critical_stage);
-        rc = wl_results_writer_row(rows.w, c) ? EXIT_RUNTIME : 0;
-        if (!r.fits)
-            fprintf(stderr, "wattlas cluster: warning: %.1f GB per GPU does not fit %s's %.1f GB\n",
-                    r.memory_gb, gpu.id, gpu.mem_capacity_gb);
-    }
-    rc = cli_rows_close(cmd, &rows, rc == 0);
-    if (!rc && o->timeline)
-        rc = write_timeline(cmd, o->timeline, cl);
-    free(plan);
-    wl_cluster_free(cl);
     return rc;
 }
 

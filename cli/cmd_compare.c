@@ -147,7 +147,9 @@ static int compare_run(const compare_opts *o)
     const char *cmd = "compare";
     wl_error err = {0};
     wl_results_col cols[WL_PARETO_COMPARE_COLS];
-    size_t nc = wl_pareto_compare_cols(wl_sweep_spec_level(o->spec) > 0, cols), runnable = 0;
+    size_t nc = wl_pareto_compare_cols(wl_sweep_spec_level(o->spec) > 0,
+                                       wl_sweep_spec_has_mode(o->spec, WL_MODE_DECODE), cols),
+           runnable = 0;
     cli_rows rows;
     int rc = cli_rows_open(cmd, o->out, o->format, cols, nc, &rows);
     if (rc)

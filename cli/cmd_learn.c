@@ -129,9 +129,14 @@ int cmd_learn(int argc, char **argv)
     o.say = cli_bar_line;
     o.progress = quiet ? NULL : isatty(STDERR_FILENO) ? cli_bar_draw : cli_bar_log;
     o.user = &b;
+    /* one model can take a minute: a log hears that it is still working */
+    if (o.progress == cli_bar_log)
+        cli_beat_start(&b);
     wl_learn_run_result r;
     wl_error err = {0};
-    if (wl_learn_run(&o, &r, &err))
+    int lrc = wl_learn_run(&o, &r, &err);
+    cli_beat_stop(&b);
+    if (lrc)
         rc = cli_fail("learn", &err);
     cli_bar_end(&b);
     return rc;

@@ -139,6 +139,9 @@ static int sel_parse(const char *cmd, int argc, char **argv, sel_opts *o)
     if (o->schedule && !wl_pareto_schedule_supports(&o->obj))
         return cli_usage(cmd, "--schedule supports the energy and energy-within-slowdown=P "
                               "objectives");
+    if (o->schedule && o->group_by)
+        return cli_usage(cmd, "--group-by: a schedule groups by the sweep's parameters; leave "
+                              "--group-by out");
     return 0;
 }
 
@@ -167,6 +170,18 @@ static void collapse_note(const char *cmd, const sel_opts *o, const wl_pareto_se
                         "(fits = 0) and %s left out (--all keeps them)\n",
                 cmd, u, u == 1 ? "" : "s", u == 1 ? "s" : "", u == 1 ? "its" : "their",
                 u == 1 ? "is" : "are");
+    /* a group gone whole is named: at layer scope a point carries its
+     * whole model's footprint, and a training step that disappears from
+     * the table should not do so silently */
+    size_t ng = wl_pareto_set_unfit_groups(s);
+    for (size_t i = 0; i < ng && i < 8; i++)
+        fprintf(stderr, "wattlas %s: note: no point of %s fits its GPU's memory, so it has no row "
+                        "(at scope layer a point carries its whole model's footprint; --all "
+                        "keeps it)\n",
+                cmd, wl_pareto_set_unfit_group(s, i));
+    if (ng > 8)
+        fprintf(stderr, "wattlas %s: note: and %zu more groups with no point that fits\n", cmd,
+                ng - 8);
     size_t n = wl_pareto_set_collapsed(s);
     if (n)
         fprintf(stderr, "wattlas %s: note: %zu throttled request%s reach%s the operating point of "
@@ -227,19 +242,11 @@ static int optimize_run(const sel_opts *o)
         wl_results_csv *csv = NULL;
         if (wl_results_csv_open(o->in, &csv, &err))
             return cli_fail(cmd, &err);
-        /* auto: by class when the table has kernel classes */
-        wl_pareto_schedule_by by = o->schedule == SCHED_PHASE ||
-                                           (o->schedule == SCHED_AUTO &&
-                                            wl_results_csv_col(csv, "kernel_class") < 0)
-                                       ? WL_PARETO_BY_PHASE : WL_PARETO_BY_CLASS;
-        wl_pareto_load_options lo = {.values = wl_pareto_schedule_values,
-                                     .nvalues = WL_PARETO_SCHEDULE_NV,
-                                     .through_voltage = 1, .keep_infeasible = o->all,
-                                     .label = "kernel_class"};
-        if (by == WL_PARETO_BY_PHASE)
-            lo = (wl_pareto_load_options){.values = wl_pareto_phase_values,
-                                          .nvalues = WL_PARETO_PHASE_NV, .optional_values = 1,
-                                          .through_voltage = 1, .keep_infeasible = o->all};
+        wl_pareto_schedule_by by = o->schedule == SCHED_PHASE   ? WL_PARETO_BY_PHASE
+                                   : o->schedule == SCHED_CLASS ? WL_PARETO_BY_CLASS
+                                                                : WL_PARETO_BY_AUTO;
+        wl_pareto_load_options lo = wl_pareto_schedule_load_options(
+            &by, wl_results_csv_col(csv, "kernel_class") >= 0, o->all);
         rc = wl_pareto_set_read(csv, &lo, &s, &err);
         wl_results_csv_close(csv);
         if (rc) {

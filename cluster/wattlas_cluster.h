@@ -528,6 +528,48 @@ void wl_cluster_row_cells(wl_results_cell *c, const char *sys_id, const char *mo
                           const wl_cluster_config *cfg, const wl_cluster_result *r, double clock,
                           double tokens, const char *part_text);
 
+/* ---- what `wattlas cluster` writes for one configuration ------------------------- */
+
+/* The view of one (filled) configuration: its summary row at clock_mhz,
+ * or under a clock plan per stage and phase (optimize: within
+ * max_slowdown_pct of every GPU at its maximum, the energy of scope; adds
+ * the last WL_CLUSTER_ROW_NOPT columns); a row per stage instead (stages);
+ * the time-energy frontier of clock plans (frontier, within
+ * max_slowdown_pct, default 25), and of the board power caps limits with
+ * them; or, limits without frontier, the summary row under each limit.
+ * stage_limits: one board power limit per stage. timeline: the run's
+ * Chrome trace is written there too. */
+typedef struct {
+    double clock_mhz;           /* 0: the GPU's maximum */
+    double tokens;              /* > 0: the time and energy to train that many */
+    const char *part_text;      /* a list partition as given (NULL: none) */
+    int optimize, stages, frontier;
+    double max_slowdown_pct;    /* NaN: 1, or 25 with frontier */
+    wl_cluster_energy_scope scope;
+    const double *limits;       /* W */
+    size_t nlimits;
+    const double *stage_limits; /* W, one per stage */
+    size_t nstage_limits;
+    FILE *timeline;             /* NULL: none */
+} wl_cluster_view;
+typedef struct {
+    int fits;                   /* the summary row's configuration fits its GPUs */
+    double memory_gb;           /* per GPU, of the summary row */
+    size_t sooner;              /* frontier points faster than every GPU at its top
+                                   clock (the power limit throttles that baseline) */
+} wl_cluster_view_info;
+void wl_cluster_view_default(wl_cluster_view *v);
+#define WL_CLUSTER_VIEW_COLS 56
+size_t wl_cluster_view_cols(const wl_cluster_view *v, wl_results_col *cols);
+/* Writes the view's rows to w (a '#' note in the table format). Errors as
+ * wl_cluster_create, wl_cluster_set_stage_power_limits (field
+ * stage_power_limits), wl_cluster_run (field clock) and
+ * wl_cluster_optimize give them; WL_EIO when w fails. */
+int wl_cluster_view_rows(const wl_cluster_system *sys, const wl_core_gpu *gpu,
+                         const wl_core_model *m, const wl_cluster_config *cfg,
+                         const wl_cluster_view *v, wl_results_writer *w,
+                         wl_cluster_view_info *info, wl_error *err);
+
 /* A cluster's inputs by name: the system preset (or file), its nodes, the
  * model, the host that issues the kernels (NULL: the GPU's), and KEY=VALUE
  * settings, each a system key (nic_gbps, ...) or else a GPU key

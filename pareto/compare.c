@@ -64,7 +64,8 @@ int wl_pareto_gpu_optimum(const wl_core_gpu *g, const wl_core_workload *wl,
     return rc;
 }
 
-/* The columns, in order; iv marks those written only with intervals. */
+/* The columns, in order; iv: 1 those written only with intervals, 2 only
+ * for decode. */
 static const struct {
     wl_results_col col;
     int iv;
@@ -81,6 +82,8 @@ static const struct {
     {WL_RESULTS_COL("time_ms", WL_COL_NUM, 5, 0), 0},
     {WL_RESULTS_COL("power_w", WL_COL_NUM, 3, 0), 0},
     {WL_RESULTS_COL("energy_j", WL_COL_NUM, 6, 0), 0},
+    {WL_RESULTS_COL("energy_per_token_j", WL_COL_NUM, 6, 0), 0},
+    {WL_RESULTS_COL("tpot_ms", WL_COL_NUM, 5, 0), 2},
     {WL_RESULTS_COL("time_lo_ms", WL_COL_NUM, 5, 0), 1},
     {WL_RESULTS_COL("time_hi_ms", WL_COL_NUM, 5, 0), 1},
     {WL_RESULTS_COL("power_lo_w", WL_COL_NUM, 3, 0), 1},
@@ -92,6 +95,8 @@ static const struct {
     {WL_RESULTS_COL("opt_time_ms", WL_COL_NUM, 5, 0), 0},
     {WL_RESULTS_COL("opt_power_w", WL_COL_NUM, 3, 0), 0},
     {WL_RESULTS_COL("opt_energy_j", WL_COL_NUM, 6, 0), 0},
+    {WL_RESULTS_COL("opt_energy_per_token_j", WL_COL_NUM, 6, 0), 0},
+    {WL_RESULTS_COL("opt_tpot_ms", WL_COL_NUM, 5, 0), 2},
     {WL_RESULTS_COL("opt_time_lo_ms", WL_COL_NUM, 5, 0), 1},
     {WL_RESULTS_COL("opt_time_hi_ms", WL_COL_NUM, 5, 0), 1},
     {WL_RESULTS_COL("opt_power_lo_w", WL_COL_NUM, 3, 0), 1},
@@ -112,17 +117,41 @@ static const struct {
 #define NCOLS (sizeof compare_cols / sizeof *compare_cols)
 _Static_assert(NCOLS <= WL_PARETO_COMPARE_COLS, "WL_PARETO_COMPARE_COLS too small");
 
-size_t wl_pareto_compare_cols(int interval, wl_results_col *cols)
+static int col_on(size_t i, int interval, int decode)
+{
+    int kind = compare_cols[i].iv;
+    return kind == 0 || (kind == 1 && interval) || (kind == 2 && decode);
+}
+
+size_t wl_pareto_compare_cols(int interval, int decode, wl_results_col *cols)
 {
     size_t n = 0;
     for (size_t i = 0; i < NCOLS; i++)
-        if (interval || !compare_cols[i].iv)
+        if (col_on(i, interval, decode))
             cols[n++] = compare_cols[i].col;
     return n;
 }
 
+/* Tokens a result covers: generated (decode), or processed (a prompt; a
+ * training step's micro-batches); 0 where there are none (a trace, a vision
+ * model). */
+static double tokens_of(const wl_pareto_workload_id *w)
+{
+    if (w->gen > 0)
+        return (double)w->batch * (double)w->gen;
+    double micro = w->micro_batches > 1 ? w->micro_batches : 1;
+    return w->batch > 0 && w->seq > 0 ? (double)w->batch * (double)w->seq * micro : 0;
+}
+
+/* Time per output token: the decode phase's steps after the first token
+ * (which the prompt's forward pass gives). */
+static double tpot_of(const wl_pareto_workload_id *w, const wl_core_result *r)
+{
+    return w->gen > 1 ? r->phase[WL_PHASE_DECODE].time_ms / (double)(w->gen - 1) : NAN;
+}
+
 void wl_pareto_compare_cells(const wl_core_gpu *g, const wl_pareto_workload_id *w,
-                             const wl_pareto_gpu_choice *c, int interval,
+                             const wl_pareto_gpu_choice *c, int interval, int decode,
                              wl_results_cell *cells)
 {
     const wl_core_result *at = &c->at, *o = &c->opt, *m = &c->max;
@@ -131,6 +160,7 @@ void wl_pareto_compare_cells(const wl_core_gpu *g, const wl_pareto_workload_id *
     int h = c->has_iv;
     wl_core_memory mem = {.total_gb = w->memory_gb};
     int fits = wl_core_memory_fits(g, &mem);
+    double tok = tokens_of(w);
     /* every cell of the full column list, in its order */
     const wl_results_cell all[NCOLS] = {
         {g->id, NAN},
@@ -145,6 +175,8 @@ void wl_pareto_compare_cells(const wl_core_gpu *g, const wl_pareto_workload_id *
         {NULL, at->time_ms},
         {NULL, at->power_w},
         {NULL, at->energy_j},
+        {NULL, tok > 0 ? at->energy_j / tok : x},
+        {NULL, tpot_of(w, at)},
         {NULL, h ? ai->time_lo_ms : x},
         {NULL, h ? ai->time_hi_ms : x},
         {NULL, h ? ai->power_lo_w : x},
@@ -156,6 +188,8 @@ void wl_pareto_compare_cells(const wl_core_gpu *g, const wl_pareto_workload_id *
         {NULL, o->time_ms},
         {NULL, o->power_w},
         {NULL, o->energy_j},
+        {NULL, tok > 0 ? o->energy_j / tok : x},
+        {NULL, tpot_of(w, o)},
         {NULL, h ? oi->time_lo_ms : x},
         {NULL, h ? oi->time_hi_ms : x},
         {NULL, h ? oi->power_lo_w : x},
@@ -175,6 +209,6 @@ void wl_pareto_compare_cells(const wl_core_gpu *g, const wl_pareto_workload_id *
     };
     size_t k = 0;
     for (size_t i = 0; i < NCOLS; i++)
-        if (interval || !compare_cols[i].iv)
+        if (col_on(i, interval, decode))
             cells[k++] = all[i];
 }

@@ -256,6 +256,20 @@ static int phase_problem(const wl_pareto_set *s, const size_t *rows, size_t m,
     return WL_OK;
 }
 
+wl_pareto_load_options wl_pareto_schedule_load_options(wl_pareto_schedule_by *by, int has_class,
+                                                       int keep_infeasible)
+{
+    if (*by == WL_PARETO_BY_AUTO)
+        *by = has_class ? WL_PARETO_BY_CLASS : WL_PARETO_BY_PHASE;
+    if (*by == WL_PARETO_BY_PHASE)
+        return (wl_pareto_load_options){.values = wl_pareto_phase_values,
+                                        .nvalues = WL_PARETO_PHASE_NV, .optional_values = 1,
+                                        .through_voltage = 1, .keep_infeasible = keep_infeasible};
+    return (wl_pareto_load_options){.values = wl_pareto_schedule_values,
+                                    .nvalues = WL_PARETO_SCHEDULE_NV, .through_voltage = 1,
+                                    .keep_infeasible = keep_infeasible, .label = "kernel_class"};
+}
+
 int wl_pareto_schedule_supports(const wl_pareto_objective *obj)
 {
     const char *name = wl_pareto_objective_name(obj);

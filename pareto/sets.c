@@ -30,6 +30,7 @@ void wl_pareto_set_free(wl_pareto_set *s)
     for (size_t i = 0; i < s->ngc; i++)
         free(s->gnames[i]);
     free(s->gnames);
+    wl_core_strlist_free(&s->unfit_groups);
     free(s->hash);
     free(s->val);
     free(s->group);
@@ -55,6 +56,39 @@ static uint64_t fnv(const char *p, size_t n)
 
 /* The group of a key (created when new, with its fields: nf bytes of
  * NUL-terminated values); -1 when out of memory. */
+/* The group of key (-1: none yet). */
+static long group_find(const wl_pareto_set *s, const char *key, size_t kl)
+{
+    if (!s->hcap)
+        return -1;
+    size_t h = (size_t)fnv(key, kl) & (s->hcap - 1);
+    while (s->hash[h]) {
+        const char *k = s->gkeys[s->hash[h] - 1];
+        if (strlen(k) == kl && memcmp(k, key, kl) == 0)
+            return (long)(s->hash[h] - 1);
+        h = (h + 1) & (s->hcap - 1);
+    }
+    return -1;
+}
+
+/* Notes the group of an unfit row (key, kl long), once. */
+static int unfit_group(wl_pareto_set *s, const char *key, size_t kl)
+{
+    wl_core_strlist *u = &s->unfit_groups;
+    for (size_t i = u->n; i-- > 0;)
+        if (strlen(u->v[i]) == kl && memcmp(u->v[i], key, kl) == 0)
+            return WL_OK;
+    char **nv = realloc(u->v, (u->n + 1) * sizeof *nv);
+    if (!nv)
+        return WL_ENOMEM;
+    u->v = nv;
+    if (!(u->v[u->n] = malloc(kl + 1)))
+        return WL_ENOMEM;
+    memcpy(u->v[u->n], key, kl);
+    u->v[u->n++][kl] = 0;
+    return WL_OK;
+}
+
 static long group_of(wl_pareto_set *s, const char *key, size_t kl, const char *fields, size_t nf)
 {
     if (s->ngroups * 2 >= s->hcap) {
@@ -424,6 +458,14 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
             continue;
         if (mcol >= 0 && cell_false(rs_field(csv, (size_t)mcol))) {
             s->unfit++;
+            key.n = 0;
+            for (size_t i = 0; i < ng; i++) {
+                if (i)
+                    wl_results_buf_put(&key, "/", 1);
+                wl_results_buf_puts(&key, rs_field(csv, (size_t)gcol[i]));
+            }
+            wl_results_buf_put(&key, "", 0);
+            rc = key.oom ? WL_ENOMEM : unfit_group(s, key.p ? key.p : "", key.n);
             continue;
         }
         if ((rc = grow_rows(s, o->keep_fields, lcol >= 0, collapse)))
@@ -499,6 +541,17 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
         rc = WL_EPARSE;
     if (!rc && collapse)
         rc = collapse_rows(s);
+    /* of the unfit rows' groups, those with no row that fits */
+    size_t kept = 0;
+    for (size_t i = 0; !rc && i < s->unfit_groups.n; i++) {
+        char *k = s->unfit_groups.v[i];
+        if (group_find(s, k, strlen(k)) >= 0)
+            free(k);
+        else
+            s->unfit_groups.v[kept++] = k;
+    }
+    if (!rc)
+        s->unfit_groups.n = kept;
     if (rc == WL_ENOMEM)
         wl_error_set(err, src, 0, "", "out of memory");
     wl_results_buf_free(&key);
@@ -543,6 +596,11 @@ int wl_pareto_set_load(const char *path, const wl_pareto_load_options *o, wl_par
 size_t wl_pareto_set_rows(const wl_pareto_set *s) { return s->n; }
 size_t wl_pareto_set_collapsed(const wl_pareto_set *s) { return s->collapsed; }
 size_t wl_pareto_set_unfit(const wl_pareto_set *s) { return s->unfit; }
+size_t wl_pareto_set_unfit_groups(const wl_pareto_set *s) { return s->unfit_groups.n; }
+const char *wl_pareto_set_unfit_group(const wl_pareto_set *s, size_t i)
+{
+    return i < s->unfit_groups.n ? s->unfit_groups.v[i] : NULL;
+}
 double wl_pareto_set_request_upto(const wl_pareto_set *s, size_t row)
 {
     return s->pt && row < s->n ? s->pt[4 * row + 2] : NAN;

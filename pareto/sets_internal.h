@@ -33,6 +33,9 @@ struct wl_pareto_set {
                              throttled), then the highest request folded in */
     size_t collapsed;
     size_t unfit;         /* rows left out with fits = 0 */
+    wl_core_strlist unfit_groups; /* keys of groups with no row that fits
+                                     (while reading: of every unfit row's
+                                     group, each once) */
 };
 
 /* Rows in group order: order[start[g] .. start[g + 1]) are group g's

@@ -94,6 +94,10 @@ size_t wl_pareto_set_rows(const wl_pareto_set *s);
 size_t wl_pareto_set_collapsed(const wl_pareto_set *s);
 /* Rows left out because the point does not fit its GPU's memory (fits = 0). */
 size_t wl_pareto_set_unfit(const wl_pareto_set *s);
+/* The groups left out whole because none of their rows fits (fits = 0):
+ * how many, and group i's key, its fields joined by '/'. */
+size_t wl_pareto_set_unfit_groups(const wl_pareto_set *s);
+const char *wl_pareto_set_unfit_group(const wl_pareto_set *s, size_t i);
 double wl_pareto_set_request_upto(const wl_pareto_set *s, size_t row);
 size_t wl_pareto_set_groups(const wl_pareto_set *s);
 size_t wl_pareto_set_group_of(const wl_pareto_set *s, size_t row);
@@ -163,7 +167,7 @@ int wl_pareto_savings_rows(const wl_pareto_set *s, const wl_pareto_objective *ob
  *    prefill/decode of a generation): a train or decode sweep loaded with
  *    wl_pareto_phase_values, optional_values and through_voltage; groups
  *    without phases (prefill rows) get no row. */
-typedef enum { WL_PARETO_BY_CLASS = 0, WL_PARETO_BY_PHASE } wl_pareto_schedule_by;
+typedef enum { WL_PARETO_BY_AUTO = -1, WL_PARETO_BY_CLASS = 0, WL_PARETO_BY_PHASE } wl_pareto_schedule_by;
 #define WL_PARETO_SCHEDULE_NV 6
 extern const char *const wl_pareto_schedule_values[WL_PARETO_SCHEDULE_NV];
 #define WL_PARETO_PHASE_NV 13
@@ -171,6 +175,11 @@ extern const char *const wl_pareto_phase_values[WL_PARETO_PHASE_NV];
 /* The schedules' columns: the set's group columns, then the schedule's
  * (as wl_pareto_savings_cols). */
 size_t wl_pareto_schedule_cols(const wl_pareto_set *s, wl_results_col *cols, size_t cap);
+/* The options to load a schedule's set with: by class or phase (*by
+ * WL_PARETO_BY_AUTO: by class when the table has kernel classes, has_class,
+ * else by phase; *by gets the choice). */
+wl_pareto_load_options wl_pareto_schedule_load_options(wl_pareto_schedule_by *by, int has_class,
+                                                       int keep_infeasible);
 /* Whether a schedule can optimise for the objective (energy,
  * energy-within-slowdown=P). */
 int wl_pareto_schedule_supports(const wl_pareto_objective *obj);
@@ -204,14 +213,19 @@ typedef struct {
     const char *model, *dtype, *attention, *mode;
     long long batch, seq; /* 0: not applicable (traces, vision seq) */
     double memory_gb;     /* footprint (NaN: unknown, as for a trace) */
+    long long gen;        /* decode: tokens generated per sequence (else 0) */
+    int micro_batches;    /* train: micro-batches per step (0 counts as 1) */
 } wl_pareto_workload_id;
 /* The compare columns, the interval ones (time_lo_ms ... energy_hi_j at the
- * requested clock, opt_time_lo_ms ... at the choice) only with interval;
- * at most WL_PARETO_COMPARE_COLS. The cells follow the same columns. */
-#define WL_PARETO_COMPARE_COLS 40
-size_t wl_pareto_compare_cols(int interval, wl_results_col *cols);
+ * requested clock, opt_time_lo_ms ... at the choice) only with interval,
+ * tpot_ms and opt_tpot_ms only with decode; at most WL_PARETO_COMPARE_COLS.
+ * energy_per_token_j is per token processed (prefill: the prompt's; train:
+ * every micro-batch's) or generated (decode). The cells follow the same
+ * columns. */
+#define WL_PARETO_COMPARE_COLS 44
+size_t wl_pareto_compare_cols(int interval, int decode, wl_results_col *cols);
 void wl_pareto_compare_cells(const wl_core_gpu *g, const wl_pareto_workload_id *w,
-                             const wl_pareto_gpu_choice *c, int interval,
+                             const wl_pareto_gpu_choice *c, int interval, int decode,
                              wl_results_cell *cells);
 
 #endif

@@ -164,7 +164,174 @@ static PyObject *cluster_rows(const cluster_rows_ctx *x)
     return wl_py_rows_as_columns(cols, nc + off, fill_cluster_rows, (void *)x);
 }
 
-/* _cluster(inputs, set, options, search, threads, front_only, clock, tokens) -> columns
+/* One configuration's view (wl_cluster_view) as rows. */
+typedef struct {
+    const wl_cluster_system *sys;
+    const wl_core_gpu *gpu;
+    const wl_core_model *m;
+    const wl_cluster_config *cfg;
+    const wl_cluster_view *v;
+    wl_cluster_view_info info;
+    wl_error err;
+    int rc;
+} view_ctx;
+
+static int fill_view(void *ctx, wl_results_writer *w)
+{
+    view_ctx *x = ctx;
+    PyThreadState *ts = PyEval_SaveThread();
+    x->rc = wl_cluster_view_rows(x->sys, x->gpu, x->m, x->cfg, x->v, w, &x->info, &x->err);
+    PyEval_RestoreThread(ts);
+    return x->rc;
+}
+
+/* A list of watts (None: none) into l. */
+static int watts_of(PyObject *o, const char *key, wl_core_numlist *l, wl_error *err)
+{
+    memset(l, 0, sizeof *l);
+    if (!o || o == Py_None)
+        return WL_OK;
+    PyObject *seq = PySequence_Fast(o, "expected a list of watts");
+    if (!seq)
+        return WL_EINVAL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int rc = n < 1 || n > 4096 ? WL_EINVAL : WL_OK;
+    if (rc)
+        wl_error_set(err, key, 0, key, "expected 1 to 4096 limits in W");
+    if (!rc && !(l->v = malloc((size_t)n * sizeof *l->v)))
+        rc = WL_ENOMEM;
+    for (Py_ssize_t i = 0; !rc && i < n; i++) {
+        double w = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        if (PyErr_Occurred() || !isfinite(w) || w <= 0 || w > 100000) {
+            PyErr_Clear();
+            wl_error_set(err, key, 0, key, "expected limits in W, (0, 100000]");
+            rc = WL_EINVAL;
+        } else {
+            l->v[l->n++] = w;
+        }
+    }
+    Py_DECREF(seq);
+    if (rc)
+        wl_core_numlist_free(l);
+    return rc;
+}
+
+/* The view of one configuration, as columns or (fmt) the command line's
+ * text; the timeline (a path) written atomically. */
+static PyObject *cluster_view(const wl_cluster_system *sys, const wl_core_gpu *gpu,
+                              const wl_core_model *m, const wl_cluster_config *cfg,
+                              PyObject *view, double clock, double tokens, const char *part_text)
+{
+    wl_cluster_view v;
+    wl_cluster_view_default(&v);
+    v.clock_mhz = clock;
+    v.tokens = tokens;
+    v.part_text = part_text;
+    wl_error err = {0};
+    const char *scope = NULL, *timeline = NULL, *fmt = NULL;
+    PyObject *limits = NULL, *stage_limits = NULL, *slow = NULL;
+    static char *names[] = {"optimize", "stages", "frontier", "max_slowdown_pct", "energy_scope",
+                            "power_limits", "stage_power_limits", "timeline", "fmt", NULL};
+    PyObject *empty = PyTuple_New(0);
+    int ok = empty && PyArg_ParseTupleAndKeywords(empty, view, "|pppOzOOzz", names, &v.optimize,
+                                                  &v.stages, &v.frontier, &slow, &scope, &limits,
+                                                  &stage_limits, &timeline, &fmt);
+    Py_XDECREF(empty);
+    if (!ok)
+        return NULL;
+    if (slow && slow != Py_None) {
+        v.max_slowdown_pct = PyFloat_AsDouble(slow);
+        if (PyErr_Occurred() || !(v.max_slowdown_pct >= 0 && v.max_slowdown_pct <= 1000)) {
+            PyErr_Clear();
+            wl_error_set(&err, "max_slowdown_pct", 0, "max_slowdown_pct",
+                         "expected a percentage, 0 to 1000");
+            return wl_py_raise(WL_EINVAL, &err);
+        }
+    }
+    if (scope && wl_cluster_energy_scope_lookup(scope, &v.scope)) {
+        wl_error_set(&err, "energy_scope", 0, "energy_scope", "expected gpu or all, got '%.40s'",
+                     scope);
+        return wl_py_raise(WL_EINVAL, &err);
+    }
+    if (limits && limits != Py_None && !v.frontier &&
+        (v.optimize || v.stages || timeline)) {
+        wl_error_set(&err, "power_limits", 0, "power_limits",
+                     "power_limits gives a row per limit (or, with frontier, the caps' "
+                     "frontier); it does not combine with optimize, stages or timeline");
+        return wl_py_raise(WL_EINVAL, &err);
+    }
+    wl_core_numlist lim, slim;
+    int rc = watts_of(limits, "power_limits", &lim, &err);
+    if (!rc && (rc = watts_of(stage_limits, "stage_power_limits", &slim, &err)))
+        wl_core_numlist_free(&lim);
+    if (rc)
+        return PyErr_Occurred() ? NULL : wl_py_raise(rc, &err);
+    v.limits = lim.v;
+    v.nlimits = lim.n;
+    v.stage_limits = slim.v;
+    v.nstage_limits = slim.n;
+    wl_results_out *tl = NULL;
+    PyObject *out = NULL;
+    if (timeline && !v.frontier && !v.nlimits) {
+        if ((rc = wl_results_out_open(timeline, &tl, &err))) {
+            wl_py_raise(rc, &err);
+            goto done;
+        }
+        v.timeline = wl_results_out_stream(tl);
+    }
+    wl_results_col cols[WL_CLUSTER_VIEW_COLS];
+    size_t nc = wl_cluster_view_cols(&v, cols);
+    view_ctx x = {.sys = sys, .gpu = gpu, .m = m, .cfg = cfg, .v = &v};
+    if (fmt) {
+        char *text = NULL;
+        size_t len = 0;
+        wl_results_format format;
+        FILE *f = NULL;
+        wl_results_writer *w = NULL;
+        if (wl_results_format_parse(fmt, &format)) {
+            wl_error_set(&err, "fmt", 0, "fmt", "expected table, csv, ndjson or json");
+            wl_py_raise(WL_EINVAL, &err);
+        } else if (!(f = open_memstream(&text, &len)) ||
+                   wl_results_writer_create(f, format, cols, nc, &w)) {
+            PyErr_NoMemory();
+        } else {
+            fill_view(&x, w);
+            if (x.rc)
+                wl_results_writer_free(w);
+            else
+                wl_results_writer_finish(w);
+        }
+        if (f && fclose(f) == 0 && !PyErr_Occurred() && !x.rc)
+            out = PyUnicode_DecodeUTF8(text ? text : "", (Py_ssize_t)len, "strict");
+        free(text);
+    } else {
+        out = wl_py_rows_as_columns(cols, nc, fill_view, &x);
+    }
+    if (x.rc) {
+        Py_CLEAR(out);
+        PyErr_Clear();
+        wl_py_raise(x.rc, &x.err);
+    }
+    if (tl) {
+        if (!out)
+            wl_results_out_abort(tl);
+        else if ((rc = wl_results_out_commit(tl, &err))) {
+            Py_CLEAR(out);
+            wl_py_raise(rc, &err);
+        }
+        tl = NULL;
+    }
+done:
+    wl_results_out_abort(tl);
+    wl_core_numlist_free(&lim);
+    wl_core_numlist_free(&slim);
+    return out;
+}
+
+/* _cluster(inputs, set, options, search, threads, front_only, clock, tokens[, view])
+ * -> columns (or with view's fmt, text); view: a dict of wl_cluster_view's
+ * options (optimize, stages, frontier, max_slowdown_pct, energy_scope,
+ * power_limits, stage_power_limits, timeline) and fmt.
  * inputs: (system, nodes, model, host or None); set: [(key, float)];
  * options: [(key, text)]. One configuration (its row), or every
  * configuration of a search (front_only: the time-energy front alone,
@@ -176,8 +343,9 @@ PyObject *wl_py_cluster(PyObject *self, PyObject *args)
     int nodes, search, threads, front_only;
     PyObject *set, *opts;
     double clock, tokens;
-    if (!PyArg_ParseTuple(args, "(sisz)OOpipdd", &system, &nodes, &model, &host, &set, &opts,
-                          &search, &threads, &front_only, &clock, &tokens))
+    PyObject *view = NULL;
+    if (!PyArg_ParseTuple(args, "(sisz)OOpipdd|O!", &system, &nodes, &model, &host, &set, &opts,
+                          &search, &threads, &front_only, &clock, &tokens, &PyDict_Type, &view))
         return NULL;
     const char *keys[WL_CLUSTER_MAX_SET];
     double vals[WL_CLUSTER_MAX_SET];
@@ -238,6 +406,11 @@ PyObject *wl_py_cluster(PyObject *self, PyObject *args)
     int gpus = sys.nodes * sys.gpus_per_node;
     double f = clock > 0 ? clock : gpu.sm_clock_max_mhz;
     PyObject *out = NULL;
+    if (!search && view) {
+        if ((rc = wl_cluster_config_fill(&cfg, gpus, &err)))
+            return wl_py_raise(rc, &err);
+        return cluster_view(&sys, &gpu, &m, &cfg, view, clock, tokens, part_text);
+    }
     if (!search) {
         wl_cluster *cl = NULL;
         wl_cluster_result r;

@@ -19,6 +19,8 @@ static void not_runnable(wl_pareto_gpu_choice *ch, const char *why)
     for (int k = 0; k < 3; k++) {
         r[k]->requested_clock_mhz = r[k]->effective_clock_mhz = NAN;
         r[k]->time_ms = r[k]->power_w = r[k]->energy_j = NAN;
+        for (int ph = 0; ph < WL_PHASE_COUNT; ph++)
+            r[k]->phase[ph].time_ms = r[k]->phase[ph].energy_j = NAN;
     }
     snprintf(ch->not_runnable, sizeof ch->not_runnable, "%.199s", why);
 }
@@ -39,7 +41,9 @@ int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_o
     wl_pareto_workload_id wid = {id.model, wl_dtype_name(id.dtype),
                                  id.traced ? NULL : wl_attention_name(id.attention),
                                  wl_mode_name(id.traced ? WL_MODE_PREFILL : id.shape.mode),
-                                 id.batch, id.seq, id.memory.total_gb};
+                                 id.batch, id.seq, id.memory.total_gb,
+                                 .gen = !id.traced && id.shape.mode == WL_MODE_DECODE ? id.shape.gen : 0,
+                                 .micro_batches = id.traced ? 1 : id.shape.grad_accum};
     wl_results_cell cells[WL_PARETO_COMPARE_COLS];
     wl_learn_use lu;
     int learned = wl_sweep_spec_learned(s, &lu);
@@ -75,7 +79,7 @@ int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_o
                      g->mem_capacity_gb);
             note(user, 1, text);
         }
-        wl_pareto_compare_cells(g, &wid, &ch, iv, cells);
+        wl_pareto_compare_cells(g, &wid, &ch, iv, wid.gen > 0, cells);
         if (wl_results_writer_row(w, cells)) {
             wl_error_set(err, "compare", 0, "", "out of memory");
             rc = WL_ENOMEM;

@@ -148,3 +148,26 @@ int wl_sweep_merge(const char *const *paths, int n, FILE *out, wl_error *err)
     free(order);
     return rc;
 }
+
+int wl_sweep_shard_parse(const char *s, unsigned *index, unsigned *count, wl_error *err)
+{
+    const char *slash = strchr(s, '/');
+    long long a, b;
+    char left[32];
+    wl_error e = {0};
+    if (!slash || (size_t)(slash - s) >= sizeof left) {
+        wl_error_set(err, "shard", 0, "shard", "expected I/N with 1 <= I <= N, got '%.60s'", s);
+        return WL_EINVAL;
+    }
+    memcpy(left, s, (size_t)(slash - s));
+    left[slash - s] = 0;
+    if (wl_core_parse_int(slash + 1, 1, 1000000, "shard", 0, "", &b, &e) ||
+        wl_core_parse_int(left, 1, b, "shard", 0, "", &a, &e)) {
+        wl_error_set(err, "shard", 0, "shard",
+                     "expected I/N with 1 <= I <= N <= 1000000, got '%.60s'", s);
+        return WL_EINVAL;
+    }
+    *index = (unsigned)a;
+    *count = (unsigned)b;
+    return WL_OK;
+}

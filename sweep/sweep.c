@@ -49,7 +49,7 @@ static const wl_results_col decode_cols[D_COUNT] = {
     WL_RESULTS_COL("energy_per_token_j", WL_COL_NUM, 6, 0), WL_RESULTS_COL("kv_cache_gb", WL_COL_NUM, 4, 0),
     WL_RESULTS_COL("energy_prefill_j", WL_COL_NUM, 6, 0),   WL_RESULTS_COL("energy_decode_j", WL_COL_NUM, 6, 0)};
 
-static int has_mode(const wl_sweep_spec *s, wl_mode m)
+int wl_sweep_spec_has_mode(const wl_sweep_spec *s, wl_mode m)
 {
     for (size_t i = 0; i < s->nmode; i++)
         if (s->modes[i] == m)
@@ -72,6 +72,7 @@ struct wl_sweep_plan {
     size_t ncols, nparam;  /* columns before sm_clock_mhz */
     wl_results_writer *w;
     size_t train_at, decode_at;    /* first training / decode column (0: none) */
+    size_t ept_at;                 /* energy_per_token_j (0: none) */
     unsigned long long lo, hi;     /* points of this slice */
     unsigned long long o_lo, o_hi; /* outer combinations touching it */
     unsigned long long rows;       /* rows this slice writes */
@@ -138,7 +139,7 @@ static uint64_t fingerprint(const wl_sweep_plan *p)
 static int make_columns(wl_sweep_plan *p)
 {
     const wl_sweep_spec *s = p->s;
-    size_t n = 1 + s->nset + 8 + 1 + R_COUNT + (s->level > 0 ? 6 : 0) + T_COUNT + D_COUNT +
+    size_t n = 1 + s->nset + 8 + 1 + R_COUNT + (s->level > 0 ? 6 : 0) + T_COUNT + D_COUNT + 1 +
                (s->classes ? 7 : 0);
     p->cols = calloc(n, sizeof *p->cols);
     if (!p->cols)
@@ -162,15 +163,21 @@ static int make_columns(wl_sweep_plan *p)
     for (size_t i = 0; s->level > 0 && i < 6; i++)
         p->cols[k++] = iv_cols[i];
     p->train_at = p->decode_at = 0;
-    if (has_mode(s, WL_MODE_TRAIN)) {
+    if (wl_sweep_spec_has_mode(s, WL_MODE_TRAIN)) {
         p->train_at = k;
         for (size_t i = 0; i < T_COUNT; i++)
             p->cols[k++] = train_cols[i];
     }
-    if (has_mode(s, WL_MODE_DECODE)) {
+    p->ept_at = 0;
+    if (wl_sweep_spec_has_mode(s, WL_MODE_DECODE)) {
         p->decode_at = k;
+        p->ept_at = k + D_EPT;
         for (size_t i = 0; i < D_COUNT; i++)
             p->cols[k++] = decode_cols[i];
+    } else if (wl_sweep_spec_has_mode(s, WL_MODE_PREFILL)) {
+        /* a prompt's energy per token decides between GPUs as decode's does */
+        p->ept_at = k;
+        p->cols[k++] = decode_cols[D_EPT];
     }
     for (size_t i = 0; s->classes && i < 7; i++)
         p->cols[k++] = class_cols[i];
@@ -185,6 +192,14 @@ static int make_columns(wl_sweep_plan *p)
             p->cols[j++].table_hide = s->set[i].vals.n == 1;
         for (int i = 0; i < 8; i++)
             p->cols[j++].table_hide = wl_sweep_spec_axis_count(s, axis[i]) <= 1;
+        /* a row per kernel class: the point's clock, time, power and
+         * energy (on its first class row only) beside the class's columns,
+         * so that the table fits a terminal; the rest is in csv */
+        for (size_t i = p->nparam; s->classes && i + 7 < p->ncols; i++) {
+            size_t r = i - p->nparam;
+            p->cols[i].table_hide = !(r == R_CLOCK || r == R_EFF || r == R_TIME ||
+                                      r == R_POWER || r == R_ENERGY);
+        }
     }
     return WL_OK;
 }
@@ -728,6 +743,17 @@ static void train_cells(const wl_core_result *r, int on, const wl_core_shape *sh
 /* A generation: time to the first token (the prefill and its sampling),
  * mean time per further token, energy per generated token (batch x gen of
  * them), the cache at the last token, and the energy of the two phases. */
+/* Energy per token a row processes: a prompt's tokens (prefill), or a
+ * training step's (every micro-batch's); NaN where the workload has no
+ * tokens (vision models, traces). Decode's is per generated token
+ * (decode_cells). */
+static double token_energy(const wl_core_result *r, const wl_core_shape *sh)
+{
+    double micro = sh->mode == WL_MODE_TRAIN && sh->grad_accum > 1 ? sh->grad_accum : 1;
+    double tokens = (double)sh->batch * (double)sh->seq * micro;
+    return tokens > 0 ? r->energy_j / tokens : NAN;
+}
+
 static void decode_cells(const wl_core_result *r, int on, const wl_core_shape *sh,
                          const wl_core_build_info *info, wl_results_cell *cells)
 {
@@ -873,6 +899,8 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
                             cells + p->train_at);
             if (p->decode_at)
                 decode_cells(&r, sh.mode == WL_MODE_DECODE, &sh, &info, cells + p->decode_at);
+            if (p->ept_at && sh.mode != WL_MODE_DECODE)
+                cells[p->ept_at] = (wl_results_cell){NULL, token_energy(&r, &sh)};
             tally->points++;
             tally->throttled += (unsigned long long)r.throttled;
             tally->unfit += fits == 0;
@@ -888,10 +916,16 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
                 continue;
             }
             double static_w = r.time_ms > 0 ? r.energy_static_j / (r.time_ms * 1e-3) : 0;
+            int first = 1;
             for (int cl = 0; cl < WL_CLASS_COUNT; cl++) {
                 const wl_core_class_stats *cs = &r.cls[cl];
                 if (!cs->launches)
                     continue;
+                /* a table gives the point's totals once, on its first row */
+                if (!first && p->o.format == WL_FMT_TABLE)
+                    for (size_t q = p->nparam + 1; q + 7 < p->ncols; q++)
+                        cells[q] = (wl_results_cell){NULL, NAN};
+                first = 0;
                 size_t j = p->ncols - 7; /* the class columns come last */
                 cells[j++] = (wl_results_cell){wl_core_class_name(cl), NAN};
                 cells[j++] = (wl_results_cell){NULL, (double)cs->launches};

@@ -88,6 +88,8 @@ const wl_core_gpu *wl_sweep_spec_gpu(const wl_sweep_spec *s, size_t i);
 /* The interval level (0: none) and the i-th GPU's calibration uncertainty
  * behind it (NULL without an interval). */
 double wl_sweep_spec_level(const wl_sweep_spec *s);
+/* Whether the spec's modes include m. */
+int wl_sweep_spec_has_mode(const wl_sweep_spec *s, wl_mode m);
 const wl_calib_uncertainty *wl_sweep_spec_uncertainty(const wl_sweep_spec *s, size_t i);
 /* The workload of the first shape (first model or trace, batch, seq,
  * dtype, attention, mode) and what names it. The caller frees *wl. */
@@ -215,6 +217,8 @@ void wl_sweep_shard_line(FILE *out, unsigned index, unsigned count, uint64_t fin
  * there exactly once and complete; anything else is an error naming the
  * file. */
 int wl_sweep_merge(const char *const *paths, int n, FILE *out, wl_error *err);
+/* "I/N": the I-th of N slices, 1 <= I <= N <= 1000000 (field "shard"). */
+int wl_sweep_shard_parse(const char *s, unsigned *index, unsigned *count, wl_error *err);
 
 /* One workload (the spec's first) on each of its GPUs, as `wattlas
  * compare` prints it: a '#' note naming the workload and the objective
@@ -225,6 +229,18 @@ int wl_sweep_merge(const char *const *paths, int n, FILE *out, wl_error *err);
  * it (warning 0), points outside a learned model's domain and a workload
  * that does not fit (warning 1). *runnable: the GPUs that could. */
 typedef void (*wl_sweep_note_fn)(void *user, int warning, const char *text);
+
+/* wattlas energy-check: per precision of GPU gpu_id (dtypes: a comma list,
+ * NULL every one it has), the board's pJ per FLOP at peak against the
+ * arithmetic's and the operands' first-principles figures and the model's
+ * own at a large GEMM; rows after a '#' note, in the columns of
+ * wl_sweep_energy_check_cols (at most WL_SWEEP_ENERGY_CHECK_COLS). An
+ * unknown or absent precision is WL_EINVAL with field "dtype"; nothing is
+ * written then. */
+#define WL_SWEEP_ENERGY_CHECK_COLS 24
+size_t wl_sweep_energy_check_cols(wl_results_col *cols);
+int wl_sweep_energy_check(const char *gpu_id, const char *dtypes, wl_results_writer *w,
+                          wl_error *err);
 int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_objective *obj,
                      wl_results_writer *w, wl_sweep_note_fn note, void *user, size_t *runnable,
                      wl_error *err);

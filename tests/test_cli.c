@@ -181,7 +181,11 @@ static void test_predict_outputs(void **state)
     assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,mode,scope,voltage_offset_mv,"
                                     "sm_clock_mhz,effective_clock_mhz,voltage_mv,feasible,throttled,"
                                     "time_ms,power_w,energy_j,energy_dyn_compute_j,"
-                                    "energy_dyn_memory_j,energy_static_j,launch_bound_pct,memory_gb,fits\n"));
+                                    "energy_dyn_memory_j,energy_static_j,launch_bound_pct,memory_gb,fits,"
+                                    "energy_per_token_j\n"));
+    /* per prompt token: batch 8 x seq 128 of them */
+    assert_close(csv_get(out_buf, 1, "energy_per_token_j"), csv_get(out_buf, 1, "energy_j") / 1024,
+                 1e-5);
     assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,8,128,bf16,eager,prefill,model,0.0,510.0,"));
     /* the same columns as a sweep of the same points */
     static char csv[sizeof out_buf];
@@ -207,6 +211,27 @@ static void test_predict_outputs(void **state)
     assert_non_null(strstr(out_buf, ",elementwise,206,"));
     assert_int_equal(run("predict --model llama-3-8b --seq 2048 --attention flash --kernels"), 0);
     assert_non_null(strstr(out_buf, "flash_attention"));
+    /* the table fits a terminal: the point's clock, time, power and energy
+     * once, on its first class row, beside the class columns */
+    size_t widest = 0, rows_with_energy = 0, class_rows = 0;
+    for (const char *l = out_buf; *l;) {
+        size_t n = strcspn(l, "\n");
+        if (n > widest && l[0] != '#')
+            widest = n;
+        if (l[0] != '#' && strstr(l, "sm_clock_mhz") != l) {
+            class_rows++;
+            /* a row with the totals has a time in ms: "  ddd.ddddd " */
+            int dots = 0;
+            for (size_t i = 0; i < n; i++)
+                dots += l[i] == '.';
+            rows_with_energy += dots >= 8;
+        }
+        l += n + (l[n] == '\n');
+    }
+    if (widest > 200)
+        fail_msg("predict --kernels table is %zu characters wide", widest);
+    assert_int_equal(class_rows, 4); /* gemm, flash_attention, norm, elementwise */
+    assert_int_equal(rows_with_energy, 1);
     /* the power limit throttles the top of the curve on the 250 W board */
     assert_int_equal(run("predict --model opt-1.3b --batch 8 --seq 2048 --clock 1410 --format csv"), 0);
     double eff = csv_get(out_buf, 1, "effective_clock_mhz");
@@ -639,10 +664,10 @@ static void test_memory_fits(void **state)
     (void)state;
     assert_int_equal(run("predict --gpu a30 --model gpt3-175b --batch 8 --format csv"), 0);
     assert_non_null(strstr(err_buf, "warning: gpt3-175b_bf16_b8_s128_prefill does not fit a30-24gb"));
-    assert_non_null(strstr(out_buf, ",memory_gb,fits\n"));
+    assert_non_null(strstr(out_buf, ",memory_gb,fits,energy_per_token_j\n"));
     double gb = csv_get(out_buf, 1, "memory_gb");
     assert_true(gb > 354 && gb < 356);
-    assert_non_null(strstr(out_buf, ",0\n"));
+    assert_true(csv_get(out_buf, 1, "fits") == 0);
     assert_int_equal(run("predict --gpu a100-sxm-80gb --model gpt2 --format json"), 0);
     assert_null(strstr(err_buf, "does not fit"));
     assert_non_null(strstr(out_buf, "\"fits\": true"));
@@ -652,6 +677,8 @@ static void test_memory_fits(void **state)
     assert_non_null(strstr(err_buf, "note: 6 points need more memory than their GPU has"));
     assert_int_equal(run("optimize --in m.csv --objective energy --format csv"), 0);
     assert_non_null(strstr(err_buf, "note: 6 points need more memory"));
+    /* the group that vanished whole is named */
+    assert_non_null(strstr(err_buf, "note: no point of a30-24gb/llama-3-8b/16/2048/"));
     assert_int_equal(count_lines(out_buf), 1 + 3);
     assert_null(strstr(out_buf, "a30-24gb/llama-3-8b/16/"));
     assert_int_equal(run("optimize --in m.csv --objective energy --all --format csv"), 0);
@@ -684,8 +711,8 @@ static void test_memory_fits(void **state)
     assert_null(strstr(err_buf, "does not fit a100-sxm-80gb"));
     /* a GPU written without a capacity: unknown, said so, cells empty */
     assert_int_equal(run("sweep --model gpt2 --clock 1410 --set mem_capacity_gb=0,1 --format csv"), 0);
-    assert_non_null(strstr(out_buf, ",0.789,\na100-pcie-40gb,1,gpt2,"));
-    assert_non_null(strstr(out_buf, ",0.789,1\n"));
+    assert_non_null(strstr(out_buf, ",0.789,,0.007191\na100-pcie-40gb,1,gpt2,"));
+    assert_non_null(strstr(out_buf, ",0.789,1,0.007191\n"));
 }
 
 /* Few-shot: four rows of a GPU with only transferred coefficients (A100

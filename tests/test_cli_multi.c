@@ -316,7 +316,7 @@ static void test_compare_not_runnable(void **state)
     assert_int_equal(run("compare --gpu a100-pcie-40gb,v100-sxm2-32gb,h100-sxm-80gb --model gpt2 "
                          "--clock 1500 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 4);
-    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,1,128,bf16,eager,prefill,,,,,,,,,,,,,,,,,0.789,1,own,"
+    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,gpt2,1,128,bf16,eager,prefill,,,,,,,,,,,,,,,,,,,0.789,1,own,"
                                     "1500 MHz is outside a100-pcie-40gb's range 210-1410 MHz"));
     assert_non_null(strstr(out_buf, "v100-sxm2-32gb has no bf16 math"));
     assert_non_null(strstr(out_buf, "\nh100-sxm-80gb,gpt2,1,128,bf16,eager,prefill,1500.0,1500.0,"));
@@ -338,20 +338,18 @@ static void test_compare_cmd(void **state)
                          "--seq 512 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 3);
     assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,mode,sm_clock_mhz,"
-                                    "effective_clock_mhz,time_ms,power_w,energy_j,opt_sm_clock_mhz,"));
+                                    "effective_clock_mhz,time_ms,power_w,energy_j,energy_per_token_j,"
+                                    "opt_sm_clock_mhz,"));
     assert_non_null(strstr(out_buf, ",transferred from h100-sxm-80gb,\n"));
-    const char *row = strstr(out_buf, "\na100-pcie-40gb,");
-    assert_non_null(row);
-    double v[22];
-    const char *p = row + 1;
-    for (int k = 0; k < 21; k++) {
-        p = strchr(p, ',') + 1;
-        v[k] = atof(p);
-    }
-    /* v[6] sm_clock, v[10] energy, v[11] opt clock, v[15] opt energy, v[18] max energy */
-    double opt_mhz = v[11], opt_j = v[15], max_j = v[18];
+    assert_non_null(strstr(out_buf, "\na100-pcie-40gb,")); /* the first row */
+    double energy = csv_get(out_buf, 1, "energy_j"), opt_mhz = csv_get(out_buf, 1, "opt_sm_clock_mhz");
+    double opt_j = csv_get(out_buf, 1, "opt_energy_j"), max_j = csv_get(out_buf, 1, "max_energy_j");
     assert_true(opt_j <= max_j);
-    assert_true(opt_j <= v[10]);
+    assert_true(opt_j <= energy);
+    /* per prompt token: batch 8 x seq 512 of them */
+    assert_close(csv_get(out_buf, 1, "energy_per_token_j"), energy / 4096, 1e-5);
+    assert_close(csv_get(out_buf, 1, "opt_energy_per_token_j"), opt_j / 4096, 1e-5);
+    assert_null(strstr(out_buf, "tpot_ms")); /* decode only */
     assert_int_equal(run("predict --model gpt2 --batch 8 --seq 512 --clock 210:1410:15 --format csv"), 0);
     double best_j = 1e300, best_mhz = 0;
     for (const char *q = strstr(out_buf, "\na100"); q; q = strstr(q + 1, "\na100")) {
@@ -373,24 +371,27 @@ static void test_compare_cmd(void **state)
      * point's and the chosen one's, and the other columns are unchanged */
     assert_int_equal(run("compare --gpu a100-pcie-40gb --model gpt2 --batch 8 --seq 512 "
                          "--interval 95 --format csv"), 0);
-    assert_non_null(strstr(out_buf, ",energy_j,time_lo_ms,time_hi_ms,power_lo_w,power_hi_w,"
-                                    "energy_lo_j,energy_hi_j,opt_sm_clock_mhz,"));
-    assert_non_null(strstr(out_buf, ",opt_energy_j,opt_time_lo_ms,opt_time_hi_ms,opt_power_lo_w,"
+    assert_non_null(strstr(out_buf, ",energy_j,energy_per_token_j,time_lo_ms,time_hi_ms,power_lo_w,"
+                                    "power_hi_w,energy_lo_j,energy_hi_j,opt_sm_clock_mhz,"));
+    assert_non_null(strstr(out_buf, ",opt_energy_j,opt_energy_per_token_j,opt_time_lo_ms,opt_time_hi_ms,opt_power_lo_w,"
                                     "opt_power_hi_w,opt_energy_lo_j,opt_energy_hi_j,max_sm_clock_mhz,"));
-    p = strchr(out_buf, '\n') + 1;
-    double w[34];
-    for (int k = 0; k < 33; k++) {
-        p = strchr(p, ',') + 1;
-        w[k] = atof(p);
-    }
-    /* w[8] time_ms, w[10] energy_j, w[11..16] its interval; w[17] opt clock,
-     * w[19] opt time, w[21] opt energy, w[22..27] its interval */
-    assert_close(w[10], v[10], 1e-9);
-    assert_close(w[17], opt_mhz, 0);
-    assert_true(w[11] < w[8] && w[8] < w[12]);
-    assert_true(w[15] < w[10] && w[10] < w[16]);
-    assert_true(w[22] < w[19] && w[19] < w[23]);
-    assert_true(w[26] < w[21] && w[21] < w[27]);
+#define W(name) csv_get(out_buf, 1, name)
+    assert_close(W("energy_j"), energy, 1e-9);
+    assert_close(W("opt_sm_clock_mhz"), opt_mhz, 0);
+    assert_true(W("time_lo_ms") < W("time_ms") && W("time_ms") < W("time_hi_ms"));
+    assert_true(W("energy_lo_j") < W("energy_j") && W("energy_j") < W("energy_hi_j"));
+    assert_true(W("opt_time_lo_ms") < W("opt_time_ms") && W("opt_time_ms") < W("opt_time_hi_ms"));
+    assert_true(W("opt_energy_lo_j") < W("opt_energy_j") && W("opt_energy_j") < W("opt_energy_hi_j"));
+#undef W
+    /* decode: per generated token (batch 2 x gen 16) and the time per
+     * further token, from the decode phase's 15 steps */
+    assert_int_equal(run("compare --gpu a100-pcie-40gb,h100-sxm-80gb --model gpt2 --mode decode "
+                         "--batch 2 --gen 16 --format csv"), 0);
+    assert_non_null(strstr(out_buf, "\nh100-sxm-80gb,")); /* the second row */
+    assert_close(csv_get(out_buf, 2, "energy_per_token_j"), csv_get(out_buf, 2, "energy_j") / 32, 1e-5);
+    assert_true(csv_get(out_buf, 2, "tpot_ms") > 0 &&
+                csv_get(out_buf, 2, "tpot_ms") < csv_get(out_buf, 2, "time_ms") / 15);
+    assert_true(csv_get(out_buf, 2, "opt_tpot_ms") >= csv_get(out_buf, 2, "tpot_ms"));
     assert_int_equal(run("compare --gpu a100-pcie-40gb --interval 0"), 2);
     assert_int_equal(run("compare --gpu a100-pcie-40gb,l40s-48gb --model bert-large"), 0);
     assert_non_null(strstr(out_buf, "transferred from a100-pcie-40gb"));

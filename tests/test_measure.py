@@ -396,6 +396,77 @@ class Quick(unittest.TestCase):
             self.assertLess(mape[0], mape[1])
 
 
+class OutOfMemory(unittest.TestCase):
+    def test_cases_go_on(self):
+        """A case that runs out of memory is skipped, not the run: one that
+        fails its second warm-up step (Llama-3-8B's AdamW step on an H100,
+        2026-11-26, failed its optimizer's foreach temporaries after one step
+        had fit) gets a note and no row, one that fails inside a window
+        keeps the points measured before, and the cases after both are
+        measured; every case's memory is freed."""
+        from types import SimpleNamespace
+
+        class OOM(Exception):
+            pass
+
+        freed = []
+        torch = SimpleNamespace(
+            device=lambda kind, i: (kind, i),
+            cuda=SimpleNamespace(OutOfMemoryError=OOM, synchronize=lambda: None,
+                                 empty_cache=lambda: freed.append(1)))
+        calls = {}
+
+        def make_step(t, case, dev):
+            name = case["model"]
+            calls[name] = 0
+
+            def step():
+                calls[name] += 1
+                # "late": fails its fourth call (2 warm-ups, 1 point, then
+                # the next point's window); "second": its second warm-up
+                if (name == "second" and calls[name] == 2) or (name == "late" and calls[name] == 4):
+                    raise OOM("CUDA out of memory")
+            return step
+
+        def repeated(nvml, h, step, args, sync):
+            step()
+            return {"time_ms": 1.0, "energy_j": 0.1, "power_w": 100.0,
+                    "measured_clock_mhz": 990, "temp_c": 40, "repeats": 1,
+                    "time_spread_pct": 0, "power_spread_pct": 0, "throttle_reasons": 0}
+
+        class Locked:
+            def __init__(self, *a, **k):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *e):
+                return False
+
+        notes, saved = [], []
+        old = (measure._import_torch, measure.repeated, measure.Locked, measure._note)
+        measure._import_torch = lambda: torch
+        measure.repeated, measure.Locked = repeated, Locked
+        measure._note = lambda a, t: notes.append(t)
+        try:
+            args = measure.build_parser().parse_args(
+                ["--quiet", "models", "--models", "gpt2", "--clocks", "990,1410,1980", "-o", "x"])
+            cases = [{"model": m, "dtype": "bf16", "batch": 4, "seq": 512, "mode": "train"}
+                     for m in ("second", "late", "after")]
+            rows = measure._run_cases(args, None, None, "g", cases, make_step,
+                                      lambda r: saved.append(len(r)))
+        finally:
+            measure._import_torch, measure.repeated, measure.Locked, measure._note = old
+        self.assertEqual([r["model"] for r in rows], ["late", "after", "after", "after"])
+        self.assertEqual(rows[0]["sm_clock_mhz"], 990)
+        self.assertEqual(saved[-1], 4)
+        self.assertEqual(len(notes), 2, notes)
+        self.assertIn("skipped second bf16: does not fit in memory", notes[0])
+        self.assertIn("from 1410 MHz on: ran out of memory while measured", notes[1])
+        self.assertEqual(len(freed), 3)
+
+
 class Profiles(unittest.TestCase):
     def test_profile_written_and_read(self):
         """A profiler trace as 'profile' writes it (gzipped, with the clock

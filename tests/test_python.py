@@ -380,6 +380,45 @@ class Cluster(unittest.TestCase):
         with self.assertRaises(wattlas.Error):
             wattlas.cluster(system="no-such-system")
 
+    def test_plans_equal_cli(self):
+        """cluster's plans, frontiers, stages and power limits give the
+        command line's rows, and its timeline the same trace"""
+        base = ["cluster", "--model", "gpt3-1.3b", "--pp", "4", "--global-batch", "16"]
+        kw = dict(model="gpt3-1.3b", pp=4, global_batch=16)
+        cases = [
+            (["--optimize", "energy", "--max-slowdown-pct", "2"],
+             dict(optimize="energy", max_slowdown_pct=2)),
+            (["--optimize", "energy", "--energy-scope", "all"],
+             dict(optimize="energy", energy_scope="all")),
+            (["--frontier", "--power-limits", "250:400:50"],
+             dict(frontier=True, power_limits="250:400:50")),
+            (["--power-limits", "300,400"], dict(power_limits=[300, 400])),
+            (["--stages"], dict(stages=True)),
+            (["--stage-power-limits", "300,320,340,360", "--stages"],
+             dict(stage_power_limits=[300, 320, 340, 360], stages=True)),
+        ]
+        for args, extra in cases:
+            out, err, rc = cli(*base, *args, "--format", "csv")
+            self.assertEqual(rc, 0, (args, err))
+            self.assertEqual(wattlas.cluster(**kw, **extra).to_csv(), out, args)
+            self.assertEqual(wattlas.cluster(**kw, **extra, fmt="csv"), out, args)
+        d = tempfile.mkdtemp()
+        try:
+            a, b = os.path.join(d, "a.json"), os.path.join(d, "b.json")
+            self.assertEqual(cli(*base, "--timeline", a, "--format", "csv")[2], 0)
+            wattlas.cluster(**kw, timeline=b)
+            with open(a) as fa, open(b) as fb:
+                self.assertEqual(fa.read(), fb.read())
+        finally:
+            shutil.rmtree(d)
+        with self.assertRaises(wattlas.Error) as e:
+            wattlas.cluster(**kw, stage_power_limits=[300, 300])
+        self.assertEqual(e.exception.field, "stage_power_limits")
+        with self.assertRaises(wattlas.Error):
+            wattlas.cluster(**kw, energy_scope="rack")
+        with self.assertRaises(wattlas.Error):
+            wattlas.cluster(**kw, power_limits=[300], optimize="energy")
+
 
 SHARED = os.environ.get("WATTLAS_SHARED", "../shared")
 DVFS = os.path.join(SHARED, "data", "measurements", "a100-pcie-40gb-dvfs.csv")
@@ -573,6 +612,160 @@ class Report(unittest.TestCase):
             shutil.rmtree(d)
 
 
+class Options(unittest.TestCase):
+    """Every option of every command is a keyword of its Python function
+    (issue 42): the options are read from each command's --help."""
+    FUNCS = {"predict": ["predict"], "compare": ["compare"], "energy-check": ["energy_check"],
+             "validate": ["validate"], "calibrate": ["calibrate"], "learn": ["learn"],
+             "sweep": ["sweep"], "merge": ["merge"], "pareto": ["pareto"],
+             "optimize": ["optimize"], "plot": ["plot"], "report": ["report"],
+             "cluster": ["cluster", "cluster_search"],
+             "presets": ["presets", "preset_text", "derive_vf"]}
+    # the command line's own: help, its input and output (Python takes the
+    # data and returns rows), its stderr (Python warns and returns summaries)
+    CLI_ONLY = {"help", "in", "quiet"}
+    RENAME = {"format": "fmt", "no-power-limit": "power_limit", "no-beside": "beside",
+              "no-lomo": "lomo", "no-refit": "refit", "size": "size"}
+    # names in a --help that are other commands' options or figure kinds
+    MENTIONS = {("optimize", "kernels"), ("learn", "learned"), ("plot", "importance"),
+                ("plot", "timeline"), ("merge", "shard"), ("presets", "format"),
+                ("cluster", "decoder-first"),
+                # a search's slices are for spreading it over machines from the
+                # command line (MPI, Slurm); cluster_search returns the whole
+                ("cluster", "shard")}
+    # sweep keys predict, compare and sweep pass on to the spec (**more)
+    SPEC_KEYS = {"board"}
+
+    def test_every_option(self):
+        import inspect
+        missing = []
+        for cmd, funcs in self.FUNCS.items():
+            out, err, rc = cli(cmd, "--help")
+            self.assertEqual(rc, 0, cmd)
+            opts = set(re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", out))
+            params, more = set(), False
+            for name in funcs:
+                sig = inspect.signature(getattr(wattlas, name)).parameters
+                params |= set(sig)
+                more |= any(p.kind == inspect.Parameter.VAR_KEYWORD for p in sig.values())
+            for o in sorted(opts):
+                if o in self.CLI_ONLY or (cmd, o) in self.MENTIONS:
+                    continue
+                kw = self.RENAME.get(o, o.replace("-", "_"))
+                if kw in params or (more and (kw in wattlas._AXIS_KEYS or kw in self.SPEC_KEYS)):
+                    continue
+                missing.append(f"{cmd} --{o} ({kw}=)")
+        self.assertEqual(missing, [], "options with no Python keyword")
+        # a spec key passed on by name works
+        r = wattlas.predict("a100-sxm-80gb", "gpt2", board="other", interval=95)
+        self.assertLess(r[0]["energy_lo_j"], r[0]["energy_j"])
+
+    def test_energy_check_merge_shard(self):
+        out, _, rc = cli("energy-check", "--gpu", "h100-sxm-80gb", "--dtype", "bf16,fp32",
+                         "--format", "csv")
+        self.assertEqual(rc, 0)
+        rows = wattlas.energy_check("h100-sxm-80gb", dtype=["bf16", "fp32"])
+        want = parse_csv(out)
+        self.assertEqual(len(rows), len(want))
+        for r, w in zip(rows, want):
+            for k, v in w.items():
+                self.assertTrue(same_cell(r[k], v), (k, r[k], v))
+        with self.assertRaises(wattlas.Error) as e:
+            wattlas.energy_check("h100-sxm-80gb", dtype="fp64x")
+        self.assertEqual(e.exception.field, "dtype")
+        out, _, rc = cli("compare", "--gpu", "a100-pcie-40gb,h100-sxm-80gb", "--model", "gpt2",
+                         "--mode", "decode", "--gen", "8", "--format", "csv")
+        self.assertEqual(rc, 0)
+        self.assertEqual(wattlas.compare(["a100-pcie-40gb", "h100-sxm-80gb"], "gpt2",
+                                         mode="decode", gen=8, fmt="csv"), out)
+        idle = os.path.join(SHARED, "data", "gpu-tables", "a100-sxm-80gb-idle.csv")
+        if os.path.exists(idle):
+            out, _, rc = cli("presets", "derive-vf", idle, "--step-mhz", "90")
+            self.assertEqual(rc, 0)
+            self.assertEqual(wattlas.derive_vf(idle, step_mhz=90), out)
+        d = tempfile.mkdtemp()
+        try:
+            whole, _, rc = cli("sweep", "--gpu", "a100-pcie-40gb", "--model", "gpt2",
+                               "--batch", "1,8", "--clock", "510:1410:300", "--format", "csv",
+                               "--quiet")
+            self.assertEqual(rc, 0)
+            parts = []
+            for i in (2, 1, 3):
+                t = wattlas.sweep(gpu="a100-pcie-40gb", model="gpt2", batch=[1, 8],
+                                  clock="510:1410:300", shard=f"{i}/3", fmt="csv")
+                parts.append(os.path.join(d, f"p{i}.csv"))
+                with open(parts[-1], "w") as f:
+                    f.write(t)
+            self.assertEqual(wattlas.merge(parts), whole)
+            out = os.path.join(d, "all.csv")
+            self.assertEqual(wattlas.merge(parts, out=out), out)
+            with open(out) as f:
+                self.assertEqual(f.read(), whole)
+            with self.assertRaises(wattlas.Error):
+                wattlas.merge(parts[:2])  # a shard missing
+            with self.assertRaises(wattlas.Error):
+                wattlas.sweep(model="gpt2", shard="1/2")  # a Table is not a shard
+        finally:
+            shutil.rmtree(d)
+
+    def test_optimize_schedule(self):
+        d = tempfile.mkdtemp()
+        try:
+            path = os.path.join(d, "tr.csv")
+            _, _, rc = cli("sweep", "--gpu", "a100-sxm-80gb", "--model", "gpt3-125m",
+                           "--mode", "train", "--scope", "layer", "--clock", "810:1410:60",
+                           "--quiet", "-o", path)
+            self.assertEqual(rc, 0)
+            out, _, rc = cli("optimize", path, "--schedule=phase", "--objective", "energy",
+                             "--switch-us", "50", "--format", "csv")
+            self.assertEqual(rc, 0)
+            want = parse_csv(out)
+            rows = wattlas.optimize(path, "energy", schedule="phase", switch_us=50)
+            self.assertEqual(len(rows), len(want))
+            for r, w in zip(rows, want):
+                for k, v in w.items():
+                    self.assertTrue(same_cell(r[k], v), (k, r[k], v))
+            self.assertEqual(wattlas.optimize(path, "energy", schedule=True, fmt="csv"),
+                             cli("optimize", path, "--schedule", "--objective", "energy",
+                                 "--format", "csv")[0])
+            with self.assertRaises(wattlas.Error):
+                wattlas.optimize(path, "edp", schedule="phase")
+            with self.assertRaises(wattlas.Error):
+                wattlas.optimize(path, "energy", schedule="layer")
+        finally:
+            shutil.rmtree(d)
+
+    def test_validate_options(self):
+        if not os.path.exists(DVFS):
+            self.skipTest("../shared/data not present")
+        # two models at every other clock of the DVFS rows: the refits take
+        # seconds, not minutes
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        data = os.path.join(d, "dvfs.csv")
+        with open(DVFS) as fi, open(data, "w") as fo:
+            for i, line in enumerate(fi):
+                c = line.split(",")
+                if i == 0 or ((int(c[7]) // 90) % 2 == 0 and c[1] in ("bert-large", "opt-1.3b")):
+                    fo.write(line)
+        v = wattlas.validate(data, gpu="a100-pcie-40gb", interval=95, board="other", lomo=True)
+        g = v.summary["gpus"]["a100-pcie-40gb"]
+        self.assertGreater(g["regret_workloads"], 0)
+        self.assertGreater(v.summary["coverage_energy_pct"], 50)
+        # the command line's summary says the same
+        _, err, rc = cli("validate", data, "--gpu", "a100-pcie-40gb", "--format", "csv")
+        self.assertEqual(rc, 0)
+        m = re.search(r"held-out MAPE \((\d+) rows\): time ([\d.]+)%", err)
+        self.assertIsNotNone(m, err)
+        self.assertEqual(g["lomo"]["scored"], int(m.group(1)))
+        self.assertAlmostEqual(g["lomo"]["mape_time_pct"], float(m.group(2)), places=1)
+        m = re.search(r"regret \((\d+) workloads.*mean ([\d.]+)%", err)
+        self.assertIsNotNone(m, err)
+        self.assertAlmostEqual(g["regret_mean_pct"], float(m.group(2)), places=1)
+        with self.assertRaises(wattlas.Error):
+            wattlas.validate(data, board="mine")
+
+
 class Api(unittest.TestCase):
     def test_api(self):
         """dir() shows the API; help() shows every option and a column list"""
@@ -580,7 +773,8 @@ class Api(unittest.TestCase):
                          [])
         import inspect
         for name in ("predict", "sweep", "compare", "cluster", "cluster_search", "pareto",
-                     "optimize", "validate", "calibrate", "learn", "plot", "report", "presets"):
+                     "optimize", "validate", "calibrate", "learn", "plot", "report", "presets",
+                     "energy_check", "merge"):
             fn = getattr(wattlas, name)
             self.assertIn("Example", fn.__doc__, name)
             self.assertNotIn(inspect.Parameter.VAR_KEYWORD,

@@ -802,8 +802,71 @@ def accuracy_h200_board_b():
                    "H200 calibration", nf, k.err)]
 
 
+def section_commands(start, end):
+    """The commands of the README's code blocks between the headings start
+    and end, as written: continuation lines joined, trailing comments off."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    body = text[text.index(start):text.index(end, text.index(start))]
+    cmds, cur = [], ""
+    for line in body.splitlines():
+        if not line.startswith("    ") or not line.strip():
+            cur = ""
+            continue
+        part = re.sub(r"\s+# .*$", "", line.strip())
+        cont = part.endswith("\\")
+        cur += " " + part.rstrip("\\").strip()
+        if not cont:
+            cmds.append(cur.strip())
+            cur = ""
+    return cmds
+
+
+def have_nvml():
+    import ctypes
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+        return True
+    except OSError:
+        return False
+
+
 class Readme(unittest.TestCase):
-    pass
+    def test_measurement_commands(self):
+        """The measurement section's commands run as written up to the
+        machine's limits: without a GPU the harness stops with its one-line
+        NVML error (exit 1), so every option it was given parsed; the
+        wattlas commands that read its output stop at the missing file
+        (exit 1), never at an option (exit 2)."""
+        if have_nvml():
+            self.skipTest("this machine has NVML: the harness would measure")
+        cmds = section_commands("### Measuring a GPU", "### calibrate")
+        env = dict(os.environ)
+        ran = 0
+        with tempfile.TemporaryDirectory() as d:
+            for cmd in cmds:
+                if cmd.startswith("export PYTHONPATH=python"):
+                    env["PYTHONPATH"] = os.path.join(ROOT, "python")
+                    continue
+                argv = shlex.split(cmd)
+                if argv[0] == "bin/wattlas":
+                    argv[0] = WATTLAS
+                elif argv[:3] == ["python3", "-m", "wattlas.measure"]:
+                    argv[0] = sys.executable
+                    self.assertIn("PYTHONPATH", env, "the README sets PYTHONPATH first")
+                else:
+                    self.fail(f"not a command of the section: {cmd}")
+                p = subprocess.run(argv, cwd=d, env=env, capture_output=True, text=True,
+                                   timeout=120)
+                ran += 1
+                self.assertEqual(p.returncode, 1, f"{cmd}\n{p.stderr}")
+                err = p.stderr.strip()
+                if argv[0] == sys.executable:
+                    self.assertEqual(len(err.splitlines()), 1, f"{cmd}\n{err}")
+                    self.assertIn("NVML", err, cmd)
+                else:
+                    self.assertRegex(err, r"mydata|my-", cmd)
+        self.assertGreaterEqual(ran, 10)
 
 
 def _make(fn, slow, data):

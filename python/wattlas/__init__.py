@@ -51,8 +51,8 @@ except ImportError as _e:
     _wattlas = _Missing(_e)
 
 __all__ = ["Error", "WattlasWarning", "Rows", "Table", "calibrate", "cluster", "cluster_search",
-           "compare", "learn", "optimize", "pareto", "plot", "predict", "presets", "preset_text",
-           "report", "sweep", "validate", "version"]
+           "compare", "derive_vf", "energy_check", "learn", "merge", "optimize", "pareto", "plot",
+           "predict", "presets", "preset_text", "report", "sweep", "validate", "version"]
 
 version = None if isinstance(_wattlas, _Missing) else _wattlas.version
 __version__ = version
@@ -462,7 +462,7 @@ def pareto(data, *, x="time_ms", y="energy_j", minimize=None, group_by=None, all
 
 
 def optimize(data, objective="energy", *, group_by=None, all=False, time="time_ms",
-             power="power_w", energy="energy_j", fmt=None):
+             power="power_w", energy="energy_j", schedule=None, switch_us=20.0, fmt=None):
     """One point per group chosen by ``objective`` (energy, edp, ed2p,
     energy-within-slowdown=P, time-within-power=W) and its savings against
     the fastest point and the maximum clock, with the flat optimum
@@ -474,6 +474,14 @@ def optimize(data, objective="energy", *, group_by=None, all=False, time="time_m
     and maximum-clock points' (``fastest_*``, ``max_*``), the savings and
     penalties (``energy_saving_vs_max_clock_pct``, ...) and the flat
     optimum ``clock_within_1pct_min_mhz`` .. ``_max_mhz``.
+
+    ``schedule`` ("class", "phase" or True: class when the table has
+    ``kernel_class``) gives one clock per part of the work instead, as
+    ``wattlas optimize --schedule``: per kernel class of a sweep with
+    ``kernels=True``, or per phase of a train or decode sweep, each clock
+    switch costing ``switch_us`` microseconds at static power (objectives
+    energy and energy-within-slowdown=P). Rows: the best fixed clock, the
+    schedule, its switches, its extra saving and its slowdown.
 
     Example::
 
@@ -488,19 +496,79 @@ def optimize(data, objective="energy", *, group_by=None, all=False, time="time_m
     values = _names("time", time) + _names("power", power) + _names("energy", energy)
     if len(values) != 3:
         raise Error("time, power, energy: expected one column name each")
+    if schedule is True:
+        schedule = "auto"
+    elif schedule is False:
+        schedule = None
+    if schedule is not None and not isinstance(schedule, str):
+        raise Error("schedule: expected 'class', 'phase' or True")
+    if schedule is not None and group_by is not None:
+        raise Error("group_by: a schedule groups by the sweep's parameters; leave group_by out")
+    try:
+        switch_us = float(switch_us)
+    except (TypeError, ValueError):
+        raise Error("switch_us: expected a number of microseconds") from None
     out = _wattlas._select("optimize", path, text, source, values, _group_by(group_by),
-                           bool(all), objective, fmt or "ndjson")
+                           bool(all), objective, fmt or "ndjson", schedule, switch_us)
     return out if fmt else _rows(out)
 
 
-def validate(path, *, gpu=None, host=None, traces=None, interval=None, beside=True, fmt=None):
+def energy_check(gpu: str = "a100-sxm-80gb", *, dtype=None, fmt: "str | None" = None):
+    """Board energy per operation at peak against the arithmetic's first
+    principles, as ``wattlas energy-check``: a row per precision of the GPU
+    (``dtype``: one name or a list, default every one it has) with the
+    board's pJ per FLOP, the multiply's and add's, the operands', the
+    residual, ``first_principles_pct`` and the model's own at a large
+    GEMM. Returns Rows, or with ``fmt`` the command line's text.
+
+    Example::
+
+        r = wattlas.energy_check("h100-sxm-80gb", dtype="bf16")
+        r[0]["board_pj_per_flop"], r[0]["first_principles_pct"]
+    """
+    if not isinstance(gpu, str):
+        raise Error("gpu: expected a GPU preset or INI file")
+    dtypes = None if dtype is None else ",".join(_names("dtype", dtype))
+    out = _wattlas._energy_check(gpu, dtypes, fmt or "ndjson")
+    return out if fmt else _rows(out)
+
+
+def merge(shards, out: "str | os.PathLike | None" = None):
+    """Joins the outputs of ``sweep(..., shard="I/N", fmt="csv")`` (or
+    ndjson), in any order, into what the unsharded sweep writes, as
+    ``wattlas merge``: every shard of one sweep exactly once, each complete.
+    With ``out`` the result is written there atomically and ``out`` is
+    returned; without, the text.
+
+    Example::
+
+        for i in (1, 2):
+            with open(f"part{i}.csv", "w") as f:
+                f.write(wattlas.sweep(model="gpt2", shard=f"{i}/2", fmt="csv"))
+        wattlas.merge(["part1.csv", "part2.csv"], out="all.csv")
+    """
+    if isinstance(shards, (str, _os.PathLike)):
+        shards = [shards]
+    paths = [_os.fspath(p) for p in shards]
+    text = _wattlas._merge(paths, None if out is None else _os.fspath(out))
+    return _os.fspath(out) if out is not None else text
+
+
+def validate(path, *, gpu=None, host=None, traces=None, interval=None, beside=True,
+             board=None, idle=None, learned=None, lomo=False, fmt=None):
     """Predicts every row of a measurements file (the schema of
     shared/data/measurements), as ``wattlas validate``: Rows of the input
     columns and predicted_* (with ``interval``, e.g. 0.95, the bounds too,
     with the spread between boards unless the preset was fitted on this
-    very file);
-    ``rows.summary`` holds the pooled MAPE of time, power and energy and the
-    row counts. Raises Error when no row can be scored.
+    very file, or as ``board`` says: "same" or "other");
+    ``idle``: measured idle tables ("[ID=]TABLE.csv", one or a list);
+    ``learned``: a model from :func:`learn` predicts the rows.
+    ``rows.summary`` holds the pooled MAPE of time, power and energy, the
+    row counts, the intervals' coverage, the learned model's MAPE, and per
+    GPU (``summary["gpus"][id]``) its MAPE and the energy-optimal clock's
+    regret; with ``lomo`` the leave-one-model-out refits' pooled held-out
+    MAPE and regret too (``["lomo"]``; the command line runs them unless
+    --no-lomo). Raises Error when no row can be scored.
 
     Example::
 
@@ -516,9 +584,17 @@ def validate(path, *, gpu=None, host=None, traces=None, interval=None, beside=Tr
             level /= 100
         if not 0 < level < 1:
             raise Error(f"interval: expected a level in (0, 1) or (0, 100), got {interval}")
+    if board is not None and board not in ("same", "other"):
+        raise Error(f"board: expected same or other, got '{board}'")
+    idle_specs = None
+    if idle is not None:
+        idle_specs = [_os.fspath(i) for i in ([idle] if isinstance(idle, (str, _os.PathLike))
+                                                else idle)]
     out, summary = _wattlas._validate(_os.fspath(path), gpu, host,
                                       None if traces is None else _os.fspath(traces), level,
-                                      bool(beside), fmt or "ndjson")
+                                      bool(beside), fmt or "ndjson", board, idle_specs,
+                                      None if learned is None else _os.fspath(learned),
+                                      bool(lomo))
     if fmt:
         return out
     rows = _rows(out)
@@ -592,8 +668,13 @@ def sweep(spec: "str | os.PathLike | None" = None, *, gpu=None, model=None, trac
           power_limit=None, set: "dict | None" = None, host=None, idle=None, optimizer=None,
           master_dtype=None, recompute=None, grad_accum=None, gen=None, launch=None,
           latency=None, interval=None, learned=None, threads: int = 0,
-          fmt: "str | None" = None, **more) -> "Table | str":
+          fmt: "str | None" = None, shard: "str | None" = None, **more) -> "Table | str":
     items = _axes(locals())
+    if shard is not None:
+        if fmt not in ("csv", "ndjson"):
+            raise Error("shard: a shard is written as csv or ndjson: give fmt='csv'")
+        return _wattlas._sweep(items, None if spec is None else _os.fspath(spec), fmt,
+                               int(threads), False, str(shard))
     if fmt:
         return _wattlas._sweep(items, None if spec is None else _os.fspath(spec), fmt,
                                int(threads), False)
@@ -622,7 +703,9 @@ sweep.__doc__ = """Evaluates a grid of workloads and operating points, as ``watt
 
     spec: an INI spec file; keywords given here replace its axes.
     threads: 0 for all cores. fmt: "csv", "ndjson", "json" or "table" to get
-    the command line's text instead of a Table.
+    the command line's text instead of a Table. shard: "I/N", the I-th of N
+    contiguous slices as ``--shard I/N`` writes it (fmt csv or ndjson;
+    :func:`merge` joins them).
 """ + _AXES_DOC + _ROW_COLUMNS + """
     Example::
 
@@ -648,13 +731,14 @@ def compare(gpu, model: "str | None" = None, *, objective: str = "energy", clock
             batch=None, seq=None, dtype=None, attention=None, mode=None, scope=None,
             power_limit=None, set: "dict | None" = None, host=None, idle=None, trace=None,
             optimizer=None, master_dtype=None, recompute=None, grad_accum=None, gen=None,
-            launch=None, latency=None, interval=None, learned=None, **more) -> "Table":
+            launch=None, latency=None, interval=None, learned=None, fmt: "str | None" = None,
+            **more) -> "Table":
     """One workload on several GPUs, as ``wattlas compare``: each GPU's
     point at ``clock`` (default its maximum), at its maximum clock, and at
     the clock of its grid the ``objective`` chooses (energy, edp, ed2p,
     energy-within-slowdown=P, time-within-power=W); a :class:`Table` with a
     row per GPU. gpu: a list of GPU presets; the other keywords one value
-    each, as in :func:`predict`. A GPU that cannot run the case gets a row
+    each, as in :func:`predict`; fmt: the command line's text instead. A GPU that cannot run the case gets a row
     of empty numbers and a WattlasWarning saying why.
 
     Example::
@@ -666,11 +750,12 @@ def compare(gpu, model: "str | None" = None, *, objective: str = "energy", clock
     args = dict(locals())
     args.pop("objective")
     args.pop("clock")
+    args.pop("fmt")
     items = _axes(args) + [("clock", "max", "clock")]
-    cols, notes = _wattlas._compare(items, str(objective), float(clock or 0))
+    cols, notes = _wattlas._compare(items, str(objective), float(clock or 0), fmt)
     for _warning, text in notes:
         _warnings.warn(text, WattlasWarning, stacklevel=2)
-    return _table_of(cols)
+    return cols if fmt else _table_of(cols)
 
 
 _CLUSTER_DOC = """
@@ -710,14 +795,22 @@ def _cluster_items(opts):
 
 
 def _cluster_call(system, model, nodes, host, set, opts, search, threads, front_only, clock,
-                  tokens):
+                  tokens, view=None):
     if set is not None and not isinstance(set, dict):
         raise Error("set: expected a dict of system or GPU keys to numbers")
     pairs = [(str(k), float(v)) for k, v in (set or {}).items()]
-    cols = _wattlas._cluster((str(system), int(nodes), str(model), host), pairs,
-                             _cluster_items(opts), bool(search), int(threads),
-                             bool(front_only), float(clock or 0), float(tokens or 0))
-    return _table_of(cols)
+    args = [(str(system), int(nodes), str(model), host), pairs, _cluster_items(opts),
+            bool(search), int(threads), bool(front_only), float(clock or 0), float(tokens or 0)]
+    if view is not None:
+        args.append(view)
+    cols = _wattlas._cluster(*args)
+    if view is not None and view.get("fmt"):
+        return cols
+    table = _table_of(cols)
+    if "fits" in table.columns and any(f == 0 for f in table["fits"]):
+        _warnings.warn(f"{table[0]['memory_gb']:.1f} GB per GPU does not fit its GPU",
+                       WattlasWarning, stacklevel=3)
+    return table
 
 
 def cluster(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, nodes: int = 1,
@@ -725,14 +818,50 @@ def cluster(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, nodes: i
             cp=None, sequence_parallel=None, zero=None, tp_comm_overlap=None,
             no_dp_overlap=None, capacity_factor=None, global_batch=None, micro_batch=None,
             seq=None, gen=None, mode=None, recompute=None, schedule=None, partition=None,
-            dtype=None, attention=None, launch=None, clock=None, tokens=None) -> "Table":
+            dtype=None, attention=None, launch=None, clock=None, tokens=None,
+            optimize=None, max_slowdown_pct=None, energy_scope=None, frontier: bool = False,
+            stages: bool = False, power_limits=None, stage_power_limits=None,
+            timeline: "str | os.PathLike | None" = None, fmt: "str | None" = None) -> "Table":
     opts = dict(tp=tp, pp=pp, dp=dp, vp=vp, ep=ep, cp=cp, sequence_parallel=sequence_parallel,
                 zero=zero, tp_comm_overlap=tp_comm_overlap, no_dp_overlap=no_dp_overlap,
                 capacity_factor=capacity_factor, global_batch=global_batch,
                 micro_batch=micro_batch, seq=seq, gen=gen, mode=mode, recompute=recompute,
                 schedule=schedule, partition=partition, dtype=dtype, attention=attention,
                 launch=launch)
-    return _cluster_call(system, model, nodes, host, set, opts, False, 1, False, clock, tokens)
+    if optimize not in (None, False, True, "energy"):
+        raise Error(f"optimize: expected 'energy', got '{optimize}'")
+    view = dict(optimize=bool(optimize), stages=bool(stages), frontier=bool(frontier),
+                max_slowdown_pct=None if max_slowdown_pct is None else float(max_slowdown_pct),
+                energy_scope=energy_scope,
+                power_limits=_watts("power_limits", power_limits),
+                stage_power_limits=_watts("stage_power_limits", stage_power_limits),
+                timeline=None if timeline is None else _os.fspath(timeline), fmt=fmt)
+    return _cluster_call(system, model, nodes, host, set, opts, False, 1, False, clock, tokens,
+                         view)
+
+
+def _watts(key, v):
+    """A list of watts: a number, a list, or a range text ("150:300:25")."""
+    if v is None:
+        return None
+    if isinstance(v, str):
+        if ":" in v:
+            parts = v.split(":")
+            try:
+                lo, hi, step = (float(p) for p in parts)
+            except ValueError:
+                raise Error(f"{key}: expected LO:HI:STEP in W, got '{v}'") from None
+            if not (step > 0 and hi >= lo):
+                raise Error(f"{key}: expected LO:HI:STEP with STEP > 0, got '{v}'")
+            n = int((hi - lo) / step + 1e-9) + 1
+            return [lo + i * step for i in range(n)]
+        v = v.split(",")
+    if isinstance(v, (int, float)):
+        v = [v]
+    try:
+        return [float(x) for x in v]
+    except (TypeError, ValueError):
+        raise Error(f"{key}: expected watts") from None
 
 
 def cluster_search(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, nodes: int = 1,
@@ -754,7 +883,14 @@ def cluster_search(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, n
 cluster.__doc__ = """One parallel configuration of a model on a multi-GPU system, as
     ``wattlas cluster``: a training iteration, a prefill or a generation
     from the simulated timeline of every pipeline stage; a one-row
-    :class:`Table`.
+    :class:`Table`. Energy plans, as the command line's options:
+    ``optimize="energy"`` a clock per stage and phase within
+    ``max_slowdown_pct`` (default 1) of every GPU at its maximum, of
+    ``energy_scope`` ("gpu" or "all"); ``frontier=True`` the time-energy
+    frontier of plans (default bound 25) and, with ``power_limits``, of the
+    board caps; ``power_limits`` alone a row per limit; ``stages=True`` a row
+    per stage; ``stage_power_limits`` a limit per stage; ``timeline`` writes
+    the Chrome trace; ``fmt`` the command line's text.
 """ + _CLUSTER_DOC + """
     Example::
 
@@ -802,6 +938,18 @@ def presets(kind: "str | None" = None) -> "Table":
 def preset_text(kind, id):
     """The INI text of a built-in preset."""
     return _wattlas._preset_text(kind, id)
+
+
+def derive_vf(idle: "str | os.PathLike", *, step_mhz: float = 60) -> str:
+    """A smoothed ``[vf]`` section from a measured idle table (columns
+    ``sm_clock_mhz,voltage_mv,idle_power_w``), knots every ``step_mhz``, as
+    ``wattlas presets derive-vf``; returns the INI text.
+
+    Example::
+
+        text = wattlas.derive_vf("my-gpu-idle.csv", step_mhz=30)
+    """
+    return _wattlas._derive_vf(_os.fspath(idle), float(step_mhz))
 
 
 def _call_text(name, args):

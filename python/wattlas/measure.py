@@ -216,27 +216,55 @@ def _run_cases(args, nvml, h, gpu, cases, make_step, save):
     total = len(cases) * len(points)
     done = 0
     for case in cases:
+        step = None
         try:
             step = make_step(torch, case, dev)
+            # two steps: an optimizer's second allocates what its first did
+            # not (AdamW's foreach temporaries beside the state the first
+            # created), and a case that fits one step can fail the next
+            step()
             step()
             sync()
         except torch.cuda.OutOfMemoryError:
             _note(args, "skipped %s %s: does not fit in memory" % (case["model"], case["dtype"]))
-            torch.cuda.empty_cache()
+            step = None
+            _free_gpu(torch)
             done += len(points)
             continue
+        failed = False
         for clock, limit in points:
             done += 1
+            if failed:
+                continue
             _progress(args, "%d/%d %s %s b%s s%s at %s" % (done, total, case["model"], case["dtype"],
                                                          case["batch"], case.get("seq"),
                                                          "%d MHz" % clock if clock else "%g W" % limit))
-            with Locked(nvml, h, clock_mhz=clock, power_limit_w=limit):
-                m = repeated(nvml, h, step, args, sync)
+            try:
+                with Locked(nvml, h, clock_mhz=clock, power_limit_w=limit):
+                    m = repeated(nvml, h, step, args, sync)
+            except torch.cuda.OutOfMemoryError:
+                # memory that fragments over the windows: the points
+                # measured stay, the case's others are skipped, and the run
+                # goes on with the next case
+                failed = True
+                _note(args, "skipped %s %s b%s s%s from %s on: ran out of memory while measured"
+                      % (case["model"], case["dtype"], case["batch"], case.get("seq"),
+                         "%d MHz" % clock if clock else "%g W" % limit))
+                continue
             rows.append(_row(gpu, case, clock, limit, m, case.get("gen_tokens"), top))
             save(rows)
-        del step
-        torch.cuda.empty_cache()
+        step = None
+        _free_gpu(torch)
     return rows
+
+
+def _free_gpu(torch):
+    """Returns a case's memory to the device: its model and optimizer go
+    with the last reference (gc breaks their cycles), then the allocator's
+    cache."""
+    import gc
+    gc.collect()
+    torch.cuda.empty_cache()
 
 
 def cmd_kernels(args, nvml, h, gpu):
