@@ -36,7 +36,8 @@ CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c calib/crossval.c calib/
 SWEEP_SRC = sweep/spec.c sweep/spec_gpus.c sweep/sweep.c sweep/merge.c sweep/compare.c \
             sweep/energy_check.c
 PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/schedule.c pareto/compare.c
-PLOT_SRC = plot/plot.c plot/kinds.c plot/kinds_bars.c plot/report.c plot/report_index.c plot/timeline.c
+PLOT_SRC = plot/plot.c plot/kinds.c plot/kinds_bars.c plot/kinds_heatmap.c plot/report.c plot/report_index.c \
+           plot/timeline.c
 LEARN_SRC = learn/learn.c learn/run.c
 CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/pipeline.c cluster/cluster.c cluster/search.c \
               cluster/view.c
@@ -121,7 +122,7 @@ python: pic-lib
 	cd python && WATTLAS_LIB=$(CURDIR)/$(PIC_BUILD)/libwattlas.a $(PYTHON) setup.py -q build_ext --inplace
 
 # its tests, run like the others (tests/run.sh reads the summary line)
-$(BUILD)/tests/test_python: tests/test_python.py tests/pyunit.py python/_wattlas.c python/cluster.c python/fit.c python/wattlas_py.h python/setup.py python/wattlas/__init__.py \
+$(BUILD)/tests/test_python: tests/test_python.py tests/pyunit.py python/_wattlas.c python/cluster.c python/fit.c python/tables.c python/wattlas_py.h python/setup.py python/wattlas/__init__.py \
         $(BIN)/wattlas $(BUILD)/libwattlas.a | $(BUILD)
 	@$(MAKE) --no-print-directory python
 	@mkdir -p $(dir $@)

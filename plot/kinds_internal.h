@@ -1,5 +1,5 @@
-/* What the figure kinds share across their files (kinds.c, kinds_bars.c):
- * the legend and the bar figure. */
+/* What the figure kinds share across their files (kinds.c, kinds_bars.c,
+ * kinds_heatmap.c): the legend, the rows that can run, the bar figure. */
 #ifndef WATTLAS_PLOT_KINDS_INTERNAL_H
 #define WATTLAS_PLOT_KINDS_INTERNAL_H
 
@@ -42,6 +42,11 @@ typedef struct {
     int label_each;              /* top_labels[b * n + r] by every bar (else
                                     top_labels[r] by the last bar) */
 } bars_style;
+
+/* ok[r]: the row is an operating point the GPU can hold and the case fits
+ * its memory (feasible and fits not 0); the rest is drawn hollow grey and
+ * never chosen. */
+int rows_ok(const wl_results_table *t, unsigned char *ok, wl_error *err);
 
 void lg_add(legend_t *lg, const char *label, int style, int kind);
 /* Decides where the legend goes and takes its room from the margins. */

@@ -37,7 +37,7 @@ if not os.environ.get("WATTLAS_LIB"):
 
 ext = Extension(
     "wattlas._wattlas",
-    sources=["_wattlas.c", "cluster.c", "fit.c"],
+    sources=["_wattlas.c", "cluster.c", "fit.c", "tables.c"],
     include_dirs=[os.path.join(ROOT, "include")],
     extra_compile_args=["-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Wshadow",
                         "-Wconversion", "-Wstrict-prototypes",
