@@ -1201,9 +1201,11 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
     res->power_w = T > 0 ? res->energy_j / T : 0;
     res->model_tflop = model_flop(c) * 1e-12;
     res->tflops_per_gpu = T > 0 ? res->model_tflop / T / c->gpus : 0;
-    /* fp8 training's MFU against the bf16 peak, as the Llama 3 and
-     * DeepSeek-V3 reports count it */
-    double peak = wl_core_gpu_peak_flops(&c->gpu, wl_cluster_act_dtype(c->cfg.dtype), c->gpu.sm_clock_max_mhz);
+    /* MFU against the datasheet's dense peak (989 TFLOPS bf16 on an H100
+     * SXM, stated at 1830 MHz), as Megatron-LM and the Llama 3 report count
+     * it, not the 1980 MHz top clock's 1070; fp8 training's against the
+     * bf16 peak, as the Llama 3 and DeepSeek-V3 reports count it */
+    double peak = wl_core_gpu_datasheet_peak_flops(&c->gpu, wl_cluster_act_dtype(c->cfg.dtype));
     res->mfu = peak > 0 ? res->tflops_per_gpu * 1e12 / peak : 0;
     /* the all-to-alls: never hidden, so their sum over the MoE layers each
      * micro-batch passes (and each decode step) */

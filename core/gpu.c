@@ -543,6 +543,12 @@ double wl_core_gpu_alu_rate(const wl_core_gpu *gpu)
     return lanes < 64.0 ? lanes : 64.0;
 }
 
+double wl_core_gpu_datasheet_peak_flops(const wl_core_gpu *gpu, wl_dtype dt)
+{
+    double f = gpu->datasheet_clock_mhz > 0 ? gpu->datasheet_clock_mhz : gpu->sm_clock_max_mhz;
+    return wl_core_gpu_peak_flops(gpu, dt, f);
+}
+
 double wl_core_gpu_peak_flops(const wl_core_gpu *gpu, wl_dtype dt, double sm_clock_mhz)
 {
     if ((unsigned)dt >= WL_DT_COUNT)

@@ -203,6 +203,10 @@ typedef struct {
     char name[128];
     int sms;
     double sm_clock_min_mhz, sm_clock_max_mhz, sm_clock_step_mhz;
+    /* the SM clock the datasheet states its tensor rates at (H100 SXM:
+     * 989 TFLOPS bf16 = 132 SMs x 4096 x 1830 MHz, below its 1980 MHz top
+     * clock); 0: sm_clock_max_mhz. MFU's peak, as papers count it */
+    double datasheet_clock_mhz;
     /* dense FLOP (or OP) per SM per clock; 0 = not supported */
     double tc_flop_per_clk_sm[WL_DT_COUNT];
     double cuda_flop_per_clk_sm[WL_DT_COUNT];
@@ -327,6 +331,10 @@ double wl_core_gpu_power_tau_us(const wl_core_gpu *gpu);
  * runs it: tensor cores for half precision and tf32, CUDA cores for fp32
  * (matmuls do not use TF32 by default); 0 when the GPU has neither. */
 double wl_core_gpu_peak_flops(const wl_core_gpu *gpu, wl_dtype dt, double sm_clock_mhz);
+/* The datasheet's dense peak of the precision (wl_core_gpu_peak_flops at
+ * datasheet_clock_mhz): the denominator of MFU as Megatron-LM, PaLM and the
+ * Llama 3 report count it (989 TFLOPS bf16 on an H100 SXM). */
+double wl_core_gpu_datasheet_peak_flops(const wl_core_gpu *gpu, wl_dtype dt);
 double wl_core_gpu_clock(const wl_core_gpu *gpu, size_t i);
 /* Whether a requested clock lies in the GPU's range (where its V-f curve is
  * defined); the check names the clock and the range in err (field "clock"). */

@@ -240,6 +240,19 @@ static const char *rs_field(const row_source *r, size_t i)
 {
     return r->csv ? wl_results_csv_field(r->csv, i) : wl_results_table_cell(r->t, r->row - 1, (int)i);
 }
+
+/* The current row's group key: its ng group fields joined by '/'
+ * (NUL-terminated, key->n its length). */
+static void row_key(const row_source *csv, const int *gcol, size_t ng, wl_results_buf *key)
+{
+    key->n = 0;
+    for (size_t i = 0; i < ng; i++) {
+        if (i)
+            wl_results_buf_put(key, "/", 1);
+        wl_results_buf_puts(key, rs_field(csv, (size_t)gcol[i]));
+    }
+    wl_results_buf_put(key, "", 0);
+}
 static int rs_num(const row_source *r, size_t i, double *v, wl_error *err)
 {
     return r->csv ? wl_results_csv_num(r->csv, i, v, err)
@@ -458,13 +471,7 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
             continue;
         if (mcol >= 0 && cell_false(rs_field(csv, (size_t)mcol))) {
             s->unfit++;
-            key.n = 0;
-            for (size_t i = 0; i < ng; i++) {
-                if (i)
-                    wl_results_buf_put(&key, "/", 1);
-                wl_results_buf_puts(&key, rs_field(csv, (size_t)gcol[i]));
-            }
-            wl_results_buf_put(&key, "", 0);
+            row_key(csv, gcol, ng, &key);
             rc = key.oom ? WL_ENOMEM : unfit_group(s, key.p ? key.p : "", key.n);
             continue;
         }
@@ -489,13 +496,7 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
         }
         if (rc)
             break;
-        key.n = 0;
-        for (size_t i = 0; i < ng; i++) {
-            if (i)
-                wl_results_buf_put(&key, "/", 1);
-            wl_results_buf_puts(&key, rs_field(csv, (size_t)gcol[i]));
-        }
-        wl_results_buf_put(&key, "", 0);
+        row_key(csv, gcol, ng, &key);
         gf.n = 0;
         for (size_t i = 0; i < ng; i++) {
             const char *f = rs_field(csv, (size_t)gcol[i]);

@@ -259,6 +259,7 @@ static const gpu_field gpu_fields[] = {
     D("technology", "e_smem_pj_per_byte", tech_smem_pj_per_byte, 0, 0, 10000, 0),
     D("technology", "e_l2_pj_per_byte", tech_l2_pj_per_byte, 0, 0, 10000, 0),
     D("technology", "e_dram_pj_per_bit", tech_dram_pj_per_bit, 0, 0, 10000, 0),
+    D("compute", "datasheet_clock_mhz", datasheet_clock_mhz, 0, 0, 100000, 0),
     D("compute", "tc_tf32_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_TF32], 0, 0, 1e7, 0),
     D("compute", "tc_fp16_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_FP16], 0, 0, 1e7, 0),
     D("compute", "tc_bf16_flop_per_clk_sm", tc_flop_per_clk_sm[WL_DT_BF16], 0, 0, 1e7, 0),
@@ -743,7 +744,7 @@ static int edited_spec(const ctx *c, wl_core_gpu *out, const char *source, wl_er
         return WL_EPARSE;
     }
     snprintf(out->coef_source, sizeof out->coef_source,
-             "carried to the edited spec by the transfer rules (%s)", what);
+             "carried to the edited spec by the transfer rules (%.200s)", what);
     return WL_OK;
 }
 

@@ -821,7 +821,8 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
             wl_core_build_info_of(&s->model[c.wl], &sh, s->scope == WL_SWEEP_LAYER, &info, &e2))
             info.model_flop = NAN;
     }
-    double peak = wl_core_gpu_peak_flops(&g, combo_dtype(s, &c), g.sm_clock_max_mhz);
+    /* MFU against the datasheet's dense peak, as papers count it */
+    double peak = wl_core_gpu_datasheet_peak_flops(&g, combo_dtype(s, &c));
     /* the learned model's case, once per chunk; the clock is set per point */
     wl_learn_use lu = {0};
     if (s->learned)

@@ -1347,6 +1347,10 @@ static void test_fp8(void **state)
     assert_true(r8.time_s < r16.time_s && r8.time_s > r16.time_s / 2);
     /* the same model FLOPs, MFU against the same (bf16) peak */
     assert_true(fabs(r8.mfu / r16.mfu - r16.time_s / r8.time_s) < 1e-9);
+    /* MFU on the datasheet's convention: 989.4 TFLOPS bf16 = 132 SMs x
+     * 4096 FLOP per clock x 1830 MHz (NVIDIA's H100 SXM datasheet), not
+     * the 1070 at the 1980 MHz top clock */
+    assert_close(r16.mfu, r16.tflops_per_gpu / (132 * 4096 * 1830e6 * 1e-12), 1e-12);
     /* no fp8 on an A100 */
     wl_cluster_system a;
     wl_core_gpu ga;

@@ -16,6 +16,7 @@ typedef struct {
 } png_img;
 
 static char bin_path[4096];
+static char src_root[4096]; /* the checkout: where the tests start */
 
 static void read_png(const char *path, png_img *img)
 {
@@ -692,13 +693,13 @@ static void audit_study(const char *spec_path, const char *dir, layout_audit *au
     wl_sweep_spec *spec = wl_sweep_spec_create();
     wl_error err;
     assert_non_null(spec);
-    if (wl_sweep_spec_load(spec, spec_path, &err) || wl_sweep_spec_finish(spec, &err))
-        fail_msg("%s: %s", spec_path, err.text);
     wl_plot_report_options ro = {.figure = audit_figure, .user = au};
     wl_plot_report_stats st;
-    if (wl_plot_report(spec, dir, &ro, &st, &err))
-        fail_msg("%s: %s", spec_path, err.text);
+    int rc = wl_sweep_spec_load(spec, spec_path, &err) || wl_sweep_spec_finish(spec, &err) ||
+             wl_plot_report(spec, dir, &ro, &st, &err);
     wl_sweep_spec_free(spec);
+    if (rc)
+        fail_msg("%s: %s", spec_path, err.text);
 }
 
 /* Every figure of the default study and of a study of two H100s whose
@@ -708,14 +709,8 @@ static void audit_study(const char *spec_path, const char *dir, layout_audit *au
 static void test_report_layouts(void **state)
 {
     (void)state;
-    char spec[sizeof bin_path + 64];
-    snprintf(spec, sizeof spec, "%s", bin_path);
-    char *slash = strrchr(spec, '/');
-    assert_non_null(slash);
-    *slash = 0;
-    slash = strrchr(spec, '/');
-    assert_non_null(slash);
-    snprintf(slash, sizeof spec - (size_t)(slash - spec), "/studies/default.ini");
+    char spec[sizeof src_root + 32];
+    snprintf(spec, sizeof spec, "%s/studies/default.ini", src_root);
     layout_audit au = {0};
     audit_study(spec, "default-study", &au);
     int first = au.figures;
@@ -773,7 +768,7 @@ static void test_coincident_front_labels(void **state)
 
 int main(void)
 {
-    if (!realpath(WATTLAS_BIN_PATH, bin_path))
+    if (!realpath(WATTLAS_BIN_PATH, bin_path) || !getcwd(src_root, sizeof src_root))
         return 1;
     test_shared_data();
     if (chdir(test_dir()) != 0)

@@ -285,6 +285,7 @@ static void test_library_peaks(void **state)
         {"h100-sxm-80gb", 1830, 989.4, 989.4, 494.7, 1978.9, 1978.9, 67.0, 3350, 700, 0.005},
         {"h100-pcie-80gb", 1620, 756.0, 756.0, 378.0, 1513.0, 1513.0, 51.2, 2000, 350, 0.005},
         {"h200-sxm-141gb", 1830, 989.4, 989.4, 494.7, 1978.9, 1978.9, 67.0, 4800, 700, 0.005},
+        {"h800-sxm-80gb", 1830, 989.4, 989.4, 494.7, 1978.9, 1978.9, 67.0, 3350, 700, 0.005},
         {"a10-24gb", 1695, 125.0, 125.0, 62.5, 0, 250.0, 31.2, 600, 150, 0.005},
         {"a30-24gb", 1440, 165.0, 165.0, 82.0, 0, 330.0, 10.3, 933, 165, 0.01},
         /* the L40S datasheet's 362 is 1.2% below its own FP8/2 */
@@ -313,6 +314,13 @@ static void test_library_peaks(void **state)
                 fail_msg("%s peak %d: %.1f, datasheet %.1f", spec[i].id, k, got[k], want[k]);
         assert_close(g.dram_bw_gbs, spec[i].bw_gbs, 0);
         assert_close(g.power_limit_w, spec[i].limit_w, 0);
+        /* MFU's denominator is that datasheet peak: the preset's
+         * datasheet_clock_mhz, or its top clock where the datasheet uses it */
+        double ds = wl_core_gpu_datasheet_peak_flops(&g, spec[i].bf16 > 0 ? WL_DT_BF16 : WL_DT_FP16);
+        double want_ds = spec[i].bf16 > 0 ? spec[i].bf16 : spec[i].fp16;
+        if (fabs(ds * 1e-12 - want_ds) > spec[i].tol * want_ds + 1e-9)
+            fail_msg("%s datasheet peak %.1f TFLOPS, datasheet %.1f", spec[i].id, ds * 1e-12,
+                     want_ds);
         /* every curve is flat at the bottom and rises to the top */
         double lo = g.sm_clock_min_mhz, hi = g.sm_clock_max_mhz;
         assert_true(wl_core_gpu_voltage_mv(&g, hi) > wl_core_gpu_voltage_mv(&g, lo) + 100);
