@@ -330,6 +330,22 @@ static void test_grammar(void **state)
     assert_int_equal(wl_core_parse_list("10", 0, 9, 1, "s", 0, "batch", &l, &err), WL_EINVAL);
     assert_non_null(strstr(err.text, "[0, 9]"));
     wl_core_numlist_free(&l);
+    /* a list written out value by value has the limit a range has: 10^6
+     * values pass, one more is an error that says so */
+    size_t nv = WL_LIST_MAX + 1, cap = nv * 2 + 1;
+    char *many = malloc(cap);
+    assert_non_null(many);
+    for (size_t i = 0; i < nv; i++)
+        memcpy(many + 2 * i, i + 1 < nv ? "1," : "1", 2);
+    many[2 * nv - 1] = 0;
+    assert_int_equal(wl_core_parse_list(many, 0, 9, 0, "s", 0, "clock", &l, &err), WL_EINVAL);
+    assert_non_null(strstr(err.text, "more than"));
+    wl_core_numlist_free(&l);
+    many[2 * (nv - 1) - 1] = 0; /* one fewer: exactly the limit */
+    assert_int_equal(wl_core_parse_list(many, 0, 9, 0, "s", 0, "clock", &l, &err), WL_OK);
+    assert_int_equal(l.n, WL_LIST_MAX);
+    wl_core_numlist_free(&l);
+    free(many);
     long long v;
     assert_int_equal(wl_core_parse_int(" 42 ", 1, 100, "s", 0, "n", &v, &err), WL_OK);
     assert_int_equal(v, 42);
