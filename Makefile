@@ -39,7 +39,7 @@ PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/schedule.c pareto/compare.c
 PLOT_SRC = plot/plot.c plot/kinds.c plot/kinds_bars.c plot/kinds_heatmap.c plot/report.c plot/report_index.c \
            plot/timeline.c
 LEARN_SRC = learn/learn.c learn/run.c
-CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/pipeline.c cluster/cluster.c cluster/search.c \
+CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/pipeline.c cluster/cluster.c cluster/plans.c cluster/graph.c cluster/search.c \
               cluster/view.c
 CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/cmd_cluster.c cli/cmd_learn.c cli/args.c
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)
@@ -172,9 +172,13 @@ asan: deps
 	    EXTRA_LDFLAGS="-fsanitize=address,undefined" TESTS="$(filter-out test_python test_measure test_readme,$(TESTS))" test
 
 bench: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/bench_core $(BUILD)/bench_sweep
+	@$(MAKE) --no-print-directory all $(BUILD)/bench_core $(BUILD)/bench_sweep $(BUILD)/bench_cluster
 	$(BUILD)/bench_core
 	$(BUILD)/bench_sweep
+	$(BUILD)/bench_cluster
+
+$(BUILD)/bench_cluster: bench/bench_cluster.c $(BUILD)/libwattlas.a
+	$(CC) $(CFLAGS_ALL) -O3 $< $(BUILD)/libwattlas.a -o $@ $(LDLIBS_ALL)
 
 $(BUILD)/bench_sweep: bench/bench_sweep.c $(BUILD)/libwattlas.a
 	$(CC) $(CFLAGS_ALL) -O3 $< $(BUILD)/libwattlas.a -o $@ $(LDLIBS_ALL)

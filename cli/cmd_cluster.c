@@ -45,7 +45,11 @@ static void help(FILE *f)
 "                          experts split over N of the dp ranks, tokens exchanged by\n"
 "                          all-to-all (default 1; N divides dp and the experts)\n"
 "  --capacity-factor F     tokens an expert computes over the mean, inputs padded to\n"
-"                          that capacity (default 1: balanced routing)\n"
+"                          that capacity (default 1: balanced routing)\n""  --ep-overlap            a MoE layer's all-to-alls run beside another micro-batch's\n"
+"                          MoE layer, what sticks out exposed (DeepSeek's DualPipe\n"
+"                          pairs a forward chunk with a backward one; inference, two\n"
+"                          micro-batches' forwards); the bubbles stay --schedule's\n"
+"                          (DualPipe's own bidirectional schedule is not modelled)\n"
 "  --global-batch N        sequences per iteration (default micro x dp x 4 pp)\n"
 "  --micro-batch N         sequences per micro-batch (default 1)\n"
 "  --seq N                 tokens per sequence (default 2048)\n"
@@ -86,7 +90,10 @@ static void help(FILE *f)
 "                          balanced_fixed_clock_mhz, saving_vs_balanced_pct: against the\n"
 "                          best one clock with balanced stages, so that what a plan\n"
 "                          saves beyond it is DVFS, not rebalancing (with --stages: the\n"
-"                          plan per stage)\n"
+"                          plan per stage); and computation_saving_pct,\n"
+"                          computation_slowdown_pct: Perseus's finer plan, a clock per\n"
+"                          computation (each micro-batch's forward and backward on each\n"
+"                          stage), the timeline's order kept\n"
 "  --max-slowdown-pct X    the bound (default 1; 25 with --frontier)\n"
 "  --energy-scope gpu|all  the energy the plans minimise and save (energy_scope): the\n"
 "                          GPUs' boards (default; as NVML measures it and Perseus and\n"
@@ -94,7 +101,9 @@ static void help(FILE *f)
 "  --frontier              the time-energy frontier of clock plans instead: every plan\n"
 "                          (a clock per stage and phase, clocks_mhz 'fwd/bwd;...' by\n"
 "                          stage) or single clock (kind fixed) within the bound that\n"
-"                          no other beats in both time and energy, fastest first; with\n"
+"                          no other beats in both time and energy, fastest first; then\n"
+"                          the per-computation plans' own frontier (kind computation,\n"
+"                          clocks_mhz each stage's time-weighted mean clocks); with\n"
 "                          --power-limits, then the caps' frontier (kind cap,\n"
 "                          power_limit_w), all against every GPU at its maximum clock\n"
 "  --stages                a row per pipeline stage instead of the summary\n"
@@ -261,7 +270,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         O_SYSTEM = 256, O_NODES, O_MODEL, O_MODE, O_TP, O_PP, O_DP, O_VP, O_SP, O_ZERO, O_GB, O_MB,
         O_SEQ, O_RECOMP, O_SCHED, O_DTYPE, O_ATTN, O_LAUNCH, O_HOST, O_CLOCK, O_SET, O_NODPO,
         O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_OPT, O_MAXSLOW, O_MAXTP, O_MAXPP, O_MAXVP,
-        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_SLIMITS, O_EP, O_CF, O_CP, O_TPO, O_QUIET, O_HELP
+        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_SLIMITS, O_EP, O_CF, O_CP, O_TPO, O_EPO, O_QUIET, O_HELP
     };
     static const struct option lo[] = {
         {"system", required_argument, 0, O_SYSTEM}, {"nodes", required_argument, 0, O_NODES},
@@ -290,6 +299,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         {"stage-power-limits", required_argument, 0, O_SLIMITS},
         {"ep", required_argument, 0, O_EP}, {"capacity-factor", required_argument, 0, O_CF},
         {"cp", required_argument, 0, O_CP}, {"tp-comm-overlap", no_argument, 0, O_TPO},
+        {"ep-overlap", no_argument, 0, O_EPO},
         {"quiet", no_argument, 0, O_QUIET}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -344,6 +354,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
                 o->cfg.ep = (int)v;
             break;
         case O_TPO: o->cfg.tp_comm_overlap = 1; break;
+        case O_EPO: o->cfg.ep_overlap = 1; break;
         case O_CP:
             if (!(rc = option_fits(cmd, o->search, "cp", 0)) &&
                 !(rc = cli_int(cmd, "--cp", optarg, 1, 1 << 16, &v)))

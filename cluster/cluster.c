@@ -4,7 +4,6 @@
  * nodes. */
 #include "cluster_internal.h"
 #include "../results/wattlas_results.h"
-#include "../pareto/wattlas_pareto.h"
 
 #include <errno.h>
 #include <math.h>
@@ -26,62 +25,6 @@
 #define MASTER_BYTES 4.0
 #define ADAM_BYTES 8.0
 
-/* Time and energy of a piece at a clock (0 when the piece is empty). */
-struct cost {
-    double t, e, comm;
-};
-
-struct wl_cluster {
-    wl_cluster_system sys;
-    wl_core_gpu gpu;
-    wl_core_model model;
-    wl_cluster_config cfg;
-    int p, v, m, gpus, nodes;
-    int *lay;             /* [p v]: transformer layers per virtual stage */
-    long long vocab;
-    cl_piece pc[PC_COUNT];
-    cl_piece pc2[PC_COUNT]; /* decode: one step's pieces (pc: the prompt's pass) */
-    int decode, rounds;     /* decode: tokens generated, one pipeline round each */
-    int serve;              /* decode with CUDA graphs: continuous batching */
-    long long kv_len;       /* decode: the mean context a step attends to */
-    /* per stage: parameters on one of its GPUs, and the optimizer step's
-     * kernels over them (stages with the same count share one: opt_of) */
-    double *params;
-    double *eparams;      /* of them, routed experts' (synchronised over the
-                             expert-data-parallel group, dp / ep) */
-    int *lay_moe;         /* [p v]: of a chunk's layers, the MoE ones */
-    int ep, cp, dpc;      /* expert and context parallelism; dp x cp */
-    wl_cluster_group ep_g, edp_g; /* expert-parallel and expert-data-parallel */
-    wl_cluster_group cp_g;
-    wl_core_workload **opt_wl;
-    wl_core_evaluator **opt_ev;
-    int *opt_of;
-    double send_s;        /* activation transfer between neighbouring stages */
-    wl_cluster_group dp_g, pp_g, tp_g;
-    wl_cluster_sim *sim;
-    double act_layer_b;   /* activation bytes a layer keeps per micro-batch */
-    double act_peak_b;    /* full recompute: one layer rebuilt at a time */
-    int ncomms;
-    /* scratch, allocated once: wl_cluster_run allocates nothing */
-    double *f_s, *b_s, *w_s, *fe, *be, *we; /* per (stage, chunk): durations, energies */
-    double *f2_s, *fe2, *coll2_s;           /* decode steps */
-    double *coll_s;       /* per (stage, chunk): collectives inside its F, B and W */
-    double *stage_clock;  /* [2 p]: the clocks run (after the power limit) */
-    double *req, *cur;    /* [2 p]: asked for; tried under the power limit */
-    double *thr_lo, *thr_hi, *stage_try; /* per stage: the power limit's search */
-    double *thr_plo, *thr_phi;           /* average power at thr_lo, thr_hi */
-    double *stage_cap;    /* per stage: its GPUs' board power limit, W */
-    int *thr_ok;
-    double *sends;        /* per stage: the transfer to the next */
-    double *window;       /* per stage: its last micro-batch's backward time */
-    double *dp_exp, *opt_t, *opt_e, *e_stage, *t_prev, *f_prev, *tpc; /* per stage */
-    int *peak;
-    struct {
-        int valid;
-        double ff, fb;
-        struct cost at[PC_COUNT], at2[PC_COUNT];
-    } memo;                /* piece costs at the last pair of clocks */
-};
 
 void wl_cluster_config_default(wl_cluster_config *c)
 {
@@ -132,6 +75,11 @@ int wl_cluster_config_check(const wl_cluster_config *c, const wl_core_model *m, 
         wl_error_set(err, "cluster", 0, "tp_comm_overlap", "tensor-parallel communication overlap "
                      "pipelines sequence parallelism's all-gathers and reduce-scatters: it needs "
                      "--sequence-parallel and tp > 1");
+        return WL_EINVAL;
+    }
+    if (c->ep_overlap && !wl_core_model_is_moe(m)) {
+        wl_error_set(err, "cluster", 0, "ep_overlap", "all-to-all overlap hides a mixture-of-"
+                     "experts layer's token exchange; %s has no experts", m->id);
         return WL_EINVAL;
     }
     if (c->cp < 0)
@@ -621,7 +569,6 @@ fail:
 
 /* A piece's cost: kernels as the core predicts them, collectives at the
  * GPU's idle power at that clock. */
-typedef struct cost cost;
 
 /* The phase whose clock a piece runs at: forward pieces at the stage's
  * forward clock, the rest at its backward clock. */
@@ -666,7 +613,7 @@ static int piece_cost(const cl_piece *pc, const wl_core_gpu *gpu, int id, double
 
 /* the stage's durations and energies of every chunk at its clocks; stages
  * at the same clocks share the pieces' costs */
-static int chunk_costs(wl_cluster *c, int i, double ff, double fb)
+int wl_cluster_chunk_costs(wl_cluster *c, int i, double ff, double fb)
 {
     int V = c->p * c->v;
     const cost *a = c->memo.at;
@@ -1037,6 +984,42 @@ static double model_flop(const wl_cluster *c)
 
 /* One simulation at the clocks of every stage and phase (clocks[2 p],
  * checked), without the power limit: wl_cluster_run applies it. */
+void wl_cluster_stage_sync(const wl_cluster *c, int i, double *t_dp, double *tied, double *t_ag)
+{
+    /* the gradients: the routed experts' over their expert-data-parallel
+     * replicas (dp / ep), the rest over dp */
+    double Pe = c->eparams[i], P = c->params[i] - Pe;
+    wl_cluster_coll sync = c->cfg.zero ? WL_COLL_REDUCE_SCATTER : WL_COLL_ALL_REDUCE;
+    *t_dp = (c->dpc > 1 ? wl_cluster_coll_time(&c->dp_g, sync, P * GRAD_BYTES) : 0) +
+            (c->edp_g.n > 1 ? wl_cluster_coll_time(&c->edp_g, sync, Pe * GRAD_BYTES) : 0);
+    /* tied embeddings across the first and last stage */
+    *tied = 0;
+    int p = c->p;
+    if (p > 1 && !c->model.untied_head && c->model.vocab_size > 0 && (i == 0 || i == p - 1)) {
+        wl_cluster_group eg;
+        wl_cluster_group_of(&c->sys, 2, c->cfg.tp * c->dpc * (p - 1), &eg);
+        *tied = wl_cluster_coll_time(&eg, WL_COLL_ALL_REDUCE,
+                                     (double)c->vocab / c->cfg.tp * c->model.d_model * GRAD_BYTES);
+    }
+    /* ZeRO-1: the updated parameters all-gathered */
+    *t_ag = 0;
+    if (c->cfg.zero && c->dpc > 1) {
+        wl_dtype act = wl_cluster_act_dtype(c->cfg.dtype);
+        *t_ag = wl_cluster_coll_time(&c->dp_g, WL_COLL_ALL_GATHER, P * wl_dtype_bytes(act)) +
+                wl_cluster_coll_time(&c->edp_g, WL_COLL_ALL_GATHER, Pe * wl_dtype_bytes(act));
+    }
+}
+
+int wl_cluster_stage_optimizer(const wl_cluster *c, int i, double fb, double *t_s, double *e_j)
+{
+    wl_core_op op = {.sm_clock_mhz = fb, .ignore_power_limit = 1};
+    wl_core_result r;
+    int rc = wl_core_evaluator_run(c->opt_ev[c->opt_of[i]], &op, &r);
+    *t_s = rc ? 0 : r.time_ms * 1e-3;
+    *e_j = rc ? 0 : r.energy_j;
+    return rc;
+}
+
 static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, wl_error *err)
 {
     memset(res, 0, sizeof *res);
@@ -1045,7 +1028,7 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
         double ff = clocks[2 * i], fb = clocks[2 * i + 1];
         c->stage_clock[2 * i] = ff;
         c->stage_clock[2 * i + 1] = fb;
-        if (chunk_costs(c, i, ff, fb)) {
+        if (wl_cluster_chunk_costs(c, i, ff, fb)) {
             wl_error_set(err, "cluster", 0, "", "cannot evaluate stage %d's kernels", i);
             return WL_EINVAL;
         }
@@ -1098,44 +1081,23 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
         double end = wl_cluster_sim_stage(c->sim, i)->end_s, dpx = 0;
         c->opt_t[i] = c->opt_e[i] = 0;
         if (train) {
-            /* the gradients: the routed experts' over their expert-data-
-             * parallel replicas (dp / ep), the rest over dp */
-            double Pe = c->eparams[i], P = c->params[i] - Pe;
-            wl_cluster_coll sync = c->cfg.zero ? WL_COLL_REDUCE_SCATTER : WL_COLL_ALL_REDUCE;
-            double t_dp = (c->dpc > 1 ? wl_cluster_coll_time(&c->dp_g, sync, P * GRAD_BYTES) : 0) +
-                          (c->edp_g.n > 1 ? wl_cluster_coll_time(&c->edp_g, sync, Pe * GRAD_BYTES) : 0);
+            double t_dp, tied, t_ag, fwin = 0;
+            wl_cluster_stage_sync(c, i, &t_dp, &tied, &t_ag);
             /* overlapped with the last micro-batch's backward chunks on
              * this stage (PyTorch DDP / Megatron --overlap-grad-reduce) */
             double window = c->cfg.no_dp_overlap ? 0 : c->window[i];
-            dpx = t_dp - window > 0 ? t_dp - window : 0;
-            /* tied embeddings across the first and last stage */
-            if (p > 1 && !c->model.untied_head && c->model.vocab_size > 0 && (i == 0 || i == p - 1)) {
-                wl_cluster_group eg;
-                wl_cluster_group_of(&c->sys, 2, c->cfg.tp * c->dpc * (p - 1), &eg);
-                dpx += wl_cluster_coll_time(&eg, WL_COLL_ALL_REDUCE,
-                                            (double)c->vocab / c->cfg.tp * c->model.d_model * GRAD_BYTES);
-            }
+            dpx = (t_dp - window > 0 ? t_dp - window : 0) + tied;
             /* the distributed optimizer's all-gather of the updated
              * parameters, overlapped with the next iteration's first
              * micro-batch forward on this stage, which needs them first
              * (Megatron's --overlap-param-gather) */
-            wl_dtype act = wl_cluster_act_dtype(c->cfg.dtype);
-            if (c->cfg.zero && c->dpc > 1) {
-                double t_ag = wl_cluster_coll_time(&c->dp_g, WL_COLL_ALL_GATHER, P * wl_dtype_bytes(act)) +
-                              wl_cluster_coll_time(&c->edp_g, WL_COLL_ALL_GATHER, Pe * wl_dtype_bytes(act));
-                double fwin = 0;
-                for (int ch = 0; ch < c->v && !c->cfg.no_dp_overlap; ch++)
-                    fwin += c->f_s[(size_t)i * (size_t)c->v + (size_t)ch];
-                dpx += fmax(0, t_ag - fwin);
-            }
-            wl_core_op op = {.sm_clock_mhz = fb, .ignore_power_limit = 1};
-            wl_core_result r;
-            if (wl_core_evaluator_run(c->opt_ev[c->opt_of[i]], &op, &r)) {
+            for (int ch = 0; ch < c->v && !c->cfg.no_dp_overlap; ch++)
+                fwin += c->f_s[(size_t)i * (size_t)c->v + (size_t)ch];
+            dpx += fmax(0, t_ag - fwin);
+            if (wl_cluster_stage_optimizer(c, i, fb, &c->opt_t[i], &c->opt_e[i])) {
                 wl_error_set(err, "cluster", 0, "", "cannot evaluate the optimizer");
                 return WL_EINVAL;
             }
-            c->opt_t[i] = r.time_ms * 1e-3;
-            c->opt_e[i] = r.energy_j;
             wl_cluster_task d = {.stage = i, .micro = -1, .kind = 'D', .start_s = end, .dur_s = dpx,
                                  .comm_s = dpx, .power_w = wl_core_gpu_idle_w(&c->gpu, fb)};
             wl_cluster_task o = {.stage = i, .micro = -1, .kind = 'O', .start_s = end + dpx,
@@ -1537,429 +1499,4 @@ int wl_cluster_timeline_json(const wl_cluster *c, FILE *f)
     }
     fprintf(f, "\n]}\n");
     return ferror(f) ? WL_EIO : WL_OK;
-}
-
-/* ---- clocks per stage ------------------------------------------------------------
- * Greedy descent on the clocks of every (stage, phase), the EnvPipe/Perseus
- * idea as a search on the simulated timeline: from every GPU at its
- * maximum clock, repeatedly lower the one (stage, phase) clock whose next
- * step down saves the most energy per second it adds to the iteration
- * (moves that save energy without adding time first), as long as the
- * iteration stays within the slowdown bound. Stages off the critical path
- * have slack, so their clocks fall first; a step that slows the iteration
- * past the bound is never taken. Steps of two grid clocks keep a 64-stage
- * search to a few thousand simulations. */
-
-const char *wl_cluster_energy_scope_name(wl_cluster_energy_scope s)
-{
-    return s == WL_CLUSTER_ENERGY_GPU ? "gpu" : s == WL_CLUSTER_ENERGY_ALL ? "all" : NULL;
-}
-
-int wl_cluster_energy_scope_lookup(const char *name, wl_cluster_energy_scope *out)
-{
-    for (int s = 0; s <= WL_CLUSTER_ENERGY_ALL; s++)
-        if (!strcmp(name, wl_cluster_energy_scope_name((wl_cluster_energy_scope)s))) {
-            *out = (wl_cluster_energy_scope)s;
-            return WL_OK;
-        }
-    return WL_EINVAL;
-}
-
-/* The energy a clock plan is judged by: the GPUs' own (what NVML measures
- * and what Perseus and EnvPipe report; clocks change nothing else but the
- * time), or the whole cluster's, where the nodes' and the network's power
- * over a longer iteration counts against a lower clock. */
-static double scoped_j(const wl_cluster_result *r, wl_cluster_energy_scope s)
-{
-    return s == WL_CLUSTER_ENERGY_GPU ? r->energy_gpu_j : r->energy_j;
-}
-
-/* The plans a descent passes through, for the frontier. */
-typedef struct {
-    int n;                 /* clocks per plan */
-    size_t len, cap;
-    wl_cluster_frontier_point *pts;
-    double *plans;
-} path;
-
-static int path_push(path *pa, const double *plan, const wl_cluster_result *r,
-                     wl_cluster_energy_scope scope, int fixed)
-{
-    if (!pa)
-        return WL_OK;
-    if (pa->len == pa->cap) {
-        size_t nc = pa->cap ? 2 * pa->cap : 64;
-        wl_cluster_frontier_point *np = realloc(pa->pts, nc * sizeof *np);
-        if (!np)
-            return WL_ENOMEM;
-        pa->pts = np;
-        double *nq = realloc(pa->plans, nc * (size_t)pa->n * sizeof *nq);
-        if (!nq)
-            return WL_ENOMEM;
-        pa->plans = nq;
-        pa->cap = nc;
-    }
-    pa->pts[pa->len] = (wl_cluster_frontier_point){.time_s = r->time_s,
-                                                   .energy_j = scoped_j(r, scope),
-                                                   .fixed = fixed};
-    memcpy(pa->plans + pa->len * (size_t)pa->n, plan, sizeof(double) * (size_t)pa->n);
-    pa->len++;
-    return WL_OK;
-}
-
-static int descend(wl_cluster *c, double *plan, int n, double bound, double step,
-                   wl_cluster_energy_scope scope, wl_cluster_result *cur, path *pa, wl_error *err)
-{
-    double fmin = c->gpu.sm_clock_min_mhz, fmax = c->gpu.sm_clock_max_mhz;
-    for (;;) {
-        int best = -1;
-        double best_score = 0;
-        wl_cluster_result best_r = *cur;
-        for (int i = 0; i < n; i++) {
-            if (plan[i] - step < fmin - 1e-9)
-                continue;
-            double keep = plan[i];
-            plan[i] = keep - step;
-            wl_cluster_result r;
-            int rc = wl_cluster_run(c, fmax, plan, &r, err);
-            plan[i] = keep;
-            if (rc)
-                return rc;
-            double de = scoped_j(cur, scope) - scoped_j(&r, scope), dt = r.time_s - cur->time_s;
-            if (r.time_s > bound || de <= 0)
-                continue;
-            /* energy saved per second added; a free saving ranks first */
-            double score = dt <= 0 ? 1e30 + de : de / dt;
-            if (score > best_score) {
-                best_score = score;
-                best = i;
-                best_r = r;
-            }
-        }
-        if (best < 0)
-            return WL_OK;
-        plan[best] -= step;
-        *cur = best_r;
-        if (path_push(pa, plan, cur, scope, 0)) {
-            wl_error_set(err, "cluster", 0, "", "out of memory");
-            return WL_ENOMEM;
-        }
-    }
-}
-
-/* The single clock for every GPU with the least energy whose iteration
- * takes at most `bound` seconds; at_max (the top clock's run) when none
- * saves. A balanced split of an unbalanced configuration may miss a bound
- * set by the unbalanced one's time only if it is slower, which balancing
- * never is. */
-static int best_fixed(wl_cluster *c, double bound, wl_cluster_energy_scope scope,
-                      const wl_cluster_result *at_max, wl_cluster_result *best, double *clock,
-                      wl_error *err)
-{
-    const wl_core_gpu *g = &c->gpu;
-    *best = *at_max;
-    *clock = g->sm_clock_max_mhz;
-    size_t nclk = wl_core_gpu_clock_count(g);
-    for (size_t k = 0; k < nclk; k++) {
-        double f = wl_core_gpu_clock(g, k);
-        wl_cluster_result r;
-        int rc = wl_cluster_run(c, f, NULL, &r, err);
-        if (rc)
-            return rc;
-        if (r.time_s <= bound && scoped_j(&r, scope) < scoped_j(best, scope)) {
-            *best = r;
-            *clock = f;
-        }
-    }
-    return WL_OK;
-}
-
-int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, wl_cluster_energy_scope scope,
-                        double *plan, wl_cluster_plan_result *out, wl_error *err)
-{
-    memset(out, 0, sizeof *out);
-    if (!(max_slowdown_pct >= 0 && max_slowdown_pct <= 1000)) {
-        wl_error_set(err, "cluster", 0, "max_slowdown_pct", "expected a slowdown in [0, 1000] %%");
-        return WL_EINVAL;
-    }
-    if (!wl_cluster_energy_scope_name(scope)) {
-        wl_error_set(err, "cluster", 0, "energy_scope", "expected gpu or all");
-        return WL_EINVAL;
-    }
-    out->scope = scope;
-    const wl_core_gpu *g = &c->gpu;
-    double fmax = g->sm_clock_max_mhz;
-    double step = 2 * g->sm_clock_step_mhz;
-    int n = 2 * c->p, rc;
-    if ((rc = wl_cluster_run(c, fmax, NULL, &out->at_max, err)))
-        return rc;
-    /* where the power limit holds a stage below the top clock, lowering its
-     * requested clock changes nothing until it passes the clock it runs
-     * at: the descent starts from the clocks the stages ran (on the grid),
-     * where every step it tries changes something */
-    double *alt = malloc(sizeof(double) * (size_t)n);
-    if (!alt) {
-        wl_error_set(err, "cluster", 0, "", "out of memory");
-        return WL_ENOMEM;
-    }
-    for (int i = 0; i < n; i++)
-        plan[i] = c->stage_clock[i];
-    double bound = out->at_max.time_s * (1 + max_slowdown_pct / 100.0);
-    if ((rc = best_fixed(c, bound, scope, &out->at_max, &out->best_fixed,
-                         &out->best_fixed_clock_mhz, err))) {
-        free(alt);
-        return rc;
-    }
-    /* the same configuration with balanced stages, at its best single
-     * clock within the same bound: what rebalancing gives without DVFS */
-    if (c->p > 1 && c->cfg.partition != WL_CLUSTER_PART_BALANCED) {
-        wl_cluster_config bc = c->cfg;
-        bc.partition = WL_CLUSTER_PART_BALANCED;
-        wl_cluster *b = NULL;
-        wl_cluster_result bmax;
-        if ((rc = wl_cluster_create(&c->sys, &c->gpu, &c->model, &bc, &b, err)) ||
-            (rc = wl_cluster_refine_split(b, err)) ||
-            (rc = wl_cluster_run(b, fmax, NULL, &bmax, err)) ||
-            (rc = best_fixed(b, bound, scope, &bmax, &out->balanced_fixed,
-                             &out->balanced_fixed_clock_mhz, err))) {
-            wl_cluster_free(b);
-            free(alt);
-            return rc;
-        }
-        wl_cluster_free(b);
-    } else {
-        out->balanced_fixed = out->best_fixed;
-        out->balanced_fixed_clock_mhz = out->best_fixed_clock_mhz;
-    }
-    /* descend from every GPU at the maximum (the clocks it runs there) and
-     * from the best single clock; keep the plan that uses less energy
-     * (never more than either start) */
-    wl_cluster_result ra = out->at_max, rb = out->best_fixed;
-    for (int i = 0; i < n; i++)
-        alt[i] = out->best_fixed_clock_mhz;
-    rc = descend(c, plan, n, bound, step, scope, &ra, NULL, err);
-    if (!rc && out->best_fixed_clock_mhz != fmax)
-        rc = descend(c, alt, n, bound, step, scope, &rb, NULL, err);
-    if (!rc && out->best_fixed_clock_mhz != fmax && scoped_j(&rb, scope) < scoped_j(&ra, scope))
-        memcpy(plan, alt, sizeof(double) * (size_t)n);
-    free(alt);
-    if (rc)
-        return rc;
-    /* leave the handle's last run on the plan (for the timeline) */
-    if ((rc = wl_cluster_run(c, fmax, plan, &out->planned, err)))
-        return rc;
-    double e0 = scoped_j(&out->at_max, scope), t0 = out->at_max.time_s;
-    double ep = scoped_j(&out->planned, scope), ef = scoped_j(&out->best_fixed, scope);
-    out->energy_saving_pct = e0 > 0 ? 100 * (e0 - ep) / e0 : 0;
-    out->saving_vs_fixed_pct = ef > 0 ? 100 * (ef - ep) / ef : 0;
-    double eb = scoped_j(&out->balanced_fixed, scope);
-    out->saving_vs_balanced_pct = eb > 0 ? 100 * (eb - ep) / eb : 0;
-    out->slowdown_pct = t0 > 0 ? 100 * (out->planned.time_s - t0) / t0 : 0;
-    return WL_OK;
-}
-
-/* The frontier: every single clock for all GPUs, and the plans the descent
- * passes through from all-at-max and from the fixed clocks on the way down
- * (each step is the best plan the greedy rule knows at its time), within
- * the slowdown bound; what no other point dominates in (time, energy) is
- * kept, fastest first. */
-/* The points of (time, energy) pairs xy[2 n] that no other beats in both,
- * as indices into ord, fastest first; returns how many. front: n bytes of
- * scratch. */
-static size_t front_by_time(const double *xy, size_t n, unsigned char *front, size_t *ord)
-{
-    wl_pareto_front(xy, n, 2, front);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (front[i])
-            ord[k++] = i;
-    for (size_t i = 1; i < k; i++)
-        for (size_t j = i; j > 0 && xy[2 * ord[j]] < xy[2 * ord[j - 1]]; j--) {
-            size_t t = ord[j];
-            ord[j] = ord[j - 1];
-            ord[j - 1] = t;
-        }
-    return k;
-}
-
-int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_energy_scope scope,
-                        wl_cluster_frontier_point **pts, double **plans, size_t *n_out,
-                        wl_error *err)
-{
-    *pts = NULL;
-    *plans = NULL;
-    *n_out = 0;
-    if (!(max_slowdown_pct >= 0 && max_slowdown_pct <= 1000)) {
-        wl_error_set(err, "cluster", 0, "max_slowdown_pct", "expected a slowdown in [0, 1000] %%");
-        return WL_EINVAL;
-    }
-    if (!wl_cluster_energy_scope_name(scope)) {
-        wl_error_set(err, "cluster", 0, "energy_scope", "expected gpu or all");
-        return WL_EINVAL;
-    }
-    const wl_core_gpu *g = &c->gpu;
-    int n = 2 * c->p, rc;
-    double fmax = g->sm_clock_max_mhz, step = 2 * g->sm_clock_step_mhz;
-    path pa = {.n = n};
-    double *plan = malloc(sizeof(double) * (size_t)n);
-    unsigned char *front = NULL;
-    size_t *ord = NULL;
-    wl_cluster_result r0, r;
-    if (!plan)
-        goto oom;
-    if ((rc = wl_cluster_run(c, fmax, NULL, &r0, err)))
-        goto done;
-    double bound = r0.time_s * (1 + max_slowdown_pct / 100.0);
-    size_t nclk = wl_core_gpu_clock_count(g);
-    /* the fixed clocks, and a descent from each fixed clock the bound
-     * admits: from the maximum the stages off the critical path slow
-     * first; from lower clocks the plan raises none, so those starts add
-     * the plans around them */
-    for (size_t k = nclk; k-- > 0;) {
-        double f = wl_core_gpu_clock(g, k);
-        if ((rc = wl_cluster_run(c, f, NULL, &r, err)))
-            goto done;
-        if (r.time_s > bound)
-            continue;
-        for (int i = 0; i < n; i++)
-            plan[i] = f;
-        if (path_push(&pa, plan, &r, scope, 1))
-            goto oom;
-        /* from the top: the clocks the power limit lets the stages run
-         * (wl_cluster_optimize says why) */
-        if (f == fmax)
-            for (int i = 0; i < n; i++)
-                plan[i] = c->stage_clock[i];
-        if (f == fmax || k % 4 == 0)
-            if ((rc = descend(c, plan, n, bound, step, scope, &r, &pa, err)))
-                goto done;
-    }
-    double *xy = malloc(sizeof(double) * 2 * (pa.len ? pa.len : 1));
-    front = calloc(pa.len ? pa.len : 1, 1);
-    ord = malloc(sizeof *ord * (pa.len ? pa.len : 1));
-    if (!xy || !front || !ord) {
-        free(xy);
-        goto oom;
-    }
-    for (size_t i = 0; i < pa.len; i++) {
-        xy[2 * i] = pa.pts[i].time_s;
-        xy[2 * i + 1] = pa.pts[i].energy_j;
-    }
-    /* the front's points by time (indices only), then copied out once,
-     * one of each point (a plan and a fixed clock can meet) */
-    size_t k = front_by_time(xy, pa.len, front, ord);
-    free(xy);
-    size_t u = 0;
-    for (size_t j = 0; j < k; j++) {
-        const wl_cluster_frontier_point *q = &pa.pts[ord[j]];
-        if (u && q->time_s == pa.pts[ord[u - 1]].time_s && q->energy_j == pa.pts[ord[u - 1]].energy_j)
-            continue;
-        ord[u++] = ord[j];
-    }
-    wl_cluster_frontier_point *out_pts = malloc(sizeof *out_pts * (u ? u : 1));
-    double *out_plans = malloc(sizeof(double) * (size_t)n * (u ? u : 1));
-    if (!out_pts || !out_plans) {
-        free(out_pts);
-        free(out_plans);
-        goto oom;
-    }
-    for (size_t j = 0; j < u; j++) {
-        out_pts[j] = pa.pts[ord[j]];
-        out_pts[j].slowdown_pct = 100 * (out_pts[j].time_s - r0.time_s) / r0.time_s;
-        double e0 = scoped_j(&r0, scope);
-        out_pts[j].energy_saving_pct = 100 * (e0 - out_pts[j].energy_j) / e0;
-        memcpy(out_plans + j * (size_t)n, pa.plans + ord[j] * (size_t)n, sizeof(double) * (size_t)n);
-    }
-    *pts = out_pts;
-    *plans = out_plans;
-    *n_out = u;
-    rc = WL_OK;
-    goto done;
-oom:
-    wl_error_set(err, "cluster", 0, "", "out of memory");
-    rc = WL_ENOMEM;
-done:
-    free(pa.pts);
-    free(pa.plans);
-    free(plan);
-    free(front);
-    free(ord);
-    return rc;
-}
-
-/* Zeus's knob beside the clock plans: every GPU capped alike, requested at
- * its top clock, each cap's split refined as wl_cluster_power_limit_sweep
- * does; the caps no other cap beats in both time and energy, fastest
- * first, against the same baseline as wl_cluster_frontier (every GPU at
- * its maximum clock under the GPU's own limit). */
-int wl_cluster_cap_frontier(const wl_cluster_system *sys, const wl_core_gpu *gpu,
-                            const wl_core_model *m, const wl_cluster_config *cfg,
-                            const double *limits, size_t n, wl_cluster_energy_scope scope,
-                            wl_cluster_frontier_point **pts, double **limits_out, size_t *n_out,
-                            wl_error *err)
-{
-    *pts = NULL;
-    *limits_out = NULL;
-    *n_out = 0;
-    if (!wl_cluster_energy_scope_name(scope)) {
-        wl_error_set(err, "cluster", 0, "energy_scope", "expected gpu or all");
-        return WL_EINVAL;
-    }
-    if (n < 1) {
-        wl_error_set(err, "cluster", 0, "power_limit_w", "no power limits");
-        return WL_EINVAL;
-    }
-    wl_cluster_result r0, *res = calloc(n, sizeof *res);
-    double *xy = malloc(sizeof(double) * 2 * n);
-    unsigned char *front = calloc(n, 1);
-    size_t *ord = malloc(sizeof *ord * n);
-    wl_cluster_frontier_point *out = malloc(sizeof *out * n);
-    double *lim = malloc(sizeof *lim * n);
-    wl_cluster *c = NULL;
-    int rc = WL_ENOMEM;
-    if (!res || !xy || !front || !ord || !out || !lim) {
-        wl_error_set(err, "cluster", 0, "", "out of memory");
-        goto done;
-    }
-    double top = gpu->sm_clock_max_mhz;
-    if ((rc = wl_cluster_create(sys, gpu, m, cfg, &c, err)) || (rc = wl_cluster_refine_split(c, err)) ||
-        (rc = wl_cluster_run(c, top, NULL, &r0, err)))
-        goto done;
-    if ((rc = wl_cluster_power_limit_sweep(sys, gpu, m, cfg, top, limits, n, res, err)))
-        goto done;
-    for (size_t i = 0; i < n; i++) {
-        xy[2 * i] = res[i].time_s;
-        xy[2 * i + 1] = scoped_j(&res[i], scope);
-    }
-    size_t k = front_by_time(xy, n, front, ord);
-    double e0 = scoped_j(&r0, scope);
-    size_t u = 0;
-    for (size_t j = 0; j < k; j++) {
-        size_t i = ord[j];
-        /* caps above the draw all give the same run: keep the lowest */
-        if (u && xy[2 * i] == out[u - 1].time_s && xy[2 * i + 1] == out[u - 1].energy_j) {
-            lim[u - 1] = fmin(lim[u - 1], limits[i]);
-            continue;
-        }
-        out[u] = (wl_cluster_frontier_point){
-            .time_s = xy[2 * i], .energy_j = xy[2 * i + 1],
-            .slowdown_pct = 100 * (xy[2 * i] - r0.time_s) / r0.time_s,
-            .energy_saving_pct = 100 * (e0 - xy[2 * i + 1]) / e0, .fixed = 0};
-        lim[u++] = limits[i];
-    }
-    *pts = out;
-    *limits_out = lim;
-    *n_out = u;
-    out = NULL;
-    lim = NULL;
-    rc = WL_OK;
-done:
-    wl_cluster_free(c);
-    free(res);
-    free(xy);
-    free(front);
-    free(ord);
-    free(out);
-    free(lim);
-    return rc;
 }

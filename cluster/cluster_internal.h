@@ -56,6 +56,9 @@ typedef struct {
     wl_core_evaluator *ev;
     double comm_s;       /* exposed collectives, seconds */
     double a2a_s;        /* of them, expert parallelism's all-to-alls */
+    double a2a_hidden_s;  /* --ep-overlap: the all-to-alls placed beside the
+                             other micro-batch's MoE layer (a hide entry) */
+    int a2a_window;
     cl_hide hide[CL_MAX_HIDE]; /* collectives hidden behind windows: the
                             backward's tensor-parallel ones behind weight
                             gradients (Megatron's asynchronous all-reduce),
@@ -106,5 +109,133 @@ double wl_cluster_memory_floor_gb(wl_cluster *c);
  * simulator to the configurations it runs, so that consecutive ones of one
  * pipeline shape (the enumeration's inner loops) share its task orders. */
 wl_cluster_sim *wl_cluster_swap_sim(wl_cluster *c, wl_cluster_sim *sim);
+
+/* ---- the configuration's state (cluster.c), shared with the plans (plans.c) -- */
+
+/* Time and energy of a piece at a clock (0 when the piece is empty). */
+typedef struct cost {
+    double t, e, comm;
+} cost;
+
+struct wl_cluster {
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model model;
+    wl_cluster_config cfg;
+    int p, v, m, gpus, nodes;
+    int *lay;             /* [p v]: transformer layers per virtual stage */
+    long long vocab;
+    cl_piece pc[PC_COUNT];
+    cl_piece pc2[PC_COUNT]; /* decode: one step's pieces (pc: the prompt's pass) */
+    int decode, rounds;     /* decode: tokens generated, one pipeline round each */
+    int serve;              /* decode with CUDA graphs: continuous batching */
+    long long kv_len;       /* decode: the mean context a step attends to */
+    /* per stage: parameters on one of its GPUs, and the optimizer step's
+     * kernels over them (stages with the same count share one: opt_of) */
+    double *params;
+    double *eparams;      /* of them, routed experts' (synchronised over the
+                             expert-data-parallel group, dp / ep) */
+    int *lay_moe;         /* [p v]: of a chunk's layers, the MoE ones */
+    int ep, cp, dpc;      /* expert and context parallelism; dp x cp */
+    wl_cluster_group ep_g, edp_g; /* expert-parallel and expert-data-parallel */
+    wl_cluster_group cp_g;
+    wl_core_workload **opt_wl;
+    wl_core_evaluator **opt_ev;
+    int *opt_of;
+    double send_s;        /* activation transfer between neighbouring stages */
+    wl_cluster_group dp_g, pp_g, tp_g;
+    wl_cluster_sim *sim;
+    double act_layer_b;   /* activation bytes a layer keeps per micro-batch */
+    double act_peak_b;    /* full recompute: one layer rebuilt at a time */
+    int ncomms;
+    /* scratch, allocated once: wl_cluster_run allocates nothing */
+    double *f_s, *b_s, *w_s, *fe, *be, *we; /* per (stage, chunk): durations, energies */
+    double *f2_s, *fe2, *coll2_s;           /* decode steps */
+    double *coll_s;       /* per (stage, chunk): collectives inside its F, B and W */
+    double *stage_clock;  /* [2 p]: the clocks run (after the power limit) */
+    double *req, *cur;    /* [2 p]: asked for; tried under the power limit */
+    double *thr_lo, *thr_hi, *stage_try; /* per stage: the power limit's search */
+    double *thr_plo, *thr_phi;           /* average power at thr_lo, thr_hi */
+    double *stage_cap;    /* per stage: its GPUs' board power limit, W */
+    int *thr_ok;
+    double *sends;        /* per stage: the transfer to the next */
+    double *window;       /* per stage: its last micro-batch's backward time */
+    double *dp_exp, *opt_t, *opt_e, *e_stage, *t_prev, *f_prev, *tpc; /* per stage */
+    int *peak;
+    struct {
+        int valid;
+        double ff, fb;
+        struct cost at[PC_COUNT], at2[PC_COUNT];
+    } memo;                /* piece costs at the last pair of clocks */
+};
+
+/* The durations and energies of stage i's chunks (f_s, fe, b_s, be, w_s,
+ * we, and a decode step's f2_s, fe2) with its forward at ff MHz and the rest
+ * at fb, the power limit not applied (wl_cluster_run applies it to the
+ * stage's average); stages at the same clocks share the pieces' costs. */
+int wl_cluster_chunk_costs(wl_cluster *c, int i, double ff, double fb);
+
+/* After stage i's last task: its gradient synchronisation (t_dp, of which
+ * its last micro-batch's backward hides what it can), the tied embedding's
+ * all-reduce (first and last stage) and ZeRO-1's parameter all-gather
+ * (t_ag, hidden behind the stage's forward chunks), in seconds; and its
+ * optimizer step at fb MHz. */
+void wl_cluster_stage_sync(const wl_cluster *c, int i, double *t_dp, double *tied, double *t_ag);
+int wl_cluster_stage_optimizer(const wl_cluster *c, int i, double fb, double *t_s, double *e_j);
+
+/* ---- the task graph of a timeline (graph.c) --------------------------------- */
+
+/* The last run's timeline as a graph (a stage's tasks in the run's order,
+ * each waiting for its input from another stage), with every task's
+ * duration and energy at every clock of the GPU's grid. ci holds a plan:
+ * each task's clock (an index into clk); top the start's. */
+typedef struct {
+    int n, p, nclk;
+    double *clk, *idle;        /* the grid, ascending, and the idle power there */
+    double *t, *e;             /* [row * nclk + clock]: a task row's duration, one GPU's energy */
+    int *pred, *prev, *next, *row, *var, *top, *ci;
+    double *xdelay, *send, *es, *le, *dur;
+    int *micro, *code;         /* per task: micro-batch; 0 F, 1 B, 2 W, 3 decode step */
+    int *last, *f0, *fb;       /* per stage: last task, first gap's and the start's tails' clock */
+    int *tail_ci;              /* per stage: the tails' clock (the backward's) */
+    double *tail_s, *tail_e;   /* per stage: gradient sync and optimizer at the tasks' clocks */
+    double *t_dp, *tied, *t_ag; /* per stage: wl_cluster_stage_sync's */
+    double *opt_t, *opt_e;     /* [stage * nclk + clock]: the optimizer step */
+    int m, train, overlap;     /* micro-batches, training, the syncs overlapped */
+    double *tprev;             /* per stage scratch */
+    int *fprev;
+    double gpus;               /* GPUs one stage's timeline stands for (tp x dp x cp) */
+    double rest_w;             /* the nodes' and network's power (energy scope all) */
+} cl_graph;
+
+/* The graph of c's last run (the plan's start: its timeline, stage clocks,
+ * gradient syncs and optimizer steps), r its result. WL_ENOMEM, WL_EINVAL. */
+int wl_cluster_graph_build(wl_cluster *c, const wl_cluster_result *r, cl_graph *d, wl_error *err);
+void wl_cluster_graph_free(cl_graph *d);
+/* The grid index nearest f MHz. */
+int wl_cluster_graph_clock(const cl_graph *d, double f);
+/* Iteration time and energy (of scope) at the tasks' clocks (ci), as
+ * wl_cluster_run accounts them: equal to its at the start's clocks. */
+void wl_cluster_graph_eval(cl_graph *d, wl_cluster_energy_scope scope, double *T, double *E);
+/* Every task (and tail) at the start's clocks; at grid clock j or the
+ * start's where that is lower (the power limit held it there). */
+void wl_cluster_graph_reset(cl_graph *d);
+void wl_cluster_graph_uniform(cl_graph *d, int j);
+/* Perseus's per-computation plan within deadline D seconds (into ci), from
+ * start (the tasks' clocks, then the stages' tails'; NULL: the start's
+ * run), lowering clocks only. */
+void wl_cluster_graph_fill(cl_graph *d, double D, const int *start);
+/* Stage plans: pv[2 p] grid indices, each stage's forward and backward. */
+void wl_cluster_graph_set_stages(cl_graph *d, const int *pv);
+/* f for every stage, none faster than the start ran. */
+void wl_cluster_graph_stage_start(const cl_graph *d, double f, int *pv);
+/* The greedy descent of a stage plan pv (in place) by step grid clocks
+ * within bound seconds; visit (NULL: none) hears every plan taken. */
+typedef int (*cl_graph_visit)(void *ctx, const int *pv, double T, double E);
+int wl_cluster_graph_descend(cl_graph *d, int *pv, int step, double bound,
+                             wl_cluster_energy_scope scope, cl_graph_visit visit, void *ctx);
+/* ci as stage clocks (MHz): each stage's forward and backward clocks, means
+ * weighted by the computations' times; plan holds 4 p (2 p of scratch). */
+void wl_cluster_graph_means(const cl_graph *d, double *plan);
 
 #endif

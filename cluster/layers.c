@@ -139,13 +139,21 @@ static void norm_f(lb *L)
     rowp(L, L->rms ? WL_K_RMSNORM : WL_K_LAYERNORM, L->Ts, L->d, L->dt, 0);
 }
 
-/* Apex/TE norm backward: the input gradient, then the weight (and bias)
- * gradients summed over the rows */
+/* The norm's weight (and bias) gradients: Apex's cuComputePartGradGammaBeta
+ * (TE's alike) reads dy and x again, in the activations' precision, and
+ * sums over the rows; a REDUCE of d (2d) columns over the rows reads those
+ * Ts x d x 2 elements. */
+static void norm_w(lb *L)
+{
+    rowp(L, WL_K_REDUCE, L->d * (L->rms ? 1 : 2), L->Ts, L->dt, 0);
+}
+
+/* Apex/TE norm backward: the input gradient, then the weight gradients */
 static void norm_b(lb *L, int with_w)
 {
     rowp(L, L->rms ? WL_K_RMSNORM : WL_K_LAYERNORM, L->Ts, L->d, L->dt, 1);
     if (with_w)
-        rowp(L, WL_K_REDUCE, L->d * (L->rms ? 1 : 2), L->Ts, WL_DT_FP32, 0);
+        norm_w(L);
 }
 
 static long long qkv_out(const lb *L)
@@ -174,6 +182,25 @@ static void attend(lb *L, long long bh, long long q, long long n, int causal)
     bgemm(L, bh, q, L->hdv, n);
 }
 
+/* Megatron's fused softmax over a causal mask (FusedScaleMaskSoftmax with
+ * scaled_upper_triang_masked_softmax, core/latency.c): a full causal pass
+ * in 16-bit precision, keys over 16 and at most 4096, queries, keys and
+ * batch x heads multiples of 4 (megatron/core/fusions/fused_softmax.py,
+ * is_kernel_available); otherwise ATen's softmax over the whole row. */
+static int tri_softmax(const lb *L)
+{
+    return L->b->m->style != WL_STYLE_BERT && L->kv == L->s && L->s > 16 && L->s <= 4096 &&
+           L->s % 4 == 0 && (L->B * L->hl) % 4 == 0 && (L->dt == WL_DT_FP16 || L->dt == WL_DT_BF16);
+}
+
+static void softmax_k(lb *L, int bwd)
+{
+    wl_kernel k = {.kind = WL_K_SOFTMAX, .batch = L->B * L->hl * L->s, .n = L->kv,
+                   .in_dtype = L->dt, .acc_dtype = WL_DT_FP32, .bwd = bwd,
+                   .causal = tri_softmax(L) ? 2 : 0};
+    put(L, &k);
+}
+
 static void core_f(lb *L)
 {
     /* s queries against kv keys: kv = s in a full pass, the cached context
@@ -198,7 +225,7 @@ static void core_f(lb *L)
         return;
     }
     bgemm(L, bh, L->s, L->kv, L->hdq);                 /* baddbmm Q K^T */
-    rowp(L, WL_K_SOFTMAX, bh * L->s, L->kv, L->dt, 0); /* fused scale, mask, softmax */
+    softmax_k(L, 0);                                   /* fused scale, mask, softmax */
     if (L->p_attn > 0)
         ewp(L, WL_EW_DROPOUT, ss, 0);
     bgemm(L, bh, L->s, L->hdv, L->kv);                 /* bmm P V */
@@ -221,7 +248,7 @@ static void core_b(lb *L)
     bgemm(L, bh, L->s, L->hdv, L->s); /* dV = P^T dO */
     if (L->p_attn > 0)
         ewp(L, WL_EW_DROPOUT_BWD, ss, 0);
-    rowp(L, WL_K_SOFTMAX, bh * L->s, L->s, L->dt, 1);
+    softmax_k(L, 1);
     bgemm(L, bh, L->s, L->hdq, L->s); /* dQ = dS K */
     bgemm(L, bh, L->s, L->hdq, L->s); /* dK = dS^T Q */
 }
@@ -381,6 +408,28 @@ static long long routed_rows(const lb *L)
     return L->El * L->ne;
 }
 
+/* A MoE layer's token exchange one way (the dispatch, or the combine back)
+ * over the expert-parallel group: an all-to-all of the routed copies. With
+ * node-limited routing (the model's route_nodes, DeepSeek-V3's M = 4,
+ * report sec. 3.2.2) a token crosses InfiniBand once to each of its
+ * min(M, nodes) nodes, to the GPU of its own in-node index, (nodes - 1) /
+ * nodes of them remote, and NVLink forwards it to its experts there (the
+ * (k - 1) / k of the copies not on that GPU); DeepSeek's kernels pipeline
+ * the two, so the slower sets the time. */
+static double moe_a2a(const lb *L)
+{
+    const wl_cluster_group *g = &L->b->ep;
+    double row = (double)L->d * wl_dtype_bytes(L->dt), copies = (double)routed_rows(L) * row;
+    int M = L->b->m->route_nodes, k = g->per_node > 0 ? g->per_node : 1;
+    int nodes = (g->n + k - 1) / k;
+    if (M <= 0 || nodes <= 1 || !(g->nic_gbs > 0))
+        return wl_cluster_coll_time(g, WL_COLL_ALL_TO_ALL, copies);
+    double reach = M < nodes ? M : nodes;
+    double ib = (double)L->T * reach * (nodes - 1) / nodes * row / (g->nic_gbs * 1e9);
+    double nv = copies * (k - 1) / k / (g->fabric_gbs * 1e9);
+    return g->alpha_us * 1e-6 + (ib > nv ? ib : nv);
+}
+
 /* A mixture-of-experts FFN (Megatron-Core's MoELayer with the all-to-all
  * token dispatcher and grouped GEMMs): the router's logits (a bias-free
  * linear to the experts), its scores and top-k, the permutation of the
@@ -503,7 +552,7 @@ static void layer_w(lb *L)
     linear_wgrad(L, L->hl * L->hdv, L->d);
     qkv_w(L);
     for (int i = 0; i < 2; i++)
-        rowp(L, WL_K_REDUCE, L->d * (L->rms ? 1 : 2), L->Ts, WL_DT_FP32, 0);
+        norm_w(L);
 }
 
 /* The weight gradient the backward's second collective hides behind: FC1's
@@ -730,8 +779,7 @@ int wl_cluster_build_pieces(const cl_build *b, cl_piece *pieces, wl_error *err)
     double a2a = 0;
     if (moe) {
         L.moe = 1;
-        a2a = wl_cluster_coll_time(&b->ep, WL_COLL_ALL_TO_ALL,
-                                   (double)routed_rows(&L) * (double)L.d * wl_dtype_bytes(L.dt));
+        a2a = moe_a2a(&L);
         L.moe = 0;
     }
     /* context parallelism (Megatron-Core's ring attention, Liu et al. 2023):
@@ -762,11 +810,24 @@ int wl_cluster_build_pieces(const cl_build *b, cl_piece *pieces, wl_error *err)
         int W = kind ? PC_MOE_W : PC_LAYER_W, WQ = kind ? PC_MWIN_QKV : PC_WIN_QKV;
         int WF = kind ? PC_MWIN_FC1 : PC_WIN_FC1;
         double x = kind ? 2 * a2a : 0;
+        /* --ep-overlap: the exchanges of one micro-batch run beside another's
+         * compute (DualPipe pairs a forward chunk with a backward one and
+         * splits each into attention, dispatch, MLP and combine; inference
+         * overlaps two micro-batches' forwards): they hide behind the
+         * other's MoE layer, a backward behind a forward and the other way
+         * round, what sticks out exposed. */
+        int epo = kind && b->cfg->ep_overlap;
+        double xo = epo ? x : 0;
+        if (epo)
+            x = 0;
         if ((rc = new_piece(&pieces[F], kind ? "MoE layer forward" : "layer forward", &L)))
             goto done;
         layer_f(&L);
         cl_piece *pf = &pieces[F];
         pf->a2a_s = x;
+        pf->a2a_hidden_s = xo;
+        pf->a2a_window = train ? PC_MOE_B : PC_MOE_F;
+        hide(pf, pf->a2a_window, xo, 1);
         hide(pf, PC_WIN_ATTN_F, ring_f, 1);
         if (ovl) {
             /* Transformer Engine's userbuffers (Megatron --tp-comm-overlap,
@@ -809,6 +870,9 @@ int wl_cluster_build_pieces(const cl_build *b, cl_piece *pieces, wl_error *err)
             pb->comm_s += exp_b;
         }
         pb->a2a_s = x * (b->cfg->recompute == WL_RECOMPUTE_FULL ? 2 : 1);
+        pb->a2a_hidden_s = xo * (b->cfg->recompute == WL_RECOMPUTE_FULL ? 2 : 1);
+        pb->a2a_window = PC_MOE_F;
+        hide(pb, PC_MOE_F, pb->a2a_hidden_s, 1);
         /* a recomputed forward passes its keys and values round again */
         hide(pb, PC_WIN_ATTN_B, ring_b + (b->cfg->recompute != WL_RECOMPUTE_NONE ? ring_f : 0), 1);
         if (b->split_w) {
@@ -895,6 +959,21 @@ done:
             wl_cluster_free_pieces(pieces);
             return rc;
         }
+    }
+    /* what the overlapped all-to-alls leave exposed at the top clock, for
+     * ep_comm_exposed_s (the timeline costs them at every clock) */
+    for (int i = 0; i < PC_COUNT; i++) {
+        cl_piece *p = &pieces[i];
+        if (!(p->a2a_hidden_s > 0))
+            continue;
+        double w = 0;
+        if (pieces[p->a2a_window].ev) {
+            wl_core_op op = {.sm_clock_mhz = b->gpu->sm_clock_max_mhz, .ignore_power_limit = 1};
+            wl_core_result r;
+            if (wl_core_evaluator_run(pieces[p->a2a_window].ev, &op, &r) == WL_OK)
+                w = r.time_ms * 1e-3;
+        }
+        p->a2a_s += fmax(0, p->a2a_hidden_s - w);
     }
     return WL_OK;
 }

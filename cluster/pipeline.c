@@ -137,6 +137,7 @@ struct wl_cluster_sim {
     int *order;                      /* per stage: task ids in order (fixed orders) */
     int *olen;
     wl_cluster_task *tasks;
+    int *task_id;                    /* per task of the list: its id */
     size_t ntasks, captasks;
     wl_cluster_stage_stats *st;
     stage_state *ss;
@@ -165,6 +166,7 @@ void wl_cluster_sim_free(wl_cluster_sim *s)
     free(s->order);
     free(s->olen);
     free(s->tasks);
+    free(s->task_id);
     free(s->st);
     free(s->ss);
     free(s->queue);
@@ -205,6 +207,10 @@ static int reserve(wl_cluster_sim *s, int p, int v, int m, int nk)
         if (!t)
             return WL_ENOMEM;
         s->tasks = t;
+        int *ti = realloc(s->task_id, (ids + 2 * (size_t)p) * sizeof *ti);
+        if (!ti)
+            return WL_ENOMEM;
+        s->task_id = ti;
         s->captasks = ids + 2 * (size_t)p;
     }
     if (ids > s->cap_order) {
@@ -364,10 +370,12 @@ static int run_task(wl_cluster_sim *s, const wl_cluster_pipeline *pl, stage_stat
     } else {
         ss->inflight--;
     }
-    if (s->ntasks < s->captasks)
+    if (s->ntasks < s->captasks) {
+        s->task_id[s->ntasks] = id;
         s->tasks[s->ntasks++] = (wl_cluster_task){.stage = i, .chunk = c, .micro = j,
                                                   .kind = kind == K_F ? 'F' : kind == K_B ? 'B' : 'W',
-                                                  .start_s = start, .dur_s = d};
+                                                  .start_s = start, .dur_s = d, .send_s = send};
+    }
     if (end + send > st->end_s)
         st->end_s = end + send;
     if (kind == K_F)
@@ -546,6 +554,29 @@ int wl_cluster_sim_append(wl_cluster_sim *s, const wl_cluster_task *t)
 {
     if (s->ntasks >= s->captasks)
         return WL_ENOMEM;
+    s->task_id[s->ntasks] = -1;
     s->tasks[s->ntasks++] = *t;
+    return WL_OK;
+}
+
+int wl_cluster_sim_graph(const wl_cluster_sim *s, int *pred, double *delay, size_t *n)
+{
+    size_t k = 0;
+    while (k < s->ntasks && s->task_id[k] >= 0)
+        k++;
+    *n = k;
+    /* a task's place in the list, by id (the ids' end times are scratch
+     * no longer needed: the list holds them) */
+    int *pos = (int *)calloc(s->cap_ids ? s->cap_ids : 1, sizeof *pos);
+    if (!pos)
+        return WL_ENOMEM;
+    for (size_t j = 0; j < k; j++)
+        pos[s->task_id[j]] = (int)j;
+    for (size_t j = 0; j < k; j++) {
+        int id = s->task_id[j], pr = s->meta[id].pred;
+        pred[j] = pr >= 0 ? pos[pr] : -1;
+        delay[j] = s->arrive[id] - s->end[id];
+    }
+    free(pos);
     return WL_OK;
 }

@@ -63,6 +63,11 @@ int wl_cluster_search_configs(const wl_cluster_search_spec *s, const wl_core_mod
         wl_error_set(err, "cluster", 0, "global_batch", "search needs GPUs and a global batch");
         return WL_EINVAL;
     }
+    if (b->ep_overlap && !wl_core_model_is_moe(m)) {
+        wl_error_set(err, "cluster", 0, "ep_overlap", "all-to-all overlap hides a mixture-of-"
+                     "experts layer's token exchange; %s has no experts", m->id);
+        return WL_EINVAL;
+    }
     int train = b->mode == WL_MODE_TRAIN;
     int max_tp = s->max_tp > 0 ? s->max_tp : gpus_per_node;
     size_t cap = 0;
@@ -378,6 +383,8 @@ static const wl_results_col row_cols[] = {
     WL_RESULTS_COL("saving_vs_fixed_pct", WL_COL_NUM, 2, 0),
     WL_RESULTS_COL("balanced_fixed_clock_mhz", WL_COL_NUM, 0, 0),
     WL_RESULTS_COL("saving_vs_balanced_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("computation_saving_pct", WL_COL_NUM, 2, 0),
+    WL_RESULTS_COL("computation_slowdown_pct", WL_COL_NUM, 2, 0),
     WL_RESULTS_COL("energy_scope", WL_COL_TEXT, 0, 0),
 };
 _Static_assert(sizeof row_cols / sizeof *row_cols == WL_CLUSTER_ROW_COLS, "WL_CLUSTER_ROW_COLS");

@@ -115,7 +115,8 @@ static int frontier_rows(wl_cluster *cl, const wl_cluster_system *sys, const wl_
             len += k > 0 ? (size_t)k : 0;
         }
         wl_results_cell c[NFCOLS] = {
-            {.v = (double)i}, {.s = pts[i].fixed ? "fixed" : "plan"},
+            {.v = (double)i},
+            {.s = pts[i].fixed ? "fixed" : pts[i].computation ? "computation" : "plan"},
             {.v = pts[i].fixed ? pl[0] : NAN}, {.v = pts[i].time_s}, {.v = pts[i].energy_j},
             {.v = pts[i].slowdown_pct}, {.v = pts[i].energy_saving_pct}, {.s = scope},
             {.s = text}, {.v = NAN}};
@@ -218,6 +219,8 @@ int wl_cluster_view_rows(const wl_cluster_system *sys, const wl_core_gpu *gpu,
             {.v = plan ? pr.best_fixed_clock_mhz : NAN}, {.v = plan ? pr.saving_vs_fixed_pct : NAN},
             {.v = plan ? pr.balanced_fixed_clock_mhz : NAN},
             {.v = plan ? pr.saving_vs_balanced_pct : NAN},
+            {.v = plan ? pr.computation_saving_pct : NAN},
+            {.v = plan ? pr.computation_slowdown_pct : NAN},
             {.s = plan ? wl_cluster_energy_scope_name(pr.scope) : NULL}};
         memcpy(c + WL_CLUSTER_ROW_COLS - WL_CLUSTER_ROW_NOPT, opt, sizeof opt);
         wl_results_writer_note(w, "%s x %d nodes (%d GPUs), %s, %d micro-batches, critical stage "

@@ -143,6 +143,7 @@ typedef struct {
     double start_s, dur_s;
     double power_w;             /* filled by wl_cluster_run */
     double comm_s;              /* of dur_s, collectives inside the task */
+    double send_s;              /* after it, the GPU blocked sending its output */
 } wl_cluster_task;
 
 /* The pipeline's timeline from per-chunk durations alone: the engine under
@@ -186,6 +187,14 @@ size_t wl_cluster_sim_task_count(const wl_cluster_sim *s);
 wl_cluster_task *wl_cluster_sim_task(wl_cluster_sim *s, size_t i);
 /* Adds a task after the pipeline's (gradient sync, optimizer). */
 int wl_cluster_sim_append(wl_cluster_sim *s, const wl_cluster_task *t);
+/* The last run's task graph: of the list's first *n tasks (the pipeline's
+ * F, B and W, before any appended), each one's predecessor on another
+ * stage (its index in the list, -1: none) and the delay from each one's
+ * end to its output's arrival there (the transfer; a decode round's token
+ * return and host step). A stage's tasks follow one another in the list's
+ * order, each from the previous one's end plus its send_s; the list is in
+ * a topological order. pred and delay hold the task count. WL_ENOMEM. */
+int wl_cluster_sim_graph(const wl_cluster_sim *s, int *pred, double *delay, size_t *n);
 
 /* ---- configurations ----------------------------------------------------------- */
 
@@ -245,6 +254,11 @@ typedef struct {
     int tp_comm_overlap;        /* 1: tensor-parallel collectives pipelined
                                    with their GEMMs (Transformer Engine's
                                    userbuffers; needs sequence parallelism) */
+    int ep_overlap;             /* 1: a MoE layer's all-to-alls run beside
+                                   another micro-batch's MoE layer (DeepSeek's
+                                   DualPipe pairing of a forward and a
+                                   backward chunk; in inference two
+                                   micro-batches' forwards) */
     int cp;                     /* context parallelism (0: 1): each sequence
                                    split over cp ranks (Megatron-Core's ring
                                    attention, load-balanced causal chunks);
@@ -414,6 +428,12 @@ typedef struct {
     double saving_vs_balanced_pct; /* planned against balanced_fixed (negative:
                                       rebalancing saves more than the plan) */
     double slowdown_pct;          /* planned against at_max */
+    /* Perseus's plan space: a clock per computation (each micro-batch's
+     * forward and backward on each stage, the timeline's order kept), the
+     * least energy within the bound; its time and energy (of scope) and
+     * against at_max */
+    double computation_time_s, computation_energy_j;
+    double computation_saving_pct, computation_slowdown_pct;
     wl_cluster_energy_scope scope; /* the energy of the choices and the savings */
 } wl_cluster_plan_result;
 int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, wl_cluster_energy_scope scope,
@@ -427,6 +447,9 @@ typedef struct {
     double time_s, energy_j;                /* energy_j: of the scope */
     double slowdown_pct, energy_saving_pct; /* against every GPU at its maximum */
     int fixed;                              /* one clock for every GPU */
+    int computation;                        /* a clock per computation (its plan:
+                                               each stage's forward and backward
+                                               clocks, time-weighted means) */
 } wl_cluster_frontier_point;
 int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_energy_scope scope,
                         wl_cluster_frontier_point **pts, double **plans, size_t *n,
@@ -521,8 +544,8 @@ int wl_cluster_catalog_rows(int only, wl_results_writer *w);
  * --optimize's; and the cells of all but those (clock NaN: a plan's
  * clocks; tokens > 0: train_time_s and train_energy_j to train that many;
  * part_text: a list partition as given). */
-#define WL_CLUSTER_ROW_COLS 49
-#define WL_CLUSTER_ROW_NOPT 7
+#define WL_CLUSTER_ROW_COLS 51
+#define WL_CLUSTER_ROW_NOPT 9
 const wl_results_col *wl_cluster_row_cols(void);
 void wl_cluster_row_cells(wl_results_cell *c, const char *sys_id, const char *model_id,
                           const wl_cluster_config *cfg, const wl_cluster_result *r, double clock,

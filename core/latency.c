@@ -257,7 +257,7 @@ static void prep_flash(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl
 {
     int on_tc = 0;
     double peak = peak_math(gpu, k, &on_tc);
-    double eff = (on_tc ? gpu->coef.tc_eff : gpu->coef.cuda_eff) * 0.75; /* softmax in the loop */
+    double eff = on_tc ? gpu->coef.tc_eff : gpu->coef.cuda_eff;
     double bin = wl_dtype_bytes(k->in_dtype);
     double BH = (double)k->batch, Sq = (double)k->m, Sk = (double)k->n, D = (double)k->k;
     double causal = k->causal ? 0.5 : 1.0;
@@ -275,6 +275,17 @@ static void prep_flash(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl
         Sq = Sk;
         Sk = t; /* tiles over the keys, the queries streamed */
     }
+    /* the causal mask skips the key blocks past a query block's diagonal,
+     * the diagonal blocks are computed whole (FlashAttention-2's loop
+     * bound): of nq query blocks of br rows against key blocks of bn, block
+     * i runs ceil((i + 1) br / bn) of them */
+    if (k->causal && !k->bwd && Sq == Sk && Sq > 1.0) {
+        double brq = 128.0, bnk = D <= 64.0 ? 256.0 : D <= 128.0 ? 128.0 : 64.0;
+        double nq = ceil(Sq / brq), done = 0.0;
+        for (double i = 0; i < nq; i++)
+            done += fmin(Sk, ceil((i + 1.0) * brq / bnk) * bnk);
+        causal = done / (nq * Sk);
+    }
     double flops = 4.0 * work * BH * Sq * Sk * D * causal;
     /* rows of one CTA's block and the blocks: per head, or per key/value
      * head with its group's queries packed in (a decode step) */
@@ -291,12 +302,25 @@ static void prep_flash(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl
     double br = rows <= 64.0 || splits > 1.0 ? 64.0 : 128.0;
     double mblocks = ceil(rows / br) * heads;
     double tiles = mblocks * splits, keys = Sk / splits;
-    double tile_clk = 4.0 * work * br * keys * D * causal / (peak * eff);
+    /* between its two matmuls each warp turns its scores into
+     * probabilities: per score one exp2 on the SFU (MUFU.EX2, sfu_op_per_
+     * clk_sm a clock) and about four FP32 instructions (scale and subtract
+     * the running max, the max, the running sum, the convert to 16 bits)
+     * on the FP32 pipe beside it; the busier of the two is issued in turn
+     * with the MMAs, not beside them, as FlashAttention-2 runs (FlashAttention-
+     * 3's ping-pong overlaps them; PyTorch's SDPA on Hopper is not it). On
+     * the H200 (shared/data kernels, causal bf16) 64 x 4096 x 128 comes out
+     * within 6% at 510, 1080 and 1755 MHz, 256 x 1024 x 64 (short rows)
+     * 3-16% slow; the former flat 0.75 of the tensor cores' efficiency was
+     * 6-14% and 24-32% fast. The backward recomputes P (one exp a score)
+     * and forms dS = P (dP - D), alike. */
+    double sm_clk = fmax(1.0 / gpu->sfu_op_per_clk_sm, 4.0 * 2.0 / gpu->cuda_flop_per_clk_sm[WL_DT_FP32]);
+    double tile_clk = 4.0 * work * br * keys * D * causal / (peak * eff) + br * keys * causal * sm_clk;
     if (tiled) {
         double per_sm = ceil(tiles / sms);
         p->comp_clk = per_sm * tile_clk + gpu->coef.tile_overhead_clk * per_sm;
     } else {
-        p->comp_clk = flops / (sms * peak * eff);
+        p->comp_clk = flops / (sms * peak * eff) + BH * Sq * Sk * causal * sm_clk / sms;
     }
     p->sm_frac = tiles >= sms ? 1.0 : tiles / sms;
     double qo = 2.0 * BH * Sq * D * bin, kv = 2.0 * BH / G * Sk * D * bin;
@@ -390,6 +414,7 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
     double sms = gpu->sms;
     double elems, bytes, fp_ops, sfu_ops, math_ops = 0.0, rows = 1.0, row_clk = 0.0;
     double reread = 0.0, reread_hit = 0.0; /* a row op's second passes (softmax) */
+    int fast_exp = 0; /* exp as one SFU op (fast math), not a library call */
     if (k->kind == WL_K_ELEMENTWISE) {
         ew_cost c = ew_cost_of(k);
         elems = (double)k->n;
@@ -459,7 +484,7 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
              * element. The queries are the last m of the row's n keys (m 0:
              * as many as keys), row i masking m - 1 - i of them. The
              * backward is not slowed (its y is 0 there). */
-            if (!k->bwd && k->causal) {
+            if (!k->bwd && k->causal == 1) {
                 double q = k->m > 0 && k->m <= k->n ? (double)k->m : (double)k->n;
                 row_clk = MASKED_EXP_CLK * (q - 1.0) / 2.0;
             }
@@ -473,6 +498,26 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
                 fp_ops = 4.0 * elems;
                 sfu_ops = 0.0;
                 reread *= 0.5; /* cunn_SoftMaxBackward reads dy twice: the sum, the epilogue */
+            }
+            if (k->causal == 2) {
+                /* Megatron-LM's fused scaled_upper_triang_masked_softmax
+                 * (megatron/fused_kernels, FusedScaleMaskSoftmax for a
+                 * causal mask, rows up to 2048 keys in Korthikanti et al.'s
+                 * version, 4096 in Megatron-Core's): a warp per row in registers;
+                 * row i loads and exponentiates only its first i + 1
+                 * elements and stores the whole row, zeros past the
+                 * diagonal; the backward loads dy and y over the same
+                 * triangle and stores the whole row. Over the rows the
+                 * triangle is (n + 1) / 2n of the elements. Built with
+                 * --use_fast_math: exp is __expf (a multiply and one
+                 * MUFU.EX2), not the accurate expf whose surrounding
+                 * instructions the row ops' SFU count stands for. */
+                double tri = ((double)k->n + 1.0) / (2.0 * (double)k->n);
+                bytes = (k->bwd ? 2.0 * tri + 1.0 : tri + 1.0) * elems * b;
+                fp_ops = (k->bwd ? 4.0 : 5.0) * tri * elems;
+                sfu_ops = k->bwd ? 0.0 : tri * elems;
+                fast_exp = 1;
+                reread = 0.0;
             }
             break;
         case WL_K_LAYERNORM: /* Welford mean/var, normalise, affine */
@@ -547,7 +592,8 @@ static void prep_memory_bound(const wl_core_gpu *gpu, const wl_kernel *k, int ti
     if (k->kind == WL_K_ELEMENTWISE)
         p->comp_clk = issue_clk > p->sfu_clk ? issue_clk : p->sfu_clk;
     else
-        p->comp_clk = issue_clk + p->sfu_clk / gpu->coef.alu_eff + rows * row_clk / sms;
+        p->comp_clk = issue_clk + p->sfu_clk / (fast_exp ? 1.0 : gpu->coef.alu_eff) +
+                      rows * row_clk / sms;
     /* rows map to CTAs; a small grid leaves SMs idle */
     int mta = k->kind == WL_K_ELEMENTWISE && k->strided == 3;
     double ctas = mta ? ceil(elems / MTA_CHUNK) : k->kind == WL_K_ELEMENTWISE ? ceil(elems / 2048.0)

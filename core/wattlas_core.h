@@ -444,6 +444,9 @@ const char *wl_phase_name(wl_phase p); /* forward, backward, optimizer, decode *
  *              head, 0 = 1: grouped-query attention reads k and v once
  *              per group)
  *  SOFTMAX, LAYERNORM, RMSNORM, REDUCE: batch = rows, n = row length;
+ *              a softmax with causal = 1 is ATen's over a causally masked
+ *              row, causal = 2 Megatron's fused scaled_upper_triang_masked
+ *              softmax (core/latency.c);
  *              a norm with residual = 1 has the residual add fused in
  *              (vLLM's fused_add_rms_norm: reads x and the residual,
  *              writes the sum and the normalised rows)
@@ -621,6 +624,10 @@ typedef struct {
     int dense_layers;
     int router_bias;          /* a per-expert routing bias (DeepSeek-V3's
                                  e_score_correction_bias) */
+    int route_nodes;          /* node-limited routing: each token's experts
+                                 on at most this many nodes, each node sent
+                                 the token once (DeepSeek-V3's M = 4);
+                                 0: no limit */
     /* multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank > 0
      * compresses keys and values to that rank (queries to q_lora_rank,
      * 0: none); query/key heads are qk_nope_head_dim + qk_rope_head_dim

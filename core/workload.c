@@ -153,6 +153,11 @@ int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *
         wl_error_set(err, source, line, "unaligned", "must be 0 or 1");
         return WL_EINVAL;
     }
+    if (k->causal < 0 || k->causal > 2 || (k->causal == 2 && k->kind != WL_K_SOFTMAX)) {
+        wl_error_set(err, source, line, "causal",
+                     "must be 0 or 1 (2: Megatron's fused causal softmax, softmax only)");
+        return WL_EINVAL;
+    }
     if (k->strided < 0 || k->strided > 4) {
         wl_error_set(err, source, line, "strided", "must be 0 to 4");
         return WL_EINVAL;

@@ -27,6 +27,7 @@ static int cluster_key(wl_cluster_config *c, wl_cluster_search_spec *sp, int *la
         {"zero", offsetof(wl_cluster_config, zero), 0, 1},
         {"sequence_parallel", offsetof(wl_cluster_config, sequence_parallel), 0, 1},
         {"tp_comm_overlap", offsetof(wl_cluster_config, tp_comm_overlap), 0, 1},
+        {"ep_overlap", offsetof(wl_cluster_config, ep_overlap), 0, 1},
         {"no_dp_overlap", offsetof(wl_cluster_config, no_dp_overlap), 0, 1},
     };
     long long n;

@@ -910,6 +910,135 @@ static void test_stage_power_limits(void **state)
 
 /* The frontier: fastest first, each point trading time for energy, all
  * within the bound, its fastest point no slower than every GPU at max. */
+/* The task graph (cluster/graph.c) against the simulation it was taken
+ * from: at the start's clocks and under every stage plan (a clock per
+ * stage's forward, another for its backward and optimizer), its iteration
+ * time and energy are wl_cluster_run's, for 1F1B, GPipe, interleaving and a
+ * decode pipeline, with ZeRO-1's parameter gather and the gradient sync
+ * that the last backward hides. A different computation of the same
+ * figures: two passes over a graph against an event-driven simulation. */
+static void graph_matches(wl_cluster *cl, int nplans)
+{
+    wl_error e = {0};
+    wl_cluster_result r0, r;
+    cl_graph d;
+    int p = wl_cluster_stages(cl), pv[64];
+    double plan[64];
+    assert_true(2 * p <= 64);
+    assert_int_equal(wl_cluster_run(cl, 1410, NULL, &r0, &e), WL_OK);
+    assert_int_equal(wl_cluster_graph_build(cl, &r0, &d, &e), WL_OK);
+    assert_true(d.n > 0);
+    double T, E;
+    wl_cluster_graph_reset(&d);
+    wl_cluster_graph_eval(&d, WL_CLUSTER_ENERGY_GPU, &T, &E);
+    assert_true(fabs(T - r0.time_s) <= 1e-9 * r0.time_s);
+    assert_true(fabs(E - r0.energy_gpu_j) <= 1e-9 * r0.energy_gpu_j);
+    wl_cluster_graph_eval(&d, WL_CLUSTER_ENERGY_ALL, &T, &E);
+    assert_true(fabs(E - r0.energy_j) <= 1e-9 * r0.energy_j);
+    unsigned seed = 7;
+    for (int k = 0; k < nplans; k++) {
+        for (int v = 0; v < 2 * p; v++) {
+            seed = seed * 1103515245u + 12345u;
+            int top = v % 2 ? d.fb[v / 2] : d.f0[v / 2];
+            pv[v] = top - (int)((seed >> 16) % 40u); /* 0-39 steps of 15 MHz down */
+            if (pv[v] < 0)
+                pv[v] = 0;
+            plan[v] = d.clk[pv[v]];
+        }
+        wl_cluster_graph_set_stages(&d, pv);
+        wl_cluster_graph_eval(&d, WL_CLUSTER_ENERGY_ALL, &T, &E);
+        assert_int_equal(wl_cluster_run(cl, 1410, plan, &r, &e), WL_OK);
+        assert_true(fabs(T - r.time_s) <= 1e-9 * r.time_s);
+        assert_true(fabs(E - r.energy_j) <= 1e-9 * r.energy_j);
+    }
+    wl_cluster_graph_free(&d);
+}
+
+static void test_task_graph(void **state)
+{
+    (void)state;
+    wl_core_model m;
+    wl_cluster_result r;
+    for (int zero = 0; zero < 2; zero++) {
+        wl_cluster *cl = small(zero, &r, &m);
+        graph_matches(cl, 12);
+        wl_cluster_free(cl);
+    }
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model gm;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load("dgx-a100-80gb", &sys, &e), WL_OK);
+    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
+    assert_int_equal(wl_preset_model_load("gpt3-1.3b", &gm, &e), WL_OK);
+    static const struct {
+        const char *sched;
+        int pp, vp, dp;
+        wl_mode mode;
+    } cases[] = {{"1f1b", 4, 1, 2, WL_MODE_TRAIN}, {"gpipe", 4, 1, 2, WL_MODE_TRAIN},
+                 {"interleaved", 4, 2, 2, WL_MODE_TRAIN}, {"1f1b", 8, 1, 1, WL_MODE_TRAIN},
+                 {"1f1b", 4, 1, 2, WL_MODE_DECODE}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        wl_cluster_config c;
+        wl_cluster_config_default(&c);
+        c.pp = cases[k].pp;
+        c.vp = cases[k].vp;
+        c.dp = cases[k].dp;
+        c.mode = cases[k].mode;
+        c.gen = 8;
+        c.global_batch = 16 * c.dp;
+        c.schedule = wl_cluster_schedule_lookup(cases[k].sched);
+        wl_cluster *cl;
+        assert_int_equal(wl_cluster_create(&sys, &gpu, &gm, &c, &cl, &e), WL_OK);
+        graph_matches(cl, 6);
+        wl_cluster_free(cl);
+    }
+}
+
+/* Per-computation plans (Perseus's space) on a pipeline whose last stage
+ * carries the LM head: the stages before it wait every cycle, so at a
+ * strict 0% slowdown their computations slow into that slack and save
+ * energy where no stage plan can (1F1B couples a stage's forwards and
+ * backwards, and the critical path runs through every stage in warm-up and
+ * cool-down); the plan keeps the deadline, and a looser bound never saves
+ * less. */
+static void test_computation_plan(void **state)
+{
+    (void)state;
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_core_model gm;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load("dgx-a100-80gb", &sys, &e), WL_OK);
+    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
+    assert_int_equal(wl_preset_model_load("gpt3-1.3b", &gm, &e), WL_OK);
+    wl_cluster_config c;
+    wl_cluster_config_default(&c);
+    c.pp = 4;
+    c.dp = 2;
+    c.global_batch = 32;
+    wl_cluster *cl;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &gm, &c, &cl, &e), WL_OK);
+    double plan[8], prev = -1;
+    for (int k = 0; k < 3; k++) {
+        double bound = k == 0 ? 0 : k == 1 ? 1 : 5;
+        wl_cluster_plan_result pr;
+        assert_int_equal(wl_cluster_optimize(cl, bound, WL_CLUSTER_ENERGY_GPU, plan, &pr, &e), WL_OK);
+        assert_true(pr.at_max.imbalance_pct > 10);
+        assert_true(pr.computation_slowdown_pct <= bound + 1e-9);
+        assert_true(pr.computation_time_s <= pr.at_max.time_s * (1 + bound / 100) * (1 + 1e-12));
+        double e0 = pr.at_max.energy_gpu_j;
+        assert_true(fabs(pr.computation_saving_pct - 100 * (e0 - pr.computation_energy_j) / e0) < 1e-9);
+        if (k == 0) {
+            assert_true(pr.energy_saving_pct < 0.5);  /* stage plans: little at 0% */
+            assert_true(pr.computation_saving_pct > 1);
+        }
+        assert_true(pr.computation_saving_pct >= prev - 1e-9);
+        prev = pr.computation_saving_pct;
+    }
+    wl_cluster_free(cl);
+}
+
 static void test_frontier(void **state)
 {
     (void)state;
@@ -927,9 +1056,14 @@ static void test_frontier(void **state)
         assert_true(pts[0].time_s <= r.time_s * (1 + 1e-12));
         for (size_t i = 0; i < n; i++) {
             assert_true(pts[i].slowdown_pct <= 10 + 1e-9);
-            if (i) {
+            if (i && pts[i].computation == pts[i - 1].computation) {
                 assert_true(pts[i].time_s >= pts[i - 1].time_s);
                 assert_true(pts[i].energy_j < pts[i - 1].energy_j);
+            }
+            if (pts[i].computation) {
+                /* its own front after the stage plans' */
+                assert_true(i + 1 == n || pts[i + 1].computation);
+                continue;
             }
             /* the plan replayed gives the point, in the scope's energy */
             wl_cluster_result again;
@@ -1220,6 +1354,69 @@ static void test_moe_layer(void **state)
     c.ep = 2;
     assert_int_equal(wl_cluster_config_check(&c, &dense, 8, &e), WL_EINVAL);
     assert_string_equal(e.field, "ep");
+}
+
+/* Node-limited routing (route_nodes M) and --ep-overlap by hand: tiny_moe
+ * with 16 experts, top-k = 2, over ep 16 spanning 2 DGX H100 nodes. Unlimited, a rank's T k
+ * copies go out as an all-to-all, 8/16 of them through its own 400 Gb/s NIC
+ * at 0.92 (the slower side, test_moe_layer); limited to M = 1 node a token
+ * crosses the network once to its one node, remote half the time, and
+ * NVLink forwards its k copies there, 7/8 of them to another GPU:
+ *   alpha + max(T d b (1/2) / NIC, T k d b (7/8) / (450 x 0.80 GB/s)).
+ * With the overlap, a MoE layer's exchanges hide behind another micro-
+ * batch's MoE layer: none exposed where that compute is longer, and the
+ * iteration no slower; a dense model refuses it, naming the field. */
+static void test_moe_routing(void **state)
+{
+    (void)state;
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load("dgx-h100", &sys, &e), WL_OK);
+    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
+    sys.nodes = 2;
+    wl_core_model m;
+    tiny_moe(&m);
+    m.experts = 16; /* one a rank */
+    wl_cluster_config c;
+    wl_cluster_config_default(&c);
+    c.tp = 1, c.pp = 1, c.dp = 16, c.ep = 16, c.seq = 4096, c.global_batch = 32;
+    assert_int_equal(wl_cluster_config_check(&c, &m, 16, &e), WL_OK);
+    double T = 4096, d = 512, k = 2, bf = 2;
+    for (int M = 0; M <= 1; M++) {
+        m.route_nodes = M;
+        cl_piece pc[PC_COUNT];
+        build_pieces(&sys, &gpu, &m, &c, 0, 0, pc);
+        double S = T * k * d * bf, want;
+        if (M == 0)
+            want = 5e-6 + fmax(7.0 / 16 * S / 360e9, 8.0 / 16 * S / (50e9 * 0.92));
+        else
+            want = 5e-6 + fmax(T * d * bf * 0.5 / (50e9 * 0.92), S * 7.0 / 8 / 360e9);
+        assert_true(fabs(pc[PC_MOE_F].a2a_s - 2 * want) < 1e-12);
+        wl_cluster_free_pieces(pc);
+    }
+    /* the overlap: the forward's exchanges behind a backward's MoE layer,
+     * the backward's behind a forward's */
+    m.route_nodes = 0;
+    wl_cluster_result r0, r1;
+    run_one(&sys, &gpu, &m, &c, 1980, &r0, 0, NULL);
+    c.ep_overlap = 1;
+    cl_piece pc[PC_COUNT];
+    build_pieces(&sys, &gpu, &m, &c, 0, 0, pc);
+    assert_true(pc[PC_MOE_F].a2a_hidden_s > 0 && pc[PC_MOE_F].a2a_window == PC_MOE_B);
+    assert_true(pc[PC_MOE_B].a2a_hidden_s > 0 && pc[PC_MOE_B].a2a_window == PC_MOE_F);
+    wl_cluster_free_pieces(pc);
+    run_one(&sys, &gpu, &m, &c, 1980, &r1, 0, NULL);
+    assert_true(r0.ep_comm_exposed_s > 0);
+    assert_true(r1.ep_comm_exposed_s < r0.ep_comm_exposed_s);
+    assert_true(r1.time_s < r0.time_s);
+    /* what the overlap removes is at most the exchanges themselves */
+    assert_true(r0.time_s - r1.time_s <= r0.ep_comm_exposed_s - r1.ep_comm_exposed_s + 1e-9);
+    wl_core_model dense;
+    assert_int_equal(wl_preset_model_load("gpt3-1.3b", &dense, &e), WL_OK);
+    c.ep = 1;
+    assert_int_equal(wl_cluster_config_check(&c, &dense, 16, &e), WL_EINVAL);
+    assert_string_equal(e.field, "ep_overlap");
 }
 
 /* Mixtral 8x7B on 8 DGX H100: experts over 8 ranks hold an eighth of the
@@ -1581,11 +1778,13 @@ int main(void)
         cmocka_unit_test(test_result_invariants), cmocka_unit_test(test_timeline_json),
         cmocka_unit_test(test_stage_plan), cmocka_unit_test(test_system_presets),   cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_moe_layer), cmocka_unit_test(test_moe_cluster), cmocka_unit_test(test_moe_presets),
+        cmocka_unit_test(test_moe_routing),
         cmocka_unit_test(test_fp8), cmocka_unit_test(test_context_parallel),
         cmocka_unit_test(test_tp_overlap), cmocka_unit_test(test_distributed_optimizer),
         cmocka_unit_test(test_serving_decode),
         cmocka_unit_test(test_decode_rounds), cmocka_unit_test(test_decode_result),
         cmocka_unit_test(test_search), cmocka_unit_test(test_frontier),
+        cmocka_unit_test(test_task_graph), cmocka_unit_test(test_computation_plan),
         cmocka_unit_test(test_partitions), cmocka_unit_test(test_power_limit_sweep),
         cmocka_unit_test(test_stage_power_limits),
         cmocka_unit_test(test_plot_timeline), cmocka_unit_test(test_power_limit_average),

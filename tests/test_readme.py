@@ -256,6 +256,20 @@ def cluster_plans_175b():
 
 
 @claim()
+def cluster_plans_computation():
+    """clocks per computation on one DGX A100 and the 4-GPU PCIe server"""
+    out = []
+    for cmd in (DGX13, f"{PCIE13} --partition balanced"):
+        r0 = w(f"{cmd} --optimize energy --max-slowdown-pct 0 --format csv").row
+        r1 = w(f"{cmd} --optimize energy --max-slowdown-pct 1 --format csv").row
+        out.append(f"{f(r0['computation_saving_pct'], 1)}% at a strict 0% (a stage plan "
+                   f"{f(r0['energy_saving_pct'], 1)}%), {f(r1['computation_saving_pct'], 1)}% "
+                   f"within 1% (a stage plan {f(r1['energy_saving_pct'], 1)}%)")
+    return [f"gpt3-1.3b on one DGX A100 (uniform split) the per-computation plan saves {out[0]}",
+            f"on the PCIe server with balanced stages {out[1]}"]
+
+
+@claim()
 def cluster_power_caps():
     """board power caps on the 4-GPU PCIe server"""
     rows = w(f"{PCIE13} --partition balanced --power-limits 150:300:25 --format csv").rows
@@ -267,7 +281,7 @@ def cluster_power_caps():
     fr = w(f"{PCIE13} --frontier --max-slowdown-pct 40 --power-limits 150:300:25 "
            "--partition balanced --format csv").rows
     cap = next(r for r in fr if r["kind"] == "cap" and r["power_limit_w"] == "200")
-    plans = [r for r in fr if r["kind"] != "cap"
+    plans = [r for r in fr if r["kind"] == "plan"
              and float(r["slowdown_pct"]) <= float(cap["slowdown_pct"])]
     plan = max(plans, key=lambda r: float(r["energy_saving_pct"]))
     return [f"{pct(slower)}% slower at 175 W than at 300 W; the least GPU energy at "
@@ -364,13 +378,17 @@ def llama_405b_mfu():
 
 @claim()
 def deepseek_v3():
-    """DeepSeek-V3 on 2048 H100s"""
-    r = w("cluster --system dgx-h100 --nodes 256 --model deepseek-v3 --tp 1 --pp 16 --ep 64 "
-          "--global-batch 15360 --seq 4096 --zero 1 --partition balanced --recompute selective "
-          "--format csv").row
-    return [f"the exposed all-to-alls are {f(r['ep_comm_exposed_s'], 1)} s of a "
-            f"{f(r['time_s'], 1)} s step and MFU {pct(float(r['mfu']) * 100)}%",
-            f"the memory model puts it at {pct(r['memory_gb'])} GB, over 80"]
+    """DeepSeek-V3 on 2048 H800s"""
+    cmd = ("cluster --system hgx-h800 --nodes 256 --model deepseek-v3 --tp 1 --pp 16 --ep 64 "
+           "--global-batch 15360 --seq 4096 --zero 1 --partition balanced --recompute selective "
+           "--dtype fp8 --format csv")
+    a, o = w(cmd).row, w(cmd + " --ep-overlap").row
+    per = lambda r: pct(float(r["tokens_per_s"]) / 2048)
+    return [f"the exposed all-to-alls are {f(a['ep_comm_exposed_s'], 1)} s of a "
+            f"{f(a['time_s'], 1)} s step, {per(a)} tokens/s a GPU",
+            f"with `--ep-overlap` {f(o['ep_comm_exposed_s'], 1)} s of a {f(o['time_s'], 1)} s "
+            f"step, {per(o)} tokens/s a GPU",
+            f"the memory model puts it at {pct(a['memory_gb'])} GB, over 80"]
 
 
 @claim()

@@ -766,7 +766,8 @@ _CLUSTER_DOC = """
     tp, pp, dp, vp, ep, cp: tensor, pipeline, data parallel sizes, chunks
     per GPU, expert and context parallel sizes (dp: the GPUs left over);
     sequence_parallel, zero (0 or 1), tp_comm_overlap, no_dp_overlap;
-    capacity_factor (MoE); global_batch, micro_batch, seq, gen; mode
+    capacity_factor and ep_overlap (MoE: the all-to-alls beside another
+    micro-batch's MoE layer, DualPipe's pairing); global_batch, micro_batch, seq, gen; mode
     (train, prefill, decode); recompute (none, selective, full); schedule
     (gpipe, 1f1b, interleaved, zb-h1); partition (uniform, balanced,
     parameters, or the layers of each stage as a list); dtype, attention,
@@ -816,7 +817,8 @@ def _cluster_call(system, model, nodes, host, set, opts, search, threads, front_
 def cluster(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, nodes: int = 1,
             host=None, set: "dict | None" = None, tp=None, pp=None, dp=None, vp=None, ep=None,
             cp=None, sequence_parallel=None, zero=None, tp_comm_overlap=None,
-            no_dp_overlap=None, capacity_factor=None, global_batch=None, micro_batch=None,
+            no_dp_overlap=None, capacity_factor=None, ep_overlap=None, global_batch=None,
+            micro_batch=None,
             seq=None, gen=None, mode=None, recompute=None, schedule=None, partition=None,
             dtype=None, attention=None, launch=None, clock=None, tokens=None,
             optimize=None, max_slowdown_pct=None, energy_scope=None, frontier: bool = False,
@@ -824,7 +826,7 @@ def cluster(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, nodes: i
             timeline: "str | os.PathLike | None" = None, fmt: "str | None" = None) -> "Table":
     opts = dict(tp=tp, pp=pp, dp=dp, vp=vp, ep=ep, cp=cp, sequence_parallel=sequence_parallel,
                 zero=zero, tp_comm_overlap=tp_comm_overlap, no_dp_overlap=no_dp_overlap,
-                capacity_factor=capacity_factor, global_batch=global_batch,
+                capacity_factor=capacity_factor, ep_overlap=ep_overlap, global_batch=global_batch,
                 micro_batch=micro_batch, seq=seq, gen=gen, mode=mode, recompute=recompute,
                 schedule=schedule, partition=partition, dtype=dtype, attention=attention,
                 launch=launch)
@@ -868,14 +870,15 @@ def cluster_search(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, n
                    host=None, set: "dict | None" = None, global_batch=None, seq=None, gen=None,
                    mode=None, dtype=None, attention=None, launch=None, recompute=None,
                    schedule=None, partition=None, sequence_parallel=None, zero=None,
-                   tp_comm_overlap=None, no_dp_overlap=None, max_tp=None, max_pp=None,
-                   max_vp=None, max_micro_batch=None, clock=None, tokens=None,
+                   tp_comm_overlap=None, no_dp_overlap=None, ep_overlap=None, max_tp=None,
+                   max_pp=None, max_vp=None, max_micro_batch=None, clock=None, tokens=None,
                    threads: int = 0, front_only: bool = True) -> "Table":
     opts = dict(global_batch=global_batch, seq=seq, gen=gen, mode=mode, dtype=dtype,
                 attention=attention, launch=launch, recompute=recompute, schedule=schedule,
                 partition=partition, sequence_parallel=sequence_parallel, zero=zero,
-                tp_comm_overlap=tp_comm_overlap, no_dp_overlap=no_dp_overlap, max_tp=max_tp,
-                max_pp=max_pp, max_vp=max_vp, max_micro_batch=max_micro_batch)
+                tp_comm_overlap=tp_comm_overlap, no_dp_overlap=no_dp_overlap,
+                ep_overlap=ep_overlap, max_tp=max_tp, max_pp=max_pp, max_vp=max_vp,
+                max_micro_batch=max_micro_batch)
     return _cluster_call(system, model, nodes, host, set, opts, True, threads, front_only,
                          clock, tokens)
 
