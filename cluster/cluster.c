@@ -625,12 +625,19 @@ int wl_cluster_chunk_costs(wl_cluster *c, int i, double ff, double fb)
             int window_only = (id >= PC_WIN_QKV && id <= PC_WIN_FC1) || id >= PC_MWIN_QKV ||
                               (id == PC_WIN_HEAD && !split);
             c->memo.at[id] = (cost){0};
-            int rc = window_only ? WL_OK : piece_cost(c->pc, &c->gpu, id, piece_bwd[id] ? fb : ff, 1,
+            /* a governor that holds each kernel (Hopper's, power_tau_us
+             * 300: the H200 profiles show GEMMs slowed inside steps whose
+             * average is far below the cap) is applied kernel by kernel, as
+             * the core applies it; one that holds the average over ~100 ms
+             * (Ampere's) is applied to each stage's average by
+             * wl_cluster_run */
+            int ign = wl_core_gpu_power_tau_us(&c->gpu) > 1000;
+            int rc = window_only ? WL_OK : piece_cost(c->pc, &c->gpu, id, piece_bwd[id] ? fb : ff, ign,
                                                       &c->memo.at[id]);
             /* decode steps at the second phase's clock */
             c->memo.at2[id] = (cost){0};
             if (!rc && c->decode && !window_only)
-                rc = piece_cost(c->pc2, &c->gpu, id, fb, 1, &c->memo.at2[id]);
+                rc = piece_cost(c->pc2, &c->gpu, id, fb, ign, &c->memo.at2[id]);
             if (rc)
                 return rc;
         }
@@ -1222,12 +1229,11 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
  * simulated timeline: a stage whose average exceeds the cap runs at the
  * highest clock (both phases, never above what was asked) whose average
  * meets it, found by bisection on the clock grid for all such stages at
- * once, the others' timelines following. The pieces are costed without the
- * limit, so the core's governor, which holds a single kernel above the cap
- * within a few hundred microseconds (core/eval.c: the H200 profiles show
- * GEMMs slowed inside steps whose average is far below the cap), is not
- * applied here: a stage's long GEMMs above the cap while its average is
- * under it run faster than on the board. */
+ * once, the others' timelines following. Where the GPU's governor holds a
+ * single kernel above the cap within a few hundred microseconds (Hopper,
+ * power_tau_us 300; core/eval.c), the pieces are costed with it already
+ * (wl_cluster_chunk_costs): a stage's long GEMMs slow while its memory-bound
+ * kernels keep the clock, and the average then rarely exceeds the cap. */
 int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_cluster_result *res,
                    wl_error *err)
 {

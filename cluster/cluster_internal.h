@@ -171,8 +171,10 @@ struct wl_cluster {
 
 /* The durations and energies of stage i's chunks (f_s, fe, b_s, be, w_s,
  * we, and a decode step's f2_s, fe2) with its forward at ff MHz and the rest
- * at fb, the power limit not applied (wl_cluster_run applies it to the
- * stage's average); stages at the same clocks share the pieces' costs. */
+ * at fb, the power limit applied kernel by kernel where the GPU's governor
+ * holds kernels (power_tau_us under 1 ms), else not (wl_cluster_run applies
+ * it to the stage's average); stages at the same clocks share the pieces'
+ * costs. */
 int wl_cluster_chunk_costs(wl_cluster *c, int i, double ff, double fb);
 
 /* After stage i's last task: its gradient synchronisation (t_dp, of which

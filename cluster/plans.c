@@ -237,18 +237,27 @@ static void best_fill(cl_graph *d, double t0, double bound, wl_cluster_energy_sc
     *E_out = bE;
 }
 
+/* A slowdown bound in [0, 1000] % and a known energy scope, else the
+ * error naming the field. */
+static int bad_plan_args(double max_slowdown_pct, wl_cluster_energy_scope scope, wl_error *err)
+{
+    if (!(max_slowdown_pct >= 0 && max_slowdown_pct <= 1000)) {
+        wl_error_set(err, "cluster", 0, "max_slowdown_pct", "expected a slowdown in [0, 1000] %%");
+        return 1;
+    }
+    if (!wl_cluster_energy_scope_name(scope)) {
+        wl_error_set(err, "cluster", 0, "energy_scope", "expected gpu or all");
+        return 1;
+    }
+    return 0;
+}
+
 int wl_cluster_optimize(wl_cluster *c, double max_slowdown_pct, wl_cluster_energy_scope scope,
                         double *plan, wl_cluster_plan_result *out, wl_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (!(max_slowdown_pct >= 0 && max_slowdown_pct <= 1000)) {
-        wl_error_set(err, "cluster", 0, "max_slowdown_pct", "expected a slowdown in [0, 1000] %%");
+    if (bad_plan_args(max_slowdown_pct, scope, err))
         return WL_EINVAL;
-    }
-    if (!wl_cluster_energy_scope_name(scope)) {
-        wl_error_set(err, "cluster", 0, "energy_scope", "expected gpu or all");
-        return WL_EINVAL;
-    }
     out->scope = scope;
     const wl_core_gpu *g = &c->gpu;
     double fmax = g->sm_clock_max_mhz;
@@ -430,14 +439,8 @@ int wl_cluster_frontier(wl_cluster *c, double max_slowdown_pct, wl_cluster_energ
     *pts = NULL;
     *plans = NULL;
     *n_out = 0;
-    if (!(max_slowdown_pct >= 0 && max_slowdown_pct <= 1000)) {
-        wl_error_set(err, "cluster", 0, "max_slowdown_pct", "expected a slowdown in [0, 1000] %%");
+    if (bad_plan_args(max_slowdown_pct, scope, err))
         return WL_EINVAL;
-    }
-    if (!wl_cluster_energy_scope_name(scope)) {
-        wl_error_set(err, "cluster", 0, "energy_scope", "expected gpu or all");
-        return WL_EINVAL;
-    }
     const wl_core_gpu *g = &c->gpu;
     int n = 2 * c->p, rc;
     double fmax = g->sm_clock_max_mhz, step = 2 * g->sm_clock_step_mhz;
