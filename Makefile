@@ -39,7 +39,7 @@ PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/schedule.c pareto/compare.c
 PLOT_SRC = plot/plot.c plot/kinds.c plot/kinds_bars.c plot/kinds_heatmap.c plot/report.c plot/report_index.c \
            plot/timeline.c
 LEARN_SRC = learn/learn.c learn/run.c
-CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/pipeline.c cluster/cluster.c cluster/plans.c cluster/graph.c cluster/search.c \
+CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/counts.c cluster/pipeline.c cluster/cluster.c cluster/plans.c cluster/graph.c cluster/search.c \
               cluster/view.c
 CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/cmd_cluster.c cli/cmd_learn.c cli/args.c
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)
@@ -122,7 +122,7 @@ python: pic-lib
 	cd python && WATTLAS_LIB=$(CURDIR)/$(PIC_BUILD)/libwattlas.a $(PYTHON) setup.py -q build_ext --inplace
 
 # its tests, run like the others (tests/run.sh reads the summary line)
-$(BUILD)/tests/test_python: tests/test_python.py tests/pyunit.py python/_wattlas.c python/cluster.c python/fit.c python/tables.c python/wattlas_py.h python/setup.py python/wattlas/__init__.py \
+$(BUILD)/tests/test_python: tests/test_python.py tests/pyunit.py python/_wattlas.c python/cluster.c python/fit.c python/tables.c python/wattlas_py.h python/setup.py python/wattlas/__init__.py python/wattlas/_cluster.py \
         $(BIN)/wattlas $(BUILD)/libwattlas.a | $(BUILD)
 	@$(MAKE) --no-print-directory python
 	@mkdir -p $(dir $@)

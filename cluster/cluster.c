@@ -619,19 +619,18 @@ int wl_cluster_chunk_costs(wl_cluster *c, int i, double ff, double fb)
     const cost *a = c->memo.at;
     if (!(c->memo.valid && c->memo.ff == ff && c->memo.fb == fb)) {
         int split = wl_cluster_schedule_splits_w(c->cfg.schedule);
+        /* a governor that holds each kernel (Hopper's, power_tau_us 300:
+         * the H200 profiles show GEMMs slowed inside steps whose average is
+         * far below the cap) is applied kernel by kernel, as the core
+         * applies it; one that holds the average over ~100 ms (Ampere's) is
+         * applied to each stage's average by wl_cluster_run */
+        int ign = wl_core_gpu_power_tau_us(&c->gpu) > 1000;
         for (int id = 0; id < PC_COUNT; id++) {
             /* pieces that only serve as windows are costed by the piece
              * whose collectives hide behind them */
             int window_only = (id >= PC_WIN_QKV && id <= PC_WIN_FC1) || id >= PC_MWIN_QKV ||
                               (id == PC_WIN_HEAD && !split);
             c->memo.at[id] = (cost){0};
-            /* a governor that holds each kernel (Hopper's, power_tau_us
-             * 300: the H200 profiles show GEMMs slowed inside steps whose
-             * average is far below the cap) is applied kernel by kernel, as
-             * the core applies it; one that holds the average over ~100 ms
-             * (Ampere's) is applied to each stage's average by
-             * wl_cluster_run */
-            int ign = wl_core_gpu_power_tau_us(&c->gpu) > 1000;
             int rc = window_only ? WL_OK : piece_cost(c->pc, &c->gpu, id, piece_bwd[id] ? fb : ff, ign,
                                                       &c->memo.at[id]);
             /* decode steps at the second phase's clock */
