@@ -39,12 +39,12 @@ PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/schedule.c pareto/compare.c
 PLOT_SRC = plot/plot.c plot/kinds.c plot/kinds_bars.c plot/kinds_heatmap.c plot/report.c plot/report_index.c \
            plot/timeline.c
 LEARN_SRC = learn/learn.c learn/run.c
-CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/counts.c cluster/pipeline.c cluster/cluster.c cluster/plans.c cluster/graph.c cluster/search.c \
+CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/counts.c cluster/pipeline.c cluster/cluster.c cluster/plans.c cluster/graph.c cluster/bound.c cluster/piececache.c cluster/search.c \
               cluster/view.c
 CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/cmd_cluster.c cli/cmd_learn.c cli/args.c
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini)) $(sort $(wildcard presets/systems/*.ini))
-TESTS = test_core test_workloads test_profile test_train test_presets test_results test_calib test_cli test_cli_multi test_pareto test_sweep test_plot test_cluster test_learn \
+TESTS = test_core test_workloads test_profile test_train test_presets test_results test_calib test_cli test_cli_multi test_pareto test_sweep test_plot test_cluster test_cluster_search test_learn \
         test_fuzz_replay test_python test_measure test_readme
 FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot
 FUZZ_SECONDS ?= 60

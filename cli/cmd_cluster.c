@@ -763,17 +763,18 @@ static int search_run(const char *cmd, cluster_opts *o)
         return cli_fail(cmd, &err);
     }
     double took = seconds_now() - t0;
-    size_t sim = 0, fit = 0, act = 0;
+    size_t sim = 0, fit = 0, act = 0, bnd = 0;
     for (size_t i = 0; i < hi - lo; i++) {
         sim += (size_t)rows[i].evaluated;
         fit += (size_t)(rows[i].evaluated && rows[i].r.fits);
         act += (size_t)rows[i].activations_over;
+        bnd += (size_t)rows[i].bounded;
     }
-    if (!o->quiet && act)
+    if (!o->quiet && (act || bnd))
         fprintf(stderr, "wattlas %s: %zu configurations of %s on %d GPUs: %zu simulated, %zu fit "
                 "(of the rest, %zu cannot hold their weights and optimizer state, %zu their "
-                "activations either); %.2f s\n", cmd, hi - lo, model.id, gpus, sim, fit,
-                hi - lo - sim - act, act, took);
+                "activations either, %zu are beaten on their bounds); %.2f s\n", cmd, hi - lo,
+                model.id, gpus, sim, fit, hi - lo - sim - act - bnd, act, bnd, took);
     else if (!o->quiet)
         fprintf(stderr, "wattlas %s: %zu configurations of %s on %d GPUs%s: %zu simulated (the rest "
                 "cannot hold their weights and optimizer state), %zu fit; %.2f s\n", cmd, hi - lo,

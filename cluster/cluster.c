@@ -388,8 +388,12 @@ void wl_cluster_free(wl_cluster *c)
 {
     if (!c)
         return;
-    wl_cluster_free_pieces(c->pc);
-    wl_cluster_free_pieces(c->pc2);
+    if (c->piece_entry)
+        wl_cluster_piece_cache_put(c->piece_entry);
+    else {
+        wl_cluster_free_pieces(c->pc);
+        wl_cluster_free_pieces(c->pc2);
+    }
     for (int i = 0; c->opt_ev && i < c->p; i++) {
         wl_core_evaluator_free(c->opt_ev[i]);
         wl_core_workload_free(c->opt_wl[i]);
@@ -419,6 +423,13 @@ static int stage_optimizers(wl_cluster *c);
 int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
                       const wl_core_model *model, const wl_cluster_config *cfg, wl_cluster **out,
                       wl_error *err)
+{
+    return wl_cluster_create_cached(sys, gpu, model, cfg, NULL, out, err);
+}
+
+int wl_cluster_create_cached(const wl_cluster_system *sys, const wl_core_gpu *gpu,
+                             const wl_core_model *model, const wl_cluster_config *cfg,
+                             wl_cluster_piece_cache *cache, wl_cluster **out, wl_error *err)
 {
     *out = NULL;
     int rc = wl_cluster_system_check(sys, err);
@@ -491,14 +502,17 @@ int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
                              cfg->mode == WL_MODE_TRAIN,
                   .ep = c->ep_g,
                   .cp = c->cp_g};
-    if ((rc = wl_cluster_build_pieces(&b, c->pc, err)))
-        goto fail;
-    if (c->decode) {
-        b.cfg = &c->cfg;
-        b.kv_len = c->kv_len;
-        b.chunk = chunk;
-        if ((rc = wl_cluster_build_pieces(&b, c->pc2, err)))
+    cl_build b2 = b;
+    b2.cfg = &c->cfg;
+    b2.kv_len = c->kv_len;
+    b2.chunk = chunk;
+    if (cache) {
+        if ((rc = wl_cluster_piece_cache_get(cache, sys, &b, c->decode ? &b2 : NULL, c->pc, c->pc2,
+                                             &c->piece_entry, err)))
             goto fail;
+    } else if ((rc = wl_cluster_build_pieces(&b, c->pc, err)) ||
+               (c->decode && (rc = wl_cluster_build_pieces(&b2, c->pc2, err)))) {
+        goto fail;
     }
     c->lay = calloc((size_t)c->p * (size_t)c->v, sizeof *c->lay);
     c->params = calloc((size_t)c->p, sizeof *c->params);
@@ -617,14 +631,20 @@ int wl_cluster_chunk_costs(wl_cluster *c, int i, double ff, double fb)
 {
     int V = c->p * c->v;
     const cost *a = c->memo.at;
+    /* a governor that holds each kernel (Hopper's, power_tau_us 300: the
+     * H200 profiles show GEMMs slowed inside steps whose average is far
+     * below the cap) is applied kernel by kernel, as the core applies it;
+     * one that holds the average over ~100 ms (Ampere's) is applied to each
+     * stage's average by wl_cluster_run */
+    int ign = wl_core_gpu_power_tau_us(&c->gpu) > 1000;
+    if (!(c->memo.valid && c->memo.ff == ff && c->memo.fb == fb) && c->piece_entry &&
+        wl_cluster_piece_cache_costs(c->piece_entry, ff, fb, ign, c->memo.at, c->memo.at2)) {
+        c->memo.ff = ff;
+        c->memo.fb = fb;
+        c->memo.valid = 1;
+    }
     if (!(c->memo.valid && c->memo.ff == ff && c->memo.fb == fb)) {
         int split = wl_cluster_schedule_splits_w(c->cfg.schedule);
-        /* a governor that holds each kernel (Hopper's, power_tau_us 300:
-         * the H200 profiles show GEMMs slowed inside steps whose average is
-         * far below the cap) is applied kernel by kernel, as the core
-         * applies it; one that holds the average over ~100 ms (Ampere's) is
-         * applied to each stage's average by wl_cluster_run */
-        int ign = wl_core_gpu_power_tau_us(&c->gpu) > 1000;
         for (int id = 0; id < PC_COUNT; id++) {
             /* pieces that only serve as windows are costed by the piece
              * whose collectives hide behind them */
@@ -643,6 +663,8 @@ int wl_cluster_chunk_costs(wl_cluster *c, int i, double ff, double fb)
         c->memo.ff = ff;
         c->memo.fb = fb;
         c->memo.valid = 1;
+        if (c->piece_entry)
+            wl_cluster_piece_cache_keep(c->piece_entry, ff, fb, ign, c->memo.at, c->memo.at2);
     }
     cost hw = a[PC_WIN_HEAD]; /* a split schedule's head weight gradient (last W) */
     for (int ch = 0; ch < c->v; ch++) {

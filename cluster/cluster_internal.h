@@ -87,6 +87,23 @@ typedef struct {
 int wl_cluster_build_pieces(const cl_build *b, cl_piece *pieces, wl_error *err);
 void wl_cluster_free_pieces(cl_piece *pieces);
 
+/* A cache of built pieces that configurations of one shape share
+ * (piececache.c): get lends the pieces (and pieces2, a decode step's, when
+ * b2 is given) of b's shape, building them the first time, and sets
+ * *entry (NULL: built for the caller alone, which then owns them); put
+ * returns them. One thread at a time. */
+typedef struct wl_cluster_piece_cache wl_cluster_piece_cache;
+wl_cluster_piece_cache *wl_cluster_piece_cache_create(void);
+void wl_cluster_piece_cache_free(wl_cluster_piece_cache *pc);
+int wl_cluster_piece_cache_get(wl_cluster_piece_cache *pc, const void *sys, const cl_build *b,
+                               const cl_build *b2, cl_piece *pieces, cl_piece *pieces2,
+                               void **entry, wl_error *err);
+void wl_cluster_piece_cache_put(void *entry);
+/* wl_cluster_create with its pieces from cache (NULL: its own). */
+int wl_cluster_create_cached(const wl_cluster_system *sys, const wl_core_gpu *gpu,
+                             const wl_core_model *model, const wl_cluster_config *cfg,
+                             wl_cluster_piece_cache *cache, wl_cluster **out, wl_error *err);
+
 /* Parameters per GPU of one layer and of the embedding/head, and bytes of
  * activations one layer keeps per micro-batch (Korthikanti et al. 2022). */
 double wl_cluster_layer_params(const wl_core_model *m, int tp);
@@ -117,6 +134,12 @@ typedef struct cost {
     double t, e, comm;
 } cost;
 
+/* The pieces' costs at (ff, fb) that clusters lent a cache entry have
+ * found (1: at and at2 set), and keeping them for the others. */
+int wl_cluster_piece_cache_costs(void *entry, double ff, double fb, int ign, cost *at, cost *at2);
+void wl_cluster_piece_cache_keep(void *entry, double ff, double fb, int ign, const cost *at,
+                                 const cost *at2);
+
 struct wl_cluster {
     wl_cluster_system sys;
     wl_core_gpu gpu;
@@ -127,6 +150,7 @@ struct wl_cluster {
     long long vocab;
     cl_piece pc[PC_COUNT];
     cl_piece pc2[PC_COUNT]; /* decode: one step's pieces (pc: the prompt's pass) */
+    void *piece_entry;      /* the cache entry lending pc and pc2 (NULL: owned) */
     int decode, rounds;     /* decode: tokens generated, one pipeline round each */
     int serve;              /* decode with CUDA graphs: continuous batching */
     long long kv_len;       /* decode: the mean context a step attends to */
@@ -184,6 +208,16 @@ int wl_cluster_chunk_costs(wl_cluster *c, int i, double ff, double fb);
  * optimizer step at fb MHz. */
 void wl_cluster_stage_sync(const wl_cluster *c, int i, double *t_dp, double *tied, double *t_ag);
 int wl_cluster_stage_optimizer(const wl_cluster *c, int i, double fb, double *t_s, double *e_j);
+
+/* ---- bounds without a simulation (bound.c) ----------------------------------- */
+
+/* Lower bounds on a training iteration's time (t_lb) and energy (e_lb) with
+ * every GPU at clock_mhz, from the pieces' costs alone: wl_cluster_run's
+ * result is never below either. The energy's holds only where no stage can
+ * be throttled by its power limit (*e_valid 1); the time's always.
+ * WL_EINVAL for other modes or a clock out of range. Uses the run's
+ * per-stage scratch. */
+int wl_cluster_bound(wl_cluster *c, double clock_mhz, double *t_lb, double *e_lb, int *e_valid);
 
 /* ---- the task graph of a timeline (graph.c) --------------------------------- */
 

@@ -148,6 +148,16 @@ struct wl_cluster_sim {
     const wl_cluster_schedule_type *key_sched;
     int *queue;                      /* stages that may run a task now */
     unsigned char *queued;
+    /* the order the last event-driven run ran the tasks in, which for a
+     * fixed order (every schedule but zb-h1) is the shape's alone: a task
+     * runs once its inputs have run, whatever their times, so any run of
+     * the same shape is a replay of this list (run_rec), each entry with
+     * its input's place in it */
+    task_meta *rec;
+    int *rec_pos;                    /* per task id: its place in rec */
+    double *rec_end, *rec_arrive;    /* per entry, during a replay */
+    size_t nrec;
+    int rec_valid;
     size_t cap_ids, cap_order;
     int cap_p;
 };
@@ -172,14 +182,21 @@ void wl_cluster_sim_free(wl_cluster_sim *s)
     free(s->queue);
     free(s->queued);
     free(s->meta);
+    free(s->rec);
+    free(s->rec_pos);
+    free(s->rec_end);
+    free(s->rec_arrive);
     free(s);
 }
 
 enum { K_F = 0, K_B = 1, K_W = 2 };
 
+/* Stage-major: a stage's tasks, which it runs in about this order, lie
+ * side by side (its forward and backward of a micro-batch next to each
+ * other), so that the simulation walks memory in order. */
 static int tid(const wl_cluster_sim *s, int kind, int stage, int chunk, int micro)
 {
-    return ((kind * s->m + micro) * s->v + chunk) * s->p + stage;
+    return ((stage * s->v + chunk) * s->m + micro) * s->nk + kind;
 }
 
 static int reserve(wl_cluster_sim *s, int p, int v, int m, int nk)
@@ -198,6 +215,22 @@ static int reserve(wl_cluster_sim *s, int p, int v, int m, int nk)
         if (!mt)
             return WL_ENOMEM;
         s->meta = mt;
+        mt = realloc(s->rec, ids * sizeof *mt);
+        if (!mt)
+            return WL_ENOMEM;
+        s->rec = mt;
+        int *rp = realloc(s->rec_pos, ids * sizeof *rp);
+        if (!rp)
+            return WL_ENOMEM;
+        s->rec_pos = rp;
+        a = realloc(s->rec_end, ids * sizeof *a);
+        if (!a)
+            return WL_ENOMEM;
+        s->rec_end = a;
+        a = realloc(s->rec_arrive, ids * sizeof *a);
+        if (!a)
+            return WL_ENOMEM;
+        s->rec_arrive = a;
         s->cap_ids = ids;
     }
     /* the tasks, and after them a gradient sync and an optimizer step per
@@ -327,16 +360,16 @@ static double dur_of(const wl_cluster_pipeline *pl, int kind, int stage, int chu
 /* Runs task id on its stage from the stage's free time or its input's
  * arrival; records it and the send that follows. Returns the stage whose
  * next task may now be ready (the consumer of the output), -1: none. */
-static int run_task(wl_cluster_sim *s, const wl_cluster_pipeline *pl, stage_state *ss, int id)
+static int run_one(wl_cluster_sim *s, const wl_cluster_pipeline *pl, stage_state *ss, int id,
+                   const task_meta *tm, double pr_end, double pr_arrive)
 {
-    const task_meta *tm = &s->meta[id];
     int kind = tm->kind, i = tm->stage, c = tm->chunk, j = tm->micro, pr = tm->pred;
-    double arrive = pr >= 0 ? s->arrive[pr] : 0;
+    double arrive = pr >= 0 ? pr_arrive : 0;
     double start = ss->free > arrive ? ss->free : arrive;
     wl_cluster_stage_stats *st = &s->st[i];
     if (pr >= 0 && start > ss->free) {
         /* the wait overlapping the transfer is the receiver's share of it */
-        double lo = ss->free > s->end[pr] ? ss->free : s->end[pr];
+        double lo = ss->free > pr_end ? ss->free : pr_end;
         if (arrive > lo)
             st->recv_wait_s += arrive - lo;
     }
@@ -381,6 +414,37 @@ static int run_task(wl_cluster_sim *s, const wl_cluster_pipeline *pl, stage_stat
     if (kind == K_F)
         return vs < V - 1 ? (i + 1) % s->p : s->round > 0 ? 0 : -1;
     return kind == K_B && vs > 0 ? (i + s->p - 1) % s->p : -1;
+}
+
+static int run_task(wl_cluster_sim *s, const wl_cluster_pipeline *pl, stage_state *ss, int id)
+{
+    const task_meta *tm = &s->meta[id];
+    int pr = tm->pred;
+    int to = run_one(s, pl, ss, id, tm, pr >= 0 ? s->end[pr] : 0, pr >= 0 ? s->arrive[pr] : 0);
+    if (!s->rec_valid) { /* recorded: the entry, its input's place */
+        size_t k = s->nrec++;
+        s->rec[k] = *tm;
+        s->rec[k].pred = pr >= 0 ? s->rec_pos[pr] : -1;
+        s->rec[k].local = id;
+        s->rec_pos[id] = (int)k;
+    }
+    return to;
+}
+
+/* A run of a recorded shape: its list in order, each entry's input at its
+ * place in the list; the same arithmetic as the event-driven run
+ * (run_one), so the same times to the last bit. */
+static void run_rec(wl_cluster_sim *s, const wl_cluster_pipeline *pl)
+{
+    const task_meta *r = s->rec;
+    for (size_t k = 0; k < s->nrec; k++) {
+        int pr = r[k].pred, id = r[k].local;
+        run_one(s, pl, &s->ss[r[k].stage], id, &r[k], pr >= 0 ? s->rec_end[pr] : 0,
+                pr >= 0 ? s->rec_arrive[pr] : 0);
+        s->rec_end[k] = s->end[id];
+        s->rec_arrive[k] = s->arrive[id];
+        s->ss[r[k].stage].pos++;
+    }
 }
 
 /* The work list: a ring of the stages to visit, each at most once. */
@@ -452,19 +516,18 @@ int wl_cluster_sim_run(wl_cluster_sim *s, const wl_cluster_pipeline *pl, wl_erro
         return WL_ENOMEM;
     }
     size_t ids = (size_t)s->nk * (size_t)p * (size_t)v * (size_t)m;
-    for (size_t k = 0; k < ids; k++)
-        s->end[k] = s->arrive[k] = -1;
     s->ntasks = 0;
     stage_state *ss = s->ss;
     memset(ss, 0, sizeof *ss * (size_t)p);
     if (s->key_p != p || s->key_v != v || s->key_m != m || s->key_nk != s->nk ||
         s->key_round != s->round || s->key_fwd != pl->forward_only || s->key_sched != t) {
-        /* in id order (tid: stage fastest, then chunk, micro, kind) */
+        s->rec_valid = 0;
+        /* in id order (tid: kind fastest, then micro, chunk, stage) */
         task_meta *tm = s->meta;
-        for (int kd = 0; kd < s->nk; kd++)
-            for (int j = 0; j < m; j++)
-                for (int c = 0; c < v; c++)
-                    for (int i = 0; i < p; i++, tm++) {
+        for (int i = 0; i < p; i++)
+            for (int c = 0; c < v; c++)
+                for (int j = 0; j < m; j++)
+                    for (int kd = 0; kd < s->nk; kd++, tm++) {
                         *tm = (task_meta){.kind = kd, .stage = i, .chunk = c, .micro = j,
                                           .pred = pred_of(s, kd, i, c, j),
                                           .local = local_of(s, kd, i, c, j)};
@@ -481,6 +544,16 @@ int wl_cluster_sim_run(wl_cluster_sim *s, const wl_cluster_pipeline *pl, wl_erro
     }
     if (split)
         total += (size_t)p * (size_t)m;
+    if (s->rec_valid && !split) {
+        run_rec(s, pl);
+        for (int i = 0; i < p; i++)
+            s->st[i].peak_in_flight = ss[i].peak;
+        return WL_OK;
+    }
+    for (size_t k = 0; k < ids; k++)
+        s->end[k] = s->arrive[k] = -1;
+    s->nrec = 0;
+    s->rec_valid = 0;
     /* Event-driven: a stage runs its order until the next task's input is
      * missing; a task's end can only unblock the stage its output goes to
      * (and itself, which runs on), so only those are visited again. The
@@ -532,6 +605,7 @@ int wl_cluster_sim_run(wl_cluster_sim *s, const wl_cluster_pipeline *pl, wl_erro
                      t->name, done, total);
         return WL_EINVAL;
     }
+    s->rec_valid = !split;
     return WL_OK;
 }
 

@@ -182,16 +182,21 @@ static int other_partition_of(const wl_cluster_config *a, const wl_cluster_confi
 /* One configuration: built, its memory floor checked, simulated. A split
  * that comes out uniform beside its uniform configuration (uniform: the
  * row before it) is not simulated again: its row is copied from that one
- * once every row is done (*copy set). */
+ * once every row is done (*copy set). With bound (two doubles), one that
+ * may fit is not simulated but bounded instead (wl_cluster_bound: its time
+ * and energy bounds, the energy's -inf where it does not hold), left
+ * evaluated 0 with bound[0] >= 0; the others get bound[0] = -1. */
 static int eval_one(const wl_cluster_system *sys, const wl_core_gpu *gpu, const wl_core_model *m,
                     const wl_cluster_config *cfg, const wl_cluster_config *uniform, double clock,
-                    int front_only, wl_cluster_sim *sim, wl_cluster_search_row *row, int *copy,
-                    wl_error *err)
+                    int front_only, wl_cluster_sim *sim, wl_cluster_piece_cache *cache,
+                    wl_cluster_search_row *row, int *copy, double *bound, wl_error *err)
 {
     memset(row, 0, sizeof *row);
     *copy = 0;
+    if (bound)
+        bound[0] = -1;
     wl_cluster *c = NULL;
-    int rc = wl_cluster_create(sys, gpu, m, cfg, &c, err);
+    int rc = wl_cluster_create_cached(sys, gpu, m, cfg, cache, &c, err);
     if (rc)
         return rc;
     row->same_as_uniform = cfg->partition != WL_CLUSTER_PART_UNIFORM && wl_cluster_split_is_uniform(c);
@@ -212,8 +217,9 @@ static int eval_one(const wl_cluster_system *sys, const wl_core_gpu *gpu, const 
             row->activations_over = 1;
         }
     }
-    if (over) {
-        /* cannot fit whatever the schedule: not worth its simulation */
+    if (over || bound) {
+        /* cannot fit whatever the schedule: not worth its simulation; or
+         * bounded first (its row stays this unless it is simulated) */
         wl_cluster_result *r = &row->r;
         r->time_s = r->energy_j = r->power_w = r->energy_gpu_j = r->energy_network_j = NAN;
         r->energy_node_j = r->tflops_per_gpu = r->mfu = r->bubble_s = NAN;
@@ -225,7 +231,14 @@ static int eval_one(const wl_cluster_system *sys, const wl_core_gpu *gpu, const 
         r->gpus = sys->nodes * sys->gpus_per_node;
         r->nodes = sys->nodes;
         row->evaluated = 0;
-    } else {
+    }
+    if (!over && bound) {
+        int valid = 0;
+        if (wl_cluster_bound(c, clock, &bound[0], &bound[1], &valid))
+            bound[0] = 0, valid = 0; /* not a training run: no bound, simulated first */
+        if (!valid)
+            bound[1] = -INFINITY;
+    } else if (!over) {
         wl_cluster_sim *own = sim ? wl_cluster_swap_sim(c, sim) : NULL;
         rc = wl_cluster_run(c, clock, NULL, &row->r, err);
         if (sim)
@@ -236,61 +249,62 @@ static int eval_one(const wl_cluster_system *sys, const wl_core_gpu *gpu, const 
     return rc;
 }
 
-int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
-                           const wl_core_model *m, const wl_cluster_config *cfgs, size_t n,
-                           double clock_mhz, int threads, int front_only,
-                           wl_cluster_search_row *rows, wl_cluster_progress progress, void *user,
-                           wl_error *err)
+/* What the evaluation of a list of configurations shares across threads. */
+typedef struct {
+    const wl_cluster_system *sys;
+    const wl_core_gpu *gpu;
+    const wl_core_model *m;
+    const wl_cluster_config *cfgs;
+    double clock;
+    int front_only, nt;
+    wl_cluster_search_row *rows;
+    int *copy;
+    wl_cluster_sim **sims;
+    wl_cluster_piece_cache **caches;
+    wl_cluster_progress progress;
+    void *user;
+    unsigned long long done, total;
+    long long bad;               /* the first failing configuration, -1: none */
+    int rc;
+    wl_error first;
+} search_job;
+
+/* Evaluates (bounds: bounds) the configurations idx[0..k) in parallel. */
+static void eval_list(search_job *j, const size_t *idx, size_t k, double *bounds)
 {
-    unsigned long long done = 0;
-    int rc = WL_OK;
-    long long bad = -1;
-    wl_error first = {0};
 #ifdef _OPENMP
-    int nt = threads > 0 ? threads : omp_get_max_threads();
-#else
-    (void)threads;
-    int nt = 1;
+#pragma omp parallel for schedule(dynamic, 4) num_threads(j->nt)
 #endif
-    /* a simulator per thread (wl_cluster_swap_sim); NULL: each
-     * configuration's own */
-    int *copy = calloc(n ? n : 1, sizeof *copy);
-    wl_cluster_sim **sims = calloc((size_t)nt, sizeof *sims);
-    if (!copy || !sims) {
-        free(copy);
-        free(sims);
-        wl_error_set(err, "cluster", 0, "", "out of memory");
-        return WL_ENOMEM;
-    }
-    for (int k = 0; k < nt; k++)
-        sims[k] = wl_cluster_sim_create();
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 8) num_threads(nt)
-#endif
-    for (long long i = 0; i < (long long)n; i++) {
+    for (long long q = 0; q < (long long)k; q++) {
+        size_t i = idx[q];
         wl_error e = {0};
+        const wl_cluster_config *cfgs = j->cfgs;
         const wl_cluster_config *u = i > 0 && cfgs[i - 1].partition == WL_CLUSTER_PART_UNIFORM &&
                                              other_partition_of(&cfgs[i], &cfgs[i - 1])
                                          ? &cfgs[i - 1]
                                          : NULL;
 #ifdef _OPENMP
-        wl_cluster_sim *sim = sims[omp_get_thread_num()];
+        int th = omp_get_thread_num();
 #else
-        wl_cluster_sim *sim = sims[0];
+        int th = 0;
 #endif
-        int r = eval_one(sys, gpu, m, &cfgs[i], u, clock_mhz, front_only, sim, &rows[i], &copy[i], &e);
-        unsigned long long now;
+        int r = eval_one(j->sys, j->gpu, j->m, &cfgs[i], u, j->clock, j->front_only, j->sims[th],
+                         j->caches[th], &j->rows[i], &j->copy[i], bounds ? bounds + 2 * i : NULL, &e);
+        /* a bounded configuration's fate is decided later */
+        if (!bounds || bounds[2 * i] < 0) {
+            unsigned long long now;
 #ifdef _OPENMP
 #pragma omp atomic capture
 #endif
-        now = ++done;
-        /* the caller's callback from one thread only */
+            now = ++j->done;
+            /* the caller's callback from one thread only */
 #ifdef _OPENMP
-        if (progress && omp_get_thread_num() == 0)
+            if (j->progress && omp_get_thread_num() == 0)
 #else
-        if (progress)
+            if (j->progress)
 #endif
-            progress(user, now, n);
+                j->progress(j->user, now, j->total);
+        }
         if (r) {
 #ifdef _OPENMP
 #pragma omp critical(wl_cluster_search_err)
@@ -298,27 +312,157 @@ int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
             {
                 /* the first failing configuration in order, whatever the
                  * thread that met it */
-                if (bad < 0 || i < bad) {
-                    bad = i;
-                    rc = r;
-                    first = e;
+                if (j->bad < 0 || (long long)i < j->bad) {
+                    j->bad = (long long)i;
+                    j->rc = r;
+                    j->first = e;
                 }
             }
         }
     }
+}
+
+typedef struct {
+    double t;
+    size_t i;
+} by_time;
+
+static int cmp_time(const void *a, const void *b)
+{
+    const by_time *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Branch and bound for the front: the configurations that may fit, in the
+ * order of their time bounds, simulated a block at a time; before each
+ * block, one whose bounds a simulated configuration beats in both time and
+ * energy (by more than rounding) is left out: it can be neither on the
+ * front nor the fastest nor the least energy. Blocks of a fixed size make
+ * what is left out the same whatever the threads. */
+enum { BOUND_BLOCK = 16 };
+
+static int bound_and_run(search_job *j, size_t n, double *bounds)
+{
+    size_t *idx = malloc(sizeof *idx * (n ? n : 1));
+    by_time *order = malloc(sizeof *order * (n ? n : 1));
+    double *pts = malloc(sizeof *pts * 2 * (n ? n : 1));
+    int rc = WL_OK;
+    if (!idx || !order || !pts) {
+        rc = WL_ENOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    eval_list(j, idx, n, bounds);
+    if (j->rc)
+        goto done;
+    size_t k = 0, np = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!j->copy[i] && bounds[2 * i] >= 0)
+            order[k++] = (by_time){.t = bounds[2 * i], .i = i};
+    qsort(order, k, sizeof *order, cmp_time);
+    for (size_t b0 = 0; b0 < k && !j->rc; b0 += BOUND_BLOCK) {
+        size_t b1 = b0 + BOUND_BLOCK < k ? b0 + BOUND_BLOCK : k, run = 0;
+        for (size_t q = b0; q < b1; q++) {
+            size_t i = order[q].i;
+            double tl = bounds[2 * i] * (1 - 1e-9), el = bounds[2 * i + 1] * (1 - 1e-9);
+            int beaten = 0;
+            for (size_t r = 0; r < np && !beaten; r++)
+                beaten = pts[2 * r] <= tl && pts[2 * r + 1] <= el;
+            if (beaten) {
+                j->rows[i].bounded = 1;
+                j->done++;
+                if (j->progress)
+                    j->progress(j->user, j->done, j->total);
+            } else {
+                idx[run++] = i;
+            }
+        }
+        eval_list(j, idx, run, NULL);
+        for (size_t q = 0; q < run; q++) {
+            const wl_cluster_search_row *r = &j->rows[idx[q]];
+            if (r->evaluated && r->r.fits) {
+                pts[2 * np] = r->r.time_s;
+                pts[2 * np + 1] = r->r.energy_j;
+                np++;
+            }
+        }
+    }
+done:
+    free(idx);
+    free(order);
+    free(pts);
+    return rc;
+}
+
+int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
+                           const wl_core_model *m, const wl_cluster_config *cfgs, size_t n,
+                           double clock_mhz, int threads, int front_only,
+                           wl_cluster_search_row *rows, wl_cluster_progress progress, void *user,
+                           wl_error *err)
+{
+#ifdef _OPENMP
+    int nt = threads > 0 ? threads : omp_get_max_threads();
+#else
+    (void)threads;
+    int nt = 1;
+#endif
+    search_job j = {.sys = sys, .gpu = gpu, .m = m, .cfgs = cfgs, .clock = clock_mhz,
+                    .front_only = front_only, .nt = nt, .rows = rows, .progress = progress,
+                    .user = user, .total = n, .bad = -1};
+    /* a simulator and a cache of pieces per thread (wl_cluster_swap_sim;
+     * NULL: each configuration's own) */
+    j.copy = calloc(n ? n : 1, sizeof *j.copy);
+    j.sims = calloc((size_t)nt, sizeof *j.sims);
+    j.caches = calloc((size_t)nt, sizeof *j.caches);
+    /* the front alone of training runs: branch and bound (bounds: two per
+     * configuration) */
+    int bnb = front_only && n > 0 && cfgs[0].mode == WL_MODE_TRAIN;
+    double *bounds = bnb ? malloc(sizeof *bounds * 2 * n) : NULL;
+    size_t *idx = bnb ? NULL : malloc(sizeof *idx * (n ? n : 1));
+    int rc = WL_OK;
+    if (!j.copy || !j.sims || !j.caches || (bnb ? !bounds : !idx)) {
+        rc = WL_ENOMEM;
+        goto done;
+    }
+    for (int k = 0; k < nt; k++) {
+        j.sims[k] = wl_cluster_sim_create();
+        j.caches[k] = wl_cluster_piece_cache_create();
+    }
+    if (bnb) {
+        rc = bound_and_run(&j, n, bounds);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            idx[i] = i;
+        eval_list(&j, idx, n, NULL);
+    }
+    if (!rc)
+        rc = j.rc;
     if (rc)
-        *err = first;
-    else if (progress)
+        goto done;
+    if (progress)
         progress(user, n, n);
-    for (size_t i = 0; !rc && i < n; i++)
-        if (copy[i]) {
+    for (size_t i = 0; i < n; i++)
+        if (j.copy[i]) {
             rows[i] = rows[i - 1];
             rows[i].same_as_uniform = 1;
         }
-    free(copy);
-    for (int k = 0; k < nt; k++)
-        wl_cluster_sim_free(sims[k]);
-    free(sims);
+done:
+    if (rc == WL_ENOMEM)
+        wl_error_set(err, "cluster", 0, "", "out of memory");
+    else if (rc)
+        *err = j.first;
+    free(j.copy);
+    for (int k = 0; j.sims && k < nt; k++)
+        wl_cluster_sim_free(j.sims[k]);
+    for (int k = 0; j.caches && k < nt; k++)
+        wl_cluster_piece_cache_free(j.caches[k]);
+    free(j.sims);
+    free(j.caches);
+    free(bounds);
+    free(idx);
     return rc;
 }
 

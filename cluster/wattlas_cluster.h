@@ -512,6 +512,10 @@ typedef struct {
                                    its activations at the peak its schedule
                                    implies already exceed the memory
                                    (evaluated 0, memory_gb that floor) */
+    int bounded;                /* front_only (training): not simulated
+                                   either, because a simulated configuration
+                                   already beats its lower bounds on time
+                                   and energy (evaluated 0, times NaN) */
 } wl_cluster_search_row;
 
 /* Evaluates n configurations at one clock, on `threads` threads (0:

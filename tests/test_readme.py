@@ -313,11 +313,12 @@ def cluster_search_175b():
     fast = next(x for x in r.rows if "fastest" in x["choice"].split("+"))
     m = re.search(r"(\d+) configurations of gpt3-175b on 1024 GPUs: (\d+) simulated, (\d+) fit"
                   r" \(of the rest, (\d+) cannot hold their weights and optimizer state, (\d+) "
-                  r"their activations", r.err)
+                  r"their activations either, (\d+) are beaten on their bounds", r.err)
     if not m:
         raise AssertionError(f"no counts in:\n{r.err}")
     return [f"{m.group(1)} configurations, {m.group(2)} simulated, {m.group(3)} fit ({m.group(4)} "
-            f"cannot hold their weights and optimizer state, {m.group(5)} their activations)",
+            f"cannot hold their weights and optimizer state, {m.group(5)} their activations, "
+            f"{m.group(6)} are beaten on their bounds)",
             f"micro-batch {fast['micro_batch']} at {f(fast['tflops_per_gpu'], 1)} TFLOP/s per "
             f"GPU ({f(float(fast['mfu']) * 100, 1)}% MFU)"]
 
