@@ -422,6 +422,19 @@ def script(path, env=None):
 
 
 @claim()
+def narayanan():
+    """the summary against Narayanan et al.'s Table 1 (scripts/narayanan.sh)"""
+    out = script("scripts/narayanan.sh")
+    m = re.search(r"mean \|error\| ([0-9.]+)%, worst ([0-9.]+)%", out)
+    rows = list(csv.DictReader(io.StringIO("\n".join(
+        l for l in out.splitlines() if not l.startswith("#")))))
+    worst = max(rows, key=lambda r: abs(float(r["error_pct"])))
+    side = "fast" if float(worst["error_pct"]) > 0 else "slow"
+    return [f"within {m.group(1)}% on average, worst {m.group(2)}% (the "
+            f"{worst['model'][:-1]}B on {worst['gpus']} GPUs, {side})"]
+
+
+@claim()
 def korthikanti():
     """the table against Korthikanti et al. (scripts/korthikanti.sh)"""
     names = {"megatron-22b": "22B", "gpt3-175b": "175B", "mt-nlg-530b": "530B",
