@@ -374,6 +374,13 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
         goto done;
     }
     r->rows = n;
+    /* the exclusions by reason, for the summary that --quiet keeps */
+    struct exclusion {
+        const char *why;
+        size_t n;
+        int line;
+    } why[6];
+    size_t nwhy = 0, other = 0;
     for (size_t i = 0; i < n; i++) {
         const char *reason = NULL;
         const wl_calib_row *row = wl_calib_row_at(set, i);
@@ -381,6 +388,15 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
             r->excluded++;
             if (!o->quiet)
                 say(&c, "%s:%d: excluded: %s", o->path, row->line, reason);
+            size_t k = 0;
+            while (k < nwhy && strcmp(why[k].why, reason ? reason : ""))
+                k++;
+            if (k < nwhy)
+                why[k].n++;
+            else if (nwhy < sizeof why / sizeof *why)
+                why[nwhy++] = (struct exclusion){.why = reason ? reason : "", .n = 1, .line = row->line};
+            else
+                other++;
             continue;
         }
         int out_of_fit = o->holdout && listed(&held_out, row->model);
@@ -388,6 +404,17 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
         train[i] = (unsigned char)!out_of_fit;
         r->used += !out_of_fit;
         r->held += (size_t)out_of_fit;
+    }
+    if (r->excluded) {
+        /* even with --quiet: which rows the fit left out, and why */
+        char sum[700];
+        size_t l = (size_t)snprintf(sum, sizeof sum, "excluded %zu of %zu rows:", r->excluded, n);
+        for (size_t k = 0; k < nwhy && l < sizeof sum; k++)
+            l += (size_t)snprintf(sum + l, sizeof sum - l, "%s %zu %.80s (first on line %d)",
+                                  k ? ";" : "", why[k].n, why[k].why, why[k].line);
+        if (other && l < sizeof sum)
+            snprintf(sum + l, sizeof sum - l, "; %zu for other reasons", other);
+        say(&c, "%s", sum);
     }
     if (o->holdout && !r->held) {
         wl_error_set(err, "--holdout", 0, "", "%.200s matches no usable row", o->holdout);

@@ -15,6 +15,11 @@ int wl_core_parse_number(const char *s, double *out)
         s++;
     if (!*s)
         return WL_EINVAL;
+    /* strtod reads C's hexadecimal (0x48, 0x1p3); no preset, table or
+     * option writes a number so, so one is a mistake, not 72 */
+    const char *d = s + (*s == '+' || *s == '-');
+    if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X'))
+        return WL_EINVAL;
     char *e;
     errno = 0;
     double v = strtod(s, &e);

@@ -150,6 +150,54 @@ static int push(wj_parser *p, wj_value *v, size_t *cap, int with_keys)
     return 0;
 }
 
+/* A key seen before in the object being read (keys[0..n), their lines in
+ * lines): an error naming both lines, since a reader would take one of
+ * the two without a word. Objects here are small (a kernel's fields, a
+ * trace event's); a large one is checked by a hash of its keys. */
+static int dup_key(wj_parser *p, char **keys, const int *lines, size_t n, int **table,
+                   size_t *tcap)
+{
+    const char *k = keys[n];
+    int first = 0;
+    if (n < 32) {
+        for (size_t i = 0; i < n && !first; i++)
+            first = strcmp(keys[i], k) ? 0 : lines[i];
+    } else {
+        if (*tcap < 2 * (n + 1)) { /* rebuilt at twice the keys, then kept */
+            size_t nc = 4 * (n + 1);
+            int *t = malloc(nc * sizeof *t);
+            if (!t)
+                return fail(p, "out of memory");
+            memset(t, 0xff, nc * sizeof *t);
+            free(*table);
+            *table = t;
+            *tcap = nc;
+            for (size_t i = 0; i < n; i++) {
+                unsigned long h = 5381;
+                for (const char *c = keys[i]; *c; c++)
+                    h = h * 33 + (unsigned char)*c;
+                size_t j = h % nc;
+                while (t[j] >= 0)
+                    j = (j + 1) % nc;
+                t[j] = (int)i;
+            }
+        }
+        unsigned long h = 5381;
+        for (const char *c = k; *c; c++)
+            h = h * 33 + (unsigned char)*c;
+        size_t j = h % *tcap;
+        for (; (*table)[j] >= 0 && !first; j = (j + 1) % *tcap)
+            first = strcmp(keys[(*table)[j]], k) ? 0 : lines[(*table)[j]];
+        if (!first)
+            (*table)[j] = (int)n;
+    }
+    if (!first)
+        return 0;
+    char msg[120];
+    snprintf(msg, sizeof msg, "duplicate key \"%.40s\" (first on line %d)", k, first);
+    return fail(p, msg);
+}
+
 static int parse_container(wj_parser *p, wj_value *v, int is_obj)
 {
     char close = is_obj ? '}' : ']';
@@ -157,7 +205,8 @@ static int parse_container(wj_parser *p, wj_value *v, int is_obj)
     p->s++;
     if (++p->depth > 64)
         return fail(p, "nesting too deep");
-    size_t cap = 0;
+    size_t cap = 0, lcap = 0, tcap = 0;
+    int *lines = NULL, *table = NULL, rc = -1;
     skip_ws(p);
     if (p->s < p->end && *p->s == close) {
         p->s++;
@@ -166,26 +215,46 @@ static int parse_container(wj_parser *p, wj_value *v, int is_obj)
     }
     for (;;) {
         if (push(p, v, &cap, is_obj))
-            return -1;
+            goto done;
         char *key = NULL;
         if (is_obj) {
             skip_ws(p);
-            if (p->s >= p->end || *p->s != '"')
-                return fail(p, "expected a string key");
+            if (p->s >= p->end || *p->s != '"') {
+                fail(p, "expected a string key");
+                goto done;
+            }
+            int kline = p->line;
             if (parse_string(p, &key))
-                return -1;
+                goto done;
             skip_ws(p);
             if (p->s >= p->end || *p->s != ':') {
                 free(key);
-                return fail(p, "expected ':'");
+                fail(p, "expected ':'");
+                goto done;
             }
             p->s++;
+            if (lcap <= v->n) {
+                size_t nc = lcap ? 2 * lcap : 8;
+                int *nl = realloc(lines, nc * sizeof *nl);
+                if (!nl) {
+                    free(key);
+                    fail(p, "out of memory");
+                    goto done;
+                }
+                lines = nl;
+                lcap = nc;
+            }
+            lines[v->n] = kline;
             v->keys[v->n] = key;
+            if (dup_key(p, v->keys, lines, v->n, &table, &tcap)) {
+                free(key);
+                goto done;
+            }
         }
         memset(&v->items[v->n], 0, sizeof v->items[v->n]);
         v->n++;
         if (parse_value(p, &v->items[v->n - 1]))
-            return -1;
+            goto done;
         skip_ws(p);
         if (p->s < p->end && *p->s == ',') {
             p->s++;
@@ -194,10 +263,16 @@ static int parse_container(wj_parser *p, wj_value *v, int is_obj)
         if (p->s < p->end && *p->s == close) {
             p->s++;
             p->depth--;
-            return 0;
+            rc = 0;
+            goto done;
         }
-        return fail(p, is_obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        fail(p, is_obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        goto done;
     }
+done:
+    free(lines);
+    free(table);
+    return rc;
 }
 
 static int match(wj_parser *p, const char *word)
@@ -250,6 +325,10 @@ static int parse_value(wj_parser *p, wj_value *v)
 wj_value *wj_parse(const char *text, size_t len, int *err_line, char *err, size_t errn)
 {
     wj_parser p = {text, text + len, 1, err, errn, 0, 0};
+    /* a UTF-8 byte-order mark (editors on Windows write one), as the CSV
+     * and INI readers take it */
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+        p.s += 3;
     wj_value *v = calloc(1, sizeof *v);
     if (!v) {
         snprintf(err, errn, "out of memory");

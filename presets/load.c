@@ -51,9 +51,22 @@ int wl_preset_find(wl_preset_kind kind, const char *id, const char **text, char 
     if (hub)
         id = hub;
     else if (is_path(id)) {
-        int rc = wl_core_read_file(id, owned, NULL, err);
+        size_t len = 0;
+        int rc = wl_core_read_file(id, owned, &len, err);
         if (rc)
             return rc;
+        /* the parsers read up to the first NUL: what follows one would be
+         * ignored without a word (study specs refuse it the same way) */
+        const char *nul = memchr(*owned, 0, len);
+        if (nul) {
+            int line = 1;
+            for (const char *q = *owned; q < nul; q++)
+                line += *q == '\n';
+            wl_error_set(err, id, line, "", "NUL byte in a text file");
+            free(*owned);
+            *owned = NULL;
+            return WL_EPARSE;
+        }
         *text = *owned;
         snprintf(src, cap, "%s", id);
         return WL_OK;

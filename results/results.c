@@ -571,6 +571,14 @@ static int csv_start(wl_results_csv *c, wl_error *err)
         c->head[i] = o;
         o += l;
     }
+    /* a column named twice: a reader takes one of the two without a word */
+    for (size_t i = 1; i < c->ncols; i++)
+        for (size_t j = 0; j < i && c->head[i][0]; j++)
+            if (!strcmp(c->head[i], c->head[j])) {
+                wl_error_set(err, c->path, c->lineno, c->head[i],
+                             "column named twice (columns %zu and %zu)", j + 1, i + 1);
+                return WL_EPARSE;
+            }
     return WL_OK;
 }
 

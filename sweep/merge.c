@@ -36,12 +36,28 @@ static int read_meta(FILE *f, const char *path, shard_meta *m, wl_error *err)
     return WL_OK;
 }
 
-/* Copies a shard's rows to out (the CSV header once), counting them. */
+/* The fields of a CSV line (commas outside quotes, plus one). */
+static size_t csv_fields(const char *line, size_t len)
+{
+    size_t n = 1;
+    int quoted = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (line[i] == '"')
+            quoted = !quoted;
+        else if (line[i] == ',' && !quoted)
+            n++;
+    }
+    return n;
+}
+
+/* Copies a shard's rows to out (the CSV header once), counting them; a
+ * row that is not whole (a CSV row with other than the header's fields,
+ * an NDJSON line that is no object) is an error, not passed on. */
 static int copy_rows(FILE *f, const shard_meta *m, int first, int csv, char **header,
                      FILE *out, wl_error *err)
 {
     char *line = NULL;
-    size_t cap = 0;
+    size_t cap = 0, fields = 0;
     ssize_t len;
     int lineno = 1, rc = WL_OK;
     unsigned long long rows = 0;
@@ -49,6 +65,18 @@ static int copy_rows(FILE *f, const shard_meta *m, int first, int csv, char **he
         lineno++;
         if (line[len - 1] != '\n') {
             wl_error_set(err, m->path, lineno, "", "truncated last row (no newline)");
+            rc = WL_EPARSE;
+            break;
+        }
+        if (csv && lineno == 2)
+            fields = csv_fields(line, (size_t)len - 1);
+        else if (csv && csv_fields(line, (size_t)len - 1) != fields) {
+            wl_error_set(err, m->path, lineno, "", "expected %zu columns, found %zu", fields,
+                         csv_fields(line, (size_t)len - 1));
+            rc = WL_EPARSE;
+            break;
+        } else if (!csv && (len < 3 || line[0] != '{' || line[len - 2] != '}')) {
+            wl_error_set(err, m->path, lineno, "", "not an NDJSON row (one JSON object a line)");
             rc = WL_EPARSE;
             break;
         }

@@ -376,6 +376,16 @@ static void test_calibrate_cmd(void **state)
     assert_non_null(strstr(out_buf, "derived by wattlas calibrate --idle"));
     assert_non_null(strstr(out_buf, "743.75"));   /* the SXM board's voltage floor */
     assert_null(strstr(out_buf, "693.75"));       /* the PCIe table is gone */
+    /* --quiet drops the per-row lines but keeps which rows were left out
+     * and why */
+    assert_int_equal(shell("head -30 %s/measurements/a100-pcie-40gb-dvfs.csv > ex.csv && "
+                           "sed -n 2,3p ex.csv | sed 's/bert-large/no-such-net/' >> ex.csv", dir), 0);
+    assert_int_equal(run("calibrate --gpu a100-pcie-40gb ex.csv --quiet -o cal.ini"), 0);
+    assert_non_null(strstr(err_buf, "excluded 2 of 31 rows: 2 unknown model 'no-such-net'"));
+    assert_non_null(strstr(err_buf, "(first on line 31)"));
+    assert_null(strstr(err_buf, "ex.csv:31: excluded"));
+    assert_int_equal(run("calibrate --gpu a100-pcie-40gb ex.csv -o cal.ini"), 0);
+    assert_non_null(strstr(err_buf, "ex.csv:31: excluded"));
     assert_int_equal(run("validate %s/measurements/a100-pcie-40gb-dvfs.csv --no-lomo --interval 90",
                          dir), 0);
     assert_non_null(strstr(err_buf, "90% prediction intervals cover the measurement"));

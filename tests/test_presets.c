@@ -143,6 +143,8 @@ static void test_gpu_hostile(void **state)
         {"sm_clock_step_mhz = 15", "sm_clock_step_mhz = 0", "sm_clock_step_mhz", "(0, 100000]"},
         {"sms = 108", "sms = nan", "sms", "expected a number"},
         {"sms = 108", "sms = inf", "sms", "expected a number"},
+        {"sms = 108", "sms = 0x6c", "sms", "expected a number"}, /* C's hex: not 108 */
+        {"sms = 108", "sms = -0X1p3", "sms", "expected a number"},
         {"1350.00, 1410.00\n", "1350.00, 1410.00,\n", "clock_mhz", "empty item"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -164,6 +166,22 @@ static void test_gpu_hostile(void **state)
     assert_int_equal(wl_preset_gpu_parse(buf, "c.ini", &g, &err), WL_OK);
     snprintf(buf, sizeof buf, "\xEF\xBB\xBF%s", base);
     assert_int_equal(wl_preset_gpu_parse(buf, "bom.ini", &g, &err), WL_OK);
+    /* a file with a NUL byte: what follows it is not silently ignored (a
+     * bad key after it would be), the error names the NUL's line */
+    size_t bl = strlen(base);
+    int nl = 1;
+    for (size_t i = 0; i < bl; i++)
+        nl += base[i] == '\n';
+    memcpy(buf, base, bl);
+    memcpy(buf + bl, "\0\nsms = 0\n", 10);
+    const char *path = test_path("nul.ini");
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, bl + 10, f), bl + 10);
+    fclose(f);
+    assert_int_equal(wl_preset_gpu_load(path, &g, &err), WL_EPARSE);
+    assert_non_null(strstr(err.text, "NUL byte"));
+    assert_int_equal(err.line, nl);
     /* --set uses the same ranges */
     assert_int_equal(wl_preset_gpu_set(&g, "power_limit_w", 1e30, &err), WL_EINVAL);
     assert_string_equal(err.field, "power_limit_w");

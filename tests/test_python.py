@@ -96,6 +96,11 @@ class Predict(unittest.TestCase):
             wattlas.predict(**self.ARGS, colour="red")
         with self.assertRaises(wattlas.Error):
             wattlas.predict(**self.ARGS, scope="kernel")
+        # a list of lists is not flattened into one list
+        for nested in ([[1, 2], [3]], [1, (2, 3)], [range(1, 3)]):
+            with self.assertRaises(wattlas.Error) as e:
+                wattlas.sweep(**dict(self.ARGS, batch=nested))
+            self.assertIn("not a list of lists", str(e.exception))
 
     def test_numpy_and_pandas(self):
         rows = wattlas.predict(**self.ARGS, clock=range(510, 1411, 90))

@@ -190,6 +190,19 @@ static void test_csv_hostile(void **state)
     assert_string_equal(err.field, "v");
     assert_int_equal(err.line, 8);
     wl_results_csv_close(c);
+    /* hexadecimal is not a number here (strtod would read 0x16 as 22) */
+    const char hex[] = "time_ms\n0x16\n";
+    assert_int_equal(wl_results_csv_open_mem(hex, strlen(hex), "h.csv", &c, &err), WL_OK);
+    assert_int_equal(wl_results_csv_next(c, &err), 1);
+    assert_int_equal(wl_results_csv_num(c, 0, &v, &err), WL_EPARSE);
+    wl_results_csv_close(c);
+    /* a column named twice: refused, both places named */
+    const char dup[] = "# c\ngpu,time_ms,power_w,time_ms\na,1,2,3\n";
+    assert_int_equal(wl_results_csv_open_mem(dup, strlen(dup), "d.csv", &c, &err), WL_EPARSE);
+    assert_string_equal(err.field, "time_ms");
+    assert_int_equal(err.line, 2);
+    assert_non_null(strstr(err.text, "columns 2 and 4"));
+    wl_results_csv_close(c);
 }
 
 /* One writer for every format; tables hide constant columns. */

@@ -120,6 +120,34 @@ static void test_shards_merge(void **state)
     assert_non_null(strstr(err.text, "another sweep"));
     fclose(m);
     free(merged);
+    /* a row with a column too few or too many is refused, not passed on */
+    char *p4 = run_to_string(s, 1, 4, 5, WL_FMT_CSV, NULL);
+    for (int extra = 0; extra < 2; extra++) {
+        char *bad = malloc(strlen(p4) + 8);
+        assert_non_null(bad);
+        strcpy(bad, p4);
+        char *row = strchr(strchr(strchr(bad, '\n') + 1, '\n') + 1, '\n') + 1; /* 2nd row */
+        char *eol = strchr(row, '\n');
+        if (extra) {
+            memmove(eol + 2, eol, strlen(eol) + 1);
+            eol[0] = ',', eol[1] = '1';
+        } else {
+            char *comma = eol;
+            while (*comma != ',')
+                comma--;
+            memmove(comma, eol, strlen(eol) + 1);
+        }
+        test_write_file(names[3], bad);
+        free(bad);
+        m = open_memstream(&merged, &len);
+        assert_int_equal(wl_sweep_merge(paths, 5, m, &err), WL_EPARSE);
+        assert_non_null(strstr(err.text, "columns"));
+        assert_int_equal(err.line, 4);
+        fclose(m);
+        free(merged);
+    }
+    test_write_file(names[3], p4);
+    free(p4);
     /* a truncated or incomplete shard is refused */
     FILE *f = fopen(names[4], "a");
     fputs("a100-pcie-40gb,84,gpt2", f);

@@ -294,6 +294,28 @@ static void test_trace_errors(void **state)
     assert_string_equal(err.field, "dim");
     assert_non_null(strstr(err.text, "elements"));
     assert_null(wl);
+    /* a UTF-8 byte-order mark is read past, as the CSV and INI readers do */
+    char bom[400];
+    snprintf(bom, sizeof bom, "\xEF\xBB\xBF%s", ok);
+    assert_int_equal(wl_core_trace_parse(bom, strlen(bom), "b.json", &wl, &err), WL_OK);
+    assert_int_equal(wl_core_workload_count(wl), 2);
+    wl_core_workload_free(wl);
+    /* a key given twice is an error naming both lines, in a small object
+     * and in a large one (hashed) */
+    const char *dup = "[[{\"dim\": 8, \"op\": \"gelu\",\n \"dim\": 16, \"prec\": \"bf16\"},"
+                      " [\"elementwise\"]]]";
+    assert_int_equal(wl_core_trace_parse(dup, strlen(dup), "d.json", &wl, &err), WL_EPARSE);
+    assert_int_equal(err.line, 2);
+    assert_non_null(strstr(err.text, "duplicate key \"dim\" (first on line 1)"));
+    char big[8000];
+    size_t l = (size_t)snprintf(big, sizeof big, "[[{");
+    for (int i = 0; i < 100; i++)
+        l += (size_t)snprintf(big + l, sizeof big - l, "\"k%d\": %d,\n", i, i);
+    snprintf(big + l, sizeof big - l, "\"k7\": 1}, [\"elementwise\"]]]");
+    assert_int_equal(wl_core_trace_parse(big, strlen(big), "d.json", &wl, &err), WL_EPARSE);
+    assert_int_equal(err.line, 101);
+    assert_non_null(strstr(err.text, "duplicate key \"k7\" (first on line 8)"));
+    assert_null(wl);
 }
 
 /* One grammar for numbers, lists and ranges. */

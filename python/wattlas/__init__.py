@@ -343,10 +343,13 @@ def _columns(items, spec, threads, predict):
     return t
 
 
-def _text(key, value):
-    """One sweep value as the command line writes it."""
+def _text(key, value, nested=False):
+    """One sweep value as the command line writes it (a list of values, not
+    of lists: [[1, 2], [3]] would read as 1,2,3 without a word)."""
     if isinstance(value, bool):
         return "on" if value else "off"
+    if isinstance(value, (list, tuple, range)) and nested:
+        raise Error(f"{key}: expected a list of values, not a list of lists")
     if isinstance(value, range):
         if value.step <= 0 or len(value) == 0:
             raise Error(f"{key}: expected a non-empty increasing range")
@@ -354,7 +357,7 @@ def _text(key, value):
     if isinstance(value, (list, tuple)):
         if not value:
             raise Error(f"{key}: expected at least one value")
-        return ",".join(_text(key, v) for v in value)
+        return ",".join(_text(key, v, True) for v in value)
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, (int, str)):
@@ -363,9 +366,11 @@ def _text(key, value):
         import numpy
 
         if isinstance(value, numpy.ndarray):
-            return _text(key, value.tolist())
+            if value.ndim > 1 or (nested and value.ndim == 1):
+                raise Error(f"{key}: expected a list of values, not a list of lists")
+            return _text(key, value.tolist(), nested)
         if isinstance(value, numpy.generic):
-            return _text(key, value.item())
+            return _text(key, value.item(), nested)
     except ImportError:
         pass
     raise Error(f"{key}: cannot use a {type(value).__name__} as a value")
