@@ -456,6 +456,15 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
     CHECK(gpu->sm_clock_min_mhz > 0 && gpu->sm_clock_max_mhz >= gpu->sm_clock_min_mhz,
           "sm_clock_max_mhz", "clock range must satisfy 0 < min <= max");
     CHECK(gpu->sm_clock_step_mhz > 0, "sm_clock_step_mhz", "must be positive");
+    /* the grid every scan and plan walks: a step that makes it longer than
+     * a list may be is refused, not cut short without a word */
+    CHECK((gpu->sm_clock_max_mhz - gpu->sm_clock_min_mhz) / gpu->sm_clock_step_mhz <
+              (double)WL_LIST_MAX,
+          "sm_clock_step_mhz",
+          "%g MHz makes %.3g clocks from %g to %g MHz, more than %d: a coarser step",
+          gpu->sm_clock_step_mhz,
+          floor((gpu->sm_clock_max_mhz - gpu->sm_clock_min_mhz) / gpu->sm_clock_step_mhz) + 1,
+          gpu->sm_clock_min_mhz, gpu->sm_clock_max_mhz, WL_LIST_MAX);
     CHECK(gpu->cuda_flop_per_clk_sm[WL_DT_FP32] > 0, "cuda_fp32_flop_per_clk_sm",
           "must be positive");
     for (int i = 0; i < WL_DT_COUNT; i++) {

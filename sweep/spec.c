@@ -525,9 +525,10 @@ int wl_sweep_i_variant_gpu(const wl_sweep_spec *s, size_t gi, unsigned long long
         size_t k = 0;
         while (k + 1 < s->nset && strcmp(s->set[k].key, err->field) != 0)
             k++;
-        char text[256];
+        char text[256], field[sizeof err->field];
         snprintf(text, sizeof text, "%s", err->text);
-        wl_error_set(err, s->set[k].o.source, s->set[k].o.line, err->field,
+        snprintf(field, sizeof field, "%s", err->field); /* err is rewritten below */
+        wl_error_set(err, s->set[k].o.source, s->set[k].o.line, field,
                      "%s with these set values: %s", s->gpus.v[gi], text);
         return WL_EINVAL;
     }

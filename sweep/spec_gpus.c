@@ -56,17 +56,45 @@ static int note_transferred(wl_sweep_spec *s, unsigned long long moved)
     return rc;
 }
 
+/* Every variant is checked before anything is written while there are at
+ * most CHECK_ALL of them (GPUs x variants). A larger --set grid (a product
+ * of 10^7 variants, most of them for other shards) would spend its setup
+ * there, about 25 us a variant, before the first row: instead each set
+ * value is checked on its own on every GPU, the other keys at the
+ * preset's, and each combination as its chunk is evaluated (a bad one
+ * stops the run there with its error, the output not written), so the
+ * setup grows with the values, not with their product. */
+enum { CHECK_ALL = 20000 };
+
 int wl_sweep_i_check_variants(wl_sweep_spec *s, wl_error *err)
 {
     unsigned long long nvar = wl_sweep_i_n_variants(s), moved = 0;
+    if ((unsigned long long)s->gpus.n * nvar <= CHECK_ALL) {
+        for (size_t gi = 0; gi < s->gpus.n; gi++)
+            for (unsigned long long v = 0; v < nvar; v++) {
+                wl_core_gpu g;
+                int rc = wl_sweep_i_variant_gpu(s, gi, v, &g, err);
+                if (rc)
+                    return rc;
+                moved |= transferred(s, &s->gpu[gi], &g);
+            }
+        return moved ? note_transferred(s, moved) : WL_OK;
+    }
     for (size_t gi = 0; gi < s->gpus.n; gi++)
-        for (unsigned long long v = 0; v < nvar; v++) {
-            wl_core_gpu g;
-            int rc = wl_sweep_i_variant_gpu(s, gi, v, &g, err);
-            if (rc)
-                return rc;
-            moved |= transferred(s, &s->gpu[gi], &g);
-        }
+        for (size_t k = 0; k < s->nset; k++)
+            for (size_t j = 0; j < s->set[k].vals.n; j++) {
+                wl_core_gpu g = s->gpu[gi];
+                const char *key = s->set[k].key;
+                double x = s->set[k].vals.v[j];
+                if (wl_preset_gpu_apply(&g, &key, &x, 1, NULL, err) || wl_core_gpu_check(&g, err)) {
+                    char text[256];
+                    snprintf(text, sizeof text, "%s", err->text);
+                    wl_error_set(err, s->set[k].o.source, s->set[k].o.line, key, "%s with %s = %g: %s",
+                                 s->gpus.v[gi], key, x, text);
+                    return WL_EINVAL;
+                }
+                moved |= transferred(s, &s->gpu[gi], &g);
+            }
     return moved ? note_transferred(s, moved) : WL_OK;
 }
 

@@ -1003,6 +1003,21 @@ int wl_sweep_run_table(const wl_sweep_spec *s, const wl_sweep_options *o, const 
     return rc;
 }
 
+/* A chunk done out of turn, waiting for those before it to be written. */
+typedef struct {
+    wl_results_buf b;
+    wl_sweep_tally part;
+    int rc, ready;
+    wl_error err;
+} done_chunk;
+
+/* Chunks are computed in parallel and written in order: whichever thread
+ * finishes a chunk parks it in a ring and writes every chunk that is next
+ * in order, so no thread waits for another's turn (OpenMP's `ordered` made
+ * each wait, spinning, for the chunk before its own: on a machine where
+ * another process holds a core that cost the sweep 5-40x). A thread more
+ * than the ring ahead of the oldest chunk not yet written sleeps until it
+ * is written, which bounds the memory to the ring's chunks. */
 int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
                  volatile sig_atomic_t *stop, wl_sweep_stats *stats, wl_error *err)
 {
@@ -1021,8 +1036,17 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
     long long n_o = (long long)wl_sweep_plan_chunks(p);
     int threads;
     wl_sweep_scratch **scratch = wl_sweep_scratch_pool(o, &threads);
+    long long nring = 4 * (long long)(threads > 0 ? threads : 1);
+    done_chunk *ring = calloc((size_t)nring, sizeof *ring);
+    long long next = 0; /* the next chunk to write */
+    if (!ring) {
+        wl_sweep_scratch_pool_free(scratch, threads);
+        wl_sweep_plan_free(p);
+        wl_error_set(err, "sweep", 0, "", "out of memory");
+        return WL_ENOMEM;
+    }
 #ifdef _OPENMP
-#pragma omp parallel for ordered schedule(dynamic, 1) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
     for (long long k = 0; k < n_o; k++) {
 #ifdef _OPENMP
@@ -1031,35 +1055,55 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
         int me = 0;
 #endif
         wl_sweep_scratch *sc = scratch && me < threads ? scratch[me] : NULL;
-        wl_results_buf b = {0};
-        wl_sweep_tally part;
-        wl_sweep_tally_init(&part);
-        int my_rc = WL_OK;
-        wl_error my_err;
-        memset(&my_err, 0, sizeof my_err);
-        if (!failed && !(stop && *stop) && !wfail)
-            my_rc = wl_sweep_plan_chunk(p, (unsigned long long)k, sc, &b, &part, &my_err);
-#pragma omp ordered
-        {
-            if (my_rc && !failed) {
-                failed = 1;
-                rc = my_rc;
-                first_err = my_err;
-            }
-            if (!failed && !(stop && *stop) && !wfail && b.n) {
-                wl_results_writer_emit(p->w, b.p, b.n);
-                wfail = ferror(out) != 0;
-                done += part.points;
-                wl_sweep_tally_add(&stats->tally, &part);
-                /* a JSON row is ",\n  {...}": one newline each; the
-                 * binary stream of columns has no lines */
-                rows += o->format == WL_FMT_COLUMNS ? part.points : count_lines(b.p, b.n);
-            }
-            if (!failed && o->progress)
-                o->progress(o->progress_user, done, total);
+        for (;;) { /* too far ahead: wait, asleep, for the writer */
+            long long w;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+            w = next;
+            if (k - w < nring || failed || wfail)
+                break;
+            struct timespec nap = {0, 100000};
+            nanosleep(&nap, NULL);
         }
-        wl_results_buf_free(&b);
+        done_chunk d = {.rc = WL_OK};
+        wl_sweep_tally_init(&d.part);
+        if (!failed && !(stop && *stop) && !wfail)
+            d.rc = wl_sweep_plan_chunk(p, (unsigned long long)k, sc, &d.b, &d.part, &d.err);
+#ifdef _OPENMP
+#pragma omp critical(wl_sweep_write)
+#endif
+        {
+            d.ready = 1;
+            ring[k % nring] = d;
+            /* write what is next in order */
+            for (done_chunk *c = &ring[next % nring]; c->ready; c = &ring[next % nring]) {
+                if (c->rc && !failed) {
+                    failed = 1;
+                    rc = c->rc;
+                    first_err = c->err;
+                }
+                if (!failed && !(stop && *stop) && !wfail && c->b.n) {
+                    wl_results_writer_emit(p->w, c->b.p, c->b.n);
+                    wfail = ferror(out) != 0;
+                    done += c->part.points;
+                    wl_sweep_tally_add(&stats->tally, &c->part);
+                    /* a JSON row is ",\n  {...}": one newline each; the
+                     * binary stream of columns has no lines */
+                    rows += o->format == WL_FMT_COLUMNS ? c->part.points : count_lines(c->b.p, c->b.n);
+                }
+                if (!failed && o->progress)
+                    o->progress(o->progress_user, done, total);
+                wl_results_buf_free(&c->b);
+                c->ready = 0;
+#ifdef _OPENMP
+#pragma omp atomic update
+#endif
+                next++;
+            }
+        }
     }
+    free(ring);
     wl_sweep_scratch_pool_free(scratch, threads);
     stats->points = done;
     stats->rows = rows;

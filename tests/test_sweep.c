@@ -572,6 +572,55 @@ static void test_edited_copy_named(void **state)
 }
 
 /* An unknown --set key names the close ones and where the list is. */
+/* A --set grid larger than is checked variant by variant up front: each
+ * value is checked on its own before anything is written (a bad one names
+ * its key), a combination that is bad only together stops the run at its
+ * chunk with its error; a clock step that would make more clocks than a
+ * list may hold is refused. */
+static void test_set_grid_checks(void **state)
+{
+    (void)state;
+    wl_sweep_spec *s = wl_sweep_spec_create();
+    wl_error err;
+    /* 2 x 2 x 10001 variants: past the up-front check of every one */
+    const char *kv[] = {"model", "gpt2", "clock", "1200", "set", "sm_clock_min_mhz=210,1250",
+                        "set", "sm_clock_max_mhz=1410,1240", "set", "dram_bw_gbs=1500:2500:0.1"};
+    for (size_t i = 0; i < sizeof kv / sizeof *kv; i += 2)
+        assert_int_equal(wl_sweep_spec_set(s, kv[i], kv[i + 1], "spec.ini", (int)i + 1, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_finish(s, &err), WL_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    wl_sweep_options o = {.format = WL_FMT_CSV, .threads = 2};
+    wl_sweep_stats st;
+    /* min 1250 with max 1240: the last quarter of the variants (the first
+     * key outermost), reached after the other three */
+    assert_int_equal(wl_sweep_run(s, &o, f, NULL, &st, &err), WL_EINVAL);
+    assert_non_null(strstr(err.text, "min <= max"));
+    assert_int_equal(st.points, 3 * 10001);
+    fclose(f);
+    free(buf);
+    wl_sweep_spec_free(s);
+    /* one value bad on its own: refused before any row */
+    s = wl_sweep_spec_create();
+    const char *kv2[] = {"model", "gpt2", "set", "sm_clock_min_mhz=210,1500", "set",
+                         "dram_bw_gbs=1500:2500:0.1"};
+    for (size_t i = 0; i < sizeof kv2 / sizeof *kv2; i += 2)
+        assert_int_equal(wl_sweep_spec_set(s, kv2[i], kv2[i + 1], "spec.ini", (int)i + 1, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_finish(s, &err), WL_EINVAL);
+    assert_string_equal(err.field, "sm_clock_min_mhz");
+    assert_int_equal(err.line, 3);
+    assert_non_null(strstr(err.text, "sm_clock_min_mhz = 1500"));
+    wl_sweep_spec_free(s);
+    /* a step of 1e-9 MHz: 1.2e12 clocks, not cut to a million */
+    s = wl_sweep_spec_create();
+    assert_int_equal(wl_sweep_spec_set(s, "set", "sm_clock_step_mhz=1e-9", "spec.ini", 2, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_finish(s, &err), WL_EINVAL);
+    assert_string_equal(err.field, "sm_clock_step_mhz");
+    assert_non_null(strstr(err.text, "coarser step"));
+    wl_sweep_spec_free(s);
+}
+
 static void test_set_key_hint(void **state)
 {
     (void)state;
@@ -595,7 +644,7 @@ int main(void)
         cmocka_unit_test(test_idle_tables),
         cmocka_unit_test(test_clock_max_as_set),
         cmocka_unit_test(test_edited_copy_named),
-        cmocka_unit_test(test_set_key_hint),
+        cmocka_unit_test(test_set_key_hint), cmocka_unit_test(test_set_grid_checks),
         cmocka_unit_test(test_threads_identical),  cmocka_unit_test(test_shards_merge),
         cmocka_unit_test(test_infeasible_marking), cmocka_unit_test(test_spec_file_and_errors),
         cmocka_unit_test(test_interrupt),          cmocka_unit_test(test_kernel_scope),
