@@ -210,14 +210,20 @@ static int sweep_run(sweep_opts *o)
         wl_results_out_abort(out);
         return cli_fail(cmd, &err);
     }
-    /* an interrupted run still commits its whole rows */
-    if (wl_results_out_commit(out, &err))
+    /* an interrupted run keeps its whole rows beside the file, which stays
+     * as it was: a complete old output is never replaced by a prefix */
+    char partial[4200] = "";
+    if (st.interrupted ? wl_results_out_commit_partial(out, partial, sizeof partial, &err)
+                       : wl_results_out_commit(out, &err))
         return cli_fail(cmd, &err);
     if (!o->quiet) {
         fprintf(stderr, "wattlas sweep: %llu points, %llu rows in %.2f s (%.0f points/s)", st.points,
                 st.rows, st.seconds, st.seconds > 0 ? (double)st.points / st.seconds : 0);
-        if (st.interrupted)
-            fprintf(stderr, ", interrupted: the file holds the rows done so far");
+        if (st.interrupted && partial[0])
+            fprintf(stderr, ", interrupted: the rows done so far are in %s (%s left as it was)",
+                    partial, o->out);
+        else if (st.interrupted)
+            fprintf(stderr, ", interrupted: the output holds the rows done so far");
         fputc('\n', stderr);
         if (st.tally.unfit)
             fprintf(stderr, "wattlas sweep: note: %llu points need more memory than their GPU has "

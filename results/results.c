@@ -366,7 +366,23 @@ int wl_results_out_isatty(const wl_results_out *o)
     return o->mode == OUT_STDOUT && isatty(STDOUT_FILENO);
 }
 
+static int out_commit(wl_results_out *o, const char *suffix, wl_error *err);
+
 int wl_results_out_commit(wl_results_out *o, wl_error *err)
+{
+    return out_commit(o, NULL, err);
+}
+
+int wl_results_out_commit_partial(wl_results_out *o, char *name, size_t cap, wl_error *err)
+{
+    if (cap)
+        name[0] = 0;
+    if (o->mode == OUT_ATOMIC)
+        snprintf(name, cap, "%s.partial", o->path);
+    return out_commit(o, ".partial", err);
+}
+
+static int out_commit(wl_results_out *o, const char *suffix, wl_error *err)
 {
     int rc = WL_OK;
     const char *name = o->mode == OUT_STDOUT ? "<stdout>" : o->path;
@@ -387,10 +403,16 @@ int wl_results_out_commit(wl_results_out *o, wl_error *err)
         rc = WL_EIO;
         if (o->mode == OUT_ATOMIC)
             unlink(o->tmp);
-    } else if (o->mode == OUT_ATOMIC && rename(o->tmp, o->path) != 0) {
-        wl_error_set(err, name, 0, "", "cannot rename the output into place: %s", strerror(errno));
-        unlink(o->tmp);
-        rc = WL_EIO;
+    } else if (o->mode == OUT_ATOMIC) {
+        /* a partial output goes beside the file, which it leaves whole */
+        char *dest = suffix ? wl_core_strprintf("%s%s", o->path, suffix) : NULL;
+        if ((suffix && !dest) || rename(o->tmp, dest ? dest : o->path) != 0) {
+            wl_error_set(err, name, 0, "", "cannot rename the output into place: %s",
+                         dest ? strerror(errno) : "out of memory");
+            unlink(o->tmp);
+            rc = WL_EIO;
+        }
+        free(dest);
     }
     out_free(o);
     return rc;

@@ -59,6 +59,10 @@ typedef struct wl_results_out wl_results_out;
 int wl_results_out_open(const char *path, wl_results_out **out, wl_error *err);
 FILE *wl_results_out_stream(wl_results_out *o);
 int wl_results_out_commit(wl_results_out *o, wl_error *err); /* frees o */
+/* An output cut short (an interrupted run): a regular file's rows go to
+ * PATH.partial beside it (its name in name; "" for a stream, a device or a
+ * FIFO, written in place), and PATH keeps what it held. Frees o. */
+int wl_results_out_commit_partial(wl_results_out *o, char *name, size_t cap, wl_error *err);
 void wl_results_out_abort(wl_results_out *o);                /* frees o, accepts NULL */
 /* Whether the output is a terminal (for the default table format). */
 int wl_results_out_isatty(const wl_results_out *o);

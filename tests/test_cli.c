@@ -491,16 +491,21 @@ static void test_hostile_tables(void **state)
     assert_int_equal(run("sweep --model gpt2 --clock 900 --quiet --set dram_bw_gbs=1e-300"), 2);
 }
 
-/* Ctrl-C: the file holds whole rows, the exit status says interrupted. */
+/* Ctrl-C: the rows done so far, whole, go to FILE.partial beside the
+ * file, which keeps what it held (a complete earlier output is never
+ * replaced by a prefix); the exit status says interrupted. */
 static void test_sweep_sigint(void **state)
 {
     (void)state;
-    assert_int_equal(shell("rm -f int.csv; $W sweep --model gpt3-13b,llama-3-8b --batch 1,2,4,8,16 "
+    test_write_file("int.csv", "an,earlier\ncomplete,output\n");
+    assert_int_equal(shell("rm -f int.csv.partial; $W sweep --model gpt3-13b,llama-3-8b --batch 1,2,4,8,16 "
                            "--seq 512,1024,2048,4096 --set sms=80:140:1 --set l2_size_mb=10:80:1 --quiet -o int.csv & "
                            "pid=$!; sleep 0.5; kill -INT $pid; wait $pid; test $? = 130"), 0);
     slurp("int.csv", out_buf, sizeof out_buf);
+    assert_string_equal(out_buf, "an,earlier\ncomplete,output\n");
+    slurp("int.csv.partial", out_buf, sizeof out_buf);
     assert_non_null(strstr(out_buf, "gpu,sms,l2_size_mb,model,"));
-    FILE *f = fopen("int.csv", "r");
+    FILE *f = fopen("int.csv.partial", "r");
     assert_non_null(f);
     fseek(f, -1, SEEK_END);
     assert_int_equal(fgetc(f), '\n'); /* the last row is whole */

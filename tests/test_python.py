@@ -71,6 +71,32 @@ class Predict(unittest.TestCase):
         # the maximum clock when none is given
         self.assertEqual([r["sm_clock_mhz"] for r in wattlas.predict(**self.ARGS)], [1410])
 
+    def test_ctrl_c(self):
+        """Ctrl-C stops a long sweep while the library runs (it polls a stop
+        flag, as the command line does), not after it returns, and leaves
+        Python's handler in place"""
+        import signal
+        import threading
+        import time
+        if threading.current_thread() is not threading.main_thread():
+            self.skipTest("signals reach the main thread only")
+        t0 = time.time()
+        timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                # about 20 s of work on one thread
+                wattlas.sweep(model="gpt3-1.3b", batch=1, seq=1024, clock="210:1410:15",
+                              dtype=["bf16", "fp16", "fp32"], threads=1,
+                              set={"sms": list(range(80, 140)),
+                                   "dram_bw_gbs": list(range(1500, 3500, 20))})
+        finally:
+            timer.cancel()
+        self.assertLess(time.time() - t0, 5)
+        self.assertIs(signal.getsignal(signal.SIGINT), signal.default_int_handler)
+        # and the next call runs whole
+        self.assertEqual(len(wattlas.predict(**self.ARGS)), 1)
+
     def test_errors(self):
         """bad values raise wattlas.Error naming the keyword, as the command
         line names its option, with the same text"""

@@ -73,6 +73,24 @@ static void test_atomic_output(void **state)
     assert_non_null(fgets(buf, sizeof buf, f));
     fclose(f);
     assert_string_equal(buf, "x_ms\n"); /* the old file is intact */
+    /* an output cut short goes beside the file, which keeps what it held */
+    char part[600], name[700];
+    snprintf(part, sizeof part, "%s.partial", p);
+    unlink(part);
+    assert_int_equal(wl_results_out_open(p, &o, &err), WL_OK);
+    fprintf(wl_results_out_stream(o), "y_ms\n2\n");
+    assert_int_equal(wl_results_out_commit_partial(o, name, sizeof name, &err), WL_OK);
+    assert_string_equal(name, part);
+    f = fopen(p, "r");
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "x_ms\n");
+    f = fopen(part, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "y_ms\n");
+    unlink(part);
     unlink(p);
     wl_results_out_abort(NULL);
     assert_int_equal(wl_results_out_open("/nonexistent/dir/out.csv", &o, &err), WL_EIO);
