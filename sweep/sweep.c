@@ -1074,8 +1074,17 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
 #pragma omp critical(wl_sweep_write)
 #endif
         {
-            d.ready = 1;
-            ring[k % nring] = d;
+            /* once the run has failed a thread no longer waits its turn, so
+             * its slot may still hold a chunk never to be written: that
+             * one is dropped, and this one too */
+            if (ring[k % nring].ready) {
+                wl_results_buf_free(&ring[k % nring].b);
+                ring[k % nring].ready = 0;
+                wl_results_buf_free(&d.b);
+            } else {
+                d.ready = 1;
+                ring[k % nring] = d;
+            }
             /* write what is next in order */
             for (done_chunk *c = &ring[next % nring]; c->ready; c = &ring[next % nring]) {
                 if (c->rc && !failed) {
@@ -1103,6 +1112,9 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
             }
         }
     }
+    for (long long i = 0; i < nring; i++) /* a failed run's chunks never written */
+        if (ring[i].ready)
+            wl_results_buf_free(&ring[i].b);
     free(ring);
     wl_sweep_scratch_pool_free(scratch, threads);
     stats->points = done;
