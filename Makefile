@@ -33,7 +33,7 @@ CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/eval.c \
 PRESET_SRC = presets/preset.c presets/model.c presets/load.c presets/derive.c presets/ini.c
 RESULTS_SRC = results/results.c
 CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c calib/crossval.c calib/validation.c calib/preset_out.c calib/run.c
-SWEEP_SRC = sweep/spec.c sweep/spec_gpus.c sweep/sweep.c sweep/merge.c sweep/compare.c \
+SWEEP_SRC = sweep/spec.c sweep/spec_gpus.c sweep/sweep.c sweep/run.c sweep/merge.c sweep/compare.c \
             sweep/energy_check.c
 PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/schedule.c pareto/compare.c
 PLOT_SRC = plot/plot.c plot/kinds.c plot/kinds_bars.c plot/kinds_heatmap.c plot/report.c plot/report_index.c \

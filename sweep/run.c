@@ -1,0 +1,176 @@
+/* Running a sweep: its chunks evaluated in parallel and written in order
+ * (split from sweep.c, which plans and evaluates them). */
+#include "sweep_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* ---- running ------------------------------------------------------------------------ */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static unsigned long long count_lines(const char *p, size_t n)
+{
+    unsigned long long k = 0;
+    for (const char *q = p; (q = memchr(q, '\n', (size_t)(p + n - q))) != NULL; q++)
+        k++;
+    return k;
+}
+
+int wl_sweep_run_table(const wl_sweep_spec *s, const wl_sweep_options *o, const char *source,
+                       wl_results_table **out, wl_sweep_stats *stats, wl_error *err)
+{
+    *out = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return WL_ENOMEM;
+    wl_sweep_options so = *o;
+    so.format = WL_FMT_CSV;
+    so.shard_index = so.shard_count = 0;
+    int rc = wl_sweep_run(s, &so, m, NULL, stats, err);
+    if (fclose(m) && !rc)
+        rc = WL_ENOMEM;
+    if (!rc)
+        rc = wl_results_table_load_mem(text, len, source, out, err);
+    free(text);
+    return rc;
+}
+
+/* A chunk done out of turn, waiting for those before it to be written. */
+typedef struct {
+    wl_results_buf b;
+    wl_sweep_tally part;
+    int rc, ready;
+    wl_error err;
+} done_chunk;
+
+/* Chunks are computed in parallel and written in order: whichever thread
+ * finishes a chunk parks it in a ring and writes every chunk that is next
+ * in order, so no thread waits for another's turn (OpenMP's `ordered` made
+ * each wait, spinning, for the chunk before its own: on a machine where
+ * another process holds a core that cost the sweep 5-40x). A thread more
+ * than the ring ahead of the oldest chunk not yet written sleeps until it
+ * is written, which bounds the memory to the ring's chunks. */
+int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
+                 volatile sig_atomic_t *stop, wl_sweep_stats *stats, wl_error *err)
+{
+    memset(stats, 0, sizeof *stats);
+    wl_sweep_tally_init(&stats->tally);
+    wl_sweep_plan *p = NULL;
+    int rc = wl_sweep_plan_create(s, o, &p, err);
+    if (rc)
+        return rc;
+    wl_sweep_plan_begin(p, out);
+    double t0 = now_s();
+    volatile int failed = 0, wfail = 0;
+    unsigned long long done = 0, rows = 0, total = wl_sweep_plan_points(p);
+    wl_error first_err;
+    memset(&first_err, 0, sizeof first_err);
+    long long n_o = (long long)wl_sweep_plan_chunks(p);
+    int threads;
+    wl_sweep_scratch **scratch = wl_sweep_scratch_pool(o, &threads);
+    long long nring = 4 * (long long)(threads > 0 ? threads : 1);
+    done_chunk *ring = calloc((size_t)nring, sizeof *ring);
+    long long next = 0; /* the next chunk to write */
+    if (!ring) {
+        wl_sweep_scratch_pool_free(scratch, threads);
+        wl_sweep_plan_free(p);
+        wl_error_set(err, "sweep", 0, "", "out of memory");
+        return WL_ENOMEM;
+    }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+    for (long long k = 0; k < n_o; k++) {
+#ifdef _OPENMP
+        int me = omp_get_thread_num();
+#else
+        int me = 0;
+#endif
+        wl_sweep_scratch *sc = scratch && me < threads ? scratch[me] : NULL;
+        for (;;) { /* too far ahead: wait, asleep, for the writer */
+            long long w;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+            w = next;
+            if (k - w < nring || failed || wfail)
+                break;
+            struct timespec nap = {0, 100000};
+            nanosleep(&nap, NULL);
+        }
+        done_chunk d = {.rc = WL_OK};
+        wl_sweep_tally_init(&d.part);
+        if (!failed && !(stop && *stop) && !wfail)
+            d.rc = wl_sweep_plan_chunk(p, (unsigned long long)k, sc, &d.b, &d.part, &d.err);
+#ifdef _OPENMP
+#pragma omp critical(wl_sweep_write)
+#endif
+        {
+            /* once the run has failed a thread no longer waits its turn, so
+             * its slot may still hold a chunk never to be written: that
+             * one is dropped, and this one too */
+            if (ring[k % nring].ready) {
+                wl_results_buf_free(&ring[k % nring].b);
+                ring[k % nring].ready = 0;
+                wl_results_buf_free(&d.b);
+            } else {
+                d.ready = 1;
+                ring[k % nring] = d;
+            }
+            /* write what is next in order */
+            for (done_chunk *c = &ring[next % nring]; c->ready; c = &ring[next % nring]) {
+                if (c->rc && !failed) {
+                    failed = 1;
+                    rc = c->rc;
+                    first_err = c->err;
+                }
+                if (!failed && !(stop && *stop) && !wfail && c->b.n) {
+                    wl_results_writer_emit(wl_sweep_plan_writer(p), c->b.p, c->b.n);
+                    wfail = ferror(out) != 0;
+                    done += c->part.points;
+                    wl_sweep_tally_add(&stats->tally, &c->part);
+                    /* a JSON row is ",\n  {...}": one newline each; the
+                     * binary stream of columns has no lines */
+                    rows += o->format == WL_FMT_COLUMNS ? c->part.points : count_lines(c->b.p, c->b.n);
+                }
+                if (!failed && o->progress)
+                    o->progress(o->progress_user, done, total);
+                wl_results_buf_free(&c->b);
+                c->ready = 0;
+#ifdef _OPENMP
+#pragma omp atomic update
+#endif
+                next++;
+            }
+        }
+    }
+    for (long long i = 0; i < nring; i++) /* a failed run's chunks never written */
+        if (ring[i].ready)
+            wl_results_buf_free(&ring[i].b);
+    free(ring);
+    wl_sweep_scratch_pool_free(scratch, threads);
+    stats->points = done;
+    stats->rows = rows;
+    stats->seconds = now_s() - t0;
+    stats->interrupted = stop && *stop;
+    stats->write_failed = wfail;
+    if (!rc && !wfail)
+        wl_sweep_plan_finish(p);
+    else
+        *err = first_err;
+    wl_sweep_plan_free(p);
+    return rc;
+}
