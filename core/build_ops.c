@@ -32,7 +32,7 @@ void wl_core_bld_add(bld *B, const wl_kernel *k0)
     k.graphed = B->graphing && B->graph_n++ > 0;
     if (wl_kernel_check(&k, B->m->id, 0, B->err))
         B->rc = WL_EINVAL;
-    else if (wl_core_workload_add(B->wl, &k))
+    else if (wl_core_workload_add_n(B->wl, &k, B->rep > 1 ? B->rep : 1))
         B->rc = WL_ENOMEM;
 }
 

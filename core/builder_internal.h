@@ -45,6 +45,8 @@ typedef struct {
                          decode step (chunked prefill) */
     long long prompt; /* ... whose prompts are this long */
     int gen;          /* 0: no cache; 1: a generation's prefill; 2: a decode step */
+    long long rep;    /* launches added now stand for this many (0: 1): a block
+                         of decode steps built once (build_gen.c) */
     int graphing;     /* kernels go into a CUDA graph ... */
     size_t graph_n;   /* ... of which this many are already in */
     wl_attention attn;

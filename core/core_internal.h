@@ -8,7 +8,11 @@ struct wl_core_workload {
     char name[128];
     wl_kernel *k;        /* launch sequence */
     size_t *uidx;        /* launch -> index into uniq */
-    size_t n, cap;
+    long long *rep;      /* launch -> launches it stands for, negative on a
+                            stretch's first launch (NULL: all 1; see
+                            wl_core_workload_add_n) */
+    int stretch_next;    /* the next launch begins a stretch */
+    size_t n, cap, repcap;
     size_t *uniq;        /* index of first launch of each distinct kernel */
     long long *ucount;   /* launches per distinct kernel */
     size_t nu, ucap;

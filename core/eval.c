@@ -441,6 +441,7 @@ static void add_kernel(const wl_core_evaluator *ev, const wl_kprep *p, double t,
  * draws more than the cap at the requested clock. */
 typedef struct {
     double f, tau, c; /* request (MHz), time constant (us), clock now */
+    double a;         /* the product of the steps' decay factors (held_stretch) */
 } governor;
 
 /* A kernel's target clock and its time there, given its time t_f and
@@ -469,11 +470,15 @@ static double governor_step(governor *gv, double g, double t_g, double w)
         gv->c = g;
         return g;
     }
-    if (w > 0 && gv->c != gv->f)
-        gv->c = gv->f + (gv->c - gv->f) * exp(-w / gv->tau);
+    if (w > 0 && gv->c != gv->f) {
+        double ew = exp(-w / gv->tau);
+        gv->c = gv->f + (gv->c - gv->f) * ew;
+        gv->a *= ew;
+    }
     if (gv->c == g || !(t_g > 0))
         return gv->c;
     double e = exp(-t_g / gv->tau);
+    gv->a *= e;
     double mean = g + (gv->c - g) * gv->tau / t_g * (1.0 - e);
     gv->c = g + (gv->c - g) * e;
     return mean;
@@ -506,8 +511,9 @@ static void held_kernel(const held_walk *w, const wl_kprep *p, size_t u, double 
 }
 
 /* One launch after an idle wait of `wait` us: its clock under the
- * governor, its time there (returned) and its share of the sums. */
-static double held_launch(held_walk *w, const wl_kprep *p, size_t u, double wait)
+ * governor, its time there (returned) and its share of the sums, n times
+ * (a launch standing for n: wl_core_workload_add_n). */
+static double held_launch(held_walk *w, const wl_kprep *p, size_t u, double wait, double n)
 {
     const wl_core_gpu *gpu = &w->ev->gpu;
     double t_f, g, t_g;
@@ -525,16 +531,141 @@ static double held_launch(held_walk *w, const wl_kprep *p, size_t u, double wait
                 vr = pow(va / w->v_f_shift, gpu->coef.v_exponent);
         } else if (w->va_f > 0)
             vr = pow(vx > 0 ? vx * 1e-3 : 0, gpu->coef.v_exponent) / w->va_f;
-        double dj = (op_idle_w(gpu, w->op, x, vx) - w->idle_f) * t * 1e-6;
+        double dj = (op_idle_w(gpu, w->op, x, vx) - w->idle_f) * t * 1e-6 * n;
         w->s->idle_dj += dj;
         w->s->ph_idle_dj[p->phase] += dj;
     }
-    add_kernel(w->ev, p, t, x, 1.0, vr, w->s, w->r);
+    add_kernel(w->ev, p, t, x, n, vr, w->s, w->r);
     if (w->kx) {
-        w->kx[u] += x * t;
-        w->kt[u] += t;
+        w->kx[u] += x * t * n;
+        w->kt[u] += t * n;
     }
     return t;
+}
+
+/* The timeline of a walk over the launches (eval_core): when the host has
+ * issued the launches so far and when the GPU is done with them (us), the
+ * host time still to come, the GPU's busy time walked, and each phase's
+ * share of the end's advance and of the busy time. With repeats
+ * (wl_core_workload_add_n) issue and end are one repetition's, and the
+ * run's end is rep_end. */
+typedef struct {
+    double host_left, done_busy, rep_end;
+    double ph_time[WL_PHASE_COUNT], ph_done[WL_PHASE_COUNT];
+    double issue, end; /* last: not summed over repetitions (held_stretch) */
+} timeline;
+
+/* Launch i, standing for nr launches, on the timeline: the host issues a
+ * kernel h us after the last (none from a CUDA graph), a sync gap first
+ * waits for the GPU; the GPU starts a kernel when it has arrived and the
+ * previous one is done. w: the governor's walk, NULL when none is held;
+ * tbuf: the kernels' times at f_ghz. */
+static void walk_launch(const wl_core_evaluator *ev, held_walk *w, const double *tbuf,
+                        double f_ghz, double h, size_t i, double nr, int repeats, timeline *tl)
+{
+    size_t u = ev->wl->uidx[i];
+    const wl_kprep *p = &ev->prep[u];
+    if (p->is_gap) {
+        if (p->sync && tl->end > tl->issue)
+            tl->issue = tl->end;
+        tl->issue += p->gap_us;
+        tl->host_left -= p->gap_us * nr;
+        return;
+    }
+    if (!p->graphed) {
+        tl->issue += h;
+        tl->host_left -= h * nr;
+    }
+    double start = tl->issue > tl->end ? tl->issue : tl->end;
+    double t = w ? held_launch(w, p, u, start - tl->end, nr)
+               : u < TBUF ? tbuf[u] : kernel_us(ev, p, f_ghz);
+    tl->ph_time[p->phase] += (start + t - tl->end) * nr;
+    if (repeats)
+        tl->rep_end += (start + t - tl->end) * nr;
+    tl->end = start + t;
+    tl->done_busy += t * nr;
+    tl->ph_done[p->phase] += t * nr;
+}
+
+/* Where the stretch of launches from i on ends (wl_core_workload_add_n):
+ * at a change of repeat count or the next stretch's first launch. */
+static size_t stretch_end(const wl_core_workload *wl, size_t i)
+{
+    long long n = llabs(wl->rep[i]);
+    size_t j = i + 1;
+    while (j < wl->n && wl->rep[j] == n)
+        j++;
+    return j;
+}
+
+/* Everything a walk sums, as one vector of doubles (held_stretch). */
+typedef struct {
+    eval_sums s;
+    double cls_busy_ms[WL_CLASS_COUNT];
+    timeline tl;
+} walk_sums;
+#define WALK_NV (sizeof(walk_sums) / sizeof(double))
+_Static_assert(sizeof(walk_sums) % sizeof(double) == 0, "walk_sums holds doubles only");
+
+static void walk_pack(double *v, const held_walk *w, const timeline *tl)
+{
+    walk_sums x = {.s = *w->s, .tl = *tl};
+    for (int k = 0; k < WL_CLASS_COUNT; k++)
+        x.cls_busy_ms[k] = w->r->cls[k].busy_ms;
+    memcpy(v, &x, sizeof x);
+}
+
+/* A stretch of n repetitions under the governor. Its clock carries over
+ * from one repetition to the next: over one repetition it maps c to
+ * A c + B (each kernel's and wait's step is affine in c, A the product of
+ * their decay factors), so repetition j starts at c* + A^j (c0 - c*),
+ * c* = B / (1 - A), and its sums are S_inf + (S_0 - S_inf) A^j to first
+ * order in the clock's offset. Two repetitions walked give A (the
+ * second's), S_0, S_1 and S_inf =
+ * (S_1 - A S_0) / (1 - A); the stretch sums to n S_inf + (S_0 - S_inf)
+ * (1 - A^n) / (1 - A) and leaves the clock at c* + A^n (c0 - c*). A clock
+ * that does not move (converged, or no lag) gives S_0 + (n - 1) S_1. The
+ * per-kernel clocks (kx, kt) keep the two walked repetitions' weights. */
+static void held_stretch(const wl_core_evaluator *ev, held_walk *w, double f_ghz, double h,
+                         size_t i0, size_t i1, long long n, timeline *tl)
+{
+    double x0[WALK_NV], x1[WALK_NV], x2[WALK_NV];
+    walk_pack(x0, w, tl);
+    double c0 = w->gv.c;
+    for (size_t i = i0; i < i1; i++)
+        walk_launch(ev, w, NULL, f_ghz, h, i, 1.0, 1, tl);
+    walk_pack(x1, w, tl);
+    double c1 = w->gv.c;
+    w->gv.a = 1.0;
+    for (size_t i = i0; i < i1; i++)
+        walk_launch(ev, w, NULL, f_ghz, h, i, 1.0, 1, tl);
+    walk_pack(x2, w, tl);
+    double nn = (double)n;
+    double A = fabs(c1 - c0) > 1e-9 * w->f_mhz ? w->gv.a : 0.0;
+    int lag = A > 1e-12 && A < 1.0 - 1e-12;
+    double G = lag ? (1.0 - pow(A, nn)) / (1.0 - A) : 0.0;
+    for (size_t k = 0; k < WALK_NV; k++) {
+        double s0 = x1[k] - x0[k], s1 = x2[k] - x1[k];
+        if (!lag) {
+            x2[k] = x0[k] + s0 + (nn - 1.0) * s1;
+            continue;
+        }
+        double sinf = (s1 - A * s0) / (1.0 - A);
+        x2[k] = x0[k] + nn * sinf + (s0 - sinf) * G;
+    }
+    walk_sums x;
+    memcpy(&x, x2, sizeof x);
+    *w->s = x.s;
+    for (int k = 0; k < WL_CLASS_COUNT; k++)
+        w->r->cls[k].busy_ms = x.cls_busy_ms[k];
+    double issue = tl->issue, end = tl->end;
+    *tl = x.tl;
+    tl->issue = issue;
+    tl->end = end;
+    if (lag) {
+        double cs = (c1 - A * c0) / (1.0 - A);
+        w->gv.c = cs + pow(A, nn) * (c0 - cs);
+    }
 }
 
 /* Evaluate at one clock, no power limit on the average (each kernel is
@@ -561,7 +692,6 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
     double idle_w = wl_core_gpu_idle_w(gpu, f_mhz);
     double cap = op_cap_w(gpu, op);
     eval_sums s = {0};
-    double ph_time[WL_PHASE_COUNT] = {0}, ph_done[WL_PHASE_COUNT] = {0};
 
     double tbuf[TBUF], gbuf[TBUF], tgbuf[TBUF];
     memset(r->cls, 0, sizeof r->cls);
@@ -641,9 +771,10 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
     /* a profile's timeline: its gaps hold the host's own measured times */
     if (wl->host_timed)
         h = 0;
-    double issue = 0, end = 0, done_busy = 0;
-    double host_left = n_issued * h + gap_total_us;
+    timeline tl = {.host_left = n_issued * h + gap_total_us};
+    double *ph_time = tl.ph_time, end = 0;
     const size_t *ui = wl->uidx;
+    const long long *rep = wl->rep; /* see the walk below */
     held_walk w = {.ev = ev, .op = op, .f_mhz = f_mhz, .cap = cap, .tbuf = tbuf, .gbuf = gbuf,
                    .tgbuf = tgbuf, .gv = {.f = f_mhz, .tau = wl_core_gpu_power_tau_us(gpu), .c = f_mhz},
                    .s = &s, .r = r, .kx = kx, .kt = kt};
@@ -690,42 +821,40 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
             w.gv.c = A < 1.0 ? w.gv.c / (1.0 - A) : f_mhz;
             for (size_t i = 0; i < wl->n; i++)
                 if (!ev->prep[ui[i]].is_gap)
-                    (void)held_launch(&w, &ev->prep[ui[i]], ui[i], 0.0);
+                    (void)held_launch(&w, &ev->prep[ui[i]], ui[i], 0.0,
+                                      rep ? (double)llabs(rep[i]) : 1.0);
             busy_us = s.busy_us;
         }
-        end = host_left > busy_us ? host_left : busy_us;
+        end = tl.host_left > busy_us ? tl.host_left : busy_us;
         for (int k = 0; k < WL_PHASE_COUNT; k++)
             ph_time[k] = busy_us > 0 ? s.ph_busy[k] * end / busy_us : 0.0;
     }
+    /* A launch standing for n (wl_core_workload_add_n) is one of n
+     * repetitions of the stretch between two host syncs around it: the
+     * walk runs through one repetition, and its advance of the end counts
+     * n times in the run's time (under the governor, whose clock carries
+     * over between repetitions: held_stretch). The early stop below needs
+     * the walk's end to be the run's, so such a workload walks to its end. */
     size_t n = steady ? 0 : wl->n;
-    for (size_t i = 0; i < n; i++) {
-        const wl_kprep *p = &ev->prep[ui[i]];
-        if (p->is_gap) {
-            if (p->sync && end > issue)
-                issue = end;
-            issue += p->gap_us;
-            host_left -= p->gap_us;
+    for (size_t i = 0; i < n;) {
+        long long nr = rep ? llabs(rep[i]) : 1;
+        if (held && nr > 1) {
+            size_t j = stretch_end(wl, i);
+            held_stretch(ev, &w, f, h, i, j, nr, &tl);
+            i = j;
             continue;
         }
-        if (!p->graphed) {
-            issue += h;
-            host_left -= h;
-        }
-        double start = issue > end ? issue : end;
-        double t = held                ? held_launch(&w, p, ui[i], start - end)
-                   : ui[i] < TBUF ? tbuf[ui[i]]
-                                  : kernel_us(ev, p, f);
-        ph_time[p->phase] += start + t - end;
-        end = start + t;
-        done_busy += t;
-        ph_done[p->phase] += t;
-        if (!held && i >= ev->after_sync && end - issue > host_left) {
-            end += busy_us - done_busy;
+        walk_launch(ev, held ? &w : NULL, tbuf, f, h, i, (double)nr, rep != NULL, &tl);
+        if (!held && !rep && i >= ev->after_sync && tl.end - tl.issue > tl.host_left) {
+            tl.end += busy_us - tl.done_busy;
             for (int k = 0; k < WL_PHASE_COUNT; k++)
-                ph_time[k] += s.ph_busy[k] - ph_done[k];
+                ph_time[k] += s.ph_busy[k] - tl.ph_done[k];
             break;
         }
+        i++;
     }
+    if (!steady)
+        end = rep ? tl.rep_end : tl.end;
     if (held) {
         busy_us = s.busy_us;
         for (size_t u = 0; kx && u < ev->nu; u++)

@@ -241,7 +241,7 @@ int wl_core_workload_retype(const wl_core_workload *src, wl_dtype to, wl_core_wo
         } else if (k.kind != WL_K_GAP) {
             k.in_dtype = k.acc_dtype = WL_DT_FP32;
         }
-        if (wl_core_workload_add(w, &k)) {
+        if (wl_core_workload_add_as(w, src, i, &k)) {
             wl_core_workload_free(w);
             return WL_ENOMEM;
         }

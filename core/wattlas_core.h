@@ -502,6 +502,25 @@ typedef struct wl_core_workload wl_core_workload;
 wl_core_workload *wl_core_workload_create(const char *name);
 void wl_core_workload_free(wl_core_workload *wl);
 int wl_core_workload_add(wl_core_workload *wl, const wl_kernel *k);
+/* Adds one launch that stands for n (1 to 1e12) launches of the same
+ * kernel: a long generation's decode steps are built a few per block of
+ * steps, each standing for its block (core/build_gen.c). The launches
+ * added with the same n from a wl_core_workload_begin_stretch on form a
+ * stretch that ran n times over, back to back, before the next: the
+ * evaluator counts their launches, time and energy n times, the
+ * stretch's wall time (its host gaps included) n times, and carries the
+ * power governor's clock from one repetition to the next. */
+int wl_core_workload_add_n(wl_core_workload *wl, const wl_kernel *k, long long n);
+/* The next launch added begins a stretch (see add_n). */
+void wl_core_workload_begin_stretch(wl_core_workload *wl);
+/* Whether launch i begins a stretch. */
+int wl_core_workload_stretch_start(const wl_core_workload *wl, size_t i);
+/* The launches launch i stands for (1 unless added by add_n). */
+long long wl_core_workload_repeat(const wl_core_workload *wl, size_t i);
+/* Adds k as src's launch i is added: standing for as many, beginning a
+ * stretch where it does (a copy that changes the kernels). */
+int wl_core_workload_add_as(wl_core_workload *wl, const wl_core_workload *src, size_t i,
+                            const wl_kernel *k);
 size_t wl_core_workload_count(const wl_core_workload *wl);
 /* The launches that run on the GPU (all but the host's gaps). */
 size_t wl_core_workload_launches(const wl_core_workload *wl);
@@ -682,6 +701,8 @@ typedef struct {
     int grad_accum;      /* micro-batches per optimizer step (0 counts as 1) */
     /* decode */
     long long gen;       /* tokens generated (>= 1) */
+    int gen_exact;       /* 1: every decode step built; 0: beyond
+                            WL_GEN_EXACT_STEPS steps, blocks of steps (core/build_gen.c) */
     wl_launch launch;
     /* the software that runs it (zero: HF eager on transformers 5.x) */
     wl_stack stack;
@@ -706,6 +727,9 @@ const char *wl_impl_name(wl_impl i);   /* hf-eager, fused */
 int wl_impl_parse(const char *s, wl_impl *out);
 #define WL_MAX_GRAD_ACCUM 4096
 #define WL_MAX_GEN 1000000LL
+/* Decode steps built one by one; a longer generation is built in blocks
+ * (core/build_gen.c). */
+#define WL_GEN_EXACT_STEPS 512LL
 
 const char *wl_style_name(wl_style s);
 int wl_style_parse(const char *s, wl_style *out);

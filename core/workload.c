@@ -20,6 +20,7 @@ void wl_core_workload_free(wl_core_workload *wl)
         return;
     free(wl->k);
     free(wl->uidx);
+    free(wl->rep);
     free(wl->uniq);
     free(wl->ucount);
     free(wl->hslot);
@@ -79,7 +80,7 @@ int wl_core_workload_set_stack(wl_core_workload *wl, wl_stack stack)
     for (size_t i = 0; i < wl->n; i++) {
         wl_kernel k = wl->k[i];
         wl_core_kernel_on_stack(&k, stack);
-        if (wl_core_workload_add(nw, &k)) {
+        if (wl_core_workload_add_as(nw, wl, i, &k)) {
             wl_core_workload_free(nw);
             return WL_ENOMEM;
         }
@@ -254,13 +255,24 @@ static int index_grow(wl_core_workload *wl)
     return WL_OK;
 }
 
-int wl_core_workload_add(wl_core_workload *wl, const wl_kernel *k)
+int wl_core_workload_add_n(wl_core_workload *wl, const wl_kernel *k, long long n)
 {
-    if (!wl || !k)
+    if (!wl || !k || n < 1 || n > 1000000000000LL)
         return WL_EINVAL;
     if (grow2((void **)&wl->k, sizeof *wl->k, (void **)&wl->uidx, sizeof *wl->uidx, &wl->cap,
               wl->n))
         return WL_ENOMEM;
+    /* the repeats, once there are any, grow with the launches */
+    if ((wl->rep || n != 1) && wl->repcap < wl->cap) {
+        long long *r = realloc(wl->rep, wl->cap * sizeof *r);
+        if (!r)
+            return WL_ENOMEM;
+        if (!wl->rep) /* the launches so far stand for themselves */
+            for (size_t i = 0; i < wl->n; i++)
+                r[i] = 1;
+        wl->rep = r;
+        wl->repcap = wl->cap;
+    }
     if (2 * (wl->nu + 1) > wl->hcap && index_grow(wl))
         return WL_ENOMEM;
     size_t u = wl->nu, i = kernel_hash(k) & (wl->hcap - 1);
@@ -280,9 +292,41 @@ int wl_core_workload_add(wl_core_workload *wl, const wl_kernel *k)
     }
     wl->k[wl->n] = *k;
     wl->uidx[wl->n] = u;
-    wl->ucount[u]++;
+    if (wl->rep)
+        wl->rep[wl->n] = wl->stretch_next ? -n : n;
+    wl->stretch_next = 0;
+    wl->ucount[u] += n;
     wl->n++;
     return WL_OK;
+}
+
+int wl_core_workload_add(wl_core_workload *wl, const wl_kernel *k)
+{
+    return wl_core_workload_add_n(wl, k, 1);
+}
+
+long long wl_core_workload_repeat(const wl_core_workload *wl, size_t i)
+{
+    return wl && wl->rep && i < wl->n ? llabs(wl->rep[i]) : 1;
+}
+
+int wl_core_workload_stretch_start(const wl_core_workload *wl, size_t i)
+{
+    return wl && wl->rep && i < wl->n && wl->rep[i] < 0;
+}
+
+void wl_core_workload_begin_stretch(wl_core_workload *wl)
+{
+    if (wl)
+        wl->stretch_next = 1;
+}
+
+int wl_core_workload_add_as(wl_core_workload *wl, const wl_core_workload *src, size_t i,
+                            const wl_kernel *k)
+{
+    if (wl_core_workload_stretch_start(src, i))
+        wl_core_workload_begin_stretch(wl);
+    return wl_core_workload_add_n(wl, k, wl_core_workload_repeat(src, i));
 }
 
 size_t wl_core_workload_count(const wl_core_workload *wl) { return wl ? wl->n : 0; }

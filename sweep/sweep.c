@@ -643,7 +643,7 @@ int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_swe
         /* a trace as recorded: the caller owns a copy */
         wl_core_workload *copy = wl_core_workload_create(wl_core_workload_name(w));
         for (size_t i = 0; copy && i < wl_core_workload_count(w); i++)
-            if (wl_core_workload_add(copy, wl_core_workload_kernel(w, i))) {
+            if (wl_core_workload_add_as(copy, w, i, wl_core_workload_kernel(w, i))) {
                 wl_core_workload_free(copy);
                 copy = NULL;
             }

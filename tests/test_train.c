@@ -781,6 +781,66 @@ static void test_gemm_fp8_measured(void **state)
     assert_true(fabs(ratio_pred / ratio_meas - 1) < 0.06);
 }
 
+/* A long generation is built in blocks of steps, one standing for its
+ * block (core/build_gen.c). Against every step built: the same launches
+ * and FLOPs (the attention's FLOPs are affine in the cache's length, the
+ * chunks' prompt tokens are all placed), the same time and energy within
+ * 0.05%, whatever the GPU, batch, launch path, clock or power limit; and
+ * a million tokens build a few hundred steps, not a million. */
+static void test_decode_blocks(void **state)
+{
+    (void)state;
+    static const char *gpus[] = {"a100-sxm-80gb", "h100-sxm-80gb"};
+    wl_core_model m;
+    wl_error err;
+    assert_int_equal(wl_preset_model_load("llama-3-8b", &m, &err), WL_OK);
+    m.layers = 2; /* the real layer shapes, fewer of them */
+    double worst = 0;
+    for (size_t gi = 0; gi < sizeof gpus / sizeof *gpus; gi++) {
+        wl_core_gpu g;
+        assert_int_equal(wl_preset_gpu_load(gpus[gi], &g, &err), WL_OK);
+        for (int c = 0; c < 8; c++) {
+            int bi = c & 1, l = (c >> 1) & 1, stack = (c >> 2) & 1;
+            wl_core_shape sh = {.batch = bi ? 64 : 1, .seq = 100, .dtype = WL_DT_BF16,
+                                .mode = WL_MODE_DECODE, .gen = 2600, .launch = (wl_launch)l,
+                                .attention = WL_ATTN_FLASH, .stack = (wl_stack)stack};
+            wl_core_workload *blk = NULL, *all = NULL;
+            assert_int_equal(wl_core_build(&m, &sh, &blk, &err), WL_OK);
+            sh.gen_exact = 1;
+            assert_int_equal(wl_core_build(&m, &sh, &all, &err), WL_OK);
+            assert_true(wl_core_workload_count(blk) * 8 < wl_core_workload_count(all));
+            assert_int_equal(wl_core_workload_launches(blk), wl_core_workload_launches(all));
+            assert_close(wl_core_workload_flops(blk), wl_core_workload_flops(all), 1e-12);
+            double clk[3] = {g.sm_clock_min_mhz + 300, g.sm_clock_max_mhz, g.sm_clock_max_mhz};
+            for (int k = 0; k < 3; k++) {
+                wl_core_op op = {.sm_clock_mhz = clk[k], .power_limit_w = k == 2 ? 150 : 0};
+                wl_core_result rb, ra;
+                assert_int_equal(wl_core_predict(&g, blk, &op, &rb), WL_OK);
+                assert_int_equal(wl_core_predict(&g, all, &op, &ra), WL_OK);
+                double d[4] = {rb.time_ms / ra.time_ms - 1, rb.energy_j / ra.energy_j - 1,
+                               rb.phase[WL_PHASE_DECODE].time_ms / ra.phase[WL_PHASE_DECODE].time_ms - 1,
+                               rb.effective_clock_mhz / ra.effective_clock_mhz - 1};
+                for (int j = 0; j < 4; j++)
+                    if (fabs(d[j]) > worst)
+                        worst = fabs(d[j]);
+                assert_int_equal(rb.throttled, ra.throttled);
+            }
+            wl_core_workload_free(blk);
+            wl_core_workload_free(all);
+        }
+    }
+    fprintf(stderr, "decode in blocks against every step: worst deviation %.4f%%\n", worst * 100);
+    assert_true(worst < 5e-4);
+    /* a million tokens: a few hundred steps of about 60 launches */
+    wl_core_shape sh = {.batch = 1, .seq = 128, .dtype = WL_DT_BF16, .mode = WL_MODE_DECODE,
+                        .gen = WL_MAX_GEN, .attention = WL_ATTN_FLASH};
+    wl_core_workload *wl = NULL;
+    assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
+    size_t per_step = wl_core_workload_launches(wl) / (size_t)(WL_MAX_GEN - 1);
+    assert_true(wl_core_workload_count(wl) < 400 * (per_step + 8));
+    wl_core_workload_free(wl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -790,6 +850,7 @@ int main(void)
         cmocka_unit_test(test_saved_activations), cmocka_unit_test(test_decode),
         cmocka_unit_test(test_decode_attention), cmocka_unit_test(test_serving_step),
         cmocka_unit_test(test_serving_step_measured), cmocka_unit_test(test_gemm_fp8_measured),
+        cmocka_unit_test(test_decode_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
