@@ -65,6 +65,12 @@ static const wl_results_col class_cols[7] = {
 
 /* ---- plans ----------------------------------------------------------------------- */
 
+/* A chunk, the unit a thread evaluates and the writer takes in order, is
+ * one outer combination's voltages x clocks, cut in pieces of at most
+ * this many points: its rows are formatted in memory before they are
+ * written, and a million clocks would make one chunk of 300 MB. */
+#define PIECE_POINTS 4096ULL
+
 struct wl_sweep_plan {
     const wl_sweep_spec *s;
     wl_sweep_options o;
@@ -75,6 +81,7 @@ struct wl_sweep_plan {
     size_t ept_at;                 /* energy_per_token_j (0: none) */
     unsigned long long lo, hi;     /* points of this slice */
     unsigned long long o_lo, o_hi; /* outer combinations touching it */
+    unsigned long long pieces;     /* chunks per outer combination (PIECE_POINTS) */
     unsigned long long rows;       /* rows this slice writes */
     uint64_t fingerprint;
 };
@@ -300,6 +307,7 @@ int wl_sweep_plan_create(const wl_sweep_spec *s, const wl_sweep_options *o,
     p->hi = (unsigned long long)((long double)total * (idx + 1) / sc);
     p->o_lo = p->lo / ni;
     p->o_hi = p->hi > p->lo ? (p->hi - 1) / ni + 1 : p->o_lo;
+    p->pieces = ni > PIECE_POINTS ? (ni + PIECE_POINTS - 1) / PIECE_POINTS : 1;
     p->fingerprint = fingerprint(p);
     if ((rc = count_rows(p, err))) {
         wl_sweep_plan_free(p);
@@ -318,7 +326,10 @@ void wl_sweep_plan_free(wl_sweep_plan *p)
     free(p);
 }
 
-unsigned long long wl_sweep_plan_chunks(const wl_sweep_plan *p) { return p->o_hi - p->o_lo; }
+unsigned long long wl_sweep_plan_chunks(const wl_sweep_plan *p)
+{
+    return (p->o_hi - p->o_lo) * p->pieces;
+}
 unsigned long long wl_sweep_plan_points(const wl_sweep_plan *p) { return p->hi - p->lo; }
 wl_results_writer *wl_sweep_plan_writer(wl_sweep_plan *p) { return p->w; }
 
@@ -420,6 +431,12 @@ void wl_sweep_tally_add(wl_sweep_tally *t, const wl_sweep_tally *part)
  * depend on which thread ran which chunk). */
 
 #define CURVES 8
+/* A curve holds a result per clock and voltage (about 600 bytes): one of a
+ * million clocks would hold 600 MB, eight per thread several GB. A grid
+ * with more points per curve than fit in CURVE_MAX_BYTES is evaluated
+ * without curves (the same results, each variant's computed afresh): such
+ * grids sweep clocks, not variants, so the curves would not be shared. */
+#define CURVE_MAX_BYTES (4u << 20)
 
 typedef struct {
     int used;
@@ -491,11 +508,12 @@ static void governor_free_key(const wl_core_gpu *g, wl_core_gpu *key)
 }
 
 /* The curve of this variant and shape: a kept one, or the least recently
- * used slot made ready for it; NULL without scratch or memory. */
+ * used slot made ready for it; NULL without scratch or memory, or for a
+ * curve of more than CURVE_MAX_BYTES. */
 static curve *curve_for(wl_sweep_scratch *sc, const wl_core_gpu *g, size_t wl, size_t b,
                         size_t sq, size_t dt, size_t at, size_t n)
 {
-    if (!sc)
+    if (!sc || n > CURVE_MAX_BYTES / sizeof(wl_core_result))
         return NULL;
     wl_core_gpu key;
     governor_free_key(g, &key);
@@ -767,8 +785,10 @@ static void decode_cells(const wl_core_result *r, int on, const wl_core_shape *s
         cells[i] = (wl_results_cell){NULL, on ? v[i] : NAN};
 }
 
-static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch *sc,
-                 wl_results_buf *b, wl_sweep_tally *tally, wl_error *err)
+/* The points [lo, hi) of outer combination oi. */
+static int chunk(const wl_sweep_plan *p, unsigned long long oi, unsigned long long lo,
+                 unsigned long long hi, wl_sweep_scratch *sc, wl_results_buf *b,
+                 wl_sweep_tally *tally, wl_error *err)
 {
     const wl_sweep_spec *s = p->s;
     combo c;
@@ -832,8 +852,8 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
     size_t m = s->maxclk;
     curve *cv = curve_for(sc, &g, c.wl, c.b, c.sq, c.dt, ak, vl->n * m);
     unsigned long long ni = wl_sweep_i_n_inner(s), base = oi * ni;
-    size_t vi0 = base >= p->lo ? 0 : (size_t)((p->lo - base) / m);
-    for (size_t vi = vi0; vi < vl->n; vi++) {
+    size_t vi0 = base >= lo ? 0 : (size_t)((lo - base) / m);
+    for (size_t vi = vi0; vi < vl->n && base + vi * m < hi; vi++) {
         double vv = vl->v[vi];
         cells[p->nparam - 1] = (wl_results_cell){NULL, vv};
         /* the parameter cells are the same for every clock: format once */
@@ -842,7 +862,7 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, wl_sweep_scratch
         wl_core_throttle_cache tc = {0};
         for (size_t ci = 0; ci < clk->n; ci++) {
             unsigned long long pi = base + vi * m + ci;
-            if (pi < p->lo || pi >= p->hi)
+            if (pi < lo || pi >= hi)
                 continue;
             /* clock = max is each variant's own top clock (a --set
              * sm_clock_max_mhz lowers it) */
@@ -962,5 +982,17 @@ int wl_sweep_plan_chunk(const wl_sweep_plan *p, unsigned long long i, wl_sweep_s
         wl_error_set(err, "sweep", 0, "", "no chunk %llu", i);
         return WL_EINVAL;
     }
-    return chunk(p, p->o_lo + i, sc, b, tally, err);
+    unsigned long long oi = p->o_lo + i / p->pieces, ni = wl_sweep_i_n_inner(p->s);
+    unsigned long long lo = oi * ni + i % p->pieces * PIECE_POINTS, hi = lo + PIECE_POINTS;
+    if (hi > oi * ni + ni)
+        hi = oi * ni + ni;
+    if (lo < p->lo)
+        lo = p->lo;
+    if (hi > p->hi)
+        hi = p->hi;
+    combo c;
+    wl_sweep_i_decode(p->s, oi, &c);
+    if (lo >= hi || present_points(p->s, oi, c.gpu, lo, hi) == 0)
+        return WL_OK; /* a piece outside the slice, or clocks past this GPU's grid */
+    return chunk(p, oi, lo, hi, sc, b, tally, err);
 }

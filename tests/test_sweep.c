@@ -639,6 +639,81 @@ static void test_set_key_hint(void **state)
     wl_sweep_spec_free(s);
 }
 
+/* A long clock list: a combination's points are cut into chunks of at
+ * most 4096 (its rows formatted in memory before they are written), and
+ * the output is the same for any thread count and any sharding: 2 GPUs
+ * with clock grids of their own x 2 models x 2 offsets x up to 9,001 clocks. */
+static void test_long_clock_list(void **state)
+{
+    (void)state;
+    static const char *const kv[] = {"gpu", "a100-pcie-40gb,h100-sxm-80gb", "model", "gpt2,bert-large",
+                                     "clock", "210:2010:0.2", "voltage_offset_mv", "-20,0"};
+    wl_sweep_spec *s = spec_of(kv, sizeof kv / sizeof *kv);
+    wl_sweep_options o = {.format = WL_FMT_CSV, .threads = 1};
+    wl_sweep_plan *p = NULL;
+    wl_error err;
+    assert_int_equal(wl_sweep_plan_create(s, &o, &p, &err), WL_OK);
+    assert_true(wl_sweep_plan_chunks(p) >= 4 * 3);
+    unsigned long long rows = 0;
+    for (unsigned long long i = 0; i < wl_sweep_plan_chunks(p); i++) {
+        wl_results_buf b = {0};
+        wl_sweep_tally t;
+        assert_int_equal(wl_sweep_plan_chunk(p, i, NULL, &b, &t, &err), WL_OK);
+        unsigned long long n = 0;
+        for (size_t k = 0; k < b.n; k++)
+            n += b.p[k] == '\n';
+        assert_true(n <= 4096);
+        assert_int_equal(n, t.points);
+        rows += n;
+        wl_results_buf_free(&b);
+    }
+    wl_sweep_plan_free(p);
+    wl_sweep_stats st;
+    char *a = run_to_string(s, 1, 0, 0, WL_FMT_CSV, &st);
+    assert_int_equal(rows, st.points);
+    assert_true(rows > 4ULL * 2 * 4096);
+    char *b = run_to_string(s, 2, 0, 0, WL_FMT_CSV, NULL);
+    assert_string_equal(a, b);
+    /* the clocks in order: they fall back only between the 8 runs of
+     * (gpu, model, offset) */
+    const char *line = strchr(a, '\n') + 1;
+    double prev = -1;
+    unsigned long long n = 0, falls = 0;
+    while (*line) {
+        const char *c = line;
+        for (int f = 0; f < 9; f++) /* the sm_clock_mhz column */
+            c = strchr(c, ',') + 1;
+        double clk = strtod(c, NULL);
+        falls += clk < prev;
+        assert_true(clk != prev);
+        prev = clk;
+        n++;
+        line = strchr(line, '\n') + 1;
+    }
+    assert_int_equal(n, rows);
+    assert_int_equal(falls, 7);
+    /* three shards, merged, are the whole run */
+    const char *paths[3];
+    char names[3][600];
+    for (unsigned i = 1; i <= 3; i++) {
+        char *part = run_to_string(s, 2, i, 3, WL_FMT_CSV, NULL);
+        snprintf(names[i - 1], sizeof names[0], "%s", test_path(i == 1 ? "l1.csv" : i == 2 ? "l2.csv" : "l3.csv"));
+        test_write_file(names[i - 1], part);
+        paths[i - 1] = names[i - 1];
+        free(part);
+    }
+    char *merged = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&merged, &len);
+    assert_int_equal(wl_sweep_merge(paths, 3, m, &err), WL_OK);
+    fclose(m);
+    assert_string_equal(merged, a);
+    free(merged);
+    free(a);
+    free(b);
+    wl_sweep_spec_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -647,6 +722,7 @@ int main(void)
         cmocka_unit_test(test_edited_copy_named),
         cmocka_unit_test(test_set_key_hint), cmocka_unit_test(test_set_grid_checks),
         cmocka_unit_test(test_threads_identical),  cmocka_unit_test(test_shards_merge),
+        cmocka_unit_test(test_long_clock_list),
         cmocka_unit_test(test_infeasible_marking), cmocka_unit_test(test_spec_file_and_errors),
         cmocka_unit_test(test_interrupt),          cmocka_unit_test(test_kernel_scope),
     };
