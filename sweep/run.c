@@ -90,15 +90,26 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
         wl_error_set(err, "sweep", 0, "", "out of memory");
         return WL_ENOMEM;
     }
+    /* Threads claim chunks in order from a shared counter and leave as
+     * soon as the run is stopped or failed: a grid of 10^10 chunks is not
+     * walked to its end after a Ctrl-C, as a for loop over it would be. */
+    long long claim = 0;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#pragma omp parallel num_threads(threads)
 #endif
-    for (long long k = 0; k < n_o; k++) {
+    for (;;) {
 #ifdef _OPENMP
         int me = omp_get_thread_num();
 #else
         int me = 0;
 #endif
+        long long k;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+        k = claim++;
+        if (k >= n_o || failed || wfail || (stop && *stop))
+            break;
         wl_sweep_scratch *sc = scratch && me < threads ? scratch[me] : NULL;
         for (;;) { /* too far ahead: wait, asleep, for the writer */
             long long w;
@@ -106,7 +117,7 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
 #pragma omp atomic read
 #endif
             w = next;
-            if (k - w < nring || failed || wfail)
+            if (k - w < nring || failed || wfail || (stop && *stop))
                 break;
             struct timespec nap = {0, 100000};
             nanosleep(&nap, NULL);

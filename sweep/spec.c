@@ -611,6 +611,72 @@ static int add_warning(wl_sweep_spec *s, const char *text)
     return wl_sweep_i_add_text(&s->warnings, text);
 }
 
+/* The grid's size, with the axes that make it: past 1e8 points a warning
+ * before work starts (half an hour and more at the bench's 50,000 points/s
+ * on two cores), past 1e15 an error (points are indexed in 64 bits, and no
+ * run would finish). The error names the largest axis, where it was given. */
+#define GRID_WARN_POINTS 1e8
+#define GRID_MAX_POINTS 1e15
+
+typedef struct {
+    const char *name;
+    double n;
+    const origin *o;
+} grid_axis;
+
+static int grid_size(wl_sweep_spec *s, wl_error *err)
+{
+    grid_axis ax[10 + MAX_SET];
+    size_t na = 0;
+    ax[na++] = (grid_axis){"gpu", (double)s->gpus.n, &s->o_gpu};
+    for (size_t k = 0; k < s->nset; k++)
+        ax[na++] = (grid_axis){s->set[k].key, (double)s->set[k].vals.n, &s->set[k].o};
+    if (s->traces.n) {
+        ax[na++] = (grid_axis){"trace", (double)s->n_workloads, &s->o_trace};
+        ax[na++] = (grid_axis){"dtype", (double)(s->ndt + (s->ndt == 0)), &s->o_dtype};
+    } else {
+        ax[na++] = (grid_axis){"model", (double)s->n_workloads, &s->o_model};
+        ax[na++] = (grid_axis){"batch", (double)s->batch.n, &s->o_batch};
+        ax[na++] = (grid_axis){"seq", (double)s->seq.n, &s->o_seq};
+        ax[na++] = (grid_axis){"dtype", (double)s->ndt, &s->o_dtype};
+        ax[na++] = (grid_axis){"attention", (double)s->nattn, &s->o_attn};
+        ax[na++] = (grid_axis){"mode", (double)s->nmode, &s->o_mode};
+    }
+    ax[na++] = (grid_axis){s->vfix.n ? "voltage_mv" : "voltage_offset_mv",
+                           (double)wl_sweep_i_volts(s)->n, s->vfix.n ? &s->o_vfix : &s->o_voff};
+    ax[na++] = (grid_axis){"clock", (double)s->maxclk, &s->o_clock};
+    double n = 1;
+    size_t big = 0;
+    for (size_t i = 0; i < na; i++) {
+        n *= ax[i].n;
+        if (ax[i].n > ax[big].n)
+            big = i;
+    }
+    if (!(n > GRID_WARN_POINTS))
+        return WL_OK;
+    char axes[600] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < na && used < sizeof axes; i++) {
+        if (ax[i].n <= 1)
+            continue;
+        int w = snprintf(axes + used, sizeof axes - used, "%s%.40s %.0f", used ? " x " : "",
+                         ax[i].name, ax[i].n);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    if (n > GRID_MAX_POINTS) {
+        wl_error_set(err, ax[big].o->source, ax[big].o->line, ax[big].name,
+                     "the grid has %.3g points (%s), more than the %.0e a sweep can index; "
+                     "split it into several sweeps", n, axes, GRID_MAX_POINTS);
+        return WL_EINVAL;
+    }
+    char t[800];
+    snprintf(t, sizeof t, "the grid has %.3g points (%s): about %.3g hours at 50,000 points/s; "
+             "--shard I/N splits it over processes or machines", n, axes, n / 5e4 / 3600);
+    return add_warning(s, t);
+}
+
 static int finish(wl_sweep_spec *s, wl_error *err)
 {
     if (s->traces.n && (s->models.n || s->batch.n || s->seq.n || s->nattn)) {
@@ -860,6 +926,8 @@ static int finish(wl_sweep_spec *s, wl_error *err)
                 return rc;
         }
     }
+    if ((rc = grid_size(s, err)))
+        return rc;
     /* every GPU variant must be valid */
     return wl_sweep_i_check_variants(s, err);
 }
@@ -923,6 +991,11 @@ const wl_core_numlist *wl_sweep_i_volts(const wl_sweep_spec *s) { return s->vfix
 unsigned long long wl_sweep_i_n_inner(const wl_sweep_spec *s)
 {
     return (unsigned long long)(wl_sweep_i_volts(s)->n * s->maxclk);
+}
+
+unsigned long long wl_sweep_i_n_outer_per_gpu(const wl_sweep_spec *s)
+{
+    return wl_sweep_i_n_variants(s) * s->n_workloads * n_shapes(s);
 }
 
 unsigned long long wl_sweep_spec_points(const wl_sweep_spec *s)

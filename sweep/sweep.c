@@ -244,27 +244,59 @@ static unsigned long long present_points(const wl_sweep_spec *s, unsigned long l
     return n;
 }
 
-/* Rows the slice writes: points, or points x classes at kernel scope. */
+/* Outer combinations o in [lo, hi) with o % m == r. */
+static unsigned long long count_mod(unsigned long long lo, unsigned long long hi,
+                                    unsigned long long m, unsigned long long r)
+{
+    /* those below x: (x - r - 1) / m + 1 when x > r */
+    unsigned long long a = lo > r ? (lo - r - 1) / m + 1 : 0, b = hi > r ? (hi - r - 1) / m + 1 : 0;
+    return b > a ? b - a : 0;
+}
+
+/* Rows the slice writes: points, or points x classes at kernel scope. In
+ * closed form, not combination by combination (a --set grid may have 10^10
+ * of them): the GPU is the outermost index, so a GPU's combinations are
+ * one range, each with voltages x that GPU's clocks, but for the slice's
+ * first and last, which may be cut; at kernel scope each shape (the
+ * innermost index, shared by every GPU and variant) has its own classes. */
 static int count_rows(wl_sweep_plan *p, wl_error *err)
 {
     const wl_sweep_spec *s = p->s;
+    unsigned long long per_gpu = wl_sweep_i_n_outer_per_gpu(s);
+    unsigned long long m = s->classes ? per_gpu / wl_sweep_i_n_variants(s) : 1;
+    unsigned long long nvolt = wl_sweep_i_volts(s)->n;
     p->rows = 0;
-    for (unsigned long long oi = p->o_lo; oi < p->o_hi; oi++) {
-        combo c;
-        wl_sweep_i_decode(s, oi, &c);
-        unsigned long long pts = present_points(s, oi, c.gpu, p->lo, p->hi);
-        if (!s->classes) {
-            p->rows += pts;
-            continue;
+    for (unsigned long long r = 0; r < m; r++) {
+        unsigned long long ncls = 1;
+        if (s->classes) {
+            combo c;
+            wl_sweep_i_decode(s, r, &c);
+            wl_core_workload *wl = NULL;
+            int own = 0, present[WL_CLASS_COUNT];
+            int rc = shape_workload(s, &c, &wl, &own, err);
+            if (rc)
+                return rc;
+            ncls = (unsigned long long)classes_present(wl, present);
+            if (own)
+                wl_core_workload_free(wl);
         }
-        wl_core_workload *wl = NULL;
-        int own = 0, present[WL_CLASS_COUNT];
-        int rc = shape_workload(s, &c, &wl, &own, err);
-        if (rc)
-            return rc;
-        p->rows += pts * (unsigned long long)classes_present(wl, present);
-        if (own)
-            wl_core_workload_free(wl);
+        for (size_t g = 0; g < s->gpus.n; g++) {
+            unsigned long long a = g * per_gpu, b = a + per_gpu;
+            if (a < p->o_lo)
+                a = p->o_lo;
+            if (b > p->o_hi)
+                b = p->o_hi;
+            if (a >= b)
+                continue;
+            unsigned long long pts = 0;
+            if (a % m == r)
+                pts += present_points(s, a, g, p->lo, p->hi);
+            if (b - 1 > a && (b - 1) % m == r)
+                pts += present_points(s, b - 1, g, p->lo, p->hi);
+            if (b - a > 2)
+                pts += count_mod(a + 1, b - 1, m, r) * nvolt * s->gclk[g].n;
+            p->rows += pts * ncls;
+        }
     }
     return WL_OK;
 }

@@ -91,6 +91,9 @@ int wl_sweep_i_check_variants(wl_sweep_spec *s, wl_error *err);
 int wl_sweep_i_name_edited_copy(wl_sweep_spec *s, size_t i);
 const wl_core_numlist *wl_sweep_i_volts(const wl_sweep_spec *s);
 unsigned long long wl_sweep_i_n_inner(const wl_sweep_spec *s);
+/* Outer combinations per GPU: variants x workloads x shapes (the GPU is the
+ * outermost index, the shape the innermost). */
+unsigned long long wl_sweep_i_n_outer_per_gpu(const wl_sweep_spec *s);
 void wl_sweep_i_decode(const wl_sweep_spec *s, unsigned long long o, combo *c);
 
 #endif

@@ -620,6 +620,42 @@ static void test_set_grid_checks(void **state)
     assert_string_equal(err.field, "sm_clock_step_mhz");
     assert_non_null(strstr(err.text, "coarser step"));
     wl_sweep_spec_free(s);
+    /* 1000 x 99,991 x 901 variants: warned of with its size and axes
+     * before work starts; a shard of it sets up and runs at once (the rows
+     * counted in closed form, not variant by variant); 100 voltage offsets
+     * more pass the 1e15 points a sweep indexes: refused, naming the
+     * largest axis where it was given */
+    s = wl_sweep_spec_create();
+    const char *kv3[] = {"model", "gpt2", "clock", "1000", "set", "sms=1:1000:1",
+                         "set", "dram_bw_gbs=1000:100990:1", "set", "power_limit_w=100:1000:1"};
+    for (size_t i = 0; i < sizeof kv3 / sizeof *kv3; i += 2)
+        assert_int_equal(wl_sweep_spec_set(s, kv3[i], kv3[i + 1], "spec.ini", (int)i + 1, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_finish(s, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_warning_count(s), 1);
+    assert_non_null(strstr(wl_sweep_spec_warning(s, 0),
+                           "9.01e+10 points (sms 1000 x dram_bw_gbs 99991 x power_limit_w 901)"));
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    o.shard_index = 500000;
+    o.shard_count = 1000000;
+    assert_int_equal(wl_sweep_run(s, &o, f, NULL, &st, &err), WL_OK);
+    fclose(f);
+    assert_int_equal(st.points, 90092); /* 9.0092e10 / 1e6 */
+    assert_non_null(strstr(buf, " rows=90092 "));
+    free(buf);
+    wl_sweep_spec_free(s);
+    s = wl_sweep_spec_create();
+    for (size_t i = 0; i < sizeof kv3 / sizeof *kv3; i += 2)
+        assert_int_equal(wl_sweep_spec_set(s, kv3[i], kv3[i + 1], "spec.ini", (int)i + 1, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_set(s, "clock", "400:1399:1", "spec.ini", 20, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_set(s, "voltage_offset_mv", "-50:49:1", "spec.ini", 21, &err), WL_OK);
+    assert_int_equal(wl_sweep_spec_finish(s, &err), WL_EINVAL);
+    assert_string_equal(err.field, "dram_bw_gbs");
+    assert_int_equal(err.line, 7);
+    /* 9.0092e10 x 100 offsets x 1001 clocks */
+    assert_non_null(strstr(err.text, "9.02e+15 points ("));
+    assert_non_null(strstr(err.text, "voltage_offset_mv 100 x clock 1001)"));
+    wl_sweep_spec_free(s);
 }
 
 static void test_set_key_hint(void **state)
