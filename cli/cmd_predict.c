@@ -151,13 +151,14 @@ static int predict_run(const predict_opts *o)
     const char *cmd = "predict";
     wl_error err = {0};
     wl_results_out *out = NULL;
-    wl_core_workload *wl = NULL;
+    const wl_core_workload *wl = NULL;
+    wl_core_workload *owned = NULL;
     wl_sweep_shape_id id;
-    int rc = wl_sweep_spec_workload(o->spec, &wl, &id, &err);
+    int rc = wl_sweep_spec_workload(o->spec, &wl, &owned, &id, &err);
     if (rc)
         return cli_fail(cmd, &err);
     if (wl_results_out_open(o->out, &out, &err)) {
-        wl_core_workload_free(wl);
+        wl_core_workload_free(owned);
         return cli_fail(cmd, &err);
     }
     FILE *f = wl_results_out_stream(out);
@@ -194,7 +195,7 @@ static int predict_run(const predict_opts *o)
         fprintf(stderr, "wattlas predict: note: %s gives no mem_capacity_gb: whether %.1f GB fits "
                 "is unknown\n", g->id, id.memory.total_gb);
     }
-    wl_core_workload_free(wl);
+    wl_core_workload_free(owned);
     wl_sweep_options so = {.format = o->format, .threads = 1, .no_constants_line = 1};
     wl_sweep_stats st;
     rc = wl_sweep_run(o->spec, &so, f, NULL, &st, &err);

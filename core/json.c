@@ -346,6 +346,68 @@ wj_value *wj_parse(const char *text, size_t len, int *err_line, char *err, size_
     return NULL;
 }
 
+int wj_parse_list(const char *text, size_t len, wj_item_fn each, void *user, size_t *count,
+                  int *err_line, char *err, size_t errn)
+{
+    wj_parser p = {text, text + len, 1, err, errn, 0, 0};
+    *count = 0;
+    *err_line = 0;
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+        p.s += 3;
+    skip_ws(&p);
+    if (p.s >= p.end || *p.s != '[') {
+        /* not a list: malformed, or some other value */
+        wj_value *v = wj_parse(text, len, err_line, err, errn);
+        if (!v)
+            return -1;
+        *err_line = v->line;
+        wj_free(v);
+        return WJ_NOT_LIST;
+    }
+    p.s++;
+    p.depth = 1;
+    skip_ws(&p);
+    int rc = 0;
+    if (p.s < p.end && *p.s == ']') {
+        p.s++;
+    } else {
+        for (;;) {
+            wj_value item;
+            memset(&item, 0, sizeof item);
+            if (parse_value(&p, &item)) {
+                free_inner(&item);
+                rc = -1;
+                break;
+            }
+            rc = each(user, &item);
+            free_inner(&item);
+            if (rc)
+                return rc;
+            ++*count;
+            skip_ws(&p);
+            if (p.s < p.end && *p.s == ',') {
+                p.s++;
+                continue;
+            }
+            if (p.s < p.end && *p.s == ']') {
+                p.s++;
+                break;
+            }
+            fail(&p, "expected ',' or ']'");
+            rc = -1;
+            break;
+        }
+    }
+    if (!rc) {
+        skip_ws(&p);
+        if (p.s != p.end)
+            rc = fail(&p, "trailing characters after the JSON value");
+    }
+    if (rc)
+        *err_line = p.err_line;
+    return rc;
+}
+
 const wj_value *wj_get(const wj_value *obj, const char *key)
 {
     if (!obj || obj->type != WJ_OBJECT)

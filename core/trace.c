@@ -135,39 +135,48 @@ static int parse_entry(const wj_value *e, const char *src, wl_kernel *k, wl_erro
     return wl_kernel_check(k, src, line, err) ? WL_EPARSE : WL_OK;
 }
 
+typedef struct {
+    wl_core_workload *wl;
+    const char *source;
+    wl_error *err;
+} trace_reader;
+
+/* One entry of the list, as it is read: a kernel added to the workload. */
+static int add_entry(void *user, const wj_value *e)
+{
+    trace_reader *r = user;
+    wl_kernel k;
+    int rc = parse_entry(e, r->source, &k, r->err);
+    if (!rc && wl_core_workload_add(r->wl, &k)) {
+        wl_error_set(r->err, r->source, e->line, "", "out of memory");
+        rc = WL_ENOMEM;
+    }
+    return rc;
+}
+
 int wl_core_trace_parse(const char *text, size_t len, const char *source,
                         wl_core_workload **out, wl_error *err)
 {
     *out = NULL;
+    const char *base = strrchr(source, '/');
+    wl_core_workload *wl = wl_core_workload_create(base ? base + 1 : source);
+    if (!wl)
+        return WL_ENOMEM;
     char msg[200];
     int line = 0;
-    wj_value *root = wj_parse(text, len, &line, msg, sizeof msg);
-    if (!root) {
+    size_t n = 0;
+    trace_reader r = {.wl = wl, .source = source, .err = err};
+    int rc = wj_parse_list(text, len, add_entry, &r, &n, &line, msg, sizeof msg);
+    if (rc == -1) {
         wl_error_set(err, source, line, "", "%s", msg);
-        return WL_EPARSE;
-    }
-    int rc = WL_OK;
-    if (root->type != WJ_ARRAY) {
-        wl_error_set(err, source, root->line, "", "a trace must be a JSON list of kernels");
         rc = WL_EPARSE;
-    } else if (root->n == 0) {
-        wl_error_set(err, source, root->line, "", "the trace holds no kernels");
+    } else if (rc == WJ_NOT_LIST) {
+        wl_error_set(err, source, line, "", "a trace must be a JSON list of kernels");
+        rc = WL_EPARSE;
+    } else if (!rc && n == 0) {
+        wl_error_set(err, source, 1, "", "the trace holds no kernels");
         rc = WL_EPARSE;
     }
-    wl_core_workload *wl = NULL;
-    if (!rc) {
-        const char *base = strrchr(source, '/');
-        wl = wl_core_workload_create(base ? base + 1 : source);
-        if (!wl)
-            rc = WL_ENOMEM;
-    }
-    for (size_t i = 0; !rc && i < root->n; i++) {
-        wl_kernel k;
-        rc = parse_entry(&root->items[i], source, &k, err);
-        if (!rc && wl_core_workload_add(wl, &k))
-            rc = WL_ENOMEM;
-    }
-    wj_free(root);
     if (rc) {
         wl_core_workload_free(wl);
         return rc;

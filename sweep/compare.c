@@ -30,9 +30,10 @@ int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_o
                      wl_error *err)
 {
     *runnable = 0;
-    wl_core_workload *wl = NULL;
+    const wl_core_workload *wl = NULL;
+    wl_core_workload *owned = NULL;
     wl_sweep_shape_id id;
-    int rc = wl_sweep_spec_workload(s, &wl, &id, err);
+    int rc = wl_sweep_spec_workload(s, &wl, &owned, &id, err);
     if (rc)
         return rc;
     int iv = wl_sweep_spec_level(s) > 0;
@@ -85,6 +86,6 @@ int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_o
             rc = WL_ENOMEM;
         }
     }
-    wl_core_workload_free(wl);
+    wl_core_workload_free(owned);
     return rc;
 }

@@ -1057,10 +1057,6 @@ const wl_calib_uncertainty *wl_sweep_spec_uncertainty(const wl_sweep_spec *s, si
     return s->finished && s->unc && i < s->gpus.n ? &s->unc[i] : NULL;
 }
 
-int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_sweep_shape_id *id,
-                           wl_error *err);
-
-
 void wl_sweep_i_decode(const wl_sweep_spec *s, unsigned long long o, combo *c)
 {
     memset(c, 0, sizeof *c);

@@ -673,10 +673,11 @@ int wl_sweep_spec_learned(const wl_sweep_spec *s, wl_learn_use *u)
     return 1;
 }
 
-int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_sweep_shape_id *id,
-                           wl_error *err)
+int wl_sweep_spec_workload(const wl_sweep_spec *s, const wl_core_workload **wl,
+                           wl_core_workload **owned, wl_sweep_shape_id *id, wl_error *err)
 {
     *wl = NULL;
+    *owned = NULL;
     memset(id, 0, sizeof *id);
     if (!s->finished) {
         wl_error_set(err, "sweep", 0, "", "the spec is not finished");
@@ -689,22 +690,14 @@ int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_swe
     int rc = shape_workload(s, &c, &w, &own, err);
     if (rc)
         return rc;
-    if (!own) {
-        /* a trace as recorded: the caller owns a copy */
-        wl_core_workload *copy = wl_core_workload_create(wl_core_workload_name(w));
-        for (size_t i = 0; copy && i < wl_core_workload_count(w); i++)
-            if (wl_core_workload_add_as(copy, w, i, wl_core_workload_kernel(w, i))) {
-                wl_core_workload_free(copy);
-                copy = NULL;
-            }
-        if (!copy)
-            return WL_ENOMEM;
-        w = copy;
-    }
+    /* a trace as recorded is the spec's (a copy made before lost its
+     * repeated and host-timed flags: compare added the host's launch
+     * cost to a profile's measured gaps) */
+    wl_core_workload *mine = own ? w : NULL;
     snprintf(id->model, sizeof id->model, "%s", wl_name(s, &c));
     wl_core_gpu g;
     if ((rc = wl_sweep_i_variant_gpu(s, c.gpu, c.variant, &g, err))) {
-        wl_core_workload_free(w);
+        wl_core_workload_free(mine);
         return rc;
     }
     combo_memory(s, &c, &g, &id->memory, &id->fits);
@@ -725,6 +718,7 @@ int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_swe
         combo_shape(s, &c, &id->shape);
     }
     *wl = w;
+    *owned = mine;
     return WL_OK;
 }
 

@@ -92,7 +92,9 @@ double wl_sweep_spec_level(const wl_sweep_spec *s);
 int wl_sweep_spec_has_mode(const wl_sweep_spec *s, wl_mode m);
 const wl_calib_uncertainty *wl_sweep_spec_uncertainty(const wl_sweep_spec *s, size_t i);
 /* The workload of the first shape (first model or trace, batch, seq,
- * dtype, attention, mode) and what names it. The caller frees *wl. */
+ * dtype, attention, mode) and what names it. *wl lives as long as the
+ * spec; the caller frees *owned afterwards (a built model; NULL for a
+ * trace, the spec's own: a 2M-kernel trace is not held twice). */
 typedef struct {
     char model[256];
     long long batch, seq; /* 0: not applicable (traces; seq of vision models) */
@@ -106,8 +108,8 @@ typedef struct {
                               of this shape that fits the first GPU (0: none);
                               -1 otherwise */
 } wl_sweep_shape_id;
-int wl_sweep_spec_workload(const wl_sweep_spec *s, wl_core_workload **wl, wl_sweep_shape_id *id,
-                           wl_error *err);
+int wl_sweep_spec_workload(const wl_sweep_spec *s, const wl_core_workload **wl,
+                           wl_core_workload **owned, wl_sweep_shape_id *id, wl_error *err);
 /* The spec's learned model (key 'learned') as it applies to the first
  * combination's workload (as wl_sweep_spec_workload's): 1 and *u filled,
  * or 0 when the spec has none. u borrows from the spec. */
