@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -311,9 +312,39 @@ int wl_results_out_open(const char *path, wl_results_out **out, wl_error *err)
         out_free(o);
         return WL_EIO;
     }
+    /* A file without write permission is the user's way of keeping it:
+     * renaming over it (all the directory needs) would go past that, even
+     * for root, whom access() lets write anything; so is a file without
+     * any write bit. */
+    if (exists && stat(path, &tgt) == 0 && S_ISREG(tgt.st_mode) &&
+        (access(path, W_OK) != 0 || (tgt.st_mode & 0222) == 0)) {
+        wl_error_set(err, path, 0, "", "is read-only (mode %04o): not replaced; make it "
+                     "writable (chmod u+w) or write elsewhere", (unsigned)(tgt.st_mode & 07777));
+        out_free(o);
+        return WL_EIO;
+    }
     if (exists && !S_ISREG(st.st_mode)) {
-        /* a device, FIFO or symlink: write into it, never replace it */
-        int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        /* a device, FIFO or symlink: write into it, never replace it. A
+         * regular file behind a symlink is locked while it is written, so
+         * that a second writer fails instead of tearing its rows into the
+         * first's; it is emptied only once locked. */
+        int fd = open(path, O_WRONLY | O_CLOEXEC), locked = 0;
+        if (fd >= 0 && fstat(fd, &tgt) == 0 && S_ISREG(tgt.st_mode)) {
+            if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+                wl_error_set(err, path, 0, "", "is being written by another process (it holds "
+                             "the file's lock); not written");
+                close(fd);
+                out_free(o);
+                return WL_EIO;
+            }
+            locked = ftruncate(fd, 0) == 0;
+            if (!locked) {
+                int e = errno;
+                close(fd);
+                fd = -1;
+                errno = e;
+            }
+        }
         if (fd < 0 || !(o->f = out_stream(o, fd))) {
             wl_error_set(err, path, 0, "", "cannot open output: %s", strerror(errno));
             if (fd >= 0)

@@ -2,6 +2,7 @@
 #include "test_util.h"
 #include "../results/wattlas_results.h"
 
+#include <sys/file.h>
 #include <unistd.h>
 
 static void test_csv_read(void **state)
@@ -316,6 +317,42 @@ static void test_special_outputs(void **state)
     assert_int_equal(wl_results_out_commit(o, &err), WL_OK);
     assert_int_equal(stat(m, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
+    /* a read-only file is not replaced (even for root, whom access() lets
+     * write it), directly or through a symlink; its text stays */
+    const char *ro = test_path("ro.txt"), *rl = test_path("ro-link.txt");
+    test_write_file(ro, "keep\n");
+    chmod(ro, 0444);
+    unlink(rl);
+    assert_int_equal(symlink(ro, rl), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(wl_results_out_open(i ? rl : ro, &o, &err), WL_EIO);
+        assert_non_null(strstr(err.text, "is read-only (mode 0444)"));
+    }
+    f = fopen(ro, "r");
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    assert_string_equal(line, "keep\n");
+    /* a file behind a symlink that another writer holds locked is refused
+     * before it is emptied; once released it is written */
+    int fd = open(t, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX), 0);
+    assert_int_equal(wl_results_out_open(l, &o, &err), WL_EIO);
+    assert_non_null(strstr(err.text, "is being written by another process"));
+    f = fopen(t, "r");
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    assert_string_equal(line, "new\n");
+    close(fd);
+    assert_int_equal(wl_results_out_open(l, &o, &err), WL_OK);
+    /* and the writer holds the lock itself until it commits */
+    int fd2 = open(t, O_RDONLY);
+    assert_true(fd2 >= 0);
+    assert_int_equal(flock(fd2, LOCK_EX | LOCK_NB), -1);
+    fputs("newer\n", wl_results_out_stream(o));
+    assert_int_equal(wl_results_out_commit(o, &err), WL_OK);
+    assert_int_equal(flock(fd2, LOCK_EX | LOCK_NB), 0);
+    close(fd2);
 }
 
 int main(void)
