@@ -537,6 +537,14 @@ class NoGpu(unittest.TestCase):
         self.assertNotIn("Traceback", r.stderr)
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
         self.assertIn("NVML not found", r.stderr)
+        # a library that is not NVML (libm): said so, no AttributeError
+        env["WATTLAS_NVML_LIB"] = "libm.so.6"
+        r = subprocess.run([sys.executable, "-m", "wattlas.measure", "idle", "--clocks", "900",
+                            "-o", os.devnull], capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 1)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("libm.so.6 is not NVML (it has no nvmlErrorString)", r.stderr)
         r = subprocess.run([sys.executable, "-m", "wattlas.measure", "--help"],
                            capture_output=True, text=True, env=env)
         self.assertEqual(r.returncode, 0)

@@ -53,11 +53,21 @@ class Nvml:
             self.lib = ctypes.CDLL(libname)
         except OSError as e:
             raise MeasureError("NVML not found (%s): this needs an NVIDIA driver" % e) from None
-        self.lib.nvmlErrorString.restype = ctypes.c_char_p
+        # a library that is not NVML (WATTLAS_NVML_LIB pointing elsewhere)
+        # lacks its symbols: said so, not an AttributeError's traceback
+        self.libname = libname
+        self._fn("nvmlErrorString").restype = ctypes.c_char_p
         self._call("nvmlInit_v2")
 
+    def _fn(self, name):
+        try:
+            return getattr(self.lib, name)
+        except AttributeError:
+            raise MeasureError("%s is not NVML (it has no %s); WATTLAS_NVML_LIB, if set, must name "
+                               "the driver's libnvidia-ml.so.1" % (self.libname, name)) from None
+
     def _call(self, fn, *args):
-        rc = getattr(self.lib, fn)(*args)
+        rc = self._fn(fn)(*args)
         if rc != 0:
             text = self.lib.nvmlErrorString(rc).decode(errors="replace")
             hint = " (run as root, or give the user clock permissions)" if rc == 4 else ""
