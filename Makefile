@@ -46,7 +46,8 @@ LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(S
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini)) $(sort $(wildcard presets/systems/*.ini))
 TESTS = test_core test_workloads test_profile test_train test_presets test_results test_calib test_cli test_cli_multi test_pareto test_sweep test_plot test_cluster test_cluster_search test_learn \
         test_fuzz_replay test_python test_measure test_readme
-FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot
+FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot \
+    host_preset system_preset learned timeline merge
 FUZZ_SECONDS ?= 60
 
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/presets_embedded.o $(BUILD)/commit.o
@@ -269,7 +270,7 @@ fuzz-build:
 	    OPT="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" EXTRA_CFLAGS=-Wno-unknown-pragmas \
 	    build-fuzz/libwattlas.a $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h build-fuzz/libwattlas.a
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/fuzz_files.h build-fuzz/libwattlas.a
 	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer $< build-fuzz/libwattlas.a -o $@ $(LDLIBS_ALL)
 
 clean:

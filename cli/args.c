@@ -10,6 +10,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
@@ -400,4 +401,82 @@ static void bar_log(cli_bar *b, unsigned long long done, unsigned long long tota
     double eta = rate > 0 ? (double)(total - done) / rate : 0;
     fprintf(stderr, "%llu/%llu %s in %.0f s, about %.0f s left\n", done, total, b->what, el, eta);
     fflush(stderr);
+}
+
+/* ---- an elapsed-time line for work with no count to show ------------------------
+ * (cli.h: cli_work_start); redrawn when its whole seconds change. */
+
+struct cli_work {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop, drawn;
+    long shown; /* the whole seconds last drawn */
+    double t0;
+    const char *cmd;
+};
+
+static void *work_main(void *p)
+{
+    struct cli_work *w = p;
+    pthread_mutex_lock(&w->mu);
+    while (!w->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 250000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+        double t = bar_now() - w->t0;
+        if (w->stop || t < 2.0 || (long)t == w->shown)
+            continue;
+        w->shown = (long)t;
+        fprintf(stderr, "\rwattlas %s: working, %ld s", w->cmd, w->shown);
+        fflush(stderr);
+        w->drawn = 1;
+    }
+    if (w->drawn) { /* the line erased: what follows starts clean */
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+cli_work *cli_work_start(const char *cmd, const char *out, int quiet)
+{
+    if (quiet || !isatty(STDERR_FILENO) || (out && !strcmp(out, "-") && isatty(STDOUT_FILENO)))
+        return NULL;
+    struct cli_work *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->cmd = cmd;
+    w->t0 = bar_now();
+    if (pthread_mutex_init(&w->mu, NULL)) {
+        free(w);
+        return NULL;
+    }
+    if (pthread_cond_init(&w->cv, NULL) || pthread_create(&w->th, NULL, work_main, w)) {
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->mu);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void cli_work_stop(cli_work *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->th, NULL);
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
 }

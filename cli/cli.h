@@ -117,6 +117,15 @@ void cli_bar_log(void *user, unsigned long long done, unsigned long long total);
  * failed start leaves the log as it was). */
 void cli_beat_start(cli_bar *b);
 void cli_beat_stop(cli_bar *b);
+/* Work with no count to show (a large table read and its front found, a
+ * merge, a figure): on a terminal, after two seconds, "wattlas CMD:
+ * working, N s" redrawn four times a second and erased when stopped. NULL
+ * (nothing shown) with --quiet, when stderr is not a terminal, or when the
+ * output (out "-") goes to the terminal's stdout. Stop before writing to
+ * stderr; stopping NULL does nothing. */
+typedef struct cli_work cli_work;
+cli_work *cli_work_start(const char *cmd, const char *out, int quiet);
+void cli_work_stop(cli_work *w);
 /* A report line on stderr below any unfinished bar (user: the bar): the
  * callback of the library's runs (wl_calib_run, wl_learn_run, report). */
 void cli_bar_line(void *user, const char *line);

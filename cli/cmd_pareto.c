@@ -208,7 +208,11 @@ static int pareto_run(const sel_opts *o)
     wl_pareto_set *s = NULL;
     wl_results_col *cols = NULL;
     cli_rows rows = {0};
-    if ((rc = load(cmd, o, &lo, &s)))
+    cli_work *wk = cli_work_start(cmd, o->out, o->quiet);
+    rc = load(cmd, o, &lo, &s);
+    cli_work_stop(wk);
+    wk = NULL;
+    if (rc)
         goto done;
     collapse_note(cmd, o, s);
     cols = calloc(wl_pareto_set_ncols(s) + 1, sizeof *cols);
@@ -220,8 +224,10 @@ static int pareto_run(const sel_opts *o)
     size_t nc = wl_pareto_front_cols(s, cols);
     if ((rc = cli_rows_open(cmd, o->out, o->format, cols, nc, &rows)))
         goto done;
+    wk = cli_work_start(cmd, o->out, o->quiet);
     if (wl_pareto_front_rows(s, rows.w))
         rc = EXIT_RUNTIME;
+    cli_work_stop(wk);
     int crc = cli_rows_close(cmd, &rows, !rc);
     rc = rc ? rc : crc;
 done:
@@ -271,7 +277,10 @@ static int optimize_run(const sel_opts *o)
     const char *values[4] = {o->tcol, o->pcol, o->ecol, "sm_clock_mhz"};
     wl_pareto_load_options lo = {.values = values, .nvalues = 4, .group_by = o->group_by,
                                  .keep_infeasible = o->all, .collapse = !o->all};
-    if ((rc = load(cmd, o, &lo, &s)))
+    cli_work *wk = cli_work_start(cmd, o->out, o->quiet);
+    rc = load(cmd, o, &lo, &s);
+    cli_work_stop(wk);
+    if (rc)
         return rc;
     collapse_note(cmd, o, s);
     wl_results_col cols[WL_PARETO_KEYED_MAX];

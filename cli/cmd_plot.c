@@ -166,6 +166,8 @@ int cmd_plot(int argc, char **argv)
     if (rc)
         return rc == CLI_HELP ? 0 : rc;
     wl_error err = {0};
+    cli_work *wk = cli_work_start("plot", p.out, 0);
     rc = wl_plot_draw(p.kind, NULL, p.in, &p.k, &p.o, p.out, &err);
+    cli_work_stop(wk);
     return rc ? cli_fail("plot", &err) : 0;
 }

@@ -309,11 +309,16 @@ int cmd_merge(int argc, char **argv)
         wl_results_out *out = NULL;
         if (wl_results_out_open(o.out, &out, &err)) {
             rc = cli_fail("merge", &err);
-        } else if (wl_sweep_merge(o.paths, o.n, wl_results_out_stream(out), &err)) {
-            wl_results_out_abort(out);
-            rc = cli_fail("merge", &err);
-        } else if (wl_results_out_commit(out, &err)) {
-            rc = cli_fail("merge", &err);
+        } else {
+            cli_work *wk = cli_work_start("merge", o.out, 0);
+            int mrc = wl_sweep_merge(o.paths, o.n, wl_results_out_stream(out), &err);
+            cli_work_stop(wk);
+            if (mrc) {
+                wl_results_out_abort(out);
+                rc = cli_fail("merge", &err);
+            } else if (wl_results_out_commit(out, &err)) {
+                rc = cli_fail("merge", &err);
+            }
         }
     }
     free(o.paths);

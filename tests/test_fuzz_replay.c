@@ -16,6 +16,11 @@
 #include "fuzz/fuzz_spec.c"
 #include "fuzz/fuzz_sweep_table.c"
 #include "fuzz/fuzz_trace.c"
+#include "fuzz/fuzz_host_preset.c"
+#include "fuzz/fuzz_system_preset.c"
+#include "fuzz/fuzz_learned.c"
+#include "fuzz/fuzz_timeline.c"
+#include "fuzz/fuzz_merge.c"
 
 typedef int (*harness)(const uint8_t *, size_t);
 
@@ -75,6 +80,11 @@ REPLAY(spec)
 REPLAY(idle)
 REPLAY(grammar)
 REPLAY(plot)
+REPLAY(host_preset)
+REPLAY(system_preset)
+REPLAY(learned)
+REPLAY(timeline)
+REPLAY(merge)
 
 int main(void)
 {
@@ -84,6 +94,9 @@ int main(void)
         cmocka_unit_test(test_model_preset), cmocka_unit_test(test_trace),
         cmocka_unit_test(test_spec),         cmocka_unit_test(test_idle),
         cmocka_unit_test(test_grammar),      cmocka_unit_test(test_plot),
+        cmocka_unit_test(test_host_preset),  cmocka_unit_test(test_system_preset),
+        cmocka_unit_test(test_learned),      cmocka_unit_test(test_timeline),
+        cmocka_unit_test(test_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
