@@ -88,6 +88,7 @@ int main(int argc, char **argv)
 #endif
 {
     gsl_set_error_handler_off();
+    wl_results_out_cleanup_on_signals();
     if (argc < 2) {
         help(stderr);
         return EXIT_USAGE;

@@ -64,6 +64,12 @@ int wl_results_out_commit(wl_results_out *o, wl_error *err); /* frees o */
  * FIFO, written in place), and PATH keeps what it held. Frees o. */
 int wl_results_out_commit_partial(wl_results_out *o, char *name, size_t cap, wl_error *err);
 void wl_results_out_abort(wl_results_out *o);                /* frees o, accepts NULL */
+/* Installs handlers for SIGINT, SIGTERM and SIGHUP (those not ignored)
+ * that remove the temporary files of the outputs still open, then die of
+ * the signal as before (the command-line tool calls it at start). A
+ * command that stops gracefully on a signal (sweep) installs its own
+ * handler while it runs. */
+void wl_results_out_cleanup_on_signals(void);
 /* Whether the output is a terminal (for the default table format). */
 int wl_results_out_isatty(const wl_results_out *o);
 

@@ -2,7 +2,9 @@
 #include "test_util.h"
 #include "../results/wattlas_results.h"
 
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void test_csv_read(void **state)
@@ -355,6 +357,55 @@ static void test_special_outputs(void **state)
     close(fd2);
 }
 
+/* A run killed by SIGTERM (a job's time limit) or Ctrl-C leaves no
+ * temporary file beside its output, and the old output as it was; the
+ * process still dies of the signal. */
+static void test_signal_cleanup(void **state)
+{
+    (void)state;
+    const char *path = test_path("killed.csv");
+    test_write_file(path, "old\n");
+    int sigs[2] = {SIGTERM, SIGINT};
+    for (int i = 0; i < 2; i++) {
+        int ready[2];
+        assert_int_equal(pipe(ready), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            wl_results_out_cleanup_on_signals();
+            wl_results_out *o = NULL;
+            wl_error err;
+            if (wl_results_out_open(path, &o, &err))
+                _exit(3);
+            fputs("partial row\n", wl_results_out_stream(o));
+            fflush(wl_results_out_stream(o));
+            if (write(ready[1], "x", 1) != 1)
+                _exit(4);
+            for (;;)
+                pause();
+        }
+        char c;
+        assert_int_equal(read(ready[0], &c, 1), 1);
+        close(ready[0]);
+        close(ready[1]);
+        /* the temporary file is there while the run is */
+        char tmp[700];
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld.0", path, (long)pid);
+        assert_int_equal(access(tmp, F_OK), 0);
+        assert_int_equal(kill(pid, sigs[i]), 0);
+        int st = 0;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFSIGNALED(st));
+        assert_int_equal(WTERMSIG(st), sigs[i]);
+        assert_int_equal(access(tmp, F_OK), -1);
+        FILE *f = fopen(path, "r");
+        char line[16] = "";
+        assert_non_null(fgets(line, sizeof line, f));
+        fclose(f);
+        assert_string_equal(line, "old\n");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -366,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_csv_hostile),
         cmocka_unit_test(test_row_writer),
         cmocka_unit_test(test_special_outputs),
+        cmocka_unit_test(test_signal_cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,301 @@
+/* Output files: written to a temporary file beside the target and
+ * renamed into place (a failed or interrupted run leaves the old file);
+ * devices, FIFOs and symlinks written in place; a read-only target
+ * refused; the temporary files of a run killed by a signal removed. */
+#define _GNU_SOURCE /* fopencookie: the errno of a failed write outlives the buffer */
+#include "wattlas_results.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- output files --------------------------------------------------------------- */
+
+enum { OUT_STDOUT, OUT_IN_PLACE, OUT_ATOMIC };
+
+struct wl_results_out {
+    FILE *f;
+    int mode;
+    char *path, *tmp;
+    int fd;        /* under f */
+    int write_err; /* errno of the first failed write, 0 if none */
+};
+
+/* stdio keeps only an error flag when a buffered write fails, and drops the
+ * buffer, so a full disk would read "Input/output error" at commit. Writing
+ * through this cookie keeps the first errno (ENOSPC, EFBIG, EDQUOT). */
+static ssize_t out_cookie_write(void *c, const char *buf, size_t n)
+{
+    wl_results_out *o = c;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(o->fd, buf + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (!o->write_err)
+                o->write_err = w < 0 ? errno : ENOSPC;
+            return done ? (ssize_t)done : -1;
+        }
+        done += (size_t)w;
+    }
+    return (ssize_t)done;
+}
+
+static int out_cookie_close(void *c)
+{
+    wl_results_out *o = c;
+    int rc = close(o->fd);
+    if (rc != 0 && !o->write_err)
+        o->write_err = errno;
+    o->fd = -1;
+    return rc;
+}
+
+/* Wraps an open descriptor in a stream that records write errors. */
+static FILE *out_stream(wl_results_out *o, int fd)
+{
+    o->fd = fd;
+    cookie_io_functions_t io = {.write = out_cookie_write, .close = out_cookie_close};
+    return fopencookie(o, "w", io);
+}
+
+/* The temporary files of the outputs open now, which a signal's handler
+ * removes: a run stopped by Ctrl-C, SIGTERM (a job's time limit) or
+ * SIGHUP leaves no FILE.tmp.PID.N beside its output. The thread that opens
+ * and closes outputs sets and clears the slots; the handler only reads
+ * them, and unlink is async-signal-safe. A name is listed from before its
+ * file is created until after it is renamed or removed: unlinking a name
+ * that is not there does nothing. */
+#define PENDING 16
+static char *volatile pending[PENDING];
+
+static void pending_set(char *from, char *to)
+{
+    for (int i = 0; i < PENDING; i++)
+        if (pending[i] == from) {
+            pending[i] = to;
+            return;
+        }
+}
+
+static void on_fatal_signal(int sig)
+{
+    for (int i = 0; i < PENDING; i++) {
+        char *p = pending[i];
+        if (p)
+            unlink(p);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void wl_results_out_cleanup_on_signals(void)
+{
+    static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+    for (int i = 0; i < 3; i++) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        /* a signal ignored when we started (nohup's SIGHUP) stays ignored */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+static void out_free(wl_results_out *o)
+{
+    if (o->tmp)
+        pending_set(o->tmp, NULL);
+    free(o->path);
+    free(o->tmp);
+    free(o);
+}
+
+int wl_results_out_open(const char *path, wl_results_out **out, wl_error *err)
+{
+    *out = NULL;
+    wl_results_out *o = calloc(1, sizeof *o);
+    if (!o)
+        return WL_ENOMEM;
+    if (strcmp(path, "-") == 0) {
+        o->f = stdout;
+        o->mode = OUT_STDOUT;
+        *out = o;
+        return WL_OK;
+    }
+    if (!path[0]) {
+        free(o);
+        wl_error_set(err, "<output>", 0, "", "empty output path");
+        return WL_EINVAL;
+    }
+    o->path = strdup(path);
+    if (!o->path) {
+        free(o);
+        return WL_ENOMEM;
+    }
+    struct stat st, tgt;
+    int exists = lstat(path, &st) == 0;
+    if (exists && (S_ISDIR(st.st_mode) ||
+                   (S_ISLNK(st.st_mode) && stat(path, &tgt) == 0 && S_ISDIR(tgt.st_mode)))) {
+        wl_error_set(err, path, 0, "", "is a directory");
+        out_free(o);
+        return WL_EIO;
+    }
+    /* A file without write permission is the user's way of keeping it:
+     * renaming over it (all the directory needs) would go past that, even
+     * for root, whom access() lets write anything; so is a file without
+     * any write bit. */
+    if (exists && stat(path, &tgt) == 0 && S_ISREG(tgt.st_mode) &&
+        (access(path, W_OK) != 0 || (tgt.st_mode & 0222) == 0)) {
+        wl_error_set(err, path, 0, "", "is read-only (mode %04o): not replaced; make it "
+                     "writable (chmod u+w) or write elsewhere", (unsigned)(tgt.st_mode & 07777));
+        out_free(o);
+        return WL_EIO;
+    }
+    if (exists && !S_ISREG(st.st_mode)) {
+        /* a device, FIFO or symlink: write into it, never replace it. A
+         * regular file behind a symlink is locked while it is written, so
+         * that a second writer fails instead of tearing its rows into the
+         * first's; it is emptied only once locked. */
+        int fd = open(path, O_WRONLY | O_CLOEXEC), locked = 0;
+        if (fd >= 0 && fstat(fd, &tgt) == 0 && S_ISREG(tgt.st_mode)) {
+            if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+                wl_error_set(err, path, 0, "", "is being written by another process (it holds "
+                             "the file's lock); not written");
+                close(fd);
+                out_free(o);
+                return WL_EIO;
+            }
+            locked = ftruncate(fd, 0) == 0;
+            if (!locked) {
+                int e = errno;
+                close(fd);
+                fd = -1;
+                errno = e;
+            }
+        }
+        if (fd < 0 || !(o->f = out_stream(o, fd))) {
+            wl_error_set(err, path, 0, "", "cannot open output: %s", strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            out_free(o);
+            return WL_EIO;
+        }
+        o->mode = OUT_IN_PLACE;
+        *out = o;
+        return WL_OK;
+    }
+    size_t tl = strlen(path) + 64;
+    o->tmp = calloc(1, tl); /* zeroed: the handler may read it mid-write */
+    if (!o->tmp) {
+        out_free(o);
+        return WL_ENOMEM;
+    }
+    mode_t mode = exists ? (st.st_mode & 07777) : 0666;
+    int fd = -1;
+    o->tmp[0] = 0;
+    pending_set(NULL, o->tmp); /* with 16 open at once, the 17th goes unlisted */
+    for (int k = 0; k < 1000 && fd < 0; k++) {
+        snprintf(o->tmp, tl, "%s.tmp.%ld.%d", path, (long)getpid(), k);
+        fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        wl_error_set(err, path, 0, "", "cannot create output: %s", strerror(errno));
+        out_free(o);
+        return WL_EIO;
+    }
+    if (exists)
+        (void)fchmod(fd, mode); /* the old file's permissions, umask aside */
+    o->f = out_stream(o, fd);
+    if (!o->f) {
+        wl_error_set(err, path, 0, "", "cannot create output: %s", strerror(errno));
+        close(fd);
+        unlink(o->tmp);
+        out_free(o);
+        return WL_EIO;
+    }
+    o->mode = OUT_ATOMIC;
+    *out = o;
+    return WL_OK;
+}
+
+FILE *wl_results_out_stream(wl_results_out *o) { return o->f; }
+
+int wl_results_out_isatty(const wl_results_out *o)
+{
+    return o->mode == OUT_STDOUT && isatty(STDOUT_FILENO);
+}
+
+static int out_commit(wl_results_out *o, const char *suffix, wl_error *err);
+
+int wl_results_out_commit(wl_results_out *o, wl_error *err)
+{
+    return out_commit(o, NULL, err);
+}
+
+int wl_results_out_commit_partial(wl_results_out *o, char *name, size_t cap, wl_error *err)
+{
+    if (cap)
+        name[0] = 0;
+    if (o->mode == OUT_ATOMIC)
+        snprintf(name, cap, "%s.partial", o->path);
+    return out_commit(o, ".partial", err);
+}
+
+static int out_commit(wl_results_out *o, const char *suffix, wl_error *err)
+{
+    int rc = WL_OK;
+    const char *name = o->mode == OUT_STDOUT ? "<stdout>" : o->path;
+    if (o->mode == OUT_STDOUT) {
+        errno = 0;
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            wl_error_set(err, name, 0, "", "write error: %s", strerror(errno ? errno : EIO));
+            rc = WL_EIO;
+        }
+        out_free(o);
+        return rc;
+    }
+    int bad = fflush(o->f) != 0 || ferror(o->f);
+    bad |= fclose(o->f) != 0;
+    int saved = o->write_err;
+    if (bad) {
+        wl_error_set(err, name, 0, "", "write error: %s", strerror(saved ? saved : EIO));
+        rc = WL_EIO;
+        if (o->mode == OUT_ATOMIC)
+            unlink(o->tmp);
+    } else if (o->mode == OUT_ATOMIC) {
+        /* a partial output goes beside the file, which it leaves whole */
+        char *dest = suffix ? wl_core_strprintf("%s%s", o->path, suffix) : NULL;
+        if ((suffix && !dest) || rename(o->tmp, dest ? dest : o->path) != 0) {
+            wl_error_set(err, name, 0, "", "cannot rename the output into place: %s",
+                         dest ? strerror(errno) : "out of memory");
+            unlink(o->tmp);
+            rc = WL_EIO;
+        }
+        free(dest);
+    }
+    out_free(o);
+    return rc;
+}
+
+void wl_results_out_abort(wl_results_out *o)
+{
+    if (!o)
+        return;
+    if (o->mode != OUT_STDOUT) {
+        fclose(o->f);
+        if (o->mode == OUT_ATOMIC)
+            unlink(o->tmp);
+    }
+    out_free(o);
+}
+
