@@ -334,8 +334,7 @@ class Validate(unittest.TestCase):
 
     def test_equals_cli(self):
         if not os.path.exists(self.DATA):
-            print(f"test_equals_cli: SKIPPED ({self.DATA} is not there)")
-            return
+            self.skipTest(f"../shared/data not found ({self.DATA} is not there)")
         out, err, rc = cli("validate", self.DATA, "--no-lomo", "--interval", "95", "--quiet")
         self.assertEqual(rc, 0)
         self.assertEqual(wattlas.validate(self.DATA, interval=95, fmt="csv"), out)
@@ -472,8 +471,7 @@ class Calibrate(unittest.TestCase):
     def test_equals_cli(self):
         """calibrate writes the command line's presets and says its report"""
         if not os.path.exists(DVFS):
-            print(f"test_equals_cli: SKIPPED ({DVFS} is not there)")
-            return
+            self.skipTest(f"../shared/data not found ({DVFS} is not there)")
         d = tempfile.mkdtemp()
         try:
             a, h = os.path.join(d, "cli.ini"), os.path.join(d, "cli-host.ini")
@@ -523,8 +521,7 @@ class Learn(unittest.TestCase):
     def test_equals_cli(self):
         """learn saves the command line's model and reports its folds"""
         if not os.path.exists(DVFS):
-            print(f"test_equals_cli: SKIPPED ({DVFS} is not there)")
-            return
+            self.skipTest(f"../shared/data not found ({DVFS} is not there)")
         d = tempfile.mkdtemp()
         try:
             a, b = os.path.join(d, "cli.json"), os.path.join(d, "py.json")
@@ -768,7 +765,7 @@ class Options(unittest.TestCase):
 
     def test_validate_options(self):
         if not os.path.exists(DVFS):
-            self.skipTest("../shared/data not present")
+            self.skipTest("../shared/data not found")
         # two models at every other clock of the DVFS rows: the refits take
         # seconds, not minutes
         d = tempfile.mkdtemp()
