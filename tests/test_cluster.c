@@ -1770,12 +1770,67 @@ static void test_serving_decode(void **state)
     assert_true(served.tpot_s > 5e-3 && served.tpot_s < 20e-3);
 }
 
+/* The energy's parts from their definitions, by hand:
+ *   GPUs: every GPU of a replica's stages, dp replicas of them, so at the
+ *     same work per replica dp 2 draws twice dp 1's GPU energy, plus what
+ *     dp 2's gradient all-reduce adds (its time at no more than the cap,
+ *     400 W a GPU);
+ *   network: 2 DGX A100 nodes have 2 x 8 NICs on one 40-port switch
+ *     (16 <= 40), each at its own power: T (16 nic_w + 1 switch_w), here
+ *     T (16 x 20 + 700) with the switch's power set apart from the NICs';
+ *   nodes: T nodes node_other_w. */
+static void test_energy_parts_golden(void **state)
+{
+    (void)state;
+    wl_core_model m;
+    wl_cluster_result r2;
+    wl_cluster *c2 = small(0, &r2, &m); /* tp 2, pp 2, dp 2: 4 micro-batches each */
+    wl_cluster_free(c2);
+    wl_cluster_system sys;
+    wl_core_gpu gpu;
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load("dgx-a100-80gb", &sys, &e), WL_OK);
+    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
+    wl_cluster_config c;
+    wl_cluster_config_default(&c);
+    c.tp = 2;
+    c.pp = 2;
+    c.dp = 1;
+    c.seq = 1024;
+    c.global_batch = 4; /* the same 4 micro-batches on the one replica */
+    sys.gpus_per_node = 4; /* a node of the replica's 4 GPUs, the same fabric */
+    wl_cluster *c1;
+    wl_cluster_result r1;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &c1, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(c1, 1410, NULL, &r1, &e), WL_OK);
+    wl_cluster_free(c1);
+    assert_int_equal(r1.gpus, 4);
+    assert_true(r2.time_s >= r1.time_s);
+    double extra = r2.energy_gpu_j - 2 * r1.energy_gpu_j;
+    assert_true(extra >= -1e-9 * r2.energy_gpu_j);
+    assert_true(extra <= (r2.time_s - r1.time_s) * 8 * 400.0 + 1e-9 * r2.energy_gpu_j);
+    /* two nodes, dp 4 */
+    sys.gpus_per_node = 8;
+    sys.nodes = 2;
+    assert_int_equal(wl_cluster_system_set(&sys, "switch_w", 700, &e), WL_OK);
+    assert_true(sys.nic_w == 20 && sys.nics_per_node == 8 && sys.switch_ports == 40);
+    c.dp = 4;
+    c.global_batch = 16;
+    assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &c1, &e), WL_OK);
+    assert_int_equal(wl_cluster_run(c1, 1410, NULL, &r1, &e), WL_OK);
+    wl_cluster_free(c1);
+    assert_int_equal(r1.gpus, 16);
+    assert_close(r1.energy_network_j, r1.time_s * (16 * 20.0 + 1 * 700.0), 1e-12);
+    assert_close(r1.energy_node_j, r1.time_s * 2 * sys.node_other_w, 1e-12);
+    assert_close(r1.energy_j, r1.energy_gpu_j + r1.energy_network_j + r1.energy_node_j, 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bubble_fractions), cmocka_unit_test(test_in_flight),
         cmocka_unit_test(test_ring_allreduce),   cmocka_unit_test(test_stage_memory),
-        cmocka_unit_test(test_result_invariants), cmocka_unit_test(test_timeline_json),
+        cmocka_unit_test(test_energy_parts_golden), cmocka_unit_test(test_result_invariants), cmocka_unit_test(test_timeline_json),
         cmocka_unit_test(test_stage_plan), cmocka_unit_test(test_system_presets),   cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_moe_layer), cmocka_unit_test(test_moe_cluster), cmocka_unit_test(test_moe_presets),
         cmocka_unit_test(test_moe_routing),
