@@ -1820,9 +1820,10 @@ static void test_energy_parts_golden(void **state)
     assert_int_equal(wl_cluster_run(c1, 1410, NULL, &r1, &e), WL_OK);
     wl_cluster_free(c1);
     assert_int_equal(r1.gpus, 16);
-    assert_close(r1.energy_network_j, r1.time_s * (16 * 20.0 + 1 * 700.0), 1e-12);
-    assert_close(r1.energy_node_j, r1.time_s * 2 * sys.node_other_w, 1e-12);
-    assert_close(r1.energy_j, r1.energy_gpu_j + r1.energy_network_j + r1.energy_node_j, 1e-12);
+    assert_close(r1.energy_network_j, r1.time_s * (16 * 20.0 + 1 * 700.0), 1e-12 * r1.energy_j);
+    assert_close(r1.energy_node_j, r1.time_s * 2 * sys.node_other_w, 1e-12 * r1.energy_j);
+    assert_close(r1.energy_j, r1.energy_gpu_j + r1.energy_network_j + r1.energy_node_j,
+                 1e-12 * r1.energy_j);
 }
 
 int main(void)

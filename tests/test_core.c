@@ -854,9 +854,86 @@ static void test_energy_check(void **state)
     assert_string_equal(err.field, "process_nm");
 }
 
+/* Hand derivations of three pieces a bug could move without changing any
+ * other test's figure much.
+ * Flash attention, BH 32, 1024 x 1024, d 64, bf16 on an A100:
+ *   FLOPs: QK^T and PV, 2 x 2 BH Sq Sk d = 4 x 32 x 1024^2 x 64;
+ *   causal, FlashAttention-2's loop: 8 query blocks of 128 rows against
+ *   key blocks of 256 (d <= 64); block i runs ceil((i + 1) 128 / 256)
+ *   key blocks: 256, 256, 512, 512, 768, 768, 1024, 1024 keys = 5120 of
+ *   8 x 1024, a share of 0.625.
+ * A decode step of Llama-3-8B (32 query heads over 8 key/value heads, d
+ *   128, 1024 keys, b 1) on the A100 (108 SMs, 216 slots): the 4 query
+ *   heads of a group packed in one 64-row block, 8 CTAs; split-KV: 8 key
+ *   blocks of 128; eligible splits 1, 2, 3, 4 and 8 (5-7 give ceil(8/s) =
+ *   2 as 4 does), wave efficiency 8 s / 216, the best at 8 and 8 the
+ *   fewest within 85% of it; so DRAM reads q and writes o (2 x 32 x 128 x
+ *   2 B), reads k and v once per group (2 x 8 x 1024 x 128 x 2 B) and the
+ *   8 splits' fp32 partials and row sums twice (2 x 32 x 8 x 129 x 4 B):
+ *   16,384 + 4,194,304 + 264,192 = 4,474,880 bytes.
+ * The temperature: dT = R P_dyn / (1 - lambda R), lambda = leak (V /
+ *   V_ref)^2, with V read on the curve at f + k dT (the hot die's shift,
+ *   upwards), so at 1230 MHz, on the slope above the knee, the voltage is
+ *   V(f + k dT) and the leakage lambda dT is the static energy over idle. */
+static void test_hand_derived_pieces(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &g, &err), WL_OK);
+    wl_kernel fa = {.kind = WL_K_ATTN_FLASH, .in_dtype = WL_DT_BF16, .acc_dtype = WL_DT_FP32,
+                    .tensor_core = 1, .batch = 32, .m = 1024, .n = 1024, .k = 64};
+    for (int causal = 0; causal < 2; causal++) {
+        fa.causal = causal;
+        wl_core_workload *w = wl_core_workload_create("fa");
+        assert_int_equal(wl_core_workload_add(w, &fa), WL_OK);
+        wl_core_op op = {.sm_clock_mhz = 1000};
+        wl_core_result r;
+        assert_int_equal(wl_core_predict(&g, w, &op, &r), WL_OK);
+        double want = 4.0 * 32 * 1024.0 * 1024.0 * 64 * (causal ? 0.625 : 1.0);
+        assert_close(r.cls[WL_CLASS_FLASH].flops, want, 1e-12 * want);
+        wl_core_workload_free(w);
+    }
+    wl_kernel dec = {.kind = WL_K_ATTN_FLASH, .in_dtype = WL_DT_BF16, .acc_dtype = WL_DT_FP32,
+                     .tensor_core = 1, .batch = 32, .m = 1, .n = 1024, .k = 128, .groups = 4};
+    wl_core_workload *w = wl_core_workload_create("decode");
+    assert_int_equal(wl_core_workload_add(w, &dec), WL_OK);
+    wl_core_op op = {.sm_clock_mhz = 1000};
+    wl_core_result r;
+    assert_int_equal(g.sms, 108);
+    assert_int_equal(wl_core_predict(&g, w, &op, &r), WL_OK);
+    assert_close(r.cls[WL_CLASS_FLASH].dram_bytes, 16384.0 + 4194304.0 + 264192.0, 1e-6);
+    assert_close(r.cls[WL_CLASS_FLASH].flops, 4.0 * 32 * 1 * 1024 * 128, 1e-6);
+    wl_core_workload_free(w);
+    /* the temperature on a GEMM loop */
+    wl_kernel gm = {.kind = WL_K_GEMM, .in_dtype = WL_DT_BF16, .acc_dtype = WL_DT_FP32,
+                    .tensor_core = 1, .batch = 1, .m = 4096, .n = 4096, .k = 4096};
+    w = wl_core_workload_create("gemm");
+    assert_int_equal(wl_core_workload_add(w, &gm), WL_OK);
+    wl_core_workload_set_repeated(w, 1);
+    const wl_core_coeffs *c = &g.coef;
+    assert_true(c->vf_temp_mhz_per_c > 0 && c->thermal_c_per_w > 0 && c->leak_w_per_c > 0);
+    op = (wl_core_op){.sm_clock_mhz = 1230, .ignore_power_limit = 1}; /* on the curve's slope */
+    assert_int_equal(wl_core_predict(&g, w, &op, &r), WL_OK);
+    double T = r.time_ms * 1e-3, dT = r.temp_c - c->idle_temp_c;
+    double pdyn = (r.energy_dyn_compute_j + r.energy_dyn_memory_j) / T;
+    double vr = r.voltage_mv / g.v_ref_mv, lam = c->leak_w_per_c * vr * vr;
+    assert_true(dT > 0);
+    /* (the reported voltage is the solve's last fixed-point step, a step
+     * after the one dT and lambda came from: 1e-3) */
+    assert_close(dT, c->thermal_c_per_w * pdyn / (1 - lam * c->thermal_c_per_w), 1e-3 * dT);
+    double shifted = wl_core_gpu_voltage_mv(&g, op.sm_clock_mhz + c->vf_temp_mhz_per_c * dT);
+    assert_true(shifted > wl_core_gpu_voltage_mv(&g, op.sm_clock_mhz)); /* above the knee */
+    assert_true(fabs(r.voltage_mv - shifted) < 0.5);
+    double idle = wl_core_gpu_idle_w(&g, op.sm_clock_mhz);
+    assert_close(r.energy_static_j / T - idle, lam * dT, 1e-3 * lam * dT);
+    wl_core_workload_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hand_derived_pieces),
         cmocka_unit_test(test_vf_interpolation),
         cmocka_unit_test(test_wave_quantization),
         cmocka_unit_test(test_golden_elementwise),
