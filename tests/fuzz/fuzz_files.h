@@ -16,6 +16,8 @@ static void fuzz_dir_cleanup(void)
         snprintf(p, sizeof p, "%s/in%d", fuzz_dir_buf, i);
         unlink(p);
     }
+    snprintf(p, sizeof p, "%s/fig.png", fuzz_dir_buf); /* fuzz_timeline's */
+    unlink(p);
     rmdir(fuzz_dir_buf);
 }
 
@@ -25,10 +27,14 @@ static inline const char *fuzz_file(int i, const uint8_t *data, size_t n)
 {
     static char path[4][128];
     if (!fuzz_dir_buf[0]) {
-        snprintf(fuzz_dir_buf, sizeof fuzz_dir_buf, "/tmp/wattlas-fuzzin-XXXXXX");
+        /* in memory where there is a tmpfs: a write and a read per input */
+        snprintf(fuzz_dir_buf, sizeof fuzz_dir_buf, "/dev/shm/wattlas-fuzzin-XXXXXX");
         if (!mkdtemp(fuzz_dir_buf)) {
-            fuzz_dir_buf[0] = 0;
-            return NULL;
+            snprintf(fuzz_dir_buf, sizeof fuzz_dir_buf, "/tmp/wattlas-fuzzin-XXXXXX");
+            if (!mkdtemp(fuzz_dir_buf)) {
+                fuzz_dir_buf[0] = 0;
+                return NULL;
+            }
         }
         atexit(fuzz_dir_cleanup);
     }
