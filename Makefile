@@ -56,7 +56,7 @@ LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/presets_embedded.o $(BUILD)/commi
 COMMIT := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD -- 2>/dev/null && echo $$c || echo $$c+modified; } || echo unknown)
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: FORCE all deps run check test asan bench calibrate readme-check clean presets-vf docs-figures fuzz fuzz-build mpi install \
+.PHONY: FORCE all deps run check test asan mutate bench calibrate readme-check clean presets-vf docs-figures fuzz fuzz-build mpi install \
         python pic-lib
 
 all: $(BIN)/wattlas
@@ -171,6 +171,11 @@ asan: deps
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/bin \
 	    OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
 	    EXTRA_LDFLAGS="-fsanitize=address,undefined" TESTS="$(filter-out test_python test_measure test_readme,$(TESTS))" test
+
+# make mutate: each small bug of tests/mutations.txt applied alone must make
+# one of the tests it names fail (scripts/mutate.sh); minutes, not in CI.
+mutate: all
+	@sh scripts/mutate.sh tests/mutations.txt
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench_core $(BUILD)/bench_sweep $(BUILD)/bench_cluster
