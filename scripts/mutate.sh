@@ -34,6 +34,7 @@ while IFS="$tab" read -r file expr tests; do
         done
     fi
     mv "$file.mutate-orig" "$file"
+    touch "$file" # newer than the mutant's objects, which make then rebuilds
     echo "$fate  $n $file: $expr"
     if [ "$fate" = survived ]; then
         survivors="$survivors $n"
@@ -41,7 +42,7 @@ while IFS="$tab" read -r file expr tests; do
         caught=$((caught + 1))
     fi
 done < "$list"
-# the tests rebuilt from the restored sources
-make --no-print-directory $build/libwattlas.a >/dev/null 2>&1
+# the library and the command rebuilt from the restored sources
+make --no-print-directory all >/dev/null 2>&1
 echo "$n mutations: $caught caught${survivors:+, survived:$survivors}${stale:+, stale:$stale}"
 [ -z "$survivors" ] && [ -z "$stale" ]

@@ -748,6 +748,25 @@ static void test_long_clock_list(void **state)
     free(a);
     free(b);
     wl_sweep_spec_free(s);
+    /* GPUs whose clock lists differ, each with several combinations inside
+     * a slice: each shard's rows= is its rows, which merge checks */
+    static const char *const kv2[] = {"gpu", "a100-pcie-40gb,h100-sxm-80gb", "model",
+                                      "gpt2,bert-large,opt-1.3b", "batch", "1,2",
+                                      "clock", "210:2010:100"};
+    s = spec_of(kv2, sizeof kv2 / sizeof *kv2);
+    a = run_to_string(s, 1, 0, 0, WL_FMT_CSV, NULL);
+    for (unsigned i = 1; i <= 2; i++) {
+        char *part = run_to_string(s, 1, i, 2, WL_FMT_CSV, NULL);
+        test_write_file(names[i - 1], part);
+        free(part);
+    }
+    m = open_memstream(&merged, &len);
+    assert_int_equal(wl_sweep_merge(paths, 2, m, &err), WL_OK);
+    fclose(m);
+    assert_string_equal(merged, a);
+    free(merged);
+    free(a);
+    wl_sweep_spec_free(s);
 }
 
 int main(void)
