@@ -25,7 +25,11 @@ typedef struct {
     wl_error err;
 } block_head;
 
-/* Evaluates the chunks of block k into b (in order) with this rank's threads. */
+/* Evaluates the chunks of block k into b (in order) with this rank's
+ * threads: each chunk into a slot of its own, the slots joined in order
+ * afterwards. (OpenMP's ordered loop made a thread that finished early
+ * spin until the one before it was done: on a shared machine, a core
+ * taken from the process that needed it.) */
 static int eval_block(const wl_sweep_plan *p, unsigned long long k, wl_sweep_scratch **scratch,
                       int threads, wl_results_buf *b, block_head *h)
 {
@@ -33,10 +37,15 @@ static int eval_block(const wl_sweep_plan *p, unsigned long long k, wl_sweep_scr
     unsigned long long last = first + BLOCK < n ? first + BLOCK : n;
     memset(h, 0, sizeof *h);
     wl_sweep_tally_init(&h->tally);
-    volatile int failed = 0;
+    wl_results_buf cb[BLOCK];
+    wl_sweep_tally part[BLOCK];
+    wl_error e[BLOCK];
+    int crc[BLOCK];
+    memset(cb, 0, sizeof cb);
+    memset(e, 0, sizeof e);
     (void)threads;
 #ifdef _OPENMP
-#pragma omp parallel for ordered schedule(dynamic, 1) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
     for (long long i = (long long)first; i < (long long)last; i++) {
 #ifdef _OPENMP
@@ -44,30 +53,22 @@ static int eval_block(const wl_sweep_plan *p, unsigned long long k, wl_sweep_scr
 #else
         int me = 0;
 #endif
-        wl_results_buf cb = {0};
-        wl_sweep_tally part;
-        wl_error e;
-        memset(&e, 0, sizeof e);
-        int rc = failed ? WL_OK
-                        : wl_sweep_plan_chunk(p, (unsigned long long)i, scratch ? scratch[me] : NULL,
-                                              &cb, &part, &e);
-#ifdef _OPENMP
-#pragma omp ordered
-#endif
-        {
-            if (rc && !failed) {
-                failed = 1;
-                h->status = rc;
-                h->err = e;
-            }
-            if (!failed) {
-                wl_results_buf_put(b, cb.p ? cb.p : "", cb.n);
-                wl_sweep_tally_add(&h->tally, &part);
-                for (size_t j = 0; j < cb.n; j++)
-                    h->rows += cb.p[j] == '\n';
-            }
+        size_t j = (size_t)(i - (long long)first);
+        crc[j] = wl_sweep_plan_chunk(p, (unsigned long long)i, scratch ? scratch[me] : NULL,
+                                     &cb[j], &part[j], &e[j]);
+    }
+    for (size_t j = 0; j < (size_t)(last - first); j++) {
+        if (crc[j] && !h->status) {
+            h->status = crc[j];
+            h->err = e[j];
         }
-        wl_results_buf_free(&cb);
+        if (!h->status) {
+            wl_results_buf_put(b, cb[j].p ? cb[j].p : "", cb[j].n);
+            wl_sweep_tally_add(&h->tally, &part[j]);
+            for (size_t q = 0; q < cb[j].n; q++)
+                h->rows += cb[j].p[q] == '\n';
+        }
+        wl_results_buf_free(&cb[j]);
     }
     if (!h->status && b->oom) {
         h->status = WL_ENOMEM;
