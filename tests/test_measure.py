@@ -157,7 +157,15 @@ class Writers(unittest.TestCase):
                 [{"sm_clock_mhz": c, "idle_power_w": 40 + c / 100} for c in range(210, 1411, 60)]))
             r = subprocess.run([BIN, "presets", "derive-vf", idle],
                                capture_output=True, text=True)
-            self.assertIn("idle_power_w", r.stdout + r.stderr)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            # idle = 40 + f / 100 is linear: the local least squares give it
+            # back at every knot, 42.10 W at 210 MHz to 54.10 W at 1410
+            text = r.stdout.replace("\n    ", " ")
+            line = [l for l in text.splitlines() if l.startswith("idle_power_w")][0]
+            vals = [float(v) for v in line.split("=")[1].replace(",", " ").split()]
+            self.assertEqual(len(vals), 21)
+            for i, v in enumerate(vals):
+                self.assertAlmostEqual(v, 40 + (210 + 60 * i) / 100, 2)
 
 
     def test_model_rows_read_as_run(self):
