@@ -21,6 +21,7 @@
 #include "fuzz/fuzz_learned.c"
 #include "fuzz/fuzz_timeline.c"
 #include "fuzz/fuzz_merge.c"
+#include "fuzz/fuzz_profile.c"
 
 typedef int (*harness)(const uint8_t *, size_t);
 
@@ -85,6 +86,7 @@ REPLAY(system_preset)
 REPLAY(learned)
 REPLAY(timeline)
 REPLAY(merge)
+REPLAY(profile)
 
 int main(void)
 {
@@ -96,7 +98,7 @@ int main(void)
         cmocka_unit_test(test_grammar),      cmocka_unit_test(test_plot),
         cmocka_unit_test(test_host_preset),  cmocka_unit_test(test_system_preset),
         cmocka_unit_test(test_learned),      cmocka_unit_test(test_timeline),
-        cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_merge),        cmocka_unit_test(test_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
