@@ -27,7 +27,7 @@ MPICC ?= mpicc
 PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
 PIC_BUILD = build-pic
 
-CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/eval.c \
+CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/eval.c core/evaluator.c \
            core/json.c core/trace.c core/builder.c core/build_ops.c core/tech.c core/grammar.c \
            core/memory.c core/profile.c core/profile_map.c core/build_hf5.c core/build_train.c core/build_gen.c
 PRESET_SRC = presets/preset.c presets/model.c presets/load.c presets/derive.c presets/ini.c
