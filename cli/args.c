@@ -246,6 +246,20 @@ void cli_bar_end(cli_bar *b)
     b->open = 0;
 }
 
+/* Waits on cv (mu held) for at most ms milliseconds. */
+static void wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(cv, mu, &ts);
+}
+
 struct cli_beat {
     pthread_t th;
     pthread_mutex_t mu; /* the bar's last line and counts, and stop */
@@ -272,10 +286,7 @@ static void *beat_main(void *p)
     struct cli_beat *h = p;
     pthread_mutex_lock(&h->mu);
     while (!h->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
-        pthread_cond_timedwait(&h->cv, &h->mu, &ts);
+        wait_ms(&h->cv, &h->mu, 1000);
         double t = bar_now();
         if (h->stop || !h->b->drawn || t - h->b->last < 5.0)
             continue;
@@ -421,14 +432,7 @@ static void *work_main(void *p)
     struct cli_work *w = p;
     pthread_mutex_lock(&w->mu);
     while (!w->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 250000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+        wait_ms(&w->cv, &w->mu, 250);
         double t = bar_now() - w->t0;
         if (w->stop || t < 2.0 || (long)t == w->shown)
             continue;

@@ -389,7 +389,7 @@ typedef struct {
  * previous one is done. w: the governor's walk, NULL when none is held;
  * tbuf: the kernels' times at f_ghz. */
 static void walk_launch(const wl_core_evaluator *ev, held_walk *w, const double *tbuf,
-                        double f_ghz, double h, size_t i, double nr, int repeats, timeline *tl)
+                        double f_ghz, double h, size_t i, double nr, timeline *tl)
 {
     size_t u = ev->wl->uidx[i];
     const wl_kprep *p = &ev->prep[u];
@@ -408,8 +408,7 @@ static void walk_launch(const wl_core_evaluator *ev, held_walk *w, const double 
     double t = w ? held_launch(w, p, u, start - tl->end, nr)
                : u < TBUF ? tbuf[u] : kernel_us(ev, p, f_ghz);
     tl->ph_time[p->phase] += (start + t - tl->end) * nr;
-    if (repeats)
-        tl->rep_end += (start + t - tl->end) * nr;
+    tl->rep_end += (start + t - tl->end) * nr; /* read only with repeats */
     tl->end = start + t;
     tl->done_busy += t * nr;
     tl->ph_done[p->phase] += t * nr;
@@ -461,12 +460,12 @@ static void held_stretch(const wl_core_evaluator *ev, held_walk *w, double f_ghz
     walk_pack(x0, w, tl);
     double c0 = w->gv.c;
     for (size_t i = i0; i < i1; i++)
-        walk_launch(ev, w, NULL, f_ghz, h, i, 1.0, 1, tl);
+        walk_launch(ev, w, NULL, f_ghz, h, i, 1.0, tl);
     walk_pack(x1, w, tl);
     double c1 = w->gv.c;
     w->gv.a = 1.0;
     for (size_t i = i0; i < i1; i++)
-        walk_launch(ev, w, NULL, f_ghz, h, i, 1.0, 1, tl);
+        walk_launch(ev, w, NULL, f_ghz, h, i, 1.0, tl);
     walk_pack(x2, w, tl);
     double nn = (double)n;
     double A = fabs(c1 - c0) > 1e-9 * w->f_mhz ? w->gv.a : 0.0;
@@ -672,7 +671,7 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
             i = j;
             continue;
         }
-        walk_launch(ev, held ? &w : NULL, tbuf, f, h, i, (double)nr, rep != NULL, &tl);
+        walk_launch(ev, held ? &w : NULL, tbuf, f, h, i, (double)nr, &tl);
         if (!held && !rep && i >= ev->after_sync && tl.end - tl.issue > tl.host_left) {
             tl.end += busy_us - tl.done_busy;
             for (int k = 0; k < WL_PHASE_COUNT; k++)

@@ -322,13 +322,19 @@ static int parse_value(wj_parser *p, wj_value *v)
     return fail(p, "unexpected character");
 }
 
-wj_value *wj_parse(const char *text, size_t len, int *err_line, char *err, size_t errn)
+/* A parser at the start of text, past a UTF-8 byte-order mark (editors
+ * on Windows write one), as the CSV and INI readers take it. */
+static wj_parser parser_at(const char *text, size_t len, char *err, size_t errn)
 {
     wj_parser p = {text, text + len, 1, err, errn, 0, 0};
-    /* a UTF-8 byte-order mark (editors on Windows write one), as the CSV
-     * and INI readers take it */
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
         p.s += 3;
+    return p;
+}
+
+wj_value *wj_parse(const char *text, size_t len, int *err_line, char *err, size_t errn)
+{
+    wj_parser p = parser_at(text, len, err, errn);
     wj_value *v = calloc(1, sizeof *v);
     if (!v) {
         snprintf(err, errn, "out of memory");
@@ -349,11 +355,9 @@ wj_value *wj_parse(const char *text, size_t len, int *err_line, char *err, size_
 int wj_parse_list(const char *text, size_t len, wj_item_fn each, void *user, size_t *count,
                   int *err_line, char *err, size_t errn)
 {
-    wj_parser p = {text, text + len, 1, err, errn, 0, 0};
+    wj_parser p = parser_at(text, len, err, errn);
     *count = 0;
     *err_line = 0;
-    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
-        p.s += 3;
     skip_ws(&p);
     if (p.s >= p.end || *p.s != '[') {
         /* not a list: malformed, or some other value */
