@@ -371,6 +371,9 @@ static int scored_energy(const wl_calib_problem *p, const unsigned char *mask, s
     return scored(p, mask, i) && wl_calib_row_has_power(wl_calib_row_at(p->set, i));
 }
 
+/* Under a power limit the clock is the controller's, not the row's axis. */
+static int limited_row(const wl_calib_row *r) { return isfinite(r->power_limit_w); }
+
 void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
                       wl_calib_regret_fn fn, void *user)
 {
@@ -381,10 +384,12 @@ void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
         if (done[i] || !scored_energy(p, mask, i))
             continue;
         int w = p->wl_of_row[i];
+        int limited = limited_row(wl_calib_row_at(p->set, i));
         size_t cnt = 0, best_m = i, best_p = i;
         double em = INFINITY, ep = INFINITY;
         for (size_t j = i; j < p->n; j++) {
-            if (p->wl_of_row[j] != w || !scored_energy(p, mask, j))
+            if (p->wl_of_row[j] != w || !scored_energy(p, mask, j) ||
+                limited_row(wl_calib_row_at(p->set, j)) != limited)
                 continue;
             done[j] = 1;
             cnt++;
@@ -406,10 +411,17 @@ void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
         char key[256];
         wl_calib_workload_key(wl_calib_row_at(p->set, i), key, sizeof key);
         double regret = (wl_calib_row_at(p->set, best_p)->energy_j / em - 1.0) * 100.0;
-        fn(user, key, wl_calib_row_at(p->set, best_m)->sm_clock_mhz,
-           wl_calib_row_at(p->set, best_p)->sm_clock_mhz, regret);
+        fn(user, key, wl_calib_row_at(p->set, best_m), wl_calib_row_at(p->set, best_p), regret);
     }
     free(done);
+}
+
+void wl_calib_point_text(const wl_calib_row *r, char *buf, size_t len)
+{
+    if (limited_row(r))
+        snprintf(buf, len, "%.0f W", r->power_limit_w);
+    else
+        snprintf(buf, len, "%.0f MHz", r->sm_clock_mhz);
 }
 
 typedef struct {
@@ -417,7 +429,8 @@ typedef struct {
     double sum;
 } regret_acc;
 
-static void acc_regret(void *user, const char *wl, double bm, double bp, double regret)
+static void acc_regret(void *user, const char *wl, const wl_calib_row *bm,
+                       const wl_calib_row *bp, double regret)
 {
     (void)bm;
     (void)bp;

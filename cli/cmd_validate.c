@@ -135,11 +135,15 @@ static int validate_parse(int argc, char **argv, validate_opts *o)
     return rc;
 }
 
-static void print_regret(void *user, const char *wl, double bm, double bp, double regret)
+static void print_regret(void *user, const char *wl, const wl_calib_row *bm,
+                         const wl_calib_row *bp, double regret)
 {
     (void)user;
-    fprintf(stderr, "  %-34s measured best %5.0f MHz, predicted best %5.0f MHz, regret %5.2f%%\n",
-            wl, bm, bp, regret);
+    char m[32], p[32];
+    wl_calib_point_text(bm, m, sizeof m);
+    wl_calib_point_text(bp, p, sizeof p);
+    fprintf(stderr, "  %-34s measured best %8s, predicted best %8s, regret %5.2f%%\n", wl, m, p,
+            regret);
 }
 
 /* a fold's refit done: the bar moves (user: a bar and its fold count) */
@@ -224,7 +228,8 @@ static void summary(wl_calib_validation *v, const validate_opts *o)
                            m.mape_energy);
         fprintf(stderr, ")\nMAPE with the preset's coefficients: %s\n", t);
         if (m.n_regret) {
-            fprintf(stderr, "energy-optimal clock regret (%zu workloads with >= 5 clocks): "
+            fprintf(stderr, "energy-optimal clock regret (%zu workloads with >= 5 clocks or "
+                            "power limits): "
                             "worst %.2f%% (%s), mean %.2f%%\n",
                     m.n_regret, m.worst_regret, m.worst_regret_workload, m.mean_regret);
             if (!o->quiet)

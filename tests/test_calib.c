@@ -913,13 +913,14 @@ typedef struct {
     char report[4096];
 } regret_log;
 
-static void log_regret(void *user, const char *wl, double bm, double bp, double regret)
+static void log_regret(void *user, const char *wl, const wl_calib_row *bm,
+                       const wl_calib_row *bp, double regret)
 {
     regret_log *l = user;
     l->n++;
     size_t len = strlen(l->report);
     snprintf(l->report + len, sizeof l->report - len, "  %s: best %.0f, predicted %.0f, %.2f%%\n",
-             wl, bm, bp, regret);
+             wl, bm->sm_clock_mhz, bp->sm_clock_mhz, regret);
     if (regret > l->worst)
         l->worst = regret;
 }

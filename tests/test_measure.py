@@ -475,6 +475,61 @@ class OutOfMemory(unittest.TestCase):
         self.assertEqual(len(freed), 3)
 
 
+class SecondRun(unittest.TestCase):
+    def test_second_run_keeps_the_first(self):
+        """A second 'models' run into the same directory keeps the first run's
+        rows (on the H200, 2026-11-27, a --clocks run after a --power-limits
+        run into one directory replaced the twelve power-limit rows with its
+        ten): a point measured again is replaced, every other is kept, and a
+        file in another schema stops the run before anything is measured."""
+        def row(model, clock, limit=None, t=1.0):
+            return {"gpu": "g", "model": model, "batch": 4, "seq": 512, "dtype": "bf16",
+                    "mode": "train", "attention": "flash", "sm_clock_mhz": clock,
+                    "measured_clock_mhz": float(clock), "time_ms": t, "energy_j": 0.5,
+                    "power_w": 500.0, "temp_c": 50, "power_limit_w": limit, "stack": "hf5"}
+
+        first = [row("gpt2", 1980, 700), row("gpt2", 1980, 300), row("qwen2-1.5b", 1980, 300)]
+        second = [row("gpt2", 990), row("gpt2", 1980, 300, t=2.0)]
+        runs = [first, second]
+        old = measure._run_cases
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "measurements", "g-models.csv")
+
+            def run_cases(args, nvml, h, gpu, cases, make_step, save):
+                rows = runs.pop(0)
+                save(rows[:1])  # a point saved along the way
+                return rows
+
+            measure._run_cases = run_cases
+            try:
+                for _ in range(2):
+                    args = measure.build_parser().parse_args(
+                        ["--quiet", "models", "--models", "gpt2", "--clocks", "990", "-o", d])
+                    measure.cmd_models(args, None, None, "g")
+                with open(path) as f:
+                    lines = f.read().splitlines()
+                # the header, first's 700 W and qwen rows (gpt2 at 300 W was
+                # measured again), then second's two rows
+                self.assertEqual(len(lines), 5, lines)
+                cells = [dict(zip(lines[0].split(","), x.split(","))) for x in lines[1:]]
+                self.assertEqual([(c["model"], c["sm_clock_mhz"], c["power_limit_w"], c["time_ms"])
+                                  for c in cells],
+                                 [("gpt2", "1980", "700", "1"), ("qwen2-1.5b", "1980", "300", "1"),
+                                  ("gpt2", "990", "", "1"), ("gpt2", "1980", "300", "2")])
+                # another schema: refused before measuring, the file untouched
+                with open(path, "w") as f:
+                    f.write("gpu,model,time_ms\ng,gpt2,1\n")
+                runs.append(first)
+                with self.assertRaises(measure.MeasureError) as e:
+                    measure.cmd_models(args, None, None, "g")
+                self.assertIn("g-models.csv: not a measurement file of this harness", str(e.exception))
+                self.assertEqual(len(runs), 1)
+                with open(path) as f:
+                    self.assertEqual(f.read(), "gpu,model,time_ms\ng,gpt2,1\n")
+            finally:
+                measure._run_cases = old
+
+
 class Profiles(unittest.TestCase):
     def test_profile_written_and_read(self):
         """A profiler trace as 'profile' writes it (gzipped, with the clock

@@ -60,6 +60,7 @@ import time
 # wattlas.measure reach through it
 from .measure_files import (  # noqa: F401
     MEAS_COLUMNS, MeasureError, _atomic_write, measurements_text, idle_text,
+    earlier_rows, merged_measurements_text,
     host_text, trace_summary, workload_name, write_profile, summary_text)
 from .measure_nvml import (  # noqa: F401
     power_from_updates, spread_pct, Nvml, Sampler, Locked, measure_window, repeated)
@@ -276,13 +277,21 @@ def cmd_kernels(args, nvml, h, gpu):
     cases = [{"model": s["name"], "mode": "prefill", "batch": 1, "seq": None,
               "dtype": s["dtype"] if s["dtype"] != "tf32" else "fp32", "spec": s} for s in specs]
     out = os.path.join(args.out, "measurements", "%s-kernels.csv" % gpu)
+    earlier = earlier_rows(out)
     for s in specs:  # first, so that rows saved along the way have their traces
         _atomic_write(os.path.join(args.out, "traces", trace_name(s)), json.dumps([s["entry"]]) + "\n")
     rows = _run_cases(args, nvml, h, gpu, cases,
                       lambda torch, c, dev: _torch_step(torch, c["spec"], dev),
-                      lambda r: _atomic_write(out, measurements_text(r)))
-    _atomic_write(out, measurements_text(rows))  # the header alone when nothing fit
-    _note(args, "%d rows -> %s, traces in %s" % (len(rows), out, os.path.join(args.out, "traces")))
+                      lambda r: _atomic_write(out, merged_measurements_text(earlier, r)))
+    _atomic_write(out, merged_measurements_text(earlier, rows))
+    _note(args, "%d rows -> %s%s, traces in %s" % (len(rows), out, _kept_note(earlier, rows),
+                                                   os.path.join(args.out, "traces")))
+
+
+def _kept_note(earlier, rows):
+    """How many rows of an earlier run the file kept beside this run's."""
+    kept = merged_measurements_text(earlier, rows).count("\n") - 1 - len(rows)
+    return " (beside %d kept from an earlier run)" % kept if kept else ""
 
 
 def cmd_models(args, nvml, h, gpu):
@@ -296,11 +305,13 @@ def cmd_models(args, nvml, h, gpu):
         if c["mode"] == "decode":
             c["gen_tokens"] = args.gen_tokens
     out = os.path.join(args.out, "measurements", "%s-models.csv" % gpu)
+    earlier = earlier_rows(out)
     rows = _run_cases(args, nvml, h, gpu, cases,
                       lambda torch, c, dev: _model_step(torch, c, dev, args.attention, args.gen_tokens),
-                      lambda r: _atomic_write(out, measurements_text(r)))
-    _atomic_write(out, measurements_text(rows))  # the header alone when nothing fit
-    _note(args, "%d rows -> %s" % (len(rows), out))
+                      lambda r: _atomic_write(out, merged_measurements_text(earlier, r)))
+    # the header alone when nothing fit and nothing was there
+    _atomic_write(out, merged_measurements_text(earlier, rows))
+    _note(args, "%d rows -> %s%s" % (len(rows), out, _kept_note(earlier, rows)))
 
 
 def _time_loop(torch, step, n, repeats):

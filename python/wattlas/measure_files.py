@@ -89,6 +89,48 @@ def measurements_text(rows):
     return "\n".join(lines) + "\n"
 
 
+# the columns that say which point a row measured: a new row replaces an
+# earlier one of the same point, and keeps every other
+POINT_COLUMNS = ["gpu", "model", "batch", "seq", "dtype", "mode", "attention", "sm_clock_mhz",
+                 "power_limit_w", "gen_tokens", "optimizer", "master_dtype", "launch", "stack"]
+
+
+def earlier_rows(path):
+    """The data lines already in a measurement file this harness wrote (none
+    if there is no file), to keep beside the rows a new run adds: a second
+    run into the same directory (other clocks, power limits or models) must
+    not drop the first one's rows. A file that is not in this schema stops the
+    run before anything is measured."""
+    if not os.path.isfile(path):
+        return []
+    with open(path, encoding="utf-8", newline="") as f:
+        lines = f.read().splitlines()
+    header = ",".join(MEAS_COLUMNS + EXTRA_COLUMNS)
+    if not lines or lines[0] != header:
+        raise MeasureError("%s: not a measurement file of this harness (its header differs): "
+                           "give another -o, or move it" % path)
+    ncol = len(MEAS_COLUMNS) + len(EXTRA_COLUMNS)
+    for i, line in enumerate(lines[1:], 2):
+        if line.count(",") != ncol - 1:
+            raise MeasureError("%s:%d: %d fields, expected %d: give another -o, or mend it"
+                               % (path, i, line.count(",") + 1, ncol))
+    return [line for line in lines[1:] if line]
+
+
+def _point_of_line(line):
+    cells = dict(zip(MEAS_COLUMNS + EXTRA_COLUMNS, line.split(",")))
+    return tuple(cells[c] for c in POINT_COLUMNS)
+
+
+def merged_measurements_text(earlier, rows):
+    """earlier's lines (earlier_rows) that no new row re-measures, then rows."""
+    new = measurements_text(rows)
+    lines = new.splitlines()
+    redone = {_point_of_line(line) for line in lines[1:]}
+    kept = [line for line in earlier if _point_of_line(line) not in redone]
+    return "\n".join(lines[:1] + kept + lines[1:]) + "\n"
+
+
 def idle_text(rows):
     lines = ["sm_clock_mhz,voltage_mv,idle_power_w"]
     for r in rows:
