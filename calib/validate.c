@@ -384,12 +384,10 @@ void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
         if (done[i] || !scored_energy(p, mask, i))
             continue;
         int w = p->wl_of_row[i];
-        int limited = limited_row(wl_calib_row_at(p->set, i));
         size_t cnt = 0, best_m = i, best_p = i;
         double em = INFINITY, ep = INFINITY;
         for (size_t j = i; j < p->n; j++) {
-            if (p->wl_of_row[j] != w || !scored_energy(p, mask, j) ||
-                limited_row(wl_calib_row_at(p->set, j)) != limited)
+            if (p->wl_of_row[j] != w || !scored_energy(p, mask, j))
                 continue;
             done[j] = 1;
             cnt++;

@@ -89,7 +89,7 @@ typedef struct {
     size_t n_power;                  /* of them, rows with power (not time only) */
     double mape_time, mape_power, mape_energy; /* percent; power and energy over
                                                   the n_power rows */
-    size_t n_regret;                 /* workloads with >= 5 clocks or >= 5 power limits */
+    size_t n_regret;                 /* workloads with >= 5 operating points */
     double worst_regret;             /* percent */
     char worst_regret_workload[128];
     double mean_regret;
@@ -103,9 +103,9 @@ void wl_calib_mape_text(char *buf, size_t len, size_t n, size_t np, double mape_
 
 /* Scores rows with mask[i] != 0 (NULL: all modelled, usable rows). */
 int wl_calib_score(const wl_calib_problem *p, const unsigned char *mask, wl_calib_metrics *m);
-/* Per-workload regret callback for reports. A workload's rows at locked
- * clocks and its rows under power limits are two sets of operating points,
- * each scored on its own: best_meas is the row measured cheapest in energy,
+/* Per-workload regret callback for reports. A workload's operating points
+ * are its rows, at locked clocks and under power limits alike (the settings
+ * a user chooses among): best_meas is the row measured cheapest in energy,
  * best_pred the row predicted cheapest (wl_calib_point_text names either). */
 typedef void (*wl_calib_regret_fn)(void *user, const char *workload, const wl_calib_row *best_meas,
                                    const wl_calib_row *best_pred, double regret_pct);

@@ -229,7 +229,7 @@ static void summary(wl_calib_validation *v, const validate_opts *o)
         fprintf(stderr, ")\nMAPE with the preset's coefficients: %s\n", t);
         if (m.n_regret) {
             fprintf(stderr, "energy-optimal clock regret (%zu workloads with >= 5 clocks or "
-                            "power limits): "
+                            "power limits between them): "
                             "worst %.2f%% (%s), mean %.2f%%\n",
                     m.n_regret, m.worst_regret, m.worst_regret_workload, m.mean_regret);
             if (!o->quiet)

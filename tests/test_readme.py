@@ -843,6 +843,22 @@ def accuracy_h200_board_b():
                    "H200 calibration", nf, k.err)]
 
 
+@claim()
+def accuracy_h200_power_limits():
+    """the accuracy table: this repository's H200 power-limit curve (data/h200-vm-2026-11-27)"""
+    d = "data/h200-vm-2026-11-27/measurements"
+    pl = w(f"validate {d}/h200-sxm-141gb-power-limits.csv --no-lomo")
+    ck = w(f"validate {d}/h200-sxm-141gb-clocks.csv --no-lomo")
+    pw, _ = regret(pl.err)
+    cw, cm = regret(ck.err)
+    nf = "not fitted on"
+    return [row_of("H200 board C (`data/h200-vm-2026-11-27`, this repository): 12 AdamW steps "
+                   "(Llama-3-8B and Qwen2-1.5B b4 s512, SDPA) under 700, 500, 400, 300, 250 and "
+                   "200 W, on the preset", nf, pl.err) + f" {pw} |",
+            row_of("the same steps at five locked clocks, 600-1980 MHz, on the preset", nf, ck.err)
+            + f" {cw} (mean {cm}) |"]
+
+
 def section_commands(start, end):
     """The commands of the README's code blocks between the headings start
     and end, as written: continuation lines joined, trailing comments off."""
