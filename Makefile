@@ -45,7 +45,7 @@ CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c 
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini)) $(sort $(wildcard presets/systems/*.ini))
 TESTS = test_core test_workloads test_profile test_train test_presets test_results test_calib test_cli test_cli_multi test_pareto test_sweep test_plot test_cluster test_cluster_search test_learn \
-        test_fuzz_replay test_python test_measure test_readme
+        test_fuzz_replay test_python test_measure test_accuracy test_readme
 FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot \
     host_preset system_preset learned timeline merge profile
 FUZZ_SECONDS ?= 60
@@ -133,6 +133,13 @@ $(BUILD)/tests/test_python: tests/test_python.py tests/pyunit.py python/_wattlas
 
 # the README's numbers against the commands that print them (the slow ones:
 # make readme-check)
+# every accuracy figure the README states, held to bounds of its own
+$(BUILD)/tests/test_accuracy: tests/test_accuracy.py tests/test_readme.py tests/pyunit.py $(BIN)/wattlas | $(BUILD)
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\ncd "%s" && PYTHONPATH=python WATTLAS_BIN="%s" exec %s tests/test_accuracy.py "$$@"\n' \
+	    "$(CURDIR)" "$(CURDIR)/$(BIN)/wattlas" "$(PYTHON)" > $@
+	chmod +x $@
+
 $(BUILD)/tests/test_readme: tests/test_readme.py tests/pyunit.py $(BUILD)/tests/test_python | $(BUILD)
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\ncd "%s" && PYTHONPATH=python WATTLAS_BIN="%s" exec %s tests/test_readme.py "$$@"\n' \
@@ -170,7 +177,7 @@ check: deps
 asan: deps
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/bin \
 	    OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
-	    EXTRA_LDFLAGS="-fsanitize=address,undefined" TESTS="$(filter-out test_python test_measure test_readme,$(TESTS))" test
+	    EXTRA_LDFLAGS="-fsanitize=address,undefined" TESTS="$(filter-out test_python test_measure test_accuracy test_readme,$(TESTS))" test
 
 # make mutate: each small bug of tests/mutations.txt applied alone must make
 # one of the tests it names fail (scripts/mutate.sh); minutes, not in CI.

@@ -542,6 +542,86 @@ static void test_interval_coverage(void **state)
 
 /* All rows at one clock cannot separate clock-dependent from fixed costs;
  * impossible measurements are excluded with a reason. */
+/* The score is what its definition says, summed here row by row from the
+ * predictions: MAPE = 100/n x sum |predicted/measured - 1| for time over
+ * every scored row, for power and energy over the rows that have them;
+ * the regret of a workload, the measured energy of the clock predicted
+ * cheapest over the cheapest measured, less one. Synthetic rows with 8%
+ * lognormal noise, so that no error is zero. */
+static void test_score_by_definition(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &g, &err), WL_OK);
+    const char *p = test_path("wattlas-test-score.csv");
+    const double clocks[] = {510, 690, 900, 1110, 1290, 1410};
+    write_synthetic(p, &g, 0.08, clocks, 6);
+    wl_calib_set *set;
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    wl_calib_problem *prob;
+    assert_int_equal(wl_calib_problem_create(&g, set, NULL, &prob, &err), WL_OK);
+    wl_calib_metrics m;
+    assert_int_equal(wl_calib_score(prob, NULL, &m), WL_OK);
+    size_t n = wl_calib_count(set), nt = 0, np = 0;
+    double st = 0, sp = 0, se = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!wl_calib_row_scored(prob, i, NULL))
+            continue;
+        const wl_calib_row *r = wl_calib_row_at(set, i);
+        wl_core_result res;
+        assert_int_equal(wl_calib_predict(prob, i, &res), WL_OK);
+        st += fabs(res.time_ms / r->time_ms - 1);
+        nt++;
+        if (r->power_w > 0) {
+            sp += fabs(res.power_w / r->power_w - 1);
+            se += fabs(res.energy_j / r->energy_j - 1);
+            np++;
+        }
+    }
+    assert_true(nt > 50 && np == nt);
+    assert_int_equal(m.n, nt);
+    assert_close(m.mape_time, 100 * st / (double)nt, 1e-9);
+    assert_close(m.mape_power, 100 * sp / (double)np, 1e-9);
+    assert_close(m.mape_energy, 100 * se / (double)np, 1e-9);
+    assert_true(m.mape_time > 2 && m.mape_power > 2 && m.mape_energy > 2);
+    assert_true(fabs(m.mape_energy - m.mape_power) > 0.05);
+    /* regret, workload by workload (rows of one workload are adjacent) */
+    double worst = 0, sum = 0;
+    size_t nw = 0;
+    for (size_t i = 0; i < n;) {
+        char key[256], k2[256];
+        wl_calib_workload_key(wl_calib_row_at(set, i), key, sizeof key);
+        double em = INFINITY, ep = INFINITY, at_p = 0;
+        size_t j = i;
+        for (; j < n; j++) {
+            wl_calib_workload_key(wl_calib_row_at(set, j), k2, sizeof k2);
+            if (strcmp(key, k2))
+                break;
+            wl_core_result res;
+            assert_int_equal(wl_calib_predict(prob, j, &res), WL_OK);
+            double e = wl_calib_row_at(set, j)->energy_j;
+            em = fmin(em, e);
+            if (res.energy_j < ep) {
+                ep = res.energy_j;
+                at_p = e;
+            }
+        }
+        assert_int_equal(j - i, 6);
+        double regret = (at_p / em - 1) * 100;
+        worst = fmax(worst, regret);
+        sum += regret;
+        nw++;
+        i = j;
+    }
+    assert_int_equal(m.n_regret, nw);
+    assert_close(m.worst_regret, worst, 1e-9);
+    assert_close(m.mean_regret, sum / (double)nw, 1e-9);
+    assert_true(worst > 0);
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
+}
+
 static void test_one_clock_and_bad_rows(void **state)
 {
     (void)state;
@@ -1000,8 +1080,10 @@ static void test_accuracy_a100_900mhz(void **state)
     fprintf(stderr, "900 MHz transformer rows (not fitted on): time %.2f%% power %.2f%% energy %.2f%%\n",
             m.mape_time, m.mape_power, m.mape_energy);
     assert_int_equal(m.n, 84);
-    assert_true(m.mape_energy <= 6.0);
-    assert_true(m.mape_time <= 12.0 && m.mape_power <= 7.0);
+    /* 5.45 / 3.00 / 5.50% today: about a point over each */
+    if (!(m.mape_time <= 6.5 && m.mape_power <= 4.0 && m.mape_energy <= 6.5))
+        fail_msg("900 MHz transformer rows: %.2f/%.2f/%.2f%% against the bar 6.5/4/6.5",
+                 m.mape_time, m.mape_power, m.mape_energy);
     free(mask);
     wl_calib_problem_free(prob);
     wl_calib_free(set);
@@ -1092,9 +1174,10 @@ static void test_h200_kernel_subset_board_b(void **state)
             "%.2f%%, regret worst %.2f%% mean %.2f%%\n", m.mape_time, m.mape_power,
             m.mape_energy, m.worst_regret, m.mean_regret);
     assert_int_equal(m.n, 24);
-    if (!(m.mape_time <= 12.0 && m.mape_power <= 8.0 && m.mape_energy <= 10.0))
-        fail_msg("board B: %.2f/%.2f/%.2f%% against the bar 12/8/10", m.mape_time, m.mape_power,
-                 m.mape_energy);
+    /* 7.79 / 6.06 / 7.66% today: about a point over each */
+    if (!(m.mape_time <= 8.8 && m.mape_power <= 7.1 && m.mape_energy <= 8.7))
+        fail_msg("board B: %.2f/%.2f/%.2f%% against the bar 8.8/7.1/8.7", m.mape_time,
+                 m.mape_power, m.mape_energy);
     assert_true(m.worst_regret <= 3.0);
     wl_calib_problem_free(prob);
     wl_calib_free(set);
@@ -1113,6 +1196,7 @@ int main(void)
         cmocka_unit_test(test_board_spread_interval),
         cmocka_unit_test(test_fitted_on),
         cmocka_unit_test(test_row_stack_default),
+        cmocka_unit_test(test_score_by_definition),
         cmocka_unit_test(test_one_clock_and_bad_rows),
         cmocka_unit_test(test_refit_reproduces_shipped),
         cmocka_unit_test(test_accuracy_a100_dvfs),

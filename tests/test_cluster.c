@@ -274,6 +274,7 @@ static void test_result_invariants(void **state)
     wl_core_model m;
     wl_cluster_result r;
     wl_cluster *cl = small(0, &r, &m);
+    wl_error e0 = {0};
     assert_true(r.time_s > 0);
     assert_int_equal(r.gpus, 8);
     assert_int_equal(r.micro_batches, 4); /* 8 sequences over dp 2 */
@@ -282,10 +283,17 @@ static void test_result_invariants(void **state)
                 1e-9 * r.energy_j);
     assert_true(fabs(r.power_w - r.energy_j / r.time_s) < 1e-9 * r.power_w);
     assert_true(r.energy_network_j == 0); /* one node */
-    /* every GPU draws at least its idle power, at most its limit, and the
+    /* every GPU draws at least its idle power at the clock (busy or in a
+     * bubble), and more while it computes; at most its board limit; the
      * node its other parts */
-    double idle = 8 * 60.0, cap = 8 * 400.0;
-    assert_true(r.energy_gpu_j / r.time_s > idle && r.energy_gpu_j / r.time_s <= cap);
+    wl_core_gpu gpu;
+    assert_int_equal(wl_preset_gpu_load("a100-sxm-80gb", &gpu, &e0), WL_OK);
+    double idle = 8 * wl_core_gpu_idle_w(&gpu, 1410), cap = 8 * gpu.power_limit_w;
+    assert_true(idle > 8 * 40.0 && cap <= 8 * 400.0);
+    if (!(r.energy_gpu_j / r.time_s > idle * (1 + 0.1 * r.compute_s / r.time_s) &&
+          r.energy_gpu_j / r.time_s <= cap))
+        fail_msg("8 GPUs draw %.1f W; idle %.1f W, limit %.1f W", r.energy_gpu_j / r.time_s,
+                 idle, cap);
     assert_true(fabs(r.energy_node_j - 1700 * r.time_s) < 1e-9 * r.energy_node_j);
     /* the time splits into compute, exposed collectives and bubbles */
     double parts = r.compute_s + r.tp_comm_exposed_s + r.pp_comm_exposed_s + r.dp_comm_exposed_s +
