@@ -14,8 +14,6 @@ repository's own measurements (data/) and the published cluster tables
 always run.
 """
 
-import csv
-import io
 import os
 import re
 import sys
@@ -102,22 +100,22 @@ def fig_dvfs():
             "dvfs LOMO worst regret %": lw, "dvfs LOMO mean regret %": lm}
 
 
+def tpe(name, cmd):
+    """{name time %, name power %, name energy %} from a validate command's MAPE line."""
+    t, p, e = f3(R.mape(R.w(cmd).err))
+    return {f"{name} time %": t, f"{name} power %": p, f"{name} energy %": e}
+
+
 def fig_900mhz():
     tf = R.subset("a100-pcie-40gb-900mhz.csv", lambda l: "prefill" in l, "900tf.csv")
-    a = f3(R.mape(R.w(f"validate {tf} --no-lomo").err))
-    b = f3(R.mape(R.w(f"validate {R.MHZ900} --no-lomo").err))
-    out = {}
-    for name, v in (("900 MHz transformer rows", a), ("900 MHz all rows", b)):
-        out.update({f"{name} time %": v[0], f"{name} power %": v[1], f"{name} energy %": v[2]})
-    return out
+    return {**tpe("900 MHz transformer rows", f"validate {tf} --no-lomo"),
+            **tpe("900 MHz all rows", f"validate {R.MHZ900} --no-lomo")}
 
 
 def fig_h100_db():
-    k = R.w("validate ../shared/data/measurements/h100-sxm-80gb-kernels.csv "
-            "--traces ../shared/data/traces --no-lomo")
-    t, p, e = f3(R.mape(k.err))
-    return {"H100 kernel database time %": t, "H100 kernel database power %": p,
-            "H100 kernel database energy %": e}
+    return tpe("H100 kernel database",
+               "validate ../shared/data/measurements/h100-sxm-80gb-kernels.csv "
+               "--traces ../shared/data/traces --no-lomo")
 
 
 def fig_h200():
@@ -130,23 +128,18 @@ def fig_h200():
     if not m:
         raise AssertionError(f"no in-sample line in:\n{c.err[-3000:]}")
     _, t, p, e = f3(m.groups())
-    out = {"H200 kernels few-shot time %": t, "H200 kernels few-shot power %": p,
-           "H200 kernels few-shot energy %": e}
     host = "--host ../shared/data/hosts/h200-vm-host.ini"
     rows = "../shared/data/measurements/h200-sxm-141gb-models.csv"
-    for name, cmd in (("H200 whole models calibrated", f"validate --gpu {ini} {rows} --no-lomo {host}"),
-                      ("H200 whole models preset", f"validate {rows} --no-lomo {host}")):
-        t, p, e = f3(R.mape(R.w(cmd).err))
-        out.update({f"{name} time %": t, f"{name} power %": p, f"{name} energy %": e})
-    return out
+    return {"H200 kernels few-shot time %": t, "H200 kernels few-shot power %": p,
+            "H200 kernels few-shot energy %": e,
+            **tpe("H200 whole models calibrated", f"validate --gpu {ini} {rows} --no-lomo {host}"),
+            **tpe("H200 whole models preset", f"validate {rows} --no-lomo {host}")}
 
 
 def fig_h200_power_limits():
-    r = R.w("validate data/h200-vm-2026-11-27/measurements/h200-sxm-141gb-power-limits.csv "
-            "--no-lomo")
-    t, p, e = f3(R.mape(r.err))
-    return {"H200 power limits time %": t, "H200 power limits power %": p,
-            "H200 power limits energy %": e}
+    return tpe("H200 power limits",
+               "validate data/h200-vm-2026-11-27/measurements/h200-sxm-141gb-power-limits.csv "
+               "--no-lomo")
 
 
 def summary(out):

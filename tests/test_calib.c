@@ -1036,18 +1036,8 @@ static void test_accuracy_a100_dvfs(void **state)
     fprintf(stderr, "energy-optimal clock regret per workload:\n%s", log.report);
     if (log.worst > 2.0)
         fail_msg("energy-optimal clock regret above 2%%:\n%s", log.report);
-    /* leave-one-model-out: held-out energy within 7% */
-    size_t n = wl_calib_count(set);
-    int *fold = malloc(n * sizeof *fold);
-    wl_calib_metrics pooled;
-    int nf = wl_calib_folds_by_model(prob, fold, NULL, 64);
-    assert_int_equal(nf, 3);
-    assert_int_equal(wl_calib_crossval(prob, fold, nf, NULL, &pooled, NULL), WL_OK);
-    fprintf(stderr, "leave-one-model-out (held-out): time %.2f%% power %.2f%% energy %.2f%%\n",
-            pooled.mape_time, pooled.mape_power, pooled.mape_energy);
-    assert_int_equal(pooled.n, 176);
-    assert_true(pooled.mape_energy <= 7.0);
-    free(fold);
+    /* leave-one-model-out (three refits) is held by test_accuracy, with
+     * its regret: time, power and energy a point over 5.56/5.13/4.31% */
     wl_calib_problem_free(prob);
     wl_calib_free(set);
 }

@@ -54,6 +54,35 @@ class Out:
 
 
 _cache = {}
+# tests/run.sh gives the tests of one run a directory where test_readme and
+# test_accuracy share what the same command printed: the one that runs it
+# first holds a lock on its entry while it does, the other waits and reads
+# (the directory goes with the run, so nothing outlives the binary it ran)
+SHARE = os.environ.get("WATTLAS_CMD_CACHE")
+
+
+def shared_run(key, argv, env=None):
+    """(returncode, stdout, stderr) of argv in the repository root, through
+    SHARE when the run has one."""
+    def run():
+        p = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env)
+        return p.returncode, p.stdout, p.stderr
+    if not SHARE or not os.path.isdir(SHARE):
+        return run()
+    import fcntl
+    import hashlib
+    import json
+    name = os.path.join(SHARE, hashlib.sha256(key.encode()).hexdigest())
+    with open(name + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(name + ".json"):
+            with open(name + ".json", encoding="utf-8") as f:
+                return tuple(json.load(f))
+        got = run()
+        with open(name + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(got, f)
+        os.replace(name + ".tmp", name + ".json")
+        return got
 
 
 def w(cmd):
@@ -62,11 +91,17 @@ def w(cmd):
     cmd = cmd.replace("../shared/data", DATA)
     if cmd in _cache:
         return _cache[cmd]
-    p = subprocess.run([WATTLAS, *shlex.split(cmd)], capture_output=True, text=True,
-                       cwd=ROOT)
-    if p.returncode != 0:
-        raise AssertionError(f"wattlas {cmd}: exit {p.returncode}\n{p.stderr[-2000:]}")
-    _cache[cmd] = Out(p.stdout, p.stderr)
+    # a command that writes a file (-o) is run here, not shared: its file
+    # is this process's to read
+    argv = [WATTLAS, *shlex.split(cmd)]
+    if " -o " in f" {cmd} ":
+        p = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    else:
+        rc, out, err = shared_run(WATTLAS + "\0" + cmd, argv)
+    if rc != 0:
+        raise AssertionError(f"wattlas {cmd}: exit {rc}\n{err[-2000:]}")
+    _cache[cmd] = Out(out, err)
     return _cache[cmd]
 
 
@@ -414,11 +449,11 @@ def context_parallel():
 def script(path, env=None):
     """stdout of one of scripts/ (exit status 0 required), on this wattlas."""
     e = dict(os.environ, WATTLAS=WATTLAS, **(env or {}))
-    p = subprocess.run(["sh", os.path.join(ROOT, path)], capture_output=True, text=True,
-                       cwd=ROOT, env=e)
-    if p.returncode != 0:
-        raise AssertionError(f"{path}: exit {p.returncode}\n{p.stderr[-2000:]}")
-    return p.stdout
+    key = "\0".join([WATTLAS, path] + [f"{k}={v}" for k, v in sorted((env or {}).items())])
+    rc, out, err = shared_run(key, ["sh", os.path.join(ROOT, path)], env=e)
+    if rc != 0:
+        raise AssertionError(f"{path}: exit {rc}\n{err[-2000:]}")
+    return out
 
 
 @claim()
