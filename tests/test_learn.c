@@ -358,10 +358,14 @@ static void test_cli(void **state)
 
 int main(void)
 {
-    if (!realpath(WATTLAS_BIN_PATH, bin_path))
+    if (!realpath(WATTLAS_BIN_PATH, bin_path)) {
+        fprintf(stderr, "test_learn: no binary at %s\n", WATTLAS_BIN_PATH);
         return 1;
-    if (chdir(test_dir()) != 0)
+    }
+    if (chdir(test_dir()) != 0) {
+        fprintf(stderr, "test_learn: cannot enter %s\n", test_dir());
         return 1;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_error), cmocka_unit_test(test_no_overfit),
         cmocka_unit_test(test_shared_error),
