@@ -36,7 +36,7 @@ CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c calib/crossval.c calib/
 SWEEP_SRC = sweep/spec.c sweep/spec_gpus.c sweep/sweep.c sweep/run.c sweep/merge.c sweep/compare.c \
             sweep/energy_check.c
 PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/schedule.c pareto/compare.c
-PLOT_SRC = plot/plot.c plot/kinds.c plot/kinds_bars.c plot/kinds_heatmap.c plot/report.c plot/report_index.c \
+PLOT_SRC = plot/plot.c plot/kinds.c plot/kinds_series.c plot/kinds_energy.c plot/kinds_pareto.c plot/kinds_bars.c plot/kinds_heatmap.c plot/report.c plot/report_index.c \
            plot/timeline.c
 LEARN_SRC = learn/learn.c learn/run.c
 CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/counts.c cluster/pipeline.c cluster/cluster.c cluster/plans.c cluster/graph.c cluster/bound.c cluster/piececache.c cluster/search.c \

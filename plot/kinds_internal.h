@@ -1,5 +1,7 @@
-/* What the figure kinds share across their files (kinds.c, kinds_bars.c,
- * kinds_heatmap.c): the legend, the rows that can run, the bar figure. */
+/* What the figure kinds share across their files (kinds.c: the table of
+ * kinds; kinds_series.c: series, legends, the rows that can run, facets;
+ * kinds_energy.c, kinds_pareto.c, kinds_bars.c, kinds_heatmap.c: the kinds):
+ * the legend, the rows that can run, the bar figure, series and facets. */
 #ifndef WATTLAS_PLOT_KINDS_INTERNAL_H
 #define WATTLAS_PLOT_KINDS_INTERNAL_H
 
@@ -60,5 +62,50 @@ void lg_draw(cairo_t *cr, legend_t *lg, const axes *a, double left, double W, do
 int bars_figure(const wl_results_table *t, const wl_plot_options *o, const char *path,
                        size_t n, const double *const *v, char (*labels)[160],
                        const bars_style *bs, const char *const *top_labels, wl_error *err);
+
+/* ---- what the energy-vs-clock and Pareto kinds share (kinds_series.c) ---- */
+
+#define MAXFACETS 12
+
+/* A series: the rows of one workload (the parameter columns before the clock). */
+typedef struct {
+    char label[160];
+    size_t *rows; /* in table order (ascending clock in wattlas output) */
+    size_t n;
+    int style;    /* colour, dash and marker: one per workload across facets */
+    int facet;    /* the facet its rows are in (0 without facets) */
+} series;
+
+typedef struct {
+    series *s;
+    int n, nstyles;
+} series_set;
+
+/* Facets: one panel per value of a column (--facet). */
+typedef struct {
+    int col; /* -1: one panel */
+    size_t first[MAXFACETS + 1];
+    int n, cols, rows;
+} facets;
+
+void series_free(series_set *ss);
+int build_series(const wl_results_table *t, int xcol, int skip, series_set *ss,
+                        wl_error *err);
+void lg_add_series(legend_t *lg, const series_set *ss, int kind);
+void lg_add_choice(legend_t *lg, const wl_plot_kind_options *k, const char *text);
+long choose_row(const wl_pareto_objective *obj, const size_t *rows, size_t n,
+                       const unsigned char *ok, const double *tm, const double *pw,
+                       const double *en, double *tmp);
+void chosen_ring(cairo_t *cr, double x, double y);
+void sort_rows_by(double *idx, size_t n, const double *key);
+int objective_of(const wl_plot_kind_options *k, wl_pareto_objective *obj, wl_error *err);
+double slowdown_of(const wl_pareto_objective *obj);
+double power_cap_of(const wl_pareto_objective *obj);
+double power_limit_of(const wl_results_table *t, size_t r);
+int facets_of(const wl_results_table *t, const char *name, facets *f, wl_error *err);
+int in_facet(const wl_results_table *t, const facets *f, int fi, size_t r);
+int split_by_facet(const wl_results_table *t, const facets *f, series_set *ss);
+void facet_title(cairo_t *cr, const axes *a, const wl_results_table *t, const facets *f,
+                        int fi);
 
 #endif

@@ -1,0 +1,574 @@
+/* Figure kinds pareto and pareto-norm: energy vs time with the fronts. */
+#include "plot_internal.h"
+#include "kinds_internal.h"
+#include "../pareto/wattlas_pareto.h"
+#include "../presets/wattlas_presets.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The columns that end a workload's key: the decision variables. */
+static int decision_col(const wl_results_table *t, int clock_col)
+{
+    int v = wl_results_table_col(t, "voltage_offset_mv"), f = wl_results_table_col(t, "fixed_voltage_mv");
+    int stop = clock_col;
+    if (v >= 0 && v < stop)
+        stop = v;
+    if (f >= 0 && f < stop)
+        stop = f;
+    return stop;
+}
+
+/* on[r]: r is on its series' front among the rows that can run. */
+static int series_fronts(const series_set *ss, const double *px, const double *py,
+                         const unsigned char *ok, unsigned char *on, size_t n)
+{
+    double *pts = malloc((n + 1) * 2 * sizeof *pts);
+    size_t *idx = malloc((n + 1) * sizeof *idx);
+    unsigned char *tmp = malloc(n + 1);
+    int rc = pts && idx && tmp ? WL_OK : WL_ENOMEM;
+    memset(on, 0, n);
+    for (int i = 0; !rc && i < ss->n; i++) {
+        size_t m = 0;
+        for (size_t j = 0; j < ss->s[i].n; j++) {
+            size_t r = ss->s[i].rows[j];
+            if (!ok[r] || !isfinite(px[r]) || !isfinite(py[r]))
+                continue;
+            pts[2 * m] = px[r];
+            pts[2 * m + 1] = py[r];
+            idx[m++] = r;
+        }
+        rc = wl_pareto_front(pts, m, 2, tmp);
+        for (size_t q = 0; !rc && q < m; q++)
+            on[idx[q]] = tmp[q];
+    }
+    free(pts);
+    free(idx);
+    free(tmp);
+    return rc;
+}
+
+/* An axis's unit for a column over [lo, hi] of the whole figure: time_ms
+ * stays in ms; energy_j, power_w and other SI columns take the prefix of
+ * the largest value (*f: the factor to scale values by); others none. */
+static void axis_unit(const char *col, double lo, double hi, char *unit, size_t n, double *f)
+{
+    static const struct {
+        const char *col, *base;
+    } si[] = {{"energy_j", "J"}, {"power_w", "W"}, {"time_s", "s"}};
+    *f = 1;
+    snprintf(unit, n, "%s", !strcmp(col, "time_ms") ? "ms" : "");
+    for (size_t i = 0; i < sizeof si / sizeof *si; i++)
+        if (!strcmp(col, si[i].col)) {
+            const char *prefix = "";
+            *f = wl_plot_si(fmax(fabs(lo), fabs(hi)), &prefix);
+            snprintf(unit, n, "%s%s", prefix, si[i].base);
+        }
+}
+
+/* Each front's name beside it, where it covers no chosen ring, no other
+ * name and stays inside the axes: beside its fast end (right, left,
+ * above), its slow end, or the end of its dominated tail, the first
+ * place free (else the least covered). idx: scratch of the rows. */
+static void front_labels(cairo_t *cr, const axes *a, const wl_results_table *t, const facets *fa,
+                         int fi, const series_set *ss, const double *px, const double *py,
+                         const unsigned char *on, const long *chosen, double *idx)
+{
+    double boxes[MAXSERIES * 2][4]; /* rings, then the names placed */
+    int nb = 0;
+    for (int i = 0; i < ss->n && nb < MAXSERIES; i++) {
+        long c = chosen[i];
+        if (ss->s[i].facet != fi || c < 0 || !in_facet(t, fa, fi, (size_t)c))
+            continue;
+        double X = ax_x(a, px[c]), Y = ax_y(a, py[c]);
+        double *b = boxes[nb++];
+        b[0] = X - 5.5, b[1] = Y - 5.5, b[2] = X + 5.5, b[3] = Y + 5.5;
+    }
+    style_font(cr, 5.5, 0);
+    for (int i = 0; i < ss->n && nb < MAXSERIES * 2; i++) {
+        const series *s = &ss->s[i];
+        if (s->facet != fi)
+            continue;
+        size_t nf = 0, tail = (size_t)-1;
+        for (size_t j = 0; j < s->n; j++) {
+            size_t r = s->rows[j];
+            if (!in_facet(t, fa, fi, r) || !isfinite(px[r]) || !isfinite(py[r]))
+                continue;
+            if (on[r])
+                idx[nf++] = (double)r;
+            if (tail == (size_t)-1 || px[r] > px[tail])
+                tail = r;
+        }
+        if (!nf)
+            continue;
+        sort_rows_by(idx, nf, px);
+        size_t fast = (size_t)idx[0], slow = (size_t)idx[nf - 1];
+        cairo_text_extents_t te;
+        cairo_text_extents(cr, s->label, &te);
+        double w = te.x_advance, h = 6;
+        double fX = ax_x(a, px[fast]), fY = ax_y(a, py[fast]);
+        double sX = ax_x(a, px[slow]), sY = ax_y(a, py[slow]);
+        double tX = ax_x(a, px[tail]), tY = ax_y(a, py[tail]);
+        /* left x and middle y of each candidate */
+        double cand[6][2] = {{fX + 4, fY - 5},     {fX - 4 - w, fY - 5}, {fX - w / 2, fY - 9},
+                             {sX + 4, sY + 5},     {tX - w / 2, tY - 7}, {tX + 4, tY}};
+        int best = 0, best_hits = 1 << 30;
+        for (int k = 0; k < 6 && best_hits; k++) {
+            double x0 = cand[k][0], y0 = cand[k][1] - h / 2, x1 = x0 + w, y1 = y0 + h;
+            int hits = (x0 < a->x0 + 1 || x1 > a->x0 + a->w - 1 || y0 < a->y0 + 1 ||
+                        y1 > a->y0 + a->h - 1) ? 100 : 0;
+            for (int q = 0; q < nb; q++)
+                hits += x0 < boxes[q][2] && x1 > boxes[q][0] && y0 < boxes[q][3] &&
+                        y1 > boxes[q][1];
+            if (hits < best_hits) {
+                best_hits = hits;
+                best = k;
+            }
+        }
+        double X = cand[best][0], Y = cand[best][1];
+        X = fmin(fmax(X, a->x0 + 1), a->x0 + a->w - 1 - w);
+        Y = fmin(fmax(Y, a->y0 + 1 + h / 2), a->y0 + a->h - 1 - h / 2);
+        if (best_hits) {
+            /* fronts that nearly coincide leave no free place by the front:
+             * the name moves up or down, in steps of a line, to the nearest
+             * free place right or left of the fast end, and a leader line
+             * ties it to that end */
+            int found = 0;
+            for (int j = 1; j <= 40 && !found; j++)
+                for (int side = 0; side < 4 && !found; side++) {
+                    double x0 = side & 1 ? fX - 10 - w : fX + 10;
+                    double yc = fY + (side & 2 ? 1 : -1) * j * (h + 1);
+                    double y0 = yc - h / 2, x1 = x0 + w, y1 = y0 + h;
+                    if (x0 < a->x0 + 1 || x1 > a->x0 + a->w - 1 || y0 < a->y0 + 1 ||
+                        y1 > a->y0 + a->h - 1)
+                        continue;
+                    int hits = 0;
+                    for (int q = 0; q < nb && !hits; q++)
+                        hits = x0 < boxes[q][2] && x1 > boxes[q][0] && y0 < boxes[q][3] &&
+                               y1 > boxes[q][1];
+                    if (hits)
+                        continue;
+                    found = 1;
+                    X = x0, Y = yc;
+                    cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
+                    cairo_set_line_width(cr, 0.4);
+                    cairo_move_to(cr, side & 1 ? X + w + 0.5 : X - 0.5, Y);
+                    cairo_line_to(cr, fX, fY);
+                    cairo_stroke(cr);
+                }
+        }
+        double *b = boxes[nb++];
+        b[0] = X, b[1] = Y - h / 2, b[2] = X + w, b[3] = Y + h / 2;
+        /* a white halo keeps the name legible over the points */
+        cairo_set_source_rgba(cr, 1, 1, 1, 0.75);
+        cairo_rectangle(cr, X - 0.5, Y - h / 2, w + 1, h);
+        cairo_fill(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        style_text(cr, X, Y, s->label, 0, 0.5);
+    }
+}
+
+int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
+                   const wl_plot_options *o, const char *path, wl_error *err)
+{
+    if (need_points(t, "pareto", err))
+        return WL_EPARSE;
+    const char *xn = k && k->x ? k->x : "time_ms", *yn = k && k->y ? k->y : "energy_j";
+    int xc = need_col(t, xn, err), yc = xc >= 0 ? need_col(t, yn, err) : -1;
+    int cc = yc >= 0 ? need_col(t, "sm_clock_mhz", err) : -1;
+    if (cc < 0)
+        return WL_EPARSE;
+    /* left to choose, an axis whose data span more than a decade is
+     * logarithmic */
+    wl_plot_options scale = *o;
+    if (!o->linear) {
+        scale.log_x |= wide_span(t, xc);
+        scale.log_y |= wide_span(t, yc);
+    }
+    o = &scale;
+    /* points are coloured by the clock they run at */
+    int ec = wl_results_table_col(t, "effective_clock_mhz");
+    int colc = ec >= 0 ? ec : cc;
+    wl_pareto_objective obj;
+    int rc = objective_of(k, &obj, err);
+    int tcol = -1, pcol = -1, encol = -1;
+    if (!rc && k && k->objective &&
+        ((tcol = need_col(t, "time_ms", err)) < 0 || (pcol = need_col(t, "power_w", err)) < 0 ||
+         (encol = need_col(t, "energy_j", err)) < 0))
+        rc = WL_EPARSE;
+    facets fa;
+    if (!rc)
+        rc = facets_of(t, k ? k->facet : NULL, &fa, err);
+    if (rc)
+        return rc;
+    series_set ss;
+    if ((rc = build_series(t, decision_col(t, cc), fa.col, &ss, err)))
+        return rc;
+    int nstyles = ss.nstyles;
+    if ((rc = split_by_facet(t, &fa, &ss))) {
+        series_free(&ss);
+        return rc;
+    }
+    size_t n = wl_results_table_rows(t);
+    double *px = malloc((n + 1) * sizeof *px), *py = malloc((n + 1) * sizeof *py),
+           *pc = malloc((n + 1) * sizeof *pc), *tm = malloc((n + 1) * 3 * sizeof *tm),
+           *tmp = malloc((n + 1) * 4 * sizeof *tmp);
+    unsigned char *ok = malloc(n + 1), *on = malloc(n + 1);
+    long *chosen = malloc(((size_t)ss.n + 1) * sizeof *chosen);
+    if (!px || !py || !pc || !tm || !tmp || !ok || !on || !chosen)
+        rc = WL_ENOMEM;
+    if (!rc)
+        rc = rows_ok(t, ok, err);
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY, clo = INFINITY,
+           chi = -INFINITY;
+    for (size_t r = 0; !rc && r < n; r++) {
+        rc = num_cell(t, r, xc, &px[r], err);
+        if (!rc) rc = num_cell(t, r, yc, &py[r], err);
+        if (!rc) rc = num_cell(t, r, colc, &pc[r], err);
+        if (!rc && tcol >= 0) {
+            rc = num_cell(t, r, tcol, &tm[r], err);
+            if (!rc) rc = num_cell(t, r, pcol, &tm[n + r], err);
+            if (!rc) rc = num_cell(t, r, encol, &tm[2 * n + r], err);
+        }
+        if (rc || !isfinite(px[r]) || !isfinite(py[r]))
+            continue;
+        if ((o->log_x && px[r] <= 0) || (o->log_y && py[r] <= 0))
+            continue;
+        xlo = fmin(xlo, px[r]); xhi = fmax(xhi, px[r]);
+        ylo = fmin(ylo, py[r]); yhi = fmax(yhi, py[r]);
+        if (ok[r] && isfinite(pc[r])) {
+            clo = fmin(clo, pc[r]);
+            chi = fmax(chi, pc[r]);
+        }
+    }
+    if (!rc)
+        rc = series_fronts(&ss, px, py, ok, on, n);
+    for (int i = 0; !rc && i < ss.n; i++)
+        chosen[i] = k && k->objective
+                        ? choose_row(&obj, ss.s[i].rows, ss.s[i].n, ok, tm, tm + n, tm + 2 * n, tmp)
+                        : -1;
+    fig *f = NULL;
+    if (!rc && !isfinite(xlo)) {
+        wl_error_set(err, table_path(t), 0, yn, "nothing to plot");
+        rc = WL_EINVAL;
+    }
+    if (!rc)
+        rc = fig_open(path, o, &f, err);
+    if (rc) {
+        free(px); free(py); free(pc); free(tm); free(tmp); free(ok); free(on); free(chosen);
+        series_free(&ss);
+        return rc;
+    }
+    /* one unit per axis for the whole figure (its panels' ranges differ):
+     * time in ms, the column's own, in every pareto figure, so a training
+     * step's and a prefill's read alike; energy and other SI quantities
+     * with the prefix of the figure's largest value */
+    const char *xq = !strcmp(xn, "time_ms") ? "Time" : xn, *yq = !strcmp(yn, "energy_j") ? "Energy" : yn;
+    char xu[16], yu[16];
+    double fx = 1, fy = 1;
+    axis_unit(xn, xlo, xhi, xu, sizeof xu, &fx);
+    axis_unit(yn, ylo, yhi, yu, sizeof yu, &fy);
+    if (!(chi > clo)) {
+        clo = isfinite(clo) ? clo - 1 : 0;
+        chi = clo + 2;
+    }
+    cairo_t *cr = fig_cr(f);
+    double W = fig_w(f), H = fig_h(f);
+    double top = fig_top(cr, o, W) + (fa.col >= 0 ? 11 : 0), bottom = 26, left = 44, right = 56;
+    legend_t lg = {.n = 0};
+    /* fronts are told apart by dash and by a label at their fast end; the
+     * legend says what the marks mean */
+    /* fronts are told apart by dash, named at their fast ends (up to six;
+     * beyond that in the legend); the legend says what the marks mean */
+    if (nstyles > 6)
+        lg_add_series(&lg, &ss, LG_DASH);
+    lg_add(&lg, "front (coloured by clock)", 0, LG_DASH);
+    lg_add(&lg, "dominated", 0, LG_FADED);
+    int any_bad = 0;
+    for (size_t r = 0; r < n; r++)
+        any_bad |= !ok[r];
+    if (any_bad)
+        lg_add(&lg, "cannot run", 0, LG_HOLLOW_GREY);
+    lg_add_choice(&lg, k, obj.text);
+    lg_reserve(cr, &lg, o, W, &right, &bottom, 1);
+    double gapx = 30, gapy = 22 + (fa.col >= 0 ? 13 : 0);
+    double cw = (W - left - right - (fa.cols - 1) * gapx) / fa.cols;
+    double chh = (H - top - bottom - (fa.rows - 1) * gapy) / fa.rows;
+    axes first = {0};
+    for (size_t r = 0; r < n; r++) {
+        px[r] *= fx;
+        py[r] *= fy;
+    }
+    for (int fi = 0; fi < fa.n; fi++) {
+        int cx = fi % fa.cols, cy = fi / fa.cols;
+        /* each panel its own ranges (shared ones made each front a few
+         * pixels long): the points that can run, or all where none can */
+        double fxlo = INFINITY, fxhi = -INFINITY, fylo = INFINITY, fyhi = -INFINITY;
+        for (int pass = 0; pass < 2 && !isfinite(fxlo); pass++)
+            for (size_t r = 0; r < n; r++) {
+                if (!in_facet(t, &fa, fi, r) || (pass == 0 && !ok[r]) || !isfinite(px[r]) ||
+                    !isfinite(py[r]) || (o->log_x && px[r] <= 0) || (o->log_y && py[r] <= 0))
+                    continue;
+                fxlo = fmin(fxlo, px[r]); fxhi = fmax(fxhi, px[r]);
+                fylo = fmin(fylo, py[r]); fyhi = fmax(fyhi, py[r]);
+            }
+        const double d[4] = {fxlo, fxhi, fylo, fyhi};
+        ax_range(&fxlo, &fxhi, o->log_x);
+        ax_range(&fylo, &fyhi, o->log_y);
+        axes a = {left + cx * (cw + gapx), top + cy * (chh + gapy), cw, chh, fxlo, fxhi, fylo,
+                  fyhi, o->log_x, o->log_y, 0, 1, .data_xmin = d[0], .data_xmax = d[1],
+                  .data_ymin = d[2], .data_ymax = d[3]};
+        if (fi == 0)
+            first = a;
+        ax_draw(cr, &a, xq, xu, cx == 0 ? yq : NULL, yu, 1);
+        facet_title(cr, &a, t, &fa, fi);
+        cairo_save(cr);
+        cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
+        cairo_clip(cr);
+        /* cannot run: hollow grey; dominated: faded; the front on top */
+        for (int pass = 0; pass < 3; pass++)
+            for (size_t r = 0; r < n; r++) {
+                if (!in_facet(t, &fa, fi, r) || !isfinite(px[r]) || !isfinite(py[r]) ||
+                    (o->log_x && px[r] <= 0) || (o->log_y && py[r] <= 0))
+                    continue;
+                int state = !ok[r] ? 0 : on[r] ? 2 : 1;
+                if (state != pass)
+                    continue;
+                double X = ax_x(&a, px[r]), Y = ax_y(&a, py[r]);
+                cairo_new_path(cr);
+                if (state == 0) {
+                    cairo_set_source_rgb(cr, 0.55, 0.55, 0.55);
+                    cairo_set_line_width(cr, 0.5);
+                    cairo_arc(cr, X, Y, 1.6, 0, 2 * M_PI);
+                    cairo_stroke(cr);
+                    continue;
+                }
+                double rgb[3];
+                colormap(o->palette, (pc[r] - clo) / (chi - clo), rgb);
+                cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], state == 2 ? 1.0 : 0.25);
+                cairo_arc(cr, X, Y, state == 2 ? 2.0 : 1.5, 0, 2 * M_PI);
+                cairo_fill(cr);
+            }
+        /* each series' front as a step line, in x order, dashed by series */
+        for (int i = 0; i < ss.n; i++) {
+            const series *s = &ss.s[i];
+            if (s->facet != fi)
+                continue;
+            size_t nf = 0;
+            for (size_t j = 0; j < s->n; j++) {
+                size_t r = s->rows[j];
+                if (on[r] && in_facet(t, &fa, fi, r))
+                    tmp[nf++] = (double)r;
+            }
+            sort_rows_by(tmp, nf, px);
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            cairo_set_line_width(cr, 0.7);
+            style_dash(cr, s->style);
+            for (size_t j = 0; j < nf; j++) {
+                size_t r = (size_t)tmp[j];
+                double X = ax_x(&a, px[r]), Y = ax_y(&a, py[r]);
+                if (j == 0)
+                    cairo_move_to(cr, X, Y);
+                else {
+                    cairo_line_to(cr, X, ax_y(&a, py[(size_t)tmp[j - 1]]));
+                    cairo_line_to(cr, X, Y);
+                }
+            }
+            cairo_stroke(cr);
+            cairo_set_dash(cr, NULL, 0, 0);
+            long c = chosen[i];
+            if (c >= 0 && in_facet(t, &fa, fi, (size_t)c))
+                chosen_ring(cr, ax_x(&a, px[c]), ax_y(&a, py[c]));
+        }
+        if (nstyles > 1 && nstyles <= 6)
+            front_labels(cr, &a, t, &fa, fi, &ss, px, py, on, chosen, tmp);
+        cairo_restore(cr);
+    }
+    colorbar(cr, o->palette, W - 50, top, 6, H - top - bottom, clo, chi,
+             ec >= 0 ? "Effective clock" : "SM clock", "MHz");
+    lg_draw(cr, &lg, &first, left, W, H, NULL, NULL, 0);
+    fig_title(cr, o, W);
+    rc = fig_close(f, err);
+    free(px); free(py); free(pc); free(tm); free(tmp); free(ok); free(on); free(chosen);
+    series_free(&ss);
+    return rc;
+}
+
+/* ---- normalised Pareto -------------------------------------------------------------- */
+
+/* Each workload against its own maximum-clock point: x the slowdown (%),
+ * y the energy relative to it. Workloads of any size share one axes, and
+ * the isolines of constant EDP (E/E0 = k / (1 + s)) show where energy
+ * saved outweighs time lost. */
+int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k,
+                        const wl_plot_options *o, const char *path, wl_error *err)
+{
+    if (need_points(t, "pareto-norm", err))
+        return WL_EPARSE;
+    int cc = need_col(t, "sm_clock_mhz", err);
+    int tc = cc >= 0 ? need_col(t, "time_ms", err) : -1;
+    int ec = tc >= 0 ? need_col(t, "energy_j", err) : -1;
+    if (ec < 0)
+        return WL_EPARSE;
+    wl_pareto_objective obj;
+    int pcol = -1;
+    int rc = objective_of(k, &obj, err);
+    if (!rc && k && k->objective && (pcol = need_col(t, "power_w", err)) < 0)
+        rc = WL_EPARSE;
+    if (rc)
+        return rc;
+    series_set ss;
+    if ((rc = build_series(t, decision_col(t, cc), -1, &ss, err)))
+        return rc;
+    size_t n = wl_results_table_rows(t);
+    double *clk = malloc((n + 1) * sizeof *clk), *tm = malloc((n + 1) * 3 * sizeof *tm),
+           *sx = malloc((n + 1) * sizeof *sx), *ey = malloc((n + 1) * sizeof *ey),
+           *tmp = malloc((n + 1) * 4 * sizeof *tmp);
+    unsigned char *ok = malloc(n + 1), *on = malloc(n + 1);
+    long *chosen = malloc(((size_t)ss.n + 1) * sizeof *chosen);
+    if (!clk || !tm || !sx || !ey || !tmp || !ok || !on || !chosen)
+        rc = WL_ENOMEM;
+    if (!rc)
+        rc = rows_ok(t, ok, err);
+    for (size_t r = 0; !rc && r < n; r++) {
+        rc = num_cell(t, r, cc, &clk[r], err);
+        if (!rc) rc = num_cell(t, r, tc, &tm[r], err);
+        if (!rc) rc = num_cell(t, r, ec, &tm[2 * n + r], err);
+        tm[n + r] = NAN;
+        if (!rc && pcol >= 0) rc = num_cell(t, r, pcol, &tm[n + r], err);
+    }
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    for (int i = 0; !rc && i < ss.n; i++) {
+        const series *s = &ss.s[i];
+        long m = -1;
+        for (size_t j = 0; j < s->n; j++) {
+            size_t r = s->rows[j];
+            if (ok[r] && isfinite(tm[r]) && isfinite(tm[2 * n + r]) && (m < 0 || clk[r] > clk[m]))
+                m = (long)r;
+        }
+        for (size_t j = 0; j < s->n; j++) {
+            size_t r = s->rows[j];
+            sx[r] = ey[r] = NAN;
+            if (m < 0 || !ok[r] || !isfinite(tm[r]) || !isfinite(tm[2 * n + r]))
+                continue;
+            sx[r] = 100 * (tm[r] / tm[(size_t)m] - 1);
+            ey[r] = tm[2 * n + r] / tm[2 * n + (size_t)m];
+        }
+        chosen[i] = k && k->objective ? choose_row(&obj, s->rows, s->n, ok, tm, tm + n, tm + 2 * n, tmp)
+                                      : -1;
+    }
+    if (!rc)
+        rc = series_fronts(&ss, sx, ey, ok, on, n);
+    /* the axes span the fronts (dominated points are not drawn) */
+    for (size_t r = 0; !rc && r < n; r++)
+        if (on[r]) {
+            xlo = fmin(xlo, sx[r]); xhi = fmax(xhi, sx[r]);
+            ylo = fmin(ylo, ey[r]); yhi = fmax(yhi, ey[r]);
+        }
+    fig *f = NULL;
+    if (!rc && !isfinite(xlo)) {
+        wl_error_set(err, table_path(t), 0, "energy_j", "no workload has a point that can run");
+        rc = WL_EINVAL;
+    }
+    if (!rc)
+        rc = fig_open(path, o, &f, err);
+    if (!rc) {
+        cairo_t *cr = fig_cr(f);
+        double W = fig_w(f), H = fig_h(f);
+        double top = fig_top(cr, o, W), bottom = 26, left = 44, right = 8;
+        /* the maximum clock (0, 1) is always in view */
+        xlo = fmin(xlo, 0);
+        yhi = fmax(yhi, 1);
+        const double d[4] = {xlo, xhi, ylo, yhi};
+        ax_range(&xlo, &xhi, 0);
+        ax_range(&ylo, &yhi, 0);
+        legend_t lg = {.n = 0};
+        for (int i = 0; i < ss.n; i++)
+            lg_add(&lg, ss.s[i].label, i, LG_LINE);
+        if (k && k->edp)
+            lg_add(&lg, "constant EDP", 0, LG_REF);
+        lg_add_choice(&lg, k, obj.text);
+        lg_reserve(cr, &lg, o, W, &right, &bottom, 0);
+        axes a = {left, top, W - left - right, H - top - bottom, xlo, xhi, ylo, yhi, 0, 0, 0, 0,
+                  .data_xmin = d[0], .data_xmax = d[1], .data_ymin = d[2], .data_ymax = d[3]};
+        ax_draw(cr, &a, "Slowdown vs max clock", "%", "Energy / at max clock", "", 1);
+        cairo_save(cr);
+        cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
+        cairo_clip(cr);
+        cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
+        cairo_set_line_width(cr, 0.5);
+        cairo_move_to(cr, a.x0, ax_y(&a, 1));
+        cairo_line_to(cr, a.x0 + a.w, ax_y(&a, 1));
+        cairo_stroke(cr);
+        if (k && k->edp) {
+            /* E/E0 (1 + s/100) = kk */
+            static const double kk[] = {1.1, 1.0, 0.9, 0.8, 0.7, 0.6, 0.5};
+            double last_label = -INFINITY;
+            style_font(cr, 5.5, 0);
+            for (size_t q = 0; q < sizeof kk / sizeof *kk; q++) {
+                cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
+                cairo_set_line_width(cr, 0.5);
+                style_dash(cr, 1);
+                int started = 0;
+                for (int st = 0; st <= 60; st++) {
+                    double s = xlo + (xhi - xlo) * st / 60.0, y = kk[q] / (1 + s / 100);
+                    if (1 + s / 100 <= 0)
+                        continue;
+                    if (!started)
+                        cairo_move_to(cr, ax_x(&a, s), ax_y(&a, y));
+                    else
+                        cairo_line_to(cr, ax_x(&a, s), ax_y(&a, y));
+                    started = 1;
+                }
+                cairo_stroke(cr);
+                cairo_set_dash(cr, NULL, 0, 0);
+                /* labelled at the right edge, none closer than 7 pt to
+                 * the one above */
+                double ye = kk[q] / (1 + xhi / 100), yy = ax_y(&a, ye) - 3;
+                if (ye > ylo && ye < yhi && yy > a.y0 + 4 && yy > last_label + 7) {
+                    char lab[32];
+                    snprintf(lab, sizeof lab, "EDP x%.1f", kk[q]);
+                    cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+                    style_text(cr, a.x0 + a.w - 2, yy, lab, 1, 0.5);
+                    last_label = yy;
+                }
+            }
+        }
+        for (int i = 0; i < ss.n; i++) {
+            const series *s = &ss.s[i];
+            size_t nf = 0;
+            for (size_t j = 0; j < s->n; j++)
+                if (on[s->rows[j]])
+                    tmp[nf++] = (double)s->rows[j];
+            sort_rows_by(tmp, nf, sx);
+            style_color(cr, i, 1);
+            style_dash(cr, i);
+            cairo_set_line_width(cr, 1.0);
+            for (size_t j = 0; j < nf; j++) {
+                size_t r = (size_t)tmp[j];
+                if (j == 0)
+                    cairo_move_to(cr, ax_x(&a, sx[r]), ax_y(&a, ey[r]));
+                else
+                    cairo_line_to(cr, ax_x(&a, sx[r]), ax_y(&a, ey[r]));
+            }
+            cairo_stroke(cr);
+            cairo_set_dash(cr, NULL, 0, 0);
+            cairo_set_line_width(cr, 0.6);
+            size_t every = nf > 14 ? (nf + 11) / 12 : 1;
+            for (size_t j = 0; j < nf; j += every)
+                style_marker(cr, i, ax_x(&a, sx[(size_t)tmp[j]]), ax_y(&a, ey[(size_t)tmp[j]]), 2.8, 1);
+            long c = chosen[i];
+            if (c >= 0 && isfinite(sx[c]))
+                chosen_ring(cr, ax_x(&a, sx[c]), ax_y(&a, ey[c]));
+        }
+        cairo_restore(cr);
+        lg_draw(cr, &lg, &a, left, W, H, NULL, NULL, 0);
+        fig_title(cr, o, W);
+        rc = fig_close(f, err);
+    }
+    free(clk); free(tm); free(sx); free(ey); free(tmp); free(ok); free(on); free(chosen);
+    series_free(&ss);
+    return rc;
+}
+
