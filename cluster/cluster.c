@@ -26,201 +26,6 @@
 #define ADAM_BYTES 8.0
 
 
-void wl_cluster_config_default(wl_cluster_config *c)
-{
-    memset(c, 0, sizeof *c);
-    c->tp = c->pp = c->dp = c->vp = 1;
-    c->global_batch = 0;
-    c->micro_batch = 1;
-    c->seq = 2048;
-    c->gen = 128;
-    c->dtype = WL_DT_BF16;
-    c->attention = WL_ATTN_EAGER;
-    c->mode = WL_MODE_TRAIN;
-    c->recompute = WL_RECOMPUTE_NONE;
-    c->ep = 1;
-    c->cp = 1;
-    c->capacity_factor = 1.0;
-}
-
-int wl_cluster_config_fill(wl_cluster_config *c, int gpus, wl_error *err)
-{
-    if (c->dp <= 0) {
-        long long tpp = (long long)c->tp * c->pp * (c->cp > 0 ? c->cp : 1);
-        if (tpp <= 0 || gpus % tpp) {
-            wl_error_set(err, "cluster", 0, "tp", "tp x cp x pp = %lld does not divide the %d GPUs",
-                         tpp, gpus);
-            return WL_EINVAL;
-        }
-        c->dp = (int)(gpus / tpp);
-    }
-    /* Megatron's examples: four micro-batches a pipeline stage */
-    if (c->global_batch <= 0)
-        c->global_batch = c->micro_batch * c->dp * 4 * c->pp;
-    return WL_OK;
-}
-
-static int bad(wl_error *err, const char *field, const char *fmt, long long a, long long b)
-{
-    wl_error_set(err, "cluster", 0, field, fmt, a, b);
-    return WL_EINVAL;
-}
-
-int wl_cluster_config_check(const wl_cluster_config *c, const wl_core_model *m, int gpus,
-                            wl_error *err)
-{
-    if (c->tp < 1 || c->pp < 1 || c->dp < 1 || c->vp < 1)
-        return bad(err, "tp", "tp, pp, dp and vp must be at least 1 (tp %lld, pp %lld)", c->tp, c->pp);
-    if (c->tp_comm_overlap && !(c->sequence_parallel && c->tp > 1)) {
-        wl_error_set(err, "cluster", 0, "tp_comm_overlap", "tensor-parallel communication overlap "
-                     "pipelines sequence parallelism's all-gathers and reduce-scatters: it needs "
-                     "--sequence-parallel and tp > 1");
-        return WL_EINVAL;
-    }
-    if (c->ep_overlap && !wl_core_model_is_moe(m)) {
-        wl_error_set(err, "cluster", 0, "ep_overlap", "all-to-all overlap hides a mixture-of-"
-                     "experts layer's token exchange; %s has no experts", m->id);
-        return WL_EINVAL;
-    }
-    if (c->cp < 0)
-        return bad(err, "cp", "expected at least 1, got %lld (of %lld)", c->cp, 1);
-    int cp = c->cp > 0 ? c->cp : 1;
-    if ((long long)c->tp * cp * c->pp * c->dp != gpus) {
-        wl_error_set(err, "cluster", 0, "dp",
-                     "tp x cp x pp x dp = %d x %d x %d x %d = %lld, but the system has %d GPUs", c->tp,
-                     cp, c->pp, c->dp, (long long)c->tp * cp * c->pp * c->dp, gpus);
-        return WL_EINVAL;
-    }
-    if (cp > 1) {
-        if (c->seq % (2 * cp))
-            return bad(err, "cp", "context parallelism splits each sequence into 2 cp = %lld "
-                       "load-balanced chunks; seq %lld does not divide", 2LL * cp, c->seq);
-        if (c->attention != WL_ATTN_FLASH) {
-            wl_error_set(err, "cluster", 0, "cp", "context parallelism runs Transformer Engine's "
-                         "fused attention: add --attention flash");
-            return WL_EINVAL;
-        }
-        if (c->mode == WL_MODE_DECODE)
-            return bad(err, "cp", "context parallelism (cp %lld) splits training and prefill "
-                       "sequences, not decode steps (%lld)", cp, 1);
-    }
-    if (wl_core_model_is_vision(m) || m->style == WL_STYLE_RESNET) {
-        wl_error_set(err, "cluster", 0, "model", "%s: cluster takes transformer language models",
-                     m->id);
-        return WL_EINVAL;
-    }
-    if (m->heads % c->tp)
-        return bad(err, "tp", "the %lld attention heads do not divide over tp %lld", m->heads, c->tp);
-    int kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
-    if (kvh >= c->tp ? kvh % c->tp : c->tp % kvh)
-        return bad(err, "tp", "the %lld key/value heads do not divide over tp %lld", kvh, c->tp);
-    if (m->d_ff % c->tp)
-        return bad(err, "tp", "the FFN width %lld does not divide over tp %lld", m->d_ff, c->tp);
-    int ep = c->ep > 0 ? c->ep : 1;
-    if (c->ep < 0)
-        return bad(err, "ep", "expected at least 1, got %lld (of %lld)", c->ep, 1);
-    if (ep > 1 && !wl_core_model_is_moe(m)) {
-        wl_error_set(err, "cluster", 0, "ep", "%s has no experts to split over %d ranks", m->id, ep);
-        return WL_EINVAL;
-    }
-    if (c->dp % ep)
-        return bad(err, "ep", "expert parallelism %lld must divide dp %lld (Megatron-Core carves the "
-                   "expert-parallel groups out of the data-parallel ranks)", ep, c->dp);
-    if (wl_core_model_is_moe(m) && m->experts % ep)
-        return bad(err, "ep", "the %lld experts do not divide over ep %lld", m->experts, ep);
-    if (wl_core_model_is_moe(m) && (m->d_ff_expert > 0 ? m->d_ff_expert : m->d_ff) % c->tp)
-        return bad(err, "tp", "the experts' FFN width %lld does not divide over tp %lld",
-                   m->d_ff_expert > 0 ? m->d_ff_expert : m->d_ff, c->tp);
-    if (c->capacity_factor < 0 || c->capacity_factor > 64 || !isfinite(c->capacity_factor)) {
-        wl_error_set(err, "cluster", 0, "capacity_factor",
-                     "--capacity-factor %g: expected a factor in (0, 64]", c->capacity_factor);
-        return WL_EINVAL;
-    }
-    if ((unsigned)c->partition >= WL_CLUSTER_PART_COUNT)
-        return bad(err, "partition", "unknown partition %lld (of %lld)", c->partition,
-                   WL_CLUSTER_PART_COUNT);
-    if (c->partition == WL_CLUSTER_PART_UNIFORM && m->layers % (c->pp * c->vp)) {
-        wl_error_set(err, "cluster", 0, "pp",
-                     "%d layers do not divide into pp x vp = %d x %d chunks (Megatron-LM's "
-                     "uniform split gives every chunk the same number; --partition balanced or "
-                     "a list splits them unevenly)", m->layers, c->pp, c->vp);
-        return WL_EINVAL;
-    }
-    if (m->layers < (long long)c->pp * c->vp) {
-        wl_error_set(err, "cluster", 0, "pp", "%d layers cannot fill pp x vp = %d x %d chunks",
-                     m->layers, c->pp, c->vp);
-        return WL_EINVAL;
-    }
-    if (c->partition == WL_CLUSTER_PART_LIST) {
-        long long sum = 0;
-        if (!c->stage_layers || (c->nstage_layers != c->pp * c->vp &&
-                                 !(c->vp == 1 && c->nstage_layers == c->pp))) {
-            wl_error_set(err, "cluster", 0, "partition",
-                         "%d layer counts listed for pp x vp = %d x %d chunks", c->nstage_layers,
-                         c->pp, c->vp);
-            return WL_EINVAL;
-        }
-        for (int i = 0; i < c->nstage_layers; i++) {
-            if (c->stage_layers[i] < 1)
-                return bad(err, "partition", "chunk %lld has %lld layers: each needs at least 1",
-                           i, c->stage_layers[i]);
-            sum += c->stage_layers[i];
-        }
-        if (sum != m->layers) {
-            wl_error_set(err, "cluster", 0, "partition",
-                         "the listed layers add up to %lld, but %s has %d", sum, m->id, m->layers);
-            return WL_EINVAL;
-        }
-    }
-    if (c->vp > 1 && c->pp == 1)
-        return bad(err, "vp", "virtual stages need pipeline stages (vp %lld with pp %lld)", c->vp, c->pp);
-    if (c->micro_batch < 1 || c->seq < 1 || c->micro_batch > WL_MAX_BATCH || c->seq > WL_MAX_SEQ)
-        return bad(err, "micro_batch", "micro-batch %lld and seq %lld must be positive", c->micro_batch,
-                   c->seq);
-    if (c->global_batch < 1 || c->global_batch % (c->micro_batch * c->dp)) {
-        wl_error_set(err, "cluster", 0, "global_batch",
-                     "global batch %lld is not a multiple of micro-batch x dp = %lld x %d",
-                     c->global_batch, c->micro_batch, c->dp);
-        return WL_EINVAL;
-    }
-    long long mb = c->global_batch / (c->micro_batch * c->dp);
-    if (mb > 1000000)
-        return bad(err, "global_batch", "%lld micro-batches per pipeline is too many (at most %lld)",
-                   mb, 1000000);
-    const wl_cluster_schedule_type *t = c->schedule;
-    if (t && c->vp > 1 && !wl_cluster_schedule_interleaves(t)) {
-        wl_error_set(err, "cluster", 0, "schedule", "--vp %d needs the interleaved schedule, not %s",
-                     c->vp, wl_cluster_schedule_name(t));
-        return WL_EINVAL;
-    }
-    if (c->vp > 1 && c->mode == WL_MODE_TRAIN && mb % c->pp)
-        return bad(err, "global_batch",
-                   "interleaving needs micro-batches (%lld) a multiple of pp (%lld)", mb, c->pp);
-    if (c->sequence_parallel && c->tp > 1 && (c->micro_batch * c->seq) % c->tp)
-        return bad(err, "seq", "sequence parallelism splits %lld tokens over tp %lld unevenly",
-                   c->micro_batch * c->seq, c->tp);
-    if (c->zero != 0 && c->zero != 1)
-        return bad(err, "zero", "--zero takes 0 or 1, got %lld (of %lld levels)", c->zero, 2);
-    if (c->mode == WL_MODE_DECODE) {
-        if (c->vp > 1)
-            return bad(err, "vp", "decode runs one chunk per stage (--vp %lld); interleaving is a "
-                       "training schedule (%lld)", c->vp, 1);
-        if (c->gen < 1 || c->gen > 1000000)
-            return bad(err, "gen", "--gen %lld: expected 1 to %lld tokens", c->gen, 1000000);
-        if ((double)c->pp * (double)mb * (double)c->gen > 2e7)
-            return bad(err, "gen", "%lld decode rounds of pp x micro-batches = %lld tasks is more than "
-                       "the simulation takes; use fewer tokens or larger micro-batches", c->gen,
-                       (long long)c->pp * mb);
-    }
-    if (c->dtype != WL_DT_BF16 && c->dtype != WL_DT_FP16 && c->dtype != WL_DT_FP32 &&
-        c->dtype != WL_DT_FP8) {
-        wl_error_set(err, "cluster", 0, "dtype", "cluster trains in bf16, fp16, fp8 or fp32, not %s",
-                     wl_dtype_name(c->dtype));
-        return WL_EINVAL;
-    }
-    return WL_OK;
-}
-
 /* Optimizer step over n parameters on one GPU, as Megatron's mixed-
  * precision optimizer and Apex FusedAdam run it (multi-tensor kernels; one
  * kernel each here): unscale and check for inf (fp16 only), the gradient
@@ -268,7 +73,7 @@ static int optimizer_wl(double n, wl_dtype dt, wl_core_workload **out)
  * positions) and of the output side (final norm and LM head); with tied
  * embeddings and pp > 1 the last stage holds its own copy of the word
  * embedding (Megatron's embedding group), so the head counts it too. */
-static void embedding_params(const wl_cluster *c, double *emb, double *head)
+void wl_cluster_embedding_params(const wl_cluster *c, double *emb, double *head)
 {
     const wl_core_model *m = &c->model;
     double d = m->d_model, word = (double)c->vocab / c->cfg.tp * d;
@@ -280,12 +85,12 @@ static void embedding_params(const wl_cluster *c, double *emb, double *head)
 
 /* Parameters on one GPU of each stage: its layers, the embedding on the
  * first, the head on the last. */
-static void stage_params(wl_cluster *c)
+void wl_cluster_stage_params(wl_cluster *c)
 {
     double emb, head, lp = wl_cluster_layer_params(&c->model, c->cfg.tp), ex = 0, mp = 0;
     if (wl_core_model_is_moe(&c->model))
         mp = wl_cluster_moe_layer_params(&c->model, c->cfg.tp, c->ep, &ex);
-    embedding_params(c, &emb, &head);
+    wl_cluster_embedding_params(c, &emb, &head);
     /* the model's first dense_layers layers keep a dense FFN: chunks take
      * layers in virtual-stage order */
     int V = c->p * c->v, before = 0;
@@ -328,61 +133,6 @@ int wl_cluster_stage_layers(const wl_cluster *c, int stage)
     return n;
 }
 
-static const char *const partition_names[WL_CLUSTER_PART_COUNT] = {"uniform", "balanced",
-                                                                    "parameters", "list"};
-
-const char *wl_cluster_partition_name(wl_cluster_partition p)
-{
-    return (unsigned)p < WL_CLUSTER_PART_COUNT ? partition_names[p] : NULL;
-}
-
-int wl_cluster_partition_lookup(const char *name, wl_cluster_partition *out)
-{
-    for (int i = 0; i < WL_CLUSTER_PART_LIST; i++)
-        if (!strcmp(name, partition_names[i])) {
-            *out = (wl_cluster_partition)i;
-            return WL_OK;
-        }
-    return WL_EINVAL;
-}
-
-int wl_cluster_partition_parse(const char *text, wl_cluster_partition *part, int *layers, int *n,
-                               wl_error *err)
-{
-    *n = 0;
-    if (!wl_cluster_partition_lookup(text, part))
-        return WL_OK;
-    const char *q = text;
-    while (*q) {
-        char *end;
-        long long v;
-        if (*n >= WL_CLUSTER_MAX_LIST) {
-            wl_error_set(err, "cluster", 0, "partition", "more than %d stages listed",
-                         WL_CLUSTER_MAX_LIST);
-            return WL_EINVAL;
-        }
-        errno = 0;
-        v = strtoll(q, &end, 10);
-        if (end == q || errno || v < 1 || v > 100000 || (*end && *end != ',')) {
-            wl_error_set(err, "cluster", 0, "partition",
-                         "expected uniform, balanced, parameters or a comma list of layer counts "
-                         "(each at least 1), got '%.60s'", text);
-            return WL_EINVAL;
-        }
-        layers[(*n)++] = (int)v;
-        q = *end ? end + 1 : end;
-        if (*end && !*q) {
-            wl_error_set(err, "cluster", 0, "partition", "a list ends with a count, not ','");
-            return WL_EINVAL;
-        }
-    }
-    if (!*n) {
-        wl_error_set(err, "cluster", 0, "partition", "empty");
-        return WL_EINVAL;
-    }
-    *part = WL_CLUSTER_PART_LIST;
-    return WL_OK;
-}
 
 void wl_cluster_free(wl_cluster *c)
 {
@@ -417,8 +167,6 @@ int wl_cluster_stages(const wl_cluster *c)
     return c->p;
 }
 
-static int partition_layers(wl_cluster *c, wl_error *err);
-static int stage_optimizers(wl_cluster *c);
 
 int wl_cluster_create(const wl_cluster_system *sys, const wl_core_gpu *gpu,
                       const wl_core_model *model, const wl_cluster_config *cfg, wl_cluster **out,
@@ -567,9 +315,9 @@ int wl_cluster_create_cached(const wl_cluster_system *sys, const wl_core_gpu *gp
                             &c->e_stage, &c->t_prev, &c->f_prev, &c->tpc};
     for (size_t k = 0; k < sizeof per_stage / sizeof *per_stage; k++, q += c->p)
         *per_stage[k] = q;
-    if ((rc = partition_layers(c, err)))
+    if ((rc = wl_cluster_partition_layers(c, err)))
         goto fail;
-    if (stage_optimizers(c))
+    if (wl_cluster_stage_optimizers(c))
         goto oom;
     *out = c;
     return WL_OK;
@@ -593,8 +341,8 @@ static const int piece_bwd[PC_COUNT] = {
     [PC_WIN_FC2_B] = 1, [PC_MWIN_PROJ_B] = 1,
 };
 
-static int piece_cost(const cl_piece *pc, const wl_core_gpu *gpu, int id, double f, int ignore_limit,
-                      cost *out)
+int wl_cluster_piece_cost(const cl_piece *pc, const wl_core_gpu *gpu, int id, double f,
+                          int ignore_limit, cost *out)
 {
     const cl_piece *p = &pc[id];
     *out = (cost){0};
@@ -651,12 +399,14 @@ int wl_cluster_chunk_costs(wl_cluster *c, int i, double ff, double fb)
             int window_only = (id >= PC_WIN_QKV && id <= PC_WIN_FC1) || id >= PC_MWIN_QKV ||
                               (id == PC_WIN_HEAD && !split);
             c->memo.at[id] = (cost){0};
-            int rc = window_only ? WL_OK : piece_cost(c->pc, &c->gpu, id, piece_bwd[id] ? fb : ff, ign,
+            int rc = window_only ? WL_OK
+                                 : wl_cluster_piece_cost(c->pc, &c->gpu, id,
+                                                         piece_bwd[id] ? fb : ff, ign,
                                                       &c->memo.at[id]);
             /* decode steps at the second phase's clock */
             c->memo.at2[id] = (cost){0};
             if (!rc && c->decode && !window_only)
-                rc = piece_cost(c->pc2, &c->gpu, id, fb, ign, &c->memo.at2[id]);
+                rc = wl_cluster_piece_cost(c->pc2, &c->gpu, id, fb, ign, &c->memo.at2[id]);
             if (rc)
                 return rc;
         }
@@ -710,9 +460,9 @@ static double opt_params(const wl_cluster *c, int i)
 
 /* Each stage's parameters and optimizer step for the current split
  * (c->lay); stages with the same parameter count share the kernels. */
-static int stage_optimizers(wl_cluster *c)
+int wl_cluster_stage_optimizers(wl_cluster *c)
 {
-    stage_params(c);
+    wl_cluster_stage_params(c);
     for (int k = 0; k < c->p; k++) {
         wl_core_evaluator_free(c->opt_ev[k]);
         wl_core_workload_free(c->opt_wl[k]);
@@ -738,241 +488,6 @@ static int stage_optimizers(wl_cluster *c)
     return WL_OK;
 }
 
-/* What balanced minimises, from a run with every GPU at the top clock and
- * the power limit applied: the busiest GPU's pipeline work (its chunks:
- * the water-filling's load), then the iteration's time. */
-typedef struct {
-    double busiest_s, time_s;
-} split_score;
-
-static int score_split(wl_cluster *c, split_score *sc, double *load, wl_error *err)
-{
-    wl_cluster_result r;
-    int rc = stage_optimizers(c);
-    if (rc) {
-        wl_error_set(err, "cluster", 0, "", "out of memory");
-        return rc;
-    }
-    if ((rc = wl_cluster_run(c, c->gpu.sm_clock_max_mhz, NULL, &r, err)))
-        return rc;
-    sc->busiest_s = 0;
-    sc->time_s = r.time_s;
-    for (int i = 0; i < c->p; i++) {
-        load[i] = wl_cluster_sim_stage(c->sim, i)->busy_s;
-        sc->busiest_s = fmax(sc->busiest_s, load[i]);
-    }
-    return WL_OK;
-}
-
-static int split_better(const split_score *a, const split_score *b)
-{
-    double tol = 1e-9 * b->busiest_s;
-    return a->busiest_s < b->busiest_s - tol ||
-           (a->busiest_s <= b->busiest_s + tol && a->time_s < b->time_s * (1 - 1e-12));
-}
-
-/* The i-th least loaded GPU other than `not` (-1: none). */
-static int nth_least(const double *load, int p, int not, int nth)
-{
-    for (int i = 0; i < p; i++) {
-        if (i == not)
-            continue;
-        int below = 0; /* GPUs before i in (load, index) order */
-        for (int j = 0; j < p; j++)
-            if (j != not && j != i && (load[j] < load[i] || (load[j] == load[i] && j < i)))
-                below++;
-        if (below == nth)
-            return i;
-    }
-    return -1;
-}
-
-/* balanced, after the water-filling: the power limit slows each GPU by
- * its own average power, which per-layer costs at the top clock cannot
- * see, so a split the limit throttles is refined on simulated runs (one
- * it does not is optimal already: the simulation's busy time is the
- * water-filled load). Uniform (when the layers divide) is a start too, and
- * the better start is kept; then a layer moves from the busiest GPU's
- * largest chunk to the smallest chunk of one of the three least busy GPUs
- * while that lowers the score. */
-int wl_cluster_refine_split(wl_cluster *c, wl_error *err)
-{
-    if (c->cfg.partition != WL_CLUSTER_PART_BALANCED || c->p == 1)
-        return WL_OK;
-    int V = c->p * c->v, L = c->model.layers, p = c->p, rc;
-    int *keep = malloc(sizeof(int) * (size_t)V);
-    double *load = malloc(sizeof(double) * 2 * (size_t)p), *best_load = load + p;
-    split_score best, sc;
-    if (!keep || !load) {
-        wl_error_set(err, "cluster", 0, "", "out of memory");
-        rc = WL_ENOMEM;
-        goto done;
-    }
-    memcpy(keep, c->lay, sizeof(int) * (size_t)V);
-    if ((rc = score_split(c, &best, best_load, err)))
-        goto done;
-    int throttled = 0;
-    for (int i = 0; i < 2 * p; i++)
-        throttled |= c->stage_clock[i] < c->gpu.sm_clock_max_mhz;
-    if (!throttled)
-        goto done;
-    if (L % V == 0) {
-        for (int k = 0; k < V; k++)
-            c->lay[k] = L / V;
-        if ((rc = score_split(c, &sc, load, err)))
-            goto done;
-        if (split_better(&sc, &best)) {
-            best = sc;
-            memcpy(best_load, load, sizeof(double) * (size_t)p);
-            memcpy(keep, c->lay, sizeof(int) * (size_t)V);
-        }
-        memcpy(c->lay, keep, sizeof(int) * (size_t)V);
-    }
-    for (int iter = 0, moved = 1; iter < 4 * V && moved; iter++) {
-        moved = 0;
-        int hi = 0;
-        for (int i = 1; i < p; i++)
-            if (best_load[i] > best_load[hi])
-                hi = i;
-        /* the busiest GPU's largest chunk gives a layer */
-        int kh = -1;
-        for (int ch = 0; ch < c->v; ch++) {
-            int k = ch * p + hi;
-            if (c->lay[k] > 1 && (kh < 0 || c->lay[k] > c->lay[kh]))
-                kh = k;
-        }
-        for (int tries = 0; kh >= 0 && tries < 3 && !moved; tries++) {
-            int lo = nth_least(best_load, p, hi, tries);
-            if (lo < 0)
-                break;
-            int kl = lo;
-            for (int ch = 1; ch < c->v; ch++)
-                if (c->lay[ch * p + lo] < c->lay[kl])
-                    kl = ch * p + lo;
-            c->lay[kh]--;
-            c->lay[kl]++;
-            if ((rc = score_split(c, &sc, load, err)))
-                goto done;
-            if (split_better(&sc, &best)) {
-                best = sc;
-                memcpy(best_load, load, sizeof(double) * (size_t)p);
-                moved = 1;
-            } else {
-                c->lay[kh]++;
-                c->lay[kl]--;
-            }
-        }
-    }
-done:
-    free(keep);
-    free(load);
-    if (!rc && (rc = stage_optimizers(c)))
-        wl_error_set(err, "cluster", 0, "", "out of memory");
-    return rc;
-}
-
-/* Layers per virtual stage (c->lay). Uniform and listed splits are as
- * given. balanced and parameters fill layers one at a time into the GPU
- * whose load is least (within it, its least-loaded chunk), starting from one
- * layer per chunk beside the fixed loads of the embedding (first chunk) and
- * the head (last): for loads that grow by the same amount per layer this
- * water-filling minimises the largest GPU load over every split with at
- * least a layer per chunk, Megatron's uniform split among them, so balanced
- * is never slower than uniform. The loads: balanced, the pipeline work per
- * micro-batch at the GPU's top clock (a forward, backward and weight
- * gradients in training; the prompt and gen - 1 steps in decode) as the
- * simulation costs it, embedding, head and loss included; parameters
- * (DeepSpeed's partition_method), parameter counts, the embedding table on
- * the first stage and its tied copy on the last. The optimizer step, a few
- * percent of an iteration, is left out of the balance. */
-static int partition_layers(wl_cluster *c, wl_error *err)
-{
-    const wl_cluster_config *g = &c->cfg;
-    int V = c->p * c->v, L = c->model.layers;
-    if (g->partition == WL_CLUSTER_PART_UNIFORM) {
-        for (int k = 0; k < V; k++)
-            c->lay[k] = L / V;
-        return WL_OK;
-    }
-    if (g->partition == WL_CLUSTER_PART_LIST) {
-        /* pp counts with vp 1, or pp x vp: config_check has seen to it */
-        for (int k = 0; k < V; k++)
-            c->lay[k] = g->stage_layers[k];
-        return WL_OK;
-    }
-    double ell, first, last;
-    if (g->partition == WL_CLUSTER_PART_PARAMETERS) {
-        ell = wl_cluster_layer_params(&c->model, g->tp);
-        embedding_params(c, &first, &last);
-    } else {
-        int train = g->mode == WL_MODE_TRAIN, split = wl_cluster_schedule_splits_w(g->schedule);
-        double f = c->gpu.sm_clock_max_mhz, steps = c->decode ? (double)g->gen - 1 : 0;
-        double t[PC_COUNT] = {0}, t2[PC_COUNT] = {0};
-        static const int ids[] = {PC_LAYER_F, PC_LAYER_B, PC_LAYER_W, PC_EMB_F, PC_EMB_B,
-                                  PC_HEAD_F,  PC_HEAD_B,  PC_WIN_HEAD};
-        for (size_t k = 0; k < sizeof ids / sizeof *ids; k++) {
-            int id = ids[k];
-            cost a = {0}, a2 = {0};
-            if (id == PC_WIN_HEAD && !split)
-                continue; /* only a window then */
-            if (piece_cost(c->pc, &c->gpu, id, f, 1, &a) ||
-                (c->decode && piece_cost(c->pc2, &c->gpu, id, f, 1, &a2))) {
-                wl_error_set(err, "cluster", 0, "partition", "cannot evaluate the layers' kernels");
-                return WL_EINVAL;
-            }
-            t[id] = a.t;
-            t2[id] = a2.t;
-        }
-        /* a MoE model's layers as its MoE layers (the dense few, DeepSeek-
-         * V3's first three, are weighed alike) */
-        int lf = PC_LAYER_F, lb_ = PC_LAYER_B, lw = PC_LAYER_W;
-        if (wl_core_model_is_moe(&c->model)) {
-            cost a = {0}, a2 = {0};
-            static const int moe_ids[] = {PC_MOE_F, PC_MOE_B, PC_MOE_W};
-            for (int k = 0; k < 3; k++) {
-                if (piece_cost(c->pc, &c->gpu, moe_ids[k], f, 1, &a) ||
-                    (c->decode && piece_cost(c->pc2, &c->gpu, moe_ids[k], f, 1, &a2))) {
-                    wl_error_set(err, "cluster", 0, "partition", "cannot evaluate the layers' kernels");
-                    return WL_EINVAL;
-                }
-                t[moe_ids[k]] = a.t;
-                t2[moe_ids[k]] = a2.t;
-            }
-            lf = PC_MOE_F, lb_ = PC_MOE_B, lw = PC_MOE_W;
-        }
-        ell = t[lf] + steps * t2[lf] + (train ? t[lb_] + t[lw] : 0);
-        first = t[PC_EMB_F] + steps * t2[PC_EMB_F] + (train ? t[PC_EMB_B] : 0);
-        last = t[PC_HEAD_F] + steps * t2[PC_HEAD_F] + (train ? t[PC_HEAD_B] + t[PC_WIN_HEAD] : 0);
-    }
-    /* the GPUs' loads in c->params, scratch until stage_params */
-    double *gl = c->params;
-    for (int i = 0; i < c->p; i++)
-        gl[i] = 0;
-    for (int k = 0; k < V; k++) {
-        c->lay[k] = 1;
-        gl[k % c->p] += ell + (k == 0 ? first : 0) + (k == V - 1 ? last : 0);
-    }
-    for (int left = L - V; left > 0; left--) {
-        int gi = 0;
-        for (int i = 1; i < c->p; i++)
-            if (gl[i] < gl[gi])
-                gi = i;
-        /* the GPU's chunk with the least load */
-        int best = gi;
-        double bl = INFINITY;
-        for (int ch = 0; ch < c->v; ch++) {
-            int k = ch * c->p + gi;
-            double l = c->lay[k] * ell + (k == 0 ? first : 0) + (k == V - 1 ? last : 0);
-            if (l < bl) {
-                bl = l;
-                best = k;
-            }
-        }
-        c->lay[best]++;
-        gl[gi] += ell;
-    }
-    return WL_OK;
-}
 
 static double model_flop(const wl_cluster *c)
 {
@@ -1476,54 +991,4 @@ size_t wl_cluster_task_count(const wl_cluster *c)
 const wl_cluster_task *wl_cluster_task_at(const wl_cluster *c, size_t i)
 {
     return wl_cluster_sim_task(c->sim, i);
-}
-
-/* ---- the timeline as Chrome trace events ----------------------------------------
- * {"traceEvents": [...], "displayTimeUnit": "ms"}: one "X" (complete)
- * event per task with ts and dur in microseconds, pid 0 (the pipeline),
- * tid the stage; a "C" counter event of the GPU's power at each task's
- * start and at its end; "M" metadata naming the threads. */
-/* a number in the one formatter (C locale, never a partial number) */
-static void num(FILE *f, const char *before, double v, int decimals)
-{
-    fputs(before, f);
-    wl_results_num(f, v, decimals);
-}
-
-int wl_cluster_timeline_json(const wl_cluster *c, FILE *f)
-{
-    size_t nt = wl_cluster_sim_task_count(c->sim);
-    fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
-    fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"tid\": 0, "
-               "\"args\": {\"name\": \"pipeline (%d stages x tp %d)\"}}",
-            c->p, c->cfg.tp);
-    for (int i = 0; i < c->p; i++)
-        fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, \"tid\": %d, "
-                   "\"args\": {\"name\": \"stage %d GPU\"}}", i, i);
-    for (size_t k = 0; k < nt; k++) {
-        const wl_cluster_task *t = wl_cluster_sim_task(c->sim, k);
-        int step = c->decode && t->micro >= c->m;
-        const char *name = step ? "decode step" : c->decode && t->kind == 'F' ? "prefill"
-                           : t->kind == 'F' ? "forward" : t->kind == 'B' ? "backward"
-                           : t->kind == 'W' ? "weight grad" : t->kind == 'D' ? "grad sync" : "optimizer";
-        double idle = wl_core_gpu_idle_w(&c->gpu, c->stage_clock[2 * t->stage + (t->kind != 'F' || step)]);
-        fprintf(f, ",\n{\"name\": \"%s\", \"cat\": \"%c\", \"ph\": \"X\", \"pid\": 0, \"tid\": %d",
-                name, t->kind, t->stage);
-        num(f, ", \"ts\": ", t->start_s * 1e6, 3);
-        num(f, ", \"dur\": ", t->dur_s * 1e6, 3);
-        fprintf(f, ", \"args\": {\"micro_batch\": %d, \"chunk\": %d", t->micro, t->chunk);
-        num(f, ", \"power_w\": ", t->power_w, 1);
-        num(f, ", \"comm_us\": ", t->comm_s * 1e6, 3);
-        fputs("}}", f);
-        /* the GPU's power: the task's from its start, idle from its end */
-        for (int end = 0; end < 2; end++) {
-            fprintf(f, ",\n{\"name\": \"power_w stage %d\", \"ph\": \"C\", \"pid\": 0, \"tid\": %d",
-                    t->stage, t->stage);
-            num(f, ", \"ts\": ", (t->start_s + (end ? t->dur_s : 0)) * 1e6, 3);
-            num(f, ", \"args\": {\"power_w\": ", end ? idle : t->power_w, 1);
-            fputs("}}", f);
-        }
-    }
-    fprintf(f, "\n]}\n");
-    return ferror(f) ? WL_EIO : WL_OK;
 }

@@ -201,6 +201,18 @@ struct wl_cluster {
  * costs. */
 int wl_cluster_chunk_costs(wl_cluster *c, int i, double ff, double fb);
 
+/* One piece's time and energy at f MHz (cluster.c); the parameters per GPU
+ * of the embedding and of the output side, and of each stage (c->params,
+ * c->eparams); each stage's optimizer step for the current split. */
+int wl_cluster_piece_cost(const cl_piece *pc, const wl_core_gpu *gpu, int id, double f,
+                          int ignore_limit, cost *out);
+void wl_cluster_embedding_params(const wl_cluster *c, double *emb, double *head);
+void wl_cluster_stage_params(wl_cluster *c);
+int wl_cluster_stage_optimizers(wl_cluster *c);
+
+/* Splits the layers over the stages as c->cfg.partition says (partition.c). */
+int wl_cluster_partition_layers(wl_cluster *c, wl_error *err);
+
 /* After stage i's last task: its gradient synchronisation (t_dp, of which
  * its last micro-batch's backward hides what it can), the tied embedding's
  * all-reduce (first and last stage) and ZeRO-1's parameter all-gather
