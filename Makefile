@@ -27,12 +27,12 @@ MPICC ?= mpicc
 PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
 PIC_BUILD = build-pic
 
-CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/eval.c core/evaluator.c \
+CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/eval.c core/evaluator.c core/energy_check.c \
            core/json.c core/trace.c core/builder.c core/build_ops.c core/tech.c core/grammar.c \
            core/memory.c core/profile.c core/profile_map.c core/build_hf5.c core/build_train.c core/build_gen.c
 PRESET_SRC = presets/preset.c presets/model.c presets/load.c presets/derive.c presets/ini.c
 RESULTS_SRC = results/results.c results/out.c
-CALIB_SRC = calib/measure.c calib/fit.c calib/validate.c calib/crossval.c calib/validation.c calib/preset_out.c calib/run.c
+CALIB_SRC = calib/measure.c calib/params.c calib/fit.c calib/uncertainty.c calib/validate.c calib/crossval.c calib/validation.c calib/preset_out.c calib/run.c
 SWEEP_SRC = sweep/spec.c sweep/spec_gpus.c sweep/sweep.c sweep/run.c sweep/merge.c sweep/compare.c \
             sweep/energy_check.c
 PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/schedule.c pareto/compare.c

@@ -109,11 +109,6 @@ void wl_cluster_stage_params(wl_cluster *c)
     }
 }
 
-wl_dtype wl_cluster_act_dtype(wl_dtype dtype)
-{
-    return dtype == WL_DT_FP8 ? WL_DT_BF16 : dtype;
-}
-
 int wl_cluster_split_is_uniform(const wl_cluster *c)
 {
     int V = c->p * c->v;

@@ -258,3 +258,8 @@ int wl_cluster_partition_parse(const char *text, wl_cluster_partition *part, int
     *part = WL_CLUSTER_PART_LIST;
     return WL_OK;
 }
+
+wl_dtype wl_cluster_act_dtype(wl_dtype dtype)
+{
+    return dtype == WL_DT_FP8 ? WL_DT_BF16 : dtype;
+}

@@ -925,18 +925,6 @@ int wl_core_evaluator_limit(const wl_core_evaluator *ev, const wl_core_op *op,
     return run(ev, op, unlimited, cache, res);
 }
 
-int wl_core_predict(const wl_core_gpu *gpu, const wl_core_workload *wl, const wl_core_op *op,
-                    wl_core_result *res)
-{
-    wl_core_evaluator *ev = NULL;
-    int rc = wl_core_evaluator_create(gpu, wl, NULL, &ev);
-    if (rc)
-        return rc;
-    rc = wl_core_evaluator_run(ev, op, res);
-    wl_core_evaluator_free(ev);
-    return rc;
-}
-
 /* The evaluation's pieces that the evaluator's setup (core/evaluator.c:
  * profile anchoring) calls, outside the hot path. */
 void wl_core_i_eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_op *op,

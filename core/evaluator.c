@@ -166,3 +166,17 @@ void wl_core_evaluator_set_gpu(wl_core_evaluator *ev, const wl_core_gpu *gpu)
     set_tiny(ev);
     prepare_all(ev);
 }
+
+/* One prediction without keeping an evaluator: set up, run, free (here,
+ * above the evaluation, so that eval.c never calls back into its setup). */
+int wl_core_predict(const wl_core_gpu *gpu, const wl_core_workload *wl, const wl_core_op *op,
+                    wl_core_result *res)
+{
+    wl_core_evaluator *ev = NULL;
+    int rc = wl_core_evaluator_create(gpu, wl, NULL, &ev);
+    if (rc)
+        return rc;
+    rc = wl_core_evaluator_run(ev, op, res);
+    wl_core_evaluator_free(ev);
+    return rc;
+}

@@ -317,41 +317,6 @@ int wl_core_gpu_vf_rule(wl_core_gpu *gpu, wl_error *err)
     return WL_OK;
 }
 
-/* Device + PHY energy per bit moved. Sources: HBM2 3.9 and GDDR5 14 pJ/bit,
- * O'Connor et al., "Fine-grained DRAM", MICRO 2017; GDDR6 7.5 pJ/bit, Micron
- * TN-ED-04 GDDR6 design guide (2x better than GDDR5 per bit is the usual
- * quote); HBM2e 3.6 (lower I/O voltage, 1.2 V core as HBM2: assumed -8%);
- * HBM3 3.0 and HBM3e 2.6: JEDEC JESD238 lowers the I/O swing to 0.4 V and
- * VDDQ to 1.1 V; SK hynix quotes ~10-15% per generation. The HBM2e-to-HBM3e
- * figures are the least certain entries. */
-/* Energy per operation vs feature size, E ~ L^0.57: the exponent is the
- * mean log ratio of the eight arithmetic energies (int8/int32/fp16/fp32 add
- * and multiply) tabulated at 45 nm (Horowitz, ISSCC 2014) and at 7 nm
- * (Jouppi et al., ISCA 2021): 0.348 for 45/7 = 6.4x in L. It also matches
- * TSMC's N7 -> N5 quote (-30% power iso-speed, some of it from voltage):
- * (5/7)^0.57 = 0.83 at fixed voltage. */
-double wl_core_node_energy_scale(double from_nm, double to_nm)
-{
-    return from_nm > 0 && to_nm > 0 ? pow(to_nm / from_nm, WL_NODE_ENERGY_EXP) : 1.0;
-}
-
-double wl_core_dram_pj_per_bit(const char *dram_type)
-{
-    static const struct {
-        const char *name;
-        double pj;
-    } tab[] = {{"HBM2", 3.9}, {"HBM2e", 3.6}, {"HBM3", 3.0}, {"HBM3e", 2.6},
-               {"GDDR6", 7.5}, {"GDDR6X", 7.25}, {"GDDR5", 14.0}};
-    for (size_t i = 0; dram_type && i < sizeof tab / sizeof *tab; i++) {
-        const char *a = tab[i].name, *b = dram_type;
-        while (*a && *b && ((*a | 32) == (*b | 32)))
-            a++, b++;
-        if (!*a && !*b)
-            return tab[i].pj;
-    }
-    return 0.0;
-}
-
 static double tc_rate(const wl_core_gpu *g, wl_dtype *dt)
 {
     if (g->tc_flop_per_clk_sm[WL_DT_BF16] > 0) {

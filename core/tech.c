@@ -1,4 +1,6 @@
-/* First-principles energy per operation, and the board-level check. */
+/* First-principles energy per operation: arithmetic, operands, SRAM, L2
+ * and DRAM per bit, and their scaling with the process node (the board-level
+ * check that uses them is energy_check.c). */
 #include "wattlas_core.h"
 
 #include <math.h>
@@ -117,62 +119,37 @@ double wl_core_gpu_dram_pj_per_bit(const wl_core_gpu *g)
     return g->tech_dram_pj_per_bit > 0 ? g->tech_dram_pj_per_bit : wl_core_dram_pj_per_bit(g->dram_type);
 }
 
-int wl_core_energy_check_run(const wl_core_gpu *g, wl_dtype dt, wl_core_energy_check *out,
-                             wl_error *err)
+/* Device + PHY energy per bit moved. Sources: HBM2 3.9 and GDDR5 14 pJ/bit,
+ * O'Connor et al., "Fine-grained DRAM", MICRO 2017; GDDR6 7.5 pJ/bit, Micron
+ * TN-ED-04 GDDR6 design guide (2x better than GDDR5 per bit is the usual
+ * quote); HBM2e 3.6 (lower I/O voltage, 1.2 V core as HBM2: assumed -8%);
+ * HBM3 3.0 and HBM3e 2.6: JEDEC JESD238 lowers the I/O swing to 0.4 V and
+ * VDDQ to 1.1 V; SK hynix quotes ~10-15% per generation. The HBM2e-to-HBM3e
+ * figures are the least certain entries. */
+/* Energy per operation vs feature size, E ~ L^0.57: the exponent is the
+ * mean log ratio of the eight arithmetic energies (int8/int32/fp16/fp32 add
+ * and multiply) tabulated at 45 nm (Horowitz, ISSCC 2014) and at 7 nm
+ * (Jouppi et al., ISCA 2021): 0.348 for 45/7 = 6.4x in L. It also matches
+ * TSMC's N7 -> N5 quote (-30% power iso-speed, some of it from voltage):
+ * (5/7)^0.57 = 0.83 at fixed voltage. */
+double wl_core_node_energy_scale(double from_nm, double to_nm)
 {
-    memset(out, 0, sizeof *out);
-    out->dtype = dt;
-    out->tensor_core = g->tc_flop_per_clk_sm[dt] > 0;
-    double rate = out->tensor_core ? g->tc_flop_per_clk_sm[dt] : g->cuda_flop_per_clk_sm[dt];
-    if (!(rate > 0)) {
-        wl_error_set(err, g->id, 0, "dtype", "%s has no %s throughput", g->id, wl_dtype_name(dt));
-        return WL_EUNSUPPORTED;
-    }
-    if (g->tech_mac_pj[dt] > 0) {
-        out->mult_pj = g->tech_mac_pj[dt]; /* given whole by [technology] */
-        out->add_pj = 0;
-    } else if (wl_core_mac_energy_pj(dt, g->process_nm, &out->mult_pj, &out->add_pj)) {
-        wl_error_set(err, g->id, 0, "process_nm", "needed for the first-principles energy");
-        return WL_EINVAL;
-    }
-    out->clock_mhz = g->sm_clock_max_mhz;
-    out->peak_tflops = g->sms * rate * out->clock_mhz * 1e-6;
-    out->board_w = g->tdp_w > 0 ? g->tdp_w : g->power_limit_w;
-    out->board_pj_per_flop = out->board_w / out->peak_tflops; /* W / (TFLOP/s) = pJ */
-    out->arith_pj_per_flop = 0.5 * (out->mult_pj + out->add_pj); /* a MAC is 2 FLOP */
-    out->reg_pj_per_byte = wl_core_gpu_reg_pj_per_byte(g);
-    out->operand_pj_per_flop =
-        0.5 * wl_core_operand_bytes_per_mac(out->tensor_core, dt) * out->reg_pj_per_byte;
-    out->residual_pj_per_flop =
-        out->board_pj_per_flop - out->arith_pj_per_flop - out->operand_pj_per_flop;
+    return from_nm > 0 && to_nm > 0 ? pow(to_nm / from_nm, WL_NODE_ENERGY_EXP) : 1.0;
+}
 
-    /* the model's own account at a large, compute-bound GEMM */
-    const long long n = 8192;
-    wl_core_workload *wl = wl_core_workload_create("energy-check-gemm");
-    if (!wl)
-        return WL_ENOMEM;
-    wl_kernel k = {0};
-    k.kind = WL_K_GEMM;
-    k.in_dtype = dt;
-    k.acc_dtype = dt == WL_DT_INT8 ? WL_DT_INT8 : WL_DT_FP32;
-    k.tensor_core = out->tensor_core;
-    k.m = k.n = k.k = n;
-    k.batch = 1;
-    wl_core_result r;
-    wl_core_op op = {.sm_clock_mhz = out->clock_mhz, .ignore_power_limit = 1};
-    int rc = wl_core_workload_add(wl, &k);
-    if (!rc)
-        rc = wl_core_predict(g, wl, &op, &r);
-    wl_core_workload_free(wl);
-    if (rc == WL_OK) {
-        double dn = (double)n, flop = 2.0 * dn * dn * dn;
-        out->gemm_mnk = n;
-        out->model_power_w = r.power_w;
-        out->model_tflops = flop / (r.time_ms * 1e-3) * 1e-12;
-        out->model_pj_per_flop = r.energy_j / flop * 1e12;
-        out->model_compute_pj = r.energy_dyn_compute_j / flop * 1e12;
-        out->model_memory_pj = r.energy_dyn_memory_j / flop * 1e12;
-        out->model_static_pj = r.energy_static_j / flop * 1e12;
+double wl_core_dram_pj_per_bit(const char *dram_type)
+{
+    static const struct {
+        const char *name;
+        double pj;
+    } tab[] = {{"HBM2", 3.9}, {"HBM2e", 3.6}, {"HBM3", 3.0}, {"HBM3e", 2.6},
+               {"GDDR6", 7.5}, {"GDDR6X", 7.25}, {"GDDR5", 14.0}};
+    for (size_t i = 0; dram_type && i < sizeof tab / sizeof *tab; i++) {
+        const char *a = tab[i].name, *b = dram_type;
+        while (*a && *b && ((*a | 32) == (*b | 32)))
+            a++, b++;
+        if (!*a && !*b)
+            return tab[i].pj;
     }
-    return WL_OK;
+    return 0.0;
 }

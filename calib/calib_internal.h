@@ -1,0 +1,31 @@
+/* What calib's files share below the public header: the table of fitted
+ * coefficients (params.c). */
+#ifndef WATTLAS_CALIB_INTERNAL_H
+#define WATTLAS_CALIB_INTERNAL_H
+
+#include "wattlas_calib.h"
+
+#include <stddef.h>
+
+typedef enum { T_LOG, T_LOGIT } xform;
+
+typedef struct {
+    const char *name;
+    size_t off; /* in wl_core_coeffs */
+    xform t;
+    double lo, hi; /* logit range */
+    double prior_sd; /* in transformed units */
+} fit_param;
+
+/* the fitted coefficients, in the order of the fit's vector and of a
+ * preset's [covariance] */
+#define WL_CALIB_NPARAMS ((size_t)29)
+extern const fit_param wl_calib_params[WL_CALIB_NPARAMS];
+
+/* The coefficient i of c, where the fit reads and writes it. */
+double *wl_calib_coef_at(wl_core_coeffs *c, size_t i);
+/* A value into the parameter's fitted scale, and back. */
+double wl_calib_to_x(const fit_param *p, double v);
+double wl_calib_from_x(const fit_param *p, double x);
+
+#endif
