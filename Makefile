@@ -38,7 +38,7 @@ SWEEP_SRC = sweep/spec.c sweep/spec_gpus.c sweep/sweep.c sweep/run.c sweep/merge
 PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/schedule.c pareto/compare.c
 PLOT_SRC = plot/plot.c plot/kinds.c plot/kinds_series.c plot/kinds_energy.c plot/kinds_pareto.c plot/kinds_bars.c plot/kinds_heatmap.c plot/report.c plot/report_index.c \
            plot/timeline.c
-LEARN_SRC = learn/learn.c learn/run.c
+LEARN_SRC = learn/learn.c learn/data.c learn/model_file.c learn/run.c
 CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/counts.c cluster/pipeline.c cluster/cluster.c cluster/config.c cluster/partition.c cluster/timeline_json.c cluster/plans.c cluster/graph.c cluster/bound.c cluster/piececache.c cluster/search.c \
               cluster/view.c
 CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/cmd_cluster.c cli/cmd_learn.c cli/args.c

@@ -1,6 +1,7 @@
 /* Learned predictors: features, training through XGBoost, our own tree
- * evaluator, the domain fade, the model file and cross-validation. */
-#include "wattlas_learn.h"
+ * evaluator, the domain fade and cross-validation (data.c reads the
+ * training rows, model_file.c saves and loads a model). */
+#include "learn_internal.h"
 #include "../core/json.h"
 #include "../presets/wattlas_presets.h"
 #include "../results/wattlas_results.h"
@@ -13,20 +14,18 @@
 #include <gsl/gsl_cdf.h>
 #include <xgboost/c_api.h>
 
-#define LEARN_FORMAT "wattlas-learned/1"
-
-static const char *const feature_names[WL_LEARN_FEATURES] = {
+const char *const wl_learn_feature_names[WL_LEARN_FEATURES] = {
     "sms", "peak_tflops", "dram_bw_gbs", "power_limit_w", "l2_size_mb",
     "layers", "d_model", "heads", "d_ff",
     "batch", "seq", "dtype_bytes", "mode", "flash_attention",
     "sm_clock_mhz", "voltage_mv",
     "log10_predicted_time_ms", "compute_energy_share", "memory_energy_share",
     "launch_bound_share", "throttled", "effective_clock_ratio"};
-static const char *const target_names[3] = {"time_ms", "power_w", "energy_j"};
+const char *const wl_learn_target_names[3] = {"time_ms", "power_w", "energy_j"};
 
 const char *wl_learn_feature_name(int f)
 {
-    return f >= 0 && f < WL_LEARN_FEATURES ? feature_names[f] : "";
+    return f >= 0 && f < WL_LEARN_FEATURES ? wl_learn_feature_names[f] : "";
 }
 
 const char *wl_learn_kind_name(wl_learn_kind k) { return k == WL_LEARN_GBT ? "gbt" : "rf"; }
@@ -75,35 +74,9 @@ void wl_learn_features(const wl_core_gpu *g, const wl_core_model *m, const wl_le
 
 /* ---- the model ------------------------------------------------------------------- */
 
-/* A forest for one target: margin = base + the sum of its trees' leaves. */
-typedef struct {
-    double base;
-    size_t ntrees, nnodes;
-    size_t *start;      /* ntrees + 1: each tree's first node */
-    int *feat, *left, *right;
-    unsigned char *dleft; /* missing values go left */
-    float *thr, *value, *gain;
-} forest;
 
-struct wl_learn_model {
-    wl_learn_kind kind;
-    int hybrid, nfeat;
-    double bias[3], shrink[3]; /* a hybrid's correction: exp(bias + shrink * margin) */
-    int across_models; /* a hybrid's correction was chosen on models left out:
-                          the model's shape does not bound its domain */
-    /* derived once the model is complete (model_ready): the features that
-     * bound its trees and its constant factors, whether the trees are in
-     * use and whether a hybrid corrects anything */
-    unsigned char use_trees[WL_LEARN_FEATURES], use_bias[WL_LEARN_FEATURES];
-    int trees_used, corrects;
-    double lo[WL_LEARN_FEATURES], hi[WL_LEARN_FEATURES];
-    forest f[3];
-    char fingerprint[64];
-    size_t rows;
-    wl_learn_options opt;
-};
 
-static void forest_free(forest *f)
+void wl_learn_forest_free(forest *f)
 {
     free(f->start);
     free(f->feat);
@@ -116,7 +89,7 @@ static void forest_free(forest *f)
     memset(f, 0, sizeof *f);
 }
 
-static int forest_alloc(forest *f, size_t ntrees, size_t nnodes)
+int wl_learn_forest_alloc(forest *f, size_t ntrees, size_t nnodes)
 {
     f->ntrees = ntrees;
     f->nnodes = nnodes;
@@ -138,7 +111,7 @@ void wl_learn_model_free(wl_learn_model *m)
     if (!m)
         return;
     for (int t = 0; t < 3; t++)
-        forest_free(&m->f[t]);
+        wl_learn_forest_free(&m->f[t]);
     free(m);
 }
 
@@ -225,7 +198,7 @@ static double domain_over(const wl_learn_model *m, const double *x, const unsign
  * point (precision, mode, attention, clock, voltage), not the workload's
  * shape or the prediction's parts. The GPU bounds everything: no
  * correction was tried on a GPU it was not trained on. */
-static void model_ready(wl_learn_model *m)
+void wl_learn_model_ready(wl_learn_model *m)
 {
     for (int f = 0; f < WL_LEARN_FEATURES; f++) {
         int shape = f >= WL_LF_LAYERS && f <= WL_LF_D_FF;
@@ -300,173 +273,6 @@ void wl_learn_importance(const wl_learn_model *m, double *imp)
     }
 }
 
-/* ---- training data --------------------------------------------------------------------- */
-
-static int row_case(const wl_calib_row *r, wl_learn_case *c);
-
-void wl_learn_data_free(wl_learn_data *d)
-{
-    for (size_t i = 0; i < d->n; i++) {
-        free(d->workload ? d->workload[i] : NULL);
-        free(d->model ? d->model[i] : NULL);
-    }
-    free(d->x);
-    free(d->meas);
-    free(d->pred);
-    free(d->workload);
-    free(d->model);
-    free(d->src);
-    free(d->cases);
-    free(d->gpu);
-    free(d->model_index);
-    free(d->models);
-    wl_calib_validation_free(d->v);
-    memset(d, 0, sizeof *d);
-}
-
-int wl_learn_data_load(const char *path, const wl_calib_validation_options *vo,
-                       wl_learn_data *out, wl_error *err)
-{
-    memset(out, 0, sizeof *out);
-    char *bytes = NULL;
-    size_t blen = 0;
-    int rc = wl_core_read_file(path, &bytes, &blen, err);
-    if (rc)
-        return rc;
-    /* FNV-1a, 64 bits: the data the model was trained on */
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < blen; i++) {
-        h ^= (unsigned char)bytes[i];
-        h *= 1099511628211ULL;
-    }
-    free(bytes);
-    snprintf(out->fingerprint, sizeof out->fingerprint, "fnv1a64:%016llx", (unsigned long long)h);
-    wl_calib_validation *v = NULL;
-    rc = wl_calib_validation_create(path, vo, &v, err);
-    if (rc)
-        return rc;
-    out->v = v;
-    const wl_calib_set *set = wl_calib_validation_set(v);
-    size_t n = wl_calib_count(set);
-    out->x = malloc((n + 1) * WL_LEARN_FEATURES * sizeof *out->x);
-    out->meas = malloc((n + 1) * 3 * sizeof *out->meas);
-    out->pred = malloc((n + 1) * 3 * sizeof *out->pred);
-    out->workload = calloc(n + 1, sizeof *out->workload);
-    out->model = calloc(n + 1, sizeof *out->model);
-    out->src = calloc(n + 1, sizeof *out->src);
-    out->cases = calloc(n + 1, sizeof *out->cases);
-    out->gpu = calloc(n + 1, sizeof *out->gpu);
-    out->models = calloc(n + 1, sizeof *out->models);
-    int *have = calloc(n + 1, sizeof *have);
-    if (!out->x || !out->meas || !out->pred || !out->workload || !out->model || !out->src ||
-        !out->cases || !out->gpu || !out->models || !have)
-        rc = WL_ENOMEM;
-    out->model_index = calloc(n + 1, sizeof *out->model_index);
-    if (!out->model_index)
-        rc = WL_ENOMEM;
-    /* model presets by name, loaded once: rows with the same model share
-     * out->models[k] (first[k] names it) */
-    size_t *first = calloc(n + 1, sizeof *first);
-    if (!first)
-        rc = WL_ENOMEM;
-    for (size_t i = 0; !rc && i < n; i++) {
-        const wl_calib_row *r = wl_calib_row_at(set, i);
-        const wl_core_gpu *g;
-        wl_core_result res;
-        int scored = 0;
-        wl_learn_case c;
-        if (wl_calib_validation_predict(v, i, &g, &res, &scored) || !scored || row_case(r, &c))
-            continue;
-        size_t k = 0;
-        while (k < out->nmodels && strcmp(wl_calib_row_at(set, first[k])->model, r->model))
-            k++;
-        if (k == out->nmodels) {
-            wl_error e2;
-            first[k] = i;
-            have[k] = wl_preset_model_load(r->model, &out->models[k], &e2) == WL_OK;
-            out->nmodels++;
-        }
-        size_t j = out->n;
-        int gk = 0;
-        while ((size_t)gk + 1 < wl_calib_validation_gpus(v) && wl_calib_validation_gpu(v, (size_t)gk) != g)
-            gk++;
-        out->src[j] = i;
-        out->cases[j] = c;
-        out->gpu[j] = gk;
-        out->model_index[j] = have[k] ? (int)k : -1;
-        wl_learn_features(g, have[k] ? &out->models[k] : NULL, &c, &res,
-                          out->x + j * WL_LEARN_FEATURES);
-        const double mv[3] = {r->time_ms, r->power_w, r->energy_j};
-        const double pv[3] = {res.time_ms, res.power_w, res.energy_j};
-        memcpy(out->meas + 3 * j, mv, sizeof mv);
-        memcpy(out->pred + 3 * j, pv, sizeof pv);
-        out->workload[j] = wl_core_strprintf("%s/%s/b%lld/s%lld/%s/%s", r->gpu, r->model, r->batch,
-                                             r->seq, r->dtype, r->mode);
-        out->model[j] = wl_core_strprintf("%s", r->model);
-        out->n++;
-        if (!out->workload[j] || !out->model[j])
-            rc = WL_ENOMEM;
-    }
-    free(first);
-    free(have);
-    if (!rc && out->n < 8) {
-        wl_error_set(err, path, 0, "", "%zu scored rows: too few to learn from (at least 8)", out->n);
-        rc = WL_EINVAL;
-    }
-    if (rc)
-        wl_learn_data_free(out);
-    return rc;
-}
-
-/* A measured row's case; WL_EINVAL when its dtype or mode is unknown. */
-static int row_case(const wl_calib_row *r, wl_learn_case *c)
-{
-    *c = (wl_learn_case){.batch = r->batch, .seq = r->seq, .sm_clock_mhz = r->sm_clock_mhz};
-    if (wl_dtype_parse(r->dtype, &c->dtype) || wl_mode_parse(r->mode, &c->mode))
-        return WL_EINVAL;
-    if (!r->attention[0] || wl_attention_parse(r->attention, &c->attention))
-        c->attention = WL_ATTN_EAGER;
-    return WL_OK;
-}
-
-int wl_learn_validation_row(const wl_learn_model *m, wl_calib_validation *v, size_t i,
-                            wl_results_cell *cells, const char **why, wl_learn_tally *t)
-{
-    int rc = wl_calib_validation_row(v, i, cells, why);
-    if (rc)
-        return rc;
-    const wl_calib_row *r = wl_calib_row_at(wl_calib_validation_set(v), i);
-    const wl_core_gpu *g;
-    wl_core_result res;
-    int scored;
-    wl_learn_case c;
-    if (wl_calib_validation_predict(v, i, &g, &res, &scored) || row_case(r, &c))
-        return WL_OK; /* the analytical prediction stands */
-    wl_core_model mdl, *mp = NULL;
-    wl_error e2;
-    if (wl_preset_model_load(r->model, &mdl, &e2) == WL_OK)
-        mp = &mdl;
-    double x[WL_LEARN_FEATURES], dom;
-    wl_learn_features(g, mp, &c, &res, x);
-    const double an[3] = {res.time_ms, res.power_w, res.energy_j};
-    wl_learn_apply(m, x, &res, &dom);
-    const double le[3] = {res.time_ms, res.power_w, res.energy_j};
-    size_t nin = wl_calib_ncols(wl_calib_validation_set(v));
-    for (int k = 0; k < 3; k++)
-        cells[nin + 1 + (size_t)k].v = le[k];
-    if (scored && t) {
-        const double me[3] = {r->time_ms, r->power_w, r->energy_j};
-        t->scored++;
-        t->outside += dom < 1;
-        t->faded += dom <= 0;
-        for (int k = 0; k < 3; k++) {
-            t->ape_learned[k] += fabs(le[k] / me[k] - 1);
-            t->ape_analytical[k] += fabs(an[k] / me[k] - 1);
-        }
-    }
-    return WL_OK;
-}
-
 /* ---- training ----------------------------------------------------------------------- */
 
 void wl_learn_options_default(wl_learn_options *o)
@@ -506,7 +312,7 @@ static int forest_from_xgb(const char *json, size_t len, double base, forest *f,
             nn += lc->n;
     }
     if (!rc)
-        rc = forest_alloc(f, trees->n, nn);
+        rc = wl_learn_forest_alloc(f, trees->n, nn);
     size_t at = 0;
     for (size_t t = 0; !rc && t < trees->n; t++) {
         const wj_value *tr = &trees->items[t];
@@ -927,7 +733,7 @@ int wl_learn_train(const wl_learn_data *d, const unsigned char *mask, const wl_l
         wl_learn_model_free(m);
         return rc;
     }
-    model_ready(m);
+    wl_learn_model_ready(m);
     *out = m;
     return WL_OK;
 }
@@ -1079,250 +885,4 @@ int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, wl_lear
     free(fx);
     free(fp);
     return rc;
-}
-
-/* ---- the model file --------------------------------------------------------------------- */
-
-static void put_floats(FILE *f, const char *name, const float *v, size_t n, int last)
-{
-    fprintf(f, "\"%s\":[", name);
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, "%s%.9g", i ? "," : "", (double)v[i]);
-    fprintf(f, "]%s", last ? "" : ",");
-}
-
-static void put_ints(FILE *f, const char *name, const int *v, size_t n, int last)
-{
-    fprintf(f, "\"%s\":[", name);
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, "%s%d", i ? "," : "", v[i]);
-    fprintf(f, "]%s", last ? "" : ",");
-}
-
-int wl_learn_model_save(const wl_learn_model *m, const char *path, wl_error *err)
-{
-    wl_results_out *o = NULL;
-    int rc = wl_results_out_open(path, &o, err);
-    if (rc)
-        return rc;
-    FILE *f = wl_results_out_stream(o);
-    fprintf(f, "{\"format\":\"%s\",\"wattlas_version\":\"%s\",\"kind\":\"%s\",\"hybrid\":%s,\n",
-            LEARN_FORMAT, WL_VERSION, wl_learn_kind_name(m->kind), m->hybrid ? "true" : "false");
-    fprintf(f, "\"training_data\":\"%s\",\"rows\":%zu,\"trees\":%d,\"max_depth\":%d,\"seed\":%u,\n",
-            m->fingerprint, m->rows, m->opt.trees, m->opt.max_depth, m->opt.seed);
-    fputs("\"features\":[", f);
-    for (int i = 0; i < m->nfeat; i++)
-        fprintf(f, "%s\"%s\"", i ? "," : "", feature_names[i]);
-    fputs("],\n\"domain_min\":[", f);
-    for (int i = 0; i < m->nfeat; i++)
-        fprintf(f, "%s%.17g", i ? "," : "", m->lo[i]);
-    fputs("],\n\"domain_max\":[", f);
-    for (int i = 0; i < m->nfeat; i++)
-        fprintf(f, "%s%.17g", i ? "," : "", m->hi[i]);
-    fprintf(f, "],\n\"across_models\":%d,\n\"bias\":[%.17g,%.17g,%.17g],\n"
-               "\"shrink\":[%.17g,%.17g,%.17g],\n\"targets\":{",
-            m->across_models, m->bias[0], m->bias[1], m->bias[2], m->shrink[0], m->shrink[1],
-            m->shrink[2]);
-    for (int t = 0; t < 3; t++) {
-        const forest *fo = &m->f[t];
-        fprintf(f, "%s\n\"%s\":{\"base\":%.17g,\"tree_start\":[", t ? "," : "", target_names[t],
-                fo->base);
-        for (size_t i = 0; i <= fo->ntrees; i++)
-            fprintf(f, "%s%zu", i ? "," : "", fo->start[i]);
-        fputs("],\n", f);
-        int *dl = malloc((fo->nnodes + 1) * sizeof *dl);
-        for (size_t i = 0; dl && i < fo->nnodes; i++)
-            dl[i] = fo->dleft[i];
-        if (!dl)
-            rc = WL_ENOMEM;
-        put_ints(f, "feature", fo->feat, fo->nnodes, 0);
-        put_ints(f, "left", fo->left, fo->nnodes, 0);
-        put_ints(f, "right", fo->right, fo->nnodes, 0);
-        if (dl)
-            put_ints(f, "default_left", dl, fo->nnodes, 0);
-        put_floats(f, "threshold", fo->thr, fo->nnodes, 0);
-        put_floats(f, "value", fo->value, fo->nnodes, 0);
-        put_floats(f, "gain", fo->gain, fo->nnodes, 1);
-        fputs("}", f);
-        free(dl);
-    }
-    fputs("}}\n", f);
-    if (rc) {
-        wl_results_out_abort(o);
-        return rc;
-    }
-    return wl_results_out_commit(o, err);
-}
-
-/* An array of n numbers named key in obj, each within [lo, hi]. */
-static int get_nums(const wj_value *obj, const char *key, size_t n, double lo, double hi,
-                    double *out, const char *path, wl_error *err)
-{
-    const wj_value *a = wj_get(obj, key);
-    if (!a || a->type != WJ_ARRAY || a->n != n) {
-        wl_error_set(err, path, obj->line, key, "expected an array of %zu numbers", n);
-        return WL_EPARSE;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const wj_value *v = &a->items[i];
-        if (v->type != WJ_NUMBER || !isfinite(v->num) || v->num < lo || v->num > hi) {
-            wl_error_set(err, path, v->line, key, "entry %zu is not a number in [%g, %g]", i, lo, hi);
-            return WL_EPARSE;
-        }
-        out[i] = v->num;
-    }
-    return WL_OK;
-}
-
-static int load_forest(const wj_value *t, const char *name, forest *f, int nfeat,
-                       const char *path, wl_error *err)
-{
-    const wj_value *o = wj_get(t, name);
-    if (!o || o->type != WJ_OBJECT) {
-        wl_error_set(err, path, t->line, name, "missing target");
-        return WL_EPARSE;
-    }
-    const wj_value *ts = wj_get(o, "tree_start"), *fe = wj_get(o, "feature"),
-                   *ba = wj_get(o, "base");
-    if (!ts || ts->type != WJ_ARRAY || ts->n < 1 || !fe || fe->type != WJ_ARRAY || !ba ||
-        ba->type != WJ_NUMBER || !isfinite(ba->num)) {
-        wl_error_set(err, path, o->line, name, "expected base, tree_start and the node arrays");
-        return WL_EPARSE;
-    }
-    size_t nn = fe->n, nt = ts->n - 1;
-    double *buf = malloc((nn + ts->n + 1) * sizeof *buf);
-    int rc = buf ? forest_alloc(f, nt, nn) : WL_ENOMEM;
-    f->base = ba->num;
-    if (!rc)
-        rc = get_nums(o, "tree_start", nt + 1, 0, (double)nn, buf, path, err);
-    for (size_t i = 0; !rc && i <= nt; i++) {
-        f->start[i] = (size_t)buf[i];
-        if (i && f->start[i] <= f->start[i - 1]) {
-            wl_error_set(err, path, ts->line, "tree_start", "trees must not be empty");
-            rc = WL_EPARSE;
-        }
-    }
-    if (!rc && (f->start[0] != 0 || f->start[nt] != nn)) {
-        wl_error_set(err, path, ts->line, "tree_start", "does not cover the nodes");
-        rc = WL_EPARSE;
-    }
-    static const char *const ints[4] = {"feature", "left", "right", "default_left"};
-    for (int k = 0; !rc && k < 4; k++) {
-        rc = get_nums(o, ints[k], nn, -1, k == 0 ? nfeat - 1 : k == 3 ? 1 : (double)nn, buf, path,
-                      err);
-        for (size_t i = 0; !rc && i < nn; i++) {
-            int v = (int)buf[i];
-            if (k == 0) f->feat[i] = v;
-            else if (k == 1) f->left[i] = v;
-            else if (k == 2) f->right[i] = v;
-            else f->dleft[i] = (unsigned char)(v != 0);
-        }
-    }
-    static const char *const flts[3] = {"threshold", "value", "gain"};
-    for (int k = 0; !rc && k < 3; k++) {
-        rc = get_nums(o, flts[k], nn, -3.4e38, 3.4e38, buf, path, err);
-        for (size_t i = 0; !rc && i < nn; i++)
-            (k == 0 ? f->thr : k == 1 ? f->value : f->gain)[i] = (float)buf[i];
-    }
-    /* every tree's children inside it and deeper than their parent: the
-     * walk always ends */
-    for (size_t t2 = 0; !rc && t2 < nt; t2++) {
-        size_t a = f->start[t2], b = f->start[t2 + 1];
-        for (size_t i = a; !rc && i < b; i++) {
-            int l = f->left[i], r = f->right[i];
-            int leaf = l < 0;
-            if ((leaf && r >= 0) || (!leaf && (r < 0 || (size_t)l <= i - a || (size_t)r <= i - a ||
-                                               (size_t)l >= b - a || (size_t)r >= b - a ||
-                                               f->feat[i] < 0))) {
-                wl_error_set(err, path, o->line, name, "tree %zu node %zu: bad children", t2, i - a);
-                rc = WL_EPARSE;
-            }
-        }
-    }
-    free(buf);
-    return rc;
-}
-
-int wl_learn_model_load(const char *path, wl_learn_model **out, wl_error *err)
-{
-    *out = NULL;
-    char *text = NULL;
-    size_t len = 0;
-    int rc = wl_core_read_file(path, &text, &len, err);
-    if (rc)
-        return rc;
-    char msg[200];
-    int line = 0;
-    wj_value *doc = wj_parse(text, len, &line, msg, sizeof msg);
-    free(text);
-    if (!doc) {
-        wl_error_set(err, path, line, "", "not JSON: %s", msg);
-        return WL_EPARSE;
-    }
-    wl_learn_model *m = calloc(1, sizeof *m);
-    rc = m ? WL_OK : WL_ENOMEM;
-    const wj_value *fmt = wj_get(doc, "format"), *kind = wj_get(doc, "kind"),
-                   *hyb = wj_get(doc, "hybrid"), *feats = wj_get(doc, "features");
-    if (!rc && (doc->type != WJ_OBJECT || !fmt || fmt->type != WJ_STRING ||
-                strcmp(fmt->str, LEARN_FORMAT))) {
-        wl_error_set(err, path, doc->line, "format", "not a wattlas learned model (%s)", LEARN_FORMAT);
-        rc = WL_EPARSE;
-    }
-    if (!rc && (!kind || kind->type != WJ_STRING || wl_learn_kind_parse(kind->str, &m->kind))) {
-        wl_error_set(err, path, kind ? kind->line : doc->line, "kind", "expected rf or gbt");
-        rc = WL_EPARSE;
-    }
-    if (!rc && (!hyb || hyb->type != WJ_BOOL)) {
-        wl_error_set(err, path, doc->line, "hybrid", "expected true or false");
-        rc = WL_EPARSE;
-    }
-    if (!rc) {
-        m->hybrid = hyb->num != 0;
-        m->nfeat = m->hybrid ? WL_LEARN_FEATURES : WL_LEARN_PLAIN_FEATURES;
-        /* the features must be ours, in our order */
-        int ok = feats && feats->type == WJ_ARRAY && feats->n == (size_t)m->nfeat;
-        for (int i = 0; ok && i < m->nfeat; i++)
-            ok = feats->items[i].type == WJ_STRING && !strcmp(feats->items[i].str, feature_names[i]);
-        if (!ok) {
-            wl_error_set(err, path, feats ? feats->line : doc->line, "features",
-                         "the features differ from this wattlas's (a model of another version?)");
-            rc = WL_EPARSE;
-        }
-    }
-    if (!rc)
-        rc = get_nums(doc, "domain_min", (size_t)m->nfeat, -1e300, 1e300, m->lo, path, err);
-    if (!rc)
-        rc = get_nums(doc, "domain_max", (size_t)m->nfeat, -1e300, 1e300, m->hi, path, err);
-    if (!rc)
-        rc = get_nums(doc, "shrink", 3, 0, 1, m->shrink, path, err);
-    /* a factor beyond e^+-1 is no correction of a physical model */
-    if (!rc)
-        rc = get_nums(doc, "bias", 3, -1, 1, m->bias, path, err);
-    const wj_value *am = wj_get(doc, "across_models");
-    if (!rc && (!am || am->type != WJ_NUMBER || (am->num != 0 && am->num != 1))) {
-        wl_error_set(err, path, am ? am->line : doc->line, "across_models", "expected 0 or 1");
-        rc = WL_EPARSE;
-    }
-    if (!rc)
-        m->across_models = am->num != 0;
-    const wj_value *tg = wj_get(doc, "targets");
-    if (!rc && (!tg || tg->type != WJ_OBJECT)) {
-        wl_error_set(err, path, doc->line, "targets", "missing");
-        rc = WL_EPARSE;
-    }
-    for (int t = 0; !rc && t < 3; t++)
-        rc = load_forest(tg, target_names[t], &m->f[t], m->nfeat, path, err);
-    const wj_value *td = wj_get(doc, "training_data"), *rows = wj_get(doc, "rows");
-    if (!rc && td && td->type == WJ_STRING)
-        snprintf(m->fingerprint, sizeof m->fingerprint, "%s", td->str);
-    if (!rc && rows && rows->type == WJ_NUMBER && rows->num >= 0)
-        m->rows = (size_t)rows->num;
-    wj_free(doc);
-    if (rc) {
-        wl_learn_model_free(m);
-        return rc;
-    }
-    model_ready(m);
-    *out = m;
-    return WL_OK;
 }
