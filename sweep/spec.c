@@ -1081,3 +1081,15 @@ void wl_sweep_i_decode(const wl_sweep_spec *s, unsigned long long o, combo *c)
     }
     c->gpu = o / nv;
 }
+
+/* FNV-1a, 64 bits (here, below sweep.c, which fingerprints a whole spec
+ * with it) */
+uint64_t wl_sweep_hash(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}

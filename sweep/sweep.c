@@ -86,18 +86,6 @@ struct wl_sweep_plan {
     uint64_t fingerprint;
 };
 
-/* FNV-1a, 64 bits */
-uint64_t wl_sweep_hash(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-
 static uint64_t fnv_str(uint64_t h, const char *s) { return wl_sweep_hash(h, s, strlen(s) + 1); }
 
 static uint64_t fnv_nums(uint64_t h, const wl_core_numlist *l)
