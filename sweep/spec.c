@@ -499,50 +499,6 @@ static wl_dtype trace_dtype(const wl_core_workload *wl)
     return first == WL_DT_TF32 ? WL_DT_FP32 : first;
 }
 
-/* The GPU of variant v of GPU gi, with the set values applied; err names
- * the set axis whose value failed. */
-int wl_sweep_i_variant_gpu(const wl_sweep_spec *s, size_t gi, unsigned long long v, wl_core_gpu *g,
-                       wl_error *err)
-{
-    *g = s->gpu[gi];
-    if (!s->nset)
-        return WL_OK;
-    const char *keys[MAX_SET];
-    double x[MAX_SET];
-    for (size_t k = s->nset; k-- > 0;) {
-        keys[k] = s->set[k].key;
-        x[k] = s->set[k].vals.v[v % s->set[k].vals.n];
-        v /= s->set[k].vals.n;
-    }
-    size_t bad = 0;
-    int rc = wl_preset_gpu_apply(g, keys, x, s->nset, &bad, err);
-    if (rc) {
-        wl_error_locate(err, s->set[bad].o.source, s->set[bad].o.line);
-        return WL_EINVAL;
-    }
-    if (wl_core_gpu_check(g, err)) {
-        /* the relation that broke: name the set axis of its field, else the first */
-        size_t k = 0;
-        while (k + 1 < s->nset && strcmp(s->set[k].key, err->field) != 0)
-            k++;
-        char text[256], field[sizeof err->field];
-        snprintf(text, sizeof text, "%s", err->text);
-        snprintf(field, sizeof field, "%s", err->field); /* err is rewritten below */
-        wl_error_set(err, s->set[k].o.source, s->set[k].o.line, field,
-                     "%s with these set values: %s", s->gpus.v[gi], text);
-        return WL_EINVAL;
-    }
-    return WL_OK;
-}
-
-unsigned long long wl_sweep_i_n_variants(const wl_sweep_spec *s)
-{
-    unsigned long long n = 1;
-    for (size_t k = 0; k < s->nset; k++)
-        n *= s->set[k].vals.n;
-    return n;
-}
-
 /* Each GPU sweeps its own clocks: its whole grid, its own maximum, or the
  * requested clocks that lie in its range (where its V-f curve is defined;
  * any clock with a fixed voltage). Clipped ones are counted for a note. */
@@ -592,18 +548,6 @@ static int build_check(const wl_sweep_spec *s, const wl_core_model *m, const wl_
                  : wl_core_build(m, sh, &w, err);
     wl_core_workload_free(w);
     return rc;
-}
-
-int wl_sweep_i_add_text(wl_core_strlist *l, const char *text)
-{
-    char **v = realloc(l->v, (l->n + 1) * sizeof *v);
-    if (!v)
-        return WL_ENOMEM;
-    l->v = v;
-    if (!(v[l->n] = strdup(text)))
-        return WL_ENOMEM;
-    l->n++;
-    return WL_OK;
 }
 
 static int add_warning(wl_sweep_spec *s, const char *text)

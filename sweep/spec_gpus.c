@@ -1,6 +1,7 @@
-/* Sweep specs: each variant of a --set grid checked (and what the transfer
- * rules moved with a spec key said), and an edited copy of a built-in GPU
- * preset named apart from it. */
+/* Sweep specs: the GPU of each variant of a --set grid, each variant
+ * checked (and what the transfer rules moved with a spec key said), and an
+ * edited copy of a built-in GPU preset named apart from it; below spec.c,
+ * which calls them, with the list helper both use. */
 #include "sweep_internal.h"
 #include "../presets/wattlas_presets.h"
 
@@ -140,4 +141,61 @@ int wl_sweep_i_name_edited_copy(wl_sweep_spec *s, size_t i)
     int rc = t ? wl_sweep_i_add_text(&s->notes, t) : WL_ENOMEM;
     free(t);
     return rc;
+}
+
+/* The GPU of variant v of GPU gi, with the set values applied; err names
+ * the set axis whose value failed. */
+int wl_sweep_i_variant_gpu(const wl_sweep_spec *s, size_t gi, unsigned long long v, wl_core_gpu *g,
+                       wl_error *err)
+{
+    *g = s->gpu[gi];
+    if (!s->nset)
+        return WL_OK;
+    const char *keys[MAX_SET];
+    double x[MAX_SET];
+    for (size_t k = s->nset; k-- > 0;) {
+        keys[k] = s->set[k].key;
+        x[k] = s->set[k].vals.v[v % s->set[k].vals.n];
+        v /= s->set[k].vals.n;
+    }
+    size_t bad = 0;
+    int rc = wl_preset_gpu_apply(g, keys, x, s->nset, &bad, err);
+    if (rc) {
+        wl_error_locate(err, s->set[bad].o.source, s->set[bad].o.line);
+        return WL_EINVAL;
+    }
+    if (wl_core_gpu_check(g, err)) {
+        /* the relation that broke: name the set axis of its field, else the first */
+        size_t k = 0;
+        while (k + 1 < s->nset && strcmp(s->set[k].key, err->field) != 0)
+            k++;
+        char text[256], field[sizeof err->field];
+        snprintf(text, sizeof text, "%s", err->text);
+        snprintf(field, sizeof field, "%s", err->field); /* err is rewritten below */
+        wl_error_set(err, s->set[k].o.source, s->set[k].o.line, field,
+                     "%s with these set values: %s", s->gpus.v[gi], text);
+        return WL_EINVAL;
+    }
+    return WL_OK;
+}
+
+unsigned long long wl_sweep_i_n_variants(const wl_sweep_spec *s)
+{
+    unsigned long long n = 1;
+    for (size_t k = 0; k < s->nset; k++)
+        n *= s->set[k].vals.n;
+    return n;
+}
+
+/* Appends a copy of text to l. */
+int wl_sweep_i_add_text(wl_core_strlist *l, const char *text)
+{
+    char **v = realloc(l->v, (l->n + 1) * sizeof *v);
+    if (!v)
+        return WL_ENOMEM;
+    l->v = v;
+    if (!(v[l->n] = strdup(text)))
+        return WL_ENOMEM;
+    l->n++;
+    return WL_OK;
 }
