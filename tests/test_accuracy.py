@@ -1,7 +1,9 @@
 """Accuracy bounds that do not come from the program's output.
 
-Every accuracy figure the README states is computed here as test_readme
-computes it (the same commands, through its helpers) and held to a bound
+The README's main accuracy figures (the accuracy table's DVFS, 900 MHz,
+H100 database and H200 rows, the H200 power-limit curve, and the cluster
+figures against their papers) are computed here as test_readme computes
+them (the same commands, through its helpers) and each held to a bound
 written below: today's figure plus about one point (MAPE and regret in
 points, the cluster figures in points of error against the published
 number). A change that worsens a figure fails here with the figure's name,
