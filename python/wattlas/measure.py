@@ -60,7 +60,7 @@ import time
 # wattlas.measure reach through it
 from .measure_files import (  # noqa: F401
     MEAS_COLUMNS, MeasureError, _atomic_write, measurements_text, idle_text,
-    earlier_rows, merged_measurements_text,
+    earlier_rows, save_measurements,
     host_text, trace_summary, workload_name, write_profile, summary_text)
 from .measure_nvml import (  # noqa: F401
     power_from_updates, spread_pct, Nvml, Sampler, Locked, measure_window, repeated)
@@ -282,15 +282,14 @@ def cmd_kernels(args, nvml, h, gpu):
         _atomic_write(os.path.join(args.out, "traces", trace_name(s)), json.dumps([s["entry"]]) + "\n")
     rows = _run_cases(args, nvml, h, gpu, cases,
                       lambda torch, c, dev: _torch_step(torch, c["spec"], dev),
-                      lambda r: _atomic_write(out, merged_measurements_text(earlier, r)))
-    _atomic_write(out, merged_measurements_text(earlier, rows))
-    _note(args, "%d rows -> %s%s, traces in %s" % (len(rows), out, _kept_note(earlier, rows),
+                      lambda r: save_measurements(out, earlier, r))
+    kept = save_measurements(out, earlier, rows)
+    _note(args, "%d rows -> %s%s, traces in %s" % (len(rows), out, _kept_note(kept),
                                                    os.path.join(args.out, "traces")))
 
 
-def _kept_note(earlier, rows):
-    """How many rows of an earlier run the file kept beside this run's."""
-    kept = merged_measurements_text(earlier, rows).count("\n") - 1 - len(rows)
+def _kept_note(kept):
+    """The rows of an earlier run the file kept beside this run's."""
     return " (beside %d kept from an earlier run)" % kept if kept else ""
 
 
@@ -308,10 +307,10 @@ def cmd_models(args, nvml, h, gpu):
     earlier = earlier_rows(out)
     rows = _run_cases(args, nvml, h, gpu, cases,
                       lambda torch, c, dev: _model_step(torch, c, dev, args.attention, args.gen_tokens),
-                      lambda r: _atomic_write(out, merged_measurements_text(earlier, r)))
+                      lambda r: save_measurements(out, earlier, r))
     # the header alone when nothing fit and nothing was there
-    _atomic_write(out, merged_measurements_text(earlier, rows))
-    _note(args, "%d rows -> %s%s" % (len(rows), out, _kept_note(earlier, rows)))
+    kept = save_measurements(out, earlier, rows)
+    _note(args, "%d rows -> %s%s" % (len(rows), out, _kept_note(kept)))
 
 
 def _time_loop(torch, step, n, repeats):

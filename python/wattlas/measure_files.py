@@ -122,13 +122,14 @@ def _point_of_line(line):
     return tuple(cells[c] for c in POINT_COLUMNS)
 
 
-def merged_measurements_text(earlier, rows):
-    """earlier's lines (earlier_rows) that no new row re-measures, then rows."""
-    new = measurements_text(rows)
-    lines = new.splitlines()
+def save_measurements(path, earlier, rows):
+    """Writes earlier's lines (earlier_rows) that no new row re-measures,
+    then rows, atomically; returns how many earlier lines it kept."""
+    lines = measurements_text(rows).splitlines()
     redone = {_point_of_line(line) for line in lines[1:]}
     kept = [line for line in earlier if _point_of_line(line) not in redone]
-    return "\n".join(lines[:1] + kept + lines[1:]) + "\n"
+    _atomic_write(path, "\n".join(lines[:1] + kept + lines[1:]) + "\n")
+    return len(kept)
 
 
 def idle_text(rows):
