@@ -33,11 +33,11 @@ CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/eval.c cor
 PRESET_SRC = presets/preset.c presets/model.c presets/load.c presets/derive.c presets/ini.c
 RESULTS_SRC = results/results.c results/tables.c results/out.c
 CALIB_SRC = calib/measure.c calib/params.c calib/fit.c calib/uncertainty.c calib/validate.c calib/crossval.c calib/validation.c calib/preset_out.c calib/run.c
-SWEEP_SRC = sweep/spec.c sweep/spec_gpus.c sweep/sweep.c sweep/run.c sweep/merge.c sweep/compare.c \
+SWEEP_SRC = sweep/spec.c sweep/spec_finish.c sweep/spec_gpus.c sweep/combo.c sweep/scratch.c sweep/sweep.c sweep/run.c sweep/merge.c sweep/compare.c \
             sweep/energy_check.c
 PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/schedule.c pareto/compare.c
-PLOT_SRC = plot/plot.c plot/kinds.c plot/kinds_series.c plot/kinds_energy.c plot/kinds_pareto.c plot/kinds_bars.c plot/kinds_heatmap.c plot/report.c plot/report_index.c \
-           plot/timeline.c
+PLOT_SRC = plot/plot.c plot/axes.c plot/kinds.c plot/series.c plot/bars.c plot/report.c plot/report_index.c \
+           $(sort $(wildcard plot/kinds/*.c))
 LEARN_SRC = learn/learn.c learn/data.c learn/model_file.c learn/run.c
 CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/counts.c cluster/pipeline.c cluster/cluster.c cluster/config.c cluster/partition.c cluster/timeline_json.c cluster/plans.c cluster/graph.c cluster/bound.c cluster/piececache.c cluster/search.c \
               cluster/view.c
@@ -64,7 +64,7 @@ all: $(BIN)/wattlas
 deps:
 	@sh scripts/deps.sh
 
-$(BUILD)/%.o: %.c $(wildcard */*.h) | $(BUILD)
+$(BUILD)/%.o: %.c $(wildcard */*.h plot/kinds/*.h) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 

@@ -1,6 +1,6 @@
-/* The table of figure kinds (name, help, options, draw function) and what
- * looks a kind up, checks its options and draws it. The kinds are in
- * kinds_energy.c, kinds_pareto.c, kinds_bars.c and kinds_heatmap.c. */
+/* The list of figure kinds (each in its own file of plot/kinds/, listed in
+ * plot/kinds/list.h) and what looks a kind up, checks its options and draws
+ * it. */
 #include "plot_internal.h"
 #include "kinds_internal.h"
 #include "../pareto/wattlas_pareto.h"
@@ -10,47 +10,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const wl_plot_kind kinds[] = {
-    {"energy-freq", "energy vs SM clock per workload (sweep or predict output): the least "
-                    "energy (large marker) and the clocks within 1% of it (shaded), the maximum "
-                    "clock (square), throttled points hollow; points that cannot run left out "
-                    "(grey with --show-infeasible)",
-     wl_plot_energy_freq, NULL, "panels,stack,facet,objective,show-infeasible"},
-    {"pareto", "energy vs time coloured by the clock points run at, dominated points faded, "
-               "fronts as steps named at their ends",
-     wl_plot_pareto, NULL, "facet,x,y,objective"},
-    {"pareto-norm", "every workload's front on one axes: energy relative to the maximum clock "
-                    "against the slowdown from it (--edp: isolines of constant EDP)",
-     wl_plot_pareto_norm, NULL, "objective,edp"},
-    {"heatmap", "a value over two swept parameters (a text column is categorical), cells that "
-                "cannot run grey and hatched", wl_plot_heatmap, NULL, "x,y,z,normalize,reduce"},
-    {"savings", "energy saved and runtime penalty per workload (optimize output); horizontal "
-                "bars for more than 8", wl_plot_savings, NULL, "against"},
-    {"validation", "predicted vs measured on log-log axes with y = x, a +-10% band, the MAPE "
-                   "and interval bars; error vs clock, or per model at one clock (validate "
-                   "output)", wl_plot_validation, NULL, "metric"},
-    {"gpus", "energy saved at the chosen clock per workload, GPU beside GPU, the clock on each "
-             "bar (optimize output of several GPUs)", wl_plot_gpus, NULL, ""},
-    {"compare", "energy at the maximum and at the optimal clock per GPU (compare output)",
-     wl_plot_compare, NULL, ""},
-    {"importance", "feature importances of a learned model per target, the most important "
-                   "first (learn --importance output)", wl_plot_importance, NULL, ""},
-    {"timeline", "Gantt chart of a cluster --timeline trace (a row per GPU) with each GPU's "
-                 "power underneath", NULL, wl_plot_timeline, ""},
+/* Every kind in plot/kinds/, in the order of plot/kinds/list.h. */
+static const wl_plot_kind *const kinds[] = {
+#define WL_PLOT_KIND(id) &wl_plot_kind_##id,
+#include "kinds/list.h"
+#undef WL_PLOT_KIND
 };
 
 size_t wl_plot_kind_count(void) { return sizeof kinds / sizeof *kinds; }
 
 const wl_plot_kind *wl_plot_kind_at(size_t i)
 {
-    return i < wl_plot_kind_count() ? &kinds[i] : NULL;
+    return i < wl_plot_kind_count() ? kinds[i] : NULL;
 }
 
 const wl_plot_kind *wl_plot_kind_find(const char *name)
 {
     for (size_t i = 0; i < wl_plot_kind_count(); i++)
-        if (strcmp(kinds[i].name, name) == 0)
-            return &kinds[i];
+        if (strcmp(kinds[i]->name, name) == 0)
+            return kinds[i];
     return NULL;
 }
 

@@ -1,7 +1,7 @@
-/* What the figure kinds share across their files (kinds.c: the table of
- * kinds; kinds_series.c: series, legends, the rows that can run, facets;
- * kinds_energy.c, kinds_pareto.c, kinds_bars.c, kinds_heatmap.c: the kinds):
- * the legend, the rows that can run, the bar figure, series and facets. */
+/* What the figure kinds share across their files (plot/kinds/ID.c: one
+ * kind each; kinds.c: the list of kinds and the drawing entry point;
+ * series.c: metrics, series, legends, the rows that can run, facets and
+ * fronts; bars.c: the bar figure). */
 #ifndef WATTLAS_PLOT_KINDS_INTERNAL_H
 #define WATTLAS_PLOT_KINDS_INTERNAL_H
 
@@ -107,5 +107,15 @@ int in_facet(const wl_results_table *t, const facets *f, int fi, size_t r);
 int split_by_facet(const wl_results_table *t, const facets *f, series_set *ss);
 void facet_title(cairo_t *cr, const axes *a, const wl_results_table *t, const facets *f,
                         int fi);
+/* The columns that end a workload's key: the decision variables. */
+int decision_col(const wl_results_table *t, int clock_col);
+/* on[r]: r is on its series' front among the rows that can run. */
+int series_fronts(const series_set *ss, const double *px, const double *py,
+                  const unsigned char *ok, unsigned char *on, size_t n);
+
+/* Each kind's descriptor, defined in its file of plot/kinds/. */
+#define WL_PLOT_KIND(id) extern const wl_plot_kind wl_plot_kind_##id;
+#include "kinds/list.h"
+#undef WL_PLOT_KIND
 
 #endif

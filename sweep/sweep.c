@@ -1,17 +1,14 @@
-/* Sweep plans: columns, fingerprints, parallel evaluation of chunks with
- * per-thread curves, streaming output and shards. */
+/* Sweep plans: columns, fingerprints, the rows a slice writes, shard
+ * lines, tallies, and the evaluation of a chunk into formatted rows (the
+ * combinations as cases are in combo.c, what a thread keeps across chunks
+ * in scratch.c, the threads and the writer in run.c). */
 #include "sweep_internal.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 /* ---- columns ------------------------------------------------------------------- */
 
@@ -212,9 +209,6 @@ static int classes_present(const wl_core_workload *wl, int *present)
     return n;
 }
 
-static int shape_workload(const wl_sweep_spec *s, const combo *c, wl_core_workload **wl,
-                          int *own, wl_error *err);
-
 /* Points of outer combination oi with an index in [lo, hi) that exist: the
  * first gclk[gpu].n of each voltage's stride of maxclk. */
 static unsigned long long present_points(const wl_sweep_spec *s, unsigned long long oi,
@@ -261,7 +255,7 @@ static int count_rows(wl_sweep_plan *p, wl_error *err)
             wl_sweep_i_decode(s, r, &c);
             wl_core_workload *wl = NULL;
             int own = 0, present[WL_CLASS_COUNT];
-            int rc = shape_workload(s, &c, &wl, &own, err);
+            int rc = wl_sweep_i_shape_workload(s, &c, &wl, &own, err);
             if (rc)
                 return rc;
             ncls = (unsigned long long)classes_present(wl, present);
@@ -442,273 +436,8 @@ void wl_sweep_tally_add(wl_sweep_tally *t, const wl_sweep_tally *part)
     }
 }
 
-/* ---- per-thread curves ------------------------------------------------------------------
- * GPU variants that differ only in their governor (power limit, cap
- * fraction) compute the same unlimited results at every clock: the power
- * limit only decides where the clock settles. A thread keeps the curves of
- * its last chunks and applies each variant's limit to them (results are the
- * same bit for bit whether a curve was kept or not, so the output does not
- * depend on which thread ran which chunk). */
-
-#define CURVES 8
-/* A curve holds a result per clock and voltage (about 600 bytes): one of a
- * million clocks would hold 600 MB, eight per thread several GB. A grid
- * with more points per curve than fit in CURVE_MAX_BYTES is evaluated
- * without curves (the same results, each variant's computed afresh): such
- * grids sweep clocks, not variants, so the curves would not be shared. */
-#define CURVE_MAX_BYTES (4u << 20)
-
-typedef struct {
-    int used;
-    unsigned long long stamp;
-    wl_core_gpu key;          /* the variant with its governor fields zeroed */
-    size_t wl, b, sq, dt, at; /* the shape */
-    size_t n;                 /* voltages x clocks */
-    wl_core_result *res;
-    unsigned char *have;
-} curve;
-
-/* Workloads of recent shapes: the builder's output does not depend on the
- * GPU, so the variants of one shape share it. */
-#define SHAPES 4
-
-typedef struct {
-    unsigned long long stamp;
-    size_t wl, b, sq, dt, at;
-    wl_core_workload *w;
-} shape_slot;
-
-struct wl_sweep_scratch {
-    curve c[CURVES];
-    shape_slot shapes[SHAPES];
-    unsigned long long tick;
-};
-
-wl_sweep_scratch *wl_sweep_scratch_create(void) { return calloc(1, sizeof(wl_sweep_scratch)); }
-
-wl_sweep_scratch **wl_sweep_scratch_pool(const wl_sweep_options *o, int *threads)
-{
-#ifdef _OPENMP
-    *threads = o->threads > 0 ? o->threads : omp_get_max_threads();
-#else
-    (void)o;
-    *threads = 1;
-#endif
-    wl_sweep_scratch **pool = calloc((size_t)*threads, sizeof *pool);
-    for (int t = 0; pool && t < *threads; t++)
-        pool[t] = wl_sweep_scratch_create();
-    return pool;
-}
-
-void wl_sweep_scratch_pool_free(wl_sweep_scratch **pool, int threads)
-{
-    for (int t = 0; pool && t < threads; t++)
-        wl_sweep_scratch_free(pool[t]);
-    free(pool);
-}
-
-void wl_sweep_scratch_free(wl_sweep_scratch *sc)
-{
-    if (!sc)
-        return;
-    for (int i = 0; i < CURVES; i++) {
-        free(sc->c[i].res);
-        free(sc->c[i].have);
-    }
-    for (int i = 0; i < SHAPES; i++)
-        wl_core_workload_free(sc->shapes[i].w);
-    free(sc);
-}
-
-static void governor_free_key(const wl_core_gpu *g, wl_core_gpu *key)
-{
-    *key = *g;
-    key->power_limit_w = 0;
-    key->coef.power_cap_frac = 0;
-}
-
-/* The curve of this variant and shape: a kept one, or the least recently
- * used slot made ready for it; NULL without scratch or memory, or for a
- * curve of more than CURVE_MAX_BYTES. */
-static curve *curve_for(wl_sweep_scratch *sc, const wl_core_gpu *g, size_t wl, size_t b,
-                        size_t sq, size_t dt, size_t at, size_t n)
-{
-    if (!sc || n > CURVE_MAX_BYTES / sizeof(wl_core_result))
-        return NULL;
-    wl_core_gpu key;
-    governor_free_key(g, &key);
-    sc->tick++;
-    curve *lru = &sc->c[0];
-    for (int i = 0; i < CURVES; i++) {
-        curve *c = &sc->c[i];
-        if (c->used && c->n == n && c->wl == wl && c->b == b && c->sq == sq && c->dt == dt &&
-            c->at == at && memcmp(&c->key, &key, sizeof key) == 0) {
-            c->stamp = sc->tick;
-            return c;
-        }
-        if (!c->used || c->stamp < lru->stamp)
-            lru = c;
-    }
-    if (lru->n < n || !lru->res) {
-        wl_core_result *r = realloc(lru->res, n * sizeof *r);
-        if (r)
-            lru->res = r;
-        unsigned char *h = r ? realloc(lru->have, n) : NULL;
-        if (!h) {
-            lru->used = 0;
-            return NULL;
-        }
-        lru->have = h;
-    }
-    memset(lru->have, 0, n);
-    lru->used = 1;
-    lru->stamp = sc->tick;
-    lru->key = key;
-    lru->wl = wl, lru->b = b, lru->sq = sq, lru->dt = dt, lru->at = at;
-    lru->n = n;
-    return lru;
-}
-
 /* ---- evaluating a chunk ------------------------------------------------------------ */
 
-static const char *wl_name(const wl_sweep_spec *s, const combo *c)
-{
-    if (s->traces.n) {
-        const char *p = strrchr(s->traces.v[c->wl], '/');
-        return p ? p + 1 : s->traces.v[c->wl];
-    }
-    return s->models.v[c->wl];
-}
-
-static wl_dtype combo_dtype(const wl_sweep_spec *s, const combo *c)
-{
-    if (s->traces.n)
-        return s->ndt ? s->dtypes[c->dt] : s->trace_dt[c->wl];
-    return s->dtypes[c->dt];
-}
-
-static void combo_shape(const wl_sweep_spec *s, const combo *c, wl_core_shape *sh)
-{
-    *sh = s->opts;
-    sh->batch = (long long)s->batch.v[c->b];
-    sh->seq = (long long)s->seq.v[c->sq];
-    sh->dtype = s->dtypes[c->dt];
-    sh->attention = s->attn[c->at];
-    sh->mode = s->modes[c->md];
-}
-
-static int shape_workload(const wl_sweep_spec *s, const combo *c, wl_core_workload **wl,
-                          int *own, wl_error *err)
-{
-    *own = 0;
-    if (s->traces.n) {
-        *wl = s->trace_wl[c->wl];
-        if (combo_dtype(s, c) == s->trace_dt[c->wl])
-            return WL_OK;
-        *own = 1;
-        return wl_core_workload_retype(s->trace_wl[c->wl], WL_DT_FP32, wl, err);
-    }
-    wl_core_shape sh;
-    combo_shape(s, c, &sh);
-    const wl_core_model *m = &s->model[c->wl];
-    *own = 1;
-    return s->scope == WL_SWEEP_LAYER && m->style != WL_STYLE_RESNET
-               ? wl_core_build_layer(m, &sh, wl, err)
-               : wl_core_build(m, &sh, wl, err);
-}
-
-/* The footprint of a combination on its GPU variant: a model's from its
- * architecture and shape; a trace records kernels, not tensors, so its
- * footprint is unknown (NaN, fits -1). A layer-scope point needs the whole
- * model in memory all the same. */
-static void combo_memory(const wl_sweep_spec *s, const combo *c, const wl_core_gpu *g,
-                         wl_core_memory *mem, int *fits)
-{
-    memset(mem, 0, sizeof *mem);
-    mem->total_gb = NAN;
-    *fits = -1;
-    if (s->traces.n)
-        return;
-    wl_core_shape sh;
-    combo_shape(s, c, &sh);
-    wl_error e = {0};
-    if (wl_core_memory_estimate(&s->model[c->wl], &sh, mem, &e))
-        mem->total_gb = NAN;
-    else
-        *fits = wl_core_memory_fits(g, mem);
-}
-
-/* The learned model's use for combination c's workload. */
-static void learned_use(const wl_sweep_spec *s, const combo *c, wl_learn_use *u)
-{
-    wl_core_shape ls;
-    combo_shape(s, c, &ls);
-    *u = (wl_learn_use){.model = s->learned,
-                        .shape = s->traces.n ? NULL : &s->model[c->wl],
-                        .c = {.batch = ls.batch, .seq = ls.seq, .dtype = combo_dtype(s, c),
-                              .mode = s->traces.n ? WL_MODE_PREFILL : ls.mode,
-                              .attention = s->traces.n ? WL_ATTN_EAGER : ls.attention}};
-}
-
-int wl_sweep_spec_learned(const wl_sweep_spec *s, wl_learn_use *u)
-{
-    memset(u, 0, sizeof *u);
-    if (!s->finished || !s->learned)
-        return 0;
-    combo c;
-    wl_sweep_i_decode(s, 0, &c);
-    learned_use(s, &c, u);
-    return 1;
-}
-
-int wl_sweep_spec_workload(const wl_sweep_spec *s, const wl_core_workload **wl,
-                           wl_core_workload **owned, wl_sweep_shape_id *id, wl_error *err)
-{
-    *wl = NULL;
-    *owned = NULL;
-    memset(id, 0, sizeof *id);
-    if (!s->finished) {
-        wl_error_set(err, "sweep", 0, "", "the spec is not finished");
-        return WL_EINVAL;
-    }
-    combo c;
-    wl_sweep_i_decode(s, 0, &c);
-    int own = 0;
-    wl_core_workload *w = NULL;
-    int rc = shape_workload(s, &c, &w, &own, err);
-    if (rc)
-        return rc;
-    /* a trace as recorded is the spec's (a copy made before lost its
-     * repeated and host-timed flags: compare added the host's launch
-     * cost to a profile's measured gaps) */
-    wl_core_workload *mine = own ? w : NULL;
-    snprintf(id->model, sizeof id->model, "%s", wl_name(s, &c));
-    wl_core_gpu g;
-    if ((rc = wl_sweep_i_variant_gpu(s, c.gpu, c.variant, &g, err))) {
-        wl_core_workload_free(mine);
-        return rc;
-    }
-    combo_memory(s, &c, &g, &id->memory, &id->fits);
-    id->traced = s->traces.n > 0;
-    id->max_batch = -1;
-    if (!id->traced && id->fits == 0) {
-        wl_core_shape sh;
-        combo_shape(s, &c, &sh);
-        wl_error e = {0};
-        if (wl_core_memory_max_batch(&g, &s->model[c.wl], &sh, &id->max_batch, &e))
-            id->max_batch = -1;
-    }
-    id->dtype = combo_dtype(s, &c);
-    if (!id->traced) {
-        id->batch = (long long)s->batch.v[c.b];
-        id->seq = wl_core_model_is_vision(&s->model[c.wl]) ? 0 : (long long)s->seq.v[c.sq];
-        id->attention = s->attn[c.at];
-        combo_shape(s, &c, &id->shape);
-    }
-    *wl = w;
-    *owned = mine;
-    return WL_OK;
-}
 
 /* The parameter cells of a combination (the first p->nparam columns, less
  * the voltage, which the caller fills). */
@@ -720,12 +449,12 @@ static void param_cells(const wl_sweep_plan *p, const combo *c, const wl_core_gp
     cells[k++] = (wl_results_cell){g->id, NAN};
     for (size_t i = 0; i < s->nset; i++)
         cells[k++] = (wl_results_cell){NULL, s->set[i].vals.v[c->setidx[i]]};
-    cells[k++] = (wl_results_cell){wl_name(s, c), NAN};
+    cells[k++] = (wl_results_cell){wl_sweep_i_workload_name(s, c), NAN};
     int traced = s->traces.n > 0;
     int vision = !traced && wl_core_model_is_vision(&s->model[c->wl]);
     cells[k++] = (wl_results_cell){NULL, traced ? NAN : s->batch.v[c->b]};
     cells[k++] = (wl_results_cell){NULL, traced || vision ? NAN : s->seq.v[c->sq]};
-    cells[k++] = (wl_results_cell){wl_dtype_name(combo_dtype(s, c)), NAN};
+    cells[k++] = (wl_results_cell){wl_dtype_name(wl_sweep_i_combo_dtype(s, c)), NAN};
     cells[k++] = (wl_results_cell){traced ? NULL : wl_attention_name(s->attn[c->at]), NAN};
     cells[k++] = (wl_results_cell){wl_mode_name(traced ? WL_MODE_PREFILL : s->modes[c->md]), NAN};
     /* what one row's time and energy cover: the whole pass, one decoder
@@ -813,28 +542,9 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, unsigned long lo
         return rc;
     wl_core_workload *wl = NULL;
     int own = 0;
-    shape_slot *slot = NULL;
     size_t ak = c.at + s->nattn * c.md; /* attention and mode: the shape's last keys */
-    for (int i = 0; sc && i < SHAPES && !slot; i++) {
-        shape_slot *q = &sc->shapes[i];
-        if (q->w && q->wl == c.wl && q->b == c.b && q->sq == c.sq && q->dt == c.dt && q->at == ak)
-            slot = q;
-    }
-    if (slot) {
-        wl = slot->w;
-        slot->stamp = ++sc->tick;
-    } else if ((rc = shape_workload(s, &c, &wl, &own, err))) {
+    if ((rc = wl_sweep_i_scratch_workload(sc, s, &c, ak, &wl, &own, err)))
         return rc;
-    } else if (own && sc) {
-        /* kept for the next variants of this shape */
-        slot = &sc->shapes[0];
-        for (int i = 1; i < SHAPES; i++)
-            if (sc->shapes[i].stamp < slot->stamp)
-                slot = &sc->shapes[i];
-        wl_core_workload_free(slot->w);
-        *slot = (shape_slot){++sc->tick, c.wl, c.b, c.sq, c.dt, ak, wl};
-        own = 0;
-    }
     wl_core_evaluator *ev = NULL;
     if ((rc = wl_core_evaluator_create(&g, wl, s->lat, &ev))) {
         if (own)
@@ -845,26 +555,26 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, unsigned long lo
     param_cells(p, &c, &g, cells);
     wl_core_memory mem;
     int fits;
-    combo_memory(s, &c, &g, &mem, &fits);
+    wl_sweep_i_combo_memory(s, &c, &g, &mem, &fits);
     wl_core_shape sh = {0};
     wl_core_build_info info = {0};
     if (!s->traces.n) {
-        combo_shape(s, &c, &sh);
+        wl_sweep_i_combo_shape(s, &c, &sh);
         wl_error e2 = {0};
         if (sh.mode != WL_MODE_PREFILL &&
             wl_core_build_info_of(&s->model[c.wl], &sh, s->scope == WL_SWEEP_LAYER, &info, &e2))
             info.model_flop = NAN;
     }
     /* MFU against the datasheet's dense peak, as papers count it */
-    double peak = wl_core_gpu_datasheet_peak_flops(&g, combo_dtype(s, &c));
+    double peak = wl_core_gpu_datasheet_peak_flops(&g, wl_sweep_i_combo_dtype(s, &c));
     /* the learned model's case, once per chunk; the clock is set per point */
     wl_learn_use lu = {0};
     if (s->learned)
-        learned_use(s, &c, &lu);
+        wl_sweep_i_learned_use(s, &c, &lu);
     const wl_core_numlist *vl = wl_sweep_i_volts(s);
     const wl_core_numlist *clk = &s->gclk[c.gpu];
     size_t m = s->maxclk;
-    curve *cv = curve_for(sc, &g, c.wl, c.b, c.sq, c.dt, ak, vl->n * m);
+    curve *cv = wl_sweep_i_curve_for(sc, &g, c.wl, c.b, c.sq, c.dt, ak, vl->n * m);
     unsigned long long ni = wl_sweep_i_n_inner(s), base = oi * ni;
     size_t vi0 = base >= lo ? 0 : (size_t)((lo - base) / m);
     for (size_t vi = vi0; vi < vl->n && base + vi * m < hi; vi++) {

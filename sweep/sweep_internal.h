@@ -96,4 +96,31 @@ unsigned long long wl_sweep_i_n_inner(const wl_sweep_spec *s);
 unsigned long long wl_sweep_i_n_outer_per_gpu(const wl_sweep_spec *s);
 void wl_sweep_i_decode(const wl_sweep_spec *s, unsigned long long o, combo *c);
 
+/* combo.c: a combination as a case */
+const char *wl_sweep_i_workload_name(const wl_sweep_spec *s, const combo *c);
+wl_dtype wl_sweep_i_combo_dtype(const wl_sweep_spec *s, const combo *c);
+void wl_sweep_i_combo_shape(const wl_sweep_spec *s, const combo *c, wl_core_shape *sh);
+/* Its workload: a trace as recorded (*own 0) or built (*own 1). */
+int wl_sweep_i_shape_workload(const wl_sweep_spec *s, const combo *c, wl_core_workload **wl,
+                              int *own, wl_error *err);
+void wl_sweep_i_combo_memory(const wl_sweep_spec *s, const combo *c, const wl_core_gpu *g,
+                             wl_core_memory *mem, int *fits);
+void wl_sweep_i_learned_use(const wl_sweep_spec *s, const combo *c, wl_learn_use *u);
+
+/* scratch.c: what a thread keeps across chunks. A curve: the results of one
+ * governor-free GPU variant and shape at every voltage and clock. */
+typedef struct {
+    int used;
+    unsigned long long stamp;
+    wl_core_gpu key;          /* the variant with its governor fields zeroed */
+    size_t wl, b, sq, dt, at; /* the shape */
+    size_t n;                 /* voltages x clocks */
+    wl_core_result *res;
+    unsigned char *have;
+} curve;
+curve *wl_sweep_i_curve_for(wl_sweep_scratch *sc, const wl_core_gpu *g, size_t wl, size_t b,
+                             size_t sq, size_t dt, size_t at, size_t n);
+int wl_sweep_i_scratch_workload(wl_sweep_scratch *sc, const wl_sweep_spec *s, const combo *c,
+                                size_t ak, wl_core_workload **wl, int *own, wl_error *err);
+
 #endif

@@ -1,8 +1,8 @@
 /* The heatmap kind: a value over two parameter axes, one cell per pair
  * (numeric axes sorted, text axes categorical), reduced over the other
  * parameters by min or mean, optionally divided by each row's minimum. */
-#include "plot_internal.h"
-#include "kinds_internal.h"
+#include "../plot_internal.h"
+#include "../kinds_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -414,3 +414,12 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
     return rc;
 }
 
+/* What `wattlas plot`, study files and the help know the kind by; kinds.c
+ * lists it (plot/kinds/list.h). */
+const wl_plot_kind wl_plot_kind_heatmap = {
+    .name = "heatmap",
+    .summary = "a value over two swept parameters (a text column is categorical), cells that "
+               "cannot run grey and hatched",
+    .fn = wl_plot_heatmap,
+    .options = "x,y,z,normalize,reduce",
+};

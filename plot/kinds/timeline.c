@@ -2,8 +2,9 @@
  * as a Gantt chart (a row per GPU, a bar per task coloured by its name)
  * with the GPUs' mean power, and the band of their range, over the same
  * time axis underneath. */
-#include "plot_internal.h"
-#include "../core/json.h"
+#include "../plot_internal.h"
+#include "../kinds_internal.h"
+#include "../../core/json.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -358,3 +359,13 @@ int wl_plot_timeline(const char *trace_path, const wl_plot_options *o, const cha
     wj_free(root);
     return rc;
 }
+
+/* What `wattlas plot`, study files and the help know the kind by; kinds.c
+ * lists it (plot/kinds/list.h). */
+const wl_plot_kind wl_plot_kind_timeline = {
+    .name = "timeline",
+    .summary = "Gantt chart of a cluster --timeline trace (a row per GPU) with each GPU's "
+               "power underneath",
+    .file_fn = wl_plot_timeline,
+    .options = "",
+};

@@ -1,16 +1,12 @@
 /* Figure kind energy-freq: energy (power, time) vs SM clock per workload. */
-#include "plot_internal.h"
-#include "kinds_internal.h"
-#include "../pareto/wattlas_pareto.h"
-#include "../presets/wattlas_presets.h"
+#include "../plot_internal.h"
+#include "../kinds_internal.h"
+#include "../../pareto/wattlas_pareto.h"
+#include "../../presets/wattlas_presets.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-const metric metrics[3] = {{"energy_j", "Energy", "J"},
-                          {"power_w", "Power", "W"},
-                          {"time_ms", "Time", "s"}};
 
 /* The stacked parts: what the energy is made of, or the phases it is spent
  * in (they add up to energy_j in every row). */
@@ -545,3 +541,14 @@ int wl_plot_energy_freq(const wl_results_table *t, const wl_plot_kind_options *k
     return rc;
 }
 
+/* What `wattlas plot`, study files and the help know the kind by; kinds.c
+ * lists it (plot/kinds/list.h). */
+const wl_plot_kind wl_plot_kind_energy_freq = {
+    .name = "energy-freq",
+    .summary = "energy vs SM clock per workload (sweep or predict output): the least energy "
+               "(large marker) and the clocks within 1% of it (shaded), the maximum clock "
+               "(square), throttled points hollow; points that cannot run left out (grey with "
+               "--show-infeasible)",
+    .fn = wl_plot_energy_freq,
+    .options = "panels,stack,facet,objective,show-infeasible",
+};

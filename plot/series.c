@@ -1,6 +1,6 @@
-/* What the energy-vs-clock and Pareto kinds share: rows grouped into
- * series, legends, the rows that can run, the objective's chosen row, and
- * facets. */
+/* What the figure kinds share: the metrics, rows grouped into series,
+ * legends, the rows that can run, the objective's chosen row, facets and
+ * fronts. */
 #include "plot_internal.h"
 #include "kinds_internal.h"
 #include "../pareto/wattlas_pareto.h"
@@ -8,11 +8,14 @@
 
 #include <math.h>
 #include <stdlib.h>
+
+const metric metrics[3] = {{"energy_j", "Energy", "J"},
+                          {"power_w", "Power", "W"},
+                          {"time_ms", "Time", "s"}};
+
 #include <string.h>
 
 /* ---- series: rows grouped by the parameter columns before the clock ------- */
-
-
 
 void series_free(series_set *ss)
 {
@@ -110,8 +113,6 @@ int build_series(const wl_results_table *t, int xcol, int skip, series_set *ss,
 }
 
 /* ---- legends ------------------------------------------------------------------ */
-
-
 
 void lg_add(legend_t *lg, const char *label, int style, int kind)
 {
@@ -444,7 +445,6 @@ double power_limit_of(const wl_results_table *t, size_t r)
 
 /* ---- facets ------------------------------------------------------------------------ */
 
-
 int facets_of(const wl_results_table *t, const char *name, facets *f, wl_error *err)
 {
     f->col = -1;
@@ -525,4 +525,45 @@ void facet_title(cairo_t *cr, const axes *a, const wl_results_table *t, const fa
     style_font(cr, 7.5, 1);
     cairo_set_source_rgb(cr, 0, 0, 0);
     style_text(cr, a->x0 + a->w / 2, a->y0 - 10.5, lab, 0.5, 0);
+}
+
+/* ---- fronts ------------------------------------------------------------------------ */
+
+int decision_col(const wl_results_table *t, int clock_col)
+{
+    int v = wl_results_table_col(t, "voltage_offset_mv"), f = wl_results_table_col(t, "fixed_voltage_mv");
+    int stop = clock_col;
+    if (v >= 0 && v < stop)
+        stop = v;
+    if (f >= 0 && f < stop)
+        stop = f;
+    return stop;
+}
+
+int series_fronts(const series_set *ss, const double *px, const double *py,
+                  const unsigned char *ok, unsigned char *on, size_t n)
+{
+    double *pts = malloc((n + 1) * 2 * sizeof *pts);
+    size_t *idx = malloc((n + 1) * sizeof *idx);
+    unsigned char *tmp = malloc(n + 1);
+    int rc = pts && idx && tmp ? WL_OK : WL_ENOMEM;
+    memset(on, 0, n);
+    for (int i = 0; !rc && i < ss->n; i++) {
+        size_t m = 0;
+        for (size_t j = 0; j < ss->s[i].n; j++) {
+            size_t r = ss->s[i].rows[j];
+            if (!ok[r] || !isfinite(px[r]) || !isfinite(py[r]))
+                continue;
+            pts[2 * m] = px[r];
+            pts[2 * m + 1] = py[r];
+            idx[m++] = r;
+        }
+        rc = wl_pareto_front(pts, m, 2, tmp);
+        for (size_t q = 0; !rc && q < m; q++)
+            on[idx[q]] = tmp[q];
+    }
+    free(pts);
+    free(idx);
+    free(tmp);
+    return rc;
 }
