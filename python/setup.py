@@ -37,7 +37,8 @@ if not os.environ.get("WATTLAS_LIB"):
 
 ext = Extension(
     "wattlas._wattlas",
-    sources=["_wattlas.c", "cluster.c", "fit.c", "tables.c"],
+    sources=["_wattlas.c", "errors.c", "columns.c", "sweep.c", "presets.c", "tables.c", "cluster.c",
+             "fit.c"],
     include_dirs=[os.path.join(ROOT, "include")],
     extra_compile_args=["-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Wshadow",
                         "-Wconversion", "-Wstrict-prototypes",

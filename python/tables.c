@@ -1,7 +1,6 @@
 /* The methods of wattlas._wattlas that read and write tables: pareto and
  * optimize (and clock schedules), validate, energy-check, merge and
- * derive-vf, with the text collector they share with the rest of the
- * module. */
+ * derive-vf. */
 #include "wattlas_py.h"
 
 #include <limits.h>
@@ -9,39 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int wl_py_collect_open(wl_py_collect *c, const char *fmt, const wl_results_col *cols, size_t nc)
-{
-    memset(c, 0, sizeof *c);
-    wl_results_format format;
-    if (wl_results_format_parse(fmt, &format)) {
-        PyErr_Format(PyExc_ValueError, "format: expected table, csv, ndjson or json, got '%.60s'", fmt);
-        return -1;
-    }
-    if (!(c->f = open_memstream(&c->text, &c->len)) ||
-        wl_results_writer_create(c->f, format, cols, nc, &c->w)) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    return 0;
-}
-
-/* Finishes and returns the text as a str (NULL with an exception set). */
-PyObject *wl_py_collect_close(wl_py_collect *c, int ok)
-{
-    PyObject *res = NULL;
-    if (ok)
-        wl_results_writer_finish(c->w);
-    else
-        wl_results_writer_free(c->w);
-    if (c->f && fclose(c->f) == 0 && ok)
-        res = PyUnicode_DecodeUTF8(c->text ? c->text : "", (Py_ssize_t)c->len, "strict");
-    else if (ok)
-        PyErr_NoMemory();
-    free(c->text);
-    memset(c, 0, sizeof *c);
-    return res;
-}
 
 /* A pareto set from a file (path) or CSV text (named source). */
 static int load_set(const char *path, const char *text, Py_ssize_t tlen, const char *source,

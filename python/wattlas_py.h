@@ -1,7 +1,9 @@
-/* wattlas._wattlas, shared between its files: _wattlas.c (the module, the
- * error, sweeps, columns, compare, presets), tables.c (selection,
- * schedules, validation, energy-check, merge, derive-vf), cluster.c
- * (_cluster) and fit.c (_calibrate, _learn, _plot, _report). */
+/* wattlas._wattlas, shared between its files: _wattlas.c (the module's
+ * method table), one file per command group (sweep.c: sweep, predict,
+ * columns, compare; presets.c; tables.c: selection, schedules, validation,
+ * energy-check, merge, derive-vf; cluster.c: _cluster; fit.c: _calibrate,
+ * _learn, _plot, _report), and below them columns.c (rows carried into
+ * Python) and errors.c (wattlas.Error). */
 #ifndef WATTLAS_PY_H
 #define WATTLAS_PY_H
 
@@ -10,12 +12,20 @@
 
 #include "wattlas.h"
 
-/* wattlas.Error once the package has set it, ValueError before */
+/* errors.c: wattlas.Error once the package has set it, ValueError before */
 PyObject *wl_py_error_class(void);
 /* Raises wattlas.Error (or MemoryError) for a library failure: NULL. */
 PyObject *wl_py_raise(int rc, const wl_error *err);
-/* A finished spec from (key, value, source) triples (NULL with an exception set). */
+/* _set_error(cls): the exception class errors are raised as */
+PyObject *wl_py_set_error(PyObject *self, PyObject *cls);
+
+/* sweep.c: a finished spec from (key, value, source) triples (NULL with an
+ * exception set). */
 wl_sweep_spec *wl_py_build_spec(PyObject *items, const char *spec_path, int predict);
+
+/* columns.c: the binary column stream (WL_FMT_COLUMNS) in *bufp, decoded
+ * (NULL with an exception set). */
+PyObject *wl_py_decode_columns(char **bufp, size_t len);
 /* Rows fill() writes, decoded as columns (NULL with an exception set). */
 PyObject *wl_py_rows_as_columns(const wl_results_col *cols, size_t nc,
                                 int (*fill)(void *ctx, wl_results_writer *w), void *ctx);
@@ -32,7 +42,13 @@ typedef struct {
 int wl_py_collect_open(wl_py_collect *c, const char *fmt, const wl_results_col *cols, size_t nc);
 PyObject *wl_py_collect_close(wl_py_collect *c, int ok);
 
-/* the methods defined outside _wattlas.c */
+/* the methods, by file */
+PyObject *wl_py_sweep(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *wl_py_columns(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *wl_py_compare(PyObject *self, PyObject *args);
+PyObject *wl_py_presets(PyObject *self, PyObject *unused);
+PyObject *wl_py_catalog(PyObject *self, PyObject *args);
+PyObject *wl_py_preset_text(PyObject *self, PyObject *args);
 PyObject *wl_py_cluster(PyObject *self, PyObject *args);
 PyObject *wl_py_calibrate(PyObject *self, PyObject *args);
 PyObject *wl_py_learn(PyObject *self, PyObject *args);
