@@ -39,7 +39,7 @@ PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/schedule.c pareto/compare.c
 PLOT_SRC = plot/plot.c plot/axes.c plot/kinds.c plot/series.c plot/bars.c plot/report.c plot/report_index.c \
            $(sort $(wildcard plot/kinds/*.c))
 LEARN_SRC = learn/learn.c learn/data.c learn/model_file.c learn/run.c
-CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/counts.c cluster/pipeline.c cluster/cluster.c cluster/config.c cluster/partition.c cluster/timeline_json.c cluster/plans.c cluster/graph.c cluster/bound.c cluster/piececache.c cluster/search.c \
+CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/counts.c cluster/stage.c cluster/pipeline.c cluster/cluster.c cluster/config.c cluster/partition.c cluster/refine.c cluster/timeline_json.c cluster/plans.c cluster/graph.c cluster/bound.c cluster/piececache.c cluster/search.c \
               cluster/view.c
 CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/cmd_cluster.c cli/cmd_learn.c cli/args.c
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)

@@ -686,3 +686,34 @@ done:
     free(lim);
     return rc;
 }
+
+int wl_cluster_power_limit_sweep(const wl_cluster_system *sys, const wl_core_gpu *gpu,
+                                 const wl_core_model *m, const wl_cluster_config *cfg,
+                                 double clock_mhz, const double *limits, size_t n,
+                                 wl_cluster_result *res, wl_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!(limits[i] > 0) || !isfinite(limits[i]) || limits[i] > 1e5) {
+            wl_error_set(err, "cluster", 0, "power_limit_w", "expected a limit in (0, 100000] W");
+            return WL_EINVAL;
+        }
+        if (limits[i] < gpu->power_limit_min_w) {
+            wl_error_set(err, "cluster", 0, "power_limit_w",
+                         "%g W is below %s's lowest limit, %g W (nvidia-smi -pl refuses it)",
+                         limits[i], gpu->id, gpu->power_limit_min_w);
+            return WL_EINVAL;
+        }
+        wl_core_gpu g = *gpu;
+        g.power_limit_w = limits[i];
+        wl_cluster *c = NULL;
+        int rc = wl_cluster_create(sys, &g, m, cfg, &c, err);
+        if (!rc)
+            rc = wl_cluster_refine_split(c, err);
+        if (!rc)
+            rc = wl_cluster_run(c, clock_mhz, NULL, &res[i], err);
+        wl_cluster_free(c);
+        if (rc)
+            return rc;
+    }
+    return WL_OK;
+}
