@@ -591,7 +591,7 @@ static int event(pf *P, const wj_value *e, int line)
 
 /* Reads traceEvents one event at a time, and the top-level
  * "wattlas": {"sm_clock_mhz": N} the measurement harness adds. */
-static int read_events(pf *P, const char *text, size_t len)
+int wl_core_pf_read_events(pf *P, const char *text, size_t len)
 {
     scan c = {text, text + len, 1};
     char key[64];
@@ -700,7 +700,7 @@ static int read_events(pf *P, const char *text, size_t len)
     return 0;
 }
 
-static void pf_free(pf *P)
+void wl_core_pf_free(pf *P)
 {
     free(P->dev);
     free(P->call);
@@ -713,34 +713,6 @@ static void pf_free(pf *P)
     free(P->names);
     free(P->ohash);
     free(P->chash);
-}
-
-int wl_core_profile_parse(const char *text, size_t len, const char *source, double clock_mhz,
-                          wl_core_workload **out, wl_error *err)
-{
-    *out = NULL;
-    pf P = {.source = source, .err = err};
-    int rc = WL_OK;
-    int r = read_events(&P, text, len);
-    if (r)
-        rc = r == -2 ? WL_ENOMEM : WL_EPARSE;
-    if (!rc) {
-        if (clock_mhz > 0)
-            P.clock_mhz = clock_mhz;
-        else if (!(P.clock_mhz > 0))
-            P.clock_mhz = wl_core_pf_clock_from_name(source);
-        if (!(P.clock_mhz > 0) || P.clock_mhz > 1e4) {
-            wl_error_set(err, source, 0, "sm_clock_mhz",
-                         "the profile does not say the SM clock it ran at: name it "
-                         "..._<MHz>mhz.json[.gz], or add \"wattlas\": {\"sm_clock_mhz\": N} "
-                         "beside traceEvents (python3 -m wattlas.measure profile does)");
-            rc = WL_EPARSE;
-        }
-    }
-    if (!rc)
-        rc = wl_core_pf_build(&P, out);
-    pf_free(&P);
-    return rc;
 }
 
 int wl_core_text_is_profile(const char *text, size_t len)

@@ -104,8 +104,10 @@ int wl_core_pf_grow(void **a, size_t *cap, size_t n, size_t elem);
 const pf_op *wl_core_pf_op_of(const pf *P, long long ext);
 const pf_call *wl_core_pf_call_of(const pf *P, long long corr);
 
-/* profile_map.c */
-double wl_core_pf_clock_from_name(const char *path);
-int wl_core_pf_build(pf *P, wl_core_workload **out);
+/* Reads traceEvents one event at a time, and the top-level "wattlas":
+ * {"sm_clock_mhz": N} the measurement harness adds: 0, -1 a parse error
+ * (in P->err), -2 out of memory. */
+int wl_core_pf_read_events(pf *P, const char *text, size_t len);
+void wl_core_pf_free(pf *P);
 
 #endif

@@ -1,7 +1,7 @@
 /* PyTorch profile import, second half: each kernel mapped to a wattlas
- * kernel through its aten op, and the workload with the host's timeline
- * (core/profile.c reads the events; its header comment says how the whole
- * import works). */
+ * kernel through its aten op, the workload with the host's timeline, and
+ * the import's entry point, wl_core_profile_parse (core/profile.c reads
+ * the events; its header comment says how the whole import works). */
 #include "profile_internal.h"
 
 #include <ctype.h>
@@ -427,7 +427,7 @@ static int cmp_call(const void *a, const void *b)
 }
 
 /* The SM clock from a name ending "_<N>mhz" before its extension. */
-double wl_core_pf_clock_from_name(const char *path)
+static double clock_from_name(const char *path)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
@@ -466,7 +466,7 @@ static void add_gap(wl_core_workload *wl, double us, int sync, int phase, int *r
         *rc = WL_ENOMEM;
 }
 
-int wl_core_pf_build(pf *P, wl_core_workload **out)
+static int build(pf *P, wl_core_workload **out)
 {
     if (P->ndev) /* qsort takes no null base, even for nothing */
         qsort(P->dev, P->ndev, sizeof *P->dev, cmp_dev);
@@ -710,5 +710,35 @@ int wl_core_pf_build(pf *P, wl_core_workload **out)
     free(sum);
     free(cnt);
     free(miss);
+    return rc;
+}
+
+/* The import: the events read (profile.c), the clock the profile ran at
+ * (given, recorded by the harness, or in its name), then the workload. */
+int wl_core_profile_parse(const char *text, size_t len, const char *source, double clock_mhz,
+                          wl_core_workload **out, wl_error *err)
+{
+    *out = NULL;
+    pf P = {.source = source, .err = err};
+    int rc = WL_OK;
+    int r = wl_core_pf_read_events(&P, text, len);
+    if (r)
+        rc = r == -2 ? WL_ENOMEM : WL_EPARSE;
+    if (!rc) {
+        if (clock_mhz > 0)
+            P.clock_mhz = clock_mhz;
+        else if (!(P.clock_mhz > 0))
+            P.clock_mhz = clock_from_name(source);
+        if (!(P.clock_mhz > 0) || P.clock_mhz > 1e4) {
+            wl_error_set(err, source, 0, "sm_clock_mhz",
+                         "the profile does not say the SM clock it ran at: name it "
+                         "..._<MHz>mhz.json[.gz], or add \"wattlas\": {\"sm_clock_mhz\": N} "
+                         "beside traceEvents (python3 -m wattlas.measure profile does)");
+            rc = WL_EPARSE;
+        }
+    }
+    if (!rc)
+        rc = build(&P, out);
+    wl_core_pf_free(&P);
     return rc;
 }
