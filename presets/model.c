@@ -1,4 +1,4 @@
-/* Model presets: the [model] keys and their checks. */
+/* Model presets: the [model] keys and their checks; loading one by name. */
 #include "preset_internal.h"
 #include <ctype.h>
 #include <errno.h>
@@ -201,5 +201,18 @@ int wl_preset_model_parse(const char *text, const char *source, wl_core_model *o
     ctx c = {.source = source, .model = out, .err = err};
     int rc = model_parse(&c, text, source, out, err);
     wl_preset_i_lists_free(&c);
+    return rc;
+}
+
+/* A preset by id, alias or path: found (builtin.c), then parsed. */
+int wl_preset_model_load(const char *id_or_path, wl_core_model *out, wl_error *err)
+{
+    char src[256];
+    const char *text;
+    char *owned;
+    int rc = wl_preset_find(WL_PRESET_MODEL, id_or_path, &text, &owned, src, sizeof src, err);
+    if (!rc)
+        rc = wl_preset_model_parse(text, owned ? id_or_path : src, out, err);
+    free(owned);
     return rc;
 }

@@ -1,14 +1,17 @@
-/* Private to presets/: what preset.c, model.c and load.c share. */
+/* Private to presets/: what builtin.c, parse.c, gpu.c, model.c and hosts.c
+ * share. */
 #ifndef WATTLAS_PRESET_INTERNAL_H
 #define WATTLAS_PRESET_INTERNAL_H
 
 #include "wattlas_presets.h"
 
-/* A kind's folder under presets/ ("gpus") and the word messages use ("GPU"). */
+/* builtin.c: a kind's folder under presets/ ("gpus") and the word messages
+ * use ("GPU"). */
 const char *wl_preset_i_kind_dir(wl_preset_kind k);
 const char *wl_preset_i_kind_word(wl_preset_kind k);
 
-/* The parse context of GPU and model presets (preset.c, model.c). */
+/* The parse context of GPU and model presets (gpu.c, model.c; parse.c the
+ * helpers below). */
 /* A list value, joined from the lines it spans ("a, b,\n    c" is a, b, c;
  * lines that end without a comma are joined with one), parsed when the file
  * has been read so that a trailing empty item is an error. */

@@ -1,5 +1,5 @@
-/* Loading presets by id, alias or path (with suggestions for a name that
- * matches none), and the host presets' parser and writer. */
+/* Host presets: loading one by name, its parser and writer, and a host set
+ * on every GPU. */
 #include "preset_internal.h"
 #include <ctype.h>
 #include <errno.h>
@@ -9,117 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- loading ------------------------------------------------------------- */
-
-static const char *preset_id_of(void *user, size_t i)
-{
-    return wl_preset_id(*(const wl_preset_kind *)user, i);
-}
-
-/* ", did you mean X, Y?" for a name no preset of kind has. */
-static void suggest(wl_preset_kind kind, const char *id, char *buf, size_t cap)
-{
-    wl_core_name_hint(preset_id_of, &kind, wl_preset_count(kind), id, buf, cap);
-}
-
-static int is_path(const char *s)
-{
-    size_t n = strlen(s);
-    return strchr(s, '/') || (n > 4 && strcmp(s + n - 4, ".ini") == 0);
-}
-
-int wl_preset_find(wl_preset_kind kind, const char *id, const char **text, char **owned,
-                   char *src, size_t cap, wl_error *err)
-{
-    *text = NULL;
-    *owned = NULL;
-    if (cap)
-        src[0] = 0;
-    const char *hub = NULL;
-    size_t idlen = strlen(id);
-    /* "org/name" that is no file and no .ini: a model hub id */
-    if (kind == WL_PRESET_MODEL && is_path(id) && !(idlen > 4 && strcmp(id + idlen - 4, ".ini") == 0)) {
-        FILE *probe = fopen(id, "r");
-        if (probe) {
-            fclose(probe);
-        } else if (!(hub = wl_preset_model_resolve(id))) {
-            wl_error_set(err, id, 0, "model",
-                         "neither a file nor a model preset or alias (see 'wattlas presets list')");
-            return WL_ENOTFOUND;
-        }
-    }
-    if (hub)
-        id = hub;
-    else if (is_path(id)) {
-        size_t len = 0;
-        int rc = wl_core_read_file(id, owned, &len, err);
-        if (rc)
-            return rc;
-        /* the parsers read up to the first NUL: what follows one would be
-         * ignored without a word (study specs refuse it the same way) */
-        const char *nul = memchr(*owned, 0, len);
-        if (nul) {
-            int line = 1;
-            for (const char *q = *owned; q < nul; q++)
-                line += *q == '\n';
-            wl_error_set(err, id, line, "", "NUL byte in a text file");
-            free(*owned);
-            *owned = NULL;
-            return WL_EPARSE;
-        }
-        *text = *owned;
-        snprintf(src, cap, "%s", id);
-        return WL_OK;
-    }
-    *text = wl_preset_text(kind, id);
-    if (!*text) {
-        const char *canon = kind == WL_PRESET_GPU     ? wl_preset_gpu_resolve(id)
-                            : kind == WL_PRESET_MODEL ? wl_preset_model_resolve(id)
-                            : kind == WL_PRESET_HOST  ? wl_preset_host_resolve(id)
-                                                      : wl_preset_system_resolve(id);
-        if (canon) {
-            id = canon;
-            *text = wl_preset_text(kind, id);
-        }
-    }
-    if (!*text) {
-        char hint[160];
-        suggest(kind, id, hint, sizeof hint);
-        wl_error_set(err, id, 0, wl_preset_kind_name(kind), "no %s preset '%.60s'%s (see 'wattlas presets list')",
-                     wl_preset_i_kind_word(kind), id, hint);
-        return WL_ENOTFOUND;
-    }
-    snprintf(src, cap, "presets/%s/%s.ini", wl_preset_i_kind_dir(kind), id);
-    return WL_OK;
-}
-
-static int load(wl_preset_kind kind, const char *id, void *out, wl_error *err)
+/* A preset by id, alias or path: found (builtin.c), then parsed. */
+int wl_preset_host_load(const char *id_or_path, wl_core_host *out, wl_error *err)
 {
     char src[256];
     const char *text;
     char *owned;
-    int rc = wl_preset_find(kind, id, &text, &owned, src, sizeof src, err);
+    int rc = wl_preset_find(WL_PRESET_HOST, id_or_path, &text, &owned, src, sizeof src, err);
     if (!rc)
-        rc = kind == WL_PRESET_GPU     ? wl_preset_gpu_parse(text, owned ? id : src, out, err)
-             : kind == WL_PRESET_MODEL ? wl_preset_model_parse(text, owned ? id : src, out, err)
-                                       : wl_preset_host_parse(text, owned ? id : src, out, err);
+        rc = wl_preset_host_parse(text, owned ? id_or_path : src, out, err);
     free(owned);
     return rc;
-}
-
-int wl_preset_gpu_load(const char *id_or_path, wl_core_gpu *out, wl_error *err)
-{
-    return load(WL_PRESET_GPU, id_or_path, out, err);
-}
-
-int wl_preset_model_load(const char *id_or_path, wl_core_model *out, wl_error *err)
-{
-    return load(WL_PRESET_MODEL, id_or_path, out, err);
-}
-
-int wl_preset_host_load(const char *id_or_path, wl_core_host *out, wl_error *err)
-{
-    return load(WL_PRESET_HOST, id_or_path, out, err);
 }
 
 /* ---- hosts ----------------------------------------------------------------- */

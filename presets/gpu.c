@@ -1,5 +1,8 @@
-/* Preset parsing (inih) of GPUs, built-in preset lookup, field access by key
- * (models: model.c; loading by name and hosts: load.c). */
+/* GPU presets: the field table that drives parsing, --set and printing;
+ * parsing a GPU preset (inih) with its [vf] tables, transferred
+ * coefficients, host and calibrated spec; loading one by name; field
+ * access by key. (The built-in presets and finding one: builtin.c; models:
+ * model.c; hosts: hosts.c.) */
 #include "preset_internal.h"
 
 #include <ctype.h>
@@ -9,202 +12,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct {
-    const char *kind, *id, *text;
-} wl_preset_blob;
-/* generated at build time from presets/gpus/ *.ini and presets/models/ *.ini */
-extern const wl_preset_blob wl_preset_blobs[];
-extern const size_t wl_preset_blob_count;
-
-/* Per kind: its folder under presets/, the word messages use, and the
- * option that names one. */
-static const struct {
-    const char *dir, *word, *field;
-} kinds[WL_PRESET_KINDS] = {
-    [WL_PRESET_GPU] = {"gpus", "GPU", "gpu"},
-    [WL_PRESET_MODEL] = {"models", "model", "model"},
-    [WL_PRESET_HOST] = {"hosts", "host", "host"},
-    [WL_PRESET_SYSTEM] = {"systems", "system", "system"},
-};
-
-const char *wl_preset_i_kind_dir(wl_preset_kind k)
-{
-    return kinds[k].dir;
-}
-
-const char *wl_preset_i_kind_word(wl_preset_kind k)
-{
-    return kinds[k].word;
-}
-
-const char *wl_preset_kind_name(wl_preset_kind kind)
-{
-    return (unsigned)kind < WL_PRESET_KINDS ? kinds[kind].field : NULL;
-}
-
-int wl_preset_kind_parse(const char *name, wl_preset_kind *out)
-{
-    for (int k = 0; k < WL_PRESET_KINDS; k++)
-        if (!strcmp(name, kinds[k].field)) {
-            *out = (wl_preset_kind)k;
-            return WL_OK;
-        }
-    return WL_EINVAL;
-}
-
-size_t wl_preset_count(wl_preset_kind kind)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < wl_preset_blob_count; i++)
-        n += strcmp(wl_preset_blobs[i].kind, wl_preset_i_kind_dir(kind)) == 0;
-    return n;
-}
-
-const char *wl_preset_id(wl_preset_kind kind, size_t idx)
-{
-    for (size_t i = 0; i < wl_preset_blob_count; i++)
-        if (strcmp(wl_preset_blobs[i].kind, wl_preset_i_kind_dir(kind)) == 0 && idx-- == 0)
-            return wl_preset_blobs[i].id;
-    return NULL;
-}
-
-const char *wl_preset_text(wl_preset_kind kind, const char *id)
-{
-    for (size_t i = 0; i < wl_preset_blob_count; i++)
-        if (strcmp(wl_preset_blobs[i].kind, wl_preset_i_kind_dir(kind)) == 0 &&
-            strcmp(wl_preset_blobs[i].id, id) == 0)
-            return wl_preset_blobs[i].text;
-    return NULL;
-}
-
-/* GPU names as tools write them: lower case, '-' for blanks and '_', no
- * vendor prefix ("NVIDIA A100-SXM4-80GB" -> "a100-sxm4-80gb"). */
-static void normalize_gpu_name(const char *in, char *out, size_t cap)
-{
-    size_t n = 0;
-    for (const char *p = in; *p && n + 1 < cap; p++) {
-        char ch = *p;
-        if (ch >= 'A' && ch <= 'Z')
-            ch = (char)(ch - 'A' + 'a');
-        if (ch == ' ' || ch == '_' || ch == '\t')
-            ch = '-';
-        if (ch == '-' && (n == 0 || out[n - 1] == '-'))
-            continue;
-        out[n++] = ch;
-    }
-    while (n && out[n - 1] == '-')
-        n--;
-    out[n] = 0;
-    if (strncmp(out, "nvidia-", 7) == 0)
-        memmove(out, out + 7, strlen(out + 7) + 1);
-}
-
-/* The [gpu] aliases list of a preset text ("aliases = a, b, c"), matched
- * after normalisation. */
-static int text_has_alias(const char *text, const char *norm)
-{
-    const char *p = strstr(text, "\naliases");
-    if (!p)
-        return 0;
-    p = strchr(p, '=');
-    if (!p)
-        return 0;
-    p++;
-    const char *end = p + strcspn(p, ";\n");
-    while (p < end) {
-        size_t len = strcspn(p, ",;\n");
-        if (p + len > end)
-            len = (size_t)(end - p);
-        char one[128], nn[128];
-        size_t k = len < sizeof one - 1 ? len : sizeof one - 1;
-        memcpy(one, p, k);
-        one[k] = 0;
-        const char *slash = strrchr(one, '/'); /* hub ids match by their name */
-        normalize_gpu_name(slash ? slash + 1 : one, nn, sizeof nn);
-        if (nn[0] && strcmp(nn, norm) == 0)
-            return 1;
-        p += len + 1;
-    }
-    return 0;
-}
-
-/* Whether a and b are equal with their '-' left out ("gpt-3-13b" and
- * "gpt3-13b", "llama3-8b" and "llama-3-8b"). */
-static int same_without_dashes(const char *a, const char *b)
-{
-    for (;;) {
-        while (*a == '-')
-            a++;
-        while (*b == '-')
-            b++;
-        if (*a != *b)
-            return 0;
-        if (!*a)
-            return 1;
-        a++, b++;
-    }
-}
-
-static const char *resolve(const char *kind, const char *norm)
-{
-    for (size_t i = 0; i < wl_preset_blob_count; i++)
-        if (strcmp(wl_preset_blobs[i].kind, kind) == 0 && strcmp(wl_preset_blobs[i].id, norm) == 0)
-            return wl_preset_blobs[i].id;
-    for (size_t i = 0; i < wl_preset_blob_count; i++)
-        if (strcmp(wl_preset_blobs[i].kind, kind) == 0 &&
-            text_has_alias(wl_preset_blobs[i].text, norm))
-            return wl_preset_blobs[i].id;
-    /* the obvious spellings of an id: hyphens placed differently, as long
-     * as they name one preset only */
-    const char *found = NULL;
-    for (size_t i = 0; i < wl_preset_blob_count; i++)
-        if (strcmp(wl_preset_blobs[i].kind, kind) == 0 &&
-            same_without_dashes(wl_preset_blobs[i].id, norm)) {
-            if (found)
-                return NULL;
-            found = wl_preset_blobs[i].id;
-        }
-    return found;
-}
-
-const char *wl_preset_gpu_resolve(const char *name)
-{
-    char norm[128];
-    normalize_gpu_name(name, norm, sizeof norm);
-    return resolve("gpus", norm);
-}
-
-int wl_preset_gpu_names(const char *name, const char *gpu_id)
-{
-    if (strcmp(name, gpu_id) == 0)
-        return 1;
-    const char *id = wl_preset_gpu_resolve(name);
-    return id && strcmp(id, gpu_id) == 0;
-}
-
-const char *wl_preset_model_resolve(const char *name)
-{
-    /* a hub id names the model after its organisation: google/vit-large-... */
-    const char *slash = strrchr(name, '/');
-    char norm[128];
-    normalize_gpu_name(slash ? slash + 1 : name, norm, sizeof norm);
-    return resolve("models", norm);
-}
-
-const char *wl_preset_host_resolve(const char *name)
-{
-    char norm[128];
-    normalize_gpu_name(name, norm, sizeof norm);
-    return resolve("hosts", norm);
-}
-
-const char *wl_preset_system_resolve(const char *name)
-{
-    char norm[128];
-    normalize_gpu_name(name, norm, sizeof norm);
-    return resolve("systems", norm);
-}
 
 /* ---- GPU keys ------------------------------------------------------------
  * One table drives parsing, --set, printing and the range of every key. The
@@ -345,52 +152,6 @@ static int field_in_range(const gpu_field *f, double v, wl_error *err)
     wl_error_set(err, "", 0, f->key, "expected %s in %s%s, %s], got %s",
                  f->type == F_INT ? "an integer" : "a number", f->lo_open ? "(" : "[", lo, hi, got);
     return WL_EINVAL;
-}
-
-/* informational keys of [calibration] and [vf], kept as text only */
-static const char *const info_keys[] = {"source", "command", "fitted_rows", "data_hash",
-                                         "fitted_on", "note", "aliases", "few_shot"};
-
-
-int wl_preset_i_is_info(const char *name)
-{
-    for (size_t i = 0; i < sizeof info_keys / sizeof *info_keys; i++)
-        if (strcmp(name, info_keys[i]) == 0)
-            return 1;
-    return 0;
-}
-
-int wl_preset_i_fail(ctx *c, int line, const char *field, const char *fmt, ...)
-{
-    char text[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    wl_error_set(c->err, c->source, line, field, "%s", text);
-    return 0;
-}
-
-int wl_preset_i_list_append(ctx *c, int which, const char *value, int line)
-{
-    list_text *l = &c->list[which];
-    size_t old = l->text ? strlen(l->text) : 0, add = strlen(value);
-    char *nt = realloc(l->text, old + add + 2);
-    if (!nt)
-        return wl_preset_i_fail(c, line, "", "out of memory");
-    l->text = nt;
-    if (!old)
-        l->line = line;
-    else if (nt[old - 1] != ',')
-        nt[old++] = ','; /* a continuation line without a separator before it */
-    memcpy(nt + old, value, add + 1);
-    return 1;
-}
-
-void wl_preset_i_lists_free(ctx *c)
-{
-    for (int i = 0; i < 3; i++)
-        free(c->list[i].text);
 }
 
 /* Spec-sheet keys: what a design change (--set, an edited preset) moves
@@ -793,6 +554,19 @@ int wl_preset_gpu_parse(const char *text, const char *source, wl_core_gpu *out, 
     ctx c = {.source = source, .gpu = out, .err = err};
     int rc = gpu_parse(&c, text, source, out, err);
     wl_preset_i_lists_free(&c);
+    return rc;
+}
+
+/* A preset by id, alias or path: found (builtin.c), then parsed. */
+int wl_preset_gpu_load(const char *id_or_path, wl_core_gpu *out, wl_error *err)
+{
+    char src[256];
+    const char *text;
+    char *owned;
+    int rc = wl_preset_find(WL_PRESET_GPU, id_or_path, &text, &owned, src, sizeof src, err);
+    if (!rc)
+        rc = wl_preset_gpu_parse(text, owned ? id_or_path : src, out, err);
+    free(owned);
     return rc;
 }
 
