@@ -34,7 +34,7 @@
  *   reshape_and_cache_flash: the new keys and values into the cache;
  *   the attention kernel (FlashAttention-2 varlen with causal masking for
  *     a prefill; the split-KV, GQA-packed decode kernel for a step);
- *   o_proj; the second wl_core_bld_norm (fused with the residual add for RMSNorm);
+ *   o_proj; the second norm (fused with the residual add for RMSNorm);
  *   the merged gate_up GEMM and silu_and_mul, or fc1 and one activation
  *     kernel (gelu_new, relu); the down projection.
  * That is 10 kernels a Llama layer against about 40 in HF eager. Each
@@ -102,7 +102,7 @@ static void serve_layer(bld *B, int first)
         wl_core_bld_ewc(B, act, T * B->ff, B->dt);
     }
     wl_core_bld_linear_x(B, B->ff, B->d, bias, 0);
-    if (!llama) /* the MLP's residual wl_core_bld_add (RMSNorm models fuse it into the next norm) */
+    if (!llama) /* the MLP's residual add (RMSNorm models fuse it into the next norm) */
         wl_core_bld_ewc(B, WL_EW_ADD, T * B->d, B->dt);
 }
 

@@ -189,87 +189,6 @@ void wl_core_bld_hf5_prefix(bld *B)
         hf5_rotary_table(B);
 }
 
-/* Qwen2RMSNorm / LlamaRMSNorm, eager:
- *   x = x.to(fp32); v = x.pow(2).mean(-1, keepdim); x = x * rsqrt(v + eps);
- *   return weight * x.to(dtype)
- * Backward by derivatives.yaml: the casts cast back; weight * y gives
- * grad * w and sum_tokens(grad * y); x * r gives grad * r and
- * sum_row(grad * x); rsqrt gives -0.5 grad r^3 (pow, scale, mul on the
- * row statistics); mean gives grad.expand / d (one kernel); pow(x, 2)
- * gives grad * 2 x (a scale and a mul: the profiles show no pow(x, 1));
- * x feeds pow and the product, so its two gradients are added. */
-void wl_core_bld_hf5_rmsnorm(bld *B)
-{
-    long long n = B->T * B->d, T = B->T;
-    const wl_dtype F = WL_DT_FP32;
-    if (wl_core_bld_half(B))
-        wl_core_bld_ew(B, WL_EW_CAST_FP32, n, B->dt);
-    wl_core_bld_fanout(B, n, F, 2);
-    wl_kernel pw[2] = {wl_core_bld_ewk(WL_EW_SCALAR_MUL, n, F), wl_core_bld_ewk(WL_EW_MUL, n, F)};
-    wl_core_bld_ewb(B, WL_EW_UNSPEC_SCALAR, n, F, pw, 2);   /* pow(2) */
-    wl_kernel mean = wl_core_bld_rowk(WL_K_REDUCE, T, B->d, F);
-    wl_core_bld_add(B, &mean);
-    tp_ent *e = wl_core_bld_tp_new(B);
-    wl_kernel mb = wl_core_bld_ewk(WL_EW_SCALAR_MUL, n, F);
-    wl_core_bld_tp_k(e, &mb);                               /* mean_backward */
-    wl_core_bld_ewb(B, WL_EW_SCALAR_ADD, T, F, NULL, 0);    /* + eps */
-    wl_kernel rs[3] = {wl_core_bld_ewk(WL_EW_UNSPEC_SCALAR, T, F),
-                       wl_core_bld_ewk(WL_EW_SCALAR_MUL, T, F), wl_core_bld_ewk(WL_EW_MUL, T, F)};
-    wl_core_bld_ewb(B, WL_EW_UNSPEC_SCALAR, T, F, rs, 3);   /* rsqrt */
-    wl_kernel xr[3] = {wl_core_bld_ewk(WL_EW_MUL, n, F), wl_core_bld_ewk(WL_EW_MUL, n, F),
-                       wl_core_bld_rowk(WL_K_REDUCE, T, B->d, F)};
-    xr[1].strided = 1;
-    B->strided = 1;                             /* the row statistic broadcast */
-    wl_core_bld_ewb(B, WL_EW_MUL, n, F, xr, 3);             /* x * rsqrt */
-    B->strided = 0;
-    if (wl_core_bld_half(B))
-        wl_core_bld_ew(B, WL_EW_CAST_BF16, n, F);
-    wl_kernel wy[3] = {wl_core_bld_ewk(WL_EW_MUL, n, B->dt),
-                       wl_core_bld_rowk(WL_K_REDUCE, B->d, T, B->dt),
-                       wl_core_bld_ewk(WL_EW_MUL, n, B->dt)};
-    wy[1].strided = 1; /* the weight gradient: a column sum over the tokens */
-    wy[2].strided = 1;
-    B->strided = 1;                             /* the weight broadcast */
-    wl_core_bld_ewb(B, WL_EW_MUL, n, B->dt, wy, 3);         /* weight * x.to(dtype) */
-    B->strided = 0;
-    wl_core_bld_tp_param(B, (double)B->d);
-    wl_core_bld_save(B, (double)n,
-                     4.0 + 4.0 + wl_core_bld_eb(B));        /* x in fp32, the product, its cast */
-    wl_core_bld_save(B, (double)T, 4.0);                    /* rsqrt */
-}
-
-/* apply_rotary_pos_emb: q cos + rotate_half(q) sin, rotate_half(x) =
- * cat(-x2, x1). Backward: cos and sin need no gradient, so a mul each;
- * neg's a neg; cat's gradient is two views, each slice of x a zeroed
- * tensor and a copy into it (slice_backward); x's three gradients are
- * added. */
-void wl_core_bld_hf5_rotary(bld *B, long long heads)
-{
-    long long n = B->b * heads * B->s * B->hd;
-    wl_kernel mb = wl_core_bld_ewk(WL_EW_MUL, n, B->dt);
-    mb.strided = 1; /* cos and sin broadcast over batch and heads */
-    wl_core_bld_fanout(B, n, B->dt, 3);
-    B->strided = 1;
-    wl_core_bld_ewb(B, WL_EW_MUL, n, B->dt, &mb, 1);             /* x * cos */
-    wl_kernel sl[2] = {wl_core_bld_ewk(WL_EW_FILL, n, B->dt),
-                       wl_core_bld_ewk(WL_EW_COPY, n / 2, B->dt)};
-    sl[1].strided = 1;
-    tp_ent *e = wl_core_bld_tp_new(B);                            /* the two slices of x */
-    for (int i = 0; e && i < 2; i++) {
-        wl_core_bld_tp_k(e, &sl[0]);
-        wl_core_bld_tp_k(e, &sl[1]);
-    }
-    wl_kernel nb = wl_core_bld_ewk(WL_EW_UNSPEC_SCALAR, n / 2, B->dt);
-    wl_core_bld_ewb(B, WL_EW_UNSPEC_SCALAR, n / 2, B->dt, &nb, 1); /* -x2, a strided slice */
-    B->strided = 2;
-    wl_core_bld_ewb(B, WL_EW_COPY, n, B->dt, NULL, 0);            /* cat */
-    B->strided = 1;
-    wl_core_bld_ewb(B, WL_EW_MUL, n, B->dt, &mb, 1);              /* * sin */
-    B->strided = 0;
-    wl_core_bld_ew(B, WL_EW_ADD, n, B->dt);
-    wl_core_bld_save(B, (double)n, wl_core_bld_eb(B)); /* rotate_half(x) for nothing: x kept */
-}
-
 /* The dynamic cache's update of one layer: torch.cat of the cache (empty
  * in a prefill) and the new keys, then the values, each copying the
  * whole cache of b x kv_heads x sk x head_dim. A prefill's new keys are a
@@ -408,7 +327,7 @@ void wl_core_bld_hf5_attention(bld *B)
     wl_core_bld_linear(B, dq, B->d, st != WL_STYLE_LLAMA);
 }
 
-/* HF wl_core_bld_generate (transformers 5.x) after each forward, as the H200 decode
+/* HF generate (transformers 5.x) after each forward, as the H200 decode
  * profile records it: the cache position and attention mask grown (an
  * arange, adds, two cats), the logits in fp32, two logits processors
  * (each an arange, fills, a comparison over the vocabulary, an any and a

@@ -1,8 +1,10 @@
 /* The builders' kernel emitters: one launch, a linear layer, batched and
  * fused attention GEMMs, elementwise ops with their backward, row ops,
- * norms, rotary, the cache update, and what a step saves for backward and
- * shards under tensor parallelism. builder.c, build_hf5.c, build_train.c
- * and build_gen.c assemble layers and steps from them. */
+ * norms and rotary (transformers 4.x's and 5.x's), the cache update, an
+ * embedding's gradient, and what a step saves for backward and shards
+ * under tensor parallelism. The bottom of the builder: build_hf5.c,
+ * build_layer.c, build_train.c, build_gen.c and builder.c assemble layers
+ * and steps from them. */
 #include "builder_internal.h"
 
 #include <math.h>
@@ -85,7 +87,7 @@ wl_kernel wl_core_bld_rowk(wl_kernel_kind kind, long long rows, long long dim, w
     return k;
 }
 
-/* Bytes a training forward keeps for its wl_core_bld_backward (PyTorch's saved
+/* Bytes a training forward keeps for its backward (PyTorch's saved
  * tensors): counted per layer, and apart inside the attention core, which
  * selective recompute does not keep. */
 void wl_core_bld_save(bld *B, double elems, double bytes_per_elem)
@@ -458,4 +460,110 @@ void wl_core_bld_flash(bld *B, long long bh)
     wl_core_bld_save(B, (double)B->T * (double)((2 * B->h + 2 * B->kvh) * B->hd),
                      wl_core_bld_eb(B));
     wl_core_bld_save(B, (double)(bh * B->s), 4.0);
+}
+
+/* The gradient of an embedding table (embedding_dense_backward_cuda): the
+ * table's gradient zeroed, the T indices sorted, then each row's gradients
+ * summed into it. The sort's radix passes and the segment bookkeeping run
+ * on the T indices and are counted as one kernel. A table tied to the LM
+ * head adds the head's gradient to its own. */
+void wl_core_bld_embed_bwd(bld *B, long long rows, int tied)
+{
+    tp_ent *e = wl_core_bld_tp_new(B);
+    if (!e)
+        return;
+    wl_kernel f = wl_core_bld_ewk(WL_EW_FILL, rows * B->d, B->dt);
+    wl_kernel so = wl_core_bld_ewk(WL_EW_COPY, 2 * B->T, WL_DT_FP32);
+    wl_kernel sum = wl_core_bld_ewk(WL_EW_ADD, B->T * B->d, B->dt);
+    wl_core_bld_tp_k(e, &f);
+    wl_core_bld_tp_k(e, &so);
+    wl_core_bld_tp_k(e, &sum);
+    if (tied) {
+        wl_kernel acc = wl_core_bld_ewk(WL_EW_ADD, rows * B->d, B->dt);
+        wl_core_bld_tp_k(e, &acc);
+    }
+    e->param[e->np++] = (double)rows * (double)B->d;
+}
+
+/* ---- transformers 5.x's RMSNorm and rotary (--stack hf5) -------------------- */
+
+/* Qwen2RMSNorm / LlamaRMSNorm, eager:
+ *   x = x.to(fp32); v = x.pow(2).mean(-1, keepdim); x = x * rsqrt(v + eps);
+ *   return weight * x.to(dtype)
+ * Backward by derivatives.yaml: the casts cast back; weight * y gives
+ * grad * w and sum_tokens(grad * y); x * r gives grad * r and
+ * sum_row(grad * x); rsqrt gives -0.5 grad r^3 (pow, scale, mul on the
+ * row statistics); mean gives grad.expand / d (one kernel); pow(x, 2)
+ * gives grad * 2 x (a scale and a mul: the profiles show no pow(x, 1));
+ * x feeds pow and the product, so its two gradients are added. */
+void wl_core_bld_hf5_rmsnorm(bld *B)
+{
+    long long n = B->T * B->d, T = B->T;
+    const wl_dtype F = WL_DT_FP32;
+    if (wl_core_bld_half(B))
+        wl_core_bld_ew(B, WL_EW_CAST_FP32, n, B->dt);
+    wl_core_bld_fanout(B, n, F, 2);
+    wl_kernel pw[2] = {wl_core_bld_ewk(WL_EW_SCALAR_MUL, n, F), wl_core_bld_ewk(WL_EW_MUL, n, F)};
+    wl_core_bld_ewb(B, WL_EW_UNSPEC_SCALAR, n, F, pw, 2);   /* pow(2) */
+    wl_kernel mean = wl_core_bld_rowk(WL_K_REDUCE, T, B->d, F);
+    wl_core_bld_add(B, &mean);
+    tp_ent *e = wl_core_bld_tp_new(B);
+    wl_kernel mb = wl_core_bld_ewk(WL_EW_SCALAR_MUL, n, F);
+    wl_core_bld_tp_k(e, &mb);                               /* mean_backward */
+    wl_core_bld_ewb(B, WL_EW_SCALAR_ADD, T, F, NULL, 0);    /* + eps */
+    wl_kernel rs[3] = {wl_core_bld_ewk(WL_EW_UNSPEC_SCALAR, T, F),
+                       wl_core_bld_ewk(WL_EW_SCALAR_MUL, T, F), wl_core_bld_ewk(WL_EW_MUL, T, F)};
+    wl_core_bld_ewb(B, WL_EW_UNSPEC_SCALAR, T, F, rs, 3);   /* rsqrt */
+    wl_kernel xr[3] = {wl_core_bld_ewk(WL_EW_MUL, n, F), wl_core_bld_ewk(WL_EW_MUL, n, F),
+                       wl_core_bld_rowk(WL_K_REDUCE, T, B->d, F)};
+    xr[1].strided = 1;
+    B->strided = 1;                             /* the row statistic broadcast */
+    wl_core_bld_ewb(B, WL_EW_MUL, n, F, xr, 3);             /* x * rsqrt */
+    B->strided = 0;
+    if (wl_core_bld_half(B))
+        wl_core_bld_ew(B, WL_EW_CAST_BF16, n, F);
+    wl_kernel wy[3] = {wl_core_bld_ewk(WL_EW_MUL, n, B->dt),
+                       wl_core_bld_rowk(WL_K_REDUCE, B->d, T, B->dt),
+                       wl_core_bld_ewk(WL_EW_MUL, n, B->dt)};
+    wy[1].strided = 1; /* the weight gradient: a column sum over the tokens */
+    wy[2].strided = 1;
+    B->strided = 1;                             /* the weight broadcast */
+    wl_core_bld_ewb(B, WL_EW_MUL, n, B->dt, wy, 3);         /* weight * x.to(dtype) */
+    B->strided = 0;
+    wl_core_bld_tp_param(B, (double)B->d);
+    wl_core_bld_save(B, (double)n,
+                     4.0 + 4.0 + wl_core_bld_eb(B));        /* x in fp32, the product, its cast */
+    wl_core_bld_save(B, (double)T, 4.0);                    /* rsqrt */
+}
+
+/* apply_rotary_pos_emb: q cos + rotate_half(q) sin, rotate_half(x) =
+ * cat(-x2, x1). Backward: cos and sin need no gradient, so a mul each;
+ * neg's a neg; cat's gradient is two views, each slice of x a zeroed
+ * tensor and a copy into it (slice_backward); x's three gradients are
+ * added. */
+void wl_core_bld_hf5_rotary(bld *B, long long heads)
+{
+    long long n = B->b * heads * B->s * B->hd;
+    wl_kernel mb = wl_core_bld_ewk(WL_EW_MUL, n, B->dt);
+    mb.strided = 1; /* cos and sin broadcast over batch and heads */
+    wl_core_bld_fanout(B, n, B->dt, 3);
+    B->strided = 1;
+    wl_core_bld_ewb(B, WL_EW_MUL, n, B->dt, &mb, 1);             /* x * cos */
+    wl_kernel sl[2] = {wl_core_bld_ewk(WL_EW_FILL, n, B->dt),
+                       wl_core_bld_ewk(WL_EW_COPY, n / 2, B->dt)};
+    sl[1].strided = 1;
+    tp_ent *e = wl_core_bld_tp_new(B);                            /* the two slices of x */
+    for (int i = 0; e && i < 2; i++) {
+        wl_core_bld_tp_k(e, &sl[0]);
+        wl_core_bld_tp_k(e, &sl[1]);
+    }
+    wl_kernel nb = wl_core_bld_ewk(WL_EW_UNSPEC_SCALAR, n / 2, B->dt);
+    wl_core_bld_ewb(B, WL_EW_UNSPEC_SCALAR, n / 2, B->dt, &nb, 1); /* -x2, a strided slice */
+    B->strided = 2;
+    wl_core_bld_ewb(B, WL_EW_COPY, n, B->dt, NULL, 0);            /* cat */
+    B->strided = 1;
+    wl_core_bld_ewb(B, WL_EW_MUL, n, B->dt, &mb, 1);              /* * sin */
+    B->strided = 0;
+    wl_core_bld_ew(B, WL_EW_ADD, n, B->dt);
+    wl_core_bld_save(B, (double)n, wl_core_bld_eb(B)); /* rotate_half(x) for nothing: x kept */
 }

@@ -54,9 +54,9 @@ static void loss(bld *B, long long rows, long long classes, int causal)
     wl_core_bld_tp_k(e, &seed);
 }
 
-/* The LM wl_core_bld_head (or classifier) and the loss a training step ends with:
+/* The LM head (or classifier) and the loss a training step ends with:
  * GPT-2, OPT and Llama-style models a causal LM over every token
- * (*ForCausalLM); BERT the masked-LM wl_core_bld_head (BertForMaskedLM: dense, GELU,
+ * (*ForCausalLM); BERT the masked-LM head (BertForMaskedLM: dense, GELU,
  * LayerNorm, then the decoder tied to the word embeddings, with a bias);
  * ViT a linear classifier on the [CLS] token (ViTForImageClassification),
  * whose gradient reaches the sequence through select_backward (a zeroed
@@ -216,7 +216,7 @@ static void pl_layer(bld *B)
         pl_norm(B);
 }
 
-/* The trained model's parameters: the base model, then the wl_core_bld_head (a tied
+/* The trained model's parameters: the base model, then the head (a tied
  * head adds none). */
 void wl_core_bld_pl_model(bld *B, int layer_only)
 {

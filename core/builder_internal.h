@@ -74,7 +74,7 @@ typedef struct {
     size_t np, capp;
 } bld;
 
-/* builder.c: the primitives and the layer */
+/* build_ops.c: the primitives */
 void wl_core_bld_add(bld *B, const wl_kernel *k0);
 tp_ent *wl_core_bld_tp_new(bld *B);
 void wl_core_bld_tp_k(tp_ent *e, const wl_kernel *k);
@@ -99,16 +99,23 @@ void wl_core_bld_norm(bld *B);
 void wl_core_bld_rotary(bld *B, long long heads);
 void wl_core_bld_cache_update(bld *B);
 void wl_core_bld_flash(bld *B, long long bh);
-void wl_core_bld_layer(bld *B);
 void wl_core_bld_embed_bwd(bld *B, long long rows, int tied);
-void wl_core_bld_prefix(bld *B);
-
-/* build_hf5.c: HF transformers 5.x (--stack hf5) */
-void wl_core_bld_hf5_prefix(bld *B);
+/* ... transformers 5.x's (--stack hf5) */
 void wl_core_bld_hf5_rmsnorm(bld *B);
 void wl_core_bld_hf5_rotary(bld *B, long long heads);
+
+/* build_hf5.c: HF transformers 5.x (--stack hf5) beyond the ops */
+void wl_core_bld_hf5_prefix(bld *B);
 void wl_core_bld_hf5_attention(bld *B);
 void wl_core_bld_hf5_sample(bld *B, long long len);
+
+/* build_layer.c: a model's layers by family */
+void wl_core_bld_layer(bld *B);
+void wl_core_bld_prefix(bld *B);
+/* the final norm and the pooler after the layers */
+void wl_core_bld_suffix(bld *B);
+/* torchvision's ResNet v1.5, the whole model */
+void wl_core_bld_resnet(bld *B);
 
 /* build_train.c: the training step */
 void wl_core_bld_head(bld *B);
