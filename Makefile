@@ -45,7 +45,7 @@ CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c 
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini)) $(sort $(wildcard presets/systems/*.ini))
 TESTS = test_core test_workloads test_profile test_train test_presets test_results test_calib test_cli test_cli_multi test_pareto test_sweep test_plot test_cluster test_cluster_search test_learn \
-        test_fuzz_replay test_python test_measure test_accuracy test_readme
+        test_fuzz_replay test_python test_measure test_accuracy test_readme test_structure
 FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot \
     host_preset system_preset learned timeline merge profile
 FUZZ_SECONDS ?= 60
@@ -148,6 +148,13 @@ $(BUILD)/tests/test_readme: tests/test_readme.py tests/pyunit.py $(BUILD)/tests/
 
 readme-check: deps $(BIN)/wattlas $(BUILD)/tests/test_readme
 	@$(BUILD)/tests/test_readme --all
+
+# the code's structure against docs/ARCHITECTURE.md: file sizes, no circle
+# between files, includes down the floors
+$(BUILD)/tests/test_structure: tests/test_structure.py tests/pyunit.py | $(BUILD)
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\ncd "%s" && exec %s tests/test_structure.py "$$@"\n' "$(CURDIR)" "$(PYTHON)" > $@
+	chmod +x $@
 
 # the measurement harness's tests (no GPU, no PyTorch, no extension needed)
 $(BUILD)/tests/test_measure: tests/test_measure.py tests/pyunit.py $(wildcard python/wattlas/measure*.py) $(BIN)/wattlas | $(BUILD)
