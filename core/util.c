@@ -136,16 +136,19 @@ int wl_ew_op_parse(const char *s, wl_ew_op *out)
     return WL_EINVAL;
 }
 
+/* The model families in wl_style's order: a new WL_STYLE_* gets its name
+ * here, the only list of them (ARCHITECTURE.md, "A model family"). */
 static const char *const style_names[] = {"gpt2", "bert", "opt", "llama", "vit", "resnet"};
+#define N_STYLES (sizeof style_names / sizeof *style_names)
 
 const char *wl_style_name(wl_style s)
 {
-    return (unsigned)s <= WL_STYLE_RESNET ? style_names[s] : "?";
+    return (unsigned)s < N_STYLES ? style_names[s] : "?";
 }
 
 int wl_style_parse(const char *s, wl_style *out)
 {
-    for (int i = 0; i <= (int)WL_STYLE_RESNET; i++)
+    for (int i = 0; i < (int)N_STYLES; i++)
         if (strcmp(s, style_names[i]) == 0) {
             *out = (wl_style)i;
             return WL_OK;
