@@ -83,8 +83,16 @@ static int model_handler(void *user, const char *section, const char *name, cons
         memcpy(m->id, value, strlen(value) + 1);
         c->seen[M_ID] = 1;
     } else if (strcmp(name, "style") == 0) {
-        if (wl_style_parse(value, &m->style))
-            return wl_preset_i_fail(c, line, name, "unknown style '%.60s' (gpt2, bert, opt, llama, vit, resnet)", value);
+        if (wl_style_parse(value, &m->style)) {
+            char known[256] = "";
+            size_t k = 0;
+            for (int i = 0; k < sizeof known && strcmp(wl_style_name((wl_style)i), "?"); i++) {
+                int w = snprintf(known + k, sizeof known - k, "%s%s", i ? ", " : "",
+                                 wl_style_name((wl_style)i));
+                k += w > 0 ? (size_t)w : sizeof known;
+            }
+            return wl_preset_i_fail(c, line, name, "unknown style '%.60s' (%s)", value, known);
+        }
         c->seen[M_STYLE] = 1;
     } else if (strcmp(name, "activation") == 0) {
         if (wl_activation_parse(value, &m->activation))
