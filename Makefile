@@ -36,7 +36,7 @@ CALIB_SRC = calib/measure.c calib/params.c calib/fit.c calib/uncertainty.c calib
 SWEEP_SRC = sweep/spec.c sweep/spec_finish.c sweep/spec_gpus.c sweep/combo.c sweep/scratch.c sweep/sweep.c sweep/run.c sweep/merge.c sweep/compare.c \
             sweep/energy_check.c
 PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/schedule.c pareto/compare.c
-PLOT_SRC = plot/plot.c plot/axes.c plot/kinds.c plot/series.c plot/bars.c plot/report.c plot/report_index.c \
+PLOT_SRC = plot/plot.c plot/axes.c plot/kinds.c plot/series.c plot/bars.c plot/report.c plot/report_files.c plot/report_index.c \
            $(sort $(wildcard plot/kinds/*.c))
 LEARN_SRC = learn/learn.c learn/data.c learn/model_file.c learn/run.c
 CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/counts.c cluster/stage.c cluster/pipeline.c cluster/cluster.c cluster/config.c cluster/partition.c cluster/refine.c cluster/timeline_json.c cluster/plans.c cluster/graph.c cluster/bound.c cluster/piececache.c cluster/search.c \

@@ -1,7 +1,7 @@
 /* A whole study: the sweep, its Pareto fronts, the energy-optimal and the
  * chosen operating points, figures, and index.md/index.html, built in a
  * temporary directory beside the target and moved into it only when all of
- * it succeeded. The sweep is run once and read once. */
+ * it succeeded (report_files.c). The sweep is run once and read once. */
 #include "report_internal.h"
 #include "../pareto/wattlas_pareto.h"
 #include "../sweep/wattlas_sweep.h"
@@ -20,7 +20,6 @@
 #define MAX_ENERGY_FIGS 24 /* energy-vs-clock figures; the rest is in sweep.csv */
 #define SERIES_MAX 12      /* series per energy-vs-clock figure */
 
-
 /* A value as part of a file name: letters, digits, '.', '-', '_' only. */
 static void name_part(wl_results_buf *b, const char *v)
 {
@@ -33,224 +32,6 @@ static void name_part(wl_results_buf *b, const char *v)
         wl_results_buf_put(b, ok ? &c : "_", 1);
     }
 }
-
-
-/* ---- the temporary directory ------------------------------------------------------- */
-
-static int make_tmp(report *r, const char *dir, wl_error *err)
-{
-    size_t l = strlen(dir);
-    while (l > 1 && dir[l - 1] == '/')
-        l--;
-    for (int k = 0; k < 1000; k++) {
-        free(r->tmp);
-        r->tmp = wl_core_strprintf("%.*s.tmp.%ld.%d", (int)l, dir, (long)getpid(), k);
-        if (!r->tmp)
-            return WL_ENOMEM;
-        if (mkdir(r->tmp, 0777) == 0)
-            return WL_OK;
-        if (errno != EEXIST)
-            break;
-    }
-    wl_error_set(err, dir, 0, "", "cannot create a directory beside it: %s", strerror(errno));
-    free(r->tmp);
-    r->tmp = NULL;
-    return WL_EIO;
-}
-
-/* Removes the temporary directory and the files in it (only we wrote there). */
-static void remove_tmp(report *r)
-{
-    if (!r->tmp)
-        return;
-    DIR *d = opendir(r->tmp);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char *p = in_tmp(r, e->d_name);
-        if (p)
-            unlink(p);
-        free(p);
-    }
-    if (d)
-        closedir(d);
-    rmdir(r->tmp);
-}
-
-/* Moves the finished report into dir: the whole directory when dir does
- * not exist, else file by file (each rename replaces its old file). */
-static int commit_tmp(report *r, const char *dir, wl_error *err)
-{
-    struct stat st;
-    if (stat(dir, &st) != 0) {
-        if (rename(r->tmp, dir) == 0) {
-            free(r->tmp);
-            r->tmp = NULL;
-            return WL_OK;
-        }
-        wl_error_set(err, dir, 0, "", "cannot move the report into place: %s", strerror(errno));
-        return WL_EIO;
-    }
-    DIR *d = opendir(r->tmp);
-    if (!d) {
-        wl_error_set(err, r->tmp, 0, "", "cannot read: %s", strerror(errno));
-        return WL_EIO;
-    }
-    struct dirent *e;
-    int rc = WL_OK;
-    while (!rc && (e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char *from = in_tmp(r, e->d_name), *to = wl_core_strprintf("%s/%s", dir, e->d_name);
-        if (!from || !to)
-            rc = WL_ENOMEM;
-        else if (rename(from, to) != 0) {
-            wl_error_set(err, to, 0, "", "cannot move into place: %s", strerror(errno));
-            rc = WL_EIO;
-        }
-        free(from);
-        free(to);
-    }
-    closedir(d);
-    return rc;
-}
-
-/* ---- tables and figures -------------------------------------------------------------------- */
-
-static int write_table(const report *r, const wl_results_table *t, const char *name,
-                       wl_error *err)
-{
-    char *p = in_tmp(r, name);
-    if (!p)
-        return WL_ENOMEM;
-    wl_results_out *o = NULL;
-    int rc = wl_results_out_open(p, &o, err);
-    if (!rc) {
-        wl_results_table_write_csv(t, wl_results_out_stream(o));
-        rc = wl_results_out_commit(o, err);
-    }
-    free(p);
-    return rc;
-}
-
-static int add_figure(report *r, char *base, char *caption)
-{
-    if (!base || !caption) {
-        free(base);
-        free(caption);
-        return WL_ENOMEM;
-    }
-    if (r->nfigs == r->figcap) {
-        size_t nc = r->figcap ? r->figcap * 2 : 16;
-        figure_rec *nf = realloc(r->figs, nc * sizeof *nf);
-        if (!nf) {
-            free(base);
-            free(caption);
-            return WL_ENOMEM;
-        }
-        r->figs = nf;
-        r->figcap = nc;
-    }
-    r->figs[r->nfigs++] = (figure_rec){base, caption};
-    return WL_OK;
-}
-
-/* One figure as PNG, PDF and SVG under base; the PNG's layout goes to the
- * caller's figure hook, where there is one. A legend of many series that
- * would take more than 28% of the canvas makes the canvas taller instead
- * (its area stays, the axes' grows), up to twice the height. */
-static int draw_formats(const report *r, wl_plot_kind_fn fn, const wl_results_table *t,
-                        const wl_plot_kind_options *k, wl_plot_options *o, const char *base,
-                        wl_error *err)
-{
-    static const char *const ext[3] = {"png", "pdf", "svg"};
-    wl_plot_layout *lay = malloc(sizeof *lay);
-    int rc = lay ? WL_OK : WL_ENOMEM;
-    const double h0 = o->height_in;
-    for (int i = 0, tries = 0; i < 3 && !rc; i++) {
-        char *p = wl_core_strprintf("%s/%s.%s", r->tmp, base, ext[i]);
-        o->layout = i == 0 ? lay : NULL;
-        rc = p ? fn(t, k, o, p, err) : WL_ENOMEM;
-        free(p);
-        double share = i == 0 && lay->has_legend
-                           ? lay->legend[2] * lay->legend[3] / (lay->width_pt * lay->height_pt)
-                           : 0;
-        if (!rc && share > 0.28 && tries++ < 3 && o->height_in < 2 * h0) {
-            o->height_in = fmin(2 * h0, o->height_in * share / 0.26);
-            i--; /* the PNG again, taller */
-            continue;
-        }
-        if (!rc && i == 0 && r->o->figure)
-            r->o->figure(r->o->user, base, lay);
-    }
-    o->layout = NULL;
-    free(lay);
-    return rc;
-}
-
-/* The figure of a subset as PNG and PDF beside its CSV (base.csv). */
-static int figure_sized(report *r, const char *kind, const wl_results_table *t, const char *base,
-                        const char *caption, const wl_plot_kind_options *k, int log,
-                        double height_in, wl_error *err);
-
-static int figure(report *r, const char *kind, const wl_results_table *t, const char *base,
-                  const char *caption, const wl_plot_kind_options *k, int log, wl_error *err)
-{
-    return figure_sized(r, kind, t, base, caption, k, log, 0, err);
-}
-
-void wl_plot_figure_title(const wl_results_table *t, char *buf, size_t n)
-{
-    static const char *const cols[2] = {"gpu", "batch"};
-    size_t used = 0;
-    buf[0] = 0;
-    for (int i = 0; i < 2; i++) {
-        int c = wl_results_table_col(t, cols[i]);
-        size_t first;
-        if (c < 0 || wl_results_table_distinct(t, c, &first, 1) != 1 ||
-            wl_results_table_distinct(t, c, (size_t[2]){0}, 2) != 1)
-            continue;
-        const char *v = wl_results_table_cell(t, first, c);
-        if (!v[0])
-            continue;
-        int w = snprintf(buf + used, n - used, "%s%s%s", used ? ", " : "", i ? "batch " : "", v);
-        if (w < 0 || (size_t)w >= n - used)
-            break;
-        used += (size_t)w;
-    }
-}
-
-/* As figure, height_in > 0 the canvas's height. */
-static int figure_sized(report *r, const char *kind, const wl_results_table *t, const char *base,
-                        const char *caption, const wl_plot_kind_options *k, int log,
-                        double height_in, wl_error *err)
-{
-    char *csv = wl_core_strprintf("%s.csv", base);
-    int rc = csv ? write_table(r, t, csv, err) : WL_ENOMEM;
-    free(csv);
-    wl_plot_options o;
-    wl_plot_options_default(&o);
-    char title[200];
-    wl_plot_figure_title(t, title, sizeof title);
-    if (title[0])
-        o.title = title;
-    o.log_y = log != 0;
-    o.log_x = log == 2;
-    o.linear = 1; /* the scales are chosen here, per figure */
-    if (k && k->facet)
-        o.width_in = 7;
-    if (k && k->panels)
-        o.height_in = 4.2;
-    if (height_in > 0)
-        o.height_in = height_in;
-    if (!rc)
-        rc = draw_formats(r, wl_plot_kind_lookup(kind), t, k, &o, base, err);
-    if (!rc)
-        rc = add_figure(r, wl_core_strprintf("%s", base), wl_core_strprintf("%s", caption));
-    return rc;
-}
-
 
 /* The most series one energy-vs-clock figure would hold when figures are
  * split by the key columns: distinct (key, other parameters) pairs per key. */
@@ -374,7 +155,7 @@ static int energy_figures(report *r, int *key, size_t *nk, const char *objective
             nser += wl_results_table_num(sub, i, cc, &v, &e2) == WL_OK && v == lowest;
         double h = nser > 6 ? 2.6 + 0.06 * (double)(nser - 6) : 0;
         if (!rc)
-            rc = figure_sized(r, "energy-freq", sub, nb.p, cap, &ek, 1, fmin(h, 3.4), err);
+            rc = report_figure_sized(r, "energy-freq", sub, nb.p, cap, &ek, 1, fmin(h, 3.4), err);
         free(cap);
         wl_results_buf_free(&nb);
         wl_results_buf_free(&cb);
@@ -431,7 +212,6 @@ static int runnable(const wl_results_table *t, wl_results_table **out)
 /* ---- optimisation tables ---------------------------------------------------------------- */
 
 static const char *const opt_values[4] = {"time_ms", "power_w", "energy_j", "sm_clock_mhz"};
-
 
 static void choice_free(choice_table *c)
 {
@@ -607,7 +387,7 @@ static int subset_figures(report *r, const wl_results_table *sub, const char *sf
         k.objective = objective;
         base = wl_core_strprintf("pareto%s", sfx);
         cap = wl_core_strprintf("Energy-runtime Pareto fronts (log-log), %s (faded: dominated)", what);
-        rc = base && cap ? figure(r, "pareto", sub, base, cap, &k, 2, err) : WL_ENOMEM;
+        rc = base && cap ? report_figure(r, "pareto", sub, base, cap, &k, 2, err) : WL_ENOMEM;
         free(base);
         free(cap);
     }
@@ -630,9 +410,9 @@ static int subset_figures(report *r, const wl_results_table *sub, const char *sf
         wl_plot_options o;
         wl_plot_options_default(&o);
         if (!rc && !none)
-            rc = base ? draw_formats(r, wl_plot_savings, st, &k, &o, base, err) : WL_ENOMEM;
+            rc = base ? report_draw_formats(r, wl_plot_savings, st, &k, &o, base, err) : WL_ENOMEM;
         if (!rc && !none)
-            rc = add_figure(r, wl_core_strprintf("%s", base), wl_core_strprintf("%s", cap));
+            rc = report_add_figure(r, wl_core_strprintf("%s", base), wl_core_strprintf("%s", cap));
         choice_free(&c);
         wl_results_table_free(st);
         free(p);
@@ -642,7 +422,6 @@ static int subset_figures(report *r, const wl_results_table *sub, const char *sf
     }
     return rc;
 }
-
 
 /* A subset's file-name suffix ("-a100-pcie-40gb-bf16") and its words for
  * captions ("a100-pcie-40gb, bf16"), from the key values of row. */
@@ -702,7 +481,7 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
         cap = wl_core_strprintf("Energy relative to the maximum clock vs slowdown, every workload "
                                 "of %s, with the objective's choice (%s) ringed and isolines of "
                                 "constant EDP", what.p, objective);
-        rc = base && cap ? figure(r, "pareto-norm", sub, base, cap, &k, 0, err) : WL_ENOMEM;
+        rc = base && cap ? report_figure(r, "pareto-norm", sub, base, cap, &k, 0, err) : WL_ENOMEM;
         free(base);
         free(cap);
     }
@@ -728,7 +507,7 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
         cap = wl_core_strprintf("Energy over SM clock and %s, %s, %s, normalised to each row's minimum",
                          !strcmp(yname, "seq") ? "sequence length" : yname, model, what.p);
         if (!rc)
-            rc = !nb.oom && cap ? figure(r, "heatmap", heat, nb.p, cap, &k, 0, err) : WL_ENOMEM;
+            rc = !nb.oom && cap ? report_figure(r, "heatmap", heat, nb.p, cap, &k, 0, err) : WL_ENOMEM;
         free(cap);
         wl_results_buf_free(&nb);
     }
@@ -753,7 +532,7 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
         k.panels = "power,time,energy";
         base = wl_core_strprintf("panels-%s", nb.p ? nb.p : "");
         cap = wl_core_strprintf("Power, time and energy vs SM clock, %s, %s", wl, what.p);
-        rc = base && cap ? figure(r, "energy-freq", one, base, cap, &k, 0, err) : WL_ENOMEM;
+        rc = base && cap ? report_figure(r, "energy-freq", one, base, cap, &k, 0, err) : WL_ENOMEM;
         free(base);
         free(cap);
         if (!rc) {
@@ -762,7 +541,7 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
             base = wl_core_strprintf("parts-%s", nb.p ? nb.p : "");
             cap = wl_core_strprintf("Where the energy goes: dynamic compute, dynamic memory and static "
                              "power, %s, %s", wl, what.p);
-            rc = base && cap ? figure(r, "energy-freq", one, base, cap, &k, 0, err) : WL_ENOMEM;
+            rc = base && cap ? report_figure(r, "energy-freq", one, base, cap, &k, 0, err) : WL_ENOMEM;
             free(base);
             free(cap);
         }
@@ -820,7 +599,7 @@ static int summary_figures(report *r, const int *key, size_t nk, const char *obj
                                               "its time vs SM clock, %s, %s", wl, pwhat);
             wl_results_buf_free(&ps);
             wl_results_buf_free(&pw);
-            rc = !nb.oom && cap ? figure(r, "energy-freq", m1, nb.p, cap, &k, 0, err) : WL_ENOMEM;
+            rc = !nb.oom && cap ? report_figure(r, "energy-freq", m1, nb.p, cap, &k, 0, err) : WL_ENOMEM;
             free(cap);
             wl_results_buf_free(&nb);
         }
@@ -885,7 +664,7 @@ static int gpu_figures(report *r, const int *key, size_t nk, const char *objecti
                 "GPU beside GPU: energy saved at the chosen clock (%s) against each GPU's "
                 "maximum clock per workload, the chosen clock (MHz) on each bar, %s",
                 objective, fw.p);
-            rc = base && cap ? figure(r, "gpus", fsub, base, cap, NULL, 0, err) : WL_ENOMEM;
+            rc = base && cap ? report_figure(r, "gpus", fsub, base, cap, NULL, 0, err) : WL_ENOMEM;
             free(base);
             free(cap);
         }
@@ -957,7 +736,7 @@ static int study(report *r, const wl_sweep_spec *spec, const char *dir,
     choice_free(&opt);
     choice_free(&sav);
     if (!rc)
-        rc = commit_tmp(r, dir, err);
+        rc = report_commit_tmp(r, dir, err);
     stats->figures = r->nfigs;
     return rc;
 }
@@ -972,12 +751,12 @@ int wl_plot_report(const wl_sweep_spec *spec, const char *dir, const wl_plot_rep
         return WL_EIO;
     }
     report r = {.o = o};
-    int rc = make_tmp(&r, dir, err);
+    int rc = report_make_tmp(&r, dir, err);
     if (!rc)
         rc = study(&r, spec, dir, stats, err);
     if (rc == WL_ENOMEM)
         wl_error_set(err, dir, 0, "", "out of memory");
-    remove_tmp(&r); /* nothing when it was moved into place */
+    report_remove_tmp(&r); /* nothing when it was moved into place */
     for (size_t i = 0; i < r.nfigs; i++) {
         free(r.figs[i].base);
         free(r.figs[i].caption);

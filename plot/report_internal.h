@@ -36,6 +36,30 @@ static inline char *in_tmp(const report *r, const char *name)
     return wl_core_strprintf("%s/%s", r->tmp, name);
 }
 
+/* report_files.c: the temporary directory beside dir (r->tmp), removed with
+ * what is in it, or moved into dir (the whole of it when dir does not
+ * exist, else file by file) */
+int report_make_tmp(report *r, const char *dir, wl_error *err);
+void report_remove_tmp(report *r);
+int report_commit_tmp(report *r, const char *dir, wl_error *err);
+/* A table as NAME (a CSV) in the temporary directory. */
+int report_write_table(const report *r, const wl_results_table *t, const char *name,
+                       wl_error *err);
+/* A figure's base name and caption recorded for the index (both malloc'd,
+ * taken; WL_ENOMEM when either is NULL). */
+int report_add_figure(report *r, char *base, char *caption);
+/* One figure drawn by fn as PNG, PDF and SVG under base. */
+int report_draw_formats(const report *r, wl_plot_kind_fn fn, const wl_results_table *t,
+                        const wl_plot_kind_options *k, wl_plot_options *o, const char *base,
+                        wl_error *err);
+/* A figure of kind beside its CSV, recorded with its caption (log: 1 a log
+ * y axis, 2 both axes log; height_in > 0 the canvas's height). */
+int report_figure(report *r, const char *kind, const wl_results_table *t, const char *base,
+                  const char *caption, const wl_plot_kind_options *k, int log, wl_error *err);
+int report_figure_sized(report *r, const char *kind, const wl_results_table *t,
+                        const char *base, const char *caption, const wl_plot_kind_options *k,
+                        int log, double height_in, wl_error *err);
+
 /* index.md and index.html of the study: the headline, the chosen points,
  * schedules, caveats, provenance and the files, in the temporary directory. */
 int wl_plot_report_index(report *r, const wl_sweep_spec *spec, const char *title,

@@ -1,0 +1,226 @@
+/* A study's files: the temporary directory it is built in and moved into
+ * place from, its CSV tables, and its figures in every format with their
+ * captions (report.c decides what they show; report_index.c writes
+ * index.md and index.html). */
+#include "report_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- the temporary directory ------------------------------------------------------- */
+
+int report_make_tmp(report *r, const char *dir, wl_error *err)
+{
+    size_t l = strlen(dir);
+    while (l > 1 && dir[l - 1] == '/')
+        l--;
+    for (int k = 0; k < 1000; k++) {
+        free(r->tmp);
+        r->tmp = wl_core_strprintf("%.*s.tmp.%ld.%d", (int)l, dir, (long)getpid(), k);
+        if (!r->tmp)
+            return WL_ENOMEM;
+        if (mkdir(r->tmp, 0777) == 0)
+            return WL_OK;
+        if (errno != EEXIST)
+            break;
+    }
+    wl_error_set(err, dir, 0, "", "cannot create a directory beside it: %s", strerror(errno));
+    free(r->tmp);
+    r->tmp = NULL;
+    return WL_EIO;
+}
+
+/* Removes the temporary directory and the files in it (only we wrote there). */
+void report_remove_tmp(report *r)
+{
+    if (!r->tmp)
+        return;
+    DIR *d = opendir(r->tmp);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *p = in_tmp(r, e->d_name);
+        if (p)
+            unlink(p);
+        free(p);
+    }
+    if (d)
+        closedir(d);
+    rmdir(r->tmp);
+}
+
+/* Moves the finished report into dir: the whole directory when dir does
+ * not exist, else file by file (each rename replaces its old file). */
+int report_commit_tmp(report *r, const char *dir, wl_error *err)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        if (rename(r->tmp, dir) == 0) {
+            free(r->tmp);
+            r->tmp = NULL;
+            return WL_OK;
+        }
+        wl_error_set(err, dir, 0, "", "cannot move the report into place: %s", strerror(errno));
+        return WL_EIO;
+    }
+    DIR *d = opendir(r->tmp);
+    if (!d) {
+        wl_error_set(err, r->tmp, 0, "", "cannot read: %s", strerror(errno));
+        return WL_EIO;
+    }
+    struct dirent *e;
+    int rc = WL_OK;
+    while (!rc && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *from = in_tmp(r, e->d_name), *to = wl_core_strprintf("%s/%s", dir, e->d_name);
+        if (!from || !to)
+            rc = WL_ENOMEM;
+        else if (rename(from, to) != 0) {
+            wl_error_set(err, to, 0, "", "cannot move into place: %s", strerror(errno));
+            rc = WL_EIO;
+        }
+        free(from);
+        free(to);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* ---- tables and figures -------------------------------------------------------------------- */
+
+int report_write_table(const report *r, const wl_results_table *t, const char *name,
+                       wl_error *err)
+{
+    char *p = in_tmp(r, name);
+    if (!p)
+        return WL_ENOMEM;
+    wl_results_out *o = NULL;
+    int rc = wl_results_out_open(p, &o, err);
+    if (!rc) {
+        wl_results_table_write_csv(t, wl_results_out_stream(o));
+        rc = wl_results_out_commit(o, err);
+    }
+    free(p);
+    return rc;
+}
+
+int report_add_figure(report *r, char *base, char *caption)
+{
+    if (!base || !caption) {
+        free(base);
+        free(caption);
+        return WL_ENOMEM;
+    }
+    if (r->nfigs == r->figcap) {
+        size_t nc = r->figcap ? r->figcap * 2 : 16;
+        figure_rec *nf = realloc(r->figs, nc * sizeof *nf);
+        if (!nf) {
+            free(base);
+            free(caption);
+            return WL_ENOMEM;
+        }
+        r->figs = nf;
+        r->figcap = nc;
+    }
+    r->figs[r->nfigs++] = (figure_rec){base, caption};
+    return WL_OK;
+}
+
+/* One figure as PNG, PDF and SVG under base; the PNG's layout goes to the
+ * caller's figure hook, where there is one. A legend of many series that
+ * would take more than 28% of the canvas makes the canvas taller instead
+ * (its area stays, the axes' grows), up to twice the height. */
+int report_draw_formats(const report *r, wl_plot_kind_fn fn, const wl_results_table *t,
+                        const wl_plot_kind_options *k, wl_plot_options *o, const char *base,
+                        wl_error *err)
+{
+    static const char *const ext[3] = {"png", "pdf", "svg"};
+    wl_plot_layout *lay = malloc(sizeof *lay);
+    int rc = lay ? WL_OK : WL_ENOMEM;
+    const double h0 = o->height_in;
+    for (int i = 0, tries = 0; i < 3 && !rc; i++) {
+        char *p = wl_core_strprintf("%s/%s.%s", r->tmp, base, ext[i]);
+        o->layout = i == 0 ? lay : NULL;
+        rc = p ? fn(t, k, o, p, err) : WL_ENOMEM;
+        free(p);
+        double share = i == 0 && lay->has_legend
+                           ? lay->legend[2] * lay->legend[3] / (lay->width_pt * lay->height_pt)
+                           : 0;
+        if (!rc && share > 0.28 && tries++ < 3 && o->height_in < 2 * h0) {
+            o->height_in = fmin(2 * h0, o->height_in * share / 0.26);
+            i--; /* the PNG again, taller */
+            continue;
+        }
+        if (!rc && i == 0 && r->o->figure)
+            r->o->figure(r->o->user, base, lay);
+    }
+    o->layout = NULL;
+    free(lay);
+    return rc;
+}
+
+int report_figure(report *r, const char *kind, const wl_results_table *t, const char *base,
+                  const char *caption, const wl_plot_kind_options *k, int log, wl_error *err)
+{
+    return report_figure_sized(r, kind, t, base, caption, k, log, 0, err);
+}
+
+void wl_plot_figure_title(const wl_results_table *t, char *buf, size_t n)
+{
+    static const char *const cols[2] = {"gpu", "batch"};
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < 2; i++) {
+        int c = wl_results_table_col(t, cols[i]);
+        size_t first;
+        if (c < 0 || wl_results_table_distinct(t, c, &first, 1) != 1 ||
+            wl_results_table_distinct(t, c, (size_t[2]){0}, 2) != 1)
+            continue;
+        const char *v = wl_results_table_cell(t, first, c);
+        if (!v[0])
+            continue;
+        int w = snprintf(buf + used, n - used, "%s%s%s", used ? ", " : "", i ? "batch " : "", v);
+        if (w < 0 || (size_t)w >= n - used)
+            break;
+        used += (size_t)w;
+    }
+}
+
+/* The figure of a subset as PNG, PDF and SVG beside its CSV (base.csv),
+ * its caption recorded for the index; height_in > 0 the canvas's height. */
+int report_figure_sized(report *r, const char *kind, const wl_results_table *t, const char *base,
+                        const char *caption, const wl_plot_kind_options *k, int log,
+                        double height_in, wl_error *err)
+{
+    char *csv = wl_core_strprintf("%s.csv", base);
+    int rc = csv ? report_write_table(r, t, csv, err) : WL_ENOMEM;
+    free(csv);
+    wl_plot_options o;
+    wl_plot_options_default(&o);
+    char title[200];
+    wl_plot_figure_title(t, title, sizeof title);
+    if (title[0])
+        o.title = title;
+    o.log_y = log != 0;
+    o.log_x = log == 2;
+    o.linear = 1; /* the scales are chosen here, per figure */
+    if (k && k->facet)
+        o.width_in = 7;
+    if (k && k->panels)
+        o.height_in = 4.2;
+    if (height_in > 0)
+        o.height_in = height_in;
+    if (!rc)
+        rc = report_draw_formats(r, wl_plot_kind_lookup(kind), t, k, &o, base, err);
+    if (!rc)
+        rc = report_add_figure(r, wl_core_strprintf("%s", base), wl_core_strprintf("%s", caption));
+    return rc;
+}
