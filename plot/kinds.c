@@ -4,7 +4,6 @@
 #include "plot_internal.h"
 #include "kinds_internal.h"
 #include "../pareto/wattlas_pareto.h"
-#include "../presets/wattlas_presets.h"
 
 #include <math.h>
 #include <stdlib.h>

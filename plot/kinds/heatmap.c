@@ -1,4 +1,4 @@
-/* The heatmap kind: a value over two parameter axes, one cell per pair
+/* Figure kind heatmap: a value over two parameter axes, one cell per pair
  * (numeric axes sorted, text axes categorical), reduced over the other
  * parameters by min or mean, optionally divided by each row's minimum. */
 #include "../plot_internal.h"
@@ -7,8 +7,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- heatmap --------------------------------------------------------------------- */
 
 /* Readable axis names for the columns wattlas writes. */
 static const char *pretty(const char *col)

@@ -1,4 +1,4 @@
-/* plot timeline: the Chrome trace events of `wattlas cluster --timeline`
+/* Figure kind timeline: the Chrome trace events of `wattlas cluster --timeline`
  * as a Gantt chart (a row per GPU, a bar per task coloured by its name)
  * with the GPUs' mean power, and the band of their range, over the same
  * time axis underneath. */

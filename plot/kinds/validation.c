@@ -1,8 +1,6 @@
 /* Figure kind validation: measured against predicted (validate output). */
 #include "../plot_internal.h"
 #include "../kinds_internal.h"
-#include "../../pareto/wattlas_pareto.h"
-#include "../../presets/wattlas_presets.h"
 
 #include <math.h>
 #include <stdlib.h>
