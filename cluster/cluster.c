@@ -1,7 +1,8 @@
-/* One parallel configuration on a system: the pieces of every chunk, the
- * simulated timeline, then the gradient synchronisation and the optimizer,
- * and the energy of every GPU over the timeline plus the network and the
- * nodes. */
+/* One parallel configuration on a system: created (its layers' pieces, the
+ * split: partition.c), then run: the simulated timeline of every chunk at
+ * the pieces' costs (stage.c), the gradient synchronisation and the
+ * optimizer, and the energy of every GPU over the timeline plus the network
+ * and the nodes. */
 #include "cluster_internal.h"
 #include "../results/wattlas_results.h"
 

@@ -201,7 +201,7 @@ struct wl_cluster {
  * costs. */
 int wl_cluster_chunk_costs(wl_cluster *c, int i, double ff, double fb);
 
-/* One piece's time and energy at f MHz (cluster.c); the parameters per GPU
+/* One piece's time and energy at f MHz (stage.c); the parameters per GPU
  * of the embedding and of the output side, and of each stage (c->params,
  * c->eparams); each stage's optimizer step for the current split. */
 int wl_cluster_piece_cost(const cl_piece *pc, const wl_core_gpu *gpu, int id, double f,
