@@ -1,5 +1,6 @@
 /* The kernels HF transformers 5.x on PyTorch 2.11 launches beyond the
- * transformers 4.x sequence of builder.c (--stack hf5, the default). */
+ * transformers 4.x sequence of build_layer.c (--stack hf5, the default);
+ * its RMSNorm and rotary are with the other primitives in build_ops.c. */
 #include "builder_internal.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* A training step: the loss and head, the backward pass from the tape, the
- * optimizer (builder.c records the tape in the forward). */
+ * optimizer (build_ops.c records the tape in the forward). */
 #include "builder_internal.h"
 
 #include <math.h>

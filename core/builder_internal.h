@@ -1,10 +1,11 @@
 /* Private to core/'s builders (builder.c and the build_*.c beside it): the
  * state of a build and the operations every family's sequence is made of.
- * builder.c holds the primitives (kernels, the backward tape, linear
- * layers, norms, attention, the layer), the transformers 4.x families, the
- * checks and the entry points; build_hf5.c what transformers 5.x launches
- * beyond that; build_train.c the training step (loss, backward, optimizer);
- * build_gen.c generation and the serving engine. */
+ * From the bottom: build_ops.c the primitives (kernels, the backward tape,
+ * linear layers, norms, rotary); build_hf5.c what transformers 5.x launches
+ * beyond them; build_layer.c every family's layers (attention, MLP, the
+ * embeddings, the final norm and pooler, ResNet); build_train.c the
+ * training step (loss, backward, optimizer); build_gen.c generation and
+ * the serving engine; builder.c the checks and the entry points. */
 #ifndef WATTLAS_BUILDER_INTERNAL_H
 #define WATTLAS_BUILDER_INTERNAL_H
 

@@ -191,7 +191,7 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *sh, wl_
         if (sh->mode == WL_MODE_DECODE && sh->launch == WL_LAUNCH_GRAPHS && sh->gen > 1) {
             /* a serving engine's largest forward: one request's prompt, or
              * a step of the running sequences with their share of arriving
-             * prompts (builder.c, generate) */
+             * prompts (build_gen.c, generate) */
             double step = b + ceil((b - 1) * s / (double)(sh->gen - 1));
             T = fmax(s, step);
             S = h * s * s;

@@ -742,7 +742,7 @@ int wl_core_model_check(const wl_core_model *m, wl_error *err);
 /* The workload of a shape as the eager framework launches it: a prefill
  * forward pass, a training step (forward, loss, backward, optimizer; see
  * core/builder.c and core/build_*.c for the kernel sequences and their
- * sources) or a
+ * sources: docs/ARCHITECTURE.md says which holds what) or a
  * generation (prefill, then one decode step per further token). */
 int wl_core_build(const wl_core_model *model, const wl_core_shape *shape,
                   wl_core_workload **out, wl_error *err);
