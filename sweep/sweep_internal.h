@@ -1,6 +1,6 @@
-/* Private to sweep/: the spec's state (spec.c builds and finishes it) and
- * the enumeration of its points, which the plans (sweep.c), merging
- * (merge.c) and compare (compare.c) share. */
+/* Private to sweep/: the spec's state (spec.c builds it, spec_finish.c
+ * finishes it) and the enumeration of its points, which the plans
+ * (sweep.c), merging (merge.c) and compare (compare.c) share. */
 #ifndef WATTLAS_SWEEP_INTERNAL_H
 #define WATTLAS_SWEEP_INTERNAL_H
 
@@ -78,17 +78,20 @@ typedef struct {
     size_t setidx[MAX_SET];
 } combo;
 
-/* spec.c */
+/* spec_gpus.c: GPU variant v of GPU gi (its --set values applied) */
 int wl_sweep_i_variant_gpu(const wl_sweep_spec *s, size_t gi, unsigned long long v, wl_core_gpu *g, wl_error *err);
 /* The number of GPU variants a --set grid makes (its values' product). */
 unsigned long long wl_sweep_i_n_variants(const wl_sweep_spec *s);
 /* Appends a copy of text to a list of notes or warnings. */
 int wl_sweep_i_add_text(wl_core_strlist *l, const char *text);
-/* spec_gpus.c: every GPU variant checked, with a note when a spec key moved
- * calibrated coefficients; GPU i, when an edited copy of a built-in
- * preset, renamed with a note. */
+/* Every GPU variant checked, with a note when a spec key moved calibrated
+ * coefficients; GPU i, when an edited copy of a built-in preset, renamed
+ * with a note. */
 int wl_sweep_i_check_variants(wl_sweep_spec *s, wl_error *err);
 int wl_sweep_i_name_edited_copy(wl_sweep_spec *s, size_t i);
+
+/* spec.c: the enumeration of the grid (the voltages swept, the points of
+ * one outer combination, combinations decoded from their index) */
 const wl_core_numlist *wl_sweep_i_volts(const wl_sweep_spec *s);
 unsigned long long wl_sweep_i_n_inner(const wl_sweep_spec *s);
 /* Outer combinations per GPU: variants x workloads x shapes (the GPU is the
