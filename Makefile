@@ -123,7 +123,7 @@ python: pic-lib
 	cd python && WATTLAS_LIB=$(CURDIR)/$(PIC_BUILD)/libwattlas.a $(PYTHON) setup.py -q build_ext --inplace
 
 # its tests, run like the others (tests/run.sh reads the summary line)
-$(BUILD)/tests/test_python: tests/test_python.py tests/pyunit.py $(wildcard python/*.c) python/wattlas_py.h python/setup.py python/wattlas/__init__.py python/wattlas/_cluster.py \
+$(BUILD)/tests/test_python: tests/test_python.py tests/pyunit.py $(wildcard python/*.c) python/wattlas_py.h python/setup.py $(wildcard python/wattlas/*.py) \
         $(BIN)/wattlas $(BUILD)/libwattlas.a | $(BUILD)
 	@$(MAKE) --no-print-directory python
 	@mkdir -p $(dir $@)

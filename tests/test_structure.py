@@ -1,6 +1,6 @@
 """The code's structure, redrawn from the code, against docs/ARCHITECTURE.md.
 
-- No product source file over 1,000 lines.
+- No product source file (C, and the Python package's) over 1,000 lines.
 - No circle: no two files call each other, directly or round a longer loop
   (the call graph between files, from the functions each file defines and
   the names each calls, comments and strings left out).
@@ -148,7 +148,7 @@ class DetectorTest(unittest.TestCase):
 class StructureTest(unittest.TestCase):
     def test_no_file_over_1000_lines(self):
         long = []
-        for p in product_files(ROOT):
+        for p in product_files(ROOT, (".c", ".h", ".py")):
             with open(p, encoding="utf-8") as f:
                 n = sum(1 for _ in f)
             if n > MAX_LINES:
