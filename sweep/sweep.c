@@ -528,14 +528,12 @@ static void decode_cells(const wl_core_result *r, int on, const wl_core_shape *s
         cells[i] = (wl_results_cell){NULL, on ? v[i] : NAN};
 }
 
-/* The points [lo, hi) of outer combination oi. */
-static int chunk(const wl_sweep_plan *p, unsigned long long oi, unsigned long long lo,
+/* The points [lo, hi) of outer combination oi (decoded: c). */
+static int chunk(const wl_sweep_plan *p, unsigned long long oi, combo c, unsigned long long lo,
                  unsigned long long hi, wl_sweep_scratch *sc, wl_results_buf *b,
                  wl_sweep_tally *tally, wl_error *err)
 {
     const wl_sweep_spec *s = p->s;
-    combo c;
-    wl_sweep_i_decode(s, oi, &c);
     wl_core_gpu g;
     int rc = wl_sweep_i_variant_gpu(s, c.gpu, c.variant, &g, err); /* validated in finish */
     if (rc)
@@ -718,5 +716,5 @@ int wl_sweep_plan_chunk(const wl_sweep_plan *p, unsigned long long i, wl_sweep_s
     wl_sweep_i_decode(p->s, oi, &c);
     if (lo >= hi || present_points(p->s, oi, c.gpu, lo, hi) == 0)
         return WL_OK; /* a piece outside the slice, or clocks past this GPU's grid */
-    return chunk(p, oi, lo, hi, sc, b, tally, err);
+    return chunk(p, oi, c, lo, hi, sc, b, tally, err);
 }
