@@ -32,11 +32,19 @@
     "                          PyTorch 2.11 (default; what wattlas.measure runs), or the\n" \
     "                          transformers 4.x of EnergAIzer's A100 sets\n" \
     "  --impl hf-eager|fused   HF's eager modules (default), or a fused implementation\n" \
-    "                          (Megatron/TransformerEngine, vLLM, torch.compile)\n"
+    "                          (Megatron/TransformerEngine, vLLM, torch.compile)\n" \
+    "  --profile-clock MHZ     --trace profiles: the SM clock they were requested at,\n" \
+    "                          for files that do not say (neither \"wattlas\" metadata\n" \
+    "                          nor a name ending _<MHz>mhz)\n" \
+    "  --profile-power-limit-w W  --trace profiles: the board power limit they ran\n" \
+    "                          under (default: their \"wattlas\" metadata, else the\n" \
+    "                          GPU's default limit, its tdp_w); a prediction at any\n" \
+    "                          limit starts from the clocks that limit allowed\n"
 #define CLI_MODE_AXES                                                                        \
     {"mode", "mode"}, {"optimizer", "optimizer"}, {"master-dtype", "master_dtype"},            \
         {"recompute", "recompute"}, {"grad-accum", "grad_accum"}, {"gen", "gen"},            \
-        {"launch", "launch"}, {"stack", "stack"}, {"impl", "impl"}
+        {"launch", "launch"}, {"stack", "stack"}, {"impl", "impl"},                         \
+        {"profile-clock", "profile_clock"}, {"profile-power-limit-w", "profile_power_limit_w"}
 
 typedef struct {
     const char *name, *summary;

@@ -20,6 +20,7 @@ struct wl_core_workload {
     size_t hcap;
     int repeated;        /* see wl_core_workload_set_repeated */
     int host_timed;      /* see wl_core_workload_set_host_timed */
+    double recorded_limit_w; /* see wl_core_workload_set_recorded_limit */
     char note[600];      /* what importing it left out or assumed ("" none) */
 };
 

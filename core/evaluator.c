@@ -42,12 +42,26 @@ static void anchor_at(wl_core_evaluator *ev, double f_req, const double *kx)
     }
 }
 
-/* The clock each kernel ran at in a run at f_req under the board's own
- * limit (the governor's per kernel, the whole run's when its average is
- * capped) into kx; kt is scratch. */
+/* The board power limit the profile ran under: the one it recorded, else
+ * the board's default (its TDP: nvidia-smi's "Default Power Limit"), never
+ * the limit a prediction asks for. A profile anchored at the asked limit
+ * took a throttled kernel's recorded time for the clock the new limit
+ * allows, so a lower limit ran it faster (issue 59: at 990 MHz, 169 ms at
+ * 700 W but 121 ms at 400 W). */
+static double recorded_limit_w(const wl_core_evaluator *ev)
+{
+    double w = wl_core_workload_recorded_limit(ev->wl);
+    if (w > 0)
+        return w;
+    return ev->gpu.tdp_w > 0 ? ev->gpu.tdp_w : ev->gpu.power_limit_w;
+}
+
+/* The clock each kernel ran at in a run at f_req under the limit the
+ * profile was recorded under (the governor's per kernel, the whole run's
+ * when its average is capped) into kx; kt is scratch. */
 static void run_clocks(const wl_core_evaluator *ev, double f_req, double *kx, double *kt)
 {
-    wl_core_op op = {.sm_clock_mhz = f_req};
+    wl_core_op op = {.sm_clock_mhz = f_req, .power_limit_w = recorded_limit_w(ev)};
     wl_core_result r, capped;
     wl_core_i_eval_core(ev, f_req, &op, &r, kx, kt);
     double cap = wl_core_i_op_cap_w(&ev->gpu, &op);

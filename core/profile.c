@@ -590,7 +590,8 @@ static int event(pf *P, const wj_value *e, int line)
 }
 
 /* Reads traceEvents one event at a time, and the top-level
- * "wattlas": {"sm_clock_mhz": N} the measurement harness adds. */
+ * "wattlas": {"sm_clock_mhz": N, "power_limit_w": W, ...} the measurement
+ * harness adds. */
 int wl_core_pf_read_events(pf *P, const char *text, size_t len)
 {
     scan c = {text, text + len, 1};
@@ -671,6 +672,15 @@ int wl_core_pf_read_events(pf *P, const char *text, size_t len)
                     return -1;
                 }
                 P->clock_mhz = f;
+            }
+            if (!num_of(v, "power_limit_w", &f)) {
+                if (!(f >= 1 && f <= 1e5)) {
+                    wj_free(v);
+                    wl_error_set(P->err, P->source, line, "power_limit_w",
+                                 "must be in [1, 100000] W, got %g", f);
+                    return -1;
+                }
+                P->limit_w = f;
             }
             if (!num_of(v, "wall_ms_per_step", &f)) {
                 if (!(f > 0 && f <= 3.6e6)) {

@@ -80,6 +80,7 @@ typedef struct {
     size_t *chash;  /* correlation -> call + 1 (launch calls) */
     size_t chcap;
     double clock_mhz;
+    double limit_w;   /* the board power limit it ran under (0: not stated) */
     wl_dtype main_dt; /* the precision of the profile's matmuls */
     double *opts;     /* start times of every recorded cpu_op, sorted */
     size_t nopts, capopts;
@@ -105,7 +106,8 @@ const pf_op *wl_core_pf_op_of(const pf *P, long long ext);
 const pf_call *wl_core_pf_call_of(const pf *P, long long corr);
 
 /* Reads traceEvents one event at a time, and the top-level "wattlas":
- * {"sm_clock_mhz": N} the measurement harness adds: 0, -1 a parse error
+ * {"sm_clock_mhz": N, "power_limit_w": W, "wall_ms_per_step": T} the
+ * measurement harness adds: 0, -1 a parse error
  * (in P->err), -2 out of memory. */
 int wl_core_pf_read_events(pf *P, const char *text, size_t len);
 void wl_core_pf_free(pf *P);

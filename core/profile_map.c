@@ -672,13 +672,17 @@ static int build(pf *P, wl_core_workload **out)
     }
     if (!rc) {
         wl_core_workload_set_host_timed(wl, 1);
+        wl_core_workload_set_recorded_limit(wl, P->limit_w);
         /* what the user should know: kernels kept at their measured time */
+        char limit[48] = "the GPU's default power limit";
+        if (P->limit_w > 0)
+            snprintf(limit, sizeof limit, "a %g W power limit", P->limit_w);
         char *nb = wl->note;
         size_t nn = sizeof wl->note;
         int w = snprintf(nb, nn,
-                         "profile at %g MHz: %lld kernels (%.3f ms busy), %lld mapped by "
-                         "their aten op, %lld kept at their measured time (%.3f ms)",
-                         P->clock_mhz, kernels, busy, mapped, unmapped, other_ms);
+                         "profile at %g MHz under %s: %lld kernels (%.3f ms busy), %lld "
+                         "mapped by their aten op, %lld kept at their measured time (%.3f ms)",
+                         P->clock_mhz, limit, kernels, busy, mapped, unmapped, other_ms);
         for (size_t r = 0; r < 4 && r < nmiss && w > 0 && (size_t)w < nn; r++) {
             size_t best = r;
             for (size_t s = r + 1; s < nmiss; s++)
@@ -715,8 +719,8 @@ static int build(pf *P, wl_core_workload **out)
 
 /* The import: the events read (profile.c), the clock the profile ran at
  * (given, recorded by the harness, or in its name), then the workload. */
-int wl_core_profile_parse(const char *text, size_t len, const char *source, double clock_mhz,
-                          wl_core_workload **out, wl_error *err)
+int wl_core_profile_parse(const char *text, size_t len, const char *source,
+                          const wl_core_recorded *rec, wl_core_workload **out, wl_error *err)
 {
     *out = NULL;
     pf P = {.source = source, .err = err};
@@ -725,10 +729,12 @@ int wl_core_profile_parse(const char *text, size_t len, const char *source, doub
     if (r)
         rc = r == -2 ? WL_ENOMEM : WL_EPARSE;
     if (!rc) {
-        if (clock_mhz > 0)
-            P.clock_mhz = clock_mhz;
+        if (rec && rec->sm_clock_mhz > 0)
+            P.clock_mhz = rec->sm_clock_mhz;
         else if (!(P.clock_mhz > 0))
             P.clock_mhz = clock_from_name(source);
+        if (rec && rec->power_limit_w > 0)
+            P.limit_w = rec->power_limit_w;
         if (!(P.clock_mhz > 0) || P.clock_mhz > 1e4) {
             wl_error_set(err, source, 0, "sm_clock_mhz",
                          "the profile does not say the SM clock it ran at: name it "

@@ -190,7 +190,8 @@ int wl_core_trace_parse(const char *text, size_t len, const char *source,
     return WL_OK;
 }
 
-int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err)
+int wl_core_trace_load_as(const char *path, const wl_core_recorded *rec, wl_core_workload **out,
+                          wl_error *err)
 {
     *out = NULL;
     char *buf = NULL;
@@ -198,12 +199,23 @@ int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err)
     int rc = wl_core_read_file_z(path, &buf, &n, err);
     if (rc)
         return rc;
-    if (wl_core_text_is_profile(buf, n))
-        rc = wl_core_profile_parse(buf, n, path, 0, out, err);
-    else
+    if (wl_core_text_is_profile(buf, n)) {
+        rc = wl_core_profile_parse(buf, n, path, rec, out, err);
+    } else if (rec && (rec->sm_clock_mhz > 0 || rec->power_limit_w > 0)) {
+        wl_error_set(err, path, 0, rec->sm_clock_mhz > 0 ? "profile_clock" : "profile_power_limit_w",
+                     "a kernel trace measured nothing: the recorded clock and power limit are a "
+                     "PyTorch profile's");
+        rc = WL_EINVAL;
+    } else {
         rc = wl_core_trace_parse(buf, n, path, out, err);
+    }
     free(buf);
     return rc;
+}
+
+int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err)
+{
+    return wl_core_trace_load_as(path, NULL, out, err);
 }
 
 /* A half-precision trace run again in fp32, as eager PyTorch would launch

@@ -558,20 +558,44 @@ int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *
  * profile's timeline): then no kernel pays the model's host_launch_us. */
 void wl_core_workload_set_host_timed(wl_core_workload *wl, int host_timed);
 int wl_core_workload_host_timed(const wl_core_workload *wl);
+/* The board power limit a profile's measured kernels ran under, in W (0 or
+ * not finite: unknown, taken as the GPU's default limit, its tdp_w). The
+ * evaluator anchors each measured kernel at the clock the governor gave it
+ * under that limit, so a prediction under any other limit starts from what
+ * was recorded, not from what the new limit would have allowed. */
+void wl_core_workload_set_recorded_limit(wl_core_workload *wl, double watts);
+double wl_core_workload_recorded_limit(const wl_core_workload *wl);
+/* The SM clock a profile's measured kernels were requested at (0: none). */
+double wl_core_workload_recorded_clock(const wl_core_workload *wl);
 
 /* Import a kernel trace: the JSON list of shared/data/traces, or a PyTorch
  * profiler Chrome trace (core/profile.c), either of them gzipped or not. */
 int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err);
+/* What a PyTorch profile recorded that its file may not say: the SM clock
+ * its kernels were requested at, and the board power limit they ran under
+ * (0: the file's "wattlas" metadata, else the clock in its name and the
+ * GPU's default limit). */
+typedef struct {
+    double sm_clock_mhz;
+    double power_limit_w;
+} wl_core_recorded;
+/* wl_core_trace_load with rec (NULL: all from the file); giving either for
+ * a kernel trace, which measured nothing, is WL_EINVAL (field
+ * profile_clock or profile_power_limit_w). */
+int wl_core_trace_load_as(const char *path, const wl_core_recorded *rec, wl_core_workload **out,
+                          wl_error *err);
 int wl_core_trace_parse(const char *text, size_t len, const char *source,
                         wl_core_workload **out, wl_error *err);
 /* A PyTorch profiler trace's text as a workload (core/profile.c): each
  * kernel mapped through its aten op and anchored to its measured time at
- * clock_mhz (0: the trace's "wattlas": {"sm_clock_mhz"} or its name's
- * "_<N>mhz"), unmapped kernels, memsets and memcpys kept at their measured
- * times, the host's gaps and synchronisations from its timeline. The
- * workload's note counts what was kept unmapped. */
-int wl_core_profile_parse(const char *text, size_t len, const char *source, double clock_mhz,
-                          wl_core_workload **out, wl_error *err);
+ * the clock it ran at (rec's, else the trace's "wattlas":
+ * {"sm_clock_mhz"}, else its name's "_<N>mhz") under the limit it ran
+ * under (rec's, else the trace's "wattlas": {"power_limit_w"}, else the
+ * GPU's default), unmapped kernels, memsets and memcpys kept at their
+ * measured times, the host's gaps and synchronisations from its timeline.
+ * The workload's note counts what was kept unmapped. */
+int wl_core_profile_parse(const char *text, size_t len, const char *source,
+                          const wl_core_recorded *rec, wl_core_workload **out, wl_error *err);
 
 /* The same launches in fp32, as eager PyTorch runs a half-precision model
  * in fp32: casts dropped, matmuls on CUDA cores, convolutions (conv_taps > 0)

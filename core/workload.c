@@ -2,6 +2,7 @@
  * identical launches are evaluated once and counted. */
 #include "core_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -49,6 +50,26 @@ int wl_core_workload_host_timed(const wl_core_workload *wl)
     return wl ? wl->host_timed : 0;
 }
 
+void wl_core_workload_set_recorded_limit(wl_core_workload *wl, double watts)
+{
+    if (wl)
+        wl->recorded_limit_w = watts > 0 && isfinite(watts) ? watts : 0.0;
+}
+
+double wl_core_workload_recorded_limit(const wl_core_workload *wl)
+{
+    return wl ? wl->recorded_limit_w : 0.0;
+}
+
+double wl_core_workload_recorded_clock(const wl_core_workload *wl)
+{
+    for (size_t i = 0; wl && i < wl->n; i++)
+        if (wl->k[i].measured_mhz > 0 && wl->k[i].kind != WL_K_MEASURED &&
+            wl->k[i].kind != WL_K_GAP)
+            return wl->k[i].measured_mhz;
+    return 0.0;
+}
+
 /* A JSON trace records ops, not the kernels that ran them: which ATen path
  * an op takes is the stack's. On the current stack (hf5) a half-precision
  * upcast is the dynamic-casting copy (strided 4, core/latency.c). The
@@ -87,6 +108,7 @@ int wl_core_workload_set_stack(wl_core_workload *wl, wl_stack stack)
     }
     nw->repeated = wl->repeated;
     nw->host_timed = wl->host_timed;
+    nw->recorded_limit_w = wl->recorded_limit_w;
     memcpy(nw->note, wl->note, sizeof nw->note);
     wl_core_workload tmp = *wl;
     *wl = *nw;

@@ -378,6 +378,9 @@ static int collapse_rows(wl_pareto_set *s)
             s->fields[m] = s->fields[i];
         if (s->label)
             s->label[m] = s->label[i];
+        /* the kept row's point moves with it (its effective clock, voltage
+         * and throttled flag), then holds the highest request folded in */
+        memmove(s->pt + 4 * m, s->pt + 4 * i, 4 * sizeof *s->pt);
         s->pt[4 * m + 2] = upto[i];
         m++;
     }
@@ -455,7 +458,11 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
     /* the columns a collapse compares (a voltage column is optional) */
     int pcol[4] = {rs_col(csv, "effective_clock_mhz"), rs_col(csv, "voltage_mv"),
                    rs_col(csv, "sm_clock_mhz"), rs_col(csv, "throttled")};
-    int collapse = o->collapse && pcol[0] >= 0 && pcol[2] >= 0 && pcol[3] >= 0;
+    /* the points are read whenever the columns are there: a row's
+     * effective clock is reported (max_effective_clock_mhz) with or
+     * without a collapse */
+    int points = pcol[0] >= 0 && pcol[2] >= 0 && pcol[3] >= 0;
+    int collapse = o->collapse && points;
     wl_results_buf key = {0}, row = {0}, gf = {0};
     /* the columns grouped by, for tables keyed by them */
     if (!rc && ng && !(s->gnames = calloc(ng, sizeof *s->gnames)))
@@ -475,7 +482,7 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
             rc = key.oom ? WL_ENOMEM : unfit_group(s, key.p ? key.p : "", key.n);
             continue;
         }
-        if ((rc = grow_rows(s, o->keep_fields, lcol >= 0, collapse)))
+        if ((rc = grow_rows(s, o->keep_fields, lcol >= 0, points)))
             break;
         double *v = s->val + s->n * s->nv;
         for (size_t i = 0; !rc && i < s->nv; i++) {
@@ -523,7 +530,7 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
         }
         if (rc)
             break;
-        for (int k = 0; collapse && k < 4; k++) {
+        for (int k = 0; points && k < 4; k++) {
             double *pt = s->pt + 4 * s->n + k;
             *pt = NAN;
             if (pcol[k] >= 0 && rs_num(csv, (size_t)pcol[k], pt, err) == WL_EPARSE) {
@@ -540,8 +547,10 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
     }
     if (!rc && r < 0)
         rc = WL_EPARSE;
-    if (!rc && collapse)
+    if (!rc && collapse) {
         rc = collapse_rows(s);
+        s->folded = 1;
+    }
     /* of the unfit rows' groups, those with no row that fits */
     size_t kept = 0;
     for (size_t i = 0; !rc && i < s->unfit_groups.n; i++) {
@@ -604,7 +613,7 @@ const char *wl_pareto_set_unfit_group(const wl_pareto_set *s, size_t i)
 }
 double wl_pareto_set_request_upto(const wl_pareto_set *s, size_t row)
 {
-    return s->pt && row < s->n ? s->pt[4 * row + 2] : NAN;
+    return s->folded && s->pt && row < s->n ? s->pt[4 * row + 2] : NAN;
 }
 size_t wl_pareto_set_groups(const wl_pareto_set *s) { return s->ngroups; }
 size_t wl_pareto_set_group_of(const wl_pareto_set *s, size_t row) { return s->group[row]; }

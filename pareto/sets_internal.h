@@ -32,6 +32,7 @@ struct wl_pareto_set {
     double *pt;           /* collapse: n x 4 (effective clock, voltage, request,
                              throttled), then the highest request folded in */
     size_t collapsed;
+    int folded;          /* requests were folded (collapse_rows ran) */
     size_t unfit;         /* rows left out with fits = 0 */
     wl_core_strlist unfit_groups; /* keys of groups with no row that fits
                                      (while reading: of every unfit row's

@@ -75,23 +75,28 @@ void wl_sweep_scratch_free(wl_sweep_scratch *sc)
     free(sc);
 }
 
-static void governor_free_key(const wl_core_gpu *g, wl_core_gpu *key)
+/* What the unlimited results depend on. A profile's measured kernels are
+ * anchored at the clocks the governor gave them under the limit they were
+ * recorded under (core/evaluator.c), which its cap fraction sets: for
+ * them the fraction stays in the key, and only the limit asked for goes. */
+static void governor_free_key(const wl_core_gpu *g, int anchored, wl_core_gpu *key)
 {
     *key = *g;
     key->power_limit_w = 0;
-    key->coef.power_cap_frac = 0;
+    if (!anchored)
+        key->coef.power_cap_frac = 0;
 }
 
 /* The curve of this variant and shape: a kept one, or the least recently
  * used slot made ready for it; NULL without scratch or memory, or for a
  * curve of more than CURVE_MAX_BYTES. */
-curve *wl_sweep_i_curve_for(wl_sweep_scratch *sc, const wl_core_gpu *g, size_t wl, size_t b,
-                             size_t sq, size_t dt, size_t at, size_t n)
+curve *wl_sweep_i_curve_for(wl_sweep_scratch *sc, const wl_core_gpu *g, int anchored, size_t wl,
+                             size_t b, size_t sq, size_t dt, size_t at, size_t n)
 {
     if (!sc || n > CURVE_MAX_BYTES / sizeof(wl_core_result))
         return NULL;
     wl_core_gpu key;
-    governor_free_key(g, &key);
+    governor_free_key(g, anchored, &key);
     sc->tick++;
     curve *lru = &sc->c[0];
     for (int i = 0; i < CURVES; i++) {

@@ -249,7 +249,7 @@ static const char *const sweep_keys[] = {
     "gpu", "model", "trace", "idle", "host", "batch", "seq", "clock", "voltage_offset_mv",
     "voltage_mv", "dtype", "attention", "mode", "optimizer", "master_dtype", "recompute",
     "launch", "grad_accum", "gen", "stack", "impl", "scope", "learned", "classes", "latency",
-    "power_limit", "board", "interval", "set"};
+    "power_limit", "board", "interval", "profile_clock", "profile_power_limit_w", "set"};
 
 static const char *sweep_key_of(void *user, size_t i)
 {
@@ -375,6 +375,19 @@ int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, cons
         }
         s->level = l;
         take_origin(&s->o_level, source, line);
+        return WL_OK;
+    }
+    if (!strcmp(key, "profile_clock") || !strcmp(key, "profile_power_limit_w")) {
+        /* what a PyTorch profile ran at, for files that do not say */
+        int clk = !strcmp(key, "profile_clock");
+        double x;
+        if (wl_core_parse_real(value, 1, clk ? 1e4 : 1e5, source, line, key, &x, err))
+            return WL_EINVAL;
+        if (clk)
+            s->recorded.sm_clock_mhz = x;
+        else
+            s->recorded.power_limit_w = x;
+        take_origin(clk ? &s->o_rclock : &s->o_rlimit, source, line);
         return WL_OK;
     }
     if (!strncmp(key, "set.", 4))

@@ -283,8 +283,19 @@ static int finish(wl_sweep_spec *s, wl_error *err)
         if (!s->trace_wl || !s->trace_dt)
             return WL_ENOMEM;
         for (size_t i = 0; i < s->traces.n; i++) {
-            if ((rc = wl_core_trace_load(s->traces.v[i], &s->trace_wl[i], err)))
+            if ((rc = wl_core_trace_load_as(s->traces.v[i], &s->recorded, &s->trace_wl[i], err))) {
+                /* a recorded clock or limit for a kernel trace: the
+                 * option (or spec line) is what is wrong */
+                int clk = !strcmp(err->field, "profile_clock");
+                if (rc == WL_EINVAL && (clk || !strcmp(err->field, "profile_power_limit_w"))) {
+                    const origin *o = clk ? &s->o_rclock : &s->o_rlimit;
+                    wl_error_set(err, o->source, o->line, err->field,
+                                 "%s is a kernel trace, which measured nothing: only a PyTorch "
+                                 "profile has a recorded clock and power limit",
+                                 s->traces.v[i]);
+                }
                 return rc;
+            }
             if ((rc = wl_core_workload_set_stack(s->trace_wl[i], s->opts.stack)))
                 return rc;
             /* what a profile's import kept at measured times */

@@ -572,7 +572,8 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, combo c, unsigne
     const wl_core_numlist *vl = wl_sweep_i_volts(s);
     const wl_core_numlist *clk = &s->gclk[c.gpu];
     size_t m = s->maxclk;
-    curve *cv = wl_sweep_i_curve_for(sc, &g, c.wl, c.b, c.sq, c.dt, ak, vl->n * m);
+    curve *cv = wl_sweep_i_curve_for(sc, &g, wl_core_workload_recorded_clock(wl) > 0, c.wl, c.b,
+                                     c.sq, c.dt, ak, vl->n * m);
     unsigned long long ni = wl_sweep_i_n_inner(s), base = oi * ni;
     size_t vi0 = base >= lo ? 0 : (size_t)((lo - base) / m);
     for (size_t vi = vi0; vi < vl->n && base + vi * m < hi; vi++) {

@@ -51,6 +51,10 @@ struct wl_sweep_spec {
     int same_board; /* the intervals are for the board the presets carry:
                        no spread between boards */
     origin o_level;
+    wl_core_recorded recorded; /* what every traced profile ran at, when its
+                                  file does not say (profile_clock,
+                                  profile_power_limit_w) */
+    origin o_rclock, o_rlimit;
     char report_title[256], report_objective[64];
     /* resolved by finish */
     int finished;
@@ -121,8 +125,8 @@ typedef struct {
     wl_core_result *res;
     unsigned char *have;
 } curve;
-curve *wl_sweep_i_curve_for(wl_sweep_scratch *sc, const wl_core_gpu *g, size_t wl, size_t b,
-                             size_t sq, size_t dt, size_t at, size_t n);
+curve *wl_sweep_i_curve_for(wl_sweep_scratch *sc, const wl_core_gpu *g, int anchored, size_t wl,
+                             size_t b, size_t sq, size_t dt, size_t at, size_t n);
 int wl_sweep_i_scratch_workload(wl_sweep_scratch *sc, const wl_sweep_spec *s, const combo *c,
                                 size_t ak, wl_core_workload **wl, int *own, wl_error *err);
 

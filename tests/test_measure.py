@@ -565,7 +565,8 @@ class Profiles(unittest.TestCase):
                                 "--clock", "1410", "--no-power-limit", "--format", "csv"],
                                capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertIn("profile at 1410 MHz: 1 kernels", r.stderr)
+            self.assertIn("profile at 1410 MHz under the GPU's default power limit: 1 kernels",
+                          r.stderr)
             head, row = r.stdout.splitlines()[:2]
             t = float(row.split(",")[head.split(",").index("time_ms")])
             # the mm 0-20 us, the memset issued 30 us after the mm (no op
@@ -573,6 +574,18 @@ class Profiles(unittest.TestCase):
             # although the stated wall time is longer), 30-31 us
             self.assertAlmostEqual(t, 0.031, 6)
             self.assertIn("0.00 us per recorded op (solved from its wall_ms_per_step)", r.stderr)
+            # the limit it ran under (NVML's enforced limit) goes beside the clock,
+            # and the option states it for a file that does not say
+            measure.write_profile(path, trace, 1410, 0.05, "hf5", 200.0)
+            r = subprocess.run([BIN, "predict", "--gpu", "a100-pcie-40gb", "--trace", path,
+                                "--clock", "1410", "--format", "csv"],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("profile at 1410 MHz under a 200 W power limit", r.stderr)
+            r = subprocess.run([BIN, "predict", "--gpu", "a100-pcie-40gb", "--trace", path,
+                                "--profile-power-limit-w", "150", "--format", "csv"],
+                               capture_output=True, text=True)
+            self.assertIn("profile at 1410 MHz under a 150 W power limit", r.stderr)
             # named as a measured row's trace, validate predicts the row from it
             measure.write_profile(os.path.join(d, "mm_bf16_b1_s64_prefill.json.gz"), trace, 1410,
                                   0.05, "hf5")

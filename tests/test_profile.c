@@ -443,6 +443,76 @@ static void test_shared_pairs(void **state)
 }
 
 
+/* A profile keeps the limit it ran under (issue 59). The shared Llama-3-8B
+ * prefill ran at 1980 MHz under the H200's 700 W with its GEMMs held by
+ * the governor; anchored at the limit a prediction asked for, its held
+ * kernels took their recorded times for the clocks the lower limit
+ * allowed, and a lower limit ran faster (990 MHz: 169 ms at 700 W, 121 ms
+ * at 400 W). Now: a lower limit is never faster at any clock; the
+ * default limit gives the same as the recorded 700 W stated outright;
+ * and a profile stated as recorded under a lower limit predicts that
+ * limit's run at its own clock as measured, kernel for kernel (the
+ * anchoring's fixed point). */
+static void test_recorded_limit(void **state)
+{
+    (void)state;
+    REQUIRE_SHARED(dir);
+    char *path = wl_core_strprintf(
+        "%s/profiles/h200-sxm-141gb/llama-3-8b_prefill_b2_s2048_bf16_sdpa_1980mhz.json.gz", dir);
+    assert_non_null(path);
+    wl_core_gpu g;
+    wl_error err = {0};
+    assert_int_equal(wl_preset_gpu_load("h200-sxm-141gb", &g, &err), WL_OK);
+    wl_core_workload *wl = NULL, *at700 = NULL, *at450 = NULL;
+    assert_int_equal(wl_core_trace_load(path, &wl, &err), WL_OK);
+    wl_core_recorded r700 = {.power_limit_w = 700}, r450 = {.power_limit_w = 450};
+    assert_int_equal(wl_core_trace_load_as(path, &r700, &at700, &err), WL_OK);
+    assert_int_equal(wl_core_trace_load_as(path, &r450, &at450, &err), WL_OK);
+    assert_close(wl_core_workload_recorded_limit(at450), 450, 0);
+    assert_close(wl_core_workload_recorded_clock(at450), 1980, 0);
+    const double clocks[] = {990, 1485, 1980}, limits[] = {700, 600, 500, 400, 300, 200};
+    for (size_t c = 0; c < 3; c++) {
+        double prev = 0;
+        for (size_t l = 0; l < 6; l++) {
+            /* the limit as --set power_limit_w gives it (the GPU's) and
+             * as a point's (nvidia-smi -pl on the same board) */
+            wl_core_gpu gl = g;
+            gl.power_limit_w = limits[l];
+            wl_core_op op = {.sm_clock_mhz = clocks[c]};
+            wl_core_op op_l = {.sm_clock_mhz = clocks[c], .power_limit_w = limits[l]};
+            wl_core_result r, r7, rl;
+            assert_int_equal(wl_core_predict(&gl, wl, &op, &r), WL_OK);
+            assert_int_equal(wl_core_predict(&gl, at700, &op, &r7), WL_OK);
+            assert_int_equal(wl_core_predict(&g, wl, &op_l, &rl), WL_OK);
+            assert_close(r.time_ms, r7.time_ms, 0);
+            assert_close(r.time_ms, rl.time_ms, 0);
+            /* within the governor's solve tolerance (1e-4 of the cap) */
+            assert_true(r.time_ms >= prev * (1 - 1e-6));
+            /* under the cap, unless the lowest clock draws more */
+            assert_true(r.power_w <= limits[l] * g.coef.power_cap_frac * (1 + 2e-4) ||
+                        r.effective_clock_mhz < g.sm_clock_min_mhz + 0.05);
+            prev = r.time_ms;
+        }
+    }
+    /* its own clock under its own limit: the measured busy time */
+    double measured = 0;
+    for (size_t i = 0; i < wl_core_workload_count(at450); i++) {
+        const wl_kernel *k = wl_core_workload_kernel(at450, i);
+        if (k->kind != WL_K_GAP)
+            measured += k->measured_us * (double)wl_core_workload_repeat(at450, i);
+    }
+    wl_core_op own = {.sm_clock_mhz = 1980, .power_limit_w = 450};
+    wl_core_result r;
+    assert_int_equal(wl_core_predict(&g, at450, &own, &r), WL_OK);
+    fprintf(stderr, "recorded under 450 W, predicted there: busy %.3f ms, measured %.3f\n",
+            r.busy_ms, measured * 1e-3);
+    assert_close(r.busy_ms, measured * 1e-3, 2e-3 * measured * 1e-3);
+    wl_core_workload_free(wl);
+    wl_core_workload_free(at700);
+    wl_core_workload_free(at450);
+    free(path);
+}
+
 /* The profiles of this repository's H200 (data/h200-vm-2026-11, measured
  * by 'wattlas.measure profile'): GPT-2 prefill and AdamW step and Qwen2-1.5B
  * prefill at 510, 990 and 1980 MHz, Qwen2-1.5B's eager AdamW step at 510
@@ -704,6 +774,7 @@ int main(void)
         cmocka_unit_test(test_other_clock), cmocka_unit_test(test_gzip),
         cmocka_unit_test(test_metadata),    cmocka_unit_test(test_errors),
         cmocka_unit_test(test_shared_pairs),
+        cmocka_unit_test(test_recorded_limit),
         cmocka_unit_test(test_own_board_pairs),
         cmocka_unit_test(test_stack_paths),
         cmocka_unit_test(test_hf5_counts),

@@ -630,7 +630,9 @@ _AXES_DOC = """
     (``"510:1410:90"``, ``"900,1410"``); True and False are on and off.
 
     gpu: GPU preset ids or INI files (``wattlas.presets("gpu")``).
-    model: model presets, INI files or Hugging Face ids; trace: kernel traces.
+    model: model presets, INI files or Hugging Face ids; trace: kernel traces
+    or PyTorch profiles; profile_clock, profile_power_limit_w: the SM clock
+    and board power limit a profile ran at, where its file does not say.
     batch, seq: sequences per pass and tokens per sequence.
     dtype: bf16, fp16, fp32, tf32, fp8; attention: eager or flash.
     mode: prefill, train or decode; gen: tokens generated (decode).
@@ -654,7 +656,8 @@ _AXES_DOC = """
 _AXIS_KEYS = ("gpu", "model", "trace", "batch", "seq", "dtype", "attention", "mode", "clock",
               "voltage_mv", "voltage_offset_mv", "scope", "kernels", "power_limit", "set",
               "host", "idle", "optimizer", "master_dtype", "recompute", "grad_accum", "gen",
-              "launch", "stack", "impl", "latency", "interval", "learned")
+              "launch", "stack", "impl", "latency", "interval", "learned", "profile_clock",
+              "profile_power_limit_w")
 
 
 def _axes(args):
@@ -672,7 +675,8 @@ def sweep(spec: "str | os.PathLike | None" = None, *, gpu=None, model=None, trac
           voltage_mv=None, voltage_offset_mv=None, scope=None, kernels: bool = False,
           power_limit=None, set: "dict | None" = None, host=None, idle=None, optimizer=None,
           master_dtype=None, recompute=None, grad_accum=None, gen=None, launch=None,
-          latency=None, interval=None, learned=None, threads: int = 0,
+          latency=None, interval=None, learned=None, profile_clock=None,
+          profile_power_limit_w=None, threads: int = 0,
           fmt: "str | None" = None, shard: "str | None" = None, **more) -> "Table | str":
     items = _axes(locals())
     if shard is not None:
@@ -691,8 +695,8 @@ def predict(gpu: "str | None" = None, model: "str | None" = None, *, batch=None,
             voltage_offset_mv=None, scope=None, kernels: bool = False, power_limit=None,
             set: "dict | None" = None, host=None, idle=None, trace=None, optimizer=None,
             master_dtype=None, recompute=None, grad_accum=None, gen=None, launch=None,
-            latency=None, interval=None, learned=None, fmt: "str | None" = None,
-            **more) -> "Table | str":
+            latency=None, interval=None, learned=None, profile_clock=None,
+            profile_power_limit_w=None, fmt: "str | None" = None, **more) -> "Table | str":
     if gpu is not None and (isinstance(gpu, (list, tuple)) or "," in str(gpu)):
         raise Error("gpu: predict takes one GPU (sweep takes several)")
     if scope is not None and scope not in ("model", "layer", "decoder"):
@@ -736,8 +740,8 @@ def compare(gpu, model: "str | None" = None, *, objective: str = "energy", clock
             batch=None, seq=None, dtype=None, attention=None, mode=None, scope=None,
             power_limit=None, set: "dict | None" = None, host=None, idle=None, trace=None,
             optimizer=None, master_dtype=None, recompute=None, grad_accum=None, gen=None,
-            launch=None, latency=None, interval=None, learned=None, fmt: "str | None" = None,
-            **more) -> "Table":
+            launch=None, latency=None, interval=None, learned=None, profile_clock=None,
+            profile_power_limit_w=None, fmt: "str | None" = None, **more) -> "Table":
     """One workload on several GPUs, as ``wattlas compare``: each GPU's
     point at ``clock`` (default its maximum), at its maximum clock, and at
     the clock of its grid the ``objective`` chooses (energy, edp, ed2p,

@@ -448,6 +448,7 @@ def cmd_profile(args, nvml, h, gpu):
             name = workload_name(case)
             _progress(args, "%d/%d %s at %d MHz" % (done, total, name, clock))
             with Locked(nvml, h, clock_mhz=clock):
+                limit_w = nvml.enforced_power_limit_w(h)
                 for _ in range(args.steps):
                     step()
                 sync()
@@ -469,7 +470,7 @@ def cmd_profile(args, nvml, h, gpu):
                 finally:
                     os.unlink(tmp)
             path = os.path.join(outdir, "%s_%dmhz.json.gz" % (name, clock))
-            write_profile(path, trace, clock, wall_ms, stack)
+            write_profile(path, trace, clock, wall_ms, stack, limit_w)
             r = {"workload": name, "sm_clock_mhz": clock, "wall_ms_per_step": wall_ms}
             r.update(trace_summary(trace))
             rows.append(r)

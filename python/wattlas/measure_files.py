@@ -188,13 +188,18 @@ def workload_name(case):
                                    case["dtype"], case["attention_name"])
 
 
-def write_profile(path, trace, clock_mhz, wall_ms, stack):
+def write_profile(path, trace, clock_mhz, wall_ms, stack, power_limit_w=None):
     """The trace gzipped, with what wattlas reads beside traceEvents: the
-    clock it ran at and the unprofiled wall time per step (from which the
+    clock it ran at, the board power limit it ran under (wattlas anchors
+    the kernels at the clocks that limit allowed, whatever limit it is then
+    asked about), the unprofiled wall time per step (from which the
     profiler's own host cost is taken off), and the software stack."""
     import gzip
     trace = dict(trace)
-    trace["wattlas"] = {"sm_clock_mhz": clock_mhz, "wall_ms_per_step": wall_ms, "stack": stack}
+    meta = {"sm_clock_mhz": clock_mhz, "wall_ms_per_step": wall_ms, "stack": stack}
+    if power_limit_w:
+        meta["power_limit_w"] = power_limit_w
+    trace["wattlas"] = meta
     _atomic_write(path, gzip.compress(json.dumps(trace).encode()))
 
 

@@ -12,7 +12,7 @@ FUZZ_TARGET(profile)
     if (!ploaded && wl_preset_gpu_load("h200-sxm-141gb", &pgpu, &err) == WL_OK)
         ploaded = 1;
     wl_core_workload *wl = NULL;
-    if (wl_core_profile_parse((const char *)data, size, "fuzz_1000mhz.json", 0, &wl, &err) != WL_OK)
+    if (wl_core_profile_parse((const char *)data, size, "fuzz_1000mhz.json", NULL, &wl, &err) != WL_OK)
         return 0;
     if (ploaded) {
         wl_core_evaluator *ev = NULL;
