@@ -704,6 +704,31 @@ static void test_throttle_collapse(void **state)
     assert_null(strstr(err_buf, "throttled requests"));
 }
 
+/* Each derived column comes from the row it names (issue 59): a request
+ * folded into a lower one in an earlier group shifted every later row's
+ * effective clock by one, and --all gave the requested clock instead. Group
+ * b's maximum clock, 1410 MHz, ran at 1300 MHz. */
+static void test_optimize_provenance(void **state)
+{
+    (void)state;
+    test_write_file("prov.csv",
+                    "gpu,model,sm_clock_mhz,effective_clock_mhz,voltage_mv,throttled,time_ms,"
+                    "power_w,energy_j\n"
+                    "g,a,1200,1100,800,1,2.0,100,0.2\n"
+                    "g,a,1410,1100,800,1,2.0,100,0.2\n"
+                    "g,b,600,600,700,0,5.0,50,0.25\n"
+                    "g,b,1410,1300,850,1,3.0,120,0.36\n");
+    const char *opts[] = {"", " --all"};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(run("optimize prov.csv --objective energy --format csv%s", opts[i]), 0);
+        assert_close(csv_get(out_buf, 1, "max_effective_clock_mhz"), 1100, 0);
+        assert_close(csv_get(out_buf, 2, "sm_clock_mhz"), 600, 0);
+        assert_close(csv_get(out_buf, 2, "max_sm_clock_mhz"), 1410, 0);
+        assert_close(csv_get(out_buf, 2, "max_effective_clock_mhz"), 1300, 0);
+        assert_close(csv_get(out_buf, 2, "max_time_ms"), 3.0, 0);
+    }
+}
+
 /* Memory: predict warns when the case does not fit its GPU, the outputs
  * carry memory_gb and fits, and optimize and pareto leave a point that
  * cannot run out unless --all. GPT-3 175B at batch 8 needs ~355 GB. */
@@ -982,7 +1007,7 @@ int main(void)
         cmocka_unit_test(test_hostile_tables),
         cmocka_unit_test(test_sweep_sigint),
         cmocka_unit_test(test_report_and_plot_cmds),
-        cmocka_unit_test(test_throttle_collapse),
+        cmocka_unit_test(test_throttle_collapse), cmocka_unit_test(test_optimize_provenance),
         cmocka_unit_test(test_memory_fits),
         cmocka_unit_test(test_few_shot_cmd),
         cmocka_unit_test(test_quiet),
