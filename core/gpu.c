@@ -447,7 +447,8 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
     CHECK(gpu->max_warps_per_sm > 0, "max_warps_per_sm", "must be positive");
     CHECK(gpu->power_limit_w > 0, "power_limit_w", "must be positive");
     CHECK(gpu->power_limit_w >= gpu->power_limit_min_w, "power_limit_w",
-          "below the board's lowest limit, power_limit_min_w (nvidia-smi -pl refuses it)");
+          "%g W is below the board's lowest limit, power_limit_min_w = %g W (nvidia-smi -pl "
+          "refuses it)", gpu->power_limit_w, gpu->power_limit_min_w);
     CHECK(gpu->process_nm >= 0 && gpu->process_nm < 1000, "process_nm", "must be in [0, 1000) nm");
     for (int i = 0; i < WL_DT_COUNT; i++)
         CHECK(gpu->tech_mac_pj[i] >= 0 && gpu->tech_mac_pj[i] < 1e4, "e_mac_*_pj",
