@@ -275,8 +275,10 @@ static int optimize_run(const sel_opts *o)
         return rc;
     }
     const char *values[4] = {o->tcol, o->pcol, o->ecol, "sm_clock_mhz"};
+    /* a saving compares points at one voltage: each voltage is its own case */
     wl_pareto_load_options lo = {.values = values, .nvalues = 4, .group_by = o->group_by,
-                                 .keep_infeasible = o->all, .collapse = !o->all};
+                                 .keep_infeasible = o->all, .collapse = !o->all,
+                                 .voltage_groups = 1};
     cli_work *wk = cli_work_start(cmd, o->out, o->quiet);
     rc = load(cmd, o, &lo, &s);
     cli_work_stop(wk);

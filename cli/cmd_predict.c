@@ -181,10 +181,11 @@ static int predict_run(const predict_opts *o)
     /* a prediction for a case that cannot run is still made, but said so */
     if (id.fits == 0) {
         const wl_core_memory *m = &id.memory;
-        fprintf(stderr, "wattlas predict: warning: %s does not fit %s: it needs %.1f GB (weights "
-                "%.1f, activations %.1f, KV cache %.1f, context and workspace %.1f), the GPU has "
-                "%.1f GB\n", wl_core_workload_name(wl), g->id, m->total_gb, m->weights_gb,
-                m->activations_gb, m->kv_cache_gb, m->workspace_gb, g->mem_capacity_gb);
+        char parts[400];
+        wl_core_memory_parts_text(m, parts, sizeof parts);
+        fprintf(stderr, "wattlas predict: warning: %s does not fit %s: it needs %.1f GB (%s), "
+                "the GPU has %.1f GB\n", wl_core_workload_name(wl), g->id, m->total_gb, parts,
+                g->mem_capacity_gb);
         const wl_core_shape *sh = &id.shape;
         if (!o->quiet && sh->mode == WL_MODE_DECODE && sh->launch == WL_LAUNCH_GRAPHS &&
             id.max_batch >= 0)
@@ -208,19 +209,17 @@ static int predict_run(const predict_opts *o)
         if (st.tally.throttled)
             fprintf(f, "# throttled = 1: power-limited, the GPU runs below the requested clock\n");
         if (st.points > 1 && !isnan(st.tally.best_energy_j)) {
-            char e[WL_RESULTS_NUM_MAX], t[WL_RESULTS_NUM_MAX], k[WL_RESULTS_NUM_MAX];
-            wl_results_fmt(k, sizeof k, st.tally.best_clock_mhz, 0);
-            wl_results_fmt(e, sizeof e, st.tally.best_energy_j, 6);
-            wl_results_fmt(t, sizeof t, st.tally.best_time_ms, 5);
-            fprintf(f, "# energy-optimal requested clock: %s MHz (%s J, %s ms)\n", k, e, t);
-            /* the flat optimum of each workload: the same run read back */
+            /* the optimum and its flat band, per case (a voltage is a case
+             * of its own), from one reading of the same run: the footer
+             * names rows of the table above */
             wl_results_table *tab = NULL;
             wl_pareto_set *set = NULL;
             wl_pareto_saving *sv = NULL;
             wl_pareto_objective obj;
             wl_sweep_stats st2;
             static const char *const vals[4] = {"time_ms", "power_w", "energy_j", "sm_clock_mhz"};
-            wl_pareto_load_options lo = {.values = vals, .nvalues = 4, .collapse = 1};
+            wl_pareto_load_options lo = {.values = vals, .nvalues = 4, .collapse = 1,
+                                         .voltage_groups = 1};
             int brc = wl_sweep_run_table(o->spec, &so, "predict", &tab, &st2, &err);
             if (!brc)
                 brc = wl_pareto_objective_parse("energy", &obj, &err);
@@ -229,14 +228,24 @@ static int predict_run(const predict_opts *o)
             size_t ng = brc ? 0 : wl_pareto_set_groups(set);
             if (ng && (sv = calloc(ng, sizeof *sv)) && !wl_pareto_savings(set, &obj, sv))
                 for (size_t gi = 0; gi < ng; gi++) {
-                    if (!isfinite(sv[gi].band_lo_mhz))
+                    if (sv[gi].chosen < 0)
                         continue;
-                    char a[WL_RESULTS_NUM_MAX], b[WL_RESULTS_NUM_MAX];
-                    wl_results_fmt(a, sizeof a, sv[gi].band_lo_mhz, 0);
-                    wl_results_fmt(b, sizeof b, sv[gi].band_hi_mhz, 0);
-                    fprintf(f, "# energy within 1%% of its minimum%s%s: %s-%s MHz\n",
-                            ng > 1 ? " for " : "", ng > 1 ? wl_pareto_set_group_key(set, gi) : "",
-                            a, b);
+                    const char *key = ng > 1 ? wl_pareto_set_group_key(set, gi) : "";
+                    /* the chosen row's time, power, energy and clock */
+                    const double *v = wl_pareto_set_values(set, (size_t)sv[gi].chosen);
+                    char e[WL_RESULTS_NUM_MAX], t[WL_RESULTS_NUM_MAX], k[WL_RESULTS_NUM_MAX];
+                    wl_results_fmt(k, sizeof k, v[3], 0);
+                    wl_results_fmt(e, sizeof e, v[2], 6);
+                    wl_results_fmt(t, sizeof t, v[0], 5);
+                    fprintf(f, "# energy-optimal requested clock%s%s: %s MHz (%s J, %s ms)",
+                            ng > 1 ? " for " : "", key, k, e, t);
+                    if (isfinite(sv[gi].band_lo_mhz)) {
+                        char a[WL_RESULTS_NUM_MAX], b[WL_RESULTS_NUM_MAX];
+                        wl_results_fmt(a, sizeof a, sv[gi].band_lo_mhz, 0);
+                        wl_results_fmt(b, sizeof b, sv[gi].band_hi_mhz, 0);
+                        fprintf(f, "; within 1%% of it: %s-%s MHz", a, b);
+                    }
+                    fputc('\n', f);
                 }
             free(sv);
             wl_pareto_set_free(set);

@@ -857,6 +857,17 @@ int wl_core_throttle_cache_covers(const wl_core_evaluator *ev, const wl_core_thr
            op->sm_clock_mhz >= cache->throttled_from_mhz;
 }
 
+/* throttled says what effective_clock_mhz shows: the clock held below the
+ * request, by more than the 0.05 MHz that prints as the request (0.1 MHz
+ * digits). A kernel of tens of microseconds drawing over the cap moves the
+ * governor's clock by thousandths of a MHz within its time constant (an
+ * A100 PCIe GPT-3 1.3B layer at 1290 MHz: held to 1289.994 at 107 W on a
+ * 250 W board), which no reading of the clock would show (issue 59). */
+static void flag_throttled(double f, wl_core_result *res)
+{
+    res->throttled = res->effective_clock_mhz < f - 0.05;
+}
+
 /* unlimited: the result at op's clock without the power limit, when the
  * caller has it (a sweep reusing a curve); NULL: evaluate it. */
 static int run(const wl_core_evaluator *ev, const wl_core_op *op, const wl_core_result *unlimited,
@@ -876,7 +887,7 @@ static int run(const wl_core_evaluator *ev, const wl_core_op *op, const wl_core_
     if (wl_core_throttle_cache_covers(ev, cache, op)) {
         *res = cache->at;
         res->requested_clock_mhz = f;
-        res->throttled = 1;
+        flag_throttled(f, res);
         return WL_OK;
     }
     /* the result without the limit stands when no kernel draws more than
@@ -890,12 +901,14 @@ static int run(const wl_core_evaluator *ev, const wl_core_op *op, const wl_core_
      * step (what NVML reports, and all a slow governor acts on): a run whose
      * average is still above the cap, from the governor's lag or from many
      * kernels each under it, runs at the clock where the average meets it. */
-    if (op->ignore_power_limit || res->power_w <= cap)
+    if (op->ignore_power_limit || res->power_w <= cap) {
+        flag_throttled(f, res);
         return WL_OK;
+    }
     wl_core_result at_f = *res;
     solve_cap(ev, op, f, cap, &at_f, res);
     res->requested_clock_mhz = f;
-    res->throttled = 1;
+    flag_throttled(f, res);
     if (cache && f <= gpu->sm_clock_max_mhz) {
         cache->valid = 1;
         cache->voltage_mv = op->voltage_mv;

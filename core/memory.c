@@ -17,6 +17,7 @@
 #include "core_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* CUDA context, the kernels PyTorch loads (lazily since CUDA 11.7) and the
@@ -256,6 +257,31 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *sh, wl_
     out->total_gb = out->weights_gb + out->activations_gb + out->kv_cache_gb + out->workspace_gb +
                     out->master_gb + out->grads_gb + out->optimizer_gb;
     return WL_OK;
+}
+
+void wl_core_memory_parts_text(const wl_core_memory *mem, char *buf, size_t n)
+{
+    const struct {
+        const char *name;
+        double gb;
+    } part[] = {{"weights", mem->weights_gb},
+                {"activations", mem->activations_gb},
+                {"KV cache", mem->kv_cache_gb},
+                {"fp32 master weights", mem->master_gb},
+                {"gradients", mem->grads_gb},
+                {"optimizer state", mem->optimizer_gb},
+                {"context and workspace", mem->workspace_gb}};
+    size_t w = 0;
+    if (n)
+        buf[0] = 0;
+    for (size_t i = 0; i < sizeof part / sizeof *part && w < n; i++) {
+        if (!(part[i].gb > 0))
+            continue;
+        int k = snprintf(buf + w, n - w, "%s%s %.1f", w ? ", " : "", part[i].name, part[i].gb);
+        if (k < 0)
+            break;
+        w += (size_t)k;
+    }
 }
 
 int wl_core_memory_fits(const wl_core_gpu *gpu, const wl_core_memory *mem)

@@ -818,6 +818,10 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *shape,
 /* 1: total_gb fits the GPU's memory, 0: it does not, -1: unknown (no
  * capacity given or no footprint). */
 int wl_core_memory_fits(const wl_core_gpu *gpu, const wl_core_memory *mem);
+/* The footprint's parts that hold memory, in GB to 0.1, in the order of
+ * the struct ("weights 16.1, activations 43.7, fp32 master weights 32.1,
+ * ..."): every part that total_gb sums, none left out. */
+void wl_core_memory_parts_text(const wl_core_memory *mem, char *buf, size_t n);
 /* The largest batch (1 to WL_MAX_BATCH) of shape that fits gpu's memory,
  * the rest of the shape as given; for a serving engine's decode the most
  * sequences its paged cache holds at once. 0 when not even one fits,

@@ -282,12 +282,12 @@ static int value_ok(const char *name, double v)
 
 /* The parameter columns of a sweep table: those before the voltage and
  * clock columns (the decision variables), plus kernel_class; or all before
- * sm_clock_mhz (through_voltage). */
-static size_t default_groups(const row_source *csv, int through_voltage, int *gcol,
-                             size_t max)
+ * sm_clock_mhz (through_voltage), with kernel_class too (voltage_groups). */
+static size_t default_groups(const row_source *csv, int through_voltage, int voltage_groups,
+                             int *gcol, size_t max)
 {
     int stop = rs_col(csv, "sm_clock_mhz");
-    if (!through_voltage) {
+    if (!through_voltage && !voltage_groups) {
         int v = rs_col(csv, "voltage_offset_mv");
         int f = rs_col(csv, "fixed_voltage_mv");
         if (v >= 0 && (stop < 0 || v < stop))
@@ -442,7 +442,7 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
         }
         wl_core_strlist_free(&names);
     } else if (!rc) {
-        ng = default_groups(csv, o->through_voltage, gcol, nc);
+        ng = default_groups(csv, o->through_voltage, o->voltage_groups, gcol, nc);
     }
     int lcol = -1;
     if (!rc && o->label) {

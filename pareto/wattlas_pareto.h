@@ -68,6 +68,11 @@ typedef struct {
                                   parameter columns (those before the voltage
                                   and clock columns) plus kernel_class */
     int through_voltage;       /* default groups end at sm_clock_mhz instead */
+    int voltage_groups;        /* default groups also hold the voltage columns
+                                  (voltage_offset_mv, fixed_voltage_mv): each
+                                  voltage is a case of its own, as optimize
+                                  needs, whose savings compare rows at one
+                                  voltage (kernel_class stays a group) */
     int keep_infeasible;       /* rows with feasible = 0 or fits = 0 too (else
                                   left out: they cannot run) */
     int keep_fields;           /* keep every row's fields (to write them again) */

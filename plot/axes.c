@@ -274,20 +274,33 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
     else if (a->logx)
         nx = log_ticks(a->xmin, a->xmax, a->data_xmin, a->data_xmax, (int)(a->w / 22), ticks, 32);
     else {
-        /* as many as fit side by side: the widest label and a gap each */
-        char wide[64];
-        cairo_text_extents_t te;
-        snprintf(wide, sizeof wide, "%.4g", fmax(fabs(a->xmin), fabs(a->xmax)) * fx);
-        cairo_text_extents(cr, wide, &te);
-        int fit = (int)(a->w / (te.x_advance + 9));
-        if (fit < 4) {
-            /* a narrow panel: a smaller font keeps four labels apart */
-            style_font(cr, 6.5, 0);
-            cairo_text_extents(cr, wide, &te);
-            fit = (int)(a->w / (te.x_advance + 4));
-            if (fit < 4)
-                style_font(cr, 7.5, 0);
+        /* as many as fit side by side: the most ticks (7 down to 4) whose
+         * own labels, as printed, each with a gap, fit the width; then the
+         * same in a smaller font for a narrow panel; 3 only when no four
+         * fit even so. (The widest value's "%.4g" was the estimate: a
+         * range ending at 46.23 took five digits a label, where the
+         * labels are 0, 10, ..., 40, and a panel held three ticks.) */
+        static const double fonts[2][2] = {{7.5, 9}, {6.5, 4}};
+        int fit = 3;
+        for (int fi = 0; fi < 2 && fit < 4; fi++) {
+            style_font(cr, fonts[fi][0], 0);
+            for (int m = 7; m >= 4; m--) {
+                int n = wl_plot_ticks(a->xmin * fx, a->xmax * fx, m, ticks);
+                double step = n > 1 ? ticks[1] - ticks[0] : 1, need = 0;
+                for (int i = 0; i < n; i++) {
+                    cairo_text_extents_t te;
+                    fmt_tick(buf, sizeof buf, ticks[i], step);
+                    cairo_text_extents(cr, buf, &te);
+                    need += te.x_advance + fonts[fi][1];
+                }
+                if (n >= 2 && need <= a->w) {
+                    fit = m;
+                    break;
+                }
+            }
         }
+        if (fit < 4)
+            style_font(cr, 7.5, 0);
         nx = wl_plot_ticks(a->xmin * fx, a->xmax * fx, fit < 3 ? 3 : fit > 7 ? 7 : fit, ticks);
         for (int i = 0; i < nx; i++)
             ticks[i] /= fx;

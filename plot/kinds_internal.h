@@ -89,6 +89,9 @@ typedef struct {
 } facets;
 
 void series_free(series_set *ss);
+/* Appends one part of a label to buf (", " between parts): a text value as
+ * it is, a number with its column's name or unit ("seq 512", "-150 mV"). */
+void label_part(char *buf, size_t n, const char *col, const char *val);
 int build_series(const wl_results_table *t, int xcol, int skip, series_set *ss,
                         wl_error *err);
 void lg_add_series(legend_t *lg, const series_set *ss, int kind);

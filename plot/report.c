@@ -251,7 +251,8 @@ static int choose(const report *r, const wl_results_table *t, const char *object
 {
     memset(c, 0, sizeof *c);
     int rc = wl_pareto_objective_parse(objective, &c->obj, err);
-    wl_pareto_load_options lo = {.values = opt_values, .nvalues = 4, .collapse = 1};
+    wl_pareto_load_options lo = {.values = opt_values, .nvalues = 4, .collapse = 1,
+                                 .voltage_groups = 1};
     if (!rc)
         rc = wl_pareto_set_from_table(t, &lo, &c->set, err);
     if (!rc) {

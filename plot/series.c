@@ -41,7 +41,7 @@ static const char *param_unit(const char *col)
 
 /* One label part: text values as they are; numbers with their name or unit
  * ("seq 512", "-150 mV"), never a bare number. */
-static void label_part(char *buf, size_t n, const char *col, const char *val)
+void label_part(char *buf, size_t n, const char *col, const char *val)
 {
     size_t l = strlen(buf);
     const char *u = param_unit(col);

@@ -229,7 +229,7 @@ PyObject *wl_py_select(PyObject *self, PyObject *args)
     }
     wl_pareto_load_options lo = {.values = names, .nvalues = (size_t)nv, .group_by = group_by,
                                  .keep_infeasible = all, .keep_fields = !optimize,
-                                 .collapse = !all};
+                                 .collapse = !all, .voltage_groups = optimize};
     wl_pareto_set *s = NULL;
     PyObject *res = NULL;
     wl_results_col *cols = NULL;

@@ -48,7 +48,7 @@ int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_o
     wl_results_cell cells[WL_PARETO_COMPARE_COLS];
     wl_learn_use lu;
     int learned = wl_sweep_spec_learned(s, &lu);
-    char text[400];
+    char text[800];
     for (size_t i = 0; !rc && i < wl_sweep_spec_axis_count(s, "gpu"); i++) {
         const wl_core_gpu *g = wl_sweep_spec_gpu(s, i);
         wl_pareto_gpu_choice ch;
@@ -75,9 +75,11 @@ int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_o
             note(user, 1, text);
         }
         if (!ch.not_runnable[0] && wl_core_memory_fits(g, &id.memory) == 0 && note) {
-            snprintf(text, sizeof text, "%.120s does not fit %s: it needs %.1f GB, the GPU has "
-                     "%.1f GB (fits = 0)", wl_core_workload_name(wl), g->id, id.memory.total_gb,
-                     g->mem_capacity_gb);
+            char parts[300];
+            wl_core_memory_parts_text(&id.memory, parts, sizeof parts);
+            snprintf(text, sizeof text, "%.120s does not fit %s: it needs %.1f GB (%.300s), the "
+                     "GPU has %.1f GB (fits = 0)", wl_core_workload_name(wl), g->id,
+                     id.memory.total_gb, parts, g->mem_capacity_gb);
             note(user, 1, text);
         }
         wl_pareto_compare_cells(g, &wid, &ch, iv, wid.gen > 0, cells);

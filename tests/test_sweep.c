@@ -627,7 +627,7 @@ static void test_set_grid_checks(void **state)
      * largest axis where it was given */
     s = wl_sweep_spec_create();
     const char *kv3[] = {"model", "gpt2", "clock", "1000", "set", "sms=1:1000:1",
-                         "set", "dram_bw_gbs=1000:100990:1", "set", "power_limit_w=100:1000:1"};
+                         "set", "dram_bw_gbs=1000:100990:1", "set", "power_limit_w=150:1050:1"};
     for (size_t i = 0; i < sizeof kv3 / sizeof *kv3; i += 2)
         assert_int_equal(wl_sweep_spec_set(s, kv3[i], kv3[i + 1], "spec.ini", (int)i + 1, &err), WL_OK);
     assert_int_equal(wl_sweep_spec_finish(s, &err), WL_OK);

@@ -81,12 +81,9 @@ int wl_plot_gpus(const wl_results_table *t, const wl_plot_kind_options *k,
             int same = 1;
             for (size_t q = 0; q < nw && same; q++)
                 same = !strcmp(wl_results_table_cell(t, wrow[q], c), val);
-            size_t l = strlen(lab[w]);
-            const char *head = wl_results_table_header(t, (size_t)c);
-            /* numbers say what they count: "seq 512", "batch 8" */
-            const char *word = !strcmp(head, "seq") ? "seq " : !strcmp(head, "batch") ? "batch " : "";
-            if ((!same || nw == 1) && val[0] && l + 2 < sizeof lab[w])
-                snprintf(lab[w] + l, sizeof lab[w] - l, "%s%s%.60s", l ? ", " : "", word, val);
+            /* numbers say what they count: "seq 512", "-150 mV" */
+            if ((!same || nw == 1) && val[0])
+                label_part(lab[w], sizeof lab[w], wl_results_table_header(t, (size_t)c), val);
         }
     }
     const char *names[8];
