@@ -45,7 +45,7 @@ CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c 
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini)) $(sort $(wildcard presets/systems/*.ini))
 TESTS = test_core test_workloads test_profile test_train test_presets test_results test_calib test_cli test_cli_multi test_pareto test_sweep test_plot test_cluster test_cluster_search test_learn \
-        test_fuzz_replay test_python test_measure test_accuracy test_readme test_structure
+        test_fuzz_replay test_python test_measure test_accuracy test_readme test_structure test_invariants
 FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot \
     host_preset system_preset learned timeline merge profile
 FUZZ_SECONDS ?= 60
@@ -56,7 +56,7 @@ LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/presets_embedded.o $(BUILD)/commi
 COMMIT := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD -- 2>/dev/null && echo $$c || echo $$c+modified; } || echo unknown)
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: FORCE all deps run check test asan mutate bench calibrate readme-check clean presets-vf docs-figures fuzz fuzz-build mpi install \
+.PHONY: FORCE all deps run check test asan mutate bench calibrate readme-check clean presets-vf docs-figures fuzz fuzz-build mpi install invariants \
         python pic-lib
 
 all: $(BIN)/wattlas
@@ -131,6 +131,18 @@ $(BUILD)/tests/test_python: tests/test_python.py tests/pyunit.py $(wildcard pyth
 	    "$(CURDIR)" "$(CURDIR)/$(BIN)/wattlas" "$(PYTHON)" > $@
 	chmod +x $@
 
+# the property layer: invariants where features meet, over cases drawn with a
+# seed that changes every run (printed; replay: make invariants SEED=S N=K)
+$(BUILD)/tests/test_invariants: tests/test_invariants.py tests/pyunit.py $(BUILD)/tests/test_python | $(BUILD)
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\ncd "%s" && PYTHONPATH=python WATTLAS_BIN="%s" exec %s tests/test_invariants.py "$$@"\n' \
+	    "$(CURDIR)" "$(CURDIR)/$(BIN)/wattlas" "$(PYTHON)" > $@
+	chmod +x $@
+
+N ?= 200
+invariants: all $(BUILD)/tests/test_invariants
+	@WATTLAS_INVARIANT_CASES=$(N) $(if $(SEED),WATTLAS_SEED=$(SEED)) $(BUILD)/tests/test_invariants
+
 # the README's numbers against the commands that print them (the slow ones:
 # make readme-check)
 # every accuracy figure the README states, held to bounds of its own
@@ -184,7 +196,7 @@ check: deps
 asan: deps
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/bin \
 	    OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
-	    EXTRA_LDFLAGS="-fsanitize=address,undefined" TESTS="$(filter-out test_python test_measure test_accuracy test_readme,$(TESTS))" test
+	    EXTRA_LDFLAGS="-fsanitize=address,undefined" TESTS="$(filter-out test_python test_measure test_accuracy test_readme test_invariants,$(TESTS))" test
 
 # make mutate: each small bug of tests/mutations.txt applied alone must make
 # one of the tests it names fail (scripts/mutate.sh); minutes, not in CI.

@@ -50,7 +50,9 @@ void wl_learn_features(const wl_core_gpu *g, const wl_core_model *m, const wl_le
     x[WL_LF_SMS] = g->sms;
     x[WL_LF_PEAK_TFLOPS] = per_clk * g->sms * g->sm_clock_max_mhz * 1e-6;
     x[WL_LF_DRAM_GBS] = g->dram_bw_gbs;
-    x[WL_LF_TDP_W] = g->power_limit_w;
+    /* the board's own limit, not a limit asked of it: a cap is an
+     * operating point, which the analytical model carries */
+    x[WL_LF_TDP_W] = g->tdp_w > 0 ? g->tdp_w : g->power_limit_w;
     x[WL_LF_L2_MB] = g->l2_size_mb;
     x[WL_LF_LAYERS] = m ? m->layers : 0;
     x[WL_LF_D_MODEL] = m ? m->d_model : 0;
@@ -227,22 +229,49 @@ void wl_learn_eval(const wl_learn_model *m, const double *x, double out[3], doub
         *domain = m->trees_used ? fmin(d, db) : db;
 }
 
+/* Scales a result's times by kt and its energies by ke, power following:
+ * the parts, phases and kernel classes with their totals, so that they
+ * still sum and energy is still power x time. */
+static void scale_result(wl_core_result *r, double kt, double ke)
+{
+    r->time_ms *= kt;
+    r->busy_ms *= kt;
+    r->energy_j *= ke;
+    r->energy_dyn_compute_j *= ke;
+    r->energy_dyn_memory_j *= ke;
+    r->energy_static_j *= ke;
+    for (int k = 0; k < WL_PHASE_COUNT; k++) {
+        r->phase[k].time_ms *= kt;
+        r->phase[k].busy_ms *= kt;
+        r->phase[k].energy_j *= ke;
+    }
+    for (int k = 0; k < WL_CLASS_COUNT; k++) {
+        r->cls[k].busy_ms *= kt;
+        r->cls[k].energy_j *= ke;
+    }
+    r->power_w = r->time_ms > 0 ? r->energy_j / (r->time_ms * 1e-3) : r->power_w;
+}
+
+/* The model predicts time, power and energy apart (a hybrid: their
+ * factors on the analytical prediction), and three predictions need not
+ * agree: a row whose energy is not its power times its time breaks every
+ * column derived from it (issue 59: a hybrid that corrected power alone
+ * printed 166 W x 6.6 ms beside 1.19 J). Time and energy are what a
+ * measurement measures (every measurement file's power_w is energy_j /
+ * time_ms), so the row takes the model's time and energy, and its power
+ * is their ratio. */
 void wl_learn_apply(const wl_learn_model *m, const double *x, wl_core_result *r, double *domain)
 {
     double c[3];
     wl_learn_eval(m, x, c, domain);
     if (!m->hybrid) {
-        r->time_ms = c[0];
-        r->power_w = c[1];
-        r->energy_j = c[2];
-        return;
+        /* factors against the analytical result, which carries the parts */
+        c[0] = r->time_ms > 0 ? c[0] / r->time_ms : NAN;
+        c[2] = r->energy_j > 0 ? c[2] / r->energy_j : NAN;
     }
-    r->time_ms *= c[0];
-    r->power_w *= c[1];
-    r->energy_j *= c[2];
-    r->energy_dyn_compute_j *= c[2];
-    r->energy_dyn_memory_j *= c[2];
-    r->energy_static_j *= c[2];
+    if (!(c[0] > 0 && c[2] > 0 && isfinite(c[0]) && isfinite(c[2])))
+        return; /* no positive prediction to take: the analytical result stands */
+    scale_result(r, c[0], c[2]);
 }
 
 double wl_learn_use_apply(const wl_learn_use *u, const wl_core_gpu *g, double mhz,

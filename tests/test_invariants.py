@@ -1,0 +1,614 @@
+"""The property layer: invariants where features meet, over generated cases.
+
+Each feature of wattlas has tests of its own; this file checks what must
+hold wherever they meet, on cases drawn at random from every GPU preset
+(measured, transferred, hypothetical, and --set variants), every workload
+source (builders in prefill, train and decode, eager and graphs; kernel
+traces; PyTorch profiles; learned models), clocks, power limits, voltage
+offsets and precisions, thread counts and the order of lists, through each
+entry point (the command line, Python, report, shards and merge, compare,
+optimize and pareto). It asserts:
+
+- caps: a lower power limit is never faster, and power stays within the
+  limit unless the lowest clock already draws more;
+- clocks: time never rises with the clock while the clock is not held;
+- row independence: a sweep row is byte-identical to its own predict,
+  whatever else is in the lists, in whatever order, on any thread count,
+  in shards merged back, and from Python;
+- provenance: every derived column (optimize's chosen, fastest and max-clock
+  columns and savings, pareto's front, compare's columns, a report's
+  savings.csv and index.md) equals the row it names;
+- bookkeeping: energy = power x time; energy parts, training phases and
+  decode phases sum to their totals, memory parts to no more than the
+  total; per-token columns are totals over tokens;
+- flags: throttled holds exactly when the effective clock shows the clock
+  held below the request; fits agrees with memory_gb and the capacity;
+- preset sanity: each GPU's 8192^3 GEMM at its top clock, without a limit,
+  reaches 0.6-0.95 of its dense peak at that clock, a streaming add
+  0.6-0.95 of its DRAM bandwidth.
+
+The seed changes every run and is printed; a failure names its case and
+replays with WATTLAS_SEED=S (make invariants N=... SEED=S). make check runs
+WATTLAS_INVARIANT_CASES cases (default 24, about 40 s on 2 cores).
+"""
+
+import csv
+import glob
+import io
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pyunit  # noqa: E402
+
+WATTLAS = os.environ.get("WATTLAS_BIN", "bin/wattlas")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(os.environ.get("WATTLAS_SHARED") or os.path.join(ROOT, "..", "shared"),
+                      "data")
+SEED = int(os.environ.get("WATTLAS_SEED") or (time.time_ns() // 1000) % 2**31)
+CASES = int(os.environ.get("WATTLAS_INVARIANT_CASES") or 24)
+
+try:
+    import wattlas
+    if isinstance(wattlas._wattlas, wattlas._Missing):  # the extension is not built
+        wattlas = None
+except ImportError:
+    wattlas = None
+
+
+def cli(*args, check=True):
+    p = subprocess.run([WATTLAS, *[str(a) for a in args]], capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise AssertionError("wattlas %s: exit %d: %s" % (" ".join(map(str, args)), p.returncode,
+                                                           p.stderr.strip()[-600:]))
+    return p
+
+
+def rows_of(text):
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def num(r, k):
+    v = r.get(k, "")
+    return float(v) if v not in ("", None) else math.nan
+
+
+def csv_lines(text):
+    """A CSV's header and its data lines."""
+    lines = text.splitlines()
+    return lines[0], lines[1:]
+
+
+class Gpus:
+    """The GPU presets and what the cases need of them."""
+
+    def __init__(self):
+        self.g = {}
+        for r in rows_of(cli("presets", "list", "--format", "csv").stdout):
+            if r["kind"] != "gpu":
+                continue
+            show = cli("presets", "show", r["id"]).stdout
+            pmin = 0.0
+            for line in show.splitlines():
+                if line.startswith("power_limit_min_w"):
+                    pmin = float(line.split("=")[1].split(";")[0])
+                    break
+            self.g[r["id"]] = dict(fmin=float(r["sm_clock_min_mhz"]),
+                                   fmax=float(r["sm_clock_max_mhz"]),
+                                   limit=float(r["power_limit_w"]), limit_min=pmin,
+                                   mem=num(r, "mem_capacity_gb"), dram=float(r["dram_bw_gbs"]),
+                                   show=show)
+
+
+_GPUS = None
+
+
+def gpus():
+    global _GPUS
+    if _GPUS is None:
+        _GPUS = Gpus()
+    return _GPUS.g
+
+
+# ---- cases ----------------------------------------------------------------
+
+LM = ["gpt2", "gpt3-125m", "opt-1.3b", "bert-large", "qwen2-1.5b", "llama-3-8b", "gpt3-1.3b"]
+VISION = ["vit-large", "resnet-101"]
+
+
+def sources():
+    """What a case's workload may come from, by kind."""
+    s = {"builder": True}
+    traces = sorted(glob.glob(os.path.join(SHARED, "traces", "*_prefill.json")))
+    traces += sorted(glob.glob(os.path.join(ROOT, "data", "h100-vm-2026-11", "traces", "*.json")))
+    s["trace"] = [t for t in traces if os.path.getsize(t) < 400000]
+    # the repository's own profiles (CI has them without ../shared)
+    s["profile"] = sorted(p for p in glob.glob(os.path.join(ROOT, "data", "*", "profiles",
+                                                            "*.json.gz"))
+                          if os.path.getsize(p) < 300000)
+    return s
+
+
+def draw_case(rng, srcs, learned):
+    g = gpus()
+    gid = rng.choice(sorted(g))
+    info = g[gid]
+    c = {"gpu": gid, "args": [], "set": {}}
+    kind = rng.choice(["builder"] * 5 + ["trace"] * (1 if srcs["trace"] else 0) +
+                      ["profile"] * (2 if srcs["profile"] else 0) +
+                      ["learned"] * (1 if learned else 0))
+    c["kind"] = kind
+    if kind in ("builder", "learned"):
+        model = rng.choice(LM + VISION) if kind == "builder" else rng.choice(["gpt2", "opt-1.3b"])
+        args = ["--model", model]
+        mode = "prefill"
+        if model not in VISION:
+            # an encoder (BERT) does not generate
+            mode = rng.choice(["prefill", "prefill", "train"] +
+                              ([] if model == "bert-large" else ["decode"]))
+            args += ["--seq", rng.choice([128, 256, 512])]
+        args += ["--batch", rng.choice([1, 2, 4])]
+        args += ["--mode", mode]
+        if mode == "decode":
+            args += ["--gen", rng.choice([4, 8, 16]), "--launch", rng.choice(["eager", "graphs"])]
+        big = model in ("llama-3-8b", "qwen2-1.5b", "opt-1.3b", "gpt3-1.3b")
+        if big and rng.random() < 0.6:
+            args += ["--scope", "layer"]
+        if kind == "builder" and "v100" not in gid and rng.random() < 0.25:
+            args += ["--dtype", rng.choice(["fp16", "fp32"])]
+        elif "v100" in gid:
+            args += ["--dtype", "fp16"]  # no bf16 math on a V100
+        if kind == "learned":
+            args += ["--learned", learned]
+        c["args"] = args
+        c["mode"] = mode
+        c["model"] = model
+    elif kind == "trace":
+        c["args"] = ["--trace", rng.choice(srcs["trace"])]
+        c["mode"] = "prefill"
+        if "v100" in gid:
+            c["gpu"] = gid = rng.choice([x for x in sorted(g) if "v100" not in x])
+            info = g[gid]
+    else:
+        p = rng.choice(srcs["profile"])
+        c["args"] = ["--trace", p]
+        if rng.random() < 0.3:
+            c["args"] += ["--profile-power-limit-w", rng.choice([info["limit"], 500, 600])]
+        c["mode"] = "prefill"
+        # a profile's kernels keep the times they measured on its board: it
+        # predicts that die (the repository's were taken on an H200)
+        c["gpu"] = gid = rng.choice(["h200-sxm-141gb", "h100-sxm-80gb", "h800-sxm-80gb"])
+        info = g[gid]
+    # a --set variant now and then: more SMs or DRAM bandwidth
+    if rng.random() < 0.2:
+        c["set"]["dram_bw_gbs"] = [round(info["dram"] * rng.choice([0.8, 1.25]))]
+    step = 15
+    lo, hi = info["fmin"], info["fmax"]
+    nclk = rng.randint(3, 6)
+    clocks = sorted({min(hi, max(lo, round(rng.uniform(lo, hi) / step) * step))
+                     for _ in range(nclk)} | {hi})
+    c["clocks"] = clocks
+    pmin = max(info["limit_min"], info["limit"] * 0.3)
+    caps = sorted({info["limit"]} | {round(rng.uniform(pmin, info["limit"]) / 5) * 5
+                                     for _ in range(rng.randint(1, 3))})
+    c["caps"] = [x for x in caps if x >= info["limit_min"]]
+    c["voff"] = rng.choice([[0], [0], [0], [-50, 0], [-30, 0, 20]])
+    c["threads"] = rng.choice([1, 2, 4])
+    return c
+
+
+def axis(vals):
+    return ",".join("%g" % v for v in vals)
+
+
+def sweep_args(c, clocks=None, caps=None, voff=None, extra_set=None):
+    a = ["--gpu", c["gpu"], *c["args"], "--clock", axis(clocks or c["clocks"]),
+         "--voltage-offset-mv", axis(voff or c["voff"]),
+         "--set", "power_limit_w=" + axis(caps or c["caps"])]
+    for k, v in c["set"].items():
+        a += ["--set", "%s=%s" % (k, axis(v))]
+    return a
+
+
+def describe(c):
+    return "case %s on %s: %s clocks %s caps %s offsets %s threads %d" % (
+        c["kind"], c["gpu"], " ".join(map(str, c["args"])), c["clocks"], c["caps"], c["voff"],
+        c["threads"])
+
+
+# ---- the checks ---------------------------------------------------------------
+
+PARAM_END = "sm_clock_mhz"
+
+
+def key_cols(header):
+    cols = header.split(",")
+    return cols[:cols.index(PARAM_END)]
+
+
+def check_row_flags(t, rows, gpu, c):
+    for r in rows:
+        if r.get("feasible") != "1":
+            continue
+        req, eff = num(r, "sm_clock_mhz"), num(r, "effective_clock_mhz")
+        thr = r["throttled"] == "1"
+        t.assertEqual(thr, eff < req, "throttled=%s with the effective clock %s of %s: %s"
+                      % (r["throttled"], r["effective_clock_mhz"], r["sm_clock_mhz"], describe(c)))
+        e, p, tm = num(r, "energy_j"), num(r, "power_w"), num(r, "time_ms")
+        # energy = power x time, to the digits printed (power 3, time 5)
+        t.assertLessEqual(abs(e - p * tm * 1e-3),
+                          1e-6 + e * (6e-4 / max(p, 1e-9) + 6e-6 / max(tm, 1e-9)) + 1e-6,
+                          "energy %s != power %s x time %s: %s" % (r["energy_j"], r["power_w"],
+                                                                    r["time_ms"], describe(c)))
+        parts = num(r, "energy_dyn_compute_j") + num(r, "energy_dyn_memory_j") + \
+            num(r, "energy_static_j")
+        t.assertLessEqual(abs(parts - e), 2e-6 + 1e-6 * e, "energy parts %g != %g: %s"
+                          % (parts, e, describe(c)))
+        mode = r.get("mode", "")
+        if mode == "train" and r.get("time_fwd_ms"):
+            ts = sum(num(r, k) for k in ("time_fwd_ms", "time_bwd_ms", "time_opt_ms"))
+            es = sum(num(r, k) for k in ("energy_fwd_j", "energy_bwd_j", "energy_opt_j"))
+            t.assertLessEqual(abs(ts - tm), 2e-5 + 1e-6 * tm, "phase times %g != %g: %s"
+                              % (ts, tm, describe(c)))
+            t.assertLessEqual(abs(es - e), 3e-6 + 1e-6 * e, "phase energies %g != %g: %s"
+                              % (es, e, describe(c)))
+            mem = sum(num(r, k) for k in ("weights_gb", "master_gb", "grads_gb", "optimizer_gb",
+                                          "activations_gb"))
+            t.assertLessEqual(mem, num(r, "memory_gb") + 5e-3, describe(c))
+        if mode == "decode" and r.get("ttft_ms"):
+            gen = None
+            args = c["args"]
+            gen = int(args[args.index("--gen") + 1])
+            batch = int(args[args.index("--batch") + 1])
+            tt = num(r, "ttft_ms") + (gen - 1) * num(r, "tpot_ms")
+            t.assertLessEqual(abs(tt - tm), 1e-4 + 1e-5 * gen * tm, "ttft + (gen-1) tpot %g != %g: %s"
+                              % (tt, tm, describe(c)))
+            es = num(r, "energy_prefill_j") + num(r, "energy_decode_j")
+            t.assertLessEqual(abs(es - e), 3e-6 + 1e-6 * e, describe(c))
+            ept = num(r, "energy_per_token_j")
+            t.assertLessEqual(abs(ept * batch * gen - e), 1e-6 * batch * gen + 1e-6 * e,
+                              "energy_per_token_j %s x %d tokens != %s: %s"
+                              % (r["energy_per_token_j"], batch * gen, r["energy_j"], describe(c)))
+        elif mode == "prefill" and r.get("energy_per_token_j") and r.get("seq"):
+            tokens = int(r["batch"]) * int(r["seq"])
+            ept = num(r, "energy_per_token_j")
+            t.assertLessEqual(abs(ept * tokens - e), 1e-6 * tokens + 1e-6 * e, describe(c))
+        # fits: the footprint against the capacity (both as printed)
+        if r.get("fits") in ("0", "1") and not math.isnan(gpu["mem"]):
+            mem = num(r, "memory_gb")
+            if abs(mem - gpu["mem"]) > 0.01:
+                t.assertEqual(r["fits"] == "1", mem <= gpu["mem"], "fits=%s with %s GB of %s: %s"
+                              % (r["fits"], r["memory_gb"], gpu["mem"], describe(c)))
+
+
+def check_caps_and_clocks(t, rows, c):
+    """A lower cap is never faster and holds power; a higher clock is never
+    slower while nothing holds the clock."""
+    gpu = gpus()[c["gpu"]]
+    by_cap, by_clock = {}, {}
+    for r in rows:
+        if r.get("feasible") != "1":
+            continue
+        k_cap = tuple((k, v) for k, v in r.items() if k not in ("power_limit_w",) and
+                      k in key_cols(",".join(r.keys())) + ["sm_clock_mhz"])
+        by_cap.setdefault(k_cap, []).append(r)
+        k_clk = tuple((k, v) for k, v in r.items() if k in key_cols(",".join(r.keys())))
+        by_clock.setdefault(k_clk, []).append(r)
+        cap = num(r, "power_limit_w")
+        at_floor = num(r, "effective_clock_mhz") <= gpu["fmin"] + 0.05
+        t.assertTrue(num(r, "power_w") <= cap * 1.0005 + 1e-3 or at_floor,
+                     "%s W under a %s W limit at %s MHz: %s" % (r["power_w"], r["power_limit_w"],
+                                                               r["sm_clock_mhz"], describe(c)))
+    for group in by_cap.values():
+        group.sort(key=lambda r: num(r, "power_limit_w"))
+        # within the governor's solve (power to 1e-4 of the cap): a few
+        # parts per million of time
+        for lo, hi in zip(group, group[1:]):
+            t.assertGreaterEqual(num(lo, "time_ms"), num(hi, "time_ms") * (1 - 1e-5) - 1e-5,
+                                 "%s ms under %s W but %s ms under %s W at %s MHz: %s"
+                                 % (lo["time_ms"], lo["power_limit_w"], hi["time_ms"],
+                                    hi["power_limit_w"], lo["sm_clock_mhz"], describe(c)))
+    for group in by_clock.values():
+        free = sorted((r for r in group if r["throttled"] == "0"),
+                      key=lambda r: num(r, "sm_clock_mhz"))
+        for lo, hi in zip(free, free[1:]):
+            t.assertLessEqual(num(hi, "time_ms"), num(lo, "time_ms") * (1 + 1e-7) + 1e-5,
+                              "%s ms at %s MHz but %s ms at %s MHz: %s"
+                              % (lo["time_ms"], lo["sm_clock_mhz"], hi["time_ms"],
+                                 hi["sm_clock_mhz"], describe(c)))
+
+
+def group_key(r, cols):
+    return tuple(r[k] for k in cols)
+
+
+def check_optimize(t, sweep_text, c, objective, all_rows):
+    """Each optimize column equals the row it names."""
+    header, _ = csv_lines(sweep_text)
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+        f.write(sweep_text)
+        path = f.name
+    try:
+        args = ["optimize", path, "--objective", objective, "--format", "csv"]
+        if all_rows:
+            args.append("--all")
+        out = cli(*args).stdout
+    finally:
+        os.unlink(path)
+    rows = rows_of(sweep_text)
+    gcols = key_cols(header)  # the parameters, the voltage offset among them
+    groups = {}
+    for r in rows:
+        ok = all_rows or (r.get("feasible") == "1" and r.get("fits") != "0")
+        if ok:
+            groups.setdefault(group_key(r, gcols), []).append(r)
+    for o in rows_of(out):
+        g = groups.get(group_key(o, gcols))
+        t.assertIsNotNone(g, "optimize row %s names no group: %s" % (o, describe(c)))
+        by_req = {r["sm_clock_mhz"]: r for r in g}
+        chosen = by_req.get(o["sm_clock_mhz"])
+        t.assertIsNotNone(chosen, describe(c))
+        for k in ("time_ms", "power_w", "energy_j"):
+            t.assertEqual(o[k], chosen[k], "optimize %s %s, its row %s: %s"
+                          % (k, o[k], chosen[k], describe(c)))
+        fast = by_req[o["fastest_sm_clock_mhz"]]
+        t.assertEqual(o["fastest_time_ms"], fast["time_ms"], describe(c))
+        t.assertEqual(o["fastest_energy_j"], fast["energy_j"], describe(c))
+        top = max(g, key=lambda r: num(r, "sm_clock_mhz"))
+        t.assertEqual(o["max_sm_clock_mhz"], top["sm_clock_mhz"], describe(c))
+        t.assertEqual(o["max_effective_clock_mhz"], top["effective_clock_mhz"],
+                      "max_effective_clock_mhz %s, the %s MHz row's %s: %s"
+                      % (o["max_effective_clock_mhz"], top["sm_clock_mhz"],
+                         top["effective_clock_mhz"], describe(c)))
+        t.assertEqual(o["max_time_ms"], top["time_ms"], describe(c))
+        t.assertEqual(o["max_energy_j"], top["energy_j"], describe(c))
+        save = 100 * (1 - num(o, "energy_j") / num(o, "max_energy_j"))
+        t.assertLessEqual(abs(save - num(o, "energy_saving_vs_max_clock_pct")), 0.006, describe(c))
+        # the flat band holds the chosen energy's neighbourhood: its ends
+        # are rows within 1% of the least energy
+        emin = min(num(r, "energy_j") for r in g)
+        for end in ("clock_within_1pct_min_mhz", "clock_within_1pct_max_mhz"):
+            if o[end]:
+                t.assertLessEqual(num(by_req[o[end]], "energy_j"), emin * 1.01 + 1e-9, describe(c))
+
+
+def check_pareto(t, sweep_text, c):
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+        f.write(sweep_text)
+        path = f.name
+    try:
+        out = cli("pareto", path, "--format", "csv").stdout
+    finally:
+        os.unlink(path)
+    _, lines = csv_lines(sweep_text)
+    have = set(lines)
+    head = out.splitlines()[0].split(",")
+    extra = head[-1] == "same_point_up_to_mhz"
+    for line in out.splitlines()[1:]:
+        row = line.rsplit(",", 1)[0] if extra else line
+        t.assertIn(row, have, "a front row that is not a sweep row: %s: %s" % (row, describe(c)))
+
+
+# ---- the tests -----------------------------------------------------------------
+
+
+class Invariants(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        print("invariants: seed %d, %d cases (replay: WATTLAS_SEED=%d "
+              "WATTLAS_INVARIANT_CASES=%d build/tests/test_invariants, or make invariants "
+              "N=%d SEED=%d)" % (SEED, CASES, SEED, CASES, CASES, SEED), flush=True)
+        cls.tmp = tempfile.mkdtemp(prefix="wattlas-inv-")
+        cls.srcs = sources()
+        cls.learned = None
+        meas = os.path.join(ROOT, "data", "h100-vm-2026-11", "measurements",
+                            "h100-sxm-80gb-models.csv")
+        if os.path.exists(meas):
+            out = os.path.join(cls.tmp, "learned.json")
+            p = cli("learn", meas, "-o", out, "--hybrid", "--kind", "gbt", "--no-beside",
+                    "--no-refit", "--quiet", check=False)
+            if p.returncode == 0:
+                cls.learned = out
+        rng = random.Random(SEED)
+        cls.cases = [draw_case(rng, cls.srcs, cls.learned) for _ in range(CASES)]
+        cls.rng = rng
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_sweeps(self):
+        """every case: its sweep's rows obey the row invariants, do not
+        depend on list order or thread count, equal their own predict, and
+        what optimize and pareto derive from them names its rows"""
+        rng = random.Random(SEED + 1)
+        for i, c in enumerate(self.cases):
+            with self.subTest(case=i):
+                a = sweep_args(c)
+                full = cli("sweep", *a, "--threads", c["threads"], "--quiet").stdout
+                header, lines = csv_lines(full)
+                rows = rows_of(full)
+                self.assertTrue(rows, describe(c))
+                check_row_flags(self, rows, gpus()[c["gpu"]], c)
+                check_caps_and_clocks(self, rows, c)
+                # the same grid, lists reordered, another thread count
+                clocks, caps, voff = list(c["clocks"]), list(c["caps"]), list(c["voff"])
+                rng.shuffle(clocks)
+                rng.shuffle(caps)
+                rng.shuffle(voff)
+                other = rng.choice([t for t in (1, 2, 4) if t != c["threads"]])
+                again = cli("sweep", *sweep_args(c, clocks, caps, voff), "--threads", other,
+                            "--quiet").stdout
+                h2, l2 = csv_lines(again)
+                self.assertEqual(h2, header, describe(c))
+                self.assertEqual(sorted(l2), sorted(lines),
+                                 "rows depend on list order or threads (%d vs %d): %s"
+                                 % (c["threads"], other, describe(c)))
+                # a row is its own predict, alone
+                for r_line in rng.sample(lines, min(2, len(lines))):
+                    r = dict(zip(header.split(","), next(csv.reader([r_line]))))
+                    p = cli("predict", *sweep_args(c, [float(r["sm_clock_mhz"])],
+                                                   [float(r["power_limit_w"])],
+                                                   [float(r["voltage_offset_mv"])]),
+                            "--format", "csv", "--quiet").stdout
+                    ph, pl = csv_lines(p)
+                    self.assertEqual(ph, header, describe(c))
+                    self.assertEqual(pl, [r_line], "predict differs from its sweep row: %s"
+                                     % describe(c))
+                objective = rng.choice(["energy", "edp", "energy-within-slowdown=10"])
+                check_optimize(self, full, c, objective, False)
+                check_optimize(self, full, c, objective, True)
+                check_pareto(self, full, c)
+
+    def test_shards_and_python(self):
+        """a sharded sweep merged back, and Python's sweep, are the command
+        line's sweep byte for byte"""
+        rng = random.Random(SEED + 2)
+        for i, c in enumerate(rng.sample(self.cases, min(4, len(self.cases)))):
+            with self.subTest(case=i):
+                full = cli("sweep", *sweep_args(c), "--threads", c["threads"], "--quiet").stdout
+                n = rng.choice([2, 3])
+                parts = []
+                for k in range(1, n + 1):
+                    path = os.path.join(self.tmp, "s%d.csv" % k)
+                    cli("sweep", *sweep_args(c), "--shard", "%d/%d" % (k, n), "-o", path,
+                        "--quiet")
+                    parts.append(path)
+                merged = os.path.join(self.tmp, "merged.csv")
+                cli("merge", *parts, "-o", merged)
+                with open(merged) as f:
+                    self.assertEqual(f.read(), full, "merged shards differ: %s" % describe(c))
+                if wattlas is None:
+                    continue
+                kw = python_kw(c)
+                self.assertEqual(wattlas.sweep(**kw, fmt="csv", threads=c["threads"]), full,
+                                 "Python's sweep differs: %s" % describe(c))
+
+    def test_compare(self):
+        """compare's columns at the asked clock and at its optimum are the
+        predict rows of each GPU"""
+        rng = random.Random(SEED + 3)
+        builders = [c for c in self.cases if c["kind"] == "builder"] or []
+        for i, c in enumerate(builders[:2]):
+            with self.subTest(case=i):
+                others = rng.sample(sorted(gpus()), 2)
+                ids = [g for g in dict.fromkeys([c["gpu"]] + others) if "v100" not in g]
+                args = [a for a in map(str, c["args"])]
+                out = cli("compare", "--gpu", ",".join(ids), *args, "--format", "csv",
+                          check=False)
+                if out.returncode != 0:
+                    continue
+                for row in rows_of(out.stdout):
+                    if not row.get("time_ms"):
+                        continue  # a GPU that cannot run it says why
+                    for pre, clock in (("", row["sm_clock_mhz"]),
+                                       ("opt_", row.get("opt_sm_clock_mhz"))):
+                        if not clock:
+                            continue
+                        p = rows_of(cli("predict", "--gpu", row["gpu"], *args, "--clock", clock,
+                                        "--format", "csv", "--quiet").stdout)[0]
+                        for k in ("time_ms", "power_w", "energy_j"):
+                            self.assertEqual(row[pre + k], p[k], "compare %s%s on %s at %s MHz: "
+                                             "%s, predict %s" % (pre, k, row["gpu"], clock,
+                                                                 row[pre + k], p[k]))
+
+    def test_report(self):
+        """a report's savings.csv is optimize on its own sweep.csv, its rows
+        those of the sweep, and index.md says of the max clock what its row
+        says"""
+        rng = random.Random(SEED + 4)
+        g = rng.sample(sorted(x for x in gpus() if "v100" not in x), 2)
+        spec = os.path.join(self.tmp, "study.ini")
+        objective = rng.choice(["energy", "energy-within-slowdown=10", "edp"])
+        with open(spec, "w") as f:
+            f.write("[report]\ntitle = invariants\nobjective = %s\n[sweep]\ngpu = %s\n"
+                    "model = %s\nseq = %s\nmode = prefill, train\nscope = layer\n"
+                    "clock = %s\n" % (objective, ", ".join(g),
+                                      ", ".join(rng.sample(["gpt3-125m", "gpt3-1.3b", "gpt2"], 2)),
+                                      rng.choice([128, 512]), "300:2000:%d" % rng.choice([60, 90])))
+        out = os.path.join(self.tmp, "report")
+        cli("report", "--spec", spec, "-o", out, "--quiet")
+        with open(os.path.join(out, "sweep.csv")) as f:
+            sweep_text = f.read()
+        mine = cli("optimize", os.path.join(out, "sweep.csv"), "--objective", objective,
+                   "--format", "csv").stdout
+        with open(os.path.join(out, "savings.csv")) as f:
+            self.assertEqual(f.read(), mine, "savings.csv is not optimize of sweep.csv")
+        c = {"kind": "report", "gpu": g[0], "args": [objective], "clocks": [], "caps": [],
+             "voff": [], "threads": 0}
+        check_optimize(self, sweep_text, c, objective, False)
+        rows = rows_of(sweep_text)
+        with open(os.path.join(out, "index.md")) as f:
+            index = f.read()
+        for o in rows_of(mine):
+            top = [r for r in rows if all(r[k] == o[k] for k in key_cols(sweep_text.split("\n")[0]))
+                   and r["sm_clock_mhz"] == o["max_sm_clock_mhz"]]
+            self.assertEqual(len(top), 1)
+            if top[0]["throttled"] == "0":
+                # nothing in the index may call this workload's max clock throttled
+                for line in index.splitlines():
+                    if ("max clock throttled: yes" in line and o["model"] in line and
+                            o["gpu"] in line and ("s%s " % o["seq"]) in line and
+                            o["mode"] in line):
+                        self.fail("index.md: %s, whose %s MHz row has throttled=0" %
+                                  (line.strip(), o["max_sm_clock_mhz"]))
+
+    def test_presets(self):
+        """each GPU's 8192^3 GEMM at its top clock reaches 0.6-0.95 of its
+        dense peak there, a streaming add 0.6-0.95 of its DRAM bandwidth;
+        the transfer rules never undo a datasheet figure"""
+        add = os.path.join(self.tmp, "add.json")
+        n = 1 << 28
+        with open(add, "w") as f:
+            f.write('[[{"dim": %d, "op": "pointwise_add", "prec": "bf16"}, ["elementwise"]]]\n' % n)
+        for gid, info in sorted(gpus().items()):
+            with self.subTest(gpu=gid):
+                dt = "fp16" if "v100" in gid else "bf16"
+                ec = rows_of(cli("energy-check", "--gpu", gid, "--dtype", dt, "--format",
+                                 "csv").stdout)[0]
+                frac = num(ec, "model_tflops") / num(ec, "peak_tflops")
+                print("%-16s %s GEMM %.0f of %.0f TFLOPS at %s MHz (%.3f)" %
+                      (gid, dt, num(ec, "model_tflops"), num(ec, "peak_tflops"),
+                       ec["sm_clock_mhz"], frac))
+                self.assertTrue(0.6 <= frac <= 0.95, "%s: the 8192^3 %s GEMM reaches %.3f of "
+                                "its dense peak" % (gid, dt, frac))
+                if "v100" in gid:
+                    continue
+                p = rows_of(cli("predict", "--gpu", gid, "--trace", add, "--no-power-limit",
+                                "--format", "csv", "--quiet").stdout)[0]
+                bw = 3 * n * 2 / (num(p, "time_ms") * 1e-3) / 1e9
+                print("%-16s add streams %.0f of %.0f GB/s (%.3f)" % (gid, bw, info["dram"],
+                                                                      bw / info["dram"]))
+                self.assertTrue(0.6 <= bw / info["dram"] <= 0.95, "%s: a streaming add reaches "
+                                "%.3f of its DRAM bandwidth" % (gid, bw / info["dram"]))
+
+    def test_power_limit_floor(self):
+        """a limit below the board's lowest is a usage error, on every path"""
+        for gid, info in sorted(gpus().items()):
+            if not info["limit_min"] > 0:
+                self.fail("%s states no power_limit_min_w" % gid)
+            low = info["limit_min"] - 1
+            p = cli("predict", "--gpu", gid, "--set", "power_limit_w=%g" % low, check=False)
+            self.assertEqual(p.returncode, 2, gid)
+            self.assertIn("power_limit_min_w", p.stderr)
+
+
+def python_kw(c):
+    """A case's command-line arguments as wattlas.sweep keywords."""
+    kw = {"gpu": c["gpu"], "clock": axis(c["clocks"]), "voltage_offset_mv": axis(c["voff"]),
+          "set": {"power_limit_w": c["caps"], **c["set"]}}
+    a = list(map(str, c["args"]))
+    for i in range(0, len(a), 2):
+        kw[a[i][2:].replace("-", "_")] = a[i + 1]
+    return kw
+
+
+if __name__ == "__main__":
+    sys.exit(pyunit.main())
