@@ -327,9 +327,28 @@ static int cmp_pt(const void *a, const void *b)
     return x->row < y->row ? -1 : x->row > y->row;
 }
 
+/* Whether two rows hold the same values (time, power, energy, ...: all
+ * but the requested clock), as printed. */
+static int same_values(const wl_pareto_set *s, size_t a, size_t b)
+{
+    for (size_t v = 0; v < s->nv; v++) {
+        if (!strcmp(s->vnames[v], "sm_clock_mhz"))
+            continue;
+        double x = s->val[a * s->nv + v], y = s->val[b * s->nv + v];
+        if (!(x == y || (isnan(x) && isnan(y))))
+            return 0;
+    }
+    return 1;
+}
+
 /* Folds throttled requests into the lowest request that reaches the same
- * effective clock and voltage in the same group: the governor gives them
- * all one operating point, so a front or an optimum lists it once. The
+ * effective clock and voltage in the same group, and the same time, power
+ * and energy: the governor gives them all one operating point, so a front
+ * or an optimum lists it once. (Two requests can print one effective clock
+ * and voltage and still differ: kernels the governor holds at the request
+ * keep the request's voltage in the run's leakage; issue 59 found an fp32
+ * ReLU loop at -50 mV drawing 221.5 W asked 1380 MHz and 217.3 W asked 1410
+ * at one 1262.0 MHz, whose max-clock column took the 1380 row's.) The
  * kept row remembers the highest request folded in (pt[4 r + 2] is reused
  * afterwards as that highest request). */
 static int collapse_rows(wl_pareto_set *s)
@@ -356,7 +375,8 @@ static int collapse_rows(wl_pareto_set *s)
                (k[b].pt[1] == k[a].pt[1] || (isnan(k[b].pt[1]) && isnan(k[a].pt[1]))))
             b++;
         for (size_t j = a + 1; j < b && !isnan(k[a].pt[0]); j++)
-            if (k[j].pt[3] == 1 && k[j].pt[2] > k[a].pt[2]) {
+            if (k[j].pt[3] == 1 && k[j].pt[2] > k[a].pt[2] &&
+                same_values(s, k[j].row, k[a].row)) {
                 drop[k[j].row] = 1;
                 if (k[j].pt[2] > upto[k[a].row])
                     upto[k[a].row] = k[j].pt[2];

@@ -104,11 +104,9 @@ static void choice_html_md(FILE *md, FILE *html, const choice_table *c, const re
 {
     size_t ng = wl_pareto_set_groups(c->set), nkf = 0;
     int kcol[WL_RESULTS_CSV_MAXCOLS];
-    int stop = wl_results_table_col(r->t, "voltage_offset_mv");
-    if (stop < 0)
-        stop = wl_results_table_col(r->t, "fixed_voltage_mv");
-    if (stop < 0)
-        stop = wl_results_table_col(r->t, "sm_clock_mhz");
+    /* the parameters, a voltage among them: each voltage is a case of
+     * its own (the savings' groups) */
+    int stop = wl_results_table_col(r->t, "sm_clock_mhz");
     for (int col = 0; col < stop && nkf < WL_RESULTS_CSV_MAXCOLS; col++) {
         const char *h = wl_results_table_header(r->t, (size_t)col);
         int vary = !strcmp(h, "gpu") || !strcmp(h, "model");
@@ -171,10 +169,12 @@ static void choice_html_md(FILE *md, FILE *html, const choice_table *c, const re
             snprintf(v[8], sizeof v[8], "%.0f-%.0f", cells[SV_BAND_LO].v, cells[SV_BAND_HI].v);
         else
             v[8][0] = 0;
-        /* throttled: the top request ran below itself */
+        /* throttled: the top request ran below itself, as its row's
+         * throttled column says it (more than the 0.05 MHz that prints as
+         * the request: core/eval.c) */
         double req = cells[SV_MAX_CLOCK].v, ran = cells[SV_MAX_RAN].v;
         snprintf(v[9], sizeof v[9], "%s",
-                 isfinite(req) && isfinite(ran) && ran < req - 0.5 ? "yes" : "");
+                 isfinite(req) && isfinite(ran) && ran < req - 0.05 ? "yes" : "");
         if (sv->chosen < 0)
             for (int i = 0; i < 10; i++)
                 v[i][0] = 0;

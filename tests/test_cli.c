@@ -729,6 +729,56 @@ static void test_optimize_provenance(void **state)
     }
 }
 
+/* The smaller findings of issue 59, each as a user met it. */
+static void test_flags_and_footers(void **state)
+{
+    (void)state;
+    /* a GPT-3 1.3B layer at 107-126 W on a 250 W board: its GEMMs' spikes
+     * move the governor by thousandths of a MHz, which is not throttling */
+    assert_int_equal(run("predict --gpu a100-pcie-40gb --model gpt3-1.3b --seq 128 --scope layer "
+                         "--clock 1200:1410:30 --format csv"), 0);
+    for (int i = 1; i <= 8; i++) {
+        assert_close(csv_get(out_buf, i, "throttled"), 0, 0);
+        assert_close(csv_get(out_buf, i, "effective_clock_mhz"),
+                     csv_get(out_buf, i, "sm_clock_mhz"), 0);
+    }
+    /* a training step's memory warning names every part it sums */
+    assert_int_equal(run("predict --gpu h100-sxm-80gb --model llama-3-8b --mode train --batch 1 "
+                         "--seq 2048"), 0);
+    const char *w = strstr(err_buf, "it needs ");
+    assert_non_null(w);
+    double total = atof(w + strlen("it needs ")), sum = 0;
+    const char *names[] = {"weights ", "activations ", "fp32 master weights ", "gradients ",
+                           "optimizer state ", "context and workspace "};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        const char *at = strstr(w, names[i]);
+        assert_non_null(at);
+        sum += atof(at + strlen(names[i]));
+    }
+    assert_true(fabs(sum - total) <= 0.35); /* six parts rounded to 0.1 GB */
+    /* a limit below the board's lowest is refused, as nvidia-smi does */
+    assert_int_equal(run("predict --gpu h100-sxm-80gb --set power_limit_w=100"), 2);
+    assert_non_null(strstr(err_buf, "100 W is below the board's lowest limit, "
+                                    "power_limit_min_w = 200 W"));
+    /* optimize keeps each voltage offset a case of its own, with its column */
+    assert_int_equal(run("sweep --gpu h100-sxm-80gb --model gpt2 --clock 510:1980:90 "
+                         "--voltage-offset-mv 0,-50 -o vo.csv"), 0);
+    assert_int_equal(run("optimize vo.csv --objective energy --format csv"), 0);
+    assert_non_null(strstr(out_buf, ",voltage_offset_mv,objective,"));
+    assert_close(csv_get(out_buf, 1, "voltage_offset_mv"), -50, 0);
+    assert_close(csv_get(out_buf, 2, "voltage_offset_mv"), 0, 0);
+    assert_true(csv_get(out_buf, 1, "max_energy_j") != csv_get(out_buf, 2, "max_energy_j"));
+    /* predict's footer: the optimum and its 1% band read from the rows */
+    assert_int_equal(run("predict --gpu h100-sxm-80gb --model gpt2 --clock 510:1980:30"), 0);
+    const char *f = strstr(out_buf, "# energy-optimal requested clock: ");
+    assert_non_null(f);
+    double opt = atof(f + strlen("# energy-optimal requested clock: "));
+    const char *b = strstr(f, "within 1% of it: ");
+    assert_non_null(b);
+    double lo = atof(b + strlen("within 1% of it: ")), hi = atof(strchr(b, '-') + 1);
+    assert_true(lo <= opt && opt <= hi);
+}
+
 /* Memory: predict warns when the case does not fit its GPU, the outputs
  * carry memory_gb and fits, and optimize and pareto leave a point that
  * cannot run out unless --all. GPT-3 175B at batch 8 needs ~355 GB. */
@@ -1008,6 +1058,7 @@ int main(void)
         cmocka_unit_test(test_sweep_sigint),
         cmocka_unit_test(test_report_and_plot_cmds),
         cmocka_unit_test(test_throttle_collapse), cmocka_unit_test(test_optimize_provenance),
+        cmocka_unit_test(test_flags_and_footers),
         cmocka_unit_test(test_memory_fits),
         cmocka_unit_test(test_few_shot_cmd),
         cmocka_unit_test(test_quiet),
