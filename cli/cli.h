@@ -39,12 +39,17 @@
     "  --profile-power-limit-w W  --trace profiles: the board power limit they ran\n" \
     "                          under (default: their \"wattlas\" metadata, else the\n" \
     "                          GPU's default limit, its tdp_w); a prediction at any\n" \
-    "                          limit starts from the clocks that limit allowed\n"
+    "                          limit starts from the clocks that limit allowed\n" \
+    "  --profile-gpu ID|FILE.ini  --trace profiles: the board they ran on (default:\n" \
+    "                          their \"wattlas\" metadata's gpu, else the GPU asked\n" \
+    "                          about); each kernel's measured/model ratio there\n" \
+    "                          carries to the GPU asked about\n"
 #define CLI_MODE_AXES                                                                        \
     {"mode", "mode"}, {"optimizer", "optimizer"}, {"master-dtype", "master_dtype"},            \
         {"recompute", "recompute"}, {"grad-accum", "grad_accum"}, {"gen", "gen"},            \
         {"launch", "launch"}, {"stack", "stack"}, {"impl", "impl"},                         \
-        {"profile-clock", "profile_clock"}, {"profile-power-limit-w", "profile_power_limit_w"}
+        {"profile-clock", "profile_clock"}, {"profile-power-limit-w", "profile_power_limit_w"}, \
+        {"profile-gpu", "profile_gpu"}
 
 typedef struct {
     const char *name, *summary;

@@ -21,6 +21,8 @@ struct wl_core_workload {
     int repeated;        /* see wl_core_workload_set_repeated */
     int host_timed;      /* see wl_core_workload_set_host_timed */
     double recorded_limit_w; /* see wl_core_workload_set_recorded_limit */
+    char recorded_gpu_id[256]; /* the board it was profiled on, as named */
+    wl_core_gpu *recorded_gpu; /* ... and that board, when loaded (owned) */
     char note[600];      /* what importing it left out or assumed ("" none) */
 };
 

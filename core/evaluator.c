@@ -115,7 +115,26 @@ static void anchor_all(wl_core_evaluator *ev)
     /* the anchors stay at the last clocks tried */
 }
 
-static void prepare_all(wl_core_evaluator *ev)
+static int create(const wl_core_gpu *gpu, const wl_core_workload *wl,
+                  const wl_core_latency_type *lat, int own_board, wl_core_evaluator **out);
+
+/* A profile taken on another board is anchored there: its measured
+ * kernels' ratios of measurement to model are the recorded board's, and
+ * carry to this GPU's model (wl_core_workload_set_recorded_gpu). */
+static int anchor_from_recorded(wl_core_evaluator *ev)
+{
+    wl_core_evaluator *er = NULL;
+    int rc = create(ev->wl->recorded_gpu, ev->wl, ev->lat, 1, &er);
+    if (rc)
+        return rc;
+    for (size_t u = 0; u < ev->nu; u++)
+        ev->prep[u].anchor = er->prep[u].anchor;
+    wl_core_evaluator_free(er);
+    return WL_OK;
+}
+
+/* own_board: anchor on this GPU even when the workload names another */
+static int prepare_all(wl_core_evaluator *ev, int own_board)
 {
     const wl_core_workload *wl = ev->wl;
     for (size_t u = 0; u < ev->nu; u++) {
@@ -130,11 +149,14 @@ static void prepare_all(wl_core_evaluator *ev)
         p->sync = k->sync;
         p->anchor = 1.0;
     }
+    if (!own_board && wl->recorded_gpu)
+        return anchor_from_recorded(ev);
     anchor_all(ev);
+    return WL_OK;
 }
 
-int wl_core_evaluator_create(const wl_core_gpu *gpu, const wl_core_workload *wl,
-                             const wl_core_latency_type *lat, wl_core_evaluator **out)
+static int create(const wl_core_gpu *gpu, const wl_core_workload *wl,
+                  const wl_core_latency_type *lat, int own_board, wl_core_evaluator **out)
 {
     if (!gpu || !wl || !out)
         return WL_EINVAL;
@@ -149,9 +171,7 @@ int wl_core_evaluator_create(const wl_core_gpu *gpu, const wl_core_workload *wl,
     ev->prep = calloc(ev->nu ? ev->nu : 1, sizeof *ev->prep);
     ev->work = calloc(3 * (ev->nu ? ev->nu : 1), sizeof *ev->work);
     if (!ev->prep || !ev->work) {
-        free(ev->prep);
-        free(ev->work);
-        free(ev);
+        wl_core_evaluator_free(ev);
         return WL_ENOMEM;
     }
     set_tiny(ev);
@@ -160,9 +180,19 @@ int wl_core_evaluator_create(const wl_core_gpu *gpu, const wl_core_workload *wl,
             ev->after_sync = i + 1;
             break;
         }
-    prepare_all(ev);
+    int rc = prepare_all(ev, own_board);
+    if (rc) {
+        wl_core_evaluator_free(ev);
+        return rc;
+    }
     *out = ev;
     return WL_OK;
+}
+
+int wl_core_evaluator_create(const wl_core_gpu *gpu, const wl_core_workload *wl,
+                             const wl_core_latency_type *lat, wl_core_evaluator **out)
+{
+    return create(gpu, wl, lat, 0, out);
 }
 
 void wl_core_evaluator_free(wl_core_evaluator *ev)
@@ -178,7 +208,9 @@ void wl_core_evaluator_set_gpu(wl_core_evaluator *ev, const wl_core_gpu *gpu)
 {
     ev->gpu = *gpu;
     set_tiny(ev);
-    prepare_all(ev);
+    /* out of memory for the recorded board's anchors: this GPU's own */
+    if (prepare_all(ev, 0) != WL_OK)
+        prepare_all(ev, 1);
 }
 
 /* One prediction without keeping an evaluator: set up, run, free (here,

@@ -673,6 +673,18 @@ int wl_core_pf_read_events(pf *P, const char *text, size_t len)
                 }
                 P->clock_mhz = f;
             }
+            const char *gname = str_of(v, "gpu");
+            if (gname) {
+                size_t gl = strlen(gname);
+                if (!gl || gl >= sizeof P->gpu) {
+                    wj_free(v);
+                    wl_error_set(P->err, P->source, line, "gpu",
+                                 "a GPU name of 1 to %zu characters, got %zu", sizeof P->gpu - 1,
+                                 gl);
+                    return -1;
+                }
+                memcpy(P->gpu, gname, gl + 1);
+            }
             if (!num_of(v, "power_limit_w", &f)) {
                 if (!(f >= 1 && f <= 1e5)) {
                     wj_free(v);

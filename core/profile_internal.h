@@ -81,6 +81,7 @@ typedef struct {
     size_t chcap;
     double clock_mhz;
     double limit_w;   /* the board power limit it ran under (0: not stated) */
+    char gpu[256];    /* the board it ran on, as named ("" not stated) */
     wl_dtype main_dt; /* the precision of the profile's matmuls */
     double *opts;     /* start times of every recorded cpu_op, sorted */
     size_t nopts, capopts;

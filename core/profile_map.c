@@ -673,10 +673,15 @@ static int build(pf *P, wl_core_workload **out)
     if (!rc) {
         wl_core_workload_set_host_timed(wl, 1);
         wl_core_workload_set_recorded_limit(wl, P->limit_w);
+        wl_core_workload_set_recorded_gpu_id(wl, P->gpu);
         /* what the user should know: kernels kept at their measured time */
-        char limit[48] = "the GPU's default power limit";
+        char limit[320] = "the GPU's default power limit";
         if (P->limit_w > 0)
             snprintf(limit, sizeof limit, "a %g W power limit", P->limit_w);
+        if (P->gpu[0]) {
+            size_t ll = strlen(limit);
+            snprintf(limit + ll, sizeof limit - ll, " on %.250s", P->gpu);
+        }
         char *nb = wl->note;
         size_t nn = sizeof wl->note;
         int w = snprintf(nb, nn,
@@ -735,6 +740,8 @@ int wl_core_profile_parse(const char *text, size_t len, const char *source,
             P.clock_mhz = clock_from_name(source);
         if (rec && rec->power_limit_w > 0)
             P.limit_w = rec->power_limit_w;
+        if (rec && rec->gpu[0])
+            snprintf(P.gpu, sizeof P.gpu, "%s", rec->gpu);
         if (!(P.clock_mhz > 0) || P.clock_mhz > 1e4) {
             wl_error_set(err, source, 0, "sm_clock_mhz",
                          "the profile does not say the SM clock it ran at: name it "

@@ -201,8 +201,11 @@ int wl_core_trace_load_as(const char *path, const wl_core_recorded *rec, wl_core
         return rc;
     if (wl_core_text_is_profile(buf, n)) {
         rc = wl_core_profile_parse(buf, n, path, rec, out, err);
-    } else if (rec && (rec->sm_clock_mhz > 0 || rec->power_limit_w > 0)) {
-        wl_error_set(err, path, 0, rec->sm_clock_mhz > 0 ? "profile_clock" : "profile_power_limit_w",
+    } else if (rec && (rec->sm_clock_mhz > 0 || rec->power_limit_w > 0 || rec->gpu[0])) {
+        wl_error_set(err, path, 0,
+                     rec->sm_clock_mhz > 0   ? "profile_clock"
+                     : rec->power_limit_w > 0 ? "profile_power_limit_w"
+                                              : "profile_gpu",
                      "a kernel trace measured nothing: the recorded clock and power limit are a "
                      "PyTorch profile's");
         rc = WL_EINVAL;

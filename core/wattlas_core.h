@@ -567,6 +567,18 @@ void wl_core_workload_set_recorded_limit(wl_core_workload *wl, double watts);
 double wl_core_workload_recorded_limit(const wl_core_workload *wl);
 /* The SM clock a profile's measured kernels were requested at (0: none). */
 double wl_core_workload_recorded_clock(const wl_core_workload *wl);
+/* The board a profile was taken on: its name as the profile gives it
+ * ("wattlas": {"gpu"}, or --profile-gpu; "" when it does not say), and that
+ * board's preset once loaded (a copy; NULL unloads). With a board, every
+ * measured kernel is anchored on it -- measured / model on the recorded
+ * board at the clock it ran there -- and that ratio carries to the GPU a
+ * prediction asks about: a profile taken on an H200 predicts an A10 with
+ * the model's A10 times, corrected as the model was wrong on the H200.
+ * Without one, the profile is taken as recorded on the GPU asked about. */
+void wl_core_workload_set_recorded_gpu_id(wl_core_workload *wl, const char *id);
+const char *wl_core_workload_recorded_gpu_id(const wl_core_workload *wl);
+int wl_core_workload_set_recorded_gpu(wl_core_workload *wl, const wl_core_gpu *gpu);
+const wl_core_gpu *wl_core_workload_recorded_gpu(const wl_core_workload *wl);
 
 /* Import a kernel trace: the JSON list of shared/data/traces, or a PyTorch
  * profiler Chrome trace (core/profile.c), either of them gzipped or not. */
@@ -578,6 +590,7 @@ int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err);
 typedef struct {
     double sm_clock_mhz;
     double power_limit_w;
+    char gpu[256]; /* the board it ran on, a preset id or INI ("": the file's "gpu", else the GPU asked about) */
 } wl_core_recorded;
 /* wl_core_trace_load with rec (NULL: all from the file); giving either for
  * a kernel trace, which measured nothing, is WL_EINVAL (field

@@ -25,6 +25,7 @@ void wl_core_workload_free(wl_core_workload *wl)
     free(wl->uniq);
     free(wl->ucount);
     free(wl->hslot);
+    free(wl->recorded_gpu);
     free(wl);
 }
 
@@ -59,6 +60,37 @@ void wl_core_workload_set_recorded_limit(wl_core_workload *wl, double watts)
 double wl_core_workload_recorded_limit(const wl_core_workload *wl)
 {
     return wl ? wl->recorded_limit_w : 0.0;
+}
+
+void wl_core_workload_set_recorded_gpu_id(wl_core_workload *wl, const char *id)
+{
+    if (wl)
+        snprintf(wl->recorded_gpu_id, sizeof wl->recorded_gpu_id, "%s", id ? id : "");
+}
+
+const char *wl_core_workload_recorded_gpu_id(const wl_core_workload *wl)
+{
+    return wl ? wl->recorded_gpu_id : "";
+}
+
+int wl_core_workload_set_recorded_gpu(wl_core_workload *wl, const wl_core_gpu *gpu)
+{
+    if (!wl)
+        return WL_EINVAL;
+    wl_core_gpu *g = NULL;
+    if (gpu) {
+        if (!(g = malloc(sizeof *g)))
+            return WL_ENOMEM;
+        *g = *gpu;
+    }
+    free(wl->recorded_gpu);
+    wl->recorded_gpu = g;
+    return WL_OK;
+}
+
+const wl_core_gpu *wl_core_workload_recorded_gpu(const wl_core_workload *wl)
+{
+    return wl ? wl->recorded_gpu : NULL;
 }
 
 double wl_core_workload_recorded_clock(const wl_core_workload *wl)
@@ -109,6 +141,10 @@ int wl_core_workload_set_stack(wl_core_workload *wl, wl_stack stack)
     nw->repeated = wl->repeated;
     nw->host_timed = wl->host_timed;
     nw->recorded_limit_w = wl->recorded_limit_w;
+    memcpy(nw->recorded_gpu_id, wl->recorded_gpu_id, sizeof nw->recorded_gpu_id);
+    /* the board moves with the rest (swapped below, then freed with nw) */
+    nw->recorded_gpu = wl->recorded_gpu;
+    wl->recorded_gpu = NULL;
     memcpy(nw->note, wl->note, sizeof nw->note);
     wl_core_workload tmp = *wl;
     *wl = *nw;

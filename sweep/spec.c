@@ -249,7 +249,8 @@ static const char *const sweep_keys[] = {
     "gpu", "model", "trace", "idle", "host", "batch", "seq", "clock", "voltage_offset_mv",
     "voltage_mv", "dtype", "attention", "mode", "optimizer", "master_dtype", "recompute",
     "launch", "grad_accum", "gen", "stack", "impl", "scope", "learned", "classes", "latency",
-    "power_limit", "board", "interval", "profile_clock", "profile_power_limit_w", "set"};
+    "power_limit", "board", "interval", "profile_clock", "profile_power_limit_w", "profile_gpu",
+    "set"};
 
 static const char *sweep_key_of(void *user, size_t i)
 {
@@ -375,6 +376,18 @@ int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, cons
         }
         s->level = l;
         take_origin(&s->o_level, source, line);
+        return WL_OK;
+    }
+    if (!strcmp(key, "profile_gpu")) {
+        /* the board a profile ran on: loaded with the traces in finish */
+        size_t l = strlen(value);
+        if (!l || l >= sizeof s->recorded.gpu) {
+            wl_error_set(err, source, line, key, "a GPU preset id or INI file of 1 to %zu "
+                         "characters", sizeof s->recorded.gpu - 1);
+            return WL_EINVAL;
+        }
+        memcpy(s->recorded.gpu, value, l + 1);
+        take_origin(&s->o_rgpu, source, line);
         return WL_OK;
     }
     if (!strcmp(key, "profile_clock") || !strcmp(key, "profile_power_limit_w")) {

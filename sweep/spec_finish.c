@@ -287,17 +287,44 @@ static int finish(wl_sweep_spec *s, wl_error *err)
                 /* a recorded clock or limit for a kernel trace: the
                  * option (or spec line) is what is wrong */
                 int clk = !strcmp(err->field, "profile_clock");
-                if (rc == WL_EINVAL && (clk || !strcmp(err->field, "profile_power_limit_w"))) {
-                    const origin *o = clk ? &s->o_rclock : &s->o_rlimit;
+                int gpu = !strcmp(err->field, "profile_gpu");
+                if (rc == WL_EINVAL &&
+                    (clk || gpu || !strcmp(err->field, "profile_power_limit_w"))) {
+                    const origin *o = clk ? &s->o_rclock : gpu ? &s->o_rgpu : &s->o_rlimit;
                     wl_error_set(err, o->source, o->line, err->field,
                                  "%s is a kernel trace, which measured nothing: only a PyTorch "
-                                 "profile has a recorded clock and power limit",
+                                 "profile has a recorded clock, power limit and GPU",
                                  s->traces.v[i]);
                 }
                 return rc;
             }
             if ((rc = wl_core_workload_set_stack(s->trace_wl[i], s->opts.stack)))
                 return rc;
+            /* the board the profile ran on, when it says: anchored there */
+            const char *rid = wl_core_workload_recorded_gpu_id(s->trace_wl[i]);
+            if (rid[0]) {
+                wl_core_gpu rg;
+                wl_error e2 = {0};
+                if (wl_preset_gpu_load(rid, &rg, &e2) == WL_OK) {
+                    if ((rc = wl_core_workload_set_recorded_gpu(s->trace_wl[i], &rg)))
+                        return rc;
+                } else if (s->o_rgpu.given) {
+                    wl_error_set(err, s->o_rgpu.source, s->o_rgpu.line, "profile_gpu",
+                                 "'%.200s' is no GPU preset or file: %.300s", rid, e2.text);
+                    return WL_EINVAL;
+                } else {
+                    /* a board of no preset (the harness's NVML name): the
+                     * profile is taken as recorded on the GPU asked about */
+                    char *t = wl_core_strprintf(
+                        "%s: ran on '%.200s', which names no GPU preset: anchored on the GPU "
+                        "asked about (--profile-gpu names the board it ran on)",
+                        s->traces.v[i], rid);
+                    rc = t ? wl_sweep_i_add_text(&s->notes, t) : WL_ENOMEM;
+                    free(t);
+                    if (rc)
+                        return rc;
+                }
+            }
             /* what a profile's import kept at measured times */
             const char *nt = wl_core_workload_note(s->trace_wl[i]);
             if (nt[0]) {

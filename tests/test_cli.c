@@ -437,7 +437,7 @@ static void test_sweep_pareto_optimize_cmds(void **state)
     assert_int_equal(run("optimize --in sweep.csv --objective energy"), 0);
     assert_int_equal(count_lines(out_buf), 5); /* header + 4 workloads */
     /* keyed by the sweep's own columns, so that a row joins back to it */
-    assert_non_null(strstr(out_buf, ",mode,scope,objective,sm_clock_mhz,time_ms,power_w,energy_j,"
+    assert_non_null(strstr(out_buf, ",mode,scope,voltage_offset_mv,objective,sm_clock_mhz,time_ms,power_w,energy_j,"
                                     "fastest_sm_clock_mhz,fastest_time_ms,fastest_energy_j,"
                                     "max_sm_clock_mhz,max_effective_clock_mhz,max_time_ms,max_energy_j,"
                                     "energy_saving_vs_fastest_pct,runtime_penalty_vs_fastest_pct,"
@@ -765,8 +765,8 @@ static void test_flags_and_footers(void **state)
                          "--voltage-offset-mv 0,-50 -o vo.csv"), 0);
     assert_int_equal(run("optimize vo.csv --objective energy --format csv"), 0);
     assert_non_null(strstr(out_buf, ",voltage_offset_mv,objective,"));
-    assert_close(csv_get(out_buf, 1, "voltage_offset_mv"), -50, 0);
-    assert_close(csv_get(out_buf, 2, "voltage_offset_mv"), 0, 0);
+    assert_close(csv_get(out_buf, 1, "voltage_offset_mv"), 0, 0);
+    assert_close(csv_get(out_buf, 2, "voltage_offset_mv"), -50, 0);
     assert_true(csv_get(out_buf, 1, "max_energy_j") != csv_get(out_buf, 2, "max_energy_j"));
     /* predict's footer: the optimum and its 1% band read from the rows */
     assert_int_equal(run("predict --gpu h100-sxm-80gb --model gpt2 --clock 510:1980:30"), 0);

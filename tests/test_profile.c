@@ -256,6 +256,60 @@ static void test_metadata(void **state)
     wl_core_workload_free(wl);
 }
 
+/* A profile taken on another board (issue 59): anchored there, so each
+ * mapped kernel takes measured x model(target, f) / model(recorded, f_m)
+ * on the GPU asked about, computed here on unanchored copies of the same
+ * kernels; on the recorded board itself nothing changes. */
+static void test_recorded_board(void **state)
+{
+    (void)state;
+    wl_error err = {0};
+    int rc;
+    char *t = with_meta("\"wattlas\": {\"sm_clock_mhz\": 1000, \"gpu\": \"board-a\"}");
+    wl_core_workload *wl = load_text("board_1000mhz.json", t, &rc, &err);
+    free(t);
+    assert_int_equal(rc, WL_OK);
+    assert_string_equal(wl_core_workload_recorded_gpu_id(wl), "board-a");
+    wl_core_gpu rec, tgt;
+    test_gpu(&rec);
+    tgt = rec;
+    tgt.sms = rec.sms / 2; /* half the SMs: its GEMM slower than the record */
+    tgt.dram_bw_gbs = rec.dram_bw_gbs * 0.5;
+    wl_core_op op = {.sm_clock_mhz = 800, .ignore_power_limit = 1};
+    wl_core_result same, r;
+    assert_int_equal(wl_core_predict(&rec, wl, &op, &same), WL_OK);
+    assert_int_equal(wl_core_workload_set_recorded_gpu(wl, &rec), WL_OK);
+    assert_int_equal(wl_core_predict(&rec, wl, &op, &r), WL_OK);
+    assert_close(r.busy_ms, same.busy_ms, 1e-12); /* on its own board: as before */
+    const wl_kernel *k[8];
+    device_kernels(wl, k, 8);
+    double expect = 8.0 + 1.0; /* the unmapped kernel and the memset keep their times */
+    const int mapped[] = {0, 1, 3};
+    for (int i = 0; i < 3; i++) {
+        wl_kernel plain = *k[mapped[i]];
+        plain.measured_us = plain.measured_mhz = 0;
+        wl_core_workload *one = wl_core_workload_create("one");
+        assert_int_equal(wl_core_workload_add(one, &plain), WL_OK);
+        wl_core_evaluator *er = NULL, *et = NULL;
+        assert_int_equal(wl_core_evaluator_create(&rec, one, NULL, &er), WL_OK);
+        assert_int_equal(wl_core_evaluator_create(&tgt, one, NULL, &et), WL_OK);
+        expect += k[mapped[i]]->measured_us * wl_core_evaluator_kernel_us(et, 0, 800) /
+                  wl_core_evaluator_kernel_us(er, 0, 1000);
+        wl_core_evaluator_free(er);
+        wl_core_evaluator_free(et);
+        wl_core_workload_free(one);
+    }
+    assert_int_equal(wl_core_predict(&tgt, wl, &op, &r), WL_OK);
+    assert_close(r.busy_ms * 1e3, expect, 1e-9);
+    /* without the board the target's own model was anchored to the record */
+    assert_int_equal(wl_core_workload_set_recorded_gpu(wl, NULL), WL_OK);
+    wl_core_result mine;
+    assert_int_equal(wl_core_predict(&tgt, wl, &op, &mine), WL_OK);
+    fprintf(stderr, "on the other board: %.4f us anchored there, %.4f us anchored on itself\n", expect, mine.busy_ms * 1e3);
+    assert_true(fabs(mine.busy_ms * 1e3 - expect) > 1e-3 * expect);
+    wl_core_workload_free(wl);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -773,6 +827,7 @@ int main(void)
         cmocka_unit_test(test_mapping),     cmocka_unit_test(test_own_clock),
         cmocka_unit_test(test_other_clock), cmocka_unit_test(test_gzip),
         cmocka_unit_test(test_metadata),    cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_recorded_board),
         cmocka_unit_test(test_shared_pairs),
         cmocka_unit_test(test_recorded_limit),
         cmocka_unit_test(test_own_board_pairs),

@@ -299,8 +299,8 @@ class Select(unittest.TestCase):
             self.assertLessEqual(r["clock_within_1pct_min_mhz"], r["sm_clock_mhz"])
             self.assertGreaterEqual(r["clock_within_1pct_max_mhz"], r["sm_clock_mhz"])
         # keyed by the sweep's own columns: a result joins back to the sweep
-        self.assertEqual(rows.columns[:9], ["gpu", "model", "batch", "seq", "dtype", "attention",
-                                            "mode", "scope", "objective"])
+        self.assertEqual(rows.columns[:10], ["gpu", "model", "batch", "seq", "dtype", "attention",
+                                             "mode", "scope", "voltage_offset_mv", "objective"])
         try:
             import pandas
         except ImportError:

@@ -470,7 +470,7 @@ def cmd_profile(args, nvml, h, gpu):
                 finally:
                     os.unlink(tmp)
             path = os.path.join(outdir, "%s_%dmhz.json.gz" % (name, clock))
-            write_profile(path, trace, clock, wall_ms, stack, limit_w)
+            write_profile(path, trace, clock, wall_ms, stack, limit_w, gpu)
             r = {"workload": name, "sm_clock_mhz": clock, "wall_ms_per_step": wall_ms}
             r.update(trace_summary(trace))
             rows.append(r)

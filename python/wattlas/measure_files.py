@@ -188,17 +188,20 @@ def workload_name(case):
                                    case["dtype"], case["attention_name"])
 
 
-def write_profile(path, trace, clock_mhz, wall_ms, stack, power_limit_w=None):
+def write_profile(path, trace, clock_mhz, wall_ms, stack, power_limit_w=None, gpu=None):
     """The trace gzipped, with what wattlas reads beside traceEvents: the
     clock it ran at, the board power limit it ran under (wattlas anchors
     the kernels at the clocks that limit allowed, whatever limit it is then
-    asked about), the unprofiled wall time per step (from which the
+    asked about) and the board it ran on (the gpu column: a preset id, or
+    NVML's name), the unprofiled wall time per step (from which the
     profiler's own host cost is taken off), and the software stack."""
     import gzip
     trace = dict(trace)
     meta = {"sm_clock_mhz": clock_mhz, "wall_ms_per_step": wall_ms, "stack": stack}
     if power_limit_w:
         meta["power_limit_w"] = power_limit_w
+    if gpu:
+        meta["gpu"] = gpu
     trace["wattlas"] = meta
     _atomic_write(path, gzip.compress(json.dumps(trace).encode()))
 
