@@ -558,23 +558,16 @@ int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *
  * profile's timeline): then no kernel pays the model's host_launch_us. */
 void wl_core_workload_set_host_timed(wl_core_workload *wl, int host_timed);
 int wl_core_workload_host_timed(const wl_core_workload *wl);
-/* The board power limit a profile's measured kernels ran under, in W (0 or
- * not finite: unknown, taken as the GPU's default limit, its tdp_w). The
- * evaluator anchors each measured kernel at the clock the governor gave it
- * under that limit, so a prediction under any other limit starts from what
- * was recorded, not from what the new limit would have allowed. */
+/* What a profile recorded (core/evaluator.c anchors its kernels there):
+ * the power limit it ran under (W; 0: unknown, the GPU's default, tdp_w),
+ * so that a prediction under another limit starts from what was recorded;
+ * the clock it was requested at (0: none); the board it ran on, by name
+ * ("" unknown) and as loaded (a copy; NULL unloads): each kernel's
+ * measured / model ratio on that board carries to the GPU asked about
+ * (without one, the profile is taken as recorded on the GPU asked about). */
 void wl_core_workload_set_recorded_limit(wl_core_workload *wl, double watts);
 double wl_core_workload_recorded_limit(const wl_core_workload *wl);
-/* The SM clock a profile's measured kernels were requested at (0: none). */
 double wl_core_workload_recorded_clock(const wl_core_workload *wl);
-/* The board a profile was taken on: its name as the profile gives it
- * ("wattlas": {"gpu"}, or --profile-gpu; "" when it does not say), and that
- * board's preset once loaded (a copy; NULL unloads). With a board, every
- * measured kernel is anchored on it -- measured / model on the recorded
- * board at the clock it ran there -- and that ratio carries to the GPU a
- * prediction asks about: a profile taken on an H200 predicts an A10 with
- * the model's A10 times, corrected as the model was wrong on the H200.
- * Without one, the profile is taken as recorded on the GPU asked about. */
 void wl_core_workload_set_recorded_gpu_id(wl_core_workload *wl, const char *id);
 const char *wl_core_workload_recorded_gpu_id(const wl_core_workload *wl);
 int wl_core_workload_set_recorded_gpu(wl_core_workload *wl, const wl_core_gpu *gpu);
@@ -583,30 +576,24 @@ const wl_core_gpu *wl_core_workload_recorded_gpu(const wl_core_workload *wl);
 /* Import a kernel trace: the JSON list of shared/data/traces, or a PyTorch
  * profiler Chrome trace (core/profile.c), either of them gzipped or not. */
 int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err);
-/* What a PyTorch profile recorded that its file may not say: the SM clock
- * its kernels were requested at, and the board power limit they ran under
- * (0: the file's "wattlas" metadata, else the clock in its name and the
- * GPU's default limit). */
+/* What a profile's file may not say (0 or "": the file's "wattlas"
+ * metadata, else the clock in its name, the GPU's default limit and the
+ * GPU asked about); with rec, giving any for a kernel trace, which
+ * measured nothing, is WL_EINVAL (field profile_clock, ...). */
 typedef struct {
-    double sm_clock_mhz;
-    double power_limit_w;
-    char gpu[256]; /* the board it ran on, a preset id or INI ("": the file's "gpu", else the GPU asked about) */
+    double sm_clock_mhz, power_limit_w;
+    char gpu[256]; /* a preset id or INI file */
 } wl_core_recorded;
-/* wl_core_trace_load with rec (NULL: all from the file); giving either for
- * a kernel trace, which measured nothing, is WL_EINVAL (field
- * profile_clock or profile_power_limit_w). */
 int wl_core_trace_load_as(const char *path, const wl_core_recorded *rec, wl_core_workload **out,
                           wl_error *err);
 int wl_core_trace_parse(const char *text, size_t len, const char *source,
                         wl_core_workload **out, wl_error *err);
 /* A PyTorch profiler trace's text as a workload (core/profile.c): each
  * kernel mapped through its aten op and anchored to its measured time at
- * the clock it ran at (rec's, else the trace's "wattlas":
- * {"sm_clock_mhz"}, else its name's "_<N>mhz") under the limit it ran
- * under (rec's, else the trace's "wattlas": {"power_limit_w"}, else the
- * GPU's default), unmapped kernels, memsets and memcpys kept at their
- * measured times, the host's gaps and synchronisations from its timeline.
- * The workload's note counts what was kept unmapped. */
+ * the clock, limit and board it ran at (rec, else the trace's "wattlas"
+ * metadata, else as wl_core_recorded says), unmapped kernels, memsets and
+ * memcpys kept at their measured times, the host's gaps and syncs from
+ * its timeline. The workload's note counts what was kept unmapped. */
 int wl_core_profile_parse(const char *text, size_t len, const char *source,
                           const wl_core_recorded *rec, wl_core_workload **out, wl_error *err);
 
@@ -831,9 +818,8 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *shape,
 /* 1: total_gb fits the GPU's memory, 0: it does not, -1: unknown (no
  * capacity given or no footprint). */
 int wl_core_memory_fits(const wl_core_gpu *gpu, const wl_core_memory *mem);
-/* The footprint's parts that hold memory, in GB to 0.1, in the order of
- * the struct ("weights 16.1, activations 43.7, fp32 master weights 32.1,
- * ..."): every part that total_gb sums, none left out. */
+/* The footprint's nonzero parts, in GB to 0.1 ("weights 16.1, activations
+ * 43.7, fp32 master weights 32.1, ..."): every part total_gb sums. */
 void wl_core_memory_parts_text(const wl_core_memory *mem, char *buf, size_t n);
 /* The largest batch (1 to WL_MAX_BATCH) of shape that fits gpu's memory,
  * the rest of the shape as given; for a serving engine's decode the most
