@@ -891,9 +891,14 @@ int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, wl_lear
                 continue;
             double c[3], dom;
             wl_learn_eval(m, fd.x + i * WL_LEARN_FEATURES, c, &dom);
+            /* scored as a row carries them (wl_learn_apply): the model's
+             * time and energy, power their ratio */
+            const double *pr = fd.pred + 3 * i;
+            double lt = o->hybrid ? pr[0] * c[0] : c[0], le = o->hybrid ? pr[2] * c[2] : c[2];
+            const double lv[3] = {lt, lt > 0 ? le / (lt * 1e-3) : NAN, le};
             for (int t = 0; t < 3; t++) {
                 double meas = d->meas[3 * i + (size_t)t], pred = fd.pred[3 * i + (size_t)t];
-                double learned = o->hybrid ? pred * c[t] : c[t];
+                double learned = lv[t];
                 sa[t] += fabs(pred / meas - 1);
                 sl[t] += fabs(learned / meas - 1);
             }
