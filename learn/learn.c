@@ -256,10 +256,12 @@ static void scale_result(wl_core_result *r, double kt, double ke)
  * factors on the analytical prediction), and three predictions need not
  * agree: a row whose energy is not its power times its time breaks every
  * column derived from it (issue 59: a hybrid that corrected power alone
- * printed 166 W x 6.6 ms beside 1.19 J). Time and energy are what a
- * measurement measures (every measurement file's power_w is energy_j /
- * time_ms), so the row takes the model's time and energy, and its power
- * is their ratio. */
+ * printed 166 W x 6.6 ms beside 1.19 J). Time and power are the two
+ * quantities the model has apart (the kernels' times and the board's
+ * draw); energy is their product, so the row takes the model's time and
+ * power, and its energy, with every part, phase and class, scales by the
+ * product of their factors. A target the hybrid leaves uncorrected stays
+ * so (power a time error does not touch keeps its analytical value). */
 void wl_learn_apply(const wl_learn_model *m, const double *x, wl_core_result *r, double *domain)
 {
     double c[3];
@@ -267,11 +269,13 @@ void wl_learn_apply(const wl_learn_model *m, const double *x, wl_core_result *r,
     if (!m->hybrid) {
         /* factors against the analytical result, which carries the parts */
         c[0] = r->time_ms > 0 ? c[0] / r->time_ms : NAN;
-        c[2] = r->energy_j > 0 ? c[2] / r->energy_j : NAN;
+        c[1] = r->power_w > 0 ? c[1] / r->power_w : NAN;
     }
-    if (!(c[0] > 0 && c[2] > 0 && isfinite(c[0]) && isfinite(c[2])))
+    if (!(c[0] > 0 && c[1] > 0 && isfinite(c[0]) && isfinite(c[1])))
         return; /* no positive prediction to take: the analytical result stands */
-    scale_result(r, c[0], c[2]);
+    double p = r->power_w * c[1];
+    scale_result(r, c[0], c[0] * c[1]);
+    r->power_w = p;
 }
 
 double wl_learn_use_apply(const wl_learn_use *u, const wl_core_gpu *g, double mhz,
@@ -892,10 +896,10 @@ int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, wl_lear
             double c[3], dom;
             wl_learn_eval(m, fd.x + i * WL_LEARN_FEATURES, c, &dom);
             /* scored as a row carries them (wl_learn_apply): the model's
-             * time and energy, power their ratio */
+             * time and power, energy their product */
             const double *pr = fd.pred + 3 * i;
-            double lt = o->hybrid ? pr[0] * c[0] : c[0], le = o->hybrid ? pr[2] * c[2] : c[2];
-            const double lv[3] = {lt, lt > 0 ? le / (lt * 1e-3) : NAN, le};
+            double lt = o->hybrid ? pr[0] * c[0] : c[0], lp = o->hybrid ? pr[1] * c[1] : c[1];
+            const double lv[3] = {lt, lp, lt * lp * 1e-3};
             for (int t = 0; t < 3; t++) {
                 double meas = d->meas[3 * i + (size_t)t], pred = fd.pred[3 * i + (size_t)t];
                 double learned = lv[t];
