@@ -881,29 +881,6 @@ static int run(const wl_core_evaluator *ev, const wl_core_op *op, const wl_core_
     if (!(op_voltage(gpu, op, f) > 0))
         return WL_EINVAL;
     double cap = op_cap_w(gpu, op);
-    /* A solve for the cap does not depend on the request: its bracket is
-     * [min clock, top clock] whatever was asked, so every request whose
-     * run draws more than the cap settles at the same cap clock, and the
-     * result cached from one is what solving again would give, bit for
-     * bit. Whether a request needs the solve is its own run's power, not
-     * its place above a throttled one: a kernel the governor holds at the
-     * request carries the request's voltage into the run, so a higher
-     * request can draw less (an fp32 LayerNorm loop on an A100 PCIe at
-     * -50 mV under 215 W: over the cap asked 1335 MHz, 205.5 W asked 1410)
-     * and then stands unsolved. One evaluation tells, and a row does not
-     * depend on which clocks came before it (issue 59). */
-    if (wl_core_throttle_cache_covers(ev, cache, op)) {
-        if (unlimited && !(cap > 0 && unlimited->peak_power_w > cap))
-            *res = *unlimited;
-        else
-            eval_at(ev, f, op, res);
-        if (res->power_w > cap) {
-            *res = cache->at;
-        }
-        res->requested_clock_mhz = f;
-        flag_throttled(f, res);
-        return WL_OK;
-    }
     /* the result without the limit stands when no kernel draws more than
      * the cap: otherwise the governor holds those kernels */
     if (unlimited && !(cap > 0 && unlimited->peak_power_w > cap))
@@ -916,6 +893,22 @@ static int run(const wl_core_evaluator *ev, const wl_core_op *op, const wl_core_
      * average is still above the cap, from the governor's lag or from many
      * kernels each under it, runs at the clock where the average meets it. */
     if (op->ignore_power_limit || res->power_w <= cap) {
+        flag_throttled(f, res);
+        return WL_OK;
+    }
+    /* That solve does not depend on the request: its bracket is [min clock,
+     * top clock] whatever was asked, so every request whose own run draws
+     * more than the cap settles at the same cap clock, and a result cached
+     * from one is what solving again would give, bit for bit. Only the
+     * request's own run tells whether it needs the solve: a kernel the
+     * governor holds at the request carries the request's voltage into the
+     * run, so a higher request can draw less (an fp32 LayerNorm loop on an
+     * A100 PCIe at -50 mV under 215 W: over the cap asked 1335 MHz, 205.5 W
+     * asked 1410) and stand unsolved; a row does not depend on which clocks
+     * came before it (issue 59). */
+    if (wl_core_throttle_cache_covers(ev, cache, op)) {
+        *res = cache->at;
+        res->requested_clock_mhz = f;
         flag_throttled(f, res);
         return WL_OK;
     }

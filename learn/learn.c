@@ -229,11 +229,12 @@ void wl_learn_eval(const wl_learn_model *m, const double *x, double out[3], doub
         *domain = m->trees_used ? fmin(d, db) : db;
 }
 
-/* Scales a result's times by kt and its energies by ke, power following:
- * the parts, phases and kernel classes with their totals, so that they
- * still sum and energy is still power x time. */
-static void scale_result(wl_core_result *r, double kt, double ke)
+/* Scales a result's times by kt and its power by kp, so its energies by
+ * kt kp: the parts, phases and kernel classes with their totals, so that
+ * they still sum and energy is still power x time. */
+static void scale_result(wl_core_result *r, double kt, double kp)
 {
+    double ke = kt * kp;
     r->time_ms *= kt;
     r->busy_ms *= kt;
     r->energy_j *= ke;
@@ -249,7 +250,7 @@ static void scale_result(wl_core_result *r, double kt, double ke)
         r->cls[k].busy_ms *= kt;
         r->cls[k].energy_j *= ke;
     }
-    r->power_w = r->time_ms > 0 ? r->energy_j / (r->time_ms * 1e-3) : r->power_w;
+    r->power_w *= kp;
 }
 
 /* The model predicts time, power and energy apart (a hybrid: their
@@ -273,9 +274,7 @@ void wl_learn_apply(const wl_learn_model *m, const double *x, wl_core_result *r,
     }
     if (!(c[0] > 0 && c[1] > 0 && isfinite(c[0]) && isfinite(c[1])))
         return; /* no positive prediction to take: the analytical result stands */
-    double p = r->power_w * c[1];
-    scale_result(r, c[0], c[0] * c[1]);
-    r->power_w = p;
+    scale_result(r, c[0], c[1]);
 }
 
 double wl_learn_use_apply(const wl_learn_use *u, const wl_core_gpu *g, double mhz,

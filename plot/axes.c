@@ -301,7 +301,7 @@ void ax_draw(cairo_t *cr, const axes *a, const char *xq, const char *xu, const c
         }
         if (fit < 4)
             style_font(cr, 7.5, 0);
-        nx = wl_plot_ticks(a->xmin * fx, a->xmax * fx, fit < 3 ? 3 : fit > 7 ? 7 : fit, ticks);
+        nx = wl_plot_ticks(a->xmin * fx, a->xmax * fx, fit, ticks);
         for (int i = 0; i < nx; i++)
             ticks[i] /= fx;
     }

@@ -156,6 +156,23 @@ static void test_own_clock(void **state)
     wl_core_workload_free(wl);
 }
 
+/* A profile kernel's time on g at mhz by the model alone: an unanchored
+ * copy of it, evaluated by itself. */
+static double model_us(const wl_core_gpu *g, const wl_kernel *k, double mhz)
+{
+    wl_kernel plain = *k;
+    plain.measured_us = plain.measured_mhz = 0;
+    wl_core_workload *one = wl_core_workload_create("one");
+    assert_non_null(one);
+    assert_int_equal(wl_core_workload_add(one, &plain), WL_OK);
+    wl_core_evaluator *ev = NULL;
+    assert_int_equal(wl_core_evaluator_create(g, one, NULL, &ev), WL_OK);
+    double t = wl_core_evaluator_kernel_us(ev, 0, mhz);
+    wl_core_evaluator_free(ev);
+    wl_core_workload_free(one);
+    return t;
+}
+
 /* At another clock a mapped kernel's time is its measurement times the
  * model's ratio of the two clocks, computed here on an unanchored copy of
  * the same kernel; a kernel known only by its time does not move. */
@@ -173,18 +190,9 @@ static void test_other_clock(void **state)
     double expect = 8.0 + 1.0;
     const int mapped[] = {0, 1, 3};
     for (int i = 0; i < 3; i++) {
-        wl_kernel plain = *k[mapped[i]];
-        plain.measured_us = plain.measured_mhz = 0;
-        wl_core_workload *one = wl_core_workload_create("one");
-        assert_int_equal(wl_core_workload_add(one, &plain), WL_OK);
-        wl_core_evaluator *ev = NULL;
-        assert_int_equal(wl_core_evaluator_create(&g, one, NULL, &ev), WL_OK);
-        double t500 = wl_core_evaluator_kernel_us(ev, 0, 500);
-        double t1000 = wl_core_evaluator_kernel_us(ev, 0, 1000);
+        double t500 = model_us(&g, k[mapped[i]], 500), t1000 = model_us(&g, k[mapped[i]], 1000);
         assert_true(t500 > t1000);
         expect += k[mapped[i]]->measured_us * t500 / t1000;
-        wl_core_evaluator_free(ev);
-        wl_core_workload_free(one);
     }
     wl_core_op op = {.sm_clock_mhz = 500};
     wl_core_result r;
@@ -233,15 +241,23 @@ static char *with_meta(const char *meta)
     return t;
 }
 
+/* PROFILE with the metadata meta, loaded as name. */
+static wl_core_workload *load_meta(const char *name, const char *meta)
+{
+    wl_error err = {0};
+    int rc;
+    char *t = with_meta(meta);
+    wl_core_workload *wl = load_text(name, t, &rc, &err);
+    free(t);
+    assert_int_equal(rc, WL_OK);
+    return wl;
+}
+
 static void test_metadata(void **state)
 {
     (void)state;
-    wl_error err = {0};
-    int rc;
-    char *t = with_meta("\"wattlas\": {\"sm_clock_mhz\": 1500, \"wall_ms_per_step\": 0.145}");
-    wl_core_workload *wl = load_text("meta_1000mhz.json", t, &rc, &err);
-    free(t);
-    assert_int_equal(rc, WL_OK);
+    wl_core_workload *wl = load_meta(
+        "meta_1000mhz.json", "\"wattlas\": {\"sm_clock_mhz\": 1500, \"wall_ms_per_step\": 0.145}");
     const wl_kernel *k[8];
     device_kernels(wl, k, 8);
     assert_close(k[0]->measured_mhz, 1500.0, 0); /* the stated clock, not the name's */
@@ -263,12 +279,8 @@ static void test_metadata(void **state)
 static void test_recorded_board(void **state)
 {
     (void)state;
-    wl_error err = {0};
-    int rc;
-    char *t = with_meta("\"wattlas\": {\"sm_clock_mhz\": 1000, \"gpu\": \"board-a\"}");
-    wl_core_workload *wl = load_text("board_1000mhz.json", t, &rc, &err);
-    free(t);
-    assert_int_equal(rc, WL_OK);
+    wl_core_workload *wl =
+        load_meta("board_1000mhz.json", "\"wattlas\": {\"sm_clock_mhz\": 1000, \"gpu\": \"board-a\"}");
     assert_string_equal(wl_core_workload_recorded_gpu_id(wl), "board-a");
     wl_core_gpu rec, tgt;
     test_gpu(&rec);
@@ -285,27 +297,17 @@ static void test_recorded_board(void **state)
     device_kernels(wl, k, 8);
     double expect = 8.0 + 1.0; /* the unmapped kernel and the memset keep their times */
     const int mapped[] = {0, 1, 3};
-    for (int i = 0; i < 3; i++) {
-        wl_kernel plain = *k[mapped[i]];
-        plain.measured_us = plain.measured_mhz = 0;
-        wl_core_workload *one = wl_core_workload_create("one");
-        assert_int_equal(wl_core_workload_add(one, &plain), WL_OK);
-        wl_core_evaluator *er = NULL, *et = NULL;
-        assert_int_equal(wl_core_evaluator_create(&rec, one, NULL, &er), WL_OK);
-        assert_int_equal(wl_core_evaluator_create(&tgt, one, NULL, &et), WL_OK);
-        expect += k[mapped[i]]->measured_us * wl_core_evaluator_kernel_us(et, 0, 800) /
-                  wl_core_evaluator_kernel_us(er, 0, 1000);
-        wl_core_evaluator_free(er);
-        wl_core_evaluator_free(et);
-        wl_core_workload_free(one);
-    }
+    for (int i = 0; i < 3; i++)
+        expect += k[mapped[i]]->measured_us * model_us(&tgt, k[mapped[i]], 800) /
+                  model_us(&rec, k[mapped[i]], 1000);
     assert_int_equal(wl_core_predict(&tgt, wl, &op, &r), WL_OK);
     assert_close(r.busy_ms * 1e3, expect, 1e-9);
     /* without the board the target's own model was anchored to the record */
     assert_int_equal(wl_core_workload_set_recorded_gpu(wl, NULL), WL_OK);
     wl_core_result mine;
     assert_int_equal(wl_core_predict(&tgt, wl, &op, &mine), WL_OK);
-    fprintf(stderr, "on the other board: %.4f us anchored there, %.4f us anchored on itself\n", expect, mine.busy_ms * 1e3);
+    fprintf(stderr, "on the other board: %.4f us anchored there, %.4f us anchored on itself\n",
+            expect, mine.busy_ms * 1e3);
     assert_true(fabs(mine.busy_ms * 1e3 - expect) > 1e-3 * expect);
     wl_core_workload_free(wl);
 }
