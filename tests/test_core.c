@@ -2,20 +2,6 @@
  * energy. The builders and traces are test_workloads.c's. */
 #include "test_core.h"
 
-static double one_kernel_us(const wl_core_gpu *g, const wl_kernel *k, double mhz,
-                            const wl_core_latency_type *lat)
-{
-    wl_core_workload *wl = wl_core_workload_create("one");
-    assert_non_null(wl);
-    assert_int_equal(wl_core_workload_add(wl, k), WL_OK);
-    wl_core_evaluator *ev = NULL;
-    assert_int_equal(wl_core_evaluator_create(g, wl, lat, &ev), WL_OK);
-    double t = wl_core_evaluator_kernel_us(ev, 0, mhz);
-    wl_core_evaluator_free(ev);
-    wl_core_workload_free(wl);
-    return t;
-}
-
 static void test_vf_interpolation(void **state)
 {
     (void)state;

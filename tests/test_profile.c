@@ -162,15 +162,7 @@ static double model_us(const wl_core_gpu *g, const wl_kernel *k, double mhz)
 {
     wl_kernel plain = *k;
     plain.measured_us = plain.measured_mhz = 0;
-    wl_core_workload *one = wl_core_workload_create("one");
-    assert_non_null(one);
-    assert_int_equal(wl_core_workload_add(one, &plain), WL_OK);
-    wl_core_evaluator *ev = NULL;
-    assert_int_equal(wl_core_evaluator_create(g, one, NULL, &ev), WL_OK);
-    double t = wl_core_evaluator_kernel_us(ev, 0, mhz);
-    wl_core_evaluator_free(ev);
-    wl_core_workload_free(one);
-    return t;
+    return one_kernel_us(g, &plain, mhz, NULL);
 }
 
 /* At another clock a mapped kernel's time is its measurement times the

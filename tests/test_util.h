@@ -74,6 +74,21 @@ static inline const char *test_path(const char *name)
     return p;
 }
 
+/* One kernel's time on g at mhz, evaluated alone (lat NULL: tiled). */
+static inline double one_kernel_us(const wl_core_gpu *g, const wl_kernel *k, double mhz,
+                                   const wl_core_latency_type *lat)
+{
+    wl_core_workload *wl = wl_core_workload_create("one");
+    assert_non_null(wl);
+    assert_int_equal(wl_core_workload_add(wl, k), WL_OK);
+    wl_core_evaluator *ev = NULL;
+    assert_int_equal(wl_core_evaluator_create(g, wl, lat, &ev), WL_OK);
+    double t = wl_core_evaluator_kernel_us(ev, 0, mhz);
+    wl_core_evaluator_free(ev);
+    wl_core_workload_free(wl);
+    return t;
+}
+
 /* Writes text to path (test fixtures). */
 static inline void test_write_file(const char *path, const char *text)
 {
