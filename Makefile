@@ -41,10 +41,11 @@ PLOT_SRC = plot/plot.c plot/axes.c plot/kinds.c plot/series.c plot/bars.c plot/r
 LEARN_SRC = learn/learn.c learn/data.c learn/model_file.c learn/run.c
 CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/counts.c cluster/stage.c cluster/pipeline.c cluster/cluster.c cluster/config.c cluster/partition.c cluster/refine.c cluster/timeline_json.c cluster/plans.c cluster/graph.c cluster/bound.c cluster/piececache.c cluster/search.c \
               cluster/view.c
-CLI_SRC = cli/main.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/cmd_cluster.c cli/cmd_learn.c cli/args.c
-LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC)
-PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini)) $(sort $(wildcard presets/systems/*.ini))
-TESTS = test_core test_workloads test_profile test_train test_presets test_results test_calib test_cli test_cli_multi test_pareto test_sweep test_plot test_cluster test_cluster_search test_learn \
+SERVE_SRC = serve/requests.c serve/steps.c serve/engine.c serve/run.c serve/job.c
+CLI_SRC = cli/main.c cli/cmd_serve.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/cmd_cluster.c cli/cmd_learn.c cli/args.c
+LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC) $(SERVE_SRC)
+PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini)) $(sort $(wildcard presets/systems/*.ini)) $(sort $(wildcard presets/workloads/*.ini))
+TESTS = test_core test_workloads test_profile test_train test_presets test_results test_calib test_cli test_cli_multi test_pareto test_sweep test_plot test_cluster test_cluster_search test_learn test_serve \
         test_fuzz_replay test_python test_measure test_accuracy test_readme test_structure test_invariants
 FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot \
     host_preset system_preset learned timeline merge profile
@@ -256,7 +257,7 @@ docs-figures: run
 # make install PREFIX=...: the command, the library, its headers (one per
 # module under include/wattlas/, include/wattlas.h for all) and wattlas.pc.
 PREFIX ?= /usr/local
-HEADERS = core/wattlas_core.h presets/wattlas_presets.h results/wattlas_results.h \
+HEADERS = core/wattlas_core.h presets/wattlas_presets.h results/wattlas_results.h serve/wattlas_serve.h \
           calib/wattlas_calib.h sweep/wattlas_sweep.h pareto/wattlas_pareto.h plot/wattlas_plot.h \
           cluster/wattlas_cluster.h learn/wattlas_learn.h
 install: all $(BUILD)/libwattlas.a

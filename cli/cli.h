@@ -70,6 +70,7 @@ int cmd_plot(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
 int cmd_learn(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* Prints "wattlas CMD: message" and a pointer to --help; returns EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

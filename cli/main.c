@@ -25,6 +25,8 @@ static const cli_command commands[] = {
     {"optimize", "one operating point per workload, with the savings table", cmd_optimize},
     {"plot", "figures of sweeps, savings, validations and comparisons", cmd_plot},
     {"report", "a whole study: sweep, fronts, savings, figures, index.html", cmd_report},
+    {"serve", "a serving engine (vLLM's scheduler) on a request mix: ITL, TTFT, energy per token",
+     cmd_serve},
     {"cluster", "parallel training, prefill and decode on a multi-GPU system: time, energy, memory",
      cmd_cluster},
     {"presets", "list, show or derive GPU and model presets", cmd_presets},

@@ -78,7 +78,8 @@ static void serve_layer(bld *B, int first)
     if (m->positions == WL_POS_ROTARY)
         wl_core_bld_ewc(B, WL_EW_UNSPEC_SCALAR, T * (B->h + B->kvh) * B->hd, B->dt);
     wl_core_bld_cache_update(B);
-    serve_attention(B, B->b * B->h);
+    if (B->b > 0) /* a serving step of prompt chunks alone has no decode attention */
+        serve_attention(B, B->b * B->h);
     if (B->chunk > 0) {
         /* the arriving prompts' chunk attends causally to its prompt: a
          * chunk spread evenly over a prompt sees half of it on average,
@@ -112,6 +113,8 @@ static void gen_forward(bld *B, int layer_only, int graph)
 {
     int serve = B->sh->launch == WL_LAUNCH_GRAPHS;
     B->T = B->b * B->s + B->chunk;
+    if (B->padded > B->T) /* a CUDA graph captured for more tokens computes them all */
+        B->T = B->padded;
     B->graphing = graph;
     B->graph_n = 0;
     if (layer_only && serve) {
@@ -137,7 +140,7 @@ static void gen_forward(bld *B, int layer_only, int graph)
     if (layer_only)
         return;
     long long T = B->T;
-    B->T = B->b; /* the last position's hidden state */
+    B->T = B->head_rows > 0 ? B->head_rows : B->b; /* the last positions' hidden states */
     wl_core_bld_linear_x(B, B->d, B->m->vocab_size, 0, 0);
     B->T = T;
 }
@@ -293,4 +296,49 @@ void wl_core_bld_generate(bld *B, int layer_only)
     B->s = prompt;
     B->sk = prompt;
     B->T = B->b * prompt;
+}
+
+/* One step of a serving engine as serve/ simulates it (vLLM's scheduler
+ * step: one forward over every scheduled token). A step of prompt tokens
+ * alone is a prefill over them (one request's, or several requests' chunks
+ * counted as one sequence of their tokens over their token-weighted keys:
+ * the attention's work, queries x keys, is the same); a step with decode
+ * sequences is a decode step with the prompt chunks riding in it, as
+ * decode_step builds for --launch graphs. Steps with prompt tokens run
+ * eagerly (vLLM V1 captures its graphs for decode-sized batches). */
+void wl_core_bld_serve_step(bld *B, const wl_core_serve_step *st)
+{
+    B->gen = 2;
+    B->rep = 0;
+    if (st->decode > 0) {
+        B->phase = WL_PHASE_DECODE;
+        B->b = st->decode;
+        B->s = 1;
+        B->sk = st->context;
+        B->chunk = st->chunk;
+        B->prompt = st->chunk_context;
+    } else {
+        B->phase = WL_PHASE_FORWARD;
+        B->b = 1;
+        B->s = st->chunk;
+        B->sk = st->chunk_context;
+        B->chunk = 0;
+    }
+    B->padded = st->padded;
+    B->head_rows = st->sampled;
+    long long b = B->b;
+    /* the host's step that scheduled this one, which the GPU waits for
+     * (first: a workload's trailing gap would stand for nothing after it) */
+    B->b = st->seqs > 0 ? st->seqs : 1;
+    if (st->host_step)
+        engine_step(B);
+    B->b = b;
+    gen_forward(B, 0, st->graph);
+    B->b = st->sampled;
+    if (st->sampled > 0)
+        sample(B, st->decode > 0 ? st->context + 1 : st->chunk_context + 1);
+    B->b = b;
+    B->padded = 0;
+    B->head_rows = 0;
+    B->chunk = 0;
 }

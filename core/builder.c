@@ -307,6 +307,53 @@ int wl_core_build_layer(const wl_core_model *model, const wl_core_shape *shape,
     return build(model, shape, 1, out, &B, err);
 }
 
+/* One serving step (serve/): shape gives the model's dtype and attention;
+ * its batch and seq are checked as the step's sequences and keys. */
+int wl_core_build_serve_step(const wl_core_model *model, const wl_core_shape *shape,
+                             const wl_core_serve_step *st, wl_core_workload **out, wl_error *err)
+{
+    *out = NULL;
+    const char *why = NULL;
+    if (st->decode < 0 || st->chunk < 0 || st->decode + st->chunk < 1)
+        why = "a step needs a decode sequence or a prompt token";
+    else if (st->decode > 0 && (st->context < 1 || st->context > WL_MAX_SEQ))
+        why = "decode context out of range";
+    else if (st->chunk > 0 && (st->chunk_context < st->chunk / (st->prefills > 0 ? st->prefills : 1) ||
+                               st->chunk_context > WL_MAX_SEQ || st->chunk > WL_MAX_SEQ))
+        why = "prompt chunk out of range";
+    else if (st->sampled < 0 || st->sampled > st->decode + st->chunk || st->seqs < 0)
+        why = "sampled rows out of range";
+    if (why) {
+        wl_error_set(err, model->id, 0, "step", "%s", why);
+        return WL_EINVAL;
+    }
+    wl_core_shape sh = *shape;
+    sh.mode = WL_MODE_DECODE;
+    sh.launch = WL_LAUNCH_GRAPHS;
+    sh.gen = 2;
+    sh.batch = st->decode > 0 ? st->decode : 1;
+    sh.seq = st->decode > 0 ? st->context : st->chunk_context;
+    if (sh.seq + 1 > WL_MAX_SEQ)
+        sh.seq = WL_MAX_SEQ - 1;
+    bld B;
+    if (setup(&B, model, &sh, err))
+        return WL_EINVAL;
+    char name[160];
+    snprintf(name, sizeof name, "%s_%s_serve_d%lld_c%lld_p%lld_k%lld", model->id,
+             wl_dtype_name(sh.dtype), st->decode, st->context, st->chunk, st->chunk_context);
+    B.wl = wl_core_workload_create(name);
+    if (!B.wl)
+        return WL_ENOMEM;
+    wl_core_bld_serve_step(&B, st);
+    bld_free(&B);
+    if (B.rc) {
+        wl_core_workload_free(B.wl);
+        return B.rc;
+    }
+    *out = B.wl;
+    return WL_OK;
+}
+
 /* Parameters whose matmuls the 6N rule counts: all but the tables only
  * looked up (positions, token types, [CLS], an untied input embedding). */
 static double matmul_params(const bld *B, double params)

@@ -45,6 +45,8 @@ typedef struct {
     long long chunk;  /* serving: prompt tokens of arriving requests mixed into a
                          decode step (chunked prefill) */
     long long prompt; /* ... whose prompts are this long */
+    long long padded; /* serving: tokens a step's CUDA graph computes (0: T) */
+    long long head_rows; /* serving: rows through the LM head (0: b) */
     int gen;          /* 0: no cache; 1: a generation's prefill; 2: a decode step */
     long long rep;    /* launches added now stand for this many (0: 1): a block
                          of decode steps built once (build_gen.c) */
@@ -126,5 +128,6 @@ void wl_core_bld_train_step(bld *B, int layer_only);
 
 /* build_gen.c: generation and the serving engine */
 void wl_core_bld_generate(bld *B, int layer_only);
+void wl_core_bld_serve_step(bld *B, const wl_core_serve_step *st);
 
 #endif

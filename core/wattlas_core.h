@@ -540,9 +540,8 @@ int wl_core_workload_repeated(const wl_core_workload *wl);
 const char *wl_core_workload_note(const wl_core_workload *wl);
 
 /* Whether the GPU can run every matrix kernel of wl: a precision needs a
- * tensor-core or CUDA-core rate (tf32 runs as fp32 where there are no TF32
- * tensor cores, as PyTorch does). WL_EINVAL with err (field "dtype")
- * naming the precision otherwise. */
+ * tensor-core or CUDA-core rate (tf32 runs as fp32 without TF32 tensor
+ * cores, as PyTorch does); else WL_EINVAL, err's field "dtype". */
 int wl_core_gpu_runs(const wl_core_gpu *gpu, const wl_core_workload *wl, wl_error *err);
 
 /* Total tensor/CUDA-core FLOPs of the workload. */
@@ -695,22 +694,16 @@ typedef enum { WL_MODE_PREFILL = 0, WL_MODE_TRAIN, WL_MODE_DECODE, WL_MODE_COUNT
 typedef enum { WL_OPTIM_ADAMW = 0, WL_OPTIM_SGD } wl_optimizer;
 typedef enum { WL_RECOMPUTE_NONE = 0, WL_RECOMPUTE_SELECTIVE, WL_RECOMPUTE_FULL } wl_recompute;
 typedef enum { WL_LAUNCH_EAGER = 0, WL_LAUNCH_GRAPHS } wl_launch;
-/* The software stack whose kernels a model launches: HF transformers 5.x
- * on PyTorch 2.11, what 'wattlas.measure' runs (casts, norms in fp32,
- * rotary halves, the dynamic cache's concatenations, contiguous copies
- * and mask adds as separate kernels: the H200 profiles of
- * shared/data/profiles), or the older transformers 4.x of EnergAIzer's A100
- * sets, whose kernel lists shared/data/traces records. */
+/* The software stack whose kernels a model launches: HF transformers 5.x on
+ * PyTorch 2.11, what 'wattlas.measure' runs (shared/data/profiles), or the
+ * transformers 4.x of EnergAIzer's A100 sets (shared/data/traces). */
 typedef enum { WL_STACK_HF5 = 0, WL_STACK_HF4, WL_STACK_COUNT } wl_stack;
 /* Which implementation runs the model: HF's eager modules (the stack's
  * kernel sequence), or a fused one (Megatron/TransformerEngine, vLLM,
- * torch.compile: the stack-independent graph of fused norms, projections
- * and attention that the builders emitted before the stacks were told
- * apart). */
+ * torch.compile: fused norms, projections and attention). */
 typedef enum { WL_IMPL_HF_EAGER = 0, WL_IMPL_FUSED, WL_IMPL_COUNT } wl_impl;
 
-/* Zero-initialised, a shape is an eager prefill; the training and decode
- * fields only apply in their modes. */
+/* Zero: an eager prefill; train and decode fields apply in their modes. */
 typedef struct {
     long long batch;     /* sequences (train: the micro-batch) */
     long long seq;       /* tokens per sequence (decode: the prompt) */
@@ -751,8 +744,7 @@ const char *wl_impl_name(wl_impl i);   /* hf-eager, fused */
 int wl_impl_parse(const char *s, wl_impl *out);
 #define WL_MAX_GRAD_ACCUM 4096
 #define WL_MAX_GEN 1000000LL
-/* Decode steps built one by one; a longer generation is built in blocks
- * (core/build_gen.c). */
+/* Decode steps built one by one; longer: in blocks (core/build_gen.c). */
 #define WL_GEN_EXACT_STEPS 512LL
 
 const char *wl_style_name(wl_style s);
@@ -774,6 +766,18 @@ int wl_core_build(const wl_core_model *model, const wl_core_shape *shape,
  * and its share of the optimizer step; decode: its share of every step). */
 int wl_core_build_layer(const wl_core_model *model, const wl_core_shape *shape,
                         wl_core_workload **out, wl_error *err);
+/* One step of a serving engine (serve/; core/build_gen.c): `decode` running
+ * sequences of one token each over `context` keys on average, and `chunk`
+ * prompt tokens of `prefills` requests over `chunk_context` keys (token-
+ * weighted); tokens padded to `padded` (a CUDA-graph size), a graph when
+ * `graph`; `sampled` rows through the LM head and sampler; the engine's
+ * host step over `seqs` sequences when `host_step` (synchronous scheduling). */
+typedef struct {
+    long long decode, context, chunk, chunk_context, prefills, padded, sampled, seqs;
+    int graph, host_step;
+} wl_core_serve_step;
+int wl_core_build_serve_step(const wl_core_model *model, const wl_core_shape *shape,
+                             const wl_core_serve_step *st, wl_core_workload **out, wl_error *err);
 
 /* What a step does beside its kernels. */
 typedef struct {
@@ -815,8 +819,7 @@ typedef struct {
 int wl_core_model_params(const wl_core_model *m, double *params);
 int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *shape,
                             wl_core_memory *out, wl_error *err);
-/* 1: total_gb fits the GPU's memory, 0: it does not, -1: unknown (no
- * capacity given or no footprint). */
+/* 1: total_gb fits the GPU's memory, 0: not, -1: unknown (no capacity). */
 int wl_core_memory_fits(const wl_core_gpu *gpu, const wl_core_memory *mem);
 /* The footprint's nonzero parts, in GB to 0.1 ("weights 16.1, activations
  * 43.7, fp32 master weights 32.1, ..."): every part total_gb sums. */

@@ -11,6 +11,7 @@
  *   pareto   fronts, objectives, savings, schedules, optima  (wl_pareto_*)
  *   plot     figures and whole-study reports                 (wl_plot_*)
  *   learn    learned predictors over measurements (XGBoost)  (wl_learn_*)
+ *   serve    a serving engine simulated step by step         (wl_serve_*)
  *
  * Build against it with pkg-config: cc app.c $(pkg-config --cflags --libs
  * wattlas) after 'make install PREFIX=...' (and PKG_CONFIG_PATH pointing at
@@ -27,5 +28,6 @@
 #include "../plot/wattlas_plot.h"
 #include "../cluster/wattlas_cluster.h"
 #include "../learn/wattlas_learn.h"
+#include "../serve/wattlas_serve.h"
 
 #endif

@@ -26,6 +26,7 @@ static const struct {
     [WL_PRESET_MODEL] = {"models", "model", "model"},
     [WL_PRESET_HOST] = {"hosts", "host", "host"},
     [WL_PRESET_SYSTEM] = {"systems", "system", "system"},
+    [WL_PRESET_WORKLOAD] = {"workloads", "serving workload", "workload"},
 };
 
 const char *wl_preset_i_kind_dir(wl_preset_kind k)
@@ -206,6 +207,13 @@ const char *wl_preset_system_resolve(const char *name)
     return resolve("systems", norm);
 }
 
+const char *wl_preset_workload_resolve(const char *name)
+{
+    char norm[128];
+    normalize_gpu_name(name, norm, sizeof norm);
+    return resolve("workloads", norm);
+}
+
 /* ---- finding a preset ------------------------------------------------------ */
 
 static const char *preset_id_of(void *user, size_t i)
@@ -273,6 +281,7 @@ int wl_preset_find(wl_preset_kind kind, const char *id, const char **text, char 
         const char *canon = kind == WL_PRESET_GPU     ? wl_preset_gpu_resolve(id)
                             : kind == WL_PRESET_MODEL ? wl_preset_model_resolve(id)
                             : kind == WL_PRESET_HOST  ? wl_preset_host_resolve(id)
+                            : kind == WL_PRESET_WORKLOAD ? wl_preset_workload_resolve(id)
                                                       : wl_preset_system_resolve(id);
         if (canon) {
             id = canon;

@@ -11,6 +11,7 @@ typedef enum {
     WL_PRESET_MODEL = 1,
     WL_PRESET_HOST = 2,
     WL_PRESET_SYSTEM = 3, /* multi-GPU systems (parsed by cluster/) */
+    WL_PRESET_WORKLOAD = 4, /* serving request mixes (parsed by serve/) */
     WL_PRESET_KINDS
 } wl_preset_kind;
 
@@ -44,6 +45,8 @@ const char *wl_preset_model_resolve(const char *name);
 const char *wl_preset_host_resolve(const char *name);
 /* The built-in system id for a name: the id or a [system] alias. */
 const char *wl_preset_system_resolve(const char *name);
+/* The built-in serving workload id for a name: the id or a [workload] alias. */
+const char *wl_preset_workload_resolve(const char *name);
 
 /* The INI text a preset name stands for: a built-in id or alias (*text is
  * the built-in text, *owned NULL), a model hub id, or a file (a path: it

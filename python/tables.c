@@ -2,6 +2,7 @@
  * optimize (and clock schedules), validate, energy-check, merge and
  * derive-vf. */
 #include "wattlas_py.h"
+#include "../serve/wattlas_serve.h"
 
 #include <limits.h>
 #include <math.h>
@@ -478,3 +479,52 @@ PyObject *wl_py_derive_vf(PyObject *self, PyObject *args)
     return res;
 }
 
+
+/* _serve(items, fmt) -> str: a serving study (items: (key, value) text
+ * pairs, wattlas serve's options with '_' for '-'), its rows as fmt. */
+PyObject *wl_py_serve(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *items;
+    const char *fmt;
+    if (!PyArg_ParseTuple(args, "Os", &items, &fmt))
+        return NULL;
+    PyObject *seq = PySequence_Fast(items, "items: expected a list of (key, value)");
+    if (!seq)
+        return NULL;
+    wl_serve_job *j = wl_serve_job_create();
+    wl_error err = {0};
+    int rc = j ? WL_OK : WL_ENOMEM;
+    for (Py_ssize_t i = 0; !rc && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        const char *k, *v;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "ss", &k, &v)) {
+            Py_DECREF(seq);
+            wl_serve_job_free(j);
+            return NULL;
+        }
+        rc = wl_serve_job_set(j, k, v, k, &err);
+    }
+    Py_DECREF(seq);
+    if (!rc)
+        rc = wl_serve_job_finish(j, &err);
+    if (rc) {
+        wl_serve_job_free(j);
+        return rc == WL_ENOMEM && !err.text[0] ? PyErr_NoMemory() : wl_py_raise(rc, &err);
+    }
+    size_t nc;
+    const wl_results_col *cols = wl_serve_cols(&nc);
+    wl_py_collect c = {0};
+    if (wl_py_collect_open(&c, fmt, cols, nc)) {
+        wl_serve_job_free(j);
+        return c.f ? wl_py_collect_close(&c, 0) : NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = wl_serve_job_run(j, c.w, NULL, NULL, &err);
+    Py_END_ALLOW_THREADS
+    wl_serve_job_free(j);
+    if (rc) {
+        wl_py_collect_close(&c, 0);
+        return wl_py_raise(rc, &err);
+    }
+    return wl_py_collect_close(&c, 1);
+}

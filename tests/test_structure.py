@@ -18,7 +18,7 @@ import unittest
 import pyunit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FOLDERS = ["core", "results", "presets", "calib", "learn", "pareto", "sweep", "cluster", "plot",
+FOLDERS = ["core", "results", "presets", "calib", "learn", "pareto", "sweep", "cluster", "serve", "plot",
            "cli", "python"]
 MAX_LINES = 1000
 

@@ -52,7 +52,7 @@ except ImportError as _e:
 
 __all__ = ["Error", "WattlasWarning", "Rows", "Table", "calibrate", "cluster", "cluster_search",
            "compare", "derive_vf", "energy_check", "learn", "merge", "optimize", "pareto", "plot",
-           "predict", "presets", "preset_text", "report", "sweep", "validate", "version"]
+           "predict", "presets", "preset_text", "report", "serve", "sweep", "validate", "version"]
 
 version = None if isinstance(_wattlas, _Missing) else _wattlas.version
 __version__ = version
@@ -535,6 +535,42 @@ def energy_check(gpu: str = "a100-sxm-80gb", *, dtype=None, fmt: "str | None" = 
         raise Error("gpu: expected a GPU preset or INI file")
     dtypes = None if dtype is None else ",".join(_names("dtype", dtype))
     out = _wattlas._energy_check(gpu, dtypes, fmt or "ndjson")
+    return out if fmt else _rows(out)
+
+
+def serve(*, fmt: "str | None" = None, **options):
+    """A serving engine with vLLM's semantics on a request mix, as
+    ``wattlas serve``: the same options as keywords (``max_num_seqs``,
+    ``max_num_batched_tokens``, ``gpu_memory_utilization``, ``workload``,
+    ``prompt_tokens``, ``output_tokens``, ``requests``, ``rate``, ``seed``,
+    ``gpu``, ``model``, ``dtype``, ``host``, ``clock``, ``set``
+    ("KEY=LIST" or a list of them), ``async_scheduling``, ``optimize``,
+    ``max_itl_ms``, ``max_ttft_ms``, ``phase_clocks``, ``all``); lists as
+    Python lists. Returns Rows (avg_batch, median_itl_ms, p90_itl_ms,
+    p99_itl_ms, median_ttft_ms, p90_ttft_ms, output_tokens_per_s, power_w,
+    energy_per_token_j, energy_per_request_j, time_s, ...), or with ``fmt``
+    the command line's text.
+
+    Example::
+
+        r = wattlas.serve(max_num_seqs=[16, 128], async_scheduling=True)
+        r[1]["energy_per_token_j"], r[1]["median_itl_ms"]
+    """
+    items = []
+    for k, v in options.items():
+        if v is None or v is False:
+            continue
+        if k == "set":
+            for one in ([v] if isinstance(v, str) else list(v)):
+                if not isinstance(one, str):
+                    raise Error("set: expected \"KEY=LIST\" or a list of them")
+                items.append(("set", one))
+            continue
+        if v is True:
+            items.append((k, "energy" if k == "optimize" else "on"))
+            continue
+        items.append((k, _text(k, v)))
+    out = _wattlas._serve(items, fmt or "ndjson")
     return out if fmt else _rows(out)
 
 

@@ -1,0 +1,157 @@
+/* wattlas serve */
+#include "cli.h"
+#include "../serve/wattlas_serve.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void help(FILE *f)
+{
+    fprintf(f,
+"usage: wattlas serve [--gpu LIST] [--model ID] [--dtype DT] [--clock LIST]\n"
+"                     [--set KEY=LIST] [--host ID] [--workload ID|FILE.csv]\n"
+"                     [--prompt-tokens N --output-tokens N] [--requests N] [--seed N]\n"
+"                     [--rate RPS] [--max-num-seqs LIST] [--max-num-batched-tokens N]\n"
+"                     [--gpu-memory-utilization F] [--async-scheduling]\n"
+"                     [--optimize energy [--max-itl-ms X] [--max-ttft-ms Y]\n"
+"                      [--phase-clocks] [--all]] [-o FILE] [--format FMT] [--quiet]\n\n"
+"A serving engine with vLLM's semantics, simulated step by step: requests of\n"
+"mixed prompt and output lengths are batched under a token budget per step\n"
+"(--max-num-batched-tokens: chunked prefill), a limit on running requests\n"
+"(--max-num-seqs) and a paged KV cache sized from the memory the weights and\n"
+"activations leave (--gpu-memory-utilization), preempting the latest request\n"
+"and recomputing it when the cache runs out. Decode batches run as CUDA graphs\n"
+"padded to vLLM's capture sizes; steps with prompt tokens run eagerly; the\n"
+"sampler and the engine's host step (the host preset's serve_step_us and\n"
+"serve_seq_us) are in every step, overlapped with the GPU with\n"
+"--async-scheduling. Each step's time and energy come from its kernels.\n"
+"  --gpu LIST          GPUs (default h100-sxm-80gb); --set KEY=LIST for variants\n"
+"                      (--set power_limit_w=400,500,700: power caps)\n"
+"  --model ID          a decoder preset (default llama-3-8b); --dtype (default bf16)\n"
+"  --clock LIST        SM clocks, MHz (default each GPU's maximum)\n"
+"  --workload ID|FILE.csv  the requests: a workload preset (default lm-arena-chat,\n"
+"                      'wattlas presets show lm-arena-chat' gives its sources) or a\n"
+"                      CSV with prompt_tokens and output_tokens columns\n"
+"  --prompt-tokens N --output-tokens N  every request alike instead\n"
+"  --requests N        how many (default: the preset's, 1024; a CSV's rows)\n"
+"  --rate RPS          Poisson arrivals at RPS requests/s (default: all at once,\n"
+"                      saturated, as the ML.ENERGY benchmark runs)\n"
+"  --max-num-seqs LIST  running requests at most (default 256)\n"
+"  --optimize energy   the lowest-energy clock (and cap, over --set\n"
+"                      power_limit_w) per GPU and max_num_seqs that meets the SLO:\n"
+"                      p90_itl_ms <= --max-itl-ms, p90_ttft_ms <= --max-ttft-ms;\n"
+"                      --phase-clocks: prefill steps and decode steps at separate\n"
+"                      clocks; --all: every point with meets_slo. Without --clock,\n"
+"                      24 of the GPU's clocks\n"
+"Columns: the batch, latency percentiles (ITL: the time between a request's\n"
+"tokens; TTFT: arrival to first token, queueing included), output tokens/s,\n"
+"power and energy per output token. With arrivals all at once, avg_batch, the\n"
+"ITL percentiles, tokens/s, power_w and energy_per_token_j cover the steady\n"
+"state (the engine full, until the last request is admitted: steady_s), as\n"
+"ML.ENERGY reports them; time_s, energy_j and energy_per_request_j the whole\n"
+"run.\n");
+}
+
+typedef struct {
+    wl_serve_job *job;
+    const char *out;
+    wl_results_format format;
+    int quiet;
+} serve_opts;
+
+static const char *const valued[] = {
+    "gpu", "model", "dtype", "host", "set", "clock", "workload", "requests", "prompt-tokens",
+    "output-tokens", "seed", "rate", "max-num-seqs", "max-num-batched-tokens",
+    "gpu-memory-utilization", "optimize", "max-itl-ms", "max-ttft-ms"};
+static const char *const flags[] = {"async-scheduling", "phase-clocks", "all"};
+#define NV (sizeof valued / sizeof *valued)
+#define NF (sizeof flags / sizeof *flags)
+
+static int serve_parse(int argc, char **argv, serve_opts *o)
+{
+    const char *cmd = "serve";
+    enum { O_FORMAT = 1000, O_QUIET, O_HELP };
+    struct option lo[NV + NF + 4];
+    size_t n = 0;
+    for (size_t i = 0; i < NV; i++)
+        lo[n++] = (struct option){valued[i], required_argument, 0, 256 + (int)i};
+    for (size_t i = 0; i < NF; i++)
+        lo[n++] = (struct option){flags[i], no_argument, 0, 512 + (int)i};
+    lo[n++] = (struct option){"format", required_argument, 0, O_FORMAT};
+    lo[n++] = (struct option){"quiet", no_argument, 0, O_QUIET};
+    lo[n++] = (struct option){"help", no_argument, 0, O_HELP};
+    lo[n] = (struct option){0, 0, 0, 0};
+    optind = 1;
+    opterr = 0;
+    int c, rc = 0;
+    wl_error err = {0};
+    while (!rc && (c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
+        char key[64], src[80];
+        if (c >= 256 && c < 256 + (int)NV) {
+            const char *name = valued[c - 256];
+            snprintf(key, sizeof key, "%s", name);
+            for (char *p = key; *p; p++)
+                *p = *p == '-' ? '_' : *p;
+            snprintf(src, sizeof src, "--%s", name);
+            if (wl_serve_job_set(o->job, key, optarg, src, &err))
+                rc = cli_fail(cmd, &err);
+            continue;
+        }
+        if (c >= 512 && c < 512 + (int)NF) {
+            snprintf(key, sizeof key, "%s", flags[c - 512]);
+            for (char *p = key; *p; p++)
+                *p = *p == '-' ? '_' : *p;
+            snprintf(src, sizeof src, "--%s", flags[c - 512]);
+            if (wl_serve_job_set(o->job, key, "on", src, &err))
+                rc = cli_fail(cmd, &err);
+            continue;
+        }
+        switch (c) {
+        case 'o': o->out = optarg; break;
+        case O_FORMAT: rc = cli_format(cmd, optarg, &o->format); break;
+        case O_QUIET: o->quiet = 1; break;
+        case O_HELP: help(stdout); return CLI_HELP;
+        default: rc = cli_bad_option(cmd, c, argc, argv); break;
+        }
+    }
+    if (!rc && optind < argc)
+        rc = cli_usage(cmd, "unexpected argument '%.60s'", argv[optind]);
+    return rc;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    const char *cmd = "serve";
+    cli_short_help(argc, argv);
+    serve_opts o = {.out = "-", .format = WL_FMT_TABLE, .job = wl_serve_job_create()};
+    if (!o.job) {
+        fprintf(stderr, "wattlas serve: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    int rc = serve_parse(argc, argv, &o);
+    wl_error err = {0};
+    if (!rc && wl_serve_job_finish(o.job, &err))
+        rc = cli_fail(cmd, &err);
+    if (rc) {
+        wl_serve_job_free(o.job);
+        return rc == CLI_HELP ? 0 : rc;
+    }
+    size_t nc;
+    const wl_results_col *cols = wl_serve_cols(&nc);
+    cli_rows rows;
+    rc = cli_rows_open(cmd, o.out, o.format, cols, nc, &rows);
+    if (!rc) {
+        char line[400];
+        wl_serve_job_describe(o.job, line, sizeof line);
+        wl_results_writer_note(rows.w, "serve: %s", line);
+        if (wl_serve_job_run(o.job, rows.w, o.quiet ? NULL : cli_note, (void *)cmd, &err))
+            rc = cli_fail(cmd, &err);
+        int crc = cli_rows_close(cmd, &rows, !rc);
+        if (!rc)
+            rc = crc;
+    }
+    wl_serve_job_free(o.job);
+    return rc;
+}

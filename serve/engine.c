@@ -1,0 +1,452 @@
+/* The scheduler: vLLM V1's, step by step (vllm/v1/core/sched/scheduler.py).
+ *
+ * Each step has a budget of max_num_batched_tokens. The running requests
+ * come first, in the order they were admitted: a decoding request takes one
+ * token, a request still in its prompt takes what is left of it up to the
+ * budget (chunked prefill). Each needs KV-cache blocks for the tokens it
+ * will hold; when the free blocks run out, the request admitted last is
+ * preempted: its blocks are freed and it goes back to the front of the
+ * waiting queue, to recompute its prompt and the tokens it had generated
+ * (vLLM's recompute preemption). When no request was preempted in the
+ * step, waiting requests are admitted in arrival order while the sequence
+ * limit, the budget and the free blocks allow. Then the step runs: its
+ * time and energy come from steps.c; a request whose computed tokens reach
+ * its length samples a token (its first one gives its time to first
+ * token), and one that has all its output tokens leaves and frees its
+ * blocks. With synchronous scheduling the host's step (read the tokens
+ * back, update the requests, schedule, prepare the inputs) sits between
+ * two steps on the GPU (it is in the step's kernels); with asynchronous
+ * scheduling it overlaps the GPU's step, which then lasts the longer of
+ * the two. */
+#include "serve_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void wl_serve_engine_defaults(wl_serve_engine *e)
+{
+    /* vLLM 0.11's defaults on a GPU with 70 GB or more, for an OpenAI API
+     * server (engine/arg_utils.py: max_num_seqs 256 and 8192 batched
+     * tokens on such a GPU; block 16; graphs up to 512) */
+    if (e->max_num_seqs <= 0)
+        e->max_num_seqs = 256;
+    if (e->max_num_batched_tokens <= 0)
+        e->max_num_batched_tokens = 8192;
+    if (!(e->gpu_memory_utilization > 0))
+        e->gpu_memory_utilization = 0.9;
+    if (e->block_size <= 0)
+        e->block_size = 16;
+    if (e->max_capture_size <= 0)
+        e->max_capture_size = 512;
+}
+
+struct wl_serve_sim {
+    wl_core_gpu gpu;
+    wl_core_model model;
+    wl_dtype dtype;
+    wl_serve_engine engine;
+    wl_serve_i_costs *costs;
+    long long kv_blocks;
+    double kv_gb_per_token;
+};
+
+/* The cache vLLM allocates: what gpu_memory_utilization leaves after the
+ * weights (with the LM head), the peak activations of a forward over
+ * max_num_batched_tokens, the CUDA context and workspace, and the sampler's
+ * fp32 logits for max_num_seqs rows (vLLM's profiling run); in blocks. */
+static int cache_blocks(wl_serve_sim *s, wl_error *err)
+{
+    const wl_core_model *m = &s->model;
+    wl_core_shape sh = {.batch = 1, .seq = s->engine.max_num_batched_tokens, .dtype = s->dtype,
+                        .attention = WL_ATTN_FLASH, .mode = WL_MODE_DECODE, .gen = 1,
+                        .launch = WL_LAUNCH_GRAPHS, .impl = WL_IMPL_FUSED};
+    if (sh.seq > WL_MAX_SEQ - 1)
+        sh.seq = WL_MAX_SEQ - 1;
+    wl_core_memory mem;
+    int rc = wl_core_memory_estimate(m, &sh, &mem, err);
+    if (rc)
+        return rc;
+    double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads, hd = (double)m->d_model / m->heads;
+    s->kv_gb_per_token = 2.0 * m->layers * kvh * hd * wl_dtype_bytes(s->dtype) / 1e9;
+    double logits = (double)s->engine.max_num_seqs * m->vocab_size * 4 / 1e9;
+    double used = mem.weights_gb + mem.activations_gb + mem.workspace_gb + logits;
+    double avail = s->engine.gpu_memory_utilization * s->gpu.mem_capacity_gb - used;
+    if (!(s->gpu.mem_capacity_gb > 0)) {
+        wl_error_set(err, s->gpu.id, 0, "mem_capacity_gb", "the GPU states no memory capacity");
+        return WL_EINVAL;
+    }
+    double blocks = floor(avail / (s->kv_gb_per_token * (double)s->engine.block_size));
+    if (!(blocks >= 1)) {
+        wl_error_set(err, m->id, 0, "gpu_memory_utilization",
+                     "%s does not fit %s for serving: %.1f GB of weights, %.1f GB of activations "
+                     "and workspace leave no KV cache in %.2f x %.1f GB",
+                     m->id, s->gpu.id, mem.weights_gb, mem.activations_gb + mem.workspace_gb + logits,
+                     s->engine.gpu_memory_utilization, s->gpu.mem_capacity_gb);
+        return WL_EINVAL;
+    }
+    s->kv_blocks = (long long)fmin(blocks, 1e15);
+    return WL_OK;
+}
+
+int wl_serve_sim_create(const wl_core_gpu *gpu, const wl_core_model *model, wl_dtype dtype,
+                        const wl_serve_engine *engine, wl_serve_sim **out, wl_error *err)
+{
+    *out = NULL;
+    wl_serve_engine e = *engine;
+    wl_serve_engine_defaults(&e);
+    const char *why = NULL, *field = NULL;
+    if (e.max_num_seqs > 1000000)
+        why = "expected 1 to 1000000 sequences", field = "max_num_seqs";
+    else if (e.max_num_batched_tokens > 1000000)
+        why = "expected 1 to 1000000 tokens", field = "max_num_batched_tokens";
+    else if (!(e.gpu_memory_utilization <= 1))
+        why = "expected a share in (0, 1]", field = "gpu_memory_utilization";
+    else if (e.block_size > 1024 || e.max_capture_size > 8192)
+        why = "out of range", field = e.block_size > 1024 ? "block_size" : "max_capture_size";
+    else if (!(e.rate_rps >= 0 && e.rate_rps <= 1e6))
+        why = "expected a rate in [0, 1e6] requests/s", field = "rate";
+    else if (model->vocab_size < 1 || wl_core_model_is_vision(model) || model->style == WL_STYLE_BERT)
+        why = "serving needs a decoder with an LM head (gpt2, opt, llama styles)", field = "model";
+    if (why) {
+        wl_error_set(err, field[0] == 'm' && !strcmp(field, "model") ? model->id : "serve", 0, field,
+                     "%s", why);
+        return WL_EINVAL;
+    }
+    wl_serve_sim *s = calloc(1, sizeof *s);
+    if (!s) {
+        wl_error_set(err, "serve", 0, "", "out of memory");
+        return WL_ENOMEM;
+    }
+    s->gpu = *gpu;
+    s->model = *model;
+    s->dtype = dtype;
+    s->engine = e;
+    int rc = cache_blocks(s, err);
+    if (!rc && wl_serve_i_costs_create(&s->gpu, &s->model, dtype, &s->engine, &s->costs)) {
+        wl_error_set(err, "serve", 0, "", "out of memory");
+        rc = WL_ENOMEM;
+    }
+    if (rc) {
+        wl_serve_sim_free(s);
+        return rc;
+    }
+    *out = s;
+    return WL_OK;
+}
+
+void wl_serve_sim_free(wl_serve_sim *s)
+{
+    if (!s)
+        return;
+    wl_serve_i_costs_free(s->costs);
+    free(s);
+}
+
+long long wl_serve_sim_kv_tokens(const wl_serve_sim *s)
+{
+    return s->kv_blocks * s->engine.block_size;
+}
+
+size_t wl_serve_sim_evaluations(const wl_serve_sim *s)
+{
+    return wl_serve_i_evaluations(s->costs);
+}
+
+int wl_serve_sim_check(const wl_serve_sim *s, const wl_serve_requests *r, wl_error *err)
+{
+    long long longest = wl_serve_requests_longest(r);
+    if (longest > wl_serve_sim_kv_tokens(s)) {
+        wl_error_set(err, wl_serve_requests_name(r), 0, "output_tokens",
+                     "a request of %lld tokens (prompt and output) is longer than the KV cache "
+                     "holds on %s (%lld tokens): raise --gpu-memory-utilization or shorten it",
+                     longest, s->gpu.id, wl_serve_sim_kv_tokens(s));
+        return WL_EINVAL;
+    }
+    return WL_OK;
+}
+
+/* ---- latency percentiles: a histogram of 0.05% bins from 1 us to 10^5 s ---------- */
+
+#define H_BASE 1e-6
+#define H_STEP 0.0005
+#define H_BINS 50000
+
+static void h_add(double *h, double x, double w)
+{
+    long i = x > H_BASE ? (long)(log(x / H_BASE) / H_STEP) : 0;
+    if (i >= H_BINS)
+        i = H_BINS - 1;
+    h[i] += w;
+}
+
+static double h_quantile(const double *h, double q)
+{
+    double tot = 0;
+    for (long i = 0; i < H_BINS; i++)
+        tot += h[i];
+    if (!(tot > 0))
+        return NAN;
+    double want = q * tot, acc = 0;
+    for (long i = 0; i < H_BINS; i++) {
+        acc += h[i];
+        if (acc >= want && h[i] > 0)
+            return H_BASE * exp(((double)i + 0.5) * H_STEP);
+    }
+    return NAN;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The q-quantile of sorted values (linear between order statistics). */
+static double quantile(const double *v, size_t n, double q)
+{
+    if (!n)
+        return NAN;
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    double f = pos - (double)i;
+    return i + 1 < n ? v[i] + f * (v[i + 1] - v[i]) : v[i];
+}
+
+/* ---- the run ---------------------------------------------------------------------------- */
+
+typedef struct {
+    long long prompt, output, computed, gen, blocks;
+    double arrival, last;
+} req;
+
+typedef struct {
+    req *q;
+    size_t *wait; /* a deque: [head, tail) of 2n slots, preempted requests pushed in front */
+    size_t head, tail;
+    size_t *run, nrun;
+    long long *sched;
+    double *itl_all, *itl_steady, *ttft;
+    size_t nttft;
+} state;
+
+static void state_free(state *S)
+{
+    free(S->q);
+    free(S->wait);
+    free(S->run);
+    free(S->sched);
+    free(S->itl_all);
+    free(S->itl_steady);
+    free(S->ttft);
+}
+
+static long long blocks_for(long long tokens, long long bs)
+{
+    return (tokens + bs - 1) / bs;
+}
+
+int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_op *prefill_op,
+                     const wl_core_op *decode_op, wl_serve_result *res, wl_error *err)
+{
+    memset(res, 0, sizeof *res);
+    int rc = wl_serve_sim_check(s, r, err);
+    if (rc)
+        return rc;
+    const wl_serve_engine *e = &s->engine;
+    size_t n = wl_serve_requests_count(r);
+    state S = {0};
+    S.q = calloc(n, sizeof *S.q);
+    S.wait = calloc(2 * n + 1, sizeof *S.wait);
+    S.run = calloc((size_t)e->max_num_seqs + 1, sizeof *S.run);
+    S.sched = calloc((size_t)e->max_num_seqs + 1, sizeof *S.sched);
+    S.itl_all = calloc(H_BINS, sizeof *S.itl_all);
+    S.itl_steady = calloc(H_BINS, sizeof *S.itl_steady);
+    S.ttft = calloc(n, sizeof *S.ttft);
+    if (!S.q || !S.wait || !S.run || !S.sched || !S.itl_all || !S.itl_steady || !S.ttft) {
+        state_free(&S);
+        wl_error_set(err, "serve", 0, "requests", "out of memory for %zu requests", n);
+        return WL_ENOMEM;
+    }
+    /* arrivals: at once, or a Poisson process (exponential gaps) */
+    uint64_t rng = e->seed ^ 0xa5a5a5a5ULL;
+    double t_arr = 0;
+    for (size_t i = 0; i < n; i++) {
+        wl_serve_requests_get(r, i, &S.q[i].prompt, &S.q[i].output);
+        if (e->rate_rps > 0 && i > 0)
+            t_arr += -log(wl_serve_i_uniform(&rng)) / e->rate_rps;
+        S.q[i].arrival = t_arr;
+    }
+    S.head = S.tail = n;
+    size_t next = 0;        /* the next request to arrive */
+    long long free_blocks = s->kv_blocks, bs = e->block_size;
+    int saturated = e->rate_rps <= 0;
+    size_t full = n < (size_t)e->max_num_seqs ? n : (size_t)e->max_num_seqs;
+    int in_window = 0, window_done = 0;
+    double t = 0, energy = 0, w_time = 0, w_energy = 0, w_batch = 0, all_batch = 0;
+    long long w_tokens = 0, all_tokens = 0;
+    size_t done = 0;
+    double idle_w = wl_core_gpu_idle_w(&s->gpu, decode_op->sm_clock_mhz);
+    while (done < n && !rc) {
+        while (next < n && S.q[next].arrival <= t)
+            S.wait[S.tail++] = next++;
+        if (S.nrun == 0 && S.head == S.tail) { /* idle until the next arrival */
+            double dt = S.q[next].arrival - t;
+            energy += idle_w * dt;
+            t = S.q[next].arrival;
+            continue;
+        }
+        long long budget = e->max_num_batched_tokens;
+        wl_serve_i_shape sh = {0};
+        double ctx_sum = 0, cc_sum = 0;
+        int preempted = 0;
+        for (size_t j = 0; j < S.nrun; j++) {
+            req *q = &S.q[S.run[j]];
+            long long need = q->prompt + q->gen - q->computed;
+            long long take = need < budget ? need : budget;
+            S.sched[j] = 0;
+            if (take <= 0)
+                continue;
+            long long want = blocks_for(q->computed + take, bs) - q->blocks;
+            int self = 0;
+            while (want > free_blocks) {
+                size_t v = S.run[--S.nrun]; /* the request admitted last */
+                req *vq = &S.q[v];
+                free_blocks += vq->blocks;
+                vq->blocks = 0;
+                vq->computed = 0;
+                S.wait[--S.head] = v;
+                res->preemptions++;
+                preempted = 1;
+                if (S.nrun == j) { /* it was this request itself */
+                    self = 1;
+                    break;
+                }
+            }
+            if (self)
+                break;
+            free_blocks -= want;
+            q->blocks += want;
+            S.sched[j] = take;
+            budget -= take;
+            if (q->gen >= 1 && need == 1) {
+                sh.decode++;
+                ctx_sum += (double)(q->computed + 1);
+            } else {
+                sh.prefills++;
+                sh.chunk += take;
+                cc_sum += (double)take * (double)(q->computed + take);
+                sh.finishing += q->computed + take == q->prompt + q->gen;
+            }
+        }
+        while (!preempted && S.head < S.tail && S.nrun < (size_t)e->max_num_seqs && budget > 0) {
+            req *q = &S.q[S.wait[S.head]];
+            long long need = q->prompt + q->gen - q->computed;
+            long long take = need < budget ? need : budget;
+            long long want = blocks_for(take, bs);
+            if (want > free_blocks)
+                break;
+            free_blocks -= want;
+            q->blocks = want;
+            S.sched[S.nrun] = take;
+            S.run[S.nrun++] = S.wait[S.head++];
+            budget -= take;
+            sh.prefills++;
+            sh.chunk += take;
+            cc_sum += (double)take * (double)take;
+            sh.finishing += take == need;
+        }
+        if (sh.decode + sh.chunk == 0) {
+            wl_error_set(err, wl_serve_requests_name(r), 0, "requests",
+                         "the engine cannot schedule a step (KV cache of %lld tokens)",
+                         wl_serve_sim_kv_tokens(s));
+            rc = WL_EINVAL;
+            break;
+        }
+        sh.context = sh.decode ? ctx_sum / (double)sh.decode : 0;
+        sh.chunk_context = sh.chunk ? cc_sum / (double)sh.chunk : 0;
+        const wl_core_op *op = sh.chunk > 0 ? prefill_op : decode_op;
+        double dt, de;
+        if ((rc = wl_serve_i_step(s->costs, op, &sh, &dt, &de, err)))
+            break;
+        if (e->async_scheduling) {
+            double host = wl_core_coeffs_engine_step_us(&s->gpu.coef,
+                                                        (double)(sh.decode + sh.prefills)) / 1e6;
+            if (host > dt) {
+                de += wl_core_gpu_idle_w(&s->gpu, op->sm_clock_mhz) * (host - dt);
+                dt = host;
+            }
+        }
+        if (saturated && !in_window && !window_done && S.nrun >= full && S.head < S.tail)
+            in_window = 1;
+        double t_end = t + dt;
+        long long tokens = 0;
+        size_t keep = 0;
+        for (size_t j = 0; j < S.nrun; j++) {
+            size_t id = S.run[j];
+            req *q = &S.q[id];
+            if (S.sched[j] > 0) {
+                q->computed += S.sched[j];
+                if (q->computed == q->prompt + q->gen) {
+                    q->gen++;
+                    tokens++;
+                    if (q->gen == 1) {
+                        S.ttft[S.nttft++] = t_end - q->arrival;
+                    } else {
+                        h_add(S.itl_all, t_end - q->last, 1);
+                        if (in_window)
+                            h_add(S.itl_steady, t_end - q->last, 1);
+                    }
+                    q->last = t_end;
+                }
+            }
+            if (q->gen >= q->output) {
+                free_blocks += q->blocks;
+                q->blocks = 0;
+                done++;
+            } else {
+                S.run[keep] = id;
+                S.sched[keep++] = S.sched[j];
+            }
+        }
+        all_batch += (double)S.nrun * dt;
+        all_tokens += tokens;
+        if (in_window) {
+            w_time += dt;
+            w_energy += de;
+            w_batch += (double)S.nrun * dt;
+            w_tokens += tokens;
+            if (S.head == S.tail && next >= n) { /* the last request admitted */
+                in_window = 0;
+                window_done = 1;
+            }
+        }
+        S.nrun = keep;
+        energy += de;
+        t = t_end;
+        res->steps++;
+    }
+    if (!rc) {
+        int steady = saturated && w_time > 0;
+        double T = steady ? w_time : t, E = steady ? w_energy : energy;
+        double tok = steady ? (double)w_tokens : (double)all_tokens;
+        res->avg_batch = (steady ? w_batch : all_batch) / (T > 0 ? T : 1);
+        const double *h = steady ? S.itl_steady : S.itl_all;
+        res->median_itl_ms = h_quantile(h, 0.5) * 1e3;
+        res->p90_itl_ms = h_quantile(h, 0.9) * 1e3;
+        res->p99_itl_ms = h_quantile(h, 0.99) * 1e3;
+        qsort(S.ttft, S.nttft, sizeof *S.ttft, cmp_double);
+        res->median_ttft_ms = quantile(S.ttft, S.nttft, 0.5) * 1e3;
+        res->p90_ttft_ms = quantile(S.ttft, S.nttft, 0.9) * 1e3;
+        res->output_tokens_per_s = T > 0 ? tok / T : NAN;
+        res->power_w = T > 0 ? E / T : NAN;
+        res->energy_per_token_j = tok > 0 ? E / tok : NAN;
+        res->energy_per_request_j = energy / (double)n;
+        res->time_s = t;
+        res->energy_j = energy;
+        res->steady_s = steady ? w_time : t;
+        res->kv_cache_tokens = wl_serve_sim_kv_tokens(s);
+    }
+    state_free(&S);
+    return rc;
+}

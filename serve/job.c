@@ -1,0 +1,346 @@
+/* A serving study from options, as 'wattlas serve' and Python's
+ * wattlas.serve give them (one key vocabulary: the CLI's option names with
+ * '_' for '-'), resolved into GPUs, a model, requests and engines, then run. */
+#include "serve_internal.h"
+
+#include "../presets/wattlas_presets.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SETS 8
+#define MAX_VARIANTS 4096
+
+struct wl_serve_job {
+    wl_core_strlist gpus;
+    char *model, *host, *workload, *dtype;
+    wl_core_numlist clocks, seqs;
+    char *set_key[MAX_SETS];
+    wl_core_numlist set_val[MAX_SETS];
+    size_t nset;
+    long long requests, prompt_tokens, output_tokens, max_num_batched_tokens;
+    double gpu_memory_utilization, rate, max_itl_ms, max_ttft_ms;
+    unsigned long long seed;
+    int async_scheduling, optimize, phase_clocks, all;
+    /* resolved by wl_serve_job_finish */
+    wl_core_gpu *gv;
+    size_t ngv;
+    wl_core_model m;
+    wl_dtype dt;
+    wl_serve_requests *req;
+    wl_serve_engine *eng;
+    size_t neng;
+    int finished;
+};
+
+wl_serve_job *wl_serve_job_create(void)
+{
+    wl_serve_job *j = calloc(1, sizeof *j);
+    if (j) {
+        j->max_itl_ms = NAN;
+        j->max_ttft_ms = NAN;
+    }
+    return j;
+}
+
+void wl_serve_job_free(wl_serve_job *j)
+{
+    if (!j)
+        return;
+    wl_core_strlist_free(&j->gpus);
+    free(j->model);
+    free(j->host);
+    free(j->workload);
+    free(j->dtype);
+    wl_core_numlist_free(&j->clocks);
+    wl_core_numlist_free(&j->seqs);
+    for (size_t i = 0; i < j->nset; i++) {
+        free(j->set_key[i]);
+        wl_core_numlist_free(&j->set_val[i]);
+    }
+    free(j->gv);
+    wl_serve_requests_free(j->req);
+    free(j->eng);
+    free(j);
+}
+
+static int dup_to(char **dst, const char *v, const char *source, const char *key, wl_error *err)
+{
+    free(*dst);
+    *dst = strdup(v);
+    if (!*dst) {
+        wl_error_set(err, source, 0, key, "out of memory");
+        return WL_ENOMEM;
+    }
+    return WL_OK;
+}
+
+static int onoff(const char *v, int *out, const char *source, const char *key, wl_error *err)
+{
+    if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true"))
+        *out = 1;
+    else if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false"))
+        *out = 0;
+    else {
+        wl_error_set(err, source, 0, key, "expected on or off, got '%.40s'", v);
+        return WL_EINVAL;
+    }
+    return WL_OK;
+}
+
+static const char *const keys[] = {
+    "gpu", "model", "dtype", "host", "set", "clock", "workload", "requests", "prompt_tokens",
+    "output_tokens", "seed", "rate", "max_num_seqs", "max_num_batched_tokens",
+    "gpu_memory_utilization", "async_scheduling", "optimize", "max_itl_ms", "max_ttft_ms",
+    "phase_clocks", "all"};
+#define NKEYS (sizeof keys / sizeof *keys)
+
+static const char *key_of(void *user, size_t i)
+{
+    (void)user;
+    return keys[i];
+}
+
+int wl_serve_job_set(wl_serve_job *j, const char *key, const char *v, const char *source,
+                     wl_error *err)
+{
+    double x;
+    long long n;
+    j->finished = 0;
+    if (!strcmp(key, "gpu"))
+        return wl_core_parse_names(v, source, 0, key, &j->gpus, err);
+    if (!strcmp(key, "model"))
+        return dup_to(&j->model, v, source, key, err);
+    if (!strcmp(key, "dtype"))
+        return dup_to(&j->dtype, v, source, key, err);
+    if (!strcmp(key, "host"))
+        return dup_to(&j->host, v, source, key, err);
+    if (!strcmp(key, "workload"))
+        return dup_to(&j->workload, v, source, key, err);
+    if (!strcmp(key, "clock"))
+        return wl_core_parse_list(v, 1, 100000, 0, source, 0, key, &j->clocks, err);
+    if (!strcmp(key, "max_num_seqs"))
+        return wl_core_parse_list(v, 1, 1000000, 1, source, 0, key, &j->seqs, err);
+    if (!strcmp(key, "set")) {
+        const char *eq = strchr(v, '=');
+        if (!eq || eq == v) {
+            wl_error_set(err, source, 0, key, "expected KEY=LIST, got '%.60s'", v);
+            return WL_EINVAL;
+        }
+        if (j->nset == MAX_SETS) {
+            wl_error_set(err, source, 0, key, "at most %d --set keys", MAX_SETS);
+            return WL_EINVAL;
+        }
+        size_t i = j->nset;
+        j->set_key[i] = strndup(v, (size_t)(eq - v));
+        if (!j->set_key[i]) {
+            wl_error_set(err, source, 0, key, "out of memory");
+            return WL_ENOMEM;
+        }
+        j->set_val[i] = (wl_core_numlist){0};
+        j->nset++;
+        int rc = wl_core_parse_list(eq + 1, -1e15, 1e15, 0, source, 0, j->set_key[i], &j->set_val[i], err);
+        return rc;
+    }
+    struct {
+        const char *k;
+        long long *dst;
+        long long lo, hi;
+    } ints[] = {{"requests", &j->requests, 1, 10000000},
+                {"prompt_tokens", &j->prompt_tokens, 1, WL_MAX_SEQ},
+                {"output_tokens", &j->output_tokens, 1, WL_MAX_SEQ},
+                {"max_num_batched_tokens", &j->max_num_batched_tokens, 1, 1000000}};
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+        if (!strcmp(key, ints[i].k)) {
+            int rc = wl_core_parse_int(v, ints[i].lo, ints[i].hi, source, 0, key, &n, err);
+            if (!rc)
+                *ints[i].dst = n;
+            return rc;
+        }
+    if (!strcmp(key, "seed")) {
+        int rc = wl_core_parse_int(v, 0, 4000000000000000000LL, source, 0, key, &n, err);
+        if (!rc)
+            j->seed = (unsigned long long)n;
+        return rc;
+    }
+    struct {
+        const char *k;
+        double *dst;
+        double lo, hi;
+    } reals[] = {{"rate", &j->rate, 0, 1e6},
+                 {"gpu_memory_utilization", &j->gpu_memory_utilization, 0.01, 1},
+                 {"max_itl_ms", &j->max_itl_ms, 1e-3, 1e9},
+                 {"max_ttft_ms", &j->max_ttft_ms, 1e-3, 1e12}};
+    for (size_t i = 0; i < sizeof reals / sizeof *reals; i++)
+        if (!strcmp(key, reals[i].k)) {
+            int rc = wl_core_parse_real(v, reals[i].lo, reals[i].hi, source, 0, key, &x, err);
+            if (!rc)
+                *reals[i].dst = x;
+            return rc;
+        }
+    if (!strcmp(key, "async_scheduling"))
+        return onoff(v, &j->async_scheduling, source, key, err);
+    if (!strcmp(key, "phase_clocks"))
+        return onoff(v, &j->phase_clocks, source, key, err);
+    if (!strcmp(key, "all"))
+        return onoff(v, &j->all, source, key, err);
+    if (!strcmp(key, "optimize")) {
+        if (strcmp(v, "energy")) {
+            wl_error_set(err, source, 0, key, "expected energy, got '%.40s'", v);
+            return WL_EINVAL;
+        }
+        j->optimize = 1;
+        return WL_OK;
+    }
+    char hint[160];
+    wl_core_name_hint(key_of, NULL, NKEYS, key, hint, sizeof hint);
+    wl_error_set(err, source, 0, key, "unknown serve option '%.60s'%s", key, hint);
+    return WL_EINVAL;
+}
+
+/* GPUs x the cartesian product of the --set lists. */
+static int gpus(wl_serve_job *j, wl_error *err)
+{
+    size_t names = j->gpus.n ? j->gpus.n : 1, per = 1;
+    for (size_t i = 0; i < j->nset; i++) {
+        per *= j->set_val[i].n;
+        if (per > MAX_VARIANTS)
+            break;
+    }
+    if (names * per > MAX_VARIANTS) {
+        wl_error_set(err, "--set", 0, "set", "more than %d GPU variants", MAX_VARIANTS);
+        return WL_EINVAL;
+    }
+    j->gv = calloc(names * per, sizeof *j->gv);
+    if (!j->gv) {
+        wl_error_set(err, "serve", 0, "gpu", "out of memory");
+        return WL_ENOMEM;
+    }
+    for (size_t g = 0; g < names; g++) {
+        wl_core_gpu base;
+        const char *name = j->gpus.n ? j->gpus.v[g] : "h100-sxm-80gb";
+        int rc = wl_preset_gpu_load(name, &base, err);
+        if (!rc && j->host)
+            rc = wl_preset_gpus_set_host(j->host, &base, 1, err);
+        if (rc)
+            return rc;
+        for (size_t k = 0; k < per; k++) {
+            wl_core_gpu *out = &j->gv[j->ngv++];
+            *out = base;
+            size_t r = k;
+            for (size_t i = 0; i < j->nset; i++) {
+                double v = j->set_val[i].v[r % j->set_val[i].n];
+                r /= j->set_val[i].n;
+                const char *kk = j->set_key[i];
+                size_t failed;
+                if ((rc = wl_preset_gpu_apply(out, &kk, &v, 1, &failed, err))) {
+                    wl_error_locate(err, "--set", 0);
+                    return rc;
+                }
+            }
+        }
+    }
+    return WL_OK;
+}
+
+int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
+{
+    free(j->gv);
+    j->gv = NULL;
+    j->ngv = 0;
+    wl_serve_requests_free(j->req);
+    j->req = NULL;
+    free(j->eng);
+    j->eng = NULL;
+    int rc = gpus(j, err);
+    if (!rc)
+        rc = wl_preset_model_load(j->model ? j->model : "llama-3-8b", &j->m, err);
+    j->dt = WL_DT_BF16;
+    if (!rc && j->dtype && wl_dtype_parse(j->dtype, &j->dt)) {
+        wl_error_set(err, "--dtype", 0, "dtype", "unknown precision '%.40s'", j->dtype);
+        rc = WL_EINVAL;
+    }
+    if (!rc && (j->prompt_tokens > 0) != (j->output_tokens > 0)) {
+        wl_error_set(err, j->prompt_tokens ? "--prompt-tokens" : "--output-tokens", 0,
+                     j->prompt_tokens ? "output_tokens" : "prompt_tokens",
+                     "fixed lengths need both --prompt-tokens and --output-tokens");
+        rc = WL_EINVAL;
+    }
+    if (!rc && j->prompt_tokens > 0 && j->workload) {
+        wl_error_set(err, "--workload", 0, "workload",
+                     "give a workload or fixed --prompt-tokens/--output-tokens, not both");
+        rc = WL_EINVAL;
+    }
+    if (!rc) {
+        const char *w = j->workload ? j->workload : "lm-arena-chat";
+        size_t len = strlen(w);
+        if (j->prompt_tokens > 0)
+            rc = wl_serve_requests_fixed(j->requests ? j->requests : 1024, j->prompt_tokens,
+                                         j->output_tokens, &j->req, err);
+        else if (len > 4 && !strcmp(w + len - 4, ".csv"))
+            rc = wl_serve_requests_csv(w, j->requests, &j->req, err);
+        else
+            rc = wl_serve_requests_preset(w, j->requests, j->seed, &j->req, err);
+    }
+    if (!rc) {
+        j->neng = j->seqs.n ? j->seqs.n : 1;
+        j->eng = calloc(j->neng, sizeof *j->eng);
+        if (!j->eng) {
+            wl_error_set(err, "serve", 0, "", "out of memory");
+            rc = WL_ENOMEM;
+        }
+        for (size_t i = 0; !rc && i < j->neng; i++)
+            j->eng[i] = (wl_serve_engine){
+                .max_num_seqs = j->seqs.n ? (long long)j->seqs.v[i] : 0,
+                .max_num_batched_tokens = j->max_num_batched_tokens,
+                .gpu_memory_utilization = j->gpu_memory_utilization,
+                .async_scheduling = j->async_scheduling, .rate_rps = j->rate, .seed = j->seed};
+    }
+    if (!rc && j->clocks.n && !j->optimize) /* each clock must be some GPU's */
+        for (size_t c = 0; c < j->clocks.n && !rc; c++) {
+            int ok = 0;
+            for (size_t g = 0; g < j->ngv && !ok; g++)
+                ok = wl_core_gpu_clock_in_range(&j->gv[g], j->clocks.v[c]);
+            if (!ok) {
+                wl_error_set(err, "--clock", 0, "clock", "%g MHz is outside every GPU's clock range",
+                             j->clocks.v[c]);
+                rc = WL_EINVAL;
+            }
+        }
+    if (!rc && !j->optimize && (!isnan(j->max_itl_ms) || !isnan(j->max_ttft_ms) || j->phase_clocks)) {
+        wl_error_set(err, "--max-itl-ms", 0, "optimize",
+                     "an SLO and --phase-clocks apply to --optimize energy");
+        rc = WL_EINVAL;
+    }
+    j->finished = !rc;
+    return rc;
+}
+
+void wl_serve_job_describe(const wl_serve_job *j, char *buf, size_t n)
+{
+    double p = 0, o = 0;
+    if (j->req)
+        wl_serve_requests_means(j->req, &p, &o);
+    snprintf(buf, n, "%s %s, %zu requests of %s (mean prompt %.0f, output %.0f tokens), %s",
+             j->m.id, wl_dtype_name(j->dt), j->req ? wl_serve_requests_count(j->req) : 0,
+             j->req ? wl_serve_requests_name(j->req) : "", p, o,
+             j->rate > 0 ? "Poisson arrivals" : "all at once (saturated; steady-state columns)");
+}
+
+int wl_serve_job_run(wl_serve_job *j, wl_results_writer *w, void (*note)(void *, const char *),
+                     void *user, wl_error *err)
+{
+    if (!j->finished) {
+        int rc = wl_serve_job_finish(j, err);
+        if (rc)
+            return rc;
+    }
+    wl_serve_grid g = {.gpus = j->gv, .n_gpus = j->ngv, .model = &j->m, .dtype = j->dt,
+                       .requests = j->req, .engines = j->eng, .n_engines = j->neng,
+                       .clocks = j->clocks.n ? j->clocks.v : NULL, .n_clocks = j->clocks.n,
+                       .optimize = j->optimize, .max_itl_ms = j->max_itl_ms,
+                       .max_ttft_ms = j->max_ttft_ms, .phase_clocks = j->phase_clocks,
+                       .all = j->all, .note = note, .user = user};
+    return wl_serve_grid_run(&g, w, err);
+}

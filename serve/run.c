@@ -1,0 +1,211 @@
+/* A grid of serving runs (GPUs with their power limits, engine settings,
+ * clocks) as rows, and the lowest-energy operating point that meets a
+ * latency SLO. */
+#include "serve_internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    C_GPU, C_MODEL, C_DTYPE, C_WORKLOAD, C_REQUESTS, C_SEQS, C_TOKENS, C_RATE, C_CLOCK, C_PCLOCK,
+    C_DCLOCK, C_LIMIT, C_BATCH, C_ITL50, C_ITL90, C_ITL99, C_TTFT50, C_TTFT90, C_TPS, C_POWER,
+    C_EPT, C_EPR, C_TIME, C_ENERGY, C_STEADY, C_PREEMPT, C_KV, C_SLO, NCOLS
+};
+
+static const wl_results_col cols[NCOLS] = {
+    [C_GPU] = WL_RESULTS_COL("gpu", WL_COL_TEXT, 0, 0),
+    [C_MODEL] = WL_RESULTS_COL("model", WL_COL_TEXT, 0, 0),
+    [C_DTYPE] = WL_RESULTS_COL("dtype", WL_COL_TEXT, 0, 0),
+    [C_WORKLOAD] = WL_RESULTS_COL("workload", WL_COL_TEXT, 0, 0),
+    [C_REQUESTS] = WL_RESULTS_COL("requests", WL_COL_INT, 0, 0),
+    [C_SEQS] = WL_RESULTS_COL("max_num_seqs", WL_COL_INT, 0, 0),
+    [C_TOKENS] = WL_RESULTS_COL("max_num_batched_tokens", WL_COL_INT, 0, 0),
+    [C_RATE] = WL_RESULTS_COL("rate_rps", WL_COL_NUM, -1, 0),
+    [C_CLOCK] = WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 1, 0),
+    [C_PCLOCK] = WL_RESULTS_COL("prefill_clock_mhz", WL_COL_NUM, 1, 0),
+    [C_DCLOCK] = WL_RESULTS_COL("decode_clock_mhz", WL_COL_NUM, 1, 0),
+    [C_LIMIT] = WL_RESULTS_COL("power_limit_w", WL_COL_NUM, 1, 0),
+    [C_BATCH] = WL_RESULTS_COL("avg_batch", WL_COL_NUM, 2, 0),
+    [C_ITL50] = WL_RESULTS_COL("median_itl_ms", WL_COL_NUM, 3, 0),
+    [C_ITL90] = WL_RESULTS_COL("p90_itl_ms", WL_COL_NUM, 3, 0),
+    [C_ITL99] = WL_RESULTS_COL("p99_itl_ms", WL_COL_NUM, 3, 0),
+    [C_TTFT50] = WL_RESULTS_COL("median_ttft_ms", WL_COL_NUM, 2, 0),
+    [C_TTFT90] = WL_RESULTS_COL("p90_ttft_ms", WL_COL_NUM, 2, 0),
+    [C_TPS] = WL_RESULTS_COL("output_tokens_per_s", WL_COL_NUM, 1, 0),
+    [C_POWER] = WL_RESULTS_COL("power_w", WL_COL_NUM, 1, 0),
+    [C_EPT] = WL_RESULTS_COL("energy_per_token_j", WL_COL_NUM, 5, 0),
+    [C_EPR] = WL_RESULTS_COL("energy_per_request_j", WL_COL_NUM, 3, 0),
+    [C_TIME] = WL_RESULTS_COL("time_s", WL_COL_NUM, 3, 0),
+    [C_ENERGY] = WL_RESULTS_COL("energy_j", WL_COL_NUM, 1, 0),
+    [C_STEADY] = WL_RESULTS_COL("steady_s", WL_COL_NUM, 3, 0),
+    [C_PREEMPT] = WL_RESULTS_COL("preemptions", WL_COL_INT, 0, 0),
+    [C_KV] = WL_RESULTS_COL("kv_cache_tokens", WL_COL_INT, 0, 0),
+    [C_SLO] = WL_RESULTS_COL("meets_slo", WL_COL_BOOL, 0, 0),
+};
+
+const wl_results_col *wl_serve_cols(size_t *n)
+{
+    *n = NCOLS;
+    return cols;
+}
+
+typedef struct {
+    const wl_core_gpu *gpu;
+    const wl_serve_engine *engine;
+    double pclock, dclock;
+    wl_serve_result r;
+    int meets;
+} point;
+
+static int meets_slo(const wl_serve_grid *g, const wl_serve_result *r)
+{
+    return (isnan(g->max_itl_ms) || r->p90_itl_ms <= g->max_itl_ms) &&
+           (isnan(g->max_ttft_ms) || r->p90_ttft_ms <= g->max_ttft_ms);
+}
+
+static int row(const wl_serve_grid *g, const point *p, wl_results_writer *w)
+{
+    wl_results_cell c[NCOLS];
+    for (size_t i = 0; i < NCOLS; i++)
+        c[i] = (wl_results_cell){NULL, NAN};
+    const wl_serve_result *r = &p->r;
+    c[C_GPU].s = p->gpu->id;
+    c[C_MODEL].s = g->model->id;
+    c[C_DTYPE].s = wl_dtype_name(g->dtype);
+    c[C_WORKLOAD].s = wl_serve_requests_name(g->requests);
+    c[C_REQUESTS].v = (double)wl_serve_requests_count(g->requests);
+    c[C_SEQS].v = (double)p->engine->max_num_seqs;
+    c[C_TOKENS].v = (double)p->engine->max_num_batched_tokens;
+    c[C_RATE].v = p->engine->rate_rps;
+    c[C_CLOCK].v = p->dclock;
+    c[C_PCLOCK].v = p->pclock;
+    c[C_DCLOCK].v = p->dclock;
+    c[C_LIMIT].v = p->gpu->power_limit_w;
+    const double v[] = {r->avg_batch, r->median_itl_ms, r->p90_itl_ms, r->p99_itl_ms,
+                        r->median_ttft_ms, r->p90_ttft_ms, r->output_tokens_per_s, r->power_w,
+                        r->energy_per_token_j, r->energy_per_request_j, r->time_s, r->energy_j,
+                        r->steady_s, (double)r->preemptions, (double)r->kv_cache_tokens};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+        c[C_BATCH + i].v = v[i];
+    c[C_SLO].v = g->optimize ? (double)p->meets : NAN;
+    return wl_results_writer_row(w, c);
+}
+
+static void say(const wl_serve_grid *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const wl_serve_grid *g, const char *fmt, ...)
+{
+    if (!g->note)
+        return;
+    char line[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    g->note(g->user, line);
+}
+
+/* The clocks a GPU runs at: those asked for within its range, or its
+ * maximum; when optimizing without a list, up to 24 of its own clocks
+ * evenly spread. */
+static size_t clocks_of(const wl_serve_grid *g, const wl_core_gpu *gpu, double *out, size_t cap)
+{
+    size_t n = 0;
+    if (g->clocks && g->n_clocks) {
+        for (size_t i = 0; i < g->n_clocks && n < cap; i++)
+            if (wl_core_gpu_clock_in_range(gpu, g->clocks[i]))
+                out[n++] = g->clocks[i];
+        return n;
+    }
+    if (!g->optimize) {
+        out[0] = gpu->sm_clock_max_mhz;
+        return 1;
+    }
+    size_t k = wl_core_gpu_clock_count(gpu);
+    size_t want = k < 24 ? k : 24;
+    for (size_t i = 0; i < want && n < cap; i++) {
+        size_t at = want > 1 ? i * (k - 1) / (want - 1) : k - 1;
+        double c = wl_core_gpu_clock(gpu, at);
+        if (n == 0 || c != out[n - 1])
+            out[n++] = c;
+    }
+    if (n == 0)
+        out[n++] = gpu->sm_clock_max_mhz;
+    return n;
+}
+
+int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *err)
+{
+    int rc = WL_OK;
+    size_t cap = g->n_clocks > 64 ? g->n_clocks : 64;
+    double *clk = malloc(cap * sizeof *clk);
+    if (!clk) {
+        wl_error_set(err, "serve", 0, "", "out of memory");
+        return WL_ENOMEM;
+    }
+    for (size_t ei = 0; ei < g->n_engines && !rc; ei++) {
+        const wl_serve_engine *eng = &g->engines[ei];
+        /* optimizing: the best point of each GPU id (over its power limits) */
+        size_t gi = 0;
+        while (gi < g->n_gpus && !rc) {
+            size_t gj = gi + 1;
+            while (gj < g->n_gpus && g->optimize && !strcmp(g->gpus[gj].id, g->gpus[gi].id))
+                gj++;
+            point best = {0};
+            int have = 0;
+            size_t tried = 0;
+            for (size_t k = gi; k < gj && !rc; k++) {
+                const wl_core_gpu *gpu = &g->gpus[k];
+                wl_serve_sim *sim = NULL;
+                if ((rc = wl_serve_sim_create(gpu, g->model, g->dtype, eng, &sim, err)))
+                    break;
+                wl_serve_engine full = *eng;
+                wl_serve_engine_defaults(&full);
+                size_t nc = clocks_of(g, gpu, clk, cap);
+                if (nc == 0)
+                    say(g, "%s: none of the clocks asked for is in its range", gpu->id);
+                size_t np = g->optimize && g->phase_clocks ? nc : 1;
+                for (size_t a = 0; a < np && !rc; a++)
+                    for (size_t b = 0; b < nc && !rc; b++) {
+                        point p = {.gpu = gpu, .engine = &full,
+                                   .pclock = clk[g->optimize && g->phase_clocks ? a : b],
+                                   .dclock = clk[b]};
+                        wl_core_op po = {.sm_clock_mhz = p.pclock},
+                                   dop = {.sm_clock_mhz = p.dclock};
+                        rc = wl_serve_sim_run(sim, g->requests, &po, &dop, &p.r, err);
+                        if (rc)
+                            break;
+                        tried++;
+                        p.meets = meets_slo(g, &p.r);
+                        if (!g->optimize || g->all)
+                            rc = row(g, &p, w) ? WL_ENOMEM : WL_OK;
+                        if (g->optimize && p.meets &&
+                            (!have || p.r.energy_per_request_j < best.r.energy_per_request_j)) {
+                            best = p;
+                            best.engine = eng;
+                            have = 1;
+                        }
+                    }
+                wl_serve_sim_free(sim);
+            }
+            if (!rc && g->optimize && !g->all) {
+                if (have) {
+                    wl_serve_engine full = *best.engine;
+                    wl_serve_engine_defaults(&full);
+                    best.engine = &full;
+                    rc = row(g, &best, w) ? WL_ENOMEM : WL_OK;
+                } else if (tried) {
+                    say(g, "%s, max_num_seqs %lld: no clock or power limit meets the SLO "
+                           "(p90 ITL <= %g ms, p90 TTFT <= %g ms); see --all for the points",
+                        g->gpus[gi].id, eng->max_num_seqs > 0 ? eng->max_num_seqs : 256,
+                        g->max_itl_ms, g->max_ttft_ms);
+                }
+            }
+            gi = gj;
+        }
+    }
+    free(clk);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/* Private to serve/: the step-cost cache (steps.c) the scheduler
+ * (engine.c) asks, and the seeded draws both use. */
+#ifndef WATTLAS_SERVE_INTERNAL_H
+#define WATTLAS_SERVE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wattlas_serve.h"
+
+/* A uniform draw in (0, 1) from a splitmix64 stream. */
+double wl_serve_i_uniform(uint64_t *state);
+
+/* One step's shape as the scheduler sees it. */
+typedef struct {
+    long long decode;     /* sequences decoding one token */
+    double context;       /* their mean keys */
+    long long chunk;      /* prompt tokens scheduled */
+    double chunk_context; /* their token-weighted mean keys at the chunk's end */
+    long long prefills;   /* requests those tokens belong to */
+    long long finishing;  /* of them, requests whose prompt completes (they sample) */
+} wl_serve_i_shape;
+
+typedef struct wl_serve_i_costs wl_serve_i_costs;
+int wl_serve_i_costs_create(const wl_core_gpu *gpu, const wl_core_model *model, wl_dtype dtype,
+                            const wl_serve_engine *e, wl_serve_i_costs **out);
+void wl_serve_i_costs_free(wl_serve_i_costs *c);
+/* The step's GPU time (s) and energy (J) at op (ops are told apart by their
+ * clock, voltage and power limit); the engine's host step and its overlap
+ * are the caller's. */
+int wl_serve_i_step(wl_serve_i_costs *c, const wl_core_op *op, const wl_serve_i_shape *sh,
+                    double *time_s, double *energy_j, wl_error *err);
+size_t wl_serve_i_evaluations(const wl_serve_i_costs *c);
+
+#endif

@@ -1,0 +1,242 @@
+/* Step costs: a step's kernels (wl_core_build_serve_step) evaluated once
+ * per distinct bucket and operating point, and kept.
+ *
+ * Buckets: the decode batch is exact (it also sets the CUDA graph's
+ * padding); contexts and prompt chunks above 64 tokens fall on a grid of
+ * 16 points an octave (4.4% apart). A decode step's time is affine in its
+ * context between the attention kernel's tile and split steps, so the
+ * context is interpolated linearly between the two grid points around it
+ * (exact at every grid point and below 64); chunks and their keys take the
+ * nearest point (a 2.2% error at most on those tokens' own work). A
+ * generation of 400 tokens at 128 running then costs a few hundred
+ * evaluations, not one per step. */
+#include "serve_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GRID_LINEAR 64
+#define GRID_PER_OCTAVE 16.0
+
+typedef struct {
+    uint64_t k[2];
+    double time_s, energy_j;
+    int used;
+} entry;
+
+struct wl_serve_i_costs {
+    const wl_core_gpu *gpu;
+    const wl_core_model *model;
+    wl_core_shape shape;
+    wl_serve_engine engine;
+    entry *tab;
+    size_t cap, n, evals;
+    wl_core_op ops[64];
+    size_t nops;
+};
+
+/* vLLM's capture sizes (compilation/config.py): 1, 2, 4, then every 8. */
+long long wl_serve_capture_size(long long n, long long max_capture_size)
+{
+    if (n < 1 || n > max_capture_size)
+        return 0;
+    if (n <= 2)
+        return n;
+    if (n <= 4)
+        return 4;
+    long long s = (n + 7) / 8 * 8;
+    return s <= max_capture_size ? s : 0;
+}
+
+static long long grid_value(long long idx)
+{
+    if (idx <= GRID_LINEAR)
+        return idx;
+    return (long long)floor(GRID_LINEAR * exp2((double)(idx - GRID_LINEAR) / GRID_PER_OCTAVE) + 0.5);
+}
+
+/* The grid index at or below x (x >= 1). */
+static long long grid_floor(double x)
+{
+    if (x <= GRID_LINEAR)
+        return (long long)floor(x);
+    long long i = GRID_LINEAR + (long long)floor(GRID_PER_OCTAVE * log2(x / GRID_LINEAR));
+    while (grid_value(i + 1) <= x) /* rounding at the edges */
+        i++;
+    while (i > GRID_LINEAR && grid_value(i) > x)
+        i--;
+    return i;
+}
+
+static long long grid_nearest(double x)
+{
+    long long f = grid_floor(x);
+    return x - (double)grid_value(f) <= (double)grid_value(f + 1) - x ? f : f + 1;
+}
+
+int wl_serve_i_costs_create(const wl_core_gpu *gpu, const wl_core_model *model, wl_dtype dtype,
+                            const wl_serve_engine *e, wl_serve_i_costs **out)
+{
+    wl_serve_i_costs *c = calloc(1, sizeof *c);
+    if (!c)
+        return WL_ENOMEM;
+    c->cap = 4096;
+    c->tab = calloc(c->cap, sizeof *c->tab);
+    if (!c->tab) {
+        free(c);
+        return WL_ENOMEM;
+    }
+    c->gpu = gpu;
+    c->model = model;
+    c->shape = (wl_core_shape){.batch = 1, .seq = 1, .dtype = dtype, .attention = WL_ATTN_FLASH,
+                               .mode = WL_MODE_DECODE, .gen = 2, .launch = WL_LAUNCH_GRAPHS,
+                               .impl = WL_IMPL_FUSED};
+    c->engine = *e;
+    *out = c;
+    return WL_OK;
+}
+
+void wl_serve_i_costs_free(wl_serve_i_costs *c)
+{
+    if (!c)
+        return;
+    free(c->tab);
+    free(c);
+}
+
+size_t wl_serve_i_evaluations(const wl_serve_i_costs *c)
+{
+    return c->evals;
+}
+
+static int op_slot(wl_serve_i_costs *c, const wl_core_op *op, size_t *slot)
+{
+    for (size_t i = 0; i < c->nops; i++)
+        if (c->ops[i].sm_clock_mhz == op->sm_clock_mhz && c->ops[i].voltage_mv == op->voltage_mv &&
+            c->ops[i].voltage_offset_mv == op->voltage_offset_mv &&
+            c->ops[i].ignore_power_limit == op->ignore_power_limit &&
+            c->ops[i].power_limit_w == op->power_limit_w) {
+            *slot = i;
+            return WL_OK;
+        }
+    if (c->nops == sizeof c->ops / sizeof *c->ops) { /* a long search: start over */
+        memset(c->tab, 0, c->cap * sizeof *c->tab);
+        c->n = 0;
+        c->nops = 0;
+    }
+    c->ops[c->nops] = *op;
+    *slot = c->nops++;
+    return WL_OK;
+}
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static int grow(wl_serve_i_costs *c)
+{
+    size_t cap = c->cap * 2;
+    entry *t = calloc(cap, sizeof *t);
+    if (!t)
+        return WL_ENOMEM;
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->tab[i].used) {
+            size_t h = (size_t)(mix64(c->tab[i].k[0] ^ mix64(c->tab[i].k[1])) & (cap - 1));
+            while (t[h].used)
+                h = (h + 1) & (cap - 1);
+            t[h] = c->tab[i];
+        }
+    free(c->tab);
+    c->tab = t;
+    c->cap = cap;
+    return WL_OK;
+}
+
+/* One grid point: decode sequences at ctx keys, a chunk of prompt tokens at
+ * cc keys. */
+static int point(wl_serve_i_costs *c, size_t slot, long long decode, long long ctx,
+                 long long chunk, long long cc, long long prefills, long long finishing,
+                 double *time_s, double *energy_j, wl_error *err)
+{
+    uint64_t k0 = (uint64_t)slot | (uint64_t)decode << 8 | (uint64_t)ctx << 36;
+    uint64_t k1 = (uint64_t)chunk | (uint64_t)cc << 24 | (uint64_t)prefills << 48 |
+                  (uint64_t)(finishing > 15 ? 15 : finishing) << 60;
+    size_t h = (size_t)(mix64(k0 ^ mix64(k1)) & (c->cap - 1));
+    while (c->tab[h].used) {
+        if (c->tab[h].k[0] == k0 && c->tab[h].k[1] == k1) {
+            *time_s = c->tab[h].time_s;
+            *energy_j = c->tab[h].energy_j;
+            return WL_OK;
+        }
+        h = (h + 1) & (c->cap - 1);
+    }
+    const wl_serve_engine *e = &c->engine;
+    long long pad = chunk == 0 ? wl_serve_capture_size(decode, e->max_capture_size) : 0;
+    wl_core_serve_step st = {
+        .decode = decode, .context = ctx, .chunk = chunk, .chunk_context = cc,
+        .prefills = prefills, .padded = pad, .sampled = decode + finishing,
+        .seqs = decode + prefills, .graph = pad > 0, .host_step = !e->async_scheduling};
+    wl_core_workload *wl = NULL;
+    wl_core_evaluator *ev = NULL;
+    wl_core_result r;
+    int rc = wl_core_build_serve_step(c->model, &c->shape, &st, &wl, err);
+    if (!rc && (rc = wl_core_evaluator_create(c->gpu, wl, NULL, &ev)))
+        wl_error_set(err, c->model->id, 0, "step", "out of memory for a step's evaluator");
+    if (!rc)
+        rc = wl_core_evaluator_run(ev, &c->ops[slot], &r);
+    wl_core_evaluator_free(ev);
+    wl_core_workload_free(wl);
+    if (rc) {
+        if (!err->text[0])
+            wl_error_set(err, c->model->id, 0, "step", "a step could not be evaluated");
+        return rc;
+    }
+    c->evals++;
+    *time_s = r.time_ms / 1e3;
+    *energy_j = r.energy_j;
+    if (2 * (c->n + 1) > c->cap && grow(c))
+        return WL_OK; /* not kept: the next ask evaluates again */
+    h = (size_t)(mix64(k0 ^ mix64(k1)) & (c->cap - 1));
+    while (c->tab[h].used)
+        h = (h + 1) & (c->cap - 1);
+    c->tab[h] = (entry){.k = {k0, k1}, .time_s = *time_s, .energy_j = *energy_j, .used = 1};
+    c->n++;
+    return WL_OK;
+}
+
+int wl_serve_i_step(wl_serve_i_costs *c, const wl_core_op *op, const wl_serve_i_shape *sh,
+                    double *time_s, double *energy_j, wl_error *err)
+{
+    size_t slot;
+    op_slot(c, op, &slot);
+    long long chunk = 0, cc = 0, pre = sh->prefills > 4095 ? 4095 : sh->prefills;
+    if (sh->chunk > 0) {
+        chunk = grid_value(grid_nearest((double)sh->chunk));
+        cc = grid_value(grid_nearest(sh->chunk_context));
+        long long least = (chunk + pre - 1) / (pre > 0 ? pre : 1);
+        if (cc < least)
+            cc = least;
+    } else {
+        pre = 0;
+    }
+    if (sh->decode == 0)
+        return point(c, slot, 0, 0, chunk, cc, pre, sh->finishing, time_s, energy_j, err);
+    double x = sh->context < 1 ? 1 : sh->context;
+    long long f = grid_floor(x), lo = grid_value(f), hi = grid_value(f + 1);
+    double t0, e0, t1, e1;
+    int rc = point(c, slot, sh->decode, lo, chunk, cc, pre, sh->finishing, &t0, &e0, err);
+    if (rc || x == (double)lo) {
+        *time_s = t0;
+        *energy_j = e0;
+        return rc;
+    }
+    rc = point(c, slot, sh->decode, hi, chunk, cc, pre, sh->finishing, &t1, &e1, err);
+    double w = (x - (double)lo) / (double)(hi - lo);
+    *time_s = t0 + w * (t1 - t0);
+    *energy_j = e0 + w * (e1 - e0);
+    return rc;
+}

@@ -1,0 +1,147 @@
+/* A serving engine with vLLM's semantics, simulated step by step: requests
+ * of mixed prompt and output lengths arrive (all at once, or Poisson), a
+ * scheduler batches them under a token budget, a sequence limit and a paged
+ * KV cache (preempting and recomputing when the cache runs out), and each
+ * step's time and energy come from core/'s evaluator over the kernels of
+ * that step (wl_core_build_serve_step), cached by batch, token and context
+ * buckets. serve/engine.c is the scheduler, serve/steps.c the step costs,
+ * serve/requests.c the request mixes, serve/run.c the grid over GPUs,
+ * clocks and engine settings and the search for clocks under an SLO. */
+#ifndef WATTLAS_SERVE_H
+#define WATTLAS_SERVE_H
+
+#include <stdio.h>
+
+#include "../core/wattlas_core.h"
+#include "../results/wattlas_results.h"
+
+/* ---- requests ------------------------------------------------------------------- */
+
+/* Prompt and output lengths and arrival times, in the order they are sent. */
+typedef struct wl_serve_requests wl_serve_requests;
+/* From a workload preset (presets/workloads/, or an INI path): n requests
+ * (0: the preset's count) drawn with seed. */
+int wl_serve_requests_preset(const char *id_or_path, long long n, unsigned long long seed,
+                             wl_serve_requests **out, wl_error *err);
+/* From a CSV with prompt_tokens and output_tokens columns (a row a request);
+ * n > 0 takes the first n rows, repeating the file as needed. */
+int wl_serve_requests_csv(const char *path, long long n, wl_serve_requests **out, wl_error *err);
+/* n requests of one prompt and one output length. */
+int wl_serve_requests_fixed(long long n, long long prompt, long long output,
+                            wl_serve_requests **out, wl_error *err);
+void wl_serve_requests_free(wl_serve_requests *r);
+size_t wl_serve_requests_count(const wl_serve_requests *r);
+void wl_serve_requests_get(const wl_serve_requests *r, size_t i, long long *prompt,
+                           long long *output);
+/* Mean prompt and output lengths. */
+void wl_serve_requests_means(const wl_serve_requests *r, double *prompt, double *output);
+/* The longest prompt + output, which the engine's max_model_len must hold. */
+long long wl_serve_requests_longest(const wl_serve_requests *r);
+/* What names the requests in headers and rows ("lm-arena-chat", a file's name). */
+const char *wl_serve_requests_name(const wl_serve_requests *r);
+
+/* ---- the engine ------------------------------------------------------------------- */
+
+/* vLLM's engine arguments, and how requests arrive. Zero fields take vLLM's
+ * defaults (wl_serve_engine_defaults). */
+typedef struct {
+    long long max_num_seqs;           /* running requests at most (256) */
+    long long max_num_batched_tokens; /* tokens a step at most: chunked prefill (8192) */
+    double gpu_memory_utilization;    /* share of the GPU's memory vLLM takes (0.9) */
+    long long block_size;             /* KV-cache block, tokens (16) */
+    long long max_capture_size;       /* decode batches up to this run as CUDA
+                                         graphs padded to a capture size (512) */
+    int async_scheduling;             /* 1: the host's scheduling overlaps the GPU's step */
+    double rate_rps;                  /* Poisson arrivals at this rate; 0: all at once */
+    unsigned long long seed;          /* the arrivals' draw */
+} wl_serve_engine;
+void wl_serve_engine_defaults(wl_serve_engine *e);
+/* The sizes vLLM captures CUDA graphs for (1, 2, 4, then multiples of 8 up
+ * to max_capture_size); the smallest one >= n, or 0 past the largest. */
+long long wl_serve_capture_size(long long n, long long max_capture_size);
+
+/* What a run gives. Rates, power, batch and ITL are over the steady state
+ * when the requests arrive at once (from the step the engine first runs
+ * full to the last admission, as ML.ENERGY measures), else over the run;
+ * energy_per_request_j and time_s over the whole run. */
+typedef struct {
+    double avg_batch;
+    double median_itl_ms, p90_itl_ms, p99_itl_ms;
+    double median_ttft_ms, p90_ttft_ms;
+    double output_tokens_per_s;
+    double power_w;
+    double energy_per_token_j;
+    double energy_per_request_j;
+    double time_s;        /* first arrival to the last token */
+    double energy_j;      /* the whole run, idle waits included */
+    double steady_s;      /* the window the steady-state columns cover */
+    long long steps, preemptions;
+    long long kv_cache_tokens; /* the cache's capacity */
+} wl_serve_result;
+
+/* A simulator for one GPU, model and engine: owns the step-cost cache,
+ * which every run on it shares (the costs depend on the operating point,
+ * which is part of the cache's key). Not thread-safe. */
+typedef struct wl_serve_sim wl_serve_sim;
+int wl_serve_sim_create(const wl_core_gpu *gpu, const wl_core_model *model, wl_dtype dtype,
+                        const wl_serve_engine *engine, wl_serve_sim **out, wl_error *err);
+void wl_serve_sim_free(wl_serve_sim *s);
+/* Whether the requests fit: WL_EINVAL naming the field when the model's
+ * weights leave no cache, or a request is longer than the cache holds. */
+int wl_serve_sim_check(const wl_serve_sim *s, const wl_serve_requests *r, wl_error *err);
+/* Runs the requests: steps with prompt tokens at prefill_op, decode-only
+ * steps at decode_op (the same op for one clock). */
+int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_op *prefill_op,
+                     const wl_core_op *decode_op, wl_serve_result *res, wl_error *err);
+long long wl_serve_sim_kv_tokens(const wl_serve_sim *s);
+/* Step costs evaluated so far (cache misses), for tests and benchmarks. */
+size_t wl_serve_sim_evaluations(const wl_serve_sim *s);
+
+/* ---- a grid of runs, and clocks under an SLO ---------------------------------------- */
+
+typedef struct {
+    const wl_core_gpu *gpus;   /* each with its power limit and host applied */
+    size_t n_gpus;
+    const wl_core_model *model;
+    wl_dtype dtype;
+    const wl_serve_requests *requests;
+    const wl_serve_engine *engines; /* e.g. one per max_num_seqs */
+    size_t n_engines;
+    const double *clocks;      /* SM clocks, MHz (NULL: each GPU's maximum) */
+    size_t n_clocks;
+    /* --optimize energy: the lowest-energy point meeting the SLO (NaN: no
+     * bound) per GPU and engine; phase_clocks searches prefill and decode
+     * clocks apart */
+    int optimize;
+    double max_itl_ms, max_ttft_ms; /* on p90_itl_ms, p90_ttft_ms */
+    int phase_clocks;
+    int all;                   /* with optimize: every point, with meets_slo */
+    void (*note)(void *user, const char *line);
+    void *user;
+} wl_serve_grid;
+const wl_results_col *wl_serve_cols(size_t *n);
+/* Runs the grid and writes its rows. Notes (an SLO no point meets) go
+ * to note. */
+int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *err);
+
+/* ---- a study from options ------------------------------------------------------------
+ * 'wattlas serve' and Python's wattlas.serve: keys are the CLI's option names
+ * with '_' for '-' (gpu, model, dtype, host, set KEY=LIST, clock, workload,
+ * requests, prompt_tokens, output_tokens, seed, rate, max_num_seqs,
+ * max_num_batched_tokens, gpu_memory_utilization, async_scheduling,
+ * optimize, max_itl_ms, max_ttft_ms, phase_clocks, all); values as text in
+ * the number grammar. Unset: h100-sxm-80gb, llama-3-8b, bf16,
+ * lm-arena-chat, vLLM's engine defaults, each GPU's maximum clock. */
+typedef struct wl_serve_job wl_serve_job;
+wl_serve_job *wl_serve_job_create(void);
+void wl_serve_job_free(wl_serve_job *j);
+int wl_serve_job_set(wl_serve_job *j, const char *key, const char *value, const char *source,
+                     wl_error *err);
+/* Resolves presets and requests (run calls it when not called). */
+int wl_serve_job_finish(wl_serve_job *j, wl_error *err);
+/* One line saying what runs, for headers. */
+void wl_serve_job_describe(const wl_serve_job *j, char *buf, size_t n);
+int wl_serve_job_run(wl_serve_job *j, wl_results_writer *w, void (*note)(void *, const char *),
+                     void *user, wl_error *err);
+
+#endif

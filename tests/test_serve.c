@@ -1,0 +1,294 @@
+/* wattlas serve: the scheduler's arithmetic against hand-derived cases and
+ * against predict, and the invariants where its features meet. */
+#include "test_util.h"
+
+#include "../presets/wattlas_presets.h"
+#include "../serve/wattlas_serve.h"
+
+static wl_core_gpu gpu_of(const char *id)
+{
+    wl_core_gpu g;
+    wl_error err = {0};
+    assert_int_equal(wl_preset_gpu_load(id, &g, &err), WL_OK);
+    return g;
+}
+
+static wl_core_model model_of(const char *id)
+{
+    wl_core_model m;
+    wl_error err = {0};
+    assert_int_equal(wl_preset_model_load(id, &m, &err), WL_OK);
+    return m;
+}
+
+static wl_serve_result run_fixed(const wl_core_gpu *g, const wl_core_model *m, long long n,
+                                 long long prompt, long long output, wl_serve_engine e,
+                                 double clock)
+{
+    wl_error err = {0};
+    wl_serve_requests *r = NULL;
+    assert_int_equal(wl_serve_requests_fixed(n, prompt, output, &r, &err), WL_OK);
+    wl_serve_sim *s = NULL;
+    assert_int_equal(wl_serve_sim_create(g, m, WL_DT_BF16, &e, &s, &err), WL_OK);
+    wl_core_op op = {.sm_clock_mhz = clock};
+    wl_serve_result res;
+    int rc = wl_serve_sim_run(s, r, &op, &op, &res, &err);
+    if (rc)
+        fail_msg("%s", err.text);
+    wl_serve_sim_free(s);
+    wl_serve_requests_free(r);
+    return res;
+}
+
+/* vLLM's capture sizes: 1, 2, 4, then multiples of 8 up to the largest. */
+static void test_capture_sizes(void **state)
+{
+    (void)state;
+    const long long in[] = {1, 2, 3, 4, 5, 8, 9, 255, 256, 511, 512, 513};
+    const long long want[] = {1, 2, 4, 4, 8, 8, 16, 256, 256, 512, 512, 0};
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++)
+        assert_int_equal(wl_serve_capture_size(in[i], 512), want[i]);
+}
+
+/* A saturated run at max_num_seqs 1 is HF's generation as a serving engine
+ * runs it one request at a time: predict --mode decode --launch graphs
+ * --batch 1 (the same prefill, decode steps and host steps), request after
+ * request. */
+static void test_one_seq_equals_predict(void **state)
+{
+    (void)state;
+    wl_core_gpu g = gpu_of("h100-sxm-80gb");
+    wl_core_model m = model_of("llama-3-8b");
+    const long long P = 100, O = 300;
+    wl_core_shape sh = {.batch = 1, .seq = P, .dtype = WL_DT_BF16, .attention = WL_ATTN_FLASH,
+                        .mode = WL_MODE_DECODE, .gen = O, .launch = WL_LAUNCH_GRAPHS,
+                        .impl = WL_IMPL_FUSED};
+    wl_core_workload *wl = NULL;
+    wl_error err = {0};
+    assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
+    wl_core_op op = {.sm_clock_mhz = 1410};
+    wl_core_result pr;
+    assert_int_equal(wl_core_predict(&g, wl, &op, &pr), WL_OK);
+    double tpot_ms = pr.phase[WL_PHASE_DECODE].time_ms / (double)(O - 1);
+    wl_core_workload_free(wl);
+    wl_serve_result r = run_fixed(&g, &m, 3, P, O, (wl_serve_engine){.max_num_seqs = 1}, 1410);
+    assert_true(fabs(r.energy_per_request_j / pr.energy_j - 1) < 1e-3);
+    assert_true(fabs(r.time_s / 3 / (pr.time_ms / 1e3) - 1) < 1e-3);
+    /* every ITL of a request alone is a decode step: the histogram's bins
+     * are 0.05% wide */
+    assert_true(fabs(r.median_itl_ms / tpot_ms - 1) < 2e-3);
+    assert_true(fabs(r.avg_batch - 1) < 1e-12);
+}
+
+/* Longer outputs, longer prompts or more requests never lower the energy
+ * of a request at a fixed batch. */
+static void test_more_work_more_energy(void **state)
+{
+    (void)state;
+    wl_core_gpu g = gpu_of("h100-sxm-80gb");
+    wl_core_model m = model_of("llama-3-8b");
+    wl_serve_engine e = {.max_num_seqs = 8};
+    double prev = 0;
+    const long long outs[] = {50, 100, 200, 400};
+    for (size_t i = 0; i < 4; i++) {
+        wl_serve_result r = run_fixed(&g, &m, 32, 200, outs[i], e, 1980);
+        assert_true(r.energy_per_request_j >= prev);
+        prev = r.energy_per_request_j;
+    }
+    prev = 0;
+    const long long prompts[] = {16, 256, 2048};
+    for (size_t i = 0; i < 3; i++) {
+        wl_serve_result r = run_fixed(&g, &m, 32, prompts[i], 100, e, 1980);
+        assert_true(r.energy_per_request_j >= prev);
+        prev = r.energy_per_request_j;
+    }
+    /* identical requests in waves of the batch: per request the same */
+    wl_serve_result a = run_fixed(&g, &m, 16, 200, 100, e, 1980);
+    wl_serve_result b = run_fixed(&g, &m, 64, 200, 100, e, 1980);
+    assert_true(b.energy_per_request_j >= a.energy_per_request_j * (1 - 1e-9));
+    assert_true(fabs(b.energy_per_request_j / a.energy_per_request_j - 1) < 1e-6);
+}
+
+/* A lower power cap is never faster; a run's row does not depend on the
+ * other clocks the same simulator ran before it. */
+static void test_caps_and_neighbours(void **state)
+{
+    (void)state;
+    wl_core_model m = model_of("llama-3-8b");
+    wl_core_gpu hi = gpu_of("h100-sxm-80gb"), lo = hi;
+    lo.power_limit_w = 250;
+    wl_serve_engine e = {.max_num_seqs = 64};
+    wl_serve_result a = run_fixed(&hi, &m, 128, 500, 200, e, 1980);
+    wl_serve_result b = run_fixed(&lo, &m, 128, 500, 200, e, 1980);
+    assert_true(b.time_s >= a.time_s);
+    assert_true(b.power_w <= 250 * 1.001);
+
+    wl_error err = {0};
+    wl_serve_requests *r = NULL;
+    assert_int_equal(wl_serve_requests_preset("lm-arena-chat", 200, 7, &r, &err), WL_OK);
+    wl_serve_sim *s = NULL;
+    assert_int_equal(wl_serve_sim_create(&hi, &m, WL_DT_BF16, &e, &s, &err), WL_OK);
+    wl_core_op o1 = {.sm_clock_mhz = 990}, o2 = {.sm_clock_mhz = 1980};
+    wl_serve_result x, y, z;
+    assert_int_equal(wl_serve_sim_run(s, r, &o2, &o2, &x, &err), WL_OK);
+    assert_int_equal(wl_serve_sim_run(s, r, &o1, &o1, &y, &err), WL_OK);
+    assert_int_equal(wl_serve_sim_run(s, r, &o2, &o2, &z, &err), WL_OK);
+    assert_memory_equal(&x, &z, sizeof x);
+    /* a lower clock: slower decode steps */
+    assert_true(y.median_itl_ms > x.median_itl_ms);
+    wl_serve_sim_free(s);
+    wl_serve_requests_free(r);
+}
+
+/* A cache too small for the running batch preempts and recomputes: every
+ * request still finishes, at more energy than without preemption. */
+static void test_preemption(void **state)
+{
+    (void)state;
+    wl_core_gpu g = gpu_of("h100-sxm-80gb");
+    wl_core_model m = model_of("llama-3-8b");
+    wl_serve_engine roomy = {.max_num_seqs = 64}, tight = roomy;
+    /* llama-3-8b takes ~16 GB of weights and ~3 GB more at 8192 tokens:
+     * 0.245 x 85.5 GB leaves ~1.6 GB, ~12k tokens for 64 requests of 600 */
+    tight.gpu_memory_utilization = 0.245;
+    wl_serve_result a = run_fixed(&g, &m, 128, 400, 200, roomy, 1980);
+    wl_serve_result b = run_fixed(&g, &m, 128, 400, 200, tight, 1980);
+    assert_int_equal(a.preemptions, 0);
+    assert_true(b.preemptions > 0);
+    assert_true(b.kv_cache_tokens < 64 * 600);
+    assert_true(b.energy_per_request_j > a.energy_per_request_j);
+    assert_true(isfinite(b.energy_per_request_j));
+}
+
+static double optimum(const char *itl, int *rows)
+{
+    wl_serve_job *j = wl_serve_job_create();
+    wl_error err = {0};
+    const char *kv[][2] = {{"requests", "128"}, {"max_num_seqs", "32"}, {"optimize", "energy"},
+                           {"clock", "990,1200,1500,1755,1980"}, {"max_itl_ms", itl}};
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(wl_serve_job_set(j, kv[i][0], kv[i][1], "test", &err), WL_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    size_t nc;
+    const wl_results_col *cols = wl_serve_cols(&nc);
+    wl_results_writer *w = NULL;
+    assert_int_equal(wl_results_writer_create(f, WL_FMT_CSV, cols, nc, &w), WL_OK);
+    wl_results_writer_header(w);
+    assert_int_equal(wl_serve_job_run(j, w, NULL, NULL, &err), WL_OK);
+    wl_results_writer_finish(w);
+    fclose(f);
+    wl_serve_job_free(j);
+    /* the header, then at most one row */
+    *rows = 0;
+    double e = NAN;
+    char *line = strchr(buf, '\n');
+    if (line && line[1]) {
+        *rows = 1;
+        /* energy_per_request_j is column 22 (1-based) */
+        char *p = line + 1;
+        for (int c = 1; c < 22; c++)
+            p = strchr(p, ',') + 1;
+        e = strtod(p, NULL);
+    }
+    free(buf);
+    return e;
+}
+
+/* A tighter SLO never lowers the energy of the optimum; one no point meets
+ * gives no row. */
+static void test_tighter_slo(void **state)
+{
+    (void)state;
+    int n1, n2, n3;
+    double loose = optimum("1000", &n1), tight = optimum("9", &n2);
+    optimum("0.01", &n3);
+    assert_int_equal(n1, 1);
+    if (n2)
+        assert_true(tight >= loose);
+    assert_int_equal(n3, 0);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    wl_error err = {0};
+    wl_serve_requests *r = NULL;
+    char path[600];
+    snprintf(path, sizeof path, "%s/r.csv", test_dir());
+    write_file(path, "prompt_tokens,output_tokens\n100,20\n100,2.5\n");
+    assert_int_not_equal(wl_serve_requests_csv(path, 0, &r, &err), WL_OK);
+    assert_int_equal(err.line, 3);
+    assert_string_equal(err.field, "output_tokens");
+    write_file(path, "prompt_tokens,out\n100,20\n");
+    assert_int_not_equal(wl_serve_requests_csv(path, 0, &r, &err), WL_OK);
+    assert_string_equal(err.field, "output_tokens");
+    write_file(path, "prompt_tokens,output_tokens\n");
+    assert_int_not_equal(wl_serve_requests_csv(path, 0, &r, &err), WL_OK);
+    write_file(path, "prompt_tokens,output_tokens\n100,nan\n");
+    assert_int_not_equal(wl_serve_requests_csv(path, 0, &r, &err), WL_OK);
+    assert_int_not_equal(wl_serve_requests_preset("lm-arena-chatt", 0, 1, &r, &err), WL_OK);
+    assert_non_null(strstr(err.text, "lm-arena-chat"));
+    snprintf(path, sizeof path, "%s/w.ini", test_dir());
+    write_file(path, "[workload]\nid = x\nturns_mean = 0.5\n");
+    assert_int_not_equal(wl_serve_requests_preset(path, 0, 1, &r, &err), WL_OK);
+    assert_int_equal(err.line, 3);
+    /* a model whose weights leave no cache */
+    wl_core_gpu g = gpu_of("h100-sxm-80gb");
+    wl_core_model big = model_of("llama-3-70b");
+    wl_serve_engine e = {0};
+    wl_serve_sim *s = NULL;
+    assert_int_not_equal(wl_serve_sim_create(&g, &big, WL_DT_BF16, &e, &s, &err), WL_OK);
+    assert_non_null(strstr(err.text, "does not fit"));
+    /* a request longer than the cache */
+    wl_core_model m = model_of("llama-3-8b");
+    e.gpu_memory_utilization = 0.25;
+    assert_int_equal(wl_serve_sim_create(&g, &m, WL_DT_BF16, &e, &s, &err), WL_OK);
+    assert_int_equal(wl_serve_requests_fixed(2, 100000, 100, &r, &err), WL_OK);
+    assert_int_not_equal(wl_serve_sim_check(s, r, &err), WL_OK);
+    assert_non_null(strstr(err.text, "longer than the KV cache"));
+    wl_serve_requests_free(r);
+    wl_serve_sim_free(s);
+    /* an unknown option, with a suggestion */
+    wl_serve_job *j = wl_serve_job_create();
+    assert_int_not_equal(wl_serve_job_set(j, "max_num_seq", "4", "test", &err), WL_OK);
+    assert_non_null(strstr(err.text, "max_num_seqs"));
+    wl_serve_job_free(j);
+}
+
+/* The built-in mix: its means are the preset's construction (turns 1.3:
+ * 0.3 earlier turns a request; template 29, 5 a message, users 94.9,
+ * history 269): 29 + 5 (2 x 1.3 - 1) + 1.3 x 94.9 + 0.3 x 269 = 240, and
+ * outputs ~400 (cut at 4096). */
+static void test_arena_mix(void **state)
+{
+    (void)state;
+    wl_error err = {0};
+    wl_serve_requests *r = NULL;
+    assert_int_equal(wl_serve_requests_preset("lm-arena-chat", 200000, 3, &r, &err), WL_OK);
+    double p, o;
+    wl_serve_requests_means(r, &p, &o);
+    assert_true(fabs(p / 240.0 - 1) < 0.05);
+    assert_true(fabs(o / 400.0 - 1) < 0.02);
+    wl_serve_requests_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_capture_sizes),     cmocka_unit_test(test_one_seq_equals_predict),
+        cmocka_unit_test(test_more_work_more_energy), cmocka_unit_test(test_caps_and_neighbours),
+        cmocka_unit_test(test_preemption),        cmocka_unit_test(test_tighter_slo),
+        cmocka_unit_test(test_bad_input),         cmocka_unit_test(test_arena_mix),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
