@@ -4,7 +4,6 @@
 #include "serve_internal.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,19 +93,6 @@ static int row(const wl_serve_grid *g, const point *p, wl_results_writer *w)
     return wl_results_writer_row(w, c);
 }
 
-static void say(const wl_serve_grid *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(const wl_serve_grid *g, const char *fmt, ...)
-{
-    if (!g->note)
-        return;
-    char line[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    g->note(g->user, line);
-}
-
 /* The clocks a GPU runs at: those asked for within its range, or its
  * maximum; when optimizing without a list, up to 24 of its own clocks
  * evenly spread. */
@@ -165,7 +151,8 @@ int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *er
                 wl_serve_engine_defaults(&full);
                 size_t nc = clocks_of(g, gpu, clk, cap);
                 if (nc == 0)
-                    say(g, "%s: none of the clocks asked for is in its range", gpu->id);
+                    wl_core_say(g->note, g->user, "%s: none of the clocks asked for is in its range",
+                                gpu->id);
                 size_t np = g->optimize && g->phase_clocks ? nc : 1;
                 for (size_t a = 0; a < np && !rc; a++)
                     for (size_t b = 0; b < nc && !rc; b++) {
@@ -197,7 +184,7 @@ int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *er
                     best.engine = &full;
                     rc = row(g, &best, w) ? WL_ENOMEM : WL_OK;
                 } else if (tried) {
-                    say(g, "%s, max_num_seqs %lld: no clock or power limit meets the SLO "
+                    wl_core_say(g->note, g->user, "%s, max_num_seqs %lld: no clock or power limit meets the SLO "
                            "(p90 ITL <= %g ms, p90 TTFT <= %g ms); see --all for the points",
                         g->gpus[gi].id, eng->max_num_seqs > 0 ? eng->max_num_seqs : 256,
                         g->max_itl_ms, g->max_ttft_ms);
