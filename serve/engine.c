@@ -48,7 +48,6 @@ struct wl_serve_sim {
     wl_serve_engine engine;
     wl_serve_i_costs *costs;
     long long kv_blocks;
-    double kv_gb_per_token;
 };
 
 /* The cache vLLM allocates: what gpu_memory_utilization leaves after the
@@ -68,7 +67,7 @@ static int cache_blocks(wl_serve_sim *s, wl_error *err)
     if (rc)
         return rc;
     double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads, hd = (double)m->d_model / m->heads;
-    s->kv_gb_per_token = 2.0 * m->layers * kvh * hd * wl_dtype_bytes(s->dtype) / 1e9;
+    double kv_gb_per_token = 2.0 * m->layers * kvh * hd * wl_dtype_bytes(s->dtype) / 1e9;
     double logits = (double)s->engine.max_num_seqs * m->vocab_size * 4 / 1e9;
     double used = mem.weights_gb + mem.activations_gb + mem.workspace_gb + logits;
     double avail = s->engine.gpu_memory_utilization * s->gpu.mem_capacity_gb - used;
@@ -76,7 +75,7 @@ static int cache_blocks(wl_serve_sim *s, wl_error *err)
         wl_error_set(err, s->gpu.id, 0, "mem_capacity_gb", "the GPU states no memory capacity");
         return WL_EINVAL;
     }
-    double blocks = floor(avail / (s->kv_gb_per_token * (double)s->engine.block_size));
+    double blocks = floor(avail / (kv_gb_per_token * (double)s->engine.block_size));
     if (!(blocks >= 1)) {
         wl_error_set(err, m->id, 0, "gpu_memory_utilization",
                      "%s does not fit %s for serving: %.1f GB of weights, %.1f GB of activations "
@@ -146,11 +145,6 @@ void wl_serve_sim_free(wl_serve_sim *s)
 long long wl_serve_sim_kv_tokens(const wl_serve_sim *s)
 {
     return s->kv_blocks * s->engine.block_size;
-}
-
-size_t wl_serve_sim_evaluations(const wl_serve_sim *s)
-{
-    return wl_serve_i_evaluations(s->costs);
 }
 
 int wl_serve_sim_check(const wl_serve_sim *s, const wl_serve_requests *r, wl_error *err)
@@ -286,7 +280,11 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
     double t = 0, energy = 0, w_time = 0, w_energy = 0, w_batch = 0, all_batch = 0;
     long long w_tokens = 0, all_tokens = 0;
     size_t done = 0;
+    /* the two operating points, resolved once: their cache slots and idle power */
+    size_t prefill_slot, decode_slot;
+    wl_serve_i_slots(s->costs, prefill_op, decode_op, &prefill_slot, &decode_slot);
     double idle_w = wl_core_gpu_idle_w(&s->gpu, decode_op->sm_clock_mhz);
+    double prefill_idle_w = wl_core_gpu_idle_w(&s->gpu, prefill_op->sm_clock_mhz);
     while (done < n && !rc) {
         while (next < n && S.q[next].arrival <= t)
             S.wait[S.tail++] = next++;
@@ -365,15 +363,16 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
         }
         sh.context = sh.decode ? ctx_sum / (double)sh.decode : 0;
         sh.chunk_context = sh.chunk ? cc_sum / (double)sh.chunk : 0;
-        const wl_core_op *op = sh.chunk > 0 ? prefill_op : decode_op;
+        int prefill = sh.chunk > 0;
         double dt, de;
-        if ((rc = wl_serve_i_step(s->costs, op, &sh, &dt, &de, err)))
+        if ((rc = wl_serve_i_step(s->costs, prefill ? prefill_slot : decode_slot, &sh, &dt, &de,
+                                  err)))
             break;
         if (e->async_scheduling) {
             double host = wl_core_coeffs_engine_step_us(&s->gpu.coef,
                                                         (double)(sh.decode + sh.prefills)) / 1e6;
             if (host > dt) {
-                de += wl_core_gpu_idle_w(&s->gpu, op->sm_clock_mhz) * (host - dt);
+                de += (prefill ? prefill_idle_w : idle_w) * (host - dt);
                 dt = host;
             }
         }

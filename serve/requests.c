@@ -260,13 +260,18 @@ static int mix_handler(void *user, const char *section, const char *name, const 
     return 0;
 }
 
-/* splitmix64: a seeded stream that is the same on every platform */
-static uint64_t next_u64(uint64_t *s)
+/* splitmix64's finaliser: also the step-cost cache's hash */
+uint64_t wl_serve_i_mix64(uint64_t z)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
+}
+
+/* splitmix64: a seeded stream that is the same on every platform */
+static uint64_t next_u64(uint64_t *s)
+{
+    return wl_serve_i_mix64(*s += 0x9e3779b97f4a7c15ULL);
 }
 
 double wl_serve_i_uniform(uint64_t *s)

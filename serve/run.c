@@ -132,7 +132,10 @@ int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *er
         return WL_ENOMEM;
     }
     for (size_t ei = 0; ei < g->n_engines && !rc; ei++) {
-        const wl_serve_engine *eng = &g->engines[ei];
+        /* the engine as it runs, vLLM's defaults filled in: what the rows print */
+        wl_serve_engine full = g->engines[ei];
+        wl_serve_engine_defaults(&full);
+        const wl_serve_engine *eng = &full;
         /* optimizing: the best point of each GPU id (over its power limits) */
         size_t gi = 0;
         while (gi < g->n_gpus && !rc) {
@@ -147,8 +150,6 @@ int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *er
                 wl_serve_sim *sim = NULL;
                 if ((rc = wl_serve_sim_create(gpu, g->model, g->dtype, eng, &sim, err)))
                     break;
-                wl_serve_engine full = *eng;
-                wl_serve_engine_defaults(&full);
                 size_t nc = clocks_of(g, gpu, clk, cap);
                 if (nc == 0)
                     wl_core_say(g->note, g->user, "%s: none of the clocks asked for is in its range",
@@ -156,7 +157,7 @@ int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *er
                 size_t np = g->optimize && g->phase_clocks ? nc : 1;
                 for (size_t a = 0; a < np && !rc; a++)
                     for (size_t b = 0; b < nc && !rc; b++) {
-                        point p = {.gpu = gpu, .engine = &full,
+                        point p = {.gpu = gpu, .engine = eng,
                                    .pclock = clk[g->optimize && g->phase_clocks ? a : b],
                                    .dclock = clk[b]};
                         wl_core_op po = {.sm_clock_mhz = p.pclock},
@@ -171,7 +172,6 @@ int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *er
                         if (g->optimize && p.meets &&
                             (!have || p.r.energy_per_request_j < best.r.energy_per_request_j)) {
                             best = p;
-                            best.engine = eng;
                             have = 1;
                         }
                     }
@@ -179,14 +179,11 @@ int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *er
             }
             if (!rc && g->optimize && !g->all) {
                 if (have) {
-                    wl_serve_engine full = *best.engine;
-                    wl_serve_engine_defaults(&full);
-                    best.engine = &full;
                     rc = row(g, &best, w) ? WL_ENOMEM : WL_OK;
                 } else if (tried) {
                     wl_core_say(g->note, g->user, "%s, max_num_seqs %lld: no clock or power limit meets the SLO "
                            "(p90 ITL <= %g ms, p90 TTFT <= %g ms); see --all for the points",
-                        g->gpus[gi].id, eng->max_num_seqs > 0 ? eng->max_num_seqs : 256,
+                        g->gpus[gi].id, eng->max_num_seqs,
                         g->max_itl_ms, g->max_ttft_ms);
                 }
             }

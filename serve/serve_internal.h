@@ -8,8 +8,9 @@
 
 #include "wattlas_serve.h"
 
-/* A uniform draw in (0, 1) from a splitmix64 stream. */
+/* A uniform draw in (0, 1) from a splitmix64 stream, and its mixer. */
 double wl_serve_i_uniform(uint64_t *state);
+uint64_t wl_serve_i_mix64(uint64_t z);
 
 /* One step's shape as the scheduler sees it. */
 typedef struct {
@@ -25,11 +26,13 @@ typedef struct wl_serve_i_costs wl_serve_i_costs;
 int wl_serve_i_costs_create(const wl_core_gpu *gpu, const wl_core_model *model, wl_dtype dtype,
                             const wl_serve_engine *e, wl_serve_i_costs **out);
 void wl_serve_i_costs_free(wl_serve_i_costs *c);
-/* The step's GPU time (s) and energy (J) at op (ops are told apart by their
- * clock, voltage and power limit); the engine's host step and its overlap
- * are the caller's. */
-int wl_serve_i_step(wl_serve_i_costs *c, const wl_core_op *op, const wl_serve_i_shape *sh,
+/* The cache's slots of a run's two operating points (told apart by clock,
+ * voltage and power limit), once per run: the steps then name their slot. */
+void wl_serve_i_slots(wl_serve_i_costs *c, const wl_core_op *prefill_op,
+                      const wl_core_op *decode_op, size_t *prefill_slot, size_t *decode_slot);
+/* The step's GPU time (s) and energy (J) at a slot's op; the engine's host
+ * step and its overlap are the caller's. */
+int wl_serve_i_step(wl_serve_i_costs *c, size_t slot, const wl_serve_i_shape *sh,
                     double *time_s, double *energy_j, wl_error *err);
-size_t wl_serve_i_evaluations(const wl_serve_i_costs *c);
 
 #endif

@@ -31,7 +31,7 @@ struct wl_serve_i_costs {
     wl_core_shape shape;
     wl_serve_engine engine;
     entry *tab;
-    size_t cap, n, evals;
+    size_t cap, n;
     wl_core_op ops[64];
     size_t nops;
 };
@@ -105,36 +105,43 @@ void wl_serve_i_costs_free(wl_serve_i_costs *c)
     free(c);
 }
 
-size_t wl_serve_i_evaluations(const wl_serve_i_costs *c)
+static int same_op(const wl_core_op *a, const wl_core_op *b)
 {
-    return c->evals;
+    return a->sm_clock_mhz == b->sm_clock_mhz && a->voltage_mv == b->voltage_mv &&
+           a->voltage_offset_mv == b->voltage_offset_mv &&
+           a->ignore_power_limit == b->ignore_power_limit && a->power_limit_w == b->power_limit_w;
 }
 
-static int op_slot(wl_serve_i_costs *c, const wl_core_op *op, size_t *slot)
+static int find_op(const wl_serve_i_costs *c, const wl_core_op *op, size_t *slot)
 {
     for (size_t i = 0; i < c->nops; i++)
-        if (c->ops[i].sm_clock_mhz == op->sm_clock_mhz && c->ops[i].voltage_mv == op->voltage_mv &&
-            c->ops[i].voltage_offset_mv == op->voltage_offset_mv &&
-            c->ops[i].ignore_power_limit == op->ignore_power_limit &&
-            c->ops[i].power_limit_w == op->power_limit_w) {
+        if (same_op(&c->ops[i], op)) {
             *slot = i;
-            return WL_OK;
+            return 1;
         }
-    if (c->nops == sizeof c->ops / sizeof *c->ops) { /* a long search: start over */
+    return 0;
+}
+
+void wl_serve_i_slots(wl_serve_i_costs *c, const wl_core_op *prefill_op,
+                      const wl_core_op *decode_op, size_t *prefill_slot, size_t *decode_slot)
+{
+    size_t sp, sd;
+    int need = !find_op(c, prefill_op, &sp) + !find_op(c, decode_op, &sd);
+    if (need && c->nops + 2 > sizeof c->ops / sizeof *c->ops) { /* a long search: start over */
         memset(c->tab, 0, c->cap * sizeof *c->tab);
         c->n = 0;
         c->nops = 0;
     }
-    c->ops[c->nops] = *op;
-    *slot = c->nops++;
-    return WL_OK;
-}
-
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    if (!find_op(c, prefill_op, &sp)) {
+        c->ops[c->nops] = *prefill_op;
+        sp = c->nops++;
+    }
+    if (!find_op(c, decode_op, &sd)) {
+        c->ops[c->nops] = *decode_op;
+        sd = c->nops++;
+    }
+    *prefill_slot = sp;
+    *decode_slot = sd;
 }
 
 static int grow(wl_serve_i_costs *c)
@@ -145,7 +152,7 @@ static int grow(wl_serve_i_costs *c)
         return WL_ENOMEM;
     for (size_t i = 0; i < c->cap; i++)
         if (c->tab[i].used) {
-            size_t h = (size_t)(mix64(c->tab[i].k[0] ^ mix64(c->tab[i].k[1])) & (cap - 1));
+            size_t h = (size_t)(wl_serve_i_mix64(c->tab[i].k[0] ^ wl_serve_i_mix64(c->tab[i].k[1])) & (cap - 1));
             while (t[h].used)
                 h = (h + 1) & (cap - 1);
             t[h] = c->tab[i];
@@ -165,7 +172,7 @@ static int point(wl_serve_i_costs *c, size_t slot, long long decode, long long c
     uint64_t k0 = (uint64_t)slot | (uint64_t)decode << 8 | (uint64_t)ctx << 36;
     uint64_t k1 = (uint64_t)chunk | (uint64_t)cc << 24 | (uint64_t)prefills << 48 |
                   (uint64_t)(finishing > 15 ? 15 : finishing) << 60;
-    size_t h = (size_t)(mix64(k0 ^ mix64(k1)) & (c->cap - 1));
+    size_t h = (size_t)(wl_serve_i_mix64(k0 ^ wl_serve_i_mix64(k1)) & (c->cap - 1));
     while (c->tab[h].used) {
         if (c->tab[h].k[0] == k0 && c->tab[h].k[1] == k1) {
             *time_s = c->tab[h].time_s;
@@ -195,12 +202,11 @@ static int point(wl_serve_i_costs *c, size_t slot, long long decode, long long c
             wl_error_set(err, c->model->id, 0, "step", "a step could not be evaluated");
         return rc;
     }
-    c->evals++;
     *time_s = r.time_ms / 1e3;
     *energy_j = r.energy_j;
     if (2 * (c->n + 1) > c->cap && grow(c))
         return WL_OK; /* not kept: the next ask evaluates again */
-    h = (size_t)(mix64(k0 ^ mix64(k1)) & (c->cap - 1));
+    h = (size_t)(wl_serve_i_mix64(k0 ^ wl_serve_i_mix64(k1)) & (c->cap - 1));
     while (c->tab[h].used)
         h = (h + 1) & (c->cap - 1);
     c->tab[h] = (entry){.k = {k0, k1}, .time_s = *time_s, .energy_j = *energy_j, .used = 1};
@@ -208,11 +214,9 @@ static int point(wl_serve_i_costs *c, size_t slot, long long decode, long long c
     return WL_OK;
 }
 
-int wl_serve_i_step(wl_serve_i_costs *c, const wl_core_op *op, const wl_serve_i_shape *sh,
+int wl_serve_i_step(wl_serve_i_costs *c, size_t slot, const wl_serve_i_shape *sh,
                     double *time_s, double *energy_j, wl_error *err)
 {
-    size_t slot;
-    op_slot(c, op, &slot);
     long long chunk = 0, cc = 0, pre = sh->prefills > 4095 ? 4095 : sh->prefills;
     if (sh->chunk > 0) {
         chunk = grid_value(grid_nearest((double)sh->chunk));

@@ -94,8 +94,6 @@ int wl_serve_sim_check(const wl_serve_sim *s, const wl_serve_requests *r, wl_err
 int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_op *prefill_op,
                      const wl_core_op *decode_op, wl_serve_result *res, wl_error *err);
 long long wl_serve_sim_kv_tokens(const wl_serve_sim *s);
-/* Step costs evaluated so far (cache misses), for tests and benchmarks. */
-size_t wl_serve_sim_evaluations(const wl_serve_sim *s);
 
 /* ---- a grid of runs, and clocks under an SLO ---------------------------------------- */
 
