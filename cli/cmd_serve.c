@@ -13,7 +13,9 @@ static void help(FILE *f)
 "usage: wattlas serve [--gpu LIST] [--model ID] [--dtype DT] [--clock LIST]\n"
 "                     [--set KEY=LIST] [--host ID] [--workload ID|FILE.csv]\n"
 "                     [--prompt-tokens N --output-tokens N] [--requests N] [--seed N]\n"
-"                     [--rate RPS] [--max-num-seqs LIST] [--max-num-batched-tokens N]\n"
+"                     [--rate RPS] [--temperature T] [--top-p P] [--top-k K]\n"
+"                     [--sampler native|flashinfer]\n"
+"                     [--max-num-seqs LIST] [--max-num-batched-tokens N]\n"
 "                     [--gpu-memory-utilization F] [--async-scheduling]\n"
 "                     [--optimize energy [--max-itl-ms X] [--max-ttft-ms Y]\n"
 "                      [--phase-clocks] [--all]] [-o FILE] [--format FMT] [--quiet]\n\n"
@@ -38,6 +40,12 @@ static void help(FILE *f)
 "  --requests N        how many (default: the preset's, 1024; a CSV's rows)\n"
 "  --rate RPS          Poisson arrivals at RPS requests/s (default: all at once,\n"
 "                      saturated, as the ML.ENERGY benchmark runs)\n"
+"  --temperature T --top-p P --top-k K  how requests are sampled (default: the\n"
+"                      workload preset's, lm-arena-chat: 0.8 and 0.95 as ML.ENERGY\n"
+"                      sends; greedy for fixed lengths and CSVs; temperature 0:\n"
+"                      greedy). Top-p or top-k sorts every row of logits\n"
+"                      (vLLM's PyTorch sampler), unless --sampler flashinfer\n"
+"                      (VLLM_USE_FLASHINFER_SAMPLER=1)\n"
 "  --max-num-seqs LIST  running requests at most (default 256)\n"
 "  --optimize energy   the lowest-energy clock (and cap, over --set\n"
 "                      power_limit_w) per GPU and max_num_seqs that meets the SLO:\n"
@@ -63,7 +71,8 @@ typedef struct {
 
 static const char *const valued[] = {
     "gpu", "model", "dtype", "host", "set", "clock", "workload", "requests", "prompt-tokens",
-    "output-tokens", "seed", "rate", "max-num-seqs", "max-num-batched-tokens",
+    "output-tokens", "seed", "rate", "temperature", "top-p", "top-k", "sampler",
+    "max-num-seqs", "max-num-batched-tokens",
     "gpu-memory-utilization", "optimize", "max-itl-ms", "max-ttft-ms"};
 static const char *const flags[] = {"async-scheduling", "phase-clocks", "all"};
 #define NV (sizeof valued / sizeof *valued)

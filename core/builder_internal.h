@@ -47,6 +47,7 @@ typedef struct {
     long long prompt; /* ... whose prompts are this long */
     long long padded; /* serving: tokens a step's CUDA graph computes (0: T) */
     long long head_rows; /* serving: rows through the LM head (0: b) */
+    wl_core_sampler sampler; /* serving: how the sampled rows are sampled */
     int gen;          /* 0: no cache; 1: a generation's prefill; 2: a decode step */
     long long rep;    /* launches added now stand for this many (0: 1): a block
                          of decode steps built once (build_gen.c) */

@@ -294,11 +294,9 @@ typedef struct {
     double serve_seq_us;     /* ... plus this per running sequence */
 } wl_core_host;
 
-/* The host time per kernel of a bare op in a loop: host_op_launch_us, or
- * host_launch_us where that is not stated (0). */
+/* Host time per kernel of a bare op in a loop: host_op_launch_us, else host_launch_us. */
 double wl_core_coeffs_op_launch_us(const wl_core_coeffs *c);
-/* A serving engine's host step over `seqs` running sequences, in us:
- * host_serve_step_us + host_serve_seq_us x seqs. */
+/* A serving engine's host step, us: host_serve_step_us + host_serve_seq_us x seqs. */
 double wl_core_coeffs_engine_step_us(const wl_core_coeffs *c, double seqs);
 
 /* Whether a coefficient (wl_core_coeffs member name) is a host's issue cost,
@@ -306,8 +304,7 @@ double wl_core_coeffs_engine_step_us(const wl_core_coeffs *c, double seqs);
  * host_serve_step_us, host_serve_seq_us. */
 int wl_core_coef_is_host(const char *name);
 
-/* WL_EINVAL (err names the field) unless launch_us is in (0, 10000] and
- * op_launch_us in [0, 10000]. */
+/* WL_EINVAL unless launch_us is in (0, 10000] and op_launch_us in [0, 10000]. */
 int wl_core_host_check(const wl_core_host *host, wl_error *err);
 /* Puts the host's issue cost into gpu->coef and its id into gpu->host_id;
  * nothing else of the GPU changes. */
@@ -758,8 +755,7 @@ int wl_core_model_check(const wl_core_model *m, wl_error *err);
 /* The workload of a shape as the eager framework launches it: a prefill
  * forward pass, a training step (forward, loss, backward, optimizer; see
  * core/builder.c and core/build_*.c for the kernel sequences and their
- * sources: docs/ARCHITECTURE.md says which holds what) or a
- * generation (prefill, then one decode step per further token). */
+ * sources) or a generation (prefill, then one decode step per token). */
 int wl_core_build(const wl_core_model *model, const wl_core_shape *shape,
                   wl_core_workload **out, wl_error *err);
 /* The kernels of one transformer layer only (train: its forward, backward
@@ -770,11 +766,15 @@ int wl_core_build_layer(const wl_core_model *model, const wl_core_shape *shape,
  * sequences of one token each over `context` keys on average, and `chunk`
  * prompt tokens of `prefills` requests over `chunk_context` keys (token-
  * weighted); tokens padded to `padded` (a CUDA-graph size), a graph when
- * `graph`; `sampled` rows through the LM head and sampler; the engine's
- * host step over `seqs` sequences when `host_step` (synchronous scheduling). */
+ * `graph`; `sampled` rows through the LM head and `sampler`; the engine's
+ * host step over `seqs` sequences when `host_step` (synchronous scheduling).
+ * Samplers: argmax; temperature alone; top-k/top-p by a full sort of the
+ * logits (vLLM's PyTorch path); top-k/top-p by FlashInfer's kernel. */
+typedef enum { WL_SAMPLER_GREEDY, WL_SAMPLER_RANDOM, WL_SAMPLER_SORT, WL_SAMPLER_FLASHINFER } wl_core_sampler;
 typedef struct {
     long long decode, context, chunk, chunk_context, prefills, padded, sampled, seqs;
     int graph, host_step;
+    wl_core_sampler sampler;
 } wl_core_serve_step;
 int wl_core_build_serve_step(const wl_core_model *model, const wl_core_shape *shape,
                              const wl_core_serve_step *st, wl_core_workload **out, wl_error *err);

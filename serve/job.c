@@ -21,8 +21,10 @@ struct wl_serve_job {
     size_t nset;
     long long requests, prompt_tokens, output_tokens, max_num_batched_tokens;
     double gpu_memory_utilization, rate, max_itl_ms, max_ttft_ms;
+    double temperature, top_p, top_k; /* NaN: the requests' own */
     unsigned long long seed;
-    int async_scheduling, optimize, phase_clocks, all;
+    int async_scheduling, optimize, phase_clocks, all, flashinfer;
+    wl_serve_sampling sampling; /* resolved */
     /* resolved by wl_serve_job_finish */
     wl_core_gpu *gv;
     size_t ngv;
@@ -40,6 +42,7 @@ wl_serve_job *wl_serve_job_create(void)
     if (j) {
         j->max_itl_ms = NAN;
         j->max_ttft_ms = NAN;
+        j->temperature = j->top_p = j->top_k = NAN;
     }
     return j;
 }
@@ -91,7 +94,8 @@ static int onoff(const char *v, int *out, const char *source, const char *key, w
 
 static const char *const keys[] = {
     "gpu", "model", "dtype", "host", "set", "clock", "workload", "requests", "prompt_tokens",
-    "output_tokens", "seed", "rate", "max_num_seqs", "max_num_batched_tokens",
+    "output_tokens", "seed", "rate", "temperature", "top_p", "top_k", "sampler",
+    "max_num_seqs", "max_num_batched_tokens",
     "gpu_memory_utilization", "async_scheduling", "optimize", "max_itl_ms", "max_ttft_ms",
     "phase_clocks", "all"};
 #define NKEYS (sizeof keys / sizeof *keys)
@@ -158,6 +162,20 @@ int wl_serve_job_set(wl_serve_job *j, const char *key, const char *v, const char
                 *ints[i].dst = n;
             return rc;
         }
+    if (!strcmp(key, "top_k")) {
+        int rc = wl_core_parse_int(v, 0, 1000000000, source, 0, key, &n, err);
+        if (!rc)
+            j->top_k = (double)n;
+        return rc;
+    }
+    if (!strcmp(key, "sampler")) {
+        if (strcmp(v, "native") && strcmp(v, "flashinfer")) {
+            wl_error_set(err, source, 0, key, "expected native or flashinfer, got '%.40s'", v);
+            return WL_EINVAL;
+        }
+        j->flashinfer = !strcmp(v, "flashinfer");
+        return WL_OK;
+    }
     if (!strcmp(key, "seed")) {
         int rc = wl_core_parse_int(v, 0, 4000000000000000000LL, source, 0, key, &n, err);
         if (!rc)
@@ -170,6 +188,8 @@ int wl_serve_job_set(wl_serve_job *j, const char *key, const char *v, const char
         double lo, hi;
     } reals[] = {{"rate", &j->rate, 0, 1e6},
                  {"gpu_memory_utilization", &j->gpu_memory_utilization, 0.01, 1},
+                 {"temperature", &j->temperature, 0, 100},
+                 {"top_p", &j->top_p, 1e-6, 1},
                  {"max_itl_ms", &j->max_itl_ms, 1e-3, 1e9},
                  {"max_ttft_ms", &j->max_ttft_ms, 1e-3, 1e12}};
     for (size_t i = 0; i < sizeof reals / sizeof *reals; i++)
@@ -283,6 +303,15 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
         else
             rc = wl_serve_requests_preset(w, j->requests, j->seed, &j->req, err);
     }
+    if (!rc) { /* the options' sampling over the requests' own */
+        wl_serve_requests_sampling(j->req, &j->sampling);
+        if (!isnan(j->temperature))
+            j->sampling.temperature = j->temperature;
+        if (!isnan(j->top_p))
+            j->sampling.top_p = j->top_p;
+        if (!isnan(j->top_k))
+            j->sampling.top_k = (long long)j->top_k;
+    }
     if (!rc) {
         j->neng = j->seqs.n ? j->seqs.n : 1;
         j->eng = calloc(j->neng, sizeof *j->eng);
@@ -295,7 +324,8 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
                 .max_num_seqs = j->seqs.n ? (long long)j->seqs.v[i] : 0,
                 .max_num_batched_tokens = j->max_num_batched_tokens,
                 .gpu_memory_utilization = j->gpu_memory_utilization,
-                .async_scheduling = j->async_scheduling, .rate_rps = j->rate, .seed = j->seed};
+                .async_scheduling = j->async_scheduling, .rate_rps = j->rate, .seed = j->seed,
+                .sampler = wl_serve_sampler(&j->sampling, j->flashinfer)};
     }
     if (!rc && j->clocks.n && !j->optimize) /* each clock must be some GPU's */
         for (size_t c = 0; c < j->clocks.n && !rc; c++) {
@@ -322,9 +352,19 @@ void wl_serve_job_describe(const wl_serve_job *j, char *buf, size_t n)
     double p = 0, o = 0;
     if (j->req)
         wl_serve_requests_means(j->req, &p, &o);
-    snprintf(buf, n, "%s %s, %zu requests of %s (mean prompt %.0f, output %.0f tokens), %s",
+    static const char *const how[] = {"greedy", "temperature alone", "top-k/top-p by a full sort",
+                                      "top-k/top-p by FlashInfer"};
+    const wl_serve_sampling *s = &j->sampling;
+    wl_core_sampler k = wl_serve_sampler(s, j->flashinfer);
+    char samp[128];
+    if (k == WL_SAMPLER_GREEDY)
+        snprintf(samp, sizeof samp, "greedy");
+    else
+        snprintf(samp, sizeof samp, "temperature %g, top-p %g, top-k %lld: %s", s->temperature,
+                 s->top_p, s->top_k, how[k]);
+    snprintf(buf, n, "%s %s, %zu requests of %s (mean prompt %.0f, output %.0f tokens; %s), %s",
              j->m.id, wl_dtype_name(j->dt), j->req ? wl_serve_requests_count(j->req) : 0,
-             j->req ? wl_serve_requests_name(j->req) : "", p, o,
+             j->req ? wl_serve_requests_name(j->req) : "", p, o, samp,
              j->rate > 0 ? "Poisson arrivals" : "all at once (saturated; steady-state columns)");
 }
 

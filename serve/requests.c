@@ -14,6 +14,7 @@
 struct wl_serve_requests {
     long long *prompt, *output;
     size_t n;
+    wl_serve_sampling sampling;
     char name[128];
 };
 
@@ -30,6 +31,7 @@ static int alloc(size_t n, const char *name, wl_serve_requests **out, wl_error *
         return WL_ENOMEM;
     }
     r->n = n;
+    r->sampling = (wl_serve_sampling){.temperature = 0, .top_p = 1, .top_k = 0};
     snprintf(r->name, sizeof r->name, "%s", name);
     *out = r;
     return WL_OK;
@@ -74,6 +76,20 @@ long long wl_serve_requests_longest(const wl_serve_requests *r)
         if (r->prompt[i] + r->output[i] > m)
             m = r->prompt[i] + r->output[i];
     return m;
+}
+
+void wl_serve_requests_sampling(const wl_serve_requests *r, wl_serve_sampling *out)
+{
+    *out = r->sampling;
+}
+
+wl_core_sampler wl_serve_sampler(const wl_serve_sampling *s, int flashinfer)
+{
+    if (s->temperature <= 0)
+        return WL_SAMPLER_GREEDY;
+    if (s->top_p < 1 || s->top_k > 0)
+        return flashinfer ? WL_SAMPLER_FLASHINFER : WL_SAMPLER_SORT;
+    return WL_SAMPLER_RANDOM;
 }
 
 const char *wl_serve_requests_name(const wl_serve_requests *r)
@@ -209,6 +225,7 @@ int wl_serve_requests_csv(const char *path, long long n, wl_serve_requests **out
 typedef struct {
     double requests, turns_mean, template_tokens, message_tokens;
     double user_mean, user_ratio, hist_mean, hist_ratio, out_mean, out_ratio, out_max;
+    double temperature, top_p, top_k; /* optional: greedy unless given */
     char id[64];
     int line[16];
     wl_error *err;
@@ -218,20 +235,25 @@ static const struct {
     const char *key;
     size_t off;
     double lo, hi;
+    int optional;
 } mix_keys[] = {
-    {"requests", offsetof(mix, requests), 1, (double)MAX_REQUESTS},
-    {"turns_mean", offsetof(mix, turns_mean), 1, 100},
-    {"template_tokens", offsetof(mix, template_tokens), 0, 100000},
-    {"message_tokens", offsetof(mix, message_tokens), 0, 1000},
-    {"user_tokens_mean", offsetof(mix, user_mean), 1, 1e6},
-    {"user_tokens_median_ratio", offsetof(mix, user_ratio), 0.01, 1},
-    {"history_tokens_mean", offsetof(mix, hist_mean), 1, 1e6},
-    {"history_tokens_median_ratio", offsetof(mix, hist_ratio), 0.01, 1},
-    {"output_tokens_mean", offsetof(mix, out_mean), 1, 1e6},
-    {"output_tokens_median_ratio", offsetof(mix, out_ratio), 0.01, 1},
-    {"output_tokens_max", offsetof(mix, out_max), 1, (double)WL_MAX_SEQ},
+    {"requests", offsetof(mix, requests), 1, (double)MAX_REQUESTS, 0},
+    {"turns_mean", offsetof(mix, turns_mean), 1, 100, 0},
+    {"template_tokens", offsetof(mix, template_tokens), 0, 100000, 0},
+    {"message_tokens", offsetof(mix, message_tokens), 0, 1000, 0},
+    {"user_tokens_mean", offsetof(mix, user_mean), 1, 1e6, 0},
+    {"user_tokens_median_ratio", offsetof(mix, user_ratio), 0.01, 1, 0},
+    {"history_tokens_mean", offsetof(mix, hist_mean), 1, 1e6, 0},
+    {"history_tokens_median_ratio", offsetof(mix, hist_ratio), 0.01, 1, 0},
+    {"output_tokens_mean", offsetof(mix, out_mean), 1, 1e6, 0},
+    {"output_tokens_median_ratio", offsetof(mix, out_ratio), 0.01, 1, 0},
+    {"output_tokens_max", offsetof(mix, out_max), 1, (double)WL_MAX_SEQ, 0},
+    {"temperature", offsetof(mix, temperature), 0, 100, 1},
+    {"top_p", offsetof(mix, top_p), 1e-6, 1, 1},
+    {"top_k", offsetof(mix, top_k), 0, 1e9, 1},
 };
 #define N_MIX (sizeof mix_keys / sizeof *mix_keys)
+_Static_assert(N_MIX <= 16, "mix.line holds a line for every key");
 
 static int mix_handler(void *user, const char *section, const char *name, const char *value,
                        int line)
@@ -307,10 +329,10 @@ int wl_serve_requests_preset(const char *id_or_path, long long n, unsigned long 
     int rc = wl_preset_find(WL_PRESET_WORKLOAD, id_or_path, &text, &owned, src, sizeof src, err);
     if (rc)
         return rc;
-    mix m = {.err = err};
+    mix m = {.err = err, .top_p = 1};
     rc = wl_preset_ini_parse(text, strlen(text), src, mix_handler, &m, err);
     for (size_t i = 0; !rc && i < N_MIX; i++)
-        if (!m.line[i]) {
+        if (!m.line[i] && !mix_keys[i].optional) {
             wl_error_set(err, src, 0, mix_keys[i].key, "missing in [workload]");
             rc = WL_EPARSE;
         }
@@ -323,6 +345,14 @@ int wl_serve_requests_preset(const char *id_or_path, long long n, unsigned long 
         return WL_EINVAL;
     if (alloc((size_t)n, m.id[0] ? m.id : src, out, err))
         return WL_ENOMEM;
+    if (m.top_k != floor(m.top_k)) {
+        wl_serve_requests_free(*out);
+        *out = NULL;
+        wl_error_set(err, src, m.line[N_MIX - 1], "top_k", "expected a whole number, got %g", m.top_k);
+        return WL_EINVAL;
+    }
+    (*out)->sampling = (wl_serve_sampling){
+        .temperature = m.temperature, .top_p = m.top_p, .top_k = (long long)m.top_k};
     /* Conversations of T turns, T geometric with mean turns_mean (P(T = t)
      * = p (1 - p)^(t - 1), p = 1 / turns_mean); turn t's request sends the
      * template, t user messages and t - 1 earlier responses, each message

@@ -186,7 +186,8 @@ static int point(wl_serve_i_costs *c, size_t slot, long long decode, long long c
     wl_core_serve_step st = {
         .decode = decode, .context = ctx, .chunk = chunk, .chunk_context = cc,
         .prefills = prefills, .padded = pad, .sampled = decode + finishing,
-        .seqs = decode + prefills, .graph = pad > 0, .host_step = !e->async_scheduling};
+        .seqs = decode + prefills, .graph = pad > 0, .host_step = !e->async_scheduling,
+        .sampler = e->sampler};
     wl_core_workload *wl = NULL;
     wl_core_evaluator *ev = NULL;
     wl_core_result r;

@@ -39,6 +39,18 @@ void wl_serve_requests_means(const wl_serve_requests *r, double *prompt, double 
 long long wl_serve_requests_longest(const wl_serve_requests *r);
 /* What names the requests in headers and rows ("lm-arena-chat", a file's name). */
 const char *wl_serve_requests_name(const wl_serve_requests *r);
+/* How the requests ask to be sampled (vLLM's SamplingParams): temperature 0
+ * is greedy; top_p 1 and top_k 0 filter nothing. A workload preset's
+ * temperature, top_p and top_k, else greedy. */
+typedef struct {
+    double temperature, top_p;
+    long long top_k;
+} wl_serve_sampling;
+void wl_serve_requests_sampling(const wl_serve_requests *r, wl_serve_sampling *out);
+/* The sampler a step runs for such requests: greedy, temperature alone, or
+ * top-k/top-p by vLLM's PyTorch sort, or by FlashInfer's kernel when
+ * flashinfer (VLLM_USE_FLASHINFER_SAMPLER=1; off by default until 2026). */
+wl_core_sampler wl_serve_sampler(const wl_serve_sampling *s, int flashinfer);
 
 /* ---- the engine ------------------------------------------------------------------- */
 
@@ -52,6 +64,7 @@ typedef struct {
     long long max_capture_size;       /* decode batches up to this run as CUDA
                                          graphs padded to a capture size (512) */
     int async_scheduling;             /* 1: the host's scheduling overlaps the GPU's step */
+    wl_core_sampler sampler;          /* each step's sampler (greedy: 0) */
     double rate_rps;                  /* Poisson arrivals at this rate; 0: all at once */
     unsigned long long seed;          /* the arrivals' draw */
 } wl_serve_engine;
@@ -125,9 +138,10 @@ int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *er
 /* ---- a study from options ------------------------------------------------------------
  * 'wattlas serve' and Python's wattlas.serve: keys are the CLI's option names
  * with '_' for '-' (gpu, model, dtype, host, set KEY=LIST, clock, workload,
- * requests, prompt_tokens, output_tokens, seed, rate, max_num_seqs,
- * max_num_batched_tokens, gpu_memory_utilization, async_scheduling,
- * optimize, max_itl_ms, max_ttft_ms, phase_clocks, all); values as text in
+ * requests, prompt_tokens, output_tokens, seed, rate, temperature, top_p,
+ * top_k, sampler, max_num_seqs, max_num_batched_tokens,
+ * gpu_memory_utilization, async_scheduling, optimize, max_itl_ms,
+ * max_ttft_ms, phase_clocks, all); values as text in
  * the number grammar. Unset: h100-sxm-80gb, llama-3-8b, bf16,
  * lm-arena-chat, vLLM's engine defaults, each GPU's maximum clock. */
 typedef struct wl_serve_job wl_serve_job;
