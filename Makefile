@@ -36,12 +36,12 @@ CALIB_SRC = calib/measure.c calib/params.c calib/fit.c calib/uncertainty.c calib
 SWEEP_SRC = sweep/spec.c sweep/spec_finish.c sweep/spec_gpus.c sweep/combo.c sweep/scratch.c sweep/sweep.c sweep/run.c sweep/merge.c sweep/compare.c \
             sweep/energy_check.c
 PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/schedule.c pareto/compare.c
-PLOT_SRC = plot/plot.c plot/axes.c plot/kinds.c plot/series.c plot/bars.c plot/report.c plot/report_files.c plot/report_index.c \
+PLOT_SRC = plot/plot.c plot/axes.c plot/kinds.c plot/series.c plot/bars.c plot/report.c plot/report_files.c plot/report_index.c plot/report_serve.c \
            $(sort $(wildcard plot/kinds/*.c))
 LEARN_SRC = learn/learn.c learn/data.c learn/model_file.c learn/run.c
 CLUSTER_SRC = cluster/system.c cluster/comm.c cluster/layers.c cluster/counts.c cluster/stage.c cluster/pipeline.c cluster/cluster.c cluster/config.c cluster/partition.c cluster/refine.c cluster/timeline_json.c cluster/plans.c cluster/graph.c cluster/bound.c cluster/piececache.c cluster/search.c \
               cluster/view.c
-SERVE_SRC = serve/requests.c serve/steps.c serve/engine.c serve/run.c serve/job.c
+SERVE_SRC = serve/requests.c serve/steps.c serve/engine.c serve/run.c serve/job.c serve/validate.c
 CLI_SRC = cli/main.c cli/cmd_serve.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/cmd_cluster.c cli/cmd_learn.c cli/args.c
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC) $(SERVE_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini)) $(sort $(wildcard presets/systems/*.ini)) $(sort $(wildcard presets/workloads/*.ini))
@@ -170,7 +170,8 @@ $(BUILD)/tests/test_structure: tests/test_structure.py tests/pyunit.py | $(BUILD
 	chmod +x $@
 
 # the measurement harness's tests (no GPU, no PyTorch, no extension needed)
-$(BUILD)/tests/test_measure: tests/test_measure.py tests/pyunit.py $(wildcard python/wattlas/measure*.py) $(BIN)/wattlas | $(BUILD)
+$(BUILD)/tests/test_measure: tests/test_measure.py tests/pyunit.py $(wildcard python/wattlas/measure*.py) $(BIN)/wattlas \
+        $(BUILD)/tests/test_python | $(BUILD)
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\ncd "%s" && exec %s tests/test_measure.py "$$@"\n' "$(CURDIR)" "$(PYTHON)" > $@
 	chmod +x $@

@@ -92,6 +92,21 @@ int cli_input(const char *cmd, const char *in_opt, int argc, char **argv, int fi
     return 0;
 }
 
+wl_results_format cli_format_of_path(const char *path, wl_results_format dflt)
+{
+    static const struct {
+        const char *ext;
+        wl_results_format f;
+    } by[] = {{".csv", WL_FMT_CSV}, {".ndjson", WL_FMT_NDJSON}, {".json", WL_FMT_JSON}};
+    size_t n = path ? strlen(path) : 0;
+    for (size_t i = 0; i < sizeof by / sizeof *by; i++) {
+        size_t e = strlen(by[i].ext);
+        if (n > e && !strcmp(path + n - e, by[i].ext))
+            return by[i].f;
+    }
+    return dflt;
+}
+
 int cli_rows_open(const char *cmd, const char *path, wl_results_format fmt,
                   const wl_results_col *cols, size_t n, cli_rows *r)
 {

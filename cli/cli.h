@@ -95,6 +95,9 @@ typedef struct {
     wl_results_out *out;
     wl_results_writer *w;
 } cli_rows;
+/* The format an output file's name asks for when --format is not given:
+ * .csv, .ndjson, .json; else dflt (a table for '-' and other names). */
+wl_results_format cli_format_of_path(const char *path, wl_results_format dflt);
 int cli_rows_open(const char *cmd, const char *path, wl_results_format fmt,
                   const wl_results_col *cols, size_t n, cli_rows *r);
 /* Finishes and commits (ok) or discards the output; returns the status. */

@@ -18,12 +18,18 @@ static void help(FILE *f)
 "--spec'), its Pareto fronts and the optimisation named in [report]\n"
 "(title = ..., objective = energy-within-slowdown=10 by default), and writes\n"
 "to DIR: the CSVs (sweep.csv, pareto.csv, optimal.csv, savings.csv), every\n"
-"figure as PNG and PDF with the CSV behind it, and index.md and index.html\n"
+"figure as PNG, PDF and SVG with the CSV behind it, and index.md and index.html\n"
 "with the energy-optimal clock per workload, the savings table, the figures,\n"
 "the command and the version. The report is built beside DIR and moved into\n"
 "it only when complete: a failure leaves DIR as it was. Steps are reported on\n"
 "stderr, with the sweep's progress bar on a terminal. The spec may also be\n"
 "given as the one argument.\n"
+"A serving study has a [serve] section instead: 'wattlas serve' options as\n"
+"keys (max_num_seqs = 16,64,128, clock = 990:1980:90, async_scheduling = on,\n"
+"max_itl_ms = ..., optimize = energy with all = on for meets_slo), and [report]\n"
+"title. DIR gets serve.csv, the figure serve-front (energy per output token\n"
+"against p90 ITL, a front per max_num_seqs, coloured by clock) and index.md\n"
+"and index.html with the lowest-energy point per engine.\n"
 "  --learned MODEL.json  every point is a model from 'wattlas learn' (as the\n"
 "                spec key learned = ...): a hybrid corrects the analytical\n"
 "                prediction inside its training domain; the Caveats say which\n"
@@ -74,10 +80,35 @@ static int report_parse(int argc, char **argv, report_opts *o)
     return 0;
 }
 
+/* A study with a [serve] section: the serving report. */
+static int serve_run(const report_opts *o)
+{
+    const char *cmd = "report";
+    wl_error err = {0};
+    if (o->learned)
+        return cli_usage(cmd, "--learned applies to a sweep study, not a serving one");
+    wl_plot_report_options ro = {.command = o->command, .spec_path = o->spec_path,
+                                 .step = o->quiet ? NULL : cli_note, .user = (void *)cmd};
+    wl_plot_report_stats st;
+    if (wl_plot_serve_report(o->spec_path, o->dir, &ro, &st, &err))
+        return cli_fail(cmd, &err);
+    if (!o->quiet)
+        fprintf(stderr, "wattlas report: %s/index.html and %s/index.md, %zu figures, %llu "
+                        "serving runs\n", o->dir, o->dir, st.figures, st.points);
+    return 0;
+}
+
 static int report_run(const report_opts *o)
 {
     const char *cmd = "report";
     wl_error err = {0};
+    char *text = NULL;
+    if (!wl_core_read_file(o->spec_path, &text, NULL, &err)) {
+        int serve = wl_plot_study_is_serve(text);
+        free(text);
+        if (serve)
+            return serve_run(o);
+    }
     wl_sweep_spec *spec = wl_sweep_spec_create();
     if (!spec) {
         fprintf(stderr, "wattlas report: out of memory\n");

@@ -53,6 +53,8 @@ static void help(FILE *f)
 "                      --phase-clocks: prefill steps and decode steps at separate\n"
 "                      clocks; --all: every point with meets_slo. Without --clock,\n"
 "                      24 of the GPU's clocks\n"
+"  -o FILE --format csv|ndjson|json|table  where and how (default: FILE's\n"
+"                      extension says, else a table)\n"
 "Columns: the batch, latency percentiles (ITL: the time between a request's\n"
 "tokens; TTFT: arrival to first token, queueing included), output tokens/s,\n"
 "power and energy per output token. With arrivals all at once, avg_batch, the\n"
@@ -66,7 +68,7 @@ typedef struct {
     wl_serve_job *job;
     const char *out;
     wl_results_format format;
-    int quiet;
+    int quiet, format_given;
 } serve_opts;
 
 static const char *const valued[] = {
@@ -119,7 +121,10 @@ static int serve_parse(int argc, char **argv, serve_opts *o)
         }
         switch (c) {
         case 'o': o->out = optarg; break;
-        case O_FORMAT: rc = cli_format(cmd, optarg, &o->format); break;
+        case O_FORMAT:
+            rc = cli_format(cmd, optarg, &o->format);
+            o->format_given = 1;
+            break;
         case O_QUIET: o->quiet = 1; break;
         case O_HELP: help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argc, argv); break;
@@ -127,6 +132,8 @@ static int serve_parse(int argc, char **argv, serve_opts *o)
     }
     if (!rc && optind < argc)
         rc = cli_usage(cmd, "unexpected argument '%.60s'", argv[optind]);
+    if (!o->format_given)
+        o->format = cli_format_of_path(o->out, WL_FMT_TABLE);
     return rc;
 }
 

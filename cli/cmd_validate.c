@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "../calib/wattlas_calib.h"
 #include "../learn/wattlas_learn.h"
+#include "../serve/wattlas_serve.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -56,7 +57,14 @@ static void help(FILE *f)
 "when it exists, and rows no native builder covers (a model without one, an\n"
 "fp32 row with only a bf16 trace, retyped) come from DATA/traces/. Each use is\n"
 "noted on stderr. The GPU column may name a preset by id or alias\n"
-"(\"NVIDIA A10\", \"H100-SXM5-80GB\").\n");
+"(\"NVIDIA A10\", \"H100-SXM5-80GB\").\n\n"
+"Serving rows (a CSV with max_num_seqs and energy_per_token_j columns, as\n"
+"'python3 -m wattlas.measure serve' writes): each row runs as 'wattlas serve'\n"
+"would (its model, dtype, workload or prompt_tokens/output_tokens, requests,\n"
+"seed, max_num_seqs, max_num_batched_tokens, async_scheduling, temperature,\n"
+"top_p, top_k, sm_clock_mhz, power_limit_w) and is written with\n"
+"predicted_median_itl_ms, predicted_p90_itl_ms, predicted_output_tokens_per_s,\n"
+"predicted_power_w and predicted_energy_per_token_j; stderr gets the MAPE.\n");
 }
 
 #define MAX_IDLE 16
@@ -251,8 +259,46 @@ static void summary(wl_calib_validation *v, const validate_opts *o)
                 s.coverage_pct[0], s.coverage_pct[1], s.coverage_pct[2], s.covered);
 }
 
+/* Measured serving rows (serve's columns): each simulated as wattlas serve
+ * runs it and written with its predictions; the summary's MAPE. */
+static int serve_validate(validate_opts *o)
+{
+    const char *cmd = "validate";
+    wl_error err = {0};
+    size_t nc;
+    const wl_results_col *cols = wl_serve_validate_cols(&nc);
+    cli_rows rows;
+    int rc = cli_rows_open(cmd, o->out, o->format, cols, nc, &rows);
+    if (rc)
+        return rc;
+    wl_serve_validation v;
+    int vrc = wl_serve_validate(o->path, o->v.gpu, o->v.host, rows.w, o->quiet ? NULL : cli_note,
+                                (void *)cmd, &v, &err);
+    rc = cli_rows_close(cmd, &rows, !vrc);
+    if (vrc)
+        return cli_fail(cmd, &err);
+    if (rc)
+        return rc;
+    fprintf(stderr, "\nwattlas validate: %s, serving rows (%zu, %zu scored)\n", o->path, v.rows,
+            v.scored);
+    if (!v.scored) {
+        fprintf(stderr, "wattlas validate: no row of %s could be scored\n", o->path);
+        return EXIT_RUNTIME;
+    }
+    fprintf(stderr, "MAPE: median ITL %.2f%%  power %.2f%%  energy per token %.2f%%  "
+                    "output tokens/s %.2f%%\n", v.mape_itl, v.mape_power, v.mape_energy,
+            v.mape_rate);
+    return 0;
+}
+
 static int validate_run(validate_opts *o)
 {
+    if (wl_serve_is_measurement(o->path)) {
+        if (o->learned || o->idle[0] || o->v.level > 0 || o->v.traces_dir)
+            return cli_usage("validate", "serving rows take --gpu, --host, --quiet, --format "
+                                         "and -o only");
+        return serve_validate(o);
+    }
     const char *cmd = "validate";
     wl_error err = {0};
     wl_calib_validation *v = NULL;

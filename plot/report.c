@@ -757,15 +757,6 @@ int wl_plot_report(const wl_sweep_spec *spec, const char *dir, const wl_plot_rep
         rc = study(&r, spec, dir, stats, err);
     if (rc == WL_ENOMEM)
         wl_error_set(err, dir, 0, "", "out of memory");
-    report_remove_tmp(&r); /* nothing when it was moved into place */
-    for (size_t i = 0; i < r.nfigs; i++) {
-        free(r.figs[i].base);
-        free(r.figs[i].caption);
-    }
-    free(r.figs);
-    free(r.tmp);
-    free(r.param);
-    wl_results_table_free(r.t);
-    wl_results_table_free(r.base);
+    report_free(&r);
     return rc;
 }

@@ -224,3 +224,18 @@ int report_figure_sized(report *r, const char *kind, const wl_results_table *t, 
         rc = report_add_figure(r, wl_core_strprintf("%s", base), wl_core_strprintf("%s", caption));
     return rc;
 }
+
+void report_free(report *r)
+{
+    report_remove_tmp(r); /* nothing when it was moved into place */
+    for (size_t i = 0; i < r->nfigs; i++) {
+        free(r->figs[i].base);
+        free(r->figs[i].caption);
+    }
+    free(r->figs);
+    free(r->tmp);
+    free(r->param);
+    wl_results_table_free(r->t);
+    wl_results_table_free(r->base);
+    memset(r, 0, sizeof *r);
+}

@@ -16,7 +16,7 @@
 
 /* ---- index ------------------------------------------------------------------------------ */
 
-static void html_text(FILE *f, const char *s)
+void report_html_text(FILE *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
@@ -29,7 +29,7 @@ static void html_text(FILE *f, const char *s)
     }
 }
 
-static void md_text(FILE *f, const char *s, int cell)
+void report_md_text(FILE *f, const char *s, int cell)
 {
     for (; *s; s++) {
         if (cell && *s == '/')
@@ -45,8 +45,8 @@ static void md_text(FILE *f, const char *s, int cell)
 
 static void both(FILE *md, FILE *html, const char *s, int cell)
 {
-    md_text(md, s, cell);
-    html_text(html, s);
+    report_md_text(md, s, cell);
+    report_html_text(html, s);
 }
 
 /* The fi-th '/'-separated field of a group key. */
@@ -129,7 +129,7 @@ static void choice_html_md(FILE *md, FILE *html, const choice_table *c, const re
         const char *h = wl_results_table_header(r->t, (size_t)kcol[i]);
         fprintf(md, " %s |", h);
         fputs("<th>", html);
-        html_text(html, h);
+        report_html_text(html, h);
         fputs("</th>", html);
     }
     for (int i = 0; i < 10; i++) {
@@ -263,10 +263,10 @@ static int schedule_html_md(const report *r, FILE *md, FILE *html, wl_error *err
                 v = wk;
             }
             fputc(' ', md);
-            md_text(md, v, 1);
+            report_md_text(md, v, 1);
             fputs(" |", md);
             fputs("<td>", html);
-            html_text(html, v);
+            report_html_text(html, v);
             fputs("</td>", html);
         }
         fputs("</tr>\n", html);
@@ -319,7 +319,7 @@ static void ini_value(const char *text, const char *section, const char *key, ch
 
 /* The report's time: SOURCE_DATE_EPOCH when set (reproducible builds), or
  * now, in UTC. */
-static void timestamp(char *out, size_t n)
+void report_timestamp(char *out, size_t n)
 {
     const char *sde = getenv("SOURCE_DATE_EPOCH");
     char *end = NULL;
@@ -330,25 +330,25 @@ static void timestamp(char *out, size_t n)
         snprintf(out, n, "unknown");
 }
 
-static void both_p(FILE *md, FILE *html, const char *s)
+void report_both_p(FILE *md, FILE *html, const char *s)
 {
     fputs(s, md);
     fputs("\n\n", md);
     fputs("<p>", html);
-    html_text(html, s);
+    report_html_text(html, s);
     fputs("</p>\n", html);
 }
 
 /* One list item in both documents (the html list is opened by the caller). */
-static void both_li(FILE *md, FILE *html, const char *s)
+void report_both_li(FILE *md, FILE *html, const char *s)
 {
     fprintf(md, "- %s\n", s);
     fputs("<li>", html);
-    html_text(html, s);
+    report_html_text(html, s);
     fputs("</li>\n", html);
 }
 
-static void section(FILE *md, FILE *html, const char *id, const char *name)
+void report_section(FILE *md, FILE *html, const char *id, const char *name)
 {
     fprintf(md, "\n## %s\n\n", name);
     fprintf(html, "<h2 id=\"%s\">%s</h2>\n", id, name);
@@ -366,7 +366,7 @@ static void headline(FILE *md, FILE *html, const report *r, const choice_table *
     unsigned char *done = calloc(ng + 1, 1);
     fprintf(md, "At the objective `%s`, against running at the maximum clock:\n\n", objective);
     fputs("<p>At the objective <code>", html);
-    html_text(html, objective);
+    report_html_text(html, objective);
     fputs("</code>, against running at the maximum clock:</p>\n<ul>\n", html);
     wl_results_cell row[WL_PARETO_KEYED_MAX];
     for (size_t g = 0; sv && done && g < ng; g++) {
@@ -411,7 +411,7 @@ static void headline(FILE *md, FILE *html, const report *r, const choice_table *
             snprintf(line, sizeof line, "%s, %s: no point meets the objective", gv, dv);
         fprintf(md, "- **%s**\n", line);
         fputs("<li><b>", html);
-        html_text(html, line);
+        report_html_text(html, line);
         fputs("</b></li>\n", html);
     }
     fputs("\n", md);
@@ -426,7 +426,7 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* Every file of the report, linked (the index itself aside). */
-static int file_links(FILE *md, FILE *html, const report *r)
+int report_file_links(FILE *md, FILE *html, const report *r)
 {
     DIR *d = opendir(r->tmp);
     if (!d)
@@ -468,42 +468,63 @@ static int file_links(FILE *md, FILE *html, const report *r)
     return rc;
 }
 
+/* The title in both documents, and the html head and style. */
+void report_index_head(FILE *md, FILE *html, const char *title)
+{
+    fputs("# ", md);
+    report_md_text(md, title, 0);
+    fputs("\n\n", md);
+    fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>", html);
+    report_html_text(html, title);
+    /* cells keep to one line; a table wider than the page scrolls
+     * sideways rather than wrapping its numbers */
+    fputs("</title>\n<style>body{font-family:'DejaVu Sans',sans-serif;max-width:80em;"
+          "margin:2em auto;padding:0 1em}table{border-collapse:collapse;font-size:85%;"
+          "display:block;overflow-x:auto;max-width:100%}td,th{border:1px "
+          "solid #ccc;padding:2px 6px;text-align:right;white-space:nowrap}"
+          "img{max-width:100%}"
+          "pre{background:#f6f6f6;padding:0.5em}</style></head><body>\n<h1>", html);
+    report_html_text(html, title);
+    fputs("</h1>\n", html);
+}
+
+/* Every figure recorded, with its caption and its PDF, SVG and data. */
+void report_index_figures(FILE *md, FILE *html, const report *r)
+{
+    for (size_t i = 0; i < r->nfigs; i++) {
+        const figure_rec *f = &r->figs[i];
+        fprintf(md, "![Figure %zu](%s.png)\n\n*Figure %zu. ", i + 1, f->base, i + 1);
+        report_md_text(md, f->caption, 0);
+        fprintf(md, "* ([PDF](%s.pdf), [SVG](%s.svg), [data](%s.csv))\n\n", f->base, f->base,
+                f->base);
+        fprintf(html, "<figure><img src=\"%s.png\" alt=\"Figure %zu\"><figcaption>Figure %zu. ",
+                f->base, i + 1, i + 1);
+        report_html_text(html, f->caption);
+        fprintf(html, " (<a href=\"%s.pdf\">PDF</a>, <a href=\"%s.svg\">SVG</a>, "
+                      "<a href=\"%s.csv\">data</a>)</figcaption></figure>\n",
+                f->base, f->base, f->base);
+    }
+}
+
 int wl_plot_report_index(report *r, const wl_sweep_spec *spec, const char *title,
                          const char *objective, unsigned long long points,
                          const choice_table *opt, const choice_table *sav, int sched,
                          wl_error *err)
 {
-    char *pm = in_tmp(r, "index.md"), *ph = in_tmp(r, "index.html");
     wl_results_out *omd = NULL, *oh = NULL;
-    int rc = pm && ph ? wl_results_out_open(pm, &omd, err) : WL_ENOMEM;
-    if (!rc)
-        rc = wl_results_out_open(ph, &oh, err);
+    int rc = report_index_open(r, &omd, &oh, err);
     if (!rc) {
         FILE *md = wl_results_out_stream(omd), *html = wl_results_out_stream(oh);
         const char *cmd = r->o->command ? r->o->command : "wattlas report";
         const char *spec_path = r->o->spec_path ? r->o->spec_path : "";
         char when[64];
-        timestamp(when, sizeof when);
-        fputs("# ", md);
-        md_text(md, title, 0);
-        fputs("\n\n", md);
-        fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>", html);
-        html_text(html, title);
-        /* cells keep to one line; a table wider than the page scrolls
-         * sideways rather than wrapping its numbers */
-        fputs("</title>\n<style>body{font-family:'DejaVu Sans',sans-serif;max-width:80em;"
-              "margin:2em auto;padding:0 1em}table{border-collapse:collapse;font-size:85%;"
-              "display:block;overflow-x:auto;max-width:100%}td,th{border:1px "
-              "solid #ccc;padding:2px 6px;text-align:right;white-space:nowrap}"
-              "img{max-width:100%}"
-              "pre{background:#f6f6f6;padding:0.5em}</style></head><body>\n<h1>", html);
-        html_text(html, title);
-        fputs("</h1>\n", html);
+        report_timestamp(when, sizeof when);
+        report_index_head(md, html, title);
         char line[600];
         snprintf(line, sizeof line, "Predicted by wattlas %s (commit %s) on %s: %llu operating "
                  "points (sweep.csv). Predictions, not measurements; see Caveats.",
                  WL_VERSION, wl_core_build_commit(), when, points);
-        both_p(md, html, line);
+        report_both_p(md, html, line);
         headline(md, html, r, sav, objective);
         /* contents */
         static const char *const toc[][2] = {
@@ -520,41 +541,29 @@ int wl_plot_report_index(report *r, const wl_sweep_spec *spec, const char *title
         }
         fputs("\n\n", md);
         fputs("</p>\n", html);
-        section(md, html, "figures", "Figures");
-        for (size_t i = 0; i < r->nfigs; i++) {
-            const figure_rec *f = &r->figs[i];
-            fprintf(md, "![Figure %zu](%s.png)\n\n*Figure %zu. ", i + 1, f->base, i + 1);
-            md_text(md, f->caption, 0);
-            fprintf(md, "* ([PDF](%s.pdf), [SVG](%s.svg), [data](%s.csv))\n\n", f->base, f->base,
-                    f->base);
-            fprintf(html, "<figure><img src=\"%s.png\" alt=\"Figure %zu\"><figcaption>Figure %zu. ",
-                    f->base, i + 1, i + 1);
-            html_text(html, f->caption);
-            fprintf(html, " (<a href=\"%s.pdf\">PDF</a>, <a href=\"%s.svg\">SVG</a>, "
-                          "<a href=\"%s.csv\">data</a>)</figcaption></figure>\n",
-                    f->base, f->base, f->base);
-        }
+        report_section(md, html, "figures", "Figures");
+        report_index_figures(md, html, r);
         if (r->omitted) {
             snprintf(line, sizeof line, "%zu more energy-vs-clock figures were left out; "
                      "sweep.csv has every point.", r->omitted);
-            both_p(md, html, line);
+            report_both_p(md, html, line);
         }
-        section(md, html, "optimal", "Energy-optimal SM clock per workload");
+        report_section(md, html, "optimal", "Energy-optimal SM clock per workload");
         size_t unfit = wl_pareto_set_unfit(opt->set);
         if (unfit) {
             snprintf(line, sizeof line, "%zu points need more memory than their GPU has (fits = 0 "
                      "in sweep.csv) and are left out of the tables.", unfit);
-            both_p(md, html, line);
+            report_both_p(md, html, line);
         }
         choice_html_md(md, html, opt, r);
-        section(md, html, "savings", "Savings at the chosen clock");
+        report_section(md, html, "savings", "Savings at the chosen clock");
         snprintf(line, sizeof line, "The clock the objective %s chooses, against the maximum "
                  "clock that can run (savings.csv).", objective);
-        both_p(md, html, line);
+        report_both_p(md, html, line);
         choice_html_md(md, html, sav, r);
         if (sched)
             rc = schedule_html_md(r, md, html, err);
-        section(md, html, "caveats", "Caveats");
+        report_section(md, html, "caveats", "Caveats");
         fputs("<ul>\n", html);
         size_t ngpu = wl_sweep_spec_axis_count(spec, "gpu");
         for (size_t i = 0; i < ngpu; i++) {
@@ -587,7 +596,7 @@ int wl_plot_report_index(report *r, const wl_sweep_spec *spec, const char *title
             else
                 snprintf(line, sizeof line, "%s: coefficients %s.", g->id,
                          g->coef_source[0] ? g->coef_source : "as its preset gives them");
-            both_li(md, html, line);
+            report_both_li(md, html, line);
         }
         wl_learn_use lu;
         if (wl_sweep_spec_learned(spec, &lu)) {
@@ -596,7 +605,7 @@ int wl_plot_report_index(report *r, const wl_sweep_spec *spec, const char *title
             snprintf(line, sizeof line, "Every point is the learned model's: %s. %llu of %llu "
                      "points lie outside its training domain; %s.", what, r->learned_outside,
                      points, wl_learn_outside_note(lu.model));
-            both_li(md, html, line);
+            report_both_li(md, html, line);
         }
         static const char *const general[] = {
             "Launch-bound workloads (small batch and sequence) are paced by the host; their "
@@ -610,14 +619,14 @@ int wl_plot_report_index(report *r, const wl_sweep_spec *spec, const char *title
             "--board same says the preset was calibrated on the very board; 'wattlas "
             "calibrate' on your own measurements gives your board's figures."};
         for (size_t i = 0; i < sizeof general / sizeof *general; i++) {
-            both_li(md, html, general[i]);
+            report_both_li(md, html, general[i]);
         }
         fputs("</ul>\n", html);
-        section(md, html, "provenance", "Provenance");
+        report_section(md, html, "provenance", "Provenance");
         fprintf(md, "- command: `%s`\n- wattlas %s, commit %s\n- generated %s\n", cmd, WL_VERSION,
                 wl_core_build_commit(), when);
         fputs("<ul><li>command: <code>", html);
-        html_text(html, cmd);
+        report_html_text(html, cmd);
         fprintf(html, "</code></li><li>wattlas %s, commit %s</li><li>generated %s</li>\n",
                 WL_VERSION, wl_core_build_commit(), when);
         for (size_t i = 0; i < ngpu; i++) {
@@ -638,7 +647,7 @@ int wl_plot_report_index(report *r, const wl_sweep_spec *spec, const char *title
                      g->id, text ? "fnv1a64:" : "(a file) ",
                      text ? (unsigned long long)text_hash(text) : 0ULL,
                      calib[0] ? calib : "none", hash[0] ? ", fitted on " : "", hash);
-            both_li(md, html, line);
+            report_both_li(md, html, line);
         }
         int mc = wl_results_table_col(r->t, "model");
         size_t idx[64];
@@ -651,7 +660,7 @@ int wl_plot_report_index(report *r, const wl_sweep_spec *spec, const char *title
                          (unsigned long long)text_hash(text));
             else
                 snprintf(line, sizeof line, "model %s: not a built-in preset", id);
-            both_li(md, html, line);
+            report_both_li(md, html, line);
         }
         fputs("</ul>\n", html);
         /* the study file itself */
@@ -661,32 +670,50 @@ int wl_plot_report_index(report *r, const wl_sweep_spec *spec, const char *title
             fprintf(md, "\nThe study file, `%s`:\n\n```ini\n%s%s```\n", spec_path, spec_text,
                     spec_text[0] && spec_text[strlen(spec_text) - 1] == '\n' ? "" : "\n");
             fputs("<p>The study file, <code>", html);
-            html_text(html, spec_path);
+            report_html_text(html, spec_path);
             fputs("</code>:</p>\n<pre>", html);
-            html_text(html, spec_text);
+            report_html_text(html, spec_text);
             fputs("</pre>\n", html);
         } else {
-            both_p(md, html, "The study was given without a file (no spec to show).");
+            report_both_p(md, html, "The study was given without a file (no spec to show).");
         }
         free(spec_text);
-        section(md, html, "files", "Files");
-        both_p(md, html, "sweep.csv has every point, pareto.csv the non-dominated ones, "
+        report_section(md, html, "files", "Files");
+        report_both_p(md, html, "sweep.csv has every point, pareto.csv the non-dominated ones, "
                          "optimal.csv the least energy per workload, savings.csv the chosen "
                          "clocks; each figure has its data beside it.");
         if (!rc)
-            rc = file_links(md, html, r);
-        fputs("</body></html>\n", html);
-        if (!rc)
-            rc = wl_results_out_commit(omd, err);
-        omd = NULL;
-        if (!rc)
-            rc = wl_results_out_commit(oh, err);
-        oh = NULL;
+            rc = report_file_links(md, html, r);
+        rc = report_index_close(omd, oh, rc, err);
     }
-    wl_results_out_abort(omd);
-    wl_results_out_abort(oh);
+    return rc;
+}
+
+int report_index_open(const report *r, wl_results_out **md, wl_results_out **html, wl_error *err)
+{
+    char *pm = in_tmp(r, "index.md"), *ph = in_tmp(r, "index.html");
+    *md = *html = NULL;
+    int rc = pm && ph ? wl_results_out_open(pm, md, err) : WL_ENOMEM;
+    if (!rc && (rc = wl_results_out_open(ph, html, err))) {
+        wl_results_out_abort(*md);
+        *md = NULL;
+    }
     free(pm);
     free(ph);
+    return rc;
+}
+
+int report_index_close(wl_results_out *md, wl_results_out *html, int rc, wl_error *err)
+{
+    fputs("</body></html>\n", wl_results_out_stream(html));
+    if (!rc)
+        rc = wl_results_out_commit(md, err);
+    else
+        wl_results_out_abort(md);
+    if (!rc)
+        rc = wl_results_out_commit(html, err);
+    else
+        wl_results_out_abort(html);
     return rc;
 }
 

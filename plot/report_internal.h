@@ -42,6 +42,12 @@ static inline char *in_tmp(const report *r, const char *name)
 int report_make_tmp(report *r, const char *dir, wl_error *err);
 void report_remove_tmp(report *r);
 int report_commit_tmp(report *r, const char *dir, wl_error *err);
+/* What a report holds, its temporary directory removed if still there. */
+void report_free(report *r);
+/* index.md and index.html opened in the temporary directory; closed with
+ * the html's end and moved into place unless rc (else dropped). */
+int report_index_open(const report *r, wl_results_out **md, wl_results_out **html, wl_error *err);
+int report_index_close(wl_results_out *md, wl_results_out *html, int rc, wl_error *err);
 /* A table as NAME (a CSV) in the temporary directory. */
 int report_write_table(const report *r, const wl_results_table *t, const char *name,
                        wl_error *err);
@@ -59,6 +65,20 @@ int report_figure(report *r, const char *kind, const wl_results_table *t, const 
 int report_figure_sized(report *r, const char *kind, const wl_results_table *t,
                         const char *base, const char *caption, const wl_plot_kind_options *k,
                         int log, double height_in, wl_error *err);
+
+/* report_index.c's writers, which a serving study's index shares: text
+ * escaped for html and markdown, a paragraph, a list item, a section, the
+ * title and html head, the figures recorded, the files in the directory,
+ * and the time (SOURCE_DATE_EPOCH when set). */
+void report_html_text(FILE *f, const char *s);
+void report_md_text(FILE *f, const char *s, int cell);
+void report_both_p(FILE *md, FILE *html, const char *s);
+void report_both_li(FILE *md, FILE *html, const char *s);
+void report_section(FILE *md, FILE *html, const char *id, const char *name);
+void report_index_head(FILE *md, FILE *html, const char *title);
+void report_index_figures(FILE *md, FILE *html, const report *r);
+int report_file_links(FILE *md, FILE *html, const report *r);
+void report_timestamp(char *out, size_t n);
 
 /* index.md and index.html of the study: the headline, the chosen points,
  * schedules, caveats, provenance and the files, in the temporary directory. */

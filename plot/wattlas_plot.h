@@ -187,6 +187,19 @@ typedef struct {
 int wl_plot_report(const wl_sweep_spec *spec, const char *dir, const wl_plot_report_options *o,
                    wl_plot_report_stats *stats, wl_error *err);
 
+/* Whether a study file's text is a serving study: a [serve] section. */
+int wl_plot_study_is_serve(const char *text);
+/* A serving study: [serve] holds wattlas serve's options ('-' or '_' in
+ * the keys: max_num_seqs = 16,64,128, clock = 990:1980:90, ...), [report]
+ * its title. dir gets serve.csv, the figure serve-front (energy per output
+ * token against p90 ITL, a front per max_num_seqs, points coloured by the
+ * clock; a panel per GPU) as PNG, PDF and SVG beside its CSV, and
+ * index.md/index.html with the lowest-energy point per engine; built
+ * beside dir and moved in when complete, as wl_plot_report. */
+int wl_plot_serve_report(const char *study_path, const char *dir,
+                         const wl_plot_report_options *o, wl_plot_report_stats *stats,
+                         wl_error *err);
+
 /* Round tick positions in [lo, hi]: multiples of 1, 2, 2.5 or 5 x 10^n,
  * between 4 (or max_ticks, if less) and max_ticks of them when such a step
  * exists, as near 5 as can be; returns their count (at most max_ticks + 2). */

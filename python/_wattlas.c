@@ -23,6 +23,7 @@ static PyMethodDef methods[] = {
     {"_energy_check", wl_py_energy_check, METH_VARARGS,
      "_energy_check(gpu, dtypes, fmt) -> str"},
     {"_serve", wl_py_serve, METH_VARARGS, "_serve(items, fmt) -> str"},
+    {"_serve_requests", wl_py_serve_requests, METH_VARARGS, "_serve_requests(items) -> dict"},
     {"_merge", wl_py_merge, METH_VARARGS, "_merge(paths, out) -> str or None"},
     {"_derive_vf", wl_py_derive_vf, METH_VARARGS, "_derive_vf(idle_csv, step_mhz) -> str"},
     {"_select", wl_py_select, METH_VARARGS,

@@ -480,15 +480,10 @@ PyObject *wl_py_derive_vf(PyObject *self, PyObject *args)
 }
 
 
-/* _serve(items, fmt) -> str: a serving study (items: (key, value) text
- * pairs, wattlas serve's options with '_' for '-'), its rows as fmt. */
-PyObject *wl_py_serve(PyObject *self, PyObject *args)
+/* A finished serving job from (key, value) text pairs; NULL with the
+ * Python exception set. */
+static wl_serve_job *serve_job_of(PyObject *items)
 {
-    (void)self;
-    PyObject *items;
-    const char *fmt;
-    if (!PyArg_ParseTuple(args, "Os", &items, &fmt))
-        return NULL;
     PyObject *seq = PySequence_Fast(items, "items: expected a list of (key, value)");
     if (!seq)
         return NULL;
@@ -509,8 +504,62 @@ PyObject *wl_py_serve(PyObject *self, PyObject *args)
         rc = wl_serve_job_finish(j, &err);
     if (rc) {
         wl_serve_job_free(j);
-        return rc == WL_ENOMEM && !err.text[0] ? PyErr_NoMemory() : wl_py_raise(rc, &err);
+        if (rc == WL_ENOMEM && !err.text[0])
+            PyErr_NoMemory();
+        else
+            wl_py_raise(rc, &err);
+        return NULL;
     }
+    return j;
+}
+
+/* _serve_requests(items) -> {name, prompt_tokens, output_tokens, temperature,
+ * top_p, top_k}: the requests a serving study sends, as lists, and how they
+ * ask to be sampled (what python3 -m wattlas.measure serve replays). */
+PyObject *wl_py_serve_requests(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *items;
+    if (!PyArg_ParseTuple(args, "O", &items))
+        return NULL;
+    wl_serve_job *j = serve_job_of(items);
+    if (!j)
+        return NULL;
+    const wl_serve_requests *r = wl_serve_job_requests(j);
+    wl_serve_sampling smp;
+    wl_serve_job_sampling(j, &smp);
+    size_t n = wl_serve_requests_count(r);
+    PyObject *p = PyList_New((Py_ssize_t)n), *o = PyList_New((Py_ssize_t)n), *out = NULL;
+    for (size_t i = 0; p && o && i < n; i++) {
+        long long a, b;
+        wl_serve_requests_get(r, i, &a, &b);
+        PyList_SET_ITEM(p, (Py_ssize_t)i, PyLong_FromLongLong(a));
+        PyList_SET_ITEM(o, (Py_ssize_t)i, PyLong_FromLongLong(b));
+    }
+    if (p && o && !PyErr_Occurred())
+        out = Py_BuildValue("{s:s,s:O,s:O,s:d,s:d,s:L}", "name", wl_serve_requests_name(r),
+                            "prompt_tokens", p, "output_tokens", o, "temperature",
+                            smp.temperature, "top_p", smp.top_p, "top_k", smp.top_k);
+    Py_XDECREF(p);
+    Py_XDECREF(o);
+    wl_serve_job_free(j);
+    return out;
+}
+
+/* _serve(items, fmt) -> str: a serving study (items: (key, value) text
+ * pairs, wattlas serve's options with '_' for '-'), its rows as fmt. */
+PyObject *wl_py_serve(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *items;
+    const char *fmt;
+    if (!PyArg_ParseTuple(args, "Os", &items, &fmt))
+        return NULL;
+    wl_serve_job *j = serve_job_of(items);
+    if (!j)
+        return NULL;
+    wl_error err = {0};
+    int rc;
     size_t nc;
     const wl_results_col *cols = wl_serve_cols(&nc);
     wl_py_collect c = {0};

@@ -59,6 +59,7 @@ PyObject *wl_py_validate(PyObject *self, PyObject *args);
 PyObject *wl_py_energy_check(PyObject *self, PyObject *args);
 PyObject *wl_py_merge(PyObject *self, PyObject *args);
 PyObject *wl_py_derive_vf(PyObject *self, PyObject *args);
+PyObject *wl_py_serve_requests(PyObject *self, PyObject *args);
 PyObject *wl_py_serve(PyObject *self, PyObject *args);
 
 #endif

@@ -384,3 +384,43 @@ int wl_serve_job_run(wl_serve_job *j, wl_results_writer *w, void (*note)(void *,
                        .all = j->all, .note = note, .user = user};
     return wl_serve_grid_run(&g, w, err);
 }
+
+int wl_serve_job_result(wl_serve_job *j, wl_serve_result *res, wl_error *err)
+{
+    if (!j->finished) {
+        int rc = wl_serve_job_finish(j, err);
+        if (rc)
+            return rc;
+    }
+    if (j->ngv != 1 || j->neng != 1 || j->clocks.n > 1 || j->optimize) {
+        wl_error_set(err, "serve", 0, "", "one run needs one GPU, one max_num_seqs and one clock");
+        return WL_EINVAL;
+    }
+    const wl_core_gpu *g = &j->gv[0];
+    double clock = j->clocks.n ? j->clocks.v[0] : g->sm_clock_max_mhz;
+    if (!wl_core_gpu_clock_in_range(g, clock)) {
+        wl_error_set(err, "serve", 0, "clock", "%g MHz is outside %s's clock range", clock, g->id);
+        return WL_EINVAL;
+    }
+    wl_serve_engine e = j->eng[0];
+    wl_serve_engine_defaults(&e);
+    wl_serve_sim *sim = NULL;
+    int rc = wl_serve_sim_create(g, &j->m, j->dt, &e, &sim, err);
+    if (!rc)
+        rc = wl_serve_sim_check(sim, j->req, err);
+    wl_core_op op = {.sm_clock_mhz = clock};
+    if (!rc)
+        rc = wl_serve_sim_run(sim, j->req, &op, &op, res, err);
+    wl_serve_sim_free(sim);
+    return rc;
+}
+
+const wl_serve_requests *wl_serve_job_requests(const wl_serve_job *j)
+{
+    return j->req;
+}
+
+void wl_serve_job_sampling(const wl_serve_job *j, wl_serve_sampling *out)
+{
+    *out = j->sampling;
+}

@@ -181,10 +181,15 @@ int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *er
                 if (have) {
                     rc = row(g, &best, w) ? WL_ENOMEM : WL_OK;
                 } else if (tried) {
-                    wl_core_say(g->note, g->user, "%s, max_num_seqs %lld: no clock or power limit meets the SLO "
-                           "(p90 ITL <= %g ms, p90 TTFT <= %g ms); see --all for the points",
-                        g->gpus[gi].id, eng->max_num_seqs,
-                        g->max_itl_ms, g->max_ttft_ms);
+                    char slo[96], itl[40] = "", ttft[40] = "";
+                    if (!isnan(g->max_itl_ms))
+                        snprintf(itl, sizeof itl, "p90 ITL <= %g ms", g->max_itl_ms);
+                    if (!isnan(g->max_ttft_ms))
+                        snprintf(ttft, sizeof ttft, "p90 TTFT <= %g ms", g->max_ttft_ms);
+                    snprintf(slo, sizeof slo, "%s%s%s", itl, itl[0] && ttft[0] ? ", " : "", ttft);
+                    wl_core_say(g->note, g->user, "%s, max_num_seqs %lld: no clock or power "
+                                "limit meets the SLO (%s); see --all for the points",
+                                g->gpus[gi].id, eng->max_num_seqs, slo);
                 }
             }
             gi = gj;

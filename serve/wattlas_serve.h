@@ -151,9 +151,33 @@ int wl_serve_job_set(wl_serve_job *j, const char *key, const char *value, const 
                      wl_error *err);
 /* Resolves presets and requests (run calls it when not called). */
 int wl_serve_job_finish(wl_serve_job *j, wl_error *err);
+/* The requests and their sampling, once finished. */
+const wl_serve_requests *wl_serve_job_requests(const wl_serve_job *j);
+void wl_serve_job_sampling(const wl_serve_job *j, wl_serve_sampling *out);
 /* One line saying what runs, for headers. */
 void wl_serve_job_describe(const wl_serve_job *j, char *buf, size_t n);
 int wl_serve_job_run(wl_serve_job *j, wl_results_writer *w, void (*note)(void *, const char *),
                      void *user, wl_error *err);
+/* A job of one GPU, one max_num_seqs and at most one clock (its maximum
+ * when none) run once, its result in res. */
+int wl_serve_job_result(wl_serve_job *j, wl_serve_result *res, wl_error *err);
+
+/* ---- scoring measured serving rows ---------------------------------------------------
+ * A CSV with serve's columns (python3 -m wattlas.measure serve writes
+ * them): per row gpu, model, dtype, max_num_seqs, sm_clock_mhz, and the
+ * requests (workload, or prompt_tokens and output_tokens; requests, seed),
+ * optionally max_num_batched_tokens, async_scheduling, temperature, top_p,
+ * top_k, power_limit_w; measured median_itl_ms, p90_itl_ms, power_w,
+ * energy_per_token_j, output_tokens_per_s. Each row is simulated on its
+ * GPU's preset (or gpu, when given) and written with its predictions. */
+int wl_serve_is_measurement(const char *path);
+const wl_results_col *wl_serve_validate_cols(size_t *n);
+typedef struct {
+    size_t rows, scored;
+    double mape_itl, mape_power, mape_energy, mape_rate; /* percent over the scored rows */
+} wl_serve_validation;
+int wl_serve_validate(const char *path, const char *gpu, const char *host, wl_results_writer *w,
+                      void (*note)(void *, const char *), void *user, wl_serve_validation *out,
+                      wl_error *err);
 
 #endif

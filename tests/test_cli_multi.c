@@ -2,6 +2,7 @@
  * by side, the MPI sweep, training and decode commands. Every command runs
  * in this test's own temporary directory. */
 #include "test_cli.h"
+#include "../results/wattlas_results.h"
 
 static void test_cluster_cmd(void **state)
 {
@@ -575,6 +576,105 @@ static void test_compare_trace(void **state)
     }
 }
 
+/* A serving study through report: serve.csv, the figure and an index whose
+ * best points are the least energy per token of each max_num_seqs in
+ * serve.csv, with the saving against that engine's highest clock; serve's
+ * -o FILE.csv writes CSV; a bad key names the study file and its line. */
+static void test_serve_report(void **state)
+{
+    (void)state;
+    test_write_file("serve.ini", "[report]\ntitle = Serving <study>\n[serve]\n"
+                                 "max-num-seqs = 8,16\nclock = 990,1980\nrequests = 96\n"
+                                 "async_scheduling = on\n");
+    assert_int_equal(run("report serve.ini -o srep --quiet"), 0);
+    const char *const files[] = {"index.md", "index.html", "serve.csv", "serve-front.csv",
+                                 "serve-front.png", "serve-front.pdf", "serve-front.svg"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char p[64];
+        snprintf(p, sizeof p, "srep/%s", files[i]);
+        if (access(p, F_OK))
+            fail_msg("report did not write %s", files[i]);
+    }
+    wl_results_table *t = NULL;
+    wl_error err = {0};
+    assert_int_equal(wl_results_table_load("srep/serve.csv", &t, &err), WL_OK);
+    assert_int_equal(wl_results_table_rows(t), 4);
+    static char md[1 << 16];
+    slurp("srep/index.md", md, sizeof md);
+    assert_non_null(strstr(md, "# Serving <study>"));
+    int sc = wl_results_table_col(t, "max_num_seqs"), cc = wl_results_table_col(t, "sm_clock_mhz"),
+        ec = wl_results_table_col(t, "energy_per_token_j");
+    for (int seqs = 8; seqs <= 16; seqs *= 2) {
+        double emin = INFINITY, etop = NAN;
+        const char *best = NULL;
+        for (size_t r = 0; r < 4; r++) {
+            double s, c, e;
+            assert_int_equal(wl_results_table_num(t, r, sc, &s, &err), WL_OK);
+            assert_int_equal(wl_results_table_num(t, r, cc, &c, &err), WL_OK);
+            assert_int_equal(wl_results_table_num(t, r, ec, &e, &err), WL_OK);
+            if ((int)s != seqs)
+                continue;
+            if (c == 1980)
+                etop = e;
+            if (e < emin) {
+                emin = e;
+                best = wl_results_table_cell(t, r, ec);
+            }
+        }
+        char row[200];
+        snprintf(row, sizeof row, "| %d | ", seqs);
+        const char *at = strstr(md, row);
+        assert_non_null(at);
+        const char *eol = strchr(at, '\n');
+        char line[400];
+        snprintf(line, sizeof line, "%.*s", (int)(eol - at), at);
+        assert_non_null(strstr(line, best));
+        char saved[32];
+        snprintf(saved, sizeof saved, "%.1f%%", (1 - emin / etop) * 100);
+        assert_non_null(strstr(line, saved));
+    }
+    wl_results_table_free(t);
+    /* -o FILE.csv is CSV without --format */
+    assert_int_equal(run("serve --prompt-tokens 64 --output-tokens 16 --requests 8 -o s.csv --quiet"), 0);
+    slurp("s.csv", md, sizeof md);
+    assert_true(!strncmp(md, "gpu,model,", 10));
+    /* bad input: the file, the line, the key; nothing written */
+    test_write_file("bad.ini", "[serve]\nmax_num_seqs = 8\nmax-num-sqes = 4\n");
+    assert_int_equal(run("report bad.ini -o brep --quiet"), 1);
+    assert_non_null(strstr(err_buf, "bad.ini:3"));
+    assert_non_null(strstr(err_buf, "max_num_seqs"));
+    assert_int_not_equal(access("brep", F_OK), 0);
+    test_write_file("bad2.ini", "[serve]\nmax_num_seqs = 0\n[sweep]\nmodel = gpt2\n");
+    assert_int_equal(run("report bad2.ini -o brep --quiet"), 1);
+    assert_non_null(strstr(err_buf, "bad2.ini:2"));
+    assert_int_equal(run("report serve.ini -o srep2 --learned x.json --quiet"), 2);
+    /* measured serving rows: validate predicts each as serve runs it (the
+     * predicted columns are serve's own numbers for the row's settings),
+     * and scores them */
+    assert_int_equal(run("serve --prompt-tokens 128 --output-tokens 32 --requests 64 "
+                         "--max-num-seqs 8 --clock 1410 --format csv"), 0);
+    wl_results_table *sv = NULL;
+    assert_int_equal(wl_results_table_load_mem(out_buf, strlen(out_buf), "serve", &sv, &err), WL_OK);
+    const char *itl = wl_results_table_cell(sv, 0, wl_results_table_col(sv, "median_itl_ms"));
+    const char *ept = wl_results_table_cell(sv, 0, wl_results_table_col(sv, "energy_per_token_j"));
+    char meas[600];
+    snprintf(meas, sizeof meas,
+             "gpu,model,dtype,prompt_tokens,output_tokens,requests,max_num_seqs,sm_clock_mhz,"
+             "median_itl_ms,p90_itl_ms,output_tokens_per_s,power_w,energy_per_token_j\n"
+             "h100-sxm-80gb,llama-3-8b,bf16,128,32,64,8,1410.0,10,11,700,400,0.5\n"
+             "h100-sxm-80gb,llama-3-8b,bf16,128,32,64,8,99999,10,11,700,400,0.5\n");
+    test_write_file("served.csv", meas);
+    assert_int_equal(run("validate served.csv"), 0);
+    assert_non_null(strstr(err_buf, "serving rows (2, 1 scored)"));
+    assert_non_null(strstr(err_buf, "served.csv:3"));
+    char want[200];
+    snprintf(want, sizeof want, ",10.000,%s,", itl);
+    assert_non_null(strstr(out_buf, want));
+    snprintf(want, sizeof want, ",0.50000,%s\n", ept);
+    assert_non_null(strstr(out_buf, want));
+    wl_results_table_free(sv);
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_multi"))
@@ -588,6 +688,7 @@ int main(void)
         cmocka_unit_test(test_cluster_cmd),
         cmocka_unit_test(test_compare_not_runnable),
         cmocka_unit_test(test_mpi),
+        cmocka_unit_test(test_serve_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

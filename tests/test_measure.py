@@ -602,6 +602,144 @@ class Profiles(unittest.TestCase):
                                    0.031, 6)
 
 
+class Serve(unittest.TestCase):
+    class Clock:
+        def __init__(self):
+            self.t = 0.0
+
+        def __call__(self):
+            return self.t
+
+    class Backend:
+        """A stand-in for PyTorch: a prefill costs 10 ms, a decode step 5 ms
+        of a simulated clock; the moves between slots are noted."""
+
+        def __init__(self, clock):
+            self.clock, self.moves = clock, []
+
+        def prefill(self, slot, prompt):
+            self.clock.t += 0.010
+
+        def decode(self, n):
+            self.clock.t += 0.005
+
+        def move(self, src, dst):
+            self.moves.append((src, dst))
+
+        def sync(self):
+            pass
+
+    def test_metrics_hand_derived(self):
+        """Two slots, four requests of 10 prompt and 3 output tokens, by
+        hand: step 1 admits r0 and r1 (two prefills, 0-20 ms, their first
+        tokens), steps 2-3 decode them (5 ms each: ITL 5 ms; both finish),
+        step 4 admits r2 and r3 (20-50 ms; none waits after it), steps 5-6
+        decode them (to 60 ms). The steady state is steps 1-4 (50 ms, 8
+        tokens: 160 tokens/s, batch 2), the ITLs in it four of 5 ms; TTFT
+        20, 20, 50, 50 ms (median 35, p90 50); at 300 W: 1.875 J a token,
+        18 J over the run, 4.5 J a request."""
+        from wattlas import measure_serve as ms
+        clock = self.Clock()
+        be = self.Backend(clock)
+        rec = ms.Batcher(be, 2, 8192, now=clock).run([10] * 4, [3] * 4)
+        self.assertEqual(len(rec.steps), 6)
+        met = ms.serve_metrics(rec, 4, 2, lambda t0, t1: 300.0 * (t1 - t0))
+        want = {"avg_batch": 2.0, "median_itl_ms": 5.0, "p90_itl_ms": 5.0,
+                "median_ttft_ms": 35.0, "p90_ttft_ms": 50.0, "output_tokens_per_s": 160.0,
+                "power_w": 300.0, "energy_per_token_j": 1.875, "energy_j": 18.0,
+                "energy_per_request_j": 4.5, "time_s": 0.060, "steady_s": 0.050}
+        for k, v in want.items():
+            self.assertAlmostEqual(met[k], v, 9, k)
+        # a token budget of 15 admits one 10-token prompt a step
+        clock.t = 0.0
+        rec = ms.Batcher(be, 2, 15, now=clock).run([10] * 2, [1] * 2)
+        self.assertEqual([s[4] for s in rec.steps], [[0], [1]])
+        # three slots, the first request finishing first: the last running
+        # one moves into its slot
+        clock.t = 0.0
+        be.moves = []
+        ms.Batcher(be, 3, 8192, now=clock).run([10] * 3, [2, 5, 5])
+        self.assertEqual(be.moves, [(2, 0)])
+        self.assertEqual([ms.capture_size(n) for n in (1, 3, 5, 9, 512, 513)],
+                         [1, 4, 8, 16, 512, 0])
+
+    def test_rows_through_validate(self):
+        """cmd_serve end to end with stand-ins for PyTorch (the backend
+        above, sleeping its step times) and NVML (a counter at 250 W): the
+        rows have wattlas serve's columns, and wattlas validate scores them
+        against its own simulation of the same requests."""
+        if not os.access(BIN, os.X_OK):
+            self.skipTest("bin/wattlas not built")
+        import csv
+        from wattlas import measure_serve as ms
+
+        class Nvml:
+            t0 = time.perf_counter()
+
+            def energy_mj(self, h):
+                return int(250000 * int((time.perf_counter() - self.t0) / 0.01) * 0.01)
+
+            def sm_clock_mhz(self, h):
+                return 1410
+
+            def temp_c(self, h):
+                return 45
+
+            def throttle_reasons(self, h):
+                return 0
+
+            def lock_clock(self, h, mhz):
+                self.locked = mhz
+
+            def unlock_clock(self, h):
+                self.locked = None
+
+        class Sleeper(self.Backend):
+            def prefill(self, slot, prompt):
+                time.sleep(0.002)
+
+            def decode(self, n):
+                time.sleep(0.001)
+
+        class Engine:
+            name = "stand-in"
+
+            def __init__(self, seqs):
+                self.b = ms.Batcher(Sleeper(None), seqs, 8192)
+
+            def run(self, p, o):
+                return self.b.run(p, o)
+
+        notes = []
+        old = measure._note
+        measure._note = lambda a, t: notes.append(t)
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                args = measure.build_parser().parse_args(
+                    ["--quiet", "serve", "-o", d, "--prompt-tokens", "64", "--output-tokens",
+                     "24", "--requests", "48", "--max-num-seqs", "4,8", "--clocks", "1410"])
+                measure.check_args(args)
+                rows = ms.cmd_serve(args, Nvml(), None, "h100-sxm-80gb", measure, Engine)
+                self.assertEqual(len(rows), 2)
+                path = os.path.join(d, "measurements", "h100-sxm-80gb-serve.csv")
+                with open(path) as f:
+                    got = list(csv.DictReader(f))
+                self.assertEqual(list(got[0]), ms.SERVE_COLUMNS)
+                for r in got:
+                    self.assertAlmostEqual(float(r["power_w"]), 250.0, delta=25.0)
+                    self.assertEqual(r["engine"], "stand-in")
+                    self.assertEqual(float(r["sm_clock_mhz"]), 1410)
+                self.assertAlmostEqual(float(got[1]["avg_batch"]), 8.0, delta=0.5)
+                p = subprocess.run([BIN, "validate", path], capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertIn("serving rows (2, 2 scored)", p.stderr)
+                out = list(csv.DictReader(p.stdout.splitlines()))
+                self.assertTrue(all(float(r["predicted_power_w"]) > 0 for r in out))
+        finally:
+            measure._note = old
+        self.assertIn("2 rows ->", notes[-1])
+
+
 class NoGpu(unittest.TestCase):
     def test_clean_error(self):
         """Without NVML: one line, no traceback, a non-zero exit."""

@@ -600,6 +600,41 @@ class Plot(unittest.TestCase):
             shutil.rmtree(d)
 
 
+class Serve(unittest.TestCase):
+    def test_serve_equals_cli(self):
+        """serve()'s text is the command line's, byte for byte, and its rows
+        hold the same numbers; a serving study through report() is the
+        command line's grid"""
+        out, _, rc = cli("serve", "--max-num-seqs", "8,16", "--clock", "990,1980", "--requests",
+                         "64", "--async-scheduling", "--top-p", "0.9", "--format", "csv")
+        self.assertEqual(rc, 0)
+        kw = dict(max_num_seqs=[8, 16], clock=[990, 1980], requests=64, async_scheduling=True,
+                  top_p=0.9)
+        self.assertEqual(wattlas.serve(**kw, fmt="csv"), out)
+        want = parse_csv(out)
+        rows = wattlas.serve(**kw)
+        self.assertEqual(len(rows), len(want))
+        for r, w in zip(rows, want):
+            for c in want[0]:
+                self.assertTrue(same_cell(r[c], w[c]), f"{c}: {r[c]!r} against {w[c]!r}")
+        with self.assertRaises(wattlas.Error) as e:
+            wattlas.serve(sampler="fast")
+        self.assertIn("native or flashinfer", str(e.exception))
+        d = tempfile.mkdtemp()
+        try:
+            spec = os.path.join(d, "s.ini")
+            with open(spec, "w") as f:
+                f.write("[serve]\nmax_num_seqs = 8,16\nclock = 990,1980\nrequests = 64\n"
+                        "async_scheduling = on\ntop_p = 0.9\n")
+            r = wattlas.report(spec, out=os.path.join(d, "study"))
+            self.assertEqual(r["points"], 4)
+            self.assertEqual(r["figures"], 1)
+            with open(os.path.join(d, "study", "serve.csv")) as f:
+                self.assertEqual(f.read(), out.split("\n", 1)[1] if out.startswith("#") else out)
+        finally:
+            shutil.rmtree(d)
+
+
 class Report(unittest.TestCase):
     def test_report(self):
         """report writes a whole study whose sweep is sweep()'s"""

@@ -246,6 +246,44 @@ def a10_critical_line():
     return [f"marks every clock above {edge} MHz at the 600 mV floor `feasible=0`"]
 
 
+# --- serve ------------------------------------------------------------------
+
+@claim()
+def serve_mlenergy():
+    """the ML.ENERGY comparison table of the serve section"""
+    meas = {"16": (7.91, 513, 0.263), "128": (16.48, 669, 0.095)}
+    rows = w("serve --max-num-seqs 16,128 --async-scheduling --format csv").rows
+    out = []
+    for r in rows:
+        m = meas[r["max_num_seqs"]]
+        itl, pw, e = float(r["median_itl_ms"]), float(r["power_w"]), float(r["energy_per_token_j"])
+        out.append(f"| {r['max_num_seqs']} | wattlas | {r['avg_batch']} | {itl:.2f} ms "
+                   f"({(itl / m[0] - 1) * 100:+.0f}%) | {pw:.0f} W ({(pw / m[1] - 1) * 100:+.0f}%) "
+                   f"| {e:.3f} J ({(e / m[2] - 1) * 100:+.0f}%) |")
+    return out
+
+
+@claim()
+def serve_clock_front():
+    """the serving study's least energy per token at its lowest clock"""
+    rows = w("serve --max-num-seqs 16,64,128 --clock 990,1980 --async-scheduling "
+             "--format csv").rows
+    by = {}
+    for r in rows:
+        by.setdefault(r["max_num_seqs"], {})[r["sm_clock_mhz"]] = r
+    saved, slower = [], []
+    for k, v in by.items():
+        lo, hi = v["990.0"], v["1980.0"]
+        saved.append((1 - float(lo["energy_per_token_j"]) / float(hi["energy_per_token_j"])) * 100)
+        slower.append(float(lo["p90_itl_ms"]) / float(hi["p90_itl_ms"]))
+    lo16, hi16 = by["16"]["990.0"], by["16"]["1980.0"]
+    return [f"990 MHz, {min(saved):.0f}-{max(saved):.0f}% below 1980 MHz, at a p90 ITL "
+            f"{min(slower):.1f}-{max(slower):.1f} times as long (16: "
+            f"{float(lo16['energy_per_token_j']):.3f} J and {float(lo16['p90_itl_ms']):.1f} ms "
+            f"against {float(hi16['energy_per_token_j']):.3f} J and "
+            f"{float(hi16['p90_itl_ms']):.1f} ms)"]
+
+
 # --- cluster ----------------------------------------------------------------
 
 DGX13 = "cluster --system dgx-a100-80gb --model gpt3-1.3b --tp 2 --pp 4 --global-batch 64"

@@ -3,26 +3,65 @@
 #include "../kinds_internal.h"
 #include "../../pareto/wattlas_pareto.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* An axis's unit for a column over [lo, hi] of the whole figure: time_ms
- * stays in ms; energy_j, power_w and other SI columns take the prefix of
- * the largest value (*f: the factor to scale values by); others none. */
-static void axis_unit(const char *col, double lo, double hi, char *unit, size_t n, double *f)
+/* An axis's quantity and unit from its column's name: the unit is the
+ * name's suffix (the project's rule: units in names), the quantity the
+ * rest in words ("p90_itl_ms": "p90 ITL" in ms; "energy_per_token_j":
+ * "Energy per token" in J). time_ms stays in ms; J, W and s take the
+ * prefix of the figure's largest value (*f: the factor to scale values
+ * by). */
+static void axis_unit(const char *col, double lo, double hi, char *q, size_t nq, char *unit,
+                      size_t n, double *f)
 {
     static const struct {
-        const char *col, *base;
-    } si[] = {{"energy_j", "J"}, {"power_w", "W"}, {"time_s", "s"}};
+        const char *sfx, *base;
+        int si;
+    } units[] = {{"_ms", "ms", 0}, {"_mhz", "MHz", 0}, {"_gb", "GB", 0}, {"_j", "J", 1},
+                 {"_w", "W", 1},   {"_s", "s", 1}};
+    static const char *const acronyms[] = {"itl", "ttft", "edp", "mfu", "gpu", "kv", "sm"};
     *f = 1;
-    snprintf(unit, n, "%s", !strcmp(col, "time_ms") ? "ms" : "");
-    for (size_t i = 0; i < sizeof si / sizeof *si; i++)
-        if (!strcmp(col, si[i].col)) {
+    unit[0] = 0;
+    size_t len = strlen(col), stem = len;
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+        size_t k = strlen(units[i].sfx);
+        if (len > k && !strcmp(col + len - k, units[i].sfx)) {
+            stem = len - k;
             const char *prefix = "";
-            *f = wl_plot_si(fmax(fabs(lo), fabs(hi)), &prefix);
-            snprintf(unit, n, "%s%s", prefix, si[i].base);
+            if (units[i].si)
+                *f = wl_plot_si(fmax(fabs(lo), fabs(hi)), &prefix);
+            snprintf(unit, n, "%s%s", prefix, units[i].base);
+            break;
         }
+    }
+    /* the stem in words, acronyms in capitals, the first word capitalised
+     * unless it is a percentile (p90) */
+    size_t o = 0;
+    q[0] = 0;
+    for (size_t i = 0; i < stem && o + 1 < nq;) {
+        size_t j = i;
+        while (j < stem && col[j] != '_')
+            j++;
+        char w[32];
+        size_t wl = j - i < sizeof w - 1 ? j - i : sizeof w - 1;
+        memcpy(w, col + i, wl);
+        w[wl] = 0;
+        int acro = 0;
+        for (size_t a = 0; a < sizeof acronyms / sizeof *acronyms; a++)
+            acro |= !strcmp(w, acronyms[a]);
+        for (size_t c = 0; c < wl; c++)
+            if (acro || (c == 0 && i == 0 && !(w[0] == 'p' && w[1] >= '0' && w[1] <= '9')))
+                w[c] = (char)toupper((unsigned char)w[c]);
+        int wrote = snprintf(q + o, nq - o, "%s%s", o ? " " : "", w);
+        if (wrote < 0 || (o += (size_t)wrote) >= nq)
+            break;
+        i = j + 1;
+    }
+    if (!strcmp(col, "time_ms"))
+        snprintf(q, nq, "Time");
 }
 
 /* Each front's name beside it, where it covers no chosen ring, no other
@@ -222,11 +261,10 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
      * time in ms, the column's own, in every pareto figure, so a training
      * step's and a prefill's read alike; energy and other SI quantities
      * with the prefix of the figure's largest value */
-    const char *xq = !strcmp(xn, "time_ms") ? "Time" : xn, *yq = !strcmp(yn, "energy_j") ? "Energy" : yn;
-    char xu[16], yu[16];
+    char xq[80], yq[80], xu[16], yu[16];
     double fx = 1, fy = 1;
-    axis_unit(xn, xlo, xhi, xu, sizeof xu, &fx);
-    axis_unit(yn, ylo, yhi, yu, sizeof yu, &fy);
+    axis_unit(xn, xlo, xhi, xq, sizeof xq, xu, sizeof xu, &fx);
+    axis_unit(yn, ylo, yhi, yq, sizeof yq, yu, sizeof yu, &fy);
     if (!(chi > clo)) {
         clo = isfinite(clo) ? clo - 1 : 0;
         chi = clo + 2;

@@ -52,7 +52,8 @@ except ImportError as _e:
 
 __all__ = ["Error", "WattlasWarning", "Rows", "Table", "calibrate", "cluster", "cluster_search",
            "compare", "derive_vf", "energy_check", "learn", "merge", "optimize", "pareto", "plot",
-           "predict", "presets", "preset_text", "report", "serve", "sweep", "validate", "version"]
+           "predict", "presets", "preset_text", "report", "serve", "serve_requests", "sweep", "validate",
+           "version"]
 
 version = None if isinstance(_wattlas, _Missing) else _wattlas.version
 __version__ = version
@@ -544,7 +545,8 @@ def serve(*, fmt: "str | None" = None, **options):
     ``max_num_batched_tokens``, ``gpu_memory_utilization``, ``workload``,
     ``prompt_tokens``, ``output_tokens``, ``requests``, ``rate``, ``seed``,
     ``gpu``, ``model``, ``dtype``, ``host``, ``clock``, ``set``
-    ("KEY=LIST" or a list of them), ``async_scheduling``, ``optimize``,
+    ("KEY=LIST" or a list of them), ``temperature``, ``top_p``, ``top_k``,
+    ``sampler`` ("native" or "flashinfer"), ``async_scheduling``, ``optimize``,
     ``max_itl_ms``, ``max_ttft_ms``, ``phase_clocks``, ``all``); lists as
     Python lists. Returns Rows (avg_batch, median_itl_ms, p90_itl_ms,
     p99_itl_ms, median_ttft_ms, p90_ttft_ms, output_tokens_per_s, power_w,
@@ -556,6 +558,11 @@ def serve(*, fmt: "str | None" = None, **options):
         r = wattlas.serve(max_num_seqs=[16, 128], async_scheduling=True)
         r[1]["energy_per_token_j"], r[1]["median_itl_ms"]
     """
+    out = _wattlas._serve(_serve_items(options), fmt or "ndjson")
+    return out if fmt else _rows(out)
+
+
+def _serve_items(options):
     items = []
     for k, v in options.items():
         if v is None or v is False:
@@ -570,8 +577,18 @@ def serve(*, fmt: "str | None" = None, **options):
             items.append((k, "energy" if k == "optimize" else "on"))
             continue
         items.append((k, _text(k, v)))
-    out = _wattlas._serve(items, fmt or "ndjson")
-    return out if fmt else _rows(out)
+    return items
+
+
+def serve_requests(**options):
+    """The requests :func:`serve` sends for the same options (``workload``,
+    ``requests``, ``seed``, ``prompt_tokens``, ``output_tokens``,
+    ``temperature``, ``top_p``, ``top_k``), as a dict: ``name``,
+    ``prompt_tokens`` and ``output_tokens`` (lists, in the order sent) and
+    the sampling they ask for (``temperature``, ``top_p``, ``top_k``). What
+    ``python3 -m wattlas.measure serve`` replays on a GPU.
+    """
+    return _wattlas._serve_requests(_serve_items(options))
 
 
 def merge(shards, out: "str | os.PathLike | None" = None):

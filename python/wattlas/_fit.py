@@ -190,6 +190,9 @@ def report(spec: "str | os.PathLike | None" = None, *, out: "str | os.PathLike",
     PNG and PDF with the CSV behind it, and index.md and index.html, into
     the directory ``out`` (built beside it and moved in only when
     complete). learned: a model from :func:`learn` for every point.
+    A study file with a [serve] section is a serving study (as
+    ``wattlas report`` takes it): serve.csv, the energy-per-token against
+    p90 ITL figure and the index; it takes no keywords here.
 
     Returns a dict: ``points``, ``figures``, ``learned_outside`` (points
     outside the learned model's domain), ``index`` (the HTML page's path).

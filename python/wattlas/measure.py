@@ -21,6 +21,11 @@ Every subcommand writes the schema of wattlas's measurement data
 * ``profile``: one step of each ``models`` workload under torch.profiler at
   each locked clock -> PyTorch profiles (``wattlas predict --trace``) and a
   summary.csv beside them.
+* ``serve``: a serving engine (vLLM when importable, else a builtin
+  continuous-batching loop over HF with a static KV cache and CUDA graphs)
+  on the requests ``wattlas serve`` simulates, at locked clocks or power
+  limits -> ``measurements/<gpu>-serve.csv`` in ``wattlas serve``'s columns,
+  which ``wattlas validate`` scores (measure_serve.py).
 * ``quick``: a board's calibration set in about a minute (idle and ten
   kernels at four clocks, the controller's setpoint at the top clock, the
   host's cost per kernel), then ``wattlas calibrate --fit auto`` on it -> a
@@ -68,6 +73,7 @@ from .measure_cases import (  # noqa: F401
     kernel_specs, trace_name, _torch_step, MODEL_CONFIGS, check_positions,
     model_cases, _model_step, tiny_specs)
 from . import measure_quick
+from . import measure_serve
 
 
 def software_stack():
@@ -494,7 +500,8 @@ def build_parser():
     p.add_argument("--device", type=int, default=0, help="GPU index (default 0)")
     p.add_argument("--gpu", help="the gpu column (default: NVML's board name)")
     p.add_argument("--quiet", action="store_true", help="no progress or notes")
-    sub = p.add_subparsers(dest="command", metavar="idle|kernels|models|host|profile|quick")
+    sub = p.add_subparsers(dest="command",
+                           metavar="idle|kernels|models|host|profile|quick|serve")
     sub.required = True
 
     def common(sp, clocks_required):
@@ -560,6 +567,7 @@ def build_parser():
     sp.add_argument("--forwards", type=int, default=50, help="host: forward passes per loop")
     sp.add_argument("--host-id", default="my-host", help="the host preset's id")
     sp.add_argument("-o", "--out", required=True, help="a directory")
+    measure_serve.add_parser(sub, common)
     return p
 
 
@@ -597,6 +605,8 @@ def check_args(args):
     for k in ("clocks", "power_limits"):
         if getattr(args, k, None):
             parse_list(getattr(args, k), "--" + k.replace("_", "-"))
+    if args.command == "serve":
+        measure_serve.check_args(args, sys.modules[__name__])
 
 
 def _interrupt(signum, frame):
@@ -608,8 +618,12 @@ def cmd_quick(args, nvml, h, gpu):
     measure_quick.cmd_quick(args, nvml, h, gpu, sys.modules[__name__])
 
 
+def cmd_serve(args, nvml, h, gpu):
+    measure_serve.cmd_serve(args, nvml, h, gpu, sys.modules[__name__])
+
+
 COMMANDS = {"idle": cmd_idle, "kernels": cmd_kernels, "models": cmd_models, "host": cmd_host,
-            "profile": cmd_profile, "quick": cmd_quick}
+            "profile": cmd_profile, "quick": cmd_quick, "serve": cmd_serve}
 
 
 def main(argv=None):

@@ -1,0 +1,243 @@
+/* Scoring measured serving rows: each row of a CSV with serve's columns
+ * (python3 -m wattlas.measure serve writes them) simulated as 'wattlas
+ * serve' would run it, on its GPU's preset, and written beside its
+ * measurement; the MAPE of the ITL, power, energy per token and rate. */
+#include "serve_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int wl_serve_is_measurement(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char line[8192];
+    int yes = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        yes = strstr(line, "max_num_seqs") && strstr(line, "energy_per_token_j");
+        break;
+    }
+    fclose(f);
+    return yes;
+}
+
+enum {
+    V_GPU, V_MODEL, V_DTYPE, V_WORKLOAD, V_SEQS, V_CLOCK, V_LIMIT, V_ITL50, V_PITL50, V_ITL90,
+    V_PITL90, V_TPS, V_PTPS, V_POWER, V_PPOWER, V_EPT, V_PEPT, NV
+};
+
+static const wl_results_col vcols[NV] = {
+    [V_GPU] = WL_RESULTS_COL("gpu", WL_COL_TEXT, 0, 0),
+    [V_MODEL] = WL_RESULTS_COL("model", WL_COL_TEXT, 0, 0),
+    [V_DTYPE] = WL_RESULTS_COL("dtype", WL_COL_TEXT, 0, 0),
+    [V_WORKLOAD] = WL_RESULTS_COL("workload", WL_COL_TEXT, 0, 0),
+    [V_SEQS] = WL_RESULTS_COL("max_num_seqs", WL_COL_INT, 0, 0),
+    [V_CLOCK] = WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 1, 0),
+    [V_LIMIT] = WL_RESULTS_COL("power_limit_w", WL_COL_NUM, 1, 0),
+    [V_ITL50] = WL_RESULTS_COL("median_itl_ms", WL_COL_NUM, 3, 0),
+    [V_PITL50] = WL_RESULTS_COL("predicted_median_itl_ms", WL_COL_NUM, 3, 0),
+    [V_ITL90] = WL_RESULTS_COL("p90_itl_ms", WL_COL_NUM, 3, 0),
+    [V_PITL90] = WL_RESULTS_COL("predicted_p90_itl_ms", WL_COL_NUM, 3, 0),
+    [V_TPS] = WL_RESULTS_COL("output_tokens_per_s", WL_COL_NUM, 1, 0),
+    [V_PTPS] = WL_RESULTS_COL("predicted_output_tokens_per_s", WL_COL_NUM, 1, 0),
+    [V_POWER] = WL_RESULTS_COL("power_w", WL_COL_NUM, 1, 0),
+    [V_PPOWER] = WL_RESULTS_COL("predicted_power_w", WL_COL_NUM, 1, 0),
+    [V_EPT] = WL_RESULTS_COL("energy_per_token_j", WL_COL_NUM, 5, 0),
+    [V_PEPT] = WL_RESULTS_COL("predicted_energy_per_token_j", WL_COL_NUM, 5, 0),
+};
+
+const wl_results_col *wl_serve_validate_cols(size_t *n)
+{
+    *n = NV;
+    return vcols;
+}
+
+/* The row's settings as serve's options: the column, the option, and
+ * whether the row must have it. */
+static const struct {
+    const char *col, *key;
+    int required;
+} keys[] = {
+    {"model", "model", 1},
+    {"dtype", "dtype", 0},
+    {"max_num_seqs", "max_num_seqs", 1},
+    {"sm_clock_mhz", "clock", 1},
+    {"prompt_tokens", "prompt_tokens", 0},
+    {"output_tokens", "output_tokens", 0},
+    {"requests", "requests", 0},
+    {"seed", "seed", 0},
+    {"max_num_batched_tokens", "max_num_batched_tokens", 0},
+    {"async_scheduling", "async_scheduling", 0},
+    {"temperature", "temperature", 0},
+    {"top_p", "top_p", 0},
+    {"top_k", "top_k", 0},
+};
+#define NKEYS (sizeof keys / sizeof *keys)
+
+/* A number that is a whole one printed as a real ("16.0") is given to the
+ * integer options as the integer. */
+static const char *whole(const char *v, char *buf, size_t n)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (end != v && !*end && x == floor(x) && fabs(x) < 1e15 && strchr(v, '.')) {
+        snprintf(buf, n, "%.0f", x);
+        return buf;
+    }
+    return v;
+}
+
+/* Simulates row r; WL_OK with res filled, else err says why. */
+static int predict_row(const wl_results_table *t, size_t r, const char *gpu, const char *host,
+                       wl_serve_result *res, wl_error *err)
+{
+    const char *src = wl_results_table_source(t);
+    int line = wl_results_table_line(t, r);
+    wl_serve_job *j = wl_serve_job_create();
+    if (!j) {
+        wl_error_set(err, src, line, "", "out of memory");
+        return WL_ENOMEM;
+    }
+    int rc = WL_OK, gc = wl_results_table_col(t, "gpu");
+    const char *g = gpu ? gpu : gc >= 0 ? wl_results_table_cell(t, r, gc) : "";
+    if (!g[0]) {
+        wl_error_set(err, src, line, "gpu", "no gpu column and no --gpu");
+        rc = WL_EINVAL;
+    }
+    if (!rc)
+        rc = wl_serve_job_set(j, "gpu", g, src, err);
+    if (!rc && host)
+        rc = wl_serve_job_set(j, "host", host, src, err);
+    int pc = wl_results_table_col(t, "prompt_tokens");
+    int fixed = pc >= 0 && wl_results_table_cell(t, r, pc)[0];
+    for (size_t k = 0; !rc && k < NKEYS; k++) {
+        int c = wl_results_table_col(t, keys[k].col);
+        const char *v = c >= 0 ? wl_results_table_cell(t, r, c) : "";
+        if (!v[0]) {
+            if (keys[k].required) {
+                wl_error_set(err, src, line, keys[k].col, "empty or missing");
+                rc = WL_EINVAL;
+            }
+            continue;
+        }
+        char buf[32];
+        rc = wl_serve_job_set(j, keys[k].key, whole(v, buf, sizeof buf), src, err);
+    }
+    int wc = wl_results_table_col(t, "workload");
+    const char *w = wc >= 0 ? wl_results_table_cell(t, r, wc) : "";
+    if (!rc && !fixed && w[0])
+        rc = wl_serve_job_set(j, "workload", w, src, err);
+    int lc = wl_results_table_col(t, "power_limit_w");
+    const char *lim = lc >= 0 ? wl_results_table_cell(t, r, lc) : "";
+    if (!rc && lim[0]) {
+        char set[64];
+        snprintf(set, sizeof set, "power_limit_w=%.30s", lim);
+        rc = wl_serve_job_set(j, "set", set, src, err);
+    }
+    if (!rc)
+        rc = wl_serve_job_result(j, res, err);
+    if (rc)
+        wl_error_locate(err, src, line);
+    wl_serve_job_free(j);
+    return rc;
+}
+
+int wl_serve_validate(const char *path, const char *gpu, const char *host, wl_results_writer *w,
+                      void (*note)(void *, const char *), void *user, wl_serve_validation *out,
+                      wl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    wl_results_table *t = NULL;
+    int rc = wl_results_table_load(path, &t, err);
+    if (rc)
+        return rc;
+    static const char *const measured[] = {"median_itl_ms", "p90_itl_ms", "output_tokens_per_s",
+                                           "power_w", "energy_per_token_j"};
+    int mc[5];
+    for (int i = 0; i < 5 && !rc; i++)
+        if ((mc[i] = wl_results_table_need(t, measured[i], err)) < 0)
+            rc = WL_EPARSE;
+    double ape[4] = {0};
+    size_t n = wl_results_table_rows(t);
+    for (size_t r = 0; !rc && r < n; r++) {
+        wl_results_cell c[NV];
+        for (size_t i = 0; i < NV; i++)
+            c[i] = (wl_results_cell){NULL, NAN};
+        static const char *const text[] = {"gpu", "model", "dtype", "workload"};
+        for (int i = 0; i < 4; i++) {
+            int col = wl_results_table_col(t, text[i]);
+            c[V_GPU + i].s = col >= 0 ? wl_results_table_cell(t, r, col) : "";
+        }
+        if (gpu)
+            c[V_GPU].s = gpu;
+        static const struct {
+            const char *col;
+            int at;
+        } nums[] = {{"max_num_seqs", V_SEQS}, {"sm_clock_mhz", V_CLOCK},
+                    {"power_limit_w", V_LIMIT}};
+        wl_error ignore;
+        for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+            int col = wl_results_table_col(t, nums[i].col);
+            if (col >= 0 && wl_results_table_num(t, r, col, &c[nums[i].at].v, &ignore))
+                c[nums[i].at].v = NAN;
+        }
+        double m[5];
+        const int at[5] = {V_ITL50, V_ITL90, V_TPS, V_POWER, V_EPT};
+        for (int i = 0; i < 5 && !rc; i++) {
+            rc = wl_results_table_num(t, r, mc[i], &m[i], err);
+            c[at[i]].v = m[i];
+        }
+        if (rc)
+            break;
+        out->rows++;
+        wl_serve_result res;
+        wl_error why = {0};
+        int prc = predict_row(t, r, gpu, host, &res, &why);
+        if (prc == WL_ENOMEM) {
+            *err = why;
+            rc = prc;
+            break;
+        }
+        if (prc) {
+            char buf[600];
+            wl_error_format(&why, buf, sizeof buf);
+            wl_core_say(note, user, "not modelled: %s", buf);
+        } else {
+            const double p[5] = {res.median_itl_ms, res.p90_itl_ms, res.output_tokens_per_s,
+                                 res.power_w, res.energy_per_token_j};
+            for (int i = 0; i < 5; i++)
+                c[at[i] + 1].v = p[i];
+            /* scored: ITL (median), power, energy per token, rate */
+            const int score[4] = {0, 3, 4, 2};
+            int ok = 1;
+            for (int i = 0; i < 4; i++)
+                ok &= isfinite(m[score[i]]) && m[score[i]] > 0;
+            if (ok) {
+                for (int i = 0; i < 4; i++)
+                    ape[i] += fabs(p[score[i]] - m[score[i]]) / m[score[i]];
+                out->scored++;
+            } else {
+                wl_core_say(note, user, "%s:%d: predicted but not scored: a measured value is "
+                            "missing or not positive", path, wl_results_table_line(t, r));
+            }
+        }
+        if (wl_results_writer_row(w, c)) {
+            wl_error_set(err, path, 0, "", "out of memory");
+            rc = WL_ENOMEM;
+        }
+    }
+    if (out->scored) {
+        double k = 100.0 / (double)out->scored;
+        out->mape_itl = ape[0] * k;
+        out->mape_power = ape[1] * k;
+        out->mape_energy = ape[2] * k;
+        out->mape_rate = ape[3] * k;
+    }
+    wl_results_table_free(t);
+    return rc;
+}
