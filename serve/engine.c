@@ -150,6 +150,16 @@ long long wl_serve_sim_kv_tokens(const wl_serve_sim *s)
 int wl_serve_sim_check(const wl_serve_sim *s, const wl_serve_requests *r, wl_error *err)
 {
     long long longest = wl_serve_requests_longest(r);
+    const wl_core_model *m = &s->model;
+    /* vLLM's max_model_len is at most a learned position table's rows: it
+     * refuses a longer request */
+    if (m->positions == WL_POS_LEARNED && m->max_positions > 0 && longest > m->max_positions) {
+        wl_error_set(err, wl_serve_requests_name(r), 0, "output_tokens",
+                     "a request of %lld tokens (prompt and output) is longer than %s's %d "
+                     "learned positions, which bound vLLM's max_model_len",
+                     longest, m->id, m->max_positions);
+        return WL_EINVAL;
+    }
     if (longest > wl_serve_sim_kv_tokens(s)) {
         wl_error_set(err, wl_serve_requests_name(r), 0, "output_tokens",
                      "a request of %lld tokens (prompt and output) is longer than the KV cache "

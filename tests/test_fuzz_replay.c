@@ -22,6 +22,7 @@
 #include "fuzz/fuzz_timeline.c"
 #include "fuzz/fuzz_merge.c"
 #include "fuzz/fuzz_profile.c"
+#include "fuzz/fuzz_serve.c"
 
 typedef int (*harness)(const uint8_t *, size_t);
 
@@ -87,6 +88,7 @@ REPLAY(learned)
 REPLAY(timeline)
 REPLAY(merge)
 REPLAY(profile)
+REPLAY(serve)
 
 int main(void)
 {
@@ -99,6 +101,7 @@ int main(void)
         cmocka_unit_test(test_host_preset),  cmocka_unit_test(test_system_preset),
         cmocka_unit_test(test_learned),      cmocka_unit_test(test_timeline),
         cmocka_unit_test(test_merge),        cmocka_unit_test(test_profile),
+        cmocka_unit_test(test_serve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

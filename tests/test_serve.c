@@ -258,6 +258,18 @@ static void test_bad_input(void **state)
     assert_non_null(strstr(err.text, "longer than the KV cache"));
     wl_serve_requests_free(r);
     wl_serve_sim_free(s);
+    /* a request past a learned position table (GPT-2's 1024): vLLM refuses it */
+    wl_core_model g2 = model_of("gpt2");
+    e.gpu_memory_utilization = 0.9;
+    assert_int_equal(wl_serve_sim_create(&g, &g2, WL_DT_BF16, &e, &s, &err), WL_OK);
+    assert_int_equal(wl_serve_requests_fixed(2, 1000, 24, &r, &err), WL_OK);
+    assert_int_equal(wl_serve_sim_check(s, r, &err), WL_OK);
+    wl_serve_requests_free(r);
+    assert_int_equal(wl_serve_requests_fixed(2, 1000, 25, &r, &err), WL_OK);
+    assert_int_not_equal(wl_serve_sim_check(s, r, &err), WL_OK);
+    assert_non_null(strstr(err.text, "1024 learned positions"));
+    wl_serve_requests_free(r);
+    wl_serve_sim_free(s);
     /* an unknown option, with a suggestion */
     wl_serve_job *j = wl_serve_job_create();
     assert_int_not_equal(wl_serve_job_set(j, "max_num_seq", "4", "test", &err), WL_OK);
