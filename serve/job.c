@@ -343,6 +343,22 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
                      "an SLO and --phase-clocks apply to --optimize energy");
         rc = WL_EINVAL;
     }
+    /* what cannot run is said before any row is written: each GPU (one
+     * of its power-limit variants: they share its memory) with each engine
+     * holds the model and the longest request */
+    for (size_t g = 0; !rc && g < j->ngv; g++) {
+        if (g > 0 && !strcmp(j->gv[g].id, j->gv[g - 1].id))
+            continue;
+        for (size_t e = 0; !rc && e < j->neng; e++) {
+            wl_serve_engine full = j->eng[e];
+            wl_serve_engine_defaults(&full);
+            wl_serve_sim *sim = NULL;
+            rc = wl_serve_sim_create(&j->gv[g], &j->m, j->dt, &full, &sim, err);
+            if (!rc)
+                rc = wl_serve_sim_check(sim, j->req, err);
+            wl_serve_sim_free(sim);
+        }
+    }
     j->finished = !rc;
     return rc;
 }

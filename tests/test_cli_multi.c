@@ -634,6 +634,10 @@ static void test_serve_report(void **state)
         assert_non_null(strstr(line, saved));
     }
     wl_results_table_free(t);
+    /* what cannot run is said before anything is written */
+    assert_int_equal(run("serve --model gpt2"), 1);
+    assert_non_null(strstr(err_buf, "1024 learned positions"));
+    assert_string_equal(out_buf, "");
     /* -o FILE.csv is CSV without --format */
     assert_int_equal(run("serve --prompt-tokens 64 --output-tokens 16 --requests 8 -o s.csv --quiet"), 0);
     slurp("s.csv", md, sizeof md);
