@@ -39,7 +39,8 @@ CLI_MODE_HELP
 "                          requested clock (time_lo_ms ... energy_hi_j) and at\n"
 "                          the chosen one (opt_time_lo_ms ...), from each GPU's\n"
 "                          calibration uncertainty\n"
-"  --format table|csv|ndjson|json  output format (default table)\n"
+"  --format table|csv|ndjson|json  output format (default: -o FILE's extension,\n"
+"                          .csv, .ndjson or .json, else table)\n"
 "  -o FILE                 write to FILE (atomically) instead of stdout\n"
 "  --quiet                 no notes on stderr (warnings stay)\n");
 }
@@ -79,6 +80,7 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
     optind = 1;
     opterr = 0;
     int c, rc = 0, gpus = 0;
+    int fmt_given = 0;
     while (!rc && (c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
         const cli_axis *ax = cli_axis_of(axis_opts, NAXIS, c);
         if (ax) {
@@ -97,7 +99,10 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
             if (wl_pareto_objective_parse(optarg, &o->obj, &err))
                 rc = cli_usage(cmd, "--objective: %s", err.text);
             break;
-        case O_FORMAT: rc = cli_format(cmd, optarg, &o->format); break;
+        case O_FORMAT:
+            rc = cli_format(cmd, optarg, &o->format);
+            fmt_given = 1;
+            break;
         case O_QUIET: o->quiet = 1; break;
         case 'o': o->out = optarg; break;
         case O_HELP: help(stdout); return CLI_HELP;
@@ -108,6 +113,8 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
         return rc;
     if (optind < argc)
         return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    if (!fmt_given)
+        o->format = cli_format_of_path(o->out, o->format);
     if (!gpus)
         return cli_usage(cmd, "--gpu LIST is required (e.g. --gpu a100-pcie-40gb,h100-sxm-80gb)");
     if (wl_sweep_spec_set(o->spec, "clock", "max", "--clock", 0, &err) ||

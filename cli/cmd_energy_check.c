@@ -24,7 +24,8 @@ static void help(FILE *f)
 "(unthrottled) follows in the model_* columns.\n\n"
 "  --gpu ID|FILE.ini   GPU preset (default a100-sxm-80gb)\n"
 "  --dtype LIST        precisions (default: every one the GPU has)\n"
-"  --format table|csv|ndjson|json  output format (default table)\n"
+"  --format table|csv|ndjson|json  output format (default: -o FILE's extension,\n"
+"                          .csv, .ndjson or .json, else table)\n"
 "  -o FILE             write to FILE (atomically) instead of stdout\n");
 }
 
@@ -44,11 +45,15 @@ static int check_parse(int argc, char **argv, check_opts *o)
     optind = 1;
     opterr = 0;
     int c, rc = 0;
+    int fmt_given = 0;
     while (!rc && (c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
         switch (c) {
         case 'g': o->gpu_id = optarg; break;
         case 'd': o->dtypes = optarg; break;
-        case 'f': rc = cli_format(cmd, optarg, &o->format); break;
+        case 'f':
+            rc = cli_format(cmd, optarg, &o->format);
+            fmt_given = 1;
+            break;
         case 'o': o->out = optarg; break;
         case 'h': help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argc, argv); break;
@@ -56,6 +61,8 @@ static int check_parse(int argc, char **argv, check_opts *o)
     }
     if (!rc && optind < argc)
         rc = cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    if (!fmt_given)
+        o->format = cli_format_of_path(o->out, o->format);
     return rc;
 }
 

@@ -57,7 +57,8 @@ CLI_MODE_HELP
 "  --board same|other      same: the preset was calibrated on this very board\n"
 "                          (no spread between boards in the interval); other\n"
 "                          (default): any board of the product\n"
-"  --format table|csv|ndjson|json  output format (default table)\n"
+"  --format table|csv|ndjson|json  output format (default: -o FILE's extension,\n"
+"                          .csv, .ndjson or .json, else table)\n"
 "  -o FILE                 write to FILE (atomically) instead of stdout\n"
 "  --quiet                 no notes on stderr (warnings stay)\n\n"
 "Columns are those of 'wattlas sweep'. Energy parts: energy_dyn_compute_j (SM\n"
@@ -102,6 +103,7 @@ static int predict_parse(int argc, char **argv, predict_opts *o)
     optind = 1;
     opterr = 0;
     int c, rc = 0, ngpu = 0, nidle = 0;
+    int fmt_given = 0;
     while (!rc && (c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
         const cli_axis *ax = cli_axis_of(axis_opts, NAXIS, c);
         if (ax) {
@@ -128,7 +130,10 @@ static int predict_parse(int argc, char **argv, predict_opts *o)
             if (wl_sweep_spec_set(o->spec, "classes", "on", "--kernels", 0, &err))
                 rc = cli_fail(cmd, &err);
             break;
-        case O_FORMAT: rc = cli_format(cmd, optarg, &o->format); break;
+        case O_FORMAT:
+            rc = cli_format(cmd, optarg, &o->format);
+            fmt_given = 1;
+            break;
         case O_QUIET: o->quiet = 1; break;
         case 'o': o->out = optarg; break;
         case O_HELP: help(stdout); return CLI_HELP;
@@ -139,6 +144,8 @@ static int predict_parse(int argc, char **argv, predict_opts *o)
         return rc;
     if (optind < argc)
         return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    if (!fmt_given)
+        o->format = cli_format_of_path(o->out, o->format);
     if (!o->clock_given && wl_sweep_spec_set(o->spec, "clock", "max", "--clock", 0, &err))
         return cli_fail(cmd, &err);
     if (wl_sweep_spec_finish(o->spec, &err) || wl_sweep_spec_check_clocks(o->spec, "--clock", &err))

@@ -134,6 +134,19 @@ static void test_outputs(void **state)
     (void)state;
     assert_int_equal(run("predict --format csv -o out.csv"), 0);
     assert_int_equal(access("out.csv", F_OK), 0);
+    /* without --format, the file's extension says: CSV, NDJSON, JSON; else a table */
+    assert_int_equal(run("predict -o ext.csv"), 0);
+    assert_int_equal(shell("grep -q '^gpu,model,' ext.csv"), 0);
+    assert_int_equal(run("predict -o ext.ndjson"), 0);
+    assert_int_equal(shell("head -c 8 ext.ndjson | grep -q '^{\"gpu\"'"), 0);
+    assert_int_equal(run("compare --gpu a100-pcie-40gb,h100-sxm-80gb --model gpt2 -o ext.json"), 0);
+    assert_int_equal(shell("head -c 1 ext.json | grep -q '\\['"), 0);
+    assert_int_equal(run("energy-check --gpu a100-sxm-80gb -o ext2.csv"), 0);
+    assert_int_equal(shell("grep -q '^gpu,' ext2.csv"), 0);
+    assert_int_equal(run("predict --format table -o ext3.csv"), 0);
+    assert_int_equal(shell("grep -q '^# gpu' ext3.csv"), 0);
+    assert_int_equal(run("predict -o ext.txt"), 0);
+    assert_int_equal(shell("grep -q '^# gpu' ext.txt"), 0);
     assert_int_equal(run("predict -o /nonexistent/dir/x.csv"), 1);
     assert_int_equal(run("predict -o adir2/"), 1);
     /* devices are written, not replaced */
