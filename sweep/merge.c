@@ -102,6 +102,13 @@ static int copy_rows(FILE *f, const shard_meta *m, int first, int csv, char **he
         wl_error_set(err, m->path, lineno, "", "read error");
         rc = WL_EIO;
     }
+    /* a CSV shard, even one of no rows, has its header after the shard
+     * line: without it there is nothing to check the others against */
+    if (!rc && csv && lineno < 2) {
+        wl_error_set(err, m->path, 2, "", "no header line after the shard line (was the file "
+                     "cut short?)");
+        rc = WL_EPARSE;
+    }
     if (!rc && rows != m->rows) {
         wl_error_set(err, m->path, 0, "", "shard %u/%u is incomplete: %llu of %llu rows (was it "
                      "interrupted?)", m->idx, m->count, rows, m->rows);

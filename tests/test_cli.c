@@ -483,6 +483,17 @@ static void test_sweep_pareto_optimize_cmds(void **state)
     assert_non_null(strstr(err_buf, "2 shards were given") ? strstr(err_buf, "2 shards")
                                                            : strstr(err_buf, "shard"));
     assert_int_equal(run("merge full.csv"), 1);
+    /* a first shard of no rows cut to its shard line: an error naming it,
+     * no crash, nothing left behind (issue 64 item 1) */
+    for (int i = 1; i <= 3; i++)
+        if (run("sweep --gpu h100-sxm-80gb --model gpt2 --clock 990,1980 --shard %d/3 --quiet "
+                "-o e%d.csv", i, i))
+            fail_msg("shard %d/3", i);
+    assert_int_equal(shell("head -1 e1.csv > t1.csv"), 0);
+    assert_int_equal(run("merge t1.csv e2.csv e3.csv -o em.csv"), 1);
+    assert_non_null(strstr(err_buf, "t1.csv:2: no header line"));
+    assert_int_equal(shell("ls | grep -q '^em.csv'"), 1);
+    assert_int_equal(run("merge e1.csv e2.csv e3.csv -o em.csv"), 0);
     /* every format */
     const char *const fmts[] = {"csv", "ndjson", "json", "table"};
     for (int i = 0; i < 4; i++)
