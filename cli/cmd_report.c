@@ -102,13 +102,8 @@ static int report_run(const report_opts *o)
 {
     const char *cmd = "report";
     wl_error err = {0};
-    char *text = NULL;
-    if (!wl_core_read_file(o->spec_path, &text, NULL, &err)) {
-        int serve = wl_plot_study_is_serve(text);
-        free(text);
-        if (serve)
-            return serve_run(o);
-    }
+    if (wl_plot_study_is_serve(o->spec_path))
+        return serve_run(o);
     wl_sweep_spec *spec = wl_sweep_spec_create();
     if (!spec) {
         fprintf(stderr, "wattlas report: out of memory\n");

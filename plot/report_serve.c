@@ -12,21 +12,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-int wl_plot_study_is_serve(const char *text)
+int wl_plot_study_is_serve(const char *path)
 {
+    char *text = NULL;
+    wl_error ignore;
+    if (wl_core_read_file(path, &text, NULL, &ignore))
+        return 0; /* the sweep study's reader says what is wrong */
+    int yes = 0;
     /* a line that is "[serve]", spaces around it allowed */
-    for (const char *p = text; p && *p;) {
+    for (const char *p = text; p && *p && !yes;) {
         const char *e = strchr(p, '\n');
         size_t n = e ? (size_t)(e - p) : strlen(p);
         while (n && (*p == ' ' || *p == '\t'))
             p++, n--;
         while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
             n--;
-        if (n == 7 && !memcmp(p, "[serve]", 7))
-            return 1;
+        yes = n == 7 && !memcmp(p, "[serve]", 7);
         p = e ? e + 1 : NULL;
     }
-    return 0;
+    free(text);
+    return yes;
 }
 
 typedef struct {

@@ -187,8 +187,9 @@ typedef struct {
 int wl_plot_report(const wl_sweep_spec *spec, const char *dir, const wl_plot_report_options *o,
                    wl_plot_report_stats *stats, wl_error *err);
 
-/* Whether a study file's text is a serving study: a [serve] section. */
-int wl_plot_study_is_serve(const char *text);
+/* Whether a study file is a serving study: a [serve] section (0 when it
+ * cannot be read). */
+int wl_plot_study_is_serve(const char *path);
 /* A serving study: [serve] holds wattlas serve's options ('-' or '_' in
  * the keys: max_num_seqs = 16,64,128, clock = 990:1980:90, ...), [report]
  * its title. dir gets serve.csv, the figure serve-front (energy per output

@@ -342,22 +342,17 @@ PyObject *wl_py_report(PyObject *self, PyObject *args)
     wl_plot_report_stats st;
     wl_error err = {0};
     int rc;
-    char *text = NULL;
-    if (spec_path && PyObject_Length(items) == 0 &&
-        !wl_core_read_file(spec_path, &text, NULL, &err)) {
-        int serve = wl_plot_study_is_serve(text);
-        free(text);
-        if (serve) { /* a serving study: its [serve] section is the whole study */
-            Py_BEGIN_ALLOW_THREADS
-            rc = wl_plot_serve_report(spec_path, dir, &ro, &st, &err);
-            Py_END_ALLOW_THREADS
-            if (rc)
-                return wl_py_raise(rc, &err);
-            return Py_BuildValue("{s:K,s:n,s:K}", "points", st.points, "figures",
-                                 (Py_ssize_t)st.figures, "learned_outside", st.learned_outside);
-        }
+    if (spec_path && PyObject_Length(items) == 0 && wl_plot_study_is_serve(spec_path)) {
+        /* a serving study: its [serve] section is the whole study */
+        Py_BEGIN_ALLOW_THREADS
+        rc = wl_plot_serve_report(spec_path, dir, &ro, &st, &err);
+        Py_END_ALLOW_THREADS
+        if (rc)
+            return wl_py_raise(rc, &err);
+        return Py_BuildValue("{s:K,s:n,s:K}", "points", st.points, "figures",
+                             (Py_ssize_t)st.figures, "learned_outside", st.learned_outside);
     }
-    PyErr_Clear();
+    PyErr_Clear(); /* PyObject_Length of a non-sequence: the spec builder says */
     wl_sweep_spec *s = wl_py_build_spec(items, spec_path, 0);
     if (!s)
         return NULL;

@@ -350,10 +350,8 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
         if (g > 0 && !strcmp(j->gv[g].id, j->gv[g - 1].id))
             continue;
         for (size_t e = 0; !rc && e < j->neng; e++) {
-            wl_serve_engine full = j->eng[e];
-            wl_serve_engine_defaults(&full);
-            wl_serve_sim *sim = NULL;
-            rc = wl_serve_sim_create(&j->gv[g], &j->m, j->dt, &full, &sim, err);
+            wl_serve_sim *sim = NULL; /* it fills in vLLM's defaults */
+            rc = wl_serve_sim_create(&j->gv[g], &j->m, j->dt, &j->eng[e], &sim, err);
             if (!rc)
                 rc = wl_serve_sim_check(sim, j->req, err);
             wl_serve_sim_free(sim);
@@ -418,10 +416,8 @@ int wl_serve_job_result(wl_serve_job *j, wl_serve_result *res, wl_error *err)
         wl_error_set(err, "serve", 0, "clock", "%g MHz is outside %s's clock range", clock, g->id);
         return WL_EINVAL;
     }
-    wl_serve_engine e = j->eng[0];
-    wl_serve_engine_defaults(&e);
     wl_serve_sim *sim = NULL;
-    int rc = wl_serve_sim_create(g, &j->m, j->dt, &e, &sim, err);
+    int rc = wl_serve_sim_create(g, &j->m, j->dt, &j->eng[0], &sim, err);
     if (!rc)
         rc = wl_serve_sim_check(sim, j->req, err);
     wl_core_op op = {.sm_clock_mhz = clock};

@@ -69,9 +69,10 @@ def _num(v, digits=6):
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def measurements_text(rows):
-    """Rows (dicts) as the measurement schema's CSV, extra columns after."""
-    cols = MEAS_COLUMNS + EXTRA_COLUMNS
+def measurements_text(rows, cols=None):
+    """Rows (dicts) as the measurement schema's CSV, extra columns after
+    (or as the columns cols, e.g. a serving row's)."""
+    cols = cols or MEAS_COLUMNS + EXTRA_COLUMNS
     lines = [",".join(cols)]
     for r in rows:
         cells = []

@@ -37,7 +37,7 @@ import os
 import statistics
 import time
 
-from .measure_files import MeasureError, _atomic_write, _num
+from .measure_files import MeasureError, _atomic_write, measurements_text
 from .measure_nvml import Sampler, Locked, power_from_updates
 
 SERVE_COLUMNS = [
@@ -151,6 +151,7 @@ class Batcher:
 
     def __init__(self, backend, max_num_seqs, max_num_batched_tokens, now=time.perf_counter):
         self.b, self.S, self.budget, self.now = backend, max_num_seqs, max_num_batched_tokens, now
+        self.name = getattr(backend, "name", "builtin")
 
     def run(self, prompts, outputs):
         n = len(prompts)
@@ -419,14 +420,6 @@ class VllmBackend:
         return rec
 
 
-def serve_rows_text(rows):
-    lines = [",".join(SERVE_COLUMNS)]
-    for r in rows:
-        lines.append(",".join(_num(r.get(c)) if not isinstance(r.get(c), str) else r[c]
-                              for c in SERVE_COLUMNS))
-    return "\n".join(lines) + "\n"
-
-
 def _energy_from(sampler):
     def between(t0, t1):
         p, covered = power_from_updates(sampler.updates, t0, t1)
@@ -437,8 +430,8 @@ def _energy_from(sampler):
 def cmd_serve(args, nvml, h, gpu, m, make_engine=None):
     """Measures every max_num_seqs at every point; rows saved after each.
     make_engine(seqs) -> an object with run(prompts, outputs) -> Record and a
-    name (a test passes stand-ins; by default vLLM when importable, else the
-    builtin loop)."""
+    name: a VllmBackend when vLLM is importable, else a Batcher over a
+    TorchBackend (a test passes stand-ins)."""
     opts = dict(requests=args.requests, seed=args.seed)
     if args.prompt_tokens:
         opts.update(prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens)
@@ -483,10 +476,10 @@ def cmd_serve(args, nvml, h, gpu, m, make_engine=None):
                    "sm_clock_mhz": clock if clock else top, "power_limit_w": limit,
                    "measured_clock_mhz": statistics.median(clocks) if clocks else None,
                    "temp_c": statistics.median(temps) if temps else None,
-                   "throttle_reasons": "0x%x" % s.reasons}
+                   "throttle_reasons": s.reasons}
             row.update(met)
             rows.append(row)
-            _atomic_write(out, serve_rows_text(rows))
+            _atomic_write(out, measurements_text(rows, SERVE_COLUMNS))
     m._note(args, "%d rows -> %s" % (len(rows), out))
     return rows
 
@@ -506,35 +499,19 @@ def _engines(args, prompts, outputs, sampling, m):
     def make(seqs):
         if vllm is not None:
             import tempfile
-            return _VllmRunner(VllmBackend(
+            return VllmBackend(
                 vllm, args.model, args.dtype,
                 dict(max_num_seqs=seqs, max_num_batched_tokens=args.max_num_batched_tokens,
                      async_scheduling=bool(args.async_scheduling),
                      max_model_len=max(longest, 2048)),
-                sampling, tempfile.mkdtemp(prefix="wattlas-serve-")))
+                sampling, tempfile.mkdtemp(prefix="wattlas-serve-"))
         if args.async_scheduling:
             m._note(args, "the builtin engine schedules synchronously: --async-scheduling "
                           "applies to vLLM")
         dev = torch.device("cuda", args.device)
         be = TorchBackend(torch, args.model, args.dtype, dev, seqs, longest, sampling)
-        return _BuiltinRunner(Batcher(be, seqs, args.max_num_batched_tokens), be.name)
+        return Batcher(be, seqs, args.max_num_batched_tokens)
     return make
-
-
-class _BuiltinRunner:
-    def __init__(self, batcher, name):
-        self.batcher, self.name = batcher, name
-
-    def run(self, prompts, outputs):
-        return self.batcher.run(prompts, outputs)
-
-
-class _VllmRunner:
-    def __init__(self, backend):
-        self.b, self.name = backend, backend.name
-
-    def run(self, prompts, outputs):
-        return self.b.run(prompts, outputs)
 
 
 def add_parser(sub, common):
