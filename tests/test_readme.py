@@ -251,8 +251,9 @@ def a10_critical_line():
 @claim()
 def serve_mlenergy():
     """the ML.ENERGY comparison table of the serve section"""
-    meas = {"16": (7.91, 513, 0.263), "128": (16.48, 669, 0.095)}
-    rows = w("serve --max-num-seqs 16,128 --async-scheduling --format csv").rows
+    meas = {"8": (7.32, 486, 0.455), "16": (7.91, 513, 0.263), "32": (8.91, 560, 0.165),
+            "128": (16.48, 669, 0.095), "512": (47.41, 688, 0.070)}
+    rows = w("serve --max-num-seqs 8,16,32,128,512 --async-scheduling --format csv").rows
     out = []
     for r in rows:
         m = meas[r["max_num_seqs"]]
