@@ -4,7 +4,7 @@
 # make check    install missing packages, build, run every test
 # make asan     tests under AddressSanitizer + UBSan
 # make bench    speed benchmark
-# make calibrate  refit the A100 PCIe and H100 SXM coefficients from ../shared/data
+# make calibrate  refit the presets with measurements (A100 PCIe and SXM, H100 SXM, H200, A100 SXM 500 W) from ../shared/data
 # make python   the Python package in place (PYTHONPATH=python python3 -c 'import wattlas')
 
 CC ?= cc
@@ -232,7 +232,7 @@ calibrate: all
 	    presets/hosts/a100-calib-host.ini
 	awk '/^\[calibration\]/{exit} {print}' presets/gpus/a100-sxm-80gb.ini > presets/gpus/a100-sxm-80gb.ini.tmp
 	awk '/^\[calibrated_spec\]/{cs=1; next} /^\[/{cs=0} /^\[calibration\]/{on=1} \
-	    on && !cs && !/^(fitted_rows|data_hash|note) =/{print} \
+	    on && !cs && !/^note =/{print} \
 	    /^\[calibration\]/{print "; transferred from a100-pcie-40gb (same GA100 die) by make calibrate"}' \
 	    presets/gpus/a100-pcie-40gb.ini >> presets/gpus/a100-sxm-80gb.ini.tmp
 	mv presets/gpus/a100-sxm-80gb.ini.tmp presets/gpus/a100-sxm-80gb.ini
@@ -243,6 +243,26 @@ calibrate: all
 	    --traces $(SHARED)/data/traces -o $(BUILD)/server-2023.ini
 	for k in launch_us launch_us_stderr op_launch_us op_launch_us_stderr; do \
 	    sed -i "s/^$$k = .*/$$(grep "^$$k =" $(BUILD)/server-2023.ini)/" presets/hosts/server-2023.ini || exit 1; done
+	# the H200 board of ../shared: the die's latency from the H100 just fitted
+	# (the same GH100: its database is the cleaner, 8 clocks and 1.2 s windows),
+	# the memory path, the board's power and its controller from the H200's own
+	# kernel database (every fifth kernel name held out and scored), on the
+	# host those rows ran on, with the board's idle table in [vf]
+	awk '/^\[calibration\]/{exit} {print}' presets/gpus/h200-sxm-141gb.ini > $(BUILD)/h200-transfer.ini
+	printf '[calibration]\ntransfer_from = presets/gpus/h100-sxm-80gb.ini\n' >> $(BUILD)/h200-transfer.ini
+	$(BIN)/wattlas calibrate --gpu $(BUILD)/h200-transfer.ini --fit board $(SHARED)/data/measurements/h200-sxm-141gb-kernels.csv \
+	    --traces $(SHARED)/data/traces --idle $(SHARED)/data/gpu-tables/h200-sxm-141gb-idle.csv \
+	    --host $(SHARED)/data/hosts/h200-vm-host.ini --holdout every:5 -o presets/gpus/h200-sxm-141gb.ini
+	# the A100 SXM4 80GB of the 500 W class: the A100 SXM's coefficients (the
+	# same die) as the prior, the board fitted few-shot to Perseus's stage
+	# profiles (stage 0's forward and backward at 38 clocks; their time is
+	# relative: time_relative); GPT-3 175B fitted, BLOOM 176B held out and scored
+	python3 scripts/perseus_stage_rows.py $(SHARED)/data/public/zeus-perseus/perseus-sosp24-stage-profile-per-clock-raw.csv \
+	    a100-sxm-80gb a100-sxm-80gb-500w > $(BUILD)/perseus-stage0-a100-sxm-80gb.csv
+	awk '/^\[calibration\]/{exit} {print}' presets/gpus/a100-sxm-80gb-500w.ini > $(BUILD)/a100-500w-transfer.ini
+	printf '[calibration]\ntransfer_from = presets/gpus/a100-sxm-80gb.ini\n' >> $(BUILD)/a100-500w-transfer.ini
+	$(BIN)/wattlas calibrate --gpu $(BUILD)/a100-500w-transfer.ini --fit auto $(BUILD)/perseus-stage0-a100-sxm-80gb.csv \
+	    --holdout bloom-176b -o presets/gpus/a100-sxm-80gb-500w.ini
 
 presets-vf: all
 	$(BIN)/wattlas presets derive-vf $(SHARED)/data/gpu-tables/a100-pcie-40gb-idle.csv --step-mhz 60

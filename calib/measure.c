@@ -107,6 +107,7 @@ static int read_rows(wl_results_csv *csv, wl_calib_set *s, wl_error *err)
     int c_temp = wl_results_csv_col(csv, "temp_c");
     int c_limit = wl_results_csv_col(csv, "power_limit_w");
     int c_gen = wl_results_csv_col(csv, "gen_tokens");
+    int c_rel = wl_results_csv_col(csv, "time_relative");
     static const char *const opt_names[5] = {"optimizer", "master_dtype", "launch", "stack",
                                              "impl"};
     int c_opt[5];
@@ -221,6 +222,14 @@ static int read_rows(wl_results_csv *csv, wl_calib_set *s, wl_error *err)
             return WL_EPARSE;
         }
         row->gen_tokens = isnan(g) ? 0 : (long long)g;
+        double rel = NAN;
+        if (c_rel >= 0 && measured(csv, c_rel, "time_relative", 0, 1, 1, &rel, err))
+            return WL_EPARSE;
+        if (!isnan(rel) && rel != 0 && rel != 1) {
+            wl_error_set(err, path, line, "time_relative", "expected 0 or 1");
+            return WL_EPARSE;
+        }
+        row->time_relative = rel == 1;
         char *odst[5] = {row->optimizer, row->master_dtype, row->launch, row->stack, row->impl};
         const size_t ocap[5] = {sizeof row->optimizer, sizeof row->master_dtype, sizeof row->launch,
                                 sizeof row->stack, sizeof row->impl};

@@ -51,6 +51,9 @@ static int host_line(const char *p, size_t len)
 static void write_spec_part(FILE *out, const char *text, const char *vf_text, int drop_host)
 {
     int skip = 0, in_gpu = 0;
+    /* a [vf] that keeps the preset's voltage rule keeps the comment above
+     * [vf] too: it gives the rule's sources (wl_calib_vf_section) */
+    int keep_vf_comment = vf_text && vf_text[0] == '[';
     const char *p = text, *held = NULL; /* comment lines not yet written */
     while (*p) {
         const char *e = strchr(p, '\n');
@@ -61,7 +64,7 @@ static void write_spec_part(FILE *out, const char *text, const char *vf_text, in
                    strncmp(p, "[calibrated_spec]", 17) == 0 ||
                    (vf_text && strncmp(p, "[vf]", 4) == 0);
             in_gpu = strncmp(p, "[gpu]", 5) == 0;
-            if (held && !skip)
+            if (held && (!skip || (keep_vf_comment && strncmp(p, "[vf]", 4) == 0)))
                 fwrite(held, 1, (size_t)(p - held), out);
             held = NULL;
         } else if (len > 0 && p[0] == ';' && !skip) {
@@ -124,13 +127,26 @@ int wl_calib_vf_section(const char *idle_path, const wl_core_gpu *gpu, char **ou
     FILE *m = open_memstream(&buf, &len);
     if (!m)
         return WL_ENOMEM;
-    fprintf(m, "; V-f curve and idle board power derived by wattlas calibrate --idle: idle power\n"
-               "; measured, smoothed at 60 MHz knots; voltage the table's where it has a\n"
-               "; voltage_mv column, else the preset's curve at the knots\n[vf]\nv_ref_mv = %g\n",
-            gpu->v_ref_mv);
-    vf_list(m, "clock_mhz", g.vf.clock_mhz, g.vf.n);
-    vf_list(m, "voltage_mv", g.vf.voltage_mv, g.vf.n);
-    vf_list(m, "idle_power_w", g.vf.idle_w, g.vf.n);
+    const char *base = strrchr(idle_path, '/');
+    base = base ? base + 1 : idle_path;
+    if (g.vf_rule & WL_VF_RULE_VOLTAGE) {
+        /* no voltage column (NVML reads none): the preset's voltage rule
+         * stays a rule, with the comment above [vf] that gives its sources */
+        fprintf(m, "[vf]\n; idle board power: %s, measured, smoothed at 60 MHz knots by wattlas "
+                   "calibrate --idle;\n; the voltage by the rule (the table has no voltage_mv)\n"
+                   "v_ref_mv = %g\nvmin_mv = %g\nvmax_mv = %g\nvf_knee_mhz = %g\n",
+                base, gpu->v_ref_mv, g.vf_vmin_mv, g.vf_vmax_mv, g.vf_knee_mhz);
+        vf_list(m, "clock_mhz", g.vf.clock_mhz, g.vf.n);
+        vf_list(m, "idle_power_w", g.vf.idle_w, g.vf.n);
+    } else {
+        fprintf(m, "; V-f curve and idle board power derived by wattlas calibrate --idle from %s:\n"
+                   "; idle power measured, smoothed at 60 MHz knots; voltage the table's where it\n"
+                   "; has a voltage_mv column, else the preset's curve at the knots\n"
+                   "[vf]\nv_ref_mv = %g\n", base, gpu->v_ref_mv);
+        vf_list(m, "clock_mhz", g.vf.clock_mhz, g.vf.n);
+        vf_list(m, "voltage_mv", g.vf.voltage_mv, g.vf.n);
+        vf_list(m, "idle_power_w", g.vf.idle_w, g.vf.n);
+    }
     if (fclose(m) != 0) {
         free(buf);
         return WL_ENOMEM;
@@ -172,6 +188,8 @@ void wl_calib_write_preset(FILE *f, const wl_core_gpu *fitted, const wl_calib_fi
     wl_preset_write_calibration(f, fitted);
     if (pi->few_shot)
         wl_calib_write_info(f, "few_shot", pi->few_shot);
+    if (pi->kept)
+        wl_calib_write_info(f, "kept", pi->kept);
     if (info->unc.valid) {
         double se[WL_CALIB_MAXP];
         wl_calib_stderr(&info->unc, se);
@@ -192,12 +210,26 @@ void wl_calib_write_preset(FILE *f, const wl_core_gpu *fitted, const wl_calib_fi
     wl_calib_write_info(f, "data_hash", hash ? hash : "");
     free(hash);
     wl_calib_write_info(f, "command", pi->command);
+    if (pi->held_out && pi->held_out_rows) {
+        /* rows of the same file kept out of the fit: what a user reads as
+         * the fit's error on kernels it did not see */
+        fprintf(f, "held_out_rows = %zu\n", pi->held_out_rows);
+        wl_calib_write_info(f, "held_out", pi->held_out);
+    }
     if (pi->in_sample) {
         char t[3][WL_RESULTS_NUM_MAX];
         wl_results_fmt(t[0], sizeof t[0], pi->in_sample->mape_time, 2);
         wl_results_fmt(t[1], sizeof t[1], pi->in_sample->mape_power, 2);
         wl_results_fmt(t[2], sizeof t[2], pi->in_sample->mape_energy, 2);
-        fprintf(f, "note = in-sample MAPE time %s%% power %s%% energy %s%%\n", t[0], t[1], t[2]);
+        fprintf(f, "note = in-sample MAPE time %s%% power %s%% energy %s%%", t[0], t[1], t[2]);
+        if (pi->held_out_metrics) {
+            const wl_calib_metrics *h = pi->held_out_metrics;
+            wl_results_fmt(t[0], sizeof t[0], h->mape_time, 2);
+            wl_results_fmt(t[1], sizeof t[1], h->mape_power, 2);
+            wl_results_fmt(t[2], sizeof t[2], h->mape_energy, 2);
+            fprintf(f, "; held-out MAPE time %s%% power %s%% energy %s%%", t[0], t[1], t[2]);
+        }
+        fputc('\n', f);
     }
     wl_preset_write_calibrated_spec(f, fitted);
     if (info->unc.valid)

@@ -44,6 +44,37 @@ static unsigned long long coef_mask(int host)
 
 /* fit: gpu|host|gpu,host|auto|NAME,...: which coefficients the rows move
  * (NULL: the GPU's; auto when they are a transfer, decided later). */
+/* The die's latency coefficients: what a board of an already calibrated
+ * die (the H200 beside the H100: the same GH100, another memory and board)
+ * keeps, and the host's issue costs, which are not the GPU's. */
+static unsigned long long die_mask(void)
+{
+    static const char *const die[] = {"tc_eff", "cuda_eff", "alu_eff", "l2_eff",
+                                      "overlap_p", "kernel_fixed_clk", "kernel_fixed_us",
+                                      "tile_overhead_clk", "launch_clk",
+                                      "host_launch_us", "host_op_launch_us"};
+    unsigned long long held = 0;
+    for (int i = 0; i < wl_calib_param_count(); i++)
+        for (size_t j = 0; j < sizeof die / sizeof *die; j++)
+            if (!strcmp(wl_calib_param_name(i), die[j]))
+                held |= 1ull << i;
+    return held;
+}
+
+/* Whether a preset's [calibration] says a board fit kept the die's
+ * latency (the kept key --fit board writes). */
+static int kept_latency(const char *text)
+{
+    int in_cal = 0;
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        if (*p == '[')
+            in_cal = !strncmp(p, "[calibration]", 13);
+        else if (in_cal && !strncmp(p, "kept", 4) && p[4 + strspn(p + 4, " \t")] == '=')
+            return 1;
+    }
+    return 0;
+}
+
 static int fit_choice(const wl_calib_run_options *o, wl_calib_fit_options *fo, int *fit_gpu,
                       int *fit_host, wl_error *err)
 {
@@ -69,13 +100,17 @@ static int fit_choice(const wl_calib_run_options *o, wl_calib_fit_options *fo, i
             rc = WL_EINVAL;
         } else if (!strcmp(l.v[i], "gpu")) {
             fo->free_mask |= coef_mask(0);
+        } else if (!strcmp(l.v[i], "board")) {
+            /* the memory path, the board's power and its controller; the
+             * die's latency stays as the preset has it */
+            fo->free_mask |= coef_mask(0) & ~die_mask();
         } else if (!strcmp(l.v[i], "host")) {
             fo->free_mask |= host;
         } else if ((k = wl_calib_param_index(l.v[i])) >= 0) {
             fo->free_mask |= 1ull << k;
         } else {
-            wl_error_set(err, "--fit", 0, "", "expected gpu, host, auto or coefficient names "
-                         "(as in [calibration]), got '%.60s'", l.v[i]);
+            wl_error_set(err, "--fit", 0, "", "expected gpu, board, host, auto or coefficient "
+                         "names (as in [calibration]), got '%.60s'", l.v[i]);
             rc = WL_EINVAL;
         }
     }
@@ -107,6 +142,58 @@ static void say_workload(void *user, const wl_calib_wl_stats *s)
     say(c, "  %-34s %3zu  %6.2f %+7.2f  %6.2f %+7.2f  %6.2f %+7.2f", s->key, s->n,
         s->mape_time, s->bias_time, s->mape_power, s->bias_power, s->mape_energy,
         s->bias_energy);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* --holdout every:K: every K-th of the file's distinct model names in
+ * sorted order (the K-th, the 2K-th, ...), a split that depends on the
+ * names alone, never on the values; the names joined with commas in
+ * *names (malloc'd) and appended to list. */
+static int holdout_every(const char *spec, const wl_calib_set *set, wl_core_strlist *list,
+                         char **names, wl_error *err)
+{
+    char *end = NULL;
+    long k = strtol(spec + 6, &end, 10);
+    if (end == spec + 6 || *end || k < 2 || k > 1000) {
+        wl_error_set(err, "--holdout", 0, "", "every:K takes K from 2 to 1000, got '%.40s'",
+                     spec + 6);
+        return WL_EINVAL;
+    }
+    size_t n = wl_calib_count(set), m = 0;
+    const char **v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) {
+        wl_error_set(err, "--holdout", 0, "", "out of memory");
+        return WL_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[m++] = wl_calib_row_at(set, i)->model;
+    qsort(v, m, sizeof *v, cmp_str);
+    size_t u = 0; /* distinct, in place */
+    for (size_t i = 0; i < m; i++)
+        if (!u || strcmp(v[u - 1], v[i]))
+            v[u++] = v[i];
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int rc = f ? WL_OK : WL_ENOMEM;
+    for (size_t i = (size_t)k - 1; f && i < u; i += (size_t)k)
+        fprintf(f, "%s%s", i >= (size_t)k ? "," : "", v[i]);
+    if (f && fclose(f))
+        rc = WL_ENOMEM;
+    free(v);
+    if (rc || !len) {
+        free(buf);
+        wl_error_set(err, "--holdout", 0, "", rc ? "out of memory"
+                                                 : "every:%ld holds out nothing: the file has "
+                                                   "%zu model names", k, u);
+        return rc ? rc : WL_EINVAL;
+    }
+    *names = buf;
+    return wl_core_parse_names(buf, "--holdout", 0, "", list, err);
 }
 
 /* Whether a model is in the list. */
@@ -259,7 +346,8 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
     run_ctx c = {.o = o};
     wl_calib_fit_options fo = o->fit_options;
     wl_core_strlist held_out = {0};
-    char *file_text = NULL, *vf_text = NULL, *few_note = NULL;
+    char *file_text = NULL, *vf_text = NULL, *few_note = NULL, *held_names = NULL;
+    char *kept_note = NULL;
     wl_calib_uncertainty pu;
     wl_calib_set *set = NULL;
     wl_calib_problem *p = NULL;
@@ -289,7 +377,9 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
         rc = usage(err, "--host-out", "only with --fit gpu,host or auto (--fit host writes -o)");
         goto done;
     }
-    if (o->holdout && (rc = wl_core_parse_names(o->holdout, "--holdout", 0, "", &held_out, err)))
+    int every = o->holdout && !strncmp(o->holdout, "every:", 6);
+    if (o->holdout && !every &&
+        (rc = wl_core_parse_names(o->holdout, "--holdout", 0, "", &held_out, err)))
         goto done;
     if ((rc = wl_preset_gpu_load(o->gpu, &gpu, err))) {
         if (rc == WL_ENOTFOUND && !err->line)
@@ -323,18 +413,10 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
         if (!strncmp(gpu.coef_source, from, strlen(from)) &&
             wl_preset_gpu_load(gpu.coef_source + strlen(from), &src, &e3) == WL_OK &&
             wl_core_gpu_same_die(&src, &gpu)) {
-            static const char *const die[] = {"tc_eff", "cuda_eff", "alu_eff", "l2_eff",
-                                              "overlap_p", "kernel_fixed_clk", "kernel_fixed_us",
-                                              "tile_overhead_clk", "launch_clk",
-                                              "host_launch_us", "host_op_launch_us"};
-            unsigned long long all = 0, held = 0;
-            for (int i = 0; i < wl_calib_param_count(); i++) {
+            unsigned long long all = 0;
+            for (int i = 0; i < wl_calib_param_count(); i++)
                 all |= 1ull << i;
-                for (size_t j = 0; j < sizeof die / sizeof *die; j++)
-                    if (!strcmp(wl_calib_param_name(i), die[j]))
-                        held |= 1ull << i;
-            }
-            fo.free_mask = all & ~held;
+            fo.free_mask = all & ~die_mask();
             same_die = 1;
         }
     } else if (o->host_out && !(fit_host && fit_gpu)) {
@@ -345,6 +427,14 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
     const char *text;
     if ((rc = wl_preset_find(WL_PRESET_GPU, o->gpu, &text, &file_text, NULL, 0, err)))
         goto done;
+    if (!o->fit && !fo.auto_select && kept_latency(text)) {
+        /* a board of a die calibrated before (--fit board wrote kept =):
+         * another board of it moves what boards differ in, as that fit did */
+        fo.free_mask = coef_mask(0) & ~die_mask();
+        say(&c, "note: %s kept its die's latency from the fit it came from (kept = in its "
+                "[calibration]): these rows fit the board (--fit board; --fit gpu refits the "
+                "latency too)", gpu.id);
+    }
     if (o->idle) {
         wl_core_gpu g2;
         char *spec = NULL;
@@ -364,6 +454,11 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
     if ((rc = wl_calib_load(o->path, &set, err)) ||
         (rc = wl_calib_problem_create(&gpu, set, o->traces, &p, err)))
         goto done;
+    if (every) {
+        if ((rc = holdout_every(o->holdout, set, &held_out, &held_names, err)))
+            goto done;
+        say(&c, "held out (--holdout %s): %s", o->holdout, held_names);
+    }
     size_t n = wl_calib_count(set);
     train = calloc(n ? n : 1, 1);
     test = calloc(n ? n : 1, 1);
@@ -491,12 +586,27 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
             goto done;
         r->host_written = hp;
     }
+    if (fit_gpu && !fo.auto_select && !(fo.free_mask & die_mask() & coef_mask(0))) {
+        /* --fit board: say where the latency it kept comes from */
+        const char *from = "transferred from ";
+        int tr = !strncmp(gpu.coef_source, from, strlen(from));
+        kept_note = wl_core_strprintf(
+            "the die's latency (tc_eff, cuda_eff, alu_eff, l2_eff, overlap_p, kernel_fixed_us, "
+            "kernel_fixed_clk, tile_overhead_clk, launch_clk) %s%s%s",
+            tr ? "from " : "as the preset gave it", tr ? gpu.coef_source + strlen(from) : "",
+            tr ? ", the same die" : "");
+    }
     if (fit_gpu) {
         if ((rc = wl_results_out_open(o->out, &out, err)))
             goto done;
         wl_calib_preset_info pi = {.preset_text = text, .vf_text = vf_text, .data_path = o->path,
                                    .command = o->command, .fitted_rows = r->used,
-                                   .in_sample = &r->after, .few_shot = few_note};
+                                   .in_sample = &r->after, .few_shot = few_note,
+                                   .kept = kept_note,
+                                   .held_out = !r->held ? NULL : held_names ? held_names
+                                                                            : o->holdout,
+                                   .held_out_rows = r->held,
+                                   .held_out_metrics = r->has_held_out ? &r->held_out : NULL};
         wl_calib_write_preset(wl_results_out_stream(out), &r->fitted, info, &pi);
         rc = wl_results_out_commit(out, err);
         out = NULL;
@@ -516,6 +626,8 @@ done:
     free(file_text);
     free(vf_text);
     free(few_note);
+    free(held_names);
+    free(kept_note);
     wl_calib_problem_free(p);
     wl_calib_free(set);
     return rc;

@@ -14,6 +14,8 @@ typedef struct {
     int traced;
     const char *reason;
     char reason_buf[512];
+    int relative;  /* a row of it has time_relative: predictions scaled */
+    double scale;  /* by this, the fit of its rows at the GPU in place */
 } wl_calib_wl;
 
 struct wl_calib_problem {
@@ -90,7 +92,7 @@ static int row_shape(const wl_calib_row *r, wl_core_shape *sh, char *why, size_t
     }
     sh->grad_accum = 1;
     if (r->optimizer[0] && wl_optimizer_parse(r->optimizer, &sh->optimizer)) {
-        snprintf(why, n, "unknown optimizer '%s' (adamw or sgd)", r->optimizer);
+        snprintf(why, n, "unknown optimizer '%s' (adamw, sgd or none)", r->optimizer);
         return -1;
     }
     if (r->master_dtype[0] && strcmp(r->master_dtype, "fp32") && strcmp(r->master_dtype, "none")) {
@@ -203,6 +205,33 @@ static int build_for_row(const wl_calib_row *r, const char *traces_dir, const ch
     return 0;
 }
 
+/* Each relative-time workload's scale: exp(mean ln(measured / predicted
+ * time)) over its rows with a usable measurement, the factor that fits
+ * them best in the least-squares sense the fit uses (ln ratios). */
+static void relative_scales(wl_calib_problem *p)
+{
+    for (size_t w = 0; w < p->nwl; w++) {
+        wl_calib_wl *x = &p->wls[w];
+        if (!x->relative || !x->ev)
+            continue;
+        double s = 0;
+        size_t n = 0;
+        for (size_t i = 0; i < p->n; i++) {
+            const wl_calib_row *r = wl_calib_row_at(p->set, i);
+            if (p->wl_of_row[i] != (int)w || p->bad[i] || !(r->time_ms > 0))
+                continue;
+            wl_core_op op = {.sm_clock_mhz = r->sm_clock_mhz,
+                             .power_limit_w = isnan(r->power_limit_w) ? 0 : r->power_limit_w};
+            wl_core_result res;
+            if (wl_core_evaluator_run(x->ev, &op, &res) || !(res.time_ms > 0))
+                continue;
+            s += log(r->time_ms / res.time_ms);
+            n++;
+        }
+        x->scale = n ? exp(s / (double)n) : 1.0;
+    }
+}
+
 int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
                             const char *traces_dir, wl_calib_problem **out, wl_error *err)
 {
@@ -236,6 +265,7 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
         if (w == p->nwl) {
             wl_calib_wl *nw = &p->wls[p->nwl++];
             snprintf(nw->key, sizeof nw->key, "%s", key);
+            nw->scale = 1.0;
             if (build_for_row(r, traces_dir, wl_calib_fallback_traces(set), nw) == 0) {
                 if (wl_core_evaluator_create(&p->gpu, nw->wl, NULL, &nw->ev)) {
                     wl_calib_problem_free(p);
@@ -282,7 +312,10 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
                      r->measured_clock_mhz, r->sm_clock_mhz);
         if (b[0])
             p->bad[i] = b;
+        if (p->wl_of_row[i] >= 0 && r->time_relative)
+            p->wls[p->wl_of_row[i]].relative = 1;
     }
+    relative_scales(p);
     *out = p;
     return WL_OK;
 }
@@ -344,6 +377,7 @@ void wl_calib_problem_set_gpu(wl_calib_problem *p, const wl_core_gpu *gpu)
     for (size_t w = 0; w < p->nwl; w++)
         if (p->wls[w].ev)
             wl_core_evaluator_set_gpu(p->wls[w].ev, gpu);
+    relative_scales(p);
 }
 
 const wl_core_gpu *wl_calib_problem_gpu(const wl_calib_problem *p) { return &p->gpu; }
@@ -355,7 +389,15 @@ int wl_calib_predict(const wl_calib_problem *p, size_t row, wl_core_result *res)
     const wl_calib_row *r = wl_calib_row_at(p->set, row);
     wl_core_op op = {.sm_clock_mhz = r->sm_clock_mhz,
                      .power_limit_w = isnan(r->power_limit_w) ? 0 : r->power_limit_w};
-    return wl_core_evaluator_run(p->wls[p->wl_of_row[row]].ev, &op, res);
+    const wl_calib_wl *w = &p->wls[p->wl_of_row[row]];
+    int rc = wl_core_evaluator_run(w->ev, &op, res);
+    if (!rc && w->relative) {
+        /* the workload's unstated amount of work: power is a rate and
+         * stands; time and energy scale together */
+        res->time_ms *= w->scale;
+        res->energy_j *= w->scale;
+    }
+    return rc;
 }
 
 static int scored(const wl_calib_problem *p, const unsigned char *mask, size_t i)

@@ -32,6 +32,12 @@ typedef struct {
      * transformers 4.x; the 13-column files ../shared/data measured on
      * PyTorch 2.11 are time-only host rows and one-kernel databases. */
     char stack[16], impl[16];
+    /* time_relative = 1: time_ms says only how time changes between the
+     * rows of one workload (its work is not stated, as in Perseus's stage
+     * profiles): each such workload's predicted times and energies are
+     * scaled by the factor that fits its rows best (the geometric mean of
+     * measured over predicted time), and its power stands as measured */
+    int time_relative;
     int line;
 } wl_calib_row;
 
@@ -357,6 +363,10 @@ typedef struct {
     size_t fitted_rows;
     const wl_calib_metrics *in_sample;
     const char *few_shot;    /* what a few-shot fit moved and kept, or NULL */
+    const char *kept;        /* the coefficients a partial fit kept, and whence, or NULL */
+    const char *held_out;    /* --holdout's list, or NULL */
+    size_t held_out_rows;
+    const wl_calib_metrics *held_out_metrics; /* their scores, or NULL */
 } wl_calib_preset_info;
 /* The preset's text without the sections calibration rewrites (and without
  * its [gpu] host key when the fitted GPU owns its issue cost: host_id ""),
@@ -380,7 +390,8 @@ typedef struct {
     const char *host;     /* host preset the rows ran on (NULL: the preset's) */
     const char *idle;     /* a measured idle table for the [vf] section (NULL: none) */
     const char *traces;   /* kernel traces for rows no builder covers (NULL: none) */
-    const char *holdout;  /* models kept out of the fit and scored alone (comma list) */
+    const char *holdout;  /* models kept out of the fit and scored alone (comma list,
+                             or every:K: every K-th model name in sorted order) */
     const char *fit;      /* gpu, host, gpu,host, auto or coefficient names; NULL: the
                              GPU's coefficients, or auto when they are a transfer */
     const char *out;      /* the fitted GPU preset (the host preset for fit = host) */

@@ -20,7 +20,8 @@
     "  --mode prefill|train|decode   what runs (default prefill: one forward pass;\n" \
     "                          also inference, forward): train is one optimizer step\n" \
     "                          (forward, loss, backward, optimizer), decode a generation\n" \
-    "  --optimizer adamw|sgd   train: the optimizer (default adamw, PyTorch foreach)\n" \
+    "  --optimizer adamw|sgd|none  train: the optimizer (default adamw, PyTorch foreach;\n" \
+    "                          none: forward and backward only, a pipeline stage's)\n" \
     "  --master-dtype fp32|none  train: fp32 master weights, main gradients and state\n" \
     "                          with bf16/fp16 compute (default fp32), or all in dtype\n" \
     "  --recompute none|selective|full  train: activation recomputation (default none)\n" \

@@ -269,10 +269,13 @@ static int predict_run(const predict_opts *o)
                        "per kernel); --board same leaves it out for a board of your own "
                        "calibration\n");
         if (!strncmp(g->coef_source, "transferred", 11))
-            fprintf(f, "# coefficients %s by the transfer rules (not measured)%s\n", g->coef_source,
+            fprintf(f, "# coefficients %s by the transfer rules (not measured)%s%s%s\n",
+                    g->coef_source, g->fit_info[0] ? "; " : "", g->fit_info,
                     o->interval ? "; the interval is the source's calibration uncertainty" : "");
         else if (g->coef_source[0])
             fprintf(f, "# coefficients: %s\n", g->coef_source);
+        else if (g->fit_info[0])
+            fprintf(f, "# coefficients %s\n", g->fit_info);
     }
     if (wl_results_out_commit(out, &err))
         return cli_fail(cmd, &err);

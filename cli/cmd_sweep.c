@@ -44,7 +44,7 @@ static void sweep_help(FILE *f)
 "                                  (default: each GPU preset's host class)\n"
 "  --idle [ID=]TABLE.csv           measured idle table (sm_clock_mhz,voltage_mv,\n"
 "                                  idle_power_w) in place of that GPU's idle curve\n"
-"training and decode (see 'wattlas predict --help'): --optimizer adamw|sgd [adamw]\n"
+"training and decode (see 'wattlas predict --help'): --optimizer adamw|sgd|none [adamw]\n"
 "  --master-dtype fp32|none [fp32]  --recompute none|selective|full [none]\n"
 "  --grad-accum N [1]  --gen N [128]  --launch eager|graphs [eager]\n"
 "profiles (--trace): --profile-clock MHZ  --profile-power-limit-w W  --profile-gpu ID\n"

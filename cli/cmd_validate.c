@@ -234,7 +234,11 @@ static void summary(wl_calib_validation *v, const validate_opts *o)
         char t[200];
         wl_calib_mape_text(t, sizeof t, m.n, m.n_power, m.mape_time, m.mape_power,
                            m.mape_energy);
-        fprintf(stderr, ")\nMAPE with the preset's coefficients: %s\n", t);
+        fprintf(stderr, ")\n");
+        if (g->fit_info[0]) /* what the preset was fitted on: these rows, or others? */
+            fprintf(stderr, "coefficients %s%s%s\n", g->coef_source, g->coef_source[0] ? "; " : "",
+                    g->fit_info);
+        fprintf(stderr, "MAPE with the preset's coefficients: %s\n", t);
         if (m.n_regret) {
             fprintf(stderr, "energy-optimal clock regret (%zu workloads with >= 5 clocks or "
                             "power limits between them): "

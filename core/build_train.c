@@ -367,5 +367,8 @@ void wl_core_bld_train_step(bld *B, int layer_only)
             B->saved_peak_step = B->saved_other + B->saved_peak;
         wl_core_bld_backward(B);
     }
-    optimizer(B);
+    /* none: the forward and backward alone, as a pipeline stage's
+     * computations are timed (Perseus's stage profiles) */
+    if (B->sh->optimizer != WL_OPTIM_NONE)
+        optimizer(B);
 }

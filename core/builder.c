@@ -189,7 +189,7 @@ static int setup(bld *B, const wl_core_model *model, const wl_core_shape *shape,
             why = "training needs the vocabulary of the LM head", field = "vocab";
         else if (shape->grad_accum < 0 || shape->grad_accum > WL_MAX_GRAD_ACCUM)
             why = "grad_accum must be 1 to 4096", field = "grad_accum";
-        else if ((unsigned)shape->optimizer > WL_OPTIM_SGD ||
+        else if ((unsigned)shape->optimizer > WL_OPTIM_NONE ||
                  (unsigned)shape->recompute > WL_RECOMPUTE_FULL)
             why = "unknown optimizer or recompute";
         if (why) {

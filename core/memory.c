@@ -250,7 +250,10 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *sh, wl_
             out->kv_cache_gb = 0;
             out->master_gb = master ? 4 * info.params / 1e9 : 0;
             out->grads_gb = se * info.params / 1e9;
-            out->optimizer_gb = (sh->optimizer == WL_OPTIM_SGD ? 1 : 2) * se * info.params / 1e9;
+            out->optimizer_gb = (sh->optimizer == WL_OPTIM_NONE  ? 0
+                                : sh->optimizer == WL_OPTIM_SGD ? 1
+                                                                : 2) *
+                               se * info.params / 1e9;
             out->activations_gb = info.saved_gb;
         }
     }

@@ -223,15 +223,15 @@ int wl_mode_parse(const char *s, wl_mode *out)
     return WL_OK;
 }
 
-static const char *const optim_names[] = {"adamw", "sgd"};
+static const char *const optim_names[] = {"adamw", "sgd", "none"};
 const char *wl_optimizer_name(wl_optimizer o)
 {
-    return (unsigned)o <= WL_OPTIM_SGD ? optim_names[o] : "?";
+    return (unsigned)o <= WL_OPTIM_NONE ? optim_names[o] : "?";
 }
 
 int wl_optimizer_parse(const char *s, wl_optimizer *out)
 {
-    int i = name_find(optim_names, 2, s);
+    int i = name_find(optim_names, 3, s);
     if (i < 0)
         return WL_EINVAL;
     *out = (wl_optimizer)i;

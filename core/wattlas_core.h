@@ -8,7 +8,6 @@
 #define WATTLAS_CORE_H
 
 #include <stddef.h>
-
 #define WL_VERSION "0.1.0"
 
 enum {
@@ -269,9 +268,10 @@ typedef struct {
     wl_core_coeffs coef;
     char coef_source[256];     /* "" (own), "transferred from ID", how an edited
                                   spec got them, or that they are defaults */
-    char host_id[64];          /* the host whose issue cost coef.host_launch_us is
-                                  (wl_core_gpu_set_host); "" when the preset's
-                                  [calibration] gives host_launch_us itself */
+    char fit_info[224];        /* what the preset says they were fitted on (rows,
+                                  file, hash, held out), or ""; a source's if transferred */
+    char host_id[64];          /* the host whose issue cost coef.host_launch_us is (set_host);
+                                  "" when [calibration] gives host_launch_us itself */
 } wl_core_gpu;
 
 /* ---- hosts ----------------------------------------------------------------
@@ -688,7 +688,7 @@ int wl_core_model_is_vision(const wl_core_model *m);
 /* What a workload does with the model: one forward pass over the prompt,
  * one optimizer step of training, or the generation of new tokens. */
 typedef enum { WL_MODE_PREFILL = 0, WL_MODE_TRAIN, WL_MODE_DECODE, WL_MODE_COUNT } wl_mode;
-typedef enum { WL_OPTIM_ADAMW = 0, WL_OPTIM_SGD } wl_optimizer;
+typedef enum { WL_OPTIM_ADAMW = 0, WL_OPTIM_SGD, WL_OPTIM_NONE /* forward, backward */ } wl_optimizer;
 typedef enum { WL_RECOMPUTE_NONE = 0, WL_RECOMPUTE_SELECTIVE, WL_RECOMPUTE_FULL } wl_recompute;
 typedef enum { WL_LAUNCH_EAGER = 0, WL_LAUNCH_GRAPHS } wl_launch;
 /* The software stack whose kernels a model launches: HF transformers 5.x on

@@ -222,6 +222,17 @@ static int gpu_handler(void *user, const char *section, const char *name, const 
         c->transfer_line = line;
         return 1;
     }
+    if (strcmp(section, "calibration") == 0) {
+        /* the fit's record, kept (bounded) for fit_info; longer text is
+         * still accepted as information */
+        char *keep = !strcmp(name, "fitted_rows")     ? c->fit_rows
+                     : !strcmp(name, "data_hash")     ? c->fit_hash
+                     : !strcmp(name, "held_out_rows") ? c->fit_held
+                                                      : NULL;
+        size_t cap = keep == c->fit_hash ? sizeof c->fit_hash : sizeof c->fit_rows;
+        if (keep)
+            snprintf(keep, cap, "%s", value);
+    }
     if (strcmp(section, "vf") == 0)
         for (int i = 0; i < 3; i++)
             if (strcmp(name, vf_lists[i].key) == 0)
@@ -414,7 +425,32 @@ static int transfer(const ctx *c, wl_core_gpu *out, const char *source, wl_error
         return WL_EPARSE;
     }
     snprintf(out->coef_source, sizeof out->coef_source, "transferred from %s", src.id);
+    if (src.fit_info[0])
+        snprintf(out->fit_info, sizeof out->fit_info, "%.32s's %.180s", src.id, src.fit_info);
     return WL_OK;
+}
+
+/* What [calibration] says the coefficients were fitted on, as predict's
+ * header and validate print it: "fitted on 106 rows of FILE (HASH), 3 held
+ * out". Only for coefficients of this spec as written (not transferred, not
+ * carried to an edited spec). */
+static void fit_info(const ctx *c, wl_core_gpu *out)
+{
+    if (!c->n_cal || c->transfer_from[0] || out->coef_source[0] || !c->fit_rows[0])
+        return;
+    /* data_hash is "fnv1a64:HEX (FILE)": the file first, then its hash */
+    const char *hash = c->fit_hash, *file = strchr(hash, '(');
+    int hlen = file ? (int)(file - hash) : (int)strlen(hash);
+    while (hlen > 0 && hash[hlen - 1] == ' ')
+        hlen--;
+    if (file)
+        snprintf(out->fit_info, sizeof out->fit_info, "fitted on %s rows of %.*s, %.*s%s%s%s",
+                 c->fit_rows, (int)strcspn(file + 1, ")"), file + 1, hlen, hash,
+                 c->fit_held[0] ? ", " : "", c->fit_held, c->fit_held[0] ? " held out" : "");
+    else
+        snprintf(out->fit_info, sizeof out->fit_info, "fitted on %s rows%s%.*s%s%s%s", c->fit_rows,
+                 hlen ? ", " : "", hlen, hash, c->fit_held[0] ? ", " : "", c->fit_held,
+                 c->fit_held[0] ? " held out" : "");
 }
 
 /* [gpu] host = ID|PATH: the host class the GPU usually comes in owns the
@@ -529,6 +565,7 @@ static int gpu_parse(ctx *c, const char *text, const char *source, wl_core_gpu *
         return rc;
     if ((rc = edited_spec(c, out, source, err)))
         return rc;
+    fit_info(c, out);
     out->vf_anchor_mhz = out->vf.clock_mhz[out->vf.n > 0 ? out->vf.n - 1 : 0];
     out->vf_anchor_mv = out->vf.n > 0 ? out->vf.voltage_mv[out->vf.n - 1] : 0;
     if (wl_core_gpu_check(out, err)) {

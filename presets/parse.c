@@ -8,8 +8,10 @@
 #include <string.h>
 
 /* informational keys of [calibration] and [vf], kept as text only */
-static const char *const info_keys[] = {"source", "command", "fitted_rows", "data_hash",
-                                         "fitted_on", "note", "aliases", "few_shot"};
+static const char *const info_keys[] = {"source",   "command",       "fitted_rows",
+                                         "data_hash", "held_out_rows", "held_out",
+                                         "fitted_on", "note",          "aliases",
+                                         "few_shot", "kept"};
 
 int wl_preset_i_is_info(const char *name)
 {

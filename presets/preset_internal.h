@@ -31,6 +31,8 @@ typedef struct {
     int n_cal;               /* fitted [calibration] values seen */
     char transfer_from[128]; /* [calibration] transfer_from */
     int transfer_line;
+    /* [calibration]'s record of the fit: fitted_rows, data_hash, held_out_rows */
+    char fit_rows[24], fit_hash[96], fit_held[24];
     /* [calibrated_spec]: the spec the coefficients belong to */
     struct {
         size_t field;

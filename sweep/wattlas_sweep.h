@@ -31,7 +31,7 @@ void wl_sweep_spec_free(wl_sweep_spec *s);
  *   host: one host preset (id or file) for every GPU, in place of theirs
  *   batch, seq: integer lists; dtype, attention, mode (prefill, train,
  *     decode): lists of names
- *   optimizer (adamw|sgd), master_dtype (fp32|none), recompute
+ *   optimizer (adamw|sgd|none), master_dtype (fp32|none), recompute
  *     (none|selective|full), grad_accum (micro-batches per step), gen
  *     (tokens generated, default 128), launch (eager|graphs): one value each,
  *     for the modes they apply to

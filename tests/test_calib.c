@@ -839,6 +839,76 @@ static void test_refit_reproduces_shipped(void **state)
     wl_calib_free(set);
 }
 
+/* Rows of relative time (time_relative = 1): a workload measured at four
+ * clocks with its times and energies k_c times the model's (power as the
+ * model's) scores as if it had been k = (prod k_c)^(1/4) times the model,
+ * the least-squares factor of the ln ratios: k = 7.3 with k_c = 7.3 x
+ * (1.1, 1/1.1, 1.05, 1/1.05) gives time errors of exactly 10, 10, 5 and 5%
+ * against the measured (MAPE 7.5%), and no power error. The same rows
+ * without the column are off by the factor itself. */
+static void test_relative_time(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &g, &err), WL_OK);
+    g.power_limit_w = 400; /* no row held at the cap */
+    wl_core_model m;
+    assert_int_equal(wl_preset_model_load("gpt2", &m, &err), WL_OK);
+    wl_core_shape sh = {.batch = 8, .seq = 512, .dtype = WL_DT_BF16, .attention = WL_ATTN_EAGER,
+                        .stack = WL_STACK_HF5};
+    wl_core_workload *wl;
+    assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
+    static const double clk[4] = {600, 900, 1200, 1410}, f[4] = {1.1, 1 / 1.1, 1.05, 1 / 1.05};
+    const double k = 7.3;
+    for (int rel = 0; rel < 2; rel++) {
+        const char *p = test_path("wattlas-test-relative.csv");
+        FILE *fo = fopen(p, "w");
+        assert_non_null(fo);
+        fputs("gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,"
+              "energy_j,power_w,temp_c,stack,time_relative\n", fo);
+        for (int i = 0; i < 4; i++) {
+            wl_core_op op = {.sm_clock_mhz = clk[i]};
+            wl_core_result r;
+            assert_int_equal(wl_core_predict(&g, wl, &op, &r), WL_OK);
+            double s = k * f[i];
+            fprintf(fo, "a100-pcie-40gb,gpt2,8,512,bf16,prefill,eager,%.0f,%.1f,%.9g,%.9g,%.9g,,hf5,%d\n",
+                    clk[i], r.effective_clock_mhz, r.time_ms * s, r.energy_j * s, r.power_w, rel);
+        }
+        fclose(fo);
+        wl_calib_set *set;
+        assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+        wl_calib_problem *prob;
+        assert_int_equal(wl_calib_problem_create(&g, set, NULL, &prob, &err), WL_OK);
+        wl_calib_metrics mt;
+        assert_int_equal(wl_calib_score(prob, NULL, &mt), WL_OK);
+        if (rel) {
+            /* predicted k x model, measured k f_c x model: |1/f_c - 1| */
+            double want = 0;
+            for (int i = 0; i < 4; i++)
+                want += fabs(1 / f[i] - 1);
+            assert_close(mt.mape_time, 100 * want / 4, 1e-4);
+            assert_close(mt.mape_power, 0, 1e-4);
+            assert_close(mt.mape_energy, mt.mape_time, 1e-4);
+            wl_core_result r;
+            assert_int_equal(wl_calib_predict(prob, 0, &r), WL_OK);
+            const wl_calib_row *row = wl_calib_row_at(set, 0);
+            assert_close(r.time_ms, row->time_ms / f[0], 1e-6 * row->time_ms);
+        } else {
+            assert_true(mt.mape_time > 80); /* 1 - 1/7.3 = 86% */
+        }
+        wl_calib_problem_free(prob);
+        wl_calib_free(set);
+    }
+    wl_core_workload_free(wl);
+    /* the column takes 0 or 1 */
+    char buf[1024];
+    snprintf(buf, sizeof buf, "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,"
+             "measured_clock_mhz,time_ms,energy_j,power_w,temp_c,time_relative\n"
+             "a100-pcie-40gb,gpt2,8,512,bf16,prefill,eager,900,900,10,2,200,,2\n");
+    expect_load_error(buf, 2, "time_relative");
+}
+
 /* An uncertainty with no coefficient covariance and no residual spread:
  * only the board spread b widens the interval. */
 static wl_calib_uncertainty board_only(wl_calib_board_spread b)
@@ -1185,6 +1255,7 @@ int main(void)
         cmocka_unit_test(test_interval_coverage),
         cmocka_unit_test(test_board_spread_interval),
         cmocka_unit_test(test_fitted_on),
+        cmocka_unit_test(test_relative_time),
         cmocka_unit_test(test_row_stack_default),
         cmocka_unit_test(test_score_by_definition),
         cmocka_unit_test(test_one_clock_and_bad_rows),

@@ -22,7 +22,8 @@ static void test_usage_errors(void **state)
     assert_non_null(strstr(out_buf, "usage: wattlas cluster"));
     /* a name no preset has: the close ones */
     assert_int_equal(run("predict --gpu a100"), 2);
-    assert_non_null(strstr(err_buf, "did you mean a100-pcie-40gb, a100-pcie-80gb, a100-sxm-80gb?"));
+    assert_non_null(strstr(err_buf, "did you mean a100-pcie-40gb, a100-pcie-80gb, a100-sxm-80gb-500w, "
+                                    "a100-sxm-80gb?"));
     assert_int_equal(run("predict --model lama-3-8b"), 2);
     assert_non_null(strstr(err_buf, "did you mean llama-3-8b?"));
     assert_int_equal(run("cluster --system dgx"), 2);
@@ -396,15 +397,49 @@ static void test_calibrate_cmd(void **state)
     assert_int_equal(shell("awk -F, 'NR == 1 || $8 == 510 || $8 == 870 || $8 == 1140 || "
                            "$8 == 1410' %s/measurements/a100-pcie-40gb-dvfs.csv > dvfs4.csv", dir),
                      0);
-    assert_int_equal(run("calibrate --gpu a100-pcie-40gb dvfs4.csv --holdout gpt2 -o cal.ini"), 0);
+    /* every:2 holds out the second of the sorted model names (bert-large,
+     * gpt2, opt-1.3b): gpt2, as --holdout gpt2 would */
+    assert_int_equal(run("calibrate --gpu a100-pcie-40gb dvfs4.csv --holdout every:2 -o cal.ini"), 0);
+    assert_non_null(strstr(err_buf, "held out (--holdout every:2): gpt2\n"));
     assert_non_null(strstr(err_buf, "held-out ("));
     assert_non_null(strstr(err_buf, "residuals per workload"));
     slurp("cal.ini", out_buf, sizeof out_buf);
     assert_non_null(strstr(out_buf, "[calibration]"));
     assert_non_null(strstr(out_buf, "stderr_c_tc_w = "));
     assert_non_null(strstr(out_buf, "fitted_rows = 32")); /* gpt2's 8 workloads held out */
+    assert_non_null(strstr(out_buf, "held_out_rows = 32\nheld_out = gpt2\n"));
+    assert_non_null(strstr(out_buf, "; held-out MAPE time "));
     assert_non_null(strstr(out_buf, "command = wattlas calibrate"));
     assert_non_null(strstr(out_buf, "[covariance]"));
+    /* predict's header says what it was fitted on */
+    assert_int_equal(run("predict --gpu cal.ini --clock 900"), 0);
+    assert_non_null(strstr(out_buf, "# coefficients fitted on 32 rows of dvfs4.csv, fnv1a64:"));
+    assert_non_null(strstr(out_buf, ", 32 held out\n"));
+    /* a split that holds out nothing, or everything, is a usage error */
+    assert_int_equal(run("calibrate --gpu a100-pcie-40gb dvfs4.csv --holdout every:4 -o x.ini"), 2);
+    assert_non_null(strstr(err_buf, "every:4 holds out nothing: the file has 3 model names"));
+    assert_int_equal(run("calibrate --gpu a100-pcie-40gb dvfs4.csv --holdout every:1 -o x.ini"), 2);
+    assert_non_null(strstr(err_buf, "every:K takes K from 2 to 1000, got '1'"));
+    assert_int_not_equal(access("x.ini", F_OK), 0);
+    /* --fit board moves the board and keeps the die's latency as the
+     * preset has it, and says so; a later calibration of that preset fits
+     * the board again */
+    assert_int_equal(shell("awk -F, 'NR == 1 || $2 == \"gpt2\"' dvfs4.csv > gpt2.csv"), 0);
+    assert_int_equal(run("calibrate --gpu a100-pcie-40gb gpt2.csv --fit board --quiet -o b1.ini"), 0);
+    assert_int_equal(run("presets show a100-pcie-40gb"), 0);
+    char want[128];
+    const char *tc = strstr(out_buf, "\ntc_eff = ");
+    assert_non_null(tc);
+    snprintf(want, sizeof want, "%.*s", (int)strcspn(tc + 1, "\n") + 2, tc);
+    slurp("b1.ini", out_buf, sizeof out_buf);
+    assert_non_null(strstr(out_buf, want));
+    assert_non_null(strstr(out_buf, "kept = the die's latency (tc_eff, cuda_eff, alu_eff, l2_eff, "
+                                    "overlap_p, kernel_fixed_us, kernel_fixed_clk, "
+                                    "tile_overhead_clk, launch_clk) as the\n    preset gave it\n"));
+    assert_int_equal(run("calibrate --gpu b1.ini gpt2.csv --quiet -o b2.ini"), 0);
+    assert_non_null(strstr(err_buf, "kept its die's latency from the fit it came from"));
+    slurp("b2.ini", out_buf, sizeof out_buf);
+    assert_non_null(strstr(out_buf, want));
     /* the written preset is usable, intervals included */
     assert_int_equal(run("predict --gpu cal.ini --clock 900 --interval 95 --format csv"), 0);
     assert_non_null(strstr(out_buf, ",time_lo_ms,time_hi_ms,power_lo_w,power_hi_w,energy_lo_j,energy_hi_j"));

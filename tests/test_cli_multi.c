@@ -340,7 +340,7 @@ static void test_compare_not_runnable(void **state)
 static void test_compare_cmd(void **state)
 {
     (void)state;
-    assert_int_equal(run("compare --gpu a100-pcie-40gb,h200-sxm-141gb --model gpt2 --batch 8 "
+    assert_int_equal(run("compare --gpu a100-pcie-40gb,h800-sxm-80gb --model gpt2 --batch 8 "
                          "--seq 512 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 3);
     assert_non_null(strstr(out_buf, "gpu,model,batch,seq,dtype,attention,mode,sm_clock_mhz,"
@@ -414,11 +414,11 @@ static void test_compare_cmd(void **state)
     /* validate scores each GPU's rows on its own preset, transferred or not */
     char buf[1024];
     snprintf(buf, sizeof buf, "%s%s%s", MEAS_HEADER,
-             "h200-sxm-141gb,gpt2,8,512,bf16,prefill,eager,1830,1830,10.0,3.0,300,60\n",
+             "h800-sxm-80gb,gpt2,8,512,bf16,prefill,eager,1830,1830,10.0,3.0,300,60\n",
              "a100-pcie-40gb,gpt2,8,512,bf16,prefill,eager,900,900,19.0,3.0,158,60\n");
     test_write_file("2gpu.csv", buf);
     assert_int_equal(run("validate 2gpu.csv --no-lomo --interval 95"), 0);
-    assert_non_null(strstr(err_buf, "on h200-sxm-141gb, coefficients transferred (1 rows scored"));
+    assert_non_null(strstr(err_buf, "on h800-sxm-80gb, coefficients transferred (1 rows scored"));
     assert_non_null(strstr(err_buf, "on a100-pcie-40gb (1 rows scored"));
     assert_non_null(strstr(err_buf, "all GPUs (2 rows scored"));
     assert_null(strstr(out_buf, ",,,,")); /* both predicted, with intervals */

@@ -53,6 +53,17 @@ static void test_llama3_params(void **state)
         double hd = (double)m.d_model / (double)m.heads;
         assert_close((double)m.d_model * m.kv_heads * hd, want[i].kv_proj, 0);
     }
+    /* BLOOM 176B: the published 176,247,271,424 (HF bigscience/bloom) plus
+     * the learned position table that stands for its ALiBi (2048 x 14336),
+     * less the LayerNorm after its embedding (weight and bias, 2 x 14336),
+     * which the GPT-2 style does not build */
+    wl_core_model m;
+    wl_error err;
+    assert_int_equal(wl_preset_model_load("bloom-176b", &m, &err), WL_OK);
+    wl_core_shape sh = {.batch = 1, .seq = 16, .dtype = WL_DT_BF16, .mode = WL_MODE_TRAIN};
+    wl_core_build_info info;
+    assert_int_equal(wl_core_build_info_of(&m, &sh, 0, &info, &err), WL_OK);
+    assert_close(info.params, 176247271424.0 + 2048.0 * 14336 - 2.0 * 14336, 0);
 }
 
 /* Peaks implied by the per-SM rates match the A100 datasheet. */

@@ -885,6 +885,57 @@ class Presets(unittest.TestCase):
         self.assertEqual(out.strip(), "wattlas " + wattlas.__version__)
 
 
+
+class PerseusRows(unittest.TestCase):
+    """scripts/perseus_stage_rows.py: stage 0's forward and backward summed,
+    by hand, for one board; other boards, stages and lone halves left out."""
+
+    RAW = ("source_file,gpu,model,dtype,stage,instruction,frequency_mhz,time_s,energy_j,"
+           "power_w_derived\n"
+           "x,a100-sxm-80gb,gpt3-175b,bf16,0,forward,1410,0.05,20.0,400\n"
+           "x,a100-sxm-80gb,gpt3-175b,bf16,0,backward,1410,0.10,45.0,450\n"
+           "x,a100-sxm-80gb,gpt3-175b,bf16,1,forward,1410,0.07,30.0,428\n"
+           "x,a40,gpt3-175b,bf16,0,forward,1410,0.09,20.0,222\n"
+           "x,a40,gpt3-175b,bf16,0,backward,1410,0.19,40.0,210\n"
+           "x,a100-sxm-80gb,gpt3-175b,bf16,0,forward,855,0.08,16.0,200\n")
+
+    def run_script(self, text, *args):
+        d = tempfile.mkdtemp(prefix="wattlas-test-")
+        try:
+            path = os.path.join(d, "raw.csv")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            p = subprocess.run([sys.executable, "scripts/perseus_stage_rows.py", path, *args],
+                               capture_output=True, text=True)
+            return p.stdout, p.stderr, p.returncode
+        finally:
+            shutil.rmtree(d)
+
+    def test_rows(self):
+        out, err, rc = self.run_script(self.RAW, "a100-sxm-80gb", "a100-sxm-80gb-500w")
+        self.assertEqual(rc, 0, err)
+        rows = parse_csv(out)
+        self.assertEqual(len(rows), 1)  # 855 MHz has no backward
+        r = rows[0]
+        self.assertEqual((r["gpu"], r["model"], r["mode"], r["optimizer"], r["impl"],
+                          r["time_relative"], r["sm_clock_mhz"]),
+                         ("a100-sxm-80gb-500w", "gpt3-175b", "train", "none", "fused", "1", "1410"))
+        self.assertAlmostEqual(float(r["time_ms"]), 150.0, places=6)
+        self.assertAlmostEqual(float(r["energy_j"]), 65.0, places=6)
+        self.assertAlmostEqual(float(r["power_w"]), 65.0 / 0.15, places=3)
+
+    def test_errors(self):
+        _, err, rc = self.run_script(self.RAW, "h100", "x")
+        self.assertEqual(rc, 1)
+        self.assertIn("no stage-0 forward and backward pairs for h100", err)
+        bad = self.RAW.replace("0.10,45.0", "fast,45.0")
+        _, err, rc = self.run_script(bad, "a100-sxm-80gb", "x")
+        self.assertEqual(rc, 1)
+        self.assertRegex(err, r"raw\.csv:3: ")
+        _, err, rc = self.run_script(self.RAW)
+        self.assertEqual(rc, 2)
+        self.assertIn("usage: perseus_stage_rows.py", err)
+
 if __name__ == "__main__":
     import pyunit  # tests/, beside this file
     sys.exit(pyunit.main())

@@ -797,28 +797,117 @@ def accuracy_h100_db():
                    "`server-2023` fitted by `make calibrate`", "in-sample", h.err)]
 
 
+def calibrate_figures(err, what):
+    """(rows, time, power, energy) of calibrate's WHAT line ("in-sample after", "held-out")."""
+    m = re.search(what + r"\s+\((\d+) rows\): MAPE time ([0-9.]+)%\s+power ([0-9.]+)%\s+"
+                  r"energy ([0-9.]+)%", err)
+    if not m:
+        raise AssertionError(f"no {what} line in:\n{err[-3000:]}")
+    return m.groups()
+
+
+def make_calibrate_h200():
+    """make calibrate's H200 fit, redone into a temporary preset: (in-sample, held-out)."""
+    d = tempfile.mkdtemp(prefix="wattlas-readme-")
+    src = os.path.join(d, "h200-transfer.ini")
+    with open(os.path.join(ROOT, "presets/gpus/h200-sxm-141gb.ini"), encoding="utf-8") as f:
+        spec = f.read().split("[calibration]")[0]
+    with open(src, "w", encoding="utf-8") as f:
+        f.write(spec + "[calibration]\ntransfer_from = presets/gpus/h100-sxm-80gb.ini\n")
+    c = w(f"calibrate --gpu {src} --fit board ../shared/data/measurements/h200-sxm-141gb-kernels.csv "
+          "--traces ../shared/data/traces --idle ../shared/data/gpu-tables/h200-sxm-141gb-idle.csv "
+          "--host ../shared/data/hosts/h200-vm-host.ini --holdout every:5 "
+          f"-o {os.path.join(d, 'h200.ini')} --quiet")
+    return calibrate_figures(c.err, "in-sample after"), calibrate_figures(c.err, "held-out")
+
+
 @claim(data=True)
 def accuracy_h200():
-    """the accuracy table: the H200 kernel database, few-shot, and its whole-model rows"""
+    """the accuracy table: the H200 kernel database as make calibrate fits it, and whole models"""
+    (n, t, pw, e), (hn, ht, hp, he) = make_calibrate_h200()
     d = tempfile.mkdtemp(prefix="wattlas-readme-")
     ini = os.path.join(d, "h200.ini")
     c = w("calibrate --gpu h200-sxm-141gb ../shared/data/measurements/h200-sxm-141gb-kernels.csv "
           f"--traces ../shared/data/traces -o {ini}")
-    m = re.search(r"in-sample after\s+\((\d+) rows\): MAPE time ([0-9.]+)%\s+power ([0-9.]+)%\s+"
-                  r"energy ([0-9.]+)%", c.err)
-    if not m:
-        raise AssertionError(f"no in-sample line in:\n{c.err[-3000:]}")
-    n, t, pw, e = m.groups()
+    cn, ct, cp, ce = calibrate_figures(c.err, "in-sample after")
     v = w(f"validate --gpu {ini} ../shared/data/measurements/h200-sxm-141gb-models.csv --no-lomo "
           "--host ../shared/data/hosts/h200-vm-host.ini")
     u = w("validate ../shared/data/measurements/h200-sxm-141gb-models.csv --no-lomo "
           "--host ../shared/data/hosts/h200-vm-host.ini")
     nf = "not fitted on"
-    return [f"| H200 kernel database, {n} rows, `calibrate` few-shot from the H100 (same die: "
-            f"latency held, memory and power fitted) | in-sample | {t} | {pw} | {e} | |",
+    return [f"| H200 kernel database, the shipped fit (`make calibrate`: `--fit board`, the "
+            f"H100's latency kept, memory and power fitted to {n} rows) | in-sample | {t} | {pw} "
+            f"| {e} | |",
+            f"| the same fit: every fifth kernel name held out ({hn} rows) | held-out | {ht} | {hp} "
+            f"| {he} | |",
+            f"| H200 kernel database, all {cn} rows, `calibrate --gpu h200-sxm-141gb` (a board "
+            f"fit from the shipped preset) | in-sample | {ct} | {cp} | {ce} | |",
             row_of("H200 whole models, 16 rows (GPT-2 and Qwen2-1.5B prefill b4 s1024 and AdamW "
                    "steps b4 s512, 510-1980 MHz), on that calibration, the H200's host", nf, v.err),
-            row_of("the same rows on the preset (H100 board's power, transferred)", nf, u.err)]
+            row_of("the same rows on the shipped preset", nf, u.err)]
+
+
+def perseus_rows(board):
+    """Perseus's A100 SXM stage-0 rows as make calibrate reshapes them, for BOARD."""
+    d = tempfile.mkdtemp(prefix="wattlas-readme-")
+    out = os.path.join(d, "perseus.csv")
+    with open(out, "w", encoding="utf-8") as f:
+        subprocess.run([sys.executable, os.path.join(ROOT, "scripts/perseus_stage_rows.py"),
+                        os.path.join(DATA, "public/zeus-perseus/"
+                                     "perseus-sosp24-stage-profile-per-clock-raw.csv"),
+                        "a100-sxm-80gb", board], stdout=f, check=True)
+    return out
+
+
+@claim(data=True)
+def accuracy_a100_500w():
+    """the accuracy table: the A100 SXM of the 500 W class on Perseus's stage profiles"""
+    rows = perseus_rows("a100-sxm-80gb-500w")
+    gpt3 = subset(rows, lambda l: ",gpt3-175b," in l, "perseus-gpt3.csv")
+    bloom = subset(rows, lambda l: ",bloom-176b," in l, "perseus-bloom.csv")
+    g = w(f"validate {gpt3} --no-lomo")
+    b = w(f"validate {bloom} --no-lomo")
+    gw, _ = regret(g.err)
+    bw, _ = regret(b.err)
+    return [row_of("A100 SXM4 80GB, 500 W class (`a100-sxm-80gb-500w`): Perseus's GPT-3 175B "
+                   "stage 0, forward and backward at 38 clocks, 855-1410 MHz (time relative), "
+                   "fitted few-shot by `make calibrate`", "in-sample", g.err) + f" {gw} |",
+            row_of("the same fit: BLOOM 176B's stage 0, held out", "held-out", b.err)
+            + f" {bw} |"]
+
+
+PERSEUS_LAYER = ("predict --gpu {gpu} --model gpt3-175b --scope layer --mode train --optimizer none "
+                 "--impl fused --batch 1 --seq 2048 --clock 855:1410:15 --format csv")
+
+
+def perseus_measured(model="gpt3-175b"):
+    """Perseus's A100 SXM stage 0 (forward + backward): t855/t1410 and the least-energy clock."""
+    t, e = {}, {}
+    with open(os.path.join(DATA, "public/zeus-perseus/perseus-sosp24-stage-profile-per-clock-raw.csv"),
+              encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            if r["gpu"] == "a100-sxm-80gb" and r["model"] == model and r["stage"] == "0":
+                k = int(r["frequency_mhz"])
+                t[k] = t.get(k, 0) + float(r["time_s"])
+                e[k] = e.get(k, 0) + float(r["energy_j"])
+    return t[855] / t[1410], min(e, key=e.get)
+
+
+def perseus_predicted(gpu):
+    rows = w(PERSEUS_LAYER.format(gpu=gpu)).rows
+    t = {float(r["sm_clock_mhz"]): float(r["time_ms"]) for r in rows}
+    e = {float(r["sm_clock_mhz"]): float(r["energy_j"]) for r in rows}
+    return t[855] / t[1410], min(e, key=e.get)
+
+
+@claim(data=True)
+def perseus_layer():
+    """a GPT-3 175B layer's forward and backward against Perseus's A100 SXM stage profiles"""
+    rm, bm = perseus_measured()
+    r5, b5 = perseus_predicted("a100-sxm-80gb-500w")
+    r4, b4 = perseus_predicted("a100-sxm-80gb")
+    return [f"t855/t1410 {r5:.3f} and the least energy at {b5:.0f} MHz, where the profiles "
+            f"measure {rm:.3f} and {bm} MHz; on the 400 W preset, {r4:.3f} and {b4:.0f} MHz"]
 
 
 @claim(data=True)

@@ -285,6 +285,27 @@ static void test_foreach_launches(void **state)
         launches += wl_core_workload_kernel(wl, i)->phase == WL_PHASE_OPTIMIZER;
     assert_int_equal(launches, 3 * 3);
     wl_core_workload_free(wl);
+    /* none: the forward and backward alone, kernel for kernel those of a
+     * step with an optimizer (a pipeline stage's computations) */
+    sh.optimizer = WL_OPTIM_ADAMW;
+    sh.master_none = 0;
+    wl_core_workload *with = NULL, *without = NULL;
+    assert_int_equal(wl_core_build_layer(&m, &sh, &with, &err), WL_OK);
+    sh.optimizer = WL_OPTIM_NONE;
+    assert_int_equal(wl_core_build_layer(&m, &sh, &without, &err), WL_OK);
+    size_t nw = 0;
+    for (size_t i = 0; i < wl_core_workload_count(with); i++)
+        nw += wl_core_workload_kernel(with, i)->phase != WL_PHASE_OPTIMIZER;
+    assert_int_equal(wl_core_workload_count(without), nw);
+    for (size_t i = 0; i < nw; i++)
+        assert_memory_equal(wl_core_workload_kernel(without, i), wl_core_workload_kernel(with, i),
+                            sizeof(wl_kernel));
+    wl_core_workload_free(with);
+    wl_core_workload_free(without);
+    wl_optimizer o;
+    assert_int_equal(wl_optimizer_parse("none", &o), WL_OK);
+    assert_int_equal(o, WL_OPTIM_NONE);
+    assert_string_equal(wl_optimizer_name(WL_OPTIM_NONE), "none");
 }
 
 /* GPT-2 small in bf16 with fp32 masters: 2 + 4 + 4 + 8 = 18 bytes per
@@ -314,6 +335,11 @@ static void test_train_memory(void **state)
     sh.optimizer = WL_OPTIM_SGD;
     assert_int_equal(wl_core_memory_estimate(&m, &sh, &mem, &err), WL_OK);
     assert_close(mem.weights_gb + mem.grads_gb + mem.optimizer_gb, 12 * N / 1e9, 1e-12);
+    /* no optimizer step: no state (weights and gradients) */
+    sh.optimizer = WL_OPTIM_NONE;
+    assert_int_equal(wl_core_memory_estimate(&m, &sh, &mem, &err), WL_OK);
+    assert_close(mem.weights_gb + mem.grads_gb + mem.optimizer_gb, 8 * N / 1e9, 1e-12);
+    sh.optimizer = WL_OPTIM_SGD;
     /* activations kept: none with a full recompute beyond each layer's input
      * (and the largest layer rebuilt), so fewer than without */
     double none = 0;
