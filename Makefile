@@ -4,7 +4,7 @@
 # make check    install missing packages, build, run every test
 # make asan     tests under AddressSanitizer + UBSan
 # make bench    speed benchmark
-# make calibrate  refit the presets with measurements (A100 PCIe and SXM, H100 SXM, H200, A100 SXM 500 W) from ../shared/data
+# make calibrate  refit the presets with measurements (A100 PCIe 40/80GB and SXM, H100 SXM, H200, A100 SXM 500 W) from ../shared/data
 # make python   the Python package in place (PYTHONPATH=python python3 -c 'import wattlas')
 
 CC ?= cc
@@ -263,6 +263,16 @@ calibrate: all
 	printf '[calibration]\ntransfer_from = presets/gpus/a100-sxm-80gb.ini\n' >> $(BUILD)/a100-500w-transfer.ini
 	$(BIN)/wattlas calibrate --gpu $(BUILD)/a100-500w-transfer.ini --fit auto $(BUILD)/perseus-stage0-a100-sxm-80gb.csv \
 	    --holdout bloom-176b -o presets/gpus/a100-sxm-80gb-500w.ini
+	# the A100 PCIe 80GB: the A100 PCIe 40GB's coefficients (the same die) as
+	# the prior, the board fitted few-shot to Zeus's power-limit sweep of
+	# pipeline training on four of them (175-300 W, time relative); BLOOM 3B
+	# fitted, GPT-3 XL held out (the cluster's t(175 W)/t(300 W) is its)
+	python3 scripts/zeus_power_limit_rows.py $(SHARED)/data/public/zeus-perseus/zeus-a100-pcie-80gb-pp4-power-limit.csv \
+	    > $(BUILD)/zeus-a100-pcie-80gb-pp4.csv
+	awk '/^\[calibration\]/{exit} {print}' presets/gpus/a100-pcie-80gb.ini > $(BUILD)/a100-80gb-transfer.ini
+	printf '[calibration]\ntransfer_from = presets/gpus/a100-pcie-40gb.ini\n' >> $(BUILD)/a100-80gb-transfer.ini
+	$(BIN)/wattlas calibrate --gpu $(BUILD)/a100-80gb-transfer.ini --fit auto $(BUILD)/zeus-a100-pcie-80gb-pp4.csv \
+	    --holdout gpt3-1.3b -o presets/gpus/a100-pcie-80gb.ini
 
 presets-vf: all
 	$(BIN)/wattlas presets derive-vf $(SHARED)/data/gpu-tables/a100-pcie-40gb-idle.csv --step-mhz 60

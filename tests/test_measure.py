@@ -404,6 +404,175 @@ class Quick(unittest.TestCase):
             self.assertLess(mape[0], mape[1])
 
 
+
+def board_b_quick_steps(notes):
+    """quick's GPU side replayed from board B (data/h200-vm-2026-11): its idle
+    table, its kernel rows at the clocks asked, its host preset."""
+    import csv
+    import shutil
+    from types import SimpleNamespace
+    src = os.path.join(ROOT, "data", "h200-vm-2026-11")
+    with open(os.path.join(src, "measurements", "h200-sxm-141gb-kernels.csv")) as f:
+        measured = list(csv.DictReader(f))
+
+    def run_cases(kargs, nvml, h, gpu, cases, make_step, save):
+        rows = []
+        clocks = measure.parse_list(kargs.clocks, "--clocks", integer=True)
+        for c in cases:
+            for clk in clocks:
+                for m in measured:
+                    if (m["model"], m["dtype"], int(m["sm_clock_mhz"])) == \
+                            (c["model"], c["dtype"], clk):
+                        r = {k: v for k, v in m.items() if v != ""}
+                        for k in ("time_ms", "power_w", "energy_j", "measured_clock_mhz",
+                                  "temp_c"):
+                            r[k] = float(r[k])
+                        r["throttle_reasons"] = int(r.get("throttle_reasons", "0"), 16)
+                        r["sm_clock_mhz"] = clk
+                        rows.append(r)
+                        save(rows)
+        return rows
+
+    def cmd_idle(a, nvml, h, gpu):
+        with open(os.path.join(src, "gpu-tables", "h200-sxm-141gb-idle.csv")) as f:
+            measure._atomic_write(a.out, f.read())
+
+    def cmd_host(a, nvml, h, gpu):
+        shutil.copy(os.path.join(src, "h200-vm-b.ini"), os.path.join(a.out, a.id + ".ini"))
+
+    return SimpleNamespace(
+        parse_list=measure.parse_list, kernel_specs=measure.kernel_specs,
+        trace_name=measure.trace_name, _atomic_write=measure._atomic_write,
+        json=__import__("json"), measurements_text=measure.measurements_text,
+        _torch_step=None, _run_cases=run_cases, cmd_idle=cmd_idle, cmd_host=cmd_host,
+        _note=lambda a, t: notes.append(t)), src
+
+
+class Campaign(unittest.TestCase):
+    def test_budget_resume_and_board(self):
+        """campaign with PyTorch and NVML stood in: the stages in the issue's
+        order, each run only when its estimate fits what is left (a later,
+        shorter one still runs), campaign.json recording the finished ones so
+        that a second run goes on with the rest, and the end: a board preset
+        from every kernel row, validated on the board's own whole models
+        (board B's, replayed)."""
+        if not os.access(BIN, os.X_OK):
+            self.skipTest("bin/wattlas not built")
+        import shutil
+        from types import SimpleNamespace
+        from wattlas import measure_campaign as mc
+        from wattlas import measure_quick as q
+        notes, calls = [], []
+        qsteps, src = board_b_quick_steps(notes)
+        now = [0.0]
+        est = {}
+
+        def spend(stage, share):
+            now[0] += est[stage] * share
+
+        def cmd_quick(a, nvml, h, gpu):
+            calls.append(("quick", a.clocks, a.host_id))
+            q.cmd_quick(a, nvml, h, gpu, qsteps)
+            spend("quick", 1)
+
+        def cmd_profile(a, nvml, h, gpu):
+            calls.append(("profile", a.models, a.modes, a.batch, a.seq, a.attention, a.clocks,
+                          a.gen_tokens))
+            spend("profiles", 1 / 8)
+
+        def cmd_models(a, nvml, h, gpu):
+            calls.append(("models", a.models, a.modes, a.batch, a.seq, a.attention, a.clocks,
+                          a.power_limits))
+            if a.power_limits:
+                spend("power-limits", 1)
+            elif a.modes == "decode":
+                spend("decode", 1 / 2)
+            else:
+                shutil.copy(os.path.join(src, "measurements", "h200-sxm-141gb-models.csv"),
+                            os.path.join(a.out, "measurements", "h200-sxm-141gb-models.csv"))
+                spend("models", 1)
+
+        def cmd_serve(a, nvml, h, gpu):
+            calls.append(("serve", a.clocks, a.max_num_seqs, a.requests))
+            spend("serve", 1)
+
+        steps = SimpleNamespace(build_parser=measure.build_parser, check_args=measure.check_args,
+                                parse_list=measure.parse_list, _atomic_write=measure._atomic_write,
+                                _note=lambda a, t: notes.append(t), cmd_quick=cmd_quick,
+                                cmd_profile=cmd_profile, cmd_models=cmd_models,
+                                cmd_serve=cmd_serve)
+        nvml = SimpleNamespace(max_sm_clock_mhz=lambda h: 1980, power_limit_w=lambda h: 700.0)
+        old = os.environ.get("WATTLAS_BIN")
+        os.environ["WATTLAS_BIN"] = BIN
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                def run(minutes):
+                    a = measure.build_parser().parse_args(
+                        ["--quiet", "campaign", "--minutes", str(minutes), "--clocks", "990,1980",
+                         "--preset", "h200-sxm-141gb", "-o", d])
+                    measure.check_args(a)
+                    a.steps_mod = measure
+                    est.update({n: e for n, _, e in mc.plan(a, [990, 1980])})
+                    return mc.cmd_campaign(a, nvml, None, "h200-sxm-141gb", steps,
+                                           clock=lambda: now[0])
+                # enough for quick, the profiles and the power limits, not the
+                # three stages between them
+                a0 = measure.build_parser().parse_args(["campaign", "--minutes", "1", "-o", d])
+                a0.steps_mod = measure
+                e = {n: x for n, _, x in mc.plan(a0, [990, 1980])}
+                self.assertEqual(list(e), ["quick", "profiles", "models", "decode", "serve",
+                                           "power-limits"])
+                self.assertLess(e["power-limits"], min(e["models"], e["decode"], e["serve"]))
+                first = (e["quick"] + e["profiles"] + e["power-limits"] + mc.FINISH_S + 5) / 60
+                r1 = run(first)
+                self.assertEqual(r1.measured, ["quick", "profiles", "power-limits"])
+                self.assertEqual(r1.skipped, ["models", "decode", "serve"])
+                self.assertEqual(r1.board, os.path.join(d, "board.ini"))
+                self.assertEqual(r1.validate, [])  # no whole-model rows yet
+                self.assertEqual(calls[0], ("quick", "990,1980", "host"))
+                prof = [c for c in calls if c[0] == "profile"]
+                self.assertEqual(len(prof), 8)
+                self.assertIn(("profile", "llama-3-8b", "decode", "8", "1024", "sdpa",
+                               "1980,990", 16), prof)
+                self.assertEqual(calls[-1], ("models", "gpt2,qwen2-1.5b", "train", "4", "512",
+                                             "eager", None, "700,560,420,280"))
+                with open(os.path.join(d, mc.STATE)) as f:
+                    state = __import__("json").load(f)
+                self.assertEqual(sorted(state["done"]), ["power-limits", "profiles", "quick"])
+                self.assertEqual(state["skipped"], ["models", "decode", "serve"])
+                self.assertTrue(any("skipped for lack of time" in n for n in notes), notes)
+                # again with time for the rest: only the rest runs, then the
+                # board preset is validated on the board's whole models
+                del calls[:]
+                r2 = run(10)
+                self.assertEqual(r2.measured, ["models", "decode", "serve"])
+                self.assertEqual(r2.skipped, [])
+                self.assertEqual([c[0] for c in calls], ["models", "models", "models", "serve"])
+                self.assertEqual(calls[3], ("serve", "1980,990", "16,128", mc.SERVE_REQUESTS))
+                self.assertTrue(any(l.startswith("MAPE with the preset's coefficients: time ")
+                                    for l in r2.validate), r2.validate)
+                self.assertTrue(any("done in an earlier run" in n for n in notes), notes)
+                # a directory of another GPU's campaign is not gone on from
+                with self.assertRaises(measure.MeasureError) as cm:
+                    mc.load_state(os.path.join(d, mc.STATE), "h100-sxm-80gb")
+                self.assertIn("a campaign of h200-sxm-141gb, not h100-sxm-80gb",
+                              str(cm.exception))
+        finally:
+            if old is None:
+                del os.environ["WATTLAS_BIN"]
+            else:
+                os.environ["WATTLAS_BIN"] = old
+
+    def test_options(self):
+        a = measure.build_parser().parse_args(["campaign", "--minutes", "8", "-o", "d"])
+        measure.check_args(a)
+        self.assertEqual((a.minutes, a.window_s, a.repeats), (8.0, 0.8, 2))
+        for bad in ("0.1", "nan", "20000"):
+            a = measure.build_parser().parse_args(["campaign", "--minutes", bad, "-o", "d"])
+            with self.assertRaises(measure.MeasureError):
+                measure.check_args(a)
+
+
 class OutOfMemory(unittest.TestCase):
     def test_cases_go_on(self):
         """A case that runs out of memory is skipped, not the run: one that

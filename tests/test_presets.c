@@ -64,6 +64,10 @@ static void test_llama3_params(void **state)
     wl_core_build_info info;
     assert_int_equal(wl_core_build_info_of(&m, &sh, 0, &info, &err), WL_OK);
     assert_close(info.params, 176247271424.0 + 2048.0 * 14336 - 2.0 * 14336, 0);
+    /* BLOOM 3B likewise: the published 3,002,557,440 */
+    assert_int_equal(wl_preset_model_load("bloom-3b", &m, &err), WL_OK);
+    assert_int_equal(wl_core_build_info_of(&m, &sh, 0, &info, &err), WL_OK);
+    assert_close(info.params, 3002557440.0 + 2048.0 * 2560 - 2.0 * 2560, 0);
 }
 
 /* Peaks implied by the per-SM rates match the A100 datasheet. */

@@ -936,6 +936,44 @@ class PerseusRows(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("usage: perseus_stage_rows.py", err)
 
+
+class ZeusRows(unittest.TestCase):
+    """scripts/zeus_power_limit_rows.py: one GPU's power (the four GPUs'
+    energy over the time and the stages), the iteration's time, the limit;
+    a model with no preset left out, by hand."""
+
+    def test_rows(self):
+        raw = ("model_name,partition_method,batch_size,dp,tp,pp,microbatch_size,"
+               "num_microbatches,power_limit_w,time_s,energy_j\n"
+               "gpt3-xl,uniform,1024,1,1,4,8,128,300,60.0,64800.0\n"
+               "bert-huge-uncased,\"custom:0,8\",256,1,1,4,8,32,300,6.0,6800.0\n"
+               "bloom-3b,uniform,512,1,1,4,4,128,175,100.0,66000.0\n")
+        d = tempfile.mkdtemp(prefix="wattlas-test-")
+        try:
+            path = os.path.join(d, "raw.csv")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(raw)
+            p = subprocess.run([sys.executable, "scripts/zeus_power_limit_rows.py", path],
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            rows = parse_csv(p.stdout)
+            self.assertEqual([r["model"] for r in rows], ["gpt3-1.3b", "bloom-3b"])
+            g, b = rows
+            self.assertEqual((g["gpu"], g["batch"], g["power_limit_w"], g["optimizer"],
+                              g["time_relative"]), ("a100-pcie-80gb", "8", "300", "none", "1"))
+            self.assertAlmostEqual(float(g["power_w"]), 64800.0 / 60 / 4, places=3)  # 270 W
+            self.assertAlmostEqual(float(g["time_ms"]), 60000.0, places=3)
+            self.assertAlmostEqual(float(b["power_w"]), 165.0, places=3)
+            self.assertEqual(b["batch"], "4")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(raw.replace("60.0,64800.0", "-1,64800.0"))
+            p = subprocess.run([sys.executable, "scripts/zeus_power_limit_rows.py", path],
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 1)
+            self.assertIn("raw.csv:2: ", p.stderr)
+        finally:
+            shutil.rmtree(d)
+
 if __name__ == "__main__":
     import pyunit  # tests/, beside this file
     sys.exit(pyunit.main())

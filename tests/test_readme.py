@@ -910,6 +910,68 @@ def perseus_layer():
             f"measure {rm:.3f} and {bm} MHz; on the 400 W preset, {r4:.3f} and {b4:.0f} MHz"]
 
 
+def zeus_rows():
+    """Zeus's sweep as make calibrate reshapes it."""
+    d = tempfile.mkdtemp(prefix="wattlas-readme-")
+    out = os.path.join(d, "zeus.csv")
+    with open(out, "w", encoding="utf-8") as f:
+        subprocess.run([sys.executable, os.path.join(ROOT, "scripts/zeus_power_limit_rows.py"),
+                        os.path.join(DATA, "public/zeus-perseus/"
+                                     "zeus-a100-pcie-80gb-pp4-power-limit.csv")],
+                       stdout=f, check=True)
+    return out
+
+
+@claim(data=True)
+def accuracy_a100_80gb():
+    """the accuracy table: the A100 PCIe 80GB on Zeus's power-limit sweep"""
+    rows = zeus_rows()
+    bloom = subset(rows, lambda l: ",bloom-3b," in l, "zeus-bloom.csv")
+    gpt3 = subset(rows, lambda l: ",gpt3-1.3b," in l, "zeus-gpt3.csv")
+    b = w(f"validate {bloom} --no-lomo")
+    g = w(f"validate {gpt3} --no-lomo")
+    bw, _ = regret(b.err)
+    gw, _ = regret(g.err)
+    return [row_of("A100 PCIe 80GB (`a100-pcie-80gb`): Zeus's power-limit sweep of pipeline "
+                   "training on four (pp 4), BLOOM 3B at 175-300 W (time relative), fitted "
+                   "few-shot by `make calibrate`", "in-sample", b.err) + f" {bw} |",
+            row_of("the same fit: GPT-3 XL's six limits, held out", "held-out", g.err)
+            + f" {gw} |"]
+
+
+ZEUS = ("cluster --system server-4x-a100-pcie-80gb --model gpt3-1.3b --pp 4 --micro-batch 8 "
+        "--global-batch 1024 --seq 1024 --power-limits 175:300:25 --format csv")
+
+
+def zeus_measured(model="gpt3-xl"):
+    """Zeus's 4 x A100 PCIe 80GB sweep: t(175 W)/t(300 W) and the least-energy limit."""
+    t, e = {}, {}
+    with open(os.path.join(DATA, "public/zeus-perseus/zeus-a100-pcie-80gb-pp4-power-limit.csv"),
+              encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            if r["model_name"] == model:
+                w_ = int(float(r["power_limit_w"]))
+                t[w_], e[w_] = float(r["time_s"]), float(r["energy_j"])
+    return t[175] / t[300], min(e, key=e.get)
+
+
+def zeus_predicted():
+    rows = w(ZEUS).rows
+    t = {int(float(r["power_limit_w"])): float(r["time_s"]) for r in rows}
+    e = {int(float(r["power_limit_w"])): float(r["energy_gpu_j"]) for r in rows}
+    return t[175] / t[300], min(e, key=e.get)
+
+
+@claim(data=True)
+def zeus_power_caps():
+    """Zeus's power-limit sweep of GPT-3 XL on four A100 PCIe 80GB, held out of the fit"""
+    rm, bm = zeus_measured()
+    rp, bp = zeus_predicted()
+    return [f"t(175 W)/t(300 W) is {rp:.3f} against the measured {rm:.3f} "
+            f"({(rp / rm - 1) * 100:+.1f}%), and the least GPU energy at {bp} W against "
+            f"{bm} W"]
+
+
 @claim(data=True)
 def accuracy_h100_board2():
     """the accuracy table: the second H100 board (data/h100-vm-2026-11)"""

@@ -74,6 +74,7 @@ from .measure_cases import (  # noqa: F401
     model_cases, _model_step, tiny_specs)
 from . import measure_quick
 from . import measure_serve
+from . import measure_campaign
 
 
 def software_stack():
@@ -501,7 +502,7 @@ def build_parser():
     p.add_argument("--gpu", help="the gpu column (default: NVML's board name)")
     p.add_argument("--quiet", action="store_true", help="no progress or notes")
     sub = p.add_subparsers(dest="command",
-                           metavar="idle|kernels|models|host|profile|quick|serve")
+                           metavar="idle|kernels|models|host|profile|quick|serve|campaign")
     sub.required = True
 
     def common(sp, clocks_required):
@@ -568,6 +569,18 @@ def build_parser():
     sp.add_argument("--host-id", default="my-host", help="the host preset's id")
     sp.add_argument("-o", "--out", required=True, help="a directory")
     measure_serve.add_parser(sub, common)
+    sp = sub.add_parser("campaign", help="what a board needs, in order of value, until --minutes "
+                                         "are spent (resumable), then its board preset and "
+                                         "validation")
+    sp.add_argument("--minutes", type=float, required=True, help="the time to spend")
+    sp.add_argument("--clocks", help="SM clocks to lock, MHz (default: quick's four)")
+    sp.add_argument("--warmup-s", type=float, default=0.3, help="seconds before a window")
+    sp.add_argument("--window-s", type=float, default=0.8, help="seconds measured")
+    sp.add_argument("--repeats", type=int, default=2, help="windows per point (median)")
+    sp.add_argument("--preset", help="the product's preset, the fit's prior (default: the gpu "
+                                     "name)")
+    sp.add_argument("-o", "--out", required=True, help="a directory (a campaign.json there "
+                                                       "is gone on from)")
     return p
 
 
@@ -607,6 +620,9 @@ def check_args(args):
             parse_list(getattr(args, k), "--" + k.replace("_", "-"))
     if args.command == "serve":
         measure_serve.check_args(args, sys.modules[__name__])
+    if args.command == "campaign" and not (math.isfinite(args.minutes) and
+                                           0.5 <= args.minutes <= 10000):
+        raise MeasureError("--minutes: 0.5 to 10000")
 
 
 def _interrupt(signum, frame):
@@ -622,8 +638,13 @@ def cmd_serve(args, nvml, h, gpu):
     measure_serve.cmd_serve(args, nvml, h, gpu, sys.modules[__name__])
 
 
+def cmd_campaign(args, nvml, h, gpu):
+    measure_campaign.cmd_campaign(args, nvml, h, gpu, sys.modules[__name__])
+
+
 COMMANDS = {"idle": cmd_idle, "kernels": cmd_kernels, "models": cmd_models, "host": cmd_host,
-            "profile": cmd_profile, "quick": cmd_quick, "serve": cmd_serve}
+            "profile": cmd_profile, "quick": cmd_quick, "serve": cmd_serve,
+            "campaign": cmd_campaign}
 
 
 def main(argv=None):
