@@ -40,8 +40,10 @@
  * was over the cap, so over P's too) is no lower than the highest clock
  * f_cap whose P meets the cap, as P rises with the clock (dynamic power
  * V^2 f, idle power rising); the stage's energy is then at least the
- * least of its bound at the grid's clocks from f_cap to the top. *e_valid
- * is 0 only where that scan reaches the lowest clock without meeting it. */
+ * least of its bound at the grid's clocks from f_cap to the top (at f the
+ * run is also no shorter than the stage's own busy time there, which P's
+ * denominator takes when longer). *e_valid is 0 only where that scan
+ * reaches the lowest clock without meeting it. */
 #include "cluster_internal.h"
 
 #include <math.h>
@@ -170,7 +172,12 @@ int wl_cluster_bound(wl_cluster *c, double clock_mhz, double *t_lb, double *e_lb
             c->thr_phi[i] = fmin(c->thr_phi[i], st.ework + idle_f * (gap > 0 ? gap : 0));
             double cap = c->stage_cap[i] * g->coef.power_cap_frac;
             double over = st.ework - idle_f * st.work;
-            if (idle_f + (over > 0 ? over : 0) / T <= cap) {
+            /* at f the run lasts at least this stage's own busy time too:
+             * below the V-f knee a stage's dynamic energy no longer falls
+             * with the clock, and over the top clock's T alone its power
+             * bound would stay over the cap at every clock */
+            double Tf = fmax(T, st.busy);
+            if (idle_f + (over > 0 ? over : 0) / Tf <= cap) {
                 c->thr_ok[i] = 1;
                 open--;
             }

@@ -523,6 +523,29 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
             }
         }
     }
+    /* The brackets closed one stage at a time while the others moved: a
+     * stage's clock met its cap with the others slower than they end up,
+     * the iteration then longer and its average lower. Settle: a stage
+     * over its cap with the final clocks steps down the grid until every
+     * stage meets its own (the fitted A100 PCIe 80GB's 150 W run ended
+     * 0.7% over before). */
+    for (int pass = 0; pass < 8 * p; pass++) {
+        int moved = 0;
+        for (int i = 0; i < p; i++) {
+            double cap = c->stage_cap[i] * frac;
+            if (c->thr_ok[i] || !(res->time_s > 0) || c->e_stage[i] / res->time_s <= cap ||
+                c->stage_try[i] - step < fmin_ - 1e-9)
+                continue;
+            c->stage_try[i] -= step;
+            c->cur[2 * i] = fmin(c->req[2 * i], c->stage_try[i]);
+            c->cur[2 * i + 1] = fmin(c->req[2 * i + 1], c->stage_try[i]);
+            moved = 1;
+        }
+        if (!moved)
+            break;
+        if ((rc = run_at(c, c->cur, res, err)))
+            return rc;
+    }
     return WL_OK;
 }
 
