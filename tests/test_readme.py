@@ -847,16 +847,33 @@ def accuracy_h200():
             row_of("the same rows on the shipped preset", nf, u.err)]
 
 
-def perseus_rows(board):
-    """Perseus's A100 SXM stage-0 rows as make calibrate reshapes them, for BOARD."""
+def perseus_rows(board, source="a100-sxm-80gb"):
+    """Perseus's stage-0 rows of SOURCE's boards as make calibrate reshapes them, for BOARD."""
     d = tempfile.mkdtemp(prefix="wattlas-readme-")
     out = os.path.join(d, "perseus.csv")
     with open(out, "w", encoding="utf-8") as f:
         subprocess.run([sys.executable, os.path.join(ROOT, "scripts/perseus_stage_rows.py"),
                         os.path.join(DATA, "public/zeus-perseus/"
                                      "perseus-sosp24-stage-profile-per-clock-raw.csv"),
-                        "a100-sxm-80gb", board], stdout=f, check=True)
+                        source, board], stdout=f, check=True)
     return out
+
+
+@claim(data=True)
+def accuracy_a40():
+    """the accuracy table: the A40 on Perseus's stage profiles"""
+    rows = perseus_rows("a40-48gb", source="a40")
+    gpt3 = subset(rows, lambda l: ",gpt3-175b," in l, "perseus-a40-gpt3.csv")
+    bloom = subset(rows, lambda l: ",bloom-176b," in l, "perseus-a40-bloom.csv")
+    g = w(f"validate {gpt3} --no-lomo")
+    b = w(f"validate {bloom} --no-lomo")
+    gw, _ = regret(g.err)
+    bw, _ = regret(b.err)
+    return [row_of("A40 (`a40-48gb`): Perseus's GPT-3 175B stage 0, forward and backward at 60 "
+                   "clocks, 855-1740 MHz (time relative), fitted few-shot by `make calibrate`",
+                   "in-sample", g.err) + f" {gw} |",
+            row_of("the same fit: BLOOM 176B's stage 0, held out", "held-out", b.err)
+            + f" {bw} |"]
 
 
 @claim(data=True)
