@@ -328,45 +328,10 @@ class Quick(unittest.TestCase):
         if not os.access(BIN, os.X_OK):
             self.skipTest("bin/wattlas not built")
         import csv
-        import shutil
         from types import SimpleNamespace
         from wattlas import measure_quick as q
-        src = os.path.join(ROOT, "data", "h200-vm-2026-11")
-        with open(os.path.join(src, "measurements", "h200-sxm-141gb-kernels.csv")) as f:
-            measured = list(csv.DictReader(f))
         notes = []
-
-        def run_cases(kargs, nvml, h, gpu, cases, make_step, save):
-            rows = []
-            clocks = measure.parse_list(kargs.clocks, "--clocks", integer=True)
-            for c in cases:
-                for clk in clocks:
-                    for m in measured:
-                        if (m["model"], m["dtype"], int(m["sm_clock_mhz"])) == \
-                                (c["model"], c["dtype"], clk):
-                            r = {k: v for k, v in m.items() if v != ""}
-                            for k in ("time_ms", "power_w", "energy_j", "measured_clock_mhz",
-                                      "temp_c"):
-                                r[k] = float(r[k])
-                            r["throttle_reasons"] = int(r.get("throttle_reasons", "0"), 16)
-                            r["sm_clock_mhz"] = clk
-                            rows.append(r)
-                            save(rows)
-            return rows
-
-        def cmd_idle(a, nvml, h, gpu):
-            with open(os.path.join(src, "gpu-tables", "h200-sxm-141gb-idle.csv")) as f:
-                measure._atomic_write(a.out, f.read())
-
-        def cmd_host(a, nvml, h, gpu):
-            shutil.copy(os.path.join(src, "h200-vm-b.ini"), os.path.join(a.out, a.id + ".ini"))
-
-        steps = SimpleNamespace(
-            parse_list=measure.parse_list, kernel_specs=measure.kernel_specs,
-            trace_name=measure.trace_name, _atomic_write=measure._atomic_write,
-            json=__import__("json"), measurements_text=measure.measurements_text,
-            _torch_step=None, _run_cases=run_cases, cmd_idle=cmd_idle, cmd_host=cmd_host,
-            _note=lambda a, t: notes.append(t))
+        steps, _ = board_b_quick_steps(notes)
         nvml = SimpleNamespace(max_sm_clock_mhz=lambda h: 1980, power_limit_w=lambda h: 700.0)
         with tempfile.TemporaryDirectory() as d:
             args = measure.build_parser().parse_args(

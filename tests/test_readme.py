@@ -859,38 +859,36 @@ def perseus_rows(board, source="a100-sxm-80gb"):
     return out
 
 
+def perseus_table_rows(board, source, label):
+    """A board's accuracy rows on Perseus's stage profiles: GPT-3 175B
+    (fitted) and BLOOM 176B (held out), with their regrets."""
+    rows = perseus_rows(board, source=source)
+    out = []
+    for model, text, kind in (("gpt3-175b", label, "in-sample"),
+                              ("bloom-176b", "the same fit: BLOOM 176B's stage 0, held out",
+                               "held-out")):
+        sub = subset(rows, lambda l, m=model: f",{m}," in l, f"perseus-{source}-{model}.csv")
+        v = w(f"validate {sub} --no-lomo")
+        out.append(row_of(text, kind, v.err) + f" {regret(v.err)[0]} |")
+    return out
+
+
 @claim(data=True)
 def accuracy_a40():
     """the accuracy table: the A40 on Perseus's stage profiles"""
-    rows = perseus_rows("a40-48gb", source="a40")
-    gpt3 = subset(rows, lambda l: ",gpt3-175b," in l, "perseus-a40-gpt3.csv")
-    bloom = subset(rows, lambda l: ",bloom-176b," in l, "perseus-a40-bloom.csv")
-    g = w(f"validate {gpt3} --no-lomo")
-    b = w(f"validate {bloom} --no-lomo")
-    gw, _ = regret(g.err)
-    bw, _ = regret(b.err)
-    return [row_of("A40 (`a40-48gb`): Perseus's GPT-3 175B stage 0, forward and backward at 60 "
-                   "clocks, 855-1740 MHz (time relative), fitted few-shot by `make calibrate`",
-                   "in-sample", g.err) + f" {gw} |",
-            row_of("the same fit: BLOOM 176B's stage 0, held out", "held-out", b.err)
-            + f" {bw} |"]
+    return perseus_table_rows(
+        "a40-48gb", "a40", "A40 (`a40-48gb`): Perseus's GPT-3 175B stage 0, forward and backward "
+        "at 60 clocks, 855-1740 MHz (time relative), fitted few-shot by `make calibrate`")
 
 
 @claim(data=True)
 def accuracy_a100_500w():
     """the accuracy table: the A100 SXM of the 500 W class on Perseus's stage profiles"""
-    rows = perseus_rows("a100-sxm-80gb-500w")
-    gpt3 = subset(rows, lambda l: ",gpt3-175b," in l, "perseus-gpt3.csv")
-    bloom = subset(rows, lambda l: ",bloom-176b," in l, "perseus-bloom.csv")
-    g = w(f"validate {gpt3} --no-lomo")
-    b = w(f"validate {bloom} --no-lomo")
-    gw, _ = regret(g.err)
-    bw, _ = regret(b.err)
-    return [row_of("A100 SXM4 80GB, 500 W class (`a100-sxm-80gb-500w`): Perseus's GPT-3 175B "
-                   "stage 0, forward and backward at 38 clocks, 855-1410 MHz (time relative), "
-                   "fitted few-shot by `make calibrate`", "in-sample", g.err) + f" {gw} |",
-            row_of("the same fit: BLOOM 176B's stage 0, held out", "held-out", b.err)
-            + f" {bw} |"]
+    return perseus_table_rows(
+        "a100-sxm-80gb-500w", "a100-sxm-80gb",
+        "A100 SXM4 80GB, 500 W class (`a100-sxm-80gb-500w`): Perseus's GPT-3 175B stage 0, "
+        "forward and backward at 38 clocks, 855-1410 MHz (time relative), fitted few-shot by "
+        "`make calibrate`")
 
 
 PERSEUS_LAYER = ("predict --gpu {gpu} --model gpt3-175b --scope layer --mode train --optimizer none "
