@@ -4,7 +4,7 @@
 # make check    install missing packages, build, run every test
 # make asan     tests under AddressSanitizer + UBSan
 # make bench    speed benchmark
-# make calibrate  refit the presets with measurements (A100 PCIe 40/80GB and SXM, H100 SXM, H200, A100 SXM 500 W, A40) from ../shared/data
+# make calibrate  refit the presets with measurements (A100 PCIe 40/80GB and SXM, H100 SXM, H200, A100 SXM 500 W) from ../shared/data
 # make python   the Python package in place (PYTHONPATH=python python3 -c 'import wattlas')
 
 CC ?= cc
@@ -273,15 +273,6 @@ calibrate: all
 	printf '[calibration]\ntransfer_from = presets/gpus/a100-pcie-40gb.ini\n' >> $(BUILD)/a100-80gb-transfer.ini
 	$(BIN)/wattlas calibrate --gpu $(BUILD)/a100-80gb-transfer.ini --fit auto $(BUILD)/zeus-a100-pcie-80gb-pp4.csv \
 	    --holdout gpt3-1.3b -o presets/gpus/a100-pcie-80gb.ini
-	# the A40: the A100 PCIe's coefficients through the transfer rules as the
-	# prior, fitted few-shot to Perseus's A40 stage profiles (60 clocks, time
-	# relative); GPT-3 175B fitted, BLOOM 176B held out
-	python3 scripts/perseus_stage_rows.py $(SHARED)/data/public/zeus-perseus/perseus-sosp24-stage-profile-per-clock-raw.csv \
-	    a40 a40-48gb > $(BUILD)/perseus-stage0-a40.csv
-	awk '/^\[calibration\]/{exit} {print}' presets/gpus/a40-48gb.ini > $(BUILD)/a40-transfer.ini
-	printf '[calibration]\ntransfer_from = presets/gpus/a100-pcie-40gb.ini\n' >> $(BUILD)/a40-transfer.ini
-	$(BIN)/wattlas calibrate --gpu $(BUILD)/a40-transfer.ini --fit auto $(BUILD)/perseus-stage0-a40.csv \
-	    --holdout bloom-176b -o presets/gpus/a40-48gb.ini
 
 presets-vf: all
 	$(BIN)/wattlas presets derive-vf $(SHARED)/data/gpu-tables/a100-pcie-40gb-idle.csv --step-mhz 60

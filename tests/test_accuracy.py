@@ -2,8 +2,7 @@
 
 The README's main accuracy figures (the accuracy table's DVFS, 900 MHz,
 H100 database and H200 rows, the A100 SXM 500 W class on Perseus's stage
-profiles and the A100 PCIe 80GB on Zeus's power-limit sweep, the A40 on
-Perseus's, the H200
+profiles and the A100 PCIe 80GB on Zeus's power-limit sweep, the H200
 power-limit curve, and the cluster figures against their
 papers) are computed here as test_readme computes
 them (the same commands, through its helpers) and each held to a bound
@@ -101,17 +100,6 @@ BOUNDS = {
     "A100 80GB Zeus GPT-3 XL energy %": 4.2,  # 3.14
     "Zeus t175/t300 error %": 4.8,            # 3.79 (1.702 against 1.769)
     "Zeus optimal limit error W": 25,         # 25 (225 against 250)
-    # the A40, few-shot on Perseus's A40 stage profiles (GPT-3 175B fitted,
-    # BLOOM 176B held out; time relative); their regret is the voltage
-    # rule's knee (README)
-    "A40 Perseus GPT-3 time %": 2.8,       # 1.72
-    "A40 Perseus GPT-3 power %": 1.9,      # 0.86
-    "A40 Perseus GPT-3 energy %": 2.9,     # 1.87
-    "A40 Perseus GPT-3 regret %": 9.2,     # 8.17 (14.23 transferred)
-    "A40 Perseus BLOOM time %": 3.0,       # 1.97
-    "A40 Perseus BLOOM power %": 3.9,      # 2.82
-    "A40 Perseus BLOOM energy %": 3.7,     # 2.68
-    "A40 Perseus BLOOM regret %": 4.3,     # 3.22
     # a GPT-3 175B layer's forward and backward (--optimizer none) against
     # the profiles' stage: t855/t1410 (|error| %) and the least-energy clock
     # (|MHz| off; issue 61's bar is 60)
@@ -215,17 +203,6 @@ def fig_a100_80gb():
             "Zeus optimal limit error W": abs(bp - bm)}
 
 
-def fig_a40():
-    rows = R.perseus_rows("a40-48gb", source="a40")
-    out = {}
-    for name, model in (("GPT-3", "gpt3-175b"), ("BLOOM", "bloom-176b")):
-        sub = R.subset(rows, lambda l, m=model: f",{m}," in l, f"perseus-a40-{model}.csv")
-        err = R.w(f"validate {sub} --no-lomo").err
-        out.update(tpe(f"A40 Perseus {name}", f"validate {sub} --no-lomo"))
-        out[f"A40 Perseus {name} regret %"] = float(R.regret(err)[0])
-    return out
-
-
 def fig_h200_power_limits():
     return tpe("H200 power limits",
                "validate data/h200-vm-2026-11-27/measurements/h200-sxm-141gb-power-limits.csv "
@@ -272,7 +249,7 @@ def fig_deepseek():
 
 # (function, needs ../shared)
 FIGURES = [(fig_dvfs, True), (fig_900mhz, True), (fig_h100_db, True), (fig_h200, True),
-           (fig_a100_500w, True), (fig_a100_80gb, True), (fig_a40, True),
+           (fig_a100_500w, True), (fig_a100_80gb, True),
            (fig_h200_power_limits, False), (fig_korthikanti, False), (fig_narayanan, False),
            (fig_llama_405b, False), (fig_deepseek, False)]
 

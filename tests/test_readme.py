@@ -874,14 +874,6 @@ def perseus_table_rows(board, source, label):
 
 
 @claim(data=True)
-def accuracy_a40():
-    """the accuracy table: the A40 on Perseus's stage profiles"""
-    return perseus_table_rows(
-        "a40-48gb", "a40", "A40 (`a40-48gb`): Perseus's GPT-3 175B stage 0, forward and backward "
-        "at 60 clocks, 855-1740 MHz (time relative), fitted few-shot by `make calibrate`")
-
-
-@claim(data=True)
 def accuracy_a100_500w():
     """the accuracy table: the A100 SXM of the 500 W class on Perseus's stage profiles"""
     return perseus_table_rows(
