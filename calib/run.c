@@ -75,6 +75,28 @@ static int kept_latency(const char *text)
     return 0;
 }
 
+/* The memory path's coefficients (DRAM efficiency, bytes in flight, the
+ * path's bandwidth). */
+static unsigned long long memory_mask(void)
+{
+    unsigned long long m = 0;
+    for (int i = 0; i < wl_calib_param_count(); i++) {
+        const char *n = wl_calib_param_name(i);
+        if (!strcmp(n, "dram_eff") || !strcmp(n, "mem_bytes_per_clk") || !strcmp(n, "mem_path_gbs"))
+            m |= 1ull << i;
+    }
+    return m;
+}
+
+/* Whether any row of the set is of relative time. */
+static int relative_rows(const wl_calib_set *set)
+{
+    for (size_t i = 0; i < wl_calib_count(set); i++)
+        if (wl_calib_row_at(set, i)->time_relative)
+            return 1;
+    return 0;
+}
+
 static int fit_choice(const wl_calib_run_options *o, wl_calib_fit_options *fo, int *fit_gpu,
                       int *fit_host, wl_error *err)
 {
@@ -458,6 +480,20 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
         if ((rc = holdout_every(o->holdout, set, &held_out, &held_names, err)))
             goto done;
         say(&c, "held out (--holdout %s): %s", o->holdout, held_names);
+    }
+    if ((!o->fit || fo.auto_select) && fit_gpu && relative_rows(set)) {
+        /* Rows of relative time say how time changes, not how long a known
+         * amount of work takes: they cannot set how fast the memory is (a
+         * flat time curve is a memory-bound share of unknown size; the
+         * A40's stage profiles pulled dram_eff to 0.42, a streaming add at
+         * 42% of its bandwidth). They fit the board's power and its
+         * controller; the latency and the memory path stay the prior's. */
+        unsigned long long all = 0;
+        for (int i = 0; i < wl_calib_param_count(); i++)
+            all |= 1ull << i;
+        fo.free_mask = (fo.free_mask ? fo.free_mask : all) & ~die_mask() & ~memory_mask();
+        say(&c, "note: rows of relative time (time_relative): they fit the board's power and "
+                "its controller; the latency and the memory path stay the preset's");
     }
     size_t n = wl_calib_count(set);
     train = calloc(n ? n : 1, 1);

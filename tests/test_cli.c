@@ -440,6 +440,19 @@ static void test_calibrate_cmd(void **state)
     assert_non_null(strstr(err_buf, "kept its die's latency from the fit it came from"));
     slurp("b2.ini", out_buf, sizeof out_buf);
     assert_non_null(strstr(out_buf, want));
+    /* rows of relative time fit the board's power: the latency and the
+     * memory path stay the preset's (dram_eff as a100-pcie-40gb has it) */
+    assert_int_equal(shell("awk -F, 'NR == 1 {print $0 \",time_relative\"; next} {print $0 \",1\"}' "
+                           "gpt2.csv > rel.csv"), 0);
+    assert_int_equal(run("calibrate --gpu a100-pcie-40gb rel.csv --quiet -o rel.ini"), 0);
+    assert_non_null(strstr(err_buf, "note: rows of relative time (time_relative): they fit the "
+                                    "board's power and its controller"));
+    assert_int_equal(run("presets show a100-pcie-40gb"), 0);
+    const char *de = strstr(out_buf, "\ndram_eff = ");
+    assert_non_null(de);
+    snprintf(want, sizeof want, "%.*s", (int)strcspn(de + 1, "\n") + 2, de);
+    slurp("rel.ini", out_buf, sizeof out_buf);
+    assert_non_null(strstr(out_buf, want));
     /* the written preset is usable, intervals included */
     assert_int_equal(run("predict --gpu cal.ini --clock 900 --interval 95 --format csv"), 0);
     assert_non_null(strstr(out_buf, ",time_lo_ms,time_hi_ms,power_lo_w,power_hi_w,energy_lo_j,energy_hi_j"));
