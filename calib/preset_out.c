@@ -129,24 +129,22 @@ int wl_calib_vf_section(const char *idle_path, const wl_core_gpu *gpu, char **ou
         return WL_ENOMEM;
     const char *base = strrchr(idle_path, '/');
     base = base ? base + 1 : idle_path;
-    if (g.vf_rule & WL_VF_RULE_VOLTAGE) {
-        /* no voltage column (NVML reads none): the preset's voltage rule
-         * stays a rule, with the comment above [vf] that gives its sources */
+    int rule = (g.vf_rule & WL_VF_RULE_VOLTAGE) != 0;
+    if (rule) /* no voltage column (NVML reads none): the preset's voltage rule stays a
+               * rule, with the comment above [vf] that gives its sources */
         fprintf(m, "[vf]\n; idle board power: %s, measured, smoothed at 60 MHz knots by wattlas "
                    "calibrate --idle;\n; the voltage by the rule (the table has no voltage_mv)\n"
                    "v_ref_mv = %g\nvmin_mv = %g\nvmax_mv = %g\nvf_knee_mhz = %g\n",
                 base, gpu->v_ref_mv, g.vf_vmin_mv, g.vf_vmax_mv, g.vf_knee_mhz);
-        vf_list(m, "clock_mhz", g.vf.clock_mhz, g.vf.n);
-        vf_list(m, "idle_power_w", g.vf.idle_w, g.vf.n);
-    } else {
+    else
         fprintf(m, "; V-f curve and idle board power derived by wattlas calibrate --idle from %s:\n"
                    "; idle power measured, smoothed at 60 MHz knots; voltage the table's where it\n"
                    "; has a voltage_mv column, else the preset's curve at the knots\n"
                    "[vf]\nv_ref_mv = %g\n", base, gpu->v_ref_mv);
-        vf_list(m, "clock_mhz", g.vf.clock_mhz, g.vf.n);
+    vf_list(m, "clock_mhz", g.vf.clock_mhz, g.vf.n);
+    if (!rule)
         vf_list(m, "voltage_mv", g.vf.voltage_mv, g.vf.n);
-        vf_list(m, "idle_power_w", g.vf.idle_w, g.vf.n);
-    }
+    vf_list(m, "idle_power_w", g.vf.idle_w, g.vf.n);
     if (fclose(m) != 0) {
         free(buf);
         return WL_ENOMEM;

@@ -42,23 +42,37 @@ static unsigned long long coef_mask(int host)
     return m;
 }
 
-/* fit: gpu|host|gpu,host|auto|NAME,...: which coefficients the rows move
- * (NULL: the GPU's; auto when they are a transfer, decided later). */
+/* The coefficients named in names[0..n). */
+static unsigned long long names_mask(const char *const *names, size_t n)
+{
+    unsigned long long m = 0;
+    for (int i = 0; i < wl_calib_param_count(); i++)
+        for (size_t j = 0; j < n; j++)
+            if (!strcmp(wl_calib_param_name(i), names[j]))
+                m |= 1ull << i;
+    return m;
+}
+
 /* The die's latency coefficients: what a board of an already calibrated
  * die (the H200 beside the H100: the same GH100, another memory and board)
- * keeps, and the host's issue costs, which are not the GPU's. */
+ * keeps, with the host's issue costs, which are not the GPU's. */
+static const char *const die_names[] = {"tc_eff", "cuda_eff", "alu_eff", "l2_eff",
+                                        "overlap_p", "kernel_fixed_us", "kernel_fixed_clk",
+                                        "tile_overhead_clk", "launch_clk",
+                                        "host_launch_us", "host_op_launch_us"};
+#define N_DIE_LATENCY 9 /* die_names before the host's two */
+
 static unsigned long long die_mask(void)
 {
-    static const char *const die[] = {"tc_eff", "cuda_eff", "alu_eff", "l2_eff",
-                                      "overlap_p", "kernel_fixed_clk", "kernel_fixed_us",
-                                      "tile_overhead_clk", "launch_clk",
-                                      "host_launch_us", "host_op_launch_us"};
-    unsigned long long held = 0;
-    for (int i = 0; i < wl_calib_param_count(); i++)
-        for (size_t j = 0; j < sizeof die / sizeof *die; j++)
-            if (!strcmp(wl_calib_param_name(i), die[j]))
-                held |= 1ull << i;
-    return held;
+    return names_mask(die_names, sizeof die_names / sizeof *die_names);
+}
+
+/* The memory path's coefficients (DRAM efficiency, bytes in flight, the
+ * path's bandwidth). */
+static unsigned long long memory_mask(void)
+{
+    static const char *const mem[] = {"dram_eff", "mem_bytes_per_clk", "mem_path_gbs"};
+    return names_mask(mem, sizeof mem / sizeof *mem);
 }
 
 /* Whether a preset's [calibration] says a board fit kept the die's
@@ -75,19 +89,6 @@ static int kept_latency(const char *text)
     return 0;
 }
 
-/* The memory path's coefficients (DRAM efficiency, bytes in flight, the
- * path's bandwidth). */
-static unsigned long long memory_mask(void)
-{
-    unsigned long long m = 0;
-    for (int i = 0; i < wl_calib_param_count(); i++) {
-        const char *n = wl_calib_param_name(i);
-        if (!strcmp(n, "dram_eff") || !strcmp(n, "mem_bytes_per_clk") || !strcmp(n, "mem_path_gbs"))
-            m |= 1ull << i;
-    }
-    return m;
-}
-
 /* Whether any row of the set is of relative time. */
 static int relative_rows(const wl_calib_set *set)
 {
@@ -97,6 +98,8 @@ static int relative_rows(const wl_calib_set *set)
     return 0;
 }
 
+/* fit: gpu|host|gpu,host|auto|NAME,...: which coefficients the rows move
+ * (NULL: the GPU's; auto when they are a transfer, decided later). */
 static int fit_choice(const wl_calib_run_options *o, wl_calib_fit_options *fo, int *fit_gpu,
                       int *fit_host, wl_error *err)
 {
@@ -435,10 +438,7 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
         if (!strncmp(gpu.coef_source, from, strlen(from)) &&
             wl_preset_gpu_load(gpu.coef_source + strlen(from), &src, &e3) == WL_OK &&
             wl_core_gpu_same_die(&src, &gpu)) {
-            unsigned long long all = 0;
-            for (int i = 0; i < wl_calib_param_count(); i++)
-                all |= 1ull << i;
-            fo.free_mask = all & ~die_mask();
+            fo.free_mask = (coef_mask(0) | coef_mask(1)) & ~die_mask();
             same_die = 1;
         }
     } else if (o->host_out && !(fit_host && fit_gpu)) {
@@ -488,9 +488,7 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
          * A40's stage profiles pulled dram_eff to 0.42, a streaming add at
          * 42% of its bandwidth). They fit the board's power and its
          * controller; the latency and the memory path stay the prior's. */
-        unsigned long long all = 0;
-        for (int i = 0; i < wl_calib_param_count(); i++)
-            all |= 1ull << i;
+        unsigned long long all = coef_mask(0) | coef_mask(1); /* free_mask 0: every one */
         fo.free_mask = (fo.free_mask ? fo.free_mask : all) & ~die_mask() & ~memory_mask();
         say(&c, "note: rows of relative time (time_relative): they fit the board's power and "
                 "its controller; the latency and the memory path stay the preset's");
@@ -626,11 +624,14 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
         /* --fit board: say where the latency it kept comes from */
         const char *from = "transferred from ";
         int tr = !strncmp(gpu.coef_source, from, strlen(from));
-        kept_note = wl_core_strprintf(
-            "the die's latency (tc_eff, cuda_eff, alu_eff, l2_eff, overlap_p, kernel_fixed_us, "
-            "kernel_fixed_clk, tile_overhead_clk, launch_clk) %s%s%s",
-            tr ? "from " : "as the preset gave it", tr ? gpu.coef_source + strlen(from) : "",
-            tr ? ", the same die" : "");
+        char names[256];
+        size_t l = 0;
+        for (int i = 0; i < N_DIE_LATENCY && l < sizeof names; i++)
+            l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", i ? ", " : "", die_names[i]);
+        kept_note = wl_core_strprintf("the die's latency (%s) %s%s%s", names,
+                                      tr ? "from " : "as the preset gave it",
+                                      tr ? gpu.coef_source + strlen(from) : "",
+                                      tr ? ", the same die" : "");
     }
     if (fit_gpu) {
         if ((rc = wl_results_out_open(o->out, &out, err)))

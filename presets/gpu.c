@@ -443,14 +443,10 @@ static void fit_info(const ctx *c, wl_core_gpu *out)
     int hlen = file ? (int)(file - hash) : (int)strlen(hash);
     while (hlen > 0 && hash[hlen - 1] == ' ')
         hlen--;
-    if (file)
-        snprintf(out->fit_info, sizeof out->fit_info, "fitted on %s rows of %.*s, %.*s%s%s%s",
-                 c->fit_rows, (int)strcspn(file + 1, ")"), file + 1, hlen, hash,
-                 c->fit_held[0] ? ", " : "", c->fit_held, c->fit_held[0] ? " held out" : "");
-    else
-        snprintf(out->fit_info, sizeof out->fit_info, "fitted on %s rows%s%.*s%s%s%s", c->fit_rows,
-                 hlen ? ", " : "", hlen, hash, c->fit_held[0] ? ", " : "", c->fit_held,
-                 c->fit_held[0] ? " held out" : "");
+    snprintf(out->fit_info, sizeof out->fit_info, "fitted on %s rows%s%.*s%s%.*s%s%s%s",
+             c->fit_rows, file ? " of " : "", file ? (int)strcspn(file + 1, ")") : 0,
+             file ? file + 1 : "", hlen ? ", " : "", hlen, hash, c->fit_held[0] ? ", " : "",
+             c->fit_held, c->fit_held[0] ? " held out" : "");
 }
 
 /* [gpu] host = ID|PATH: the host class the GPU usually comes in owns the

@@ -847,16 +847,20 @@ def accuracy_h200():
             row_of("the same rows on the shipped preset", nf, u.err)]
 
 
+def public_rows(script, raw, *args):
+    """A public/zeus-perseus file as make calibrate reshapes it (scripts/SCRIPT): a temporary CSV."""
+    out = os.path.join(tempfile.mkdtemp(prefix="wattlas-readme-"), "rows.csv")
+    with open(out, "w", encoding="utf-8") as f:
+        subprocess.run([sys.executable, os.path.join(ROOT, "scripts", script),
+                        os.path.join(DATA, "public/zeus-perseus", raw), *args],
+                       stdout=f, check=True)
+    return out
+
+
 def perseus_rows(board, source="a100-sxm-80gb"):
     """Perseus's stage-0 rows of SOURCE's boards as make calibrate reshapes them, for BOARD."""
-    d = tempfile.mkdtemp(prefix="wattlas-readme-")
-    out = os.path.join(d, "perseus.csv")
-    with open(out, "w", encoding="utf-8") as f:
-        subprocess.run([sys.executable, os.path.join(ROOT, "scripts/perseus_stage_rows.py"),
-                        os.path.join(DATA, "public/zeus-perseus/"
-                                     "perseus-sosp24-stage-profile-per-clock-raw.csv"),
-                        source, board], stdout=f, check=True)
-    return out
+    return public_rows("perseus_stage_rows.py", "perseus-sosp24-stage-profile-per-clock-raw.csv",
+                       source, board)
 
 
 def perseus_table_rows(board, source, label):
@@ -919,14 +923,7 @@ def perseus_layer():
 
 def zeus_rows():
     """Zeus's sweep as make calibrate reshapes it."""
-    d = tempfile.mkdtemp(prefix="wattlas-readme-")
-    out = os.path.join(d, "zeus.csv")
-    with open(out, "w", encoding="utf-8") as f:
-        subprocess.run([sys.executable, os.path.join(ROOT, "scripts/zeus_power_limit_rows.py"),
-                        os.path.join(DATA, "public/zeus-perseus/"
-                                     "zeus-a100-pcie-80gb-pp4-power-limit.csv")],
-                       stdout=f, check=True)
-    return out
+    return public_rows("zeus_power_limit_rows.py", "zeus-a100-pcie-80gb-pp4-power-limit.csv")
 
 
 @claim(data=True)
