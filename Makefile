@@ -253,6 +253,16 @@ calibrate: all
 	$(BIN)/wattlas calibrate --gpu $(BUILD)/h200-transfer.ini --fit board $(SHARED)/data/measurements/h200-sxm-141gb-kernels.csv \
 	    --traces $(SHARED)/data/traces --idle $(SHARED)/data/gpu-tables/h200-sxm-141gb-idle.csv \
 	    --host $(SHARED)/data/hosts/h200-vm-host.ini --holdout every:5 -o presets/gpus/h200-sxm-141gb.ini
+	# a training step's host cost per kernel (host_train_launch_us): on each
+	# host whose AdamW steps were measured (../shared's H200 host and this
+	# repository's three boards' hosts) fitted with its forward's cost held;
+	# the geometric mean of the ratios, times the class's forward cost
+	set -e; r=$$(sh scripts/train_host_ratio.sh $(BIN)/wattlas $(SHARED) $(BUILD) | tee /dev/stderr | \
+	    awk '/^ratio /{print $$2, $$4}'); \
+	l=$$(awk -F' = ' '/^launch_us =/{print $$2}' presets/hosts/server-2023.ini); \
+	t=$$(echo $$r $$l | awk '{if (!($$1 > 0 && $$3 > 0)) exit 1; printf "%.4f %.3f", $$1 * $$3, $$2 * $$3}'); \
+	sed -i -e "s/^train_launch_us = .*/train_launch_us = $${t% *}/" \
+	    -e "s/^train_launch_us_stderr = .*/train_launch_us_stderr = $${t#* }/" presets/hosts/server-2023.ini
 	# the A100 SXM4 80GB of the 500 W class: the A100 SXM's coefficients (the
 	# same die) as the prior, the board fitted few-shot to Perseus's stage
 	# profiles (stage 0's forward and backward at 38 clocks; their time is

@@ -314,9 +314,11 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
     c.mask = mask;
     c.prior_w = o.prior_weight;
     c.gpu = start;
-    /* a bare op's issue cost of 0 is the model's (wl_core_coeffs); the fit
-     * works with the value itself */
+    /* a bare op's or a training step's issue cost of 0 is the model's
+     * forward's (wl_core_coeffs); the fit works with the value itself, and
+     * leaves the 0 where its rows do not fit it */
     c.gpu.coef.host_op_launch_us = wl_core_coeffs_op_launch_us(&c.gpu.coef);
+    c.gpu.coef.host_train_launch_us = wl_core_coeffs_train_launch_us(&c.gpu.coef);
     c.scale[0] = c.scale[1] = c.scale[2] = 1;
     for (size_t i = 0; i < WL_CALIB_NPARAMS; i++)
         c.psd[i] = wl_calib_params[i].prior_sd;
@@ -361,17 +363,20 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
     c.rows = rows;
     c.nrows = nr;
     /* each issue cost is seen only by its own kind of row: a bare op's by
-     * repeated one-kernel rows, a model's by the others */
-    int n_rep = 0, n_model = 0;
+     * repeated one-kernel rows, a training step's by training rows, a
+     * model's forward by the others */
+    int n_rep = 0, n_model = 0, n_train = 0;
     for (size_t k = 0; k < nr; k++) {
-        int rep = wl_calib_row_repeated(p, rows[k]);
+        int rep = wl_calib_row_repeated(p, rows[k]), tr = !rep && wl_calib_row_training(p, rows[k]);
         n_rep += rep;
-        n_model += !rep;
+        n_train += tr;
+        n_model += !rep && !tr;
     }
     int clock_terms = 0; /* a fitted coefficient other than the host's issue cost */
     for (size_t i = 0; i < WL_CALIB_NPARAMS; i++) {
         int unseen = (!n_rep && !strcmp(wl_calib_params[i].name, "host_op_launch_us")) ||
-                     (!n_model && !strcmp(wl_calib_params[i].name, "host_launch_us"));
+                     (!n_model && !strcmp(wl_calib_params[i].name, "host_launch_us")) ||
+                     (!n_train && !strcmp(wl_calib_params[i].name, "host_train_launch_us"));
         if ((!o.free_mask || (o.free_mask >> i & 1ull)) && !unseen) {
             c.idx[c.nfree++] = i;
             clock_terms |= !wl_core_coef_is_host(wl_calib_params[i].name);
@@ -432,6 +437,7 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
     wl_core_coeffs prior;
     wl_core_coeffs_default(&prior);
     prior.host_op_launch_us = wl_core_coeffs_op_launch_us(&prior);
+    prior.host_train_launch_us = wl_core_coeffs_train_launch_us(&prior);
     wl_core_coeffs sc = c.gpu.coef, sc0 = c.gpu.coef;
     if (o.from_defaults)
         sc = prior;

@@ -27,6 +27,7 @@ const fit_param wl_calib_params[WL_CALIB_NPARAMS] = {
     P_LOG(kernel_fixed_clk, 2.0),
     P_LOG(host_launch_us, 2.0),
     P_LOG(host_op_launch_us, 2.0),
+    P_LOG(host_train_launch_us, 2.0),
     P_LOG(launch_clk, 2.0),
     P_LOG(kernel_fixed_us, 2.0),
     P_LOG(tile_overhead_clk, 2.0),

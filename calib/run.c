@@ -59,8 +59,9 @@ static unsigned long long names_mask(const char *const *names, size_t n)
 static const char *const die_names[] = {"tc_eff", "cuda_eff", "alu_eff", "l2_eff",
                                         "overlap_p", "kernel_fixed_us", "kernel_fixed_clk",
                                         "tile_overhead_clk", "launch_clk",
-                                        "host_launch_us", "host_op_launch_us"};
-#define N_DIE_LATENCY 9 /* die_names before the host's two */
+                                        "host_launch_us", "host_op_launch_us",
+                                        "host_train_launch_us"};
+#define N_DIE_LATENCY 9 /* die_names before the host's */
 
 static unsigned long long die_mask(void)
 {
@@ -257,10 +258,13 @@ static void crossval(run_ctx *c, const wl_calib_fit_options *fo, wl_calib_proble
             if (!train[i])
                 fold[i] = -2;
         if (nf >= 2 && wl_calib_crossval(p, fold, nf, fo, &r->lomo, per) == WL_OK) {
-            for (int f = 0; f < nf; f++)
-                say(c, "  without %-12s (%3zu rows): time %5.1f%%  power %5.1f%%  energy %5.1f%%",
-                    names[f], per[f].n, per[f].mape_time, per[f].mape_power,
-                    per[f].mape_energy);
+            for (int f = 0; f < nf; f++) {
+                /* rows of time only have no power to score (validate's wording) */
+                char t[200];
+                wl_calib_mape_text(t, sizeof t, per[f].n, per[f].n_power, per[f].mape_time,
+                                   per[f].mape_power, per[f].mape_energy);
+                say(c, "  without %-12s (%3zu rows): %s", names[f], per[f].n, t);
+            }
             say_metrics(c, "leave-one-model-out", &r->lomo);
             r->lomo_folds = nf;
         }
@@ -272,6 +276,7 @@ static void say_host(const run_ctx *c, const wl_core_gpu *before, const wl_core_
                      const wl_calib_fit_info *info, const double *se)
 {
     int k = wl_calib_param_index("host_launch_us"), ko = wl_calib_param_index("host_op_launch_us");
+    int kt = wl_calib_param_index("host_train_launch_us");
     const char *id = before->host_id[0] ? before->host_id : "(the preset's own)";
     if (info->fitted >> k & 1ull)
         say(c, "host %s: issue cost %.2f us per kernel of a model -> %.2f +- %.2f us", id,
@@ -279,17 +284,23 @@ static void say_host(const run_ctx *c, const wl_core_gpu *before, const wl_core_
     if (info->fitted >> ko & 1ull)
         say(c, "host %s: issue cost %.2f us per kernel of a bare op in a loop -> %.2f +- %.2f us",
             id, wl_core_coeffs_op_launch_us(&before->coef), after->coef.host_op_launch_us, se[ko]);
+    if (info->fitted >> kt & 1ull)
+        say(c, "host %s: issue cost %.2f us per kernel of a training step -> %.2f +- %.2f us", id,
+            wl_core_coeffs_train_launch_us(&before->coef), after->coef.host_train_launch_us, se[kt]);
 }
 
 /* The fitted host as a preset named after its file. */
 static int write_host(const wl_calib_run_options *o, const char *path, const wl_core_gpu *fitted,
                       const wl_calib_fit_info *info, const double *se, size_t rows, wl_error *err)
 {
-    /* a bare op's cost only when rows of bare ops fitted it (else, unstated,
-     * it is the model's) */
+    /* a bare op's or a training step's cost only when its rows fitted it
+     * (else, unstated, it is the model's forward's, or what --host gave) */
     int ko = wl_calib_param_index("host_op_launch_us");
+    int kt = wl_calib_param_index("host_train_launch_us");
+    int fit_op = info->fitted >> ko & 1ull, fit_tr = info->fitted >> kt & 1ull;
     wl_core_host h = {.launch_us = fitted->coef.host_launch_us,
-                      .op_launch_us = info->fitted >> ko & 1ull ? fitted->coef.host_op_launch_us : 0};
+                      .op_launch_us = fit_op ? fitted->coef.host_op_launch_us : 0,
+                      .train_launch_us = fitted->coef.host_train_launch_us};
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     size_t bl = strlen(base);
@@ -302,6 +313,7 @@ static int write_host(const wl_calib_run_options *o, const char *path, const wl_
     if (info->unc.valid) {
         h.launch_us_stderr = se[wl_calib_param_index("host_launch_us")];
         h.op_launch_us_stderr = h.op_launch_us > 0 ? se[ko] : 0;
+        h.train_launch_us_stderr = fit_tr ? se[kt] : 0;
     }
     char *src = wl_core_strprintf("fitted by wattlas calibrate to %zu rows of %s (GPU %s)", rows,
                                   o->path, fitted->id);

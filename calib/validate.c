@@ -371,6 +371,12 @@ int wl_calib_row_repeated(const wl_calib_problem *p, size_t row)
            wl_core_workload_repeated(p->wls[p->wl_of_row[row]].wl);
 }
 
+int wl_calib_row_training(const wl_calib_problem *p, size_t row)
+{
+    return row < p->n && p->wl_of_row[row] >= 0 &&
+           wl_core_workload_training(p->wls[p->wl_of_row[row]].wl);
+}
+
 void wl_calib_problem_set_gpu(wl_calib_problem *p, const wl_core_gpu *gpu)
 {
     p->gpu = *gpu;

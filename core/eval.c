@@ -591,9 +591,16 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
      * loop: no module code around it, so it pays the bare op's issue cost
      * (host_op_launch_us), not the per-kernel cost inside a model's forward
      * (an HF forward on PyTorch 2.x spends ~20-26 us per kernel where the
-     * same ops in a loop take 9-19 us: shared/data README, H100 host rows). */
+     * same ops in a loop take 9-19 us: shared/data README, H100 host rows).
+     * A training step's kernels cost the host more than a forward's: the
+     * forward records the autograd graph, the backward runs through the
+     * autograd engine, and AdamW's foreach ops walk every parameter tensor
+     * on the host (host_train_launch_us: the H200 host's unprofiled steps
+     * take 26-35 us a kernel where its forward takes 21). */
     int steady = wl->repeated && ev->after_sync == 0;
-    double issue_us = steady ? wl_core_coeffs_op_launch_us(c) : c->host_launch_us;
+    double issue_us = steady        ? wl_core_coeffs_op_launch_us(c)
+                      : ev->training ? wl_core_coeffs_train_launch_us(c)
+                                     : c->host_launch_us;
     double h = issue_us + c->launch_clk / f * 1e-3;
     /* a profile's timeline: its gaps hold the host's own measured times */
     if (wl->host_timed)

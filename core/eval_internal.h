@@ -13,6 +13,7 @@ struct wl_core_evaluator {
     double *work;    /* 3 per distinct kernel: anchoring's clocks */
     size_t nu;
     size_t after_sync; /* launches from here on have no host sync after them */
+    int training;      /* a training step (wl_core_workload_training) */
     /* smooth-max ratios below which the smaller term cannot change the sum
      * (see smax), for the exponents p and 2p */
     double tiny_p, tiny_2p;

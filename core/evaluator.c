@@ -175,6 +175,7 @@ static int create(const wl_core_gpu *gpu, const wl_core_workload *wl,
         return WL_ENOMEM;
     }
     set_tiny(ev);
+    ev->training = wl_core_workload_training(wl);
     for (size_t i = wl->n; i-- > 0;)
         if (wl->k[i].kind == WL_K_GAP && wl->k[i].sync) {
             ev->after_sync = i + 1;

@@ -132,6 +132,11 @@ double wl_core_coeffs_op_launch_us(const wl_core_coeffs *c)
     return c->host_op_launch_us > 0 ? c->host_op_launch_us : c->host_launch_us;
 }
 
+double wl_core_coeffs_train_launch_us(const wl_core_coeffs *c)
+{
+    return c->host_train_launch_us > 0 ? c->host_train_launch_us : c->host_launch_us;
+}
+
 double wl_core_coeffs_engine_step_us(const wl_core_coeffs *c, double seqs)
 {
     return c->host_serve_step_us + c->host_serve_seq_us * seqs;
@@ -139,31 +144,45 @@ double wl_core_coeffs_engine_step_us(const wl_core_coeffs *c, double seqs)
 
 int wl_core_coef_is_host(const char *name)
 {
-    return !strcmp(name, "host_launch_us") || !strcmp(name, "host_op_launch_us") ||
-           !strcmp(name, "host_serve_step_us") || !strcmp(name, "host_serve_seq_us");
+    return !strncmp(name, "host_", 5);
 }
 
-int wl_core_host_check(const wl_core_host *host, wl_error *err)
-{
-    /* each cost in [0, hi] us; launch_us must be positive */
-    static const struct {
-        const char *key;
-        size_t off;
-        double hi;
-    } f[] = {
+/* A host's costs, each in [0, hi] us (launch_us, the first, positive): the
+ * one list the check and the host preset's reader and writer go by. */
+static const struct {
+    const char *key;
+    size_t off;
+    double hi;
+} host_costs[] = {
         {"launch_us", offsetof(wl_core_host, launch_us), 10000},
         {"launch_us_stderr", offsetof(wl_core_host, launch_us_stderr), 10000},
         {"op_launch_us", offsetof(wl_core_host, op_launch_us), 10000},
         {"op_launch_us_stderr", offsetof(wl_core_host, op_launch_us_stderr), 10000},
+        {"train_launch_us", offsetof(wl_core_host, train_launch_us), 10000},
+        {"train_launch_us_stderr", offsetof(wl_core_host, train_launch_us_stderr), 10000},
         {"serve_step_us", offsetof(wl_core_host, serve_step_us), 100000},
         {"serve_seq_us", offsetof(wl_core_host, serve_seq_us), 10000},
-    };
+};
+#define N_HOST_COSTS (sizeof host_costs / sizeof *host_costs)
+
+const char *wl_core_host_cost(size_t i, size_t *off, double *hi)
+{
+    if (i >= N_HOST_COSTS)
+        return NULL;
+    *off = host_costs[i].off;
+    *hi = host_costs[i].hi;
+    return host_costs[i].key;
+}
+
+int wl_core_host_check(const wl_core_host *host, wl_error *err)
+{
     const char *src = host->id[0] ? host->id : "host";
-    for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
-        double v = *(const double *)(const void *)((const char *)host + f[i].off);
+    for (size_t i = 0; i < N_HOST_COSTS; i++) {
+        double v = *(const double *)(const void *)((const char *)host + host_costs[i].off);
         int open = i == 0;
-        if (!((open ? v > 0 : v >= 0) && v <= f[i].hi)) {
-            wl_error_set(err, src, 0, f[i].key, "must be in %s0, %g] us", open ? "(" : "[", f[i].hi);
+        if (!((open ? v > 0 : v >= 0) && v <= host_costs[i].hi)) {
+            wl_error_set(err, src, 0, host_costs[i].key, "must be in %s0, %g] us", open ? "(" : "[",
+                         host_costs[i].hi);
             return WL_EINVAL;
         }
     }
@@ -174,6 +193,7 @@ void wl_core_gpu_set_host(wl_core_gpu *gpu, const wl_core_host *host)
 {
     gpu->coef.host_launch_us = host->launch_us;
     gpu->coef.host_op_launch_us = host->op_launch_us;
+    gpu->coef.host_train_launch_us = host->train_launch_us;
     gpu->coef.host_serve_step_us = host->serve_step_us;
     gpu->coef.host_serve_seq_us = host->serve_seq_us;
     snprintf(gpu->host_id, sizeof gpu->host_id, "%s", host->id);

@@ -10,16 +10,11 @@
 #include <stddef.h>
 #define WL_VERSION "0.1.0"
 
-enum {
-    WL_OK = 0,
-    WL_EINVAL = 1,  /* bad argument or input */
-    WL_ENOMEM = 2,
-    WL_EIO = 3,     /* file could not be read or written */
-    WL_EPARSE = 4,  /* malformed input (see the error struct) */
-    WL_ENOTFOUND = 5,
-    WL_EUNSUPPORTED = 6, /* the GPU lacks what the kernel needs */
-    WL_ENOCONV = 7  /* an iteration did not converge */
-};
+/* EINVAL: bad argument or input; EIO: a file could not be read or written;
+ * EPARSE: malformed input (see the error struct); EUNSUPPORTED: the GPU lacks
+ * what the kernel needs; ENOCONV: an iteration did not converge */
+enum { WL_OK = 0, WL_EINVAL = 1, WL_ENOMEM = 2, WL_EIO = 3, WL_EPARSE = 4, WL_ENOTFOUND = 5,
+       WL_EUNSUPPORTED = 6, WL_ENOCONV = 7 };
 
 const char *wl_core_strerror(int status);
 /* "; did you mean X, Y?" for a word none of the n candidates is (cand_of
@@ -113,15 +108,8 @@ void wl_core_say(void (*say)(void *user, const char *line), void *user, const ch
 
 /* ---- precisions ---------------------------------------------------------- */
 
-typedef enum {
-    WL_DT_FP32 = 0,
-    WL_DT_TF32,
-    WL_DT_FP16,
-    WL_DT_BF16,
-    WL_DT_FP8,
-    WL_DT_INT8,
-    WL_DT_COUNT
-} wl_dtype;
+typedef enum { WL_DT_FP32 = 0, WL_DT_TF32, WL_DT_FP16, WL_DT_BF16, WL_DT_FP8, WL_DT_INT8,
+               WL_DT_COUNT } wl_dtype;
 
 const char *wl_dtype_name(wl_dtype dt);
 int wl_dtype_parse(const char *s, wl_dtype *out); /* WL_OK or WL_EINVAL */
@@ -169,6 +157,8 @@ typedef struct {
                                  loop (a repeated workload: a kernel
                                  microbenchmark), with no module code around it;
                                  0: host_launch_us */
+    double host_train_launch_us; /* ... per kernel of a training step (a workload
+                                    with a backward pass; 0: host_launch_us) */
     double host_serve_step_us; /* a serving engine's host time per decode step,
                                   not overlapped with the GPU: scheduling, input
                                   preparation, the sampled tokens' processing
@@ -289,6 +279,8 @@ typedef struct {
     double op_launch_us;     /* host time per kernel of one op called in a bare
                                 Python loop (0: not stated, launch_us) */
     double op_launch_us_stderr;
+    double train_launch_us;  /* ... of a training step (0: not stated, launch_us) */
+    double train_launch_us_stderr;
     double serve_step_us;    /* a serving engine's host time per decode step
                                 that the GPU waits for (0: not modelled) */
     double serve_seq_us;     /* ... plus this per running sequence */
@@ -296,15 +288,19 @@ typedef struct {
 
 /* Host time per kernel of a bare op in a loop: host_op_launch_us, else host_launch_us. */
 double wl_core_coeffs_op_launch_us(const wl_core_coeffs *c);
+/* ... of a training step: host_train_launch_us, else host_launch_us. */
+double wl_core_coeffs_train_launch_us(const wl_core_coeffs *c);
 /* A serving engine's host step, us: host_serve_step_us + host_serve_seq_us x seqs. */
 double wl_core_coeffs_engine_step_us(const wl_core_coeffs *c, double seqs);
 
 /* Whether a coefficient (wl_core_coeffs member name) is a host's issue cost,
- * which a host preset owns: host_launch_us, host_op_launch_us,
- * host_serve_step_us, host_serve_seq_us. */
+ * which a host preset owns (the host_* members). */
 int wl_core_coef_is_host(const char *name);
 
-/* WL_EINVAL unless launch_us is in (0, 10000] and op_launch_us in [0, 10000]. */
+/* The i-th cost of a host preset ([host] key, wl_core_host member offset,
+ * upper bound in us), launch_us first; NULL past the last. */
+const char *wl_core_host_cost(size_t i, size_t *off, double *hi);
+/* WL_EINVAL unless launch_us is in (0, 10000] and every other cost in range. */
 int wl_core_host_check(const wl_core_host *host, wl_error *err);
 /* Puts the host's issue cost into gpu->coef and its id into gpu->host_id;
  * nothing else of the GPU changes. */
@@ -532,6 +528,9 @@ size_t wl_core_workload_unique_count(const wl_core_workload *wl);
  * sum as a single run from an idle queue does. */
 void wl_core_workload_set_repeated(wl_core_workload *wl, int repeated);
 int wl_core_workload_repeated(const wl_core_workload *wl);
+/* Whether it is a training step: a kernel of the backward pass (its kernels
+ * pay the host's host_train_launch_us). */
+int wl_core_workload_training(const wl_core_workload *wl);
 /* What importing the workload left out or assumed, for the user (a
  * profile's kernels that no mapping covers); "" when nothing. */
 const char *wl_core_workload_note(const wl_core_workload *wl);

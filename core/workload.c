@@ -40,6 +40,14 @@ int wl_core_workload_repeated(const wl_core_workload *wl)
     return wl ? wl->repeated : 0;
 }
 
+int wl_core_workload_training(const wl_core_workload *wl)
+{
+    for (size_t i = 0; wl && i < wl->n; i++)
+        if (wl->k[i].phase == WL_PHASE_BACKWARD)
+            return 1;
+    return 0;
+}
+
 void wl_core_workload_set_host_timed(wl_core_workload *wl, int host_timed)
 {
     if (wl)

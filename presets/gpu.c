@@ -112,6 +112,7 @@ static const gpu_field gpu_fields[] = {
     C(kernel_fixed_clk, 0, BIG, 0),
     C(host_launch_us, 0, 1e6, 0),
     C(host_op_launch_us, 0, 1e6, 0),
+    C(host_train_launch_us, 0, 1e6, 0),
     C(launch_clk, 0, BIG, 0),
     C(v_exponent, 1, 5, 0),
     C(c_active_w, 0, 1e6, 0),
@@ -454,10 +455,11 @@ static void fit_info(const ctx *c, wl_core_gpu *out)
  * keeps its own; a file with neither takes the calibration host. */
 static int gpu_host(const ctx *c, wl_core_gpu *out, const char *source, wl_error *err)
 {
-    int own = seen_key(c, "host_launch_us") || seen_key(c, "host_op_launch_us");
+    int own = seen_key(c, "host_launch_us") || seen_key(c, "host_op_launch_us") ||
+              seen_key(c, "host_train_launch_us");
     if (own && out->host_id[0]) {
         wl_error_set(err, source, key_line(c, "host"), "host",
-                     "both [gpu] host and [calibration] host_launch_us or host_op_launch_us; "
+                     "both [gpu] host and a [calibration] host_*_us cost; "
                      "the host preset sets the issue cost, keep one");
         return WL_EPARSE;
     }

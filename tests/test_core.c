@@ -174,6 +174,48 @@ static void test_launch_bound(void **state)
     wl_core_workload_free(wl);
 }
 
+/* A training step's kernels (a backward pass among them) are issued at the
+ * host's training cost, the forward's when none is stated; a forward pass
+ * never pays it: 100 tiny kernels, host-bound, take 100 issues and the last
+ * kernel. */
+static void test_training_host_cost(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    test_gpu(&g);
+    g.coef.host_launch_us = 30;
+    g.coef.host_train_launch_us = 45;
+    g.coef.launch_clk = 0;
+    wl_core_workload *fwd = wl_core_workload_create("fwd"), *step = wl_core_workload_create("step");
+    wl_kernel k = test_ew(WL_EW_ADD, 4096, WL_DT_BF16);
+    for (int i = 0; i < 100; i++) {
+        assert_int_equal(wl_core_workload_add(fwd, &k), WL_OK);
+        k.phase = i < 40 ? WL_PHASE_FORWARD : i < 90 ? WL_PHASE_BACKWARD : WL_PHASE_OPTIMIZER;
+        assert_int_equal(wl_core_workload_add(step, &k), WL_OK);
+        k.phase = WL_PHASE_FORWARD;
+    }
+    assert_false(wl_core_workload_training(fwd));
+    assert_true(wl_core_workload_training(step));
+    wl_core_op op = {.sm_clock_mhz = 1410, .ignore_power_limit = 1};
+    static const double train_us[2] = {45, 0}, want_us[2] = {45, 30};
+    for (int j = 0; j < 2; j++) {
+        g.coef.host_train_launch_us = train_us[j];
+        wl_core_evaluator *ev;
+        wl_core_result r;
+        assert_int_equal(wl_core_evaluator_create(&g, step, NULL, &ev), WL_OK);
+        double tk = wl_core_evaluator_kernel_us(ev, 0, 1410);
+        assert_int_equal(wl_core_evaluator_run(ev, &op, &r), WL_OK);
+        assert_close(r.time_ms, (100 * want_us[j] + tk) * 1e-3, 1e-9);
+        wl_core_evaluator_free(ev);
+        assert_int_equal(wl_core_evaluator_create(&g, fwd, NULL, &ev), WL_OK);
+        assert_int_equal(wl_core_evaluator_run(ev, &op, &r), WL_OK);
+        assert_close(r.time_ms, (100 * 30 + tk) * 1e-3, 1e-9);
+        wl_core_evaluator_free(ev);
+    }
+    wl_core_workload_free(fwd);
+    wl_core_workload_free(step);
+}
+
 /* The timeline (with its early exit once the host cannot catch up) equals a
  * plain queue simulation: start_i = max(issue_i, end_{i-1}). */
 static void test_timeline_matches_simulation(void **state)
@@ -982,6 +1024,7 @@ int main(void)
         cmocka_unit_test(test_golden_elementwise),
         cmocka_unit_test(test_memory_bound_flat_compute_scales),
         cmocka_unit_test(test_time_nonincreasing),
+        cmocka_unit_test(test_training_host_cost),
         cmocka_unit_test(test_launch_bound),
         cmocka_unit_test(test_timeline_matches_simulation),
         cmocka_unit_test(test_power_limit),

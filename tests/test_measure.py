@@ -218,7 +218,7 @@ class Writers(unittest.TestCase):
         """The host subcommand's outputs: time-only rows (energy and power
         empty) with the bare ops' one-kernel traces, which validate scores on
         time and calibrate --fit host fits; and a host preset that predict
-        loads, with both issue costs."""
+        loads, with all three issue costs."""
         if not os.access(BIN, os.X_OK):
             self.skipTest("bin/wattlas not built")
         names = [s["name"] for s in measure.tiny_specs()]
@@ -236,6 +236,12 @@ class Writers(unittest.TestCase):
                              "dtype": "bf16", "mode": "prefill", "attention": "eager",
                              "sm_clock_mhz": clk, "measured_clock_mhz": float(clk),
                              "time_ms": 7.0, "repeats": 5})
+                # a training step of the same model, host-bound at ~45 us a kernel
+                rows.append({"gpu": "h100-sxm-80gb", "model": "gpt2", "batch": 1, "seq": 8,
+                             "dtype": "bf16", "mode": "train", "attention": "eager",
+                             "sm_clock_mhz": clk, "measured_clock_mhz": float(clk),
+                             "time_ms": 40.0, "repeats": 5, "optimizer": "adamw",
+                             "master_dtype": "none"})
             for s in measure.tiny_specs():
                 measure._atomic_write(os.path.join(d, "traces", measure.trace_name(s)),
                                       __import__("json").dumps([s["entry"]]) + "\n")
@@ -247,7 +253,7 @@ class Writers(unittest.TestCase):
             r = subprocess.run([BIN, "validate", csv, "--traces", tr, "--no-lomo"],
                                capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertIn("(15 rows scored, 12 from traces", r.stderr)
+            self.assertIn("(18 rows scored, 12 from traces", r.stderr)
             self.assertIn("(rows of time only)", r.stderr)
             out = os.path.join(d, "fitted.ini")
             r = subprocess.run([BIN, "calibrate", "--gpu", "h100-sxm-80gb", csv, "--traces", tr,
@@ -256,12 +262,25 @@ class Writers(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             text = open(out).read()
             self.assertIn("\nop_launch_us = ", text)
+            # the training rows fit their own cost: host-bound, the fitted
+            # host gives the measured 40 ms back, and the forward its 7 ms
+            self.assertIn("\ntrain_launch_us = ", text)
+            for mode, want in (("train", 40.0), ("prefill", 7.0)):
+                r = subprocess.run([BIN, "predict", "--gpu", "h100-sxm-80gb", "--host", out,
+                                    "--batch", "1", "--seq", "8", "--mode", mode, "--optimizer",
+                                    "adamw", "--master-dtype", "none", "--clock", "1245",
+                                    "--format", "csv"], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                head, row = r.stdout.splitlines()[:2]
+                got = float(row.split(",")[head.split(",").index("time_ms")])
+                self.assertAlmostEqual(got, want, delta=0.06 * want)
             ini = os.path.join(d, "mine.ini")
             measure._atomic_write(ini, measure.host_text(
-                "mine", "a test host", 30.5, 0.5, "a test", 11.25, 0.25, ["a note"]))
+                "mine", "a test host", 30.5, 0.5, "a test", 11.25, 0.25, ["a note"], 44.0, 1.0))
             text = open(ini).read()
             self.assertIn("\nlaunch_us = 30.500\n", text)
             self.assertIn("\nop_launch_us = 11.250\n", text)
+            self.assertIn("\ntrain_launch_us = 44.000\n", text)
             times = []
             for host in (ini, "server-2023"):
                 r = subprocess.run([BIN, "predict", "--gpu", "h100-sxm-80gb", "--host", host,
@@ -275,6 +294,8 @@ class Writers(unittest.TestCase):
             measure.host_text("x", "y", float("nan"), 0, "z")
         with self.assertRaises(measure.MeasureError):
             measure.host_text("x", "two\nlines", 10, 0, "z")
+        with self.assertRaises(measure.MeasureError):
+            measure.host_text("x", "y", 10, 0, "z", train_launch_us=-1.0)
 
 
     def test_atomic_write_modes(self):

@@ -643,6 +643,11 @@ static void test_hosts(void **state)
     assert_close(a100.coef.host_launch_us, calib.launch_us, 0);
     assert_close(h100.coef.host_launch_us, server.launch_us, 0);
     assert_close(h100.coef.host_op_launch_us, server.op_launch_us, 0);
+    /* measured: a training step's kernel costs the class more than a
+     * forward's (the hosts' geometric mean); unmeasured, it is the forward's */
+    assert_close(h100.coef.host_train_launch_us, server.train_launch_us, 0);
+    assert_true(server.train_launch_us > server.launch_us);
+    assert_close(calib.train_launch_us, 0, 0);
     assert_close(a10.coef.host_launch_us, calib.launch_us, 0);
     /* set_host changes the issue cost only */
     wl_core_gpu b = a100;
@@ -650,6 +655,7 @@ static void test_hosts(void **state)
     assert_close(b.coef.host_launch_us, server.launch_us, 0);
     b.coef.host_launch_us = a100.coef.host_launch_us;
     b.coef.host_op_launch_us = a100.coef.host_op_launch_us;
+    b.coef.host_train_launch_us = a100.coef.host_train_launch_us;
     memcpy(b.host_id, a100.host_id, sizeof b.host_id);
     assert_memory_equal(&b, &a100, sizeof b);
     assert_int_equal(wl_preset_gpu_set(&b, "host_launch_us", 20, &err), WL_OK);

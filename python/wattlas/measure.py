@@ -353,8 +353,9 @@ def _count_kernels(torch, step):
 
 
 def cmd_host(args, nvml, h, gpu):
-    """Time-only rows (bare ops in a loop, a launch-bound forward) with their
-    one-kernel traces, and a host preset from them."""
+    """Time-only rows (bare ops in a loop, a launch-bound forward and a
+    training step of the same model, AdamW) with their one-kernel traces,
+    and a host preset from them."""
     torch = _import_torch()
     dev = torch.device("cuda", args.device)
     clocks = parse_list(args.clocks, "--clocks", integer=True) if args.clocks else [None]
@@ -363,16 +364,16 @@ def cmd_host(args, nvml, h, gpu):
     if args.model not in MODEL_CONFIGS:
         raise MeasureError("--model: no config for '%s' (%s)" % (args.model, ", ".join(MODEL_CONFIGS)))
     specs = tiny_specs()
-    rows, ops, fwd = [], [], []
-    kernels = None
+    rows, ops, fwd, train = [], [], [], []
+    kernels = train_kernels = None
     for ci, clock in enumerate(clocks):
-        timed = []  # (model, batch, seq, us per call) at this clock
+        timed = []  # (model, batch, seq, mode, us per call) at this clock
         with Locked(nvml, h, clock_mhz=clock):
             for s in specs:
                 _progress(args, "clock %d/%d: %s" % (ci + 1, len(clocks), s["name"]))
                 us, sd = _time_loop(torch, _torch_step(torch, s, dev), args.launches, args.repeats)
                 ops.append((us, sd))
-                timed.append((s["name"], 1, None, us))
+                timed.append((s["name"], 1, None, "prefill", us))
             _progress(args, "clock %d/%d: %s b%d s%d forward" % (ci + 1, len(clocks), args.model,
                                                                  args.batch, args.seq))
             step = _model_step(torch, case, dev, "eager", 0)
@@ -380,16 +381,29 @@ def cmd_host(args, nvml, h, gpu):
                 kernels = _count_kernels(torch, step)
             us, sd = _time_loop(torch, step, args.forwards, args.repeats)
             fwd.append((us, sd))
-            timed.append((args.model, args.batch, args.seq, us))
+            timed.append((args.model, args.batch, args.seq, "prefill", us))
+            del step
+            # a training step costs the host more per kernel (the autograd
+            # graph, the engine's backward, AdamW's per-tensor foreach work)
+            _progress(args, "clock %d/%d: %s b%d s%d training step" % (ci + 1, len(clocks),
+                                                                       args.model, args.batch,
+                                                                       args.seq))
+            step = _model_step(torch, dict(case, mode="train"), dev, "eager", 0)
+            if train_kernels is None:
+                train_kernels = _count_kernels(torch, step)
+            us, sd = _time_loop(torch, step, max(1, args.forwards // 3), args.repeats)
+            train.append((us, sd))
+            timed.append((args.model, args.batch, args.seq, "train", us))
             del step
             # unlocked: the clock the GPU ran at, read before the lock is undone
             clk = round(nvml.sm_clock_mhz(h)) if clock is None else clock
         stack = software_stack()
-        rows += [{"gpu": gpu, "model": m, "batch": b, "seq": sq, "dtype": "bf16",
-                  "mode": "prefill", "attention": "eager", "sm_clock_mhz": clk,
-                  "measured_clock_mhz": float(clk), "time_ms": us * 1e-3,
-                  "repeats": args.repeats, "stack": stack if sq else ""}
-                 for m, b, sq, us in timed]
+        rows += [dict({"gpu": gpu, "model": m, "batch": b, "seq": sq, "dtype": "bf16",
+                       "mode": mode, "attention": "eager", "sm_clock_mhz": clk,
+                       "measured_clock_mhz": float(clk), "time_ms": us * 1e-3,
+                       "repeats": args.repeats, "stack": stack if sq else ""},
+                      **({"optimizer": "adamw", "master_dtype": "none"} if mode == "train" else {}))
+                 for m, b, sq, mode, us in timed]
     meas = os.path.join(args.out, "measurements", "%s-host.csv" % gpu)
     _atomic_write(meas, measurements_text(rows))
     for s in specs:
@@ -406,6 +420,13 @@ def cmd_host(args, nvml, h, gpu):
         launch, sd = op_us, op_sd
         notes.append("launch_us: the bare ops' cost (the profiler could not count the "
                      "forward's kernels)")
+    tr = tr_sd = None
+    if train_kernels:
+        tr_us = statistics.median(u for u, _ in train)
+        tr, tr_sd = tr_us / train_kernels, statistics.median(d for _, d in train) / train_kernels
+        notes.append("train_launch_us: a %s b%d s%d AdamW training step, %.0f us for the %d "
+                     "kernels it launches" % (args.model, args.batch, args.seq, tr_us,
+                                              train_kernels))
     notes.append("per kernel PyTorch launched; for wattlas's own kernel sequence fit it: "
                  "wattlas calibrate --gpu ID %s --traces %s --fit host -o host.ini"
                  % (meas, os.path.join(args.out, "traces")))
@@ -414,9 +435,11 @@ def cmd_host(args, nvml, h, gpu):
                                           platform.python_version(), torch.__version__)
     ini = os.path.join(args.out, "%s.ini" % args.id)
     _atomic_write(ini, host_text(args.id, name, launch, sd,
-                                 "python3 -m wattlas.measure host", op_us, op_sd, notes))
-    _note(args, "bare op %.2f us, model kernel %.2f us -> %s; %d time-only rows -> %s"
-          % (op_us, launch, ini, len(rows), meas))
+                                 "python3 -m wattlas.measure host", op_us, op_sd, notes,
+                                 tr, tr_sd))
+    _note(args, "bare op %.2f us, model kernel %.2f us%s -> %s; %d time-only rows -> %s"
+          % (op_us, launch, ", training step kernel %.2f us" % tr if tr else "", ini, len(rows),
+             meas))
 
 
 def cmd_profile(args, nvml, h, gpu):

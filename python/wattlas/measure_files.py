@@ -141,10 +141,12 @@ def idle_text(rows):
 
 
 def host_text(host_id, name, launch_us, stderr_us, source, op_launch_us=None,
-              op_stderr_us=None, notes=()):
+              op_stderr_us=None, notes=(), train_launch_us=None, train_stderr_us=None):
     """A host preset (presets/hosts): launch_us per kernel of a model's forward,
-    op_launch_us per kernel of a bare op in a loop (left out when None)."""
-    for k, v in (("launch_us", launch_us), ("op_launch_us", op_launch_us)):
+    op_launch_us per kernel of a bare op in a loop, train_launch_us per
+    kernel of a training step (each left out when None)."""
+    for k, v in (("launch_us", launch_us), ("op_launch_us", op_launch_us),
+                 ("train_launch_us", train_launch_us)):
         if v is not None and not (math.isfinite(v) and 0 < v <= 10000):
             raise MeasureError("%s: %r us is not a launch cost (0 to 10000 us)" % (k, v))
     for v in (host_id, name, source):
@@ -157,6 +159,9 @@ def host_text(host_id, name, launch_us, stderr_us, source, op_launch_us=None,
     if op_launch_us is not None:
         lines += ["op_launch_us = %.3f" % op_launch_us,
                   "op_launch_us_stderr = %.3f" % (op_stderr_us or 0.0)]
+    if train_launch_us is not None:
+        lines += ["train_launch_us = %.3f" % train_launch_us,
+                  "train_launch_us_stderr = %.3f" % (train_stderr_us or 0.0)]
     return "\n".join(lines) + "\n"
 
 
