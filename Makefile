@@ -4,7 +4,7 @@
 # make check    install missing packages, build, run every test
 # make asan     tests under AddressSanitizer + UBSan
 # make bench    speed benchmark
-# make calibrate  refit the presets with measurements (A100 PCIe 40/80GB and SXM, H100 SXM, H200, A100 SXM 500 W) from ../shared/data
+# make calibrate  refit the presets with measurements (A100 PCIe 40/80GB and SXM, H100 SXM, H200, A100 SXM 500 W, A40) from ../shared/data
 # make python   the Python package in place (PYTHONPATH=python python3 -c 'import wattlas')
 
 CC ?= cc
@@ -283,6 +283,20 @@ calibrate: all
 	printf '[calibration]\ntransfer_from = presets/gpus/a100-pcie-40gb.ini\n' >> $(BUILD)/a100-80gb-transfer.ini
 	$(BIN)/wattlas calibrate --gpu $(BUILD)/a100-80gb-transfer.ini --fit auto $(BUILD)/zeus-a100-pcie-80gb-pp4.csv \
 	    --holdout gpt3-1.3b -o presets/gpus/a100-pcie-80gb.ini
+	# the A40: the A100 PCIe's coefficients through the transfer rules as the
+	# start; the board's power and its controller fitted to Perseus's A40
+	# stage profiles (60 clocks, time relative; GPT-3 175B fitted, BLOOM 176B
+	# held out). The memory's energy per byte stays GDDR6's (core/tech.c): a
+	# stage's traffic does not change with the clock, so these rows cannot
+	# tell it from the SMs' energy, and freed it takes what they leave (386 pJ
+	# a byte, four times GDDR6's)
+	python3 scripts/perseus_stage_rows.py $(SHARED)/data/public/zeus-perseus/perseus-sosp24-stage-profile-per-clock-raw.csv \
+	    a40 a40-48gb > $(BUILD)/perseus-stage0-a40.csv
+	awk '/^\[calibration\]/{exit} {print}' presets/gpus/a40-48gb.ini > $(BUILD)/a40-transfer.ini
+	printf '[calibration]\ntransfer_from = presets/gpus/a100-pcie-40gb.ini\n' >> $(BUILD)/a40-transfer.ini
+	$(BIN)/wattlas calibrate --gpu $(BUILD)/a40-transfer.ini $(BUILD)/perseus-stage0-a40.csv --holdout bloom-176b \
+	    --fit c_active_w,c_gap_w,c_tc_w,c_fp_w,c_sfu_w,c_smem_w,c_l2_w,v_exponent,leak_w_per_c,vf_temp_mhz_per_c,thermal_c_per_w,idle_temp_c,power_cap_frac \
+	    -o presets/gpus/a40-48gb.ini
 
 presets-vf: all
 	$(BIN)/wattlas presets derive-vf $(SHARED)/data/gpu-tables/a100-pcie-40gb-idle.csv --step-mhz 60

@@ -98,6 +98,15 @@ BOUNDS = {
     "A100 500 W Perseus BLOOM time %": 1.7,    # 0.61
     "A100 500 W Perseus BLOOM power %": 6.3,   # 5.25
     "A100 500 W Perseus BLOOM energy %": 6.3,  # 5.28
+    # the A40, its board's power fitted to Perseus's A40 stage profiles
+    # (GPT-3 175B fitted, BLOOM 176B held out; time relative; transferred,
+    # 7.94/30.05/30.15 and 7.34/28.64/28.75)
+    "A40 Perseus GPT-3 time %": 5.7,     # 4.66
+    "A40 Perseus GPT-3 power %": 2.6,    # 1.58
+    "A40 Perseus GPT-3 energy %": 6.1,   # 5.12
+    "A40 Perseus BLOOM time %": 4.2,     # 3.19
+    "A40 Perseus BLOOM power %": 5.6,    # 4.63
+    "A40 Perseus BLOOM energy %": 6.0,   # 5.01
     # the A100 PCIe 80GB, few-shot on Zeus's power-limit sweep (BLOOM 3B
     # fitted, GPT-3 XL held out; time relative), and the cluster's
     # t(175 W)/t(300 W) on Zeus's setup against GPT-3 XL's (issue 61's bar:
@@ -202,6 +211,14 @@ def fig_a100_500w():
             "Perseus layer optimal clock error MHz": abs(b5 - bm)}
 
 
+def fig_a40():
+    rows = R.perseus_rows("a40-48gb", source="a40")
+    gpt3 = R.subset(rows, lambda l: ",gpt3-175b," in l, "perseus-a40-gpt3.csv")
+    bloom = R.subset(rows, lambda l: ",bloom-176b," in l, "perseus-a40-bloom.csv")
+    return {**tpe("A40 Perseus GPT-3", f"validate {gpt3} --no-lomo"),
+            **tpe("A40 Perseus BLOOM", f"validate {bloom} --no-lomo")}
+
+
 def fig_a100_80gb():
     rows = R.zeus_rows()
     bloom = R.subset(rows, lambda l: ",bloom-3b," in l, "zeus-bloom.csv")
@@ -260,7 +277,7 @@ def fig_deepseek():
 
 # (function, needs ../shared)
 FIGURES = [(fig_dvfs, True), (fig_900mhz, True), (fig_h100_db, True), (fig_h200, True),
-           (fig_a100_500w, True), (fig_a100_80gb, True),
+           (fig_a100_500w, True), (fig_a40, True), (fig_a100_80gb, True),
            (fig_h200_power_limits, False), (fig_korthikanti, False), (fig_narayanan, False),
            (fig_llama_405b, False), (fig_deepseek, False)]
 

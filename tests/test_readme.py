@@ -892,6 +892,15 @@ def accuracy_a100_500w():
         "`make calibrate`")
 
 
+@claim(data=True)
+def accuracy_a40():
+    """the accuracy table: the A40 on Perseus's stage profiles"""
+    return perseus_table_rows(
+        "a40-48gb", "a40",
+        "A40 (`a40-48gb`): Perseus's GPT-3 175B stage 0, forward and backward at 60 clocks, "
+        "855-1740 MHz (time relative), the board's power fitted by `make calibrate`")
+
+
 PERSEUS_LAYER = ("predict --gpu {gpu} --model gpt3-175b --scope layer --mode train --optimizer none "
                  "--impl fused --batch 1 --seq 2048 --clock 855:1410:15 --format csv")
 
