@@ -1310,7 +1310,7 @@ static void test_h200_kernel_subset_board_b(void **state)
     assert_int_equal(m.n, 24);
     /* 8.13 / 7.37 / 5.31% today: about a point over each. Its AdamW steps
      * run on the fastest host measured at training (its host's training
-     * kernel costs 0.92x its forward's; the class, server-2023, takes the
+     * kernel costs 0.93x its forward's; the class, server-2023, takes the
      * measured hosts' mean, 1.18x), so its steps at 1980 MHz come out a
      * little slow and cool: 7.79 / 6.04 / 6.57% before the class had a
      * training cost */

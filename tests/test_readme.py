@@ -791,10 +791,49 @@ def accuracy_h100_db():
     h = w("validate ../shared/data/measurements/h100-sxm-80gb-host.csv "
           "--traces ../shared/data/traces --no-lomo")
     worst, _ = regret(k.err)
+    ho = h100_holdout()
+    hw = re.search(r"held-out \(\d+ rows\):.*clock regret worst ([0-9.]+)%", ho.err).group(1)
+    names = re.search(r"held out \(--holdout every:5\): (\S+)", ho.err).group(1)
+    hn, ht, hp, he = calibrate_figures(ho.err, "held-out")
     return [row_of("H100 SXM kernel database, 144 rows (18 kernels x 8 clocks), `make calibrate`",
                    "in-sample", k.err) + f" {worst} |",
+            f"| the same fit with every fifth kernel name held out "
+            f"({names.replace(',', ', ')}: {hn} rows) | held-out | {ht} | {hp} | {he} | {hw} |",
             row_of("H100 SXM host rows, 15 time-only rows (tiny bare ops, GPT-2 b1 s8), "
                    "`server-2023` fitted by `make calibrate`", "in-sample", h.err)]
+
+
+@claim(data=True)
+def train_host_ratio():
+    """the hosts' training cost: scripts/train_host_ratio.sh on every measured host, and the
+    server class's train_launch_us as make calibrate writes it"""
+    out = tempfile.mkdtemp(prefix="wattlas-readme-")
+    p = subprocess.run(["sh", os.path.join(ROOT, "scripts", "train_host_ratio.sh"), WATTLAS,
+                        SHARED, out], capture_output=True, text=True, cwd=ROOT, check=True)
+    r = {m.group(1): float(m.group(2))
+         for m in re.finditer(r"^host (\S+) .* ratio ([0-9.]+)$", p.stdout, re.M)}
+    ratio, sd = map(float, re.search(r"^ratio ([0-9.]+) sd ([0-9.]+)$", p.stdout, re.M).groups())
+    host = {}
+    with open(os.path.join(ROOT, "presets", "hosts", "server-2023.ini"), encoding="utf-8") as f:
+        for line in f:
+            k, _, v = line.partition(" = ")
+            host[k] = v.strip()
+    launch, train = float(host["launch_us"]), float(host["train_launch_us"])
+    # the shipped class is what make calibrate makes of these fits
+    if abs(train - ratio * launch) > 1e-3 * train:
+        raise AssertionError(f"server-2023 train_launch_us {train}, the hosts' ratio gives "
+                             f"{ratio * launch:.4f}: run make calibrate")
+    return [f"a training step's kernel costs {r['h200-shared']:.2f}x a forward's on `../shared`'s "
+            f"H200 host, {r['h100-vm']:.2f}x and {r['h100-vm-b']:.2f}x on this repository's two "
+            f"H100 hosts and {r['h200-vm-b']:.2f}x on its H200 board B's. `server-2023` takes "
+            f"their geometric mean, {ratio:.2f}x ({train:.1f} +- {sd * launch:.1f} us)"]
+
+
+def h100_holdout():
+    """make calibrate's H100 fit redone with every fifth kernel name held out (its run)."""
+    out = os.path.join(tempfile.mkdtemp(prefix="wattlas-readme-"), "h100.ini")
+    return w("calibrate --gpu h100-sxm-80gb --fit gpu ../shared/data/measurements/"
+             f"h100-sxm-80gb-kernels.csv --traces ../shared/data/traces --holdout every:5 -o {out}")
 
 
 def calibrate_figures(err, what):
