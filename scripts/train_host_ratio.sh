@@ -27,26 +27,24 @@ fit() {
         "$build/train-host-$1.ini" >> "$out"
 }
 
-# the training rows of a whole-model file, in its own schema
-train_rows() {
-    awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == "mode") m = i; print; next}
-        $m == "train"' "$1" > "$2"
+rows() {
+    python3 "$(dirname "$0")/profile_step_rows.py" "$@"
 }
 
 # ../shared's H200 host: its profile folder's unprofiled steps and its
 # whole-model file's AdamW steps
-python3 "$(dirname "$0")/profile_step_rows.py" "$shared/data/profiles/h200-sxm-141gb/summary.csv" \
+rows "$shared/data/profiles/h200-sxm-141gb/summary.csv" \
     "$shared/data/measurements/h200-sxm-141gb-models.csv" > "$build/train-rows-h200-shared.csv"
 fit h200-shared presets/gpus/h200-sxm-141gb.ini "$shared/data/hosts/h200-vm-host.ini" \
     "$build/train-rows-h200-shared.csv"
 # this repository's boards, each on the host it was measured on
-train_rows data/h200-vm-2026-11/measurements/h200-sxm-141gb-models.csv "$build/train-rows-h200-b.csv"
+rows data/h200-vm-2026-11/measurements/h200-sxm-141gb-models.csv > "$build/train-rows-h200-b.csv"
 fit h200-vm-b presets/gpus/h200-sxm-141gb.ini data/h200-vm-2026-11/h200-vm-b.ini \
     "$build/train-rows-h200-b.csv"
-train_rows data/h100-vm-2026-11/measurements/h100-sxm-80gb-models.csv "$build/train-rows-h100.csv"
+rows data/h100-vm-2026-11/measurements/h100-sxm-80gb-models.csv > "$build/train-rows-h100.csv"
 fit h100-vm presets/gpus/h100-sxm-80gb.ini data/h100-vm-2026-11/h100-vm.ini \
     "$build/train-rows-h100.csv"
-train_rows data/h100-vm-2026-11-26/measurements/h100-sxm-80gb-models.csv "$build/train-rows-h100-b.csv"
+rows data/h100-vm-2026-11-26/measurements/h100-sxm-80gb-models.csv > "$build/train-rows-h100-b.csv"
 fit h100-vm-b presets/gpus/h100-sxm-80gb.ini data/h100-vm-2026-11-26/h100-vm-b.ini \
     "$build/train-rows-h100-b.csv"
 
