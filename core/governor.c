@@ -1,0 +1,347 @@
+/* The run's timeline and the power governor: the host issues each launch,
+ * the GPU runs it when it has arrived and the previous one is done, and a
+ * kernel drawing more than the cap is held at its own clock (the kernels'
+ * time and power: core/kpower.c). */
+#include "eval_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The board's power controller (Hopper: throttle reason 0x4, SW power cap)
+ * acts within a kernel, not on the average of a step: in the shared H200
+ * kernel database every bf16 GEMM asked for 1980 MHz runs at 1507-1635 MHz
+ * holding 530-591 W, while in the same board's eager Qwen2 prefill (a 563 W
+ * average with elementwise kernels between the GEMMs) the 150 us MLP GEMMs
+ * run 1.64-1.82x faster at 1980 than at 990 MHz, the elementwise kernels
+ * beside them 1.6-1.8x and the 27 us projections 1.82-1.92x (shared/data
+ * profiles). So each kernel has a target clock, the one at which its own
+ * board power meets the cap (the request when it draws less), and the
+ * clock follows the targets with a first-order lag of time constant
+ * power_tau_us: over a kernel of duration t with target g, starting at c,
+ * the mean clock is g + (c - g) tau/t (1 - e^(-t/tau)) and it ends at
+ * g + (c - g) e^(-t/tau); between kernels it recovers toward the request.
+ * Short power spikes pass, long GEMMs are held, and a chain of GEMMs keeps
+ * the clock down. The walk is per launch, so it runs only when some kernel
+ * draws more than the cap at the requested clock. */
+typedef struct {
+    double f, tau, c; /* request (MHz), time constant (us), clock now */
+    double a;         /* the product of the steps' decay factors (held_stretch) */
+} governor;
+
+/* Mean clock over a kernel (target g, duration t_g at it) and the clock it
+ * leaves; an idle wait of w us first lets the clock recover. */
+static double governor_step(governor *gv, double g, double t_g, double w)
+{
+    if (gv->tau <= 0) {
+        gv->c = g;
+        return g;
+    }
+    if (w > 0 && gv->c != gv->f) {
+        double ew = exp(-w / gv->tau);
+        gv->c = gv->f + (gv->c - gv->f) * ew;
+        gv->a *= ew;
+    }
+    if (gv->c == g || !(t_g > 0))
+        return gv->c;
+    double e = exp(-t_g / gv->tau);
+    gv->a *= e;
+    double mean = g + (gv->c - g) * gv->tau / t_g * (1.0 - e);
+    gv->c = g + (gv->c - g) * e;
+    return mean;
+}
+
+/* The state of one walk over the launches under the governor. */
+typedef struct {
+    const wl_core_evaluator *ev;
+    const wl_core_op *op;
+    double f_mhz, cap, va_f, idle_f; /* request, cap, V(f)^a, idle(f) */
+    double shift_mhz; /* the V-f curve's shift on a die held at the cap, k dT (MHz) */
+    double v_f_shift; /* V(f + shift), the request's voltage on that curve (mV) */
+    const double *tbuf, *gbuf, *tgbuf;
+    governor gv;
+    wl_core_i_sums *s;
+    wl_core_result *r;
+    double *kx, *kt;
+} held_walk;
+
+/* A distinct kernel's time at the request, target clock and time there. */
+static void held_kernel(const held_walk *w, const wl_kprep *p, size_t u, double *t_f, double *g,
+                        double *t_g)
+{
+    if (u < WL_CORE_TBUF) {
+        *t_f = w->tbuf[u], *g = w->gbuf[u], *t_g = w->tgbuf[u];
+        return;
+    }
+    *t_f = wl_core_i_kernel_us(w->ev, p, w->f_mhz * 1e-3);
+    wl_core_i_kernel_target(w->ev, w->op, p, w->f_mhz, *t_f, -1.0, w->cap, g, t_g);
+}
+
+/* One launch after an idle wait of `wait` us: its clock under the
+ * governor, its time there (returned) and its share of the sums, n times
+ * (a launch standing for n: wl_core_workload_add_n). */
+static double held_launch(held_walk *w, const wl_kprep *p, size_t u, double wait, double n)
+{
+    const wl_core_gpu *gpu = &w->ev->gpu;
+    double t_f, g, t_g;
+    held_kernel(w, p, u, &t_f, &g, &t_g);
+    double x = governor_step(&w->gv, g, t_g, wait);
+    double t = t_f, vr = 1.0;
+    if (x != w->f_mhz) {
+        t = wl_core_i_kernel_us(w->ev, p, x * 1e-3);
+        double vx = wl_core_i_op_voltage(gpu, w->op, x);
+        /* its voltage against the run's, both on the hot die's curve: the
+         * solve after the walk multiplies by V(f + k dT)^a */
+        if (w->v_f_shift > 0) {
+            double va = wl_core_gpu_voltage_mv(gpu, x + w->shift_mhz) + w->op->voltage_offset_mv;
+            if (va > 0)
+                vr = pow(va / w->v_f_shift, gpu->coef.v_exponent);
+        } else if (w->va_f > 0)
+            vr = pow(vx > 0 ? vx * 1e-3 : 0, gpu->coef.v_exponent) / w->va_f;
+        double dj = (wl_core_i_op_idle_w(gpu, w->op, x, vx) - w->idle_f) * t * 1e-6 * n;
+        w->s->idle_dj += dj;
+        w->s->ph_idle_dj[p->phase] += dj;
+    }
+    wl_core_i_add_kernel(w->ev, p, t, x, n, vr, w->s, w->r);
+    if (w->kx) {
+        w->kx[u] += x * t * n;
+        w->kt[u] += t * n;
+    }
+    return t;
+}
+
+/* The timeline of a walk over the launches (eval_core): when the host has
+ * issued the launches so far and when the GPU is done with them (us), the
+ * host time still to come, the GPU's busy time walked, and each phase's
+ * share of the end's advance and of the busy time. With repeats
+ * (wl_core_workload_add_n) issue and end are one repetition's, and the
+ * run's end is rep_end. */
+typedef struct {
+    double host_left, done_busy, rep_end;
+    double ph_time[WL_PHASE_COUNT], ph_done[WL_PHASE_COUNT];
+    double issue, end; /* last: not summed over repetitions (held_stretch) */
+} timeline;
+
+/* Launch i, standing for nr launches, on the timeline: the host issues a
+ * kernel h us after the last (none from a CUDA graph), a sync gap first
+ * waits for the GPU; the GPU starts a kernel when it has arrived and the
+ * previous one is done. w: the governor's walk, NULL when none is held;
+ * tbuf: the kernels' times at f_ghz. */
+static void walk_launch(const wl_core_evaluator *ev, held_walk *w, const double *tbuf,
+                        double f_ghz, double h, size_t i, double nr, timeline *tl)
+{
+    size_t u = ev->wl->uidx[i];
+    const wl_kprep *p = &ev->prep[u];
+    if (p->is_gap) {
+        if (p->sync && tl->end > tl->issue)
+            tl->issue = tl->end;
+        tl->issue += p->gap_us;
+        tl->host_left -= p->gap_us * nr;
+        return;
+    }
+    if (!p->graphed) {
+        tl->issue += h;
+        tl->host_left -= h * nr;
+    }
+    double start = tl->issue > tl->end ? tl->issue : tl->end;
+    double t = w ? held_launch(w, p, u, start - tl->end, nr)
+               : u < WL_CORE_TBUF ? tbuf[u] : wl_core_i_kernel_us(ev, p, f_ghz);
+    tl->ph_time[p->phase] += (start + t - tl->end) * nr;
+    tl->rep_end += (start + t - tl->end) * nr; /* read only with repeats */
+    tl->end = start + t;
+    tl->done_busy += t * nr;
+    tl->ph_done[p->phase] += t * nr;
+}
+
+/* Where the stretch of launches from i on ends (wl_core_workload_add_n):
+ * at a change of repeat count or the next stretch's first launch. */
+static size_t stretch_end(const wl_core_workload *wl, size_t i)
+{
+    long long n = llabs(wl->rep[i]);
+    size_t j = i + 1;
+    while (j < wl->n && wl->rep[j] == n)
+        j++;
+    return j;
+}
+
+/* Everything a walk sums, as one vector of doubles (held_stretch). */
+typedef struct {
+    wl_core_i_sums s;
+    double cls_busy_ms[WL_CLASS_COUNT];
+    timeline tl;
+} walk_sums;
+#define WALK_NV (sizeof(walk_sums) / sizeof(double))
+_Static_assert(sizeof(walk_sums) % sizeof(double) == 0, "walk_sums holds doubles only");
+
+static void walk_pack(double *v, const held_walk *w, const timeline *tl)
+{
+    walk_sums x = {.s = *w->s, .tl = *tl};
+    for (int k = 0; k < WL_CLASS_COUNT; k++)
+        x.cls_busy_ms[k] = w->r->cls[k].busy_ms;
+    memcpy(v, &x, sizeof x);
+}
+
+/* A stretch of n repetitions under the governor. Its clock carries over
+ * from one repetition to the next: over one repetition it maps c to
+ * A c + B (each kernel's and wait's step is affine in c, A the product of
+ * their decay factors), so repetition j starts at c* + A^j (c0 - c*),
+ * c* = B / (1 - A), and its sums are S_inf + (S_0 - S_inf) A^j to first
+ * order in the clock's offset. Two repetitions walked give A (the
+ * second's), S_0, S_1 and S_inf =
+ * (S_1 - A S_0) / (1 - A); the stretch sums to n S_inf + (S_0 - S_inf)
+ * (1 - A^n) / (1 - A) and leaves the clock at c* + A^n (c0 - c*). A clock
+ * that does not move (converged, or no lag) gives S_0 + (n - 1) S_1. The
+ * per-kernel clocks (kx, kt) keep the two walked repetitions' weights. */
+static void held_stretch(const wl_core_evaluator *ev, held_walk *w, double f_ghz, double h,
+                         size_t i0, size_t i1, long long n, timeline *tl)
+{
+    double x0[WALK_NV], x1[WALK_NV], x2[WALK_NV];
+    walk_pack(x0, w, tl);
+    double c0 = w->gv.c;
+    for (size_t i = i0; i < i1; i++)
+        walk_launch(ev, w, NULL, f_ghz, h, i, 1.0, tl);
+    walk_pack(x1, w, tl);
+    double c1 = w->gv.c;
+    w->gv.a = 1.0;
+    for (size_t i = i0; i < i1; i++)
+        walk_launch(ev, w, NULL, f_ghz, h, i, 1.0, tl);
+    walk_pack(x2, w, tl);
+    double nn = (double)n;
+    double A = fabs(c1 - c0) > 1e-9 * w->f_mhz ? w->gv.a : 0.0;
+    int lag = A > 1e-12 && A < 1.0 - 1e-12;
+    double G = lag ? (1.0 - pow(A, nn)) / (1.0 - A) : 0.0;
+    for (size_t k = 0; k < WALK_NV; k++) {
+        double s0 = x1[k] - x0[k], s1 = x2[k] - x1[k];
+        if (!lag) {
+            x2[k] = x0[k] + s0 + (nn - 1.0) * s1;
+            continue;
+        }
+        double sinf = (s1 - A * s0) / (1.0 - A);
+        x2[k] = x0[k] + nn * sinf + (s0 - sinf) * G;
+    }
+    walk_sums x;
+    memcpy(&x, x2, sizeof x);
+    *w->s = x.s;
+    for (int k = 0; k < WL_CLASS_COUNT; k++)
+        w->r->cls[k].busy_ms = x.cls_busy_ms[k];
+    double issue = tl->issue, end = tl->end;
+    *tl = x.tl;
+    tl->issue = issue;
+    tl->end = end;
+    if (lag) {
+        double cs = (c1 - A * c0) / (1.0 - A);
+        w->gv.c = cs + pow(A, nn) * (c0 - cs);
+    }
+}
+
+/* Timeline: the host issues a kernel every h us (none for a kernel
+ * replayed from a CUDA graph); the GPU starts it when both the launch has
+ * arrived and the previous kernel is done; a sync gap makes the host wait
+ * for the GPU first. Once the GPU lags the host by more than all the host
+ * time still to come, and no sync is left, the host can never catch up:
+ * the rest is the remaining busy time, and the walk stops early (GPU-bound
+ * workloads end in a few hundred steps whatever their length). Each
+ * kernel's advance of the end is its phase's time. With the governor
+ * holding kernels, every launch has its own clock: the sums are redone
+ * launch by launch and the walk goes to the end. Runs repeated back to back
+ * with no sync (wl_core_workload_set_repeated): the host queues the next
+ * run's launches while the GPU works, so the steady state is the slower of
+ * the two sides; each phase keeps its share of the GPU's busy time. */
+double wl_core_i_timeline(const wl_core_evaluator *ev, const wl_core_op *op,
+                          const wl_core_i_walk_in *in, wl_core_i_sums *s, wl_core_result *r,
+                          double *kx, double *kt, double *ph_time)
+{
+    const wl_core_gpu *gpu = &ev->gpu;
+    const wl_core_coeffs *c = &gpu->coef;
+    const wl_core_workload *wl = ev->wl;
+    double f_mhz = in->f_mhz, f = f_mhz * 1e-3, h = in->h, cap = in->cap, idle_f = in->idle_f;
+    double busy_us = s->busy_us;
+    int held = in->held, steady = wl->repeated && ev->after_sync == 0;
+    timeline tl = {.host_left = in->host_left};
+    double *pt = tl.ph_time, end = 0;
+    const size_t *ui = wl->uidx;
+    const long long *rep = wl->rep; /* see the walk below */
+    held_walk w = {.ev = ev, .op = op, .f_mhz = f_mhz, .cap = cap, .tbuf = in->tbuf, .gbuf = in->gbuf,
+                   .tgbuf = in->tgbuf, .gv = {.f = f_mhz, .tau = wl_core_gpu_power_tau_us(gpu), .c = f_mhz},
+                   .s = s, .r = r, .kx = kx, .kt = kt};
+    if (held) {
+        w.va_f = in->va_f;
+        w.idle_f = idle_f;
+        /* A kernel's board power is P = p_dyn + idle + lambda dT with
+         * dT = R p_dyn / (1 - lambda R) (board_w), that is P = idle + dT / R:
+         * held at the cap it heats the die by R (cap - idle), and its
+         * voltage is the curve's at x + k R (cap - idle), as its target
+         * clock was found (kernel_board_w). Without the shift a kernel held
+         * on the curve's slope below a flat top took V(x), and a GEMM loop
+         * held at the cap drew 7% under it (test_governor_hot_die). A run
+         * averaging under the cap is cooler; its V(f + k dT) in the solve
+         * carries that to the held kernels. */
+        if (c->vf_temp_mhz_per_c > 0 && cap > idle_f && !(op->voltage_mv > 0)) {
+            w.shift_mhz = c->vf_temp_mhz_per_c * c->thermal_c_per_w * (cap - idle_f);
+            w.v_f_shift = wl_core_gpu_voltage_mv(gpu, f_mhz + w.shift_mhz) + op->voltage_offset_mv;
+        }
+        *s = (wl_core_i_sums){0};
+        for (int k = 0; k < WL_CLASS_COUNT; k++)
+            r->cls[k].busy_ms = 0;
+        for (size_t u = 0; kx && u < ev->nu; u++)
+            kx[u] = kt[u] = 0;
+    }
+    if (steady) {
+        if (held) {
+            /* a loop's periodic state: over one pass the clock maps c to
+             * A c + B (each kernel's step is affine in c), so the pass
+             * that repeats starts from B / (1 - A) */
+            double A = 1.0;
+            w.gv.c = 0.0;
+            for (size_t i = 0; i < wl->n; i++) {
+                const wl_kprep *p = &ev->prep[ui[i]];
+                double t_f, g, t_g;
+                if (p->is_gap)
+                    continue;
+                held_kernel(&w, p, ui[i], &t_f, &g, &t_g);
+                (void)governor_step(&w.gv, g, t_g, 0.0);
+                if (w.gv.tau > 0)
+                    A *= exp(-t_g / w.gv.tau);
+            }
+            w.gv.c = A < 1.0 ? w.gv.c / (1.0 - A) : f_mhz;
+            for (size_t i = 0; i < wl->n; i++)
+                if (!ev->prep[ui[i]].is_gap)
+                    (void)held_launch(&w, &ev->prep[ui[i]], ui[i], 0.0,
+                                      rep ? (double)llabs(rep[i]) : 1.0);
+            busy_us = s->busy_us;
+        }
+        end = tl.host_left > busy_us ? tl.host_left : busy_us;
+        for (int k = 0; k < WL_PHASE_COUNT; k++)
+            pt[k] = busy_us > 0 ? s->ph_busy[k] * end / busy_us : 0.0;
+    }
+    /* A launch standing for n (wl_core_workload_add_n) is one of n
+     * repetitions of the stretch between two host syncs around it: the
+     * walk runs through one repetition, and its advance of the end counts
+     * n times in the run's time (under the governor, whose clock carries
+     * over between repetitions: held_stretch). The early stop below needs
+     * the walk's end to be the run's, so such a workload walks to its end. */
+    size_t n = steady ? 0 : wl->n;
+    for (size_t i = 0; i < n;) {
+        long long nr = rep ? llabs(rep[i]) : 1;
+        if (held && nr > 1) {
+            size_t j = stretch_end(wl, i);
+            held_stretch(ev, &w, f, h, i, j, nr, &tl);
+            i = j;
+            continue;
+        }
+        walk_launch(ev, held ? &w : NULL, in->tbuf, f, h, i, (double)nr, &tl);
+        if (!held && !rep && i >= ev->after_sync && tl.end - tl.issue > tl.host_left) {
+            tl.end += busy_us - tl.done_busy;
+            for (int k = 0; k < WL_PHASE_COUNT; k++)
+                pt[k] += s->ph_busy[k] - tl.ph_done[k];
+            break;
+        }
+        i++;
+    }
+    if (!steady)
+        end = rep ? tl.rep_end : tl.end;
+    for (size_t u = 0; held && kx && u < ev->nu; u++)
+        kx[u] = kt[u] > 0 ? kx[u] / kt[u] : f_mhz;
+    memcpy(ph_time, tl.ph_time, sizeof tl.ph_time);
+    return end;
+}

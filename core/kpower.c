@@ -1,0 +1,249 @@
+/* A distinct kernel's time and power at a clock, the board's power around
+ * it, and the clock at which the governor holds it (the pieces of an
+ * evaluation: core/eval.c sums them over a run, core/governor.c walks the
+ * launches under the power governor). */
+#include "eval_internal.h"
+
+#include <math.h>
+
+/* Smooth maximum (a^p + b^p)^(1/p): p -> inf is perfect overlap of memory
+ * and compute, p = 1 is none. Computed as m (1 + r^p)^(1/p) with m the
+ * larger and r = smaller / m (the larger's own term is exactly 1); when r is
+ * below `tiny` the result is m exactly, with no pow at all. */
+static double smax(double a, double b, double p, double tiny)
+{
+    if (a <= 0)
+        return b;
+    if (b <= 0)
+        return a;
+    double m = a > b ? a : b;
+    double r = (a > b ? b : a) / m;
+    if (r < tiny)
+        return m;
+    return m * pow(1.0 + pow(r, p), 1.0 / p);
+}
+
+double wl_core_i_kernel_us(const wl_core_evaluator *ev, const wl_kprep *p, double f_ghz)
+{
+    const wl_core_gpu *gpu = &ev->gpu;
+    if (p->is_gap)
+        return 0.0;
+    /* the memory path (L2 slices, crossbar) runs on a clock that follows
+     * the SM clock down to a floor (l2_clock_min_mhz): on the H100 the
+     * memory-bound kernels take the same time at 510 and 630 MHz */
+    double fl = fmax(f_ghz, gpu->l2_clock_min_mhz * 1e-3);
+    double tc = p->comp_clk / f_ghz * 1e-3;
+    double tl = p->l2_clk / fl * 1e-3;
+    double td = p->dram_clk / fl * 1e-3 + p->path_us;
+    if (td < p->dram_us)
+        td = p->dram_us;
+    double tm = smax(tl, td, 2.0 * gpu->coef.overlap_p, ev->tiny_2p);
+    double t = p->fixed_us + p->fixed_clk / f_ghz * 1e-3 +
+               smax(tc, tm, gpu->coef.overlap_p, ev->tiny_p);
+    if (p->xfer_fixed_us > 0) {
+        double xl = p->xfer_l2_clk / fl * 1e-3;
+        double xd = p->xfer_dram_clk / fl * 1e-3 + p->xfer_path_us;
+        if (xd < p->xfer_dram_us)
+            xd = p->xfer_dram_us;
+        t += p->xfer_fixed_us + smax(xl, xd, 2.0 * gpu->coef.overlap_p, ev->tiny_2p);
+    }
+    return t * p->anchor;
+}
+
+double wl_core_evaluator_kernel_us(const wl_core_evaluator *ev, size_t u, double sm_clock_mhz)
+{
+    if (u >= ev->nu || sm_clock_mhz <= 0)
+        return NAN;
+    return wl_core_i_kernel_us(ev, &ev->prep[u], sm_clock_mhz * 1e-3);
+}
+
+static double clamp01(double x) { return x < 0 ? 0 : (x > 1 ? 1 : x); }
+
+double wl_core_i_op_voltage(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz)
+{
+    if (op->voltage_mv > 0)
+        return op->voltage_mv;
+    return wl_core_gpu_voltage_mv(gpu, f_mhz) + op->voltage_offset_mv;
+}
+
+/* The power the governor holds the board at: the set limit times the
+ * fitted share it actually holds (power_cap_frac: 0.986 on the H100 at
+ * 700 W, 0.82 on the H200 of the shared kernel database); 0: no limit. */
+double wl_core_i_op_cap_w(const wl_core_gpu *gpu, const wl_core_op *op)
+{
+    if (op->ignore_power_limit)
+        return 0.0;
+    return (op->power_limit_w > 0 ? op->power_limit_w : gpu->power_limit_w) *
+           gpu->coef.power_cap_frac;
+}
+
+/* Idle power at clock f_mhz and voltage v_mv: the idle table holds at the
+ * table's voltage; off the curve (fixed voltage or an offset) idle power,
+ * mostly leakage and clock power, scales as V^2. */
+double wl_core_i_op_idle_w(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz, double v_mv)
+{
+    double idle = wl_core_gpu_idle_w(gpu, f_mhz);
+    double v_tab = wl_core_gpu_voltage_mv(gpu, f_mhz);
+    if ((op->voltage_mv > 0 || op->voltage_offset_mv != 0) && v_tab > 0)
+        idle *= (v_mv / v_tab) * (v_mv / v_tab);
+    return idle;
+}
+
+
+/* One kernel's dynamic power at clock x (GHz) when it takes t us:
+ * P = c * u * V^a * f, without the V^a factor, apart for the SMs (pc), the
+ * L2 (pm) and DRAM (p0, at the fixed memory clock: no V^a). SMs are active
+ * only after the clock-independent launch latency; that latency is spent
+ * like a gap between kernels. */
+void wl_core_i_kernel_power(const wl_core_evaluator *ev, const wl_kprep *p, double x, double t,
+                         double *pc, double *pm, double *p0)
+{
+    const wl_core_gpu *gpu = &ev->gpu;
+    const wl_core_coeffs *c = &gpu->coef;
+    double cyc = t * x * 1e3; /* SM cycles elapsed */
+    double u_tc = clamp01(p->tc_clk / cyc), u_fp = clamp01(p->fp_clk / cyc);
+    double u_sfu = clamp01(p->sfu_clk / cyc), u_smem = clamp01(p->smem_clk / cyc);
+    double u_l2 = clamp01(p->l2_bytes / gpu->l2_bytes_per_clk / cyc);
+    double active = (t - p->fixed_us * p->anchor) / t;
+    *pc = x * (c->c_active_w * p->sm_frac * active + c->c_tc_w * p->tc_w * u_tc +
+               c->c_fp_w * u_fp + c->c_sfu_w * u_sfu + c->c_smem_w * u_smem);
+    *pm = x * c->c_l2_w * u_l2;
+    *p0 = c->dram_background_w * active + c->e_dram_pj_per_byte * p->dram_bytes / t * 1e-6;
+}
+
+/* Board power at clock x_mhz of a run drawing dyn_v (dynamic power without
+ * the V^a factor) and dyn_0 (DRAM): the same voltage and temperature
+ * solve as a whole run's (eval_core): dT = R P_dyn / (1 - lambda R), the
+ * voltage at x + k dT on the curve, leakage lambda dT above idle. */
+double wl_core_i_board_w(const wl_core_evaluator *ev, const wl_core_op *op, double x_mhz,
+                      double dyn_v, double dyn_0)
+{
+    const wl_core_gpu *gpu = &ev->gpu;
+    const wl_core_coeffs *c = &gpu->coef;
+    double v_mv = wl_core_i_op_voltage(gpu, op, x_mhz), p_dyn = 0, lam = 0, dT = 0;
+    for (int it = 0; it < 4; it++) {
+        double v = v_mv * 1e-3;
+        p_dyn = dyn_v * pow(v > 0 ? v : 0, c->v_exponent) + dyn_0;
+        double vr = v_mv / gpu->v_ref_mv;
+        lam = c->leak_w_per_c * vr * vr;
+        double denom = 1.0 - lam * c->thermal_c_per_w;
+        dT = c->thermal_c_per_w * p_dyn / (denom < 0.05 ? 0.05 : denom);
+        if (op->voltage_mv > 0 || c->vf_temp_mhz_per_c <= 0)
+            break;
+        double next = wl_core_gpu_voltage_mv(gpu, x_mhz + c->vf_temp_mhz_per_c * dT) +
+                      op->voltage_offset_mv;
+        if (next == v_mv)
+            break;
+        v_mv = next;
+    }
+    return p_dyn + wl_core_i_op_idle_w(gpu, op, x_mhz, v_mv) + lam * dT;
+}
+
+/* Board power while one kernel runs back to back at clock x_mhz: its
+ * dynamic power at the curve voltage, its launch latency's clock power,
+ * idle power and the leakage of the die it heats (the same terms as a
+ * whole run's, below, with the kernel alone). */
+static double kernel_board_w(const wl_core_evaluator *ev, const wl_core_op *op, const wl_kprep *p,
+                             double x_mhz)
+{
+    const wl_core_gpu *gpu = &ev->gpu;
+    const wl_core_coeffs *c = &gpu->coef;
+    double x = x_mhz * 1e-3, t = wl_core_i_kernel_us(ev, p, x), pc, pm, p0;
+    if (!(t > 0))
+        return 0.0;
+    wl_core_i_kernel_power(ev, p, x, t, &pc, &pm, &p0);
+    double pg = x * c->c_gap_w * p->fixed_us * p->anchor / t;
+    return wl_core_i_board_w(ev, op, x_mhz, pc + pm + pg, p0);
+}
+
+/* The clock at which the governor holds a kernel that would draw more
+ * than the cap at f_mhz: its board power equals the cap there (power rises
+ * with the clock, so the root is bracketed by [min clock, f]). Power above
+ * idle is close to a power law in the clock, so the search is false
+ * position (Illinois) on log P in log x: three to five evaluations. */
+static double kernel_cap_clock(const wl_core_evaluator *ev, const wl_core_op *op,
+                               const wl_kprep *p, double f_mhz, double p_f, double cap)
+{
+    double lo = ev->gpu.sm_clock_min_mhz > 0 ? ev->gpu.sm_clock_min_mhz : 1.0;
+    if (lo >= f_mhz)
+        return f_mhz;
+    double p_lo = kernel_board_w(ev, op, p, lo);
+    if (!(p_lo < cap))
+        return lo;
+    double a = log(lo), qa = log(p_lo / cap), b = log(f_mhz), qb = log(p_f / cap);
+    double x = f_mhz;
+    int side = 0;
+    /* converged to rounding: a calibration differentiates through it */
+    for (int it = 0; it < 60; it++) {
+        double xl = (a * qb - b * qa) / (qb - qa);
+        if (!(xl > a && xl < b))
+            xl = 0.5 * (a + b);
+        x = exp(xl);
+        double px = kernel_board_w(ev, op, p, x);
+        double q = log(px / cap);
+        if (fabs(q) < 1e-12 || b - a < 1e-13)
+            break;
+        if (q > 0) {
+            b = xl, qb = q;
+            if (side == 1)
+                qa *= 0.5;
+            side = 1;
+        } else {
+            a = xl, qa = q;
+            if (side == -1)
+                qb *= 0.5;
+            side = -1;
+        }
+    }
+    return x;
+}
+
+
+/* Adds n launches of one kernel taking t us at clock x_mhz, drawing the
+ * dynamic power pc, pm, p0 (kernel_power); vr is (V(x) / V(f))^a, the
+ * voltage factor against the run's. */
+void wl_core_i_add_parts(const wl_kprep *p, double t, double x_mhz, double n, double vr, double pc,
+                      double pm, double p0, wl_core_i_sums *s, wl_core_result *r)
+{
+    double ts = t * 1e-6 * n, fixed_us = p->fixed_us * p->anchor;
+    s->ec_v += pc * vr * ts;
+    s->em_v += pm * vr * ts;
+    s->em_0 += p0 * ts;
+    s->latency_us += fixed_us * n;
+    s->busy_us += t * n;
+    s->clk_us += x_mhz * t * n;
+    r->cls[p->cls].busy_ms += t * n * 1e-3;
+    s->cls_v[p->cls] += (pc + pm) * vr * ts;
+    s->cls_0[p->cls] += p0 * ts;
+    s->ph_v[p->phase] += (pc + pm) * vr * ts;
+    s->ph_0[p->phase] += p0 * ts;
+    s->ph_busy[p->phase] += t * n;
+    s->ph_lat[p->phase] += fixed_us * n;
+}
+
+void wl_core_i_add_kernel(const wl_core_evaluator *ev, const wl_kprep *p, double t, double x_mhz,
+                       double n, double vr, wl_core_i_sums *s, wl_core_result *r)
+{
+    double pc, pm, p0;
+    wl_core_i_kernel_power(ev, p, x_mhz * 1e-3, t, &pc, &pm, &p0);
+    wl_core_i_add_parts(p, t, x_mhz, n, vr, pc, pm, p0, s, r);
+}
+
+/* A kernel's target clock and its time there, given its time t_f and
+ * board power p_f at the request (p_f < 0: not known yet). */
+void wl_core_i_kernel_target(const wl_core_evaluator *ev, const wl_core_op *op, const wl_kprep *p,
+                          double f_mhz, double t_f, double p_f, double cap, double *g,
+                          double *t_g)
+{
+    *g = f_mhz;
+    *t_g = t_f;
+    if (!(cap > 0))
+        return;
+    if (p_f < 0)
+        p_f = kernel_board_w(ev, op, p, f_mhz);
+    if (p_f > cap) {
+        *g = kernel_cap_clock(ev, op, p, f_mhz, p_f, cap);
+        *t_g = wl_core_i_kernel_us(ev, p, *g * 1e-3);
+    }
+}
+
