@@ -9,9 +9,9 @@
 #include <string.h>
 
 static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op *op,
-                    wl_core_result *r);
+                    wl_core_targets *kept, wl_core_result *r);
 static void solve_cap(const wl_core_evaluator *ev, const wl_core_op *op, double f, double cap,
-                      const wl_core_result *at_f, wl_core_result *res);
+                      wl_core_targets *kept, const wl_core_result *at_f, wl_core_result *res);
 
 /* Evaluate at one clock, no power limit on the average (each kernel is
  * held at the cap by the governor above). Per-kernel times live in stack
@@ -28,7 +28,7 @@ static void solve_cap(const wl_core_evaluator *ev, const wl_core_op *op, double 
  * governor holds below the request carries its own voltage as a factor
  * (V(x) / V(f))^a on the curve. */
 static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_op *op,
-                      wl_core_result *r, double *kx, double *kt)
+                      wl_core_targets *kept, wl_core_result *r, double *kx, double *kt)
 {
     const wl_core_gpu *gpu = &ev->gpu;
     const wl_core_coeffs *c = &gpu->coef;
@@ -49,6 +49,16 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
     double v_f = wl_core_i_op_voltage(gpu, op, f_mhz);
     double va_f = pow(v_f > 0 ? v_f * 1e-3 : 0, c->v_exponent);
     double idle_f = wl_core_i_op_idle_w(gpu, op, f_mhz, v_f);
+    if (kept && !(kept->serial == ev->serial && kept->cap == cap &&
+                  kept->voltage_mv == op->voltage_mv &&
+                  kept->voltage_offset_mv == op->voltage_offset_mv)) {
+        kept->serial = ev->serial;
+        kept->cap = cap;
+        kept->voltage_mv = op->voltage_mv;
+        kept->voltage_offset_mv = op->voltage_offset_mv;
+        for (size_t u = 0; u < ev->nu && u < WL_CORE_TBUF; u++)
+            kept->k[u].top = 0;
+    }
     for (size_t u = 0; u < ev->nu; u++) {
         const wl_kprep *p = &ev->prep[u];
         wl_core_class_stats *cs = &r->cls[p->cls];
@@ -76,7 +86,8 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
         }
         if (cap > 0 && p_f > cap / 1.25)
             p_f = wl_core_i_board_w(ev, op, f_mhz, pc + pm + pg, p0);
-        wl_core_i_kernel_target(ev, op, p, f_mhz, t, p_f, cap, &g, &t_g);
+        wl_core_i_kernel_target(ev, op, p, f_mhz, t, p_f, cap,
+                                kept && u < WL_CORE_TBUF ? &kept->k[u] : NULL, &g, &t_g);
         if (g < f_mhz)
             held = 1;
         if (u < WL_CORE_TBUF) {
@@ -88,7 +99,7 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
             kx[u] = f_mhz;
             kt[u] = t * p->count;
         }
-        wl_core_i_add_parts(p, t, f_mhz, p->count, 1.0, pc, pm, p0, &s, r);
+        wl_core_i_add_parts(p, t, f_mhz, p->count, p->count, pc, pm, p0, &s, r);
     }
     double busy_us = s.busy_us;
 
@@ -194,9 +205,9 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
 }
 
 static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op *op,
-                    wl_core_result *r)
+                    wl_core_targets *kept, wl_core_result *r)
 {
-    eval_core(ev, f_mhz, op, r, NULL, NULL);
+    eval_core(ev, f_mhz, op, kept, r, NULL, NULL);
 }
 
 /* Power-limited: the governor lowers the clock until average power meets
@@ -215,7 +226,7 @@ static void eval_at(const wl_core_evaluator *ev, double f_mhz, const wl_core_op 
  * position on it (bisection while its lower end is unknown). False position
  * on P over [min, top] took six to eight; the tolerance is the same. */
 static void solve_cap(const wl_core_evaluator *ev, const wl_core_op *op, double f, double cap,
-                      const wl_core_result *at_f, wl_core_result *res)
+                      wl_core_targets *kept, const wl_core_result *at_f, wl_core_result *res)
 {
     const wl_core_gpu *gpu = &ev->gpu;
     double top = f > gpu->sm_clock_max_mhz ? f : gpu->sm_clock_max_mhz;
@@ -224,13 +235,13 @@ static void solve_cap(const wl_core_evaluator *ev, const wl_core_op *op, double 
     if (top == f)
         hi_r = *at_f;
     else
-        eval_at(ev, top, op, &hi_r);
+        eval_at(ev, top, op, kept, &hi_r);
     /* q(x) = log((P - idle) / (cap - idle)): power above idle is close to a
      * power law in the clock (f^g V^a), so q is nearly linear in log x */
     double lo = fmin_, hi = top, qlo = NAN, qhi;
     double ih = wl_core_gpu_idle_w(gpu, top);
     if (!(cap > ih) || !(hi_r.power_w > ih)) {
-        eval_at(ev, fmin_, op, &tmp);
+        eval_at(ev, fmin_, op, kept, &tmp);
         *res = tmp;
         return;
     }
@@ -246,7 +257,7 @@ static void solve_cap(const wl_core_evaluator *ev, const wl_core_op *op, double 
             if (!(x > lo && x < hi))
                 x = 0.5 * (lo + hi);
         }
-        eval_at(ev, x, op, &tmp);
+        eval_at(ev, x, op, kept, &tmp);
         double gx = tmp.power_w - cap;
         if (fabs(gx) < 1e-4 * cap)
             break;
@@ -313,12 +324,16 @@ static int run(const wl_core_evaluator *ev, const wl_core_op *op, const wl_core_
     if (!(wl_core_i_op_voltage(gpu, op, f) > 0))
         return WL_EINVAL;
     double cap = wl_core_i_op_cap_w(gpu, op);
+    /* the held kernels' targets, found once for the run and its solve, or
+     * kept across a scan */
+    wl_core_targets own, *kept = cache && cache->targets ? cache->targets : &own;
+    own.cap = NAN;
     /* the result without the limit stands when no kernel draws more than
      * the cap: otherwise the governor holds those kernels */
     if (unlimited && !(cap > 0 && unlimited->peak_power_w > cap))
         *res = *unlimited;
     else
-        eval_at(ev, f, op, res);
+        eval_at(ev, f, op, kept, res);
     res->requested_clock_mhz = f;
     /* The board also holds its average power over a window longer than a
      * step (what NVML reports, and all a slow governor acts on): a run whose
@@ -345,7 +360,7 @@ static int run(const wl_core_evaluator *ev, const wl_core_op *op, const wl_core_
         return WL_OK;
     }
     wl_core_result at_f = *res;
-    solve_cap(ev, op, f, cap, &at_f, res);
+    solve_cap(ev, op, f, cap, kept, &at_f, res);
     res->requested_clock_mhz = f;
     flag_throttled(f, res);
     if (cache && f <= gpu->sm_clock_max_mhz) {
@@ -358,6 +373,16 @@ static int run(const wl_core_evaluator *ev, const wl_core_op *op, const wl_core_
     }
     return WL_OK;
 }
+
+wl_core_targets *wl_core_targets_create(void)
+{
+    wl_core_targets *t = malloc(sizeof *t);
+    if (t)
+        t->cap = NAN; /* holds nothing yet */
+    return t;
+}
+
+void wl_core_targets_free(wl_core_targets *t) { free(t); }
 
 int wl_core_evaluator_run(const wl_core_evaluator *ev, const wl_core_op *op, wl_core_result *res)
 {
@@ -382,11 +407,11 @@ int wl_core_evaluator_limit(const wl_core_evaluator *ev, const wl_core_op *op,
 void wl_core_i_eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_op *op,
                          wl_core_result *r, double *kx, double *kt)
 {
-    eval_core(ev, f_mhz, op, r, kx, kt);
+    eval_core(ev, f_mhz, op, NULL, r, kx, kt);
 }
 
 void wl_core_i_solve_cap(const wl_core_evaluator *ev, const wl_core_op *op, double f, double cap,
                          const wl_core_result *at_f, wl_core_result *res)
 {
-    solve_cap(ev, op, f, cap, at_f, res);
+    solve_cap(ev, op, f, cap, NULL, at_f, res);
 }

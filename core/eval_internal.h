@@ -17,6 +17,8 @@ struct wl_core_evaluator {
     /* smooth-max ratios below which the smaller term cannot change the sum
      * (see smax), for the exponents p and 2p */
     double tiny_p, tiny_2p;
+    int exact_walk; /* the governor walks launch by launch (tests) */
+    unsigned long long serial; /* new at each setup (wl_core_targets' key) */
 };
 
 #define WL_CORE_TBUF 2048 /* distinct kernels whose times are cached on the stack */
@@ -33,11 +35,28 @@ typedef struct {
     double idle_dj, ph_idle_dj[WL_PHASE_COUNT];
 } wl_core_i_sums;
 
+/* A distinct kernel's clock under the cap (kpower.c's kernel_target), kept
+ * across the evaluations of one run (the average limit's solve) or of a
+ * scan over clocks: the clock where its board power meets the cap, found
+ * below top (0: not yet), and its time there. */
+typedef struct {
+    double top, r, t_r;
+} wl_core_i_target;
+struct wl_core_targets {
+    /* what the kept targets are for: the evaluator (its serial), the cap
+     * and the op's voltage */
+    unsigned long long serial;
+    double cap, voltage_mv, voltage_offset_mv;
+    wl_core_i_target k[WL_CORE_TBUF];
+};
+
 /* kpower.c: one distinct kernel's time (us) at f_ghz; the op's voltage
  * (mV) and idle power (W) at a clock; the board's cap for op (W, 0: none);
  * a kernel's dynamic power at clock x (GHz) taking t us, without the V^a
  * factor: SMs pc, L2 pm, DRAM p0; the board's power at x_mhz for dynamic
- * power dyn_v (without V^a) and dyn_0; n launches added to the sums; a
+ * power dyn_v (without V^a) and dyn_0; n launches added to the sums (nv:
+ * n times their voltage factor (V(x) / V(f))^a); the same from the
+ * kernel's power at x_mhz (add_kernel, vr the factor); a
  * kernel's target clock g under the cap and its time t_g there. */
 double wl_core_i_kernel_us(const wl_core_evaluator *ev, const wl_kprep *p, double f_ghz);
 double wl_core_i_op_voltage(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz);
@@ -47,13 +66,13 @@ void wl_core_i_kernel_power(const wl_core_evaluator *ev, const wl_kprep *p, doub
                             double *pc, double *pm, double *p0);
 double wl_core_i_board_w(const wl_core_evaluator *ev, const wl_core_op *op, double x_mhz,
                          double dyn_v, double dyn_0);
-void wl_core_i_add_parts(const wl_kprep *p, double t, double x_mhz, double n, double vr,
+void wl_core_i_add_parts(const wl_kprep *p, double t, double x_mhz, double n, double nv,
                          double pc, double pm, double p0, wl_core_i_sums *s, wl_core_result *r);
 void wl_core_i_add_kernel(const wl_core_evaluator *ev, const wl_kprep *p, double t, double x_mhz,
                           double n, double vr, wl_core_i_sums *s, wl_core_result *r);
 void wl_core_i_kernel_target(const wl_core_evaluator *ev, const wl_core_op *op,
                              const wl_kprep *p, double f_mhz, double t_f, double p_f, double cap,
-                             double *g, double *t_g);
+                             wl_core_i_target *slot, double *g, double *t_g);
 
 /* What a run's timeline starts from (eval.c, after its per-kernel sums at
  * the request): the request and cap; V(f)^a and idle(f); the host's issue
@@ -80,6 +99,9 @@ double wl_core_i_timeline(const wl_core_evaluator *ev, const wl_core_op *op,
  * clock at which a run's average meets the cap. */
 void wl_core_i_eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_op *op,
                          wl_core_result *r, double *kx, double *kt);
+/* ... with the kernels' targets kept in kept (NULL: none) */
+void wl_core_i_eval_kept(const wl_core_evaluator *ev, double f_mhz, const wl_core_op *op,
+                         wl_core_targets *kept, wl_core_result *r);
 void wl_core_i_solve_cap(const wl_core_evaluator *ev, const wl_core_op *op, double f, double cap,
                          const wl_core_result *at_f, wl_core_result *res);
 

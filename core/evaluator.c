@@ -4,8 +4,11 @@
 #include "eval_internal.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+static atomic_ullong serials;
 
 /* r^p <= 2^-53 makes 1 + r^p round to 1: below r = 2^(-53/p), less a
  * margin far wider than pow's error, the smooth maximum is the maximum. */
@@ -14,6 +17,8 @@ static void set_tiny(wl_core_evaluator *ev)
     double p = ev->gpu.coef.overlap_p;
     ev->tiny_p = p > 0 ? pow(2.0, -53.0 / p) * (1 - 1e-9) : 0;
     ev->tiny_2p = p > 0 ? pow(2.0, -53.0 / (2 * p)) * (1 - 1e-9) : 0;
+    /* targets kept for an evaluator (wl_core_targets) are for its GPU */
+    ev->serial = atomic_fetch_add(&serials, 1) + 1;
 }
 
 /* A kernel the model times and a profile measured: anchored. (A kernel

@@ -74,35 +74,87 @@ static void held_kernel(const held_walk *w, const wl_kprep *p, size_t u, double 
         return;
     }
     *t_f = wl_core_i_kernel_us(w->ev, p, w->f_mhz * 1e-3);
-    wl_core_i_kernel_target(w->ev, w->op, p, w->f_mhz, *t_f, -1.0, w->cap, g, t_g);
+    wl_core_i_kernel_target(w->ev, w->op, p, w->f_mhz, *t_f, -1.0, w->cap, NULL, g, t_g);
 }
 
 /* One launch after an idle wait of `wait` us: its clock under the
  * governor, its time there (returned) and its share of the sums, n times
  * (a launch standing for n: wl_core_workload_add_n). */
-static double held_launch(held_walk *w, const wl_kprep *p, size_t u, double wait, double n)
+/* Table lookup as core/gpu.c's (linear between knots, flat beyond the
+ * ends), from the knot found last (*j): a walk's clocks move slowly, so
+ * the knot is nearly always the same or the next one. */
+static double table_at(const wl_core_vf *vf, const double *y, double at, int *j)
+{
+    const double *x = vf->clock_mhz;
+    int n = vf->n;
+    if (n <= 0)
+        return 0.0;
+    if (at <= x[0] || n == 1)
+        return y[0];
+    if (at >= x[n - 1])
+        return y[n - 1];
+    int k = *j < 0 ? 0 : (*j > n - 2 ? n - 2 : *j);
+    while (k > 0 && x[k] > at)
+        k--;
+    while (k < n - 2 && x[k + 1] <= at)
+        k++;
+    *j = k;
+    double t = (at - x[k]) / (x[k + 1] - x[k]);
+    return y[k] + t * (y[k + 1] - y[k]);
+}
+
+/* A launch's voltage factor (V(x) / V(f))^a at its clock x and its idle
+ * power above the request's (W); hint: the table knots found last (3).
+ * The op's voltage and idle power as core/kpower.c's op_voltage and
+ * op_idle_w, on table_at. */
+static double held_vr(const held_walk *w, double x, double *d_idle, int *hint)
 {
     const wl_core_gpu *gpu = &w->ev->gpu;
+    const wl_core_op *op = w->op;
+    const wl_core_vf *vf = &gpu->vf;
+    double vr = 1.0, vx = 0.0, v_tab = 0.0;
+    *d_idle = 0.0;
+    if (x == w->f_mhz)
+        return vr;
+    int offset = op->voltage_mv > 0 || op->voltage_offset_mv != 0;
+    if (offset || !(w->v_f_shift > 0)) {
+        v_tab = table_at(vf, vf->voltage_mv, x, &hint[0]);
+        vx = op->voltage_mv > 0 ? op->voltage_mv : v_tab + op->voltage_offset_mv;
+    }
+    /* its voltage against the run's, both on the hot die's curve: the
+     * solve after the walk multiplies by V(f + k dT)^a */
+    if (w->v_f_shift > 0) {
+        double va = table_at(vf, vf->voltage_mv, x + w->shift_mhz, &hint[1]) +
+                    op->voltage_offset_mv;
+        if (va > 0)
+            vr = exp(gpu->coef.v_exponent * log(va / w->v_f_shift));
+    } else if (w->va_f > 0) {
+        vr = pow(vx > 0 ? vx * 1e-3 : 0, gpu->coef.v_exponent) / w->va_f;
+    }
+    double idle = table_at(vf, vf->idle_w, x, &hint[2]);
+    if (offset && v_tab > 0)
+        idle *= (vx / v_tab) * (vx / v_tab);
+    *d_idle = idle - w->idle_f;
+    return vr;
+}
+
+/* n launches of p at clock x taking t us, added to the walk's sums. */
+static void held_sums(held_walk *w, const wl_kprep *p, double x, double t, double n)
+{
+    int hint[3] = {0, 0, 0};
+    double d_idle, vr = held_vr(w, x, &d_idle, hint), dj = d_idle * t * 1e-6 * n;
+    w->s->idle_dj += dj;
+    w->s->ph_idle_dj[p->phase] += dj;
+    wl_core_i_add_kernel(w->ev, p, t, x, n, vr, w->s, w->r);
+}
+
+static double held_launch(held_walk *w, const wl_kprep *p, size_t u, double wait, double n)
+{
     double t_f, g, t_g;
     held_kernel(w, p, u, &t_f, &g, &t_g);
     double x = governor_step(&w->gv, g, t_g, wait);
-    double t = t_f, vr = 1.0;
-    if (x != w->f_mhz) {
-        t = wl_core_i_kernel_us(w->ev, p, x * 1e-3);
-        double vx = wl_core_i_op_voltage(gpu, w->op, x);
-        /* its voltage against the run's, both on the hot die's curve: the
-         * solve after the walk multiplies by V(f + k dT)^a */
-        if (w->v_f_shift > 0) {
-            double va = wl_core_gpu_voltage_mv(gpu, x + w->shift_mhz) + w->op->voltage_offset_mv;
-            if (va > 0)
-                vr = pow(va / w->v_f_shift, gpu->coef.v_exponent);
-        } else if (w->va_f > 0)
-            vr = pow(vx > 0 ? vx * 1e-3 : 0, gpu->coef.v_exponent) / w->va_f;
-        double dj = (wl_core_i_op_idle_w(gpu, w->op, x, vx) - w->idle_f) * t * 1e-6 * n;
-        w->s->idle_dj += dj;
-        w->s->ph_idle_dj[p->phase] += dj;
-    }
-    wl_core_i_add_kernel(w->ev, p, t, x, n, vr, w->s, w->r);
+    double t = x != w->f_mhz ? wl_core_i_kernel_us(w->ev, p, x * 1e-3) : t_f;
+    held_sums(w, p, x, t, n);
     if (w->kx) {
         w->kx[u] += x * t * n;
         w->kt[u] += t * n;
@@ -127,30 +179,46 @@ typedef struct {
  * waits for the GPU; the GPU starts a kernel when it has arrived and the
  * previous one is done. w: the governor's walk, NULL when none is held;
  * tbuf: the kernels' times at f_ghz. */
-static void walk_launch(const wl_core_evaluator *ev, held_walk *w, const double *tbuf,
-                        double f_ghz, double h, size_t i, double nr, timeline *tl)
+/* The host's side of launch p, standing for nr: a gap (returns 0) or a
+ * kernel's issue (returns 1, *start: when the GPU can start it). */
+static int tl_issue(timeline *tl, const wl_kprep *p, double h, double nr, double *start)
 {
-    size_t u = ev->wl->uidx[i];
-    const wl_kprep *p = &ev->prep[u];
     if (p->is_gap) {
         if (p->sync && tl->end > tl->issue)
             tl->issue = tl->end;
         tl->issue += p->gap_us;
         tl->host_left -= p->gap_us * nr;
-        return;
+        return 0;
     }
     if (!p->graphed) {
         tl->issue += h;
         tl->host_left -= h * nr;
     }
-    double start = tl->issue > tl->end ? tl->issue : tl->end;
-    double t = w ? held_launch(w, p, u, start - tl->end, nr)
-               : u < WL_CORE_TBUF ? tbuf[u] : wl_core_i_kernel_us(ev, p, f_ghz);
+    *start = tl->issue > tl->end ? tl->issue : tl->end;
+    return 1;
+}
+
+/* The GPU's side: the kernel runs t us from start. */
+static void tl_run(timeline *tl, const wl_kprep *p, double start, double t, double nr)
+{
     tl->ph_time[p->phase] += (start + t - tl->end) * nr;
     tl->rep_end += (start + t - tl->end) * nr; /* read only with repeats */
     tl->end = start + t;
     tl->done_busy += t * nr;
     tl->ph_done[p->phase] += t * nr;
+}
+
+static void walk_launch(const wl_core_evaluator *ev, held_walk *w, const double *tbuf,
+                        double f_ghz, double h, size_t i, double nr, timeline *tl)
+{
+    size_t u = ev->wl->uidx[i];
+    const wl_kprep *p = &ev->prep[u];
+    double start;
+    if (!tl_issue(tl, p, h, nr, &start))
+        return;
+    double t = w ? held_launch(w, p, u, start - tl->end, nr)
+               : u < WL_CORE_TBUF ? tbuf[u] : wl_core_i_kernel_us(ev, p, f_ghz);
+    tl_run(tl, p, start, t, nr);
 }
 
 /* Where the stretch of launches from i on ends (wl_core_workload_add_n):
@@ -234,6 +302,217 @@ static void held_stretch(const wl_core_evaluator *ev, held_walk *w, double f_ghz
     }
 }
 
+/* The walk under the governor without a kernel model per launch. A
+ * launch's time and its kernel's power are smooth functions of the clock
+ * it runs at, the governor's mean clock x over it, and each distinct
+ * kernel's launches run at clocks in a narrow band [lo, hi]: on y = 1/x
+ * they are interpolated by the quadratic through three Chebyshev nodes of
+ * the band (exact for a time fixed + C/x, the form of every compute- and
+ * memory-bound kernel away from the overlap's knee). The factors from the
+ * board's tables, the voltage's (V(x) / V(f))^a and idle power, have kinks
+ * at the tables' knots (and the hot die's shifted knots), so they are
+ * taken exactly at every launch. A launch then costs its clock (the lag's
+ * step, affine in the clock before it, with the decay e^(-t_g/tau) and
+ * mean factor tau/t_g (1 - e^(-t_g/tau)) kept per distinct kernel), its
+ * time on the quadratic (for the timeline), its two table factors, and
+ * sums of z^0..2 (z: y's place in the band) plain and weighted by each
+ * factor. The sums over all launches are then the nodes' values weighted
+ * by the Lagrange basis summed over those z: three evaluations of the
+ * kernel model per distinct kernel, whatever the number of launches. A
+ * first walk finds the bands, with times a + b/x through the request and
+ * the lowest target (they only place the host's waits). The
+ * launch-by-launch walk (held_launch) stays for anchoring, repeated
+ * stretches and more distinct kernels than FAST_MAX; test_governor_fast
+ * holds the two together. */
+typedef struct {
+    double e, k; /* the lag's decay and mean factor over the kernel at its target */
+    union {
+        struct {
+            double a, b, lo, hi; /* first walk: time a + b/x; the band */
+        } w1;
+        struct {
+            double ym, yh;     /* y = 1/x = ym + yh z */
+            double t0, t1, t2; /* time t0 + t1 z + t2 z^2 */
+            /* sums of z^0..2 over the launches: plain, times the voltage
+             * factor, times the idle power above the request's */
+            double m[3], mv[3], mi[3];
+            int exact; /* the quadratic misses: launch by launch */
+        } w2;
+    };
+} fast_u;
+
+#define FAST_MAX 1024      /* distinct kernels of the fast walk (128 KB of stack) */
+#define NODE_S 0.86602540378443865 /* sqrt(3)/2: Chebyshev nodes -s, 0, s */
+
+/* The governor's step over kernel u (fast_u's e, k: governor_step). */
+static double fast_step(governor *gv, const fast_u *q, double g, double wait)
+{
+    if (gv->tau <= 0) {
+        gv->c = g;
+        return g;
+    }
+    if (wait > 0 && gv->c != gv->f)
+        gv->c = gv->f + (gv->c - gv->f) * exp(-wait / gv->tau);
+    double x = g + (gv->c - g) * q->k;
+    gv->c = g + (gv->c - g) * q->e;
+    return x;
+}
+
+static void moments(double *m, double z, double w)
+{
+    m[0] += w;
+    m[1] += z * w;
+    m[2] += z * z * w;
+}
+
+/* The Lagrange basis of the nodes -s, 0, s summed over launches with
+ * moments m: node k's weight W[k]. */
+static void node_weights(const double *m, double *W)
+{
+    double s2 = NODE_S * NODE_S;
+    W[0] = (m[2] - NODE_S * m[1]) / (2.0 * s2);
+    W[1] = m[0] - m[2] / s2;
+    W[2] = (m[2] + NODE_S * m[1]) / (2.0 * s2);
+}
+
+/* One walk over the launches from the clock c0 (second: the quadratic
+ * times and the sums, else the first walk's times and bands); with steady,
+ * a loop's pass without the host. */
+static void fast_pass(const wl_core_evaluator *ev, held_walk *w, fast_u *fu, double h, int steady,
+                      int second, double c0, timeline *tl)
+{
+    const wl_core_workload *wl = ev->wl;
+    int hint[3] = {0, 0, 0};
+    w->gv.c = c0;
+    for (size_t i = 0; i < wl->n; i++) {
+        size_t u = wl->uidx[i];
+        const wl_kprep *p = &ev->prep[u];
+        fast_u *q = &fu[u];
+        double start = 0, nr = wl->rep ? (double)llabs(wl->rep[i]) : 1.0;
+        if (steady ? p->is_gap : !tl_issue(tl, p, h, nr, &start))
+            continue;
+        double x = fast_step(&w->gv, q, w->gbuf[u], steady ? 0.0 : start - tl->end), t;
+        if (second && q->w2.exact) {
+            t = wl_core_i_kernel_us(ev, p, x * 1e-3);
+            held_sums(w, p, x, t, nr);
+        } else if (second) {
+            double z = (1.0 / x - q->w2.ym) / q->w2.yh, d_idle;
+            double vr = held_vr(w, x, &d_idle, hint);
+            t = q->w2.t0 + z * (q->w2.t1 + z * q->w2.t2);
+            moments(q->w2.m, z, nr);
+            moments(q->w2.mv, z, vr * nr);
+            moments(q->w2.mi, z, d_idle * nr);
+        } else {
+            t = x == w->f_mhz ? w->tbuf[u] : q->w1.a + q->w1.b / x;
+            q->w1.lo = x < q->w1.lo ? x : q->w1.lo;
+            q->w1.hi = x > q->w1.hi ? x : q->w1.hi;
+        }
+        if (!steady)
+            tl_run(tl, p, start, t, nr);
+    }
+}
+
+/* Whether the quadratic holds a kernel's time and dynamic power over its
+ * band to 1e-6 (checked at its ends, where a smooth curve strays most
+ * from the nodes' quadratic): a band across a
+ * kink (the L2 clock's floor, a unit's utilisation reaching 1) or too wide
+ * for the overlap's curve does not, and its launches are walked one by one. */
+static int fast_fits(const wl_core_evaluator *ev, const wl_kprep *p, const fast_u *q)
+{
+    const double zs[2] = {-1.0, 1.0};
+    double pn[3];
+    for (int k = 0; k < 3; k++) {
+        double z = NODE_S * (k - 1), x = 1.0 / (q->w2.ym + q->w2.yh * z), pc, pm, p0;
+        double t = q->w2.t0 + z * (q->w2.t1 + z * q->w2.t2);
+        wl_core_i_kernel_power(ev, p, x * 1e-3, t, &pc, &pm, &p0);
+        pn[k] = (pc + pm + p0) * t;
+    }
+    for (int i = 0; i < 2; i++) {
+        double z = zs[i], x = 1.0 / (q->w2.ym + q->w2.yh * z), pc, pm, p0;
+        double t = wl_core_i_kernel_us(ev, p, x * 1e-3);
+        double tq = q->w2.t0 + z * (q->w2.t1 + z * q->w2.t2);
+        wl_core_i_kernel_power(ev, p, x * 1e-3, t, &pc, &pm, &p0);
+        double e = (pc + pm + p0) * t, s2 = NODE_S * NODE_S;
+        double eq = pn[0] * z * (z - NODE_S) / (2 * s2) + pn[1] * (1 - z * z / s2) +
+                    pn[2] * z * (z + NODE_S) / (2 * s2);
+        if (!(fabs(tq - t) <= 1e-6 * t) || !(fabs(eq - e) <= 1e-6 * fabs(e) + 1e-300))
+            return 0;
+    }
+    return 1;
+}
+
+/* The held walk in two passes (see fast_u); c0: the clock it starts at. */
+static void fast_walk(const wl_core_evaluator *ev, held_walk *w, double h, int steady, double c0,
+                      timeline *tl)
+{
+    fast_u fu[FAST_MAX];
+    double f = w->f_mhz, gmin = f, tau = w->gv.tau;
+    for (size_t u = 0; u < ev->nu; u++)
+        if (!ev->prep[u].is_gap && w->gbuf[u] < gmin)
+            gmin = w->gbuf[u];
+    for (size_t u = 0; u < ev->nu; u++) {
+        const wl_kprep *p = &ev->prep[u];
+        fast_u *q = &fu[u];
+        if (p->is_gap)
+            continue;
+        double t_g = w->tgbuf[u], e = tau > 0 && t_g > 0 ? exp(-t_g / tau) : 1.0;
+        q->e = e;
+        q->k = tau > 0 && t_g > 0 ? tau / t_g * (1.0 - e) : 1.0;
+        double t_lo = wl_core_i_kernel_us(ev, p, gmin * 1e-3);
+        q->w1.b = gmin < f ? (t_lo - w->tbuf[u]) / (1.0 / gmin - 1.0 / f) : 0.0;
+        q->w1.a = w->tbuf[u] - q->w1.b / f;
+        q->w1.lo = HUGE_VAL;
+        q->w1.hi = -HUGE_VAL;
+    }
+    timeline tl0 = *tl;
+    fast_pass(ev, w, fu, h, steady, 0, c0, tl);
+    for (size_t u = 0; u < ev->nu; u++) {
+        const wl_kprep *p = &ev->prep[u];
+        fast_u *q = &fu[u];
+        if (p->is_gap)
+            continue;
+        double lo = q->w1.lo, hi = q->w1.hi;
+        memset(&q->w2, 0, sizeof q->w2);
+        if (!(hi >= lo))
+            continue; /* never launched */
+        /* the band, widened for the second walk's own waits (which place
+         * a launch of a kernel launched once a little off the first
+         * walk's clock) by a tenth and at least 0.2% */
+        double pad = 0.1 * (hi - lo) > 2e-3 * hi ? 0.1 * (hi - lo) : 2e-3 * hi;
+        double ylo = 1.0 / (hi + pad), yhi = 1.0 / (lo - pad > 0.5 * lo ? lo - pad : 0.5 * lo);
+        q->w2.ym = 0.5 * (yhi + ylo);
+        q->w2.yh = 0.5 * (yhi - ylo);
+        double tm = wl_core_i_kernel_us(ev, p, 1e-3 / (q->w2.ym - NODE_S * q->w2.yh));
+        double t0 = wl_core_i_kernel_us(ev, p, 1e-3 / q->w2.ym);
+        double tp = wl_core_i_kernel_us(ev, p, 1e-3 / (q->w2.ym + NODE_S * q->w2.yh));
+        q->w2.t0 = t0;
+        q->w2.t1 = (tp - tm) / (2.0 * NODE_S);
+        q->w2.t2 = (tm - 2.0 * t0 + tp) / (2.0 * NODE_S * NODE_S);
+        q->w2.exact = !fast_fits(ev, p, q);
+    }
+    *tl = tl0;
+    fast_pass(ev, w, fu, h, steady, 1, c0, tl);
+    for (size_t u = 0; u < ev->nu; u++) {
+        const wl_kprep *p = &ev->prep[u];
+        const fast_u *q = &fu[u];
+        if (p->is_gap || !(q->w2.m[0] > 0) || q->w2.exact)
+            continue;
+        double W[3], Wv[3], Wi[3];
+        node_weights(q->w2.m, W);
+        node_weights(q->w2.mv, Wv);
+        node_weights(q->w2.mi, Wi);
+        for (int k = 0; k < 3; k++) {
+            double z = NODE_S * (k - 1), x = 1.0 / (q->w2.ym + q->w2.yh * z);
+            double t = q->w2.t0 + z * (q->w2.t1 + z * q->w2.t2), pc, pm, p0;
+            double n = W[k], nv = Wv[k], dj = t * 1e-6 * Wi[k];
+            wl_core_i_kernel_power(ev, p, x * 1e-3, t, &pc, &pm, &p0);
+            wl_core_i_add_parts(p, t, x, n, nv, pc, pm, p0, w->s, w->r);
+            w->s->idle_dj += dj;
+            w->s->ph_idle_dj[p->phase] += dj;
+        }
+    }
+}
+
 /* Timeline: the host issues a kernel every h us (none for a kernel
  * replayed from a CUDA graph); the GPU starts it when both the launch has
  * arrived and the previous kernel is done; a sync gap makes the host wait
@@ -257,6 +536,10 @@ double wl_core_i_timeline(const wl_core_evaluator *ev, const wl_core_op *op,
     double f_mhz = in->f_mhz, f = f_mhz * 1e-3, h = in->h, cap = in->cap, idle_f = in->idle_f;
     double busy_us = s->busy_us;
     int held = in->held, steady = wl->repeated && ev->after_sync == 0;
+    /* the walk without a kernel model per launch (fast_walk), but for
+     * anchoring (kx), repeated stretches and more distinct kernels than
+     * the buffers hold */
+    int fast = !kx && !ev->exact_walk && ev->nu <= FAST_MAX && (steady || !wl->rep);
     timeline tl = {.host_left = in->host_left};
     double *pt = tl.ph_time, end = 0;
     const size_t *ui = wl->uidx;
@@ -304,7 +587,9 @@ double wl_core_i_timeline(const wl_core_evaluator *ev, const wl_core_op *op,
                     A *= exp(-t_g / w.gv.tau);
             }
             w.gv.c = A < 1.0 ? w.gv.c / (1.0 - A) : f_mhz;
-            for (size_t i = 0; i < wl->n; i++)
+            if (fast)
+                fast_walk(ev, &w, h, 1, w.gv.c, &tl);
+            for (size_t i = 0; !fast && i < wl->n; i++)
                 if (!ev->prep[ui[i]].is_gap)
                     (void)held_launch(&w, &ev->prep[ui[i]], ui[i], 0.0,
                                       rep ? (double)llabs(rep[i]) : 1.0);
@@ -321,6 +606,10 @@ double wl_core_i_timeline(const wl_core_evaluator *ev, const wl_core_op *op,
      * over between repetitions: held_stretch). The early stop below needs
      * the walk's end to be the run's, so such a workload walks to its end. */
     size_t n = steady ? 0 : wl->n;
+    if (held && fast && !steady && !rep) {
+        fast_walk(ev, &w, h, 0, f_mhz, &tl);
+        n = 0;
+    }
     for (size_t i = 0; i < n;) {
         long long nr = rep ? llabs(rep[i]) : 1;
         if (held && nr > 1) {

@@ -83,9 +83,11 @@ double wl_core_i_op_cap_w(const wl_core_gpu *gpu, const wl_core_op *op)
 double wl_core_i_op_idle_w(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz, double v_mv)
 {
     double idle = wl_core_gpu_idle_w(gpu, f_mhz);
-    double v_tab = wl_core_gpu_voltage_mv(gpu, f_mhz);
-    if ((op->voltage_mv > 0 || op->voltage_offset_mv != 0) && v_tab > 0)
-        idle *= (v_mv / v_tab) * (v_mv / v_tab);
+    if (op->voltage_mv > 0 || op->voltage_offset_mv != 0) {
+        double v_tab = wl_core_gpu_voltage_mv(gpu, f_mhz);
+        if (v_tab > 0)
+            idle *= (v_mv / v_tab) * (v_mv / v_tab);
+    }
     return idle;
 }
 
@@ -202,20 +204,20 @@ static double kernel_cap_clock(const wl_core_evaluator *ev, const wl_core_op *op
 /* Adds n launches of one kernel taking t us at clock x_mhz, drawing the
  * dynamic power pc, pm, p0 (kernel_power); vr is (V(x) / V(f))^a, the
  * voltage factor against the run's. */
-void wl_core_i_add_parts(const wl_kprep *p, double t, double x_mhz, double n, double vr, double pc,
-                      double pm, double p0, wl_core_i_sums *s, wl_core_result *r)
+void wl_core_i_add_parts(const wl_kprep *p, double t, double x_mhz, double n, double nv, double pc,
+                         double pm, double p0, wl_core_i_sums *s, wl_core_result *r)
 {
-    double ts = t * 1e-6 * n, fixed_us = p->fixed_us * p->anchor;
-    s->ec_v += pc * vr * ts;
-    s->em_v += pm * vr * ts;
+    double ts = t * 1e-6 * n, tv = t * 1e-6 * nv, fixed_us = p->fixed_us * p->anchor;
+    s->ec_v += pc * tv;
+    s->em_v += pm * tv;
     s->em_0 += p0 * ts;
     s->latency_us += fixed_us * n;
     s->busy_us += t * n;
     s->clk_us += x_mhz * t * n;
     r->cls[p->cls].busy_ms += t * n * 1e-3;
-    s->cls_v[p->cls] += (pc + pm) * vr * ts;
+    s->cls_v[p->cls] += (pc + pm) * tv;
     s->cls_0[p->cls] += p0 * ts;
-    s->ph_v[p->phase] += (pc + pm) * vr * ts;
+    s->ph_v[p->phase] += (pc + pm) * tv;
     s->ph_0[p->phase] += p0 * ts;
     s->ph_busy[p->phase] += t * n;
     s->ph_lat[p->phase] += fixed_us * n;
@@ -226,14 +228,18 @@ void wl_core_i_add_kernel(const wl_core_evaluator *ev, const wl_kprep *p, double
 {
     double pc, pm, p0;
     wl_core_i_kernel_power(ev, p, x_mhz * 1e-3, t, &pc, &pm, &p0);
-    wl_core_i_add_parts(p, t, x_mhz, n, vr, pc, pm, p0, s, r);
+    wl_core_i_add_parts(p, t, x_mhz, n, n * vr, pc, pm, p0, s, r);
 }
 
 /* A kernel's target clock and its time there, given its time t_f and
- * board power p_f at the request (p_f < 0: not known yet). */
+ * board power p_f at the request (p_f < 0: not known yet). The root is
+ * bracketed by [min clock, top], top the GPU's top clock (or a request
+ * above it), whatever the request: a target kept in slot (NULL: none) then
+ * serves every request below top, and a result does not depend on which
+ * request found it. */
 void wl_core_i_kernel_target(const wl_core_evaluator *ev, const wl_core_op *op, const wl_kprep *p,
-                          double f_mhz, double t_f, double p_f, double cap, double *g,
-                          double *t_g)
+                             double f_mhz, double t_f, double p_f, double cap,
+                             wl_core_i_target *slot, double *g, double *t_g)
 {
     *g = f_mhz;
     *t_g = t_f;
@@ -241,9 +247,19 @@ void wl_core_i_kernel_target(const wl_core_evaluator *ev, const wl_core_op *op, 
         return;
     if (p_f < 0)
         p_f = kernel_board_w(ev, op, p, f_mhz);
-    if (p_f > cap) {
-        *g = kernel_cap_clock(ev, op, p, f_mhz, p_f, cap);
-        *t_g = wl_core_i_kernel_us(ev, p, *g * 1e-3);
+    if (!(p_f > cap))
+        return;
+    double top = f_mhz > ev->gpu.sm_clock_max_mhz ? f_mhz : ev->gpu.sm_clock_max_mhz;
+    wl_core_i_target own = {0}, *k = slot ? slot : &own;
+    if (k->top != top) {
+        double p_top = top == f_mhz ? p_f : kernel_board_w(ev, op, p, top);
+        k->top = top;
+        k->r = p_top > cap ? kernel_cap_clock(ev, op, p, top, p_top, cap) : top;
+        k->t_r = wl_core_i_kernel_us(ev, p, k->r * 1e-3);
+    }
+    if (k->r < f_mhz) {
+        *g = k->r;
+        *t_g = k->t_r;
     }
 }
 

@@ -906,12 +906,10 @@ extern const wl_core_latency_type *wl_core_latency_tiled;    /* default */
 extern const wl_core_latency_type *wl_core_latency_roofline; /* no tiling */
 const wl_core_latency_type *wl_core_latency_lookup(const char *name);
 const char *wl_core_latency_name(const wl_core_latency_type *t);
-
 /* Evaluator: precomputes clock-independent work per distinct kernel once;
  * wl_core_evaluator_run then allocates nothing and may be called from many
  * threads at once. The workload must outlive the evaluator. */
 typedef struct wl_core_evaluator wl_core_evaluator;
-
 int wl_core_evaluator_create(const wl_core_gpu *gpu, const wl_core_workload *wl,
                              const wl_core_latency_type *lat,
                              wl_core_evaluator **out);
@@ -923,12 +921,19 @@ int wl_core_evaluator_run(const wl_core_evaluator *ev, const wl_core_op *op,
 /* For scans over clocks: once a clock throttles, every higher clock (up to
  * the GPU's maximum) settles at the same cap clock, which the cache keeps,
  * so a scan solves for it once. Results equal wl_core_evaluator_run's. A
- * cache serves one voltage setting at a time and starts zeroed. */
+ * cache serves one voltage setting at a time and starts zeroed; targets
+ * (wl_core_targets_create, NULL: none) keeps the clocks at which the
+ * governor holds each kernel across the scan too (they do not depend on
+ * the request). */
+typedef struct wl_core_targets wl_core_targets;
+wl_core_targets *wl_core_targets_create(void);
+void wl_core_targets_free(wl_core_targets *t);
 typedef struct {
     int valid;
     double voltage_mv, voltage_offset_mv, power_limit_w;
     double throttled_from_mhz;
     wl_core_result at;
+    wl_core_targets *targets;
 } wl_core_throttle_cache;
 int wl_core_evaluator_run_cached(const wl_core_evaluator *ev, const wl_core_op *op,
                                  wl_core_throttle_cache *cache, wl_core_result *res);
@@ -946,11 +951,9 @@ int wl_core_evaluator_limit(const wl_core_evaluator *ev, const wl_core_op *op,
 /* Latency of distinct kernel i at a clock, in microseconds (for tests). */
 double wl_core_evaluator_kernel_us(const wl_core_evaluator *ev, size_t unique_index,
                                    double sm_clock_mhz);
-
 /* One-shot convenience. */
 int wl_core_predict(const wl_core_gpu *gpu, const wl_core_workload *wl,
                     const wl_core_op *op, wl_core_result *res);
-
 /* ---- first-principles energy ---------------------------------------------- */
 
 /* Energy of one multiply and one accumulate-add at a precision, in pJ,
@@ -964,7 +967,6 @@ double wl_core_gpu_mac_pj(const wl_core_gpu *gpu, wl_dtype dt);
 double wl_core_gpu_smem_pj_per_byte(const wl_core_gpu *gpu);
 double wl_core_gpu_l2_pj_per_byte(const wl_core_gpu *gpu);
 double wl_core_gpu_dram_pj_per_bit(const wl_core_gpu *gpu);
-
 /* Board-level energy per operation at peak against the arithmetic alone. */
 typedef struct {
     wl_dtype dtype;
@@ -983,7 +985,6 @@ typedef struct {
     double model_power_w, model_tflops, model_pj_per_flop;
     double model_compute_pj, model_memory_pj, model_static_pj;
 } wl_core_energy_check;
-
 /* Register-file energy in pJ/B ([technology] e_reg_pj_per_byte, else the
  * 45 nm 8 KB SRAM figure by the node law), register bytes per MAC (16 for
  * an FFMA, 0.4375 x element bytes for a tensor-core MAC), and a MAC with
@@ -995,5 +996,4 @@ double wl_core_gpu_op_pj(const wl_core_gpu *g, wl_dtype dt, int tensor_core);
 double wl_core_gpu_tc_power_scale(const wl_core_gpu *g, wl_dtype dt);
 int wl_core_energy_check_run(const wl_core_gpu *gpu, wl_dtype dt, wl_core_energy_check *out,
                              wl_error *err);
-
 #endif

@@ -37,6 +37,10 @@ struct wl_sweep_scratch {
     curve c[CURVES];
     shape_slot shapes[SHAPES];
     unsigned long long tick;
+    /* the clocks at which the governor holds the kernels of the last
+     * variant (keyed by its evaluator, cap and voltage): the same at every
+     * clock of a scan, so each is found once per scan, not per point */
+    wl_core_targets *targets;
 };
 
 wl_sweep_scratch *wl_sweep_scratch_create(void) { return calloc(1, sizeof(wl_sweep_scratch)); }
@@ -72,6 +76,7 @@ void wl_sweep_scratch_free(wl_sweep_scratch *sc)
     }
     for (int i = 0; i < SHAPES; i++)
         wl_core_workload_free(sc->shapes[i].w);
+    wl_core_targets_free(sc->targets);
     free(sc);
 }
 
@@ -161,4 +166,11 @@ int wl_sweep_i_scratch_workload(wl_sweep_scratch *sc, const wl_sweep_spec *s, co
         *own = 0;
     }
     return WL_OK;
+}
+
+wl_core_targets *wl_sweep_i_scratch_targets(wl_sweep_scratch *sc)
+{
+    if (sc && !sc->targets)
+        sc->targets = wl_core_targets_create();
+    return sc ? sc->targets : NULL;
 }

@@ -582,7 +582,7 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, combo c, unsigne
         /* the parameter cells are the same for every clock: format once */
         wl_results_buf prefix = {0};
         wl_results_writer_format_cols(p->w, cells, 0, p->nparam, &prefix);
-        wl_core_throttle_cache tc = {0};
+        wl_core_throttle_cache tc = {.targets = wl_sweep_i_scratch_targets(sc)};
         for (size_t ci = 0; ci < clk->n; ci++) {
             unsigned long long pi = base + vi * m + ci;
             if (pi < lo || pi >= hi)

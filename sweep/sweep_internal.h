@@ -129,5 +129,8 @@ curve *wl_sweep_i_curve_for(wl_sweep_scratch *sc, const wl_core_gpu *g, int anch
                              size_t b, size_t sq, size_t dt, size_t at, size_t n);
 int wl_sweep_i_scratch_workload(wl_sweep_scratch *sc, const wl_sweep_spec *s, const combo *c,
                                 size_t ak, wl_core_workload **wl, int *own, wl_error *err);
+/* The thread's kept targets of held kernels (wl_core_throttle_cache's);
+ * NULL without scratch or memory. */
+wl_core_targets *wl_sweep_i_scratch_targets(wl_sweep_scratch *sc);
 
 #endif

@@ -1,6 +1,7 @@
 /* Tests of core/: interpolation, latency physics, power limit, transfer,
  * energy. The builders and traces are test_workloads.c's. */
 #include "test_core.h"
+#include "../core/eval_internal.h" /* the launch-by-launch walk (exact_walk) */
 
 static void test_vf_interpolation(void **state)
 {
@@ -379,6 +380,82 @@ static void test_governor(void **state)
     wl_core_workload_free(loop);
     wl_core_workload_free(once);
     wl_core_workload_free(mem);
+}
+
+/* The governor's fast walk (core/governor.c fast_walk: each distinct
+ * kernel's time and power interpolated over the band of clocks its
+ * launches run at, the tables' voltage and idle factors taken at every
+ * launch) against the launch-by-launch walk, on generated cases: three
+ * boards (Ampere's 100 ms time constant and Hopper's 300 us), prefill and
+ * training steps, caps from near idle to near the peak, clocks from the
+ * top down. Every total and part within 1e-5 (the quadratic's error on a
+ * band of a few tens of MHz is about 1e-8). */
+static void test_governor_fast(void **state)
+{
+    (void)state;
+    const char *gpus[] = {"a100-pcie-40gb", "h100-sxm-80gb", "h200-sxm-141gb"};
+    const struct {
+        const char *model;
+        long long b, s;
+        wl_mode mode;
+    } wls[] = {{"gpt2", 8, 128, WL_MODE_PREFILL}, {"gpt2", 4, 128, WL_MODE_TRAIN},
+               {"llama-3-8b", 1, 512, WL_MODE_PREFILL}};
+    int held = 0, cases = 0;
+    for (size_t gi = 0; gi < sizeof gpus / sizeof *gpus; gi++) {
+        wl_core_gpu g;
+        wl_error err;
+        assert_int_equal(wl_preset_gpu_load(gpus[gi], &g, &err), WL_OK);
+        for (size_t wi = 0; wi < sizeof wls / sizeof *wls; wi++) {
+            wl_core_model m;
+            assert_int_equal(wl_preset_model_load(wls[wi].model, &m, &err), WL_OK);
+            wl_core_shape sh = {.batch = wls[wi].b, .seq = wls[wi].s, .dtype = WL_DT_BF16,
+                                .attention = WL_ATTN_EAGER, .mode = wls[wi].mode};
+            wl_core_workload *wl = NULL;
+            assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
+            wl_core_evaluator *fast, *exact;
+            assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &fast), WL_OK);
+            assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &exact), WL_OK);
+            exact->exact_walk = 1;
+            wl_core_op top = {.sm_clock_mhz = g.sm_clock_max_mhz, .ignore_power_limit = 1};
+            wl_core_result unl;
+            assert_int_equal(wl_core_evaluator_run(fast, &top, &unl), WL_OK);
+            double idle = wl_core_gpu_idle_w(&g, g.sm_clock_max_mhz);
+            for (int ci = 0; ci < 3; ci++) {
+                const double share[3] = {0.3, 0.7, 0.95};
+                double cap = idle + share[ci] * (unl.peak_power_w - idle);
+                wl_core_op op = {.power_limit_w = cap / g.coef.power_cap_frac};
+                for (int fi = 0; fi < 3; fi++) {
+                    double f = g.sm_clock_max_mhz * (1.0 - 0.2 * fi);
+                    wl_core_result a, b;
+                    op.sm_clock_mhz = f;
+                    wl_core_i_eval_core(fast, f, &op, &a, NULL, NULL);
+                    wl_core_i_eval_core(exact, f, &op, &b, NULL, NULL);
+                    cases++;
+                    held += b.throttled;
+                    const double va[] = {a.time_ms, a.busy_ms, a.energy_j, a.energy_dyn_compute_j,
+                                         a.energy_dyn_memory_j, a.energy_static_j,
+                                         a.effective_clock_mhz, a.phase[WL_PHASE_FORWARD].energy_j,
+                                         a.phase[WL_PHASE_BACKWARD].time_ms};
+                    const double vb[] = {b.time_ms, b.busy_ms, b.energy_j, b.energy_dyn_compute_j,
+                                         b.energy_dyn_memory_j, b.energy_static_j,
+                                         b.effective_clock_mhz, b.phase[WL_PHASE_FORWARD].energy_j,
+                                         b.phase[WL_PHASE_BACKWARD].time_ms};
+                    for (size_t k = 0; k < sizeof va / sizeof *va; k++)
+                        if (!(fabs(va[k] - vb[k]) <= 1e-5 * fabs(vb[k]) + 1e-12))
+                            fail_msg("%s %s mode %d cap %.0f W at %.0f MHz: quantity %zu fast "
+                                     "%.9g, launch by launch %.9g",
+                                     gpus[gi], wls[wi].model, (int)wls[wi].mode, cap, f, k,
+                                     va[k], vb[k]);
+                }
+            }
+            wl_core_evaluator_free(fast);
+            wl_core_evaluator_free(exact);
+            wl_core_workload_free(wl);
+        }
+    }
+    /* the comparison is of held walks, most of them */
+    if (!(held > cases / 2))
+        fail_msg("only %d of %d cases held a kernel", held, cases);
 }
 
 /* A kernel held above the V-f knee on a hot die: the governor holds it
@@ -1030,6 +1107,7 @@ int main(void)
         cmocka_unit_test(test_power_limit),
         cmocka_unit_test(test_governor),
         cmocka_unit_test(test_governor_hot_die),
+        cmocka_unit_test(test_governor_fast),
         cmocka_unit_test(test_voltage_override),
         cmocka_unit_test(test_clock_grid),
         cmocka_unit_test(test_energy_u_shape),
