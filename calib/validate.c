@@ -271,6 +271,9 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
                     wl_calib_problem_free(p);
                     return WL_ENOMEM;
                 }
+                /* a fit's finite differences need the model smooth to
+                 * rounding: the governor walked launch by launch */
+                wl_core_evaluator_set_exact(nw->ev, 1);
             } else {
                 nw->reason = nw->reason_buf;
             }

@@ -210,6 +210,12 @@ void wl_core_evaluator_free(wl_core_evaluator *ev)
     free(ev);
 }
 
+void wl_core_evaluator_set_exact(wl_core_evaluator *ev, int exact)
+{
+    if (ev)
+        ev->exact_walk = exact != 0;
+}
+
 void wl_core_evaluator_set_gpu(wl_core_evaluator *ev, const wl_core_gpu *gpu)
 {
     ev->gpu = *gpu;

@@ -306,24 +306,29 @@ static void held_stretch(const wl_core_evaluator *ev, held_walk *w, double f_ghz
  * launch's time and its kernel's power are smooth functions of the clock
  * it runs at, the governor's mean clock x over it, and each distinct
  * kernel's launches run at clocks in a narrow band [lo, hi]: on y = 1/x
- * they are interpolated by the quadratic through three Chebyshev nodes of
- * the band (exact for a time fixed + C/x, the form of every compute- and
+ * they are interpolated by the cubic through four Chebyshev nodes of the
+ * band (exact for a time fixed + C/x, the form of every compute- and
  * memory-bound kernel away from the overlap's knee). The factors from the
  * board's tables, the voltage's (V(x) / V(f))^a and idle power, have kinks
  * at the tables' knots (and the hot die's shifted knots), so they are
  * taken exactly at every launch. A launch then costs its clock (the lag's
  * step, affine in the clock before it, with the decay e^(-t_g/tau) and
  * mean factor tau/t_g (1 - e^(-t_g/tau)) kept per distinct kernel), its
- * time on the quadratic (for the timeline), its two table factors, and
- * sums of z^0..2 (z: y's place in the band) plain and weighted by each
- * factor. The sums over all launches are then the nodes' values weighted
- * by the Lagrange basis summed over those z: three evaluations of the
- * kernel model per distinct kernel, whatever the number of launches. A
- * first walk finds the bands, with times a + b/x through the request and
- * the lowest target (they only place the host's waits). The
- * launch-by-launch walk (held_launch) stays for anchoring, repeated
- * stretches and more distinct kernels than FAST_MAX; test_governor_fast
- * holds the two together. */
+ * time on the cubic (for the timeline), its two table factors, and sums
+ * of z^0..3 (z: y's place in the band) plain and weighted by each factor.
+ * The sums over all launches are then the nodes' values weighted by the
+ * Lagrange basis summed over those z: four evaluations of the kernel
+ * model per distinct kernel, whatever the number of launches. A first
+ * walk finds the bands, with times a + b/x through the request and the
+ * lowest target (they only place the host's waits). A kernel whose
+ * launches all run at one clock, or whose band the cubic does not hold to
+ * 1e-6 (fast_fits), is walked launch by launch (held_launch's sums), as is
+ * the whole walk for anchoring, repeated stretches, more distinct kernels
+ * than FAST_MAX and fits (wl_core_evaluator_set_exact); test_governor_fast
+ * holds the two walks together. */
+#define FAST_MAX 1024 /* distinct kernels of the fast walk (170 KB of stack) */
+#define NODES 4       /* the cubic's nodes */
+
 typedef struct {
     double e, k; /* the lag's decay and mean factor over the kernel at its target */
     union {
@@ -331,18 +336,52 @@ typedef struct {
             double a, b, lo, hi; /* first walk: time a + b/x; the band */
         } w1;
         struct {
-            double ym, yh;     /* y = 1/x = ym + yh z */
-            double t0, t1, t2; /* time t0 + t1 z + t2 z^2 */
-            /* sums of z^0..2 over the launches: plain, times the voltage
+            double ym, yh;      /* y = 1/x = ym + yh z */
+            double t[NODES];    /* time: sum of t[d] z^d */
+            /* sums of z^0..3 over the launches: plain, times the voltage
              * factor, times the idle power above the request's */
-            double m[3], mv[3], mi[3];
-            int exact; /* the quadratic misses: launch by launch */
+            double m[NODES], mv[NODES], mi[NODES];
+            int exact; /* walked launch by launch */
         } w2;
     };
 } fast_u;
 
-#define FAST_MAX 1024      /* distinct kernels of the fast walk (128 KB of stack) */
-#define NODE_S 0.86602540378443865 /* sqrt(3)/2: Chebyshev nodes -s, 0, s */
+/* The Chebyshev nodes of the cubic, cos((2k + 1) pi / 8), and each one's
+ * Lagrange basis polynomial as coefficients of z^0..3 (basis[k][d]). */
+static const double node_z[NODES] = {-0.92387953251128674, -0.38268343236508978,
+                                     0.38268343236508978, 0.92387953251128674};
+
+static void lagrange_basis(double basis[NODES][NODES])
+{
+    for (int k = 0; k < NODES; k++) {
+        double c[NODES] = {1.0, 0.0, 0.0, 0.0}, den = 1.0;
+        int deg = 0;
+        for (int j = 0; j < NODES; j++) {
+            if (j == k)
+                continue;
+            /* c(z) *= (z - z_j) */
+            for (int d = ++deg; d > 0; d--)
+                c[d] = c[d - 1] - node_z[j] * c[d];
+            c[0] *= -node_z[j];
+            den *= node_z[k] - node_z[j];
+        }
+        for (int d = 0; d < NODES; d++)
+            basis[k][d] = c[d] / den;
+    }
+}
+
+static double poly(const double *c, double z)
+{
+    return c[0] + z * (c[1] + z * (c[2] + z * c[3]));
+}
+
+static void moments(double *m, double z, double w)
+{
+    m[0] += w;
+    m[1] += z * w;
+    m[2] += z * z * w;
+    m[3] += z * z * z * w;
+}
 
 /* The governor's step over kernel u (fast_u's e, k: governor_step). */
 static double fast_step(governor *gv, const fast_u *q, double g, double wait)
@@ -358,26 +397,9 @@ static double fast_step(governor *gv, const fast_u *q, double g, double wait)
     return x;
 }
 
-static void moments(double *m, double z, double w)
-{
-    m[0] += w;
-    m[1] += z * w;
-    m[2] += z * z * w;
-}
-
-/* The Lagrange basis of the nodes -s, 0, s summed over launches with
- * moments m: node k's weight W[k]. */
-static void node_weights(const double *m, double *W)
-{
-    double s2 = NODE_S * NODE_S;
-    W[0] = (m[2] - NODE_S * m[1]) / (2.0 * s2);
-    W[1] = m[0] - m[2] / s2;
-    W[2] = (m[2] + NODE_S * m[1]) / (2.0 * s2);
-}
-
-/* One walk over the launches from the clock c0 (second: the quadratic
- * times and the sums, else the first walk's times and bands); with steady,
- * a loop's pass without the host. */
+/* One walk over the launches from the clock c0 (second: the cubic times
+ * and the sums, else the first walk's times and bands); with steady, a
+ * loop's pass without the host. */
 static void fast_pass(const wl_core_evaluator *ev, held_walk *w, fast_u *fu, double h, int steady,
                       int second, double c0, timeline *tl)
 {
@@ -398,7 +420,7 @@ static void fast_pass(const wl_core_evaluator *ev, held_walk *w, fast_u *fu, dou
         } else if (second) {
             double z = (1.0 / x - q->w2.ym) / q->w2.yh, d_idle;
             double vr = held_vr(w, x, &d_idle, hint);
-            t = q->w2.t0 + z * (q->w2.t1 + z * q->w2.t2);
+            t = poly(q->w2.t, z);
             moments(q->w2.m, z, nr);
             moments(q->w2.mv, z, vr * nr);
             moments(q->w2.mi, z, d_idle * nr);
@@ -412,30 +434,33 @@ static void fast_pass(const wl_core_evaluator *ev, held_walk *w, fast_u *fu, dou
     }
 }
 
-/* Whether the quadratic holds a kernel's time and dynamic power over its
- * band to 1e-6 (checked at its ends, where a smooth curve strays most
- * from the nodes' quadratic): a band across a
- * kink (the L2 clock's floor, a unit's utilisation reaching 1) or too wide
- * for the overlap's curve does not, and its launches are walked one by one. */
-static int fast_fits(const wl_core_evaluator *ev, const wl_kprep *p, const fast_u *q)
+/* A kernel's time and dynamic energy at band position z (the exact model). */
+static void node_values(const wl_core_evaluator *ev, const wl_kprep *p, const fast_u *q, double z,
+                        double *x, double *t, double *pc, double *pm, double *p0)
 {
-    const double zs[2] = {-1.0, 1.0};
-    double pn[3];
-    for (int k = 0; k < 3; k++) {
-        double z = NODE_S * (k - 1), x = 1.0 / (q->w2.ym + q->w2.yh * z), pc, pm, p0;
-        double t = q->w2.t0 + z * (q->w2.t1 + z * q->w2.t2);
-        wl_core_i_kernel_power(ev, p, x * 1e-3, t, &pc, &pm, &p0);
-        pn[k] = (pc + pm + p0) * t;
-    }
+    *x = 1.0 / (q->w2.ym + q->w2.yh * z);
+    *t = wl_core_i_kernel_us(ev, p, *x * 1e-3);
+    wl_core_i_kernel_power(ev, p, *x * 1e-3, *t, pc, pm, p0);
+}
+
+/* Whether the cubic holds a kernel's time and dynamic energy over its
+ * band to 1e-6 (checked at its ends, where a smooth curve strays most
+ * from the nodes' cubic; e: the energy at the nodes): a band across a
+ * kink (the L2 clock's floor, a unit's utilisation reaching 1) does not,
+ * and its launches are walked one by one. */
+static int fast_fits(const wl_core_evaluator *ev, const wl_kprep *p, const fast_u *q,
+                     double basis[NODES][NODES], const double *e)
+{
+    double ec[NODES] = {0};
+    for (int k = 0; k < NODES; k++)
+        for (int d = 0; d < NODES; d++)
+            ec[d] += e[k] * basis[k][d];
     for (int i = 0; i < 2; i++) {
-        double z = zs[i], x = 1.0 / (q->w2.ym + q->w2.yh * z), pc, pm, p0;
-        double t = wl_core_i_kernel_us(ev, p, x * 1e-3);
-        double tq = q->w2.t0 + z * (q->w2.t1 + z * q->w2.t2);
-        wl_core_i_kernel_power(ev, p, x * 1e-3, t, &pc, &pm, &p0);
-        double e = (pc + pm + p0) * t, s2 = NODE_S * NODE_S;
-        double eq = pn[0] * z * (z - NODE_S) / (2 * s2) + pn[1] * (1 - z * z / s2) +
-                    pn[2] * z * (z + NODE_S) / (2 * s2);
-        if (!(fabs(tq - t) <= 1e-6 * t) || !(fabs(eq - e) <= 1e-6 * fabs(e) + 1e-300))
+        double z = i ? 1.0 : -1.0, x, t, pc, pm, p0;
+        node_values(ev, p, q, z, &x, &t, &pc, &pm, &p0);
+        double en = (pc + pm + p0) * t;
+        if (!(fabs(poly(q->w2.t, z) - t) <= 1e-6 * t) ||
+            !(fabs(poly(ec, z) - en) <= 1e-6 * fabs(en) + 1e-300))
             return 0;
     }
     return 1;
@@ -446,6 +471,8 @@ static void fast_walk(const wl_core_evaluator *ev, held_walk *w, double h, int s
                       timeline *tl)
 {
     fast_u fu[FAST_MAX];
+    double basis[NODES][NODES];
+    lagrange_basis(basis);
     double f = w->f_mhz, gmin = f, tau = w->gv.tau;
     for (size_t u = 0; u < ev->nu; u++)
         if (!ev->prep[u].is_gap && w->gbuf[u] < gmin)
@@ -475,20 +502,26 @@ static void fast_walk(const wl_core_evaluator *ev, held_walk *w, double h, int s
         memset(&q->w2, 0, sizeof q->w2);
         if (!(hi >= lo))
             continue; /* never launched */
-        /* the band, widened for the second walk's own waits (which place
-         * a launch of a kernel launched once a little off the first
-         * walk's clock) by a tenth and at least 0.2% */
+        /* every launch at one clock (a kernel launched once, a loop's
+         * steady state): walked one by one, exactly */
+        q->w2.exact = !(hi - lo > 1e-9 * f);
+        if (q->w2.exact)
+            continue;
+        /* the band, widened for the second walk's own waits by a tenth
+         * and at least 0.2% */
         double pad = 0.1 * (hi - lo) > 2e-3 * hi ? 0.1 * (hi - lo) : 2e-3 * hi;
         double ylo = 1.0 / (hi + pad), yhi = 1.0 / (lo - pad > 0.5 * lo ? lo - pad : 0.5 * lo);
         q->w2.ym = 0.5 * (yhi + ylo);
         q->w2.yh = 0.5 * (yhi - ylo);
-        double tm = wl_core_i_kernel_us(ev, p, 1e-3 / (q->w2.ym - NODE_S * q->w2.yh));
-        double t0 = wl_core_i_kernel_us(ev, p, 1e-3 / q->w2.ym);
-        double tp = wl_core_i_kernel_us(ev, p, 1e-3 / (q->w2.ym + NODE_S * q->w2.yh));
-        q->w2.t0 = t0;
-        q->w2.t1 = (tp - tm) / (2.0 * NODE_S);
-        q->w2.t2 = (tm - 2.0 * t0 + tp) / (2.0 * NODE_S * NODE_S);
-        q->w2.exact = !fast_fits(ev, p, q);
+        double e[NODES];
+        for (int k = 0; k < NODES; k++) {
+            double x, t, pc, pm, p0;
+            node_values(ev, p, q, node_z[k], &x, &t, &pc, &pm, &p0);
+            e[k] = (pc + pm + p0) * t;
+            for (int d = 0; d < NODES; d++)
+                q->w2.t[d] += t * basis[k][d];
+        }
+        q->w2.exact = !fast_fits(ev, p, q, basis, e);
     }
     *tl = tl0;
     fast_pass(ev, w, fu, h, steady, 1, c0, tl);
@@ -497,16 +530,19 @@ static void fast_walk(const wl_core_evaluator *ev, held_walk *w, double h, int s
         const fast_u *q = &fu[u];
         if (p->is_gap || !(q->w2.m[0] > 0) || q->w2.exact)
             continue;
-        double W[3], Wv[3], Wi[3];
-        node_weights(q->w2.m, W);
-        node_weights(q->w2.mv, Wv);
-        node_weights(q->w2.mi, Wi);
-        for (int k = 0; k < 3; k++) {
-            double z = NODE_S * (k - 1), x = 1.0 / (q->w2.ym + q->w2.yh * z);
-            double t = q->w2.t0 + z * (q->w2.t1 + z * q->w2.t2), pc, pm, p0;
-            double n = W[k], nv = Wv[k], dj = t * 1e-6 * Wi[k];
+        for (int k = 0; k < NODES; k++) {
+            /* node k's share: its basis summed over the launches' z */
+            double n = 0, nv = 0, ni = 0, x, t, pc, pm, p0;
+            for (int d = 0; d < NODES; d++) {
+                n += basis[k][d] * q->w2.m[d];
+                nv += basis[k][d] * q->w2.mv[d];
+                ni += basis[k][d] * q->w2.mi[d];
+            }
+            x = 1.0 / (q->w2.ym + q->w2.yh * node_z[k]);
+            t = poly(q->w2.t, node_z[k]);
             wl_core_i_kernel_power(ev, p, x * 1e-3, t, &pc, &pm, &p0);
             wl_core_i_add_parts(p, t, x, n, nv, pc, pm, p0, w->s, w->r);
+            double dj = t * 1e-6 * ni;
             w->s->idle_dj += dj;
             w->s->ph_idle_dj[p->phase] += dj;
         }

@@ -918,13 +918,14 @@ void wl_core_evaluator_free(wl_core_evaluator *ev);
 void wl_core_evaluator_set_gpu(wl_core_evaluator *ev, const wl_core_gpu *gpu);
 int wl_core_evaluator_run(const wl_core_evaluator *ev, const wl_core_op *op,
                           wl_core_result *res);
+/* exact 1: the governor walked launch by launch, smooth to rounding for
+ * fits; 0 (default): by each kernel's band of clocks, within 1e-6, fast. */
+void wl_core_evaluator_set_exact(wl_core_evaluator *ev, int exact);
 /* For scans over clocks: once a clock throttles, every higher clock (up to
  * the GPU's maximum) settles at the same cap clock, which the cache keeps,
  * so a scan solves for it once. Results equal wl_core_evaluator_run's. A
  * cache serves one voltage setting at a time and starts zeroed; targets
- * (wl_core_targets_create, NULL: none) keeps the clocks at which the
- * governor holds each kernel across the scan too (they do not depend on
- * the request). */
+ * (NULL: none) keeps the clocks the governor holds kernels at, too. */
 typedef struct wl_core_targets wl_core_targets;
 wl_core_targets *wl_core_targets_create(void);
 void wl_core_targets_free(wl_core_targets *t);
@@ -955,7 +956,6 @@ double wl_core_evaluator_kernel_us(const wl_core_evaluator *ev, size_t unique_in
 int wl_core_predict(const wl_core_gpu *gpu, const wl_core_workload *wl,
                     const wl_core_op *op, wl_core_result *res);
 /* ---- first-principles energy ---------------------------------------------- */
-
 /* Energy of one multiply and one accumulate-add at a precision, in pJ,
  * from the 7 nm table (core/tech.c, Jouppi et al. ISCA 2021) scaled to
  * process_nm. WL_EINVAL for an unknown node or precision. */
