@@ -57,7 +57,7 @@ LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/presets_embedded.o $(BUILD)/commi
 COMMIT := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD -- 2>/dev/null && echo $$c || echo $$c+modified; } || echo unknown)
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: FORCE all deps run check test asan mutate bench calibrate readme-check clean presets-vf docs-figures fuzz fuzz-build mpi install invariants \
+.PHONY: FORCE all deps run check test asan mutate bench bench-guard bench-baseline calibrate readme-check clean presets-vf docs-figures fuzz fuzz-build mpi install invariants \
         python pic-lib
 
 all: $(BIN)/wattlas
@@ -190,8 +190,19 @@ HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && command -v mpirun >/d
 test: $(BIN)/wattlas $(if $(HAVE_MPI),$(BIN)/wattlas-mpi) $(TESTS:%=$(BUILD)/tests/%)
 	@sh tests/run.sh $(BUILD)/tests $(TESTS)
 
+# make check ends with the speed guard (bench/bench_guard.c): each
+# benchmark's time over a reference loop's, against bench/baselines.ini
 check: deps
 	@$(MAKE) --no-print-directory test
+	@$(MAKE) --no-print-directory bench-guard
+
+bench-guard: all $(BUILD)/bench_guard
+	@$(BUILD)/bench_guard bench/baselines.ini
+
+# after a change that makes a benchmark faster for good (or a slower one
+# that is worth it, said in the commit): the guard's ratios measured anew
+bench-baseline: all $(BUILD)/bench_guard
+	$(BUILD)/bench_guard --write bench/baselines.ini
 
 # (not the Python package: an instrumented extension cannot load into the
 # uninstrumented interpreter; make check tests it)
@@ -215,6 +226,9 @@ $(BUILD)/bench_cluster: bench/bench_cluster.c $(BUILD)/libwattlas.a
 	$(CC) $(CFLAGS_ALL) -O3 $< $(BUILD)/libwattlas.a -o $@ $(LDLIBS_ALL)
 
 $(BUILD)/bench_sweep: bench/bench_sweep.c $(BUILD)/libwattlas.a
+	$(CC) $(CFLAGS_ALL) -O3 $< $(BUILD)/libwattlas.a -o $@ $(LDLIBS_ALL)
+
+$(BUILD)/bench_guard: bench/bench_guard.c $(BUILD)/libwattlas.a
 	$(CC) $(CFLAGS_ALL) -O3 $< $(BUILD)/libwattlas.a -o $@ $(LDLIBS_ALL)
 
 $(BUILD)/bench_core: bench/bench_core.c $(BUILD)/libwattlas.a

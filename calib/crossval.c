@@ -24,6 +24,10 @@ int wl_calib_crossval(const wl_calib_problem *cp, const int *fold, int nfolds,
     double st = 0, sp = 0, se = 0, sr = 0;
     int rc = WL_OK;
     for (int f = 0; f < nfolds && rc == WL_OK; f++) {
+        if (wl_stop_requested()) {
+            rc = WL_ESTOPPED;
+            break;
+        }
         size_t ntest = 0;
         for (size_t i = 0; i < n; i++) {
             test[i] = (unsigned char)(fold[i] == f);
@@ -70,7 +74,7 @@ int wl_calib_crossval(const wl_calib_problem *cp, const int *fold, int nfolds,
         pooled->mean_regret = sr / (double)pooled->n_regret;
     free(train);
     free(test);
-    return pooled->n ? rc : WL_EINVAL;
+    return rc == WL_ESTOPPED || pooled->n ? rc : WL_EINVAL;
 }
 
 int wl_calib_folds_by_model(const wl_calib_problem *p, int *fold, char names[][64], int max)

@@ -70,6 +70,9 @@ typedef struct {
 static int resid(const gsl_vector *x, void *user, gsl_vector *f)
 {
     fit_ctx *c = user;
+    /* a stop asked for ends the fit at the next evaluation (wl_stop_watch) */
+    if (wl_stop_requested())
+        return GSL_EBADFUNC;
     wl_core_gpu g = c->gpu; /* the coefficients not fitted stay at the start's */
     for (size_t j = 0; j < c->nfree; j++)
         *wl_calib_coef_at(&g.coef, c->idx[j]) = wl_calib_from_x(&wl_calib_params[c->idx[j]], gsl_vector_get(x, j));
@@ -522,5 +525,5 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
     free(rows);
     wl_calib_problem_set_gpu(p, &start);
     /* GSL_EMAXITER still leaves the best point found */
-    return rc == GSL_SUCCESS ? WL_OK : WL_ENOCONV;
+    return wl_stop_requested() ? WL_ESTOPPED : rc == GSL_SUCCESS ? WL_OK : WL_ENOCONV;
 }

@@ -278,6 +278,9 @@ static void eval_list(search_job *j, const size_t *idx, size_t k, double *bounds
     for (long long q = 0; q < (long long)k; q++) {
         size_t i = idx[q];
         wl_error e = {0};
+        /* a stop asked for (wl_stop_watch): the rest are skipped */
+        if (wl_stop_requested())
+            continue;
         const wl_cluster_config *cfgs = j->cfgs;
         const wl_cluster_config *u = i > 0 && cfgs[i - 1].partition == WL_CLUSTER_PART_UNIFORM &&
                                              other_partition_of(&cfgs[i], &cfgs[i - 1])
@@ -440,6 +443,10 @@ int wl_cluster_search_eval(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     }
     if (!rc)
         rc = j.rc;
+    if (!rc && wl_stop_requested()) {
+        wl_error_set(&j.first, "cluster", 0, "", "stopped");
+        rc = WL_ESTOPPED;
+    }
     if (rc)
         goto done;
     if (progress)

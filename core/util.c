@@ -20,8 +20,22 @@ const char *wl_core_strerror(int status)
     case WL_ENOTFOUND: return "not found";
     case WL_EUNSUPPORTED: return "unsupported";
     case WL_ENOCONV: return "did not converge";
+    case WL_ESTOPPED: return "stopped";
     default: return "unknown error";
     }
+}
+
+/* The flag a caller's handler sets (an int written by a signal handler:
+ * sig_atomic_t is int on every platform we build for). One per process:
+ * signals are. */
+static volatile int *stop_flag;
+
+void wl_stop_watch(volatile int *flag) { stop_flag = flag; }
+
+int wl_stop_requested(void)
+{
+    volatile int *f = stop_flag;
+    return f && *f;
 }
 
 void wl_error_set(wl_error *err, const char *source, int line, const char *field,

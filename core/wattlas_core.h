@@ -1,5 +1,4 @@
 /* wattlas evaluation core: GPU + workload + operating point -> time, power, energy.
- *
  * Plain data (GPU description, kernels, results) is visible; the workload and
  * the evaluator own memory and are opaque handles with create/free (free
  * accepts NULL). Functions return WL_OK or an error code and write results
@@ -12,9 +11,14 @@
 
 /* EINVAL: bad argument or input; EIO: a file could not be read or written;
  * EPARSE: malformed input (see the error struct); EUNSUPPORTED: the GPU lacks
- * what the kernel needs; ENOCONV: an iteration did not converge */
+ * what the kernel needs; ENOCONV: an iteration did not converge; ESTOPPED:
+ * a stop was asked for (wl_stop_watch) */
 enum { WL_OK = 0, WL_EINVAL = 1, WL_ENOMEM = 2, WL_EIO = 3, WL_EPARSE = 4, WL_ENOTFOUND = 5,
-       WL_EUNSUPPORTED = 6, WL_ENOCONV = 7 };
+       WL_EUNSUPPORTED = 6, WL_ENOCONV = 7, WL_ESTOPPED = 8 };
+/* Long calls poll *flag (set by the caller's signal handler; NULL: none)
+ * every few milliseconds and return WL_ESTOPPED once it is set. */
+void wl_stop_watch(volatile int *flag);
+int wl_stop_requested(void);
 
 const char *wl_core_strerror(int status);
 /* "; did you mean X, Y?" for a word none of the n candidates is (cand_of
@@ -107,10 +111,8 @@ void wl_core_say(void (*say)(void *user, const char *line), void *user, const ch
     __attribute__((format(printf, 3, 4)));
 
 /* ---- precisions ---------------------------------------------------------- */
-
 typedef enum { WL_DT_FP32 = 0, WL_DT_TF32, WL_DT_FP16, WL_DT_BF16, WL_DT_FP8, WL_DT_INT8,
                WL_DT_COUNT } wl_dtype;
-
 const char *wl_dtype_name(wl_dtype dt);
 int wl_dtype_parse(const char *s, wl_dtype *out); /* WL_OK or WL_EINVAL */
 double wl_dtype_bytes(wl_dtype dt);               /* storage bytes per element */
@@ -268,8 +270,8 @@ typedef struct {
  * The machine that issues the kernels: CPU, driver and framework. Eager
  * PyTorch spends a fixed host time on every kernel (Python, the ATen
  * dispatcher, the CUDA launch call); a workload whose kernels are shorter
- * than that runs at the host's pace whatever the GPU, so a faster CPU or a
- * newer framework speeds up small workloads and leaves large ones alone. */
+ * than that runs at the host's pace whatever the GPU: a faster CPU or a
+ * newer framework speeds up small workloads, not large ones. */
 typedef struct {
     char id[64];
     char name[128];
@@ -436,13 +438,12 @@ const char *wl_phase_name(wl_phase p); /* forward, backward, optimizer, decode *
  *              k = head dim, causal, groups (query heads per key/value
  *              head, 0 = 1: grouped-query attention reads k and v once
  *              per group)
- *  SOFTMAX, LAYERNORM, RMSNORM, REDUCE: batch = rows, n = row length;
- *              a softmax with causal = 1 is ATen's over a causally masked
- *              row, causal = 2 Megatron's fused scaled_upper_triang_masked
- *              softmax (core/latency.c);
- *              a norm with residual = 1 has the residual add fused in
- *              (vLLM's fused_add_rms_norm: reads x and the residual,
- *              writes the sum and the normalised rows)
+ *  SOFTMAX, LAYERNORM, RMSNORM, REDUCE: batch = rows, n = row length; a
+ *              softmax with causal = 1 is ATen's over a causally masked row,
+ *              causal = 2 Megatron's fused scaled_upper_triang_masked
+ *              softmax (core/latency.c); a norm with residual = 1 has the
+ *              residual add fused in (vLLM's fused_add_rms_norm: reads x and
+ *              the residual, writes the sum and the normalised rows)
  *  ELEMENTWISE: n = elements, op
  *  GAP:        gap_us; with engine = 1 also the host's serving-engine step
  *              (coef.host_serve_step_us + host_serve_seq_us x batch, batch =
@@ -587,11 +588,10 @@ int wl_core_trace_parse(const char *text, size_t len, const char *source,
  * kernel mapped through its aten op and anchored to its measured time at
  * the clock, limit and board it ran at (rec, else the trace's "wattlas"
  * metadata, else as wl_core_recorded says), unmapped kernels, memsets and
- * memcpys kept at their measured times, the host's gaps and syncs from
- * its timeline. The workload's note counts what was kept unmapped. */
+ * memcpys kept at their measured times, the host's gaps and syncs from its
+ * timeline. The workload's note counts what was kept unmapped. */
 int wl_core_profile_parse(const char *text, size_t len, const char *source,
                           const wl_core_recorded *rec, wl_core_workload **out, wl_error *err);
-
 /* The same launches in fp32, as eager PyTorch runs a half-precision model
  * in fp32: casts dropped, matmuls on CUDA cores, convolutions (conv_taps > 0)
  * on TF32 tensor cores. Only to == WL_DT_FP32 (WL_EUNSUPPORTED otherwise, or

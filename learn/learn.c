@@ -585,6 +585,10 @@ static int choose_correction(const wl_learn_data *d, const unsigned char *mask, 
     io.no_shrink = 1;
     io.refit = 0;
     for (int fo = 0; !rc && fo < nf; fo++) {
+        if (wl_stop_requested()) {
+            rc = WL_ESTOPPED;
+            break;
+        }
         for (size_t i = 0; i < d->n; i++)
             inner[i] = (!mask || mask[i]) && fold[i] >= 0 && fold[i] != fo;
         wl_learn_model *m = NULL;
@@ -799,7 +803,12 @@ static int fold_predictions(const wl_learn_data *d, const unsigned char *train, 
                 used++;
             }
         wl_calib_fit_info info;
-        if (!used || wl_calib_fit(p, mask, NULL, &fitted, &info) != WL_OK)
+        int frc = used ? wl_calib_fit(p, mask, NULL, &fitted, &info) : WL_EINVAL;
+        if (frc == WL_ESTOPPED) {
+            free(mask);
+            return frc;
+        }
+        if (frc != WL_OK)
             continue;
         wl_calib_problem_set_gpu(p, &fitted);
         for (size_t j = 0; j < d->n; j++) {
@@ -874,6 +883,11 @@ int wl_learn_crossval(const wl_learn_data *d, const wl_learn_options *o, wl_lear
     double sa[3] = {0}, sl[3] = {0};
     size_t held = 0;
     for (int fo = 0; !rc && fo < nf; fo++) {
+        if (wl_stop_requested()) {
+            wl_error_set(err, "", 0, "", "stopped");
+            rc = WL_ESTOPPED;
+            break;
+        }
         for (size_t i = 0; i < d->n; i++)
             mask[i] = fold[i] != fo;
         /* the fold's view of the data: refitted predictions, or d's own */

@@ -25,12 +25,18 @@ int wl_pareto_gpu_optimum(const wl_core_gpu *g, const wl_core_workload *wl,
     wl_core_result *all = malloc(n * sizeof *all);
     rc = tpe && all ? WL_OK : WL_ENOMEM;
     wl_core_op op = {.sm_clock_mhz = out->clock_mhz};
-    wl_core_throttle_cache cache = {0};
+    /* the held kernels' clocks kept across the clocks (freed below) */
+    wl_core_throttle_cache cache = {.targets = wl_core_targets_create()};
     if (!rc)
         rc = wl_core_evaluator_run(ev, &op, &out->at);
     if (!rc && learned)
         out->learned_outside += wl_learn_use_apply(learned, g, op.sm_clock_mhz, &out->at) < 1;
     for (size_t i = 0; !rc && i < n; i++) {
+        if (wl_stop_requested()) { /* wl_stop_watch */
+            wl_error_set(err, g->id, 0, "", "stopped");
+            rc = WL_ESTOPPED;
+            break;
+        }
         op.sm_clock_mhz = wl_core_gpu_clock(g, i);
         rc = wl_core_evaluator_run_cached(ev, &op, &cache, &all[i]);
         if (!rc && learned)
@@ -56,10 +62,11 @@ int wl_pareto_gpu_optimum(const wl_core_gpu *g, const wl_core_workload *wl,
     }
     if (rc == WL_ENOMEM)
         wl_error_set(err, g->id, 0, "", "out of memory");
-    else if (rc)
+    else if (rc && rc != WL_ESTOPPED)
         wl_error_set(err, g->id, 0, "gpu", "evaluation failed: %s", wl_core_strerror(rc));
     free(tpe);
     free(all);
+    wl_core_targets_free(cache.targets);
     wl_core_evaluator_free(ev);
     return rc;
 }

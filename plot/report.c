@@ -326,6 +326,10 @@ static int run_sweep(report *r, const wl_sweep_spec *spec, wl_sweep_stats *st, w
         wl_sweep_options so = {.format = WL_FMT_CSV, .threads = r->o->threads,
                                .progress = r->o->progress, .progress_user = r->o->user};
         rc = wl_sweep_run(spec, &so, wl_results_out_stream(o), NULL, st, err);
+        if (!rc && st->interrupted) {
+            wl_error_set(err, "sweep", 0, "", "stopped");
+            rc = WL_ESTOPPED;
+        }
         if (rc)
             wl_results_out_abort(o);
         else

@@ -61,6 +61,10 @@ void report_remove_tmp(report *r)
 int report_commit_tmp(report *r, const char *dir, wl_error *err)
 {
     struct stat st;
+    if (wl_stop_requested()) { /* wl_stop_watch: the study is not moved in */
+        wl_error_set(err, dir, 0, "", "stopped");
+        return WL_ESTOPPED;
+    }
     if (stat(dir, &st) != 0) {
         if (rename(r->tmp, dir) == 0) {
             free(r->tmp);
@@ -200,6 +204,12 @@ int report_figure_sized(report *r, const char *kind, const wl_results_table *t, 
                         const char *caption, const wl_plot_kind_options *k, int log,
                         double height_in, wl_error *err)
 {
+    /* a stop asked for (wl_stop_watch) ends the study between figures; its
+     * folder is removed (report_free) */
+    if (wl_stop_requested()) {
+        wl_error_set(err, base, 0, "", "stopped");
+        return WL_ESTOPPED;
+    }
     char *csv = wl_core_strprintf("%s.csv", base);
     int rc = csv ? report_write_table(r, t, csv, err) : WL_ENOMEM;
     free(csv);

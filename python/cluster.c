@@ -441,10 +441,14 @@ PyObject *wl_py_cluster(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
+    wl_py_stop stop;
+    wl_py_stop_begin(&stop);
     Py_BEGIN_ALLOW_THREADS
     rc = wl_cluster_search_eval(&sys, &gpu, &m, cfgs, n, f, threads, front_only, rows, NULL, NULL,
                                 &err);
     Py_END_ALLOW_THREADS
+    if (wl_py_stop_end(&stop))
+        goto done;
     if (rc) {
         wl_py_raise(rc, &err);
         goto done;

@@ -2,6 +2,7 @@
  * how a library failure is raised as it, with its source, line and field. */
 #include "wattlas_py.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -71,4 +72,76 @@ PyObject *wl_py_set_error(PyObject *self, PyObject *cls)
     Py_INCREF(cls);
     Py_XSETREF(wl_py_error, cls);
     Py_RETURN_NONE;
+}
+
+/* ---- stopping a long call ------------------------------------------------------
+ * Python runs its SIGINT handler only between bytecodes, that is after a C
+ * call returns (minutes late in a calibration). While the library runs
+ * without the GIL, handlers of our own set the flag it polls
+ * (wl_stop_watch), so the call returns within its polling interval, its
+ * outputs left as they were; then Python's own SIGINT handler runs (by
+ * default it raises KeyboardInterrupt), and a SIGTERM is raised again under
+ * its own disposition (by default the process ends, its temporary files
+ * already gone). Only on the main thread, where Python delivers signals,
+ * and not for a signal that is ignored. */
+static volatile int py_stop_flag, py_stop_sig;
+
+static void py_on_stop(int sig)
+{
+    py_stop_sig = sig;
+    py_stop_flag = 1;
+}
+
+static int py_catch(int sig, struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = py_on_stop;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, NULL, old) || old->sa_handler == SIG_IGN)
+        return 0;
+    /* SIGINT without Python's handler (SIG_DFL) ends the process as before */
+    if (sig == SIGINT && old->sa_handler == SIG_DFL)
+        return 0;
+    return sigaction(sig, &sa, NULL) == 0;
+}
+
+void wl_py_stop_begin(wl_py_stop *st)
+{
+    st->on_int = st->on_term = 0;
+    py_stop_flag = py_stop_sig = 0;
+    if (!_PyOS_IsMainThread())
+        return;
+    st->on_int = py_catch(SIGINT, &st->old_int);
+    st->on_term = py_catch(SIGTERM, &st->old_term);
+    if (st->on_int || st->on_term)
+        wl_stop_watch(&py_stop_flag);
+}
+
+volatile int *wl_py_stop_flag(const wl_py_stop *st)
+{
+    return st->on_int || st->on_term ? &py_stop_flag : NULL;
+}
+
+int wl_py_stop_end(wl_py_stop *st)
+{
+    if (st->on_int || st->on_term)
+        wl_stop_watch(NULL);
+    if (st->on_int)
+        sigaction(SIGINT, &st->old_int, NULL);
+    if (st->on_term)
+        sigaction(SIGTERM, &st->old_term, NULL);
+    int sig = py_stop_sig;
+    py_stop_flag = py_stop_sig = 0;
+    if (!sig)
+        return 0;
+    /* the stop supersedes what the cut-short call may have raised */
+    PyErr_Clear();
+    if (sig == SIGTERM)
+        raise(SIGTERM); /* its own disposition: the default ends the process */
+    else
+        PyErr_SetInterrupt(); /* Python's SIGINT handler, run below */
+    if (PyErr_CheckSignals() == 0 && !PyErr_Occurred())
+        PyErr_SetNone(PyExc_KeyboardInterrupt);
+    return 1;
 }

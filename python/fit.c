@@ -85,14 +85,17 @@ PyObject *wl_py_calibrate(PyObject *self, PyObject *args)
     }
     wl_error err = {0};
     int rc;
+    wl_py_stop stop;
+    wl_py_stop_begin(&stop);
     Py_BEGIN_ALLOW_THREADS
     rc = wl_calib_run(&o, r, &err);
     Py_END_ALLOW_THREADS
+    int stopped = wl_py_stop_end(&stop);
     PyObject *log = said(f, &buf, &len), *res = NULL, *coefs = NULL, *summary = NULL;
-    if (rc) {
+    if (rc || stopped) {
         Py_XDECREF(log);
         free(r);
-        return wl_py_raise(rc, &err);
+        return stopped ? NULL : wl_py_raise(rc, &err);
     }
     if (!log || !(coefs = PyList_New(0)))
         goto done;
@@ -188,13 +191,16 @@ PyObject *wl_py_learn(PyObject *self, PyObject *args)
     o.user = f;
     wl_learn_run_result r;
     int rc;
+    wl_py_stop stop;
+    wl_py_stop_begin(&stop);
     Py_BEGIN_ALLOW_THREADS
     rc = wl_learn_run(&o, &r, &err);
     Py_END_ALLOW_THREADS
+    int stopped = wl_py_stop_end(&stop);
     PyObject *log = said(f, &buf, &len);
-    if (rc) {
+    if (rc || stopped) {
         Py_XDECREF(log);
-        return wl_py_raise(rc, &err);
+        return stopped ? NULL : wl_py_raise(rc, &err);
     }
     if (!log)
         return NULL;
@@ -316,6 +322,8 @@ PyObject *wl_py_plot(PyObject *self, PyObject *args)
     }
     wl_results_table *t = NULL;
     int rc = WL_OK;
+    wl_py_stop stop;
+    wl_py_stop_begin(&stop);
     Py_BEGIN_ALLOW_THREADS
     if (!path && !kind->file_fn)
         rc = wl_results_table_load_mem(text, (size_t)tlen, source, &t, &err);
@@ -323,6 +331,8 @@ PyObject *wl_py_plot(PyObject *self, PyObject *args)
         rc = wl_plot_draw(kind, t, path, &k, &o, out, &err);
     Py_END_ALLOW_THREADS
     wl_results_table_free(t);
+    if (wl_py_stop_end(&stop))
+        return NULL;
     if (rc)
         return wl_py_raise(rc, &err);
     Py_RETURN_NONE;
@@ -344,9 +354,13 @@ PyObject *wl_py_report(PyObject *self, PyObject *args)
     int rc;
     if (spec_path && PyObject_Length(items) == 0 && wl_plot_study_is_serve(spec_path)) {
         /* a serving study: its [serve] section is the whole study */
+        wl_py_stop stop;
+        wl_py_stop_begin(&stop);
         Py_BEGIN_ALLOW_THREADS
         rc = wl_plot_serve_report(spec_path, dir, &ro, &st, &err);
         Py_END_ALLOW_THREADS
+        if (wl_py_stop_end(&stop))
+            return NULL;
         if (rc)
             return wl_py_raise(rc, &err);
         return Py_BuildValue("{s:K,s:n,s:K}", "points", st.points, "figures",
@@ -356,10 +370,14 @@ PyObject *wl_py_report(PyObject *self, PyObject *args)
     wl_sweep_spec *s = wl_py_build_spec(items, spec_path, 0);
     if (!s)
         return NULL;
+    wl_py_stop stop;
+    wl_py_stop_begin(&stop);
     Py_BEGIN_ALLOW_THREADS
     rc = wl_plot_report(s, dir, &ro, &st, &err);
     Py_END_ALLOW_THREADS
     wl_sweep_spec_free(s);
+    if (wl_py_stop_end(&stop))
+        return NULL;
     if (rc)
         return wl_py_raise(rc, &err);
     return Py_BuildValue("{s:K,s:n,s:K}", "points", st.points, "figures",

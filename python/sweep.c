@@ -52,48 +52,6 @@ fail_py:
     return NULL;
 }
 
-/* Ctrl-C during a long sweep. Python runs its SIGINT handler only between
- * bytecodes, that is after the C call returns (6-14 s late in a large
- * sweep). While the library runs, a C handler of our own sets the stop
- * flag it polls between chunks, as the command line's handler does; the
- * call returns early and Python's own SIGINT handler runs (by default
- * it raises KeyboardInterrupt). Only on the main thread, where Python
- * delivers signals, and not where SIGINT is ignored. */
-static volatile sig_atomic_t py_stop_flag;
-
-static void py_on_sigint(int sig)
-{
-    (void)sig;
-    py_stop_flag = 1;
-}
-
-typedef struct {
-    struct sigaction old;
-    int active;
-} py_stop;
-
-static void py_stop_begin(py_stop *st)
-{
-    st->active = 0;
-    py_stop_flag = 0;
-    PyOS_sighandler_t cur = PyOS_getsig(SIGINT);
-    if (cur == SIG_IGN || cur == SIG_DFL || !_PyOS_IsMainThread())
-        return;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = py_on_sigint;
-    sigemptyset(&sa.sa_mask);
-    st->active = sigaction(SIGINT, &sa, &st->old) == 0;
-}
-
-/* Restores the handler; 1 when Ctrl-C stopped the call. */
-static int py_stop_end(py_stop *st)
-{
-    if (st->active)
-        sigaction(SIGINT, &st->old, NULL);
-    return st->active && py_stop_flag;
-}
-
 /* Runs a finished spec into a memory buffer in format (NULL with an
  * exception set); *len its length, *st the run's statistics. */
 static char *run_spec(const wl_sweep_spec *s, wl_results_format format, int threads,
@@ -110,12 +68,12 @@ static char *run_spec(const wl_sweep_spec *s, wl_results_format format, int thre
                            .shard_index = shard ? shard[0] : 0,
                            .shard_count = shard ? shard[1] : 0};
     int rc;
-    py_stop stop;
-    py_stop_begin(&stop);
+    wl_py_stop stop;
+    wl_py_stop_begin(&stop);
     Py_BEGIN_ALLOW_THREADS
-    rc = wl_sweep_run(s, &so, f, stop.active ? &py_stop_flag : NULL, st, &err);
+    rc = wl_sweep_run(s, &so, f, wl_py_stop_flag(&stop), st, &err);
     Py_END_ALLOW_THREADS
-    int interrupted = py_stop_end(&stop);
+    int interrupted = wl_py_stop_end(&stop);
     if (fclose(f) && !rc) {
         wl_error_set(&err, "wattlas", 0, "", "could not collect the rows");
         rc = WL_EIO;
@@ -124,13 +82,6 @@ static char *run_spec(const wl_sweep_spec *s, wl_results_format format, int thre
         free(text);
         if (!interrupted)
             wl_py_raise(rc, &err);
-        else {
-            /* the signal as Python would have seen it: its handler runs
-             * now (the default raises KeyboardInterrupt) */
-            PyErr_SetInterrupt();
-            if (PyErr_CheckSignals() == 0)
-                PyErr_SetNone(PyExc_KeyboardInterrupt);
-        }
         return NULL;
     }
     return text;
@@ -304,6 +255,8 @@ PyObject *wl_py_compare(PyObject *self, PyObject *args)
     size_t nc = wl_pareto_compare_cols(wl_sweep_spec_level(s) > 0,
                                        wl_sweep_spec_has_mode(s, WL_MODE_DECODE), cols);
     PyObject *out = NULL, *res = NULL;
+    wl_py_stop stop; /* the GIL stays held: notes go to a Python list */
+    wl_py_stop_begin(&stop);
     if (x.notes && fmt) {
         /* the command line's text */
         wl_py_collect c;
@@ -316,7 +269,9 @@ PyObject *wl_py_compare(PyObject *self, PyObject *args)
     } else if (x.notes) {
         out = wl_py_rows_as_columns(cols, nc, fill_compare, &x);
     }
-    if (out && x.rc)
+    if (wl_py_stop_end(&stop))
+        Py_CLEAR(out); /* KeyboardInterrupt is set */
+    else if (out && x.rc)
         wl_py_raise(x.rc, &x.err);
     else if (out && !x.runnable)
         PyErr_SetString(wl_py_error_class(), "no GPU can run this case");

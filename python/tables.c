@@ -141,6 +141,8 @@ PyObject *wl_py_merge(PyObject *self, PyObject *args)
     int rc;
     if (out) {
         wl_results_out *o = NULL;
+        wl_py_stop stop;
+        wl_py_stop_begin(&stop);
         Py_BEGIN_ALLOW_THREADS
         rc = wl_results_out_open(out, &o, &err);
         if (!rc && (rc = wl_sweep_merge(v, (int)n, wl_results_out_stream(o), &err)))
@@ -148,7 +150,9 @@ PyObject *wl_py_merge(PyObject *self, PyObject *args)
         else if (!rc)
             rc = wl_results_out_commit(o, &err);
         Py_END_ALLOW_THREADS
-        if (rc)
+        if (wl_py_stop_end(&stop))
+            ; /* KeyboardInterrupt set; the output left as it was */
+        else if (rc)
             wl_py_raise(rc, &err);
         else
             res = Py_NewRef(Py_None);
@@ -160,14 +164,19 @@ PyObject *wl_py_merge(PyObject *self, PyObject *args)
             PyErr_NoMemory();
             goto done;
         }
+        wl_py_stop stop;
+        wl_py_stop_begin(&stop);
         Py_BEGIN_ALLOW_THREADS
         rc = wl_sweep_merge(v, (int)n, f, &err);
         Py_END_ALLOW_THREADS
+        int stopped = wl_py_stop_end(&stop);
         if (fclose(f) && !rc) {
             wl_error_set(&err, "merge", 0, "", "could not collect the rows");
             rc = WL_EIO;
         }
-        if (rc)
+        if (stopped)
+            ; /* KeyboardInterrupt set */
+        else if (rc)
             wl_py_raise(rc, &err);
         else
             res = PyUnicode_DecodeUTF8(text ? text : "", (Py_ssize_t)len, "strict");
@@ -387,12 +396,16 @@ PyObject *wl_py_validate(PyObject *self, PyObject *args)
         return wl_py_raise(WL_EPARSE, &err);
     wl_calib_validation *v = NULL;
     int rc;
+    /* Ctrl-C stops the rows and the refits (wl_py_stop) */
+    wl_py_stop stop;
+    wl_py_stop_begin(&stop);
     Py_BEGIN_ALLOW_THREADS
     rc = wl_calib_validation_create(path, &vo, &v, &err);
     Py_END_ALLOW_THREADS
-    if (rc) {
+    if (rc || wl_stop_requested()) {
         wl_learn_model_free(lm);
-        return wl_py_raise(rc, &err);
+        wl_calib_validation_free(v);
+        return wl_py_stop_end(&stop) ? NULL : wl_py_raise(rc, &err);
     }
     size_t nc;
     const wl_results_col *cols = wl_calib_validation_cols(v, &nc);
@@ -408,7 +421,7 @@ PyObject *wl_py_validate(PyObject *self, PyObject *args)
     const wl_calib_set *set = wl_calib_validation_set(v);
     int wrc = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (size_t i = 0; !wrc && i < wl_calib_count(set); i++) {
+    for (size_t i = 0; !wrc && i < wl_calib_count(set) && !wl_stop_requested(); i++) {
         const char *why = NULL;
         if (lm)
             wl_learn_validation_row(lm, v, i, cells, &why, &lt);
@@ -417,7 +430,7 @@ PyObject *wl_py_validate(PyObject *self, PyObject *args)
         wrc = wl_results_writer_row(c.w, cells);
     }
     Py_END_ALLOW_THREADS
-    if (!(text = wl_py_collect_close(&c, !wrc)))
+    if (!(text = wl_py_collect_close(&c, !wrc && !wl_stop_requested())))
         goto done;
     wl_calib_validation_summary sm;
     wl_calib_validation_counts(v, &sm);
@@ -426,7 +439,7 @@ PyObject *wl_py_validate(PyObject *self, PyObject *args)
         wl_py_raise(WL_EINVAL, &err);
         goto done;
     }
-    if (!(gpus = validation_gpus(v, lomo)))
+    if (!(gpus = validation_gpus(v, lomo)) || wl_stop_requested())
         goto done;
     double ns = lt.scored ? (double)lt.scored : NAN;
     res = Py_BuildValue("(O{s:n,s:n,s:n,s:n,s:d,s:d,s:d,s:O,s:d,s:d,s:d,s:d,s:d,s:d,s:n})",
@@ -447,6 +460,8 @@ done:
     free(cells);
     wl_calib_validation_free(v);
     wl_learn_model_free(lm);
+    if (wl_py_stop_end(&stop))
+        Py_CLEAR(res); /* KeyboardInterrupt is set */
     return res;
 }
 

@@ -239,6 +239,13 @@ static int out_commit(wl_results_out *o, const char *suffix, wl_error *err);
 
 int wl_results_out_commit(wl_results_out *o, wl_error *err)
 {
+    /* a call stopped (wl_stop_watch) leaves the final name as it was,
+     * whatever it had written: its caller raises the stop, not a result */
+    if (o->mode != OUT_STDOUT && wl_stop_requested()) {
+        wl_error_set(err, o->path, 0, "", "stopped");
+        wl_results_out_abort(o);
+        return WL_ESTOPPED;
+    }
     return out_commit(o, NULL, err);
 }
 

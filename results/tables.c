@@ -393,6 +393,11 @@ int wl_results_table_read(wl_results_csv *csv, wl_results_table **out, wl_error 
         return WL_ENOMEM;
     int r, rc = WL_OK;
     while ((r = wl_results_csv_next(csv, err)) == 1) {
+        if ((t->nrows & 4095) == 4095 && wl_stop_requested()) { /* wl_stop_watch */
+            wl_error_set(err, t->source, 0, "", "stopped");
+            rc = WL_ESTOPPED;
+            break;
+        }
         if ((rc = table_grow(t)))
             break;
         for (size_t c = 0; !rc && c < t->ncols; c++)

@@ -50,6 +50,11 @@ int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_o
     int learned = wl_sweep_spec_learned(s, &lu);
     char text[800];
     for (size_t i = 0; !rc && i < wl_sweep_spec_axis_count(s, "gpu"); i++) {
+        if (wl_stop_requested()) { /* wl_stop_watch */
+            wl_error_set(err, "compare", 0, "", "stopped");
+            rc = WL_ESTOPPED;
+            break;
+        }
         const wl_core_gpu *g = wl_sweep_spec_gpu(s, i);
         wl_pareto_gpu_choice ch;
         wl_error e = {0};

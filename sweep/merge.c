@@ -63,6 +63,11 @@ static int copy_rows(FILE *f, const shard_meta *m, int first, int csv, char **he
     unsigned long long rows = 0;
     while ((len = getline(&line, &cap, f)) > 0) {
         lineno++;
+        if ((lineno & 4095) == 0 && wl_stop_requested()) { /* wl_stop_watch */
+            wl_error_set(err, m->path, lineno, "", "stopped");
+            rc = WL_ESTOPPED;
+            break;
+        }
         if (line[len - 1] != '\n') {
             wl_error_set(err, m->path, lineno, "", "truncated last row (no newline)");
             rc = WL_EPARSE;

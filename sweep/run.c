@@ -19,6 +19,12 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* A stop asked for: the caller's flag, or the process's (wl_stop_watch). */
+static int stopping(volatile sig_atomic_t *stop)
+{
+    return (stop && *stop) || wl_stop_requested();
+}
+
 static unsigned long long count_lines(const char *p, size_t n)
 {
     unsigned long long k = 0;
@@ -112,7 +118,7 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
 #pragma omp atomic capture
 #endif
         k = claim++;
-        if (k >= n_o || failed || wfail || (stop && *stop))
+        if (k >= n_o || failed || wfail || stopping(stop))
             break;
         wl_sweep_scratch *sc = scratch && me < threads ? scratch[me] : NULL;
         for (;;) { /* too far ahead: wait, asleep, for the writer */
@@ -121,14 +127,14 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
 #pragma omp atomic read
 #endif
             w = next;
-            if (k - w < nring || failed || wfail || (stop && *stop))
+            if (k - w < nring || failed || wfail || stopping(stop))
                 break;
             struct timespec nap = {0, 100000};
             nanosleep(&nap, NULL);
         }
         done_chunk d = {.rc = WL_OK};
         wl_sweep_tally_init(&d.part);
-        if (!failed && !(stop && *stop) && !wfail)
+        if (!failed && !stopping(stop) && !wfail)
             d.rc = wl_sweep_plan_chunk(p, (unsigned long long)k, sc, &d.b, &d.part, &d.err);
 #ifdef _OPENMP
 #pragma omp critical(wl_sweep_write)
@@ -152,7 +158,7 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
                     rc = c->rc;
                     first_err = c->err;
                 }
-                if (!failed && !(stop && *stop) && !wfail && c->b.n) {
+                if (!failed && !stopping(stop) && !wfail && c->b.n) {
                     wl_results_writer_emit(wl_sweep_plan_writer(p), c->b.p, c->b.n);
                     wfail = ferror(out) != 0;
                     done += c->part.points;
@@ -180,7 +186,7 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
     stats->points = done;
     stats->rows = rows;
     stats->seconds = now_s() - t0;
-    stats->interrupted = stop && *stop;
+    stats->interrupted = stopping(stop);
     stats->write_failed = wfail;
     if (!rc && !wfail)
         wl_sweep_plan_finish(p);

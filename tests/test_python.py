@@ -974,6 +974,154 @@ class ZeusRows(unittest.TestCase):
         finally:
             shutil.rmtree(d)
 
+
+class Stop(unittest.TestCase):
+    """Ctrl-C and SIGTERM stop every long call within 0.5 s (issue 62): the
+    library polls a flag the package's handlers set while it runs, Python's
+    own handler runs once the call is back (KeyboardInterrupt by default),
+    and nothing is left under the output's final name. Each call below
+    takes seconds to minutes unstopped; the signal comes 0.4 s in."""
+
+    LIMIT = 0.5
+
+    def setUp(self):
+        import signal
+        import threading
+        if threading.current_thread() is not threading.main_thread():
+            self.skipTest("signals reach the main thread only")
+        # Python leaves SIGINT ignored when it started so (a background job,
+        # as a parallel test run may be): a user's session has its handler
+        old = signal.signal(signal.SIGINT, signal.default_int_handler)
+        self.addCleanup(signal.signal, signal.SIGINT, old)
+        self.dir = tempfile.mkdtemp(prefix="wattlas-stop-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def stops(self, call, sig=None, expect=KeyboardInterrupt, after=0.4):
+        """call() stopped by sig (SIGINT) sent after `after` s: the
+        exception expect within LIMIT of the signal."""
+        import signal
+        import threading
+        import time
+        sent = []
+
+        def send():
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), sig or signal.SIGINT)
+        timer = threading.Timer(after, send)
+        timer.start()
+        try:
+            with self.assertRaises(expect):
+                call()
+            end = time.monotonic()
+        finally:
+            timer.cancel()
+        self.assertTrue(sent, "the call ended before the signal: make it longer")
+        self.assertLess(end - sent[0], self.LIMIT)
+        self.assertIs(signal.getsignal(signal.SIGINT), signal.default_int_handler)
+
+    def need_data(self):
+        if not os.path.exists(DVFS):
+            self.skipTest(f"../shared/data not found ({DVFS} is not there)")
+
+    def test_learn(self):
+        self.need_data()
+        out = os.path.join(self.dir, "m.json")
+        self.stops(lambda: wattlas.learn(DVFS, out=out, kind="rf", lomo=True))
+        self.assertFalse(os.path.exists(out))
+
+    def test_learn_sigterm(self):
+        """SIGTERM too: here under a handler of the user's, which runs after"""
+        import signal
+        self.need_data()
+
+        class Term(Exception):
+            pass
+
+        def on_term(sig, frame):
+            raise Term()
+        old = signal.signal(signal.SIGTERM, on_term)
+        self.addCleanup(signal.signal, signal.SIGTERM, old)
+        out = os.path.join(self.dir, "m.json")
+        self.stops(lambda: wattlas.learn(DVFS, out=out, kind="rf", lomo=True),
+                   sig=signal.SIGTERM, expect=Term)
+        self.assertFalse(os.path.exists(out))
+
+    def test_calibrate(self):
+        self.need_data()
+        out = os.path.join(self.dir, "g.ini")
+        self.stops(lambda: wattlas.calibrate(DVFS, "a100-pcie-40gb", out=out, kfold=4,
+                                             lomo=True))
+        self.assertFalse(os.path.exists(out))
+
+    def test_validate(self):
+        self.need_data()
+        self.stops(lambda: wattlas.validate(DVFS, lomo=True))
+
+    def test_report(self):
+        out = os.path.join(self.dir, "study")
+        self.stops(lambda: wattlas.report(out=out, model="gpt3-1.3b", batch=1, seq=1024,
+                                          clock="210:1410:15", dtype=["bf16", "fp16", "fp32"],
+                                          threads=1,
+                                          set={"sms": list(range(80, 140)),
+                                               "dram_bw_gbs": list(range(1500, 3500, 20))}))
+        self.assertEqual(os.listdir(self.dir), [])  # no study, no temporary folder
+
+    def test_cluster_search(self):
+        self.stops(lambda: wattlas.cluster_search("dgx-a100-80gb", "megatron-1t", nodes=2048,
+                                                  global_batch=3072, threads=1,
+                                                  front_only=False))
+
+    def test_compare(self):
+        gpus = [g["id"] for g in wattlas.presets("gpu")]
+        self.stops(lambda: wattlas.compare(gpus, "llama-3-8b", mode="decode", gen=20000,
+                                           batch=8, seq=128))
+
+    def fifo(self, head, row, rows=1000):
+        """A FIFO that gives head and rows, then stalls (a slow writer)."""
+        import threading
+        import time
+        path = os.path.join(self.dir, "in.csv")
+        os.mkfifo(path)
+        done = threading.Event()
+
+        def writer():
+            try:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(head)
+                    for _ in range(rows):
+                        f.write(row)
+                    f.flush()
+                    done.wait(10)
+            except BrokenPipeError:
+                pass  # the reader stopped: what the test wants
+        th = threading.Thread(target=writer, daemon=True)
+        th.start()
+        self.addCleanup(th.join)
+        self.addCleanup(done.set)
+        return path
+
+    def test_merge(self):
+        shards = [os.path.join(self.dir, f"s{i}.csv") for i in (1, 2)]
+        for i, path in enumerate(shards):
+            _, err, rc = cli("sweep", "--gpu", "h100-sxm-80gb", "--model", "gpt2", "--clock",
+                             "990,1980", "--shard", f"{i + 1}/2", "--quiet", "-o", path)
+            self.assertEqual(rc, 0, err)
+        with open(shards[0], encoding="utf-8") as f:
+            meta, head, row = f.readlines()[:3]
+        os.remove(shards[0])
+        fifo = self.fifo(meta + head, row, rows=1)  # shard 1, its end never comes
+        out = os.path.join(self.dir, "all.csv")
+        self.stops(lambda: wattlas.merge([fifo, shards[1]], out=out))
+        self.assertFalse(os.path.exists(out))
+
+    def test_plot(self):
+        text = wattlas.sweep(model="gpt2", gpu="h100-sxm-80gb", clock=[990, 1980]).to_csv()
+        head, row = text.splitlines(True)[:2]
+        data = self.fifo(head, row)
+        out = os.path.join(self.dir, "f.png")
+        self.stops(lambda: wattlas.plot("energy-freq", data, out))
+        self.assertFalse(os.path.exists(out))
+
 if __name__ == "__main__":
     import pyunit  # tests/, beside this file
     sys.exit(pyunit.main())
