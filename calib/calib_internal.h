@@ -28,4 +28,9 @@ double *wl_calib_coef_at(wl_core_coeffs *c, size_t i);
 double wl_calib_to_x(const fit_param *p, double v);
 double wl_calib_from_x(const fit_param *p, double x);
 
+/* validate.c: the problem's evaluators walk the power governor launch by
+ * launch (exact 1: a fit's finite differences need the model smooth to
+ * rounding) or by each kernel's band of clocks (0: as predict does). */
+void wl_calib_i_problem_exact(wl_calib_problem *p, int exact);
+
 #endif

@@ -297,8 +297,8 @@ static int select_identified(fit_ctx *c, wl_calib_fit_info *info)
     return rc;
 }
 
-int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
-                 const wl_calib_fit_options *opts, wl_core_gpu *out, wl_calib_fit_info *info)
+static int fit(const wl_calib_problem *cp, const unsigned char *mask,
+               const wl_calib_fit_options *opts, wl_core_gpu *out, wl_calib_fit_info *info)
 {
     gsl_set_error_handler_off();
     wl_calib_fit_options o;
@@ -526,4 +526,18 @@ int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
     wl_calib_problem_set_gpu(p, &start);
     /* GSL_EMAXITER still leaves the best point found */
     return wl_stop_requested() ? WL_ESTOPPED : rc == GSL_SUCCESS ? WL_OK : WL_ENOCONV;
+}
+
+/* The fit's finite differences (GSL's Jacobian steps of ~1e-8) need the
+ * model smooth to rounding: while it runs, the problem's evaluators walk
+ * the power governor launch by launch, not by each kernel's band of clocks
+ * (within 1e-6, with switches between its ways that a step could cross). */
+int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
+                 const wl_calib_fit_options *opts, wl_core_gpu *out, wl_calib_fit_info *info)
+{
+    wl_calib_problem *p = (wl_calib_problem *)cp; /* restored below */
+    wl_calib_i_problem_exact(p, 1);
+    int rc = fit(cp, mask, opts, out, info);
+    wl_calib_i_problem_exact(p, 0);
+    return rc;
 }

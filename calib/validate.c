@@ -271,9 +271,6 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
                     wl_calib_problem_free(p);
                     return WL_ENOMEM;
                 }
-                /* a fit's finite differences need the model smooth to
-                 * rounding: the governor walked launch by launch */
-                wl_core_evaluator_set_exact(nw->ev, 1);
             } else {
                 nw->reason = nw->reason_buf;
             }
@@ -387,6 +384,12 @@ void wl_calib_problem_set_gpu(wl_calib_problem *p, const wl_core_gpu *gpu)
         if (p->wls[w].ev)
             wl_core_evaluator_set_gpu(p->wls[w].ev, gpu);
     relative_scales(p);
+}
+
+void wl_calib_i_problem_exact(wl_calib_problem *p, int exact)
+{
+    for (size_t w = 0; w < p->nwl; w++)
+        wl_core_evaluator_set_exact(p->wls[w].ev, exact);
 }
 
 const wl_core_gpu *wl_calib_problem_gpu(const wl_calib_problem *p) { return &p->gpu; }
