@@ -77,6 +77,12 @@ static int resid(const gsl_vector *x, void *user, gsl_vector *f)
     for (size_t j = 0; j < c->nfree; j++)
         *wl_calib_coef_at(&g.coef, c->idx[j]) = wl_calib_from_x(&wl_calib_params[c->idx[j]], gsl_vector_get(x, j));
     wl_calib_problem_set_gpu(c->prob, &g);
+    /* the rows on every core: each row's prediction reads its evaluator
+     * (const) and writes its own residuals, so the vector does not depend
+     * on the thread count */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 4)
+#endif
     for (size_t k = 0; k < c->nrows; k++) {
         size_t r = c->rows[k];
         wl_core_result res;
