@@ -37,6 +37,10 @@ int wl_core_text_is_profile(const char *text, size_t len);
  * 1 when it changed. The one rule of builders and loaded traces. */
 int wl_core_kernel_on_stack(wl_kernel *k, wl_stack stack);
 
+/* gpu.c: piecewise-linear interpolation over ascending x, clamped at the
+ * ends, from the interval *hint found last (NULL: a bisection). */
+double wl_core_i_interp(const double *x, const double *y, int n, double at, int *hint);
+
 /* Tensor-/CUDA-core FLOPs of one launch. */
 double wl_core_kernel_flops(const wl_kernel *k);
 

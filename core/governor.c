@@ -77,30 +77,11 @@ static void held_kernel(const held_walk *w, const wl_kprep *p, size_t u, double 
     wl_core_i_kernel_target(w->ev, w->op, p, w->f_mhz, *t_f, -1.0, w->cap, NULL, g, t_g);
 }
 
-/* One launch after an idle wait of `wait` us: its clock under the
- * governor, its time there (returned) and its share of the sums, n times
- * (a launch standing for n: wl_core_workload_add_n). */
-/* Table lookup as core/gpu.c's (linear between knots, flat beyond the
- * ends), from the knot found last (*j): a walk's clocks move slowly, so
- * the knot is nearly always the same or the next one. */
+/* The board's table y (voltage or idle power) at a clock, from the knot
+ * found last (*j): a walk's clocks move slowly. */
 static double table_at(const wl_core_vf *vf, const double *y, double at, int *j)
 {
-    const double *x = vf->clock_mhz;
-    int n = vf->n;
-    if (n <= 0)
-        return 0.0;
-    if (at <= x[0] || n == 1)
-        return y[0];
-    if (at >= x[n - 1])
-        return y[n - 1];
-    int k = *j < 0 ? 0 : (*j > n - 2 ? n - 2 : *j);
-    while (k > 0 && x[k] > at)
-        k--;
-    while (k < n - 2 && x[k + 1] <= at)
-        k++;
-    *j = k;
-    double t = (at - x[k]) / (x[k + 1] - x[k]);
-    return y[k] + t * (y[k + 1] - y[k]);
+    return wl_core_i_interp(vf->clock_mhz, y, vf->n, at, j);
 }
 
 /* A launch's voltage factor (V(x) / V(f))^a at its clock x and its idle
@@ -148,6 +129,9 @@ static void held_sums(held_walk *w, const wl_kprep *p, double x, double t, doubl
     wl_core_i_add_kernel(w->ev, p, t, x, n, vr, w->s, w->r);
 }
 
+/* One launch after an idle wait of `wait` us: its clock under the
+ * governor, its time there (returned) and its share of the sums, n times
+ * (a launch standing for n: wl_core_workload_add_n). */
 static double held_launch(held_walk *w, const wl_kprep *p, size_t u, double wait, double n)
 {
     double t_f, g, t_g;

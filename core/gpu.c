@@ -1,13 +1,16 @@
 /* GPU description helpers: V-f and idle interpolation, validation, priors. */
-#include "wattlas_core.h"
+#include "core_internal.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Piecewise-linear interpolation over ascending x, clamped at the ends. */
-static double interp(const double *x, const double *y, int n, double at)
+/* Piecewise-linear interpolation over ascending x, clamped at the ends;
+ * *hint (NULL: none) is the interval found last, where a caller's
+ * arguments move slowly (core/governor.c's walk): the search starts there
+ * and finds the same interval as the bisection. */
+double wl_core_i_interp(const double *x, const double *y, int n, double at, int *hint)
 {
     if (n <= 0)
         return 0.0;
@@ -15,16 +18,31 @@ static double interp(const double *x, const double *y, int n, double at)
         return y[0];
     if (at >= x[n - 1])
         return y[n - 1];
-    int lo = 0, hi = n - 1;
-    while (hi - lo > 1) {
-        int mid = (lo + hi) / 2;
-        if (x[mid] <= at)
-            lo = mid;
-        else
-            hi = mid;
+    int lo = 0;
+    if (hint) {
+        lo = *hint < 0 ? 0 : (*hint > n - 2 ? n - 2 : *hint);
+        while (lo > 0 && x[lo] > at)
+            lo--;
+        while (lo < n - 2 && x[lo + 1] <= at)
+            lo++;
+        *hint = lo;
+    } else {
+        int hi = n - 1;
+        while (hi - lo > 1) {
+            int mid = (lo + hi) / 2;
+            if (x[mid] <= at)
+                lo = mid;
+            else
+                hi = mid;
+        }
     }
-    double t = (at - x[lo]) / (x[hi] - x[lo]);
-    return y[lo] + t * (y[hi] - y[lo]);
+    double t = (at - x[lo]) / (x[lo + 1] - x[lo]);
+    return y[lo] + t * (y[lo + 1] - y[lo]);
+}
+
+static double interp(const double *x, const double *y, int n, double at)
+{
+    return wl_core_i_interp(x, y, n, at, NULL);
 }
 
 double wl_core_gpu_voltage_mv(const wl_core_gpu *gpu, double sm_clock_mhz)
