@@ -118,11 +118,6 @@ void wl_py_stop_begin(wl_py_stop *st)
         wl_stop_watch(&py_stop_flag);
 }
 
-volatile int *wl_py_stop_flag(const wl_py_stop *st)
-{
-    return st->on_int || st->on_term ? &py_stop_flag : NULL;
-}
-
 int wl_py_stop_end(wl_py_stop *st)
 {
     if (st->on_int || st->on_term)

@@ -20,8 +20,7 @@ PyObject *wl_py_raise(int rc, const wl_error *err);
 /* _set_error(cls): the exception class errors are raised as */
 PyObject *wl_py_set_error(PyObject *self, PyObject *cls);
 /* A long call stopped by Ctrl-C or SIGTERM: begin before releasing the GIL
- * (the library polls the flag: wl_stop_watch; wl_py_stop_flag gives it to
- * calls that take one, NULL when not watching), end after taking it back:
+ * (the library polls the flag: wl_stop_watch), end after taking it back:
  * 1 when a signal stopped the call, with its exception set (Python's
  * SIGINT handler's: KeyboardInterrupt by default). */
 typedef struct {
@@ -29,7 +28,6 @@ typedef struct {
     int on_int, on_term;
 } wl_py_stop;
 void wl_py_stop_begin(wl_py_stop *st);
-volatile int *wl_py_stop_flag(const wl_py_stop *st);
 int wl_py_stop_end(wl_py_stop *st);
 
 /* sweep.c: a finished spec from (key, value, source) triples (NULL with an
