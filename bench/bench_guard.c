@@ -241,6 +241,41 @@ static int learn(void *user, double *secs)
     return rc;
 }
 
+/* refit: a cross-validation's refit (scoring) of the DVFS set without
+ * OPT-1.3B's rows, one reweighting round: what learn's and validate's
+ * leave-one-model-out folds repeat. */
+static int refit(void *user, double *secs)
+{
+    const char *path = user;
+    wl_calib_validation_options vo = {0};
+    wl_calib_validation *v = NULL;
+    unsigned char *mask = NULL;
+    wl_error err;
+    int rc = wl_calib_validation_create(path, &vo, &v, &err);
+    if (!rc && !wl_calib_validation_gpus(v))
+        rc = WL_EINVAL;
+    const wl_calib_set *set = rc ? NULL : wl_calib_validation_set(v);
+    size_t n = set ? wl_calib_count(set) : 0;
+    if (!rc && !(mask = malloc(n + 1)))
+        rc = WL_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++)
+        mask[i] = strcmp(wl_calib_row_at(set, i)->model, "opt-1.3b") != 0;
+    double t0 = now_s();
+    if (!rc) {
+        wl_calib_fit_options fo;
+        wl_calib_fit_options_default(&fo);
+        fo.scoring = 1;
+        fo.irls_rounds = 1;
+        wl_core_gpu fitted;
+        wl_calib_fit_info info;
+        rc = wl_calib_fit(wl_calib_validation_problem(v, 0), mask, &fo, &fitted, &info);
+    }
+    *secs = now_s() - t0;
+    free(mask);
+    wl_calib_validation_free(v);
+    return rc;
+}
+
 typedef struct {
     const char *name, *what;
     int (*fn)(void *user, double *secs);
@@ -255,6 +290,7 @@ static const bench benches[] = {
     {"cluster_search", "cluster search (GPT-3 175B, 1024 GPUs)", search, 0},
     {"validate", "validate the A100 DVFS set (176 rows)", validate, 1},
     {"learn", "learn a random forest on the A100 DVFS set", learn, 1},
+    {"refit", "a cross-validation refit of the A100 DVFS set (one round)", refit, 1},
 };
 #define NB (sizeof benches / sizeof *benches)
 

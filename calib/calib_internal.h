@@ -32,5 +32,12 @@ double wl_calib_from_x(const fit_param *p, double x);
  * launch (exact 1: a fit's finite differences need the model smooth to
  * rounding) or by each kernel's band of clocks (0: as predict does). */
 void wl_calib_i_problem_exact(wl_calib_problem *p, int exact);
+/* Row's prediction as wl_calib_predict's, through a throttle cache for
+ * its workload's rows in rising clock order (equal results: the cap solve
+ * is the request's own only below the clock it first throttles at); its
+ * workload's index in *wl (-1: not predicted). */
+int wl_calib_i_workload_of(const wl_calib_problem *p, size_t row);
+int wl_calib_i_predict_cached(const wl_calib_problem *p, size_t row,
+                              wl_core_throttle_cache *cache, wl_core_result *res);
 
 #endif

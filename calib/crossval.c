@@ -21,6 +21,13 @@ int wl_calib_crossval(const wl_calib_problem *cp, const int *fold, int nfolds,
         return WL_ENOMEM;
     }
     const wl_core_gpu base = *wl_calib_problem_gpu(p);
+    /* the refits only score held-out rows (scoring) */
+    wl_calib_fit_options fo;
+    if (opts)
+        fo = *opts;
+    else
+        wl_calib_fit_options_default(&fo);
+    fo.scoring = 1;
     double st = 0, sp = 0, se = 0, sr = 0;
     int rc = WL_OK;
     for (int f = 0; f < nfolds && rc == WL_OK; f++) {
@@ -38,7 +45,7 @@ int wl_calib_crossval(const wl_calib_problem *cp, const int *fold, int nfolds,
         memset(&m, 0, sizeof m);
         wl_core_gpu fitted;
         wl_calib_fit_info info;
-        if (ntest && wl_calib_fit(p, train, opts, &fitted, &info) == WL_OK) {
+        if (ntest && wl_calib_fit(p, train, &fo, &fitted, &info) == WL_OK) {
             wl_calib_problem_set_gpu(p, &fitted);
             wl_calib_score(p, test, &m);
             wl_calib_problem_set_gpu(p, &base);

@@ -11,6 +11,9 @@
 
 #include <stdio.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
@@ -45,6 +48,7 @@ void wl_calib_fit_options_default(wl_calib_fit_options *o)
     o->sigma_time = 0.06;
     o->sigma_power = 0.045;
     o->prior_unc = NULL;
+    o->scoring = 0;
     o->fold_done = NULL;
     o->fold_user = NULL;
 }
@@ -65,7 +69,107 @@ typedef struct {
     double psd[WL_CALIB_NPARAMS];   /* prior standard deviation, transformed units */
     int known_noise;  /* covariance without an estimated s^2 */
     int fixed_var;    /* coefficients held keep the prior's variance */
+    /* the rows by workload (group g: order[gstart[g] .. gstart[g + 1]),
+     * positions in rows, by power limit then rising clock), each group
+     * with the targets its throttle cache keeps (group_rows) */
+    size_t *order, *gstart, ngroups;
+    wl_core_targets **targets;
+    /* the groups, costliest first (gtime: each one's seconds at the last
+     * evaluation), so that no costly one is left for the end of a pass */
+    size_t *gnext;
+    double *gtime;
 } fit_ctx;
+
+/* The residuals of one row (position k in c->rows) from its prediction. */
+static void row_resid(const fit_ctx *c, size_t k, int rc, const wl_core_result *res, gsl_vector *f)
+{
+    const wl_calib_row *row = wl_calib_row_at(c->set, c->rows[k]);
+    double ft = 10, fp = 10, fT = 0; /* a failed prediction is a large residual */
+    if (rc == WL_OK && res->time_ms > 0 && res->power_w > 0 && isfinite(res->time_ms) &&
+        isfinite(res->power_w) && isfinite(res->temp_c)) {
+        ft = log(res->time_ms / row->time_ms);
+        /* a time-only row says nothing about power */
+        fp = wl_calib_row_has_power(row) ? log(res->power_w / row->power_w) : 0;
+        /* temperature anchors the thermal model: 3 C weighs like 3% */
+        if (isfinite(row->temp_c))
+            fT = (res->temp_c - row->temp_c) / 100.0;
+    }
+    gsl_vector_set(f, 3 * k, ft * c->w[3 * k] * c->scale[0]);
+    gsl_vector_set(f, 3 * k + 1, fp * c->w[3 * k + 1] * c->scale[1]);
+    gsl_vector_set(f, 3 * k + 2, fT * c->w[3 * k + 2] * c->scale[2]);
+}
+
+static double row_key(const fit_ctx *c, size_t k, int field)
+{
+    const wl_calib_row *r = wl_calib_row_at(c->set, c->rows[k]);
+    return field ? r->sm_clock_mhz : isnan(r->power_limit_w) ? 0 : r->power_limit_w;
+}
+
+/* Groups the fit's rows by workload, each group's in rising clock per
+ * power limit: a group's rows then run in turn through one throttle cache,
+ * so a workload's rows above the clock it throttles at share one solve of
+ * the cap clock, and all its rows the governor's targets, found once per
+ * evaluation of the residuals rather than once per row. The results are
+ * wl_calib_predict's, bit for bit (wl_core_evaluator_run_cached), so the
+ * fit does not change; it takes less time wherever rows are throttled. */
+static int group_rows(fit_ctx *c)
+{
+    size_t n = c->nrows;
+    c->order = malloc((n + 1) * sizeof *c->order);
+    c->gstart = malloc((n + 2) * sizeof *c->gstart);
+    c->targets = calloc(n + 1, sizeof *c->targets);
+    c->gnext = malloc((n + 1) * sizeof *c->gnext);
+    c->gtime = calloc(n + 1, sizeof *c->gtime);
+    if (!c->order || !c->gstart || !c->targets || !c->gnext || !c->gtime)
+        return WL_ENOMEM;
+    /* insertion into place: a few hundred rows, once a fit */
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        int wk = wl_calib_i_workload_of(c->prob, c->rows[k]);
+        size_t j = m;
+        while (j > 0) {
+            size_t q = c->order[j - 1];
+            int wq = wl_calib_i_workload_of(c->prob, c->rows[q]);
+            int before = wq < wk || (wq == wk && (row_key(c, q, 0) < row_key(c, k, 0) ||
+                                                  (row_key(c, q, 0) == row_key(c, k, 0) &&
+                                                   row_key(c, q, 1) <= row_key(c, k, 1))));
+            if (before)
+                break;
+            c->order[j] = q;
+            j--;
+        }
+        c->order[j] = k;
+        m++;
+    }
+    c->ngroups = 0;
+    for (size_t j = 0; j < n; j++)
+        if (j == 0 || wl_calib_i_workload_of(c->prob, c->rows[c->order[j]]) !=
+                          wl_calib_i_workload_of(c->prob, c->rows[c->order[j - 1]]) ||
+            wl_calib_i_workload_of(c->prob, c->rows[c->order[j]]) < 0)
+            c->gstart[c->ngroups++] = j;
+    c->gstart[c->ngroups] = n;
+    for (size_t g = 0; g < c->ngroups; g++) {
+        c->gnext[g] = g;
+        if (!(c->targets[g] = wl_core_targets_create()))
+            return WL_ENOMEM;
+    }
+    return WL_OK;
+}
+
+static void ungroup_rows(fit_ctx *c)
+{
+    for (size_t g = 0; c->targets && g < c->ngroups; g++)
+        wl_core_targets_free(c->targets[g]);
+    free(c->targets);
+    free(c->order);
+    free(c->gstart);
+    free(c->gnext);
+    free(c->gtime);
+    c->targets = NULL;
+    c->order = c->gstart = c->gnext = NULL;
+    c->gtime = NULL;
+    c->ngroups = 0;
+}
 
 static int resid(const gsl_vector *x, void *user, gsl_vector *f)
 {
@@ -77,29 +181,33 @@ static int resid(const gsl_vector *x, void *user, gsl_vector *f)
     for (size_t j = 0; j < c->nfree; j++)
         *wl_calib_coef_at(&g.coef, c->idx[j]) = wl_calib_from_x(&wl_calib_params[c->idx[j]], gsl_vector_get(x, j));
     wl_calib_problem_set_gpu(c->prob, &g);
-    /* the rows on every core: each row's prediction reads its evaluator
-     * (const) and writes its own residuals, so the vector does not depend
-     * on the thread count */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 4)
-#endif
-    for (size_t k = 0; k < c->nrows; k++) {
-        size_t r = c->rows[k];
-        wl_core_result res;
-        const wl_calib_row *row = wl_calib_row_at(c->set, r);
-        double ft = 10, fp = 10, fT = 0; /* a failed prediction is a large residual */
-        if (wl_calib_predict(c->prob, r, &res) == WL_OK && res.time_ms > 0 && res.power_w > 0 &&
-            isfinite(res.time_ms) && isfinite(res.power_w) && isfinite(res.temp_c)) {
-            ft = log(res.time_ms / row->time_ms);
-            /* a time-only row says nothing about power */
-            fp = wl_calib_row_has_power(row) ? log(res.power_w / row->power_w) : 0;
-            /* temperature anchors the thermal model: 3 C weighs like 3% */
-            if (isfinite(row->temp_c))
-                fT = (res.temp_c - row->temp_c) / 100.0;
+    /* the workloads on every core: each group's rows read their evaluator
+     * (const), its own cache, and write their own residuals, so the vector
+     * does not depend on the thread count */
+    for (size_t a = 1; a < c->ngroups; a++) /* costliest first (insertion) */
+        for (size_t b = a; b > 0 && c->gtime[c->gnext[b]] > c->gtime[c->gnext[b - 1]]; b--) {
+            size_t t = c->gnext[b];
+            c->gnext[b] = c->gnext[b - 1];
+            c->gnext[b - 1] = t;
         }
-        gsl_vector_set(f, 3 * k, ft * c->w[3 * k] * c->scale[0]);
-        gsl_vector_set(f, 3 * k + 1, fp * c->w[3 * k + 1] * c->scale[1]);
-        gsl_vector_set(f, 3 * k + 2, fT * c->w[3 * k + 2] * c->scale[2]);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1)
+#endif
+    for (size_t q = 0; q < c->ngroups; q++) {
+        size_t gi = c->gnext[q];
+        wl_core_throttle_cache cache = {.targets = c->targets[gi]};
+#ifdef _OPENMP
+        double t0 = omp_get_wtime();
+#endif
+        for (size_t j = c->gstart[gi]; j < c->gstart[gi + 1]; j++) {
+            size_t k = c->order[j];
+            wl_core_result res;
+            int rc = wl_calib_i_predict_cached(c->prob, c->rows[k], &cache, &res);
+            row_resid(c, k, rc, &res, f);
+        }
+#ifdef _OPENMP
+        c->gtime[gi] = omp_get_wtime() - t0;
+#endif
     }
     for (size_t j = 0; j < c->nfree; j++) {
         size_t i = c->idx[j];
@@ -371,6 +479,11 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
             rows[nr++] = i;
     c.rows = rows;
     c.nrows = nr;
+    if (group_rows(&c)) {
+        ungroup_rows(&c);
+        free(rows);
+        return WL_ENOMEM;
+    }
     /* each issue cost is seen only by its own kind of row: a bare op's by
      * repeated one-kernel rows, a training step's by training rows, a
      * model's forward by the others */
@@ -393,12 +506,14 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
     }
     if (!c.nfree || o.free_mask >> WL_CALIB_NPARAMS) {
         snprintf(info->message, sizeof info->message, "no coefficient to fit");
+        ungroup_rows(&c);
         free(rows);
         return WL_EINVAL;
     }
     if (o.auto_select) {
         if (!nr) {
             snprintf(info->message, sizeof info->message, "no usable row");
+            ungroup_rows(&c);
             free(rows);
             return WL_EINVAL;
         }
@@ -409,6 +524,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
                 *out = start;
                 prior_only(&c, &info->unc);
             }
+            ungroup_rows(&c);
             free(rows);
             wl_calib_problem_set_gpu(p, &start);
             return rc;
@@ -420,6 +536,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
         snprintf(info->message, sizeof info->message,
                  "%zu usable rows; at least %zu are needed to fit %zu coefficients", nr,
                  nfree / 2 + 1, nfree);
+        ungroup_rows(&c);
         free(rows);
         return WL_EINVAL;
     }
@@ -438,6 +555,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
         snprintf(info->message, sizeof info->message,
                  "the rows cover %d SM clock(s); at least 3 are needed to separate "
                  "clock-dependent from fixed costs", nclk);
+        ungroup_rows(&c);
         free(rows);
         return WL_EINVAL;
     }
@@ -457,6 +575,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
 
     c.w = malloc(3 * nr * sizeof *c.w);
     if (!c.w) {
+        ungroup_rows(&c);
         free(rows);
         return WL_ENOMEM;
     }
@@ -480,6 +599,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
         if (x) gsl_vector_free(x);
         if (r) gsl_vector_free(r);
         free(c.w);
+        ungroup_rows(&c);
         free(rows);
         return WL_ENOMEM;
     }
@@ -499,7 +619,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
             gsl_blas_ddot(f0, f0, &info->cost_initial);
         }
         int why = 0;
-        rc = gsl_multifit_nlinear_driver(200, 1e-8, 1e-8, 1e-8, NULL, NULL, &why, w);
+        rc = gsl_multifit_nlinear_driver(200, o.scoring ? 1e-4 : 1e-8, 1e-8, 1e-8, NULL, NULL, &why, w);
         if (rc == GSL_EMAXITER || rc == GSL_ENOPROG)
             rc = GSL_SUCCESS;
         info->iterations += (int)gsl_multifit_nlinear_niter(w);
@@ -528,6 +648,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
     gsl_vector_free(x);
     gsl_vector_free(r);
     free(c.w);
+    ungroup_rows(&c);
     free(rows);
     wl_calib_problem_set_gpu(p, &start);
     /* GSL_EMAXITER still leaves the best point found */
@@ -537,12 +658,14 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
 /* The fit's finite differences (GSL's Jacobian steps of ~1e-8) need the
  * model smooth to rounding: while it runs, the problem's evaluators walk
  * the power governor launch by launch, not by each kernel's band of clocks
- * (within 1e-6, with switches between its ways that a step could cross). */
+ * (within 1e-6, with switches between its ways that a step could cross),
+ * unless the fit only scores held-out rows (scoring: it stops at a step of
+ * 1e-4, far above what those switches disturb). */
 int wl_calib_fit(const wl_calib_problem *cp, const unsigned char *mask,
                  const wl_calib_fit_options *opts, wl_core_gpu *out, wl_calib_fit_info *info)
 {
     wl_calib_problem *p = (wl_calib_problem *)cp; /* restored below */
-    wl_calib_i_problem_exact(p, 1);
+    wl_calib_i_problem_exact(p, !(opts && opts->scoring));
     int rc = fit(cp, mask, opts, out, info);
     wl_calib_i_problem_exact(p, 0);
     return rc;

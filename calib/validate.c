@@ -1,5 +1,5 @@
 /* Binding measured rows to workloads; prediction and accuracy metrics. */
-#include "wattlas_calib.h"
+#include "calib_internal.h"
 #include "../presets/wattlas_presets.h"
 
 #include <math.h>
@@ -394,7 +394,18 @@ void wl_calib_i_problem_exact(wl_calib_problem *p, int exact)
 
 const wl_core_gpu *wl_calib_problem_gpu(const wl_calib_problem *p) { return &p->gpu; }
 
+int wl_calib_i_workload_of(const wl_calib_problem *p, size_t row)
+{
+    return wl_calib_row_ok(p, row, NULL) ? p->wl_of_row[row] : -1;
+}
+
 int wl_calib_predict(const wl_calib_problem *p, size_t row, wl_core_result *res)
+{
+    return wl_calib_i_predict_cached(p, row, NULL, res);
+}
+
+int wl_calib_i_predict_cached(const wl_calib_problem *p, size_t row,
+                              wl_core_throttle_cache *cache, wl_core_result *res)
 {
     if (!wl_calib_row_ok(p, row, NULL))
         return WL_EUNSUPPORTED;
@@ -402,7 +413,7 @@ int wl_calib_predict(const wl_calib_problem *p, size_t row, wl_core_result *res)
     wl_core_op op = {.sm_clock_mhz = r->sm_clock_mhz,
                      .power_limit_w = isnan(r->power_limit_w) ? 0 : r->power_limit_w};
     const wl_calib_wl *w = &p->wls[p->wl_of_row[row]];
-    int rc = wl_core_evaluator_run(w->ev, &op, res);
+    int rc = wl_core_evaluator_run_cached(w->ev, &op, cache, res);
     if (!rc && w->relative) {
         /* the workload's unstated amount of work: power is a rate and
          * stands; time and energy scale together */

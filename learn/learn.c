@@ -803,7 +803,11 @@ static int fold_predictions(const wl_learn_data *d, const unsigned char *train, 
                 used++;
             }
         wl_calib_fit_info info;
-        int frc = used ? wl_calib_fit(p, mask, NULL, &fitted, &info) : WL_EINVAL;
+        /* a refit that only scores held-out rows (scoring) */
+        wl_calib_fit_options fo;
+        wl_calib_fit_options_default(&fo);
+        fo.scoring = 1;
+        int frc = used ? wl_calib_fit(p, mask, &fo, &fitted, &info) : WL_EINVAL;
         if (frc == WL_ESTOPPED) {
             free(mask);
             return frc;

@@ -913,6 +913,72 @@ static void test_refit_reproduces_shipped(void **state)
     wl_calib_free(set);
 }
 
+/* A refit that only scores held-out rows (wl_calib_fit_options.scoring:
+ * the governor walked by bands, a step tolerance of 1e-4) lands where the
+ * full fit does: on the DVFS set without GPT-2, every coefficient within a
+ * tenth of its shipped standard error of the full fit's, and GPT-2's
+ * held-out MAPE within 0.01 points. */
+static void test_scoring_refit(void **state)
+{
+    (void)state;
+    REQUIRE_SHARED(dir);
+    char path[2048];
+    snprintf(path, sizeof path, "%s/measurements/a100-pcie-40gb-dvfs.csv", dir);
+    wl_core_gpu g;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &g, &err), WL_OK);
+    wl_calib_uncertainty unc;
+    assert_int_equal(wl_calib_uncertainty_load("a100-pcie-40gb", &unc, &err), WL_OK);
+    wl_calib_set *set;
+    assert_int_equal(wl_calib_load(path, &set, &err), WL_OK);
+    wl_calib_problem *prob;
+    assert_int_equal(wl_calib_problem_create(&g, set, NULL, &prob, &err), WL_OK);
+    size_t n = wl_calib_count(set);
+    unsigned char *train = malloc(n), *test = malloc(n);
+    assert_non_null(train);
+    assert_non_null(test);
+    for (size_t i = 0; i < n; i++) {
+        test[i] = strcmp(wl_calib_row_at(set, i)->model, "gpt2") == 0;
+        train[i] = !test[i];
+    }
+    wl_core_gpu fitted[2];
+    wl_calib_metrics m[2];
+    for (int k = 0; k < 2; k++) {
+        wl_calib_fit_options fo;
+        wl_calib_fit_options_default(&fo);
+        fo.scoring = k;
+        wl_calib_fit_info info;
+        assert_int_equal(wl_calib_fit(prob, train, &fo, &fitted[k], &info), WL_OK);
+        wl_calib_problem_set_gpu(prob, &fitted[k]);
+        assert_int_equal(wl_calib_score(prob, test, &m[k]), WL_OK);
+        wl_calib_problem_set_gpu(prob, &g);
+    }
+    for (int i = 0; i < wl_calib_param_count(); i++) {
+        const char *key = wl_calib_param_name(i);
+        double a, b;
+        wl_preset_gpu_get(&fitted[1], key, &a);
+        wl_preset_gpu_get(&fitted[0], key, &b);
+        /* the covariance is in the fit's scale: ln v (its sd is v's
+         * relative standard error) or logit, whose sd bounds v's relative
+         * one from above (dv/v = (hi - lo) q (1 - q) / v dx <= dx) */
+        double sx = sqrt(fmax(unc.cov[i * unc.np + i], 0)), rel = fabs(a - b) / fabs(b);
+        fprintf(stderr, "%-22s full %-12.6g scoring %-12.6g %.3g standard errors\n", key, b, a,
+                sx > 0 ? rel / sx : 0.0);
+        if (rel > 0.1 * sx + 1e-9)
+            fail_msg("%s: scoring refit %g, full %g, relative standard error %g", key, a, b, sx);
+    }
+    fprintf(stderr, "held-out GPT-2: full %.3f/%.3f/%.3f%%, scoring %.3f/%.3f/%.3f%%\n",
+            m[0].mape_time, m[0].mape_power, m[0].mape_energy, m[1].mape_time, m[1].mape_power,
+            m[1].mape_energy);
+    assert_true(fabs(m[0].mape_time - m[1].mape_time) < 0.01);
+    assert_true(fabs(m[0].mape_power - m[1].mape_power) < 0.01);
+    assert_true(fabs(m[0].mape_energy - m[1].mape_energy) < 0.01);
+    free(train);
+    free(test);
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
+}
+
 /* Rows of relative time (time_relative = 1): a workload measured at four
  * clocks with its times and energies k_c times the model's (power as the
  * model's) scores as if it had been k = (prod k_c)^(1/4) times the model,
@@ -1341,6 +1407,7 @@ int main(void)
         cmocka_unit_test(test_one_clock_and_bad_rows),
         cmocka_unit_test(test_refit_reproduces_shipped),
         cmocka_unit_test(test_accuracy_a100_dvfs),
+        cmocka_unit_test(test_scoring_refit),
         cmocka_unit_test(test_accuracy_a100_900mhz),
         cmocka_unit_test(test_h200_kernel_subset_board_b),
     };

@@ -1000,21 +1000,29 @@ class Stop(unittest.TestCase):
         """call() stopped by sig (SIGINT) sent after `after` s: the
         exception expect within LIMIT of the signal. The signal comes from
         another process, as a terminal's would: a thread of this one would
-        need the GIL, which compare holds (its notes are Python objects)."""
+        need the GIL, which compare holds (its notes are Python objects).
+        That process prints the system's monotonic clock (the one
+        time.monotonic reads, in every process) as it sends the signal, and
+        the stop is timed from there: a loaded machine that is slow to start
+        it delays the signal, not the stop."""
         import signal
         import time
         num = int(sig or signal.SIGINT)
-        t0 = time.monotonic()
-        killer = subprocess.Popen(["sh", "-c", f"sleep {after}; kill -{num} {os.getpid()}"])
+        send = (f"import os, time; time.sleep({after}); t = time.monotonic(); "
+                f"os.kill({os.getpid()}, {num}); print(repr(t), flush=True)")
+        killer = subprocess.Popen([sys.executable, "-c", send], stdout=subprocess.PIPE, text=True)
+        raised = False
         try:
             with self.assertRaises(expect):
                 call()
-            took = time.monotonic() - t0
+            done = time.monotonic()
+            raised = True
         finally:
-            killer.kill()
-            killer.wait()
-        self.assertGreater(took, after, "the call ended before the signal: make it longer")
-        self.assertLess(took - after, self.LIMIT)
+            if not raised:  # the signal must not reach the test run itself
+                killer.kill()
+            out, _ = killer.communicate(timeout=60)
+        self.assertTrue(out.strip(), "the call ended before the signal: make it longer")
+        self.assertLess(done - float(out), self.LIMIT)
         self.assertIs(signal.getsignal(signal.SIGINT), signal.default_int_handler)
 
     def need_data(self):
