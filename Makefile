@@ -208,8 +208,8 @@ bench-baseline: all $(BUILD)/bench_guard
 # uninstrumented interpreter; make check tests it)
 asan: deps
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/bin \
-	    OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
-	    EXTRA_LDFLAGS="-fsanitize=address,undefined" TESTS="$(filter-out test_python test_measure test_accuracy test_readme test_invariants,$(TESTS))" test
+	    OPT="-O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	    EXTRA_LDFLAGS="-fsanitize=address,undefined,float-cast-overflow" TESTS="$(filter-out test_python test_measure test_accuracy test_readme test_invariants,$(TESTS))" test
 
 # make mutate: each small bug of tests/mutations.txt applied alone must make
 # one of the tests it names fail (scripts/mutate.sh); minutes, not in CI.
@@ -359,8 +359,8 @@ $(BIN)/wattlas-mpi: $(MPI_OBJ) $(filter-out $(BUILD)/cli/main.o $(BUILD)/cli/cmd
 # tests/fuzz/regress/NAME, which make check replays. OpenMP is left out
 # (Debian's clang has no libomp by default); lists are capped at 4096 values
 # instead of 10^6 (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION), the same checks.
-FUZZ_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
-    -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+FUZZ_FLAGS = -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all \
+    -fno-omit-frame-pointer -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 fuzz:
 	@sh scripts/deps.sh fuzz
 	@$(MAKE) --no-print-directory fuzz-build

@@ -75,8 +75,19 @@ int wl_core_read_file_z(const char *path, char **out, size_t *len, wl_error *err
             break;
         }
         n += (size_t)r;
-        if (r == 0)
+        if (r == 0) {
+            /* the end of the file before the end of the stream (its last
+             * block and its CRC): zlib returns what it inflated, and says
+             * so only here */
+            int zerr = Z_OK;
+            gzerror(z, &zerr);
+            if (zerr != Z_OK) {
+                wl_error_set(err, path, 0, "", "a gzip file cut short (its stream does not end "
+                                               "before the file does)");
+                rc = WL_EIO;
+            }
             break;
+        }
         if (n < cap - 1)
             continue;
         /* a gzip bomb, or an input no profile reaches */
@@ -341,6 +352,16 @@ static double numel_of(const wj_value *dims, int *ok)
     return n;
 }
 
+/* A recorded dimension as an integer, -1 where it is none an integer can
+ * hold (converting such a double is undefined behaviour; numel_of refuses
+ * the op's dimensions then). */
+static long long dim_of(const wj_value *d)
+{
+    return d->type == WJ_NUMBER && d->num >= 0 && d->num <= WL_MAX_TENSOR_ELEMENTS
+               ? (long long)d->num
+               : -1;
+}
+
 /* Reads an op's inputs: the first PF_IN tensors (or tensor lists). */
 static int read_inputs(pf *P, const wj_value *args, pf_op *o, int line)
 {
@@ -377,11 +398,11 @@ static int read_inputs(pf *P, const wj_value *args, pf_op *o, int line)
             if (d->n > PF_DIMS) {
                 in->numel = numel_of(d, &ok);
                 in->ndim = 1;
-                in->dim[0] = (long long)in->numel;
+                in->dim[0] = ok ? (long long)in->numel : -1;
             } else {
                 in->ndim = (int)d->n;
                 for (size_t k = 0; k < d->n; k++)
-                    in->dim[k] = d->items[k].type == WJ_NUMBER ? (long long)d->items[k].num : -1;
+                    in->dim[k] = dim_of(&d->items[k]);
                 in->numel = numel_of(d, &ok);
             }
             in->count = 1;
@@ -527,6 +548,18 @@ static int event(pf *P, const wj_value *e, int line)
         num_of(args, "correlation", &corr);
     }
     num_of(e, "tid", &tid);
+    /* ids are integers the profiler counts up, -1 for none, and a thread's
+     * id is the system's; a double holds them exactly within 2^53 */
+    const struct {
+        const char *field;
+        double v, lo;
+    } ids[3] = {{"External id", ext, -1}, {"correlation", corr, -1}, {"tid", tid, -0x1p53}};
+    for (int k = 0; k < 3; k++)
+        if (!(ids[k].v >= ids[k].lo && ids[k].v <= 0x1p53)) {
+            wl_error_set(P->err, P->source, line, ids[k].field,
+                         "must be an integer id from %.0f to 2^53, got %g", ids[k].lo, ids[k].v);
+            return -1;
+        }
     if (type >= 0) {
         if (wl_core_pf_grow((void **)&P->dev, &P->capdev, P->ndev, sizeof *P->dev))
             return -2;

@@ -325,6 +325,32 @@ static void test_errors(void **state)
     assert_int_equal(rc, WL_EPARSE);
     assert_string_equal(err.field, "Input Dims");
     assert_int_equal(err.line, 5);
+    /* an id or a dimension no integer holds (converting it was undefined
+     * behaviour): the id is an error naming its field, the dimension an
+     * absurd one */
+    static const struct {
+        const char *from, *to, *field;
+    } huge[] = {{"\"External id\": 2, \"Input Dims\"", "\"External id\": 1e300, \"Input Dims\"",
+                 "External id"},
+                {"\"correlation\": 12}", "\"correlation\": -1e300}", "correlation"},
+                {"[[1000], [1000]", "[[1e300], [1000]", "Input Dims"}};
+    for (size_t h = 0; h < sizeof huge / sizeof *huge; h++) {
+        const char *hit = strstr(PROFILE, huge[h].from);
+        assert_non_null(hit);
+        size_t pre = (size_t)(hit - PROFILE), nf = strlen(huge[h].from), nt = strlen(huge[h].to);
+        char *b = malloc(strlen(PROFILE) + nt + 1);
+        assert_non_null(b);
+        memcpy(b, PROFILE, pre);
+        memcpy(b + pre, huge[h].to, nt);
+        strcpy(b + pre + nt, hit + nf);
+        memset(&err, 0, sizeof err);
+        wl = load_text("huge_1000mhz.json", b, &rc, &err);
+        free(b);
+        assert_int_equal(rc, WL_EPARSE);
+        assert_null(wl);
+        assert_string_equal(err.field, huge[h].field);
+        assert_true(err.line > 0);
+    }
     /* truncated */
     char half[400];
     memcpy(half, PROFILE, sizeof half - 1);
@@ -357,6 +383,30 @@ static void test_errors(void **state)
     fclose(f);
     assert_int_not_equal(wl_core_trace_load(zpath, &wl, &err), WL_OK);
     assert_null(wl);
+    /* the whole profile, flushed but never finished: every byte inflates,
+     * and the stream still has no end (a file cut at a flush point) */
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    size_t cap = strlen(PROFILE) + 1024;
+    unsigned char *zbuf = malloc(cap);
+    assert_non_null(zbuf);
+    zs.next_in = (unsigned char *)(uintptr_t)PROFILE;
+    zs.avail_in = (unsigned)strlen(PROFILE);
+    zs.next_out = zbuf;
+    zs.avail_out = (unsigned)cap;
+    assert_int_equal(deflate(&zs, Z_SYNC_FLUSH), Z_OK);
+    size_t zn = cap - zs.avail_out;
+    deflateEnd(&zs);
+    f = fopen(zpath, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(zbuf, 1, zn, f), zn);
+    fclose(f);
+    free(zbuf);
+    memset(&err, 0, sizeof err);
+    assert_int_equal(wl_core_trace_load(zpath, &wl, &err), WL_EIO);
+    assert_null(wl);
+    assert_non_null(strstr(err.text, "cut short"));
 }
 
 /* ---- the shared H200 profiles ------------------------------------------------ */
