@@ -642,6 +642,12 @@ int wl_core_pf_read_events(pf *P, const char *text, size_t len)
             wl_error_set(P->err, P->source, c.line, "", "malformed JSON: expected a key");
             return -1;
         }
+        if (!strcmp(key, "traceEvents") && found) {
+            /* a second list would add its kernels to the first's */
+            wl_error_set(P->err, P->source, c.line, "traceEvents",
+                         "a second traceEvents list (the profile holds one)");
+            return -1;
+        }
         if (!strcmp(key, "traceEvents") && c.s < c.end && *c.s == '[') {
             found = 1;
             c.s++;
@@ -675,6 +681,10 @@ int wl_core_pf_read_events(pf *P, const char *text, size_t len)
                 if (c.s < c.end && *c.s == ',') {
                     c.s++;
                     sc_ws(&c);
+                } else if (c.s < c.end && *c.s != ']') {
+                    wl_error_set(P->err, P->source, c.line, "traceEvents",
+                                 "malformed JSON: expected , or ] after an event");
+                    return -1;
                 }
             }
             if (c.s >= c.end) {
@@ -745,7 +755,24 @@ int wl_core_pf_read_events(pf *P, const char *text, size_t len)
         if (c.s < c.end && *c.s == ',') {
             c.s++;
             sc_ws(&c);
+        } else if (c.s < c.end && *c.s != '}') {
+            wl_error_set(P->err, P->source, c.line, key,
+                         "malformed JSON: expected , or } after the value");
+            return -1;
         }
+    }
+    /* the object closes, and nothing but white space follows: a file cut
+     * short, or two files run together, is not a profile */
+    if (c.s >= c.end) {
+        wl_error_set(P->err, P->source, c.line, "", "truncated: the profile's object does not "
+                                                    "close");
+        return -1;
+    }
+    c.s++;
+    sc_ws(&c);
+    if (c.s < c.end) {
+        wl_error_set(P->err, P->source, c.line, "", "text after the profile's closing }");
+        return -1;
     }
     if (!found) {
         wl_error_set(P->err, P->source, 1, "traceEvents",

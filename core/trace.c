@@ -199,8 +199,15 @@ int wl_core_trace_load_as(const char *path, const wl_core_recorded *rec, wl_core
     int rc = wl_core_read_file_z(path, &buf, &n, err);
     if (rc)
         return rc;
-    if (wl_core_text_is_profile(buf, n)) {
-        rc = wl_core_profile_parse(buf, n, path, rec, out, err);
+    /* a UTF-8 byte order mark, which RFC 8259 lets a reader ignore (an
+     * editor on Windows may add one) */
+    const char *text = buf;
+    if (n >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {
+        text += 3;
+        n -= 3;
+    }
+    if (wl_core_text_is_profile(text, n)) {
+        rc = wl_core_profile_parse(text, n, path, rec, out, err);
     } else if (rec && (rec->sm_clock_mhz > 0 || rec->power_limit_w > 0 || rec->gpu[0])) {
         wl_error_set(err, path, 0,
                      rec->sm_clock_mhz > 0   ? "profile_clock"
@@ -210,7 +217,7 @@ int wl_core_trace_load_as(const char *path, const wl_core_recorded *rec, wl_core
                      "PyTorch profile's");
         rc = WL_EINVAL;
     } else {
-        rc = wl_core_trace_parse(buf, n, path, out, err);
+        rc = wl_core_trace_parse(text, n, path, out, err);
     }
     free(buf);
     return rc;

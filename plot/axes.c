@@ -57,6 +57,8 @@ static int log_candidate(int c, double lo, double hi, double dlo, double dhi, in
         {1}, {1, 3}, {1, 2, 5}, {1, 2, 3, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
     static const int sizes[5] = {1, 2, 3, 4, 9};
     int n = 0;
+    if (!(isfinite(lo) && isfinite(hi) && isfinite(hi - lo) && lo > 0 && hi > lo))
+        return 0; /* no decade or step to count over */
     if (c == 5) {
         /* the coarsest round step (1, 2, 2.5, 5 x 10^k) giving 3 to 8
          * labels, three over the data, with both ends of the axis labelled */
@@ -209,13 +211,20 @@ void ax_range(double *lo, double *hi, int log)
         double l0 = log10(*lo), l1 = log10(*hi), pad = (l1 - l0) * 0.06;
         if (pad < 0.02)
             pad = 0.02;
-        *lo = pow(10, l0 - pad);
-        *hi = pow(10, l1 + pad);
+        /* data at the ends of the doubles: no headroom where it would
+         * leave them (an infinite or zero end has no ticks) */
+        double l = pow(10, l0 - pad), h = pow(10, l1 + pad);
+        if (l > 0)
+            *lo = l;
+        if (isfinite(h))
+            *hi = h;
         return;
     }
     double pad = (*hi - *lo) * 0.06;
-    *lo -= pad;
-    *hi += pad;
+    if (isfinite(*lo - pad) && isfinite(*hi + pad) && isfinite(pad)) {
+        *lo -= pad;
+        *hi += pad;
+    }
 }
 
 /* As many decimals as the tick step needs (0.25 -> 2, 0.5 -> 1, 5 -> 0). */

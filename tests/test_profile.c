@@ -351,6 +351,44 @@ static void test_errors(void **state)
         assert_string_equal(err.field, huge[h].field);
         assert_true(err.line > 0);
     }
+    /* what a JSON object is not: a second traceEvents list (its kernels
+     * were added to the first's), a missing closing brace, text after it,
+     * two keys without a comma between them */
+    const char *tail = strstr(PROFILE, "], \"traceName\"");
+    assert_non_null(tail);
+    size_t body = (size_t)(tail - PROFILE) + 1; /* through the list's ] */
+    static const struct {
+        const char *end, *field, *text;
+    } shapes[] = {{", \"traceEvents\": []}\n", "traceEvents", "second traceEvents"},
+                  {", \"traceName\": \"x\"\n", "", "does not close"},
+                  {", \"traceName\": \"x\"}\n{}\n", "", "after the profile"},
+                  {" \"traceName\": \"x\"}\n", "traceEvents", "expected , or }"}};
+    for (size_t h = 0; h < sizeof shapes / sizeof *shapes; h++) {
+        size_t ne = strlen(shapes[h].end);
+        char *b = malloc(body + ne + 1);
+        assert_non_null(b);
+        memcpy(b, PROFILE, body);
+        memcpy(b + body, shapes[h].end, ne + 1);
+        memset(&err, 0, sizeof err);
+        wl = load_text("shape_1000mhz.json", b, &rc, &err);
+        free(b);
+        assert_int_equal(rc, WL_EPARSE);
+        assert_null(wl);
+        assert_string_equal(err.field, shapes[h].field);
+        if (!strstr(err.text, shapes[h].text))
+            fail_msg("case %zu: %s", h, err.text);
+    }
+    /* a UTF-8 byte order mark is ignored (RFC 8259 allows it): the same
+     * profile with one reads as without (it fails only for its clock) */
+    char *bom = malloc(strlen(PROFILE) + 4);
+    assert_non_null(bom);
+    memcpy(bom, "\xEF\xBB\xBF", 3);
+    strcpy(bom + 3, PROFILE);
+    memset(&err, 0, sizeof err);
+    wl = load_text("bom.json", bom, &rc, &err);
+    free(bom);
+    assert_int_equal(rc, WL_EPARSE);
+    assert_string_equal(err.field, "sm_clock_mhz");
     /* truncated */
     char half[400];
     memcpy(half, PROFILE, sizeof half - 1);
