@@ -13,6 +13,9 @@ status=0
 printf '%-14s %12s %10s %8s %s\n' harness executions exec/s cov findings
 for t in "$@"; do
     work=$dir/corpus/$t; crashes=$dir/crashes/$t
+    # an earlier run's findings are in tests/fuzz/regress already: only
+    # this run's count
+    rm -rf "$crashes"
     mkdir -p "$work" "$crashes"
     cp -n tests/fuzz/corpus/"$t"/* "$work"/ 2>/dev/null
     [ -d tests/fuzz/regress/"$t" ] && cp -n tests/fuzz/regress/"$t"/* "$work"/ 2>/dev/null
