@@ -56,7 +56,7 @@ void wl_calib_fit_options_default(wl_calib_fit_options *o)
 typedef struct {
     wl_calib_problem *prob;
     const unsigned char *mask;
-    const size_t *rows;
+    size_t *rows; /* the rows fitted (owned: release_rows) */
     size_t nrows;
     wl_core_gpu gpu;
     double x0[WL_CALIB_NPARAMS];
@@ -99,10 +99,24 @@ static void row_resid(const fit_ctx *c, size_t k, int rc, const wl_core_result *
     gsl_vector_set(f, 3 * k + 2, fT * c->w[3 * k + 2] * c->scale[2]);
 }
 
-static double row_key(const fit_ctx *c, size_t k, int field)
+/* A row's place in the evaluation order: its workload, then power limit,
+ * then clock, then its position (k) for a total order. */
+typedef struct {
+    int wl;
+    double limit, clock;
+    size_t k;
+} row_place;
+
+static int by_place(const void *pa, const void *pb)
 {
-    const wl_calib_row *r = wl_calib_row_at(c->set, c->rows[k]);
-    return field ? r->sm_clock_mhz : isnan(r->power_limit_w) ? 0 : r->power_limit_w;
+    const row_place *a = pa, *b = pb;
+    if (a->wl != b->wl)
+        return a->wl < b->wl ? -1 : 1;
+    if (a->limit != b->limit)
+        return a->limit < b->limit ? -1 : 1;
+    if (a->clock != b->clock)
+        return a->clock < b->clock ? -1 : 1;
+    return (a->k > b->k) - (a->k < b->k);
 }
 
 /* Groups the fit's rows by workload, each group's in rising clock per
@@ -111,52 +125,47 @@ static double row_key(const fit_ctx *c, size_t k, int field)
  * the cap clock, and all its rows the governor's targets, found once per
  * evaluation of the residuals rather than once per row. The results are
  * wl_calib_predict's, bit for bit (wl_core_evaluator_run_cached), so the
- * fit does not change; it takes less time wherever rows are throttled. */
+ * fit does not change; it takes less time wherever rows are throttled.
+ * (A fitted row is a scored one, so it has a workload.) */
 static int group_rows(fit_ctx *c)
 {
     size_t n = c->nrows;
+    row_place *pl = malloc((n + 1) * sizeof *pl);
     c->order = malloc((n + 1) * sizeof *c->order);
     c->gstart = malloc((n + 2) * sizeof *c->gstart);
     c->targets = calloc(n + 1, sizeof *c->targets);
     c->gnext = malloc((n + 1) * sizeof *c->gnext);
     c->gtime = calloc(n + 1, sizeof *c->gtime);
-    if (!c->order || !c->gstart || !c->targets || !c->gnext || !c->gtime)
-        return WL_ENOMEM;
-    /* insertion into place: a few hundred rows, once a fit */
-    size_t m = 0;
-    for (size_t k = 0; k < n; k++) {
-        int wk = wl_calib_i_workload_of(c->prob, c->rows[k]);
-        size_t j = m;
-        while (j > 0) {
-            size_t q = c->order[j - 1];
-            int wq = wl_calib_i_workload_of(c->prob, c->rows[q]);
-            int before = wq < wk || (wq == wk && (row_key(c, q, 0) < row_key(c, k, 0) ||
-                                                  (row_key(c, q, 0) == row_key(c, k, 0) &&
-                                                   row_key(c, q, 1) <= row_key(c, k, 1))));
-            if (before)
-                break;
-            c->order[j] = q;
-            j--;
-        }
-        c->order[j] = k;
-        m++;
+    int rc = pl && c->order && c->gstart && c->targets && c->gnext && c->gtime ? WL_OK
+                                                                               : WL_ENOMEM;
+    for (size_t k = 0; !rc && k < n; k++) {
+        const wl_calib_row *r = wl_calib_row_at(c->set, c->rows[k]);
+        pl[k] = (row_place){.wl = wl_calib_i_workload_of(c->prob, c->rows[k]),
+                            .limit = isnan(r->power_limit_w) ? 0 : r->power_limit_w,
+                            .clock = r->sm_clock_mhz,
+                            .k = k};
     }
+    if (!rc)
+        qsort(pl, n, sizeof *pl, by_place);
     c->ngroups = 0;
-    for (size_t j = 0; j < n; j++)
-        if (j == 0 || wl_calib_i_workload_of(c->prob, c->rows[c->order[j]]) !=
-                          wl_calib_i_workload_of(c->prob, c->rows[c->order[j - 1]]) ||
-            wl_calib_i_workload_of(c->prob, c->rows[c->order[j]]) < 0)
+    for (size_t j = 0; !rc && j < n; j++) {
+        c->order[j] = pl[j].k;
+        if (j == 0 || pl[j].wl != pl[j - 1].wl)
             c->gstart[c->ngroups++] = j;
-    c->gstart[c->ngroups] = n;
-    for (size_t g = 0; g < c->ngroups; g++) {
+    }
+    if (!rc)
+        c->gstart[c->ngroups] = n;
+    for (size_t g = 0; !rc && g < c->ngroups; g++) {
         c->gnext[g] = g;
         if (!(c->targets[g] = wl_core_targets_create()))
-            return WL_ENOMEM;
+            rc = WL_ENOMEM;
     }
-    return WL_OK;
+    free(pl);
+    return rc;
 }
 
-static void ungroup_rows(fit_ctx *c)
+/* Frees the rows and their groups (fit's every way out). */
+static void release_rows(fit_ctx *c)
 {
     for (size_t g = 0; c->targets && g < c->ngroups; g++)
         wl_core_targets_free(c->targets[g]);
@@ -165,8 +174,9 @@ static void ungroup_rows(fit_ctx *c)
     free(c->gstart);
     free(c->gnext);
     free(c->gtime);
+    free(c->rows);
     c->targets = NULL;
-    c->order = c->gstart = c->gnext = NULL;
+    c->order = c->gstart = c->gnext = c->rows = NULL;
     c->gtime = NULL;
     c->ngroups = 0;
 }
@@ -480,8 +490,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
     c.rows = rows;
     c.nrows = nr;
     if (group_rows(&c)) {
-        ungroup_rows(&c);
-        free(rows);
+        release_rows(&c);
         return WL_ENOMEM;
     }
     /* each issue cost is seen only by its own kind of row: a bare op's by
@@ -506,15 +515,13 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
     }
     if (!c.nfree || o.free_mask >> WL_CALIB_NPARAMS) {
         snprintf(info->message, sizeof info->message, "no coefficient to fit");
-        ungroup_rows(&c);
-        free(rows);
+        release_rows(&c);
         return WL_EINVAL;
     }
     if (o.auto_select) {
         if (!nr) {
             snprintf(info->message, sizeof info->message, "no usable row");
-            ungroup_rows(&c);
-            free(rows);
+            release_rows(&c);
             return WL_EINVAL;
         }
         int rc = select_identified(&c, info);
@@ -524,8 +531,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
                 *out = start;
                 prior_only(&c, &info->unc);
             }
-            ungroup_rows(&c);
-            free(rows);
+            release_rows(&c);
             wl_calib_problem_set_gpu(p, &start);
             return rc;
         }
@@ -536,8 +542,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
         snprintf(info->message, sizeof info->message,
                  "%zu usable rows; at least %zu are needed to fit %zu coefficients", nr,
                  nfree / 2 + 1, nfree);
-        ungroup_rows(&c);
-        free(rows);
+        release_rows(&c);
         return WL_EINVAL;
     }
     /* clock-dependent terms need the clock to vary */
@@ -555,8 +560,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
         snprintf(info->message, sizeof info->message,
                  "the rows cover %d SM clock(s); at least 3 are needed to separate "
                  "clock-dependent from fixed costs", nclk);
-        ungroup_rows(&c);
-        free(rows);
+        release_rows(&c);
         return WL_EINVAL;
     }
     /* the prior is centred on the physical defaults, not on the start, so
@@ -575,8 +579,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
 
     c.w = malloc(3 * nr * sizeof *c.w);
     if (!c.w) {
-        ungroup_rows(&c);
-        free(rows);
+        release_rows(&c);
         return WL_ENOMEM;
     }
     for (size_t i = 0; i < 3 * nr; i++)
@@ -599,8 +602,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
         if (x) gsl_vector_free(x);
         if (r) gsl_vector_free(r);
         free(c.w);
-        ungroup_rows(&c);
-        free(rows);
+        release_rows(&c);
         return WL_ENOMEM;
     }
     for (size_t j = 0; j < nfree; j++)
@@ -648,8 +650,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
     gsl_vector_free(x);
     gsl_vector_free(r);
     free(c.w);
-    ungroup_rows(&c);
-    free(rows);
+    release_rows(&c);
     wl_calib_problem_set_gpu(p, &start);
     /* GSL_EMAXITER still leaves the best point found */
     return wl_stop_requested() ? WL_ESTOPPED : rc == GSL_SUCCESS ? WL_OK : WL_ENOCONV;

@@ -304,6 +304,33 @@ static void test_recorded_board(void **state)
     wl_core_workload_free(wl);
 }
 
+/* s with its n bytes from pre on replaced by ins (malloc'd, lengths
+ * counted: every copy is bounded). */
+static char *splice(const char *s, size_t pre, size_t n, const char *ins)
+{
+    size_t ls = strlen(s), li = strlen(ins);
+    assert_true(pre + n <= ls);
+    char *b = malloc(ls - n + li + 1);
+    assert_non_null(b);
+    memcpy(b, s, pre);
+    memcpy(b + pre, ins, li);
+    memcpy(b + pre + li, s + pre + n, ls - pre - n + 1);
+    return b;
+}
+
+/* text is refused as a profile, naming field; the error, for more checks */
+static wl_error refused(const char *text, const char *field)
+{
+    wl_error err;
+    memset(&err, 0, sizeof err);
+    int rc;
+    wl_core_workload *wl = load_text("refused_1000mhz.json", text, &rc, &err);
+    assert_int_equal(rc, WL_EPARSE);
+    assert_null(wl);
+    assert_string_equal(err.field, field);
+    return err;
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -337,18 +364,9 @@ static void test_errors(void **state)
     for (size_t h = 0; h < sizeof huge / sizeof *huge; h++) {
         const char *hit = strstr(PROFILE, huge[h].from);
         assert_non_null(hit);
-        size_t pre = (size_t)(hit - PROFILE), nf = strlen(huge[h].from), nt = strlen(huge[h].to);
-        char *b = malloc(strlen(PROFILE) + nt + 1);
-        assert_non_null(b);
-        memcpy(b, PROFILE, pre);
-        memcpy(b + pre, huge[h].to, nt);
-        strcpy(b + pre + nt, hit + nf);
-        memset(&err, 0, sizeof err);
-        wl = load_text("huge_1000mhz.json", b, &rc, &err);
+        char *b = splice(PROFILE, (size_t)(hit - PROFILE), strlen(huge[h].from), huge[h].to);
+        err = refused(b, huge[h].field);
         free(b);
-        assert_int_equal(rc, WL_EPARSE);
-        assert_null(wl);
-        assert_string_equal(err.field, huge[h].field);
         assert_true(err.line > 0);
     }
     /* what a JSON object is not: a second traceEvents list (its kernels
@@ -364,26 +382,15 @@ static void test_errors(void **state)
                   {", \"traceName\": \"x\"}\n{}\n", "", "after the profile"},
                   {" \"traceName\": \"x\"}\n", "traceEvents", "expected , or }"}};
     for (size_t h = 0; h < sizeof shapes / sizeof *shapes; h++) {
-        size_t ne = strlen(shapes[h].end);
-        char *b = malloc(body + ne + 1);
-        assert_non_null(b);
-        memcpy(b, PROFILE, body);
-        memcpy(b + body, shapes[h].end, ne + 1);
-        memset(&err, 0, sizeof err);
-        wl = load_text("shape_1000mhz.json", b, &rc, &err);
+        char *b = splice(PROFILE, body, strlen(PROFILE) - body, shapes[h].end);
+        err = refused(b, shapes[h].field);
         free(b);
-        assert_int_equal(rc, WL_EPARSE);
-        assert_null(wl);
-        assert_string_equal(err.field, shapes[h].field);
         if (!strstr(err.text, shapes[h].text))
             fail_msg("case %zu: %s", h, err.text);
     }
     /* a UTF-8 byte order mark is ignored (RFC 8259 allows it): the same
      * profile with one reads as without (it fails only for its clock) */
-    char *bom = malloc(strlen(PROFILE) + 4);
-    assert_non_null(bom);
-    memcpy(bom, "\xEF\xBB\xBF", 3);
-    strcpy(bom + 3, PROFILE);
+    char *bom = splice(PROFILE, 0, 0, "\xEF\xBB\xBF");
     memset(&err, 0, sizeof err);
     wl = load_text("bom.json", bom, &rc, &err);
     free(bom);
