@@ -59,6 +59,10 @@ struct wl_core_targets {
  * kernel's power at x_mhz (add_kernel, vr the factor); a
  * kernel's target clock g under the cap and its time t_g there. */
 double wl_core_i_kernel_us(const wl_core_evaluator *ev, const wl_kprep *p, double f_ghz);
+/* the same as a cubic in z over clocks 1/(ym + yh z), z in [-1, 1] (t[4]);
+ * 0 where it cannot (a kink inside, or a truncation error over 1e-8) */
+int wl_core_i_kernel_us_series(const wl_core_evaluator *ev, const wl_kprep *p, double ym, double yh,
+                               double *t);
 double wl_core_i_op_voltage(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz);
 double wl_core_i_op_idle_w(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz, double v_mv);
 double wl_core_i_op_cap_w(const wl_core_gpu *gpu, const wl_core_op *op);

@@ -290,25 +290,28 @@ static void held_stretch(const wl_core_evaluator *ev, held_walk *w, double f_ghz
  * launch's time and its kernel's power are smooth functions of the clock
  * it runs at, the governor's mean clock x over it, and each distinct
  * kernel's launches run at clocks in a narrow band [lo, hi]: on y = 1/x
- * they are interpolated by the cubic through four Chebyshev nodes of the
- * band (exact for a time fixed + C/x, the form of every compute- and
- * memory-bound kernel away from the overlap's knee). The factors from the
- * board's tables, the voltage's (V(x) / V(f))^a and idle power, have kinks
- * at the tables' knots (and the hot die's shifted knots), so they are
- * taken exactly at every launch. A launch then costs its clock (the lag's
- * step, affine in the clock before it, with the decay e^(-t_g/tau) and
- * mean factor tau/t_g (1 - e^(-t_g/tau)) kept per distinct kernel), its
- * time on the cubic (for the timeline), its two table factors, and sums
- * of z^0..3 (z: y's place in the band) plain and weighted by each factor.
- * The sums over all launches are then the nodes' values weighted by the
- * Lagrange basis summed over those z: four evaluations of the kernel
- * model per distinct kernel, whatever the number of launches. A first
- * walk finds the bands, with times a + b/x through the request and the
- * lowest target (they only place the host's waits). A kernel whose
- * launches all run at one clock, or whose band the cubic does not hold to
- * 1e-6 (fast_fits), is walked launch by launch (held_launch's sums), as is
- * the whole walk for anchoring, repeated stretches, more distinct kernels
- * than FAST_MAX and fits (wl_core_evaluator_set_exact); test_governor_fast
+ * they are interpolated by a cubic over the band (exact for a time fixed
+ * + C/x, the form of every compute- and memory-bound kernel away from the
+ * overlap's knee), the kernel model's own Taylor series in y where it has
+ * no kink there and falls fast (wl_core_i_kernel_us_series: one pass
+ * through the formula), else the cubic through four Chebyshev nodes. The
+ * factors from the board's tables, the voltage's (V(x) / V(f))^a and idle
+ * power, have kinks at the tables' knots (and the hot die's shifted
+ * knots); between them they are smooth, and are cubics there too
+ * (tab_segs). A launch then costs its clock (the lag's step, affine in the
+ * clock before it, with the decay e^(-t_g/tau) and mean factor tau/t_g (1
+ * - e^(-t_g/tau)) kept per distinct kernel), its time on the cubic (for
+ * the timeline), its two table factors, and sums of z^0..3 (z: y's place
+ * in the band) plain and weighted by each factor. The sums over all
+ * launches are then the nodes' values weighted by the Lagrange basis
+ * summed over those z: no evaluation of the kernel model per launch, and
+ * none per node but its power, whatever the number of launches. The
+ * bands come from the governor's steps alone (a wait only raises a clock:
+ * fast_walk). A kernel whose launches all run at one clock, that is
+ * launched once or twice, or whose band the cubic does not hold to 1e-6
+ * (fast_fits), is walked launch by launch (held_launch's sums), as is the
+ * whole walk for anchoring, repeated stretches, more distinct kernels than
+ * FAST_MAX and fits (wl_core_evaluator_set_exact); test_governor_fast
  * holds the two walks together. */
 #define FAST_MAX 1024 /* distinct kernels of the fast walk (170 KB of stack) */
 #define NODES 4       /* the cubic's nodes */
@@ -317,14 +320,15 @@ typedef struct {
     double e, k; /* the lag's decay and mean factor over the kernel at its target */
     union {
         struct {
-            double a, b, lo, hi; /* first walk: time a + b/x; the band */
+            double lo, hi; /* the band (fast_walk) */
         } w1;
         struct {
             double ym, yh;      /* y = 1/x = ym + yh z */
             double t[NODES];    /* time: sum of t[d] z^d */
             /* sums of z^0..3 over the launches: plain, times the voltage
              * factor, times the idle power above the request's */
-            double m[NODES], mv[NODES], mi[NODES];
+            double m[NODES], mv[NODES], mi[NODES], mx[NODES];
+            double m0[NODES]; /* m where the walk became GPU-bound (fast_pass) */
             int exact; /* walked launch by launch */
         } w2;
     };
@@ -359,12 +363,131 @@ static double poly(const double *c, double z)
     return c[0] + z * (c[1] + z * (c[2] + z * c[3]));
 }
 
-static void moments(double *m, double z, double w)
+/* A launch at band position z and clock x, standing for n, on kernel q's
+ * four sums of z^0..3: plain, times the voltage factor vr, times the idle
+ * power above the request's, times the clock */
+static void moments3(double *m, double *mv, double *mi, double *mx, double z, double n,
+                     double vr, double d_idle, double x)
 {
-    m[0] += w;
-    m[1] += z * w;
-    m[2] += z * z * w;
-    m[3] += z * z * z * w;
+    double z1 = z * n, z2 = z * z1, z3 = z * z2;
+    mx[0] += n * x;
+    mx[1] += z1 * x;
+    mx[2] += z2 * x;
+    mx[3] += z3 * x;
+    m[0] += n;
+    m[1] += z1;
+    m[2] += z2;
+    m[3] += z3;
+    mv[0] += n * vr;
+    mv[1] += z1 * vr;
+    mv[2] += z2 * vr;
+    mv[3] += z3 * vr;
+    mi[0] += n * d_idle;
+    mi[1] += z1 * d_idle;
+    mi[2] += z2 * d_idle;
+    mi[3] += z3 * d_idle;
+}
+
+/* The board's table factors along the fast walk (held_vr's voltage factor
+ * and idle power above the request's) without a table look-up and a power
+ * per launch. Both are smooth between the tables' knots, where the voltage
+ * on the hot die's curve, V(x + k dT), and idle(x) are linear in the clock
+ * (the voltage factor is then (alpha + beta x)^a, within a few percent of
+ * constant over a knot interval); so the clocks the walk can reach are cut
+ * at every knot x_i and every x_i - k dT, and on each piece both factors
+ * are the cubics through its four Chebyshev nodes in the clock, built the
+ * first time a launch falls there and checked against held_vr at the
+ * piece's ends to 1e-10 (a piece that fails is taken exactly, launch by
+ * launch, as is a clock outside the pieces and a walk cut into more than
+ * SEG_MAX). */
+#define SEG_MAX 64
+
+typedef struct {
+    int n, hint;                    /* pieces (0: none), the one found last */
+    double edge[SEG_MAX + 1];       /* piece s: [edge[s], edge[s + 1]] */
+    signed char state[SEG_MAX];     /* 0: not built, 1: cubic, -1: exact */
+    double mid[SEG_MAX], ih[SEG_MAX]; /* the piece's z = (x - mid) ih */
+    double cv[SEG_MAX][NODES], ci[SEG_MAX][NODES]; /* the two cubics in z */
+} tab_segs;
+
+/* The pieces over [lo, hi]: cut at the knots and at the knots less the
+ * hot die's shift, two sorted lists merged. */
+static void segs_init(tab_segs *sg, const held_walk *w, double lo, double hi)
+{
+    const wl_core_vf *vf = &w->ev->gpu.vf;
+    double sh = w->v_f_shift > 0 ? w->shift_mhz : 0.0;
+    int n = 0, i = 0, j = 0, nv = vf->n;
+    sg->n = 0;
+    sg->hint = 0;
+    if (!(hi > lo))
+        return;
+    sg->edge[n++] = lo;
+    while (i < nv || j < nv) {
+        double a = i < nv ? vf->clock_mhz[i] : HUGE_VAL;
+        double b = sh > 0 && j < nv ? vf->clock_mhz[j] - sh : HUGE_VAL;
+        double k = a < b ? a : b;
+        if (a <= b)
+            i++;
+        if (b <= a)
+            j++;
+        if (!(k < HUGE_VAL))
+            break;
+        if (k <= sg->edge[n - 1] || k >= hi)
+            continue;
+        if (n >= SEG_MAX)
+            return; /* too many pieces: every launch exactly */
+        sg->edge[n++] = k;
+    }
+    sg->edge[n] = hi;
+    sg->n = n;
+    memset(sg->state, 0, (size_t)n);
+}
+
+static void segs_build(tab_segs *sg, const held_walk *w, int s, double basis[NODES][NODES])
+{
+    int hint[3] = {0, 0, 0};
+    double a = sg->edge[s], b = sg->edge[s + 1], h = 0.5 * (b - a);
+    sg->mid[s] = 0.5 * (a + b);
+    sg->ih[s] = 1.0 / h;
+    double v[NODES], d[NODES];
+    for (int k = 0; k < NODES; k++)
+        v[k] = held_vr(w, sg->mid[s] + h * node_z[k], &d[k], hint);
+    for (int e = 0; e < NODES; e++) {
+        sg->cv[s][e] = sg->ci[s][e] = 0.0;
+        for (int k = 0; k < NODES; k++) {
+            sg->cv[s][e] += v[k] * basis[k][e];
+            sg->ci[s][e] += d[k] * basis[k][e];
+        }
+    }
+    sg->state[s] = 1;
+    for (int i = 0; i < 2; i++) {
+        double x = i ? b : a, z = i ? 1.0 : -1.0, di, vr = held_vr(w, x, &di, hint);
+        if (!(fabs(poly(sg->cv[s], z) - vr) <= 1e-10 * vr) ||
+            !(fabs(poly(sg->ci[s], z) - di) <= 1e-10 * (w->idle_f + fabs(di))))
+            sg->state[s] = -1;
+    }
+}
+
+/* held_vr at clock x, from the pieces where they hold it. */
+static double segs_vr(tab_segs *sg, const held_walk *w, double x, double *d_idle,
+                      double basis[NODES][NODES], int *hint)
+{
+    int s = sg->hint;
+    if (sg->n > 0 && x >= sg->edge[0] && x <= sg->edge[sg->n]) {
+        while (s > 0 && x < sg->edge[s])
+            s--;
+        while (s < sg->n - 1 && x > sg->edge[s + 1])
+            s++;
+        sg->hint = s;
+        if (!sg->state[s])
+            segs_build(sg, w, s, basis);
+        if (sg->state[s] > 0) {
+            double z = (x - sg->mid[s]) * sg->ih[s];
+            *d_idle = poly(sg->ci[s], z);
+            return poly(sg->cv[s], z);
+        }
+    }
+    return held_vr(w, x, d_idle, hint);
 }
 
 /* The governor's step over kernel u (fast_u's e, k: governor_step). */
@@ -381,16 +504,22 @@ static double fast_step(governor *gv, const fast_u *q, double g, double wait)
     return x;
 }
 
-/* One walk over the launches from the clock c0 (second: the cubic times
- * and the sums, else the first walk's times and bands); with steady, a
- * loop's pass without the host. */
-static void fast_pass(const wl_core_evaluator *ev, held_walk *w, fast_u *fu, double h, int steady,
-                      int second, double c0, timeline *tl)
+/* The walk over the launches from the clock c0 with each kernel's time on
+ * its cubic and the sums (see fast_u); with steady, a loop's pass without
+ * the host. Once the GPU lags the host by more than all the host time to
+ * come (the early stop of wl_core_i_timeline), no launch waits again: the
+ * rest is the governor's steps alone, with no timeline, and each kernel's
+ * time there is its cubic over the sums added since, added once at the
+ * end. */
+static void fast_pass(const wl_core_evaluator *ev, held_walk *w, fast_u *fu, tab_segs *sg,
+                      double basis[NODES][NODES], double h, int steady, double c0, timeline *tl)
 {
     const wl_core_workload *wl = ev->wl;
     int hint[3] = {0, 0, 0};
+    size_t i = 0;
+    int bound = 0;
     w->gv.c = c0;
-    for (size_t i = 0; i < wl->n; i++) {
+    for (; i < wl->n && !bound; i++) {
         size_t u = wl->uidx[i];
         const wl_kprep *p = &ev->prep[u];
         fast_u *q = &fu[u];
@@ -398,23 +527,55 @@ static void fast_pass(const wl_core_evaluator *ev, held_walk *w, fast_u *fu, dou
         if (steady ? p->is_gap : !tl_issue(tl, p, h, nr, &start))
             continue;
         double x = fast_step(&w->gv, q, w->gbuf[u], steady ? 0.0 : start - tl->end), t;
-        if (second && q->w2.exact) {
-            t = wl_core_i_kernel_us(ev, p, x * 1e-3);
+        double z = q->w2.exact ? 0.0 : (1.0 / x - q->w2.ym) / q->w2.yh;
+        if (q->w2.exact || !(fabs(z) <= 1.0)) {
+            /* walked exactly, or a clock a wait raised above the band */
+            t = x == w->f_mhz ? w->tbuf[u] : wl_core_i_kernel_us(ev, p, x * 1e-3);
             held_sums(w, p, x, t, nr);
-        } else if (second) {
-            double z = (1.0 / x - q->w2.ym) / q->w2.yh, d_idle;
-            double vr = held_vr(w, x, &d_idle, hint);
-            t = poly(q->w2.t, z);
-            moments(q->w2.m, z, nr);
-            moments(q->w2.mv, z, vr * nr);
-            moments(q->w2.mi, z, d_idle * nr);
         } else {
-            t = x == w->f_mhz ? w->tbuf[u] : q->w1.a + q->w1.b / x;
-            q->w1.lo = x < q->w1.lo ? x : q->w1.lo;
-            q->w1.hi = x > q->w1.hi ? x : q->w1.hi;
+            double d_idle, vr = segs_vr(sg, w, x, &d_idle, basis, hint);
+            t = poly(q->w2.t, z);
+            moments3(q->w2.m, q->w2.mv, q->w2.mi, q->w2.mx, z, nr, vr, d_idle, x);
         }
-        if (!steady)
-            tl_run(tl, p, start, t, nr);
+        if (steady)
+            continue;
+        tl_run(tl, p, start, t, nr);
+        bound = !wl->rep && i >= ev->after_sync && tl->end - tl->issue > tl->host_left;
+    }
+    if (!bound)
+        return;
+    for (size_t u = 0; u < ev->nu; u++)
+        memcpy(fu[u].w2.m0, fu[u].w2.m, sizeof fu[u].w2.m0);
+    double ph_t[WL_PHASE_COUNT] = {0};
+    for (; i < wl->n; i++) {
+        size_t u = wl->uidx[i];
+        const wl_kprep *p = &ev->prep[u];
+        fast_u *q = &fu[u];
+        if (p->is_gap)
+            continue;
+        double x = fast_step(&w->gv, q, w->gbuf[u], 0.0);
+        double z = q->w2.exact ? 0.0 : (1.0 / x - q->w2.ym) / q->w2.yh;
+        if (q->w2.exact || !(fabs(z) <= 1.0)) {
+            double t = x == w->f_mhz ? w->tbuf[u] : wl_core_i_kernel_us(ev, p, x * 1e-3);
+            held_sums(w, p, x, t, 1.0);
+            ph_t[p->phase] += t;
+            continue;
+        }
+        double d_idle, vr = segs_vr(sg, w, x, &d_idle, basis, hint);
+        moments3(q->w2.m, q->w2.mv, q->w2.mi, q->w2.mx, z, 1.0, vr, d_idle, x);
+    }
+    for (size_t u = 0; u < ev->nu; u++) {
+        const fast_u *q = &fu[u];
+        if (ev->prep[u].is_gap || q->w2.exact)
+            continue;
+        for (int d = 0; d < NODES; d++)
+            ph_t[ev->prep[u].phase] += q->w2.t[d] * (q->w2.m[d] - q->w2.m0[d]);
+    }
+    for (int k = 0; k < WL_PHASE_COUNT; k++) {
+        tl->ph_time[k] += ph_t[k];
+        tl->ph_done[k] += ph_t[k];
+        tl->end += ph_t[k];
+        tl->done_busy += ph_t[k];
     }
 }
 
@@ -431,9 +592,10 @@ static void node_values(const wl_core_evaluator *ev, const wl_kprep *p, const fa
  * band to 1e-6 (checked at its ends, where a smooth curve strays most
  * from the nodes' cubic; e: the energy at the nodes): a band across a
  * kink (the L2 clock's floor, a unit's utilisation reaching 1) does not,
- * and its launches are walked one by one. */
+ * and its launches are walked one by one; with series, the time at the
+ * ends is the kernel model's series (its own bound holds it). */
 static int fast_fits(const wl_core_evaluator *ev, const wl_kprep *p, const fast_u *q,
-                     double basis[NODES][NODES], const double *e)
+                     double basis[NODES][NODES], const double *e, int series)
 {
     double ec[NODES] = {0};
     for (int k = 0; k < NODES; k++)
@@ -441,7 +603,13 @@ static int fast_fits(const wl_core_evaluator *ev, const wl_kprep *p, const fast_
             ec[d] += e[k] * basis[k][d];
     for (int i = 0; i < 2; i++) {
         double z = i ? 1.0 : -1.0, x, t, pc, pm, p0;
-        node_values(ev, p, q, z, &x, &t, &pc, &pm, &p0);
+        if (series) {
+            x = 1.0 / (q->w2.ym + q->w2.yh * z);
+            t = poly(q->w2.t, z);
+            wl_core_i_kernel_power(ev, p, x * 1e-3, t, &pc, &pm, &p0);
+        } else {
+            node_values(ev, p, q, z, &x, &t, &pc, &pm, &p0);
+        }
         double en = (pc + pm + p0) * t;
         if (!(fabs(poly(q->w2.t, z) - t) <= 1e-6 * t) ||
             !(fabs(poly(ec, z) - en) <= 1e-6 * fabs(en) + 1e-300))
@@ -450,17 +618,15 @@ static int fast_fits(const wl_core_evaluator *ev, const wl_kprep *p, const fast_
     return 1;
 }
 
-/* The held walk in two passes (see fast_u); c0: the clock it starts at. */
+/* The held walk (see fast_u); c0: the clock it starts at. */
 static void fast_walk(const wl_core_evaluator *ev, held_walk *w, double h, int steady, double c0,
                       timeline *tl)
 {
     fast_u fu[FAST_MAX];
     double basis[NODES][NODES];
     lagrange_basis(basis);
-    double f = w->f_mhz, gmin = f, tau = w->gv.tau;
-    for (size_t u = 0; u < ev->nu; u++)
-        if (!ev->prep[u].is_gap && w->gbuf[u] < gmin)
-            gmin = w->gbuf[u];
+    const wl_core_workload *wl = ev->wl;
+    double f = w->f_mhz, tau = w->gv.tau;
     for (size_t u = 0; u < ev->nu; u++) {
         const wl_kprep *p = &ev->prep[u];
         fast_u *q = &fu[u];
@@ -469,14 +635,27 @@ static void fast_walk(const wl_core_evaluator *ev, held_walk *w, double h, int s
         double t_g = w->tgbuf[u], e = tau > 0 && t_g > 0 ? exp(-t_g / tau) : 1.0;
         q->e = e;
         q->k = tau > 0 && t_g > 0 ? tau / t_g * (1.0 - e) : 1.0;
-        double t_lo = wl_core_i_kernel_us(ev, p, gmin * 1e-3);
-        q->w1.b = gmin < f ? (t_lo - w->tbuf[u]) / (1.0 / gmin - 1.0 / f) : 0.0;
-        q->w1.a = w->tbuf[u] - q->w1.b / f;
         q->w1.lo = HUGE_VAL;
         q->w1.hi = -HUGE_VAL;
     }
-    timeline tl0 = *tl;
-    fast_pass(ev, w, fu, h, steady, 0, c0, tl);
+    /* The bands, from the governor's steps alone: a host wait only lets
+     * the clock recover toward the request, and a step's clock rises with
+     * the clock before it, so each launch's clock is at least the one of
+     * the walk with no wait. Past the point where the GPU lags the host for
+     * good there is no wait, and most launches are there in a long run; a
+     * launch before it that a wait raised above its band is walked exactly
+     * (fast_pass). */
+    w->gv.c = c0;
+    for (size_t i = 0; i < wl->n; i++) {
+        size_t u = wl->uidx[i];
+        fast_u *q = &fu[u];
+        if (ev->prep[u].is_gap)
+            continue;
+        double x = fast_step(&w->gv, q, w->gbuf[u], 0.0);
+        q->w1.lo = x < q->w1.lo ? x : q->w1.lo;
+        q->w1.hi = x > q->w1.hi ? x : q->w1.hi;
+    }
+    double xlo = HUGE_VAL, xhi = -HUGE_VAL; /* the bands' clocks */
     for (size_t u = 0; u < ev->nu; u++) {
         const wl_kprep *p = &ev->prep[u];
         fast_u *q = &fu[u];
@@ -486,29 +665,42 @@ static void fast_walk(const wl_core_evaluator *ev, held_walk *w, double h, int s
         memset(&q->w2, 0, sizeof q->w2);
         if (!(hi >= lo))
             continue; /* never launched */
-        /* every launch at one clock (a kernel launched once, a loop's
-         * steady state): walked one by one, exactly */
-        q->w2.exact = !(hi - lo > 1e-9 * f);
+        /* every launch at one clock (a loop's steady state), or a kernel
+         * launched once or twice: walked one by one, exactly */
+        q->w2.exact = !(hi - lo > 1e-9 * f) || p->count <= 2;
         if (q->w2.exact)
             continue;
         /* the band, widened for the second walk's own waits by a tenth
          * and at least 0.2% */
         double pad = 0.1 * (hi - lo) > 2e-3 * hi ? 0.1 * (hi - lo) : 2e-3 * hi;
         double ylo = 1.0 / (hi + pad), yhi = 1.0 / (lo - pad > 0.5 * lo ? lo - pad : 0.5 * lo);
+        xlo = 1.0 / yhi < xlo ? 1.0 / yhi : xlo;
+        xhi = 1.0 / ylo > xhi ? 1.0 / ylo : xhi;
         q->w2.ym = 0.5 * (yhi + ylo);
         q->w2.yh = 0.5 * (yhi - ylo);
+        /* the time's cubic: the kernel model's series over the band, else
+         * through its values at the nodes */
         double e[NODES];
+        int series = wl_core_i_kernel_us_series(ev, p, q->w2.ym, q->w2.yh, q->w2.t);
         for (int k = 0; k < NODES; k++) {
             double x, t, pc, pm, p0;
-            node_values(ev, p, q, node_z[k], &x, &t, &pc, &pm, &p0);
+            if (series) {
+                x = 1.0 / (q->w2.ym + q->w2.yh * node_z[k]);
+                t = poly(q->w2.t, node_z[k]);
+                wl_core_i_kernel_power(ev, p, x * 1e-3, t, &pc, &pm, &p0);
+            } else {
+                node_values(ev, p, q, node_z[k], &x, &t, &pc, &pm, &p0);
+                for (int d = 0; d < NODES; d++)
+                    q->w2.t[d] += t * basis[k][d];
+            }
             e[k] = (pc + pm + p0) * t;
-            for (int d = 0; d < NODES; d++)
-                q->w2.t[d] += t * basis[k][d];
         }
-        q->w2.exact = !fast_fits(ev, p, q, basis, e);
+        q->w2.exact = !fast_fits(ev, p, q, basis, e, series);
     }
-    *tl = tl0;
-    fast_pass(ev, w, fu, h, steady, 1, c0, tl);
+    /* the table factors' pieces over the clocks of the bands */
+    tab_segs sg;
+    segs_init(&sg, w, xlo, xhi > f ? xhi : f);
+    fast_pass(ev, w, fu, &sg, basis, h, steady, c0, tl);
     for (size_t u = 0; u < ev->nu; u++) {
         const wl_kprep *p = &ev->prep[u];
         const fast_u *q = &fu[u];
@@ -529,7 +721,13 @@ static void fast_walk(const wl_core_evaluator *ev, held_walk *w, double h, int s
             double dj = t * 1e-6 * ni;
             w->s->idle_dj += dj;
             w->s->ph_idle_dj[p->phase] += dj;
+            w->s->clk_us -= x * t * n;
         }
+        /* the clock-weighted time from the launches' own clocks, sum of x
+         * t(z): x = 1/y is no cubic in z over a wide band (a long run's
+         * clock drifting far under the lag) */
+        for (int d = 0; d < NODES; d++)
+            w->s->clk_us += q->w2.t[d] * q->w2.mx[d];
     }
 }
 

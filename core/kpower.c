@@ -5,6 +5,7 @@
 #include "eval_internal.h"
 
 #include <math.h>
+#include <string.h>
 
 /* Smooth maximum (a^p + b^p)^(1/p): p -> inf is perfect overlap of memory
  * and compute, p = 1 is none. Computed as m (1 + r^p)^(1/p) with m the
@@ -48,6 +49,146 @@ double wl_core_i_kernel_us(const wl_core_evaluator *ev, const wl_kprep *p, doubl
         t += p->xfer_fixed_us + smax(xl, xd, 2.0 * gpu->coef.overlap_p, ev->tiny_2p);
     }
     return t * p->anchor;
+}
+
+/* A kernel's time as a Taylor series in z over a band of clocks, y = 1/x
+ * = ym + yh z (MHz^-1), z in [-1, 1], from one pass through kernel_us's
+ * formula in truncated power series (order JET - 1): every time there is
+ * affine in y but for the smooth maxima, and a series' power costs one
+ * pow and a recurrence (for b = a^p: n a_0 b_n = sum_{k=1..n}
+ * (p k - n + k) a_k b_{n-k}, from a b' = p a' b). What four evaluations at
+ * nodes and two checks cost the governor's fast walk (core/governor.c),
+ * this does in one. It declines (returns 0) where the formula has a kink
+ * inside the band -- the L2 clock's floor, DRAM's time floor -- or where
+ * the series does not fall fast enough for its cubic to hold the time to
+ * 1e-8 at the band's ends: its fourth-order term, the truncation error
+ * there, over 1e-8 of the time, or its third over 1e-5 (the fast walk
+ * holds its cubics to 1e-6). */
+#define JET 5
+typedef double jet[JET];
+
+static void jet_mul(const double *a, const double *b, double *c)
+{
+    double r[JET];
+    for (int n = 0; n < JET; n++) {
+        r[n] = 0.0;
+        for (int k = 0; k <= n; k++)
+            r[n] += a[k] * b[n - k];
+    }
+    memcpy(c, r, sizeof r);
+}
+
+static void jet_div(const double *a, const double *b, double *c)
+{
+    double r[JET];
+    for (int n = 0; n < JET; n++) {
+        double v = a[n];
+        for (int k = 1; k <= n; k++)
+            v -= b[k] * r[n - k];
+        r[n] = v / b[0];
+    }
+    memcpy(c, r, sizeof r);
+}
+
+static void jet_pow(const double *a, double e, double *b)
+{
+    double r[JET];
+    r[0] = pow(a[0], e);
+    for (int n = 1; n < JET; n++) {
+        double v = 0.0;
+        for (int k = 1; k <= n; k++)
+            v += (e * k - (n - k)) * a[k] * r[n - k];
+        r[n] = v / (n * a[0]);
+    }
+    memcpy(b, r, sizeof r);
+}
+
+/* smax of two series, as smax: the larger at the band's centre over the
+ * other, in (1 + r^p)^(1/p) (analytic across the band whichever is
+ * larger there) */
+static void jet_smax(const double *a, const double *b, double p, double tiny, double *c)
+{
+    if (a[0] <= 0) {
+        memcpy(c, b, sizeof(jet));
+        return;
+    }
+    if (b[0] <= 0) {
+        memcpy(c, a, sizeof(jet));
+        return;
+    }
+    const double *m = a[0] > b[0] ? a : b, *o = a[0] > b[0] ? b : a;
+    jet r, h;
+    jet_div(o, m, r);
+    if (r[0] < tiny) {
+        memcpy(c, m, sizeof(jet));
+        return;
+    }
+    jet_pow(r, p, h);
+    h[0] += 1.0;
+    jet_pow(h, 1.0 / p, h);
+    jet_mul(m, h, c);
+}
+
+/* c0 + c1 y as a series in z; max(that, floor): 0 where the two cross
+ * inside the band */
+static int jet_affine_max(double c0, double c1, double ym, double yh, double floor, double *j)
+{
+    memset(j, 0, sizeof(jet));
+    double lo = c0 + c1 * (ym - yh), hi = c0 + c1 * (ym + yh);
+    if (lo >= floor && hi >= floor) {
+        j[0] = c0 + c1 * ym;
+        j[1] = c1 * yh;
+        return 1;
+    }
+    if (lo < floor && hi < floor) {
+        j[0] = floor;
+        return 1;
+    }
+    return 0;
+}
+
+int wl_core_i_kernel_us_series(const wl_core_evaluator *ev, const wl_kprep *p, double ym, double yh,
+                               double *t)
+{
+    const wl_core_gpu *gpu = &ev->gpu;
+    if (p->is_gap || !(ym > yh) || !(yh > 0))
+        return 0;
+    /* 1/fl (us per cycle over 1e-3): y, or 1/floor where the band is all
+     * below the L2 clock's floor */
+    double l2 = gpu->l2_clock_min_mhz, pp = gpu->coef.overlap_p;
+    double fl0 = 0, fl1 = 0; /* 1/fl = fl0 + fl1 y */
+    if (!(l2 > 0) || 1.0 / (ym + yh) >= l2)
+        fl1 = 1.0;
+    else if (1.0 / (ym - yh) <= l2)
+        fl0 = 1.0 / l2;
+    else
+        return 0;
+    jet tc = {p->comp_clk * ym, p->comp_clk * yh}, tl = {0}, td, tm, s;
+    tl[0] = p->l2_clk * (fl0 + fl1 * ym);
+    tl[1] = p->l2_clk * fl1 * yh;
+    if (!jet_affine_max(p->dram_clk * fl0 + p->path_us, p->dram_clk * fl1, ym, yh, p->dram_us, td))
+        return 0;
+    jet_smax(tl, td, 2.0 * pp, ev->tiny_2p, tm);
+    jet_smax(tc, tm, pp, ev->tiny_p, s);
+    s[0] += p->fixed_us + p->fixed_clk * ym;
+    s[1] += p->fixed_clk * yh;
+    if (p->xfer_fixed_us > 0) {
+        jet xl = {p->xfer_l2_clk * (fl0 + fl1 * ym), p->xfer_l2_clk * fl1 * yh}, xd, xs;
+        if (!jet_affine_max(p->xfer_dram_clk * fl0 + p->xfer_path_us, p->xfer_dram_clk * fl1, ym,
+                            yh, p->xfer_dram_us, xd))
+            return 0;
+        jet_smax(xl, xd, 2.0 * pp, ev->tiny_2p, xs);
+        xs[0] += p->xfer_fixed_us;
+        for (int k = 0; k < JET; k++)
+            s[k] += xs[k];
+    }
+    for (int k = 0; k < JET; k++)
+        s[k] *= p->anchor;
+    if (!(s[0] > 0) || !(fabs(s[JET - 1]) <= 1e-8 * s[0]) || !(fabs(s[JET - 2]) <= 1e-5 * s[0]))
+        return 0;
+    for (int k = 0; k < JET - 1; k++)
+        t[k] = s[k];
+    return 1;
 }
 
 double wl_core_evaluator_kernel_us(const wl_core_evaluator *ev, size_t u, double sm_clock_mhz)

@@ -384,13 +384,16 @@ static void test_governor(void **state)
 
 /* The governor's fast walk (core/governor.c fast_walk: each distinct
  * kernel's time and power interpolated over the band of clocks its
- * launches run at, the tables' voltage and idle factors taken at every
- * launch) against the launch-by-launch walk, on generated cases: three
- * boards (Ampere's 100 ms time constant and Hopper's 300 us), prefill and
- * training steps, caps from near idle to near the peak, clocks from the
- * top down. Every total and part within 1e-5 (each kernel's quadratic
- * holds its time and power to 1e-6 over its band, or the kernel is walked
- * launch by launch; the time-weighted clock comes within 3e-6). */
+ * launches run at, from the kernel model's series or its values at
+ * nodes; the tables' voltage and idle factors as cubics between their
+ * knots; the GPU-bound rest without a timeline) against the
+ * launch-by-launch walk, on generated cases: three boards (Ampere's 100 ms
+ * time constant and Hopper's 300 us), prefill, decode and training steps,
+ * caps from near idle to near the peak, clocks from the top down, on the
+ * V-f curve, offset from it and at a fixed voltage. Every total and part
+ * within 1e-5 (each kernel's cubic holds its time and power to 1e-6 over
+ * its band, or the kernel is walked launch by launch; the time-weighted
+ * clock comes within 3e-6). */
 static void test_governor_fast(void **state)
 {
     (void)state;
@@ -400,7 +403,7 @@ static void test_governor_fast(void **state)
         long long b, s;
         wl_mode mode;
     } wls[] = {{"gpt2", 8, 128, WL_MODE_PREFILL}, {"gpt2", 4, 128, WL_MODE_TRAIN},
-               {"llama-3-8b", 1, 512, WL_MODE_PREFILL}};
+               {"llama-3-8b", 1, 512, WL_MODE_PREFILL}, {"gpt2", 4, 64, WL_MODE_DECODE}};
     int held = 0, cases = 0;
     for (size_t gi = 0; gi < sizeof gpus / sizeof *gpus; gi++) {
         wl_core_gpu g;
@@ -410,7 +413,8 @@ static void test_governor_fast(void **state)
             wl_core_model m;
             assert_int_equal(wl_preset_model_load(wls[wi].model, &m, &err), WL_OK);
             wl_core_shape sh = {.batch = wls[wi].b, .seq = wls[wi].s, .dtype = WL_DT_BF16,
-                                .attention = WL_ATTN_EAGER, .mode = wls[wi].mode};
+                                .attention = WL_ATTN_EAGER, .mode = wls[wi].mode,
+                                .gen = wls[wi].mode == WL_MODE_DECODE ? 16 : 0};
             wl_core_workload *wl = NULL;
             assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
             wl_core_evaluator *fast, *exact;
@@ -425,10 +429,13 @@ static void test_governor_fast(void **state)
                 const double share[3] = {0.3, 0.7, 0.95};
                 double cap = idle + share[ci] * (unl.peak_power_w - idle);
                 wl_core_op op = {.power_limit_w = cap / g.coef.power_cap_frac};
-                for (int fi = 0; fi < 3; fi++) {
-                    double f = g.sm_clock_max_mhz * (1.0 - 0.2 * fi);
+                for (int fi = 0; fi < 5; fi++) {
+                    double f = g.sm_clock_max_mhz * (1.0 - 0.2 * (fi < 3 ? fi : 1));
                     wl_core_result a, b;
                     op.sm_clock_mhz = f;
+                    /* off the curve: an offset, a fixed voltage */
+                    op.voltage_offset_mv = fi == 3 ? -40.0 : 0.0;
+                    op.voltage_mv = fi == 4 ? wl_core_gpu_voltage_mv(&g, f) + 25.0 : 0.0;
                     wl_core_i_eval_core(fast, f, &op, &a, NULL, NULL);
                     wl_core_i_eval_core(exact, f, &op, &b, NULL, NULL);
                     cases++;
@@ -443,10 +450,11 @@ static void test_governor_fast(void **state)
                                          b.phase[WL_PHASE_BACKWARD].time_ms};
                     for (size_t k = 0; k < sizeof va / sizeof *va; k++)
                         if (!(fabs(va[k] - vb[k]) <= 1e-5 * fabs(vb[k]) + 1e-12))
-                            fail_msg("%s %s mode %d cap %.0f W at %.0f MHz: quantity %zu fast "
-                                     "%.9g, launch by launch %.9g",
-                                     gpus[gi], wls[wi].model, (int)wls[wi].mode, cap, f, k,
-                                     va[k], vb[k]);
+                            fail_msg("%s %s mode %d cap %.0f W at %.0f MHz (offset %.0f mV, "
+                                     "fixed %.1f mV): quantity %zu fast %.9g, launch by launch "
+                                     "%.9g",
+                                     gpus[gi], wls[wi].model, (int)wls[wi].mode, cap, f,
+                                     op.voltage_offset_mv, op.voltage_mv, k, va[k], vb[k]);
                 }
             }
             wl_core_evaluator_free(fast);
@@ -454,8 +462,9 @@ static void test_governor_fast(void **state)
             wl_core_workload_free(wl);
         }
     }
-    /* the comparison is of held walks, most of them */
-    if (!(held > cases / 2))
+    /* the comparison is of held walks, about half of them (the caps near
+     * the peak, and lower voltages, hold none at the lower clocks) */
+    if (!(held * 5 >= cases * 2))
         fail_msg("only %d of %d cases held a kernel", held, cases);
 }
 
