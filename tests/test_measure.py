@@ -37,7 +37,18 @@ class Windowing(unittest.TestCase):
         moves every 20 ms at 300 W: the sampler thread starts, stops and
         joins (a Thread subclass must not shadow Thread's own members; on
         Python 3.12 one named _stop broke every measurement), and the power
-        it reports is the counter's."""
+        it reports is the counter's.
+
+        The sampler sees an update up to a poll late, and on a loaded
+        machine (the test suite beside busy loops) many milliseconds late:
+        a fixed tolerance of 1% failed there (issue 62's flaky test). The
+        counter's true update instants are known (every 20 ms from the
+        fake's start, value 6 J a step), so each update the sampler saw has
+        a known lag, and power between two of them at least 0.25 s apart is
+        300 W within 300 W x (largest lag) / 0.25 s: a bound that holds
+        whatever the load, and is 1-2% on an idle machine."""
+        from wattlas import measure_nvml
+
         class FakeNVML:
             t0 = time.perf_counter()
 
@@ -53,10 +64,29 @@ class Windowing(unittest.TestCase):
             def throttle_reasons(self, h):
                 return 4
 
-        m = measure.measure_window(FakeNVML(), None, lambda: time.sleep(0.005), 0.02, 0.3,
-                                   lambda: None)
-        self.assertAlmostEqual(m["power_w"], 300.0, delta=3.0)  # polled every ms
-        self.assertAlmostEqual(m["time_ms"], 5.0, delta=3.0)
+        seen = []
+
+        class Watched(measure_nvml.Sampler):
+            def __init__(self, *a, **k):
+                super().__init__(*a, **k)
+                seen.append(self)
+
+        old = measure_nvml.Sampler
+        measure_nvml.Sampler = Watched
+        try:
+            m = measure.measure_window(FakeNVML(), None, lambda: time.sleep(0.005), 0.02, 0.3,
+                                       lambda: None)
+        finally:
+            measure_nvml.Sampler = old
+        self.assertEqual(len(seen), 1)
+        ups = seen[0].updates
+        self.assertGreater(len(ups), 2)
+        # each update's lag behind the counter's own step (6000 mJ each)
+        lags = [t - (FakeNVML.t0 + round(e / 6000) * 0.02) for t, e in ups]
+        self.assertGreaterEqual(min(lags), -1e-6)
+        lag = max(lags)
+        self.assertLessEqual(abs(m["power_w"] - 300.0), 300.0 * (lag + 1e-6) / 0.25)
+        self.assertGreaterEqual(m["time_ms"], 5.0)  # a step sleeps 5 ms at least
         self.assertEqual(m["measured_clock_mhz"], 1410)
         self.assertEqual(m["throttle_reasons"], 4)
 
