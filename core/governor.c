@@ -673,7 +673,9 @@ static void fast_walk(const wl_core_evaluator *ev, held_walk *w, double h, int s
         /* the band, widened for the second walk's own waits by a tenth
          * and at least 0.2% */
         double pad = 0.1 * (hi - lo) > 2e-3 * hi ? 0.1 * (hi - lo) : 2e-3 * hi;
-        double ylo = 1.0 / (hi + pad), yhi = 1.0 / (lo - pad > 0.5 * lo ? lo - pad : 0.5 * lo);
+        /* no clock rises above the request */
+        double top = hi + pad < f ? hi + pad : (hi > f ? hi : f);
+        double ylo = 1.0 / top, yhi = 1.0 / (lo - pad > 0.5 * lo ? lo - pad : 0.5 * lo);
         xlo = 1.0 / yhi < xlo ? 1.0 / yhi : xlo;
         xhi = 1.0 / ylo > xhi ? 1.0 / ylo : xhi;
         q->w2.ym = 0.5 * (yhi + ylo);
