@@ -43,7 +43,8 @@ int cli_fail(const char *cmd, const wl_error *err)
     }
     char buf[800];
     wl_error_format(err, buf, sizeof buf);
-    fprintf(stderr, "wattlas %s: %s\n", cmd, buf[0] ? buf : "failed");
+    /* a call stopped by Ctrl-C (wl_stop_watch) may say nothing more */
+    fprintf(stderr, "wattlas %s: %s\n", cmd, buf[0] ? buf : wl_stop_requested() ? "stopped" : "failed");
     return EXIT_RUNTIME;
 }
 

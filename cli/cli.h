@@ -58,6 +58,7 @@
 typedef struct {
     const char *name, *summary;
     int (*main)(int argc, char **argv); /* argv[0] is the command's name */
+    int stops; /* its library calls poll wl_stop_requested: Ctrl-C ends it cleanly */
 } cli_command;
 
 int cmd_predict(int argc, char **argv);

@@ -7,29 +7,31 @@
 
 #include <errno.h>
 #include <gsl/gsl_errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 static const cli_command commands[] = {
-    {"predict", "time, power and energy of a model or trace at clocks", cmd_predict},
-    {"compare", "one workload on several GPUs, with energy-optimal clocks", cmd_compare},
+    {"predict", "time, power and energy of a model or trace at clocks", cmd_predict, 0},
+    {"compare", "one workload on several GPUs, with energy-optimal clocks", cmd_compare, 1},
     {"energy-check", "board pJ/op at peak against the arithmetic's first-principles energy",
-     cmd_energy_check},
-    {"validate", "predictions against a measurements CSV, with MAPE and regret", cmd_validate},
-    {"calibrate", "fit a GPU's coefficients to measurements", cmd_calibrate},
+     cmd_energy_check, 0},
+    {"validate", "predictions against a measurements CSV, with MAPE and regret", cmd_validate, 1},
+    {"calibrate", "fit a GPU's coefficients to measurements", cmd_calibrate, 1},
     {"learn", "a learned predictor (random forest, boosted trees, or a hybrid correction)",
-     cmd_learn},
-    {"sweep", "grids of clocks, voltages, GPUs and workloads", cmd_sweep},
-    {"merge", "join the shards of a sweep", cmd_merge},
-    {"pareto", "energy-runtime Pareto fronts of a sweep", cmd_pareto},
-    {"optimize", "one operating point per workload, with the savings table", cmd_optimize},
-    {"plot", "figures of sweeps, savings, validations and comparisons", cmd_plot},
-    {"report", "a whole study: sweep, fronts, savings, figures, index.html", cmd_report},
+     cmd_learn, 1},
+    /* sweep handles its signals itself: it keeps the rows done (FILE.partial) */
+    {"sweep", "grids of clocks, voltages, GPUs and workloads", cmd_sweep, 0},
+    {"merge", "join the shards of a sweep", cmd_merge, 1},
+    {"pareto", "energy-runtime Pareto fronts of a sweep", cmd_pareto, 1},
+    {"optimize", "one operating point per workload, with the savings table", cmd_optimize, 1},
+    {"plot", "figures of sweeps, savings, validations and comparisons", cmd_plot, 1},
+    {"report", "a whole study: sweep, fronts, savings, figures, index.html", cmd_report, 1},
     {"serve", "a serving engine (vLLM's scheduler) on a request mix: ITL, TTFT, energy per token",
-     cmd_serve},
+     cmd_serve, 0},
     {"cluster", "parallel training, prefill and decode on a multi-GPU system: time, energy, memory",
-     cmd_cluster},
-    {"presets", "list, show or derive GPU and model presets", cmd_presets},
+     cmd_cluster, 1},
+    {"presets", "list, show or derive GPU and model presets", cmd_presets, 0},
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 
@@ -40,7 +42,59 @@ static void help(FILE *f)
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'wattlas COMMAND --help' describes each command. Exit status: 0 success,\n"
-               "1 runtime error (files, data), 2 usage error (options and their values).\n");
+               "1 runtime error (files, data), 2 usage error (options and their values),\n"
+               "130 or 143 stopped by Ctrl-C or SIGTERM (outputs left as they were).\n");
+}
+
+/* Ctrl-C or SIGTERM during a long command (issue 62): the handler only
+ * sets the flag the library polls every few milliseconds (wl_stop_watch),
+ * so the call returns WL_ESTOPPED with its outputs left as they were and
+ * its temporary files and folders removed on its own way out; the exit
+ * status is 128 + the signal, as the shell's own would be (a printout
+ * the signal cut short says "stopped"). The handler
+ * puts the earlier action back, so a second signal acts at once
+ * (wl_results_out's handler: the temporary files removed, then the
+ * default action). A signal ignored when we started (a background job's
+ * SIGINT) stays ignored. */
+static volatile sig_atomic_t stop_flag, stop_signal;
+static const int stop_sigs[2] = {SIGINT, SIGTERM};
+static struct sigaction stop_old[2];
+static int stop_set[2];
+
+static void on_stop(int sig)
+{
+    stop_flag = 1;
+    stop_signal = sig;
+    for (int i = 0; i < 2; i++)
+        if (stop_set[i])
+            sigaction(stop_sigs[i], &stop_old[i], NULL);
+}
+
+static void stop_begin(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 2; i++) {
+        stop_set[i] = sigaction(stop_sigs[i], NULL, &stop_old[i]) == 0 &&
+                      stop_old[i].sa_handler != SIG_IGN &&
+                      sigaction(stop_sigs[i], &sa, NULL) == 0;
+    }
+    wl_stop_watch(&stop_flag);
+}
+
+static int stop_end(const char *cmd, int rc)
+{
+    wl_stop_watch(NULL);
+    for (int i = 0; i < 2; i++)
+        if (stop_set[i])
+            sigaction(stop_sigs[i], &stop_old[i], NULL);
+    if (!stop_flag)
+        return rc;
+    if (rc == 0) /* a call that returned what it had (a printout cut short) */
+        fprintf(stderr, "wattlas %s: stopped\n", cmd);
+    return 128 + stop_signal;
 }
 
 /* Everything written to stdout must have arrived: a full disk or device
@@ -108,7 +162,11 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (!strcmp(cmd, commands[i].name)) {
             cli_short_help(argc - 1, argv + 1);
+            if (commands[i].stops)
+                stop_begin();
             rc = commands[i].main(argc - 1, argv + 1);
+            if (commands[i].stops)
+                rc = stop_end(cmd, rc);
             return close_stdout(rc);
         }
     fprintf(stderr, "wattlas: unknown command '%s'\n\n", cmd);

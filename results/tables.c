@@ -57,8 +57,12 @@ static int read_line(wl_results_csv *c, wl_error *err)
             break;
     }
     if (ch == EOF && ferror(c->f)) {
-        wl_error_set(err, c->path, c->lineno + 1, "", "read error: %s",
-                     strerror(errno ? errno : EIO));
+        int e = errno ? errno : EIO;
+        /* a read that Ctrl-C interrupted (wl_stop_watch) */
+        if (e == EINTR && wl_stop_requested())
+            wl_error_set(err, c->path, c->lineno + 1, "", "stopped");
+        else
+            wl_error_set(err, c->path, c->lineno + 1, "", "read error: %s", strerror(e));
         return -1;
     }
     if (n == 0)

@@ -104,8 +104,9 @@ static int copy_rows(FILE *f, const shard_meta *m, int first, int csv, char **he
     }
     free(line);
     if (!rc && ferror(f)) {
-        wl_error_set(err, m->path, lineno, "", "read error");
-        rc = WL_EIO;
+        int stopped = wl_stop_requested(); /* a read Ctrl-C interrupted */
+        wl_error_set(err, m->path, lineno, "", stopped ? "stopped" : "read error");
+        rc = stopped ? WL_ESTOPPED : WL_EIO;
     }
     /* a CSV shard, even one of no rows, has its header after the shard
      * line: without it there is nothing to check the others against */

@@ -456,7 +456,7 @@ class Cluster(unittest.TestCase):
 
 
 SHARED = os.environ.get("WATTLAS_SHARED", "../shared")
-DVFS = os.path.join(SHARED, "data", "measurements", "a100-pcie-40gb-dvfs.csv")
+DVFS = os.path.abspath(os.path.join(SHARED, "data", "measurements", "a100-pcie-40gb-dvfs.csv"))
 
 
 def without_command(text):
@@ -1128,6 +1128,101 @@ class Stop(unittest.TestCase):
         out = os.path.join(self.dir, "f.png")
         self.stops(lambda: wattlas.plot("energy-freq", data, out))
         self.assertFalse(os.path.exists(out))
+
+class CliStop(Stop):
+    """The same from the command line (issue 62): the first Ctrl-C or
+    SIGTERM sets the flag the library polls (cli/main.c), the command ends
+    within 0.5 s with status 128 + the signal, and leaves neither its output
+    nor a temporary file or folder. The signal comes 0.4 s in, from this
+    process, timed from its sending."""
+
+    def runs(self, *args, sig=None, after=0.4):
+        import signal
+        import time
+        num = sig or signal.SIGINT
+        p = subprocess.Popen([WATTLAS, *args], cwd=self.dir, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(after)
+            sent = time.monotonic()
+            p.send_signal(num)
+            _, err = p.communicate(timeout=60)
+            done = time.monotonic()
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.assertEqual(p.returncode, 128 + int(num), f"not stopped by the signal: {err}")
+        self.assertLess(done - sent, self.LIMIT)
+        self.assertIn("stopped", err)
+        return err
+
+    def left(self, *inputs):
+        """Nothing in the folder but the inputs: no output, no temporary."""
+        self.assertEqual(sorted(os.listdir(self.dir)), sorted(inputs))
+
+    def test_learn(self):
+        self.need_data()
+        self.runs("learn", DVFS, "--kind", "rf", "--lomo", "-o", "m.json", "--quiet")
+        self.left()
+
+    def test_learn_sigterm(self):
+        import signal
+        self.need_data()
+        self.runs("learn", DVFS, "--kind", "rf", "--lomo", "-o", "m.json", "--quiet",
+                  sig=signal.SIGTERM)
+        self.left()
+
+    def test_calibrate(self):
+        self.need_data()
+        self.runs("calibrate", "--gpu", "a100-pcie-40gb", DVFS, "--kfold", "4", "--lomo",
+                  "-o", "g.ini")
+        self.left()
+
+    def test_validate(self):
+        self.need_data()
+        self.runs("validate", DVFS, "--gpu", "a100-pcie-40gb", "--quiet")
+        self.left()
+
+    def test_report(self):
+        with open(os.path.join(self.dir, "study.ini"), "w", encoding="utf-8") as f:
+            f.write("[sweep]\nmodel = gpt3-1.3b\nbatch = 1\nseq = 1024\nclock = 210:1410:15\n"
+                    "dtype = bf16, fp16, fp32\n[set]\nsms = 80:139:1\n"
+                    "dram_bw_gbs = 1500:3480:20\n")
+        self.runs("report", "--spec", "study.ini", "-o", "study", "--threads", "1", "--quiet")
+        self.left("study.ini")  # no study, no temporary folder
+
+    def test_cluster_search(self):
+        self.runs("cluster", "search", "--system", "dgx-a100-80gb", "--model", "megatron-1t",
+                  "--nodes", "8192", "--global-batch", "24576", "--threads", "1", "-o", "s.csv")
+        self.left()
+
+    def test_compare(self):
+        gpus = ",".join(g["id"] for g in wattlas.presets("gpu"))
+        self.runs("compare", "--gpu", gpus, "--model", "llama-3-8b", "--mode", "decode",
+                  "--gen", "2000", "--batch", "8", "--seq", "128", "-o", "c.csv")
+        self.left()
+
+    def test_merge(self):
+        shards = [os.path.join(self.dir, f"s{i}.csv") for i in (1, 2)]
+        for i, path in enumerate(shards):
+            _, err, rc = cli("sweep", "--gpu", "h100-sxm-80gb", "--model", "gpt2", "--clock",
+                             "990,1980", "--shard", f"{i + 1}/2", "--quiet", "-o", path)
+            self.assertEqual(rc, 0, err)
+        with open(shards[0], encoding="utf-8") as f:
+            meta, head, row = f.readlines()[:3]
+        os.remove(shards[0])
+        self.fifo(meta + head, row, rows=1)  # shard 1, its end never comes
+        self.runs("merge", "in.csv", "s2.csv", "-o", "all.csv")
+        self.left("in.csv", "s2.csv")
+
+    def test_plot(self):
+        text = wattlas.sweep(model="gpt2", gpu="h100-sxm-80gb", clock=[990, 1980]).to_csv()
+        head, row = text.splitlines(True)[:2]
+        self.fifo(head, row)
+        self.runs("plot", "energy-freq", "in.csv", "-o", "f.png")
+        self.left("in.csv")
+
 
 if __name__ == "__main__":
     import pyunit  # tests/, beside this file
