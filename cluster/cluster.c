@@ -455,6 +455,12 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
 {
     int p = c->p, rc;
     const wl_core_gpu *g = &c->gpu;
+    /* a stop asked for (wl_stop_watch): every plan, frontier and search
+     * runs the model through here, a few milliseconds a time */
+    if (wl_stop_requested()) {
+        wl_error_set(err, "cluster", 0, "", "stopped");
+        return WL_ESTOPPED;
+    }
     for (int i = 0; i < 2 * p; i++) {
         double f = clocks ? clocks[i] : clock_mhz;
         if (!wl_core_gpu_clock_in_range(g, f)) {

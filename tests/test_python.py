@@ -1197,6 +1197,13 @@ class CliStop(Stop):
                   "--nodes", "8192", "--global-batch", "24576", "--threads", "1", "-o", "s.csv")
         self.left()
 
+    def test_cluster_frontier(self):
+        # Megatron's 1T on 3072 GPUs: clock plans' frontier, about 5 s
+        self.runs("cluster", "--system", "dgx-a100-80gb", "--model", "megatron-1t", "--nodes",
+                  "384", "--tp", "8", "--pp", "64", "--global-batch", "1536", "--recompute",
+                  "full", "--frontier", "-o", "f.csv")
+        self.left()
+
     def test_compare(self):
         gpus = ",".join(g["id"] for g in wattlas.presets("gpu"))
         self.runs("compare", "--gpu", gpus, "--model", "llama-3-8b", "--mode", "decode",
