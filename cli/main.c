@@ -28,7 +28,7 @@ static const cli_command commands[] = {
     {"plot", "figures of sweeps, savings, validations and comparisons", cmd_plot, 1},
     {"report", "a whole study: sweep, fronts, savings, figures, index.html", cmd_report, 1},
     {"serve", "a serving engine (vLLM's scheduler) on a request mix: ITL, TTFT, energy per token",
-     cmd_serve, 0},
+     cmd_serve, 1},
     {"cluster", "parallel training, prefill and decode on a multi-GPU system: time, energy, memory",
      cmd_cluster, 1},
     {"presets", "list, show or derive GPU and model presets", cmd_presets, 0},

@@ -582,13 +582,17 @@ PyObject *wl_py_serve(PyObject *self, PyObject *args)
         wl_serve_job_free(j);
         return c.f ? wl_py_collect_close(&c, 0) : NULL;
     }
+    /* Ctrl-C stops the engine's steps (wl_py_stop) */
+    wl_py_stop stop;
+    wl_py_stop_begin(&stop);
     Py_BEGIN_ALLOW_THREADS
     rc = wl_serve_job_run(j, c.w, NULL, NULL, &err);
     Py_END_ALLOW_THREADS
     wl_serve_job_free(j);
-    if (rc) {
+    int stopped = wl_py_stop_end(&stop);
+    if (rc || stopped) {
         wl_py_collect_close(&c, 0);
-        return wl_py_raise(rc, &err);
+        return stopped ? NULL : wl_py_raise(rc, &err);
     }
     return wl_py_collect_close(&c, 1);
 }

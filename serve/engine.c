@@ -296,6 +296,12 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
     double idle_w = wl_core_gpu_idle_w(&s->gpu, decode_op->sm_clock_mhz);
     double prefill_idle_w = wl_core_gpu_idle_w(&s->gpu, prefill_op->sm_clock_mhz);
     while (done < n && !rc) {
+        /* a stop asked for (wl_stop_watch): every 256 steps, a millisecond */
+        if ((res->steps & 255) == 255 && wl_stop_requested()) {
+            wl_error_set(err, "serve", 0, "", "stopped");
+            rc = WL_ESTOPPED;
+            break;
+        }
         while (next < n && S.q[next].arrival <= t)
             S.wait[S.tail++] = next++;
         if (S.nrun == 0 && S.head == S.tail) { /* idle until the next arrival */

@@ -1083,6 +1083,10 @@ class Stop(unittest.TestCase):
         self.stops(lambda: wattlas.compare(gpus, "llama-3-8b", mode="decode", gen=2000,
                                            batch=8, seq=128))
 
+    def test_serve(self):
+        # 20,000 requests on two engines: about 20 s
+        self.stops(lambda: wattlas.serve(requests=20000, max_num_seqs=[16, 256]))
+
     def fifo(self, head, row, rows=1000):
         """A FIFO that gives head and rows, then stalls (a slow writer)."""
         import threading
@@ -1202,6 +1206,10 @@ class CliStop(Stop):
         self.runs("cluster", "--system", "dgx-a100-80gb", "--model", "megatron-1t", "--nodes",
                   "384", "--tp", "8", "--pp", "64", "--global-batch", "1536", "--recompute",
                   "full", "--frontier", "-o", "f.csv")
+        self.left()
+
+    def test_serve(self):
+        self.runs("serve", "--requests", "20000", "--max-num-seqs", "16,256", "-o", "s.csv")
         self.left()
 
     def test_compare(self):
