@@ -670,8 +670,9 @@ static void fast_walk(const wl_core_evaluator *ev, held_walk *w, double h, int s
         q->w2.exact = !(hi - lo > 1e-9 * f) || p->count <= 2;
         if (q->w2.exact)
             continue;
-        /* the band, widened for the second walk's own waits by a tenth
-         * and at least 0.2% */
+        /* the band, widened by a tenth and at least 0.2% for the launches
+         * a wait raises above the walk with none (the rest are walked
+         * exactly: fast_pass) */
         double pad = 0.1 * (hi - lo) > 2e-3 * hi ? 0.1 * (hi - lo) : 2e-3 * hi;
         /* no clock rises above the request */
         double top = hi + pad < f ? hi + pad : (hi > f ? hi : f);
