@@ -511,6 +511,26 @@ static double fast_step(governor *gv, const fast_u *q, double g, double wait)
  * rest is the governor's steps alone, with no timeline, and each kernel's
  * time there is its cubic over the sums added since, added once at the
  * end. */
+/* A launch of kernel u at clock x, standing for nr, added to the walk's
+ * sums: exactly when its kernel is walked so or a wait raised the clock
+ * above its band (returns 1), else on its cubic's sums (returns 0); *t is
+ * its time either way. */
+static int fast_launch(const wl_core_evaluator *ev, held_walk *w, fast_u *q, size_t u, double x,
+                       double nr, tab_segs *sg, double basis[NODES][NODES], int *hint, double *t)
+{
+    const wl_kprep *p = &ev->prep[u];
+    double z = q->w2.exact ? 0.0 : (1.0 / x - q->w2.ym) / q->w2.yh;
+    if (q->w2.exact || !(fabs(z) <= 1.0)) {
+        *t = x == w->f_mhz ? w->tbuf[u] : wl_core_i_kernel_us(ev, p, x * 1e-3);
+        held_sums(w, p, x, *t, nr);
+        return 1;
+    }
+    double d_idle, vr = segs_vr(sg, w, x, &d_idle, basis, hint);
+    moments3(q->w2.m, q->w2.mv, q->w2.mi, q->w2.mx, z, nr, vr, d_idle, x);
+    *t = poly(q->w2.t, z);
+    return 0;
+}
+
 static void fast_pass(const wl_core_evaluator *ev, held_walk *w, fast_u *fu, tab_segs *sg,
                       double basis[NODES][NODES], double h, int steady, double c0, timeline *tl)
 {
@@ -527,16 +547,7 @@ static void fast_pass(const wl_core_evaluator *ev, held_walk *w, fast_u *fu, tab
         if (steady ? p->is_gap : !tl_issue(tl, p, h, nr, &start))
             continue;
         double x = fast_step(&w->gv, q, w->gbuf[u], steady ? 0.0 : start - tl->end), t;
-        double z = q->w2.exact ? 0.0 : (1.0 / x - q->w2.ym) / q->w2.yh;
-        if (q->w2.exact || !(fabs(z) <= 1.0)) {
-            /* walked exactly, or a clock a wait raised above the band */
-            t = x == w->f_mhz ? w->tbuf[u] : wl_core_i_kernel_us(ev, p, x * 1e-3);
-            held_sums(w, p, x, t, nr);
-        } else {
-            double d_idle, vr = segs_vr(sg, w, x, &d_idle, basis, hint);
-            t = poly(q->w2.t, z);
-            moments3(q->w2.m, q->w2.mv, q->w2.mi, q->w2.mx, z, nr, vr, d_idle, x);
-        }
+        (void)fast_launch(ev, w, q, u, x, nr, sg, basis, hint, &t);
         if (steady)
             continue;
         tl_run(tl, p, start, t, nr);
@@ -553,16 +564,10 @@ static void fast_pass(const wl_core_evaluator *ev, held_walk *w, fast_u *fu, tab
         fast_u *q = &fu[u];
         if (p->is_gap)
             continue;
-        double x = fast_step(&w->gv, q, w->gbuf[u], 0.0);
-        double z = q->w2.exact ? 0.0 : (1.0 / x - q->w2.ym) / q->w2.yh;
-        if (q->w2.exact || !(fabs(z) <= 1.0)) {
-            double t = x == w->f_mhz ? w->tbuf[u] : wl_core_i_kernel_us(ev, p, x * 1e-3);
-            held_sums(w, p, x, t, 1.0);
+        double t, x = fast_step(&w->gv, q, w->gbuf[u], 0.0);
+        /* a time on a cubic comes from its sums below */
+        if (fast_launch(ev, w, q, u, x, 1.0, sg, basis, hint, &t))
             ph_t[p->phase] += t;
-            continue;
-        }
-        double d_idle, vr = segs_vr(sg, w, x, &d_idle, basis, hint);
-        moments3(q->w2.m, q->w2.mv, q->w2.mi, q->w2.mx, z, 1.0, vr, d_idle, x);
     }
     for (size_t u = 0; u < ev->nu; u++) {
         const fast_u *q = &fu[u];

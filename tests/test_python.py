@@ -1111,7 +1111,9 @@ class Stop(unittest.TestCase):
         self.addCleanup(done.set)
         return path
 
-    def test_merge(self):
+    def stalled_shards(self):
+        """s2.csv, a sweep's second shard, and in.csv, a FIFO giving the
+        first shard's head and a row whose end never comes."""
         shards = [os.path.join(self.dir, f"s{i}.csv") for i in (1, 2)]
         for i, path in enumerate(shards):
             _, err, rc = cli("sweep", "--gpu", "h100-sxm-80gb", "--model", "gpt2", "--clock",
@@ -1120,9 +1122,12 @@ class Stop(unittest.TestCase):
         with open(shards[0], encoding="utf-8") as f:
             meta, head, row = f.readlines()[:3]
         os.remove(shards[0])
-        fifo = self.fifo(meta + head, row, rows=1)  # shard 1, its end never comes
+        return self.fifo(meta + head, row, rows=1)
+
+    def test_merge(self):
+        fifo = self.stalled_shards()
         out = os.path.join(self.dir, "all.csv")
-        self.stops(lambda: wattlas.merge([fifo, shards[1]], out=out))
+        self.stops(lambda: wattlas.merge([fifo, os.path.join(self.dir, "s2.csv")], out=out))
         self.assertFalse(os.path.exists(out))
 
     def test_plot(self):
@@ -1219,15 +1224,7 @@ class CliStop(Stop):
         self.left()
 
     def test_merge(self):
-        shards = [os.path.join(self.dir, f"s{i}.csv") for i in (1, 2)]
-        for i, path in enumerate(shards):
-            _, err, rc = cli("sweep", "--gpu", "h100-sxm-80gb", "--model", "gpt2", "--clock",
-                             "990,1980", "--shard", f"{i + 1}/2", "--quiet", "-o", path)
-            self.assertEqual(rc, 0, err)
-        with open(shards[0], encoding="utf-8") as f:
-            meta, head, row = f.readlines()[:3]
-        os.remove(shards[0])
-        self.fifo(meta + head, row, rows=1)  # shard 1, its end never comes
+        self.stalled_shards()
         self.runs("merge", "in.csv", "s2.csv", "-o", "all.csv")
         self.left("in.csv", "s2.csv")
 
