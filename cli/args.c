@@ -172,14 +172,43 @@ static const char *offending(int argc, char **argv)
     return argv[optind - 1];
 }
 
-int cli_bad_option(const char *cmd, int c, int argc, char **argv)
+/* The long options as candidates for wl_core_name_hint, "--" written in. */
+typedef struct {
+    const struct option *lo;
+    char buf[64];
+} opt_names;
+
+static const char *opt_name_at(void *user, size_t i)
+{
+    opt_names *o = user;
+    snprintf(o->buf, sizeof o->buf, "--%s", o->lo[i].name);
+    return o->buf;
+}
+
+int cli_bad_option(const char *cmd, int c, int argc, char **argv, const struct option *lo)
 {
     if (c == ':')
         return cli_usage(cmd, "option %s needs a value", argv[optind - 1]);
     const char *w = offending(argc, argv);
     if (w[0] == '-' && w[1] != '-' && w[1] && w[2])
         return cli_usage(cmd, "unknown option '%s' (long options take two dashes: -%s)", w, w);
-    return cli_usage(cmd, "unknown option '%s'", w);
+    /* "--modle=gpt2" is looked up as "--modle"; getopt's own prefixes
+     * ("--mod") are ambiguous when they get here, so the options they
+     * start are the suggestions */
+    char word[64], hint[300] = "";
+    size_t wl = strcspn(w, "=");
+    if (wl >= sizeof word)
+        wl = sizeof word - 1;
+    memcpy(word, w, wl);
+    word[wl] = 0;
+    if (lo && word[0] == '-' && word[1] == '-' && word[2]) {
+        opt_names o = {.lo = lo};
+        size_t n = 0;
+        while (lo[n].name)
+            n++;
+        wl_core_name_hint(opt_name_at, &o, n, word, hint, sizeof hint);
+    }
+    return cli_usage(cmd, "unknown option '%s'%s", w, hint);
 }
 
 void cli_short_help(int argc, char **argv)

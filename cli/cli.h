@@ -113,8 +113,9 @@ void cli_note(void *cmd, const char *text);
 
 
 /* getopt_long's "unknown option"/"needs a value" as usage errors, naming
- * the word (a long option with one dash, "-seq", says so). */
-int cli_bad_option(const char *cmd, int c, int argc, char **argv);
+ * the word (a long option with one dash, "-seq", says so) and the options
+ * of lo it may have meant ("--modle": did you mean --model?). */
+int cli_bad_option(const char *cmd, int c, int argc, char **argv, const struct option *lo);
 /* A progress bar on stderr (callers draw it when stderr is a terminal):
  * cli_bar_draw is a progress callback (user: the bar), first after half a
  * second (quicker work shows none), then at most five times a second,

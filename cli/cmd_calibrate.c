@@ -105,7 +105,7 @@ static int cal_parse(int argc, char **argv, wl_calib_run_options *o)
             rc = cli_real(cmd, "--transfer-sd", optarg, 0.01, 10, &o->fit_options.transfer_rel);
             break;
         case 'h': help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argc, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv, lo); break;
         }
     }
     if (!rc)

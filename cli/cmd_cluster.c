@@ -482,7 +482,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         case 'o': o->out = optarg; break;
         case O_QUIET: o->quiet = 1; break;
         case O_HELP: help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argc, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv, lo); break;
         }
     }
     if (rc)

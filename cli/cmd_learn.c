@@ -106,7 +106,7 @@ static int learn_parse(int argc, char **argv, wl_learn_run_options *o, int *quie
         case 'q': *quiet = 1; break;
         case 'o': o->out = optarg; break;
         case 'h': help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argc, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv, lo); break;
         }
     }
     if (!rc)

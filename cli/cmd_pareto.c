@@ -125,7 +125,7 @@ static int sel_parse(const char *cmd, int argc, char **argv, sel_opts *o)
             else
                 pareto_help(stdout);
             return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argc, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv, is_opt ? lo_o : lo_p); break;
         }
     }
     if (!rc)

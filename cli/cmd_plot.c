@@ -74,6 +74,12 @@ static int size_arg(const char *cmd, const char *v, wl_plot_options *o)
     return 0;
 }
 
+static const char *kind_name_at(void *user, size_t i)
+{
+    (void)user;
+    return wl_plot_kind_at(i)->name;
+}
+
 static int plot_parse(int argc, char **argv, plot_opts *p)
 {
     const char *cmd = "plot";
@@ -84,12 +90,13 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
         return CLI_HELP;
     }
     if (!(p->kind = wl_plot_kind_find(argv[1]))) {
-        char kinds[256] = "";
+        char kinds[256] = "", hint[256];
         for (size_t i = 0; i < wl_plot_kind_count(); i++) {
             size_t l = strlen(kinds);
             snprintf(kinds + l, sizeof kinds - l, "%s%s", i ? ", " : "", wl_plot_kind_at(i)->name);
         }
-        return cli_usage(cmd, "unknown kind '%.60s' (%s)", argv[1], kinds);
+        wl_core_name_hint(kind_name_at, NULL, wl_plot_kind_count(), argv[1], hint, sizeof hint);
+        return cli_usage(cmd, "unknown kind '%.60s'%s (kinds: %s)", argv[1], hint, kinds);
     }
     static const struct option lo[] = {
         {"in", required_argument, 0, 'i'},      {"title", required_argument, 0, 't'},
@@ -143,7 +150,7 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
                 rc = cli_usage(cmd, "--legend: expected outside, inside or none, got '%.60s'", optarg);
             break;
         case 'h': help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argc, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv, lo); break;
         }
     }
     if (!rc)
@@ -153,6 +160,10 @@ static int plot_parse(int argc, char **argv, plot_opts *p)
     if (!p->in || !p->out)
         return cli_usage(cmd, "an input table (--in FILE.csv) and -o FIG are required");
     wl_error err = {0};
+    /* a format it cannot write is the command line's mistake, found
+     * before any work */
+    if (wl_plot_output_check(p->out, &err))
+        return cli_fail(cmd, &err);
     if (wl_plot_kind_options_check(p->kind, &p->k, &p->o, &err))
         return cli_fail(cmd, &err);
     return rc;

@@ -137,7 +137,7 @@ static int predict_parse(int argc, char **argv, predict_opts *o)
         case O_QUIET: o->quiet = 1; break;
         case 'o': o->out = optarg; break;
         case O_HELP: help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argc, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv, lo); break;
         }
     }
     if (rc)

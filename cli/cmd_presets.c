@@ -43,7 +43,7 @@ static int presets_parse(int argc, char **argv, presets_opts *o)
         case 's': rc = cli_real(cmd, "--step-mhz", optarg, 1e-3, 100000, &o->step); break;
         case 'o': o->out = optarg; break;
         case 'h': help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argc, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv, lo); break;
         }
     }
     if (rc)

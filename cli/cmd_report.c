@@ -64,7 +64,7 @@ static int report_parse(int argc, char **argv, report_opts *o)
         case 'L': o->learned = optarg; break;
         case 'T': rc = cli_int(cmd, "--threads", optarg, 1, 1024, &o->threads); break;
         case 'h': help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argc, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv, lo); break;
         }
     }
     if (!rc)

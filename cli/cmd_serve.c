@@ -127,7 +127,7 @@ static int serve_parse(int argc, char **argv, serve_opts *o)
             break;
         case O_QUIET: o->quiet = 1; break;
         case O_HELP: help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argc, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv, lo); break;
         }
     }
     if (!rc && optind < argc)

@@ -120,7 +120,7 @@ static int sweep_parse(int argc, char **argv, sweep_opts *o)
         if (c == O_SPEC && wl_sweep_spec_load(o->spec, optarg, &err))
             return cli_fail(cmd, &err);
         if (c == ':' || c == '?')
-            return cli_bad_option(cmd, c, argc, argv);
+            return cli_bad_option(cmd, c, argc, argv, lo);
     }
     optind = 1;
     while ((c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
@@ -289,7 +289,7 @@ static int merge_parse(int argc, char **argv, merge_opts *o)
         else if (c == 'i')
             o->paths[o->n++] = optarg;
         else
-            return cli_bad_option(cmd, c, argc, argv);
+            return cli_bad_option(cmd, c, argc, argv, lo);
     }
     for (int i = optind; i < argc; i++)
         o->paths[o->n++] = argv[i];

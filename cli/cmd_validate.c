@@ -133,7 +133,7 @@ static int validate_parse(int argc, char **argv, validate_opts *o)
             break;
         case 'o': o->out = optarg; break;
         case 'h': help(stdout); return CLI_HELP;
-        default: rc = cli_bad_option(cmd, c, argc, argv); break;
+        default: rc = cli_bad_option(cmd, c, argc, argv, lo); break;
         }
     }
     if (!rc)

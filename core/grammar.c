@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int is_blank(char c) { return c == ' ' || c == '\t'; }
 
@@ -42,13 +43,120 @@ void wl_core_num_text(char *buf, size_t n, double v)
         snprintf(buf, n, "%g", v);
 }
 
+/* ---- units written into numbers ----------------------------------------- */
+
+/* Numbers carry no unit: the unit is in the name (sm_clock_mhz,
+ * power_limit_w) or the option's help (--clock: MHz). "1.4GHz" is a
+ * natural thing to type, so the error names the unit it found, the unit
+ * the name takes and, where one converts to the other, the number to
+ * write. */
+typedef struct {
+    const char *name;
+    char dim;      /* f frequency, p power, v voltage, t time, b bytes, %: percent */
+    double factor; /* in the dimension's base unit */
+} unit;
+
+static const unit units[] = {
+    {"Hz", 'f', 1},      {"kHz", 'f', 1e3},    {"MHz", 'f', 1e6},   {"GHz", 'f', 1e9},
+    {"mW", 'p', 1e-3},   {"W", 'p', 1},        {"kW", 'p', 1e3},    {"MW", 'p', 1e6},
+    {"mV", 'v', 1e-3},   {"V", 'v', 1},        {"ns", 't', 1e-9},   {"us", 't', 1e-6},
+    {"\xc2\xb5s", 't', 1e-6}, {"ms", 't', 1e-3}, {"s", 't', 1},   {"min", 't', 60},
+    {"h", 't', 3600},    {"B", 'b', 1},        {"KB", 'b', 1e3},    {"kB", 'b', 1e3},
+    {"MB", 'b', 1e6},    {"GB", 'b', 1e9},     {"TB", 'b', 1e12},   {"KiB", 'b', 1024.0},
+    {"MiB", 'b', 1048576.0}, {"GiB", 'b', 1073741824.0}, {"TiB", 'b', 1099511627776.0},
+    {"%", '%', 1},       {"pct", '%', 1},
+};
+
+/* The unit a written unit names: case as written first ("mW" is not "MW"),
+ * then any case ("ghz"). */
+static const unit *unit_find(const char *u)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+            if (pass ? !strcasecmp(units[i].name, u) : !strcmp(units[i].name, u))
+                return &units[i];
+    return NULL;
+}
+
+/* The unit a field or option takes: its name's last word (sm_clock_mhz,
+ * --step-mhz, power_limit_w), or the options whose help gives it. */
+static const unit *unit_of_name(const char *name)
+{
+    static const struct {
+        const char *opt, *unit;
+    } opts[] = {{"clock", "MHz"}, {"clocks", "MHz"}, {"power-limit", "W"}, {"power-limits", "W"}};
+    while (*name == '-')
+        name++;
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
+        if (!strcmp(name, opts[i].opt))
+            return unit_find(opts[i].unit);
+    const char *w = name + strlen(name);
+    while (w > name && w[-1] != '_' && w[-1] != '-')
+        w--;
+    if (w == name)
+        return NULL;
+    static const struct {
+        const char *word, *unit;
+    } words[] = {{"mhz", "MHz"}, {"ghz", "GHz"}, {"w", "W"},   {"mv", "mV"}, {"ms", "ms"},
+                 {"us", "us"},   {"s", "s"},     {"gb", "GB"}, {"pct", "%"}};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (!strcmp(w, words[i].word))
+            return unit_find(words[i].unit);
+    return NULL;
+}
+
+/* " ('1.4GHz' carries the unit GHz; --clock takes plain MHz: write 1400)"
+ * when text is a number with a unit after it; "" otherwise. The unit
+ * wanted is the field's (power_limit_w), else the option's (--clock); the
+ * name shown is the option's, unless it is --set, whose field is the name. */
+void wl_core_unit_hint(const char *text, const char *source, const char *field, char *buf,
+                       size_t n)
+{
+    buf[0] = 0;
+    char *e;
+    double v = strtod(text, &e);
+    if (e == text || !isfinite(v))
+        return;
+    while (is_blank(*e))
+        e++;
+    size_t ul = strlen(e);
+    while (ul && is_blank(e[ul - 1]))
+        ul--;
+    char u[16];
+    if (!ul || ul >= sizeof u)
+        return;
+    memcpy(u, e, ul);
+    u[ul] = 0;
+    int opt = source && source[0] == '-';
+    const unit *got = unit_find(u), *want = field && *field ? unit_of_name(field) : NULL;
+    if (!want && opt)
+        want = unit_of_name(source);
+    const char *name = opt && strcmp(source, "--set") ? source : field ? field : "";
+    if (!got && !want)
+        return;
+    if (got && want && got->dim == want->dim) {
+        char num[40];
+        wl_core_num_text(num, sizeof num, v * got->factor / want->factor);
+        snprintf(buf, n, " ('%.40s' carries the unit %s; %s takes plain %s: write %s)", text,
+                 got->name, name, want->name, num);
+    } else if (want) {
+        snprintf(buf, n, " ('%.40s' carries a unit; %s takes a plain number in %s)", text, name,
+                 want->name);
+    } else {
+        snprintf(buf, n, " ('%.40s' carries the unit %s; numbers here take none)", text,
+                 got->name);
+    }
+}
+
 static void range_error(wl_error *err, const char *source, int line, const char *field,
                         const char *what, double lo, double hi, const char *got)
 {
-    char a[40], b[40];
+    char a[40], b[40], hint[200];
     wl_core_num_text(a, sizeof a, lo);
     wl_core_num_text(b, sizeof b, hi);
-    wl_error_set(err, source, line, field, "expected %s in [%s, %s], got '%.80s'", what, a, b, got);
+    wl_core_unit_hint(got, source, field, hint, sizeof hint);
+    wl_error_set(err, source, line, field, "expected %s in [%s, %s], got '%.80s'%s", what, a, b,
+                 got, hint);
 }
 
 int wl_core_parse_real(const char *s, double lo, double hi, const char *source, int line,
@@ -163,8 +271,10 @@ static int list_item(void *user, const char *item, const char *whole)
     if (!colon) {
         double x;
         if (wl_core_parse_number(item, &x)) {
+            char hint[200];
+            wl_core_unit_hint(item, c->source, c->field, hint, sizeof hint);
             wl_error_set(c->err, c->source, c->line, c->field,
-                         "expected a number, a list or MIN:MAX:STEP, got '%.80s'", whole);
+                         "expected a number, a list or MIN:MAX:STEP, got '%.80s'%s", whole, hint);
             return WL_EINVAL;
         }
         int rc = check_value(c, x, item);
@@ -193,8 +303,11 @@ static int list_item(void *user, const char *item, const char *whole)
     double a, b, st;
     if (k != 3 || wl_core_parse_number(parts[0], &a) || wl_core_parse_number(parts[1], &b) ||
         wl_core_parse_number(parts[2], &st)) {
+        char hint[200] = "";
+        for (int j = 0; j < k && !hint[0]; j++)
+            wl_core_unit_hint(parts[j], c->source, c->field, hint, sizeof hint);
         wl_error_set(c->err, c->source, c->line, c->field,
-                     "expected MIN:MAX:STEP with three numbers, got '%.80s'", item);
+                     "expected MIN:MAX:STEP with three numbers, got '%.80s'%s", item, hint);
         return WL_EINVAL;
     }
     if (!(st > 0) || !(b >= a)) {

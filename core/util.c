@@ -405,28 +405,33 @@ char *wl_core_strprintf(const char *fmt, ...)
 
 /* ---- names: suggestions for a misspelt one ------------------------------- */
 
-/* Edit distance of two short names, case-insensitive (Levenshtein, one
- * row; names past 63 characters are cut). */
+/* Edit distance of two short names, case-insensitive, a swap of two
+ * neighbours counting one ("modle" is one from "model": optimal string
+ * alignment, Damerau 1964); names past 63 characters are cut. */
 static int edit_distance(const char *a, const char *b)
 {
-    int row[64];
+    int d[64][64];
     size_t la = strlen(a), lb = strlen(b);
     la = la > 63 ? 63 : la;
     lb = lb > 63 ? 63 : lb;
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
     for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
         for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int sub = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-            int best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
-            row[j] = sub < best ? sub : best;
-            diag = up;
+            int ai = tolower((unsigned char)a[i - 1]), bj = tolower((unsigned char)b[j - 1]);
+            int best = d[i - 1][j - 1] + (ai != bj);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && ai == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == bj && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
         }
-    }
-    return row[lb];
+    return d[la][lb];
 }
 
 static int contains_ci(const char *hay, const char *needle)
@@ -450,6 +455,14 @@ void wl_core_name_hint(const char *(*cand_of)(void *user, size_t i), void *user,
     buf[0] = 0;
     size_t used = 0, shown = 0, len = strlen(id);
     int far = len < 6 ? 2 : (int)(len / 3);
+    /* by spelling, only the nearest: "--modle" is one from --model and
+     * --mode, two from --idle */
+    for (size_t i = 0; i < n; i++) {
+        const char *cand = cand_of(user, i);
+        int dist = cand ? edit_distance(cand, id) : far + 1;
+        if (dist < far)
+            far = dist;
+    }
     for (int pass = 0; pass < 2 && !shown; pass++)
         for (size_t i = 0; i < n && shown < 6; i++) {
             const char *cand = cand_of(user, i);

@@ -61,10 +61,11 @@ void wl_error_format(const wl_error *err, char *buf, size_t n);
 #else
 #define WL_LIST_MAX 1000000 /* values in one list or range */
 #endif
-/* A number for a message: integers without exponent, else %g (bounded). */
-#define WL_CORE_NUM_TEXT 40
+#define WL_CORE_NUM_TEXT 40 /* a number for a message: integers without exponent, else %g */
 void wl_core_num_text(char *buf, size_t n, double v);
 int wl_core_parse_number(const char *s, double *out); /* WL_OK or WL_EINVAL */
+/* " ('1.4GHz' carries the unit GHz; --clock takes plain MHz: write 1400)", or "" */
+void wl_core_unit_hint(const char *text, const char *source, const char *field, char *buf, size_t n);
 int wl_core_parse_real(const char *s, double lo, double hi, const char *source, int line,
                        const char *field, double *out, wl_error *err);
 int wl_core_parse_int(const char *s, long long lo, long long hi, const char *source, int line,

@@ -168,18 +168,33 @@ static cairo_status_t write_file(void *closure, const unsigned char *data, unsig
     return fwrite(data, 1, len, closure) == len ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
 }
 
+/* The figure's format from its name's ending; -1: none it can write. */
+static int type_of_path(const char *path)
+{
+    const char *ext = path ? strrchr(path, '.') : NULL;
+    return !ext ? -1 : !strcmp(ext, ".png") ? F_PNG : !strcmp(ext, ".pdf") ? F_PDF
+                   : !strcmp(ext, ".svg") ? F_SVG : -1;
+}
+
+int wl_plot_output_check(const char *path, wl_error *err)
+{
+    if (type_of_path(path) >= 0)
+        return WL_OK;
+    const char *ext = path ? strrchr(path, '.') : NULL;
+    wl_error_set(err, "-o", 0, "", "cannot write a figure as '%.40s': the formats are .png, .pdf "
+                                   "and .svg (the name's ending chooses)", ext ? ext : path ? path : "");
+    return WL_EINVAL;
+}
+
 int fig_open(const char *path, const wl_plot_options *o, fig **out, wl_error *err)
 {
     *out = NULL;
-    const char *ext = strrchr(path, '.');
-    ftype t;
-    if (ext && strcmp(ext, ".png") == 0) t = F_PNG;
-    else if (ext && strcmp(ext, ".pdf") == 0) t = F_PDF;
-    else if (ext && strcmp(ext, ".svg") == 0) t = F_SVG;
-    else {
+    int ty = type_of_path(path);
+    if (ty < 0) {
         wl_error_set(err, path, 0, "", "the output must end in .png, .pdf or .svg");
         return WL_EINVAL;
     }
+    ftype t = (ftype)ty;
     if (!(o->width_in > 0.5 && o->width_in < 100 && o->height_in > 0.5 && o->height_in < 100) ||
         !(o->dpi >= 10 && o->dpi <= 2400)) {
         wl_error_set(err, path, 0, "size", "size must be 0.5-100 in and DPI 10-2400");

@@ -157,6 +157,9 @@ int wl_plot_kind_options_check(const wl_plot_kind *kind, const wl_plot_kind_opti
                                const wl_plot_options *o, wl_error *err);
 /* One figure of kind: options checked, then drawn from t (a table kind;
  * NULL: loaded from in_path) or from in_path (a file kind). */
+/* Whether path names a format a figure can be written in (.png, .pdf,
+ * .svg); err, as a usage error of -o, lists them. */
+int wl_plot_output_check(const char *path, wl_error *err);
 int wl_plot_draw(const wl_plot_kind *kind, const wl_results_table *t, const char *in_path,
                  const wl_plot_kind_options *k, const wl_plot_options *o, const char *path,
                  wl_error *err);

@@ -139,6 +139,15 @@ static const struct {
     double lo, hi;
 } vf_lists[3] = {{"clock_mhz", 1, 100000}, {"voltage_mv", 1, 5000}, {"idle_power_w", 0, 100000}};
 
+/* A key's value that is not a number; one written with a unit ("700 W")
+ * is told what to write. */
+static int number_error(ctx *c, int line, const char *name, const char *value)
+{
+    char hint[200];
+    wl_core_unit_hint(value, "", name, hint, sizeof hint);
+    return wl_preset_i_fail(c, line, name, "expected a number, got '%.80s'%s", value, hint);
+}
+
 /* Checks v against a field's range; err names the key and the range. */
 static int field_in_range(const gpu_field *f, double v, wl_error *err)
 {
@@ -187,7 +196,7 @@ static int calibrated_spec_key(ctx *c, const char *name, const char *value, int 
         } else {
             double v;
             if (wl_core_parse_number(value, &v))
-                return wl_preset_i_fail(c, line, name, "expected a number, got '%.80s'", value);
+                return number_error(c, line, name, value);
             if (field_in_range(f, v, c->err)) {
                 wl_error_locate(c->err, c->source, line);
                 return 0;
@@ -259,7 +268,7 @@ static int gpu_handler(void *user, const char *section, const char *name, const 
         }
         double v;
         if (wl_core_parse_number(value, &v))
-            return wl_preset_i_fail(c, line, name, "expected a number, got '%.80s'", value);
+            return number_error(c, line, name, value);
         if (field_in_range(f, v, c->err)) {
             wl_error_locate(c->err, c->source, line);
             return 0;

@@ -729,7 +729,7 @@ static void test_report_and_plot_cmds(void **state)
     assert_int_equal(run("plot energy-freq --in report/sweep.csv -o x.svg --stack"), 1);
     assert_non_null(strstr(err_buf, "single series"));
     assert_int_equal(run("plot pareto --in report/sweep.csv -o x.svg --facet model"), 0);
-    assert_int_equal(run("plot pareto --in report/sweep.csv -o x.gif"), 1);
+    assert_int_equal(run("plot pareto --in report/sweep.csv -o x.gif"), 2); /* a format it cannot write: usage (issue 63) */
     /* optimize's table holds one chosen point per group: not a front */
     assert_int_equal(run("optimize report/sweep.csv --objective energy -o chosen.csv"), 0);
     assert_int_equal(run("plot pareto chosen.csv -o x.svg"), 1);

@@ -1,0 +1,85 @@
+/* The rough edges a new user met (issue 63): each test fails before its
+ * fix. The binary runs in the test's own directory (test_cli.h). */
+#include "test_cli.h"
+
+/* A number written with a unit: the error names the unit it found, the
+ * unit the option or key takes and the number to write. */
+static void test_units_in_numbers(void **state)
+{
+    (void)state;
+    assert_int_equal(run("predict --model gpt2 --clock 1.4GHz"), 2);
+    assert_non_null(strstr(err_buf, "'1.4GHz' carries the unit GHz; --clock takes plain MHz: "
+                                    "write 1400"));
+    /* inside a range, and in any case */
+    assert_int_equal(run("sweep --model gpt2 --clock 1000:1.41ghz:100"), 2);
+    assert_non_null(strstr(err_buf, "--clock takes plain MHz: write 1410"));
+    /* a --set key's unit is its name's */
+    assert_int_equal(run("sweep --model gpt2 --set power_limit_w=0.3kW"), 2);
+    assert_non_null(strstr(err_buf, "power_limit_w takes plain W: write 300"));
+    assert_int_equal(run("predict --model gpt2 --voltage-offset-mv 0.05V"), 2);
+    assert_non_null(strstr(err_buf, "--voltage-offset-mv takes plain mV: write 50"));
+    /* a unit of another kind, and a unit where a count is asked */
+    assert_int_equal(run("predict --model gpt2 --clock 300W"), 2);
+    assert_non_null(strstr(err_buf, "--clock takes a plain number in MHz"));
+    assert_int_equal(run("sweep --model gpt2 --batch 8GB"), 2);
+    assert_non_null(strstr(err_buf, "carries the unit GB; numbers here take none"));
+    /* text that is no number with a unit gets no hint */
+    assert_int_equal(run("sweep --model gpt2 --batch eight"), 2);
+    assert_null(strstr(err_buf, "carries"));
+    /* a preset's key */
+    assert_int_equal(run("presets show a100-pcie-40gb"), 0);
+    char *ini = strdup(out_buf), *at = strstr(ini, "\npower_limit_w = 250");
+    assert_non_null(at);
+    memcpy(at + strlen("\npower_limit_w = 250"), "W", 1); /* "250W", over a space */
+    test_write_file("unit.ini", ini);
+    free(ini);
+    assert_int_equal(run("predict --gpu unit.ini --model gpt2"), 1);
+    assert_non_null(strstr(err_buf, "unit.ini:"));
+    assert_non_null(strstr(err_buf, "power_limit_w takes plain W: write 250"));
+}
+
+/* A misspelt option or figure kind gets its nearest names, as commands,
+ * presets and --set keys do. */
+static void test_did_you_mean(void **state)
+{
+    (void)state;
+    assert_int_equal(run("predict --modle gpt2"), 2);
+    assert_non_null(strstr(err_buf, "unknown option '--modle'; did you mean --model, --mode?"));
+    assert_int_equal(run("sweep --modle=gpt2"), 2);
+    assert_non_null(strstr(err_buf, "did you mean --model, --mode?"));
+    assert_int_equal(run("cluster --nodess 2"), 2);
+    assert_non_null(strstr(err_buf, "did you mean --nodes?"));
+    /* nothing near: no guess */
+    assert_int_equal(run("predict --zzzzzzzz 1"), 2);
+    assert_null(strstr(err_buf, "did you mean"));
+    assert_int_equal(run("plot paretto t.csv -o f.png"), 2);
+    assert_non_null(strstr(err_buf, "unknown kind 'paretto'; did you mean pareto?"));
+    assert_int_equal(run("plot heat t.csv -o f.png"), 2);
+    assert_non_null(strstr(err_buf, "did you mean heatmap?"));
+}
+
+/* A figure format plot cannot write is a usage error, found before any
+ * work, that lists the formats. */
+static void test_plot_format(void **state)
+{
+    (void)state;
+    assert_int_equal(run("sweep --model gpt2 --clock 900,1200 --quiet -o t.csv"), 0);
+    assert_int_equal(run("plot energy-freq t.csv -o f.jpg"), 2);
+    assert_non_null(strstr(err_buf, "-o: cannot write a figure as '.jpg'"));
+    assert_non_null(strstr(err_buf, ".png, .pdf and .svg"));
+    assert_int_equal(access("f.jpg", F_OK), -1);
+    assert_int_equal(run("plot energy-freq t.csv -o f"), 2);
+    assert_int_equal(run("plot energy-freq t.csv -o f.svg"), 0);
+}
+
+int main(void)
+{
+    if (cli_setup("test_cli_edges"))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_units_in_numbers),
+        cmocka_unit_test(test_did_you_mean),
+        cmocka_unit_test(test_plot_format),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
