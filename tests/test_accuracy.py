@@ -152,7 +152,7 @@ def f3(groups):
 
 
 def fig_dvfs():
-    r = R.w(f"validate {R.DVFS}")
+    r = R.w(f"validate {R.DVFS} --lomo")
     t, p, e = f3(R.mape(r.err))
     worst, _ = R.regret(r.err)
     m = re.search(r"pooled held-out MAPE \(176 rows\): time ([0-9.]+)%\s+power ([0-9.]+)%\s+"

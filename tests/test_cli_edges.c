@@ -72,6 +72,27 @@ static void test_plot_format(void **state)
     assert_int_equal(run("plot energy-freq t.csv -o f.svg"), 0);
 }
 
+/* validate scores with the preset's coefficients by default (a fraction
+ * of a second); the leave-one-model-out refits, seconds to minutes, are
+ * --lomo, which the summary suggests. */
+static void test_validate_plain_default(void **state)
+{
+    (void)state;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s%s", MEAS_HEADER,
+             "a100-pcie-40gb,gpt2,8,512,bf16,prefill,eager,960,960,20.2544,3.33507,164.66,67.2\n");
+    test_write_file("meas.csv", buf);
+    assert_int_equal(run("validate meas.csv"), 0);
+    assert_null(strstr(err_buf, "leave-one-model-out"));
+    assert_non_null(strstr(err_buf, "held-out error: add --lomo"));
+    assert_int_equal(run("validate meas.csv --lomo"), 0);
+    assert_non_null(strstr(err_buf, "leave-one-model-out (refit without the model"));
+    assert_null(strstr(err_buf, "add --lomo"));
+    /* --no-lomo, the default now, is still taken */
+    assert_int_equal(run("validate meas.csv --no-lomo --lomo --no-lomo"), 0);
+    assert_null(strstr(err_buf, "leave-one-model-out"));
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_edges"))
@@ -80,6 +101,7 @@ int main(void)
         cmocka_unit_test(test_units_in_numbers),
         cmocka_unit_test(test_did_you_mean),
         cmocka_unit_test(test_plot_format),
+        cmocka_unit_test(test_validate_plain_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -828,7 +828,7 @@ class Options(unittest.TestCase):
         self.assertGreater(g["regret_workloads"], 0)
         self.assertGreater(v.summary["coverage_energy_pct"], 50)
         # the command line's summary says the same
-        _, err, rc = cli("validate", data, "--gpu", "a100-pcie-40gb", "--format", "csv")
+        _, err, rc = cli("validate", data, "--gpu", "a100-pcie-40gb", "--lomo", "--format", "csv")
         self.assertEqual(rc, 0)
         m = re.search(r"held-out MAPE \((\d+) rows\): time ([\d.]+)%", err)
         self.assertIsNotNone(m, err)
@@ -1190,7 +1190,7 @@ class CliStop(Stop):
 
     def test_validate(self):
         self.need_data()
-        self.runs("validate", DVFS, "--gpu", "a100-pcie-40gb", "--quiet")
+        self.runs("validate", DVFS, "--gpu", "a100-pcie-40gb", "--lomo", "--quiet")
         self.left()
 
     def test_report(self):

@@ -705,7 +705,7 @@ MHZ900 = "../shared/data/measurements/a100-pcie-40gb-900mhz.csv"
 @claim(data=True)
 def accuracy_dvfs():
     """the accuracy table: the DVFS rows in sample and left out by model"""
-    r = w(f"validate {DVFS}")
+    r = w(f"validate {DVFS} --lomo")
     worst, mean = regret(r.err)
     m = re.search(r"pooled held-out MAPE \(176 rows\): time ([0-9.]+)%\s+power ([0-9.]+)%\s+"
                   r"energy ([0-9.]+)%; held-out regret worst ([0-9.]+)%, mean ([0-9.]+)%", r.err)

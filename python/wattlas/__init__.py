@@ -625,8 +625,7 @@ def validate(path, *, gpu=None, host=None, traces=None, interval=None, beside=Tr
     row counts, the intervals' coverage, the learned model's MAPE, and per
     GPU (``summary["gpus"][id]``) its MAPE and the energy-optimal clock's
     regret; with ``lomo`` the leave-one-model-out refits' pooled held-out
-    MAPE and regret too (``["lomo"]``; the command line runs them unless
-    --no-lomo). Raises Error when no row can be scored.
+    MAPE and regret too (``["lomo"]``; the command line's --lomo). Raises Error when no row can be scored.
 
     Example::
 
