@@ -79,6 +79,9 @@ static void help(FILE *f)
 "                          comes before each micro-batch's next token\n"
 "  --host ID|FILE.ini      the host that issues the kernels\n"
 "  --clock MHZ             every GPU's SM clock (default the maximum)\n"
+"  --all                   simulate a layout that does not fit its GPUs' memory\n"
+"                          (fits 0, a warning) instead of refusing it (exit 1);\n"
+"                          --stages shows each stage's memory either way\n"
 "  --set KEY=VALUE         a GPU key (power_limit_w=300: every GPU) or a system key\n"
 "                          (nic_gbps=400); repeatable\n"
 "  --no-dp-overlap         the gradient all-reduce after the backward, not during it\n"
@@ -145,7 +148,7 @@ static void help(FILE *f)
 
 typedef struct {
     const char *system, *model, *host, *timeline, *out;
-    int nodes, stages;
+    int nodes, stages, all;
     double clock;
     double tokens;
     int optimize, frontier, slowdown_given;
@@ -270,7 +273,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         O_SYSTEM = 256, O_NODES, O_MODEL, O_MODE, O_TP, O_PP, O_DP, O_VP, O_SP, O_ZERO, O_GB, O_MB,
         O_SEQ, O_RECOMP, O_SCHED, O_DTYPE, O_ATTN, O_LAUNCH, O_HOST, O_CLOCK, O_SET, O_NODPO,
         O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_OPT, O_MAXSLOW, O_MAXTP, O_MAXPP, O_MAXVP,
-        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_SLIMITS, O_EP, O_CF, O_CP, O_TPO, O_EPO, O_QUIET, O_HELP
+        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_SLIMITS, O_EP, O_CF, O_CP, O_TPO, O_EPO, O_QUIET, O_HELP, O_ALL
     };
     static const struct option lo[] = {
         {"system", required_argument, 0, O_SYSTEM}, {"nodes", required_argument, 0, O_NODES},
@@ -299,7 +302,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         {"stage-power-limits", required_argument, 0, O_SLIMITS},
         {"ep", required_argument, 0, O_EP}, {"capacity-factor", required_argument, 0, O_CF},
         {"cp", required_argument, 0, O_CP}, {"tp-comm-overlap", no_argument, 0, O_TPO},
-        {"ep-overlap", no_argument, 0, O_EPO},
+        {"ep-overlap", no_argument, 0, O_EPO}, {"all", no_argument, 0, O_ALL},
         {"quiet", no_argument, 0, O_QUIET}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -442,6 +445,12 @@ static int parse(int argc, char **argv, cluster_opts *o)
             break;
         case O_TOKENS: rc = cli_real(cmd, "--tokens", optarg, 1, 1e18, &o->tokens); break;
         case O_STAGES: if (!(rc = option_fits(cmd, o->search, "stages", 0))) o->stages = 1; break;
+        case O_ALL:
+            if (o->search)
+                rc = cli_usage(cmd, "--all: a search's -o FILE holds every layout, fits 0 for "
+                                    "those that do not fit");
+            o->all = 1;
+            break;
         case O_OPT:
             if ((rc = option_fits(cmd, o->search, "optimize", 0)))
                 break;
@@ -546,6 +555,7 @@ static int run(const char *cmd, cluster_opts *o)
     v.part_text = o->part_text;
     v.optimize = o->optimize;
     v.stages = o->stages;
+    v.all = o->all;
     v.frontier = o->frontier;
     v.max_slowdown_pct = o->slowdown_given ? o->max_slowdown_pct : NAN;
     v.scope = o->scope;
@@ -591,9 +601,12 @@ static int run(const char *cmd, cluster_opts *o)
                 "clock (slowdown_pct 0), which the power limit throttles to slower stage "
                 "clocks: slowdown_pct < 0\n", cmd, info.sooner, info.sooner == 1 ? "" : "s",
                 info.sooner == 1 ? "s" : "");
-    if (!rc && !info.fits)
-        fprintf(stderr, "wattlas cluster: warning: %.1f GB per GPU does not fit %s's %.1f GB\n",
-                info.memory_gb, gpu.id, gpu.mem_capacity_gb);
+    if (!rc && !info.fits) {
+        char has[48];
+        wl_results_gb_text(has, sizeof has, gpu.mem_capacity_gb);
+        fprintf(stderr, "wattlas cluster: warning: %.1f GB per GPU does not fit %s's %s\n",
+                info.memory_gb, gpu.id, has);
+    }
     if (tl) {
         if (rc)
             wl_results_out_abort(tl);

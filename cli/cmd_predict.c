@@ -188,11 +188,11 @@ static int predict_run(const predict_opts *o)
     /* a prediction for a case that cannot run is still made, but said so */
     if (id.fits == 0) {
         const wl_core_memory *m = &id.memory;
-        char parts[400];
+        char parts[400], has[48];
         wl_core_memory_parts_text(m, parts, sizeof parts);
+        wl_results_gb_text(has, sizeof has, g->mem_capacity_gb);
         fprintf(stderr, "wattlas predict: warning: %s does not fit %s: it needs %.1f GB (%s), "
-                "the GPU has %.1f GB\n", wl_core_workload_name(wl), g->id, m->total_gb, parts,
-                g->mem_capacity_gb);
+                "the GPU has %s\n", wl_core_workload_name(wl), g->id, m->total_gb, parts, has);
         const wl_core_shape *sh = &id.shape;
         if (!o->quiet && sh->mode == WL_MODE_DECODE && sh->launch == WL_LAUNCH_GRAPHS &&
             id.max_batch >= 0)

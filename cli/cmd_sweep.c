@@ -66,8 +66,10 @@ static void sweep_help(FILE *f)
 "  -o FILE [standard output]\n"
 "  --shard I/N        the I-th of N contiguous slices (1 <= I <= N), csv or\n"
 "                     ndjson; 'wattlas merge' joins the N files\n\n"
-"Ctrl-C stops between rows and keeps a valid file of the rows done so far\n"
-"(exit status 130). A progress bar goes to stderr when it is a terminal.\n");
+"Ctrl-C (or SIGTERM) stops between rows and writes the whole rows done so far\n"
+"to FILE.partial beside -o FILE, which keeps what it held (exit status 130;\n"
+"to standard output, the rows done so far). A progress bar goes to stderr\n"
+"when it is a terminal.\n");
 }
 
 typedef struct {

@@ -61,6 +61,34 @@ size_t wl_cluster_view_cols(const wl_cluster_view *v, wl_results_col *cols)
     return n;
 }
 
+/* The memory of the layout's fullest stage against its GPU's (info);
+ * strict: a layout that does not fit is an error. */
+static int check_fits(const wl_cluster *cl, const wl_core_gpu *gpu, const wl_core_model *m,
+                      const wl_cluster_config *cfg, int strict, wl_cluster_view_info *info,
+                      wl_error *err)
+{
+    double need = 0;
+    for (int i = 0; i < wl_cluster_stages(cl); i++) {
+        wl_cluster_memory mm;
+        wl_cluster_stage_memory(cl, i, &mm);
+        need = mm.total_gb > need ? mm.total_gb : need;
+    }
+    info->memory_gb = need;
+    if (!(gpu->mem_capacity_gb > 0) || need <= gpu->mem_capacity_gb)
+        return WL_OK;
+    info->fits = 0;
+    if (!strict)
+        return WL_OK;
+    char has[48];
+    wl_results_gb_text(has, sizeof has, gpu->mem_capacity_gb);
+    /* wl_error's text holds 255 characters: the ids are cut to fit */
+    wl_error_set(err, "", 0, "", "%.24s as tp %d, pp %d, dp %d, ZeRO %s, recompute %s needs %.1f GB "
+                 "a GPU; %.24s has %s. Set --tp, --pp, --zero, --recompute, or see "
+                 "'wattlas cluster search'", m->id, cfg->tp, cfg->pp, cfg->dp,
+                 cfg->zero ? "on" : "off", wl_recompute_name(cfg->recompute), need, gpu->id, has);
+    return WL_EINVAL;
+}
+
 /* A row per board power limit, every GPU capped alike (Zeus's knob). */
 static int limit_rows(const wl_cluster_system *sys, const wl_core_gpu *gpu,
                       const wl_core_model *m, const wl_cluster_config *cfg,
@@ -162,8 +190,6 @@ int wl_cluster_view_rows(const wl_cluster_system *sys, const wl_core_gpu *gpu,
     memset(info, 0, sizeof *info);
     info->fits = 1;
     double clock = v->clock_mhz > 0 ? v->clock_mhz : gpu->sm_clock_max_mhz;
-    if (v->nlimits && !v->frontier)
-        return limit_rows(sys, gpu, m, cfg, v, clock, w, err);
     wl_cluster *cl = NULL;
     double *plan = NULL;
     int rc = wl_cluster_create(sys, gpu, m, cfg, &cl, err);
@@ -171,6 +197,15 @@ int wl_cluster_view_rows(const wl_cluster_system *sys, const wl_core_gpu *gpu,
         rc = wl_cluster_set_stage_power_limits(cl, v->stage_limits, (int)v->nstage_limits, err);
     if (!rc)
         rc = wl_cluster_refine_split(cl, err);
+    /* a layout that cannot hold its stage is no answer to print: a row
+     * with MFU 0.53 for 3.4 TB a GPU read as one (issue 63); a row per
+     * stage (stages) is how one looks at where the memory goes */
+    if (!rc)
+        rc = check_fits(cl, gpu, m, cfg, !v->stages && !v->all, info, err);
+    if (!rc && v->nlimits && !v->frontier) {
+        wl_cluster_free(cl);
+        return limit_rows(sys, gpu, m, cfg, v, clock, w, err);
+    }
     if (!rc && v->frontier) {
         rc = frontier_rows(cl, sys, gpu, m, cfg, v, w, info, err);
         goto done;

@@ -565,7 +565,9 @@ void wl_cluster_row_cells(wl_results_cell *c, const char *sys_id, const char *mo
  * max_slowdown_pct, default 25), and of the board power caps limits with
  * them; or, limits without frontier, the summary row under each limit.
  * stage_limits: one board power limit per stage. timeline: the run's
- * Chrome trace is written there too. */
+ * Chrome trace is written there too. A layout whose fullest stage does
+ * not fit its GPU's memory is an error naming both, unless all or stages
+ * (a row per stage shows where the memory goes). */
 typedef struct {
     double clock_mhz;           /* 0: the GPU's maximum */
     double tokens;              /* > 0: the time and energy to train that many */
@@ -578,6 +580,8 @@ typedef struct {
     const double *stage_limits; /* W, one per stage */
     size_t nstage_limits;
     FILE *timeline;             /* NULL: none */
+    int all;                    /* a layout that does not fit its GPUs is still
+                                   simulated (info.fits 0), not an error */
 } wl_cluster_view;
 typedef struct {
     int fits;                   /* the summary row's configuration fits its GPUs */

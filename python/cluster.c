@@ -232,11 +232,11 @@ static PyObject *cluster_view(const wl_cluster_system *sys, const wl_core_gpu *g
     const char *scope = NULL, *timeline = NULL, *fmt = NULL;
     PyObject *limits = NULL, *stage_limits = NULL, *slow = NULL;
     static char *names[] = {"optimize", "stages", "frontier", "max_slowdown_pct", "energy_scope",
-                            "power_limits", "stage_power_limits", "timeline", "fmt", NULL};
+                            "power_limits", "stage_power_limits", "timeline", "fmt", "all", NULL};
     PyObject *empty = PyTuple_New(0);
-    int ok = empty && PyArg_ParseTupleAndKeywords(empty, view, "|pppOzOOzz", names, &v.optimize,
+    int ok = empty && PyArg_ParseTupleAndKeywords(empty, view, "|pppOzOOzzp", names, &v.optimize,
                                                   &v.stages, &v.frontier, &slow, &scope, &limits,
-                                                  &stage_limits, &timeline, &fmt);
+                                                  &stage_limits, &timeline, &fmt, &v.all);
     Py_XDECREF(empty);
     if (!ok)
         return NULL;

@@ -108,6 +108,12 @@ size_t wl_results_fmt_param(char *buf, size_t n, double v)
     return (size_t)l;
 }
 
+size_t wl_results_gb_text(char *buf, size_t n, double gb)
+{
+    int l = snprintf(buf, n, "%.1f GB (%.1f GiB)", gb, gb * 1e9 / 1073741824.0);
+    return l < 0 || (size_t)l >= n ? 0 : (size_t)l;
+}
+
 /* ---- buffers ------------------------------------------------------------------ */
 
 void wl_results_buf_put(wl_results_buf *b, const char *s, size_t len)

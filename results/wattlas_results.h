@@ -25,6 +25,9 @@
 size_t wl_results_fmt(char *buf, size_t n, double v, int decimals);
 /* Shortest round-trip-safe text for a parameter value ("%.10g"). */
 size_t wl_results_fmt_param(char *buf, size_t n, double v);
+/* A memory size in GB (10^9 B) for a message, with its GiB (2^30 B): an
+ * "80GB" card's 81920 MiB is "85.9 GB (80.0 GiB)". */
+size_t wl_results_gb_text(char *buf, size_t n, double gb);
 
 /* A growing output buffer: formatting never writes past it; on allocation
  * failure oom is set and further appends are dropped. */

@@ -80,11 +80,12 @@ int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_o
             note(user, 1, text);
         }
         if (!ch.not_runnable[0] && wl_core_memory_fits(g, &id.memory) == 0 && note) {
-            char parts[300];
+            char parts[300], has[48];
             wl_core_memory_parts_text(&id.memory, parts, sizeof parts);
+            wl_results_gb_text(has, sizeof has, g->mem_capacity_gb);
             snprintf(text, sizeof text, "%.120s does not fit %s: it needs %.1f GB (%.300s), the "
-                     "GPU has %.1f GB (fits = 0)", wl_core_workload_name(wl), g->id,
-                     id.memory.total_gb, parts, g->mem_capacity_gb);
+                     "GPU has %s (fits = 0)", wl_core_workload_name(wl), g->id,
+                     id.memory.total_gb, parts, has);
             note(user, 1, text);
         }
         wl_pareto_compare_cells(g, &wid, &ch, iv, wid.gen > 0, cells);

@@ -93,6 +93,28 @@ static void test_validate_plain_default(void **state)
     assert_null(strstr(err_buf, "leave-one-model-out"));
 }
 
+/* A cluster layout that cannot hold its stage is an error (exit 1) that
+ * names the memory and the way out, with no row; --stages still shows
+ * where the memory goes. Memory messages give GiB beside GB. */
+static void test_cluster_layout_must_fit(void **state)
+{
+    (void)state;
+    assert_int_equal(run("cluster --model gpt3-175b --nodes 128 -o c.csv"), 1);
+    assert_non_null(strstr(err_buf, "gpt3-175b as tp 1, pp 1, dp 1024, ZeRO off, recompute none "
+                                    "needs 3419.9 GB a GPU; a100-sxm-80gb has 85.9 GB (80.0 GiB)"));
+    assert_non_null(strstr(err_buf, "'wattlas cluster search'"));
+    assert_int_equal(access("c.csv", F_OK), -1);
+    /* the same with a power limit, a plan or the frontier */
+    assert_int_equal(run("cluster --model gpt3-175b --nodes 128 --power-limits 300,400"), 1);
+    assert_int_equal(run("cluster --model gpt3-175b --nodes 128 --optimize energy"), 1);
+    assert_int_equal(run("cluster --model gpt3-175b --nodes 128 --stages --format csv"), 0);
+    assert_non_null(strstr(err_buf, "warning: 3419.9 GB per GPU does not fit a100-sxm-80gb's "
+                                    "85.9 GB (80.0 GiB)"));
+    /* one that fits is a row */
+    assert_int_equal(run("cluster --model gpt3-175b --nodes 128 --tp 8 --pp 16 --format csv"), 0);
+    assert_non_null(strstr(out_buf, "\ndgx-a100-80gb,gpt3-175b,train,1024,8,16,8,"));
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_edges"))
@@ -102,6 +124,7 @@ int main(void)
         cmocka_unit_test(test_did_you_mean),
         cmocka_unit_test(test_plot_format),
         cmocka_unit_test(test_validate_plain_default),
+        cmocka_unit_test(test_cluster_layout_must_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

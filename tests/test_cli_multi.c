@@ -14,8 +14,8 @@ static void test_cluster_cmd(void **state)
     assert_int_equal(count_lines(out_buf), 2);
     assert_non_null(strstr(out_buf, ",1f1b,none,uniform,1,"));
     /* expert parallelism: the ep column, and usage errors that name it */
-    assert_int_equal(run("cluster --system dgx-h100 --model mixtral-8x7b --tp 1 --pp 1 --dp 8 --ep 8 "
-                         "--global-batch 8 --seq 1024 --format csv"), 0);
+    assert_int_equal(run("cluster --system dgx-h100 --nodes 2 --model mixtral-8x7b --tp 2 --pp 1 "
+                         "--dp 8 --ep 8 --global-batch 8 --seq 1024 --format csv"), 0);
     assert_non_null(strstr(out_buf, ",zero,ep,cp,schedule,"));
     assert_non_null(strstr(out_buf, ",0,8,1,1f1b,"));
     assert_int_equal(run("cluster --model gpt3-1.3b --dp 8 --ep 2"), 2);
@@ -38,7 +38,7 @@ static void test_cluster_cmd(void **state)
     assert_int_equal(run("cluster --model gpt3-1.3b --pp 4 --partition even"), 2);
     assert_int_equal(run("cluster --model gpt2 --pp 8 --partition balanced --format csv"), 0);
     assert_int_equal(run("cluster --system server-4x-a100-pcie-80gb --model gpt3-1.3b --pp 4 "
-                         "--micro-batch 8 --optimize energy --format csv"), 0);
+                         "--micro-batch 8 --all --optimize energy --format csv"), 0);
     assert_non_null(strstr(out_buf, ",saving_vs_fixed_pct,balanced_fixed_clock_mhz,"
                                     "saving_vs_balanced_pct,computation_saving_pct,"
                                     "computation_slowdown_pct,energy_scope\n"));
@@ -48,7 +48,7 @@ static void test_cluster_cmd(void **state)
     assert_true(csv_get(out_buf, 1, "imbalance_pct") > 10);
     /* a row per power limit, the limit first */
     assert_int_equal(run("cluster --system server-4x-a100-pcie-80gb --model gpt3-1.3b --pp 4 "
-                         "--micro-batch 8 --power-limits 150:300:50 --format csv"), 0);
+                         "--micro-batch 8 --all --power-limits 150:300:50 --format csv"), 0);
     assert_int_equal(count_lines(out_buf), 5);
     assert_true(strncmp(out_buf, "power_limit_w,system,model,", 27) == 0);
     assert_true(csv_get(out_buf, 1, "time_s") > csv_get(out_buf, 4, "time_s"));
@@ -58,7 +58,7 @@ static void test_cluster_cmd(void **state)
     /* the caps' frontier beside the plans': kind cap rows after the plans,
      * power_limit_w last, the 300 W cap (the board's own) the baseline */
     assert_int_equal(run("cluster --system server-4x-a100-pcie-80gb --model gpt3-1.3b --pp 4 "
-                         "--micro-batch 8 --frontier --max-slowdown-pct 40 --power-limits "
+                         "--micro-batch 8 --all --frontier --max-slowdown-pct 40 --power-limits "
                          "150:300:50 --format csv"), 0);
     const char *cap = strstr(out_buf, ",cap,");
     assert_non_null(cap);
@@ -131,13 +131,13 @@ static void test_cluster_cmd(void **state)
     assert_int_equal(run("plot timeline nope.json -o tl.svg"), 1);
     /* a frontier whose plans end sooner than the throttled top clocks says so */
     assert_int_equal(run("cluster --system server-4x-a100-pcie-80gb --model gpt3-1.3b --pp 4 "
-                         "--micro-batch 8 --set power_limit_w=175 --frontier"), 0);
+                         "--micro-batch 8 --all --set power_limit_w=175 --frontier"), 0);
     assert_non_null(strstr(out_buf, "sooner than every GPU at its top clock"));
     /* and one whose limit holds no stage says nothing (at the server's own
      * 300 W the stages throttled from the top end later than all at 1380
      * MHz, where none is throttled: the note is due there too) */
     assert_int_equal(run("cluster --system server-4x-a100-pcie-80gb --model gpt3-1.3b --pp 4 "
-                         "--micro-batch 8 --set power_limit_w=400 --frontier"), 0);
+                         "--micro-batch 8 --all --set power_limit_w=400 --frontier"), 0);
     assert_null(strstr(out_buf, "sooner than"));
     /* search: the front on stdout, every row in the file; shards merge to it */
     assert_int_equal(run("cluster search --model gpt3-1.3b --global-batch 16 -o all.csv"), 0);

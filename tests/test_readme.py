@@ -288,7 +288,8 @@ def serve_clock_front():
 # --- cluster ----------------------------------------------------------------
 
 DGX13 = "cluster --system dgx-a100-80gb --model gpt3-1.3b --tp 2 --pp 4 --global-batch 64"
-PCIE13 = "cluster --system server-4x-a100-pcie-80gb --model gpt3-1.3b --pp 4 --micro-batch 8"
+# eager attention's 2048-token scores need 100 GB on its first stage: --all
+PCIE13 = "cluster --system server-4x-a100-pcie-80gb --model gpt3-1.3b --pp 4 --micro-batch 8 --all"
 
 
 @claim()

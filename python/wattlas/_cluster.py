@@ -73,7 +73,8 @@ def cluster(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, nodes: i
             dtype=None, attention=None, launch=None, clock=None, tokens=None,
             optimize=None, max_slowdown_pct=None, energy_scope=None, frontier: bool = False,
             stages: bool = False, power_limits=None, stage_power_limits=None,
-            timeline: "str | os.PathLike | None" = None, fmt: "str | None" = None) -> "Table":
+            timeline: "str | os.PathLike | None" = None, fmt: "str | None" = None,
+            all: bool = False) -> "Table":
     opts = dict(tp=tp, pp=pp, dp=dp, vp=vp, ep=ep, cp=cp, sequence_parallel=sequence_parallel,
                 zero=zero, tp_comm_overlap=tp_comm_overlap, no_dp_overlap=no_dp_overlap,
                 capacity_factor=capacity_factor, ep_overlap=ep_overlap, global_batch=global_batch,
@@ -87,7 +88,8 @@ def cluster(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, nodes: i
                 energy_scope=energy_scope,
                 power_limits=_watts("power_limits", power_limits),
                 stage_power_limits=_watts("stage_power_limits", stage_power_limits),
-                timeline=None if timeline is None else _os.fspath(timeline), fmt=fmt)
+                timeline=None if timeline is None else _os.fspath(timeline), fmt=fmt,
+                all=bool(all))
     return _cluster_call(system, model, nodes, host, set, opts, False, 1, False, clock, tokens,
                          view)
 
@@ -143,7 +145,9 @@ cluster.__doc__ = """One parallel configuration of a model on a multi-GPU system
     frontier of plans (default bound 25) and, with ``power_limits``, of the
     board caps; ``power_limits`` alone a row per limit; ``stages=True`` a row
     per stage; ``stage_power_limits`` a limit per stage; ``timeline`` writes
-    the Chrome trace; ``fmt`` the command line's text.
+    the Chrome trace; ``fmt`` the command line's text. A layout that does
+    not fit its GPUs' memory raises Error naming both, unless ``all=True``
+    (it is simulated, with ``fits`` 0) or ``stages=True``.
 """ + _CLUSTER_DOC + """
     Example::
 

@@ -187,7 +187,7 @@ def report(spec: "str | os.PathLike | None" = None, *, out: "str | os.PathLike",
     study file with [sweep], [set] and [report] sections) with any sweep
     keywords given here replacing its axes (as in :func:`sweep`), its
     Pareto fronts, the optimisation its [report] names, every figure as
-    PNG and PDF with the CSV behind it, and index.md and index.html, into
+    PNG, PDF and SVG with the CSV behind it, and index.md and index.html, into
     the directory ``out`` (built beside it and moved in only when
     complete). learned: a model from :func:`learn` for every point.
     A study file with a [serve] section is a serving study (as
