@@ -38,12 +38,34 @@ static int is_file(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* DATA/measurements/X.csv -> DATA (the layout of ../shared/data), or NULL. */
+/* DATA/measurements/X.csv -> DATA (the layout of ../shared/data), or NULL.
+ * Notes print the directory, so it is written without "measurements/..":
+ * the path less its last two components, when that is the same directory
+ * as DIR/.. (it is not when DIR is a symbolic link, ".", or ".."). */
 static char *data_dir_of(const char *path)
 {
     const char *sl = strrchr(path, '/');
     int dl = sl ? (int)(sl - path) : 0;
-    return wl_core_strprintf("%.*s%s..", dl, path, sl ? "/" : "");
+    char *up = wl_core_strprintf("%.*s%s..", dl, path, sl ? "/" : "");
+    const char *s2 = NULL;
+    for (const char *q = path; sl && q < sl; q++)
+        if (*q == '/')
+            s2 = q;
+    const char *last = s2 ? s2 + 1 : path; /* DIR's own name */
+    size_t ll = sl ? (size_t)(sl - last) : 0;
+    if (!up || !sl || !ll || (ll == 1 && last[0] == '.') ||
+        (ll == 2 && last[0] == '.' && last[1] == '.'))
+        return up;
+    char *lex = s2 ? wl_core_strprintf("%.*s", s2 == path ? 1 : (int)(s2 - path), path)
+                   : wl_core_strprintf(".");
+    struct stat a, b;
+    if (lex && stat(lex, &a) == 0 && stat(up, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino) {
+        free(up);
+        return lex;
+    }
+    free(lex);
+    return up;
 }
 
 static int setup_gpus(wl_calib_validation *v, const wl_calib_validation_options *o,

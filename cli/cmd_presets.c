@@ -64,8 +64,8 @@ static int presets_parse(int argc, char **argv, presets_opts *o)
 static int list(const presets_opts *o)
 {
     cli_rows rows;
-    size_t nc;
-    const wl_results_col *cols = wl_cluster_catalog_cols(&nc);
+    wl_results_col cols[WL_CLUSTER_CATALOG_COLS];
+    size_t nc = wl_cluster_catalog_cols(-1, cols);
     int rc = cli_rows_open("presets", o->out, o->format, cols, nc, &rows);
     if (rc)
         return rc;

@@ -235,8 +235,8 @@ long long wl_cluster_fat_tree_switches(long long nics, int ports)
 
 static const wl_results_col catalog_cols[] = {
     WL_RESULTS_COL("kind", WL_COL_TEXT, 0, 5),
-    WL_RESULTS_COL("id", WL_COL_TEXT, 0, 18),
-    WL_RESULTS_COL("name", WL_COL_TEXT, 0, 40), /* the longest built-in name (test_cli) */
+    WL_RESULTS_COL("id", WL_COL_TEXT, 0, 0),   /* widths: the longest (catalog_width) */
+    WL_RESULTS_COL("name", WL_COL_TEXT, 0, 0),
     WL_RESULTS_COL("sms", WL_COL_INT, 0, 0),
     WL_RESULTS_COL("sm_clock_min_mhz", WL_COL_NUM, 0, 0),
     WL_RESULTS_COL("sm_clock_max_mhz", WL_COL_NUM, 0, 0),
@@ -257,10 +257,49 @@ static const wl_results_col catalog_cols[] = {
 };
 #define NLIST (sizeof catalog_cols / sizeof *catalog_cols)
 
-const wl_results_col *wl_cluster_catalog_cols(size_t *n)
+_Static_assert(NLIST == WL_CLUSTER_CATALOG_COLS, "the catalogue's column count");
+
+/* The name a catalogue row gives a preset (NULL: none, as for models). */
+static const char *preset_name(wl_preset_kind k, const char *id, char *buf, size_t n)
 {
-    *n = NLIST;
-    return catalog_cols;
+    wl_error err;
+    int ok = 0;
+    if (k == WL_PRESET_SYSTEM) {
+        wl_cluster_system sy;
+        if ((ok = wl_cluster_system_load(id, &sy, &err) == WL_OK))
+            snprintf(buf, n, "%s", sy.name);
+    } else if (k == WL_PRESET_HOST) {
+        wl_core_host h;
+        if ((ok = wl_preset_host_load(id, &h, &err) == WL_OK))
+            snprintf(buf, n, "%s", h.name);
+    } else if (k == WL_PRESET_GPU) {
+        wl_core_gpu g;
+        if ((ok = wl_preset_gpu_load(id, &g, &err) == WL_OK))
+            snprintf(buf, n, "%s", g.name);
+    } else if (k == WL_PRESET_WORKLOAD) {
+        ok = wl_preset_name(k, id, buf, n, &err) == WL_OK;
+    } else {
+        return NULL;
+    }
+    return ok ? buf : "(invalid preset)";
+}
+
+size_t wl_cluster_catalog_cols(int only, wl_results_col *cols)
+{
+    memcpy(cols, catalog_cols, sizeof catalog_cols);
+    for (int kind = 0; kind < WL_PRESET_KINDS; kind++) {
+        if (only >= 0 && kind != only)
+            continue;
+        wl_preset_kind k = (wl_preset_kind)kind;
+        for (size_t i = 0; i < wl_preset_count(k); i++) {
+            char buf[128];
+            const char *id = wl_preset_id(k, i), *name = preset_name(k, id, buf, sizeof buf);
+            int li = (int)strlen(id), ln = name ? (int)strlen(name) : 0;
+            cols[1].width = li > cols[1].width ? li : cols[1].width;
+            cols[2].width = ln > cols[2].width ? ln : cols[2].width;
+        }
+    }
+    return NLIST;
 }
 
 int wl_cluster_catalog_rows(int only, wl_results_writer *w)
@@ -282,6 +321,7 @@ int wl_cluster_catalog_rows(int only, wl_results_writer *w)
             wl_core_model m;
             wl_core_host h;
             wl_cluster_system sy;
+            char wname[128];
             if (k == WL_PRESET_SYSTEM && wl_cluster_system_load(id, &sy, &err) == WL_OK) {
                 /* a system: its name, and its GPU in the host column's place */
                 cells[2].s = sy.name;
@@ -308,6 +348,9 @@ int wl_cluster_catalog_rows(int only, wl_results_writer *w)
                 for (int j = 0; j < 5 && !wl_core_model_is_vision(&m); j++)
                     cells[10 + j].v = v[j];
                 cells[15].s = wl_activation_name(m.activation);
+            } else if (k == WL_PRESET_WORKLOAD &&
+                       wl_preset_name(k, id, wname, sizeof wname, &err) == WL_OK) {
+                cells[2].s = wname; /* serve/ reads the rest */
             } else {
                 cells[2].s = "(invalid preset)";
             }

@@ -538,9 +538,12 @@ int wl_cluster_search_pick(const wl_cluster_search_row *rows, size_t n, unsigned
                            long *fastest, long *least_energy);
 
 /* The catalogue of built-in presets (what `wattlas presets list` prints):
- * for each GPU, model, host and system its kind, id, name and the figures
- * of its kind; only: a wl_preset_kind, or -1 for all. WL_EIO when w fails. */
-const wl_results_col *wl_cluster_catalog_cols(size_t *n);
+ * for each GPU, model, host, system and serving workload its kind, id,
+ * name and the figures of its kind; only: a wl_preset_kind, or -1 for all.
+ * WL_EIO when w fails. The columns (WL_CLUSTER_CATALOG_COLS into cols)
+ * are as wide in a table as the longest id and name of only's presets. */
+#define WL_CLUSTER_CATALOG_COLS 20
+size_t wl_cluster_catalog_cols(int only, wl_results_col *cols);
 int wl_cluster_catalog_rows(int only, wl_results_writer *w);
 
 /* The row of one configuration (what `wattlas cluster` and `cluster

@@ -733,6 +733,15 @@ int wl_core_profile_parse(const char *text, size_t len, const char *source,
     int r = wl_core_pf_read_events(&P, text, len);
     if (r)
         rc = r == -2 ? WL_ENOMEM : WL_EPARSE;
+    /* a profile with no kernel says so first: its clock would not matter */
+    int any_kernel = 0;
+    for (size_t i = 0; !rc && i < P.ndev && !any_kernel; i++)
+        any_kernel = P.dev[i].type == DEV_KERNEL;
+    if (!rc && !any_kernel) {
+        wl_error_set(err, source, 0, "traceEvents",
+                     "the profile holds no GPU kernels (profiled without CUDA activity?)");
+        rc = WL_EPARSE;
+    }
     if (!rc) {
         if (rec && rec->sm_clock_mhz > 0)
             P.clock_mhz = rec->sm_clock_mhz;
@@ -744,9 +753,10 @@ int wl_core_profile_parse(const char *text, size_t len, const char *source,
             snprintf(P.gpu, sizeof P.gpu, "%s", rec->gpu);
         if (!(P.clock_mhz > 0) || P.clock_mhz > 1e4) {
             wl_error_set(err, source, 0, "sm_clock_mhz",
-                         "the profile does not say the SM clock it ran at: name it "
-                         "..._<MHz>mhz.json[.gz], or add \"wattlas\": {\"sm_clock_mhz\": N} "
-                         "beside traceEvents (python3 -m wattlas.measure profile does)");
+                         "the profile does not say the SM clock it ran at: give "
+                         "--profile-clock MHZ (spec key profile_clock), name it "
+                         "..._<MHz>mhz.json[.gz], or record \"wattlas\": {\"sm_clock_mhz\": N} "
+                         "(wattlas.measure profile does)");
             rc = WL_EPARSE;
         }
     }

@@ -298,3 +298,40 @@ int wl_preset_find(wl_preset_kind kind, const char *id, const char **text, char 
     snprintf(src, cap, "presets/%s/%s.ini", wl_preset_i_kind_dir(kind), id);
     return WL_OK;
 }
+
+/* ---- a preset's name ------------------------------------------------------ */
+
+typedef struct {
+    const char *section;
+    char *buf;
+    size_t n;
+} name_ctx;
+
+static int name_pair(void *user, const char *section, const char *key, const char *value, int line)
+{
+    (void)line;
+    name_ctx *c = user;
+    if (!c->buf[0] && !strcmp(section, c->section) && !strcmp(key, "name"))
+        snprintf(c->buf, c->n, "%s", value);
+    return 1;
+}
+
+int wl_preset_name(wl_preset_kind kind, const char *id_or_path, char *buf, size_t n, wl_error *err)
+{
+    const char *text = NULL;
+    char *owned = NULL, src[256];
+    if (!n)
+        return WL_EINVAL;
+    buf[0] = 0;
+    int rc = wl_preset_find(kind, id_or_path, &text, &owned, src, sizeof src, err);
+    if (!rc) {
+        name_ctx c = {.section = kinds[kind].field, .buf = buf, .n = n};
+        rc = wl_preset_ini_parse(text, strlen(text), src, name_pair, &c, err);
+        if (!rc && !buf[0]) {
+            wl_error_set(err, src, 0, "name", "no name in [%s]", kinds[kind].field);
+            rc = WL_EINVAL;
+        }
+    }
+    free(owned);
+    return rc;
+}

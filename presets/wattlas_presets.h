@@ -55,6 +55,9 @@ const char *wl_preset_workload_resolve(const char *name);
  * errors should give. */
 int wl_preset_find(wl_preset_kind kind, const char *id_or_path, const char **text, char **owned,
                    char *src, size_t cap, wl_error *err);
+/* The name key of a preset's own section ([workload] name = ...) into buf
+ * (n bytes, cut to fit); WL_OK, or an error when it has none. */
+int wl_preset_name(wl_preset_kind kind, const char *id_or_path, char *buf, size_t n, wl_error *err);
 /* id_or_path: a built-in id, or a path (contains '/' or ends in .ini). */
 int wl_preset_gpu_load(const char *id_or_path, wl_core_gpu *out, wl_error *err);
 int wl_preset_model_load(const char *id_or_path, wl_core_model *out, wl_error *err);

@@ -18,8 +18,8 @@ PyObject *wl_py_catalog(PyObject *self, PyObject *args)
     int kind = -1;
     if (!PyArg_ParseTuple(args, "i", &kind))
         return NULL;
-    size_t nc;
-    const wl_results_col *cols = wl_cluster_catalog_cols(&nc);
+    wl_results_col cols[WL_CLUSTER_CATALOG_COLS];
+    size_t nc = wl_cluster_catalog_cols(kind, cols);
     return wl_py_rows_as_columns(cols, nc, fill_catalog, &kind);
 }
 

@@ -16,6 +16,17 @@ const char *wl_sweep_i_workload_name(const wl_sweep_spec *s, const combo *c)
     return s->models.v[c->wl];
 }
 
+wl_mode wl_sweep_i_combo_mode(const wl_sweep_spec *s, const combo *c)
+{
+    if (!s->traces.n)
+        return s->modes[c->md];
+    if (s->trace_wl && wl_core_workload_training(s->trace_wl[c->wl]))
+        return WL_MODE_TRAIN;
+    /* the harness names a profile <model>_<mode>_b<batch>_..., as the
+     * shared data's are: a decode profile is a forward per token */
+    return strstr(wl_sweep_i_workload_name(s, c), "_decode_") ? WL_MODE_DECODE : WL_MODE_PREFILL;
+}
+
 wl_dtype wl_sweep_i_combo_dtype(const wl_sweep_spec *s, const combo *c)
 {
     if (s->traces.n)

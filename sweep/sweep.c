@@ -456,7 +456,7 @@ static void param_cells(const wl_sweep_plan *p, const combo *c, const wl_core_gp
     cells[k++] = (wl_results_cell){NULL, traced || vision ? NAN : s->seq.v[c->sq]};
     cells[k++] = (wl_results_cell){wl_dtype_name(wl_sweep_i_combo_dtype(s, c)), NAN};
     cells[k++] = (wl_results_cell){traced ? NULL : wl_attention_name(s->attn[c->at]), NAN};
-    cells[k++] = (wl_results_cell){wl_mode_name(traced ? WL_MODE_PREFILL : s->modes[c->md]), NAN};
+    cells[k++] = (wl_results_cell){wl_mode_name(wl_sweep_i_combo_mode(s, c)), NAN};
     /* what one row's time and energy cover: the whole pass, one decoder
      * layer (a ResNet has no such layer: the whole pass), or the pass with
      * a row per kernel class */

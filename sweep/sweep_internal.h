@@ -106,6 +106,9 @@ void wl_sweep_i_decode(const wl_sweep_spec *s, unsigned long long o, combo *c);
 /* combo.c: a combination as a case */
 const char *wl_sweep_i_workload_name(const wl_sweep_spec *s, const combo *c);
 wl_dtype wl_sweep_i_combo_dtype(const wl_sweep_spec *s, const combo *c);
+/* The mode a row is: the spec's, or what a trace ran (train when it has a
+ * backward pass; decode when the harness's name says so). */
+wl_mode wl_sweep_i_combo_mode(const wl_sweep_spec *s, const combo *c);
 void wl_sweep_i_combo_shape(const wl_sweep_spec *s, const combo *c, wl_core_shape *sh);
 /* Its workload: a trace as recorded (*own 0) or built (*own 1). */
 int wl_sweep_i_shape_workload(const wl_sweep_spec *s, const combo *c, wl_core_workload **wl,

@@ -115,6 +115,75 @@ static void test_cluster_layout_must_fit(void **state)
     assert_non_null(strstr(out_buf, "\ndgx-a100-80gb,gpt3-175b,train,1024,8,16,8,"));
 }
 
+/* presets list: every row's name starts where the header's does, the
+ * long system id and the long host names included; a serving workload
+ * has its name, not "(invalid preset)". */
+static void test_presets_list_aligned(void **state)
+{
+    (void)state;
+    assert_int_equal(run("presets list"), 0);
+    assert_null(strstr(out_buf, "(invalid preset)"));
+    assert_non_null(strstr(out_buf, "\nworkload lm-arena-chat "));
+    assert_non_null(strstr(out_buf, "ML.ENERGY lm-arena-chat"));
+    const char *eol = strchr(out_buf, '\n');
+    const char *name = strstr(out_buf, " name ");
+    const char *launch = strstr(out_buf, " launch_us ");
+    assert_true(name && launch && name < eol && launch < eol);
+    size_t at = (size_t)(name - out_buf) + 1, lat = (size_t)(launch - out_buf) + 10;
+    int rows = 0;
+    for (const char *l = eol; l && l[1]; l = strchr(l + 1, '\n')) {
+        const char *r = l + 1;
+        rows++;
+        if (strncmp(r, "model ", 6) && !(r[at - 1] == ' ' && r[at] != ' '))
+            fail_msg("name not under its header: %.120s", r);
+        /* hosts: launch_us right-aligned under its header, after the long names */
+        if (!strncmp(r, "host ", 5) && !(r[lat - 1] >= '0' && r[lat - 1] <= '9' && r[lat] == ' '))
+            fail_msg("launch_us not under its header: %.200s", r);
+    }
+    assert_true(rows > 30);
+}
+
+/* An empty profile says it has no kernels; one whose clock nothing states
+ * names --profile-clock, which then runs it. */
+static void test_profile_clock_and_empty(void **state)
+{
+    (void)state;
+    test_write_file("empty.json", "{\"traceEvents\": []}");
+    assert_int_equal(run("predict --gpu h200-sxm-141gb --trace empty.json"), 1);
+    assert_non_null(strstr(err_buf, "holds no GPU kernels"));
+    assert_null(strstr(err_buf, "SM clock"));
+    REQUIRE_SHARED(data);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "sh -c 'gzip -dc %s/profiles/h200-sxm-141gb/"
+             "gpt2_prefill_b4_s1024_bf16_eager_990mhz.json.gz > gp.json'", data);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(run("predict --gpu h200-sxm-141gb --trace gp.json"), 1);
+    assert_non_null(strstr(err_buf, "give --profile-clock MHZ"));
+    assert_int_equal(run("predict --gpu h200-sxm-141gb --trace gp.json --profile-clock 990 "
+                         "--clock 990 --format csv"), 0);
+    assert_true(csv_get(out_buf, 1, "time_ms") > 0);
+}
+
+/* A profile's rows say the mode it ran: train for a training step, decode
+ * for the harness's decode profiles (they said prefill). */
+static void test_profile_mode(void **state)
+{
+    (void)state;
+    REQUIRE_SHARED(data);
+    assert_int_equal(run("sweep --gpu h200-sxm-141gb --trace %s/profiles/h200-sxm-141gb/"
+                         "gpt2_train_b4_s1024_bf16_eager_1980mhz.json.gz --clock 990 --format table",
+                         data), 0);
+    assert_non_null(strstr(out_buf, ", mode train,"));
+    assert_int_equal(run("sweep --gpu h200-sxm-141gb --trace %s/profiles/h200-sxm-141gb/"
+                         "llama-3-8b_decode_b8_s1024_bf16_sdpa_1980mhz.json.gz --clock 990 --format csv",
+                         data), 0);
+    assert_non_null(strstr(out_buf, ",bf16,,decode,model,"));
+    assert_int_equal(run("sweep --gpu h200-sxm-141gb --trace %s/profiles/h200-sxm-141gb/"
+                         "gpt2_prefill_b4_s1024_bf16_eager_1980mhz.json.gz --clock 990 --format csv",
+                         data), 0);
+    assert_non_null(strstr(out_buf, ",bf16,,prefill,model,"));
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_edges"))
@@ -125,6 +194,9 @@ int main(void)
         cmocka_unit_test(test_plot_format),
         cmocka_unit_test(test_validate_plain_default),
         cmocka_unit_test(test_cluster_layout_must_fit),
+        cmocka_unit_test(test_presets_list_aligned),
+        cmocka_unit_test(test_profile_clock_and_empty),
+        cmocka_unit_test(test_profile_mode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
