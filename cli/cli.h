@@ -47,13 +47,17 @@
     "  --profile-gpu ID|FILE.ini  --trace profiles: the board they ran on (default:\n" \
     "                          their \"wattlas\" metadata's gpu, else the GPU asked\n" \
     "                          about); each kernel's measured/model ratio there\n" \
-    "                          carries to the GPU asked about\n"
+    "                          carries to the GPU asked about\n" \
+    "  --profile-step-ms MS    --trace profiles: the step's wall time unprofiled, from\n" \
+    "                          which the profiler's host cost per op is solved\n" \
+    "                          (default: their \"wattlas\" metadata's wall_ms_per_step,\n" \
+    "                          else the summary.csv row beside them, else 4 us an op)\n"
 #define CLI_MODE_AXES                                                                        \
     {"mode", "mode"}, {"optimizer", "optimizer"}, {"master-dtype", "master_dtype"},            \
         {"recompute", "recompute"}, {"grad-accum", "grad_accum"}, {"gen", "gen"},            \
         {"launch", "launch"}, {"stack", "stack"}, {"impl", "impl"},                         \
         {"profile-clock", "profile_clock"}, {"profile-power-limit-w", "profile_power_limit_w"}, \
-        {"profile-gpu", "profile_gpu"}
+        {"profile-gpu", "profile_gpu"}, {"profile-step-ms", "profile_step_ms"}
 
 typedef struct {
     const char *name, *summary;

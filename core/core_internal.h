@@ -24,6 +24,7 @@ struct wl_core_workload {
     char recorded_gpu_id[256]; /* the board it was profiled on, as named */
     wl_core_gpu *recorded_gpu; /* ... and that board, when loaded (owned) */
     char note[600];      /* what importing it left out or assumed ("" none) */
+    char warning[400];   /* what makes its prediction doubtful ("" none) */
 };
 
 /* wl_core_read_file for a file that may be gzipped (at most

@@ -88,6 +88,7 @@ typedef struct {
     pf_range *ovh;    /* the profiler's own stalls ("overhead" events) */
     size_t novh, capovh;
     double wall_ms;   /* the unprofiled wall time per step, when stated */
+    const char *wall_src; /* where it was stated (NULL: nowhere) */
     double per_op_us; /* the profiler's cost per recorded op taken off */
 } pf;
 

@@ -208,10 +208,12 @@ int wl_core_trace_load_as(const char *path, const wl_core_recorded *rec, wl_core
     }
     if (wl_core_text_is_profile(text, n)) {
         rc = wl_core_profile_parse(text, n, path, rec, out, err);
-    } else if (rec && (rec->sm_clock_mhz > 0 || rec->power_limit_w > 0 || rec->gpu[0])) {
+    } else if (rec && (rec->sm_clock_mhz > 0 || rec->power_limit_w > 0 || rec->gpu[0] ||
+                       rec->step_ms > 0)) {
         wl_error_set(err, path, 0,
-                     rec->sm_clock_mhz > 0   ? "profile_clock"
+                     rec->sm_clock_mhz > 0    ? "profile_clock"
                      : rec->power_limit_w > 0 ? "profile_power_limit_w"
+                     : rec->step_ms > 0       ? "profile_step_ms"
                                               : "profile_gpu",
                      "a kernel trace measured nothing: the recorded clock and power limit are a "
                      "PyTorch profile's");

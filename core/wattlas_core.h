@@ -119,7 +119,6 @@ int wl_dtype_parse(const char *s, wl_dtype *out); /* WL_OK or WL_EINVAL */
 double wl_dtype_bytes(wl_dtype dt);               /* storage bytes per element */
 
 /* ---- GPU description ----------------------------------------------------- */
-
 #define WL_VF_MAX 128
 
 /* Measured or derived curve: voltage and idle board power vs SM clock,
@@ -533,9 +532,10 @@ int wl_core_workload_repeated(const wl_core_workload *wl);
 /* Whether it is a training step: a kernel of the backward pass (its kernels
  * pay the host's host_train_launch_us). */
 int wl_core_workload_training(const wl_core_workload *wl);
-/* What importing the workload left out or assumed, for the user (a
- * profile's kernels that no mapping covers); "" when nothing. */
+/* What importing the workload left out or assumed (note), and what makes
+ * its prediction doubtful (warning), for the user; "" when nothing. */
 const char *wl_core_workload_note(const wl_core_workload *wl);
+const char *wl_core_workload_warning(const wl_core_workload *wl);
 
 /* Whether the GPU can run every matrix kernel of wl: a precision needs a
  * tensor-core or CUDA-core rate (tf32 runs as fp32 without TF32 tensor
@@ -578,7 +578,7 @@ int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err);
  * GPU asked about); with rec, giving any for a kernel trace, which
  * measured nothing, is WL_EINVAL (field profile_clock, ...). */
 typedef struct {
-    double sm_clock_mhz, power_limit_w;
+    double sm_clock_mhz, power_limit_w, step_ms; /* step_ms: the unprofiled step's wall time */
     char gpu[256]; /* a preset id or INI file */
 } wl_core_recorded;
 int wl_core_trace_load_as(const char *path, const wl_core_recorded *rec, wl_core_workload **out,

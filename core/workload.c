@@ -154,6 +154,7 @@ int wl_core_workload_set_stack(wl_core_workload *wl, wl_stack stack)
     nw->recorded_gpu = wl->recorded_gpu;
     wl->recorded_gpu = NULL;
     memcpy(nw->note, wl->note, sizeof nw->note);
+    memcpy(nw->warning, wl->warning, sizeof nw->warning);
     wl_core_workload tmp = *wl;
     *wl = *nw;
     *nw = tmp;
@@ -406,6 +407,7 @@ size_t wl_core_workload_launches(const wl_core_workload *wl)
     return n;
 }
 const char *wl_core_workload_note(const wl_core_workload *wl) { return wl ? wl->note : ""; }
+const char *wl_core_workload_warning(const wl_core_workload *wl) { return wl ? wl->warning : ""; }
 size_t wl_core_workload_unique_count(const wl_core_workload *wl) { return wl ? wl->nu : 0; }
 const char *wl_core_workload_name(const wl_core_workload *wl) { return wl ? wl->name : ""; }
 

@@ -288,9 +288,11 @@ static int finish(wl_sweep_spec *s, wl_error *err)
                  * option (or spec line) is what is wrong */
                 int clk = !strcmp(err->field, "profile_clock");
                 int gpu = !strcmp(err->field, "profile_gpu");
+                int step = !strcmp(err->field, "profile_step_ms");
                 if (rc == WL_EINVAL &&
-                    (clk || gpu || !strcmp(err->field, "profile_power_limit_w"))) {
-                    const origin *o = clk ? &s->o_rclock : gpu ? &s->o_rgpu : &s->o_rlimit;
+                    (clk || gpu || step || !strcmp(err->field, "profile_power_limit_w"))) {
+                    const origin *o = clk ? &s->o_rclock : gpu ? &s->o_rgpu
+                                                     : step ? &s->o_rstep : &s->o_rlimit;
                     wl_error_set(err, o->source, o->line, err->field,
                                  "%s is a kernel trace, which measured nothing: only a PyTorch "
                                  "profile has a recorded clock, power limit and GPU",
@@ -324,6 +326,15 @@ static int finish(wl_sweep_spec *s, wl_error *err)
                     if (rc)
                         return rc;
                 }
+            }
+            /* what makes a profile's prediction doubtful */
+            const char *wt = wl_core_workload_warning(s->trace_wl[i]);
+            if (wt[0]) {
+                char *t = wl_core_strprintf("%s: %s", s->traces.v[i], wt);
+                rc = t ? wl_sweep_i_add_text(&s->warnings, t) : WL_ENOMEM;
+                free(t);
+                if (rc)
+                    return rc;
             }
             /* what a profile's import kept at measured times */
             const char *nt = wl_core_workload_note(s->trace_wl[i]);

@@ -54,7 +54,7 @@ struct wl_sweep_spec {
     wl_core_recorded recorded; /* what every traced profile ran at, when its
                                   file does not say (profile_clock,
                                   profile_power_limit_w) */
-    origin o_rclock, o_rlimit, o_rgpu;
+    origin o_rclock, o_rlimit, o_rgpu, o_rstep;
     char report_title[256], report_objective[64];
     /* resolved by finish */
     int finished;

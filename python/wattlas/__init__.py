@@ -685,7 +685,7 @@ _AXES_DOC = """
     model: model presets, INI files or Hugging Face ids; trace: kernel traces
     or PyTorch profiles; profile_clock, profile_power_limit_w, profile_gpu:
     the SM clock, board power limit and GPU a profile ran at and on, where
-    its file does not say.
+    its file does not say; profile_step_ms: its step's wall time unprofiled.
     batch, seq: sequences per pass and tokens per sequence.
     dtype: bf16, fp16, fp32, tf32, fp8; attention: eager or flash.
     mode: prefill, train or decode; gen: tokens generated (decode).
@@ -710,7 +710,7 @@ _AXIS_KEYS = ("gpu", "model", "trace", "batch", "seq", "dtype", "attention", "mo
               "voltage_mv", "voltage_offset_mv", "scope", "kernels", "power_limit", "set",
               "host", "idle", "optimizer", "master_dtype", "recompute", "grad_accum", "gen",
               "launch", "stack", "impl", "latency", "interval", "learned", "profile_clock",
-              "profile_power_limit_w", "profile_gpu")
+              "profile_power_limit_w", "profile_gpu", "profile_step_ms")
 
 
 def _axes(args):
@@ -729,7 +729,7 @@ def sweep(spec: "str | os.PathLike | None" = None, *, gpu=None, model=None, trac
           power_limit=None, set: "dict | None" = None, host=None, idle=None, optimizer=None,
           master_dtype=None, recompute=None, grad_accum=None, gen=None, launch=None,
           latency=None, interval=None, learned=None, profile_clock=None,
-          profile_power_limit_w=None, profile_gpu=None, threads: int = 0,
+          profile_power_limit_w=None, profile_gpu=None, profile_step_ms=None, threads: int = 0,
           fmt: "str | None" = None, shard: "str | None" = None, **more) -> "Table | str":
     items = _axes(locals())
     if shard is not None:
@@ -749,7 +749,7 @@ def predict(gpu: "str | None" = None, model: "str | None" = None, *, batch=None,
             set: "dict | None" = None, host=None, idle=None, trace=None, optimizer=None,
             master_dtype=None, recompute=None, grad_accum=None, gen=None, launch=None,
             latency=None, interval=None, learned=None, profile_clock=None,
-            profile_power_limit_w=None, profile_gpu=None, fmt: "str | None" = None,
+            profile_power_limit_w=None, profile_gpu=None, profile_step_ms=None, fmt: "str | None" = None,
             **more) -> "Table | str":
     if gpu is not None and (isinstance(gpu, (list, tuple)) or "," in str(gpu)):
         raise Error("gpu: predict takes one GPU (sweep takes several)")
@@ -795,7 +795,7 @@ def compare(gpu, model: "str | None" = None, *, objective: str = "energy", clock
             power_limit=None, set: "dict | None" = None, host=None, idle=None, trace=None,
             optimizer=None, master_dtype=None, recompute=None, grad_accum=None, gen=None,
             launch=None, latency=None, interval=None, learned=None, profile_clock=None,
-            profile_power_limit_w=None, profile_gpu=None, fmt: "str | None" = None,
+            profile_power_limit_w=None, profile_gpu=None, profile_step_ms=None, fmt: "str | None" = None,
             **more) -> "Table":
     """One workload on several GPUs, as ``wattlas compare``: each GPU's
     point at ``clock`` (default its maximum), at its maximum clock, and at
