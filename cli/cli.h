@@ -27,11 +27,14 @@
     "  --recompute none|selective|full  train: activation recomputation (default none)\n" \
     "  --grad-accum N          train: micro-batches of --batch per step (default 1)\n" \
     "  --gen N                 decode: tokens generated after the --seq prompt (default 128)\n" \
-    "  --launch eager|graphs   decode: kernels issued one by one, or decode steps\n" \
-    "                          replayed from CUDA graphs (default eager): a serving\n" \
-    "                          engine's steady state of one request shape, --batch\n" \
-    "                          running, ttft_ms one arriving request's prefill with no\n" \
-    "                          queue ('wattlas serve': mixed requests, SLOs)\n" \
+    "  --launch eager|graphs   decode: eager (default) is static batching: --batch\n" \
+    "                          requests prefilled together (ttft_ms: the batch's\n" \
+    "                          prefill), then decoded kernel by kernel; graphs is a\n" \
+    "                          continuous-batching server's steady state (vLLM):\n" \
+    "                          --batch requests running, each step replayed from a\n" \
+    "                          CUDA graph, ttft_ms one arriving request's own prefill\n" \
+    "                          with no queue, whatever --batch ('wattlas serve':\n" \
+    "                          mixed requests, queues, SLOs)\n" \
     "  --stack hf5|hf4         the software whose kernels run: HF transformers 5.x on\n" \
     "                          PyTorch 2.11 (default; what wattlas.measure runs), or the\n" \
     "                          transformers 4.x of EnergAIzer's A100 sets\n" \

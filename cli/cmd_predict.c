@@ -178,8 +178,15 @@ static int predict_run(const predict_opts *o)
             if (id.seq > 0)
                 fprintf(f, ", seq %lld", id.seq);
         }
-        fprintf(f, ", %s%s%s\n", wl_dtype_name(id.dtype), id.traced ? "" : ", attention ",
+        fprintf(f, ", %s%s%s", wl_dtype_name(id.dtype), id.traced ? "" : ", attention ",
                 id.traced ? "" : wl_attention_name(id.attention));
+        if (!id.traced && id.shape.mode == WL_MODE_DECODE)
+            fprintf(f, id.shape.launch == WL_LAUNCH_GRAPHS
+                           ? ", decode as a continuous-batching server (launch graphs): ttft_ms "
+                             "one arriving request's prefill"
+                           : ", decode with static batching (launch eager): ttft_ms the batch's "
+                             "prefill");
+        fputc('\n', f);
     }
     cli_spec_notes(cmd, o->spec, o->quiet);
     /* coefficients that are not this GPU's own fit are said to be so */

@@ -499,6 +499,16 @@ int wl_sweep_spec_finish(wl_sweep_spec *s, wl_error *err)
     if (s->finished)
         return WL_OK;
     int rc = finish(s, err);
+    /* decode's two launch modes answer different questions; ttft_ms in
+     * particular does not grow with --batch under graphs */
+    if (!rc && !s->traces.n && wl_sweep_spec_has_mode(s, WL_MODE_DECODE) &&
+        s->opts.launch == WL_LAUNCH_GRAPHS)
+        rc = wl_sweep_i_add_text(&s->notes,
+                                 "decode with --launch graphs is a continuous-batching server's "
+                                 "steady state: --batch requests running, each step replayed from "
+                                 "a CUDA graph; ttft_ms is one arriving request's own prefill with "
+                                 "no queue, whatever --batch (--launch eager: static batching, "
+                                 "ttft_ms the batch's prefill)");
     if (rc == WL_ENOMEM)
         wl_error_set(err, "sweep", 0, "", "out of memory");
     if (!rc)
