@@ -597,6 +597,18 @@ int wl_plot_report_index(report *r, const wl_sweep_spec *spec, const char *title
                 snprintf(line, sizeof line, "%s: coefficients %s.", g->id,
                          g->coef_source[0] ? g->coef_source : "as its preset gives them");
             report_both_li(md, html, line);
+            /* With no measured voltage, the curve's knee decides the
+             * optimum: every H100 and H200 optimum landed within 1% of it
+             * (915-990 MHz against a 960-990 MHz knee; issue 63). */
+            if (g->vf_rule & WL_VF_RULE_VOLTAGE) {
+                snprintf(line, sizeof line, "%s's voltage is a rule, not a measurement: flat at "
+                         "%.0f mV up to the knee at %.0f MHz, then rising to %.0f mV at the top "
+                         "clock. Energy-optimal clocks near %.0f MHz follow from that rule; a "
+                         "measured V-f curve (a voltage_mv column in the idle table, 'wattlas "
+                         "calibrate --idle') can move them.", g->id, g->vf_vmin_mv,
+                         g->vf_knee_mhz, g->vf_vmax_mv, g->vf_knee_mhz);
+                report_both_li(md, html, line);
+            }
         }
         wl_learn_use lu;
         if (wl_sweep_spec_learned(spec, &lu)) {

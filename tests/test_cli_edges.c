@@ -256,6 +256,21 @@ static void test_decode_modes_said(void **state)
     assert_true(e8 > 2 * g8);
 }
 
+/* A report on a GPU whose voltage is the rule says so in its caveats (its
+ * optimum sits on the rule's knee); a measured curve gets no such line. */
+static void test_report_voltage_caveat(void **state)
+{
+    (void)state;
+    test_write_file("vst.ini", "[sweep]\ngpu = h100-sxm-80gb,a100-pcie-40gb\nmodel = gpt2\n"
+                               "clock = 990,1410\n[report]\ntitle = t\n");
+    assert_int_equal(run("report vst.ini -o vrep --quiet"), 0);
+    char md[1 << 16];
+    slurp("vrep/index.md", md, sizeof md);
+    assert_non_null(strstr(md, "h100-sxm-80gb's voltage is a rule, not a measurement: flat at "
+                               "720 mV up to the knee at 990 MHz"));
+    assert_null(strstr(md, "a100-pcie-40gb's voltage is a rule"));
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_edges"))
@@ -271,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_profile_mode),
         cmocka_unit_test(test_decode_profile_step),
         cmocka_unit_test(test_decode_modes_said),
+        cmocka_unit_test(test_report_voltage_caveat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
