@@ -39,7 +39,9 @@ static void optimize_help(FILE *f)
 "  ed2p                        least energy x delay^2\n"
 "  energy-within-slowdown=P    least energy with time <= (1 + P/100) x fastest\n"
 "  time-within-power=W         least time with average power <= W watts\n"
-"Defaults: time_ms, power_w, energy_j; groups as in 'wattlas pareto'. Rows\n"
+"Defaults: time_ms, power_w, energy_j; groups as in 'wattlas pareto'; a sweep\n"
+"with --kernels (a kernel_class column) optimises each class on class_time_ms\n"
+"and class_energy_j unless --time or --energy names columns. Rows\n"
 "with feasible = 0 and points that do not fit their GPU's memory (fits = 0)\n"
 "are left out unless --all. --quiet: no notes on stderr.\n\n"
 "--schedule[=class|phase] [--switch-us US]  one clock per part of the work\n"
@@ -58,6 +60,7 @@ static void optimize_help(FILE *f)
 typedef struct {
     const char *in, *out, *x, *y, *more, *group_by;
     const char *tcol, *pcol, *ecol;
+    int values_named; /* --time or --energy given */
     const char *named[7]; /* columns the user named (a missing one is a usage error) */
     int nnamed;
     int all, quiet;
@@ -99,9 +102,9 @@ static int sel_parse(const char *cmd, int argc, char **argv, sel_opts *o)
         case 'g': o->named[o->nnamed++ % 7] = o->group_by = optarg; break;
         case 'a': o->all = 1; break;
         case 'q': o->quiet = 1; break;
-        case 'T': o->named[o->nnamed++ % 7] = o->tcol = optarg; break;
+        case 'T': o->named[o->nnamed++ % 7] = o->tcol = optarg; o->values_named = 1; break;
         case 'P': o->named[o->nnamed++ % 7] = o->pcol = optarg; break;
-        case 'E': o->named[o->nnamed++ % 7] = o->ecol = optarg; break;
+        case 'E': o->named[o->nnamed++ % 7] = o->ecol = optarg; o->values_named = 1; break;
         case 'S':
             o->schedule = !optarg                   ? SCHED_AUTO
                           : !strcmp(optarg, "class") ? SCHED_CLASS
@@ -275,15 +278,22 @@ static int optimize_run(const sel_opts *o)
         return rc;
     }
     const char *values[4] = {o->tcol, o->pcol, o->ecol, "sm_clock_mhz"};
-    /* a saving compares points at one voltage: each voltage is its own case */
+    /* a saving compares points at one voltage: each voltage is its own
+     * case; a --kernels sweep's classes each on their own time and energy
+     * unless the columns are named */
     wl_pareto_load_options lo = {.values = values, .nvalues = 4, .group_by = o->group_by,
                                  .keep_infeasible = o->all, .collapse = !o->all,
-                                 .voltage_groups = 1};
+                                 .voltage_groups = 1, .class_values = !o->values_named};
     cli_work *wk = cli_work_start(cmd, o->out, o->quiet);
     rc = load(cmd, o, &lo, &s);
     cli_work_stop(wk);
     if (rc)
         return rc;
+    if (wl_pareto_set_by_class(s) && !o->quiet)
+        fprintf(stderr, "wattlas %s: note: a row per kernel class: each class chosen on "
+                        "class_time_ms and class_energy_j (the time_ms and energy_j below are "
+                        "the class's, power_w the board's); --time time_ms --energy energy_j "
+                        "chooses on the whole pass, --schedule a clock per class\n", cmd);
     collapse_note(cmd, o, s);
     wl_results_col cols[WL_PARETO_KEYED_MAX];
     size_t nc = wl_pareto_savings_cols(s, cols, WL_PARETO_KEYED_MAX);

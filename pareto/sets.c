@@ -436,14 +436,24 @@ static int set_read(row_source *csv, const wl_pareto_load_options *o, wl_pareto_
     for (size_t i = 0; !rc && i < nc; i++)
         if (!(s->cols[s->ncols++] = strdup(rs_header(csv, i))))
             rc = WL_ENOMEM;
+    /* a --kernels sweep's rows each carry the whole pass's time_ms and
+     * energy_j beside their class's: chosen on those, every class got the
+     * same point */
+    if (!rc && o->class_values)
+        s->by_class = rs_col(csv, "kernel_class") >= 0;
     for (size_t i = 0; !rc && i < o->nvalues; i++) {
-        if (!(s->vnames[s->nv++] = strdup(o->values[i]))) {
+        const char *name = o->values[i];
+        if (s->by_class && !strcmp(name, "time_ms"))
+            name = "class_time_ms";
+        else if (s->by_class && !strcmp(name, "energy_j"))
+            name = "class_energy_j";
+        if (!(s->vnames[s->nv++] = strdup(name))) {
             rc = WL_ENOMEM;
             break;
         }
-        vcol[i] = rs_col(csv, o->values[i]);
+        vcol[i] = rs_col(csv, name);
         if (vcol[i] < 0 && !o->optional_values) {
-            wl_error_set(err, src, 1, o->values[i], "no such column");
+            wl_error_set(err, src, 1, name, "no such column");
             rc = WL_EINVAL;
         }
     }
@@ -603,6 +613,8 @@ int wl_pareto_set_read(wl_results_csv *csv, const wl_pareto_load_options *o, wl_
     row_source r = {.csv = csv};
     return set_read(&r, o, out, err);
 }
+
+int wl_pareto_set_by_class(const wl_pareto_set *s) { return s ? s->by_class : 0; }
 
 int wl_pareto_set_from_table(const wl_results_table *t, const wl_pareto_load_options *o,
                              wl_pareto_set **out, wl_error *err)

@@ -33,6 +33,7 @@ struct wl_pareto_set {
                              throttled), then the highest request folded in */
     size_t collapsed;
     int folded;          /* requests were folded (collapse_rows ran) */
+    int by_class;        /* values read per kernel class (class_values) */
     size_t unfit;         /* rows left out with fits = 0 */
     wl_core_strlist unfit_groups; /* keys of groups with no row that fits
                                      (while reading: of every unfit row's

@@ -81,6 +81,10 @@ typedef struct {
                                   the power limit throttles onto the point a lower
                                   request reaches (same group, effective clock and
                                   voltage) fold into that lowest request */
+    int class_values;          /* a table with a row per kernel class (kernel_class)
+                                  reads the values time_ms and energy_j from
+                                  class_time_ms and class_energy_j, so each class
+                                  is chosen on its own (wl_pareto_set_by_class) */
 } wl_pareto_load_options;
 
 int wl_pareto_set_load(const char *path, const wl_pareto_load_options *o, wl_pareto_set **out,
@@ -92,6 +96,8 @@ int wl_pareto_set_read(wl_results_csv *csv, const wl_pareto_load_options *o,
 int wl_pareto_set_from_table(const wl_results_table *t, const wl_pareto_load_options *o,
                              wl_pareto_set **out, wl_error *err);
 void wl_pareto_set_free(wl_pareto_set *s);
+/* Whether the values were read per kernel class (class_values). */
+int wl_pareto_set_by_class(const wl_pareto_set *s);
 size_t wl_pareto_set_rows(const wl_pareto_set *s);
 /* Requests folded away by collapse, and the highest request that reaches a
  * kept row's point (its own sm_clock_mhz when none was folded; NaN without

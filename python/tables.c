@@ -201,10 +201,10 @@ PyObject *wl_py_select(PyObject *self, PyObject *args)
     const char *what, *path, *text, *source, *group_by, *objective, *fmt, *schedule = NULL;
     Py_ssize_t tlen;
     PyObject *values;
-    int all;
+    int all, by_class = 0;
     double switch_us = 20;
-    if (!PyArg_ParseTuple(args, "szz#sOzpzs|zd", &what, &path, &text, &tlen, &source, &values,
-                          &group_by, &all, &objective, &fmt, &schedule, &switch_us))
+    if (!PyArg_ParseTuple(args, "szz#sOzpzs|zdp", &what, &path, &text, &tlen, &source, &values,
+                          &group_by, &all, &objective, &fmt, &schedule, &switch_us, &by_class))
         return NULL;
     int optimize = !strcmp(what, "optimize");
     PyObject *seq = PySequence_Fast(values, "values: expected a list of column names");
@@ -239,7 +239,8 @@ PyObject *wl_py_select(PyObject *self, PyObject *args)
     }
     wl_pareto_load_options lo = {.values = names, .nvalues = (size_t)nv, .group_by = group_by,
                                  .keep_infeasible = all, .keep_fields = !optimize,
-                                 .collapse = !all, .voltage_groups = optimize};
+                                 .collapse = !all, .voltage_groups = optimize,
+                                 .class_values = optimize && by_class};
     wl_pareto_set *s = NULL;
     PyObject *res = NULL;
     wl_results_col *cols = NULL;

@@ -271,6 +271,63 @@ static void test_report_voltage_caveat(void **state)
     assert_null(strstr(md, "a100-pcie-40gb's voltage is a rule"));
 }
 
+/* The class's value at a clock in a --kernels sweep. */
+static double class_value(const char *csv, const char *cls, double clock, const char *col)
+{
+    for (int row = 1;; row++) {
+        const char *p = csv;
+        for (int r = 0; r < row && p; r++)
+            if ((p = strchr(p, '\n')))
+                p++;
+        if (!p || !*p)
+            return NAN;
+        char want[64];
+        snprintf(want, sizeof want, ",%s,", cls);
+        const char *eol = strchr(p, '\n');
+        const char *hit = strstr(p, want);
+        if (hit && (!eol || hit < eol) && csv_get(csv, row, "sm_clock_mhz") == clock)
+            return csv_get(csv, row, col);
+    }
+}
+
+/* optimize on a --kernels sweep chooses each class on its own time and
+ * energy: each row is its class's (it printed the whole pass's row once
+ * per class); naming the columns chooses on the whole pass. */
+static void test_optimize_per_class(void **state)
+{
+    (void)state;
+    assert_int_equal(run("sweep --gpu a100-pcie-40gb --model gpt2 --clock 510:1410:150 --kernels "
+                         "--quiet -o k.csv"), 0);
+    char sweep[1 << 16];
+    slurp("k.csv", sweep, sizeof sweep);
+    assert_int_equal(run("optimize k.csv --objective energy --format csv"), 0);
+    assert_non_null(strstr(err_buf, "each class chosen on class_time_ms and class_energy_j"));
+    const char *cls[] = {"gemm", "softmax", "elementwise"};
+    double e[3];
+    for (int i = 0; i < 3; i++) {
+        char want[64];
+        snprintf(want, sizeof want, ",%s,energy,", cls[i]);
+        const char *at = strstr(out_buf, want);
+        assert_non_null(at);
+        int row = 0;
+        for (const char *p = out_buf; p < at; p++)
+            row += *p == '\n';
+        double f = csv_get(out_buf, row, "sm_clock_mhz");
+        e[i] = csv_get(out_buf, row, "energy_j");
+        assert_close(e[i], class_value(sweep, cls[i], f, "class_energy_j"), 1e-6);
+        assert_close(csv_get(out_buf, row, "time_ms"), class_value(sweep, cls[i], f, "class_time_ms"),
+                     1e-5);
+        /* the least of its class's energies over the sweep's clocks */
+        for (double c = 510; c <= 1410; c += 150)
+            assert_true(e[i] <= class_value(sweep, cls[i], c, "class_energy_j") + 1e-6);
+    }
+    assert_true(e[0] != e[1] && e[1] != e[2]);
+    assert_int_equal(run("optimize k.csv --objective energy --time time_ms --energy energy_j "
+                         "--format csv"), 0);
+    assert_null(strstr(err_buf, "each class chosen"));
+    assert_close(csv_get(out_buf, 1, "energy_j"), csv_get(out_buf, 2, "energy_j"), 1e-12);
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_edges"))
@@ -287,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_decode_profile_step),
         cmocka_unit_test(test_decode_modes_said),
         cmocka_unit_test(test_report_voltage_caveat),
+        cmocka_unit_test(test_optimize_per_class),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -467,8 +467,8 @@ def pareto(data, *, x="time_ms", y="energy_j", minimize=None, group_by=None, all
     return out if fmt else _rows(out)
 
 
-def optimize(data, objective="energy", *, group_by=None, all=False, time="time_ms",
-             power="power_w", energy="energy_j", schedule=None, switch_us=20.0, fmt=None):
+def optimize(data, objective="energy", *, group_by=None, all=False, time=None,
+             power="power_w", energy=None, schedule=None, switch_us=20.0, fmt=None):
     """One point per group chosen by ``objective`` (energy, edp, ed2p,
     energy-within-slowdown=P, time-within-power=W) and its savings against
     the fastest point and the maximum clock, with the flat optimum
@@ -479,7 +479,11 @@ def optimize(data, objective="energy", *, group_by=None, all=False, time="time_m
     ``sm_clock_mhz``, ``time_ms``, ``power_w``, ``energy_j``, the fastest
     and maximum-clock points' (``fastest_*``, ``max_*``), the savings and
     penalties (``energy_saving_vs_max_clock_pct``, ...) and the flat
-    optimum ``clock_within_1pct_min_mhz`` .. ``_max_mhz``.
+    optimum ``clock_within_1pct_min_mhz`` .. ``_max_mhz``. ``time`` and
+    ``energy`` name the value columns (default ``time_ms`` and ``energy_j``;
+    in a table with ``kernel_class``, a sweep with ``kernels=True``, each
+    class is chosen on ``class_time_ms`` and ``class_energy_j`` unless they
+    name columns).
 
     ``schedule`` ("class", "phase" or True: class when the table has
     ``kernel_class``) gives one clock per part of the work instead, as
@@ -499,7 +503,9 @@ def optimize(data, objective="energy", *, group_by=None, all=False, time="time_m
     path, text, source = _table(data, "data")
     if not isinstance(objective, str):
         raise Error("objective: expected text such as 'energy-within-slowdown=5'")
-    values = _names("time", time) + _names("power", power) + _names("energy", energy)
+    by_class = time is None and energy is None
+    values = (_names("time", "time_ms" if time is None else time) + _names("power", power)
+              + _names("energy", "energy_j" if energy is None else energy))
     if len(values) != 3:
         raise Error("time, power, energy: expected one column name each")
     if schedule is True:
@@ -515,7 +521,7 @@ def optimize(data, objective="energy", *, group_by=None, all=False, time="time_m
     except (TypeError, ValueError):
         raise Error("switch_us: expected a number of microseconds") from None
     out = _wattlas._select("optimize", path, text, source, values, _group_by(group_by),
-                           bool(all), objective, fmt or "ndjson", schedule, switch_us)
+                           bool(all), objective, fmt or "ndjson", schedule, switch_us, by_class)
     return out if fmt else _rows(out)
 
 
