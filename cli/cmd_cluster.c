@@ -78,7 +78,8 @@ static void help(FILE *f)
 "                          (the host's serve_step_us + serve_seq_us x micro-batch)\n"
 "                          comes before each micro-batch's next token\n"
 "  --host ID|FILE.ini      the host that issues the kernels\n"
-"  --clock MHZ             every GPU's SM clock (default the maximum)\n"
+"  --clock LIST            every GPU's SM clock in MHz (default the maximum); a\n"
+"                          list or MIN:MAX:STEP gives a row per clock\n"
 "  --all                   simulate a layout that does not fit its GPUs' memory\n"
 "                          (fits 0, a warning) instead of refusing it (exit 1);\n"
 "                          --stages shows each stage's memory either way\n"
@@ -170,6 +171,7 @@ typedef struct {
     int part_layers[WL_CLUSTER_MAX_LIST];
     const char *part_text;
     wl_core_numlist limits; /* --power-limits */
+    wl_core_numlist clocks; /* --clock, a list */
     wl_core_numlist stage_limits; /* --stage-power-limits */
 } cluster_opts;
 
@@ -427,7 +429,17 @@ static int parse(int argc, char **argv, cluster_opts *o)
                 rc = cli_usage(cmd, "--launch: expected eager or graphs, got '%.60s'", optarg);
             break;
         case O_HOST: o->host = optarg; break;
-        case O_CLOCK: rc = cli_real(cmd, "--clock", optarg, 1, 100000, &o->clock); break;
+        case O_CLOCK: {
+            wl_error e = {0};
+            wl_core_numlist_free(&o->clocks);
+            if (wl_core_parse_list(optarg, 1, 100000, 0, "--clock", 0, "", &o->clocks, &e))
+                rc = cli_fail(cmd, &e);
+            else if (o->clocks.n > 1 && o->search)
+                rc = cli_usage(cmd, "--clock: a search runs at one clock, got %zu", o->clocks.n);
+            else
+                o->clock = o->clocks.v[0];
+            break;
+        }
         case O_SET: rc = set_opt(cmd, o, optarg); break;
         case O_NODPO: o->cfg.no_dp_overlap = 1; break;
         case O_PART:
@@ -501,6 +513,10 @@ static int parse(int argc, char **argv, cluster_opts *o)
     if (o->limits.n && (o->optimize || o->stages || o->timeline))
         return cli_usage(cmd, "--power-limits: a row per limit (or, with --frontier, their "
                          "frontier); it does not combine with --optimize, --stages or --timeline");
+    if (o->clocks.n > 1 && (o->optimize || o->stages || o->timeline || o->frontier || o->limits.n))
+        return cli_usage(cmd, "--clock: several clocks give a row each; they do not combine with "
+                         "--optimize, --stages, --frontier, --power-limits or --timeline (each of "
+                         "those is of one clock)");
     if (o->limits.n && o->stage_limits.n)
         return cli_usage(cmd, "--power-limits caps every GPU alike, --stage-power-limits each "
                          "stage: give one");
@@ -551,6 +567,10 @@ static int run(const char *cmd, cluster_opts *o)
     wl_cluster_view v;
     wl_cluster_view_default(&v);
     v.clock_mhz = o->clock;
+    if (o->clocks.n > 1) {
+        v.clocks = o->clocks.v;
+        v.nclocks = o->clocks.n;
+    }
     v.tokens = o->tokens;
     v.part_text = o->part_text;
     v.optimize = o->optimize;
@@ -829,5 +849,6 @@ int cmd_cluster(int argc, char **argv)
         rc = o.search ? search_run("cluster search", &o) : run("cluster", &o);
     wl_core_numlist_free(&o.limits);
     wl_core_numlist_free(&o.stage_limits);
+    wl_core_numlist_free(&o.clocks);
     return rc;
 }

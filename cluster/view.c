@@ -61,6 +61,33 @@ size_t wl_cluster_view_cols(const wl_cluster_view *v, wl_results_col *cols)
     return n;
 }
 
+/* The summary row of a run (under a plan: pr), with the table's note
+ * before the first. */
+static int summary_row(const wl_cluster_system *sys, const wl_core_model *m,
+                       const wl_cluster_config *cfg, const wl_cluster_view *v,
+                       const wl_cluster_result *r, const wl_cluster_plan_result *pr, double clock,
+                       int first, wl_results_writer *w, wl_cluster_view_info *info)
+{
+    wl_results_cell c[WL_CLUSTER_ROW_COLS];
+    wl_cluster_row_cells(c, sys->id, m->id, cfg, r, pr ? NAN : clock, v->tokens, v->part_text);
+    wl_results_cell opt[WL_CLUSTER_ROW_NOPT] = {
+        {.v = pr ? pr->energy_saving_pct : NAN}, {.v = pr ? pr->slowdown_pct : NAN},
+        {.v = pr ? pr->best_fixed_clock_mhz : NAN}, {.v = pr ? pr->saving_vs_fixed_pct : NAN},
+        {.v = pr ? pr->balanced_fixed_clock_mhz : NAN},
+        {.v = pr ? pr->saving_vs_balanced_pct : NAN},
+        {.v = pr ? pr->computation_saving_pct : NAN},
+        {.v = pr ? pr->computation_slowdown_pct : NAN},
+        {.s = pr ? wl_cluster_energy_scope_name(pr->scope) : NULL}};
+    memcpy(c + WL_CLUSTER_ROW_COLS - WL_CLUSTER_ROW_NOPT, opt, sizeof opt);
+    if (first)
+        wl_results_writer_note(w, "%s x %d nodes (%d GPUs), %s, %d micro-batches, critical stage "
+                                  "%d", sys->id, sys->nodes, r->gpus, m->id, r->micro_batches,
+                               r->critical_stage);
+    info->fits = r->fits;
+    info->memory_gb = r->memory_gb;
+    return wl_results_writer_row(w, c) ? WL_EIO : WL_OK;
+}
+
 /* The memory of the layout's fullest stage against its GPU's (info);
  * strict: a layout that does not fit is an error. */
 static int check_fits(const wl_cluster *cl, const wl_core_gpu *gpu, const wl_core_model *m,
@@ -189,7 +216,8 @@ int wl_cluster_view_rows(const wl_cluster_system *sys, const wl_core_gpu *gpu,
 {
     memset(info, 0, sizeof *info);
     info->fits = 1;
-    double clock = v->clock_mhz > 0 ? v->clock_mhz : gpu->sm_clock_max_mhz;
+    double clock = v->nclocks ? v->clocks[0] : v->clock_mhz > 0 ? v->clock_mhz
+                                                                 : gpu->sm_clock_max_mhz;
     wl_cluster *cl = NULL;
     double *plan = NULL;
     int rc = wl_cluster_create(sys, gpu, m, cfg, &cl, err);
@@ -246,25 +274,13 @@ int wl_cluster_view_rows(const wl_cluster_system *sys, const wl_core_gpu *gpu,
                 rc = WL_EIO;
         }
     } else {
-        wl_results_cell c[WL_CLUSTER_ROW_COLS];
-        wl_cluster_row_cells(c, sys->id, m->id, cfg, &r, plan ? NAN : clock, v->tokens,
-                             v->part_text);
-        wl_results_cell opt[WL_CLUSTER_ROW_NOPT] = {
-            {.v = plan ? pr.energy_saving_pct : NAN}, {.v = plan ? pr.slowdown_pct : NAN},
-            {.v = plan ? pr.best_fixed_clock_mhz : NAN}, {.v = plan ? pr.saving_vs_fixed_pct : NAN},
-            {.v = plan ? pr.balanced_fixed_clock_mhz : NAN},
-            {.v = plan ? pr.saving_vs_balanced_pct : NAN},
-            {.v = plan ? pr.computation_saving_pct : NAN},
-            {.v = plan ? pr.computation_slowdown_pct : NAN},
-            {.s = plan ? wl_cluster_energy_scope_name(pr.scope) : NULL}};
-        memcpy(c + WL_CLUSTER_ROW_COLS - WL_CLUSTER_ROW_NOPT, opt, sizeof opt);
-        wl_results_writer_note(w, "%s x %d nodes (%d GPUs), %s, %d micro-batches, critical stage "
-                                  "%d", sys->id, sys->nodes, r.gpus, m->id, r.micro_batches,
-                               r.critical_stage);
-        if (wl_results_writer_row(w, c))
-            rc = WL_EIO;
-        info->fits = r.fits;
-        info->memory_gb = r.memory_gb;
+        rc = summary_row(sys, m, cfg, v, &r, plan ? &pr : NULL, clock, 1, w, info);
+        /* several clocks: the summary row at each, one run a clock */
+        for (size_t k = 1; !rc && !plan && k < v->nclocks; k++) {
+            rc = wl_cluster_run(cl, v->clocks[k], NULL, &r, err);
+            if (!rc)
+                rc = summary_row(sys, m, cfg, v, &r, NULL, v->clocks[k], 0, w, info);
+        }
     }
     if (rc == WL_EIO)
         wl_error_set(err, "cluster", 0, "", "could not write a row");

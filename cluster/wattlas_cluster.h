@@ -573,6 +573,8 @@ void wl_cluster_row_cells(wl_results_cell *c, const char *sys_id, const char *mo
  * (a row per stage shows where the memory goes). */
 typedef struct {
     double clock_mhz;           /* 0: the GPU's maximum */
+    const double *clocks;       /* nclocks: these instead, a summary row at each */
+    size_t nclocks;
     double tokens;              /* > 0: the time and energy to train that many */
     const char *part_text;      /* a list partition as given (NULL: none) */
     int optimize, stages, frontier;

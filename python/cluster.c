@@ -186,26 +186,28 @@ static int fill_view(void *ctx, wl_results_writer *w)
     return x->rc;
 }
 
-/* A list of watts (None: none) into l. */
-static int watts_of(PyObject *o, const char *key, wl_core_numlist *l, wl_error *err)
+/* A list of positive numbers up to 100000 (None: none) into l; what names
+ * them in errors ("limits in W"). */
+static int numbers_of(PyObject *o, const char *key, const char *what, wl_core_numlist *l,
+                      wl_error *err)
 {
     memset(l, 0, sizeof *l);
     if (!o || o == Py_None)
         return WL_OK;
-    PyObject *seq = PySequence_Fast(o, "expected a list of watts");
+    PyObject *seq = PySequence_Fast(o, "expected a list of numbers");
     if (!seq)
         return WL_EINVAL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     int rc = n < 1 || n > 4096 ? WL_EINVAL : WL_OK;
     if (rc)
-        wl_error_set(err, key, 0, key, "expected 1 to 4096 limits in W");
+        wl_error_set(err, key, 0, key, "expected 1 to 4096 %s", what);
     if (!rc && !(l->v = malloc((size_t)n * sizeof *l->v)))
         rc = WL_ENOMEM;
     for (Py_ssize_t i = 0; !rc && i < n; i++) {
         double w = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
         if (PyErr_Occurred() || !isfinite(w) || w <= 0 || w > 100000) {
             PyErr_Clear();
-            wl_error_set(err, key, 0, key, "expected limits in W, (0, 100000]");
+            wl_error_set(err, key, 0, key, "expected %s, (0, 100000]", what);
             rc = WL_EINVAL;
         } else {
             l->v[l->n++] = w;
@@ -215,6 +217,12 @@ static int watts_of(PyObject *o, const char *key, wl_core_numlist *l, wl_error *
     if (rc)
         wl_core_numlist_free(l);
     return rc;
+}
+
+/* A list of watts (None: none) into l. */
+static int watts_of(PyObject *o, const char *key, wl_core_numlist *l, wl_error *err)
+{
+    return numbers_of(o, key, "limits in W", l, err);
 }
 
 /* The view of one configuration, as columns or (fmt) the command line's
@@ -230,13 +238,14 @@ static PyObject *cluster_view(const wl_cluster_system *sys, const wl_core_gpu *g
     v.part_text = part_text;
     wl_error err = {0};
     const char *scope = NULL, *timeline = NULL, *fmt = NULL;
-    PyObject *limits = NULL, *stage_limits = NULL, *slow = NULL;
+    PyObject *limits = NULL, *stage_limits = NULL, *slow = NULL, *clocks = NULL;
     static char *names[] = {"optimize", "stages", "frontier", "max_slowdown_pct", "energy_scope",
-                            "power_limits", "stage_power_limits", "timeline", "fmt", "all", NULL};
+                            "power_limits", "stage_power_limits", "timeline", "fmt", "all",
+                            "clocks", NULL};
     PyObject *empty = PyTuple_New(0);
-    int ok = empty && PyArg_ParseTupleAndKeywords(empty, view, "|pppOzOOzzp", names, &v.optimize,
+    int ok = empty && PyArg_ParseTupleAndKeywords(empty, view, "|pppOzOOzzpO", names, &v.optimize,
                                                   &v.stages, &v.frontier, &slow, &scope, &limits,
-                                                  &stage_limits, &timeline, &fmt, &v.all);
+                                                  &stage_limits, &timeline, &fmt, &v.all, &clocks);
     Py_XDECREF(empty);
     if (!ok)
         return NULL;
@@ -261,12 +270,28 @@ static PyObject *cluster_view(const wl_cluster_system *sys, const wl_core_gpu *g
                      "frontier); it does not combine with optimize, stages or timeline");
         return wl_py_raise(WL_EINVAL, &err);
     }
-    wl_core_numlist lim, slim;
+    wl_core_numlist lim, slim, clk;
     int rc = watts_of(limits, "power_limits", &lim, &err);
     if (!rc && (rc = watts_of(stage_limits, "stage_power_limits", &slim, &err)))
         wl_core_numlist_free(&lim);
+    if (!rc && (rc = numbers_of(clocks, "clock", "clocks in MHz", &clk, &err))) {
+        wl_core_numlist_free(&lim);
+        wl_core_numlist_free(&slim);
+    }
+    if (!rc && clk.n > 1 && (v.optimize || v.stages || v.frontier || lim.n || timeline)) {
+        wl_error_set(&err, "clock", 0, "clock", "several clocks give a row each; they do not "
+                     "combine with optimize, stages, frontier, power_limits or timeline");
+        wl_core_numlist_free(&lim);
+        wl_core_numlist_free(&slim);
+        wl_core_numlist_free(&clk);
+        rc = WL_EINVAL;
+    }
     if (rc)
         return PyErr_Occurred() ? NULL : wl_py_raise(rc, &err);
+    if (clk.n > 1) {
+        v.clocks = clk.v;
+        v.nclocks = clk.n;
+    }
     v.limits = lim.v;
     v.nlimits = lim.n;
     v.stage_limits = slim.v;
@@ -326,6 +351,7 @@ done:
     wl_results_out_abort(tl);
     wl_core_numlist_free(&lim);
     wl_core_numlist_free(&slim);
+    wl_core_numlist_free(&clk);
     return out;
 }
 

@@ -328,6 +328,29 @@ static void test_optimize_per_class(void **state)
     assert_close(csv_get(out_buf, 1, "energy_j"), csv_get(out_buf, 2, "energy_j"), 1e-12);
 }
 
+/* cluster --clock takes a list: a row per clock, each the row that clock
+ * alone gives (a row never depends on its neighbours). */
+static void test_cluster_clock_list(void **state)
+{
+    (void)state;
+    const char *q = "cluster --model gpt3-1.3b --tp 2 --pp 2 --format csv";
+    assert_int_equal(run("%s --clock 900:1410:255", q), 0);
+    static char list[sizeof out_buf];
+    memcpy(list, out_buf, sizeof list);
+    const double clk[3] = {900, 1155, 1410};
+    for (int i = 0; i < 3; i++) {
+        assert_close(csv_get(list, i + 1, "sm_clock_mhz"), clk[i], 0);
+        assert_int_equal(run("%s --clock %g", q, clk[i]), 0);
+        assert_close(csv_get(list, i + 1, "time_s"), csv_get(out_buf, 1, "time_s"), 0);
+        assert_close(csv_get(list, i + 1, "energy_j"), csv_get(out_buf, 1, "energy_j"), 0);
+    }
+    /* a lower clock is never faster here (compute-bound GEMMs) */
+    assert_true(csv_get(list, 1, "time_s") > csv_get(list, 3, "time_s"));
+    assert_int_equal(run("%s --clock 900,1410 --optimize energy", q), 2);
+    assert_non_null(strstr(err_buf, "several clocks give a row each"));
+    assert_int_equal(run("cluster search --clock 900,1410"), 2);
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_edges"))
@@ -345,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_decode_modes_said),
         cmocka_unit_test(test_report_voltage_caveat),
         cmocka_unit_test(test_optimize_per_class),
+        cmocka_unit_test(test_cluster_clock_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

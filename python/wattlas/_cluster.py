@@ -90,6 +90,13 @@ def cluster(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, nodes: i
                 stage_power_limits=_watts("stage_power_limits", stage_power_limits),
                 timeline=None if timeline is None else _os.fspath(timeline), fmt=fmt,
                 all=bool(all))
+    # a list of clocks: a row at each
+    if clock is not None and not isinstance(clock, (int, float, str)):
+        try:
+            view["clocks"] = [float(c) for c in clock]
+        except (TypeError, ValueError):
+            raise Error("clock: expected MHz, or a list of them") from None
+        clock = view["clocks"][0] if view["clocks"] else None
     return _cluster_call(system, model, nodes, host, set, opts, False, 1, False, clock, tokens,
                          view)
 
