@@ -81,8 +81,12 @@ int bars_figure(const wl_results_table *t, const wl_plot_options *o, const char 
     double lfont = horiz && lw > W * 0.45 - 10 ? fmax(3.5, 6 * (W * 0.45 - 10) / lw) : 6;
     if (horiz)
         lw *= lfont / 6;
+    /* labels that fit their slot stand upright under it ("1", "8"), the
+     * rest slant; a title under them says what they are */
+    int flat = !horiz && lw + 6 <= (W - 54) / (double)(n ? n : 1);
+    double cat_h = !horiz && bs->cat_title ? 11 : 0;
     double top = fig_top(cr, o, W), left = horiz ? lw + 10 : 44, right = 10;
-    double bottom = horiz ? 26 : 20 + fmin(lw * 0.5 + 4, H * 0.35);
+    double bottom = horiz ? 26 : flat ? 24 + cat_h : 20 + fmin(lw * 0.5 + 4, H * 0.35) + cat_h;
     legend_t lg = {.n = 0};
     for (int b = 0; b < nb; b++)
         lg_add(&lg, bs->names[b], bs->colors[b], LG_PATCH);
@@ -157,8 +161,18 @@ int bars_figure(const wl_results_table *t, const wl_plot_options *o, const char 
             style_font(cr, lfont, 0);
             cairo_set_source_rgb(cr, 0, 0, 0);
             style_text(cr, a.x0 - 3, ax_y(&a, (double)slot + 0.5), labels[r], 1, 0.5);
+        } else if (flat) {
+            style_font(cr, 6, 0);
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            style_text(cr, ax_x(&a, (double)slot + 0.5), a.y0 + a.h + 4, labels[r], 0.5, 0);
         } else
             slanted_label(cr, &a, ax_x(&a, (double)slot + 0.5), labels[r]);
+    }
+    if (cat_h > 0) {
+        style_font(cr, 7.5, 0);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        double below = flat ? 13 : fmin(lw * 0.5 + 4, H * 0.35) + 6;
+        style_text(cr, a.x0 + a.w / 2, a.y0 + a.h + below, bs->cat_title, 0.5, 0);
     }
     lg_draw(cr, &lg, &a, left, W, H, NULL, NULL, 0);
     fig_title(cr, o, W);

@@ -43,6 +43,8 @@ typedef struct {
     int nb;                      /* bars per category (2 to 8) */
     int label_each;              /* top_labels[b * n + r] by every bar (else
                                     top_labels[r] by the last bar) */
+    const char *cat_title;       /* what the categories are ("batch"; NULL:
+                                    no title under them) */
 } bars_style;
 
 /* ok[r]: the row is an operating point the GPU can hold and the case fits

@@ -766,6 +766,69 @@ static void test_coincident_front_labels(void **state)
     wl_results_table_free(t);
 }
 
+/* The first text drawn that is s, or -1. */
+static int text_at(const wl_plot_layout *lay, const char *s)
+{
+    for (size_t i = 0; i < lay->ntexts && i < WL_PLOT_LAYOUT_TEXTS; i++)
+        if (!strcmp(lay->texts[i].text, s))
+            return (int)i;
+    return -1;
+}
+
+static int texts_starting(const wl_plot_layout *lay, const char *s)
+{
+    int n = 0;
+    for (size_t i = 0; i < lay->ntexts && i < WL_PLOT_LAYOUT_TEXTS; i++)
+        n += !strncmp(lay->texts[i].text, s, strlen(s));
+    return n;
+}
+
+/* Figure polish (issue 63): a savings plot of workloads that differ only in
+ * their batch names the axis and stands its short labels upright; a
+ * standalone pareto-norm --edp labels its isolines and says what its
+ * energy is relative to. */
+static void test_figure_polish(void **state)
+{
+    (void)state;
+    char cmd[3 * sizeof bin_path + 512];
+    snprintf(cmd, sizeof cmd,
+             "%s sweep --gpu a100-pcie-40gb --model gpt2 --batch 1,8 --clock 300:1410:60 --quiet "
+             "-o pb.csv && %s optimize pb.csv --objective energy-within-slowdown=10 --quiet "
+             "-o pbo.csv && %s sweep --gpu a100-pcie-40gb,h100-sxm-80gb --model gpt3-1.3b "
+             "--seq 128,512 --clock 300:1980:60 --quiet -o pw.csv 2>/dev/null",
+             bin_path, bin_path, bin_path);
+    assert_int_equal(system(cmd), 0);
+    wl_plot_layout *lay = malloc(sizeof *lay);
+    assert_non_null(lay);
+    wl_plot_options o;
+    wl_plot_options_default(&o);
+    o.layout = lay;
+    wl_results_table *t;
+    wl_error err;
+    assert_int_equal(wl_results_table_load("pbo.csv", &t, &err), WL_OK);
+    wl_plot_kind_options k = {0};
+    assert_int_equal(wl_plot_savings(t, &k, &o, "pb.png", &err), WL_OK);
+    wl_results_table_free(t);
+    assert_true(text_at(lay, "batch") >= 0);
+    int one = text_at(lay, "1"), eight = text_at(lay, "8");
+    assert_true(one >= 0 && eight >= 0);
+    /* upright: the ink box's top edge is level */
+    assert_close(lay->texts[one].y[0], lay->texts[one].y[1], 1e-6);
+    assert_close(lay->texts[eight].y[0], lay->texts[eight].y[1], 1e-6);
+    layout_audit au = {0};
+    audit_figure(&au, "savings by batch", lay);
+    assert_int_equal(au.faults, 0);
+    assert_int_equal(wl_results_table_load("pw.csv", &t, &err), WL_OK);
+    k = (wl_plot_kind_options){.edp = 1};
+    assert_int_equal(wl_plot_kind_lookup("pareto-norm")(t, &k, &o, "pn.png", &err), WL_OK);
+    wl_results_table_free(t);
+    assert_true(text_at(lay, "Energy / energy at max clock") >= 0);
+    assert_true(texts_starting(lay, "EDP x") >= 4);
+    audit_figure(&au, "pareto-norm --edp", lay);
+    assert_int_equal(au.faults, 0);
+    free(lay);
+}
+
 int main(void)
 {
     if (!realpath(WATTLAS_BIN_PATH, bin_path) || !getcwd(src_root, sizeof src_root))
@@ -784,6 +847,7 @@ int main(void)
         cmocka_unit_test(test_log_axis_ends),
         cmocka_unit_test(test_report_layouts),
         cmocka_unit_test(test_coincident_front_labels),
+        cmocka_unit_test(test_figure_polish),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

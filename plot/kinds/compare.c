@@ -42,7 +42,7 @@ int wl_plot_compare(const wl_results_table *t, const wl_plot_kind_options *k,
     int any_tr = 0;
     for (size_t r = 0; xc >= 0 && r < n; r++)
         any_tr |= strncmp(wl_results_table_cell(t, r, xc), "transferred", 11) == 0;
-    bars_style bs = {"Energy", "J", ln, colors, any_tr ? "+ transferred coefficients" : NULL, 2, 0};
+    bars_style bs = {"Energy", "J", ln, colors, any_tr ? "+ transferred coefficients" : NULL, 2, 0, NULL};
     const double *vv[2] = {mx, op};
     if (!rc)
         rc = bars_figure(t, o, path, n, vv, lab, &bs, tl, err);

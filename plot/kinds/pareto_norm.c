@@ -103,7 +103,7 @@ int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k
         lg_reserve(cr, &lg, o, W, &right, &bottom, 0);
         axes a = {left, top, W - left - right, H - top - bottom, xlo, xhi, ylo, yhi, 0, 0, 0, 0,
                   .data_xmin = d[0], .data_xmax = d[1], .data_ymin = d[2], .data_ymax = d[3]};
-        ax_draw(cr, &a, "Slowdown vs max clock", "%", "Energy / at max clock", "", 1);
+        ax_draw(cr, &a, "Slowdown vs max clock", "%", "Energy / energy at max clock", "", 1);
         cairo_save(cr);
         cairo_rectangle(cr, a.x0, a.y0, a.w, a.h);
         cairo_clip(cr);
@@ -115,7 +115,8 @@ int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k
         if (k && k->edp) {
             /* E/E0 (1 + s/100) = kk */
             static const double kk[] = {1.1, 1.0, 0.9, 0.8, 0.7, 0.6, 0.5};
-            double last_label = -INFINITY;
+            double placed[7][2]; /* the labels drawn: x, y of their right end */
+            size_t np = 0;
             style_font(cr, 5.5, 0);
             for (size_t q = 0; q < sizeof kk / sizeof *kk; q++) {
                 cairo_set_source_rgb(cr, 0.45, 0.45, 0.45);
@@ -134,15 +135,31 @@ int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k
                 }
                 cairo_stroke(cr);
                 cairo_set_dash(cr, NULL, 0, 0);
-                /* labelled at the right edge, none closer than 7 pt to
-                 * the one above */
-                double ye = kk[q] / (1 + xhi / 100), yy = ax_y(&a, ye) - 3;
-                if (ye > ylo && ye < yhi && yy > a.y0 + 4 && yy > last_label + 7) {
-                    char lab[32];
-                    snprintf(lab, sizeof lab, "EDP x%.1f", kk[q]);
+                /* labelled where the line is rightmost inside the axes
+                 * (at the right edge it often runs below them: the data
+                 * end at a few % slowdown), clear of the frame and of the
+                 * labels already drawn */
+                char lab[32];
+                snprintf(lab, sizeof lab, "EDP x%.1f", kk[q]);
+                for (int st = 60; st >= 0; st--) {
+                    double s = xlo + (xhi - xlo) * st / 60.0;
+                    if (1 + s / 100 <= 0)
+                        continue;
+                    double xx = fmin(ax_x(&a, s), a.x0 + a.w - 2);
+                    double yy = ax_y(&a, kk[q] / (1 + s / 100)) - 5; /* above its line */
+                    if (yy < a.y0 + 6 || yy > a.y0 + a.h - 3 || xx < a.x0 + 30)
+                        continue;
+                    int clash = 0;
+                    for (size_t j = 0; j < np && !clash; j++)
+                        clash = fabs(placed[j][1] - yy) < 7 && fabs(placed[j][0] - xx) < 34;
+                    if (clash)
+                        continue;
                     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
-                    style_text(cr, a.x0 + a.w - 2, yy, lab, 1, 0.5);
-                    last_label = yy;
+                    style_text(cr, xx, yy, lab, 1, 0.5);
+                    placed[np][0] = xx;
+                    placed[np][1] = yy;
+                    np++;
+                    break;
                 }
             }
         }

@@ -10,22 +10,32 @@
 /* Row r's label in a table keyed by its first nk columns (the columns
  * before "objective": a savings table's gpu, model, batch, ...): the key
  * values that differ between rows, joined by blanks; all of them when
- * there is one row. */
-static void group_label(const wl_results_table *t, int nk, size_t r, char *lab, size_t cap)
+ * there is one row. *differ gets the one column that differs (-1: none or
+ * several), which names the axis. */
+static void group_label(const wl_results_table *t, int nk, size_t r, char *lab, size_t cap,
+                        int *differ)
 {
     size_t n = wl_results_table_rows(t);
     lab[0] = 0;
+    int ndiff = 0;
+    *differ = -1;
     for (int k = 0; k < nk; k++) {
         const char *v = wl_results_table_cell(t, r, k);
         int same = 1;
         for (size_t q = 0; q < n && same; q++)
             same = strcmp(wl_results_table_cell(t, q, k), v) == 0;
+        if (!same) {
+            ndiff++;
+            *differ = k;
+        }
         if ((!same || n == 1) && v[0]) {
             size_t l = strlen(lab);
             if (l + 1 < cap)
                 snprintf(lab + l, cap - l, "%s%s", l ? " " : "", v);
         }
     }
+    if (ndiff != 1)
+        *differ = -1;
 }
 
 int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
@@ -46,17 +56,20 @@ int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
     size_t n = wl_results_table_rows(t);
     double *s = malloc((n + 1) * sizeof *s), *pn = malloc((n + 1) * sizeof *pn);
     char (*lab)[160] = malloc((n + 1) * sizeof *lab);
-    int rc = (!s || !pn || !lab) ? WL_ENOMEM : WL_OK;
+    int rc = (!s || !pn || !lab) ? WL_ENOMEM : WL_OK, differ = -1;
     for (size_t r = 0; !rc && r < n; r++) {
         rc = num_cell(t, r, sc, &s[r], err);
         if (!rc)
             rc = num_cell(t, r, pc, &pn[r], err);
-        group_label(t, gc, r, lab[r], sizeof lab[r]);
+        group_label(t, gc, r, lab[r], sizeof lab[r], &differ);
     }
     static const char *const ln[2] = {"energy saved (%)", "runtime penalty (%)"};
     static const int colors[2] = {2, 1};
+    /* the workloads differ in one column (batch): it names them; in
+     * several: they are workloads */
     bars_style bs = {fastest ? "Change vs fastest point" : "Change vs max clock", "%", ln, colors,
-                     NULL, 2, 0};
+                     NULL, 2, 0,
+                     differ >= 0 ? wl_results_table_header(t, (size_t)differ) : "workload"};
     const double *vv[2] = {s, pn};
     if (!rc)
         rc = bars_figure(t, o, path, n, vv, lab, &bs, NULL, err);
