@@ -758,7 +758,7 @@ class Profiles(unittest.TestCase):
             # recorded in between, so nothing of the profiler's to take off
             # although the stated wall time is longer), 30-31 us
             self.assertAlmostEqual(t, 0.031, 6)
-            self.assertIn("0.00 us per recorded op (solved from its wall_ms_per_step)", r.stderr)
+            self.assertIn("0.00 us per recorded op (solved from the unprofiled step time in its wall_ms_per_step)", r.stderr)
             # the limit it ran under (NVML's enforced limit) goes beside the clock,
             # and the option states it for a file that does not say
             measure.write_profile(path, trace, 1410, 0.05, "hf5", 200.0)
