@@ -26,9 +26,17 @@ int wl_cluster_timeline_json(const wl_cluster *c, FILE *f)
     fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"tid\": 0, "
                "\"args\": {\"name\": \"pipeline (%d stages x tp %d)\"}}",
             c->p, c->cfg.tp);
-    for (int i = 0; i < c->p; i++)
+    /* a stage's row stands for its tp x cp x dp GPUs, which Megatron's
+     * rank order (tensor, context, data, pipeline) numbers contiguously */
+    int per = c->p > 0 ? c->gpus / c->p : 1;
+    for (int i = 0; i < c->p; i++) {
         fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, \"tid\": %d, "
-                   "\"args\": {\"name\": \"stage %d GPU\"}}", i, i);
+                   "\"args\": {\"name\": \"stage %d: ", i, i);
+        if (per > 1)
+            fprintf(f, "GPUs %d-%d\"}}", i * per, (i + 1) * per - 1);
+        else
+            fprintf(f, "GPU %d\"}}", i);
+    }
     for (size_t k = 0; k < nt; k++) {
         const wl_cluster_task *t = wl_cluster_sim_task(c->sim, k);
         int step = c->decode && t->micro >= c->m;

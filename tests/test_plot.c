@@ -786,7 +786,7 @@ static int texts_starting(const wl_plot_layout *lay, const char *s)
 /* Figure polish (issue 63): a savings plot of workloads that differ only in
  * their batch names the axis and stands its short labels upright; a
  * standalone pareto-norm --edp labels its isolines and says what its
- * energy is relative to. */
+ * energy is relative to; a timeline names a stage's GPUs. */
 static void test_figure_polish(void **state)
 {
     (void)state;
@@ -825,6 +825,16 @@ static void test_figure_polish(void **state)
     assert_true(text_at(lay, "Energy / energy at max clock") >= 0);
     assert_true(texts_starting(lay, "EDP x") >= 4);
     audit_figure(&au, "pareto-norm --edp", lay);
+    assert_int_equal(au.faults, 0);
+    /* a timeline's rows are stages: with tp 2, each names its two GPUs */
+    snprintf(cmd, sizeof cmd, "%s cluster --model gpt3-1.3b --tp 2 --pp 4 --global-batch 16 "
+             "--timeline tl.json > /dev/null", bin_path);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(wl_plot_timeline("tl.json", &o, "tl.png", &err), WL_OK);
+    assert_true(text_at(lay, "stage 0: GPUs 0-1") >= 0);
+    assert_true(text_at(lay, "stage 3: GPUs 6-7") >= 0);
+    assert_int_equal(texts_starting(lay, "GPU "), 0);
+    audit_figure(&au, "timeline tp 2", lay);
     assert_int_equal(au.faults, 0);
     free(lay);
 }

@@ -1,7 +1,7 @@
 /* Figure kind timeline: the Chrome trace events of `wattlas cluster --timeline`
- * as a Gantt chart (a row per GPU, a bar per task coloured by its name)
- * with the GPUs' mean power, and the band of their range, over the same
- * time axis underneath. */
+ * as a Gantt chart (a row per stage, named by its GPUs; a bar per task
+ * coloured by its name) with a GPU's power, the stages' mean and the band
+ * of their range, over the same time axis underneath. */
 #include "../plot_internal.h"
 #include "../kinds_internal.h"
 #include "../../core/json.h"
@@ -150,7 +150,7 @@ static double legend_rows(cairo_t *cr, const trace *tr, int power, double left, 
     double x = left, h = 9;
     int np = power ? (tr->rows > 1 ? 2 : 1) : 0;
     char mean[64];
-    snprintf(mean, sizeof mean, "mean power of the %d GPUs", tr->rows);
+    snprintf(mean, sizeof mean, "a GPU's power, mean of the %d stages", tr->rows);
     /* a task name whose bars are all thinner than a point's tenth (a
      * gradient sync of nothing) is drawn nowhere: not in the legend */
     double ink[MAX_NAMES] = {0}, unit = (tr->tmax > 0 ? tr->tmax : 1) / (W - left - 8);
@@ -161,7 +161,7 @@ static double legend_rows(cairo_t *cr, const trace *tr, int power, double left, 
             continue;
         const char *text = i < tr->nnames ? tr->names[i]
                            : i == tr->nnames ? (tr->rows > 1 ? mean : "power")
-                                             : "range over the GPUs";
+                                             : "range over the stages";
         cairo_text_extents_t te;
         cairo_text_extents(cr, text, &te);
         double w = 12 + te.x_advance + 8;
@@ -253,13 +253,25 @@ static size_t power_steps(const trace *tr, double **out)
 static void draw(cairo_t *cr, const trace *tr, const wl_plot_options *o, double W, double H)
 {
     int rows = tr->rows, power = tr->nlv > 0;
-    double top = fig_top(cr, o, W), left = 40, right = 8;
+    /* the rows' names: the trace's own ("stage 1: GPUs 2-3"), else the stage */
+    style_font(cr, rows > 16 ? 4.5 : 6, 0);
+    double lw = 0;
+    for (int r = 0; r < rows && r < MAX_ROWS; r++) {
+        char lab[64];
+        snprintf(lab, sizeof lab, "%.60s", tr->row_label[r] ? tr->row_label[r] : "");
+        if (!lab[0])
+            snprintf(lab, sizeof lab, "stage %d", r);
+        cairo_text_extents_t te;
+        cairo_text_extents(cr, lab, &te);
+        lw = fmax(lw, te.x_advance);
+    }
+    double top = fig_top(cr, o, W), left = fmax(40, fmin(lw + 8, W * 0.4)), right = 8;
     double legend_h = legend_rows(cr, tr, power, left, W, -1), bottom = 28 + legend_h;
     double avail = H - top - bottom;
     double gantt_h = power ? avail * 0.58 : avail, gap = power ? 8 : 0;
     double tmax = tr->tmax > 0 ? tr->tmax : 1, lo = 0;
     axes g = {left, top, W - left - right, gantt_h, lo, tmax, 0, rows, 0, 0, 0, .fixed_units = 0};
-    /* the Gantt: frame, grid, a row per GPU (stage 0 on top) */
+    /* the Gantt: frame, grid, a row per stage (stage 0 on top) */
     time_grid(cr, &g);
     double rh = g.h / rows;
     for (size_t i = 0; i < tr->nbars; i++) {
@@ -276,8 +288,10 @@ static void draw(cairo_t *cr, const trace *tr, const wl_plot_options *o, double 
     style_font(cr, rows > 16 ? 4.5 : 6, 0);
     int every = rows > 32 ? (rows + 31) / 32 : 1;
     for (int r = 0; r < rows; r += every) {
-        char lab[32];
-        snprintf(lab, sizeof lab, "GPU %d", r);
+        char lab[64];
+        snprintf(lab, sizeof lab, "%.60s", tr->row_label[r] ? tr->row_label[r] : "");
+        if (!lab[0])
+            snprintf(lab, sizeof lab, "stage %d", r);
         style_text(cr, g.x0 - 3, g.y0 + rh * (r + 0.5), lab, 1, 0.5);
     }
     if (power) {
