@@ -786,7 +786,8 @@ static int texts_starting(const wl_plot_layout *lay, const char *s)
 /* Figure polish (issue 63): a savings plot of workloads that differ only in
  * their batch names the axis and stands its short labels upright; a
  * standalone pareto-norm --edp labels its isolines and says what its
- * energy is relative to; a timeline names a stage's GPUs. */
+ * energy is relative to; a small heatmap prints its values and range; a
+ * timeline names a stage's GPUs. */
 static void test_figure_polish(void **state)
 {
     (void)state;
@@ -825,6 +826,22 @@ static void test_figure_polish(void **state)
     assert_true(text_at(lay, "Energy / energy at max clock") >= 0);
     assert_true(texts_starting(lay, "EDP x") >= 4);
     audit_figure(&au, "pareto-norm --edp", lay);
+    assert_int_equal(au.faults, 0);
+    /* a small heatmap spanning 5% prints its cells' values and its range */
+    char hcsv[2048];
+    size_t hu = (size_t)snprintf(hcsv, sizeof hcsv, "gpu,seq,sm_clock_mhz,energy_j,feasible\n");
+    for (int q = 0; q < 3; q++)
+        for (int c = 0; c < 4; c++)
+            hu += (size_t)snprintf(hcsv + hu, sizeof hcsv - hu, "g,%d,%d,%.2f,1\n", 128 << q,
+                                   900 + 170 * c, 100 + 5.0 * (q * 4 + c) / 11);
+    assert_int_equal(wl_results_table_load_mem(hcsv, hu, "h5.csv", &t, &err), WL_OK);
+    k = (wl_plot_kind_options){0};
+    assert_int_equal(wl_plot_kind_lookup("heatmap")(t, &k, &o, "h5.png", &err), WL_OK);
+    wl_results_table_free(t);
+    assert_true(text_at(lay, "100.0") >= 0 && text_at(lay, "105.0") >= 0);
+    assert_true(text_at(lay, "102.7") >= 0); /* q 1, c 2: 100 + 30/11 */
+    assert_true(text_at(lay, "100 to 105") >= 0 && text_at(lay, "(+5%)") >= 0);
+    audit_figure(&au, "heatmap 5%", lay);
     assert_int_equal(au.faults, 0);
     /* a timeline's rows are stages: with tp 2, each names its two GPUs */
     snprintf(cmd, sizeof cmd, "%s cluster --model gpt3-1.3b --tp 2 --pp 4 --global-batch 16 "

@@ -278,6 +278,15 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
         lg_reserve(cr, &lg, o, W, &right, &bottom, 1);
         axes a = {left, top, W - left - right, H - top - bottom, -0.5, (double)nx - 0.5, -0.5,
                   (double)ny - 0.5, 0, 0, 0, .fixed_units = 0};
+        /* cells large enough for "0.612" on a grid of up to 64 get their values */
+        int values = nx * ny <= 64 && a.w / (double)nx >= 22 && a.h / (double)ny >= 9;
+        /* one decimals for every cell: three significant digits of the
+         * largest, a fourth when the cells span under 5% */
+        double mag = fmax(fabs(lo), fabs(hi));
+        int decimals = mag > 0 ? 2 - (int)floor(log10(mag)) : 2;
+        if (hi > lo && (hi - lo) < 0.05 * mag)
+            decimals++;
+        decimals = decimals < 0 ? 0 : decimals > 6 ? 6 : decimals;
         /* the axes run in cells; their labels are values */
         if (!ax.text && nx)
             a.data_xmin = ax.v[0], a.data_xmax = ax.v[nx - 1];
@@ -312,6 +321,20 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
                 cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
                 cairo_rectangle(cr, x0, y0, x1 - x0 + 0.2, y1 - y0 + 0.2);
                 cairo_fill(cr);
+                /* a small grid carries its values: the colours span the
+                 * cells' range however narrow it is (a 5% spread looks as
+                 * contrasted as a 2x one) */
+                if (values) {
+                    char v[32];
+                    snprintf(v, sizeof v, "%.*f", decimals, z);
+                    double lum = 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2];
+                    style_font(cr, 5.5, 0);
+                    if (lum < 0.5)
+                        cairo_set_source_rgb(cr, 1, 1, 1);
+                    else
+                        cairo_set_source_rgb(cr, 0, 0, 0);
+                    style_text(cr, (x0 + x1) / 2, (y0 + y1) / 2, v, 0.5, 0.5);
+                }
             }
         cairo_set_source_rgb(cr, 0, 0, 0);
         cairo_set_line_width(cr, 0.6);
@@ -402,6 +425,16 @@ int wl_plot_heatmap(const wl_results_table *t, const wl_plot_kind_options *k,
             snprintf(zl, sizeof zl, "%s%s", pretty(zn), how);
         }
         colorbar(cr, o->palette, W - 50, top, 6, a.h, lo, hi, zl, "");
+        /* the range the colours span, under the bar */
+        if (hi > lo && lo > 0) {
+            char r1[48], r2[48];
+            snprintf(r1, sizeof r1, "%.3g to %.3g", lo, hi);
+            snprintf(r2, sizeof r2, "(+%.3g%%)", 100 * (hi / lo - 1));
+            style_font(cr, 5.5, 0);
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            style_text(cr, W - 2, a.y0 + a.h + 4, r1, 1, 0);
+            style_text(cr, W - 2, a.y0 + a.h + 11, r2, 1, 0);
+        }
         lg_draw(cr, &lg, &a, left, W, H, NULL, NULL, 0);
         fig_title(cr, o, W);
         rc = fig_close(f, err);
