@@ -127,6 +127,27 @@ int bars_figure(const wl_results_table *t, const wl_plot_options *o, const char 
         for (int b = 0; b < nb; b++)
             vals[b] = v[b][r];
         bar_group(cr, &a, slot, bw, vals, nb, bs->colors, horiz);
+        /* a category with no bar (a GPU that cannot run the case) says why
+         * in its slot, not by a gap */
+        int none = 1;
+        for (int b = 0; b < nb; b++)
+            none &= !isfinite(vals[b]);
+        if (none && bs->why_empty && bs->why_empty[r] && bs->why_empty[r][0]) {
+            char why[64];
+            snprintf(why, sizeof why, "%.60s", bs->why_empty[r]);
+            style_font(cr, 5.5, 0);
+            cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
+            if (horiz) {
+                style_text(cr, ax_x(&a, fmax(lo, 0)) + 3, ax_y(&a, (double)slot + 0.5), why, 0,
+                           0.5);
+            } else {
+                cairo_save(cr);
+                cairo_translate(cr, ax_x(&a, (double)slot + 0.5), ax_y(&a, fmax(lo, 0)) - 3);
+                cairo_rotate(cr, -M_PI / 2);
+                style_text(cr, 0, 0, why, 0, 0.5);
+                cairo_restore(cr);
+            }
+        }
         for (int b = 0; bs->label_each && top_labels && b < nb; b++) {
             const char *tl = top_labels[(size_t)b * n + r];
             if (!tl || !isfinite(v[b][r]))

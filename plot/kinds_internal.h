@@ -45,6 +45,8 @@ typedef struct {
                                     top_labels[r] by the last bar) */
     const char *cat_title;       /* what the categories are ("batch"; NULL:
                                     no title under them) */
+    const char *const *why_empty; /* per category, what its slot says when none
+                                    of its bars has a value (NULL: nothing) */
 } bars_style;
 
 /* ok[r]: the row is an operating point the GPU can hold and the case fits

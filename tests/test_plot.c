@@ -786,8 +786,8 @@ static int texts_starting(const wl_plot_layout *lay, const char *s)
 /* Figure polish (issue 63): a savings plot of workloads that differ only in
  * their batch names the axis and stands its short labels upright; a
  * standalone pareto-norm --edp labels its isolines and says what its
- * energy is relative to; a small heatmap prints its values and range; a
- * timeline names a stage's GPUs. */
+ * energy is relative to; a small heatmap prints its values and range;
+ * compare says why a GPU has no bars; a timeline names a stage's GPUs. */
 static void test_figure_polish(void **state)
 {
     (void)state;
@@ -842,6 +842,17 @@ static void test_figure_polish(void **state)
     assert_true(text_at(lay, "102.7") >= 0); /* q 1, c 2: 100 + 30/11 */
     assert_true(text_at(lay, "100 to 105") >= 0 && text_at(lay, "(+5%)") >= 0);
     audit_figure(&au, "heatmap 5%", lay);
+    assert_int_equal(au.faults, 0);
+    /* plot compare says in its slot why a GPU has no bars */
+    snprintf(cmd, sizeof cmd, "%s compare --gpu a100-pcie-40gb,v100-sxm2-32gb,h100-sxm-80gb "
+             "--model llama-3-8b --dtype bf16 --format csv --quiet -o cmp.csv 2>/dev/null",
+             bin_path);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(wl_results_table_load("cmp.csv", &t, &err), WL_OK);
+    assert_int_equal(wl_plot_kind_lookup("compare")(t, &k, &o, "cmp.png", &err), WL_OK);
+    wl_results_table_free(t);
+    assert_true(text_at(lay, "cannot run: has no bf16 math") >= 0);
+    audit_figure(&au, "compare with a GPU that cannot run", lay);
     assert_int_equal(au.faults, 0);
     /* a timeline's rows are stages: with tp 2, each names its two GPUs */
     snprintf(cmd, sizeof cmd, "%s cluster --model gpt3-1.3b --tp 2 --pp 4 --global-batch 16 "

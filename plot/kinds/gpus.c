@@ -94,7 +94,7 @@ int wl_plot_gpus(const wl_results_table *t, const wl_plot_kind_options *k,
         vv[g] = v + g * nw;
     }
     bars_style bs = {"Energy saved vs max clock", "%", names, colors,
-                     "MHz at each bar: the chosen clock", (int)ng, 1, NULL};
+                     "MHz at each bar: the chosen clock", (int)ng, 1, NULL, NULL};
     if (!rc)
         rc = bars_figure(t, o, path, nw, vv, lab, &bs, tl, err);
     free(wrow); free(v); free(lab); free(txt); free(tl);

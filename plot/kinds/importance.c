@@ -58,7 +58,7 @@ int wl_plot_importance(const wl_results_table *t, const wl_plot_kind_options *k,
     }
     static const char *const ln[3] = {"time", "power", "energy"};
     static const int colors[3] = {0, 1, 2};
-    bars_style bs = {"Share of split gain", "%", ln, colors, NULL, 3, 0, NULL};
+    bars_style bs = {"Share of split gain", "%", ln, colors, NULL, 3, 0, NULL, NULL};
     if (!rc) {
         const double *vv[3] = {cols3, cols3 + m, cols3 + 2 * m};
         rc = bars_figure(t, o, path, m, vv, lab, &bs, NULL, err);

@@ -69,7 +69,7 @@ int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
      * several: they are workloads */
     bars_style bs = {fastest ? "Change vs fastest point" : "Change vs max clock", "%", ln, colors,
                      NULL, 2, 0,
-                     differ >= 0 ? wl_results_table_header(t, (size_t)differ) : "workload"};
+                     differ >= 0 ? wl_results_table_header(t, (size_t)differ) : "workload", NULL};
     const double *vv[2] = {s, pn};
     if (!rc)
         rc = bars_figure(t, o, path, n, vv, lab, &bs, NULL, err);
