@@ -198,6 +198,80 @@ void wl_plot_figure_title(const wl_results_table *t, char *buf, size_t n)
     }
 }
 
+/* What a figure's caption says of the workloads its table holds with no
+ * row that fits its GPU's memory (fits = 0), which the figure leaves out:
+ * " Left out, not fitting the GPU's memory (fits = 0): gpt3-175b seq 2048."
+ * (up to three named); "" when none or no fits column. */
+static char *unfit_note(const wl_results_table *t)
+{
+    static const char *const kcols[] = {"gpu", "model", "batch", "seq", "mode", "dtype"};
+    enum { NK = sizeof kcols / sizeof *kcols, MAXW = 256 };
+    int fc = wl_results_table_col(t, "fits"), kc[NK];
+    if (fc < 0)
+        return wl_core_strprintf("%s", "");
+    /* a workload is named by the key columns that vary in the figure (its
+     * caption names the rest), the model at least */
+    for (int j = 0; j < NK; j++) {
+        size_t idx[2];
+        kc[j] = wl_results_table_col(t, kcols[j]);
+        if (kc[j] >= 0 && j != 1 && wl_results_table_distinct(t, kc[j], idx, 2) < 2)
+            kc[j] = -1;
+    }
+    char *key[MAXW];
+    int fits[MAXW];
+    size_t nw = 0, n = wl_results_table_rows(t);
+    int over = 0;
+    for (size_t r = 0; r < n; r++) {
+        char k[400] = "";
+        size_t used = 0;
+        for (int j = 0; j < NK; j++) {
+            const char *v = kc[j] >= 0 ? wl_results_table_cell(t, r, kc[j]) : "";
+            if (!v[0])
+                continue;
+            int w = snprintf(k + used, sizeof k - used, "%s%s%s%.80s", used ? " " : "",
+                             j >= 2 && j <= 3 ? kcols[j] : "", j >= 2 && j <= 3 ? " " : "", v);
+            if (w < 0 || (size_t)w >= sizeof k - used)
+                break;
+            used += (size_t)w;
+        }
+        size_t i = 0;
+        while (i < nw && strcmp(key[i], k))
+            i++;
+        if (i == nw) {
+            if (nw == MAXW) {
+                over = 1;
+                continue;
+            }
+            if (!(key[nw] = wl_core_strprintf("%s", k)))
+                break;
+            fits[nw++] = 0;
+        }
+        fits[i] |= strcmp(wl_results_table_cell(t, r, fc), "0") != 0;
+    }
+    wl_results_buf b = {0};
+    size_t left = 0;
+    for (size_t i = 0; i < nw; i++)
+        if (!fits[i] && left++ < 3) {
+            wl_results_buf_puts(&b, left == 1 ? " Left out, not fitting the GPU's memory (fits = 0 "
+                                                "in sweep.csv): " : ", ");
+            wl_results_buf_puts(&b, key[i]);
+        }
+    if (left > 3) {
+        char more[48];
+        snprintf(more, sizeof more, " and %zu more", left - 3);
+        wl_results_buf_puts(&b, more);
+    }
+    if (left && over)
+        wl_results_buf_puts(&b, " (of the first 256 workloads)");
+    if (left)
+        wl_results_buf_puts(&b, ".");
+    for (size_t i = 0; i < nw; i++)
+        free(key[i]);
+    char *out = b.oom ? NULL : wl_core_strprintf("%s", b.p ? b.p : "");
+    wl_results_buf_free(&b);
+    return out;
+}
+
 /* The figure of a subset as PNG, PDF and SVG beside its CSV (base.csv),
  * its caption recorded for the index; height_in > 0 the canvas's height. */
 int report_figure_sized(report *r, const char *kind, const wl_results_table *t, const char *base,
@@ -230,8 +304,18 @@ int report_figure_sized(report *r, const char *kind, const wl_results_table *t, 
         o.height_in = height_in;
     if (!rc)
         rc = report_draw_formats(r, wl_plot_kind_lookup(kind), t, k, &o, base, err);
+    char *left = rc ? NULL : unfit_note(t);
+    if (!rc && !left)
+        rc = WL_ENOMEM;
     if (!rc)
-        rc = report_add_figure(r, wl_core_strprintf("%s", base), wl_core_strprintf("%s", caption));
+        rc = report_add_figure(r, wl_core_strprintf("%s", base),
+                               wl_core_strprintf("%s%s%s", caption,
+                                                 left[0] && caption[0] &&
+                                                         caption[strlen(caption) - 1] != '.'
+                                                     ? "."
+                                                     : "",
+                                                 left));
+    free(left);
     return rc;
 }
 

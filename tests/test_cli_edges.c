@@ -351,6 +351,33 @@ static void test_cluster_clock_list(void **state)
     assert_int_equal(run("cluster search --clock 900,1410"), 2);
 }
 
+/* A report's figure captions name the workloads they leave out for not
+ * fitting their GPU's memory (they were left out silently). */
+static void test_report_unfit_captions(void **state)
+{
+    (void)state;
+    test_write_file("ust.ini", "[sweep]\ngpu = a100-pcie-40gb\nmodel = gpt2,gpt3-13b\n"
+                               "seq = 128,2048\nbatch = 1,64\nclock = 990,1410\n"
+                               "[report]\ntitle = t\n");
+    assert_int_equal(run("report ust.ini -o urep --quiet"), 0);
+    static char md[1 << 17];
+    slurp("urep/index.md", md, sizeof md);
+    const char *want = "Left out, not fitting the GPU's memory (fits = 0 in sweep.csv): gpt3-13b "
+                       "batch 64 seq 2048.";
+    const char *at = strstr(md, want);
+    assert_non_null(at);
+    /* in the Pareto figure's caption, after its own sentence */
+    const char *fig = strstr(md, "Energy-runtime Pareto fronts");
+    assert_non_null(fig);
+    assert_true(at > fig && !memchr(fig, '\n', (size_t)(at - fig)));
+    /* a study where everything fits says nothing of it */
+    test_write_file("fst.ini", "[sweep]\ngpu = a100-pcie-40gb\nmodel = gpt2\nclock = 990,1410\n"
+                               "[report]\ntitle = t\n");
+    assert_int_equal(run("report fst.ini -o frep --quiet"), 0);
+    slurp("frep/index.md", md, sizeof md);
+    assert_null(strstr(md, "Left out"));
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_edges"))
@@ -369,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_report_voltage_caveat),
         cmocka_unit_test(test_optimize_per_class),
         cmocka_unit_test(test_cluster_clock_list),
+        cmocka_unit_test(test_report_unfit_captions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
