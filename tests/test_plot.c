@@ -827,6 +827,36 @@ static void test_figure_polish(void **state)
     assert_true(texts_starting(lay, "EDP x") >= 4);
     audit_figure(&au, "pareto-norm --edp", lay);
     assert_int_equal(au.faults, 0);
+    /* single-axes pareto: each front's name sits off the data (no white
+     * box over points), with its front's marker */
+    assert_int_equal(wl_results_table_load("pw.csv", &t, &err), WL_OK);
+    k = (wl_plot_kind_options){0};
+    o.linear = 1;
+    assert_int_equal(wl_plot_pareto(t, &k, &o, "pf.png", &err), WL_OK);
+    o.linear = 0;
+    int names = 0;
+    const wl_plot_layout_axes *pa = &lay->axes[0];
+    for (size_t i = 0; i < lay->ntexts && i < WL_PLOT_LAYOUT_TEXTS; i++) {
+        const wl_plot_layout_text *tx = &lay->texts[i];
+        if (!strstr(tx->text, ", seq "))
+            continue;
+        names++;
+        double bx0 = fmin(tx->x[0], tx->x[2]), bx1 = fmax(tx->x[0], tx->x[2]);
+        double by0 = fmin(tx->y[0], tx->y[2]), by1 = fmax(tx->y[0], tx->y[2]);
+        for (size_t r = 0; r < wl_results_table_rows(t); r++) {
+            double tv = atof(wl_results_table_cell(t, r, wl_results_table_col(t, "time_ms")));
+            double ev = atof(wl_results_table_cell(t, r, wl_results_table_col(t, "energy_j")));
+            double X = pa->x0 + (tv - pa->xmin) / (pa->xmax - pa->xmin) * pa->w;
+            double Y = pa->y0 + pa->h - (ev - pa->ymin) / (pa->ymax - pa->ymin) * pa->h;
+            if (X > bx0 && X < bx1 && Y > by0 && Y < by1)
+                fail_msg("\"%s\" covers the point %s at %g ms, %g J", tx->text,
+                         wl_results_table_cell(t, r, 0), tv, ev);
+        }
+    }
+    assert_int_equal(names, 4);
+    wl_results_table_free(t);
+    audit_figure(&au, "pareto, four fronts", lay);
+    assert_int_equal(au.faults, 0);
     /* a small heatmap spanning 5% prints its cells' values and its range */
     char hcsv[2048];
     size_t hu = (size_t)snprintf(hcsv, sizeof hcsv, "gpu,seq,sm_clock_mhz,energy_j,feasible\n");

@@ -68,9 +68,25 @@ static void axis_unit(const char *col, double lo, double hi, char *q, size_t nq,
  * name and stays inside the axes: beside its fast end (right, left,
  * above), its slow end, or the end of its dominated tail, the first
  * place free (else the least covered). idx: scratch of the rows. */
+/* The points of facet fi drawn inside the box (x0, y0)-(x1, y1): a name
+ * placed there would cover them. */
+static int points_under(const axes *a, const wl_results_table *t, const facets *fa, int fi,
+                        const double *px, const double *py, size_t n, double x0, double y0,
+                        double x1, double y1)
+{
+    int hits = 0;
+    for (size_t r = 0; r < n; r++) {
+        if (!isfinite(px[r]) || !isfinite(py[r]) || !in_facet(t, fa, fi, r))
+            continue;
+        double X = ax_x(a, px[r]), Y = ax_y(a, py[r]);
+        hits += X > x0 - 1.5 && X < x1 + 1.5 && Y > y0 - 1.5 && Y < y1 + 1.5;
+    }
+    return hits;
+}
+
 static void front_labels(cairo_t *cr, const axes *a, const wl_results_table *t, const facets *fa,
                          int fi, const series_set *ss, const double *px, const double *py,
-                         const unsigned char *on, const long *chosen, double *idx)
+                         size_t nrows, const unsigned char *on, const long *chosen, double *idx)
 {
     double boxes[MAXSERIES * 2][4]; /* rings, then the names placed */
     int nb = 0;
@@ -103,7 +119,7 @@ static void front_labels(cairo_t *cr, const axes *a, const wl_results_table *t, 
         size_t fast = (size_t)idx[0], slow = (size_t)idx[nf - 1];
         cairo_text_extents_t te;
         cairo_text_extents(cr, s->label, &te);
-        double w = te.x_advance, h = 6;
+        double w = te.x_advance + 6, h = 6; /* the front's marker, then its name */
         double fX = ax_x(a, px[fast]), fY = ax_y(a, py[fast]);
         double sX = ax_x(a, px[slow]), sY = ax_y(a, py[slow]);
         double tX = ax_x(a, px[tail]), tY = ax_y(a, py[tail]);
@@ -118,6 +134,8 @@ static void front_labels(cairo_t *cr, const axes *a, const wl_results_table *t, 
             for (int q = 0; q < nb; q++)
                 hits += x0 < boxes[q][2] && x1 > boxes[q][0] && y0 < boxes[q][3] &&
                         y1 > boxes[q][1];
+            /* over the data only where no place by the front is free */
+            hits += points_under(a, t, fa, fi, px, py, nrows, x0, y0, x1, y1);
             if (hits < best_hits) {
                 best_hits = hits;
                 best = k;
@@ -144,6 +162,8 @@ static void front_labels(cairo_t *cr, const axes *a, const wl_results_table *t, 
                     for (int q = 0; q < nb && !hits; q++)
                         hits = x0 < boxes[q][2] && x1 > boxes[q][0] && y0 < boxes[q][3] &&
                                y1 > boxes[q][1];
+                    if (!hits)
+                        hits = points_under(a, t, fa, fi, px, py, nrows, x0, y0, x1, y1);
                     if (hits)
                         continue;
                     found = 1;
@@ -157,12 +177,12 @@ static void front_labels(cairo_t *cr, const axes *a, const wl_results_table *t, 
         }
         double *b = boxes[nb++];
         b[0] = X, b[1] = Y - h / 2, b[2] = X + w, b[3] = Y + h / 2;
-        /* a white halo keeps the name legible over the points */
-        cairo_set_source_rgba(cr, 1, 1, 1, 0.75);
-        cairo_rectangle(cr, X - 0.5, Y - h / 2, w + 1, h);
-        cairo_fill(cr);
+        /* no box: the place was chosen off the data; the front's marker
+         * before its name ties the two */
         cairo_set_source_rgb(cr, 0, 0, 0);
-        style_text(cr, X, Y, s->label, 0, 0.5);
+        cairo_set_line_width(cr, 0.5);
+        style_marker(cr, s->style, X + 2, Y, 3.6, 0);
+        style_text(cr, X + 6, Y, s->label, 0, 0.5);
     }
 }
 
@@ -213,8 +233,14 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
            *tmp = malloc((n + 1) * 4 * sizeof *tmp);
     unsigned char *ok = malloc(n + 1), *on = malloc(n + 1);
     long *chosen = malloc(((size_t)ss.n + 1) * sizeof *chosen);
-    if (!px || !py || !pc || !tm || !tmp || !ok || !on || !chosen)
+    int *rst = malloc((n + 1) * sizeof *rst); /* each row's series style: its front's marker */
+    if (!px || !py || !pc || !tm || !tmp || !ok || !on || !chosen || !rst)
         rc = WL_ENOMEM;
+    for (size_t r = 0; !rc && r < n; r++)
+        rst[r] = 0;
+    for (int i = 0; !rc && i < ss.n; i++)
+        for (size_t j = 0; j < ss.s[i].n; j++)
+            rst[ss.s[i].rows[j]] = ss.s[i].style;
     if (!rc)
         rc = rows_ok(t, ok, err);
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY, clo = INFINITY,
@@ -253,7 +279,7 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
     if (!rc)
         rc = fig_open(path, o, &f, err);
     if (rc) {
-        free(px); free(py); free(pc); free(tm); free(tmp); free(ok); free(on); free(chosen);
+        free(px); free(py); free(pc); free(tm); free(tmp); free(ok); free(on); free(chosen); free(rst);
         series_free(&ss);
         return rc;
     }
@@ -273,13 +299,13 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
     double W = fig_w(f), H = fig_h(f);
     double top = fig_top(cr, o, W) + (fa.col >= 0 ? 11 : 0), bottom = 26, left = 44, right = 56;
     legend_t lg = {.n = 0};
-    /* fronts are told apart by dash and by a label at their fast end; the
-     * legend says what the marks mean */
-    /* fronts are told apart by dash, named at their fast ends (up to six;
-     * beyond that in the legend); the legend says what the marks mean */
+    /* fronts are told apart by marker and dash (their colour is the clock),
+     * named at their fast ends with their marker (up to six; beyond that in
+     * the legend); the legend says what the marks mean */
     if (nstyles > 6)
         lg_add_series(&lg, &ss, LG_DASH);
-    lg_add(&lg, "front (coloured by clock)", 0, LG_DASH);
+    lg_add(&lg, nstyles > 1 ? "front (marker and dash: which; colour: clock)"
+                            : "front (coloured by clock)", 0, LG_DASH);
     lg_add(&lg, "dominated", 0, LG_FADED);
     int any_bad = 0;
     for (size_t r = 0; r < n; r++)
@@ -343,6 +369,13 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
                 double rgb[3];
                 colormap(o->palette, (pc[r] - clo) / (chi - clo), rgb);
                 cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], state == 2 ? 1.0 : 0.25);
+                if (state == 2 && nstyles > 1) {
+                    /* a front's points: its own marker (the clock is the
+                     * colour, so the shape tells the fronts apart) */
+                    cairo_set_line_width(cr, rst[r] % 6 == 5 ? 0.9 : 0.3);
+                    style_marker(cr, rst[r], X, Y, 4.2, 1);
+                    continue;
+                }
                 cairo_arc(cr, X, Y, state == 2 ? 2.0 : 1.5, 0, 2 * M_PI);
                 cairo_fill(cr);
             }
@@ -378,7 +411,7 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
                 chosen_ring(cr, ax_x(&a, px[c]), ax_y(&a, py[c]));
         }
         if (nstyles > 1 && nstyles <= 6)
-            front_labels(cr, &a, t, &fa, fi, &ss, px, py, on, chosen, tmp);
+            front_labels(cr, &a, t, &fa, fi, &ss, px, py, n, on, chosen, tmp);
         cairo_restore(cr);
     }
     colorbar(cr, o->palette, W - 50, top, 6, H - top - bottom, clo, chi,
@@ -386,7 +419,7 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
     lg_draw(cr, &lg, &first, left, W, H, NULL, NULL, 0);
     fig_title(cr, o, W);
     rc = fig_close(f, err);
-    free(px); free(py); free(pc); free(tm); free(tmp); free(ok); free(on); free(chosen);
+    free(px); free(py); free(pc); free(tm); free(tmp); free(ok); free(on); free(chosen); free(rst);
     series_free(&ss);
     return rc;
 }
