@@ -81,6 +81,20 @@ static void rec_ink(cairo_t *cr, double x0, double y0, double x1, double y1, con
     }
 }
 
+void layout_mark(cairo_t *cr, double x, double y)
+{
+    double sc;
+    wl_plot_layout *l = layout_of(cr, &sc);
+    if (!l)
+        return;
+    cairo_user_to_device(cr, &x, &y);
+    if (l->nmarks < sizeof l->marks / sizeof *l->marks) {
+        l->marks[l->nmarks][0] = x / sc;
+        l->marks[l->nmarks][1] = y / sc;
+    }
+    l->nmarks++;
+}
+
 void layout_legend(cairo_t *cr, double x, double y, double w, double h)
 {
     double sc;

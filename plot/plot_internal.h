@@ -24,6 +24,8 @@ void fig_title(cairo_t *cr, const wl_plot_options *o, double w);
 double fig_top(cairo_t *cr, const wl_plot_options *o, double w);
 /* Records a legend box in the layout. */
 void layout_legend(cairo_t *cr, double x, double y, double w, double h);
+/* Records a large marker's centre (a least-energy point) for the layout. */
+void layout_mark(cairo_t *cr, double x, double y);
 /* Records how many lines the legend has. */
 void layout_legend_entries(cairo_t *cr, int n);
 void fig_abort(fig *f);

@@ -391,7 +391,8 @@ static int subset_figures(report *r, const wl_results_table *sub, const char *sf
             k.facet = "model";
         k.objective = objective;
         base = wl_core_strprintf("pareto%s", sfx);
-        cap = wl_core_strprintf("Energy-runtime Pareto fronts (log-log), %s (faded: dominated)", what);
+        cap = wl_core_strprintf("Energy-runtime Pareto fronts (log-log), %s (faded: dominated)%s",
+                                what, k.facet ? "; each panel has its own axes" : "");
         rc = base && cap ? report_figure(r, "pareto", sub, base, cap, &k, 2, err) : WL_ENOMEM;
         free(base);
         free(cap);

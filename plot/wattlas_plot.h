@@ -45,6 +45,8 @@ typedef struct {
     double ink[4];    /* x0, y0, x1, y1 enclosing every text drawn */
     size_t ntexts;    /* drawn; at most WL_PLOT_LAYOUT_TEXTS are recorded */
     wl_plot_layout_text texts[WL_PLOT_LAYOUT_TEXTS];
+    size_t nmarks;    /* large markers (least energy) drawn; the first 64 */
+    double marks[64][2]; /* their centres */
 } wl_plot_layout;
 
 /* Legends: outside the axes (right of them, or below when they would take

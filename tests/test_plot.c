@@ -672,6 +672,13 @@ static void audit_figure(void *user, const char *name, const wl_plot_layout *l)
             if (texts_overlap(t, &l->texts[j]))
                 FAULT("\"%s\" overlaps \"%s\"", t->text, l->texts[j].text);
     }
+    /* two large markers on one spot hide one of them */
+    size_t nm = l->nmarks < 64 ? l->nmarks : 64;
+    for (size_t i = 0; i < nm; i++)
+        for (size_t j = i + 1; j < nm; j++)
+            if (fabs(l->marks[i][0] - l->marks[j][0]) < 2 &&
+                fabs(l->marks[i][1] - l->marks[j][1]) < 2)
+                FAULT("two least-energy markers at (%.1f, %.1f)", l->marks[i][0], l->marks[i][1]);
     if (l->has_legend && l->legend[2] * l->legend[3] > 0.3 * W * H)
         FAULT("the legend takes %.0f%% of the canvas", 100 * l->legend[2] * l->legend[3] / (W * H));
     for (size_t i = 0; i < l->naxes && i < WL_PLOT_LAYOUT_AXES; i++) {
@@ -856,6 +863,32 @@ static void test_figure_polish(void **state)
     assert_int_equal(names, 4);
     wl_results_table_free(t);
     audit_figure(&au, "pareto, four fronts", lay);
+    assert_int_equal(au.faults, 0);
+    /* energy-freq --facet: series the facet makes alike (four power limits
+     * that never throttle) keep four least-energy markers, side by side */
+    snprintf(cmd, sizeof cmd, "%s sweep --gpu a100-pcie-40gb --model gpt2,gpt3-1.3b --set "
+             "power_limit_w=350,400,450,500 --clock 300:1410:60 --quiet -o pl.csv", bin_path);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(wl_results_table_load("pl.csv", &t, &err), WL_OK);
+    k = (wl_plot_kind_options){.facet = "model"};
+    o.width_in = 7; /* two panels, as a report draws them */
+    assert_int_equal(wl_plot_energy_freq(t, &k, &o, "pl.png", &err), WL_OK);
+    wl_plot_options_default(&o);
+    o.layout = lay;
+    wl_results_table_free(t);
+    assert_int_equal(lay->nmarks, 8);
+    audit_figure(&au, "energy-freq --facet, alike series", lay);
+    assert_int_equal(au.faults, 0);
+    /* pareto --facet: the panels' own axes are said */
+    assert_int_equal(wl_results_table_load("pw.csv", &t, &err), WL_OK);
+    k = (wl_plot_kind_options){.facet = "gpu"};
+    o.width_in = 7;
+    assert_int_equal(wl_plot_pareto(t, &k, &o, "pfa.png", &err), WL_OK);
+    wl_plot_options_default(&o);
+    o.layout = lay;
+    wl_results_table_free(t);
+    assert_true(text_at(lay, "each panel has its own axes") >= 0);
+    audit_figure(&au, "pareto --facet", lay);
     assert_int_equal(au.faults, 0);
     /* a small heatmap spanning 5% prints its cells' values and its range */
     char hcsv[2048];

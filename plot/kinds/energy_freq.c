@@ -139,6 +139,28 @@ static void ef_panel(cairo_t *cr, const ef_data *d, const facets *fa, int fi, in
         cairo_stroke(cr);
     }
     cairo_set_dash(cr, NULL, 0, 0);
+    /* Least-energy markers that fall on one spot (series the facet makes
+     * alike: four stacked as one) are spread side by side about it, 5.5 pt
+     * apart, so each is seen. */
+    double dodge[MAXSERIES] = {0};
+    for (int i = 0; i < ss->n && i < MAXSERIES; i++) {
+        long b = d->best[i];
+        if (ss->s[i].facet != fi || b < 0 || !isfinite(d->v[(size_t)b * 3 + (size_t)p]))
+            continue;
+        double bx = ax_x(a, d->x[b]), by = ax_y(a, d->v[(size_t)b * 3 + (size_t)p]);
+        int rank = 0, size = 0;
+        for (int j = 0; j < ss->n && j < MAXSERIES; j++) {
+            long c = d->best[j];
+            if (ss->s[j].facet != fi || c < 0 || !isfinite(d->v[(size_t)c * 3 + (size_t)p]))
+                continue;
+            double cx = ax_x(a, d->x[c]), cy = ax_y(a, d->v[(size_t)c * 3 + (size_t)p]);
+            if (fabs(cx - bx) < 2.5 && fabs(cy - by) < 2.5) {
+                rank += j < i;
+                size++;
+            }
+        }
+        dodge[i] = (rank - (size - 1) / 2.0) * 5.5;
+    }
     for (int i = 0; i < ss->n; i++) {
         const series *s = &ss->s[i];
         int st = s->style;
@@ -208,7 +230,9 @@ static void ef_panel(cairo_t *cr, const ef_data *d, const facets *fa, int fi, in
         }
         long b = d->best[i], c = d->chosen[i];
         if (b >= 0 && in_facet(t, fa, fi, (size_t)b) && isfinite(d->v[(size_t)b * 3 + (size_t)p])) {
-            double bx = ax_x(a, d->x[b]), by = ax_y(a, d->v[(size_t)b * 3 + (size_t)p]);
+            double bx = ax_x(a, d->x[b]) + (i < MAXSERIES ? dodge[i] : 0);
+            double by = ax_y(a, d->v[(size_t)b * 3 + (size_t)p]);
+            layout_mark(cr, bx, by);
             style_color(cr, st, 1);
             style_marker(cr, st, bx, by, 5.5, 1);
             cairo_set_source_rgb(cr, 0, 0, 0);

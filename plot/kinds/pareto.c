@@ -307,6 +307,10 @@ int wl_plot_pareto(const wl_results_table *t, const wl_plot_kind_options *k,
     lg_add(&lg, nstyles > 1 ? "front (marker and dash: which; colour: clock)"
                             : "front (coloured by clock)", 0, LG_DASH);
     lg_add(&lg, "dominated", 0, LG_FADED);
+    /* the panels' ranges are their own (shared ones shrank each front to a
+     * few points' width): said, as a reader compares panels */
+    if (fa.col >= 0 && fa.n > 1)
+        lg_add(&lg, "each panel has its own axes", 0, LG_TEXT);
     int any_bad = 0;
     for (size_t r = 0; r < n; r++)
         any_bad |= !ok[r];
