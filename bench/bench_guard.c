@@ -287,6 +287,54 @@ static int refit(void *user, double *secs)
     return rc;
 }
 
+/* profile_import: a PyTorch profile of 20,000 kernels launched by ops of
+ * 10,000 distinct names, with 20,000 optimizer-step ranges, read and
+ * mapped. Linear in the events: name interning, the unmapped-op counts
+ * and the optimizer ranges were scans (issue 64: 3x10^5 kernels of 10^5
+ * names took 62 s), which this size makes about 100 times slower. */
+static int profile_import(void *user, double *secs)
+{
+    (void)user;
+    enum { N = 20000, NAMES = 10000, OPT = 20000 };
+    static char *text;
+    static size_t len;
+    if (!text) {
+        size_t cap = (size_t)N * 420 + (size_t)OPT * 140 + 256, at = 0;
+        if (!(text = malloc(cap)))
+            return 1;
+        at += (size_t)snprintf(text + at, cap - at, "{\"traceEvents\": [\n");
+        for (int i = 0; i < N; i++) {
+            double t = 3.0 * i;
+            at += (size_t)snprintf(text + at, cap - at,
+                                   "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::op%d\","
+                                   "\"pid\":1,\"tid\":10,\"ts\":%.1f,\"dur\":2,\"args\":"
+                                   "{\"External id\":%d}},\n{\"ph\":\"X\",\"cat\":\"cuda_runtime\","
+                                   "\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":10,\"ts\":%.1f,"
+                                   "\"dur\":1,\"args\":{\"correlation\":%d}},\n{\"ph\":\"X\",\"cat\":"
+                                   "\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":%.1f,"
+                                   "\"dur\":1,\"args\":{\"External id\":%d,\"correlation\":%d}},\n",
+                                   i % NAMES, t, i + 1, t + 0.5, i + 1, t + 1, i + 1, i + 1);
+        }
+        for (int j = 0; j < OPT; j++)
+            at += (size_t)snprintf(text + at, cap - at,
+                                   "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"
+                                   "\"Optimizer.step#AdamW.step\",\"pid\":1,\"tid\":10,"
+                                   "\"ts\":%.1f,\"dur\":1}%s\n", 3.0 * j, j + 1 < OPT ? "," : "");
+        at += (size_t)snprintf(text + at, cap - at, "], \"wattlas\": {\"sm_clock_mhz\": 1980}}\n");
+        len = at;
+    }
+    wl_core_workload *wl = NULL;
+    wl_error err;
+    double t0 = now_s();
+    int rc = wl_core_profile_parse(text, len, "bench.json", NULL, &wl, &err);
+    *secs = now_s() - t0;
+    if (rc)
+        fprintf(stderr, "bench_guard: profile_import: %s\n", err.text);
+    sink += (double)wl_core_workload_count(wl);
+    wl_core_workload_free(wl);
+    return rc;
+}
+
 typedef struct {
     const char *name, *what;
     int (*fn)(void *user, double *secs);
@@ -302,6 +350,8 @@ static const bench benches[] = {
     {"validate", "validate the A100 DVFS set (176 rows)", validate, 1},
     {"learn", "learn a random forest on the A100 DVFS set", learn, 1},
     {"refit", "a cross-validation refit of the A100 DVFS set (one round, one thread)", refit, 1},
+    {"profile_import", "a PyTorch profile: 20,000 kernels of 10,000 op names, 20,000 optimizer "
+                       "steps", profile_import, 0},
 };
 #define NB (sizeof benches / sizeof *benches)
 

@@ -216,19 +216,52 @@ int wl_core_pf_grow(void **a, size_t *cap, size_t n, size_t elem)
     return 0;
 }
 
+/* FNV-1a over a name. */
+static size_t hash_str(const char *s)
+{
+    unsigned long long h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* A name's index, added when new. An open-addressing table keeps this
+ * linear in the events: a scan of the names made 3x10^5 kernels of 10^5
+ * distinct names take 62 s (issue 64). */
 static int intern(pf *P, const char *s)
 {
-    for (size_t i = P->nnames; i-- > 0;)
-        if (!strcmp(P->names[i], s))
-            return (int)i;
+    size_t h = hash_str(s);
+    for (size_t q = P->nhcap ? h & (P->nhcap - 1) : 0; P->nhcap && P->nhash[q];
+         q = (q + 1) & (P->nhcap - 1))
+        if (!strcmp(P->names[P->nhash[q] - 1], s))
+            return (int)(P->nhash[q] - 1);
     if (P->nnames >= 100000 || wl_core_pf_grow((void **)&P->names, &P->capnames, P->nnames, sizeof *P->names))
         return -1;
+    if (2 * (P->nnames + 1) > P->nhcap) {
+        size_t nc = P->nhcap ? 2 * P->nhcap : 256;
+        size_t *t = calloc(nc, sizeof *t);
+        if (!t)
+            return -1;
+        for (size_t i = 0; i < P->nnames; i++) {
+            size_t q = hash_str(P->names[i]) & (nc - 1);
+            while (t[q])
+                q = (q + 1) & (nc - 1);
+            t[q] = i + 1;
+        }
+        free(P->nhash);
+        P->nhash = t;
+        P->nhcap = nc;
+    }
     size_t n = strlen(s);
     char *c = malloc(n + 1);
     if (!c)
         return -1;
     memcpy(c, s, n + 1);
     P->names[P->nnames] = c;
+    size_t q = h & (P->nhcap - 1);
+    while (P->nhash[q])
+        q = (q + 1) & (P->nhcap - 1);
+    P->nhash[q] = P->nnames + 1;
     return (int)P->nnames++;
 }
 
@@ -793,6 +826,7 @@ void wl_core_pf_free(pf *P)
     for (size_t i = 0; i < P->nnames; i++)
         free(P->names[i]);
     free(P->names);
+    free(P->nhash);
     free(P->ohash);
     free(P->chash);
 }

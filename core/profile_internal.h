@@ -75,6 +75,8 @@ typedef struct {
     size_t nopt, capopt;
     char **names;
     size_t nnames, capnames;
+    size_t *nhash;  /* name -> its index + 1 (intern: no scan of the names) */
+    size_t nhcap;
     size_t *ohash;  /* ext -> op + 1 */
     size_t ohcap;
     size_t *chash;  /* correlation -> call + 1 (launch calls) */

@@ -420,6 +420,44 @@ static double solve_per_op(const pf *P, const pf_seg *seg, size_t nseg)
     return 0.5 * (lo + hi);
 }
 
+static int cmp_range(const void *a, const void *b)
+{
+    const pf_range *x = a, *y = b;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* The optimizer steps' ranges sorted and merged where they overlap, so that
+ * whether a time falls in one is a binary search: a scan of every range per
+ * kernel made 3x10^5 kernels against 3x10^5 ranges take 63 s (issue 64). */
+static void merge_ranges(pf *P)
+{
+    if (P->nopt < 2)
+        return;
+    qsort(P->opt, P->nopt, sizeof *P->opt, cmp_range);
+    size_t m = 0;
+    for (size_t i = 1; i < P->nopt; i++) {
+        if (P->opt[i].ts <= P->opt[m].end)
+            P->opt[m].end = P->opt[i].end > P->opt[m].end ? P->opt[i].end : P->opt[m].end;
+        else
+            P->opt[++m] = P->opt[i];
+    }
+    P->nopt = m + 1;
+}
+
+/* Whether t falls in a merged optimizer range. */
+static int in_optimizer(const pf *P, double t)
+{
+    size_t lo = 0, hi = P->nopt; /* the first range starting after t */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (P->opt[mid].ts <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && t <= P->opt[lo - 1].end;
+}
+
 static int cmp_call(const void *a, const void *b)
 {
     const pf_call *x = a, *y = b;
@@ -518,8 +556,11 @@ static int build(pf *P, wl_core_workload **out)
     pf_seg *seg = NULL;
     pf_miss *miss = NULL;
     size_t nmiss = 0, capmiss = 0;
+    /* an op name's place in miss + 1 (slot 0: kernels of no op) */
+    size_t *missat = calloc(P->nnames + 1, sizeof *missat);
     wl_core_workload *tmp = wl_core_workload_create("tmp"), *wl = NULL;
-    int rc = ks && tmp ? WL_OK : WL_ENOMEM;
+    int rc = ks && tmp && missat ? WL_OK : WL_ENOMEM;
+    merge_ranges(P);
     long long mapped = 0, unmapped = 0, memsets = 0, memcpys = 0;
     double busy = 0, other_ms = 0;
     for (size_t i = 0; !rc && i < P->ndev; i++) {
@@ -539,9 +580,8 @@ static int build(pf *P, wl_core_workload **out)
         int phase = WL_PHASE_FORWARD;
         if (o && have_main && o->tid != main_tid)
             phase = WL_PHASE_BACKWARD;
-        for (size_t r = 0; o && r < P->nopt; r++)
-            if (o->ts >= P->opt[r].ts && o->ts <= P->opt[r].end)
-                phase = WL_PHASE_OPTIMIZER;
+        if (o && in_optimizer(P, o->ts))
+            phase = WL_PHASE_OPTIMIZER;
         if (!ok) {
             memset(k, 0, sizeof *k);
             k->kind = WL_K_MEASURED;
@@ -556,15 +596,14 @@ static int build(pf *P, wl_core_workload **out)
                 unmapped++;
                 other_ms += d->dur * 1e-3;
                 int nm = o ? o->name : -1;
-                size_t j = 0;
-                while (j < nmiss && miss[j].name != nm)
-                    j++;
+                size_t at = (size_t)(nm + 1), j = missat[at] ? missat[at] - 1 : nmiss;
                 if (j == nmiss) {
                     if (wl_core_pf_grow((void **)&miss, &capmiss, nmiss, sizeof *miss)) {
                         rc = WL_ENOMEM;
                         break;
                     }
                     miss[nmiss++] = (pf_miss){nm, 0};
+                    missat[at] = nmiss;
                 }
                 miss[j].count++;
             }
@@ -732,6 +771,7 @@ static int build(pf *P, wl_core_workload **out)
     free(sum);
     free(cnt);
     free(miss);
+    free(missat);
     return rc;
 }
 
