@@ -45,7 +45,7 @@ SERVE_SRC = serve/requests.c serve/steps.c serve/engine.c serve/run.c serve/job.
 CLI_SRC = cli/main.c cli/cmd_serve.c cli/cmd_predict.c cli/cmd_compare.c cli/cmd_energy_check.c cli/cmd_validate.c cli/cmd_presets.c cli/cmd_calibrate.c cli/cmd_sweep.c cli/cmd_pareto.c cli/cmd_plot.c cli/cmd_report.c cli/cmd_cluster.c cli/cmd_learn.c cli/args.c
 LIB_SRC = $(CORE_SRC) $(PRESET_SRC) $(RESULTS_SRC) $(CALIB_SRC) $(LEARN_SRC) $(SWEEP_SRC) $(PARETO_SRC) $(PLOT_SRC) $(CLUSTER_SRC) $(SERVE_SRC)
 PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/models/*.ini)) $(sort $(wildcard presets/hosts/*.ini)) $(sort $(wildcard presets/systems/*.ini)) $(sort $(wildcard presets/workloads/*.ini))
-TESTS = test_core test_workloads test_profile test_train test_presets test_results test_calib test_cli test_cli_multi test_cli_edges test_pareto test_sweep test_plot test_cluster test_cluster_search test_learn test_serve \
+TESTS = test_core test_workloads test_profile test_train test_presets test_results test_calib test_cli test_cli_multi test_cli_edges test_cli_hostile test_pareto test_sweep test_plot test_cluster test_cluster_search test_learn test_serve \
         test_fuzz_replay test_python test_measure test_accuracy test_readme test_structure test_invariants
 FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot \
     host_preset system_preset learned timeline merge profile serve
@@ -105,7 +105,7 @@ $(BUILD)/tests/test_fuzz_replay: tests/test_fuzz_replay.c $(wildcard tests/fuzz/
 	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags cmocka) $< $(BUILD)/libwattlas.a -o $@ \
 	    $(LDLIBS_ALL) $(shell pkg-config --libs cmocka)
 
-$(BUILD)/tests/test_cli $(BUILD)/tests/test_cli_multi $(BUILD)/tests/test_cli_edges: tests/test_cli.h
+$(BUILD)/tests/test_cli $(BUILD)/tests/test_cli_multi $(BUILD)/tests/test_cli_edges $(BUILD)/tests/test_cli_hostile: tests/test_cli.h
 $(BUILD)/tests/test_core $(BUILD)/tests/test_workloads: tests/test_core.h
 
 $(BUILD)/tests/%: tests/%.c tests/test_util.h $(BUILD)/libwattlas.a

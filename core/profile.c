@@ -41,82 +41,101 @@
 
 /* ---- reading a file that may be gzipped -------------------------------- */
 
-int wl_core_read_file_z(const char *path, char **out, size_t *len, wl_error *err)
+/* A gzip stream in memory, inflated: every member (gzip allows several back
+ * to back), each to its end and its CRC; bytes after the last member that
+ * begin no other are an error, as is a stream cut short. */
+static int inflate_mem(const char *path, const unsigned char *in, size_t inlen, char **out,
+                       size_t *len, wl_error *err)
 {
-    *out = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        wl_error_set(err, path, 0, "", "cannot open: %s", strerror(errno));
-        return WL_EIO;
-    }
-    unsigned char magic[2] = {0, 0};
-    size_t got = fread(magic, 1, 2, f);
-    fclose(f);
-    if (got < 2 || magic[0] != 0x1f || magic[1] != 0x8b)
-        return wl_core_read_file(path, out, len, err);
-    gzFile z = gzopen(path, "rb");
-    if (!z) {
-        wl_error_set(err, path, 0, "", "cannot open: %s", strerror(errno));
-        return WL_EIO;
-    }
     size_t cap = 1 << 20, n = 0;
     char *buf = malloc(cap);
-    int rc = buf ? WL_OK : WL_ENOMEM;
-    while (!rc) {
-        size_t want = cap - n - 1;
-        unsigned chunk = want > (1u << 30) ? (1u << 30) : (unsigned)want;
-        int r = gzread(z, buf + n, chunk);
-        if (r < 0) {
-            int zerr = 0;
-            const char *msg = gzerror(z, &zerr);
-            wl_error_set(err, path, 0, "", "not a readable gzip file: %s", msg ? msg : "?");
-            rc = WL_EIO;
-            break;
-        }
-        n += (size_t)r;
-        if (r == 0) {
-            /* the end of the file before the end of the stream (its last
-             * block and its CRC): zlib returns what it inflated, and says
-             * so only here */
-            int zerr = Z_OK;
-            gzerror(z, &zerr);
-            if (zerr != Z_OK) {
-                wl_error_set(err, path, 0, "", "a gzip file cut short (its stream does not end "
-                                               "before the file does)");
-                rc = WL_EIO;
-            }
-            break;
-        }
-        if (n < cap - 1)
-            continue;
-        /* a gzip bomb, or an input no profile reaches */
-        if (cap >= WL_MAX_FILE_BYTES) {
-            wl_error_set(err, path, 0, "", "larger than %d MiB uncompressed",
-                         WL_MAX_FILE_BYTES >> 20);
-            rc = WL_EIO;
-            break;
-        }
-        size_t nc = cap * 2;
-        char *nb = realloc(buf, nc);
-        if (!nb) {
-            rc = WL_ENOMEM;
-            break;
-        }
-        buf = nb;
-        cap = nc;
+    if (!buf) {
+        wl_error_set(err, path, 0, "", "out of memory");
+        return WL_ENOMEM;
     }
-    gzclose(z);
+    z_stream z = {0};
+    int rc = inflateInit2(&z, 15 + 16) == Z_OK ? WL_OK : WL_ENOMEM; /* gzip only */
+    size_t at = 0;
+    while (!rc) {
+        size_t left = inlen - at;
+        z.next_in = (unsigned char *)(in + at);
+        z.avail_in = left > (1u << 30) ? (1u << 30) : (unsigned)left;
+        if (n + 1 >= cap) {
+            /* a gzip bomb, or an input no profile reaches */
+            if (cap >= WL_MAX_FILE_BYTES) {
+                wl_error_set(err, path, 0, "", "larger than %d MiB uncompressed",
+                             WL_MAX_FILE_BYTES >> 20);
+                rc = WL_EIO;
+                break;
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                wl_error_set(err, path, 0, "", "out of memory");
+                rc = WL_ENOMEM;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t room = cap - n - 1;
+        z.next_out = (unsigned char *)buf + n;
+        z.avail_out = room > (1u << 30) ? (1u << 30) : (unsigned)room;
+        unsigned before_in = z.avail_in, before_out = z.avail_out;
+        int r = inflate(&z, Z_NO_FLUSH);
+        at += before_in - z.avail_in;
+        n += before_out - z.avail_out;
+        if (r == Z_STREAM_END) {
+            if (at == inlen)
+                break;
+            /* another member follows, or bytes that are none */
+            if (inlen - at >= 2 && in[at] == 0x1f && in[at + 1] == 0x8b) {
+                inflateReset(&z);
+                continue;
+            }
+            wl_error_set(err, path, 0, "", "%zu bytes after the gzip stream's end", inlen - at);
+            rc = WL_EIO;
+        } else if (r == Z_BUF_ERROR && at == inlen && z.avail_out) {
+            wl_error_set(err, path, 0, "", "a gzip file cut short (its stream does not end "
+                                           "before the file does)");
+            rc = WL_EIO;
+        } else if (r != Z_OK && r != Z_BUF_ERROR) {
+            wl_error_set(err, path, 0, "", "not a readable gzip file: %s",
+                         z.msg ? z.msg : "corrupt data");
+            rc = WL_EIO;
+        }
+    }
+    inflateEnd(&z);
     if (rc) {
         free(buf);
-        if (rc == WL_ENOMEM)
-            wl_error_set(err, path, 0, "", "out of memory");
         return rc;
     }
     buf[n] = '\0';
     *out = buf;
     *len = n;
     return WL_OK;
+}
+
+/* The file's bytes, read once from one stream (a pipe or FIFO has no
+ * second reading: a check of the gzip magic that opened the file again
+ * lost a process substitution's first 4 KB and hung on a FIFO), inflated
+ * when they are gzip. */
+int wl_core_read_file_z(const char *path, char **out, size_t *len, wl_error *err)
+{
+    *out = NULL;
+    *len = 0;
+    char *raw = NULL;
+    size_t n = 0;
+    int rc = wl_core_read_file(path, &raw, &n, err);
+    if (rc)
+        return rc;
+    if (n < 2 || (unsigned char)raw[0] != 0x1f || (unsigned char)raw[1] != 0x8b) {
+        *out = raw;
+        *len = n;
+        return WL_OK;
+    }
+    rc = inflate_mem(path, (const unsigned char *)raw, n, out, len, err);
+    free(raw);
+    return rc;
 }
 
 /* ---- a scanner over the event list -------------------------------------- */

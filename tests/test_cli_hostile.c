@@ -1,0 +1,61 @@
+/* Hostile input, second pass (issue 64): each test fails before its fix.
+ * The binary runs in the test's own directory (test_cli.h). */
+#include "test_cli.h"
+
+#include <math.h>
+
+/* One aten::mm and its kernel, at a recorded clock. */
+static const char *const MINI =
+    "{\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 10, "
+    "\"ts\": 100, \"dur\": 20, \"args\": {\"External id\": 1, \"Input Dims\": [[64, 128], "
+    "[128, 256]], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\"]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
+    "\"tid\": 10, \"ts\": 101, \"dur\": 3, \"args\": {\"correlation\": 11}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"nvjet_gemm\", \"pid\": 0, \"tid\": 7, "
+    "\"ts\": 110, \"dur\": 20, \"args\": {\"External id\": 1, \"correlation\": 11}}\n"
+    "], \"wattlas\": {\"sm_clock_mhz\": 1980}}\n";
+
+/* A profile is read once, from one stream: a FIFO (it hung) and a gzip
+ * behind it (its first bytes were lost to the magic check) read as the
+ * file does; bytes after the gzip stream are an error; a stream of two
+ * members is one file. */
+static void test_profile_streams(void **state)
+{
+    (void)state;
+    test_write_file("mini.json", MINI);
+    assert_int_equal(system("gzip -c mini.json > mini.json.gz"), 0);
+    const char *q = "predict --gpu h200-sxm-141gb --format csv --quiet --trace";
+    assert_int_equal(run("%s mini.json.gz", q), 0);
+    double t = csv_get(out_buf, 1, "time_ms");
+    assert_true(t > 0);
+    /* through a FIFO, gzipped and plain */
+    for (int gz = 0; gz < 2; gz++) {
+        assert_int_equal(system("rm -f ff && mkfifo ff"), 0);
+        assert_int_equal(system(gz ? "(cat mini.json.gz > ff &)" : "(cat mini.json > ff &)"), 0);
+        assert_int_equal(run("%s ff", q), 0);
+        assert_close(csv_get(out_buf, 1, "time_ms"), t, 1e-12);
+    }
+    /* two members back to back: one stream */
+    assert_int_equal(system("head -c 200 mini.json | gzip -c > two.json.gz && "
+                            "tail -c +201 mini.json | gzip -c >> two.json.gz"), 0);
+    assert_int_equal(run("%s two.json.gz", q), 0);
+    assert_close(csv_get(out_buf, 1, "time_ms"), t, 1e-12);
+    /* bytes that begin no member, and a stream cut short */
+    assert_int_equal(system("(cat mini.json.gz; echo garbage) > tail.json.gz"), 0);
+    assert_int_equal(run("%s tail.json.gz", q), 1);
+    assert_non_null(strstr(err_buf, "tail.json.gz: 8 bytes after the gzip stream's end"));
+    assert_int_equal(system("head -c 60 mini.json.gz > cut.json.gz"), 0);
+    assert_int_equal(run("%s cut.json.gz", q), 1);
+    assert_non_null(strstr(err_buf, "cut short"));
+}
+
+int main(void)
+{
+    if (cli_setup("test_cli_hostile"))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_profile_streams),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
