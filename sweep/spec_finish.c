@@ -46,6 +46,33 @@ static wl_dtype trace_dtype(const wl_core_workload *wl)
 /* Each GPU sweeps its own clocks: its whole grid, its own maximum, or the
  * requested clocks that lie in its range (where its V-f curve is defined;
  * any clock with a fixed voltage). Clipped ones are counted for a note. */
+/* A profile's recorded clock is the anchor of every kernel's time: one no
+ * board of the profile's could run at (10000 MHz on a 1980 MHz GPU) is
+ * refused, naming the board's range. Checked against the board it ran on
+ * when it says, else against every GPU swept (on which it is then taken
+ * as recorded); a quarter above the top clock and half the lowest are
+ * the bounds, room for a board's boost bins and a preset's table. */
+static int recorded_clock_fits(const wl_sweep_spec *s, size_t i, const char *rid, wl_error *err)
+{
+    double f = wl_core_workload_recorded_clock(s->trace_wl[i]);
+    if (!(f > 0))
+        return WL_OK;
+    wl_core_gpu rg;
+    wl_error e2 = {0};
+    int own = rid[0] && wl_preset_gpu_load(rid, &rg, &e2) == WL_OK;
+    for (size_t k = 0; k < (own ? 1 : s->gpus.n); k++) {
+        const wl_core_gpu *g = own ? &rg : &s->gpu[k];
+        if (f > 1.25 * g->sm_clock_max_mhz || f < 0.5 * g->sm_clock_min_mhz) {
+            wl_error_set(err, s->traces.v[i], 0, "sm_clock_mhz",
+                         "recorded at %g MHz, which %s (%g-%g MHz) cannot run: give the clock "
+                         "it ran at (--profile-clock) or the board (--profile-gpu)",
+                         f, g->id, g->sm_clock_min_mhz, g->sm_clock_max_mhz);
+            return WL_EINVAL;
+        }
+    }
+    return WL_OK;
+}
+
 static int gpu_clocks(wl_sweep_spec *s, int requested, wl_error *err)
 {
     size_t ng = s->gpus.n;
@@ -304,6 +331,8 @@ static int finish(wl_sweep_spec *s, wl_error *err)
                 return rc;
             /* the board the profile ran on, when it says: anchored there */
             const char *rid = wl_core_workload_recorded_gpu_id(s->trace_wl[i]);
+            if ((rc = recorded_clock_fits(s, i, rid, err)))
+                return rc;
             if (rid[0]) {
                 wl_core_gpu rg;
                 wl_error e2 = {0};

@@ -50,12 +50,36 @@ static void test_profile_streams(void **state)
     assert_non_null(strstr(err_buf, "cut short"));
 }
 
+/* A recorded clock no board of the profile's runs at is refused, naming
+ * the board's range (10000 MHz on a 1980 MHz GPU was taken as the anchor);
+ * the board it ran on, given, is what it is checked against. */
+static void test_profile_recorded_clock(void **state)
+{
+    (void)state;
+    char *t = strdup(MINI), *at = strstr(t, "\"sm_clock_mhz\": 1980");
+    assert_non_null(at);
+    memcpy(at + strlen("\"sm_clock_mhz\": "), "9999", 4);
+    test_write_file("m9999.json", t);
+    free(t);
+    test_write_file("mini.json", MINI);
+    assert_int_equal(run("predict --gpu h200-sxm-141gb --trace m9999.json"), 1);
+    assert_non_null(strstr(err_buf, "m9999.json: sm_clock_mhz: recorded at 9999 MHz, which "
+                                    "h200-sxm-141gb (345-1980 MHz) cannot run"));
+    /* 1980 MHz on an A100 with no board named: name it */
+    assert_int_equal(run("predict --gpu a100-pcie-40gb --trace mini.json"), 1);
+    assert_non_null(strstr(err_buf, "--profile-gpu"));
+    assert_int_equal(run("predict --gpu a100-pcie-40gb --trace mini.json --profile-gpu "
+                         "h200-sxm-141gb --format csv --quiet"), 0);
+    assert_true(csv_get(out_buf, 1, "time_ms") > 0);
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_hostile"))
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_profile_streams),
+        cmocka_unit_test(test_profile_recorded_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
