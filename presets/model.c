@@ -192,6 +192,17 @@ static int model_parse(ctx *c, const char *text, const char *source, wl_core_mod
         out->kv_heads = out->heads;
     if (out->final_norm < 0)
         out->final_norm = out->pre_norm;
+    /* a learned position table of no rows: a training step writes their
+     * gradient, and 0 reached the kernel builder as "n: kernel dimensions
+     * must be positive" (issue 64) */
+    for (size_t i = 0; i < sizeof model_ints / sizeof *model_ints; i++)
+        if (!strcmp(model_ints[i], "max_position_embeddings") && c->seen[i] &&
+            out->max_positions < 1 && out->positions == WL_POS_LEARNED &&
+            !wl_core_model_is_vision(out)) {
+            wl_error_set(err, source, c->seen_line[i], "max_position_embeddings",
+                         "must be >= 1 with learned positions (the position table's rows)");
+            return WL_EPARSE;
+        }
     if (wl_core_model_check(out, err)) {
         wl_error_locate(err, source, model_line(c, err->field));
         return WL_EPARSE;

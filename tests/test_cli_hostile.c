@@ -73,6 +73,26 @@ static void test_profile_recorded_clock(void **state)
     assert_true(csv_get(out_buf, 1, "time_ms") > 0);
 }
 
+/* A model preset with learned positions and max_position_embeddings = 0
+ * is refused at its line (a training step gave an internal message). */
+static void test_zero_positions(void **state)
+{
+    (void)state;
+    assert_int_equal(run("presets show gpt2"), 0);
+    char *ini = strdup(out_buf), *at = strstr(ini, "\nmax_position_embeddings = ");
+    assert_non_null(at);
+    at += strlen("\nmax_position_embeddings = ");
+    at[0] = '0';
+    for (int i = 1; at[i] >= '0' && at[i] <= '9'; i++)
+        at[i] = ' ';
+    test_write_file("zp.ini", ini);
+    free(ini);
+    assert_int_equal(run("predict --model zp.ini --mode train"), 1);
+    assert_non_null(strstr(err_buf, "zp.ini:"));
+    assert_non_null(strstr(err_buf, "max_position_embeddings: must be >= 1 with learned positions"));
+    assert_null(strstr(err_buf, "kernel dimensions"));
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_hostile"))
@@ -80,6 +100,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_profile_streams),
         cmocka_unit_test(test_profile_recorded_clock),
+        cmocka_unit_test(test_zero_positions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
