@@ -1,7 +1,8 @@
 /* Output files: written to a temporary file beside the target and
- * renamed into place (a failed or interrupted run leaves the old file);
- * devices, FIFOs and symlinks written in place; a read-only target
- * refused; the temporary files of a run killed by a signal removed. */
+ * renamed into place (a failed or interrupted run leaves the old file),
+ * the regular file a symlink names too (the link stays); devices and
+ * FIFOs written in place; a read-only target refused; the temporary files
+ * of a run killed by a signal removed. */
 #define _GNU_SOURCE /* fopencookie: the errno of a failed write outlives the buffer */
 #include "wattlas_results.h"
 
@@ -22,6 +23,9 @@ struct wl_results_out {
     FILE *f;
     int mode;
     char *path, *tmp;
+    char *dest;    /* where the temporary is renamed: path, or the regular
+                      file a symlink names (NULL: path) */
+    int lock_fd;   /* that file, locked while it is written (-1: none) */
     int fd;        /* under f */
     int write_err; /* errno of the first failed write, 0 if none */
 };
@@ -113,8 +117,11 @@ static void out_free(wl_results_out *o)
 {
     if (o->tmp)
         pending_set(o->tmp, NULL);
+    if (o->lock_fd >= 0)
+        close(o->lock_fd); /* its lock goes with it */
     free(o->path);
     free(o->tmp);
+    free(o->dest);
     free(o);
 }
 
@@ -124,6 +131,7 @@ int wl_results_out_open(const char *path, wl_results_out **out, wl_error *err)
     wl_results_out *o = calloc(1, sizeof *o);
     if (!o)
         return WL_ENOMEM;
+    o->lock_fd = -1;
     if (strcmp(path, "-") == 0) {
         o->f = stdout;
         o->mode = OUT_STDOUT;
@@ -159,6 +167,38 @@ int wl_results_out_open(const char *path, wl_results_out **out, wl_error *err)
         out_free(o);
         return WL_EIO;
     }
+    /* A symlink to a regular file: the file it names is written as any
+     * regular file is, through a temporary beside it renamed over it, so
+     * a run that fails leaves it whole (truncated at open, it kept a failed
+     * run's partial rows) and the link stays a link. Where no temporary
+     * can be made beside it (its directory is not writable), in place. */
+    const char *base = path;
+    if (exists && S_ISLNK(st.st_mode) && stat(path, &tgt) == 0 && S_ISREG(tgt.st_mode)) {
+        char *real = realpath(path, NULL);
+        char *dir = real ? wl_core_strprintf("%s", real) : NULL;
+        char *sl = dir ? strrchr(dir, '/') : NULL;
+        if (sl)
+            *(sl == dir ? sl + 1 : sl) = 0;
+        if (real && dir && access(dir, W_OK | X_OK) == 0) {
+            /* locked while written, as in place: a second writer fails
+             * instead of replacing it under the first */
+            o->lock_fd = open(real, O_RDONLY | O_CLOEXEC);
+            if (o->lock_fd >= 0 && flock(o->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+                wl_error_set(err, path, 0, "", "is being written by another process (it holds "
+                             "the file's lock); not written");
+                free(real);
+                free(dir);
+                out_free(o);
+                return WL_EIO;
+            }
+            o->dest = real;
+            base = real;
+            st = tgt; /* its mode, not the link's */
+        } else {
+            free(real);
+        }
+        free(dir);
+    }
     if (exists && !S_ISREG(st.st_mode)) {
         /* a device, FIFO or symlink: write into it, never replace it. A
          * regular file behind a symlink is locked while it is written, so
@@ -192,7 +232,7 @@ int wl_results_out_open(const char *path, wl_results_out **out, wl_error *err)
         *out = o;
         return WL_OK;
     }
-    size_t tl = strlen(path) + 64;
+    size_t tl = strlen(base) + 64;
     o->tmp = calloc(1, tl); /* zeroed: the handler may read it mid-write */
     if (!o->tmp) {
         out_free(o);
@@ -203,7 +243,7 @@ int wl_results_out_open(const char *path, wl_results_out **out, wl_error *err)
     o->tmp[0] = 0;
     pending_set(NULL, o->tmp); /* with 16 open at once, the 17th goes unlisted */
     for (int k = 0; k < 1000 && fd < 0; k++) {
-        snprintf(o->tmp, tl, "%s.tmp.%ld.%d", path, (long)getpid(), k);
+        snprintf(o->tmp, tl, "%s.tmp.%ld.%d", base, (long)getpid(), k);
         fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
         if (fd < 0 && errno != EEXIST)
             break;
@@ -281,8 +321,9 @@ static int out_commit(wl_results_out *o, const char *suffix, wl_error *err)
             unlink(o->tmp);
     } else if (o->mode == OUT_ATOMIC) {
         /* a partial output goes beside the file, which it leaves whole */
-        char *dest = suffix ? wl_core_strprintf("%s%s", o->path, suffix) : NULL;
-        if ((suffix && !dest) || rename(o->tmp, dest ? dest : o->path) != 0) {
+        const char *final = o->dest ? o->dest : o->path;
+        char *dest = suffix ? wl_core_strprintf("%s%s", final, suffix) : NULL;
+        if ((suffix && !dest) || rename(o->tmp, dest ? dest : final) != 0) {
             wl_error_set(err, name, 0, "", "cannot rename the output into place: %s",
                          dest ? strerror(errno) : "out of memory");
             unlink(o->tmp);

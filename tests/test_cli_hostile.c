@@ -3,6 +3,7 @@
 #include "test_cli.h"
 
 #include <math.h>
+#include <sys/stat.h>
 
 /* One aten::mm and its kernel, at a recorded clock. */
 static const char *const MINI =
@@ -93,6 +94,40 @@ static void test_zero_positions(void **state)
     assert_null(strstr(err_buf, "kernel dimensions"));
 }
 
+/* Output through a symlink to a regular file goes through a temporary
+ * beside that file: a run stopped midway leaves it whole (it kept the
+ * rows written so far, in place), the rows done go beside it as
+ * FILE.partial, and a finished run replaces it with the link kept. */
+static void test_symlink_output(void **state)
+{
+    (void)state;
+    assert_int_equal(system("rm -rf sl && mkdir sl && printf 'a\\nb\\nc\\nd\\ne\\n' > sl/target.csv "
+                            "&& ln -s target.csv sl/link.csv"), 0);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "sh -c '%s sweep --gpu a100-pcie-40gb,h100-sxm-80gb --model gpt3-1.3b,llama-3-8b "
+             "--batch 1:32:1 --seq 128,512,1024 --clock 210:1980:5 --threads 1 -o sl/link.csv "
+             "--quiet & p=$!; sleep 1.5; kill -INT $p; wait $p; exit $?' 2>/dev/null", bin);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 130);
+    char buf[256];
+    slurp("sl/target.csv", buf, sizeof buf);
+    assert_string_equal(buf, "a\nb\nc\nd\ne\n");
+    assert_int_equal(access("sl/target.csv.partial", F_OK), 0);
+    struct stat ls;
+    assert_int_equal(lstat("sl/link.csv", &ls), 0);
+    assert_true(S_ISLNK(ls.st_mode));
+    /* finished: the file behind the link is replaced, the link kept */
+    assert_int_equal(run("sweep --model gpt2 --clock 900 --quiet -o sl/link.csv"), 0);
+    slurp("sl/target.csv", buf, sizeof buf);
+    assert_true(!strncmp(buf, "gpu,model,", 10));
+    assert_int_equal(lstat("sl/link.csv", &ls), 0);
+    assert_true(S_ISLNK(ls.st_mode));
+    assert_int_equal(system("ls sl | grep -c tmp > sl.tmpcount; exit 0"), 0);
+    slurp("sl.tmpcount", buf, sizeof buf);
+    assert_string_equal(buf, "0\n");
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_hostile"))
@@ -101,6 +136,7 @@ int main(void)
         cmocka_unit_test(test_profile_streams),
         cmocka_unit_test(test_profile_recorded_clock),
         cmocka_unit_test(test_zero_positions),
+        cmocka_unit_test(test_symlink_output),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
