@@ -56,6 +56,11 @@ static int eval_block(const wl_sweep_plan *p, unsigned long long k, wl_sweep_scr
         size_t j = (size_t)(i - (long long)first);
         crc[j] = wl_sweep_plan_chunk(p, (unsigned long long)i, scratch ? scratch[me] : NULL,
                                      &cb[j], &part[j], &e[j]);
+        /* a chunk a stop cut short is not a block's whole rows */
+        if (!crc[j] && part[j].cut) {
+            crc[j] = WL_ESTOPPED;
+            wl_error_set(&e[j], "sweep", 0, "", "stopped");
+        }
     }
     for (size_t j = 0; j < (size_t)(last - first); j++) {
         if (crc[j] && !h->status) {

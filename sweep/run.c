@@ -83,8 +83,10 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
     if (rc)
         return rc;
     wl_sweep_plan_begin(p, out);
+    wl_sweep_plan_set_stop(p, stop);
     double t0 = now_s();
     volatile int failed = 0, wfail = 0;
+    int gap = 0; /* a chunk a stop cut was written: the rows after it are not a prefix */
     unsigned long long done = 0, rows = 0, total = wl_sweep_plan_points(p);
     wl_error first_err;
     memset(&first_err, 0, sizeof first_err);
@@ -158,7 +160,10 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
                     rc = c->rc;
                     first_err = c->err;
                 }
-                if (!failed && !stopping(stop) && !wfail && c->b.n) {
+                /* after a stop, the chunks ready in order are still
+                 * written, up to and with the first one the stop cut:
+                 * the file keeps every finished row, in order */
+                if (!failed && !gap && !wfail && c->b.n) {
                     wl_results_writer_emit(wl_sweep_plan_writer(p), c->b.p, c->b.n);
                     wfail = ferror(out) != 0;
                     done += c->part.points;
@@ -167,6 +172,7 @@ int wl_sweep_run(const wl_sweep_spec *s, const wl_sweep_options *o, FILE *out,
                      * binary stream of columns has no lines */
                     rows += o->format == WL_FMT_COLUMNS ? c->part.points : count_lines(c->b.p, c->b.n);
                 }
+                gap |= c->part.cut;
                 if (!failed && o->progress)
                     o->progress(o->progress_user, done, total);
                 wl_results_buf_free(&c->b);

@@ -81,7 +81,10 @@ struct wl_sweep_plan {
     unsigned long long pieces;     /* chunks per outer combination (PIECE_POINTS) */
     unsigned long long rows;       /* rows this slice writes */
     uint64_t fingerprint;
+    volatile sig_atomic_t *stop;   /* polled between points (NULL: none) */
 };
+
+void wl_sweep_plan_set_stop(wl_sweep_plan *p, volatile sig_atomic_t *stop) { p->stop = stop; }
 
 static uint64_t fnv_str(uint64_t h, const char *s) { return wl_sweep_hash(h, s, strlen(s) + 1); }
 
@@ -583,10 +586,16 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, combo c, unsigne
         wl_results_buf prefix = {0};
         wl_results_writer_format_cols(p->w, cells, 0, p->nparam, &prefix);
         wl_core_throttle_cache tc = {.targets = wl_sweep_i_scratch_targets(sc)};
-        for (size_t ci = 0; ci < clk->n; ci++) {
+        for (size_t ci = 0; ci < clk->n && !tally->cut; ci++) {
             unsigned long long pi = base + vi * m + ci;
             if (pi < lo || pi >= hi)
                 continue;
+            /* a stop ends the chunk at this point: a point can take
+             * seconds (a million generated tokens), a chunk minutes */
+            if ((p->stop && *p->stop) || wl_stop_requested()) {
+                tally->cut = 1;
+                break;
+            }
             /* clock = max is each variant's own top clock (a --set
              * sm_clock_max_mhz lowers it) */
             double f = s->clock_max ? g.sm_clock_max_mhz : clk->v[ci];
@@ -686,6 +695,8 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, combo c, unsigne
         wl_results_buf_free(&prefix);
         if (oom)
             b->oom = 1;
+        if (tally->cut)
+            break;
     }
     wl_core_evaluator_free(ev);
     if (own)

@@ -137,6 +137,8 @@ typedef struct {
     unsigned long long learned_outside; /* points outside a learned model's
                                            training domain (--learned) */
     double best_energy_j, best_time_ms, best_clock_mhz; /* NaN: none */
+    int cut;                            /* a chunk a stop ended early: its rows
+                                           are the points it finished */
 } wl_sweep_tally;
 void wl_sweep_tally_init(wl_sweep_tally *t);
 void wl_sweep_tally_add(wl_sweep_tally *t, const wl_sweep_tally *part);
@@ -183,6 +185,10 @@ void wl_sweep_scratch_free(wl_sweep_scratch *sc);
  * entries, when out of memory: chunks are then only slower. */
 wl_sweep_scratch **wl_sweep_scratch_pool(const wl_sweep_options *o, int *threads);
 void wl_sweep_scratch_pool_free(wl_sweep_scratch **pool, int threads);
+/* The flag a plan's chunks poll between points (NULL: the process's alone,
+ * wl_stop_requested): a stop ends a chunk at the point it reached, its
+ * tally's cut set. */
+void wl_sweep_plan_set_stop(wl_sweep_plan *p, volatile sig_atomic_t *stop);
 int wl_sweep_plan_chunk(const wl_sweep_plan *p, unsigned long long i, wl_sweep_scratch *sc,
                         wl_results_buf *b, wl_sweep_tally *tally, wl_error *err);
 /* The writer the plan formats with (header, emit, finish). */

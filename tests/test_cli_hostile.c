@@ -128,6 +128,42 @@ static void test_symlink_output(void **state)
     assert_string_equal(buf, "0\n");
 }
 
+/* A stop ends a sweep at the point it reached, not at the end of its
+ * chunk: a decode sweep of a million tokens on Llama 3.1 405B (one chunk
+ * of 99 clocks) took 18-25 s to stop and kept no row; it keeps the points
+ * it finished, in order, in FILE.partial. */
+static void test_sweep_stops_within_chunk(void **state)
+{
+    (void)state;
+    unlink("d.csv.partial");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "sh -c '%s sweep --gpu h100-sxm-80gb --model llama-3.1-405b --mode decode "
+             "--gen 1000000 --batch 64 --clock 510:1980:15 -o d.csv --quiet & p=$!; sleep 3; "
+             "kill -INT $p; s=$(date +%%s); wait $p; r=$?; e=$(date +%%s); "
+             "echo $r $((e - s)) > d.status; exit 0' 2>/dev/null", bin);
+    assert_int_equal(system(cmd), 0);
+    char st[64];
+    slurp("d.status", st, sizeof st);
+    int rc = -1, secs = -1;
+    assert_int_equal(sscanf(st, "%d %d", &rc, &secs), 2);
+    assert_int_equal(rc, 130);
+    assert_true(secs <= 10); /* a hang check, not a timing goal: it took 18-25 s */
+    static char rows[1 << 16];
+    slurp("d.csv.partial", rows, sizeof rows);
+    /* the finished points, a prefix of the clocks in order */
+    int n = 0;
+    for (int r = 1;; r++) {
+        double f = csv_num(rows, r, 9);
+        if (!(f > 0))
+            break;
+        assert_close(f, 510 + 15 * (r - 1), 1e-9);
+        n++;
+    }
+    assert_true(n >= 1);
+    assert_int_equal(access("d.csv", F_OK), -1);
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_hostile"))
@@ -137,6 +173,7 @@ int main(void)
         cmocka_unit_test(test_profile_recorded_clock),
         cmocka_unit_test(test_zero_positions),
         cmocka_unit_test(test_symlink_output),
+        cmocka_unit_test(test_sweep_stops_within_chunk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
