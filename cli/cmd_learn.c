@@ -71,7 +71,7 @@ static int learn_parse(int argc, char **argv, wl_learn_run_options *o, int *quie
     optind = 1;
     opterr = 0;
     int c, rc = 0;
-    double v;
+    long long iv;
     while (!rc && (c = getopt_long(argc, argv, ":o:", lo, NULL)) != -1) {
         switch (c) {
         case 'k':
@@ -80,22 +80,22 @@ static int learn_parse(int argc, char **argv, wl_learn_run_options *o, int *quie
             break;
         case 'H': o->learn.hybrid = 1; break;
         case 'K':
-            if (!(rc = cli_real(cmd, "--kfold", optarg, 2, 100, &v)))
-                o->kfold = (int)v;
+            if (!(rc = cli_int(cmd, "--kfold", optarg, 2, 100, &iv)))
+                o->kfold = (int)iv;
             break;
         case 'L': o->lomo = 1; break;
         case 'I': o->importance = optarg; break;
         case 'T':
-            if (!(rc = cli_real(cmd, "--trees", optarg, 1, 5000, &v)))
-                o->learn.trees = (int)v;
+            if (!(rc = cli_int(cmd, "--trees", optarg, 1, 5000, &iv)))
+                o->learn.trees = (int)iv;
             break;
         case 'D':
-            if (!(rc = cli_real(cmd, "--max-depth", optarg, 1, 16, &v)))
-                o->learn.max_depth = (int)v;
+            if (!(rc = cli_int(cmd, "--max-depth", optarg, 1, 16, &iv)))
+                o->learn.max_depth = (int)iv;
             break;
         case 's':
-            if (!(rc = cli_real(cmd, "--seed", optarg, 0, 4294967295.0, &v)))
-                o->learn.seed = (unsigned)v;
+            if (!(rc = cli_int(cmd, "--seed", optarg, 0, 4294967295LL, &iv)))
+                o->learn.seed = (unsigned)iv;
             break;
         case 'g': o->data.gpu = optarg; break;
         case 'h' + 256: o->data.host = optarg; break;

@@ -841,6 +841,34 @@ class Options(unittest.TestCase):
             wattlas.validate(data, board="mine")
 
 
+class StrictKeywords(unittest.TestCase):
+    """Python refuses what the command line refuses, naming the keyword
+    (issue 64: these were coerced or replaced without a word)."""
+
+    def refused(self, key, f):
+        with self.assertRaises(wattlas.Error) as e:
+            f()
+        self.assertTrue(str(e.exception).startswith(key + ":"), str(e.exception))
+
+    def test_refused(self):
+        for bad in (float("nan"), -1, 0, "", True):
+            self.refused("clock", lambda: wattlas.compare(gpu="a100-pcie-40gb", model="gpt2",
+                                                          clock=bad))
+        for bad in (0, 1.5, True, "2"):
+            self.refused("nodes", lambda: wattlas.cluster(nodes=bad))
+        self.refused("power_limits", lambda: wattlas.cluster(power_limits=b"x"))
+        self.refused("power_limits", lambda: wattlas.cluster(power_limits=[300, float("inf")]))
+        self.refused("tp", lambda: wattlas.cluster(tp=True))
+        self.refused("threads", lambda: wattlas.sweep(model="gpt2", clock=900, threads=-1))
+        self.refused("threads", lambda: wattlas.cluster_search(model="gpt2", threads=1.5))
+        self.refused("trees", lambda: wattlas.learn("x.csv", out="m.json", trees=1.5))
+        self.refused("clock", lambda: wattlas.sweep(model="gpt2", clock=list(range(1000001))))
+        # what the command line takes still runs
+        self.assertEqual(len(wattlas.compare(gpu="a100-pcie-40gb", model="gpt2", clock=900)), 1)
+        self.assertEqual(len(wattlas.sweep(model="gpt2", clock=900, threads=0)), 1)
+        wattlas.cluster(tp=2, sequence_parallel=True)
+
+
 class Api(unittest.TestCase):
     def test_api(self):
         """dir() shows the API; help() shows every option and a column list"""

@@ -33,6 +33,8 @@ import os as _os
 import struct as _struct
 import warnings as _warnings
 
+from . import _check  # keyword values checked as the command line checks them
+
 class _Missing:
     """Stands for the C extension when it is not built: the measurement
     harness (wattlas.measure) runs without it; anything else says why not."""
@@ -358,6 +360,7 @@ def _text(key, value, nested=False):
     if isinstance(value, (list, tuple)):
         if not value:
             raise Error(f"{key}: expected at least one value")
+        _check.list_size(key, len(value))
         return ",".join(_text(key, v, True) for v in value)
     if isinstance(value, float):
         return repr(value)
@@ -369,6 +372,7 @@ def _text(key, value, nested=False):
         if isinstance(value, numpy.ndarray):
             if value.ndim > 1 or (nested and value.ndim == 1):
                 raise Error(f"{key}: expected a list of values, not a list of lists")
+            _check.list_size(key, value.size)  # before 3x10^7 values are converted
             return _text(key, value.tolist(), nested)
         if isinstance(value, numpy.generic):
             return _text(key, value.item(), nested)
@@ -738,6 +742,7 @@ def sweep(spec: "str | os.PathLike | None" = None, *, gpu=None, model=None, trac
           profile_power_limit_w=None, profile_gpu=None, profile_step_ms=None, threads: int = 0,
           fmt: "str | None" = None, shard: "str | None" = None, **more) -> "Table | str":
     items = _axes(locals())
+    threads = _check.integer("threads", threads, 0, 1024)  # 0: every core
     if shard is not None:
         if fmt not in ("csv", "ndjson"):
             raise Error("shard: a shard is written as csv or ndjson: give fmt='csv'")
@@ -822,7 +827,8 @@ def compare(gpu, model: "str | None" = None, *, objective: str = "energy", clock
     args.pop("clock")
     args.pop("fmt")
     items = _axes(args) + [("clock", "max", "clock")]
-    cols, notes = _wattlas._compare(items, str(objective), float(clock or 0), fmt)
+    clock = 0.0 if clock is None else _check.real("clock", clock, 1, 100000)  # 0: the maximum
+    cols, notes = _wattlas._compare(items, str(objective), clock, fmt)
     for _warning, text in notes:
         _warnings.warn(text, WattlasWarning, stacklevel=2)
     return cols if fmt else _table_of(cols)

@@ -5,7 +5,11 @@ import os as _os
 import warnings as _warnings
 
 from . import _wattlas
-from . import Error, WattlasWarning, _table_of, _text
+from . import Error, WattlasWarning, _check, _table_of, _text
+
+# the layout options that are counts: True and False are not counts here
+_COUNTS = {"tp", "pp", "dp", "vp", "ep", "cp", "global_batch", "micro_batch", "seq", "gen",
+           "max_tp", "max_pp", "max_vp", "max_micro_batch", "capacity_factor"}
 
 
 _CLUSTER_DOC = """
@@ -40,6 +44,8 @@ def _cluster_items(opts):
         if value is None:
             continue
         if isinstance(value, bool):
+            if key in _COUNTS:
+                raise Error(f"{key}: expected a number, got {value!r}")
             value = int(value)
         items.append((key, _text(key, value)))  # lists, ranges, numpy as everywhere
     return items
@@ -49,9 +55,13 @@ def _cluster_call(system, model, nodes, host, set, opts, search, threads, front_
                   tokens, view=None):
     if set is not None and not isinstance(set, dict):
         raise Error("set: expected a dict of system or GPU keys to numbers")
-    pairs = [(str(k), float(v)) for k, v in (set or {}).items()]
-    args = [(str(system), int(nodes), str(model), host), pairs, _cluster_items(opts),
-            bool(search), int(threads), bool(front_only), float(clock or 0), float(tokens or 0)]
+    pairs = [(str(k), _check.real(f"set.{k}", v, -1e15, 1e15)) for k, v in (set or {}).items()]
+    nodes = _check.integer("nodes", nodes, 1, 1000000)
+    threads = _check.integer("threads", threads, 0, 1024)  # 0: every core
+    clock = 0.0 if clock is None else _check.real("clock", clock, 1, 100000)
+    tokens = 0.0 if tokens is None else _check.real("tokens", tokens, 1, 1e18)
+    args = [(str(system), nodes, str(model), host), pairs, _cluster_items(opts),
+            bool(search), threads, bool(front_only), clock, tokens]
     if view is not None:
         args.append(view)
     cols = _wattlas._cluster(*args)
@@ -105,6 +115,8 @@ def _watts(key, v):
     """A list of watts: a number, a list, or a range text ("150:300:25")."""
     if v is None:
         return None
+    if isinstance(v, (bool, bytes, bytearray)):
+        raise Error(f"{key}: expected watts, got {v!r}")
     if isinstance(v, str):
         if ":" in v:
             parts = v.split(":")
@@ -120,8 +132,8 @@ def _watts(key, v):
     if isinstance(v, (int, float)):
         v = [v]
     try:
-        return [float(x) for x in v]
-    except (TypeError, ValueError):
+        return [_check.real(key, x, 1, 100000) for x in v]
+    except TypeError:
         raise Error(f"{key}: expected watts") from None
 
 

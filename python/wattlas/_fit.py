@@ -5,7 +5,7 @@ import os as _os
 import warnings as _warnings
 
 from . import _wattlas
-from . import Error, Rows, WattlasWarning, _items, _names, _table
+from . import Error, Rows, WattlasWarning, _check, _items, _names, _table
 
 
 def _call_text(name, args):
@@ -100,8 +100,11 @@ def learn(path: "str | os.PathLike", *, out: "str | os.PathLike", kind: str = "r
         raise Error(f"kind: expected rf or gbt, got '{kind}'")
     log, summary = _wattlas._learn(
         _os.fspath(path), _os.fspath(out), None if importance is None else _os.fspath(importance),
-        kind, bool(hybrid), int(trees or 0), int(max_depth or 0), int(seed), gpu, host,
-        bool(beside), int(kfold), bool(lomo), bool(random_split), bool(refit))
+        kind, bool(hybrid), 0 if trees is None else _check.integer("trees", trees, 1, 5000),
+        0 if max_depth is None else _check.integer("max_depth", max_depth, 1, 16),
+        _check.integer("seed", seed, 0, 4294967295), gpu, host,
+        bool(beside), _check.integer("kfold", kfold, 2, 100), bool(lomo), bool(random_split),
+        bool(refit))
     cols = ["split", "folds", "rows", "learned_time_pct", "learned_power_pct",
             "learned_energy_pct", "analytical_time_pct", "analytical_power_pct",
             "analytical_energy_pct"]
@@ -210,7 +213,7 @@ def report(spec: "str | os.PathLike | None" = None, *, out: "str | os.PathLike",
     items = _items(kw)
     args = dict(_pos=() if spec is None else (_os.fspath(spec),), out=_os.fspath(out), **kw)
     res = _wattlas._report(items, None if spec is None else _os.fspath(spec), _os.fspath(out),
-                           int(threads), _call_text("report", args))
+                           _check.integer("threads", threads, 0, 1024), _call_text("report", args))
     if res["learned_outside"]:
         _warnings.warn(f"{res['learned_outside']} points lie outside the learned model's "
                        "training domain: the analytical prediction stands there",
