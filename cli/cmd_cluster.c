@@ -609,7 +609,9 @@ static int run(const char *cmd, cluster_opts *o)
             wl_error_locate(&err, "--clock", 0);
         } else if (err.field[0] && strcmp(err.source, "cluster") == 0) {
             char opt[80];
-            snprintf(opt, sizeof opt, "--%s", err.field);
+            /* a limit from --power-limits names that option, not the key */
+            snprintf(opt, sizeof opt, "--%s",
+                     !strcmp(err.field, "power_limit_w") && o->limits.n ? "power-limits" : err.field);
             for (char *q = opt; *q; q++)
                 *q = *q == '_' ? '-' : *q;
             wl_error_locate(&err, opt, 0);

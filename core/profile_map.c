@@ -575,6 +575,13 @@ static int build(pf *P, wl_core_workload **out)
         wl_error scratch = {0};
         if (ok && wl_kernel_check(k, P->source, 0, &scratch))
             ok = 0; /* a shape the model cannot take: kept as measured */
+        /* Dims no GPU could have run in the measured time are not the
+         * kernel's (a recorded shape wrong, or edited): 10^16 FLOP/s is
+         * above every board's dense peak (B200 fp8: 4.5x10^15). Mapped,
+         * a 10^6 x 10^6 GEMM anchored at 20 us drew 298 MW; kept at its
+         * measured time it is what the profile saw (issue 64). */
+        if (ok && !(wl_core_kernel_flops(k) <= 1e16 * fmax(d->dur, 0.01) * 1e-6))
+            ok = 0;
         if (o)
             o->seen++;
         int phase = WL_PHASE_FORWARD;

@@ -164,6 +164,28 @@ static void test_sweep_stops_within_chunk(void **state)
     assert_int_equal(access("d.csv", F_OK), -1);
 }
 
+/* A profile op's dims no GPU could run in the kernel's measured time
+ * (10^6 x 10^6 x 10^6 in 20 us) are not taken: the kernel keeps its
+ * measured time (it drew 2.8 GW), and a board limit is never exceeded
+ * by orders of magnitude. */
+static void test_impossible_dims(void **state)
+{
+    (void)state;
+    char *t = strdup(MINI), *at = strstr(t, "[[64, 128], [128, 256]]");
+    assert_non_null(at);
+    char *huge = malloc(strlen(t) + 64);
+    snprintf(huge, strlen(t) + 64, "%.*s[[1000000, 1000000], [1000000, 1000000]]%s",
+             (int)(at - t), t, at + strlen("[[64, 128], [128, 256]]"));
+    test_write_file("huge.json", huge);
+    free(huge);
+    free(t);
+    assert_int_equal(run("predict --gpu h200-sxm-141gb --trace huge.json --format csv"), 0);
+    assert_non_null(strstr(err_buf, "1 kept at their measured time"));
+    double w = csv_get(out_buf, 1, "power_w");
+    assert_true(w > 0 && w < 1000);
+    assert_close(csv_get(out_buf, 1, "time_ms"), 0.02, 1e-9);
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_hostile"))
@@ -174,6 +196,7 @@ int main(void)
         cmocka_unit_test(test_zero_positions),
         cmocka_unit_test(test_symlink_output),
         cmocka_unit_test(test_sweep_stops_within_chunk),
+        cmocka_unit_test(test_impossible_dims),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
