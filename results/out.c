@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* fopencookie: the errno of a failed write outlives the buffer */
 #include "wattlas_results.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -125,6 +126,41 @@ static void out_free(wl_results_out *o)
     free(o);
 }
 
+/* The temporaries a run killed by SIGKILL (or a crash) left beside base:
+ * "BASE.tmp.PID.N" regular files whose PID no process holds any more are
+ * removed on the next run into the same place, so they do not pile up;
+ * a live process's, and anything else, are left alone. */
+static void remove_stale(const char *base)
+{
+    const char *sl = strrchr(base, '/');
+    char *dir = sl ? wl_core_strprintf("%.*s", sl == base ? 1 : (int)(sl - base), base)
+                   : wl_core_strprintf(".");
+    const char *name = sl ? sl + 1 : base;
+    size_t nl = strlen(name);
+    DIR *d = dir ? opendir(dir) : NULL;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        const char *q = e->d_name;
+        if (strncmp(q, name, nl) || strncmp(q + nl, ".tmp.", 5))
+            continue;
+        char *end;
+        errno = 0;
+        long pid = strtol(q + nl + 5, &end, 10);
+        if (errno || pid <= 0 || *end != '.' || !end[1] || strspn(end + 1, "0123456789") !=
+                                                             strlen(end + 1))
+            continue;
+        if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* its process lives (or may: not ours to judge) */
+        char *full = wl_core_strprintf("%s/%s", dir, q);
+        struct stat st;
+        if (full && lstat(full, &st) == 0 && S_ISREG(st.st_mode))
+            unlink(full);
+        free(full);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+}
+
 int wl_results_out_open(const char *path, wl_results_out **out, wl_error *err)
 {
     *out = NULL;
@@ -232,6 +268,7 @@ int wl_results_out_open(const char *path, wl_results_out **out, wl_error *err)
         *out = o;
         return WL_OK;
     }
+    remove_stale(base);
     size_t tl = strlen(base) + 64;
     o->tmp = calloc(1, tl); /* zeroed: the handler may read it mid-write */
     if (!o->tmp) {

@@ -186,6 +186,29 @@ static void test_impossible_dims(void **state)
     assert_close(csv_get(out_buf, 1, "time_ms"), 0.02, 1e-9);
 }
 
+/* A temporary that a run killed by SIGKILL left beside its output
+ * ("FILE.tmp.PID.N", PID dead) is removed by the next run into the same
+ * place; a live process's is not. */
+static void test_stale_temporaries(void **state)
+{
+    (void)state;
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    assert_true(child > 0);
+    int st;
+    assert_int_equal(waitpid(child, &st, 0), child); /* dead, reaped: its pid free */
+    char dead[64], live[64];
+    snprintf(dead, sizeof dead, "so.csv.tmp.%ld.0", (long)child);
+    snprintf(live, sizeof live, "so.csv.tmp.%ld.0", (long)getpid());
+    test_write_file(dead, "half a row");
+    test_write_file(live, "another writer's");
+    assert_int_equal(run("sweep --model gpt2 --clock 900 --quiet -o so.csv"), 0);
+    assert_int_equal(access(dead, F_OK), -1);
+    assert_int_equal(access(live, F_OK), 0);
+    unlink(live);
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_hostile"))
@@ -197,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_symlink_output),
         cmocka_unit_test(test_sweep_stops_within_chunk),
         cmocka_unit_test(test_impossible_dims),
+        cmocka_unit_test(test_stale_temporaries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
