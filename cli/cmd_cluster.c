@@ -686,11 +686,18 @@ static int write_rows(const char *cmd, const cluster_opts *o, const char *path, 
         wl_sweep_shard_line(wl_results_out_stream(out.out), o->shard_i, o->shard_n,
                             search_fingerprint(o), lo, hi, total, hi - lo, fmt);
         wl_results_writer_header(out.w);
+        wl_results_writer_hash_rows(out.w);
     }
     for (size_t i = lo; i < hi && !rc; i++) {
         wl_results_cell c[NCOLS];
         wl_cluster_row_cells(c, sys->id, model->id, &cfgs[i], &rows[i - lo].r, clock, o->tokens, NULL);
         rc = wl_results_writer_row(out.w, c) ? EXIT_RUNTIME : 0;
+    }
+    if (!rc && o->shard_n) {
+        /* the end line merge checks the rows against */
+        unsigned long long lines;
+        uint64_t h = wl_results_writer_rows_hash(out.w, &lines);
+        wl_sweep_shard_end(wl_results_out_stream(out.out), lines, h);
     }
     return cli_rows_close(cmd, &out, rc == 0);
 }

@@ -256,7 +256,24 @@ struct wl_results_writer {
     int *width;
     size_t first_vis, last_vis; /* table: the first and last shown columns */
     int header_done, any_row;
+    int hashing;                /* the rows' bytes are hashed (a shard's end line) */
+    uint64_t hash;              /* FNV-1a 64 over them */
+    unsigned long long lines;   /* their newlines */
 };
+
+void wl_results_writer_hash_rows(wl_results_writer *w)
+{
+    w->hashing = 1;
+    w->hash = 1469598103934665603ULL; /* FNV-1a's offset basis, as wl_sweep_hash */
+    w->lines = 0;
+}
+
+uint64_t wl_results_writer_rows_hash(const wl_results_writer *w, unsigned long long *lines)
+{
+    if (lines)
+        *lines = w->lines;
+    return w->hash;
+}
 
 static int shown(const wl_results_writer *w, size_t i)
 {
@@ -506,6 +523,11 @@ void wl_results_writer_emit(wl_results_writer *w, const char *rows, size_t len)
         len--;
     }
     w->any_row = 1;
+    if (w->hashing)
+        for (size_t i = 0; i < len; i++) {
+            w->hash = (w->hash ^ (unsigned char)rows[i]) * 1099511628211ULL;
+            w->lines += rows[i] == '\n';
+        }
     fwrite(rows, 1, len, w->f);
 }
 

@@ -5,6 +5,7 @@
 #ifndef WATTLAS_RESULTS_H
 #define WATTLAS_RESULTS_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include "../core/wattlas_core.h"
 
@@ -207,6 +208,10 @@ void wl_results_writer_format_cols(const wl_results_writer *w, const wl_results_
                                    size_t first, size_t last, wl_results_buf *b);
 /* Points the writer at another stream (a writer may be created on NULL). */
 void wl_results_writer_set_stream(wl_results_writer *w, FILE *f);
+/* From now on, the rows written are hashed (FNV-1a 64 over their bytes)
+ * and their lines counted: a shard's end line (wl_sweep_shard_end). */
+void wl_results_writer_hash_rows(wl_results_writer *w);
+uint64_t wl_results_writer_rows_hash(const wl_results_writer *w, unsigned long long *lines);
 /* Writes formatted rows (whole rows, as wl_results_writer_format made). */
 void wl_results_writer_emit(wl_results_writer *w, const char *rows, size_t len);
 /* Formats and writes one row. WL_ENOMEM when formatting failed. */

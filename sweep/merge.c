@@ -59,10 +59,35 @@ static int copy_rows(FILE *f, const shard_meta *m, int first, int csv, char **he
     char *line = NULL;
     size_t cap = 0, fields = 0;
     ssize_t len;
-    int lineno = 1, rc = WL_OK;
+    int lineno = 1, rc = WL_OK, ended = 0;
     unsigned long long rows = 0;
+    uint64_t h = WL_SWEEP_HASH_BASIS; /* over the rows' bytes, as the writer hashed them */
+    static const char END[] = SHARD_TAG "-end ";
     while ((len = getline(&line, &cap, f)) > 0) {
         lineno++;
+        if (ended) {
+            wl_error_set(err, m->path, lineno, "", "a line after the shard's end line");
+            rc = WL_EPARSE;
+            break;
+        }
+        if (!strncmp(line, END, sizeof END - 1) && (lineno > 2 || !csv)) {
+            unsigned long long n = 0, want = 0;
+            char extra;
+            if (sscanf(line + sizeof END - 1, "rows=%llu fnv1a64=%16llx %c", &n, &want, &extra) != 2) {
+                wl_error_set(err, m->path, lineno, "", "malformed shard end line");
+                rc = WL_EPARSE;
+                break;
+            }
+            if (n != rows || (uint64_t)want != h) {
+                wl_error_set(err, m->path, lineno, "", "its rows are not the ones written (%s): "
+                             "a row altered, swapped or dropped; write the shard again",
+                             n != rows ? "their count differs" : "their hash differs");
+                rc = WL_EPARSE;
+                break;
+            }
+            ended = 1;
+            continue;
+        }
         if ((lineno & 4095) == 0 && wl_stop_requested()) { /* wl_stop_watch */
             wl_error_set(err, m->path, lineno, "", "stopped");
             rc = WL_ESTOPPED;
@@ -100,6 +125,7 @@ static int copy_rows(FILE *f, const shard_meta *m, int first, int csv, char **he
             continue;
         }
         fwrite(line, 1, (size_t)len, out);
+        h = wl_sweep_hash(h, line, (size_t)len);
         rows++;
     }
     free(line);
@@ -118,6 +144,11 @@ static int copy_rows(FILE *f, const shard_meta *m, int first, int csv, char **he
     if (!rc && rows != m->rows) {
         wl_error_set(err, m->path, 0, "", "shard %u/%u is incomplete: %llu of %llu rows (was it "
                      "interrupted?)", m->idx, m->count, rows, m->rows);
+        rc = WL_EPARSE;
+    }
+    if (!rc && !ended) {
+        wl_error_set(err, m->path, lineno, "", "no shard end line after its rows (cut short, or "
+                     "written by an older wattlas: write it again)");
         rc = WL_EPARSE;
     }
     return rc;

@@ -82,6 +82,7 @@ struct wl_sweep_plan {
     unsigned long long rows;       /* rows this slice writes */
     uint64_t fingerprint;
     volatile sig_atomic_t *stop;   /* polled between points (NULL: none) */
+    FILE *out;                     /* the stream begun on */
 };
 
 void wl_sweep_plan_set_stop(wl_sweep_plan *p, volatile sig_atomic_t *stop) { p->stop = stop; }
@@ -352,8 +353,17 @@ wl_results_writer *wl_sweep_plan_writer(wl_sweep_plan *p) { return p->w; }
 
 void wl_sweep_plan_finish(wl_sweep_plan *p)
 {
+    unsigned long long lines = 0;
+    uint64_t h = p->w ? wl_results_writer_rows_hash(p->w, &lines) : 0;
     wl_results_writer_finish(p->w);
     p->w = NULL;
+    if (p->o.shard_count && p->out && lines == p->rows)
+        wl_sweep_shard_end(p->out, lines, h);
+}
+
+void wl_sweep_shard_end(FILE *out, unsigned long long rows, uint64_t hash)
+{
+    fprintf(out, SHARD_TAG "-end rows=%llu fnv1a64=%016llx\n", rows, (unsigned long long)hash);
 }
 
 void wl_sweep_shard_line(FILE *out, unsigned index, unsigned count, uint64_t fingerprint,
@@ -408,12 +418,15 @@ static void constants_line(const wl_sweep_plan *p, FILE *out)
 void wl_sweep_plan_begin(wl_sweep_plan *p, FILE *out)
 {
     wl_results_writer_set_stream(p->w, out);
+    p->out = out;
     if (p->o.shard_count)
         wl_sweep_shard_line(out, p->o.shard_index, p->o.shard_count, p->fingerprint, p->lo, p->hi,
                             wl_sweep_spec_points(p->s), p->rows, p->o.format);
     if (p->o.format == WL_FMT_TABLE && !p->o.no_constants_line)
         constants_line(p, out);
     wl_results_writer_header(p->w);
+    if (p->o.shard_count)
+        wl_results_writer_hash_rows(p->w);
 }
 
 /* ---- tallies -------------------------------------------------------------------------- */

@@ -219,6 +219,11 @@ uint64_t wl_sweep_hash(uint64_t h, const void *data, size_t n);
 void wl_sweep_shard_line(FILE *out, unsigned index, unsigned count, uint64_t fingerprint,
                          unsigned long long lo, unsigned long long hi, unsigned long long total,
                          unsigned long long rows, wl_results_format format);
+/* A shard's last line, after its rows: their count and the FNV-1a 64 of
+ * their bytes (wl_results_writer_hash_rows), so that merge refuses a row
+ * altered, swapped or dropped inside a shard. Written only when rows is
+ * the shard line's count: a stopped run's FILE.partial has none. */
+void wl_sweep_shard_end(FILE *out, unsigned long long rows, uint64_t hash);
 
 /* Joins shard outputs (given in any order) into out: the result is
  * byte-identical to the unsharded run. Every shard of one sweep must be

@@ -209,6 +209,40 @@ static void test_stale_temporaries(void **state)
     unlink(live);
 }
 
+/* merge refuses a shard whose rows are not the ones written: a value
+ * altered, two rows swapped, a row dropped with the count edited; and one
+ * with no end line (both passed before). */
+static void test_merge_tampered(void **state)
+{
+    (void)state;
+    const char *sw = "sweep --gpu h100-sxm-80gb --model gpt2 --clock 900:1980:60 --quiet";
+    for (int i = 1; i <= 2; i++)
+        assert_int_equal(run("%s --shard %d/2 -o m%d.csv", sw, i, i), 0);
+    assert_int_equal(run("%s -o whole.csv", sw), 0);
+    assert_int_equal(run("merge m1.csv m2.csv -o mm.csv"), 0);
+    assert_int_equal(system("cmp -s mm.csv whole.csv"), 0);
+    /* a value altered (the batch on row 2) */
+    assert_int_equal(system("sed '4s/,gpt2,1,/,gpt2,7,/' m2.csv > t.csv"), 0);
+    assert_int_equal(run("merge m1.csv t.csv -o bad.csv"), 1);
+    assert_non_null(strstr(err_buf, "its rows are not the ones written (their hash differs)"));
+    assert_int_equal(access("bad.csv", F_OK), -1);
+    /* two rows swapped */
+    assert_int_equal(system("awk 'NR==3{a=$0;next} NR==4{print;print a;next} {print}' m2.csv "
+                            "> t.csv"), 0);
+    assert_int_equal(run("merge m1.csv t.csv -o bad.csv"), 1);
+    assert_non_null(strstr(err_buf, "hash differs"));
+    /* no end line */
+    assert_int_equal(system("grep -v wattlas-shard-end m2.csv > t.csv"), 0);
+    assert_int_equal(run("merge m1.csv t.csv -o bad.csv"), 1);
+    assert_non_null(strstr(err_buf, "no shard end line"));
+    /* NDJSON shards carry it too */
+    for (int i = 1; i <= 2; i++)
+        assert_int_equal(run("%s --shard %d/2 --format ndjson -o n%d.ndjson", sw, i, i), 0);
+    assert_int_equal(run("merge n1.ndjson n2.ndjson -o nn.ndjson"), 0);
+    assert_int_equal(system("sed '3s/\"batch\":1/\"batch\":2/' n2.ndjson > t.ndjson"), 0);
+    assert_int_equal(run("merge n1.ndjson t.ndjson -o bad.ndjson"), 1);
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_hostile"))
@@ -221,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_sweep_stops_within_chunk),
         cmocka_unit_test(test_impossible_dims),
         cmocka_unit_test(test_stale_temporaries),
+        cmocka_unit_test(test_merge_tampered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
