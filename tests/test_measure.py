@@ -461,6 +461,7 @@ def board_b_quick_steps(notes):
         trace_name=measure.trace_name, _atomic_write=measure._atomic_write,
         json=__import__("json"), measurements_text=measure.measurements_text,
         _torch_step=None, _run_cases=run_cases, cmd_idle=cmd_idle, cmd_host=cmd_host,
+        _import_torch=lambda: None,  # the replay needs no PyTorch
         _note=lambda a, t: notes.append(t)), src
 
 
@@ -923,6 +924,62 @@ class Serve(unittest.TestCase):
         finally:
             measure._note = old
         self.assertIn("2 rows ->", notes[-1])
+
+
+class HostileOptions(unittest.TestCase):
+    """Outputs and names checked before any measuring, in one line each
+    (issue 64: tracebacks after the work, and names that left the output
+    directory)."""
+
+    def run_measure(self, *argv):
+        env = dict(os.environ, WATTLAS_NVML_LIB="libnvidia-ml-absent.so.1",
+                   PYTHONPATH=os.path.join(ROOT, "python"))
+        r = subprocess.run([sys.executable, "-m", "wattlas.measure", *argv],
+                           capture_output=True, text=True, env=env)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        return r
+
+    def test_outputs_and_names(self):
+        with tempfile.TemporaryDirectory() as d:
+            f = os.path.join(d, "file")
+            open(f, "w").close()
+            r = self.run_measure("idle", "--clocks", "900", "-o", d)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("is a directory", r.stderr)
+            r = self.run_measure("kernels", "--clocks", "900", "-o", f)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("not a directory", r.stderr)
+            r = self.run_measure("idle", "--clocks", "900", "-o", os.path.join(d, "no", "x.csv"))
+            self.assertEqual(r.returncode, 2)
+            for bad in ("../up", "a/b", "a,b", ".hidden"):
+                r = self.run_measure("--gpu", bad, "idle", "--clocks", "900", "-o",
+                                     os.path.join(d, "i.csv"))
+                self.assertEqual(r.returncode, 2, bad)
+                self.assertIn("--gpu", r.stderr)
+        # NVML's name, whatever it holds, is one file name and one CSV cell
+        for name, want in (("NVIDIA ../../etc/x,y", "etc-x-y"), ("NVIDIA H100 80GB HBM3",
+                                                                 "h100-80gb-hbm3"), ("..", "gpu")):
+            self.assertEqual(measure.gpu_id_from_name(name), want)
+
+    def test_quick_needs_torch_first(self):
+        """quick looks for PyTorch before it measures anything (it measured
+        idle power for minutes first)."""
+        from types import SimpleNamespace
+        from wattlas import measure_quick as q
+        calls = []
+
+        def no_torch():
+            raise measure.MeasureError("PyTorch is not installed")
+
+        steps = SimpleNamespace(_import_torch=no_torch, parse_list=measure.parse_list,
+                                cmd_idle=lambda *a: calls.append("idle"))
+        nvml = SimpleNamespace(max_sm_clock_mhz=lambda h: calls.append("nvml") or 1980)
+        with tempfile.TemporaryDirectory() as d:
+            args = measure.build_parser().parse_args(["--quiet", "quick", "-o", d])
+            with self.assertRaises(measure.MeasureError):
+                q.cmd_quick(args, nvml, None, "x", steps)
+        self.assertEqual(calls, [])
 
 
 class NoGpu(unittest.TestCase):

@@ -124,11 +124,51 @@ def parse_list(text, what="value", integer=False):
 
 def gpu_id_from_name(name):
     """NVML's board name as a wattlas GPU name ('NVIDIA H100 80GB HBM3' ->
-    'h100-80gb-hbm3', an alias of h100-sxm-80gb); validate resolves aliases."""
+    'h100-80gb-hbm3', an alias of h100-sxm-80gb); validate resolves aliases.
+    It names output files and CSV cells: anything but letters, digits, '.'
+    and '-' becomes '-' (a '/' or '..' would leave the output directory, a
+    ',' split a CSV cell)."""
     s = name.strip().lower()
     if s.startswith("nvidia"):
         s = s[6:]
-    return "-".join(s.replace("_", " ").split())
+    s = "-".join(s.replace("_", " ").split())
+    s = "".join(c if c.isascii() and (c.isalnum() or c in ".-") else "-" for c in s)
+    while ".." in s:
+        s = s.replace("..", ".")
+    return s.strip(".-") or "gpu"
+
+
+def check_gpu_id(gpu):
+    """--gpu is the gpu column and names the output files: one file name
+    that is one CSV cell."""
+    if gpu is None:
+        return
+    if not gpu or gpu.startswith(".") or ".." in gpu or \
+            any(c in gpu for c in ",/\\\n\r\"") or len(gpu) > 200:
+        raise MeasureError("--gpu: a GPU name without '/', '..', ',' or quotes, got %r" % gpu)
+
+
+def check_out(args):
+    """The output, checked before any measuring (it failed with a traceback
+    after the work): idle writes a file, the rest a directory."""
+    out = getattr(args, "out", None)
+    if not out:
+        return
+    if args.command == "idle":
+        if os.path.isdir(out):
+            raise MeasureError("-o %s: is a directory; idle writes a CSV file" % out)
+        parent = os.path.dirname(os.path.abspath(out))
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+            raise MeasureError("-o %s: its directory %s cannot be written" % (out, parent))
+    else:
+        if os.path.exists(out) and not os.path.isdir(out):
+            raise MeasureError("-o %s: not a directory; %s writes a directory" %
+                               (out, args.command))
+        probe = out
+        while not os.path.exists(probe):
+            probe = os.path.dirname(os.path.abspath(probe))
+        if not os.access(probe, os.W_OK | os.X_OK):
+            raise MeasureError("-o %s: %s cannot be written" % (out, probe))
 
 
 # ---- subcommands -------------------------------------------------------------
@@ -608,6 +648,8 @@ def build_parser():
 
 
 def check_args(args):
+    check_gpu_id(getattr(args, "gpu", None))
+    check_out(args)
     for k in ("warmup_s", "window_s"):
         v = getattr(args, k, None)
         if v is not None and not (math.isfinite(v) and 0 <= v <= 3600):
@@ -684,10 +726,15 @@ def main(argv=None):
         return 0
     except MeasureError as e:
         sys.stderr.write("wattlas.measure: %s\n" % e)
-        return 2 if str(e).startswith("--") else 1
+        return 2 if str(e).startswith("-") else 1
     except KeyboardInterrupt:
         sys.stderr.write("\nwattlas.measure: interrupted; clocks and power limit restored, the points finished are saved\n")
         return 130
+    except OSError as e:
+        # an output that cannot be written (a full disk, /dev/full): one line
+        sys.stderr.write("wattlas.measure: %s%s\n" % (e.strerror or e,
+                                                      ": %s" % e.filename if e.filename else ""))
+        return 1
     finally:
         signal.signal(signal.SIGTERM, old)
         if nvml:

@@ -127,6 +127,8 @@ def run_calibrate(args, preset, gpu, host_ini, note):
 def cmd_quick(args, nvml, h, gpu, steps):
     """steps: the harness's own subcommands and helpers (measure.py), so that
     quick measures exactly as idle, kernels and host do."""
+    # PyTorch first: without it the idle minutes would be measured for nothing
+    steps._import_torch()
     t_start = time.perf_counter()
     clocks = (steps.parse_list(args.clocks, "--clocks", integer=True) if args.clocks
               else quick_clocks(nvml.max_sm_clock_mhz(h)))
