@@ -430,13 +430,7 @@ static int run_at(wl_cluster *c, const double *clocks, wl_cluster_result *res, w
     res->micro_batches = c->m;
     res->critical_stage = crit;
     res->imbalance_pct = busy > 0 ? (busy_max / (busy / p) - 1) * 100 : 0;
-    res->memory_gb = 0;
-    for (int i = 0; i < p; i++) {
-        wl_cluster_memory mm;
-        wl_cluster_stage_memory(c, i, &mm);
-        if (mm.total_gb > res->memory_gb)
-            res->memory_gb = mm.total_gb;
-    }
+    res->memory_gb = wl_cluster_memory_gb(c);
     res->fits = c->gpu.mem_capacity_gb > 0 ? res->memory_gb <= c->gpu.mem_capacity_gb : 1;
     return WL_OK;
 }

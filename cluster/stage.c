@@ -366,3 +366,15 @@ int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *o
                     out->workspace_gb;
     return WL_OK;
 }
+
+double wl_cluster_memory_gb(const wl_cluster *c)
+{
+    double worst = 0;
+    for (int i = 0; i < c->p; i++) {
+        wl_cluster_memory mm;
+        wl_cluster_stage_memory(c, i, &mm);
+        if (mm.total_gb > worst)
+            worst = mm.total_gb;
+    }
+    return worst;
+}

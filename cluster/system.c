@@ -348,9 +348,8 @@ int wl_cluster_catalog_rows(int only, wl_results_writer *w)
                 for (int j = 0; j < 5 && !wl_core_model_is_vision(&m); j++)
                     cells[10 + j].v = v[j];
                 cells[15].s = wl_activation_name(m.activation);
-            } else if (k == WL_PRESET_WORKLOAD &&
-                       wl_preset_name(k, id, wname, sizeof wname, &err) == WL_OK) {
-                cells[2].s = wname; /* serve/ reads the rest */
+            } else if (k == WL_PRESET_WORKLOAD) {
+                cells[2].s = preset_name(k, id, wname, sizeof wname); /* serve/ reads the rest */
             } else {
                 cells[2].s = "(invalid preset)";
             }

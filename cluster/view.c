@@ -94,12 +94,7 @@ static int check_fits(const wl_cluster *cl, const wl_core_gpu *gpu, const wl_cor
                       const wl_cluster_config *cfg, int strict, wl_cluster_view_info *info,
                       wl_error *err)
 {
-    double need = 0;
-    for (int i = 0; i < wl_cluster_stages(cl); i++) {
-        wl_cluster_memory mm;
-        wl_cluster_stage_memory(cl, i, &mm);
-        need = mm.total_gb > need ? mm.total_gb : need;
-    }
+    double need = wl_cluster_memory_gb(cl);
     info->memory_gb = need;
     if (!(gpu->mem_capacity_gb > 0) || need <= gpu->mem_capacity_gb)
         return WL_OK;

@@ -377,6 +377,8 @@ typedef struct {
     int in_flight;              /* chunk forwards held for their backward at the peak */
 } wl_cluster_memory;
 int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *out);
+/* The memory of the fullest stage, GB per GPU (what a run's memory_gb says). */
+double wl_cluster_memory_gb(const wl_cluster *c);
 
 /* A board power limit per pipeline stage (nvidia-smi -pl on that stage's
  * GPUs; n = the stages), for every later wl_cluster_run; NULL restores the

@@ -52,16 +52,14 @@ static wl_dtype trace_dtype(const wl_core_workload *wl)
  * when it says, else against every GPU swept (on which it is then taken
  * as recorded); a quarter above the top clock and half the lowest are
  * the bounds, room for a board's boost bins and a preset's table. */
-static int recorded_clock_fits(const wl_sweep_spec *s, size_t i, const char *rid, wl_error *err)
+static int recorded_clock_fits(const wl_sweep_spec *s, size_t i, const wl_core_gpu *rg,
+                               wl_error *err)
 {
     double f = wl_core_workload_recorded_clock(s->trace_wl[i]);
     if (!(f > 0))
         return WL_OK;
-    wl_core_gpu rg;
-    wl_error e2 = {0};
-    int own = rid[0] && wl_preset_gpu_load(rid, &rg, &e2) == WL_OK;
-    for (size_t k = 0; k < (own ? 1 : s->gpus.n); k++) {
-        const wl_core_gpu *g = own ? &rg : &s->gpu[k];
+    for (size_t k = 0; k < (rg ? 1 : s->gpus.n); k++) {
+        const wl_core_gpu *g = rg ? rg : &s->gpu[k];
         if (f > 1.25 * g->sm_clock_max_mhz || f < 0.5 * g->sm_clock_min_mhz) {
             wl_error_set(err, s->traces.v[i], 0, "sm_clock_mhz",
                          "recorded at %g MHz, which %s (%g-%g MHz) cannot run: give the clock "
@@ -331,12 +329,13 @@ static int finish(wl_sweep_spec *s, wl_error *err)
                 return rc;
             /* the board the profile ran on, when it says: anchored there */
             const char *rid = wl_core_workload_recorded_gpu_id(s->trace_wl[i]);
-            if ((rc = recorded_clock_fits(s, i, rid, err)))
+            wl_core_gpu rg;
+            wl_error e2 = {0};
+            int own = rid[0] && wl_preset_gpu_load(rid, &rg, &e2) == WL_OK;
+            if ((rc = recorded_clock_fits(s, i, own ? &rg : NULL, err)))
                 return rc;
             if (rid[0]) {
-                wl_core_gpu rg;
-                wl_error e2 = {0};
-                if (wl_preset_gpu_load(rid, &rg, &e2) == WL_OK) {
+                if (own) {
                     if ((rc = wl_core_workload_set_recorded_gpu(s->trace_wl[i], &rg)))
                         return rc;
                 } else if (s->o_rgpu.given) {

@@ -250,6 +250,15 @@ static size_t power_steps(const trace *tr, double **out)
     return n;
 }
 
+/* Row r's name: the trace's own ("stage 1: GPUs 2-3"), else its stage. */
+static void row_name(const trace *tr, int r, char *buf, size_t n)
+{
+    if (tr->row_label[r] && tr->row_label[r][0])
+        snprintf(buf, n, "%.60s", tr->row_label[r]);
+    else
+        snprintf(buf, n, "stage %d", r);
+}
+
 static void draw(cairo_t *cr, const trace *tr, const wl_plot_options *o, double W, double H)
 {
     int rows = tr->rows, power = tr->nlv > 0;
@@ -258,9 +267,7 @@ static void draw(cairo_t *cr, const trace *tr, const wl_plot_options *o, double 
     double lw = 0;
     for (int r = 0; r < rows && r < MAX_ROWS; r++) {
         char lab[64];
-        snprintf(lab, sizeof lab, "%.60s", tr->row_label[r] ? tr->row_label[r] : "");
-        if (!lab[0])
-            snprintf(lab, sizeof lab, "stage %d", r);
+        row_name(tr, r, lab, sizeof lab);
         cairo_text_extents_t te;
         cairo_text_extents(cr, lab, &te);
         lw = fmax(lw, te.x_advance);
@@ -289,9 +296,7 @@ static void draw(cairo_t *cr, const trace *tr, const wl_plot_options *o, double 
     int every = rows > 32 ? (rows + 31) / 32 : 1;
     for (int r = 0; r < rows; r += every) {
         char lab[64];
-        snprintf(lab, sizeof lab, "%.60s", tr->row_label[r] ? tr->row_label[r] : "");
-        if (!lab[0])
-            snprintf(lab, sizeof lab, "stage %d", r);
+        row_name(tr, r, lab, sizeof lab);
         style_text(cr, g.x0 - 3, g.y0 + rh * (r + 0.5), lab, 1, 0.5);
     }
     if (power) {

@@ -11,25 +11,10 @@ def _error(key, what, value):
     return Error(f"{key}: expected {what}, got {value!r}")
 
 
-def integer(key, value, lo, hi):
-    """An int (or numpy integer, or a float with no fraction) in [lo, hi];
-    True and False are not numbers here."""
-    what = f"an integer in [{lo}, {hi}]"
-    if isinstance(value, bool) or isinstance(value, (str, bytes, bytearray)):
-        raise _error(key, what, value)
-    try:
-        f = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise _error(key, what, value) from None
-    if not _math.isfinite(f) or f != _math.floor(f) or not lo <= f <= hi:
-        raise _error(key, what, value)
-    return int(f)
-
-
-def real(key, value, lo, hi):
-    """A finite number in [lo, hi]; True, False and text are not."""
-    what = f"a number in [{lo:g}, {hi:g}]"
-    if isinstance(value, bool) or isinstance(value, (str, bytes, bytearray)):
+def _finite(key, what, value, lo, hi):
+    """value as a float in [lo, hi]; True, False, text and non-numbers are
+    not numbers here."""
+    if isinstance(value, (bool, str, bytes, bytearray)):
         raise _error(key, what, value)
     try:
         f = float(value)
@@ -38,6 +23,20 @@ def real(key, value, lo, hi):
     if not _math.isfinite(f) or not lo <= f <= hi:
         raise _error(key, what, value)
     return f
+
+
+def integer(key, value, lo, hi):
+    """An int (or numpy integer, or a float with no fraction) in [lo, hi]."""
+    what = f"an integer in [{lo}, {hi}]"
+    f = _finite(key, what, value, lo, hi)
+    if f != _math.floor(f):
+        raise _error(key, what, value)
+    return int(f)
+
+
+def real(key, value, lo, hi):
+    """A finite number in [lo, hi]."""
+    return _finite(key, f"a number in [{lo:g}, {hi:g}]", value, lo, hi)
 
 
 # the command line's limit on a list or range (WL_LIST_MAX)
