@@ -460,7 +460,10 @@ def board_b_quick_steps(notes):
         parse_list=measure.parse_list, kernel_specs=measure.kernel_specs,
         trace_name=measure.trace_name, _atomic_write=measure._atomic_write,
         json=__import__("json"), measurements_text=measure.measurements_text,
-        _torch_step=None, _run_cases=run_cases, cmd_idle=cmd_idle, cmd_host=cmd_host,
+        _torch_step=None, cmd_idle=cmd_idle, cmd_host=cmd_host,
+        earlier_idle=measure.earlier_idle, earlier_rows=measure.earlier_rows,
+        _kept_note=measure._kept_note,
+        measure_into=lambda *a, **k: measure.measure_into(*a, run_cases=run_cases, **k),
         _import_torch=lambda: None,  # the replay needs no PyTorch
         _note=lambda a, t: notes.append(t)), src
 
@@ -714,6 +717,152 @@ class SecondRun(unittest.TestCase):
                     self.assertEqual(f.read(), "gpu,model,time_ms\ng,gpt2,1\n")
             finally:
                 measure._run_cases = old
+
+
+    def test_quick_and_idle_keep_and_check(self):
+        """quick and idle add to the files they write as kernels does (quick
+        wrote its kernel rows and idle table over a 176-row file in another
+        schema, leaving one row, without a word): an idle clock or kernel
+        point measured again is replaced, every other is kept, and a file in
+        another schema stops the run before idle power is measured. The
+        summary of profiles and a serving file keep theirs by the same
+        rule."""
+        from types import SimpleNamespace
+        from wattlas import measure_quick as q
+        from wattlas import measure_serve as ms
+
+        class Window:  # a sampler and a lock that measure nothing, at once
+            updates = ()
+
+            def __init__(self, *a, **k):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *e):
+                return False
+
+            def start(self):
+                pass
+
+            def stop(self):
+                pass
+
+        watts = iter([70.0, 71.0, 80.0, 81.0] + [90.0] * 10)
+        patched = {"Locked": Window, "Sampler": Window,
+                   "power_from_updates": lambda u, t0, t1: (next(watts), None)}
+        old = {k: getattr(measure, k) for k in patched}
+        calls = []
+        with tempfile.TemporaryDirectory() as d:
+            idle = os.path.join(d, "gpu-tables", "g-idle.csv")
+            meas = os.path.join(d, "measurements", "g-kernels.csv")
+
+            def idle_run(clocks):
+                measure.cmd_idle(SimpleNamespace(clocks=clocks, out=idle, warmup_s=0, window_s=0,
+                                                 quiet=True), None, None, "g")
+                with open(idle) as f:
+                    return f.read()
+
+            def run_cases(kargs, nvml, h, gpu, cases, make_step, save):
+                calls.append("kernels")
+                rows = [{"gpu": gpu, "model": "mm_4096", "batch": 1, "dtype": "bf16",
+                         "mode": "prefill", "attention": "eager", "sm_clock_mhz": c,
+                         "measured_clock_mhz": float(c), "time_ms": 1.0, "energy_j": 0.3,
+                         "power_w": 300.0, "temp_c": 40}
+                        for c in measure.parse_list(kargs.clocks, integer=True)]
+                save(rows[:1])
+                return rows
+
+            def cmd_idle(a, nvml, h, gpu):
+                calls.append("idle")
+                measure.cmd_idle(a, nvml, h, gpu)
+
+            notes = []
+            steps = SimpleNamespace(
+                parse_list=measure.parse_list, kernel_specs=measure.kernel_specs,
+                trace_name=measure.trace_name, _atomic_write=measure._atomic_write,
+                json=__import__("json"), _torch_step=None, cmd_idle=cmd_idle,
+                earlier_idle=measure.earlier_idle, earlier_rows=measure.earlier_rows,
+                _kept_note=measure._kept_note, _import_torch=lambda: None,
+                _note=lambda a, t: notes.append(t),
+                measure_into=lambda *a, **k: measure.measure_into(*a, run_cases=run_cases, **k))
+            nvml = SimpleNamespace(max_sm_clock_mhz=lambda h: 1980,
+                                   enforced_power_limit_w=lambda h: 700.0)
+
+            def quick(clocks):
+                args = measure.build_parser().parse_args(
+                    ["--quiet", "quick", "-o", d, "--clocks", clocks, "--no-host"])
+                return q.cmd_quick(args, nvml, None, "g", steps)
+
+            for k, v in patched.items():
+                setattr(measure, k, v)
+            old_calibrate = q.run_calibrate
+            q.run_calibrate = lambda *a: None  # the files are what is tested here
+            try:
+                self.assertEqual(idle_run("990,1410"), "sm_clock_mhz,voltage_mv,idle_power_w\n"
+                                 "990,,70.00\n1410,,71.00\n")
+                # 1410 again and 510 new: 990 kept, the rows in clock order
+                self.assertEqual(idle_run("1410,510"), "sm_clock_mhz,voltage_mv,idle_power_w\n"
+                                 "510,,81.00\n990,,70.00\n1410,,80.00\n")
+                # kernel rows of an earlier run at 1410 stay beside quick's
+                quick("1410")
+                quick("990,1980")
+                with open(meas) as f:
+                    lines = f.read().splitlines()
+                got = [dict(zip(lines[0].split(","), x.split(","))) for x in lines[1:]]
+                self.assertEqual([(r["sm_clock_mhz"], r["power_limit_w"]) for r in got],
+                                 [("1410", "700"), ("990", "700"), ("1980", "700")])
+                self.assertTrue(any("beside 1 kept" in n for n in notes), notes)
+                with open(idle) as f:
+                    self.assertEqual([x.split(",")[0] for x in f.read().splitlines()[1:]],
+                                     ["510", "990", "1410", "1980"])
+                # another schema in either file: refused before idle is measured
+                other = "model,seq,time_ms\n" + "".join("m%d,%d,1\n" % (i, i) for i in range(176))
+                for path, want in ((meas, "not a measurement file"), (idle, "not an idle table")):
+                    with open(path) as f:
+                        before = f.read()
+                    with open(path, "w") as f:
+                        f.write(other)
+                    del calls[:]
+                    with self.assertRaises(measure.MeasureError) as e:
+                        quick("990")
+                    self.assertIn(want, str(e.exception))
+                    self.assertIn(path, str(e.exception))
+                    self.assertEqual(calls, [])
+                    with open(path) as f:
+                        self.assertEqual(f.read(), other)
+                    with open(path, "w") as f:
+                        f.write(before)
+                with open(idle, "a") as f:
+                    f.write("x,1,2\n")
+                with self.assertRaises(measure.MeasureError) as e:
+                    idle_run("990")
+                self.assertIn("g-idle.csv:6: not an idle row", str(e.exception))
+            finally:
+                q.run_calibrate = old_calibrate
+                for k, v in old.items():
+                    setattr(measure, k, v)
+
+            # the profile summary and serving rows: their own points
+            summ = os.path.join(d, "summary.csv")
+
+            def srow(name, clock, wall):
+                return dict({c: 0 for c in measure.SUMMARY_COLUMNS}, workload=name,
+                            sm_clock_mhz=clock, wall_ms_per_step=wall)
+
+            measure.save_measurements(summ, [], [srow("a", 990, 1.0), srow("a", 1980, 2.0)],
+                                      measure.SUMMARY_COLUMNS, measure.SUMMARY_POINT)
+            kept = measure.save_measurements(
+                summ, measure.earlier_rows(summ, measure.SUMMARY_COLUMNS), [srow("a", 1980, 3.0)],
+                measure.SUMMARY_COLUMNS, measure.SUMMARY_POINT)
+            self.assertEqual(kept, 1)
+            with open(summ) as f:
+                self.assertEqual([x.split(",")[:3] for x in f.read().splitlines()[1:]],
+                                 [["a", "990", "1"], ["a", "1980", "3"]])
+            with self.assertRaises(measure.MeasureError):
+                measure.earlier_rows(summ, ms.SERVE_COLUMNS)
+            self.assertEqual(ms.SERVE_POINT[-2:], ["sm_clock_mhz", "power_limit_w"])
 
 
 class Profiles(unittest.TestCase):

@@ -65,8 +65,9 @@ import time
 # wattlas.measure reach through it
 from .measure_files import (  # noqa: F401
     MEAS_COLUMNS, MeasureError, _atomic_write, measurements_text, idle_text,
-    earlier_rows, save_measurements,
-    host_text, trace_summary, workload_name, write_profile, summary_text)
+    earlier_rows, save_measurements, earlier_idle, save_idle,
+    host_text, trace_summary, workload_name, write_profile, summary_text,
+    SUMMARY_COLUMNS, SUMMARY_POINT)
 from .measure_nvml import (  # noqa: F401
     power_from_updates, spread_pct, Nvml, Sampler, Locked, measure_window, repeated)
 from .measure_cases import (  # noqa: F401
@@ -214,6 +215,9 @@ def _points(args):
 def cmd_idle(args, nvml, h, gpu):
     rows = []
     clocks = parse_list(args.clocks, "--clocks", integer=True)
+    # the clocks an earlier run measured stay beside this run's; a file in
+    # another schema stops the run here, before a minute is spent
+    earlier = earlier_idle(args.out)
     for i, c in enumerate(clocks):
         _progress(args, "idle %d/%d: %d MHz" % (i + 1, len(clocks), c))
         with Locked(nvml, h, clock_mhz=c):
@@ -226,8 +230,10 @@ def cmd_idle(args, nvml, h, gpu):
             s.stop()
             p, _ = power_from_updates(s.updates, t0, t1)
         rows.append({"sm_clock_mhz": c, "voltage_mv": None, "idle_power_w": p})
-    _atomic_write(args.out, idle_text(rows))
-    _note(args, "%d clocks -> %s" % (len(rows), args.out))
+        kept = save_idle(args.out, earlier, rows)  # each clock, as the cases save each point
+    _note(args, "%d clocks -> %s%s" % (len(rows), args.out,
+                                       " (beside %d clocks kept from an earlier run)" % kept
+                                       if clocks and kept else ""))
 
 
 def _row(gpu, case, clock, limit, m, gen=None, top_clock=None):
@@ -315,6 +321,23 @@ def _free_gpu(torch):
     torch.cuda.empty_cache()
 
 
+def measure_into(args, nvml, h, gpu, cases, make_step, out, earlier, each=None,
+                 run_cases=None):
+    """Measures cases into the measurement file out: earlier's rows
+    (earlier_rows, read before anything was measured) that this run does not
+    re-measure stay, and the file is saved after every point. each(rows), if
+    given, completes the rows before they are saved. kernels, models and
+    quick all write through here. Returns the rows and how many earlier
+    lines were kept. run_cases stands in for _run_cases (a replay)."""
+    def save(rows):
+        if each:
+            each(rows)
+        return save_measurements(out, earlier, rows)
+    rows = (run_cases or _run_cases)(args, nvml, h, gpu, cases, make_step, save)
+    # the header alone when nothing fit and nothing was there
+    return rows, save(rows)
+
+
 def cmd_kernels(args, nvml, h, gpu):
     dtypes = [d.strip() for d in args.dtypes.split(",")]
     bad = [d for d in dtypes if d not in ("bf16", "fp16", "fp32", "tf32")]
@@ -327,10 +350,8 @@ def cmd_kernels(args, nvml, h, gpu):
     earlier = earlier_rows(out)
     for s in specs:  # first, so that rows saved along the way have their traces
         _atomic_write(os.path.join(args.out, "traces", trace_name(s)), json.dumps([s["entry"]]) + "\n")
-    rows = _run_cases(args, nvml, h, gpu, cases,
-                      lambda torch, c, dev: _torch_step(torch, c["spec"], dev),
-                      lambda r: save_measurements(out, earlier, r))
-    kept = save_measurements(out, earlier, rows)
+    rows, kept = measure_into(args, nvml, h, gpu, cases,
+                              lambda torch, c, dev: _torch_step(torch, c["spec"], dev), out, earlier)
     _note(args, "%d rows -> %s%s, traces in %s" % (len(rows), out, _kept_note(kept),
                                                    os.path.join(args.out, "traces")))
 
@@ -352,11 +373,9 @@ def cmd_models(args, nvml, h, gpu):
             c["gen_tokens"] = args.gen_tokens
     out = os.path.join(args.out, "measurements", "%s-models.csv" % gpu)
     earlier = earlier_rows(out)
-    rows = _run_cases(args, nvml, h, gpu, cases,
-                      lambda torch, c, dev: _model_step(torch, c, dev, args.attention, args.gen_tokens),
-                      lambda r: save_measurements(out, earlier, r))
-    # the header alone when nothing fit and nothing was there
-    kept = save_measurements(out, earlier, rows)
+    rows, kept = measure_into(args, nvml, h, gpu, cases,
+                              lambda torch, c, dev: _model_step(torch, c, dev, args.attention,
+                                                                args.gen_tokens), out, earlier)
     _note(args, "%d rows -> %s%s" % (len(rows), out, _kept_note(kept)))
 
 
@@ -399,6 +418,8 @@ def cmd_host(args, nvml, h, gpu):
     torch = _import_torch()
     dev = torch.device("cuda", args.device)
     clocks = parse_list(args.clocks, "--clocks", integer=True) if args.clocks else [None]
+    meas = os.path.join(args.out, "measurements", "%s-host.csv" % gpu)
+    earlier = earlier_rows(meas)  # kept beside this run's rows, as kernels keeps them
     case = {"model": args.model, "mode": "prefill", "batch": args.batch, "seq": args.seq,
             "dtype": "bf16", "attention": "eager"}
     if args.model not in MODEL_CONFIGS:
@@ -444,8 +465,7 @@ def cmd_host(args, nvml, h, gpu):
                        "repeats": args.repeats, "stack": stack if sq else ""},
                       **({"optimizer": "adamw", "master_dtype": "none"} if mode == "train" else {}))
                  for m, b, sq, mode, us in timed]
-    meas = os.path.join(args.out, "measurements", "%s-host.csv" % gpu)
-    _atomic_write(meas, measurements_text(rows))
+    save_measurements(meas, earlier, rows)
     for s in specs:
         _atomic_write(os.path.join(args.out, "traces", trace_name(s)), json.dumps([s["entry"]]) + "\n")
     op_us = statistics.median(u for u, _ in ops)
@@ -501,6 +521,9 @@ def cmd_profile(args, nvml, h, gpu):
     outdir = os.path.join(args.out, "profiles")
     os.makedirs(outdir, exist_ok=True)
     summary = os.path.join(outdir, "summary.csv")
+    # an earlier run's profiles stay in the directory, so their rows stay in
+    # the summary (one of the same workload and clock is replaced)
+    earlier = earlier_rows(summary, SUMMARY_COLUMNS)
     rows, done, total = [], 0, len(cases) * len(clocks)
     for case in cases:
         case["attention_name"] = args.attention
@@ -544,10 +567,10 @@ def cmd_profile(args, nvml, h, gpu):
             r = {"workload": name, "sm_clock_mhz": clock, "wall_ms_per_step": wall_ms}
             r.update(trace_summary(trace))
             rows.append(r)
-            _atomic_write(summary, summary_text(rows))
+            save_measurements(summary, earlier, rows, SUMMARY_COLUMNS, SUMMARY_POINT)
         del step
         torch.cuda.empty_cache()
-    _atomic_write(summary, summary_text(rows))
+    save_measurements(summary, earlier, rows, SUMMARY_COLUMNS, SUMMARY_POINT)
     _note(args, "%d profiles -> %s (summary.csv beside them); 'wattlas predict --gpu ID --trace "
           "FILE --clock LIST' predicts each at any clock" % (len(rows), outdir))
 

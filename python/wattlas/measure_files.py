@@ -96,48 +96,92 @@ POINT_COLUMNS = ["gpu", "model", "batch", "seq", "dtype", "mode", "attention", "
                  "power_limit_w", "gen_tokens", "optimizer", "master_dtype", "launch", "stack"]
 
 
-def earlier_rows(path):
+def earlier_rows(path, cols=None):
     """The data lines already in a measurement file this harness wrote (none
     if there is no file), to keep beside the rows a new run adds: a second
     run into the same directory (other clocks, power limits or models) must
-    not drop the first one's rows. A file that is not in this schema stops the
-    run before anything is measured."""
+    not drop the first one's rows. A file that is not in this schema (cols,
+    as measurements_text takes them) stops the run before anything is
+    measured."""
+    cols = cols or MEAS_COLUMNS + EXTRA_COLUMNS
     if not os.path.isfile(path):
         return []
     with open(path, encoding="utf-8", newline="") as f:
         lines = f.read().splitlines()
-    header = ",".join(MEAS_COLUMNS + EXTRA_COLUMNS)
-    if not lines or lines[0] != header:
+    if not lines or lines[0] != ",".join(cols):
         raise MeasureError("%s: not a measurement file of this harness (its header differs): "
                            "give another -o, or move it" % path)
-    ncol = len(MEAS_COLUMNS) + len(EXTRA_COLUMNS)
     for i, line in enumerate(lines[1:], 2):
-        if line.count(",") != ncol - 1:
+        if line and line.count(",") != len(cols) - 1:
             raise MeasureError("%s:%d: %d fields, expected %d: give another -o, or mend it"
-                               % (path, i, line.count(",") + 1, ncol))
+                               % (path, i, line.count(",") + 1, len(cols)))
     return [line for line in lines[1:] if line]
 
 
-def _point_of_line(line):
-    cells = dict(zip(MEAS_COLUMNS + EXTRA_COLUMNS, line.split(",")))
-    return tuple(cells[c] for c in POINT_COLUMNS)
-
-
-def save_measurements(path, earlier, rows):
+def save_measurements(path, earlier, rows, cols=None, point=None):
     """Writes earlier's lines (earlier_rows) that no new row re-measures,
-    then rows, atomically; returns how many earlier lines it kept."""
-    lines = measurements_text(rows).splitlines()
-    redone = {_point_of_line(line) for line in lines[1:]}
-    kept = [line for line in earlier if _point_of_line(line) not in redone]
+    then rows, atomically; returns how many earlier lines it kept. A row's
+    point is its values in the columns point (POINT_COLUMNS by default)."""
+    cols = cols or MEAS_COLUMNS + EXTRA_COLUMNS
+    where = [cols.index(c) for c in (point or POINT_COLUMNS)]
+
+    def point_of(line):
+        cells = line.split(",")
+        return tuple(cells[i] for i in where)
+
+    lines = measurements_text(rows, cols).splitlines()
+    redone = {point_of(line) for line in lines[1:]}
+    kept = [line for line in earlier if point_of(line) not in redone]
     _atomic_write(path, "\n".join(lines[:1] + kept + lines[1:]) + "\n")
     return len(kept)
 
 
+IDLE_HEADER = "sm_clock_mhz,voltage_mv,idle_power_w"
+
+
 def idle_text(rows):
-    lines = ["sm_clock_mhz,voltage_mv,idle_power_w"]
+    lines = [IDLE_HEADER]
     for r in rows:
         lines.append("%d,%s,%.2f" % (r["sm_clock_mhz"], _num(r.get("voltage_mv")), r["idle_power_w"]))
     return "\n".join(lines) + "\n"
+
+
+def earlier_idle(path):
+    """An idle table's lines by clock (none if there is no file), to keep
+    the clocks a new run does not measure: quick at four clocks must not
+    drop an idle run's 81. A file that is not an idle table stops the run
+    before anything is measured, as earlier_rows does for measurements."""
+    if not os.path.isfile(path):
+        return {}
+    with open(path, encoding="utf-8", newline="") as f:
+        lines = f.read().splitlines()
+    if not lines or lines[0] != IDLE_HEADER:
+        raise MeasureError("%s: not an idle table (its header is not '%s'): give another -o, "
+                           "or move it" % (path, IDLE_HEADER))
+    out = {}
+    for i, line in enumerate(lines[1:], 2):
+        if not line:
+            continue
+        cells = line.split(",")
+        try:
+            clock = int(cells[0])
+        except ValueError:
+            clock = None
+        if len(cells) != 3 or clock is None:
+            raise MeasureError("%s:%d: not an idle row (sm_clock_mhz,voltage_mv,idle_power_w): "
+                               "give another -o, or mend it" % (path, i))
+        out[clock] = line
+    return out
+
+
+def save_idle(path, earlier, rows):
+    """Writes rows with earlier's clocks (earlier_idle) that rows do not
+    re-measure, in clock order, atomically; returns how many it kept."""
+    new = dict(zip((r["sm_clock_mhz"] for r in rows), idle_text(rows).splitlines()[1:]))
+    kept = {c: line for c, line in earlier.items() if c not in new}
+    merged = {**kept, **new}
+    _atomic_write(path, "\n".join([IDLE_HEADER] + [merged[c] for c in sorted(merged)]) + "\n")
+    return len(kept)
 
 
 def host_text(host_id, name, launch_us, stderr_us, source, op_launch_us=None,
@@ -170,6 +214,8 @@ def host_text(host_id, name, launch_us, stderr_us, source, op_launch_us=None,
 SUMMARY_COLUMNS = ["workload", "sm_clock_mhz", "wall_ms_per_step", "device_events",
                    "gpu_busy_ms", "kernel_launches", "kernel_busy_ms", "memcpy", "memcpy_ms",
                    "memset", "memset_ms"]
+# a profile's row in the summary: a later run's replaces it, beside the rest
+SUMMARY_POINT = ["workload", "sm_clock_mhz"]
 
 
 def trace_summary(trace):
@@ -213,8 +259,4 @@ def write_profile(path, trace, clock_mhz, wall_ms, stack, power_limit_w=None, gp
 
 
 def summary_text(rows):
-    lines = [",".join(SUMMARY_COLUMNS)]
-    for r in rows:
-        lines.append(",".join(r[c] if isinstance(r[c], str) else _num(r[c], 4)
-                              for c in SUMMARY_COLUMNS))
-    return "\n".join(lines) + "\n"
+    return measurements_text(rows, SUMMARY_COLUMNS)

@@ -138,6 +138,13 @@ def cmd_quick(args, nvml, h, gpu, steps):
         args.board = os.path.join(args.out, "board.ini")
     clock_text = ",".join(str(c) for c in clocks)
     os.makedirs(args.out, exist_ok=True)
+    # the files quick adds to, checked before a minute is measured: rows and
+    # clocks of an earlier run stay beside this run's, as kernels and idle
+    # keep them, and a file in another schema stops the run here
+    idle_csv = os.path.join(args.out, "gpu-tables", "%s-idle.csv" % gpu)
+    meas = os.path.join(args.out, "measurements", "%s-kernels.csv" % gpu)
+    steps.earlier_idle(idle_csv)
+    earlier = steps.earlier_rows(meas)
 
     def eta():
         el = time.perf_counter() - t_start
@@ -145,7 +152,6 @@ def cmd_quick(args, nvml, h, gpu, steps):
 
     common = dict(device=args.device, quiet=args.quiet, eta=eta, warmup_s=args.warmup_s,
                   window_s=args.window_s, repeats=1)
-    idle_csv = os.path.join(args.out, "gpu-tables", "%s-idle.csv" % gpu)
     steps.cmd_idle(SimpleNamespace(clocks=clock_text, out=idle_csv,
                                    **dict(common, warmup_s=max(args.warmup_s, 0.5))), nvml, h, gpu)
 
@@ -157,20 +163,18 @@ def cmd_quick(args, nvml, h, gpu, steps):
     specs = quick_specs(steps.kernel_specs)
     cases = [{"model": s["name"], "mode": "prefill", "batch": 1, "seq": None,
               "dtype": s["dtype"], "spec": s} for s in specs]
-    meas = os.path.join(args.out, "measurements", "%s-kernels.csv" % gpu)
     for s in specs:
         steps._atomic_write(os.path.join(args.out, "traces", steps.trace_name(s)),
                             steps.json.dumps([s["entry"]]) + "\n")
 
-    def save(rows):
+    def with_limit(rows):
         for r in rows:
             r["power_limit_w"] = limit
-        steps._atomic_write(meas, steps.measurements_text(rows))
 
     kargs = SimpleNamespace(clocks=clock_text, power_limits=None, **common)
-    rows = steps._run_cases(kargs, nvml, h, gpu, cases,
-                            lambda tm, c, dev: steps._torch_step(tm, c["spec"], dev), save)
-    save(rows)
+    rows, kept = steps.measure_into(kargs, nvml, h, gpu, cases,
+                                    lambda tm, c, dev: steps._torch_step(tm, c["spec"], dev),
+                                    meas, earlier, with_limit)
     top = [r for r in rows if r["model"] == QUICK_KERNELS[0][0] and r["sm_clock_mhz"] == max(clocks)]
     if top:
         r = top[0]
@@ -192,9 +196,12 @@ def cmd_quick(args, nvml, h, gpu, steps):
 
     board = run_calibrate(args, preset, gpu, host_ini, lambda t: steps._note(args, t))
     took = time.perf_counter() - t_start
+    done = ("%d kernel rows at %s MHz%s, idle at %d clocks -> %s"
+            % (len(rows), clock_text, steps._kept_note(kept), len(clocks),
+               board or os.path.dirname(meas)))
     if board:
-        steps._note(args, "%d kernel rows at %s MHz, idle at %d clocks -> %s in %.0f s; "
-                    "'wattlas predict --gpu %s%s ...' predicts this board"
-                    % (len(rows), clock_text, len(clocks), board, took, board,
-                       " --host %s" % host_ini if host_ini else ""))
+        steps._note(args, "%s in %.0f s; 'wattlas predict --gpu %s%s ...' predicts this board"
+                    % (done, took, board, " --host %s" % host_ini if host_ini else ""))
+    else:
+        steps._note(args, "%s in %.0f s" % (done, took))
     return board

@@ -37,7 +37,7 @@ import os
 import statistics
 import time
 
-from .measure_files import MeasureError, _atomic_write, measurements_text
+from .measure_files import MeasureError, earlier_rows, save_measurements
 from .measure_nvml import Sampler, Locked, power_from_updates
 
 SERVE_COLUMNS = [
@@ -47,6 +47,8 @@ SERVE_COLUMNS = [
     "throttle_reasons", "avg_batch", "median_itl_ms", "p90_itl_ms", "p99_itl_ms",
     "median_ttft_ms", "p90_ttft_ms", "output_tokens_per_s", "power_w", "energy_per_token_j",
     "energy_per_request_j", "time_s", "energy_j", "steady_s"]
+# the columns that say which configuration a row measured (up to the limit)
+SERVE_POINT = SERVE_COLUMNS[:SERVE_COLUMNS.index("power_limit_w") + 1]
 
 # vLLM's CUDA-graph capture sizes: 1, 2, 4, then multiples of 8
 # (wl_serve_capture_size)
@@ -447,9 +449,13 @@ def cmd_serve(args, nvml, h, gpu, m, make_engine=None):
     seqs_list = m.parse_list(args.max_num_seqs, "--max-num-seqs", integer=True)
     points = m._points(args)
     top = nvml.max_sm_clock_mhz(h) if any(c is None for c, _ in points) else None
+    rows, kept, out = [], 0, os.path.join(args.out, "measurements", "%s-serve.csv" % gpu)
+    # an earlier run's rows stay beside this run's (a row of the same
+    # configuration is replaced); a file in another schema stops the run
+    # here, before a model is loaded
+    earlier = earlier_rows(out, SERVE_COLUMNS)
     if make_engine is None:
         make_engine = _engines(args, prompts, outputs, sampling, m)
-    rows, out = [], os.path.join(args.out, "measurements", "%s-serve.csv" % gpu)
     for seqs in seqs_list:
         eng = make_engine(seqs)
         for clock, limit in points:
@@ -479,8 +485,8 @@ def cmd_serve(args, nvml, h, gpu, m, make_engine=None):
                    "throttle_reasons": s.reasons}
             row.update(met)
             rows.append(row)
-            _atomic_write(out, measurements_text(rows, SERVE_COLUMNS))
-    m._note(args, "%d rows -> %s" % (len(rows), out))
+            kept = save_measurements(out, earlier, rows, SERVE_COLUMNS, SERVE_POINT)
+    m._note(args, "%d rows -> %s%s" % (len(rows), out, m._kept_note(kept)))
     return rows
 
 
