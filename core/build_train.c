@@ -124,7 +124,7 @@ static void param_grad(bld *B, double numel)
 static void replay(bld *B, size_t a, size_t b)
 {
     for (size_t i = a; i < b && !B->rc; i++) {
-        wl_kernel k = B->wl->k[i];
+        wl_kernel k = *wl_core_workload_kernel(B->wl, i);
         wl_core_bld_add(B, &k);
     }
 }

@@ -6,14 +6,15 @@
 
 struct wl_core_workload {
     char name[128];
-    wl_kernel *k;        /* launch sequence */
-    size_t *uidx;        /* launch -> index into uniq */
+    wl_kernel *k;        /* the distinct kernels, in the order of their first
+                            launch: each stored once (a profile of 10^7
+                            launches held 10^7 copies, 1.4 GB) */
+    size_t *uidx;        /* launch -> its distinct kernel in k */
     long long *rep;      /* launch -> launches it stands for, negative on a
                             stretch's first launch (NULL: all 1; see
                             wl_core_workload_add_n) */
     int stretch_next;    /* the next launch begins a stretch */
     size_t n, cap, repcap;
-    size_t *uniq;        /* index of first launch of each distinct kernel */
     long long *ucount;   /* launches per distinct kernel */
     size_t nu, ucap;
     size_t *hslot;       /* index of distinct kernels (see workload.c) */
@@ -27,11 +28,19 @@ struct wl_core_workload {
     char warning[400];   /* what makes its prediction doubtful ("" none) */
 };
 
-/* wl_core_read_file for a file that may be gzipped (at most
- * WL_MAX_FILE_BYTES uncompressed). */
-int wl_core_read_file_z(const char *path, char **out, size_t *len, wl_error *err);
-/* Whether a trace's text is a JSON object (a profiler trace), not a list. */
-int wl_core_text_is_profile(const char *text, size_t len);
+/* zin.c: a file that may be gzipped, read once in pieces (a pipe or FIFO
+ * too). open fails on a directory; read gives up to n bytes: the count, 0
+ * at the end, -1 an error (in err: a corrupt or cut-short gzip stream,
+ * bytes after it, more than limit bytes out). close accepts NULL. */
+typedef struct wl_core_zin wl_core_zin;
+int wl_core_zin_open(const char *path, unsigned long long limit, wl_core_zin **out, wl_error *err);
+long wl_core_zin_read(wl_core_zin *z, char *buf, size_t n, wl_error *err);
+void wl_core_zin_close(wl_core_zin *z);
+/* wl_core_profile_parse from a stream whose first headlen bytes (head)
+ * were read already (core/trace.c reads them to tell a profile). */
+int wl_core_profile_parse_z(wl_core_zin *in, const char *head, size_t headlen,
+                            const char *source, const wl_core_recorded *rec,
+                            wl_core_workload **out, wl_error *err);
 
 /* Gives one kernel the ATen path the stack runs it on (hf5: a plain
  * half-precision upcast becomes the dynamic-casting copy, strided 4);

@@ -35,7 +35,7 @@ static void anchor_at(wl_core_evaluator *ev, double f_req, const double *kx)
 {
     const wl_core_workload *wl = ev->wl;
     for (size_t u = 0; u < ev->nu; u++) {
-        const wl_kernel *k = &wl->k[wl->uniq[u]];
+        const wl_kernel *k = &wl->k[u];
         wl_kprep *p = &ev->prep[u];
         if (!anchored(k))
             continue;
@@ -92,7 +92,7 @@ static void anchor_all(wl_core_evaluator *ev)
     const wl_core_workload *wl = ev->wl;
     double f_req = 0;
     for (size_t u = 0; u < ev->nu; u++) {
-        const wl_kernel *k = &wl->k[wl->uniq[u]];
+        const wl_kernel *k = &wl->k[u];
         if (anchored(k)) {
             f_req = k->measured_mhz;
             break;
@@ -109,7 +109,7 @@ static void anchor_all(wl_core_evaluator *ev)
         double diff = 0;
         for (size_t u = 0; u < ev->nu; u++) {
             double d = fabs(kn[u] - kx[u]);
-            if (anchored(&wl->k[wl->uniq[u]]) && d > diff)
+            if (anchored(&wl->k[u]) && d > diff)
                 diff = d;
         }
         if (diff < 0.05)
@@ -143,7 +143,7 @@ static int prepare_all(wl_core_evaluator *ev, int own_board)
 {
     const wl_core_workload *wl = ev->wl;
     for (size_t u = 0; u < ev->nu; u++) {
-        const wl_kernel *k = &wl->k[wl->uniq[u]];
+        const wl_kernel *k = &wl->k[u];
         wl_kprep *p = &ev->prep[u];
         memset(p, 0, sizeof *p);
         ev->lat->prepare(&ev->gpu, k, p);
@@ -182,7 +182,7 @@ static int create(const wl_core_gpu *gpu, const wl_core_workload *wl,
     set_tiny(ev);
     ev->training = wl_core_workload_training(wl);
     for (size_t i = wl->n; i-- > 0;)
-        if (wl->k[i].kind == WL_K_GAP && wl->k[i].sync) {
+        if (wl->k[wl->uidx[i]].kind == WL_K_GAP && wl->k[wl->uidx[i]].sync) {
             ev->after_sync = i + 1;
             break;
         }

@@ -26,8 +26,8 @@
  * done. At another clock the kernels' times change and the host's do not,
  * so a launch-bound profile stays host-paced.
  *
- * The events are read one at a time from the text: a 65 MB decode trace
- * (300,000 events) is never held as one parsed tree. */
+ * The events are read one at a time, from a stream: a 65 MB decode trace
+ * (300,000 events) is never held as one parsed tree, nor as one text. */
 #include "profile_internal.h"
 #include "json.h"
 
@@ -37,117 +37,78 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
-
-/* ---- reading a file that may be gzipped -------------------------------- */
-
-/* A gzip stream in memory, inflated: every member (gzip allows several back
- * to back), each to its end and its CRC; bytes after the last member that
- * begin no other are an error, as is a stream cut short. */
-static int inflate_mem(const char *path, const unsigned char *in, size_t inlen, char **out,
-                       size_t *len, wl_error *err)
-{
-    size_t cap = 1 << 20, n = 0;
-    char *buf = malloc(cap);
-    if (!buf) {
-        wl_error_set(err, path, 0, "", "out of memory");
-        return WL_ENOMEM;
-    }
-    z_stream z = {0};
-    int rc = inflateInit2(&z, 15 + 16) == Z_OK ? WL_OK : WL_ENOMEM; /* gzip only */
-    size_t at = 0;
-    while (!rc) {
-        size_t left = inlen - at;
-        z.next_in = (unsigned char *)(in + at);
-        z.avail_in = left > (1u << 30) ? (1u << 30) : (unsigned)left;
-        if (n + 1 >= cap) {
-            /* a gzip bomb, or an input no profile reaches */
-            if (cap >= WL_MAX_FILE_BYTES) {
-                wl_error_set(err, path, 0, "", "larger than %d MiB uncompressed",
-                             WL_MAX_FILE_BYTES >> 20);
-                rc = WL_EIO;
-                break;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                wl_error_set(err, path, 0, "", "out of memory");
-                rc = WL_ENOMEM;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t room = cap - n - 1;
-        z.next_out = (unsigned char *)buf + n;
-        z.avail_out = room > (1u << 30) ? (1u << 30) : (unsigned)room;
-        unsigned before_in = z.avail_in, before_out = z.avail_out;
-        int r = inflate(&z, Z_NO_FLUSH);
-        at += before_in - z.avail_in;
-        n += before_out - z.avail_out;
-        if (r == Z_STREAM_END) {
-            if (at == inlen)
-                break;
-            /* another member follows, or bytes that are none */
-            if (inlen - at >= 2 && in[at] == 0x1f && in[at + 1] == 0x8b) {
-                inflateReset(&z);
-                continue;
-            }
-            wl_error_set(err, path, 0, "", "%zu bytes after the gzip stream's end", inlen - at);
-            rc = WL_EIO;
-        } else if (r == Z_BUF_ERROR && at == inlen && z.avail_out) {
-            wl_error_set(err, path, 0, "", "a gzip file cut short (its stream does not end "
-                                           "before the file does)");
-            rc = WL_EIO;
-        } else if (r != Z_OK && r != Z_BUF_ERROR) {
-            wl_error_set(err, path, 0, "", "not a readable gzip file: %s",
-                         z.msg ? z.msg : "corrupt data");
-            rc = WL_EIO;
-        }
-    }
-    inflateEnd(&z);
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return WL_OK;
-}
-
-/* The file's bytes, read once from one stream (a pipe or FIFO has no
- * second reading: a check of the gzip magic that opened the file again
- * lost a process substitution's first 4 KB and hung on a FIFO), inflated
- * when they are gzip. */
-int wl_core_read_file_z(const char *path, char **out, size_t *len, wl_error *err)
-{
-    *out = NULL;
-    *len = 0;
-    char *raw = NULL;
-    size_t n = 0;
-    int rc = wl_core_read_file(path, &raw, &n, err);
-    if (rc)
-        return rc;
-    if (n < 2 || (unsigned char)raw[0] != 0x1f || (unsigned char)raw[1] != 0x8b) {
-        *out = raw;
-        *len = n;
-        return WL_OK;
-    }
-    rc = inflate_mem(path, (const unsigned char *)raw, n, out, len, err);
-    free(raw);
-    return rc;
-}
 
 /* ---- a scanner over the event list -------------------------------------- */
 
+/* The text in memory, or a window onto a stream (core/zin.c) that moves
+ * as it is read: what lies before the cursor is dropped when the window
+ * is refilled, except from mark on (the event being read, which is parsed
+ * whole). A profile of 10^7 events is then never held at once: it took
+ * 3.7 GB inflated whole (issue 64); now the kernels it keeps. */
 typedef struct {
     const char *s, *end;
     int line;
+    wl_core_zin *in; /* NULL: the text is all in memory */
+    char *buf;
+    size_t cap;
+    const char *mark;
+    int eof, failed;
+    wl_error ioerr; /* why the stream failed */
 } scan;
+
+enum {
+    SC_CHUNK = 1 << 20,
+    /* one event, or the "wattlas" object: a kernel's is 300 bytes, a
+     * cpu_op's with its shapes and concrete inputs a few KB */
+    SC_MAX_VALUE = 1 << 28
+};
+/* why a stream failed (scan.failed) */
+enum { SC_IO = 1, SC_TOO_BIG, SC_NOMEM };
+
+/* The window's end reached: more text from the stream, keeping from the
+ * mark (or the cursor) on. 1 when there is more. */
+static int sc_more(scan *c)
+{
+    if (!c->in || c->eof || c->failed)
+        return 0;
+    const char *keep = c->mark ? c->mark : c->s;
+    size_t from = (size_t)(keep - c->buf), kept = (size_t)(c->end - keep);
+    size_t at = (size_t)(c->s - keep);
+    if (c->cap - kept < SC_CHUNK) {
+        /* a value that fills the window: a window twice the size */
+        char *nb = c->cap >= SC_MAX_VALUE ? NULL : malloc(2 * c->cap);
+        if (!nb) {
+            wl_error_set(&c->ioerr, "", c->line, "traceEvents",
+                         c->cap >= SC_MAX_VALUE ? "one value over %d MiB" : "out of memory",
+                         SC_MAX_VALUE >> 20);
+            c->failed = c->cap >= SC_MAX_VALUE ? SC_TOO_BIG : SC_NOMEM;
+            return 0;
+        }
+        memcpy(nb, c->buf + from, kept);
+        free(c->buf);
+        c->buf = nb;
+        c->cap *= 2;
+    } else {
+        memmove(c->buf, c->buf + from, kept);
+    }
+    long got = wl_core_zin_read(c->in, c->buf + kept, c->cap - kept, &c->ioerr);
+    if (c->mark)
+        c->mark = c->buf;
+    c->s = c->buf + at;
+    c->end = c->buf + kept + (got > 0 ? (size_t)got : 0);
+    if (got < 0)
+        c->failed = SC_IO;
+    else if (got == 0)
+        c->eof = 1;
+    return got > 0;
+}
+
+/* A byte at the cursor (the window refilled when it ends there). */
+#define HAVE(c) ((c)->s < (c)->end || sc_more(c))
 
 static void sc_ws(scan *c)
 {
-    while (c->s < c->end && (*c->s == ' ' || *c->s == '\t' || *c->s == '\r' || *c->s == '\n')) {
+    while (HAVE(c) && (*c->s == ' ' || *c->s == '\t' || *c->s == '\r' || *c->s == '\n')) {
         if (*c->s == '\n')
             c->line++;
         c->s++;
@@ -159,18 +120,21 @@ static void sc_ws(scan *c)
 static int sc_skip(scan *c)
 {
     int depth = 0;
-    while (c->s < c->end) {
+    while (HAVE(c)) {
         char ch = *c->s;
         if (ch == '"') {
             c->s++;
-            while (c->s < c->end && *c->s != '"') {
-                if (*c->s == '\\' && c->s + 1 < c->end)
+            while (HAVE(c) && *c->s != '"') {
+                if (*c->s == '\\') {
                     c->s++;
-                else if (*c->s == '\n')
+                    if (!HAVE(c))
+                        break;
+                } else if (*c->s == '\n') {
                     c->line++;
+                }
                 c->s++;
             }
-            if (c->s >= c->end)
+            if (!HAVE(c))
                 return -1;
             c->s++;
         } else if (ch == '{' || ch == '[') {
@@ -199,23 +163,26 @@ static int sc_skip(scan *c)
 /* Reads a key string at the cursor into buf (cut to n - 1 characters). */
 static int sc_key(scan *c, char *buf, size_t n)
 {
-    if (c->s >= c->end || *c->s != '"')
+    if (!HAVE(c) || *c->s != '"')
         return -1;
     c->s++;
     size_t k = 0;
-    while (c->s < c->end && *c->s != '"') {
-        if (*c->s == '\\' && c->s + 1 < c->end)
+    while (HAVE(c) && *c->s != '"') {
+        if (*c->s == '\\') {
             c->s++;
+            if (!HAVE(c))
+                break;
+        }
         if (k + 1 < n)
             buf[k++] = *c->s;
         c->s++;
     }
     buf[k] = '\0';
-    if (c->s >= c->end)
+    if (!HAVE(c))
         return -1;
     c->s++;
     sc_ws(c);
-    if (c->s >= c->end || *c->s != ':')
+    if (!HAVE(c) || *c->s != ':')
         return -1;
     c->s++;
     sc_ws(c);
@@ -677,44 +644,45 @@ static int event(pf *P, const wj_value *e, int line)
 /* Reads traceEvents one event at a time, and the top-level
  * "wattlas": {"sm_clock_mhz": N, "power_limit_w": W, ...} the measurement
  * harness adds. */
-int wl_core_pf_read_events(pf *P, const char *text, size_t len)
+static int read_events(pf *P, scan *c)
 {
-    scan c = {text, text + len, 1};
     char key[64];
     int found = 0;
-    sc_ws(&c);
-    if (c.s >= c.end || *c.s != '{') {
-        wl_error_set(P->err, P->source, c.line, "", "a profile is a JSON object with traceEvents");
+    sc_ws(c);
+    if (!HAVE(c) || *c->s != '{') {
+        wl_error_set(P->err, P->source, c->line, "", "a profile is a JSON object with traceEvents");
         return -1;
     }
-    c.s++;
-    sc_ws(&c);
-    while (c.s < c.end && *c.s != '}') {
-        if (sc_key(&c, key, sizeof key)) {
-            wl_error_set(P->err, P->source, c.line, "", "malformed JSON: expected a key");
+    c->s++;
+    sc_ws(c);
+    while (HAVE(c) && *c->s != '}') {
+        if (sc_key(c, key, sizeof key)) {
+            wl_error_set(P->err, P->source, c->line, "", "malformed JSON: expected a key");
             return -1;
         }
         if (!strcmp(key, "traceEvents") && found) {
             /* a second list would add its kernels to the first's */
-            wl_error_set(P->err, P->source, c.line, "traceEvents",
+            wl_error_set(P->err, P->source, c->line, "traceEvents",
                          "a second traceEvents list (the profile holds one)");
             return -1;
         }
-        if (!strcmp(key, "traceEvents") && c.s < c.end && *c.s == '[') {
+        if (!strcmp(key, "traceEvents") && HAVE(c) && *c->s == '[') {
             found = 1;
-            c.s++;
-            sc_ws(&c);
-            while (c.s < c.end && *c.s != ']') {
-                const char *a = c.s;
-                int line = c.line;
-                if (sc_skip(&c)) {
+            c->s++;
+            sc_ws(c);
+            while (HAVE(c) && *c->s != ']') {
+                int line = c->line;
+                c->mark = c->s; /* kept whole across a refill */
+                if (sc_skip(c)) {
                     wl_error_set(P->err, P->source, line, "traceEvents", "truncated event");
                     return -1;
                 }
+                const char *a = c->mark;
+                c->mark = NULL; /* the window moves on only at the next refill */
                 char msg[128];
                 int eline = 0;
                 /* only complete events of the kinds read here are parsed */
-                size_t n = (size_t)(c.s - a);
+                size_t n = (size_t)(c->s - a);
                 wj_value *v = wj_parse(a, n, &eline, msg, sizeof msg);
                 if (!v) {
                     wl_error_set(P->err, P->source, line + (eline > 0 ? eline - 1 : 0),
@@ -729,31 +697,33 @@ int wl_core_pf_read_events(pf *P, const char *text, size_t len)
                 }
                 if (r)
                     return -1;
-                sc_ws(&c);
-                if (c.s < c.end && *c.s == ',') {
-                    c.s++;
-                    sc_ws(&c);
-                } else if (c.s < c.end && *c.s != ']') {
-                    wl_error_set(P->err, P->source, c.line, "traceEvents",
+                sc_ws(c);
+                if (HAVE(c) && *c->s == ',') {
+                    c->s++;
+                    sc_ws(c);
+                } else if (HAVE(c) && *c->s != ']') {
+                    wl_error_set(P->err, P->source, c->line, "traceEvents",
                                  "malformed JSON: expected , or ] after an event");
                     return -1;
                 }
             }
-            if (c.s >= c.end) {
-                wl_error_set(P->err, P->source, c.line, "traceEvents", "truncated list");
+            if (!HAVE(c)) {
+                wl_error_set(P->err, P->source, c->line, "traceEvents", "truncated list");
                 return -1;
             }
-            c.s++;
-        } else if (!strcmp(key, "wattlas") && c.s < c.end && *c.s == '{') {
-            const char *a = c.s;
-            int line = c.line;
-            if (sc_skip(&c)) {
+            c->s++;
+        } else if (!strcmp(key, "wattlas") && HAVE(c) && *c->s == '{') {
+            int line = c->line;
+            c->mark = c->s;
+            if (sc_skip(c)) {
                 wl_error_set(P->err, P->source, line, "wattlas", "truncated object");
                 return -1;
             }
+            const char *a = c->mark;
+            c->mark = NULL;
             char msg[128];
             int eline = 0;
-            wj_value *v = wj_parse(a, (size_t)(c.s - a), &eline, msg, sizeof msg);
+            wj_value *v = wj_parse(a, (size_t)(c->s - a), &eline, msg, sizeof msg);
             if (!v) {
                 wl_error_set(P->err, P->source, line, "wattlas", "%s", msg);
                 return -1;
@@ -799,31 +769,31 @@ int wl_core_pf_read_events(pf *P, const char *text, size_t len)
                 P->wall_ms = f;
             }
             wj_free(v);
-        } else if (sc_skip(&c)) {
-            wl_error_set(P->err, P->source, c.line, key, "truncated value");
+        } else if (sc_skip(c)) {
+            wl_error_set(P->err, P->source, c->line, key, "truncated value");
             return -1;
         }
-        sc_ws(&c);
-        if (c.s < c.end && *c.s == ',') {
-            c.s++;
-            sc_ws(&c);
-        } else if (c.s < c.end && *c.s != '}') {
-            wl_error_set(P->err, P->source, c.line, key,
+        sc_ws(c);
+        if (HAVE(c) && *c->s == ',') {
+            c->s++;
+            sc_ws(c);
+        } else if (HAVE(c) && *c->s != '}') {
+            wl_error_set(P->err, P->source, c->line, key,
                          "malformed JSON: expected , or } after the value");
             return -1;
         }
     }
     /* the object closes, and nothing but white space follows: a file cut
      * short, or two files run together, is not a profile */
-    if (c.s >= c.end) {
-        wl_error_set(P->err, P->source, c.line, "", "truncated: the profile's object does not "
+    if (!HAVE(c)) {
+        wl_error_set(P->err, P->source, c->line, "", "truncated: the profile's object does not "
                                                     "close");
         return -1;
     }
-    c.s++;
-    sc_ws(&c);
-    if (c.s < c.end) {
-        wl_error_set(P->err, P->source, c.line, "", "text after the profile's closing }");
+    c->s++;
+    sc_ws(c);
+    if (c->s < c->end) {
+        wl_error_set(P->err, P->source, c->line, "", "text after the profile's closing }");
         return -1;
     }
     if (!found) {
@@ -832,6 +802,47 @@ int wl_core_pf_read_events(pf *P, const char *text, size_t len)
         return -1;
     }
     return 0;
+}
+
+/* The events of a text in memory, or of a stream whose first bytes (head,
+ * headlen: what the caller read to tell a profile from a kernel trace)
+ * were read already: 0, -1 a parse error (in P->err), -2 out of memory,
+ * -3 the stream's error (a corrupt or cut-short gzip stream, a read
+ * error). */
+static int read_all(pf *P, const char *text, size_t len, wl_core_zin *in)
+{
+    scan c = {.s = text, .end = text + len, .line = 1, .in = in};
+    if (in) {
+        c.cap = len > SC_CHUNK ? 2 * len : 2 * (size_t)SC_CHUNK;
+        if (!(c.buf = malloc(c.cap))) {
+            wl_error_set(P->err, P->source, 0, "", "out of memory");
+            return -2;
+        }
+        memcpy(c.buf, text, len);
+        c.s = c.buf;
+        c.end = c.buf + len;
+    }
+    int r = read_events(P, &c);
+    /* a stream that failed (a corrupt gzip member, bytes after it, a
+     * read error) says so, not the truncation it left the parser */
+    if (c.failed) {
+        *P->err = c.ioerr;
+        if (!P->err->source[0])
+            wl_error_locate(P->err, P->source, c.line);
+        r = c.failed == SC_IO ? -3 : c.failed == SC_NOMEM ? -2 : -1;
+    }
+    free(c.buf);
+    return r;
+}
+
+int wl_core_pf_read_events(pf *P, const char *text, size_t len)
+{
+    return read_all(P, text, len, NULL);
+}
+
+int wl_core_pf_read_stream(pf *P, wl_core_zin *in, const char *head, size_t headlen)
+{
+    return read_all(P, head, headlen, in);
 }
 
 void wl_core_pf_free(pf *P)
@@ -848,12 +859,4 @@ void wl_core_pf_free(pf *P)
     free(P->nhash);
     free(P->ohash);
     free(P->chash);
-}
-
-int wl_core_text_is_profile(const char *text, size_t len)
-{
-    size_t i = 0;
-    while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t'))
-        i++;
-    return i < len && text[i] == '{';
 }

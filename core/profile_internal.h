@@ -114,6 +114,11 @@ const pf_call *wl_core_pf_call_of(const pf *P, long long corr);
  * measurement harness adds: 0, -1 a parse error
  * (in P->err), -2 out of memory. */
 int wl_core_pf_read_events(pf *P, const char *text, size_t len);
+/* The same from a stream, after its first headlen bytes (head), which the
+ * caller read to tell a profile from a kernel trace: the text is never
+ * held whole, only the event being read. */
+int wl_core_pf_read_stream(pf *P, wl_core_zin *in, const char *head, size_t headlen);
+/* ... -3 when the stream failed (a corrupt or cut-short gzip stream). */
 void wl_core_pf_free(pf *P);
 
 #endif

@@ -488,6 +488,10 @@ typedef struct {
     long long count;
 } pf_miss;
 
+/* a device event's byte in build: its phase (wl_phase), and whether its
+ * kernel was mapped by its op */
+enum { PF_MAPPED = 0x80 };
+
 static void add_gap(wl_core_workload *wl, double us, int sync, int phase, int *rc)
 {
     if (*rc || (!(us > 0.05) && !sync))
@@ -549,8 +553,11 @@ static int build(pf *P, wl_core_workload **out)
     }
     /* the kernels: mapped ones averaged over their identical launches
      * (the busy time is kept exactly; so identical launches stay one
-     * distinct kernel), the others at their own times */
-    wl_kernel *ks = malloc(P->ndev * sizeof *ks);
+     * distinct kernel), the others at their own times. A device event
+     * keeps a byte here (mapped, and its phase): its mapped kernel is
+     * tmp's, a measured one is made again from the event (a wl_kernel per
+     * event held 1.4 GB for 10^7 events) */
+    unsigned char *st = malloc(P->ndev ? P->ndev : 1);
     double *sum = NULL;
     long long *cnt = NULL;
     pf_seg *seg = NULL;
@@ -559,14 +566,15 @@ static int build(pf *P, wl_core_workload **out)
     /* an op name's place in miss + 1 (slot 0: kernels of no op) */
     size_t *missat = calloc(P->nnames + 1, sizeof *missat);
     wl_core_workload *tmp = wl_core_workload_create("tmp"), *wl = NULL;
-    int rc = ks && tmp && missat ? WL_OK : WL_ENOMEM;
+    size_t capseg = 0;
+    int rc = st && tmp && missat ? WL_OK : WL_ENOMEM;
     merge_ranges(P);
     long long mapped = 0, unmapped = 0, memsets = 0, memcpys = 0;
     double busy = 0, other_ms = 0;
     for (size_t i = 0; !rc && i < P->ndev; i++) {
         const pf_dev *d = &P->dev[i];
         pf_op *o = (pf_op *)wl_core_pf_op_of(P, d->ext);
-        wl_kernel *k = &ks[i];
+        wl_kernel kk, *k = &kk;
         int ok = d->type == DEV_KERNEL && map_kernel(P, o, d, k);
         if (ok && k->kind == WL_K_ELEMENTWISE)
             k->strided = d->strided;
@@ -589,12 +597,8 @@ static int build(pf *P, wl_core_workload **out)
             phase = WL_PHASE_BACKWARD;
         if (o && in_optimizer(P, o->ts))
             phase = WL_PHASE_OPTIMIZER;
+        st[i] = (unsigned char)(phase | (ok ? PF_MAPPED : 0));
         if (!ok) {
-            memset(k, 0, sizeof *k);
-            k->kind = WL_K_MEASURED;
-            k->batch = 1;
-            k->n = 1;
-            k->measured_us = d->dur > 0.01 ? round(d->dur * 100.0) / 100.0 : 0.01;
             if (d->type == DEV_MEMSET) {
                 memsets++;
             } else if (d->type == DEV_MEMCPY) {
@@ -631,7 +635,7 @@ static int build(pf *P, wl_core_workload **out)
             rc = WL_ENOMEM;
     }
     for (size_t i = 0, j = 0; !rc && i < P->ndev; i++)
-        if (ks[i].kind != WL_K_MEASURED) {
+        if (st[i] & PF_MAPPED) {
             size_t u = tmp->uidx[j++];
             sum[u] += P->dev[i].dur;
             cnt[u]++;
@@ -654,9 +658,6 @@ static int build(pf *P, wl_core_workload **out)
             qsort(P->call, P->ncall, sizeof *P->call, cmp_call);
         if (P->nopts)
             qsort(P->opts, P->nopts, sizeof *P->opts, cmp_double);
-        seg = malloc((2 * P->ndev + P->ncall + 1) * sizeof *seg);
-        if (!seg)
-            rc = WL_ENOMEM;
     }
     size_t ci = 0, nseg = 0;
     double cursor = NAN;
@@ -671,9 +672,17 @@ static int build(pf *P, wl_core_workload **out)
                 const pf_call *c = &P->call[ci];
                 if (!c->sync || c->ts < cursor)
                     continue;
+                if (wl_core_pf_grow((void **)&seg, &capseg, nseg, sizeof *seg)) {
+                    rc = WL_ENOMEM;
+                    break;
+                }
                 seg[nseg++] = host_seg(P, cursor, c->ts, pending_sync, i);
                 pending_sync = 1;
                 cursor = c->ts + c->dur;
+            }
+            if (rc || wl_core_pf_grow((void **)&seg, &capseg, nseg, sizeof *seg)) {
+                rc = WL_ENOMEM;
+                break;
             }
             seg[nseg++] = host_seg(P, cursor, launch->ts, pending_sync, i);
             pending_sync = 0;
@@ -704,12 +713,19 @@ static int build(pf *P, wl_core_workload **out)
     P->per_op_us = per_op;
     size_t si = 0;
     for (size_t i = 0, j = 0; !rc && i < P->ndev; i++) {
-        wl_kernel k = ks[i];
-        if (k.kind != WL_K_MEASURED) {
+        wl_kernel k;
+        if (st[i] & PF_MAPPED) {
             size_t u = tmp->uidx[j++];
             double m = sum[u] / (double)cnt[u];
+            k = tmp->k[u];
             k.measured_us = m > 1e-3 ? m : 1e-3;
             k.measured_mhz = P->clock_mhz;
+        } else {
+            /* kept at its measured time, as a memory-bound kernel */
+            double dur = P->dev[i].dur;
+            k = (wl_kernel){.kind = WL_K_MEASURED, .batch = 1, .n = 1,
+                            .measured_us = dur > 0.01 ? round(dur * 100.0) / 100.0 : 0.01,
+                            .phase = st[i] & ~PF_MAPPED};
         }
         for (; si < nseg && seg[si].before == i; si++)
             add_gap(wl, seg_us(&seg[si], per_op), seg[si].sync, k.phase, &rc);
@@ -773,7 +789,7 @@ static int build(pf *P, wl_core_workload **out)
     }
     wl_core_workload_free(wl);
     wl_core_workload_free(tmp);
-    free(ks);
+    free(st);
     free(seg);
     free(sum);
     free(cnt);
@@ -852,15 +868,15 @@ static double wall_from_summary(const char *source, double clock_mhz)
 
 /* The import: the events read (profile.c), the clock the profile ran at
  * (given, recorded by the harness, or in its name), then the workload. */
-int wl_core_profile_parse(const char *text, size_t len, const char *source,
-                          const wl_core_recorded *rec, wl_core_workload **out, wl_error *err)
+static int parse(wl_core_zin *in, const char *text, size_t len, const char *source,
+                 const wl_core_recorded *rec, wl_core_workload **out, wl_error *err)
 {
     *out = NULL;
     pf P = {.source = source, .err = err};
     int rc = WL_OK;
-    int r = wl_core_pf_read_events(&P, text, len);
+    int r = in ? wl_core_pf_read_stream(&P, in, text, len) : wl_core_pf_read_events(&P, text, len);
     if (r)
-        rc = r == -2 ? WL_ENOMEM : WL_EPARSE;
+        rc = r == -2 ? WL_ENOMEM : r == -3 ? WL_EIO : WL_EPARSE;
     /* a profile with no kernel says so first: its clock would not matter */
     int any_kernel = 0;
     for (size_t i = 0; !rc && i < P.ndev && !any_kernel; i++)
@@ -901,4 +917,17 @@ int wl_core_profile_parse(const char *text, size_t len, const char *source,
         rc = build(&P, out);
     wl_core_pf_free(&P);
     return rc;
+}
+
+int wl_core_profile_parse(const char *text, size_t len, const char *source,
+                          const wl_core_recorded *rec, wl_core_workload **out, wl_error *err)
+{
+    return parse(NULL, text, len, source, rec, out, err);
+}
+
+int wl_core_profile_parse_z(wl_core_zin *in, const char *head, size_t headlen,
+                            const char *source, const wl_core_recorded *rec,
+                            wl_core_workload **out, wl_error *err)
+{
+    return parse(in, head, headlen, source, rec, out, err);
 }

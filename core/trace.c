@@ -190,24 +190,67 @@ int wl_core_trace_parse(const char *text, size_t len, const char *source,
     return WL_OK;
 }
 
+/* A profile is read as a stream (core/zin.c): its text, a few GB for
+ * 10^7 events, is never held whole. Kernel traces are read whole, to
+ * WL_MAX_FILE_BYTES. */
+#define PROFILE_MAX_BYTES (16ULL << 30)
+
 int wl_core_trace_load_as(const char *path, const wl_core_recorded *rec, wl_core_workload **out,
                           wl_error *err)
 {
     *out = NULL;
-    char *buf = NULL;
-    size_t n = 0;
-    int rc = wl_core_read_file_z(path, &buf, &n, err);
+    wl_core_zin *in = NULL;
+    int rc = wl_core_zin_open(path, PROFILE_MAX_BYTES, &in, err);
     if (rc)
         return rc;
-    /* a UTF-8 byte order mark, which RFC 8259 lets a reader ignore (an
-     * editor on Windows may add one) */
-    const char *text = buf;
-    if (n >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {
-        text += 3;
-        n -= 3;
+    /* the first bytes, to the first that is not white space: a profile is
+     * a JSON object, a kernel trace a list */
+    size_t cap = 1 << 16, n = 0, skip = 0;
+    char *buf = malloc(cap);
+    int decided = 0;
+    if (!buf)
+        rc = WL_ENOMEM;
+    while (!rc) {
+        if (cap - n - 1 < (1 << 15)) {
+            char *nb = cap >= WL_MAX_FILE_BYTES ? NULL : realloc(buf, cap * 2);
+            if (!nb) {
+                rc = cap >= WL_MAX_FILE_BYTES ? WL_EIO : WL_ENOMEM;
+                if (rc == WL_EIO)
+                    wl_error_set(err, path, 0, "", "larger than %d MiB", WL_MAX_FILE_BYTES >> 20);
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        long got = wl_core_zin_read(in, buf + n, cap - n - 1, err);
+        if (got < 0) {
+            rc = WL_EIO;
+            break;
+        }
+        n += (size_t)got;
+        buf[n] = '\0';
+        /* a UTF-8 byte order mark, which RFC 8259 lets a reader ignore (an
+         * editor on Windows may add one) */
+        skip = n >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3) ? 3 : 0;
+        if (!decided) {
+            size_t i = skip;
+            while (i < n && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t'))
+                i++;
+            decided = i < n ? (buf[i] == '{' ? 1 : 2) : 0;
+            if (decided == 1 || (got == 0 && !decided))
+                break;
+        }
+        if (got == 0)
+            break;
     }
-    if (wl_core_text_is_profile(text, n)) {
-        rc = wl_core_profile_parse(text, n, path, rec, out, err);
+    if (rc == WL_ENOMEM)
+        wl_error_set(err, path, 0, "", "out of memory");
+    const char *text = buf + skip;
+    n -= skip;
+    if (rc) {
+        /* told */
+    } else if (decided == 1) {
+        rc = wl_core_profile_parse_z(in, text, n, path, rec, out, err);
     } else if (rec && (rec->sm_clock_mhz > 0 || rec->power_limit_w > 0 || rec->gpu[0] ||
                        rec->step_ms > 0)) {
         wl_error_set(err, path, 0,
@@ -221,6 +264,7 @@ int wl_core_trace_load_as(const char *path, const wl_core_recorded *rec, wl_core
     } else {
         rc = wl_core_trace_parse(text, n, path, out, err);
     }
+    wl_core_zin_close(in);
     free(buf);
     return rc;
 }

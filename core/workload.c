@@ -22,7 +22,6 @@ void wl_core_workload_free(wl_core_workload *wl)
     free(wl->k);
     free(wl->uidx);
     free(wl->rep);
-    free(wl->uniq);
     free(wl->ucount);
     free(wl->hslot);
     free(wl->recorded_gpu);
@@ -42,8 +41,8 @@ int wl_core_workload_repeated(const wl_core_workload *wl)
 
 int wl_core_workload_training(const wl_core_workload *wl)
 {
-    for (size_t i = 0; wl && i < wl->n; i++)
-        if (wl->k[i].phase == WL_PHASE_BACKWARD)
+    for (size_t u = 0; wl && u < wl->nu; u++)
+        if (wl->k[u].phase == WL_PHASE_BACKWARD)
             return 1;
     return 0;
 }
@@ -103,10 +102,11 @@ const wl_core_gpu *wl_core_workload_recorded_gpu(const wl_core_workload *wl)
 
 double wl_core_workload_recorded_clock(const wl_core_workload *wl)
 {
-    for (size_t i = 0; wl && i < wl->n; i++)
-        if (wl->k[i].measured_mhz > 0 && wl->k[i].kind != WL_K_MEASURED &&
-            wl->k[i].kind != WL_K_GAP)
-            return wl->k[i].measured_mhz;
+    /* the distinct kernels are in the order of their first launch */
+    for (size_t u = 0; wl && u < wl->nu; u++)
+        if (wl->k[u].measured_mhz > 0 && wl->k[u].kind != WL_K_MEASURED &&
+            wl->k[u].kind != WL_K_GAP)
+            return wl->k[u].measured_mhz;
     return 0.0;
 }
 
@@ -129,8 +129,8 @@ int wl_core_workload_set_stack(wl_core_workload *wl, wl_stack stack)
     if (!wl)
         return WL_OK;
     size_t hits = 0;
-    for (size_t i = 0; i < wl->n; i++) {
-        wl_kernel k = wl->k[i];
+    for (size_t u = 0; u < wl->nu; u++) {
+        wl_kernel k = wl->k[u];
         hits += (size_t)wl_core_kernel_on_stack(&k, stack);
     }
     if (!hits)
@@ -139,7 +139,7 @@ int wl_core_workload_set_stack(wl_core_workload *wl, wl_stack stack)
     if (!nw)
         return WL_ENOMEM;
     for (size_t i = 0; i < wl->n; i++) {
-        wl_kernel k = wl->k[i];
+        wl_kernel k = wl->k[wl->uidx[i]];
         wl_core_kernel_on_stack(&k, stack);
         if (wl_core_workload_add_as(nw, wl, i, &k)) {
             wl_core_workload_free(nw);
@@ -311,7 +311,7 @@ static int index_grow(wl_core_workload *wl)
     if (!h)
         return WL_ENOMEM;
     for (size_t u = 0; u < wl->nu; u++) {
-        size_t i = kernel_hash(&wl->k[wl->uniq[u]]) & (nc - 1);
+        size_t i = kernel_hash(&wl->k[u]) & (nc - 1);
         while (h[i])
             i = (i + 1) & (nc - 1);
         h[i] = u + 1;
@@ -326,9 +326,14 @@ int wl_core_workload_add_n(wl_core_workload *wl, const wl_kernel *k, long long n
 {
     if (!wl || !k || n < 1 || n > 1000000000000LL)
         return WL_EINVAL;
-    if (grow2((void **)&wl->k, sizeof *wl->k, (void **)&wl->uidx, sizeof *wl->uidx, &wl->cap,
-              wl->n))
-        return WL_ENOMEM;
+    if (wl->n == wl->cap) {
+        size_t nc = wl->cap ? 2 * wl->cap : 64;
+        size_t *ui = realloc(wl->uidx, nc * sizeof *ui);
+        if (!ui)
+            return WL_ENOMEM;
+        wl->uidx = ui;
+        wl->cap = nc;
+    }
     /* the repeats, once there are any, grow with the launches */
     if ((wl->rep || n != 1) && wl->repcap < wl->cap) {
         long long *r = realloc(wl->rep, wl->cap * sizeof *r);
@@ -344,20 +349,19 @@ int wl_core_workload_add_n(wl_core_workload *wl, const wl_kernel *k, long long n
         return WL_ENOMEM;
     size_t u = wl->nu, i = kernel_hash(k) & (wl->hcap - 1);
     for (; wl->hslot[i]; i = (i + 1) & (wl->hcap - 1))
-        if (wl_kernel_equal(&wl->k[wl->uniq[wl->hslot[i] - 1]], k)) {
+        if (wl_kernel_equal(&wl->k[wl->hslot[i] - 1], k)) {
             u = wl->hslot[i] - 1;
             break;
         }
     if (u == wl->nu) {
-        if (grow2((void **)&wl->uniq, sizeof *wl->uniq, (void **)&wl->ucount,
-                  sizeof *wl->ucount, &wl->ucap, wl->nu))
+        if (grow2((void **)&wl->k, sizeof *wl->k, (void **)&wl->ucount, sizeof *wl->ucount,
+                  &wl->ucap, wl->nu))
             return WL_ENOMEM;
-        wl->uniq[wl->nu] = wl->n;
+        wl->k[wl->nu] = *k;
         wl->ucount[wl->nu] = 0;
         wl->hslot[i] = wl->nu + 1;
         wl->nu++;
     }
-    wl->k[wl->n] = *k;
     wl->uidx[wl->n] = u;
     if (wl->rep)
         wl->rep[wl->n] = wl->stretch_next ? -n : n;
@@ -402,7 +406,7 @@ size_t wl_core_workload_launches(const wl_core_workload *wl)
 {
     size_t n = 0;
     for (size_t u = 0; wl && u < wl->nu; u++)
-        if (wl->k[wl->uniq[u]].kind != WL_K_GAP)
+        if (wl->k[u].kind != WL_K_GAP)
             n += (size_t)wl->ucount[u];
     return n;
 }
@@ -413,7 +417,7 @@ const char *wl_core_workload_name(const wl_core_workload *wl) { return wl ? wl->
 
 const wl_kernel *wl_core_workload_kernel(const wl_core_workload *wl, size_t i)
 {
-    return (wl && i < wl->n) ? &wl->k[i] : NULL;
+    return (wl && i < wl->n) ? &wl->k[wl->uidx[i]] : NULL;
 }
 
 double wl_core_kernel_flops(const wl_kernel *k)
@@ -435,7 +439,7 @@ double wl_core_workload_flops(const wl_core_workload *wl)
 {
     double s = 0.0;
     for (size_t u = 0; u < wl->nu; u++)
-        s += (double)wl->ucount[u] * wl_core_kernel_flops(&wl->k[wl->uniq[u]]);
+        s += (double)wl->ucount[u] * wl_core_kernel_flops(&wl->k[u]);
     return s;
 }
 

@@ -217,6 +217,104 @@ static void test_gzip(void **state)
     wl_core_workload_free(wl);
 }
 
+/* A text for the windows test: n aten::add ops with their launches and
+ * kernels, a 3 MiB run of white space after the first event, and an op
+ * whose name is 3 MiB long (larger than the reader's window, which grows
+ * for it). */
+static char *window_text(size_t n, size_t *len)
+{
+    size_t cap = n * 600 + (7u << 20), at = 0;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    at += (size_t)snprintf(t + at, cap - at, "{\"traceEvents\": [\n");
+    for (size_t i = 0; i < n; i++) {
+        long long ts = 10 * (long long)i;
+        at += (size_t)snprintf(
+            t + at, cap - at,
+            "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 1, "
+            "\"tid\": 10, \"ts\": %lld, \"dur\": 2, \"args\": {\"External id\": %zu, "
+            "\"Input Dims\": [[%zu], [%zu], []], \"Input type\": [\"c10::BFloat16\", "
+            "\"c10::BFloat16\", \"Scalar\"]}},\n"
+            "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
+            "\"pid\": 1, \"tid\": 10, \"ts\": %lld, \"dur\": 1, \"args\": {\"correlation\": "
+            "%zu}},\n"
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"vectorized_add\", \"pid\": 0, "
+            "\"tid\": 7, \"ts\": %lld, \"dur\": %zu, \"args\": {\"External id\": %zu, "
+            "\"correlation\": %zu}},\n",
+            ts, i + 1, 1024 * (1 + i % 7), 1024 * (1 + i % 7), ts + 1, i + 1, ts + 3, 2 + i % 3,
+            i + 1, i + 1);
+        if (i == 0) {
+            memset(t + at, ' ', 3u << 20);
+            at += 3u << 20;
+        }
+    }
+    at += (size_t)snprintf(t + at, cap - at, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"");
+    memset(t + at, 'x', 3u << 20);
+    at += 3u << 20;
+    at += (size_t)snprintf(t + at, cap - at, "\", \"pid\": 1, \"tid\": 10, \"ts\": 1, \"dur\": 1, "
+                                             "\"args\": {\"External id\": 999999999}}\n], "
+                                             "\"wattlas\": {\"sm_clock_mhz\": 1000}}\n");
+    assert_true(at < cap);
+    *len = at;
+    return t;
+}
+
+/* A profile is read through a window that moves over the file (core/
+ * profile.c): events across its edges, white space longer than it, an
+ * event larger than it, and a gzip file of three members split at no
+ * event's edge read as the same text in memory does. */
+static void test_stream_windows(void **state)
+{
+    (void)state;
+    size_t len = 0, n = 20000;
+    char *t = window_text(n, &len);
+    wl_error err = {0};
+    wl_core_workload *mem = NULL, *plain = NULL, *gz = NULL;
+    assert_int_equal(wl_core_profile_parse(t, len, "mem.json", NULL, &mem, &err), WL_OK);
+    const char *ppath = test_path("win.json");
+    FILE *f = fopen(ppath, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(t, 1, len, f), len);
+    fclose(f);
+    assert_int_equal(wl_core_trace_load(ppath, &plain, &err), WL_OK);
+    const char *zpath = test_path("win.json.gz");
+    unlink(zpath);
+    size_t cut[4] = {0, len / 3 + 17, 2 * len / 3 + 5, len};
+    for (int m = 0; m < 3; m++) {
+        gzFile z = gzopen(zpath, "ab"); /* each opening appends a member */
+        assert_non_null(z);
+        assert_int_equal(gzwrite(z, t + cut[m], (unsigned)(cut[m + 1] - cut[m])),
+                         (int)(cut[m + 1] - cut[m]));
+        assert_int_equal(gzclose(z), Z_OK);
+    }
+    assert_int_equal(wl_core_trace_load(zpath, &gz, &err), WL_OK);
+    wl_core_gpu g;
+    test_gpu(&g);
+    wl_core_workload *w[3] = {mem, plain, gz};
+    double want[2] = {0, 0};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(wl_core_workload_launches(w[i]), n);
+        assert_int_equal(wl_core_workload_count(w[i]), wl_core_workload_count(mem));
+        assert_int_equal(wl_core_workload_unique_count(w[i]), wl_core_workload_unique_count(mem));
+        for (int c = 0; c < 2; c++) {
+            wl_core_op op = {.sm_clock_mhz = c ? 1400 : 1000};
+            wl_core_result r;
+            assert_int_equal(wl_core_predict(&g, w[i], &op, &r), WL_OK);
+            if (i == 0)
+                want[c] = r.time_ms;
+            assert_true(r.time_ms == want[c]);
+        }
+    }
+    /* at its own clock the host sets the pace: launches 10 us apart, less
+     * the profiler's default 4 us for the one op recorded before each
+     * (two before the second: the long-named op is at 1 us), longer than
+     * any kernel (2-4 us); then the last kernel's 3 us */
+    assert_close(want[0], (6.0 * (double)(n - 2) + 2.0 + 3.0) * 1e-3, 1e-6);
+    for (int i = 0; i < 3; i++)
+        wl_core_workload_free(w[i]);
+    free(t);
+}
+
 /* A profile's own clock and unprofiled wall time. With the wall time
  * 0.145 ms the profiler's cost c per op solves 160 - 5c = 145 (the
  * timeline above with c free: gaps 30 - 3c, 20 - c, 39, 60 - c after the
@@ -915,6 +1013,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mapping),     cmocka_unit_test(test_own_clock),
         cmocka_unit_test(test_other_clock), cmocka_unit_test(test_gzip),
+        cmocka_unit_test(test_stream_windows),
         cmocka_unit_test(test_metadata),    cmocka_unit_test(test_errors),
         cmocka_unit_test(test_recorded_board),
         cmocka_unit_test(test_shared_pairs),
