@@ -56,8 +56,16 @@ typedef struct {
     wl_error ioerr; /* why the stream failed */
 } scan;
 
+/* A fuzzing build reads in pieces of a few bytes, so that its small
+ * inputs cross the window's edges everywhere (tests/fuzz/fuzz_profile.c
+ * checks the stream against the text in memory). */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define SC_CHUNK_BYTES 8
+#else
+#define SC_CHUNK_BYTES (1 << 20)
+#endif
 enum {
-    SC_CHUNK = 1 << 20,
+    SC_CHUNK = SC_CHUNK_BYTES,
     /* one event, or the "wattlas" object: a kernel's is 300 bytes, a
      * cpu_op's with its shapes and concrete inputs a few KB */
     SC_MAX_VALUE = 1 << 28

@@ -194,6 +194,13 @@ int wl_core_trace_parse(const char *text, size_t len, const char *source,
  * 10^7 events, is never held whole. Kernel traces are read whole, to
  * WL_MAX_FILE_BYTES. */
 #define PROFILE_MAX_BYTES (16ULL << 30)
+/* the first bytes are read in pieces of this many (a fuzzing build's few
+ * bytes leave the rest of a small input to the profile reader's window) */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define HEAD_STEP 3
+#else
+#define HEAD_STEP (1 << 16)
+#endif
 
 int wl_core_trace_load_as(const char *path, const wl_core_recorded *rec, wl_core_workload **out,
                           wl_error *err)
@@ -222,7 +229,8 @@ int wl_core_trace_load_as(const char *path, const wl_core_recorded *rec, wl_core
             buf = nb;
             cap *= 2;
         }
-        long got = wl_core_zin_read(in, buf + n, cap - n - 1, err);
+        size_t step = decided ? cap - n - 1 : HEAD_STEP;
+        long got = wl_core_zin_read(in, buf + n, step < cap - n - 1 ? step : cap - n - 1, err);
         if (got < 0) {
             rc = WL_EIO;
             break;

@@ -1,7 +1,12 @@
 /* PyTorch profiler traces (Chrome trace JSON): the kernels mapped through
- * their aten ops and the host's timeline, anchored at 1000 MHz (the
- * source's name says so), then evaluated at two clocks. */
+ * their aten ops and the host's timeline, anchored at 1000 MHz, then
+ * evaluated at two clocks. The same bytes are read again from a file,
+ * through the stream and moving window a profile is read by
+ * (core/zin.c, core/profile.c; a fuzzing build's window is 8 bytes), and
+ * must give what the text in memory gave: the same outcome, the same
+ * launches. */
 #include "fuzz.h"
+#include "fuzz_files.h"
 #include "../../presets/wattlas_presets.h"
 
 FUZZ_TARGET(profile)
@@ -11,8 +16,24 @@ FUZZ_TARGET(profile)
     wl_error err;
     if (!ploaded && wl_preset_gpu_load("h200-sxm-141gb", &pgpu, &err) == WL_OK)
         ploaded = 1;
-    wl_core_workload *wl = NULL;
-    if (wl_core_profile_parse((const char *)data, size, "fuzz_1000mhz.json", NULL, &wl, &err) != WL_OK)
+    wl_core_workload *wl = NULL, *fw = NULL;
+    wl_core_recorded rec = {.sm_clock_mhz = 1000};
+    int rc = wl_core_profile_parse((const char *)data, size, "fuzz_1000mhz.json", &rec, &wl, &err);
+    /* a profile's text (no byte order mark, not gzip): the file reads alike */
+    size_t i = 0;
+    while (i < size && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t'))
+        i++;
+    const char *path = i < size && data[i] == '{' ? fuzz_file(0, data, size) : NULL;
+    if (path) {
+        wl_error ferr;
+        int frc = wl_core_trace_load_as(path, &rec, &fw, &ferr);
+        if (frc != rc || (!rc && (wl_core_workload_count(fw) != wl_core_workload_count(wl) ||
+                                  wl_core_workload_unique_count(fw) !=
+                                      wl_core_workload_unique_count(wl))))
+            abort();
+        wl_core_workload_free(fw);
+    }
+    if (rc != WL_OK)
         return 0;
     if (ploaded) {
         wl_core_evaluator *ev = NULL;
