@@ -62,9 +62,9 @@ static long long grid_floor(double x)
     if (x <= GRID_LINEAR)
         return (long long)floor(x);
     long long i = GRID_LINEAR + (long long)floor(GRID_PER_OCTAVE * log2(x / GRID_LINEAR));
-    while (grid_value(i + 1) <= x) /* rounding at the edges */
+    while ((double)grid_value(i + 1) <= x) /* rounding at the edges */
         i++;
-    while (i > GRID_LINEAR && grid_value(i) > x)
+    while (i > GRID_LINEAR && (double)grid_value(i) > x)
         i--;
     return i;
 }

@@ -20,10 +20,10 @@ FUZZ_TARGET(profile)
     wl_core_recorded rec = {.sm_clock_mhz = 1000};
     int rc = wl_core_profile_parse((const char *)data, size, "fuzz_1000mhz.json", &rec, &wl, &err);
     /* a profile's text (no byte order mark, not gzip): the file reads alike */
-    size_t i = 0;
-    while (i < size && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t'))
-        i++;
-    const char *path = i < size && data[i] == '{' ? fuzz_file(0, data, size) : NULL;
+    size_t at = 0;
+    while (at < size && (data[at] == ' ' || data[at] == '\n' || data[at] == '\r' || data[at] == '\t'))
+        at++;
+    const char *path = at < size && data[at] == '{' ? fuzz_file(0, data, size) : NULL;
     if (path) {
         wl_error ferr;
         int frc = wl_core_trace_load_as(path, &rec, &fw, &ferr);
