@@ -240,7 +240,7 @@ int wl_core_trace_load_as(const char *path, const wl_core_recorded *rec, wl_core
         /* a UTF-8 byte order mark, which RFC 8259 lets a reader ignore (an
          * editor on Windows may add one) */
         skip = n >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3) ? 3 : 0;
-        if (!decided) {
+        if (!decided && (n >= 3 || got == 0)) { /* a mark's three bytes, or all there is */
             size_t i = skip;
             while (i < n && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t'))
                 i++;
