@@ -181,11 +181,13 @@ static int create(const wl_core_gpu *gpu, const wl_core_workload *wl,
     }
     set_tiny(ev);
     ev->training = wl_core_workload_training(wl);
-    for (size_t i = wl->n; i-- > 0;)
-        if (wl->k[wl->uidx[i]].kind == WL_K_GAP && wl->k[wl->uidx[i]].sync) {
+    for (size_t i = wl->n; i-- > 0;) {
+        const wl_kernel *k = wl_core_workload_kernel(wl, i);
+        if (k->kind == WL_K_GAP && k->sync) {
             ev->after_sync = i + 1;
             break;
         }
+    }
     int rc = prepare_all(ev, own_board);
     if (rc) {
         wl_core_evaluator_free(ev);

@@ -812,12 +812,7 @@ static int read_events(pf *P, scan *c)
     return 0;
 }
 
-/* The events of a text in memory, or of a stream whose first bytes (head,
- * headlen: what the caller read to tell a profile from a kernel trace)
- * were read already: 0, -1 a parse error (in P->err), -2 out of memory,
- * -3 the stream's error (a corrupt or cut-short gzip stream, a read
- * error). */
-static int read_all(pf *P, const char *text, size_t len, wl_core_zin *in)
+int wl_core_pf_read(pf *P, const char *text, size_t len, wl_core_zin *in)
 {
     scan c = {.s = text, .end = text + len, .line = 1, .in = in};
     if (in) {
@@ -841,16 +836,6 @@ static int read_all(pf *P, const char *text, size_t len, wl_core_zin *in)
     }
     free(c.buf);
     return r;
-}
-
-int wl_core_pf_read_events(pf *P, const char *text, size_t len)
-{
-    return read_all(P, text, len, NULL);
-}
-
-int wl_core_pf_read_stream(pf *P, wl_core_zin *in, const char *head, size_t headlen)
-{
-    return read_all(P, head, headlen, in);
 }
 
 void wl_core_pf_free(pf *P)

@@ -111,14 +111,12 @@ const pf_call *wl_core_pf_call_of(const pf *P, long long corr);
 
 /* Reads traceEvents one event at a time, and the top-level "wattlas":
  * {"sm_clock_mhz": N, "power_limit_w": W, "wall_ms_per_step": T} the
- * measurement harness adds: 0, -1 a parse error
- * (in P->err), -2 out of memory. */
-int wl_core_pf_read_events(pf *P, const char *text, size_t len);
-/* The same from a stream, after its first headlen bytes (head), which the
- * caller read to tell a profile from a kernel trace: the text is never
- * held whole, only the event being read. */
-int wl_core_pf_read_stream(pf *P, wl_core_zin *in, const char *head, size_t headlen);
-/* ... -3 when the stream failed (a corrupt or cut-short gzip stream). */
+ * measurement harness adds, from the text (in NULL) or from the stream in
+ * after its first len bytes (text: what the caller read to tell a profile
+ * from a kernel trace; the rest is never held whole, only the event being
+ * read): 0, -1 a parse error (in P->err), -2 out of memory, -3 the
+ * stream's error (a corrupt or cut-short gzip stream, a read error). */
+int wl_core_pf_read(pf *P, const char *text, size_t len, wl_core_zin *in);
 void wl_core_pf_free(pf *P);
 
 #endif

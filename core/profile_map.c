@@ -559,7 +559,6 @@ static int build(pf *P, wl_core_workload **out)
      * event held 1.4 GB for 10^7 events) */
     unsigned char *st = malloc(P->ndev ? P->ndev : 1);
     double *sum = NULL;
-    long long *cnt = NULL;
     pf_seg *seg = NULL;
     pf_miss *miss = NULL;
     size_t nmiss = 0, capmiss = 0;
@@ -630,15 +629,13 @@ static int build(pf *P, wl_core_workload **out)
     size_t nu = wl_core_workload_unique_count(tmp);
     if (!rc) {
         sum = calloc(nu ? nu : 1, sizeof *sum);
-        cnt = calloc(nu ? nu : 1, sizeof *cnt);
-        if (!sum || !cnt)
+        if (!sum)
             rc = WL_ENOMEM;
     }
     for (size_t i = 0, j = 0; !rc && i < P->ndev; i++)
         if (st[i] & PF_MAPPED) {
             size_t u = tmp->uidx[j++];
             sum[u] += P->dev[i].dur;
-            cnt[u]++;
         }
     if (!rc) {
         const char *base = strrchr(P->source, '/');
@@ -716,7 +713,8 @@ static int build(pf *P, wl_core_workload **out)
         wl_kernel k;
         if (st[i] & PF_MAPPED) {
             size_t u = tmp->uidx[j++];
-            double m = sum[u] / (double)cnt[u];
+            /* each mapped launch was added to tmp once: its count */
+            double m = sum[u] / (double)tmp->ucount[u];
             k = tmp->k[u];
             k.measured_us = m > 1e-3 ? m : 1e-3;
             k.measured_mhz = P->clock_mhz;
@@ -792,7 +790,6 @@ static int build(pf *P, wl_core_workload **out)
     free(st);
     free(seg);
     free(sum);
-    free(cnt);
     free(miss);
     free(missat);
     return rc;
@@ -874,7 +871,7 @@ static int parse(wl_core_zin *in, const char *text, size_t len, const char *sour
     *out = NULL;
     pf P = {.source = source, .err = err};
     int rc = WL_OK;
-    int r = in ? wl_core_pf_read_stream(&P, in, text, len) : wl_core_pf_read_events(&P, text, len);
+    int r = wl_core_pf_read(&P, text, len, in);
     if (r)
         rc = r == -2 ? WL_ENOMEM : r == -3 ? WL_EIO : WL_EPARSE;
     /* a profile with no kernel says so first: its clock would not matter */

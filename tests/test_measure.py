@@ -593,6 +593,27 @@ class Campaign(unittest.TestCase):
                 measure.check_args(a)
 
 
+class NullWindow:
+    """A stand-in for measure's Locked and Sampler that locks and samples
+    nothing, at once."""
+    updates = ()
+
+    def __init__(self, *a, **k):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *e):
+        return False
+
+    def start(self):
+        pass
+
+    def stop(self):
+        pass
+
+
 class OutOfMemory(unittest.TestCase):
     def test_cases_go_on(self):
         """A case that runs out of memory is skipped, not the run: one that
@@ -631,20 +652,10 @@ class OutOfMemory(unittest.TestCase):
                     "measured_clock_mhz": 990, "temp_c": 40, "repeats": 1,
                     "time_spread_pct": 0, "power_spread_pct": 0, "throttle_reasons": 0}
 
-        class Locked:
-            def __init__(self, *a, **k):
-                pass
-
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *e):
-                return False
-
         notes, saved = [], []
         old = (measure._import_torch, measure.repeated, measure.Locked, measure._note)
         measure._import_torch = lambda: torch
-        measure.repeated, measure.Locked = repeated, Locked
+        measure.repeated, measure.Locked = repeated, NullWindow
         measure._note = lambda a, t: notes.append(t)
         try:
             args = measure.build_parser().parse_args(
@@ -731,26 +742,8 @@ class SecondRun(unittest.TestCase):
         from wattlas import measure_quick as q
         from wattlas import measure_serve as ms
 
-        class Window:  # a sampler and a lock that measure nothing, at once
-            updates = ()
-
-            def __init__(self, *a, **k):
-                pass
-
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *e):
-                return False
-
-            def start(self):
-                pass
-
-            def stop(self):
-                pass
-
         watts = iter([70.0, 71.0, 80.0, 81.0] + [90.0] * 10)
-        patched = {"Locked": Window, "Sampler": Window,
+        patched = {"Locked": NullWindow, "Sampler": NullWindow,
                    "power_from_updates": lambda u, t0, t1: (next(watts), None)}
         old = {k: getattr(measure, k) for k in patched}
         calls = []

@@ -217,7 +217,7 @@ def cmd_idle(args, nvml, h, gpu):
     clocks = parse_list(args.clocks, "--clocks", integer=True)
     # the clocks an earlier run measured stay beside this run's; a file in
     # another schema stops the run here, before a minute is spent
-    earlier = earlier_idle(args.out)
+    earlier, kept = earlier_idle(args.out), 0
     for i, c in enumerate(clocks):
         _progress(args, "idle %d/%d: %d MHz" % (i + 1, len(clocks), c))
         with Locked(nvml, h, clock_mhz=c):
@@ -233,7 +233,7 @@ def cmd_idle(args, nvml, h, gpu):
         kept = save_idle(args.out, earlier, rows)  # each clock, as the cases save each point
     _note(args, "%d clocks -> %s%s" % (len(rows), args.out,
                                        " (beside %d clocks kept from an earlier run)" % kept
-                                       if clocks and kept else ""))
+                                       if kept else ""))
 
 
 def _row(gpu, case, clock, limit, m, gen=None, top_clock=None):
