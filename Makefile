@@ -32,7 +32,7 @@ CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/kpower.c c
            core/memory.c core/zin.c core/profile.c core/profile_map.c core/build_hf5.c core/build_train.c core/build_gen.c
 PRESET_SRC = presets/builtin.c presets/parse.c presets/gpu.c presets/model.c presets/hosts.c presets/derive.c presets/ini.c
 RESULTS_SRC = results/results.c results/tables.c results/out.c
-CALIB_SRC = calib/measure.c calib/params.c calib/fit.c calib/uncertainty.c calib/validate.c calib/crossval.c calib/validation.c calib/preset_out.c calib/run.c
+CALIB_SRC = calib/measure.c calib/params.c calib/fit.c calib/uncertainty.c calib/validate.c calib/crossval.c calib/validation.c calib/preset_out.c calib/vf.c calib/run.c
 SWEEP_SRC = sweep/spec.c sweep/spec_finish.c sweep/spec_gpus.c sweep/combo.c sweep/scratch.c sweep/sweep.c sweep/run.c sweep/merge.c sweep/compare.c \
             sweep/energy_check.c
 PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/schedule.c pareto/compare.c

@@ -562,6 +562,41 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
         rc = WL_EINVAL;
         goto done;
     }
+    if (fit_gpu && !o->vf_keep && ((gpu.vf_rule & WL_VF_RULE_VOLTAGE) || gpu.vf_voltage_from[0])) {
+        /* the voltage from the board's own compute-bound rows, before the
+         * fit: the coefficients are fitted on the curve they will run on */
+        wl_calib_vf_derived vfd;
+        int was_rule = (gpu.vf_rule & WL_VF_RULE_VOLTAGE) != 0;
+        if (wl_calib_vf_derive(p, set, train, &gpu, &vfd) == WL_OK) {
+            wl_calib_vf_apply(&vfd, &gpu);
+            const char *base = strrchr(o->path, '/');
+            snprintf(gpu.vf_voltage_from, sizeof gpu.vf_voltage_from, "%s", base ? base + 1 : o->path);
+            wl_calib_problem_set_gpu(p, &gpu);
+            char idle_note[300];
+            if (o->idle) {
+                const char *ib = strrchr(o->idle, '/');
+                snprintf(idle_note, sizeof idle_note,
+                         "idle board power: %s, measured, smoothed at 60 MHz knots by wattlas calibrate --idle",
+                         ib ? ib + 1 : o->idle);
+            }
+            free(vf_text);
+            if (!(vf_text = wl_calib_vf_text(&gpu, &vfd, text, o->idle ? idle_note : NULL, o->path,
+                                             o->command))) {
+                wl_error_set(err, o->path, 0, "", "out of memory");
+                rc = WL_ENOMEM;
+                goto done;
+            }
+            char pts[400];
+            size_t l = 0;
+            for (int i = 0; i < vfd.n && l < sizeof pts; i++)
+                l += (size_t)snprintf(pts + l, sizeof pts - l, "%s%.0f MHz %.0f mV", i ? ", " : "",
+                                      vfd.clock_mhz[i], vfd.voltage_mv[i]);
+            say(&c, "voltage from these rows (%s before): %d compute-bound rows of %d kernels (%s): %s",
+                was_rule ? "the rule" : "a table derived", vfd.rows, vfd.kernels, vfd.names, pts);
+        } else
+            say(&c, "note: no compute-bound kernel (GEMMs the clock paces, at three clocks or more) in "
+                    "these rows: the voltage stays %s", was_rule ? "the preset's rule" : "the preset's table");
+    }
     /* progress in fits: the fit, then a fit per cross-validation fold */
     c.total = 1;
     if (o->kfold)

@@ -360,6 +360,39 @@ typedef struct {
 /* After the rows: the pooled figures. */
 void wl_calib_validation_counts(const wl_calib_validation *v, wl_calib_validation_summary *s);
 
+/* ---- the V-f curve from a board's rows (vf.c) --------------------------------- */
+
+#define WL_CALIB_VF_PTS 32
+/* The voltage the compute-bound rows of a kernel database imply (GEMMs the
+ * clock paces and no limit holds): at each measured clock, the median over
+ * those kernels of y(f) / y(floor), y = (P - P_idle(f) - P_leak) / f, made
+ * non-decreasing, and V = floor_mv sqrt(ratio) (CV^2f), each point at its
+ * loaded clock (f + vf_temp_mhz_per_c dT). */
+typedef struct {
+    int n;                                  /* measured clocks, rising */
+    double clock_mhz[WL_CALIB_VF_PTS];      /* as requested */
+    double load_clock_mhz[WL_CALIB_VF_PTS]; /* where the model reads the curve under load */
+    double ratio[WL_CALIB_VF_PTS];          /* y(f) / y(floor), >= 1 */
+    double voltage_mv[WL_CALIB_VF_PTS];
+    double floor_mv;                        /* the rule's vmin_mv */
+    int kernels, rows;                      /* what it was derived from */
+    char names[512];                        /* those kernels, "model dtype, ..." */
+} wl_calib_vf_derived;
+/* From the rows of mask (NULL: all) scored on p, whose GPU gpu gives the
+ * idle table, the leakage and the temperature rule: WL_OK, or WL_ENOTFOUND
+ * when no workload qualifies at three clocks or more. */
+int wl_calib_vf_derive(const wl_calib_problem *p, const wl_calib_set *set,
+                       const unsigned char *mask, const wl_core_gpu *gpu, wl_calib_vf_derived *d);
+/* The derived curve onto gpu's [vf] knots (the idle table's clocks); the
+ * voltage is then a table, not the rule. */
+void wl_calib_vf_apply(const wl_calib_vf_derived *d, wl_core_gpu *gpu);
+/* The preset's [vf] for gpu (its table after wl_calib_vf_apply), with the
+ * derivation, its rows and the command above it, and the idle table's own
+ * note (idle_note, or the comment lines of preset_text's [vf] that are not
+ * about the voltage): malloc'd, NULL when out of memory. */
+char *wl_calib_vf_text(const wl_core_gpu *gpu, const wl_calib_vf_derived *d, const char *preset_text,
+                       const char *idle_note, const char *data_path, const char *command);
+
 /* ---- calibrated presets -------------------------------------------------------- */
 
 /* A [vf] section from a measured idle table (60 MHz knots, as
@@ -412,6 +445,9 @@ typedef struct {
     int kfold;            /* k-fold cross-validation by workload (0: none) */
     int lomo;             /* leave-one-model-out cross-validation */
     int quiet;            /* leave out per-row exclusions and per-workload residuals */
+    int vf_keep;          /* keep the preset's voltage; 0: a voltage that is the rule, or
+                             was derived from rows before, is derived from these rows'
+                             compute-bound kernels where they have them (calib/vf.c) */
     wl_calib_fit_options fit_options; /* fold_done is the run's own */
     void (*say)(void *user, const char *line); /* the report, a line at a time */
     /* after each fit: the main fit and each cross-validation fold's */

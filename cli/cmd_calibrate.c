@@ -43,6 +43,14 @@ static void help(FILE *f)
 "  --idle TABLE.csv      replace the preset's V-f/idle table by one derived\n"
 "                        from this idle measurement (sm_clock_mhz,voltage_mv,\n"
 "                        idle_power_w)\n"
+"  --vf rows|keep        the voltage of a GPU that reads out none (its preset's\n"
+"                        rule, or a table derived from rows before): rows (the\n"
+"                        default) derives it from the compute-bound rows (GEMMs\n"
+"                        the clock paces and no limit holds, at 3+ clocks): V ~\n"
+"                        sqrt((P - P_idle(f) - P_leak) / f), normalised at the\n"
+"                        floor, written into [vf] with the rows it came from;\n"
+"                        keep leaves the preset's. A measured voltage column\n"
+"                        (an idle table's voltage_mv) is always kept\n"
 "  --holdout MODEL,...|every:K  fit without these models and score them\n"
 "                        (held-out); every:K holds out every K-th of the file's\n"
 "                        model names in sorted order (a split by name alone)\n"
@@ -73,6 +81,7 @@ static int cal_parse(int argc, char **argv, wl_calib_run_options *o)
                                        {"host", required_argument, 0, 'O'},
                                        {"host-out", required_argument, 0, 'U'},
                                        {"transfer-sd", required_argument, 0, 'T'},
+                                       {"vf", required_argument, 0, 'V'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     const char *in = NULL;
@@ -103,6 +112,12 @@ static int cal_parse(int argc, char **argv, wl_calib_run_options *o)
         case 'W': o->fit = optarg; break;
         case 'T':
             rc = cli_real(cmd, "--transfer-sd", optarg, 0.01, 10, &o->fit_options.transfer_rel);
+            break;
+        case 'V':
+            if (!strcmp(optarg, "rows") || !strcmp(optarg, "keep"))
+                o->vf_keep = !strcmp(optarg, "keep");
+            else
+                rc = cli_usage(cmd, "--vf: expected rows or keep, got '%.40s'", optarg);
             break;
         case 'h': help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argc, argv, lo); break;

@@ -136,11 +136,21 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
     double T = total_us * 1e-6;
     double ec_v = s.ec_v, em_v = s.em_v, em_0 = s.em_0, latency_us = s.latency_us;
 
-    /* Gaps between kernels: idle power (in the static part below) plus clock
-     * power that is not gated at microsecond scale. */
-    double gap_s = (total_us - busy_us + latency_us) * 1e-6;
-    if (gap_s > 0)
-        ec_v += f * c->c_gap_w * gap_s;
+    /* Power counted once. Between kernels, while the GPU waits on the
+     * host, the clocks keep toggling (c_gap_w f V^a: not gated at
+     * microsecond scale), but the idle table is taken at each locked
+     * clock, so it already holds the clock power an idle die draws there:
+     * P_idle(f) = P_0 + k_idle f V^a, which the static part below charges
+     * over the whole runtime, gaps included. So a gap adds only
+     *     (c_gap_w - k_idle) f V^a      (ev->gap_w; k_idle from the
+     * table's slope where the voltage is flat, wl_core_gpu_idle_clock_w).
+     * Charging all of c_gap_w counted k_idle twice: on host-bound rows
+     * (decode, small prefill) that measure 4-7 W above idle it added 16-20
+     * W at 1980 MHz. A kernel's own launch latency (its fixed microseconds,
+     * the front end and the SMs filling and draining) is not idle: it
+     * pays c_gap_w whole. */
+    double gap_s = (total_us - busy_us) * 1e-6;
+    ec_v += f * (c->c_gap_w * latency_us * 1e-6 + (gap_s > 0 ? ev->gap_w * gap_s : 0));
 
     /* Voltage and temperature: dT = R (P_dyn(V) + lambda(V) dT), so
      * dT = R P_dyn / (1 - lambda R) with lambda = leak_w_per_c (V/V_ref)^2;
@@ -191,15 +201,15 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
     r->launch_bound_frac = wait > 0 ? wait / total_us : 0.0;
     for (int k = 0; k < WL_CLASS_COUNT; k++)
         r->cls[k].energy_j = s.cls_v[k] * va + s.cls_0[k];
-    /* phases: their kernels' dynamic energy, their gaps' clock power and
-     * the static power over their time */
+    /* phases: their kernels' dynamic energy, their launch latencies' and
+     * host gaps' clock power (as above) and the static power over their time */
     double p_static = idle_w + p_leak;
     for (int k = 0; k < WL_PHASE_COUNT; k++) {
         wl_core_phase_stats *ps = &r->phase[k];
-        double gk = (ph_time[k] - s.ph_busy[k] + s.ph_lat[k]) * 1e-6;
+        double gk = s.ph_lat[k] * 1e-6, gh = (ph_time[k] - s.ph_busy[k]) * 1e-6;
         ps->time_ms = ph_time[k] * 1e-3;
         ps->busy_ms = s.ph_busy[k] * 1e-3;
-        ps->energy_j = s.ph_v[k] * va + s.ph_0[k] + (gk > 0 ? f * c->c_gap_w * gk * va : 0) +
+        ps->energy_j = s.ph_v[k] * va + s.ph_0[k] + f * (c->c_gap_w * gk + (gh > 0 ? ev->gap_w * gh : 0)) * va +
                        p_static * ph_time[k] * 1e-6 + s.ph_idle_dj[k];
     }
 }

@@ -14,6 +14,8 @@ struct wl_core_evaluator {
     size_t nu;
     size_t after_sync; /* launches from here on have no host sync after them */
     int training;      /* a training step (wl_core_workload_training) */
+    double gap_w;      /* a host gap's clock power above the idle table (W per GHz
+                          at 1 V): c_gap_w less wl_core_gpu_idle_clock_w, >= 0 */
     /* smooth-max ratios below which the smaller term cannot change the sum
      * (see smax), for the exponents p and 2p */
     double tiny_p, tiny_2p;

@@ -139,6 +139,13 @@ static int anchor_from_recorded(wl_core_evaluator *ev)
 }
 
 /* own_board: anchor on this GPU even when the workload names another */
+/* What a host gap draws above the idle table (core/eval.c). */
+static void set_gap(wl_core_evaluator *ev)
+{
+    double g = ev->gpu.coef.c_gap_w - wl_core_gpu_idle_clock_w(&ev->gpu);
+    ev->gap_w = g > 0 ? g : 0.0;
+}
+
 static int prepare_all(wl_core_evaluator *ev, int own_board)
 {
     const wl_core_workload *wl = ev->wl;
@@ -180,6 +187,7 @@ static int create(const wl_core_gpu *gpu, const wl_core_workload *wl,
         return WL_ENOMEM;
     }
     set_tiny(ev);
+    set_gap(ev);
     ev->training = wl_core_workload_training(wl);
     for (size_t i = wl->n; i-- > 0;) {
         const wl_kernel *k = wl_core_workload_kernel(wl, i);
@@ -222,6 +230,7 @@ void wl_core_evaluator_set_gpu(wl_core_evaluator *ev, const wl_core_gpu *gpu)
 {
     ev->gpu = *gpu;
     set_tiny(ev);
+    set_gap(ev);
     /* out of memory for the recorded board's anchors: this GPU's own */
     if (prepare_all(ev, 0) != WL_OK)
         prepare_all(ev, 1);

@@ -64,6 +64,35 @@ static double alpha_g(const wl_core_gpu *gpu, double v_mv)
     return d > 0 ? pow(d, gpu->alpha_power) / v_mv : 0.0;
 }
 
+/* The clock power an idle die draws, as the idle table holds it: where the
+ * voltage is flat (below the knee) the table's rise with the clock is
+ * clock power alone, P_idle(f) = P_0 + k f V^a, so k is the least-squares
+ * slope there (W per GHz) over V_floor^a. Below the H100's knee the table
+ * rises 1.5 W from 360 to 990 MHz at 720 mV: k = 4.5 W/GHz at 1 V (a = 2);
+ * the A100 PCIe's 3.7 W from 210 to 990 MHz at 694 mV: 9.8. Needs 200 MHz
+ * of flat voltage; 0 otherwise (nothing to subtract). */
+double wl_core_gpu_idle_clock_w(const wl_core_gpu *gpu)
+{
+    const wl_core_vf *t = &gpu->vf;
+    if (t->n < 2)
+        return 0.0;
+    double v0 = t->voltage_mv[0], sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int m = 0;
+    for (int i = 0; i < t->n && fabs(t->voltage_mv[i] - v0) <= 1.0; i++, m++) {
+        double x = t->clock_mhz[i] * 1e-3, y = t->idle_w[i];
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
+    }
+    if (m < 2 || t->clock_mhz[m - 1] - t->clock_mhz[0] < 200.0)
+        return 0.0;
+    double den = m * sxx - sx * sx;
+    double k = den > 0 ? (m * sxy - sx * sy) / den : 0.0;
+    double va = pow(v0 * 1e-3, gpu->coef.v_exponent);
+    return k > 0 && va > 0 ? k / va : 0.0;
+}
+
 double wl_core_gpu_fmax_mhz(const wl_core_gpu *gpu, double voltage_mv)
 {
     double f_top, v_top;

@@ -171,9 +171,10 @@ typedef struct {
     /* power */
     double v_exponent;        /* dynamic power ~ V^v_exponent * f (2 for pure CV^2f) */
     double c_active_w;        /* SM activity baseline (clocks, schedulers, RF) */
-    double c_gap_w;           /* between kernels: clocks keep toggling for the
-                                 microsecond gaps, which the idle table (GPU idle
-                                 for seconds) does not include */
+    double c_gap_w;           /* a kernel's launch latency (its fixed microseconds:
+                                 the front end, SMs filling and draining) toggles
+                                 the clock above idle; host gaps between kernels
+                                 draw the idle table's power only (core/eval.c) */
     double c_tc_w;            /* tensor cores at full utilisation */
     double c_fp_w;            /* FP/ALU pipes at full utilisation */
     double c_sfu_w;           /* special-function units */
@@ -256,6 +257,9 @@ typedef struct {
     double vf_vmin_mv, vf_vmax_mv, vf_knee_mhz;
     double idle_min_w, idle_max_w, idle_clock_slope;
     unsigned vf_rule;
+    /* the rows the voltage_mv table was derived from by calibrate ([vf]
+     * voltage_from, calib/vf.c); "" when the table is measured or the rule */
+    char vf_voltage_from[128];
     wl_core_vf vf;
     wl_core_coeffs coef;
     char coef_source[256];     /* "" (own), "transferred from ID", how an edited
@@ -311,6 +315,10 @@ void wl_core_gpu_set_host(wl_core_gpu *gpu, const wl_core_host *host);
 /* Interpolated V(f) in mV and idle power in W. */
 double wl_core_gpu_voltage_mv(const wl_core_gpu *gpu, double sm_clock_mhz);
 double wl_core_gpu_idle_w(const wl_core_gpu *gpu, double sm_clock_mhz);
+/* The idle die's clock power as its idle table holds it (W per GHz at 1 V:
+ * the table's slope where the voltage is flat, over V^a); 0 without such a
+ * stretch. The evaluator's host gaps charge c_gap_w less this. */
+double wl_core_gpu_idle_clock_w(const wl_core_gpu *gpu);
 /* Highest clock the silicon sustains at a voltage (alpha-power law), and
  * whether (clock, voltage) is feasible. */
 double wl_core_gpu_fmax_mhz(const wl_core_gpu *gpu, double voltage_mv);

@@ -93,6 +93,7 @@ static const gpu_field gpu_fields[] = {
     D("vf", "vth_mv", vth_mv, 0, 0, 5000, 0),
     D("vf", "alpha_power", alpha_power, 0, 1, 2, 0),
     D("vf", "vf_guardband_mv", vf_guardband_mv, 0, 0, 1000, 0),
+    S("vf", "voltage_from", vf_voltage_from, 0),
     D("vf", "vmin_mv", vf_vmin_mv, 0, 100, 5000, 0),
     D("vf", "vmax_mv", vf_vmax_mv, 0, 100, 5000, 0),
     D("vf", "vf_knee_mhz", vf_knee_mhz, 0, 0, 100000, POS),
@@ -388,6 +389,11 @@ static int vf_tables(ctx *c, wl_core_gpu *out, const char *source, wl_error *err
     }
     if (nc && (!nv || !ni) && nc < 2) {
         wl_error_set(err, source, l_c, "clock_mhz", "the [vf] table needs at least two points");
+        return WL_EPARSE;
+    }
+    if (out->vf_voltage_from[0] && !nv) {
+        wl_error_set(err, source, key_line(c, "voltage_from"), "voltage_from",
+                     "names the rows a voltage_mv table was derived from; this [vf] has no voltage_mv");
         return WL_EPARSE;
     }
     out->vf.n = nc;

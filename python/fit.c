@@ -47,7 +47,7 @@ static PyObject *metrics_dict(const wl_calib_metrics *m, int have)
 
 /* _calibrate(path, gpu, out, host, idle, traces, holdout, fit, host_out,
  *            kfold, lomo, quiet, prior_weight, from_preset, transfer_sd,
- *            command) -> (log, summary, coefficients)
+ *            command, vf) -> (log, summary, coefficients)
  * As 'wattlas calibrate': coefficients a list of (name, before, after,
  * stderr, fitted). */
 PyObject *wl_py_calibrate(PyObject *self, PyObject *args)
@@ -57,10 +57,17 @@ PyObject *wl_py_calibrate(PyObject *self, PyObject *args)
     wl_calib_run_options_default(&o);
     double prior_weight, transfer_sd;
     int kfold, lomo, quiet, from_preset;
-    if (!PyArg_ParseTuple(args, "sszzzzzzzippddpz", &o.path, &o.gpu, &o.out, &o.host, &o.idle,
+    const char *vf = NULL;
+    if (!PyArg_ParseTuple(args, "sszzzzzzzippddpzz", &o.path, &o.gpu, &o.out, &o.host, &o.idle,
                           &o.traces, &o.holdout, &o.fit, &o.host_out, &kfold, &lomo, &quiet,
-                          &prior_weight, &from_preset, &transfer_sd, &o.command))
+                          &prior_weight, &from_preset, &transfer_sd, &o.command, &vf))
         return NULL;
+    if (vf && strcmp(vf, "rows") && strcmp(vf, "keep")) {
+        wl_error e = {0};
+        wl_error_set(&e, "vf", 0, "", "expected rows or keep, got '%.40s'", vf);
+        return wl_py_raise(WL_EINVAL, &e);
+    }
+    o.vf_keep = vf && !strcmp(vf, "keep");
     o.kfold = kfold;
     o.lomo = lomo;
     o.quiet = quiet;

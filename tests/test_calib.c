@@ -4,6 +4,7 @@
 #include "../calib/wattlas_calib.h"
 #include "../presets/wattlas_presets.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *HDR =
@@ -1178,6 +1179,117 @@ static unsigned long long fnv1a(const char *path)
     return h;
 }
 
+/* Issue 76, cause 1: the voltage from a board's own rows. A synthetic
+ * kernel database on the H100 preset: an fp32 GEMM the clock paces (time
+ * 10 ms x 510 / f) whose power is built from a known curve, V_true = 720
+ * mV to 1080 MHz, then 780, 860 and 1000 mV at 1305, 1530 and 1980 MHz,
+ * through the model's rules written out here:
+ *     P_dyn = 0.1 W/MHz x f x (V_true / 720)^2          (CV^2f)
+ *     lambda = leak_w_per_c (V_true / v_ref)^2, P = P_idle(f) + P_dyn / (1 - lambda R)
+ * and the derivation must give V_true back at each clock, at the loaded
+ * clock f + vf_temp_mhz_per_c R P_dyn / (1 - lambda R). An elementwise
+ * kernel (memory power, ratio 1.0 at every clock) and a bf16 GEMM the
+ * limit holds at the top (measured clock 1410 at 1980) are in the set and
+ * must not move it. */
+static void test_vf_from_rows(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    wl_error err = {0};
+    assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &g, &err), WL_OK);
+    assert_true(g.vf_rule & WL_VF_RULE_VOLTAGE || g.vf_voltage_from[0]);
+    g.coef.leak_w_per_c = 0.5;
+    g.coef.thermal_c_per_w = 0.04;
+    g.coef.vf_temp_mhz_per_c = 3.0;
+    g.v_ref_mv = 900;
+    g.vf_vmin_mv = 720;
+    const char *dir = test_path("vf-traces");
+    mkdir(dir, 0755);
+    char tp[700];
+    snprintf(tp, sizeof tp, "%s/k-gemm-4096x4096x4096_fp32_b1_prefill.json", dir);
+    test_write_file(tp, "[[{\"batch\": 1, \"dimM\": 4096, \"dimN\": 4096, \"dimK\": 4096, \"precM\": "
+                        "\"fp32\", \"precA\": \"fp32\", \"useTensorCore\": false}, [\"gemm\", \"cuda\", "
+                        "\"fp32_fp32\"]]]");
+    snprintf(tp, sizeof tp, "%s/k-gemm-8192x8192x8192_bf16_b1_prefill.json", dir);
+    test_write_file(tp, "[[{\"batch\": 1, \"dimM\": 8192, \"dimN\": 8192, \"dimK\": 8192, \"precM\": "
+                        "\"bf16\", \"precA\": \"bf16\", \"useTensorCore\": true}, [\"gemm\", \"tensor\", "
+                        "\"bf16_bf16\"]]]");
+    static const double f[] = {510, 855, 1080, 1305, 1530, 1980};
+    static const double v_true[] = {720, 720, 720, 780, 860, 1000};
+    double load[6];
+    char body[6000];
+    size_t l = (size_t)snprintf(body, sizeof body, "%s", HDR);
+    for (int i = 0; i < 6; i++) {
+        double pd = 0.1 * f[i] * (v_true[i] / 720) * (v_true[i] / 720);
+        double lam = 0.5 * (v_true[i] / 900) * (v_true[i] / 900), den = 1 - lam * 0.04;
+        double p = wl_core_gpu_idle_w(&g, f[i]) + pd / den;
+        load[i] = f[i] + 3.0 * 0.04 * pd / den;
+        double t = 10.0 * 510 / f[i];
+        l += (size_t)snprintf(body + l, sizeof body - l,
+                              "h100-sxm-80gb,k-gemm-4096x4096x4096,1,,fp32,prefill,eager,%g,%g,%.6f,%.6f,%.4f,\n",
+                              f[i], f[i], t, p * t * 1e-3, p);
+        /* a memory-bound kernel: power 1.2x idle at every clock */
+        double pe = 1.2 * wl_core_gpu_idle_w(&g, f[i]) + 0.05 * f[i];
+        l += (size_t)snprintf(body + l, sizeof body - l,
+                              "h100-sxm-80gb,gpt2,1,8,bf16,prefill,eager,%g,%g,%.6f,%.6f,%.4f,\n", f[i],
+                              f[i], 9.0, pe * 9e-3, pe);
+        /* a tensor GEMM held at the top: steeper, and held */
+        double pb = wl_core_gpu_idle_w(&g, f[i]) + 0.4 * f[i] * (i > 2 ? 1.3 : 1.0);
+        double fm = i == 5 ? 1410 : f[i];
+        l += (size_t)snprintf(body + l, sizeof body - l,
+                              "h100-sxm-80gb,k-gemm-8192x8192x8192,1,,bf16,prefill,eager,%g,%g,%.6f,%.6f,%.4f,\n",
+                              f[i], fm, 2.0 * 510 / fm, pb * 2.0 * 510 / fm * 1e-3, pb);
+    }
+    const char *csv = test_path("vf-rows.csv");
+    test_write_file(csv, body);
+    wl_calib_set *set = NULL;
+    wl_calib_problem *prob = NULL;
+    assert_int_equal(wl_calib_load(csv, &set, &err), WL_OK);
+    assert_int_equal(wl_calib_problem_create(&g, set, dir, &prob, &err), WL_OK);
+    wl_calib_vf_derived d;
+    assert_int_equal(wl_calib_vf_derive(prob, set, NULL, &g, &d), WL_OK);
+    assert_int_equal(d.kernels, 1);
+    assert_int_equal(d.rows, 6);
+    assert_non_null(strstr(d.names, "k-gemm-4096x4096x4096 fp32"));
+    assert_int_equal(d.n, 6);
+    for (int i = 0; i < 6; i++) {
+        if (fabs(d.clock_mhz[i] - f[i]) > 1e-9 || fabs(d.voltage_mv[i] - v_true[i]) > 0.05 ||
+            fabs(d.load_clock_mhz[i] - load[i]) > 0.05)
+            fail_msg("%g MHz: derived %.3f mV at %.2f MHz, want %.1f mV at %.2f MHz", f[i],
+                     d.voltage_mv[i], d.load_clock_mhz[i], v_true[i], load[i]);
+    }
+    /* onto the table's knots: linear between the loaded clocks, the floor
+     * below the first; the rule is gone */
+    wl_calib_vf_apply(&d, &g);
+    assert_false(g.vf_rule & WL_VF_RULE_VOLTAGE);
+    assert_true(fabs(wl_core_gpu_voltage_mv(&g, 540) - 720) < 1e-9);
+    double k = 1440, want = 780 + (860 - 780) * (k - load[3]) / (load[4] - load[3]);
+    for (int i = 0; i < g.vf.n; i++)
+        if (fabs(g.vf.clock_mhz[i] - k) < 1e-9 && fabs(g.vf.voltage_mv[i] - want) > 0.05)
+            fail_msg("knot %g: %.3f mV, want %.3f", k, g.vf.voltage_mv[i], want);
+    /* its [vf] text parses back as a table, with where it came from */
+    char *vt = wl_calib_vf_text(&g, &d, "[vf]\n; derived by: a test\n", NULL, csv, "wattlas calibrate x");
+    assert_non_null(vt);
+    assert_non_null(strstr(vt, "voltage_from = vf-rows.csv"));
+    assert_non_null(strstr(vt, "; derived by: a test"));
+    assert_non_null(strstr(vt, "voltage command: wattlas calibrate x"));
+    free(vt);
+    /* a set with no clock-paced GEMM derives nothing */
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
+    l = (size_t)snprintf(body, sizeof body, "%s", HDR);
+    for (int i = 0; i < 6; i++)
+        l += (size_t)snprintf(body + l, sizeof body - l,
+                              "h100-sxm-80gb,gpt2,1,8,bf16,prefill,eager,%g,%g,9.0,,%.2f,\n", f[i], f[i],
+                              1.2 * wl_core_gpu_idle_w(&g, f[i]));
+    test_write_file(csv, body);
+    assert_int_equal(wl_calib_load(csv, &set, &err), WL_OK);
+    assert_int_equal(wl_calib_problem_create(&g, set, dir, &prob, &err), WL_OK);
+    assert_int_equal(wl_calib_vf_derive(prob, set, NULL, &g, &d), WL_ENOTFOUND);
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
+}
+
 /* A preset fitted on a file knows it again by its data_hash. */
 static void test_fitted_on(void **state)
 {
@@ -1401,6 +1513,7 @@ int main(void)
         cmocka_unit_test(test_interval_coverage),
         cmocka_unit_test(test_board_spread_interval),
         cmocka_unit_test(test_fitted_on),
+        cmocka_unit_test(test_vf_from_rows),
         cmocka_unit_test(test_relative_time),
         cmocka_unit_test(test_row_stack_default),
         cmocka_unit_test(test_score_by_definition),

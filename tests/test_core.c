@@ -271,6 +271,52 @@ static void test_timeline_matches_simulation(void **state)
 }
 
 /* Above the board limit the clock throttles until power meets the cap. */
+/* Issue 76, cause 2: power counted once. The test GPU's idle table rises
+ * 20 W per GHz where its voltage is flat at 700 mV, so an idle die's clock
+ * power there is k = 20 / 0.7^a W per GHz at 1 V, and the table charges it
+ * over the whole run. A host gap adds only c_gap_w - k above idle:
+ *     E(kernel + gap) - E(kernel) = (P_idle(f) + (c_gap_w - k) f V^a) dT,
+ * dT the gap's time (the kernel is the same; no heating: R = 0). With
+ * c_gap_w = k a host-bound row draws its idle power plus its kernel's
+ * energy over its time, and nothing for the clock in its gap. */
+static void test_gap_power_once(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    test_gpu(&g);
+    g.coef.thermal_c_per_w = 0;
+    g.coef.leak_w_per_c = 0;
+    double a = g.coef.v_exponent, va = pow(0.7, a), k = 20.0 / va;
+    assert_close(wl_core_gpu_idle_clock_w(&g), k, 1e-9 * k);
+    wl_kernel add = test_ew(WL_EW_ADD, 1 << 16, WL_DT_BF16);
+    wl_kernel wait = {.kind = WL_K_GAP, .gap_us = 20000, .n = 1, .batch = 1};
+    wl_core_workload *one = wl_core_workload_create("one"), *gap = wl_core_workload_create("gap");
+    wl_core_workload_add(one, &add);
+    wl_core_workload_add(gap, &wait);
+    wl_core_workload_add(gap, &add);
+    wl_core_op op = {.sm_clock_mhz = 900};
+    double extra[] = {0.0, 3.0};
+    for (int i = 0; i < 2; i++) {
+        g.coef.c_gap_w = k + extra[i];
+        wl_core_result r1, r2;
+        assert_int_equal(wl_core_predict(&g, one, &op, &r1), WL_OK);
+        assert_int_equal(wl_core_predict(&g, gap, &op, &r2), WL_OK);
+        double dt = (r2.time_ms - r1.time_ms) * 1e-3;
+        assert_true(dt > 0.0199 && dt < 0.0201);
+        double want = (wl_core_gpu_idle_w(&g, 900) + extra[i] * 0.9 * va) * dt;
+        assert_close(r2.energy_j - r1.energy_j, want, 1e-9 * want);
+        if (i == 0) /* host-bound: its idle power and its one kernel's energy */
+            assert_close(r2.power_w - wl_core_gpu_idle_w(&g, 900),
+                         (r1.energy_j - wl_core_gpu_idle_w(&g, 900) * r1.time_ms * 1e-3) /
+                             (r2.time_ms * 1e-3), 1e-9);
+    }
+    /* no flat stretch of 200 MHz: nothing to subtract */
+    g.vf.voltage_mv[1] = 701.5;
+    assert_close(wl_core_gpu_idle_clock_w(&g), 0, 0);
+    wl_core_workload_free(one);
+    wl_core_workload_free(gap);
+}
+
 static void test_power_limit(void **state)
 {
     (void)state;
@@ -1127,6 +1173,7 @@ int main(void)
         cmocka_unit_test(test_gemm_wave_traffic),
         cmocka_unit_test(test_conv_traffic),
         cmocka_unit_test(test_energy_check),
+        cmocka_unit_test(test_gap_power_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,7 +21,8 @@ def calibrate(path: "str | os.PathLike", gpu: str, *, out: "str | os.PathLike",
               fit: "str | list | None" = None, host_out=None, kfold: "int | None" = None,
               lomo: bool = False, prior_weight: "float | None" = None,
               from_preset: bool = False, transfer_sd: "float | None" = None,
-              quiet: bool = False, verbose: bool = False) -> "Rows":
+              quiet: bool = False, vf: "str | None" = None,
+              verbose: bool = False) -> "Rows":
     """Fits a GPU's coefficients to measurements, as ``wattlas calibrate``,
     and writes the fitted GPU preset to ``out`` (atomically).
 
@@ -34,7 +35,9 @@ def calibrate(path: "str | os.PathLike", gpu: str, *, out: "str | os.PathLike",
     "auto" few-shot when its coefficients are transferred); host_out: the
     fitted host preset (fit gpu,host or auto); kfold: k-fold
     cross-validation by workload; lomo: leave one model out;
-    prior_weight, from_preset, transfer_sd: as the command line's options.
+    prior_weight, from_preset, transfer_sd: as the command line's options;
+    vf: "rows" (the default: a GPU whose voltage is the rule gets it from
+    the rows' compute-bound kernels) or "keep" (the preset's), as ``--vf``.
 
     Returns :class:`Rows`, one per coefficient: ``coefficient``,
     ``before``, ``after``, ``stderr`` (NaN without an uncertainty) and
@@ -52,7 +55,7 @@ def calibrate(path: "str | os.PathLike", gpu: str, *, out: "str | os.PathLike",
     args = dict(_pos=(path, gpu), out=out, host=host, idle=idle, traces=traces, holdout=holdout,
                 fit=fit, host_out=host_out, kfold=kfold, lomo=lomo or None,
                 prior_weight=prior_weight, from_preset=from_preset or None,
-                transfer_sd=transfer_sd)
+                transfer_sd=transfer_sd, vf=vf)
     fspath = lambda p: None if p is None else _os.fspath(p)
     log, summary, coefs = _wattlas._calibrate(
         fspath(path), str(gpu), fspath(out), host, fspath(idle), fspath(traces),
@@ -60,7 +63,8 @@ def calibrate(path: "str | os.PathLike", gpu: str, *, out: "str | os.PathLike",
         None if fit is None else ",".join(_names("fit", fit)), fspath(host_out),
         int(kfold or 0), bool(lomo), bool(quiet),
         -1.0 if prior_weight is None else float(prior_weight), bool(from_preset),
-        0.0 if transfer_sd is None else float(transfer_sd), _call_text("calibrate", args))
+        0.0 if transfer_sd is None else float(transfer_sd), _call_text("calibrate", args),
+        None if vf is None else str(vf))
     cols = ["coefficient", "before", "after", "stderr", "fitted"]
     rows = Rows([dict(zip(cols, c)) for c in coefs], cols)
     rows.summary = summary
