@@ -38,8 +38,12 @@ CLI_MODE_HELP
 "  --voltage-mv MV         a fixed core voltage instead of the V-f curve (then any\n"
 "                          clock may be asked for)\n"
 "  --voltage-offset-mv LIST  shifts of the V-f curve\n"
-"  --scope model|layer     whole forward pass or one transformer layer (decoder:\n"
-"                          the same as layer)\n"
+"  --scope model|layer|layer-in-model  whole forward pass, or one transformer\n"
+"                          layer called on its own, block(x), as a layer is measured\n"
+"                          (no attention mask, no KV cache from a model around it;\n"
+"                          decoder: the same as layer), or the layer as it runs\n"
+"                          inside the model's forward (its 4-D mask add and cache\n"
+"                          concatenations included)\n"
 "  --latency tiled|roofline  kernel latency model (default tiled)\n"
 "  --set KEY=VALUE         a numeric GPU preset key, e.g. --set power_limit_w=300\n"
 "                          (a board power limit, as nvidia-smi -pl sets; a list\n"
@@ -113,9 +117,9 @@ static int predict_parse(int argc, char **argv, predict_opts *o)
             if (!strcmp(key, "idle") && nidle++)
                 return cli_usage(cmd, "--idle: one table (one GPU)");
             if (!strcmp(key, "scope") && strcmp(optarg, "model") && strcmp(optarg, "layer") &&
-                strcmp(optarg, "decoder"))
-                return cli_usage(cmd, "--scope: expected model or layer (or decoder), got '%.60s'",
-                                 optarg);
+                strcmp(optarg, "decoder") && strcmp(optarg, "layer-in-model"))
+                return cli_usage(cmd, "--scope: expected model, layer (or decoder) or layer-in-model, "
+                                      "got '%.60s'", optarg);
             o->clock_given |= !strcmp(key, "clock");
             o->interval |= !strcmp(key, "interval");
             rc = cli_axis_set(cmd, o->spec, ax, optarg);

@@ -262,7 +262,9 @@ void wl_core_bld_hf5_attention(bld *B)
         wl_core_bld_rotary(B, B->h);
         wl_core_bld_rotary(B, B->kvh);
     }
-    if (decoder)
+    /* inside a model's forward the decoder's DynamicCache concatenates k
+     * and v (cache_utils); a block called alone has no cache */
+    if (decoder && !B->alone)
         hf5_cache_cat(B);
     if (B->attn == WL_ATTN_FLASH) {
         /* sdpa_attention_forward: grouped queries go to SDPA (enable_gqa),
@@ -287,7 +289,10 @@ void wl_core_bld_hf5_attention(bld *B)
         wl_core_bld_save(B, 2.0 * (double)(B->T * dq), wl_core_bld_eb(B));
         wl_core_bld_bgemm(B, bh, B->s, B->sk, B->hd);
         wl_core_bld_ew(B, WL_EW_SCALAR_MUL, ss, B->dt);           /* * scaling */
-        if (decoder) {
+        /* eager_attention_forward adds the mask only when one is given: a
+         * block called alone gets none (and is then not causal) */
+        int masked = decoder && !B->alone;
+        if (masked) {
             B->strided = 1;
             wl_core_bld_ew(B, WL_EW_ADD, ss, B->dt); /* + the 4-D mask, broadcast over heads */
             B->strided = 0;
@@ -298,7 +303,7 @@ void wl_core_bld_hf5_attention(bld *B)
             wl_core_bld_ew(B, WL_EW_CAST_FP32, ss, B->dt);
             sdt = WL_DT_FP32;
         }
-        B->softmax_q = decoder ? B->s : 0; /* the causal mask */
+        B->softmax_q = masked ? B->s : 0; /* the causal mask */
         hf5_softmax(B, bh * B->s, B->sk, sdt);
         B->softmax_q = 0;
         if (fp32_softmax)

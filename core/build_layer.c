@@ -55,7 +55,10 @@ static void attention(bld *B)
         wl_core_bld_bgemm(B, bh, B->s, B->sk, B->hd);
         wl_dtype sdt = B->dt; /* the softmax's precision */
         /* the decoders' causal mask: half the scores masked */
-        B->softmax_q = st == WL_STYLE_GPT2 || st == WL_STYLE_OPT || st == WL_STYLE_LLAMA ? B->s : 0;
+        /* called alone (no mask given) only GPT-2's own causal buffer
+         * (where(bias, w, min)) masks; BERT, OPT and Llama add the mask the
+         * model passes in, and a lone block has none */
+        B->softmax_q = st == WL_STYLE_GPT2 || (!B->alone && (st == WL_STYLE_OPT || st == WL_STYLE_LLAMA)) ? B->s : 0;
         switch (st) {
         case WL_STYLE_GPT2:
             wl_core_bld_ew(B, WL_EW_UNSPEC_TENSOR, ss, B->dt); /* where(causal, w, min) */
@@ -63,11 +66,13 @@ static void attention(bld *B)
             break;
         case WL_STYLE_BERT:
             wl_core_bld_ew(B, WL_EW_UNSPEC_SCALAR, ss, B->dt); /* / sqrt(d_head) */
-            wl_core_bld_ew(B, WL_EW_ADD, ss, B->dt);           /* + extended mask */
+            if (!B->alone)
+                wl_core_bld_ew(B, WL_EW_ADD, ss, B->dt); /* + extended mask */
             wl_core_bld_rowop(B, WL_K_SOFTMAX, bh * B->s, B->sk, B->dt);
             break;
         case WL_STYLE_OPT:
-            wl_core_bld_ew(B, WL_EW_ADD, ss, B->dt); /* + causal mask */
+            if (!B->alone)
+                wl_core_bld_ew(B, WL_EW_ADD, ss, B->dt); /* + causal mask */
             if (wl_core_bld_half(B)) {               /* softmax(dtype=fp32).to(dtype) */
                 wl_core_bld_ew(B, WL_EW_CAST_FP32, ss, B->dt);
                 wl_core_bld_ew(B, WL_EW_CAST_BF16, ss, WL_DT_FP32);
@@ -93,7 +98,8 @@ static void attention(bld *B)
              * + causal mask, softmax(dtype=fp32).to(dtype); repeat_kv is an
              * expand and reshape the traces do not record */
             wl_core_bld_ew(B, WL_EW_SCALAR_MUL, ss, B->dt);
-            wl_core_bld_ew(B, WL_EW_ADD, ss, B->dt);
+            if (!B->alone)
+                wl_core_bld_ew(B, WL_EW_ADD, ss, B->dt);
             if (wl_core_bld_half(B)) {
                 wl_core_bld_ew(B, WL_EW_CAST_FP32, ss, B->dt);
                 wl_core_bld_ew(B, WL_EW_CAST_BF16, ss, WL_DT_FP32);

@@ -252,17 +252,22 @@ static void bld_free(bld *B)
     B->ntape = B->captape = B->np = B->capp = 0;
 }
 
-/* The whole step, or one layer only. */
+/* The whole step, or one layer only: 1 called on its own (block(x), as
+ * the A30 talk measures the decoder layer: a loop over the block at locked
+ * clocks under NVML), 2 as it runs inside the model's forward. */
 static int build(const wl_core_model *model, const wl_core_shape *shape, int layer_only,
                  wl_core_workload **out, bld *B, wl_error *err)
 {
     *out = NULL;
     if (setup(B, model, shape, err))
         return WL_EINVAL;
+    /* a decode step's layer needs its cache: alone only outside decode */
+    B->alone = layer_only == 1 && shape->mode != WL_MODE_DECODE;
     char name[160];
-    const char *what = shape->mode == WL_MODE_TRAIN ? (layer_only ? "train_layer" : "train")
+    const char *what = shape->mode == WL_MODE_TRAIN
+                           ? (layer_only == 2 ? "train_layer_in_model" : layer_only ? "train_layer" : "train")
                        : shape->mode == WL_MODE_DECODE ? (layer_only ? "decode_layer" : "decode")
-                       : layer_only ? "layer" : "prefill";
+                       : layer_only == 2 ? "layer_in_model" : layer_only ? "layer" : "prefill";
     name_of(name, sizeof name, model, shape, what);
     B->wl = wl_core_workload_create(name);
     if (!B->wl)
@@ -305,6 +310,22 @@ int wl_core_build_layer(const wl_core_model *model, const wl_core_shape *shape,
 {
     bld B;
     return build(model, shape, 1, out, &B, err);
+}
+
+int wl_core_build_layer_in_model(const wl_core_model *model, const wl_core_shape *shape,
+                                 wl_core_workload **out, wl_error *err)
+{
+    bld B;
+    return build(model, shape, 2, out, &B, err);
+}
+
+int wl_core_build_scope(const wl_core_model *model, const wl_core_shape *shape, wl_core_scope scope,
+                        wl_core_workload **out, wl_error *err)
+{
+    bld B;
+    int layer = model->style == WL_STYLE_RESNET ? 0 : scope == WL_SCOPE_LAYER ? 1
+                : scope == WL_SCOPE_LAYER_IN_MODEL ? 2 : 0;
+    return build(model, shape, layer, out, &B, err);
 }
 
 /* One serving step (serve/): shape gives the model's dtype and attention;

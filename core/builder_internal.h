@@ -49,6 +49,8 @@ typedef struct {
     long long head_rows; /* serving: rows through the LM head (0: b) */
     wl_core_sampler sampler; /* serving: how the sampled rows are sampled */
     int gen;          /* 0: no cache; 1: a generation's prefill; 2: a decode step */
+    int alone;        /* a layer called on its own, block(x): no attention mask and
+                         no KV cache from a model around it (--scope layer) */
     long long rep;    /* launches added now stand for this many (0: 1): a block
                          of decode steps built once (build_gen.c) */
     int graphing;     /* kernels go into a CUDA graph ... */

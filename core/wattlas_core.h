@@ -767,8 +767,21 @@ int wl_core_model_check(const wl_core_model *m, wl_error *err);
 int wl_core_build(const wl_core_model *model, const wl_core_shape *shape,
                   wl_core_workload **out, wl_error *err);
 /* The kernels of one transformer layer only (train: its forward, backward
- * and its share of the optimizer step; decode: its share of every step). */
+ * and its share of the optimizer step; decode: its share of every step).
+ * The layer is the block called on its own, block(x), as a layer is
+ * measured (the A30 talk: the decoder layer in a loop at locked clocks):
+ * no attention mask and no KV cache come from a model around it, so it
+ * runs neither the 4-D mask add nor the cache's concatenations (a decode
+ * step's layer keeps its cache). _in_model: the layer as it runs inside
+ * the model's forward, with both. */
 int wl_core_build_layer(const wl_core_model *model, const wl_core_shape *shape,
+                        wl_core_workload **out, wl_error *err);
+int wl_core_build_layer_in_model(const wl_core_model *model, const wl_core_shape *shape,
+                                 wl_core_workload **out, wl_error *err);
+/* The three by name: the model's pass, its layer alone, its layer in the
+ * model (a ResNet, which has no such layer, builds its whole pass). */
+typedef enum { WL_SCOPE_MODEL = 0, WL_SCOPE_LAYER, WL_SCOPE_LAYER_IN_MODEL } wl_core_scope;
+int wl_core_build_scope(const wl_core_model *model, const wl_core_shape *shape, wl_core_scope scope,
                         wl_core_workload **out, wl_error *err);
 /* One step of a serving engine (serve/; core/build_gen.c): `decode` running
  * sequences of one token each over `context` keys on average, and `chunk`

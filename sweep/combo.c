@@ -59,9 +59,7 @@ int wl_sweep_i_shape_workload(const wl_sweep_spec *s, const combo *c, wl_core_wo
     wl_sweep_i_combo_shape(s, c, &sh);
     const wl_core_model *m = &s->model[c->wl];
     *own = 1;
-    return s->scope == WL_SWEEP_LAYER && m->style != WL_STYLE_RESNET
-               ? wl_core_build_layer(m, &sh, wl, err)
-               : wl_core_build(m, &sh, wl, err);
+    return wl_core_build_scope(m, &sh, wl_sweep_core_scope(s->scope), wl, err);
 }
 
 /* The footprint of a combination on its GPU variant: a model's from its

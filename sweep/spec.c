@@ -302,9 +302,11 @@ int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, cons
     if (!strcmp(key, "scope")) {
         if (!strcmp(value, "model")) s->scope = WL_SWEEP_MODEL;
         else if (!strcmp(value, "layer") || !strcmp(value, "decoder")) s->scope = WL_SWEEP_LAYER;
+        else if (!strcmp(value, "layer-in-model")) s->scope = WL_SWEEP_LAYER_IN_MODEL;
         else if (!strcmp(value, "kernel")) s->scope = WL_SWEEP_MODEL, s->classes = 1;
         else {
-            wl_error_set(err, source, line, key, "expected model, layer (or decoder) or kernel, got '%.60s'", value);
+            wl_error_set(err, source, line, key,
+                         "expected model, layer (or decoder), layer-in-model or kernel, got '%.60s'", value);
             return WL_EINVAL;
         }
         return WL_OK;
@@ -622,4 +624,10 @@ uint64_t wl_sweep_hash(uint64_t h, const void *data, size_t n)
         h *= 1099511628211ULL;
     }
     return h;
+}
+
+wl_core_scope wl_sweep_core_scope(wl_sweep_scope s)
+{
+    return s == WL_SWEEP_LAYER ? WL_SCOPE_LAYER
+           : s == WL_SWEEP_LAYER_IN_MODEL ? WL_SCOPE_LAYER_IN_MODEL : WL_SCOPE_MODEL;
 }

@@ -112,9 +112,7 @@ static int build_check(const wl_sweep_spec *s, const wl_core_model *m, const wl_
                        wl_error *err)
 {
     wl_core_workload *w = NULL;
-    int rc = s->scope == WL_SWEEP_LAYER && m->style != WL_STYLE_RESNET
-                 ? wl_core_build_layer(m, sh, &w, err)
-                 : wl_core_build(m, sh, &w, err);
+    int rc = wl_core_build_scope(m, sh, wl_sweep_core_scope(s->scope), &w, err);
     wl_core_workload_free(w);
     return rc;
 }
@@ -206,7 +204,7 @@ static int finish(wl_sweep_spec *s, wl_error *err)
                 return WL_EINVAL;
             }
     }
-    if (s->traces.n && s->scope == WL_SWEEP_LAYER) {
+    if (s->traces.n && wl_sweep_core_scope(s->scope) != WL_SCOPE_MODEL) {
         wl_error_set(err, s->o_trace.source, s->o_trace.line, "scope",
                      "scope layer needs models, not traces");
         return WL_EINVAL;

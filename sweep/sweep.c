@@ -477,9 +477,9 @@ static void param_cells(const wl_sweep_plan *p, const combo *c, const wl_core_gp
      * layer (a ResNet has no such layer: the whole pass), or the pass with
      * a row per kernel class */
     cells[k++] = (wl_results_cell){s->classes ? "kernel"
-                                   : s->scope == WL_SWEEP_LAYER && !traced &&
+                                   : wl_sweep_core_scope(s->scope) != WL_SCOPE_MODEL && !traced &&
                                            s->model[c->wl].style != WL_STYLE_RESNET
-                                       ? "layer"
+                                       ? (s->scope == WL_SWEEP_LAYER ? "layer" : "layer-in-model")
                                        : "model",
                                    NAN};
 }
@@ -576,7 +576,8 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, combo c, unsigne
         wl_sweep_i_combo_shape(s, &c, &sh);
         wl_error e2 = {0};
         if (sh.mode != WL_MODE_PREFILL &&
-            wl_core_build_info_of(&s->model[c.wl], &sh, s->scope == WL_SWEEP_LAYER, &info, &e2))
+            wl_core_build_info_of(&s->model[c.wl], &sh,
+                                  wl_sweep_core_scope(s->scope) != WL_SCOPE_MODEL, &info, &e2))
             info.model_flop = NAN;
     }
     /* MFU against the datasheet's dense peak, as papers count it */

@@ -17,7 +17,11 @@
 
 /* Whole forward passes, one transformer layer, or (kernel) whole passes
  * with one row per kernel class (as classes = on gives for any scope). */
-typedef enum { WL_SWEEP_MODEL = 0, WL_SWEEP_LAYER, WL_SWEEP_KERNEL } wl_sweep_scope;
+/* layer: the block called alone; layer-in-model: as it runs in the model's
+ * forward (wl_core_build_layer, wl_core_build_layer_in_model) */
+typedef enum { WL_SWEEP_MODEL = 0, WL_SWEEP_LAYER, WL_SWEEP_KERNEL, WL_SWEEP_LAYER_IN_MODEL } wl_sweep_scope;
+/* The core's scope of a sweep's. */
+wl_core_scope wl_sweep_core_scope(wl_sweep_scope s);
 
 /* A grid: every axis is a list. Owns its memory. */
 typedef struct wl_sweep_spec wl_sweep_spec;

@@ -259,6 +259,67 @@ static void test_builder_counts(void **state)
     wl_core_workload_free(wl);
 }
 
+/* Issue 76, cause 4: --scope layer is the block called on its own,
+ * block(x), as the A30 talk measures a layer. On transformers 5.x a
+ * decoder layer inside the model's forward also runs its DynamicCache's
+ * two concatenations (k and v: b x kvh x sk x hd each) and the 4-D mask
+ * added to the scores (b x h x s x sk, broadcast over the heads); a lone
+ * block has neither, and every other kernel is the same, in order.
+ * GPT-3 1.3B at batch 8, seq 2048: 16 heads of 128, so the copies are
+ * 8 x 16 x 2048 x 128 = 33554432 elements and the mask add 8 x 16 x 2048^2
+ * = 536870912. */
+static void test_layer_alone(void **state)
+{
+    (void)state;
+    wl_core_model m;
+    wl_error err = {0};
+    assert_int_equal(wl_preset_model_load("gpt3-1.3b", &m, &err), WL_OK);
+    wl_core_shape sh = {.batch = 8, .seq = 2048, .dtype = WL_DT_BF16, .attention = WL_ATTN_EAGER};
+    wl_core_workload *alone = NULL, *inm = NULL;
+    assert_int_equal(wl_core_build_layer(&m, &sh, &alone, &err), WL_OK);
+    assert_int_equal(wl_core_build_layer_in_model(&m, &sh, &inm, &err), WL_OK);
+    size_t na = wl_core_workload_count(alone), ni = wl_core_workload_count(inm);
+    assert_int_equal(ni, na + 3);
+    long long kv = 8LL * 16 * 2048 * 128, ss = 8LL * 16 * 2048 * 2048;
+    int copies = 0, masks = 0;
+    size_t a = 0;
+    for (size_t i = 0; i < ni; i++) {
+        const wl_kernel *k = wl_core_workload_kernel(inm, i);
+        const wl_kernel *x = a < na ? wl_core_workload_kernel(alone, a) : NULL;
+        if (x && x->kind == k->kind && x->op == k->op && x->n == k->n && x->k == k->k &&
+            x->batch == k->batch) {
+            /* a lone eager block is not causal (no mask given): its softmax
+             * reads every score (m 0), the model's masks the upper half (m: s) */
+            if (k->kind == WL_K_SOFTMAX) {
+                assert_int_equal(x->m, 0);
+                assert_int_equal(k->m, 2048);
+            } else
+                assert_int_equal(x->m, k->m);
+            a++;
+            continue;
+        }
+        /* what only the in-model layer launches */
+        assert_int_equal(k->kind, WL_K_ELEMENTWISE);
+        if (k->op == WL_EW_COPY && k->n * k->batch == kv)
+            copies++;
+        else if (k->op == WL_EW_ADD && k->n * k->batch == ss)
+            masks++;
+        else
+            fail_msg("kernel %zu of the in-model layer (op %d, n %lld) is not a cache copy or the mask add",
+                     i, (int)k->op, k->n);
+    }
+    assert_int_equal(a, na);
+    assert_int_equal(copies, 2);
+    assert_int_equal(masks, 1);
+    wl_core_workload_free(alone);
+    wl_core_workload_free(inm);
+    /* a ResNet has no layer: an error either way */
+    wl_core_model rn;
+    assert_int_equal(wl_preset_model_load("resnet-101", &rn, &err), WL_OK);
+    sh.seq = 0;
+    assert_int_not_equal(wl_core_build_layer_in_model(&rn, &sh, &alone, &err), WL_OK);
+}
+
 static void test_trace_errors(void **state)
 {
     (void)state;
@@ -450,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_retype_fp32),
         cmocka_unit_test(test_dtype_names),
         cmocka_unit_test(test_memory_footprint),
+        cmocka_unit_test(test_layer_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
