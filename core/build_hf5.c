@@ -271,8 +271,11 @@ void wl_core_bld_hf5_attention(bld *B)
          * no copies; cuDNN's decode kernel (one query) reduces its key
          * splits in a second kernel */
         wl_core_bld_flash(B, bh);
-        if (B->s == 1 && !B->train)
-            wl_core_bld_ewc(B, WL_EW_COPY, bh * 2 * B->hd, WL_DT_FP32);
+        if (B->s == 1 && !B->train) {
+            wl_kernel cb = wl_core_bld_ewk(WL_EW_COPY, bh * 2 * B->hd, WL_DT_FP32);
+            cb.internal = 1; /* cuDNN launches it inside the one SDPA call */
+            wl_core_bld_add(B, &cb);
+        }
     } else {
         wl_core_bld_mark(B, MARK_CORE_BEGIN);
         B->in_core = B->train;

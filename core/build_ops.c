@@ -183,6 +183,7 @@ void wl_core_bld_linear_x(bld *B, long long in, long long out, int bias, int con
             splits = in / 256;
         if (splits >= 2) {
             wl_kernel r = wl_core_bld_rowk(WL_K_REDUCE, B->T * out, splits, WL_DT_FP32);
+            r.internal = 1; /* launched by cublasLt inside the addmm */
             wl_core_bld_add(B, &r);
         }
     }

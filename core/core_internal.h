@@ -69,6 +69,7 @@ typedef struct {
     int cls;            /* WL_CLASS_* */
     int phase;          /* wl_phase */
     int graphed;        /* no host issue cost */
+    int internal;       /* a library's second kernel: a driver launch only */
     int sync;           /* a gap that first waits for the GPU */
     int is_gap;
     double gap_us;

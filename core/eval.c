@@ -43,6 +43,7 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
     memset(r->phase, 0, sizeof r->phase);
     double gap_total_us = 0;
     double n_issued = 0; /* kernels the host issues one by one */
+    double n_dec = 0, n_drv = 0; /* of them: decode steps', libraries' second kernels */
     int held = 0;        /* some kernel draws more than the cap at f */
     /* the kernel that draws the most at f, by the quick estimate */
     double peak_quick = 0, peak_dyn_v = 0, peak_dyn_0 = 0;
@@ -68,8 +69,11 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
             gap_total_us += p->gap_us * p->count;
             continue;
         }
-        if (!p->graphed)
+        if (!p->graphed) {
             n_issued += p->count;
+            n_dec += p->phase == WL_PHASE_DECODE && !p->internal ? p->count : 0;
+            n_drv += p->internal ? p->count : 0;
+        }
         r->phase[p->phase].flops += p->flops * p->count;
         cs->flops += p->flops * p->count;
         cs->dram_bytes += p->dram_bytes * p->count;
@@ -120,11 +124,20 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
                       : ev->training ? wl_core_coeffs_train_launch_us(c)
                                      : c->host_launch_us;
     double h = issue_us + c->launch_clk / f * 1e-3;
+    /* Per phase and per launch: a generation's decode steps run generate's
+     * loop, a warm and repeated graph of Python calls (host_decode_launch_us
+     * where the host states it); a library's second kernel inside one op
+     * (cuBLAS split-K's reduce) costs the host a driver launch only
+     * (host_driver_launch_us), not another op's dispatch and module code. */
+    double h_dec = !steady && c->host_decode_launch_us > 0 ? c->host_decode_launch_us + (h - issue_us) : h;
+    double h_drv = c->host_driver_launch_us + (h - issue_us);
     /* a profile's timeline: its gaps hold the host's own measured times */
     if (wl->host_timed)
-        h = 0;
+        h = h_dec = h_drv = 0;
+    double host_us = (n_issued - n_dec - n_drv) * h + n_dec * h_dec + n_drv * h_drv;
     wl_core_i_walk_in in = {.f_mhz = f_mhz, .cap = cap, .va_f = va_f, .idle_f = idle_f, .h = h,
-                            .host_left = n_issued * h + gap_total_us, .held = held,
+                            .h_dec = h_dec, .h_drv = h_drv,
+                            .host_left = host_us + gap_total_us, .held = held,
                             .tbuf = tbuf, .gbuf = gbuf, .tgbuf = tgbuf};
     double ph_time[WL_PHASE_COUNT] = {0};
     double end = wl_core_i_timeline(ev, op, &in, &s, r, kx, kt, ph_time);

@@ -158,6 +158,7 @@ static int prepare_all(wl_core_evaluator *ev, int own_board)
         p->cls = wl_core_kernel_class(k);
         p->phase = k->phase;
         p->graphed = k->graphed;
+        p->internal = k->internal;
         p->sync = k->sync;
         p->anchor = 1.0;
     }

@@ -154,6 +154,7 @@ static double held_launch(held_walk *w, const wl_kprep *p, size_t u, double wait
  * run's end is rep_end. */
 typedef struct {
     double host_left, done_busy, rep_end;
+    double h_dec, h_drv; /* the issue cost of a decode step's kernel, of a library's second one */
     double ph_time[WL_PHASE_COUNT], ph_done[WL_PHASE_COUNT];
     double issue, end; /* last: not summed over repetitions (held_stretch) */
 } timeline;
@@ -175,8 +176,9 @@ static int tl_issue(timeline *tl, const wl_kprep *p, double h, double nr, double
         return 0;
     }
     if (!p->graphed) {
-        tl->issue += h;
-        tl->host_left -= h * nr;
+        double hk = p->internal ? tl->h_drv : p->phase == WL_PHASE_DECODE ? tl->h_dec : h;
+        tl->issue += hk;
+        tl->host_left -= hk * nr;
     }
     *start = tl->issue > tl->end ? tl->issue : tl->end;
     return 1;
@@ -766,7 +768,7 @@ double wl_core_i_timeline(const wl_core_evaluator *ev, const wl_core_op *op,
      * anchoring (kx), repeated stretches and more distinct kernels than
      * the buffers hold */
     int fast = !kx && !ev->exact_walk && ev->nu <= FAST_MAX && (steady || !wl->rep);
-    timeline tl = {.host_left = in->host_left};
+    timeline tl = {.host_left = in->host_left, .h_dec = in->h_dec, .h_drv = in->h_drv};
     double *pt = tl.ph_time, end = 0;
     const size_t *ui = wl->uidx;
     const long long *rep = wl->rep; /* see the walk below */

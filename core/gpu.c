@@ -207,6 +207,8 @@ static const struct {
         {"op_launch_us_stderr", offsetof(wl_core_host, op_launch_us_stderr), 10000},
         {"train_launch_us", offsetof(wl_core_host, train_launch_us), 10000},
         {"train_launch_us_stderr", offsetof(wl_core_host, train_launch_us_stderr), 10000},
+        {"decode_launch_us", offsetof(wl_core_host, decode_launch_us), 10000},
+        {"driver_launch_us", offsetof(wl_core_host, driver_launch_us), 1000},
         {"serve_step_us", offsetof(wl_core_host, serve_step_us), 100000},
         {"serve_seq_us", offsetof(wl_core_host, serve_seq_us), 10000},
 };
@@ -241,6 +243,8 @@ void wl_core_gpu_set_host(wl_core_gpu *gpu, const wl_core_host *host)
     gpu->coef.host_launch_us = host->launch_us;
     gpu->coef.host_op_launch_us = host->op_launch_us;
     gpu->coef.host_train_launch_us = host->train_launch_us;
+    gpu->coef.host_decode_launch_us = host->decode_launch_us;
+    gpu->coef.host_driver_launch_us = host->driver_launch_us > 0 ? host->driver_launch_us : 3.0;
     gpu->coef.host_serve_step_us = host->serve_step_us;
     gpu->coef.host_serve_seq_us = host->serve_seq_us;
     snprintf(gpu->host_id, sizeof gpu->host_id, "%s", host->id);
@@ -263,6 +267,10 @@ void wl_core_coeffs_default(wl_core_coeffs *c)
     c->kernel_fixed_us = 2.5;   /* launch latency + drain, a few us on A100 */
     c->kernel_fixed_clk = 2000.0;
     c->host_launch_us = 30.0;   /* eager PyTorch op dispatch, ~20-40 us */
+    /* a library's second kernel inside one op is launched by the library
+     * (cublasLt, cuDNN) from C++: no Python, no dispatcher, only the
+     * driver's launch call, 2-4 us on current hosts */
+    c->host_driver_launch_us = 3.0;
     c->launch_clk = 500.0;
     c->v_exponent = 2.0;
     c->c_active_w = 40.0;

@@ -161,6 +161,10 @@ typedef struct {
                                  0: host_launch_us */
     double host_train_launch_us; /* ... per kernel of a training step (a workload
                                     with a backward pass; 0: host_launch_us) */
+    double host_decode_launch_us; /* ... per kernel of a generation's decode steps
+                                     (generate's loop; 0: the workload's own cost) */
+    double host_driver_launch_us; /* ... per library-internal second kernel
+                                     (wl_kernel.internal): a driver launch */
     double host_serve_step_us; /* a serving engine's host time per decode step,
                                   not overlapped with the GPU: scheduling, input
                                   preparation, the sampled tokens' processing
@@ -287,6 +291,9 @@ typedef struct {
     double op_launch_us_stderr;
     double train_launch_us;  /* ... of a training step (0: not stated, launch_us) */
     double train_launch_us_stderr;
+    double decode_launch_us; /* ... of a generation's decode steps (0: not stated) */
+    double driver_launch_us; /* a driver launch alone: a library's second kernel
+                                inside one op (0: not stated, 3 us) */
     double serve_step_us;    /* a serving engine's host time per decode step
                                 that the GPU waits for (0: not modelled) */
     double serve_seq_us;     /* ... plus this per running sequence */
@@ -474,6 +481,9 @@ typedef struct {
                       attention, unary elementwise ops): reads the incoming
                       gradient beside the saved tensor */
     int graphed;   /* replayed from a CUDA graph: no host issue cost */
+    int internal;  /* a library's second kernel inside one op (cuBLAS split-K's
+                      reduce, cuDNN's split-KV combine): the host pays a driver
+                      launch for it (host_driver_launch_us), not an op's cost */
     int sync;      /* GAP only: the host first waits for the GPU to finish
                       (.item(), a sampled token read back) */
     int groups;    /* ATTN_FLASH: query heads per key/value head (0 = 1) */

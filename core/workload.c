@@ -171,7 +171,7 @@ int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b)
            a->conv_stride == b->conv_stride && a->phase == b->phase && a->bwd == b->bwd &&
            a->graphed == b->graphed && a->sync == b->sync && a->groups == b->groups &&
            a->residual == b->residual && a->engine == b->engine && a->strided == b->strided &&
-           a->unaligned == b->unaligned &&
+           a->unaligned == b->unaligned && a->internal == b->internal &&
            a->measured_us == b->measured_us && a->measured_mhz == b->measured_mhz;
 }
 
@@ -278,10 +278,10 @@ static int grow2(void **a, size_t ea, void **b, size_t eb, size_t *cap, size_t n
 /* FNV-1a over the fields wl_kernel_equal compares. */
 static size_t kernel_hash(const wl_kernel *k)
 {
-    long long v[21] = {k->kind, k->op, k->in_dtype, k->acc_dtype, k->tensor_core, k->causal,
+    long long v[22] = {k->kind, k->op, k->in_dtype, k->acc_dtype, k->tensor_core, k->causal,
                        k->m, k->n, k->k, k->batch, k->conv_taps, k->conv_stride, k->phase,
                        k->bwd, k->graphed, k->sync, k->groups, k->residual, k->engine,
-                       k->strided, k->unaligned};
+                       k->strided, k->unaligned, k->internal};
     /* a word at a time (a multiply and a shift each): a cluster search
      * builds workloads for thousands of configurations, where FNV's byte
      * at a time was a tenth of its time */

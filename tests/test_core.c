@@ -317,6 +317,48 @@ static void test_gap_power_once(void **state)
     wl_core_workload_free(gap);
 }
 
+/* Issue 76, cause 3: the host's cost per phase and per launch. A
+ * host-bound run of tiny kernels ends when the host has issued the last
+ * one and the GPU has run it: T = sum of the issue costs + that kernel's
+ * time. 100 forward kernels at host_launch_us 25, 100 of a decode step at
+ * host_decode_launch_us 15 and 50 library-internal second kernels (a
+ * split-K reduce) at host_driver_launch_us 3: 2500 + 1500 + 150 us. */
+static void test_host_cost_per_phase(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    test_gpu(&g);
+    g.coef.host_launch_us = 25;
+    g.coef.host_decode_launch_us = 15;
+    g.coef.host_driver_launch_us = 3;
+    g.coef.launch_clk = 0;
+    g.coef.kernel_fixed_us = 1; /* each kernel shorter than the cheapest issue */
+    g.coef.kernel_fixed_clk = 0;
+    wl_kernel k = test_ew(WL_EW_ADD, 256, WL_DT_BF16);
+    wl_core_workload *wl = wl_core_workload_create("phases");
+    for (int i = 0; i < 100; i++)
+        wl_core_workload_add(wl, &k);
+    k.phase = WL_PHASE_DECODE;
+    for (int i = 0; i < 100; i++)
+        wl_core_workload_add(wl, &k);
+    k.internal = 1;
+    for (int i = 0; i < 50; i++)
+        wl_core_workload_add(wl, &k);
+    wl_core_op op = {.sm_clock_mhz = 1410};
+    wl_core_result r;
+    assert_int_equal(wl_core_predict(&g, wl, &op, &r), WL_OK);
+    double host = 100 * 25.0 + 100 * 15.0 + 50 * 3.0, t_k = r.busy_ms * 1e3 / 250;
+    assert_true(t_k > 0 && t_k < 3);
+    assert_close(r.time_ms * 1e3, host + t_k, 1e-6 * host);
+    /* the decode phase's share of the time is its own issue cost */
+    assert_close(r.phase[WL_PHASE_DECODE].time_ms * 1e3, 100 * 15.0 + 50 * 3.0, 1e-6 * host);
+    /* unstated (0), a decode step's kernel costs the forward's */
+    g.coef.host_decode_launch_us = 0;
+    assert_int_equal(wl_core_predict(&g, wl, &op, &r), WL_OK);
+    assert_close(r.time_ms * 1e3, 200 * 25.0 + 50 * 3.0 + t_k, 1e-6 * host);
+    wl_core_workload_free(wl);
+}
+
 static void test_power_limit(void **state)
 {
     (void)state;
@@ -1174,6 +1216,7 @@ int main(void)
         cmocka_unit_test(test_conv_traffic),
         cmocka_unit_test(test_energy_check),
         cmocka_unit_test(test_gap_power_once),
+        cmocka_unit_test(test_host_cost_per_phase),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

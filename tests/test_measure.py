@@ -320,12 +320,32 @@ class Writers(unittest.TestCase):
                 head, row = r.stdout.splitlines()[:2]
                 times.append(float(row.split(",")[head.split(",").index("time_ms")]))
             self.assertGreater(times[0], times[1])  # 30.5 us per kernel, not ~21
+            # generate's decode steps at their own cost: a host that states
+            # 10 us a decode kernel runs a host-bound generation faster than
+            # the same host at its forward's 30.5
+            dec = os.path.join(d, "mine-decode.ini")
+            measure._atomic_write(dec, measure.host_text(
+                "mine", "a test host", 30.5, 0.5, "a test", 11.25, 0.25, ["a note"], 44.0, 1.0,
+                10.0))
+            self.assertIn("\ndecode_launch_us = 10.000\n", open(dec).read())
+            times = []
+            for host in (ini, dec):
+                r = subprocess.run([BIN, "predict", "--gpu", "h100-sxm-80gb", "--host", host,
+                                    "--batch", "1", "--seq", "8", "--mode", "decode",
+                                    "--gen", "32", "--format", "csv"],
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                head, row = r.stdout.splitlines()[:2]
+                times.append(float(row.split(",")[head.split(",").index("time_ms")]))
+            self.assertLess(times[1], 0.6 * times[0])
         with self.assertRaises(measure.MeasureError):
             measure.host_text("x", "y", float("nan"), 0, "z")
         with self.assertRaises(measure.MeasureError):
             measure.host_text("x", "two\nlines", 10, 0, "z")
         with self.assertRaises(measure.MeasureError):
             measure.host_text("x", "y", 10, 0, "z", train_launch_us=-1.0)
+        with self.assertRaises(measure.MeasureError):
+            measure.host_text("x", "y", 10, 0, "z", decode_launch_us=float("inf"))
 
 
     def test_atomic_write_modes(self):

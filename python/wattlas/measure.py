@@ -427,6 +427,7 @@ def cmd_host(args, nvml, h, gpu):
     specs = tiny_specs()
     rows, ops, fwd, train = [], [], [], []
     kernels = train_kernels = None
+    dec, dec_kernels = {}, {}  # generate's new tokens -> timings, kernels
     for ci, clock in enumerate(clocks):
         timed = []  # (model, batch, seq, mode, us per call) at this clock
         with Locked(nvml, h, clock_mhz=clock):
@@ -456,6 +457,18 @@ def cmd_host(args, nvml, h, gpu):
             train.append((us, sd))
             timed.append((args.model, args.batch, args.seq, "train", us))
             del step
+            # generate's decode loop: the difference of two generations
+            # (few and many new tokens) is decode steps alone, without the
+            # prefill and generate's setup
+            for g in (args.gen_tokens // 4 or 1, args.gen_tokens):
+                _progress(args, "clock %d/%d: %s b%d s%d generate %d tokens"
+                          % (ci + 1, len(clocks), args.model, args.batch, args.seq, g))
+                step = _model_step(torch, dict(case, mode="decode"), dev, "eager", g)
+                if g not in dec_kernels:
+                    dec_kernels[g] = _count_kernels(torch, step)
+                us, sd = _time_loop(torch, step, max(1, args.forwards // 20), args.repeats)
+                dec.setdefault(g, []).append((us, sd))
+                del step
             # unlocked: the clock the GPU ran at, read before the lock is undone
             clk = round(nvml.sm_clock_mhz(h)) if clock is None else clock
         stack = software_stack()
@@ -487,6 +500,18 @@ def cmd_host(args, nvml, h, gpu):
         notes.append("train_launch_us: a %s b%d s%d AdamW training step, %.0f us for the %d "
                      "kernels it launches" % (args.model, args.batch, args.seq, tr_us,
                                               train_kernels))
+    de = None
+    g_lo, g_hi = args.gen_tokens // 4 or 1, args.gen_tokens
+    if g_hi > g_lo and dec_kernels.get(g_lo) and dec_kernels.get(g_hi) and \
+            dec_kernels[g_hi] > dec_kernels[g_lo]:
+        t_lo = statistics.median(u for u, _ in dec[g_lo])
+        t_hi = statistics.median(u for u, _ in dec[g_hi])
+        if t_hi > t_lo:
+            de = (t_hi - t_lo) / (dec_kernels[g_hi] - dec_kernels[g_lo])
+            notes.append("decode_launch_us: %s b%d s%d generate of %d and %d new tokens, %.0f us "
+                         "more for the %d kernels more" % (args.model, args.batch, args.seq, g_lo,
+                                                           g_hi, t_hi - t_lo,
+                                                           dec_kernels[g_hi] - dec_kernels[g_lo]))
     notes.append("per kernel PyTorch launched; for wattlas's own kernel sequence fit it: "
                  "wattlas calibrate --gpu ID %s --traces %s --fit host -o host.ini"
                  % (meas, os.path.join(args.out, "traces")))
@@ -496,10 +521,10 @@ def cmd_host(args, nvml, h, gpu):
     ini = os.path.join(args.out, "%s.ini" % args.id)
     _atomic_write(ini, host_text(args.id, name, launch, sd,
                                  "python3 -m wattlas.measure host", op_us, op_sd, notes,
-                                 tr, tr_sd))
-    _note(args, "bare op %.2f us, model kernel %.2f us%s -> %s; %d time-only rows -> %s"
-          % (op_us, launch, ", training step kernel %.2f us" % tr if tr else "", ini, len(rows),
-             meas))
+                                 tr, tr_sd, de))
+    _note(args, "bare op %.2f us, model kernel %.2f us%s%s -> %s; %d time-only rows -> %s"
+          % (op_us, launch, ", training step kernel %.2f us" % tr if tr else "",
+             ", decode step kernel %.2f us" % de if de else "", ini, len(rows), meas))
 
 
 def cmd_profile(args, nvml, h, gpu):
@@ -638,6 +663,9 @@ def build_parser():
     sp.add_argument("--batch", type=int, default=1)
     sp.add_argument("--seq", type=int, default=8)
     sp.add_argument("--forwards", type=int, default=200, help="forward passes per loop")
+    sp.add_argument("--gen-tokens", type=int, default=32,
+                    help="generate: new tokens of the longer of two generations whose "
+                         "difference is decode steps alone (the shorter: a quarter)")
     sp.add_argument("--id", default="my-host", help="the host preset's id")
     sp.add_argument("-o", "--out", required=True, help="a directory")
     sp = sub.add_parser("quick", help="a board's calibration set in about a minute, then its "
