@@ -108,10 +108,10 @@ static int read_rows(wl_results_csv *csv, wl_calib_set *s, wl_error *err)
     int c_limit = wl_results_csv_col(csv, "power_limit_w");
     int c_gen = wl_results_csv_col(csv, "gen_tokens");
     int c_rel = wl_results_csv_col(csv, "time_relative");
-    static const char *const opt_names[5] = {"optimizer", "master_dtype", "launch", "stack",
-                                             "impl"};
-    int c_opt[5];
-    for (int i = 0; i < 5; i++)
+    static const char *const opt_names[6] = {"optimizer", "master_dtype", "launch", "stack",
+                                             "impl", "scope"};
+    int c_opt[6];
+    for (int i = 0; i < 6; i++)
         c_opt[i] = wl_results_csv_col(csv, opt_names[i]);
     /* rows that do not say their stack (see wl_calib_row) */
     static const char *const harness_cols[] = {"power_limit_w", "gen_tokens", "optimizer",
@@ -230,16 +230,23 @@ static int read_rows(wl_results_csv *csv, wl_calib_set *s, wl_error *err)
             return WL_EPARSE;
         }
         row->time_relative = rel == 1;
-        char *odst[5] = {row->optimizer, row->master_dtype, row->launch, row->stack, row->impl};
-        const size_t ocap[5] = {sizeof row->optimizer, sizeof row->master_dtype, sizeof row->launch,
-                                sizeof row->stack, sizeof row->impl};
-        for (int i = 0; i < 5; i++)
+        char *odst[6] = {row->optimizer, row->master_dtype, row->launch, row->stack, row->impl,
+                         row->scope};
+        const size_t ocap[6] = {sizeof row->optimizer, sizeof row->master_dtype, sizeof row->launch,
+                                sizeof row->stack, sizeof row->impl, sizeof row->scope};
+        for (int i = 0; i < 6; i++)
             if (c_opt[i] >= 0 &&
                 copy_str(odst[i], ocap[i], wl_results_csv_field(csv, (size_t)c_opt[i]))) {
                 wl_error_set(err, path, line, opt_names[i], "longer than %zu characters",
                              ocap[i] - 1);
                 return WL_EPARSE;
             }
+        if (row->scope[0] && strcmp(row->scope, "model") && strcmp(row->scope, "layer") &&
+            strcmp(row->scope, "layer-in-model")) {
+            wl_error_set(err, path, line, "scope", "expected model, layer or layer-in-model, got '%s'",
+                         row->scope);
+            return WL_EPARSE;
+        }
         if (!row->stack[0]) {
             /* EnergAIzer's published rows (its A100 sets, and its H100 rows
              * of whole models with their power) ran its transformers 4.x;
@@ -347,6 +354,8 @@ void wl_calib_workload_key(const wl_calib_row *r, char *buf, size_t n)
         snprintf(extra, sizeof extra, " train");
     else if (mode == WL_MODE_DECODE)
         snprintf(extra, sizeof extra, " decode g%lld", r->gen_tokens);
+    if (r->scope[0] && strcmp(r->scope, "model"))
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " %s", r->scope);
     if (r->seq > 0)
         snprintf(buf, n, "%s b%lld s%lld %s %s%s", r->model, r->batch, r->seq, r->dtype,
                  r->attention, extra);

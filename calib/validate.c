@@ -198,7 +198,15 @@ static int build_for_row(const wl_calib_row *r, const char *traces_dir, const ch
         snprintf(w->reason_buf, sizeof w->reason_buf, "model '%s' needs seq", r->model);
         return -1;
     }
-    if (wl_core_build(&m, &sh, &w->wl, &err)) {
+    wl_core_scope scope = !strcmp(r->scope, "layer") ? WL_SCOPE_LAYER
+                          : !strcmp(r->scope, "layer-in-model") ? WL_SCOPE_LAYER_IN_MODEL
+                                                                : WL_SCOPE_MODEL;
+    if (scope != WL_SCOPE_MODEL && m.style == WL_STYLE_RESNET) {
+        snprintf(w->reason_buf, sizeof w->reason_buf, "a ResNet has no transformer layer (scope %s)",
+                 r->scope);
+        return -1;
+    }
+    if (wl_core_build_scope(&m, &sh, scope, &w->wl, &err)) {
         wl_error_format(&err, w->reason_buf, sizeof w->reason_buf);
         return -1;
     }
@@ -255,9 +263,9 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
     for (size_t i = 0; i < p->n; i++) {
         const wl_calib_row *r = wl_calib_row_at(set, i);
         char key[256];
-        snprintf(key, sizeof key, "%s|%s|%lld|%lld|%s|%s|%s|%s|%lld|%s|%s|%s", r->model, r->dtype,
+        snprintf(key, sizeof key, "%s|%s|%lld|%lld|%s|%s|%s|%s|%lld|%s|%s|%s|%s", r->model, r->dtype,
                  r->batch, r->seq, r->attention, r->mode, r->optimizer, r->master_dtype,
-                 r->gen_tokens, r->launch, r->stack, r->impl);
+                 r->gen_tokens, r->launch, r->stack, r->impl, r->scope);
         size_t w;
         for (w = 0; w < p->nwl; w++)
             if (strcmp(p->wls[w].key, key) == 0)

@@ -32,6 +32,10 @@ typedef struct {
      * transformers 4.x; the 13-column files ../shared/data measured on
      * PyTorch 2.11 are time-only host rows and one-kernel databases. */
     char stack[16], impl[16];
+    /* what was timed: "" or model (the whole pass), layer (one block called
+     * on its own, as 'measure models --scope layer' times it) or
+     * layer-in-model (wl_core_build_scope) */
+    char scope[16];
     /* time_relative = 1: time_ms says only how time changes between the
      * rows of one workload (its work is not stated, as in Perseus's stage
      * profiles): each such workload's predicted times and energies are

@@ -1290,6 +1290,50 @@ static void test_vf_from_rows(void **state)
     wl_calib_free(set);
 }
 
+/* A measured row says what was timed (scope): a layer row is predicted as
+ * the block called alone, a layer-in-model row as the layer inside the
+ * model's forward, each the same workload predict builds; another word is
+ * an error on its line. */
+static void test_row_scope(void **state)
+{
+    (void)state;
+    const char *p = test_path("scope.csv");
+    test_write_file(p, "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,"
+                       "time_ms,energy_j,power_w,temp_c,stack,scope\n"
+                       "a100-pcie-40gb,gpt3-1.3b,8,2048,bf16,prefill,eager,1410,1410,9.0,,,,hf5,layer\n"
+                       "a100-pcie-40gb,gpt3-1.3b,8,2048,bf16,prefill,eager,1410,1410,9.0,,,,hf5,"
+                       "layer-in-model\n");
+    wl_calib_set *set;
+    wl_error err = {0};
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    wl_core_gpu g;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &g, &err), WL_OK);
+    wl_calib_problem *prob;
+    assert_int_equal(wl_calib_problem_create(&g, set, NULL, &prob, &err), WL_OK);
+    wl_core_model m;
+    assert_int_equal(wl_preset_model_load("gpt3-1.3b", &m, &err), WL_OK);
+    wl_core_shape sh = {.batch = 8, .seq = 2048, .dtype = WL_DT_BF16, .attention = WL_ATTN_EAGER};
+    wl_core_op op = {.sm_clock_mhz = 1410};
+    for (int i = 0; i < 2; i++) {
+        wl_core_workload *wl = NULL;
+        assert_int_equal(i ? wl_core_build_layer_in_model(&m, &sh, &wl, &err)
+                           : wl_core_build_layer(&m, &sh, &wl, &err), WL_OK);
+        wl_core_result want, got;
+        assert_int_equal(wl_core_predict(&g, wl, &op, &want), WL_OK);
+        assert_int_equal(wl_calib_predict(prob, (size_t)i, &got), WL_OK);
+        assert_close(got.time_ms, want.time_ms, 1e-9 * want.time_ms);
+        wl_core_workload_free(wl);
+    }
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
+    test_write_file(p, "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,"
+                       "time_ms,energy_j,power_w,temp_c,scope\n"
+                       "a100-pcie-40gb,gpt3-1.3b,8,2048,bf16,prefill,eager,1410,1410,9.0,,,,block\n");
+    assert_int_not_equal(wl_calib_load(p, &set, &err), WL_OK);
+    assert_int_equal(err.line, 2);
+    assert_string_equal(err.field, "scope");
+}
+
 /* A preset fitted on a file knows it again by its data_hash. */
 static void test_fitted_on(void **state)
 {
@@ -1514,6 +1558,7 @@ int main(void)
         cmocka_unit_test(test_board_spread_interval),
         cmocka_unit_test(test_fitted_on),
         cmocka_unit_test(test_vf_from_rows),
+        cmocka_unit_test(test_row_scope),
         cmocka_unit_test(test_relative_time),
         cmocka_unit_test(test_row_stack_default),
         cmocka_unit_test(test_score_by_definition),

@@ -254,6 +254,8 @@ def _row(gpu, case, clock, limit, m, gen=None, top_clock=None):
         r.update(launch="eager")
     if case.get("stack"):
         r["stack"] = case["stack"]
+    if case.get("scope") and case["scope"] != "model":
+        r["scope"] = case["scope"]
     r.update(m)
     return r
 
@@ -366,9 +368,12 @@ def cmd_models(args, nvml, h, gpu):
                         parse_list(args.batch, "--batch", True), parse_list(args.seq, "--seq", True),
                         [m.strip() for m in args.modes.split(",")], args.dtype)
     stack = software_stack()
+    if args.scope == "layer" and any(c["mode"] != "prefill" for c in cases):
+        raise MeasureError("--scope layer: a block called alone is timed in prefill (--modes prefill)")
     for c in cases:
         c["attention"] = "flash" if args.attention == "sdpa" else "eager"
         c["stack"] = stack
+        c["scope"] = args.scope
         if c["mode"] == "decode":
             c["gen_tokens"] = args.gen_tokens
     out = os.path.join(args.out, "measurements", "%s-models.csv" % gpu)
@@ -640,6 +645,10 @@ def build_parser():
     sp.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
     sp.add_argument("--attention", default="eager", choices=["eager", "sdpa"])
     sp.add_argument("--gen-tokens", type=int, default=64, help="decode: tokens generated")
+    sp.add_argument("--scope", default="model", choices=["model", "layer"],
+                    help="model: the whole forward; layer: the first decoder block called on "
+                         "its own, block(x), at each clock (no mask, no KV cache: 'wattlas "
+                         "predict --scope layer' is that block)")
     sp.add_argument("-o", "--out", required=True, help="a directory")
     sp = sub.add_parser("profile", help="a PyTorch profiler trace of one step of each 'models' "
                                         "workload at each clock -> DIR/profiles/ and its summary")

@@ -161,6 +161,45 @@ def model_cases(models, batches, seqs, modes, dtype):
     return out
 
 
+def _base_model(model):
+    """The decoder (or encoder) stack under a task head: GPT-2's transformer,
+    Llama/Qwen/OPT's model (OPT's decoder below it), BERT's encoder."""
+    base = getattr(model, "base_model", model)
+    for name in ("decoder",):
+        base = getattr(base, name, base)
+    return base
+
+
+def _block_step(torch, model, case, dev, dt):
+    """The first transformer block called on its own, block(x), as a layer
+    is measured (no attention mask and no KV cache from a model around it);
+    a rotary model's block is given its position embeddings, which the model
+    would compute once for all its layers."""
+    model.eval()
+    base = _base_model(model)
+    layers = None
+    for name in ("h", "layers", "layer"):
+        layers = getattr(base, name, None) or getattr(getattr(base, "encoder", None), name, None)
+        if layers is not None:
+            break
+    if not layers:
+        raise MeasureError("--scope layer: no transformer blocks found in %s" % case["model"])
+    block = layers[0]
+    d = model.config.hidden_size
+    x = torch.randn(case["batch"], case["seq"], d, device=dev, dtype=dt)
+    kw = {}
+    rotary = getattr(base, "rotary_emb", None)
+    if rotary is not None:
+        pos = torch.arange(case["seq"], device=dev).unsqueeze(0).expand(case["batch"], -1)
+        with torch.no_grad():
+            kw["position_embeddings"] = rotary(x, pos)
+
+    def step():
+        with torch.no_grad():
+            block(x, **kw)
+    return step
+
+
 def _model_step(torch, case, dev, attention, gen_tokens):
     import transformers  # the user's own
     cls, kw = MODEL_CONFIGS[case["model"]]
@@ -178,6 +217,8 @@ def _model_step(torch, case, dev, attention, gen_tokens):
             model = auto.from_config(cfg, torch_dtype=dt)
     model.to(dev)
     ids = torch.randint(0, cfg.vocab_size, (case["batch"], case["seq"]), device=dev)
+    if case.get("scope") == "layer":
+        return _block_step(torch, model, case, dev, dt)
     if case["mode"] == "prefill":
         model.eval()
 

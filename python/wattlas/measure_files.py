@@ -16,7 +16,7 @@ MEAS_COLUMNS = ["gpu", "model", "batch", "seq", "dtype", "mode", "attention", "s
 # the options that say what ran (validate and calibrate build each row's
 # workload from them, with predict's meaning), then the measurement's quality
 EXTRA_COLUMNS = ["power_limit_w", "gen_tokens", "optimizer", "master_dtype", "launch",
-                 "stack", "repeats", "time_spread_pct", "power_spread_pct", "throttle_reasons"]
+                 "stack", "scope", "repeats", "time_spread_pct", "power_spread_pct", "throttle_reasons"]
 
 
 class MeasureError(Exception):
@@ -93,7 +93,8 @@ def measurements_text(rows, cols=None):
 # the columns that say which point a row measured: a new row replaces an
 # earlier one of the same point, and keeps every other
 POINT_COLUMNS = ["gpu", "model", "batch", "seq", "dtype", "mode", "attention", "sm_clock_mhz",
-                 "power_limit_w", "gen_tokens", "optimizer", "master_dtype", "launch", "stack"]
+                 "power_limit_w", "gen_tokens", "optimizer", "master_dtype", "launch", "stack",
+                 "scope"]
 
 
 def earlier_rows(path, cols=None):

@@ -186,7 +186,8 @@ def cmd_quick(args, nvml, h, gpu, steps):
     host_ini = None
     if not args.no_host:
         hargs = SimpleNamespace(clocks=None, launches=args.launches, forwards=args.forwards,
-                                model="gpt2", batch=1, seq=8, id=args.host_id, out=args.out,
+                                model="gpt2", batch=1, seq=8, gen_tokens=32, id=args.host_id,
+                                out=args.out,
                                 **dict(common, repeats=3))
         try:
             steps.cmd_host(hargs, nvml, h, gpu)
