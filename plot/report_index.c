@@ -604,9 +604,16 @@ int wl_plot_report_index(report *r, const wl_sweep_spec *spec, const char *title
                 snprintf(line, sizeof line, "%s's voltage is a rule, not a measurement: flat at "
                          "%.0f mV up to the knee at %.0f MHz, then rising to %.0f mV at the top "
                          "clock. Energy-optimal clocks near %.0f MHz follow from that rule; a "
-                         "measured V-f curve (a voltage_mv column in the idle table, 'wattlas "
-                         "calibrate --idle') can move them.", g->id, g->vf_vmin_mv,
+                         "curve from the board's own data (its compute-bound kernel rows, "
+                         "'wattlas calibrate', or a voltage_mv column in the idle table, "
+                         "'calibrate --idle') can move them.", g->id, g->vf_vmin_mv,
                          g->vf_knee_mhz, g->vf_vmax_mv, g->vf_knee_mhz);
+                report_both_li(md, html, line);
+            } else if (g->vf_voltage_from[0]) {
+                snprintf(line, sizeof line, "%s's voltage is derived from its board's compute-bound "
+                         "kernel rows (%s: (P - idle - leakage) / f of GEMMs the clock paces), "
+                         "not read out; another board of it may sit elsewhere.", g->id,
+                         g->vf_voltage_from);
                 report_both_li(md, html, line);
             }
         }
