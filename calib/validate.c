@@ -447,6 +447,41 @@ static int scored_energy(const wl_calib_problem *p, const unsigned char *mask, s
 /* Under a power limit the clock is the controller's, not the row's axis. */
 static int limited_row(const wl_calib_row *r) { return isfinite(r->power_limit_w); }
 
+/* A row measured slower than a lower clock of the same workload by more
+ * than WL_CALIB_STALL_FRAC is a host stall, not the GPU at that clock: at
+ * a locked clock and no power limit a kernel sequence cannot take longer
+ * at a higher clock (the memory clock is fixed), and repeat noise is under
+ * 3% in time (shared/data README: a sweep repeated in one session), while
+ * launch-bound GPT-2 b8 s128 on the A100 PCIe jumps 25% from one clock to
+ * the next (9.96 ms at 780 MHz between 8.01 at 690 and 7.90 at 870). Such
+ * a row says nothing about the energy at its clock, so the regret neither
+ * takes it as the measured best nor scores a prediction by it. Each clock
+ * is compared on the clock the row measured where it states one. */
+#define WL_CALIB_STALL_FRAC 0.10
+
+static double row_clock(const wl_calib_row *r)
+{
+    return isfinite(r->measured_clock_mhz) && r->measured_clock_mhz > 0 ? r->measured_clock_mhz
+                                                                        : r->sm_clock_mhz;
+}
+
+int wl_calib_row_stalled(const wl_calib_problem *p, const unsigned char *mask, size_t i)
+{
+    const wl_calib_row *r = wl_calib_row_at(p->set, i);
+    if (limited_row(r) || !(r->time_ms > 0))
+        return 0;
+    double f = row_clock(r);
+    for (size_t j = 0; j < p->n; j++) {
+        if (j == i || p->wl_of_row[j] != p->wl_of_row[i] || !scored(p, mask, j))
+            continue;
+        const wl_calib_row *q = wl_calib_row_at(p->set, j);
+        if (!limited_row(q) && row_clock(q) < f && q->time_ms > 0 &&
+            r->time_ms > q->time_ms * (1.0 + WL_CALIB_STALL_FRAC))
+            return 1;
+    }
+    return 0;
+}
+
 void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
                       wl_calib_regret_fn fn, void *user)
 {
@@ -463,6 +498,8 @@ void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
             if (p->wl_of_row[j] != w || !scored_energy(p, mask, j))
                 continue;
             done[j] = 1;
+            if (wl_calib_row_stalled(p, mask, j))
+                continue;
             cnt++;
             const wl_calib_row *r = wl_calib_row_at(p->set, j);
             wl_core_result res;
@@ -552,6 +589,8 @@ int wl_calib_score(const wl_calib_problem *p, const unsigned char *mask, wl_cali
         m->mape_power = 100.0 * sp / (double)m->n_power;
         m->mape_energy = 100.0 * se / (double)m->n_power;
     }
+    for (size_t i = 0; i < p->n; i++)
+        m->n_stalled += scored_energy(p, mask, i) && wl_calib_row_stalled(p, mask, i);
     regret_acc a = {m, 0};
     wl_calib_regrets(p, mask, acc_regret, &a);
     if (m->n_regret)

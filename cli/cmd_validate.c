@@ -245,10 +245,14 @@ static void summary(wl_calib_validation *v, const validate_opts *o)
                     g->fit_info);
         fprintf(stderr, "MAPE with the preset's coefficients: %s\n", t);
         if (m.n_regret) {
+            char st[120] = "";
+            if (m.n_stalled)
+                snprintf(st, sizeof st, "; %zu rows over 10%% slower than a lower clock's left "
+                         "out as host stalls", m.n_stalled);
             fprintf(stderr, "energy-optimal clock regret (%zu workloads with >= 5 clocks or "
-                            "power limits between them): "
+                            "power limits between them%s): "
                             "worst %.2f%% (%s), mean %.2f%%\n",
-                    m.n_regret, m.worst_regret, m.worst_regret_workload, m.mean_regret);
+                    m.n_regret, st, m.worst_regret, m.worst_regret_workload, m.mean_regret);
             if (!o->quiet)
                 wl_calib_regrets(p, NULL, print_regret, NULL);
         }

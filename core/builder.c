@@ -254,7 +254,10 @@ static void bld_free(bld *B)
 
 /* The whole step, or one layer only: 1 called on its own (block(x), as
  * the A30 talk measures the decoder layer: a loop over the block at locked
- * clocks under NVML), 2 as it runs inside the model's forward. */
+ * clocks under NVML): no attention mask and no KV cache come from a model
+ * around it, so it runs neither the 4-D mask add nor the cache's
+ * concatenations (a decode step's layer keeps its cache); 2 as it runs
+ * inside the model's forward, with both. */
 static int build(const wl_core_model *model, const wl_core_shape *shape, int layer_only,
                  wl_core_workload **out, bld *B, wl_error *err)
 {
@@ -310,13 +313,6 @@ int wl_core_build_layer(const wl_core_model *model, const wl_core_shape *shape,
 {
     bld B;
     return build(model, shape, 1, out, &B, err);
-}
-
-int wl_core_build_layer_in_model(const wl_core_model *model, const wl_core_shape *shape,
-                                 wl_core_workload **out, wl_error *err)
-{
-    bld B;
-    return build(model, shape, 2, out, &B, err);
 }
 
 int wl_core_build_scope(const wl_core_model *model, const wl_core_shape *shape, wl_core_scope scope,

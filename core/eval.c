@@ -130,7 +130,7 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
      * (cuBLAS split-K's reduce) costs the host a driver launch only
      * (host_driver_launch_us), not another op's dispatch and module code. */
     double h_dec = !steady && c->host_decode_launch_us > 0 ? c->host_decode_launch_us + (h - issue_us) : h;
-    double h_drv = c->host_driver_launch_us + (h - issue_us);
+    double h_drv = c->host_driver_launch_us > 0 ? c->host_driver_launch_us + (h - issue_us) : h;
     /* a profile's timeline: its gaps hold the host's own measured times */
     if (wl->host_timed)
         h = h_dec = h_drv = 0;

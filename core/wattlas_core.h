@@ -26,7 +26,6 @@ const char *wl_core_strerror(int status);
  * few edits away (case-insensitive Levenshtein); empty when none is close. */
 void wl_core_name_hint(const char *(*cand_of)(void *user, size_t i), void *user, size_t n,
                        const char *word, char *buf, size_t cap);
-
 /* Parse/validation error, filled by parsers (jansson style). */
 typedef struct {
     char source[256]; /* file name or "<preset:ID>" */
@@ -88,7 +87,6 @@ typedef struct {
 int wl_core_parse_names(const char *s, const char *source, int line, const char *field,
                         wl_core_strlist *out, wl_error *err);
 void wl_core_strlist_free(wl_core_strlist *l);
-
 /* Shape limits shared by the builders, traces and every input that gives
  * them: one tensor of a kernel holds at most WL_MAX_TENSOR_ELEMENTS. */
 #define WL_MAX_BATCH 1000000LL
@@ -161,10 +159,8 @@ typedef struct {
                                  0: host_launch_us */
     double host_train_launch_us; /* ... per kernel of a training step (a workload
                                     with a backward pass; 0: host_launch_us) */
-    double host_decode_launch_us; /* ... per kernel of a generation's decode steps
-                                     (generate's loop; 0: the workload's own cost) */
-    double host_driver_launch_us; /* ... per library-internal second kernel
-                                     (wl_kernel.internal): a driver launch */
+    double host_decode_launch_us, host_driver_launch_us; /* per decode-step kernel, per
+                                     wl_kernel.internal one (0: the workload's cost) */
     double host_serve_step_us; /* a serving engine's host time per decode step,
                                   not overlapped with the GPU: scheduling, input
                                   preparation, the sampled tokens' processing
@@ -175,10 +171,8 @@ typedef struct {
     /* power */
     double v_exponent;        /* dynamic power ~ V^v_exponent * f (2 for pure CV^2f) */
     double c_active_w;        /* SM activity baseline (clocks, schedulers, RF) */
-    double c_gap_w;           /* a kernel's launch latency (its fixed microseconds:
-                                 the front end, SMs filling and draining) toggles
-                                 the clock above idle; host gaps between kernels
-                                 draw the idle table's power only (core/eval.c) */
+    double c_gap_w;           /* clock power over launch latency and host gaps,
+                                 less the idle table's own (core/eval.c) */
     double c_tc_w;            /* tensor cores at full utilisation */
     double c_fp_w;            /* FP/ALU pipes at full utilisation */
     double c_sfu_w;           /* special-function units */
@@ -261,9 +255,7 @@ typedef struct {
     double vf_vmin_mv, vf_vmax_mv, vf_knee_mhz;
     double idle_min_w, idle_max_w, idle_clock_slope;
     unsigned vf_rule;
-    /* the rows the voltage_mv table was derived from by calibrate ([vf]
-     * voltage_from, calib/vf.c); "" when the table is measured or the rule */
-    char vf_voltage_from[128];
+    char vf_voltage_from[128]; /* [vf] voltage_from: the rows calib/vf.c derived it from */
     wl_core_vf vf;
     wl_core_coeffs coef;
     char coef_source[256];     /* "" (own), "transferred from ID", how an edited
@@ -291,9 +283,8 @@ typedef struct {
     double op_launch_us_stderr;
     double train_launch_us;  /* ... of a training step (0: not stated, launch_us) */
     double train_launch_us_stderr;
-    double decode_launch_us; /* ... of a generation's decode steps (0: not stated) */
-    double driver_launch_us; /* a driver launch alone: a library's second kernel
-                                inside one op (0: not stated, 3 us) */
+    double decode_launch_us, driver_launch_us; /* a decode step's kernel, a library's
+                                second one in an op (0: not stated) */
     double serve_step_us;    /* a serving engine's host time per decode step
                                 that the GPU waits for (0: not modelled) */
     double serve_seq_us;     /* ... plus this per running sequence */
@@ -305,11 +296,9 @@ double wl_core_coeffs_op_launch_us(const wl_core_coeffs *c);
 double wl_core_coeffs_train_launch_us(const wl_core_coeffs *c);
 /* A serving engine's host step, us: host_serve_step_us + host_serve_seq_us x seqs. */
 double wl_core_coeffs_engine_step_us(const wl_core_coeffs *c, double seqs);
-
 /* Whether a coefficient (wl_core_coeffs member name) is a host's issue cost,
  * which a host preset owns (the host_* members). */
 int wl_core_coef_is_host(const char *name);
-
 /* The i-th cost of a host preset ([host] key, wl_core_host member offset,
  * upper bound in us), launch_us first; NULL past the last. */
 const char *wl_core_host_cost(size_t i, size_t *off, double *hi);
@@ -318,13 +307,10 @@ int wl_core_host_check(const wl_core_host *host, wl_error *err);
 /* Puts the host's issue cost into gpu->coef and its id into gpu->host_id;
  * nothing else of the GPU changes. */
 void wl_core_gpu_set_host(wl_core_gpu *gpu, const wl_core_host *host);
-
 /* Interpolated V(f) in mV and idle power in W. */
 double wl_core_gpu_voltage_mv(const wl_core_gpu *gpu, double sm_clock_mhz);
 double wl_core_gpu_idle_w(const wl_core_gpu *gpu, double sm_clock_mhz);
-/* The idle die's clock power as its idle table holds it (W per GHz at 1 V:
- * the table's slope where the voltage is flat, over V^a); 0 without such a
- * stretch. The evaluator's host gaps charge c_gap_w less this. */
+/* The idle table's clock power, W per GHz at 1 V (core/gpu.c). */
 double wl_core_gpu_idle_clock_w(const wl_core_gpu *gpu);
 /* Highest clock the silicon sustains at a voltage (alpha-power law), and
  * whether (clock, voltage) is feasible. */
@@ -433,7 +419,6 @@ typedef enum {
 const char *wl_kernel_kind_name(wl_kernel_kind k);
 const char *wl_ew_op_name(wl_ew_op op);
 int wl_ew_op_parse(const char *s, wl_ew_op *out);
-
 /* The phase of a step a kernel belongs to: a prefill (or any forward-only
  * pass) is all WL_PHASE_FORWARD; a training step adds the backward pass
  * (recomputed forwards included) and the optimizer step; a generation is a
@@ -481,9 +466,7 @@ typedef struct {
                       attention, unary elementwise ops): reads the incoming
                       gradient beside the saved tensor */
     int graphed;   /* replayed from a CUDA graph: no host issue cost */
-    int internal;  /* a library's second kernel inside one op (cuBLAS split-K's
-                      reduce, cuDNN's split-KV combine): the host pays a driver
-                      launch for it (host_driver_launch_us), not an op's cost */
+    int internal;  /* a library's second kernel in one op: a driver launch */
     int sync;      /* GAP only: the host first waits for the GPU to finish
                       (.item(), a sampled token read back) */
     int groups;    /* ATTN_FLASH: query heads per key/value head (0 = 1) */
@@ -554,12 +537,10 @@ int wl_core_workload_training(const wl_core_workload *wl);
  * its prediction doubtful (warning), for the user; "" when nothing. */
 const char *wl_core_workload_note(const wl_core_workload *wl);
 const char *wl_core_workload_warning(const wl_core_workload *wl);
-
 /* Whether the GPU can run every matrix kernel of wl: a precision needs a
  * tensor-core or CUDA-core rate (tf32 runs as fp32 without TF32 tensor
  * cores, as PyTorch does); else WL_EINVAL, err's field "dtype". */
 int wl_core_gpu_runs(const wl_core_gpu *gpu, const wl_core_workload *wl, wl_error *err);
-
 /* Total tensor/CUDA-core FLOPs of the workload. */
 double wl_core_workload_flops(const wl_core_workload *wl);
 /* Two kernels describe the same work. */
@@ -568,7 +549,6 @@ int wl_kernel_equal(const wl_kernel *a, const wl_kernel *b);
  * above WL_MAX_TENSOR_ELEMENTS, a gap of at most an hour, known enums.
  * WL_EINVAL with the offending field in err (source and line as given). */
 int wl_kernel_check(const wl_kernel *k, const char *source, int line, wl_error *err);
-
 /* Whether the host's issue times are the workload's own GAP kernels (a
  * profile's timeline): then no kernel pays the model's host_launch_us. */
 void wl_core_workload_set_host_timed(wl_core_workload *wl, int host_timed);
@@ -587,7 +567,6 @@ void wl_core_workload_set_recorded_gpu_id(wl_core_workload *wl, const char *id);
 const char *wl_core_workload_recorded_gpu_id(const wl_core_workload *wl);
 int wl_core_workload_set_recorded_gpu(wl_core_workload *wl, const wl_core_gpu *gpu);
 const wl_core_gpu *wl_core_workload_recorded_gpu(const wl_core_workload *wl);
-
 /* Import a kernel trace: the JSON list of shared/data/traces, or a PyTorch
  * profiler Chrome trace (core/profile.c), either of them gzipped or not. */
 int wl_core_trace_load(const char *path, wl_core_workload **out, wl_error *err);
@@ -702,7 +681,6 @@ int wl_core_model_is_moe(const wl_core_model *m);
 int wl_core_model_is_mla(const wl_core_model *m);
 /* Whether the model is a vision model (its input is images, not tokens). */
 int wl_core_model_is_vision(const wl_core_model *m);
-
 /* What a workload does with the model: one forward pass over the prompt,
  * one optimizer step of training, or the generation of new tokens. */
 typedef enum { WL_MODE_PREFILL = 0, WL_MODE_TRAIN, WL_MODE_DECODE, WL_MODE_COUNT } wl_mode;
@@ -717,7 +695,6 @@ typedef enum { WL_STACK_HF5 = 0, WL_STACK_HF4, WL_STACK_COUNT } wl_stack;
  * kernel sequence), or a fused one (Megatron/TransformerEngine, vLLM,
  * torch.compile: fused norms, projections and attention). */
 typedef enum { WL_IMPL_HF_EAGER = 0, WL_IMPL_FUSED, WL_IMPL_COUNT } wl_impl;
-
 /* Zero: an eager prefill; train and decode fields apply in their modes. */
 typedef struct {
     long long batch;     /* sequences (train: the micro-batch) */
@@ -769,7 +746,6 @@ int wl_activation_parse(const char *s, wl_activation *out);
 int wl_attention_parse(const char *s, wl_attention *out);
 const char *wl_attention_name(wl_attention a);
 int wl_core_model_check(const wl_core_model *m, wl_error *err);
-
 /* The workload of a shape as the eager framework launches it: a prefill
  * forward pass, a training step (forward, loss, backward, optimizer; see
  * core/builder.c and core/build_*.c for the kernel sequences and their
@@ -777,19 +753,11 @@ int wl_core_model_check(const wl_core_model *m, wl_error *err);
 int wl_core_build(const wl_core_model *model, const wl_core_shape *shape,
                   wl_core_workload **out, wl_error *err);
 /* The kernels of one transformer layer only (train: its forward, backward
- * and its share of the optimizer step; decode: its share of every step).
- * The layer is the block called on its own, block(x), as a layer is
- * measured (the A30 talk: the decoder layer in a loop at locked clocks):
- * no attention mask and no KV cache come from a model around it, so it
- * runs neither the 4-D mask add nor the cache's concatenations (a decode
- * step's layer keeps its cache). _in_model: the layer as it runs inside
- * the model's forward, with both. */
+ * and its share of the optimizer step; decode: its share of every step),
+ * called alone: block(x), no mask, no KV cache (core/builder.c). */
 int wl_core_build_layer(const wl_core_model *model, const wl_core_shape *shape,
                         wl_core_workload **out, wl_error *err);
-int wl_core_build_layer_in_model(const wl_core_model *model, const wl_core_shape *shape,
-                                 wl_core_workload **out, wl_error *err);
-/* The three by name: the model's pass, its layer alone, its layer in the
- * model (a ResNet, which has no such layer, builds its whole pass). */
+/* By scope; a ResNet's layer scope is its whole pass */
 typedef enum { WL_SCOPE_MODEL = 0, WL_SCOPE_LAYER, WL_SCOPE_LAYER_IN_MODEL } wl_core_scope;
 int wl_core_build_scope(const wl_core_model *model, const wl_core_shape *shape, wl_core_scope scope,
                         wl_core_workload **out, wl_error *err);
@@ -809,7 +777,6 @@ typedef struct {
 } wl_core_serve_step;
 int wl_core_build_serve_step(const wl_core_model *model, const wl_core_shape *shape,
                              const wl_core_serve_step *st, wl_core_workload **out, wl_error *err);
-
 /* What a step does beside its kernels. */
 typedef struct {
     double params;          /* parameters of the model the mode runs (train:

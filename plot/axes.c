@@ -60,11 +60,13 @@ static int log_candidate(int c, double lo, double hi, double dlo, double dhi, in
     if (!(isfinite(lo) && isfinite(hi) && isfinite(hi - lo) && lo > 0 && hi > lo))
         return 0; /* no decade or step to count over */
     if (c == 5) {
-        /* the coarsest round step (1, 2, 2.5, 5 x 10^k) giving 3 to 8
-         * labels, three over the data, with both ends of the axis labelled */
-        static const double mult[4] = {5, 2.5, 2, 1};
+        /* the coarsest round step (1, 2, 2.5, 4, 5 x 10^k) giving 3 to 8
+         * labels, three over the data, with both ends of the axis labelled
+         * (4: 0.72-2.4 s has no other, 0.5 leaving its low end bare and
+         * 0.25 giving eight) */
+        static const double mult[5] = {5, 4, 2.5, 2, 1};
         for (int e = (int)ceil(log10(hi)); e > (int)floor(log10(hi - lo)) - 3; e--)
-            for (int i = 0; i < 4; i++) {
+            for (int i = 0; i < 5; i++) {
                 double st = mult[i] * pow(10, e);
                 n = 0;
                 for (double k = ceil(lo / st - 1e-9); k * st <= hi * 1.0001 && n < cap; k++)

@@ -131,7 +131,7 @@ static void test_cluster_cmd(void **state)
     assert_int_equal(run("plot timeline nope.json -o tl.svg"), 1);
     /* a frontier whose plans end sooner than the throttled top clocks says so */
     assert_int_equal(run("cluster --system server-4x-a100-pcie-80gb --model gpt3-1.3b --pp 4 "
-                         "--micro-batch 8 --all --set power_limit_w=175 --frontier"), 0);
+                         "--micro-batch 8 --all --set power_limit_w=200 --frontier"), 0);
     assert_non_null(strstr(out_buf, "sooner than every GPU at its top clock"));
     /* and one whose limit holds no stage says nothing (at the server's own
      * 300 W the stages throttled from the top end later than all at 1380

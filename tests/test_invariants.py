@@ -629,6 +629,38 @@ class Invariants(unittest.TestCase):
                 self.assertTrue(0.6 <= bw / info["dram"] <= 0.95, "%s: a streaming add reaches "
                                 "%.3f of its DRAM bandwidth" % (gid, bw / info["dram"]))
 
+    def test_same_die(self):
+        """a preset that takes its coefficients from another of the same die
+        at the same clocks (sms, top clock and process the same: the H800
+        from the H100 SXM) draws the same voltage and power at every clock;
+        one left on a rule while the other moved to its measured curve sold
+        a preset's history as a difference in silicon (issue 76: the H800,
+        left on GH100's old rule, throttled DeepSeek-V3's step 2.9% longer
+        than the H100's curve gives)"""
+        def key(show, k):
+            for line in show.splitlines():
+                if line.split("=")[0].strip() == k:
+                    return line.split("=", 1)[1].split(";")[0].strip()
+            return None
+        g = gpus()
+        pairs = 0
+        for gid, info in sorted(g.items()):
+            donor = key(info["show"], "transfer_from")
+            if donor not in g or any(key(info["show"], k) != key(g[donor]["show"], k)
+                                     for k in ("sms", "sm_clock_max_mhz", "process_nm")):
+                continue
+            pairs += 1
+            for clock in (info["fmin"] + 300, 0.5 * (info["fmin"] + info["fmax"]), info["fmax"]):
+                clock = round(clock / 15) * 15
+                r = [rows_of(cli("predict", "--gpu", x, "--model", "gpt2", "--batch", "8",
+                                 "--seq", "512", "--clock", "%g" % clock, "--no-power-limit",
+                                 "--format", "csv", "--quiet").stdout)[0] for x in (gid, donor)]
+                with self.subTest(gpu=gid, donor=donor, clock=clock):
+                    self.assertAlmostEqual(num(r[0], "voltage_mv"), num(r[1], "voltage_mv"),
+                                           delta=1.0)
+                    self.assertLess(abs(num(r[0], "power_w") / num(r[1], "power_w") - 1), 0.01)
+        self.assertGreater(pairs, 0, "no same-die pair among the presets")
+
     def test_power_limit_floor(self):
         """a limit below the board's lowest is a usage error, on every path"""
         for gid, info in sorted(gpus().items()):

@@ -277,7 +277,7 @@ static void test_layer_alone(void **state)
     wl_core_shape sh = {.batch = 8, .seq = 2048, .dtype = WL_DT_BF16, .attention = WL_ATTN_EAGER};
     wl_core_workload *alone = NULL, *inm = NULL;
     assert_int_equal(wl_core_build_layer(&m, &sh, &alone, &err), WL_OK);
-    assert_int_equal(wl_core_build_layer_in_model(&m, &sh, &inm, &err), WL_OK);
+    assert_int_equal(wl_core_build_scope(&m, &sh, WL_SCOPE_LAYER_IN_MODEL, &inm, &err), WL_OK);
     size_t na = wl_core_workload_count(alone), ni = wl_core_workload_count(inm);
     assert_int_equal(ni, na + 3);
     long long kv = 8LL * 16 * 2048 * 128, ss = 8LL * 16 * 2048 * 2048;
@@ -317,7 +317,7 @@ static void test_layer_alone(void **state)
     wl_core_model rn;
     assert_int_equal(wl_preset_model_load("resnet-101", &rn, &err), WL_OK);
     sh.seq = 0;
-    assert_int_not_equal(wl_core_build_layer_in_model(&rn, &sh, &alone, &err), WL_OK);
+    assert_int_not_equal(wl_core_build_layer(&rn, &sh, &alone, &err), WL_OK);
 }
 
 static void test_trace_errors(void **state)
