@@ -219,6 +219,56 @@ void cli_short_help(int argc, char **argv)
             argv[i] = (char *)"--help";
 }
 
+/* The options that name a file a command writes: every other argument
+ * that names an existing file or folder is one it may read. */
+static const char *const out_opts[] = {"-o", "--host-out", "--timeline", "--importance"};
+
+static const char *out_value(int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    for (size_t k = 0; k < sizeof out_opts / sizeof *out_opts; k++) {
+        size_t l = strlen(out_opts[k]);
+        if (strncmp(a, out_opts[k], l))
+            continue;
+        if (!a[l])
+            return *i + 1 < argc ? argv[++*i] : NULL;
+        if (a[l] == '=' || (l == 2 && a[1] == 'o'))
+            return a + l + (a[l] == '=');
+    }
+    return NULL;
+}
+
+int cli_paths_check(const char *cmd, int argc, char **argv)
+{
+    wl_results_path *in = calloc((size_t)argc + 1, sizeof *in),
+                    *out = calloc((size_t)argc + 1, sizeof *out);
+    size_t nin = 0, nout = 0;
+    int rc = 0;
+    if (!in || !out) {
+        fprintf(stderr, "wattlas %s: out of memory\n", cmd);
+        rc = EXIT_RUNTIME;
+    }
+    for (int i = 1; !rc && i < argc; i++) {
+        int at = i;
+        const char *o = out_value(argc, argv, &i);
+        if (o) {
+            out[nout++] = (wl_results_path){o, argv[at][1] == 'o' ? "-o" : argv[at]};
+            continue;
+        }
+        const char *v = argv[i], *eq = v[0] == '-' && v[1] == '-' ? strchr(v, '=') : NULL;
+        in[nin++] = (wl_results_path){eq ? eq + 1 : v, "the input"};
+    }
+    wl_error err = {0};
+    if (!rc && wl_results_paths_distinct(in, nin, out, nout, &err)) {
+        /* "-o=x" names the option "-o=x": cut at the value */
+        size_t fl = strcspn(err.field, "=");
+        rc = cli_usage(cmd, "%.*s %s %s", (int)fl, err.field, err.source, err.text);
+    }
+    free(in);
+    free(out);
+    return rc;
+}
+
 char *cli_command_line(int argc, char **argv)
 {
     size_t len = sizeof "wattlas";

@@ -161,6 +161,9 @@ void cli_work_stop(cli_work *w);
 void cli_bar_line(void *user, const char *line);
 /* -h as --help (argv's words rewritten in place). */
 void cli_short_help(int argc, char **argv);
+/* No output names an input or another output (wl_results_paths_distinct
+ * over the command's arguments): 0, or EXIT_USAGE having said which. */
+int cli_paths_check(const char *cmd, int argc, char **argv);
 
 /* "wattlas ARGS..." for a file's record of how it was made (malloc'd). */
 char *cli_command_line(int argc, char **argv);

@@ -162,6 +162,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (!strcmp(cmd, commands[i].name)) {
             cli_short_help(argc - 1, argv + 1);
+            if ((rc = cli_paths_check(cmd, argc - 1, argv + 1)) != 0)
+                return rc;
             if (commands[i].stops)
                 stop_begin();
             rc = commands[i].main(argc - 1, argv + 1);

@@ -25,6 +25,9 @@ static PyMethodDef methods[] = {
     {"_serve", wl_py_serve, METH_VARARGS, "_serve(items, fmt) -> str"},
     {"_serve_requests", wl_py_serve_requests, METH_VARARGS, "_serve_requests(items) -> dict"},
     {"_merge", wl_py_merge, METH_VARARGS, "_merge(paths, out) -> str or None"},
+    {"_paths_distinct", wl_py_paths_distinct, METH_VARARGS,
+     "_paths_distinct([(what, path)], [(what, path)]) -> None; raises when an output is an "
+     "input or another output"},
     {"_derive_vf", wl_py_derive_vf, METH_VARARGS, "_derive_vf(idle_csv, step_mhz) -> str"},
     {"_select", wl_py_select, METH_VARARGS,
      "_select(what, path, text, source, values, group_by, all, objective, fmt, schedule, "

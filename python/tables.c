@@ -112,6 +112,55 @@ PyObject *wl_py_energy_check(PyObject *self, PyObject *args)
 
 /* _merge(paths, out) -> str or None: the shards of one sweep joined, into
  * the file out (written atomically) or returned as text. */
+/* (what, path) pairs of a sequence into v (n entries; strings borrowed
+ * from the tuples, which seq holds) */
+static int path_pairs(PyObject *seq, wl_results_path *v, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2) {
+            PyErr_SetString(PyExc_TypeError, "expected (what, path) pairs");
+            return -1;
+        }
+        if (!(v[i].what = PyUnicode_AsUTF8(PyTuple_GET_ITEM(t, 0))) ||
+            !(v[i].path = PyUnicode_AsUTF8(PyTuple_GET_ITEM(t, 1))))
+            return -1;
+    }
+    return 0;
+}
+
+/* _paths_distinct(inputs, outputs): wl_results_paths_distinct over (what,
+ * path) pairs; raises the usage error naming both. */
+PyObject *wl_py_paths_distinct(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *ins, *outs;
+    if (!PyArg_ParseTuple(args, "OO", &ins, &outs))
+        return NULL;
+    PyObject *si = PySequence_Fast(ins, "inputs: expected a list"), *so = NULL, *res = NULL;
+    wl_results_path *vi = NULL, *vo = NULL;
+    if (!si || !(so = PySequence_Fast(outs, "outputs: expected a list")))
+        goto done;
+    Py_ssize_t ni = PySequence_Fast_GET_SIZE(si), no = PySequence_Fast_GET_SIZE(so);
+    vi = calloc((size_t)ni + 1, sizeof *vi);
+    vo = calloc((size_t)no + 1, sizeof *vo);
+    if (!vi || !vo) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (path_pairs(si, vi, ni) || path_pairs(so, vo, no))
+        goto done;
+    wl_error err = {0};
+    int rc = wl_results_paths_distinct(vi, (size_t)ni, vo, (size_t)no, &err);
+    res = rc ? wl_py_raise(rc, &err) : Py_NewRef(Py_None);
+done:
+    free(vi);
+    free(vo);
+    Py_XDECREF(si);
+    Py_XDECREF(so);
+    return res;
+}
+
 PyObject *wl_py_merge(PyObject *self, PyObject *args)
 {
     (void)self;

@@ -69,6 +69,7 @@ PyObject *wl_py_select(PyObject *self, PyObject *args);
 PyObject *wl_py_validate(PyObject *self, PyObject *args);
 PyObject *wl_py_energy_check(PyObject *self, PyObject *args);
 PyObject *wl_py_merge(PyObject *self, PyObject *args);
+PyObject *wl_py_paths_distinct(PyObject *self, PyObject *args);
 PyObject *wl_py_derive_vf(PyObject *self, PyObject *args);
 PyObject *wl_py_serve_requests(PyObject *self, PyObject *args);
 PyObject *wl_py_serve(PyObject *self, PyObject *args);

@@ -384,3 +384,103 @@ void wl_results_out_abort(wl_results_out *o)
     out_free(o);
 }
 
+
+/* ---- an output never one of the inputs --------------------------------------------- */
+
+/* What a path names: an existing file or folder by device and inode, a
+ * file not made yet by its folder and its name. kind: 0 nothing usable
+ * (skipped), 1 a regular file or a name to be made, 2 a folder. */
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+    const char *name; /* non-NULL: not made yet, this name in the folder */
+    int kind;
+} path_id;
+
+static path_id path_identity(const char *p)
+{
+    path_id id = {0};
+    struct stat st;
+    if (!p || !p[0] || !strcmp(p, "-"))
+        return id;
+    if (stat(p, &st) == 0) {
+        if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+            id = (path_id){st.st_dev, st.st_ino, NULL, S_ISDIR(st.st_mode) ? 2 : 1};
+        return id;
+    }
+    const char *sl = strrchr(p, '/');
+    char dir[4096];
+    if (!sl)
+        snprintf(dir, sizeof dir, ".");
+    else if ((size_t)(sl - p) >= sizeof dir)
+        return id;
+    else
+        snprintf(dir, sizeof dir, "%.*s", sl == p ? 1 : (int)(sl - p), p);
+    const char *name = sl ? sl + 1 : p;
+    if (name[0] && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        id = (path_id){st.st_dev, st.st_ino, name, 1};
+    return id;
+}
+
+static int same_path(const path_id *a, const path_id *b)
+{
+    if (!a->kind || !b->kind || a->dev != b->dev || a->ino != b->ino)
+        return 0;
+    return (!a->name && !b->name) || (a->name && b->name && !strcmp(a->name, b->name));
+}
+
+/* Whether folder dir holds the file p (at any depth), by the folders
+ * above p's real path. */
+static int folder_holds(const path_id *dir, const char *p)
+{
+    char *real = realpath(p, NULL);
+    if (!real)
+        return 0;
+    int in = 0;
+    for (char *sl = strrchr(real, '/'); sl && !in; sl = strrchr(real, '/')) {
+        *(sl == real ? sl + 1 : sl) = 0;
+        struct stat st;
+        in = stat(real, &st) == 0 && st.st_dev == dir->dev && st.st_ino == dir->ino;
+        if (sl == real)
+            break;
+    }
+    free(real);
+    return in;
+}
+
+int wl_results_paths_distinct(const wl_results_path *in, size_t nin, const wl_results_path *out,
+                              size_t nout, wl_error *err)
+{
+    for (size_t i = 0; i < nout; i++) {
+        path_id o = path_identity(out[i].path);
+        if (!o.kind)
+            continue;
+        for (size_t j = 0; j < nin; j++) {
+            path_id x = path_identity(in[j].path);
+            if (same_path(&o, &x)) {
+                wl_error_set(err, out[i].path, 0, out[i].what,
+                             "is the same %s as %s %s (links followed): an output is never one "
+                             "of the inputs; write it elsewhere", o.kind == 2 ? "folder" : "file",
+                             in[j].what, in[j].path);
+                return WL_EINVAL;
+            }
+            if (o.kind == 2 && !o.name && x.kind == 1 && folder_holds(&o, in[j].path)) {
+                wl_error_set(err, out[i].path, 0, out[i].what,
+                             "holds %s %s, which the output folder's files could replace: an "
+                             "output is never one of the inputs; write it elsewhere", in[j].what,
+                             in[j].path);
+                return WL_EINVAL;
+            }
+        }
+        for (size_t j = 0; j < i; j++) {
+            path_id x = path_identity(out[j].path);
+            if (same_path(&o, &x)) {
+                wl_error_set(err, out[i].path, 0, out[i].what,
+                             "is the same file as %s %s (links followed): two outputs would "
+                             "overwrite each other", out[j].what, out[j].path);
+                return WL_EINVAL;
+            }
+        }
+    }
+    return WL_OK;
+}

@@ -77,6 +77,22 @@ void wl_results_out_cleanup_on_signals(void);
 /* Whether the output is a terminal (for the default table format). */
 int wl_results_out_isatty(const wl_results_out *o);
 
+/* An output is never one of the inputs, nor another output: a path and
+ * what names it ("-o", "--host-out", "the input"). */
+typedef struct {
+    const char *path;
+    const char *what;
+} wl_results_path;
+/* WL_EINVAL (a usage error) naming both when an output is the same file as
+ * an input or as an earlier output, before any work is done. Files are
+ * compared by device and inode, links followed; an output not made yet is
+ * its folder (device and inode) and its name; an existing output folder
+ * (report -o DIR) is refused where it is an input folder or holds one of
+ * the inputs. Devices and FIFOs (/dev/null, a pipe) are never refused;
+ * NULL paths and "-" (stdin, stdout) are skipped. */
+int wl_results_paths_distinct(const wl_results_path *in, size_t nin, const wl_results_path *out,
+                              size_t nout, wl_error *err);
+
 /* ---- CSV reading ----------------------------------------------------------------- */
 
 /* RFC 4180 quoting (no newlines inside quotes), a header row required. A

@@ -296,6 +296,48 @@ static void test_profile_memory(void **state)
     unlink("big_1000mhz.json.gz");
 }
 
+/* Third pass (issue 77). An output named as one of the inputs, through
+ * a link, or as another output is refused with exit 2 before any work,
+ * naming both, and the input is left as it was: calibrate wrote the
+ * preset over its measurements, serve and validate their rows over their
+ * inputs, and --host-out over -o kept one of the two presets. */
+static void test_output_over_input(void **state)
+{
+    (void)state;
+    assert_int_equal(system("rm -rf ov && mkdir ov && printf 'keep,me\n1,2\n' > ov/in.csv && "
+                            "ln -s in.csv ov/link.csv && mkdir ov/study && "
+                            "printf '[sweep]\nmodel = gpt2\n' > ov/study/sweep.csv"), 0);
+    static const char *const cmds[] = {
+        "calibrate --gpu a100-pcie-40gb ov/in.csv -o ov/in.csv",
+        "calibrate --gpu a100-pcie-40gb ov/in.csv -o ov/link.csv",
+        "calibrate --gpu a100-pcie-40gb ov/in.csv -oov/in.csv",
+        "validate ov/in.csv -o ov/in.csv",
+        "validate ov/link.csv --format=csv -o=ov/in.csv",
+        "serve --workload ov/in.csv -o ov/link.csv",
+        "learn ov/in.csv -o ov/model.json --importance ov/in.csv",
+        "plot energy-freq ov/in.csv -o ov/in.csv",
+        "merge ov/in.csv -o ov/link.csv",
+        "report --spec ov/study/sweep.csv -o ov/study",
+    };
+    char buf[64];
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        int rc = run("%s", cmds[i]);
+        if (rc != 2 || !strstr(err_buf, "an output is never one of the inputs"))
+            fail_msg("wattlas %s: exit %d, %s", cmds[i], rc, err_buf);
+        slurp("ov/in.csv", buf, sizeof buf);
+        assert_string_equal(buf, "keep,me\n1,2\n");
+    }
+    assert_int_equal(run("calibrate --gpu a100-pcie-40gb ov/in.csv --fit gpu,host -o ov/x.ini "
+                         "--host-out ov/x.ini"), 2);
+    assert_non_null(strstr(err_buf, "--host-out ov/x.ini is the same file as -o ov/x.ini"));
+    assert_int_not_equal(access("ov/x.ini", F_OK), 0);
+    /* a different file, /dev/null and stdout pass the check */
+    assert_int_equal(run("predict --trace ov/in.csv -o ov/p.csv"), 1); /* not a trace: read */
+    assert_int_equal(run("serve --requests 2 --prompt-tokens 8 --output-tokens 2 -o /dev/null"),
+                     0);
+    assert_int_equal(run("predict --model gpt2 -o -"), 0);
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_hostile"))
@@ -310,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_impossible_dims),
         cmocka_unit_test(test_stale_temporaries),
         cmocka_unit_test(test_merge_tampered),
+        cmocka_unit_test(test_output_over_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

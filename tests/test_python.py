@@ -133,6 +133,39 @@ class Predict(unittest.TestCase):
                 wattlas.sweep(**dict(self.ARGS, batch=nested))
             self.assertIn("not a list of lists", str(e.exception))
 
+    def test_output_over_input(self):
+        """an output named as an input (or through a link to one), or as
+        another output, raises before any work and leaves the input whole,
+        as the command line refuses it (issue 77: calibrate('x.csv',
+        out='x.csv') replaced the measurements with the preset)"""
+        d = tempfile.mkdtemp(prefix="wattlas-py-alias-")
+        try:
+            src = os.path.join(d, "x.csv")
+            with open(src, "w") as f:
+                f.write("keep,me\n1,2\n")
+            os.symlink("x.csv", os.path.join(d, "link.csv"))
+            calls = [
+                lambda: wattlas.calibrate(src, "a100-pcie-40gb", out=src),
+                lambda: wattlas.calibrate(src, "a100-pcie-40gb",
+                                          out=os.path.join(d, "link.csv")),
+                lambda: wattlas.calibrate(src, "a100-pcie-40gb", fit="gpu,host",
+                                          out=os.path.join(d, "a.ini"),
+                                          host_out=os.path.join(d, "a.ini")),
+                lambda: wattlas.learn(src, out=src),
+                lambda: wattlas.merge([src], out=os.path.join(d, "link.csv")),
+                lambda: wattlas.plot("energy-freq", src, out=src),
+            ]
+            for call in calls:
+                with self.assertRaises(wattlas.Error) as e:
+                    call()
+                self.assertTrue("never one of the inputs" in str(e.exception) or
+                                "overwrite each other" in str(e.exception), str(e.exception))
+                with open(src) as f:
+                    self.assertEqual(f.read(), "keep,me\n1,2\n")
+            self.assertFalse(os.path.exists(os.path.join(d, "a.ini")))
+        finally:
+            shutil.rmtree(d)
+
     def test_numpy_and_pandas(self):
         rows = wattlas.predict(**self.ARGS, clock=range(510, 1411, 90))
         try:

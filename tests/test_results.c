@@ -412,6 +412,64 @@ static void test_signal_cleanup(void **state)
     }
 }
 
+/* An output is never one of the inputs nor another output (issue 77):
+ * the same file by another name or through a link, a name not made yet
+ * given twice, an output folder holding an input; devices, "-" and
+ * different files pass. */
+static void test_paths_distinct(void **state)
+{
+    (void)state;
+    char d[300], a[400], b[400], l[400], sub[400], none[400], none2[400];
+    snprintf(d, sizeof d, "%.200s", test_path("wattlas-test-alias"));
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s/sub' && echo x > '%s/a.csv' && "
+             "echo y > '%s/b.csv' && ln -s a.csv '%s/l.csv'", d, d, d, d, d);
+    assert_int_equal(system(cmd), 0);
+    snprintf(a, sizeof a, "%s/a.csv", d);
+    snprintf(b, sizeof b, "%s/b.csv", d);
+    snprintf(l, sizeof l, "%s/l.csv", d);
+    snprintf(sub, sizeof sub, "%s/sub/../a.csv", d);
+    snprintf(none, sizeof none, "%s/new.csv", d);
+    snprintf(none2, sizeof none2, "%s/sub/../new.csv", d);
+    wl_error err = {0};
+#define IN(p) ((wl_results_path){(p), "the input"})
+#define OUT(p) ((wl_results_path){(p), "-o"})
+    wl_results_path in[2] = {IN(a), IN("-")}, out[2];
+    out[0] = OUT(b);
+    assert_int_equal(wl_results_paths_distinct(in, 2, out, 1, &err), WL_OK);
+    out[0] = OUT(a);
+    assert_int_equal(wl_results_paths_distinct(in, 2, out, 1, &err), WL_EINVAL);
+    assert_string_equal(err.field, "-o");
+    assert_non_null(strstr(err.text, "the input"));
+    out[0] = OUT(l); /* a link to the input */
+    assert_int_equal(wl_results_paths_distinct(in, 1, out, 1, &err), WL_EINVAL);
+    out[0] = OUT(sub); /* another spelling of it */
+    assert_int_equal(wl_results_paths_distinct(in, 1, out, 1, &err), WL_EINVAL);
+    /* two outputs not made yet, one name */
+    out[0] = OUT(none);
+    out[1] = (wl_results_path){none2, "--host-out"};
+    assert_int_equal(wl_results_paths_distinct(in, 1, out, 1, &err), WL_OK);
+    assert_int_equal(wl_results_paths_distinct(in, 1, out, 2, &err), WL_EINVAL);
+    assert_string_equal(err.field, "--host-out");
+    /* an output folder that holds an input, or is one */
+    out[0] = OUT(d);
+    assert_int_equal(wl_results_paths_distinct(in, 1, out, 1, &err), WL_EINVAL);
+    assert_non_null(strstr(err.text, "holds"));
+    in[1] = IN(d);
+    snprintf(cmd, sizeof cmd, "%s/sub", d);
+    out[0] = OUT(cmd);
+    assert_int_equal(wl_results_paths_distinct(in, 1, out, 1, &err), WL_OK);
+    assert_int_equal(wl_results_paths_distinct(&in[1], 1, &in[1], 1, &err), WL_EINVAL);
+    /* devices are never lost */
+    in[0] = IN("/dev/null");
+    out[0] = OUT("/dev/null");
+    assert_int_equal(wl_results_paths_distinct(in, 1, out, 1, &err), WL_OK);
+#undef IN
+#undef OUT
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -424,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_row_writer),
         cmocka_unit_test(test_special_outputs),
         cmocka_unit_test(test_signal_cleanup),
+        cmocka_unit_test(test_paths_distinct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -618,6 +618,7 @@ def merge(shards, out: "str | os.PathLike | None" = None):
     if isinstance(shards, (str, _os.PathLike)):
         shards = [shards]
     paths = [_os.fspath(p) for p in shards]
+    _check.distinct({"out": out}, paths)
     text = _wattlas._merge(paths, None if out is None else _os.fspath(out))
     return _os.fspath(out) if out is not None else text
 

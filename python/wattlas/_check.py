@@ -49,3 +49,29 @@ def list_size(key, n):
     if n > LIST_MAX:
         from . import Error
         raise Error(f"{key}: the list has more than {LIST_MAX} values ({n})")
+
+
+def distinct(outputs, *values):
+    """No output (outputs: {keyword: path or None}) is one of the inputs
+    (every file name among values: strings and path-likes, in lists and
+    dicts too) or another output, as the command line refuses it
+    (wl_results_paths_distinct: by device and inode, links followed)."""
+    import os
+    from . import _wattlas
+    ins = []
+
+    def walk(v):
+        if isinstance(v, (str, os.PathLike)):
+            p = os.fspath(v)
+            if isinstance(p, str) and p:
+                ins.append(("the input", p))
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+    for v in values:
+        walk(v)
+    outs = [(k, os.fspath(p)) for k, p in outputs.items() if p is not None]
+    _wattlas._paths_distinct(ins, outs)

@@ -60,6 +60,8 @@ def _cluster_call(system, model, nodes, host, set, opts, search, threads, front_
     threads = _check.integer("threads", threads, 0, 1024)  # 0: every core
     clock = 0.0 if clock is None else _check.real("clock", clock, 1, 100000)
     tokens = 0.0 if tokens is None else _check.real("tokens", tokens, 1, 1e18)
+    if view is not None:
+        _check.distinct({"timeline": view.get("timeline")}, system, model, host)
     args = [(str(system), nodes, str(model), host), pairs, _cluster_items(opts),
             bool(search), threads, bool(front_only), clock, tokens]
     if view is not None:

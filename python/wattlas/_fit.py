@@ -56,6 +56,7 @@ def calibrate(path: "str | os.PathLike", gpu: str, *, out: "str | os.PathLike",
                 fit=fit, host_out=host_out, kfold=kfold, lomo=lomo or None,
                 prior_weight=prior_weight, from_preset=from_preset or None,
                 transfer_sd=transfer_sd, vf=vf)
+    _check.distinct({"out": out, "host_out": host_out}, path, gpu, host, idle, traces)
     fspath = lambda p: None if p is None else _os.fspath(p)
     log, summary, coefs = _wattlas._calibrate(
         fspath(path), str(gpu), fspath(out), host, fspath(idle), fspath(traces),
@@ -102,6 +103,7 @@ def learn(path: "str | os.PathLike", *, out: "str | os.PathLike", kind: str = "r
     """
     if kind not in ("rf", "gbt"):
         raise Error(f"kind: expected rf or gbt, got '{kind}'")
+    _check.distinct({"out": out, "importance": importance}, path, gpu, host)
     log, summary = _wattlas._learn(
         _os.fspath(path), _os.fspath(out), None if importance is None else _os.fspath(importance),
         kind, bool(hybrid), 0 if trees is None else _check.integer("trees", trees, 1, 5000),
@@ -184,6 +186,7 @@ def plot(kind: str, data, out: "str | os.PathLike", *, title: "str | None" = Non
         path, text, source = _os.fspath(data), None, _os.fspath(data)
     else:
         path, text, source = _table(data, "data")
+    _check.distinct({"out": out}, path)
     _wattlas._plot(kind, path, text, source, _os.fspath(out), options)
     return _os.fspath(out)
 
@@ -216,6 +219,7 @@ def report(spec: "str | os.PathLike | None" = None, *, out: "str | os.PathLike",
         kw["classes"] = True
     items = _items(kw)
     args = dict(_pos=() if spec is None else (_os.fspath(spec),), out=_os.fspath(out), **kw)
+    _check.distinct({"out": out}, spec, kw)
     res = _wattlas._report(items, None if spec is None else _os.fspath(spec), _os.fspath(out),
                            _check.integer("threads", threads, 0, 1024), _call_text("report", args))
     if res["learned_outside"]:
