@@ -155,7 +155,7 @@ int wl_cluster_bound(wl_cluster *c, double clock_mhz, double *t_lb, double *e_lb
         c->thr_ok[i] = !(cap > 0 && T > 0 && idle + (over > 0 ? over : 0) / T > cap);
         open += !c->thr_ok[i];
     }
-    double step = g->sm_clock_step_mhz, fmin_ = g->sm_clock_min_mhz;
+    double step = g->sm_clock_step_mhz, fmin_ = wl_core_gpu_floor_mhz(g);
     for (int n = 1; open > 0; n++) {
         /* the grid's clocks below the top: wl_cluster_run's bracket */
         double f = fmin_ + step * floor((clock_mhz - fmin_) / step - n + 0.5);

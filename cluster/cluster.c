@@ -466,7 +466,8 @@ int wl_cluster_run(wl_cluster *c, double clock_mhz, const double *clocks, wl_clu
     }
     if ((rc = run_at(c, c->req, res, err)))
         return rc;
-    double frac = g->coef.power_cap_frac, step = g->sm_clock_step_mhz, fmin_ = g->sm_clock_min_mhz;
+    /* the governor may go below the lockable range (wl_core_gpu_floor_mhz) */
+    double frac = g->coef.power_cap_frac, step = g->sm_clock_step_mhz, fmin_ = wl_core_gpu_floor_mhz(g);
     int over = 0;
     for (int i = 0; i < p; i++) {
         double cap = c->stage_cap[i] * frac;

@@ -253,7 +253,7 @@ static void solve_cap(const wl_core_evaluator *ev, const wl_core_op *op, double 
 {
     const wl_core_gpu *gpu = &ev->gpu;
     double top = f > gpu->sm_clock_max_mhz ? f : gpu->sm_clock_max_mhz;
-    double fmin_ = gpu->sm_clock_min_mhz < f ? gpu->sm_clock_min_mhz : f;
+    double floor_mhz = wl_core_gpu_floor_mhz(gpu), fmin_ = floor_mhz < f ? floor_mhz : f;
     wl_core_result tmp, hi_r;
     if (top == f)
         hi_r = *at_f;
@@ -263,7 +263,9 @@ static void solve_cap(const wl_core_evaluator *ev, const wl_core_op *op, double 
      * power law in the clock (f^g V^a), so q is nearly linear in log x */
     double lo = fmin_, hi = top, qlo = NAN, qhi;
     double ih = wl_core_gpu_idle_w(gpu, top);
-    if (!(cap > ih) || !(hi_r.power_w > ih)) {
+    /* no range to search (the floor at the top): the floor is the answer;
+     * the loop below would not evaluate once (a zero result: issue 77) */
+    if (!(cap > ih) || !(hi_r.power_w > ih) || !(hi - lo > 1e-3)) {
         eval_at(ev, fmin_, op, kept, &tmp);
         *res = tmp;
         return;

@@ -93,6 +93,21 @@ double wl_core_gpu_idle_clock_w(const wl_core_gpu *gpu)
     return k > 0 && va > 0 ? k / va : 0.0;
 }
 
+/* sm_clock_min_mhz is the lowest clock a user may lock (nvidia-smi -lgc);
+ * the governor holding a power limit goes below it where it must, down to
+ * the lowest clock the board has a voltage and idle power for (its V-f
+ * table's first), as a cap is enforced whatever the locked range (issue
+ * 77: --set sm_clock_min_mhz=1979 drew 890 W on a 700 W H100). The
+ * presets' ranges start at that clock or below it, so for them it is
+ * sm_clock_min_mhz. */
+double wl_core_gpu_floor_mhz(const wl_core_gpu *gpu)
+{
+    double f = gpu->sm_clock_min_mhz;
+    if (gpu->vf.n && gpu->vf.clock_mhz[0] > 0 && gpu->vf.clock_mhz[0] < f)
+        f = gpu->vf.clock_mhz[0];
+    return f > 0 ? f : 1.0;
+}
+
 double wl_core_gpu_fmax_mhz(const wl_core_gpu *gpu, double voltage_mv)
 {
     double f_top, v_top;
@@ -484,8 +499,10 @@ int wl_core_gpu_transfer(const wl_core_gpu *src, wl_core_gpu *dst, wl_error *err
                               : a->mem_bytes_per_clk * bw *
                                     (src->sm_clock_max_mhz / dst->sm_clock_max_mhz);
     c.mem_path_gbs = a->mem_path_gbs * bw;
-    double idle_s = wl_core_gpu_idle_w(src, src->sm_clock_min_mhz);
-    double idle_d = wl_core_gpu_idle_w(dst, dst->sm_clock_min_mhz);
+    /* static power by the idle power at the board's lowest clock, not at the lockable
+     * range's end: --set sm_clock_min_mhz moved leakage (issue 77) */
+    double idle_s = wl_core_gpu_idle_w(src, wl_core_gpu_floor_mhz(src));
+    double idle_d = wl_core_gpu_idle_w(dst, wl_core_gpu_floor_mhz(dst));
     if (idle_s > 0 && idle_d > 0)
         c.leak_w_per_c = a->leak_w_per_c * idle_d / idle_s;
     double tdp_s = src->tdp_w > 0 ? src->tdp_w : src->power_limit_w;
@@ -499,7 +516,8 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err)
 {
     CHECK(gpu->sms > 0, "sms", "must be a positive integer");
     CHECK(gpu->sm_clock_min_mhz > 0 && gpu->sm_clock_max_mhz >= gpu->sm_clock_min_mhz,
-          "sm_clock_max_mhz", "clock range must satisfy 0 < min <= max");
+          "sm_clock_max_mhz", "clock range must satisfy 0 < sm_clock_min_mhz <= sm_clock_max_mhz "
+          "(%g and %g MHz)", gpu->sm_clock_min_mhz, gpu->sm_clock_max_mhz);
     CHECK(gpu->sm_clock_step_mhz > 0, "sm_clock_step_mhz", "must be positive");
     /* the grid every scan and plan walks: a step that makes it longer than
      * a list may be is refused, not cut short without a word */

@@ -307,7 +307,7 @@ static double kernel_board_w(const wl_core_evaluator *ev, const wl_core_op *op, 
 static double kernel_cap_clock(const wl_core_evaluator *ev, const wl_core_op *op,
                                const wl_kprep *p, double f_mhz, double p_f, double cap)
 {
-    double lo = ev->gpu.sm_clock_min_mhz > 0 ? ev->gpu.sm_clock_min_mhz : 1.0;
+    double lo = wl_core_gpu_floor_mhz(&ev->gpu);
     if (lo >= f_mhz)
         return f_mhz;
     double p_lo = kernel_board_w(ev, op, p, lo);

@@ -310,8 +310,10 @@ void wl_core_gpu_set_host(wl_core_gpu *gpu, const wl_core_host *host);
 /* Interpolated V(f) in mV and idle power in W. */
 double wl_core_gpu_voltage_mv(const wl_core_gpu *gpu, double sm_clock_mhz);
 double wl_core_gpu_idle_w(const wl_core_gpu *gpu, double sm_clock_mhz);
-/* The idle table's clock power, W per GHz at 1 V (core/gpu.c). */
+/* The idle table's clock power, W per GHz at 1 V, and the lowest clock the
+ * power governor holds a kernel at (core/gpu.c). */
 double wl_core_gpu_idle_clock_w(const wl_core_gpu *gpu);
+double wl_core_gpu_floor_mhz(const wl_core_gpu *gpu);
 /* Highest clock the silicon sustains at a voltage (alpha-power law), and
  * whether (clock, voltage) is feasible. */
 double wl_core_gpu_fmax_mhz(const wl_core_gpu *gpu, double voltage_mv);

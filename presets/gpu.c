@@ -734,6 +734,25 @@ int wl_preset_gpu_apply(wl_core_gpu *gpu, const char *const *keys, const double 
                 gpu->coef = changed.coef;
         }
     }
+    /* The relations between keys, once every value is in (issue 77: serve
+     * and cluster applied --set without them, so a cap under the board's
+     * floor or a clock range turned inside out ran): the key whose field
+     * broke is the one named, else the first. */
+    if (n && wl_core_gpu_check(gpu, err)) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(keys[i], err->field)) {
+                k = i;
+                break;
+            }
+        char text[256], field[sizeof err->field];
+        snprintf(text, sizeof text, "%s", err->text);
+        snprintf(field, sizeof field, "%s", err->field);
+        wl_error_set(err, "", 0, field, "%s with these set values: %s", gpu->id, text);
+        if (failed)
+            *failed = k;
+        return WL_EINVAL;
+    }
     return WL_OK;
 }
 

@@ -249,15 +249,19 @@ static int gpus(wl_serve_job *j, wl_error *err)
             wl_core_gpu *out = &j->gv[j->ngv++];
             *out = base;
             size_t r = k;
+            const char *kk[MAX_SETS];
+            double v[MAX_SETS];
             for (size_t i = 0; i < j->nset; i++) {
-                double v = j->set_val[i].v[r % j->set_val[i].n];
+                v[i] = j->set_val[i].v[r % j->set_val[i].n];
                 r /= j->set_val[i].n;
-                const char *kk = j->set_key[i];
-                size_t failed;
-                if ((rc = wl_preset_gpu_apply(out, &kk, &v, 1, &failed, err))) {
-                    wl_error_locate(err, "--set", 0);
-                    return rc;
-                }
+                kk[i] = j->set_key[i];
+            }
+            /* every key at once, then their relations (wl_preset_gpu_apply),
+             * as predict and sweep take them */
+            size_t failed;
+            if (j->nset && (rc = wl_preset_gpu_apply(out, kk, v, j->nset, &failed, err))) {
+                wl_error_locate(err, "--set", 0);
+                return rc;
             }
         }
     }

@@ -87,11 +87,16 @@ int wl_sweep_i_check_variants(wl_sweep_spec *s, wl_error *err)
                 wl_core_gpu g = s->gpu[gi];
                 const char *key = s->set[k].key;
                 double x = s->set[k].vals.v[j];
-                if (wl_preset_gpu_apply(&g, &key, &x, 1, NULL, err) || wl_core_gpu_check(&g, err)) {
-                    char text[256];
+                if (wl_preset_gpu_apply(&g, &key, &x, 1, NULL, err)) {
+                    /* a relation apply checked names the GPU and the field already */
+                    char text[256], field[sizeof err->field];
                     snprintf(text, sizeof text, "%s", err->text);
-                    wl_error_set(err, s->set[k].o.source, s->set[k].o.line, key, "%s with %s = %g: %s",
-                                 s->gpus.v[gi], key, x, text);
+                    snprintf(field, sizeof field, "%s", err->field);
+                    if (strstr(text, " with these set values: "))
+                        wl_error_set(err, s->set[k].o.source, s->set[k].o.line, field, "%s", text);
+                    else
+                        wl_error_set(err, s->set[k].o.source, s->set[k].o.line, key,
+                                     "%s with %s = %g: %s", s->gpus.v[gi], key, x, text);
                     return WL_EINVAL;
                 }
                 /* the note's coefficients from 64 values of the key,
@@ -159,21 +164,11 @@ int wl_sweep_i_variant_gpu(const wl_sweep_spec *s, size_t gi, unsigned long long
         v /= s->set[k].vals.n;
     }
     size_t bad = 0;
+    /* wl_preset_gpu_apply checks the relations between keys too, naming
+     * the set axis of the field that broke */
     int rc = wl_preset_gpu_apply(g, keys, x, s->nset, &bad, err);
     if (rc) {
         wl_error_locate(err, s->set[bad].o.source, s->set[bad].o.line);
-        return WL_EINVAL;
-    }
-    if (wl_core_gpu_check(g, err)) {
-        /* the relation that broke: name the set axis of its field, else the first */
-        size_t k = 0;
-        while (k + 1 < s->nset && strcmp(s->set[k].key, err->field) != 0)
-            k++;
-        char text[256], field[sizeof err->field];
-        snprintf(text, sizeof text, "%s", err->text);
-        snprintf(field, sizeof field, "%s", err->field); /* err is rewritten below */
-        wl_error_set(err, s->set[k].o.source, s->set[k].o.line, field,
-                     "%s with these set values: %s", s->gpus.v[gi], text);
         return WL_EINVAL;
     }
     return WL_OK;

@@ -338,6 +338,60 @@ static void test_output_over_input(void **state)
     assert_int_equal(run("predict --model gpt2 -o -"), 0);
 }
 
+/* Settings checked once, after every --set, by the same relations in
+ * every command (issue 77): a cap under the board's floor ran in serve
+ * (181 W reported) and cluster (99 W a GPU), refused by predict and sweep;
+ * a clock range turned inside out likewise. The lockable range's lower
+ * end is not physics: the governor holds a cap below it, so
+ * sm_clock_min_mhz at or just under the top clock changes nothing at the
+ * top clock (TTFT 0.00 ms and 890 W on a 700 W board in serve, MFU 1.54 in
+ * cluster, time 0 in a throttled predict). */
+static void test_set_relations(void **state)
+{
+    (void)state;
+    static const char *const cmds[] = {
+        "predict --gpu h100-sxm-80gb --set power_limit_w=50",
+        "sweep --gpu h100-sxm-80gb --model gpt2 --set power_limit_w=50",
+        "serve --requests 2 --prompt-tokens 8 --output-tokens 2 --set power_limit_w=50",
+        "cluster --system dgx-h100 --set power_limit_w=50",
+        "serve --requests 2 --prompt-tokens 8 --output-tokens 2 --set sm_clock_min_mhz=2000",
+        "cluster --system dgx-h100 --set sm_clock_min_mhz=2000",
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        int rc = run("%s", cmds[i]);
+        if (rc != 2 || !strstr(err_buf, "with these set values"))
+            fail_msg("wattlas %s: exit %d, %s", cmds[i], rc, err_buf);
+    }
+    static const struct {
+        const char *cmd, *col;
+    } same[] = {
+        {"predict --gpu h100-sxm-80gb --model llama-3-8b --batch 32 --seq 1024 --format csv",
+         "time_ms"},
+        {"predict --gpu h100-sxm-80gb --model llama-3-8b --batch 32 --seq 1024 --format csv",
+         "power_w"},
+        {"serve --prompt-tokens 300 --output-tokens 2 --requests 2 --format csv", "median_ttft_ms"},
+        {"serve --prompt-tokens 300 --output-tokens 2 --requests 2 --format csv", "power_w"},
+        {"cluster --system dgx-h100 --format csv", "mfu"},
+        {"cluster --system dgx-h100 --format csv", "power_w"},
+    };
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+        double v[3];
+        const char *mins[3] = {"", " --set sm_clock_min_mhz=1979", " --set sm_clock_min_mhz=1980"};
+        for (int k = 0; k < 3; k++) {
+            assert_int_equal(run("%s%s", same[i].cmd, mins[k]), 0);
+            char *body = out_buf;
+            while (*body == '#') /* serve's comment lines */
+                body = strchr(body, '\n') + 1;
+            memmove(out_buf, body, strlen(body) + 1);
+            v[k] = csv_get(out_buf, 1, same[i].col);
+            assert_true(v[k] > 0);
+        }
+        if (fabs(v[1] / v[0] - 1) > 1e-6 || fabs(v[2] / v[0] - 1) > 1e-6)
+            fail_msg("%s: %s %g, %g with sm_clock_min_mhz 1979, %g with 1980", same[i].cmd,
+                     same[i].col, v[0], v[1], v[2]);
+    }
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_hostile"))
@@ -353,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_stale_temporaries),
         cmocka_unit_test(test_merge_tampered),
         cmocka_unit_test(test_output_over_input),
+        cmocka_unit_test(test_set_relations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
