@@ -33,6 +33,8 @@ static void help(FILE *f)
 "                      (--set power_limit_w=400,500,700: power caps)\n"
 "  --model ID          a decoder preset (default llama-3-8b); --dtype (default bf16)\n"
 "  --clock LIST        SM clocks, MHz (default each GPU's maximum)\n"
+"  --prefill-clock MHZ  prefill steps at this clock, decode steps at --clock's\n"
+"                      (a --phase-clocks row's prefill_clock_mhz, run again)\n"
 "  --workload ID|FILE.csv  the requests: a workload preset (default lm-arena-chat,\n"
 "                      'wattlas presets show lm-arena-chat' gives its sources) or a\n"
 "                      CSV with prompt_tokens and output_tokens columns\n"
@@ -75,7 +77,7 @@ static const char *const valued[] = {
     "gpu", "model", "dtype", "host", "set", "clock", "workload", "requests", "prompt-tokens",
     "output-tokens", "seed", "rate", "temperature", "top-p", "top-k", "sampler",
     "max-num-seqs", "max-num-batched-tokens",
-    "gpu-memory-utilization", "optimize", "max-itl-ms", "max-ttft-ms"};
+    "gpu-memory-utilization", "optimize", "max-itl-ms", "max-ttft-ms", "prefill-clock"};
 static const char *const flags[] = {"async-scheduling", "phase-clocks", "all"};
 #define NV (sizeof valued / sizeof *valued)
 #define NF (sizeof flags / sizeof *flags)

@@ -20,13 +20,14 @@ struct wl_serve_job {
     wl_core_numlist set_val[MAX_SETS];
     size_t nset;
     long long requests, prompt_tokens, output_tokens, max_num_batched_tokens;
-    double gpu_memory_utilization, rate, max_itl_ms, max_ttft_ms;
+    double gpu_memory_utilization, rate, max_itl_ms, max_ttft_ms, prefill_clock;
     double temperature, top_p, top_k; /* NaN: the requests' own */
     unsigned long long seed;
     int async_scheduling, optimize, phase_clocks, all, flashinfer;
     wl_serve_sampling sampling; /* resolved */
     /* resolved by wl_serve_job_finish */
     wl_core_gpu *gv;
+    char *gset; /* per variant: its set values other than power_limit_w */
     size_t ngv;
     wl_core_model m;
     wl_dtype dt;
@@ -42,6 +43,7 @@ wl_serve_job *wl_serve_job_create(void)
     if (j) {
         j->max_itl_ms = NAN;
         j->max_ttft_ms = NAN;
+        j->prefill_clock = NAN;
         j->temperature = j->top_p = j->top_k = NAN;
     }
     return j;
@@ -63,6 +65,7 @@ void wl_serve_job_free(wl_serve_job *j)
         wl_core_numlist_free(&j->set_val[i]);
     }
     free(j->gv);
+    free(j->gset);
     wl_serve_requests_free(j->req);
     free(j->eng);
     free(j);
@@ -97,6 +100,7 @@ static const char *const keys[] = {
     "output_tokens", "seed", "rate", "temperature", "top_p", "top_k", "sampler",
     "max_num_seqs", "max_num_batched_tokens",
     "gpu_memory_utilization", "async_scheduling", "optimize", "max_itl_ms", "max_ttft_ms",
+    "prefill_clock",
     "phase_clocks", "all"};
 #define NKEYS (sizeof keys / sizeof *keys)
 
@@ -191,6 +195,7 @@ int wl_serve_job_set(wl_serve_job *j, const char *key, const char *v, const char
                  {"temperature", &j->temperature, 0, 100},
                  {"top_p", &j->top_p, 1e-6, 1},
                  {"max_itl_ms", &j->max_itl_ms, 1e-3, 1e9},
+                 {"prefill_clock", &j->prefill_clock, 1, 100000},
                  {"max_ttft_ms", &j->max_ttft_ms, 1e-3, 1e12}};
     for (size_t i = 0; i < sizeof reals / sizeof *reals; i++)
         if (!strcmp(key, reals[i].k)) {
@@ -233,7 +238,8 @@ static int gpus(wl_serve_job *j, wl_error *err)
         return WL_EINVAL;
     }
     j->gv = calloc(names * per, sizeof *j->gv);
-    if (!j->gv) {
+    j->gset = calloc(names * per, WL_SERVE_SET_LEN);
+    if (!j->gv || !j->gset) {
         wl_error_set(err, "serve", 0, "gpu", "out of memory");
         return WL_ENOMEM;
     }
@@ -246,6 +252,7 @@ static int gpus(wl_serve_job *j, wl_error *err)
         if (rc)
             return rc;
         for (size_t k = 0; k < per; k++) {
+            char *st = j->gset + j->ngv * WL_SERVE_SET_LEN;
             wl_core_gpu *out = &j->gv[j->ngv++];
             *out = base;
             size_t r = k;
@@ -255,6 +262,10 @@ static int gpus(wl_serve_job *j, wl_error *err)
                 v[i] = j->set_val[i].v[r % j->set_val[i].n];
                 r /= j->set_val[i].n;
                 kk[i] = j->set_key[i];
+                size_t at = strlen(st);
+                if (strcmp(kk[i], "power_limit_w") && at < WL_SERVE_SET_LEN)
+                    snprintf(st + at, WL_SERVE_SET_LEN - at, "%s%s=%.17g", at ? " " : "", kk[i],
+                             v[i]);
             }
             /* every key at once, then their relations (wl_preset_gpu_apply),
              * as predict and sweep take them */
@@ -271,7 +282,9 @@ static int gpus(wl_serve_job *j, wl_error *err)
 int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
 {
     free(j->gv);
+    free(j->gset);
     j->gv = NULL;
+    j->gset = NULL;
     j->ngv = 0;
     wl_serve_requests_free(j->req);
     j->req = NULL;
@@ -342,6 +355,17 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
                 rc = WL_EINVAL;
             }
         }
+    if (!rc && !isnan(j->prefill_clock)) {
+        int ok = 0;
+        for (size_t g = 0; g < j->ngv && !ok; g++)
+            ok = wl_core_gpu_clock_in_range(&j->gv[g], j->prefill_clock);
+        if (!ok || j->phase_clocks) {
+            wl_error_set(err, "--prefill-clock", 0, "prefill_clock", ok ?
+                         "--phase-clocks searches the prefill clock itself; give one or the other"
+                         : "%g MHz is outside every GPU's clock range", j->prefill_clock);
+            rc = WL_EINVAL;
+        }
+    }
     if (!rc && !j->optimize && (!isnan(j->max_itl_ms) || !isnan(j->max_ttft_ms) || j->phase_clocks)) {
         wl_error_set(err, "--max-itl-ms", 0, "optimize",
                      "an SLO and --phase-clocks apply to --optimize energy");
@@ -394,12 +418,14 @@ int wl_serve_job_run(wl_serve_job *j, wl_results_writer *w, void (*note)(void *,
         if (rc)
             return rc;
     }
-    wl_serve_grid g = {.gpus = j->gv, .n_gpus = j->ngv, .model = &j->m, .dtype = j->dt,
+    wl_serve_grid g = {.gpus = j->gv, .n_gpus = j->ngv, .gpu_set = j->gset, .model = &j->m, .dtype = j->dt,
                        .requests = j->req, .engines = j->eng, .n_engines = j->neng,
                        .clocks = j->clocks.n ? j->clocks.v : NULL, .n_clocks = j->clocks.n,
                        .optimize = j->optimize, .max_itl_ms = j->max_itl_ms,
                        .max_ttft_ms = j->max_ttft_ms, .phase_clocks = j->phase_clocks,
-                       .all = j->all, .note = note, .user = user};
+                       .all = j->all, .sampling = j->sampling, .flashinfer = j->flashinfer,
+                       .prefill_clock_mhz = isnan(j->prefill_clock) ? 0 : j->prefill_clock,
+                       .note = note, .user = user};
     return wl_serve_grid_run(&g, w, err);
 }
 
@@ -424,9 +450,11 @@ int wl_serve_job_result(wl_serve_job *j, wl_serve_result *res, wl_error *err)
     int rc = wl_serve_sim_create(g, &j->m, j->dt, &j->eng[0], &sim, err);
     if (!rc)
         rc = wl_serve_sim_check(sim, j->req, err);
-    wl_core_op op = {.sm_clock_mhz = clock};
+    /* prefill at --prefill-clock where given, as the grid runs it */
+    wl_core_op op = {.sm_clock_mhz = clock},
+               pop = {.sm_clock_mhz = isnan(j->prefill_clock) ? clock : j->prefill_clock};
     if (!rc)
-        rc = wl_serve_sim_run(sim, j->req, &op, &op, res, err);
+        rc = wl_serve_sim_run(sim, j->req, &pop, &op, res, err);
     wl_serve_sim_free(sim);
     return rc;
 }

@@ -324,6 +324,12 @@ int wl_serve_requests_preset(const char *id_or_path, long long n, unsigned long 
                              wl_serve_requests **out, wl_error *err)
 {
     *out = NULL;
+    /* the name every row of fixed requests carries (wl_serve_requests_fixed)
+     * names them again: a row runs as it printed */
+    long long fp, fo;
+    int used = 0;
+    if (sscanf(id_or_path, "fixed-p%lld-o%lld%n", &fp, &fo, &used) == 2 && !id_or_path[used])
+        return wl_serve_requests_fixed(n ? n : 1024, fp, fo, out, err);
     const char *text;
     char *owned = NULL, src[256];
     int rc = wl_preset_find(WL_PRESET_WORKLOAD, id_or_path, &text, &owned, src, sizeof src, err);

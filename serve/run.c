@@ -11,7 +11,8 @@
 enum {
     C_GPU, C_MODEL, C_DTYPE, C_WORKLOAD, C_REQUESTS, C_SEQS, C_TOKENS, C_RATE, C_CLOCK, C_PCLOCK,
     C_DCLOCK, C_LIMIT, C_BATCH, C_ITL50, C_ITL90, C_ITL99, C_TTFT50, C_TTFT90, C_TPS, C_POWER,
-    C_EPT, C_EPR, C_TIME, C_ENERGY, C_STEADY, C_PREEMPT, C_KV, C_SLO, NCOLS
+    C_EPT, C_EPR, C_TIME, C_ENERGY, C_STEADY, C_PREEMPT, C_KV, C_SLO, C_HOST, C_GMU, C_ASYNC,
+    C_SEED, C_TEMP, C_TOPP, C_TOPK, C_SAMPLER, C_SET, NCOLS
 };
 
 static const wl_results_col cols[NCOLS] = {
@@ -43,6 +44,17 @@ static const wl_results_col cols[NCOLS] = {
     [C_PREEMPT] = WL_RESULTS_COL("preemptions", WL_COL_INT, 0, 0),
     [C_KV] = WL_RESULTS_COL("kv_cache_tokens", WL_COL_INT, 0, 0),
     [C_SLO] = WL_RESULTS_COL("meets_slo", WL_COL_BOOL, 0, 0),
+    /* every other setting that changes a row (issue 77: validate could not
+     * run serve's own rows again), in serve's option names */
+    [C_HOST] = WL_RESULTS_COL("host", WL_COL_TEXT, 0, 0),
+    [C_GMU] = WL_RESULTS_COL("gpu_memory_utilization", WL_COL_NUM, -1, 0),
+    [C_ASYNC] = WL_RESULTS_COL("async_scheduling", WL_COL_BOOL, 0, 0),
+    [C_SEED] = WL_RESULTS_COL("seed", WL_COL_TEXT, 0, 0), /* 64 bits: as text, not a double */
+    [C_TEMP] = WL_RESULTS_COL("temperature", WL_COL_NUM, -1, 0),
+    [C_TOPP] = WL_RESULTS_COL("top_p", WL_COL_NUM, -1, 0),
+    [C_TOPK] = WL_RESULTS_COL("top_k", WL_COL_INT, 0, 0),
+    [C_SAMPLER] = WL_RESULTS_COL("sampler", WL_COL_TEXT, 0, 0),
+    [C_SET] = WL_RESULTS_COL("set", WL_COL_TEXT, 0, 0), /* --set other than power_limit_w */
 };
 
 const wl_results_col *wl_serve_cols(size_t *n)
@@ -90,6 +102,17 @@ static int row(const wl_serve_grid *g, const point *p, wl_results_writer *w)
     for (size_t i = 0; i < sizeof v / sizeof *v; i++)
         c[C_BATCH + i].v = v[i];
     c[C_SLO].v = g->optimize ? (double)p->meets : NAN;
+    char seed[24];
+    snprintf(seed, sizeof seed, "%llu", p->engine->seed);
+    c[C_HOST].s = p->gpu->host_id;
+    c[C_GMU].v = p->engine->gpu_memory_utilization;
+    c[C_ASYNC].v = p->engine->async_scheduling;
+    c[C_SEED].s = seed;
+    c[C_TEMP].v = g->sampling.temperature;
+    c[C_TOPP].v = g->sampling.top_p;
+    c[C_TOPK].v = (double)g->sampling.top_k;
+    c[C_SAMPLER].s = g->flashinfer ? "flashinfer" : "native";
+    c[C_SET].s = g->gpu_set ? g->gpu_set + (size_t)(p->gpu - g->gpus) * WL_SERVE_SET_LEN : "";
     return wl_results_writer_row(w, c);
 }
 
@@ -157,9 +180,10 @@ int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *er
                 size_t np = g->optimize && g->phase_clocks ? nc : 1;
                 for (size_t a = 0; a < np && !rc; a++)
                     for (size_t b = 0; b < nc && !rc; b++) {
-                        point p = {.gpu = gpu, .engine = eng,
-                                   .pclock = clk[g->optimize && g->phase_clocks ? a : b],
-                                   .dclock = clk[b]};
+                        double pc = g->optimize && g->phase_clocks ? clk[a]
+                                    : g->prefill_clock_mhz > 0         ? g->prefill_clock_mhz
+                                                                       : clk[b];
+                        point p = {.gpu = gpu, .engine = eng, .pclock = pc, .dclock = clk[b]};
                         wl_core_op po = {.sm_clock_mhz = p.pclock},
                                    dop = {.sm_clock_mhz = p.dclock};
                         rc = wl_serve_sim_run(sim, g->requests, &po, &dop, &p.r, err);

@@ -76,6 +76,10 @@ static const struct {
     {"temperature", "temperature", 0},
     {"top_p", "top_p", 0},
     {"top_k", "top_k", 0},
+    {"sampler", "sampler", 0},
+    {"gpu_memory_utilization", "gpu_memory_utilization", 0},
+    {"rate_rps", "rate", 0},
+    {"prefill_clock_mhz", "prefill_clock", 0},
 };
 #define NKEYS (sizeof keys / sizeof *keys)
 
@@ -111,8 +115,10 @@ static int predict_row(const wl_results_table *t, size_t r, const char *gpu, con
     }
     if (!rc)
         rc = wl_serve_job_set(j, "gpu", g, src, err);
-    if (!rc && host)
-        rc = wl_serve_job_set(j, "host", host, src, err);
+    int hc = wl_results_table_col(t, "host");
+    const char *h = host ? host : hc >= 0 ? wl_results_table_cell(t, r, hc) : "";
+    if (!rc && h[0])
+        rc = wl_serve_job_set(j, "host", h, src, err);
     int pc = wl_results_table_col(t, "prompt_tokens");
     int fixed = pc >= 0 && wl_results_table_cell(t, r, pc)[0];
     for (size_t k = 0; !rc && k < NKEYS; k++) {
@@ -138,6 +144,22 @@ static int predict_row(const wl_results_table *t, size_t r, const char *gpu, con
         char set[64];
         snprintf(set, sizeof set, "power_limit_w=%.30s", lim);
         rc = wl_serve_job_set(j, "set", set, src, err);
+    }
+    /* the row's other --set values, "KEY=VALUE KEY=VALUE" */
+    int sc = wl_results_table_col(t, "set");
+    const char *sv = sc >= 0 ? wl_results_table_cell(t, r, sc) : "";
+    while (!rc && *sv) {
+        size_t l = strcspn(sv, " ");
+        char one[128];
+        if (l >= sizeof one) {
+            wl_error_set(err, src, line, "set", "expected KEY=VALUE pairs, got '%.60s'", sv);
+            rc = WL_EINVAL;
+            break;
+        }
+        snprintf(one, sizeof one, "%.*s", (int)l, sv);
+        if (l)
+            rc = wl_serve_job_set(j, "set", one, src, err);
+        sv += l + (sv[l] == ' ');
     }
     if (!rc)
         rc = wl_serve_job_result(j, res, err);

@@ -110,9 +110,13 @@ long long wl_serve_sim_kv_tokens(const wl_serve_sim *s);
 
 /* ---- a grid of runs, and clocks under an SLO ---------------------------------------- */
 
+#define WL_SERVE_SET_LEN 256
 typedef struct {
     const wl_core_gpu *gpus;   /* each with its power limit and host applied */
     size_t n_gpus;
+    const char *gpu_set;       /* NULL, or n_gpus texts of WL_SERVE_SET_LEN bytes: the
+                                  --set values other than power_limit_w that made
+                                  each ("sms=100 l2_size_mb=60"), the rows' set */
     const wl_core_model *model;
     wl_dtype dtype;
     const wl_serve_requests *requests;
@@ -126,7 +130,12 @@ typedef struct {
     int optimize;
     double max_itl_ms, max_ttft_ms; /* on p90_itl_ms, p90_ttft_ms */
     int phase_clocks;
+    double prefill_clock_mhz;  /* > 0: prefill steps at this clock, decode at the
+                                  grid's (as --phase-clocks found them; a row
+                                  of it runs again) */
     int all;                   /* with optimize: every point, with meets_slo */
+    wl_serve_sampling sampling; /* the requests' sampling, as the rows print it */
+    int flashinfer;            /* the sampler asked for (--sampler flashinfer) */
     void (*note)(void *user, const char *line);
     void *user;
 } wl_serve_grid;
