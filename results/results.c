@@ -66,6 +66,9 @@ size_t wl_results_fmt(char *buf, size_t n, double v, int decimals)
         double side = (frac - 0.5) + e;
         if (side > 0 || (side == 0 && (u & 1)))
             u++;
+        /* a value that rounds to zero prints no sign: -0 and -0.0001 at two
+         * decimals are "0" and "0.00", not "-0" (issue 77: --rate -0) */
+        int neg = signbit(v) && u != 0;
         char rev[40];
         int k = 0;
         for (int i = 0; i < decimals; i++) {
@@ -79,7 +82,7 @@ size_t wl_results_fmt(char *buf, size_t n, double v, int decimals)
             u /= 10;
         } while (u);
         size_t len = 0;
-        if (signbit(v))
+        if (neg)
             tmp[len++] = '-';
         while (k)
             tmp[len++] = rev[--k];
@@ -98,6 +101,8 @@ size_t wl_results_fmt_param(char *buf, size_t n, double v)
         buf[0] = 0;
     if (!isfinite(v) || n == 0)
         return 0;
+    if (v == 0)
+        v = 0.0; /* no "-0" */
     char tmp[40]; /* "%.10g" is at most 17 characters */
     int l = snprintf(tmp, sizeof tmp, "%.10g", v);
     if (l < 0 || (size_t)l >= n || (size_t)l >= sizeof tmp) {

@@ -160,6 +160,21 @@ int wl_serve_sim_check(const wl_serve_sim *s, const wl_serve_requests *r, wl_err
                      longest, m->id, m->max_positions);
         return WL_EINVAL;
     }
+    /* The simulation keeps time in seconds in a double: arrivals spread
+     * past 10^9 s (32 years) leave it under a microsecond's resolution,
+     * and the milliseconds between a request's tokens are lost (issue
+     * 77: --rate 1e-14 gave a median ITL of 0.001 ms that "met" a 100 ms
+     * SLO; 2.3e-308 left columns empty). The expected span of n Poisson
+     * arrivals is (n - 1) / rate. */
+    size_t n = wl_serve_requests_count(r);
+    double rate = s->engine.rate_rps;
+    if (rate > 0 && n > 1 && !((double)(n - 1) / rate <= 1e9)) {
+        wl_error_set(err, "--rate", 0, "rate",
+                     "%g requests/s spreads %zu requests over about %.3g s: past 10^9 s the "
+                     "simulation's clock cannot resolve the milliseconds between tokens; a "
+                     "higher --rate or fewer --requests", rate, n, (double)(n - 1) / rate);
+        return WL_EINVAL;
+    }
     if (longest > wl_serve_sim_kv_tokens(s)) {
         wl_error_set(err, wl_serve_requests_name(r), 0, "output_tokens",
                      "a request of %lld tokens (prompt and output) is longer than the KV cache "

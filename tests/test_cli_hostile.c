@@ -433,6 +433,27 @@ static void test_serve_rows_validate(void **state)
     assert_null(strstr(err_buf, "MAPE: median ITL 0.00%"));
 }
 
+/* Rates at their bounds (issue 77): a rate that spreads the arrivals past
+ * 10^9 s lost the milliseconds between tokens (--rate 1e-14: a median
+ * ITL of 0.001 ms that met a 100 ms SLO; 2.3e-308 left columns empty;
+ * 1e-300 printed 300-digit times): a usage error. -0 is 0, printed "0". */
+static void test_rate_bounds(void **state)
+{
+    (void)state;
+    static const char *const rates[] = {"1e-14", "2.3e-308", "1e-300", "1e-9"};
+    for (size_t i = 0; i < sizeof rates / sizeof *rates; i++) {
+        int rc = run("serve --rate %s --requests 10 --optimize energy --max-itl-ms 100", rates[i]);
+        if (rc != 2 || !strstr(err_buf, "10^9 s"))
+            fail_msg("--rate %s: exit %d, %s", rates[i], rc, err_buf);
+    }
+    /* one request has no spread; 1e-7 over two requests is 10^7 s */
+    assert_int_equal(run("serve --rate 1e-300 --requests 1 --format csv"), 0);
+    assert_int_equal(run("serve --rate 1e-7 --requests 2 --format csv"), 0);
+    assert_true(csv_get(out_buf, 1, "median_itl_ms") > 1);
+    assert_int_equal(run("serve --rate -0 --requests 3 --format csv"), 0);
+    assert_null(strstr(out_buf, ",-0,"));
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_hostile"))
@@ -450,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_output_over_input),
         cmocka_unit_test(test_set_relations),
         cmocka_unit_test(test_serve_rows_validate),
+        cmocka_unit_test(test_rate_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -139,6 +139,11 @@ static void test_number_format(void **state)
     assert_string_equal(a, "0.00");
     wl_results_fmt(a, sizeof a, -1.5, 1);
     assert_string_equal(a, "-1.5");
+    /* nor "-0" (issue 77: serve --rate -0 printed rate_rps -0) */
+    wl_results_fmt(a, sizeof a, -0.0, 0);
+    assert_string_equal(a, "0");
+    wl_results_fmt_param(a, sizeof a, -0.0);
+    assert_string_equal(a, "0");
     /* huge values: every digit, bounded */
     assert_int_equal(wl_results_fmt(a, sizeof a, 1e308, 9), 309 + 1 + 9);
     snprintf(b, sizeof b, "%.9f", 1e308);
