@@ -112,7 +112,8 @@ static int row(const wl_serve_grid *g, const point *p, wl_results_writer *w)
     c[C_TOPP].v = g->sampling.top_p;
     c[C_TOPK].v = (double)g->sampling.top_k;
     c[C_SAMPLER].s = g->flashinfer ? "flashinfer" : "native";
-    c[C_SET].s = g->gpu_set ? g->gpu_set + (size_t)(p->gpu - g->gpus) * WL_SERVE_SET_LEN : "";
+    const char *set = g->gpu_set ? g->gpu_set + (size_t)(p->gpu - g->gpus) * WL_SERVE_SET_LEN : "";
+    c[C_SET].s = set[0] ? set : NULL; /* none: an empty cell, None in Python */
     return wl_results_writer_row(w, c);
 }
 

@@ -89,14 +89,14 @@ int wl_sweep_i_check_variants(wl_sweep_spec *s, wl_error *err)
                 double x = s->set[k].vals.v[j];
                 if (wl_preset_gpu_apply(&g, &key, &x, 1, NULL, err)) {
                     /* a relation apply checked names the GPU and the field already */
-                    char text[256], field[sizeof err->field];
-                    snprintf(text, sizeof text, "%s", err->text);
-                    snprintf(field, sizeof field, "%s", err->field);
-                    if (strstr(text, " with these set values: "))
-                        wl_error_set(err, s->set[k].o.source, s->set[k].o.line, field, "%s", text);
-                    else
-                        wl_error_set(err, s->set[k].o.source, s->set[k].o.line, key,
-                                     "%s with %s = %g: %s", s->gpus.v[gi], key, x, text);
+                    /* a relation apply checked says "ID with these set values: WHY":
+                     * here the one value is named */
+                    char text[256];
+                    const char *why = strstr(err->text, " with these set values: ");
+                    snprintf(text, sizeof text, "%s",
+                             why ? why + strlen(" with these set values: ") : err->text);
+                    wl_error_set(err, s->set[k].o.source, s->set[k].o.line, key,
+                                 "%s with %s = %g: %s", s->gpus.v[gi], key, x, text);
                     return WL_EINVAL;
                 }
                 /* the note's coefficients from 64 values of the key,

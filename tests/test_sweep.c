@@ -609,7 +609,7 @@ static void test_set_grid_checks(void **state)
     /* min 1250 with max 1240: the last quarter of the variants (the first
      * key outermost), reached after the other three */
     assert_int_equal(wl_sweep_run(s, &o, f, NULL, &st, &err), WL_EINVAL);
-    assert_non_null(strstr(err.text, "min <= max"));
+    assert_non_null(strstr(err.text, "sm_clock_min_mhz <= sm_clock_max_mhz"));
     assert_int_equal(st.points, 3 * 10001);
     fclose(f);
     free(buf);
