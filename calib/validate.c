@@ -465,29 +465,65 @@ static double row_clock(const wl_calib_row *r)
                                                                         : r->sm_clock_mhz;
 }
 
-int wl_calib_row_stalled(const wl_calib_problem *p, const unsigned char *mask, size_t i)
+/* A row judged or compared: time and a clock, no power limit. */
+typedef struct {
+    int wl;
+    double clock;
+    size_t row;
+} stall_key;
+
+static int stall_cmp(const void *a, const void *b)
 {
-    const wl_calib_row *r = wl_calib_row_at(p->set, i);
-    if (limited_row(r) || !(r->time_ms > 0))
-        return 0;
-    double f = row_clock(r);
-    for (size_t j = 0; j < p->n; j++) {
-        if (j == i || p->wl_of_row[j] != p->wl_of_row[i] || !scored(p, mask, j))
-            continue;
-        const wl_calib_row *q = wl_calib_row_at(p->set, j);
-        if (!limited_row(q) && row_clock(q) < f && q->time_ms > 0 &&
-            r->time_ms > q->time_ms * (1.0 + WL_CALIB_STALL_FRAC))
-            return 1;
-    }
-    return 0;
+    const stall_key *x = a, *y = b;
+    if (x->wl != y->wl)
+        return x->wl < y->wl ? -1 : 1;
+    return x->clock < y->clock ? -1 : x->clock > y->clock;
 }
 
-void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
-                      wl_calib_regret_fn fn, void *user)
+/* One pass over each workload's rows by clock, the fastest lower clock
+ * carried along: O(n log n) for the whole set (a row against every other
+ * row was O(n^2), and ran twice per score). */
+int wl_calib_stalled_rows(const wl_calib_problem *p, const unsigned char *mask,
+                          unsigned char *stalled)
 {
-    unsigned char *done = calloc(p->n, 1);
-    if (!done)
-        return;
+    memset(stalled, 0, p->n);
+    stall_key *k = p->n ? malloc(p->n * sizeof *k) : NULL;
+    if (p->n && !k)
+        return WL_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        const wl_calib_row *r = wl_calib_row_at(p->set, i);
+        double f = row_clock(r);
+        if (!limited_row(r) && r->time_ms > 0 && isfinite(f))
+            k[m++] = (stall_key){p->wl_of_row[i], f, i};
+    }
+    if (m)
+        qsort(k, m, sizeof *k, stall_cmp);
+    for (size_t i = 0; i < m;) {
+        double best = INFINITY; /* fastest scored row at a lower clock */
+        size_t g = i;
+        while (g < m && k[g].wl == k[i].wl) {
+            size_t e = g;
+            while (e < m && k[e].wl == k[g].wl && k[e].clock == k[g].clock)
+                e++;
+            for (size_t j = g; j < e; j++)
+                stalled[k[j].row] = wl_calib_row_at(p->set, k[j].row)->time_ms >
+                                    best * (1.0 + WL_CALIB_STALL_FRAC);
+            for (size_t j = g; j < e; j++)
+                if (scored(p, mask, k[j].row))
+                    best = fmin(best, wl_calib_row_at(p->set, k[j].row)->time_ms);
+            g = e;
+        }
+        i = g;
+    }
+    free(k);
+    return WL_OK;
+}
+
+static void regrets_of(const wl_calib_problem *p, const unsigned char *mask,
+                       const unsigned char *stalled, unsigned char *done,
+                       wl_calib_regret_fn fn, void *user)
+{
     for (size_t i = 0; i < p->n; i++) {
         if (done[i] || !scored_energy(p, mask, i))
             continue;
@@ -498,7 +534,7 @@ void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
             if (p->wl_of_row[j] != w || !scored_energy(p, mask, j))
                 continue;
             done[j] = 1;
-            if (wl_calib_row_stalled(p, mask, j))
+            if (stalled[j])
                 continue;
             cnt++;
             const wl_calib_row *r = wl_calib_row_at(p->set, j);
@@ -521,7 +557,15 @@ void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
         double regret = (wl_calib_row_at(p->set, best_p)->energy_j / em - 1.0) * 100.0;
         fn(user, key, wl_calib_row_at(p->set, best_m), wl_calib_row_at(p->set, best_p), regret);
     }
-    free(done);
+}
+
+void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
+                      wl_calib_regret_fn fn, void *user)
+{
+    unsigned char *flags = calloc(2 * p->n + 1, 1);
+    if (flags && !wl_calib_stalled_rows(p, mask, flags))
+        regrets_of(p, mask, flags, flags + p->n, fn, user);
+    free(flags);
 }
 
 void wl_calib_point_text(const wl_calib_row *r, char *buf, size_t len)
@@ -589,10 +633,17 @@ int wl_calib_score(const wl_calib_problem *p, const unsigned char *mask, wl_cali
         m->mape_power = 100.0 * sp / (double)m->n_power;
         m->mape_energy = 100.0 * se / (double)m->n_power;
     }
+    /* the stalls once, for their count and for the regrets */
+    unsigned char *flags = calloc(2 * p->n + 1, 1);
+    if (!flags || wl_calib_stalled_rows(p, mask, flags)) {
+        free(flags);
+        return WL_ENOMEM;
+    }
     for (size_t i = 0; i < p->n; i++)
-        m->n_stalled += scored_energy(p, mask, i) && wl_calib_row_stalled(p, mask, i);
+        m->n_stalled += scored_energy(p, mask, i) && flags[i];
     regret_acc a = {m, 0};
-    wl_calib_regrets(p, mask, acc_regret, &a);
+    regrets_of(p, mask, flags, flags + p->n, acc_regret, &a);
+    free(flags);
     if (m->n_regret)
         m->mean_regret = a.sum / (double)m->n_regret;
     return m->n ? WL_OK : WL_EINVAL;

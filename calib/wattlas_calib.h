@@ -120,14 +120,16 @@ int wl_calib_score(const wl_calib_problem *p, const unsigned char *mask, wl_cali
  * are its rows, at locked clocks and under power limits alike (the settings
  * a user chooses among): best_meas is the row measured cheapest in energy,
  * best_pred the row predicted cheapest (wl_calib_point_text names either).
- * Rows wl_calib_row_stalled calls host stalls take no part. */
+ * Rows wl_calib_stalled_rows calls host stalls take no part. */
 typedef void (*wl_calib_regret_fn)(void *user, const char *workload, const wl_calib_row *best_meas,
                                    const wl_calib_row *best_pred, double regret_pct);
 void wl_calib_regrets(const wl_calib_problem *p, const unsigned char *mask,
                       wl_calib_regret_fn fn, void *user);
-/* Row i is measured over 10% slower than a lower clock of its workload
- * (no power limit on either): a host stall, not the GPU at its clock. */
-int wl_calib_row_stalled(const wl_calib_problem *p, const unsigned char *mask, size_t i);
+/* stalled[i] (p's row count of bytes) = 1 where row i is measured over 10%
+ * slower than a lower clock of its workload among the rows mask scores (no
+ * power limit on either): a host stall, not the GPU at its clock. */
+int wl_calib_stalled_rows(const wl_calib_problem *p, const unsigned char *mask,
+                          unsigned char *stalled);
 /* A row's operating point: "1290 MHz", or "400 W" for a row under a power limit. */
 void wl_calib_point_text(const wl_calib_row *r, char *buf, size_t len);
 

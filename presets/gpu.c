@@ -708,8 +708,8 @@ int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value, wl_error 
     return WL_OK;
 }
 
-int wl_preset_gpu_apply(wl_core_gpu *gpu, const char *const *keys, const double *values,
-                        size_t n, size_t *failed, wl_error *err)
+int wl_preset_gpu_apply_values(wl_core_gpu *gpu, const char *const *keys, const double *values,
+                               size_t n, size_t *failed, wl_error *err)
 {
     wl_core_gpu base = *gpu;
     int spec = 0;
@@ -734,6 +734,15 @@ int wl_preset_gpu_apply(wl_core_gpu *gpu, const char *const *keys, const double 
                 gpu->coef = changed.coef;
         }
     }
+    return WL_OK;
+}
+
+int wl_preset_gpu_apply(wl_core_gpu *gpu, const char *const *keys, const double *values,
+                        size_t n, size_t *failed, wl_error *err)
+{
+    int rc = wl_preset_gpu_apply_values(gpu, keys, values, n, failed, err);
+    if (rc)
+        return rc;
     /* The relations between keys, once every value is in (issue 77: serve
      * and cluster applied --set without them, so a cap under the board's
      * floor or a clock range turned inside out ran): the key whose field

@@ -98,9 +98,16 @@ int wl_preset_gpu_value_ok(const char *key, double value, wl_error *err);
  * coefficient keys, which stay exactly as given. When the GPU lacks what the
  * transfer needs (process_nm, a known DRAM type) the coefficients stay.
  * On error *failed (may be NULL) is the index of the setting and err says
- * why, as wl_preset_gpu_set. */
+ * why, as wl_preset_gpu_set. Then the relations between keys
+ * (wl_core_gpu_check), once every value is in: on a broken one *failed is
+ * the key whose field broke (else the first) and err names the GPU and
+ * "these set values". */
 int wl_preset_gpu_apply(wl_core_gpu *gpu, const char *const *keys, const double *values,
                         size_t n, size_t *failed, wl_error *err);
+/* The values alone, without the relations: for a caller that checks them
+ * itself and names the values its own way (a study's one value of a key). */
+int wl_preset_gpu_apply_values(wl_core_gpu *gpu, const char *const *keys, const double *values,
+                               size_t n, size_t *failed, wl_error *err);
 
 /* INI text of presets, study specs and sections: inih with a line reader
  * that gives each handler call its line and refuses lines inih would cut

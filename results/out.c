@@ -451,36 +451,47 @@ static int folder_holds(const path_id *dir, const char *p)
 int wl_results_paths_distinct(const wl_results_path *in, size_t nin, const wl_results_path *out,
                               size_t nout, wl_error *err)
 {
-    for (size_t i = 0; i < nout; i++) {
-        path_id o = path_identity(out[i].path);
-        if (!o.kind)
+    /* each path's identity once (a stat, or two for a name not made yet),
+     * not once per pair */
+    path_id *idn = nin + nout ? calloc(nin + nout, sizeof *idn) : NULL;
+    if (nin + nout && !idn) {
+        wl_error_set(err, "", 0, "", "out of memory comparing outputs with inputs");
+        return WL_ENOMEM;
+    }
+    path_id *ix = idn, *ox = idn + nin;
+    for (size_t j = 0; j < nin; j++)
+        ix[j] = path_identity(in[j].path);
+    for (size_t i = 0; i < nout; i++)
+        ox[i] = path_identity(out[i].path);
+    int rc = WL_OK;
+    for (size_t i = 0; i < nout && !rc; i++) {
+        const path_id *o = &ox[i];
+        if (!o->kind)
             continue;
-        for (size_t j = 0; j < nin; j++) {
-            path_id x = path_identity(in[j].path);
-            if (same_path(&o, &x)) {
+        for (size_t j = 0; j < nin && !rc; j++) {
+            if (same_path(o, &ix[j])) {
                 wl_error_set(err, out[i].path, 0, out[i].what,
                              "is the same %s as %s %s (links followed): an output is never one "
-                             "of the inputs; write it elsewhere", o.kind == 2 ? "folder" : "file",
+                             "of the inputs; write it elsewhere", o->kind == 2 ? "folder" : "file",
                              in[j].what, in[j].path);
-                return WL_EINVAL;
-            }
-            if (o.kind == 2 && !o.name && x.kind == 1 && folder_holds(&o, in[j].path)) {
+                rc = WL_EINVAL;
+            } else if (o->kind == 2 && !o->name && ix[j].kind == 1 &&
+                       folder_holds(o, in[j].path)) {
                 wl_error_set(err, out[i].path, 0, out[i].what,
                              "holds %s %s, which the output folder's files could replace: an "
                              "output is never one of the inputs; write it elsewhere", in[j].what,
                              in[j].path);
-                return WL_EINVAL;
+                rc = WL_EINVAL;
             }
         }
-        for (size_t j = 0; j < i; j++) {
-            path_id x = path_identity(out[j].path);
-            if (same_path(&o, &x)) {
+        for (size_t j = 0; j < i && !rc; j++)
+            if (same_path(o, &ox[j])) {
                 wl_error_set(err, out[i].path, 0, out[i].what,
                              "is the same file as %s %s (links followed): two outputs would "
                              "overwrite each other", out[j].what, out[j].path);
-                return WL_EINVAL;
+                rc = WL_EINVAL;
             }
-        }
     }
-    return WL_OK;
+    free(idn);
+    return rc;
 }

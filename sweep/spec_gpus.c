@@ -87,14 +87,12 @@ int wl_sweep_i_check_variants(wl_sweep_spec *s, wl_error *err)
                 wl_core_gpu g = s->gpu[gi];
                 const char *key = s->set[k].key;
                 double x = s->set[k].vals.v[j];
-                if (wl_preset_gpu_apply(&g, &key, &x, 1, NULL, err)) {
-                    /* a relation apply checked names the GPU and the field already */
-                    /* a relation apply checked says "ID with these set values: WHY":
-                     * here the one value is named */
+                /* the values, then the relations, each error naming this one
+                 * value of the key (not "these set values") */
+                if (wl_preset_gpu_apply_values(&g, &key, &x, 1, NULL, err) ||
+                    wl_core_gpu_check(&g, err)) {
                     char text[256];
-                    const char *why = strstr(err->text, " with these set values: ");
-                    snprintf(text, sizeof text, "%s",
-                             why ? why + strlen(" with these set values: ") : err->text);
+                    snprintf(text, sizeof text, "%s", err->text);
                     wl_error_set(err, s->set[k].o.source, s->set[k].o.line, key,
                                  "%s with %s = %g: %s", s->gpus.v[gi], key, x, text);
                     return WL_EINVAL;
