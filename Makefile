@@ -48,7 +48,7 @@ PRESET_FILES = $(sort $(wildcard presets/gpus/*.ini)) $(sort $(wildcard presets/
 TESTS = test_core test_workloads test_profile test_train test_presets test_results test_calib test_cli test_cli_multi test_cli_edges test_cli_hostile test_pareto test_sweep test_plot test_cluster test_cluster_search test_learn test_serve \
         test_fuzz_replay test_python test_measure test_accuracy test_readme test_structure test_invariants
 FUZZ_TARGETS = csv measurements sweep_table gpu_preset model_preset trace spec idle grammar plot \
-    host_preset system_preset learned timeline merge profile serve
+    host_preset system_preset learned timeline merge profile serve serve_rows
 FUZZ_SECONDS ?= 60
 
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/presets_embedded.o $(BUILD)/commit.o

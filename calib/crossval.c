@@ -45,10 +45,25 @@ int wl_calib_crossval(const wl_calib_problem *cp, const int *fold, int nfolds,
         memset(&m, 0, sizeof m);
         wl_core_gpu fitted;
         wl_calib_fit_info info;
-        if (ntest && wl_calib_fit(p, train, &fo, &fitted, &info) == WL_OK) {
+        int frc = ntest ? wl_calib_fit(p, train, &fo, &fitted, &info) : WL_OK;
+        if (ntest && frc == WL_OK) {
             wl_calib_problem_set_gpu(p, &fitted);
             wl_calib_score(p, test, &m);
             wl_calib_problem_set_gpu(p, &base);
+        }
+        if (ntest && !m.n) {
+            /* a fold whose refit failed is said, not dropped (issue 77: a
+             * 2-fold run scored 10 of 31 rows, or said "too few workloads") */
+            m.n_failed_folds = 1;
+            m.first_failed_fold = f;
+            m.n_failed_rows = ntest;
+            snprintf(m.failed_why, sizeof m.failed_why, "%s",
+                     frc && info.message[0] ? info.message : "no held-out row could be scored");
+            if (!pooled->n_failed_folds++) {
+                pooled->first_failed_fold = f;
+                memcpy(pooled->failed_why, m.failed_why, sizeof m.failed_why);
+            }
+            pooled->n_failed_rows += ntest;
         }
         if (per_fold)
             per_fold[f] = m;

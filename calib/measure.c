@@ -16,6 +16,7 @@ struct wl_calib_set {
     size_t ncols;
     char *header;     /* header text */
     char *fallback_traces; /* NULL: none */
+    char *source;          /* the file read (errors found later name it) */
 };
 
 int wl_calib_set_fallback_traces(wl_calib_set *s, const char *dir)
@@ -279,6 +280,10 @@ static int load_from(wl_results_csv *csv, int rc, wl_calib_set **out, wl_error *
     rc = s ? read_rows(csv, s, err) : WL_ENOMEM;
     if (rc == WL_ENOMEM)
         wl_error_set(err, wl_results_csv_path(csv), 0, "", "out of memory");
+    if (!rc && !(s->source = strdup(wl_results_csv_path(csv)))) {
+        wl_error_set(err, wl_results_csv_path(csv), 0, "", "out of memory");
+        rc = WL_ENOMEM;
+    }
     wl_results_csv_close(csv);
     if (rc) {
         wl_calib_free(s);
@@ -318,8 +323,11 @@ void wl_calib_free(wl_calib_set *s)
     free(s->rows);
     free(s->header);
     free(s->fallback_traces);
+    free(s->source);
     free(s);
 }
+
+const char *wl_calib_source(const wl_calib_set *s) { return s->source ? s->source : ""; }
 
 int wl_calib_row_has_power(const wl_calib_row *r) { return !isnan(r->power_w); }
 

@@ -90,13 +90,17 @@ static int kept_latency(const char *text)
     return 0;
 }
 
-/* Whether any row of the set is of relative time. */
-static int relative_rows(const wl_calib_set *set)
+/* The modelled rows of relative and of absolute time. */
+static void relative_rows(const wl_calib_problem *p, const wl_calib_set *set, size_t *rel,
+                          size_t *abs_)
 {
+    *rel = *abs_ = 0;
     for (size_t i = 0; i < wl_calib_count(set); i++)
-        if (wl_calib_row_at(set, i)->time_relative)
-            return 1;
-    return 0;
+        if (wl_calib_row_scored(p, i, NULL)) {
+            int r = wl_calib_row_at(set, i)->time_relative != 0;
+            *rel += (size_t)r;
+            *abs_ += (size_t)!r;
+        }
 }
 
 /* fit: gpu|host|gpu,host|auto|NAME,...: which coefficients the rows move
@@ -241,14 +245,19 @@ static void crossval(run_ctx *c, const wl_calib_fit_options *fo, wl_calib_proble
         for (size_t i = 0; i < n; i++)
             if (!train[i])
                 fold[i] = -2; /* held out entirely: in no fold, in no training set */
-        if (nf >= 2 && wl_calib_crossval(p, fold, nf, fo, &r->kfold, NULL) == WL_OK) {
+        int crc = nf >= 2 ? wl_calib_crossval(p, fold, nf, fo, &r->kfold, NULL) : WL_EINVAL;
+        if (nf < 2)
+            say(c, "%d-fold: %d workload%s, too few to fold", o->kfold, nf, nf == 1 ? "" : "s");
+        else if (crc == WL_OK) {
             char what[64];
             snprintf(what, sizeof what, "%d-fold cross-validated", nf);
             say_metrics(c, what, &r->kfold);
             r->kfold_folds = nf;
-        } else {
-            say(c, "%d-fold: too few workloads", o->kfold);
         }
+        if (nf >= 2 && r->kfold.n_failed_folds)
+            say(c, "%d-fold: %d of %d refits failed, their %zu rows unscored (fold %d: %s)", nf,
+                r->kfold.n_failed_folds, nf, r->kfold.n_failed_rows,
+                r->kfold.first_failed_fold + 1, r->kfold.failed_why);
     }
     if (o->lomo) {
         char names[64][64];
@@ -257,14 +266,23 @@ static void crossval(run_ctx *c, const wl_calib_fit_options *fo, wl_calib_proble
         for (size_t i = 0; i < n; i++)
             if (!train[i])
                 fold[i] = -2;
-        if (nf >= 2 && wl_calib_crossval(p, fold, nf, fo, &r->lomo, per) == WL_OK) {
-            for (int f = 0; f < nf; f++) {
-                /* rows of time only have no power to score (validate's wording) */
-                char t[200];
+        int crc = nf >= 2 ? wl_calib_crossval(p, fold, nf, fo, &r->lomo, per) : WL_EINVAL;
+        if (nf < 2)
+            /* issue 77: one model printed nothing */
+            say(c, "leave-one-model-out: %s%s%s, too few to leave one out", nf ? "one model (" : "no model",
+                nf ? names[0] : "", nf ? ")" : "");
+        for (int f = 0; nf >= 2 && crc != WL_ENOMEM && crc != WL_ESTOPPED && f < nf; f++) {
+            /* rows of time only have no power to score (validate's wording) */
+            char t[200];
+            if (per[f].n_failed_folds)
+                snprintf(t, sizeof t, "refit failed: %s", per[f].failed_why);
+            else
                 wl_calib_mape_text(t, sizeof t, per[f].n, per[f].n_power, per[f].mape_time,
                                    per[f].mape_power, per[f].mape_energy);
-                say(c, "  without %-12s (%3zu rows): %s", names[f], per[f].n, t);
-            }
+            say(c, "  without %-12s (%3zu rows): %s", names[f],
+                per[f].n_failed_folds ? per[f].n_failed_rows : per[f].n, t);
+        }
+        if (crc == WL_OK) {
             say_metrics(c, "leave-one-model-out", &r->lomo);
             r->lomo_folds = nf;
         }
@@ -493,7 +511,9 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
             goto done;
         say(&c, "held out (--holdout %s): %s", o->holdout, held_names);
     }
-    if ((!o->fit || fo.auto_select) && fit_gpu && relative_rows(set)) {
+    size_t n_rel, n_abs;
+    relative_rows(p, set, &n_rel, &n_abs);
+    if ((!o->fit || fo.auto_select) && fit_gpu && n_rel && !n_abs) {
         /* Rows of relative time say how time changes, not how long a known
          * amount of work takes: they cannot set how fast the memory is (a
          * flat time curve is a memory-bound share of unknown size; the
@@ -504,6 +524,12 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
         fo.free_mask = (fo.free_mask ? fo.free_mask : all) & ~die_mask() & ~memory_mask();
         say(&c, "note: rows of relative time (time_relative): they fit the board's power and "
                 "its controller; the latency and the memory path stay the preset's");
+    } else if (n_rel && fit_gpu) {
+        /* With rows of absolute time beside them, those pin the latency and
+         * the memory path (issue 77: one relative row froze them for all) */
+        say(&c, "note: %zu rows of relative time (time_relative) are each scaled to their "
+                "workload's unstated work; the %zu rows of absolute time fit the latency and the "
+                "memory path", n_rel, n_abs);
     }
     size_t n = wl_calib_count(set);
     train = calloc(n ? n : 1, 1);

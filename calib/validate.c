@@ -1,6 +1,7 @@
 /* Binding measured rows to workloads; prediction and accuracy metrics. */
 #include "calib_internal.h"
 #include "../presets/wattlas_presets.h"
+#include "../results/wattlas_results.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@ typedef struct {
     const char *reason;
     char reason_buf[512];
     int relative;  /* a row of it has time_relative: predictions scaled */
+    size_t n_rel, n_abs; /* its rows of relative and of absolute time */
     double scale;  /* by this, the fit of its rows at the GPU in place */
 } wl_calib_wl;
 
@@ -41,6 +43,10 @@ static int try_trace(const char *dirs, const wl_calib_row *r, const char *dtype,
     char seq[32] = "";
     if (r->seq > 0)
         snprintf(seq, sizeof seq, "_s%lld", r->seq);
+    /* a trace is named by a model's name: one with a '/' would reach out
+     * of the folder (issue 77) */
+    if (strchr(r->model, '/'))
+        return 0;
     for (const char *d = dirs; d && *d;) {
         size_t len = strcspn(d, ",");
         for (int gz = 0; gz < 2; gz++) {
@@ -155,7 +161,8 @@ static int try_retyped_trace(const char *dir, const wl_calib_row *r, wl_dtype dt
  * row from a bf16/fp16 trace in traces_dir or fallback_dir, retyped; an
  * exact trace in fallback_dir (the traces recorded beside the
  * measurements, for models with no builder). */
-static int build_for_row(const wl_calib_row *r, const char *traces_dir, const char *fallback_dir,
+static int build_for_row(const wl_calib_row *r, const char *source, const char *traces_dir,
+                         const char *fallback_dir,
                          wl_calib_wl *w)
 {
     wl_dtype dt;
@@ -178,7 +185,13 @@ static int build_for_row(const wl_calib_row *r, const char *traces_dir, const ch
         return got > 0 ? 0 : -1;
     wl_error err = {0};
     wl_core_model m;
-    if (wl_preset_model_load(r->model, &m, &err)) {
+    /* a model the row names by a file is found under the data's folder (a
+     * hub id, "org/name", is a name) */
+    char model[4096];
+    int named = wl_preset_model_resolve(r->model) != NULL;
+    int found = named || !wl_results_row_path(source, r->line, "model", r->model, model,
+                                              sizeof model, &err);
+    if (!found || wl_preset_model_load(named ? r->model : model, &m, &err)) {
         const char *dirs[2] = {traces_dir, fallback_dir};
         for (int i = 0; i < 2; i++) {
             if ((got = try_retyped_trace(dirs[i], r, dt, w)) != 0)
@@ -186,8 +199,11 @@ static int build_for_row(const wl_calib_row *r, const char *traces_dir, const ch
         }
         if ((got = try_trace(fallback_dir, r, dn, w)) != 0)
             return got > 0 ? 0 : -1;
-        snprintf(w->reason_buf, sizeof w->reason_buf, "unknown model '%s' and no trace",
-                 r->model);
+        if (found)
+            snprintf(w->reason_buf, sizeof w->reason_buf, "unknown model '%s' and no trace",
+                     r->model);
+        else
+            snprintf(w->reason_buf, sizeof w->reason_buf, "%s, and no trace", err.text);
         return -1;
     }
     int vision = wl_core_model_is_vision(&m);
@@ -240,10 +256,54 @@ static void relative_scales(wl_calib_problem *p)
     }
 }
 
+static int out_of_range(const wl_core_gpu *g, double mhz)
+{
+    return (g->sm_clock_max_mhz > 0 && mhz > g->sm_clock_max_mhz * 1.02) ||
+           (g->sm_clock_min_mhz > 0 && mhz < g->sm_clock_min_mhz * 0.98);
+}
+
+/* "lines 2, 3, 4 and 5 more" for the rows of workload w with time_relative
+ * equal to rel */
+static void lines_of(const wl_calib_problem *p, int w, int rel, char *buf, size_t len)
+{
+    size_t l = 0, k = 0, more = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        const wl_calib_row *r = wl_calib_row_at(p->set, i);
+        if (p->wl_of_row[i] != w || (r->time_relative != 0) != rel)
+            continue;
+        if (k++ < 4 && l < len)
+            l += (size_t)snprintf(buf + l, len - l, "%s%d", k > 1 ? ", " : "", r->line);
+        else
+            more++;
+    }
+    if (more && l < len)
+        snprintf(buf + l, len - l, " and %zu more", more);
+}
+
+/* A workload whose rows say both "this is how long it takes" and "this is
+ * only how time changes" has no one reading: its absolute times would be
+ * scaled away without a word (issue 77). The rows are named. */
+static void mixed_error(const wl_calib_problem *p, int w, wl_error *err)
+{
+    size_t first = 0;
+    while (first < p->n && (p->wl_of_row[first] != w ||
+                            !wl_calib_row_at(p->set, first)->time_relative))
+        first++;
+    const wl_calib_row *r = wl_calib_row_at(p->set, first);
+    char key[256], rel[96], abs_[96];
+    wl_calib_workload_key(r, key, sizeof key);
+    lines_of(p, w, 1, rel, sizeof rel);
+    lines_of(p, w, 0, abs_, sizeof abs_);
+    wl_error_set(err, wl_calib_source(p->set), r->line, "time_relative",
+                 "workload %s mixes rows of relative time (time_relative = 1: lines %s) with rows "
+                 "of absolute time (lines %s); a workload's times are all relative or all absolute",
+                 key, rel, abs_);
+}
+
 int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
                             const char *traces_dir, wl_calib_problem **out, wl_error *err)
 {
-    (void)err;
     *out = NULL;
     wl_calib_problem *p = calloc(1, sizeof *p);
     if (!p)
@@ -274,7 +334,8 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
             wl_calib_wl *nw = &p->wls[p->nwl++];
             snprintf(nw->key, sizeof nw->key, "%s", key);
             nw->scale = 1.0;
-            if (build_for_row(r, traces_dir, wl_calib_fallback_traces(set), nw) == 0) {
+            if (build_for_row(r, wl_calib_source(set), traces_dir, wl_calib_fallback_traces(set),
+                              nw) == 0) {
                 if (wl_core_evaluator_create(&p->gpu, nw->wl, NULL, &nw->ev)) {
                     wl_calib_problem_free(p);
                     return WL_ENOMEM;
@@ -292,8 +353,19 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
         } else {
             p->wl_of_row[i] = (int)w;
         }
-        /* measurements that cannot be physical are reported and excluded */
         char *b = p->bad_buf + 160 * i;
+        /* a clock the board cannot lock is not modelled (issue 77: one row
+         * at 99999 MHz on a 210-1410 MHz A100 was predicted at 9714 MHz and
+         * took in-sample power from 1.70% to 9.50%); 2% either side for a
+         * clock a tool rounds */
+        if (p->wl_of_row[i] >= 0 && out_of_range(gpu, r->sm_clock_mhz)) {
+            snprintf(b, 160, "clock %.0f MHz is outside the GPU's %.0f-%.0f MHz", r->sm_clock_mhz,
+                     gpu->sm_clock_min_mhz, gpu->sm_clock_max_mhz);
+            p->wl_of_row[i] = -1;
+            p->reason[i] = b;
+            continue;
+        }
+        /* measurements that cannot be physical are reported and excluded */
         double idle = wl_core_gpu_idle_w(gpu, r->measured_clock_mhz);
         double implied = r->time_ms > 0 ? r->energy_j / r->time_ms * 1e3 : 0;
         int pw = wl_calib_row_has_power(r); /* else time only */
@@ -320,9 +392,19 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
                      r->measured_clock_mhz, r->sm_clock_mhz);
         if (b[0])
             p->bad[i] = b;
-        if (p->wl_of_row[i] >= 0 && r->time_relative)
-            p->wls[p->wl_of_row[i]].relative = 1;
+        if (p->wl_of_row[i] >= 0) {
+            wl_calib_wl *x = &p->wls[p->wl_of_row[i]];
+            x->relative |= r->time_relative;
+            x->n_rel += r->time_relative != 0;
+            x->n_abs += r->time_relative == 0;
+        }
     }
+    for (size_t w = 0; w < p->nwl; w++)
+        if (p->wls[w].n_rel && p->wls[w].n_abs) {
+            mixed_error(p, (int)w, err);
+            wl_calib_problem_free(p);
+            return WL_EINVAL;
+        }
     relative_scales(p);
     *out = p;
     return WL_OK;

@@ -59,6 +59,7 @@ void wl_calib_free(wl_calib_set *s);
 size_t wl_calib_count(const wl_calib_set *s);
 const wl_calib_row *wl_calib_row_at(const wl_calib_set *s, size_t i);
 const char *wl_calib_header(const wl_calib_set *s);         /* input header text */
+const char *wl_calib_source(const wl_calib_set *s);         /* the file it was read from */
 size_t wl_calib_ncols(const wl_calib_set *s);
 const char *wl_calib_col(const wl_calib_set *s, size_t i);
 /* A row's input fields (wl_calib_ncols of them). */
@@ -106,6 +107,11 @@ typedef struct {
     char worst_regret_workload[128];
     double mean_regret;
     size_t n_stalled;                /* rows the regret leaves out as host stalls */
+    /* cross-validation: the folds whose refit failed (their rows are not
+     * in n), the rows they held, and the first one's reason */
+    int n_failed_folds, first_failed_fold;
+    size_t n_failed_rows;
+    char failed_why[200];
 } wl_calib_metrics;
 
 /* "time T%  power P%  energy E%" for n rows scored, np of them with power:

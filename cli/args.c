@@ -108,12 +108,12 @@ wl_results_format cli_format_of_path(const char *path, wl_results_format dflt)
     return dflt;
 }
 
-int cli_rows_open(const char *cmd, const char *path, wl_results_format fmt,
-                  const wl_results_col *cols, size_t n, cli_rows *r)
+static int rows_open(const char *cmd, const char *path, int held, wl_results_format fmt,
+                     const wl_results_col *cols, size_t n, cli_rows *r)
 {
     wl_error err = {0};
     memset(r, 0, sizeof *r);
-    if (wl_results_out_open(path, &r->out, &err))
+    if ((held ? wl_results_out_open_held : wl_results_out_open)(path, &r->out, &err))
         return cli_fail(cmd, &err);
     if (wl_results_writer_create(wl_results_out_stream(r->out), fmt, cols, n, &r->w)) {
         wl_results_out_abort(r->out);
@@ -122,6 +122,18 @@ int cli_rows_open(const char *cmd, const char *path, wl_results_format fmt,
         return EXIT_RUNTIME;
     }
     return 0;
+}
+
+int cli_rows_open(const char *cmd, const char *path, wl_results_format fmt,
+                  const wl_results_col *cols, size_t n, cli_rows *r)
+{
+    return rows_open(cmd, path, 0, fmt, cols, n, r);
+}
+
+int cli_rows_open_held(const char *cmd, const char *path, wl_results_format fmt,
+                       const wl_results_col *cols, size_t n, cli_rows *r)
+{
+    return rows_open(cmd, path, 1, fmt, cols, n, r);
 }
 
 int cli_rows_close(const char *cmd, cli_rows *r, int ok)

@@ -112,6 +112,10 @@ typedef struct {
 wl_results_format cli_format_of_path(const char *path, wl_results_format dflt);
 int cli_rows_open(const char *cmd, const char *path, wl_results_format fmt,
                   const wl_results_col *cols, size_t n, cli_rows *r);
+/* The same, stdout's rows held until cli_rows_close (another output that
+ * can fail after the rows are written: they are printed only if it holds). */
+int cli_rows_open_held(const char *cmd, const char *path, wl_results_format fmt,
+                       const wl_results_col *cols, size_t n, cli_rows *r);
 /* Finishes and commits (ok) or discards the output; returns the status. */
 int cli_rows_close(const char *cmd, cli_rows *r, int ok);
 

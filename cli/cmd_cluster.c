@@ -263,7 +263,11 @@ static int watts_option(const char *cmd, int search, const char *name, const cha
         return rc;
     wl_error e = {0};
     wl_core_numlist_free(out);
-    if (wl_core_parse_list(text, 1, 100000, 0, opt, 0, field, out, &e))
+    /* --power-limits is an axis (a row per value); --stage-power-limits a
+     * value per stage, where two stages may share one */
+    int stages = !strcmp(name, "stage-power-limits");
+    if ((stages ? wl_core_parse_list : wl_core_parse_axis)(text, 1, 100000, 0, opt, 0, field, out,
+                                                           &e))
         return cli_usage(cmd, "%s: %s", opt, e.text);
     return 0;
 }
@@ -432,7 +436,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         case O_CLOCK: {
             wl_error e = {0};
             wl_core_numlist_free(&o->clocks);
-            if (wl_core_parse_list(optarg, 1, 100000, 0, "--clock", 0, "", &o->clocks, &e))
+            if (wl_core_parse_axis(optarg, 1, 100000, 0, "--clock", 0, "", &o->clocks, &e))
                 rc = cli_fail(cmd, &e);
             else if (o->clocks.n > 1 && o->search)
                 rc = cli_usage(cmd, "--clock: a search runs at one clock, got %zu", o->clocks.n);
@@ -592,13 +596,24 @@ static int run(const char *cmd, cluster_opts *o)
     wl_results_col cols[WL_CLUSTER_VIEW_COLS];
     size_t nc = wl_cluster_view_cols(&v, cols);
     cli_rows rows;
-    if ((rc = cli_rows_open(cmd, o->out, o->format, cols, nc, &rows))) {
+    if ((rc = (tl ? cli_rows_open_held : cli_rows_open)(cmd, o->out, o->format, cols, nc,
+                                                         &rows))) {
         wl_results_out_abort(tl);
         return rc;
     }
     wl_cluster_view_info info;
     int vrc = wl_cluster_view_rows(&sys, &gpu, &model, &o->cfg, &v, rows.w, &info, &err);
-    rc = cli_rows_close(cmd, &rows, vrc == WL_OK);
+    /* the timeline in place before the rows: a timeline the disk could not
+     * take leaves no row behind (issue 77: the row was printed, then the
+     * command failed) */
+    int trc = 0;
+    if (tl && !vrc) {
+        trc = wl_results_out_commit(tl, &err);
+        tl = NULL;
+    }
+    rc = cli_rows_close(cmd, &rows, vrc == WL_OK && !trc);
+    if (trc)
+        return cli_fail(cmd, &err);
     if (vrc) {
         wl_results_out_abort(tl);
         /* a configuration the options made impossible is a usage error,
@@ -628,12 +643,6 @@ static int run(const char *cmd, cluster_opts *o)
         wl_results_gb_text(has, sizeof has, gpu.mem_capacity_gb);
         fprintf(stderr, "wattlas cluster: warning: %.1f GB per GPU does not fit %s's %s\n",
                 info.memory_gb, gpu.id, has);
-    }
-    if (tl) {
-        if (rc)
-            wl_results_out_abort(tl);
-        else if (wl_results_out_commit(tl, &err))
-            rc = cli_fail(cmd, &err);
     }
     return rc;
 }

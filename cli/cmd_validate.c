@@ -183,7 +183,8 @@ static int lomo(wl_calib_problem *p, const wl_calib_set *set, int quiet)
     int nf = wl_calib_folds_by_model(p, fold, names, 64);
     fprintf(stderr, "leave-one-model-out (refit without the model, score it; held-out):\n");
     if (nf < 2) {
-        fprintf(stderr, "  needs at least two models\n");
+        fprintf(stderr, "  needs at least two models; %s has %s%s%s\n", wl_calib_source(set),
+                nf ? "one, " : "none", nf ? names[0] : "", "");
         free(fold);
         return WL_OK;
     }
@@ -199,8 +200,8 @@ static int lomo(wl_calib_problem *p, const wl_calib_set *set, int quiet)
     cli_bar_end(&b.bar);
     for (int f = 0; f < nf && !quiet; f++) {
         if (!per[f].n)
-            fprintf(stderr, "  without %-12s skipped: too few rows of other models to refit\n",
-                    names[f]);
+            fprintf(stderr, "  without %-12s skipped: the refit failed: %s\n", names[f],
+                    per[f].failed_why);
         else
         {
             char t[200];

@@ -34,6 +34,31 @@ int wl_core_parse_number(const char *s, double *out)
     return WL_OK;
 }
 
+const char *wl_core_number_why(const char *s)
+{
+    double v;
+    if (!wl_core_parse_number(s, &v))
+        return NULL;
+    while (is_blank(*s))
+        s++;
+    const char *d = s + (*s == '+' || *s == '-');
+    if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X'))
+        return "hexadecimal: write it in decimal";
+    char *e;
+    errno = 0;
+    v = strtod(s, &e);
+    while (e != s && is_blank(*e))
+        e++;
+    if (e == s || *e)
+        return "not a number";
+    /* strtod's ERANGE: beyond DBL_MAX, or below DBL_MIN (a subnormal or
+     * less, which no measurement or setting is) */
+    if (errno == ERANGE)
+        return fabs(v) >= 1 ? "beyond the largest double, 1.8e308"
+                            : "too close to zero: below 2.2e-308, a subnormal or less";
+    return "not a finite number";
+}
+
 /* A number as people write it in a message: 1000000, not 1e+06. */
 void wl_core_num_text(char *buf, size_t n, double v)
 {
@@ -148,13 +173,24 @@ void wl_core_unit_hint(const char *text, const char *source, const char *field, 
     }
 }
 
+/* The unit hint, else why a number-like text is none (1e-310 is in [0, 1],
+ * yet no number a setting or a measurement takes) */
+static void number_hint(const char *got, const char *source, const char *field, char *hint,
+                        size_t n)
+{
+    wl_core_unit_hint(got, source, field, hint, n);
+    const char *why = wl_core_number_why(got);
+    if (!hint[0] && why && strncmp(why, "not a", 5))
+        snprintf(hint, n, " (%s)", why);
+}
+
 static void range_error(wl_error *err, const char *source, int line, const char *field,
                         const char *what, double lo, double hi, const char *got)
 {
     char a[40], b[40], hint[200];
     wl_core_num_text(a, sizeof a, lo);
     wl_core_num_text(b, sizeof b, hi);
-    wl_core_unit_hint(got, source, field, hint, sizeof hint);
+    number_hint(got, source, field, hint, sizeof hint);
     wl_error_set(err, source, line, field, "expected %s in [%s, %s], got '%.80s'%s", what, a, b,
                  got, hint);
 }
@@ -272,7 +308,7 @@ static int list_item(void *user, const char *item, const char *whole)
         double x;
         if (wl_core_parse_number(item, &x)) {
             char hint[200];
-            wl_core_unit_hint(item, c->source, c->field, hint, sizeof hint);
+            number_hint(item, c->source, c->field, hint, sizeof hint);
             wl_error_set(c->err, c->source, c->line, c->field,
                          "expected a number, a list or MIN:MAX:STEP, got '%.80s'%s", whole, hint);
             return WL_EINVAL;
@@ -335,6 +371,12 @@ static int list_item(void *user, const char *item, const char *whole)
     return rc;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 int wl_core_parse_list(const char *s, double lo, double hi, int integers, const char *source,
                        int line, const char *field, wl_core_numlist *out, wl_error *err)
 {
@@ -342,6 +384,33 @@ int wl_core_parse_list(const char *s, double lo, double hi, int integers, const 
     int rc = each_item(s, source, line, field, list_item, &c, err);
     if (rc == WL_ENOMEM)
         wl_error_set(err, source, line, field, "out of memory");
+    return rc;
+}
+
+int wl_core_parse_axis(const char *s, double lo, double hi, int integers, const char *source,
+                       int line, const char *field, wl_core_numlist *out, wl_error *err)
+{
+    int rc = wl_core_parse_list(s, lo, hi, integers, source, line, field, out, err);
+    /* a value twice is one row twice (issue 77: --max-num-seqs 1,1,1
+     * printed one row three times): a mistake, said where it is made */
+    double *v = !rc && out->n > 1 ? malloc(out->n * sizeof *v) : NULL;
+    if (!rc && out->n > 1 && !v) {
+        wl_error_set(err, source, line, field, "out of memory");
+        return WL_ENOMEM;
+    }
+    if (v) {
+        memcpy(v, out->v, out->n * sizeof *v);
+        qsort(v, out->n, sizeof *v, cmp_double);
+        for (size_t i = 1; i < out->n && !rc; i++)
+            if (v[i] == v[i - 1]) {
+                char t[WL_CORE_NUM_TEXT];
+                wl_core_num_text(t, sizeof t, v[i]);
+                wl_error_set(err, source, line, field,
+                             "%s is in the list twice ('%.80s'): each value is one row", t, s);
+                rc = WL_EINVAL;
+            }
+        free(v);
+    }
     return rc;
 }
 

@@ -37,25 +37,21 @@ typedef struct {
 void wl_error_set(wl_error *err, const char *source, int line, const char *field,
                   const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-/* Names where an error came from when its finder could not (a value
- * checked away from the file or option that gave it): sets source and line. */
+/* Names where an error came from when its finder could not: sets source and line. */
 void wl_error_locate(wl_error *err, const char *source, int line);
 /* "source:line: field: text" into buf. */
 void wl_error_format(const wl_error *err, char *buf, size_t n);
 
-/* ---- the one grammar of numbers, lists and ranges ------------------------
- * Used for command-line values, spec files, preset keys and data cells.
- *  number: the whole text as strtod reads it in the C locale, blanks around
- *          it allowed; finite (no NaN, inf or overflow).
+/* ---- the one grammar of numbers, lists and ranges (options, specs, presets, cells)
+ *  number: the whole text as strtod reads it in the C locale, blanks around it allowed; finite.
  *  list:   items separated by commas, blanks around them ignored; an item is
  *          a number or a range MIN:MAX:STEP (MIN, MIN + STEP, ... up to MAX,
  *          STEP > 0, MIN <= MAX). An empty item (",,", a trailing comma) or
- *          an empty list is an error.
+ *          an empty list is an error; in an axis (a row per value), a value twice.
  * Errors go to err with the given source, line and field and say what was
  * expected ("expected a number in [1, 1e+06], got 'abc'"). */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-/* fuzz builds: the same limit checks at a size that keeps one execution
- * in microseconds (a 10^6-value range takes 0.1 s under ASan) */
+/* fuzz builds: the same checks at a size one execution takes microseconds for */
 #define WL_LIST_MAX 4096
 #else
 #define WL_LIST_MAX 1000000 /* values in one list or range */
@@ -63,6 +59,7 @@ void wl_error_format(const wl_error *err, char *buf, size_t n);
 #define WL_CORE_NUM_TEXT 40 /* a number for a message: integers without exponent, else %g */
 void wl_core_num_text(char *buf, size_t n, double v);
 int wl_core_parse_number(const char *s, double *out); /* WL_OK or WL_EINVAL */
+const char *wl_core_number_why(const char *s); /* why s is no number; NULL: it is one */
 /* " ('1.4GHz' carries the unit GHz; --clock takes plain MHz: write 1400)", or "" */
 void wl_core_unit_hint(const char *text, const char *source, const char *field, char *buf, size_t n);
 int wl_core_parse_real(const char *s, double lo, double hi, const char *source, int line,
@@ -74,8 +71,10 @@ typedef struct {
     double *v;
     size_t n, cap;
 } wl_core_numlist;
-/* Appends the values of a list in [lo, hi] (whole numbers when integers). */
+/* Appends a list's values in [lo, hi] (whole numbers when integers); axis: none twice. */
 int wl_core_parse_list(const char *s, double lo, double hi, int integers, const char *source,
+                       int line, const char *field, wl_core_numlist *out, wl_error *err);
+int wl_core_parse_axis(const char *s, double lo, double hi, int integers, const char *source,
                        int line, const char *field, wl_core_numlist *out, wl_error *err);
 void wl_core_numlist_free(wl_core_numlist *l);
 

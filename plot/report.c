@@ -762,6 +762,8 @@ int wl_plot_report(const wl_sweep_spec *spec, const char *dir, const wl_plot_rep
         rc = study(&r, spec, dir, stats, err);
     if (rc == WL_ENOMEM)
         wl_error_set(err, dir, 0, "", "out of memory");
+    if (rc)
+        report_error_place(&r, dir, err);
     report_free(&r);
     return rc;
 }

@@ -2,6 +2,7 @@
  * place from, its CSV tables, and its figures in every format with their
  * captions (report.c decides what they show; report_index.c writes
  * index.md and index.html). */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "report_internal.h"
 
 #include <dirent.h>
@@ -17,23 +18,48 @@
 
 int report_make_tmp(report *r, const char *dir, wl_error *err)
 {
-    size_t l = strlen(dir);
-    while (l > 1 && dir[l - 1] == '/')
+    /* beside the real folder where -o is a link to one: the files move
+     * into it by rename, which cannot cross filesystems (issue 77: -o LINK
+     * to another filesystem gave "Invalid cross-device link") */
+    struct stat st;
+    char *real = lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) ? realpath(dir, NULL) : NULL;
+    const char *base = real ? real : dir;
+    size_t l = strlen(base);
+    while (l > 1 && base[l - 1] == '/')
         l--;
+    char *trimmed = wl_core_strprintf("%.*s", (int)l, base);
+    if (trimmed)
+        wl_results_remove_stale(trimmed); /* a killed run's folder */
+    free(trimmed);
     for (int k = 0; k < 1000; k++) {
         free(r->tmp);
-        r->tmp = wl_core_strprintf("%.*s.tmp.%ld.%d", (int)l, dir, (long)getpid(), k);
-        if (!r->tmp)
+        r->tmp = wl_core_strprintf("%.*s.tmp.%ld.%d", (int)l, base, (long)getpid(), k);
+        if (!r->tmp) {
+            free(real);
             return WL_ENOMEM;
-        if (mkdir(r->tmp, 0777) == 0)
+        }
+        if (mkdir(r->tmp, 0777) == 0) {
+            free(real);
             return WL_OK;
+        }
         if (errno != EEXIST)
             break;
     }
     wl_error_set(err, dir, 0, "", "cannot create a directory beside it: %s", strerror(errno));
+    free(real);
     free(r->tmp);
     r->tmp = NULL;
     return WL_EIO;
+}
+
+void report_error_place(const report *r, const char *dir, wl_error *err)
+{
+    size_t l = r->tmp ? strlen(r->tmp) : 0;
+    if (!l || strncmp(err->source, r->tmp, l) || (err->source[l] && err->source[l] != '/'))
+        return;
+    char place[sizeof err->source];
+    snprintf(place, sizeof place, "%s%s", dir, err->source + l);
+    snprintf(err->source, sizeof err->source, "%s", place);
 }
 
 /* Removes the temporary directory and the files in it (only we wrote there). */

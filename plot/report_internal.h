@@ -41,6 +41,9 @@ static inline char *in_tmp(const report *r, const char *name)
  * exist, else file by file) */
 int report_make_tmp(report *r, const char *dir, wl_error *err);
 void report_remove_tmp(report *r);
+/* An error's file inside the temporary folder named by its place in dir,
+ * where the user will look (the temporary is gone when they read it). */
+void report_error_place(const report *r, const char *dir, wl_error *err);
 int report_commit_tmp(report *r, const char *dir, wl_error *err);
 /* What a report holds, its temporary directory removed if still there. */
 void report_free(report *r);

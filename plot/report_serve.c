@@ -285,6 +285,8 @@ int wl_plot_serve_report(const char *study_path, const char *dir,
         rc = serve_study(&r, job, c.title[0] ? c.title : "wattlas serving study", dir, stats, err);
     if (rc == WL_ENOMEM)
         wl_error_set(err, dir, 0, "", "out of memory");
+    if (rc)
+        report_error_place(&r, dir, err);
     report_free(&r);
     wl_serve_job_free(job);
     free(text);

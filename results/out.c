@@ -18,7 +18,7 @@
 
 /* ---- output files --------------------------------------------------------------- */
 
-enum { OUT_STDOUT, OUT_IN_PLACE, OUT_ATOMIC };
+enum { OUT_STDOUT, OUT_IN_PLACE, OUT_ATOMIC, OUT_HELD };
 
 struct wl_results_out {
     FILE *f;
@@ -29,6 +29,8 @@ struct wl_results_out {
     int lock_fd;   /* that file, locked while it is written (-1: none) */
     int fd;        /* under f */
     int write_err; /* errno of the first failed write, 0 if none */
+    char *held;    /* OUT_HELD: stdout's text until commit */
+    size_t held_len;
 };
 
 /* stdio keeps only an error flag when a buffered write fails, and drops the
@@ -123,14 +125,39 @@ static void out_free(wl_results_out *o)
     free(o->path);
     free(o->tmp);
     free(o->dest);
+    free(o->held);
     free(o);
 }
 
+/* A dead run's temporary folder (report's): its files, then itself; a
+ * folder with anything but regular files in it is not ours, and stays. */
+static void remove_stale_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int clean = d != NULL;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *full = wl_core_strprintf("%s/%s", dir, e->d_name);
+        struct stat st;
+        if (full && lstat(full, &st) == 0 && S_ISREG(st.st_mode))
+            unlink(full);
+        else
+            clean = 0;
+        free(full);
+    }
+    if (d)
+        closedir(d);
+    if (clean)
+        rmdir(dir);
+}
+
 /* The temporaries a run killed by SIGKILL (or a crash) left beside base:
- * "BASE.tmp.PID.N" regular files whose PID no process holds any more are
- * removed on the next run into the same place, so they do not pile up;
+ * "BASE.tmp.PID.N" regular files, and report's folders of them, whose PID
+ * no process holds any more are removed on the next run into the same
+ * place, so they do not pile up (issue 77: report's 9.9 MB folder stayed);
  * a live process's, and anything else, are left alone. */
-static void remove_stale(const char *base)
+void wl_results_remove_stale(const char *base)
 {
     const char *sl = strrchr(base, '/');
     char *dir = sl ? wl_core_strprintf("%.*s", sl == base ? 1 : (int)(sl - base), base)
@@ -154,6 +181,8 @@ static void remove_stale(const char *base)
         struct stat st;
         if (full && lstat(full, &st) == 0 && S_ISREG(st.st_mode))
             unlink(full);
+        else if (full && S_ISDIR(st.st_mode))
+            remove_stale_dir(full);
         free(full);
     }
     if (d)
@@ -268,7 +297,7 @@ int wl_results_out_open(const char *path, wl_results_out **out, wl_error *err)
         *out = o;
         return WL_OK;
     }
-    remove_stale(base);
+    wl_results_remove_stale(base);
     size_t tl = strlen(base) + 64;
     o->tmp = calloc(1, tl); /* zeroed: the handler may read it mid-write */
     if (!o->tmp) {
@@ -301,6 +330,23 @@ int wl_results_out_open(const char *path, wl_results_out **out, wl_error *err)
         return WL_EIO;
     }
     o->mode = OUT_ATOMIC;
+    *out = o;
+    return WL_OK;
+}
+
+int wl_results_out_open_held(const char *path, wl_results_out **out, wl_error *err)
+{
+    if (strcmp(path, "-"))
+        return wl_results_out_open(path, out, err);
+    *out = NULL;
+    wl_results_out *o = calloc(1, sizeof *o);
+    if (!o || !(o->f = open_memstream(&o->held, &o->held_len))) {
+        free(o);
+        wl_error_set(err, "<stdout>", 0, "", "out of memory");
+        return WL_ENOMEM;
+    }
+    o->lock_fd = -1;
+    o->mode = OUT_HELD;
     *out = o;
     return WL_OK;
 }
@@ -338,7 +384,19 @@ int wl_results_out_commit_partial(wl_results_out *o, char *name, size_t cap, wl_
 static int out_commit(wl_results_out *o, const char *suffix, wl_error *err)
 {
     int rc = WL_OK;
-    const char *name = o->mode == OUT_STDOUT ? "<stdout>" : o->path;
+    const char *name = o->mode == OUT_STDOUT || o->mode == OUT_HELD ? "<stdout>" : o->path;
+    if (o->mode == OUT_HELD) {
+        int bad = fclose(o->f) != 0;
+        errno = 0;
+        if (!bad && o->held_len)
+            bad = fwrite(o->held, 1, o->held_len, stdout) != o->held_len;
+        if (bad || fflush(stdout) != 0 || ferror(stdout)) {
+            wl_error_set(err, name, 0, "", "write error: %s", strerror(errno ? errno : EIO));
+            rc = WL_EIO;
+        }
+        out_free(o);
+        return rc;
+    }
     if (o->mode == OUT_STDOUT) {
         errno = 0;
         if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -377,7 +435,7 @@ void wl_results_out_abort(wl_results_out *o)
     if (!o)
         return;
     if (o->mode != OUT_STDOUT) {
-        fclose(o->f);
+        fclose(o->f); /* OUT_HELD: the held text is dropped with o */
         if (o->mode == OUT_ATOMIC)
             unlink(o->tmp);
     }
@@ -393,22 +451,42 @@ void wl_results_out_abort(wl_results_out *o)
 typedef struct {
     dev_t dev;
     ino_t ino;
-    const char *name; /* non-NULL: not made yet, this name in the folder */
+    int named;     /* not made yet: name in the folder */
+    char name[256];
     int kind;
 } path_id;
 
-static path_id path_identity(const char *p)
+static path_id path_identity_at(const char *p, int depth)
 {
     path_id id = {0};
     struct stat st;
     if (!p || !p[0] || !strcmp(p, "-"))
         return id;
     if (stat(p, &st) == 0) {
-        if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
-            id = (path_id){st.st_dev, st.st_ino, NULL, S_ISDIR(st.st_mode) ? 2 : 1};
+        if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+            id.dev = st.st_dev;
+            id.ino = st.st_ino;
+            id.kind = S_ISDIR(st.st_mode) ? 2 : 1;
+        }
         return id;
     }
     const char *sl = strrchr(p, '/');
+    char target[4096];
+    ssize_t tl;
+    if (depth < 8 && lstat(p, &st) == 0 && S_ISLNK(st.st_mode) &&
+        (tl = readlink(p, target, sizeof target - 1)) > 0) {
+        /* a link that names no file yet: the file it will make (the
+         * invariants found -o x.ini beside --host-out LINK -> x.ini, one
+         * file once written, taken as two) */
+        target[tl] = 0;
+        char *next = target[0] == '/' || !sl
+                         ? wl_core_strprintf("%s", target)
+                         : wl_core_strprintf("%.*s/%s", (int)(sl - p), p, target);
+        if (next)
+            id = path_identity_at(next, depth + 1);
+        free(next);
+        return id;
+    }
     char dir[4096];
     if (!sl)
         snprintf(dir, sizeof dir, ".");
@@ -417,16 +495,23 @@ static path_id path_identity(const char *p)
     else
         snprintf(dir, sizeof dir, "%.*s", sl == p ? 1 : (int)(sl - p), p);
     const char *name = sl ? sl + 1 : p;
-    if (name[0] && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-        id = (path_id){st.st_dev, st.st_ino, name, 1};
+    if (name[0] && strlen(name) < sizeof id.name && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+        id.dev = st.st_dev;
+        id.ino = st.st_ino;
+        id.named = 1;
+        snprintf(id.name, sizeof id.name, "%s", name);
+        id.kind = 1;
+    }
     return id;
 }
+
+static path_id path_identity(const char *p) { return path_identity_at(p, 0); }
 
 static int same_path(const path_id *a, const path_id *b)
 {
     if (!a->kind || !b->kind || a->dev != b->dev || a->ino != b->ino)
         return 0;
-    return (!a->name && !b->name) || (a->name && b->name && !strcmp(a->name, b->name));
+    return a->named == b->named && (!a->named || !strcmp(a->name, b->name));
 }
 
 /* Whether folder dir holds the file p (at any depth), by the folders
@@ -475,7 +560,7 @@ int wl_results_paths_distinct(const wl_results_path *in, size_t nin, const wl_re
                              "of the inputs; write it elsewhere", o->kind == 2 ? "folder" : "file",
                              in[j].what, in[j].path);
                 rc = WL_EINVAL;
-            } else if (o->kind == 2 && !o->name && ix[j].kind == 1 &&
+            } else if (o->kind == 2 && !o->named && ix[j].kind == 1 &&
                        folder_holds(o, in[j].path)) {
                 wl_error_set(err, out[i].path, 0, out[i].what,
                              "holds %s %s, which the output folder's files could replace: an "
@@ -493,5 +578,66 @@ int wl_results_paths_distinct(const wl_results_path *in, size_t nin, const wl_re
             }
     }
     free(idn);
+    return rc;
+}
+
+
+/* ---- files named inside data files --------------------------------------------------- */
+
+int wl_results_row_names_file(const char *v)
+{
+    static const char *const ext[] = {".ini", ".csv", ".json", ".json.gz"};
+    size_t n = strlen(v);
+    if (strchr(v, '/'))
+        return 1;
+    for (size_t k = 0; k < sizeof ext / sizeof *ext; k++) {
+        size_t l = strlen(ext[k]);
+        if (n > l && !strcmp(v + n - l, ext[k]))
+            return 1;
+    }
+    return 0;
+}
+
+int wl_results_row_path(const char *data_path, int line, const char *column, const char *value,
+                        char *out, size_t cap, wl_error *err)
+{
+    if (!wl_results_row_names_file(value)) {
+        if ((size_t)snprintf(out, cap, "%s", value) >= cap) {
+            wl_error_set(err, data_path, line, column, "longer than %zu characters", cap - 1);
+            return WL_EINVAL;
+        }
+        return WL_OK;
+    }
+    /* the data file's folder, real */
+    char dir[4096];
+    const char *sl = strrchr(data_path, '/');
+    if (!sl)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", sl == data_path ? 1 : (int)(sl - data_path), data_path);
+    char want[8192];
+    if (value[0] == '/')
+        snprintf(want, sizeof want, "%s", value);
+    else
+        snprintf(want, sizeof want, "%s/%s", dir, value);
+    char *base = realpath(dir, NULL), *real = realpath(want, NULL);
+    int rc = WL_OK;
+    size_t bl = base ? strlen(base) : 0;
+    if (!base || !real) {
+        wl_error_set(err, data_path, line, column,
+                     "'%.200s' names no file under %s's folder (a file a row names is found "
+                     "beside the data, or below it)", value, data_path);
+        rc = WL_EINVAL;
+    } else if (strncmp(real, base, bl) || (real[bl] != '/' && !(bl == 1 && base[0] == '/'))) {
+        wl_error_set(err, data_path, line, column,
+                     "'%.200s' is outside %s's folder: a file a row names must be beside the "
+                     "data, or below it", value, data_path);
+        rc = WL_EINVAL;
+    } else if ((size_t)snprintf(out, cap, "%s", real) >= cap) {
+        wl_error_set(err, data_path, line, column, "path longer than %zu characters", cap - 1);
+        rc = WL_EINVAL;
+    }
+    free(base);
+    free(real);
     return rc;
 }

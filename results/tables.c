@@ -310,7 +310,8 @@ static int cell_num(const char *s, const char *source, int line, const char *col
         return WL_ENOTFOUND;
     if (wl_core_parse_number(s, v)) {
         *v = NAN;
-        wl_error_set(err, source, line, col, "not a finite number: '%.60s'", s);
+        const char *why = wl_core_number_why(s);
+        wl_error_set(err, source, line, col, "%s: '%.60s'", why ? why : "not a number", s);
         return WL_EPARSE;
     }
     return WL_OK;

@@ -61,6 +61,10 @@ void wl_results_num(FILE *f, double v, int decimals); /* NaN/inf write nothing *
  * every write (a full disk or a full device is an error, WL_EIO). */
 typedef struct wl_results_out wl_results_out;
 int wl_results_out_open(const char *path, wl_results_out **out, wl_error *err);
+/* As wl_results_out_open, but "-" is held in memory and printed on commit,
+ * nothing on abort: for rows that must not reach stdout when another output
+ * of the same command fails after them. */
+int wl_results_out_open_held(const char *path, wl_results_out **out, wl_error *err);
 FILE *wl_results_out_stream(wl_results_out *o);
 int wl_results_out_commit(wl_results_out *o, wl_error *err); /* frees o */
 /* An output cut short (an interrupted run): a regular file's rows go to
@@ -92,6 +96,22 @@ typedef struct {
  * NULL paths and "-" (stdin, stdout) are skipped. */
 int wl_results_paths_distinct(const wl_results_path *in, size_t nin, const wl_results_path *out,
                               size_t nout, wl_error *err);
+
+/* Removes the "BASE.tmp.PID.N" files and folders of runs that died (their
+ * PID is gone) beside base; wl_results_out_open does it for its output. */
+void wl_results_remove_stale(const char *base);
+
+/* A file named inside a data file (a row's gpu, host, model or workload
+ * cell): a value with a '/' or ending in .ini, .csv or .json is such a path,
+ * anything else a preset name, copied as it is. A path is taken relative to
+ * the data file's folder and must lie, links followed, under that folder:
+ * a row cannot make a command read /etc/passwd (issue 77). out gets the
+ * real path; WL_EINVAL names the data file, its line and the column, never
+ * the file's content. */
+int wl_results_row_path(const char *data_path, int line, const char *column, const char *value,
+                        char *out, size_t cap, wl_error *err);
+/* Whether a row's value names a file (as wl_results_row_path decides). */
+int wl_results_row_names_file(const char *value);
 
 /* ---- CSV reading ----------------------------------------------------------------- */
 

@@ -127,9 +127,9 @@ int wl_serve_job_set(wl_serve_job *j, const char *key, const char *v, const char
     if (!strcmp(key, "workload"))
         return dup_to(&j->workload, v, source, key, err);
     if (!strcmp(key, "clock"))
-        return wl_core_parse_list(v, 1, 100000, 0, source, 0, key, &j->clocks, err);
+        return wl_core_parse_axis(v, 1, 100000, 0, source, 0, key, &j->clocks, err);
     if (!strcmp(key, "max_num_seqs"))
-        return wl_core_parse_list(v, 1, 1000000, 1, source, 0, key, &j->seqs, err);
+        return wl_core_parse_axis(v, 1, 1000000, 1, source, 0, key, &j->seqs, err);
     if (!strcmp(key, "set")) {
         const char *eq = strchr(v, '=');
         if (!eq || eq == v) {
@@ -148,7 +148,7 @@ int wl_serve_job_set(wl_serve_job *j, const char *key, const char *v, const char
         }
         j->set_val[i] = (wl_core_numlist){0};
         j->nset++;
-        int rc = wl_core_parse_list(eq + 1, -1e15, 1e15, 0, source, 0, j->set_key[i], &j->set_val[i], err);
+        int rc = wl_core_parse_axis(eq + 1, -1e15, 1e15, 0, source, 0, j->set_key[i], &j->set_val[i], err);
         return rc;
     }
     struct {
@@ -366,9 +366,16 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
             rc = WL_EINVAL;
         }
     }
-    if (!rc && !j->optimize && (!isnan(j->max_itl_ms) || !isnan(j->max_ttft_ms) || j->phase_clocks)) {
-        wl_error_set(err, "--max-itl-ms", 0, "optimize",
-                     "an SLO and --phase-clocks apply to --optimize energy");
+    if (!rc && !j->optimize && (!isnan(j->max_itl_ms) || !isnan(j->max_ttft_ms) ||
+                                j->phase_clocks || j->all)) {
+        /* the option given is the one named (issue 77: --all alone was
+         * taken, and did nothing) */
+        const char *opt = !isnan(j->max_itl_ms)    ? "--max-itl-ms"
+                          : !isnan(j->max_ttft_ms) ? "--max-ttft-ms"
+                          : j->phase_clocks        ? "--phase-clocks"
+                                                   : "--all";
+        wl_error_set(err, opt, 0, "optimize",
+                     "an SLO, --phase-clocks and --all apply to --optimize energy");
         rc = WL_EINVAL;
     }
     /* what cannot run is said before any row is written: each GPU (one

@@ -34,7 +34,8 @@ static const wl_results_col cols[NCOLS] = {
     [C_ITL99] = WL_RESULTS_COL("p99_itl_ms", WL_COL_NUM, 3, 0),
     [C_TTFT50] = WL_RESULTS_COL("median_ttft_ms", WL_COL_NUM, 2, 0),
     [C_TTFT90] = WL_RESULTS_COL("p90_ttft_ms", WL_COL_NUM, 2, 0),
-    [C_TPS] = WL_RESULTS_COL("output_tokens_per_s", WL_COL_NUM, 1, 0),
+    /* significant digits: a slow rate (16.3 tokens/s) lost 0.3% to one decimal */
+    [C_TPS] = WL_RESULTS_COL_SIG("output_tokens_per_s", 6),
     [C_POWER] = WL_RESULTS_COL("power_w", WL_COL_NUM, 1, 0),
     [C_EPT] = WL_RESULTS_COL("energy_per_token_j", WL_COL_NUM, 5, 0),
     [C_EPR] = WL_RESULTS_COL("energy_per_request_j", WL_COL_NUM, 3, 0),

@@ -43,8 +43,8 @@ static const wl_results_col vcols[NV] = {
     [V_PITL50] = WL_RESULTS_COL("predicted_median_itl_ms", WL_COL_NUM, 3, 0),
     [V_ITL90] = WL_RESULTS_COL("p90_itl_ms", WL_COL_NUM, 3, 0),
     [V_PITL90] = WL_RESULTS_COL("predicted_p90_itl_ms", WL_COL_NUM, 3, 0),
-    [V_TPS] = WL_RESULTS_COL("output_tokens_per_s", WL_COL_NUM, 1, 0),
-    [V_PTPS] = WL_RESULTS_COL("predicted_output_tokens_per_s", WL_COL_NUM, 1, 0),
+    [V_TPS] = WL_RESULTS_COL_SIG("output_tokens_per_s", 6),
+    [V_PTPS] = WL_RESULTS_COL_SIG("predicted_output_tokens_per_s", 6),
     [V_POWER] = WL_RESULTS_COL("power_w", WL_COL_NUM, 1, 0),
     [V_PPOWER] = WL_RESULTS_COL("predicted_power_w", WL_COL_NUM, 1, 0),
     [V_EPT] = WL_RESULTS_COL("energy_per_token_j", WL_COL_NUM, 5, 0),
@@ -107,16 +107,24 @@ static int predict_row(const wl_results_table *t, size_t r, const char *gpu, con
         wl_error_set(err, src, line, "", "out of memory");
         return WL_ENOMEM;
     }
+    /* the files the row's cells name (a preset, a request CSV) resolved
+     * under the data's folder; the options' own are the user's */
+    char named[4][4096] = {"", "", "", ""};
     int rc = WL_OK, gc = wl_results_table_col(t, "gpu");
     const char *g = gpu ? gpu : gc >= 0 ? wl_results_table_cell(t, r, gc) : "";
     if (!g[0]) {
         wl_error_set(err, src, line, "gpu", "no gpu column and no --gpu");
         rc = WL_EINVAL;
     }
+    if (!rc && !gpu && !(rc = wl_results_row_path(src, line, "gpu", g, named[0], sizeof named[0], err)))
+        g = named[0];
     if (!rc)
         rc = wl_serve_job_set(j, "gpu", g, src, err);
     int hc = wl_results_table_col(t, "host");
     const char *h = host ? host : hc >= 0 ? wl_results_table_cell(t, r, hc) : "";
+    if (!rc && !host && h[0] &&
+        !(rc = wl_results_row_path(src, line, "host", h, named[1], sizeof named[1], err)))
+        h = named[1];
     if (!rc && h[0])
         rc = wl_serve_job_set(j, "host", h, src, err);
     int pc = wl_results_table_col(t, "prompt_tokens");
@@ -131,11 +139,19 @@ static int predict_row(const wl_results_table *t, size_t r, const char *gpu, con
             }
             continue;
         }
+        if (!strcmp(keys[k].col, "model")) {
+            if ((rc = wl_results_row_path(src, line, "model", v, named[2], sizeof named[2], err)))
+                break;
+            v = named[2];
+        }
         char buf[32];
         rc = wl_serve_job_set(j, keys[k].key, whole(v, buf, sizeof buf), src, err);
     }
     int wc = wl_results_table_col(t, "workload");
     const char *w = wc >= 0 ? wl_results_table_cell(t, r, wc) : "";
+    if (!rc && !fixed && w[0] &&
+        !(rc = wl_results_row_path(src, line, "workload", w, named[3], sizeof named[3], err)))
+        w = named[3];
     if (!rc && !fixed && w[0])
         rc = wl_serve_job_set(j, "workload", w, src, err);
     int lc = wl_results_table_col(t, "power_limit_w");
@@ -163,6 +179,19 @@ static int predict_row(const wl_results_table *t, size_t r, const char *gpu, con
     }
     if (!rc)
         rc = wl_serve_job_result(j, res, err);
+    /* an error inside a file the row named is told by its place, not its
+     * text: the text may be the file's own (issue 77: "root: unknown
+     * section" from /etc/passwd) */
+    static const char *const col[4] = {"gpu", "host", "model", "workload"};
+    for (int k = 0; rc && k < 4; k++)
+        if (named[k][0] && !strcmp(err->source, named[k])) {
+            char at[32] = "";
+            if (err->line)
+                snprintf(at, sizeof at, " (its line %d)", err->line);
+            wl_error_set(err, src, line, col[k], "the %s file %s does not load%s; "
+                         "'wattlas serve --%s %s' says why", col[k], named[k], at, col[k],
+                         named[k]);
+        }
     if (rc)
         wl_error_locate(err, src, line);
     wl_serve_job_free(j);

@@ -80,7 +80,7 @@ static int set_numbers(wl_core_numlist *l, origin *o, const char *value, double 
 {
     if (take_origin(o, source, line))
         l->n = 0;
-    return wl_core_parse_list(value, lo, hi, integers, source, line, field, l, err);
+    return wl_core_parse_axis(value, lo, hi, integers, source, line, field, l, err);
 }
 
 /* Parsers of one enum name into an array element (0: ok). */
@@ -236,7 +236,7 @@ static int set_field(wl_sweep_spec *s, const char *field, const char *list, cons
     set_axis *a = &s->set[i];
     size_t before = take_origin(&a->o, source, line) ? 0 : a->vals.n;
     a->vals.n = before;
-    int rc = wl_core_parse_list(list, -1e300, 1e300, 0, source, line, field, &a->vals, err);
+    int rc = wl_core_parse_axis(list, -1e300, 1e300, 0, source, line, field, &a->vals, err);
     /* each value within the key's range */
     for (size_t k = before; !rc && k < a->vals.n; k++)
         if ((rc = wl_preset_gpu_value_ok(field, a->vals.v[k], err)))

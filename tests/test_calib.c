@@ -721,6 +721,78 @@ static void test_score_by_definition(void **state)
     wl_calib_free(set);
 }
 
+/* Issue 77: rows a fit cannot use are named. A clock the board cannot
+ * lock (2% either side of the A100 PCIe's 210-1410 MHz: 205.8-1438.2) is
+ * excluded with its reason; a workload mixing relative and absolute times
+ * is refused, its rows named by line. */
+static void test_rows_named(void **state)
+{
+    (void)state;
+    wl_core_gpu g;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &g, &err), WL_OK);
+    assert_close(g.sm_clock_min_mhz, 210, 0);
+    assert_close(g.sm_clock_max_mhz, 1410, 0);
+    const char *p = test_path("wattlas-test-rows-named.csv");
+    static const double clk[] = {99999, 100, 205, 206, 1410, 1438, 1439};
+    static const int ok[] = {0, 0, 0, 1, 1, 1, 0};
+    char buf[4096];
+    size_t l = (size_t)snprintf(buf, sizeof buf, "%s", HDR);
+    for (int i = 0; i < 7; i++)
+        l += (size_t)snprintf(buf + l, sizeof buf - l,
+                              "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,%.0f,%.0f,8.0,0.72,90.0,60\n",
+                              clk[i], clk[i]);
+    test_write_file(p, buf);
+    wl_calib_set *set;
+    wl_calib_problem *prob;
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    assert_int_equal(wl_calib_problem_create(&g, set, NULL, &prob, &err), WL_OK);
+    for (size_t i = 0; i < 7; i++) {
+        const char *why = NULL;
+        assert_int_equal(wl_calib_row_scored(prob, i, &why), ok[i]);
+        if (!ok[i]) {
+            char want[96];
+            snprintf(want, sizeof want, "clock %.0f MHz is outside the GPU's 210-1410 MHz", clk[i]);
+            assert_string_equal(why, want);
+        }
+    }
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
+    /* relative rows of one workload beside absolute rows of it: refused,
+     * naming the file, the first relative row's line and both sets of lines */
+    snprintf(buf, sizeof buf,
+             "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,"
+             "energy_j,power_w,temp_c,time_relative\n"
+             "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8.0,0.72,90.0,60,0\n"
+             "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,1000,1000,7.5,0.72,96.0,60,1\n"
+             "a100-pcie-40gb,gpt2,8,256,bf16,prefill,eager,1000,1000,7.5,0.72,96.0,60,1\n"
+             "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,1100,1100,7.0,0.72,103.0,60,\n");
+    test_write_file(p, buf);
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    prob = NULL;
+    assert_int_equal(wl_calib_problem_create(&g, set, NULL, &prob, &err), WL_EINVAL);
+    assert_null(prob);
+    assert_string_equal(err.source, p);
+    assert_int_equal(err.line, 3);
+    assert_string_equal(err.field, "time_relative");
+    assert_non_null(strstr(err.text, "workload gpt2 b8 s128 bf16 eager mixes rows of relative "
+                                     "time (time_relative = 1: lines 3) with rows of absolute "
+                                     "time (lines 2, 5)"));
+    wl_calib_free(set);
+    /* the s256 workload alone of relative time beside s128 alone absolute: taken */
+    snprintf(buf, sizeof buf,
+             "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,"
+             "energy_j,power_w,temp_c,time_relative\n"
+             "a100-pcie-40gb,gpt2,8,128,bf16,prefill,eager,900,900,8.0,0.72,90.0,60,0\n"
+             "a100-pcie-40gb,gpt2,8,256,bf16,prefill,eager,1000,1000,7.5,0.72,96.0,60,1\n");
+    test_write_file(p, buf);
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    assert_int_equal(wl_calib_problem_create(&g, set, NULL, &prob, &err), WL_OK);
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
+    remove(p);
+}
+
 static void test_one_clock_and_bad_rows(void **state)
 {
     (void)state;
@@ -1587,6 +1659,7 @@ int main(void)
         cmocka_unit_test(test_row_stack_default),
         cmocka_unit_test(test_score_by_definition),
         cmocka_unit_test(test_one_clock_and_bad_rows),
+        cmocka_unit_test(test_rows_named),
         cmocka_unit_test(test_refit_reproduces_shipped),
         cmocka_unit_test(test_accuracy_a100_dvfs),
         cmocka_unit_test(test_scoring_refit),

@@ -453,6 +453,27 @@ static void test_calibrate_cmd(void **state)
     snprintf(want, sizeof want, "%.*s", (int)strcspn(de + 1, "\n") + 2, de);
     slurp("rel.ini", out_buf, sizeof out_buf);
     assert_non_null(strstr(out_buf, want));
+    /* one relative row in a workload of absolute ones: refused, the rows
+     * named (issue 77: its absolute times were scaled away silently) */
+    assert_int_equal(shell("awk -F, 'NR == 1 {print $0 \",time_relative\"; next} "
+                           "{print $0 (NR == 3 ? \",1\" : \",0\")}' gpt2.csv > mix.csv"), 0);
+    assert_int_equal(run("calibrate --gpu a100-pcie-40gb mix.csv --quiet -o mix.ini"), 1);
+    assert_non_null(strstr(err_buf, "mix.csv:3: time_relative: workload gpt2 "));
+    assert_non_null(strstr(err_buf, "mixes rows of relative time (time_relative = 1: lines 3) "
+                                    "with rows of absolute time (lines 2, 4, "));
+    assert_int_not_equal(access("mix.ini", F_OK), 0);
+    assert_int_equal(run("validate --gpu a100-pcie-40gb mix.csv --quiet"), 1);
+    assert_non_null(strstr(err_buf, "mix.csv:3: time_relative: workload gpt2 "));
+    /* one model has nothing to leave out, and says so (it printed nothing) */
+    assert_int_equal(run("calibrate --gpu a100-pcie-40gb gpt2.csv --lomo --quiet -o lomo.ini"), 0);
+    assert_non_null(strstr(err_buf, "leave-one-model-out: one model (gpt2), too few to leave one out"));
+    /* a fold whose refit fails is named with its reason, not dropped: EnergAIzer's
+     * 31 Qwen2 rows in 2 folds of 10 and 21 rows, the 10 too few to fit */
+    assert_int_equal(run("calibrate --gpu a100-pcie-40gb %s/public/energaizer/a100-pcie-40gb-dvfs-qwen2.csv "
+                         "--kfold 2 --quiet -o k2.ini", dir), 0);
+    assert_non_null(strstr(err_buf, "2-fold: 1 of 2 refits failed, their 21 rows unscored (fold 1: "
+                                    "10 usable rows; at least 14 are needed"));
+    assert_null(strstr(err_buf, "too few workloads"));
     /* the written preset is usable, intervals included */
     assert_int_equal(run("predict --gpu cal.ini --clock 900 --interval 95 --format csv"), 0);
     assert_non_null(strstr(out_buf, ",time_lo_ms,time_hi_ms,power_lo_w,power_hi_w,energy_lo_j,energy_hi_j"));

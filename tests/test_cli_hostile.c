@@ -454,6 +454,146 @@ static void test_rate_bounds(void **state)
     assert_null(strstr(out_buf, ",-0,"));
 }
 
+/* Files a row names (issue 77): validate opened a serve row's workload
+ * /etc/passwd and echoed "root: unknown section". Each cell that names a
+ * file resolves under the data's folder or is refused, naming the row; a
+ * file there that does not load is named, its content never echoed. */
+static void test_row_named_files(void **state)
+{
+    (void)state;
+    assert_int_equal(run("serve --requests 5 -o sv.csv"), 0);
+    static const char *const cols[] = {"gpu", "model", "workload"};
+    for (int i = 0; i < 3; i++) {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "awk -F, -v OFS=, 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == "
+                 "\"%s\") c = i; print; next} {$c = \"/etc/passwd\"; print}' sv.csv > pw.csv",
+                 cols[i]);
+        assert_int_equal(system(cmd), 0);
+        run("validate pw.csv");
+        if (!strstr(err_buf, "pw.csv:2: ") || !strstr(err_buf, "outside pw.csv's folder") ||
+            strstr(err_buf, "root"))
+            fail_msg("a %s of /etc/passwd: %s", cols[i], err_buf);
+        /* a file beside the data that does not load: named, not quoted */
+        assert_int_equal(system("cp /etc/passwd passwd.ini && cp /etc/passwd passwd.csv"), 0);
+        snprintf(cmd, sizeof cmd, "sed -i 's#/etc/passwd#passwd.%s#' pw.csv",
+                 i == 2 ? "csv" : "ini");
+        assert_int_equal(system(cmd), 0);
+        run("validate pw.csv");
+        if (!strstr(err_buf, "does not load") || strstr(err_buf, "root"))
+            fail_msg("a %s file that does not load: %s", cols[i], err_buf);
+    }
+    /* a measurement row's model the same way */
+    assert_int_equal(system("printf 'gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,"
+                            "measured_clock_mhz,time_ms,energy_j,power_w,temp_c\\na100-pcie-40gb,"
+                            "/etc/passwd,8,128,bf16,prefill,eager,900,900,8,0.72,90,60\\n' > m.csv"), 0);
+    run("validate --gpu a100-pcie-40gb m.csv");
+    if (!strstr(err_buf, "m.csv:2: not modelled: '/etc/passwd' is outside m.csv's folder") ||
+        strstr(err_buf, "root"))
+        fail_msg("a measurement row's model /etc/passwd: %s", err_buf);
+}
+
+/* report's folder (issue 77): a killed run's DIR.tmp.PID.N stayed for good
+ * (a dead pid's is removed now, a live one's stays); -o LINK to a folder
+ * on another filesystem failed with "Invalid cross-device link"; an error
+ * named the temporary folder, gone by the time it is read. */
+static void test_report_folder(void **state)
+{
+    (void)state;
+    test_write_file("rs.ini", "[sweep]\nmodel = gpt2\nclock = 510:1410:300\n");
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    assert_true(child > 0);
+    int st;
+    assert_int_equal(waitpid(child, &st, 0), child);
+    char dead[64], live[64];
+    snprintf(dead, sizeof dead, "rout.tmp.%ld.0", (long)child);
+    snprintf(live, sizeof live, "rout.tmp.%ld.0", (long)getpid());
+    assert_int_equal(mkdir(dead, 0777), 0);
+    assert_int_equal(mkdir(live, 0777), 0);
+    char f[128];
+    snprintf(f, sizeof f, "%s/energy.png", dead);
+    test_write_file(f, "half a figure");
+    assert_int_equal(run("report rs.ini -o rout --quiet"), 0);
+    assert_int_equal(access(dead, F_OK), -1);
+    assert_int_equal(access(live, F_OK), 0);
+    rmdir(live);
+    /* a write that fails inside the temporary folder is named in rout2 */
+    shell("rm -rf rout2; (trap '' XFSZ; ulimit -f 64; $W report rs.ini -o rout2 --quiet) "
+          ">cli.out 2>cli.err");
+    slurp("cli.err", err_buf, sizeof err_buf);
+    if (!strstr(err_buf, "wattlas report: rout2/") || strstr(err_buf, ".tmp."))
+        fail_msg("a failed write: %s", err_buf);
+    assert_int_equal(access("rout2", F_OK), -1);
+    /* a link to a folder on another filesystem */
+    struct stat here, shm;
+    if (stat(".", &here) || stat("/dev/shm", &shm) || here.st_dev == shm.st_dev ||
+        access("/dev/shm", W_OK)) {
+        fprintf(stderr, "SKIP: no other writable filesystem at /dev/shm for report -o LINK\n");
+        return;
+    }
+    char other[64];
+    snprintf(other, sizeof other, "/dev/shm/wattlas-test-report-%ld", (long)getpid());
+    assert_int_equal(shell("rm -rf %s && mkdir %s && ln -sfn %s rlink", other, other, other), 0);
+    assert_int_equal(run("report rs.ini -o rlink --quiet"), 0);
+    snprintf(f, sizeof f, "%s/index.md", other);
+    assert_int_equal(access(f, F_OK), 0);
+    assert_int_equal(shell("rm -rf %s rlink", other), 0);
+}
+
+/* cluster --timeline on a full disk (issue 77) named its path and errno
+ * only after the row had gone to stdout: the rows are held until the
+ * timeline is in place, and a timeline that fails leaves none. */
+static void test_timeline_full(void **state)
+{
+    (void)state;
+    assert_int_equal(run("cluster --system dgx-h100 --timeline /dev/full"), 1);
+    assert_non_null(strstr(err_buf, "/dev/full: write error: No space left on device"));
+    assert_int_equal(out_buf[0], 0);
+    assert_int_equal(run("cluster --system dgx-h100 --timeline tl.json --format csv"), 0);
+    assert_true(csv_get(out_buf, 1, "mfu") > 0.05);
+    struct stat st;
+    assert_int_equal(stat("tl.json", &st), 0);
+    assert_true(st.st_size > 100);
+}
+
+/* Issue 77's smaller items: --all alone was taken (--phase-clocks alone
+ * was refused); a value twice in an axis printed one row twice; a request
+ * file over 10^7 rows was refused with --requests 5; a subnormal cell was
+ * "not a finite number". */
+static void test_small_items(void **state)
+{
+    (void)state;
+    assert_int_equal(run("serve --all --requests 3"), 2);
+    assert_non_null(strstr(err_buf, "serve: --all: "));
+    assert_int_equal(run("serve --phase-clocks --requests 3"), 2);
+    assert_non_null(strstr(err_buf, "serve: --phase-clocks: "));
+    static const char *const twice[] = {
+        "serve --requests 3 --max-num-seqs 1,1,1", "serve --requests 3 --clock 900,990,900",
+        "serve --requests 3 --set power_limit_w=400,400", "predict --clock 900,510:1410:390",
+        "sweep --model gpt2 --clock 900,900", "cluster --clock 900,900"};
+    for (size_t i = 0; i < sizeof twice / sizeof *twice; i++) {
+        int rc = run("%s", twice[i]);
+        if (rc != 2 || !strstr(err_buf, "is in the list twice"))
+            fail_msg("%s: exit %d, %s", twice[i], rc, err_buf);
+    }
+    /* 10^7 + 1 rows; five are read */
+    FILE *f = fopen("big.csv", "w");
+    assert_non_null(f);
+    fputs("prompt_tokens,output_tokens\n", f);
+    for (long i = 0; i <= 10000000L; i++)
+        fputs("100,10\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(run("serve --workload big.csv --requests 5 --format csv"), 0);
+    assert_close(csv_get(out_buf, 1, "requests"), 5, 0);
+    assert_int_equal(run("serve --workload big.csv --format csv"), 1);
+    assert_non_null(strstr(err_buf, "more than 10000000 requests"));
+    unlink("big.csv");
+    test_write_file("sub.csv", "prompt_tokens,output_tokens\n1e-310,10\n");
+    assert_int_equal(run("serve --workload sub.csv"), 1);
+    assert_non_null(strstr(err_buf, "sub.csv:2: prompt_tokens: too close to zero: below 2.2e-308"));
+}
+
 int main(void)
 {
     if (cli_setup("test_cli_hostile"))
@@ -472,6 +612,10 @@ int main(void)
         cmocka_unit_test(test_set_relations),
         cmocka_unit_test(test_serve_rows_validate),
         cmocka_unit_test(test_rate_bounds),
+        cmocka_unit_test(test_row_named_files),
+        cmocka_unit_test(test_report_folder),
+        cmocka_unit_test(test_timeline_full),
+        cmocka_unit_test(test_small_items),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

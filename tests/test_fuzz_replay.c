@@ -23,6 +23,7 @@
 #include "fuzz/fuzz_merge.c"
 #include "fuzz/fuzz_profile.c"
 #include "fuzz/fuzz_serve.c"
+#include "fuzz/fuzz_serve_rows.c"
 
 typedef int (*harness)(const uint8_t *, size_t);
 
@@ -89,6 +90,7 @@ REPLAY(timeline)
 REPLAY(merge)
 REPLAY(profile)
 REPLAY(serve)
+REPLAY(serve_rows)
 
 int main(void)
 {
@@ -102,6 +104,7 @@ int main(void)
         cmocka_unit_test(test_learned),      cmocka_unit_test(test_timeline),
         cmocka_unit_test(test_merge),        cmocka_unit_test(test_profile),
         cmocka_unit_test(test_serve),
+        cmocka_unit_test(test_serve_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -671,6 +671,196 @@ class Invariants(unittest.TestCase):
             self.assertEqual(p.returncode, 2, gid)
             self.assertIn("power_limit_min_w", p.stderr)
 
+    # ---- hostile input (issue 77): on every command, the same verdict -----
+
+    def test_output_never_input(self):
+        """an output named as one of the inputs, by any spelling (the same
+        name, ./name, sub/../name, a link to it) or as another output, is
+        a usage error on every command and from Python, before any work:
+        the input is byte for byte as it was"""
+        d = tempfile.mkdtemp(dir=self.tmp)
+        os.mkdir(os.path.join(d, "sub"))
+        meas = os.path.join(ROOT, "data", "h100-vm-2026-11", "measurements",
+                            "h100-sxm-80gb-models.csv")
+        files = {"m.csv": open(meas).read() if os.path.exists(meas) else
+                 "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,"
+                 "time_ms,energy_j,power_w,temp_c\n"
+                 "h100-sxm-80gb,gpt2,8,128,bf16,prefill,eager,900,900,8,0.8,100,60\n",
+                 "w.csv": "prompt_tokens,output_tokens\n100,10\n200,20\n",
+                 "s.ini": "[sweep]\nmodel = gpt2\nclock = 900, 1410\n",
+                 "t.json": '[[{"dim": 4096, "op": "pointwise_add", "prec": "bf16"}, '
+                           '["elementwise"]]]\n'}
+        for name, text in files.items():
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        cli("serve", "--requests", "3", "-o", os.path.join(d, "r.csv"))
+        files["r.csv"] = open(os.path.join(d, "r.csv")).read()
+        cli("sweep", "--model", "gpt2", "--clock", "900", "--shard", "1/2", "-o",
+            os.path.join(d, "a.csv"))
+        files["a.csv"] = open(os.path.join(d, "a.csv")).read()
+        rng = random.Random(SEED + 77)
+
+        def spell(name):
+            k = rng.randrange(4)
+            if k == 3:
+                link = os.path.join(d, "link-%d-%s" % (rng.randrange(10**6), name))
+                os.symlink(name, link)
+                return link
+            return os.path.join(d, ["", "./", "sub/../"][k] + name)
+
+        def at(name):
+            return os.path.join(d, name)
+        cases = [
+            lambda: ("calibrate", "--gpu", "h100-sxm-80gb", at("m.csv"), "-o", spell("m.csv")),
+            lambda: ("validate", "--gpu", "h100-sxm-80gb", at("m.csv"), "-o", spell("m.csv")),
+            lambda: ("validate", at("r.csv"), "-o", spell("r.csv")),
+            lambda: ("serve", "--workload", at("w.csv"), "--requests", "3", "-o", spell("w.csv")),
+            lambda: ("sweep", at("s.ini"), "-o", spell("s.ini")),
+            lambda: ("report", at("s.ini"), "-o", d),
+            lambda: ("predict", "--trace", at("t.json"), "-o", spell("t.json")),
+            lambda: ("plot", at("r.csv"), "-o", spell("r.csv")),
+            lambda: ("merge", at("a.csv"), "-o", spell("a.csv")),
+            lambda: ("cluster", "--timeline", at("tl.json"), "-o", spell("tl.json")),
+            lambda: ("calibrate", "--gpu", "h100-sxm-80gb", at("m.csv"), "--fit", "gpu,host",
+                     "-o", at("x.ini"), "--host-out", spell("x.ini")),
+        ]
+        for make in cases:
+            args = make()
+            with self.subTest(args=" ".join(args)):
+                p = cli(*args, check=False)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertTrue("never one of the inputs" in p.stderr or
+                                "overwrite each other" in p.stderr, p.stderr)
+                for name, text in files.items():
+                    self.assertEqual(open(at(name)).read(), text, "%s changed" % name)
+                self.assertFalse(os.path.exists(at("x.ini")) or os.path.exists(at("tl.json")))
+        if wattlas is None:
+            print("test_output_never_input: SKIPPED Python (the extension is not built)")
+            return
+        for call in (lambda: wattlas.calibrate(at("m.csv"), gpu="h100-sxm-80gb",
+                                               out=spell("m.csv")),
+                     lambda: wattlas.report(at("s.ini"), out=d)):
+            with self.assertRaises(wattlas.Error):
+                call()
+            for name, text in files.items():
+                self.assertEqual(open(at(name)).read(), text, "%s changed (Python)" % name)
+
+    def test_set_edges(self):
+        """--set of a key to its range's edge gets one verdict on predict,
+        sweep, serve, cluster and Python: refused (exit 2) everywhere, or
+        taken everywhere with numbers that keep the physics (a cap at the
+        board's floor is kept by its power; a minimum clock at the maximum
+        runs the top clock, as without it)"""
+        systems = {"h100-sxm-80gb": "dgx-h100", "a100-sxm-80gb": "dgx-a100-80gb",
+                   "h800-sxm-80gb": "hgx-h800", "a100-pcie-80gb": "server-4x-a100-pcie-80gb"}
+        rng = random.Random(SEED + 78)
+        g = gpus()
+        for gid in rng.sample(sorted(systems), 2):
+            info = g[gid]
+            fmin, fmax, pmin = info["fmin"], info["fmax"], info["limit_min"]
+            edges = [("power_limit_w", pmin - 1, False), ("power_limit_w", pmin, True),
+                     ("sm_clock_min_mhz", fmax, True), ("sm_clock_min_mhz", fmax + 15, False),
+                     ("sm_clock_max_mhz", fmin - 15, False),
+                     ("power_limit_w", info["limit"] * rng.choice([2, 10]), True)]
+            for key, val, ok in edges:
+                kv = "%s=%g" % (key, val)
+                runs = {
+                    "predict": ("predict", "--gpu", gid, "--model", "gpt2", "--clock", "%g" % fmax,
+                                "--set", kv, "--format", "csv", "--quiet"),
+                    "sweep": ("sweep", "--gpu", gid, "--model", "gpt2", "--clock",
+                              "%g" % fmax, "--set", kv, "--format", "csv", "--quiet"),
+                    "serve": ("serve", "--gpu", gid, "--requests", "4", "--set", kv, "--format",
+                              "csv", "--quiet"),
+                    "cluster": ("cluster", "--system", systems[gid], "--set", kv, "--format",
+                                "csv", "--quiet"),
+                }
+                with self.subTest(gpu=gid, set=kv):
+                    out = {}
+                    for cmd, args in runs.items():
+                        p = cli(*args, check=False)
+                        self.assertEqual(p.returncode, 0 if ok else 2,
+                                         "%s --set %s: %s" % (cmd, kv, p.stderr[-400:]))
+                        if ok:
+                            out[cmd] = rows_of(p.stdout)[0]
+                    if wattlas is not None:
+                        if ok:
+                            wattlas.predict(gpu=gid, model="gpt2", clock=fmax, set={key: val})
+                        else:
+                            with self.assertRaises(wattlas.Error):
+                                wattlas.predict(gpu=gid, model="gpt2", clock=fmax,
+                                                set={key: val})
+                    if not ok:
+                        continue
+                    for cmd, r in out.items():
+                        for k, v in r.items():
+                            if k.endswith(("_ms", "_w", "_j", "_s")) and v not in ("", None):
+                                self.assertTrue(math.isfinite(float(v)) and float(v) >= 0,
+                                                "%s %s = %s" % (cmd, k, v))
+                    cap = val if key == "power_limit_w" else info["limit"]
+                    for cmd in ("predict", "serve", "cluster"):
+                        r = out[cmd]
+                        # the cluster's power_w is its whole: one GPU's share
+                        pw = (num(r, "energy_gpu_j") / num(r, "time_s") / num(r, "gpus")
+                              if cmd == "cluster" else num(r, "power_w"))
+                        self.assertLessEqual(pw, cap * 1.02 + 1,
+                                             "%s draws %.1f W under a %.0f W cap" % (cmd, pw, cap))
+                    self.assertGreater(num(out["serve"], "median_ttft_ms"), 0)
+                    self.assertLess(num(out["cluster"], "mfu"), 1.0)
+                    if key == "sm_clock_min_mhz":
+                        base = rows_of(cli(*[a for a in runs["predict"] if a not in ("--set", kv)])
+                                       .stdout)[0]
+                        self.assertEqual(out["predict"]["time_ms"], base["time_ms"])
+
+    def test_serve_rows_validate(self):
+        """serve's own rows, for options drawn at random, validate to zero
+        error on every column (within the rows' printed digits)"""
+        rng = random.Random(SEED + 79)
+        d = tempfile.mkdtemp(dir=self.tmp)
+        pool = [["--max-num-seqs", lambda: ",".join(map(str, sorted(rng.sample([4, 8, 16, 64], 2))))],
+                ["--rate", lambda: rng.choice(["0.5", "2", "8"])],
+                ["--temperature", lambda: rng.choice(["0", "0.7", "1"])],
+                ["--top-p", lambda: rng.choice(["0.9", "1"])],
+                ["--seed", lambda: str(rng.randrange(100))],
+                ["--async-scheduling"],
+                ["--clock", lambda: ",".join(sorted(rng.sample(["990", "1410", "1755", "1980"], 2),
+                                                    key=float))],
+                ["--set", lambda: "power_limit_w=%d" % rng.choice([400, 550, 700])],
+                ["--gpu-memory-utilization", lambda: rng.choice(["0.5", "0.9"])],
+                ["--prompt-tokens", lambda: "300", "--output-tokens", lambda: "20"]]
+        for i in range(4):
+            args = ["serve", "--requests", str(rng.randrange(5, 25))]
+            for opt in rng.sample(pool, 3):
+                args += [a() if callable(a) else a for a in opt]
+            out = os.path.join(d, "sv%d.csv" % i)
+            with self.subTest(args=" ".join(args)):
+                cli(*args, "-o", out)
+                p = cli("validate", out)
+                m = [line for line in p.stderr.splitlines() if "MAPE: median ITL" in line]
+                self.assertTrue(m, p.stderr)
+                errs = [float(x) for x in
+                        __import__("re").findall(r"(-?[0-9.]+)%", m[0])]
+                self.assertEqual(len(errs), 4, m[0])
+                self.assertLessEqual(max(errs), 0.05, m[0])
+
+    def test_serve_bounds(self):
+        """rates and counts at their bounds: one request at any rate; a rate
+        whose arrivals span just under 10^9 s runs, just over is a usage
+        error; max_num_seqs 1 serves one request at a time (avg_batch 1)"""
+        n = 3 + random.Random(SEED + 80).randrange(5)
+        edge = (n - 1) / 1e9
+        cli("serve", "--requests", "1", "--rate", "1e-300", "--format", "csv")
+        ok = cli("serve", "--requests", n, "--rate", "%.17g" % (edge * 1.01), "--format", "csv")
+        self.assertGreater(num(rows_of(ok.stdout)[0], "median_itl_ms"), 0.5)
+        bad = cli("serve", "--requests", n, "--rate", "%.17g" % (edge * 0.99), check=False)
+        self.assertEqual(bad.returncode, 2, bad.stderr)
+        one = rows_of(cli("serve", "--requests", n, "--max-num-seqs", "1", "--format",
+                          "csv").stdout)[0]
+        if "avg_batch" in one and one["avg_batch"]:
+            self.assertAlmostEqual(num(one, "avg_batch"), 1.0, places=6)
+        for bad_n in ("0", "-1", "1.5", "1e400"):
+            p = cli("serve", "--requests", bad_n, check=False)
+            self.assertEqual(p.returncode, 2, "--requests %s: %s" % (bad_n, p.stderr))
+
 
 def python_kw(c):
     """A case's command-line arguments as wattlas.sweep keywords."""

@@ -421,6 +421,54 @@ static void test_signal_cleanup(void **state)
  * the same file by another name or through a link, a name not made yet
  * given twice, an output folder holding an input; devices, "-" and
  * different files pass. */
+/* Files named inside data files resolve under the data's folder (issue 77:
+ * a serve row's workload /etc/passwd was opened and its "root" echoed). */
+static void test_row_path(void **state)
+{
+    (void)state;
+    char d[300], data[400], cmd[2000], out[4096], want[4200];
+    snprintf(d, sizeof d, "%.200s", test_path("wattlas-test-rowpath"));
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s/sub' && echo x > '%s/w.csv' && "
+             "echo y > '%s/sub/g.ini' && ln -s /etc/passwd '%s/p.ini' && ln -s sub/g.ini '%s/in.ini'",
+             d, d, d, d, d, d);
+    assert_int_equal(system(cmd), 0);
+    snprintf(data, sizeof data, "%s/rows.csv", d);
+    wl_error err = {0};
+    /* names are names */
+    assert_int_equal(wl_results_row_path(data, 2, "gpu", "h100-sxm-80gb", out, sizeof out, &err), WL_OK);
+    assert_string_equal(out, "h100-sxm-80gb");
+    assert_false(wl_results_row_names_file("llama-3.1-8b"));
+    assert_true(wl_results_row_names_file("x.json.gz"));
+    /* beside the data, below it, and a link that stays inside */
+    char *real = realpath(d, NULL);
+    assert_non_null(real);
+    static const char *const ok[][2] = {{"w.csv", "w.csv"}, {"sub/g.ini", "sub/g.ini"},
+                                        {"./sub/../w.csv", "w.csv"}, {"in.ini", "sub/g.ini"}};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(wl_results_row_path(data, 2, "workload", ok[i][0], out, sizeof out, &err),
+                         WL_OK);
+        snprintf(want, sizeof want, "%s/%s", real, ok[i][1]);
+        assert_string_equal(out, want);
+    }
+    /* an absolute path inside the folder is taken too */
+    snprintf(cmd, sizeof cmd, "%s/w.csv", d);
+    assert_int_equal(wl_results_row_path(data, 2, "workload", cmd, out, sizeof out, &err), WL_OK);
+    /* out of the folder, by any spelling; and a file not there */
+    static const char *const bad[] = {"/etc/passwd", "../rows.csv", "sub/../../x.csv", "p.ini",
+                                      "none.csv"};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(wl_results_row_path(data, 7, "gpu", bad[i], out, sizeof out, &err),
+                         WL_EINVAL);
+        assert_string_equal(err.source, data);
+        assert_int_equal(err.line, 7);
+        assert_string_equal(err.field, "gpu");
+        assert_null(strstr(err.text, "root"));
+    }
+    free(real);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_paths_distinct(void **state)
 {
     (void)state;
@@ -456,6 +504,16 @@ static void test_paths_distinct(void **state)
     assert_int_equal(wl_results_paths_distinct(in, 1, out, 1, &err), WL_OK);
     assert_int_equal(wl_results_paths_distinct(in, 1, out, 2, &err), WL_EINVAL);
     assert_string_equal(err.field, "--host-out");
+    /* a link that names an output not made yet is that output (the
+     * invariants found -o x.ini beside --host-out LINK -> x.ini) */
+    snprintf(cmd, sizeof cmd, "ln -s new.csv '%s/dangling.csv'", d);
+    assert_int_equal(system(cmd), 0);
+    char dl[400];
+    snprintf(dl, sizeof dl, "%s/dangling.csv", d);
+    out[0] = OUT(none);
+    out[1] = (wl_results_path){dl, "--host-out"};
+    assert_int_equal(wl_results_paths_distinct(in, 1, out, 2, &err), WL_EINVAL);
+    assert_string_equal(err.field, "--host-out");
     /* an output folder that holds an input, or is one */
     out[0] = OUT(d);
     assert_int_equal(wl_results_paths_distinct(in, 1, out, 1, &err), WL_EINVAL);
@@ -488,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_special_outputs),
         cmocka_unit_test(test_signal_cleanup),
         cmocka_unit_test(test_paths_distinct),
+        cmocka_unit_test(test_row_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

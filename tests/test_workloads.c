@@ -385,6 +385,22 @@ static void test_grammar(void **state)
     (void)state;
     wl_error err;
     wl_core_numlist l = {0};
+    /* why a text is no number (issue 77: a subnormal read "not a finite
+     * number"); 2.2250738585072014e-308 is DBL_MIN, the least normal */
+    static const char *const why[][2] = {
+        {"1e-310", "too close to zero: below 2.2e-308, a subnormal or less"},
+        {"-1e-400", "too close to zero: below 2.2e-308, a subnormal or less"},
+        {"1e400", "beyond the largest double, 1.8e308"},
+        {"0x10", "hexadecimal: write it in decimal"},
+        {"inf", "not a finite number"}, {"nan", "not a finite number"},
+        {"abc", "not a number"}, {"5 6", "not a number"}};
+    for (size_t i = 0; i < sizeof why / sizeof *why; i++)
+        assert_string_equal(wl_core_number_why(why[i][0]), why[i][1]);
+    assert_null(wl_core_number_why("2.2250738585072014e-308"));
+    assert_null(wl_core_number_why(" 1e-300 "));
+    double x;
+    assert_int_equal(wl_core_parse_real("1e-310", 0, 1, "s", 3, "f", &x, &err), WL_EINVAL);
+    assert_non_null(strstr(err.text, "got '1e-310' (too close to zero"));
     assert_int_equal(wl_core_parse_list("510:1410:90, 1500", 1, 2000, 0, "x", 0, "clock", &l, &err),
                      WL_OK);
     assert_int_equal(l.n, 12);

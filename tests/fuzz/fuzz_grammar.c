@@ -1,7 +1,9 @@
 /* The grammar of option values: numbers, lists, ranges, names, and every
  * sweep key (--set KEY=LIST, --clock, --batch, ...) as set from text. The
- * first byte picks the key; the rest is the value. */
+ * first byte picks the key; the rest is the value. The same text as an
+ * axis, as a number's reason, and as a file named in a data row. */
 #include "fuzz.h"
+#include "../../results/wattlas_results.h"
 #include "../../sweep/wattlas_sweep.h"
 
 FUZZ_TARGET(grammar)
@@ -19,6 +21,13 @@ FUZZ_TARGET(grammar)
     wl_core_numlist l = {0};
     (void)wl_core_parse_list(v, -1e9, 1e9, data[0] & 1, "fuzz", 1, "x", &l, &err);
     wl_core_numlist_free(&l);
+    /* an axis: no value twice (issue 77) */
+    (void)wl_core_parse_axis(v, -1e9, 1e9, data[0] & 1, "fuzz", 1, "x", &l, &err);
+    wl_core_numlist_free(&l);
+    (void)wl_core_number_why(v);
+    /* a file a data row names: under the data's folder, or refused */
+    char real[4096];
+    (void)wl_results_row_path("/dev/shm/rows.csv", 2, "workload", v, real, sizeof real, &err);
     wl_core_strlist names = {0};
     (void)wl_core_parse_names(v, "fuzz", 1, "x", &names, &err);
     wl_core_strlist_free(&names);
