@@ -15,8 +15,8 @@ typedef struct {
     int traced;
     const char *reason;
     char reason_buf[512];
-    int relative;  /* a row of it has time_relative: predictions scaled */
-    size_t n_rel, n_abs; /* its rows of relative and of absolute time */
+    size_t n_rel, n_abs; /* its rows of relative and of absolute time (n_rel:
+                            predictions scaled) */
     double scale;  /* by this, the fit of its rows at the GPU in place */
 } wl_calib_wl;
 
@@ -236,7 +236,7 @@ static void relative_scales(wl_calib_problem *p)
 {
     for (size_t w = 0; w < p->nwl; w++) {
         wl_calib_wl *x = &p->wls[w];
-        if (!x->relative || !x->ev)
+        if (!x->n_rel || !x->ev)
             continue;
         double s = 0;
         size_t n = 0;
@@ -394,7 +394,6 @@ int wl_calib_problem_create(const wl_core_gpu *gpu, const wl_calib_set *set,
             p->bad[i] = b;
         if (p->wl_of_row[i] >= 0) {
             wl_calib_wl *x = &p->wls[p->wl_of_row[i]];
-            x->relative |= r->time_relative;
             x->n_rel += r->time_relative != 0;
             x->n_abs += r->time_relative == 0;
         }
@@ -504,7 +503,7 @@ int wl_calib_i_predict_cached(const wl_calib_problem *p, size_t row,
                      .power_limit_w = isnan(r->power_limit_w) ? 0 : r->power_limit_w};
     const wl_calib_wl *w = &p->wls[p->wl_of_row[row]];
     int rc = wl_core_evaluator_run_cached(w->ev, &op, cache, res);
-    if (!rc && w->relative) {
+    if (!rc && w->n_rel) {
         /* the workload's unstated amount of work: power is a rate and
          * stands; time and energy scale together */
         res->time_ms *= w->scale;

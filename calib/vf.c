@@ -112,12 +112,6 @@ static void monotone(double *v, const double *w, int n)
             v[i++] = lv[b];
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* (P - P_idle) (1 - lambda R) / f and dT at voltage v, the model's rule. */
 static double dyn_per_clock(const wl_core_gpu *gpu, double p_w, double f_mhz, double v_mv,
                             double *dT)
@@ -267,7 +261,7 @@ int wl_calib_vf_derive(const wl_calib_problem *p, const wl_calib_set *set,
                 }
             }
             if (m) {
-                qsort(rs, (size_t)m, sizeof *rs, cmp_double);
+                qsort(rs, (size_t)m, sizeof *rs, wl_core_cmp_double);
                 ratio[i] = m % 2 ? rs[m / 2] : 0.5 * (rs[m / 2 - 1] + rs[m / 2]);
                 load[i] = d->clock_mhz[i] + gpu->coef.vf_temp_mhz_per_c * dts / m;
             } else {

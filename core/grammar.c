@@ -10,53 +10,46 @@
 
 static int is_blank(char c) { return c == ' ' || c == '\t'; }
 
-int wl_core_parse_number(const char *s, double *out)
+/* Reads s as a number: NULL with *out set, else why it is none. */
+static const char *number_read(const char *s, double *out)
 {
     while (is_blank(*s))
         s++;
     if (!*s)
-        return WL_EINVAL;
+        return "not a number";
     /* strtod reads C's hexadecimal (0x48, 0x1p3); no preset, table or
      * option writes a number so, so one is a mistake, not 72 */
-    const char *d = s + (*s == '+' || *s == '-');
-    if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X'))
-        return WL_EINVAL;
-    char *e;
-    errno = 0;
-    double v = strtod(s, &e);
-    if (e == s || errno == ERANGE || !isfinite(v))
-        return WL_EINVAL;
-    while (is_blank(*e))
-        e++;
-    if (*e)
-        return WL_EINVAL;
-    *out = v;
-    return WL_OK;
-}
-
-const char *wl_core_number_why(const char *s)
-{
-    double v;
-    if (!wl_core_parse_number(s, &v))
-        return NULL;
-    while (is_blank(*s))
-        s++;
     const char *d = s + (*s == '+' || *s == '-');
     if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X'))
         return "hexadecimal: write it in decimal";
     char *e;
     errno = 0;
-    v = strtod(s, &e);
+    double v = strtod(s, &e);
+    int range = errno == ERANGE;
     while (e != s && is_blank(*e))
         e++;
     if (e == s || *e)
         return "not a number";
     /* strtod's ERANGE: beyond DBL_MAX, or below DBL_MIN (a subnormal or
      * less, which no measurement or setting is) */
-    if (errno == ERANGE)
+    if (range)
         return fabs(v) >= 1 ? "beyond the largest double, 1.8e308"
                             : "too close to zero: below 2.2e-308, a subnormal or less";
-    return "not a finite number";
+    if (!isfinite(v))
+        return "not a finite number";
+    *out = v;
+    return NULL;
+}
+
+int wl_core_parse_number(const char *s, double *out)
+{
+    return number_read(s, out) ? WL_EINVAL : WL_OK;
+}
+
+const char *wl_core_number_why(const char *s)
+{
+    double v;
+    return number_read(s, &v);
 }
 
 /* A number as people write it in a message: 1000000, not 1e+06. */
@@ -371,7 +364,7 @@ static int list_item(void *user, const char *item, const char *whole)
     return rc;
 }
 
-static int cmp_double(const void *a, const void *b)
+int wl_core_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -400,7 +393,7 @@ int wl_core_parse_axis(const char *s, double lo, double hi, int integers, const 
     }
     if (v) {
         memcpy(v, out->v, out->n * sizeof *v);
-        qsort(v, out->n, sizeof *v, cmp_double);
+        qsort(v, out->n, sizeof *v, wl_core_cmp_double);
         for (size_t i = 1; i < out->n && !rc; i++)
             if (v[i] == v[i - 1]) {
                 char t[WL_CORE_NUM_TEXT];

@@ -336,12 +336,6 @@ static int cmp_dev(const void *a, const void *b)
     return x->ts < y->ts ? -1 : x->ts > y->ts ? 1 : (x->corr < y->corr ? -1 : x->corr > y->corr);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The first of the sorted op starts that is not below t (nopts if none). */
 static size_t first_op_at(const pf *P, double t)
 {
@@ -654,7 +648,7 @@ static int build(pf *P, wl_core_workload **out)
         if (P->ncall)
             qsort(P->call, P->ncall, sizeof *P->call, cmp_call);
         if (P->nopts)
-            qsort(P->opts, P->nopts, sizeof *P->opts, cmp_double);
+            qsort(P->opts, P->nopts, sizeof *P->opts, wl_core_cmp_double);
     }
     size_t ci = 0, nseg = 0;
     double cursor = NAN;

@@ -76,6 +76,7 @@ int wl_core_parse_list(const char *s, double lo, double hi, int integers, const 
                        int line, const char *field, wl_core_numlist *out, wl_error *err);
 int wl_core_parse_axis(const char *s, double lo, double hi, int integers, const char *source,
                        int line, const char *field, wl_core_numlist *out, wl_error *err);
+int wl_core_cmp_double(const void *a, const void *b); /* qsort: ascending doubles */
 void wl_core_numlist_free(wl_core_numlist *l);
 
 typedef struct {

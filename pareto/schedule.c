@@ -40,12 +40,6 @@ const char *const wl_pareto_phase_values[WL_PARETO_PHASE_NV] = {
     "energy_fwd_j", "energy_bwd_j", "energy_opt_j", "micro_batches", "ttft_ms",
     "energy_prefill_j", "energy_decode_j"};
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* A schedule problem: nc parts (kernel classes or phases), nk clocks; part
  * c at clock k takes t[c nk + k] ms and e[c nk + k] J; entries[c] times a
  * step enters part c (a switch there and back when it runs off the base
@@ -87,7 +81,7 @@ static int sched_alloc(sched_problem *p, const wl_pareto_set *s, const size_t *r
     for (size_t r = 0; r < m; r++)
         if (!isnan(s->val[rows[r] * s->nv + clk_col]))
             p->clk[nk++] = s->val[rows[r] * s->nv + clk_col];
-    qsort(p->clk, nk, sizeof *p->clk, cmp_double);
+    qsort(p->clk, nk, sizeof *p->clk, wl_core_cmp_double);
     size_t u = 0;
     for (size_t i = 0; i < nk; i++)
         if (!u || p->clk[i] != p->clk[u - 1])
@@ -105,7 +99,7 @@ static int sched_alloc(sched_problem *p, const wl_pareto_set *s, const size_t *r
 
 static size_t clock_index(const sched_problem *p, double clk)
 {
-    return (size_t)((const double *)bsearch(&clk, p->clk, p->nk, sizeof clk, cmp_double) - p->clk);
+    return (size_t)((const double *)bsearch(&clk, p->clk, p->nk, sizeof clk, wl_core_cmp_double) - p->clk);
 }
 
 /* The best fixed clock and the schedule under the objective, into cells. */

@@ -456,6 +456,19 @@ typedef struct {
     int kind;
 } path_id;
 
+/* The folder p is in ("." for a bare name, "/" for "/x"); nonzero when
+ * it does not fit. */
+static int parent_dir(const char *p, char *dir, size_t cap)
+{
+    const char *sl = strrchr(p, '/');
+    if (!sl)
+        return snprintf(dir, cap, ".") >= (int)cap;
+    if ((size_t)(sl - p) >= cap)
+        return 1;
+    snprintf(dir, cap, "%.*s", sl == p ? 1 : (int)(sl - p), p);
+    return 0;
+}
+
 static path_id path_identity_at(const char *p, int depth)
 {
     path_id id = {0};
@@ -488,12 +501,8 @@ static path_id path_identity_at(const char *p, int depth)
         return id;
     }
     char dir[4096];
-    if (!sl)
-        snprintf(dir, sizeof dir, ".");
-    else if ((size_t)(sl - p) >= sizeof dir)
+    if (parent_dir(p, dir, sizeof dir))
         return id;
-    else
-        snprintf(dir, sizeof dir, "%.*s", sl == p ? 1 : (int)(sl - p), p);
     const char *name = sl ? sl + 1 : p;
     if (name[0] && strlen(name) < sizeof id.name && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
         id.dev = st.st_dev;
@@ -610,11 +619,10 @@ int wl_results_row_path(const char *data_path, int line, const char *column, con
     }
     /* the data file's folder, real */
     char dir[4096];
-    const char *sl = strrchr(data_path, '/');
-    if (!sl)
-        snprintf(dir, sizeof dir, ".");
-    else
-        snprintf(dir, sizeof dir, "%.*s", sl == data_path ? 1 : (int)(sl - data_path), data_path);
+    if (parent_dir(data_path, dir, sizeof dir)) {
+        wl_error_set(err, data_path, line, column, "path longer than %zu characters", sizeof dir - 1);
+        return WL_EINVAL;
+    }
     char want[8192];
     if (value[0] == '/')
         snprintf(want, sizeof want, "%s", value);

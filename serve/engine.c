@@ -215,12 +215,6 @@ static double h_quantile(const double *h, double q)
     return NAN;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The q-quantile of sorted values (linear between order statistics). */
 static double quantile(const double *v, size_t n, double q)
 {
@@ -465,7 +459,7 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
         res->median_itl_ms = h_quantile(h, 0.5) * 1e3;
         res->p90_itl_ms = h_quantile(h, 0.9) * 1e3;
         res->p99_itl_ms = h_quantile(h, 0.99) * 1e3;
-        qsort(S.ttft, S.nttft, sizeof *S.ttft, cmp_double);
+        qsort(S.ttft, S.nttft, sizeof *S.ttft, wl_core_cmp_double);
         res->median_ttft_ms = quantile(S.ttft, S.nttft, 0.5) * 1e3;
         res->p90_ttft_ms = quantile(S.ttft, S.nttft, 0.9) * 1e3;
         res->output_tokens_per_s = T > 0 ? tok / T : NAN;
