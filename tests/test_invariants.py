@@ -861,6 +861,83 @@ class Invariants(unittest.TestCase):
             p = cli("serve", "--requests", bad_n, check=False)
             self.assertEqual(p.returncode, 2, "--requests %s: %s" % (bad_n, p.stderr))
 
+    def test_lists_and_numbers(self):
+        """one grammar on every command: a value twice in an axis (a row per
+        value) is a usage error naming it (--max-num-seqs 1,1,1 printed one
+        row three times), and a number that is none says why (a subnormal
+        was "not a finite number")"""
+        rng = random.Random(SEED + 81)
+        v = rng.choice([900, 990, 1200])
+        dup = "%d,%d" % (v, v) if rng.random() < 0.5 else "%d,510:1410:%d" % (v, v - 510)
+        runs = [("predict", "--clock"), ("sweep", "--model", "gpt2", "--clock"),
+                ("serve", "--requests", "2", "--clock"), ("serve", "--requests", "2",
+                                                          "--max-num-seqs"),
+                ("cluster", "--clock"), ("cluster", "--power-limits")]
+        for args in runs:
+            for val, why in ((dup, "is in the list twice"),
+                             ("1e-310", "too close to zero"), ("1e400", "beyond the largest double")):
+                with self.subTest(args=" ".join(args), value=val):
+                    if args[-1] in ("--max-num-seqs", "--power-limits") and val == dup:
+                        val = "%d,%d" % (v // 10 * 10 // 3, v // 10 * 10 // 3)
+                    p = cli(*args, val, check=False)
+                    self.assertEqual(p.returncode, 2, p.stderr)
+                    self.assertIn(why, p.stderr)
+        if wattlas is not None:
+            with self.assertRaises(wattlas.Error):
+                wattlas.sweep(model="gpt2", clock=[v, v])
+
+    def test_rows_named(self):
+        """rows a fit cannot use are named on every command that reads
+        measurements: a clock the board cannot lock is left out by its line
+        (calibrate, validate), a workload mixing relative and absolute times
+        is refused (calibrate, validate, learn), and a model a row names by a
+        file outside the data's folder is named, never opened"""
+        meas = os.path.join(SHARED, "measurements", "a100-pcie-40gb-dvfs.csv")
+        if not os.path.exists(meas):
+            print("test_rows_named: SKIPPED (no ../shared/data/measurements)")
+            return
+        d = tempfile.mkdtemp(dir=self.tmp)
+        lines = open(meas).read().splitlines()
+        rng = random.Random(SEED + 82)
+        k = rng.randrange(2, len(lines))
+        bad = lines[k].split(",")
+        bad[7] = bad[8] = str(rng.choice([100, 99999, 1500]))
+        clk = os.path.join(d, "clk.csv")
+        with open(clk, "w") as f:
+            f.write("\n".join(lines[:k] + [",".join(bad)] + lines[k + 1:]) + "\n")
+        for args in (("calibrate", "--gpu", "a100-pcie-40gb", clk, "-o", os.path.join(d, "c.ini")),
+                     ("validate", "--gpu", "a100-pcie-40gb", clk)):
+            with self.subTest(args=args[0], clock=bad[7]):
+                p = cli(*args, check=False)
+                self.assertEqual(p.returncode, 0, p.stderr[-300:])
+                self.assertIn("clk.csv:%d: " % (k + 1), p.stderr)
+                self.assertIn("clock %s MHz is outside the GPU's 210-1410 MHz" % bad[7], p.stderr)
+        mix = os.path.join(d, "mix.csv")
+        with open(mix, "w") as f:
+            f.write(lines[0] + ",time_relative\n")
+            for i, line in enumerate(lines[1:], 2):
+                f.write(line + (",1\n" if i == k else ",0\n"))
+        pw = os.path.join(d, "pw.csv")
+        with open(pw, "w") as f:
+            row = lines[1].split(",")
+            row[1] = "/etc/passwd"
+            f.write(lines[0] + "\n" + ",".join(row) + "\n" + "\n".join(lines[2:]) + "\n")
+        for args in (("calibrate", "--gpu", "a100-pcie-40gb", "IN", "-o", os.path.join(d, "m.ini")),
+                     ("validate", "--gpu", "a100-pcie-40gb", "IN"),
+                     ("learn", "IN", "-o", os.path.join(d, "m.json"), "--kind", "rf",
+                      "--no-beside", "--no-refit", "--quiet")):
+            with self.subTest(args=args[0], rows="mixed"):
+                p = cli(*[mix if a == "IN" else a for a in args], check=False)
+                self.assertEqual(p.returncode, 1, p.stderr[-300:])
+                self.assertIn("mix.csv:%d: time_relative: workload " % k, p.stderr)
+            if args[0] == "learn":
+                continue
+            with self.subTest(args=args[0], rows="a model outside the folder"):
+                p = cli(*[pw if a == "IN" else a for a in args], check=False)
+                self.assertIn("pw.csv:2: ", p.stderr)
+                self.assertIn("'/etc/passwd' is outside %s's folder" % pw, p.stderr)
+                self.assertNotIn("root", p.stderr)
+
 
 def python_kw(c):
     """A case's command-line arguments as wattlas.sweep keywords."""
