@@ -221,8 +221,9 @@ static int resid(const gsl_vector *x, void *user, gsl_vector *f)
     }
     for (size_t j = 0; j < c->nfree; j++) {
         size_t i = c->idx[j];
-        gsl_vector_set(f, 3 * c->nrows + j,
-                       c->prior_w * (gsl_vector_get(x, j) - c->x0[i]) / c->psd[i]);
+        gsl_vector_set(f, 3 * c->nrows + j, c->psd[i] > 0 ? c->prior_w * (gsl_vector_get(x, j) -
+                                                                           c->x0[i]) / c->psd[i]
+                                                            : 0); /* 0: no prior (params.c) */
     }
     return GSL_SUCCESS;
 }
@@ -421,6 +422,72 @@ static int select_identified(fit_ctx *c, wl_calib_fit_info *info)
     return rc;
 }
 
+/* How much a 10% rise of one cost (*cost, inside g) moves the training
+ * rows' times: the largest |ln ratio| over them. */
+static double phase_moves(wl_calib_problem *p, wl_core_gpu *g, const size_t *rows, size_t nr,
+                          double *cost)
+{
+    double v = *cost, moved = 0;
+    for (size_t k = 0; k < nr; k++) {
+        if (!wl_calib_row_training(p, rows[k]))
+            continue;
+        wl_core_result r0, r1;
+        *cost = v;
+        wl_calib_problem_set_gpu(p, g);
+        int rc = wl_calib_predict(p, rows[k], &r0);
+        *cost = 1.1 * v;
+        wl_calib_problem_set_gpu(p, g);
+        rc |= wl_calib_predict(p, rows[k], &r1);
+        if (!rc && r0.time_ms > 0 && r1.time_ms > 0)
+            moved = fmax(moved, fabs(log(r1.time_ms / r0.time_ms)));
+    }
+    *cost = v;
+    return moved;
+}
+
+/* Whether the training rows see a phase's issue cost. Where a phase's
+ * kernels run longer than the host takes to issue them, the GPU sets its
+ * pace and the cost moves no row's time: a flat stretch below the hinge
+ * max(issue, kernel). The cost is seen if, at the step's cost or that
+ * doubled up to 16x, a 10% rise moves some row by 0.01%; a cost no row
+ * sees is held, not fitted (its prior is flat: params.c). The problem's
+ * GPU and *cost are left as they were. */
+static int phase_seen(wl_calib_problem *p, wl_core_gpu *g, const size_t *rows, size_t nr,
+                      double *cost)
+{
+    const wl_core_gpu keep = *wl_calib_problem_gpu(p);
+    double v = *cost;
+    int seen = 0;
+    for (double s = 1; s <= 16 && !seen; s *= 2) {
+        *cost = v * s;
+        seen = phase_moves(p, g, rows, nr, cost) >= 1e-4;
+    }
+    *cost = v;
+    wl_calib_problem_set_gpu(p, &keep);
+    return seen;
+}
+
+/* A phase's issue cost (free coefficient j) starts where the rows say:
+ * the least sum of squares over a grid of 2^(k/4) times its start, k in
+ * [-16, 16], the others at theirs. A gradient step cannot find it from a
+ * start on the flat stretch below the hinge (phase_seen), and from above
+ * it can overshoot into that stretch and stay (GPT-2's AdamW on an H100:
+ * 52 foreach kernels of ~45 us, a measured 80 us a kernel left at 30). */
+static void scan_start(fit_ctx *c, gsl_vector *x, gsl_vector *r, size_t j)
+{
+    double x0 = gsl_vector_get(x, j), best = x0, best_ss = INFINITY;
+    for (int k = -16; k <= 16; k++) {
+        gsl_vector_set(x, j, x0 + k * 0.25 * M_LN2);
+        if (resid(x, c, r) != GSL_SUCCESS)
+            break;
+        double ss;
+        gsl_blas_ddot(r, r, &ss);
+        if (ss < best_ss)
+            best_ss = ss, best = gsl_vector_get(x, j);
+    }
+    gsl_vector_set(x, j, best);
+}
+
 static int fit(const wl_calib_problem *cp, const unsigned char *mask,
                const wl_calib_fit_options *opts, wl_core_gpu *out, wl_calib_fit_info *info)
 {
@@ -495,19 +562,36 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
     }
     /* each issue cost is seen only by its own kind of row: a bare op's by
      * repeated one-kernel rows, a training step's by training rows, a
-     * model's forward by the others */
-    int n_rep = 0, n_model = 0, n_train = 0;
+     * model's forward by the others. A step's phases apart: whole steps
+     * with an optimizer and without (forward and backward alone) tell the
+     * optimizer's kernels from the rest, and the backward's from the
+     * forward's by its share of the step; the forward's cost in a step
+     * (host_train_launch_us) is then held, since the same rows cannot also
+     * move it (measure host times it alone: a forward recording autograd).
+     * Steps of one kind leave one cost for the whole step, as before. */
+    int n_rep = 0, n_model = 0, n_train = 0, n_opt = 0;
     for (size_t k = 0; k < nr; k++) {
-        int rep = wl_calib_row_repeated(p, rows[k]), tr = !rep && wl_calib_row_training(p, rows[k]);
+        int rep = wl_calib_row_repeated(p, rows[k]), tr = rep ? 0 : wl_calib_row_training(p, rows[k]);
         n_rep += rep;
-        n_train += tr;
+        n_train += tr > 0;
+        n_opt += tr == 2;
         n_model += !rep && !tr;
+    }
+    int phases = n_opt > 0 && n_opt < n_train, seen_b = 0, seen_o = 0;
+    if (phases) { /* fitted from the step's cost; unstated, they follow it */
+        c.gpu.coef.host_backward_launch_us = wl_core_coeffs_phase_launch_us(&c.gpu.coef, WL_PHASE_BACKWARD);
+        c.gpu.coef.host_optimizer_launch_us = wl_core_coeffs_phase_launch_us(&c.gpu.coef, WL_PHASE_OPTIMIZER);
+        seen_b = phase_seen(p, &c.gpu, rows, nr, &c.gpu.coef.host_backward_launch_us);
+        seen_o = phase_seen(p, &c.gpu, rows, nr, &c.gpu.coef.host_optimizer_launch_us);
     }
     int clock_terms = 0; /* a fitted coefficient other than the host's issue cost */
     for (size_t i = 0; i < WL_CALIB_NPARAMS; i++) {
-        int unseen = (!n_rep && !strcmp(wl_calib_params[i].name, "host_op_launch_us")) ||
-                     (!n_model && !strcmp(wl_calib_params[i].name, "host_launch_us")) ||
-                     (!n_train && !strcmp(wl_calib_params[i].name, "host_train_launch_us"));
+        const char *nm = wl_calib_params[i].name;
+        int unseen = (!n_rep && !strcmp(nm, "host_op_launch_us")) ||
+                     (!n_model && !strcmp(nm, "host_launch_us")) ||
+                     ((!n_train || phases) && !strcmp(nm, "host_train_launch_us")) ||
+                     (!seen_b && !strcmp(nm, "host_backward_launch_us")) ||
+                     (!seen_o && !strcmp(nm, "host_optimizer_launch_us"));
         if ((!o.free_mask || (o.free_mask >> i & 1ull)) && !unseen) {
             c.idx[c.nfree++] = i;
             clock_terms |= !wl_core_coef_is_host(wl_calib_params[i].name);
@@ -569,6 +653,8 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
     wl_core_coeffs_default(&prior);
     prior.host_op_launch_us = wl_core_coeffs_op_launch_us(&prior);
     prior.host_train_launch_us = wl_core_coeffs_train_launch_us(&prior);
+    prior.host_backward_launch_us = wl_core_coeffs_phase_launch_us(&prior, WL_PHASE_BACKWARD);
+    prior.host_optimizer_launch_us = wl_core_coeffs_phase_launch_us(&prior, WL_PHASE_OPTIMIZER);
     wl_core_coeffs sc = c.gpu.coef, sc0 = c.gpu.coef;
     if (o.from_defaults)
         sc = prior;
@@ -607,6 +693,10 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
     }
     for (size_t j = 0; j < nfree; j++)
         gsl_vector_set(x, j, wl_calib_to_x(&wl_calib_params[c.idx[j]], *wl_calib_coef_at(&sc, c.idx[j])));
+    for (size_t j = 0; j < nfree && phases; j++)
+        if (!strcmp(wl_calib_params[c.idx[j]].name, "host_backward_launch_us") ||
+            !strcmp(wl_calib_params[c.idx[j]].name, "host_optimizer_launch_us"))
+            scan_start(&c, x, r, j);
     int rc = GSL_SUCCESS;
     /* Iteratively reweighted least squares with Huber weights: residuals
      * beyond huber_k (in log ratio, ~5%) count linearly, not quadratically,
@@ -639,6 +729,8 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
         resid(x, &c, r);
         gsl_blas_ddot(r, r, &info->cost_final);
         *out = start;
+        if (phases) /* the step's forward as the fit held it (its rows' own) */
+            out->coef.host_train_launch_us = c.gpu.coef.host_train_launch_us;
         for (size_t j = 0; j < nfree; j++) {
             *wl_calib_coef_at(&out->coef, c.idx[j]) = wl_calib_from_x(&wl_calib_params[c.idx[j]], gsl_vector_get(x, j));
             info->fitted |= 1ull << c.idx[j];

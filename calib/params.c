@@ -28,6 +28,15 @@ const fit_param wl_calib_params[WL_CALIB_NPARAMS] = {
     P_LOG(host_launch_us, 2.0),
     P_LOG(host_op_launch_us, 2.0),
     P_LOG(host_train_launch_us, 2.0),
+    /* a step's backward and optimizer apart: only from training rows with
+     * and without an optimizer, and only where the rows see them (fit.c).
+     * No prior (0): a host's cost per phase has no physical default, and a
+     * step's rows see the optimizer's through its few kernels (a GPT-2
+     * step's AdamW is ~50 of ~1000), so a prior of the width the GPU's
+     * coefficients take (0.3 / 2 in ln units against ln-ratio residuals)
+     * would outweigh a handful of rows and hold it at the default. */
+    P_LOG(host_backward_launch_us, 0),
+    P_LOG(host_optimizer_launch_us, 0),
     P_LOG(launch_clk, 2.0),
     P_LOG(kernel_fixed_us, 2.0),
     P_LOG(tile_overhead_clk, 2.0),

@@ -60,7 +60,8 @@ static const char *const die_names[] = {"tc_eff", "cuda_eff", "alu_eff", "l2_eff
                                         "overlap_p", "kernel_fixed_us", "kernel_fixed_clk",
                                         "tile_overhead_clk", "launch_clk",
                                         "host_launch_us", "host_op_launch_us",
-                                        "host_train_launch_us"};
+                                        "host_train_launch_us", "host_backward_launch_us",
+                                        "host_optimizer_launch_us"};
 #define N_DIE_LATENCY 9 /* die_names before the host's */
 
 static unsigned long long die_mask(void)
@@ -305,6 +306,20 @@ static void say_host(const run_ctx *c, const wl_core_gpu *before, const wl_core_
     if (info->fitted >> kt & 1ull)
         say(c, "host %s: issue cost %.2f us per kernel of a training step -> %.2f +- %.2f us", id,
             wl_core_coeffs_train_launch_us(&before->coef), after->coef.host_train_launch_us, se[kt]);
+    static const struct {
+        const char *name, *what;
+        int phase;
+    } ph[] = {{"host_backward_launch_us", "backward", WL_PHASE_BACKWARD},
+              {"host_optimizer_launch_us", "optimizer step", WL_PHASE_OPTIMIZER}};
+    for (size_t i = 0; i < sizeof ph / sizeof *ph; i++) {
+        int kp = wl_calib_param_index(ph[i].name);
+        if (info->fitted >> kp & 1ull)
+            say(c, "host %s: issue cost %.2f us per kernel of a training step's %s -> %.2f +- %.2f us "
+                   "(its forward's held at %.2f us)",
+                id, wl_core_coeffs_phase_launch_us(&before->coef, ph[i].phase), ph[i].what,
+                wl_core_coeffs_phase_launch_us(&after->coef, ph[i].phase), se[kp],
+                wl_core_coeffs_train_launch_us(&after->coef));
+    }
 }
 
 /* The fitted host as a preset named after its file. */
@@ -315,10 +330,19 @@ static int write_host(const wl_calib_run_options *o, const char *path, const wl_
      * (else, unstated, it is the model's forward's, or what --host gave) */
     int ko = wl_calib_param_index("host_op_launch_us");
     int kt = wl_calib_param_index("host_train_launch_us");
+    int kb = wl_calib_param_index("host_backward_launch_us");
+    int kz = wl_calib_param_index("host_optimizer_launch_us");
     int fit_op = info->fitted >> ko & 1ull, fit_tr = info->fitted >> kt & 1ull;
+    int fit_b = info->fitted >> kb & 1ull, fit_z = info->fitted >> kz & 1ull;
     wl_core_host h = {.launch_us = fitted->coef.host_launch_us,
                       .op_launch_us = fit_op ? fitted->coef.host_op_launch_us : 0,
-                      .train_launch_us = fitted->coef.host_train_launch_us};
+                      .train_launch_us = fitted->coef.host_train_launch_us,
+                      .backward_launch_us = fitted->coef.host_backward_launch_us,
+                      .optimizer_launch_us = fitted->coef.host_optimizer_launch_us,
+                      .decode_launch_us = fitted->coef.host_decode_launch_us,
+                      .driver_launch_us = fitted->coef.host_driver_launch_us,
+                      .serve_step_us = fitted->coef.host_serve_step_us,
+                      .serve_seq_us = fitted->coef.host_serve_seq_us};
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     size_t bl = strlen(base);
@@ -332,6 +356,8 @@ static int write_host(const wl_calib_run_options *o, const char *path, const wl_
         h.launch_us_stderr = se[wl_calib_param_index("host_launch_us")];
         h.op_launch_us_stderr = h.op_launch_us > 0 ? se[ko] : 0;
         h.train_launch_us_stderr = fit_tr ? se[kt] : 0;
+        h.backward_launch_us_stderr = fit_b ? se[kb] : 0;
+        h.optimizer_launch_us_stderr = fit_z ? se[kz] : 0;
     }
     char *src = wl_core_strprintf("fitted by wattlas calibrate to %zu rows of %s (GPU %s)", rows,
                                   o->path, fitted->id);

@@ -35,6 +35,7 @@ typedef struct {
     wl_calib_uncertainty *u;
     char *row[WL_CALIB_MAXP];
     int row_line[WL_CALIB_MAXP];
+    int order[WL_CALIB_MAXP], n_order; /* the rows in the file's order: its columns */
     int seen_section;
     const char *source;
     wl_error *err;
@@ -84,8 +85,10 @@ static int cov_handler(void *user, const char *section, const char *name, const 
         wl_error_set(c->err, c->source, line, name, "out of memory");
         return 0;
     }
-    if (!old)
+    if (!old) {
         c->row_line[i] = line;
+        c->order[c->n_order++] = i;
+    }
     else if (nr[old - 1] != ',')
         nr[old++] = ',';
     memcpy(nr + old, value, add + 1);
@@ -93,25 +96,36 @@ static int cov_handler(void *user, const char *section, const char *name, const 
     return 1;
 }
 
+/* The rows a file names are its columns, in its order: a coefficient the
+ * fit has gained since the file was written (the per-phase host costs) has
+ * no row there and is held, zero covariance, as the fit that wrote it held
+ * it; every row named must be whole. */
 static int cov_rows(cov_ctx *c, const char *source, wl_error *err)
 {
     wl_calib_uncertainty *u = c->u;
-    for (int i = 0; i < (int)WL_CALIB_NPARAMS; i++) {
+    for (int i = 0; i < (int)WL_CALIB_NPARAMS; i++)
         snprintf(u->names[i], sizeof u->names[i], "%s", wl_calib_params[i].name);
+    if (!c->n_order) {
+        wl_error_set(err, source, 0, "covariance",
+                     "[covariance] has no cov_ row (one per fitted coefficient)");
+        return WL_EPARSE;
+    }
+    size_t n = (size_t)c->n_order;
+    for (size_t a = 0; a < n; a++) {
+        int i = c->order[a];
         wl_core_numlist l = {0};
-        int rc = c->row[i] ? wl_core_parse_list(c->row[i], -1e6, 1e6, 0, source, c->row_line[i],
-                                                u->names[i], &l, err)
-                           : WL_EPARSE;
-        if (!rc && l.n != WL_CALIB_NPARAMS)
+        int rc = wl_core_parse_list(c->row[i], -1e6, 1e6, 0, source, c->row_line[i], u->names[i],
+                                    &l, err);
+        if (!rc && l.n != n)
             rc = WL_EPARSE;
-        for (size_t j = 0; !rc && j < WL_CALIB_NPARAMS; j++)
-            u->cov[(size_t)i * WL_CALIB_NPARAMS + j] = l.v[j];
+        for (size_t b = 0; !rc && b < n; b++)
+            u->cov[(size_t)i * WL_CALIB_NPARAMS + (size_t)c->order[b]] = l.v[b];
         wl_core_numlist_free(&l);
         if (rc) {
             if (rc != WL_EINVAL)
                 wl_error_set(err, source, c->row_line[i], wl_calib_params[i].name,
-                             "[covariance] needs a row of %zu values for each fitted coefficient",
-                             WL_CALIB_NPARAMS);
+                             "[covariance] needs %zu values in each cov_ row, one per cov_ row "
+                             "of the section", n);
             return WL_EPARSE;
         }
     }
@@ -227,6 +241,9 @@ static void board_scale(wl_core_coeffs *c, board_factor f, double s)
     case BOARD_HOST:
         c->host_launch_us *= s;
         c->host_op_launch_us *= s;
+        c->host_train_launch_us *= s;
+        c->host_backward_launch_us *= s;
+        c->host_optimizer_launch_us *= s;
         break;
     }
 }

@@ -43,7 +43,7 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
     memset(r->phase, 0, sizeof r->phase);
     double gap_total_us = 0;
     double n_issued = 0; /* kernels the host issues one by one */
-    double n_dec = 0, n_drv = 0; /* of them: decode steps', libraries' second kernels */
+    double n_ph[WL_PHASE_COUNT] = {0}, n_drv = 0; /* of them: by phase, libraries' second kernels */
     int held = 0;        /* some kernel draws more than the cap at f */
     /* the kernel that draws the most at f, by the quick estimate */
     double peak_quick = 0, peak_dyn_v = 0, peak_dyn_0 = 0;
@@ -71,8 +71,10 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
         }
         if (!p->graphed) {
             n_issued += p->count;
-            n_dec += p->phase == WL_PHASE_DECODE && !p->internal ? p->count : 0;
-            n_drv += p->internal ? p->count : 0;
+            if (p->internal)
+                n_drv += p->count;
+            else
+                n_ph[p->phase] += p->count;
         }
         r->phase[p->phase].flops += p->flops * p->count;
         cs->flops += p->flops * p->count;
@@ -129,16 +131,32 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
      * where the host states it); a library's second kernel inside one op
      * (cuBLAS split-K's reduce) costs the host a driver launch only
      * (host_driver_launch_us), not another op's dispatch and module code. */
-    double h_dec = !steady && c->host_decode_launch_us > 0 ? c->host_decode_launch_us + (h - issue_us) : h;
     double h_drv = c->host_driver_launch_us > 0 ? c->host_driver_launch_us + (h - issue_us) : h;
+    double h_ph[WL_PHASE_COUNT];
+    for (int k = 0; k < WL_PHASE_COUNT; k++)
+        h_ph[k] = h;
+    if (!steady && c->host_decode_launch_us > 0)
+        h_ph[WL_PHASE_DECODE] = c->host_decode_launch_us + (h - issue_us);
+    /* a training step's backward and optimizer where the host states them
+     * (wl_core_coeffs_phase_launch_us) */
+    if (!steady && ev->training) {
+        h_ph[WL_PHASE_BACKWARD] = wl_core_coeffs_phase_launch_us(c, WL_PHASE_BACKWARD) + (h - issue_us);
+        h_ph[WL_PHASE_OPTIMIZER] = wl_core_coeffs_phase_launch_us(c, WL_PHASE_OPTIMIZER) + (h - issue_us);
+    }
     /* a profile's timeline: its gaps hold the host's own measured times */
-    if (wl->host_timed)
-        h = h_dec = h_drv = 0;
-    double host_us = (n_issued - n_dec - n_drv) * h + n_dec * h_dec + n_drv * h_drv;
+    if (wl->host_timed) {
+        h = h_drv = 0;
+        for (int k = 0; k < WL_PHASE_COUNT; k++)
+            h_ph[k] = 0;
+    }
+    double host_us = n_drv * h_drv;
+    for (int k = 0; k < WL_PHASE_COUNT; k++)
+        host_us += n_ph[k] * h_ph[k];
     wl_core_i_walk_in in = {.f_mhz = f_mhz, .cap = cap, .va_f = va_f, .idle_f = idle_f, .h = h,
-                            .h_dec = h_dec, .h_drv = h_drv,
+                            .h_drv = h_drv,
                             .host_left = host_us + gap_total_us, .held = held,
                             .tbuf = tbuf, .gbuf = gbuf, .tgbuf = tgbuf};
+    memcpy(in.h_ph, h_ph, sizeof h_ph);
     double ph_time[WL_PHASE_COUNT] = {0};
     double end = wl_core_i_timeline(ev, op, &in, &s, r, kx, kt, ph_time);
     if (held)

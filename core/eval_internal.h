@@ -87,7 +87,7 @@ void wl_core_i_kernel_target(const wl_core_evaluator *ev, const wl_core_op *op,
  * clock and time there. */
 typedef struct {
     double f_mhz, cap, va_f, idle_f, h, host_left;
-    double h_dec, h_drv; /* a decode step's kernel, a library's second kernel */
+    double h_ph[WL_PHASE_COUNT], h_drv; /* a kernel by its phase, a library's second one */
     int held;
     const double *tbuf, *gbuf, *tgbuf;
 } wl_core_i_walk_in;

@@ -154,7 +154,7 @@ static double held_launch(held_walk *w, const wl_kprep *p, size_t u, double wait
  * run's end is rep_end. */
 typedef struct {
     double host_left, done_busy, rep_end;
-    double h_dec, h_drv; /* the issue cost of a decode step's kernel, of a library's second one */
+    double h_ph[WL_PHASE_COUNT], h_drv; /* the issue cost of a kernel by its phase, of a library's second one */
     double ph_time[WL_PHASE_COUNT], ph_done[WL_PHASE_COUNT];
     double issue, end; /* last: not summed over repetitions (held_stretch) */
 } timeline;
@@ -176,7 +176,7 @@ static int tl_issue(timeline *tl, const wl_kprep *p, double h, double nr, double
         return 0;
     }
     if (!p->graphed) {
-        double hk = p->internal ? tl->h_drv : p->phase == WL_PHASE_DECODE ? tl->h_dec : h;
+        double hk = p->internal ? tl->h_drv : p->phase == WL_PHASE_FORWARD ? h : tl->h_ph[p->phase];
         tl->issue += hk;
         tl->host_left -= hk * nr;
     }
@@ -768,7 +768,8 @@ double wl_core_i_timeline(const wl_core_evaluator *ev, const wl_core_op *op,
      * anchoring (kx), repeated stretches and more distinct kernels than
      * the buffers hold */
     int fast = !kx && !ev->exact_walk && ev->nu <= FAST_MAX && (steady || !wl->rep);
-    timeline tl = {.host_left = in->host_left, .h_dec = in->h_dec, .h_drv = in->h_drv};
+    timeline tl = {.host_left = in->host_left, .h_drv = in->h_drv};
+    memcpy(tl.h_ph, in->h_ph, sizeof tl.h_ph);
     double *pt = tl.ph_time, end = 0;
     const size_t *ui = wl->uidx;
     const long long *rep = wl->rep; /* see the walk below */

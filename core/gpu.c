@@ -199,6 +199,20 @@ double wl_core_coeffs_train_launch_us(const wl_core_coeffs *c)
     return c->host_train_launch_us > 0 ? c->host_train_launch_us : c->host_launch_us;
 }
 
+/* A training step's host cost per kernel by phase. The forward records the
+ * autograd graph; the backward's kernels come from the autograd engine's
+ * thread, one node at a time, and AdamW's foreach ops group and walk every
+ * parameter tensor on the host: three costs, measured apart where a host
+ * states them (measure host times a forward with autograd, a forward and
+ * backward, and a whole step), else one for the step. */
+double wl_core_coeffs_phase_launch_us(const wl_core_coeffs *c, int ph)
+{
+    double v = ph == WL_PHASE_BACKWARD    ? c->host_backward_launch_us
+               : ph == WL_PHASE_OPTIMIZER ? c->host_optimizer_launch_us
+                                          : 0;
+    return v > 0 ? v : wl_core_coeffs_train_launch_us(c);
+}
+
 double wl_core_coeffs_engine_step_us(const wl_core_coeffs *c, double seqs)
 {
     return c->host_serve_step_us + c->host_serve_seq_us * seqs;
@@ -222,6 +236,10 @@ static const struct {
         {"op_launch_us_stderr", offsetof(wl_core_host, op_launch_us_stderr), 10000},
         {"train_launch_us", offsetof(wl_core_host, train_launch_us), 10000},
         {"train_launch_us_stderr", offsetof(wl_core_host, train_launch_us_stderr), 10000},
+        {"backward_launch_us", offsetof(wl_core_host, backward_launch_us), 10000},
+        {"backward_launch_us_stderr", offsetof(wl_core_host, backward_launch_us_stderr), 10000},
+        {"optimizer_launch_us", offsetof(wl_core_host, optimizer_launch_us), 10000},
+        {"optimizer_launch_us_stderr", offsetof(wl_core_host, optimizer_launch_us_stderr), 10000},
         {"decode_launch_us", offsetof(wl_core_host, decode_launch_us), 10000},
         {"driver_launch_us", offsetof(wl_core_host, driver_launch_us), 1000},
         {"serve_step_us", offsetof(wl_core_host, serve_step_us), 100000},
@@ -258,6 +276,8 @@ void wl_core_gpu_set_host(wl_core_gpu *gpu, const wl_core_host *host)
     gpu->coef.host_launch_us = host->launch_us;
     gpu->coef.host_op_launch_us = host->op_launch_us;
     gpu->coef.host_train_launch_us = host->train_launch_us;
+    gpu->coef.host_backward_launch_us = host->backward_launch_us;
+    gpu->coef.host_optimizer_launch_us = host->optimizer_launch_us;
     gpu->coef.host_decode_launch_us = host->decode_launch_us;
     gpu->coef.host_driver_launch_us = host->driver_launch_us;
     gpu->coef.host_serve_step_us = host->serve_step_us;

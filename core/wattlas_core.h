@@ -9,14 +9,12 @@
 #include <stddef.h>
 #define WL_VERSION "0.1.0"
 
-/* EINVAL: bad argument or input; EIO: a file could not be read or written;
- * EPARSE: malformed input (see the error struct); EUNSUPPORTED: the GPU lacks
- * what the kernel needs; ENOCONV: an iteration did not converge; ESTOPPED:
- * a stop was asked for (wl_stop_watch) */
+/* EINVAL: bad argument or input; EIO: a file unread or unwritten; EPARSE: malformed
+ * input (the error struct); EUNSUPPORTED: the GPU lacks what the kernel needs;
+ * ENOCONV: no convergence; ESTOPPED: a stop was asked for (wl_stop_watch) */
 enum { WL_OK = 0, WL_EINVAL = 1, WL_ENOMEM = 2, WL_EIO = 3, WL_EPARSE = 4, WL_ENOTFOUND = 5,
        WL_EUNSUPPORTED = 6, WL_ENOCONV = 7, WL_ESTOPPED = 8 };
-/* Long calls poll *flag (set by the caller's signal handler; NULL: none)
- * every few milliseconds and return WL_ESTOPPED once it is set. */
+/* Long calls poll *flag (the caller's signal handler sets it; NULL: none) and return WL_ESTOPPED. */
 void wl_stop_watch(volatile int *flag);
 int wl_stop_requested(void);
 
@@ -157,14 +155,14 @@ typedef struct {
                                  loop (a repeated workload: a kernel
                                  microbenchmark), with no module code around it;
                                  0: host_launch_us */
-    double host_train_launch_us; /* ... per kernel of a training step (a workload
-                                    with a backward pass; 0: host_launch_us) */
-    double host_decode_launch_us, host_driver_launch_us; /* per decode-step kernel, per
-                                     wl_kernel.internal one (0: the workload's cost) */
-    double host_serve_step_us; /* a serving engine's host time per decode step,
-                                  not overlapped with the GPU: scheduling, input
-                                  preparation, the sampled tokens' processing
-                                  (0: not modelled) */
+    double host_train_launch_us; /* ... per kernel of a training step (0: host_launch_us) */
+    /* ... per backward, optimizer kernel of a step (0: host_train_launch_us);
+     * per decode-step kernel, per wl_kernel.internal one (0: the workload's) */
+    double host_backward_launch_us, host_optimizer_launch_us;
+    double host_decode_launch_us, host_driver_launch_us;
+    double host_serve_step_us; /* a serving engine's host time per decode step the
+                                  GPU waits for: scheduling, inputs, the sampled
+                                  tokens (0: not modelled) */
     double host_serve_seq_us;  /* ... and per running sequence in the step */
     double launch_clk;        /* GPU front-end cycles per launch that serialise with
                                  the host when the queue is empty */
@@ -283,17 +281,19 @@ typedef struct {
     double op_launch_us_stderr;
     double train_launch_us;  /* ... of a training step (0: not stated, launch_us) */
     double train_launch_us_stderr;
-    double decode_launch_us, driver_launch_us; /* a decode step's kernel, a library's
-                                second one in an op (0: not stated) */
-    double serve_step_us;    /* a serving engine's host time per decode step
-                                that the GPU waits for (0: not modelled) */
+    double backward_launch_us, backward_launch_us_stderr;   /* ... of its backward, */
+    double optimizer_launch_us, optimizer_launch_us_stderr; /* optimizer (0: train's) */
+    double decode_launch_us, driver_launch_us; /* a decode step's, a library's 2nd (0: none) */
+    double serve_step_us;    /* an engine's host time per decode step (0: none) */
     double serve_seq_us;     /* ... plus this per running sequence */
 } wl_core_host;
 
 /* Host time per kernel of a bare op in a loop: host_op_launch_us, else host_launch_us. */
 double wl_core_coeffs_op_launch_us(const wl_core_coeffs *c);
-/* ... of a training step: host_train_launch_us, else host_launch_us. */
+/* ... of a training step: host_train_launch_us, else host_launch_us; of its
+ * phase ph (wl_phase): the backward's or optimizer's where stated, else that. */
 double wl_core_coeffs_train_launch_us(const wl_core_coeffs *c);
+double wl_core_coeffs_phase_launch_us(const wl_core_coeffs *c, int ph);
 /* A serving engine's host step, us: host_serve_step_us + host_serve_seq_us x seqs. */
 double wl_core_coeffs_engine_step_us(const wl_core_coeffs *c, double seqs);
 /* Whether a coefficient (wl_core_coeffs member name) is a host's issue cost,

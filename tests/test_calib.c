@@ -410,6 +410,127 @@ static void test_host_train_fit(void **state)
     unlink(p);
 }
 
+/* A step's phases apart: host-bound steps with AdamW and without an
+ * optimizer (forward and backward alone), made by a host whose step
+ * forward costs 30 us a kernel (measured alone by measure host, so held),
+ * whose backward costs 45 (autograd's engine) and whose optimizer costs 80
+ * a kernel (a foreach op's Python and grouping over a few launches). The
+ * steps without an optimizer fix the backward's cost (their kernels past
+ * the forward), the AdamW steps the optimizer's (their kernels past
+ * those). The optimizer's cost shows only where it exceeds its kernels'
+ * own time (here ~30 us each: a foreach kernel of a few CTAs runs at one
+ * SM's bandwidth); below that the GPU sets the pace and the rows cannot
+ * see it, which the fit's standard error then says. */
+static void test_host_phase_fit(void **state)
+{
+    (void)state;
+    wl_error err;
+    wl_core_gpu truth, start;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &start, &err), WL_OK);
+    wl_core_host h0 = {.id = "h0", .launch_us = 25, .train_launch_us = 30};
+    wl_core_gpu_set_host(&start, &h0);
+    truth = start;
+    truth.coef.host_backward_launch_us = 45;
+    truth.coef.host_optimizer_launch_us = 80;
+    const char *p = test_path("wattlas-test-host-phase.csv");
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,"
+          "energy_j,power_w,temp_c,optimizer,master_dtype\n", f);
+    /* two small GPT-2s beside the rows: their optimizer's foreach kernels
+     * take a few us, so the host sets the optimizer's pace too (GPT-2's
+     * own take ~100 us on this board and hide its host cost) */
+    const char *models[] = {"tiny-a.ini", "tiny-b.ini"};
+    for (int mi = 0; mi < 2; mi++) {
+        FILE *mf = fopen(test_path(models[mi]), "w");
+        assert_non_null(mf);
+        fprintf(mf, "[model]\nid = tiny-%c\nstyle = gpt2\nlayers = %d\nd_model = 128\n"
+                    "heads = 4\nd_ff = 512\nactivation = gelu-tanh\nnorm = layernorm\n"
+                    "norm_placement = pre\npositions = learned\nvocab_size = 1000\n"
+                    "max_position_embeddings = 256\n", 'a' + mi, mi ? 12 : 6);
+        fclose(mf);
+    }
+    const wl_optimizer opt[] = {WL_OPTIM_ADAMW, WL_OPTIM_NONE};
+    int row = 0;
+    for (int oi = 0; oi < 2; oi++)
+        for (int mi = 0; mi < 2; mi++) {
+            wl_core_model m;
+            assert_int_equal(wl_preset_model_load(test_path(models[mi]), &m, &err), WL_OK);
+            wl_core_shape sh = {.batch = 1, .seq = 8, .dtype = WL_DT_BF16,
+                                .attention = WL_ATTN_EAGER, .mode = WL_MODE_TRAIN,
+                                .optimizer = opt[oi], .master_none = 1};
+            wl_core_workload *wl;
+            assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
+            for (int ci = 0; ci < 2; ci++, row++) {
+                wl_core_op op = {.sm_clock_mhz = ci ? 1410 : 1200};
+                wl_core_result r;
+                assert_int_equal(wl_core_predict(&truth, wl, &op, &r), WL_OK);
+                assert_true(r.launch_bound_frac > 0.4);
+                double t = r.time_ms * (row % 2 ? 1.01 : 0.99);
+                fprintf(f, "a100-pcie-40gb,%s,1,8,bf16,train,eager,%.0f,,%.6f,,,,%s,none\n",
+                        models[mi], op.sm_clock_mhz, t, oi ? "none" : "adamw");
+            }
+            wl_core_workload_free(wl);
+        }
+    fclose(f);
+    wl_calib_set *set;
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    wl_calib_problem *prob;
+    assert_int_equal(wl_calib_problem_create(&start, set, NULL, &prob, &err), WL_OK);
+    wl_calib_fit_options fo;
+    wl_calib_fit_options_default(&fo);
+    int kt = wl_calib_param_index("host_train_launch_us"),
+        kb = wl_calib_param_index("host_backward_launch_us"),
+        ko = wl_calib_param_index("host_optimizer_launch_us");
+    assert_true(kt >= 0 && kb >= 0 && ko >= 0);
+    fo.free_mask = 1ull << kt | 1ull << kb | 1ull << ko;
+    wl_core_gpu fitted;
+    wl_calib_fit_info info;
+    double se[WL_CALIB_MAXP];
+    assert_int_equal(wl_calib_fit(prob, NULL, &fo, &fitted, &info), WL_OK);
+    wl_calib_stderr(&info.unc, se);
+    assert_false(info.fitted >> kt & 1ull); /* held: the phases' rows cannot move it */
+    assert_true(fitted.coef.host_train_launch_us == 30);
+    assert_true(info.fitted >> kb & 1ull && info.fitted >> ko & 1ull);
+    if (!(fabs(fitted.coef.host_backward_launch_us - 45) < 2 * se[kb] + 0.5) ||
+        !(fabs(fitted.coef.host_optimizer_launch_us - 80) < 2 * se[ko] + 0.5))
+        fail_msg("phase fit: backward %.3f +- %.3f (truth 45), optimizer %.3f +- %.3f (truth 80)",
+                 fitted.coef.host_backward_launch_us, se[kb], fitted.coef.host_optimizer_launch_us,
+                 se[ko]);
+    wl_calib_problem_free(prob);
+    /* A start of 5 us a kernel lies on the flat stretch below the hinge
+     * (its kernels take ~30 us), where no gradient leads out: the fit
+     * still finds 80 from it. A start of 0.5 us, still below the hinge at
+     * 16x, is a cost no row sees: held, not fitted. */
+    wl_core_gpu low = start;
+    for (int pass = 0; pass < 2; pass++) {
+        low.coef.host_optimizer_launch_us = pass ? 0.5 : 5;
+        assert_int_equal(wl_calib_problem_create(&low, set, NULL, &prob, &err), WL_OK);
+        assert_int_equal(wl_calib_fit(prob, NULL, &fo, &fitted, &info), WL_OK);
+        wl_calib_stderr(&info.unc, se);
+        assert_true(info.fitted >> kb & 1ull);
+        assert_int_equal(info.fitted >> ko & 1ull, !pass);
+        if (pass)
+            assert_true(fitted.coef.host_optimizer_launch_us == 0.5);
+        else if (!(fabs(fitted.coef.host_optimizer_launch_us - 80) < 2 * se[ko] + 0.5))
+            fail_msg("from 5 us: optimizer %.3f +- %.3f (truth 80)",
+                     fitted.coef.host_optimizer_launch_us, se[ko]);
+        wl_calib_problem_free(prob);
+    }
+    /* AdamW steps alone: one cost for the whole step, the phases unstated */
+    unsigned char mask[8] = {1, 1, 1, 1, 0, 0, 0, 0};
+    assert_int_equal(wl_calib_problem_create(&start, set, NULL, &prob, &err), WL_OK);
+    assert_int_equal(wl_calib_fit(prob, mask, &fo, &fitted, &info), WL_OK);
+    assert_true(info.fitted >> kt & 1ull);
+    assert_false(info.fitted >> kb & 1ull || info.fitted >> ko & 1ull);
+    assert_true(fitted.coef.host_backward_launch_us == 0 && fitted.coef.host_optimizer_launch_us == 0);
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
+    unlink(p);
+    unlink(test_path(models[0]));
+    unlink(test_path(models[1]));
+}
+
 /* Rows predicted by a GPU with known coefficients, into a measurements file
  * (with +-noise alternating on time). */
 static void synth_rows(const char *path, const wl_core_gpu *truth, const char *const *models,
@@ -610,6 +731,24 @@ static void test_interval_coverage(void **state)
     free(buf);
     assert_int_equal(wl_calib_uncertainty_parse("[gpu]\nid = x\n", "x.ini", &back, &err),
                      WL_ENOTFOUND);
+    /* a file written before a coefficient was added names fewer rows: its
+     * rows are its columns, and the coefficients it lacks have no
+     * covariance; a row short of the section's count is refused, named */
+    assert_int_equal(wl_calib_uncertainty_parse("[covariance]\ncov_tc_eff = 0.04, 0.01\n"
+                                                "cov_c_tc_w = 0.01, 0.09\n", "old.ini", &back, &err),
+                     WL_OK);
+    int ti = wl_calib_param_index("tc_eff"), ci = wl_calib_param_index("c_tc_w"),
+        bi = wl_calib_param_index("host_backward_launch_us");
+    assert_true(ti >= 0 && ci >= 0 && bi >= 0);
+    assert_close(back.cov[ti * back.np + ti], 0.04, 1e-15);
+    assert_close(back.cov[ti * back.np + ci], 0.01, 1e-15);
+    assert_close(back.cov[ci * back.np + ti], 0.01, 1e-15);
+    assert_close(back.cov[ci * back.np + ci], 0.09, 1e-15);
+    assert_true(back.cov[bi * back.np + bi] == 0 && back.cov[bi * back.np + ti] == 0);
+    assert_int_equal(wl_calib_uncertainty_parse("[covariance]\ncov_tc_eff = 0.04, 0.01\n"
+                                                "cov_c_tc_w = 0.01\n", "short.ini", &back, &err),
+                     WL_EPARSE);
+    assert_true(err.line == 3 && strstr(err.field, "c_tc_w") && strstr(err.source, "short.ini"));
     wl_calib_problem_free(prob);
     wl_calib_free(set);
     unlink(p);
@@ -1649,6 +1788,7 @@ int main(void)
         cmocka_unit_test(test_degenerate_fit),
         cmocka_unit_test(test_host_fit),
         cmocka_unit_test(test_host_train_fit),
+        cmocka_unit_test(test_host_phase_fit),
         cmocka_unit_test(test_few_shot),
         cmocka_unit_test(test_interval_coverage),
         cmocka_unit_test(test_board_spread_interval),

@@ -357,6 +357,41 @@ static void test_host_cost_per_phase(void **state)
     assert_int_equal(wl_core_predict(&g, wl, &op, &r), WL_OK);
     assert_close(r.time_ms * 1e3, 200 * 25.0 + 50 * 3.0 + t_k, 1e-6 * host);
     wl_core_workload_free(wl);
+    /* A training step, host-bound: 60 forward kernels at the step's
+     * host_train_launch_us 30, 120 backward ones at host_backward_launch_us
+     * 45 (autograd's engine) and 40 optimizer ones at
+     * host_optimizer_launch_us 12 (foreach ops): 1800 + 5400 + 480 us. */
+    g.coef.host_train_launch_us = 30;
+    g.coef.host_backward_launch_us = 45;
+    g.coef.host_optimizer_launch_us = 12;
+    wl = wl_core_workload_create("step");
+    const int n_in[] = {60, 120, 40};
+    const wl_phase ph[] = {WL_PHASE_FORWARD, WL_PHASE_BACKWARD, WL_PHASE_OPTIMIZER};
+    k.internal = 0;
+    for (int j = 0; j < 3; j++) {
+        k.phase = ph[j];
+        for (int i = 0; i < n_in[j]; i++)
+            wl_core_workload_add(wl, &k);
+    }
+    assert_true(wl_core_workload_training(wl));
+    assert_int_equal(wl_core_predict(&g, wl, &op, &r), WL_OK);
+    host = 60 * 30.0 + 120 * 45.0 + 40 * 12.0;
+    assert_close(r.time_ms * 1e3, host + t_k, 1e-6 * host);
+    assert_close(r.phase[WL_PHASE_BACKWARD].time_ms * 1e3, 120 * 45.0, 1e-6 * host);
+    assert_close(r.phase[WL_PHASE_OPTIMIZER].time_ms * 1e3, 40 * 12.0, 1e-6 * host);
+    /* unstated, each follows the step's cost (30) */
+    g.coef.host_backward_launch_us = g.coef.host_optimizer_launch_us = 0;
+    assert_int_equal(wl_core_predict(&g, wl, &op, &r), WL_OK);
+    assert_close(r.time_ms * 1e3, 220 * 30.0 + t_k, 1e-6 * host);
+    /* At a clock low enough the GPU sets the pace: each kernel then takes
+     * longer than its issue, and the step's time is the kernels' own. */
+    g.coef.kernel_fixed_us = 0;
+    g.coef.kernel_fixed_clk = 60e3; /* 60e3 cycles: 300 us at 200 MHz */
+    wl_core_op slow = {.sm_clock_mhz = 210};
+    assert_int_equal(wl_core_predict(&g, wl, &slow, &r), WL_OK);
+    assert_true(r.launch_bound_frac < 0.2);
+    assert_close(r.time_ms, r.busy_ms, 0.1 * r.busy_ms);
+    wl_core_workload_free(wl);
 }
 
 static void test_power_limit(void **state)

@@ -938,6 +938,52 @@ class Invariants(unittest.TestCase):
                 self.assertIn("'/etc/passwd' is outside %s's folder" % pw, p.stderr)
                 self.assertNotIn("root", p.stderr)
 
+    def test_phase_host_costs(self):
+        """a training step's host cost per phase (issue 76) means one thing on
+        predict, sweep and Python: a phase's cost left unstated is the
+        step's (stating it at the step's value changes nothing); a dearer
+        backward or optimizer never makes a step faster and leaves the
+        phases before it as they were; the three paths give one time"""
+        rng = random.Random(SEED + 83)
+        gpu = rng.choice(["a100-pcie-40gb", "h100-sxm-80gb", "h200-sxm-141gb"])
+        shape = {"model": rng.choice(["gpt2", "gpt3-125m"]), "batch": rng.choice([1, 2]),
+                 "seq": rng.choice([8, 32, 64]), "optimizer": rng.choice(["adamw", "sgd"]),
+                 "clock": rng.choice([510, 900, 1200, 1410])}
+        t = round(rng.uniform(15, 40), 2)
+        k = round(rng.uniform(1.5, 3), 2)
+        args = ["--gpu", gpu, "--mode", "train", "--master-dtype", "none", "--format", "csv"]
+        for key, v in shape.items():
+            args += ["--" + key, v]
+        what = "%s %s t=%g k=%g" % (gpu, shape, t, k)
+
+        def run(cmd, **costs):
+            sets = dict(host_train_launch_us=t, **costs)
+            a = list(args) + sum((["--set", "%s=%r" % kv] for kv in sets.items()), [])
+            return rows_of(cli(cmd, *a).stdout)[0]
+
+        base = run("predict")
+        same = run("predict", host_backward_launch_us=t, host_optimizer_launch_us=t)
+        for col in ("time_ms", "energy_j", "time_fwd_ms", "time_bwd_ms", "time_opt_ms"):
+            self.assertEqual(base[col], same[col], "%s: unstated != stated at the step's: %s"
+                             % (col, what))
+        bwd = run("predict", host_backward_launch_us=t * k)
+        opt = run("predict", host_optimizer_launch_us=t * k)
+        self.assertGreaterEqual(num(bwd, "time_ms"), num(base, "time_ms") * (1 - 1e-9), what)
+        self.assertGreaterEqual(num(opt, "time_ms"), num(base, "time_ms") * (1 - 1e-9), what)
+        self.assertEqual(bwd["time_fwd_ms"], base["time_fwd_ms"], what)
+        for col in ("time_fwd_ms", "time_bwd_ms"):
+            self.assertEqual(opt[col], base[col], "%s moved by the optimizer's cost: %s"
+                             % (col, what))
+        sw = run("sweep", host_backward_launch_us=t * k)
+        self.assertEqual(sw["time_ms"], bwd["time_ms"], "sweep against predict: " + what)
+        if wattlas is not None:
+            got = wattlas.predict(gpu, shape["model"], batch=shape["batch"], seq=shape["seq"],
+                                  mode="train", optimizer=shape["optimizer"],
+                                  master_dtype="none", clock=shape["clock"],
+                                  set={"host_train_launch_us": t,
+                                       "host_backward_launch_us": t * k}, fmt="csv")
+            self.assertEqual(rows_of(got)[0]["time_ms"], bwd["time_ms"], "Python: " + what)
+
 
 def python_kw(c):
     """A case's command-line arguments as wattlas.sweep keywords."""

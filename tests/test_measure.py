@@ -1,6 +1,7 @@
 """Tests of the measurement harness that need no GPU (python/wattlas/measure.py):
 the counter-update windowing on a recorded sequence, the writers read back by
 'wattlas validate', option parsing, and the clean error without NVML."""
+import csv
 import os
 import subprocess
 import sys
@@ -266,12 +267,15 @@ class Writers(unittest.TestCase):
                              "dtype": "bf16", "mode": "prefill", "attention": "eager",
                              "sm_clock_mhz": clk, "measured_clock_mhz": float(clk),
                              "time_ms": 7.0, "repeats": 5})
-                # a training step of the same model, host-bound at ~45 us a kernel
-                rows.append({"gpu": "h100-sxm-80gb", "model": "gpt2", "batch": 1, "seq": 8,
-                             "dtype": "bf16", "mode": "train", "attention": "eager",
-                             "sm_clock_mhz": clk, "measured_clock_mhz": float(clk),
-                             "time_ms": 40.0, "repeats": 5, "optimizer": "adamw",
-                             "master_dtype": "none"})
+                # training steps of the same model, host-bound: with AdamW and
+                # without an optimizer (forward and backward), as measure host
+                # writes them; 4 ms apart for GPT-2's 52 foreach kernels
+                for opt, ms in (("adamw", 40.0), ("none", 36.0)):
+                    rows.append({"gpu": "h100-sxm-80gb", "model": "gpt2", "batch": 1,
+                                 "seq": 8, "dtype": "bf16", "mode": "train",
+                                 "attention": "eager", "sm_clock_mhz": clk,
+                                 "measured_clock_mhz": float(clk), "time_ms": ms, "repeats": 5,
+                                 "optimizer": opt, "master_dtype": "none"})
             for s in measure.tiny_specs():
                 measure._atomic_write(os.path.join(d, "traces", measure.trace_name(s)),
                                       __import__("json").dumps([s["entry"]]) + "\n")
@@ -283,7 +287,7 @@ class Writers(unittest.TestCase):
             r = subprocess.run([BIN, "validate", csv, "--traces", tr, "--no-lomo"],
                                capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertIn("(18 rows scored, 12 from traces", r.stderr)
+            self.assertIn("(21 rows scored, 12 from traces", r.stderr)
             self.assertIn("(rows of time only)", r.stderr)
             out = os.path.join(d, "fitted.ini")
             r = subprocess.run([BIN, "calibrate", "--gpu", "h100-sxm-80gb", csv, "--traces", tr,
@@ -292,13 +296,17 @@ class Writers(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             text = open(out).read()
             self.assertIn("\nop_launch_us = ", text)
-            # the training rows fit their own cost: host-bound, the fitted
-            # host gives the measured 40 ms back, and the forward its 7 ms
+            # the training rows fit their phases' costs: host-bound, the
+            # fitted host gives the measured 40 and 36 ms back, and the
+            # forward its 7 ms
             self.assertIn("\ntrain_launch_us = ", text)
-            for mode, want in (("train", 40.0), ("prefill", 7.0)):
+            self.assertIn("\nbackward_launch_us = ", text)
+            self.assertIn("\noptimizer_launch_us = ", text)
+            for mode, opt, want in (("train", "adamw", 40.0), ("train", "none", 36.0),
+                                    ("prefill", "adamw", 7.0)):
                 r = subprocess.run([BIN, "predict", "--gpu", "h100-sxm-80gb", "--host", out,
                                     "--batch", "1", "--seq", "8", "--mode", mode, "--optimizer",
-                                    "adamw", "--master-dtype", "none", "--clock", "1245",
+                                    opt, "--master-dtype", "none", "--clock", "1245",
                                     "--format", "csv"], capture_output=True, text=True)
                 self.assertEqual(r.returncode, 0, r.stderr)
                 head, row = r.stdout.splitlines()[:2]
@@ -346,6 +354,97 @@ class Writers(unittest.TestCase):
             measure.host_text("x", "y", 10, 0, "z", train_launch_us=-1.0)
         with self.assertRaises(measure.MeasureError):
             measure.host_text("x", "y", 10, 0, "z", decode_launch_us=float("inf"))
+        with self.assertRaises(measure.MeasureError):
+            measure.host_text("x", "y", 10, 0, "z", optimizer_launch_us=0.0)
+        text = measure.host_text("x", "y", 10, 0, "z", backward_launch_us=45.0,
+                                 backward_stderr_us=1.5, optimizer_launch_us=80.0)
+        self.assertIn("\nbackward_launch_us = 45.000\nbackward_launch_us_stderr = 1.500\n", text)
+        self.assertIn("\noptimizer_launch_us = 80.000\noptimizer_launch_us_stderr = 0.000\n",
+                      text)
+
+    def test_host_end_to_end(self):
+        """cmd_host with stand-ins for PyTorch and NVML: each call takes a
+        set time for a set number of kernels, so the host preset's costs are
+        known by hand (forward 7 ms / 316 kernels; the step's forward 9 ms /
+        300, its backward 27 ms / 600 more, AdamW 4 ms / 50 more), and the
+        rows are the forward, the step without an optimizer and with AdamW
+        at each clock."""
+        calls = {"prefill": (7000.0, 316), "forward": (9000.0, 300), "none": (36000.0, 900),
+                 "adamw": (40000.0, 950), "decode": (20000.0, 2000)}
+
+        def model_step(torch, case, dev, attention, gen):
+            key = case.get("phase") or case.get("optimizer") or case["mode"]
+            if case["mode"] == "train" and key == "train":
+                key = "adamw"
+            us, k = calls[key]
+            if key == "decode":  # generate: 1000 us and 64 kernels a token
+                us, k = us + 1000.0 * gen, k + 64 * gen
+            return ("step", us, k)
+
+        class Nvml:
+            def lock_clock(self, h, c):
+                pass
+
+            def unlock_clock(self, h):
+                pass
+
+            def sm_clock_mhz(self, h):
+                return 1980.0
+
+        saved = {n: getattr(measure, n) for n in ("_import_torch", "_model_step", "_torch_step",
+                                                  "_time_loop", "_count_kernels", "_note")}
+        notes = []
+        measure._import_torch = lambda: type("T", (), {"device": staticmethod(lambda *a: None),
+                                                       "__version__": "stand-in"})
+        measure._model_step = model_step
+        measure._torch_step = lambda torch, s, dev: ("step", 10.0, 1)
+        measure._time_loop = lambda torch, st, n, rep: (st[1], 0.01 * st[1])
+        measure._count_kernels = lambda torch, st: st[2]
+        measure._note = lambda a, t: notes.append(t)
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                args = measure.build_parser().parse_args(
+                    ["--quiet", "host", "-o", d, "--clocks", "990,1980", "--id", "mine"])
+                measure.check_args(args)
+                measure.cmd_host(args, Nvml(), None, "h100-sxm-80gb")
+                ini = open(os.path.join(d, "mine.ini")).read()
+                for key, want in (("launch_us", 7000 / 316), ("train_launch_us", 30.0),
+                                  ("backward_launch_us", 45.0), ("optimizer_launch_us", 80.0),
+                                  ("decode_launch_us", 1000 / 64)):
+                    got = float(ini.split("\n%s = " % key)[1].split("\n")[0])
+                    self.assertAlmostEqual(got, want, places=3, msg=key)
+                with open(os.path.join(d, "measurements", "h100-sxm-80gb-host.csv")) as f:
+                    got = list(csv.DictReader(f))
+                train = [(r["sm_clock_mhz"], r["optimizer"], float(r["time_ms"]))
+                         for r in got if r["mode"] == "train"]
+                self.assertEqual(sorted(train), [("1980", "adamw", 40.0), ("1980", "none", 36.0),
+                                                 ("990", "adamw", 40.0), ("990", "none", 36.0)])
+                self.assertEqual(sum(r["model"] == "gpt2" and r["mode"] == "prefill"
+                                     for r in got), 2)
+                self.assertIn("optimizer kernel 80.00 us", notes[-1])
+        finally:
+            for n, v in saved.items():
+                setattr(measure, n, v)
+
+    def test_train_phases(self):
+        """A step's host cost by phase from three calls, by hand: a forward
+        recording autograd of 300 kernels in 9 ms is 30 us a kernel; forward
+        and backward, 900 kernels in 36 ms, add 27 ms for 600 (45 us); the
+        AdamW step, 950 kernels in 40 ms, adds 4 ms for 50 (80 us)."""
+        k = {"forward": 300, "none": 900, "adamw": 950}
+        got = measure.train_phases({"forward": 9000.0, "none": 36000.0, "adamw": 40000.0}, k)
+        self.assertEqual(set(got), {"train", "backward", "optimizer"})
+        self.assertAlmostEqual(got["train"], 30.0)
+        self.assertAlmostEqual(got["backward"], 45.0)
+        self.assertAlmostEqual(got["optimizer"], 80.0)
+        # a step no slower than its forward and backward (the GPU set the
+        # pace, or noise): no optimizer cost, the rest stand
+        got = measure.train_phases({"forward": 9000.0, "none": 36000.0, "adamw": 35900.0}, k)
+        self.assertEqual(set(got), {"train", "backward"})
+        # the profiler could not count a call's kernels: what needs it goes
+        got = measure.train_phases({"forward": 9000.0, "none": 36000.0, "adamw": 40000.0},
+                                   dict(k, none=None))
+        self.assertEqual(set(got), {"train"})
 
 
     def test_atomic_write_modes(self):

@@ -430,8 +430,8 @@ def cmd_host(args, nvml, h, gpu):
     if args.model not in MODEL_CONFIGS:
         raise MeasureError("--model: no config for '%s' (%s)" % (args.model, ", ".join(MODEL_CONFIGS)))
     specs = tiny_specs()
-    rows, ops, fwd, train = [], [], [], []
-    kernels = train_kernels = None
+    rows, ops, fwd, train = [], [], [], {}
+    kernels, train_kernels = None, {}  # train: "forward", "none", "adamw" -> timings, kernels
     dec, dec_kernels = {}, {}  # generate's new tokens -> timings, kernels
     for ci, clock in enumerate(clocks):
         timed = []  # (model, batch, seq, mode, us per call) at this clock
@@ -450,18 +450,28 @@ def cmd_host(args, nvml, h, gpu):
             fwd.append((us, sd))
             timed.append((args.model, args.batch, args.seq, "prefill", us))
             del step
-            # a training step costs the host more per kernel (the autograd
-            # graph, the engine's backward, AdamW's per-tensor foreach work)
-            _progress(args, "clock %d/%d: %s b%d s%d training step" % (ci + 1, len(clocks),
-                                                                       args.model, args.batch,
-                                                                       args.seq))
-            step = _model_step(torch, dict(case, mode="train"), dev, "eager", 0)
-            if train_kernels is None:
-                train_kernels = _count_kernels(torch, step)
-            us, sd = _time_loop(torch, step, max(1, args.forwards // 3), args.repeats)
-            train.append((us, sd))
-            timed.append((args.model, args.batch, args.seq, "train", us))
-            del step
+            # a training step costs the host more per kernel than a forward,
+            # and by phase: the forward records the autograd graph, the
+            # backward runs on autograd's engine, AdamW's foreach ops group
+            # and walk every parameter tensor. Three calls tell them apart:
+            # the step's forward alone, forward and backward (optimizer
+            # none), and the whole AdamW step; each phase's cost per kernel
+            # is the difference of two over the kernels it adds.
+            for part in ("forward", "none", "adamw"):
+                _progress(args, "clock %d/%d: %s b%d s%d training %s"
+                          % (ci + 1, len(clocks), args.model, args.batch, args.seq,
+                             {"forward": "forward", "none": "forward and backward",
+                              "adamw": "step"}[part]))
+                pc = dict(case, mode="train", **({"phase": "forward"} if part == "forward"
+                                                 else {"optimizer": part}))
+                step = _model_step(torch, pc, dev, "eager", 0)
+                if part not in train_kernels:
+                    train_kernels[part] = _count_kernels(torch, step)
+                us, sd = _time_loop(torch, step, max(1, args.forwards // 3), args.repeats)
+                train.setdefault(part, []).append((us, sd))
+                if part != "forward":  # a workload wattlas builds: optimizer none or adamw
+                    timed.append((args.model, args.batch, args.seq, "train:" + part, us))
+                del step
             # generate's decode loop: the difference of two generations
             # (few and many new tokens) is decode steps alone, without the
             # prefill and generate's setup
@@ -481,7 +491,8 @@ def cmd_host(args, nvml, h, gpu):
                        "mode": mode, "attention": "eager", "sm_clock_mhz": clk,
                        "measured_clock_mhz": float(clk), "time_ms": us * 1e-3,
                        "repeats": args.repeats, "stack": stack if sq else ""},
-                      **({"optimizer": "adamw", "master_dtype": "none"} if mode == "train" else {}))
+                      **({"mode": "train", "optimizer": mode[6:], "master_dtype": "none"}
+                         if mode.startswith("train:") else {}))
                  for m, b, sq, mode, us in timed]
     save_measurements(meas, earlier, rows)
     for s in specs:
@@ -498,13 +509,7 @@ def cmd_host(args, nvml, h, gpu):
         launch, sd = op_us, op_sd
         notes.append("launch_us: the bare ops' cost (the profiler could not count the "
                      "forward's kernels)")
-    tr = tr_sd = None
-    if train_kernels:
-        tr_us = statistics.median(u for u, _ in train)
-        tr, tr_sd = tr_us / train_kernels, statistics.median(d for _, d in train) / train_kernels
-        notes.append("train_launch_us: a %s b%d s%d AdamW training step, %.0f us for the %d "
-                     "kernels it launches" % (args.model, args.batch, args.seq, tr_us,
-                                              train_kernels))
+    phase, phase_sd = _train_phases(train, train_kernels, args, notes)
     de = None
     g_lo, g_hi = args.gen_tokens // 4 or 1, args.gen_tokens
     if g_hi > g_lo and dec_kernels.get(g_lo) and dec_kernels.get(g_hi) and \
@@ -526,10 +531,59 @@ def cmd_host(args, nvml, h, gpu):
     ini = os.path.join(args.out, "%s.ini" % args.id)
     _atomic_write(ini, host_text(args.id, name, launch, sd,
                                  "python3 -m wattlas.measure host", op_us, op_sd, notes,
-                                 tr, tr_sd, de))
+                                 phase.get("train"), phase_sd.get("train"), de,
+                                 backward_launch_us=phase.get("backward"),
+                                 backward_stderr_us=phase_sd.get("backward"),
+                                 optimizer_launch_us=phase.get("optimizer"),
+                                 optimizer_stderr_us=phase_sd.get("optimizer")))
+    said = "".join(", %s kernel %.2f us" % (k, phase[k]) for k in ("train", "backward", "optimizer")
+                   if k in phase)
     _note(args, "bare op %.2f us, model kernel %.2f us%s%s -> %s; %d time-only rows -> %s"
-          % (op_us, launch, ", training step kernel %.2f us" % tr if tr else "",
-             ", decode step kernel %.2f us" % de if de else "", ini, len(rows), meas))
+          % (op_us, launch, said, ", decode step kernel %.2f us" % de if de else "", ini,
+             len(rows), meas))
+
+
+def train_phases(t_us, kernels):
+    """A training step's host cost per kernel by phase, from the wall times
+    (us) and kernel counts of three calls: "forward" (the step's forward,
+    recording autograd), "none" (forward and backward) and "adamw" (the
+    whole step). train: the forward's time over its kernels; backward and
+    optimizer: the difference of two calls over the kernels the later one
+    adds. A phase whose difference is not positive (the GPU set the pace,
+    or noise) is left out, and its cost follows the step's. Where the host
+    is not the bottleneck the differences hold GPU time too: then they are
+    upper bounds, which calibrate --fit host refines from the rows."""
+    out = {}
+    if t_us.get("forward") and kernels.get("forward"):
+        out["train"] = t_us["forward"] / kernels["forward"]
+    for k, a, b in (("backward", "forward", "none"), ("optimizer", "none", "adamw")):
+        if all(t_us.get(x) and kernels.get(x) for x in (a, b)) and \
+                kernels[b] > kernels[a] and t_us[b] > t_us[a]:
+            out[k] = (t_us[b] - t_us[a]) / (kernels[b] - kernels[a])
+    return out
+
+
+def _train_phases(train, train_kernels, args, notes):
+    """train_phases on the medians of each call's timings (and on their
+    standard errors, added in quadrature, for the stderr), with a note per
+    cost written."""
+    med = {k: statistics.median(u for u, _ in v) for k, v in train.items()}
+    sem = {k: statistics.median(d for _, d in v) for k, v in train.items()}
+    phase = train_phases(med, train_kernels)
+    phase_sd = {}
+    what = {"train": ("forward", None), "backward": ("none", "forward"),
+            "optimizer": ("adamw", "none")}
+    for k, v in phase.items():
+        b, a = what[k]
+        dk = train_kernels[b] - (train_kernels[a] if a else 0)
+        phase_sd[k] = math.hypot(sem[b], sem[a] if a else 0.0) / dk
+        notes.append("%s_launch_us: a %s b%d s%d training %s, %.0f us for the %d kernels %s"
+                     % (k, args.model, args.batch, args.seq,
+                        {"train": "forward recording autograd", "backward": "forward and backward "
+                         "less its forward", "optimizer": "AdamW step less its forward and "
+                         "backward"}[k], med[b] - (med[a] if a else 0), dk,
+                        "it launches" if k == "train" else "it adds"))
+    return phase, phase_sd
 
 
 def cmd_profile(args, nvml, h, gpu):

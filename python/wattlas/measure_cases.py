@@ -228,6 +228,18 @@ def _model_step(torch, case, dev, attention, gen_tokens):
         return step
     if case["mode"] == "train":
         model.train()
+        if case.get("phase") == "forward":
+            # the step's forward alone, recording the autograd graph (freed
+            # with the loss): measure host's cost of a step's forward kernel
+            def step():
+                model(input_ids=ids, labels=ids).loss
+            return step
+        if case.get("optimizer") == "none":
+            # forward and backward alone (a pipeline stage's computations)
+            def step():
+                model(input_ids=ids, labels=ids).loss.backward()
+                model.zero_grad(set_to_none=True)
+            return step
         opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
 
         def step():

@@ -187,13 +187,19 @@ def save_idle(path, earlier, rows):
 
 def host_text(host_id, name, launch_us, stderr_us, source, op_launch_us=None,
               op_stderr_us=None, notes=(), train_launch_us=None, train_stderr_us=None,
-              decode_launch_us=None, decode_stderr_us=None):
+              decode_launch_us=None, decode_stderr_us=None, backward_launch_us=None,
+              backward_stderr_us=None, optimizer_launch_us=None, optimizer_stderr_us=None):
     """A host preset (presets/hosts): launch_us per kernel of a model's forward,
     op_launch_us per kernel of a bare op in a loop, train_launch_us per
-    kernel of a training step, decode_launch_us per kernel of generate's
-    decode steps (each left out when None)."""
+    kernel of a training step's forward (of the whole step where the
+    backward's and optimizer's are not given), backward_launch_us and
+    optimizer_launch_us per kernel of its backward and optimizer,
+    decode_launch_us per kernel of generate's decode steps (each left out
+    when None)."""
     for k, v in (("launch_us", launch_us), ("op_launch_us", op_launch_us),
-                 ("train_launch_us", train_launch_us), ("decode_launch_us", decode_launch_us)):
+                 ("train_launch_us", train_launch_us), ("decode_launch_us", decode_launch_us),
+                 ("backward_launch_us", backward_launch_us),
+                 ("optimizer_launch_us", optimizer_launch_us)):
         if v is not None and not (math.isfinite(v) and 0 < v <= 10000):
             raise MeasureError("%s: %r us is not a launch cost (0 to 10000 us)" % (k, v))
     for v in (host_id, name, source):
@@ -209,6 +215,10 @@ def host_text(host_id, name, launch_us, stderr_us, source, op_launch_us=None,
     if train_launch_us is not None:
         lines += ["train_launch_us = %.3f" % train_launch_us,
                   "train_launch_us_stderr = %.3f" % (train_stderr_us or 0.0)]
+    for k, v, e in (("backward_launch_us", backward_launch_us, backward_stderr_us),
+                    ("optimizer_launch_us", optimizer_launch_us, optimizer_stderr_us)):
+        if v is not None:
+            lines += ["%s = %.3f" % (k, v), "%s_stderr = %.3f" % (k, e or 0.0)]
     if decode_launch_us is not None:
         lines += ["decode_launch_us = %.3f" % decode_launch_us]
     return "\n".join(lines) + "\n"
