@@ -984,6 +984,42 @@ class Invariants(unittest.TestCase):
                                        "host_backward_launch_us": t * k}, fmt="csv")
             self.assertEqual(rows_of(got)[0]["time_ms"], bwd["time_ms"], "Python: " + what)
 
+    def test_intervals_nested(self):
+        """prediction intervals mean one thing on predict and sweep: each
+        holds its centre, a higher level holds a lower one's (every board
+        factor is taken at the level's own quantile, so a hinge only widens
+        a wider interval), and sweep's match predict's at the same point"""
+        rng = random.Random(SEED + 84)
+        for _ in range(3):
+            gpu = rng.choice(["a100-pcie-40gb", "h100-sxm-80gb", "h200-sxm-141gb"])
+            mode = rng.choice(["prefill", "train", "decode"])
+            args = ["--gpu", gpu, "--model", rng.choice(["gpt2", "qwen2-1.5b", "opt-1.3b"]),
+                    "--batch", rng.choice([1, 4, 16]), "--seq", rng.choice([64, 512, 2048]),
+                    "--mode", mode, "--clock", rng.choice([510, 900, 1200, 1410]),
+                    "--format", "csv"]
+            if mode == "decode":
+                args += ["--gen", 8]
+            if rng.random() < 0.5:  # within every board's range: A100 PCIe 150-250 W
+                args += ["--set", "power_limit_w=%d" % {"a100-pcie-40gb": rng.choice([150, 200]),
+                                                        }.get(gpu, rng.choice([200, 300, 450]))]
+            what = " ".join(map(str, args))
+            rows = {}
+            for lv in (50, 80, 95):
+                rows[lv] = rows_of(cli("predict", *args, "--interval", lv).stdout)[0]
+            for q, u in (("time", "ms"), ("power", "w"), ("energy", "j")):
+                c = num(rows[95], "%s_%s" % (q, u))
+                lo_prev, hi_prev = c, c
+                for lv in (50, 80, 95):
+                    lo, hi = num(rows[lv], "%s_lo_%s" % (q, u)), num(rows[lv], "%s_hi_%s" % (q, u))
+                    self.assertLessEqual(lo, lo_prev * (1 + 1e-9), "%s %d%%: %s" % (q, lv, what))
+                    self.assertGreaterEqual(hi, hi_prev * (1 - 1e-9), "%s %d%%: %s" % (q, lv, what))
+                    lo_prev, hi_prev = lo, hi
+            sw = rows_of(cli("sweep", *args, "--interval", 95).stdout)[0]
+            for col in ("time_lo_ms", "time_hi_ms", "power_lo_w", "power_hi_w", "energy_lo_j",
+                        "energy_hi_j"):
+                self.assertEqual(sw[col], rows[95][col], "sweep against predict, %s: %s"
+                                 % (col, what))
+
 
 def python_kw(c):
     """A case's command-line arguments as wattlas.sweep keywords."""

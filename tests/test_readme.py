@@ -1078,6 +1078,18 @@ def board_spread_coverage():
 
 
 @claim(data=True)
+def energaizer_h100_coverage():
+    """Boards differ: EnergAIzer's H100 board, its intervals and errors"""
+    path = "../shared/data/public/energaizer/h100-sxm-80gb-1830mhz.csv"
+    e = w(f"validate {path} --no-lomo --interval 95").err
+    t, p, en = coverage(e)
+    t0, p0, e0 = coverage(w(f"validate {path} --no-lomo --interval 95 --board same").err)
+    m = mape(e)
+    return [f"{t}% of rows for time, {p}% for power and {en}% for energy ({t0}/{p0}/{e0}% without",
+            f"at {m[0]}/{m[1]}/{m[2]}% MAPE (time/power/energy)"]
+
+
+@claim(data=True)
 def quick_board_b():
     """measure quick: the board preset from board B's quick set, on its whole models"""
     sys.path.insert(0, os.path.join(ROOT, "python"))
