@@ -19,7 +19,7 @@ typedef struct {
 
 /* the fitted coefficients, in the order of the fit's vector and of a
  * preset's [covariance] */
-#define WL_CALIB_NPARAMS ((size_t)32)
+#define WL_CALIB_NPARAMS ((size_t)33)
 extern const fit_param wl_calib_params[WL_CALIB_NPARAMS];
 
 /* The coefficient i of c, where the fit reads and writes it. */

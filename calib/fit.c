@@ -422,14 +422,15 @@ static int select_identified(fit_ctx *c, wl_calib_fit_info *info)
     return rc;
 }
 
-/* How much a 10% rise of one cost (*cost, inside g) moves the training
- * rows' times: the largest |ln ratio| over them. */
+/* How much a 10% rise of one phase's cost (*cost, inside g) moves the
+ * times of the rows that run that phase (1 << WL_PHASE_x): the largest
+ * |ln ratio| over them. */
 static double phase_moves(wl_calib_problem *p, wl_core_gpu *g, const size_t *rows, size_t nr,
-                          double *cost)
+                          unsigned phase, double *cost)
 {
     double v = *cost, moved = 0;
     for (size_t k = 0; k < nr; k++) {
-        if (!wl_calib_row_training(p, rows[k]))
+        if (!(wl_calib_row_phases(p, rows[k]) & phase))
             continue;
         wl_core_result r0, r1;
         *cost = v;
@@ -445,22 +446,22 @@ static double phase_moves(wl_calib_problem *p, wl_core_gpu *g, const size_t *row
     return moved;
 }
 
-/* Whether the training rows see a phase's issue cost. Where a phase's
- * kernels run longer than the host takes to issue them, the GPU sets its
- * pace and the cost moves no row's time: a flat stretch below the hinge
- * max(issue, kernel). The cost is seen if, at the step's cost or that
- * doubled up to 16x, a 10% rise moves some row by 0.01%; a cost no row
- * sees is held, not fitted (its prior is flat: params.c). The problem's
- * GPU and *cost are left as they were. */
+/* Whether the rows see a phase's issue cost. Where a phase's kernels run
+ * longer than the host takes to issue them, the GPU sets its pace and the
+ * cost moves no row's time: a flat stretch below the hinge max(issue,
+ * kernel). The cost is seen if, at its start or that doubled up to 16x, a
+ * 10% rise moves some row of the phase by 0.01%; a cost no row sees is
+ * held, not fitted (its prior is flat: params.c). The problem's GPU and
+ * *cost are left as they were. */
 static int phase_seen(wl_calib_problem *p, wl_core_gpu *g, const size_t *rows, size_t nr,
-                      double *cost)
+                      unsigned phase, double *cost)
 {
     const wl_core_gpu keep = *wl_calib_problem_gpu(p);
     double v = *cost;
     int seen = 0;
     for (double s = 1; s <= 16 && !seen; s *= 2) {
         *cost = v * s;
-        seen = phase_moves(p, g, rows, nr, cost) >= 1e-4;
+        seen = phase_moves(p, g, rows, nr, phase, cost) >= 1e-4;
     }
     *cost = v;
     wl_calib_problem_set_gpu(p, &keep);
@@ -568,21 +569,33 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
      * forward's by its share of the step; the forward's cost in a step
      * (host_train_launch_us) is then held, since the same rows cannot also
      * move it (measure host times it alone: a forward recording autograd).
-     * Steps of one kind leave one cost for the whole step, as before. */
-    int n_rep = 0, n_model = 0, n_train = 0, n_opt = 0;
+     * Steps of one kind leave one cost for the whole step, as before. A
+     * generation's decode steps (generate's loop) have their own, seen by
+     * rows of generations, which also carry a forward (the prefill). */
+    const unsigned bwd = 1u << WL_PHASE_BACKWARD, optp = 1u << WL_PHASE_OPTIMIZER,
+                   decp = 1u << WL_PHASE_DECODE;
+    int n_rep = 0, n_model = 0, n_train = 0, n_opt = 0, n_dec = 0;
     for (size_t k = 0; k < nr; k++) {
-        int rep = wl_calib_row_repeated(p, rows[k]), tr = rep ? 0 : wl_calib_row_training(p, rows[k]);
+        int rep = wl_calib_row_repeated(p, rows[k]);
+        unsigned ph = rep ? 0 : wl_calib_row_phases(p, rows[k]);
+        int tr = (ph & bwd) != 0;
         n_rep += rep;
-        n_train += tr > 0;
-        n_opt += tr == 2;
+        n_train += tr;
+        n_opt += tr && (ph & optp);
+        n_dec += (ph & decp) != 0;
         n_model += !rep && !tr;
     }
-    int phases = n_opt > 0 && n_opt < n_train, seen_b = 0, seen_o = 0;
+    int phases = n_opt > 0 && n_opt < n_train, seen_b = 0, seen_o = 0, seen_d = 0;
     if (phases) { /* fitted from the step's cost; unstated, they follow it */
         c.gpu.coef.host_backward_launch_us = wl_core_coeffs_phase_launch_us(&c.gpu.coef, WL_PHASE_BACKWARD);
         c.gpu.coef.host_optimizer_launch_us = wl_core_coeffs_phase_launch_us(&c.gpu.coef, WL_PHASE_OPTIMIZER);
-        seen_b = phase_seen(p, &c.gpu, rows, nr, &c.gpu.coef.host_backward_launch_us);
-        seen_o = phase_seen(p, &c.gpu, rows, nr, &c.gpu.coef.host_optimizer_launch_us);
+        seen_b = phase_seen(p, &c.gpu, rows, nr, bwd, &c.gpu.coef.host_backward_launch_us);
+        seen_o = phase_seen(p, &c.gpu, rows, nr, optp, &c.gpu.coef.host_optimizer_launch_us);
+    }
+    if (n_dec) { /* unstated, a decode step's kernel costs the forward's */
+        if (!(c.gpu.coef.host_decode_launch_us > 0))
+            c.gpu.coef.host_decode_launch_us = c.gpu.coef.host_launch_us;
+        seen_d = phase_seen(p, &c.gpu, rows, nr, decp, &c.gpu.coef.host_decode_launch_us);
     }
     int clock_terms = 0; /* a fitted coefficient other than the host's issue cost */
     for (size_t i = 0; i < WL_CALIB_NPARAMS; i++) {
@@ -591,7 +604,8 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
                      (!n_model && !strcmp(nm, "host_launch_us")) ||
                      ((!n_train || phases) && !strcmp(nm, "host_train_launch_us")) ||
                      (!seen_b && !strcmp(nm, "host_backward_launch_us")) ||
-                     (!seen_o && !strcmp(nm, "host_optimizer_launch_us"));
+                     (!seen_o && !strcmp(nm, "host_optimizer_launch_us")) ||
+                     (!seen_d && !strcmp(nm, "host_decode_launch_us"));
         if ((!o.free_mask || (o.free_mask >> i & 1ull)) && !unseen) {
             c.idx[c.nfree++] = i;
             clock_terms |= !wl_core_coef_is_host(wl_calib_params[i].name);
@@ -655,6 +669,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
     prior.host_train_launch_us = wl_core_coeffs_train_launch_us(&prior);
     prior.host_backward_launch_us = wl_core_coeffs_phase_launch_us(&prior, WL_PHASE_BACKWARD);
     prior.host_optimizer_launch_us = wl_core_coeffs_phase_launch_us(&prior, WL_PHASE_OPTIMIZER);
+    prior.host_decode_launch_us = prior.host_launch_us;
     wl_core_coeffs sc = c.gpu.coef, sc0 = c.gpu.coef;
     if (o.from_defaults)
         sc = prior;
@@ -693,9 +708,10 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
     }
     for (size_t j = 0; j < nfree; j++)
         gsl_vector_set(x, j, wl_calib_to_x(&wl_calib_params[c.idx[j]], *wl_calib_coef_at(&sc, c.idx[j])));
-    for (size_t j = 0; j < nfree && phases; j++)
+    for (size_t j = 0; j < nfree; j++)
         if (!strcmp(wl_calib_params[c.idx[j]].name, "host_backward_launch_us") ||
-            !strcmp(wl_calib_params[c.idx[j]].name, "host_optimizer_launch_us"))
+            !strcmp(wl_calib_params[c.idx[j]].name, "host_optimizer_launch_us") ||
+            !strcmp(wl_calib_params[c.idx[j]].name, "host_decode_launch_us"))
             scan_start(&c, x, r, j);
     int rc = GSL_SUCCESS;
     /* Iteratively reweighted least squares with Huber weights: residuals

@@ -37,6 +37,9 @@ const fit_param wl_calib_params[WL_CALIB_NPARAMS] = {
      * would outweigh a handful of rows and hold it at the default. */
     P_LOG(host_backward_launch_us, 0),
     P_LOG(host_optimizer_launch_us, 0),
+    /* a generation's decode steps apart, from rows of generations, where
+     * they see it; no prior, as the step's phases */
+    P_LOG(host_decode_launch_us, 0),
     P_LOG(launch_clk, 2.0),
     P_LOG(kernel_fixed_us, 2.0),
     P_LOG(tile_overhead_clk, 2.0),

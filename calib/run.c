@@ -61,7 +61,7 @@ static const char *const die_names[] = {"tc_eff", "cuda_eff", "alu_eff", "l2_eff
                                         "tile_overhead_clk", "launch_clk",
                                         "host_launch_us", "host_op_launch_us",
                                         "host_train_launch_us", "host_backward_launch_us",
-                                        "host_optimizer_launch_us"};
+                                        "host_optimizer_launch_us", "host_decode_launch_us"};
 #define N_DIE_LATENCY 9 /* die_names before the host's */
 
 static unsigned long long die_mask(void)
@@ -311,6 +311,13 @@ static void say_host(const run_ctx *c, const wl_core_gpu *before, const wl_core_
         int phase;
     } ph[] = {{"host_backward_launch_us", "backward", WL_PHASE_BACKWARD},
               {"host_optimizer_launch_us", "optimizer step", WL_PHASE_OPTIMIZER}};
+    int kd = wl_calib_param_index("host_decode_launch_us");
+    if (info->fitted >> kd & 1ull)
+        say(c, "host %s: issue cost %.2f us per kernel of a generation's decode steps -> %.2f +- "
+               "%.2f us",
+            id, before->coef.host_decode_launch_us > 0 ? before->coef.host_decode_launch_us
+                                                       : before->coef.host_launch_us,
+            after->coef.host_decode_launch_us, se[kd]);
     for (size_t i = 0; i < sizeof ph / sizeof *ph; i++) {
         int kp = wl_calib_param_index(ph[i].name);
         if (info->fitted >> kp & 1ull)
@@ -326,8 +333,11 @@ static void say_host(const run_ctx *c, const wl_core_gpu *before, const wl_core_
 static int write_host(const wl_calib_run_options *o, const char *path, const wl_core_gpu *fitted,
                       const wl_calib_fit_info *info, const double *se, size_t rows, wl_error *err)
 {
-    /* a bare op's or a training step's cost only when its rows fitted it
-     * (else, unstated, it is the model's forward's, or what --host gave) */
+    /* each cost as fitted; a bare op's unfitted is kept only as a host
+     * file the user named (--host: their own machine's) gave it, not from
+     * the GPU's host class (no bare-op row: not the rows' host's, so
+     * unstated, following the fitted forward's); a standard error only
+     * for what the rows fitted */
     int ko = wl_calib_param_index("host_op_launch_us");
     int kt = wl_calib_param_index("host_train_launch_us");
     int kb = wl_calib_param_index("host_backward_launch_us");
@@ -335,7 +345,7 @@ static int write_host(const wl_calib_run_options *o, const char *path, const wl_
     int fit_op = info->fitted >> ko & 1ull, fit_tr = info->fitted >> kt & 1ull;
     int fit_b = info->fitted >> kb & 1ull, fit_z = info->fitted >> kz & 1ull;
     wl_core_host h = {.launch_us = fitted->coef.host_launch_us,
-                      .op_launch_us = fit_op ? fitted->coef.host_op_launch_us : 0,
+                      .op_launch_us = fit_op || o->host ? fitted->coef.host_op_launch_us : 0,
                       .train_launch_us = fitted->coef.host_train_launch_us,
                       .backward_launch_us = fitted->coef.host_backward_launch_us,
                       .optimizer_launch_us = fitted->coef.host_optimizer_launch_us,
@@ -354,7 +364,7 @@ static int write_host(const wl_calib_run_options *o, const char *path, const wl_
     snprintf(h.name, sizeof h.name, "host fitted to %.100s", o->path);
     if (info->unc.valid) {
         h.launch_us_stderr = se[wl_calib_param_index("host_launch_us")];
-        h.op_launch_us_stderr = h.op_launch_us > 0 ? se[ko] : 0;
+        h.op_launch_us_stderr = fit_op ? se[ko] : 0;
         h.train_launch_us_stderr = fit_tr ? se[kt] : 0;
         h.backward_launch_us_stderr = fit_b ? se[kb] : 0;
         h.optimizer_launch_us_stderr = fit_z ? se[kz] : 0;

@@ -244,6 +244,7 @@ static void board_scale(wl_core_coeffs *c, board_factor f, double s)
         c->host_train_launch_us *= s;
         c->host_backward_launch_us *= s;
         c->host_optimizer_launch_us *= s;
+        c->host_decode_launch_us *= s;
         break;
     }
 }

@@ -460,17 +460,15 @@ int wl_calib_row_repeated(const wl_calib_problem *p, size_t row)
            wl_core_workload_repeated(p->wls[p->wl_of_row[row]].wl);
 }
 
-int wl_calib_row_training(const wl_calib_problem *p, size_t row)
+unsigned wl_calib_row_phases(const wl_calib_problem *p, size_t row)
 {
     if (!(row < p->n && p->wl_of_row[row] >= 0))
         return 0;
     const wl_core_workload *wl = p->wls[p->wl_of_row[row]].wl;
-    if (!wl_core_workload_training(wl))
-        return 0;
+    unsigned m = 0;
     for (size_t i = 0, n = wl_core_workload_count(wl); i < n; i++)
-        if (wl_core_workload_kernel(wl, i)->phase == WL_PHASE_OPTIMIZER)
-            return 2;
-    return 1;
+        m |= 1u << wl_core_workload_kernel(wl, i)->phase;
+    return m;
 }
 
 void wl_calib_problem_set_gpu(wl_calib_problem *p, const wl_core_gpu *gpu)

@@ -89,9 +89,10 @@ int wl_calib_row_traced(const wl_calib_problem *p, size_t row);
 /* Whether the row's workload is repeated back to back (a one-kernel trace:
  * a bare op in a loop, wl_core_workload_set_repeated). */
 int wl_calib_row_repeated(const wl_calib_problem *p, size_t row);
-/* Whether a row's workload is a training step (wl_core_workload_training);
- * 2 where the step runs an optimizer (kernels of WL_PHASE_OPTIMIZER). */
-int wl_calib_row_training(const wl_calib_problem *p, size_t row);
+/* The phases a row's workload runs, 1 << WL_PHASE_x for each (a training
+ * step has WL_PHASE_BACKWARD, its optimizer WL_PHASE_OPTIMIZER, a
+ * generation WL_PHASE_DECODE); 0 for a row with no workload. */
+unsigned wl_calib_row_phases(const wl_calib_problem *p, size_t row);
 /* Replace the GPU (e.g. new coefficients). */
 void wl_calib_problem_set_gpu(wl_calib_problem *p, const wl_core_gpu *gpu);
 const wl_core_gpu *wl_calib_problem_gpu(const wl_calib_problem *p);

@@ -116,6 +116,7 @@ static const gpu_field gpu_fields[] = {
     C(host_train_launch_us, 0, 1e6, 0),
     C(host_backward_launch_us, 0, 1e6, 0),
     C(host_optimizer_launch_us, 0, 1e6, 0),
+    C(host_decode_launch_us, 0, 1e6, 0),
     C(launch_clk, 0, BIG, 0),
     C(v_exponent, 1, 5, 0),
     C(c_active_w, 0, 1e6, 0),
@@ -474,7 +475,7 @@ static int gpu_host(const ctx *c, wl_core_gpu *out, const char *source, wl_error
 {
     int own = seen_key(c, "host_launch_us") || seen_key(c, "host_op_launch_us") ||
               seen_key(c, "host_train_launch_us") || seen_key(c, "host_backward_launch_us") ||
-              seen_key(c, "host_optimizer_launch_us");
+              seen_key(c, "host_optimizer_launch_us") || seen_key(c, "host_decode_launch_us");
     if (own && out->host_id[0]) {
         wl_error_set(err, source, key_line(c, "host"), "host",
                      "both [gpu] host and a [calibration] host_*_us cost; "

@@ -78,7 +78,7 @@ BOUNDS = {
     "H200 whole models preset power %": 9.8,   # 8.73 (30.43 transferred)
     "H200 whole models preset energy %": 9.1,  # 8.09 (13.58 transferred)
     # the shipped preset as it comes, on its host class (server-2023, whose
-    # training step costs 1.18x a forward's kernel: scripts/train_host_ratio.sh):
+    # training step costs 1.18x a forward's kernel: scripts/host_phase_ratio.sh train):
     # issue 61's bar, 10/8/8 (12.38/9.15/8.29 before the class had a
     # training cost)
     "H200 whole models shipped time %": 10.0,    # 9.80

@@ -531,6 +531,89 @@ static void test_host_phase_fit(void **state)
     unlink(test_path(models[1]));
 }
 
+/* A generation's decode steps apart: HF generate rows (GPT-2 and OPT-1.3B,
+ * b1 s32, 8 and 32 new tokens, two clocks), made by a host that issues a
+ * forward's kernel in 30 us and a decode step's in 17, through the
+ * calibration's own workloads (each row predicted by the truth, then
+ * written with +-1% alternating); a fit of the decode cost alone, the
+ * forward's held, finds 17. Rows with no generation leave it unfitted. */
+static void test_host_decode_fit(void **state)
+{
+    (void)state;
+    wl_error err;
+    wl_core_gpu start, truth;
+    assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &start, &err), WL_OK);
+    wl_core_host h0 = {.id = "h0", .launch_us = 30};
+    wl_core_gpu_set_host(&start, &h0);
+    truth = start;
+    truth.coef.host_decode_launch_us = 17;
+    const char *hdr = "gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,"
+                      "time_ms,energy_j,power_w,temp_c,gen_tokens\n";
+    const char *models[] = {"gpt2", "opt-1.3b"};
+    const int gens[] = {8, 32};
+    const double clocks[] = {990, 1980};
+    const char *p = test_path("wattlas-test-host-decode.csv");
+    double t[8];
+    for (int pass = 0; pass < 2; pass++) {
+        FILE *f = fopen(p, "w");
+        assert_non_null(f);
+        fputs(hdr, f);
+        for (int i = 0; i < 8; i++)
+            fprintf(f, "h100-sxm-80gb,%s,1,32,bf16,decode,eager,%.0f,,%.6f,,,,%d\n",
+                    models[i / 4], clocks[i % 2], pass ? t[i] * (i % 2 ? 1.01 : 0.99) : 1.0,
+                    gens[i / 2 % 2]);
+        fclose(f);
+        if (pass)
+            break;
+        wl_calib_set *set;
+        wl_calib_problem *prob;
+        assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+        assert_int_equal(wl_calib_problem_create(&truth, set, NULL, &prob, &err), WL_OK);
+        for (size_t i = 0; i < 8; i++) {
+            wl_core_result r;
+            assert_int_equal(wl_calib_predict(prob, i, &r), WL_OK);
+            assert_true(r.launch_bound_frac > 0.4); /* the host sets the pace */
+            assert_true(wl_calib_row_phases(prob, i) >> WL_PHASE_DECODE & 1u);
+            t[i] = r.time_ms;
+        }
+        wl_calib_problem_free(prob);
+        wl_calib_free(set);
+    }
+    wl_calib_set *set;
+    wl_calib_problem *prob;
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    assert_int_equal(wl_calib_problem_create(&start, set, NULL, &prob, &err), WL_OK);
+    wl_calib_fit_options fo;
+    wl_calib_fit_options_default(&fo);
+    int kd = wl_calib_param_index("host_decode_launch_us");
+    assert_true(kd >= 0);
+    fo.free_mask = 1ull << kd;
+    wl_core_gpu fitted;
+    wl_calib_fit_info info;
+    double se[WL_CALIB_MAXP];
+    assert_int_equal(wl_calib_fit(prob, NULL, &fo, &fitted, &info), WL_OK);
+    wl_calib_stderr(&info.unc, se);
+    if (!(info.fitted >> kd & 1ull) || !(fabs(fitted.coef.host_decode_launch_us - 17) < 2 * se[kd] + 0.3))
+        fail_msg("decode fit: %.3f +- %.3f us (truth 17)", fitted.coef.host_decode_launch_us, se[kd]);
+    assert_true(fitted.coef.host_launch_us == 30);
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
+    /* prefill rows alone: nothing to fit */
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(hdr, f);
+    for (int i = 0; i < 4; i++)
+        fprintf(f, "h100-sxm-80gb,gpt2,1,32,bf16,prefill,eager,%.0f,,%.3f,,,,\n", clocks[i % 2],
+                7.0 + i);
+    fclose(f);
+    assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
+    assert_int_equal(wl_calib_problem_create(&start, set, NULL, &prob, &err), WL_OK);
+    assert_int_equal(wl_calib_fit(prob, NULL, &fo, &fitted, &info), WL_EINVAL);
+    wl_calib_problem_free(prob);
+    wl_calib_free(set);
+    unlink(p);
+}
+
 /* Rows predicted by a GPU with known coefficients, into a measurements file
  * (with +-noise alternating on time). */
 static void synth_rows(const char *path, const wl_core_gpu *truth, const char *const *models,
@@ -1819,6 +1902,7 @@ int main(void)
         cmocka_unit_test(test_host_fit),
         cmocka_unit_test(test_host_train_fit),
         cmocka_unit_test(test_host_phase_fit),
+        cmocka_unit_test(test_host_decode_fit),
         cmocka_unit_test(test_few_shot),
         cmocka_unit_test(test_interval_coverage),
         cmocka_unit_test(test_board_spread_interval),

@@ -983,6 +983,20 @@ class Invariants(unittest.TestCase):
                                   set={"host_train_launch_us": t,
                                        "host_backward_launch_us": t * k}, fmt="csv")
             self.assertEqual(rows_of(got)[0]["time_ms"], bwd["time_ms"], "Python: " + what)
+        # a generation's decode steps: unstated (0) is the forward's cost,
+        # a dearer one never makes it faster nor moves its prefill
+        dargs = ["--gpu", gpu, "--model", shape["model"], "--batch", shape["batch"], "--seq",
+                 shape["seq"], "--mode", "decode", "--gen", rng.choice([4, 16]), "--clock",
+                 shape["clock"], "--format", "csv", "--set", "host_launch_us=%r" % t]
+        what = "decode: " + " ".join(map(str, dargs))
+
+        def dec(v):
+            return rows_of(cli("predict", *dargs, "--set", "host_decode_launch_us=%r" % v).stdout)[0]
+        d0, dt, dk = dec(0), dec(t), dec(t * k)
+        self.assertEqual(d0["time_ms"], dt["time_ms"], what)
+        self.assertGreaterEqual(num(dk, "time_ms"), num(dt, "time_ms") * (1 - 1e-9), what)
+        if "ttft_ms" in dt:
+            self.assertEqual(dk["ttft_ms"], dt["ttft_ms"], what)
 
     def test_intervals_nested(self):
         """prediction intervals mean one thing on predict and sweep: each

@@ -648,6 +648,10 @@ static void test_hosts(void **state)
     assert_close(h100.coef.host_train_launch_us, server.train_launch_us, 0);
     assert_true(server.train_launch_us > server.launch_us);
     assert_close(calib.train_launch_us, 0, 0);
+    /* a decode step's kernel costs it less (likewise), unmeasured the forward's */
+    assert_close(h100.coef.host_decode_launch_us, server.decode_launch_us, 0);
+    assert_true(server.decode_launch_us > 0 && server.decode_launch_us < server.launch_us);
+    assert_close(calib.decode_launch_us, 0, 0);
     assert_close(a10.coef.host_launch_us, calib.launch_us, 0);
     /* set_host changes the issue cost only */
     wl_core_gpu b = a100;
@@ -656,6 +660,7 @@ static void test_hosts(void **state)
     b.coef.host_launch_us = a100.coef.host_launch_us;
     b.coef.host_op_launch_us = a100.coef.host_op_launch_us;
     b.coef.host_train_launch_us = a100.coef.host_train_launch_us;
+    b.coef.host_decode_launch_us = a100.coef.host_decode_launch_us;
     memcpy(b.host_id, a100.host_id, sizeof b.host_id);
     assert_memory_equal(&b, &a100, sizeof b);
     assert_int_equal(wl_preset_gpu_set(&b, "host_launch_us", 20, &err), WL_OK);
