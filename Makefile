@@ -277,13 +277,6 @@ calibrate: all
 	t=$$(echo $$r $$l | awk '{if (!($$1 > 0 && $$3 > 0)) exit 1; printf "%.4f %.3f", $$1 * $$3, $$2 * $$3}'); \
 	sed -i -e "s/^train_launch_us = .*/train_launch_us = $${t% *}/" \
 	    -e "s/^train_launch_us_stderr = .*/train_launch_us_stderr = $${t#* }/" presets/hosts/server-2023.ini
-	# a decode step's (host_decode_launch_us) likewise, on each host whose HF
-	# generate runs were measured (this repository's two H100 boards' hosts)
-	set -e; r=$$(sh scripts/host_phase_ratio.sh $(BIN)/wattlas $(SHARED) $(BUILD) decode | tee /dev/stderr | \
-	    awk '/^ratio /{print $$2}'); \
-	l=$$(awk -F' = ' '/^launch_us =/{print $$2}' presets/hosts/server-2023.ini); \
-	t=$$(echo $$r $$l | awk '{if (!($$1 > 0 && $$2 > 0)) exit 1; printf "%.4f", $$1 * $$2}'); \
-	sed -i -e "s/^decode_launch_us = .*/decode_launch_us = $$t/" presets/hosts/server-2023.ini
 	# the A100 SXM4 80GB of the 500 W class: the A100 SXM's coefficients (the
 	# same die) as the prior, the board fitted few-shot to Perseus's stage
 	# profiles (stage 0's forward and backward at 38 clocks; their time is
