@@ -593,19 +593,27 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
         seen_o = phase_seen(p, &c.gpu, rows, nr, optp, &c.gpu.coef.host_optimizer_launch_us);
     }
     if (n_dec) { /* unstated, a decode step's kernel costs the forward's */
-        if (!(c.gpu.coef.host_decode_launch_us > 0))
-            c.gpu.coef.host_decode_launch_us = c.gpu.coef.host_launch_us;
+        c.gpu.coef.host_decode_launch_us = wl_core_coeffs_phase_launch_us(&c.gpu.coef, WL_PHASE_DECODE);
         seen_d = phase_seen(p, &c.gpu, rows, nr, decp, &c.gpu.coef.host_decode_launch_us);
+    }
+    /* the issue costs, and whether some row sees each */
+    const struct {
+        int k, seen, phase; /* phase: started from a grid (scan_start) */
+    } costs[] = {{wl_calib_param_index("host_op_launch_us"), n_rep > 0, 0},
+                 {wl_calib_param_index("host_launch_us"), n_model > 0, 0},
+                 {wl_calib_param_index("host_train_launch_us"), n_train && !phases, 0},
+                 {wl_calib_param_index("host_backward_launch_us"), seen_b, 1},
+                 {wl_calib_param_index("host_optimizer_launch_us"), seen_o, 1},
+                 {wl_calib_param_index("host_decode_launch_us"), seen_d, 1}};
+    const size_t n_costs = sizeof costs / sizeof *costs;
+    unsigned long long unseen_mask = 0, grid_mask = 0;
+    for (size_t q = 0; q < n_costs; q++) {
+        unseen_mask |= costs[q].seen ? 0 : 1ull << costs[q].k;
+        grid_mask |= costs[q].phase ? 1ull << costs[q].k : 0;
     }
     int clock_terms = 0; /* a fitted coefficient other than the host's issue cost */
     for (size_t i = 0; i < WL_CALIB_NPARAMS; i++) {
-        const char *nm = wl_calib_params[i].name;
-        int unseen = (!n_rep && !strcmp(nm, "host_op_launch_us")) ||
-                     (!n_model && !strcmp(nm, "host_launch_us")) ||
-                     ((!n_train || phases) && !strcmp(nm, "host_train_launch_us")) ||
-                     (!seen_b && !strcmp(nm, "host_backward_launch_us")) ||
-                     (!seen_o && !strcmp(nm, "host_optimizer_launch_us")) ||
-                     (!seen_d && !strcmp(nm, "host_decode_launch_us"));
+        int unseen = unseen_mask >> i & 1ull;
         if ((!o.free_mask || (o.free_mask >> i & 1ull)) && !unseen) {
             c.idx[c.nfree++] = i;
             clock_terms |= !wl_core_coef_is_host(wl_calib_params[i].name);
@@ -669,7 +677,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
     prior.host_train_launch_us = wl_core_coeffs_train_launch_us(&prior);
     prior.host_backward_launch_us = wl_core_coeffs_phase_launch_us(&prior, WL_PHASE_BACKWARD);
     prior.host_optimizer_launch_us = wl_core_coeffs_phase_launch_us(&prior, WL_PHASE_OPTIMIZER);
-    prior.host_decode_launch_us = prior.host_launch_us;
+    prior.host_decode_launch_us = wl_core_coeffs_phase_launch_us(&prior, WL_PHASE_DECODE);
     wl_core_coeffs sc = c.gpu.coef, sc0 = c.gpu.coef;
     if (o.from_defaults)
         sc = prior;
@@ -709,9 +717,7 @@ static int fit(const wl_calib_problem *cp, const unsigned char *mask,
     for (size_t j = 0; j < nfree; j++)
         gsl_vector_set(x, j, wl_calib_to_x(&wl_calib_params[c.idx[j]], *wl_calib_coef_at(&sc, c.idx[j])));
     for (size_t j = 0; j < nfree; j++)
-        if (!strcmp(wl_calib_params[c.idx[j]].name, "host_backward_launch_us") ||
-            !strcmp(wl_calib_params[c.idx[j]].name, "host_optimizer_launch_us") ||
-            !strcmp(wl_calib_params[c.idx[j]].name, "host_decode_launch_us"))
+        if (grid_mask >> c.idx[j] & 1ull)
             scan_start(&c, x, r, j);
     int rc = GSL_SUCCESS;
     /* Iteratively reweighted least squares with Huber weights: residuals

@@ -132,27 +132,22 @@ static void eval_core(const wl_core_evaluator *ev, double f_mhz, const wl_core_o
      * (cuBLAS split-K's reduce) costs the host a driver launch only
      * (host_driver_launch_us), not another op's dispatch and module code. */
     double h_drv = c->host_driver_launch_us > 0 ? c->host_driver_launch_us + (h - issue_us) : h;
-    double h_ph[WL_PHASE_COUNT];
-    for (int k = 0; k < WL_PHASE_COUNT; k++)
-        h_ph[k] = h;
-    if (!steady && c->host_decode_launch_us > 0)
-        h_ph[WL_PHASE_DECODE] = c->host_decode_launch_us + (h - issue_us);
-    /* a training step's backward and optimizer where the host states them
-     * (wl_core_coeffs_phase_launch_us) */
-    if (!steady && ev->training) {
-        h_ph[WL_PHASE_BACKWARD] = wl_core_coeffs_phase_launch_us(c, WL_PHASE_BACKWARD) + (h - issue_us);
-        h_ph[WL_PHASE_OPTIMIZER] = wl_core_coeffs_phase_launch_us(c, WL_PHASE_OPTIMIZER) + (h - issue_us);
-    }
+    /* the other phases where the host states them, else the workload's own
+     * (wl_core_coeffs_phase_launch_us: a step's backward and optimizer
+     * follow its cost, a decode step the forward's, which are issue_us) */
+    double h_ph[WL_PHASE_COUNT] = {[WL_PHASE_FORWARD] = h};
+    for (int k = WL_PHASE_FORWARD + 1; k < WL_PHASE_COUNT; k++)
+        h_ph[k] = steady ? h : wl_core_coeffs_phase_launch_us(c, k) + (h - issue_us);
     /* a profile's timeline: its gaps hold the host's own measured times */
     if (wl->host_timed) {
-        h = h_drv = 0;
+        h_drv = 0;
         for (int k = 0; k < WL_PHASE_COUNT; k++)
             h_ph[k] = 0;
     }
     double host_us = n_drv * h_drv;
     for (int k = 0; k < WL_PHASE_COUNT; k++)
         host_us += n_ph[k] * h_ph[k];
-    wl_core_i_walk_in in = {.f_mhz = f_mhz, .cap = cap, .va_f = va_f, .idle_f = idle_f, .h = h,
+    wl_core_i_walk_in in = {.f_mhz = f_mhz, .cap = cap, .va_f = va_f, .idle_f = idle_f,
                             .h_drv = h_drv,
                             .host_left = host_us + gap_total_us, .held = held,
                             .tbuf = tbuf, .gbuf = gbuf, .tgbuf = tgbuf};

@@ -86,7 +86,7 @@ void wl_core_i_kernel_target(const wl_core_evaluator *ev, const wl_core_op *op,
  * per distinct kernel (u < WL_CORE_TBUF) its time at the request, target
  * clock and time there. */
 typedef struct {
-    double f_mhz, cap, va_f, idle_f, h, host_left;
+    double f_mhz, cap, va_f, idle_f, host_left;
     double h_ph[WL_PHASE_COUNT], h_drv; /* a kernel by its phase, a library's second one */
     int held;
     const double *tbuf, *gbuf, *tgbuf;

@@ -166,7 +166,7 @@ typedef struct {
  * tbuf: the kernels' times at f_ghz. */
 /* The host's side of launch p, standing for nr: a gap (returns 0) or a
  * kernel's issue (returns 1, *start: when the GPU can start it). */
-static int tl_issue(timeline *tl, const wl_kprep *p, double h, double nr, double *start)
+static int tl_issue(timeline *tl, const wl_kprep *p, double nr, double *start)
 {
     if (p->is_gap) {
         if (p->sync && tl->end > tl->issue)
@@ -176,7 +176,7 @@ static int tl_issue(timeline *tl, const wl_kprep *p, double h, double nr, double
         return 0;
     }
     if (!p->graphed) {
-        double hk = p->internal ? tl->h_drv : p->phase == WL_PHASE_FORWARD ? h : tl->h_ph[p->phase];
+        double hk = p->internal ? tl->h_drv : tl->h_ph[p->phase];
         tl->issue += hk;
         tl->host_left -= hk * nr;
     }
@@ -195,12 +195,12 @@ static void tl_run(timeline *tl, const wl_kprep *p, double start, double t, doub
 }
 
 static void walk_launch(const wl_core_evaluator *ev, held_walk *w, const double *tbuf,
-                        double f_ghz, double h, size_t i, double nr, timeline *tl)
+                        double f_ghz, size_t i, double nr, timeline *tl)
 {
     size_t u = ev->wl->uidx[i];
     const wl_kprep *p = &ev->prep[u];
     double start;
-    if (!tl_issue(tl, p, h, nr, &start))
+    if (!tl_issue(tl, p, nr, &start))
         return;
     double t = w ? held_launch(w, p, u, start - tl->end, nr)
                : u < WL_CORE_TBUF ? tbuf[u] : wl_core_i_kernel_us(ev, p, f_ghz);
@@ -246,19 +246,19 @@ static void walk_pack(double *v, const held_walk *w, const timeline *tl)
  * (1 - A^n) / (1 - A) and leaves the clock at c* + A^n (c0 - c*). A clock
  * that does not move (converged, or no lag) gives S_0 + (n - 1) S_1. The
  * per-kernel clocks (kx, kt) keep the two walked repetitions' weights. */
-static void held_stretch(const wl_core_evaluator *ev, held_walk *w, double f_ghz, double h,
+static void held_stretch(const wl_core_evaluator *ev, held_walk *w, double f_ghz,
                          size_t i0, size_t i1, long long n, timeline *tl)
 {
     double x0[WALK_NV], x1[WALK_NV], x2[WALK_NV];
     walk_pack(x0, w, tl);
     double c0 = w->gv.c;
     for (size_t i = i0; i < i1; i++)
-        walk_launch(ev, w, NULL, f_ghz, h, i, 1.0, tl);
+        walk_launch(ev, w, NULL, f_ghz, i, 1.0, tl);
     walk_pack(x1, w, tl);
     double c1 = w->gv.c;
     w->gv.a = 1.0;
     for (size_t i = i0; i < i1; i++)
-        walk_launch(ev, w, NULL, f_ghz, h, i, 1.0, tl);
+        walk_launch(ev, w, NULL, f_ghz, i, 1.0, tl);
     walk_pack(x2, w, tl);
     double nn = (double)n;
     double A = fabs(c1 - c0) > 1e-9 * w->f_mhz ? w->gv.a : 0.0;
@@ -534,7 +534,7 @@ static int fast_launch(const wl_core_evaluator *ev, held_walk *w, fast_u *q, siz
 }
 
 static void fast_pass(const wl_core_evaluator *ev, held_walk *w, fast_u *fu, tab_segs *sg,
-                      double basis[NODES][NODES], double h, int steady, double c0, timeline *tl)
+                      double basis[NODES][NODES], int steady, double c0, timeline *tl)
 {
     const wl_core_workload *wl = ev->wl;
     int hint[3] = {0, 0, 0};
@@ -546,7 +546,7 @@ static void fast_pass(const wl_core_evaluator *ev, held_walk *w, fast_u *fu, tab
         const wl_kprep *p = &ev->prep[u];
         fast_u *q = &fu[u];
         double start = 0, nr = wl->rep ? (double)llabs(wl->rep[i]) : 1.0;
-        if (steady ? p->is_gap : !tl_issue(tl, p, h, nr, &start))
+        if (steady ? p->is_gap : !tl_issue(tl, p, nr, &start))
             continue;
         double x = fast_step(&w->gv, q, w->gbuf[u], steady ? 0.0 : start - tl->end), t;
         (void)fast_launch(ev, w, q, u, x, nr, sg, basis, hint, &t);
@@ -626,7 +626,7 @@ static int fast_fits(const wl_core_evaluator *ev, const wl_kprep *p, const fast_
 }
 
 /* The held walk (see fast_u); c0: the clock it starts at. */
-static void fast_walk(const wl_core_evaluator *ev, held_walk *w, double h, int steady, double c0,
+static void fast_walk(const wl_core_evaluator *ev, held_walk *w, int steady, double c0,
                       timeline *tl)
 {
     fast_u fu[FAST_MAX];
@@ -710,7 +710,7 @@ static void fast_walk(const wl_core_evaluator *ev, held_walk *w, double h, int s
     /* the table factors' pieces over the clocks of the bands */
     tab_segs sg;
     segs_init(&sg, w, xlo, xhi > f ? xhi : f);
-    fast_pass(ev, w, fu, &sg, basis, h, steady, c0, tl);
+    fast_pass(ev, w, fu, &sg, basis, steady, c0, tl);
     for (size_t u = 0; u < ev->nu; u++) {
         const wl_kprep *p = &ev->prep[u];
         const fast_u *q = &fu[u];
@@ -761,7 +761,7 @@ double wl_core_i_timeline(const wl_core_evaluator *ev, const wl_core_op *op,
     const wl_core_gpu *gpu = &ev->gpu;
     const wl_core_coeffs *c = &gpu->coef;
     const wl_core_workload *wl = ev->wl;
-    double f_mhz = in->f_mhz, f = f_mhz * 1e-3, h = in->h, cap = in->cap, idle_f = in->idle_f;
+    double f_mhz = in->f_mhz, f = f_mhz * 1e-3, cap = in->cap, idle_f = in->idle_f;
     double busy_us = s->busy_us;
     int held = in->held, steady = wl->repeated && ev->after_sync == 0;
     /* the walk without a kernel model per launch (fast_walk), but for
@@ -817,7 +817,7 @@ double wl_core_i_timeline(const wl_core_evaluator *ev, const wl_core_op *op,
             }
             w.gv.c = A < 1.0 ? w.gv.c / (1.0 - A) : f_mhz;
             if (fast)
-                fast_walk(ev, &w, h, 1, w.gv.c, &tl);
+                fast_walk(ev, &w, 1, w.gv.c, &tl);
             for (size_t i = 0; !fast && i < wl->n; i++)
                 if (!ev->prep[ui[i]].is_gap)
                     (void)held_launch(&w, &ev->prep[ui[i]], ui[i], 0.0,
@@ -836,18 +836,18 @@ double wl_core_i_timeline(const wl_core_evaluator *ev, const wl_core_op *op,
      * the walk's end to be the run's, so such a workload walks to its end. */
     size_t n = steady ? 0 : wl->n;
     if (held && fast && !steady && !rep) {
-        fast_walk(ev, &w, h, 0, f_mhz, &tl);
+        fast_walk(ev, &w, 0, f_mhz, &tl);
         n = 0;
     }
     for (size_t i = 0; i < n;) {
         long long nr = rep ? llabs(rep[i]) : 1;
         if (held && nr > 1) {
             size_t j = stretch_end(wl, i);
-            held_stretch(ev, &w, f, h, i, j, nr, &tl);
+            held_stretch(ev, &w, f, i, j, nr, &tl);
             i = j;
             continue;
         }
-        walk_launch(ev, held ? &w : NULL, in->tbuf, f, h, i, (double)nr, &tl);
+        walk_launch(ev, held ? &w : NULL, in->tbuf, f, i, (double)nr, &tl);
         if (!held && !rep && i >= ev->after_sync && tl.end - tl.issue > tl.host_left) {
             tl.end += busy_us - tl.done_busy;
             for (int k = 0; k < WL_PHASE_COUNT; k++)

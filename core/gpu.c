@@ -199,14 +199,18 @@ double wl_core_coeffs_train_launch_us(const wl_core_coeffs *c)
     return c->host_train_launch_us > 0 ? c->host_train_launch_us : c->host_launch_us;
 }
 
-/* A training step's host cost per kernel by phase. The forward records the
- * autograd graph; the backward's kernels come from the autograd engine's
- * thread, one node at a time, and AdamW's foreach ops group and walk every
- * parameter tensor on the host: three costs, measured apart where a host
- * states them (measure host times a forward with autograd, a forward and
- * backward, and a whole step), else one for the step. */
+/* The host's cost per kernel by phase. In a training step the forward
+ * records the autograd graph, the backward's kernels come from the
+ * autograd engine's thread, one node at a time, and AdamW's foreach ops
+ * group and walk every parameter tensor on the host: three costs, measured
+ * apart where a host states them (measure host times a forward with
+ * autograd, a forward and backward, and a whole step), else one for the
+ * step. A generation's decode steps run generate's warm loop: its own cost
+ * where stated, else the forward's. */
 double wl_core_coeffs_phase_launch_us(const wl_core_coeffs *c, int ph)
 {
+    if (ph == WL_PHASE_DECODE)
+        return c->host_decode_launch_us > 0 ? c->host_decode_launch_us : c->host_launch_us;
     double v = ph == WL_PHASE_BACKWARD    ? c->host_backward_launch_us
                : ph == WL_PHASE_OPTIMIZER ? c->host_optimizer_launch_us
                                           : 0;

@@ -290,8 +290,8 @@ typedef struct {
 
 /* Host time per kernel of a bare op in a loop: host_op_launch_us, else host_launch_us. */
 double wl_core_coeffs_op_launch_us(const wl_core_coeffs *c);
-/* ... of a training step: host_train_launch_us, else host_launch_us; of its
- * phase ph (wl_phase): the backward's or optimizer's where stated, else that. */
+/* ... of a training step: host_train_launch_us, else host_launch_us; of phase
+ * ph (wl_phase): backward, optimizer where stated, else that; decode's, else the forward's. */
 double wl_core_coeffs_train_launch_us(const wl_core_coeffs *c);
 double wl_core_coeffs_phase_launch_us(const wl_core_coeffs *c, int ph);
 /* A serving engine's host step, us: host_serve_step_us + host_serve_seq_us x seqs. */

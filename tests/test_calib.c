@@ -336,6 +336,50 @@ static void test_host_fit(void **state)
     unlink(p);
 }
 
+/* One host-bound A100 PCIe row per case and clock (1200, 1410 MHz): b1 s8
+ * bf16 eager, the time truth predicts with +-noise alternating, the host
+ * setting the pace (over 0.4 of it launch-bound). A case's model is a
+ * preset, or a file beside the rows (NAME.ini, in test_dir()). */
+typedef struct {
+    const char *model;
+    wl_mode mode;
+    wl_optimizer opt; /* a training step's (master none) */
+} host_case;
+
+static void host_rows(const char *path, const wl_core_gpu *truth, const host_case *cs, int n,
+                      double noise)
+{
+    wl_error err;
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,"
+          "energy_j,power_w,temp_c,optimizer,master_dtype\n", f);
+    int row = 0;
+    for (int i = 0; i < n; i++) {
+        wl_core_model m;
+        const char *ld = strstr(cs[i].model, ".ini") ? test_path(cs[i].model) : cs[i].model;
+        assert_int_equal(wl_preset_model_load(ld, &m, &err), WL_OK);
+        int train = cs[i].mode == WL_MODE_TRAIN;
+        wl_core_shape sh = {.batch = 1, .seq = 8, .dtype = WL_DT_BF16, .attention = WL_ATTN_EAGER,
+                            .mode = cs[i].mode, .optimizer = cs[i].opt, .master_none = 1};
+        wl_core_workload *wl;
+        assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
+        assert_int_equal(wl_core_workload_training(wl), train);
+        for (int ci = 0; ci < 2; ci++, row++) {
+            wl_core_op op = {.sm_clock_mhz = ci ? 1410 : 1200};
+            wl_core_result r;
+            assert_int_equal(wl_core_predict(truth, wl, &op, &r), WL_OK);
+            assert_true(r.launch_bound_frac > 0.4); /* the host matters */
+            double t = r.time_ms * (row % 2 ? 1 + noise : 1 - noise);
+            fprintf(f, "a100-pcie-40gb,%s,1,8,bf16,%s,eager,%.0f,,%.6f,,,,%s,%s\n", cs[i].model,
+                    wl_mode_name(cs[i].mode), op.sm_clock_mhz, t,
+                    train ? wl_optimizer_name(cs[i].opt) : "", train ? "none" : "");
+        }
+        wl_core_workload_free(wl);
+    }
+    fclose(f);
+}
+
 /* Forward rows and training-step rows, host-bound, made by a host that
  * issues a forward's kernel every 25 us and a training step's every 40: a
  * fit of both issue costs finds each from its own rows. Rows of forwards
@@ -350,36 +394,11 @@ static void test_host_train_fit(void **state)
     wl_core_host slow = {.id = "slow", .launch_us = 25, .train_launch_us = 40};
     wl_core_gpu_set_host(&truth, &slow);
     const char *p = test_path("wattlas-test-host-train.csv");
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs("gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,"
-          "energy_j,power_w,temp_c,optimizer,master_dtype\n", f);
-    const char *models[] = {"gpt2", "gpt3-125m"};
-    int row = 0;
-    for (int mode = 0; mode < 2; mode++)
-        for (int mi = 0; mi < 2; mi++) {
-            wl_core_model m;
-            assert_int_equal(wl_preset_model_load(models[mi], &m, &err), WL_OK);
-            wl_core_shape sh = {.batch = 1, .seq = 8, .dtype = WL_DT_BF16,
-                                .attention = WL_ATTN_EAGER, .mode = mode ? WL_MODE_TRAIN
-                                                                         : WL_MODE_PREFILL,
-                                .optimizer = WL_OPTIM_ADAMW, .master_none = 1};
-            wl_core_workload *wl;
-            assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
-            assert_int_equal(wl_core_workload_training(wl), mode);
-            for (int ci = 0; ci < 2; ci++, row++) {
-                wl_core_op op = {.sm_clock_mhz = ci ? 1410 : 1200};
-                wl_core_result r;
-                assert_int_equal(wl_core_predict(&truth, wl, &op, &r), WL_OK);
-                assert_true(r.launch_bound_frac > 0.4); /* the host matters */
-                double t = r.time_ms * (row % 2 ? 1.02 : 0.98);
-                fprintf(f, "a100-pcie-40gb,%s,1,8,bf16,%s,eager,%.0f,,%.6f,,,,%s\n", models[mi],
-                        mode ? "train" : "prefill", op.sm_clock_mhz, t,
-                        mode ? "adamw,none" : ",");
-            }
-            wl_core_workload_free(wl);
-        }
-    fclose(f);
+    const host_case cs[] = {{"gpt2", WL_MODE_PREFILL, WL_OPTIM_ADAMW},
+                            {"gpt3-125m", WL_MODE_PREFILL, WL_OPTIM_ADAMW},
+                            {"gpt2", WL_MODE_TRAIN, WL_OPTIM_ADAMW},
+                            {"gpt3-125m", WL_MODE_TRAIN, WL_OPTIM_ADAMW}};
+    host_rows(p, &truth, cs, 4, 0.02);
     wl_calib_set *set;
     assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
     wl_calib_problem *prob;
@@ -433,10 +452,6 @@ static void test_host_phase_fit(void **state)
     truth.coef.host_backward_launch_us = 45;
     truth.coef.host_optimizer_launch_us = 80;
     const char *p = test_path("wattlas-test-host-phase.csv");
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs("gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,time_ms,"
-          "energy_j,power_w,temp_c,optimizer,master_dtype\n", f);
     /* two small GPT-2s beside the rows: their optimizer's foreach kernels
      * take a few us, so the host sets the optimizer's pace too (GPT-2's
      * own take ~100 us on this board and hide its host cost) */
@@ -450,29 +465,11 @@ static void test_host_phase_fit(void **state)
                     "max_position_embeddings = 256\n", 'a' + mi, mi ? 12 : 6);
         fclose(mf);
     }
-    const wl_optimizer opt[] = {WL_OPTIM_ADAMW, WL_OPTIM_NONE};
-    int row = 0;
-    for (int oi = 0; oi < 2; oi++)
-        for (int mi = 0; mi < 2; mi++) {
-            wl_core_model m;
-            assert_int_equal(wl_preset_model_load(test_path(models[mi]), &m, &err), WL_OK);
-            wl_core_shape sh = {.batch = 1, .seq = 8, .dtype = WL_DT_BF16,
-                                .attention = WL_ATTN_EAGER, .mode = WL_MODE_TRAIN,
-                                .optimizer = opt[oi], .master_none = 1};
-            wl_core_workload *wl;
-            assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
-            for (int ci = 0; ci < 2; ci++, row++) {
-                wl_core_op op = {.sm_clock_mhz = ci ? 1410 : 1200};
-                wl_core_result r;
-                assert_int_equal(wl_core_predict(&truth, wl, &op, &r), WL_OK);
-                assert_true(r.launch_bound_frac > 0.4);
-                double t = r.time_ms * (row % 2 ? 1.01 : 0.99);
-                fprintf(f, "a100-pcie-40gb,%s,1,8,bf16,train,eager,%.0f,,%.6f,,,,%s,none\n",
-                        models[mi], op.sm_clock_mhz, t, oi ? "none" : "adamw");
-            }
-            wl_core_workload_free(wl);
-        }
-    fclose(f);
+    const host_case cs[] = {{"tiny-a.ini", WL_MODE_TRAIN, WL_OPTIM_ADAMW},
+                            {"tiny-b.ini", WL_MODE_TRAIN, WL_OPTIM_ADAMW},
+                            {"tiny-a.ini", WL_MODE_TRAIN, WL_OPTIM_NONE},
+                            {"tiny-b.ini", WL_MODE_TRAIN, WL_OPTIM_NONE}};
+    host_rows(p, &truth, cs, 4, 0.01);
     wl_calib_set *set;
     assert_int_equal(wl_calib_load(p, &set, &err), WL_OK);
     wl_calib_problem *prob;

@@ -38,6 +38,7 @@ import io
 import math
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -1033,6 +1034,84 @@ class Invariants(unittest.TestCase):
                         "energy_hi_j"):
                 self.assertEqual(sw[col], rows[95][col], "sweep against predict, %s: %s"
                                  % (col, what))
+            if mode != "prefill" or "--set" in args:
+                continue
+            # validate, on a row of that point, draws the same interval
+            r = rows[95]
+            path = os.path.join(tempfile.mkdtemp(dir=self.tmp), "row.csv")
+            with open(path, "w") as f:
+                f.write("gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,"
+                        "time_ms,energy_j,power_w,temp_c,stack\n%s,%s,%s,%s,%s,prefill,%s,%s,,%s,"
+                        "%s,%s,,hf5\n" % (gpu, r["model"], r["batch"], r["seq"], r["dtype"],
+                                          r["attention"], r["sm_clock_mhz"], r["time_ms"],
+                                          r["energy_j"], r["power_w"]))
+            v = rows_of(cli("validate", path, "--no-lomo", "--interval", 95, "--format",
+                            "csv").stdout)[0]
+            for q, u in (("time", "ms"), ("power", "w"), ("energy", "j")):
+                for end in ("lo", "hi"):
+                    want = num(r, "%s_%s_%s" % (q, end, u))
+                    self.assertAlmostEqual(num(v, "predicted_%s_%s_%s" % (q, end, u)), want,
+                                           delta=2e-4 * want, msg="validate, %s %s: %s"
+                                           % (q, end, what))
+
+    def test_host_fit_round_trip(self):
+        """a host's per-phase costs survive the round trip: rows predict
+        makes with a host that states its backward's and decode's costs are
+        fitted back to them by calibrate from the host without them (the
+        costs it did state kept in the file it writes, a bare op's
+        included), and validate then scores those rows at no error"""
+        rng = random.Random(SEED + 85)
+        gpu = rng.choice(["h100-sxm-80gb", "a100-pcie-40gb"])
+        L = round(rng.uniform(15, 35), 2)
+        costs = {"launch_us": L, "op_launch_us": round(rng.uniform(8, 14), 2),
+                 "train_launch_us": round(L * rng.uniform(1.0, 1.5), 2)}
+        truth = dict(costs, backward_launch_us=round(costs["train_launch_us"] *
+                                                     rng.uniform(1.2, 2.0), 2),
+                     decode_launch_us=round(L * rng.uniform(0.45, 0.8), 2))
+        d = tempfile.mkdtemp(dir=self.tmp)
+
+        def host(name, kv):
+            path = os.path.join(d, name + ".ini")
+            with open(path, "w") as f:
+                f.write("[host]\nid = %s\n" % name +
+                        "".join("%s = %r\n" % item for item in kv.items()))
+            return path
+        t_ini, s_ini = host("truth", truth), host("start", costs)
+        cases = [("prefill", None, None), ("train", "adamw", None), ("train", "none", None),
+                 ("decode", None, 8), ("decode", None, 32)]
+        lines = []
+        for mode, opt, gen in cases:
+            for clk in (990, 1410):
+                a = ["--gpu", gpu, "--host", t_ini, "--model", "gpt2", "--batch", 1, "--seq", 8,
+                     "--mode", mode, "--clock", clk, "--format", "csv"]
+                a += ["--optimizer", opt, "--master-dtype", "none"] if opt else []
+                a += ["--gen", gen] if gen else []
+                r = rows_of(cli("predict", *a).stdout)[0]
+                lines.append("%s,gpt2,1,8,bf16,%s,eager,%d,,%s,,,,%s,%s,%s,hf5" % (
+                    gpu, mode, clk, r["time_ms"], gen or "", opt or "", "none" if opt else ""))
+        rows = os.path.join(d, "rows.csv")
+        with open(rows, "w") as f:
+            f.write("gpu,model,batch,seq,dtype,mode,attention,sm_clock_mhz,measured_clock_mhz,"
+                    "time_ms,energy_j,power_w,temp_c,gen_tokens,optimizer,master_dtype,stack\n" +
+                    "\n".join(lines) + "\n")
+        out = os.path.join(d, "fitted.ini")
+        what = "%s, truth %s" % (gpu, truth)
+        cli("calibrate", "--gpu", gpu, rows, "--host", s_ini, "--fit",
+            "host_backward_launch_us,host_decode_launch_us", "-o", out, "--quiet")
+        got = {}
+        with open(out) as f:
+            for line in f:
+                k, sep, v = line.partition(" = ")
+                if sep and k in truth:
+                    got[k] = float(v)
+        for k, v in truth.items():
+            tol = 0.03 * v if k in ("backward_launch_us", "decode_launch_us") else 1e-9 + 1e-6 * v
+            self.assertIn(k, got, "%s not written: %s" % (k, what))
+            self.assertAlmostEqual(got[k], v, delta=tol, msg="%s: %s" % (k, what))
+        err = cli("validate", rows, "--gpu", gpu, "--host", out, "--no-lomo").stderr
+        m = re.search(r"MAPE with [^\n]*?: time ([0-9.]+)%", err)
+        self.assertIsNotNone(m, err[-500:])
+        self.assertLess(float(m.group(1)), 1.0, what)
 
 
 def python_kw(c):
