@@ -233,7 +233,8 @@ void cli_short_help(int argc, char **argv)
 
 /* The options that name a file a command writes: every other argument
  * that names an existing file or folder is one it may read. */
-static const char *const out_opts[] = {"-o", "--host-out", "--timeline", "--importance"};
+static const char *const out_opts[] = {"-o", "--host-out", "--timeline", "--importance",
+                                       "--steps"};
 
 static const char *out_value(int argc, char **argv, int *i)
 {

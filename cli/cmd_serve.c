@@ -57,18 +57,28 @@ static void help(FILE *f)
 "                      24 of the GPU's clocks\n"
 "  -o FILE --format csv|ndjson|json|table  where and how (default: FILE's\n"
 "                      extension says, else a table)\n"
-"Columns: the batch, latency percentiles (ITL: the time between a request's\n"
-"tokens; TTFT: arrival to first token, queueing included), output tokens/s,\n"
-"power and energy per output token. With arrivals all at once, avg_batch, the\n"
-"ITL percentiles, tokens/s, power_w and energy_per_token_j cover the steady\n"
-"state (the engine full, until the last request is admitted: steady_s), as\n"
-"ML.ENERGY reports them; time_s, energy_j and energy_per_request_j the whole\n"
-"run.\n");
+"  --steps FILE        every run's steps (and idle waits) as rows: when each\n"
+"                      starts, its time, energy, running requests, prompt tokens,\n"
+"                      sampled tokens, and whether it is in the steady state\n"
+"Columns. The steady state is the ML.ENERGY benchmark's window: from when\n"
+"max_num_seqs requests have their first token until requests - max_num_seqs - 1\n"
+"have finished (steady_start_s, steady_end_s, steady_s). avg_batch,\n"
+"output_tokens_per_s, power_w and energy_per_token_j cover it, and\n"
+"energy_per_request_j is energy_per_token_j x the mean output, as the\n"
+"benchmark reports them; a run without one leaves them empty and says why.\n"
+"stable is the benchmark's rule: a window of 20 s or more, avg_batch at least\n"
+"0.85 max_num_seqs, and every smaller max_num_seqs of the same GPU and clocks\n"
+"stable too. The ITL (the time between a request's tokens) and TTFT (arrival\n"
+"to first token, queueing included) percentiles are the client's, over every\n"
+"request of the whole run. The run_ columns, time_s and energy_j cover the\n"
+"whole run, idle waits included; --optimize ranks by run_energy_per_request_j.\n"
+"effective_clock_mhz is the clock the steps ran at (weighted by their time),\n"
+"throttled whether a power limit held any step below it.\n");
 }
 
 typedef struct {
     wl_serve_job *job;
-    const char *out;
+    const char *out, *steps;
     wl_results_format format;
     int quiet, format_given;
 } serve_opts;
@@ -85,8 +95,8 @@ static const char *const flags[] = {"async-scheduling", "phase-clocks", "all"};
 static int serve_parse(int argc, char **argv, serve_opts *o)
 {
     const char *cmd = "serve";
-    enum { O_FORMAT = 1000, O_QUIET, O_HELP };
-    struct option lo[NV + NF + 4];
+    enum { O_FORMAT = 1000, O_QUIET, O_HELP, O_STEPS };
+    struct option lo[NV + NF + 5];
     size_t n = 0;
     for (size_t i = 0; i < NV; i++)
         lo[n++] = (struct option){valued[i], required_argument, 0, 256 + (int)i};
@@ -94,6 +104,7 @@ static int serve_parse(int argc, char **argv, serve_opts *o)
         lo[n++] = (struct option){flags[i], no_argument, 0, 512 + (int)i};
     lo[n++] = (struct option){"format", required_argument, 0, O_FORMAT};
     lo[n++] = (struct option){"quiet", no_argument, 0, O_QUIET};
+    lo[n++] = (struct option){"steps", required_argument, 0, O_STEPS};
     lo[n++] = (struct option){"help", no_argument, 0, O_HELP};
     lo[n] = (struct option){0, 0, 0, 0};
     optind = 1;
@@ -128,12 +139,16 @@ static int serve_parse(int argc, char **argv, serve_opts *o)
             o->format_given = 1;
             break;
         case O_QUIET: o->quiet = 1; break;
+        case O_STEPS: o->steps = optarg; break;
         case O_HELP: help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argc, argv, lo); break;
         }
     }
     if (!rc && optind < argc)
         rc = cli_usage(cmd, "unexpected argument '%.60s'", argv[optind]);
+    if (!rc && o->steps && !strcmp(o->steps, "-") && !strcmp(o->out, "-"))
+        rc = cli_usage(cmd, "--steps - and the rows would both go to stdout: give -o FILE or "
+                            "--steps FILE");
     if (!o->format_given)
         o->format = cli_format_of_path(o->out, WL_FMT_TABLE);
     return rc;
@@ -156,16 +171,29 @@ int cmd_serve(int argc, char **argv)
         wl_serve_job_free(o.job);
         return rc == CLI_HELP ? 0 : rc;
     }
-    size_t nc;
-    const wl_results_col *cols = wl_serve_cols(&nc);
-    cli_rows rows;
-    rc = cli_rows_open(cmd, o.out, o.format, cols, nc, &rows);
+    size_t nc, ns;
+    const wl_results_col *cols = wl_serve_cols(&nc), *scols = wl_serve_step_cols(&ns);
+    cli_rows rows, steps;
+    /* the step log in place before the rows: rows are never left without
+     * the log they were asked with */
+    rc = o.steps ? cli_rows_open(cmd, o.steps, cli_format_of_path(o.steps, WL_FMT_CSV), scols, ns,
+                                 &steps)
+                 : 0;
+    if (!rc && (rc = (o.steps ? cli_rows_open_held : cli_rows_open)(cmd, o.out, o.format, cols,
+                                                                     nc, &rows)) &&
+        o.steps)
+        cli_rows_close(cmd, &steps, 0);
     if (!rc) {
         char line[400];
         wl_serve_job_describe(o.job, line, sizeof line);
         wl_results_writer_note(rows.w, "serve: %s", line);
+        if (o.steps)
+            wl_serve_job_step_log(o.job, steps.w);
         if (wl_serve_job_run(o.job, rows.w, o.quiet ? NULL : cli_note, (void *)cmd, &err))
             rc = cli_fail(cmd, &err);
+        int src = o.steps ? cli_rows_close(cmd, &steps, !rc) : 0;
+        if (!rc)
+            rc = src;
         int crc = cli_rows_close(cmd, &rows, !rc);
         if (!rc)
             rc = crc;

@@ -48,12 +48,45 @@ struct wl_serve_sim {
     wl_serve_engine engine;
     wl_serve_i_costs *costs;
     long long kv_blocks;
+    void (*log)(void *user, const wl_serve_step_rec *rec);
+    void *log_user;
 };
 
-/* The cache vLLM allocates: what gpu_memory_utilization leaves after the
- * weights (with the LM head), the peak activations of a forward over
- * max_num_batched_tokens, the CUDA context and workspace, and the sampler's
- * fp32 logits for max_num_seqs rows (vLLM's profiling run); in blocks. */
+void wl_serve_sim_log(wl_serve_sim *s, void (*log)(void *user, const wl_serve_step_rec *rec),
+                      void *user)
+{
+    s->log = log;
+    s->log_user = user;
+}
+
+/* The cache vLLM allocates (vLLM 0.11, v1/worker/gpu_worker.py
+ * determine_available_memory): gpu_memory_utilization of the GPU's memory,
+ * less the weights (with the LM head), the peak the profiling run reaches
+ * (torch's peak allocated bytes over profile_run) and what else was
+ * allocated outside torch meanwhile; in blocks of block_size tokens.
+ *
+ * The profiling run (v1/worker/gpu_model_runner.py profile_run) is a
+ * forward over max_num_batched_tokens tokens split over max_num_seqs dummy
+ * requests, then the sampler on one row of logits a request
+ * (_dummy_sampler_run). Its dummy requests ask for top-k (vocabulary - 1)
+ * and top-p (0.9) whatever the served requests will, so the sampler sorts
+ * every row (ops/topk_topp_sampler.py apply_top_k_top_p). The forward's
+ * activations are freed by then: the peak is the larger of the two. At the
+ * sort, per logit: the model's bf16 logits (2 bytes) and their fp32 copy
+ * (4), the sorted values and indices (4 + 8), the index input the sort
+ * pairs with the keys (8) and the radix sort's alternate key and value
+ * buffers (4 + 8): 38 bytes. At 768 sequences and Llama 3's 128256-token
+ * vocabulary that is 3.7 GB, four times the forward's peak at 8192 tokens,
+ * which is why a larger max_num_seqs leaves a smaller cache ("CUDA out of
+ * memory occurred when warming up sampler with N dummy requests. Please try
+ * lowering max_num_seqs", the same runner).
+ *
+ * The CUDA context (workspace_gb) is counted against the budget here,
+ * though vLLM's baseline holds it: the budget's base is the total CUDA
+ * reports, which is below nvidia-smi's (mem_capacity_gb) by what the driver
+ * reserves, about as much (H100 SXM: 79.19 GiB against 81559 MiB, 0.49 GB;
+ * PyTorch's out-of-memory messages give the first). */
+#define SAMPLER_PROFILE_BYTES 38.0
 static int cache_blocks(wl_serve_sim *s, wl_error *err)
 {
     const wl_core_model *m = &s->model;
@@ -68,8 +101,12 @@ static int cache_blocks(wl_serve_sim *s, wl_error *err)
         return rc;
     double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads, hd = (double)m->d_model / m->heads;
     double kv_gb_per_token = 2.0 * m->layers * kvh * hd * wl_dtype_bytes(s->dtype) / 1e9;
-    double logits = (double)s->engine.max_num_seqs * m->vocab_size * 4 / 1e9;
-    double used = mem.weights_gb + mem.activations_gb + mem.workspace_gb + logits;
+    double rows = (double)(s->engine.max_num_seqs < s->engine.max_num_batched_tokens
+                               ? s->engine.max_num_seqs
+                               : s->engine.max_num_batched_tokens);
+    double sampler = rows * m->vocab_size * SAMPLER_PROFILE_BYTES / 1e9;
+    double peak = fmax(mem.activations_gb, sampler);
+    double used = mem.weights_gb + peak + mem.workspace_gb;
     double avail = s->engine.gpu_memory_utilization * s->gpu.mem_capacity_gb - used;
     if (!(s->gpu.mem_capacity_gb > 0)) {
         wl_error_set(err, s->gpu.id, 0, "mem_capacity_gb", "the GPU states no memory capacity");
@@ -80,7 +117,7 @@ static int cache_blocks(wl_serve_sim *s, wl_error *err)
         wl_error_set(err, m->id, 0, "gpu_memory_utilization",
                      "%s does not fit %s for serving: %.1f GB of weights, %.1f GB of activations "
                      "and workspace leave no KV cache in %.2f x %.1f GB",
-                     m->id, s->gpu.id, mem.weights_gb, mem.activations_gb + mem.workspace_gb + logits,
+                     m->id, s->gpu.id, mem.weights_gb, peak + mem.workspace_gb,
                      s->engine.gpu_memory_utilization, s->gpu.mem_capacity_gb);
         return WL_EINVAL;
     }
@@ -239,7 +276,7 @@ typedef struct {
     size_t head, tail;
     size_t *run, nrun;
     long long *sched;
-    double *itl_all, *itl_steady, *ttft;
+    double *itl, *ttft;
     size_t nttft;
 } state;
 
@@ -249,8 +286,7 @@ static void state_free(state *S)
     free(S->wait);
     free(S->run);
     free(S->sched);
-    free(S->itl_all);
-    free(S->itl_steady);
+    free(S->itl);
     free(S->ttft);
 }
 
@@ -273,10 +309,9 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
     S.wait = calloc(2 * n + 1, sizeof *S.wait);
     S.run = calloc((size_t)e->max_num_seqs + 1, sizeof *S.run);
     S.sched = calloc((size_t)e->max_num_seqs + 1, sizeof *S.sched);
-    S.itl_all = calloc(H_BINS, sizeof *S.itl_all);
-    S.itl_steady = calloc(H_BINS, sizeof *S.itl_steady);
+    S.itl = calloc(H_BINS, sizeof *S.itl);
     S.ttft = calloc(n, sizeof *S.ttft);
-    if (!S.q || !S.wait || !S.run || !S.sched || !S.itl_all || !S.itl_steady || !S.ttft) {
+    if (!S.q || !S.wait || !S.run || !S.sched || !S.itl || !S.ttft) {
         state_free(&S);
         wl_error_set(err, "serve", 0, "requests", "out of memory for %zu requests", n);
         return WL_ENOMEM;
@@ -293,11 +328,17 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
     S.head = S.tail = n;
     size_t next = 0;        /* the next request to arrive */
     long long free_blocks = s->kv_blocks, bs = e->block_size;
-    int saturated = e->rate_rps <= 0;
-    size_t full = n < (size_t)e->max_num_seqs ? n : (size_t)e->max_num_seqs;
-    int in_window = 0, window_done = 0;
-    double t = 0, energy = 0, w_time = 0, w_energy = 0, w_batch = 0, all_batch = 0;
-    long long w_tokens = 0, all_tokens = 0;
+    /* The benchmark's window (RequestTracker): it opens when max_num_seqs
+     * requests have their first token and closes when requests -
+     * max_num_seqs - 1 have finished, a finish being what closes it (so
+     * at the first finish when that count is 0 or less). Both are events at
+     * a step's end: the steps after the opening one, up to and including
+     * the closing one, are in it, and so are idle waits between them. */
+    long long seqs = e->max_num_seqs, close_at = (long long)n - seqs - 1;
+    int win = 0; /* 0 not yet open, 1 open, 2 over */
+    double w0 = NAN, w1 = NAN, w_energy = 0, w_batch = 0;
+    long long w_tokens = 0, all_tokens = 0, started = 0, nrec = 0;
+    double t = 0, energy = 0, all_batch = 0, busy = 0, busy_clock = 0;
     size_t done = 0;
     /* the two operating points, resolved once: their cache slots and idle power */
     size_t prefill_slot, decode_slot;
@@ -316,6 +357,15 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
         if (S.nrun == 0 && S.head == S.tail) { /* idle until the next arrival */
             double dt = S.q[next].arrival - t;
             energy += idle_w * dt;
+            if (win == 1)
+                w_energy += idle_w * dt;
+            if (s->log) {
+                wl_serve_step_rec rec = {.step = nrec, .start_s = t, .time_s = dt,
+                                         .energy_j = idle_w * dt, .started = started,
+                                         .finished = (long long)done, .steady = win == 1};
+                s->log(s->log_user, &rec);
+            }
+            nrec++;
             t = S.q[next].arrival;
             continue;
         }
@@ -389,10 +439,14 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
         sh.context = sh.decode ? ctx_sum / (double)sh.decode : 0;
         sh.chunk_context = sh.chunk ? cc_sum / (double)sh.chunk : 0;
         int prefill = sh.chunk > 0;
-        double dt, de;
-        if ((rc = wl_serve_i_step(s->costs, prefill ? prefill_slot : decode_slot, &sh, &dt, &de,
+        wl_serve_i_cost cost;
+        if ((rc = wl_serve_i_step(s->costs, prefill ? prefill_slot : decode_slot, &sh, &cost,
                                   err)))
             break;
+        double dt = cost.time_s, de = cost.energy_j;
+        busy += cost.time_s;
+        busy_clock += cost.time_s * cost.clock_mhz;
+        res->throttled |= cost.throttled;
         if (e->async_scheduling) {
             double host = wl_core_coeffs_engine_step_us(&s->gpu.coef,
                                                         (double)(sh.decode + sh.prefills)) / 1e6;
@@ -401,11 +455,11 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
                 dt = host;
             }
         }
-        if (saturated && !in_window && !window_done && S.nrun >= full && S.head < S.tail)
-            in_window = 1;
+        int in = win == 1;
+        long long held = (s->kv_blocks - free_blocks) * bs;
         double t_end = t + dt;
         long long tokens = 0;
-        size_t keep = 0;
+        size_t keep = 0, running = S.nrun;
         for (size_t j = 0; j < S.nrun; j++) {
             size_t id = S.run[j];
             req *q = &S.q[id];
@@ -416,10 +470,9 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
                     tokens++;
                     if (q->gen == 1) {
                         S.ttft[S.nttft++] = t_end - q->arrival;
+                        started++;
                     } else {
-                        h_add(S.itl_all, t_end - q->last, 1);
-                        if (in_window)
-                            h_add(S.itl_steady, t_end - q->last, 1);
+                        h_add(S.itl, t_end - q->last, 1);
                     }
                     q->last = t_end;
                 }
@@ -433,42 +486,82 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
                 S.sched[keep++] = S.sched[j];
             }
         }
-        all_batch += (double)S.nrun * dt;
-        all_tokens += tokens;
-        if (in_window) {
-            w_time += dt;
-            w_energy += de;
-            w_batch += (double)S.nrun * dt;
-            w_tokens += tokens;
-            if (S.head == S.tail && next >= n) { /* the last request admitted */
-                in_window = 0;
-                window_done = 1;
-            }
-        }
         S.nrun = keep;
+        all_batch += (double)running * dt;
+        all_tokens += tokens;
         energy += de;
+        if (in) {
+            w_energy += de;
+            w_batch += (double)running * dt;
+            w_tokens += tokens;
+        }
+        if (win == 0 && started >= seqs) {
+            win = 1;
+            w0 = t_end;
+        }
+        if (win < 2 && done > 0 && (long long)done >= close_at) {
+            if (in)
+                w1 = t_end;
+            win = 2;
+        }
+        if (s->log) {
+            wl_serve_step_rec rec = {
+                .step = nrec, .start_s = t, .time_s = dt, .energy_j = de,
+                .running = (long long)running, .decode_seqs = sh.decode,
+                .prefill_tokens = sh.chunk, .sampled_tokens = tokens, .cache_tokens = held,
+                .started = started,
+                .finished = (long long)done, .waiting = (long long)(S.tail - S.head),
+                .steady = in};
+            s->log(s->log_user, &rec);
+        }
+        nrec++;
         t = t_end;
         res->steps++;
     }
     if (!rc) {
-        int steady = saturated && w_time > 0;
-        double T = steady ? w_time : t, E = steady ? w_energy : energy;
-        double tok = steady ? (double)w_tokens : (double)all_tokens;
-        res->avg_batch = (steady ? w_batch : all_batch) / (T > 0 ? T : 1);
-        const double *h = steady ? S.itl_steady : S.itl_all;
-        res->median_itl_ms = h_quantile(h, 0.5) * 1e3;
-        res->p90_itl_ms = h_quantile(h, 0.9) * 1e3;
-        res->p99_itl_ms = h_quantile(h, 0.99) * 1e3;
+        double T = w1 - w0, mean_out = 0, mean_prompt = 0;
+        wl_serve_requests_means(r, &mean_prompt, &mean_out);
+        if (T > 0) {
+            res->steady_s = T;
+            res->steady_start_s = w0;
+            res->steady_end_s = w1;
+            res->avg_batch = w_batch / T;
+            res->output_tokens_per_s = (double)w_tokens / T;
+            res->power_w = w_energy / T;
+            res->energy_per_token_j = w_tokens > 0 ? w_energy / (double)w_tokens : NAN;
+            res->energy_per_request_j = res->energy_per_token_j * mean_out;
+            res->stable = T >= 20 && res->avg_batch >= 0.85 * (double)seqs;
+        } else {
+            res->steady_s = res->steady_start_s = res->steady_end_s = NAN;
+            res->avg_batch = res->output_tokens_per_s = res->power_w = NAN;
+            res->energy_per_token_j = res->energy_per_request_j = NAN;
+            if (close_at < 1)
+                snprintf(res->steady_why, sizeof res->steady_why,
+                         "no steady state: with %zu requests and max_num_seqs %lld the "
+                         "benchmark's window closes at the first finish (requests - "
+                         "max_num_seqs - 1 = %lld) before it opens",
+                         n, seqs, close_at);
+            else
+                snprintf(res->steady_why, sizeof res->steady_why,
+                         "no steady state: %lld of %zu requests had finished (the window's "
+                         "close) before %lld had a first token (its opening); more requests "
+                         "or a smaller max_num_seqs give one",
+                         close_at, n, seqs);
+        }
+        res->run_avg_batch = t > 0 ? all_batch / t : NAN;
+        res->run_output_tokens_per_s = t > 0 ? (double)all_tokens / t : NAN;
+        res->run_power_w = t > 0 ? energy / t : NAN;
+        res->run_energy_per_token_j = all_tokens > 0 ? energy / (double)all_tokens : NAN;
+        res->run_energy_per_request_j = energy / (double)n;
+        res->median_itl_ms = h_quantile(S.itl, 0.5) * 1e3;
+        res->p90_itl_ms = h_quantile(S.itl, 0.9) * 1e3;
+        res->p99_itl_ms = h_quantile(S.itl, 0.99) * 1e3;
         qsort(S.ttft, S.nttft, sizeof *S.ttft, wl_core_cmp_double);
         res->median_ttft_ms = quantile(S.ttft, S.nttft, 0.5) * 1e3;
         res->p90_ttft_ms = quantile(S.ttft, S.nttft, 0.9) * 1e3;
-        res->output_tokens_per_s = T > 0 ? tok / T : NAN;
-        res->power_w = T > 0 ? E / T : NAN;
-        res->energy_per_token_j = tok > 0 ? E / tok : NAN;
-        res->energy_per_request_j = energy / (double)n;
         res->time_s = t;
         res->energy_j = energy;
-        res->steady_s = steady ? w_time : t;
+        res->effective_clock_mhz = busy > 0 ? busy_clock / busy : decode_op->sm_clock_mhz;
         res->kv_cache_tokens = wl_serve_sim_kv_tokens(s);
     }
     state_free(&S);

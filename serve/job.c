@@ -34,6 +34,7 @@ struct wl_serve_job {
     wl_serve_requests *req;
     wl_serve_engine *eng;
     size_t neng;
+    wl_results_writer *steps; /* the step log's, or NULL */
     int finished;
 };
 
@@ -414,7 +415,7 @@ void wl_serve_job_describe(const wl_serve_job *j, char *buf, size_t n)
     snprintf(buf, n, "%s %s, %zu requests of %s (mean prompt %.0f, output %.0f tokens; %s), %s",
              j->m.id, wl_dtype_name(j->dt), j->req ? wl_serve_requests_count(j->req) : 0,
              j->req ? wl_serve_requests_name(j->req) : "", p, o, samp,
-             j->rate > 0 ? "Poisson arrivals" : "all at once (saturated; steady-state columns)");
+             j->rate > 0 ? "Poisson arrivals" : "all at once (saturated)");
 }
 
 int wl_serve_job_run(wl_serve_job *j, wl_results_writer *w, void (*note)(void *, const char *),
@@ -432,8 +433,13 @@ int wl_serve_job_run(wl_serve_job *j, wl_results_writer *w, void (*note)(void *,
                        .max_ttft_ms = j->max_ttft_ms, .phase_clocks = j->phase_clocks,
                        .all = j->all, .sampling = j->sampling, .flashinfer = j->flashinfer,
                        .prefill_clock_mhz = isnan(j->prefill_clock) ? 0 : j->prefill_clock,
-                       .note = note, .user = user};
+                       .steps = j->steps, .note = note, .user = user};
     return wl_serve_grid_run(&g, w, err);
+}
+
+void wl_serve_job_step_log(wl_serve_job *j, wl_results_writer *w)
+{
+    j->steps = w;
 }
 
 int wl_serve_job_result(wl_serve_job *j, wl_serve_result *res, wl_error *err)

@@ -30,9 +30,15 @@ void wl_serve_i_costs_free(wl_serve_i_costs *c);
  * voltage and power limit), once per run: the steps then name their slot. */
 void wl_serve_i_slots(wl_serve_i_costs *c, const wl_core_op *prefill_op,
                       const wl_core_op *decode_op, size_t *prefill_slot, size_t *decode_slot);
-/* The step's GPU time (s) and energy (J) at a slot's op; the engine's host
- * step and its overlap are the caller's. */
+/* A step's cost at an operating point: GPU time (s) and energy (J), the
+ * clock it ran at (below the requested one where a power limit held it) and
+ * whether it was held. The engine's host step and its overlap are the
+ * caller's. */
+typedef struct {
+    double time_s, energy_j, clock_mhz;
+    int throttled;
+} wl_serve_i_cost;
 int wl_serve_i_step(wl_serve_i_costs *c, size_t slot, const wl_serve_i_shape *sh,
-                    double *time_s, double *energy_j, wl_error *err);
+                    wl_serve_i_cost *out, wl_error *err);
 
 #endif

@@ -21,7 +21,7 @@
 
 typedef struct {
     uint64_t k[2];
-    double time_s, energy_j;
+    wl_serve_i_cost cost;
     int used;
 } entry;
 
@@ -167,7 +167,7 @@ static int grow(wl_serve_i_costs *c)
  * cc keys. */
 static int point(wl_serve_i_costs *c, size_t slot, long long decode, long long ctx,
                  long long chunk, long long cc, long long prefills, long long finishing,
-                 double *time_s, double *energy_j, wl_error *err)
+                 wl_serve_i_cost *out, wl_error *err)
 {
     uint64_t k0 = (uint64_t)slot | (uint64_t)decode << 8 | (uint64_t)ctx << 36;
     uint64_t k1 = (uint64_t)chunk | (uint64_t)cc << 24 | (uint64_t)prefills << 48 |
@@ -175,8 +175,7 @@ static int point(wl_serve_i_costs *c, size_t slot, long long decode, long long c
     size_t h = (size_t)(wl_serve_i_mix64(k0 ^ wl_serve_i_mix64(k1)) & (c->cap - 1));
     while (c->tab[h].used) {
         if (c->tab[h].k[0] == k0 && c->tab[h].k[1] == k1) {
-            *time_s = c->tab[h].time_s;
-            *energy_j = c->tab[h].energy_j;
+            *out = c->tab[h].cost;
             return WL_OK;
         }
         h = (h + 1) & (c->cap - 1);
@@ -203,20 +202,20 @@ static int point(wl_serve_i_costs *c, size_t slot, long long decode, long long c
             wl_error_set(err, c->model->id, 0, "step", "a step could not be evaluated");
         return rc;
     }
-    *time_s = r.time_ms / 1e3;
-    *energy_j = r.energy_j;
+    *out = (wl_serve_i_cost){.time_s = r.time_ms / 1e3, .energy_j = r.energy_j,
+                             .clock_mhz = r.effective_clock_mhz, .throttled = r.throttled};
     if (2 * (c->n + 1) > c->cap && grow(c))
         return WL_OK; /* not kept: the next ask evaluates again */
     h = (size_t)(wl_serve_i_mix64(k0 ^ wl_serve_i_mix64(k1)) & (c->cap - 1));
     while (c->tab[h].used)
         h = (h + 1) & (c->cap - 1);
-    c->tab[h] = (entry){.k = {k0, k1}, .time_s = *time_s, .energy_j = *energy_j, .used = 1};
+    c->tab[h] = (entry){.k = {k0, k1}, .cost = *out, .used = 1};
     c->n++;
     return WL_OK;
 }
 
 int wl_serve_i_step(wl_serve_i_costs *c, size_t slot, const wl_serve_i_shape *sh,
-                    double *time_s, double *energy_j, wl_error *err)
+                    wl_serve_i_cost *out, wl_error *err)
 {
     long long chunk = 0, cc = 0, pre = sh->prefills > 4095 ? 4095 : sh->prefills;
     if (sh->chunk > 0) {
@@ -229,19 +228,20 @@ int wl_serve_i_step(wl_serve_i_costs *c, size_t slot, const wl_serve_i_shape *sh
         pre = 0;
     }
     if (sh->decode == 0)
-        return point(c, slot, 0, 0, chunk, cc, pre, sh->finishing, time_s, energy_j, err);
+        return point(c, slot, 0, 0, chunk, cc, pre, sh->finishing, out, err);
     double x = sh->context < 1 ? 1 : sh->context;
     long long f = grid_floor(x), lo = grid_value(f), hi = grid_value(f + 1);
-    double t0, e0, t1, e1;
-    int rc = point(c, slot, sh->decode, lo, chunk, cc, pre, sh->finishing, &t0, &e0, err);
+    wl_serve_i_cost a, b;
+    int rc = point(c, slot, sh->decode, lo, chunk, cc, pre, sh->finishing, &a, err);
     if (rc || x == (double)lo) {
-        *time_s = t0;
-        *energy_j = e0;
+        *out = a;
         return rc;
     }
-    rc = point(c, slot, sh->decode, hi, chunk, cc, pre, sh->finishing, &t1, &e1, err);
+    rc = point(c, slot, sh->decode, hi, chunk, cc, pre, sh->finishing, &b, err);
     double w = (x - (double)lo) / (double)(hi - lo);
-    *time_s = t0 + w * (t1 - t0);
-    *energy_j = e0 + w * (e1 - e0);
+    *out = (wl_serve_i_cost){.time_s = a.time_s + w * (b.time_s - a.time_s),
+                             .energy_j = a.energy_j + w * (b.energy_j - a.energy_j),
+                             .clock_mhz = a.clock_mhz + w * (b.clock_mhz - a.clock_mhz),
+                             .throttled = a.throttled || b.throttled};
     return rc;
 }

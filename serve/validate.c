@@ -241,6 +241,10 @@ int wl_serve_validate(const char *path, const char *gpu, const char *host, wl_re
         const int at[5] = {V_ITL50, V_ITL90, V_TPS, V_POWER, V_EPT};
         for (int i = 0; i < 5 && !rc; i++) {
             rc = wl_results_table_num(t, r, mc[i], &m[i], err);
+            if (rc == WL_ENOTFOUND) { /* empty: a run without a steady state */
+                m[i] = NAN;
+                rc = WL_OK;
+            }
             c[at[i]].v = m[i];
         }
         if (rc)
@@ -268,7 +272,12 @@ int wl_serve_validate(const char *path, const char *gpu, const char *host, wl_re
             int ok = 1;
             for (int i = 0; i < 4; i++)
                 ok &= isfinite(m[score[i]]) && m[score[i]] > 0;
-            if (ok) {
+            if (ok && res.steady_why[0]) {
+                /* the columns are the steady state's: a prediction without
+                 * one has nothing to compare */
+                wl_core_say(note, user, "%s:%d: predicted but not scored: %s", path,
+                            wl_results_table_line(t, r), res.steady_why);
+            } else if (ok) {
                 for (int i = 0; i < 4; i++)
                     ape[i] += fabs(p[score[i]] - m[score[i]]) / m[score[i]];
                 out->scored++;

@@ -73,24 +73,60 @@ void wl_serve_engine_defaults(wl_serve_engine *e);
  * to max_capture_size); the smallest one >= n, or 0 past the largest. */
 long long wl_serve_capture_size(long long n, long long max_capture_size);
 
-/* What a run gives. Rates, power, batch and ITL are over the steady state
- * when the requests arrive at once (from the step the engine first runs
- * full to the last admission, as ML.ENERGY measures), else over the run;
- * energy_per_request_j and time_s over the whole run. */
+/* What a run gives. The steady state is the ML.ENERGY benchmark's window
+ * (mlenergy/benchmark/llm/benchmark.py, RequestTracker): it opens when
+ * max_num_seqs requests have their first token and closes when requests -
+ * max_num_seqs - 1 have finished; a run where the second comes first (or
+ * together) has none, its steady fields NaN and steady_why saying why. The
+ * run_ fields cover the whole run, first arrival to last token, idle waits
+ * included. ITL and TTFT percentiles are the client's, over every request
+ * of the whole run, as the benchmark takes them. */
 typedef struct {
-    double avg_batch;
-    double median_itl_ms, p90_itl_ms, p99_itl_ms;
-    double median_ttft_ms, p90_ttft_ms;
+    /* the steady state */
+    double avg_batch;            /* time-weighted running requests */
     double output_tokens_per_s;
     double power_w;
     double energy_per_token_j;
-    double energy_per_request_j;
-    double time_s;        /* first arrival to the last token */
-    double energy_j;      /* the whole run, idle waits included */
-    double steady_s;      /* the window the steady-state columns cover */
+    double energy_per_request_j; /* energy_per_token_j x the mean output length,
+                                    the benchmark's energy_per_request_joules */
+    double steady_s;             /* the window's length */
+    double steady_start_s, steady_end_s; /* from the first arrival */
+    int stable;                  /* the benchmark's rule: steady_s >= 20 and
+                                    avg_batch >= 0.85 max_num_seqs (this run alone;
+                                    the grid adds its group rule) */
+    char steady_why[200];        /* "" or why there is no steady state */
+    /* the whole run */
+    double run_avg_batch, run_output_tokens_per_s, run_power_w;
+    double run_energy_per_token_j, run_energy_per_request_j; /* energy_j / requests */
+    double time_s;
+    double energy_j;
+    /* the client's latencies */
+    double median_itl_ms, p90_itl_ms, p99_itl_ms;
+    double median_ttft_ms, p90_ttft_ms;
+    /* the clock the GPU's steps ran at (weighted by their time), and
+     * whether a power limit held any step below the requested one */
+    double effective_clock_mhz;
+    int throttled;
     long long steps, preemptions;
     long long kv_cache_tokens; /* the cache's capacity */
 } wl_serve_result;
+
+/* One step of a run (or an idle wait for the next arrival: running 0), as
+ * a step log gives it (wl_serve_sim_log): the window's columns are sums and
+ * means over the records with steady set. */
+typedef struct {
+    long long step;          /* 0, 1, ...; idle waits are records too */
+    double start_s, time_s;  /* from the first arrival */
+    double energy_j;
+    long long running;       /* requests in the step (those finishing in it included) */
+    long long decode_seqs;   /* of them, decoding a token */
+    long long prefill_tokens; /* prompt (and recomputed) tokens computed */
+    long long sampled_tokens; /* tokens the step gave requests */
+    long long cache_tokens;  /* KV-cache blocks the step holds, in tokens */
+    long long started, finished, waiting; /* after the step: requests with a first
+                                             token, done, and queued */
+    int steady;              /* the step lies in the steady state */
+} wl_serve_step_rec;
 
 /* A simulator for one GPU, model and engine: owns the step-cost cache,
  * which every run on it shares (the costs depend on the operating point,
@@ -107,6 +143,9 @@ int wl_serve_sim_check(const wl_serve_sim *s, const wl_serve_requests *r, wl_err
 int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_op *prefill_op,
                      const wl_core_op *decode_op, wl_serve_result *res, wl_error *err);
 long long wl_serve_sim_kv_tokens(const wl_serve_sim *s);
+/* Every later run calls log with each of its steps (NULL: none). */
+void wl_serve_sim_log(wl_serve_sim *s, void (*log)(void *user, const wl_serve_step_rec *rec),
+                      void *user);
 
 /* ---- a grid of runs, and clocks under an SLO ---------------------------------------- */
 
@@ -136,10 +175,14 @@ typedef struct {
     int all;                   /* with optimize: every point, with meets_slo */
     wl_serve_sampling sampling; /* the requests' sampling, as the rows print it */
     int flashinfer;            /* the sampler asked for (--sampler flashinfer) */
+    wl_results_writer *steps;  /* NULL, or where every run's steps go (wl_serve_step_cols) */
     void (*note)(void *user, const char *line);
     void *user;
 } wl_serve_grid;
 const wl_results_col *wl_serve_cols(size_t *n);
+/* A step log's columns: the run's gpu, max_num_seqs, clocks and power
+ * limit, then wl_serve_step_rec's fields (time_ms the step's). */
+const wl_results_col *wl_serve_step_cols(size_t *n);
 /* Runs the grid and writes its rows. Notes (an SLO no point meets) go
  * to note. */
 int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *err);
@@ -167,6 +210,8 @@ void wl_serve_job_sampling(const wl_serve_job *j, wl_serve_sampling *out);
 void wl_serve_job_describe(const wl_serve_job *j, char *buf, size_t n);
 int wl_serve_job_run(wl_serve_job *j, wl_results_writer *w, void (*note)(void *, const char *),
                      void *user, wl_error *err);
+/* Where the next runs write every step (wl_serve_step_cols); NULL: nowhere. */
+void wl_serve_job_step_log(wl_serve_job *j, wl_results_writer *w);
 /* A job of one GPU, one max_num_seqs and at most one clock (its maximum
  * when none) run once, its result in res. */
 int wl_serve_job_result(wl_serve_job *j, wl_serve_result *res, wl_error *err);

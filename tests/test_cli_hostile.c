@@ -370,7 +370,8 @@ static void test_set_relations(void **state)
         {"predict --gpu h100-sxm-80gb --model llama-3-8b --batch 32 --seq 1024 --format csv",
          "power_w"},
         {"serve --prompt-tokens 300 --output-tokens 2 --requests 2 --format csv", "median_ttft_ms"},
-        {"serve --prompt-tokens 300 --output-tokens 2 --requests 2 --format csv", "power_w"},
+        /* two requests have no steady state: the run's power */
+        {"serve --prompt-tokens 300 --output-tokens 2 --requests 2 --format csv", "run_power_w"},
         {"cluster --system dgx-h100 --format csv", "mfu"},
         {"cluster --system dgx-h100 --format csv", "power_w"},
     };
@@ -398,20 +399,23 @@ static void test_set_relations(void **state)
  * values) and validate runs each row with them. validate ignored
  * rate_rps (38% tokens/s error against serve itself) and serve's rows had
  * no sampling, seed or scheduling columns. Zero within the rows' printed
- * digits: power has one decimal, 0.05 W in 400 W. */
+ * digits: power has one decimal, 0.05 W in 400 W. The scored columns are
+ * the steady state's: every run here has one (20 requests or more, 8
+ * running at most). */
 static void test_serve_rows_validate(void **state)
 {
     (void)state;
     static const char *const opts[] = {
         "--requests 30 --max-num-seqs 8 --rate 4",
-        "--prompt-tokens 300 --output-tokens 20 --requests 5",
-        "--requests 20 --temperature 1 --top-p 0.9 --sampler flashinfer",
-        "--requests 20 --async-scheduling --seed 7 --rate 2",
-        "--requests 20 --host a100-calib-host --gpu-memory-utilization 0.5 --max-num-seqs 4,16",
-        "--requests 20 --clock 990,1500 --set power_limit_w=400,700",
-        "--requests 20 --optimize energy --phase-clocks --max-itl-ms 50 --all --clock 990,1980",
-        "--requests 20 --prefill-clock 900 --clock 1500",
-        "--requests 20 --set sms=100,120 --set l2_size_mb=30",
+        "--prompt-tokens 300 --output-tokens 20 --requests 20 --max-num-seqs 4",
+        "--requests 20 --max-num-seqs 4 --temperature 1 --top-p 0.9 --sampler flashinfer",
+        "--requests 20 --max-num-seqs 4 --async-scheduling --seed 7 --rate 2",
+        "--requests 40 --host a100-calib-host --gpu-memory-utilization 0.5 --max-num-seqs 4,16",
+        "--requests 20 --max-num-seqs 4 --clock 990,1500 --set power_limit_w=400,700",
+        "--requests 20 --max-num-seqs 4 --optimize energy --phase-clocks --max-itl-ms 50 --all "
+        "--clock 990,1980",
+        "--requests 20 --max-num-seqs 4 --prefill-clock 900 --clock 1500",
+        "--requests 20 --max-num-seqs 4 --set sms=100,120 --set l2_size_mb=30",
     };
     for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
         assert_int_equal(run("serve %s -o sv.csv", opts[i]), 0);

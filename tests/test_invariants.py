@@ -722,6 +722,9 @@ class Invariants(unittest.TestCase):
             lambda: ("plot", at("r.csv"), "-o", spell("r.csv")),
             lambda: ("merge", at("a.csv"), "-o", spell("a.csv")),
             lambda: ("cluster", "--timeline", at("tl.json"), "-o", spell("tl.json")),
+            lambda: ("serve", "--workload", at("w.csv"), "--requests", "3", "--steps",
+                     spell("w.csv")),
+            lambda: ("serve", "--requests", "3", "-o", at("tl.json"), "--steps", spell("tl.json")),
             lambda: ("calibrate", "--gpu", "h100-sxm-80gb", at("m.csv"), "--fit", "gpu,host",
                      "-o", at("x.ini"), "--host-out", spell("x.ini")),
         ]
@@ -801,8 +804,10 @@ class Invariants(unittest.TestCase):
                     for cmd in ("predict", "serve", "cluster"):
                         r = out[cmd]
                         # the cluster's power_w is its whole: one GPU's share
+                        # serve's four requests have no steady state: its run's power
                         pw = (num(r, "energy_gpu_j") / num(r, "time_s") / num(r, "gpus")
-                              if cmd == "cluster" else num(r, "power_w"))
+                              if cmd == "cluster" else
+                              num(r, "run_power_w") if cmd == "serve" else num(r, "power_w"))
                         self.assertLessEqual(pw, cap * 1.02 + 1,
                                              "%s draws %.1f W under a %.0f W cap" % (cmd, pw, cap))
                     self.assertGreater(num(out["serve"], "median_ttft_ms"), 0)
@@ -817,8 +822,9 @@ class Invariants(unittest.TestCase):
         error on every column (within the rows' printed digits)"""
         rng = random.Random(SEED + 79)
         d = tempfile.mkdtemp(dir=self.tmp)
-        pool = [["--max-num-seqs", lambda: ",".join(map(str, sorted(rng.sample([4, 8, 16, 64], 2))))],
-                ["--rate", lambda: rng.choice(["0.5", "2", "8"])],
+        # the scored columns are the steady state's: max_num_seqs of 8 at
+        # most and 20 requests or more give every run one
+        pool = [["--rate", lambda: rng.choice(["0.5", "2", "8"])],
                 ["--temperature", lambda: rng.choice(["0", "0.7", "1"])],
                 ["--top-p", lambda: rng.choice(["0.9", "1"])],
                 ["--seed", lambda: str(rng.randrange(100))],
@@ -829,7 +835,8 @@ class Invariants(unittest.TestCase):
                 ["--gpu-memory-utilization", lambda: rng.choice(["0.5", "0.9"])],
                 ["--prompt-tokens", lambda: "300", "--output-tokens", lambda: "20"]]
         for i in range(4):
-            args = ["serve", "--requests", str(rng.randrange(5, 25))]
+            args = ["serve", "--requests", str(rng.randrange(20, 40)), "--max-num-seqs",
+                    ",".join(map(str, sorted(rng.sample([2, 4, 8], 2))))]
             for opt in rng.sample(pool, 3):
                 args += [a() if callable(a) else a for a in opt]
             out = os.path.join(d, "sv%d.csv" % i)
@@ -842,6 +849,107 @@ class Invariants(unittest.TestCase):
                         __import__("re").findall(r"(-?[0-9.]+)%", m[0])]
                 self.assertEqual(len(errs), 4, m[0])
                 self.assertLessEqual(max(errs), 0.05, m[0])
+
+    def test_serve_steady_window(self):
+        """serve's steady columns are the benchmark's window over its own
+        step log (issue 78: they had silently become the whole run's): the
+        window opens at the first step after max_num_seqs requests have a
+        first token and ends with the step that brings the finished to
+        requests - max_num_seqs - 1 (at least one); avg_batch, tokens/s,
+        power and energy per token are the log's sums over it, the run_
+        columns the sums over every record; a run without a window leaves
+        its steady columns empty and says so. The cache never holds more
+        than it has, and a full one preempts or runs fewer requests."""
+        rng = random.Random(SEED + 82)
+        d = tempfile.mkdtemp(dir=self.tmp)
+        for i in range(3):
+            n = rng.randrange(6, 60)
+            seqs = sorted(rng.sample([1, 2, 4, 8, 16, 32], 2))
+            args = ["serve", "--requests", n, "--max-num-seqs", ",".join(map(str, seqs)),
+                    "--seed", rng.randrange(1000)]
+            extra = rng.sample([["--rate", rng.choice(["1", "5", "50"])], ["--async-scheduling"],
+                                ["--clock", "990,1980"], ["--set", "power_limit_w=300,700"],
+                                ["--gpu-memory-utilization", "0.23"],
+                                ["--prompt-tokens", "600", "--output-tokens", "40"]], 2)
+            for e in extra:
+                args += e
+            rows_path, steps_path = (os.path.join(d, "r%d.csv" % i), os.path.join(d, "s%d.csv" % i))
+            with self.subTest(args=" ".join(map(str, args))):
+                p = cli(*args, "-o", rows_path, "--steps", steps_path)
+                with open(rows_path) as f:
+                    rows = list(csv.DictReader(f))
+                with open(steps_path) as f:
+                    steps = list(csv.DictReader(f))
+                key = ("gpu", "max_num_seqs", "sm_clock_mhz", "prefill_clock_mhz", "power_limit_w")
+                for r in rows:
+                    log = [x for x in steps if all(x[k] == r[k] for k in key)]
+                    self.assertTrue(log, r)
+                    m, reqs = int(r["max_num_seqs"]), int(r["requests"])
+                    close_at = reqs - m - 1
+                    # the window from the log's counts, by the benchmark's rule
+                    want, state = [], 0
+                    for x in log:
+                        inside = state == 1
+                        want.append(inside)
+                        if state == 0 and int(x["started"]) >= m:
+                            state = 1
+                        if state < 2 and int(x["finished"]) > 0 and int(x["finished"]) >= close_at:
+                            state = 2
+                    self.assertEqual([x["steady"] == "1" for x in log], want)
+                    for x in log:
+                        self.assertLessEqual(int(x["cache_tokens"]), int(r["kv_cache_tokens"]))
+                        self.assertLessEqual(int(x["running"]), m)
+                    win = [x for x in log if x["steady"] == "1"]
+                    T = sum(float(x["time_ms"]) for x in win) / 1e3
+                    if not win:
+                        for k in ("avg_batch", "power_w", "energy_per_token_j", "steady_s",
+                                  "output_tokens_per_s", "energy_per_request_j"):
+                            self.assertEqual(r[k], "", k)
+                        self.assertIn("no steady state", p.stderr)
+                        self.assertEqual(r["stable"], "0")
+                    else:
+                        E = sum(float(x["energy_j"]) for x in win)
+                        tok = sum(int(x["sampled_tokens"]) for x in win)
+                        b = sum(int(x["running"]) * float(x["time_ms"]) for x in win) / 1e3
+                        start = float(win[0]["start_s"])
+                        end = float(win[-1]["start_s"]) + float(win[-1]["time_ms"]) / 1e3
+                        for k, v, tol in (("steady_s", T, 1e-3), ("steady_start_s", start, 1e-3),
+                                          ("steady_end_s", end, 1e-3), ("power_w", E / T, 0.05),
+                                          ("avg_batch", b / T, 0.005),
+                                          ("output_tokens_per_s", tok / T, 1e-5 * tok / T),
+                                          ("energy_per_token_j", E / tok, 5e-6)):
+                            self.assertAlmostEqual(num(r, k), v, delta=tol + 1e-6 * abs(v),
+                                                   msg="%s: %s" % (k, r))
+                        stable_own = T >= 20 and b / T >= 0.85 * m
+                        self.assertTrue(stable_own or r["stable"] == "0", r)
+                    # the whole run: every record
+                    Tr = sum(float(x["time_ms"]) for x in log) / 1e3
+                    Er = sum(float(x["energy_j"]) for x in log)
+                    tr = sum(int(x["sampled_tokens"]) for x in log)
+                    self.assertAlmostEqual(num(r, "time_s"), Tr, delta=1e-3 + 1e-6 * Tr)
+                    self.assertAlmostEqual(num(r, "energy_j"), Er, delta=0.05 + 1e-6 * Er)
+                    self.assertAlmostEqual(num(r, "run_energy_per_token_j"), Er / tr,
+                                           delta=5e-6 + 1e-6 * Er / tr)
+                    self.assertAlmostEqual(num(r, "run_energy_per_request_j"), Er / reqs,
+                                           delta=5e-4 + 1e-6 * Er / reqs)
+                    # a full cache: preemptions, or never all max_num_seqs running
+                    # while requests wait
+                    full = any(int(x["cache_tokens"]) + 16 * m > int(r["kv_cache_tokens"])
+                               for x in log)
+                    if full and int(r["preemptions"]) == 0:
+                        self.assertFalse(any(int(x["running"]) == m and int(x["waiting"]) > 0
+                                             and int(x["cache_tokens"]) >= int(r["kv_cache_tokens"])
+                                             for x in log))
+
+                # the leaderboard's group rule: once a max_num_seqs is
+                # unstable, so is every larger one of the same GPU and clocks
+                groups = {}
+                for r in rows:
+                    groups.setdefault(tuple(r[k] for k in key if k != "max_num_seqs"),
+                                      []).append(r)
+                for g in groups.values():
+                    flags = [x["stable"] for x in sorted(g, key=lambda x: int(x["max_num_seqs"]))]
+                    self.assertNotIn("1", flags[flags.index("0"):] if "0" in flags else [], g)
 
     def test_serve_bounds(self):
         """rates and counts at their bounds: one request at any rate; a rate

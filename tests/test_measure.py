@@ -1080,23 +1080,39 @@ class Serve(unittest.TestCase):
         """Two slots, four requests of 10 prompt and 3 output tokens, by
         hand: step 1 admits r0 and r1 (two prefills, 0-20 ms, their first
         tokens), steps 2-3 decode them (5 ms each: ITL 5 ms; both finish),
-        step 4 admits r2 and r3 (20-50 ms; none waits after it), steps 5-6
-        decode them (to 60 ms). The steady state is steps 1-4 (50 ms, 8
-        tokens: 160 tokens/s, batch 2), the ITLs in it four of 5 ms; TTFT
-        20, 20, 50, 50 ms (median 35, p90 50); at 300 W: 1.875 J a token,
-        18 J over the run, 4.5 J a request."""
+        step 4 admits r2 and r3 (20-50 ms), steps 5-6 decode them (to 60
+        ms). The benchmark's window opens when 2 requests have a first
+        token (20 ms) and closes at the first finish (4 - 2 - 1 = 1
+        request: 30 ms): steps 2-3, 10 ms and 4 tokens (400 tokens/s, batch
+        2); at 300 W 3 J, 0.75 J a token, 2.25 J a request of 3 tokens; not
+        stable (under 20 s). Over the run: every ITL 5 ms; TTFT 20, 20, 50,
+        50 ms (median 35, p90 50); 12 tokens in 60 ms (200 tokens/s), 18 J
+        (1.5 J a token, 4.5 J a request), batch 2."""
         from wattlas import measure_serve as ms
         clock = self.Clock()
         be = self.Backend(clock)
         rec = ms.Batcher(be, 2, 8192, now=clock).run([10] * 4, [3] * 4)
         self.assertEqual(len(rec.steps), 6)
-        met = ms.serve_metrics(rec, 4, 2, lambda t0, t1: 300.0 * (t1 - t0))
+        met = ms.serve_metrics(rec, [3] * 4, 2, lambda t0, t1: 300.0 * (t1 - t0))
         want = {"avg_batch": 2.0, "median_itl_ms": 5.0, "p90_itl_ms": 5.0,
-                "median_ttft_ms": 35.0, "p90_ttft_ms": 50.0, "output_tokens_per_s": 160.0,
-                "power_w": 300.0, "energy_per_token_j": 1.875, "energy_j": 18.0,
-                "energy_per_request_j": 4.5, "time_s": 0.060, "steady_s": 0.050}
+                "median_ttft_ms": 35.0, "p90_ttft_ms": 50.0, "output_tokens_per_s": 400.0,
+                "power_w": 300.0, "energy_per_token_j": 0.75, "energy_per_request_j": 2.25,
+                "steady_s": 0.010, "steady_start_s": 0.020, "steady_end_s": 0.030,
+                "stable": 0, "run_avg_batch": 2.0, "run_output_tokens_per_s": 200.0,
+                "run_power_w": 300.0, "run_energy_per_token_j": 1.5,
+                "run_energy_per_request_j": 4.5, "energy_j": 18.0, "time_s": 0.060}
         for k, v in want.items():
             self.assertAlmostEqual(met[k], v, 9, k)
+        # eight slots for four requests: the window would open when eight
+        # have a first token, which never comes before the first finish
+        # closes it; the steady columns are empty, the run's stay
+        clock.t = 0.0
+        rec = ms.Batcher(be, 8, 8192, now=clock).run([10] * 4, [3] * 4)
+        met = ms.serve_metrics(rec, [3] * 4, 8, lambda t0, t1: 300.0 * (t1 - t0))
+        for k in ("avg_batch", "power_w", "energy_per_token_j", "steady_s"):
+            self.assertIsNone(met[k], k)
+        self.assertEqual(met["stable"], 0)
+        self.assertAlmostEqual(met["run_power_w"], 300.0, 9)
         # a token budget of 15 admits one 10-token prompt a step
         clock.t = 0.0
         rec = ms.Batcher(be, 2, 15, now=clock).run([10] * 2, [1] * 2)

@@ -72,7 +72,7 @@ static void test_one_seq_equals_predict(void **state)
     double tpot_ms = pr.phase[WL_PHASE_DECODE].time_ms / (double)(O - 1);
     wl_core_workload_free(wl);
     wl_serve_result r = run_fixed(&g, &m, 3, P, O, (wl_serve_engine){.max_num_seqs = 1}, 1410);
-    assert_true(fabs(r.energy_per_request_j / pr.energy_j - 1) < 1e-3);
+    assert_true(fabs(r.run_energy_per_request_j / pr.energy_j - 1) < 1e-3);
     assert_true(fabs(r.time_s / 3 / (pr.time_ms / 1e3) - 1) < 1e-3);
     /* every ITL of a request alone is a decode step: the histogram's bins
      * are 0.05% wide */
@@ -92,21 +92,21 @@ static void test_more_work_more_energy(void **state)
     const long long outs[] = {50, 100, 200, 400};
     for (size_t i = 0; i < 4; i++) {
         wl_serve_result r = run_fixed(&g, &m, 32, 200, outs[i], e, 1980);
-        assert_true(r.energy_per_request_j >= prev);
-        prev = r.energy_per_request_j;
+        assert_true(r.run_energy_per_request_j >= prev);
+        prev = r.run_energy_per_request_j;
     }
     prev = 0;
     const long long prompts[] = {16, 256, 2048};
     for (size_t i = 0; i < 3; i++) {
         wl_serve_result r = run_fixed(&g, &m, 32, prompts[i], 100, e, 1980);
-        assert_true(r.energy_per_request_j >= prev);
-        prev = r.energy_per_request_j;
+        assert_true(r.run_energy_per_request_j >= prev);
+        prev = r.run_energy_per_request_j;
     }
     /* identical requests in waves of the batch: per request the same */
     wl_serve_result a = run_fixed(&g, &m, 16, 200, 100, e, 1980);
     wl_serve_result b = run_fixed(&g, &m, 64, 200, 100, e, 1980);
-    assert_true(b.energy_per_request_j >= a.energy_per_request_j * (1 - 1e-9));
-    assert_true(fabs(b.energy_per_request_j / a.energy_per_request_j - 1) < 1e-6);
+    assert_true(b.run_energy_per_request_j >= a.run_energy_per_request_j * (1 - 1e-9));
+    assert_true(fabs(b.run_energy_per_request_j / a.run_energy_per_request_j - 1) < 1e-6);
 }
 
 /* A lower power cap is never faster; a run's row does not depend on the
@@ -156,8 +156,80 @@ static void test_preemption(void **state)
     assert_int_equal(a.preemptions, 0);
     assert_true(b.preemptions > 0);
     assert_true(b.kv_cache_tokens < 64 * 600);
-    assert_true(b.energy_per_request_j > a.energy_per_request_j);
-    assert_true(isfinite(b.energy_per_request_j));
+    assert_true(b.run_energy_per_request_j > a.run_energy_per_request_j);
+    assert_true(isfinite(b.run_energy_per_request_j));
+}
+
+typedef struct {
+    double time_s, energy_j, batch_s, last_end;
+    long long tokens, records, in;
+} log_sums;
+
+static void sum_steady(void *user, const wl_serve_step_rec *rec)
+{
+    log_sums *l = user;
+    /* records tile the run: each starts where the last ended */
+    assert_true(fabs(rec->start_s - l->last_end) <= 1e-12 * (1 + l->last_end));
+    l->last_end = rec->start_s + rec->time_s;
+    l->records++;
+    if (!rec->steady)
+        return;
+    l->in++;
+    l->time_s += rec->time_s;
+    l->energy_j += rec->energy_j;
+    l->batch_s += (double)rec->running * rec->time_s;
+    l->tokens += rec->sampled_tokens;
+}
+
+/* The benchmark's window by hand: four requests of 100 + 50 tokens at
+ * max_num_seqs 2 run in two waves. It opens when two requests have a first
+ * token (the first wave's prefill) and closes when 4 - 2 - 1 = 1 has
+ * finished (the first wave's last decode step): 49 decode steps of two
+ * requests, 98 tokens, batch 2, each step one ITL. The step log's steady
+ * records sum to the same window. Eight slots for four requests: the window
+ * would open when eight have a first token, which never comes before the
+ * first finish closes it: no steady state. */
+static void test_steady_window(void **state)
+{
+    (void)state;
+    wl_core_gpu g = gpu_of("h100-sxm-80gb");
+    wl_core_model m = model_of("llama-3-8b");
+    wl_error err = {0};
+    wl_serve_requests *r = NULL;
+    assert_int_equal(wl_serve_requests_fixed(4, 100, 50, &r, &err), WL_OK);
+    wl_serve_engine e = {.max_num_seqs = 2};
+    wl_serve_sim *s = NULL;
+    assert_int_equal(wl_serve_sim_create(&g, &m, WL_DT_BF16, &e, &s, &err), WL_OK);
+    log_sums l = {0};
+    wl_serve_sim_log(s, sum_steady, &l);
+    wl_core_op op = {.sm_clock_mhz = 1980};
+    wl_serve_result res;
+    assert_int_equal(wl_serve_sim_run(s, r, &op, &op, &res, &err), WL_OK);
+    assert_string_equal(res.steady_why, "");
+    assert_int_equal(l.in, 49);
+    assert_int_equal(l.records, res.steps);
+    assert_true(fabs(res.avg_batch - 2) < 1e-12);
+    assert_true(fabs(res.output_tokens_per_s * res.steady_s - 98) < 1e-9);
+    assert_true(fabs(res.steady_s / 49 / (res.median_itl_ms / 1e3) - 1) < 2e-3);
+    assert_true(fabs(res.steady_s - (res.steady_end_s - res.steady_start_s)) < 1e-12);
+    assert_true(fabs(l.time_s / res.steady_s - 1) < 1e-12);
+    assert_true(fabs(l.energy_j / (res.power_w * res.steady_s) - 1) < 1e-12);
+    assert_true(fabs(l.energy_j / (double)l.tokens / res.energy_per_token_j - 1) < 1e-12);
+    assert_true(fabs(res.energy_per_request_j / (res.energy_per_token_j * 50) - 1) < 1e-12);
+    assert_int_equal(res.stable, 0); /* a window of milliseconds, not 20 s */
+    assert_true(fabs(l.last_end - res.time_s) < 1e-12);
+    wl_serve_sim_free(s);
+
+    e.max_num_seqs = 8;
+    assert_int_equal(wl_serve_sim_create(&g, &m, WL_DT_BF16, &e, &s, &err), WL_OK);
+    assert_int_equal(wl_serve_sim_run(s, r, &op, &op, &res, &err), WL_OK);
+    assert_non_null(strstr(res.steady_why, "no steady state"));
+    assert_true(isnan(res.power_w) && isnan(res.energy_per_token_j) && isnan(res.avg_batch));
+    assert_true(isfinite(res.run_power_w) && isfinite(res.run_energy_per_token_j));
+    assert_true(fabs(res.run_energy_per_request_j * 4 / res.energy_j - 1) < 1e-12);
+    assert_int_equal(res.stable, 0);
+    wl_serve_sim_free(s);
+    wl_serve_requests_free(r);
 }
 
 static double optimum(const char *itl, int *rows)
@@ -186,9 +258,12 @@ static double optimum(const char *itl, int *rows)
     char *line = strchr(buf, '\n');
     if (line && line[1]) {
         *rows = 1;
-        /* energy_per_request_j is column 22 (1-based) */
+        /* run_energy_per_request_j, found by name in the header */
+        int at = 0;
+        for (char *h = buf; h < line && strncmp(h, "run_energy_per_request_j,", 25); at++)
+            h = strchr(h, ',') + 1;
         char *p = line + 1;
-        for (int c = 1; c < 22; c++)
+        for (int c = 0; c < at; c++)
             p = strchr(p, ',') + 1;
         e = strtod(p, NULL);
     }
@@ -357,7 +432,7 @@ int main(void)
         cmocka_unit_test(test_more_work_more_energy), cmocka_unit_test(test_caps_and_neighbours),
         cmocka_unit_test(test_preemption),        cmocka_unit_test(test_tighter_slo),
         cmocka_unit_test(test_bad_input),         cmocka_unit_test(test_arena_mix),
-        cmocka_unit_test(test_sampler_traffic),
+        cmocka_unit_test(test_sampler_traffic),   cmocka_unit_test(test_steady_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

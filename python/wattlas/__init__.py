@@ -558,10 +558,14 @@ def serve(*, fmt: "str | None" = None, **options):
     ("KEY=LIST" or a list of them), ``temperature``, ``top_p``, ``top_k``,
     ``sampler`` ("native" or "flashinfer"), ``async_scheduling``, ``optimize``,
     ``max_itl_ms``, ``max_ttft_ms``, ``phase_clocks``, ``all``); lists as
-    Python lists. Returns Rows (avg_batch, median_itl_ms, p90_itl_ms,
-    p99_itl_ms, median_ttft_ms, p90_ttft_ms, output_tokens_per_s, power_w,
-    energy_per_token_j, energy_per_request_j, time_s, ...), or with ``fmt``
-    the command line's text.
+    Python lists. Returns Rows with serve's columns: the steady state, the
+    ML.ENERGY benchmark's window (avg_batch, output_tokens_per_s, power_w,
+    energy_per_token_j, energy_per_request_j, steady_s, stable: None when
+    the run has none), the client's latencies over the whole run
+    (median_itl_ms, p90_itl_ms, p99_itl_ms, median_ttft_ms, p90_ttft_ms),
+    the whole run (run_avg_batch, run_power_w, run_energy_per_token_j,
+    run_energy_per_request_j, time_s, energy_j, ...), or with ``fmt`` the
+    command line's text.
 
     Example::
 

@@ -24,12 +24,14 @@ ignored), sampled as it asks (temperature, top-p, top-k). Two engines:
 What is measured, per operating point (a locked clock or a power limit):
 each step's end (after its tokens reach the host), which requests got a
 token there, and the board's energy counter (as the other subcommands read
-it). From those, as ``wattlas serve`` defines them: the steady state is
-from the first step the engine runs full while requests wait to the step
-that admits the last one; avg_batch, the ITL percentiles (the time between
-a request's consecutive tokens), output tokens/s, power and energy per token
-over it; TTFT (arrival to first token) over every request; energy per
-request and time over the whole run.
+it). From those, as ``wattlas serve`` and the ML.ENERGY benchmark define
+them: the steady state opens when max_num_seqs requests have their first
+token and closes when requests - max_num_seqs - 1 have finished; avg_batch,
+output tokens/s, power and energy per token (and per request, that times the
+mean output) over it, empty when the run has none; the ITL (the time between
+a request's consecutive tokens) and TTFT (arrival to first token)
+percentiles over every request of the whole run; the run_ columns, time and
+energy over the whole run.
 """
 
 import math
@@ -44,9 +46,11 @@ SERVE_COLUMNS = [
     "gpu", "model", "dtype", "workload", "prompt_tokens", "output_tokens", "requests", "seed",
     "max_num_seqs", "max_num_batched_tokens", "async_scheduling", "temperature", "top_p",
     "top_k", "engine", "sm_clock_mhz", "power_limit_w", "measured_clock_mhz", "temp_c",
-    "throttle_reasons", "avg_batch", "median_itl_ms", "p90_itl_ms", "p99_itl_ms",
-    "median_ttft_ms", "p90_ttft_ms", "output_tokens_per_s", "power_w", "energy_per_token_j",
-    "energy_per_request_j", "time_s", "energy_j", "steady_s"]
+    "throttle_reasons", "avg_batch", "output_tokens_per_s", "power_w", "energy_per_token_j",
+    "energy_per_request_j", "steady_s", "steady_start_s", "steady_end_s", "stable",
+    "median_itl_ms", "p90_itl_ms", "p99_itl_ms", "median_ttft_ms", "p90_ttft_ms",
+    "run_avg_batch", "run_output_tokens_per_s", "run_power_w", "run_energy_per_token_j",
+    "run_energy_per_request_j", "time_s", "energy_j"]
 # the columns that say which configuration a row measured (up to the limit)
 SERVE_POINT = SERVE_COLUMNS[:SERVE_COLUMNS.index("power_limit_w") + 1]
 
@@ -87,58 +91,81 @@ class Record:
         self.steps.append((t_start, t_end, running, waiting, list(produced)))
 
 
-def serve_metrics(rec, n_requests, max_num_seqs, energy_between):
-    """The columns of wattlas serve from a Record; energy_between(t0, t1)
-    gives the board's energy (J) over a span. Raises MeasureError when the
-    run never ran full (no steady state) or made no token."""
-    first, last = [None] * n_requests, [None] * n_requests
-    itl_all, itl_win, ttft = [], [], []
-    in_win, done_win = False, False
-    w0 = w1 = None
-    w_tokens, w_batch, all_tokens = 0, 0.0, 0
+def serve_metrics(rec, outputs, max_num_seqs, energy_between):
+    """The columns of wattlas serve from a Record of a run of requests with
+    these output lengths; energy_between(t0, t1) gives the board's energy
+    (J) over a span. The steady state is the benchmark's window
+    (RequestTracker in mlenergy/benchmark/llm/benchmark.py): it opens when
+    max_num_seqs requests have a first token and closes when requests -
+    max_num_seqs - 1 have finished (at the first finish when that is 0 or
+    less); without one its columns are None. Raises MeasureError when the
+    engine made no token."""
+    n = len(outputs)
+    first, last, made = [None] * n, [None] * n, [0] * n
+    itl, ttft = [], []
+    close_at = n - max_num_seqs - 1
+    started = finished = 0
+    state, w0, w1 = 0, None, None  # state: 0 not open, 1 open, 2 over
+    w_tokens, w_batch, all_tokens, all_batch = 0, 0.0, 0, 0.0
+    prev = rec.t0
     for (ts, te, running, waiting, produced) in rec.steps:
-        if not in_win and not done_win and running >= max_num_seqs and waiting:
-            in_win, w0 = True, ts
+        inside = state == 1
+        # the running requests between the last step's end and this one's:
+        # what a sampled gauge of running requests sees
+        all_batch += running * (te - prev)
         for i in produced:
             if first[i] is None:
                 first[i] = te
                 ttft.append(te - rec.t0)
+                started += 1
             else:
-                itl_all.append(te - last[i])
-                if in_win:
-                    itl_win.append(te - last[i])
+                itl.append(te - last[i])
             last[i] = te
+            made[i] += 1
+            if made[i] == outputs[i]:
+                finished += 1
         all_tokens += len(produced)
-        if in_win:
+        if inside:
             w_tokens += len(produced)
-            w_batch += running * (te - ts)
-            if not waiting:
-                in_win, done_win, w1 = False, True, te
+            w_batch += running * (te - prev)
+        if state == 0 and started >= max_num_seqs:
+            state, w0 = 1, te
+        if state < 2 and finished > 0 and finished >= close_at:
+            if inside:
+                w1 = te
+            state = 2
+        prev = te
     if not rec.steps or not all_tokens:
         raise MeasureError("serve: the engine made no token")
     t_end = rec.steps[-1][1]
     total_s = t_end - rec.t0
     energy = energy_between(rec.t0, t_end)
-    if w0 is None or w1 is None or w1 <= w0 or not w_tokens:
-        # never full with requests waiting: the whole run stands for it
-        w0, w1, w_tokens = rec.t0, t_end, all_tokens
-        w_batch = sum(r * (te - ts) for ts, te, r, _, _ in rec.steps)
-        itl_win = itl_all
-    span = w1 - w0
-    w_energy = energy_between(w0, w1)
-    itl_win.sort()
+    itl.sort()
     ttft.sort()
-    rate = w_tokens / span
-    power = w_energy / span
-    return {"avg_batch": w_batch / span,
-            "median_itl_ms": _quantile(itl_win, 0.5) * 1e3,
-            "p90_itl_ms": _quantile(itl_win, 0.9) * 1e3,
-            "p99_itl_ms": _quantile(itl_win, 0.99) * 1e3,
-            "median_ttft_ms": _quantile(ttft, 0.5) * 1e3,
-            "p90_ttft_ms": _quantile(ttft, 0.9) * 1e3,
-            "output_tokens_per_s": rate, "power_w": power,
-            "energy_per_token_j": power / rate, "energy_per_request_j": energy / n_requests,
-            "time_s": total_s, "energy_j": energy, "steady_s": span}
+    mean_out = sum(outputs) / n
+    out = {"median_itl_ms": _quantile(itl, 0.5) * 1e3,
+           "p90_itl_ms": _quantile(itl, 0.9) * 1e3,
+           "p99_itl_ms": _quantile(itl, 0.99) * 1e3,
+           "median_ttft_ms": _quantile(ttft, 0.5) * 1e3,
+           "p90_ttft_ms": _quantile(ttft, 0.9) * 1e3,
+           "run_avg_batch": all_batch / total_s, "run_output_tokens_per_s": all_tokens / total_s,
+           "run_power_w": energy / total_s, "run_energy_per_token_j": energy / all_tokens,
+           "run_energy_per_request_j": energy / n, "time_s": total_s, "energy_j": energy}
+    for k in ("avg_batch", "output_tokens_per_s", "power_w", "energy_per_token_j",
+              "energy_per_request_j", "steady_s", "steady_start_s", "steady_end_s", "stable"):
+        out[k] = None
+    if w0 is not None and w1 is not None and w1 > w0 and w_tokens:
+        span = w1 - w0
+        w_energy = energy_between(w0, w1)
+        batch = w_batch / span
+        out.update({"avg_batch": batch, "output_tokens_per_s": w_tokens / span,
+                    "power_w": w_energy / span, "energy_per_token_j": w_energy / w_tokens,
+                    "energy_per_request_j": w_energy / w_tokens * mean_out, "steady_s": span,
+                    "steady_start_s": w0 - rec.t0, "steady_end_s": w1 - rec.t0,
+                    "stable": 1 if span >= 20 and batch >= 0.85 * max_num_seqs else 0})
+    else:
+        out["stable"] = 0
+    return out
 
 
 class Batcher:
@@ -468,7 +495,7 @@ def cmd_serve(args, nvml, h, gpu, m, make_engine=None):
                 rec = eng.run(prompts, outputs)
                 time.sleep(0.25)  # the counter's next update lands after the run
                 s.stop()
-                met = serve_metrics(rec, len(prompts), seqs, _energy_from(s))
+                met = serve_metrics(rec, outputs, seqs, _energy_from(s))
             clocks = [c for _, c in s.clocks]
             temps = [c for _, c in s.temps]
             row = {"gpu": gpu, "model": args.model, "dtype": args.dtype,
