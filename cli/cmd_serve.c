@@ -12,8 +12,10 @@ static void help(FILE *f)
     fprintf(f,
 "usage: wattlas serve [--gpu LIST] [--model ID] [--dtype DT] [--clock LIST]\n"
 "                     [--set KEY=LIST] [--host ID] [--workload ID|FILE.csv]\n"
-"                     [--prompt-tokens N --output-tokens N] [--requests N] [--seed N]\n"
+"                     [--prompt-tokens N --output-tokens N] [--output-mean-tokens N]\n"
+"                     [--requests N] [--seed N]\n"
 "                     [--rate RPS] [--temperature T] [--top-p P] [--top-k K]\n"
+"                     [--repetition-penalty R]\n"
 "                     [--sampler native|flashinfer]\n"
 "                     [--max-num-seqs LIST] [--max-num-batched-tokens N]\n"
 "                     [--gpu-memory-utilization F] [--async-scheduling]\n"
@@ -39,6 +41,9 @@ static void help(FILE *f)
 "                      'wattlas presets show lm-arena-chat' gives its sources) or a\n"
 "                      CSV with prompt_tokens and output_tokens columns\n"
 "  --prompt-tokens N --output-tokens N  every request alike instead\n"
+"  --output-mean-tokens N  the answers scaled to a mean of N tokens (each by\n"
+"                      one factor, at most the workload's longest): the served\n"
+"                      model's own length, e.g. the leaderboard's avg_output_len\n"
 "  --requests N        how many (default: the preset's, 1024; a CSV's rows)\n"
 "  --rate RPS          Poisson arrivals at RPS requests/s (default: all at once,\n"
 "                      saturated, as the ML.ENERGY benchmark runs)\n"
@@ -48,6 +53,9 @@ static void help(FILE *f)
 "                      greedy). Top-p or top-k sorts every row of logits\n"
 "                      (vLLM's PyTorch sampler), unless --sampler flashinfer\n"
 "                      (VLLM_USE_FLASHINFER_SAMPLER=1)\n"
+"  --repetition-penalty R  the requests' (default: the workload preset's,\n"
+"                      lm-arena-chat: 1.1 as ML.ENERGY sends; else 1, none):\n"
+"                      other than 1, vLLM's penalty kernels run every step\n"
 "  --max-num-seqs LIST  running requests at most (default 256)\n"
 "  --optimize energy   the lowest-energy clock (and cap, over --set\n"
 "                      power_limit_w) per GPU and max_num_seqs that meets the SLO:\n"
@@ -85,9 +93,11 @@ typedef struct {
 
 static const char *const valued[] = {
     "gpu", "model", "dtype", "host", "set", "clock", "workload", "requests", "prompt-tokens",
-    "output-tokens", "seed", "rate", "temperature", "top-p", "top-k", "sampler",
+    "output-tokens", "seed", "rate", "temperature", "top-p", "top-k", "repetition-penalty",
+    "sampler",
     "max-num-seqs", "max-num-batched-tokens",
-    "gpu-memory-utilization", "optimize", "max-itl-ms", "max-ttft-ms", "prefill-clock"};
+    "gpu-memory-utilization", "optimize", "max-itl-ms", "max-ttft-ms", "prefill-clock",
+    "output-mean-tokens"};
 static const char *const flags[] = {"async-scheduling", "phase-clocks", "all"};
 #define NV (sizeof valued / sizeof *valued)
 #define NF (sizeof flags / sizeof *flags)

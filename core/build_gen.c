@@ -205,6 +205,35 @@ static void serve_draw(bld *B, long long V)
     wl_core_bld_add(B, &am);
 }
 
+/* vLLM's penalties when a request asks for any (repetition_penalty != 1,
+ * or a presence or frequency penalty: the ML.ENERGY benchmark sends
+ * repetition_penalty 1.1 with every request), before the temperature, over
+ * n = rows x vocab fp32 logits (vLLM 0.11 v1/sample/ops/penalties.py
+ * apply_all_penalties, model_executor/layers/utils.py apply_penalties):
+ * for the prompt's tokens and for the output's, a bin count
+ * (torch.zeros((rows, vocab + 1), int64), scatter_add_ of the padded
+ * token ids: ids only, small beside the rows) and its mask (> 0: 8 bytes
+ * read, 1 written); the repetition penalty as one custom kernel reading the
+ * logits and both masks (apply_repetition_penalties_); then the frequency
+ * penalty (its factor times the int64 counts, subtracted) and the presence
+ * penalty (times the mask, subtracted), which run whatever their values.
+ * About 85 bytes an element: 2.8 GB a step at 256 rows of Llama 3's
+ * 128256-token vocabulary. */
+static void serve_penalties(bld *B, long long V)
+{
+    long long n = B->b * V;
+    const wl_dtype F = WL_DT_FP32;
+    for (int k = 0; k < 2; k++) {                      /* the prompt's, the output's */
+        wl_core_bld_ewc(B, WL_EW_FILL, 2 * n, F);      /* int64 zeros */
+        wl_core_bld_ewc(B, WL_EW_UNSPEC_SCALAR, n, F); /* counts > 0: 8 in, 1 out */
+    }
+    wl_core_bld_ewc(B, WL_EW_UNSPEC_TENSOR, n, F); /* repetition: logits, two masks */
+    wl_core_bld_ewc(B, WL_EW_MUL, n, F);           /* frequency x int64 counts */
+    wl_core_bld_ewc(B, WL_EW_ADD, n, F);           /* logits -= */
+    wl_core_bld_ewc(B, WL_EW_FILL, n, F);          /* presence x the bool mask */
+    wl_core_bld_ewc(B, WL_EW_ADD, n, F);           /* logits -= */
+}
+
 static void sample(bld *B, long long len)
 {
     long long V = B->m->vocab_size;
@@ -214,6 +243,8 @@ static void sample(bld *B, long long len)
         return;
     }
     wl_core_bld_ewc(B, WL_EW_CAST_FP32, B->b * V, B->dt);
+    if (serve && B->penalties)
+        serve_penalties(B, V);
     if (serve && B->sampler != WL_SAMPLER_GREEDY) {
         serve_draw(B, V);
     } else {
@@ -386,6 +417,7 @@ void wl_core_bld_serve_step(bld *B, const wl_core_serve_step *st)
     B->padded = st->padded;
     B->head_rows = st->sampled;
     B->sampler = st->sampler;
+    B->penalties = st->penalties;
     long long b = B->b;
     /* the host's step that scheduled this one, which the GPU waits for
      * (first: a workload's trailing gap would stand for nothing after it) */
@@ -401,5 +433,6 @@ void wl_core_bld_serve_step(bld *B, const wl_core_serve_step *st)
     B->padded = 0;
     B->head_rows = 0;
     B->sampler = WL_SAMPLER_GREEDY;
+    B->penalties = 0;
     B->chunk = 0;
 }

@@ -48,6 +48,7 @@ typedef struct {
     long long padded; /* serving: tokens a step's CUDA graph computes (0: T) */
     long long head_rows; /* serving: rows through the LM head (0: b) */
     wl_core_sampler sampler; /* serving: how the sampled rows are sampled */
+    int penalties;           /* serving: vLLM's penalties on the logits first */
     int gen;          /* 0: no cache; 1: a generation's prefill; 2: a decode step */
     int alone;        /* a layer called on its own, block(x): no attention mask and
                          no KV cache from a model around it (--scope layer) */

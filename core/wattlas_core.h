@@ -764,17 +764,17 @@ typedef enum { WL_SCOPE_MODEL = 0, WL_SCOPE_LAYER, WL_SCOPE_LAYER_IN_MODEL } wl_
 int wl_core_build_scope(const wl_core_model *model, const wl_core_shape *shape, wl_core_scope scope,
                         wl_core_workload **out, wl_error *err);
 /* One step of a serving engine (serve/; core/build_gen.c): `decode` running
- * sequences of one token each over `context` keys on average, and `chunk`
- * prompt tokens of `prefills` requests over `chunk_context` keys (token-
- * weighted); tokens padded to `padded` (a CUDA-graph size), a graph when
- * `graph`; `sampled` rows through the LM head and `sampler`; the engine's
- * host step over `seqs` sequences when `host_step` (synchronous scheduling).
- * Samplers: argmax; temperature alone; top-k/top-p by a full sort of the
- * logits (vLLM's PyTorch path); top-k/top-p by FlashInfer's kernel. */
+ * sequences of one token each over `context` keys on average, `chunk` prompt
+ * tokens of `prefills` requests over `chunk_context` keys (token-weighted);
+ * tokens padded to `padded` (a CUDA-graph size), a graph when `graph`;
+ * `sampled` rows through the LM head and `sampler`; the engine's host step
+ * over `seqs` sequences when `host_step` (synchronous scheduling);
+ * vLLM's penalties first when `penalties`. Samplers: argmax; temperature
+ * alone; top-k/top-p by a full sort (vLLM's PyTorch path) or FlashInfer's. */
 typedef enum { WL_SAMPLER_GREEDY, WL_SAMPLER_RANDOM, WL_SAMPLER_SORT, WL_SAMPLER_FLASHINFER } wl_core_sampler;
 typedef struct {
     long long decode, context, chunk, chunk_context, prefills, padded, sampled, seqs;
-    int graph, host_step;
+    int graph, host_step, penalties;
     wl_core_sampler sampler;
 } wl_core_serve_step;
 int wl_core_build_serve_step(const wl_core_model *model, const wl_core_shape *shape,

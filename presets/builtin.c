@@ -101,8 +101,11 @@ static void normalize_gpu_name(const char *in, char *out, size_t cap)
         memmove(out, out + 7, strlen(out + 7) + 1);
 }
 
-/* The [gpu] aliases list of a preset text ("aliases = a, b, c"), matched
- * after normalisation. */
+static int alias_in(const char *p, const char *end, const char *norm);
+
+/* The [gpu] aliases list of a preset text ("aliases = a, b, c", going on
+ * over indented lines as the parser reads lists), matched after
+ * normalisation. */
 static int text_has_alias(const char *text, const char *norm)
 {
     const char *p = strstr(text, "\naliases");
@@ -112,7 +115,18 @@ static int text_has_alias(const char *text, const char *norm)
     if (!p)
         return 0;
     p++;
-    const char *end = p + strcspn(p, ";\n");
+    for (;;) {
+        if (alias_in(p, p + strcspn(p, ";\n"), norm))
+            return 1;
+        const char *nl = strchr(p, '\n');
+        if (!nl || (nl[1] != ' ' && nl[1] != '\t'))
+            return 0;
+        p = nl + 1;
+    }
+}
+
+static int alias_in(const char *p, const char *end, const char *norm)
+{
     while (p < end) {
         size_t len = strcspn(p, ",;\n");
         if (p + len > end)

@@ -602,9 +602,10 @@ PyObject *wl_py_serve_requests(PyObject *self, PyObject *args)
         PyList_SET_ITEM(o, (Py_ssize_t)i, PyLong_FromLongLong(b));
     }
     if (p && o && !PyErr_Occurred())
-        out = Py_BuildValue("{s:s,s:O,s:O,s:d,s:d,s:L}", "name", wl_serve_requests_name(r),
+        out = Py_BuildValue("{s:s,s:O,s:O,s:d,s:d,s:L,s:d}", "name", wl_serve_requests_name(r),
                             "prompt_tokens", p, "output_tokens", o, "temperature",
-                            smp.temperature, "top_p", smp.top_p, "top_k", smp.top_k);
+                            smp.temperature, "top_p", smp.top_p, "top_k", smp.top_k,
+                            "repetition_penalty", smp.repetition_penalty);
     Py_XDECREF(p);
     Py_XDECREF(o);
     wl_serve_job_free(j);

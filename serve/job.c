@@ -21,7 +21,10 @@ struct wl_serve_job {
     size_t nset;
     long long requests, prompt_tokens, output_tokens, max_num_batched_tokens;
     double gpu_memory_utilization, rate, max_itl_ms, max_ttft_ms, prefill_clock;
-    double temperature, top_p, top_k; /* NaN: the requests' own */
+    double temperature, top_p, top_k, repetition_penalty; /* NaN: the requests' own */
+    double output_mean_tokens;        /* NaN: the requests' own */
+    double *hist;                     /* the answers' histogram: nb + 1 edges, nb counts */
+    size_t hist_bins;
     unsigned long long seed;
     int async_scheduling, optimize, phase_clocks, all, flashinfer;
     wl_serve_sampling sampling; /* resolved */
@@ -45,7 +48,8 @@ wl_serve_job *wl_serve_job_create(void)
         j->max_itl_ms = NAN;
         j->max_ttft_ms = NAN;
         j->prefill_clock = NAN;
-        j->temperature = j->top_p = j->top_k = NAN;
+        j->temperature = j->top_p = j->top_k = j->repetition_penalty = NAN;
+        j->output_mean_tokens = NAN;
     }
     return j;
 }
@@ -69,6 +73,7 @@ void wl_serve_job_free(wl_serve_job *j)
     free(j->gset);
     wl_serve_requests_free(j->req);
     free(j->eng);
+    free(j->hist);
     free(j);
 }
 
@@ -98,10 +103,11 @@ static int onoff(const char *v, int *out, const char *source, const char *key, w
 
 static const char *const keys[] = {
     "gpu", "model", "dtype", "host", "set", "clock", "workload", "requests", "prompt_tokens",
-    "output_tokens", "seed", "rate", "temperature", "top_p", "top_k", "sampler",
+    "output_tokens", "seed", "rate", "temperature", "top_p", "top_k", "repetition_penalty",
+    "sampler",
     "max_num_seqs", "max_num_batched_tokens",
     "gpu_memory_utilization", "async_scheduling", "optimize", "max_itl_ms", "max_ttft_ms",
-    "prefill_clock",
+    "prefill_clock", "output_mean_tokens",
     "phase_clocks", "all"};
 #define NKEYS (sizeof keys / sizeof *keys)
 
@@ -195,8 +201,10 @@ int wl_serve_job_set(wl_serve_job *j, const char *key, const char *v, const char
                  {"gpu_memory_utilization", &j->gpu_memory_utilization, 0.01, 1},
                  {"temperature", &j->temperature, 0, 100},
                  {"top_p", &j->top_p, 1e-6, 1},
+                 {"repetition_penalty", &j->repetition_penalty, 0.01, 100},
                  {"max_itl_ms", &j->max_itl_ms, 1e-3, 1e9},
                  {"prefill_clock", &j->prefill_clock, 1, 100000},
+                 {"output_mean_tokens", &j->output_mean_tokens, 1, (double)WL_MAX_SEQ},
                  {"max_ttft_ms", &j->max_ttft_ms, 1e-3, 1e12}};
     for (size_t i = 0; i < sizeof reals / sizeof *reals; i++)
         if (!strcmp(key, reals[i].k)) {
@@ -321,6 +329,17 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
         else
             rc = wl_serve_requests_preset(w, j->requests, j->seed, &j->req, err);
     }
+    if (!rc && j->prompt_tokens > 0 && (j->hist || !isnan(j->output_mean_tokens))) {
+        wl_error_set(err, "--output-mean-tokens", 0, "output_mean_tokens",
+                     "fixed lengths have one output length: give it with --output-tokens");
+        rc = WL_EINVAL;
+    }
+    if (!rc && j->hist)
+        rc = wl_serve_requests_output_hist(j->req, j->hist, j->hist + j->hist_bins + 1,
+                                           j->hist_bins, j->seed, "the output histogram", err);
+    if (!rc && !isnan(j->output_mean_tokens))
+        rc = wl_serve_requests_output_mean(j->req, j->output_mean_tokens, "--output-mean-tokens",
+                                           err);
     if (!rc) { /* the options' sampling over the requests' own */
         wl_serve_requests_sampling(j->req, &j->sampling);
         if (!isnan(j->temperature))
@@ -329,6 +348,8 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
             j->sampling.top_p = j->top_p;
         if (!isnan(j->top_k))
             j->sampling.top_k = (long long)j->top_k;
+        if (!isnan(j->repetition_penalty))
+            j->sampling.repetition_penalty = j->repetition_penalty;
     }
     if (!rc) {
         j->neng = j->seqs.n ? j->seqs.n : 1;
@@ -343,7 +364,8 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
                 .max_num_batched_tokens = j->max_num_batched_tokens,
                 .gpu_memory_utilization = j->gpu_memory_utilization,
                 .async_scheduling = j->async_scheduling, .rate_rps = j->rate, .seed = j->seed,
-                .sampler = wl_serve_sampler(&j->sampling, j->flashinfer)};
+                .sampler = wl_serve_sampler(&j->sampling, j->flashinfer),
+                .penalties = j->sampling.repetition_penalty != 1};
     }
     if (!rc && j->clocks.n && !j->optimize) /* each clock must be some GPU's */
         for (size_t c = 0; c < j->clocks.n && !rc; c++) {
@@ -433,8 +455,31 @@ int wl_serve_job_run(wl_serve_job *j, wl_results_writer *w, void (*note)(void *,
                        .max_ttft_ms = j->max_ttft_ms, .phase_clocks = j->phase_clocks,
                        .all = j->all, .sampling = j->sampling, .flashinfer = j->flashinfer,
                        .prefill_clock_mhz = isnan(j->prefill_clock) ? 0 : j->prefill_clock,
+                       .output_mean_tokens = j->output_mean_tokens,
                        .steps = j->steps, .note = note, .user = user};
     return wl_serve_grid_run(&g, w, err);
+}
+
+int wl_serve_job_output_hist(wl_serve_job *j, const double *edges, const double *counts,
+                             size_t nb, wl_error *err)
+{
+    free(j->hist);
+    j->hist = malloc((2 * nb + 1) * sizeof *j->hist);
+    j->hist_bins = 0;
+    j->finished = 0;
+    if (!j->hist) {
+        wl_error_set(err, "serve", 0, "output_tokens", "out of memory");
+        return WL_ENOMEM;
+    }
+    memcpy(j->hist, edges, (nb + 1) * sizeof *j->hist);
+    memcpy(j->hist + nb + 1, counts, nb * sizeof *j->hist);
+    j->hist_bins = nb;
+    return WL_OK;
+}
+
+double wl_serve_job_output_mean(const wl_serve_job *j)
+{
+    return j->output_mean_tokens;
 }
 
 void wl_serve_job_step_log(wl_serve_job *j, wl_results_writer *w)

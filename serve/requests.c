@@ -17,6 +17,7 @@
 
 struct wl_serve_requests {
     long long *prompt, *output;
+    long long out_cap; /* the longest answer the requests allow */
     size_t n;
     wl_serve_sampling sampling;
     char name[128];
@@ -35,7 +36,9 @@ static int alloc(size_t n, const char *name, wl_serve_requests **out, wl_error *
         return WL_ENOMEM;
     }
     r->n = n;
-    r->sampling = (wl_serve_sampling){.temperature = 0, .top_p = 1, .top_k = 0};
+    r->out_cap = WL_MAX_SEQ;
+    r->sampling = (wl_serve_sampling){.temperature = 0, .top_p = 1, .top_k = 0,
+                                      .repetition_penalty = 1};
     snprintf(r->name, sizeof r->name, "%s", name);
     *out = r;
     return WL_OK;
@@ -231,7 +234,7 @@ int wl_serve_requests_csv(const char *path, long long n, wl_serve_requests **out
 typedef struct {
     double requests, turns_mean, template_tokens, message_tokens;
     double user_mean, user_ratio, hist_mean, hist_ratio, out_mean, out_ratio, out_max;
-    double temperature, top_p, top_k; /* optional: greedy unless given */
+    double temperature, top_p, top_k, rep; /* optional: greedy, no penalty unless given */
     char id[64];
     int line[16];
     wl_error *err;
@@ -256,6 +259,7 @@ static const struct {
     {"output_tokens_max", offsetof(mix, out_max), 1, (double)WL_MAX_SEQ, 0},
     {"temperature", offsetof(mix, temperature), 0, 100, 1},
     {"top_p", offsetof(mix, top_p), 1e-6, 1, 1},
+    {"repetition_penalty", offsetof(mix, rep), 0.01, 100, 1},
     {"top_k", offsetof(mix, top_k), 0, 1e9, 1},
 };
 #define N_MIX (sizeof mix_keys / sizeof *mix_keys)
@@ -341,7 +345,7 @@ int wl_serve_requests_preset(const char *id_or_path, long long n, unsigned long 
     int rc = wl_preset_find(WL_PRESET_WORKLOAD, id_or_path, &text, &owned, src, sizeof src, err);
     if (rc)
         return rc;
-    mix m = {.err = err, .top_p = 1};
+    mix m = {.err = err, .top_p = 1, .rep = 1};
     rc = wl_preset_ini_parse(text, strlen(text), src, mix_handler, &m, err);
     for (size_t i = 0; !rc && i < N_MIX; i++)
         if (!m.line[i] && !mix_keys[i].optional) {
@@ -364,7 +368,9 @@ int wl_serve_requests_preset(const char *id_or_path, long long n, unsigned long 
         return WL_EINVAL;
     }
     (*out)->sampling = (wl_serve_sampling){
-        .temperature = m.temperature, .top_p = m.top_p, .top_k = (long long)m.top_k};
+        .temperature = m.temperature, .top_p = m.top_p, .top_k = (long long)m.top_k,
+        .repetition_penalty = m.rep};
+    (*out)->out_cap = (long long)m.out_max;
     /* Conversations of T turns, T geometric with mean turns_mean (P(T = t)
      * = p (1 - p)^(t - 1), p = 1 / turns_mean); turn t's request sends the
      * template, t user messages and t - 1 earlier responses, each message
@@ -387,5 +393,99 @@ int wl_serve_requests_preset(const char *id_or_path, long long n, unsigned long 
             hist += lognormal(&st, m.hist_mean, m.hist_ratio, 0) + (long long)m.message_tokens;
         }
     }
+    return WL_OK;
+}
+
+/* ---- the served model's answers ---------------------------------------------------- */
+
+int wl_serve_requests_output_hist(wl_serve_requests *r, const double *edges, const double *counts,
+                                  size_t nb, unsigned long long seed, const char *source,
+                                  wl_error *err)
+{
+    double total = 0;
+    const char *why = NULL;
+    if (nb < 1 || nb > 100000)
+        why = "expected 1 to 100000 bins";
+    for (size_t i = 0; !why && i <= nb; i++)
+        if (!isfinite(edges[i]) || edges[i] < 0 || edges[i] > (double)WL_MAX_SEQ ||
+            (i > 0 && !(edges[i] > edges[i - 1])))
+            why = "expected ascending bin edges in [0, WL_MAX_SEQ] tokens";
+    for (size_t i = 0; !why && i < nb; i++) {
+        if (!isfinite(counts[i]) || counts[i] < 0)
+            why = "expected counts of 0 or more";
+        total += counts[i];
+    }
+    if (!why && !(total > 0))
+        why = "every bin is empty";
+    if (!why && !(edges[nb] >= 1))
+        why = "the bins end below one token";
+    if (why) {
+        wl_error_set(err, source, 0, "output_tokens", "an output-length histogram: %s", why);
+        return WL_EINVAL;
+    }
+    /* a bin by its share of the counts, then a length uniform within it:
+     * numpy's histogram bins, [e_i, e_i+1) and the last one closed */
+    uint64_t st = seed ^ 0x0b1a5eedULL;
+    for (size_t k = 0; k < r->n; k++) {
+        double u = wl_serve_i_uniform(&st) * total, acc = 0;
+        size_t b = 0;
+        while (b + 1 < nb && (acc += counts[b]) <= u)
+            b++;
+        while (counts[b] <= 0) /* the float edge: the last bin with a count */
+            b--;
+        double x = edges[b] + wl_serve_i_uniform(&st) * (edges[b + 1] - edges[b]);
+        long long v = (long long)floor(x + 0.5);
+        r->output[k] = v < 1 ? 1 : v;
+    }
+    r->out_cap = (long long)floor(edges[nb] + 0.5);
+    if (r->out_cap < 1)
+        r->out_cap = 1;
+    return WL_OK;
+}
+
+/* The mean of the lengths clamp(round(f o_i), 1, cap). */
+static double scaled_mean(const wl_serve_requests *r, const long long *o, double f)
+{
+    double sum = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        double v = floor(f * (double)o[i] + 0.5);
+        sum += v < 1 ? 1 : v > (double)r->out_cap ? (double)r->out_cap : v;
+    }
+    return sum / (double)r->n;
+}
+
+int wl_serve_requests_output_mean(wl_serve_requests *r, double mean, const char *source,
+                                  wl_error *err)
+{
+    if (!(mean >= 1 && mean <= (double)r->out_cap)) {
+        wl_error_set(err, source, 0, "output_mean_tokens",
+                     "expected a mean of 1 to %lld tokens (the requests' longest answer), got %g",
+                     r->out_cap, mean);
+        return WL_EINVAL;
+    }
+    long long *o = malloc(r->n * sizeof *o);
+    if (!o) {
+        wl_error_set(err, source, 0, "output_mean_tokens", "out of memory");
+        return WL_ENOMEM;
+    }
+    memcpy(o, r->output, r->n * sizeof *o);
+    /* The answer's length is the served model's: each length scaled by one
+     * factor, whole, at least a token and at most the cap. The mean is
+     * monotone in the factor: bisect for it. */
+    double lo = 0, hi = 1;
+    while (scaled_mean(r, o, hi) < mean && hi < 1e12)
+        hi *= 2;
+    for (int it = 0; it < 200 && hi - lo > 1e-12 * hi; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (scaled_mean(r, o, mid) < mean)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        double v = floor(hi * (double)o[i] + 0.5);
+        r->output[i] = v < 1 ? 1 : v > (double)r->out_cap ? r->out_cap : (long long)v;
+    }
+    free(o);
     return WL_OK;
 }

@@ -22,7 +22,7 @@ enum {
     C_ITL50, C_ITL90, C_ITL99, C_TTFT50, C_TTFT90,
     C_RBATCH, C_RTPS, C_RPOWER, C_REPT, C_REPR, C_TIME, C_ENERGY,
     C_PREEMPT, C_KV, C_SLO, C_HOST, C_GMU, C_ASYNC,
-    C_SEED, C_TEMP, C_TOPP, C_TOPK, C_SAMPLER, C_SET, NCOLS
+    C_SEED, C_TEMP, C_TOPP, C_TOPK, C_REP, C_SAMPLER, C_OUTMEAN, C_SET, NCOLS
 };
 
 static const wl_results_col cols[NCOLS] = {
@@ -72,7 +72,9 @@ static const wl_results_col cols[NCOLS] = {
     [C_TEMP] = WL_RESULTS_COL("temperature", WL_COL_NUM, -1, 0),
     [C_TOPP] = WL_RESULTS_COL("top_p", WL_COL_NUM, -1, 0),
     [C_TOPK] = WL_RESULTS_COL("top_k", WL_COL_INT, 0, 0),
+    [C_REP] = WL_RESULTS_COL("repetition_penalty", WL_COL_NUM, -1, 0),
     [C_SAMPLER] = WL_RESULTS_COL("sampler", WL_COL_TEXT, 0, 0),
+    [C_OUTMEAN] = WL_RESULTS_COL("output_mean_tokens", WL_COL_NUM, -1, 0),
     [C_SET] = WL_RESULTS_COL("set", WL_COL_TEXT, 0, 0), /* --set other than power_limit_w */
 };
 
@@ -139,7 +141,9 @@ static int row(const wl_serve_grid *g, const point *p, wl_results_writer *w)
     c[C_TEMP].v = g->sampling.temperature;
     c[C_TOPP].v = g->sampling.top_p;
     c[C_TOPK].v = (double)g->sampling.top_k;
+    c[C_REP].v = g->sampling.repetition_penalty;
     c[C_SAMPLER].s = g->flashinfer ? "flashinfer" : "native";
+    c[C_OUTMEAN].v = g->output_mean_tokens;
     const char *set = g->gpu_set ? g->gpu_set + (size_t)(p->gpu - g->gpus) * WL_SERVE_SET_LEN : "";
     c[C_SET].s = set[0] ? set : NULL; /* none: an empty cell, None in Python */
     return wl_results_writer_row(w, c);

@@ -186,7 +186,7 @@ static int point(wl_serve_i_costs *c, size_t slot, long long decode, long long c
         .decode = decode, .context = ctx, .chunk = chunk, .chunk_context = cc,
         .prefills = prefills, .padded = pad, .sampled = decode + finishing,
         .seqs = decode + prefills, .graph = pad > 0, .host_step = !e->async_scheduling,
-        .sampler = e->sampler};
+        .sampler = e->sampler, .penalties = e->penalties};
     wl_core_workload *wl = NULL;
     wl_core_evaluator *ev = NULL;
     wl_core_result r;

@@ -19,6 +19,7 @@ int wl_serve_is_measurement(const char *path)
     while (fgets(line, sizeof line, f)) {
         if (line[0] == '#')
             continue;
+        /* serve's columns, or the ML.ENERGY leaderboard's (energy_per_token_joules) */
         yes = strstr(line, "max_num_seqs") && strstr(line, "energy_per_token_j");
         break;
     }
@@ -28,7 +29,7 @@ int wl_serve_is_measurement(const char *path)
 
 enum {
     V_GPU, V_MODEL, V_DTYPE, V_WORKLOAD, V_SEQS, V_CLOCK, V_LIMIT, V_ITL50, V_PITL50, V_ITL90,
-    V_PITL90, V_TPS, V_PTPS, V_POWER, V_PPOWER, V_EPT, V_PEPT, NV
+    V_PITL90, V_TPS, V_PTPS, V_POWER, V_PPOWER, V_EPT, V_PEPT, V_BATCH, V_PBATCH, NV
 };
 
 static const wl_results_col vcols[NV] = {
@@ -49,6 +50,8 @@ static const wl_results_col vcols[NV] = {
     [V_PPOWER] = WL_RESULTS_COL("predicted_power_w", WL_COL_NUM, 1, 0),
     [V_EPT] = WL_RESULTS_COL("energy_per_token_j", WL_COL_NUM, 5, 0),
     [V_PEPT] = WL_RESULTS_COL("predicted_energy_per_token_j", WL_COL_NUM, 5, 0),
+    [V_BATCH] = WL_RESULTS_COL("avg_batch", WL_COL_NUM, 2, 0),
+    [V_PBATCH] = WL_RESULTS_COL("predicted_avg_batch", WL_COL_NUM, 2, 0),
 };
 
 const wl_results_col *wl_serve_validate_cols(size_t *n)
@@ -76,10 +79,12 @@ static const struct {
     {"temperature", "temperature", 0},
     {"top_p", "top_p", 0},
     {"top_k", "top_k", 0},
+    {"repetition_penalty", "repetition_penalty", 0},
     {"sampler", "sampler", 0},
     {"gpu_memory_utilization", "gpu_memory_utilization", 0},
     {"rate_rps", "rate", 0},
     {"prefill_clock_mhz", "prefill_clock", 0},
+    {"output_mean_tokens", "output_mean_tokens", 0},
 };
 #define NKEYS (sizeof keys / sizeof *keys)
 
@@ -198,6 +203,154 @@ static int predict_row(const wl_results_table *t, size_t r, const char *gpu, con
     return rc;
 }
 
+/* ---- rows of the ML.ENERGY leaderboard ---------------------------------------------
+ * Its schema (ml-energy/leaderboard v3.0 public/data/tasks/TASK.json rows, as
+ * ../shared/data/public/ml-energy/ keeps them): model_id (a Hugging Face
+ * id), gpu_model, num_gpus, tensor/expert/data_parallel, max_num_seqs, and
+ * measured avg_batch_size, median_itl_ms, p90_itl_ms, avg_power_watts,
+ * energy_per_token_joules, output_throughput_tokens_per_sec (the steady
+ * state, power summed over the run's GPUs); optionally avg_output_len,
+ * n_requests_in_hist and the per-run histogram of generated lengths
+ * (out_len_hist_counts, out_len_hist_edges). Each row runs as the
+ * benchmark ran it (ml-energy/benchmark c1d6557f,
+ * configs/vllm/lm-arena-chat/.../monolithic.config.yaml and benchmark.py):
+ * vLLM 0.11.1 with --async-scheduling and --max-num-batched-tokens 8192,
+ * every request sent at once, at stock clocks and power limit; the
+ * lm-arena-chat requests (the workload preset: the benchmark's sampling,
+ * temperature 0.8, top-p 0.95); the answers drawn from the row's own
+ * histogram, else scaled to its avg_output_len: the served model's
+ * behaviour, an input, not a fit. */
+
+static const struct {
+    const char *name, *preset;
+} lb_gpus[] = {
+    /* the leaderboard's H100 is the SXM 80 GB (its v2 rows name "NVIDIA
+     * H100 80GB HBM3"); its B200 the 180 GB SXM of a DGX B200 */
+    {"H100", "h100-sxm-80gb"},
+    {"B200", "b200"},
+};
+
+int wl_serve_is_leaderboard(const wl_results_table *t)
+{
+    return wl_results_table_col(t, "model_id") >= 0 && wl_results_table_col(t, "gpu_model") >= 0 &&
+           wl_results_table_col(t, "energy_per_token_joules") >= 0;
+}
+
+static const char *lb_cell(const wl_results_table *t, size_t r, const char *col)
+{
+    int c = wl_results_table_col(t, col);
+    return c >= 0 ? wl_results_table_cell(t, r, c) : "";
+}
+
+/* A list of numbers separated by spaces (the histogram's cells) into v;
+ * the count, or -1 when one is not a finite number or there are more than cap. */
+static long parse_list(const char *s, double *v, size_t cap)
+{
+    size_t n = 0;
+    while (*s) {
+        while (*s == ' ')
+            s++;
+        if (!*s)
+            break;
+        char *end;
+        double x = strtod(s, &end);
+        if (end == s || !isfinite(x) || n == cap || (*end && *end != ' '))
+            return -1;
+        v[n++] = x;
+        s = end;
+    }
+    return (long)n;
+}
+
+#define LB_BINS 4096
+static int predict_lb_row(const wl_results_table *t, size_t r, const char *gpu, const char *host,
+                          wl_serve_result *res, const char **gpu_id, int *guessed,
+                          wl_error *err)
+{
+    const char *src = wl_results_table_source(t);
+    int line = wl_results_table_line(t, r);
+    const char *g = gpu, *gm = lb_cell(t, r, "gpu_model");
+    for (size_t i = 0; !g && i < sizeof lb_gpus / sizeof *lb_gpus; i++)
+        if (!strcmp(gm, lb_gpus[i].name))
+            g = lb_gpus[i].preset;
+    *gpu_id = g ? g : gm;
+    if (!g) {
+        wl_error_set(err, src, line, "gpu_model", "no preset for the leaderboard's '%.40s' "
+                     "(H100, B200; or --gpu)", gm);
+        return WL_EUNSUPPORTED;
+    }
+    static const char *const par[] = {"num_gpus", "tensor_parallel", "expert_parallel",
+                                      "data_parallel"};
+    for (size_t i = 0; i < 4; i++) {
+        const char *v = lb_cell(t, r, par[i]);
+        if (v[0] && strtod(v, NULL) != 1) {
+            wl_error_set(err, src, line, par[i], "%s %s: serve runs one GPU (no tensor, expert "
+                         "or data parallelism yet)", par[i], v);
+            return WL_EUNSUPPORTED;
+        }
+    }
+    const char *task = lb_cell(t, r, "task");
+    if (strcmp(task, "lm-arena-chat")) {
+        wl_error_set(err, src, line, "task", "no workload preset for the task '%.40s' "
+                     "(lm-arena-chat only)", task);
+        return WL_EUNSUPPORTED;
+    }
+    wl_serve_job *j = wl_serve_job_create();
+    if (!j) {
+        wl_error_set(err, src, line, "", "out of memory");
+        return WL_ENOMEM;
+    }
+    char seqs[32], reqs[32];
+    const char *sv = lb_cell(t, r, "max_num_seqs");
+    double s_ = strtod(sv, NULL);
+    snprintf(seqs, sizeof seqs, "%.0f", s_);
+    /* requests: 1024 a repeat (sweeps.yaml's num_request_repeats), the
+     * histogram's total; without it the smallest multiple of 1024 that
+     * is four max_num_seqs or more (the 8B runs' repeats within one: 2 at
+     * 256-512 and 3 at 768 on the H100) */
+    const char *nh = lb_cell(t, r, "n_requests_in_hist");
+    *guessed = !nh[0];
+    if (nh[0])
+        snprintf(reqs, sizeof reqs, "%.0f", strtod(nh, NULL));
+    else
+        snprintf(reqs, sizeof reqs, "%.0f", 1024 * fmax(1, ceil(4 * s_ / 1024)));
+    const char *prec = lb_cell(t, r, "weight_precision");
+    const char *kv[][2] = {{"gpu", g}, {"model", lb_cell(t, r, "model_id")},
+                           {"dtype", prec[0] ? prec : "bf16"}, {"workload", "lm-arena-chat"},
+                           {"max_num_seqs", seqs}, {"requests", reqs},
+                           {"max_num_batched_tokens", "8192"}, {"async_scheduling", "on"},
+                           {"host", host ? host : ""}};
+    int rc = WL_OK;
+    for (size_t i = 0; !rc && i < sizeof kv / sizeof *kv; i++)
+        if (kv[i][1][0])
+            rc = wl_serve_job_set(j, kv[i][0], kv[i][1], src, err);
+    const char *hc = lb_cell(t, r, "out_len_hist_counts"), *he = lb_cell(t, r, "out_len_hist_edges");
+    if (!rc && hc[0] && he[0]) {
+        double *buf = malloc((2 * LB_BINS + 1) * sizeof *buf);
+        long nc = buf ? parse_list(hc, buf + LB_BINS + 1, LB_BINS) : -1;
+        long ne = buf ? parse_list(he, buf, LB_BINS + 1) : -1;
+        if (!buf) {
+            wl_error_set(err, src, line, "", "out of memory");
+            rc = WL_ENOMEM;
+        } else if (nc < 1 || ne != nc + 1) {
+            wl_error_set(err, src, line, nc < 1 ? "out_len_hist_counts" : "out_len_hist_edges",
+                         "expected counts and one edge more, as numbers separated by spaces");
+            rc = WL_EINVAL;
+        } else {
+            rc = wl_serve_job_output_hist(j, buf, buf + LB_BINS + 1, (size_t)nc, err);
+        }
+        free(buf);
+    } else if (!rc && lb_cell(t, r, "avg_output_len")[0]) {
+        rc = wl_serve_job_set(j, "output_mean_tokens", lb_cell(t, r, "avg_output_len"), src, err);
+    }
+    if (!rc)
+        rc = wl_serve_job_result(j, res, err);
+    if (rc)
+        wl_error_locate(err, src, line);
+    wl_serve_job_free(j);
+    return rc;
+}
+
 int wl_serve_validate(const char *path, const char *gpu, const char *host, wl_results_writer *w,
                       void (*note)(void *, const char *), void *user, wl_serve_validation *out,
                       wl_error *err)
@@ -207,21 +360,27 @@ int wl_serve_validate(const char *path, const char *gpu, const char *host, wl_re
     int rc = wl_results_table_load(path, &t, err);
     if (rc)
         return rc;
-    static const char *const measured[] = {"median_itl_ms", "p90_itl_ms", "output_tokens_per_s",
-                                           "power_w", "energy_per_token_j"};
-    int mc[5];
+    int lb = wl_serve_is_leaderboard(t), guesses = 0;
+    static const char *const measured[2][6] = {
+        {"median_itl_ms", "p90_itl_ms", "output_tokens_per_s", "power_w", "energy_per_token_j",
+         "avg_batch"},
+        {"median_itl_ms", "p90_itl_ms", "output_throughput_tokens_per_sec", "avg_power_watts",
+         "energy_per_token_joules", "avg_batch_size"}};
+    int mc[6];
     for (int i = 0; i < 5 && !rc; i++)
-        if ((mc[i] = wl_results_table_need(t, measured[i], err)) < 0)
+        if ((mc[i] = wl_results_table_need(t, measured[lb][i], err)) < 0)
             rc = WL_EPARSE;
+    mc[5] = wl_results_table_col(t, measured[lb][5]);
     double ape[4] = {0};
     size_t n = wl_results_table_rows(t);
     for (size_t r = 0; !rc && r < n; r++) {
         wl_results_cell c[NV];
         for (size_t i = 0; i < NV; i++)
             c[i] = (wl_results_cell){NULL, NAN};
-        static const char *const text[] = {"gpu", "model", "dtype", "workload"};
+        static const char *const text[2][4] = {{"gpu", "model", "dtype", "workload"},
+                                               {"gpu_model", "model_id", "weight_precision", "task"}};
         for (int i = 0; i < 4; i++) {
-            int col = wl_results_table_col(t, text[i]);
+            int col = wl_results_table_col(t, text[lb][i]);
             c[V_GPU + i].s = col >= 0 ? wl_results_table_cell(t, r, col) : "";
         }
         if (gpu)
@@ -237,9 +396,12 @@ int wl_serve_validate(const char *path, const char *gpu, const char *host, wl_re
             if (col >= 0 && wl_results_table_num(t, r, col, &c[nums[i].at].v, &ignore))
                 c[nums[i].at].v = NAN;
         }
-        double m[5];
-        const int at[5] = {V_ITL50, V_ITL90, V_TPS, V_POWER, V_EPT};
-        for (int i = 0; i < 5 && !rc; i++) {
+        double m[6];
+        const int at[6] = {V_ITL50, V_ITL90, V_TPS, V_POWER, V_EPT, V_BATCH};
+        for (int i = 0; i < 6 && !rc; i++) {
+            m[i] = NAN;
+            if (mc[i] < 0)
+                continue;
             rc = wl_results_table_num(t, r, mc[i], &m[i], err);
             if (rc == WL_ENOTFOUND) { /* empty: a run without a steady state */
                 m[i] = NAN;
@@ -252,7 +414,15 @@ int wl_serve_validate(const char *path, const char *gpu, const char *host, wl_re
         out->rows++;
         wl_serve_result res;
         wl_error why = {0};
-        int prc = predict_row(t, r, gpu, host, &res, &why);
+        const char *gid = NULL;
+        int guessed = 0;
+        int prc = lb ? predict_lb_row(t, r, gpu, host, &res, &gid, &guessed, &why)
+                     : predict_row(t, r, gpu, host, &res, &why);
+        if (lb) {
+            c[V_GPU].s = gid;
+            c[V_CLOCK].v = NAN;
+            guesses += guessed && !prc;
+        }
         if (prc == WL_ENOMEM) {
             *err = why;
             rc = prc;
@@ -263,9 +433,9 @@ int wl_serve_validate(const char *path, const char *gpu, const char *host, wl_re
             wl_error_format(&why, buf, sizeof buf);
             wl_core_say(note, user, "not modelled: %s", buf);
         } else {
-            const double p[5] = {res.median_itl_ms, res.p90_itl_ms, res.output_tokens_per_s,
-                                 res.power_w, res.energy_per_token_j};
-            for (int i = 0; i < 5; i++)
+            const double p[6] = {res.median_itl_ms, res.p90_itl_ms, res.output_tokens_per_s,
+                                 res.power_w, res.energy_per_token_j, res.avg_batch};
+            for (int i = 0; i < 6; i++)
                 c[at[i] + 1].v = p[i];
             /* scored: ITL (median), power, energy per token, rate */
             const int score[4] = {0, 3, 4, 2};
@@ -291,6 +461,10 @@ int wl_serve_validate(const char *path, const char *gpu, const char *host, wl_re
             rc = WL_ENOMEM;
         }
     }
+    if (guesses)
+        wl_core_say(note, user, "%d leaderboard rows state no request count "
+                    "(n_requests_in_hist): each ran 1024 a repeat, the fewest repeats giving 4 "
+                    "max_num_seqs or more", guesses);
     if (out->scored) {
         double k = 100.0 / (double)out->scored;
         out->mape_itl = ape[0] * k;

@@ -33,6 +33,18 @@ void wl_serve_requests_free(wl_serve_requests *r);
 size_t wl_serve_requests_count(const wl_serve_requests *r);
 void wl_serve_requests_get(const wl_serve_requests *r, size_t i, long long *prompt,
                            long long *output);
+/* The served model's answers: the outputs drawn again from a histogram of
+ * nb bins (edges: nb + 1 ascending token counts, numpy's bins; counts: how
+ * many fell in each), a bin by its count, then a whole length uniform in it,
+ * the last edge the longest; or every output scaled by one factor to a mean
+ * of mean tokens (whole, 1 to the longest the requests allow: a preset's
+ * output_tokens_max). WL_EINVAL naming source when the histogram or mean
+ * cannot be. */
+int wl_serve_requests_output_hist(wl_serve_requests *r, const double *edges, const double *counts,
+                                  size_t nb, unsigned long long seed, const char *source,
+                                  wl_error *err);
+int wl_serve_requests_output_mean(wl_serve_requests *r, double mean, const char *source,
+                                  wl_error *err);
 /* Mean prompt and output lengths. */
 void wl_serve_requests_means(const wl_serve_requests *r, double *prompt, double *output);
 /* The longest prompt + output, which the engine's max_model_len must hold. */
@@ -45,6 +57,7 @@ const char *wl_serve_requests_name(const wl_serve_requests *r);
 typedef struct {
     double temperature, top_p;
     long long top_k;
+    double repetition_penalty; /* 1: none; else vLLM's penalties run each step */
 } wl_serve_sampling;
 void wl_serve_requests_sampling(const wl_serve_requests *r, wl_serve_sampling *out);
 /* The sampler a step runs for such requests: greedy, temperature alone, or
@@ -65,6 +78,7 @@ typedef struct {
                                          graphs padded to a capture size (512) */
     int async_scheduling;             /* 1: the host's scheduling overlaps the GPU's step */
     wl_core_sampler sampler;          /* each step's sampler (greedy: 0) */
+    int penalties;                    /* vLLM's penalties before it (a repetition penalty) */
     double rate_rps;                  /* Poisson arrivals at this rate; 0: all at once */
     unsigned long long seed;          /* the arrivals' draw */
 } wl_serve_engine;
@@ -175,6 +189,7 @@ typedef struct {
     int all;                   /* with optimize: every point, with meets_slo */
     wl_serve_sampling sampling; /* the requests' sampling, as the rows print it */
     int flashinfer;            /* the sampler asked for (--sampler flashinfer) */
+    double output_mean_tokens; /* the answers scaled to this mean (NaN: not), as rows print it */
     wl_results_writer *steps;  /* NULL, or where every run's steps go (wl_serve_step_cols) */
     void (*note)(void *user, const char *line);
     void *user;
@@ -191,7 +206,7 @@ int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *er
  * 'wattlas serve' and Python's wattlas.serve: keys are the CLI's option names
  * with '_' for '-' (gpu, model, dtype, host, set KEY=LIST, clock, workload,
  * requests, prompt_tokens, output_tokens, seed, rate, temperature, top_p,
- * top_k, sampler, max_num_seqs, max_num_batched_tokens,
+ * top_k, repetition_penalty, sampler, output_mean_tokens, max_num_seqs, max_num_batched_tokens,
  * gpu_memory_utilization, async_scheduling, optimize, max_itl_ms,
  * max_ttft_ms, phase_clocks, all); values as text in
  * the number grammar. Unset: h100-sxm-80gb, llama-3-8b, bf16,
@@ -210,6 +225,13 @@ void wl_serve_job_sampling(const wl_serve_job *j, wl_serve_sampling *out);
 void wl_serve_job_describe(const wl_serve_job *j, char *buf, size_t n);
 int wl_serve_job_run(wl_serve_job *j, wl_results_writer *w, void (*note)(void *, const char *),
                      void *user, wl_error *err);
+/* The answers drawn from a histogram (wl_serve_requests_output_hist)
+ * before any --output-mean-tokens scaling: what validate gives a
+ * leaderboard row's own. */
+int wl_serve_job_output_hist(wl_serve_job *j, const double *edges, const double *counts,
+                             size_t nb, wl_error *err);
+/* output_mean_tokens as set (NaN: none), as the rows print it. */
+double wl_serve_job_output_mean(const wl_serve_job *j);
 /* Where the next runs write every step (wl_serve_step_cols); NULL: nowhere. */
 void wl_serve_job_step_log(wl_serve_job *j, wl_results_writer *w);
 /* A job of one GPU, one max_num_seqs and at most one clock (its maximum
@@ -225,6 +247,10 @@ int wl_serve_job_result(wl_serve_job *j, wl_serve_result *res, wl_error *err);
  * energy_per_token_j, output_tokens_per_s. Each row is simulated on its
  * GPU's preset (or gpu, when given) and written with its predictions. */
 int wl_serve_is_measurement(const char *path);
+/* Whether a loaded table is in the ML.ENERGY leaderboard's schema
+ * (model_id, gpu_model, energy_per_token_joules): validate runs each row as
+ * the benchmark ran it (serve/validate.c says how). */
+int wl_serve_is_leaderboard(const wl_results_table *t);
 const wl_results_col *wl_serve_validate_cols(size_t *n);
 typedef struct {
     size_t rows, scored;

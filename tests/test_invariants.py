@@ -833,7 +833,11 @@ class Invariants(unittest.TestCase):
                                                     key=float))],
                 ["--set", lambda: "power_limit_w=%d" % rng.choice([400, 550, 700])],
                 ["--gpu-memory-utilization", lambda: rng.choice(["0.5", "0.9"])],
-                ["--prompt-tokens", lambda: "300", "--output-tokens", lambda: "20"]]
+                ["--repetition-penalty", lambda: rng.choice(["1", "1.1"])],
+                # fixed lengths, or the workload's answers scaled (not both:
+                # a usage error)
+                rng.choice([["--prompt-tokens", lambda: "300", "--output-tokens", lambda: "20"],
+                            ["--output-mean-tokens", lambda: rng.choice(["60", "250.5"])]])]
         for i in range(4):
             args = ["serve", "--requests", str(rng.randrange(20, 40)), "--max-num-seqs",
                     ",".join(map(str, sorted(rng.sample([2, 4, 8], 2))))]

@@ -232,6 +232,204 @@ static void test_steady_window(void **state)
     wl_serve_requests_free(r);
 }
 
+/* The cache budget as vLLM 0.11 profiles it: the peak is the larger of a
+ * forward's activations at max_num_batched_tokens and the dummy sampler's
+ * sort over max_num_seqs rows of logits, 38 bytes each. Llama 3 8B's
+ * vocabulary is 128256: at 8 rows the sort takes 39 MB, under the
+ * forward's, at 768 it takes 768 x 128256 x 38 = 3,743,023,104 bytes; the
+ * cache shrinks by that less the forward's peak, over 2 x 32 layers x 8
+ * KV heads x 128 x 2 bytes = 131072 bytes a token. */
+static void test_cache_budget(void **state)
+{
+    (void)state;
+    wl_core_gpu g = gpu_of("h100-sxm-80gb");
+    wl_core_model m = model_of("llama-3-8b");
+    wl_error err = {0};
+    wl_core_shape sh = {.batch = 1, .seq = 8192, .dtype = WL_DT_BF16, .attention = WL_ATTN_FLASH,
+                        .mode = WL_MODE_DECODE, .gen = 1, .launch = WL_LAUNCH_GRAPHS,
+                        .impl = WL_IMPL_FUSED};
+    wl_core_memory mem;
+    assert_int_equal(wl_core_memory_estimate(&m, &sh, &mem, &err), WL_OK);
+    long long kv[2];
+    const long long seqs[2] = {8, 768};
+    for (int i = 0; i < 2; i++) {
+        wl_serve_engine e = {.max_num_seqs = seqs[i]};
+        wl_serve_sim *s = NULL;
+        assert_int_equal(wl_serve_sim_create(&g, &m, WL_DT_BF16, &e, &s, &err), WL_OK);
+        kv[i] = wl_serve_sim_kv_tokens(s);
+        wl_serve_sim_free(s);
+    }
+    double want = (3743023104.0 - mem.activations_gb * 1e9) / 131072.0;
+    assert_true(fabs((double)(kv[0] - kv[1]) - want) <= 32);
+    /* and at 8 rows the budget is what the forward leaves */
+    double free_gb = 0.9 * g.mem_capacity_gb - mem.weights_gb - mem.activations_gb - mem.workspace_gb;
+    assert_true(fabs((double)kv[0] - free_gb * 1e9 / 131072.0) <= 32);
+}
+
+/* The served model's answers: scaled by one factor to a mean, whole, 1 to
+ * the workload's cap (lm-arena-chat: 4096); or drawn from a histogram,
+ * a bin by its count and a length uniform in it. Edges {0, 10, 20} and
+ * counts {1, 3}: three quarters in the second bin. Rounded to whole
+ * tokens, at least 1: the first bin's mean is 5.05 (a length under 0.5
+ * becomes 1), the second's 15, so 0.25 x 5.05 + 0.75 x 15 = 12.5125; a
+ * length over 10 comes from the second bin only, past 10.5: 0.75 x 0.95. */
+static void test_output_lengths(void **state)
+{
+    (void)state;
+    wl_error err = {0};
+    wl_serve_requests *r = NULL;
+    assert_int_equal(wl_serve_requests_preset("lm-arena-chat", 1024, 3, &r, &err), WL_OK);
+    double p, o;
+    assert_int_equal(wl_serve_requests_output_mean(r, 200, "t", &err), WL_OK);
+    wl_serve_requests_means(r, &p, &o);
+    assert_true(fabs(o - 200) < 0.5);
+    assert_int_equal(wl_serve_requests_output_mean(r, 4096, "t", &err), WL_OK);
+    wl_serve_requests_means(r, &p, &o);
+    assert_true(fabs(o - 4096) < 1e-9); /* every answer at the cap */
+    assert_int_not_equal(wl_serve_requests_output_mean(r, 4097, "t", &err), WL_OK);
+    assert_string_equal(err.field, "output_mean_tokens");
+    wl_serve_requests_free(r);
+
+    assert_int_equal(wl_serve_requests_fixed(40000, 100, 5, &r, &err), WL_OK);
+    const double edges[] = {0, 10, 20}, counts[] = {1, 3};
+    assert_int_equal(wl_serve_requests_output_hist(r, edges, counts, 2, 9, "t", &err), WL_OK);
+    long long in2 = 0, lo = 1 << 30, hi = 0;
+    for (size_t i = 0; i < 40000; i++) {
+        long long a, b;
+        wl_serve_requests_get(r, i, &a, &b);
+        in2 += b > 10;
+        lo = b < lo ? b : lo;
+        hi = b > hi ? b : hi;
+    }
+    wl_serve_requests_means(r, &p, &o);
+    assert_true(fabs(o - 12.5125) < 0.1);
+    assert_true(fabs((double)in2 / 40000 - 0.7125) < 0.01);
+    assert_true(lo >= 1 && hi <= 20);
+    const double bad[] = {0, 10, 5};
+    assert_int_not_equal(wl_serve_requests_output_hist(r, bad, counts, 2, 9, "t", &err), WL_OK);
+    assert_string_equal(err.field, "output_tokens");
+    const double none[] = {0, 0};
+    assert_int_not_equal(wl_serve_requests_output_hist(r, edges, none, 2, 9, "t", &err), WL_OK);
+    wl_serve_requests_free(r);
+}
+
+/* A repetition penalty runs vLLM's penalty kernels before the sampler: two
+ * bin counts with their masks, the repetition kernel, the frequency and
+ * presence penalties (nine kernels over rows x vocabulary), so a step costs
+ * more, and more with more rows. */
+static void test_penalty_kernels(void **state)
+{
+    (void)state;
+    wl_core_gpu g = gpu_of("h100-sxm-80gb");
+    wl_core_model m = model_of("llama-3-8b");
+    wl_core_shape sh = {.batch = 1, .seq = 1, .dtype = WL_DT_BF16, .attention = WL_ATTN_FLASH,
+                        .mode = WL_MODE_DECODE, .gen = 2, .launch = WL_LAUNCH_GRAPHS,
+                        .impl = WL_IMPL_FUSED};
+    double extra[2];
+    const long long rows[2] = {64, 256};
+    for (int i = 0; i < 2; i++) {
+        size_t nk[2];
+        double t[2];
+        for (int pen = 0; pen < 2; pen++) {
+            wl_core_serve_step st = {.decode = rows[i], .context = 500, .padded = rows[i],
+                                     .sampled = rows[i], .seqs = rows[i], .graph = 1,
+                                     .sampler = WL_SAMPLER_SORT, .penalties = pen};
+            wl_core_workload *wl = NULL;
+            wl_error err = {0};
+            assert_int_equal(wl_core_build_serve_step(&m, &sh, &st, &wl, &err), WL_OK);
+            nk[pen] = wl_core_workload_count(wl);
+            wl_core_op op = {.sm_clock_mhz = 1980};
+            wl_core_result res;
+            assert_int_equal(wl_core_predict(&g, wl, &op, &res), WL_OK);
+            t[pen] = res.time_ms;
+            wl_core_workload_free(wl);
+        }
+        assert_int_equal(nk[1] - nk[0], 9);
+        extra[i] = t[1] - t[0];
+        assert_true(extra[i] > 0);
+    }
+    /* about 85 bytes a logit: at 256 rows 2.8 GB, most of a millisecond */
+    assert_true(extra[1] > 3 * extra[0]);
+    assert_true(extra[1] > 0.5 && extra[1] < 2.0);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void collect(void *user, const char *line)
+{
+    char *buf = user;
+    size_t n = strlen(buf);
+    snprintf(buf + n, 4096 - n, "%s\n", line);
+}
+
+/* Rows of the ML.ENERGY leaderboard run as the benchmark ran them: a
+ * one-GPU lm-arena-chat row is the serve run of its settings (async
+ * scheduling, 8192 batched tokens, its request count, its answers drawn
+ * from its histogram), scored; a tensor-parallel row and another task are
+ * said, not modelled. */
+static void test_leaderboard_rows(void **state)
+{
+    (void)state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/lb.csv", test_dir());
+    write_file(path,
+               "# a comment line, as the shared files have\n"
+               "task,model_id,gpu_model,num_gpus,tensor_parallel,expert_parallel,data_parallel,"
+               "max_num_seqs,avg_batch_size,median_itl_ms,p90_itl_ms,avg_power_watts,"
+               "energy_per_token_joules,output_throughput_tokens_per_sec,weight_precision,"
+               "n_requests_in_hist,out_len_hist_counts,out_len_hist_edges\n"
+               "lm-arena-chat,meta-llama/Llama-3.1-8B-Instruct,H100,1,1,1,1,16,15.9,8,9,500,0.25,"
+               "2000,bfloat16,200,10 30 10,0 100 300 600\n"
+               "lm-arena-chat,meta-llama/Llama-3.1-8B-Instruct,H100,2,2,1,1,16,15.9,8,9,500,0.25,"
+               "2000,bfloat16,200,,\n"
+               "gpqa,meta-llama/Llama-3.1-8B-Instruct,H100,1,1,1,1,16,15.9,8,9,500,0.25,2000,"
+               "bfloat16,200,,\n");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    size_t nc;
+    const wl_results_col *cols = wl_serve_validate_cols(&nc);
+    wl_results_writer *w = NULL;
+    assert_int_equal(wl_results_writer_create(f, WL_FMT_CSV, cols, nc, &w), WL_OK);
+    wl_results_writer_header(w);
+    char notes[4096] = "";
+    wl_serve_validation v;
+    wl_error err = {0};
+    assert_true(wl_serve_is_measurement(path));
+    assert_int_equal(wl_serve_validate(path, NULL, NULL, w, collect, notes, &v, &err), WL_OK);
+    wl_results_writer_finish(w);
+    fclose(f);
+    assert_int_equal(v.rows, 3);
+    assert_int_equal(v.scored, 1);
+    assert_non_null(strstr(notes, "lb.csv:4: num_gpus"));
+    assert_non_null(strstr(notes, "one GPU"));
+    assert_non_null(strstr(notes, "lb.csv:5: task"));
+    /* the same run through serve's own options */
+    wl_serve_job *j = wl_serve_job_create();
+    const char *kv[][2] = {{"gpu", "h100-sxm-80gb"}, {"model", "llama-3-8b"},
+                           {"max_num_seqs", "16"}, {"requests", "200"},
+                           {"max_num_batched_tokens", "8192"}, {"async_scheduling", "on"}};
+    for (size_t i = 0; i < sizeof kv / sizeof *kv; i++)
+        assert_int_equal(wl_serve_job_set(j, kv[i][0], kv[i][1], "test", &err), WL_OK);
+    const double edges[] = {0, 100, 300, 600}, counts[] = {10, 30, 10};
+    assert_int_equal(wl_serve_job_output_hist(j, edges, counts, 3, &err), WL_OK);
+    wl_serve_result res;
+    assert_int_equal(wl_serve_job_result(j, &res, &err), WL_OK);
+    wl_serve_job_free(j);
+    char want[64];
+    snprintf(want, sizeof want, ",%.5f,", res.energy_per_token_j);
+    const char *row = strchr(buf, '\n') + 1;
+    assert_non_null(strstr(row, want));
+    assert_true(!strncmp(row, "h100-sxm-80gb,meta-llama/Llama-3.1-8B-Instruct,", 47));
+    free(buf);
+}
+
 static double optimum(const char *itl, int *rows)
 {
     wl_serve_job *j = wl_serve_job_create();
@@ -283,14 +481,6 @@ static void test_tighter_slo(void **state)
     if (n2)
         assert_true(tight >= loose);
     assert_int_equal(n3, 0);
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
 }
 
 static void test_bad_input(void **state)
@@ -433,6 +623,8 @@ int main(void)
         cmocka_unit_test(test_preemption),        cmocka_unit_test(test_tighter_slo),
         cmocka_unit_test(test_bad_input),         cmocka_unit_test(test_arena_mix),
         cmocka_unit_test(test_sampler_traffic),   cmocka_unit_test(test_steady_window),
+        cmocka_unit_test(test_cache_budget),      cmocka_unit_test(test_output_lengths),
+        cmocka_unit_test(test_penalty_kernels),   cmocka_unit_test(test_leaderboard_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

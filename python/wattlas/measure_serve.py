@@ -45,7 +45,7 @@ from .measure_nvml import Sampler, Locked, power_from_updates
 SERVE_COLUMNS = [
     "gpu", "model", "dtype", "workload", "prompt_tokens", "output_tokens", "requests", "seed",
     "max_num_seqs", "max_num_batched_tokens", "async_scheduling", "temperature", "top_p",
-    "top_k", "engine", "sm_clock_mhz", "power_limit_w", "measured_clock_mhz", "temp_c",
+    "top_k", "repetition_penalty", "engine", "sm_clock_mhz", "power_limit_w", "measured_clock_mhz", "temp_c",
     "throttle_reasons", "avg_batch", "output_tokens_per_s", "power_w", "energy_per_token_j",
     "energy_per_request_j", "steady_s", "steady_start_s", "steady_end_s", "stable",
     "median_itl_ms", "p90_itl_ms", "p99_itl_ms", "median_ttft_ms", "p90_ttft_ms",
@@ -432,6 +432,7 @@ class VllmBackend:
             sp = self.vllm.SamplingParams(
                 max_tokens=o, min_tokens=o, ignore_eos=True, temperature=s["temperature"],
                 top_p=s["top_p"], top_k=s["top_k"] if s["top_k"] > 0 else -1,
+                repetition_penalty=s.get("repetition_penalty", 1.0),
                 output_kind=RequestOutputKind.DELTA)
             ids = [rng.randrange(self.vocab) for _ in range(p)]
             self.engine.add_request(str(i), {"prompt_token_ids": ids}, sp)
@@ -472,7 +473,7 @@ def cmd_serve(args, nvml, h, gpu, m, make_engine=None):
     from . import serve_requests
     req = serve_requests(**opts)
     prompts, outputs = req["prompt_tokens"], req["output_tokens"]
-    sampling = {k: req[k] for k in ("temperature", "top_p", "top_k")}
+    sampling = {k: req[k] for k in ("temperature", "top_p", "top_k", "repetition_penalty")}
     seqs_list = m.parse_list(args.max_num_seqs, "--max-num-seqs", integer=True)
     points = m._points(args)
     top = nvml.max_sm_clock_mhz(h) if any(c is None for c, _ in points) else None
@@ -505,7 +506,11 @@ def cmd_serve(args, nvml, h, gpu, m, make_engine=None):
                    "max_num_batched_tokens": args.max_num_batched_tokens,
                    "async_scheduling": 1 if args.async_scheduling else 0,
                    "temperature": sampling["temperature"], "top_p": sampling["top_p"],
-                   "top_k": sampling["top_k"], "engine": eng.name,
+                   "top_k": sampling["top_k"],
+                   # the builtin loop has no penalty kernels: its rows say 1
+                   "repetition_penalty": (sampling["repetition_penalty"]
+                                          if eng.name.startswith("vllm") else 1.0),
+                   "engine": eng.name,
                    "sm_clock_mhz": clock if clock else top, "power_limit_w": limit,
                    "measured_clock_mhz": statistics.median(clocks) if clocks else None,
                    "temp_c": statistics.median(temps) if temps else None,
