@@ -345,6 +345,11 @@ static int predict_lb_row(const wl_results_table *t, size_t r, const char *gpu, 
     }
     if (!rc)
         rc = wl_serve_job_result(j, res, err);
+    if (rc == WL_ENOTFOUND && !strcmp(err->field, "model")) {
+        wl_error_set(err, src, line, "model_id", "no model preset answers to '%.80s' "
+                     "(see 'wattlas presets list')", lb_cell(t, r, "model_id"));
+        rc = WL_EUNSUPPORTED;
+    }
     if (rc)
         wl_error_locate(err, src, line);
     wl_serve_job_free(j);

@@ -248,20 +248,48 @@ def a10_critical_line():
 
 # --- serve ------------------------------------------------------------------
 
-@claim()
+@claim(data=True)
 def serve_mlenergy():
-    """the ML.ENERGY comparison table of the serve section"""
-    meas = {"8": (7.32, 486, 0.455), "16": (7.91, 513, 0.263), "32": (8.91, 560, 0.165),
-            "128": (16.48, 669, 0.095), "512": (47.41, 688, 0.070)}
-    rows = w("serve --max-num-seqs 8,16,32,128,512 --async-scheduling --format csv").rows
-    out = []
-    for r in rows:
-        m = meas[r["max_num_seqs"]]
-        itl, pw, e = float(r["median_itl_ms"]), float(r["power_w"]), float(r["energy_per_token_j"])
-        out.append(f"| {r['max_num_seqs']} | wattlas | {r['avg_batch']} | {itl:.2f} ms "
-                   f"({(itl / m[0] - 1) * 100:+.0f}%) | {pw:.0f} W ({(pw / m[1] - 1) * 100:+.0f}%) "
-                   f"| {e:.3f} J ({(e / m[2] - 1) * 100:+.0f}%) |")
-    return out
+    """the ML.ENERGY leaderboard's Llama-3.1-8B rows through validate"""
+    rows = w("validate ../shared/data/public/ml-energy/v3-llama-3.1-8b-lm-arena-chat.csv "
+             "--format csv").rows
+
+    def pc(p, m):
+        return (float(p) / float(m) - 1) * 100
+    return [f"| {r['gpu']} | {r['max_num_seqs']} | {r['avg_batch']} / {r['predicted_avg_batch']} | "
+            f"{float(r['median_itl_ms']):.2f} / {float(r['predicted_median_itl_ms']):.2f} ms "
+            f"({pc(r['predicted_median_itl_ms'], r['median_itl_ms']):+.0f}%) | "
+            f"{float(r['power_w']):.0f} / {float(r['predicted_power_w']):.0f} W "
+            f"({pc(r['predicted_power_w'], r['power_w']):+.0f}%) | "
+            f"{float(r['energy_per_token_j']):.3f} / "
+            f"{float(r['predicted_energy_per_token_j']):.3f} J "
+            f"({pc(r['predicted_energy_per_token_j'], r['energy_per_token_j']):+.0f}%) |"
+            for r in rows]
+
+
+@claim(data=True)
+def serve_leaderboard():
+    """the whole leaderboard's lm-arena-chat configurations"""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "lb.csv")
+        w(f"validate ../shared/data/public/ml-energy/v3-all-llm-configs.csv -o {out}")
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "leaderboard_table.py"),
+                            out], capture_output=True, text=True, check=True)
+    last = p.stdout.strip().splitlines()[-1]
+    m = re.match(r"lm-arena-chat: (\d+) configurations, (\d+) ran \((\d+)%\); energy per token "
+                 r"\|error\| median ([0-9.]+)%, 75th percentile ([0-9.]+)%", last)
+    assert m, last
+    return [f"of its {m[1]} lm-arena-chat configurations {m[2]} ran ({m[3]}%), with the energy per\n"
+            f"token's error at {m[4]}% at the median and {m[5]}% at the 75th percentile"]
+
+
+@claim()
+def serve_steady_state():
+    """one steady-state definition: 256 has a window, 320 none"""
+    r = w("serve --requests 300 --max-num-seqs 256,320 --format csv").rows
+    return [f"gives {r[0]['energy_per_token_j']}\nJ/token over a {r[0]['steady_s']} s window at 256",
+            f"`run_energy_per_token_j` is {r[0]['run_energy_per_token_j']} and\n"
+            f"{r[1]['run_energy_per_token_j']} J/token for the two"]
 
 
 @claim()

@@ -556,6 +556,7 @@ def serve(*, fmt: "str | None" = None, **options):
     ``prompt_tokens``, ``output_tokens``, ``requests``, ``rate``, ``seed``,
     ``gpu``, ``model``, ``dtype``, ``host``, ``clock``, ``set``
     ("KEY=LIST" or a list of them), ``temperature``, ``top_p``, ``top_k``,
+    ``repetition_penalty``, ``output_mean_tokens``,
     ``sampler`` ("native" or "flashinfer"), ``async_scheduling``, ``optimize``,
     ``max_itl_ms``, ``max_ttft_ms``, ``phase_clocks``, ``all``); lists as
     Python lists. Returns Rows with serve's columns: the steady state, the
