@@ -514,6 +514,12 @@ static void test_gpu_aliases(void **state)
         {"microsoft/resnet-101", "resnet-101"},
         {"Qwen/Qwen2-1.5B", "qwen2-1.5b"},
         {"meta-llama/Meta-Llama-3-8B", "llama-3-8b"},
+        /* aliases on the list's indented continuation lines (the
+         * leaderboard's ids: only a list's first line was read) */
+        {"meta-llama/Llama-3.1-8B-Instruct", "llama-3-8b"},
+        {"meta-llama/Llama-3.3-70B-Instruct", "llama-3-70b"},
+        {"meta-llama/Llama-3.1-405B-Instruct", "llama-3.1-405b"},
+        {"Qwen/Qwen3-14B", "qwen3-14b"},
     };
     for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
         const char *id = wl_preset_model_resolve(models[i][0]);
