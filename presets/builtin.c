@@ -228,6 +228,17 @@ const char *wl_preset_workload_resolve(const char *name)
     return resolve("workloads", norm);
 }
 
+const char *wl_preset_resolve(wl_preset_kind kind, const char *name)
+{
+    switch (kind) {
+    case WL_PRESET_GPU: return wl_preset_gpu_resolve(name);
+    case WL_PRESET_MODEL: return wl_preset_model_resolve(name);
+    case WL_PRESET_HOST: return wl_preset_host_resolve(name);
+    case WL_PRESET_WORKLOAD: return wl_preset_workload_resolve(name);
+    default: return wl_preset_system_resolve(name);
+    }
+}
+
 /* ---- finding a preset ------------------------------------------------------ */
 
 static const char *preset_id_of(void *user, size_t i)
@@ -292,11 +303,7 @@ int wl_preset_find(wl_preset_kind kind, const char *id, const char **text, char 
     }
     *text = wl_preset_text(kind, id);
     if (!*text) {
-        const char *canon = kind == WL_PRESET_GPU     ? wl_preset_gpu_resolve(id)
-                            : kind == WL_PRESET_MODEL ? wl_preset_model_resolve(id)
-                            : kind == WL_PRESET_HOST  ? wl_preset_host_resolve(id)
-                            : kind == WL_PRESET_WORKLOAD ? wl_preset_workload_resolve(id)
-                                                      : wl_preset_system_resolve(id);
+        const char *canon = wl_preset_resolve(kind, id);
         if (canon) {
             id = canon;
             *text = wl_preset_text(kind, id);

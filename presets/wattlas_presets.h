@@ -47,6 +47,8 @@ const char *wl_preset_host_resolve(const char *name);
 const char *wl_preset_system_resolve(const char *name);
 /* The built-in serving workload id for a name: the id or a [workload] alias. */
 const char *wl_preset_workload_resolve(const char *name);
+/* The built-in id of a kind for a name, by that kind's resolver above. */
+const char *wl_preset_resolve(wl_preset_kind kind, const char *name);
 
 /* The INI text a preset name stands for: a built-in id or alias (*text is
  * the built-in text, *owned NULL), a model hub id, or a file (a path: it

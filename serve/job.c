@@ -477,11 +477,6 @@ int wl_serve_job_output_hist(wl_serve_job *j, const double *edges, const double 
     return WL_OK;
 }
 
-double wl_serve_job_output_mean(const wl_serve_job *j)
-{
-    return j->output_mean_tokens;
-}
-
 void wl_serve_job_step_log(wl_serve_job *j, wl_results_writer *w)
 {
     j->steps = w;

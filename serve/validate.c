@@ -101,6 +101,13 @@ static const char *whole(const char *v, char *buf, size_t n)
     return v;
 }
 
+/* Row r's cell of a column, "" when the table has no such column. */
+static const char *row_cell(const wl_results_table *t, size_t r, const char *col)
+{
+    int c = wl_results_table_col(t, col);
+    return c >= 0 ? wl_results_table_cell(t, r, c) : "";
+}
+
 /* Simulates row r; WL_OK with res filled, else err says why. */
 static int predict_row(const wl_results_table *t, size_t r, const char *gpu, const char *host,
                        wl_serve_result *res, wl_error *err)
@@ -115,8 +122,8 @@ static int predict_row(const wl_results_table *t, size_t r, const char *gpu, con
     /* the files the row's cells name (a preset, a request CSV) resolved
      * under the data's folder; the options' own are the user's */
     char named[4][4096] = {"", "", "", ""};
-    int rc = WL_OK, gc = wl_results_table_col(t, "gpu");
-    const char *g = gpu ? gpu : gc >= 0 ? wl_results_table_cell(t, r, gc) : "";
+    int rc = WL_OK;
+    const char *g = gpu ? gpu : row_cell(t, r, "gpu");
     if (!g[0]) {
         wl_error_set(err, src, line, "gpu", "no gpu column and no --gpu");
         rc = WL_EINVAL;
@@ -125,18 +132,15 @@ static int predict_row(const wl_results_table *t, size_t r, const char *gpu, con
         g = named[0];
     if (!rc)
         rc = wl_serve_job_set(j, "gpu", g, src, err);
-    int hc = wl_results_table_col(t, "host");
-    const char *h = host ? host : hc >= 0 ? wl_results_table_cell(t, r, hc) : "";
+    const char *h = host ? host : row_cell(t, r, "host");
     if (!rc && !host && h[0] &&
         !(rc = wl_results_row_path(src, line, "host", h, named[1], sizeof named[1], err)))
         h = named[1];
     if (!rc && h[0])
         rc = wl_serve_job_set(j, "host", h, src, err);
-    int pc = wl_results_table_col(t, "prompt_tokens");
-    int fixed = pc >= 0 && wl_results_table_cell(t, r, pc)[0];
+    int fixed = row_cell(t, r, "prompt_tokens")[0] != 0;
     for (size_t k = 0; !rc && k < NKEYS; k++) {
-        int c = wl_results_table_col(t, keys[k].col);
-        const char *v = c >= 0 ? wl_results_table_cell(t, r, c) : "";
+        const char *v = row_cell(t, r, keys[k].col);
         if (!v[0]) {
             if (keys[k].required) {
                 wl_error_set(err, src, line, keys[k].col, "empty or missing");
@@ -152,23 +156,20 @@ static int predict_row(const wl_results_table *t, size_t r, const char *gpu, con
         char buf[32];
         rc = wl_serve_job_set(j, keys[k].key, whole(v, buf, sizeof buf), src, err);
     }
-    int wc = wl_results_table_col(t, "workload");
-    const char *w = wc >= 0 ? wl_results_table_cell(t, r, wc) : "";
+    const char *w = row_cell(t, r, "workload");
     if (!rc && !fixed && w[0] &&
         !(rc = wl_results_row_path(src, line, "workload", w, named[3], sizeof named[3], err)))
         w = named[3];
     if (!rc && !fixed && w[0])
         rc = wl_serve_job_set(j, "workload", w, src, err);
-    int lc = wl_results_table_col(t, "power_limit_w");
-    const char *lim = lc >= 0 ? wl_results_table_cell(t, r, lc) : "";
+    const char *lim = row_cell(t, r, "power_limit_w");
     if (!rc && lim[0]) {
         char set[64];
         snprintf(set, sizeof set, "power_limit_w=%.30s", lim);
         rc = wl_serve_job_set(j, "set", set, src, err);
     }
     /* the row's other --set values, "KEY=VALUE KEY=VALUE" */
-    int sc = wl_results_table_col(t, "set");
-    const char *sv = sc >= 0 ? wl_results_table_cell(t, r, sc) : "";
+    const char *sv = row_cell(t, r, "set");
     while (!rc && *sv) {
         size_t l = strcspn(sv, " ");
         char one[128];
@@ -236,12 +237,6 @@ int wl_serve_is_leaderboard(const wl_results_table *t)
            wl_results_table_col(t, "energy_per_token_joules") >= 0;
 }
 
-static const char *lb_cell(const wl_results_table *t, size_t r, const char *col)
-{
-    int c = wl_results_table_col(t, col);
-    return c >= 0 ? wl_results_table_cell(t, r, c) : "";
-}
-
 /* A list of numbers separated by spaces (the histogram's cells) into v;
  * the count, or -1 when one is not a finite number or there are more than cap. */
 static long parse_list(const char *s, double *v, size_t cap)
@@ -269,7 +264,7 @@ static int predict_lb_row(const wl_results_table *t, size_t r, const char *gpu, 
 {
     const char *src = wl_results_table_source(t);
     int line = wl_results_table_line(t, r);
-    const char *g = gpu, *gm = lb_cell(t, r, "gpu_model");
+    const char *g = gpu, *gm = row_cell(t, r, "gpu_model");
     for (size_t i = 0; !g && i < sizeof lb_gpus / sizeof *lb_gpus; i++)
         if (!strcmp(gm, lb_gpus[i].name))
             g = lb_gpus[i].preset;
@@ -282,14 +277,14 @@ static int predict_lb_row(const wl_results_table *t, size_t r, const char *gpu, 
     static const char *const par[] = {"num_gpus", "tensor_parallel", "expert_parallel",
                                       "data_parallel"};
     for (size_t i = 0; i < 4; i++) {
-        const char *v = lb_cell(t, r, par[i]);
+        const char *v = row_cell(t, r, par[i]);
         if (v[0] && strtod(v, NULL) != 1) {
             wl_error_set(err, src, line, par[i], "%s %s: serve runs one GPU (no tensor, expert "
                          "or data parallelism yet)", par[i], v);
             return WL_EUNSUPPORTED;
         }
     }
-    const char *task = lb_cell(t, r, "task");
+    const char *task = row_cell(t, r, "task");
     if (strcmp(task, "lm-arena-chat")) {
         wl_error_set(err, src, line, "task", "no workload preset for the task '%.40s' "
                      "(lm-arena-chat only)", task);
@@ -301,21 +296,21 @@ static int predict_lb_row(const wl_results_table *t, size_t r, const char *gpu, 
         return WL_ENOMEM;
     }
     char seqs[32], reqs[32];
-    const char *sv = lb_cell(t, r, "max_num_seqs");
+    const char *sv = row_cell(t, r, "max_num_seqs");
     double s_ = strtod(sv, NULL);
     snprintf(seqs, sizeof seqs, "%.0f", s_);
     /* requests: 1024 a repeat (sweeps.yaml's num_request_repeats), the
      * histogram's total; without it the smallest multiple of 1024 that
      * is four max_num_seqs or more (the 8B runs' repeats within one: 2 at
      * 256-512 and 3 at 768 on the H100) */
-    const char *nh = lb_cell(t, r, "n_requests_in_hist");
+    const char *nh = row_cell(t, r, "n_requests_in_hist");
     *guessed = !nh[0];
     if (nh[0])
         snprintf(reqs, sizeof reqs, "%.0f", strtod(nh, NULL));
     else
         snprintf(reqs, sizeof reqs, "%.0f", 1024 * fmax(1, ceil(4 * s_ / 1024)));
-    const char *prec = lb_cell(t, r, "weight_precision");
-    const char *kv[][2] = {{"gpu", g}, {"model", lb_cell(t, r, "model_id")},
+    const char *prec = row_cell(t, r, "weight_precision");
+    const char *kv[][2] = {{"gpu", g}, {"model", row_cell(t, r, "model_id")},
                            {"dtype", prec[0] ? prec : "bf16"}, {"workload", "lm-arena-chat"},
                            {"max_num_seqs", seqs}, {"requests", reqs},
                            {"max_num_batched_tokens", "8192"}, {"async_scheduling", "on"},
@@ -324,7 +319,7 @@ static int predict_lb_row(const wl_results_table *t, size_t r, const char *gpu, 
     for (size_t i = 0; !rc && i < sizeof kv / sizeof *kv; i++)
         if (kv[i][1][0])
             rc = wl_serve_job_set(j, kv[i][0], kv[i][1], src, err);
-    const char *hc = lb_cell(t, r, "out_len_hist_counts"), *he = lb_cell(t, r, "out_len_hist_edges");
+    const char *hc = row_cell(t, r, "out_len_hist_counts"), *he = row_cell(t, r, "out_len_hist_edges");
     if (!rc && hc[0] && he[0]) {
         double *buf = malloc((2 * LB_BINS + 1) * sizeof *buf);
         long nc = buf ? parse_list(hc, buf + LB_BINS + 1, LB_BINS) : -1;
@@ -340,14 +335,14 @@ static int predict_lb_row(const wl_results_table *t, size_t r, const char *gpu, 
             rc = wl_serve_job_output_hist(j, buf, buf + LB_BINS + 1, (size_t)nc, err);
         }
         free(buf);
-    } else if (!rc && lb_cell(t, r, "avg_output_len")[0]) {
-        rc = wl_serve_job_set(j, "output_mean_tokens", lb_cell(t, r, "avg_output_len"), src, err);
+    } else if (!rc && row_cell(t, r, "avg_output_len")[0]) {
+        rc = wl_serve_job_set(j, "output_mean_tokens", row_cell(t, r, "avg_output_len"), src, err);
     }
     if (!rc)
         rc = wl_serve_job_result(j, res, err);
     if (rc == WL_ENOTFOUND && !strcmp(err->field, "model")) {
         wl_error_set(err, src, line, "model_id", "no model preset answers to '%.80s' "
-                     "(see 'wattlas presets list')", lb_cell(t, r, "model_id"));
+                     "(see 'wattlas presets list')", row_cell(t, r, "model_id"));
         rc = WL_EUNSUPPORTED;
     }
     if (rc)
@@ -384,10 +379,8 @@ int wl_serve_validate(const char *path, const char *gpu, const char *host, wl_re
             c[i] = (wl_results_cell){NULL, NAN};
         static const char *const text[2][4] = {{"gpu", "model", "dtype", "workload"},
                                                {"gpu_model", "model_id", "weight_precision", "task"}};
-        for (int i = 0; i < 4; i++) {
-            int col = wl_results_table_col(t, text[lb][i]);
-            c[V_GPU + i].s = col >= 0 ? wl_results_table_cell(t, r, col) : "";
-        }
+        for (int i = 0; i < 4; i++)
+            c[V_GPU + i].s = row_cell(t, r, text[lb][i]);
         if (gpu)
             c[V_GPU].s = gpu;
         static const struct {

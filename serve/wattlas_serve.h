@@ -230,8 +230,6 @@ int wl_serve_job_run(wl_serve_job *j, wl_results_writer *w, void (*note)(void *,
  * leaderboard row's own. */
 int wl_serve_job_output_hist(wl_serve_job *j, const double *edges, const double *counts,
                              size_t nb, wl_error *err);
-/* output_mean_tokens as set (NaN: none), as the rows print it. */
-double wl_serve_job_output_mean(const wl_serve_job *j);
 /* Where the next runs write every step (wl_serve_step_cols); NULL: nowhere. */
 void wl_serve_job_step_log(wl_serve_job *j, wl_results_writer *w);
 /* A job of one GPU, one max_num_seqs and at most one clock (its maximum
