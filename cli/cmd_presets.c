@@ -16,7 +16,7 @@ static void help(FILE *f)
 "       wattlas presets derive-vf IDLE.csv [--step-mhz N] [-o FILE]\n\n"
 "list       the built-in GPU, model, host and system presets (table, csv, ndjson or\n"
 "           json); a GPU's row names its host class and issue cost\n"
-"show ID    a preset's INI text (GPU, model, host or system, by id or alias)\n"
+"show ID    a preset's INI text (GPU, model, host, system or workload, by id or alias)\n"
 "derive-vf  a smoothed [vf] section from a measured idle table\n"
 "           (columns sm_clock_mhz,voltage_mv,idle_power_w; default step 60 MHz)\n");
 }
@@ -84,15 +84,16 @@ static int presets_run(const presets_opts *o)
     wl_results_out *out = NULL;
     const char *t = NULL;
     if (!strcmp(o->sub, "show")) {
-        const char *g = wl_preset_gpu_resolve(o->arg), *m = wl_preset_model_resolve(o->arg),
-                   *h = wl_preset_host_resolve(o->arg), *sy = wl_preset_system_resolve(o->arg);
         /* an exact id of any kind before an alias of another kind (the
-         * dgx-h100 system and the host class that names it as an alias) */
+         * dgx-h100 system and the host class that names it as an alias);
+         * then each kind's aliases, workloads' included (issue 78: every
+         * kind's resolver but the workloads' was asked) */
         for (int k = 0; k < WL_PRESET_KINDS && !t; k++)
             t = wl_preset_text((wl_preset_kind)k, o->arg);
-        if (!t)
-            t = g ? wl_preset_text(WL_PRESET_GPU, g) : m ? wl_preset_text(WL_PRESET_MODEL, m)
-                : h ? wl_preset_text(WL_PRESET_HOST, h) : sy ? wl_preset_text(WL_PRESET_SYSTEM, sy) : NULL;
+        for (int k = 0; k < WL_PRESET_KINDS && !t; k++) {
+            const char *id = wl_preset_resolve((wl_preset_kind)k, o->arg);
+            t = id ? wl_preset_text((wl_preset_kind)k, id) : NULL;
+        }
         if (!t)
             return cli_usage(cmd, "no preset '%.60s' (see 'wattlas presets list')", o->arg);
     }
