@@ -18,6 +18,7 @@ static void help(FILE *f)
 "                     [--repetition-penalty R]\n"
 "                     [--sampler native|flashinfer]\n"
 "                     [--max-num-seqs LIST] [--max-num-batched-tokens N]\n"
+"                     [--tp LIST [--ep N] [--system ID]]\n"
 "                     [--gpu-memory-utilization F] [--async-scheduling]\n"
 "                     [--optimize energy [--max-itl-ms X] [--max-ttft-ms Y]\n"
 "                      [--phase-clocks] [--all]] [-o FILE] [--format FMT] [--quiet]\n\n"
@@ -57,6 +58,15 @@ static void help(FILE *f)
 "                      lm-arena-chat: 1.1 as ML.ENERGY sends; else 1, none):\n"
 "                      other than 1, vLLM's penalty kernels run every step\n"
 "  --max-num-seqs LIST  running requests at most (default 256)\n"
+"  --tp LIST           tensor parallelism: every layer split over N GPUs as vLLM's\n"
+"                      --tensor-parallel-size splits it, its all-reduces on the\n"
+"                      links of --system (default: the system preset built of\n"
+"                      the GPU, dgx-h100 for h100-sxm-80gb); power and energy\n"
+"                      columns sum the GPUs (gpus says how many)\n"
+"  --ep N              a mixture of experts' experts split whole over the N GPUs\n"
+"                      (vLLM's --enable-expert-parallel: its group is --tp's,\n"
+"                      which N gives when --tp is not given); without it each\n"
+"                      expert's width is split\n"
 "  --optimize energy   the lowest-energy clock (and cap, over --set\n"
 "                      power_limit_w) per GPU and max_num_seqs that meets the SLO:\n"
 "                      p90_itl_ms <= --max-itl-ms, p90_ttft_ms <= --max-ttft-ms;\n"
@@ -95,7 +105,7 @@ static const char *const valued[] = {
     "gpu", "model", "dtype", "host", "set", "clock", "workload", "requests", "prompt-tokens",
     "output-tokens", "seed", "rate", "temperature", "top-p", "top-k", "repetition-penalty",
     "sampler",
-    "max-num-seqs", "max-num-batched-tokens",
+    "max-num-seqs", "max-num-batched-tokens", "tp", "ep", "system",
     "gpu-memory-utilization", "optimize", "max-itl-ms", "max-ttft-ms", "prefill-clock",
     "output-mean-tokens"};
 static const char *const flags[] = {"async-scheduling", "phase-clocks", "all"};

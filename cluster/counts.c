@@ -89,7 +89,8 @@ double wl_cluster_layer_act_bytes(const wl_core_model *m, const wl_cluster_confi
     if (c->recompute == WL_RECOMPUTE_FULL)
         return 2.0 * s * b * h * e / (sp ? t : 1);
     double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
-    double kvd = kvh * h / m->heads, qd = h, od = h;
+    double hdm = wl_core_model_head_dim(m);
+    double kvd = kvh * hdm, qd = m->heads * hdm, od = qd;
     if (wl_core_model_is_mla(m)) { /* the heads' q, k and v after the up-projections */
         qd = (double)m->heads * (m->qk_nope_head_dim + m->qk_rope_head_dim);
         kvd = (double)m->heads * (m->qk_nope_head_dim + m->qk_rope_head_dim + m->v_head_dim) / 2;

@@ -653,7 +653,7 @@ static void setup(lb *L, const cl_build *b)
     L->Ts = L->sp ? L->T / L->t : L->T;
     L->d = m->d_model;
     long long kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
-    L->hd = m->d_model / m->heads;
+    L->hd = wl_core_model_head_dim(m);
     L->hl = m->heads / c->tp;
     /* fewer key/value heads than ranks: each rank keeps a replica of one */
     L->kvl = kvh >= c->tp ? kvh / c->tp : 1;

@@ -349,7 +349,7 @@ int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *o
          * K and V of this rank's key/value heads in each of its layers */
         const wl_core_model *m = &c->model;
         double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
-        double kvl = kvh >= g->tp ? kvh / g->tp : 1, hd = (double)m->d_model / m->heads;
+        double kvl = kvh >= g->tp ? kvh / g->tp : 1, hd = wl_core_model_head_dim(m);
         double seqs = (double)g->global_batch / g->dp;
         /* latent attention caches the latent and the shared rotary key */
         double per_tok = wl_core_model_is_mla(m) ? (double)(m->kv_lora_rank + m->qk_rope_head_dim)

@@ -67,8 +67,60 @@ static void serve_attention(bld *B, long long bh)
     }
 }
 
-static void serve_layer(bld *B, int first)
+/* A MoE layer's FFN as vLLM 0.11 runs it on one rank (FusedMoE,
+ * layers/fused_moe/layer.py and fused_moe.py, the Triton path): the router
+ * (a replicated linear to the experts' logits), topk_softmax (the top-k
+ * experts and their weights a token), moe_align_block_size (the token
+ * slots sorted by expert), then two grouped GEMMs over the experts that
+ * got tokens with silu_and_mul between them, and moe_sum (each token's k
+ * outputs added). With expert parallelism a rank holds experts / t whole
+ * experts and computes only the slots routed to them (the others are masked
+ * by its expert_map); without it every expert's width is split t ways.
+ * Tokens are taken as routed uniformly: of E experts a rank's one gets
+ * none of T tokens with probability (1 - k / E)^T, so E_rank (1 - (1 -
+ * k/E)^T) of its experts are read, each once, with T k E_rank / E slots
+ * between them: a decode step's weight traffic, which the grouped GEMMs'
+ * weights dominate. Shared experts (Llama 4's, DeepSeek's) are a dense
+ * MLP beside them, split t ways. The rank's output joins the others' in
+ * the layer's all-reduce (serve/). */
+static void serve_moe(bld *B)
 {
+    const wl_core_model *m = B->m;
+    long long T = B->T, E = m->experts, k = m->experts_per_token, El = B->moe_experts;
+    long long fe = B->moe_ff, d = B->d;
+    if (k < 1)
+        k = 1;
+    wl_core_bld_linear_x(B, d, E, 0, 0); /* the router */
+    wl_kernel sm = wl_core_bld_rowk(WL_K_SOFTMAX, T, E, WL_DT_FP32);
+    wl_core_bld_add(B, &sm);
+    wl_core_bld_ewc(B, WL_EW_COPY, T * k, WL_DT_FP32); /* align: the int32 slots by expert */
+    double slots = (double)T * (double)k * (double)El / (double)E;
+    double active = (double)El * (1 - pow(1 - (double)k / (double)E, (double)T));
+    long long na = (long long)ceil(active - 1e-9);
+    if (na < 1)
+        na = 1;
+    long long per = (long long)ceil(slots / (double)na);
+    if (per < 1)
+        per = 1;
+    wl_core_bld_bgemm(B, na, 2 * fe, per, d);             /* w13: gate and up */
+    wl_core_bld_ewc(B, WL_EW_SILU_MUL, (long long)ceil(slots) * fe, B->dt);
+    wl_core_bld_bgemm(B, na, d, per, fe);                 /* w2: down */
+    wl_kernel sum = wl_core_bld_rowk(WL_K_REDUCE, T * d, k, B->dt); /* moe_sum */
+    wl_core_bld_add(B, &sum);
+    if (m->shared_experts > 0) {
+        long long ws = (long long)m->shared_experts *
+                       (m->d_ff_expert > 0 ? m->d_ff_expert : m->d_ff) /
+                       (B->moe_ranks > 1 ? B->moe_ranks : 1);
+        wl_core_bld_linear_x(B, d, 2 * ws, 0, 0);
+        wl_core_bld_ewc(B, WL_EW_SILU_MUL, T * ws, B->dt);
+        wl_core_bld_linear_x(B, ws, d, 0, 0);
+        wl_core_bld_ewc(B, WL_EW_ADD, T * d, B->dt);
+    }
+}
+
+static void serve_layer(bld *B, int l)
+{
+    int first = l == 0;
     const wl_core_model *m = B->m;
     long long dq = B->h * B->hd, dkv = B->kvh * B->hd, T = B->T;
     int llama = m->style == WL_STYLE_LLAMA, bias = !llama;
@@ -94,7 +146,9 @@ static void serve_layer(bld *B, int first)
     }
     wl_core_bld_linear_x(B, dq, B->d, bias, 0);
     serve_norm(B, 1);
-    if (m->activation == WL_ACT_SWIGLU) {
+    if (m->experts > 0 && l >= m->dense_layers) {
+        serve_moe(B);
+    } else if (m->activation == WL_ACT_SWIGLU) {
         wl_core_bld_linear_x(B, B->d, 2 * B->ff, bias, 0);
         wl_core_bld_ewc(B, WL_EW_SILU_MUL, T * B->ff, B->dt);
     } else {
@@ -126,7 +180,7 @@ static void gen_forward(bld *B, int layer_only, int graph)
         if (B->m->positions == WL_POS_LEARNED)
             wl_core_bld_ewc(B, WL_EW_ADD, B->T * B->d, B->dt);
         for (int l = 0; l < B->m->layers && !B->rc; l++)
-            serve_layer(B, l == 0);
+            serve_layer(B, l);
         if (B->m->final_norm && B->m->pre_norm)
             serve_norm(B, 1);
     } else {
@@ -141,7 +195,7 @@ static void gen_forward(bld *B, int layer_only, int graph)
         return;
     long long T = B->T;
     B->T = B->head_rows > 0 ? B->head_rows : B->b; /* the last positions' hidden states */
-    wl_core_bld_linear_x(B, B->d, B->m->vocab_size, 0, 0);
+    wl_core_bld_linear_x(B, B->d, B->head_vocab > 0 ? B->head_vocab : B->m->vocab_size, 0, 0);
     B->T = T;
 }
 

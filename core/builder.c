@@ -53,8 +53,13 @@ int wl_core_model_check(const wl_core_model *m, wl_error *err)
     }
     if (m->layers < 1) { wl_error_set(err, src, 0, "layers", "must be >= 1"); return WL_EINVAL; }
     if (m->d_model < 1) { wl_error_set(err, src, 0, "d_model", "must be >= 1"); return WL_EINVAL; }
-    if (m->heads < 1 || m->d_model % m->heads) {
-        wl_error_set(err, src, 0, "heads", "must be >= 1 and divide d_model (%d)", m->d_model);
+    if (m->heads < 1 || (m->head_dim == 0 && m->d_model % m->heads)) {
+        wl_error_set(err, src, 0, "heads", "must be >= 1 and divide d_model (%d) unless head_dim "
+                     "gives a head's width", m->d_model);
+        return WL_EINVAL;
+    }
+    if (m->head_dim < 0 || m->head_dim % 2) {
+        wl_error_set(err, src, 0, "head_dim", "must be even (rotary pairs), or 0: d_model / heads");
         return WL_EINVAL;
     }
     if (m->kv_heads < 1 || m->heads % m->kv_heads) {
@@ -122,7 +127,18 @@ int wl_core_model_is_mla(const wl_core_model *m)
     return m->kv_lora_rank > 0;
 }
 
-static int setup(bld *B, const wl_core_model *model, const wl_core_shape *shape, wl_error *err)
+/* The query/key/value heads' width: the config's head_dim where it gives
+ * one (HF's Qwen3Config, Gemma3TextConfig: 128 and 256 beside d_model /
+ * heads of 80 or 240), else d_model / heads, every other family's rule. */
+int wl_core_model_head_dim(const wl_core_model *m)
+{
+    return m->head_dim > 0 ? m->head_dim : m->heads > 0 ? m->d_model / m->heads : 0;
+}
+
+/* moe: a serving step, which builds vLLM's fused MoE layers (build_gen.c);
+ * every other path refuses mixture-of-experts and latent attention. */
+static int setup_x(bld *B, const wl_core_model *model, const wl_core_shape *shape, int moe,
+                   wl_error *err)
 {
     memset(B, 0, sizeof *B);
     if (wl_core_model_check(model, err))
@@ -146,7 +162,7 @@ static int setup(bld *B, const wl_core_model *model, const wl_core_shape *shape,
                      "(a single tensor would exceed %g elements)", WL_MAX_TENSOR_ELEMENTS);
         return WL_EINVAL;
     }
-    if (wl_core_single_gpu_check(model, err))
+    if ((!moe || wl_core_model_is_mla(model)) && wl_core_single_gpu_check(model, err))
         return WL_EINVAL;
     B->m = model;
     B->err = err;
@@ -160,8 +176,10 @@ static int setup(bld *B, const wl_core_model *model, const wl_core_shape *shape,
     B->d = model->d_model;
     B->h = model->heads;
     B->kvh = model->kv_heads;
-    B->hd = B->h > 0 ? B->d / B->h : 0;
+    B->hd = wl_core_model_head_dim(model);
     B->ff = model->d_ff;
+    B->moe_experts = model->experts;
+    B->moe_ff = model->d_ff_expert > 0 ? model->d_ff_expert : model->d_ff;
     B->attn = shape->attention;
     B->conv_dt = shape->dtype == WL_DT_FP32 ? WL_DT_TF32 : shape->dtype;
     if ((unsigned)shape->stack >= WL_STACK_COUNT || (unsigned)shape->impl >= WL_IMPL_COUNT) {
@@ -258,6 +276,11 @@ static void bld_free(bld *B)
  * around it, so it runs neither the 4-D mask add nor the cache's
  * concatenations (a decode step's layer keeps its cache); 2 as it runs
  * inside the model's forward, with both. */
+
+static int setup(bld *B, const wl_core_model *model, const wl_core_shape *shape, wl_error *err)
+{
+    return setup_x(B, model, shape, 0, err);
+}
 static int build(const wl_core_model *model, const wl_core_shape *shape, int layer_only,
                  wl_core_workload **out, bld *B, wl_error *err)
 {
@@ -324,6 +347,50 @@ int wl_core_build_scope(const wl_core_model *model, const wl_core_shape *shape, 
     return build(model, shape, layer, out, &B, err);
 }
 
+/* One rank of tensor parallelism t as vLLM shards a decoder
+ * (model_executor/models/llama.py, layers/linear.py,
+ * layers/vocab_parallel_embedding.py): the query heads split t ways
+ * (QKVParallelLinear asserts heads % t == 0); the key/value heads split
+ * when there are at least t of them (heads % t == 0), else each is
+ * replicated on t / kv_heads ranks (t % kv_heads == 0), one a rank; the
+ * MLP's columns (gate_up) and rows (down) split t ways; the LM head is
+ * vocabulary-parallel over the vocabulary padded to 64 (its logits are
+ * gathered before the sampler, which every rank runs on the whole
+ * vocabulary). The head dimension is the model's. */
+static int tp_shard(bld *B, int t, int ep, wl_error *err)
+{
+    const wl_core_model *m = B->m;
+    long long kvh = B->kvh > 0 ? B->kvh : B->h;
+    const char *why = NULL;
+    if (t > 4096)
+        why = "expected at most 4096 ranks";
+    else if (B->h % t)
+        why = "the query heads do not split evenly over the tensor-parallel ranks";
+    else if (kvh >= t ? kvh % t : t % kvh)
+        why = "the key/value heads neither split over the ranks nor replicate evenly";
+    else if (B->ff % t)
+        why = "the MLP's width (d_ff) does not split evenly over the ranks";
+    else if (B->moe_experts > 0 && (ep ? B->moe_experts % t : B->moe_ff % t))
+        why = ep ? "the experts do not split evenly over the expert-parallel ranks"
+                 : "an expert's width (d_ff_expert) does not split evenly over the ranks";
+    if (why) {
+        wl_error_set(err, m->id, 0, "tp", "tensor parallelism %d: %s (%lld heads, %lld key/value "
+                     "heads, d_ff %lld)", t, why, B->h, kvh, B->ff);
+        return WL_EINVAL;
+    }
+    B->h /= t;
+    B->kvh = kvh >= t ? kvh / t : 1;
+    B->ff /= t;
+    if (ep)
+        B->moe_experts /= t;
+    else
+        B->moe_ff /= t;
+    B->moe_ranks = t;
+    long long v = (m->vocab_size + 63) / 64 * 64;
+    B->head_vocab = (v + t - 1) / t;
+    return WL_OK;
+}
+
 /* One serving step (serve/): shape gives the model's dtype and attention;
  * its batch and seq are checked as the step's sequences and keys. */
 int wl_core_build_serve_step(const wl_core_model *model, const wl_core_shape *shape,
@@ -340,6 +407,8 @@ int wl_core_build_serve_step(const wl_core_model *model, const wl_core_shape *sh
         why = "prompt chunk out of range";
     else if (st->sampled < 0 || st->sampled > st->decode + st->chunk || st->seqs < 0)
         why = "sampled rows out of range";
+    else if (st->tp < 0)
+        why = "tensor parallelism out of range";
     if (why) {
         wl_error_set(err, model->id, 0, "step", "%s", why);
         return WL_EINVAL;
@@ -353,7 +422,9 @@ int wl_core_build_serve_step(const wl_core_model *model, const wl_core_shape *sh
     if (sh.seq + 1 > WL_MAX_SEQ)
         sh.seq = WL_MAX_SEQ - 1;
     bld B;
-    if (setup(&B, model, &sh, err))
+    if (setup_x(&B, model, &sh, 1, err))
+        return WL_EINVAL;
+    if (st->tp > 1 && tp_shard(&B, st->tp, st->ep, err))
         return WL_EINVAL;
     char name[160];
     snprintf(name, sizeof name, "%s_%s_serve_d%lld_c%lld_p%lld_k%lld", model->id,

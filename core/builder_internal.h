@@ -47,6 +47,10 @@ typedef struct {
     long long prompt; /* ... whose prompts are this long */
     long long padded; /* serving: tokens a step's CUDA graph computes (0: T) */
     long long head_rows; /* serving: rows through the LM head (0: b) */
+    long long head_vocab; /* serving: the LM head's columns (0: the vocabulary): a
+                             tensor-parallel rank's shard */
+    long long moe_experts, moe_ff; /* serving: a rank's experts and their width */
+    long long moe_ranks;  /* ... of the model's experts over this many ranks (0: 1) */
     wl_core_sampler sampler; /* serving: how the sampled rows are sampled */
     int penalties;           /* serving: vLLM's penalties on the logits first */
     int gen;          /* 0: no cache; 1: a generation's prefill; 2: a decode step */

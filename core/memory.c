@@ -104,7 +104,7 @@ int wl_core_model_params(const wl_core_model *m, double *params)
         return WL_OK;
     }
     double d = m->d_model, h = m->heads, kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
-    double hd = d / h, kv = kvh * hd, ff = m->d_ff, p = 0;
+    double hd = wl_core_model_head_dim(m), kv = kvh * hd, dq = h * hd, ff = m->d_ff, p = 0;
     /* embeddings, and an untied LM head's own table */
     p += (double)m->vocab_size * d * (m->untied_head ? 2 : 1);
     if (m->style == WL_STYLE_VIT) {
@@ -128,11 +128,11 @@ int wl_core_model_params(const wl_core_model *m, double *params)
                d * (kvr + m->qk_rope_head_dim) + kvr + kvr * h * (m->qk_nope_head_dim + m->v_head_dim) +
                h * m->v_head_dim * d;
     } else {
-        attn = d * d + 2 * d * kv + d * d;
+        attn = d * dq + 2 * d * kv + dq * d;
         if (m->style == WL_STYLE_LLAMA)
-            attn += m->qkv_bias ? d + 2 * kv : 0; /* o_proj has no bias */
+            attn += m->qkv_bias ? dq + 2 * kv : 0; /* o_proj has no bias */
         else
-            attn += d + 2 * kv + d;
+            attn += dq + 2 * kv + d;
     }
     double dense = attn + mlp_params(m, d, ff) + 2 * norm_params(m, d);
     if (wl_core_model_is_moe(m)) {
@@ -188,7 +188,7 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *sh, wl_
             s = g * g + 1;
         }
         double d = m->d_model, h = m->heads, kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
-        double hd = d / h, T = b * s, S = b * h * s * s;
+        double hd = wl_core_model_head_dim(m), T = b * s, S = b * h * s * s;
         if (sh->mode == WL_MODE_DECODE && sh->launch == WL_LAUNCH_GRAPHS && sh->gen > 1) {
             /* a serving engine's largest forward: one request's prompt, or
              * a step of the running sequences with their share of arriving
@@ -202,10 +202,11 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *sh, wl_
         double base = 2 * T * d;
         /* q, k, v (GPT-2's fused c_attn output is the same 3 T d); GQA's
          * repeat_kv expands k and v to every head by a copy */
-        double qkv = T * (d + 2 * kvh * hd) + (kvh < h ? 2 * T * d : 0);
+        double dq = h * hd; /* d, but where head_dim is its own */
+        double qkv = T * (dq + 2 * kvh * hd) + (kvh < h ? 2 * T * dq : 0);
         double attn;
         if (sh->attention == WL_ATTN_FLASH) {
-            attn = qkv + T * d; /* the fused kernel's output; no score matrix */
+            attn = qkv + T * dq; /* the fused kernel's output; no score matrix */
         } else if (m->style == WL_STYLE_LLAMA) {
             /* attn_weights = softmax(w + mask, dtype=float32).to(dtype): the
              * masked scores, their fp32 softmax and the copy back coexist */

@@ -621,8 +621,8 @@ typedef struct {
     wl_style style;
     int layers;
     int d_model;
-    int heads;
-    int kv_heads;
+    int heads, kv_heads;
+    int head_dim;      /* a head's width: 0 is d_model / heads (Qwen3, Gemma 3 set theirs) */
     int d_ff;
     wl_activation activation;
     wl_norm norm;
@@ -655,8 +655,7 @@ typedef struct {
      * of width d_ff_expert, each token sent to experts_per_token of them,
      * beside shared_experts always-active ones; the first dense_layers
      * layers keep a dense FFN of d_ff. experts 0: a dense model. */
-    int experts;
-    int experts_per_token;
+    int experts, experts_per_token;
     int d_ff_expert;          /* 0: d_ff */
     int shared_experts;
     int dense_layers;
@@ -681,6 +680,7 @@ typedef struct {
  * cluster models and the single-GPU builders refuse. */
 int wl_core_model_is_moe(const wl_core_model *m);
 int wl_core_model_is_mla(const wl_core_model *m);
+int wl_core_model_head_dim(const wl_core_model *m); /* head_dim, else d_model / heads */
 /* Whether the model is a vision model (its input is images, not tokens). */
 int wl_core_model_is_vision(const wl_core_model *m);
 /* What a workload does with the model: one forward pass over the prompt,
@@ -769,12 +769,12 @@ int wl_core_build_scope(const wl_core_model *model, const wl_core_shape *shape, 
  * tokens padded to `padded` (a CUDA-graph size), a graph when `graph`;
  * `sampled` rows through the LM head and `sampler`; the engine's host step
  * over `seqs` sequences when `host_step` (synchronous scheduling);
- * vLLM's penalties first when `penalties`. Samplers: argmax; temperature
- * alone; top-k/top-p by a full sort (vLLM's PyTorch path) or FlashInfer's. */
+ * vLLM's penalties first when `penalties`; tp > 1: one tensor-parallel rank's
+ * shard. Samplers: argmax; temperature; top-k/top-p by a sort or FlashInfer's. */
 typedef enum { WL_SAMPLER_GREEDY, WL_SAMPLER_RANDOM, WL_SAMPLER_SORT, WL_SAMPLER_FLASHINFER } wl_core_sampler;
 typedef struct {
     long long decode, context, chunk, chunk_context, prefills, padded, sampled, seqs;
-    int graph, host_step, penalties;
+    int graph, host_step, penalties, tp, ep; /* ep: experts split over the tp ranks */
     wl_core_sampler sampler;
 } wl_core_serve_step;
 int wl_core_build_serve_step(const wl_core_model *model, const wl_core_shape *shape,

@@ -81,6 +81,13 @@ void wl_serve_sim_log(wl_serve_sim *s, void (*log)(void *user, const wl_serve_st
  * memory occurred when warming up sampler with N dummy requests. Please try
  * lowering max_num_seqs", the same runner).
  *
+ * With tensor parallelism t each GPU profiles its own shard (the same
+ * sizing on every rank; vLLM takes the smallest): the weights and the
+ * forward's peak are about 1/t of the model's (the norms, replicated, are
+ * a few MB), the sampler's sort the whole vocabulary's (every rank samples
+ * the gathered logits), and a token's KV its rank's key/value heads
+ * (kv_heads / t, or one when they are replicated).
+ *
  * The CUDA context (workspace_gb) is counted against the budget here,
  * though vLLM's baseline holds it: the budget's base is the total CUDA
  * reports, which is below nvidia-smi's (mem_capacity_gb) by what the driver
@@ -95,18 +102,40 @@ static int cache_blocks(wl_serve_sim *s, wl_error *err)
                         .launch = WL_LAUNCH_GRAPHS, .impl = WL_IMPL_FUSED};
     if (sh.seq > WL_MAX_SEQ - 1)
         sh.seq = WL_MAX_SEQ - 1;
+    /* a MoE: the weights from its parameters (memory_estimate is one
+     * GPU's dense model); the forward's peak from its dense twin whose MLP
+     * is the experts_per_token experts a token passes through (the fused
+     * MoE's intermediate caches, T x k x 2 d_ff_expert) */
+    wl_core_model twin = *m;
+    if (wl_core_model_is_moe(m)) {
+        twin.experts = 0;
+        twin.d_ff = (m->d_ff_expert > 0 ? m->d_ff_expert : m->d_ff) *
+                    (m->experts_per_token > 0 ? m->experts_per_token : 1);
+        twin.shared_experts = twin.dense_layers = twin.experts_per_token = 0;
+        twin.d_ff_expert = twin.router_bias = twin.route_nodes = 0;
+    }
     wl_core_memory mem;
-    int rc = wl_core_memory_estimate(m, &sh, &mem, err);
+    int rc = wl_core_memory_estimate(&twin, &sh, &mem, err);
     if (rc)
         return rc;
-    double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads, hd = (double)m->d_model / m->heads;
-    double kv_gb_per_token = 2.0 * m->layers * kvh * hd * wl_dtype_bytes(s->dtype) / 1e9;
+    if (wl_core_model_is_moe(m)) {
+        double params;
+        wl_core_model_params(m, &params);
+        mem.weights_gb = params * wl_dtype_bytes(s->dtype) / 1e9;
+    }
+    double t = s->engine.tp > 1 ? s->engine.tp : 1;
+    double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads, hd = wl_core_model_head_dim(m);
+    kvh = kvh >= t ? kvh / t : 1;
+    /* the cache's dtype is vLLM's kv_cache_dtype "auto", the activations':
+     * bf16 for an fp8 (W8A8) checkpoint */
+    wl_dtype kdt = s->dtype == WL_DT_FP8 || s->dtype == WL_DT_INT8 ? WL_DT_BF16 : s->dtype;
+    double kv_gb_per_token = 2.0 * m->layers * kvh * hd * wl_dtype_bytes(kdt) / 1e9;
     double rows = (double)(s->engine.max_num_seqs < s->engine.max_num_batched_tokens
                                ? s->engine.max_num_seqs
                                : s->engine.max_num_batched_tokens);
     double sampler = rows * m->vocab_size * SAMPLER_PROFILE_BYTES / 1e9;
-    double peak = fmax(mem.activations_gb, sampler);
-    double used = mem.weights_gb + peak + mem.workspace_gb;
+    double peak = fmax(mem.activations_gb / t, sampler);
+    double used = mem.weights_gb / t + peak + mem.workspace_gb;
     double avail = s->engine.gpu_memory_utilization * s->gpu.mem_capacity_gb - used;
     if (!(s->gpu.mem_capacity_gb > 0)) {
         wl_error_set(err, s->gpu.id, 0, "mem_capacity_gb", "the GPU states no memory capacity");
@@ -115,14 +144,31 @@ static int cache_blocks(wl_serve_sim *s, wl_error *err)
     double blocks = floor(avail / (kv_gb_per_token * (double)s->engine.block_size));
     if (!(blocks >= 1)) {
         wl_error_set(err, m->id, 0, "gpu_memory_utilization",
-                     "%s does not fit %s for serving: %.1f GB of weights, %.1f GB of activations "
-                     "and workspace leave no KV cache in %.2f x %.1f GB",
-                     m->id, s->gpu.id, mem.weights_gb, peak + mem.workspace_gb,
-                     s->engine.gpu_memory_utilization, s->gpu.mem_capacity_gb);
+                     "%s does not fit %s for serving: %.1f GB of weights a GPU, %.1f GB of "
+                     "activations and workspace leave no KV cache in %.2f x %.1f GB%s",
+                     m->id, s->gpu.id, mem.weights_gb / t, peak + mem.workspace_gb,
+                     s->engine.gpu_memory_utilization, s->gpu.mem_capacity_gb,
+                     t > 1 ? "" : " (more GPUs: --tp)");
         return WL_EINVAL;
     }
     s->kv_blocks = (long long)fmin(blocks, 1e15);
     return WL_OK;
+}
+
+/* Whether the model splits tp ways: the builder's own rules, asked of one
+ * decode step (so a bad --tp is refused before a run, by the rule the
+ * steps use). */
+static int tp_check(const wl_serve_sim *s, wl_error *err)
+{
+    wl_core_shape sh = {.batch = 1, .seq = 1, .dtype = s->dtype, .attention = WL_ATTN_FLASH,
+                        .mode = WL_MODE_DECODE, .gen = 2, .launch = WL_LAUNCH_GRAPHS,
+                        .impl = WL_IMPL_FUSED};
+    wl_core_serve_step st = {.decode = 1, .context = 1, .sampled = 1, .seqs = 1,
+                             .tp = s->engine.tp};
+    wl_core_workload *wl = NULL;
+    int rc = wl_core_build_serve_step(&s->model, &sh, &st, &wl, err);
+    wl_core_workload_free(wl);
+    return rc;
 }
 
 int wl_serve_sim_create(const wl_core_gpu *gpu, const wl_core_model *model, wl_dtype dtype,
@@ -142,6 +188,15 @@ int wl_serve_sim_create(const wl_core_gpu *gpu, const wl_core_model *model, wl_d
         why = "out of range", field = e.block_size > 1024 ? "block_size" : "max_capture_size";
     else if (!(e.rate_rps >= 0 && e.rate_rps <= 1e6))
         why = "expected a rate in [0, 1e6] requests/s", field = "rate";
+    else if (e.tp < 0 || e.tp > 4096)
+        why = "expected 1 to 4096 GPUs", field = "tp";
+    else if (e.ep && (e.tp < 2 || !wl_core_model_is_moe(model)))
+        why = e.tp < 2 ? "expert parallelism splits the experts over the --tp GPUs: give --tp"
+                       : "expert parallelism needs a mixture-of-experts model",
+        field = "ep";
+    else if (e.tp > 1 && !e.system)
+        why = "tensor parallelism needs a system preset for the GPUs' links (--system)",
+        field = "tp";
     else if (model->vocab_size < 1 || wl_core_model_is_vision(model) || model->style == WL_STYLE_BERT)
         why = "serving needs a decoder with an LM head (gpt2, opt, llama styles)", field = "model";
     if (why) {
@@ -158,7 +213,9 @@ int wl_serve_sim_create(const wl_core_gpu *gpu, const wl_core_model *model, wl_d
     s->model = *model;
     s->dtype = dtype;
     s->engine = e;
-    int rc = cache_blocks(s, err);
+    int rc = e.tp > 1 ? tp_check(s, err) : WL_OK;
+    if (!rc)
+        rc = cache_blocks(s, err);
     if (!rc && wl_serve_i_costs_create(&s->gpu, &s->model, dtype, &s->engine, &s->costs)) {
         wl_error_set(err, "serve", 0, "", "out of memory");
         rc = WL_ENOMEM;
@@ -343,8 +400,11 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
     /* the two operating points, resolved once: their cache slots and idle power */
     size_t prefill_slot, decode_slot;
     wl_serve_i_slots(s->costs, prefill_op, decode_op, &prefill_slot, &decode_slot);
-    double idle_w = wl_core_gpu_idle_w(&s->gpu, decode_op->sm_clock_mhz);
-    double prefill_idle_w = wl_core_gpu_idle_w(&s->gpu, prefill_op->sm_clock_mhz);
+    /* every figure is the run's GPUs' sum: the tp ranks run the same
+     * kernels in lockstep, so a step's energy is tp times one rank's */
+    double gpus = e->tp > 1 ? e->tp : 1;
+    double idle_w = gpus * wl_core_gpu_idle_w(&s->gpu, decode_op->sm_clock_mhz);
+    double prefill_idle_w = gpus * wl_core_gpu_idle_w(&s->gpu, prefill_op->sm_clock_mhz);
     while (done < n && !rc) {
         /* a stop asked for (wl_stop_watch): every 256 steps, a millisecond */
         if ((res->steps & 255) == 255 && wl_stop_requested()) {
@@ -443,7 +503,7 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
         if ((rc = wl_serve_i_step(s->costs, prefill ? prefill_slot : decode_slot, &sh, &cost,
                                   err)))
             break;
-        double dt = cost.time_s, de = cost.energy_j;
+        double dt = cost.time_s, de = gpus * cost.energy_j;
         busy += cost.time_s;
         busy_clock += cost.time_s * cost.clock_mhz;
         res->throttled |= cost.throttled;
@@ -509,6 +569,7 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
                 .step = nrec, .start_s = t, .time_s = dt, .energy_j = de,
                 .running = (long long)running, .decode_seqs = sh.decode,
                 .prefill_tokens = sh.chunk, .sampled_tokens = tokens, .cache_tokens = held,
+                .comm_s = cost.comm_s,
                 .started = started,
                 .finished = (long long)done, .waiting = (long long)(S.tail - S.head),
                 .steady = in};

@@ -15,11 +15,13 @@
 struct wl_serve_job {
     wl_core_strlist gpus;
     char *model, *host, *workload, *dtype;
-    wl_core_numlist clocks, seqs;
+    wl_core_numlist clocks, seqs, tp;
+    char *system;
+    wl_cluster_system sys; /* resolved when some tp > 1 */
     char *set_key[MAX_SETS];
     wl_core_numlist set_val[MAX_SETS];
     size_t nset;
-    long long requests, prompt_tokens, output_tokens, max_num_batched_tokens;
+    long long requests, prompt_tokens, output_tokens, max_num_batched_tokens, ep;
     double gpu_memory_utilization, rate, max_itl_ms, max_ttft_ms, prefill_clock;
     double temperature, top_p, top_k, repetition_penalty; /* NaN: the requests' own */
     double output_mean_tokens;        /* NaN: the requests' own */
@@ -65,6 +67,8 @@ void wl_serve_job_free(wl_serve_job *j)
     free(j->dtype);
     wl_core_numlist_free(&j->clocks);
     wl_core_numlist_free(&j->seqs);
+    wl_core_numlist_free(&j->tp);
+    free(j->system);
     for (size_t i = 0; i < j->nset; i++) {
         free(j->set_key[i]);
         wl_core_numlist_free(&j->set_val[i]);
@@ -105,7 +109,7 @@ static const char *const keys[] = {
     "gpu", "model", "dtype", "host", "set", "clock", "workload", "requests", "prompt_tokens",
     "output_tokens", "seed", "rate", "temperature", "top_p", "top_k", "repetition_penalty",
     "sampler",
-    "max_num_seqs", "max_num_batched_tokens",
+    "max_num_seqs", "max_num_batched_tokens", "tp", "ep", "system",
     "gpu_memory_utilization", "async_scheduling", "optimize", "max_itl_ms", "max_ttft_ms",
     "prefill_clock", "output_mean_tokens",
     "phase_clocks", "all"};
@@ -137,6 +141,10 @@ int wl_serve_job_set(wl_serve_job *j, const char *key, const char *v, const char
         return wl_core_parse_axis(v, 1, 100000, 0, source, 0, key, &j->clocks, err);
     if (!strcmp(key, "max_num_seqs"))
         return wl_core_parse_axis(v, 1, 1000000, 1, source, 0, key, &j->seqs, err);
+    if (!strcmp(key, "tp"))
+        return wl_core_parse_axis(v, 1, 4096, 1, source, 0, key, &j->tp, err);
+    if (!strcmp(key, "system"))
+        return dup_to(&j->system, v, source, key, err);
     if (!strcmp(key, "set")) {
         const char *eq = strchr(v, '=');
         if (!eq || eq == v) {
@@ -165,7 +173,8 @@ int wl_serve_job_set(wl_serve_job *j, const char *key, const char *v, const char
     } ints[] = {{"requests", &j->requests, 1, 10000000},
                 {"prompt_tokens", &j->prompt_tokens, 1, WL_MAX_SEQ},
                 {"output_tokens", &j->output_tokens, 1, WL_MAX_SEQ},
-                {"max_num_batched_tokens", &j->max_num_batched_tokens, 1, 1000000}};
+                {"max_num_batched_tokens", &j->max_num_batched_tokens, 1, 1000000},
+                {"ep", &j->ep, 1, 4096}};
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
         if (!strcmp(key, ints[i].k)) {
             int rc = wl_core_parse_int(v, ints[i].lo, ints[i].hi, source, 0, key, &n, err);
@@ -236,6 +245,17 @@ int wl_serve_job_set(wl_serve_job *j, const char *key, const char *v, const char
 /* GPUs x the cartesian product of the --set lists. */
 static int gpus(wl_serve_job *j, wl_error *err)
 {
+    /* a --system without --gpu: the system's GPU */
+    char sys_gpu[64] = "";
+    if (j->system && !j->gpus.n) {
+        wl_cluster_system s;
+        int rc = wl_cluster_system_load(j->system, &s, err);
+        if (rc) {
+            wl_error_locate(err, "--system", 0);
+            return rc;
+        }
+        snprintf(sys_gpu, sizeof sys_gpu, "%s", s.gpu);
+    }
     size_t names = j->gpus.n ? j->gpus.n : 1, per = 1;
     for (size_t i = 0; i < j->nset; i++) {
         per *= j->set_val[i].n;
@@ -254,7 +274,7 @@ static int gpus(wl_serve_job *j, wl_error *err)
     }
     for (size_t g = 0; g < names; g++) {
         wl_core_gpu base;
-        const char *name = j->gpus.n ? j->gpus.v[g] : "h100-sxm-80gb";
+        const char *name = j->gpus.n ? j->gpus.v[g] : sys_gpu[0] ? sys_gpu : "h100-sxm-80gb";
         int rc = wl_preset_gpu_load(name, &base, err);
         if (!rc && j->host)
             rc = wl_preset_gpus_set_host(j->host, &base, 1, err);
@@ -286,6 +306,39 @@ static int gpus(wl_serve_job *j, wl_error *err)
         }
     }
     return WL_OK;
+}
+
+/* The system whose links join a tensor-parallel run's GPUs: --system, or
+ * the system preset built of the first GPU (dgx-h100 for h100-sxm-80gb);
+ * asked only when some --tp is above 1. A system named without --gpu
+ * gives its GPU. */
+static int system_of(wl_serve_job *j, wl_error *err)
+{
+    memset(&j->sys, 0, sizeof j->sys);
+    int multi = 0;
+    for (size_t i = 0; i < j->tp.n; i++)
+        multi |= j->tp.v[i] > 1;
+    if (j->system) {
+        int rc = wl_cluster_system_load(j->system, &j->sys, err);
+        if (rc)
+            wl_error_locate(err, "--system", 0);
+        return rc;
+    }
+    if (!multi)
+        return WL_OK;
+    const char *gpu = j->gv[0].id;
+    for (size_t i = 0; i < wl_preset_count(WL_PRESET_SYSTEM); i++) {
+        wl_cluster_system s;
+        wl_error e = {0};
+        if (!wl_cluster_system_load(wl_preset_id(WL_PRESET_SYSTEM, i), &s, &e) &&
+            !strcmp(s.gpu, gpu)) {
+            j->sys = s;
+            return WL_OK;
+        }
+    }
+    wl_error_set(err, "--tp", 0, "system", "no system preset is built of %s: name the GPUs' links "
+                 "with --system (wattlas presets list shows them)", gpu);
+    return WL_EINVAL;
 }
 
 int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
@@ -351,8 +404,27 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
         if (!isnan(j->repetition_penalty))
             j->sampling.repetition_penalty = j->repetition_penalty;
     }
+    /* --ep N: vLLM's --enable-expert-parallel, whose expert-parallel group
+     * is the tensor-parallel one (tp x dp GPUs, and no --dp here): N is
+     * --tp's, or gives it */
+    if (!rc && j->ep > 1 && !j->tp.n) {
+        rc = wl_core_parse_axis("1", 1, 4096, 1, "--ep", 0, "tp", &j->tp, err);
+        if (!rc)
+            j->tp.v[0] = (double)j->ep;
+    }
+    for (size_t i = 0; !rc && j->ep > 1 && i < j->tp.n; i++)
+        if (j->tp.v[i] != (double)j->ep) {
+            wl_error_set(err, "--ep", 0, "ep", "expert parallelism %lld on tensor parallelism "
+                         "%g: vLLM's expert-parallel group is the tensor-parallel one (tp x dp, "
+                         "and serve has no --dp), so --ep is --tp's", j->ep, j->tp.v[i]);
+            rc = WL_EINVAL;
+        }
+    if (!rc)
+        rc = system_of(j, err);
     if (!rc) {
-        j->neng = j->seqs.n ? j->seqs.n : 1;
+        /* max_num_seqs within tp: a list of each, every pair */
+        size_t ns = j->seqs.n ? j->seqs.n : 1, nt = j->tp.n ? j->tp.n : 1;
+        j->neng = ns * nt;
         j->eng = calloc(j->neng, sizeof *j->eng);
         if (!j->eng) {
             wl_error_set(err, "serve", 0, "", "out of memory");
@@ -360,7 +432,9 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
         }
         for (size_t i = 0; !rc && i < j->neng; i++)
             j->eng[i] = (wl_serve_engine){
-                .max_num_seqs = j->seqs.n ? (long long)j->seqs.v[i] : 0,
+                .max_num_seqs = j->seqs.n ? (long long)j->seqs.v[i % ns] : 0,
+                .tp = j->tp.n ? (int)j->tp.v[i / ns] : 1, .ep = j->ep > 1,
+                .system = j->system || j->sys.id[0] ? &j->sys : NULL,
                 .max_num_batched_tokens = j->max_num_batched_tokens,
                 .gpu_memory_utilization = j->gpu_memory_utilization,
                 .async_scheduling = j->async_scheduling, .rate_rps = j->rate, .seed = j->seed,

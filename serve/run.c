@@ -16,7 +16,7 @@
  * run has none, never the whole run's figure under its name (issue 78:
  * energy_per_token_j had silently become the run's at max_num_seqs 320). */
 enum {
-    C_GPU, C_MODEL, C_DTYPE, C_WORKLOAD, C_REQUESTS, C_SEQS, C_TOKENS, C_RATE, C_CLOCK, C_PCLOCK,
+    C_GPU, C_SYSTEM, C_GPUS, C_TP, C_EP, C_MODEL, C_DTYPE, C_WORKLOAD, C_REQUESTS, C_SEQS, C_TOKENS, C_RATE, C_CLOCK, C_PCLOCK,
     C_DCLOCK, C_LIMIT, C_ECLOCK, C_THROTTLED,
     C_BATCH, C_TPS, C_POWER, C_EPT, C_EPR, C_STEADY, C_STEADY0, C_STEADY1, C_STABLE,
     C_ITL50, C_ITL90, C_ITL99, C_TTFT50, C_TTFT90,
@@ -27,6 +27,12 @@ enum {
 
 static const wl_results_col cols[NCOLS] = {
     [C_GPU] = WL_RESULTS_COL("gpu", WL_COL_TEXT, 0, 0),
+    /* the GPUs a run takes (every energy and power column is their sum),
+     * their parallelism and the system whose links join them (empty on one) */
+    [C_SYSTEM] = WL_RESULTS_COL("system", WL_COL_TEXT, 0, 0),
+    [C_GPUS] = WL_RESULTS_COL("gpus", WL_COL_INT, 0, 0),
+    [C_TP] = WL_RESULTS_COL("tp", WL_COL_INT, 0, 0),
+    [C_EP] = WL_RESULTS_COL("ep", WL_COL_INT, 0, 0), /* the experts' ranks: tp, or 1 */
     [C_MODEL] = WL_RESULTS_COL("model", WL_COL_TEXT, 0, 0),
     [C_DTYPE] = WL_RESULTS_COL("dtype", WL_COL_TEXT, 0, 0),
     [C_WORKLOAD] = WL_RESULTS_COL("workload", WL_COL_TEXT, 0, 0),
@@ -106,6 +112,11 @@ static int row(const wl_serve_grid *g, const point *p, wl_results_writer *w)
         c[i] = (wl_results_cell){NULL, NAN};
     const wl_serve_result *r = &p->r;
     c[C_GPU].s = p->gpu->id;
+    int tp = p->engine->tp > 1 ? p->engine->tp : 1;
+    c[C_SYSTEM].s = tp > 1 && p->engine->system ? p->engine->system->id : NULL;
+    c[C_GPUS].v = tp;
+    c[C_TP].v = tp;
+    c[C_EP].v = p->engine->ep ? tp : 1;
     c[C_MODEL].s = g->model->id;
     c[C_DTYPE].s = wl_dtype_name(g->dtype);
     c[C_WORKLOAD].s = wl_serve_requests_name(g->requests);
@@ -152,12 +163,13 @@ static int row(const wl_serve_grid *g, const point *p, wl_results_writer *w)
 /* ---- the step log ----------------------------------------------------------------- */
 
 enum {
-    S_GPU, S_SEQS, S_CLOCK, S_PCLOCK, S_LIMIT, S_STEP, S_START, S_TIME, S_ENERGY, S_RUNNING,
-    S_DECODE, S_PREFILL, S_SAMPLED, S_CACHE, S_STARTED, S_FINISHED, S_WAITING, S_IN, NSTEPCOLS
+    S_GPU, S_TP, S_SEQS, S_CLOCK, S_PCLOCK, S_LIMIT, S_STEP, S_START, S_TIME, S_ENERGY, S_RUNNING,
+    S_DECODE, S_PREFILL, S_SAMPLED, S_CACHE, S_COMM, S_STARTED, S_FINISHED, S_WAITING, S_IN, NSTEPCOLS
 };
 
 static const wl_results_col step_cols[NSTEPCOLS] = {
     [S_GPU] = WL_RESULTS_COL("gpu", WL_COL_TEXT, 0, 0),
+    [S_TP] = WL_RESULTS_COL("tp", WL_COL_INT, 0, 0),
     [S_SEQS] = WL_RESULTS_COL("max_num_seqs", WL_COL_INT, 0, 0),
     [S_CLOCK] = WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 1, 0),
     [S_PCLOCK] = WL_RESULTS_COL("prefill_clock_mhz", WL_COL_NUM, 1, 0),
@@ -171,6 +183,7 @@ static const wl_results_col step_cols[NSTEPCOLS] = {
     [S_PREFILL] = WL_RESULTS_COL("prefill_tokens", WL_COL_INT, 0, 0),
     [S_SAMPLED] = WL_RESULTS_COL("sampled_tokens", WL_COL_INT, 0, 0),
     [S_CACHE] = WL_RESULTS_COL("cache_tokens", WL_COL_INT, 0, 0),
+    [S_COMM] = WL_RESULTS_COL_SIG("comm_ms", 12), /* of time_ms: tensor-parallel collectives */
     [S_STARTED] = WL_RESULTS_COL("started", WL_COL_INT, 0, 0),
     [S_FINISHED] = WL_RESULTS_COL("finished", WL_COL_INT, 0, 0),
     [S_WAITING] = WL_RESULTS_COL("waiting", WL_COL_INT, 0, 0),
@@ -199,6 +212,7 @@ static void log_step(void *user, const wl_serve_step_rec *rec)
         c[i] = (wl_results_cell){NULL, NAN};
     c[S_GPU].s = l->p->gpu->id;
     c[S_SEQS].v = (double)l->p->engine->max_num_seqs;
+    c[S_TP].v = l->p->engine->tp > 1 ? l->p->engine->tp : 1;
     c[S_CLOCK].v = l->p->dclock;
     c[S_PCLOCK].v = l->p->pclock;
     c[S_LIMIT].v = l->p->gpu->power_limit_w;
@@ -207,6 +221,7 @@ static void log_step(void *user, const wl_serve_step_rec *rec)
         [S_ENERGY] = rec->energy_j, [S_RUNNING] = (double)rec->running,
         [S_DECODE] = (double)rec->decode_seqs, [S_PREFILL] = (double)rec->prefill_tokens,
         [S_SAMPLED] = (double)rec->sampled_tokens, [S_CACHE] = (double)rec->cache_tokens,
+        [S_COMM] = rec->comm_s * 1e3,
         [S_STARTED] = (double)rec->started,
         [S_FINISHED] = (double)rec->finished, [S_WAITING] = (double)rec->waiting,
         [S_IN] = rec->steady};
@@ -228,7 +243,8 @@ static int same_group(const point *a, const point *b)
            x->gpu_memory_utilization == y->gpu_memory_utilization &&
            x->block_size == y->block_size && x->max_capture_size == y->max_capture_size &&
            x->async_scheduling == y->async_scheduling && x->sampler == y->sampler &&
-           x->rate_rps == y->rate_rps && x->seed == y->seed;
+           x->rate_rps == y->rate_rps && x->seed == y->seed && x->tp == y->tp && x->ep == y->ep &&
+           x->system == y->system;
 }
 
 static void group_stability(point *p, size_t n)

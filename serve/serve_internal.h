@@ -35,7 +35,8 @@ void wl_serve_i_slots(wl_serve_i_costs *c, const wl_core_op *prefill_op,
  * whether it was held. The engine's host step and its overlap are the
  * caller's. */
 typedef struct {
-    double time_s, energy_j, clock_mhz;
+    double time_s, energy_j, clock_mhz; /* one GPU's */
+    double comm_s; /* of time_s, the collectives' (at idle power in energy_j) */
     int throttled;
 } wl_serve_i_cost;
 int wl_serve_i_step(wl_serve_i_costs *c, size_t slot, const wl_serve_i_shape *sh,

@@ -30,6 +30,7 @@ struct wl_serve_i_costs {
     const wl_core_model *model;
     wl_core_shape shape;
     wl_serve_engine engine;
+    wl_cluster_group tp; /* the tensor-parallel group's links (n 1: none) */
     entry *tab;
     size_t cap, n;
     wl_core_op ops[64];
@@ -93,6 +94,10 @@ int wl_serve_i_costs_create(const wl_core_gpu *gpu, const wl_core_model *model, 
                                .mode = WL_MODE_DECODE, .gen = 2, .launch = WL_LAUNCH_GRAPHS,
                                .impl = WL_IMPL_FUSED};
     c->engine = *e;
+    if (e->tp > 1 && e->system)
+        wl_cluster_group_of(e->system, e->tp, 1, &c->tp);
+    else
+        c->tp = (wl_cluster_group){.n = 1};
     *out = c;
     return WL_OK;
 }
@@ -163,6 +168,53 @@ static int grow(wl_serve_i_costs *c)
     return WL_OK;
 }
 
+/* vLLM's all-reduce of `bytes` over the tensor-parallel group (vLLM 0.11,
+ * distributed/device_communicators/cuda_communicator.py all_reduce): its
+ * custom all-reduce for tensors under 8 MB on fully connected NVLink
+ * (custom_all_reduce.py should_custom_ar, max_size 8 MB), whose kernel
+ * (csrc/custom_all_reduce.cuh) is one-shot (each rank reads every peer's
+ * whole buffer over its links: alpha + (n - 1) S / B) for two ranks, under
+ * 512 KB at four or fewer and under 256 KB at eight or fewer, else two-shot
+ * (a reduce-scatter and an all-gather through the peers' buffers: 2 alpha
+ * + 2 (n - 1) / n S / B); larger tensors go to NCCL, whose ring and tree
+ * cost is cluster/'s (wl_cluster_coll_time; its symmetric-memory path,
+ * where enabled, is taken at NCCL's cost). A PCIe fabric is not fully
+ * connected: NCCL at every size. alpha is the fabric's latency, B the
+ * bandwidth collectives reach on it. */
+#define CUSTOM_AR_MAX_BYTES (8.0 * 1024 * 1024)
+static double all_reduce_s(const wl_cluster_group *g, const wl_cluster_system *sys, double bytes)
+{
+    double n = g->n, a = g->alpha_us * 1e-6, B = g->bw_gbs * 1e9;
+    if (g->n <= 1 || bytes <= 0)
+        return 0;
+    int nvlink = sys && strcmp(sys->fabric, "pcie") != 0 && g->per_node >= g->n;
+    if (!nvlink || bytes >= CUSTOM_AR_MAX_BYTES)
+        return wl_cluster_coll_time(g, WL_COLL_ALL_REDUCE, bytes);
+    int one = g->n == 2 || (g->n <= 4 && bytes < 512.0 * 1024) || (g->n <= 8 && bytes < 256.0 * 1024);
+    return one ? a + (n - 1) * bytes / B : 2 * a + 2 * (n - 1) / n * bytes / B;
+}
+
+/* A step's tensor-parallel collectives (vLLM's model code): the
+ * vocabulary-parallel embedding's all-reduce, then per layer the
+ * row-parallel o_proj's and down projection's (2 layers + 1 all-reduces of
+ * the step's tokens x d_model, the CUDA graph's padded tokens when it runs
+ * one), and the LM head's logits gathered (LogitsProcessor: an all-gather
+ * under V1) for the sampled rows over the padded vocabulary. */
+static double tp_comm_s(const wl_serve_i_costs *c, long long tokens, long long sampled)
+{
+    const wl_cluster_group *g = &c->tp;
+    if (g->n <= 1)
+        return 0;
+    const wl_core_model *m = c->model;
+    double eb = wl_dtype_bytes(c->shape.dtype == WL_DT_TF32 ? WL_DT_FP32 : c->shape.dtype);
+    double ar = all_reduce_s(g, c->engine.system, (double)tokens * m->d_model * eb);
+    double vocab = (double)((m->vocab_size + 63) / 64 * 64);
+    double gather = sampled > 0 ? wl_cluster_coll_time(g, WL_COLL_ALL_GATHER,
+                                                       (double)sampled * vocab * eb)
+                                : 0;
+    return (2.0 * m->layers + 1) * ar + gather;
+}
+
 /* One grid point: decode sequences at ctx keys, a chunk of prompt tokens at
  * cc keys. */
 static int point(wl_serve_i_costs *c, size_t slot, long long decode, long long ctx,
@@ -186,7 +238,7 @@ static int point(wl_serve_i_costs *c, size_t slot, long long decode, long long c
         .decode = decode, .context = ctx, .chunk = chunk, .chunk_context = cc,
         .prefills = prefills, .padded = pad, .sampled = decode + finishing,
         .seqs = decode + prefills, .graph = pad > 0, .host_step = !e->async_scheduling,
-        .sampler = e->sampler, .penalties = e->penalties};
+        .sampler = e->sampler, .penalties = e->penalties, .tp = e->tp, .ep = e->ep};
     wl_core_workload *wl = NULL;
     wl_core_evaluator *ev = NULL;
     wl_core_result r;
@@ -202,8 +254,13 @@ static int point(wl_serve_i_costs *c, size_t slot, long long decode, long long c
             wl_error_set(err, c->model->id, 0, "step", "a step could not be evaluated");
         return rc;
     }
-    *out = (wl_serve_i_cost){.time_s = r.time_ms / 1e3, .energy_j = r.energy_j,
-                             .clock_mhz = r.effective_clock_mhz, .throttled = r.throttled};
+    /* the collectives in the step, on the GPU between its kernels at the
+     * GPU's idle power (cluster/'s rule for collectives) */
+    double comm = tp_comm_s(c, pad > 0 ? pad : decode + chunk, decode + finishing);
+    *out = (wl_serve_i_cost){
+        .time_s = r.time_ms / 1e3 + comm,
+        .energy_j = r.energy_j + comm * wl_core_gpu_idle_w(c->gpu, r.effective_clock_mhz),
+        .clock_mhz = r.effective_clock_mhz, .comm_s = comm, .throttled = r.throttled};
     if (2 * (c->n + 1) > c->cap && grow(c))
         return WL_OK; /* not kept: the next ask evaluates again */
     h = (size_t)(wl_serve_i_mix64(k0 ^ wl_serve_i_mix64(k1)) & (c->cap - 1));
@@ -242,6 +299,7 @@ int wl_serve_i_step(wl_serve_i_costs *c, size_t slot, const wl_serve_i_shape *sh
     *out = (wl_serve_i_cost){.time_s = a.time_s + w * (b.time_s - a.time_s),
                              .energy_j = a.energy_j + w * (b.energy_j - a.energy_j),
                              .clock_mhz = a.clock_mhz + w * (b.clock_mhz - a.clock_mhz),
+                             .comm_s = a.comm_s + w * (b.comm_s - a.comm_s),
                              .throttled = a.throttled || b.throttled};
     return rc;
 }

@@ -274,16 +274,40 @@ static int predict_lb_row(const wl_results_table *t, size_t r, const char *gpu, 
                      "(H100, B200; or --gpu)", gm);
         return WL_EUNSUPPORTED;
     }
+    /* the layout: the harness runs vLLM with --tensor-parallel-size
+     * num_gpus (and --enable-expert-parallel for the MoE rows, whose
+     * tensor_parallel the leaderboard gives as 1 and expert_parallel as
+     * num_gpus); on the GPU's system preset (dgx-h100, dgx-b200) */
     static const char *const par[] = {"num_gpus", "tensor_parallel", "expert_parallel",
                                       "data_parallel"};
+    double pv[4];
     for (size_t i = 0; i < 4; i++) {
         const char *v = row_cell(t, r, par[i]);
-        if (v[0] && strtod(v, NULL) != 1) {
-            wl_error_set(err, src, line, par[i], "%s %s: serve runs one GPU (no tensor, expert "
-                         "or data parallelism yet)", par[i], v);
-            return WL_EUNSUPPORTED;
+        pv[i] = v[0] ? strtod(v, NULL) : 1;
+        if (!(pv[i] >= 1 && pv[i] <= 4096 && pv[i] == floor(pv[i]))) {
+            wl_error_set(err, src, line, par[i], "expected a whole number of GPUs, got '%.20s'", v);
+            return WL_EINVAL;
         }
     }
+    if (pv[3] > 1) {
+        wl_error_set(err, src, line, "data_parallel", "data_parallel %.0f: serve models tensor "
+                     "and expert parallelism, not data parallelism yet", pv[3]);
+        return WL_EUNSUPPORTED;
+    }
+    int ep = pv[2] > 1;
+    if (ep && (pv[2] != pv[0] || pv[1] != 1)) {
+        wl_error_set(err, src, line, "expert_parallel", "expert_parallel %.0f with "
+                     "tensor_parallel %.0f on %.0f GPUs: a layout serve does not run", pv[2],
+                     pv[1], pv[0]);
+        return WL_EUNSUPPORTED;
+    }
+    if (!ep && pv[1] != pv[0]) {
+        wl_error_set(err, src, line, "tensor_parallel", "tensor_parallel %.0f on %.0f GPUs: "
+                     "a layout serve does not run", pv[1], pv[0]);
+        return WL_EUNSUPPORTED;
+    }
+    char tp[16];
+    snprintf(tp, sizeof tp, "%.0f", pv[0]);
     const char *task = row_cell(t, r, "task");
     if (strcmp(task, "lm-arena-chat")) {
         wl_error_set(err, src, line, "task", "no workload preset for the task '%.40s' "
@@ -314,6 +338,7 @@ static int predict_lb_row(const wl_results_table *t, size_t r, const char *gpu, 
                            {"dtype", prec[0] ? prec : "bf16"}, {"workload", "lm-arena-chat"},
                            {"max_num_seqs", seqs}, {"requests", reqs},
                            {"max_num_batched_tokens", "8192"}, {"async_scheduling", "on"},
+                           {"tp", tp}, {"ep", ep ? tp : ""},
                            {"host", host ? host : ""}};
     int rc = WL_OK;
     for (size_t i = 0; !rc && i < sizeof kv / sizeof *kv; i++)

@@ -14,6 +14,7 @@
 
 #include "../core/wattlas_core.h"
 #include "../results/wattlas_results.h"
+#include "../cluster/wattlas_cluster.h"
 
 /* ---- requests ------------------------------------------------------------------- */
 
@@ -79,6 +80,15 @@ typedef struct {
     int async_scheduling;             /* 1: the host's scheduling overlaps the GPU's step */
     wl_core_sampler sampler;          /* each step's sampler (greedy: 0) */
     int penalties;                    /* vLLM's penalties before it (a repetition penalty) */
+    /* parallelism (vLLM's tensor_parallel_size, enable_expert_parallel):
+     * every layer split over tp GPUs of system, joined by all-reduces on
+     * its fabric (serve/steps.c); the run's power and energy are the tp
+     * GPUs' sum */
+    int tp;                           /* 0 or 1: one GPU */
+    int ep;                           /* a MoE's experts split whole over the tp
+                                         ranks (vLLM's expert parallelism, of
+                                         size tp); 0: each expert's width split */
+    const wl_cluster_system *system;  /* the GPUs' links, needed when tp > 1 */
     double rate_rps;                  /* Poisson arrivals at this rate; 0: all at once */
     unsigned long long seed;          /* the arrivals' draw */
 } wl_serve_engine;
@@ -108,7 +118,7 @@ typedef struct {
     int stable;                  /* the benchmark's rule: steady_s >= 20 and
                                     avg_batch >= 0.85 max_num_seqs (this run alone;
                                     the grid adds its group rule) */
-    char steady_why[200];        /* "" or why there is no steady state */
+    char steady_why[256];        /* "" or why there is no steady state */
     /* the whole run */
     double run_avg_batch, run_output_tokens_per_s, run_power_w;
     double run_energy_per_token_j, run_energy_per_request_j; /* energy_j / requests */
@@ -137,6 +147,7 @@ typedef struct {
     long long prefill_tokens; /* prompt (and recomputed) tokens computed */
     long long sampled_tokens; /* tokens the step gave requests */
     long long cache_tokens;  /* KV-cache blocks the step holds, in tokens */
+    double comm_s;           /* of time_s, the tensor-parallel collectives' */
     long long started, finished, waiting; /* after the step: requests with a first
                                              token, done, and queued */
     int steady;              /* the step lies in the steady state */
@@ -195,7 +206,7 @@ typedef struct {
     void *user;
 } wl_serve_grid;
 const wl_results_col *wl_serve_cols(size_t *n);
-/* A step log's columns: the run's gpu, max_num_seqs, clocks and power
+/* A step log's columns: the run's gpu, tp, max_num_seqs, clocks and power
  * limit, then wl_serve_step_rec's fields (time_ms the step's). */
 const wl_results_col *wl_serve_step_cols(size_t *n);
 /* Runs the grid and writes its rows. Notes (an SLO no point meets) go
@@ -207,6 +218,7 @@ int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *er
  * with '_' for '-' (gpu, model, dtype, host, set KEY=LIST, clock, workload,
  * requests, prompt_tokens, output_tokens, seed, rate, temperature, top_p,
  * top_k, repetition_penalty, sampler, output_mean_tokens, max_num_seqs, max_num_batched_tokens,
+ * tp, system,
  * gpu_memory_utilization, async_scheduling, optimize, max_itl_ms,
  * max_ttft_ms, phase_clocks, all); values as text in
  * the number grammar. Unset: h100-sxm-80gb, llama-3-8b, bf16,

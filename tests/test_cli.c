@@ -27,7 +27,7 @@ static void test_usage_errors(void **state)
     assert_int_equal(run("predict --model lama-3-8b"), 2);
     assert_non_null(strstr(err_buf, "did you mean llama-3-8b?"));
     assert_int_equal(run("cluster --system dgx"), 2);
-    assert_non_null(strstr(err_buf, "dgx-a100-80gb, dgx-h100"));
+    assert_non_null(strstr(err_buf, "dgx-a100-80gb, dgx-b200, dgx-h100"));
     assert_int_equal(run("predict --gpu zzzz"), 2);
     assert_null(strstr(err_buf, "did you mean"));
     /* a table names the parameters it leaves out */

@@ -917,7 +917,8 @@ class Invariants(unittest.TestCase):
                     rows = list(csv.DictReader(f))
                 with open(steps_path) as f:
                     steps = list(csv.DictReader(f))
-                key = ("gpu", "max_num_seqs", "sm_clock_mhz", "prefill_clock_mhz", "power_limit_w")
+                key = ("gpu", "tp", "max_num_seqs", "sm_clock_mhz", "prefill_clock_mhz",
+                       "power_limit_w")
                 for r in rows:
                     log = [x for x in steps if all(x[k] == r[k] for k in key)]
                     self.assertTrue(log, r)
@@ -1003,6 +1004,63 @@ class Invariants(unittest.TestCase):
                 for g in groups.values():
                     flags = [x["stable"] for x in sorted(g, key=lambda x: int(x["max_num_seqs"]))]
                     self.assertNotIn("1", flags[flags.index("0"):] if "0" in flags else [], g)
+
+    def test_serve_tensor_parallel(self):
+        """--tp (issue 78): --tp 1 is plain serve, row for row; over the same
+        schedule (requests the cache holds at every tp, synchronous
+        scheduling), a step's compute (time_ms - comm_ms) never grows with
+        more GPUs, its collectives are none on one GPU and some on several,
+        the run's power and energy columns are the GPUs' sum (gpus = tp),
+        and no step holds more cache than the cache has."""
+        rng = random.Random(SEED + 83)
+        d = tempfile.mkdtemp(dir=self.tmp)
+        for i in range(2):
+            model, tps = rng.choice([("llama-3-8b", [2, 4, 8]), ("qwen3-8b", [2, 4, 8]),
+                                     ("gpt3-1.3b", [2, 4, 8])])
+            gpu = rng.choice(["h100-sxm-80gb", "b200"])
+            n, seqs = rng.randrange(4, 24), rng.choice([2, 4, 8, 16])
+            base = ["serve", "--gpu", gpu, "--model", model, "--requests", n,
+                    "--max-num-seqs", seqs, "--prompt-tokens", rng.choice([32, 300, 900]),
+                    "--output-tokens", rng.randrange(4, 40), "--seed", rng.randrange(1000)]
+            if rng.random() < 0.5:
+                base += ["--set", "power_limit_w=%d" % rng.choice([300, 500])]
+            tp = sorted(rng.sample(tps, 2))
+            with self.subTest(args=" ".join(map(str, base)), tp=tp):
+                plain = cli(*base, "--format", "csv", "--quiet").stdout
+                one = cli(*base, "--tp", "1", "--format", "csv", "--quiet").stdout
+                self.assertEqual(plain, one)
+                rp, sp = os.path.join(d, "r%d.csv" % i), os.path.join(d, "s%d.csv" % i)
+                cli(*base, "--tp", ",".join(map(str, [1] + tp)), "-o", rp, "--steps", sp)
+                with open(rp) as f:
+                    rows = {int(r["tp"]): r for r in csv.DictReader(f)}
+                with open(sp) as f:
+                    steps = list(csv.DictReader(f))
+                self.assertEqual(sorted(rows), [1] + tp)
+                logs = {t: [x for x in steps if int(x["tp"]) == t] for t in rows}
+                for t, r in rows.items():
+                    self.assertEqual(int(r["gpus"]), t)
+                    self.assertEqual(r["system"] != "", t > 1)
+                    E = sum(float(x["energy_j"]) for x in logs[t])
+                    self.assertAlmostEqual(float(r["energy_j"]), E, delta=1e-6 * E + 0.05)
+                    for x in logs[t]:
+                        self.assertLessEqual(int(x["cache_tokens"]), int(r["kv_cache_tokens"]))
+                        comm = float(x["comm_ms"])
+                        self.assertEqual(comm > 0, t > 1 and int(x["running"]) > 0, x)
+                    if t > 1:  # a step's energy is at least its GPUs' idle draw
+                        for x in logs[t]:
+                            if int(x["running"]) > 0:
+                                self.assertGreater(float(x["energy_j"]), 0)
+                sched = ("running", "decode_seqs", "prefill_tokens", "sampled_tokens")
+                for a, b in zip([1] + tp, tp):
+                    la, lb = logs[a], logs[b]
+                    if [[x[k] for k in sched] for x in la] != [[x[k] for k in sched] for x in lb]:
+                        continue  # a larger cache scheduled differently: not comparable
+                    for x, y in zip(la, lb):
+                        if int(x["running"]) == 0:
+                            continue
+                        ca = float(x["time_ms"]) - float(x["comm_ms"])
+                        cb = float(y["time_ms"]) - float(y["comm_ms"])
+                        self.assertLessEqual(cb, ca * (1 + 1e-9) + 1e-9, (a, b, x, y))
 
     def test_serve_bounds(self):
         """rates and counts at their bounds: one request at any rate; a rate

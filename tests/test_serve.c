@@ -232,6 +232,101 @@ static void test_steady_window(void **state)
     wl_serve_requests_free(r);
 }
 
+typedef struct {
+    long long decode;
+    double comm_s;
+    int seen;
+} comm_probe;
+
+static void probe_comm(void *user, const wl_serve_step_rec *rec)
+{
+    comm_probe *c = user;
+    if (rec->decode_seqs == c->decode && rec->prefill_tokens == 0 && !c->seen) {
+        c->comm_s = rec->comm_s;
+        c->seen = 1;
+    }
+}
+
+/* Tensor parallelism by hand, Llama 3 8B (d 4096, 32 layers, vocabulary
+ * 128256 = 2004 x 64) on the DGX H100's NVSwitch (450 GB/s x 0.80 = 360
+ * GB/s, 2 us a hop). A decode step of 8 sequences (a graph of 8 tokens)
+ * all-reduces 8 x 4096 x 2 = 65536 bytes 2 x 32 + 1 = 65 times; at two
+ * ranks vLLM's custom all-reduce is one-shot: 2 us + 65536 / 360e9 s each;
+ * the logits' all-gather (NCCL's ring) moves 8 x 128256 x 2 bytes: 2 us +
+ * 1/2 x 2052096 / 360e9 s. At four ranks a step of 64 all-reduces 512 KB,
+ * not under 512 KB: two-shot, 2 x 2 us + 2 x 3/4 x 524288 / 360e9 s; the
+ * gather 3 x 2 us + 3/4 x 64 x 128256 x 2 / 360e9 s. Each rank holds half
+ * the weights and half the key/value heads: more than twice the tokens.
+ * --tp 1 is one GPU; a model whose heads do not split is refused, and so is
+ * tensor parallelism without a system's links. */
+static void test_tensor_parallel(void **state)
+{
+    (void)state;
+    wl_core_gpu g = gpu_of("h100-sxm-80gb");
+    wl_core_model m = model_of("llama-3-8b");
+    wl_cluster_system sys;
+    wl_error err = {0};
+    assert_int_equal(wl_cluster_system_load("dgx-h100", &sys, &err), WL_OK);
+    const struct {
+        int tp;
+        long long n;
+        double want;
+    } cases[] = {
+        {2, 8, 65 * (2e-6 + 65536 / 360e9) + 2e-6 + 0.5 * 2052096 / 360e9},
+        {4, 64, 65 * (4e-6 + 1.5 * 524288 / 360e9) + 6e-6 + 0.75 * 64 * 128256 * 2 / 360e9},
+    };
+    wl_core_op op = {.sm_clock_mhz = 1980};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        wl_serve_requests *r = NULL;
+        assert_int_equal(wl_serve_requests_fixed(cases[i].n, 16, 4, &r, &err), WL_OK);
+        wl_serve_engine e = {.max_num_seqs = cases[i].n, .tp = cases[i].tp, .system = &sys};
+        wl_serve_sim *s = NULL;
+        assert_int_equal(wl_serve_sim_create(&g, &m, WL_DT_BF16, &e, &s, &err), WL_OK);
+        comm_probe c = {.decode = cases[i].n};
+        wl_serve_sim_log(s, probe_comm, &c);
+        wl_serve_result res;
+        assert_int_equal(wl_serve_sim_run(s, r, &op, &op, &res, &err), WL_OK);
+        assert_true(c.seen);
+        assert_true(fabs(c.comm_s / cases[i].want - 1) < 1e-9);
+        wl_serve_sim_free(s);
+        wl_serve_requests_free(r);
+    }
+    /* the cache: more than twice the tokens on two ranks; --tp 1 is one GPU */
+    wl_serve_requests *r = NULL;
+    assert_int_equal(wl_serve_requests_fixed(6, 100, 20, &r, &err), WL_OK);
+    wl_serve_result a, b;
+    long long kv[2];
+    for (int t = 0; t < 2; t++) {
+        wl_serve_engine e = {.max_num_seqs = 4, .tp = t + 1, .system = &sys};
+        wl_serve_sim *s = NULL;
+        assert_int_equal(wl_serve_sim_create(&g, &m, WL_DT_BF16, &e, &s, &err), WL_OK);
+        kv[t] = wl_serve_sim_kv_tokens(s);
+        wl_serve_sim_free(s);
+    }
+    assert_true(kv[1] > 2 * kv[0]);
+    wl_serve_engine e0 = {.max_num_seqs = 4}, e1 = {.max_num_seqs = 4, .tp = 1};
+    wl_serve_sim *s0 = NULL, *s1 = NULL;
+    assert_int_equal(wl_serve_sim_create(&g, &m, WL_DT_BF16, &e0, &s0, &err), WL_OK);
+    assert_int_equal(wl_serve_sim_create(&g, &m, WL_DT_BF16, &e1, &s1, &err), WL_OK);
+    assert_int_equal(wl_serve_sim_run(s0, r, &op, &op, &a, &err), WL_OK);
+    assert_int_equal(wl_serve_sim_run(s1, r, &op, &op, &b, &err), WL_OK);
+    assert_true(a.energy_j == b.energy_j && a.time_s == b.time_s && a.steps == b.steps);
+    wl_serve_sim_free(s0);
+    wl_serve_sim_free(s1);
+    wl_serve_requests_free(r);
+    wl_serve_engine bad = {.max_num_seqs = 4, .tp = 3, .system = &sys};
+    wl_serve_sim *s = NULL;
+    assert_int_not_equal(wl_serve_sim_create(&g, &m, WL_DT_BF16, &bad, &s, &err), WL_OK);
+    assert_string_equal(err.field, "tp");
+    assert_non_null(strstr(err.text, "query heads"));
+    assert_null(s);
+    bad.tp = 2;
+    bad.system = NULL;
+    assert_int_not_equal(wl_serve_sim_create(&g, &m, WL_DT_BF16, &bad, &s, &err), WL_OK);
+    assert_string_equal(err.field, "tp");
+    assert_null(s);
+}
+
 /* The cache budget as vLLM 0.11 profiles it: the peak is the larger of a
  * forward's activations at max_num_batched_tokens and the dummy sampler's
  * sort over max_num_seqs rows of logits, 38 bytes each. Llama 3 8B's
@@ -386,7 +481,7 @@ static void test_leaderboard_rows(void **state)
                "n_requests_in_hist,out_len_hist_counts,out_len_hist_edges\n"
                "lm-arena-chat,meta-llama/Llama-3.1-8B-Instruct,H100,1,1,1,1,16,15.9,8,9,500,0.25,"
                "2000,bfloat16,200,10 30 10,0 100 300 600\n"
-               "lm-arena-chat,meta-llama/Llama-3.1-8B-Instruct,H100,2,2,1,1,16,15.9,8,9,500,0.25,"
+               "lm-arena-chat,meta-llama/Llama-3.1-8B-Instruct,H100,2,1,1,2,16,15.9,8,9,500,0.25,"
                "2000,bfloat16,200,,\n"
                "gpqa,meta-llama/Llama-3.1-8B-Instruct,H100,1,1,1,1,16,15.9,8,9,500,0.25,2000,"
                "bfloat16,200,,\n");
@@ -407,8 +502,8 @@ static void test_leaderboard_rows(void **state)
     fclose(f);
     assert_int_equal(v.rows, 3);
     assert_int_equal(v.scored, 1);
-    assert_non_null(strstr(notes, "lb.csv:4: num_gpus"));
-    assert_non_null(strstr(notes, "one GPU"));
+    assert_non_null(strstr(notes, "lb.csv:4: data_parallel"));
+    assert_non_null(strstr(notes, "not data parallelism"));
     assert_non_null(strstr(notes, "lb.csv:5: task"));
     /* the same run through serve's own options */
     wl_serve_job *j = wl_serve_job_create();
@@ -625,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_sampler_traffic),   cmocka_unit_test(test_steady_window),
         cmocka_unit_test(test_cache_budget),      cmocka_unit_test(test_output_lengths),
         cmocka_unit_test(test_penalty_kernels),   cmocka_unit_test(test_leaderboard_rows),
+        cmocka_unit_test(test_tensor_parallel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -556,7 +556,8 @@ def serve(*, fmt: "str | None" = None, **options):
     ``prompt_tokens``, ``output_tokens``, ``requests``, ``rate``, ``seed``,
     ``gpu``, ``model``, ``dtype``, ``host``, ``clock``, ``set``
     ("KEY=LIST" or a list of them), ``temperature``, ``top_p``, ``top_k``,
-    ``repetition_penalty``, ``output_mean_tokens``,
+    ``repetition_penalty``, ``output_mean_tokens``, ``tp`` (tensor
+    parallelism, a list for several) and ``system`` (its GPUs' links),
     ``sampler`` ("native" or "flashinfer"), ``async_scheduling``, ``optimize``,
     ``max_itl_ms``, ``max_ttft_ms``, ``phase_clocks``, ``all``); lists as
     Python lists. Returns Rows with serve's columns: the steady state, the
@@ -565,7 +566,8 @@ def serve(*, fmt: "str | None" = None, **options):
     the run has none), the client's latencies over the whole run
     (median_itl_ms, p90_itl_ms, p99_itl_ms, median_ttft_ms, p90_ttft_ms),
     the whole run (run_avg_batch, run_power_w, run_energy_per_token_j,
-    run_energy_per_request_j, time_s, energy_j, ...), or with ``fmt`` the
+    run_energy_per_request_j, time_s, energy_j, ...; power and energy summed
+    over the run's ``gpus``), or with ``fmt`` the
     command line's text.
 
     Example::
