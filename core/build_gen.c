@@ -67,6 +67,28 @@ static void serve_attention(bld *B, long long bh)
     }
 }
 
+/* A linear layer of a serving forward. With 8-bit weights (B->quant) vLLM's
+ * W8A8 path first quantizes the bf16 input per token (scaled_fp8_quant:
+ * a pass over the T x in activations, an absmax and a scaled cast) and runs
+ * the GEMM in 8 bits; the head and the router stay in bf16 (unquantized
+ * layers of the checkpoints). */
+static void serve_linear(bld *B, long long in, long long out, int bias)
+{
+    if (B->quant)
+        wl_core_bld_ewc(B, WL_EW_UNSPEC_SCALAR, B->T * in, B->dt);
+    wl_core_bld_linear_x(B, in, out, bias, 0);
+}
+
+/* The same for 16-bit GEMMs (an unquantized layer of an 8-bit checkpoint). */
+static void serve_linear16(bld *B, long long in, long long out)
+{
+    wl_dtype g = B->gemm_dt;
+    if (B->quant)
+        B->gemm_dt = B->dt;
+    wl_core_bld_linear_x(B, in, out, 0, 0);
+    B->gemm_dt = g;
+}
+
 /* A MoE layer's FFN as vLLM 0.11 runs it on one rank (FusedMoE,
  * layers/fused_moe/layer.py and fused_moe.py, the Triton path): the router
  * (a replicated linear to the experts' logits), topk_softmax (the top-k
@@ -90,7 +112,7 @@ static void serve_moe(bld *B)
     long long fe = B->moe_ff, d = B->d;
     if (k < 1)
         k = 1;
-    wl_core_bld_linear_x(B, d, E, 0, 0); /* the router */
+    serve_linear16(B, d, E); /* the router */
     wl_kernel sm = wl_core_bld_rowk(WL_K_SOFTMAX, T, E, WL_DT_FP32);
     wl_core_bld_add(B, &sm);
     wl_core_bld_ewc(B, WL_EW_COPY, T * k, WL_DT_FP32); /* align: the int32 slots by expert */
@@ -102,8 +124,13 @@ static void serve_moe(bld *B)
     long long per = (long long)ceil(slots / (double)na);
     if (per < 1)
         per = 1;
+    long long ns = (long long)ceil(slots);
+    if (B->quant) /* the slots' tokens quantized for the 8-bit experts */
+        wl_core_bld_ewc(B, WL_EW_UNSPEC_SCALAR, ns * d, B->dt);
     wl_core_bld_bgemm(B, na, 2 * fe, per, d);             /* w13: gate and up */
-    wl_core_bld_ewc(B, WL_EW_SILU_MUL, (long long)ceil(slots) * fe, B->dt);
+    wl_core_bld_ewc(B, WL_EW_SILU_MUL, ns * fe, B->dt);
+    if (B->quant)
+        wl_core_bld_ewc(B, WL_EW_UNSPEC_SCALAR, ns * fe, B->dt);
     wl_core_bld_bgemm(B, na, d, per, fe);                 /* w2: down */
     wl_kernel sum = wl_core_bld_rowk(WL_K_REDUCE, T * d, k, B->dt); /* moe_sum */
     wl_core_bld_add(B, &sum);
@@ -111,9 +138,9 @@ static void serve_moe(bld *B)
         long long ws = (long long)m->shared_experts *
                        (m->d_ff_expert > 0 ? m->d_ff_expert : m->d_ff) /
                        (B->moe_ranks > 1 ? B->moe_ranks : 1);
-        wl_core_bld_linear_x(B, d, 2 * ws, 0, 0);
+        serve_linear(B, d, 2 * ws, 0);
         wl_core_bld_ewc(B, WL_EW_SILU_MUL, T * ws, B->dt);
-        wl_core_bld_linear_x(B, ws, d, 0, 0);
+        serve_linear(B, ws, d, 0);
         wl_core_bld_ewc(B, WL_EW_ADD, T * d, B->dt);
     }
 }
@@ -126,12 +153,20 @@ static void serve_layer(bld *B, int l)
     int llama = m->style == WL_STYLE_LLAMA, bias = !llama;
     if (m->pre_norm)
         serve_norm(B, !first);
-    wl_core_bld_linear_x(B, B->d, dq + 2 * dkv, bias || m->qkv_bias, 0);
+    serve_linear(B, B->d, dq + 2 * dkv, bias || m->qkv_bias);
     if (m->positions == WL_POS_ROTARY)
         wl_core_bld_ewc(B, WL_EW_UNSPEC_SCALAR, T * (B->h + B->kvh) * B->hd, B->dt);
     wl_core_bld_cache_update(B);
+    /* a sliding-window layer (Gemma 3's local ones) attends to the last
+     * sliding_window keys of each query: s causal queries ending at sk keys
+     * see min(sk, W + (s - 1) / 2) on average, W for one */
+    int local = wl_core_model_layer_local(m, l);
+    long long W = m->sliding_window, sk0 = B->sk;
+    if (local && B->sk > W + (B->s - 1) / 2)
+        B->sk = W + (B->s - 1) / 2;
     if (B->b > 0) /* a serving step of prompt chunks alone has no decode attention */
         serve_attention(B, B->b * B->h);
+    B->sk = sk0;
     if (B->chunk > 0) {
         /* the arriving prompts' chunk attends causally to its prompt: a
          * chunk spread evenly over a prompt sees half of it on average,
@@ -140,23 +175,25 @@ static void serve_layer(bld *B, int l)
         long long s = B->s, sk = B->sk;
         B->s = B->chunk;
         B->sk = B->prompt;
+        if (local && B->sk > W + (B->s - 1) / 2)
+            B->sk = W + (B->s - 1) / 2;
         serve_attention(B, B->h);
         B->s = s;
         B->sk = sk;
     }
-    wl_core_bld_linear_x(B, dq, B->d, bias, 0);
+    serve_linear(B, dq, B->d, bias);
     serve_norm(B, 1);
     if (m->experts > 0 && l >= m->dense_layers) {
         serve_moe(B);
     } else if (m->activation == WL_ACT_SWIGLU) {
-        wl_core_bld_linear_x(B, B->d, 2 * B->ff, bias, 0);
+        serve_linear(B, B->d, 2 * B->ff, bias);
         wl_core_bld_ewc(B, WL_EW_SILU_MUL, T * B->ff, B->dt);
     } else {
-        wl_core_bld_linear_x(B, B->d, B->ff, bias, 0);
+        serve_linear(B, B->d, B->ff, bias);
         wl_ew_op act = m->activation == WL_ACT_RELU ? WL_EW_RELU : WL_EW_GELU;
         wl_core_bld_ewc(B, act, T * B->ff, B->dt);
     }
-    wl_core_bld_linear_x(B, B->ff, B->d, bias, 0);
+    serve_linear(B, B->ff, B->d, bias);
     if (!llama) /* the MLP's residual add (RMSNorm models fuse it into the next norm) */
         wl_core_bld_ewc(B, WL_EW_ADD, T * B->d, B->dt);
 }
@@ -195,7 +232,7 @@ static void gen_forward(bld *B, int layer_only, int graph)
         return;
     long long T = B->T;
     B->T = B->head_rows > 0 ? B->head_rows : B->b; /* the last positions' hidden states */
-    wl_core_bld_linear_x(B, B->d, B->head_vocab > 0 ? B->head_vocab : B->m->vocab_size, 0, 0);
+    serve_linear16(B, B->d, B->head_vocab > 0 ? B->head_vocab : B->m->vocab_size);
     B->T = T;
 }
 

@@ -58,6 +58,12 @@ int wl_core_model_check(const wl_core_model *m, wl_error *err)
                      "gives a head's width", m->d_model);
         return WL_EINVAL;
     }
+    if ((m->sliding_window > 0) != (m->global_every > 0) || m->global_every == 1) {
+        wl_error_set(err, src, 0, m->sliding_window > 0 ? "global_every" : "sliding_window",
+                     "sliding_window and global_every go together (a global layer every "
+                     "global_every >= 2 layers, the others local)");
+        return WL_EINVAL;
+    }
     if (m->head_dim < 0 || m->head_dim % 2) {
         wl_error_set(err, src, 0, "head_dim", "must be even (rotary pairs), or 0: d_model / heads");
         return WL_EINVAL;
@@ -130,6 +136,13 @@ int wl_core_model_is_mla(const wl_core_model *m)
 /* The query/key/value heads' width: the config's head_dim where it gives
  * one (HF's Qwen3Config, Gemma3TextConfig: 128 and 256 beside d_model /
  * heads of 80 or 240), else d_model / heads, every other family's rule. */
+/* Gemma 2/3's interleaving (HF Gemma3TextConfig layer_types): layer i is
+ * global when (i + 1) % global_every == 0, else local. */
+int wl_core_model_layer_local(const wl_core_model *m, int layer)
+{
+    return m->sliding_window > 0 && m->global_every > 1 && (layer + 1) % m->global_every != 0;
+}
+
 int wl_core_model_head_dim(const wl_core_model *m)
 {
     return m->head_dim > 0 ? m->head_dim : m->heads > 0 ? m->d_model / m->heads : 0;
@@ -426,6 +439,13 @@ int wl_core_build_serve_step(const wl_core_model *model, const wl_core_shape *sh
         return WL_EINVAL;
     if (st->tp > 1 && tp_shard(&B, st->tp, st->ep, err))
         return WL_EINVAL;
+    /* an fp8 (or int8) checkpoint as vLLM serves it (W8A8: the linear
+     * layers' weights in 8 bits, activations, the KV cache and attention in
+     * bf16, the LM head and the router unquantized) */
+    if (B.dt == WL_DT_FP8 || B.dt == WL_DT_INT8) {
+        B.quant = 1;
+        B.dt = WL_DT_BF16;
+    }
     char name[160];
     snprintf(name, sizeof name, "%s_%s_serve_d%lld_c%lld_p%lld_k%lld", model->id,
              wl_dtype_name(sh.dtype), st->decode, st->context, st->chunk, st->chunk_context);

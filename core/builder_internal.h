@@ -51,6 +51,8 @@ typedef struct {
                              tensor-parallel rank's shard */
     long long moe_experts, moe_ff; /* serving: a rank's experts and their width */
     long long moe_ranks;  /* ... of the model's experts over this many ranks (0: 1) */
+    int quant;            /* serving an 8-bit checkpoint: bf16 activations quantized
+                             before each 8-bit GEMM (build_gen.c serve_linear) */
     wl_core_sampler sampler; /* serving: how the sampled rows are sampled */
     int penalties;           /* serving: vLLM's penalties on the logits first */
     int gen;          /* 0: no cache; 1: a generation's prefill; 2: a decode step */

@@ -619,10 +619,11 @@ typedef enum { WL_ATTN_EAGER = 0, WL_ATTN_FLASH } wl_attention;
 typedef struct {
     char id[64];
     wl_style style;
-    int layers;
-    int d_model;
+    int layers, d_model;
     int heads, kv_heads;
     int head_dim;      /* a head's width: 0 is d_model / heads (Qwen3, Gemma 3 set theirs) */
+    int sliding_window, global_every; /* local attention over the last sliding_window keys
+                                         but on every global_every-th layer (0: none) */
     int d_ff;
     wl_activation activation;
     wl_norm norm;
@@ -657,8 +658,7 @@ typedef struct {
      * layers keep a dense FFN of d_ff. experts 0: a dense model. */
     int experts, experts_per_token;
     int d_ff_expert;          /* 0: d_ff */
-    int shared_experts;
-    int dense_layers;
+    int shared_experts, dense_layers;
     int router_bias;          /* a per-expert routing bias (DeepSeek-V3's
                                  e_score_correction_bias) */
     int route_nodes;          /* node-limited routing: each token's experts
@@ -670,8 +670,7 @@ typedef struct {
      * 0: none); query/key heads are qk_nope_head_dim + qk_rope_head_dim
      * wide (the second part rotary, its key shared by all heads), value
      * heads v_head_dim */
-    int q_lora_rank;
-    int kv_lora_rank;
+    int q_lora_rank, kv_lora_rank;
     int qk_nope_head_dim;
     int qk_rope_head_dim;
     int v_head_dim;
@@ -681,6 +680,7 @@ typedef struct {
 int wl_core_model_is_moe(const wl_core_model *m);
 int wl_core_model_is_mla(const wl_core_model *m);
 int wl_core_model_head_dim(const wl_core_model *m); /* head_dim, else d_model / heads */
+int wl_core_model_layer_local(const wl_core_model *m, int layer); /* a sliding-window layer */
 /* Whether the model is a vision model (its input is images, not tokens). */
 int wl_core_model_is_vision(const wl_core_model *m);
 /* What a workload does with the model: one forward pass over the prompt,

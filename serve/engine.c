@@ -48,6 +48,10 @@ struct wl_serve_sim {
     wl_serve_engine engine;
     wl_serve_i_costs *costs;
     long long kv_blocks;
+    /* the hybrid allocator's groups (cache_blocks): a request holds
+     * groups_full blocks per block of its tokens and groups_local per
+     * block of its last sliding_window tokens (window_blocks at most) */
+    long long groups_full, groups_local, window_blocks;
     void (*log)(void *user, const wl_serve_step_rec *rec);
     void *log_user;
 };
@@ -118,10 +122,13 @@ static int cache_blocks(wl_serve_sim *s, wl_error *err)
     int rc = wl_core_memory_estimate(&twin, &sh, &mem, err);
     if (rc)
         return rc;
-    if (wl_core_model_is_moe(m)) {
-        double params;
+    /* a MoE's weights from its parameters; an 8-bit checkpoint's in 8 bits
+     * but for its embedding and LM head, which stay bf16 */
+    double eb = wl_dtype_bytes(s->dtype);
+    if (wl_core_model_is_moe(m) || eb < 2) {
+        double params, emb = (double)m->vocab_size * m->d_model * (m->untied_head ? 2 : 1);
         wl_core_model_params(m, &params);
-        mem.weights_gb = params * wl_dtype_bytes(s->dtype) / 1e9;
+        mem.weights_gb = (eb < 2 ? (params - emb) * eb + emb * 2 : params * eb) / 1e9;
     }
     double t = s->engine.tp > 1 ? s->engine.tp : 1;
     double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads, hd = wl_core_model_head_dim(m);
@@ -129,7 +136,22 @@ static int cache_blocks(wl_serve_sim *s, wl_error *err)
     /* the cache's dtype is vLLM's kv_cache_dtype "auto", the activations':
      * bf16 for an fp8 (W8A8) checkpoint */
     wl_dtype kdt = s->dtype == WL_DT_FP8 || s->dtype == WL_DT_INT8 ? WL_DT_BF16 : s->dtype;
-    double kv_gb_per_token = 2.0 * m->layers * kvh * hd * wl_dtype_bytes(kdt) / 1e9;
+    /* vLLM 0.11's hybrid KV-cache manager (v1/core/kv_cache_utils.py,
+     * uniform page size): a model with full-attention and sliding-window
+     * layers gets groups of g = min(full, local) layers, ceil(n / g) groups
+     * of each kind, every group's blocks from one pool whose block holds g
+     * layers' pages; a sliding-window group keeps a request's blocks over
+     * its last window only (SlidingWindowManager: cdiv(W - 1, block) + 1
+     * at most). One kind of layer: one group of them all, as before. */
+    long long nl = 0;
+    for (int l = 0; l < m->layers; l++)
+        nl += wl_core_model_layer_local(m, l);
+    long long nf = m->layers - nl, g = nf > 0 && nl > 0 ? (nf < nl ? nf : nl) : m->layers;
+    long long bs = s->engine.block_size;
+    s->groups_full = (nf + g - 1) / g;
+    s->groups_local = (nl + g - 1) / g;
+    s->window_blocks = nl > 0 ? (m->sliding_window - 1 + bs - 1) / bs + 1 : 0;
+    double kv_gb_per_token = 2.0 * (double)g * kvh * hd * wl_dtype_bytes(kdt) / 1e9;
     double rows = (double)(s->engine.max_num_seqs < s->engine.max_num_batched_tokens
                                ? s->engine.max_num_seqs
                                : s->engine.max_num_batched_tokens);
@@ -141,7 +163,7 @@ static int cache_blocks(wl_serve_sim *s, wl_error *err)
         wl_error_set(err, s->gpu.id, 0, "mem_capacity_gb", "the GPU states no memory capacity");
         return WL_EINVAL;
     }
-    double blocks = floor(avail / (kv_gb_per_token * (double)s->engine.block_size));
+    double blocks = floor(avail / (kv_gb_per_token * (double)bs));
     if (!(blocks >= 1)) {
         wl_error_set(err, m->id, 0, "gpu_memory_utilization",
                      "%s does not fit %s for serving: %.1f GB of weights a GPU, %.1f GB of "
@@ -238,7 +260,16 @@ void wl_serve_sim_free(wl_serve_sim *s)
 
 long long wl_serve_sim_kv_tokens(const wl_serve_sim *s)
 {
-    return s->kv_blocks * s->engine.block_size;
+    /* in tokens of every group: a request of this many whose window groups
+     * hold as many blocks as its full ones (all of them, without a window) */
+    return s->kv_blocks / (s->groups_full + s->groups_local) * s->engine.block_size;
+}
+
+/* The pool's blocks a request of `tokens` holds, over its groups. */
+static long long req_blocks(const wl_serve_sim *s, long long tokens)
+{
+    long long bs = s->engine.block_size, n = (tokens + bs - 1) / bs;
+    return s->groups_full * n + s->groups_local * (n < s->window_blocks ? n : s->window_blocks);
 }
 
 int wl_serve_sim_check(const wl_serve_sim *s, const wl_serve_requests *r, wl_error *err)
@@ -269,7 +300,7 @@ int wl_serve_sim_check(const wl_serve_sim *s, const wl_serve_requests *r, wl_err
                      "higher --rate or fewer --requests", rate, n, (double)(n - 1) / rate);
         return WL_EINVAL;
     }
-    if (longest > wl_serve_sim_kv_tokens(s)) {
+    if (req_blocks(s, longest) > s->kv_blocks) {
         wl_error_set(err, wl_serve_requests_name(r), 0, "output_tokens",
                      "a request of %lld tokens (prompt and output) is longer than the KV cache "
                      "holds on %s (%lld tokens): raise --gpu-memory-utilization or shorten it",
@@ -347,10 +378,6 @@ static void state_free(state *S)
     free(S->ttft);
 }
 
-static long long blocks_for(long long tokens, long long bs)
-{
-    return (tokens + bs - 1) / bs;
-}
 
 int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_op *prefill_op,
                      const wl_core_op *decode_op, wl_serve_result *res, wl_error *err)
@@ -440,7 +467,7 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
             S.sched[j] = 0;
             if (take <= 0)
                 continue;
-            long long want = blocks_for(q->computed + take, bs) - q->blocks;
+            long long want = req_blocks(s, q->computed + take) - q->blocks;
             int self = 0;
             while (want > free_blocks) {
                 size_t v = S.run[--S.nrun]; /* the request admitted last */
@@ -476,7 +503,7 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
             req *q = &S.q[S.wait[S.head]];
             long long need = q->prompt + q->gen - q->computed;
             long long take = need < budget ? need : budget;
-            long long want = blocks_for(take, bs);
+            long long want = req_blocks(s, take);
             if (want > free_blocks)
                 break;
             free_blocks -= want;
@@ -516,7 +543,7 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
             }
         }
         int in = win == 1;
-        long long held = (s->kv_blocks - free_blocks) * bs;
+        long long held = (s->kv_blocks - free_blocks) / (s->groups_full + s->groups_local) * bs;
         double t_end = t + dt;
         long long tokens = 0;
         size_t keep = 0, running = S.nrun;
