@@ -91,6 +91,12 @@ int wl_cluster_config_check(const wl_cluster_config *c, const wl_core_model *m, 
                      m->id);
         return WL_EINVAL;
     }
+    if (m->moe_every > 1) {
+        wl_error_set(err, "cluster", 0, "model", "%s interleaves dense and MoE layers "
+                     "(moe_every %d): wattlas serve models it, cluster's stages do not yet",
+                     m->id, m->moe_every);
+        return WL_EINVAL;
+    }
     if (m->heads % c->tp)
         return bad(err, "tp", "the %lld attention heads do not divide over tp %lld", m->heads, c->tp);
     int kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;

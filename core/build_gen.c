@@ -183,7 +183,7 @@ static void serve_layer(bld *B, int l)
     }
     serve_linear(B, dq, B->d, bias);
     serve_norm(B, 1);
-    if (m->experts > 0 && l >= m->dense_layers) {
+    if (wl_core_model_layer_moe(m, l)) {
         serve_moe(B);
     } else if (m->activation == WL_ACT_SWIGLU) {
         serve_linear(B, B->d, 2 * B->ff, bias);

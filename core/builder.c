@@ -92,8 +92,12 @@ int wl_core_model_check(const wl_core_model *m, wl_error *err)
                          m->layers - 1);
             return WL_EINVAL;
         }
+        if (m->moe_every < 0 || m->moe_every > m->layers) {
+            wl_error_set(err, src, 0, "moe_every", "must be 0 to layers (%d)", m->layers);
+            return WL_EINVAL;
+        }
     } else if (m->experts_per_token || m->d_ff_expert || m->shared_experts || m->dense_layers ||
-               m->router_bias) {
+               m->router_bias || m->moe_every) {
         wl_error_set(err, src, 0, "experts", "expert keys need experts >= 2");
         return WL_EINVAL;
     }
@@ -141,6 +145,15 @@ int wl_core_model_is_mla(const wl_core_model *m)
 int wl_core_model_layer_local(const wl_core_model *m, int layer)
 {
     return m->sliding_window > 0 && m->global_every > 1 && (layer + 1) % m->global_every != 0;
+}
+
+/* The MoE layers: from dense_layers on, every one, or with moe_every k
+ * every k-th (HF Llama4TextConfig: moe_layers = interleave_moe_layer_step - 1,
+ * then every step: layers 1, 3, 5, ... at 2). */
+int wl_core_model_layer_moe(const wl_core_model *m, int layer)
+{
+    return m->experts > 0 && layer >= m->dense_layers &&
+           (m->moe_every <= 1 || (layer + 1) % m->moe_every == 0);
 }
 
 int wl_core_model_head_dim(const wl_core_model *m)

@@ -141,7 +141,10 @@ int wl_core_model_params(const wl_core_model *m, double *params)
         double fe = m->d_ff_expert > 0 ? m->d_ff_expert : ff, E = m->experts;
         double moe = attn + 2 * norm_params(m, d) + E * d + (m->router_bias ? E : 0) +
                      (E + m->shared_experts) * mlp_params(m, d, fe);
-        p += m->dense_layers * dense + (m->layers - m->dense_layers) * moe;
+        int nm = 0;
+        for (int l = 0; l < m->layers; l++)
+            nm += wl_core_model_layer_moe(m, l);
+        p += (m->layers - nm) * dense + nm * moe;
     } else {
         p += m->layers * dense;
     }

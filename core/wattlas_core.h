@@ -658,7 +658,8 @@ typedef struct {
      * layers keep a dense FFN of d_ff. experts 0: a dense model. */
     int experts, experts_per_token;
     int d_ff_expert;          /* 0: d_ff */
-    int shared_experts, dense_layers;
+    int shared_experts, dense_layers, moe_every; /* moe_every k > 1: only every k-th
+                                 layer MoE, the others dense (Llama 4 Maverick: 2) */
     int router_bias;          /* a per-expert routing bias (DeepSeek-V3's
                                  e_score_correction_bias) */
     int route_nodes;          /* node-limited routing: each token's experts
@@ -671,9 +672,7 @@ typedef struct {
      * wide (the second part rotary, its key shared by all heads), value
      * heads v_head_dim */
     int q_lora_rank, kv_lora_rank;
-    int qk_nope_head_dim;
-    int qk_rope_head_dim;
-    int v_head_dim;
+    int qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
 } wl_core_model;
 /* Whether the model has MoE layers or latent attention, which wattlas
  * cluster models and the single-GPU builders refuse. */
@@ -681,6 +680,7 @@ int wl_core_model_is_moe(const wl_core_model *m);
 int wl_core_model_is_mla(const wl_core_model *m);
 int wl_core_model_head_dim(const wl_core_model *m); /* head_dim, else d_model / heads */
 int wl_core_model_layer_local(const wl_core_model *m, int layer); /* a sliding-window layer */
+int wl_core_model_layer_moe(const wl_core_model *m, int layer);   /* a MoE layer */
 /* Whether the model is a vision model (its input is images, not tokens). */
 int wl_core_model_is_vision(const wl_core_model *m);
 /* What a workload does with the model: one forward pass over the prompt,

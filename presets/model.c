@@ -19,13 +19,13 @@ static const char *const model_ints[] = {"layers", "d_model", "heads", "kv_heads
                                          "router_bias", "q_lora_rank", "kv_lora_rank",
                                          "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
                                          "route_nodes", "head_dim", "sliding_window",
-                                         "global_every"};
+                                         "global_every", "moe_every"};
 /* what no model has: beyond these a preset is a typo, not a design */
 static const long long model_max[] = {10000, 1000000, 100000, 100000, 10000000, 1, 1, 1, 16384,
                                       16384, 100000, 10000000, 1000000, 1000000,
                                       100000000, 100000000, 1000000, 100000, 1024, 10000000,
                                       1024, 10000, 1, 1000000, 1000000, 100000, 100000, 100000,
-                                      100000, 100000, 10000000, 10000};
+                                      100000, 100000, 10000000, 10000, 10000};
 enum { M_ID = 40, M_STYLE = 41 }; /* seen[] slots past the integers */
 _Static_assert(sizeof model_max / sizeof *model_max == sizeof model_ints / sizeof *model_ints,
                "one maximum per integer key");
@@ -47,7 +47,7 @@ static int model_handler(void *user, const char *section, const char *name, cons
                          &m->router_bias, &m->q_lora_rank, &m->kv_lora_rank,
                          &m->qk_nope_head_dim, &m->qk_rope_head_dim, &m->v_head_dim,
                          &m->route_nodes, &m->head_dim, &m->sliding_window,
-                         &m->global_every};
+                         &m->global_every, &m->moe_every};
     if (strcmp(name, "blocks") == 0)
         return wl_preset_i_list_append(c, 0, value, line);
     if (strcmp(name, "vocab") == 0) /* the issue's spelling of HF's vocab_size */

@@ -116,7 +116,7 @@ static int cache_blocks(wl_serve_sim *s, wl_error *err)
         twin.d_ff = (m->d_ff_expert > 0 ? m->d_ff_expert : m->d_ff) *
                     (m->experts_per_token > 0 ? m->experts_per_token : 1);
         twin.shared_experts = twin.dense_layers = twin.experts_per_token = 0;
-        twin.d_ff_expert = twin.router_bias = twin.route_nodes = 0;
+        twin.d_ff_expert = twin.router_bias = twin.route_nodes = twin.moe_every = 0;
     }
     wl_core_memory mem;
     int rc = wl_core_memory_estimate(&twin, &sh, &mem, err);

@@ -70,6 +70,35 @@ static void test_llama3_params(void **state)
     assert_close(info.params, 3002557440.0 + 2048.0 * 2560 - 2.0 * 2560, 0);
 }
 
+/* The leaderboard's mixtures of experts. Qwen3-30B-A3B by hand: the
+ * untied embedding and head 2 x 151936 x 2048; a layer's attention 2048 x
+ * 4096 (32 heads of head_dim 128) + 2 x 2048 x 512 + 4096 x 2048, its two
+ * norms, the router 2048 x 128 and 128 experts of 3 x 2048 x 768; the final
+ * norm: 30,532,110,336, which is HF's 30,532,122,624 (the checkpoint's
+ * safetensors total) less the per-head q_norm and k_norm weights this model
+ * leaves out (48 x 2 x 128). Llama 4 Maverick interleaves (moe_every 2): 24
+ * dense layers of a 16384-wide MLP and 24 MoE layers of 128 routed and one
+ * shared expert of 8192, each layer's attention 5120 x (5120 + 2 x 1024 +
+ * 5120) and two norms. */
+static void test_moe_params(void **state)
+{
+    (void)state;
+    wl_core_model m;
+    wl_error err;
+    double p;
+    assert_int_equal(wl_preset_model_load("Qwen/Qwen3-30B-A3B-Instruct-2507", &m, &err), WL_OK);
+    assert_int_equal(wl_core_model_params(&m, &p), WL_OK);
+    assert_close(p, 30532110336.0, 0);
+    assert_close(p + 48.0 * 2 * 128, 30532122624.0, 0);
+    assert_int_equal(wl_preset_model_load("llama-4-maverick", &m, &err), WL_OK);
+    assert_int_equal(wl_core_model_params(&m, &p), WL_OK);
+    double d = 5120, attn = d * (5120 + 2 * 1024 + 5120) + 2 * d;
+    double dense = attn + 3 * d * 16384, moe = attn + d * 128 + 129 * 3 * d * 8192;
+    assert_close(p, 2 * 202048 * d + 24 * dense + 24 * moe + d, 0);
+    for (int l = 0; l < m.layers; l++) /* layers 1, 3, ..., 47 */
+        assert_int_equal(wl_core_model_layer_moe(&m, l), l % 2 == 1);
+}
+
 /* Peaks implied by the per-SM rates match the A100 datasheet. */
 static void test_a100_peaks(void **state)
 {
@@ -772,7 +801,7 @@ static void test_idle_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_builtins_parse), cmocka_unit_test(test_llama3_params), cmocka_unit_test(test_a100_peaks),
+        cmocka_unit_test(test_builtins_parse), cmocka_unit_test(test_llama3_params), cmocka_unit_test(test_moe_params), cmocka_unit_test(test_a100_peaks),
         cmocka_unit_test(test_gpu_errors),     cmocka_unit_test(test_model_errors),
         cmocka_unit_test(test_gpu_hostile),
         cmocka_unit_test(test_set_get),        cmocka_unit_test(test_derive_vf),
