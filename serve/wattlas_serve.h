@@ -3,8 +3,9 @@
  * scheduler batches them under a token budget, a sequence limit and a paged
  * KV cache (preempting and recomputing when the cache runs out), and each
  * step's time and energy come from core/'s evaluator over the kernels of
- * that step (wl_core_build_serve_step), cached by batch, token and context
- * buckets. serve/engine.c is the scheduler, serve/steps.c the step costs,
+ * that step (wl_core_build_serve_step: one tensor-parallel rank's, with
+ * the collectives on the system's links), cached by batch, token and
+ * context buckets. serve/engine.c is the scheduler, serve/steps.c the step costs,
  * serve/requests.c the request mixes, serve/run.c the grid over GPUs,
  * clocks and engine settings and the search for clocks under an SLO. */
 #ifndef WATTLAS_SERVE_H
@@ -153,7 +154,8 @@ typedef struct {
     int steady;              /* the step lies in the steady state */
 } wl_serve_step_rec;
 
-/* A simulator for one GPU, model and engine: owns the step-cost cache,
+/* A simulator for one GPU (or the engine's tp of them, in lockstep), model
+ * and engine: owns the step-cost cache,
  * which every run on it shares (the costs depend on the operating point,
  * which is part of the cache's key). Not thread-safe. */
 typedef struct wl_serve_sim wl_serve_sim;

@@ -284,6 +284,16 @@ def serve_leaderboard():
 
 
 @claim()
+def serve_tensor_parallel():
+    """Llama-3-70B on four and eight H100s"""
+    r = w("serve --model llama-3-70b --tp 4,8 --max-num-seqs 128 --format csv").rows
+    assert [x["gpus"] for x in r] == ["4", "8"], r
+    return [f"--max-num-seqs 128` gives {r[0]['energy_per_token_j']} J/token at a "
+            f"{r[0]['median_itl_ms']} ms median ITL on\nfour H100s and "
+            f"{r[1]['energy_per_token_j']} J/token at {r[1]['median_itl_ms']} ms on eight"]
+
+
+@claim()
 def serve_steady_state():
     """one steady-state definition: 256 has a window, 320 none"""
     r = w("serve --requests 300 --max-num-seqs 256,320 --format csv").rows
