@@ -56,6 +56,9 @@ static void serve_norm(bld *B, int residual)
 
 static void serve_attention(bld *B, long long bh)
 {
+    wl_dtype g = B->gemm_dt;
+    if (B->quant) /* an 8-bit checkpoint's attention runs in bf16 */
+        B->gemm_dt = B->dt;
     if (B->attn == WL_ATTN_FLASH) {
         wl_core_bld_flash(B, bh);
     } else {
@@ -64,6 +67,71 @@ static void serve_attention(bld *B, long long bh)
         wl_core_bld_bgemm(B, bh, B->s, B->sk, B->hd);
         wl_core_bld_rowop(B, WL_K_SOFTMAX, bh * B->s, B->sk, B->dt);
         wl_core_bld_bgemm(B, bh, B->s, B->hd, B->sk);
+    }
+    B->gemm_dt = g;
+}
+
+static void serve_linear(bld *B, long long in, long long out, int bias);
+
+/* Multi-head latent attention as vLLM 0.11 serves DeepSeek-V2/V3
+ * (model_executor/models/deepseek_v2.py DeepseekV2MLAAttention,
+ * v1/attention/backends/mla/common.py), one rank of h heads: the fused
+ * q_a/kv_a projection (replicated on every rank) to the query's rank and
+ * the latent plus the shared rotary key, their two RMSNorms, q_b_proj to
+ * the heads' nope and rope parts, rotary on the rope parts, the latent and
+ * rotary key into the cache (one per token, every rank a copy). A decode
+ * token absorbs W_UK into its query (a batched GEMM over the heads, 128 to
+ * the 512 of the latent), attends over the cached latents (FlashMLA on
+ * Hopper, CUTLASS MLA on Blackwell: 576 values a token, read once as key
+ * and value; built as a head of 288 the kernel model reads as key and value
+ * both, so the bytes are the cache's and the MMAs' flops half of
+ * 2 x (576 + 512) a score, a decode being memory-bound at 16 heads a rank
+ * and more), then W_UV back to the heads' values. A prompt chunk's keys and
+ * values are decompressed (kv_b_proj over its keys) for a 192-wide causal
+ * attention of 128-wide values. */
+static void serve_mla(bld *B)
+{
+    const wl_core_model *m = B->m;
+    long long T = B->T, h = B->h, qr = m->q_lora_rank, kvr = m->kv_lora_rank;
+    long long nope = m->qk_nope_head_dim, rope = m->qk_rope_head_dim, vd = m->v_head_dim;
+    serve_linear(B, B->d, (qr > 0 ? qr : 0) + kvr + rope, 0);
+    if (qr > 0) {
+        wl_kernel n = wl_core_bld_rowk(WL_K_RMSNORM, T, qr, B->dt);
+        wl_core_bld_add(B, &n);
+    }
+    wl_kernel n2 = wl_core_bld_rowk(WL_K_RMSNORM, T, kvr, B->dt);
+    wl_core_bld_add(B, &n2);
+    if (qr > 0)
+        serve_linear(B, qr, h * (nope + rope), 0);
+    else
+        serve_linear(B, B->d, h * (nope + rope), 0);
+    wl_core_bld_ewc(B, WL_EW_UNSPEC_SCALAR, T * (h + 1) * rope, B->dt);
+    wl_core_bld_ewc(B, WL_EW_COPY, T * (kvr + rope), B->dt); /* concat_and_cache_mla */
+    long long hd = B->hd, kvh = B->kvh, s = B->s, sk = B->sk;
+    if (B->b > 0) {
+        long long td = B->b * B->s;
+        wl_core_bld_bgemm(B, h, kvr, td, nope); /* W_UK: each head's 128 x 512 */
+        B->hd = (kvr + rope) / 2;
+        B->kvh = 1;
+        serve_attention(B, B->b * h);
+        B->hd = hd;
+        B->kvh = kvh;
+        wl_core_bld_bgemm(B, h, vd, td, kvr); /* W_UV: each head's 512 x 128 */
+    }
+    if (B->chunk > 0) {
+        long long Tc = B->T;
+        B->T = B->prompt; /* the chunk's keys, decompressed */
+        serve_linear(B, kvr, h * (nope + vd), 0);
+        B->T = Tc;
+        B->s = B->chunk;
+        B->sk = B->prompt;
+        B->hd = (nope + rope + vd) / 2;
+        B->kvh = h;
+        serve_attention(B, h);
+        B->hd = hd;
+        B->kvh = kvh;
+        B->s = s;
+        B->sk = sk;
     }
 }
 
@@ -153,6 +221,11 @@ static void serve_layer(bld *B, int l)
     int llama = m->style == WL_STYLE_LLAMA, bias = !llama;
     if (m->pre_norm)
         serve_norm(B, !first);
+    if (wl_core_model_is_mla(m)) {
+        serve_mla(B);
+        serve_linear(B, B->h * m->v_head_dim, B->d, 0);
+        goto mlp;
+    }
     serve_linear(B, B->d, dq + 2 * dkv, bias || m->qkv_bias);
     if (m->positions == WL_POS_ROTARY)
         wl_core_bld_ewc(B, WL_EW_UNSPEC_SCALAR, T * (B->h + B->kvh) * B->hd, B->dt);
@@ -182,18 +255,20 @@ static void serve_layer(bld *B, int l)
         B->sk = sk;
     }
     serve_linear(B, dq, B->d, bias);
+mlp:
     serve_norm(B, 1);
     if (wl_core_model_layer_moe(m, l)) {
-        serve_moe(B);
+        serve_moe(B); /* its experts' down projections are its own */
     } else if (m->activation == WL_ACT_SWIGLU) {
         serve_linear(B, B->d, 2 * B->ff, bias);
         wl_core_bld_ewc(B, WL_EW_SILU_MUL, T * B->ff, B->dt);
+        serve_linear(B, B->ff, B->d, bias);
     } else {
         serve_linear(B, B->d, B->ff, bias);
         wl_ew_op act = m->activation == WL_ACT_RELU ? WL_EW_RELU : WL_EW_GELU;
         wl_core_bld_ewc(B, act, T * B->ff, B->dt);
+        serve_linear(B, B->ff, B->d, bias);
     }
-    serve_linear(B, B->ff, B->d, bias);
     if (!llama) /* the MLP's residual add (RMSNorm models fuse it into the next norm) */
         wl_core_bld_ewc(B, WL_EW_ADD, T * B->d, B->dt);
 }

@@ -188,7 +188,7 @@ static int setup_x(bld *B, const wl_core_model *model, const wl_core_shape *shap
                      "(a single tensor would exceed %g elements)", WL_MAX_TENSOR_ELEMENTS);
         return WL_EINVAL;
     }
-    if ((!moe || wl_core_model_is_mla(model)) && wl_core_single_gpu_check(model, err))
+    if (!moe && wl_core_single_gpu_check(model, err))
         return WL_EINVAL;
     B->m = model;
     B->err = err;

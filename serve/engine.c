@@ -111,6 +111,10 @@ static int cache_blocks(wl_serve_sim *s, wl_error *err)
      * is the experts_per_token experts a token passes through (the fused
      * MoE's intermediate caches, T x k x 2 d_ff_expert) */
     wl_core_model twin = *m;
+    /* latent attention: the twin's attention is its heads' (the forward's
+     * peak an estimate), its cache below the latent's */
+    twin.q_lora_rank = twin.kv_lora_rank = 0;
+    twin.qk_nope_head_dim = twin.qk_rope_head_dim = twin.v_head_dim = 0;
     if (wl_core_model_is_moe(m)) {
         twin.experts = 0;
         twin.d_ff = (m->d_ff_expert > 0 ? m->d_ff_expert : m->d_ff) *
@@ -151,7 +155,12 @@ static int cache_blocks(wl_serve_sim *s, wl_error *err)
     s->groups_full = (nf + g - 1) / g;
     s->groups_local = (nl + g - 1) / g;
     s->window_blocks = nl > 0 ? (m->sliding_window - 1 + bs - 1) / bs + 1 : 0;
-    double kv_gb_per_token = 2.0 * (double)g * kvh * hd * wl_dtype_bytes(kdt) / 1e9;
+    /* a token's cache a layer: its rank's key and value heads, or with
+     * latent attention the latent and the rotary key, whole on every rank
+     * (vLLM's MLA cache is not split by heads) */
+    double per_layer = wl_core_model_is_mla(m) ? (double)(m->kv_lora_rank + m->qk_rope_head_dim)
+                                               : 2.0 * kvh * hd;
+    double kv_gb_per_token = (double)g * per_layer * wl_dtype_bytes(kdt) / 1e9;
     double rows = (double)(s->engine.max_num_seqs < s->engine.max_num_batched_tokens
                                ? s->engine.max_num_seqs
                                : s->engine.max_num_batched_tokens);

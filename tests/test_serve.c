@@ -412,6 +412,53 @@ static void test_sliding_window(void **state)
     wl_serve_sim_free(b);
 }
 
+/* A serving step reads every weight once (issue 78: the MoE layers also ran
+ * the dense MLP's down projection, 4.7B parameters a step of Qwen3-235B
+ * that it does not have). At 8192 decode tokens every expert gets some, so
+ * a step's GEMMs read batch x m x k weights (m the outputs, k the inputs)
+ * that sum to the model's parameters less what no GEMM reads: the input
+ * embedding of an untied head, the RMSNorms' weights (two a layer, the
+ * final one, MLA's two latent norms) and DeepSeek's routing bias. */
+static void test_weights_once(void **state)
+{
+    (void)state;
+    wl_core_shape sh = {.batch = 1, .seq = 1, .dtype = WL_DT_BF16, .attention = WL_ATTN_FLASH,
+                        .mode = WL_MODE_DECODE, .gen = 2, .launch = WL_LAUNCH_GRAPHS,
+                        .impl = WL_IMPL_FUSED};
+    size_t seen = 0;
+    for (size_t i = 0; i < wl_preset_count(WL_PRESET_MODEL); i++) {
+        const char *id = wl_preset_id(WL_PRESET_MODEL, i);
+        wl_core_model m = model_of(id);
+        /* every preset of the llama family (bias-free, RMSNorm): dense,
+         * grouped-query, head_dim, sliding-window, MoE, interleaved, MLA */
+        if (m.style != WL_STYLE_LLAMA || m.qkv_bias || m.layers > 128)
+            continue;
+        seen++;
+        wl_core_serve_step st = {.decode = 8192, .context = 100, .sampled = 1, .seqs = 8192};
+        wl_core_workload *wl = NULL;
+        wl_error err = {0};
+        assert_int_equal(wl_core_build_serve_step(&m, &sh, &st, &wl, &err), WL_OK);
+        double w = 0;
+        for (size_t k = 0; k < wl_core_workload_count(wl); k++) {
+            const wl_kernel *x = wl_core_workload_kernel(wl, k);
+            if (x->kind == WL_K_GEMM)
+                w += (double)x->batch * (double)x->m * (double)x->k;
+        }
+        wl_core_workload_free(wl);
+        double p, d = m.d_model;
+        assert_int_equal(wl_core_model_params(&m, &p), WL_OK);
+        double norms = (2.0 * m.layers + 1) * d;
+        if (wl_core_model_is_mla(&m))
+            norms += (double)m.layers * (m.q_lora_rank + m.kv_lora_rank);
+        double bias = m.router_bias ? (double)(m.layers - m.dense_layers) * m.experts : 0;
+        double emb = m.untied_head ? (double)m.vocab_size * d : 0;
+        if (fabs(w / (p - emb - norms - bias) - 1) >= 1e-12)
+            print_message("%s: GEMM weights %.6g, parameters %.6g\n", id, w, p - emb - norms - bias);
+        assert_true(fabs(w / (p - emb - norms - bias) - 1) < 1e-12);
+    }
+    assert_true(seen >= 12);
+}
+
 /* The cache budget as vLLM 0.11 profiles it: the peak is the larger of a
  * forward's activations at max_num_batched_tokens and the dummy sampler's
  * sort over max_num_seqs rows of logits, 38 bytes each. Llama 3 8B's
@@ -806,7 +853,7 @@ int main(void)
         cmocka_unit_test(test_cache_budget),      cmocka_unit_test(test_output_lengths),
         cmocka_unit_test(test_penalty_kernels),   cmocka_unit_test(test_leaderboard_rows),
         cmocka_unit_test(test_tensor_parallel),   cmocka_unit_test(test_moe_experts),
-        cmocka_unit_test(test_sliding_window),
+        cmocka_unit_test(test_sliding_window),    cmocka_unit_test(test_weights_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
