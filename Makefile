@@ -29,7 +29,7 @@ PIC_BUILD = build-pic
 
 CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/kpower.c core/governor.c core/eval.c core/evaluator.c core/energy_check.c \
            core/json.c core/trace.c core/builder.c core/build_ops.c core/build_layer.c core/tech.c core/grammar.c \
-           core/memory.c core/zin.c core/profile.c core/profile_map.c core/build_hf5.c core/build_train.c core/build_gen.c
+           core/memory.c core/model.c core/zin.c core/profile.c core/profile_map.c core/build_hf5.c core/build_train.c core/build_gen.c
 PRESET_SRC = presets/builtin.c presets/parse.c presets/gpu.c presets/model.c presets/hosts.c presets/derive.c presets/ini.c
 RESULTS_SRC = results/results.c results/tables.c results/out.c
 CALIB_SRC = calib/measure.c calib/params.c calib/fit.c calib/uncertainty.c calib/validate.c calib/crossval.c calib/validation.c calib/preset_out.c calib/vf.c calib/run.c
