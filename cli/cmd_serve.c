@@ -18,7 +18,7 @@ static void help(FILE *f)
 "                     [--repetition-penalty R]\n"
 "                     [--sampler native|flashinfer]\n"
 "                     [--max-num-seqs LIST] [--max-num-batched-tokens N]\n"
-"                     [--tp LIST [--ep N] [--system ID]]\n"
+"                     [--tp LIST [--ep N] [--system ID]] [--dp LIST]\n"
 "                     [--gpu-memory-utilization F] [--async-scheduling]\n"
 "                     [--optimize energy [--max-itl-ms X] [--max-ttft-ms Y]\n"
 "                      [--phase-clocks] [--all]] [-o FILE] [--format FMT] [--quiet]\n\n"
@@ -67,6 +67,11 @@ static void help(FILE *f)
 "                      (vLLM's --enable-expert-parallel: its group is --tp's,\n"
 "                      which N gives when --tp is not given); without it each\n"
 "                      expert's width is split\n"
+"  --dp LIST           data parallelism: N engines of --tp GPUs each, each with its\n"
+"                      own scheduler, max_num_seqs and KV cache (vLLM's\n"
+"                      --data-parallel-size), the requests dealt round robin;\n"
+"                      the steady state's counts are theirs together (dp x\n"
+"                      max_num_seqs). Dense models\n"
 "  --optimize energy   the lowest-energy clock (and cap, over --set\n"
 "                      power_limit_w) per GPU and max_num_seqs that meets the SLO:\n"
 "                      p90_itl_ms <= --max-itl-ms, p90_ttft_ms <= --max-ttft-ms;\n"
@@ -105,7 +110,7 @@ static const char *const valued[] = {
     "gpu", "model", "dtype", "host", "set", "clock", "workload", "requests", "prompt-tokens",
     "output-tokens", "seed", "rate", "temperature", "top-p", "top-k", "repetition-penalty",
     "sampler",
-    "max-num-seqs", "max-num-batched-tokens", "tp", "ep", "system",
+    "max-num-seqs", "max-num-batched-tokens", "tp", "ep", "dp", "system",
     "gpu-memory-utilization", "optimize", "max-itl-ms", "max-ttft-ms", "prefill-clock",
     "output-mean-tokens"};
 static const char *const flags[] = {"async-scheduling", "phase-clocks", "all"};

@@ -221,6 +221,13 @@ int wl_serve_sim_create(const wl_core_gpu *gpu, const wl_core_model *model, wl_d
         why = "expected a rate in [0, 1e6] requests/s", field = "rate";
     else if (e.tp < 0 || e.tp > 4096)
         why = "expected 1 to 4096 GPUs", field = "tp";
+    else if (e.dp < 0 || e.dp > 4096)
+        why = "expected 1 to 4096 engines", field = "dp";
+    else if (e.dp > 1 && wl_core_model_is_moe(model))
+        why = "data parallelism of a mixture of experts runs its MoE layers across the "
+              "replicas in lockstep (vLLM's DP ranks share the experts' groups): not "
+              "modelled; --dp is for dense models, --ep and --tp for these",
+        field = "dp";
     else if (e.ep && (e.tp < 2 || !wl_core_model_is_moe(model)))
         why = e.tp < 2 ? "expert parallelism splits the experts over the --tp GPUs: give --tp"
                        : "expert parallelism needs a mixture-of-experts model",
@@ -360,7 +367,15 @@ static double quantile(const double *v, size_t n, double q)
     return i + 1 < n ? v[i] + f * (v[i + 1] - v[i]) : v[i];
 }
 
-/* ---- the run ---------------------------------------------------------------------------- */
+/* ---- the run ----------------------------------------------------------------------------
+ * A run is dp engines (vLLM's data-parallel replicas, one when dp is 1),
+ * each with its own queue, running requests, KV cache and clock, sharing
+ * the requests (round robin by arrival: with every request sent at once
+ * that is what the least-loaded balancer of vLLM's DP front end does) and
+ * the client's clock. Each engine plans its next step from its own state
+ * (schedule, cost); the planned step that ends first is committed (tokens
+ * sampled, requests finished), so the window and the latencies see every
+ * engine's events in time order. With dp 1 this is the one engine's loop. */
 
 typedef struct {
     long long prompt, output, computed, gen, blocks;
@@ -368,25 +383,166 @@ typedef struct {
 } req;
 
 typedef struct {
-    req *q;
-    size_t *wait; /* a deque: [head, tail) of 2n slots, preempted requests pushed in front */
+    size_t *arr, narr, next; /* its requests in arrival order, the next to arrive */
+    size_t *wait;            /* a deque: [head, tail) of 2 narr + 1 slots, the
+                                preempted pushed in front */
     size_t head, tail;
     size_t *run, nrun;
     long long *sched;
+    long long free_blocks;
+    double t;                /* where its next step starts */
+    int pending, idle, done; /* a planned record (an idle wait?), all finished */
+    wl_serve_i_shape sh;
+    wl_serve_i_cost cost;
+    double dt, de;           /* the planned record's time and energy (all its GPUs) */
+    long long running, held;
+} engine;
+
+typedef struct {
+    req *q;
+    engine *e;
+    size_t ne;
     double *itl, *ttft;
     size_t nttft;
+    long long npre; /* preemptions */
 } state;
 
 static void state_free(state *S)
 {
+    for (size_t i = 0; S->e && i < S->ne; i++) {
+        free(S->e[i].arr);
+        free(S->e[i].wait);
+        free(S->e[i].run);
+        free(S->e[i].sched);
+    }
+    free(S->e);
     free(S->q);
-    free(S->wait);
-    free(S->run);
-    free(S->sched);
     free(S->itl);
     free(S->ttft);
 }
 
+/* The run's operating points, resolved once, and its GPUs' idle draw. */
+typedef struct {
+    size_t prefill_slot, decode_slot;
+    double idle_w, prefill_idle_w, gpus;
+} run_ops;
+
+/* Plans engine E's next record from its own state: an idle wait for its
+ * next arrival, or a step (vLLM's scheduler, engine.c's header) and its
+ * cost; marks it done when all its requests have finished. */
+static int plan(wl_serve_sim *s, state *S, engine *E, const run_ops *o,
+                const wl_serve_requests *r, wl_error *err)
+{
+    const wl_serve_engine *e = &s->engine;
+    while (E->next < E->narr && S->q[E->arr[E->next]].arrival <= E->t)
+        E->wait[E->tail++] = E->arr[E->next++];
+    if (E->nrun == 0 && E->head == E->tail) {
+        if (E->next == E->narr) {
+            E->done = 1;
+            return WL_OK;
+        }
+        E->dt = S->q[E->arr[E->next]].arrival - E->t; /* idle until the next arrival */
+        E->de = o->idle_w * E->dt;
+        E->idle = 1;
+        E->pending = 1;
+        E->running = 0;
+        E->held = (s->kv_blocks - E->free_blocks) / (s->groups_full + s->groups_local) *
+                  e->block_size;
+        return WL_OK;
+    }
+    long long budget = e->max_num_batched_tokens;
+    wl_serve_i_shape sh = {0};
+    double ctx_sum = 0, cc_sum = 0;
+    int preempted = 0;
+    for (size_t j = 0; j < E->nrun; j++) {
+        req *q = &S->q[E->run[j]];
+        long long need = q->prompt + q->gen - q->computed;
+        long long take = need < budget ? need : budget;
+        E->sched[j] = 0;
+        if (take <= 0)
+            continue;
+        long long want = req_blocks(s, q->computed + take) - q->blocks;
+        int self = 0;
+        while (want > E->free_blocks) {
+            size_t v = E->run[--E->nrun]; /* the request admitted last */
+            req *vq = &S->q[v];
+            E->free_blocks += vq->blocks;
+            vq->blocks = 0;
+            vq->computed = 0;
+            E->wait[--E->head] = v;
+            S->npre++;
+            preempted = 1;
+            if (E->nrun == j) { /* it was this request itself */
+                self = 1;
+                break;
+            }
+        }
+        if (self)
+            break;
+        E->free_blocks -= want;
+        q->blocks += want;
+        E->sched[j] = take;
+        budget -= take;
+        if (q->gen >= 1 && need == 1) {
+            sh.decode++;
+            ctx_sum += (double)(q->computed + 1);
+        } else {
+            sh.prefills++;
+            sh.chunk += take;
+            cc_sum += (double)take * (double)(q->computed + take);
+            sh.finishing += q->computed + take == q->prompt + q->gen;
+        }
+    }
+    while (!preempted && E->head < E->tail && E->nrun < (size_t)e->max_num_seqs && budget > 0) {
+        req *q = &S->q[E->wait[E->head]];
+        long long need = q->prompt + q->gen - q->computed;
+        long long take = need < budget ? need : budget;
+        long long want = req_blocks(s, take);
+        if (want > E->free_blocks)
+            break;
+        E->free_blocks -= want;
+        q->blocks = want;
+        E->sched[E->nrun] = take;
+        E->run[E->nrun++] = E->wait[E->head++];
+        budget -= take;
+        sh.prefills++;
+        sh.chunk += take;
+        cc_sum += (double)take * (double)take;
+        sh.finishing += take == need;
+    }
+    if (sh.decode + sh.chunk == 0) {
+        wl_error_set(err, wl_serve_requests_name(r), 0, "requests",
+                     "the engine cannot schedule a step (KV cache of %lld tokens)",
+                     wl_serve_sim_kv_tokens(s));
+        return WL_EINVAL;
+    }
+    sh.context = sh.decode ? ctx_sum / (double)sh.decode : 0;
+    sh.chunk_context = sh.chunk ? cc_sum / (double)sh.chunk : 0;
+    int prefill = sh.chunk > 0;
+    int rc = wl_serve_i_step(s->costs, prefill ? o->prefill_slot : o->decode_slot, &sh, &E->cost,
+                             err);
+    if (rc)
+        return rc;
+    /* every figure is the run's GPUs' sum: the tp ranks of an engine run the
+     * same kernels in lockstep, so a step's energy is tp times one rank's */
+    double dt = E->cost.time_s, de = o->gpus * E->cost.energy_j;
+    if (e->async_scheduling) {
+        double host = wl_core_coeffs_engine_step_us(&s->gpu.coef,
+                                                    (double)(sh.decode + sh.prefills)) / 1e6;
+        if (host > dt) {
+            de += (prefill ? o->prefill_idle_w : o->idle_w) * (host - dt);
+            dt = host;
+        }
+    }
+    E->sh = sh;
+    E->dt = dt;
+    E->de = de;
+    E->idle = 0;
+    E->pending = 1;
+    E->running = (long long)E->nrun;
+    E->held = (s->kv_blocks - E->free_blocks) / (s->groups_full + s->groups_local) * e->block_size;
+    return WL_OK;
+}
 
 int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_op *prefill_op,
                      const wl_core_op *decode_op, wl_serve_result *res, wl_error *err)
@@ -396,20 +552,32 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
     if (rc)
         return rc;
     const wl_serve_engine *e = &s->engine;
-    size_t n = wl_serve_requests_count(r);
+    size_t n = wl_serve_requests_count(r), ne = e->dp > 1 ? (size_t)e->dp : 1;
     state S = {0};
     S.q = calloc(n, sizeof *S.q);
-    S.wait = calloc(2 * n + 1, sizeof *S.wait);
-    S.run = calloc((size_t)e->max_num_seqs + 1, sizeof *S.run);
-    S.sched = calloc((size_t)e->max_num_seqs + 1, sizeof *S.sched);
+    S.e = calloc(ne, sizeof *S.e);
+    S.ne = ne;
     S.itl = calloc(H_BINS, sizeof *S.itl);
     S.ttft = calloc(n, sizeof *S.ttft);
-    if (!S.q || !S.wait || !S.run || !S.sched || !S.itl || !S.ttft) {
+    int oom = !S.q || !S.e || !S.itl || !S.ttft;
+    for (size_t i = 0; !oom && i < ne; i++) {
+        engine *E = &S.e[i];
+        size_t k = n / ne + (i < n % ne);
+        E->arr = calloc(k + 1, sizeof *E->arr);
+        E->wait = calloc(2 * k + 1, sizeof *E->wait);
+        E->run = calloc((size_t)e->max_num_seqs + 1, sizeof *E->run);
+        E->sched = calloc((size_t)e->max_num_seqs + 1, sizeof *E->sched);
+        oom = !E->arr || !E->wait || !E->run || !E->sched;
+        E->head = E->tail = k;
+        E->free_blocks = s->kv_blocks;
+    }
+    if (oom) {
         state_free(&S);
         wl_error_set(err, "serve", 0, "requests", "out of memory for %zu requests", n);
         return WL_ENOMEM;
     }
-    /* arrivals: at once, or a Poisson process (exponential gaps) */
+    /* arrivals: at once, or a Poisson process (exponential gaps); request
+     * i to engine i mod dp */
     uint64_t rng = e->seed ^ 0xa5a5a5a5ULL;
     double t_arr = 0;
     for (size_t i = 0; i < n; i++) {
@@ -417,178 +585,89 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
         if (e->rate_rps > 0 && i > 0)
             t_arr += -log(wl_serve_i_uniform(&rng)) / e->rate_rps;
         S.q[i].arrival = t_arr;
+        engine *E = &S.e[i % ne];
+        E->arr[E->narr++] = i;
     }
-    S.head = S.tail = n;
-    size_t next = 0;        /* the next request to arrive */
-    long long free_blocks = s->kv_blocks, bs = e->block_size;
     /* The benchmark's window (RequestTracker): it opens when max_num_seqs
      * requests have their first token and closes when requests -
      * max_num_seqs - 1 have finished, a finish being what closes it (so
      * at the first finish when that count is 0 or less). Both are events at
-     * a step's end: the steps after the opening one, up to and including
-     * the closing one, are in it, and so are idle waits between them. */
-    long long seqs = e->max_num_seqs, close_at = (long long)n - seqs - 1;
+     * a step's end: the steps that start after the opening, up to and
+     * including the closing one, are in it, and so are idle waits between
+     * them. With dp engines the count is theirs together, dp x
+     * max_num_seqs: what the deployment runs at once. */
+    long long seqs = e->max_num_seqs * (long long)ne, close_at = (long long)n - seqs - 1;
     int win = 0; /* 0 not yet open, 1 open, 2 over */
     double w0 = NAN, w1 = NAN, w_energy = 0, w_batch = 0;
     long long w_tokens = 0, all_tokens = 0, started = 0, nrec = 0;
-    double t = 0, energy = 0, all_batch = 0, busy = 0, busy_clock = 0;
+    double energy = 0, all_batch = 0, busy = 0, busy_clock = 0;
     size_t done = 0;
-    /* the two operating points, resolved once: their cache slots and idle power */
-    size_t prefill_slot, decode_slot;
-    wl_serve_i_slots(s->costs, prefill_op, decode_op, &prefill_slot, &decode_slot);
-    /* every figure is the run's GPUs' sum: the tp ranks run the same
-     * kernels in lockstep, so a step's energy is tp times one rank's */
-    double gpus = e->tp > 1 ? e->tp : 1;
-    double idle_w = gpus * wl_core_gpu_idle_w(&s->gpu, decode_op->sm_clock_mhz);
-    double prefill_idle_w = gpus * wl_core_gpu_idle_w(&s->gpu, prefill_op->sm_clock_mhz);
+    run_ops o;
+    wl_serve_i_slots(s->costs, prefill_op, decode_op, &o.prefill_slot, &o.decode_slot);
+    o.gpus = e->tp > 1 ? e->tp : 1;
+    o.idle_w = o.gpus * wl_core_gpu_idle_w(&s->gpu, decode_op->sm_clock_mhz);
+    o.prefill_idle_w = o.gpus * wl_core_gpu_idle_w(&s->gpu, prefill_op->sm_clock_mhz);
     while (done < n && !rc) {
         /* a stop asked for (wl_stop_watch): every 256 steps, a millisecond */
-        if ((res->steps & 255) == 255 && wl_stop_requested()) {
+        if ((nrec & 255) == 255 && wl_stop_requested()) {
             wl_error_set(err, "serve", 0, "", "stopped");
             rc = WL_ESTOPPED;
             break;
         }
-        while (next < n && S.q[next].arrival <= t)
-            S.wait[S.tail++] = next++;
-        if (S.nrun == 0 && S.head == S.tail) { /* idle until the next arrival */
-            double dt = S.q[next].arrival - t;
-            energy += idle_w * dt;
-            if (win == 1)
-                w_energy += idle_w * dt;
-            if (s->log) {
-                wl_serve_step_rec rec = {.step = nrec, .start_s = t, .time_s = dt,
-                                         .energy_j = idle_w * dt, .started = started,
-                                         .finished = (long long)done, .steady = win == 1};
-                s->log(s->log_user, &rec);
-            }
-            nrec++;
-            t = S.q[next].arrival;
-            continue;
+        engine *E = NULL;
+        for (size_t i = 0; i < ne && !rc; i++) {
+            engine *x = &S.e[i];
+            if (!x->done && !x->pending)
+                rc = plan(s, &S, x, &o, r, err);
+            if (!rc && x->pending && (!E || x->t + x->dt < E->t + E->dt))
+                E = x;
         }
-        long long budget = e->max_num_batched_tokens;
-        wl_serve_i_shape sh = {0};
-        double ctx_sum = 0, cc_sum = 0;
-        int preempted = 0;
-        for (size_t j = 0; j < S.nrun; j++) {
-            req *q = &S.q[S.run[j]];
-            long long need = q->prompt + q->gen - q->computed;
-            long long take = need < budget ? need : budget;
-            S.sched[j] = 0;
-            if (take <= 0)
-                continue;
-            long long want = req_blocks(s, q->computed + take) - q->blocks;
-            int self = 0;
-            while (want > free_blocks) {
-                size_t v = S.run[--S.nrun]; /* the request admitted last */
-                req *vq = &S.q[v];
-                free_blocks += vq->blocks;
-                vq->blocks = 0;
-                vq->computed = 0;
-                S.wait[--S.head] = v;
-                res->preemptions++;
-                preempted = 1;
-                if (S.nrun == j) { /* it was this request itself */
-                    self = 1;
-                    break;
-                }
-            }
-            if (self)
-                break;
-            free_blocks -= want;
-            q->blocks += want;
-            S.sched[j] = take;
-            budget -= take;
-            if (q->gen >= 1 && need == 1) {
-                sh.decode++;
-                ctx_sum += (double)(q->computed + 1);
-            } else {
-                sh.prefills++;
-                sh.chunk += take;
-                cc_sum += (double)take * (double)(q->computed + take);
-                sh.finishing += q->computed + take == q->prompt + q->gen;
-            }
-        }
-        while (!preempted && S.head < S.tail && S.nrun < (size_t)e->max_num_seqs && budget > 0) {
-            req *q = &S.q[S.wait[S.head]];
-            long long need = q->prompt + q->gen - q->computed;
-            long long take = need < budget ? need : budget;
-            long long want = req_blocks(s, take);
-            if (want > free_blocks)
-                break;
-            free_blocks -= want;
-            q->blocks = want;
-            S.sched[S.nrun] = take;
-            S.run[S.nrun++] = S.wait[S.head++];
-            budget -= take;
-            sh.prefills++;
-            sh.chunk += take;
-            cc_sum += (double)take * (double)take;
-            sh.finishing += take == need;
-        }
-        if (sh.decode + sh.chunk == 0) {
-            wl_error_set(err, wl_serve_requests_name(r), 0, "requests",
-                         "the engine cannot schedule a step (KV cache of %lld tokens)",
-                         wl_serve_sim_kv_tokens(s));
-            rc = WL_EINVAL;
+        if (rc || !E)
             break;
-        }
-        sh.context = sh.decode ? ctx_sum / (double)sh.decode : 0;
-        sh.chunk_context = sh.chunk ? cc_sum / (double)sh.chunk : 0;
-        int prefill = sh.chunk > 0;
-        wl_serve_i_cost cost;
-        if ((rc = wl_serve_i_step(s->costs, prefill ? prefill_slot : decode_slot, &sh, &cost,
-                                  err)))
-            break;
-        double dt = cost.time_s, de = gpus * cost.energy_j;
-        busy += cost.time_s;
-        busy_clock += cost.time_s * cost.clock_mhz;
-        res->throttled |= cost.throttled;
-        if (e->async_scheduling) {
-            double host = wl_core_coeffs_engine_step_us(&s->gpu.coef,
-                                                        (double)(sh.decode + sh.prefills)) / 1e6;
-            if (host > dt) {
-                de += (prefill ? prefill_idle_w : idle_w) * (host - dt);
-                dt = host;
-            }
-        }
-        int in = win == 1;
-        long long held = (s->kv_blocks - free_blocks) / (s->groups_full + s->groups_local) * bs;
-        double t_end = t + dt;
+        /* commit E's record */
+        double t0 = E->t, t_end = E->t + E->dt;
+        int in = win == 1 && t0 >= w0;
         long long tokens = 0;
-        size_t keep = 0, running = S.nrun;
-        for (size_t j = 0; j < S.nrun; j++) {
-            size_t id = S.run[j];
-            req *q = &S.q[id];
-            if (S.sched[j] > 0) {
-                q->computed += S.sched[j];
-                if (q->computed == q->prompt + q->gen) {
-                    q->gen++;
-                    tokens++;
-                    if (q->gen == 1) {
-                        S.ttft[S.nttft++] = t_end - q->arrival;
-                        started++;
-                    } else {
-                        h_add(S.itl, t_end - q->last, 1);
+        if (!E->idle) {
+            busy += E->cost.time_s;
+            busy_clock += E->cost.time_s * E->cost.clock_mhz;
+            res->throttled |= E->cost.throttled;
+            size_t keep = 0;
+            for (size_t j = 0; j < E->nrun; j++) {
+                size_t id = E->run[j];
+                req *q = &S.q[id];
+                if (E->sched[j] > 0) {
+                    q->computed += E->sched[j];
+                    if (q->computed == q->prompt + q->gen) {
+                        q->gen++;
+                        tokens++;
+                        if (q->gen == 1) {
+                            S.ttft[S.nttft++] = t_end - q->arrival;
+                            started++;
+                        } else {
+                            h_add(S.itl, t_end - q->last, 1);
+                        }
+                        q->last = t_end;
                     }
-                    q->last = t_end;
+                }
+                if (q->gen >= q->output) {
+                    E->free_blocks += q->blocks;
+                    q->blocks = 0;
+                    done++;
+                } else {
+                    E->run[keep] = id;
+                    E->sched[keep++] = E->sched[j];
                 }
             }
-            if (q->gen >= q->output) {
-                free_blocks += q->blocks;
-                q->blocks = 0;
-                done++;
-            } else {
-                S.run[keep] = id;
-                S.sched[keep++] = S.sched[j];
-            }
+            E->nrun = keep;
+            res->steps++;
         }
-        S.nrun = keep;
-        all_batch += (double)running * dt;
+        all_batch += (double)E->running * E->dt;
         all_tokens += tokens;
-        energy += de;
+        energy += E->de;
         if (in) {
-            w_energy += de;
-            w_batch += (double)running * dt;
+            w_energy += E->de;
+            w_batch += (double)E->running * E->dt;
             w_tokens += tokens;
         }
         if (win == 0 && started >= seqs) {
@@ -596,26 +675,38 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
             w0 = t_end;
         }
         if (win < 2 && done > 0 && (long long)done >= close_at) {
-            if (in)
+            if (win == 1)
                 w1 = t_end;
             win = 2;
         }
         if (s->log) {
             wl_serve_step_rec rec = {
-                .step = nrec, .start_s = t, .time_s = dt, .energy_j = de,
-                .running = (long long)running, .decode_seqs = sh.decode,
-                .prefill_tokens = sh.chunk, .sampled_tokens = tokens, .cache_tokens = held,
-                .comm_s = cost.comm_s,
-                .started = started,
-                .finished = (long long)done, .waiting = (long long)(S.tail - S.head),
-                .steady = in};
+                .step = nrec, .replica = (int)(E - S.e), .start_s = t0, .time_s = E->dt,
+                .energy_j = E->de, .running = E->running,
+                .decode_seqs = E->idle ? 0 : E->sh.decode,
+                .prefill_tokens = E->idle ? 0 : E->sh.chunk, .sampled_tokens = tokens,
+                .cache_tokens = E->held, .comm_s = E->idle ? 0 : E->cost.comm_s,
+                .started = started, .finished = (long long)done,
+                .waiting = (long long)(E->tail - E->head), .steady = in};
             s->log(s->log_user, &rec);
         }
         nrec++;
-        t = t_end;
-        res->steps++;
+        E->t = t_end;
+        E->pending = 0;
     }
     if (!rc) {
+        /* the run ends with its last token: an engine done before that
+         * waits at idle power, its GPUs on (and so inside the window) */
+        double t = 0;
+        for (size_t i = 0; i < ne; i++)
+            t = fmax(t, S.e[i].t);
+        for (size_t i = 0; i < ne && ne > 1; i++) {
+            double tail = t - S.e[i].t;
+            energy += o.idle_w * tail;
+            if (w1 > w0)
+                w_energy += o.idle_w * fmax(0, fmin(t, w1) - fmax(S.e[i].t, w0));
+        }
+        res->preemptions = S.npre;
         double T = w1 - w0, mean_out = 0, mean_prompt = 0;
         wl_serve_requests_means(r, &mean_prompt, &mean_out);
         if (T > 0) {

@@ -15,7 +15,7 @@
 struct wl_serve_job {
     wl_core_strlist gpus;
     char *model, *host, *workload, *dtype;
-    wl_core_numlist clocks, seqs, tp;
+    wl_core_numlist clocks, seqs, tp, dp;
     char *system;
     wl_cluster_system sys; /* resolved when some tp > 1 */
     char *set_key[MAX_SETS];
@@ -68,6 +68,7 @@ void wl_serve_job_free(wl_serve_job *j)
     wl_core_numlist_free(&j->clocks);
     wl_core_numlist_free(&j->seqs);
     wl_core_numlist_free(&j->tp);
+    wl_core_numlist_free(&j->dp);
     free(j->system);
     for (size_t i = 0; i < j->nset; i++) {
         free(j->set_key[i]);
@@ -109,7 +110,7 @@ static const char *const keys[] = {
     "gpu", "model", "dtype", "host", "set", "clock", "workload", "requests", "prompt_tokens",
     "output_tokens", "seed", "rate", "temperature", "top_p", "top_k", "repetition_penalty",
     "sampler",
-    "max_num_seqs", "max_num_batched_tokens", "tp", "ep", "system",
+    "max_num_seqs", "max_num_batched_tokens", "tp", "ep", "dp", "system",
     "gpu_memory_utilization", "async_scheduling", "optimize", "max_itl_ms", "max_ttft_ms",
     "prefill_clock", "output_mean_tokens",
     "phase_clocks", "all"};
@@ -143,6 +144,8 @@ int wl_serve_job_set(wl_serve_job *j, const char *key, const char *v, const char
         return wl_core_parse_axis(v, 1, 1000000, 1, source, 0, key, &j->seqs, err);
     if (!strcmp(key, "tp"))
         return wl_core_parse_axis(v, 1, 4096, 1, source, 0, key, &j->tp, err);
+    if (!strcmp(key, "dp"))
+        return wl_core_parse_axis(v, 1, 4096, 1, source, 0, key, &j->dp, err);
     if (!strcmp(key, "system"))
         return dup_to(&j->system, v, source, key, err);
     if (!strcmp(key, "set")) {
@@ -422,9 +425,10 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
     if (!rc)
         rc = system_of(j, err);
     if (!rc) {
-        /* max_num_seqs within tp: a list of each, every pair */
+        /* max_num_seqs within tp within dp: a list of each, every triple */
         size_t ns = j->seqs.n ? j->seqs.n : 1, nt = j->tp.n ? j->tp.n : 1;
-        j->neng = ns * nt;
+        size_t nd = j->dp.n ? j->dp.n : 1;
+        j->neng = ns * nt * nd;
         j->eng = calloc(j->neng, sizeof *j->eng);
         if (!j->eng) {
             wl_error_set(err, "serve", 0, "", "out of memory");
@@ -433,7 +437,8 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
         for (size_t i = 0; !rc && i < j->neng; i++)
             j->eng[i] = (wl_serve_engine){
                 .max_num_seqs = j->seqs.n ? (long long)j->seqs.v[i % ns] : 0,
-                .tp = j->tp.n ? (int)j->tp.v[i / ns] : 1, .ep = j->ep > 1,
+                .tp = j->tp.n ? (int)j->tp.v[i / ns % nt] : 1, .ep = j->ep > 1,
+                .dp = j->dp.n ? (int)j->dp.v[i / ns / nt] : 1,
                 .system = j->system || j->sys.id[0] ? &j->sys : NULL,
                 .max_num_batched_tokens = j->max_num_batched_tokens,
                 .gpu_memory_utilization = j->gpu_memory_utilization,

@@ -16,7 +16,7 @@
  * run has none, never the whole run's figure under its name (issue 78:
  * energy_per_token_j had silently become the run's at max_num_seqs 320). */
 enum {
-    C_GPU, C_SYSTEM, C_GPUS, C_TP, C_EP, C_MODEL, C_DTYPE, C_WORKLOAD, C_REQUESTS, C_SEQS, C_TOKENS, C_RATE, C_CLOCK, C_PCLOCK,
+    C_GPU, C_SYSTEM, C_GPUS, C_TP, C_EP, C_DP, C_MODEL, C_DTYPE, C_WORKLOAD, C_REQUESTS, C_SEQS, C_TOKENS, C_RATE, C_CLOCK, C_PCLOCK,
     C_DCLOCK, C_LIMIT, C_ECLOCK, C_THROTTLED,
     C_BATCH, C_TPS, C_POWER, C_EPT, C_EPR, C_STEADY, C_STEADY0, C_STEADY1, C_STABLE,
     C_ITL50, C_ITL90, C_ITL99, C_TTFT50, C_TTFT90,
@@ -33,6 +33,7 @@ static const wl_results_col cols[NCOLS] = {
     [C_GPUS] = WL_RESULTS_COL("gpus", WL_COL_INT, 0, 0),
     [C_TP] = WL_RESULTS_COL("tp", WL_COL_INT, 0, 0),
     [C_EP] = WL_RESULTS_COL("ep", WL_COL_INT, 0, 0), /* the experts' ranks: tp, or 1 */
+    [C_DP] = WL_RESULTS_COL("dp", WL_COL_INT, 0, 0), /* data-parallel engines of tp GPUs */
     [C_MODEL] = WL_RESULTS_COL("model", WL_COL_TEXT, 0, 0),
     [C_DTYPE] = WL_RESULTS_COL("dtype", WL_COL_TEXT, 0, 0),
     [C_WORKLOAD] = WL_RESULTS_COL("workload", WL_COL_TEXT, 0, 0),
@@ -112,9 +113,10 @@ static int row(const wl_serve_grid *g, const point *p, wl_results_writer *w)
         c[i] = (wl_results_cell){NULL, NAN};
     const wl_serve_result *r = &p->r;
     c[C_GPU].s = p->gpu->id;
-    int tp = p->engine->tp > 1 ? p->engine->tp : 1;
+    int tp = p->engine->tp > 1 ? p->engine->tp : 1, dp = p->engine->dp > 1 ? p->engine->dp : 1;
     c[C_SYSTEM].s = tp > 1 && p->engine->system ? p->engine->system->id : NULL;
-    c[C_GPUS].v = tp;
+    c[C_GPUS].v = (double)tp * dp;
+    c[C_DP].v = dp;
     c[C_TP].v = tp;
     c[C_EP].v = p->engine->ep ? tp : 1;
     c[C_MODEL].s = g->model->id;
@@ -163,13 +165,15 @@ static int row(const wl_serve_grid *g, const point *p, wl_results_writer *w)
 /* ---- the step log ----------------------------------------------------------------- */
 
 enum {
-    S_GPU, S_TP, S_SEQS, S_CLOCK, S_PCLOCK, S_LIMIT, S_STEP, S_START, S_TIME, S_ENERGY, S_RUNNING,
+    S_GPU, S_TP, S_DP, S_REPLICA, S_SEQS, S_CLOCK, S_PCLOCK, S_LIMIT, S_STEP, S_START, S_TIME, S_ENERGY, S_RUNNING,
     S_DECODE, S_PREFILL, S_SAMPLED, S_CACHE, S_COMM, S_STARTED, S_FINISHED, S_WAITING, S_IN, NSTEPCOLS
 };
 
 static const wl_results_col step_cols[NSTEPCOLS] = {
     [S_GPU] = WL_RESULTS_COL("gpu", WL_COL_TEXT, 0, 0),
     [S_TP] = WL_RESULTS_COL("tp", WL_COL_INT, 0, 0),
+    [S_DP] = WL_RESULTS_COL("dp", WL_COL_INT, 0, 0),
+    [S_REPLICA] = WL_RESULTS_COL("replica", WL_COL_INT, 0, 0), /* the engine of dp it is of */
     [S_SEQS] = WL_RESULTS_COL("max_num_seqs", WL_COL_INT, 0, 0),
     [S_CLOCK] = WL_RESULTS_COL("sm_clock_mhz", WL_COL_NUM, 1, 0),
     [S_PCLOCK] = WL_RESULTS_COL("prefill_clock_mhz", WL_COL_NUM, 1, 0),
@@ -213,6 +217,8 @@ static void log_step(void *user, const wl_serve_step_rec *rec)
     c[S_GPU].s = l->p->gpu->id;
     c[S_SEQS].v = (double)l->p->engine->max_num_seqs;
     c[S_TP].v = l->p->engine->tp > 1 ? l->p->engine->tp : 1;
+    c[S_DP].v = l->p->engine->dp > 1 ? l->p->engine->dp : 1;
+    c[S_REPLICA].v = rec->replica;
     c[S_CLOCK].v = l->p->dclock;
     c[S_PCLOCK].v = l->p->pclock;
     c[S_LIMIT].v = l->p->gpu->power_limit_w;
@@ -243,7 +249,7 @@ static int same_group(const point *a, const point *b)
            x->gpu_memory_utilization == y->gpu_memory_utilization &&
            x->block_size == y->block_size && x->max_capture_size == y->max_capture_size &&
            x->async_scheduling == y->async_scheduling && x->sampler == y->sampler &&
-           x->rate_rps == y->rate_rps && x->seed == y->seed && x->tp == y->tp && x->ep == y->ep &&
+           x->rate_rps == y->rate_rps && x->seed == y->seed && x->tp == y->tp && x->ep == y->ep && x->dp == y->dp &&
            x->system == y->system;
 }
 

@@ -289,25 +289,32 @@ static int predict_lb_row(const wl_results_table *t, size_t r, const char *gpu, 
             return WL_EINVAL;
         }
     }
-    if (pv[3] > 1) {
-        wl_error_set(err, src, line, "data_parallel", "data_parallel %.0f: serve models tensor "
-                     "and expert parallelism, not data parallelism yet", pv[3]);
+    /* data parallelism: num_gpus over data_parallel engines of tp GPUs;
+     * with expert parallelism over all of them (vLLM's DP attention and
+     * wide EP) it is not modelled */
+    int ep = pv[2] > 1;
+    if (pv[3] > 1 && (ep || fmod(pv[0], pv[3]) != 0 || pv[1] * pv[3] != pv[0])) {
+        wl_error_set(err, src, line, "data_parallel", "data_parallel %.0f with tensor_parallel "
+                     "%.0f, expert_parallel %.0f on %.0f GPUs: %s", pv[3], pv[1], pv[2], pv[0],
+                     ep ? "data-parallel attention with experts over every replica (wide EP) "
+                          "is not modelled"
+                        : "a layout serve does not run");
         return WL_EUNSUPPORTED;
     }
-    int ep = pv[2] > 1;
     if (ep && (pv[2] != pv[0] || pv[1] != 1)) {
         wl_error_set(err, src, line, "expert_parallel", "expert_parallel %.0f with "
                      "tensor_parallel %.0f on %.0f GPUs: a layout serve does not run", pv[2],
                      pv[1], pv[0]);
         return WL_EUNSUPPORTED;
     }
-    if (!ep && pv[1] != pv[0]) {
+    if (!ep && pv[1] * pv[3] != pv[0]) {
         wl_error_set(err, src, line, "tensor_parallel", "tensor_parallel %.0f on %.0f GPUs: "
                      "a layout serve does not run", pv[1], pv[0]);
         return WL_EUNSUPPORTED;
     }
-    char tp[16];
-    snprintf(tp, sizeof tp, "%.0f", pv[0]);
+    char tp[16], dp[16];
+    snprintf(tp, sizeof tp, "%.0f", ep ? pv[0] : pv[1]);
+    snprintf(dp, sizeof dp, "%.0f", pv[3]);
     const char *task = row_cell(t, r, "task");
     if (strcmp(task, "lm-arena-chat")) {
         wl_error_set(err, src, line, "task", "no workload preset for the task '%.40s' "
@@ -338,7 +345,7 @@ static int predict_lb_row(const wl_results_table *t, size_t r, const char *gpu, 
                            {"dtype", prec[0] ? prec : "bf16"}, {"workload", "lm-arena-chat"},
                            {"max_num_seqs", seqs}, {"requests", reqs},
                            {"max_num_batched_tokens", "8192"}, {"async_scheduling", "on"},
-                           {"tp", tp}, {"ep", ep ? tp : ""},
+                           {"tp", tp}, {"ep", ep ? tp : ""}, {"dp", pv[3] > 1 ? dp : ""},
                            {"host", host ? host : ""}};
     int rc = WL_OK;
     for (size_t i = 0; !rc && i < sizeof kv / sizeof *kv; i++)

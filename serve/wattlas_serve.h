@@ -86,6 +86,8 @@ typedef struct {
      * its fabric (serve/steps.c); the run's power and energy are the tp
      * GPUs' sum */
     int tp;                           /* 0 or 1: one GPU */
+    int dp;                           /* data-parallel engines, each of tp GPUs with its
+                                         own scheduler and cache (0 or 1: one) */
     int ep;                           /* a MoE's experts split whole over the tp
                                          ranks (vLLM's expert parallelism, of
                                          size tp); 0: each expert's width split */
@@ -141,6 +143,7 @@ typedef struct {
  * means over the records with steady set. */
 typedef struct {
     long long step;          /* 0, 1, ...; idle waits are records too */
+    int replica;             /* the data-parallel engine it is of (0 with one) */
     double start_s, time_s;  /* from the first arrival */
     double energy_j;
     long long running;       /* requests in the step (those finishing in it included) */
@@ -220,7 +223,7 @@ int wl_serve_grid_run(const wl_serve_grid *g, wl_results_writer *w, wl_error *er
  * with '_' for '-' (gpu, model, dtype, host, set KEY=LIST, clock, workload,
  * requests, prompt_tokens, output_tokens, seed, rate, temperature, top_p,
  * top_k, repetition_penalty, sampler, output_mean_tokens, max_num_seqs, max_num_batched_tokens,
- * tp, system,
+ * tp, ep, dp, system,
  * gpu_memory_utilization, async_scheduling, optimize, max_itl_ms,
  * max_ttft_ms, phase_clocks, all); values as text in
  * the number grammar. Unset: h100-sxm-80gb, llama-3-8b, bf16,

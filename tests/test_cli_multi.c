@@ -641,7 +641,7 @@ static void test_serve_report(void **state)
     /* -o FILE.csv is CSV without --format */
     assert_int_equal(run("serve --prompt-tokens 64 --output-tokens 16 --requests 8 -o s.csv --quiet"), 0);
     slurp("s.csv", md, sizeof md);
-    assert_true(!strncmp(md, "gpu,system,gpus,tp,ep,model,", 28));
+    assert_true(!strncmp(md, "gpu,system,gpus,tp,ep,dp,model,", 31));
     /* bad input: the file, the line, the key; nothing written */
     test_write_file("bad.ini", "[serve]\nmax_num_seqs = 8\nmax-num-sqes = 4\n");
     assert_int_equal(run("report bad.ini -o brep --quiet"), 1);

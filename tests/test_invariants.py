@@ -1065,6 +1065,47 @@ class Invariants(unittest.TestCase):
                         cb = float(y["time_ms"]) - float(y["comm_ms"])
                         self.assertLessEqual(cb, ca * (1 + 1e-9) + 1e-9, (a, b, x, y))
 
+    def test_serve_data_parallel(self):
+        """--dp (issue 78): --dp 1 is plain serve; k engines of identical
+        requests (fixed lengths, all at once) dealt round robin are k runs of
+        one: k times the energy, power and tokens/s, the same time, ITL,
+        TTFT and energy per token, gpus = k x tp; the step log's records are
+        the engines' (replica 0 .. k - 1) and sum to the run's energy."""
+        rng = random.Random(SEED + 84)
+        d = tempfile.mkdtemp(dir=self.tmp)
+        for i in range(2):
+            n, seqs, k = rng.randrange(3, 20), rng.choice([2, 4, 8]), rng.choice([2, 3, 4])
+            tp = rng.choice([1, 1, 2])
+            base = ["serve", "--model", rng.choice(["llama-3-8b", "qwen3-8b", "gemma-3-12b"]),
+                    "--max-num-seqs", seqs, "--prompt-tokens", rng.choice([40, 500, 1500]),
+                    "--output-tokens", rng.randrange(3, 30), "--tp", tp]
+            if rng.random() < 0.5:
+                base += ["--async-scheduling"]
+            with self.subTest(args=" ".join(map(str, base)), n=n, k=k):
+                plain = cli(*base, "--requests", n, "--format", "csv", "--quiet").stdout
+                one = cli(*base, "--requests", n, "--dp", 1, "--format", "csv", "--quiet").stdout
+                self.assertEqual(plain, one)
+                a = next(csv.DictReader(io.StringIO(plain)))
+                sp = os.path.join(d, "s%d.csv" % i)
+                out = cli(*base, "--requests", n * k, "--dp", k, "--format", "csv", "--quiet",
+                          "--steps", sp).stdout
+                b = next(csv.DictReader(io.StringIO(out)))
+                self.assertEqual(int(b["gpus"]), k * tp)
+                for key in ("energy_j", "run_power_w", "run_output_tokens_per_s"):
+                    # each printed to 0.05 (one decimal): k of them and one
+                    self.assertAlmostEqual(float(b[key]), k * float(a[key]),
+                                           delta=1e-6 * k * float(a[key]) + 0.05 * (k + 1),
+                                           msg=key)
+                for key in ("time_s", "median_itl_ms", "p90_itl_ms", "median_ttft_ms",
+                            "run_energy_per_token_j"):
+                    self.assertAlmostEqual(float(b[key]), float(a[key]),
+                                           delta=1e-6 * float(a[key]) + 2e-3, msg=key)
+                with open(sp) as f:
+                    steps = list(csv.DictReader(f))
+                self.assertEqual(sorted({int(x["replica"]) for x in steps}), list(range(k)))
+                E = sum(float(x["energy_j"]) for x in steps)
+                self.assertAlmostEqual(E, float(b["energy_j"]), delta=1e-6 * E + 0.15)
+
     def test_serve_bounds(self):
         """rates and counts at their bounds: one request at any rate; a rate
         whose arrivals span just under 10^9 s runs, just over is a usage

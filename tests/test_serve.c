@@ -459,6 +459,46 @@ static void test_weights_once(void **state)
     assert_true(seen >= 12);
 }
 
+/* Data parallelism: two engines of eight requests of 100 + 50 tokens at
+ * max_num_seqs 2 are two of the one-engine run of four (test_steady_window):
+ * twice its energy and tokens, the same time, ITL and energy per token; the
+ * window's counts are the two engines' together (opening at 4 first tokens,
+ * closing when 8 - 4 - 1 = 3 have finished), so its 49 decode steps of the
+ * first wave are each engine's. A mixture of experts is refused. */
+static void test_data_parallel(void **state)
+{
+    (void)state;
+    wl_core_gpu g = gpu_of("h100-sxm-80gb");
+    wl_core_model m = model_of("llama-3-8b");
+    wl_error err = {0};
+    wl_serve_requests *r4 = NULL, *r8 = NULL;
+    assert_int_equal(wl_serve_requests_fixed(4, 100, 50, &r4, &err), WL_OK);
+    assert_int_equal(wl_serve_requests_fixed(8, 100, 50, &r8, &err), WL_OK);
+    wl_serve_engine e1 = {.max_num_seqs = 2}, e2 = {.max_num_seqs = 2, .dp = 2};
+    wl_serve_sim *a = NULL, *b = NULL;
+    assert_int_equal(wl_serve_sim_create(&g, &m, WL_DT_BF16, &e1, &a, &err), WL_OK);
+    assert_int_equal(wl_serve_sim_create(&g, &m, WL_DT_BF16, &e2, &b, &err), WL_OK);
+    wl_core_op op = {.sm_clock_mhz = 1980};
+    wl_serve_result ra, rb;
+    assert_int_equal(wl_serve_sim_run(a, r4, &op, &op, &ra, &err), WL_OK);
+    assert_int_equal(wl_serve_sim_run(b, r8, &op, &op, &rb, &err), WL_OK);
+    assert_true(fabs(rb.energy_j / (2 * ra.energy_j) - 1) < 1e-12);
+    assert_true(rb.time_s == ra.time_s && rb.median_itl_ms == ra.median_itl_ms);
+    assert_int_equal(rb.steps, 2 * ra.steps);
+    assert_true(fabs(rb.steady_s - ra.steady_s) < 1e-12);
+    assert_true(fabs(rb.energy_per_token_j / ra.energy_per_token_j - 1) < 1e-12);
+    assert_true(fabs(rb.avg_batch - 4) < 1e-12 && fabs(rb.power_w / (2 * ra.power_w) - 1) < 1e-12);
+    wl_serve_sim_free(a);
+    wl_serve_sim_free(b);
+    wl_serve_requests_free(r4);
+    wl_serve_requests_free(r8);
+    wl_core_model moe = model_of("qwen3-30b-a3b");
+    wl_serve_sim *c = NULL;
+    assert_int_not_equal(wl_serve_sim_create(&g, &moe, WL_DT_BF16, &e2, &c, &err), WL_OK);
+    assert_string_equal(err.field, "dp");
+    assert_null(c);
+}
+
 /* The cache budget as vLLM 0.11 profiles it: the peak is the larger of a
  * forward's activations at max_num_batched_tokens and the dummy sampler's
  * sort over max_num_seqs rows of logits, 38 bytes each. Llama 3 8B's
@@ -613,7 +653,7 @@ static void test_leaderboard_rows(void **state)
                "n_requests_in_hist,out_len_hist_counts,out_len_hist_edges\n"
                "lm-arena-chat,meta-llama/Llama-3.1-8B-Instruct,H100,1,1,1,1,16,15.9,8,9,500,0.25,"
                "2000,bfloat16,200,10 30 10,0 100 300 600\n"
-               "lm-arena-chat,meta-llama/Llama-3.1-8B-Instruct,H100,2,1,1,2,16,15.9,8,9,500,0.25,"
+               "lm-arena-chat,meta-llama/Llama-3.1-8B-Instruct,H100,2,1,2,2,16,15.9,8,9,500,0.25,"
                "2000,bfloat16,200,,\n"
                "gpqa,meta-llama/Llama-3.1-8B-Instruct,H100,1,1,1,1,16,15.9,8,9,500,0.25,2000,"
                "bfloat16,200,,\n");
@@ -635,7 +675,7 @@ static void test_leaderboard_rows(void **state)
     assert_int_equal(v.rows, 3);
     assert_int_equal(v.scored, 1);
     assert_non_null(strstr(notes, "lb.csv:4: data_parallel"));
-    assert_non_null(strstr(notes, "not data parallelism"));
+    assert_non_null(strstr(notes, "wide EP"));
     assert_non_null(strstr(notes, "lb.csv:5: task"));
     /* the same run through serve's own options */
     wl_serve_job *j = wl_serve_job_create();
@@ -854,6 +894,7 @@ int main(void)
         cmocka_unit_test(test_penalty_kernels),   cmocka_unit_test(test_leaderboard_rows),
         cmocka_unit_test(test_tensor_parallel),   cmocka_unit_test(test_moe_experts),
         cmocka_unit_test(test_sliding_window),    cmocka_unit_test(test_weights_once),
+        cmocka_unit_test(test_data_parallel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -557,7 +557,8 @@ def serve(*, fmt: "str | None" = None, **options):
     ``gpu``, ``model``, ``dtype``, ``host``, ``clock``, ``set``
     ("KEY=LIST" or a list of them), ``temperature``, ``top_p``, ``top_k``,
     ``repetition_penalty``, ``output_mean_tokens``, ``tp`` (tensor
-    parallelism, a list for several) and ``system`` (its GPUs' links),
+    parallelism, a list for several), ``ep``, ``dp`` (data-parallel
+    engines) and ``system`` (the GPUs' links),
     ``sampler`` ("native" or "flashinfer"), ``async_scheduling``, ``optimize``,
     ``max_itl_ms``, ``max_ttft_ms``, ``phase_clocks``, ``all``); lists as
     Python lists. Returns Rows with serve's columns: the steady state, the
