@@ -65,7 +65,8 @@ static void help(FILE *f)
 "'python3 -m wattlas.measure serve' writes): each row runs as 'wattlas serve'\n"
 "would (its model, dtype, workload or prompt_tokens/output_tokens, requests,\n"
 "seed, max_num_seqs, max_num_batched_tokens, async_scheduling, temperature,\n"
-"top_p, top_k, sm_clock_mhz, power_limit_w) and is written with\n"
+"top_p, top_k, sm_clock_mhz, power_limit_w, and the layout: tp, ep, dp,\n"
+"system) and is written with\n"
 "predicted_median_itl_ms, predicted_p90_itl_ms, predicted_output_tokens_per_s,\n"
 "predicted_power_w and predicted_energy_per_token_j; stderr gets the MAPE.\n");
 }

@@ -85,6 +85,10 @@ static const struct {
     {"rate_rps", "rate", 0},
     {"prefill_clock_mhz", "prefill_clock", 0},
     {"output_mean_tokens", "output_mean_tokens", 0},
+    {"tp", "tp", 0},
+    {"ep", "ep", 0},
+    {"dp", "dp", 0},
+    {"system", "system", 0},
 };
 #define NKEYS (sizeof keys / sizeof *keys)
 

@@ -258,7 +258,7 @@ int wl_serve_job_result(wl_serve_job *j, wl_serve_result *res, wl_error *err);
  * them): per row gpu, model, dtype, max_num_seqs, sm_clock_mhz, and the
  * requests (workload, or prompt_tokens and output_tokens; requests, seed),
  * optionally max_num_batched_tokens, async_scheduling, temperature, top_p,
- * top_k, power_limit_w; measured median_itl_ms, p90_itl_ms, power_w,
+ * top_k, power_limit_w, tp, ep, dp, system; measured median_itl_ms, p90_itl_ms, power_w,
  * energy_per_token_j, output_tokens_per_s. Each row is simulated on its
  * GPU's preset (or gpu, when given) and written with its predictions. */
 int wl_serve_is_measurement(const char *path);

@@ -867,6 +867,11 @@ class Invariants(unittest.TestCase):
                 ["--set", lambda: "power_limit_w=%d" % rng.choice([400, 550, 700])],
                 ["--gpu-memory-utilization", lambda: rng.choice(["0.5", "0.9"])],
                 ["--repetition-penalty", lambda: rng.choice(["1", "1.1"])],
+                # several GPUs (issue 78): the layout is in the rows too (one
+                # of them: a MoE's --ep is its --tp's, and refuses --dp)
+                rng.choice([["--tp", lambda: rng.choice(["2", "1,4"])],
+                            ["--dp", lambda: rng.choice(["2", "1,2"]), "--tp", lambda: "2"],
+                            ["--model", lambda: "qwen3-30b-a3b", "--ep", lambda: "2"]]),
                 # fixed lengths, or the workload's answers scaled (not both:
                 # a usage error)
                 rng.choice([["--prompt-tokens", lambda: "300", "--output-tokens", lambda: "20"],
