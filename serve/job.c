@@ -418,8 +418,9 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
     for (size_t i = 0; !rc && j->ep > 1 && i < j->tp.n; i++)
         if (j->tp.v[i] != (double)j->ep) {
             wl_error_set(err, "--ep", 0, "ep", "expert parallelism %lld on tensor parallelism "
-                         "%g: vLLM's expert-parallel group is the tensor-parallel one (tp x dp, "
-                         "and serve has no --dp), so --ep is --tp's", j->ep, j->tp.v[i]);
+                         "%g: vLLM's expert-parallel group spans the tp x dp GPUs and serve's "
+                         "data-parallel engines are dense-only, so --ep is --tp's", j->ep,
+                         j->tp.v[i]);
             rc = WL_EINVAL;
         }
     if (!rc)
