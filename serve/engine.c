@@ -139,7 +139,7 @@ static int cache_blocks(wl_serve_sim *s, wl_error *err)
     kvh = kvh >= t ? kvh / t : 1;
     /* the cache's dtype is vLLM's kv_cache_dtype "auto", the activations':
      * bf16 for an fp8 (W8A8) checkpoint */
-    wl_dtype kdt = s->dtype == WL_DT_FP8 || s->dtype == WL_DT_INT8 ? WL_DT_BF16 : s->dtype;
+    wl_dtype kdt = wl_serve_i_act_dtype(s->dtype);
     /* vLLM 0.11's hybrid KV-cache manager (v1/core/kv_cache_utils.py,
      * uniform page size): a model with full-attention and sliding-window
      * layers gets groups of g = min(full, local) layers, ceil(n / g) groups

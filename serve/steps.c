@@ -168,6 +168,13 @@ static int grow(wl_serve_i_costs *c)
     return WL_OK;
 }
 
+wl_dtype wl_serve_i_act_dtype(wl_dtype dtype)
+{
+    if (dtype == WL_DT_TF32)
+        return WL_DT_FP32;
+    return dtype == WL_DT_FP8 || dtype == WL_DT_INT8 ? WL_DT_BF16 : dtype;
+}
+
 /* vLLM's all-reduce of `bytes` over the tensor-parallel group (vLLM 0.11,
  * distributed/device_communicators/cuda_communicator.py all_reduce): its
  * custom all-reduce for tensors under 8 MB on fully connected NVLink
@@ -206,7 +213,7 @@ static double tp_comm_s(const wl_serve_i_costs *c, long long tokens, long long s
     if (g->n <= 1)
         return 0;
     const wl_core_model *m = c->model;
-    double eb = wl_dtype_bytes(c->shape.dtype == WL_DT_TF32 ? WL_DT_FP32 : c->shape.dtype);
+    double eb = wl_dtype_bytes(wl_serve_i_act_dtype(c->shape.dtype));
     double ar = all_reduce_s(g, c->engine.system, (double)tokens * m->d_model * eb);
     double vocab = (double)((m->vocab_size + 63) / 64 * 64);
     double gather = sampled > 0 ? wl_cluster_coll_time(g, WL_COLL_ALL_GATHER,
