@@ -71,7 +71,27 @@ static void serve_attention(bld *B, long long bh)
     B->gemm_dt = g;
 }
 
-static void serve_linear(bld *B, long long in, long long out, int bias);
+/* A linear layer of a serving forward. With 8-bit weights (B->quant) vLLM's
+ * W8A8 path first quantizes the bf16 input per token (scaled_fp8_quant:
+ * a pass over the T x in activations, an absmax and a scaled cast) and runs
+ * the GEMM in 8 bits; the head and the router stay in bf16 (unquantized
+ * layers of the checkpoints). */
+static void serve_linear(bld *B, long long in, long long out, int bias)
+{
+    if (B->quant)
+        wl_core_bld_ewc(B, WL_EW_UNSPEC_SCALAR, B->T * in, B->dt);
+    wl_core_bld_linear_x(B, in, out, bias, 0);
+}
+
+/* The same for 16-bit GEMMs (an unquantized layer of an 8-bit checkpoint). */
+static void serve_linear16(bld *B, long long in, long long out)
+{
+    wl_dtype g = B->gemm_dt;
+    if (B->quant)
+        B->gemm_dt = B->dt;
+    wl_core_bld_linear_x(B, in, out, 0, 0);
+    B->gemm_dt = g;
+}
 
 /* Multi-head latent attention as vLLM 0.11 serves DeepSeek-V2/V3
  * (model_executor/models/deepseek_v2.py DeepseekV2MLAAttention,
@@ -94,7 +114,7 @@ static void serve_mla(bld *B)
     const wl_core_model *m = B->m;
     long long T = B->T, h = B->h, qr = m->q_lora_rank, kvr = m->kv_lora_rank;
     long long nope = m->qk_nope_head_dim, rope = m->qk_rope_head_dim, vd = m->v_head_dim;
-    serve_linear(B, B->d, (qr > 0 ? qr : 0) + kvr + rope, 0);
+    serve_linear(B, B->d, qr + kvr + rope, 0);
     if (qr > 0) {
         wl_kernel n = wl_core_bld_rowk(WL_K_RMSNORM, T, qr, B->dt);
         wl_core_bld_add(B, &n);
@@ -133,28 +153,6 @@ static void serve_mla(bld *B)
         B->s = s;
         B->sk = sk;
     }
-}
-
-/* A linear layer of a serving forward. With 8-bit weights (B->quant) vLLM's
- * W8A8 path first quantizes the bf16 input per token (scaled_fp8_quant:
- * a pass over the T x in activations, an absmax and a scaled cast) and runs
- * the GEMM in 8 bits; the head and the router stay in bf16 (unquantized
- * layers of the checkpoints). */
-static void serve_linear(bld *B, long long in, long long out, int bias)
-{
-    if (B->quant)
-        wl_core_bld_ewc(B, WL_EW_UNSPEC_SCALAR, B->T * in, B->dt);
-    wl_core_bld_linear_x(B, in, out, bias, 0);
-}
-
-/* The same for 16-bit GEMMs (an unquantized layer of an 8-bit checkpoint). */
-static void serve_linear16(bld *B, long long in, long long out)
-{
-    wl_dtype g = B->gemm_dt;
-    if (B->quant)
-        B->gemm_dt = B->dt;
-    wl_core_bld_linear_x(B, in, out, 0, 0);
-    B->gemm_dt = g;
 }
 
 /* A MoE layer's FFN as vLLM 0.11 runs it on one rank (FusedMoE,

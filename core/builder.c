@@ -339,6 +339,20 @@ int wl_core_build_scope(const wl_core_model *model, const wl_core_shape *shape, 
     return build(model, shape, layer, out, &B, err);
 }
 
+/* vLLM pads the vocabulary to a multiple of 64 (DEFAULT_VOCAB_PADDING_SIZE,
+ * layers/vocab_parallel_embedding.py) before splitting it over the ranks */
+long long wl_core_serve_vocab(const wl_core_model *m)
+{
+    return ((long long)m->vocab_size + 63) / 64 * 64;
+}
+
+wl_dtype wl_core_serve_act_dtype(wl_dtype dtype)
+{
+    if (dtype == WL_DT_TF32)
+        return WL_DT_FP32;
+    return dtype == WL_DT_FP8 || dtype == WL_DT_INT8 ? WL_DT_BF16 : dtype;
+}
+
 /* One rank of tensor parallelism t as vLLM shards a decoder
  * (model_executor/models/llama.py, layers/linear.py,
  * layers/vocab_parallel_embedding.py): the query heads split t ways
@@ -378,8 +392,7 @@ static int tp_shard(bld *B, int t, int ep, wl_error *err)
     else
         B->moe_ff /= t;
     B->moe_ranks = t;
-    long long v = (m->vocab_size + 63) / 64 * 64;
-    B->head_vocab = (v + t - 1) / t;
+    B->head_vocab = (wl_core_serve_vocab(m) + t - 1) / t;
     return WL_OK;
 }
 
@@ -421,10 +434,8 @@ int wl_core_build_serve_step(const wl_core_model *model, const wl_core_shape *sh
     /* an fp8 (or int8) checkpoint as vLLM serves it (W8A8: the linear
      * layers' weights in 8 bits, activations, the KV cache and attention in
      * bf16, the LM head and the router unquantized) */
-    if (B.dt == WL_DT_FP8 || B.dt == WL_DT_INT8) {
-        B.quant = 1;
-        B.dt = WL_DT_BF16;
-    }
+    B.quant = wl_core_serve_act_dtype(sh.dtype) != B.dt;
+    B.dt = wl_core_serve_act_dtype(sh.dtype);
     char name[160];
     snprintf(name, sizeof name, "%s_%s_serve_d%lld_c%lld_p%lld_k%lld", model->id,
              wl_dtype_name(sh.dtype), st->decode, st->context, st->chunk, st->chunk_context);

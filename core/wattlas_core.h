@@ -240,8 +240,7 @@ typedef struct {
     /* timing feasibility (alpha-power law, Sakurai-Newton 1990):
      * f_max(V) ~ (V - vth)^alpha / V, anchored at the top of the V-f curve
      * less the guardband */
-    double vth_mv;
-    double alpha_power;
+    double vth_mv, alpha_power;
     double vf_guardband_mv;
     /* the silicon's critical point: the top of the preset's own V-f curve,
      * fixed when the preset is read, so that a design change of the curve
@@ -455,8 +454,7 @@ typedef struct {
     wl_ew_op op;
     wl_dtype in_dtype;
     wl_dtype acc_dtype;
-    int tensor_core;
-    int causal;
+    int tensor_core, causal;
     long long m, n, k, batch;
     double gap_us;
     /* GEMM from an implicit-GEMM convolution (0 = a plain GEMM): filter taps
@@ -620,11 +618,10 @@ typedef struct {
     char id[64];
     wl_style style;
     int layers, d_model;
-    int heads, kv_heads;
+    int heads, kv_heads, d_ff;
     int head_dim;      /* a head's width: 0 is d_model / heads (Qwen3, Gemma 3 set theirs) */
     int sliding_window, global_every; /* local attention over the last sliding_window keys
                                          but on every global_every-th layer (0: none) */
-    int d_ff;
     wl_activation activation;
     wl_norm norm;
     int pre_norm;      /* 1 = pre-norm, 0 = post-norm */
@@ -779,6 +776,9 @@ typedef struct {
 } wl_core_serve_step;
 int wl_core_build_serve_step(const wl_core_model *model, const wl_core_shape *shape,
                              const wl_core_serve_step *st, wl_core_workload **out, wl_error *err);
+/* A served model's activations (and KV cache): bf16 for 8-bit weights (W8A8), fp32 for tf32. */
+wl_dtype wl_core_serve_act_dtype(wl_dtype dtype);
+long long wl_core_serve_vocab(const wl_core_model *m); /* padded to 64 (vLLM's LM head) */
 /* What a step does beside its kernels. */
 typedef struct {
     double params;          /* parameters of the model the mode runs (train:

@@ -139,7 +139,7 @@ static int cache_blocks(wl_serve_sim *s, wl_error *err)
     kvh = kvh >= t ? kvh / t : 1;
     /* the cache's dtype is vLLM's kv_cache_dtype "auto", the activations':
      * bf16 for an fp8 (W8A8) checkpoint */
-    wl_dtype kdt = wl_serve_i_act_dtype(s->dtype);
+    wl_dtype kdt = wl_core_serve_act_dtype(s->dtype);
     /* vLLM 0.11's hybrid KV-cache manager (v1/core/kv_cache_utils.py,
      * uniform page size): a model with full-attention and sliding-window
      * layers gets groups of g = min(full, local) layers, ceil(n / g) groups
@@ -191,9 +191,7 @@ static int cache_blocks(wl_serve_sim *s, wl_error *err)
  * steps use). */
 static int tp_check(const wl_serve_sim *s, wl_error *err)
 {
-    wl_core_shape sh = {.batch = 1, .seq = 1, .dtype = s->dtype, .attention = WL_ATTN_FLASH,
-                        .mode = WL_MODE_DECODE, .gen = 2, .launch = WL_LAUNCH_GRAPHS,
-                        .impl = WL_IMPL_FUSED};
+    wl_core_shape sh = wl_serve_i_step_shape(s->dtype);
     wl_core_serve_step st = {.decode = 1, .context = 1, .sampled = 1, .seqs = 1,
                              .tp = s->engine.tp};
     wl_core_workload *wl = NULL;
@@ -274,11 +272,16 @@ void wl_serve_sim_free(wl_serve_sim *s)
     free(s);
 }
 
+/* Blocks of the pool in tokens of every group: a request of this many
+ * holds them when its window groups hold as many blocks as its full ones. */
+static long long pool_tokens(const wl_serve_sim *s, long long blocks)
+{
+    return blocks / (s->groups_full + s->groups_local) * s->engine.block_size;
+}
+
 long long wl_serve_sim_kv_tokens(const wl_serve_sim *s)
 {
-    /* in tokens of every group: a request of this many whose window groups
-     * hold as many blocks as its full ones (all of them, without a window) */
-    return s->kv_blocks / (s->groups_full + s->groups_local) * s->engine.block_size;
+    return pool_tokens(s, s->kv_blocks);
 }
 
 /* The pool's blocks a request of `tokens` holds, over its groups. */
@@ -446,8 +449,7 @@ static int plan(wl_serve_sim *s, state *S, engine *E, const run_ops *o,
         E->idle = 1;
         E->pending = 1;
         E->running = 0;
-        E->held = (s->kv_blocks - E->free_blocks) / (s->groups_full + s->groups_local) *
-                  e->block_size;
+        E->held = pool_tokens(s, s->kv_blocks - E->free_blocks);
         return WL_OK;
     }
     long long budget = e->max_num_batched_tokens;
@@ -540,7 +542,7 @@ static int plan(wl_serve_sim *s, state *S, engine *E, const run_ops *o,
     E->idle = 0;
     E->pending = 1;
     E->running = (long long)E->nrun;
-    E->held = (s->kv_blocks - E->free_blocks) / (s->groups_full + s->groups_local) * e->block_size;
+    E->held = pool_tokens(s, s->kv_blocks - E->free_blocks);
     return WL_OK;
 }
 
@@ -700,7 +702,7 @@ int wl_serve_sim_run(wl_serve_sim *s, const wl_serve_requests *r, const wl_core_
         double t = 0;
         for (size_t i = 0; i < ne; i++)
             t = fmax(t, S.e[i].t);
-        for (size_t i = 0; i < ne && ne > 1; i++) {
+        for (size_t i = 0; i < ne; i++) {
             double tail = t - S.e[i].t;
             energy += o.idle_w * tail;
             if (w1 > w0)

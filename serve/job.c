@@ -248,17 +248,8 @@ int wl_serve_job_set(wl_serve_job *j, const char *key, const char *v, const char
 /* GPUs x the cartesian product of the --set lists. */
 static int gpus(wl_serve_job *j, wl_error *err)
 {
-    /* a --system without --gpu: the system's GPU */
-    char sys_gpu[64] = "";
-    if (j->system && !j->gpus.n) {
-        wl_cluster_system s;
-        int rc = wl_cluster_system_load(j->system, &s, err);
-        if (rc) {
-            wl_error_locate(err, "--system", 0);
-            return rc;
-        }
-        snprintf(sys_gpu, sizeof sys_gpu, "%s", s.gpu);
-    }
+    /* a --system without --gpu: the system's GPU (system_of loaded it) */
+    const char *sys_gpu = j->system ? j->sys.gpu : "";
     size_t names = j->gpus.n ? j->gpus.n : 1, per = 1;
     for (size_t i = 0; i < j->nset; i++) {
         per *= j->set_val[i].n;
@@ -311,23 +302,25 @@ static int gpus(wl_serve_job *j, wl_error *err)
     return WL_OK;
 }
 
-/* The system whose links join a tensor-parallel run's GPUs: --system, or
- * the system preset built of the first GPU (dgx-h100 for h100-sxm-80gb);
- * asked only when some --tp is above 1. A system named without --gpu
- * gives its GPU. */
-static int system_of(wl_serve_job *j, wl_error *err)
+/* The system whose links join a tensor-parallel run's GPUs: --system
+ * (loaded before the GPUs, whose default it gives), or the system preset
+ * built of the first GPU (dgx-h100 for h100-sxm-80gb), asked only when some
+ * --tp is above 1. */
+static int named_system(wl_serve_job *j, wl_error *err)
 {
     memset(&j->sys, 0, sizeof j->sys);
+    int rc = j->system ? wl_cluster_system_load(j->system, &j->sys, err) : WL_OK;
+    if (rc)
+        wl_error_locate(err, "--system", 0);
+    return rc;
+}
+
+static int system_of(wl_serve_job *j, wl_error *err)
+{
     int multi = 0;
     for (size_t i = 0; i < j->tp.n; i++)
         multi |= j->tp.v[i] > 1;
-    if (j->system) {
-        int rc = wl_cluster_system_load(j->system, &j->sys, err);
-        if (rc)
-            wl_error_locate(err, "--system", 0);
-        return rc;
-    }
-    if (!multi)
+    if (j->system || !multi)
         return WL_OK;
     const char *gpu = j->gv[0].id;
     for (size_t i = 0; i < wl_preset_count(WL_PRESET_SYSTEM); i++) {
@@ -355,7 +348,9 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
     j->req = NULL;
     free(j->eng);
     j->eng = NULL;
-    int rc = gpus(j, err);
+    int rc = named_system(j, err);
+    if (!rc)
+        rc = gpus(j, err);
     if (!rc)
         rc = wl_preset_model_load(j->model ? j->model : "llama-3-8b", &j->m, err);
     j->dt = WL_DT_BF16;
@@ -408,12 +403,12 @@ int wl_serve_job_finish(wl_serve_job *j, wl_error *err)
             j->sampling.repetition_penalty = j->repetition_penalty;
     }
     /* --ep N: vLLM's --enable-expert-parallel, whose expert-parallel group
-     * is the tensor-parallel one (tp x dp GPUs, and no --dp here): N is
-     * --tp's, or gives it */
+     * spans tp x dp GPUs (and serve's data-parallel engines are dense-only):
+     * N is --tp's, or gives it */
     if (!rc && j->ep > 1 && !j->tp.n) {
-        rc = wl_core_parse_axis("1", 1, 4096, 1, "--ep", 0, "tp", &j->tp, err);
-        if (!rc)
-            j->tp.v[0] = (double)j->ep;
+        char n[24];
+        snprintf(n, sizeof n, "%lld", j->ep);
+        rc = wl_core_parse_axis(n, 1, 4096, 1, "--ep", 0, "tp", &j->tp, err);
     }
     for (size_t i = 0; !rc && j->ep > 1 && i < j->tp.n; i++)
         if (j->tp.v[i] != (double)j->ep) {

@@ -12,10 +12,9 @@
 double wl_serve_i_uniform(uint64_t *state);
 uint64_t wl_serve_i_mix64(uint64_t z);
 
-/* The activations' (and the KV cache's) dtype of a model served at dtype:
- * fp32 for tf32, bf16 for an 8-bit checkpoint (vLLM's W8A8 path, as
- * core/builder.c builds its steps). */
-wl_dtype wl_serve_i_act_dtype(wl_dtype dtype);
+/* The shape a step's builder is called with (wl_core_build_serve_step):
+ * a fused, graphed decode of the model at dtype. */
+wl_core_shape wl_serve_i_step_shape(wl_dtype dtype);
 
 /* One step's shape as the scheduler sees it. */
 typedef struct {

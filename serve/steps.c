@@ -90,9 +90,7 @@ int wl_serve_i_costs_create(const wl_core_gpu *gpu, const wl_core_model *model, 
     }
     c->gpu = gpu;
     c->model = model;
-    c->shape = (wl_core_shape){.batch = 1, .seq = 1, .dtype = dtype, .attention = WL_ATTN_FLASH,
-                               .mode = WL_MODE_DECODE, .gen = 2, .launch = WL_LAUNCH_GRAPHS,
-                               .impl = WL_IMPL_FUSED};
+    c->shape = wl_serve_i_step_shape(dtype);
     c->engine = *e;
     if (e->tp > 1 && e->system)
         wl_cluster_group_of(e->system, e->tp, 1, &c->tp);
@@ -168,11 +166,11 @@ static int grow(wl_serve_i_costs *c)
     return WL_OK;
 }
 
-wl_dtype wl_serve_i_act_dtype(wl_dtype dtype)
+wl_core_shape wl_serve_i_step_shape(wl_dtype dtype)
 {
-    if (dtype == WL_DT_TF32)
-        return WL_DT_FP32;
-    return dtype == WL_DT_FP8 || dtype == WL_DT_INT8 ? WL_DT_BF16 : dtype;
+    return (wl_core_shape){.batch = 1, .seq = 1, .dtype = dtype, .attention = WL_ATTN_FLASH,
+                           .mode = WL_MODE_DECODE, .gen = 2, .launch = WL_LAUNCH_GRAPHS,
+                           .impl = WL_IMPL_FUSED};
 }
 
 /* vLLM's all-reduce of `bytes` over the tensor-parallel group (vLLM 0.11,
@@ -213,9 +211,9 @@ static double tp_comm_s(const wl_serve_i_costs *c, long long tokens, long long s
     if (g->n <= 1)
         return 0;
     const wl_core_model *m = c->model;
-    double eb = wl_dtype_bytes(wl_serve_i_act_dtype(c->shape.dtype));
+    double eb = wl_dtype_bytes(wl_core_serve_act_dtype(c->shape.dtype));
     double ar = all_reduce_s(g, c->engine.system, (double)tokens * m->d_model * eb);
-    double vocab = (double)((m->vocab_size + 63) / 64 * 64);
+    double vocab = (double)wl_core_serve_vocab(m);
     double gather = sampled > 0 ? wl_cluster_coll_time(g, WL_COLL_ALL_GATHER,
                                                        (double)sampled * vocab * eb)
                                 : 0;

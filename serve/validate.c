@@ -297,7 +297,7 @@ static int predict_lb_row(const wl_results_table *t, size_t r, const char *gpu, 
      * with expert parallelism over all of them (vLLM's DP attention and
      * wide EP) it is not modelled */
     int ep = pv[2] > 1;
-    if (pv[3] > 1 && (ep || fmod(pv[0], pv[3]) != 0 || pv[1] * pv[3] != pv[0])) {
+    if (pv[3] > 1 && (ep || pv[1] * pv[3] != pv[0])) {
         wl_error_set(err, src, line, "data_parallel", "data_parallel %.0f with tensor_parallel "
                      "%.0f, expert_parallel %.0f on %.0f GPUs: %s", pv[3], pv[1], pv[2], pv[0],
                      ep ? "data-parallel attention with experts over every replica (wide EP) "
