@@ -1111,6 +1111,41 @@ class Invariants(unittest.TestCase):
                 E = sum(float(x["energy_j"]) for x in steps)
                 self.assertAlmostEqual(E, float(b["energy_j"]), delta=1e-6 * E + 0.15)
 
+    def test_serve_w8a8(self):
+        """An 8-bit checkpoint serves bf16 activations (issue 78: its
+        all-reduces were counted at one byte an element, its attention run
+        in 8 bits): on the same schedule its steps' collectives take what the
+        bf16 checkpoint's take, and its KV cache (bf16 either way, fewer bytes
+        of weights) holds at least as many tokens."""
+        rng = random.Random(SEED + 85)
+        d = tempfile.mkdtemp(dir=self.tmp)
+        for i in range(2):
+            model, tp = rng.choice([("llama-3-8b", 2), ("qwen3-30b-a3b", 2), ("llama-3-70b", 4),
+                                    ("gemma-3-12b", 2)])
+            base = ["serve", "--model", model, "--tp", tp, "--requests", rng.randrange(3, 12),
+                    "--max-num-seqs", rng.choice([2, 4, 8]), "--prompt-tokens",
+                    rng.choice([40, 400]), "--output-tokens", rng.randrange(3, 20)]
+            if model == "qwen3-30b-a3b" and rng.random() < 0.5:
+                base += ["--ep", tp]
+            with self.subTest(args=" ".join(map(str, base))):
+                rows, logs = {}, {}
+                for dt in ("bf16", "fp8"):
+                    sp = os.path.join(d, "s%d%s.csv" % (i, dt))
+                    out = cli(*base, "--dtype", dt, "--format", "csv", "--quiet",
+                              "--steps", sp).stdout
+                    rows[dt] = next(csv.DictReader(io.StringIO(out)))
+                    with open(sp) as f:
+                        logs[dt] = list(csv.DictReader(f))
+                self.assertGreaterEqual(int(rows["fp8"]["kv_cache_tokens"]),
+                                        int(rows["bf16"]["kv_cache_tokens"]))
+                sched = ("running", "decode_seqs", "prefill_tokens", "sampled_tokens")
+                a, b = logs["bf16"], logs["fp8"]
+                self.assertEqual([[x[k] for k in sched] for x in a],
+                                 [[x[k] for k in sched] for x in b])
+                for x, y in zip(a, b):
+                    self.assertAlmostEqual(float(x["comm_ms"]), float(y["comm_ms"]),
+                                           delta=1e-9 * float(x["comm_ms"]) + 1e-9, msg=(x, y))
+
     def test_serve_bounds(self):
         """rates and counts at their bounds: one request at any rate; a rate
         whose arrivals span just under 10^9 s runs, just over is a usage
