@@ -67,6 +67,8 @@ int wl_core_i_kernel_us_series(const wl_core_evaluator *ev, const wl_kprep *p, d
                                double *t);
 double wl_core_i_op_voltage(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz);
 double wl_core_i_op_idle_w(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz, double v_mv);
+/* idle power measured at the curve's v_tab_mv, at v_mv at the same clock: x (v / v_tab)^2 */
+double wl_core_i_idle_off_curve(double idle_tab_w, double v_mv, double v_tab_mv);
 double wl_core_i_op_cap_w(const wl_core_gpu *gpu, const wl_core_op *op);
 void wl_core_i_kernel_power(const wl_core_evaluator *ev, const wl_kprep *p, double x, double t,
                             double *pc, double *pm, double *p0);

@@ -113,8 +113,8 @@ static double held_vr(const held_walk *w, double x, double *d_idle, int *hint)
         vr = pow(vx > 0 ? vx * 1e-3 : 0, gpu->coef.v_exponent) / w->va_f;
     }
     double idle = table_at(vf, vf->idle_w, x, &hint[2]);
-    if (offset && v_tab > 0)
-        idle *= (vx / v_tab) * (vx / v_tab);
+    if (offset)
+        idle = wl_core_i_idle_off_curve(idle, vx, v_tab);
     *d_idle = idle - w->idle_f;
     return vr;
 }

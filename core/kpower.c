@@ -218,17 +218,29 @@ double wl_core_i_op_cap_w(const wl_core_gpu *gpu, const wl_core_op *op)
            gpu->coef.power_cap_frac;
 }
 
-/* Idle power at clock f_mhz and voltage v_mv: the idle table holds at the
- * table's voltage; off the curve (fixed voltage or an offset) idle power,
- * mostly leakage and clock power, scales as V^2. */
+/* Idle power off the board's curve. The idle table is measured at the
+ * table's own voltage v_tab_mv for each clock; at another voltage v_mv (a
+ * fixed voltage or an offset) at the same clock, idle power -- the clock
+ * tree's switching, C V^2 f, and leakage, which over a DVFS range's few
+ * hundred millivolts rises about as V^2 too (the same V^2 as lambda(V) in
+ * the run's solve, core/eval.c) -- scales as (v_mv / v_tab_mv)^2. The one
+ * rule for a whole run (op_idle_w) and for each clock the governor holds a
+ * kernel at (core/governor.c). */
+double wl_core_i_idle_off_curve(double idle_tab_w, double v_mv, double v_tab_mv)
+{
+    if (!(v_tab_mv > 0))
+        return idle_tab_w;
+    double r = v_mv / v_tab_mv;
+    return idle_tab_w * r * r;
+}
+
+/* Idle power at clock f_mhz and voltage v_mv: the table's, moved off the
+ * curve when the op fixes or offsets the voltage. */
 double wl_core_i_op_idle_w(const wl_core_gpu *gpu, const wl_core_op *op, double f_mhz, double v_mv)
 {
     double idle = wl_core_gpu_idle_w(gpu, f_mhz);
-    if (op->voltage_mv > 0 || op->voltage_offset_mv != 0) {
-        double v_tab = wl_core_gpu_voltage_mv(gpu, f_mhz);
-        if (v_tab > 0)
-            idle *= (v_mv / v_tab) * (v_mv / v_tab);
-    }
+    if (op->voltage_mv > 0 || op->voltage_offset_mv != 0)
+        idle = wl_core_i_idle_off_curve(idle, v_mv, wl_core_gpu_voltage_mv(gpu, f_mhz));
     return idle;
 }
 

@@ -651,6 +651,65 @@ static void test_voltage_override(void **state)
     wl_core_workload_free(wl);
 }
 
+/* A run the cap holds below its request reports the voltage its clock ran
+ * at: the curve's at the effective clock plus the offset (issue 79: an H100
+ * 8192^3 GEMM asked for 1980 MHz with +50 mV, held near 1290 MHz, printed
+ * 1025 mV, V(1980) + 50, where it runs near 835). The same run at the
+ * effective clock without a limit is the independent figure: it heats the
+ * die as the held run does (both near the cap), so the two agree to the
+ * hot curve's few millivolts. */
+static void test_voltage_held(void **state)
+{
+    (void)state;
+    wl_error err;
+    wl_core_gpu g;
+    assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &g, &err), WL_OK);
+    wl_core_workload *wl = wl_core_workload_create("g");
+    wl_kernel k = {.kind = WL_K_GEMM, .in_dtype = WL_DT_BF16, .acc_dtype = WL_DT_BF16,
+                   .tensor_core = 1, .batch = 1, .m = 8192, .n = 8192, .k = 8192};
+    assert_int_equal(wl_core_workload_add(wl, &k), WL_OK);
+    wl_core_evaluator *ev;
+    assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &ev), WL_OK);
+    const double offsets[] = {-50, 0, 20, 50};
+    for (size_t i = 0; i < sizeof offsets / sizeof *offsets; i++) {
+        wl_core_op held = {.sm_clock_mhz = 1980, .voltage_offset_mv = offsets[i]};
+        wl_core_result rh, rf;
+        assert_int_equal(wl_core_evaluator_run(ev, &held, &rh), WL_OK);
+        assert_true(rh.throttled);
+        assert_true(rh.effective_clock_mhz < 1600);
+        wl_core_op free_op = {.sm_clock_mhz = rh.effective_clock_mhz,
+                              .voltage_offset_mv = offsets[i], .ignore_power_limit = 1};
+        assert_int_equal(wl_core_evaluator_run(ev, &free_op, &rf), WL_OK);
+        if (fabs(rh.voltage_mv - rf.voltage_mv) > 3.0)
+            fail_msg("offset %+.0f mV: held at %.1f MHz reports %.1f mV, the same clock unheld %.1f",
+                     offsets[i], rh.effective_clock_mhz, rh.voltage_mv, rf.voltage_mv);
+        /* and far below the request's own voltage */
+        assert_true(rh.voltage_mv < wl_core_gpu_voltage_mv(&g, 1980) + offsets[i] - 100);
+    }
+    wl_core_evaluator_free(ev);
+    wl_core_workload_free(wl);
+}
+
+/* Idle power off the curve, by hand: measured 100 W at the curve's 800 mV,
+ * at 880 mV it is 100 x (880 / 800)^2 = 121 W, at 720 mV 81 W. Through an
+ * op on the H100: +60 mV at 1200 MHz scales the table's idle power by
+ * ((V + 60) / V)^2, V the curve's there; without an offset it is the
+ * table's. */
+static void test_idle_off_curve(void **state)
+{
+    (void)state;
+    assert_close(wl_core_i_idle_off_curve(100.0, 880.0, 800.0), 121.0, 1e-12);
+    assert_close(wl_core_i_idle_off_curve(100.0, 720.0, 800.0), 81.0, 1e-12);
+    wl_error err;
+    wl_core_gpu g;
+    assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &g, &err), WL_OK);
+    double v = wl_core_gpu_voltage_mv(&g, 1200), idle = wl_core_gpu_idle_w(&g, 1200);
+    wl_core_op off = {.sm_clock_mhz = 1200, .voltage_offset_mv = 60}, on = {.sm_clock_mhz = 1200};
+    assert_close(wl_core_i_op_idle_w(&g, &off, 1200, v + 60), idle * (v + 60) * (v + 60) / (v * v),
+                 1e-9);
+    assert_close(wl_core_i_op_idle_w(&g, &on, 1200, v), idle, 1e-12);
+}
+
 /* GEMM DRAM traffic on a small L2 (A10: 6 MB) follows the wave footprint,
  * not the capacity blocking. 8192^3 bf16 on 72 SMs: the 128x128 tile wins
  * (8192 tiles / 72 SMs quantise to 114 per SM, 256x128 tiles to 29 of
@@ -1242,6 +1301,8 @@ int main(void)
         cmocka_unit_test(test_governor_hot_die),
         cmocka_unit_test(test_governor_fast),
         cmocka_unit_test(test_voltage_override),
+        cmocka_unit_test(test_voltage_held),
+        cmocka_unit_test(test_idle_off_curve),
         cmocka_unit_test(test_clock_grid),
         cmocka_unit_test(test_energy_u_shape),
         cmocka_unit_test(test_transfer),

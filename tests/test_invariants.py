@@ -516,6 +516,41 @@ class Invariants(unittest.TestCase):
                 self.assertEqual(wattlas.pareto(path, fmt="csv"),
                                  cli("pareto", path, "--format", "csv").stdout, describe(c))
 
+    def test_voltage_at_effective_clock(self):
+        """a row's voltage_mv is the voltage its clock ran at: a row the cap
+        holds below its request reports what the same run at its effective
+        clock without a limit reports (the curve's there plus the offset,
+        both dies near the cap's temperature), not its request's; feasible
+        is judged at that clock and voltage"""
+        rng = random.Random(SEED + 11)
+        seen = 0
+        for i, c in enumerate(self.cases):
+            with self.subTest(case=i):
+                # the lowest caps hold hardest; a positive offset now and then
+                voff = sorted(set(c["voff"]) | {rng.choice([-40, 30])})
+                full = cli("sweep", *sweep_args(c, caps=c["caps"][:2], voff=voff),
+                           "--quiet", check=False)
+                if full.returncode != 0:
+                    continue
+                held = [r for r in rows_of(full.stdout) if r.get("throttled") == "1" and
+                        r.get("time_ms") not in ("", "nan") and
+                        num(r, "sm_clock_mhz") - num(r, "effective_clock_mhz") > 60 and
+                        num(r, "effective_clock_mhz") >= gpus()[c["gpu"]]["fmin"]]
+                for r in rng.sample(held, min(2, len(held))):
+                    args = ["--gpu", c["gpu"], *c["args"], "--clock", r["effective_clock_mhz"],
+                            "--voltage-offset-mv", r["voltage_offset_mv"], "--no-power-limit"]
+                    for k, v in c["set"].items():
+                        args += ["--set", "%s=%s" % (k, axis(v))]
+                    p = rows_of(cli("predict", *args, "--format", "csv", "--quiet").stdout)[0]
+                    self.assertLessEqual(abs(num(r, "voltage_mv") - num(p, "voltage_mv")), 6.0,
+                                         "held at %s of %s MHz (offset %s) it reports %s mV; the "
+                                         "same clock unheld %s mV: %s"
+                                         % (r["effective_clock_mhz"], r["sm_clock_mhz"],
+                                            r["voltage_offset_mv"], r["voltage_mv"],
+                                            p["voltage_mv"], describe(c)))
+                    seen += 1
+        print("voltage at the effective clock: %d held rows checked" % seen, flush=True)
+
     def test_compare(self):
         """compare's columns at the asked clock and at its optimum are the
         predict rows of each GPU"""
