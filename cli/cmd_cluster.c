@@ -55,9 +55,10 @@ static void help(FILE *f)
 "  --seq N                 tokens per sequence (default 2048)\n"
 "  --recompute none|selective|full  activation recomputation (default none)\n"
 "  --schedule gpipe|1f1b|interleaved|zb-h1  (default 1f1b, interleaved with --vp > 1)\n"
-"  --power-limits LIST     a row per board power limit in W (150:300:25), every GPU\n"
+"  --power-limit-w LIST    a row per board power limit in W (150:300:25), every GPU\n"
 "                          capped alike, Zeus's knob; power_limit_w comes first; with\n"
 "                          --frontier, the frontier over these caps beside the plans'\n"
+"                          (--power-limits, the older spelling, is the same)\n"
 "  --stage-power-limits LIST  one board power limit per pipeline stage, W (each\n"
 "                          stage's average power held to its own)\n"
 "  --partition uniform|balanced|parameters|N,N,...  layers per stage (default uniform,\n"
@@ -108,7 +109,7 @@ static void help(FILE *f)
 "                          no other beats in both time and energy, fastest first; then\n"
 "                          the per-computation plans' own frontier (kind computation,\n"
 "                          clocks_mhz each stage's time-weighted mean clocks); with\n"
-"                          --power-limits, then the caps' frontier (kind cap,\n"
+"                          --power-limit-w, then the caps' frontier (kind cap,\n"
 "                          power_limit_w), all against every GPU at its maximum clock\n"
 "  --stages                a row per pipeline stage instead of the summary\n"
 "  --timeline FILE.json    the simulated timeline as Chrome trace events (Perfetto)\n"
@@ -158,7 +159,7 @@ typedef struct {
     wl_cluster_config cfg;
     int dp_given, gb_given;
     /* search */
-    int search, threads, format_given, quiet;
+    int search, threads, format_given, quiet, old_limits;
     unsigned shard_i, shard_n;
     wl_cluster_search_spec spec;
     char **argv;
@@ -279,7 +280,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         O_SYSTEM = 256, O_NODES, O_MODEL, O_MODE, O_TP, O_PP, O_DP, O_VP, O_SP, O_ZERO, O_GB, O_MB,
         O_SEQ, O_RECOMP, O_SCHED, O_DTYPE, O_ATTN, O_LAUNCH, O_HOST, O_CLOCK, O_SET, O_NODPO,
         O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_OPT, O_MAXSLOW, O_MAXTP, O_MAXPP, O_MAXVP,
-        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_SLIMITS, O_EP, O_CF, O_CP, O_TPO, O_EPO, O_QUIET, O_HELP, O_ALL
+        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_LIMITW, O_SLIMITS, O_EP, O_CF, O_CP, O_TPO, O_EPO, O_QUIET, O_HELP, O_ALL
     };
     static const struct option lo[] = {
         {"system", required_argument, 0, O_SYSTEM}, {"nodes", required_argument, 0, O_NODES},
@@ -304,7 +305,7 @@ static int parse(int argc, char **argv, cluster_opts *o)
         {"frontier", no_argument, 0, O_FRONTIER}, {"gen", required_argument, 0, O_GEN},
         {"energy-scope", required_argument, 0, O_SCOPE},
         {"partition", required_argument, 0, O_PART},
-        {"power-limits", required_argument, 0, O_LIMITS},
+        {"power-limit-w", required_argument, 0, O_LIMITW}, {"power-limits", required_argument, 0, O_LIMITS},
         {"stage-power-limits", required_argument, 0, O_SLIMITS},
         {"ep", required_argument, 0, O_EP}, {"capacity-factor", required_argument, 0, O_CF},
         {"cp", required_argument, 0, O_CP}, {"tp-comm-overlap", no_argument, 0, O_TPO},
@@ -489,8 +490,12 @@ static int parse(int argc, char **argv, cluster_opts *o)
             if (wl_cluster_energy_scope_lookup(optarg, &o->scope))
                 rc = cli_usage(cmd, "--energy-scope: expected gpu or all, got '%.60s'", optarg);
             break;
-        case O_LIMITS:
-            rc = watts_option(cmd, o->search, "power-limits", "power_limit_w", optarg, &o->limits);
+        case O_LIMITS: /* the older spelling, accepted */
+            o->old_limits = 1;
+            /* fall through */
+        case O_LIMITW:
+            rc = watts_option(cmd, o->search, c == O_LIMITS ? "power-limits" : "power-limit-w",
+                              "power_limit_w", optarg, &o->limits);
             break;
         case O_SLIMITS:
             rc = watts_option(cmd, o->search, "stage-power-limits", "stage_power_limits", optarg,
@@ -514,15 +519,18 @@ static int parse(int argc, char **argv, cluster_opts *o)
         return rc;
     if (optind < argc)
         return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    if (o->old_limits && !o->quiet)
+        fprintf(stderr, "wattlas %s: note: --power-limits is --power-limit-w, the power limit's "
+                        "spelling in every command\n", cmd);
     if (o->limits.n && (o->optimize || o->stages || o->timeline))
-        return cli_usage(cmd, "--power-limits: a row per limit (or, with --frontier, their "
+        return cli_usage(cmd, "--power-limit-w: a row per limit (or, with --frontier, their "
                          "frontier); it does not combine with --optimize, --stages or --timeline");
     if (o->clocks.n > 1 && (o->optimize || o->stages || o->timeline || o->frontier || o->limits.n))
         return cli_usage(cmd, "--clock: several clocks give a row each; they do not combine with "
-                         "--optimize, --stages, --frontier, --power-limits or --timeline (each of "
+                         "--optimize, --stages, --frontier, --power-limit-w or --timeline (each of "
                          "those is of one clock)");
     if (o->limits.n && o->stage_limits.n)
-        return cli_usage(cmd, "--power-limits caps every GPU alike, --stage-power-limits each "
+        return cli_usage(cmd, "--power-limit-w caps every GPU alike, --stage-power-limits each "
                          "stage: give one");
     return 0;
 }
@@ -624,9 +632,9 @@ static int run(const char *cmd, cluster_opts *o)
             wl_error_locate(&err, "--clock", 0);
         } else if (err.field[0] && strcmp(err.source, "cluster") == 0) {
             char opt[80];
-            /* a limit from --power-limits names that option, not the key */
+            /* a limit from --power-limit-w names that option, not the key */
             snprintf(opt, sizeof opt, "--%s",
-                     !strcmp(err.field, "power_limit_w") && o->limits.n ? "power-limits" : err.field);
+                     !strcmp(err.field, "power_limit_w") && o->limits.n ? "power-limit-w" : err.field);
             for (char *q = opt; *q; q++)
                 *q = *q == '_' ? '-' : *q;
             wl_error_locate(&err, opt, 0);

@@ -29,6 +29,7 @@ static void help(FILE *f)
 CLI_MODE_HELP
 "  --attention eager|flash attention implementation (default eager)\n"
 "  --clock MHZ             requested clock for the first columns (default: max)\n"
+"  --power-limit-w W       every GPU's board power limit (default: each preset's)\n"
 "  --objective OBJ         energy (default), edp, ed2p, energy-within-slowdown=P,\n"
 "                          time-within-power=W (see 'wattlas optimize')\n"
 "  --latency tiled|roofline\n"
@@ -57,7 +58,7 @@ typedef struct {
 static const cli_axis axis_opts[] = {
     {"gpu", "gpu"},   {"model", "model"}, {"trace", "trace"},         {"batch", "batch"},
     {"seq", "seq"},   {"dtype", "dtype"}, {"attention", "attention"}, {"idle", "idle"},
-    {"host", "host"},
+    {"host", "host"},       {"power-limit-w", "power_limit_w"},
     {"latency", "latency"}, {"interval", "interval"}, {"learned", "learned"},
     CLI_MODE_AXES,
 };

@@ -45,9 +45,9 @@ CLI_MODE_HELP
 "                          inside the model's forward (its 4-D mask add and cache\n"
 "                          concatenations included)\n"
 "  --latency tiled|roofline  kernel latency model (default tiled)\n"
-"  --set KEY=VALUE         a numeric GPU preset key, e.g. --set power_limit_w=300\n"
-"                          (a board power limit, as nvidia-smi -pl sets; a list\n"
-"                          gives a row per value)\n"
+"  --power-limit-w LIST    board power limits in W, as nvidia-smi -pl sets (a list\n"
+"                          gives a row per value; the same as --set power_limit_w=)\n"
+"  --set KEY=VALUE         a numeric GPU preset key, e.g. --set sms=264\n"
 "  --no-power-limit        report the unthrottled point\n"
 "  --kernels               a row per kernel class: launches, busy time, dynamic and\n"
 "                          total energy, TFLOP, DRAM traffic\n"
@@ -85,7 +85,7 @@ static const cli_axis axis_opts[] = {
     {"voltage-mv", "voltage_mv"}, {"voltage-offset-mv", "voltage_offset_mv"},
     {"scope", "scope"}, {"latency", "latency"}, {"learned", "learned"}, {"idle", "idle"},      {"interval", "interval"},
     {"board", "board"},
-    {"host", "host"},   {"set", "set"},
+    {"host", "host"},   {"set", "set"}, {"power-limit-w", "power_limit_w"},
     CLI_MODE_AXES,
 };
 #define NAXIS (sizeof axis_opts / sizeof *axis_opts)

@@ -11,7 +11,7 @@ static void help(FILE *f)
 {
     fprintf(f,
 "usage: wattlas serve [--gpu LIST] [--model ID] [--dtype DT] [--clock LIST]\n"
-"                     [--set KEY=LIST] [--host ID] [--workload ID|FILE.csv]\n"
+"                     [--set KEY=LIST] [--power-limit-w LIST] [--host ID] [--workload ID|FILE.csv]\n"
 "                     [--prompt-tokens N --output-tokens N] [--output-mean-tokens N]\n"
 "                     [--requests N] [--seed N]\n"
 "                     [--rate RPS] [--temperature T] [--top-p P] [--top-k K]\n"
@@ -33,7 +33,7 @@ static void help(FILE *f)
 "serve_seq_us) are in every step, overlapped with the GPU with\n"
 "--async-scheduling. Each step's time and energy come from its kernels.\n"
 "  --gpu LIST          GPUs (default h100-sxm-80gb); --set KEY=LIST for variants\n"
-"                      (--set power_limit_w=400,500,700: power caps)\n"
+"  --power-limit-w LIST  board power limits, W (--set power_limit_w=LIST)\n"
 "  --model ID          a decoder preset (default llama-3-8b); --dtype (default bf16)\n"
 "  --clock LIST        SM clocks, MHz (default each GPU's maximum)\n"
 "  --prefill-clock MHZ  prefill steps at this clock, decode steps at --clock's\n"
@@ -72,8 +72,8 @@ static void help(FILE *f)
 "                      --data-parallel-size), the requests dealt round robin;\n"
 "                      the steady state's counts are theirs together (dp x\n"
 "                      max_num_seqs). Dense models\n"
-"  --optimize energy   the lowest-energy clock (and cap, over --set\n"
-"                      power_limit_w) per GPU and max_num_seqs that meets the SLO:\n"
+"  --optimize energy   the lowest-energy clock (and cap, over\n"
+"                      --power-limit-w) per GPU and max_num_seqs that meets the SLO:\n"
 "                      p90_itl_ms <= --max-itl-ms, p90_ttft_ms <= --max-ttft-ms;\n"
 "                      --phase-clocks: prefill steps and decode steps at separate\n"
 "                      clocks; --all: every point with meets_slo. Without --clock,\n"
@@ -107,7 +107,7 @@ typedef struct {
 } serve_opts;
 
 static const char *const valued[] = {
-    "gpu", "model", "dtype", "host", "set", "clock", "workload", "requests", "prompt-tokens",
+    "gpu", "model", "dtype", "host", "set", "power-limit-w", "clock", "workload", "requests", "prompt-tokens",
     "output-tokens", "seed", "rate", "temperature", "top-p", "top-k", "repetition-penalty",
     "sampler",
     "max-num-seqs", "max-num-batched-tokens", "tp", "ep", "dp", "system",

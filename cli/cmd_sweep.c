@@ -34,6 +34,7 @@ static void sweep_help(FILE *f)
 "                                  feasible=0, not dropped (as are clocks\n"
 "                                  outside a GPU's range)\n"
 "  --voltage-mv LIST               a fixed core voltage instead of the V-f curve\n"
+"  --power-limit-w LIST            board power limits, W (--set power_limit_w=)\n"
 "  --set KEY=LIST                  any numeric GPU preset key, e.g.\n"
 "                                  --set sms=84,108,132 --set dram_bw_gbs=1555,2039\n"
 "  --learned MODEL.json            apply a model from 'wattlas learn' to every point\n"
@@ -88,7 +89,7 @@ static const cli_axis axis_opts[] = {
     {"seq", "seq"},         {"dtype", "dtype"},
     {"attention", "attention"}, {"clock", "clock"},
     {"voltage-offset-mv", "voltage_offset_mv"}, {"voltage-mv", "voltage_mv"},
-    {"set", "set"},         {"scope", "scope"}, {"learned", "learned"},
+    {"set", "set"}, {"power-limit-w", "power_limit_w"},         {"scope", "scope"}, {"learned", "learned"},
     {"idle", "idle"},       {"latency", "latency"},     {"host", "host"},
     {"interval", "interval"}, {"board", "board"},
     CLI_MODE_AXES,

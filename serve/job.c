@@ -107,7 +107,7 @@ static int onoff(const char *v, int *out, const char *source, const char *key, w
 }
 
 static const char *const keys[] = {
-    "gpu", "model", "dtype", "host", "set", "clock", "workload", "requests", "prompt_tokens",
+    "gpu", "model", "dtype", "host", "set", "power_limit_w", "clock", "workload", "requests", "prompt_tokens",
     "output_tokens", "seed", "rate", "temperature", "top_p", "top_k", "repetition_penalty",
     "sampler",
     "max_num_seqs", "max_num_batched_tokens", "tp", "ep", "dp", "system",
@@ -148,6 +148,14 @@ int wl_serve_job_set(wl_serve_job *j, const char *key, const char *v, const char
         return wl_core_parse_axis(v, 1, 4096, 1, source, 0, key, &j->dp, err);
     if (!strcmp(key, "system"))
         return dup_to(&j->system, v, source, key, err);
+    if (!strcmp(key, "power_limit_w")) { /* --power-limit-w LIST: --set power_limit_w=LIST */
+        char kv[600];
+        if (snprintf(kv, sizeof kv, "power_limit_w=%s", v) >= (int)sizeof kv) {
+            wl_error_set(err, source, 0, key, "too long a list");
+            return WL_EINVAL;
+        }
+        return wl_serve_job_set(j, "set", kv, source, err);
+    }
     if (!strcmp(key, "set")) {
         const char *eq = strchr(v, '=');
         if (!eq || eq == v) {

@@ -249,7 +249,7 @@ static const char *const sweep_keys[] = {
     "gpu", "model", "trace", "idle", "host", "batch", "seq", "clock", "voltage_offset_mv",
     "voltage_mv", "dtype", "attention", "mode", "optimizer", "master_dtype", "recompute",
     "launch", "grad_accum", "gen", "stack", "impl", "scope", "learned", "classes", "latency",
-    "power_limit", "board", "interval", "profile_clock", "profile_power_limit_w", "profile_gpu",
+    "power_limit", "power_limit_w", "board", "interval", "profile_clock", "profile_power_limit_w", "profile_gpu",
     "profile_step_ms", "set"};
 
 static const char *sweep_key_of(void *user, size_t i)
@@ -415,6 +415,11 @@ int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, cons
         take_origin(&s->o_rstep, source, line);
         return WL_OK;
     }
+    /* the board's power limit, an axis of watts: the one spelling of every
+     * command (--power-limit-w, a spec's power_limit_w), the preset key
+     * --set power_limit_w= sets */
+    if (!strcmp(key, "power_limit_w"))
+        return set_field(s, key, value, source, line, err);
     if (!strncmp(key, "set.", 4))
         return set_field(s, key + 4, value, source, line, err);
     if (!strcmp(key, "set")) {

@@ -1139,6 +1139,36 @@ static void test_spellings_scope_flops(void **state)
     assert_true(f[0] == '0' && f[1] == '.' && f[2] != '0' && strchr(f, ',') - f == 5);
 }
 
+/* The power limit has one spelling in every command (issue 79, item 6):
+ * --power-limit-w is the preset key power_limit_w, the same rows as --set
+ * power_limit_w= in predict, sweep and serve; cluster takes its older
+ * --power-limits with a note; a near miss suggests it, not its opposite
+ * (--power-limt once suggested --no-power-limit). */
+static void test_power_limit_spelling(void **state)
+{
+    (void)state;
+    static char want[1 << 20];
+    const char *cmds[] = {"predict --model gpt2 --clock 1410", "sweep --model gpt2 --clock 1410",
+                          "serve --requests 40 --max-num-seqs 8"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        assert_int_equal(run("%s --set power_limit_w=200,250 --format csv --quiet", cmds[i]), 0);
+        snprintf(want, sizeof want, "%s", out_buf);
+        assert_non_null(strstr(want, "power_limit_w"));
+        assert_int_equal(run("%s --power-limit-w 200,250 --format csv --quiet", cmds[i]), 0);
+        assert_string_equal(out_buf, want);
+    }
+    assert_int_equal(run("compare --gpu a100-pcie-40gb,h100-sxm-80gb --model gpt2 "
+                         "--power-limit-w 200 --format csv --quiet"), 0);
+    assert_int_equal(run("predict --model gpt2 --power-limt 300"), 2);
+    assert_non_null(strstr(err_buf, "did you mean --power-limit-w?"));
+    assert_int_equal(run("cluster --model gpt3-1.3b --power-limits 300 --format csv"), 0);
+    assert_non_null(strstr(err_buf, "--power-limits is --power-limit-w"));
+    snprintf(want, sizeof want, "%s", out_buf);
+    assert_int_equal(run("cluster --model gpt3-1.3b --power-limit-w 300 --format csv"), 0);
+    assert_string_equal(out_buf, want);
+    assert_null(strstr(err_buf, "--power-limits is"));
+}
+
 int main(void)
 {
     if (cli_setup("test_cli"))
@@ -1164,6 +1194,7 @@ int main(void)
         cmocka_unit_test(test_validate_beside),
         cmocka_unit_test(test_install),
         cmocka_unit_test(test_spellings_scope_flops),
+        cmocka_unit_test(test_power_limit_spelling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

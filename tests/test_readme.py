@@ -385,13 +385,13 @@ def cluster_plans_computation():
 @claim()
 def cluster_power_caps():
     """board power caps on the 4-GPU PCIe server"""
-    rows = w(f"{PCIE13} --partition balanced --power-limits 150:300:25 --format csv").rows
+    rows = w(f"{PCIE13} --partition balanced --power-limit-w 150:300:25 --format csv").rows
     by = {r["power_limit_w"]: r for r in rows}
     slower = (float(by["175"]["time_s"]) / float(by["300"]["time_s"]) - 1) * 100
     gpu = min(rows, key=lambda r: float(r["energy_gpu_j"]))
     allj = min(rows, key=lambda r: float(r["energy_j"]))
     cut = (1 - float(gpu["energy_gpu_j"]) / float(by["300"]["energy_gpu_j"])) * 100
-    fr = w(f"{PCIE13} --frontier --max-slowdown-pct 40 --power-limits 150:300:25 "
+    fr = w(f"{PCIE13} --frontier --max-slowdown-pct 40 --power-limit-w 150:300:25 "
            "--partition balanced --format csv").rows
     cap = next(r for r in fr if r["kind"] == "cap" and r["power_limit_w"] == "200")
     plans = [r for r in fr if r["kind"] == "plan"
@@ -1054,7 +1054,7 @@ def accuracy_a100_80gb():
 
 
 ZEUS = ("cluster --system server-4x-a100-pcie-80gb --model gpt3-1.3b --pp 4 --micro-batch 8 "
-        "--global-batch 1024 --seq 1024 --power-limits 175:300:25 --format csv")
+        "--global-batch 1024 --seq 1024 --power-limit-w 175:300:25 --format csv")
 
 
 def zeus_measured(model="gpt3-xl"):

@@ -711,8 +711,10 @@ _AXES_DOC = """
     clock: SM clocks in MHz ("max": the top clock); voltage_mv,
     voltage_offset_mv: a fixed voltage or an offset from the V-f curve.
     scope: model or layer; kernels: a row per kernel class.
-    power_limit: "on"/"off" (the board limit); set: {preset field: values},
-    e.g. {"power_limit_w": [250, 300]}.
+    power_limit: "on"/"off" (the board limit); power_limit_w: board power
+    limits in W (the command line's --power-limit-w, the same as
+    set={"power_limit_w": ...}); set: {preset field: values}, e.g.
+    {"sms": [108, 132]}.
     host: the host preset that issues kernels; idle: measured idle tables.
     optimizer, master_dtype, recompute, grad_accum: training options;
     launch: eager or graphs (decode); stack: hf5 (transformers 5.x, the
@@ -726,7 +728,8 @@ _AXES_DOC = """
 
 # the sweep keys sweep and predict take by name (the rest through **more)
 _AXIS_KEYS = ("gpu", "model", "trace", "batch", "seq", "dtype", "attention", "mode", "clock",
-              "voltage_mv", "voltage_offset_mv", "scope", "kernels", "power_limit", "set",
+              "voltage_mv", "voltage_offset_mv", "scope", "kernels", "power_limit",
+              "power_limit_w", "set",
               "host", "idle", "optimizer", "master_dtype", "recompute", "grad_accum", "gen",
               "launch", "stack", "impl", "latency", "interval", "learned", "profile_clock",
               "profile_power_limit_w", "profile_gpu", "profile_step_ms")

@@ -84,8 +84,8 @@ def cluster(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, nodes: i
             seq=None, gen=None, mode=None, recompute=None, schedule=None, partition=None,
             dtype=None, attention=None, launch=None, clock=None, tokens=None,
             optimize=None, max_slowdown_pct=None, energy_scope=None, frontier: bool = False,
-            stages: bool = False, power_limits=None, stage_power_limits=None,
-            timeline: "str | os.PathLike | None" = None, fmt: "str | None" = None,
+            stages: bool = False, power_limit_w=None, power_limits=None,
+            stage_power_limits=None, timeline: "str | os.PathLike | None" = None, fmt: "str | None" = None,
             all: bool = False) -> "Table":
     opts = dict(tp=tp, pp=pp, dp=dp, vp=vp, ep=ep, cp=cp, sequence_parallel=sequence_parallel,
                 zero=zero, tp_comm_overlap=tp_comm_overlap, no_dp_overlap=no_dp_overlap,
@@ -95,10 +95,16 @@ def cluster(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, nodes: i
                 launch=launch)
     if optimize not in (None, False, True, "energy"):
         raise Error(f"optimize: expected 'energy', got '{optimize}'")
+    # power_limit_w, every command's spelling; power_limits the older one
+    if power_limit_w is not None and power_limits is not None:
+        raise Error("power_limit_w: give power_limit_w or power_limits (the older name), not both")
+    limits_kw = "power_limits" if power_limit_w is None else "power_limit_w"
+    if power_limit_w is not None:
+        power_limits = power_limit_w
     view = dict(optimize=bool(optimize), stages=bool(stages), frontier=bool(frontier),
                 max_slowdown_pct=None if max_slowdown_pct is None else float(max_slowdown_pct),
                 energy_scope=energy_scope,
-                power_limits=_watts("power_limits", power_limits),
+                power_limits=_watts(limits_kw, power_limits),
                 stage_power_limits=_watts("stage_power_limits", stage_power_limits),
                 timeline=None if timeline is None else _os.fspath(timeline), fmt=fmt,
                 all=bool(all))
@@ -163,8 +169,8 @@ cluster.__doc__ = """One parallel configuration of a model on a multi-GPU system
     ``optimize="energy"`` a clock per stage and phase within
     ``max_slowdown_pct`` (default 1) of every GPU at its maximum, of
     ``energy_scope`` ("gpu" or "all"); ``frontier=True`` the time-energy
-    frontier of plans (default bound 25) and, with ``power_limits``, of the
-    board caps; ``power_limits`` alone a row per limit; ``stages=True`` a row
+    frontier of plans (default bound 25) and, with ``power_limit_w``, of the
+    board caps; ``power_limit_w`` (or ``power_limits``) alone a row per limit; ``stages=True`` a row
     per stage; ``stage_power_limits`` a limit per stage; ``timeline`` writes
     the Chrome trace; ``fmt`` the command line's text. A layout that does
     not fit its GPUs' memory raises Error naming both, unless ``all=True``

@@ -208,7 +208,7 @@ def _import_torch():
 
 def _points(args):
     clocks = parse_list(args.clocks, "--clocks", integer=True) if args.clocks else [None]
-    limits = parse_list(args.power_limits, "--power-limits") if getattr(args, "power_limits", None) else [None]
+    limits = parse_list(args.power_limits, "--power-limit-w") if getattr(args, "power_limits", None) else [None]
     return [(c, w) for w in limits for c in clocks]
 
 
@@ -691,7 +691,9 @@ def build_parser():
     sp.add_argument("-o", "--out", required=True, help="a directory")
     sp = sub.add_parser("models", help="HF models with random weights: prefill, train, decode")
     common(sp, False)
-    sp.add_argument("--power-limits", help="board power limits, W, instead of locked clocks")
+    sp.add_argument("--power-limit-w", "--power-limits", dest="power_limits",
+                    help="board power limits, W, instead of locked clocks (--power-limits: "
+                         "the older spelling)")
     sp.add_argument("--models", default="gpt2")
     sp.add_argument("--modes", default="prefill")
     sp.add_argument("--batch", default="1,8")
@@ -774,7 +776,7 @@ def check_args(args):
     if not 1 <= getattr(args, "repeats", 1) <= 1000:
         raise MeasureError("--repeats: 1 to 1000")
     if args.command == "models" and not args.clocks and not args.power_limits:
-        raise MeasureError("models: give --clocks or --power-limits")
+        raise MeasureError("models: give --clocks or --power-limit-w")
     if args.command in ("models", "profile") and not 1 <= args.gen_tokens <= 100000:
         raise MeasureError("--gen-tokens: 1 to 100000")
     if args.command in ("models", "profile"):
@@ -828,6 +830,9 @@ COMMANDS = {"idle": cmd_idle, "kernels": cmd_kernels, "models": cmd_models, "hos
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    if "--power-limits" in (sys.argv[1:] if argv is None else argv):
+        print("wattlas.measure: note: --power-limits is --power-limit-w, the power limit's "
+              "spelling in every command", file=sys.stderr)
     nvml = None
     old = signal.getsignal(signal.SIGTERM)
     try:

@@ -162,7 +162,7 @@ def run_stage(name, args, nvml, h, gpu, steps, clocks):
     elif name == "power-limits":
         top_w = nvml.power_limit_w(h)
         limits = ",".join("%.0f" % (top_w * f) for f in LIMIT_FRACTIONS)
-        steps.cmd_models(_parse(args, steps, "models", "--power-limits", limits,
+        steps.cmd_models(_parse(args, steps, "models", "--power-limit-w", limits,
                                 "--models", "gpt2,qwen2-1.5b", "--modes", "train",
                                 "--batch", "4", "--seq", "512", *win), nvml, h, gpu)
     else:

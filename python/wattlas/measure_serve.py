@@ -557,7 +557,9 @@ def add_parser(sub, common):
                                       "batching loop) -> measurements/<gpu>-serve.csv with "
                                       "wattlas serve's columns")
     sp.add_argument("--clocks", help="SM clocks to lock, MHz: a,b,c or MIN:MAX:STEP")
-    sp.add_argument("--power-limits", help="board power limits, W, instead of locked clocks")
+    sp.add_argument("--power-limit-w", "--power-limits", dest="power_limits",
+                    help="board power limits, W, instead of locked clocks (--power-limits: "
+                         "the older spelling)")
     sp.add_argument("--model", default="llama-3-8b")
     sp.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
     sp.add_argument("--workload", default="lm-arena-chat",
