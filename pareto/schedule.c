@@ -34,11 +34,11 @@ const char *const wl_pareto_schedule_values[WL_PARETO_SCHEDULE_NV] = {
 /* The phase columns of a training step and of a generation (optional:
  * a sweep has those of the modes it ran). */
 enum { PV_CLK, PV_STATIC, PV_TIME, PV_TF, PV_TB, PV_TO, PV_EF, PV_EB, PV_EO, PV_MICRO, PV_TTFT,
-       PV_EPRE, PV_EDEC };
+       PV_EPRE, PV_EDEC, PV_ENERGY };
 const char *const wl_pareto_phase_values[WL_PARETO_PHASE_NV] = {
     "sm_clock_mhz", "energy_static_j", "time_ms", "time_fwd_ms", "time_bwd_ms", "time_opt_ms",
     "energy_fwd_j", "energy_bwd_j", "energy_opt_j", "micro_batches", "ttft_ms",
-    "energy_prefill_j", "energy_decode_j"};
+    "energy_prefill_j", "energy_decode_j", "energy_j"};
 
 /* A schedule problem: nc parts (kernel classes or phases), nk clocks; part
  * c at clock k takes t[c nk + k] ms and e[c nk + k] J; entries[c] times a
@@ -51,6 +51,10 @@ typedef struct {
     double *clk; /* nk sorted distinct clocks */
     size_t nk;
     double *t, *e;
+    /* a phase schedule's fixed clocks: the rows' own time_ms and energy_j
+     * (nk each; NaN: none), which the fixed_ columns copy, not the sum of
+     * the rounded phases (780.92941 against the row's 780.92942) */
+    double *row_t, *row_e;
     double entries[SCHED_MAXC];
     double static_w_sum; /* power while switching: the mean static power */
     int static_n;        /* of this many rows */
@@ -88,12 +92,14 @@ static int sched_alloc(sched_problem *p, const wl_pareto_set *s, const size_t *r
             p->clk[u++] = p->clk[i];
     p->nk = u;
     size_t n = (size_t)p->nc * p->nk;
-    p->t = malloc((n ? n : 1) * 2 * sizeof *p->t);
+    p->t = malloc((n + p->nk + 1) * 2 * sizeof *p->t);
     if (!p->t)
         return WL_ENOMEM;
     p->e = p->t + n;
-    for (size_t i = 0; i < n; i++)
-        p->t[i] = p->e[i] = NAN;
+    p->row_t = p->e + n;
+    p->row_e = p->row_t + p->nk;
+    for (size_t i = 0; i < 2 * (n + p->nk); i++)
+        p->t[i] = NAN;
     return WL_OK;
 }
 
@@ -141,8 +147,8 @@ static int sched_solve(const sched_problem *p, const wl_pareto_objective *obj, d
     if (rc != WL_OK)
         return rc == WL_ENOTFOUND || rc == WL_EINVAL ? WL_OK : rc; /* no schedule: empty cells */
     cells[1].v = p->clk[kf];
-    cells[2].v = tf_best;
-    cells[3].v = ef_best;
+    cells[2].v = p->row_t && !isnan(p->row_t[kf]) ? p->row_t[kf] : tf_best;
+    cells[3].v = p->row_e && !isnan(p->row_e[kf]) ? p->row_e[kf] : ef_best;
     for (int c = 0; c < nc; c++) {
         char num[WL_RESULTS_NUM_MAX];
         if (c)
@@ -246,6 +252,8 @@ static int phase_problem(const wl_pareto_set *s, const size_t *rows, size_t m,
             p->entries[0] = p->entries[1] = 1;
         }
         add_static(p, v[PV_STATIC], v[PV_TIME]);
+        p->row_t[k] = v[PV_TIME];
+        p->row_e[k] = v[PV_ENERGY];
     }
     return WL_OK;
 }

@@ -181,7 +181,7 @@ int wl_pareto_savings_rows(const wl_pareto_set *s, const wl_pareto_objective *ob
 typedef enum { WL_PARETO_BY_AUTO = -1, WL_PARETO_BY_CLASS = 0, WL_PARETO_BY_PHASE } wl_pareto_schedule_by;
 #define WL_PARETO_SCHEDULE_NV 6
 extern const char *const wl_pareto_schedule_values[WL_PARETO_SCHEDULE_NV];
-#define WL_PARETO_PHASE_NV 13
+#define WL_PARETO_PHASE_NV 14
 extern const char *const wl_pareto_phase_values[WL_PARETO_PHASE_NV];
 /* The schedules' columns: the set's group columns, then the schedule's
  * (as wl_pareto_savings_cols). */

@@ -516,6 +516,50 @@ class Invariants(unittest.TestCase):
                 self.assertEqual(wattlas.pareto(path, fmt="csv"),
                                  cli("pareto", path, "--format", "csv").stdout, describe(c))
 
+    def test_schedule_provenance(self):
+        """optimize --schedule's fixed_ columns are the row they name, as
+        printed (the sum of a row's rounded phases once printed 780.92941
+        for a row's 780.92942), for phase schedules of training steps and
+        generations and for kernel-class schedules"""
+        rng = random.Random(SEED + 12)
+        seen = 0
+        picked = [c for c in self.cases if c.get("mode") in ("train", "decode")][:6]
+        picked += [c for c in self.cases if c["kind"] == "builder"][:2]
+        for i, c in enumerate(picked):
+            with self.subTest(case=i):
+                by = "phase" if c.get("mode") in ("train", "decode") and rng.random() < 0.7 \
+                    else "class"
+                extra = ["--kernels"] if by == "class" else []
+                sw = cli("sweep", *sweep_args(c), *extra, "--quiet", check=False)
+                if sw.returncode != 0:
+                    continue
+                with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+                    f.write(sw.stdout)
+                    path = f.name
+                try:
+                    obj = rng.choice(["energy", "energy-within-slowdown=5"])
+                    out = cli("optimize", path, "--schedule=" + by, "--objective", obj,
+                              "--format", "csv", check=False)
+                finally:
+                    os.unlink(path)
+                if out.returncode != 0:
+                    continue
+                rows = rows_of(sw.stdout)
+                header = sw.stdout.splitlines()[0]
+                gcols = [k for k in key_cols(header) if k != "kernel_class"]
+                for o in rows_of(out.stdout):
+                    if not o.get("fixed_sm_clock_mhz") or by != "phase":
+                        continue
+                    named = [r for r in rows if all(r[k] == o[k] for k in gcols if k in o) and
+                             r["sm_clock_mhz"] == o["fixed_sm_clock_mhz"]]
+                    self.assertTrue(named, "a schedule names no row: %s" % describe(c))
+                    self.assertEqual(o["fixed_time_ms"], named[0]["time_ms"],
+                                     "fixed_time_ms %s, its row's %s: %s"
+                                     % (o["fixed_time_ms"], named[0]["time_ms"], describe(c)))
+                    self.assertEqual(o["fixed_energy_j"], named[0]["energy_j"], describe(c))
+                    seen += 1
+        print("schedules: %d fixed clocks checked against their rows" % seen, flush=True)
+
     def test_voltage_at_effective_clock(self):
         """a row's voltage_mv is the voltage its clock ran at: a row the cap
         holds below its request reports what the same run at its effective
