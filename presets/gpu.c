@@ -712,6 +712,74 @@ int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value, wl_error 
     return WL_OK;
 }
 
+/* What a design change re-derives from a key it sets, as the presets
+ * derive it, and what it holds as the preset gives it. The presets state
+ * whole-chip L2 bandwidth per SM (A100's measured 5120 B/clk x sms / 108:
+ * a30, h100-pcie, concept-n3, ...; the H100 SXM's 6258 = 5120 x 132/108), so
+ * more SMs carry more L2 ports: l2_bw_bytes_per_clk scales with sms unless
+ * the same change sets it. What a larger die would also change but no rule
+ * gives (its L2 capacity, its power budget, its memory) is held, and said
+ * so (wl_preset_gpu_held). The coefficients follow every spec key through
+ * wl_core_gpu_transfer. */
+typedef struct {
+    const char *key;
+    const char *derived[2]; /* scale with key's new / old value */
+    const char *held[6];
+} derive_rule;
+static const derive_rule derive_rules[] = {
+    {"sms", {"l2_bw_bytes_per_clk"},
+     {"l2_size_mb", "dram_bw_gbs", "mem_capacity_gb", "power_limit_w", "tdp_w"}},
+};
+
+static const derive_rule *rule_of(const char *key)
+{
+    for (size_t i = 0; i < sizeof derive_rules / sizeof *derive_rules; i++)
+        if (!strcmp(derive_rules[i].key, key))
+            return &derive_rules[i];
+    return NULL;
+}
+
+const char *wl_preset_gpu_derived(const char *key, size_t i)
+{
+    const derive_rule *r = rule_of(key);
+    return r && i < sizeof r->derived / sizeof *r->derived ? r->derived[i] : NULL;
+}
+
+const char *wl_preset_gpu_held(const char *key, size_t i)
+{
+    const derive_rule *r = rule_of(key);
+    return r && i < sizeof r->held / sizeof *r->held ? r->held[i] : NULL;
+}
+
+static int set_among(const char *const *keys, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(keys[i], key))
+            return 1;
+    return 0;
+}
+
+/* The derived keys of the keys set, from the unchanged GPU's values. */
+static void derive(wl_core_gpu *gpu, const wl_core_gpu *base, const char *const *keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double was, now, d;
+        const char *dk;
+        if (wl_preset_gpu_get(base, keys[i], &was) || wl_preset_gpu_get(gpu, keys[i], &now) ||
+            !(was > 0))
+            continue;
+        for (size_t j = 0; (dk = wl_preset_gpu_derived(keys[i], j)); j++)
+            if (!set_among(keys, n, dk) && wl_preset_gpu_get(base, dk, &d) == WL_OK && d > 0) {
+                const gpu_field *f = find_numeric(dk);
+                char *at = (char *)gpu + f->off;
+                if (f->type == F_INT)
+                    *(int *)(void *)at = (int)lround(d * now / was);
+                else
+                    *(double *)(void *)at = d * now / was;
+            }
+    }
+}
+
 int wl_preset_gpu_apply_values(wl_core_gpu *gpu, const char *const *keys, const double *values,
                                size_t n, size_t *failed, wl_error *err)
 {
@@ -731,6 +799,8 @@ int wl_preset_gpu_apply_values(wl_core_gpu *gpu, const char *const *keys, const 
             }
             spec |= is_spec;
         }
+        if (pass == 0 && spec)
+            derive(gpu, &base, keys, n);
         if (pass == 0 && spec) {
             wl_error e;
             wl_core_gpu changed = *gpu;

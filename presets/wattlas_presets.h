@@ -106,6 +106,13 @@ int wl_preset_gpu_value_ok(const char *key, double value, wl_error *err);
  * "these set values". */
 int wl_preset_gpu_apply(wl_core_gpu *gpu, const char *const *keys, const double *values,
                         size_t n, size_t *failed, wl_error *err);
+/* What a design change re-derives from a key (the i-th key that scales with
+ * it, as the presets derive it: l2_bw_bytes_per_clk with sms), unless the
+ * same change sets that key too; and what it holds as the preset gives it
+ * though a real part would move it (l2_size_mb ... with sms). NULL past
+ * the last, or for a key with no rule. */
+const char *wl_preset_gpu_derived(const char *key, size_t i);
+const char *wl_preset_gpu_held(const char *key, size_t i);
 /* The values alone, without the relations: for a caller that checks them
  * itself and names the values its own way (a study's one value of a key). */
 int wl_preset_gpu_apply_values(wl_core_gpu *gpu, const char *const *keys, const double *values,

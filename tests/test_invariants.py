@@ -560,6 +560,44 @@ class Invariants(unittest.TestCase):
                     seen += 1
         print("schedules: %d fixed clocks checked against their rows" % seen, flush=True)
 
+    def test_set_derives(self):
+        """--set K=V gives the rows of the same change with every key that
+        derives from K re-derived as the presets derive it and set by hand
+        (sms: the L2's bandwidth per SM), and the note names what followed
+        and what was held"""
+        rng = random.Random(SEED + 13)
+        seen = 0
+        for i, c in enumerate(self.cases[:8]):
+            with self.subTest(case=i):
+                show = gpus()[c["gpu"]]["show"]
+                vals = {}
+                for line in show.splitlines():
+                    k = line.split("=")[0].strip()
+                    if k in ("sms", "l2_bw_bytes_per_clk") and k not in vals:
+                        vals[k] = float(line.split("=")[1].split(";")[0])
+                if len(vals) < 2:
+                    continue
+                sms = int(vals["sms"] * rng.choice([0.5, 1.5, 2.0]))
+                l2 = vals["l2_bw_bytes_per_clk"] * sms / vals["sms"]
+                base = [a for a in sweep_args(c, clocks=c["clocks"][-2:], caps=c["caps"][-1:],
+                                              voff=[0])]
+                alone = cli("sweep", *base, "--set", "sms=%d" % sms, check=False)
+                both = cli("sweep", *base, "--set", "sms=%d" % sms, "--set",
+                           "l2_bw_bytes_per_clk=%.17g" % l2, "--quiet", check=False)
+                self.assertEqual(alone.returncode, both.returncode, describe(c))
+                if alone.returncode != 0:
+                    continue
+                self.assertIn("re-derived in proportion to it", alone.stderr, describe(c))
+                self.assertIn("l2_size_mb", alone.stderr, describe(c))
+                ra, rb = rows_of(alone.stdout), rows_of(both.stdout)
+                self.assertEqual(len(ra), len(rb), describe(c))
+                for x, y in zip(ra, rb):
+                    y.pop("l2_bw_bytes_per_clk", None)
+                    self.assertEqual(x, y, "--set sms=%d alone differs from it with the L2 "
+                                     "re-derived by hand: %s" % (sms, describe(c)))
+                    seen += 1
+        print("set derives: %d rows checked" % seen, flush=True)
+
     def test_voltage_at_effective_clock(self):
         """a row's voltage_mv is the voltage its clock ran at: a row the cap
         holds below its request reports what the same run at its effective

@@ -289,6 +289,24 @@ static void test_apply_design_change(void **state)
     assert_close(g.coef.c_tc_w, 2 * a.coef.c_tc_w, 1e-9);
     assert_close(g.coef.c_active_w, 2 * a.coef.c_active_w, 1e-9);
     assert_close(g.coef.tc_eff, a.coef.tc_eff, 0);
+    /* the L2's ports are per SM, as the presets derive them (A100 SXM:
+     * 5120 B/clk at 108 SMs): twice the SMs, 10240 B/clk; set too, it
+     * stays as set; the held keys stay the preset's */
+    assert_close(a.l2_bytes_per_clk, 5120, 1e-9);
+    assert_close(g.l2_bytes_per_clk, 10240, 1e-9);
+    assert_close(g.l2_size_mb, a.l2_size_mb, 0);
+    assert_close(g.dram_bw_gbs, a.dram_bw_gbs, 0);
+    {
+        wl_core_gpu h = a;
+        const char *kl[] = {"sms", "l2_bw_bytes_per_clk"};
+        const double vl[] = {216, 7000};
+        assert_int_equal(wl_preset_gpu_apply(&h, kl, vl, 2, &bad, &err), WL_OK);
+        assert_close(h.l2_bytes_per_clk, 7000, 1e-9);
+        assert_string_equal(wl_preset_gpu_derived("sms", 0), "l2_bw_bytes_per_clk");
+        assert_null(wl_preset_gpu_derived("sms", 1));
+        assert_null(wl_preset_gpu_derived("dram_bw_gbs", 0));
+        assert_string_equal(wl_preset_gpu_held("sms", 0), "l2_size_mb");
+    }
     /* an explicit coefficient wins, whatever its place in the list */
     g = a;
     const char *k2[] = {"c_tc_w", "sms", "vmax_mv"};
@@ -618,7 +636,11 @@ static void test_edited_preset(void **state)
     assert_int_equal(wl_preset_gpu_parse(spec, "copy.ini", &ed, &err), WL_OK);
     assert_string_equal(ed.coef_source, "");
     assert_memory_equal(&ed.coef, &orig.coef, sizeof orig.coef);
-    char *t1 = replace_line(spec, "sms = 108 ", "sms = 132");
+    /* sms with what derives from it re-derived as --set derives it (the
+     * L2's ports per SM: 5120 x 132 / 108), the file stating it */
+    char *t0 = replace_line(spec, "sms = 108 ", "sms = 132");
+    char *t1 = replace_line(t0, "l2_bw_bytes_per_clk = 5120 ",
+                            "l2_bw_bytes_per_clk = 6257.7777777777778");
     char *t2 = replace_line(t1, "dram_bw_gbs = 2039 ", "dram_bw_gbs = 3000");
     char *t3 = replace_line(t2, "power_limit_w = 400 ", "power_limit_w = 500");
     assert_int_equal(wl_preset_gpu_parse(t3, "edited.ini", &ed, &err), WL_OK);
@@ -646,6 +668,7 @@ static void test_edited_preset(void **state)
     free(bad2);
     free(bad);
     free(nocal);
+    free(t0);
     free(t1);
     free(t2);
     free(t3);

@@ -382,6 +382,18 @@ def cluster_plans_computation():
             f"on the PCIe server with balanced stages {out[1]}"]
 
 
+@claim(data=True)
+def set_sms_derives():
+    """--set sms re-derives the L2's bandwidth per SM"""
+    gemm = "../shared/data/traces/k-gemm-8192x8192x8192_bf16_b1_prefill.json"
+    base = f"sweep --gpu h100-sxm-80gb --trace {gemm} --clock 990 --no-power-limit --format csv"
+    rows = w(f"{base} --set sms=132,264 --quiet").rows
+    held = w(f"{base} --set sms=264 --set l2_bw_bytes_per_clk=6258 --quiet").rows
+    t = {r["sms"]: float(r["time_ms"]) for r in rows}
+    return [f"its 8192^3 GEMM runs {f(t['132'] / t['264'], 2)}x faster at 990 MHz",
+            f"({f(t['132'] / float(held[0]['time_ms']), 2)}x while the L2 stayed)"]
+
+
 @claim()
 def cluster_power_caps():
     """board power caps on the 4-GPU PCIe server"""
