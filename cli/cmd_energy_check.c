@@ -12,7 +12,7 @@
 static void help(FILE *f)
 {
     fprintf(f,
-"usage: wattlas energy-check --gpu ID|FILE.ini [--dtype LIST] [--format FMT] [-o FILE]\n\n"
+"usage: wattlas energy-check --gpu LIST [--dtype LIST] [--format FMT] [-o FILE]\n\n"
 "Compares the board's energy per operation at peak (TDP / dense peak\n"
 "throughput at the maximum clock) with the energy of the arithmetic alone:\n"
 "one multiply at the input precision plus one accumulate-add per MAC, from\n"
@@ -22,7 +22,8 @@ static void help(FILE *f)
 "The residual is shared memory, L2, DRAM, control, clocks, static and idle\n"
 "power. The model's own split at an 8192^3 GEMM at the maximum clock\n"
 "(unthrottled) follows in the model_* columns.\n\n"
-"  --gpu ID|FILE.ini   GPU preset (default a100-sxm-80gb)\n"
+"  --gpu LIST          GPU presets or INI files (default a100-sxm-80gb), a row\n"
+"                      per GPU and precision\n"
 "  --dtype LIST        precisions (default: every one the GPU has)\n"
 "  --format table|csv|ndjson|json  output format (default: -o FILE's extension,\n"
 "                          .csv, .ndjson or .json, else table)\n"

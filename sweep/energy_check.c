@@ -40,8 +40,8 @@ size_t wl_sweep_energy_check_cols(wl_results_col *out)
     return NCOLS;
 }
 
-int wl_sweep_energy_check(const char *gpu_id, const char *dtypes, wl_results_writer *w,
-                          wl_error *err)
+/* One GPU's rows; w NULL: checked only (every GPU is, before any row). */
+static int check_one(const char *gpu_id, const char *dtypes, wl_results_writer *w, wl_error *err)
 {
     wl_core_gpu g;
     int rc = wl_preset_gpu_load(gpu_id, &g, err);
@@ -83,6 +83,8 @@ int wl_sweep_energy_check(const char *gpu_id, const char *dtypes, wl_results_wri
     for (int d = 0; d < WL_DT_COUNT; d++)
         if (want[d] && (rc = wl_core_energy_check_run(&g, (wl_dtype)d, &ec[d], err)))
             return rc;
+    if (!w)
+        return WL_OK;
     char tdp[WL_CORE_NUM_TEXT];
     wl_core_num_text(tdp, sizeof tdp, g.tdp_w > 0 ? g.tdp_w : g.power_limit_w);
     wl_results_writer_note(w, "%s, %g nm, %s W TDP, peak at the maximum clock; pJ per FLOP "
@@ -115,5 +117,19 @@ int wl_sweep_energy_check(const char *gpu_id, const char *dtypes, wl_results_wri
                                   "2021, 7 nm, node^0.567, or the preset's [technology]); arith "
                                   "= (mult + add) / 2; operand = register bytes per MAC x pJ/B / "
                                   "2; first_principles_pct = (arith + operand) / board");
+    return rc;
+}
+
+/* A list of GPUs as compare and sweep take them: each checked before the
+ * first row is written, so that an error leaves none. */
+int wl_sweep_energy_check(const char *gpu_ids, const char *dtypes, wl_results_writer *w,
+                          wl_error *err)
+{
+    wl_core_strlist l = {0};
+    int rc = wl_core_parse_names(gpu_ids, "gpu", 0, "gpu", &l, err);
+    for (int pass = 0; !rc && pass < 2; pass++)
+        for (size_t i = 0; !rc && i < l.n; i++)
+            rc = check_one(l.v[i], dtypes, pass ? w : NULL, err);
+    wl_core_strlist_free(&l);
     return rc;
 }

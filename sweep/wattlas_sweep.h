@@ -247,7 +247,8 @@ int wl_sweep_shard_parse(const char *s, unsigned *index, unsigned *count, wl_err
  * that does not fit (warning 1). *runnable: the GPUs that could. */
 typedef void (*wl_sweep_note_fn)(void *user, int warning, const char *text);
 
-/* wattlas energy-check: per precision of GPU gpu_id (dtypes: a comma list,
+/* wattlas energy-check: per GPU of gpu_ids (a comma list: every one checked
+ * before a row is written) and precision (dtypes: a comma list,
  * NULL every one it has), the board's pJ per FLOP at peak against the
  * arithmetic's and the operands' first-principles figures and the model's
  * own at a large GEMM; rows after a '#' note, in the columns of
@@ -256,7 +257,7 @@ typedef void (*wl_sweep_note_fn)(void *user, int warning, const char *text);
  * written then. */
 #define WL_SWEEP_ENERGY_CHECK_COLS 24
 size_t wl_sweep_energy_check_cols(wl_results_col *cols);
-int wl_sweep_energy_check(const char *gpu_id, const char *dtypes, wl_results_writer *w,
+int wl_sweep_energy_check(const char *gpu_ids, const char *dtypes, wl_results_writer *w,
                           wl_error *err);
 int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_objective *obj,
                      wl_results_writer *w, wl_sweep_note_fn note, void *user, size_t *runnable,

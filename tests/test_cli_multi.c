@@ -435,6 +435,21 @@ static void test_compare_cmd(void **state)
                                     "0.3800,0.2950,0.4352,0.1904,0.7972,37.8,8192,"));
     assert_int_equal(run("energy-check --gpu v100-sxm2-32gb"), 0);
     assert_non_null(strstr(out_buf, "fp16"));
+    /* a list, as compare and sweep take one: each GPU's rows as alone,
+     * in order; an error on any leaves nothing written */
+    static char one[1 << 16];
+    assert_int_equal(run("energy-check --gpu a100-sxm-80gb --dtype bf16 --format csv"), 0);
+    snprintf(one, sizeof one, "%.65535s", out_buf);
+    assert_int_equal(run("energy-check --gpu h100-sxm-80gb --dtype bf16 --format csv"), 0);
+    const char *h = strchr(out_buf, '\n') + 1;
+    size_t ol = strlen(one);
+    static char both[1 << 17];
+    snprintf(both, sizeof both, "%.65535s%.65535s", one, h);
+    assert_int_equal(run("energy-check --gpu a100-sxm-80gb,h100-sxm-80gb --dtype bf16 --format csv"), 0);
+    assert_string_equal(out_buf, both);
+    assert_true(ol > 0);
+    assert_int_equal(run("energy-check --gpu a100-sxm-80gb,h100-sxm-80gb --dtype fp8 -o ec.csv"), 2);
+    assert_int_equal(access("ec.csv", F_OK), -1);
 }
 
 /* mpirun -np 2 bin/wattlas-mpi sweep writes what bin/wattlas sweep writes,

@@ -531,8 +531,8 @@ def optimize(data, objective="energy", *, group_by=None, all=False, time=None,
 
 def energy_check(gpu: str = "a100-sxm-80gb", *, dtype=None, fmt: "str | None" = None):
     """Board energy per operation at peak against the arithmetic's first
-    principles, as ``wattlas energy-check``: a row per precision of the GPU
-    (``dtype``: one name or a list, default every one it has) with the
+    principles, as ``wattlas energy-check``: a row per GPU (one or a list)
+    and precision (``dtype``: one name or a list, default every one it has) with the
     board's pJ per FLOP, the multiply's and add's, the operands', the
     residual, ``first_principles_pct`` and the model's own at a large
     GEMM. Returns Rows, or with ``fmt`` the command line's text.
@@ -542,10 +542,9 @@ def energy_check(gpu: str = "a100-sxm-80gb", *, dtype=None, fmt: "str | None" = 
         r = wattlas.energy_check("h100-sxm-80gb", dtype="bf16")
         r[0]["board_pj_per_flop"], r[0]["first_principles_pct"]
     """
-    if not isinstance(gpu, str):
-        raise Error("gpu: expected a GPU preset or INI file")
+    gpus = ",".join(_names("gpu", gpu))
     dtypes = None if dtype is None else ",".join(_names("dtype", dtype))
-    out = _wattlas._energy_check(gpu, dtypes, fmt or "ndjson")
+    out = _wattlas._energy_check(gpus, dtypes, fmt or "ndjson")
     return out if fmt else _rows(out)
 
 
