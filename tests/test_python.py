@@ -874,6 +874,31 @@ class Options(unittest.TestCase):
             wattlas.validate(data, board="mine")
 
 
+class WithoutNumpy(unittest.TestCase):
+    """numpy is optional: without it a column is the documented fallback
+    (array.array("d") of numbers, a list of texts) and to_numpy() raises
+    wattlas.Error saying so, where it once returned a dict of array.arrays
+    as if they were numpy's"""
+
+    def test_fallback(self):
+        code = ("import sys\nsys.modules['numpy'] = None\nimport array, wattlas\n"
+                "t = wattlas.predict(gpu='a100-pcie-40gb', model='gpt2', clock=[900, 1410])\n"
+                "assert isinstance(t['energy_j'], array.array), type(t['energy_j'])\n"
+                "assert t['energy_j'][1] == t[1]['energy_j']\n"
+                "assert t['gpu'] == ['a100-pcie-40gb'] * 2, t['gpu']\n"
+                "for obj in (t, wattlas.energy_check('a100-sxm-80gb', dtype='bf16')):\n"
+                "    try:\n"
+                "        obj.to_numpy()\n"
+                "        raise SystemExit('to_numpy returned without numpy')\n"
+                "    except wattlas.Error as e:\n"
+                "        assert 'numpy is not installed' in str(e), e\n"
+                "print('ok')\n")
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(wattlas.__file__)))
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr[-1500:])
+        self.assertEqual(p.stdout.strip(), "ok")
+
+
 class StrictKeywords(unittest.TestCase):
     """Python refuses what the command line refuses, naming the keyword
     (issue 64: these were coerced or replaced without a word)."""

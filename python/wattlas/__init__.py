@@ -125,8 +125,9 @@ class Rows(list):
 
     def to_numpy(self):
         """A dict of column name to numpy array: float64 for numeric
-        columns (NaN where empty), object arrays for text."""
-        import numpy
+        columns (NaN where empty), object arrays for text. numpy must be
+        installed (python3-numpy): without it this raises Error."""
+        numpy = _numpy_or_error("to_numpy")
 
         out = {}
         for c in self.columns:
@@ -167,12 +168,24 @@ def _cell_text(v, ctype, decimals, sig):
     return t
 
 
+def _numpy_or_error(what):
+    """numpy, or an Error that says how to get it and what works without."""
+    try:
+        import numpy
+    except ImportError:
+        raise Error(f"{what}: numpy is not installed (Debian: apt install python3-numpy); "
+                    "without it a column t[name] is an array.array('d') of numbers or a list "
+                    "of texts, and rows are dicts") from None
+    return numpy
+
+
 class Table:
     """Result rows held as columns, filled by the library in one pass.
 
     ``len(t)`` rows; ``t.columns`` their names in order; ``t["time_ms"]``
     one column (a numpy array when numpy is installed: float64 for numbers,
-    NaN where empty; object for text); ``t[0]`` one row as a dict (None
+    NaN where empty; object for text; without numpy an array.array("d") of
+    numbers, NaN where empty, or a list of texts); ``t[0]`` one row as a dict (None
     where the command line leaves the cell empty); iterating gives the rows
     as dicts. ``to_pandas()``, ``to_numpy()`` and ``to_csv()`` (the command
     line's CSV, digit for digit) convert."""
@@ -261,7 +274,10 @@ class Table:
         return "<wattlas.Table: %d rows x %d columns>" % (self._n, len(self.columns))
 
     def to_numpy(self):
-        """A dict of column name to numpy array."""
+        """A dict of column name to numpy array. numpy must be installed
+        (python3-numpy): without it this raises Error; t[name] then gives a
+        column as an array.array("d") of numbers or a list of texts."""
+        _numpy_or_error("to_numpy")
         return {c: self._column(c) for c in self.columns}
 
     def to_pandas(self):
