@@ -276,9 +276,13 @@ static int predict_run(const predict_opts *o)
                        "(--board same)\n");
         else if (un)
             fprintf(f, "# the interval includes the spread between boards and hosts of one "
-                       "product (power at a clock, the controller's setpoint, the host's cost "
-                       "per kernel); --board same leaves it out for a board of your own "
-                       "calibration\n");
+                       "product (sd of ln: power at a clock %.2f, the controller's setpoint "
+                       "%.2f, the host's cost per kernel %.2f) and the fit's residual scatter "
+                       "(time %.2f, power %.2f, energy %.2f), within what no board can pass "
+                       "(the run at the top clock unheld, at the lowest clock); --board same "
+                       "leaves the boards' spread out for a board of your own calibration\n",
+                    un->board.dyn_power_sd, un->board.setpoint_sd, un->board.host_sd,
+                    un->sigma_time, un->sigma_power, un->sigma_energy);
         if (!strncmp(g->coef_source, "transferred", 11))
             fprintf(f, "# coefficients %s by the transfer rules (not measured)%s%s%s\n",
                     g->coef_source, g->fit_info[0] ? "; " : "", g->fit_info,

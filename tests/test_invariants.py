@@ -1449,6 +1449,33 @@ class Invariants(unittest.TestCase):
                     self.assertLessEqual(lo, lo_prev * (1 + 1e-9), "%s %d%%: %s" % (q, lv, what))
                     self.assertGreaterEqual(hi, hi_prev * (1 - 1e-9), "%s %d%%: %s" % (q, lv, what))
                     lo_prev, hi_prev = lo, hi
+            # no board runs faster than the same work at its top clock unheld,
+            # or slower than at its lowest, each known to its own interval (the
+            # H200's residual scatter and board spread in quadrature once put a
+            # capped prefill's lower bound under its top clock's own)
+            g = gpus()[gpu]
+            base, skip = [], False
+            for a in args:  # without the clock and the cap
+                if skip or a in ("--clock", "--set"):
+                    skip = not skip
+                    continue
+                base.append(a)
+            for lv in (50, 95):
+                for board in ("same", "other"):
+                    here = rows_of(cli("predict", *args, "--interval", lv, "--board",
+                                       board).stdout)[0]
+                    ends = [rows_of(cli("predict", *base, "--clock", "%g" % f, "--no-power-limit",
+                                        "--interval", lv, "--board", board).stdout)[0]
+                            for f in (g["fmax"], g["fmin"])]
+                    lo, hi = num(here, "time_lo_ms"), num(here, "time_hi_ms")
+                    self.assertGreaterEqual(lo, num(ends[0], "time_lo_ms") * (1 - 1e-6),
+                                            "time_lo_ms %g under the unheld top clock's own %s "
+                                            "(%d%%, board %s): %s" % (lo, ends[0]["time_lo_ms"],
+                                                                      lv, board, what))
+                    self.assertLessEqual(hi, num(ends[1], "time_hi_ms") * (1 + 1e-6),
+                                         "time_hi_ms %g over the lowest clock's own %s (%d%%, "
+                                         "board %s): %s" % (hi, ends[1]["time_hi_ms"], lv, board,
+                                                            what))
             sw = rows_of(cli("sweep", *args, "--interval", 95).stdout)[0]
             for col in ("time_lo_ms", "time_hi_ms", "power_lo_w", "power_hi_w", "energy_lo_j",
                         "energy_hi_j"):
