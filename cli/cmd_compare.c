@@ -30,6 +30,12 @@ CLI_MODE_HELP
 "  --attention eager|flash attention implementation (default eager)\n"
 "  --clock MHZ             requested clock for the first columns (default: max)\n"
 "  --power-limit-w W       every GPU's board power limit (default: each preset's)\n"
+"  --same-board            every GPU on the first one's board: its coefficients\n"
+"                          carried by the transfer rules (and its V-f and idle\n"
+"                          curves where the die is the same), so that only the\n"
+"                          configuration differs; without it, two GPUs of one die\n"
+"                          get a note of how much of their difference is the two\n"
+"                          presets' boards\n"
 "  --objective OBJ         energy (default), edp, ed2p, energy-within-slowdown=P,\n"
 "                          time-within-power=W (see 'wattlas optimize')\n"
 "  --latency tiled|roofline\n"
@@ -67,12 +73,13 @@ static const cli_axis axis_opts[] = {
 static int compare_parse(int argc, char **argv, compare_opts *o)
 {
     const char *cmd = "compare";
-    enum { O_CLOCK = 256, O_OBJ, O_FORMAT, O_QUIET, O_HELP };
-    struct option lo[NAXIS + 7];
+    enum { O_CLOCK = 256, O_OBJ, O_FORMAT, O_QUIET, O_HELP, O_ONEBOARD };
+    struct option lo[NAXIS + 8];
     size_t n = 0;
     cli_axis_options(axis_opts, NAXIS, lo, &n);
     lo[n++] = (struct option){"clock", required_argument, 0, O_CLOCK};
     lo[n++] = (struct option){"objective", required_argument, 0, O_OBJ};
+    lo[n++] = (struct option){"same-board", no_argument, 0, O_ONEBOARD};
     lo[n++] = (struct option){"format", required_argument, 0, O_FORMAT};
     lo[n++] = (struct option){"quiet", no_argument, 0, O_QUIET};
     lo[n++] = (struct option){"help", no_argument, 0, O_HELP};
@@ -105,6 +112,10 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
             fmt_given = 1;
             break;
         case O_QUIET: o->quiet = 1; break;
+        case O_ONEBOARD:
+            if (wl_sweep_spec_set(o->spec, "same_board", "on", "--same-board", 0, &err))
+                rc = cli_fail(cmd, &err);
+            break;
         case 'o': o->out = optarg; break;
         case O_HELP: help(stdout); return CLI_HELP;
         default: rc = cli_bad_option(cmd, c, argc, argv, lo); break;

@@ -25,6 +25,58 @@ static void not_runnable(wl_pareto_gpu_choice *ch, const char *why)
     snprintf(ch->not_runnable, sizeof ch->not_runnable, "%.199s", why);
 }
 
+/* gpu with another board's coefficients: ref's carried by the transfer
+ * rules (core/gpu.c: capacitances by the units that switch and the node,
+ * DRAM energy by the memory's technology), and on ref's own die ref's V-f
+ * and idle curves too, so that only the configuration differs (a board's
+ * luck stays with its board). */
+static int on_board(const wl_core_gpu *ref, const wl_core_gpu *gpu, wl_core_gpu *out,
+                    wl_error *err)
+{
+    *out = *gpu;
+    int rc = wl_core_gpu_transfer(ref, out, err);
+    if (rc)
+        return rc;
+    if (wl_core_gpu_same_die(ref, gpu)) {
+        out->vf = ref->vf;
+        out->vf_rule = ref->vf_rule;
+    }
+    snprintf(out->coef_source, sizeof out->coef_source, "%s's board (--same-board)", ref->id);
+    return WL_OK;
+}
+
+/* Two GPUs of one die compared: how much of the difference is the two
+ * presets' boards. The second run again on the first's board; what is left
+ * is the configuration (the H200's HBM3e and 141 GB against the H100's
+ * HBM3). Each preset carries one board, fitted on its own rows, and boards
+ * of one product differ 15-30% in power at a clock. */
+static void note_same_die(const wl_core_gpu *ref, const wl_pareto_gpu_choice *cref,
+                          const wl_core_gpu *g, const wl_pareto_gpu_choice *cg,
+                          const wl_core_workload *wl, double clock_mhz,
+                          const wl_pareto_objective *obj, wl_sweep_note_fn note, void *user)
+{
+    wl_core_gpu moved;
+    wl_error e = {0};
+    wl_pareto_gpu_choice c2;
+    if (on_board(ref, g, &moved, &e) ||
+        wl_pareto_gpu_optimum(&moved, wl, NULL, clock_mhz, obj, NULL, 0, NULL, &c2, &e))
+        return;
+    double tot_e = cg->at.energy_j / cref->at.energy_j, arch_e = c2.at.energy_j / cref->at.energy_j;
+    double tot_t = cg->at.time_ms / cref->at.time_ms, arch_t = c2.at.time_ms / cref->at.time_ms;
+    if (!(tot_e > 0 && arch_e > 0 && tot_t > 0 && arch_t > 0))
+        return;
+    char text[700];
+    snprintf(text, sizeof text,
+             "%s and %s share a die (%d SMs, %g MB L2, %g nm): at the asked clock %s takes "
+             "%+.1f%% time and %+.1f%% energy against %s; on %s's board (its coefficients "
+             "carried over: --same-board) %+.1f%% and %+.1f%%, so %+.1f and %+.1f points are the "
+             "two presets' boards, not the architecture",
+             ref->id, g->id, g->sms, g->l2_size_mb, g->process_nm, g->id, 100 * (tot_t - 1),
+             100 * (tot_e - 1), ref->id, ref->id, 100 * (arch_t - 1), 100 * (arch_e - 1),
+             100 * (tot_t - arch_t), 100 * (tot_e - arch_e));
+    note(user, 0, text);
+}
+
 int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_objective *obj,
                      wl_results_writer *w, wl_sweep_note_fn note, void *user, size_t *runnable,
                      wl_error *err)
@@ -49,6 +101,7 @@ int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_o
     wl_learn_use lu;
     int learned = wl_sweep_spec_learned(s, &lu);
     char text[800];
+    wl_pareto_gpu_choice first = {.not_runnable = "-"}; /* the first GPU's, for a shared die */
     for (size_t i = 0; !rc && i < wl_sweep_spec_axis_count(s, "gpu"); i++) {
         if (wl_stop_requested()) { /* wl_stop_watch */
             wl_error_set(err, "compare", 0, "", "stopped");
@@ -56,8 +109,14 @@ int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_o
             break;
         }
         const wl_core_gpu *g = wl_sweep_spec_gpu(s, i);
+        wl_core_gpu moved;
         wl_pareto_gpu_choice ch;
         wl_error e = {0};
+        if (s->one_board && i > 0) {
+            if ((rc = on_board(wl_sweep_spec_gpu(s, 0), g, &moved, err)))
+                break;
+            g = &moved;
+        }
         /* a GPU that cannot run the case gets a row saying why; the others go on */
         if ((clock_mhz > 0 && wl_core_gpu_clock_check(g, clock_mhz, "clock", 0, &e)) ||
             wl_core_gpu_runs(g, wl, &e)) {
@@ -72,6 +131,12 @@ int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_o
             break;
         } else {
             (*runnable)++;
+            if (i == 0)
+                first = ch;
+            const wl_core_gpu *g0 = wl_sweep_spec_gpu(s, 0);
+            if (i > 0 && !s->one_board && note && !first.not_runnable[0] &&
+                wl_core_gpu_same_die(g0, g) && strcmp(g0->id, g->id))
+                note_same_die(g0, &first, g, &ch, wl, clock_mhz, obj, note, user);
         }
         if (ch.learned_outside && note) {
             snprintf(text, sizeof text, "on %s, %zu of %zu points lie outside the learned model's "

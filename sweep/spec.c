@@ -249,7 +249,7 @@ static const char *const sweep_keys[] = {
     "gpu", "model", "trace", "idle", "host", "batch", "seq", "clock", "voltage_offset_mv",
     "voltage_mv", "dtype", "attention", "mode", "optimizer", "master_dtype", "recompute",
     "launch", "grad_accum", "gen", "stack", "impl", "scope", "learned", "classes", "latency",
-    "power_limit", "power_limit_w", "board", "interval", "profile_clock", "profile_power_limit_w", "profile_gpu",
+    "power_limit", "power_limit_w", "same_board", "board", "interval", "profile_clock", "profile_power_limit_w", "profile_gpu",
     "profile_step_ms", "set"};
 
 static const char *sweep_key_of(void *user, size_t i)
@@ -347,6 +347,14 @@ int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, cons
             return WL_EINVAL;
         }
         s->lat = t;
+        return WL_OK;
+    }
+    if (!strcmp(key, "same_board")) { /* compare: one board's coefficients on every GPU */
+        if (strcmp(value, "on") && strcmp(value, "off")) {
+            wl_error_set(err, source, line, key, "expected on or off, got '%.60s'", value);
+            return WL_EINVAL;
+        }
+        s->one_board = strcmp(value, "on") == 0;
         return WL_OK;
     }
     if (!strcmp(key, "power_limit")) {

@@ -47,6 +47,9 @@ struct wl_sweep_spec {
     int clock_max; /* clock = max */
     const wl_core_latency_type *lat;
     int no_power_limit;
+    int one_board; /* compare --same-board: the first GPU's board on every
+                      GPU (its coefficients transferred, its V-f and idle
+                      curves on its own die) */
     double level; /* prediction intervals, 0: none */
     int same_board; /* the intervals are for the board the presets carry:
                        no spread between boards */

@@ -812,6 +812,48 @@ class Invariants(unittest.TestCase):
                     self.assertLess(abs(num(r[0], "power_w") / num(r[1], "power_w") - 1), 0.01)
         self.assertGreater(pairs, 0, "no same-die pair among the presets")
 
+    def test_same_board(self):
+        """compare --same-board runs every GPU on the first one's board: a
+        GPU on its own board is its own row; and where two GPUs share a die
+        the note of how much of their difference is the two presets' boards
+        gives what the --same-board rows give (issue 79: the H200 12% faster
+        and 23% cheaper than the H100 on compute-bound prefill, sold as
+        architecture, was 10.5 and 22.3 points the boards' coefficients)"""
+        rng = random.Random(SEED + 14)
+        die = ["h100-sxm-80gb", "h200-sxm-141gb", "h800-sxm-80gb"]
+        checked = 0
+        for c in [c for c in self.cases if c["kind"] == "builder"][:4]:
+            a, b = rng.sample(die, 2)
+            args = [str(x) for x in c["args"] if str(x) not in ("fp32", "fp16")]
+            args = [x for i, x in enumerate(args) if not (x == "--dtype")]
+            with self.subTest(a=a, b=b, args=args):
+                one = cli("compare", "--gpu", "%s,%s" % (a, a), *args, "--format", "csv",
+                          check=False)
+                same = cli("compare", "--gpu", "%s,%s" % (a, a), *args, "--same-board",
+                           "--format", "csv", check=False)
+                if one.returncode or same.returncode:
+                    continue
+                for x, y in zip(rows_of(one.stdout), rows_of(same.stdout)):
+                    x.pop("coefficients")
+                    y.pop("coefficients")
+                    for k in x:
+                        if x[k] and y[k] and k.endswith(("_ms", "_w", "_j")):
+                            self.assertAlmostEqual(float(x[k]), float(y[k]),
+                                                   delta=2e-6 * abs(float(x[k])) + 1e-6,
+                                                   msg="%s on its own board: %s" % (a, k))
+                plain = cli("compare", "--gpu", "%s,%s" % (a, b), *args, "--format", "csv")
+                moved = rows_of(cli("compare", "--gpu", "%s,%s" % (a, b), *args, "--same-board",
+                                    "--format", "csv", "--quiet").stdout)
+                m = re.search(r"on \S+'s board \(its coefficients carried over: --same-board\) "
+                              r"([-+][0-9.]+)% and ([-+][0-9.]+)%", plain.stderr)
+                self.assertIsNotNone(m, "no same-die note for %s and %s: %s" % (a, b, plain.stderr))
+                t = 100 * (num(moved[1], "time_ms") / num(moved[0], "time_ms") - 1)
+                e = 100 * (num(moved[1], "energy_j") / num(moved[0], "energy_j") - 1)
+                self.assertLessEqual(abs(float(m.group(1)) - t), 0.051, plain.stderr)
+                self.assertLessEqual(abs(float(m.group(2)) - e), 0.051, plain.stderr)
+                checked += 1
+        print("same board: %d pairs checked" % checked, flush=True)
+
     def test_power_limit_floor(self):
         """a limit below the board's lowest is a usage error, on every path"""
         for gid, info in sorted(gpus().items()):

@@ -382,6 +382,22 @@ def cluster_plans_computation():
             f"on the PCIe server with balanced stages {out[1]}"]
 
 
+@claim()
+def compare_same_die():
+    """compare on one die: the boards' share of the difference"""
+    cmd = ("compare --gpu h100-sxm-80gb,h200-sxm-141gb --model llama-3-8b --batch 8 --seq 2048 "
+           "--attention flash --format csv")
+    rows = w(cmd).rows
+    moved = w(cmd + " --same-board --quiet").rows
+    t = 100 * (1 - float(rows[1]["time_ms"]) / float(rows[0]["time_ms"]))
+    e = 100 * (1 - float(rows[1]["energy_j"]) / float(rows[0]["energy_j"]))
+    tm = 100 * (float(moved[1]["time_ms"]) / float(moved[0]["time_ms"]) - 1)
+    em = 100 * (float(moved[1]["energy_j"]) / float(moved[0]["energy_j"]) - 1)
+    return [f"has the H200 {f(t, 1)}% faster and {f(e, 1)}% cheaper at 1980 MHz",
+            f"but on the H100's board {f(tm, 1)}% and {f(em, 1)}%: {f(t + tm, 1)} and",
+            f"{f(e + em, 1)} points are the two presets' boards"]
+
+
 @claim(data=True)
 def set_sms_derives():
     """--set sms re-derives the L2's bandwidth per SM"""

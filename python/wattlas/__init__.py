@@ -834,13 +834,14 @@ def compare(gpu, model: "str | None" = None, *, objective: str = "energy", clock
             optimizer=None, master_dtype=None, recompute=None, grad_accum=None, gen=None,
             launch=None, latency=None, interval=None, learned=None, profile_clock=None,
             profile_power_limit_w=None, profile_gpu=None, profile_step_ms=None, fmt: "str | None" = None,
-            **more) -> "Table":
+            same_board: bool = False, **more) -> "Table":
     """One workload on several GPUs, as ``wattlas compare``: each GPU's
     point at ``clock`` (default its maximum), at its maximum clock, and at
     the clock of its grid the ``objective`` chooses (energy, edp, ed2p,
     energy-within-slowdown=P, time-within-power=W); a :class:`Table` with a
     row per GPU. gpu: a list of GPU presets; the other keywords one value
-    each, as in :func:`predict`; fmt: the command line's text instead. A GPU that cannot run the case gets a row
+    each, as in :func:`predict`; same_board: every GPU on the first one's
+    board (--same-board); fmt: the command line's text instead. A GPU that cannot run the case gets a row
     of empty numbers and a WattlasWarning saying why.
 
     Example::
@@ -853,7 +854,12 @@ def compare(gpu, model: "str | None" = None, *, objective: str = "energy", clock
     args.pop("objective")
     args.pop("clock")
     args.pop("fmt")
+    one_board = args.pop("same_board")
+    if not isinstance(one_board, bool):
+        raise Error("same_board: expected True or False")
     items = _axes(args) + [("clock", "max", "clock")]
+    if one_board:
+        items.append(("same_board", "on", "same_board"))
     clock = 0.0 if clock is None else _check.real("clock", clock, 1, 100000)  # 0: the maximum
     cols, notes = _wattlas._compare(items, str(objective), clock, fmt)
     for _warning, text in notes:
