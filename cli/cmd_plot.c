@@ -42,7 +42,8 @@ static void help(FILE *f)
 "  --legend outside|inside|none (default outside: right of the axes or below\n"
 "           them, never over the data)\n"
 "Clocks are in MHz on every axis. Points that cannot run (feasible or fits 0)\n"
-"are drawn hollow grey and never chosen.\n"
+"are never chosen: energy-freq leaves them out (grey with --show-infeasible),\n"
+"pareto draws them hollow grey.\n"
 "PNG records its DPI; PDF and SVG are vector with fonts embedded, and the\n"
 "same input gives byte-identical files.\n");
 }

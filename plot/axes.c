@@ -115,8 +115,12 @@ static int log_score(const double *t, int n, double lo, double hi, double dlo, d
     int inside = 0;
     for (int i = 0; i < n; i++)
         inside += t[i] >= dlo * 0.9999 && t[i] <= dhi * 1.0001;
-    int ends = n > 0 && !(span > 0 && (log(t[0] / lo) > 0.25 * span ||
-                                       log(hi / t[n - 1]) > 0.25 * span));
+    /* an end is labelled when a label sits within a quarter of the span of
+     * it, a fifth on an axis of more than a decade (0.048-2.2 J, padded,
+     * once read 0.1 0.3 1, each end a quarter away; now 0.05 ... 2) */
+    double near = span > log(10.0) ? 0.2 : 0.25;
+    int ends = n > 0 && !(span > 0 && (log(t[0] / lo) > near * span ||
+                                       log(hi / t[n - 1]) > near * span));
     /* a set that leaves an end bare ranks below every one that does not */
     return n >= 3 && ends ? inside : n > 0 ? inside - 100 : -200;
 }
@@ -216,6 +220,28 @@ void ax_range(double *lo, double *hi, int log)
         /* data at the ends of the doubles: no headroom where it would
          * leave them (an infinite or zero end has no ticks) */
         double l = pow(10, l0 - pad), h = pow(10, l1 + pad);
+        /* an end just past a round value (1, 2, 5 x 10^k) moves out to it,
+         * within a tenth of the span, so that a label can sit there (1.13
+         * to 13 J once read 2 to 10, its low end bare) */
+        double span = log10(h) - log10(l);
+        if (l > 0 && isfinite(h) && span > 0) {
+            static const double nice[3] = {1, 2, 5};
+            double d = pow(10, floor(log10(l))), best = 0;
+            for (int i = 2; i >= 0 && !best; i--)
+                if (nice[i] * d <= l)
+                    best = nice[i] * d;
+            if (best > 0 && log10(l / best) < 0.1 * span)
+                l = best;
+            d = pow(10, floor(log10(h)));
+            best = 0;
+            for (int i = 0; i < 4 && !best; i++) {
+                double v = (i < 3 ? nice[i] : 10) * d;
+                if (v >= h)
+                    best = v;
+            }
+            if (best > 0 && log10(best / h) < 0.1 * span)
+                h = best;
+        }
         if (l > 0)
             *lo = l;
         if (isfinite(h))

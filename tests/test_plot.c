@@ -691,6 +691,20 @@ static void audit_figure(void *user, const char *name, const wl_plot_layout *l)
         if (a->yticks && ky < 3)
             FAULT("axes %zu labels %d y ticks over its data, %g to %g", i, ky, a->data_ymin,
                   a->data_ymax);
+        /* a log axis of more than a decade labels both its ends: a label
+         * within a fifth of its span (in log) of each (issue 79: 0.048 to
+         * 2.2 J labelled 0.1, 0.3 and 1 alone) */
+        for (int ax = 0; ax < 2; ax++) {
+            int lg = ax ? a->logy : a->logx, nlab = ax ? a->yticks : a->xticks;
+            double lo = ax ? a->ymin : a->xmin, hi = ax ? a->ymax : a->xmax;
+            const double *lab = ax ? a->ylabel : a->xlabel;
+            if (!lg || nlab < 1 || nlab > WL_PLOT_LAYOUT_LABELS || !(lo > 0 && hi > 10 * lo))
+                continue;
+            double span = log(hi / lo);
+            if (log(lab[0] / lo) > 0.2 * span + 1e-9 || log(hi / lab[nlab - 1]) > 0.2 * span + 1e-9)
+                FAULT("axes %zu: its log %s axis %g to %g is labelled %g to %g, an end bare", i,
+                      ax ? "y" : "x", lo, hi, lab[0], lab[nlab - 1]);
+        }
     }
 #undef FAULT
 }

@@ -570,7 +570,7 @@ const wl_plot_kind wl_plot_kind_energy_freq = {
     .name = "energy-freq",
     .summary = "energy vs SM clock per workload (sweep or predict output): the least energy "
                "(large marker) and the clocks within 1% of it (shaded), the maximum clock "
-               "(square), throttled points hollow; points that cannot run left out (grey with "
+               "(a dotted line), throttled points hollow; points that cannot run left out (grey with "
                "--show-infeasible)",
     .fn = wl_plot_energy_freq,
     .options = "panels,stack,facet,objective,show-infeasible",
