@@ -57,29 +57,34 @@ static int note_transferred(wl_sweep_spec *s, unsigned long long moved)
     return rc;
 }
 
+/* The keys of a rule list (wl_preset_gpu_derived or _held of key) that the
+ * spec does not set itself, comma-joined into buf. */
+static size_t unset_keys(const wl_sweep_spec *s, const char *(*rule)(const char *, size_t),
+                         const char *key, char *buf, size_t n)
+{
+    size_t len = 0;
+    const char *d;
+    buf[0] = 0;
+    for (size_t i = 0; (d = rule(key, i)); i++) {
+        int set = 0;
+        for (size_t j = 0; j < s->nset; j++)
+            set |= !strcmp(s->set[j].key, d);
+        int w = set || len >= n ? 0 : snprintf(buf + len, n - len, "%s%s", len ? ", " : "", d);
+        len += w > 0 ? (size_t)w : 0;
+    }
+    return len;
+}
+
 /* Says what a set key re-derived and what it held (wl_preset_gpu_derived,
  * wl_preset_gpu_held): --set sms=264 alone once left the L2's bandwidth at
  * 132 SMs' without a word, and a 2x die ran the 8192^3 GEMM 1.35x faster. */
 static int note_derived(wl_sweep_spec *s)
 {
     for (size_t k = 0; k < s->nset; k++) {
-        const char *key = s->set[k].key, *d;
-        char follows[200] = "", held[300] = "";
-        size_t fl = 0, hl = 0;
-        for (size_t i = 0; (d = wl_preset_gpu_derived(key, i)); i++) {
-            int set = 0;
-            for (size_t j = 0; j < s->nset; j++)
-                set |= !strcmp(s->set[j].key, d);
-            if (!set && fl < sizeof follows)
-                fl += (size_t)snprintf(follows + fl, sizeof follows - fl, "%s%s", fl ? ", " : "", d);
-        }
-        for (size_t i = 0; (d = wl_preset_gpu_held(key, i)); i++) {
-            int set = 0;
-            for (size_t j = 0; j < s->nset; j++)
-                set |= !strcmp(s->set[j].key, d);
-            if (!set && hl < sizeof held)
-                hl += (size_t)snprintf(held + hl, sizeof held - hl, "%s%s", hl ? ", " : "", d);
-        }
+        const char *key = s->set[k].key;
+        char follows[200], held[300];
+        size_t fl = unset_keys(s, wl_preset_gpu_derived, key, follows, sizeof follows);
+        size_t hl = unset_keys(s, wl_preset_gpu_held, key, held, sizeof held);
         if (!fl && !hl)
             continue;
         char *t = wl_core_strprintf("--set %s: %s%s%s%s%s", key,
