@@ -566,6 +566,22 @@ int wl_plot_report_index(report *r, const wl_sweep_spec *spec, const char *title
         report_section(md, html, "caveats", "Caveats");
         fputs("<ul>\n", html);
         size_t ngpu = wl_sweep_spec_axis_count(spec, "gpu");
+        /* two presets of one die differ by their boards as well as by their
+         * configuration: each carries the one board it was fitted on */
+        for (size_t i = 0; i < ngpu; i++)
+            for (size_t j = i + 1; j < ngpu; j++) {
+                const wl_core_gpu *a = wl_sweep_spec_gpu(spec, i), *b = wl_sweep_spec_gpu(spec, j);
+                if (!wl_core_gpu_same_die(a, b) || !strcmp(a->id, b->id))
+                    continue;
+                char die[1000];
+                snprintf(die, sizeof die, "%s and %s share a die (%d SMs, %g MB L2): each preset "
+                         "carries the one board it was fitted on, and boards of one product differ "
+                         "15-30%% in power at a clock, so their difference here is partly the two "
+                         "boards'; 'wattlas compare --gpu %s,%s' says how much for one case, and "
+                         "--same-board runs both on %s's board.", a->id, b->id, a->sms,
+                         a->l2_size_mb, a->id, b->id, a->id);
+                report_both_li(md, html, die);
+            }
         for (size_t i = 0; i < ngpu; i++) {
             const wl_core_gpu *g = wl_sweep_spec_gpu(spec, i);
             const char *text = wl_preset_text(WL_PRESET_GPU, g->id);

@@ -1169,6 +1169,29 @@ static void test_power_limit_spelling(void **state)
     assert_null(strstr(err_buf, "--power-limits is"));
 }
 
+/* A report over two presets of one die says that their difference is
+ * partly the two boards' (issue 79, item 3); over two dies it does not. */
+static void test_report_same_die(void **state)
+{
+    (void)state;
+    FILE *f = fopen("die.ini", "w");
+    assert_non_null(f);
+    fputs("[report]\ntitle = one die\n[sweep]\ngpu = h100-sxm-80gb,h200-sxm-141gb\nmodel = gpt2\n"
+          "clock = 990,1980\n", f);
+    fclose(f);
+    assert_int_equal(run("report die.ini -o die-out --quiet"), 0);
+    slurp("die-out/index.md", out_buf, sizeof out_buf);
+    assert_non_null(strstr(out_buf, "h100-sxm-80gb and h200-sxm-141gb share a die"));
+    f = fopen("dies.ini", "w");
+    assert_non_null(f);
+    fputs("[report]\ntitle = two dies\n[sweep]\ngpu = a100-sxm-80gb,h100-sxm-80gb\nmodel = gpt2\n"
+          "clock = 990,1410\n", f);
+    fclose(f);
+    assert_int_equal(run("report dies.ini -o dies-out --quiet"), 0);
+    slurp("dies-out/index.md", out_buf, sizeof out_buf);
+    assert_null(strstr(out_buf, "share a die"));
+}
+
 int main(void)
 {
     if (cli_setup("test_cli"))
@@ -1195,6 +1218,7 @@ int main(void)
         cmocka_unit_test(test_install),
         cmocka_unit_test(test_spellings_scope_flops),
         cmocka_unit_test(test_power_limit_spelling),
+        cmocka_unit_test(test_report_same_die),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
