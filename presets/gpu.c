@@ -678,6 +678,16 @@ int wl_preset_gpu_value_ok(const char *key, double value, wl_error *err)
     return field_in_range(f, value, err);
 }
 
+/* A numeric field's value written into gpu (F_INT as an int). */
+static void store(wl_core_gpu *gpu, const gpu_field *f, double value)
+{
+    char *base = (char *)gpu + f->off;
+    if (f->type == F_INT)
+        *(int *)(void *)base = (int)value;
+    else
+        *(double *)(void *)base = value;
+}
+
 int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value, wl_error *err)
 {
     const gpu_field *f = find_numeric(key);
@@ -687,11 +697,7 @@ int wl_preset_gpu_set(wl_core_gpu *gpu, const char *key, double value, wl_error 
     }
     if (field_in_range(f, value, err))
         return WL_EINVAL;
-    char *base = (char *)gpu + f->off;
-    if (f->type == F_INT)
-        *(int *)(void *)base = (int)value;
-    else
-        *(double *)(void *)base = value;
+    store(gpu, f, value);
     if (wl_core_coef_is_host(key))
         gpu->host_id[0] = 0; /* the issue cost is now the GPU's own, not a host's */
     /* a rule key takes its column over from a measured table */
@@ -771,11 +777,7 @@ static void derive(wl_core_gpu *gpu, const wl_core_gpu *base, const char *const 
         for (size_t j = 0; (dk = wl_preset_gpu_derived(keys[i], j)); j++)
             if (!set_among(keys, n, dk) && wl_preset_gpu_get(base, dk, &d) == WL_OK && d > 0) {
                 const gpu_field *f = find_numeric(dk);
-                char *at = (char *)gpu + f->off;
-                if (f->type == F_INT)
-                    *(int *)(void *)at = (int)lround(d * now / was);
-                else
-                    *(double *)(void *)at = d * now / was;
+                store(gpu, f, f->type == F_INT ? (double)lround(d * now / was) : d * now / was);
             }
     }
 }

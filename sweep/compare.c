@@ -52,17 +52,17 @@ static int on_board(const wl_core_gpu *ref, const wl_core_gpu *gpu, wl_core_gpu 
  * of one product differ 15-30% in power at a clock. */
 static void note_same_die(const wl_core_gpu *ref, const wl_pareto_gpu_choice *cref,
                           const wl_core_gpu *g, const wl_pareto_gpu_choice *cg,
-                          const wl_core_workload *wl, double clock_mhz,
-                          const wl_pareto_objective *obj, wl_sweep_note_fn note, void *user)
+                          const wl_core_workload *wl, wl_sweep_note_fn note, void *user)
 {
+    /* the one point the note compares, at g's asked clock: not the grid */
     wl_core_gpu moved;
     wl_error e = {0};
-    wl_pareto_gpu_choice c2;
-    if (on_board(ref, g, &moved, &e) ||
-        wl_pareto_gpu_optimum(&moved, wl, NULL, clock_mhz, obj, NULL, 0, NULL, &c2, &e))
+    wl_core_result r2;
+    wl_core_op op = {.sm_clock_mhz = cg->at.requested_clock_mhz};
+    if (on_board(ref, g, &moved, &e) || wl_core_predict(&moved, wl, &op, &r2))
         return;
-    double tot_e = cg->at.energy_j / cref->at.energy_j, arch_e = c2.at.energy_j / cref->at.energy_j;
-    double tot_t = cg->at.time_ms / cref->at.time_ms, arch_t = c2.at.time_ms / cref->at.time_ms;
+    double tot_e = cg->at.energy_j / cref->at.energy_j, arch_e = r2.energy_j / cref->at.energy_j;
+    double tot_t = cg->at.time_ms / cref->at.time_ms, arch_t = r2.time_ms / cref->at.time_ms;
     if (!(tot_e > 0 && arch_e > 0 && tot_t > 0 && arch_t > 0))
         return;
     char text[700];
@@ -136,7 +136,7 @@ int wl_sweep_compare(const wl_sweep_spec *s, double clock_mhz, const wl_pareto_o
             const wl_core_gpu *g0 = wl_sweep_spec_gpu(s, 0);
             if (i > 0 && !s->one_board && note && !first.not_runnable[0] &&
                 wl_core_gpu_same_die(g0, g) && strcmp(g0->id, g->id))
-                note_same_die(g0, &first, g, &ch, wl, clock_mhz, obj, note, user);
+                note_same_die(g0, &first, g, &ch, wl, note, user);
         }
         if (ch.learned_outside && note) {
             snprintf(text, sizeof text, "on %s, %zu of %zu points lie outside the learned model's "

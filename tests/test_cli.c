@@ -1169,26 +1169,29 @@ static void test_power_limit_spelling(void **state)
     assert_null(strstr(err_buf, "--power-limits is"));
 }
 
+/* A report of gpt2 over two GPUs at two clocks: its index.md in out_buf. */
+static void report_of(const char *name, const char *gpus, const char *clocks)
+{
+    char path[64];
+    snprintf(path, sizeof path, "%s.ini", name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "[report]\ntitle = %s\n[sweep]\ngpu = %s\nmodel = gpt2\nclock = %s\n", name, gpus,
+            clocks);
+    fclose(f);
+    assert_int_equal(run("report %s -o %s-out --quiet", path, name), 0);
+    snprintf(path, sizeof path, "%s-out/index.md", name);
+    slurp(path, out_buf, sizeof out_buf);
+}
+
 /* A report over two presets of one die says that their difference is
  * partly the two boards' (issue 79, item 3); over two dies it does not. */
 static void test_report_same_die(void **state)
 {
     (void)state;
-    FILE *f = fopen("die.ini", "w");
-    assert_non_null(f);
-    fputs("[report]\ntitle = one die\n[sweep]\ngpu = h100-sxm-80gb,h200-sxm-141gb\nmodel = gpt2\n"
-          "clock = 990,1980\n", f);
-    fclose(f);
-    assert_int_equal(run("report die.ini -o die-out --quiet"), 0);
-    slurp("die-out/index.md", out_buf, sizeof out_buf);
+    report_of("die", "h100-sxm-80gb,h200-sxm-141gb", "990,1980");
     assert_non_null(strstr(out_buf, "h100-sxm-80gb and h200-sxm-141gb share a die"));
-    f = fopen("dies.ini", "w");
-    assert_non_null(f);
-    fputs("[report]\ntitle = two dies\n[sweep]\ngpu = a100-sxm-80gb,h100-sxm-80gb\nmodel = gpt2\n"
-          "clock = 990,1410\n", f);
-    fclose(f);
-    assert_int_equal(run("report dies.ini -o dies-out --quiet"), 0);
-    slurp("dies-out/index.md", out_buf, sizeof out_buf);
+    report_of("dies", "a100-sxm-80gb,h100-sxm-80gb", "990,1410");
     assert_null(strstr(out_buf, "share a die"));
 }
 

@@ -579,8 +579,7 @@ class Invariants(unittest.TestCase):
                     continue
                 sms = int(vals["sms"] * rng.choice([0.5, 1.5, 2.0]))
                 l2 = vals["l2_bw_bytes_per_clk"] * sms / vals["sms"]
-                base = [a for a in sweep_args(c, clocks=c["clocks"][-2:], caps=c["caps"][-1:],
-                                              voff=[0])]
+                base = sweep_args(c, clocks=c["clocks"][-2:], caps=c["caps"][-1:], voff=[0])
                 alone = cli("sweep", *base, "--set", "sms=%d" % sms, check=False)
                 both = cli("sweep", *base, "--set", "sms=%d" % sms, "--set",
                            "l2_bw_bytes_per_clk=%.17g" % l2, "--quiet", check=False)
@@ -597,6 +596,32 @@ class Invariants(unittest.TestCase):
                                      "re-derived by hand: %s" % (sms, describe(c)))
                     seen += 1
         print("set derives: %d rows checked" % seen, flush=True)
+
+    def test_power_limit_spelling(self):
+        """the power limit is one key in every command: --power-limit-w
+        LIST gives the rows --set power_limit_w=LIST gives, on sweep and
+        predict over generated cases (compare, serve and cluster: test_cli's
+        test_power_limit_spelling; issue 79: the cap was --set
+        power_limit_w= in three commands and --power-limits in a fourth)"""
+        checked = 0
+        for c in self.cases[:6]:
+            caps = axis(c["caps"])
+            sets = [x for k, v in c["set"].items() for x in ("--set", "%s=%s" % (k, axis(v)))]
+            common = ["--gpu", c["gpu"], *map(str, c["args"]), *sets]
+            base = common + ["--clock", axis(c["clocks"]), "--voltage-offset-mv", axis(c["voff"])]
+            p = common + ["--voltage-offset-mv", axis(c["voff"][:1])]
+            with self.subTest(case=describe(c)):
+                a = cli("sweep", *base, "--set", "power_limit_w=" + caps, "--quiet").stdout
+                b = cli("sweep", *base, "--power-limit-w", caps, "--quiet").stdout
+                self.assertEqual(a, b, describe(c))
+                one = "%g" % c["caps"][0]
+                a = cli("predict", *p, "--set", "power_limit_w=" + one, "--format", "csv",
+                        "--quiet").stdout
+                b = cli("predict", *p, "--power-limit-w", one, "--format", "csv",
+                        "--quiet").stdout
+                self.assertEqual(a, b, describe(c))
+                checked += 1
+        print("power limit spelling: %d cases" % checked, flush=True)
 
     def test_voltage_at_effective_clock(self):
         """a row's voltage_mv is the voltage its clock ran at: a row the cap
