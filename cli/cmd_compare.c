@@ -25,7 +25,8 @@ static void help(FILE *f)
 "  --idle [ID=]TABLE.csv   measured idle table for that GPU instead of its preset's\n"
 "                          idle curve (repeatable; a bare TABLE only with one GPU)\n"
 "  --batch N  --seq N      shape (defaults 1 and 128)\n"
-"  --dtype bf16|fp16|fp32|tf32   precision (default bf16)\n"
+"  --dtype bf16|fp16|fp32|tf32|fp8  precision (default bf16; fp8 is an\n"
+"                                8-bit checkpoint's W8A8 inference)\n"
 CLI_MODE_HELP
 "  --attention eager|flash attention implementation (default eager)\n"
 "  --clock MHZ             requested clock for the first columns (default: max)\n"

@@ -30,7 +30,8 @@ static void help(FILE *f)
 "                          voltage may be empty) instead of the preset's idle curve\n"
 "  --batch N               sequences (or images) per pass (default 1)\n"
 "  --seq N                 tokens per sequence (default 128)\n"
-"  --dtype bf16|fp16|fp32|tf32   precision (default bf16)\n"
+"  --dtype bf16|fp16|fp32|tf32|fp8  precision (default bf16; fp8 is an\n"
+"                                8-bit checkpoint's W8A8 inference)\n"
 CLI_MODE_HELP
 "  --attention eager|flash attention implementation (default eager)\n"
 "  --clock LIST            requested SM clocks in MHz: a value, a list, MIN:MAX:STEP\n"
@@ -196,6 +197,11 @@ static int predict_run(const predict_opts *o)
     /* coefficients that are not this GPU's own fit are said to be so */
     if (!o->quiet && g->coef_source[0] && strncmp(g->coef_source, "transferred", 11))
         fprintf(stderr, "wattlas predict: note: %s: coefficients %s\n", g->id, g->coef_source);
+    /* a precision the GPU has no math for: the row is empty, and why is said */
+    wl_error no_math = {0};
+    if (wl_core_gpu_runs(g, wl, &no_math))
+        fprintf(stderr, "wattlas predict: warning: %s cannot run this case: %s; its row is "
+                "empty (feasible = 0)\n", g->id, no_math.text);
     /* a prediction for a case that cannot run is still made, but said so */
     if (id.fits == 0) {
         const wl_core_memory *m = &id.memory;

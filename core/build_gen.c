@@ -78,9 +78,7 @@ static void serve_attention(bld *B, long long bh)
  * layers of the checkpoints). */
 static void serve_linear(bld *B, long long in, long long out, int bias)
 {
-    if (B->quant)
-        wl_core_bld_ewc(B, WL_EW_UNSPEC_SCALAR, B->T * in, B->dt);
-    wl_core_bld_linear_x(B, in, out, bias, 0);
+    wl_core_bld_linear_x(B, in, out, bias, 0); /* the quantize is linear_x's */
 }
 
 /* The same for 16-bit GEMMs (an unquantized layer of an 8-bit checkpoint). */

@@ -158,7 +158,17 @@ void wl_core_bld_linear_x(bld *B, long long in, long long out, int bias, int con
     wl_kernel k = {0};
     k.kind = WL_K_GEMM;
     k.in_dtype = B->gemm_dt;
-    k.acc_dtype = B->tc ? B->gemm_dt : WL_DT_FP32;
+    /* an 8-bit checkpoint's linear (B->quant): its bf16 input quantized per
+     * token first (vLLM's scaled_fp8_quant: a pass over the T x in
+     * activations, an absmax and a scaled cast), then the GEMM in 8 bits;
+     * its LM head (the vocabulary's outputs) stays 16-bit */
+    if (B->quant && wl_dtype_bytes(B->gemm_dt) == 1.0) {
+        if (out == B->m->vocab_size)
+            k.in_dtype = B->dt;
+        else
+            wl_core_bld_ewc(B, WL_EW_UNSPEC_SCALAR, B->T * in, B->dt);
+    }
+    k.acc_dtype = B->tc ? k.in_dtype : WL_DT_FP32;
     k.tensor_core = B->tc;
     k.batch = 1;
     k.k = in;
@@ -219,8 +229,10 @@ void wl_core_bld_bgemm(bld *B, long long batch, long long m, long long n, long l
 {
     wl_kernel k = {0};
     k.kind = WL_K_GEMM;
-    k.in_dtype = B->gemm_dt;
-    k.acc_dtype = B->tc ? B->gemm_dt : WL_DT_FP32;
+    /* an 8-bit checkpoint's attention runs in bf16 (a serving forward sets
+     * its own: build_gen.c) */
+    k.in_dtype = B->quant && B->sh->launch != WL_LAUNCH_GRAPHS ? B->dt : B->gemm_dt;
+    k.acc_dtype = B->tc ? k.in_dtype : WL_DT_FP32;
     k.tensor_core = B->tc;
     k.batch = batch;
     k.m = m;
@@ -423,7 +435,7 @@ void wl_core_bld_flash(bld *B, long long bh)
     wl_style st = m->style;
     wl_kernel k = {0};
     k.kind = WL_K_ATTN_FLASH;
-    k.in_dtype = B->gemm_dt;
+    k.in_dtype = B->quant ? B->dt : B->gemm_dt; /* an 8-bit checkpoint's: bf16 */
     k.acc_dtype = WL_DT_FP32;
     k.tensor_core = B->tc;
     k.batch = bh;

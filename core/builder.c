@@ -160,6 +160,21 @@ static int setup_x(bld *B, const wl_core_model *model, const wl_core_shape *shap
     B->err = err;
     B->dt = shape->dtype == WL_DT_TF32 ? WL_DT_FP32 : shape->dtype;
     B->gemm_dt = shape->dtype;
+    /* an 8-bit checkpoint (fp8) runs W8A8, as vLLM and HF's fbgemm fp8
+     * serve it: the linear layers' weights in 8 bits, each input quantized
+     * per token first (wl_core_bld_linear_x), activations, attention and the
+     * KV cache in bf16, the LM head unquantized. Training in 8 bits
+     * (Transformer Engine's scaled GEMMs) is not modelled. */
+    if (wl_dtype_bytes(shape->dtype) == 1.0) {
+        if (shape->mode == WL_MODE_TRAIN) {
+            wl_error_set(err, model->id, 0, "dtype", "%s training is not modelled: %s is an "
+                         "8-bit checkpoint's inference (W8A8: prefill and decode)",
+                         wl_dtype_name(shape->dtype), wl_dtype_name(shape->dtype));
+            return WL_EINVAL;
+        }
+        B->quant = 1;
+        B->dt = wl_core_serve_act_dtype(shape->dtype);
+    }
     /* PyTorch runs fp32 matmuls on CUDA cores unless TF32 is allowed */
     B->tc = shape->dtype != WL_DT_FP32;
     B->b = shape->batch;
@@ -431,11 +446,8 @@ int wl_core_build_serve_step(const wl_core_model *model, const wl_core_shape *sh
         return WL_EINVAL;
     if (st->tp > 1 && tp_shard(&B, st->tp, st->ep, err))
         return WL_EINVAL;
-    /* an fp8 (or int8) checkpoint as vLLM serves it (W8A8: the linear
-     * layers' weights in 8 bits, activations, the KV cache and attention in
-     * bf16, the LM head and the router unquantized) */
-    B.quant = wl_core_serve_act_dtype(sh.dtype) != B.dt;
-    B.dt = wl_core_serve_act_dtype(sh.dtype);
+    /* an fp8 (or int8) checkpoint as vLLM serves it: W8A8 (setup_x) with
+     * the router unquantized too (build_gen.c) */
     char name[160];
     snprintf(name, sizeof name, "%s_%s_serve_d%lld_c%lld_p%lld_k%lld", model->id,
              wl_dtype_name(sh.dtype), st->decode, st->context, st->chunk, st->chunk_context);

@@ -175,8 +175,21 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *sh, wl_
                      "out of range");
         return WL_EINVAL;
     }
-    /* tf32 keeps fp32 storage */
+    /* tf32 keeps fp32 storage; an 8-bit checkpoint (W8A8) its linear
+     * layers' weights in 8 bits and everything else (the embeddings, the
+     * LM head, the activations, the KV cache) in bf16 */
     double e = wl_dtype_bytes(sh->dtype == WL_DT_TF32 ? WL_DT_FP32 : sh->dtype);
+    double ew = e;
+    if (e == 1.0) {
+        if (sh->mode == WL_MODE_TRAIN) {
+            wl_error_set(err, m->id, 0, "dtype", "%s training is not modelled",
+                         wl_dtype_name(sh->dtype));
+            return WL_EINVAL;
+        }
+        e = wl_dtype_bytes(wl_core_serve_act_dtype(sh->dtype));
+    }
+    /* the parameters kept at e, not ew: the vocabulary's tables */
+    double tables = ew < e ? (double)m->vocab_size * m->d_model * (m->untied_head ? 2 : 1) : 0;
     double b = (double)sh->batch, params = 0, buffers = 0, act = 0;
     if (m->style == WL_STYLE_RESNET) {
         double bn;
@@ -230,7 +243,7 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *sh, wl_
             out->kv_cache_gb = 2.0 * m->layers * T * kvh * hd * e / 1e9;
     }
     out->params = params;
-    out->weights_gb = (params + buffers) * e / 1e9;
+    out->weights_gb = ((params + buffers - tables) * ew + tables * e) / 1e9;
     out->activations_gb = act * e / 1e9;
     out->workspace_gb = CONTEXT_GB + CUBLAS_WORKSPACE_GB;
     if (sh->mode == WL_MODE_TRAIN || sh->mode == WL_MODE_DECODE) {
@@ -240,7 +253,7 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *sh, wl_
         if (rc)
             return rc;
         out->params = info.params;
-        out->weights_gb = info.params * e / 1e9;
+        out->weights_gb = ((info.params - tables) * ew + tables * e) / 1e9;
         if (sh->mode == WL_MODE_DECODE) {
             out->kv_cache_gb = info.kv_cache_gb;
         } else {

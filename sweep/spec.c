@@ -88,7 +88,8 @@ static int parse_dtype(const char *name, void *out)
 {
     wl_dtype dt;
     if (wl_dtype_parse(name, &dt) ||
-        (dt != WL_DT_BF16 && dt != WL_DT_FP16 && dt != WL_DT_FP32 && dt != WL_DT_TF32))
+        (dt != WL_DT_BF16 && dt != WL_DT_FP16 && dt != WL_DT_FP32 && dt != WL_DT_TF32 &&
+         dt != WL_DT_FP8))
         return 1;
     *(wl_dtype *)out = dt;
     return 0;
@@ -129,7 +130,7 @@ static int set_dtypes(wl_sweep_spec *s, const char *value, const char *source, i
 {
     void *a = s->dtypes;
     int rc = set_enums(&a, &s->ndt, sizeof *s->dtypes, &s->o_dtype, value, parse_dtype,
-                       "bf16, fp16, fp32 or tf32", source, line, "dtype", err);
+                       "bf16, fp16, fp32, tf32 or fp8", source, line, "dtype", err);
     s->dtypes = a;
     return rc;
 }

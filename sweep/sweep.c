@@ -565,6 +565,10 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, combo c, unsigne
             wl_core_workload_free(wl);
         return rc;
     }
+    /* a precision the GPU has no math for (fp8 on an A100, bf16 on a V100)
+     * runs nowhere: its rows are empty and feasible = 0, as compare's */
+    wl_error no_math = {0};
+    int runs = wl_core_gpu_runs(&g, wl, &no_math) == WL_OK;
     wl_results_cell cells[64 + MAX_SET];
     param_cells(p, &c, &g, cells);
     wl_core_memory mem;
@@ -620,7 +624,9 @@ static int chunk(const wl_sweep_plan *p, unsigned long long oi, combo c, unsigne
             wl_core_result r;
             size_t idx = vi * m + ci;
             int erc;
-            if (cv && !wl_core_throttle_cache_covers(ev, &tc, &op)) {
+            if (!runs) {
+                erc = WL_EUNSUPPORTED;
+            } else if (cv && !wl_core_throttle_cache_covers(ev, &tc, &op)) {
                 if (!cv->have[idx]) {
                     wl_core_op free_op = op;
                     free_op.ignore_power_limit = 1;
