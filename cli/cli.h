@@ -26,6 +26,14 @@
     "                          with bf16/fp16 compute (default fp32), or all in dtype\n" \
     "  --recompute none|selective|full  train: activation recomputation (default none)\n" \
     "  --grad-accum N          train: micro-batches of --batch per step (default 1)\n" \
+    "  --finetune full|lora    train: the whole model (default), or PEFT LoRA adapters\n" \
+    "                          on a frozen model (no weight gradients for the base; the\n" \
+    "                          optimizer and its memory over the adapters only)\n" \
+    "  --lora-rank R           lora: the adapters' rank (default 16)\n" \
+    "  --lora-targets LIST     lora: projections among q,k,v,o,gate,up,down (or\n" \
+    "                          attention, mlp, all; default attention: q,k,v,o)\n" \
+    "  --freeze N              full: the embeddings and the first N layers frozen (the\n" \
+    "                          backward stops above them; default 0)\n" \
     "  --gen N                 decode: tokens generated after the --seq prompt (default 128)\n" \
     "  --launch eager|graphs   decode: eager (default) is static batching: --batch\n" \
     "                          requests prefilled together (ttft_ms: the batch's\n" \
@@ -58,6 +66,8 @@
 #define CLI_MODE_AXES                                                                        \
     {"mode", "mode"}, {"optimizer", "optimizer"}, {"master-dtype", "master_dtype"},            \
         {"recompute", "recompute"}, {"grad-accum", "grad_accum"}, {"gen", "gen"},            \
+        {"finetune", "finetune"}, {"lora-rank", "lora_rank"}, {"lora-targets", "lora_targets"}, \
+        {"freeze", "freeze"},                                                                \
         {"launch", "launch"}, {"stack", "stack"}, {"impl", "impl"},                         \
         {"profile-clock", "profile_clock"}, {"profile-power-limit-w", "profile_power_limit_w"}, \
         {"profile-gpu", "profile_gpu"}, {"profile-step-ms", "profile_step_ms"}

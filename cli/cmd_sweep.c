@@ -48,6 +48,8 @@ static void sweep_help(FILE *f)
 "training and decode (see 'wattlas predict --help'): --optimizer adamw|sgd|none [adamw]\n"
 "  --master-dtype fp32|none [fp32]  --recompute none|selective|full [none]\n"
 "  --grad-accum N [1]  --gen N [128]  --launch eager|graphs [eager]\n"
+"  --finetune full|lora [full]  --lora-rank R [16]  --lora-targets LIST [q,k,v,o]\n"
+"  --freeze N [0: the embeddings and the first N layers frozen]\n"
 "profiles (--trace): --profile-clock MHZ  --profile-power-limit-w W  --profile-gpu ID\n"
 "  what they ran at and on, for files that do not say (default: their \"wattlas\"\n"
 "  metadata, else the name's _<MHz>mhz, the GPU's default limit, its tdp_w, and\n"

@@ -237,9 +237,10 @@ void wl_core_bld_hf5_attention(bld *B)
     wl_style st = m->style;
     int qkv_bias = st != WL_STYLE_LLAMA || m->qkv_bias;
     int decoder = st != WL_STYLE_BERT;
-    wl_core_bld_save(B, (double)(B->T * B->d), wl_core_bld_eb(B)); /* the projections' input */
+    if (wl_core_bld_proj_keeps_input(B, PROJ_QKV))
+        wl_core_bld_save(B, (double)(B->T * B->d), wl_core_bld_eb(B)); /* the projections' input */
     if (st == WL_STYLE_GPT2) {
-        wl_core_bld_linear(B, B->d, dq + 2 * dkv, 1); /* c_attn, split into views */
+        wl_core_bld_proj(B, PROJ_QKV, B->d, dq + 2 * dkv, 1); /* c_attn, split into views */
         /* backward: the split's gradient is a cat of the three (the
          * query's and the key's made contiguous first) */
         tp_ent *e = wl_core_bld_tp_new(B);
@@ -248,15 +249,21 @@ void wl_core_bld_hf5_attention(bld *B)
         wl_core_bld_tp_k(e, &cat);
         hf5_layout_grad(B, B->T * dq, 2);
     } else {
+        /* q, k and v share their input: each needs a gradient if it does or
+         * its projection trains */
+        int ng = B->no_grad, out_ng = 1;
         wl_core_bld_fanout(B, B->T * B->d, B->dt, 3);
-        wl_core_bld_linear(B, B->d, dq, qkv_bias);
+        wl_core_bld_proj(B, PROJ_Q, B->d, dq, qkv_bias);
         hf5_layout_grad(B, B->T * dq, 1);
         if (st == WL_STYLE_OPT)
             wl_core_bld_ew(B, WL_EW_SCALAR_MUL, B->T * dq, B->dt); /* q * scaling */
-        wl_core_bld_linear(B, B->d, dkv, qkv_bias);
+        out_ng &= B->no_grad, B->no_grad = ng;
+        wl_core_bld_proj(B, PROJ_K, B->d, dkv, qkv_bias);
         hf5_layout_grad(B, B->T * dkv, 1);
-        wl_core_bld_linear(B, B->d, dkv, qkv_bias);
+        out_ng &= B->no_grad, B->no_grad = ng;
+        wl_core_bld_proj(B, PROJ_V, B->d, dkv, qkv_bias);
         hf5_layout_grad(B, B->T * dkv, 1);
+        B->no_grad = out_ng & B->no_grad;
     }
     if (m->positions == WL_POS_ROTARY) {
         wl_core_bld_rotary(B, B->h);
@@ -332,8 +339,9 @@ void wl_core_bld_hf5_attention(bld *B)
         wl_core_bld_ewb(B, WL_EW_COPY, B->T * dq, B->dt, &oc, 1);
         B->strided = 0;
     }
-    wl_core_bld_save(B, (double)(B->T * dq), wl_core_bld_eb(B)); /* the output projection's input */
-    wl_core_bld_linear(B, dq, B->d, st != WL_STYLE_LLAMA);
+    if (wl_core_bld_proj_keeps_input(B, PROJ_O))
+        wl_core_bld_save(B, (double)(B->T * dq), wl_core_bld_eb(B)); /* the output projection's input */
+    wl_core_bld_proj(B, PROJ_O, dq, B->d, st != WL_STYLE_LLAMA);
 }
 
 /* HF generate (transformers 5.x) after each forward, as the H200 decode

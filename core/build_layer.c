@@ -28,16 +28,23 @@ static void attention(bld *B)
     wl_style st = m->style;
     int qkv_bias = st != WL_STYLE_LLAMA || m->qkv_bias;
 
-    wl_core_bld_save(B, (double)(B->T * B->d), wl_core_bld_eb(B)); /* the projections' input */
+    if (wl_core_bld_proj_keeps_input(B, PROJ_QKV))
+        wl_core_bld_save(B, (double)(B->T * B->d), wl_core_bld_eb(B)); /* the projections' input */
     if (st == WL_STYLE_GPT2) {
-        wl_core_bld_linear(B, B->d, dq + 2 * dkv, 1); /* fused c_attn */
+        wl_core_bld_proj(B, PROJ_QKV, B->d, dq + 2 * dkv, 1); /* fused c_attn */
     } else {
+        /* q, k and v share their input: each needs a gradient if it does or
+         * its projection trains */
+        int ng = B->no_grad, out_ng = 1;
         wl_core_bld_fanout(B, B->T * B->d, B->dt, 3);
-        wl_core_bld_linear(B, B->d, dq, qkv_bias);
+        wl_core_bld_proj(B, PROJ_Q, B->d, dq, qkv_bias);
         if (st == WL_STYLE_OPT)
             wl_core_bld_ew(B, WL_EW_SCALAR_MUL, B->T * dq, B->dt); /* q * scaling */
-        wl_core_bld_linear(B, B->d, dkv, qkv_bias);
-        wl_core_bld_linear(B, B->d, dkv, qkv_bias);
+        out_ng &= B->no_grad, B->no_grad = ng;
+        wl_core_bld_proj(B, PROJ_K, B->d, dkv, qkv_bias);
+        out_ng &= B->no_grad, B->no_grad = ng;
+        wl_core_bld_proj(B, PROJ_V, B->d, dkv, qkv_bias);
+        B->no_grad = out_ng & B->no_grad;
     }
     if (m->positions == WL_POS_ROTARY) {
         wl_core_bld_rotary(B, B->h);
@@ -121,8 +128,9 @@ static void attention(bld *B)
         B->in_core = 0;
         wl_core_bld_mark(B, MARK_CORE_END);
     }
-    wl_core_bld_save(B, (double)(B->T * dq), wl_core_bld_eb(B)); /* the output projection's input */
-    wl_core_bld_linear(B, dq, B->d, st != WL_STYLE_LLAMA);
+    if (wl_core_bld_proj_keeps_input(B, PROJ_O))
+        wl_core_bld_save(B, (double)(B->T * dq), wl_core_bld_eb(B)); /* the output projection's input */
+    wl_core_bld_proj(B, PROJ_O, dq, B->d, st != WL_STYLE_LLAMA);
 }
 
 /* GPT-2's NewGELU, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as the
@@ -152,20 +160,27 @@ static void mlp(bld *B)
 {
     long long n = B->T * B->ff;
     int bias = B->m->style != WL_STYLE_LLAMA;
-    wl_core_bld_save(B, (double)(B->T * B->d),
-                     wl_core_bld_eb(B)); /* the first projection's input */
+    if (wl_core_bld_proj_keeps_input(B, PROJ_UP) ||
+        (B->m->activation == WL_ACT_SWIGLU && wl_core_bld_proj_keeps_input(B, PROJ_GATE)))
+        wl_core_bld_save(B, (double)(B->T * B->d),
+                         wl_core_bld_eb(B)); /* the first projection's input */
     switch (B->m->activation) {
-    case WL_ACT_SWIGLU:
-        /* down(act(gate(x)) * up(x)): Python evaluates act(gate(x)) first */
+    case WL_ACT_SWIGLU: {
+        /* down(act(gate(x)) * up(x)): Python evaluates act(gate(x)) first;
+         * gate and up share their input (as q, k and v do) */
+        int ng = B->no_grad, out_ng;
         wl_core_bld_fanout(B, B->T * B->d, B->dt, 2);
-        wl_core_bld_linear(B, B->d, B->ff, bias); /* gate */
+        wl_core_bld_proj(B, PROJ_GATE, B->d, B->ff, bias);
         wl_core_bld_ew(B, WL_EW_SILU, n, B->dt);
-        wl_core_bld_linear(B, B->d, B->ff, bias); /* up */
+        out_ng = B->no_grad, B->no_grad = ng;
+        wl_core_bld_proj(B, PROJ_UP, B->d, B->ff, bias);
+        B->no_grad = out_ng & B->no_grad;
         wl_core_bld_ew(B, WL_EW_MUL, n, B->dt);
         wl_core_bld_save(B, 3.0 * (double)n, wl_core_bld_eb(B)); /* gate, silu(gate), up */
         break;
+    }
     case WL_ACT_GELU_TANH:
-        wl_core_bld_linear(B, B->d, B->ff, bias);
+        wl_core_bld_proj(B, PROJ_UP, B->d, B->ff, bias);
         if (B->m->style == WL_STYLE_GPT2) {
             new_gelu(B, n);
         } else {
@@ -174,17 +189,18 @@ static void mlp(bld *B)
         }
         break;
     case WL_ACT_GELU:
-        wl_core_bld_linear(B, B->d, B->ff, bias);
+        wl_core_bld_proj(B, PROJ_UP, B->d, B->ff, bias);
         wl_core_bld_ew(B, WL_EW_GELU, n, B->dt);
         wl_core_bld_save(B, (double)n, wl_core_bld_eb(B));
         break;
     case WL_ACT_RELU:
-        wl_core_bld_linear(B, B->d, B->ff, bias);
+        wl_core_bld_proj(B, PROJ_UP, B->d, B->ff, bias);
         wl_core_bld_ew(B, WL_EW_RELU, n, B->dt);
         break;
     }
-    wl_core_bld_save(B, (double)n, wl_core_bld_eb(B)); /* the second projection's input */
-    wl_core_bld_linear(B, B->ff, B->d, bias);
+    if (wl_core_bld_proj_keeps_input(B, PROJ_DOWN))
+        wl_core_bld_save(B, (double)n, wl_core_bld_eb(B)); /* the second projection's input */
+    wl_core_bld_proj(B, PROJ_DOWN, B->ff, B->d, bias);
 }
 
 /* Per layer, what stays saved for the backward pass: everything (no
@@ -194,7 +210,7 @@ static void mlp(bld *B)
  * time in the backward pass. */
 static void layer_saved(bld *B)
 {
-    if (!B->train)
+    if (!B->train || B->no_grad) /* a frozen layer keeps nothing */
         return;
     double all = B->saved_layer + B->saved_core;
     switch (B->sh->recompute) {

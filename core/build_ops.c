@@ -41,7 +41,7 @@ void wl_core_bld_add(bld *B, const wl_kernel *k0)
 /* A new tape entry (zeroed), or NULL when not training or out of memory. */
 tp_ent *wl_core_bld_tp_new(bld *B)
 {
-    if (!B->train || B->rc)
+    if (!B->train || B->no_grad || B->rc)
         return NULL;
     if (B->ntape == B->captape) {
         size_t nc = B->captape ? 2 * B->captape : 256;
@@ -92,7 +92,7 @@ wl_kernel wl_core_bld_rowk(wl_kernel_kind kind, long long rows, long long dim, w
  * selective recompute does not keep. */
 void wl_core_bld_save(bld *B, double elems, double bytes_per_elem)
 {
-    if (!B->train)
+    if (!B->train || B->no_grad)
         return;
     if (B->in_core)
         B->saved_core += elems * bytes_per_elem;
@@ -112,10 +112,11 @@ void wl_core_bld_fanout(bld *B, long long n, wl_dtype dt, int uses)
 }
 
 /* The last entry also gives the gradient of a parameter of numel elements
- * (ops whose backward the caller wrote out). */
+ * (ops whose backward the caller wrote out): none for a frozen one, and
+ * where no gradient is recorded, the last entry is another op's. */
 void wl_core_bld_tp_param(bld *B, double numel)
 {
-    if (B->train && !B->rc && B->ntape) {
+    if (B->train && !B->no_grad && !B->frozen && !B->rc && B->ntape) {
         tp_ent *e = &B->tape[B->ntape - 1];
         if (e->np < 2)
             e->param[e->np++] = numel;
@@ -133,7 +134,14 @@ void wl_core_bld_host_sync(bld *B)
 
 void wl_core_bld_mark(bld *B, int what)
 {
+    /* a layer that starts without gradients can end with them (LoRA's
+     * first layer, from its first adapter on): its opening mark is kept,
+     * and a layer that ends without them has nothing to recompute */
+    int ng = B->no_grad;
+    if (what == MARK_LAYER_BEGIN || what == MARK_CORE_BEGIN)
+        B->no_grad = 0;
     tp_ent *e = wl_core_bld_tp_new(B);
+    B->no_grad = ng;
     if (!e)
         return;
     e->mark = what;
@@ -152,8 +160,11 @@ void wl_core_bld_mark(bld *B, int what)
  * Backward (addmm's formulas): the input gradient grad_y W (dgrad), the
  * weight gradient grad_y^T x (wgrad, K = tokens) and, with a bias, the sum
  * of grad_y over tokens (autograd's sum_to of the broadcast bias: a
- * reduction kernel). */
-void wl_core_bld_linear_x(bld *B, long long in, long long out, int bias, int conv1d)
+ * reduction kernel). Autograd computes only what is needed: no dgrad when
+ * x needs no gradient, no wgrad or bias sum for a frozen weight, nothing
+ * at all when neither. */
+static void linear_full(bld *B, long long in, long long out, int bias, int conv1d, int xgrad,
+                        int wtrain)
 {
     wl_kernel k = {0};
     k.kind = WL_K_GEMM;
@@ -197,14 +208,23 @@ void wl_core_bld_linear_x(bld *B, long long in, long long out, int bias, int con
             wl_core_bld_add(B, &r);
         }
     }
+    if (!xgrad && !wtrain)
+        return;
+    int ng = B->no_grad;
+    B->no_grad = 0; /* a trained weight's gradient though x needs none */
     tp_ent *e = wl_core_bld_tp_new(B);
+    B->no_grad = ng;
     if (!e)
         return;
     wl_kernel g = k;
-    g.m = conv1d ? B->T : in;
-    g.n = conv1d ? in : B->T;
-    g.k = out;
-    wl_core_bld_tp_k(e, &g);
+    if (xgrad) {
+        g.m = conv1d ? B->T : in;
+        g.n = conv1d ? in : B->T;
+        g.k = out;
+        wl_core_bld_tp_k(e, &g);
+    }
+    if (!wtrain)
+        return;
     g.m = in;
     g.n = out;
     g.k = B->T;
@@ -218,9 +238,57 @@ void wl_core_bld_linear_x(bld *B, long long in, long long out, int bias, int con
     }
 }
 
+void wl_core_bld_linear_x(bld *B, long long in, long long out, int bias, int conv1d)
+{
+    linear_full(B, in, out, bias, conv1d, !B->no_grad, !B->frozen);
+}
+
 void wl_core_bld_linear(bld *B, long long in, long long out, int bias)
 {
     wl_core_bld_linear_x(B, in, out, bias, B->m->style == WL_STYLE_GPT2);
+}
+
+int wl_core_bld_proj_adapted(const bld *B, int proj)
+{
+    static const unsigned bits[] = {
+        [PROJ_Q] = WL_LORA_Q, [PROJ_K] = WL_LORA_K, [PROJ_V] = WL_LORA_V,
+        [PROJ_QKV] = WL_LORA_Q | WL_LORA_K | WL_LORA_V, [PROJ_O] = WL_LORA_O,
+        [PROJ_GATE] = WL_LORA_GATE, [PROJ_UP] = WL_LORA_UP, [PROJ_DOWN] = WL_LORA_DOWN};
+    return proj > PROJ_NONE && proj <= PROJ_DOWN && (B->lora & bits[proj]) != 0;
+}
+
+int wl_core_bld_proj_keeps_input(const bld *B, int proj)
+{
+    if (proj == PROJ_QKV && B->m->style != WL_STYLE_GPT2)
+        return !B->frozen || wl_core_bld_proj_adapted(B, PROJ_Q) ||
+               wl_core_bld_proj_adapted(B, PROJ_K) || wl_core_bld_proj_adapted(B, PROJ_V);
+    return !B->frozen || wl_core_bld_proj_adapted(B, proj);
+}
+
+/* A projection with a LoRA adapter, as PEFT's lora.Linear runs it (Hu et
+ * al. 2021; peft/tuners/lora/layer.py): result = base(x), then
+ * result = result + lora_B(lora_A(dropout(x))) * scaling, lora_A and
+ * lora_B nn.Linear layers of rank r (no bias) and lora_dropout 0 (PEFT's
+ * default: nn.Identity, no kernel). x feeds the base layer and lora_A, so
+ * its gradient is a sum; the base layer is frozen; lora_B's input gradient
+ * is always needed (lora_A trains), lora_A's only when x needs one. The
+ * sum's output needs a gradient from here on. */
+void wl_core_bld_proj(bld *B, int proj, long long in, long long out, int bias)
+{
+    int conv1d = B->m->style == WL_STYLE_GPT2;
+    if (!wl_core_bld_proj_adapted(B, proj)) {
+        wl_core_bld_linear_x(B, in, out, bias, conv1d);
+        return;
+    }
+    int xg = !B->no_grad;
+    long long T = B->T, r = B->lora_rank;
+    wl_core_bld_fanout(B, T * in, B->dt, 2);
+    linear_full(B, in, out, bias, conv1d, xg, 0);
+    linear_full(B, in, r, 0, 0, xg, 1);   /* lora_A */
+    linear_full(B, r, out, 0, 0, 1, 1);   /* lora_B */
+    B->no_grad = 0;
+    wl_core_bld_ew(B, WL_EW_SCALAR_MUL, T * out, B->dt); /* * scaling (alpha / r) */
+    wl_core_bld_ew(B, WL_EW_ADD, T * out, B->dt);        /* result + ... */
 }
 
 /* Batched C = A B (A: m x k, B: k x n). Backward (bmm's formulas):
@@ -328,7 +396,7 @@ void wl_core_bld_rowop(bld *B, wl_kernel_kind kind, long long rows, long long di
     wl_kernel g = k;
     g.bwd = 1;
     wl_core_bld_tp_k(e, &g);
-    if (kind == WL_K_SOFTMAX)
+    if (kind == WL_K_SOFTMAX || B->frozen)
         return;
     wl_kernel r = wl_core_bld_rowk(WL_K_REDUCE, dim, 2 * rows, dt);
     r.strided = 1; /* GammaBeta: column sums over the rows */
@@ -393,7 +461,8 @@ void wl_core_bld_norm(bld *B)
                        wl_core_bld_rowk(WL_K_REDUCE, B->d, T, B->dt),
                        wl_core_bld_ewk(WL_EW_MUL, n, B->dt)};
     wy[1].strided = 1; /* the weight gradient: a column sum over the tokens */
-    wl_core_bld_ewb(B, WL_EW_SCALAR_MUL, n, B->dt, wy, 3);  /* weight * x.to(dtype) */
+    /* weight * x.to(dtype); a frozen weight: grad * w alone */
+    wl_core_bld_ewb(B, WL_EW_SCALAR_MUL, n, B->dt, B->frozen ? &wy[2] : wy, B->frozen ? 1 : 3);
     wl_core_bld_tp_param(B, (double)B->d);
     wl_core_bld_save(B, (double)n, 4.0 + wl_core_bld_eb(B)); /* x in fp32 and the cast product */
     wl_core_bld_save(B, (double)T, 4.0);         /* rsqrt */
@@ -482,6 +551,8 @@ void wl_core_bld_flash(bld *B, long long bh)
  * head adds the head's gradient to its own. */
 void wl_core_bld_embed_bwd(bld *B, long long rows, int tied)
 {
+    if (B->frozen)
+        return; /* its input is indices: a frozen table has no backward */
     tp_ent *e = wl_core_bld_tp_new(B);
     if (!e)
         return;
@@ -541,7 +612,8 @@ void wl_core_bld_hf5_rmsnorm(bld *B)
     wy[1].strided = 1; /* the weight gradient: a column sum over the tokens */
     wy[2].strided = 1;
     B->strided = 1;                             /* the weight broadcast */
-    wl_core_bld_ewb(B, WL_EW_MUL, n, B->dt, wy, 3);         /* weight * x.to(dtype) */
+    /* weight * x.to(dtype); a frozen weight: grad * w alone */
+    wl_core_bld_ewb(B, WL_EW_MUL, n, B->dt, B->frozen ? &wy[2] : wy, B->frozen ? 1 : 3);
     B->strided = 0;
     wl_core_bld_tp_param(B, (double)B->d);
     wl_core_bld_save(B, (double)n,

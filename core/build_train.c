@@ -54,6 +54,28 @@ static void loss(bld *B, long long rows, long long classes, int causal)
     wl_core_bld_tp_k(e, &seed);
 }
 
+/* What a fine-tuning freezes (full training: nothing). The embeddings:
+ * under LoRA and under --freeze; a layer: every one under LoRA (its
+ * adapters train), the first `freeze` ones under --freeze; the final norm
+ * and the head under LoRA, except a ViT's classifier, which a LoRA
+ * fine-tuning trains (PEFT's modules_to_save: a new task's head); a head
+ * tied to the embeddings with them. */
+static int embed_frozen(const bld *B) { return B->lora || B->sh->freeze > 0; }
+static int layer_frozen(const bld *B, int l) { return B->lora || l < B->sh->freeze; }
+static int head_frozen(const bld *B) { return B->lora && B->m->style != WL_STYLE_VIT; }
+
+/* The vocabulary's projection at the end: frozen with a frozen embedding
+ * it is tied to (a tied BERT decoder's own bias too, which trains in
+ * PyTorch: a column sum left out) */
+static void head_linear(bld *B, long long V, int bias)
+{
+    int fz = B->frozen;
+    if (!B->m->untied_head && embed_frozen(B))
+        B->frozen = 1;
+    wl_core_bld_linear_x(B, B->d, V, bias, 0);
+    B->frozen = fz;
+}
+
 /* The LM head (or classifier) and the loss a training step ends with:
  * GPT-2, OPT and Llama-style models a causal LM over every token
  * (*ForCausalLM); BERT the masked-LM head (BertForMaskedLM: dense, GELU,
@@ -89,8 +111,8 @@ void wl_core_bld_head(bld *B)
         wl_core_bld_save(B, (double)(B->T * B->d), wl_core_bld_eb(B));
         wl_core_bld_norm(B);
         wl_core_bld_save(B, (double)(B->T * B->d), wl_core_bld_eb(B));
-        wl_core_bld_linear_x(B, B->d, V, 1, 0);    /* decoder, tied, with its own bias */
-        if (B->train && !m->untied_head) {
+        head_linear(B, V, 1);    /* decoder, tied, with its own bias */
+        if (B->train && !m->untied_head && B->ntape && B->tape[B->ntape - 1].np == 2) {
             tp_ent *e = &B->tape[B->ntape - 1];
             e->param[0] = e->param[1];
             e->np = 1;
@@ -99,8 +121,8 @@ void wl_core_bld_head(bld *B)
         break;
     default:
         wl_core_bld_save(B, (double)(B->T * B->d), wl_core_bld_eb(B));
-        wl_core_bld_linear_x(B, B->d, V, 0, 0);    /* lm_head: nn.Linear, no bias */
-        if (B->train && !m->untied_head)
+        head_linear(B, V, 0);    /* lm_head: nn.Linear, no bias */
+        if (B->train && !m->untied_head && B->ntape)
             B->tape[B->ntape - 1].np = 0; /* the embedding's gradient, summed there */
         loss(B, B->T, V, 1);
         break;
@@ -151,10 +173,15 @@ void wl_core_bld_backward(bld *B)
 
 /* ---- parameters, in model.parameters() order (HF registration order) ---- */
 
+/* The trainable ones go to plist, the optimizer's list; the frozen are counted. */
 static void pl(bld *B, double numel)
 {
     if (B->rc || numel <= 0)
         return;
+    if (B->pl_frozen) {
+        B->frozen_params += numel;
+        return;
+    }
     if (B->np == B->capp) {
         size_t nc = B->capp ? 2 * B->capp : 128;
         double *p = realloc(B->plist, nc * sizeof *p);
@@ -214,6 +241,27 @@ static void pl_layer(bld *B)
         pl_norm(B);
     if (!gpt2 && !mid_norm)
         pl_norm(B);
+    /* LoRA's adapters (lora_A r x in, then lora_B out x r), registered
+     * inside each target module, trainable; their order among the frozen
+     * weights does not change the optimizer's list */
+    if (B->lora) {
+        int fz = B->pl_frozen;
+        double r = (double)B->lora_rank;
+        B->pl_frozen = 0;
+        static const struct { int proj; int in, out; } t[] = {
+            {PROJ_QKV, 0, 4}, {PROJ_Q, 0, 1}, {PROJ_K, 0, 2}, {PROJ_V, 0, 2}, {PROJ_O, 1, 0},
+            {PROJ_GATE, 0, 3}, {PROJ_UP, 0, 3}, {PROJ_DOWN, 3, 0}};
+        double dim[5] = {d, dq, dkv, ff, dq + 2 * dkv};
+        for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+            if ((t[i].proj == PROJ_QKV) != gpt2 ||
+                (t[i].proj == PROJ_GATE && m->activation != WL_ACT_SWIGLU) ||
+                !wl_core_bld_proj_adapted(B, t[i].proj))
+                continue;
+            pl(B, r * dim[t[i].in]);
+            pl(B, dim[t[i].out] * r);
+        }
+        B->pl_frozen = fz;
+    }
 }
 
 /* The trained model's parameters: the base model, then the head (a tied
@@ -222,10 +270,15 @@ void wl_core_bld_pl_model(bld *B, int layer_only)
 {
     const wl_core_model *m = B->m;
     double d = (double)B->d;
+    int ft = B->sh->mode == WL_MODE_TRAIN; /* a prefill's count: everything */
+    B->frozen_params = B->unreached_params = 0;
     if (layer_only) {
+        B->pl_frozen = ft && B->lora;
         pl_layer(B);
+        B->pl_frozen = 0;
         return;
     }
+    B->pl_frozen = ft && embed_frozen(B);
     switch (m->style) {
     case WL_STYLE_VIT: {
         long long p = m->patch_size;
@@ -246,8 +299,14 @@ void wl_core_bld_pl_model(bld *B, int layer_only)
             pl(B, (double)m->max_positions * d);
         break;
     }
-    for (int l = 0; l < m->layers; l++)
+    for (int l = 0; l < m->layers; l++) {
+        B->pl_frozen = ft && layer_frozen(B, l);
+        double before = B->frozen_params;
         pl_layer(B);
+        if (ft && !B->lora && B->pl_frozen) /* below the first trained layer */
+            B->unreached_params += B->frozen_params - before;
+    }
+    B->pl_frozen = ft && head_frozen(B);
     if (m->final_norm && m->pre_norm)
         pl_norm(B);
     switch (m->style) {
@@ -266,6 +325,7 @@ void wl_core_bld_pl_model(bld *B, int layer_only)
             pl(B, (double)m->vocab_size * d);
         break;
     }
+    B->pl_frozen = 0;
 }
 
 /* One torch._foreach_* op over the parameter list: multi_tensor_apply
@@ -345,6 +405,39 @@ static void optimizer(bld *B)
     }
 }
 
+/* A training forward, frozen parts without gradients: a frozen region
+ * whose input needs no gradient records nothing for the backward (the
+ * embeddings and the layers under --freeze, LoRA's first layer up to its
+ * first adapter), so the backward stops at the first trained weight. The
+ * first trained layer under --freeze is built as if its input needed a
+ * gradient (its residual's sum and its first norm's input gradient: a few
+ * elementwise kernels over T x d the real backward skips). A layer alone
+ * (--scope layer) is a trained layer of the model, with its adapters under
+ * LoRA. */
+void wl_core_bld_train_forward(bld *B, int layer_only)
+{
+    B->phase = WL_PHASE_FORWARD;
+    B->train = 1;
+    if (layer_only) {
+        B->frozen = B->lora != 0;
+        wl_core_bld_layer(B);
+    } else {
+        B->no_grad = B->frozen = embed_frozen(B);
+        wl_core_bld_prefix(B);
+        for (int l = 0; l < B->m->layers && !B->rc; l++) {
+            B->frozen = layer_frozen(B, l);
+            if (!B->lora)
+                B->no_grad = B->frozen;
+            wl_core_bld_layer(B);
+        }
+        B->frozen = head_frozen(B);
+        if (!B->lora)
+            B->no_grad = 0;
+        wl_core_bld_head(B);
+    }
+    B->no_grad = B->frozen = 0;
+}
+
 /* grad_accum micro-batches of forward and backward, then the optimizer. */
 void wl_core_bld_train_step(bld *B, int layer_only)
 {
@@ -352,17 +445,8 @@ void wl_core_bld_train_step(bld *B, int layer_only)
     wl_core_bld_pl_model(B, layer_only);
     for (int mb = 0; mb < n && !B->rc; mb++) {
         B->micro = mb;
-        B->phase = WL_PHASE_FORWARD;
-        B->train = 1;
         B->saved_other = 0;
-        if (layer_only) {
-            wl_core_bld_layer(B);
-        } else {
-            wl_core_bld_prefix(B);
-            for (int l = 0; l < B->m->layers; l++)
-                wl_core_bld_layer(B);
-            wl_core_bld_head(B);
-        }
+        wl_core_bld_train_forward(B, layer_only);
         if (B->saved_other + B->saved_peak > B->saved_peak_step)
             B->saved_peak_step = B->saved_other + B->saved_peak;
         wl_core_bld_backward(B);

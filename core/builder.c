@@ -129,6 +129,36 @@ int wl_core_single_gpu_check(const wl_core_model *m, wl_error *err)
 
 /* moe: a serving step, which builds vLLM's fused MoE layers (build_gen.c);
  * every other path refuses mixture-of-experts and latent attention. */
+/* What makes a fine-tuning meaningless: LoRA's settings without LoRA, a
+ * rank beyond the model's width (an adapter no smaller than its weight),
+ * targets the model does not have, --freeze with LoRA (which freezes the
+ * whole base model) or of more layers than there are, or nothing left to
+ * train. */
+static int finetune_why(const wl_core_model *m, const wl_core_shape *sh, const char **field,
+                        const char **why)
+{
+    unsigned present = WL_LORA_ALL & ~(m->activation == WL_ACT_SWIGLU ? 0u : (unsigned)WL_LORA_GATE);
+    if (sh->finetune != WL_FT_LORA && (sh->lora_rank || sh->lora_targets))
+        *field = sh->lora_rank ? "lora_rank" : "lora_targets",
+        *why = "applies to finetune = lora (LoRA adapters); this step trains the whole model";
+    else if (sh->lora_rank < 0 || sh->lora_rank > m->d_model)
+        *field = "lora_rank", *why = "the rank must be 1 to the model's d_model";
+    else if (sh->lora_targets > WL_LORA_ALL ||
+             (sh->lora_targets && !(sh->lora_targets & present)))
+        *field = "lora_targets", *why = "none of these projections is in the model (a two-layer "
+                                        "MLP has up and down, no gate)";
+    else if (sh->freeze && sh->finetune == WL_FT_LORA)
+        *field = "freeze", *why = "LoRA freezes the whole base model; freeze applies to "
+                                  "finetune = full";
+    else if (sh->freeze < 0 || sh->freeze > m->layers)
+        *field = "freeze", *why = "more layers frozen than the model has";
+    else if (sh->freeze == m->layers && !(m->final_norm && m->pre_norm) && !m->untied_head &&
+             m->style != WL_STYLE_VIT && m->style != WL_STYLE_BERT)
+        *field = "freeze", *why = "every layer frozen and the head tied to the frozen "
+                                  "embeddings: nothing left to train";
+    return *why != NULL;
+}
+
 static int setup_x(bld *B, const wl_core_model *model, const wl_core_shape *shape, int moe,
                    wl_error *err)
 {
@@ -215,11 +245,19 @@ static int setup_x(bld *B, const wl_core_model *model, const wl_core_shape *shap
         else if (shape->grad_accum < 0 || shape->grad_accum > WL_MAX_GRAD_ACCUM)
             why = "grad_accum must be 1 to 4096", field = "grad_accum";
         else if ((unsigned)shape->optimizer > WL_OPTIM_NONE ||
-                 (unsigned)shape->recompute > WL_RECOMPUTE_FULL)
-            why = "unknown optimizer or recompute";
+                 (unsigned)shape->recompute > WL_RECOMPUTE_FULL ||
+                 (unsigned)shape->finetune > WL_FT_LORA)
+            why = "unknown optimizer, recompute or finetune";
+        else
+            finetune_why(model, shape, &field, &why);
         if (why) {
             wl_error_set(err, model->id, 0, field, "%s", why);
             return WL_EINVAL;
+        }
+        if (shape->finetune == WL_FT_LORA) {
+            B->lora = shape->lora_targets ? shape->lora_targets
+                                          : WL_LORA_Q | WL_LORA_K | WL_LORA_V | WL_LORA_O;
+            B->lora_rank = shape->lora_rank ? shape->lora_rank : 16;
         }
     } else if (shape->mode == WL_MODE_DECODE) {
         const char *why = NULL, *field = "mode";
@@ -301,6 +339,15 @@ static int build(const wl_core_model *model, const wl_core_shape *shape, int lay
                            ? (layer_only == 2 ? "train_layer_in_model" : layer_only ? "train_layer" : "train")
                        : shape->mode == WL_MODE_DECODE ? (layer_only ? "decode_layer" : "decode")
                        : layer_only == 2 ? "layer_in_model" : layer_only ? "layer" : "prefill";
+    char ft[64];
+    if (shape->mode == WL_MODE_TRAIN && (B->lora || shape->freeze)) {
+        /* a fine-tuning says what it trains: _lora16, _freeze4 */
+        if (B->lora)
+            snprintf(ft, sizeof ft, "%s_lora%lld", what, B->lora_rank);
+        else
+            snprintf(ft, sizeof ft, "%s_freeze%d", what, shape->freeze);
+        what = ft;
+    }
     name_of(name, sizeof name, model, shape, what);
     B->wl = wl_core_workload_create(name);
     if (!B->wl)
@@ -499,15 +546,7 @@ int wl_core_build_info_of(const wl_core_model *model, const wl_core_shape *shape
         B.wl = wl_core_workload_create("");
         if (!B.wl)
             return WL_ENOMEM;
-        B.train = 1;
-        if (layer_only) {
-            wl_core_bld_layer(&B);
-        } else {
-            wl_core_bld_prefix(&B);
-            for (int l = 0; l < model->layers; l++)
-                wl_core_bld_layer(&B);
-            wl_core_bld_head(&B);
-        }
+        wl_core_bld_train_forward(&B, layer_only);
         B.saved_peak_step = B.saved_other + B.saved_peak;
         rc = B.rc;
         bld_free(&B);
@@ -518,14 +557,16 @@ int wl_core_build_info_of(const wl_core_model *model, const wl_core_shape *shape
     /* the parameters of the mode's model (the prefill's base model has no
      * head: its list is built here for the count only) */
     wl_core_bld_pl_model(&B, layer_only);
-    double params = 0;
+    double trainable = 0;
     for (size_t i = 0; i < B.np; i++)
-        params += B.plist[i];
+        trainable += B.plist[i];
+    double params = trainable + B.frozen_params;
     rc = B.rc;
     bld_free(&B);
     if (rc)
         return rc;
     out->params = params;
+    out->trainable_params = shape->mode == WL_MODE_TRAIN ? trainable : 0;
     out->matmul_params = layer_only ? params : matmul_params(&B, params);
     double L = layer_only ? 1 : model->layers, d = model->d_model;
     double s = (double)B.s, tok = (double)B.T;
@@ -534,6 +575,16 @@ int wl_core_build_info_of(const wl_core_model *model, const wl_core_shape *shape
         tok *= shape->grad_accum > 0 ? shape->grad_accum : 1;
         out->tokens = tok;
         out->model_flop = (6.0 * out->matmul_params + 12.0 * L * d * s) * tok;
+        /* a fine-tuning: the forward (2 N + 4 L d s per token), the input
+         * gradients of what the backward reaches (2 N_b + 8 L_b d s: the
+         * layers above the frozen ones), and the weight gradients of what
+         * trains (2 N_w: LoRA's adapters); full training is 6 N + 12 L d s */
+        if (shape->finetune == WL_FT_LORA || shape->freeze > 0) {
+            double nb = out->matmul_params - B.unreached_params;
+            double lb = layer_only ? 1 : L - shape->freeze;
+            out->model_flop = (2.0 * out->matmul_params + 4.0 * L * d * s + 2.0 * nb +
+                               8.0 * lb * d * s + 2.0 * trainable) * tok;
+        }
         out->saved_gb = B.saved_peak_step / 1e9;
         break;
     case WL_MODE_DECODE: {

@@ -83,9 +83,21 @@ typedef struct {
     double saved_layer, saved_core, saved_other; /* bytes kept for backward */
     double saved_peak;  /* the largest layer a full recompute rebuilds */
     double saved_peak_step; /* saved activations at their peak */
-    double *plist;      /* parameter numels in model.parameters() order */
+    double *plist;      /* trainable parameter numels in model.parameters() order */
     size_t np, capp;
+    /* fine-tuning (build_train.c) */
+    int no_grad;        /* ops added now need no gradient (their inputs need none and
+                           their weights are frozen): autograd records nothing */
+    int frozen;         /* weights of ops added now are frozen: no weight gradients */
+    int pl_frozen;      /* parameters listed now are frozen ... */
+    double frozen_params; /* ... and counted here, not in plist */
+    double unreached_params; /* frozen parameters the backward never reaches */
+    unsigned lora;      /* LoRA's target projections (WL_LORA_*; 0: none) */
+    long long lora_rank;
 } bld;
+
+/* A layer's projections, for LoRA's targets: GPT-2's fused c_attn is QKV. */
+enum { PROJ_NONE = 0, PROJ_Q, PROJ_K, PROJ_V, PROJ_QKV, PROJ_O, PROJ_GATE, PROJ_UP, PROJ_DOWN };
 
 /* build_ops.c: the primitives */
 void wl_core_bld_add(bld *B, const wl_kernel *k0);
@@ -100,6 +112,12 @@ void wl_core_bld_host_sync(bld *B);
 void wl_core_bld_mark(bld *B, int what);
 void wl_core_bld_linear_x(bld *B, long long in, long long out, int bias, int conv1d);
 void wl_core_bld_linear(bld *B, long long in, long long out, int bias);
+/* A layer's projection: a linear layer, with a LoRA adapter when targeted */
+void wl_core_bld_proj(bld *B, int proj, long long in, long long out, int bias);
+int wl_core_bld_proj_adapted(const bld *B, int proj);
+/* whether the projection's input is kept for its backward (its weight or
+ * adapter trains), for the callers' saves */
+int wl_core_bld_proj_keeps_input(const bld *B, int proj);
 void wl_core_bld_bgemm(bld *B, long long batch, long long m, long long n, long long kk);
 void wl_core_bld_ewc(bld *B, wl_ew_op op, long long n, wl_dtype dt);
 void wl_core_bld_ewb(bld *B, wl_ew_op op, long long n, wl_dtype dt, const wl_kernel *bk, int nb);
@@ -134,6 +152,7 @@ void wl_core_bld_resnet(bld *B);
 void wl_core_bld_head(bld *B);
 void wl_core_bld_backward(bld *B);
 void wl_core_bld_pl_model(bld *B, int layer_only);
+void wl_core_bld_train_forward(bld *B, int layer_only);
 void wl_core_bld_train_step(bld *B, int layer_only);
 
 /* build_gen.c: generation and the serving engine */

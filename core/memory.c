@@ -261,16 +261,18 @@ int wl_core_memory_estimate(const wl_core_model *m, const wl_core_shape *sh, wl_
              * parameter, its distributed-optimizer docs): half-precision
              * weights 2, fp32 main gradients 4, fp32 masters 4, AdamW's two
              * fp32 moments 8 (SGD's momentum 4). Without a master the
-             * gradients and the state are in dtype (fp32 training: 16). */
+             * gradients and the state are in dtype (fp32 training: 16). A
+             * fine-tuning pays all but the weights' 2 for its trainable
+             * parameters only (LoRA's adapters, the unfrozen layers). */
             int master = !sh->master_none && e < 4;
-            double se = master ? 4 : e;
+            double se = master ? 4 : e, tp = info.trainable_params;
             out->kv_cache_gb = 0;
-            out->master_gb = master ? 4 * info.params / 1e9 : 0;
-            out->grads_gb = se * info.params / 1e9;
+            out->master_gb = master ? 4 * tp / 1e9 : 0;
+            out->grads_gb = se * tp / 1e9;
             out->optimizer_gb = (sh->optimizer == WL_OPTIM_NONE  ? 0
                                 : sh->optimizer == WL_OPTIM_SGD ? 1
                                                                 : 2) *
-                               se * info.params / 1e9;
+                               se * tp / 1e9;
             out->activations_gb = info.saved_gb;
         }
     }

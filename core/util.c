@@ -267,6 +267,62 @@ int wl_recompute_parse(const char *s, wl_recompute *out)
     return WL_OK;
 }
 
+static const char *const finetune_names[] = {"full", "lora"};
+const char *wl_finetune_name(wl_finetune f)
+{
+    return (unsigned)f <= WL_FT_LORA ? finetune_names[f] : "?";
+}
+
+int wl_finetune_parse(const char *s, wl_finetune *out)
+{
+    int i = name_find(finetune_names, 2, s);
+    if (i < 0)
+        return WL_EINVAL;
+    *out = (wl_finetune)i;
+    return WL_OK;
+}
+
+/* LoRA's targets by the names of Llama's projections (q_proj ... down_proj;
+ * the _proj may be written), or a group; other families map theirs onto
+ * them (core/build_layer.c: GPT-2's fused c_attn is q, k and v at once, a
+ * two-layer MLP's first projection up, its second down). */
+int wl_lora_targets_parse(const char *s, unsigned *out)
+{
+    static const struct {
+        const char *name;
+        unsigned bits;
+    } t[] = {{"q", WL_LORA_Q}, {"k", WL_LORA_K}, {"v", WL_LORA_V}, {"o", WL_LORA_O},
+             {"gate", WL_LORA_GATE}, {"up", WL_LORA_UP}, {"down", WL_LORA_DOWN},
+             {"attention", WL_LORA_Q | WL_LORA_K | WL_LORA_V | WL_LORA_O},
+             {"mlp", WL_LORA_GATE | WL_LORA_UP | WL_LORA_DOWN}, {"all", WL_LORA_ALL}};
+    unsigned bits = 0;
+    const char *p = s;
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t n = strcspn(p, ", \t");
+        const char *q = p + n;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (n > 5 && !strncmp(p + n - 5, "_proj", 5))
+            n -= 5;
+        size_t i;
+        for (i = 0; i < sizeof t / sizeof *t; i++)
+            if (strlen(t[i].name) == n && !strncmp(p, t[i].name, n))
+                break;
+        if (n == 0 || i == sizeof t / sizeof *t)
+            return WL_EINVAL;
+        bits |= t[i].bits;
+        if (*q == 0)
+            break;
+        if (*q != ',')
+            return WL_EINVAL;
+        p = q + 1;
+    }
+    *out = bits;
+    return WL_OK;
+}
+
 static const char *const launch_names[] = {"eager", "graphs"};
 const char *wl_launch_name(wl_launch l)
 {

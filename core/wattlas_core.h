@@ -65,10 +65,7 @@ int wl_core_parse_real(const char *s, double lo, double hi, const char *source, 
 int wl_core_parse_int(const char *s, long long lo, long long hi, const char *source, int line,
                       const char *field, long long *out, wl_error *err);
 
-typedef struct {
-    double *v;
-    size_t n, cap;
-} wl_core_numlist;
+typedef struct { double *v; size_t n, cap; } wl_core_numlist;
 /* Appends a list's values in [lo, hi] (whole numbers when integers); axis: none twice. */
 int wl_core_parse_list(const char *s, double lo, double hi, int integers, const char *source,
                        int line, const char *field, wl_core_numlist *out, wl_error *err);
@@ -77,10 +74,7 @@ int wl_core_parse_axis(const char *s, double lo, double hi, int integers, const 
 int wl_core_cmp_double(const void *a, const void *b); /* qsort: ascending doubles */
 void wl_core_numlist_free(wl_core_numlist *l);
 
-typedef struct {
-    char **v;
-    size_t n;
-} wl_core_strlist;
+typedef struct { char **v; size_t n; } wl_core_strlist;
 /* Appends the items of a comma-separated list of names (blanks trimmed). */
 int wl_core_parse_names(const char *s, const char *source, int line, const char *field,
                         wl_core_strlist *out, wl_error *err);
@@ -95,11 +89,10 @@ void wl_core_strlist_free(wl_core_strlist *l);
  * most WL_MAX_FILE_BYTES (an endless device is an error, not all memory). */
 #define WL_MAX_FILE_BYTES (1 << 30)
 int wl_core_read_file(const char *path, char **out, size_t *len, wl_error *err);
-/* printf into a new string of the length it needs (free with free()); NULL
- * when out of memory. */
 /* The git commit the library was built from ("unknown" outside a checkout;
  * "+modified" with uncommitted changes). */
 const char *wl_core_build_commit(void);
+/* printf into a new string of the length it needs (free(); NULL: out of memory). */
 char *wl_core_strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A line formatted into a bounded buffer (1200 bytes, cut beyond) and
  * handed to say: how the library's runs report their lines and notes
@@ -685,6 +678,10 @@ int wl_core_model_is_vision(const wl_core_model *m);
 typedef enum { WL_MODE_PREFILL = 0, WL_MODE_TRAIN, WL_MODE_DECODE, WL_MODE_COUNT } wl_mode;
 typedef enum { WL_OPTIM_ADAMW = 0, WL_OPTIM_SGD, WL_OPTIM_NONE /* forward, backward */ } wl_optimizer;
 typedef enum { WL_RECOMPUTE_NONE = 0, WL_RECOMPUTE_SELECTIVE, WL_RECOMPUTE_FULL } wl_recompute;
+typedef enum { WL_FT_FULL = 0, WL_FT_LORA } wl_finetune; /* what a training step trains */
+/* LoRA's target projections, as bits (parse: q,k,v,o,gate,up,down, attention, mlp, all) */
+enum { WL_LORA_Q = 1, WL_LORA_K = 2, WL_LORA_V = 4, WL_LORA_O = 8, WL_LORA_GATE = 16,
+       WL_LORA_UP = 32, WL_LORA_DOWN = 64, WL_LORA_ALL = 127 };
 typedef enum { WL_LAUNCH_EAGER = 0, WL_LAUNCH_GRAPHS } wl_launch;
 /* The software stack whose kernels a model launches: HF transformers 5.x on
  * PyTorch 2.11, what 'wattlas.measure' runs (shared/data/profiles), or the
@@ -707,6 +704,12 @@ typedef struct {
                             optimizer state all in dtype ("--master-dtype none") */
     wl_recompute recompute;
     int grad_accum;      /* micro-batches per optimizer step (0 counts as 1) */
+    /* fine-tuning (core/build_train.c): LoRA adapters of lora_rank (0: 16) on
+     * the lora_targets (0: q, k, v, o) of a frozen model; freeze > 0 freezes
+     * the embeddings and the first freeze layers of a full fine-tuning */
+    wl_finetune finetune;
+    int lora_rank, freeze;
+    unsigned lora_targets;
     /* decode */
     long long gen;       /* tokens generated (>= 1) */
     int gen_exact;       /* 1: every decode step built; 0: beyond
@@ -723,6 +726,9 @@ const char *wl_optimizer_name(wl_optimizer o);
 int wl_optimizer_parse(const char *s, wl_optimizer *out);
 const char *wl_recompute_name(wl_recompute r);
 int wl_recompute_parse(const char *s, wl_recompute *out);
+const char *wl_finetune_name(wl_finetune f); /* full, lora */
+int wl_finetune_parse(const char *s, wl_finetune *out);
+int wl_lora_targets_parse(const char *s, unsigned *out); /* a comma list; WL_EINVAL */
 const char *wl_launch_name(wl_launch l);
 int wl_launch_parse(const char *s, wl_launch *out);
 const char *wl_stack_name(wl_stack s); /* hf5, hf4 */
@@ -782,7 +788,8 @@ long long wl_core_serve_vocab(const wl_core_model *m); /* padded to 64 (vLLM's L
 /* What a step does beside its kernels. */
 typedef struct {
     double params;          /* parameters of the model the mode runs (train:
-                               with its LM head or classifier) */
+                               with its LM head or classifier, and adapters) */
+    double trainable_params; /* train: those the optimizer steps */
     double matmul_params;   /* N of the 6N rule: the parameters that multiply
                                activations (input embedding tables left out; a
                                tied LM head counted once) */
@@ -845,10 +852,7 @@ typedef struct {
 /* Per kernel-class totals (for --kernels). */
 typedef struct {
     long long launches;
-    double busy_ms;
-    double energy_j;
-    double flops;
-    double dram_bytes;
+    double busy_ms, energy_j, flops, dram_bytes;
 } wl_core_class_stats;
 
 enum {
@@ -871,10 +875,7 @@ int wl_core_kernel_class(const wl_kernel *k);
  * static power and inter-kernel gaps; the phases sum to the totals. */
 typedef struct {
     long long launches;
-    double time_ms;
-    double busy_ms;
-    double energy_j;
-    double flops;
+    double time_ms, busy_ms, energy_j, flops;
 } wl_core_phase_stats;
 
 /* Hopper's governor: see core/gpu.c, wl_core_gpu_power_tau_us */
@@ -890,8 +891,7 @@ typedef struct {
     double busy_ms;             /* GPU executing kernels */
     double power_w;             /* average board power */
     double energy_j;
-    double energy_dyn_compute_j;
-    double energy_dyn_memory_j;
+    double energy_dyn_compute_j, energy_dyn_memory_j;
     double energy_static_j;     /* idle(f) + temperature-dependent leakage */
     double temp_c;              /* predicted mean die temperature */
     double peak_power_w;        /* the most one kernel draws at the requested clock

@@ -194,6 +194,25 @@ static int set_train(wl_sweep_spec *s, const char *key, const char *value, const
             wl_error_set(err, source, line, key, "expected hf-eager or fused, got '%.60s'", value);
             return WL_EINVAL;
         }
+    } else if (!strcmp(key, "finetune")) {
+        if (wl_finetune_parse(value, &o->finetune)) {
+            wl_error_set(err, source, line, key, "expected full or lora, got '%.60s'", value);
+            return WL_EINVAL;
+        }
+    } else if (!strcmp(key, "lora_rank")) {
+        if (wl_core_parse_int(value, 1, 65536, source, line, key, &v, err))
+            return WL_EINVAL;
+        o->lora_rank = (int)v;
+    } else if (!strcmp(key, "lora_targets")) {
+        if (wl_lora_targets_parse(value, &o->lora_targets)) {
+            wl_error_set(err, source, line, key, "expected a list of q, k, v, o, gate, up, down, "
+                         "attention, mlp or all, got '%.60s'", value);
+            return WL_EINVAL;
+        }
+    } else if (!strcmp(key, "freeze")) {
+        if (wl_core_parse_int(value, 0, 1000000, source, line, key, &v, err))
+            return WL_EINVAL;
+        o->freeze = (int)v;
     } else if (!strcmp(key, "grad_accum")) {
         if (wl_core_parse_int(value, 1, WL_MAX_GRAD_ACCUM, source, line, key, &v, err))
             return WL_EINVAL;
@@ -249,7 +268,8 @@ static int set_field(wl_sweep_spec *s, const char *field, const char *list, cons
 static const char *const sweep_keys[] = {
     "gpu", "model", "trace", "idle", "host", "batch", "seq", "clock", "voltage_offset_mv",
     "voltage_mv", "dtype", "attention", "mode", "optimizer", "master_dtype", "recompute",
-    "launch", "grad_accum", "gen", "stack", "impl", "scope", "learned", "classes", "latency",
+    "launch", "grad_accum", "finetune", "lora_rank", "lora_targets", "freeze", "gen", "stack",
+    "impl", "scope", "learned", "classes", "latency",
     "power_limit", "power_limit_w", "same_board", "board", "interval", "profile_clock", "profile_power_limit_w", "profile_gpu",
     "profile_step_ms", "set"};
 
@@ -298,6 +318,8 @@ int wl_sweep_spec_set(wl_sweep_spec *s, const char *key, const char *value, cons
         return set_modes(s, value, source, line, err);
     if (!strcmp(key, "optimizer") || !strcmp(key, "master_dtype") || !strcmp(key, "recompute") ||
         !strcmp(key, "launch") || !strcmp(key, "grad_accum") || !strcmp(key, "gen") ||
+        !strcmp(key, "finetune") || !strcmp(key, "lora_rank") || !strcmp(key, "lora_targets") ||
+        !strcmp(key, "freeze") ||
         !strcmp(key, "stack") || !strcmp(key, "impl"))
         return set_train(s, key, value, source, line, err);
     if (!strcmp(key, "scope")) {

@@ -459,7 +459,11 @@ static int finish(wl_sweep_spec *s, wl_error *err)
                                               : !strcmp(err->field, "seq") ? &s->o_seq
                                               : !strcmp(err->field, "mode") ? &s->o_mode
                                               : !strcmp(err->field, "gen") ||
-                                                        !strcmp(err->field, "grad_accum")
+                                                        !strcmp(err->field, "grad_accum") ||
+                                                        !strcmp(err->field, "finetune") ||
+                                                        !strcmp(err->field, "lora_rank") ||
+                                                        !strcmp(err->field, "lora_targets") ||
+                                                        !strcmp(err->field, "freeze")
                                                   ? &s->o_train
                                                   : &s->o_model;
                             wl_error_locate(err, o->source, o->line);

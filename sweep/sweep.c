@@ -30,7 +30,7 @@ static const wl_results_col iv_cols[6] = {
     WL_RESULTS_COL("energy_lo_j", WL_COL_NUM, 6, 0), WL_RESULTS_COL("energy_hi_j", WL_COL_NUM, 6, 0)};
 /* Training and generation results, present when the sweep has the mode. */
 enum { T_FWD, T_BWD, T_OPT, T_EFWD, T_EBWD, T_EOPT, T_MICRO, T_MODEL, T_HW, T_MFU, T_WEIGHTS,
-       T_MASTER, T_GRADS, T_OPTST, T_ACT, T_COUNT };
+       T_MASTER, T_GRADS, T_OPTST, T_ACT, T_TRAINABLE, T_COUNT };
 static const wl_results_col train_cols[T_COUNT] = {
     WL_RESULTS_COL("time_fwd_ms", WL_COL_NUM, 5, 0),     WL_RESULTS_COL("time_bwd_ms", WL_COL_NUM, 5, 0),
     WL_RESULTS_COL("time_opt_ms", WL_COL_NUM, 5, 0),     WL_RESULTS_COL("energy_fwd_j", WL_COL_NUM, 6, 0),
@@ -39,7 +39,8 @@ static const wl_results_col train_cols[T_COUNT] = {
     WL_RESULTS_COL("model_tflop", WL_COL_NUM, 6, 0),     WL_RESULTS_COL("hardware_tflop", WL_COL_NUM, 6, 0),
     WL_RESULTS_COL("mfu", WL_COL_NUM, 4, 0),             WL_RESULTS_COL("weights_gb", WL_COL_NUM, 3, 0),
     WL_RESULTS_COL("master_gb", WL_COL_NUM, 3, 0),       WL_RESULTS_COL("grads_gb", WL_COL_NUM, 3, 0),
-    WL_RESULTS_COL("optimizer_gb", WL_COL_NUM, 3, 0),    WL_RESULTS_COL("activations_gb", WL_COL_NUM, 3, 0)};
+    WL_RESULTS_COL("optimizer_gb", WL_COL_NUM, 3, 0),    WL_RESULTS_COL("activations_gb", WL_COL_NUM, 3, 0),
+    WL_RESULTS_COL("trainable_params_m", WL_COL_NUM, 3, 0)};
 enum { D_TTFT, D_TPOT, D_EPT, D_KV, D_EPRE, D_EDEC, D_COUNT };
 static const wl_results_col decode_cols[D_COUNT] = {
     WL_RESULTS_COL("ttft_ms", WL_COL_NUM, 5, 0),           WL_RESULTS_COL("tpot_ms", WL_COL_NUM, 5, 0),
@@ -121,9 +122,10 @@ static uint64_t fingerprint(const wl_sweep_plan *p)
     h = wl_sweep_hash(h, s->dtypes, s->ndt * sizeof *s->dtypes);
     h = wl_sweep_hash(h, s->attn, s->nattn * sizeof *s->attn);
     h = wl_sweep_hash(h, s->modes, s->nmode * sizeof *s->modes);
-    long long topts[8] = {s->opts.optimizer, s->opts.master_none, s->opts.recompute,
-                          s->opts.grad_accum, s->opts.gen, s->opts.launch,
-                          s->opts.stack, s->opts.impl};
+    long long topts[12] = {s->opts.optimizer, s->opts.master_none, s->opts.recompute,
+                           s->opts.grad_accum, s->opts.gen, s->opts.launch,
+                           s->opts.stack, s->opts.impl, s->opts.finetune, s->opts.lora_rank,
+                           s->opts.lora_targets, s->opts.freeze};
     h = wl_sweep_hash(h, topts, sizeof topts);
     int opts[5] = {(int)s->scope, s->classes, s->no_power_limit, (int)p->o.format,
                    (int)lround(s->level * 1e6)};
@@ -512,7 +514,9 @@ static void train_cells(const wl_core_result *r, int on, const wl_core_shape *sh
         r->phase[WL_PHASE_BACKWARD].energy_j, r->phase[WL_PHASE_OPTIMIZER].energy_j,
         sh->grad_accum > 1 ? (double)sh->grad_accum : 1.0, info->model_flop * 1e-12, hw * 1e-12,
         peak > 0 ? info->model_flop / (r->time_ms * 1e-3) / peak : NAN,
-        mem->weights_gb, mem->master_gb, mem->grads_gb, mem->optimizer_gb, mem->activations_gb};
+        mem->weights_gb, mem->master_gb, mem->grads_gb, mem->optimizer_gb, mem->activations_gb,
+        /* what the optimizer steps: all but a fine-tuning's frozen part */
+        info->trainable_params > 0 ? info->trainable_params * 1e-6 : NAN};
     for (int i = 0; i < T_COUNT; i++)
         cells[i] = (wl_results_cell){NULL, on ? v[i] : NAN};
 }

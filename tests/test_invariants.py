@@ -1486,6 +1486,72 @@ class Invariants(unittest.TestCase):
         if "ttft_ms" in dt:
             self.assertEqual(dk["ttft_ms"], dt["ttft_ms"], what)
 
+    def test_finetune(self):
+        """a fine-tuning trains less than the whole model on every path:
+        LoRA and --freeze never need more optimizer state, gradients or
+        backward FLOPs than full training of the same step, --freeze no
+        more backward time; freezing more layers never costs more, a higher
+        LoRA rank never less; the adapters' weights are what LoRA adds to the
+        weights; sweep's row is predict's (issue 79, item 10)"""
+        rng = random.Random(SEED + 91)
+        models = {"gpt2": 12, "qwen2-1.5b": 28, "opt-1.3b": 24, "bert-large": 24,
+                  "vit-large": 24, "llama-3-8b": 32}
+        for _ in range(4):
+            model = rng.choice(sorted(models))
+            gpu = rng.choice(["a100-pcie-40gb", "h100-sxm-80gb", "h200-sxm-141gb"])
+            base = ["--gpu", gpu, "--model", model, "--mode", "train",
+                    "--batch", rng.choice([1, 2]), "--seq", rng.choice([128, 256]),
+                    "--dtype", rng.choice(["bf16", "fp16", "fp32"]),
+                    "--attention", rng.choice(["eager", "flash"]),
+                    "--recompute", rng.choice(["none", "selective", "full"]),
+                    "--optimizer", rng.choice(["adamw", "sgd"]),
+                    "--clock", rng.choice([900, 1200, 1410]), "--no-power-limit"]
+            L = models[model]
+            f1, f2 = sorted(rng.sample(range(1, L + 1), 2))
+            r1, r2 = sorted(rng.sample([4, 8, 16, 64], 2))
+            tg = rng.choice(["q,v", "attention", "all", "o,down"])
+            runs = {"full": [], "f1": ["--freeze", f1], "f2": ["--freeze", f2],
+                    "r1": ["--finetune", "lora", "--lora-rank", r1, "--lora-targets", tg],
+                    "r2": ["--finetune", "lora", "--lora-rank", r2, "--lora-targets", tg]}
+            row = {}
+            case = " ".join(map(str, base)) + " freeze %d/%d rank %d/%d %s" % (f1, f2, r1, r2, tg)
+            with self.subTest(case=case):
+                for k, extra in runs.items():
+                    sw = rows_of(cli("sweep", *base, *extra, "--quiet").stdout)
+                    pr = rows_of(cli("predict", *base, *extra, "--format", "csv",
+                                     "--quiet").stdout)
+                    self.assertEqual(len(sw), 1, case)
+                    for col in ("time_ms", "energy_j", "memory_gb", "hardware_tflop",
+                                "trainable_params_m"):
+                        self.assertEqual(sw[0][col], pr[0][col], "%s %s: %s" % (k, col, case))
+                    row[k] = sw[0]
+                state = lambda r: num(r, "master_gb") + num(r, "grads_gb") + num(r, "optimizer_gb")
+                # (LoRA's backward can take longer than full training's where
+                # launches set the pace: each adapter adds six kernels to it)
+                for a, b in (("f1", "full"), ("f2", "f1"), ("r1", "full"), ("r2", "full")):
+                    cols = ("time_bwd_ms", "trainable_params_m") if a[0] == "f" else \
+                        ("trainable_params_m",)
+                    for col in cols:
+                        self.assertLess(num(row[a], col), num(row[b], col),
+                                        "%s %s above %s's: %s" % (a, col, b, case))
+                    self.assertLessEqual(state(row[a]), state(row[b]), "%s: %s" % (a, case))
+                # freezing stops the backward: less hardware work; LoRA adds
+                # its adapters' forward but drops every base weight gradient
+                for a, b in (("f1", "full"), ("f2", "f1"), ("r1", "full"), ("r1", "r2")):
+                    self.assertLess(num(row[a], "hardware_tflop"), num(row[b], "hardware_tflop"),
+                                    "%s hardware_tflop not below %s's: %s" % (a, b, case))
+                self.assertLess(num(row["r1"], "trainable_params_m"),
+                                num(row["r2"], "trainable_params_m"), case)
+                # LoRA's weights: the model's plus its adapters' at the dtype
+                # (a ViT's LoRA trains its classifier too, which it has anyway)
+                eb = {"bf16": 2, "fp16": 2, "fp32": 4}[base[base.index("--dtype") + 1]]
+                added = num(row["r1"], "weights_gb") - num(row["full"], "weights_gb")
+                if model != "vit-large":
+                    self.assertAlmostEqual(added, num(row["r1"], "trainable_params_m") * eb / 1e3,
+                                           delta=0.0011, msg=case)
+                self.assertEqual(row["f1"]["weights_gb"], row["full"]["weights_gb"], case)
+        print("fine-tuning: 4 cases, 5 runs each", flush=True)
+
     def test_intervals_nested(self):
         """prediction intervals mean one thing on predict and sweep: each
         holds its centre, a higher level holds a lower one's (every board

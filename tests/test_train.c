@@ -360,6 +360,110 @@ static void test_train_memory(void **state)
     assert_true(mem.activations_gb < sel);
 }
 
+/* Fine-tuning, by hand on the Llama-style model (T = 32, d 64, q and o
+ * 64 wide, k and v 32, MLP 128, vocabulary 1000, untied head).
+ * Forward GEMMs per layer: the base 2490368 (test_layer_flops), LoRA rank
+ * 4 on q, k, v, o: lora_A 2*32*64*4 = 16384 each, lora_B 2*32*4*out =
+ * 16384 (q, o) or 8192 (k, v): 114688; the head 2*32*64*1000 = 4096000.
+ * Backward: no weight gradients for the base; every base input gradient
+ * (2359296 a layer) but layer 0's q, k and v (whose input, from the frozen
+ * embedding, needs none: 1835008 there), the attention's 2 x 131072; each
+ * adapter's two GEMMs twice, but layer 0's lora_A without its input
+ * gradient (-16384 x 3); the head's input gradient 4096000. Trainable: the
+ * adapters, 4 (64 + 64) for q and o, 4 (64 + 32) for k and v, per layer.
+ * --freeze 1: layer 0 and the embedding get no backward at all, layer 1
+ * and the head their full one (2 x 2359296 + 262144, 2 x 4096000). */
+static void test_finetune(void **state)
+{
+    (void)state;
+    wl_core_model m = llamaish();
+    wl_core_shape sh = {.batch = 2, .seq = 16, .dtype = WL_DT_BF16, .mode = WL_MODE_TRAIN,
+                        .finetune = WL_FT_LORA, .lora_rank = 4,
+                        .lora_targets = WL_LORA_Q | WL_LORA_K | WL_LORA_V | WL_LORA_O};
+    wl_core_workload *wl = NULL;
+    wl_error err;
+    /* transformers 5.x's rotary table (inv_freq @ positions, one row of
+     * positions in a prefill: 8 x 16, K = 1) is a GEMM too: 256 */
+    const double rope = 2 * 8 * 16;
+    assert_int_equal(wl_core_build(&m, &sh, &wl, &err), WL_OK);
+    assert_close(phase_flops(wl, WL_PHASE_FORWARD), 2 * (2490368.0 + 114688) + 4096000 + rope, 0);
+    double bwd1 = 2359296 + 262144 + 2 * 114688.0;
+    double bwd0 = 1835008 + 262144 + 2 * 114688.0 - 3 * 16384;
+    assert_close(phase_flops(wl, WL_PHASE_BACKWARD), bwd1 + bwd0 + 4096000, 0);
+    wl_core_workload_free(wl);
+    wl_core_build_info info;
+    assert_int_equal(wl_core_build_info_of(&m, &sh, 0, &info, &err), WL_OK);
+    double lora = 2 * (4 * (64 + 64) * 2 + 4 * (64 + 32) * 2.0);
+    double base = 202048; /* 2 x 36992 per layer, the embedding, the final norm, the head */
+    assert_close(info.trainable_params, lora, 0);
+    assert_close(info.params, base + lora, 0);
+    /* the forward, the input gradients, the adapters' weight gradients:
+     * (4 N + 6 N_lora + 12 L d s) T with N the matmul parameters */
+    assert_close(info.model_flop, (4 * (base - 64000) + 6 * lora + 12.0 * 2 * 64 * 16) * 32, 1e-12);
+    wl_core_memory mem;
+    assert_int_equal(wl_core_memory_estimate(&m, &sh, &mem, &err), WL_OK);
+    assert_close(mem.weights_gb, 2 * (base + lora) / 1e9, 1e-12);
+    assert_close(mem.master_gb + mem.grads_gb + mem.optimizer_gb, 16 * lora / 1e9, 1e-12);
+
+    wl_core_shape fz = {.batch = 2, .seq = 16, .dtype = WL_DT_BF16, .mode = WL_MODE_TRAIN,
+                        .freeze = 1};
+    assert_int_equal(wl_core_build(&m, &fz, &wl, &err), WL_OK);
+    assert_close(phase_flops(wl, WL_PHASE_FORWARD), 2 * 2490368.0 + 4096000 + rope, 0);
+    assert_close(phase_flops(wl, WL_PHASE_BACKWARD), 2 * 2359296.0 + 262144 + 2 * 4096000, 0);
+    wl_core_workload_free(wl);
+    assert_int_equal(wl_core_build_info_of(&m, &fz, 0, &info, &err), WL_OK);
+    assert_close(info.trainable_params, 36992 + 64 + 64000, 0);
+    assert_close(info.params, base, 0);
+    wl_core_build_info full;
+    fz.freeze = 0;
+    assert_int_equal(wl_core_build_info_of(&m, &fz, 0, &full, &err), WL_OK);
+    assert_true(info.saved_gb < full.saved_gb); /* layer 0 keeps nothing */
+
+    /* settings that mean nothing are refused, naming the field */
+    const struct { wl_finetune ft; int rank, freeze; unsigned targets; const char *field; } bad[] = {
+        {WL_FT_FULL, 8, 0, 0, "lora_rank"},   {WL_FT_FULL, 0, 0, WL_LORA_Q, "lora_targets"},
+        {WL_FT_LORA, 0, 1, 0, "freeze"},      {WL_FT_FULL, 0, 3, 0, "freeze"},
+        {WL_FT_LORA, 65, 0, 0, "lora_rank"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        wl_core_shape b = {.batch = 1, .seq = 16, .dtype = WL_DT_BF16, .mode = WL_MODE_TRAIN,
+                           .finetune = bad[i].ft, .lora_rank = bad[i].rank,
+                           .freeze = bad[i].freeze, .lora_targets = bad[i].targets};
+        assert_int_equal(wl_core_build_info_of(&m, &b, 0, &info, &err), WL_EINVAL);
+        assert_string_equal(err.field, bad[i].field);
+    }
+    wl_core_model g = gpt2ish();
+    wl_core_shape gate = {.batch = 1, .seq = 16, .dtype = WL_DT_BF16, .mode = WL_MODE_TRAIN,
+                          .finetune = WL_FT_LORA, .lora_targets = WL_LORA_GATE};
+    assert_int_equal(wl_core_build_info_of(&g, &gate, 0, &info, &err), WL_EINVAL);
+    assert_string_equal(err.field, "lora_targets");
+    /* the issue's case: Llama-3-8B at batch 1, seq 2048 does not fit an
+     * 80 GB H100 fully fine-tuned (16 bytes a parameter of state alone);
+     * with LoRA rank 16 on the attention projections it does: 13.6 M
+     * adapter parameters, 4 (4096 + 4096) + 4 (4096 + 1024) x 2 ... x 32 */
+    wl_core_model l3;
+    wl_core_gpu h100;
+    assert_int_equal(wl_preset_model_load("llama-3-8b", &l3, &err), WL_OK);
+    assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &h100, &err), WL_OK);
+    wl_core_shape ft = {.batch = 1, .seq = 2048, .dtype = WL_DT_BF16, .mode = WL_MODE_TRAIN,
+                        .attention = WL_ATTN_FLASH};
+    assert_int_equal(wl_core_memory_estimate(&l3, &ft, &mem, &err), WL_OK);
+    assert_int_equal(wl_core_memory_fits(&h100, &mem), 0);
+    ft.finetune = WL_FT_LORA;
+    ft.lora_rank = 16;
+    assert_int_equal(wl_core_memory_estimate(&l3, &ft, &mem, &err), WL_OK);
+    assert_int_equal(wl_core_memory_fits(&h100, &mem), 1);
+    assert_int_equal(wl_core_build_info_of(&l3, &ft, 0, &info, &err), WL_OK);
+    assert_close(info.trainable_params, 32 * 16 * (2 * 8192 + 2 * 5120.0), 0);
+    unsigned bits;
+    assert_int_equal(wl_lora_targets_parse("q_proj, v", &bits), WL_OK);
+    assert_int_equal(bits, WL_LORA_Q | WL_LORA_V);
+    assert_int_equal(wl_lora_targets_parse("mlp", &bits), WL_OK);
+    assert_int_equal(bits, WL_LORA_GATE | WL_LORA_UP | WL_LORA_DOWN);
+    assert_int_equal(wl_lora_targets_parse("q,,v", &bits), WL_EINVAL);
+    assert_int_equal(wl_lora_targets_parse("qkv", &bits), WL_EINVAL);
+}
+
 /* Korthikanti et al. (2022), eq. 1: a GPT layer (fused QKV, plain GELU,
  * dropout on probabilities and both sublayers) keeps s b h (34 + 5 a s / h)
  * bytes in 16-bit activations; our count adds LayerNorm's fp32 mean and
@@ -886,7 +990,7 @@ int main(void)
         cmocka_unit_test(test_saved_activations), cmocka_unit_test(test_decode),
         cmocka_unit_test(test_decode_attention), cmocka_unit_test(test_serving_step),
         cmocka_unit_test(test_serving_step_measured), cmocka_unit_test(test_gemm_fp8_measured),
-        cmocka_unit_test(test_decode_blocks),
+        cmocka_unit_test(test_decode_blocks),    cmocka_unit_test(test_finetune),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

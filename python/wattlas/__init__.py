@@ -732,6 +732,8 @@ _AXES_DOC = """
     {"sms": [108, 132]}.
     host: the host preset that issues kernels; idle: measured idle tables.
     optimizer, master_dtype, recompute, grad_accum: training options;
+    finetune ("full" or "lora"), lora_rank, lora_targets ("q,k,v,o", "all"),
+    freeze (the first N layers): what a training step trains;
     launch: eager or graphs (decode); stack: hf5 (transformers 5.x, the
     default) or hf4 (EnergAIzer's A100 stack); impl: hf-eager or fused;
     latency: tiled or roofline;
@@ -745,7 +747,8 @@ _AXES_DOC = """
 _AXIS_KEYS = ("gpu", "model", "trace", "batch", "seq", "dtype", "attention", "mode", "clock",
               "voltage_mv", "voltage_offset_mv", "scope", "kernels", "power_limit",
               "power_limit_w", "set",
-              "host", "idle", "optimizer", "master_dtype", "recompute", "grad_accum", "gen",
+              "host", "idle", "optimizer", "master_dtype", "recompute", "grad_accum",
+              "finetune", "lora_rank", "lora_targets", "freeze", "gen",
               "launch", "stack", "impl", "latency", "interval", "learned", "profile_clock",
               "profile_power_limit_w", "profile_gpu", "profile_step_ms")
 
