@@ -54,6 +54,13 @@ static void help(FILE *f)
 "  --micro-batch N         sequences per micro-batch (default 1)\n"
 "  --seq N                 tokens per sequence (default 2048)\n"
 "  --recompute none|selective|full  activation recomputation (default none)\n"
+"  --finetune full|lora    train: the whole model (default) or LoRA adapters on the\n"
+"                          frozen model (NeMo's Megatron LoRA on the fused QKV,\n"
+"                          projection, FC1, FC2): no weight gradients for the base,\n"
+"                          gradients synchronised, optimizer state and memory over\n"
+"                          the adapters only\n"
+"  --lora-rank R [16]  --lora-targets LIST [q,k,v,o]  (q, k, v adapt the fused QKV;\n"
+"                          gate, up FC1)\n"
 "  --schedule gpipe|1f1b|interleaved|zb-h1  (default 1f1b, interleaved with --vp > 1)\n"
 "  --power-limit-w LIST    a row per board power limit in W (150:300:25), every GPU\n"
 "                          capped alike, Zeus's knob; power_limit_w comes first; with\n"
@@ -280,7 +287,8 @@ static int parse(int argc, char **argv, cluster_opts *o)
         O_SYSTEM = 256, O_NODES, O_MODEL, O_MODE, O_TP, O_PP, O_DP, O_VP, O_SP, O_ZERO, O_GB, O_MB,
         O_SEQ, O_RECOMP, O_SCHED, O_DTYPE, O_ATTN, O_LAUNCH, O_HOST, O_CLOCK, O_SET, O_NODPO,
         O_TOKENS, O_STAGES, O_TIMELINE, O_FORMAT, O_OPT, O_MAXSLOW, O_MAXTP, O_MAXPP, O_MAXVP,
-        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_LIMITW, O_SLIMITS, O_EP, O_CF, O_CP, O_TPO, O_EPO, O_QUIET, O_HELP, O_ALL
+        O_MAXMB, O_THREADS, O_SHARD, O_FRONTIER, O_GEN, O_SCOPE, O_PART, O_LIMITS, O_LIMITW, O_SLIMITS, O_EP, O_CF, O_CP, O_TPO, O_EPO, O_QUIET, O_HELP, O_ALL,
+        O_FT, O_LRANK, O_LTARGETS, O_FREEZE
     };
     static const struct option lo[] = {
         {"system", required_argument, 0, O_SYSTEM}, {"nodes", required_argument, 0, O_NODES},
@@ -308,6 +316,9 @@ static int parse(int argc, char **argv, cluster_opts *o)
         {"power-limit-w", required_argument, 0, O_LIMITW}, {"power-limits", required_argument, 0, O_LIMITS},
         {"stage-power-limits", required_argument, 0, O_SLIMITS},
         {"ep", required_argument, 0, O_EP}, {"capacity-factor", required_argument, 0, O_CF},
+        {"finetune", required_argument, 0, O_FT}, {"lora-rank", required_argument, 0, O_LRANK},
+        {"lora-targets", required_argument, 0, O_LTARGETS},
+        {"freeze", required_argument, 0, O_FREEZE},
         {"cp", required_argument, 0, O_CP}, {"tp-comm-overlap", no_argument, 0, O_TPO},
         {"ep-overlap", no_argument, 0, O_EPO}, {"all", no_argument, 0, O_ALL},
         {"quiet", no_argument, 0, O_QUIET}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
@@ -328,6 +339,25 @@ static int parse(int argc, char **argv, cluster_opts *o)
                 rc = cli_usage(cmd, "--mode: expected train, prefill or decode, got '%.60s'", optarg);
             break;
         case O_GEN: rc = cli_int(cmd, "--gen", optarg, 1, 1000000, &o->cfg.gen); break;
+        case O_FT:
+            if (wl_finetune_parse(optarg, &o->cfg.finetune))
+                rc = cli_usage(cmd, "--finetune: expected full or lora, got '%.60s'", optarg);
+            break;
+        case O_LRANK:
+            if (!(rc = cli_int(cmd, "--lora-rank", optarg, 1, 65536, &v)))
+                o->cfg.lora_rank = (int)v;
+            break;
+        case O_LTARGETS:
+            if (wl_lora_targets_parse(optarg, &o->cfg.lora_targets))
+                rc = cli_usage(cmd, "--lora-targets: expected a list of q, k, v, o, gate, up, "
+                               "down, attention, mlp or all, got '%.60s'", optarg);
+            break;
+        case O_FREEZE:
+            /* the stages' frozen prefix is not built: said, not ignored */
+            rc = cli_usage(cmd, "--freeze: the cluster models LoRA (--finetune lora); a frozen "
+                           "prefix of layers across pipeline stages is not modelled (predict "
+                           "and sweep take --freeze on one GPU)");
+            break;
         case O_TP:
             if (!(rc = option_fits(cmd, o->search, "tp", 0)) &&
                 !(rc = cli_int(cmd, "--tp", optarg, 1, 1 << 20, &v)))

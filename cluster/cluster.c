@@ -30,6 +30,7 @@ void wl_cluster_free(wl_cluster *c)
     free(c->opt_of);
     free(c->params);
     free(c->eparams);
+    free(c->tparams);
     free(c->lay_moe);
     free(c->lay);
     wl_cluster_sim_free(c->sim);
@@ -141,11 +142,12 @@ int wl_cluster_create_cached(const wl_cluster_system *sys, const wl_core_gpu *gp
     c->lay = calloc((size_t)c->p * (size_t)c->v, sizeof *c->lay);
     c->params = calloc((size_t)c->p, sizeof *c->params);
     c->eparams = calloc((size_t)c->p, sizeof *c->eparams);
+    c->tparams = calloc((size_t)c->p, sizeof *c->tparams);
     c->lay_moe = calloc((size_t)c->p * (size_t)c->v, sizeof *c->lay_moe);
     c->opt_wl = calloc((size_t)c->p, sizeof *c->opt_wl);
     c->opt_ev = calloc((size_t)c->p, sizeof *c->opt_ev);
     c->opt_of = calloc((size_t)c->p, sizeof *c->opt_of);
-    if (!c->lay || !c->params || !c->eparams || !c->lay_moe || !c->opt_wl || !c->opt_ev || !c->opt_of)
+    if (!c->lay || !c->params || !c->eparams || !c->tparams || !c->lay_moe || !c->opt_wl || !c->opt_ev || !c->opt_of)
         goto oom;
     /* the activation a stage sends: T x d; with tensor parallelism each
      * rank sends its 1/t and the receiver all-gathers (Megatron's
@@ -235,6 +237,13 @@ static double model_flop(const wl_cluster *c)
             (double)c->vocab * d;
     }
     double f = (6.0 * N + 12.0 * m->layers * ad * (double)c->cfg.seq) * tokens;
+    /* LoRA (core/builder.c's rule): the forward and the input gradients of
+     * the base, 4 N + 12 L d s, and the adapters' 6 N_lora (unsharded) */
+    wl_cluster_config one = c->cfg;
+    one.tp = 1;
+    double na = m->layers * wl_cluster_lora_layer_params(m, &one);
+    if (na > 0 && c->cfg.mode == WL_MODE_TRAIN)
+        return (4.0 * N + 6.0 * na + 12.0 * m->layers * ad * (double)c->cfg.seq) * tokens;
     if (c->decode) /* the prompt, then gen - 1 steps of a token at the mean context */
         return f / 3.0 + (2.0 * N + 4.0 * m->layers * ad * (double)c->kv_len) *
                              (double)c->cfg.global_batch * (double)(c->cfg.gen - 1);

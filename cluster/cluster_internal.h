@@ -107,6 +107,12 @@ int wl_cluster_create_cached(const wl_cluster_system *sys, const wl_core_gpu *gp
 /* Parameters per GPU of one layer and of the embedding/head, and bytes of
  * activations one layer keeps per micro-batch (Korthikanti et al. 2022). */
 double wl_cluster_layer_params(const wl_core_model *m, int tp);
+/* LoRA's adapter parameters of one layer on one tensor-parallel rank (0
+ * without LoRA): per adapted projection lora_A and lora_B, the one on the
+ * split side sharded (a column-parallel QKV or FC1: r d + r out/t; a
+ * row-parallel projection or FC2: r in/t + r d). */
+double wl_cluster_lora_layer_params(const wl_core_model *m, const wl_cluster_config *c);
+
 /* A MoE layer's parameters on one rank, and of them its experts' (which
  * data-parallel ranks of other expert shards do not share). */
 double wl_cluster_moe_layer_params(const wl_core_model *m, int tp, int ep, double *expert);
@@ -159,6 +165,8 @@ struct wl_cluster {
     double *params;
     double *eparams;      /* of them, routed experts' (synchronised over the
                              expert-data-parallel group, dp / ep) */
+    double *tparams;      /* LoRA: the adapters' (the only trainable ones);
+                             else params */
     int *lay_moe;         /* [p v]: of a chunk's layers, the MoE ones */
     int ep, cp, dpc;      /* expert and context parallelism; dp x cp */
     wl_cluster_group ep_g, edp_g; /* expert-parallel and expert-data-parallel */

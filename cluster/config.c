@@ -64,6 +64,19 @@ int wl_cluster_config_check(const wl_cluster_config *c, const wl_core_model *m, 
                      "experts layer's token exchange; %s has no experts", m->id);
         return WL_EINVAL;
     }
+    if (c->mode == WL_MODE_TRAIN) {
+        /* the single-GPU builders' rule for what a fine-tuning means */
+        wl_core_shape ft = {.mode = WL_MODE_TRAIN, .finetune = c->finetune,
+                            .lora_rank = c->lora_rank, .lora_targets = c->lora_targets};
+        if (wl_core_finetune_check(m, &ft, err))
+            return WL_EINVAL;
+        if (c->finetune == WL_FT_LORA && (wl_core_model_is_moe(m) || wl_core_model_is_mla(m))) {
+            wl_error_set(err, "cluster", 0, "finetune", "LoRA is modelled on dense attention "
+                         "and MLP projections; %s has %s", m->id,
+                         wl_core_model_is_moe(m) ? "experts" : "latent attention");
+            return WL_EINVAL;
+        }
+    }
     if (c->cp < 0)
         return bad(err, "cp", "expected at least 1, got %lld (of %lld)", c->cp, 1);
     int cp = c->cp > 0 ? c->cp : 1;

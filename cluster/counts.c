@@ -47,6 +47,30 @@ double wl_cluster_layer_params(const wl_core_model *m, int tp)
     return attn_params(m, tp) + mlp_params(m, m->d_ff, tp) + norm_params(m);
 }
 
+unsigned wl_cluster_lora_projs(const wl_cluster_config *c, long long *rank)
+{
+    *rank = 0;
+    if (c->mode != WL_MODE_TRAIN || c->finetune != WL_FT_LORA)
+        return 0;
+    unsigned t = c->lora_targets ? c->lora_targets
+                                 : WL_LORA_Q | WL_LORA_K | WL_LORA_V | WL_LORA_O;
+    *rank = c->lora_rank > 0 ? c->lora_rank : 16;
+    return (t & (WL_LORA_Q | WL_LORA_K | WL_LORA_V) ? 1u : 0) | (t & WL_LORA_O ? 2u : 0) |
+           (t & (WL_LORA_GATE | WL_LORA_UP) ? 4u : 0) | (t & WL_LORA_DOWN ? 8u : 0);
+}
+
+double wl_cluster_lora_layer_params(const wl_core_model *m, const wl_cluster_config *c)
+{
+    long long r;
+    unsigned p = wl_cluster_lora_projs(c, &r);
+    double t = c->tp, d = m->d_model, hd = wl_core_model_head_dim(m);
+    double kvh = m->kv_heads > 0 ? m->kv_heads : m->heads;
+    double qkv = (m->heads + 2 * kvh) * hd, o = m->heads * hd;
+    double ff = m->activation == WL_ACT_SWIGLU ? 2.0 * m->d_ff : m->d_ff;
+    return (double)r * ((p & 1 ? d + qkv / t : 0) + (p & 2 ? o / t + d : 0) +
+                        (p & 4 ? d + ff / t : 0) + (p & 8 ? m->d_ff / t + d : 0));
+}
+
 /* A MoE layer on one rank: attention, norms, the router (replicated), the
  * shared experts split over tp, and experts / ep routed experts, each
  * split over tp. */

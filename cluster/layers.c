@@ -45,8 +45,12 @@ typedef struct {
                                             on this rank */
     int sp, t, rotary, swiglu, gelu, rms, bias;
     double p_hidden, p_attn;
+    unsigned lora;               /* LoRA's adapted projections (LP_* bits) */
+    long long r;                 /* ... their rank; the base weights frozen */
     int rc;
 } lb;
+
+enum { LP_QKV = 1, LP_PROJ = 2, LP_FC1 = 4, LP_FC2 = 8 };
 
 static void put(lb *L, const wl_kernel *k0)
 {
@@ -129,9 +133,65 @@ static void linear_dgrad(lb *L, long long in, long long out)
 
 static void linear_wgrad(lb *L, long long in, long long out)
 {
+    if (L->lora)
+        return; /* LoRA: the base weights are frozen */
     gemm(L, in, out, L->T);
     if (L->bias)
         rowp(L, WL_K_REDUCE, out, L->T, L->dt, 0);
+}
+
+/* LoRA on one of Megatron's fused projections, as NeMo's
+ * ParallelLinearAdapter runs it: x (in) -> lora_A (rank r) -> lora_B (out)
+ * beside the frozen GEMM, its output scaled and added. A column-parallel
+ * projection (QKV, FC1) keeps lora_A whole and splits lora_B's outputs; a
+ * row-parallel one (the output projection, FC2) splits lora_A's inputs
+ * (its r-wide partial sums all-reduced: T r elements, left out) and keeps
+ * lora_B whole. Backward: both GEMMs' input and weight gradients (wgrad
+ * unless a split schedule runs them apart: lora_w), the scale. */
+static void lora_dims(const lb *L, unsigned proj, long long *in, long long *out)
+{
+    switch (proj) {
+    case LP_QKV: *in = L->d, *out = (L->hl + 2 * L->kvl) * L->hd; break;
+    case LP_PROJ: *in = L->hl * L->hdv, *out = L->d; break;
+    case LP_FC1: *in = L->d, *out = L->swiglu ? 2 * L->ffl : L->ffl; break;
+    default: *in = L->ffl, *out = L->d; break;
+    }
+}
+
+static void lora_f(lb *L, unsigned proj)
+{
+    long long in, out;
+    if (!(L->lora & proj) || L->mla)
+        return;
+    lora_dims(L, proj, &in, &out);
+    gemm(L, L->r, L->T, in);
+    gemm(L, out, L->T, L->r);
+    ewp(L, WL_EW_SCALAR_MUL, L->T * out, 0);
+    ewp(L, WL_EW_ADD, L->T * out, 0);
+}
+
+static void lora_w(lb *L, unsigned proj)
+{
+    long long in, out;
+    if (!(L->lora & proj) || L->mla)
+        return;
+    lora_dims(L, proj, &in, &out);
+    gemm(L, L->r, out, L->T);
+    gemm(L, in, L->r, L->T);
+}
+
+static void lora_b(lb *L, unsigned proj, int with_w)
+{
+    long long in, out;
+    if (!(L->lora & proj) || L->mla)
+        return;
+    lora_dims(L, proj, &in, &out);
+    ewp(L, WL_EW_SCALAR_MUL, L->T * out, 0);
+    gemm(L, L->r, L->T, out); /* lora_B's input gradient */
+    gemm(L, in, L->T, L->r);  /* lora_A's */
+    ewp(L, WL_EW_ADD, L->T * in, 0); /* x's two gradients */
+    if (with_w)
+        lora_w(L, proj);
 }
 
 static void norm_f(lb *L)
@@ -145,6 +205,8 @@ static void norm_f(lb *L)
  * Ts x d x 2 elements. */
 static void norm_w(lb *L)
 {
+    if (L->lora)
+        return;
     rowp(L, WL_K_REDUCE, L->d * (L->rms ? 1 : 2), L->Ts, L->dt, 0);
 }
 
@@ -349,21 +411,25 @@ static void attn_f(lb *L)
 {
     norm_f(L);
     qkv_f(L);
+    lora_f(L, LP_QKV);
     rotary(L);
     core_f(L);
     to_fp8(L, L->T * L->hl * L->hdv);
     gemm(L, L->d, L->T, L->hl * L->hdv);
+    lora_f(L, LP_PROJ);
     bda_f(L);
 }
 
 static void attn_b(lb *L, int with_w)
 {
     bda_b(L);
+    lora_b(L, LP_PROJ, with_w);
     lin_b(L, L->hl * L->hdv, L->d, with_w); /* out projection */
     if (L->b->cfg->recompute == WL_RECOMPUTE_SELECTIVE)
         core_f(L);
     core_b(L);
     rotary(L);
+    lora_b(L, LP_QKV, with_w);
     qkv_b(L, with_w);
     norm_b(L, with_w);
     ewp(L, WL_EW_ADD, L->Ts * L->d, 0); /* the residual's two gradients */
@@ -390,14 +456,18 @@ static void act_b(lb *L, long long n)
 static void mlp_core_f(lb *L, long long ff)
 {
     gemm(L, L->swiglu ? 2 * ff : ff, L->T, L->d);
+    lora_f(L, LP_FC1);
     act_f(L, L->T * ff);
     gemm(L, L->d, L->T, ff);
+    lora_f(L, LP_FC2);
 }
 
 static void mlp_core_b(lb *L, long long ff, int with_w)
 {
+    lora_b(L, LP_FC2, with_w);
     lin_b(L, ff, L->d, with_w); /* FC2 */
     act_b(L, L->T * ff);
+    lora_b(L, LP_FC1, with_w);
     lin_b(L, L->d, L->swiglu ? 2 * ff : ff, with_w); /* FC1 */
 }
 
@@ -460,6 +530,8 @@ static void moe_f(lb *L)
 
 static void expert_wgrad(lb *L, long long in, long long out)
 {
+    if (L->lora)
+        return;
     gemm_t(L, L->gdt, L->El, in, out, L->ne);
 }
 
@@ -547,10 +619,14 @@ static void layer_w(lb *L)
         moe_w(L);
     } else {
         linear_wgrad(L, L->ffl, L->d);
+        lora_w(L, LP_FC2);
         linear_wgrad(L, L->d, fc1_out(L));
+        lora_w(L, LP_FC1);
     }
     linear_wgrad(L, L->hl * L->hdv, L->d);
+    lora_w(L, LP_PROJ);
     qkv_w(L);
+    lora_w(L, LP_QKV);
     for (int i = 0; i < 2; i++)
         norm_w(L);
 }
@@ -580,6 +656,8 @@ static void emb_f(lb *L)
 
 static void emb_b(lb *L)
 {
+    if (L->lora)
+        return; /* a frozen table: no gradient */
     if (L->p_hidden > 0)
         ewp(L, WL_EW_DROPOUT_BWD, L->Ts * L->d, 0);
     wl_kernel f = ew(WL_EW_FILL, L->vl * L->d, WL_DT_FP32);
@@ -613,14 +691,15 @@ static void head_b(lb *L, int with_w)
     wl_kernel c = ew(WL_EW_CAST_BF16, n, WL_DT_FP32);
     put(L, &c);
     hgemm(L, L->d, L->T, L->vl);
-    if (with_w)
+    if (with_w && !L->lora)
         hgemm(L, L->d, L->vl, L->T);
     norm_b(L, 1);
 }
 
 static void head_w(lb *L)
 {
-    hgemm(L, L->d, L->vl, L->T);
+    if (!L->lora)
+        hgemm(L, L->d, L->vl, L->T);
 }
 
 long long wl_cluster_padded_vocab(const wl_core_model *m, int tp)
@@ -686,6 +765,7 @@ static void setup(lb *L, const cl_build *b)
     /* inference runs the model in eval mode: no dropout */
     L->p_hidden = c->mode == WL_MODE_TRAIN ? m->hidden_dropout : 0;
     L->p_attn = c->mode == WL_MODE_TRAIN ? m->attention_dropout : 0;
+    L->lora = wl_cluster_lora_projs(c, &L->r);
 }
 
 /* Collective sizes of one layer's shard (bytes of the whole T x d tensor). */

@@ -33,6 +33,8 @@ typedef struct {
     double capacity_factor;
     int tp, cp, ep, sequence_parallel, tp_comm_overlap, ep_overlap, split_w;
     int recompute, dtype, attention, mode, launch;
+    long long lora_rank;  /* LoRA: the rank and adapted projections */
+    unsigned lora;
 } piece_key;
 
 typedef struct {
@@ -92,6 +94,7 @@ static void key_of(piece_key *k, const void *sys, const cl_build *b, const cl_bu
     k->attention = (int)c->attention;
     k->mode = (int)c->mode;
     k->launch = (int)c->launch;
+    k->lora = wl_cluster_lora_projs(c, &k->lora_rank);
 }
 
 int wl_cluster_piece_cache_get(wl_cluster_piece_cache *pc, const void *sys, const cl_build *b,

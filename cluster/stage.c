@@ -105,6 +105,13 @@ void wl_cluster_stage_params(wl_cluster *c)
             nm += c->lay_moe[ch * c->p + i];
         c->params[i] = lp * (nl - nm) + mp * nm + (i == 0 ? emb : 0) + (i == c->p - 1 ? head : 0);
         c->eparams[i] = ex * nm;
+        c->tparams[i] = c->params[i];
+        if (wl_cluster_lora_projs(&c->cfg, &(long long){0})) {
+            /* LoRA: the base frozen, its adapters added and alone trained */
+            double a = wl_cluster_lora_layer_params(&c->model, &c->cfg) * nl;
+            c->params[i] += a;
+            c->tparams[i] = a;
+        }
     }
 }
 
@@ -250,7 +257,7 @@ int wl_cluster_chunk_costs(wl_cluster *c, int i, double ff, double fb)
  * dp. */
 static double opt_params(const wl_cluster *c, int i)
 {
-    double Pe = c->eparams[i], P = c->params[i] - Pe;
+    double Pe = c->tparams[i] == c->params[i] ? c->eparams[i] : 0, P = c->tparams[i] - Pe;
     if (!c->cfg.zero)
         return P + Pe;
     return P / c->dpc + Pe / (c->dpc / c->ep);
@@ -272,7 +279,7 @@ int wl_cluster_stage_optimizers(wl_cluster *c)
         if (c->cfg.mode != WL_MODE_TRAIN)
             continue;
         for (int j = 0; j < k; j++)
-            if (c->params[j] == c->params[k] && c->eparams[j] == c->eparams[k]) {
+            if (c->tparams[j] == c->tparams[k] && c->eparams[j] == c->eparams[k]) {
                 c->opt_of[k] = j;
                 break;
             }
@@ -290,14 +297,16 @@ void wl_cluster_stage_sync(const wl_cluster *c, int i, double *t_dp, double *tie
 {
     /* the gradients: the routed experts' over their expert-data-parallel
      * replicas (dp / ep), the rest over dp */
-    double Pe = c->eparams[i], P = c->params[i] - Pe;
+    int lora = c->tparams[i] != c->params[i]; /* LoRA: the adapters' gradients alone */
+    double Pe = lora ? 0 : c->eparams[i], P = c->tparams[i] - Pe;
     wl_cluster_coll sync = c->cfg.zero ? WL_COLL_REDUCE_SCATTER : WL_COLL_ALL_REDUCE;
     *t_dp = (c->dpc > 1 ? wl_cluster_coll_time(&c->dp_g, sync, P * GRAD_BYTES) : 0) +
             (c->edp_g.n > 1 ? wl_cluster_coll_time(&c->edp_g, sync, Pe * GRAD_BYTES) : 0);
     /* tied embeddings across the first and last stage */
     *tied = 0;
     int p = c->p;
-    if (p > 1 && !c->model.untied_head && c->model.vocab_size > 0 && (i == 0 || i == p - 1)) {
+    if (p > 1 && !lora && !c->model.untied_head && c->model.vocab_size > 0 &&
+        (i == 0 || i == p - 1)) {
         wl_cluster_group eg;
         wl_cluster_group_of(&c->sys, 2, c->cfg.tp * c->dpc * (p - 1), &eg);
         *tied = wl_cluster_coll_time(&eg, WL_COLL_ALL_REDUCE,
@@ -334,7 +343,7 @@ int wl_cluster_stage_memory(const wl_cluster *c, int stage, wl_cluster_memory *o
     int train = g->mode == WL_MODE_TRAIN, mixed = g->dtype != WL_DT_FP32;
     out->weights_gb = P * eb / 1e9;
     if (train) {
-        out->grads_gb = P * GRAD_BYTES / 1e9;
+        out->grads_gb = c->tparams[stage] * GRAD_BYTES / 1e9;
         out->optimizer_gb = opt_params(c, stage) * ((mixed ? MASTER_BYTES : 0) + ADAM_BYTES) / 1e9;
     }
     /* activations of the chunks in flight at the peak, from the simulated

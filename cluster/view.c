@@ -79,10 +79,14 @@ static int summary_row(const wl_cluster_system *sys, const wl_core_model *m,
         {.v = pr ? pr->computation_slowdown_pct : NAN},
         {.s = pr ? wl_cluster_energy_scope_name(pr->scope) : NULL}};
     memcpy(c + WL_CLUSTER_ROW_COLS - WL_CLUSTER_ROW_NOPT, opt, sizeof opt);
+    long long rank;
+    char ft[48] = "";
+    if (wl_cluster_lora_projs(cfg, &rank)) /* the rows say nothing of what trains */
+        snprintf(ft, sizeof ft, ", LoRA rank %lld", rank);
     if (first)
-        wl_results_writer_note(w, "%s x %d nodes (%d GPUs), %s, %d micro-batches, critical stage "
-                                  "%d", sys->id, sys->nodes, r->gpus, m->id, r->micro_batches,
-                               r->critical_stage);
+        wl_results_writer_note(w, "%s x %d nodes (%d GPUs), %s%s, %d micro-batches, critical "
+                                  "stage %d", sys->id, sys->nodes, r->gpus, m->id, ft,
+                               r->micro_batches, r->critical_stage);
     info->fits = r->fits;
     info->memory_gb = r->memory_gb;
     return wl_results_writer_row(w, c) ? WL_EIO : WL_OK;

@@ -278,7 +278,16 @@ typedef struct {
      * caller keeps the array alive while it creates clusters from it */
     const int *stage_layers;
     int nstage_layers;
+    /* train: LoRA adapters (finetune = WL_FT_LORA) of lora_rank (0: 16) on
+     * lora_targets (0: q, k, v, o) of a frozen model, as NeMo's Megatron
+     * LoRA runs them on the fused projections (layers.c) */
+    wl_finetune finetune;
+    int lora_rank;
+    unsigned lora_targets;
 } wl_cluster_config;
+/* LoRA's adapted fused projections (bits: 1 QKV, 2 the output projection,
+ * 4 FC1, 8 FC2) and its rank; 0 without LoRA (or outside training). */
+unsigned wl_cluster_lora_projs(const wl_cluster_config *c, long long *rank);
 
 /* The precision of activations, communication and everything but the
  * linear layers' GEMMs: bf16 for fp8 training (Transformer Engine's

@@ -159,6 +159,19 @@ static int finetune_why(const wl_core_model *m, const wl_core_shape *sh, const c
     return *why != NULL;
 }
 
+int wl_core_finetune_check(const wl_core_model *m, const wl_core_shape *sh, wl_error *err)
+{
+    const char *field = "finetune", *why = NULL;
+    if ((unsigned)sh->finetune > WL_FT_LORA)
+        why = "unknown finetune";
+    else
+        finetune_why(m, sh, &field, &why);
+    if (!why)
+        return WL_OK;
+    wl_error_set(err, m->id, 0, field, "%s", why);
+    return WL_EINVAL;
+}
+
 static int setup_x(bld *B, const wl_core_model *model, const wl_core_shape *shape, int moe,
                    wl_error *err)
 {

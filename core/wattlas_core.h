@@ -5,7 +5,6 @@
  * through out-parameters. */
 #ifndef WATTLAS_CORE_H
 #define WATTLAS_CORE_H
-
 #include <stddef.h>
 #define WL_VERSION "0.1.0"
 
@@ -729,6 +728,7 @@ int wl_recompute_parse(const char *s, wl_recompute *out);
 const char *wl_finetune_name(wl_finetune f); /* full, lora */
 int wl_finetune_parse(const char *s, wl_finetune *out);
 int wl_lora_targets_parse(const char *s, unsigned *out); /* a comma list; WL_EINVAL */
+int wl_core_finetune_check(const wl_core_model *m, const wl_core_shape *sh, wl_error *err);
 const char *wl_launch_name(wl_launch l);
 int wl_launch_parse(const char *s, wl_launch *out);
 const char *wl_stack_name(wl_stack s); /* hf5, hf4 */

@@ -60,6 +60,20 @@ static int cluster_key(wl_cluster_config *c, wl_cluster_search_spec *sp, int *la
         bad = wl_attention_parse(v, &c->attention);
     else if (!strcmp(key, "launch"))
         bad = wl_launch_parse(v, &c->launch);
+    else if (!strcmp(key, "finetune"))
+        bad = wl_finetune_parse(v, &c->finetune);
+    else if (!strcmp(key, "lora_targets"))
+        bad = wl_lora_targets_parse(v, &c->lora_targets);
+    else if (!strcmp(key, "lora_rank")) {
+        if (wl_core_parse_int(v, 1, 65536, key, 0, key, &n, err))
+            return WL_EINVAL;
+        c->lora_rank = (int)n;
+        return WL_OK;
+    } else if (!strcmp(key, "freeze")) {
+        wl_error_set(err, key, 0, key, "the cluster models LoRA (finetune='lora'); a frozen "
+                     "prefix of layers across pipeline stages is not modelled");
+        return WL_EINVAL;
+    }
     else if (!strcmp(key, "partition") &&
              !wl_cluster_partition_parse(v, &c->partition, layers, &c->nstage_layers, err)) {
         /* a name, or the layers of each stage ("5,6,6,7") */

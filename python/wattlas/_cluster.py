@@ -25,7 +25,8 @@ _CLUSTER_DOC = """
     (train, prefill, decode); recompute (none, selective, full); schedule
     (gpipe, 1f1b, interleaved, zb-h1); partition (uniform, balanced,
     parameters, or the layers of each stage as a list); dtype, attention,
-    launch; clock (MHz, default the top clock); tokens: also the time and
+    launch; finetune ("full" or "lora"), lora_rank, lora_targets: LoRA
+    adapters on the frozen model; clock (MHz, default the top clock); tokens: also the time and
     energy to train that many.
 
     Columns: the configuration (``system`` ... ``sm_clock_mhz``), then
@@ -82,8 +83,8 @@ def cluster(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, nodes: i
             no_dp_overlap=None, capacity_factor=None, ep_overlap=None, global_batch=None,
             micro_batch=None,
             seq=None, gen=None, mode=None, recompute=None, schedule=None, partition=None,
-            dtype=None, attention=None, launch=None, clock=None, tokens=None,
-            optimize=None, max_slowdown_pct=None, energy_scope=None, frontier: bool = False,
+            dtype=None, attention=None, launch=None, finetune=None, lora_rank=None,
+            lora_targets=None, clock=None, tokens=None, optimize=None, max_slowdown_pct=None, energy_scope=None, frontier: bool = False,
             stages: bool = False, power_limit_w=None, power_limits=None,
             stage_power_limits=None, timeline: "str | os.PathLike | None" = None, fmt: "str | None" = None,
             all: bool = False) -> "Table":
@@ -92,7 +93,7 @@ def cluster(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, nodes: i
                 capacity_factor=capacity_factor, ep_overlap=ep_overlap, global_batch=global_batch,
                 micro_batch=micro_batch, seq=seq, gen=gen, mode=mode, recompute=recompute,
                 schedule=schedule, partition=partition, dtype=dtype, attention=attention,
-                launch=launch)
+                launch=launch, finetune=finetune, lora_rank=lora_rank, lora_targets=lora_targets)
     if optimize not in (None, False, True, "energy"):
         raise Error(f"optimize: expected 'energy', got '{optimize}'")
     # power_limit_w, every command's spelling; power_limits the older one
@@ -150,14 +151,16 @@ def cluster_search(system: str = "dgx-a100-80gb", model: str = "gpt3-1.3b", *, n
                    mode=None, dtype=None, attention=None, launch=None, recompute=None,
                    schedule=None, partition=None, sequence_parallel=None, zero=None,
                    tp_comm_overlap=None, no_dp_overlap=None, ep_overlap=None, max_tp=None,
-                   max_pp=None, max_vp=None, max_micro_batch=None, clock=None, tokens=None,
+                   max_pp=None, max_vp=None, max_micro_batch=None, finetune=None,
+                   lora_rank=None, lora_targets=None, clock=None, tokens=None,
                    threads: int = 0, front_only: bool = True) -> "Table":
     opts = dict(global_batch=global_batch, seq=seq, gen=gen, mode=mode, dtype=dtype,
                 attention=attention, launch=launch, recompute=recompute, schedule=schedule,
                 partition=partition, sequence_parallel=sequence_parallel, zero=zero,
                 tp_comm_overlap=tp_comm_overlap, no_dp_overlap=no_dp_overlap,
                 ep_overlap=ep_overlap, max_tp=max_tp, max_pp=max_pp, max_vp=max_vp,
-                max_micro_batch=max_micro_batch)
+                max_micro_batch=max_micro_batch, finetune=finetune, lora_rank=lora_rank,
+                lora_targets=lora_targets)
     return _cluster_call(system, model, nodes, host, set, opts, True, threads, front_only,
                          clock, tokens)
 
