@@ -318,10 +318,8 @@ presets-vf: all
 	$(BIN)/wattlas presets derive-vf $(SHARED)/data/gpu-tables/h100-sxm-80gb-idle.csv --step-mhz 90
 
 docs-figures: run
-	cp results/default-study/energy-a100-pcie-40gb-bf16-prefill.png docs/figures/energy-vs-clock.png
-	cp results/default-study/pareto-a100-pcie-40gb-bf16-prefill.png docs/figures/pareto.png
-	cp results/default-study/parts-gpt3-13b.png docs/figures/energy-parts.png
-	cp results/default-study/phases-train-gpt3-1.3b.png docs/figures/training-phases.png
+	grep -v '^#' docs/figures/SOURCES | while read -r name fig; do \
+	    cp "results/default-study/$$fig" "docs/figures/$$name" || exit 1; done
 
 # make install PREFIX=...: the command, the library, its headers (one per
 # module under include/wattlas/, include/wattlas.h for all) and wattlas.pc.

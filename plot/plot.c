@@ -95,6 +95,22 @@ void layout_mark(cairo_t *cr, double x, double y)
     l->nmarks++;
 }
 
+void layout_front_label(cairo_t *cr, double own, double other, int leader)
+{
+    double sc;
+    wl_plot_layout *l = layout_of(cr, &sc);
+    if (!l)
+        return;
+    double dx = 1, dy = 0;
+    cairo_user_to_device_distance(cr, &dx, &dy);
+    double u = hypot(dx, dy) / sc; /* pt per user unit */
+    if (l->nfront_labels < sizeof l->front_label / sizeof *l->front_label) {
+        double *f = l->front_label[l->nfront_labels];
+        f[0] = own * u, f[1] = isfinite(other) ? other * u : INFINITY, f[2] = leader;
+    }
+    l->nfront_labels++;
+}
+
 void layout_legend(cairo_t *cr, double x, double y, double w, double h)
 {
     double sc;
@@ -373,14 +389,30 @@ const double okabe_ito[8][3] = {
     {0.000, 0.000, 0.000}, /* black */
 };
 
-/* Lines and markers cycle over seven colours: Okabe-Ito's yellow is too
- * light for a thin line on white and is kept for fills. With the dash
- * cycle of four, colour and dash repeat together only after 28 series. */
+/* Lines and markers take seven Okabe-Ito colours (its yellow is too light
+ * for a thin line on white and is kept for fills), then five of Paul Tol's
+ * "muted" scheme that none of them resembles (wine, indigo, olive, teal,
+ * grey; Tol 2021, SRON/EPS/TN/09-002), so a figure of up to twelve series
+ * gives each its own colour (issue 79: nine series, two blues and two
+ * vermillions); beyond, the dash and the marker tell them apart. */
+#define LINE_COLOURS 12
+static const double line_rgb[LINE_COLOURS][3] = {
+    {0.000, 0.447, 0.698}, {0.835, 0.369, 0.000}, {0.000, 0.620, 0.451}, {0.800, 0.475, 0.655},
+    {0.902, 0.624, 0.000}, {0.337, 0.706, 0.914}, {0.000, 0.000, 0.000}, {0.533, 0.133, 0.333},
+    {0.200, 0.133, 0.533}, {0.600, 0.600, 0.200}, {0.267, 0.667, 0.600}, {0.467, 0.467, 0.467}};
+
 void style_color(cairo_t *cr, int i, double alpha)
 {
-    static const int line[7] = {0, 1, 2, 3, 4, 5, 7};
-    const double *c = okabe_ito[line[((i % 7) + 7) % 7]];
+    int k = ((i % LINE_COLOURS) + LINE_COLOURS) % LINE_COLOURS;
+    const double *c = line_rgb[k];
     cairo_set_source_rgba(cr, c[0], c[1], c[2], alpha);
+    double sc;
+    wl_plot_layout *l = layout_of(cr, &sc);
+    if (l && i >= 0 && i < 32) {
+        memcpy(l->series_rgb[i], c, sizeof l->series_rgb[i]);
+        if ((size_t)i >= l->nseries)
+            l->nseries = (size_t)i + 1;
+    }
 }
 
 void style_fill(cairo_t *cr, int i, double alpha)

@@ -26,6 +26,9 @@ double fig_top(cairo_t *cr, const wl_plot_options *o, double w);
 void layout_legend(cairo_t *cr, double x, double y, double w, double h);
 /* Records a large marker's centre (a least-energy point) for the layout. */
 void layout_mark(cairo_t *cr, double x, double y);
+/* Records a front's name: its gaps (user units) to its own front and to the
+ * nearest other one, and whether a leader line ties it. */
+void layout_front_label(cairo_t *cr, double own, double other, int leader);
 /* Records how many lines the legend has. */
 void layout_legend_entries(cairo_t *cr, int n);
 void fig_abort(fig *f);

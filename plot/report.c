@@ -415,6 +415,10 @@ static int subset_figures(report *r, const wl_results_table *sub, const char *sf
         memset(&k, 0, sizeof k);
         wl_plot_options o;
         wl_plot_options_default(&o);
+        char title[200];
+        wl_plot_figure_title(sub, title, sizeof title); /* what its bars share */
+        if (title[0])
+            o.title = title;
         if (!rc && !none)
             rc = base ? report_draw_formats(r, wl_plot_savings, st, &k, &o, base, err) : WL_ENOMEM;
         if (!rc && !none)

@@ -205,19 +205,30 @@ int report_figure(report *r, const char *kind, const wl_results_table *t, const 
 
 void wl_plot_figure_title(const wl_results_table *t, char *buf, size_t n)
 {
-    static const char *const cols[2] = {"gpu", "batch"};
+    /* what a reader must know to read the figure and cannot see in it: each
+     * key column its whole table shares (issue 79: "a100-pcie-40gb, batch
+     * 1" said neither the dtype nor the mode nor that a series is one
+     * layer); a column that varies is the figure's own (panels, series) */
+    static const struct {
+        const char *col, *prefix;
+    } cols[] = {{"gpu", ""},   {"model", ""}, {"dtype", ""},     {"mode", ""},
+                {"scope", ""}, {"batch", "batch "}, {"seq", "seq "}};
     size_t used = 0;
     buf[0] = 0;
-    for (int i = 0; i < 2; i++) {
-        int c = wl_results_table_col(t, cols[i]);
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
+        int c = wl_results_table_col(t, cols[i].col);
         size_t first;
         if (c < 0 || wl_results_table_distinct(t, c, &first, 1) != 1 ||
             wl_results_table_distinct(t, c, (size_t[2]){0}, 2) != 1)
             continue;
         const char *v = wl_results_table_cell(t, first, c);
+        if (!strcmp(cols[i].col, "mode") && !strcmp(v, "train"))
+            v = "training step";
+        if (!strcmp(cols[i].col, "scope"))
+            v = !strcmp(v, "layer") ? "one layer" : !strcmp(v, "layer-in-model") ? "a layer in the model" : "";
         if (!v[0])
             continue;
-        int w = snprintf(buf + used, n - used, "%s%s%s", used ? ", " : "", i ? "batch " : "", v);
+        int w = snprintf(buf + used, n - used, "%s%s%s", used ? ", " : "", cols[i].prefix, v);
         if (w < 0 || (size_t)w >= n - used)
             break;
         used += (size_t)w;

@@ -47,6 +47,13 @@ typedef struct {
     wl_plot_layout_text texts[WL_PLOT_LAYOUT_TEXTS];
     size_t nmarks;    /* large markers (least energy) drawn; the first 64 */
     double marks[64][2]; /* their centres */
+    size_t nseries;   /* series coloured (style index + 1); the first 32 ... */
+    double series_rgb[32][3]; /* ... their line colours */
+    size_t nfront_labels; /* a front's name (pareto): the first 64 */
+    double front_label[64][3]; /* the gap (pt) from its box to its own front's
+                                  nearest point, to another front's nearest
+                                  (INFINITY: none), and 1 when a leader line
+                                  ties it to its front */
 } wl_plot_layout;
 
 /* Legends: outside the axes (right of them, or below when they would take

@@ -1,6 +1,8 @@
 /* Tests of plot/: PNG size, DPI and pixels where the data say, PDF page
  * size, determinism, errors without leftovers. */
 #include "test_util.h"
+
+#include <cairo.h>
 #include "../plot/wattlas_plot.h"
 
 #include <png.h>
@@ -587,9 +589,15 @@ static void test_figure_title(void **state)
     } cases[] = {
         {"gpu,model,batch,sm_clock_mhz\nh100-sxm-80gb,gpt2,8,990\nh100-sxm-80gb,opt-1.3b,8,1980\n",
          "h100-sxm-80gb, batch 8"},
-        {"gpu,model,batch,sm_clock_mhz\na,gpt2,8,990\nb,gpt2,8,990\n", "batch 8"},
-        {"gpu,model,batch,sm_clock_mhz\na,gpt2,1,990\na,gpt2,8,990\n", "a"},
-        {"model,sm_clock_mhz\ngpt2,990\n", ""},
+        {"gpu,model,batch,sm_clock_mhz\na,gpt2,8,990\nb,gpt2,8,990\n", "gpt2, batch 8"},
+        {"gpu,model,batch,sm_clock_mhz\na,gpt2,1,990\na,gpt2,8,990\n", "a, gpt2"},
+        {"sm_clock_mhz\n990\n", ""},
+        /* every key the table shares, in words where a value is terse */
+        {"gpu,model,batch,seq,dtype,mode,scope,sm_clock_mhz\n"
+         "a,gpt2,1,128,bf16,train,layer,990\na,opt,1,512,bf16,train,layer,990\n",
+         "a, bf16, training step, one layer, batch 1"},
+        {"gpu,model,seq,dtype,mode,scope\na,gpt2,128,fp32,prefill,model\n",
+         "a, gpt2, fp32, prefill, seq 128"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         wl_results_table *t;
@@ -679,6 +687,21 @@ static void audit_figure(void *user, const char *name, const wl_plot_layout *l)
             if (fabs(l->marks[i][0] - l->marks[j][0]) < 2 &&
                 fabs(l->marks[i][1] - l->marks[j][1]) < 2)
                 FAULT("two least-energy markers at (%.1f, %.1f)", l->marks[i][0], l->marks[i][1]);
+    /* no two series of a figure share a colour (issue 79: nine series,
+     * two blues and two vermillions) */
+    for (size_t i = 0; i < l->nseries && i < 32; i++)
+        for (size_t j = i + 1; j < l->nseries && j < 32; j++)
+            if (!memcmp(l->series_rgb[i], l->series_rgb[j], sizeof l->series_rgb[i]))
+                FAULT("series %zu and %zu share a colour (%zu series)", i, j, l->nseries);
+    /* a front's name sits by its own front: nearer it than any other
+     * front, within 20 pt, unless a leader line ties it (issue 79: "b200"
+     * named a dominated tail far from B200's front) */
+    for (size_t i = 0; i < l->nfront_labels && i < 64; i++) {
+        const double *g = l->front_label[i];
+        if (!g[2] && (g[0] > 20 || g[0] > g[1] + 0.5))
+            FAULT("front name %zu is %.1f pt from its front and %.1f pt from another", i, g[0],
+                  g[1]);
+    }
     if (l->has_legend && l->legend[2] * l->legend[3] > 0.3 * W * H)
         FAULT("the legend takes %.0f%% of the canvas", 100 * l->legend[2] * l->legend[3] / (W * H));
     for (size_t i = 0; i < l->naxes && i < WL_PLOT_LAYOUT_AXES; i++) {
@@ -721,6 +744,77 @@ static void audit_study(const char *spec_path, const char *dir, layout_audit *au
     wl_sweep_spec_free(spec);
     if (rc)
         fail_msg("%s: %s", spec_path, err.text);
+}
+
+/* The share of pixels of two PNGs that differ by more than 32 levels in a
+ * channel; 1 when they cannot be read or differ in size. */
+static double png_difference(const char *a, const char *b)
+{
+    cairo_surface_t *s[2] = {cairo_image_surface_create_from_png(a),
+                             cairo_image_surface_create_from_png(b)};
+    double share = 1;
+    if (cairo_surface_status(s[0]) == CAIRO_STATUS_SUCCESS &&
+        cairo_surface_status(s[1]) == CAIRO_STATUS_SUCCESS &&
+        cairo_image_surface_get_width(s[0]) == cairo_image_surface_get_width(s[1]) &&
+        cairo_image_surface_get_height(s[0]) == cairo_image_surface_get_height(s[1]) &&
+        cairo_image_surface_get_format(s[0]) == cairo_image_surface_get_format(s[1])) {
+        int w = cairo_image_surface_get_width(s[0]), h = cairo_image_surface_get_height(s[0]);
+        int bpp = cairo_image_surface_get_format(s[0]) == CAIRO_FORMAT_RGB24 ||
+                          cairo_image_surface_get_format(s[0]) == CAIRO_FORMAT_ARGB32
+                      ? 4
+                      : 0;
+        long diff = 0;
+        for (int y = 0; bpp && y < h; y++) {
+            const unsigned char *p = cairo_image_surface_get_data(s[0]) +
+                                     (size_t)y * (size_t)cairo_image_surface_get_stride(s[0]);
+            const unsigned char *q = cairo_image_surface_get_data(s[1]) +
+                                     (size_t)y * (size_t)cairo_image_surface_get_stride(s[1]);
+            for (int x = 0; x < w; x++) {
+                int d = 0;
+                for (int c = 0; c < bpp; c++)
+                    d |= abs(p[x * bpp + c] - q[x * bpp + c]) > 32;
+                diff += d;
+            }
+        }
+        if (bpp)
+            share = (double)diff / ((double)w * (double)h);
+    }
+    cairo_surface_destroy(s[0]);
+    cairo_surface_destroy(s[1]);
+    return share;
+}
+
+/* docs/figures/ shows what the default study draws today (issue 79: its
+ * four PNGs were 183 commits old): each, as docs/figures/SOURCES names its
+ * source, within 0.05% of its pixels of the study's figure ('make
+ * docs-figures' redraws them). */
+static void test_docs_figures(void **state)
+{
+    (void)state;
+    char spec[sizeof src_root + 32], list[sizeof src_root + 32];
+    snprintf(spec, sizeof spec, "%s/studies/default.ini", src_root);
+    snprintf(list, sizeof list, "%s/docs/figures/SOURCES", src_root);
+    layout_audit au = {0};
+    audit_study(spec, "docs-study", &au);
+    FILE *f = fopen(list, "r");
+    assert_non_null(f);
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        char name[200], fig[200];
+        if (line[0] == '#' || sscanf(line, "%199s %199s", name, fig) != 2)
+            continue;
+        char a[sizeof src_root + 256], b[256];
+        snprintf(a, sizeof a, "%s/docs/figures/%s", src_root, name);
+        snprintf(b, sizeof b, "docs-study/%s", fig);
+        double d = png_difference(a, b);
+        if (d > 5e-4)
+            fail_msg("docs/figures/%s differs from the default study's %s in %.2f%% of its "
+                     "pixels: run 'make docs-figures'", name, fig, 100 * d);
+        n++;
+    }
+    fclose(f);
+    assert_int_equal(n, 4);
 }
 
 /* Every figure of the default study and of a study of two H100s whose
@@ -960,7 +1054,7 @@ int main(void)
         cmocka_unit_test(test_report_figure_rules),
         cmocka_unit_test(test_figure_title),
         cmocka_unit_test(test_log_axis_ends),
-        cmocka_unit_test(test_report_layouts),
+        cmocka_unit_test(test_report_layouts), cmocka_unit_test(test_docs_figures),
         cmocka_unit_test(test_coincident_front_labels),
         cmocka_unit_test(test_figure_polish),
     };

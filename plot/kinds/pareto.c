@@ -66,8 +66,11 @@ static void axis_unit(const char *col, double lo, double hi, char *q, size_t nq,
 
 /* Each front's name beside it, where it covers no chosen ring, no other
  * name and stays inside the axes: beside its fast end (right, left,
- * above), its slow end, or the end of its dominated tail, the first
- * place free (else the least covered). idx: scratch of the rows. */
+ * above, below) or its slow end (right, below), the first place free and
+ * nearer its own front than any other (else the least covered); never by
+ * the dominated tail, which can lie far from the front (issue 79: "b200"
+ * named a tail at 2000 ms while its front was near 250 ms). idx: scratch
+ * of the rows. */
 /* The points of facet fi drawn inside the box (x0, y0)-(x1, y1): a name
  * placed there would cover them. */
 static int points_under(const axes *a, const wl_results_table *t, const facets *fa, int fi,
@@ -82,6 +85,32 @@ static int points_under(const axes *a, const wl_results_table *t, const facets *
         hits += X > x0 - 1.5 && X < x1 + 1.5 && Y > y0 - 1.5 && Y < y1 + 1.5;
     }
     return hits;
+}
+
+/* The gaps from a box to series i's front points and to the nearest front
+ * point of another series of the facet (INFINITY: none). */
+static void front_gaps(const axes *a, const wl_results_table *t, const facets *fa, int fi,
+                       const series_set *ss, int i, const double *px, const double *py,
+                       const unsigned char *on, const double box[4], double *own, double *other)
+{
+    *own = *other = INFINITY;
+    for (int k = 0; k < ss->n; k++) {
+        const series *s = &ss->s[k];
+        if (s->facet != fi)
+            continue;
+        for (size_t j = 0; j < s->n; j++) {
+            size_t r = s->rows[j];
+            if (!on[r] || !in_facet(t, fa, fi, r) || !isfinite(px[r]) || !isfinite(py[r]))
+                continue;
+            double X = ax_x(a, px[r]), Y = ax_y(a, py[r]);
+            double dx = fmax(fmax(box[0] - X, X - box[2]), 0), dy = fmax(fmax(box[1] - Y, Y - box[3]), 0);
+            double g = hypot(dx, dy);
+            if (k == i)
+                *own = fmin(*own, g);
+            else
+                *other = fmin(*other, g);
+        }
+    }
 }
 
 static void front_labels(cairo_t *cr, const axes *a, const wl_results_table *t, const facets *fa,
@@ -122,10 +151,9 @@ static void front_labels(cairo_t *cr, const axes *a, const wl_results_table *t, 
         double w = te.x_advance + 6, h = 6; /* the front's marker, then its name */
         double fX = ax_x(a, px[fast]), fY = ax_y(a, py[fast]);
         double sX = ax_x(a, px[slow]), sY = ax_y(a, py[slow]);
-        double tX = ax_x(a, px[tail]), tY = ax_y(a, py[tail]);
         /* left x and middle y of each candidate */
-        double cand[6][2] = {{fX + 4, fY - 5},     {fX - 4 - w, fY - 5}, {fX - w / 2, fY - 9},
-                             {sX + 4, sY + 5},     {tX - w / 2, tY - 7}, {tX + 4, tY}};
+        double cand[6][2] = {{fX + 4, fY - 5}, {fX - 4 - w, fY - 5}, {fX - w / 2, fY - 9},
+                             {fX - w / 2, fY + 9}, {sX + 4, sY + 5}, {sX - w / 2, sY + 9}};
         int best = 0, best_hits = 1 << 30;
         for (int k = 0; k < 6 && best_hits; k++) {
             double x0 = cand[k][0], y0 = cand[k][1] - h / 2, x1 = x0 + w, y1 = y0 + h;
@@ -136,6 +164,10 @@ static void front_labels(cairo_t *cr, const axes *a, const wl_results_table *t, 
                         y1 > boxes[q][1];
             /* over the data only where no place by the front is free */
             hits += points_under(a, t, fa, fi, px, py, nrows, x0, y0, x1, y1);
+            /* a name nearer another front than its own names that one */
+            double own, other, box[4] = {x0, y0, x1, y1};
+            front_gaps(a, t, fa, fi, ss, i, px, py, on, box, &own, &other);
+            hits += other < own ? 50 : 0;
             if (hits < best_hits) {
                 best_hits = hits;
                 best = k;
@@ -144,6 +176,7 @@ static void front_labels(cairo_t *cr, const axes *a, const wl_results_table *t, 
         double X = cand[best][0], Y = cand[best][1];
         X = fmin(fmax(X, a->x0 + 1), a->x0 + a->w - 1 - w);
         Y = fmin(fmax(Y, a->y0 + 1 + h / 2), a->y0 + a->h - 1 - h / 2);
+        int leader = 0;
         if (best_hits) {
             /* fronts that nearly coincide leave no free place by the front:
              * the name moves up or down, in steps of a line, to the nearest
@@ -166,7 +199,7 @@ static void front_labels(cairo_t *cr, const axes *a, const wl_results_table *t, 
                         hits = points_under(a, t, fa, fi, px, py, nrows, x0, y0, x1, y1);
                     if (hits)
                         continue;
-                    found = 1;
+                    found = leader = 1;
                     X = x0, Y = yc;
                     cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
                     cairo_set_line_width(cr, 0.4);
@@ -177,6 +210,9 @@ static void front_labels(cairo_t *cr, const axes *a, const wl_results_table *t, 
         }
         double *b = boxes[nb++];
         b[0] = X, b[1] = Y - h / 2, b[2] = X + w, b[3] = Y + h / 2;
+        double own, other;
+        front_gaps(a, t, fa, fi, ss, i, px, py, on, b, &own, &other);
+        layout_front_label(cr, own, other, leader);
         /* no box: the place was chosen off the data; the front's marker
          * before its name ties the two */
         cairo_set_source_rgb(cr, 0, 0, 0);

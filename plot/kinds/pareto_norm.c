@@ -152,6 +152,20 @@ int wl_plot_pareto_norm(const wl_results_table *t, const wl_plot_kind_options *k
                     int clash = 0;
                     for (size_t j = 0; j < np && !clash; j++)
                         clash = fabs(placed[j][1] - yy) < 7 && fabs(placed[j][0] - xx) < 34;
+                    /* nor on the data: the fronts' points and the chosen
+                     * rings (issue 79: "EDP x0.7" sat on them) */
+                    cairo_text_extents_t te;
+                    cairo_text_extents(cr, lab, &te);
+                    for (size_t r = 0; r < n && !clash; r++) {
+                        int ring = 0;
+                        for (int i = 0; i < ss.n && !ring; i++)
+                            ring = chosen[i] == (long)r;
+                        if ((!on[r] && !ring) || !isfinite(sx[r]) || !isfinite(ey[r]))
+                            continue;
+                        double X = ax_x(&a, sx[r]), Y = ax_y(&a, ey[r]), pad = ring ? 6 : 2.5;
+                        clash = X > xx - te.x_advance - pad && X < xx + pad && Y > yy - 3.5 - pad &&
+                                Y < yy + 3.5 + pad;
+                    }
                     if (clash)
                         continue;
                     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);

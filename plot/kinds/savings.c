@@ -18,24 +18,33 @@ static void group_label(const wl_results_table *t, int nk, size_t r, char *lab, 
     size_t n = wl_results_table_rows(t);
     lab[0] = 0;
     int ndiff = 0;
+    unsigned char same[64];
     *differ = -1;
-    for (int k = 0; k < nk; k++) {
+    for (int k = 0; k < nk && k < 64; k++) {
         const char *v = wl_results_table_cell(t, r, k);
-        int same = 1;
-        for (size_t q = 0; q < n && same; q++)
-            same = strcmp(wl_results_table_cell(t, q, k), v) == 0;
-        if (!same) {
+        same[k] = 1;
+        for (size_t q = 0; q < n && same[k]; q++)
+            same[k] = strcmp(wl_results_table_cell(t, q, k), v) == 0;
+        if (!same[k]) {
             ndiff++;
             *differ = k;
-        }
-        if ((!same || n == 1) && v[0]) {
-            size_t l = strlen(lab);
-            if (l + 1 < cap)
-                snprintf(lab + l, cap - l, "%s%s", l ? " " : "", v);
         }
     }
     if (ndiff != 1)
         *differ = -1;
+    for (int k = 0; k < nk && k < 64; k++) {
+        const char *v = wl_results_table_cell(t, r, k);
+        if ((same[k] && n != 1) || !v[0])
+            continue;
+        /* a number says what it counts ("gpt3-125m seq 128"), unless the
+         * axis names its one column */
+        const char *name = wl_results_table_header(t, (size_t)k);
+        int counted = *differ < 0 && (!strcmp(name, "seq") || !strcmp(name, "batch"));
+        size_t l = strlen(lab);
+        if (l + 1 < cap)
+            snprintf(lab + l, cap - l, "%s%s%s%s", l ? " " : "", counted ? name : "",
+                     counted ? " " : "", v);
+    }
 }
 
 int wl_plot_savings(const wl_results_table *t, const wl_plot_kind_options *k,
