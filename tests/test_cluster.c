@@ -200,14 +200,25 @@ static void test_ring_allreduce(void **state)
     assert_int_equal(wl_cluster_fat_tree_switches(320, 40), 24);
 }
 
+/* One DGX A100 and its GPU; the small GPT's layout on it: tp 2, pp 2, dp 2,
+ * micro 1, seq 1024, 8 sequences. */
+static void dgx_a100(wl_cluster_system *sys, wl_core_gpu *gpu, wl_cluster_config *c)
+{
+    wl_error e = {0};
+    assert_int_equal(wl_cluster_system_load("dgx-a100-80gb", sys, &e), WL_OK);
+    assert_int_equal(wl_preset_gpu_load(sys->gpu, gpu, &e), WL_OK);
+    wl_cluster_config_default(c);
+    c->tp = 2, c->pp = 2, c->dp = 2, c->seq = 1024, c->global_batch = 8;
+}
+
 /* A small GPT on one DGX A100: tp 2, pp 2, dp 2, micro 1, seq 1024. */
 static wl_cluster *small(int zero, wl_cluster_result *r, wl_core_model *m)
 {
     wl_cluster_system sys;
     wl_core_gpu gpu;
     wl_error e = {0};
-    assert_int_equal(wl_cluster_system_load("dgx-a100-80gb", &sys, &e), WL_OK);
-    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
+    wl_cluster_config c;
+    dgx_a100(&sys, &gpu, &c);
     memset(m, 0, sizeof *m);
     snprintf(m->id, sizeof m->id, "tiny");
     m->style = WL_STYLE_GPT2;
@@ -221,13 +232,6 @@ static wl_cluster *small(int zero, wl_cluster_result *r, wl_core_model *m)
     m->positions = WL_POS_LEARNED;
     m->hidden_dropout = 0.1;
     m->attention_dropout = 0.1;
-    wl_cluster_config c;
-    wl_cluster_config_default(&c);
-    c.tp = 2;
-    c.pp = 2;
-    c.dp = 2;
-    c.seq = 1024;
-    c.global_batch = 8;
     c.zero = zero;
     wl_cluster *cl;
     assert_int_equal(wl_cluster_create(&sys, &gpu, m, &c, &cl, &e), WL_OK);
@@ -254,11 +258,8 @@ static void test_lora(void **state)
     wl_cluster_system sys;
     wl_core_gpu gpu;
     wl_error e = {0};
-    assert_int_equal(wl_cluster_system_load("dgx-a100-80gb", &sys, &e), WL_OK);
-    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
     wl_cluster_config c;
-    wl_cluster_config_default(&c);
-    c.tp = 2, c.pp = 2, c.dp = 2, c.seq = 1024, c.global_batch = 8;
+    dgx_a100(&sys, &gpu, &c);
     c.finetune = WL_FT_LORA;
     assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
     assert_int_equal(wl_cluster_run(cl, 1410, NULL, &lr, &e), WL_OK);
@@ -1769,11 +1770,9 @@ static void test_distributed_optimizer(void **state)
     wl_cluster_system sys;
     wl_core_gpu gpu;
     wl_error e = {0};
-    assert_int_equal(wl_cluster_system_load("dgx-a100-80gb", &sys, &e), WL_OK);
-    assert_int_equal(wl_preset_gpu_load(sys.gpu, &gpu, &e), WL_OK);
     wl_cluster_config c;
-    wl_cluster_config_default(&c);
-    c.tp = 2, c.pp = 2, c.dp = 2, c.seq = 1024, c.global_batch = 8, c.zero = 1, c.no_dp_overlap = 1;
+    dgx_a100(&sys, &gpu, &c);
+    c.zero = 1, c.no_dp_overlap = 1;
     assert_int_equal(wl_cluster_create(&sys, &gpu, &m, &c, &cl, &e), WL_OK);
     assert_int_equal(wl_cluster_run(cl, 1410, NULL, &r, &e), WL_OK);
     wl_cluster_free(cl);
