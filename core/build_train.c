@@ -253,7 +253,8 @@ static void pl_layer(bld *B)
             {PROJ_GATE, 0, 3}, {PROJ_UP, 0, 3}, {PROJ_DOWN, 3, 0}};
         double dim[5] = {d, dq, dkv, ff, dq + 2 * dkv};
         for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
-            if ((t[i].proj == PROJ_QKV) != gpt2 ||
+            int qkv = t[i].proj == PROJ_Q || t[i].proj == PROJ_K || t[i].proj == PROJ_V;
+            if ((t[i].proj == PROJ_QKV && !gpt2) || (qkv && gpt2) ||
                 (t[i].proj == PROJ_GATE && m->activation != WL_ACT_SWIGLU) ||
                 !wl_core_bld_proj_adapted(B, t[i].proj))
                 continue;
@@ -401,7 +402,8 @@ static void optimizer(bld *B)
         double n = 0;
         for (size_t i = 0; i < B->np; i++)
             n += B->plist[i];
-        wl_core_bld_ewc(B, WL_EW_FILL, (long long)n, WL_DT_FP32);
+        if (n > 0)
+            wl_core_bld_ewc(B, WL_EW_FILL, (long long)n, WL_DT_FP32);
     }
 }
 

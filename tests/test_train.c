@@ -437,6 +437,15 @@ static void test_finetune(void **state)
                           .finetune = WL_FT_LORA, .lora_targets = WL_LORA_GATE};
     assert_int_equal(wl_core_build_info_of(&g, &gate, 0, &info, &err), WL_EINVAL);
     assert_string_equal(err.field, "lora_targets");
+    /* GPT-2's projections: o is attn.c_proj (4 (64 + 64)), down mlp.c_proj
+     * (4 (256 + 64)), q the fused c_attn (4 (64 + 192)); two layers */
+    gate.lora_rank = 4;
+    gate.lora_targets = WL_LORA_O | WL_LORA_DOWN;
+    assert_int_equal(wl_core_build_info_of(&g, &gate, 0, &info, &err), WL_OK);
+    assert_close(info.trainable_params, 2 * (4 * 128 + 4 * 320.0), 0);
+    gate.lora_targets = WL_LORA_Q;
+    assert_int_equal(wl_core_build_info_of(&g, &gate, 0, &info, &err), WL_OK);
+    assert_close(info.trainable_params, 2 * 4 * 256.0, 0);
     /* the issue's case: Llama-3-8B at batch 1, seq 2048 does not fit an
      * 80 GB H100 fully fine-tuned (16 bytes a parameter of state alone);
      * with LoRA rank 16 on the attention projections it does: 13.6 M
