@@ -97,7 +97,11 @@ static double gemm_with_tile(const wl_core_gpu *gpu, const wl_kernel *k, tile_sh
     if (ctas > 4)
         ctas = 4;
     double main_clk = 2.0 * t.tm * t.tn * K / (peak * eff);
-    int streamk = tiled && gpu->gemm_stream_k;
+    /* stream-K is the Hopper tensor-core kernels' (CUTLASS 3's sm90
+     * schedules); cuBLAS's CUDA-core SGEMM keeps whole tiles: an fp32
+     * 16-token projection of 4096 x 4096 (32 tiles) runs 80 us at 1980 MHz
+     * on the H200 (shared/data/measurements), the 32 SMs' share, not 132's */
+    int streamk = tiled && gpu->gemm_stream_k && on_tc;
     if (tiled) {
         /* wave quantisation: the busiest SM runs ceil(tiles/sms) tiles; the
          * prologue/epilogue of one CTA overlaps the mainloop of another.
@@ -177,6 +181,13 @@ static void prep_gemm(const wl_core_gpu *gpu, const wl_kernel *k, int tiled, wl_
 {
     int on_tc = 0;
     peak_math(gpu, k, &on_tc);
+    /* a CUDA-core GEMM of one row or column is a matrix-vector product:
+     * cuBLAS dispatches it to its gemv kernels (gemv2T_kernel_val and
+     * kin), which stream the matrix once and pad nothing; the H200's fp32
+     * 1 x 8192 x 8192 runs at the memory's pace at every clock (172 us at
+     * 510 MHz, 68 us at 1980), where a padded tile would be math-bound */
+    if (!on_tc && k->batch == 1 && (k->m == 1 || k->n == 1))
+        tiled = 0;
     const tile_shape *cand = on_tc ? tc_tiles : simt_tiles;
     size_t nc = on_tc ? sizeof tc_tiles / sizeof *tc_tiles : sizeof simt_tiles / sizeof *simt_tiles;
     if (!tiled)
