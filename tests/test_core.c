@@ -746,6 +746,41 @@ static void test_gemm_wave_traffic(void **state)
 }
 
 /* The Hopper rules, each against what it must give by construction. */
+/* cuBLAS on CUDA cores (fp32 without TF32): its SGEMM keeps whole tiles,
+ * so stream-K (Hopper's tensor-core kernels') changes nothing there, while
+ * a bf16 GEMM of few tiles gains from it; a one-row product is a gemv,
+ * which streams the matrix once: at a low clock it takes what reading the
+ * matrix takes (a row reduction of the same bytes), not a padded tile's
+ * math (issue 79: the H200's fp32 16x4096x4096 predicted 3x fast, its
+ * 1x8192x8192 2x slow at 510 MHz). */
+static void test_cuda_core_gemms(void **state)
+{
+    (void)state;
+    wl_error err;
+    wl_core_gpu g;
+    assert_int_equal(wl_preset_gpu_load("h200-sxm-141gb", &g, &err), WL_OK);
+    assert_int_equal(g.gemm_stream_k, 1);
+    wl_core_gpu ns = g;
+    ns.gemm_stream_k = 0;
+    wl_kernel f32 = {.kind = WL_K_GEMM, .in_dtype = WL_DT_FP32, .acc_dtype = WL_DT_FP32,
+                     .batch = 1, .m = 4096, .n = 16, .k = 4096};
+    wl_kernel b16 = f32;
+    b16.in_dtype = b16.acc_dtype = WL_DT_BF16;
+    b16.tensor_core = 1;
+    for (int i = 0; i < 2; i++) {
+        double mhz = i ? 510 : 1980;
+        assert_close(one_kernel_us(&g, &f32, mhz, NULL), one_kernel_us(&ns, &f32, mhz, NULL), 0);
+        assert_true(one_kernel_us(&g, &b16, mhz, NULL) < one_kernel_us(&ns, &b16, mhz, NULL));
+    }
+    wl_kernel gemv = {.kind = WL_K_GEMM, .in_dtype = WL_DT_FP32, .acc_dtype = WL_DT_FP32,
+                      .batch = 1, .m = 8192, .n = 1, .k = 8192};
+    wl_kernel read = {.kind = WL_K_REDUCE, .in_dtype = WL_DT_FP32, .acc_dtype = WL_DT_FP32,
+                      .batch = 8192, .n = 8192};
+    double r = one_kernel_us(&g, &gemv, 510, NULL) / one_kernel_us(&g, &read, 510, NULL);
+    if (!(r > 0.8 && r < 1.25))
+        fail_msg("a 1 x 8192 x 8192 fp32 gemv at 510 MHz takes %.2fx a read of its matrix", r);
+}
+
 static void test_hopper_rules(void **state)
 {
     (void)state;
@@ -1306,7 +1341,7 @@ int main(void)
         cmocka_unit_test(test_clock_grid),
         cmocka_unit_test(test_energy_u_shape),
         cmocka_unit_test(test_transfer),
-        cmocka_unit_test(test_hopper_rules),
+        cmocka_unit_test(test_hopper_rules), cmocka_unit_test(test_cuda_core_gemms),
         cmocka_unit_test(test_aten_paths),
         cmocka_unit_test(test_gemm_wave_traffic),
         cmocka_unit_test(test_conv_traffic),
