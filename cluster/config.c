@@ -68,8 +68,10 @@ int wl_cluster_config_check(const wl_cluster_config *c, const wl_core_model *m, 
         /* the single-GPU builders' rule for what a fine-tuning means */
         wl_core_shape ft = {.mode = WL_MODE_TRAIN, .finetune = c->finetune,
                             .lora_rank = c->lora_rank, .lora_targets = c->lora_targets};
-        if (wl_core_finetune_check(m, &ft, err))
+        if (wl_core_finetune_check(m, &ft, err)) {
+            wl_error_locate(err, "cluster", 0); /* a configuration's, as the others here */
             return WL_EINVAL;
+        }
         if (c->finetune == WL_FT_LORA && (wl_core_model_is_moe(m) || wl_core_model_is_mla(m))) {
             wl_error_set(err, "cluster", 0, "finetune", "LoRA is modelled on dense attention "
                          "and MLP projections; %s has %s", m->id,

@@ -1552,6 +1552,99 @@ class Invariants(unittest.TestCase):
                 self.assertEqual(row["f1"]["weights_gb"], row["full"]["weights_gb"], case)
         print("fine-tuning: 4 cases, 5 runs each", flush=True)
 
+    def test_finetune_everywhere(self):
+        """a fine-tuning means one thing in every command: a setting that
+        makes it meaningless is a usage error naming its option in predict,
+        sweep, compare and cluster alike, and cluster's LoRA, like the single
+        GPU's, keeps the base's weights and drops their gradients and state"""
+        rng = random.Random(SEED + 92)
+        bad = [["--lora-rank", 8], ["--lora-targets", "q"], ["--finetune", "lora", "--freeze", 1],
+               ["--finetune", "lora", "--lora-targets", "gate"], ["--freeze", 99]]
+        cmds = [["predict", "--gpu", "h100-sxm-80gb"], ["sweep", "--gpu", "h100-sxm-80gb"],
+                ["compare", "--gpu", "h100-sxm-80gb,a100-sxm-80gb"], ["cluster", "--system", "dgx-h100"]]
+        for opts in rng.sample(bad, 3):
+            for cmd in cmds:
+                if cmd[0] == "cluster" and "--freeze" in opts:
+                    continue  # refused outright (not modelled): test_cli
+                p = cli(*cmd, "--model", "gpt2", "--mode", "train", *opts, check=False)
+                opt = [o for o in opts if str(o).startswith("--") and o != "--finetune"][0]
+                self.assertEqual(p.returncode, 2, "%s %s: %s" % (cmd[0], opts, p.stderr))
+                self.assertIn(opt, p.stderr, "%s %s" % (cmd[0], opts))
+        for _ in range(2):
+            model = rng.choice(["gpt3-1.3b", "llama-3-8b", "opt-1.3b"])
+            args = ["--system", "dgx-h100", "--model", model, "--mode", "train", "--tp", 2,
+                    "--pp", 2, "--dp", 2, "--global-batch", 16, "--seq", rng.choice([512, 2048]),
+                    "--zero", rng.choice([0, 1]), "--format", "csv", "--all"]
+            tg = rng.choice(["attention", "all", "q,v"])
+            full = rows_of(cli("cluster", *args).stdout)[0]
+            lora = rows_of(cli("cluster", *args, "--finetune", "lora", "--lora-targets", tg,
+                               "--lora-rank", rng.choice([8, 64])).stdout)[0]
+            what = " ".join(map(str, args)) + " " + tg
+            self.assertLess(num(lora, "memory_gb"), num(full, "memory_gb"), what)
+            self.assertLess(num(lora, "dp_comm_exposed_s"), num(full, "dp_comm_exposed_s") + 1e-4,
+                            what)
+
+    def test_precision_math(self):
+        """a precision runs where the GPU has its math and nowhere else, the
+        same on every command: fp8 (an 8-bit checkpoint's W8A8 inference)
+        on Hopper and Blackwell gives a feasible row holding less memory
+        than bf16's; fp8 on an A100 and bf16 on a V100 give predict's and
+        sweep's rows empty with feasible 0 and compare's a reason (issue
+        79: predict and sweep refused fp8, and the V100's bf16 rows were
+        priced)"""
+        rng = random.Random(SEED + 95)
+        for _ in range(3):
+            model = rng.choice(["gpt2", "qwen2-1.5b", "opt-1.3b", "llama-3-8b"])
+            shape = ["--model", model, "--batch", rng.choice([1, 4]),
+                     "--seq", rng.choice([128, 512]), "--mode", rng.choice(["prefill", "decode"]),
+                     "--attention", rng.choice(["eager", "flash"]), "--clock", 900]
+            if "decode" in shape:
+                shape += ["--gen", 4]
+            what = " ".join(map(str, shape))
+            has = rng.choice(["h100-sxm-80gb", "h200-sxm-141gb", "b200"])
+            rows = {dt: rows_of(cli("predict", "--gpu", has, *shape, "--dtype", dt, "--format",
+                                    "csv", "--quiet").stdout)[0] for dt in ("fp8", "bf16")}
+            self.assertEqual(rows["fp8"]["feasible"], "1", "%s fp8: %s" % (has, what))
+            self.assertLess(num(rows["fp8"], "memory_gb"), num(rows["bf16"], "memory_gb"),
+                            "%s fp8 memory: %s" % (has, what))
+            for gpu, dt in (("a100-pcie-40gb", "fp8"), ("v100-sxm2-32gb", "bf16")):
+                p = cli("predict", "--gpu", gpu, *shape, "--dtype", dt, "--format", "csv")
+                self.assertIn("cannot run this case", p.stderr, "%s %s: %s" % (gpu, dt, what))
+                sw = rows_of(cli("sweep", "--gpu", "%s,%s" % (gpu, has), *shape, "--dtype", dt,
+                                 "--quiet").stdout)
+                for r in rows_of(p.stdout) + [r for r in sw if r["gpu"] == gpu]:
+                    self.assertEqual((r["feasible"], r["time_ms"], r["energy_j"]), ("0", "", ""),
+                                     "%s %s: %s" % (gpu, dt, what))
+                self.assertTrue(all(r["time_ms"] for r in sw if r["gpu"] == has),
+                                "%s's rows beside it: %s" % (has, what))
+                c = cli("compare", "--gpu", "%s,%s" % (has, gpu), *shape, "--dtype", dt,
+                        "--format", "csv")
+                self.assertIn("%s cannot run this case" % gpu, c.stderr, what)
+
+    def test_cuda_core_gemms(self):
+        """a GEMM on CUDA cores (fp32 without TF32) is cuBLAS's SGEMM or gemv,
+        which has no stream-K: every fp32 row is the same whether the GPU's
+        gemm_stream_k is on or off, on sweep and predict (issue 79: stream-K
+        spread the H200's fp32 skinny GEMM over every SM, 3x too fast)"""
+        rng = random.Random(SEED + 96)
+        for _ in range(3):
+            gpu = rng.choice(["h100-sxm-80gb", "h200-sxm-141gb", "a100-pcie-40gb"])
+            args = ["--gpu", gpu, "--model", rng.choice(["gpt2", "opt-1.3b", "qwen2-1.5b"]),
+                    "--batch", rng.choice([1, 2, 16]), "--seq", rng.choice([1, 16, 128]),
+                    "--dtype", "fp32", "--mode", rng.choice(["prefill", "train", "decode"]),
+                    "--clock", "%d" % rng.choice([510, 900, 1410]), "--no-power-limit"]
+            if "decode" in args:
+                args += ["--gen", 3]
+            what = " ".join(map(str, args))
+            rows = rows_of(cli("sweep", *args, "--set", "gemm_stream_k=0,1", "--quiet").stdout)
+            self.assertEqual(len(rows), 2, what)
+            for k in ("time_ms", "energy_j"):
+                self.assertEqual(rows[0][k], rows[1][k], "%s with and without stream-K: %s"
+                                 % (k, what))
+            p = rows_of(cli("predict", *args, "--set", "gemm_stream_k=0", "--format", "csv",
+                            "--quiet").stdout)[0]
+            self.assertEqual(p["time_ms"], rows[0]["time_ms"], what)
+
     def test_intervals_nested(self):
         """prediction intervals mean one thing on predict and sweep: each
         holds its centre, a higher level holds a lower one's (every board
@@ -1605,10 +1698,15 @@ class Invariants(unittest.TestCase):
                                             "time_lo_ms %g under the unheld top clock's own %s "
                                             "(%d%%, board %s): %s" % (lo, ends[0]["time_lo_ms"],
                                                                       lv, board, what))
-                    self.assertLessEqual(hi, num(ends[1], "time_hi_ms") * (1 + 1e-6),
-                                         "time_hi_ms %g over the lowest clock's own %s (%d%%, "
-                                         "board %s): %s" % (hi, ends[1]["time_hi_ms"], lv, board,
-                                                            what))
+                    # a row the cap holds may end slower: a board held by its
+                    # limit drops below the lowest clock's pace (clamped there,
+                    # the 95% intervals cover 78.0% of H100 board 2's 41 rows
+                    # for time, not 100.0%: data/h100-vm-2026-11)
+                    if here.get("throttled") != "1":
+                        self.assertLessEqual(hi, num(ends[1], "time_hi_ms") * (1 + 1e-6),
+                                             "time_hi_ms %g over the lowest clock's own %s (%d%%, "
+                                             "board %s): %s" % (hi, ends[1]["time_hi_ms"], lv,
+                                                                board, what))
             sw = rows_of(cli("sweep", *args, "--interval", 95).stdout)[0]
             for col in ("time_lo_ms", "time_hi_ms", "power_lo_w", "power_hi_w", "energy_lo_j",
                         "energy_hi_j"):
