@@ -52,9 +52,8 @@ unsigned wl_cluster_lora_projs(const wl_cluster_config *c, long long *rank)
     *rank = 0;
     if (c->mode != WL_MODE_TRAIN || c->finetune != WL_FT_LORA)
         return 0;
-    unsigned t = c->lora_targets ? c->lora_targets
-                                 : WL_LORA_Q | WL_LORA_K | WL_LORA_V | WL_LORA_O;
-    *rank = c->lora_rank > 0 ? c->lora_rank : 16;
+    unsigned t = c->lora_targets ? c->lora_targets : WL_LORA_ATTENTION;
+    *rank = c->lora_rank > 0 ? c->lora_rank : WL_LORA_RANK_DEFAULT;
     return (t & (WL_LORA_Q | WL_LORA_K | WL_LORA_V) ? 1u : 0) | (t & WL_LORA_O ? 2u : 0) |
            (t & (WL_LORA_GATE | WL_LORA_UP) ? 4u : 0) | (t & WL_LORA_DOWN ? 8u : 0);
 }

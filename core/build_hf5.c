@@ -249,21 +249,19 @@ void wl_core_bld_hf5_attention(bld *B)
         wl_core_bld_tp_k(e, &cat);
         hf5_layout_grad(B, B->T * dq, 2);
     } else {
-        /* q, k and v share their input: each needs a gradient if it does or
-         * its projection trains */
-        int ng = B->no_grad, out_ng = 1;
+        bld_fork f = wl_core_bld_fork(B); /* q, k and v share their input */
         wl_core_bld_fanout(B, B->T * B->d, B->dt, 3);
         wl_core_bld_proj(B, PROJ_Q, B->d, dq, qkv_bias);
         hf5_layout_grad(B, B->T * dq, 1);
         if (st == WL_STYLE_OPT)
             wl_core_bld_ew(B, WL_EW_SCALAR_MUL, B->T * dq, B->dt); /* q * scaling */
-        out_ng &= B->no_grad, B->no_grad = ng;
+        wl_core_bld_fork_next(B, &f);
         wl_core_bld_proj(B, PROJ_K, B->d, dkv, qkv_bias);
         hf5_layout_grad(B, B->T * dkv, 1);
-        out_ng &= B->no_grad, B->no_grad = ng;
+        wl_core_bld_fork_next(B, &f);
         wl_core_bld_proj(B, PROJ_V, B->d, dkv, qkv_bias);
         hf5_layout_grad(B, B->T * dkv, 1);
-        B->no_grad = out_ng & B->no_grad;
+        wl_core_bld_fork_join(B, &f);
     }
     if (m->positions == WL_POS_ROTARY) {
         wl_core_bld_rotary(B, B->h);

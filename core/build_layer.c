@@ -33,18 +33,16 @@ static void attention(bld *B)
     if (st == WL_STYLE_GPT2) {
         wl_core_bld_proj(B, PROJ_QKV, B->d, dq + 2 * dkv, 1); /* fused c_attn */
     } else {
-        /* q, k and v share their input: each needs a gradient if it does or
-         * its projection trains */
-        int ng = B->no_grad, out_ng = 1;
+        bld_fork f = wl_core_bld_fork(B); /* q, k and v share their input */
         wl_core_bld_fanout(B, B->T * B->d, B->dt, 3);
         wl_core_bld_proj(B, PROJ_Q, B->d, dq, qkv_bias);
         if (st == WL_STYLE_OPT)
             wl_core_bld_ew(B, WL_EW_SCALAR_MUL, B->T * dq, B->dt); /* q * scaling */
-        out_ng &= B->no_grad, B->no_grad = ng;
+        wl_core_bld_fork_next(B, &f);
         wl_core_bld_proj(B, PROJ_K, B->d, dkv, qkv_bias);
-        out_ng &= B->no_grad, B->no_grad = ng;
+        wl_core_bld_fork_next(B, &f);
         wl_core_bld_proj(B, PROJ_V, B->d, dkv, qkv_bias);
-        B->no_grad = out_ng & B->no_grad;
+        wl_core_bld_fork_join(B, &f);
     }
     if (m->positions == WL_POS_ROTARY) {
         wl_core_bld_rotary(B, B->h);
@@ -168,13 +166,13 @@ static void mlp(bld *B)
     case WL_ACT_SWIGLU: {
         /* down(act(gate(x)) * up(x)): Python evaluates act(gate(x)) first;
          * gate and up share their input (as q, k and v do) */
-        int ng = B->no_grad, out_ng;
+        bld_fork f = wl_core_bld_fork(B);
         wl_core_bld_fanout(B, B->T * B->d, B->dt, 2);
         wl_core_bld_proj(B, PROJ_GATE, B->d, B->ff, bias);
         wl_core_bld_ew(B, WL_EW_SILU, n, B->dt);
-        out_ng = B->no_grad, B->no_grad = ng;
+        wl_core_bld_fork_next(B, &f);
         wl_core_bld_proj(B, PROJ_UP, B->d, B->ff, bias);
-        B->no_grad = out_ng & B->no_grad;
+        wl_core_bld_fork_join(B, &f);
         wl_core_bld_ew(B, WL_EW_MUL, n, B->dt);
         wl_core_bld_save(B, 3.0 * (double)n, wl_core_bld_eb(B)); /* gate, silu(gate), up */
         break;

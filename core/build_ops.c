@@ -38,10 +38,11 @@ void wl_core_bld_add(bld *B, const wl_kernel *k0)
         B->rc = WL_ENOMEM;
 }
 
-/* A new tape entry (zeroed), or NULL when not training or out of memory. */
-tp_ent *wl_core_bld_tp_new(bld *B)
+/* A new tape entry (zeroed), or NULL when not training or out of memory;
+ * also where the ops added now need no gradient (B->no_grad) */
+static tp_ent *tp_alloc(bld *B)
 {
-    if (!B->train || B->no_grad || B->rc)
+    if (!B->train || B->rc)
         return NULL;
     if (B->ntape == B->captape) {
         size_t nc = B->captape ? 2 * B->captape : 256;
@@ -56,6 +57,11 @@ tp_ent *wl_core_bld_tp_new(bld *B)
     tp_ent *e = &B->tape[B->ntape++];
     memset(e, 0, sizeof *e);
     return e;
+}
+
+tp_ent *wl_core_bld_tp_new(bld *B)
+{
+    return B->no_grad ? NULL : tp_alloc(B);
 }
 
 void wl_core_bld_tp_k(tp_ent *e, const wl_kernel *k)
@@ -137,11 +143,8 @@ void wl_core_bld_mark(bld *B, int what)
     /* a layer that starts without gradients can end with them (LoRA's
      * first layer, from its first adapter on): its opening mark is kept,
      * and a layer that ends without them has nothing to recompute */
-    int ng = B->no_grad;
-    if (what == MARK_LAYER_BEGIN || what == MARK_CORE_BEGIN)
-        B->no_grad = 0;
-    tp_ent *e = wl_core_bld_tp_new(B);
-    B->no_grad = ng;
+    tp_ent *e = what == MARK_LAYER_BEGIN || what == MARK_CORE_BEGIN ? tp_alloc(B)
+                                                                    : wl_core_bld_tp_new(B);
     if (!e)
         return;
     e->mark = what;
@@ -210,10 +213,7 @@ static void linear_full(bld *B, long long in, long long out, int bias, int conv1
     }
     if (!xgrad && !wtrain)
         return;
-    int ng = B->no_grad;
-    B->no_grad = 0; /* a trained weight's gradient though x needs none */
-    tp_ent *e = wl_core_bld_tp_new(B);
-    B->no_grad = ng;
+    tp_ent *e = tp_alloc(B); /* a trained weight's gradient though x needs none */
     if (!e)
         return;
     wl_kernel g = k;

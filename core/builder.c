@@ -258,19 +258,17 @@ static int setup_x(bld *B, const wl_core_model *model, const wl_core_shape *shap
         else if (shape->grad_accum < 0 || shape->grad_accum > WL_MAX_GRAD_ACCUM)
             why = "grad_accum must be 1 to 4096", field = "grad_accum";
         else if ((unsigned)shape->optimizer > WL_OPTIM_NONE ||
-                 (unsigned)shape->recompute > WL_RECOMPUTE_FULL ||
-                 (unsigned)shape->finetune > WL_FT_LORA)
-            why = "unknown optimizer, recompute or finetune";
-        else
-            finetune_why(model, shape, &field, &why);
+                 (unsigned)shape->recompute > WL_RECOMPUTE_FULL)
+            why = "unknown optimizer or recompute";
         if (why) {
             wl_error_set(err, model->id, 0, field, "%s", why);
             return WL_EINVAL;
         }
+        if (wl_core_finetune_check(model, shape, err))
+            return WL_EINVAL;
         if (shape->finetune == WL_FT_LORA) {
-            B->lora = shape->lora_targets ? shape->lora_targets
-                                          : WL_LORA_Q | WL_LORA_K | WL_LORA_V | WL_LORA_O;
-            B->lora_rank = shape->lora_rank ? shape->lora_rank : 16;
+            B->lora = shape->lora_targets ? shape->lora_targets : WL_LORA_ATTENTION;
+            B->lora_rank = shape->lora_rank ? shape->lora_rank : WL_LORA_RANK_DEFAULT;
         }
     } else if (shape->mode == WL_MODE_DECODE) {
         const char *why = NULL, *field = "mode";

@@ -96,6 +96,21 @@ typedef struct {
     long long lora_rank;
 } bld;
 
+/* Projections that share one input (q, k and v; gate and up): each starts
+ * from whether that input needs a gradient (its no_grad), and after them
+ * the outputs need one if any does: fork before the first, next between
+ * them, join after the last. */
+typedef struct {
+    int in, out;
+} bld_fork;
+static inline bld_fork wl_core_bld_fork(const bld *B) { return (bld_fork){B->no_grad, 1}; }
+static inline void wl_core_bld_fork_next(bld *B, bld_fork *f)
+{
+    f->out &= B->no_grad;
+    B->no_grad = f->in;
+}
+static inline void wl_core_bld_fork_join(bld *B, const bld_fork *f) { B->no_grad &= f->out; }
+
 /* A layer's projections, for LoRA's targets: GPT-2's fused c_attn is QKV. */
 enum { PROJ_NONE = 0, PROJ_Q, PROJ_K, PROJ_V, PROJ_QKV, PROJ_O, PROJ_GATE, PROJ_UP, PROJ_DOWN };
 

@@ -293,7 +293,7 @@ int wl_lora_targets_parse(const char *s, unsigned *out)
         unsigned bits;
     } t[] = {{"q", WL_LORA_Q}, {"k", WL_LORA_K}, {"v", WL_LORA_V}, {"o", WL_LORA_O},
              {"gate", WL_LORA_GATE}, {"up", WL_LORA_UP}, {"down", WL_LORA_DOWN},
-             {"attention", WL_LORA_Q | WL_LORA_K | WL_LORA_V | WL_LORA_O},
+             {"attention", WL_LORA_ATTENTION},
              {"mlp", WL_LORA_GATE | WL_LORA_UP | WL_LORA_DOWN}, {"all", WL_LORA_ALL}};
     unsigned bits = 0;
     const char *p = s;

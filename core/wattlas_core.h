@@ -7,7 +7,6 @@
 #define WATTLAS_CORE_H
 #include <stddef.h>
 #define WL_VERSION "0.1.0"
-
 /* EINVAL: bad argument or input; EIO: a file unread or unwritten; EPARSE: malformed
  * input (the error struct); EUNSUPPORTED: the GPU lacks what the kernel needs;
  * ENOCONV: no convergence; ESTOPPED: a stop was asked for (wl_stop_watch) */
@@ -680,7 +679,8 @@ typedef enum { WL_RECOMPUTE_NONE = 0, WL_RECOMPUTE_SELECTIVE, WL_RECOMPUTE_FULL 
 typedef enum { WL_FT_FULL = 0, WL_FT_LORA } wl_finetune; /* what a training step trains */
 /* LoRA's target projections, as bits (parse: q,k,v,o,gate,up,down, attention, mlp, all) */
 enum { WL_LORA_Q = 1, WL_LORA_K = 2, WL_LORA_V = 4, WL_LORA_O = 8, WL_LORA_GATE = 16,
-       WL_LORA_UP = 32, WL_LORA_DOWN = 64, WL_LORA_ALL = 127 };
+       WL_LORA_UP = 32, WL_LORA_DOWN = 64, WL_LORA_ALL = 127, WL_LORA_ATTENTION = 15,
+       WL_LORA_RANK_DEFAULT = 16 }; /* the defaults: the attention's projections, rank 16 */
 typedef enum { WL_LAUNCH_EAGER = 0, WL_LAUNCH_GRAPHS } wl_launch;
 /* The software stack whose kernels a model launches: HF transformers 5.x on
  * PyTorch 2.11, what 'wattlas.measure' runs (shared/data/profiles), or the
@@ -703,8 +703,8 @@ typedef struct {
                             optimizer state all in dtype ("--master-dtype none") */
     wl_recompute recompute;
     int grad_accum;      /* micro-batches per optimizer step (0 counts as 1) */
-    /* fine-tuning (core/build_train.c): LoRA adapters of lora_rank (0: 16) on
-     * the lora_targets (0: q, k, v, o) of a frozen model; freeze > 0 freezes
+    /* fine-tuning (core/build_train.c): LoRA adapters of lora_rank (0: the
+     * default) on the lora_targets (0: the default) of a frozen model; freeze > 0 freezes
      * the embeddings and the first freeze layers of a full fine-tuning */
     wl_finetune finetune;
     int lora_rank, freeze;
