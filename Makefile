@@ -32,7 +32,7 @@ CORE_SRC = core/util.c core/gpu.c core/workload.c core/latency.c core/kpower.c c
            core/memory.c core/model.c core/zin.c core/profile.c core/profile_map.c core/build_hf5.c core/build_train.c core/build_gen.c
 PRESET_SRC = presets/builtin.c presets/parse.c presets/gpu.c presets/model.c presets/hosts.c presets/derive.c presets/ini.c
 RESULTS_SRC = results/results.c results/tables.c results/out.c
-CALIB_SRC = calib/measure.c calib/params.c calib/fit.c calib/uncertainty.c calib/validate.c calib/crossval.c calib/validation.c calib/preset_out.c calib/vf.c calib/run.c
+CALIB_SRC = calib/measure.c calib/params.c calib/fit.c calib/uncertainty.c calib/validate.c calib/crossval.c calib/validation.c calib/preset_out.c calib/vf.c calib/run.c calib/tc_ratio.c
 SWEEP_SRC = sweep/spec.c sweep/spec_finish.c sweep/spec_gpus.c sweep/combo.c sweep/scratch.c sweep/sweep.c sweep/run.c sweep/merge.c sweep/compare.c \
             sweep/energy_check.c
 PARETO_SRC = pareto/pareto.c pareto/sets.c pareto/schedule.c pareto/compare.c
@@ -252,6 +252,11 @@ calibrate: all
 	mv presets/gpus/a100-sxm-80gb.ini.tmp presets/gpus/a100-sxm-80gb.ini
 	$(BIN)/wattlas calibrate --gpu h100-sxm-80gb --fit gpu $(SHARED)/data/measurements/h100-sxm-80gb-kernels.csv \
 	    --traces $(SHARED)/data/traces -o presets/gpus/h100-sxm-80gb.ini
+	# its fp8 tensor-core cycle from this repository's bf16/fp8 GEMM pairs
+	# (calib/tc_ratio.c), carried to the H200 and B200 by the transfer
+	$(BIN)/wattlas calibrate --gpu presets/gpus/h100-sxm-80gb.ini --fit tc_fp8_power_ratio \
+	    data/h100-serve-2026-11/fp8-gemm.csv -o $(BUILD)/h100-fp8.ini
+	mv $(BUILD)/h100-fp8.ini presets/gpus/h100-sxm-80gb.ini
 	# the GPU from its file just written: the built-in copy is the last build's
 	$(BIN)/wattlas calibrate --gpu presets/gpus/h100-sxm-80gb.ini --fit host $(SHARED)/data/measurements/h100-sxm-80gb-host.csv \
 	    --traces $(SHARED)/data/traces -o $(BUILD)/server-2023.ini

@@ -40,4 +40,8 @@ int wl_calib_i_workload_of(const wl_calib_problem *p, size_t row);
 int wl_calib_i_predict_cached(const wl_calib_problem *p, size_t row,
                               wl_core_throttle_cache *cache, wl_core_result *res);
 
+/* calibrate --fit tc_fp8_power_ratio PAIRS.csv: the fit of calib/tc_ratio.c,
+ * the --gpu preset's text written to -o with the ratio in [calibration]. */
+int wl_calib_tc_ratio_run(const wl_calib_run_options *o, wl_error *err);
+
 #endif

@@ -3,7 +3,7 @@
  * cross-validations asked for, and the fitted presets written atomically.
  * What it reports goes out as lines through one callback, so the command
  * line prints them and Python keeps them. */
-#include "wattlas_calib.h"
+#include "calib_internal.h"
 #include "../presets/wattlas_presets.h"
 
 #include <stdio.h>
@@ -140,8 +140,8 @@ static int fit_choice(const wl_calib_run_options *o, wl_calib_fit_options *fo, i
         } else if ((k = wl_calib_param_index(l.v[i])) >= 0) {
             fo->free_mask |= 1ull << k;
         } else {
-            wl_error_set(err, "--fit", 0, "", "expected gpu, board, host, auto or coefficient "
-                         "names (as in [calibration]), got '%.60s'", l.v[i]);
+            wl_error_set(err, "--fit", 0, "", "expected gpu, board, host, auto, coefficient "
+                         "names (as in [calibration]) or tc_fp8_power_ratio alone, got '%.60s'", l.v[i]);
             rc = WL_EINVAL;
         }
     }
@@ -451,6 +451,12 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
         rc = usage(err, !o->path ? "path" : !o->gpu ? "--gpu" : "-o",
                    !o->path ? "expected one MEASUREMENTS.csv" : !o->gpu ? "--gpu is required"
                                                                       : "-o FILE.ini is required");
+        goto done;
+    }
+    if (o->fit && !strcmp(o->fit, "tc_fp8_power_ratio")) {
+        /* pairs of GEMMs, not rows of workloads: a fit of its own */
+        if (!(rc = wl_calib_tc_ratio_run(o, err)))
+            r->gpu_written = o->out;
         goto done;
     }
     if ((rc = fit_choice(o, &fo, &fit_gpu, &fit_host, err)))

@@ -445,6 +445,23 @@ char *wl_calib_preset_spec(const char *preset_text, const char *vf_text);
 /* Workload key "model b8 s128 bf16 eager" of a row. */
 void wl_calib_workload_key(const wl_calib_row *r, char *buf, size_t n);
 
+/* ---- a board's fp8 tensor-core cycle (calib/tc_ratio.c) -------------------- */
+
+/* tc_fp8_power_ratio from pairs of a bf16 and an fp8 GEMM of one shape run on
+ * one board under one power limit (dtype,m,n,k,measured_clock_mhz,time_ms,
+ * power_w,throttle_reasons; data/h100-serve-2026-11/fp8-gemm.csv): each
+ * pair's ratio at which the model's powers at the measured clocks compare as
+ * the measured ones; every second pair held out. */
+typedef struct {
+    double ratio, stderr_ratio;
+    double rule;                  /* core/tech.c's rule on this GPU */
+    size_t rows, fitted, held;    /* rows read; pairs fitted, held out */
+    double fit_mape, held_mape;   /* |model / measured power ratio - 1|, % */
+    char held_out[512];           /* the held-out shapes, MxNxK,... */
+} wl_calib_tc_ratio;
+int wl_calib_tc_ratio_fit(const wl_core_gpu *gpu, const char *path, wl_calib_tc_ratio *out,
+                          wl_error *err);
+
 /* ---- a whole calibration ---------------------------------------------------- */
 
 /* 'wattlas calibrate' as one call (the command line and Python share it). */

@@ -21,7 +21,7 @@ int wl_core_energy_check_run(const wl_core_gpu *g, wl_dtype dt, wl_core_energy_c
     if (g->tech_mac_pj[dt] > 0) {
         out->mult_pj = g->tech_mac_pj[dt]; /* given whole by [technology] */
         out->add_pj = 0;
-    } else if (wl_core_mac_energy_pj(dt, g->process_nm, &out->mult_pj, &out->add_pj)) {
+    } else if (wl_core_mac_energy_pj(dt, out->tensor_core, g->process_nm, &out->mult_pj, &out->add_pj)) {
         wl_error_set(err, g->id, 0, "process_nm", "needed for the first-principles energy");
         return WL_EINVAL;
     }

@@ -175,6 +175,8 @@ typedef struct {
     double thermal_c_per_w;   /* die temperature rise per watt above idle */
     double idle_temp_c;       /* die temperature at idle power */
     double power_cap_frac;    /* governor target as a fraction of the limit */
+    double tc_fp8_power_ratio; /* a busy fp8 tensor-core cycle's power over a bf16
+                                  one's, measured (0: core/tech.c's rule) */
 } wl_core_coeffs;
 
 typedef struct {
@@ -368,7 +370,6 @@ int wl_core_gpu_check(const wl_core_gpu *gpu, wl_error *err);
 void wl_core_coeffs_default(wl_core_coeffs *c);
 
 /* ---- kernels and workloads ------------------------------------------------ */
-
 typedef enum {
     WL_K_GEMM = 0,    /* dense or batched GEMM (also conv as implicit GEMM) */
     WL_K_ATTN_FLASH,  /* fused attention: QK^T, softmax, PV in one kernel */
@@ -383,7 +384,6 @@ typedef enum {
                          memory-bound, measured_us at every SM clock */
     WL_K_COUNT
 } wl_kernel_kind;
-
 typedef enum {
     WL_EW_ADD = 0,      /* pointwise_add: two tensor inputs */
     WL_EW_MUL,          /* pointwise_mul */
@@ -407,7 +407,6 @@ typedef enum {
                            (vLLM's silu_and_mul): n outputs, 2n inputs */
     WL_EW_COUNT
 } wl_ew_op;
-
 const char *wl_kernel_kind_name(wl_kernel_kind k);
 const char *wl_ew_op_name(wl_ew_op op);
 int wl_ew_op_parse(const char *s, wl_ew_op *out);
@@ -484,7 +483,6 @@ typedef struct {
 } wl_kernel;
 
 typedef struct wl_core_workload wl_core_workload;
-
 wl_core_workload *wl_core_workload_create(const char *name);
 void wl_core_workload_free(wl_core_workload *wl);
 int wl_core_workload_add(wl_core_workload *wl, const wl_kernel *k);
@@ -589,7 +587,6 @@ int wl_core_workload_retype(const wl_core_workload *src, wl_dtype to, wl_core_wo
                             wl_error *err);
 
 /* ---- model builder --------------------------------------------------------- */
-
 typedef enum { WL_ACT_RELU = 0, WL_ACT_GELU, WL_ACT_GELU_TANH, WL_ACT_SWIGLU } wl_activation;
 typedef enum { WL_NORM_LAYERNORM = 0, WL_NORM_RMSNORM } wl_norm;
 typedef enum { WL_POS_LEARNED = 0, WL_POS_ROTARY } wl_positions;
@@ -839,7 +836,6 @@ int wl_core_memory_max_batch(const wl_core_gpu *gpu, const wl_core_model *m,
                              const wl_core_shape *shape, long long *out, wl_error *err);
 
 /* ---- evaluation ------------------------------------------------------------ */
-
 typedef struct {
     double sm_clock_mhz;      /* requested clock */
     double voltage_mv;        /* 0: from the V-f curve */
@@ -957,14 +953,16 @@ double wl_core_evaluator_kernel_us(const wl_core_evaluator *ev, size_t unique_in
 int wl_core_predict(const wl_core_gpu *gpu, const wl_core_workload *wl,
                     const wl_core_op *op, wl_core_result *res);
 /* ---- first-principles energy ---------------------------------------------- */
-/* Energy of one multiply and one accumulate-add at a precision, in pJ,
+/* Energy of one multiply and its accumulate-add at a precision, in pJ, on a
+ * tensor core (a dot product's fixed-point sum) or a CUDA core (an FMA),
  * from the 7 nm table (core/tech.c, Jouppi et al. ISCA 2021) scaled to
  * process_nm. WL_EINVAL for an unknown node or precision. */
-int wl_core_mac_energy_pj(wl_dtype dt, double process_nm, double *mult_pj, double *add_pj);
+int wl_core_mac_energy_pj(wl_dtype dt, int tensor_core, double process_nm, double *mult_pj,
+                          double *add_pj);
 /* A GPU's energies: its [technology] value where given, else the table at its
  * node (SRAM: Horowitz's 45 nm 32 KB and 1 MB figures, 2.5 and 12.5 pJ/B,
  * scaled by the node law; DRAM: wl_core_dram_pj_per_bit). 0 when unknown. */
-double wl_core_gpu_mac_pj(const wl_core_gpu *gpu, wl_dtype dt);
+double wl_core_gpu_mac_pj(const wl_core_gpu *gpu, wl_dtype dt, int tensor_core);
 double wl_core_gpu_smem_pj_per_byte(const wl_core_gpu *gpu);
 double wl_core_gpu_l2_pj_per_byte(const wl_core_gpu *gpu);
 double wl_core_gpu_dram_pj_per_bit(const wl_core_gpu *gpu);
@@ -993,8 +991,10 @@ typedef struct {
 double wl_core_gpu_reg_pj_per_byte(const wl_core_gpu *g);
 double wl_core_operand_bytes_per_mac(int tensor_core, wl_dtype dt);
 double wl_core_gpu_op_pj(const wl_core_gpu *g, wl_dtype dt, int tensor_core);
-/* Power of a busy tensor-core cycle at dt against bf16's (1 for fp16, bf16). */
+/* Power of a busy tensor-core cycle at dt against bf16's (1 for fp16, bf16):
+ * the board's measured ratio where it has one, else the rule alone. */
 double wl_core_gpu_tc_power_scale(const wl_core_gpu *g, wl_dtype dt);
+double wl_core_gpu_tc_power_rule(const wl_core_gpu *g, wl_dtype dt);
 int wl_core_energy_check_run(const wl_core_gpu *gpu, wl_dtype dt, wl_core_energy_check *out,
                              wl_error *err);
 #endif

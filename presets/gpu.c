@@ -133,6 +133,7 @@ static const gpu_field gpu_fields[] = {
     C(thermal_c_per_w, 0, 100, 0),
     C(idle_temp_c, -50, 150, 0),
     C(power_cap_frac, 0, 1.05, POS),
+    C(tc_fp8_power_ratio, 0, 10, 0),
 };
 #define N_GPU_FIELDS (sizeof gpu_fields / sizeof *gpu_fields)
 _Static_assert(N_GPU_FIELDS <= 128, "ctx.seen is too small for the GPU keys");

@@ -11,7 +11,7 @@
 static const char *const info_keys[] = {"source",   "command",       "fitted_rows",
                                          "data_hash", "held_out_rows", "held_out",
                                          "fitted_on", "note",          "aliases",
-                                         "few_shot", "kept"};
+                                         "few_shot", "kept",   "tc_fp8_fitted_on"};
 
 int wl_preset_i_is_info(const char *name)
 {

@@ -113,7 +113,7 @@ static int check_one(const char *gpu_id, const char *dtypes, wl_results_writer *
         }
     }
     if (!rc)
-        wl_results_writer_note(w, "board = TDP / peak; mult + add per MAC (Jouppi et al. ISCA "
+        wl_results_writer_note(w, "board = TDP / peak; mult + add per MAC (a tensor core: an int add into its K-product dot + 1/K fp32 add; Jouppi et al. ISCA "
                                   "2021, 7 nm, node^0.567, or the preset's [technology]); arith "
                                   "= (mult + add) / 2; operand = register bytes per MAC x pJ/B / "
                                   "2; first_principles_pct = (arith + operand) / board");

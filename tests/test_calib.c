@@ -1889,6 +1889,85 @@ static void test_h200_kernel_subset_board_b(void **state)
     wl_calib_free(set);
 }
 
+/* calibrate --fit tc_fp8_power_ratio (calib/tc_ratio.c): pairs whose fp8
+ * powers are the model's with a planted ratio 1.5, both of each pair scaled
+ * by a board's 0.9 (what the fit must cancel), give back 1.5 with no spread;
+ * a pair not held by the limit and one too short are not read; the rows'
+ * errors name their file, line and column. */
+static double gemm_w(const wl_core_gpu *g, wl_dtype dt, long long m, double mhz)
+{
+    wl_core_workload *w = wl_core_workload_create("g");
+    wl_kernel k = {.kind = WL_K_GEMM, .m = m, .n = 4096, .k = 4096, .batch = 1, .in_dtype = dt,
+                   .acc_dtype = WL_DT_FP32, .tensor_core = 1};
+    assert_int_equal(wl_core_workload_add(w, &k), WL_OK);
+    wl_core_workload_set_repeated(w, 1);
+    wl_core_op op = {.sm_clock_mhz = mhz, .ignore_power_limit = 1};
+    wl_core_result r;
+    assert_int_equal(wl_core_predict(g, w, &op, &r), WL_OK);
+    wl_core_workload_free(w);
+    return r.power_w;
+}
+
+static void test_tc_ratio_fit(void **state)
+{
+    (void)state;
+    wl_core_gpu g, planted;
+    wl_error err = {0};
+    assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &g, &err), WL_OK);
+    planted = g;
+    planted.coef.tc_fp8_power_ratio = 1.5;
+    const char *hdr = "dtype,m,n,k,measured_clock_mhz,time_ms,power_w,throttle_reasons\n";
+    char buf[4096];
+    size_t l = (size_t)snprintf(buf, sizeof buf, "%s", hdr);
+    const long long ms[4] = {8192, 4096, 16384, 2048};
+    for (int i = 0; i < 4; i++) {
+        double fb = 1400 + 20 * i, f8 = 1300 + 15 * i;
+        l += (size_t)snprintf(buf + l, sizeof buf - l, "bf16,%lld,4096,4096,%.0f,1.0,%.17g,0x4\n"
+                              "fp8,%lld,4096,4096,%.0f,0.6,%.17g,0x4\n", ms[i], fb,
+                              0.9 * gemm_w(&planted, WL_DT_BF16, ms[i], fb), ms[i], f8,
+                              0.9 * gemm_w(&planted, WL_DT_FP8, ms[i], f8));
+    }
+    /* not held (0x0), then too short: neither is a pair */
+    l += (size_t)snprintf(buf + l, sizeof buf - l, "bf16,512,4096,4096,1980,0.5,400,0x0\n"
+                          "fp8,512,4096,4096,1980,0.4,900,0x0\n"
+                          "bf16,1024,4096,4096,1500,0.05,500,0x4\nfp8,1024,4096,4096,1500,0.03,900,0x4\n");
+    const char *p = test_path("wattlas-test-tc-ratio.csv");
+    test_write_file(p, buf);
+    wl_calib_tc_ratio t;
+    assert_int_equal(wl_calib_tc_ratio_fit(&g, p, &t, &err), WL_OK);
+    assert_close(t.ratio, 1.5, 1e-9);
+    assert_true(t.stderr_ratio < 1e-9);
+    assert_int_equal(t.rows, 12);
+    assert_int_equal(t.fitted, 2);
+    assert_int_equal(t.held, 2);
+    assert_true(t.held_mape < 1e-6 && t.fit_mape < 1e-6);
+    assert_string_equal(t.held_out, "4096x4096x4096,2048x4096x4096");
+    assert_close(t.rule, wl_core_gpu_tc_power_rule(&g, WL_DT_FP8), 1e-12);
+    /* the errors */
+    static const struct {
+        const char *body, *field;
+        int line, rc;
+    } bad[] = {
+        {"dtype,m,n,k,measured_clock_mhz,time_ms,power_w\nbf16,1,1,1,1,1,1\n", "throttle_reasons", 1, WL_EPARSE},
+        {"dtype,m,n,k,measured_clock_mhz,time_ms,power_w,throttle_reasons\nfp16,8,8,8,1,1,1,0x4\n", "dtype", 2, WL_EPARSE},
+        {"dtype,m,n,k,measured_clock_mhz,time_ms,power_w,throttle_reasons\nbf16,8.5,8,8,1,1,1,0x4\n", "m", 2, WL_EPARSE},
+        {"dtype,m,n,k,measured_clock_mhz,time_ms,power_w,throttle_reasons\nbf16,8,8,8,1,1,-3,0x4\n", "power_w", 2, WL_EPARSE},
+        {"dtype,m,n,k,measured_clock_mhz,time_ms,power_w,throttle_reasons\nbf16,8,8,8,1,1,1,0x4\n", "", 0, WL_EINVAL},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        test_write_file(p, bad[i].body);
+        memset(&err, 0, sizeof err);
+        assert_int_equal(wl_calib_tc_ratio_fit(&g, p, &t, &err), bad[i].rc);
+        assert_string_equal(err.field, bad[i].field);
+        assert_int_equal(err.line, bad[i].line);
+    }
+    wl_core_gpu a;
+    assert_int_equal(wl_preset_gpu_load("a100-pcie-40gb", &a, &err), WL_OK);
+    test_write_file(p, buf);
+    assert_int_equal(wl_calib_tc_ratio_fit(&a, p, &t, &err), WL_EUNSUPPORTED);
+    unlink(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1916,6 +1995,7 @@ int main(void)
         cmocka_unit_test(test_scoring_refit),
         cmocka_unit_test(test_accuracy_a100_900mhz),
         cmocka_unit_test(test_h200_kernel_subset_board_b),
+        cmocka_unit_test(test_tc_ratio_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

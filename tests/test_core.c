@@ -1087,31 +1087,35 @@ static void test_transfer(void **state)
     b = a;
     snprintf(b.dram_type, sizeof b.dram_type, "LPDDR5");
     b.tech_dram_pj_per_bit = 3.9;
-    b.tech_mac_pj[WL_DT_BF16] = 2.0 * wl_core_gpu_mac_pj(&a, WL_DT_BF16);
+    b.tech_mac_pj[WL_DT_BF16] = 2.0 * wl_core_gpu_mac_pj(&a, WL_DT_BF16, 1);
     b.tech_reg_pj_per_byte = 2.0 * wl_core_gpu_reg_pj_per_byte(&a);
     b.tech_l2_pj_per_byte = 0.5 * wl_core_gpu_l2_pj_per_byte(&a);
     assert_int_equal(wl_core_gpu_transfer(&a, &b, &err), WL_OK);
     assert_close(b.coef.c_tc_w, 2.0 * a.coef.c_tc_w, 1e-9);
     /* register energy alone: c_tc scales by (mac + 0.875 x 2r) / (mac + 0.875 r),
-     * c_fp by (mac32 + 16 x 2r) / (mac32 + 16 r) */
+     * c_fp by (mac32 + 12 x 2r) / (mac32 + 12 r) */
     {
         wl_core_gpu c = a;
         double r = wl_core_gpu_reg_pj_per_byte(&a);
-        double m16 = wl_core_gpu_mac_pj(&a, WL_DT_BF16), m32 = wl_core_gpu_mac_pj(&a, WL_DT_FP32);
+        double m16 = wl_core_gpu_mac_pj(&a, WL_DT_BF16, 1), m32 = wl_core_gpu_mac_pj(&a, WL_DT_FP32, 0);
         c.tech_reg_pj_per_byte = 2.0 * r;
         assert_int_equal(wl_core_gpu_transfer(&a, &c, &err), WL_OK);
         assert_close(c.coef.c_tc_w / a.coef.c_tc_w, (m16 + 1.75 * r) / (m16 + 0.875 * r), 1e-9);
-        assert_close(c.coef.c_fp_w / a.coef.c_fp_w, (m32 + 32.0 * r) / (m32 + 16.0 * r), 1e-9);
+        assert_close(c.coef.c_fp_w / a.coef.c_fp_w, (m32 + 24.0 * r) / (m32 + 12.0 * r), 1e-9);
         assert_close(wl_core_operand_bytes_per_mac(1, WL_DT_INT8), 0.4375, 1e-12);
         assert_close(wl_core_operand_bytes_per_mac(1, WL_DT_TF32), 1.75, 1e-12);
     }
     assert_close(b.coef.c_l2_w, 0.5 * a.coef.c_l2_w, 1e-9);
     assert_close(b.coef.e_dram_pj_per_byte, a.coef.e_dram_pj_per_byte, 1e-9);
     { /* fp32 MACs unchanged, registers doubled */
-        double r = wl_core_gpu_reg_pj_per_byte(&a), m32 = wl_core_gpu_mac_pj(&a, WL_DT_FP32);
-        assert_close(b.coef.c_fp_w / a.coef.c_fp_w, (m32 + 32.0 * r) / (m32 + 16.0 * r), 1e-9);
+        double r = wl_core_gpu_reg_pj_per_byte(&a), m32 = wl_core_gpu_mac_pj(&a, WL_DT_FP32, 0);
+        assert_close(b.coef.c_fp_w / a.coef.c_fp_w, (m32 + 24.0 * r) / (m32 + 12.0 * r), 1e-9);
     }
-    assert_close(wl_core_gpu_mac_pj(&a, WL_DT_BF16), 0.59, 1e-12);
+    /* a tensor-core bf16 MAC at 7 nm: the multiply 0.21, an int32 add into
+     * the 16-product tree 0.03, a sixteenth of the fp32 add 0.38; an FFMA's
+     * add is whole */
+    assert_close(wl_core_gpu_mac_pj(&a, WL_DT_BF16, 1), 0.21 + 0.03 + 0.38 / 16, 1e-12);
+    assert_close(wl_core_gpu_mac_pj(&a, WL_DT_FP32, 0), 1.31 + 0.38, 1e-12);
     assert_close(wl_core_gpu_smem_pj_per_byte(&a), 2.5 * pow(7.0 / 45.0, 0.567), 1e-12);
     /* a library preset carries the transferred coefficients (the H800:
      * the H100 SXM5 with NVLink cut); the H200's own are fitted to its
@@ -1152,13 +1156,15 @@ static void test_energy_check(void **state)
     /* 108 SMs x 2048 FLOP/clk x 1410 MHz = 311.869 TFLOP/s; 400 W / that */
     assert_close(e.peak_tflops, 311.86944, 1e-3);
     assert_close(e.board_pj_per_flop, 400.0 / 311.86944, 1e-5);
-    /* 7 nm: bf16 multiply 0.21 + fp32 add 0.38 per MAC, 2 FLOP per MAC */
-    assert_close(e.arith_pj_per_flop, 0.295, 1e-12);
+    /* 7 nm: bf16 multiply 0.21 + an int32 add 0.03 + 1/16 of an fp32 add
+     * 0.38 per MAC (a 16-product dot), 2 FLOP per MAC */
+    double ar = 0.5 * (0.21 + 0.03 + 0.38 / 16);
+    assert_close(e.arith_pj_per_flop, ar, 1e-12);
     /* register operands: 0.875 B per tensor MAC x 1.25 pJ/B x (7/45)^0.567, per 2 FLOP */
     double reg7 = 1.25 * pow(7.0 / 45.0, 0.567);
     assert_close(e.reg_pj_per_byte, reg7, 1e-12);
     assert_close(e.operand_pj_per_flop, 0.5 * 0.875 * reg7, 1e-12);
-    assert_close(e.residual_pj_per_flop, 400.0 / 311.86944 - 0.295 - 0.5 * 0.875 * reg7, 1e-5);
+    assert_close(e.residual_pj_per_flop, 400.0 / 311.86944 - ar - 0.5 * 0.875 * reg7, 1e-5);
     /* the model's parts add up, and its throughput is below peak */
     assert_true(e.gemm_mnk == 8192);
     assert_close(e.model_compute_pj + e.model_memory_pj + e.model_static_pj, e.model_pj_per_flop, 1e-9);
@@ -1175,30 +1181,40 @@ static void test_energy_check(void **state)
     if (!(eff > 0.85 && eff < 0.89))
         fail_msg("8192^3 GEMM at %.1f TFLOP/s: %.3f of tc_eff x peak", e.model_tflops, eff);
     assert_close(e.model_power_w, e.model_pj_per_flop * e.model_tflops, 1e-6 * e.model_power_w);
-    /* int8 accumulates in int32: 0.07 + 0.03 per MAC */
+    /* int8 sums 32 products into int32: 0.07 + 0.03 + 0.03 / 32 per MAC */
     assert_int_equal(wl_core_energy_check_run(&g, WL_DT_INT8, &e, &err), WL_OK);
-    assert_close(e.arith_pj_per_flop, 0.05, 1e-12);
-    /* fp32 on CUDA cores: an FFMA moves 16 B of registers */
+    assert_close(e.arith_pj_per_flop, 0.5 * (0.07 + 0.03 + 0.03 / 32), 1e-12);
+    /* fp32 on CUDA cores: an FFMA adds in fp32 and moves 12 B of registers
+     * (its A operand from the reuse cache) */
     assert_int_equal(wl_core_energy_check_run(&g, WL_DT_FP32, &e, &err), WL_OK);
     assert_false(e.tensor_core);
-    assert_close(e.operand_pj_per_flop, 0.5 * 16.0 * reg7, 1e-12);
+    assert_close(e.arith_pj_per_flop, 0.5 * (1.31 + 0.38), 1e-12);
+    assert_close(e.operand_pj_per_flop, 0.5 * 12.0 * reg7, 1e-12);
     /* node scaling: 5 nm = (5/7)^0.567 of 7 nm */
     double m, a;
-    assert_int_equal(wl_core_mac_energy_pj(WL_DT_FP32, 5.0, &m, &a), WL_OK);
+    assert_int_equal(wl_core_mac_energy_pj(WL_DT_FP32, 0, 5.0, &m, &a), WL_OK);
     assert_close(m, 1.31 * pow(5.0 / 7.0, 0.567), 1e-12);
     assert_close(wl_core_node_energy_scale(45.0, 7.0), pow(7.0 / 45.0, 0.567), 1e-12);
     /* a busy tensor cycle's power against bf16's: fp16 and bf16 alike;
-     * fp8 twice the MACs at (0.07 + 0.38 + 0.4375 r) / (0.21 + 0.38 +
-     * 0.875 r) the energy each, node-scaled to H100's 5.72 nm (the MAC
-     * table at 7 nm, the register file at 45 nm) */
+     * fp8 by the rule twice the MACs at (0.07 + 0.03 + 0.38 / 32 + 0.4375 r)
+     * / (0.21 + 0.03 + 0.38 / 16 + 0.875 r) the energy each, node-scaled to
+     * H100's 5.72 nm (the MAC table at 7 nm, the register file at 45 nm);
+     * the board's measured ratio where its preset has one */
     {
         wl_core_gpu hh;
         assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &hh, &err), WL_OK);
         double s7 = pow(hh.process_nm / 7.0, 0.567), r = 1.25 * pow(hh.process_nm / 45.0, 0.567);
         assert_close(wl_core_gpu_tc_power_scale(&hh, WL_DT_FP16), 1.0, 1e-12);
         assert_close(wl_core_gpu_tc_power_scale(&hh, WL_DT_BF16), 1.0, 1e-12);
-        assert_close(wl_core_gpu_tc_power_scale(&hh, WL_DT_FP8),
-                     2.0 * ((0.07 + 0.38) * s7 + 0.4375 * r) / ((0.21 + 0.38) * s7 + 0.875 * r), 1e-9);
+        double rule = 2.0 * ((0.07 + 0.03 + 0.38 / 32) * s7 + 0.4375 * r) /
+                      ((0.21 + 0.03 + 0.38 / 16) * s7 + 0.875 * r);
+        assert_close(wl_core_gpu_tc_power_rule(&hh, WL_DT_FP8), rule, 1e-9);
+        hh.coef.tc_fp8_power_ratio = 1.25;
+        assert_close(wl_core_gpu_tc_power_scale(&hh, WL_DT_FP8), 1.25, 1e-12);
+        hh.coef.tc_fp8_power_ratio = 0;
+        assert_close(wl_core_gpu_tc_power_scale(&hh, WL_DT_FP8), rule, 1e-9);
+        /* int8 has no measurement: the rule */
+        assert_close(wl_core_gpu_tc_power_scale(&hh, WL_DT_INT8), wl_core_gpu_tc_power_rule(&hh, WL_DT_INT8), 1e-12);
         /* tf32: the 16-bit array at half the rate, a 16-bit cycle's power */
         assert_close(wl_core_gpu_tc_power_scale(&hh, WL_DT_TF32), 1.0, 1e-12);
     }

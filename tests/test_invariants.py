@@ -772,6 +772,46 @@ class Invariants(unittest.TestCase):
                 self.assertTrue(0.6 <= bw / info["dram"] <= 0.95, "%s: a streaming add reaches "
                                 "%.3f of its DRAM bandwidth" % (gid, bw / info["dram"]))
 
+    def test_first_principles(self):
+        """arithmetic alone never costs more than the board spends per
+        operation: energy-check's first_principles_pct is at most 100 on
+        every GPU and precision, its parts add up, a tensor-core MAC costs
+        less than the fp32 FFMA, and the same GPU on a finer node (a file
+        with a smaller process_nm) has a smaller share (issue 79: the B200
+        had 108% in fp16 and 126% in fp8, a whole fp32 add charged to each
+        product of a tensor core's dot)"""
+        rng = random.Random(SEED + 97)
+        for gid in sorted(gpus()):
+            rows = rows_of(cli("energy-check", "--gpu", gid, "--format", "csv").stdout)
+            self.assertTrue(rows, gid)
+            by = {r["dtype"]: r for r in rows}
+            for r in rows:
+                what = "%s %s" % (gid, r["dtype"])
+                pct = num(r, "first_principles_pct")
+                self.assertLessEqual(pct, 100.0, what)
+                parts = num(r, "arith_pj_per_flop") + num(r, "operand_pj_per_flop")
+                self.assertAlmostEqual(pct, 100 * parts / num(r, "board_pj_per_flop"), delta=0.06,
+                                       msg=what)
+                self.assertGreater(num(r, "residual_pj_per_flop"), 0, what)
+                if r["unit"] == "tensor" and "fp32" in by:
+                    self.assertLess(num(r, "arith_pj_per_flop"), num(by["fp32"], "arith_pj_per_flop"),
+                                    what)
+        gid = rng.choice(sorted(gpus()))
+        text = cli("presets", "show", gid).stdout
+        m = re.search(r"^process_nm\s*=\s*([0-9.]+)", text, re.M)
+        if m:
+            nm = float(m.group(1))
+            finer = round(nm * rng.uniform(0.4, 0.9), 3)
+            path = os.path.join(self.tmp, "finer.ini")
+            with open(path, "w") as f:
+                f.write(text[:m.start(1)] + str(finer) + text[m.end(1):])
+            a = {r["dtype"]: num(r, "first_principles_pct") for r in
+                 rows_of(cli("energy-check", "--gpu", gid, "--format", "csv").stdout)}
+            b = {r["dtype"]: num(r, "first_principles_pct") for r in
+                 rows_of(cli("energy-check", "--gpu", path, "--format", "csv").stdout)}
+            for dt in a:
+                self.assertLess(b[dt], a[dt] + 0.05, "%s %s at %s nm against %s" % (gid, dt, finer, nm))
+
     def test_aliases_resolve(self):
         """every alias a preset lists names that preset, on every line of
         its list and for every kind (issue 78: the aliases on a list's
