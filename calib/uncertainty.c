@@ -14,12 +14,54 @@
 #include <stdlib.h>
 #include <string.h>
 
+void wl_calib_time_shares(const wl_core_result *r, double share[WL_CALIB_NBUCKETS])
+{
+    double t = r->time_ms > 0 ? r->time_ms : 0, busy = 0;
+    for (int c = 0; c < WL_CLASS_COUNT; c++) {
+        double tc = r->cls[c].tc_busy_ms, all = r->cls[c].busy_ms;
+        share[2 * c + 1] = tc > 0 ? tc : 0;
+        share[2 * c] = all > tc ? all - tc : 0;
+        busy += share[2 * c] + share[2 * c + 1];
+    }
+    /* the rest of the wall time is the host's (launch-bound waits) */
+    share[WL_CALIB_NBUCKETS - 1] = t > busy ? t - busy : 0;
+    double sum = busy + share[WL_CALIB_NBUCKETS - 1];
+    for (int b = 0; b < WL_CALIB_NBUCKETS; b++)
+        share[b] = sum > 0 ? share[b] / sum : 0;
+}
+
+int wl_calib_time_bucket(const wl_core_result *r)
+{
+    double s[WL_CALIB_NBUCKETS];
+    wl_calib_time_shares(r, s);
+    int best = WL_CALIB_NBUCKETS - 1;
+    for (int b = 0; b < WL_CALIB_NBUCKETS; b++)
+        if (s[b] > s[best])
+            best = b;
+    return best;
+}
+
+const char *wl_calib_bucket_name(int b, char *buf, size_t n)
+{
+    if (b == WL_CALIB_NBUCKETS - 1)
+        snprintf(buf, n, "host");
+    else
+        snprintf(buf, n, "%s%s", wl_core_class_name(b / 2), b % 2 ? "_tc" : "");
+    return buf;
+}
+
 void wl_calib_uncertainty_write(FILE *f, const wl_calib_uncertainty *u)
 {
     fprintf(f, "[covariance]\n; of the fitted parameters in the fit's internal scale (ln for\n"
                "; positive coefficients, logit for bounded ones); used by --interval\n");
     fprintf(f, "sigma_time_log = %.10g\nsigma_power_log = %.10g\nsigma_energy_log = %.10g\n",
             u->sigma_time, u->sigma_power, u->sigma_energy);
+    for (int b = 0; b < WL_CALIB_NBUCKETS; b++) {
+        char nm[40];
+        if (u->sigma_time_bucket[b] > 0)
+            fprintf(f, "sigma_time_log_%s = %.10g\n", wl_calib_bucket_name(b, nm, sizeof nm),
+                    u->sigma_time_bucket[b]);
+    }
     for (int i = 0; i < u->np; i++) {
         fprintf(f, "cov_%s =", u->names[i]);
         for (int j = 0; j < u->np; j++)
@@ -65,6 +107,11 @@ static int cov_handler(void *user, const char *section, const char *name, const 
         dst = &u->sigma_power;
     else if (strcmp(name, "sigma_energy_log") == 0)
         dst = &u->sigma_energy;
+    for (int b = 0; !dst && b < WL_CALIB_NBUCKETS && !strncmp(name, "sigma_time_log_", 15); b++) {
+        char nm[40];
+        if (!strcmp(name + 15, wl_calib_bucket_name(b, nm, sizeof nm)))
+            dst = &u->sigma_time_bucket[b];
+    }
     if (dst)
         return wl_core_parse_real(value, 0, 100, c->source, line, name, dst, c->err) == WL_OK;
     if (strncmp(name, "cov_", 4) != 0) {
@@ -335,7 +382,16 @@ int wl_calib_interval(wl_core_evaluator *ev, const wl_core_gpu *gpu,
     }
     double ct = z * sqrt(vt > 0 ? vt : 0), cp = z * sqrt(vp > 0 ? vp : 0),
            ce = z * sqrt(ve > 0 ? ve : 0);
-    double st = (vt > 0 ? vt : 0) + u->sigma_time * u->sigma_time;
+    /* the residual of what this run spends its time on: each bucket's
+     * (the global one where the fit had too few rows of it), weighted by
+     * the run's shares and summed as errors that move together */
+    double share[WL_CALIB_NBUCKETS], s_t = 0;
+    wl_calib_time_shares(center, share);
+    for (int b = 0; b < WL_CALIB_NBUCKETS; b++)
+        s_t += share[b] * (u->sigma_time_bucket[b] > 0 ? u->sigma_time_bucket[b] : u->sigma_time);
+    if (!(s_t > 0))
+        s_t = u->sigma_time;
+    double st = (vt > 0 ? vt : 0) + s_t * s_t;
     double sp = (vp > 0 ? vp : 0) + u->sigma_power * u->sigma_power;
     double se = (ve > 0 ? ve : 0) + u->sigma_energy * u->sigma_energy;
     double z2 = z * z;

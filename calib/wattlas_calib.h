@@ -157,6 +157,14 @@ typedef struct {
                             throttled kernel (power_cap_frac) */
     double host_sd;      /* the host's issue cost per kernel */
 } wl_calib_board_spread;
+/* Where a run's time goes, for its residual: a kernel class on tensor cores
+ * (2 cls + 1), on CUDA cores (2 cls), or waiting on the host (the last). A
+ * result's largest share is its bucket; its shares weigh the buckets'
+ * residuals in wl_calib_interval. Names: "gemm_tc", "gemm", ..., "host". */
+#define WL_CALIB_NBUCKETS (2 * WL_CLASS_COUNT + 1)
+int wl_calib_time_bucket(const wl_core_result *r);
+void wl_calib_time_shares(const wl_core_result *r, double share[WL_CALIB_NBUCKETS]);
+const char *wl_calib_bucket_name(int b, char *buf, size_t n);
 /* The spread between the boards and hosts measured for this project. */
 wl_calib_board_spread wl_calib_board_spread_class(void);
 
@@ -166,6 +174,9 @@ typedef struct {
     double x[WL_CALIB_MAXP];
     double cov[WL_CALIB_MAXP * WL_CALIB_MAXP]; /* np x np, row-major */
     double sigma_time, sigma_power, sigma_energy;
+    /* the time residual of the rows whose time goes mostly to one bucket
+     * (wl_calib_time_bucket; 0: too few rows, sigma_time stands) */
+    double sigma_time_bucket[WL_CALIB_NBUCKETS];
     int valid;
     wl_calib_board_spread board; /* wl_calib_uncertainty_load: the class's;
                                     parse: none */

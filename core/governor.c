@@ -221,7 +221,7 @@ static size_t stretch_end(const wl_core_workload *wl, size_t i)
 /* Everything a walk sums, as one vector of doubles (held_stretch). */
 typedef struct {
     wl_core_i_sums s;
-    double cls_busy_ms[WL_CLASS_COUNT];
+    double cls_busy_ms[WL_CLASS_COUNT], cls_tc_busy_ms[WL_CLASS_COUNT];
     timeline tl;
 } walk_sums;
 #define WALK_NV (sizeof(walk_sums) / sizeof(double))
@@ -231,7 +231,7 @@ static void walk_pack(double *v, const held_walk *w, const timeline *tl)
 {
     walk_sums x = {.s = *w->s, .tl = *tl};
     for (int k = 0; k < WL_CLASS_COUNT; k++)
-        x.cls_busy_ms[k] = w->r->cls[k].busy_ms;
+        x.cls_busy_ms[k] = w->r->cls[k].busy_ms, x.cls_tc_busy_ms[k] = w->r->cls[k].tc_busy_ms;
     memcpy(v, &x, sizeof x);
 }
 
@@ -277,7 +277,7 @@ static void held_stretch(const wl_core_evaluator *ev, held_walk *w, double f_ghz
     memcpy(&x, x2, sizeof x);
     *w->s = x.s;
     for (int k = 0; k < WL_CLASS_COUNT; k++)
-        w->r->cls[k].busy_ms = x.cls_busy_ms[k];
+        w->r->cls[k].busy_ms = x.cls_busy_ms[k], w->r->cls[k].tc_busy_ms = x.cls_tc_busy_ms[k];
     double issue = tl->issue, end = tl->end;
     *tl = x.tl;
     tl->issue = issue;
@@ -794,7 +794,7 @@ double wl_core_i_timeline(const wl_core_evaluator *ev, const wl_core_op *op,
         }
         *s = (wl_core_i_sums){0};
         for (int k = 0; k < WL_CLASS_COUNT; k++)
-            r->cls[k].busy_ms = 0;
+            r->cls[k].busy_ms = r->cls[k].tc_busy_ms = 0;
         for (size_t u = 0; kx && u < ev->nu; u++)
             kx[u] = kt[u] = 0;
     }

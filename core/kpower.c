@@ -368,6 +368,8 @@ void wl_core_i_add_parts(const wl_kprep *p, double t, double x_mhz, double n, do
     s->busy_us += t * n;
     s->clk_us += x_mhz * t * n;
     r->cls[p->cls].busy_ms += t * n * 1e-3;
+    if (p->tc_clk > 0)
+        r->cls[p->cls].tc_busy_ms += t * n * 1e-3;
     s->cls_v[p->cls] += (pc + pm) * tv;
     s->cls_0[p->cls] += p0 * ts;
     s->ph_v[p->phase] += (pc + pm) * tv;

@@ -849,8 +849,8 @@ typedef struct {
 typedef struct {
     long long launches;
     double busy_ms, energy_j, flops, dram_bytes;
+    double tc_busy_ms; /* of busy_ms, on tensor cores */
 } wl_core_class_stats;
-
 enum {
     WL_CLASS_GEMM = 0,
     WL_CLASS_BATCHED_GEMM, /* batched GEMMs (eager attention QK^T, PV) */

@@ -248,6 +248,7 @@ static void scale_result(wl_core_result *r, double kt, double kp)
     }
     for (int k = 0; k < WL_CLASS_COUNT; k++) {
         r->cls[k].busy_ms *= kt;
+        r->cls[k].tc_busy_ms *= kt;
         r->cls[k].energy_j *= ke;
     }
     r->power_w *= kp;

@@ -112,6 +112,22 @@ static int check_one(const char *gpu_id, const char *dtypes, wl_results_writer *
             rc = WL_EIO;
         }
     }
+    /* TDP / peak is what the board spends per operation only where it can
+     * hold that peak: a row whose arithmetic alone needs more than the TDP
+     * is a datasheet peak the board cannot sustain (the L4's fp32: 88 W of
+     * arithmetic and register operands at 30.3 TFLOPS, against 72 W), said
+     * so, with the model's own unthrottled power there */
+    for (int d = 0; d < WL_DT_COUNT && !rc; d++) {
+        const wl_core_energy_check *e = &ec[d];
+        double need_w = (e->arith_pj_per_flop + e->operand_pj_per_flop) * e->peak_tflops;
+        if (want[d] && need_w > e->board_w)
+            wl_results_writer_note(w, "%s %s: the arithmetic and its register operands alone at "
+                                      "peak take %.0f W, above the %s W TDP: the board cannot "
+                                      "hold its datasheet peak in %s (the model's %lld^3 GEMM "
+                                      "draws %.0f W there unthrottled)", g.id,
+                                   wl_dtype_name(e->dtype), need_w, tdp, wl_dtype_name(e->dtype),
+                                   e->gemm_mnk, e->model_power_w);
+    }
     if (!rc)
         wl_results_writer_note(w, "board = TDP / peak; mult + add per MAC (a tensor core: an int add into its K-product dot + 1/K fp32 add; Jouppi et al. ISCA "
                                   "2021, 7 nm, node^0.567, or the preset's [technology]); arith "

@@ -1968,6 +1968,84 @@ static void test_tc_ratio_fit(void **state)
     unlink(p);
 }
 
+/* The time residual by bucket (calib/uncertainty.c): a result's shares by
+ * hand, its bucket the largest; the interval of a run all on tensor-core
+ * GEMMs takes that bucket's residual, a bucket the fit lacked the global
+ * one, a mix the shares' weighted sum; [covariance] keeps them. */
+static void test_time_buckets(void **state)
+{
+    (void)state;
+    wl_core_result r;
+    memset(&r, 0, sizeof r);
+    r.time_ms = 10;
+    r.cls[WL_CLASS_GEMM].busy_ms = 6;
+    r.cls[WL_CLASS_GEMM].tc_busy_ms = 5;
+    r.cls[WL_CLASS_NORM].busy_ms = 2;
+    double sh[WL_CALIB_NBUCKETS];
+    wl_calib_time_shares(&r, sh);
+    char nm[40];
+    assert_close(sh[2 * WL_CLASS_GEMM + 1], 0.5, 1e-12);
+    assert_close(sh[2 * WL_CLASS_GEMM], 0.1, 1e-12);
+    assert_close(sh[2 * WL_CLASS_NORM], 0.2, 1e-12);
+    assert_close(sh[WL_CALIB_NBUCKETS - 1], 0.2, 1e-12); /* waiting on the host */
+    assert_int_equal(wl_calib_time_bucket(&r), 2 * WL_CLASS_GEMM + 1);
+    assert_string_equal(wl_calib_bucket_name(2 * WL_CLASS_GEMM + 1, nm, sizeof nm), "gemm_tc");
+    assert_string_equal(wl_calib_bucket_name(2 * WL_CLASS_NORM, nm, sizeof nm), "norm");
+    assert_string_equal(wl_calib_bucket_name(WL_CALIB_NBUCKETS - 1, nm, sizeof nm), "host");
+
+    wl_core_gpu g;
+    wl_error err;
+    assert_int_equal(wl_preset_gpu_load("h100-sxm-80gb", &g, &err), WL_OK);
+    wl_core_workload *wl = wl_core_workload_create("gemm");
+    wl_kernel k = test_gemm(8192, 8192, 8192, 1);
+    assert_int_equal(wl_core_workload_add(wl, &k), WL_OK);
+    wl_core_evaluator *ev;
+    assert_int_equal(wl_core_evaluator_create(&g, wl, NULL, &ev), WL_OK);
+    wl_core_op op = {.sm_clock_mhz = 1200, .ignore_power_limit = 1};
+    wl_core_result c;
+    assert_int_equal(wl_core_evaluator_run(ev, &op, &c), WL_OK);
+    wl_calib_time_shares(&c, sh);
+    double f = sh[2 * WL_CLASS_GEMM + 1];
+    assert_true(f > 0.98); /* the rest: the first launch waits on the host */
+    const double z = 1.959963985;
+    wl_calib_uncertainty u = board_only((wl_calib_board_spread){0});
+    u.sigma_time = 0.2;
+    wl_calib_iv iv;
+    assert_int_equal(wl_calib_interval(ev, &g, &u, &op, 0.95, &c, &iv), WL_OK);
+    assert_close(iv.time_hi_ms, c.time_ms * exp(z * 0.2), 1e-9 * c.time_ms);
+    u.sigma_time_bucket[2 * WL_CLASS_GEMM + 1] = 0.05;
+    assert_int_equal(wl_calib_interval(ev, &g, &u, &op, 0.95, &c, &iv), WL_OK);
+    double s_t = f * 0.05 + (1 - f) * 0.2;
+    assert_close(iv.time_hi_ms, c.time_ms * exp(z * s_t), 1e-9 * c.time_ms);
+    assert_close(iv.time_lo_ms, c.time_ms * exp(-z * s_t), 1e-9 * c.time_ms);
+    wl_core_evaluator_free(ev);
+    wl_core_workload_free(wl);
+
+    /* written and read back; a bucket nobody knows is an error naming it */
+    u.sigma_time_bucket[WL_CALIB_NBUCKETS - 1] = 0.3;
+    for (int i = 0; i < u.np; i++)
+        snprintf(u.names[i], sizeof u.names[i], "%s", wl_calib_param_name(i));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    assert_non_null(m);
+    wl_calib_uncertainty_write(m, &u);
+    fclose(m);
+    assert_non_null(strstr(text, "sigma_time_log_gemm_tc = 0.05\n"));
+    assert_non_null(strstr(text, "sigma_time_log_host = 0.3\n"));
+    assert_null(strstr(text, "sigma_time_log_norm"));
+    wl_calib_uncertainty back;
+    if (wl_calib_uncertainty_parse(text, "t.ini", &back, &err))
+        fail_msg("%s: %s", err.field, err.text);
+    for (int b = 0; b < WL_CALIB_NBUCKETS; b++)
+        assert_close(back.sigma_time_bucket[b], u.sigma_time_bucket[b], 1e-12);
+    char *bad = wl_core_strprintf("%ssigma_time_log_bogus = 0.1\n", text);
+    assert_int_not_equal(wl_calib_uncertainty_parse(bad, "t.ini", &back, &err), WL_OK);
+    assert_string_equal(err.field, "sigma_time_log_bogus");
+    free(bad);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1996,6 +2074,7 @@ int main(void)
         cmocka_unit_test(test_accuracy_a100_900mhz),
         cmocka_unit_test(test_h200_kernel_subset_board_b),
         cmocka_unit_test(test_tc_ratio_fit),
+        cmocka_unit_test(test_time_buckets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
