@@ -195,6 +195,9 @@ void wl_calib_write_preset(FILE *f, const wl_core_gpu *fitted, const wl_calib_fi
             if (!fitted->host_id[0] || !wl_core_coef_is_host(wl_calib_param_name(i)))
                 fprintf(f, "stderr_%s = %.4g\n", wl_calib_param_name(i), se[i]);
     }
+    if (pi->tc_fp8_stderr_rel > 0 && fitted->coef.tc_fp8_power_ratio > 0)
+        fprintf(f, "stderr_tc_fp8_power_ratio = %.4g\n",
+                pi->tc_fp8_stderr_rel * fitted->coef.tc_fp8_power_ratio);
     const char *base = strrchr(pi->data_path, '/');
     fprintf(f, "fitted_rows = %zu\n", pi->fitted_rows);
     char *hash = NULL;

@@ -751,7 +751,15 @@ int wl_calib_run(const wl_calib_run_options *o, wl_calib_run_result *r, wl_error
     if (fit_gpu) {
         if ((rc = wl_results_out_open(o->out, &out, err)))
             goto done;
+        /* the fp8 cycle ratio is not this fit's: its error goes with it, from
+         * the preset fitted before or the transfer's source */
+        wl_calib_uncertainty u8;
+        wl_error e8 = {0};
+        double rel8 = wl_calib_uncertainty_load(o->gpu, &u8, &e8) == WL_OK && u8.tc_fp8_ratio > 0
+                          ? u8.tc_fp8_stderr / u8.tc_fp8_ratio
+                          : 0;
         wl_calib_preset_info pi = {.preset_text = text, .vf_text = vf_text, .data_path = o->path,
+                                   .tc_fp8_stderr_rel = rel8,
                                    .command = o->command, .fitted_rows = r->used,
                                    .in_sample = &r->after, .few_shot = few_note,
                                    .kept = kept_note,

@@ -96,6 +96,11 @@ static int cov_handler(void *user, const char *section, const char *name, const 
         }
         return 1;
     }
+    if (!strcmp(section, "calibration") &&
+        (!strcmp(name, "tc_fp8_power_ratio") || !strcmp(name, "stderr_tc_fp8_power_ratio")))
+        return wl_core_parse_real(value, 0, 100, c->source, line, name,
+                                  name[0] == 's' ? &c->u->tc_fp8_stderr : &c->u->tc_fp8_ratio,
+                                  c->err) == WL_OK;
     if (strcmp(section, "covariance") != 0)
         return 1;
     c->seen_section = 1;
@@ -345,10 +350,25 @@ int wl_calib_interval(wl_core_evaluator *ev, const wl_core_gpu *gpu,
         gp[i] = (log(r.power_w) - log(center->power_w)) / hstep;
         ge[i] = (log(r.energy_j) - log(center->energy_j)) / hstep;
     }
+    /* the fitted fp8 cycle ratio's own error, where the run's GPU has that
+     * fit's ratio (a GPU's transfer scales it, and its ln error stays) */
+    double g8[3] = {0, 0, 0}, sd8 = 0;
+    if (!rc && u->tc_fp8_ratio > 0 && u->tc_fp8_stderr > 0 && gpu->coef.tc_fp8_power_ratio > 0) {
+        wl_core_gpu g = *gpu;
+        g.coef.tc_fp8_power_ratio *= exp(hstep);
+        wl_core_evaluator_set_gpu(ev, &g);
+        wl_core_result r;
+        rc = wl_core_evaluator_run(ev, op, &r);
+        sd8 = u->tc_fp8_stderr / u->tc_fp8_ratio;
+        g8[0] = (log(r.time_ms) - log(center->time_ms)) / hstep;
+        g8[1] = (log(r.power_w) - log(center->power_w)) / hstep;
+        g8[2] = (log(r.energy_j) - log(center->energy_j)) / hstep;
+    }
     wl_core_evaluator_set_gpu(ev, gpu);
     if (rc)
         return rc;
-    double vt = 0, vp = 0, ve = 0;
+    double vt = g8[0] * g8[0] * sd8 * sd8, vp = g8[1] * g8[1] * sd8 * sd8,
+           ve = g8[2] * g8[2] * sd8 * sd8;
     for (size_t i = 0; i < WL_CALIB_NPARAMS; i++)
         for (size_t j = 0; j < WL_CALIB_NPARAMS; j++) {
             double c = u->cov[i * WL_CALIB_NPARAMS + j];

@@ -177,6 +177,10 @@ typedef struct {
     /* the time residual of the rows whose time goes mostly to one bucket
      * (wl_calib_time_bucket; 0: too few rows, sigma_time stands) */
     double sigma_time_bucket[WL_CALIB_NBUCKETS];
+    /* the fitted fp8/bf16 tensor-core cycle ratio and its standard error
+     * ([calibration] tc_fp8_power_ratio, stderr_tc_fp8_power_ratio; 0: none
+     * fitted), outside the covariance: its own fit (calib/tc_ratio.c) */
+    double tc_fp8_ratio, tc_fp8_stderr;
     int valid;
     wl_calib_board_spread board; /* wl_calib_uncertainty_load: the class's;
                                     parse: none */
@@ -442,6 +446,8 @@ typedef struct {
     const char *held_out;    /* --holdout's list, or NULL */
     size_t held_out_rows;
     const wl_calib_metrics *held_out_metrics; /* their scores, or NULL */
+    double tc_fp8_stderr_rel; /* the fp8 cycle ratio's error over the ratio, from
+                                 the input preset or its transfer's source (0: none) */
 } wl_calib_preset_info;
 /* The preset's text without the sections calibration rewrites (and without
  * its [gpu] host key when the fitted GPU owns its issue cost: host_id ""),

@@ -2021,6 +2021,38 @@ static void test_time_buckets(void **state)
     wl_core_evaluator_free(ev);
     wl_core_workload_free(wl);
 
+    /* the fitted fp8 cycle ratio's error widens an fp8 run's power (its
+     * share of the power is the TC cycles'), not a bf16 run's */
+    wl_calib_uncertainty u8 = board_only((wl_calib_board_spread){0});
+    u8.tc_fp8_ratio = g.coef.tc_fp8_power_ratio;
+    u8.tc_fp8_stderr = 0.1 * u8.tc_fp8_ratio;
+    assert_true(u8.tc_fp8_ratio > 0);
+    for (int f8 = 0; f8 < 2; f8++) {
+        wl_core_workload *w8 = wl_core_workload_create("gemm");
+        k = test_gemm(8192, 8192, 8192, 1);
+        k.in_dtype = f8 ? WL_DT_FP8 : WL_DT_BF16;
+        k.acc_dtype = WL_DT_FP32;
+        assert_int_equal(wl_core_workload_add(w8, &k), WL_OK);
+        assert_int_equal(wl_core_evaluator_create(&g, w8, NULL, &ev), WL_OK);
+        assert_int_equal(wl_core_evaluator_run(ev, &op, &c), WL_OK);
+        wl_core_gpu g2 = g;
+        g2.coef.tc_fp8_power_ratio *= 1.001;
+        wl_core_result c2;
+        assert_int_equal(wl_core_predict(&g2, w8, &op, &c2), WL_OK);
+        assert_int_equal(wl_calib_interval(ev, &g, &u8, &op, 0.95, &c, &iv), WL_OK);
+        /* d ln P / d ln s: the power's fp8 share */
+        double dp = log(c2.power_w / c.power_w) / log(1.001);
+        assert_close(iv.conf_time_hi_ms, c.time_ms, 1e-9 * c.time_ms); /* unthrottled */
+        if (f8) {
+            assert_true(dp > 0.2);
+            assert_close(log(iv.conf_power_hi_w / c.power_w), z * dp * 0.1, 0.02 * z * dp * 0.1);
+        } else {
+            assert_close(iv.conf_power_hi_w, c.power_w, 1e-9 * c.power_w);
+        }
+        wl_core_evaluator_free(ev);
+        wl_core_workload_free(w8);
+    }
+
     /* written and read back; a bucket nobody knows is an error naming it */
     u.sigma_time_bucket[WL_CALIB_NBUCKETS - 1] = 0.3;
     for (int i = 0; i < u.np; i++)
