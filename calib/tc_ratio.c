@@ -56,7 +56,7 @@ static int gemm_power(const wl_core_gpu *g, const tc_pair *p, int f8, double *w)
         rc = wl_core_predict(g, wl, &op, &r);
     }
     wl_core_workload_free(wl);
-    *w = r.power_w;
+    *w = rc ? 0 : r.power_w;
     return rc;
 }
 
@@ -68,6 +68,8 @@ static int model_ratio(wl_core_gpu *g, const tc_pair *p, double s, double *out)
     int rc = gemm_power(g, p, 0, &pb);
     if (!rc)
         rc = gemm_power(g, p, 1, &p8);
+    if (!rc && !(pb > 0 && p8 > 0))
+        rc = WL_ENOCONV;
     *out = rc ? 0 : p8 / pb;
     return rc;
 }

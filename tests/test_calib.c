@@ -1943,6 +1943,38 @@ static void test_tc_ratio_fit(void **state)
     assert_true(t.held_mape < 1e-6 && t.fit_mape < 1e-6);
     assert_string_equal(t.held_out, "4096x4096x4096,2048x4096x4096");
     assert_close(t.rule, wl_core_gpu_tc_power_rule(&g, WL_DT_FP8), 1e-12);
+    /* as calibrate runs it: the preset written with the ratio, its error
+     * and its record, read back by the preset loader and the intervals */
+    {
+        wl_calib_run_options o;
+        wl_calib_run_options_default(&o);
+        const char *ini = test_path("wattlas-test-tc-ratio.ini");
+        o.gpu = "h100-sxm-80gb";
+        o.path = p;
+        o.fit = "tc_fp8_power_ratio";
+        o.out = ini;
+        wl_calib_run_result rr;
+        assert_int_equal(wl_calib_run(&o, &rr, &err), WL_OK);
+        assert_string_equal(rr.gpu_written, ini);
+        wl_core_gpu back;
+        assert_int_equal(wl_preset_gpu_load(ini, &back, &err), WL_OK);
+        assert_close(back.coef.tc_fp8_power_ratio, 1.5, 1e-5);
+        assert_close(back.coef.c_tc_w, g.coef.c_tc_w, 1e-9 * g.coef.c_tc_w);
+        wl_calib_uncertainty uu;
+        assert_int_equal(wl_calib_uncertainty_load(ini, &uu, &err), WL_OK);
+        assert_close(uu.tc_fp8_ratio, 1.5, 1e-5);
+        assert_true(uu.tc_fp8_stderr < 1e-6);
+        char *txt = NULL;
+        size_t tl = 0;
+        assert_int_equal(wl_core_read_file(ini, &txt, &tl, &err), WL_OK);
+        assert_non_null(strstr(txt, "tc_fp8_fitted_on = 2 pairs of bf16 and fp8 GEMMs of wattlas-test-tc-ratio.csv"));
+        /* once: the preset's own line replaced, not a second one added */
+        const char *first = strstr(txt, "\ntc_fp8_power_ratio = ");
+        assert_non_null(first);
+        assert_null(strstr(first + 1, "\ntc_fp8_power_ratio = "));
+        free(txt);
+        unlink(ini);
+    }
     /* the errors */
     static const struct {
         const char *body, *field;
