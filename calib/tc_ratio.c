@@ -145,7 +145,16 @@ static int read_pairs(const char *path, tc_pair *pairs, size_t *np, size_t *nrow
         if (st)
             break;
         (*nrows)++;
-        unsigned long th = strtoul(wl_results_csv_field(c, (size_t)cth), NULL, 0);
+        /* NVML's clocks_throttle_reasons as nvidia-smi prints it: 0x4 */
+        const char *ths = wl_results_csv_field(c, (size_t)cth);
+        char *end = NULL;
+        unsigned long th = strtoul(ths, &end, 0);
+        if (end == ths || *end || *ths == '-') {
+            wl_error_set(err, path, line, "throttle_reasons", "expected a bit mask such as 0x4, "
+                         "got '%.20s'", ths);
+            st = WL_EPARSE;
+            break;
+        }
         tc_pair *p = &open[f8];
         *p = (tc_pair){.m = (long long)v[0], .n = (long long)v[1], .k = (long long)v[2], .line = line};
         p->clock_mhz[f8] = v[3];

@@ -1985,6 +1985,7 @@ static void test_tc_ratio_fit(void **state)
         {"dtype,m,n,k,measured_clock_mhz,time_ms,power_w,throttle_reasons\nbf16,8.5,8,8,1,1,1,0x4\n", "m", 2, WL_EPARSE},
         {"dtype,m,n,k,measured_clock_mhz,time_ms,power_w,throttle_reasons\nbf16,8,8,8,1,1,-3,0x4\n", "power_w", 2, WL_EPARSE},
         {"dtype,m,n,k,measured_clock_mhz,time_ms,power_w,throttle_reasons\nbf16,8,8,8,1,1,1,0x4\n", "", 0, WL_EINVAL},
+        {"dtype,m,n,k,measured_clock_mhz,time_ms,power_w,throttle_reasons\nbf16,8,8,8,1,1,1,cap\n", "throttle_reasons", 2, WL_EPARSE},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         test_write_file(p, bad[i].body);
