@@ -242,18 +242,26 @@ static void unc_start(fit_ctx *c, wl_calib_uncertainty *u)
     }
 }
 
+/* The time residual's RMS over n rows from their sum of squares; with known
+ * noise no less than the noise assumed (the global spread and each
+ * bucket's alike) */
+static double time_spread(const fit_ctx *c, double ss, size_t n)
+{
+    double s = n ? sqrt(ss / (double)n) : 0;
+    return c->known_noise ? fmax(s, 1 / c->scale[0]) : s;
+}
+
 /* Residual spreads from sums of squared ln ratios over n rows (time, power,
  * their sum for energy); with known noise, a handful of rows says little
  * about the spread: no less than the spread assumed for them. */
 static void unc_spreads(const fit_ctx *c, wl_calib_uncertainty *u, double st, double sp,
                         double se, size_t n, size_t np)
 {
-    u->sigma_time = n ? sqrt(st / (double)n) : 0;
+    u->sigma_time = time_spread(c, st, n);
     u->sigma_power = np ? sqrt(sp / (double)np) : 0;
     u->sigma_energy = np ? sqrt(se / (double)np) : 0;
     if (c->known_noise) {
         double s_t = 1 / c->scale[0], s_p = 1 / c->scale[1];
-        u->sigma_time = fmax(u->sigma_time, s_t);
         u->sigma_power = fmax(u->sigma_power, s_p);
         u->sigma_energy = fmax(u->sigma_energy, sqrt(s_t * s_t + s_p * s_p));
     }
@@ -281,9 +289,7 @@ static void bucket_spreads(const fit_ctx *c, const gsl_vector *r, wl_calib_uncer
         }
     }
     for (size_t b = 0; b < WL_CALIB_NBUCKETS; b++)
-        u->sigma_time_bucket[b] = n[b] < BUCKET_MIN_ROWS ? 0
-                                  : c->known_noise ? fmax(sqrt(ss[b] / (double)n[b]), 1 / c->scale[0])
-                                                   : sqrt(ss[b] / (double)n[b]);
+        u->sigma_time_bucket[b] = n[b] < BUCKET_MIN_ROWS ? 0 : time_spread(c, ss[b], n[b]);
 }
 
 /* Covariance of the parameters from the Jacobian at the solution,

@@ -74,17 +74,27 @@ static int model_ratio(wl_core_gpu *g, const tc_pair *p, double s, double *out)
     return rc;
 }
 
+/* The bf16 row's power does not depend on s: found once, then s bisected
+ * on the fp8 row's power alone. */
 static int solve_pair(wl_core_gpu *g, const tc_pair *p, double *s)
 {
-    double want = p->power_w[1] / p->power_w[0], lo = 0.1, hi = 10.0, r;
-    int rc;
-    if ((rc = model_ratio(g, p, lo, &r)) || r > want || (rc = model_ratio(g, p, hi, &r)) || r < want)
+    double pb, p8, lo = 0.1, hi = 10.0;
+    int rc = gemm_power(g, p, 0, &pb);
+    if (rc)
+        return rc;
+    double want = p->power_w[1] / p->power_w[0] * pb;
+    g->coef.tc_fp8_power_ratio = lo;
+    if ((rc = gemm_power(g, p, 1, &p8)) || p8 > want)
+        return rc ? rc : WL_ENOCONV;
+    g->coef.tc_fp8_power_ratio = hi;
+    if ((rc = gemm_power(g, p, 1, &p8)) || p8 < want)
         return rc ? rc : WL_ENOCONV;
     for (int it = 0; it < 60; it++) {
         double mid = sqrt(lo * hi);
-        if ((rc = model_ratio(g, p, mid, &r)))
+        g->coef.tc_fp8_power_ratio = mid;
+        if ((rc = gemm_power(g, p, 1, &p8)))
             return rc;
-        *(r < want ? &lo : &hi) = mid;
+        *(p8 < want ? &lo : &hi) = mid;
     }
     *s = sqrt(lo * hi);
     return WL_OK;

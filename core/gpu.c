@@ -507,12 +507,11 @@ int wl_core_gpu_transfer(const wl_core_gpu *src, wl_core_gpu *dst, wl_error *err
     c.c_tc_w = a->c_tc_w * tc_ratio * e_tc;
     /* a measured fp8/bf16 cycle ratio is the datapath's: it goes with the
      * coefficients, by as much as the rule says the two parts differ */
-    double r_s = wl_core_gpu_tc_power_rule(src, WL_DT_FP8), r_d = wl_core_gpu_tc_power_rule(dst, WL_DT_FP8);
-    c.tc_fp8_power_ratio = a->tc_fp8_power_ratio > 0 && r_s > 0 && r_d > 0 &&
-                                   src->tc_flop_per_clk_sm[WL_DT_FP8] > 0 &&
+    c.tc_fp8_power_ratio = a->tc_fp8_power_ratio > 0 && src->tc_flop_per_clk_sm[WL_DT_FP8] > 0 &&
                                    dst->tc_flop_per_clk_sm[WL_DT_FP8] > 0
-                               ? a->tc_fp8_power_ratio * r_d / r_s
-                               : 0.0;
+                               ? a->tc_fp8_power_ratio * wl_core_gpu_tc_power_rule(dst, WL_DT_FP8) /
+                                     wl_core_gpu_tc_power_rule(src, WL_DT_FP8)
+                               : 0.0; /* the rule is positive: 1 where it lacks a figure */
     c.c_fp_w = a->c_fp_w * fp_ratio * e_fp;
     c.c_sfu_w = a->c_sfu_w * sfu_ratio * node;
     c.c_smem_w = a->c_smem_w * smem_ratio * e_sm;

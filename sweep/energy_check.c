@@ -40,6 +40,14 @@ size_t wl_sweep_energy_check_cols(wl_results_col *out)
     return NCOLS;
 }
 
+/* The arithmetic and its register operands over the board's energy per
+ * operation at peak, in %: one figure for the column and for the note on
+ * a peak the TDP cannot hold */
+static double first_principles_pct(const wl_core_energy_check *e)
+{
+    return 100.0 * (e->arith_pj_per_flop + e->operand_pj_per_flop) / e->board_pj_per_flop;
+}
+
 /* One GPU's rows; w NULL: checked only (every GPU is, before any row). */
 static int check_one(const char *gpu_id, const char *dtypes, wl_results_writer *w, wl_error *err)
 {
@@ -96,8 +104,7 @@ static int check_one(const char *gpu_id, const char *dtypes, wl_results_writer *
         const double v[19] = {g.process_nm, e->clock_mhz, e->peak_tflops, e->board_w,
                               e->board_pj_per_flop, e->mult_pj, e->add_pj, e->arith_pj_per_flop,
                               e->reg_pj_per_byte, e->operand_pj_per_flop, e->residual_pj_per_flop,
-                              100.0 * (e->arith_pj_per_flop + e->operand_pj_per_flop) /
-                                  e->board_pj_per_flop,
+                              first_principles_pct(e),
                               (double)e->gemm_mnk, e->model_power_w, e->model_tflops,
                               e->model_pj_per_flop, e->model_compute_pj, e->model_memory_pj,
                               e->model_static_pj};
@@ -119,17 +126,17 @@ static int check_one(const char *gpu_id, const char *dtypes, wl_results_writer *
      * so, with the model's own unthrottled power there */
     for (int d = 0; d < WL_DT_COUNT && !rc; d++) {
         const wl_core_energy_check *e = &ec[d];
-        double need_w = (e->arith_pj_per_flop + e->operand_pj_per_flop) * e->peak_tflops;
-        if (want[d] && need_w > e->board_w)
+        if (want[d] && first_principles_pct(e) > 100)
             wl_results_writer_note(w, "%s %s: the arithmetic and its register operands alone at "
                                       "peak take %.0f W, above the %s W TDP: the board cannot "
                                       "hold its datasheet peak in %s (the model's %lld^3 GEMM "
                                       "draws %.0f W there unthrottled)", g.id,
-                                   wl_dtype_name(e->dtype), need_w, tdp, wl_dtype_name(e->dtype),
-                                   e->gemm_mnk, e->model_power_w);
+                                   wl_dtype_name(e->dtype), first_principles_pct(e) / 100 * e->board_w,
+                                   tdp, wl_dtype_name(e->dtype), e->gemm_mnk, e->model_power_w);
     }
     if (!rc)
-        wl_results_writer_note(w, "board = TDP / peak; mult + add per MAC (a tensor core: an int add into its K-product dot + 1/K fp32 add; Jouppi et al. ISCA "
+        wl_results_writer_note(w, "board = TDP / peak; mult + add per MAC (a tensor core: an int "
+                                  "add into its K-product dot + 1/K fp32 add; Jouppi et al. ISCA "
                                   "2021, 7 nm, node^0.567, or the preset's [technology]); arith "
                                   "= (mult + add) / 2; operand = register bytes per MAC x pJ/B / "
                                   "2; first_principles_pct = (arith + operand) / board");
